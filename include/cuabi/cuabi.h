@@ -1,0 +1,643 @@
+/*
+ * cuabi.h — the whole C API of cuabi.
+ *
+ * cuabi compiles CUDA C++ at run time (NVRTC), moves data and launches kernels
+ * (CUDA driver API) behind one stable C ABI that any language can reach.
+ *
+ * ---------------------------------------------------------------------------
+ * Conventions (read these once; every function follows them)
+ * ---------------------------------------------------------------------------
+ *
+ * Names.     cuabi_<object>_<verb>. The receiver comes first, out-parameters
+ *            last.
+ *
+ * Results.   Every function that can fail returns a cuabi_status. CUABI_SUCCESS
+ *            is 0. On failure, out-parameters are left untouched and the
+ *            calling thread's last-error state describes what failed:
+ *            cuabi_last_error_message() (never NULL, UTF-8),
+ *            cuabi_last_error_status(), cuabi_last_error_code() (the raw CUresult
+ *            or nvrtcResult behind a CUDA/NVRTC failure) and, after a failed
+ *            compile, cuabi_last_error_log(). A successful call does not clear
+ *            that state: read it only after a call returned non-zero.
+ *            No function aborts, prints, or lets a C++ exception escape.
+ *
+ * Calls that never touch the last-error state: every *_release function,
+ *            cuabi_status_name, cuabi_status_description, cuabi_version,
+ *            cuabi_version_string, and the cuabi_last_error_* readers.
+ *
+ * Handles.   Each object kind has its own opaque handle type. A handle is an
+ *            encoded slot reference, not a pointer: a NULL, released, stale or
+ *            wrong-kind handle is detected and answers CUABI_ERROR_INVALID_HANDLE.
+ *            The caller owns every handle returned through an out-parameter and
+ *            gives it back with the matching *_release function.
+ *            Objects keep what they depend on alive (a module its device
+ *            context, a function its module, a buffer its device context), so
+ *            handles may be released in any order.
+ *
+ * Release.   *_release(NULL) is a no-op. Release never fails, never blocks on
+ *            the GPU beyond what the driver does to free the resource, may run
+ *            on any thread (a .NET finalizer, a Python __del__), and leaves the
+ *            thread's last-error state untouched. Releasing an already released
+ *            handle is detected and ignored.
+ *
+ * Threads.   Every function is thread-safe. Any handle may be used from any
+ *            thread: each call makes its device's primary context current on
+ *            the calling thread by itself (and leaves it current, as
+ *            cudaSetDevice does). Work submitted to one stream from several
+ *            threads is ordered by the driver, not by cuabi.
+ *
+ * Contexts.  cuabi uses each device's primary context, the one the CUDA
+ *            runtime, CuPy and PyTorch use, so they share allocations,
+ *            streams and events with cuabi in the same process.
+ *
+ * Strings.   UTF-8, NUL-terminated, unless a length is given.
+ *
+ * Two-call pattern for strings and blobs: pass buf = NULL to learn the size
+ *            (in bytes, including the terminating NUL for strings) through
+ *            *size; then pass a buffer of *size bytes. A buffer that is too
+ *            small answers CUABI_ERROR_INSUFFICIENT_BUFFER, writes nothing and
+ *            stores the size needed in *size.
+ *
+ * Structs.   No struct is passed or returned by value. A struct that may grow
+ *            starts with its own size (struct_size, set it with the _INIT
+ *            macro or sizeof). The library reads only the fields it knows; a
+ *            larger struct from a newer header is accepted when the bytes past
+ *            the fields this library knows are zero, and refused with
+ *            CUABI_ERROR_NOT_SUPPORTED otherwise.
+ *
+ * Loading.   libcuabi has no link-time dependency on libcuda or libnvrtc. The
+ *            driver (libcuda.so.1) and NVRTC (the newest libnvrtc.so.N found)
+ *            are opened on first use; see cuabi_init. A function that needs an
+ *            entry point the installed driver lacks answers
+ *            CUABI_ERROR_NOT_SUPPORTED; nothing else is affected.
+ *
+ * fork().    A child forked after cuabi initialised CUDA cannot use CUDA:
+ *            every call that would touch the GPU answers CUABI_ERROR_FORKED.
+ *
+ * ABI rules. Within a major version a release may add functions, statuses,
+ *            enum values, flags and trailing struct fields (behind
+ *            struct_size). It never changes or removes an existing function's
+ *            signature or meaning, an enum value, or a struct's existing layout.
+ *            Enums are 32-bit integers on the boundary.
+ */
+#ifndef CUABI_CUABI_H
+#define CUABI_CUABI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(_WIN32)
+#define CUABI_CALL __cdecl
+#if defined(CUABI_BUILDING)
+#define CUABI_API __declspec(dllexport)
+#else
+#define CUABI_API __declspec(dllimport)
+#endif
+#else
+#define CUABI_CALL
+#define CUABI_API __attribute__((visibility("default")))
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------------- */
+/* Versions                                                                   */
+/* ------------------------------------------------------------------------- */
+
+#define CUABI_VERSION_MAJOR 0
+#define CUABI_VERSION_MINOR 1
+#define CUABI_VERSION_PATCH 0
+/* MAJOR * 10000 + MINOR * 100 + PATCH; compare with cuabi_version(). */
+#define CUABI_VERSION_NUMBER \
+  (CUABI_VERSION_MAJOR * 10000 + CUABI_VERSION_MINOR * 100 + CUABI_VERSION_PATCH)
+#define CUABI_VERSION_STRING "0.1.0"
+
+/* The library's own version number, in the form of CUABI_VERSION_NUMBER. */
+CUABI_API uint32_t CUABI_CALL cuabi_version(void);
+/* The library's version as a static string, e.g. "0.1.0". Never NULL. */
+CUABI_API const char* CUABI_CALL cuabi_version_string(void);
+
+/* ------------------------------------------------------------------------- */
+/* Status codes and the last error                                            */
+/* ------------------------------------------------------------------------- */
+
+typedef int32_t cuabi_status;
+
+enum {
+  CUABI_SUCCESS = 0,
+  /* An argument is out of its domain: a NULL pointer, a zero or oversized
+   * count, a kernel argument of the wrong size; the message names it. */
+  CUABI_ERROR_INVALID_ARGUMENT = 1,
+  /* A NULL, released, stale or wrong-kind handle. */
+  CUABI_ERROR_INVALID_HANDLE = 2,
+  /* Host or device memory could not be allocated. */
+  CUABI_ERROR_OUT_OF_MEMORY = 3,
+  /* The caller's buffer is too small; *size holds the size needed. */
+  CUABI_ERROR_INSUFFICIENT_BUFFER = 4,
+  /* An offset or length reaches past the end of a buffer, or an index past
+   * the end of a list. */
+  CUABI_ERROR_OUT_OF_RANGE = 5,
+  /* A named thing does not exist: a kernel, a global, a name expression. */
+  CUABI_ERROR_NOT_FOUND = 6,
+  /* The installed driver or NVRTC lacks what this call needs. */
+  CUABI_ERROR_NOT_SUPPORTED = 7,
+  /* Work is still in flight (stream or event query). Not a failure. */
+  CUABI_ERROR_NOT_READY = 8,
+  /* libcuda.so.1 could not be loaded; the message lists every path tried. */
+  CUABI_ERROR_DRIVER_NOT_FOUND = 9,
+  /* The loaded libcuda is the toolkit's stub library, which cannot run
+   * anything; the real driver is not installed or not on the search path. */
+  CUABI_ERROR_STUB_DRIVER = 10,
+  /* The driver works but there is no CUDA device, or the ordinal is past the
+   * last device. */
+  CUABI_ERROR_NO_DEVICE = 11,
+  /* No libnvrtc could be loaded; the message lists every path tried. */
+  CUABI_ERROR_NVRTC_NOT_FOUND = 12,
+  /* NVRTC rejected the source or options; cuabi_last_error_log() and
+   * cuabi_program_get_log() give its log. */
+  CUABI_ERROR_COMPILE = 13,
+  /* The device context hit a sticky fault (an illegal address, a trap, a
+   * launch failure): this and every later call on that device fail until
+   * cuabi_device_reset() and the objects are recreated. */
+  CUABI_ERROR_CONTEXT_LOST = 14,
+  /* The process forked after cuabi initialised CUDA; CUDA cannot be used in
+   * the child. */
+  CUABI_ERROR_FORKED = 15,
+  /* Any other CUDA driver failure; cuabi_last_error_code() is the CUresult. */
+  CUABI_ERROR_CUDA = 16,
+  /* Any other NVRTC failure; cuabi_last_error_code() is the nvrtcResult. */
+  CUABI_ERROR_NVRTC = 17,
+  /* A file could not be read or written. */
+  CUABI_ERROR_IO = 18,
+  /* A bug in cuabi; please report it with the message. */
+  CUABI_ERROR_INTERNAL = 19
+};
+/* One past the largest status this version defines. */
+#define CUABI_STATUS_COUNT 20
+
+/* The status's symbolic name ("CUABI_ERROR_INVALID_HANDLE"), or
+ * "CUABI_ERROR_UNKNOWN" for a value this version does not define. Static;
+ * never NULL. */
+CUABI_API const char* CUABI_CALL cuabi_status_name(cuabi_status status);
+/* One sentence describing the status. Static; never NULL. */
+CUABI_API const char* CUABI_CALL cuabi_status_description(cuabi_status status);
+
+/* The calling thread's last error. The message names the failing call, the
+ * argument or parameter at fault, and for CUDA/NVRTC failures the library's
+ * error name and explanation. Never NULL ("" before any failure); valid until
+ * the next cuabi call on this thread. */
+CUABI_API const char* CUABI_CALL cuabi_last_error_message(void);
+CUABI_API cuabi_status CUABI_CALL cuabi_last_error_status(void);
+/* The CUresult or nvrtcResult behind the last error, 0 if none. */
+CUABI_API int32_t CUABI_CALL cuabi_last_error_code(void);
+/* The NVRTC log of the last failed compile on this thread (two-call pattern;
+ * an empty string when the last error was no compile failure). */
+CUABI_API cuabi_status CUABI_CALL cuabi_last_error_log(char* buf, size_t* size);
+/* Resets this thread's last-error state to "no error". */
+CUABI_API void CUABI_CALL cuabi_clear_last_error(void);
+
+/* ------------------------------------------------------------------------- */
+/* Handles                                                                    */
+/* ------------------------------------------------------------------------- */
+
+typedef struct cuabi_device_s* cuabi_device;           /* a GPU and its primary context */
+typedef struct cuabi_program_s* cuabi_program;         /* an NVRTC program */
+typedef struct cuabi_module_s* cuabi_module;           /* loaded device code */
+typedef struct cuabi_function_s* cuabi_function;       /* a kernel in a module */
+typedef struct cuabi_buffer_s* cuabi_buffer;           /* device memory */
+typedef struct cuabi_host_buffer_s* cuabi_host_buffer; /* page-locked host memory */
+typedef struct cuabi_stream_s* cuabi_stream;           /* a CUDA stream */
+typedef struct cuabi_event_s* cuabi_event;             /* a CUDA event */
+typedef struct cuabi_graph_s* cuabi_graph;             /* a captured graph */
+typedef struct cuabi_graph_exec_s* cuabi_graph_exec;   /* an instantiated graph */
+
+/* ------------------------------------------------------------------------- */
+/* Loading and library information                                            */
+/* ------------------------------------------------------------------------- */
+
+/* Opens the CUDA driver and calls cuInit. Optional: every call that needs the
+ * driver does this itself the first time. Idempotent and thread-safe; a
+ * failure is remembered and answered again with the same message.
+ *
+ * The driver is looked for as: $CUABI_DRIVER_PATH alone when set; otherwise
+ * "libcuda.so.1" through the dynamic loader, then the usual driver folders.
+ * NVRTC (opened by the first compile) is looked for as: $CUABI_NVRTC_PATH
+ * alone when set; otherwise a libnvrtc.so.N already loaded in the process,
+ * then the loader's search path, then $CUDA_HOME/lib64, $CUDA_PATH/lib64 and
+ * /usr/local/cuda/lib64, taking the highest N at the first place that has one.
+ *
+ * Returns CUABI_ERROR_DRIVER_NOT_FOUND (the message lists every path tried
+ * and why each failed), CUABI_ERROR_STUB_DRIVER, or a CUDA failure of cuInit.
+ * A machine with a driver but no GPU succeeds here; cuabi_device_count then
+ * reports 0. */
+CUABI_API cuabi_status CUABI_CALL cuabi_init(void);
+
+/* The driver's CUDA version (e.g. 13000 for 13.0). */
+CUABI_API cuabi_status CUABI_CALL cuabi_driver_version(int32_t* version);
+/* Where the driver was loaded from (two-call pattern). */
+CUABI_API cuabi_status CUABI_CALL cuabi_driver_path(char* buf, size_t* size);
+/* NVRTC's version; opens NVRTC if needed. */
+CUABI_API cuabi_status CUABI_CALL cuabi_nvrtc_version(int32_t* major, int32_t* minor);
+/* Where NVRTC was loaded from (two-call pattern); opens NVRTC if needed. */
+CUABI_API cuabi_status CUABI_CALL cuabi_nvrtc_path(char* buf, size_t* size);
+
+/* ------------------------------------------------------------------------- */
+/* Devices                                                                    */
+/* ------------------------------------------------------------------------- */
+
+/* Number of CUDA devices (0 where the driver sees none). */
+CUABI_API cuabi_status CUABI_CALL cuabi_device_count(int32_t* count);
+/* A handle to device `ordinal` that holds its primary context (retained
+ * until the last object that needs it is released). Each call returns a new
+ * handle; release each. CUABI_ERROR_NO_DEVICE for an ordinal out of range. */
+CUABI_API cuabi_status CUABI_CALL cuabi_device_get(int32_t ordinal, cuabi_device* out);
+CUABI_API void CUABI_CALL cuabi_device_release(cuabi_device device);
+
+CUABI_API cuabi_status CUABI_CALL cuabi_device_get_ordinal(cuabi_device device, int32_t* ordinal);
+/* The device's name (two-call pattern). */
+CUABI_API cuabi_status CUABI_CALL cuabi_device_get_name(cuabi_device device, char* buf,
+                                                        size_t* size);
+CUABI_API cuabi_status CUABI_CALL cuabi_device_get_compute_capability(cuabi_device device,
+                                                                      int32_t* major,
+                                                                      int32_t* minor);
+CUABI_API cuabi_status CUABI_CALL cuabi_device_get_total_memory(cuabi_device device,
+                                                                size_t* bytes);
+/* Free and total device memory as the driver sees them now. */
+CUABI_API cuabi_status CUABI_CALL cuabi_device_get_memory_info(cuabi_device device,
+                                                               size_t* free_bytes,
+                                                               size_t* total_bytes);
+/* Any CUdevice_attribute of the driver, by its numeric value (see cuda.h). */
+CUABI_API cuabi_status CUABI_CALL cuabi_device_get_attribute(cuabi_device device,
+                                                             int32_t cu_attribute,
+                                                             int32_t* value);
+/* The primary context as a raw CUcontext value, for interop. cuabi keeps it
+ * retained while the device handle lives. */
+CUABI_API cuabi_status CUABI_CALL cuabi_device_get_context(cuabi_device device,
+                                                           uint64_t* cu_context);
+/* Waits for all work on the device's primary context. */
+CUABI_API cuabi_status CUABI_CALL cuabi_device_synchronize(cuabi_device device);
+/* Lowest and highest stream priorities; numerically lower is higher priority. */
+CUABI_API cuabi_status CUABI_CALL cuabi_device_get_stream_priority_range(cuabi_device device,
+                                                                         int32_t* least,
+                                                                         int32_t* greatest);
+/* Recovery after CUABI_ERROR_CONTEXT_LOST: resets the device's primary
+ * context (cuDevicePrimaryCtxReset). Every object made on this device before
+ * the reset is then unusable (its calls answer CUABI_ERROR_CONTEXT_LOST;
+ * releasing it stays safe): recreate modules, buffers, streams and events.
+ * The device handle itself stays valid. Other devices are unaffected. */
+CUABI_API cuabi_status CUABI_CALL cuabi_device_reset(cuabi_device device);
+
+/* ------------------------------------------------------------------------- */
+/* Programs (NVRTC)                                                           */
+/* ------------------------------------------------------------------------- */
+
+/* Creates an NVRTC program from `source` (NUL-terminated). `name` is the
+ * file name used in diagnostics (NULL: "cuabi_program.cu"). `num_headers`
+ * headers are given as parallel arrays of contents and include names. */
+CUABI_API cuabi_status CUABI_CALL cuabi_program_create(const char* source, const char* name,
+                                                       size_t num_headers,
+                                                       const char* const* header_sources,
+                                                       const char* const* header_names,
+                                                       cuabi_program* out);
+CUABI_API void CUABI_CALL cuabi_program_release(cuabi_program program);
+
+/* Registers a name expression (e.g. "write_scalar<float>") before compiling,
+ * so its lowered (mangled) name can be queried afterwards. */
+CUABI_API cuabi_status CUABI_CALL cuabi_program_add_name_expression(cuabi_program program,
+                                                                    const char* expression);
+/* Compiles with NVRTC options (e.g. "--gpu-architecture=sm_90", "-std=c++17").
+ * With an "sm_XY" architecture NVRTC makes CUBIN; with "compute_XY", PTX.
+ * A program compiles once: a second call answers CUABI_ERROR_INVALID_ARGUMENT.
+ * Returns CUABI_ERROR_COMPILE when NVRTC rejects the code or the options; the
+ * log is kept either way. */
+CUABI_API cuabi_status CUABI_CALL cuabi_program_compile(cuabi_program program, size_t num_options,
+                                                        const char* const* options);
+/* The compile log (two-call pattern); "" before compiling. */
+CUABI_API cuabi_status CUABI_CALL cuabi_program_get_log(cuabi_program program, char* buf,
+                                                        size_t* size);
+/* The PTX (two-call pattern; a NUL-terminated string). CUABI_ERROR_NOT_FOUND
+ * when the compile made no PTX (an sm_XY target). */
+CUABI_API cuabi_status CUABI_CALL cuabi_program_get_ptx(cuabi_program program, char* buf,
+                                                        size_t* size);
+/* The CUBIN (two-call pattern; binary). CUABI_ERROR_NOT_FOUND when the
+ * compile made none (a compute_XY target). */
+CUABI_API cuabi_status CUABI_CALL cuabi_program_get_cubin(cuabi_program program, void* buf,
+                                                          size_t* size);
+/* The lowered name of a registered name expression (two-call pattern). */
+CUABI_API cuabi_status CUABI_CALL cuabi_program_get_lowered_name(cuabi_program program,
+                                                                 const char* expression,
+                                                                 char* buf, size_t* size);
+
+/* ------------------------------------------------------------------------- */
+/* Modules and functions                                                      */
+/* ------------------------------------------------------------------------- */
+
+/* What cuabi_module_compile produces. */
+typedef int32_t cuabi_output;
+enum {
+  CUABI_OUTPUT_CUBIN = 0, /* machine code for the device's own sm_XY: no JIT at load */
+  CUABI_OUTPUT_PTX = 1    /* PTX for compute_XY: the driver JITs it at load */
+};
+
+/* Flags for cuabi_compile_desc.flags. */
+enum {
+  /* Neither read nor write the on-disk cache for this compile. */
+  CUABI_COMPILE_NO_CACHE = 1u << 0
+};
+
+/* What to compile, for cuabi_module_compile. Start from CUABI_COMPILE_DESC_INIT. */
+typedef struct cuabi_compile_desc {
+  size_t struct_size;                    /* sizeof(cuabi_compile_desc) */
+  const char* source;                    /* CUDA C++ source, NUL-terminated */
+  const char* name;                      /* file name for diagnostics; NULL: "cuabi_program.cu" */
+  const char* const* options;            /* NVRTC options */
+  size_t num_options;
+  const char* const* header_sources;     /* contents of each header */
+  const char* const* header_names;       /* include name of each header */
+  size_t num_headers;
+  const char* const* name_expressions;   /* e.g. "write_scalar<float>" */
+  size_t num_name_expressions;
+  cuabi_output output;                   /* CUABI_OUTPUT_CUBIN (default) or _PTX */
+  uint32_t flags;                        /* CUABI_COMPILE_* */
+} cuabi_compile_desc;
+
+#define CUABI_COMPILE_DESC_INIT \
+  { sizeof(cuabi_compile_desc), NULL, NULL, NULL, 0, NULL, NULL, 0, NULL, 0, CUABI_OUTPUT_CUBIN, 0 }
+
+/* Compiles `desc` for `device` and loads the result: the one call from source
+ * to a module. Unless the options name an architecture, the target is the
+ * device's own: "-arch=sm_XY" for CUBIN (so the driver never JITs) or
+ * "-arch=compute_XY" for PTX; if NVRTC is older than the device, the newest
+ * architecture NVRTC knows is used as PTX.
+ *
+ * Compiled images go through an on-disk cache keyed on the source, the
+ * headers, the options, the name expressions, the target, and the NVRTC and
+ * driver versions. Entries are written atomically (temporary file, then
+ * rename), carry a checksum, and a corrupt or foreign entry is discarded and
+ * rebuilt, never loaded. The cache folder is $CUABI_CACHE_DIR, else
+ * $XDG_CACHE_HOME/cuabi, else ~/.cache/cuabi; CUABI_CACHE=0 (or
+ * CUABI_COMPILE_NO_CACHE) turns it off. A folder owned by another user or
+ * writable by others is not used. A cache that cannot be read or written
+ * never fails a compile.
+ *
+ * Name expressions are resolved and kept with the module:
+ * cuabi_module_get_function accepts them as names.
+ * CUABI_ERROR_COMPILE: cuabi_last_error_log() has NVRTC's log. */
+CUABI_API cuabi_status CUABI_CALL cuabi_module_compile(cuabi_device device,
+                                                       const cuabi_compile_desc* desc,
+                                                       cuabi_module* out);
+/* Loads CUBIN, PTX or fatbin bytes. `size` is the image's length in bytes
+ * (PTX need not be NUL-terminated when its length is given). */
+CUABI_API cuabi_status CUABI_CALL cuabi_module_load_data(cuabi_device device, const void* image,
+                                                         size_t size, cuabi_module* out);
+/* Loads a CUBIN, PTX or fatbin file. */
+CUABI_API cuabi_status CUABI_CALL cuabi_module_load_file(cuabi_device device, const char* path,
+                                                         cuabi_module* out);
+CUABI_API void CUABI_CALL cuabi_module_release(cuabi_module module);
+
+/* 1 when cuabi_module_compile served this module from the cache, else 0. */
+CUABI_API cuabi_status CUABI_CALL cuabi_module_from_cache(cuabi_module module, int32_t* hit);
+/* A kernel by its name, or by a name expression given at compile time.
+ * CUABI_ERROR_NOT_FOUND when the module has no such kernel. The function
+ * keeps its module alive. */
+CUABI_API cuabi_status CUABI_CALL cuabi_module_get_function(cuabi_module module, const char* name,
+                                                            cuabi_function* out);
+/* The lowered name of a name expression given at compile time (two-call). */
+CUABI_API cuabi_status CUABI_CALL cuabi_module_get_lowered_name(cuabi_module module,
+                                                                const char* expression,
+                                                                char* buf, size_t* size);
+/* A __device__ global: its device address and size in bytes. */
+CUABI_API cuabi_status CUABI_CALL cuabi_module_get_global(cuabi_module module, const char* name,
+                                                          uint64_t* device_ptr, size_t* bytes);
+CUABI_API void CUABI_CALL cuabi_function_release(cuabi_function function);
+
+/* The kernel's parameters, as the driver reports them (cuFuncGetParamInfo,
+ * driver 12.4 or newer; CUABI_ERROR_NOT_SUPPORTED before that). */
+CUABI_API cuabi_status CUABI_CALL cuabi_function_get_param_count(cuabi_function function,
+                                                                 size_t* count);
+CUABI_API cuabi_status CUABI_CALL cuabi_function_get_param_info(cuabi_function function,
+                                                                size_t index, size_t* offset,
+                                                                size_t* size);
+/* The byte length of the packed argument block for cuabi_launch_packed:
+ * the last parameter's offset plus its size (0 for no parameters). */
+CUABI_API cuabi_status CUABI_CALL cuabi_function_get_args_size(cuabi_function function,
+                                                               size_t* size);
+/* The kernel's name (two-call pattern). */
+CUABI_API cuabi_status CUABI_CALL cuabi_function_get_name(cuabi_function function, char* buf,
+                                                          size_t* size);
+
+typedef int32_t cuabi_function_attribute;
+enum { /* the values of the driver's CUfunction_attribute */
+  CUABI_FUNC_MAX_THREADS_PER_BLOCK = 0,
+  CUABI_FUNC_SHARED_SIZE_BYTES = 1,
+  CUABI_FUNC_CONST_SIZE_BYTES = 2,
+  CUABI_FUNC_LOCAL_SIZE_BYTES = 3,
+  CUABI_FUNC_NUM_REGS = 4,
+  CUABI_FUNC_PTX_VERSION = 5,
+  CUABI_FUNC_BINARY_VERSION = 6,
+  CUABI_FUNC_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
+};
+/* Any CUfunction_attribute, by its numeric value. */
+CUABI_API cuabi_status CUABI_CALL cuabi_function_get_attribute(cuabi_function function,
+                                                               cuabi_function_attribute attribute,
+                                                               int32_t* value);
+/* Sets a settable CUfunction_attribute (e.g. the dynamic shared memory limit). */
+CUABI_API cuabi_status CUABI_CALL cuabi_function_set_attribute(cuabi_function function,
+                                                               cuabi_function_attribute attribute,
+                                                               int32_t value);
+
+/* ------------------------------------------------------------------------- */
+/* Launch                                                                     */
+/* ------------------------------------------------------------------------- */
+
+/* Grid, block and dynamic shared memory. Start from CUABI_LAUNCH_CONFIG_INIT. */
+typedef struct cuabi_launch_config {
+  size_t struct_size; /* sizeof(cuabi_launch_config) */
+  uint32_t grid_x, grid_y, grid_z;
+  uint32_t block_x, block_y, block_z;
+  uint32_t shared_mem_bytes;
+} cuabi_launch_config;
+
+#define CUABI_LAUNCH_CONFIG_INIT { sizeof(cuabi_launch_config), 1, 1, 1, 1, 1, 1, 0 }
+
+/* Launches `function` on `stream` (NULL: the device's default stream) with
+ * the driver's own argument convention, as cuLaunchKernel takes it: `params`
+ * holds `num_params` pointers, each to one argument's value.
+ *
+ * The configuration is checked before the driver sees it (no zero dimension,
+ * a block within the kernel's and the device's limits, shared memory within
+ * the device's limit), and `num_params` against the kernel's parameter count;
+ * a mismatch answers CUABI_ERROR_INVALID_ARGUMENT and the message says which.
+ * The sizes behind the pointers cannot be checked here: use
+ * cuabi_launch_sized or cuabi_launch_packed for that. */
+CUABI_API cuabi_status CUABI_CALL cuabi_launch(cuabi_function function,
+                                               const cuabi_launch_config* config,
+                                               cuabi_stream stream, void* const* params,
+                                               size_t num_params);
+/* As cuabi_launch, and each argument's size in bytes is checked against the
+ * kernel's parameter: passing a 4-byte value to a size_t parameter answers
+ * CUABI_ERROR_INVALID_ARGUMENT naming the parameter, instead of running. */
+CUABI_API cuabi_status CUABI_CALL cuabi_launch_sized(cuabi_function function,
+                                                     const cuabi_launch_config* config,
+                                                     cuabi_stream stream, void* const* params,
+                                                     const size_t* param_sizes,
+                                                     size_t num_params);
+/* As cuabi_launch, with every argument in one block laid out at the kernel's
+ * parameter offsets (cuabi_function_get_param_info); `args_size` must equal
+ * cuabi_function_get_args_size. One foreign call per launch for a binding. */
+CUABI_API cuabi_status CUABI_CALL cuabi_launch_packed(cuabi_function function,
+                                                      const cuabi_launch_config* config,
+                                                      cuabi_stream stream, const void* args,
+                                                      size_t args_size);
+
+/* ------------------------------------------------------------------------- */
+/* Device memory                                                              */
+/* ------------------------------------------------------------------------- */
+
+/* Allocates `bytes` (> 0) of device memory. */
+CUABI_API cuabi_status CUABI_CALL cuabi_buffer_alloc(cuabi_device device, size_t bytes,
+                                                     cuabi_buffer* out);
+/* Wraps device memory owned by someone else (CuPy, PyTorch, the runtime)
+ * without taking ownership: release frees nothing. The owner must keep it
+ * alive while the buffer is used. */
+CUABI_API cuabi_status CUABI_CALL cuabi_buffer_wrap(cuabi_device device, uint64_t device_ptr,
+                                                    size_t bytes, cuabi_buffer* out);
+CUABI_API void CUABI_CALL cuabi_buffer_release(cuabi_buffer buffer);
+/* The raw CUdeviceptr, for interop and as a kernel argument. */
+CUABI_API cuabi_status CUABI_CALL cuabi_buffer_get_pointer(cuabi_buffer buffer, uint64_t* ptr);
+CUABI_API cuabi_status CUABI_CALL cuabi_buffer_get_size(cuabi_buffer buffer, size_t* bytes);
+CUABI_API cuabi_status CUABI_CALL cuabi_buffer_get_device_ordinal(cuabi_buffer buffer,
+                                                                  int32_t* ordinal);
+
+/* Every copy is checked against the buffers' sizes first: a range past the
+ * end answers CUABI_ERROR_OUT_OF_RANGE before the driver sees it. A copy of 0
+ * bytes succeeds and does nothing. The *_async forms are ordered on `stream`
+ * (NULL: the default stream); the host memory must stay valid until the
+ * stream reaches the copy, and is copied asynchronously only if it is pinned
+ * (cuabi_host_alloc, cuabi_host_register). */
+CUABI_API cuabi_status CUABI_CALL cuabi_buffer_copy_from_host(cuabi_buffer dst, size_t dst_offset,
+                                                              const void* src, size_t bytes);
+CUABI_API cuabi_status CUABI_CALL cuabi_buffer_copy_to_host(cuabi_buffer src, size_t src_offset,
+                                                            void* dst, size_t bytes);
+CUABI_API cuabi_status CUABI_CALL cuabi_buffer_copy_from_host_async(cuabi_buffer dst,
+                                                                    size_t dst_offset,
+                                                                    const void* src, size_t bytes,
+                                                                    cuabi_stream stream);
+CUABI_API cuabi_status CUABI_CALL cuabi_buffer_copy_to_host_async(cuabi_buffer src,
+                                                                  size_t src_offset, void* dst,
+                                                                  size_t bytes,
+                                                                  cuabi_stream stream);
+/* Device to device. Overlapping ranges of the same memory answer
+ * CUABI_ERROR_INVALID_ARGUMENT. */
+CUABI_API cuabi_status CUABI_CALL cuabi_buffer_copy(cuabi_buffer dst, size_t dst_offset,
+                                                    cuabi_buffer src, size_t src_offset,
+                                                    size_t bytes);
+CUABI_API cuabi_status CUABI_CALL cuabi_buffer_copy_async(cuabi_buffer dst, size_t dst_offset,
+                                                          cuabi_buffer src, size_t src_offset,
+                                                          size_t bytes, cuabi_stream stream);
+/* Sets `bytes` bytes from `offset` to `value`. */
+CUABI_API cuabi_status CUABI_CALL cuabi_buffer_memset(cuabi_buffer buffer, size_t offset,
+                                                      uint8_t value, size_t bytes);
+CUABI_API cuabi_status CUABI_CALL cuabi_buffer_memset_async(cuabi_buffer buffer, size_t offset,
+                                                            uint8_t value, size_t bytes,
+                                                            cuabi_stream stream);
+
+/* ------------------------------------------------------------------------- */
+/* Page-locked host memory                                                    */
+/* ------------------------------------------------------------------------- */
+
+/* Allocates `bytes` (> 0) of pinned host memory, usable from every context. */
+CUABI_API cuabi_status CUABI_CALL cuabi_host_alloc(cuabi_device device, size_t bytes,
+                                                   cuabi_host_buffer* out);
+/* Pins existing host memory in place (e.g. a NumPy array's data) until the
+ * handle is released. The memory must outlive the handle. */
+CUABI_API cuabi_status CUABI_CALL cuabi_host_register(cuabi_device device, void* ptr,
+                                                      size_t bytes, cuabi_host_buffer* out);
+/* Frees (cuabi_host_alloc) or unpins (cuabi_host_register) the memory. */
+CUABI_API void CUABI_CALL cuabi_host_buffer_release(cuabi_host_buffer buffer);
+CUABI_API cuabi_status CUABI_CALL cuabi_host_buffer_get_pointer(cuabi_host_buffer buffer,
+                                                                void** ptr);
+CUABI_API cuabi_status CUABI_CALL cuabi_host_buffer_get_size(cuabi_host_buffer buffer,
+                                                             size_t* bytes);
+
+/* ------------------------------------------------------------------------- */
+/* Streams                                                                    */
+/* ------------------------------------------------------------------------- */
+
+enum {
+  /* The stream does not synchronise with the default (NULL) stream. */
+  CUABI_STREAM_NON_BLOCKING = 1u << 0
+};
+
+/* A new stream; `priority` 0 is the default (see
+ * cuabi_device_get_stream_priority_range). */
+CUABI_API cuabi_status CUABI_CALL cuabi_stream_create(cuabi_device device, uint32_t flags,
+                                                      int32_t priority, cuabi_stream* out);
+/* Wraps a CUstream (a cudaStream_t) owned by someone else; release does not
+ * destroy it. It must belong to `device`'s primary context. */
+CUABI_API cuabi_status CUABI_CALL cuabi_stream_wrap(cuabi_device device, uint64_t cu_stream,
+                                                    cuabi_stream* out);
+CUABI_API void CUABI_CALL cuabi_stream_release(cuabi_stream stream);
+/* The raw CUstream value, for interop. */
+CUABI_API cuabi_status CUABI_CALL cuabi_stream_get_handle(cuabi_stream stream,
+                                                          uint64_t* cu_stream);
+CUABI_API cuabi_status CUABI_CALL cuabi_stream_synchronize(cuabi_stream stream);
+/* CUABI_SUCCESS when all work is done, CUABI_ERROR_NOT_READY when not
+ * (NOT_READY does not touch the last-error state). */
+CUABI_API cuabi_status CUABI_CALL cuabi_stream_query(cuabi_stream stream);
+/* Later work on `stream` waits for `event`. */
+CUABI_API cuabi_status CUABI_CALL cuabi_stream_wait_event(cuabi_stream stream, cuabi_event event);
+
+/* ------------------------------------------------------------------------- */
+/* Events                                                                     */
+/* ------------------------------------------------------------------------- */
+
+enum {
+  CUABI_EVENT_DISABLE_TIMING = 1u << 0, /* cheaper, for synchronisation only */
+  CUABI_EVENT_BLOCKING_SYNC = 1u << 1   /* synchronize sleeps instead of spinning */
+};
+
+CUABI_API cuabi_status CUABI_CALL cuabi_event_create(cuabi_device device, uint32_t flags,
+                                                     cuabi_event* out);
+CUABI_API void CUABI_CALL cuabi_event_release(cuabi_event event);
+/* Records the event on `stream` (NULL: the default stream). */
+CUABI_API cuabi_status CUABI_CALL cuabi_event_record(cuabi_event event, cuabi_stream stream);
+CUABI_API cuabi_status CUABI_CALL cuabi_event_synchronize(cuabi_event event);
+/* CUABI_SUCCESS when reached, CUABI_ERROR_NOT_READY when not. */
+CUABI_API cuabi_status CUABI_CALL cuabi_event_query(cuabi_event event);
+/* Milliseconds between two recorded, completed events. */
+CUABI_API cuabi_status CUABI_CALL cuabi_event_elapsed_ms(cuabi_event start, cuabi_event end,
+                                                         float* milliseconds);
+
+/* ------------------------------------------------------------------------- */
+/* Graphs                                                                     */
+/* ------------------------------------------------------------------------- */
+
+typedef int32_t cuabi_capture_mode;
+enum { /* the values of the driver's CUstreamCaptureMode */
+  CUABI_CAPTURE_GLOBAL = 0,
+  CUABI_CAPTURE_THREAD_LOCAL = 1,
+  CUABI_CAPTURE_RELAXED = 2
+};
+
+/* Starts capturing the work submitted to `stream` (not the default stream)
+ * into a graph instead of running it. */
+CUABI_API cuabi_status CUABI_CALL cuabi_stream_begin_capture(cuabi_stream stream,
+                                                             cuabi_capture_mode mode);
+/* Ends the capture and returns the graph. */
+CUABI_API cuabi_status CUABI_CALL cuabi_stream_end_capture(cuabi_stream stream, cuabi_graph* out);
+CUABI_API void CUABI_CALL cuabi_graph_release(cuabi_graph graph);
+CUABI_API cuabi_status CUABI_CALL cuabi_graph_get_node_count(cuabi_graph graph, size_t* count);
+CUABI_API cuabi_status CUABI_CALL cuabi_graph_instantiate(cuabi_graph graph, cuabi_graph_exec* out);
+CUABI_API void CUABI_CALL cuabi_graph_exec_release(cuabi_graph_exec exec);
+/* Runs the instantiated graph on `stream` (NULL: the default stream). */
+CUABI_API cuabi_status CUABI_CALL cuabi_graph_exec_launch(cuabi_graph_exec exec,
+                                                          cuabi_stream stream);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* CUABI_CUABI_H */
