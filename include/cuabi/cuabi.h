@@ -317,12 +317,14 @@ CUABI_API cuabi_status CUABI_CALL cuabi_program_compile(cuabi_program program, s
 /* The compile log (two-call pattern); "" before compiling. */
 CUABI_API cuabi_status CUABI_CALL cuabi_program_get_log(cuabi_program program, char* buf,
                                                         size_t* size);
-/* The PTX (two-call pattern; a NUL-terminated string). CUABI_ERROR_NOT_FOUND
- * when the compile made no PTX (an sm_XY target). */
+/* The PTX (two-call pattern; a NUL-terminated string, its size counting the
+ * NUL). CUABI_ERROR_NOT_FOUND before a successful compile or when NVRTC made
+ * no PTX. */
 CUABI_API cuabi_status CUABI_CALL cuabi_program_get_ptx(cuabi_program program, char* buf,
                                                         size_t* size);
-/* The CUBIN (two-call pattern; binary). CUABI_ERROR_NOT_FOUND when the
- * compile made none (a compute_XY target). */
+/* The CUBIN (two-call pattern; binary). CUABI_ERROR_NOT_FOUND before a
+ * successful compile or when NVRTC made none (a compute_XY target makes only
+ * PTX). */
 CUABI_API cuabi_status CUABI_CALL cuabi_program_get_cubin(cuabi_program program, void* buf,
                                                           size_t* size);
 /* The lowered name of a registered name expression (two-call pattern). */

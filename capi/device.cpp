@@ -1,0 +1,137 @@
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "objects.hpp"
+
+namespace cuabi {
+
+namespace {
+
+struct Registry {
+  std::mutex mutex;
+  std::vector<Device*> devices;  // weak: an entry is cleared by ~Device
+};
+
+Registry& registry() {
+  static Registry* r = new Registry();  // never destroyed: objects may outlive exit
+  return *r;
+}
+
+int attribute(CUdevice device, CUdevice_attribute attr) {
+  int value = 0;
+  check(driver().cuDeviceGetAttribute(&value, attr, device), "cuDeviceGetAttribute");
+  return value;
+}
+
+}  // namespace
+
+int Device::count() {
+  const DriverApi& d = driver();
+  if (driver_has_no_device()) return 0;
+  int n = 0;
+  check(d.cuDeviceGetCount(&n), "cuDeviceGetCount");
+  return n;
+}
+
+Ref<Device> Device::get(int ordinal) {
+  int n = count();
+  if (ordinal < 0 || ordinal >= n)
+    fail(CUABI_ERROR_NO_DEVICE, "there is no CUDA device " + std::to_string(ordinal) + " (" +
+                                    std::to_string(n) + (n == 1 ? " device" : " devices") +
+                                    " found)");
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  if (r.devices.size() <= static_cast<size_t>(ordinal)) r.devices.resize(ordinal + 1, nullptr);
+  Device* existing = r.devices[ordinal];
+  if (existing && existing->try_retain()) return Ref<Device>::adopt(existing);
+  Ref<Device> device = Ref<Device>::adopt(new Device(ordinal));
+  r.devices[ordinal] = device.get();
+  return device;
+}
+
+Device::Device(int ordinal) : Object(kKind), ordinal(ordinal) {
+  const DriverApi& d = driver();
+  check(d.cuDeviceGet(&device, ordinal), "cuDeviceGet");
+  char buf[256] = {0};
+  check(d.cuDeviceGetName(buf, sizeof(buf) - 1, device), "cuDeviceGetName");
+  name = buf;
+  cc_major = attribute(device, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
+  cc_minor = attribute(device, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
+  max_block[0] = attribute(device, CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X);
+  max_block[1] = attribute(device, CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y);
+  max_block[2] = attribute(device, CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z);
+  max_grid[0] = attribute(device, CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X);
+  max_grid[1] = attribute(device, CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y);
+  max_grid[2] = attribute(device, CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z);
+  max_threads_per_block = attribute(device, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
+  max_shared_optin = attribute(device, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
+  CUcontext ctx = nullptr;
+  check(d.cuDevicePrimaryCtxRetain(&ctx, device), "cuDevicePrimaryCtxRetain");
+  retains_ = 1;
+  context_.store(ctx, std::memory_order_release);
+}
+
+Device::~Device() {
+  {
+    Registry& r = registry();
+    std::lock_guard<std::mutex> lock(r.mutex);
+    if (static_cast<size_t>(ordinal) < r.devices.size() && r.devices[ordinal] == this)
+      r.devices[ordinal] = nullptr;
+  }
+  if (!driver_ready()) return;
+  try {
+    const DriverApi& d = driver();
+    for (int i = 0; i < retains_; ++i) d.cuDevicePrimaryCtxRelease(device);
+  } catch (...) {
+    // After fork or at teardown: leak rather than touch a dead driver.
+  }
+}
+
+void Device::make_current() const {
+  const DriverApi& d = driver();
+  CUcontext want = context();
+  CUcontext current = nullptr;
+  d.cuCtxGetCurrent(&current);
+  if (current != want) check(d.cuCtxSetCurrent(want), "cuCtxSetCurrent");
+}
+
+void Device::fail_stale() const {
+  fail(CUABI_ERROR_CONTEXT_LOST, "this object belongs to device " + std::to_string(ordinal) +
+                                     "'s context from before cuabi_device_reset; recreate it");
+}
+
+void Device::reset() {
+  const DriverApi& d = driver();
+  std::lock_guard<std::mutex> lock(reset_mutex_);
+  // Everything made so far becomes stale first, so no destructor frees a
+  // resource the reset already destroyed.
+  epoch_.fetch_add(1, std::memory_order_acq_rel);
+  check(d.cuDevicePrimaryCtxReset(device), "cuDevicePrimaryCtxReset");
+  CUcontext ctx = nullptr;
+  check(d.cuDevicePrimaryCtxRetain(&ctx, device), "cuDevicePrimaryCtxRetain");
+  ++retains_;
+  context_.store(ctx, std::memory_order_release);
+  check(d.cuCtxSetCurrent(ctx), "cuCtxSetCurrent");
+}
+
+bool enter_quietly(const DeviceChild& child) {
+  try {
+    if (!driver_ready() || !child.alive()) return false;
+    child.device->make_current();
+    return true;
+  } catch (...) {
+    return false;
+  }
+}
+
+CUstream stream_for(const Pin<Stream>& stream, const Device& device) {
+  if (!stream) return nullptr;
+  if (stream->device.get() != &device)
+    fail_invalid("the stream belongs to device " + std::to_string(stream->device->ordinal) +
+                 ", the work to device " + std::to_string(device.ordinal));
+  device.check_epoch(stream->epoch);
+  return stream->stream;
+}
+
+}  // namespace cuabi

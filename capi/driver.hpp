@@ -1,0 +1,104 @@
+// The CUDA driver, opened with dlopen on first use. Every entry point is listed
+// once below with the CUDA version its signature is requested at; a missing
+// one is replaced by a trampoline that answers "not supported" and names
+// itself, so only the call that needs it fails.
+#pragma once
+
+#include <cuda.h>
+#include <cudaTypedefs.h>
+
+#include <atomic>
+#include <string>
+
+#include "error.hpp"
+
+namespace cuabi {
+
+// X(name, version): requested through cuGetProcAddress at `version`; the type
+// is cudaTypedefs.h's PFN_<name>_v<version>.
+#define CUABI_DRIVER_ENTRY_POINTS(X)   \
+  X(cuInit, 2000)                      \
+  X(cuDriverGetVersion, 2020)          \
+  X(cuGetErrorName, 6000)              \
+  X(cuGetErrorString, 6000)            \
+  X(cuDeviceGetCount, 2000)            \
+  X(cuDeviceGet, 2000)                 \
+  X(cuDeviceGetName, 2000)             \
+  X(cuDeviceGetAttribute, 2000)        \
+  X(cuDeviceTotalMem, 3020)            \
+  X(cuDevicePrimaryCtxRetain, 7000)    \
+  X(cuDevicePrimaryCtxRelease, 11000)  \
+  X(cuDevicePrimaryCtxReset, 11000)    \
+  X(cuCtxGetCurrent, 4000)             \
+  X(cuCtxSetCurrent, 4000)             \
+  X(cuCtxSynchronize, 2000)            \
+  X(cuCtxGetStreamPriorityRange, 5050) \
+  X(cuMemGetInfo, 3020)                \
+  X(cuModuleLoadData, 2000)            \
+  X(cuModuleUnload, 2000)              \
+  X(cuModuleGetFunction, 2000)         \
+  X(cuModuleGetGlobal, 3020)           \
+  X(cuFuncGetParamInfo, 12040)         \
+  X(cuFuncGetAttribute, 2020)          \
+  X(cuFuncSetAttribute, 9000)          \
+  X(cuLaunchKernel, 4000)              \
+  X(cuMemAlloc, 3020)                  \
+  X(cuMemFree, 3020)                   \
+  X(cuMemsetD8, 3020)                  \
+  X(cuMemsetD8Async, 3020)             \
+  X(cuMemcpyHtoD, 3020)                \
+  X(cuMemcpyDtoH, 3020)                \
+  X(cuMemcpyDtoD, 3020)                \
+  X(cuMemcpyHtoDAsync, 3020)           \
+  X(cuMemcpyDtoHAsync, 3020)           \
+  X(cuMemcpyDtoDAsync, 3020)           \
+  X(cuMemHostAlloc, 2020)              \
+  X(cuMemFreeHost, 2000)               \
+  X(cuMemHostRegister, 6050)           \
+  X(cuMemHostUnregister, 4000)         \
+  X(cuStreamCreateWithPriority, 5050)  \
+  X(cuStreamDestroy, 4000)             \
+  X(cuStreamSynchronize, 2000)         \
+  X(cuStreamQuery, 2000)               \
+  X(cuStreamWaitEvent, 3020)           \
+  X(cuStreamBeginCapture, 10010)       \
+  X(cuStreamEndCapture, 10000)         \
+  X(cuEventCreate, 2000)               \
+  X(cuEventRecord, 2000)               \
+  X(cuEventSynchronize, 2000)          \
+  X(cuEventQuery, 2000)                \
+  X(cuEventElapsedTime, 2000)          \
+  X(cuEventDestroy, 4000)              \
+  X(cuGraphGetNodes, 10000)            \
+  X(cuGraphInstantiateWithFlags, 11040) \
+  X(cuGraphLaunch, 10000)              \
+  X(cuGraphDestroy, 10000)             \
+  X(cuGraphExecDestroy, 10000)
+
+struct DriverApi {
+#define CUABI_DECLARE(name, version) PFN_##name##_v##version name = nullptr;
+  CUABI_DRIVER_ENTRY_POINTS(CUABI_DECLARE)
+#undef CUABI_DECLARE
+};
+
+// The driver table, opening the driver and calling cuInit on first use.
+// Throws DRIVER_NOT_FOUND / STUB_DRIVER / FORKED / a cuInit failure.
+const DriverApi& driver();
+// True once the driver was opened and cuInit ran (even with no device).
+bool driver_ready();
+// 0 devices is not an error: cuInit's CUDA_ERROR_NO_DEVICE is remembered here.
+bool driver_has_no_device();
+const std::string& driver_path();
+int driver_version();
+
+// Checks a CUresult; on failure throws with a message naming `what` (the
+// driver call) and the driver's own name and explanation of the error.
+void check(CUresult result, const char* what);
+// Maps a CUresult to cuabi's status (sticky faults become CONTEXT_LOST).
+cuabi_status status_of(CUresult result);
+std::string describe(CUresult result);
+
+// Set by a missing entry point's trampoline, read by check().
+extern thread_local const char* t_missing_entry_point;
+
+}  // namespace cuabi

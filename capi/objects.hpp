@@ -1,0 +1,191 @@
+// The objects behind cuabi's handles. Each embeds references to what it
+// depends on, so that if a handle exists its resource is valid, and release
+// order never matters.
+#pragma once
+
+#include <atomic>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "driver.hpp"
+#include "handles.hpp"
+#include "nvrtc.hpp"
+
+namespace cuabi {
+
+// A device and its retained primary context. One object per ordinal lives
+// while anything refers to it.
+class Device : public Object {
+ public:
+  static constexpr Kind kKind = Kind::Device;
+  static Ref<Device> get(int ordinal);
+  static int count();
+  ~Device() override;
+
+  // Makes the primary context current on the calling thread (no-op when it
+  // already is) and throws CONTEXT_LOST for objects made before a reset.
+  void make_current() const;
+  void check_epoch(uint32_t epoch) const {
+    if (epoch != epoch_.load(std::memory_order_acquire)) fail_stale();
+  }
+  uint32_t epoch() const { return epoch_.load(std::memory_order_acquire); }
+  void reset();
+
+  int ordinal;
+  CUdevice device = 0;
+  std::string name;
+  int cc_major = 0, cc_minor = 0;
+  uint32_t max_block[3] = {0, 0, 0};
+  uint32_t max_grid[3] = {0, 0, 0};
+  uint32_t max_threads_per_block = 0;
+  uint32_t max_shared_optin = 0;
+
+  CUcontext context() const { return context_.load(std::memory_order_acquire); }
+
+ private:
+  explicit Device(int ordinal);
+  [[noreturn]] void fail_stale() const;
+  std::atomic<CUcontext> context_{nullptr};
+  std::atomic<uint32_t> epoch_{0};
+  std::mutex reset_mutex_;
+  int retains_ = 0;
+};
+
+// Something made in a device's context: keeps the device alive and knows the
+// context generation it was made in.
+class DeviceChild : public Object {
+ public:
+  DeviceChild(Kind kind, Ref<Device> device)
+      : Object(kind), device(std::move(device)), epoch(this->device->epoch()) {}
+  // Makes the context current and checks this object survived no reset.
+  void enter() const {
+    device->check_epoch(epoch);
+    device->make_current();
+  }
+  // True when the resource still exists and may be freed.
+  bool alive() const { return device->epoch() == epoch; }
+
+  Ref<Device> device;
+  uint32_t epoch;
+};
+
+// An RAII "make this context current" for destructors, which must not throw.
+bool enter_quietly(const DeviceChild& child);
+
+class Program : public Object {
+ public:
+  static constexpr Kind kKind = Kind::Program;
+  Program(const char* source, const char* name, size_t num_headers, const char* const* sources,
+          const char* const* names);
+  ~Program() override;
+  void add_name_expression(const char* expression);
+  // Returns the NVRTC status; throws only for failures that are not the
+  // code's (options NVRTC cannot parse count as the code's).
+  void compile(size_t num_options, const char* const* options);
+
+  std::mutex mutex;
+  nvrtcProgram program = nullptr;
+  bool compiled = false;
+  bool succeeded = false;
+  std::string log;
+  std::string ptx;  // with its NUL
+  std::string cubin;
+  std::vector<std::string> expressions;
+  std::map<std::string, std::string> lowered;
+};
+
+class Module : public DeviceChild {
+ public:
+  static constexpr Kind kKind = Kind::Module;
+  Module(Ref<Device> device, const void* image, size_t size);
+  ~Module() override;
+
+  CUmodule module = nullptr;
+  bool from_cache = false;
+  std::map<std::string, std::string> lowered;  // name expression -> lowered name
+};
+
+struct ParamInfo {
+  size_t offset;
+  size_t size;
+};
+
+class Function : public Object {
+ public:
+  static constexpr Kind kKind = Kind::Function;
+  Function(Ref<Module> module, std::string name, CUfunction function);
+
+  Ref<Module> module;
+  std::string name;
+  CUfunction function;
+  bool params_known = false;
+  std::vector<ParamInfo> params;
+  size_t args_size = 0;
+  uint32_t max_threads = 0;
+  std::atomic<uint32_t> max_dynamic_shared{0};
+};
+
+class Buffer : public DeviceChild {
+ public:
+  static constexpr Kind kKind = Kind::Buffer;
+  Buffer(Ref<Device> device, size_t bytes);                        // allocates
+  Buffer(Ref<Device> device, CUdeviceptr ptr, size_t bytes);       // wraps
+  ~Buffer() override;
+  CUdeviceptr ptr = 0;
+  size_t size = 0;
+  bool owned = false;
+};
+
+class HostBuffer : public DeviceChild {
+ public:
+  static constexpr Kind kKind = Kind::HostBuffer;
+  HostBuffer(Ref<Device> device, size_t bytes);                 // allocates pinned memory
+  HostBuffer(Ref<Device> device, void* ptr, size_t bytes);      // pins existing memory
+  ~HostBuffer() override;
+  void* ptr = nullptr;
+  size_t size = 0;
+  bool registered = false;
+};
+
+class Stream : public DeviceChild {
+ public:
+  static constexpr Kind kKind = Kind::Stream;
+  Stream(Ref<Device> device, uint32_t flags, int priority);
+  Stream(Ref<Device> device, CUstream wrapped);
+  ~Stream() override;
+  CUstream stream = nullptr;
+  bool owned = false;
+};
+
+class Event : public DeviceChild {
+ public:
+  static constexpr Kind kKind = Kind::Event;
+  Event(Ref<Device> device, uint32_t flags);
+  ~Event() override;
+  CUevent event = nullptr;
+};
+
+class Graph : public DeviceChild {
+ public:
+  static constexpr Kind kKind = Kind::Graph;
+  Graph(Ref<Device> device, CUgraph graph) : DeviceChild(kKind, std::move(device)), graph(graph) {}
+  ~Graph() override;
+  CUgraph graph;
+};
+
+class GraphExec : public DeviceChild {
+ public:
+  static constexpr Kind kKind = Kind::GraphExec;
+  GraphExec(Ref<Device> device, CUgraphExec exec)
+      : DeviceChild(kKind, std::move(device)), exec(exec) {}
+  ~GraphExec() override;
+  CUgraphExec exec;
+};
+
+// The CUstream of an optional stream for work on `device` (NULL: the default
+// stream); refuses a stream of another device.
+CUstream stream_for(const Pin<Stream>& stream, const Device& device);
+
+}  // namespace cuabi

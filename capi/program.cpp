@@ -1,0 +1,87 @@
+// NVRTC programs.
+#include <string>
+#include <vector>
+
+#include "objects.hpp"
+
+namespace cuabi {
+
+Program::Program(const char* source, const char* name, size_t num_headers,
+                 const char* const* sources, const char* const* names)
+    : Object(kKind) {
+  if (!source) fail_invalid("source is NULL");
+  if (num_headers > 0 && (!sources || !names))
+    fail_invalid("num_headers is " + std::to_string(num_headers) +
+                 " but header_sources or header_names is NULL");
+  for (size_t i = 0; i < num_headers; ++i)
+    if (!sources[i] || !names[i])
+      fail_invalid("header " + std::to_string(i) + " has a NULL source or name");
+  if (num_headers > 1u << 20) fail_invalid("num_headers is implausibly large");
+  const NvrtcApi& n = nvrtc();
+  check_nvrtc(n.nvrtcCreateProgram(&program, source, name ? name : "cuabi_program.cu",
+                                   static_cast<int>(num_headers), sources, names),
+              "nvrtcCreateProgram");
+}
+
+Program::~Program() {
+  if (program) nvrtc().nvrtcDestroyProgram(&program);
+}
+
+void Program::add_name_expression(const char* expression) {
+  if (!expression || !expression[0]) fail_invalid("expression is NULL or empty");
+  std::lock_guard<std::mutex> lock(mutex);
+  if (compiled) fail_invalid("name expressions must be added before the program is compiled");
+  check_nvrtc(nvrtc().nvrtcAddNameExpression(program, expression), "nvrtcAddNameExpression");
+  expressions.emplace_back(expression);
+}
+
+namespace {
+
+// Fetches one of NVRTC's outputs; "" when the compile made none.
+template <class SizeFn, class GetFn>
+std::string output(SizeFn size_fn, GetFn get_fn, nvrtcProgram program) {
+  size_t size = 0;
+  if (size_fn(program, &size) != NVRTC_SUCCESS || size == 0) return "";
+  std::string out(size, '\0');
+  if (get_fn(program, &out[0]) != NVRTC_SUCCESS) return "";
+  return out;
+}
+
+}  // namespace
+
+void Program::compile(size_t num_options, const char* const* options) {
+  if (num_options > 0 && !options)
+    fail_invalid("num_options is " + std::to_string(num_options) + " but options is NULL");
+  for (size_t i = 0; i < num_options; ++i)
+    if (!options[i]) fail_invalid("option " + std::to_string(i) + " is NULL");
+  if (num_options > 1u << 20) fail_invalid("num_options is implausibly large");
+  const NvrtcApi& n = nvrtc();
+  std::lock_guard<std::mutex> lock(mutex);
+  if (compiled) fail_invalid("the program was already compiled; create a new one to compile again");
+  compiled = true;
+  nvrtcResult r = n.nvrtcCompileProgram(program, static_cast<int>(num_options), options);
+  size_t log_size = 0;
+  log.clear();
+  if (n.nvrtcGetProgramLogSize(program, &log_size) == NVRTC_SUCCESS && log_size > 1) {
+    std::string buf(log_size, '\0');
+    if (n.nvrtcGetProgramLog(program, &buf[0]) == NVRTC_SUCCESS) log.assign(buf.c_str());
+  }
+  if (r == NVRTC_ERROR_COMPILATION || r == NVRTC_ERROR_INVALID_OPTION) {
+    std::string why = r == NVRTC_ERROR_INVALID_OPTION ? "NVRTC rejected the options"
+                                                      : "NVRTC could not compile the source";
+    Error e(CUABI_ERROR_COMPILE, why + (log.empty() ? std::string() : ":\n" + log), r);
+    e.log = log;
+    throw e;
+  }
+  check_nvrtc(r, "nvrtcCompileProgram");
+  succeeded = true;
+  ptx = output(n.nvrtcGetPTXSize, n.nvrtcGetPTX, program);
+  cubin = output(n.nvrtcGetCUBINSize, n.nvrtcGetCUBIN, program);
+  for (const std::string& e : expressions) {
+    const char* name = nullptr;
+    if (n.nvrtcGetLoweredName(program, e.c_str(), &name) == NVRTC_SUCCESS && name)
+      lowered[e] = name;
+  }
+}
+
+}  // namespace cuabi
