@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs the build tree into a temporary prefix, then builds a consumer
+# against it twice: through find_package(cuabi) and through pkg-config.
+set -euo pipefail
+build=$1
+src=$(cd "$(dirname "$0")" && pwd)/consumer
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+prefix=$work/prefix
+cmake --install "$build" --prefix "$prefix" >/dev/null
+libdir=$(find "$prefix" -name 'libcuabi.so.0' -printf '%h\n' | head -n1)
+for f in include/cuabi/cuabi.h; do test -f "$prefix/$f" || { echo "missing $f"; exit 1; }; done
+for f in libcuabi.so libcuabi.so.0; do test -L "$libdir/$f" || { echo "missing link $f"; exit 1; }; done
+
+echo "== find_package(cuabi)"
+cmake -S "$src" -B "$work/cmake-build" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
+cmake --build "$work/cmake-build" >/dev/null
+LD_LIBRARY_PATH=$libdir "$work/cmake-build/consumer"
+
+echo "== pkg-config cuabi"
+export PKG_CONFIG_PATH=$libdir/pkgconfig
+test "$(pkg-config --modversion cuabi)" = "0.1.0"
+cc -std=c99 -Wall -Werror "$src/main.c" $(pkg-config --cflags --libs cuabi) -o "$work/consumer-pc"
+LD_LIBRARY_PATH=$libdir "$work/consumer-pc"
