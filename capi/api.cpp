@@ -9,6 +9,7 @@
 #include "memory.hpp"
 #include "module.hpp"
 #include "objects.hpp"
+#include "text.hpp"
 
 using namespace cuabi;
 
@@ -338,7 +339,7 @@ cuabi_status cuabi_program_get_lowered_name(cuabi_program program, const char* e
                                             char* buf, size_t* size) {
   return guard(__func__, [&] {
     Pin<Program> p(program, "program");
-    if (!expression) fail_invalid("expression is NULL");
+    check_name(expression, "expression");
     std::lock_guard<std::mutex> lock(p->mutex);
     auto it = p->lowered.find(expression);
     if (it == p->lowered.end())
@@ -400,7 +401,7 @@ cuabi_status cuabi_module_get_lowered_name(cuabi_module module, const char* expr
                                            size_t* size) {
   return guard(__func__, [&] {
     Pin<Module> m(module, "module");
-    if (!expression) fail_invalid("expression is NULL");
+    check_name(expression, "expression");
     auto it = m->lowered.find(expression);
     if (it == m->lowered.end())
       fail(CUABI_ERROR_NOT_FOUND, std::string("'") + expression +
@@ -413,7 +414,7 @@ cuabi_status cuabi_module_get_global(cuabi_module module, const char* name, uint
                                      size_t* bytes) {
   return guard(__func__, [&] {
     Pin<Module> m(module, "module");
-    if (!name || !name[0]) fail_invalid("name is NULL or empty");
+    check_name(name, "name");
     need(device_ptr, "device_ptr");
     need(bytes, "bytes");
     m->enter();

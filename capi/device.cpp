@@ -68,7 +68,6 @@ Device::Device(int ordinal) : Object(kKind), ordinal(ordinal) {
   max_shared_optin = attribute(device, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
   CUcontext ctx = nullptr;
   check(d.cuDevicePrimaryCtxRetain(&ctx, device), "cuDevicePrimaryCtxRetain");
-  retains_ = 1;
   context_.store(ctx, std::memory_order_release);
 }
 
@@ -82,7 +81,7 @@ Device::~Device() {
   if (!driver_ready()) return;
   try {
     const DriverApi& d = driver();
-    for (int i = 0; i < retains_; ++i) d.cuDevicePrimaryCtxRelease(device);
+    d.cuDevicePrimaryCtxRelease(device);
   } catch (...) {
     // After fork or at teardown: leak rather than touch a dead driver.
   }
@@ -108,9 +107,11 @@ void Device::reset() {
   // resource the reset already destroyed.
   epoch_.fetch_add(1, std::memory_order_acq_rel);
   check(d.cuDevicePrimaryCtxReset(device), "cuDevicePrimaryCtxReset");
+  // A reset keeps our retain; a retain and release pair re-creates the
+  // context and tells its (possibly new) handle without changing the count.
   CUcontext ctx = nullptr;
   check(d.cuDevicePrimaryCtxRetain(&ctx, device), "cuDevicePrimaryCtxRetain");
-  ++retains_;
+  d.cuDevicePrimaryCtxRelease(device);
   context_.store(ctx, std::memory_order_release);
   check(d.cuCtxSetCurrent(ctx), "cuCtxSetCurrent");
 }

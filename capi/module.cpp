@@ -13,6 +13,7 @@
 #include "cache.hpp"
 #include "sha256.hpp"
 #include "structs.hpp"
+#include "text.hpp"
 
 namespace cuabi {
 
@@ -53,7 +54,7 @@ Module::~Module() {
 }
 
 Ref<Module> load_module_file(Ref<Device> device, const char* path) {
-  if (!path || !path[0]) fail_invalid("path is NULL or empty");
+  check_name(path, "path");
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0)
     fail(CUABI_ERROR_IO, std::string("cannot open '") + path + "': " + strerror(errno), errno);
@@ -217,7 +218,7 @@ Function::Function(Ref<Module> mod, std::string fname, CUfunction fn)
 }
 
 Ref<Function> get_function(const Module& module, const char* name) {
-  if (!name || !name[0]) fail_invalid("name is NULL or empty");
+  check_name(name, "name");
   std::string symbol = name;
   auto it = module.lowered.find(symbol);
   if (it != module.lowered.end()) symbol = it->second;

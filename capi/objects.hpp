@@ -50,7 +50,6 @@ class Device : public Object {
   std::atomic<CUcontext> context_{nullptr};
   std::atomic<uint32_t> epoch_{0};
   std::mutex reset_mutex_;
-  int retains_ = 0;
 };
 
 // Something made in a device's context: keeps the device alive and knows the

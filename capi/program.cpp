@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "objects.hpp"
+#include "text.hpp"
 
 namespace cuabi {
 
@@ -28,7 +29,7 @@ Program::~Program() {
 }
 
 void Program::add_name_expression(const char* expression) {
-  if (!expression || !expression[0]) fail_invalid("expression is NULL or empty");
+  check_name(expression, "expression");
   std::lock_guard<std::mutex> lock(mutex);
   if (compiled) fail_invalid("name expressions must be added before the program is compiled");
   check_nvrtc(nvrtc().nvrtcAddNameExpression(program, expression), "nvrtcAddNameExpression");
