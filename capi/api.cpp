@@ -456,9 +456,9 @@ cuabi_status cuabi_function_get_param_info(cuabi_function function, size_t index
     need(size, "size");
     need_params(*f.get());
     if (index >= f->params.size())
-      fail(CUABI_ERROR_OUT_OF_RANGE, "index " + std::to_string(index) + " is past kernel '" +
-                                         f->name + "''s " + std::to_string(f->params.size()) +
-                                         " parameters");
+      fail(CUABI_ERROR_OUT_OF_RANGE, "index " + std::to_string(index) + " is past the last of kernel '" +
+                                         f->name + "' (" + std::to_string(f->params.size()) +
+                                         " parameters)");
     *offset = f->params[index].offset;
     *size = f->params[index].size;
   });

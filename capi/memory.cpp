@@ -74,6 +74,12 @@ void check_range(const Buffer& b, size_t offset, size_t bytes, const char* which
                                        std::to_string(b.size) + "-byte buffer");
 }
 
+// The synchronous forms return once the device has finished: the driver's
+// pageable copies and device-side copies and fills may return earlier.
+void finish_default_stream() {
+  check(driver().cuStreamSynchronize(nullptr), "cuStreamSynchronize");
+}
+
 }  // namespace
 
 void copy_from_host(const Buffer& dst, size_t offset, const void* src, size_t bytes,
@@ -87,6 +93,7 @@ void copy_from_host(const Buffer& dst, size_t offset, const void* src, size_t by
     check(driver().cuMemcpyHtoDAsync(dst.ptr + offset, src, bytes, s), "cuMemcpyHtoDAsync");
   } else {
     check(driver().cuMemcpyHtoD(dst.ptr + offset, src, bytes), "cuMemcpyHtoD");
+    finish_default_stream();
   }
 }
 
@@ -121,6 +128,7 @@ void copy_device(const Buffer& dst, size_t dst_offset, const Buffer& src, size_t
     check(driver().cuMemcpyDtoDAsync(d, s, bytes, cs), "cuMemcpyDtoDAsync");
   } else {
     check(driver().cuMemcpyDtoD(d, s, bytes), "cuMemcpyDtoD");
+    finish_default_stream();
   }
 }
 
@@ -134,6 +142,7 @@ void memset_device(const Buffer& dst, size_t offset, uint8_t value, size_t bytes
     check(driver().cuMemsetD8Async(dst.ptr + offset, value, bytes, s), "cuMemsetD8Async");
   } else {
     check(driver().cuMemsetD8(dst.ptr + offset, value, bytes), "cuMemsetD8");
+    finish_default_stream();
   }
 }
 

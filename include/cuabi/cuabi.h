@@ -515,9 +515,14 @@ CUABI_API cuabi_status CUABI_CALL cuabi_buffer_get_device_ordinal(cuabi_buffer b
 
 /* Every copy is checked against the buffers' sizes first: a range past the
  * end answers CUABI_ERROR_OUT_OF_RANGE before the driver sees it. A copy of 0
- * bytes succeeds and does nothing. The *_async forms are ordered on `stream`
- * (NULL: the default stream); the host memory must stay valid until the
- * stream reaches the copy, and is copied asynchronously only if it is pinned
+ * bytes succeeds and does nothing.
+ * The synchronous forms (no stream argument) run on the default stream after
+ * the work already queued there, and return once the device has finished
+ * them. They are not ordered against streams made with
+ * CUABI_STREAM_NON_BLOCKING: synchronise such a stream first.
+ * The *_async forms are ordered on `stream` (NULL: the default stream) and
+ * return at once; the host memory must stay valid until the stream reaches
+ * the copy, and is copied asynchronously only if it is pinned
  * (cuabi_host_alloc, cuabi_host_register). */
 CUABI_API cuabi_status CUABI_CALL cuabi_buffer_copy_from_host(cuabi_buffer dst, size_t dst_offset,
                                                               const void* src, size_t bytes);
