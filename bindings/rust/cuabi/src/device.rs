@@ -1,0 +1,282 @@
+//! Devices: the entry point for memory, streams, events and modules.
+
+use std::ffi::c_void;
+use std::fmt;
+use std::path::Path;
+
+use cuabi_sys as sys;
+
+use crate::error::{c_string, check, read_string, Error, Result};
+use crate::handle::{create, Owned};
+use crate::host::{PinnedBuffer, PinnedSlice};
+use crate::memory::{byte_len, DeviceBuffer, DeviceRepr};
+use crate::module::Module;
+use crate::program::{CompileDesc, CompileOptions};
+use crate::stream::{Event, EventFlags, Stream, StreamFlags};
+
+/// A GPU and its primary context (the one the CUDA runtime, CuPy and
+/// PyTorch use, so their allocations and streams are shared with cuabi).
+///
+/// Objects made from a device keep what they need alive themselves: a
+/// [`DeviceBuffer`], [`Stream`] or [`Module`] may outlive the `Device` it
+/// came from. `Device` is `Send` and `Sync`; share it between threads with a
+/// reference or an `Arc`.
+pub struct Device {
+    handle: Owned<sys::cuabi_device>,
+    ordinal: usize,
+}
+
+impl Device {
+    /// The number of CUDA devices; 0 where the driver sees none. Fails with
+    /// [`ErrorKind::DriverNotFound`](crate::ErrorKind::DriverNotFound) where
+    /// no driver is installed.
+    pub fn count() -> Result<usize> {
+        let mut count = 0i32;
+        check(unsafe { sys::cuabi_device_count(&mut count) })?;
+        Ok(usize::try_from(count).unwrap_or(0))
+    }
+
+    /// Device `ordinal` (0 for the first);
+    /// [`ErrorKind::NoDevice`](crate::ErrorKind::NoDevice) when there is no
+    /// such device.
+    pub fn get(ordinal: usize) -> Result<Device> {
+        // An ordinal past i32::MAX is past the last device too; the library says so.
+        let raw = i32::try_from(ordinal).unwrap_or(i32::MAX);
+        let handle = unsafe { create(|out| sys::cuabi_device_get(raw, out))? };
+        Ok(Device { handle, ordinal })
+    }
+
+    /// The raw handle, still owned by `self`.
+    pub fn as_raw(&self) -> sys::cuabi_device {
+        self.handle.get()
+    }
+
+    /// The device's ordinal.
+    pub fn ordinal(&self) -> usize {
+        self.ordinal
+    }
+
+    /// The device's name, e.g. `"NVIDIA H100 80GB HBM3"`.
+    pub fn name(&self) -> Result<String> {
+        read_string(|buf, size| unsafe { sys::cuabi_device_get_name(self.as_raw(), buf, size) })
+    }
+
+    /// The compute capability as `(major, minor)`, e.g. `(9, 0)`.
+    pub fn compute_capability(&self) -> Result<(i32, i32)> {
+        let (mut major, mut minor) = (0i32, 0i32);
+        check(unsafe {
+            sys::cuabi_device_get_compute_capability(self.as_raw(), &mut major, &mut minor)
+        })?;
+        Ok((major, minor))
+    }
+
+    /// Total device memory in bytes.
+    pub fn total_memory(&self) -> Result<usize> {
+        let mut bytes = 0usize;
+        check(unsafe { sys::cuabi_device_get_total_memory(self.as_raw(), &mut bytes) })?;
+        Ok(bytes)
+    }
+
+    /// Free and total device memory in bytes, as the driver sees them now.
+    pub fn memory_info(&self) -> Result<(usize, usize)> {
+        let (mut free, mut total) = (0usize, 0usize);
+        check(unsafe { sys::cuabi_device_get_memory_info(self.as_raw(), &mut free, &mut total) })?;
+        Ok((free, total))
+    }
+
+    /// Any `CUdevice_attribute`, by its numeric value in `cuda.h`.
+    pub fn attribute(&self, cu_attribute: i32) -> Result<i32> {
+        let mut value = 0i32;
+        check(unsafe { sys::cuabi_device_get_attribute(self.as_raw(), cu_attribute, &mut value) })?;
+        Ok(value)
+    }
+
+    /// The primary context as a raw `CUcontext`, for interop; it stays
+    /// retained while this `Device` lives.
+    pub fn cu_context(&self) -> Result<u64> {
+        let mut context = 0u64;
+        check(unsafe { sys::cuabi_device_get_context(self.as_raw(), &mut context) })?;
+        Ok(context)
+    }
+
+    /// Waits for all work on the device.
+    pub fn synchronize(&self) -> Result<()> {
+        check(unsafe { sys::cuabi_device_synchronize(self.as_raw()) })
+    }
+
+    /// The stream priorities as `(least, greatest)`; numerically lower is
+    /// higher priority.
+    pub fn stream_priority_range(&self) -> Result<(i32, i32)> {
+        let (mut least, mut greatest) = (0i32, 0i32);
+        check(unsafe {
+            sys::cuabi_device_get_stream_priority_range(self.as_raw(), &mut least, &mut greatest)
+        })?;
+        Ok((least, greatest))
+    }
+
+    /// Resets the primary context after
+    /// [`ErrorKind::ContextLost`](crate::ErrorKind::ContextLost).
+    ///
+    /// # Safety
+    /// Every object made on this device before the reset becomes unusable
+    /// (its calls fail; dropping it stays safe), and the memory of its
+    /// [`PinnedBuffer`]s is freed: no `PinnedBuffer` or [`PinnedSlice`] of
+    /// this device may be used after the reset.
+    pub unsafe fn reset(&self) -> Result<()> {
+        check(sys::cuabi_device_reset(self.as_raw()))
+    }
+
+    /// `len` elements of uninitialised device memory (any bytes are valid
+    /// values of a [`DeviceRepr`] type).
+    pub fn alloc<T: DeviceRepr>(&self, len: usize) -> Result<DeviceBuffer<T>> {
+        let bytes = byte_len::<T>(len, "Device::alloc")?;
+        unsafe {
+            let handle = create(|out| sys::cuabi_buffer_alloc(self.as_raw(), bytes, out))?;
+            DeviceBuffer::from_handle(handle, len)
+        }
+    }
+
+    /// `len` elements of device memory, every byte zero.
+    pub fn alloc_zeroed<T: DeviceRepr>(&self, len: usize) -> Result<DeviceBuffer<T>> {
+        let mut buffer = self.alloc(len)?;
+        buffer.fill_bytes(0)?;
+        Ok(buffer)
+    }
+
+    /// A new device buffer holding a copy of `data`.
+    pub fn buffer_from_slice<T: DeviceRepr>(&self, data: &[T]) -> Result<DeviceBuffer<T>> {
+        let mut buffer = self.alloc(data.len())?;
+        buffer.copy_from(data)?;
+        Ok(buffer)
+    }
+
+    /// Wraps `len` elements of device memory owned by someone else (CuPy,
+    /// PyTorch, the CUDA runtime); dropping the buffer frees nothing.
+    ///
+    /// # Safety
+    /// `device_ptr` must be device memory of this device holding at least
+    /// `len` elements of `T`, and its owner must keep it allocated while the
+    /// buffer is used.
+    pub unsafe fn wrap_buffer<T: DeviceRepr>(
+        &self,
+        device_ptr: u64,
+        len: usize,
+    ) -> Result<DeviceBuffer<T>> {
+        let bytes = byte_len::<T>(len, "Device::wrap_buffer")?;
+        let handle = create(|out| sys::cuabi_buffer_wrap(self.as_raw(), device_ptr, bytes, out))?;
+        DeviceBuffer::from_handle(handle, len)
+    }
+
+    /// `len` zeroed elements of page-locked host memory.
+    pub fn alloc_pinned<T: DeviceRepr>(&self, len: usize) -> Result<PinnedBuffer<T>> {
+        let bytes = byte_len::<T>(len, "Device::alloc_pinned")?;
+        unsafe {
+            let handle = create(|out| sys::cuabi_host_alloc(self.as_raw(), bytes, out))?;
+            PinnedBuffer::from_handle(handle, len)
+        }
+    }
+
+    /// Pins `data` in place until the returned [`PinnedSlice`] is dropped.
+    pub fn register_host<'a, T: DeviceRepr>(
+        &self,
+        data: &'a mut [T],
+    ) -> Result<PinnedSlice<'a, T>> {
+        let bytes = byte_len::<T>(data.len(), "Device::register_host")?;
+        let ptr = data.as_mut_ptr().cast::<c_void>();
+        let handle =
+            unsafe { create(|out| sys::cuabi_host_register(self.as_raw(), ptr, bytes, out))? };
+        Ok(PinnedSlice::new(handle, data))
+    }
+
+    /// A new stream with default flags and priority.
+    pub fn create_stream(&self) -> Result<Stream> {
+        self.create_stream_with(StreamFlags::NONE, 0)
+    }
+
+    /// A new stream; `priority` 0 is the default (see
+    /// [`Device::stream_priority_range`]).
+    pub fn create_stream_with(&self, flags: StreamFlags, priority: i32) -> Result<Stream> {
+        let handle = unsafe {
+            create(|out| sys::cuabi_stream_create(self.as_raw(), flags.bits(), priority, out))?
+        };
+        Ok(Stream::new(handle))
+    }
+
+    /// Wraps a `CUstream` (a `cudaStream_t`) owned by someone else; dropping
+    /// the [`Stream`] does not destroy it.
+    ///
+    /// # Safety
+    /// `cu_stream` must be a live stream of this device's primary context,
+    /// kept alive by its owner while the `Stream` is used.
+    pub unsafe fn wrap_stream(&self, cu_stream: u64) -> Result<Stream> {
+        let handle = create(|out| sys::cuabi_stream_wrap(self.as_raw(), cu_stream, out))?;
+        Ok(Stream::new(handle))
+    }
+
+    /// A new timing event.
+    pub fn create_event(&self) -> Result<Event> {
+        self.create_event_with(EventFlags::NONE)
+    }
+
+    /// A new event with `flags`.
+    pub fn create_event_with(&self, flags: EventFlags) -> Result<Event> {
+        let handle =
+            unsafe { create(|out| sys::cuabi_event_create(self.as_raw(), flags.bits(), out))? };
+        Ok(Event::new(handle))
+    }
+
+    /// Compiles `source` for this device and loads it: from CUDA C++ to a
+    /// [`Module`] in one call.
+    ///
+    /// Unless the options name an architecture, the device's own is used
+    /// (CUBIN for `sm_XY`, or PTX for `compute_XY` with [`Output::Ptx`](crate::Output::Ptx)).
+    /// Compiled images go through the library's on-disk cache, keyed on
+    /// everything that affects them ([`Module::from_cache`] tells whether it
+    /// was used): `$CUABI_CACHE_DIR`, else `$XDG_CACHE_HOME/cuabi`, else
+    /// `~/.cache/cuabi`; `CUABI_CACHE=0` or [`CompileOptions::no_cache`]
+    /// turn it off. NVRTC's rejection is an
+    /// [`ErrorKind::Compile`](crate::ErrorKind::Compile) error with the log.
+    pub fn compile(&self, source: &str, options: &CompileOptions) -> Result<Module> {
+        let desc = CompileDesc::new(source, options)?;
+        let handle =
+            unsafe { create(|out| sys::cuabi_module_compile(self.as_raw(), &desc.desc, out))? };
+        Ok(Module::new(handle))
+    }
+
+    /// Loads PTX text (e.g. from [`Program::ptx`](crate::Program::ptx)); the
+    /// driver JIT-compiles it for this device.
+    pub fn load_ptx(&self, ptx: &str) -> Result<Module> {
+        self.load_module(ptx.as_bytes())
+    }
+
+    /// Loads a CUBIN, PTX or fatbin image.
+    pub fn load_module(&self, image: &[u8]) -> Result<Module> {
+        let handle = unsafe {
+            create(|out| {
+                sys::cuabi_module_load_data(self.as_raw(), image.as_ptr().cast(), image.len(), out)
+            })?
+        };
+        Ok(Module::new(handle))
+    }
+
+    /// Loads a CUBIN, PTX or fatbin file.
+    pub fn load_module_file(&self, path: impl AsRef<Path>) -> Result<Module> {
+        let path = path.as_ref();
+        let text = path
+            .to_str()
+            .ok_or_else(|| Error::invalid_argument(format!("path {path:?} is not UTF-8")))?;
+        let path = c_string("path", text)?;
+        let handle = unsafe {
+            create(|out| sys::cuabi_module_load_file(self.as_raw(), path.as_ptr(), out))?
+        };
+        Ok(Module::new(handle))
+    }
+}
+
+impl fmt::Debug for Device {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Device")
+            .field("ordinal", &self.ordinal)
+            .finish()
+    }
+}

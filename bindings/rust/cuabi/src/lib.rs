@@ -1,0 +1,182 @@
+//! Compile CUDA C++ at run time, move data and launch kernels, from Rust.
+//!
+//! `cuabi` is the safe layer over [`cuabi_sys`], the raw declarations of the
+//! cuabi C ABI (`include/cuabi/cuabi.h`). The library compiles with NVRTC and
+//! drives the GPU through the CUDA driver API, both opened at run time, so a
+//! program built with this crate starts on machines without CUDA and reports
+//! what is missing as an [`Error`].
+//!
+//! * Every fallible call returns [`Result<T>`](Result); an [`Error`] carries
+//!   the library's status ([`Error::kind`], [`Error::name`]), its message
+//!   naming what failed, the raw CUDA or NVRTC code, and NVRTC's log after a
+//!   failed compile.
+//! * Every object frees its resource on drop, in any order: the library keeps
+//!   what an object depends on alive (a module its context, a function its
+//!   module).
+//! * Every object is `Send` and `Sync`: the library is thread-safe and any
+//!   handle may be used from any thread.
+//! * Device memory is typed: [`DeviceBuffer<T>`] for any [`DeviceRepr`] `T`
+//!   (numbers, arrays of them, your `#[repr(C)]` structs).
+//! * [`Function::launch`] builds a launch argument by argument and checks
+//!   the arguments against the kernel's parameters before anything runs.
+//!
+//! # SAXPY
+//!
+//! `out = a * x + y` over 2<sup>24</sup> floats, timed with events:
+//!
+//! ```no_run
+//! use cuabi::{CompileOptions, Device, LaunchConfig};
+//!
+//! const SAXPY: &str = r#"
+//! extern "C" __global__
+//! void saxpy(float a, float *x, float *y, float *out, size_t n)
+//! {
+//!  size_t tid = blockIdx.x * blockDim.x + threadIdx.x;
+//!  if (tid < n) {
+//!    out[tid] = a * x[tid] + y[tid];
+//!  }
+//! }
+//! "#;
+//!
+//! fn main() -> cuabi::Result<()> {
+//!     const NUM_THREADS: u32 = 512;
+//!     const NUM_BLOCKS: u32 = 32768;
+//!
+//!     let device = Device::get(0)?;
+//!     let options = CompileOptions::new().name("saxpy.cu").option("--fmad=false");
+//!     let module = device.compile(SAXPY, &options)?;
+//!     let saxpy = module.function("saxpy")?;
+//!
+//!     let a = 2.0f32;
+//!     let n = (NUM_THREADS * NUM_BLOCKS) as usize; // size_t n: pass a usize
+//!     let hx: Vec<f32> = (0..n).map(|i| (i % 1000) as f32 / 1000.0).collect();
+//!     let hy: Vec<f32> = (0..n).map(|i| (i % 7) as f32).collect();
+//!
+//!     let x = device.buffer_from_slice(&hx)?;
+//!     let y = device.buffer_from_slice(&hy)?;
+//!     let out = device.alloc::<f32>(n)?;
+//!     let stream = device.create_stream()?;
+//!     let (start, stop) = (device.create_event()?, device.create_event()?);
+//!
+//!     start.record(&stream)?;
+//!     // SAFETY: saxpy reads n elements of x and y and writes n of out, all
+//!     // alive until the stream is synchronized below.
+//!     unsafe {
+//!         saxpy
+//!             .launch(LaunchConfig::new(NUM_BLOCKS, NUM_THREADS))
+//!             .stream(&stream)
+//!             .arg(&a)
+//!             .arg(&x)
+//!             .arg(&y)
+//!             .arg(&out)
+//!             .arg(&n)
+//!             .run()?;
+//!     }
+//!     stop.record(&stream)?;
+//!     stream.synchronize()?;
+//!
+//!     let h_out = out.to_vec()?;
+//!     assert!(h_out.iter().zip(hx.iter().zip(&hy)).all(|(o, (x, y))| *o == a * x + y));
+//!     println!("kernel time: {:.3} ms", start.elapsed_ms(&stop)?);
+//!     Ok(())
+//! }
+//! ```
+//!
+//! Passing `n` as a `u32`, as the CUDA Python overview does, is refused with
+//! [`ErrorKind::InvalidArgument`] and a message naming the parameter; the
+//! kernel does not run.
+//!
+//! # Finding libcuabi
+//!
+//! `cuabi-sys` links `libcuabi` from `$CUABI_LIB_DIR`, or builds it from the
+//! repository with CMake. Test and example binaries carry an rpath to that
+//! folder; a crate that depends on `cuabi` can give its own binaries one from
+//! `DEP_CUABI_RS_LIB_DIR` in its build script, or run with
+//! `LD_LIBRARY_PATH`. At run time the library itself finds the CUDA driver
+//! and NVRTC (see [`init`]).
+//!
+//! # Threads
+//!
+//! The library makes the device's primary context current on the calling
+//! thread by itself in every call, so any object can be used on any thread.
+//! Work queued on one [`Stream`] from several threads is ordered by the
+//! driver, in the order the calls reach it.
+
+#![deny(missing_docs)]
+#![warn(rust_2018_idioms)]
+
+mod device;
+mod error;
+mod handle;
+mod host;
+mod launch;
+mod memory;
+mod module;
+mod program;
+mod stream;
+
+pub use cuabi_sys as sys;
+
+pub use crate::device::Device;
+pub use crate::error::{status_name, Error, ErrorKind, Result};
+pub use crate::host::{PinnedBuffer, PinnedSlice};
+pub use crate::launch::{Dim3, KernelArg, Launch, LaunchConfig};
+pub use crate::memory::{DeviceBuffer, DeviceRepr};
+pub use crate::module::{Function, FunctionAttribute, Global, Module, ParamInfo};
+pub use crate::program::{CompileOptions, Output, Program};
+pub use crate::stream::{CaptureMode, Event, EventFlags, Graph, GraphExec, Stream, StreamFlags};
+
+use crate::error::{check, read_string};
+
+/// The version of the C header this crate was built against, as
+/// `MAJOR * 10000 + MINOR * 100 + PATCH`; compare with [`version`].
+pub const HEADER_VERSION: u32 = sys::CUABI_VERSION_NUMBER;
+
+/// The loaded library's version number, as `MAJOR * 10000 + MINOR * 100 + PATCH`.
+pub fn version() -> u32 {
+    unsafe { sys::cuabi_version() }
+}
+
+/// The loaded library's version, e.g. `"0.1.0"`.
+pub fn version_string() -> &'static str {
+    // SAFETY: a static NUL-terminated string, never NULL.
+    unsafe { std::ffi::CStr::from_ptr(sys::cuabi_version_string()) }
+        .to_str()
+        .unwrap_or("")
+}
+
+/// Opens the CUDA driver and initialises it. Optional: every call that needs
+/// the driver does this itself the first time. A failure is remembered and
+/// answered again.
+///
+/// The driver is looked for as `$CUABI_DRIVER_PATH` alone when set, else
+/// `libcuda.so.1` through the dynamic loader, then the usual driver folders;
+/// [`ErrorKind::DriverNotFound`]'s message lists every path tried. A machine
+/// with a driver but no GPU succeeds here; [`Device::count`] then says 0.
+pub fn init() -> Result<()> {
+    check(unsafe { sys::cuabi_init() })
+}
+
+/// The driver's CUDA version, e.g. 13000 for 13.0.
+pub fn driver_version() -> Result<i32> {
+    let mut version = 0i32;
+    check(unsafe { sys::cuabi_driver_version(&mut version) })?;
+    Ok(version)
+}
+
+/// Where the CUDA driver was loaded from.
+pub fn driver_path() -> Result<String> {
+    read_string(|buf, size| unsafe { sys::cuabi_driver_path(buf, size) })
+}
+
+/// NVRTC's version as `(major, minor)`; opens NVRTC if needed.
+pub fn nvrtc_version() -> Result<(i32, i32)> {
+    let (mut major, mut minor) = (0i32, 0i32);
+    check(unsafe { sys::cuabi_nvrtc_version(&mut major, &mut minor) })?;
+    Ok((major, minor))
+}
+
+/// Where NVRTC was loaded from; opens NVRTC if needed.
+pub fn nvrtc_path() -> Result<String> {
+    read_string(|buf, size| unsafe { sys::cuabi_nvrtc_path(buf, size) })
+}
