@@ -426,7 +426,9 @@ CUABI_API cuabi_status CUABI_CALL cuabi_function_get_param_info(cuabi_function f
  * the last parameter's offset plus its size (0 for no parameters). */
 CUABI_API cuabi_status CUABI_CALL cuabi_function_get_args_size(cuabi_function function,
                                                                size_t* size);
-/* The kernel's name (two-call pattern). */
+/* The name the kernel was looked up by (two-call pattern): the name
+ * expression ("write_scalar<float>") when it was found through one, else
+ * its symbol name. */
 CUABI_API cuabi_status CUABI_CALL cuabi_function_get_name(cuabi_function function, char* buf,
                                                           size_t* size);
 

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Builds the C# binding with Mono's mcs into bindings/csharp/out/:
+#   Cuabi.dll (+ Cuabi.xml, its API documentation), Cuabi.Tests.exe, Saxpy.exe.
+# Warnings are errors (a public member without an XML doc comment included).
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+out="$here/out"
+mkdir -p "$out"
+
+mcs=${MCS:-mcs}
+flags=(-nologo -unsafe -warnaserror+ -warn:4 -debug- -optimize+ -sdk:4.7.2)
+mapfile -t library < <(find "$here/src" -name '*.cs' | sort)
+mapfile -t tests < <(find "$here/tests" -name '*.cs' | sort)
+
+"$mcs" "${flags[@]}" -target:library -doc:"$out/Cuabi.xml" -out:"$out/Cuabi.dll" "${library[@]}"
+"$mcs" "${flags[@]}" -target:exe -r:"$out/Cuabi.dll" -r:System.dll -r:System.Core.dll \
+    -out:"$out/Cuabi.Tests.exe" "${tests[@]}"
+"$mcs" "${flags[@]}" -target:exe -r:"$out/Cuabi.dll" -out:"$out/Saxpy.exe" "$repo/examples/csharp/Saxpy.cs"
+
+echo "built: $out/Cuabi.dll $out/Cuabi.Tests.exe $out/Saxpy.exe"

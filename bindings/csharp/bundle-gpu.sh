@@ -1,0 +1,104 @@
+#!/bin/sh
+# Makes self-contained executables of the C# tests and the SAXPY example for
+# a machine without Mono:
+#   bindings/csharp/bundle-gpu.sh OUTDIR
+# OUTDIR then holds cuabi-tests, saxpy and run.sh. Each executable carries
+# the Mono runtime, the assemblies it uses, Mono's configuration and
+# libmono-native.so; it needs only the C library (glibc 2.36 or newer, as on
+# the machine that built it) and libcuabi.so. On the target:
+#   OUTDIR/run.sh DIR          DIR holds libcuabi.so (e.g. build)
+set -eu
+if [ $# -ne 1 ]; then
+    echo "usage: $0 OUTDIR" >&2
+    exit 2
+fi
+here=$(cd "$(dirname "$0")" && pwd)
+mkdir -p "$1"
+dest=$(cd "$1" && pwd)
+
+"$here/build.sh"
+out="$here/out"
+
+# Where this Mono keeps its framework, configuration and native helpers.
+mono_bin=$(readlink -f "$(command -v mono)")
+prefix=$(dirname "$(dirname "$mono_bin")")
+framework="$prefix/lib/mono/4.5"
+if [ "$prefix" = /usr ]; then etc=/etc/mono; else etc="$prefix/etc/mono"; fi
+native="$prefix/lib/libmono-native.so"
+for f in "$framework/mscorlib.dll" "$etc/config" "$etc/4.5/machine.config" "$native"; do
+    if [ ! -e "$f" ]; then
+        echo "bundle-gpu.sh: $f not found (is mono-devel installed?)" >&2
+        exit 1
+    fi
+done
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/cuabi-bundle.XXXXXX")
+trap 'rm -rf "$work"' EXIT INT TERM
+# Mono's dllmap, with the native helpers found in the bundle instead of
+# under $mono_libdir (which a bundle does not have).
+# shellcheck disable=SC2016 # a literal $mono_libdir, not a shell variable
+sed 's#\$mono_libdir/##g' "$etc/config" > "$work/config"
+
+bundle() {
+    target=$1
+    shift
+    mkbundle --simple --nodeps --i18n none \
+        --machine-config "$etc/4.5/machine.config" --config "$work/config" \
+        --library "libmono-native.so,$native" \
+        -o "$target" "$@" > "$work/mkbundle.log" 2>&1 || {
+        cat "$work/mkbundle.log" >&2
+        exit 1
+    }
+}
+
+bundle "$dest/cuabi-tests" "$out/Cuabi.Tests.exe" "$out/Cuabi.dll" \
+    "$framework/mscorlib.dll" "$framework/System.dll" "$framework/System.Core.dll"
+bundle "$dest/saxpy" "$out/Saxpy.exe" "$out/Cuabi.dll" "$framework/mscorlib.dll"
+
+cat > "$dest/run.sh" <<'EOF'
+#!/bin/sh
+# Runs the bundled C# tests and the SAXPY example against DIR/libcuabi.so:
+#   run.sh DIR
+# Exit status: non-zero when any test fails or the example does not pass.
+# GPU tests must run here: a missing device fails them unless
+# CUABI_TEST_REQUIRE_GPU=0 is set.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+if [ $# -lt 1 ]; then
+    echo "usage: $0 DIR-HOLDING-libcuabi.so" >&2
+    exit 2
+fi
+libdir=$(cd "$1" && pwd) || exit 2
+lib="$libdir/libcuabi.so"
+[ -e "$lib" ] || lib="$libdir/libcuabi.so.0"
+if [ ! -e "$lib" ]; then
+    echo "run.sh: no libcuabi.so in $libdir" >&2
+    exit 2
+fi
+export CUABI_LIBRARY="$lib"
+export LD_LIBRARY_PATH="$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export CUABI_TEST_REQUIRE_GPU="${CUABI_TEST_REQUIRE_GPU:-1}"
+# The header-agreement tests read include/cuabi/cuabi.h: found above the
+# working folder, or next to a build folder inside the repository.
+if [ -z "${CUABI_HEADER:-}" ] && [ -e "$libdir/../include/cuabi/cuabi.h" ]; then
+    CUABI_HEADER=$(cd "$libdir/../include/cuabi" && pwd)/cuabi.h
+    export CUABI_HEADER
+fi
+cache=$(mktemp -d "${TMPDIR:-/tmp}/cuabi-cs-cache.XXXXXX")
+trap 'rm -rf "$cache"' EXIT INT TERM
+export CUABI_CACHE_DIR="${CUABI_CACHE_DIR:-$cache}"
+
+status=0
+echo "== C# tests"
+"$here/cuabi-tests" || status=1
+echo "== C# SAXPY example"
+"$here/saxpy" || status=1
+exit $status
+EOF
+chmod +x "$dest/run.sh"
+
+echo "bundled into $dest:"
+ls -l "$dest"
+du -ch "$dest/cuabi-tests" "$dest/saxpy" | tail -1
+echo "shared libraries needed by the executables:"
+ldd "$dest/cuabi-tests" | sed 's/ (0x[0-9a-f]*)//'

@@ -1,0 +1,26 @@
+#!/bin/sh
+# Builds the C# binding with mcs and runs its tests with mono.
+#   bindings/csharp/run-tests.sh [path/to/libcuabi.so] [test-name-substring ...]
+# The library defaults to build/libcuabi.so under the repository root.
+# Exit status: non-zero when the build or any test fails.
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+
+lib=${1:-"$repo/build/libcuabi.so"}
+[ $# -gt 0 ] && shift
+case "$lib" in /*) ;; *) lib="$PWD/$lib" ;; esac
+if [ ! -e "$lib" ]; then
+    echo "run-tests.sh: no library at $lib (build the core, or pass the path of libcuabi.so)" >&2
+    exit 2
+fi
+
+"$here/build.sh"
+
+cache=$(mktemp -d "${TMPDIR:-/tmp}/cuabi-cs-cache.XXXXXX")
+trap 'rm -rf "$cache"' EXIT INT TERM
+export CUABI_LIBRARY="$lib"
+export CUABI_HEADER="$repo/include/cuabi/cuabi.h"
+export CUABI_CACHE_DIR="${CUABI_CACHE_DIR:-$cache}"
+cd "$repo"
+mono --debug "$here/out/Cuabi.Tests.exe" "$@"

@@ -1,0 +1,236 @@
+using System;
+using System.Runtime.InteropServices;
+using Cuabi.Interop;
+
+namespace Cuabi
+{
+    /// <summary>
+    /// Page-locked host memory holding elements of <typeparamref name="T"/>:
+    /// the host side of asynchronous copies. Either allocated by the driver
+    /// (<see cref="Device.AllocatePinned{T}"/>) or a managed array pinned and
+    /// registered in place (<see cref="Register"/>).
+    /// </summary>
+    /// <typeparam name="T">A blittable value type.</typeparam>
+    public sealed class PinnedBuffer<T> : IDisposable where T : struct
+    {
+        private readonly SafeHostBufferHandle handle;
+        private readonly IntPtr pointer;
+        private readonly T[] registered;
+
+        internal PinnedBuffer(Device device, long count)
+        {
+            if (device == null)
+                throw new ArgumentNullException("device");
+            UIntPtr bytes = Ranges.Bytes(count, Element<T>.Require(), "count");
+            SafeHostBufferHandle h;
+            Errors.Check(NativeMethods.cuabi_host_alloc(device.Handle, bytes, out h));
+            handle = h;
+            pointer = PointerOf(h);
+            Count = count;
+        }
+
+        private PinnedBuffer(SafeHostBufferHandle handle, T[] array)
+        {
+            this.handle = handle;
+            pointer = PointerOf(handle);
+            registered = array;
+            Count = array.Length;
+        }
+
+        /// <summary>
+        /// Pins <paramref name="array"/> in place and registers it with the
+        /// driver, so that async copies use it directly. The array stays pinned
+        /// until this object is disposed or finalized.
+        /// </summary>
+        /// <param name="device">A device (the memory is usable from every context).</param>
+        /// <param name="array">The array to pin (not empty).</param>
+        public static PinnedBuffer<T> Register(Device device, T[] array)
+        {
+            if (device == null)
+                throw new ArgumentNullException("device");
+            if (array == null)
+                throw new ArgumentNullException("array");
+            UIntPtr bytes = Ranges.Bytes(array.Length, Element<T>.Require(), "array.Length");
+            var pin = GCHandle.Alloc(array, GCHandleType.Pinned);
+            SafeHostBufferHandle h = null;
+            try
+            {
+                IntPtr p = array.Length == 0 ? IntPtr.Zero : pin.AddrOfPinnedObject();
+                Errors.Check(NativeMethods.cuabi_host_register(device.Handle, p, bytes, out h));
+                h.AdoptPin(pin); // from here on the handle unpins after unregistering
+            }
+            catch
+            {
+                if (h == null || h.IsInvalid)
+                    pin.Free();
+                throw;
+            }
+            return new PinnedBuffer<T>(h, array);
+        }
+
+        /// <summary>The raw handle, for the <see cref="NativeMethods"/> layer.</summary>
+        public SafeHostBufferHandle Handle
+        {
+            get { handle.ThrowIfClosed(this); return handle; }
+        }
+
+        /// <summary>Number of elements.</summary>
+        public long Count { get; private set; }
+
+        /// <summary>The size in bytes.</summary>
+        public long SizeInBytes
+        {
+            get { return Count * Element<T>.Size; }
+        }
+
+        /// <summary>The host address of the first element (valid until disposal).</summary>
+        public IntPtr Pointer
+        {
+            get { handle.ThrowIfClosed(this); return pointer; }
+        }
+
+        /// <summary>The registered array, or null for memory from <see cref="Device.AllocatePinned{T}"/>.</summary>
+        public T[] Array
+        {
+            get { return registered; }
+        }
+
+        /// <summary>One element (reads and writes host memory; not for bulk use: see <see cref="CopyFrom(T[])"/>).</summary>
+        /// <param name="index">Element index.</param>
+        public unsafe T this[long index]
+        {
+            get
+            {
+                int size = Element<T>.Require();
+                IntPtr p = AddressOf(index, 1);
+                var one = new T[1];
+                var pin = GCHandle.Alloc(one, GCHandleType.Pinned);
+                try
+                {
+                    Buffer.MemoryCopy((void*)p, (void*)pin.AddrOfPinnedObject(), size, size);
+                }
+                finally
+                {
+                    pin.Free();
+                    GC.KeepAlive(this);
+                }
+                return one[0];
+            }
+            set
+            {
+                int size = Element<T>.Require();
+                IntPtr p = AddressOf(index, 1);
+                var one = new[] { value };
+                var pin = GCHandle.Alloc(one, GCHandleType.Pinned);
+                try
+                {
+                    Buffer.MemoryCopy((void*)pin.AddrOfPinnedObject(), (void*)p, size, size);
+                }
+                finally
+                {
+                    pin.Free();
+                    GC.KeepAlive(this);
+                }
+            }
+        }
+
+        /// <summary>Copies <paramref name="source"/> to the start of this memory (a plain host copy).</summary>
+        /// <param name="source">The values to copy.</param>
+        public unsafe void CopyFrom(T[] source)
+        {
+            if (source == null)
+                throw new ArgumentNullException("source");
+            int size = Element<T>.Require();
+            IntPtr dst = AddressOf(0, source.Length);
+            if (source.Length == 0)
+                return;
+            var pin = GCHandle.Alloc(source, GCHandleType.Pinned);
+            try
+            {
+                long bytes = (long)source.Length * size;
+                Buffer.MemoryCopy((void*)pin.AddrOfPinnedObject(), (void*)dst, bytes, bytes);
+            }
+            finally
+            {
+                pin.Free();
+                GC.KeepAlive(this);
+            }
+        }
+
+        /// <summary>Copies the start of this memory into all of <paramref name="destination"/> (a plain host copy).</summary>
+        /// <param name="destination">The array to fill.</param>
+        public unsafe void CopyTo(T[] destination)
+        {
+            if (destination == null)
+                throw new ArgumentNullException("destination");
+            int size = Element<T>.Require();
+            IntPtr src = AddressOf(0, destination.Length);
+            if (destination.Length == 0)
+                return;
+            var pin = GCHandle.Alloc(destination, GCHandleType.Pinned);
+            try
+            {
+                long bytes = (long)destination.Length * size;
+                Buffer.MemoryCopy((void*)src, (void*)pin.AddrOfPinnedObject(), bytes, bytes);
+            }
+            finally
+            {
+                pin.Free();
+                GC.KeepAlive(this);
+            }
+        }
+
+        /// <summary>All elements, copied to a new array.</summary>
+        public T[] ToArray()
+        {
+            if (Count > int.MaxValue)
+                throw new InvalidOperationException("the buffer holds more elements than an array can");
+            var result = new T[Count];
+            CopyTo(result);
+            return result;
+        }
+
+#if CUABI_SPAN
+        /// <summary>The memory as a span (valid until disposal).</summary>
+        public unsafe Span<T> AsSpan()
+        {
+            if (Count > int.MaxValue)
+                throw new InvalidOperationException("the buffer holds more elements than a span can");
+            return new Span<T>((void*)Pointer, (int)Count);
+        }
+#endif
+
+        /// <summary>Frees (or unpins and unregisters) the memory.</summary>
+        public void Dispose()
+        {
+            handle.Dispose();
+        }
+
+        /// <summary>The address of element <paramref name="index"/>, after checking that <paramref name="count"/> elements from it fit.</summary>
+        internal IntPtr AddressOf(long index, long count)
+        {
+            handle.ThrowIfClosed(this);
+            if (index < 0)
+                throw new ArgumentOutOfRangeException("index", index, "cannot be negative");
+            if (count < 0)
+                throw new ArgumentOutOfRangeException("count", count, "cannot be negative");
+            if (index + count > Count)
+                throw new ArgumentException(string.Format(
+                    "{0} elements from index {1} reach past the end of the pinned buffer ({2} elements)", count, index, Count));
+            return new IntPtr(pointer.ToInt64() + index * Element<T>.Size);
+        }
+
+        private static IntPtr PointerOf(SafeHostBufferHandle h)
+        {
+            IntPtr p;
+            int status = NativeMethods.cuabi_host_buffer_get_pointer(h, out p);
+            if (status != NativeMethods.CUABI_SUCCESS)
+            {
+                var e = Errors.FromLastError(status);
+                h.Dispose();
+                throw e;
+            }
+            return p;
+        }
+    }
+}

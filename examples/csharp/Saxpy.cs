@@ -1,0 +1,174 @@
+// SAXPY through cuabi from C#: compile CUDA C++ at run time with NVRTC, move
+// data through pinned host memory on a stream, launch with typed arguments,
+// time the kernel with events and check the result on the host.
+//
+//   mono out/Saxpy.exe            (Mono; CUABI_LIBRARY=/path/to/libcuabi.so)
+//   dotnet run --project examples/csharp
+//
+// Exit status: 0 when the check passed, 1 when it failed, 2 when no CUDA
+// device was found (the kernel is still compiled, to show NVRTC works).
+
+using System;
+using Cuabi;
+
+public static class Saxpy
+{
+    private const string Source = @"extern ""C"" __global__
+void saxpy(float a, float *x, float *y, float *out, size_t n)
+{
+ size_t tid = blockIdx.x * blockDim.x + threadIdx.x;
+ if (tid < n) {
+   out[tid] = a * x[tid] + y[tid];
+ }
+}
+";
+
+    private const int NumThreads = 512; // threads per block
+    private const int NumBlocks = 32768; // blocks per grid
+
+    public static int Main()
+    {
+        try
+        {
+            return Run();
+        }
+        catch (Exception e)
+        {
+            Console.Error.WriteLine("saxpy: " + e.GetType().Name + ": " + e.Message);
+            return 1;
+        }
+    }
+
+    private static int Run()
+    {
+        Console.WriteLine("cuabi {0}, NVRTC {1}", Cuda.VersionString, Cuda.NvrtcVersion);
+
+        string noDevice;
+        Device device = FirstDevice(out noDevice);
+
+        // Compile to PTX for the device's own architecture (compute_XY), with
+        // FMAD off so the device computes a * x + y exactly as the host does.
+        string arch = null;
+        if (device != null)
+        {
+            ComputeCapability cc = device.ComputeCapability;
+            arch = "--gpu-architecture=compute_" + cc.Major + cc.Minor;
+            Console.WriteLine("device 0: {0}, compute capability {1}", device.Name, cc);
+        }
+        string ptx;
+        using (var program = new Program(Source, "saxpy.cu"))
+        {
+            if (arch != null)
+                program.Compile("--fmad=false", arch);
+            else
+                program.Compile("--fmad=false");
+            ptx = program.Ptx;
+        }
+        Console.WriteLine("compiled saxpy.cu: {0} bytes of PTX", ptx.Length);
+
+        if (device == null)
+        {
+            Console.Error.WriteLine("No CUDA device was found: " + noDevice);
+            return 2;
+        }
+
+        using (device)
+        using (CudaModule module = device.LoadModule(ptx))
+        using (Kernel kernel = module.GetKernel("saxpy"))
+        {
+            return RunOnDevice(device, kernel);
+        }
+    }
+
+    private static int RunOnDevice(Device device, Kernel kernel)
+    {
+        const float a = 2.0f;
+        const int n = NumThreads * NumBlocks;
+
+        var random = new Random(12345);
+        var hX = new float[n];
+        var hY = new float[n];
+        for (int i = 0; i < n; i++)
+        {
+            hX[i] = (float)random.NextDouble();
+            hY[i] = (float)random.NextDouble();
+        }
+        var hOut = new float[n];
+
+        using (CudaStream stream = device.CreateStream())
+        using (PinnedBuffer<float> pinnedX = device.AllocatePinned<float>(n))
+        using (PinnedBuffer<float> pinnedY = device.AllocatePinned<float>(n))
+        using (PinnedBuffer<float> pinnedOut = device.AllocatePinned<float>(n))
+        using (DeviceBuffer<float> dX = device.Allocate<float>(n))
+        using (DeviceBuffer<float> dY = device.Allocate<float>(n))
+        using (DeviceBuffer<float> dOut = device.Allocate<float>(n))
+        using (CudaEvent start = device.CreateEvent())
+        using (CudaEvent stop = device.CreateEvent())
+        {
+            pinnedX.CopyFrom(hX);
+            pinnedY.CopyFrom(hY);
+            dX.CopyFromAsync(pinnedX, stream);
+            dY.CopyFromAsync(pinnedY, stream);
+
+            // The overview passes n as a 4-byte np.uint32 to the size_t
+            // parameter; cuabi refuses that instead of running the kernel.
+            try
+            {
+                kernel.Launch(NumBlocks, NumThreads, stream, a, dX, dY, dOut, (uint)n);
+                Console.Error.WriteLine("saxpy: a 4-byte n was accepted for the size_t parameter");
+                return 1;
+            }
+            catch (ArgumentException e)
+            {
+                Console.WriteLine("4-byte n refused as it should be: " + e.Message.Split('\n')[0].TrimEnd());
+            }
+
+            start.Record(stream);
+            kernel.Launch(NumBlocks, NumThreads, stream, a, dX, dY, dOut, (ulong)n);
+            stop.Record(stream);
+            dOut.CopyToAsync(pinnedOut, stream);
+            stream.Synchronize();
+            pinnedOut.CopyTo(hOut);
+
+            float ms = stop.ElapsedSince(start);
+            Console.WriteLine("kernel time: {0:F3} ms ({1} threads x {2} blocks)", ms, NumThreads, NumBlocks);
+        }
+
+        // Host check, with NumPy's allclose tolerances (rtol 1e-5, atol 1e-8).
+        int bad = 0;
+        double worst = 0;
+        for (int i = 0; i < n; i++)
+        {
+            float expected = a * hX[i] + hY[i];
+            double error = Math.Abs((double)hOut[i] - expected);
+            worst = Math.Max(worst, error);
+            if (error > 1e-8 + 1e-5 * Math.Abs(expected))
+                bad++;
+        }
+        if (bad != 0)
+        {
+            Console.WriteLine("check: FAILED ({0} of {1} elements outside tolerance, max error {2:G3})", bad, n, worst);
+            return 1;
+        }
+        Console.WriteLine("check: PASSED ({0} elements, max error {1:G3})", n, worst);
+        return 0;
+    }
+
+    // Device 0, or null with the reason when there is none (no driver, the
+    // stub driver, or a driver that sees no GPU).
+    private static Device FirstDevice(out string reason)
+    {
+        reason = null;
+        try
+        {
+            if (Device.Count > 0)
+                return Device.Get(0);
+            reason = "the driver reports 0 devices";
+        }
+        catch (CudaException e)
+        {
+            reason = e.StatusName + ": " + e.Message;
+        }
+        return null;
+    }
+}
