@@ -1,5 +1,7 @@
 #include "error.hpp"
 
+#include "text.hpp"
+
 namespace cuabi {
 
 void fail(cuabi_status status, std::string message, int32_t code) {
@@ -17,8 +19,8 @@ void set_last_error(cuabi_status status, int32_t code, std::string message, std:
   LastError& e = last_error();
   e.status = status;
   e.code = code;
-  e.message = std::move(message);
-  e.log = std::move(log);
+  e.message = to_utf8(message);
+  e.log = to_utf8(log);
 }
 
 namespace {

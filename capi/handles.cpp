@@ -121,19 +121,21 @@ Object* pin(uint64_t handle, Kind kind, Slot** out) {
 void unpin(Slot* slot) { slot->word.fetch_sub(1, std::memory_order_release); }
 
 bool remove(uint64_t handle, Kind kind) {
-  uint32_t index, generation;
-  if (!decode(handle, kind, &index, &generation)) return false;
-  Slot* slot = slot_of(index);
-  if (!slot) return false;
+  // Pinning first checks the generation, the live bit and the object's kind,
+  // so a forged handle never disturbs the slot it points at.
+  Slot* slot = nullptr;
+  if (!pin(handle, kind, &slot)) return false;
+  uint64_t generation = handle >> 32;
+  uint32_t index = static_cast<uint32_t>(handle & 0xFFFFFFu);
   uint64_t w = slot->word.load(std::memory_order_acquire);
   for (;;) {
-    if ((w >> 32) != generation || !(w & kLive)) return false;
+    if ((w >> 32) != generation || !(w & kLive)) {  // another thread released it first
+      unpin(slot);
+      return false;
+    }
     if (slot->word.compare_exchange_weak(w, w & ~kLive, std::memory_order_acq_rel)) break;
   }
-  if (slot->object->kind() != kind) {  // a forged handle of another kind: put it back
-    slot->word.fetch_or(kLive, std::memory_order_release);
-    return false;
-  }
+  unpin(slot);
   while (slot->word.load(std::memory_order_acquire) & kPinMask) std::this_thread::yield();
   Object* object = slot->object;
   slot->object = nullptr;

@@ -19,25 +19,82 @@ namespace cuabi {
 
 namespace {
 
+uint64_t read_le(const unsigned char* p, int bytes) {
+  uint64_t v = 0;
+  for (int i = bytes - 1; i >= 0; --i) v = (v << 8) | p[i];
+  return v;
+}
+
 bool is_elf(const void* image, size_t size) {
   return size >= 4 && memcmp(image, "\x7f" "ELF", 4) == 0;
 }
 
 bool is_fatbin(const void* image, size_t size) {
   const unsigned char* p = static_cast<const unsigned char*>(image);
-  // A fatbin's little-endian magic 0xBA55ED50, or a fatbin wrapper 0x466243B1.
-  return size >= 4 && ((p[0] == 0x50 && p[1] == 0xED && p[2] == 0x55 && p[3] == 0xBA) ||
-                       (p[0] == 0xB1 && p[1] == 0x43 && p[2] == 0x62 && p[3] == 0x46));
+  return size >= 4 && read_le(p, 4) == 0xBA55ED50u;
+}
+
+bool fits(uint64_t offset, uint64_t length, size_t size) {
+  return offset <= size && length <= size - offset;
+}
+
+// cuModuleLoadData takes no length: before handing it an image, make sure
+// everything its headers point at lies inside the caller's `size` bytes.
+void check_elf_extents(const unsigned char* p, size_t size) {
+  auto bad = [&](const std::string& why) {
+    fail_invalid("the CUBIN image is truncated or malformed (" + why + "; " +
+                 std::to_string(size) + " bytes given)");
+  };
+  if (size < 64) bad("shorter than an ELF header");
+  if (p[4] != 2 || p[5] != 1) bad("not a 64-bit little-endian ELF file");
+  uint64_t phoff = read_le(p + 0x20, 8), shoff = read_le(p + 0x28, 8);
+  uint64_t phentsize = read_le(p + 0x36, 2), phnum = read_le(p + 0x38, 2);
+  uint64_t shentsize = read_le(p + 0x3A, 2), shnum = read_le(p + 0x3C, 2);
+  if (phnum && (phentsize < 56 || !fits(phoff, phentsize * phnum, size)))
+    bad("program headers past the end");
+  if (shnum && (shentsize < 64 || !fits(shoff, shentsize * shnum, size)))
+    bad("section headers past the end");
+  for (uint64_t i = 0; i < shnum; ++i) {
+    const unsigned char* sh = p + shoff + i * shentsize;
+    uint64_t type = read_le(sh + 4, 4), offset = read_le(sh + 0x18, 8), length = read_le(sh + 0x20, 8);
+    if (type != 8 /* SHT_NOBITS */ && !fits(offset, length, size))
+      bad("section " + std::to_string(i) + " past the end");
+  }
+  for (uint64_t i = 0; i < phnum; ++i) {
+    const unsigned char* ph = p + phoff + i * phentsize;
+    uint64_t offset = read_le(ph + 8, 8), filesz = read_le(ph + 0x20, 8);
+    if (!fits(offset, filesz, size)) bad("segment " + std::to_string(i) + " past the end");
+  }
+}
+
+void check_fatbin_extents(const unsigned char* p, size_t size) {
+  // magic (4), version (2), header size (2), size of what follows (8)
+  if (size < 16 || !fits(read_le(p + 6, 2), read_le(p + 8, 8), size))
+    fail_invalid("the fatbin image is truncated or malformed (" + std::to_string(size) +
+                 " bytes given)");
 }
 
 }  // namespace
+
+bool check_image(const void* image, size_t size) {
+  const unsigned char* bytes = static_cast<const unsigned char*>(image);
+  if (is_elf(image, size)) {
+    check_elf_extents(bytes, size);
+    return true;
+  }
+  if (is_fatbin(image, size)) {
+    check_fatbin_extents(bytes, size);
+    return true;
+  }
+  return false;
+}
 
 Module::Module(Ref<Device> dev, const void* image, size_t size) : DeviceChild(kKind, std::move(dev)) {
   if (!image) fail_invalid("image is NULL");
   if (size == 0) fail_invalid("size is 0: an image has at least one byte");
   std::string text;
   const void* data = image;
-  if (!is_elf(image, size) && !is_fatbin(image, size)) {
+  if (!check_image(image, size)) {
     // PTX text: the driver wants it NUL-terminated; accept it either way.
     const char* p = static_cast<const char*>(image);
     if (memchr(p, '\0', size) == nullptr) {
@@ -126,12 +183,18 @@ CacheKey key_of(const cuabi_compile_desc& d, const std::string& target, uint32_t
   return h.digest();
 }
 
-void check_strings(const char* const* list, size_t count, const char* what) {
+void check_strings(const char* const* list, size_t count, const char* what, bool names) {
+  if (count > (1u << 20))
+    fail_invalid(std::string(what) + ": count " + std::to_string(count) + " is implausibly large");
   if (count > 0 && !list)
     fail_invalid(std::string(what) + " is NULL but its count is " + std::to_string(count));
-  if (count > (1u << 20)) fail_invalid(std::string(what) + ": count is implausibly large");
-  for (size_t i = 0; i < count; ++i)
-    if (!list[i]) fail_invalid(std::string(what) + "[" + std::to_string(i) + "] is NULL");
+  for (size_t i = 0; i < count; ++i) {
+    std::string item = std::string(what) + "[" + std::to_string(i) + "]";
+    if (names)
+      check_name(list[i], item.c_str());
+    else if (!list[i])
+      fail_invalid(item + " is NULL");
+  }
 }
 
 }  // namespace
@@ -141,10 +204,11 @@ Ref<Module> compile_module(Ref<Device> device, const cuabi_compile_desc* desc) {
   cuabi_compile_desc d = CUABI_COMPILE_DESC_INIT;
   read_struct(desc, &d, "desc");
   if (!d.source) fail_invalid("desc->source is NULL");
-  check_strings(d.options, d.num_options, "desc->options");
-  check_strings(d.header_sources, d.num_headers, "desc->header_sources");
-  check_strings(d.header_names, d.num_headers, "desc->header_names");
-  check_strings(d.name_expressions, d.num_name_expressions, "desc->name_expressions");
+  if (d.name) check_name(d.name, "desc->name");
+  check_strings(d.options, d.num_options, "desc->options", true);
+  check_strings(d.header_sources, d.num_headers, "desc->header_sources", false);
+  check_strings(d.header_names, d.num_headers, "desc->header_names", true);
+  check_strings(d.name_expressions, d.num_name_expressions, "desc->name_expressions", true);
   if (d.output != CUABI_OUTPUT_CUBIN && d.output != CUABI_OUTPUT_PTX)
     fail_invalid("desc->output is " + std::to_string(d.output) +
                  "; expected CUABI_OUTPUT_CUBIN or CUABI_OUTPUT_PTX");

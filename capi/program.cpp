@@ -11,13 +11,16 @@ Program::Program(const char* source, const char* name, size_t num_headers,
                  const char* const* sources, const char* const* names)
     : Object(kKind) {
   if (!source) fail_invalid("source is NULL");
+  if (name) check_name(name, "name");
+  if (num_headers > (1u << 20))
+    fail_invalid("num_headers is " + std::to_string(num_headers) + ", implausibly large");
   if (num_headers > 0 && (!sources || !names))
     fail_invalid("num_headers is " + std::to_string(num_headers) +
                  " but header_sources or header_names is NULL");
-  for (size_t i = 0; i < num_headers; ++i)
-    if (!sources[i] || !names[i])
-      fail_invalid("header " + std::to_string(i) + " has a NULL source or name");
-  if (num_headers > 1u << 20) fail_invalid("num_headers is implausibly large");
+  for (size_t i = 0; i < num_headers; ++i) {
+    if (!sources[i]) fail_invalid("header_sources[" + std::to_string(i) + "] is NULL");
+    check_name(names[i], ("header_names[" + std::to_string(i) + "]").c_str());
+  }
   const NvrtcApi& n = nvrtc();
   check_nvrtc(n.nvrtcCreateProgram(&program, source, name ? name : "cuabi_program.cu",
                                    static_cast<int>(num_headers), sources, names),
@@ -51,11 +54,12 @@ std::string output(SizeFn size_fn, GetFn get_fn, nvrtcProgram program) {
 }  // namespace
 
 void Program::compile(size_t num_options, const char* const* options) {
+  if (num_options > (1u << 20))
+    fail_invalid("num_options is " + std::to_string(num_options) + ", implausibly large");
   if (num_options > 0 && !options)
     fail_invalid("num_options is " + std::to_string(num_options) + " but options is NULL");
   for (size_t i = 0; i < num_options; ++i)
-    if (!options[i]) fail_invalid("option " + std::to_string(i) + " is NULL");
-  if (num_options > 1u << 20) fail_invalid("num_options is implausibly large");
+    check_name(options[i], ("options[" + std::to_string(i) + "]").c_str());
   const NvrtcApi& n = nvrtc();
   std::lock_guard<std::mutex> lock(mutex);
   if (compiled) fail_invalid("the program was already compiled; create a new one to compile again");
@@ -65,7 +69,7 @@ void Program::compile(size_t num_options, const char* const* options) {
   log.clear();
   if (n.nvrtcGetProgramLogSize(program, &log_size) == NVRTC_SUCCESS && log_size > 1) {
     std::string buf(log_size, '\0');
-    if (n.nvrtcGetProgramLog(program, &buf[0]) == NVRTC_SUCCESS) log.assign(buf.c_str());
+    if (n.nvrtcGetProgramLog(program, &buf[0]) == NVRTC_SUCCESS) log = to_utf8(buf.c_str());
   }
   if (r == NVRTC_ERROR_COMPILATION || r == NVRTC_ERROR_INVALID_OPTION) {
     std::string why = r == NVRTC_ERROR_INVALID_OPTION ? "NVRTC rejected the options"

@@ -1,0 +1,322 @@
+// The on-disk compile cache of cuabi_module_compile: misses then hits, keys,
+// corrupt entries, CUABI_COMPILE_NO_CACHE, CUABI_CACHE=0, unsafe folders and
+// the XDG fallback. The cache settings come from the environment, so ctest
+// runs each suite here in its own process (see CMakeLists.txt).
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "gpu_support.h"
+
+namespace cuabi_test {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string Env(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? v : "";
+}
+
+std::vector<fs::path> FilesUnder(const fs::path& dir) {
+  std::vector<fs::path> files;
+  std::error_code ec;
+  if (!fs::exists(dir, ec)) return files;
+  for (fs::recursive_directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    if (it->is_regular_file(ec)) files.push_back(it->path());
+  }
+  return files;
+}
+
+// Makes `dir` an empty folder only this user can write.
+void MakeEmptyPrivateDir(const fs::path& dir) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    fs::remove_all(it->path(), ec);
+  }
+  ::chmod(dir.c_str(), 0700);
+}
+
+class CacheTestBase : public GpuTest {
+ protected:
+  // Points the cache at `dir` before anything in this process touches cuabi.
+  void SetUpCache(const std::string& env_name, const std::string& subdir) {
+    std::string base = Env(env_name.c_str());
+    if (base.empty()) {
+      char templ[] = "/tmp/cuabi_cache_test_XXXXXX";
+      const char* made = mkdtemp(templ);
+      ASSERT_NE(nullptr, made);
+      base = made;
+      made_dir_ = base;
+      setenv(env_name.c_str(), base.c_str(), 1);
+    }
+    // The folder exists, empty and private; a subfolder is left for the
+    // library to create.
+    MakeEmptyPrivateDir(base);
+    dir_ = subdir.empty() ? fs::path(base) : fs::path(base) / subdir;
+    GpuTest::SetUp();
+  }
+
+  void TearDown() override {
+    std::error_code ec;
+    if (!made_dir_.empty()) fs::remove_all(made_dir_, ec);
+  }
+
+  // Compiles and returns the module; *hit gets cuabi_module_from_cache.
+  Module CompileCached(const char* source, int32_t* hit, uint32_t flags = 0,
+                       cuabi_output output = CUABI_OUTPUT_CUBIN,
+                       std::vector<const char*> name_expressions = {},
+                       std::vector<const char*> options = {}) {
+    Module m = Compile(source, output, flags, name_expressions, options);
+    *hit = -1;
+    if (m.get() != nullptr) {
+      EXPECT_EQ(CUABI_SUCCESS, cuabi_module_from_cache(m, hit)) << LastError();
+    }
+    return m;
+  }
+
+  // Runs the SAXPY kernel of `module` on a small problem and checks it.
+  void ExpectSaxpyWorks(cuabi_module module) {
+    Function f = GetFunction(module, "saxpy");
+    ASSERT_NE(nullptr, f.get());
+    SaxpyProblem problem(4096, 5);
+    Buffer x = Alloc(problem.bytes()), y = Alloc(problem.bytes()), out = Alloc(problem.bytes());
+    Upload(x, problem.x);
+    Upload(y, problem.y);
+    uint64_t px = Pointer(x), py = Pointer(y), pout = Pointer(out);
+    size_t n = problem.n();
+    void* params[] = {&problem.a, &px, &py, &pout, &n};
+    cuabi_launch_config config = CUABI_LAUNCH_CONFIG_INIT;
+    config.block_x = 256;
+    config.grid_x = static_cast<uint32_t>(n / 256);
+    ASSERT_EQ(CUABI_SUCCESS, cuabi_launch(f, &config, nullptr, params, 5)) << LastError();
+    EXPECT_EQ(0u, problem.Mismatches(Download<float>(out, n)));
+  }
+
+  fs::path dir_;
+  std::string made_dir_;
+};
+
+class ModuleCache : public CacheTestBase {
+ protected:
+  void SetUp() override { SetUpCache("CUABI_CACHE_DIR", ""); }
+};
+
+TEST_F(ModuleCache, FirstCompileMissesSecondHits) {
+  int32_t hit = -1;
+  Module first = CompileCached(kSaxpySource, &hit);
+  ASSERT_NE(nullptr, first.get());
+  EXPECT_EQ(0, hit);
+  EXPECT_FALSE(FilesUnder(dir_).empty()) << "nothing written to " << dir_;
+  ExpectSaxpyWorks(first);
+
+  Module second = CompileCached(kSaxpySource, &hit);
+  ASSERT_NE(nullptr, second.get());
+  EXPECT_EQ(1, hit);
+  ExpectSaxpyWorks(second);
+}
+
+TEST_F(ModuleCache, KeyCoversOptionsOutputAndNameExpressions) {
+  int32_t hit = -1;
+  CompileCached(kSaxpySource, &hit);
+  ASSERT_EQ(0, hit);
+  Module ptx = CompileCached(kSaxpySource, &hit, 0, CUABI_OUTPUT_PTX);
+  EXPECT_EQ(0, hit) << "PTX and CUBIN are different entries";
+  ExpectSaxpyWorks(ptx);
+  Module defined = CompileCached(kSaxpySource, &hit, 0, CUABI_OUTPUT_CUBIN, {}, {"-DVARIANT=1"});
+  EXPECT_EQ(0, hit) << "other options are another entry";
+  CompileCached(kSaxpySource, &hit, 0, CUABI_OUTPUT_PTX);
+  EXPECT_EQ(1, hit);
+  CompileCached(kSaxpySource, &hit, 0, CUABI_OUTPUT_CUBIN, {}, {"-DVARIANT=1"});
+  EXPECT_EQ(1, hit);
+  const std::string other_source = std::string(kSaxpySource) + "\n// another source\n";
+  CompileCached(other_source.c_str(), &hit);
+  EXPECT_EQ(0, hit) << "another source is another entry";
+
+  Module ws =
+      CompileCached(kWriteScalarSource, &hit, 0, CUABI_OUTPUT_CUBIN, {"write_scalar<float>"});
+  EXPECT_EQ(0, hit);
+  CompileCached(kWriteScalarSource, &hit, 0, CUABI_OUTPUT_CUBIN,
+                {"write_scalar<float>", "write_scalar<int>"});
+  EXPECT_EQ(0, hit) << "other name expressions are another entry";
+}
+
+TEST_F(ModuleCache, NameExpressionsSurviveTheCache) {
+  int32_t hit = -1;
+  {
+    Module m = CompileCached(kWriteScalarSource, &hit, 0, CUABI_OUTPUT_CUBIN,
+                             {"write_scalar<float>", "write_scalar<int>"});
+    ASSERT_EQ(0, hit);
+  }
+  Module m = CompileCached(kWriteScalarSource, &hit, 0, CUABI_OUTPUT_CUBIN,
+                           {"write_scalar<float>", "write_scalar<int>"});
+  ASSERT_NE(nullptr, m.get());
+  ASSERT_EQ(1, hit);
+  Function f = GetFunction(m, "write_scalar<int>");
+  ASSERT_NE(nullptr, f.get());
+  Buffer out = Alloc(4);
+  uint64_t p = Pointer(out);
+  int v = 99;
+  void* params[] = {&p, &v};
+  cuabi_launch_config config = CUABI_LAUNCH_CONFIG_INIT;
+  ASSERT_EQ(CUABI_SUCCESS, cuabi_launch(f, &config, nullptr, params, 2)) << LastError();
+  EXPECT_EQ(99, Download<int>(out, 1)[0]);
+  size_t size = 0;
+  EXPECT_EQ(CUABI_SUCCESS, cuabi_module_get_lowered_name(m, "write_scalar<float>", nullptr, &size))
+      << LastError();
+  EXPECT_GT(size, 3u);
+}
+
+// Each way of damaging every cache file: the entry is discarded and rebuilt,
+// never loaded, and the kernel still computes the right thing.
+TEST_F(ModuleCache, CorruptEntriesAreDetectedAndRebuilt) {
+  struct Damage {
+    const char* what;
+    void (*apply)(const fs::path&);
+  };
+  const Damage damages[] = {
+      {"overwritten with garbage",
+       [](const fs::path& p) {
+         const auto size = fs::file_size(p);
+         std::ofstream f(p, std::ios::binary | std::ios::trunc);
+         for (uintmax_t i = 0; i < size; ++i) f.put(static_cast<char>((i * 131 + 17) & 0xff));
+       }},
+      {"truncated to half", [](const fs::path& p) { fs::resize_file(p, fs::file_size(p) / 2); }},
+      {"truncated to zero", [](const fs::path& p) { fs::resize_file(p, 0); }},
+      {"one byte flipped in the middle",
+       [](const fs::path& p) {
+         std::fstream f(p, std::ios::binary | std::ios::in | std::ios::out);
+         const std::streamoff mid = static_cast<std::streamoff>(fs::file_size(p) / 2);
+         f.seekg(mid);
+         const int c = f.get();
+         f.seekp(mid);
+         f.put(static_cast<char>(c ^ 0x5a));
+       }},
+  };
+  int32_t hit = -1;
+  CompileCached(kSaxpySource, &hit);
+  ASSERT_EQ(0, hit);
+  CompileCached(kSaxpySource, &hit);
+  ASSERT_EQ(1, hit);
+  for (const Damage& d : damages) {
+    SCOPED_TRACE(d.what);
+    const std::vector<fs::path> files = FilesUnder(dir_);
+    ASSERT_FALSE(files.empty());
+    for (const fs::path& p : files) d.apply(p);
+    Module rebuilt = CompileCached(kSaxpySource, &hit);
+    ASSERT_NE(nullptr, rebuilt.get());
+    EXPECT_EQ(0, hit) << "a damaged entry was loaded";
+    ExpectSaxpyWorks(rebuilt);
+    Module again = CompileCached(kSaxpySource, &hit);
+    EXPECT_EQ(1, hit) << "the rebuilt entry was not written back";
+    ExpectSaxpyWorks(again);
+  }
+}
+
+TEST_F(ModuleCache, NoCacheFlagNeitherReadsNorWrites) {
+  int32_t hit = -1;
+  Module m = CompileCached(kSaxpySource, &hit, CUABI_COMPILE_NO_CACHE);
+  ASSERT_NE(nullptr, m.get());
+  EXPECT_EQ(0, hit);
+  EXPECT_TRUE(FilesUnder(dir_).empty()) << "CUABI_COMPILE_NO_CACHE wrote to " << dir_;
+  ExpectSaxpyWorks(m);
+
+  CompileCached(kSaxpySource, &hit);
+  ASSERT_EQ(0, hit);
+  const size_t files = FilesUnder(dir_).size();
+  Module uncached = CompileCached(kSaxpySource, &hit, CUABI_COMPILE_NO_CACHE);
+  EXPECT_EQ(0, hit) << "CUABI_COMPILE_NO_CACHE read the cache";
+  EXPECT_EQ(files, FilesUnder(dir_).size());
+  ExpectSaxpyWorks(uncached);
+}
+
+TEST_F(ModuleCache, ConcurrentCompilesOfOneSource) {
+  const int kThreads = 3;
+  std::vector<cuabi_status> status(kThreads, -1);
+  std::vector<cuabi_module> modules(kThreads, nullptr);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      cuabi_compile_desc desc = CUABI_COMPILE_DESC_INIT;
+      desc.source = kSaxpySource;
+      status[t] = cuabi_module_compile(device_, &desc, &modules[t]);
+    });
+  }
+  for (auto& th : threads) th.join();
+  for (int t = 0; t < kThreads; ++t) {
+    ASSERT_EQ(CUABI_SUCCESS, status[t]) << "thread " << t;
+    Module owned(modules[t]);
+    ExpectSaxpyWorks(owned);
+  }
+  int32_t hit = -1;
+  Module after = CompileCached(kSaxpySource, &hit);
+  EXPECT_EQ(1, hit);
+  ExpectSaxpyWorks(after);
+}
+
+class ModuleCacheDisabled : public CacheTestBase {
+ protected:
+  void SetUp() override {
+    if (Env("CUABI_CACHE") != "0") GTEST_SKIP() << "needs CUABI_CACHE=0 (ctest sets it)";
+    SetUpCache("CUABI_CACHE_DIR", "");
+  }
+};
+
+TEST_F(ModuleCacheDisabled, CacheEnvZeroTurnsItOff) {
+  int32_t hit = -1;
+  Module a = CompileCached(kSaxpySource, &hit);
+  EXPECT_EQ(0, hit);
+  Module b = CompileCached(kSaxpySource, &hit);
+  EXPECT_EQ(0, hit);
+  EXPECT_TRUE(FilesUnder(dir_).empty()) << "CUABI_CACHE=0 still wrote to " << dir_;
+  ExpectSaxpyWorks(b);
+}
+
+class ModuleCacheUnsafeDir : public CacheTestBase {
+ protected:
+  void SetUp() override {
+    SetUpCache("CUABI_CACHE_DIR", "");
+    ::chmod(dir_.c_str(), 0777);  // writable by others: must not be used
+  }
+};
+
+TEST_F(ModuleCacheUnsafeDir, WorldWritableFolderIsNotUsed) {
+  int32_t hit = -1;
+  Module a = CompileCached(kSaxpySource, &hit);
+  ASSERT_NE(nullptr, a.get()) << "an unusable cache never fails a compile";
+  EXPECT_EQ(0, hit);
+  Module b = CompileCached(kSaxpySource, &hit);
+  EXPECT_EQ(0, hit);
+  EXPECT_TRUE(FilesUnder(dir_).empty()) << "wrote to a world-writable " << dir_;
+  ExpectSaxpyWorks(b);
+}
+
+class ModuleCacheXdg : public CacheTestBase {
+ protected:
+  void SetUp() override {
+    if (!Env("CUABI_CACHE_DIR").empty()) {
+      GTEST_SKIP() << "needs CUABI_CACHE_DIR unset and XDG_CACHE_HOME set (ctest does that)";
+    }
+    SetUpCache("XDG_CACHE_HOME", "cuabi");
+  }
+};
+
+TEST_F(ModuleCacheXdg, FallsBackToXdgCacheHome) {
+  int32_t hit = -1;
+  CompileCached(kSaxpySource, &hit);
+  EXPECT_EQ(0, hit);
+  EXPECT_FALSE(FilesUnder(dir_).empty()) << "nothing written to " << dir_;
+  Module b = CompileCached(kSaxpySource, &hit);
+  EXPECT_EQ(1, hit);
+  ExpectSaxpyWorks(b);
+}
+
+}  // namespace
+}  // namespace cuabi_test

@@ -1,0 +1,460 @@
+#include "handle_calls.h"
+
+#include <cstring>
+
+#include "kernels.h"
+
+namespace cuabi_test {
+
+namespace {
+
+// Values out-parameters hold before a call; a failing call must keep them.
+constexpr int32_t kI32 = 0x5eed;
+constexpr size_t kSize = 0x5eed;
+constexpr uint64_t kU64 = 0x5eed;
+constexpr float kFloat = 1234.5f;
+
+template <typename T>
+T Out() {
+  return reinterpret_cast<T>(static_cast<uintptr_t>(0x5eed));
+}
+
+template <typename T>
+T As(uintptr_t h) {
+  return reinterpret_cast<T>(h);
+}
+
+// Host memory some calls read or write if they (wrongly) accepted a handle.
+unsigned char g_host[256];
+
+std::vector<HandleCall> MakeHandleCalls() {
+  std::vector<HandleCall> v;
+  auto add = [&v](const char* name, Kind kind, std::function<cuabi_status(uintptr_t, bool*)> call) {
+    v.push_back(HandleCall{name, kind, std::move(call)});
+  };
+
+  // Devices.
+  add("cuabi_device_get_ordinal", Kind::kDevice, [](uintptr_t h, bool* t) {
+    int32_t o = kI32;
+    cuabi_status s = cuabi_device_get_ordinal(As<cuabi_device>(h), &o);
+    *t = o != kI32;
+    return s;
+  });
+  add("cuabi_device_get_name", Kind::kDevice, [](uintptr_t h, bool* t) {
+    size_t n = kSize;
+    cuabi_status s = cuabi_device_get_name(As<cuabi_device>(h), nullptr, &n);
+    *t = n != kSize;
+    return s;
+  });
+  add("cuabi_device_get_compute_capability", Kind::kDevice, [](uintptr_t h, bool* t) {
+    int32_t a = kI32, b = kI32;
+    cuabi_status s = cuabi_device_get_compute_capability(As<cuabi_device>(h), &a, &b);
+    *t = a != kI32 || b != kI32;
+    return s;
+  });
+  add("cuabi_device_get_total_memory", Kind::kDevice, [](uintptr_t h, bool* t) {
+    size_t n = kSize;
+    cuabi_status s = cuabi_device_get_total_memory(As<cuabi_device>(h), &n);
+    *t = n != kSize;
+    return s;
+  });
+  add("cuabi_device_get_memory_info", Kind::kDevice, [](uintptr_t h, bool* t) {
+    size_t a = kSize, b = kSize;
+    cuabi_status s = cuabi_device_get_memory_info(As<cuabi_device>(h), &a, &b);
+    *t = a != kSize || b != kSize;
+    return s;
+  });
+  add("cuabi_device_get_attribute", Kind::kDevice, [](uintptr_t h, bool* t) {
+    int32_t a = kI32;
+    cuabi_status s = cuabi_device_get_attribute(As<cuabi_device>(h), 1, &a);
+    *t = a != kI32;
+    return s;
+  });
+  add("cuabi_device_get_context", Kind::kDevice, [](uintptr_t h, bool* t) {
+    uint64_t c = kU64;
+    cuabi_status s = cuabi_device_get_context(As<cuabi_device>(h), &c);
+    *t = c != kU64;
+    return s;
+  });
+  add("cuabi_device_synchronize", Kind::kDevice,
+      [](uintptr_t h, bool*) { return cuabi_device_synchronize(As<cuabi_device>(h)); });
+  add("cuabi_device_get_stream_priority_range", Kind::kDevice, [](uintptr_t h, bool* t) {
+    int32_t a = kI32, b = kI32;
+    cuabi_status s = cuabi_device_get_stream_priority_range(As<cuabi_device>(h), &a, &b);
+    *t = a != kI32 || b != kI32;
+    return s;
+  });
+  add("cuabi_device_reset", Kind::kDevice,
+      [](uintptr_t h, bool*) { return cuabi_device_reset(As<cuabi_device>(h)); });
+  add("cuabi_module_compile", Kind::kDevice, [](uintptr_t h, bool* t) {
+    cuabi_compile_desc desc = CUABI_COMPILE_DESC_INIT;
+    desc.source = kSaxpySource;
+    desc.flags = CUABI_COMPILE_NO_CACHE;
+    cuabi_module m = Out<cuabi_module>();
+    cuabi_status s = cuabi_module_compile(As<cuabi_device>(h), &desc, &m);
+    *t = m != Out<cuabi_module>();
+    return s;
+  });
+  add("cuabi_module_load_data", Kind::kDevice, [](uintptr_t h, bool* t) {
+    cuabi_module m = Out<cuabi_module>();
+    const char ptx[] = ".version 8.0\n.target sm_90\n.address_size 64\n";
+    cuabi_status s = cuabi_module_load_data(As<cuabi_device>(h), ptx, sizeof ptx, &m);
+    *t = m != Out<cuabi_module>();
+    return s;
+  });
+  add("cuabi_module_load_file", Kind::kDevice, [](uintptr_t h, bool* t) {
+    cuabi_module m = Out<cuabi_module>();
+    cuabi_status s = cuabi_module_load_file(As<cuabi_device>(h), "/nonexistent/k.cubin", &m);
+    *t = m != Out<cuabi_module>();
+    return s;
+  });
+  add("cuabi_buffer_alloc", Kind::kDevice, [](uintptr_t h, bool* t) {
+    cuabi_buffer b = Out<cuabi_buffer>();
+    cuabi_status s = cuabi_buffer_alloc(As<cuabi_device>(h), 256, &b);
+    *t = b != Out<cuabi_buffer>();
+    return s;
+  });
+  add("cuabi_buffer_wrap", Kind::kDevice, [](uintptr_t h, bool* t) {
+    cuabi_buffer b = Out<cuabi_buffer>();
+    cuabi_status s = cuabi_buffer_wrap(As<cuabi_device>(h), 0x10000, 256, &b);
+    *t = b != Out<cuabi_buffer>();
+    return s;
+  });
+  add("cuabi_host_alloc", Kind::kDevice, [](uintptr_t h, bool* t) {
+    cuabi_host_buffer b = Out<cuabi_host_buffer>();
+    cuabi_status s = cuabi_host_alloc(As<cuabi_device>(h), 256, &b);
+    *t = b != Out<cuabi_host_buffer>();
+    return s;
+  });
+  add("cuabi_host_register", Kind::kDevice, [](uintptr_t h, bool* t) {
+    cuabi_host_buffer b = Out<cuabi_host_buffer>();
+    cuabi_status s = cuabi_host_register(As<cuabi_device>(h), g_host, sizeof g_host, &b);
+    *t = b != Out<cuabi_host_buffer>();
+    return s;
+  });
+  add("cuabi_stream_create", Kind::kDevice, [](uintptr_t h, bool* t) {
+    cuabi_stream st = Out<cuabi_stream>();
+    cuabi_status s = cuabi_stream_create(As<cuabi_device>(h), 0, 0, &st);
+    *t = st != Out<cuabi_stream>();
+    return s;
+  });
+  add("cuabi_stream_wrap", Kind::kDevice, [](uintptr_t h, bool* t) {
+    cuabi_stream st = Out<cuabi_stream>();
+    cuabi_status s = cuabi_stream_wrap(As<cuabi_device>(h), 0x1, &st);
+    *t = st != Out<cuabi_stream>();
+    return s;
+  });
+  add("cuabi_event_create", Kind::kDevice, [](uintptr_t h, bool* t) {
+    cuabi_event e = Out<cuabi_event>();
+    cuabi_status s = cuabi_event_create(As<cuabi_device>(h), 0, &e);
+    *t = e != Out<cuabi_event>();
+    return s;
+  });
+
+  // Programs.
+  add("cuabi_program_add_name_expression", Kind::kProgram, [](uintptr_t h, bool*) {
+    return cuabi_program_add_name_expression(As<cuabi_program>(h), "write_scalar<float>");
+  });
+  add("cuabi_program_compile", Kind::kProgram, [](uintptr_t h, bool*) {
+    const char* options[] = {"--gpu-architecture=compute_90"};
+    return cuabi_program_compile(As<cuabi_program>(h), 1, options);
+  });
+  add("cuabi_program_get_log", Kind::kProgram, [](uintptr_t h, bool* t) {
+    size_t n = kSize;
+    cuabi_status s = cuabi_program_get_log(As<cuabi_program>(h), nullptr, &n);
+    *t = n != kSize;
+    return s;
+  });
+  add("cuabi_program_get_ptx", Kind::kProgram, [](uintptr_t h, bool* t) {
+    size_t n = kSize;
+    cuabi_status s = cuabi_program_get_ptx(As<cuabi_program>(h), nullptr, &n);
+    *t = n != kSize;
+    return s;
+  });
+  add("cuabi_program_get_cubin", Kind::kProgram, [](uintptr_t h, bool* t) {
+    size_t n = kSize;
+    cuabi_status s = cuabi_program_get_cubin(As<cuabi_program>(h), nullptr, &n);
+    *t = n != kSize;
+    return s;
+  });
+  add("cuabi_program_get_lowered_name", Kind::kProgram, [](uintptr_t h, bool* t) {
+    size_t n = kSize;
+    cuabi_status s =
+        cuabi_program_get_lowered_name(As<cuabi_program>(h), "write_scalar<float>", nullptr, &n);
+    *t = n != kSize;
+    return s;
+  });
+
+  // Modules.
+  add("cuabi_module_from_cache", Kind::kModule, [](uintptr_t h, bool* t) {
+    int32_t hit = kI32;
+    cuabi_status s = cuabi_module_from_cache(As<cuabi_module>(h), &hit);
+    *t = hit != kI32;
+    return s;
+  });
+  add("cuabi_module_get_function", Kind::kModule, [](uintptr_t h, bool* t) {
+    cuabi_function f = Out<cuabi_function>();
+    cuabi_status s = cuabi_module_get_function(As<cuabi_module>(h), "saxpy", &f);
+    *t = f != Out<cuabi_function>();
+    return s;
+  });
+  add("cuabi_module_get_lowered_name", Kind::kModule, [](uintptr_t h, bool* t) {
+    size_t n = kSize;
+    cuabi_status s =
+        cuabi_module_get_lowered_name(As<cuabi_module>(h), "write_scalar<float>", nullptr, &n);
+    *t = n != kSize;
+    return s;
+  });
+  add("cuabi_module_get_global", Kind::kModule, [](uintptr_t h, bool* t) {
+    uint64_t p = kU64;
+    size_t n = kSize;
+    cuabi_status s = cuabi_module_get_global(As<cuabi_module>(h), "counter", &p, &n);
+    *t = p != kU64 || n != kSize;
+    return s;
+  });
+
+  // Functions.
+  add("cuabi_function_get_param_count", Kind::kFunction, [](uintptr_t h, bool* t) {
+    size_t n = kSize;
+    cuabi_status s = cuabi_function_get_param_count(As<cuabi_function>(h), &n);
+    *t = n != kSize;
+    return s;
+  });
+  add("cuabi_function_get_param_info", Kind::kFunction, [](uintptr_t h, bool* t) {
+    size_t o = kSize, n = kSize;
+    cuabi_status s = cuabi_function_get_param_info(As<cuabi_function>(h), 0, &o, &n);
+    *t = o != kSize || n != kSize;
+    return s;
+  });
+  add("cuabi_function_get_args_size", Kind::kFunction, [](uintptr_t h, bool* t) {
+    size_t n = kSize;
+    cuabi_status s = cuabi_function_get_args_size(As<cuabi_function>(h), &n);
+    *t = n != kSize;
+    return s;
+  });
+  add("cuabi_function_get_name", Kind::kFunction, [](uintptr_t h, bool* t) {
+    size_t n = kSize;
+    cuabi_status s = cuabi_function_get_name(As<cuabi_function>(h), nullptr, &n);
+    *t = n != kSize;
+    return s;
+  });
+  add("cuabi_function_get_attribute", Kind::kFunction, [](uintptr_t h, bool* t) {
+    int32_t a = kI32;
+    cuabi_status s = cuabi_function_get_attribute(As<cuabi_function>(h), CUABI_FUNC_NUM_REGS, &a);
+    *t = a != kI32;
+    return s;
+  });
+  add("cuabi_function_set_attribute", Kind::kFunction, [](uintptr_t h, bool*) {
+    return cuabi_function_set_attribute(As<cuabi_function>(h),
+                                        CUABI_FUNC_MAX_DYNAMIC_SHARED_SIZE_BYTES, 1024);
+  });
+  add("cuabi_launch", Kind::kFunction, [](uintptr_t h, bool*) {
+    cuabi_launch_config config = CUABI_LAUNCH_CONFIG_INIT;
+    int value = 0;
+    void* params[] = {&value};
+    return cuabi_launch(As<cuabi_function>(h), &config, nullptr, params, 1);
+  });
+  add("cuabi_launch_sized", Kind::kFunction, [](uintptr_t h, bool*) {
+    cuabi_launch_config config = CUABI_LAUNCH_CONFIG_INIT;
+    int value = 0;
+    void* params[] = {&value};
+    const size_t sizes[] = {sizeof value};
+    return cuabi_launch_sized(As<cuabi_function>(h), &config, nullptr, params, sizes, 1);
+  });
+  add("cuabi_launch_packed", Kind::kFunction, [](uintptr_t h, bool*) {
+    cuabi_launch_config config = CUABI_LAUNCH_CONFIG_INIT;
+    unsigned char args[8] = {0};
+    return cuabi_launch_packed(As<cuabi_function>(h), &config, nullptr, args, sizeof args);
+  });
+
+  // Device memory.
+  add("cuabi_buffer_get_pointer", Kind::kBuffer, [](uintptr_t h, bool* t) {
+    uint64_t p = kU64;
+    cuabi_status s = cuabi_buffer_get_pointer(As<cuabi_buffer>(h), &p);
+    *t = p != kU64;
+    return s;
+  });
+  add("cuabi_buffer_get_size", Kind::kBuffer, [](uintptr_t h, bool* t) {
+    size_t n = kSize;
+    cuabi_status s = cuabi_buffer_get_size(As<cuabi_buffer>(h), &n);
+    *t = n != kSize;
+    return s;
+  });
+  add("cuabi_buffer_get_device_ordinal", Kind::kBuffer, [](uintptr_t h, bool* t) {
+    int32_t o = kI32;
+    cuabi_status s = cuabi_buffer_get_device_ordinal(As<cuabi_buffer>(h), &o);
+    *t = o != kI32;
+    return s;
+  });
+  add("cuabi_buffer_copy_from_host", Kind::kBuffer, [](uintptr_t h, bool*) {
+    return cuabi_buffer_copy_from_host(As<cuabi_buffer>(h), 0, g_host, 16);
+  });
+  add("cuabi_buffer_copy_to_host", Kind::kBuffer, [](uintptr_t h, bool* t) {
+    unsigned char dst[16];
+    std::memset(dst, 0xA5, sizeof dst);
+    cuabi_status s = cuabi_buffer_copy_to_host(As<cuabi_buffer>(h), 0, dst, sizeof dst);
+    for (unsigned char b : dst) *t = *t || b != 0xA5;
+    return s;
+  });
+  add("cuabi_buffer_copy_from_host_async", Kind::kBuffer, [](uintptr_t h, bool*) {
+    return cuabi_buffer_copy_from_host_async(As<cuabi_buffer>(h), 0, g_host, 16, nullptr);
+  });
+  add("cuabi_buffer_copy_to_host_async", Kind::kBuffer, [](uintptr_t h, bool*) {
+    return cuabi_buffer_copy_to_host_async(As<cuabi_buffer>(h), 0, g_host, 16, nullptr);
+  });
+  add("cuabi_buffer_copy", Kind::kBuffer, [](uintptr_t h, bool*) {
+    return cuabi_buffer_copy(As<cuabi_buffer>(h), 0, As<cuabi_buffer>(h), 128, 16);
+  });
+  add("cuabi_buffer_copy_async", Kind::kBuffer, [](uintptr_t h, bool*) {
+    return cuabi_buffer_copy_async(As<cuabi_buffer>(h), 0, As<cuabi_buffer>(h), 128, 16, nullptr);
+  });
+  add("cuabi_buffer_memset", Kind::kBuffer,
+      [](uintptr_t h, bool*) { return cuabi_buffer_memset(As<cuabi_buffer>(h), 0, 0, 16); });
+  add("cuabi_buffer_memset_async", Kind::kBuffer, [](uintptr_t h, bool*) {
+    return cuabi_buffer_memset_async(As<cuabi_buffer>(h), 0, 0, 16, nullptr);
+  });
+
+  // Pinned host memory.
+  add("cuabi_host_buffer_get_pointer", Kind::kHostBuffer, [](uintptr_t h, bool* t) {
+    void* p = Out<void*>();
+    cuabi_status s = cuabi_host_buffer_get_pointer(As<cuabi_host_buffer>(h), &p);
+    *t = p != Out<void*>();
+    return s;
+  });
+  add("cuabi_host_buffer_get_size", Kind::kHostBuffer, [](uintptr_t h, bool* t) {
+    size_t n = kSize;
+    cuabi_status s = cuabi_host_buffer_get_size(As<cuabi_host_buffer>(h), &n);
+    *t = n != kSize;
+    return s;
+  });
+
+  // Streams.
+  add("cuabi_stream_get_handle", Kind::kStream, [](uintptr_t h, bool* t) {
+    uint64_t p = kU64;
+    cuabi_status s = cuabi_stream_get_handle(As<cuabi_stream>(h), &p);
+    *t = p != kU64;
+    return s;
+  });
+  add("cuabi_stream_synchronize", Kind::kStream,
+      [](uintptr_t h, bool*) { return cuabi_stream_synchronize(As<cuabi_stream>(h)); });
+  add("cuabi_stream_query", Kind::kStream,
+      [](uintptr_t h, bool*) { return cuabi_stream_query(As<cuabi_stream>(h)); });
+  add("cuabi_stream_wait_event", Kind::kStream,
+      [](uintptr_t h, bool*) { return cuabi_stream_wait_event(As<cuabi_stream>(h), nullptr); });
+  add("cuabi_stream_begin_capture", Kind::kStream, [](uintptr_t h, bool*) {
+    return cuabi_stream_begin_capture(As<cuabi_stream>(h), CUABI_CAPTURE_GLOBAL);
+  });
+  add("cuabi_stream_end_capture", Kind::kStream, [](uintptr_t h, bool* t) {
+    cuabi_graph g = Out<cuabi_graph>();
+    cuabi_status s = cuabi_stream_end_capture(As<cuabi_stream>(h), &g);
+    *t = g != Out<cuabi_graph>();
+    return s;
+  });
+
+  // Events.
+  add("cuabi_event_record", Kind::kEvent,
+      [](uintptr_t h, bool*) { return cuabi_event_record(As<cuabi_event>(h), nullptr); });
+  add("cuabi_event_synchronize", Kind::kEvent,
+      [](uintptr_t h, bool*) { return cuabi_event_synchronize(As<cuabi_event>(h)); });
+  add("cuabi_event_query", Kind::kEvent,
+      [](uintptr_t h, bool*) { return cuabi_event_query(As<cuabi_event>(h)); });
+  add("cuabi_event_elapsed_ms", Kind::kEvent, [](uintptr_t h, bool* t) {
+    float ms = kFloat;
+    cuabi_status s = cuabi_event_elapsed_ms(As<cuabi_event>(h), As<cuabi_event>(h), &ms);
+    *t = ms != kFloat;
+    return s;
+  });
+
+  // Graphs.
+  add("cuabi_graph_get_node_count", Kind::kGraph, [](uintptr_t h, bool* t) {
+    size_t n = kSize;
+    cuabi_status s = cuabi_graph_get_node_count(As<cuabi_graph>(h), &n);
+    *t = n != kSize;
+    return s;
+  });
+  add("cuabi_graph_instantiate", Kind::kGraph, [](uintptr_t h, bool* t) {
+    cuabi_graph_exec e = Out<cuabi_graph_exec>();
+    cuabi_status s = cuabi_graph_instantiate(As<cuabi_graph>(h), &e);
+    *t = e != Out<cuabi_graph_exec>();
+    return s;
+  });
+  add("cuabi_graph_exec_launch", Kind::kGraphExec,
+      [](uintptr_t h, bool*) { return cuabi_graph_exec_launch(As<cuabi_graph_exec>(h), nullptr); });
+  return v;
+}
+
+std::vector<ReleaseCall> MakeReleaseCalls() {
+  return {
+      {"cuabi_device_release", Kind::kDevice,
+       [](uintptr_t h) { cuabi_device_release(As<cuabi_device>(h)); }},
+      {"cuabi_program_release", Kind::kProgram,
+       [](uintptr_t h) { cuabi_program_release(As<cuabi_program>(h)); }},
+      {"cuabi_module_release", Kind::kModule,
+       [](uintptr_t h) { cuabi_module_release(As<cuabi_module>(h)); }},
+      {"cuabi_function_release", Kind::kFunction,
+       [](uintptr_t h) { cuabi_function_release(As<cuabi_function>(h)); }},
+      {"cuabi_buffer_release", Kind::kBuffer,
+       [](uintptr_t h) { cuabi_buffer_release(As<cuabi_buffer>(h)); }},
+      {"cuabi_host_buffer_release", Kind::kHostBuffer,
+       [](uintptr_t h) { cuabi_host_buffer_release(As<cuabi_host_buffer>(h)); }},
+      {"cuabi_stream_release", Kind::kStream,
+       [](uintptr_t h) { cuabi_stream_release(As<cuabi_stream>(h)); }},
+      {"cuabi_event_release", Kind::kEvent,
+       [](uintptr_t h) { cuabi_event_release(As<cuabi_event>(h)); }},
+      {"cuabi_graph_release", Kind::kGraph,
+       [](uintptr_t h) { cuabi_graph_release(As<cuabi_graph>(h)); }},
+      {"cuabi_graph_exec_release", Kind::kGraphExec,
+       [](uintptr_t h) { cuabi_graph_exec_release(As<cuabi_graph_exec>(h)); }},
+  };
+}
+
+}  // namespace
+
+const char* KindName(Kind kind) {
+  switch (kind) {
+    case Kind::kDevice:
+      return "device";
+    case Kind::kProgram:
+      return "program";
+    case Kind::kModule:
+      return "module";
+    case Kind::kFunction:
+      return "function";
+    case Kind::kBuffer:
+      return "buffer";
+    case Kind::kHostBuffer:
+      return "host_buffer";
+    case Kind::kStream:
+      return "stream";
+    case Kind::kEvent:
+      return "event";
+    case Kind::kGraph:
+      return "graph";
+    case Kind::kGraphExec:
+      return "graph_exec";
+  }
+  return "?";
+}
+
+std::vector<Kind> AllKinds() {
+  return {Kind::kDevice,     Kind::kProgram, Kind::kModule, Kind::kFunction, Kind::kBuffer,
+          Kind::kHostBuffer, Kind::kStream,  Kind::kEvent,  Kind::kGraph,    Kind::kGraphExec};
+}
+
+const std::vector<HandleCall>& HandleCalls() {
+  static const std::vector<HandleCall> calls = MakeHandleCalls();
+  return calls;
+}
+
+const std::vector<ReleaseCall>& ReleaseCalls() {
+  static const std::vector<ReleaseCall> calls = MakeReleaseCalls();
+  return calls;
+}
+
+void ReleaseAny(Kind kind, uintptr_t handle) {
+  for (const ReleaseCall& r : ReleaseCalls()) {
+    if (r.kind == kind) r.release(handle);
+  }
+}
+
+}  // namespace cuabi_test

@@ -1,0 +1,299 @@
+/*
+ * Compiled as strict C99 (-std=c99 -pedantic -Wall -Wextra -Werror): the
+ * header must be plain C, and every type, macro and enumerator it defines
+ * must be usable from C. The C++ test (header_test.cc) calls in here.
+ */
+#include "header_c99.h"
+
+#include <cuabi/cuabi.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+typedef void (*cuabi_c99_any_fn)(void);
+
+#define CUABI_C99_FN(f) \
+  { #f, (cuabi_c99_any_fn)f }
+
+static const struct {
+  const char* name;
+  cuabi_c99_any_fn fn;
+} cuabi_c99_functions[] = {
+    CUABI_C99_FN(cuabi_version),
+    CUABI_C99_FN(cuabi_version_string),
+    CUABI_C99_FN(cuabi_status_name),
+    CUABI_C99_FN(cuabi_status_description),
+    CUABI_C99_FN(cuabi_last_error_message),
+    CUABI_C99_FN(cuabi_last_error_status),
+    CUABI_C99_FN(cuabi_last_error_code),
+    CUABI_C99_FN(cuabi_last_error_log),
+    CUABI_C99_FN(cuabi_clear_last_error),
+    CUABI_C99_FN(cuabi_init),
+    CUABI_C99_FN(cuabi_driver_version),
+    CUABI_C99_FN(cuabi_driver_path),
+    CUABI_C99_FN(cuabi_nvrtc_version),
+    CUABI_C99_FN(cuabi_nvrtc_path),
+    CUABI_C99_FN(cuabi_device_count),
+    CUABI_C99_FN(cuabi_device_get),
+    CUABI_C99_FN(cuabi_device_release),
+    CUABI_C99_FN(cuabi_device_get_ordinal),
+    CUABI_C99_FN(cuabi_device_get_name),
+    CUABI_C99_FN(cuabi_device_get_compute_capability),
+    CUABI_C99_FN(cuabi_device_get_total_memory),
+    CUABI_C99_FN(cuabi_device_get_memory_info),
+    CUABI_C99_FN(cuabi_device_get_attribute),
+    CUABI_C99_FN(cuabi_device_get_context),
+    CUABI_C99_FN(cuabi_device_synchronize),
+    CUABI_C99_FN(cuabi_device_get_stream_priority_range),
+    CUABI_C99_FN(cuabi_device_reset),
+    CUABI_C99_FN(cuabi_program_create),
+    CUABI_C99_FN(cuabi_program_release),
+    CUABI_C99_FN(cuabi_program_add_name_expression),
+    CUABI_C99_FN(cuabi_program_compile),
+    CUABI_C99_FN(cuabi_program_get_log),
+    CUABI_C99_FN(cuabi_program_get_ptx),
+    CUABI_C99_FN(cuabi_program_get_cubin),
+    CUABI_C99_FN(cuabi_program_get_lowered_name),
+    CUABI_C99_FN(cuabi_module_compile),
+    CUABI_C99_FN(cuabi_module_load_data),
+    CUABI_C99_FN(cuabi_module_load_file),
+    CUABI_C99_FN(cuabi_module_release),
+    CUABI_C99_FN(cuabi_module_from_cache),
+    CUABI_C99_FN(cuabi_module_get_function),
+    CUABI_C99_FN(cuabi_module_get_lowered_name),
+    CUABI_C99_FN(cuabi_module_get_global),
+    CUABI_C99_FN(cuabi_function_release),
+    CUABI_C99_FN(cuabi_function_get_param_count),
+    CUABI_C99_FN(cuabi_function_get_param_info),
+    CUABI_C99_FN(cuabi_function_get_args_size),
+    CUABI_C99_FN(cuabi_function_get_name),
+    CUABI_C99_FN(cuabi_function_get_attribute),
+    CUABI_C99_FN(cuabi_function_set_attribute),
+    CUABI_C99_FN(cuabi_launch),
+    CUABI_C99_FN(cuabi_launch_sized),
+    CUABI_C99_FN(cuabi_launch_packed),
+    CUABI_C99_FN(cuabi_buffer_alloc),
+    CUABI_C99_FN(cuabi_buffer_wrap),
+    CUABI_C99_FN(cuabi_buffer_release),
+    CUABI_C99_FN(cuabi_buffer_get_pointer),
+    CUABI_C99_FN(cuabi_buffer_get_size),
+    CUABI_C99_FN(cuabi_buffer_get_device_ordinal),
+    CUABI_C99_FN(cuabi_buffer_copy_from_host),
+    CUABI_C99_FN(cuabi_buffer_copy_to_host),
+    CUABI_C99_FN(cuabi_buffer_copy_from_host_async),
+    CUABI_C99_FN(cuabi_buffer_copy_to_host_async),
+    CUABI_C99_FN(cuabi_buffer_copy),
+    CUABI_C99_FN(cuabi_buffer_copy_async),
+    CUABI_C99_FN(cuabi_buffer_memset),
+    CUABI_C99_FN(cuabi_buffer_memset_async),
+    CUABI_C99_FN(cuabi_host_alloc),
+    CUABI_C99_FN(cuabi_host_register),
+    CUABI_C99_FN(cuabi_host_buffer_release),
+    CUABI_C99_FN(cuabi_host_buffer_get_pointer),
+    CUABI_C99_FN(cuabi_host_buffer_get_size),
+    CUABI_C99_FN(cuabi_stream_create),
+    CUABI_C99_FN(cuabi_stream_wrap),
+    CUABI_C99_FN(cuabi_stream_release),
+    CUABI_C99_FN(cuabi_stream_get_handle),
+    CUABI_C99_FN(cuabi_stream_synchronize),
+    CUABI_C99_FN(cuabi_stream_query),
+    CUABI_C99_FN(cuabi_stream_wait_event),
+    CUABI_C99_FN(cuabi_event_create),
+    CUABI_C99_FN(cuabi_event_release),
+    CUABI_C99_FN(cuabi_event_record),
+    CUABI_C99_FN(cuabi_event_synchronize),
+    CUABI_C99_FN(cuabi_event_query),
+    CUABI_C99_FN(cuabi_event_elapsed_ms),
+    CUABI_C99_FN(cuabi_stream_begin_capture),
+    CUABI_C99_FN(cuabi_stream_end_capture),
+    CUABI_C99_FN(cuabi_graph_release),
+    CUABI_C99_FN(cuabi_graph_get_node_count),
+    CUABI_C99_FN(cuabi_graph_instantiate),
+    CUABI_C99_FN(cuabi_graph_exec_release),
+    CUABI_C99_FN(cuabi_graph_exec_launch),
+};
+
+size_t cuabi_c99_function_count(void) {
+  return sizeof(cuabi_c99_functions) / sizeof(cuabi_c99_functions[0]);
+}
+
+const char* cuabi_c99_function_name(size_t index) {
+  return index < cuabi_c99_function_count() ? cuabi_c99_functions[index].name : NULL;
+}
+
+int cuabi_c99_function_present(size_t index) {
+  return index < cuabi_c99_function_count() && cuabi_c99_functions[index].fn != NULL;
+}
+
+uint32_t cuabi_c99_version_number(void) { return CUABI_VERSION_NUMBER; }
+
+const char* cuabi_c99_version_string(void) { return CUABI_VERSION_STRING; }
+
+int32_t cuabi_c99_version_part(int which) {
+  switch (which) {
+    case 0:
+      return CUABI_VERSION_MAJOR;
+    case 1:
+      return CUABI_VERSION_MINOR;
+    default:
+      return CUABI_VERSION_PATCH;
+  }
+}
+
+/* Every enumerator of the header as C sees it, in a fixed order; the C++
+ * side compares with its own view so both languages agree on the ABI. */
+size_t cuabi_c99_constants(int64_t* out, size_t capacity) {
+  const int64_t values[] = {
+      CUABI_SUCCESS,
+      CUABI_ERROR_INVALID_ARGUMENT,
+      CUABI_ERROR_INVALID_HANDLE,
+      CUABI_ERROR_OUT_OF_MEMORY,
+      CUABI_ERROR_INSUFFICIENT_BUFFER,
+      CUABI_ERROR_OUT_OF_RANGE,
+      CUABI_ERROR_NOT_FOUND,
+      CUABI_ERROR_NOT_SUPPORTED,
+      CUABI_ERROR_NOT_READY,
+      CUABI_ERROR_DRIVER_NOT_FOUND,
+      CUABI_ERROR_STUB_DRIVER,
+      CUABI_ERROR_NO_DEVICE,
+      CUABI_ERROR_NVRTC_NOT_FOUND,
+      CUABI_ERROR_COMPILE,
+      CUABI_ERROR_CONTEXT_LOST,
+      CUABI_ERROR_FORKED,
+      CUABI_ERROR_CUDA,
+      CUABI_ERROR_NVRTC,
+      CUABI_ERROR_IO,
+      CUABI_ERROR_INTERNAL,
+      CUABI_STATUS_COUNT,
+      CUABI_FUNC_MAX_THREADS_PER_BLOCK,
+      CUABI_FUNC_SHARED_SIZE_BYTES,
+      CUABI_FUNC_CONST_SIZE_BYTES,
+      CUABI_FUNC_LOCAL_SIZE_BYTES,
+      CUABI_FUNC_NUM_REGS,
+      CUABI_FUNC_PTX_VERSION,
+      CUABI_FUNC_BINARY_VERSION,
+      CUABI_FUNC_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+      CUABI_OUTPUT_CUBIN,
+      CUABI_OUTPUT_PTX,
+      CUABI_COMPILE_NO_CACHE,
+      CUABI_STREAM_NON_BLOCKING,
+      CUABI_EVENT_DISABLE_TIMING,
+      CUABI_EVENT_BLOCKING_SYNC,
+      CUABI_CAPTURE_GLOBAL,
+      CUABI_CAPTURE_THREAD_LOCAL,
+      CUABI_CAPTURE_RELAXED,
+  };
+  const size_t count = sizeof(values) / sizeof(values[0]);
+  size_t i;
+  for (i = 0; i < count && i < capacity; ++i) out[i] = values[i];
+  return count;
+}
+
+/* Layout of the public structs as the C compiler lays them out. */
+size_t cuabi_c99_layout(size_t* out, size_t capacity) {
+  const size_t values[] = {
+      sizeof(cuabi_launch_config),
+      offsetof(cuabi_launch_config, struct_size),
+      offsetof(cuabi_launch_config, grid_x),
+      offsetof(cuabi_launch_config, grid_y),
+      offsetof(cuabi_launch_config, grid_z),
+      offsetof(cuabi_launch_config, block_x),
+      offsetof(cuabi_launch_config, block_y),
+      offsetof(cuabi_launch_config, block_z),
+      offsetof(cuabi_launch_config, shared_mem_bytes),
+      sizeof(cuabi_compile_desc),
+      offsetof(cuabi_compile_desc, struct_size),
+      offsetof(cuabi_compile_desc, source),
+      offsetof(cuabi_compile_desc, name),
+      offsetof(cuabi_compile_desc, options),
+      offsetof(cuabi_compile_desc, num_options),
+      offsetof(cuabi_compile_desc, header_sources),
+      offsetof(cuabi_compile_desc, header_names),
+      offsetof(cuabi_compile_desc, num_headers),
+      offsetof(cuabi_compile_desc, name_expressions),
+      offsetof(cuabi_compile_desc, num_name_expressions),
+      offsetof(cuabi_compile_desc, output),
+      offsetof(cuabi_compile_desc, flags),
+      sizeof(cuabi_status),
+      sizeof(cuabi_output),
+      sizeof(cuabi_function_attribute),
+      sizeof(cuabi_capture_mode),
+  };
+  const size_t count = sizeof(values) / sizeof(values[0]);
+  size_t i;
+  for (i = 0; i < count && i < capacity; ++i) out[i] = values[i];
+  return count;
+}
+
+/* The _INIT macros as C initialisers. Returns 0 when every field holds the
+ * documented default. */
+int cuabi_c99_init_macros(void) {
+  cuabi_launch_config config = CUABI_LAUNCH_CONFIG_INIT;
+  cuabi_compile_desc desc = CUABI_COMPILE_DESC_INIT;
+  int bad = 0;
+  bad |= config.struct_size != sizeof(cuabi_launch_config);
+  bad |= config.grid_x != 1 || config.grid_y != 1 || config.grid_z != 1;
+  bad |= config.block_x != 1 || config.block_y != 1 || config.block_z != 1;
+  bad |= config.shared_mem_bytes != 0;
+  bad |= desc.struct_size != sizeof(cuabi_compile_desc);
+  bad |= desc.source != NULL || desc.name != NULL || desc.options != NULL;
+  bad |= desc.num_options != 0 || desc.header_sources != NULL || desc.header_names != NULL;
+  bad |= desc.num_headers != 0 || desc.name_expressions != NULL;
+  bad |= desc.num_name_expressions != 0;
+  bad |= desc.output != CUABI_OUTPUT_CUBIN || desc.flags != 0;
+  return bad;
+}
+
+/* Calls from C that need no device: statuses, versions, the last error and
+ * releasing NULL of every kind. Returns 0 on success, else the failing step. */
+int cuabi_c99_calls(void) {
+  cuabi_device device = NULL;
+  cuabi_program program = NULL;
+  cuabi_module module = NULL;
+  cuabi_function function = NULL;
+  cuabi_buffer buffer = NULL;
+  cuabi_host_buffer host_buffer = NULL;
+  cuabi_stream stream = NULL;
+  cuabi_event event = NULL;
+  cuabi_graph graph = NULL;
+  cuabi_graph_exec graph_exec = NULL;
+  cuabi_status status;
+  int32_t ordinal = -7;
+  size_t size = 0;
+  cuabi_function_attribute attribute = CUABI_FUNC_NUM_REGS;
+  cuabi_capture_mode mode = CUABI_CAPTURE_RELAXED;
+  cuabi_output output = CUABI_OUTPUT_PTX;
+
+  if (cuabi_version() != CUABI_VERSION_NUMBER) return 1;
+  if (strcmp(cuabi_version_string(), CUABI_VERSION_STRING) != 0) return 2;
+  if (strcmp(cuabi_status_name(CUABI_ERROR_INVALID_HANDLE), "CUABI_ERROR_INVALID_HANDLE") != 0) {
+    return 3;
+  }
+
+  status = cuabi_device_get_ordinal(device, &ordinal);
+  if (status != CUABI_ERROR_INVALID_HANDLE || ordinal != -7) return 4;
+  if (cuabi_last_error_status() != CUABI_ERROR_INVALID_HANDLE) return 5;
+  if (cuabi_last_error_message()[0] == '\0') return 6;
+  if (cuabi_last_error_log(NULL, &size) != CUABI_SUCCESS || size != 1) return 7;
+
+  cuabi_device_release(device);
+  cuabi_program_release(program);
+  cuabi_module_release(module);
+  cuabi_function_release(function);
+  cuabi_buffer_release(buffer);
+  cuabi_host_buffer_release(host_buffer);
+  cuabi_stream_release(stream);
+  cuabi_event_release(event);
+  cuabi_graph_release(graph);
+  cuabi_graph_exec_release(graph_exec);
+  if (cuabi_last_error_status() != CUABI_ERROR_INVALID_HANDLE) return 8;
+
+  (void)attribute;
+  (void)mode;
+  (void)output;
+  cuabi_clear_last_error();
+  if (cuabi_last_error_status() != CUABI_SUCCESS) return 9;
+  if (cuabi_last_error_message()[0] != '\0') return 10;
+  if (cuabi_last_error_code() != 0) return 11;
+  return 0;
+}
