@@ -1,0 +1,128 @@
+"""cuabi: compile CUDA C++ at run time, move data and launch kernels.
+
+Two layers over one C library (``libcuabi``):
+
+* :mod:`cuabi.capi`, the low layer: every function, constant and struct of
+  ``cuabi.h`` one to one, through ctypes (default) or cffi
+  (``CUABI_BACKEND=cffi``).
+* The objects here: :class:`Device`, :class:`Program`, :class:`Module`,
+  :class:`Kernel`, :class:`Stream`, :class:`Event`, :class:`DeviceBuffer`,
+  :class:`PinnedBuffer`, :class:`Graph`, :class:`GraphExec`. Each owns one
+  handle, works as a context manager, has ``close()``, and is released when
+  garbage-collected, in any order, from any thread. Failures raise
+  :class:`CudaError` subclasses.
+
+>>> import numpy as np, cuabi
+>>> dev = cuabi.Device(0)
+>>> saxpy = dev.compile(SAXPY_SOURCE).get_kernel("saxpy")
+>>> x = dev.to_device(np.random.rand(n).astype(np.float32))
+>>> saxpy(blocks, threads, (np.float32(2.0), x, y, out, np.uint64(n)))
+
+The library is loaded on first use: ``$CUABI_LIBRARY`` when set, else the
+copy installed in this package.
+"""
+
+from __future__ import annotations
+
+from . import capi
+from ._device import (
+    Device,
+    device_count,
+    driver_path,
+    driver_version,
+    init,
+    nvrtc_path,
+    nvrtc_version,
+    version,
+    version_string,
+)
+from ._loader import (
+    BACKENDS,
+    Backend,
+    find_library,
+    get_backend,
+    load_backend,
+    set_default_backend,
+    use_backend,
+)
+from ._memory import DeviceArray, DeviceBuffer, PinnedBuffer
+from ._packing import pack_args
+from ._program import Kernel, Module, Program
+from ._stream import Event, Graph, GraphExec, Stream
+from .errors import (
+    CompileError,
+    ContextLostError,
+    CudaDriverError,
+    CudaError,
+    DriverNotFoundError,
+    FileIOError,
+    ForkedError,
+    InsufficientBufferError,
+    InternalError,
+    InvalidArgumentError,
+    InvalidHandleError,
+    LibraryNotFoundError,
+    NoDeviceError,
+    NotFoundError,
+    NotReadyError,
+    NotSupportedError,
+    NvrtcError,
+    NvrtcNotFoundError,
+    OutOfMemoryError,
+    OutOfRangeError,
+    StubDriverError,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "capi",
+    "Device",
+    "Program",
+    "Module",
+    "Kernel",
+    "Stream",
+    "Event",
+    "Graph",
+    "GraphExec",
+    "DeviceBuffer",
+    "DeviceArray",
+    "PinnedBuffer",
+    "pack_args",
+    "init",
+    "device_count",
+    "version",
+    "version_string",
+    "driver_version",
+    "driver_path",
+    "nvrtc_version",
+    "nvrtc_path",
+    "BACKENDS",
+    "Backend",
+    "find_library",
+    "get_backend",
+    "load_backend",
+    "set_default_backend",
+    "use_backend",
+    "CudaError",
+    "InvalidArgumentError",
+    "InvalidHandleError",
+    "OutOfMemoryError",
+    "InsufficientBufferError",
+    "OutOfRangeError",
+    "NotFoundError",
+    "NotSupportedError",
+    "NotReadyError",
+    "DriverNotFoundError",
+    "StubDriverError",
+    "NoDeviceError",
+    "NvrtcNotFoundError",
+    "CompileError",
+    "ContextLostError",
+    "ForkedError",
+    "CudaDriverError",
+    "NvrtcError",
+    "FileIOError",
+    "InternalError",
+    "LibraryNotFoundError",
+]

@@ -1,0 +1,186 @@
+"""What every object of the Pythonic layer shares: owning one handle."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, Optional, Tuple, TypeVar, Union
+
+from ._loader import Backend, get_backend, load_backend
+from .errors import InvalidArgumentError
+
+__all__ = ["Resource", "resolve_backend", "dim3", "UINT32_MAX"]
+
+_release_lock = threading.Lock()
+
+UINT32_MAX = 0xFFFFFFFF
+
+R = TypeVar("R", bound="Resource")
+
+
+def resolve_backend(backend: Union[Backend, str, None]) -> Backend:
+    """A Backend from a Backend, a backend name, or None (the default)."""
+    if backend is None:
+        return get_backend()
+    if isinstance(backend, str):
+        return load_backend(backend)
+    return backend
+
+
+class Resource:
+    """Owns one cuabi handle and releases it exactly once: on :meth:`close`,
+    on leaving a ``with`` block, or when garbage-collected, from any thread.
+
+    The core keeps what a handle depends on alive (a kernel its module, a
+    buffer its context), so objects may be closed or collected in any order.
+    After ``close()`` the object keeps the stale handle, which the core
+    recognises: using it raises :class:`~cuabi.InvalidHandleError`.
+    """
+
+    _release_fn: str = ""
+    _handle_type: str = ""
+
+    def __init__(self, backend: Backend, handle: Any) -> None:
+        self._b = backend
+        self._handle = handle
+        self._closed = False
+        self._pins = 0
+        self._deferred = False
+
+    @property
+    def backend(self) -> Backend:
+        """The backend (and library) this object was created through."""
+        return self._b
+
+    @property
+    def handle(self) -> Any:
+        """The cuabi handle, as the backend's low layer takes it
+        (``self.backend.lib.cuabi_...(obj.handle, ...)``)."""
+        return self._handle
+
+    @property
+    def closed(self) -> bool:
+        """True once the handle has been released."""
+        return self._closed
+
+    def close(self) -> None:
+        """Releases the handle now (idempotent, thread-safe, never raises).
+
+        While a view or an export made from this object is alive (see
+        ``as_array`` and ``__dlpack__``), the release waits for the last of
+        them, so that memory somebody still reads is never freed."""
+        self._release(force=False)
+
+    def _release(self, force: bool) -> None:
+        try:
+            with _release_lock:
+                if self._closed:
+                    return
+                if self._pins and not force:
+                    self._deferred = True
+                    return
+                self._closed = True
+            getattr(self._b.lib, self._release_fn)(self._handle)
+        except (
+            AttributeError,
+            TypeError,
+        ):  # partly constructed, or interpreter shutdown
+            pass
+
+    def _pin(self) -> None:
+        """A view or export of this object appeared."""
+        with _release_lock:
+            self._pins += 1
+
+    def _unpin(self) -> None:
+        """A view or export went away; finish a close() that waited for it."""
+        with _release_lock:
+            self._pins -= 1
+            due = self._deferred and self._pins == 0
+        if due:
+            self._release(force=False)
+
+    def __del__(self) -> None:
+        try:
+            # Views hold a reference to this object, so none is left here
+            # (except in a cycle collected as a whole, where nobody can read).
+            self._release(force=True)
+        except Exception:  # never raise from a finalizer
+            pass
+
+    def __enter__(self: R) -> R:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def _arg(self, backend: Backend) -> Any:
+        """This object's handle as an argument for ``backend`` (the same one
+        almost always; converted when objects of two backends meet)."""
+        if backend is self._b:
+            return self._handle
+        return backend.handle(self._b.handle_int(self._handle), self._handle_type)
+
+    def __repr__(self) -> str:
+        state = (
+            "closed"
+            if self._closed
+            else f"handle=0x{self._b.handle_int(self._handle):x}"
+        )
+        return f"<cuabi.{type(self).__name__} {state}>"
+
+
+def dim3(value: Union[int, Tuple[int, ...], Any], what: str) -> Tuple[int, int, int]:
+    """(x, y, z) from an int or a sequence of one to three ints, each checked
+    to fit the header's uint32_t (the core itself refuses 0)."""
+    if isinstance(value, int):
+        dims: Tuple[int, ...] = (value,)
+    elif isinstance(value, (str, bytes)):
+        raise InvalidArgumentError(
+            f"{what} must be an int or a tuple of 1 to 3 ints, not str"
+        )
+    else:
+        try:
+            dims = tuple(value)
+        except TypeError:
+            raise InvalidArgumentError(
+                f"{what} must be an int or a tuple of 1 to 3 ints, not {type(value).__name__}"
+            ) from None
+    if not 1 <= len(dims) <= 3:
+        raise InvalidArgumentError(
+            f"{what} must have 1 to 3 dimensions, not {len(dims)}"
+        )
+    out = []
+    for axis, d in zip("xyz", dims):
+        try:
+            d = int(d.__index__())
+        except AttributeError:
+            raise InvalidArgumentError(
+                f"{what}.{axis} must be an int, not {type(d).__name__}"
+            ) from None
+        if not 0 <= d <= UINT32_MAX:
+            raise InvalidArgumentError(
+                f"{what}.{axis} = {d} is out of range (0 to {UINT32_MAX})"
+            )
+        out.append(d)
+    while len(out) < 3:
+        out.append(1)
+    return out[0], out[1], out[2]
+
+
+def check_u32(value: int, what: str) -> int:
+    v = int(value)
+    if not 0 <= v <= UINT32_MAX:
+        raise InvalidArgumentError(f"{what} = {v} is out of range (0 to {UINT32_MAX})")
+    return v
+
+
+def as_bytes(text: Union[str, bytes], what: str) -> bytes:
+    if isinstance(text, bytes):
+        return text
+    if isinstance(text, str):
+        return text.encode("utf-8")
+    raise TypeError(f"{what} must be str or bytes, not {type(text).__name__}")
+
+
+def opt_bytes(text: Optional[Union[str, bytes]], what: str) -> Optional[bytes]:
+    return None if text is None else as_bytes(text, what)

@@ -1,0 +1,492 @@
+"""Finding libcuabi and binding it through one of two backends.
+
+The library is looked for as ``$CUABI_LIBRARY`` alone when that is set;
+otherwise in this package (where ``pip install`` puts it), in the build
+folder of a source checkout, and through the system's dynamic loader. When
+none loads, :class:`~cuabi.errors.LibraryNotFoundError` lists every path
+tried and why each failed.
+
+Backends: ``ctypes`` (default, standard library only; declarations in
+``_ctypes_api``) and ``cffi`` (ABI mode; its ``cdef`` is built from the
+header text). ``$CUABI_BACKEND`` picks the default; :func:`load_backend`
+gives either one explicitly, and :func:`use_backend` switches the default
+for the objects created afterwards.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import sys
+import threading
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
+
+from . import _constants as C
+from .errors import CudaError, LibraryNotFoundError, error_class
+
+__all__ = [
+    "Backend",
+    "CtypesBackend",
+    "CffiBackend",
+    "library_candidates",
+    "find_library",
+    "load_backend",
+    "get_backend",
+    "set_default_backend",
+    "use_backend",
+    "BACKENDS",
+]
+
+BACKENDS: Tuple[str, ...] = ("ctypes", "cffi")
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+
+if sys.platform == "win32":
+    _LIB_NAMES = ("cuabi.dll",)
+elif sys.platform == "darwin":
+    _LIB_NAMES = ("libcuabi.dylib",)
+else:
+    _LIB_NAMES = ("libcuabi.so", "libcuabi.so.0")
+
+
+def library_candidates() -> List[str]:
+    """The places libcuabi is looked for, in order (see the module docstring)."""
+    env = os.environ.get("CUABI_LIBRARY")
+    if env:
+        return [env]
+    paths = [os.path.join(_PACKAGE_DIR, n) for n in _LIB_NAMES]
+    root = os.path.dirname(os.path.dirname(os.path.dirname(_PACKAGE_DIR)))
+    if os.path.isfile(os.path.join(root, "include", "cuabi", "cuabi.h")):
+        paths.append(os.path.join(root, "build", _LIB_NAMES[0]))
+    # Bare names go through the dynamic loader's own search path.
+    paths.append(_LIB_NAMES[-1])
+    return paths
+
+
+def _try_load(
+    candidates: Sequence[str], opener: Callable[[str], Any]
+) -> Tuple[str, Any]:
+    """Opens the first candidate that loads; raises LibraryNotFoundError
+    naming each path tried and why it failed."""
+    reasons: List[str] = []
+    for path in candidates:
+        if os.sep in path and not os.path.exists(path):
+            reasons.append(f"{path}: no such file")
+            continue
+        try:
+            return path, opener(path)
+        except OSError as exc:
+            reasons.append(f"{path}: {exc}")
+    lines = "\n  ".join(reasons)
+    hint = (
+        "set CUABI_LIBRARY to the full path of libcuabi.so, or reinstall the "
+        "package (pip install bindings/python builds it)"
+    )
+    raise LibraryNotFoundError(
+        f"libcuabi could not be loaded; tried:\n  {lines}\n{hint}", list(candidates)
+    )
+
+
+def find_library() -> str:
+    """The path of the libcuabi that :func:`load_backend` would load."""
+    path, _ = _try_load(library_candidates(), ctypes.CDLL)
+    return path
+
+
+class Backend:
+    """One loaded libcuabi behind one foreign-function interface.
+
+    ``lib`` is the low layer: every function of the header, called exactly as
+    the header declares it. The methods below are the few primitives the
+    object layer needs, so that it runs unchanged on either backend.
+    """
+
+    name: str = ""
+    NULL: Any = None
+
+    def __init__(self, path: str, lib: Any, missing: Dict[str, str]) -> None:
+        self.path = path
+        self.lib = lib
+        self.missing = missing
+        version = int(lib.cuabi_version())
+        if version // 10000 != C.CUABI_VERSION_MAJOR:
+            raise LibraryNotFoundError(
+                f"{path} is libcuabi {version // 10000}.x; this binding needs "
+                f"{C.CUABI_VERSION_MAJOR}.x",
+                [path],
+            )
+        self.version = version
+
+    def __repr__(self) -> str:
+        return f"<cuabi {self.name} backend: {self.path}>"
+
+    # -- primitives each backend provides ---------------------------------
+    def out(self, ctype: str) -> Any:
+        """A new out-parameter box for a C type (``int32_t``, ``size_t``,
+        ``uint64_t``, ``float``, ``void*`` or a handle type)."""
+        raise NotImplementedError
+
+    def ref(self, box: Any) -> Any:
+        """The argument that passes ``box`` by address."""
+        raise NotImplementedError
+
+    def value(self, box: Any) -> Any:
+        """The Python value in ``box`` (an int for pointers; a handle as
+        this backend represents it)."""
+        raise NotImplementedError
+
+    def char_buffer(self, size: int) -> Any:
+        raise NotImplementedError
+
+    def buffer_bytes(self, buf: Any, size: int) -> bytes:
+        raise NotImplementedError
+
+    def string(self, ptr: Any) -> str:
+        """A ``const char*`` result as ``str``."""
+        raise NotImplementedError
+
+    def pointer(self, address: int) -> Any:
+        """A ``void*`` argument from an integer address."""
+        raise NotImplementedError
+
+    def handle(self, value: int, ctype: str) -> Any:
+        """A handle argument from a raw integer (for interop and tests)."""
+        raise NotImplementedError
+
+    def handle_int(self, handle: Any) -> int:
+        """The raw integer of a handle (0 for NULL)."""
+        raise NotImplementedError
+
+    def string_array(self, items: Sequence[bytes]) -> Tuple[Any, Any]:
+        """A ``const char* const*`` argument (NULL when empty) and what keeps
+        it alive."""
+        raise NotImplementedError
+
+    def size_array(self, items: Sequence[int]) -> Any:
+        raise NotImplementedError
+
+    def launch_config(
+        self, grid: Tuple[int, int, int], block: Tuple[int, int, int], shmem: int
+    ) -> Any:
+        """A ``const cuabi_launch_config*`` argument, reusable across calls."""
+        raise NotImplementedError
+
+    def compile_desc(self, **fields: Any) -> Tuple[Any, Any]:
+        """A ``const cuabi_compile_desc*`` argument and what keeps it alive."""
+        raise NotImplementedError
+
+    def packed_launcher(self) -> Callable[[Any, Any, Any, bytes, int], int]:
+        """``f(function, config, stream, args, args_size) -> status``: the
+        cuabi_launch_packed entry point, taking the block as ``bytes``."""
+        raise NotImplementedError
+
+    # -- helpers built on the primitives ----------------------------------
+    def error(self, status: int, func: str = "") -> CudaError:
+        """The exception for a failed call, from this thread's last error."""
+        lib = self.lib
+        message = self.string(lib.cuabi_last_error_message())
+        if not message:
+            message = f"{func} failed" if func else ""
+        name = self.string(lib.cuabi_status_name(status))
+        code = int(lib.cuabi_last_error_code())
+        log = ""
+        if status == C.CUABI_ERROR_COMPILE:
+            try:
+                log = self._two_call(lib.cuabi_last_error_log, ()).decode(
+                    "utf-8", "replace"
+                )
+                log = log.rstrip("\0")
+            except CudaError:
+                log = ""
+        return error_class(status)(message, status, name, code, log)
+
+    def check(self, status: int, func: str = "") -> None:
+        if status:
+            raise self.error(status, func)
+
+    def call(self, func: str, *args: Any) -> None:
+        """Calls ``func`` and raises its CudaError if it failed."""
+        status = getattr(self.lib, func)(*args)
+        if status:
+            raise self.error(status, func)
+
+    def get(self, func: str, *args: Any, out: str = "int32_t") -> Any:
+        """Calls ``func(*args, &out)`` and returns the out value."""
+        box = self.out(out)
+        self.call(func, *args, self.ref(box))
+        return self.value(box)
+
+    def get_many(self, func: str, *args: Any, outs: Sequence[str]) -> Tuple[Any, ...]:
+        boxes = [self.out(t) for t in outs]
+        self.call(func, *args, *[self.ref(b) for b in boxes])
+        return tuple(self.value(b) for b in boxes)
+
+    def _two_call(self, fn: Any, args: Tuple[Any, ...]) -> bytes:
+        name = getattr(fn, "__name__", "")
+        size = self.out("size_t")
+        status = fn(*args, self.NULL, self.ref(size))
+        if status:
+            raise self.error(status, name)
+        for _ in range(8):
+            buf = self.char_buffer(max(self.value(size), 1))
+            status = fn(*args, buf, self.ref(size))
+            if status == C.CUABI_ERROR_INSUFFICIENT_BUFFER:
+                continue  # grew in between: *size holds the new size
+            if status:
+                raise self.error(status, name)
+            return self.buffer_bytes(buf, self.value(size))
+        raise self.error(status, name)
+
+    def get_string(self, func: str, *args: Any) -> str:
+        """A string through the two-call pattern (``char* buf, size_t* size``)."""
+        data = self._two_call(getattr(self.lib, func), args)
+        return data.rstrip(b"\0").decode("utf-8", "replace")
+
+    def get_bytes(self, func: str, *args: Any) -> bytes:
+        """A blob through the two-call pattern (``void* buf, size_t* size``)."""
+        return self._two_call(getattr(self.lib, func), args)
+
+
+_CTYPES_SCALARS = {
+    "int32_t": ctypes.c_int32,
+    "uint32_t": ctypes.c_uint32,
+    "size_t": ctypes.c_size_t,
+    "uint64_t": ctypes.c_uint64,
+    "float": ctypes.c_float,
+    "void*": ctypes.c_void_p,
+}
+
+
+class CtypesBackend(Backend):
+    """The standard-library backend (``ctypes.CDLL`` with declared prototypes)."""
+
+    name = "ctypes"
+    NULL = None
+
+    def __init__(self, path: Optional[str] = None) -> None:
+        from . import _ctypes_api as api
+
+        candidates = [path] if path else library_candidates()
+        path, cdll = _try_load(candidates, ctypes.CDLL)
+        missing = api.bind(cdll)
+        self.api = api
+        super().__init__(path, cdll, missing)
+
+    def out(self, ctype: str) -> Any:
+        cls = _CTYPES_SCALARS.get(ctype)
+        if cls is None:
+            if not ctype.startswith("cuabi_"):
+                raise TypeError(f"no out-parameter type {ctype!r}")
+            cls = ctypes.c_void_p
+        return cls()
+
+    ref = staticmethod(ctypes.byref)
+
+    def value(self, box: Any) -> Any:
+        v = box.value
+        return 0 if v is None and isinstance(box, ctypes.c_void_p) else v
+
+    def char_buffer(self, size: int) -> Any:
+        return ctypes.create_string_buffer(size)
+
+    def buffer_bytes(self, buf: Any, size: int) -> bytes:
+        return buf.raw[:size]
+
+    def string(self, ptr: Any) -> str:
+        return ptr.decode("utf-8", "replace") if ptr else ""
+
+    def pointer(self, address: int) -> Any:
+        return address or None
+
+    def handle(self, value: int, ctype: str) -> Any:
+        return value or None
+
+    def handle_int(self, handle: Any) -> int:
+        return handle or 0
+
+    def string_array(self, items: Sequence[bytes]) -> Tuple[Any, Any]:
+        if not items:
+            return None, None
+        arr = (ctypes.c_char_p * len(items))(*items)
+        return arr, arr
+
+    def size_array(self, items: Sequence[int]) -> Any:
+        return (ctypes.c_size_t * len(items))(*items)
+
+    def launch_config(self, grid, block, shmem) -> Any:
+        cfg = self.api.cuabi_launch_config(
+            ctypes.sizeof(self.api.cuabi_launch_config), *grid, *block, shmem
+        )
+        return ctypes.byref(cfg)  # the byref object keeps cfg alive
+
+    def compile_desc(self, **fields: Any) -> Tuple[Any, Any]:
+        desc = self.api.CUABI_COMPILE_DESC_INIT()
+        for key, value in fields.items():
+            setattr(desc, key, value)
+        return ctypes.byref(desc), desc
+
+    def packed_launcher(self):
+        return self.lib.cuabi_launch_packed
+
+
+class CffiBackend(Backend):
+    """The cffi backend (ABI mode, ``ffi.dlopen``; the cdef comes from the header)."""
+
+    name = "cffi"
+
+    def __init__(self, path: Optional[str] = None) -> None:
+        try:
+            import cffi
+        except ImportError as exc:
+            raise ImportError(
+                "the cffi backend needs the cffi package (pip install cffi); "
+                "the ctypes backend (CUABI_BACKEND=ctypes) needs nothing"
+            ) from exc
+        from ._header import load_header
+
+        self.header = load_header()
+        ffi = cffi.FFI()
+        ffi.cdef(self.header.cdef())
+        candidates = [path] if path else library_candidates()
+        path, lib = _try_load(candidates, ffi.dlopen)
+        missing: Dict[str, str] = {}
+        for name in self.header.functions:
+            try:
+                getattr(lib, name)
+            except AttributeError as exc:
+                missing[name] = str(exc)
+        self.ffi = ffi
+        self.NULL = ffi.NULL
+        self._void_pp = ffi.typeof("void * *")
+        super().__init__(path, lib, missing)
+
+    def out(self, ctype: str) -> Any:
+        return self.ffi.new(ctype + " *")
+
+    def ref(self, box: Any) -> Any:
+        return box
+
+    def value(self, box: Any) -> Any:
+        v = box[0]
+        if self.ffi.typeof(box) is self._void_pp:
+            return int(self.ffi.cast("uintptr_t", v))
+        return v
+
+    def char_buffer(self, size: int) -> Any:
+        return self.ffi.new("char[]", size)
+
+    def buffer_bytes(self, buf: Any, size: int) -> bytes:
+        return self.ffi.buffer(buf, size)[:]
+
+    def string(self, ptr: Any) -> str:
+        if ptr == self.ffi.NULL:
+            return ""
+        return self.ffi.string(ptr).decode("utf-8", "replace")
+
+    def pointer(self, address: int) -> Any:
+        return self.ffi.cast("void *", address)
+
+    def handle(self, value: int, ctype: str) -> Any:
+        return self.ffi.cast(ctype, value)
+
+    def handle_int(self, handle: Any) -> int:
+        if handle is None:
+            return 0
+        return int(self.ffi.cast("uintptr_t", handle))
+
+    def string_array(self, items: Sequence[bytes]) -> Tuple[Any, Any]:
+        if not items:
+            return self.ffi.NULL, None
+        keep = [self.ffi.new("char[]", s) for s in items]
+        arr = self.ffi.new("const char *[]", keep)
+        return arr, (arr, keep)
+
+    def size_array(self, items: Sequence[int]) -> Any:
+        return self.ffi.new("size_t[]", list(items))
+
+    def launch_config(self, grid, block, shmem) -> Any:
+        cfg = self.ffi.new("cuabi_launch_config *")
+        cfg.struct_size = self.ffi.sizeof("cuabi_launch_config")
+        cfg.grid_x, cfg.grid_y, cfg.grid_z = grid
+        cfg.block_x, cfg.block_y, cfg.block_z = block
+        cfg.shared_mem_bytes = shmem
+        return cfg
+
+    def compile_desc(self, **fields: Any) -> Tuple[Any, Any]:
+        ffi = self.ffi
+        desc = ffi.new("cuabi_compile_desc *")
+        desc.struct_size = ffi.sizeof("cuabi_compile_desc")
+        desc.output = C.CUABI_OUTPUT_CUBIN
+        keep: List[Any] = []
+        for key, value in fields.items():
+            if isinstance(value, bytes):
+                value = ffi.new("char[]", value)
+                keep.append(value)
+            elif value is None:
+                value = ffi.NULL
+            else:
+                keep.append(value)
+            setattr(desc, key, value)
+        return desc, keep
+
+    def packed_launcher(self):
+        return self.lib.cuabi_launch_packed  # cffi takes bytes for a const void*
+
+
+_lock = threading.Lock()
+_loaded: Dict[Tuple[str, Optional[str]], Backend] = {}
+_default: Optional[Backend] = None
+
+
+def load_backend(name: Optional[str] = None, path: Optional[str] = None) -> Backend:
+    """The backend ``name`` (``"ctypes"`` or ``"cffi"``; default
+    ``$CUABI_BACKEND`` or ``"ctypes"``) over the library at ``path`` (default:
+    the search described in this module). Loaded once per (name, path)."""
+    name = (name or os.environ.get("CUABI_BACKEND") or "ctypes").strip().lower()
+    if name not in BACKENDS:
+        raise ValueError(
+            f"unknown cuabi backend {name!r}; choose one of {', '.join(BACKENDS)}"
+        )
+    key = (name, path)
+    with _lock:
+        backend = _loaded.get(key)
+        if backend is None:
+            backend = CtypesBackend(path) if name == "ctypes" else CffiBackend(path)
+            _loaded[key] = backend
+        return backend
+
+
+def get_backend() -> Backend:
+    """The default backend, loaded on first use."""
+    global _default
+    backend = _default
+    if backend is None:
+        backend = load_backend()
+        with _lock:
+            if _default is None:
+                _default = backend
+            backend = _default
+    return backend
+
+
+def set_default_backend(backend: "Backend | str | None") -> Optional[Backend]:
+    """Makes ``backend`` (a Backend or a name) the default for objects created
+    afterwards; None goes back to ``$CUABI_BACKEND``. Returns the previous one."""
+    global _default
+    if isinstance(backend, str):
+        backend = load_backend(backend)
+    with _lock:
+        previous, _default = _default, backend
+    return previous
+
+
+@contextlib.contextmanager
+def use_backend(backend: "Backend | str") -> Iterator[Backend]:
+    """``with use_backend("cffi"):`` objects created inside use that backend."""
+    chosen = load_backend(backend) if isinstance(backend, str) else backend
+    previous = set_default_backend(chosen)
+    try:
+        yield chosen
+    finally:
+        set_default_backend(previous)

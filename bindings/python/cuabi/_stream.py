@@ -1,0 +1,198 @@
+"""Streams, events and graphs captured from a stream."""
+
+from __future__ import annotations
+
+import contextlib
+from typing import TYPE_CHECKING, Any, Iterator, Optional, Union
+
+from . import _constants as C
+from ._base import Resource
+from ._loader import Backend
+
+if TYPE_CHECKING:
+    from ._device import Device
+
+__all__ = ["Stream", "Event", "Graph", "GraphExec", "stream_arg"]
+
+_CAPTURE_MODES = {
+    "global": C.CUABI_CAPTURE_GLOBAL,
+    "thread_local": C.CUABI_CAPTURE_THREAD_LOCAL,
+    "relaxed": C.CUABI_CAPTURE_RELAXED,
+}
+
+
+def stream_arg(stream: Optional["Stream"], backend: Backend) -> Any:
+    """The ``cuabi_stream`` argument for ``stream`` (None: the default stream)."""
+    if stream is None:
+        return backend.NULL
+    if not isinstance(stream, Stream):
+        raise TypeError(
+            f"stream must be a cuabi.Stream or None, not {type(stream).__name__} "
+            "(wrap a foreign stream with Device.wrap_stream)"
+        )
+    return stream._arg(backend)
+
+
+class Stream(Resource):
+    """A CUDA stream (``cuabi_stream``): work on it runs in order.
+
+    Create with :meth:`Device.create_stream`, or wrap someone else's stream
+    (CuPy, PyTorch) with :meth:`Device.wrap_stream`."""
+
+    _release_fn = "cuabi_stream_release"
+    _handle_type = "cuabi_stream"
+
+    def __init__(
+        self, backend: Backend, handle: Any, device: "Device", owner: Any = None
+    ) -> None:
+        super().__init__(backend, handle)
+        self.device = device
+        self._owner = owner  # a wrapped foreign stream object, kept alive
+
+    @property
+    def ptr(self) -> int:
+        """The raw ``CUstream`` (``cudaStream_t``) value, for other libraries."""
+        return int(self._b.get("cuabi_stream_get_handle", self._handle, out="uint64_t"))
+
+    def __cuda_stream__(self) -> tuple:
+        """The CUDA stream protocol: (version, CUstream)."""
+        return (0, self.ptr)
+
+    def synchronize(self) -> None:
+        """Waits until all work on the stream is done."""
+        self._b.call("cuabi_stream_synchronize", self._handle)
+
+    def query(self) -> bool:
+        """True when all work on the stream is done, False while some runs."""
+        status = self._b.lib.cuabi_stream_query(self._handle)
+        if status == C.CUABI_ERROR_NOT_READY:
+            return False
+        self._b.check(status, "cuabi_stream_query")
+        return True
+
+    def wait(self, event: "Event") -> None:
+        """Makes later work on this stream wait for ``event``."""
+        self._b.call("cuabi_stream_wait_event", self._handle, event._arg(self._b))
+
+    def record(self, event: Optional["Event"] = None) -> "Event":
+        """Records ``event`` (a new one when None) on this stream and returns it."""
+        if event is None:
+            event = self.device.create_event()
+        event.record(self)
+        return event
+
+    def begin_capture(self, mode: Union[str, int] = "global") -> None:
+        """Starts capturing the work submitted to this stream into a graph.
+        ``mode``: "global", "thread_local" or "relaxed" (or the CUABI_CAPTURE_* value).
+        """
+        value = _CAPTURE_MODES.get(mode, mode) if isinstance(mode, str) else int(mode)
+        if isinstance(value, str):
+            raise ValueError(
+                f"unknown capture mode {mode!r}; use one of {', '.join(_CAPTURE_MODES)}"
+            )
+        self._b.call("cuabi_stream_begin_capture", self._handle, value)
+
+    def end_capture(self) -> "Graph":
+        """Ends the capture and returns the graph."""
+        h = self._b.get("cuabi_stream_end_capture", self._handle, out="cuabi_graph")
+        return Graph(self._b, h, self.device)
+
+    @contextlib.contextmanager
+    def capture(self, mode: Union[str, int] = "global") -> Iterator["_Capture"]:
+        """``with stream.capture() as cap: ...`` then ``cap.graph``."""
+        cap = _Capture()
+        self.begin_capture(mode)
+        try:
+            yield cap
+        except BaseException:
+            with contextlib.suppress(Exception):
+                self.end_capture().close()
+            raise
+        cap.graph = self.end_capture()
+
+
+class _Capture:
+    graph: Optional["Graph"] = None
+
+
+class Event(Resource):
+    """A CUDA event (``cuabi_event``): a point in a stream, for ordering and timing."""
+
+    _release_fn = "cuabi_event_release"
+    _handle_type = "cuabi_event"
+
+    def __init__(self, backend: Backend, handle: Any, device: "Device") -> None:
+        super().__init__(backend, handle)
+        self.device = device
+
+    def record(self, stream: Optional[Stream] = None) -> "Event":
+        """Records the event on ``stream`` (None: the default stream); returns self."""
+        self._b.call("cuabi_event_record", self._handle, stream_arg(stream, self._b))
+        return self
+
+    def synchronize(self) -> None:
+        """Waits until the event is reached."""
+        self._b.call("cuabi_event_synchronize", self._handle)
+
+    def query(self) -> bool:
+        """True when the event has been reached."""
+        status = self._b.lib.cuabi_event_query(self._handle)
+        if status == C.CUABI_ERROR_NOT_READY:
+            return False
+        self._b.check(status, "cuabi_event_query")
+        return True
+
+    def elapsed_ms(self, end: "Event") -> float:
+        """Milliseconds from this (recorded, completed) event to ``end``."""
+        return float(
+            self._b.get(
+                "cuabi_event_elapsed_ms", self._handle, end._arg(self._b), out="float"
+            )
+        )
+
+    def __sub__(self, start: "Event") -> float:
+        """``end - start``: the milliseconds between two events."""
+        if not isinstance(start, Event):
+            return NotImplemented
+        return start.elapsed_ms(self)
+
+
+class Graph(Resource):
+    """A graph captured from a stream (``cuabi_graph``)."""
+
+    _release_fn = "cuabi_graph_release"
+    _handle_type = "cuabi_graph"
+
+    def __init__(self, backend: Backend, handle: Any, device: "Device") -> None:
+        super().__init__(backend, handle)
+        self.device = device
+
+    @property
+    def node_count(self) -> int:
+        return int(
+            self._b.get("cuabi_graph_get_node_count", self._handle, out="size_t")
+        )
+
+    def instantiate(self) -> "GraphExec":
+        """An executable graph, launchable many times."""
+        h = self._b.get("cuabi_graph_instantiate", self._handle, out="cuabi_graph_exec")
+        return GraphExec(self._b, h, self.device)
+
+
+class GraphExec(Resource):
+    """An instantiated graph (``cuabi_graph_exec``)."""
+
+    _release_fn = "cuabi_graph_exec_release"
+    _handle_type = "cuabi_graph_exec"
+
+    def __init__(self, backend: Backend, handle: Any, device: "Device") -> None:
+        super().__init__(backend, handle)
+        self.device = device
+
+    def launch(self, stream: Optional[Stream] = None) -> None:
+        """Runs the graph on ``stream`` (None: the default stream)."""
+        self._b.call(
+            "cuabi_graph_exec_launch", self._handle, stream_arg(stream, self._b)
+        )
+
+    __call__ = launch

@@ -1,0 +1,142 @@
+"""The low layer: ``include/cuabi/cuabi.h`` one to one.
+
+>>> from cuabi import capi
+>>> L = capi.load()               # $CUABI_BACKEND, default "ctypes"
+>>> lib = L.lib                   # every cuabi_* function, as the header declares it
+>>> n = ctypes.c_int32()
+>>> L.check(lib.cuabi_device_count(ctypes.byref(n)))
+
+With the ctypes backend, ``lib`` is a ``ctypes.CDLL`` whose functions carry
+the argtypes and restype of ``cuabi._ctypes_api`` (handles are ``c_void_p``,
+out-parameters ``POINTER(T)``); the header's structs are the ctypes classes
+below and its constants are module attributes. With the cffi backend
+(``load("cffi")``), ``lib`` comes from ``ffi.dlopen`` with a cdef built from
+the header, ``L.ffi`` is the FFI and the constants are also on ``lib``.
+
+``L.check(status)`` raises the :class:`~cuabi.CudaError` subclass of a
+non-zero status with this thread's last-error message.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import enum
+from typing import Any, List, NamedTuple, Optional, Sequence
+
+from ._constants import *  # noqa: F401,F403  (re-exported: the header's constants)
+from ._constants import __all__ as _constant_names
+from ._ctypes_api import (
+    CUABI_COMPILE_DESC_INIT,
+    CUABI_LAUNCH_CONFIG_INIT,
+    DECLARATIONS,
+    HANDLE_TYPES,
+    cuabi_buffer,
+    cuabi_capture_mode,
+    cuabi_compile_desc,
+    cuabi_device,
+    cuabi_event,
+    cuabi_function,
+    cuabi_function_attribute,
+    cuabi_graph,
+    cuabi_graph_exec,
+    cuabi_host_buffer,
+    cuabi_launch_config,
+    cuabi_module,
+    cuabi_output,
+    cuabi_program,
+    cuabi_status,
+    cuabi_stream,
+)
+from ._loader import (
+    BACKENDS,
+    Backend,
+    find_library,
+    get_backend,
+    library_candidates,
+    load_backend,
+)
+
+__all__ = list(_constant_names) + [
+    "CUABI_COMPILE_DESC_INIT",
+    "CUABI_LAUNCH_CONFIG_INIT",
+    "DECLARATIONS",
+    "HANDLE_TYPES",
+    "cuabi_buffer",
+    "cuabi_capture_mode",
+    "cuabi_compile_desc",
+    "cuabi_device",
+    "cuabi_event",
+    "cuabi_function",
+    "cuabi_function_attribute",
+    "cuabi_graph",
+    "cuabi_graph_exec",
+    "cuabi_host_buffer",
+    "cuabi_launch_config",
+    "cuabi_module",
+    "cuabi_output",
+    "cuabi_program",
+    "cuabi_status",
+    "cuabi_stream",
+    "BACKENDS",
+    "Backend",
+    "load",
+    "check",
+    "find_library",
+    "library_candidates",
+    "KernelParams",
+    "kernel_params",
+]
+
+
+def load(backend: Optional[str] = None, path: Optional[str] = None) -> Backend:
+    """The library through ``backend`` (``"ctypes"`` or ``"cffi"``; default
+    ``$CUABI_BACKEND`` or ctypes), from ``path`` or the usual search."""
+    return load_backend(backend, path)
+
+
+def check(status: int, backend: Optional[Backend] = None) -> None:
+    """Raises the CudaError of a non-zero ``status`` (the overview's
+    ``checkCudaErrors``), reading the last error through ``backend``."""
+    if status:
+        raise (backend or get_backend()).error(int(status))
+
+
+class KernelParams(NamedTuple):
+    """The overview's ``kernelParams`` for :func:`cuabi_launch` /
+    :func:`cuabi_launch_sized` (ctypes backend): ``params`` (``void**``),
+    ``sizes`` (``size_t*``), ``count``, and the values they point to."""
+
+    params: Any
+    sizes: Any
+    count: int
+    values: List[Any]
+
+
+def kernel_params(values: Sequence[Any], types: Sequence[Any]) -> KernelParams:
+    """The overview's ctypes way: each value converted to its ctypes type;
+    a type of None takes the value as it is (a ``ctypes.Structure`` or other
+    ctypes value, an ``Enum`` as a C ``int``, or a cuabi buffer as its
+    address). Keep the result alive until the launch call returns."""
+    from ._packing import _apply_type
+
+    if len(values) != len(types):
+        raise ValueError(f"{len(values)} values but {len(types)} types")
+    objs: List[Any] = []
+    for i, (value, ctype) in enumerate(zip(values, types)):
+        obj = _apply_type(value, ctype, i, None)
+        if isinstance(obj, enum.Enum):
+            obj = ctypes.c_int(obj.value)
+        elif getattr(obj, "__cuabi_ptr__", None) is not None:
+            obj = ctypes.c_void_p(obj.__cuabi_ptr__)
+        if not isinstance(
+            obj, (ctypes._SimpleCData, ctypes.Structure, ctypes.Union, ctypes.Array)
+        ):
+            raise TypeError(
+                f"argument {i}: a {type(obj).__name__} with type None must be a ctypes "
+                "value, an Enum or a cuabi buffer"
+            )
+        objs.append(obj)
+    n = len(objs)
+    params = (ctypes.c_void_p * n)(*[ctypes.addressof(o) for o in objs])
+    sizes = (ctypes.c_size_t * n)(*[ctypes.sizeof(o) for o in objs])
+    return KernelParams(params, sizes, n, objs)

@@ -1,0 +1,159 @@
+"""Finding and loading libcuabi, and choosing the backend."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+import cuabi
+from cuabi import _loader
+from conftest import BINDING, have_cffi
+
+
+def run_python(code: str, env: dict, cwd: str = None) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        env=env,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_library_loads_and_reports_its_version():
+    lib_path = cuabi.find_library()
+    assert os.path.exists(lib_path) or "/" not in lib_path
+    assert cuabi.version() == cuabi.capi.CUABI_VERSION_NUMBER
+    assert (
+        cuabi.version_string() == cuabi.capi.CUABI_VERSION_STRING == cuabi.__version__
+    )
+
+
+def test_cuabi_library_alone_is_used_when_set(monkeypatch, tmp_path):
+    monkeypatch.setenv("CUABI_LIBRARY", str(tmp_path / "libcuabi.so"))
+    assert _loader.library_candidates() == [str(tmp_path / "libcuabi.so")]
+    monkeypatch.delenv("CUABI_LIBRARY")
+    candidates = _loader.library_candidates()
+    # the package's own copy comes first
+    assert candidates[0] == os.path.join(os.path.dirname(cuabi.__file__), "libcuabi.so")
+
+
+def test_unloadable_library_lists_every_path_tried(subprocess_env, tmp_path):
+    not_a_lib = tmp_path / "libcuabi.so"
+    not_a_lib.write_text("this is not a shared library")
+    for path, why in (
+        (tmp_path / "nowhere" / "libcuabi.so", "no such file"),
+        (not_a_lib, ""),
+    ):
+        env = dict(subprocess_env, CUABI_LIBRARY=str(path))
+        done = run_python(
+            """
+            import cuabi
+            try:
+                cuabi.device_count()
+            except cuabi.LibraryNotFoundError as e:
+                print("TRIED", e.tried)
+                print(e)
+            """,
+            env,
+        )
+        assert done.returncode == 0, done.stderr
+        assert "TRIED" in done.stdout
+        assert str(path) in done.stdout
+        assert why in done.stdout
+        assert "CUABI_LIBRARY" in done.stdout  # the message says how to fix it
+
+
+def test_a_library_of_another_major_version_is_refused(tmp_path):
+    cc = shutil.which("gcc") or shutil.which("cc")
+    if not cc:
+        pytest.fail("no C compiler")
+    src = tmp_path / "fake.c"
+    src.write_text("unsigned cuabi_version(void) { return 10203; }\n")
+    lib = tmp_path / "libfake.so"
+    subprocess.run([cc, "-shared", "-fPIC", str(src), "-o", str(lib)], check=True)
+    with pytest.raises(
+        cuabi.LibraryNotFoundError, match="libcuabi 1.x; this binding needs 0.x"
+    ):
+        _loader.CtypesBackend(str(lib))
+
+
+def test_unknown_backend_is_refused():
+    with pytest.raises(ValueError, match="unknown cuabi backend 'numba'"):
+        cuabi.load_backend("numba")
+
+
+def test_backends_are_loaded_once():
+    assert cuabi.load_backend("ctypes") is cuabi.load_backend("ctypes")
+
+
+@pytest.mark.skipif(not have_cffi(), reason="cffi is not installed (pip install cffi)")
+def test_cuabi_backend_env_picks_the_default(subprocess_env):
+    for name in ("ctypes", "cffi"):
+        env = dict(subprocess_env, CUABI_BACKEND=name)
+        done = run_python(
+            "import cuabi; print(cuabi.get_backend().name, cuabi.Program('x').backend.name)",
+            env,
+        )
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.split() == [name, name]
+
+
+def test_cffi_is_optional(subprocess_env):
+    """Without cffi, import and the ctypes backend work; cffi says what is missing."""
+    done = run_python(
+        """
+        import sys
+        sys.modules["cffi"] = None  # as if it were not installed
+        import cuabi
+        print("ctypes", cuabi.Program("x").backend.name)
+        try:
+            cuabi.load_backend("cffi")
+        except ImportError as e:
+            print("ImportError:", e)
+        """,
+        subprocess_env,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "ctypes ctypes" in done.stdout
+    assert "ImportError: the cffi backend needs the cffi package" in done.stdout
+
+
+def test_use_backend_switches_per_block(backend):
+    with cuabi.use_backend(backend.name) as chosen:
+        assert chosen is backend
+        with cuabi.Program('extern "C" __global__ void f() {}') as prog:
+            assert prog.backend is backend
+    with cuabi.Program("x", backend=backend) as prog:
+        assert prog.backend is backend
+
+
+def test_low_layer_is_reachable_through_capi(backend):
+    import ctypes
+
+    lib = backend.lib
+    assert lib.cuabi_version() == cuabi.capi.CUABI_VERSION_NUMBER
+    assert backend.string(lib.cuabi_status_name(cuabi.capi.CUABI_ERROR_NO_DEVICE)) == (
+        "CUABI_ERROR_NO_DEVICE"
+    )
+    if backend.name == "ctypes":
+        major, minor = ctypes.c_int32(), ctypes.c_int32()
+        backend.check(lib.cuabi_nvrtc_version(ctypes.byref(major), ctypes.byref(minor)))
+        assert (major.value, minor.value) == cuabi.nvrtc_version()
+    else:
+        major, minor = backend.ffi.new("int32_t*"), backend.ffi.new("int32_t*")
+        backend.check(lib.cuabi_nvrtc_version(major, minor))
+        assert (major[0], minor[0]) == cuabi.nvrtc_version()
+
+
+def test_package_imports_from_where_the_tests_expect():
+    if os.environ.get("CUABI_TEST_INSTALLED") == "1":
+        assert not cuabi.__file__.startswith(BINDING)
+    else:
+        assert cuabi.__file__.startswith(BINDING)

@@ -1,0 +1,357 @@
+"""The kernel-argument packing rules: a pure function, no GPU, no library."""
+
+from __future__ import annotations
+
+import ctypes
+import enum
+import os
+import struct
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import cuabi
+from cuabi import _dlpack
+from cuabi._packing import ArgumentLayout, pack_args, pack_value
+
+# saxpy(float a, float* x, float* y, float* out, size_t n) as the driver lays it out
+SAXPY_OFFSETS = [0, 8, 16, 24, 32]
+SAXPY_SIZES = [4, 8, 8, 8, 8]
+
+
+class FakeCudaArray:
+    """Just enough of the CUDA Array Interface (what CuPy/PyTorch/Numba expose)."""
+
+    def __init__(self, ptr: int) -> None:
+        self.__cuda_array_interface__ = {
+            "shape": (4,),
+            "typestr": "<f4",
+            "data": (ptr, False),
+            "version": 3,
+        }
+
+
+class FakeDLPack:
+    """A DLPack producer over a made-up address on ``device_type``."""
+
+    def __init__(self, ptr: int, device_type: int = _dlpack.kDLCUDA) -> None:
+        self.ptr = ptr
+        self.device_type = device_type
+
+    def __dlpack_device__(self):
+        return (self.device_type, 0)
+
+    def __dlpack__(self, stream=None, max_version=None, dl_device=None, copy=None):
+        return _dlpack.make_capsule(
+            self.ptr, (4,), np.float32, self.device_type, 0, owner=self
+        )
+
+
+def test_saxpy_block_is_laid_out_at_the_offsets():
+    x, y, out = 0x7F0000001000, 0x7F0000002000, 0x7F0000003000
+    n = 512 * 32768
+    block = pack_args(
+        [np.float32(2.0), x, FakeCudaArray(y), FakeCudaArray(out), np.uint64(n)],
+        SAXPY_OFFSETS,
+        SAXPY_SIZES,
+        args_size=40,
+    )
+    want = struct.pack("<f4xQQQQ", 2.0, x, y, out, n)
+    assert block == want
+
+
+def test_overview_uint32_n_for_size_t_is_refused_naming_the_parameter():
+    args = [
+        np.array([2.0], dtype=np.float32),
+        np.array([1], dtype=np.uint64),
+        np.array([2], dtype=np.uint64),
+        np.array([3], dtype=np.uint64),
+        np.array(512 * 32768, dtype=np.uint32),
+    ]
+    with pytest.raises(cuabi.InvalidArgumentError) as info:
+        pack_args(args, SAXPY_OFFSETS, SAXPY_SIZES, kernel="saxpy")
+    err = info.value
+    assert err.status == cuabi.capi.CUABI_ERROR_INVALID_ARGUMENT
+    assert err.name == "CUABI_ERROR_INVALID_ARGUMENT"
+    assert "kernel 'saxpy' parameter 4" in err.message
+    assert "is 8 bytes" in err.message and "4 bytes" in err.message
+    assert "uint32" in err.message
+
+
+@pytest.mark.parametrize(
+    "value,size,want",
+    [
+        (1.5, 4, struct.pack("<f", 1.5)),
+        (1.5, 8, struct.pack("<d", 1.5)),
+        (1.5, 2, struct.pack("<e", 1.5)),
+        (float("inf"), 4, struct.pack("<f", float("inf"))),
+        (1 + 2j, 8, struct.pack("<ff", 1, 2)),
+        (1 + 2j, 16, struct.pack("<dd", 1, 2)),
+    ],
+)
+def test_python_floats_follow_the_parameter_size(value, size, want):
+    assert pack_value(value, size) == want
+
+
+@pytest.mark.parametrize("size", [1, 3, 16])
+def test_python_float_to_other_sizes_is_refused(size):
+    with pytest.raises(
+        cuabi.InvalidArgumentError, match=f"parameter 2 is {size} bytes"
+    ):
+        pack_value(1.0, size, 2)
+
+
+def test_python_float_out_of_float32_range_is_refused():
+    with pytest.raises(cuabi.InvalidArgumentError, match="out of the range"):
+        pack_value(1e39, 4, 0)
+    assert pack_value(1e39, 8) == struct.pack("<d", 1e39)
+
+
+@pytest.mark.parametrize("size", [1, 2, 4, 8])
+def test_python_int_accepts_signed_and_unsigned_range(size):
+    bits = size * 8
+    lo, hi = -(1 << (bits - 1)), (1 << bits) - 1
+    assert pack_value(lo, size) == lo.to_bytes(size, "little", signed=True)
+    assert pack_value(hi, size) == hi.to_bytes(size, "little", signed=False)
+    assert pack_value(-1, size) == b"\xff" * size
+    for bad in (lo - 1, hi + 1):
+        with pytest.raises(
+            cuabi.InvalidArgumentError, match=f"does not fit in {bits} bits"
+        ):
+            pack_value(bad, size, 3)
+
+
+def test_python_int_to_a_struct_sized_parameter_is_refused():
+    with pytest.raises(cuabi.InvalidArgumentError, match="parameter 1 is 12 bytes"):
+        pack_value(5, 12, 1)
+
+
+def test_bool_and_enums():
+    assert pack_value(True, 1) == b"\x01"
+    assert pack_value(False, 4) == b"\0\0\0\0"
+
+    class Color(enum.IntEnum):
+        RED = 7
+
+    class Plain(enum.Enum):
+        A = 300
+
+    assert pack_value(Color.RED, 4) == struct.pack("<i", 7)
+    assert pack_value(Plain.A, 2) == struct.pack("<H", 300)
+    with pytest.raises(cuabi.InvalidArgumentError):
+        pack_value(Plain.A, 1)
+
+
+NUMPY_TYPES = [
+    np.bool_,
+    np.int8,
+    np.int16,
+    np.int32,
+    np.int64,
+    np.uint8,
+    np.uint16,
+    np.uint32,
+    np.uint64,
+    np.float16,
+    np.float32,
+    np.float64,
+    np.complex64,
+    np.complex128,
+]
+
+
+@pytest.mark.parametrize("dtype", NUMPY_TYPES, ids=lambda t: np.dtype(t).name)
+def test_numpy_scalars_are_copied_exactly(dtype):
+    value = (
+        np.array(1, dtype=dtype).astype(dtype)[()]
+        if dtype is not np.bool_
+        else np.True_
+    )
+    if np.dtype(dtype).kind in "fc":
+        value = dtype(1.25)
+    size = np.dtype(dtype).itemsize
+    assert pack_value(value, size) == value.tobytes()
+    # a 0-d and a one-element array pass the same bytes
+    assert pack_value(np.array(value), size) == value.tobytes()
+    assert pack_value(np.array([value]), size) == value.tobytes()
+    for wrong in {1, 2, 4, 8, 16} - {size}:
+        with pytest.raises(cuabi.InvalidArgumentError) as info:
+            pack_value(value, wrong, 5, "k")
+        assert f"kernel 'k' parameter 5 is {wrong} bytes" in info.value.message
+        assert f"{size} bytes" in info.value.message
+
+
+def test_host_arrays_of_several_elements_are_refused():
+    with pytest.raises(cuabi.InvalidArgumentError, match="host array of 3 elements"):
+        pack_value(np.zeros(3, np.float32), 8, 1)
+
+
+def test_numpy_structured_scalar_is_a_struct_by_value():
+    test_struct = np.dtype([("value", np.int32)], align=True)
+    s = np.array([5], test_struct)
+    assert pack_value(s[0], 4) == struct.pack("<i", 5)
+    assert pack_value(s, 4) == struct.pack("<i", 5)
+    pair = np.dtype([("a", np.int8), ("b", np.float64)], align=True)
+    value = np.array([(1, 2.5)], pair)[0]
+    assert struct.unpack("<b7xd", pack_value(value, 16)) == (1, 2.5)
+    with pytest.raises(cuabi.InvalidArgumentError, match="parameter 0 is 8 bytes"):
+        pack_value(value, 8)
+
+
+class CTestStruct(ctypes.Structure):
+    _fields_ = [("value", ctypes.c_int)]
+
+
+def test_ctypes_values_and_structures():
+    assert pack_value(ctypes.c_int(-2), 4) == struct.pack("<i", -2)
+    assert pack_value(ctypes.c_double(0.5), 8) == struct.pack("<d", 0.5)
+    assert pack_value(ctypes.c_void_p(0x1234), 8) == struct.pack("<Q", 0x1234)
+    assert pack_value(ctypes.c_void_p(None), 8) == bytes(8)
+    assert pack_value(CTestStruct(5), 4) == struct.pack("<i", 5)
+    with pytest.raises(cuabi.InvalidArgumentError) as info:
+        pack_value(ctypes.c_int(1), 8, 4)
+    assert (
+        "parameter 4 is 8 bytes" in info.value.message and "c_int" in info.value.message
+    )
+
+
+def test_the_overviews_ctypes_way_values_and_types():
+    """testkernel(int i, int* pi, float f, float* pf, testStruct s, testStruct* ps)."""
+    p_int, p_float, p_struct = 0x1000, 0x2000, 0x3000
+    values = (1, p_int, 123.456, p_float, CTestStruct(5), p_struct)
+    types = (
+        ctypes.c_int,
+        ctypes.c_void_p,
+        ctypes.c_float,
+        ctypes.c_void_p,
+        None,
+        ctypes.c_void_p,
+    )
+    offsets, sizes = [0, 8, 16, 24, 32, 40], [4, 8, 4, 8, 4, 8]
+    block = pack_args(values, offsets, sizes, types=types)
+    want = struct.pack("<i4xQf4xQi4xQ", 1, p_int, 123.456, p_float, 5, p_struct)
+    assert block == want
+    # a wrong type for a parameter is caught like any other size mismatch
+    bad = list(types)
+    bad[0] = ctypes.c_int64
+    with pytest.raises(cuabi.InvalidArgumentError, match="parameter 0 is 4 bytes"):
+        pack_args(values, offsets, sizes, types=bad)
+
+
+def test_the_overviews_numpy_way_values():
+    """The same kernel with the overview's NumPy values (int is np.uint32 ...)."""
+    test_struct = np.dtype([("value", np.int32)], align=True)
+    values = (
+        np.array(1, dtype=np.uint32),
+        np.array([0x1000], dtype=np.intp),
+        np.array(123.456, dtype=np.float32),
+        np.array([0x2000], dtype=np.intp),
+        np.array([5], test_struct),
+        np.array([0x3000], dtype=np.intp),
+    )
+    block = pack_args(values, [0, 8, 16, 24, 32, 40], [4, 8, 4, 8, 4, 8])
+    want = struct.pack(
+        "<I4xqf4xqi4xq", 1, 0x1000, np.float32(123.456), 0x2000, 5, 0x3000
+    )
+    assert block == want
+
+
+def test_device_pointers_need_a_pointer_sized_parameter():
+    assert pack_value(None, 8) == bytes(8)
+    assert pack_value(FakeCudaArray(0xABC), 8) == struct.pack("<Q", 0xABC)
+    with pytest.raises(cuabi.InvalidArgumentError) as info:
+        pack_value(FakeCudaArray(0xABC), 4, 2)
+    assert "parameter 2 is 4 bytes" in info.value.message
+    assert "device pointer" in info.value.message
+
+
+def test_dlpack_producers_pass_their_device_address():
+    before = _dlpack.live_exports()
+    assert pack_value(FakeDLPack(0xBEEF00), 8) == struct.pack("<Q", 0xBEEF00)
+    # the capsule was not consumed, so its destructor ran the deleter
+    assert _dlpack.live_exports() == before
+    with pytest.raises(
+        cuabi.InvalidArgumentError, match="parameter 1.*not on a CUDA device"
+    ):
+        pack_value(FakeDLPack(0xBEEF00, _dlpack.kDLCPU), 8, 1)
+
+
+@pytest.mark.parametrize("value", ["text", [1, 2], object(), b"\x01\x02"])
+def test_unsupported_values_are_refused_naming_the_parameter(value):
+    with pytest.raises(
+        cuabi.InvalidArgumentError, match="kernel 'k' parameter 3: cannot pass"
+    ):
+        pack_value(value, 8, 3, "k")
+
+
+def test_argument_count_must_match():
+    with pytest.raises(
+        cuabi.InvalidArgumentError, match="takes 5 parameters, but 4 were given"
+    ):
+        pack_args([1, 2, 3, 4], SAXPY_OFFSETS, SAXPY_SIZES, kernel="saxpy")
+    with pytest.raises(
+        cuabi.InvalidArgumentError, match="takes 1 parameter, but 2 were given"
+    ):
+        pack_args([1, 2], [0], [4])
+
+
+def test_gaps_and_tail_are_zero_and_layout_is_reusable():
+    layout = ArgumentLayout([0, 8], [1, 4], args_size=16, kernel="k")
+    assert layout.pack([np.uint8(0xFF), np.int32(-1)]) == b"\xff" + bytes(
+        7
+    ) + b"\xff" * 4 + bytes(4)
+    # the same layout with other value types (the per-type cache must not leak)
+    assert layout.pack([1, 2.0]) == b"\x01" + bytes(7) + struct.pack("<f", 2.0) + bytes(
+        4
+    )
+    assert ArgumentLayout([], []).pack([]) == b""
+    with pytest.raises(ValueError):
+        ArgumentLayout([0, 8], [4, 8], args_size=8)
+
+
+def test_packing_needs_no_library(tmp_path):
+    """The rules are pure: they run where libcuabi cannot even be loaded."""
+    env = dict(os.environ, CUABI_LIBRARY=str(tmp_path / "missing" / "libcuabi.so"))
+    env["PYTHONPATH"] = os.path.dirname(os.path.dirname(cuabi.__file__))
+    code = (
+        "import numpy as np, cuabi\n"
+        "print(cuabi.pack_args([np.float32(1), 2], [0, 8], [4, 8]).hex())\n"
+        "try:\n"
+        "    cuabi.Program('x')\n"
+        "except cuabi.LibraryNotFoundError as e:\n"
+        "    print('LibraryNotFoundError', e.tried)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert out.splitlines()[0] == (struct.pack("<f4xQ", 1.0, 2)).hex()
+    assert "LibraryNotFoundError" in out and "missing" in out
+
+
+def test_low_layer_kernel_params_the_ctypes_way():
+    """capi.kernel_params: the overview's (values, types) as a void** array."""
+
+    class Mode(enum.Enum):
+        FAST = 3
+
+    values = (1, 0x1000, 123.456, CTestStruct(5), Mode.FAST)
+    types = (ctypes.c_int, ctypes.c_void_p, ctypes.c_float, None, None)
+    p = cuabi.capi.kernel_params(values, types)
+    assert p.count == 5
+    assert list(p.sizes) == [4, 8, 4, 4, 4]
+    read = [ctypes.string_at(p.params[i], p.sizes[i]) for i in range(5)]
+    assert read == [
+        struct.pack("<i", 1),
+        struct.pack("<Q", 0x1000),
+        struct.pack("<f", 123.456),
+        struct.pack("<i", 5),
+        struct.pack("<i", 3),
+    ]
+    with pytest.raises(TypeError, match="argument 0"):
+        cuabi.capi.kernel_params(("x",), (None,))
