@@ -106,11 +106,14 @@ void Device::reset() {
   // Everything made so far becomes stale first, so no destructor frees a
   // resource the reset already destroyed.
   epoch_.fetch_add(1, std::memory_order_acq_rel);
+  d.cuCtxSetCurrent(nullptr);  // nothing of the old context stays current here
   check(d.cuDevicePrimaryCtxReset(device), "cuDevicePrimaryCtxReset");
-  // A reset keeps our retain; a retain and release pair re-creates the
-  // context and tells its (possibly new) handle without changing the count.
+  // A reset keeps our retain. A retain and release pair brings the context
+  // back and tells its (possibly new) handle without changing the count.
+  // After a sticky fault the retain fails: the driver then refuses the device
+  // to this process for good, and check() says so.
   CUcontext ctx = nullptr;
-  check(d.cuDevicePrimaryCtxRetain(&ctx, device), "cuDevicePrimaryCtxRetain");
+  check(d.cuDevicePrimaryCtxRetain(&ctx, device), "cuDevicePrimaryCtxRetain after the reset");
   d.cuDevicePrimaryCtxRelease(device);
   context_.store(ctx, std::memory_order_release);
   check(d.cuCtxSetCurrent(ctx), "cuCtxSetCurrent");

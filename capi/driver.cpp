@@ -14,6 +14,10 @@ namespace cuabi {
 
 thread_local const char* t_missing_entry_point = nullptr;
 
+const char* const kContextLostAdvice =
+    "; the driver now fails every CUDA call of this process on this device, and the only "
+    "recovery it documents is to end the process and start a new one";
+
 namespace {
 
 enum EntryIndex {
@@ -237,9 +241,7 @@ void check(CUresult result, const char* what) {
   }
   cuabi_status status = status_of(result);
   std::string message = std::string(what) + " failed: " + describe(result);
-  if (status == CUABI_ERROR_CONTEXT_LOST)
-    message += "; the device context is no longer usable: call cuabi_device_reset and recreate "
-               "the device's objects";
+  if (status == CUABI_ERROR_CONTEXT_LOST) message += kContextLostAdvice;
   fail(status, std::move(message), static_cast<int32_t>(result));
 }
 

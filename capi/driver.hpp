@@ -98,6 +98,9 @@ void check(CUresult result, const char* what);
 cuabi_status status_of(CUresult result);
 std::string describe(CUresult result);
 
+// Appended to the message of every CONTEXT_LOST failure.
+extern const char* const kContextLostAdvice;
+
 // Set by a missing entry point's trampoline, read by check().
 extern thread_local const char* t_missing_entry_point;
 

@@ -78,6 +78,11 @@ void check_fatbin_extents(const unsigned char* p, size_t size) {
 
 bool check_image(const void* image, size_t size) {
   const unsigned char* bytes = static_cast<const unsigned char*>(image);
+  static const unsigned char kElf[4] = {0x7f, 'E', 'L', 'F'};
+  static const unsigned char kFatbin[4] = {0x50, 0xED, 0x55, 0xBA};
+  if (size < 4 && (memcmp(bytes, kElf, size) == 0 || memcmp(bytes, kFatbin, size) == 0))
+    fail_invalid("the image is truncated: " + std::to_string(size) +
+                 (size == 1 ? " byte" : " bytes") + " of a CUBIN or fatbin header");
   if (is_elf(image, size)) {
     check_elf_extents(bytes, size);
     return true;

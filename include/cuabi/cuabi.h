@@ -159,8 +159,11 @@ enum {
    * cuabi_program_get_log() give its log. */
   CUABI_ERROR_COMPILE = 13,
   /* The device context hit a sticky fault (an illegal address, a trap, a
-   * launch failure): this and every later call on that device fail until
-   * cuabi_device_reset() and the objects are recreated. */
+   * launch failure). The driver then fails this and every later CUDA call of
+   * the process on that device, cuabi_device_reset included; the recovery it
+   * documents is to end the process and start a new one (other processes,
+   * and other devices, are unaffected). Run untrusted kernels in a child
+   * process to survive their faults. */
   CUABI_ERROR_CONTEXT_LOST = 14,
   /* The process forked after cuabi initialised CUDA; CUDA cannot be used in
    * the child. */
@@ -282,11 +285,15 @@ CUABI_API cuabi_status CUABI_CALL cuabi_device_synchronize(cuabi_device device);
 CUABI_API cuabi_status CUABI_CALL cuabi_device_get_stream_priority_range(cuabi_device device,
                                                                          int32_t* least,
                                                                          int32_t* greatest);
-/* Recovery after CUABI_ERROR_CONTEXT_LOST: resets the device's primary
- * context (cuDevicePrimaryCtxReset). Every object made on this device before
- * the reset is then unusable (its calls answer CUABI_ERROR_CONTEXT_LOST;
- * releasing it stays safe): recreate modules, buffers, streams and events.
- * The device handle itself stays valid. Other devices are unaffected. */
+/* Resets the device's primary context (cuDevicePrimaryCtxReset): frees
+ * every allocation, module, stream and event on it, in this process and in
+ * every library sharing the primary context (CUDA runtime, CuPy, PyTorch).
+ * Every cuabi object made on this device before the reset is then unusable
+ * (its calls answer CUABI_ERROR_CONTEXT_LOST; releasing it stays safe):
+ * recreate what you need. The device handle itself stays valid.
+ * After a sticky fault (CUABI_ERROR_CONTEXT_LOST) the driver refuses the
+ * device to the process for good, and this answers CUABI_ERROR_CONTEXT_LOST
+ * too: start a new process. */
 CUABI_API cuabi_status CUABI_CALL cuabi_device_reset(cuabi_device device);
 
 /* ------------------------------------------------------------------------- */

@@ -23,15 +23,21 @@ print("FILE", cuabi.__file__)
 print("LIB", cuabi.find_library())
 prog = cuabi.Program('extern "C" __global__ void f() {}').compile(["-arch=compute_75"])
 print("PTX", ".entry f" in prog.ptx)
+print("BACKEND", cuabi.get_backend().name)
 from cuabi import _header
 print("HEADER", _header.find_header())
 """
 
 
 def _clean_env() -> dict:
+    """The environment of a fresh install: no path to the source tree, no
+    library or header chosen, no backend chosen (CUABI_BACKEND=cffi of the
+    calling suite would fail there, for a fresh venv has no cffi; these
+    tests are about the default, dependency-free backend)."""
     env = dict(os.environ)
     for key in (
         "CUABI_LIBRARY",
+        "CUABI_BACKEND",
         "PYTHONPATH",
         "CUABI_HEADER",
         "PIP_FIND_LINKS",
@@ -95,6 +101,7 @@ def _check_installed(py: str, tmp_path) -> dict:
     assert facts["LIB"] == os.path.join(site, "cuabi", "libcuabi.so")
     assert facts["HEADER"] == os.path.join(site, "cuabi", "include", "cuabi", "cuabi.h")
     assert facts["PTX"] == "True"
+    assert facts["BACKEND"] == "ctypes"  # the default needs nothing installed
     return facts
 
 
@@ -236,6 +243,7 @@ def test_editable_install_runs_from_the_source_tree(venv, tmp_path):
         assert f"FILE {os.path.join(pkg, '__init__.py')}" in out
         assert f"LIB {os.path.join(pkg, 'libcuabi.so')}" in out
         assert "PTX True" in out
+        assert "BACKEND ctypes" in out
     finally:
         for path in made:  # leave the source tree as it was
             if os.path.isdir(path):

@@ -106,23 +106,35 @@ def test_cuabi_backend_env_picks_the_default(subprocess_env):
 
 
 def test_cffi_is_optional(subprocess_env):
-    """Without cffi, import and the ctypes backend work; cffi says what is missing."""
-    done = run_python(
-        """
+    """Without cffi, import and the default (ctypes) backend work; asking for
+    cffi, by name or through CUABI_BACKEND, says what is missing."""
+    code = """
         import sys
         sys.modules["cffi"] = None  # as if it were not installed
         import cuabi
-        print("ctypes", cuabi.Program("x").backend.name)
+        try:
+            print("default", cuabi.Program("x").backend.name)
+        except ImportError as e:
+            print("default ImportError:", e)
         try:
             cuabi.load_backend("cffi")
         except ImportError as e:
-            print("ImportError:", e)
-        """,
-        subprocess_env,
-    )
+            print("named ImportError:", e)
+        """
+    env = dict(subprocess_env)
+    env.pop("CUABI_BACKEND", None)  # the default, whatever the suite runs under
+    done = run_python(code, env)
     assert done.returncode == 0, done.stderr
-    assert "ctypes ctypes" in done.stdout
-    assert "ImportError: the cffi backend needs the cffi package" in done.stdout
+    assert "default ctypes" in done.stdout
+    assert "named ImportError: the cffi backend needs the cffi package" in done.stdout
+
+    env["CUABI_BACKEND"] = "cffi"
+    done = run_python(code, env)
+    assert done.returncode == 0, done.stderr
+    assert (
+        "default ImportError: the cffi backend needs the cffi package (pip install"
+        " cffi); the ctypes backend (CUABI_BACKEND=ctypes) needs nothing"
+    ) in done.stdout
 
 
 def test_use_backend_switches_per_block(backend):

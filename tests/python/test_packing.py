@@ -15,6 +15,7 @@ import pytest
 import cuabi
 from cuabi import _dlpack
 from cuabi._packing import ArgumentLayout, pack_args, pack_value
+from conftest import BACKEND_PARAMS
 
 # saxpy(float a, float* x, float* y, float* out, size_t n) as the driver lays it out
 SAXPY_OFFSETS = [0, 8, 16, 24, 32]
@@ -311,27 +312,36 @@ def test_gaps_and_tail_are_zero_and_layout_is_reusable():
         ArgumentLayout([0, 8], [4, 8], args_size=8)
 
 
-def test_packing_needs_no_library(tmp_path):
-    """The rules are pure: they run where libcuabi cannot even be loaded."""
+@pytest.mark.parametrize("backend_name", BACKEND_PARAMS)
+def test_packing_needs_no_library(tmp_path, backend_name):
+    """The rules are pure: they run where libcuabi cannot even be loaded, and
+    either backend then says where it looked."""
     env = dict(os.environ, CUABI_LIBRARY=str(tmp_path / "missing" / "libcuabi.so"))
-    env["PYTHONPATH"] = os.path.dirname(os.path.dirname(cuabi.__file__))
+    env["CUABI_BACKEND"] = backend_name
+    # this same cuabi first; the rest of PYTHONPATH stays (cffi may live there)
+    env["PYTHONPATH"] = os.pathsep.join(
+        p
+        for p in (os.path.dirname(os.path.dirname(cuabi.__file__)),)
+        + tuple(os.environ.get("PYTHONPATH", "").split(os.pathsep))
+        if p
+    )
     code = (
         "import numpy as np, cuabi\n"
         "print(cuabi.pack_args([np.float32(1), 2], [0, 8], [4, 8]).hex())\n"
         "try:\n"
-        "    cuabi.Program('x')\n"
+        "    prog = cuabi.Program('x')\n"
         "except cuabi.LibraryNotFoundError as e:\n"
         "    print('LibraryNotFoundError', e.tried)\n"
+        "else:\n"
+        "    print('loaded', prog.backend.name)\n"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
     assert out.splitlines()[0] == (struct.pack("<f4xQ", 1.0, 2)).hex()
-    assert "LibraryNotFoundError" in out and "missing" in out
+    assert "LibraryNotFoundError" in out and "missing" in out, out
 
 
 def test_low_layer_kernel_params_the_ctypes_way():

@@ -9,10 +9,16 @@ from typing import Any, Iterable, Optional, Sequence, Tuple, Union
 from . import _constants as C
 from ._base import Resource, as_bytes, opt_bytes, resolve_backend
 from ._loader import Backend
-from ._memory import DeviceBuffer, PinnedBuffer, Shape, _dtype_info, host_address
+from ._memory import (
+    DeviceBuffer,
+    PinnedBuffer,
+    Shape,
+    _dtype_info,
+    foreign_memory,
+    host_address,
+)
 from ._program import Headers, Module, _options, normalize_headers
 from ._stream import Event, Stream
-from ._dlpack import dlpack_pointer
 
 __all__ = [
     "Device",
@@ -276,47 +282,7 @@ class Device(Resource):
         taking ownership: ``obj`` is a CuPy/PyTorch/Numba array (CUDA Array
         Interface or DLPack), or an integer address with ``nbytes``. The
         object is kept alive by the buffer."""
-        dtype: Any = None
-        shape: Any = None
-        keep: Any = obj
-        if isinstance(obj, int):
-            if nbytes is None:
-                raise ValueError("wrapping a raw device address needs nbytes")
-            ptr = obj
-        else:
-            cai = getattr(obj, "__cuda_array_interface__", None)
-            if cai is not None:
-                ptr = int(cai["data"][0] or 0)
-                _, _, itemsize = _dtype_info(cai["typestr"])
-                shape = tuple(cai["shape"])
-                strides = cai.get("strides")
-                if strides is not None:
-                    expect, step = [], itemsize
-                    for extent in reversed(shape):
-                        expect.append(step)
-                        step *= extent
-                    if tuple(strides) != tuple(reversed(expect)):
-                        raise ValueError("only C-contiguous arrays can be wrapped")
-                dtype = cai["typestr"]
-            elif hasattr(obj, "__dlpack__"):
-                ptr, capsule = dlpack_pointer(obj)
-                keep = (obj, capsule)
-                shape = tuple(getattr(obj, "shape", ()))
-                dtype = getattr(obj, "dtype", None)
-                try:
-                    _dtype_info(dtype)
-                except Exception:
-                    dtype, shape = None, None
-            else:
-                raise TypeError(
-                    f"cannot wrap a {type(obj).__name__}: it has neither "
-                    "__cuda_array_interface__ nor __dlpack__"
-                )
-            if nbytes is None:
-                _, _, itemsize = _dtype_info(dtype)
-                nbytes = itemsize
-                for d in shape or ():
-                    nbytes *= int(d)
+        ptr, nbytes, dtype, shape, keep = foreign_memory(obj, nbytes)
         h = self._b.get(
             "cuabi_buffer_wrap", self._handle, int(ptr), int(nbytes), out="cuabi_buffer"
         )

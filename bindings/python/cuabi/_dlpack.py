@@ -1,5 +1,5 @@
 """DLPack with ctypes: exporting device memory as a capsule, and reading the
-data pointer out of someone else's.
+address, shape and element type out of someone else's.
 
 Layouts follow ``dlpack.h`` (DLPack 1.x): ``DLManagedTensor`` (the capsule
 named ``"dltensor"``) and ``DLManagedTensorVersioned`` (``"dltensor_versioned"``).
@@ -12,8 +12,9 @@ destructor. The deleter only drops Python references, may run on any thread
 from __future__ import annotations
 
 import ctypes
+import sys
 import threading
-from typing import Any, Callable, Dict, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, NamedTuple, Optional, Sequence, Tuple
 
 __all__ = [
     "DLDevice",
@@ -25,8 +26,11 @@ __all__ = [
     "kDLCUDA",
     "kDLCUDAHost",
     "kDLCUDAManaged",
+    "DLPackTensor",
     "make_capsule",
+    "capsule_tensor",
     "capsule_pointer",
+    "dlpack_tensor",
     "dtype_to_dlpack",
     "live_exports",
 ]
@@ -92,22 +96,25 @@ class DLManagedTensorVersioned(ctypes.Structure):
     ]
 
 
+# Private prototypes: ctypes.pythonapi's attributes are shared by every user
+# of ctypes in the process, so setting their argtypes/restype there could be
+# undone by (or break) someone else.
 _api = ctypes.pythonapi
-_PyCapsule_New = _api.PyCapsule_New
-_PyCapsule_New.restype = ctypes.py_object
-_PyCapsule_New.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
-_PyCapsule_IsValid = _api.PyCapsule_IsValid
-_PyCapsule_IsValid.restype = ctypes.c_int
-_PyCapsule_IsValid.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
-_PyCapsule_GetPointer = _api.PyCapsule_GetPointer
-_PyCapsule_GetPointer.restype = ctypes.c_void_p
-_PyCapsule_GetPointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+_PyCapsule_New = ctypes.PYFUNCTYPE(
+    ctypes.py_object, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p
+)(("PyCapsule_New", _api))
+_PyCapsule_IsValid = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p)(
+    ("PyCapsule_IsValid", _api)
+)
+_PyCapsule_GetPointer = ctypes.PYFUNCTYPE(
+    ctypes.c_void_p, ctypes.py_object, ctypes.c_char_p
+)(("PyCapsule_GetPointer", _api))
 _PyCapsule_GetPointer_raw = ctypes.PYFUNCTYPE(
     ctypes.c_void_p, ctypes.c_void_p, ctypes.c_char_p
 )(("PyCapsule_GetPointer", _api))
-_PyCapsule_GetName = _api.PyCapsule_GetName
-_PyCapsule_GetName.restype = ctypes.c_char_p
-_PyCapsule_GetName.argtypes = [ctypes.py_object]
+_PyCapsule_GetName = ctypes.PYFUNCTYPE(ctypes.c_char_p, ctypes.py_object)(
+    ("PyCapsule_GetName", _api)
+)
 
 # PyCapsule_New keeps the name pointer, so the names must live forever.
 _NAME_LEGACY = ctypes.create_string_buffer(b"dltensor")
@@ -215,30 +222,144 @@ def make_capsule(
         raise
 
 
+class DLPackTensor(NamedTuple):
+    """What a DLPack capsule describes, read without consuming it."""
+
+    ptr: int  # data + byte_offset
+    device_type: int
+    device_id: int
+    shape: Tuple[int, ...]
+    typestr: Optional[str]  # NumPy type string; None where NumPy has no such type
+    itemsize: int  # bytes per element (lanes included)
+    nbytes: int
+    contiguous: bool  # C-contiguous (row-major, compact)
+    read_only: bool  # DLPACK_FLAG_BITMASK_READ_ONLY (versioned capsules only)
+
+
+DLPACK_FLAG_BITMASK_READ_ONLY = 1
+
+_KINDS = {kDLInt: "i", kDLUInt: "u", kDLFloat: "f", kDLComplex: "c", kDLBool: "b"}
+_NATIVE = "<" if sys.byteorder == "little" else ">"
+
+
+def _typestr(code: int, bits: int, lanes: int) -> Optional[str]:
+    """The NumPy type string of a DLPack dtype, or None (bfloat16, float8,
+    vector lanes ... have none: such memory is seen as raw bytes)."""
+    kind = _KINDS.get(code)
+    if kind is None or lanes != 1:
+        return None
+    if kind == "b":
+        return "|b1" if bits == 8 else None
+    if (kind == "c" and bits not in (64, 128)) or (
+        kind != "c" and bits not in (8, 16, 32, 64)
+    ):
+        return None
+    if kind == "f" and bits == 8:
+        return None
+    return ("|" if bits == 8 else _NATIVE) + kind + str(bits // 8)
+
+
+def _managed_tensor(capsule: Any) -> Tuple[DLTensor, bool]:
+    """The DLTensor inside an unconsumed capsule, and its read-only flag."""
+    name = _PyCapsule_GetName(capsule)
+    if name == b"dltensor":
+        managed: Any = DLManagedTensor.from_address(
+            _PyCapsule_GetPointer(capsule, b"dltensor")
+        )
+        return managed.dl_tensor, False
+    if name == b"dltensor_versioned":
+        managed = DLManagedTensorVersioned.from_address(
+            _PyCapsule_GetPointer(capsule, b"dltensor_versioned")
+        )
+        major, minor = managed.version.major, managed.version.minor
+        if major != DLPACK_MAJOR_VERSION:
+            raise BufferError(
+                f"the DLPack capsule is version {major}.{minor}; cuabi reads "
+                f"{DLPACK_MAJOR_VERSION}.x"
+            )
+        read_only = bool(managed.flags & DLPACK_FLAG_BITMASK_READ_ONLY)
+        return managed.dl_tensor, read_only
+    raise BufferError(f"not an unconsumed DLPack capsule (its name is {name!r})")
+
+
+def capsule_tensor(capsule: Any) -> DLPackTensor:
+    """Address, device, shape, element type and size of the tensor in an
+    unconsumed DLPack capsule (``"dltensor"`` or ``"dltensor_versioned"``),
+    which is left unconsumed (its producer frees it when the capsule dies)."""
+    t, read_only = _managed_tensor(capsule)
+    ndim = int(t.ndim)
+    if ndim < 0:
+        raise BufferError(f"the DLPack tensor has ndim {ndim}")
+    if ndim and not t.shape:
+        raise BufferError(f"the DLPack tensor has ndim {ndim} but no shape")
+    shape = tuple(int(t.shape[i]) for i in range(ndim))
+    if any(d < 0 for d in shape):
+        raise BufferError(f"the DLPack tensor has a negative extent: {shape}")
+    code, bits, lanes = int(t.dtype.code), int(t.dtype.bits), int(t.dtype.lanes)
+    if bits * lanes == 0 or bits * lanes % 8:
+        raise BufferError(
+            f"the DLPack dtype (code {code}, {bits} bits, {lanes} lanes) is not "
+            "a whole number of bytes per element"
+        )
+    itemsize = bits * lanes // 8
+    count = 1
+    for d in shape:
+        count *= d
+    contiguous = True
+    if t.strides and count:
+        step = 1
+        for i in reversed(range(ndim)):
+            if shape[i] != 1 and int(t.strides[i]) != step:
+                contiguous = False
+                break
+            step *= shape[i]
+    return DLPackTensor(
+        ptr=(t.data or 0) + int(t.byte_offset),
+        device_type=int(t.device.device_type),
+        device_id=int(t.device.device_id),
+        shape=shape,
+        typestr=_typestr(code, bits, lanes),
+        itemsize=itemsize,
+        nbytes=count * itemsize,
+        contiguous=contiguous,
+        read_only=read_only,
+    )
+
+
 def capsule_pointer(capsule: Any) -> Tuple[int, int, int]:
     """(data pointer, device_type, device_id) of an unconsumed DLPack capsule,
     which is left unconsumed (its producer frees it when the capsule dies)."""
-    name = _PyCapsule_GetName(capsule)
-    if name == b"dltensor":
-        managed = DLManagedTensor.from_address(
-            _PyCapsule_GetPointer(capsule, b"dltensor")
+    t = capsule_tensor(capsule)
+    return t.ptr, t.device_type, t.device_id
+
+
+def _ask_capsule(obj: Any, stream: Optional[int]) -> Any:
+    """``obj.__dlpack__``, asking for a versioned capsule; a producer that
+    predates DLPack 1.0 (no ``max_version`` keyword) is asked again without."""
+    kwargs: Dict[str, Any] = {} if stream is None else {"stream": stream}
+    try:
+        return obj.__dlpack__(
+            max_version=(DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION), **kwargs
         )
-    elif name == b"dltensor_versioned":
-        addr = _PyCapsule_GetPointer(capsule, b"dltensor_versioned")
-        managed = DLManagedTensorVersioned.from_address(addr)
-    else:
-        raise BufferError(f"not an unconsumed DLPack capsule (its name is {name!r})")
-    t = managed.dl_tensor
-    return (t.data or 0) + t.byte_offset, t.device.device_type, t.device.device_id
+    except TypeError:
+        return obj.__dlpack__(**kwargs)
+
+
+def dlpack_tensor(obj: Any, stream: Optional[int] = None) -> Tuple[DLPackTensor, Any]:
+    """The CUDA tensor behind an object that implements ``__dlpack__``, and the
+    capsule that keeps it valid while held."""
+    capsule = _ask_capsule(obj, stream)
+    tensor = capsule_tensor(capsule)
+    if tensor.device_type not in (kDLCUDA, kDLCUDAHost, kDLCUDAManaged):
+        raise BufferError(
+            f"DLPack tensor lives on device type {tensor.device_type}, "
+            "not on a CUDA device"
+        )
+    return tensor, capsule
 
 
 def dlpack_pointer(obj: Any, stream: Optional[int] = None) -> Tuple[int, Any]:
     """The device address behind an object that implements ``__dlpack__``,
     and the capsule that keeps it valid while held."""
-    capsule = obj.__dlpack__() if stream is None else obj.__dlpack__(stream=stream)
-    ptr, device_type, _ = capsule_pointer(capsule)
-    if device_type not in (kDLCUDA, kDLCUDAHost, kDLCUDAManaged):
-        raise BufferError(
-            f"DLPack tensor lives on device type {device_type}, not on a CUDA device"
-        )
-    return ptr, capsule
+    tensor, capsule = dlpack_tensor(obj, stream)
+    return tensor.ptr, capsule

@@ -16,7 +16,13 @@ from .errors import InvalidHandleError
 if TYPE_CHECKING:
     from ._device import Device
 
-__all__ = ["DeviceBuffer", "DeviceArray", "PinnedBuffer", "host_address"]
+__all__ = [
+    "DeviceBuffer",
+    "DeviceArray",
+    "PinnedBuffer",
+    "foreign_memory",
+    "host_address",
+]
 
 Shape = Union[int, Sequence[int], None]
 
@@ -57,6 +63,56 @@ def _shape_for(shape: Shape, nbytes: int, itemsize: int, what: str) -> Tuple[int
     if need > nbytes:
         raise ValueError(f"shape {dims} needs {need} bytes but {what} has {nbytes}")
     return dims
+
+
+def _c_strides(shape: Tuple[int, ...], itemsize: int) -> Tuple[int, ...]:
+    expect, step = [], itemsize
+    for extent in reversed(shape):
+        expect.append(step)
+        step *= extent
+    return tuple(reversed(expect))
+
+
+def foreign_memory(
+    obj: Any, nbytes: Optional[int] = None
+) -> Tuple[int, int, Any, Any, Any]:
+    """(address, nbytes, dtype, shape, keep-alive) of device memory owned by
+    someone else: an integer address with ``nbytes``, or an array that has
+    ``__cuda_array_interface__`` or ``__dlpack__`` (whose capsule describes
+    it: the object itself need not have ``shape`` or ``dtype``). ``nbytes``,
+    when given, overrides the size the array reports. dtype and shape are
+    None where the element type has no NumPy equivalent (raw bytes)."""
+    if isinstance(obj, int):
+        if nbytes is None:
+            raise ValueError("wrapping a raw device address needs nbytes")
+        return obj, int(nbytes), None, None, obj
+    cai = getattr(obj, "__cuda_array_interface__", None)
+    if cai is not None:
+        ptr = int(cai["data"][0] or 0)
+        dtype: Any = cai["typestr"]
+        _, _, itemsize = _dtype_info(dtype)
+        shape: Any = tuple(int(d) for d in cai["shape"])
+        strides = cai.get("strides")
+        if strides is not None and math.prod(shape):
+            expect = _c_strides(shape, itemsize)
+            if any(int(s) != e for s, e, d in zip(strides, expect, shape) if d != 1):
+                raise ValueError("only C-contiguous arrays can be wrapped")
+        size = math.prod(shape) * itemsize
+        keep: Any = obj
+    elif hasattr(obj, "__dlpack__"):
+        tensor, capsule = _dlpack.dlpack_tensor(obj)
+        if not tensor.contiguous:
+            raise ValueError("only C-contiguous arrays can be wrapped")
+        ptr, size, dtype, shape = tensor.ptr, tensor.nbytes, tensor.typestr, None
+        if dtype is not None:
+            shape = tensor.shape
+        keep = (obj, capsule)  # the capsule keeps the producer's memory alive
+    else:
+        raise TypeError(
+            f"cannot wrap a {type(obj).__name__}: it has neither "
+            "__cuda_array_interface__ nor __dlpack__"
+        )
+    return ptr, size if nbytes is None else int(nbytes), dtype, shape, keep
 
 
 def host_address(obj: Any, writable: bool) -> Tuple[int, int, Any]:
