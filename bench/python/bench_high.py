@@ -1,0 +1,298 @@
+"""cuabi's Pythonic layer (Device, Module, Kernel, DeviceBuffer, Stream ...)
+over the backend named by ``$CUABI_BACKEND``: reported as ``py_high``
+(ctypes, the default) or ``py_high_cffi``.
+
+The launch figure is the layer's own call, ``kernel(grid, block, args,
+stream=s)``, with Python floats and ints and DeviceBuffer objects as
+arguments: the layer packs them on every launch. Where the layer offers a
+prepared launch (arguments packed once), that is timed too, as
+``launch_*_prepared``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import benchlib as bl  # noqa: E402
+import cuabi  # noqa: E402
+from cuabi._packing import ArgumentLayout  # noqa: E402
+
+
+class _Pointer:
+    """Something with a device address, as a DeviceBuffer passes it (CPU mode)."""
+
+    def __init__(self, address: int) -> None:
+        self._address = address
+
+    @property
+    def __cuabi_ptr__(self) -> int:
+        return self._address
+
+
+def _prepared(kernel, grid, block, args, stream):
+    """A callable that relaunches with arguments packed once, if the layer
+    offers one (None otherwise)."""
+    for name in ("prepare", "bind", "prepared"):
+        make = getattr(kernel, name, None)
+        if make is None:
+            continue
+        p = make(grid, block, args, stream=stream)
+        return p if callable(p) else getattr(p, "launch", None)
+    return None
+
+
+class High:
+    def __init__(self, ns) -> None:
+        self.ns = ns
+        self.backend = cuabi.get_backend()
+        name = self.backend.name
+        self.out = bl.Out("py_high" if name == "ctypes" else "py_high_" + name)
+        self.dev = None
+
+    def info(self) -> None:
+        self.dev = cuabi.Device(0)
+        major, minor = self.dev.compute_capability
+        self.out.info(device=self.dev.name, cc=f"{major}.{minor}", backend=self.backend.name)
+
+    def launch_and_graph(self) -> None:
+        ns, out, dev = self.ns, self.out, self.dev
+        module = dev.compile(bl.EMPTY_SOURCE)
+        s = dev.create_stream()
+        buf = dev.alloc(256)
+        sync = s.synchronize
+        for bench, name, args in (
+            ("launch_2args", "empty2", (2.0, buf)),
+            ("launch_16args", "empty16", tuple(bl.args16(buf))),
+        ):
+            if not bl.wanted(ns, "launch"):
+                break
+
+            def figure() -> None:
+                k = module.get_kernel(name)
+                out.stats(
+                    bench,
+                    "us",
+                    bl.launch_bursts(lambda: k(1, 1, args, stream=s), sync, ns),
+                    burst=ns.burst_size,
+                    args=len(args),
+                    path="kernel(grid, block, args, stream=s): packs every launch",
+                )
+                try:
+                    p = _prepared(k, 1, 1, args, s)
+                except Exception as exc:  # an API this script does not know yet
+                    out.skip(bench + "_prepared", f"the layer's prepared launch: {exc!r}")
+                    return
+                if p is None:
+                    out.skip(bench + "_prepared", "the layer offers no prepared launch")
+                else:
+                    samples = bl.launch_bursts(p, sync, ns)
+                    out.stats(
+                        bench + "_prepared",
+                        "us",
+                        samples,
+                        burst=ns.burst_size,
+                        args=len(args),
+                        path="prepared launch",
+                    )
+
+            out.guard(bench, figure)
+
+        if bl.wanted(ns, "graph"):
+
+            def graph() -> None:
+                k = module.get_kernel("empty2")
+                args = (2.0, buf)
+                k(1, 1, args, stream=s)  # first use outside the capture
+                s.synchronize()
+                with s.capture() as cap:
+                    for _ in range(bl.GRAPH_KERNELS):
+                        k(1, 1, args, stream=s)
+                exe = cap.graph.instantiate()
+                bl.report_graph(out, lambda: exe.launch(s), sync, ns)
+                exe.close()
+                cap.graph.close()
+
+            out.guard("graph_replay", graph)
+
+    def copies(self) -> None:
+        import numpy as np
+
+        out, ns, dev = self.out, self.ns, self.dev
+        buf = dev.alloc(bl.COPY_BYTES)
+
+        def run(kind: str, host) -> None:
+            out.guard(
+                f"copy_h2d_{kind}",
+                lambda: bl.copy_rate(out, f"copy_h2d_{kind}", lambda: buf.copy_from_host(host), ns),
+            )
+            out.guard(
+                f"copy_d2h_{kind}",
+                lambda: bl.copy_rate(out, f"copy_d2h_{kind}", lambda: buf.copy_to_host(host), ns),
+            )
+
+        run("pageable", np.ones(bl.COPY_BYTES, dtype=np.uint8))
+        pinned = dev.host_alloc(bl.COPY_BYTES)
+        view = pinned.as_array()
+        view[:] = 1
+        run("pinned", view)
+        del view
+        pinned.close()
+        buf.close()
+
+    def nvrtc_image(self, arch_option: str, cubin: bool = True):
+        with cuabi.Program(bl.SAXPY_SOURCE, "saxpy.cu") as prog:
+            prog.compile(["--fmad=false", arch_option])
+            return prog.cubin if cubin else prog.ptx.encode()
+
+    def compile_nvrtc(self, arch: str) -> None:
+        t = bl.repeat_ms(
+            lambda: self.nvrtc_image(f"--gpu-architecture={arch}"), max(self.ns.reps // 3, 5)
+        )
+        self.out.stats("compile_nvrtc", "ms", t, arch=arch)
+
+    def compile_figures(self) -> None:
+        out, ns, dev = self.out, self.ns, self.dev
+        major, minor = dev.compute_capability
+        out.guard("compile_nvrtc", lambda: self.compile_nvrtc(f"sm_{major}{minor}"))
+
+        def cache_hit() -> None:
+            dev.compile(bl.SAXPY_SOURCE, ["--fmad=false"]).close()
+            misses = []
+
+            def once() -> None:
+                m = dev.compile(bl.SAXPY_SOURCE, ["--fmad=false"])
+                if not m.from_cache:
+                    misses.append(1)
+                m.close()
+
+            t = bl.repeat_ms(once, max(ns.reps, 20), warmup=0)
+            if misses:
+                out.error("compile_cache_hit", f"{len(misses)} compiles missed a warm cache")
+            else:
+                out.stats("compile_cache_hit", "ms", t)
+
+        out.guard("compile_cache_hit", cache_hit)
+        for bench, cubin in (("load_cubin", True), ("load_ptx", False)):
+
+            def load(bench=bench, cubin=cubin) -> None:
+                target = f"{'sm' if cubin else 'compute'}_{major}{minor}"
+                image = self.nvrtc_image(f"--gpu-architecture={target}", cubin)
+                t = bl.repeat_ms(lambda: dev.load_module(image).close(), max(ns.reps // 3, 10))
+                out.stats(bench, "ms", t)
+
+            out.guard(bench, load)
+
+    def saxpy(self) -> None:
+        import numpy as np
+
+        x, y, hout = bl.saxpy_host_data()
+        nbytes = x.nbytes
+        a = np.float32(2.0)
+        t0 = bl.perf_ns()
+        dev = cuabi.Device(0)
+        module = dev.compile(bl.SAXPY_SOURCE, ["--fmad=false"], name="saxpy.cu")
+        kernel = module.get_kernel("saxpy")
+        dx, dy, dout = dev.alloc(nbytes), dev.alloc(nbytes), dev.alloc(nbytes)
+        s = dev.create_stream()
+        start, stop = dev.create_event(), dev.create_event()
+        dx.copy_from_host(x, stream=s)
+        dy.copy_from_host(y, stream=s)
+        args = (a, dx, dy, dout, np.uint64(bl.SAXPY_N))
+        start.record(s)
+        kernel(bl.SAXPY_BLOCKS, bl.SAXPY_THREADS, args, stream=s)
+        stop.record(s)
+        dout.copy_to_host(hout, stream=s)
+        s.synchronize()
+        first = start.elapsed_ms(stop)
+
+        def kernel_ms() -> float:
+            start.record(s)
+            kernel(bl.SAXPY_BLOCKS, bl.SAXPY_THREADS, args, stream=s)
+            stop.record(s)
+            s.synchronize()
+            return start.elapsed_ms(stop)
+
+        cache = "hit" if module.from_cache else "miss"
+        bl.report_saxpy(self.out, t0, 2.0, x, y, hout, cache, kernel_ms, first, self.ns)
+
+    def cpu(self) -> None:
+        out, ns = self.out, self.ns
+        out.guard("compile_nvrtc", lambda: self.compile_nvrtc(ns.arch))
+
+        def packing() -> None:
+            # The layer's own packing, as kernel(...) runs it on every launch,
+            # for the layouts the driver reports for empty2 and empty16.
+            ptr = _Pointer(0x7F0000000000)
+            l2 = ArgumentLayout([0, 8], [4, 8], 16, "empty2")
+            a2 = (2.0, ptr)
+            l16 = ArgumentLayout(
+                [32 * k + o for k in range(4) for o in (0, 8, 16, 24)],
+                [4, 8, 4, 8] * 4,
+                128,
+                "empty16",
+            )
+            a16 = tuple(bl.args16(ptr))
+            out.stats(
+                "pack_2args",
+                "ns",
+                bl.per_call_ns(lambda: l2.pack(a2)),
+                path="ArgumentLayout.pack (float, buffer)",
+            )
+            out.stats(
+                "pack_16args",
+                "ns",
+                bl.per_call_ns(lambda: l16.pack(a16)),
+                path="ArgumentLayout.pack (float, buffer, int, int) x 4",
+            )
+
+        out.guard("pack_2args", packing)
+
+        def handles() -> None:
+            prog = cuabi.Program('extern "C" __global__ void k() {}')
+            prog.close()
+            out.stats(
+                "error_path",
+                "ns",
+                bl.failing_call_ns(lambda: prog.log, cuabi.InvalidHandleError),
+                path="closed Program: .log raises InvalidHandleError",
+            )
+
+        out.guard("error_path", handles)
+
+
+def main() -> int:
+    ns = bl.parse_args()
+    try:
+        h = High(ns)
+    except Exception as exc:
+        bl.Out("py_high").error("init", exc)
+        return 1
+    if ns.mode == "cpu":
+        h.cpu()
+        return 0
+    if ns.mode == "saxpy":
+        try:
+            h.saxpy()
+        except Exception as exc:
+            h.out.error("saxpy_app", exc)
+            return 1
+        return 0
+    try:
+        h.info()
+    except Exception as exc:
+        h.out.error("init", exc)
+        return 1
+    if bl.wanted(ns, "launch") or bl.wanted(ns, "graph"):
+        h.out.guard("launch_2args", h.launch_and_graph)
+    if bl.wanted(ns, "copy"):
+        h.out.guard("copy_h2d_pageable", h.copies)
+    if bl.wanted(ns, "compile"):
+        h.out.guard("compile_nvrtc", h.compile_figures)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
