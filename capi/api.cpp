@@ -543,6 +543,36 @@ cuabi_status cuabi_launch_packed(cuabi_function function, const cuabi_launch_con
   });
 }
 
+cuabi_status cuabi_launch_plan_create(cuabi_function function, const cuabi_launch_config* config,
+                                      cuabi_stream stream, cuabi_launch_plan* out) {
+  return guard(__func__, [&] {
+    Ref<Function> f = acquire<Function>(function, "function");
+    Ref<Stream> s;
+    if (stream) s = acquire<Stream>(stream, "stream");
+    need(out, "out");
+    *out = publish<cuabi_launch_plan>(make_plan(std::move(f), config, std::move(s)));
+  });
+}
+
+void cuabi_launch_plan_release(cuabi_launch_plan plan) { release_handle<LaunchPlan>(plan); }
+
+cuabi_status cuabi_launch_plan_get_args(cuabi_launch_plan plan, void** args, size_t* size) {
+  return guard(__func__, [&] {
+    Pin<LaunchPlan> p(plan, "plan");
+    need(args, "args");
+    need(size, "size");
+    *args = p->args;
+    *size = p->args_size;
+  });
+}
+
+cuabi_status cuabi_launch_plan_launch(cuabi_launch_plan plan) {
+  return guard(__func__, [&] {
+    Pin<LaunchPlan> p(plan, "plan");
+    p->launch();
+  });
+}
+
 /* Device memory -------------------------------------------------------------- */
 
 cuabi_status cuabi_buffer_alloc(cuabi_device device, size_t bytes, cuabi_buffer* out) {

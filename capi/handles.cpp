@@ -19,6 +19,7 @@ const char* kind_name(Kind kind) {
     case Kind::Event: return "cuabi_event";
     case Kind::Graph: return "cuabi_graph";
     case Kind::GraphExec: return "cuabi_graph_exec";
+    case Kind::LaunchPlan: return "cuabi_launch_plan";
   }
   return "handle";
 }
@@ -159,7 +160,7 @@ void fail_handle(Kind kind, const char* what, uint64_t handle) {
                                          kind_name(kind) + ")");
   uint32_t k = static_cast<uint32_t>((handle >> 24) & 0xFFu);
   std::string message = std::string(what) + " is not a live " + kind_name(kind) + ": ";
-  if (k >= static_cast<uint32_t>(Kind::Device) && k <= static_cast<uint32_t>(Kind::GraphExec) &&
+  if (k >= static_cast<uint32_t>(Kind::Device) && k <= static_cast<uint32_t>(kLastKind) &&
       k != static_cast<uint32_t>(kind) && (handle >> 32) != 0)
     message += std::string("it is a ") + kind_name(static_cast<Kind>(k));
   else

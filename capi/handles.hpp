@@ -35,7 +35,9 @@ enum class Kind : uint8_t {
   Event,
   Graph,
   GraphExec,
+  LaunchPlan,
 };
+constexpr Kind kLastKind = Kind::LaunchPlan;
 
 const char* kind_name(Kind kind);
 

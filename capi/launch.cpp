@@ -3,6 +3,8 @@
 // check is a comparison with a value cached when the function was looked up.
 #include "launch.hpp"
 
+#include <cstdlib>
+#include <cstring>
 #include <string>
 
 #include "structs.hpp"
@@ -124,6 +126,59 @@ void launch_packed(const Function& f, const cuabi_launch_config* config, const P
   void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, const_cast<void*>(args),
                    CU_LAUNCH_PARAM_BUFFER_SIZE, &size, CU_LAUNCH_PARAM_END};
   submit(f, c, stream, nullptr, extra);
+}
+
+LaunchPlan::LaunchPlan(Ref<Function> fn, const cuabi_launch_config& cfg, Ref<Stream> s)
+    : Object(kKind), function(std::move(fn)), stream(std::move(s)), config(cfg) {
+  if (!function->params_known)
+    fail(CUABI_ERROR_NOT_SUPPORTED,
+         "launch plans need the kernel's parameter layout, which the driver does not report "
+         "(cuFuncGetParamInfo needs CUDA 12.4)");
+  check_config(*function, config);
+  const Device& device = *function->module->device;
+  if (stream && stream->device.get() != &device)
+    fail_invalid("the stream belongs to device " + std::to_string(stream->device->ordinal) +
+                 ", the kernel to device " + std::to_string(device.ordinal));
+  args_size = function->args_size;
+  // 16-byte aligned and at least one line long, so a binding may view it as
+  // any parameter type.
+  size_t capacity = (args_size + 63) & ~size_t(63);
+  if (capacity == 0) capacity = 64;
+  args = std::aligned_alloc(64, capacity);
+  if (!args) throw std::bad_alloc();
+  std::memset(args, 0, capacity);
+  extra_size_ = args_size;
+  extra_[0] = CU_LAUNCH_PARAM_BUFFER_POINTER;
+  extra_[1] = args;
+  extra_[2] = CU_LAUNCH_PARAM_BUFFER_SIZE;
+  extra_[3] = &extra_size_;
+  extra_[4] = CU_LAUNCH_PARAM_END;
+}
+
+LaunchPlan::~LaunchPlan() { std::free(args); }
+
+void LaunchPlan::launch() {
+  const Function& f = *function;
+  f.module->enter();
+  CUstream s = nullptr;
+  if (stream) {
+    f.module->device->check_epoch(stream->epoch);
+    s = stream->stream;
+  }
+  const cuabi_launch_config& c = config;
+  check(driver().cuLaunchKernel(f.function, c.grid_x, c.grid_y, c.grid_z, c.block_x, c.block_y,
+                                c.block_z, c.shared_mem_bytes, s, nullptr,
+                                args_size ? extra_ : nullptr),
+        "cuLaunchKernel");
+}
+
+Ref<LaunchPlan> make_plan(Ref<Function> function, const cuabi_launch_config* config,
+                          Ref<Stream> stream) {
+  cuabi_launch_config copy;
+  const cuabi_launch_config& c = config_of(config, &copy);
+  cuabi_launch_config owned = c;
+  owned.struct_size = sizeof(cuabi_launch_config);
+  return make<LaunchPlan>(std::move(function), owned, std::move(stream));
 }
 
 }  // namespace cuabi

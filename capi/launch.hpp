@@ -12,4 +12,7 @@ void launch_sized(const Function& f, const cuabi_launch_config* config, const Pi
 void launch_packed(const Function& f, const cuabi_launch_config* config, const Pin<Stream>& stream,
                    const void* args, size_t args_size);
 
+Ref<LaunchPlan> make_plan(Ref<Function> function, const cuabi_launch_config* config,
+                          Ref<Stream> stream);
+
 }  // namespace cuabi

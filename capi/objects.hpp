@@ -183,6 +183,25 @@ class GraphExec : public DeviceChild {
   CUgraphExec exec;
 };
 
+// A prepared launch: everything checked once, an argument block owned here.
+class LaunchPlan : public Object {
+ public:
+  static constexpr Kind kKind = Kind::LaunchPlan;
+  LaunchPlan(Ref<Function> function, const cuabi_launch_config& config, Ref<Stream> stream);
+  ~LaunchPlan() override;
+  void launch();
+
+  Ref<Function> function;
+  Ref<Stream> stream;  // empty: the default stream
+  cuabi_launch_config config;
+  void* args = nullptr;
+  size_t args_size = 0;
+
+ private:
+  size_t extra_size_ = 0;
+  void* extra_[5] = {};
+};
+
 // The CUstream of an optional stream for work on `device` (NULL: the default
 // stream); refuses a stream of another device.
 CUstream stream_for(const Pin<Stream>& stream, const Device& device);

@@ -215,6 +215,7 @@ typedef struct cuabi_stream_s* cuabi_stream;           /* a CUDA stream */
 typedef struct cuabi_event_s* cuabi_event;             /* a CUDA event */
 typedef struct cuabi_graph_s* cuabi_graph;             /* a captured graph */
 typedef struct cuabi_graph_exec_s* cuabi_graph_exec;   /* an instantiated graph */
+typedef struct cuabi_launch_plan_s* cuabi_launch_plan; /* a prepared launch */
 
 /* ------------------------------------------------------------------------- */
 /* Loading and library information                                            */
@@ -502,6 +503,26 @@ CUABI_API cuabi_status CUABI_CALL cuabi_launch_packed(cuabi_function function,
                                                       const cuabi_launch_config* config,
                                                       cuabi_stream stream, const void* args,
                                                       size_t args_size);
+
+/* A prepared launch: the function, configuration and stream checked once,
+ * and an argument block owned by the plan, laid out at the kernel's
+ * parameter offsets. A binding writes the arguments into that block in place
+ * and launches with one call of one argument: the fastest way to launch the
+ * same kernel many times. The plan keeps its function and stream alive.
+ * Launching reads the block as it is at the call; one thread at a time should
+ * write a plan's block and launch it (plans are cheap: make one per thread). */
+CUABI_API cuabi_status CUABI_CALL cuabi_launch_plan_create(cuabi_function function,
+                                                           const cuabi_launch_config* config,
+                                                           cuabi_stream stream,
+                                                           cuabi_launch_plan* out);
+CUABI_API void CUABI_CALL cuabi_launch_plan_release(cuabi_launch_plan plan);
+/* The plan's argument block: its address (valid until the plan is released,
+ * zero-filled at creation, 16-byte aligned) and its size, which equals
+ * cuabi_function_get_args_size. */
+CUABI_API cuabi_status CUABI_CALL cuabi_launch_plan_get_args(cuabi_launch_plan plan, void** args,
+                                                             size_t* size);
+/* Launches the plan's function with the block's current contents. */
+CUABI_API cuabi_status CUABI_CALL cuabi_launch_plan_launch(cuabi_launch_plan plan);
 
 /* ------------------------------------------------------------------------- */
 /* Device memory                                                              */

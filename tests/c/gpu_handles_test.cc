@@ -61,6 +61,11 @@ class HandleKindsTest : public GpuTest {
     cuabi_graph_exec exec = nullptr;
     ASSERT_EQ(CUABI_SUCCESS, cuabi_graph_instantiate(graph, &exec)) << LastError();
     Keep(Kind::kGraphExec, exec);
+    cuabi_launch_config config = CUABI_LAUNCH_CONFIG_INIT;
+    cuabi_launch_plan plan = nullptr;
+    ASSERT_EQ(CUABI_SUCCESS, cuabi_launch_plan_create(function, &config, stream, &plan))
+        << LastError();
+    Keep(Kind::kLaunchPlan, plan);
     for (Kind k : AllKinds()) ASSERT_NE(0u, live_[k]) << KindName(k);
   }
 

@@ -121,6 +121,51 @@ TEST_F(SaxpyTest, LaunchPackedAtTheKernelsOffsets) {
   ExpectCorrect();
 }
 
+// A plan: the block it owns is written in place, then launched (twice, with
+// the output cleared in between, to show the block is read at each launch).
+TEST_F(SaxpyTest, LaunchPlanWritesArgumentsInPlace) {
+  Stream stream;
+  ASSERT_EQ(CUABI_SUCCESS, cuabi_stream_create(device_, 0, 0, stream.out()));
+  cuabi_launch_plan plan = nullptr;
+  ASSERT_EQ(CUABI_SUCCESS, cuabi_launch_plan_create(saxpy_, &config_, stream, &plan))
+      << LastError();
+  void* block = nullptr;
+  size_t size = 0;
+  ASSERT_EQ(CUABI_SUCCESS, cuabi_launch_plan_get_args(plan, &block, &size)) << LastError();
+  size_t args_size = 0;
+  ASSERT_EQ(CUABI_SUCCESS, cuabi_function_get_args_size(saxpy_, &args_size));
+  ASSERT_EQ(args_size, size);
+  ASSERT_EQ(0u, reinterpret_cast<uintptr_t>(block) % 16);
+  std::vector<void*> params = Params();
+  for (size_t i = 0; i < params.size(); ++i) {
+    size_t offset = 0, bytes = 0;
+    ASSERT_EQ(CUABI_SUCCESS, cuabi_function_get_param_info(saxpy_, i, &offset, &bytes));
+    std::memcpy(static_cast<unsigned char*>(block) + offset, params[i], bytes);
+  }
+  for (int round = 0; round < 2; ++round) {
+    ASSERT_EQ(CUABI_SUCCESS, cuabi_buffer_memset(out_, 0, 0, problem_.bytes()));
+    ASSERT_EQ(CUABI_SUCCESS, cuabi_launch_plan_launch(plan)) << LastError();
+    ASSERT_EQ(CUABI_SUCCESS, cuabi_stream_synchronize(stream)) << LastError();
+    ExpectCorrect();
+  }
+  // The plan keeps its function and stream alive after their handles go.
+  stream.reset();
+  ASSERT_EQ(CUABI_SUCCESS, cuabi_launch_plan_launch(plan)) << LastError();
+  cuabi_launch_plan_release(plan);
+  EXPECT_EQ(StatusName(CUABI_ERROR_INVALID_HANDLE), StatusName(cuabi_launch_plan_launch(plan)));
+  ASSERT_EQ(CUABI_SUCCESS, cuabi_device_synchronize(device_));
+}
+
+TEST_F(SaxpyTest, LaunchPlanChecksItsConfigurationOnce) {
+  cuabi_launch_config bad = config_;
+  bad.block_x = 4096;
+  cuabi_launch_plan plan = nullptr;
+  EXPECT_EQ(StatusName(CUABI_ERROR_INVALID_ARGUMENT),
+            StatusName(cuabi_launch_plan_create(saxpy_, &bad, nullptr, &plan)));
+  EXPECT_EQ(nullptr, plan);
+  EXPECT_TRUE(Contains(cuabi_last_error_message(), "4096")) << cuabi_last_error_message();
+}
+
 TEST_F(SaxpyTest, LaunchOnAStream) {
   Stream stream;
   ASSERT_EQ(CUABI_SUCCESS,

@@ -380,6 +380,24 @@ std::vector<HandleCall> MakeHandleCalls() {
   });
   add("cuabi_graph_exec_launch", Kind::kGraphExec,
       [](uintptr_t h, bool*) { return cuabi_graph_exec_launch(As<cuabi_graph_exec>(h), nullptr); });
+
+  // Launch plans.
+  add("cuabi_launch_plan_create", Kind::kFunction, [](uintptr_t h, bool* t) {
+    cuabi_launch_config config = CUABI_LAUNCH_CONFIG_INIT;
+    cuabi_launch_plan p = Out<cuabi_launch_plan>();
+    cuabi_status s = cuabi_launch_plan_create(As<cuabi_function>(h), &config, nullptr, &p);
+    *t = p != Out<cuabi_launch_plan>();
+    return s;
+  });
+  add("cuabi_launch_plan_get_args", Kind::kLaunchPlan, [](uintptr_t h, bool* t) {
+    void* args = Out<void*>();
+    size_t n = kSize;
+    cuabi_status s = cuabi_launch_plan_get_args(As<cuabi_launch_plan>(h), &args, &n);
+    *t = args != Out<void*>() || n != kSize;
+    return s;
+  });
+  add("cuabi_launch_plan_launch", Kind::kLaunchPlan,
+      [](uintptr_t h, bool*) { return cuabi_launch_plan_launch(As<cuabi_launch_plan>(h)); });
   return v;
 }
 
@@ -405,6 +423,8 @@ std::vector<ReleaseCall> MakeReleaseCalls() {
        [](uintptr_t h) { cuabi_graph_release(As<cuabi_graph>(h)); }},
       {"cuabi_graph_exec_release", Kind::kGraphExec,
        [](uintptr_t h) { cuabi_graph_exec_release(As<cuabi_graph_exec>(h)); }},
+      {"cuabi_launch_plan_release", Kind::kLaunchPlan,
+       [](uintptr_t h) { cuabi_launch_plan_release(As<cuabi_launch_plan>(h)); }},
   };
 }
 
@@ -432,13 +452,16 @@ const char* KindName(Kind kind) {
       return "graph";
     case Kind::kGraphExec:
       return "graph_exec";
+    case Kind::kLaunchPlan:
+      return "launch_plan";
   }
   return "?";
 }
 
 std::vector<Kind> AllKinds() {
-  return {Kind::kDevice,     Kind::kProgram, Kind::kModule, Kind::kFunction, Kind::kBuffer,
-          Kind::kHostBuffer, Kind::kStream,  Kind::kEvent,  Kind::kGraph,    Kind::kGraphExec};
+  return {Kind::kDevice, Kind::kProgram,    Kind::kModule,    Kind::kFunction,
+          Kind::kBuffer, Kind::kHostBuffer, Kind::kStream,    Kind::kEvent,
+          Kind::kGraph,  Kind::kGraphExec,  Kind::kLaunchPlan};
 }
 
 const std::vector<HandleCall>& HandleCalls() {

@@ -24,6 +24,7 @@ enum class Kind {
   kEvent,
   kGraph,
   kGraphExec,
+  kLaunchPlan,
 };
 
 const char* KindName(Kind kind);

@@ -111,6 +111,10 @@ static const struct {
     CUABI_C99_FN(cuabi_graph_instantiate),
     CUABI_C99_FN(cuabi_graph_exec_release),
     CUABI_C99_FN(cuabi_graph_exec_launch),
+    CUABI_C99_FN(cuabi_launch_plan_create),
+    CUABI_C99_FN(cuabi_launch_plan_release),
+    CUABI_C99_FN(cuabi_launch_plan_get_args),
+    CUABI_C99_FN(cuabi_launch_plan_launch),
 };
 
 size_t cuabi_c99_function_count(void) {
@@ -257,6 +261,7 @@ int cuabi_c99_calls(void) {
   cuabi_event event = NULL;
   cuabi_graph graph = NULL;
   cuabi_graph_exec graph_exec = NULL;
+  cuabi_launch_plan plan = NULL;
   cuabi_status status;
   int32_t ordinal = -7;
   size_t size = 0;
@@ -286,6 +291,7 @@ int cuabi_c99_calls(void) {
   cuabi_event_release(event);
   cuabi_graph_release(graph);
   cuabi_graph_exec_release(graph_exec);
+  cuabi_launch_plan_release(plan);
   if (cuabi_last_error_status() != CUABI_ERROR_INVALID_HANDLE) return 8;
 
   (void)attribute;
