@@ -2,7 +2,8 @@
  * The cuabi backend: the same operations through cuabi's C ABI
  * (include/cuabi/cuabi.h). Launches are timed three ways: cuabi_launch (the
  * driver's own argument convention, the headline figure), cuabi_launch_sized
- * (each argument's size checked) and cuabi_launch_packed (one argument block).
+ * (each argument's size checked), cuabi_launch_packed (one argument block) and
+ * cuabi_launch_plan_launch (a prepared launch; its arguments written once).
  */
 #include <cuabi/cuabi.h>
 #include <stdio.h>
@@ -188,12 +189,13 @@ typedef struct {
   cuabi_launch_config config;
   void* block;
   size_t block_size;
+  cuabi_launch_plan plan; /* the same launch prepared once, arguments in its block */
 } prepared;
 
-int bk_launch_variants(void) { return 3; }
+int bk_launch_variants(void) { return 4; }
 const char* bk_launch_variant_name(int variant) {
-  static const char* const names[] = {"", "_sized", "_packed"};
-  return variant >= 0 && variant < 3 ? names[variant] : "?";
+  static const char* const names[] = {"", "_sized", "_packed", "_plan"};
+  return variant >= 0 && variant < 4 ? names[variant] : "?";
 }
 
 int bk_launch_prepare(bk_launch* la) {
@@ -224,12 +226,25 @@ int bk_launch_prepare(bk_launch* la) {
     }
     memcpy((char*)p->block + offset, la->params[i], size);
   }
+  CA(cuabi_launch_plan_create(f, &p->config, (cuabi_stream)la->stream, &p->plan));
+  void* plan_block = NULL;
+  size_t plan_size = 0;
+  CA(cuabi_launch_plan_get_args(p->plan, &plan_block, &plan_size));
+  if (plan_size != p->block_size) {
+    snprintf(last_error, sizeof(last_error), "plan block %zu bytes, expected %zu", plan_size,
+             p->block_size);
+    return -1;
+  }
+  if (plan_size) memcpy(plan_block, p->block, plan_size);
   return 0;
 }
 
 void bk_launch_release(bk_launch* la) {
   prepared* p = la->prepared;
-  if (p) free(p->block);
+  if (p) {
+    cuabi_launch_plan_release(p->plan);
+    free(p->block);
+  }
   free(p);
   la->prepared = NULL;
 }
@@ -245,8 +260,11 @@ int bk_launch_submit(int variant, const bk_launch* la) {
     case 1:
       CA(cuabi_launch_sized(f, &p->config, s, la->params, la->sizes, la->num_params));
       return 0;
-    default:
+    case 2:
       CA(cuabi_launch_packed(f, &p->config, s, p->block, p->block_size));
+      return 0;
+    default:
+      CA(cuabi_launch_plan_launch(p->plan));
       return 0;
   }
 }
