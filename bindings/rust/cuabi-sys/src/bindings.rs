@@ -116,6 +116,12 @@ pub struct cuabi_graph_exec_s {
     _unused: [u8; 0],
 }
 pub type cuabi_graph_exec = *mut cuabi_graph_exec_s;
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct cuabi_launch_plan_s {
+    _unused: [u8; 0],
+}
+pub type cuabi_launch_plan = *mut cuabi_launch_plan_s;
 extern "C" {
     pub fn cuabi_init() -> cuabi_status;
 }
@@ -773,6 +779,27 @@ extern "C" {
         args: *const ::std::os::raw::c_void,
         args_size: usize,
     ) -> cuabi_status;
+}
+extern "C" {
+    pub fn cuabi_launch_plan_create(
+        function: cuabi_function,
+        config: *const cuabi_launch_config,
+        stream: cuabi_stream,
+        out: *mut cuabi_launch_plan,
+    ) -> cuabi_status;
+}
+extern "C" {
+    pub fn cuabi_launch_plan_release(plan: cuabi_launch_plan);
+}
+extern "C" {
+    pub fn cuabi_launch_plan_get_args(
+        plan: cuabi_launch_plan,
+        args: *mut *mut ::std::os::raw::c_void,
+        size: *mut usize,
+    ) -> cuabi_status;
+}
+extern "C" {
+    pub fn cuabi_launch_plan_launch(plan: cuabi_launch_plan) -> cuabi_status;
 }
 extern "C" {
     pub fn cuabi_buffer_alloc(

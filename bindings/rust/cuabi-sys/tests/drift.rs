@@ -45,7 +45,9 @@ fn committed_bindings_match_the_header() {
         Ok(out) if out.status.success() => String::from_utf8_lossy(&out.stdout).trim().to_owned(),
         _ => {
             if env::var("CUABI_SKIP_DRIFT").as_deref() == Ok("1") {
-                skip(&format!("'{bindgen}' is not installed and CUABI_SKIP_DRIFT=1"));
+                skip(&format!(
+                    "'{bindgen}' is not installed and CUABI_SKIP_DRIFT=1"
+                ));
                 return;
             }
             panic!(

@@ -193,8 +193,14 @@ impl Error {
     /// An error found on this side of the boundary (a string with a NUL byte,
     /// a length that overflows), in the library's terms.
     pub(crate) fn invalid_argument(message: impl Into<String>) -> Error {
+        Error::with_status(sys::CUABI_ERROR_INVALID_ARGUMENT, message)
+    }
+
+    /// An error found on this side of the boundary, with the library's
+    /// `status` (a `CUABI_ERROR_*` value) and a message naming what failed.
+    pub(crate) fn with_status(status: u32, message: impl Into<String>) -> Error {
         Error {
-            status: sys::CUABI_ERROR_INVALID_ARGUMENT as i32,
+            status: status as i32,
             message: message.into(),
             code: 0,
             log: String::new(),
@@ -236,12 +242,20 @@ unsafe fn static_str(ptr: *const c_char) -> &'static str {
 }
 
 /// `Ok` for `CUABI_SUCCESS`, else the thread's last error.
+#[inline]
 pub(crate) fn check(status: sys::cuabi_status) -> Result<()> {
     if status == sys::CUABI_SUCCESS as sys::cuabi_status {
         Ok(())
     } else {
-        Err(Error::last(status))
+        Err(failed(status))
     }
+}
+
+/// The error of a failed call, kept out of line: launches inline [`check`].
+#[cold]
+#[inline(never)]
+fn failed(status: sys::cuabi_status) -> Error {
+    Error::last(status)
 }
 
 /// `Ok(true)` when done, `Ok(false)` for `CUABI_ERROR_NOT_READY` (which is no

@@ -67,6 +67,7 @@ release_with! {
     sys::cuabi_event => sys::cuabi_event_release,
     sys::cuabi_graph => sys::cuabi_graph_release,
     sys::cuabi_graph_exec => sys::cuabi_graph_exec_release,
+    sys::cuabi_launch_plan => sys::cuabi_launch_plan_release,
 }
 
 /// Creates an object through a C function with one handle out-parameter.

@@ -1,9 +1,10 @@
 //! Kernel launches: a configuration and a builder that packs the arguments.
 
+use std::cell::Cell;
 use std::ffi::c_void;
 use std::fmt;
 use std::marker::PhantomData;
-use std::mem::{size_of, MaybeUninit};
+use std::mem::size_of;
 
 use cuabi_sys as sys;
 
@@ -81,7 +82,8 @@ impl LaunchConfig {
         self
     }
 
-    fn raw(&self) -> sys::cuabi_launch_config {
+    #[inline(always)]
+    pub(crate) fn raw(&self) -> sys::cuabi_launch_config {
         sys::cuabi_launch_config {
             grid_x: self.grid.x,
             grid_y: self.grid.y,
@@ -95,14 +97,29 @@ impl LaunchConfig {
     }
 }
 
-mod sealed {
+pub(crate) mod sealed {
+    use std::ffi::c_void;
+
     /// Where an argument's bytes are and how many there are.
     pub trait Sealed {
-        fn arg_bytes(&self) -> (*const std::ffi::c_void, usize);
+        fn arg_bytes(&self) -> (*const c_void, usize);
+    }
+
+    /// A tuple of arguments, one per kernel parameter.
+    pub trait SealedArgs {
+        /// How many arguments the tuple holds.
+        const COUNT: usize;
+        /// Calls `f(index, ptr, size)` for each argument in order, stopping at
+        /// the first error.
+        fn each<E>(
+            &self,
+            f: impl FnMut(usize, *const c_void, usize) -> Result<(), E>,
+        ) -> Result<(), E>;
     }
 }
 
-/// A value [`Launch::arg`] can pass to a kernel parameter.
+/// A value [`Launch::arg`] and [`LaunchPlan::set`](crate::LaunchPlan::set)
+/// can pass to a kernel parameter.
 ///
 /// * every [`DeviceRepr`] type passes its own bytes: numbers, arrays, your
 ///   `#[repr(C)]` structs taken by value;
@@ -112,6 +129,7 @@ mod sealed {
 pub trait KernelArg: sealed::Sealed {}
 
 impl<T: DeviceRepr> sealed::Sealed for T {
+    #[inline(always)]
     fn arg_bytes(&self) -> (*const c_void, usize) {
         ((self as *const T).cast(), size_of::<T>())
     }
@@ -119,11 +137,83 @@ impl<T: DeviceRepr> sealed::Sealed for T {
 impl<T: DeviceRepr> KernelArg for T {}
 
 impl<T: DeviceRepr> sealed::Sealed for DeviceBuffer<T> {
+    #[inline(always)]
     fn arg_bytes(&self) -> (*const c_void, usize) {
         (self.ptr_field().cast(), size_of::<u64>())
     }
 }
 impl<T: DeviceRepr> KernelArg for DeviceBuffer<T> {}
+
+/// Every argument of a launch at once: a tuple of references to
+/// [`KernelArg`]s, one per kernel parameter in order, such as
+/// `(&a, &x, &y, &out, &n)`; `()` for a kernel without parameters. Tuples of
+/// up to 24 arguments qualify.
+///
+/// Taken by [`Launch::args`], [`LaunchPlan::set_args`](crate::LaunchPlan::set_args)
+/// and [`LaunchPlan::launch_with`](crate::LaunchPlan::launch_with).
+///
+/// Sealed: it is implemented for those tuples only.
+pub trait KernelArgs: sealed::SealedArgs {}
+
+macro_rules! kernel_args {
+    ($count:expr; $($index:tt $A:ident),*) => {
+        impl<$($A: KernelArg),*> sealed::SealedArgs for ($(&$A,)*) {
+            const COUNT: usize = $count;
+            #[inline(always)]
+            #[allow(unused_mut, unused_variables)]
+            fn each<E>(
+                &self,
+                mut f: impl FnMut(usize, *const c_void, usize) -> Result<(), E>,
+            ) -> Result<(), E> {
+                $({
+                    let (ptr, size) = sealed::Sealed::arg_bytes(self.$index);
+                    f($index, ptr, size)?;
+                })*
+                Ok(())
+            }
+        }
+        impl<$($A: KernelArg),*> KernelArgs for ($(&$A,)*) {}
+    };
+}
+
+kernel_args!(0;);
+kernel_args!(1; 0 A0);
+kernel_args!(2; 0 A0, 1 A1);
+kernel_args!(3; 0 A0, 1 A1, 2 A2);
+kernel_args!(4; 0 A0, 1 A1, 2 A2, 3 A3);
+kernel_args!(5; 0 A0, 1 A1, 2 A2, 3 A3, 4 A4);
+kernel_args!(6; 0 A0, 1 A1, 2 A2, 3 A3, 4 A4, 5 A5);
+kernel_args!(7; 0 A0, 1 A1, 2 A2, 3 A3, 4 A4, 5 A5, 6 A6);
+kernel_args!(8; 0 A0, 1 A1, 2 A2, 3 A3, 4 A4, 5 A5, 6 A6, 7 A7);
+kernel_args!(9; 0 A0, 1 A1, 2 A2, 3 A3, 4 A4, 5 A5, 6 A6, 7 A7, 8 A8);
+kernel_args!(10; 0 A0, 1 A1, 2 A2, 3 A3, 4 A4, 5 A5, 6 A6, 7 A7, 8 A8, 9 A9);
+kernel_args!(11; 0 A0, 1 A1, 2 A2, 3 A3, 4 A4, 5 A5, 6 A6, 7 A7, 8 A8, 9 A9, 10 A10);
+kernel_args!(12; 0 A0, 1 A1, 2 A2, 3 A3, 4 A4, 5 A5, 6 A6, 7 A7, 8 A8, 9 A9, 10 A10, 11 A11);
+kernel_args!(13; 0 A0, 1 A1, 2 A2, 3 A3, 4 A4, 5 A5, 6 A6, 7 A7, 8 A8, 9 A9, 10 A10, 11 A11,
+    12 A12);
+kernel_args!(14; 0 A0, 1 A1, 2 A2, 3 A3, 4 A4, 5 A5, 6 A6, 7 A7, 8 A8, 9 A9, 10 A10, 11 A11,
+    12 A12, 13 A13);
+kernel_args!(15; 0 A0, 1 A1, 2 A2, 3 A3, 4 A4, 5 A5, 6 A6, 7 A7, 8 A8, 9 A9, 10 A10, 11 A11,
+    12 A12, 13 A13, 14 A14);
+kernel_args!(16; 0 A0, 1 A1, 2 A2, 3 A3, 4 A4, 5 A5, 6 A6, 7 A7, 8 A8, 9 A9, 10 A10, 11 A11,
+    12 A12, 13 A13, 14 A14, 15 A15);
+kernel_args!(17; 0 A0, 1 A1, 2 A2, 3 A3, 4 A4, 5 A5, 6 A6, 7 A7, 8 A8, 9 A9, 10 A10, 11 A11,
+    12 A12, 13 A13, 14 A14, 15 A15, 16 A16);
+kernel_args!(18; 0 A0, 1 A1, 2 A2, 3 A3, 4 A4, 5 A5, 6 A6, 7 A7, 8 A8, 9 A9, 10 A10, 11 A11,
+    12 A12, 13 A13, 14 A14, 15 A15, 16 A16, 17 A17);
+kernel_args!(19; 0 A0, 1 A1, 2 A2, 3 A3, 4 A4, 5 A5, 6 A6, 7 A7, 8 A8, 9 A9, 10 A10, 11 A11,
+    12 A12, 13 A13, 14 A14, 15 A15, 16 A16, 17 A17, 18 A18);
+kernel_args!(20; 0 A0, 1 A1, 2 A2, 3 A3, 4 A4, 5 A5, 6 A6, 7 A7, 8 A8, 9 A9, 10 A10, 11 A11,
+    12 A12, 13 A13, 14 A14, 15 A15, 16 A16, 17 A17, 18 A18, 19 A19);
+kernel_args!(21; 0 A0, 1 A1, 2 A2, 3 A3, 4 A4, 5 A5, 6 A6, 7 A7, 8 A8, 9 A9, 10 A10, 11 A11,
+    12 A12, 13 A13, 14 A14, 15 A15, 16 A16, 17 A17, 18 A18, 19 A19, 20 A20);
+kernel_args!(22; 0 A0, 1 A1, 2 A2, 3 A3, 4 A4, 5 A5, 6 A6, 7 A7, 8 A8, 9 A9, 10 A10, 11 A11,
+    12 A12, 13 A13, 14 A14, 15 A15, 16 A16, 17 A17, 18 A18, 19 A19, 20 A20, 21 A21);
+kernel_args!(23; 0 A0, 1 A1, 2 A2, 3 A3, 4 A4, 5 A5, 6 A6, 7 A7, 8 A8, 9 A9, 10 A10, 11 A11,
+    12 A12, 13 A13, 14 A14, 15 A15, 16 A16, 17 A17, 18 A18, 19 A19, 20 A20, 21 A21, 22 A22);
+kernel_args!(24; 0 A0, 1 A1, 2 A2, 3 A3, 4 A4, 5 A5, 6 A6, 7 A7, 8 A8, 9 A9, 10 A10, 11 A11,
+    12 A12, 13 A13, 14 A14, 15 A15, 16 A16, 17 A17, 18 A18, 19 A19, 20 A20, 21 A21, 22 A22,
+    23 A23);
 
 /// One argument: where its bytes are, and how many.
 #[derive(Clone, Copy)]
@@ -132,9 +222,90 @@ struct Arg {
     size: usize,
 }
 
+/// The arguments of a launch, in a list each thread reuses: a launch
+/// allocates nothing once its thread has launched before.
+///
+/// The builder moves by value from call to call; a list of a few words moves
+/// in registers, where arguments kept in the builder itself would be copied
+/// at every [`Launch::arg`].
+struct ArgList {
+    args: Vec<Arg>,
+}
+
+/// Arguments a new thread's list has room for before it grows.
+const FIRST_CAPACITY: usize = 16;
+
+/// The largest list a thread keeps for its next launch.
+const MAX_KEPT: usize = 1024;
+
+thread_local! {
+    /// The calling thread's spare list; empty while a launch holds it.
+    static SPARE: Cell<Vec<Arg>> = const { Cell::new(Vec::new()) };
+}
+
+impl ArgList {
+    /// The thread's spare list (a new one while another launch of this
+    /// thread holds it).
+    #[inline(always)]
+    fn new() -> ArgList {
+        let mut args = SPARE.try_with(Cell::take).unwrap_or_default();
+        if args.capacity() == 0 {
+            args.reserve_exact(FIRST_CAPACITY);
+        }
+        ArgList { args }
+    }
+
+    #[inline(always)]
+    fn push(&mut self, arg: Arg) {
+        self.args.push(arg);
+    }
+
+    #[inline(always)]
+    fn as_slice(&self) -> &[Arg] {
+        &self.args
+    }
+}
+
+/// Keeps the larger of the thread's spare list and `other`.
+#[cold]
+fn keep_larger(spare: &Cell<Vec<Arg>>, other: Vec<Arg>) {
+    let current = spare.take();
+    spare.set(if other.capacity() > current.capacity() {
+        other
+    } else {
+        current
+    });
+}
+
+impl Drop for ArgList {
+    /// Gives the list back to the thread, which keeps the larger of its
+    /// spare and this one.
+    #[inline(always)]
+    fn drop(&mut self) {
+        let mut args = std::mem::take(&mut self.args);
+        if args.capacity() > MAX_KEPT {
+            return;
+        }
+        args.clear();
+        let _ = SPARE.try_with(|spare| {
+            // The spare is empty unless another launch gave one back meanwhile.
+            let other = spare.replace(args);
+            if other.capacity() != 0 {
+                keep_larger(spare, other);
+            }
+        });
+    }
+}
+
 /// A kernel launch being put together: made by [`Function::launch`],
 /// completed with [`stream`](Launch::stream) and one [`arg`](Launch::arg) per
-/// kernel parameter, in order, and started with [`run`](Launch::run).
+/// kernel parameter, in order (or all of them at once with
+/// [`args`](Launch::args)), and started with [`run`](Launch::run).
+///
+/// The arguments are packed into a block on the stack; the list of them is
+/// one each thread reuses, so a launch allocates nothing. To launch the same
+/// kernel many times, a [`LaunchPlan`](crate::LaunchPlan) does less work per
+/// launch.
 ///
 /// ```no_run
 /// # fn f(saxpy: &cuabi::Function, stream: &cuabi::Stream,
@@ -152,6 +323,12 @@ struct Arg {
 ///         .arg(out)
 ///         .arg(&n)
 ///         .run()?;
+///     // The same launch, its arguments given as one tuple.
+///     saxpy
+///         .launch(cuabi::LaunchConfig::new(32768, 512))
+///         .stream(stream)
+///         .args((&a, x, y, &*out, &n))
+///         .run()?;
 /// }
 /// # Ok(())
 /// # }
@@ -161,23 +338,25 @@ pub struct Launch<'a> {
     function: &'a Function,
     config: LaunchConfig,
     stream: Option<&'a Stream>,
-    args: Vec<Arg>,
+    args: ArgList,
     // The arguments are borrowed for 'a.
     _borrows: PhantomData<&'a ()>,
 }
 
 impl<'a> Launch<'a> {
+    #[inline(always)]
     pub(crate) fn new(function: &'a Function, config: LaunchConfig) -> Launch<'a> {
         Launch {
             function,
             config,
             stream: None,
-            args: Vec::with_capacity(8),
+            args: ArgList::new(),
             _borrows: PhantomData,
         }
     }
 
     /// Queues the kernel on `stream` (default: the device's default stream).
+    #[inline(always)]
     pub fn stream(mut self, stream: &'a Stream) -> Self {
         self.stream = Some(stream);
         self
@@ -185,9 +364,22 @@ impl<'a> Launch<'a> {
 
     /// Adds the next argument: a [`DeviceRepr`] value (its bytes) or a
     /// [`DeviceBuffer`] (its device address).
+    #[inline(always)]
     pub fn arg<A: KernelArg>(mut self, arg: &'a A) -> Self {
         let (ptr, size) = arg.arg_bytes();
         self.args.push(Arg { ptr, size });
+        self
+    }
+
+    /// Adds every argument in a tuple, in order: `.args((&a, &x, &n))` is
+    /// `.arg(&a).arg(&x).arg(&n)`.
+    #[inline(always)]
+    pub fn args<T: KernelArgs + 'a>(mut self, args: T) -> Self {
+        let pushed: Result<(), std::convert::Infallible> = args.each(|_, ptr, size| {
+            self.args.push(Arg { ptr, size });
+            Ok(())
+        });
+        let Ok(()) = pushed;
         self
     }
 
@@ -211,38 +403,88 @@ impl<'a> Launch<'a> {
     /// * the kernel must access only memory within the buffers it is given;
     /// * those buffers must not be dropped before the kernel has finished
     ///   (synchronize the stream or an event recorded after it).
+    #[inline]
     pub unsafe fn run(self) -> Result<()> {
         let function = self.function.as_raw();
         let config = self.config.raw();
         let stream = self.stream.map_or(std::ptr::null_mut(), Stream::as_raw);
+        let args = self.args.as_slice();
 
         if let Some(layout) = self.function.layout()? {
-            if fits(layout, &self.args) {
-                return with_block(layout.args_size, |block| {
-                    pack(layout, &self.args, block);
-                    check(sys::cuabi_launch_packed(
+            if layout.args_size <= STACK_BLOCK {
+                let mut block = StackBlock([0; STACK_BLOCK]);
+                if pack(layout, args, block.0.as_mut_ptr()) {
+                    return check(sys::cuabi_launch_packed(
                         function,
                         &config,
                         stream,
-                        block.cast_const().cast(),
+                        block.0.as_ptr().cast(),
                         layout.args_size,
-                    ))
-                });
+                    ));
+                }
+            } else if let Some(result) = run_heap_block(function, &config, stream, layout, args) {
+                return result;
             }
         }
-        // The arguments do not fit the layout (the library names the
-        // parameter at fault), or the driver cannot report the layout.
-        let ptrs: Vec<*mut c_void> = self.args.iter().map(|a| a.ptr.cast_mut()).collect();
-        let sizes: Vec<usize> = self.args.iter().map(|a| a.size).collect();
-        check(sys::cuabi_launch_sized(
-            function,
-            &config,
-            stream,
-            ptrs.as_ptr(),
-            sizes.as_ptr(),
-            ptrs.len(),
-        ))
+        run_sized(function, &config, stream, args)
     }
+}
+
+/// Bytes of argument block a launch keeps on the stack: enough for the
+/// parameters of most kernels.
+const STACK_BLOCK: usize = 256;
+
+/// A zeroed argument block on the stack; zero, so padding is too.
+#[repr(C, align(16))]
+struct StackBlock([u8; STACK_BLOCK]);
+
+/// A launch with more than [`STACK_BLOCK`] bytes of arguments: packed into a
+/// block on the heap, or `None` when the arguments do not fit the layout.
+///
+/// # Safety
+/// As [`Launch::run`]; each `args[i].ptr` points to `args[i].size` bytes.
+#[cold]
+unsafe fn run_heap_block(
+    function: sys::cuabi_function,
+    config: &sys::cuabi_launch_config,
+    stream: sys::cuabi_stream,
+    layout: &Layout,
+    args: &[Arg],
+) -> Option<Result<()>> {
+    let mut block = vec![0u128; layout.args_size.div_ceil(16)];
+    pack(layout, args, block.as_mut_ptr().cast()).then(|| {
+        check(sys::cuabi_launch_packed(
+            function,
+            config,
+            stream,
+            block.as_ptr().cast(),
+            layout.args_size,
+        ))
+    })
+}
+
+/// A launch whose arguments do not fit the layout (the library then names the
+/// parameter at fault), or whose kernel's layout the driver cannot report.
+///
+/// # Safety
+/// As [`Launch::run`]; each `args[i].ptr` points to `args[i].size` bytes.
+#[cold]
+unsafe fn run_sized(
+    function: sys::cuabi_function,
+    config: &sys::cuabi_launch_config,
+    stream: sys::cuabi_stream,
+    args: &[Arg],
+) -> Result<()> {
+    let ptrs: Vec<*mut c_void> = args.iter().map(|a| a.ptr.cast_mut()).collect();
+    let sizes: Vec<usize> = args.iter().map(|a| a.size).collect();
+    check(sys::cuabi_launch_sized(
+        function,
+        config,
+        stream,
+        ptrs.as_ptr(),
+        sizes.as_ptr(),
+        ptrs.len(),
+    ))
 }
 
 impl fmt::Debug for Launch<'_> {
@@ -253,44 +495,56 @@ impl fmt::Debug for Launch<'_> {
             .field("stream", &self.stream)
             .field(
                 "arg_sizes",
-                &self.args.iter().map(|a| a.size).collect::<Vec<_>>(),
+                &self
+                    .args
+                    .as_slice()
+                    .iter()
+                    .map(|a| a.size)
+                    .collect::<Vec<_>>(),
             )
             .finish()
     }
 }
 
-/// `true` when there is one argument per parameter, each of its size.
-fn fits(layout: &Layout, args: &[Arg]) -> bool {
-    args.len() == layout.params.len()
-        && layout
-            .params
-            .iter()
-            .zip(args)
-            .all(|(p, a)| p.size == a.size && p.offset + p.size <= layout.args_size)
-}
-
-/// Copies each argument to its parameter's offset in `block`.
+/// Copies each argument to its parameter's offset in `block` and returns
+/// `true` when there is one argument per parameter, each of its size; else
+/// returns `false`, the block partly written.
 ///
 /// # Safety
-/// `fits(layout, args)`; each `args[i].ptr` points to `args[i].size` readable
-/// bytes; `block` has `layout.args_size` writable bytes.
-unsafe fn pack(layout: &Layout, args: &[Arg], block: *mut u8) {
-    for (param, arg) in layout.params.iter().zip(args) {
-        std::ptr::copy_nonoverlapping(arg.ptr.cast::<u8>(), block.add(param.offset), arg.size);
+/// Each `args[i].ptr` points to `args[i].size` readable bytes; `block` has
+/// `layout.args_size` writable bytes (and the [`Layout`] keeps every
+/// parameter within them).
+#[inline(always)]
+unsafe fn pack(layout: &Layout, args: &[Arg], block: *mut u8) -> bool {
+    if args.len() != layout.params.len() {
+        return false;
     }
+    for (param, arg) in layout.params.iter().zip(args) {
+        if param.size != arg.size {
+            return false;
+        }
+        copy_arg(arg.ptr.cast(), block.add(param.offset), arg.size);
+    }
+    true
 }
 
-/// Runs `f` with a zeroed, 8-byte aligned block of at least `size` bytes: on
-/// the stack for the usual few parameters, on the heap beyond that.
-fn with_block<R>(size: usize, f: impl FnOnce(*mut u8) -> R) -> R {
-    const WORDS: usize = 32;
-    let words = size.div_ceil(8);
-    if words <= WORDS {
-        let mut block = [MaybeUninit::<u64>::zeroed(); WORDS];
-        f(block.as_mut_ptr().cast())
-    } else {
-        let mut block = vec![MaybeUninit::<u64>::zeroed(); words];
-        f(block.as_mut_ptr().cast())
+/// Copies `size` bytes; the usual argument sizes without a call to `memcpy`.
+///
+/// # Safety
+/// As for [`std::ptr::copy_nonoverlapping`].
+#[inline(always)]
+unsafe fn copy_arg(src: *const u8, dst: *mut u8, size: usize) {
+    unsafe fn copy<const N: usize>(src: *const u8, dst: *mut u8) {
+        dst.cast::<[u8; N]>()
+            .write_unaligned(src.cast::<[u8; N]>().read_unaligned());
+    }
+    match size {
+        8 => copy::<8>(src, dst),
+        4 => copy::<4>(src, dst),
+        16 => copy::<16>(src, dst),
+        2 => copy::<2>(src, dst),
+        1 => copy::<1>(src, dst),
+        _ => std::ptr::copy_nonoverlapping(src, dst, size),
     }
 }
 
@@ -313,14 +567,18 @@ mod tests {
         Arg { ptr, size }
     }
 
+    /// Packs `args` into a 40-byte block of 0xAA; `None` when they do not fit.
+    fn packed(layout: &Layout, args: &[Arg]) -> Option<Vec<u8>> {
+        let mut block = vec![0xAAu8; 40];
+        unsafe { pack(layout, args, block.as_mut_ptr()) }.then_some(block)
+    }
+
     #[test]
     fn arguments_land_at_their_offsets() {
         let layout = saxpy_layout();
         let (a, x, y, out, n) = (2.0f32, 0x1000u64, 0x2000u64, 0x3000u64, 1usize << 24);
-        let args = [arg(&a), arg(&x), arg(&y), arg(&out), arg(&n)];
-        assert!(fits(&layout, &args));
-        let mut block = vec![0xAAu8; 40];
-        unsafe { pack(&layout, &args, block.as_mut_ptr()) };
+        let block = packed(&layout, &[arg(&a), arg(&x), arg(&y), arg(&out), arg(&n)])
+            .expect("SAXPY's arguments fit");
         assert_eq!(&block[0..4], &2.0f32.to_ne_bytes());
         assert_eq!(&block[4..8], &[0xAA; 4], "padding is left alone");
         assert_eq!(&block[8..16], &0x1000u64.to_ne_bytes());
@@ -330,24 +588,41 @@ mod tests {
     }
 
     #[test]
+    fn every_size_is_copied_whole() {
+        // The sizes copied without memcpy, and the others.
+        for size in [1usize, 2, 3, 4, 6, 8, 12, 16, 24, 40] {
+            let layout = Layout::new(vec![ParamInfo { offset: 0, size }], 40).unwrap();
+            let value: Vec<u8> = (1..=size as u8).collect();
+            let arg = Arg {
+                ptr: value.as_ptr().cast(),
+                size,
+            };
+            let block = packed(&layout, &[arg]).unwrap();
+            assert_eq!(&block[..size], &value[..], "size {size}");
+            assert!(block[size..].iter().all(|&b| b == 0xAA), "size {size}");
+        }
+    }
+
+    #[test]
     fn a_four_byte_n_for_size_t_does_not_fit() {
         let layout = saxpy_layout();
         let (a, p, n) = (2.0f32, 0u64, 16u32);
-        assert!(!fits(
-            &layout,
-            &[arg(&a), arg(&p), arg(&p), arg(&p), arg(&n)]
-        ));
+        assert!(packed(&layout, &[arg(&a), arg(&p), arg(&p), arg(&p), arg(&n)]).is_none());
+        let a = 2.0f64;
+        assert!(packed(&layout, &[arg(&a), arg(&p), arg(&p), arg(&p), arg(&p)]).is_none());
     }
 
     #[test]
     fn a_wrong_argument_count_does_not_fit() {
         let layout = saxpy_layout();
         let (a, p, n) = (2.0f32, 0u64, 16usize);
-        assert!(!fits(&layout, &[arg(&a), arg(&p), arg(&p), arg(&p)]));
-        assert!(!fits(
+        assert!(packed(&layout, &[arg(&a), arg(&p), arg(&p), arg(&p)]).is_none());
+        assert!(packed(
             &layout,
             &[arg(&a), arg(&p), arg(&p), arg(&p), arg(&n), arg(&n)]
-        ));
+        )
+        .is_none());
+        assert!(packed(&layout, &[]).is_none());
     }
 
     #[test]
@@ -372,14 +647,76 @@ mod tests {
     }
 
     #[test]
-    fn blocks_are_zeroed_and_aligned() {
-        for size in [0, 1, 40, 256, 257, 4096] {
-            with_block(size, |block| {
-                assert_eq!(block as usize % 8, 0);
-                let bytes = unsafe { std::slice::from_raw_parts(block, size) };
-                assert!(bytes.iter().all(|&b| b == 0), "size {size}");
-            });
+    fn argument_lists_keep_order_as_they_grow() {
+        let values: Vec<u64> = (0..40).collect();
+        let mut list = ArgList::new();
+        assert!(list.as_slice().is_empty());
+        for (i, v) in values.iter().enumerate() {
+            list.push(arg(v));
+            let slice = list.as_slice();
+            assert_eq!(slice.len(), i + 1);
+            assert!(
+                slice
+                    .iter()
+                    .zip(&values)
+                    .all(|(a, v)| a.ptr == (v as *const u64).cast() && a.size == 8),
+                "after {} arguments",
+                i + 1
+            );
         }
+    }
+
+    #[test]
+    fn threads_reuse_their_argument_list() {
+        std::thread::spawn(|| {
+            let first = ArgList::new();
+            let address = first.args.as_ptr();
+            assert!(first.args.capacity() >= FIRST_CAPACITY);
+            drop(first);
+            // The next launch of this thread gets the same list back, empty.
+            let second = ArgList::new();
+            assert_eq!(second.args.as_ptr(), address);
+            assert!(second.as_slice().is_empty());
+            // A launch built while another holds the list gets its own.
+            let mut nested = ArgList::new();
+            assert_ne!(nested.args.as_ptr(), address);
+            let value = 1u32;
+            for _ in 0..100 {
+                nested.push(arg(&value));
+            }
+            let grown = nested.args.capacity();
+            drop(second);
+            drop(nested);
+            // The thread keeps the larger list, emptied.
+            let third = ArgList::new();
+            assert_eq!(third.args.capacity(), grown);
+            assert!(third.as_slice().is_empty());
+            // A huge list is not kept.
+            drop(third);
+            let mut huge = ArgList::new();
+            for _ in 0..=MAX_KEPT {
+                huge.push(arg(&value));
+            }
+            drop(huge);
+            assert_eq!(ArgList::new().args.capacity(), FIRST_CAPACITY);
+        })
+        .join()
+        .unwrap();
+    }
+
+    #[test]
+    fn layouts_with_a_parameter_past_the_block_are_refused() {
+        let p = |offset, size| ParamInfo { offset, size };
+        assert!(Layout::new(vec![p(0, 4), p(8, 8)], 16).is_some());
+        assert!(Layout::new(vec![], 0).is_some());
+        assert!(Layout::new(vec![p(0, 4), p(8, 8)], 15).is_none());
+        assert!(Layout::new(vec![p(usize::MAX, 2)], 16).is_none());
+    }
+
+    #[test]
+    fn stack_blocks_are_aligned_for_any_parameter() {
+        assert_eq!(std::mem::align_of::<StackBlock>(), 16);
+        assert_eq!(size_of::<StackBlock>(), STACK_BLOCK);
     }
 
     #[test]

@@ -19,6 +19,9 @@
 //!   (numbers, arrays of them, your `#[repr(C)]` structs).
 //! * [`Function::launch`] builds a launch argument by argument and checks
 //!   the arguments against the kernel's parameters before anything runs.
+//! * [`Function::plan`] prepares a launch to repeat: a [`LaunchPlan`] checks
+//!   the kernel, configuration and stream once, takes its arguments in place
+//!   (each checked against its parameter's size) and launches with one call.
 //!
 //! # SAXPY
 //!
@@ -112,6 +115,7 @@ mod host;
 mod launch;
 mod memory;
 mod module;
+mod plan;
 mod program;
 mod stream;
 
@@ -120,9 +124,10 @@ pub use cuabi_sys as sys;
 pub use crate::device::Device;
 pub use crate::error::{status_name, Error, ErrorKind, Result};
 pub use crate::host::{PinnedBuffer, PinnedSlice};
-pub use crate::launch::{Dim3, KernelArg, Launch, LaunchConfig};
+pub use crate::launch::{Dim3, KernelArg, KernelArgs, Launch, LaunchConfig};
 pub use crate::memory::{DeviceBuffer, DeviceRepr};
 pub use crate::module::{Function, FunctionAttribute, Global, Module, ParamInfo};
+pub use crate::plan::LaunchPlan;
 pub use crate::program::{CompileOptions, Output, Program};
 pub use crate::stream::{CaptureMode, Event, EventFlags, Graph, GraphExec, Stream, StreamFlags};
 

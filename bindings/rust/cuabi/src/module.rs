@@ -8,6 +8,8 @@ use cuabi_sys as sys;
 use crate::error::{c_string, check, read_string, ErrorKind, Result};
 use crate::handle::{create, Owned};
 use crate::launch::{Launch, LaunchConfig};
+use crate::plan::LaunchPlan;
+use crate::stream::Stream;
 
 /// Device code loaded on a device: from [`Device::compile`](crate::Device::compile),
 /// [`Device::load_ptx`](crate::Device::load_ptx),
@@ -104,11 +106,25 @@ pub struct ParamInfo {
     pub size: usize,
 }
 
-/// The parameter layout of a kernel, read once per [`Function`].
+/// The parameter layout of a kernel, read once per [`Function`]: every
+/// parameter lies within the first `args_size` bytes of the block.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Layout {
     pub(crate) params: Vec<ParamInfo>,
     pub(crate) args_size: usize,
+}
+
+impl Layout {
+    /// The layout, or `None` when a parameter reaches past `args_size`, so
+    /// that no launch packs by it.
+    pub(crate) fn new(params: Vec<ParamInfo>, args_size: usize) -> Option<Layout> {
+        let within = params.iter().all(|p| {
+            p.offset
+                .checked_add(p.size)
+                .is_some_and(|end| end <= args_size)
+        });
+        within.then_some(Layout { params, args_size })
+    }
 }
 
 /// A kernel's attribute (the driver's `CUfunction_attribute`).
@@ -220,20 +236,32 @@ impl Function {
 
     /// Starts a launch with grid and block sizes; add the stream and the
     /// arguments, then [`run`](Launch::run) it.
+    #[inline]
     pub fn launch(&self, config: LaunchConfig) -> Launch<'_> {
         Launch::new(self, config)
     }
 
-    /// The parameter layout, read from the driver on first use.
+    /// A prepared launch of this kernel with `config` on `stream` (`None`:
+    /// the device's default stream), for launching it many times: see
+    /// [`LaunchPlan`]. The same as [`LaunchPlan::new`].
+    pub fn plan(&self, config: LaunchConfig, stream: Option<&Stream>) -> Result<LaunchPlan> {
+        LaunchPlan::new(self, config, stream)
+    }
+
+    /// The parameter layout, read from the driver on first use; `None` when
+    /// the driver cannot report it.
+    #[inline]
     pub(crate) fn layout(&self) -> Result<Option<&Layout>> {
-        if let Some(layout) = self.layout.get() {
-            return Ok(layout.as_ref());
+        match self.layout.get() {
+            Some(layout) => Ok(layout.as_ref()),
+            None => self.read_layout(),
         }
+    }
+
+    #[cold]
+    fn read_layout(&self) -> Result<Option<&Layout>> {
         let layout = match self.params() {
-            Ok(params) => Some(Layout {
-                params,
-                args_size: self.args_size()?,
-            }),
+            Ok(params) => Layout::new(params, self.args_size()?),
             Err(err) if err.kind() == ErrorKind::NotSupported => None,
             Err(err) => return Err(err),
         };

@@ -16,7 +16,7 @@ use std::sync::Mutex;
 
 use cuabi::{
     CaptureMode, CompileOptions, Device, DeviceBuffer, DeviceRepr, ErrorKind, EventFlags, Function,
-    LaunchConfig, Module, Output, ParamInfo, Program, StreamFlags,
+    LaunchConfig, LaunchPlan, Module, Output, ParamInfo, Program, StreamFlags,
 };
 
 type TestResult = Result<(), Box<dyn StdError>>;
@@ -57,6 +57,12 @@ const TESTS: &[(&str, Test)] = tests![
     modules_load_from_ptx_cubin_and_files,
     globals_are_found_and_wrapped,
     objects_outlive_the_device_handle,
+    plan_launches_saxpy,
+    plan_relaunches_with_changed_arguments,
+    plan_refuses_arguments_naming_the_parameter,
+    plan_checks_its_configuration_once,
+    plan_outlives_its_function_and_stream,
+    plans_launch_from_other_threads,
 ];
 
 const SAXPY: &str = r#"
@@ -960,6 +966,256 @@ fn objects_outlive_the_device_handle(_device: &Device) -> TestResult {
         out.to_vec()?.iter().all(|&v| v == 2.0),
         "launch after the device handle was dropped"
     );
+    Ok(())
+}
+
+/// SAXPY's argument block as the plan should hold it.
+fn saxpy_block(a: f32, x: u64, y: u64, out: u64, n: usize) -> Vec<u8> {
+    let mut block = a.to_ne_bytes().to_vec();
+    block.extend([0u8; 4]);
+    for value in [x, y, out, n as u64] {
+        block.extend(value.to_ne_bytes());
+    }
+    block
+}
+
+fn plan_launches_saxpy(device: &Device) -> TestResult {
+    const NUM_THREADS: u32 = 512;
+    const NUM_BLOCKS: u32 = 32768;
+    let (_module, saxpy) = saxpy_module(device)?;
+    let n = (NUM_THREADS * NUM_BLOCKS) as usize;
+    let a = 2.0f32;
+    let mut rng = Rng(7);
+    let (hx, hy) = (rng.vec(n), rng.vec(n));
+    let x = device.buffer_from_slice(&hx)?;
+    let y = device.buffer_from_slice(&hy)?;
+    let out = device.alloc_zeroed::<f32>(n)?;
+    let stream = device.create_stream()?;
+
+    let mut plan = saxpy.plan(LaunchConfig::new(NUM_BLOCKS, NUM_THREADS), Some(&stream))?;
+    ensure!(plan.kernel_name() == "saxpy", "{plan:?}");
+    ensure!(
+        plan.params() == saxpy.params()?,
+        "params {:?}",
+        plan.params()
+    );
+    ensure!(
+        plan.args() == [0u8; 40],
+        "a new plan's block is 40 zero bytes: {:?}",
+        plan.args()
+    );
+    unsafe { plan.launch_with((&a, &x, &y, &out, &n))? };
+    ensure!(
+        plan.args() == saxpy_block(a, x.device_ptr(), y.device_ptr(), out.device_ptr(), n),
+        "block {:?}",
+        plan.args()
+    );
+    stream.synchronize()?;
+    let hout = out.to_vec()?;
+    if let Some(i) = saxpy_mismatch(a, &hx, &hy, &hout) {
+        return Err(format!("out[{i}] = {} but a*x+y = {}", hout[i], a * hx[i] + hy[i]).into());
+    }
+
+    // On the default stream, arguments written one at a time.
+    let default_out = device.alloc_zeroed::<f32>(n)?;
+    let mut on_default = LaunchPlan::new(&saxpy, LaunchConfig::new(NUM_BLOCKS, NUM_THREADS), None)?;
+    on_default
+        .set(0, &a)?
+        .set(1, &x)?
+        .set(2, &y)?
+        .set(3, &default_out)?
+        .set(4, &n)?;
+    unsafe { on_default.launch()? };
+    device.synchronize()?;
+    ensure!(
+        default_out.to_vec()? == hout,
+        "the default stream's result differs"
+    );
+    Ok(())
+}
+
+fn plan_relaunches_with_changed_arguments(device: &Device) -> TestResult {
+    let (_module, saxpy) = saxpy_module(device)?;
+    let n = 1usize << 16;
+    let mut rng = Rng(11);
+    let (hx, hy) = (rng.vec(n), rng.vec(n));
+    let x = device.buffer_from_slice(&hx)?;
+    let y = device.buffer_from_slice(&hy)?;
+    let first = device.alloc_zeroed::<f32>(n)?;
+    let second = device.alloc_zeroed::<f32>(n)?;
+    let stream = device.create_stream()?;
+    let mut plan = saxpy.plan(LaunchConfig::new((n / 256) as u32, 256), Some(&stream))?;
+
+    unsafe {
+        plan.launch_with((&2.0f32, &x, &y, &first, &n))?;
+        // Only a and out change; the rest stays in the block.
+        plan.set(0, &3.0f32)?.set(3, &second)?.launch()?;
+    }
+    stream.synchronize()?;
+    let (h1, h2) = (first.to_vec()?, second.to_vec()?);
+    ensure!(
+        saxpy_mismatch(2.0, &hx, &hy, &h1).is_none(),
+        "the first launch (a = 2) was changed or is wrong"
+    );
+    ensure!(
+        saxpy_mismatch(3.0, &hx, &hy, &h2).is_none(),
+        "the second launch did not use a = 3 and the second output"
+    );
+
+    // A smaller n into a fresh output: the rest of it stays zero.
+    let partial = device.alloc_zeroed::<f32>(n)?;
+    let half = n / 2 + 5;
+    unsafe { plan.launch_with((&4.0f32, &x, &y, &partial, &half))? };
+    // The same launch twice in a row, arguments unchanged: same result.
+    unsafe { plan.launch()? };
+    stream.synchronize()?;
+    let hp = partial.to_vec()?;
+    ensure!(
+        saxpy_mismatch(4.0, &hx[..half], &hy[..half], &hp[..half]).is_none(),
+        "partial n"
+    );
+    ensure!(hp[half..].iter().all(|&v| v == 0.0), "wrote past n");
+    ensure!(second.to_vec()? == h2, "an earlier output was touched");
+    Ok(())
+}
+
+fn plan_refuses_arguments_naming_the_parameter(device: &Device) -> TestResult {
+    let (_module, saxpy) = saxpy_module(device)?;
+    let n = 4096usize;
+    let x = device.buffer_from_slice(&vec![1.0f32; n])?;
+    let out = device.alloc_zeroed::<f32>(n)?;
+    let mut plan = saxpy.plan(LaunchConfig::new(16, 256), None)?;
+    plan.set_args((&2.0f32, &x, &x, &out, &n))?;
+    let before = plan.args().to_vec();
+
+    // The overview's 4-byte n for the size_t parameter.
+    let err = plan.set(4, &(n as u32)).expect_err("a 4-byte n");
+    ensure!(err.kind() == ErrorKind::InvalidArgument, "kind: {err}");
+    ensure!(
+        err.message().contains("parameter 4") && err.message().contains("saxpy"),
+        "names the kernel and the parameter: {err}"
+    );
+    ensure!(
+        err.message().contains("8 bytes") && err.message().contains("4 bytes"),
+        "gives both sizes: {err}"
+    );
+    let err = unsafe { plan.launch_with((&2.0f32, &x, &x, &out, &(n as u32))) }
+        .expect_err("a 4-byte n in a tuple");
+    ensure!(err.message().contains("parameter 4"), "{err}");
+    let err = plan.set(0, &2.0f64).expect_err("a double for a float");
+    ensure!(err.message().contains("parameter 0"), "{err}");
+    let err = plan.set(5, &0u64).expect_err("no parameter 5");
+    ensure!(err.kind() == ErrorKind::OutOfRange, "{err}");
+    let err = plan
+        .set_args((&2.0f32, &x, &x, &out))
+        .expect_err("four arguments");
+    ensure!(err.message().contains("5 parameters"), "{err}");
+    ensure!(
+        plan.args() == before,
+        "a refused argument changed the block"
+    );
+    device.synchronize()?;
+    ensure!(
+        out.to_vec()?.iter().all(|&v| v == 0.0),
+        "a refused launch_with ran the kernel"
+    );
+    Ok(())
+}
+
+fn plan_checks_its_configuration_once(device: &Device) -> TestResult {
+    let (_module, saxpy) = saxpy_module(device)?;
+    for (config, expect) in [
+        (LaunchConfig::new(1, 0), "zero dimension"),
+        (LaunchConfig::new(1, (64, 64)), "block"),
+    ] {
+        let err = saxpy.plan(config, None).expect_err("a bad configuration");
+        ensure!(
+            err.kind() == ErrorKind::InvalidArgument,
+            "{config:?}: {err}"
+        );
+        ensure!(err.message().contains(expect), "{config:?}: {err}");
+    }
+    // A kernel without parameters: an empty block.
+    let module = device.compile(
+        "extern \"C\" __global__ void nothing() {}\n",
+        &CompileOptions::new().name("nothing.cu"),
+    )?;
+    let nothing = module.function("nothing")?;
+    let mut plan = nothing.plan(LaunchConfig::new(1, 1), None)?;
+    ensure!(
+        plan.args().is_empty() && plan.params().is_empty(),
+        "{plan:?}"
+    );
+    unsafe { plan.launch_with(())? };
+    device.synchronize()?;
+    Ok(())
+}
+
+fn plan_outlives_its_function_and_stream(_device: &Device) -> TestResult {
+    let device = Device::get(0)?;
+    let (module, saxpy) = saxpy_module(&device)?;
+    let stream = device.create_stream()?;
+    let x = device.buffer_from_slice(&[1.5f32; 256])?;
+    let out = device.alloc_zeroed::<f32>(256)?;
+    let mut plan = saxpy.plan(LaunchConfig::new(1, 256), Some(&stream))?;
+    plan.set_args((&2.0f32, &x, &x, &out, &256usize))?;
+    drop(saxpy);
+    drop(module);
+    drop(stream);
+    drop(device);
+    unsafe { plan.launch()? };
+    // The plan's stream is gone from here; the device handle of the runner
+    // waits for it.
+    _device.synchronize()?;
+    ensure!(
+        out.to_vec()?.iter().all(|&v| v == 4.5),
+        "launch after the function, module, stream and device handles were dropped"
+    );
+    // Relaunching still works, with a changed argument.
+    unsafe { plan.set(0, &1.0f32)?.launch()? };
+    _device.synchronize()?;
+    ensure!(
+        out.to_vec()?.iter().all(|&v| v == 3.0),
+        "second launch of the orphaned plan"
+    );
+    drop(plan);
+    Ok(())
+}
+
+fn plans_launch_from_other_threads(device: &Device) -> TestResult {
+    let (_module, saxpy) = saxpy_module(device)?;
+    let n = 4096usize;
+    let x = device.buffer_from_slice(&vec![1.0f32; n])?;
+    let outs = (0..4)
+        .map(|_| device.alloc_zeroed::<f32>(n))
+        .collect::<cuabi::Result<Vec<_>>>()?;
+    // One plan per thread, made here and moved there.
+    let plans = (0..4)
+        .map(|_| saxpy.plan(LaunchConfig::new(16, 256), None))
+        .collect::<cuabi::Result<Vec<_>>>()?;
+    std::thread::scope(|scope| -> TestResult {
+        let handles: Vec<_> = plans
+            .into_iter()
+            .zip(&outs)
+            .enumerate()
+            .map(|(i, (mut plan, out))| {
+                let x = &x;
+                scope.spawn(move || unsafe { plan.launch_with((&(i as f32), x, x, out, &n)) })
+            })
+            .collect();
+        for handle in handles {
+            handle.join().map_err(|_| "a launching thread panicked")??;
+        }
+        Ok(())
+    })?;
+    device.synchronize()?;
+    for (i, out) in outs.iter().enumerate() {
+        let want = i as f32 + 1.0;
+        ensure!(
+            out.to_vec()?.iter().all(|&v| v == want),
+            "thread {i}'s output is not {want}"
+        );
+    }
     Ok(())
 }
 

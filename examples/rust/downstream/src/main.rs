@@ -95,5 +95,24 @@ fn run() -> cuabi::Result<()> {
         "{}: scaled {n} values on the GPU, all correct",
         device.name()?
     );
+
+    // The same kernel again through a prepared launch: arguments written in
+    // place, then one call per launch.
+    let mut plan = scale.plan(LaunchConfig::new(n.div_ceil(256), 256), None)?;
+    let halved = 0.5f32;
+    // SAFETY: as above.
+    unsafe { plan.launch_with((&halved, &input, &output, &n))? };
+    device.synchronize()?;
+    let wrong = output
+        .to_vec()?
+        .iter()
+        .zip(&host)
+        .filter(|(r, h)| **r != halved * **h)
+        .count();
+    if wrong > 0 {
+        eprintln!("downstream: {wrong} of {n} values are wrong after the planned launch");
+        std::process::exit(1);
+    }
+    println!("relaunched through a LaunchPlan: all {n} values correct");
     Ok(())
 }
