@@ -7,6 +7,9 @@
 //
 // Compiled together with the binding's sources (bench/prepare-carry.sh), so
 // the CPU figures can time the binding's own internal argument packer.
+// Launch figures: the generic Kernel.Launch (object[] arguments) under the
+// plain names, the prepared LaunchPlan under the _plan variants (the
+// fastest documented path; collect.py takes each implementation's fastest).
 // Timing: System.Diagnostics.Stopwatch around the measured region only.
 
 using System;
@@ -185,6 +188,11 @@ void saxpy(float a, float *x, float *y, float *out, size_t n)
             string burst = ",\"burst\":" + burstSize;
             if (Wanted("launch"))
             {
+                // The generic path (Kernel.Launch, object[] arguments) and the
+                // prepared one (LaunchPlan), each reported; collect.py takes the
+                // fastest for the targets. _plan writes the arguments once (as
+                // the C _plan figure does); _plan_set writes every argument
+                // through the typed setters before each launch.
                 Guard("launch_2args", () =>
                 {
                     using (Kernel k = module.GetKernel("empty2"))
@@ -197,6 +205,23 @@ void saxpy(float a, float *x, float *y, float *out, size_t n)
                             burst + ",\"args\":2,\"path\":\"Kernel.Launch(config, stream, a, buf): params array and boxing per launch\"");
                     }
                 });
+                Guard("launch_2args_plan", () =>
+                {
+                    using (Kernel k = module.GetKernel("empty2"))
+                    using (LaunchPlan plan = k.Prepare(one, stream))
+                    {
+                        plan.Set(0, 2.0f);
+                        plan.Set(1, buf);
+                        EmitStats("launch_2args_plan", "us", LaunchBursts(stream, plan.Launch),
+                            burst + ",\"args\":2,\"path\":\"LaunchPlan.Launch() (Kernel.Prepare; arguments set once)\"");
+                        EmitStats("launch_2args_plan_set", "us", LaunchBursts(stream, () =>
+                        {
+                            plan.Set(0, 2.0f);
+                            plan.Set(1, buf);
+                            plan.Launch();
+                        }), burst + ",\"args\":2,\"path\":\"LaunchPlan.Set<T> per argument, then Launch()\"");
+                    }
+                });
                 Guard("launch_16args", () =>
                 {
                     using (Kernel k = module.GetKernel("empty16"))
@@ -204,6 +229,27 @@ void saxpy(float a, float *x, float *y, float *out, size_t n)
                         object[] args = Args16(buf);
                         EmitStats("launch_16args", "us", LaunchBursts(stream, () => k.Launch(one, stream, args)),
                             burst + ",\"args\":16,\"path\":\"Kernel.Launch(config, stream, object[] built once)\"");
+                    }
+                });
+                Guard("launch_16args_plan", () =>
+                {
+                    using (Kernel k = module.GetKernel("empty16"))
+                    using (LaunchPlan plan = k.Prepare(one, stream))
+                    {
+                        plan.SetArguments(Args16(buf));
+                        EmitStats("launch_16args_plan", "us", LaunchBursts(stream, plan.Launch),
+                            burst + ",\"args\":16,\"path\":\"LaunchPlan.Launch() (Kernel.Prepare; arguments set once)\"");
+                        EmitStats("launch_16args_plan_set", "us", LaunchBursts(stream, () =>
+                        {
+                            for (int g = 0; g < 4; g++)
+                            {
+                                plan.Set(4 * g, 1.0f + g);
+                                plan.Set(4 * g + 1, buf);
+                                plan.Set(4 * g + 2, 1 + g);
+                                plan.Set(4 * g + 3, (ulong)(10 * (g + 1)));
+                            }
+                            plan.Launch();
+                        }), burst + ",\"args\":16,\"path\":\"LaunchPlan.Set<T> per argument, then Launch()\"");
                     }
                 });
             }
@@ -466,23 +512,25 @@ void saxpy(float a, float *x, float *y, float *out, size_t n)
 
     private static unsafe void Packing()
     {
-        // The binding's own packer, as Kernel.Launch runs it on every launch,
-        // for the layouts the driver reports for empty2 and empty16.
+        // What Kernel.Launch runs on every launch to write its arguments
+        // (type check against the writer kept for each parameter, then a
+        // store), for the layouts the driver reports for empty2 and empty16.
         var p2 = new[] { new KernelParameter(0, 0, 4), new KernelParameter(1, 8, 8) };
         var p16 = new KernelParameter[16];
         int[] offsets = { 0, 8, 16, 24 };
         int[] sizes = { 4, 8, 4, 8 };
         for (int i = 0; i < 16; i++) p16[i] = new KernelParameter(i, 32 * (i / 4) + offsets[i % 4], sizes[i % 4]);
+        var l2 = new ArgumentLayout(p2, 16);
+        var l16 = new ArgumentLayout(p16, 128);
         var pointer = new IntPtr(0x7F0000000000);
         object[] a2 = { 2.0f, pointer };
         object[] a16 = Args16(pointer);
         byte* block = stackalloc byte[128];
-        var held = new List<SafeHandle>();
         byte* b = block;
-        EmitStats("pack_2args", "ns", PerCallNs(() => ArgumentPacker.Pack("empty2", p2, a2, b, 16, held)),
-            ",\"path\":\"ArgumentPacker.Pack (float, IntPtr)\"");
-        EmitStats("pack_16args", "ns", PerCallNs(() => ArgumentPacker.Pack("empty16", p16, a16, b, 128, held)),
-            ",\"path\":\"ArgumentPacker.Pack (float, IntPtr, int, ulong) x 4\"");
+        EmitStats("pack_2args", "ns", PerCallNs(() => l2.Write("empty2", a2, b)),
+            ",\"path\":\"ArgumentLayout.Write (float, IntPtr), as Kernel.Launch per launch\"");
+        EmitStats("pack_16args", "ns", PerCallNs(() => l16.Write("empty16", a16, b)),
+            ",\"path\":\"ArgumentLayout.Write (float, IntPtr, int, ulong) x 4, as Kernel.Launch per launch\"");
     }
 
     private static void Handles()

@@ -1,6 +1,7 @@
 // SAXPY through cuabi from C#: compile CUDA C++ at run time with NVRTC, move
 // data through pinned host memory on a stream, launch with typed arguments,
-// time the kernel with events and check the result on the host.
+// time the kernel with events and check the result on the host; then launch
+// again through a prepared launch (LaunchPlan) with one argument changed.
 //
 //   mono out/Saxpy.exe            (Mono; CUABI_LIBRARY=/path/to/libcuabi.so)
 //   dotnet run --project examples/csharp
@@ -82,7 +83,7 @@ void saxpy(float a, float *x, float *y, float *out, size_t n)
 
     private static int RunOnDevice(Device device, Kernel kernel)
     {
-        const float a = 2.0f;
+        const float a = 2.0f, a2 = 3.0f;
         const int n = NumThreads * NumBlocks;
 
         var random = new Random(12345);
@@ -94,6 +95,7 @@ void saxpy(float a, float *x, float *y, float *out, size_t n)
             hY[i] = (float)random.NextDouble();
         }
         var hOut = new float[n];
+        var hOut2 = new float[n];
 
         using (CudaStream stream = device.CreateStream())
         using (PinnedBuffer<float> pinnedX = device.AllocatePinned<float>(n))
@@ -132,12 +134,32 @@ void saxpy(float a, float *x, float *y, float *out, size_t n)
 
             float ms = stop.ElapsedSince(start);
             Console.WriteLine("kernel time: {0:F3} ms ({1} threads x {2} blocks)", ms, NumThreads, NumBlocks);
+
+            // A prepared launch, for launching the same kernel many times: the
+            // configuration is checked once, the arguments are written into the
+            // plan's block in place, and each launch is one native call.
+            using (LaunchPlan plan = kernel.Prepare(NumBlocks, NumThreads, stream))
+            {
+                plan.SetArguments(a, dX, dY, dOut, (ulong)n);
+                plan.Set(0, a2); // only a changes; the other arguments stay
+                plan.Launch();
+                dOut.CopyToAsync(pinnedOut, stream);
+                stream.Synchronize();
+                pinnedOut.CopyTo(hOut2);
+            }
         }
 
-        // Host check, with NumPy's allclose tolerances (rtol 1e-5, atol 1e-8).
+        bool passed = Check("check", a, hX, hY, hOut);
+        passed &= Check("check (LaunchPlan, a = " + a2 + ")", a2, hX, hY, hOut2);
+        return passed ? 0 : 1;
+    }
+
+    // Host check, with NumPy's allclose tolerances (rtol 1e-5, atol 1e-8).
+    private static bool Check(string what, float a, float[] hX, float[] hY, float[] hOut)
+    {
         int bad = 0;
         double worst = 0;
-        for (int i = 0; i < n; i++)
+        for (int i = 0; i < hOut.Length; i++)
         {
             float expected = a * hX[i] + hY[i];
             double error = Math.Abs((double)hOut[i] - expected);
@@ -147,11 +169,11 @@ void saxpy(float a, float *x, float *y, float *out, size_t n)
         }
         if (bad != 0)
         {
-            Console.WriteLine("check: FAILED ({0} of {1} elements outside tolerance, max error {2:G3})", bad, n, worst);
-            return 1;
+            Console.WriteLine("{0}: FAILED ({1} of {2} elements outside tolerance, max error {3:G3})", what, bad, hOut.Length, worst);
+            return false;
         }
-        Console.WriteLine("check: PASSED ({0} elements, max error {1:G3})", n, worst);
-        return 0;
+        Console.WriteLine("{0}: PASSED ({1} elements, max error {2:G3})", what, hOut.Length, worst);
+        return true;
     }
 
     // Device 0, or null with the reason when there is none (no driver, the

@@ -41,14 +41,7 @@ namespace Cuabi
         // pinning alone does not tell.)
         private static bool IsPlainData(Type t)
         {
-            if (t.IsPrimitive || t.IsEnum || t.IsPointer)
-                return true;
-            if (!t.IsValueType)
-                return false;
-            foreach (var f in t.GetFields(BindingFlags.Instance | BindingFlags.Public | BindingFlags.NonPublic))
-                if (!IsPlainData(f.FieldType))
-                    return false;
-            return true;
+            return PlainData.Is(t);
         }
 
         /// <summary>Bytes per element; throws when T cannot be copied as raw bytes.</summary>
@@ -58,6 +51,22 @@ namespace Cuabi
                 throw new ArgumentException(typeof(T).FullName +
                     " cannot be copied to or from the device: it holds references; use a value type made of numbers, enums, pointers and such structs");
             return Size;
+        }
+    }
+
+    /// <summary>Which types are plain data: numbers, enums, pointers and structs made only of those.</summary>
+    internal static class PlainData
+    {
+        internal static bool Is(Type t)
+        {
+            if (t.IsPrimitive || t.IsEnum || t.IsPointer)
+                return true;
+            if (!t.IsValueType)
+                return false;
+            foreach (var f in t.GetFields(BindingFlags.Instance | BindingFlags.Public | BindingFlags.NonPublic))
+                if (!Is(f.FieldType))
+                    return false;
+            return true;
         }
     }
 
@@ -119,6 +128,22 @@ namespace Cuabi
 
         /// <summary>The raw CUdeviceptr, for interop.</summary>
         public ulong DevicePointer { get; private set; }
+
+        /// <summary>The device pointer as a launch argument; <see cref="ObjectDisposedException"/> once disposed.</summary>
+        internal ulong LaunchPointer
+        {
+            get
+            {
+                handle.ThrowIfClosed(this);
+                return DevicePointer;
+            }
+        }
+
+        /// <summary>Whether the memory was disposed (or released by its finalizer).</summary>
+        internal bool IsDisposed
+        {
+            get { return handle.IsClosed; }
+        }
 
         /// <summary>The size in bytes.</summary>
         public long SizeInBytes { get; private set; }

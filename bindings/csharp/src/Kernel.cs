@@ -1,7 +1,7 @@
 using System;
-using System.Collections.Generic;
 using System.Collections.ObjectModel;
-using System.Runtime.InteropServices;
+using System.Runtime.CompilerServices;
+using System.Threading;
 using Cuabi.Interop;
 
 namespace Cuabi
@@ -107,22 +107,47 @@ namespace Cuabi
     }
 
     /// <summary>
-    /// A kernel of a module, launched with typed arguments packed into one
-    /// block at the kernel's parameter offsets (one native call per launch).
+    /// A kernel of a module. <see cref="Launch(LaunchConfig, CudaStream, object[])"/>
+    /// launches it with typed arguments; <see cref="Prepare(Dim3, Dim3, CudaStream, uint)"/>
+    /// makes a <see cref="LaunchPlan"/>, the fastest way to launch it many times.
     /// </summary>
+    /// <remarks>
+    /// Every member is thread-safe. The kernel keeps a prepared launch (a
+    /// <see cref="LaunchPlan"/>) for each of the last few configurations and
+    /// streams it was launched with, so that a launch repeated with the same
+    /// grid, block, shared memory and stream writes its arguments in place and
+    /// makes one native call of one argument. A configuration is prepared when
+    /// it is seen again among the last few launches that found none, and up to
+    /// four are kept. Such a prepared launch holds its stream until the kernel
+    /// is disposed or the entry is replaced by another configuration; a
+    /// disposed stream's entry is dropped at the next launch that finds no
+    /// prepared launch.
+    /// </remarks>
     public sealed class Kernel : IDisposable
     {
-        // Above this the argument block is taken from the heap instead of the stack.
+        // Above this the argument block of an unprepared launch is taken from
+        // the heap instead of the stack.
         private const int StackBlockLimit = 1024;
+        // Prepared launches kept per kernel.
+        private const int PlanSlots = 4;
 
         private readonly SafeFunctionHandle handle;
-        private volatile Layout layout;
+        private readonly LaunchPlan[] plans = new LaunchPlan[PlanSlots];
+        private volatile ArgumentLayout layout;
         private string name;
+        private int nextVictim;
+        // The configurations of the last launches that found no prepared
+        // launch: one seen again among them is prepared, so that up to
+        // PlanSlots configurations used in turn all get prepared, and more
+        // than that never make plans only to throw them away. A hint only,
+        // written without locks: a torn entry at worst prepares a launch.
+        private readonly MissKey[] misses = new MissKey[PlanSlots];
+        private int nextMiss;
 
-        private sealed class Layout
+        private struct MissKey
         {
-            internal KernelParameter[] Parameters;
-            internal int BlockSize;
+            internal uint GridX, GridY, GridZ, BlockX, BlockY, BlockZ, Shared;
+            internal IntPtr Stream;
         }
 
         internal Kernel(SafeFunctionHandle handle)
@@ -195,10 +220,18 @@ namespace Cuabi
         /// its parameter: float, double, sbyte/byte, short/ushort, int/uint,
         /// long/ulong (for size_t), bool (1 byte), char (2 bytes),
         /// IntPtr/UIntPtr, enums (their underlying type), a
-        /// <see cref="DeviceBuffer{T}"/> (its 8-byte device pointer), or any
-        /// other struct (its marshalled layout; declare it
+        /// <see cref="DeviceBuffer{T}"/> (its 8-byte device pointer), or a
+        /// struct made only of such values (its marshalled layout; declare it
         /// [StructLayout(LayoutKind.Sequential)] to match the C struct).
         /// </summary>
+        /// <remarks>
+        /// Thread-safe. Nothing is allocated per launch: the arguments are
+        /// written into the argument block of a prepared launch kept for this
+        /// configuration and stream (made when they come again soon after a
+        /// launch that found none), or of a block on the stack. Passing the arguments as an
+        /// <c>object[]</c> made once saves boxing them at every call; for the
+        /// least work per launch, use <see cref="Prepare(Dim3, Dim3, CudaStream, uint)"/>.
+        /// </remarks>
         /// <param name="config">Grid, block and dynamic shared memory.</param>
         /// <param name="stream">The stream, or null for the device's default stream.</param>
         /// <param name="args">One argument per kernel parameter.</param>
@@ -207,45 +240,72 @@ namespace Cuabi
         /// size differs from its parameter's (e.g. a 4-byte uint for a size_t);
         /// the message names the parameter. Nothing is launched.
         /// </exception>
+        /// <exception cref="ObjectDisposedException">The kernel, the stream or a device buffer among the arguments was disposed.</exception>
         /// <exception cref="CudaException">The library refused or the driver failed the launch.</exception>
         public unsafe void Launch(LaunchConfig config, CudaStream stream, params object[] args)
         {
-            var h = Handle;
-            var streamHandle = stream == null ? SafeStreamHandle.Null : stream.Handle;
-            Layout l = GetLayout();
-            var native = config.ToNative();
-            var held = new List<SafeHandle>();
+            if (handle.IsClosed)
+                throw new ObjectDisposedException(GetType().FullName);
+            SafeStreamHandle s = stream == null ? SafeStreamHandle.Null : stream.Handle;
+            ArgumentLayout l = layout ?? GetLayout();
+            int slot;
+            LaunchPlan plan = RentPlan(ref config, s, out slot);
+            if (plan == null)
+            {
+                LaunchUnprepared(ref config, s, l, args);
+                return;
+            }
+            int status;
             try
             {
-                if (l.BlockSize <= StackBlockLimit)
-                {
-                    byte* block = stackalloc byte[Math.Max(l.BlockSize, 1)];
-                    ArgumentPacker.Pack(this, l.Parameters, args, block, l.BlockSize, held);
-                    Errors.Check(NativeMethods.cuabi_launch_packed(h, ref native, streamHandle,
-                        l.BlockSize == 0 ? IntPtr.Zero : (IntPtr)block, (UIntPtr)(uint)l.BlockSize));
-                }
-                else
-                {
-                    var heap = new byte[l.BlockSize];
-                    fixed (byte* block = heap)
-                    {
-                        ArgumentPacker.Pack(this, l.Parameters, args, block, l.BlockSize, held);
-                        Errors.Check(NativeMethods.cuabi_launch_packed(h, ref native, streamHandle, (IntPtr)block,
-                            (UIntPtr)(uint)l.BlockSize));
-                    }
-                }
+                l.Write(this, args, plan.Block);
+                status = FastNativeMethods.cuabi_launch_plan_launch(plan.RawHandle);
             }
             finally
             {
-                foreach (var s in held)
-                    s.DangerousRelease();
+                ReturnPlan(plan, slot);
             }
+            // The arguments (device buffers among them) stay reachable until the call returned.
+            GC.KeepAlive(args);
+            if (status != NativeMethods.CUABI_SUCCESS)
+                throw Errors.FromLastError(status);
         }
 
-        /// <summary>Releases the kernel handle.</summary>
+        /// <summary>
+        /// Prepares launches of this kernel with one configuration on one
+        /// stream: the configuration is checked once, and the plan's
+        /// arguments are then set one by one, in place, and launched as often
+        /// as needed.
+        /// </summary>
+        /// <param name="grid">Blocks in the grid.</param>
+        /// <param name="block">Threads in a block.</param>
+        /// <param name="stream">The stream, or null for the device's default stream.</param>
+        /// <param name="sharedMemoryBytes">Dynamic shared memory per block, in bytes.</param>
+        /// <returns>A new plan, to be disposed; its arguments start as zero bytes.</returns>
+        /// <exception cref="CudaException">
+        /// The library refused the configuration (<see cref="CudaStatus.InvalidArgument"/>, the message says which part).
+        /// </exception>
+        public LaunchPlan Prepare(Dim3 grid, Dim3 block, CudaStream stream = null, uint sharedMemoryBytes = 0)
+        {
+            return Prepare(new LaunchConfig(grid, block, sharedMemoryBytes), stream);
+        }
+
+        /// <summary>Prepares launches of this kernel with one configuration on one stream; see <see cref="Prepare(Dim3, Dim3, CudaStream, uint)"/>.</summary>
+        /// <param name="config">Grid, block and dynamic shared memory.</param>
+        /// <param name="stream">The stream, or null for the device's default stream.</param>
+        /// <returns>A new plan, to be disposed; its arguments start as zero bytes.</returns>
+        public LaunchPlan Prepare(LaunchConfig config, CudaStream stream = null)
+        {
+            handle.ThrowIfClosed(this);
+            SafeStreamHandle s = stream == null ? SafeStreamHandle.Null : stream.Handle;
+            return LaunchPlan.Create(this, GetLayout(), config, s, Name);
+        }
+
+        /// <summary>Releases the kernel handle and the launches it prepared for itself (plans made by <see cref="Prepare(LaunchConfig, CudaStream)"/> live on).</summary>
         public void Dispose()
         {
             handle.Dispose();
+            DropPlans();
         }
 
         /// <summary>The kernel's name.</summary>
@@ -254,9 +314,22 @@ namespace Cuabi
             return handle.IsClosed ? "Kernel (disposed)" : "Kernel " + Name;
         }
 
-        private Layout GetLayout()
+        /// <summary>How many prepared launches the kernel keeps now (idle ones; for tests).</summary>
+        internal int PreparedLaunchCount
         {
-            Layout l = layout;
+            get
+            {
+                int n = 0;
+                for (int i = 0; i < plans.Length; i++)
+                    if (Volatile.Read(ref plans[i]) != null)
+                        n++;
+                return n;
+            }
+        }
+
+        internal ArgumentLayout GetLayout()
+        {
+            ArgumentLayout l = layout;
             if (l != null)
                 return l;
             var h = Handle;
@@ -270,152 +343,152 @@ namespace Cuabi
                 Errors.Check(NativeMethods.cuabi_function_get_param_info(h, (UIntPtr)(uint)i, out offset, out size));
                 parameters[i] = new KernelParameter(i, (int)offset.ToUInt64(), (int)size.ToUInt64());
             }
-            l = new Layout { Parameters = parameters, BlockSize = (int)blockSize.ToUInt64() };
+            l = new ArgumentLayout(parameters, (int)blockSize.ToUInt64());
             layout = l;
             return l;
         }
-    }
 
-    /// <summary>Writes typed launch arguments into the packed block at the parameters' offsets.</summary>
-    internal static class ArgumentPacker
-    {
-        /// <summary>
-        /// Packs <paramref name="args"/> into <paramref name="block"/> (zeroed
-        /// first). Device buffers are add-ref'd into <paramref name="held"/>
-        /// so that they cannot be released before the launch call returns.
-        /// </summary>
-        internal static unsafe void Pack(object kernel, KernelParameter[] parameters, object[] args, byte* block,
-            int blockSize, List<SafeHandle> held)
+        // ------------------------------------------------------------------
+        // Prepared launches kept by the kernel. A plan in a slot is idle; a
+        // launch takes it out of its slot (so no other thread writes its
+        // block meanwhile) and puts it back afterwards.
+        // ------------------------------------------------------------------
+
+        private LaunchPlan RentPlan(ref LaunchConfig config, SafeStreamHandle stream, out int slot)
         {
-            if (args == null)
-                args = new object[0];
-            if (args.Length != parameters.Length)
-                throw new ArgumentException(string.Format(
-                    "{0} takes {1} parameter(s), but {2} argument(s) were given; nothing was launched",
-                    Describe(kernel), parameters.Length, args.Length), "args");
-            for (int i = 0; i < blockSize; i++)
-                block[i] = 0;
-            for (int i = 0; i < args.Length; i++)
+            LaunchPlan[] p = plans;
+            for (int i = 0; i < p.Length; i++)
             {
-                object a = args[i];
-                KernelParameter p = parameters[i];
-                if (a == null)
-                    throw new ArgumentNullException("args[" + i + "]", string.Format(
-                        "{0}: argument {1} is null; pass IntPtr.Zero for a NULL pointer parameter", Describe(kernel), i));
-                int size = SizeOf(a);
-                if (size < 0)
-                    throw new ArgumentException(string.Format(
-                        "{0}: argument {1} is a {2}, which cannot be passed by value to a kernel",
-                        Describe(kernel), i, a.GetType().FullName), "args[" + i + "]");
-                if (size != p.Size)
-                    throw new ArgumentException(string.Format(
-                        "{0} parameter {1} is {4} bytes, but argument {1} is a {2} of {3} bytes{5}; nothing was launched",
-                        Describe(kernel), i, a.GetType().FullName, size, p.Size,
-                        p.Size == 8 && size == 4 ? " (a size_t or 64-bit parameter needs a long or ulong)" : ""),
-                        "args[" + i + "]");
-                if (p.Offset < 0 || p.Offset + size > blockSize)
-                    throw new ArgumentException(string.Format(
-                        "{0}: parameter {1} lies outside the {2}-byte argument block", Describe(kernel), i, blockSize));
-                Write(a, block + p.Offset, held);
+                LaunchPlan candidate = Volatile.Read(ref p[i]);
+                if (candidate != null && candidate.Matches(ref config, stream) &&
+                    Interlocked.CompareExchange(ref p[i], null, candidate) == candidate)
+                {
+                    slot = i;
+                    return candidate;
+                }
+            }
+            slot = -1;
+            return null;
+        }
+
+        private void ReturnPlan(LaunchPlan plan, int slot)
+        {
+            if (slot < 0 || Interlocked.CompareExchange(ref plans[slot], plan, null) != null)
+                Place(plan);
+            if (handle.IsClosed)
+                DropPlans(); // disposed meanwhile: this plan may have come back after the sweep
+        }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        private void Place(LaunchPlan plan)
+        {
+            for (int i = 0; i < plans.Length; i++)
+                if (Interlocked.CompareExchange(ref plans[i], plan, null) == null)
+                    return;
+            int victim = (Interlocked.Increment(ref nextVictim) & int.MaxValue) % plans.Length;
+            LaunchPlan old = Interlocked.Exchange(ref plans[victim], plan);
+            if (old != null)
+                old.Dispose();
+        }
+
+        private void DropPlans()
+        {
+            for (int i = 0; i < plans.Length; i++)
+            {
+                LaunchPlan old = Interlocked.Exchange(ref plans[i], null);
+                if (old != null)
+                    old.Dispose();
             }
         }
 
-        private static string Describe(object kernel)
+        /// <summary>
+        /// A launch with no idle prepared launch for its configuration:
+        /// prepares one when the configuration was seen among the last launches
+        /// that found none (and keeps it), otherwise packs the arguments on the
+        /// stack and launches with cuabi_launch_packed.
+        /// </summary>
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        private unsafe void LaunchUnprepared(ref LaunchConfig config, SafeStreamHandle stream, ArgumentLayout l, object[] args)
         {
-            var k = kernel as Kernel;
-            if (k != null)
+            LaunchPlan plan = MissedBefore(ref config, stream) ? LaunchPlan.Create(this, l, config, stream, null) : null;
+            int status;
+            if (plan != null)
             {
                 try
                 {
-                    return "kernel '" + k.Name + "'";
+                    l.Write(this, args, plan.Block);
+                    status = FastNativeMethods.cuabi_launch_plan_launch(plan.RawHandle);
                 }
-                catch (Exception)
+                finally
                 {
-                    return "kernel";
+                    ReturnPlan(plan, -1);
                 }
             }
-            return kernel == null ? "kernel" : "kernel '" + kernel + "'";
+            else
+            {
+                var native = config.ToNative();
+                int size = l.BlockSize;
+                if (size <= StackBlockLimit)
+                {
+                    byte* block = stackalloc byte[Math.Max(size, 1)];
+                    for (int i = 0; i < size; i++)
+                        block[i] = 0;
+                    l.Write(this, args, block);
+                    status = FastNativeMethods.cuabi_launch_packed(handle.DangerousGetHandle(), ref native,
+                        stream.DangerousGetHandle(), size == 0 ? IntPtr.Zero : (IntPtr)block, (UIntPtr)(uint)size);
+                }
+                else
+                {
+                    var heap = new byte[size];
+                    fixed (byte* block = heap)
+                    {
+                        l.Write(this, args, block);
+                        status = FastNativeMethods.cuabi_launch_packed(handle.DangerousGetHandle(), ref native,
+                            stream.DangerousGetHandle(), (IntPtr)block, (UIntPtr)(uint)size);
+                    }
+                }
+                // The raw handle values are checked by the library; these keep
+                // their owners from being finalized before the call returned.
+                GC.KeepAlive(this);
+                GC.KeepAlive(stream);
+            }
+            GC.KeepAlive(args);
+            if (status != NativeMethods.CUABI_SUCCESS)
+                throw Errors.FromLastError(status);
         }
 
-        /// <summary>The argument's size in the block, or -1 when it cannot be passed.</summary>
-        internal static int SizeOf(object a)
+        /// <summary>
+        /// Whether one of the last launches that found no prepared launch had
+        /// this configuration and stream (then forgotten); remembers it otherwise.
+        /// </summary>
+        private bool MissedBefore(ref LaunchConfig c, SafeStreamHandle stream)
         {
-            if (a is DeviceMemory)
-                return 8;
-            Type t = a.GetType();
-            switch (Type.GetTypeCode(t))
+            // Plans of disposed streams are dropped here, so that they do not
+            // keep those streams alive.
+            for (int i = 0; i < plans.Length; i++)
             {
-                case TypeCode.Boolean:
-                case TypeCode.SByte:
-                case TypeCode.Byte:
-                    return 1;
-                case TypeCode.Char:
-                case TypeCode.Int16:
-                case TypeCode.UInt16:
-                    return 2;
-                case TypeCode.Int32:
-                case TypeCode.UInt32:
-                case TypeCode.Single:
-                    return 4;
-                case TypeCode.Int64:
-                case TypeCode.UInt64:
-                case TypeCode.Double:
-                    return 8;
+                LaunchPlan p = Volatile.Read(ref plans[i]);
+                if (p != null && p.StreamHandle.IsClosed && Interlocked.CompareExchange(ref plans[i], null, p) == p)
+                    p.Dispose();
             }
-            if (t == typeof(IntPtr) || t == typeof(UIntPtr))
-                return IntPtr.Size;
-            if (!t.IsValueType)
-                return -1;
-            try
+            var key = new MissKey
             {
-                return Marshal.SizeOf(t);
-            }
-            catch (ArgumentException)
+                GridX = c.Grid.X, GridY = c.Grid.Y, GridZ = c.Grid.Z,
+                BlockX = c.Block.X, BlockY = c.Block.Y, BlockZ = c.Block.Z,
+                Shared = c.SharedMemoryBytes, Stream = stream.DangerousGetHandle(),
+            };
+            for (int i = 0; i < misses.Length; i++)
             {
-                return -1; // a generic or otherwise unmarshallable struct
+                MissKey m = misses[i];
+                if (m.Stream == key.Stream && m.GridX == key.GridX && m.GridY == key.GridY && m.GridZ == key.GridZ &&
+                    m.BlockX == key.BlockX && m.BlockY == key.BlockY && m.BlockZ == key.BlockZ && m.Shared == key.Shared)
+                {
+                    misses[i] = default(MissKey); // a grid is never 0 wide: matches no launch
+                    return !handle.IsClosed;
+                }
             }
-        }
-
-        private static unsafe void Write(object a, byte* dst, List<SafeHandle> held)
-        {
-            var memory = a as DeviceMemory;
-            if (memory != null)
-            {
-                SafeBufferHandle h = memory.Handle;
-                bool added = false;
-                h.DangerousAddRef(ref added);
-                if (added)
-                    held.Add(h);
-                *(ulong*)dst = memory.DevicePointer;
-                return;
-            }
-            Type t = a.GetType();
-            switch (Type.GetTypeCode(t))
-            {
-                case TypeCode.Boolean: *dst = (bool)a ? (byte)1 : (byte)0; return;
-                case TypeCode.SByte: *(sbyte*)dst = (sbyte)a; return;
-                case TypeCode.Byte: *dst = (byte)a; return;
-                case TypeCode.Char: *(char*)dst = (char)a; return;
-                case TypeCode.Int16: *(short*)dst = (short)a; return;
-                case TypeCode.UInt16: *(ushort*)dst = (ushort)a; return;
-                case TypeCode.Int32: *(int*)dst = (int)a; return;
-                case TypeCode.UInt32: *(uint*)dst = (uint)a; return;
-                case TypeCode.Single: *(float*)dst = (float)a; return;
-                case TypeCode.Int64: *(long*)dst = (long)a; return;
-                case TypeCode.UInt64: *(ulong*)dst = (ulong)a; return;
-                case TypeCode.Double: *(double*)dst = (double)a; return;
-            }
-            if (t == typeof(IntPtr))
-            {
-                *(IntPtr*)dst = (IntPtr)a;
-                return;
-            }
-            if (t == typeof(UIntPtr))
-            {
-                *(UIntPtr*)dst = (UIntPtr)a;
-                return;
-            }
-            Marshal.StructureToPtr(a, (IntPtr)dst, false);
+            misses[(Interlocked.Increment(ref nextMiss) & int.MaxValue) % misses.Length] = key;
+            return false;
         }
     }
 }

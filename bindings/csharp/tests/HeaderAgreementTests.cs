@@ -22,6 +22,7 @@ namespace Cuabi.Tests
         {
             Registry.Add("header: every function declared once, with its argument count and types", Functions);
             Registry.Add("header: no P/Invoke declaration beyond the header", NoExtraDeclarations);
+            Registry.Add("header: the launch path's raw-handle declarations agree with the header", RawHandleDeclarations);
             Registry.Add("header: every constant equal, none extra", Constants);
             Registry.Add("header: safe enums match the CUABI_* constants", SafeEnums);
             Registry.Add("header: struct layouts computed from the header equal Marshal.SizeOf/OffsetOf", StructLayouts);
@@ -195,6 +196,56 @@ namespace Cuabi.Tests
             var extra = Declarations().Select(EntryPoint).Where(n => !names.Contains(n)).ToList();
             Assert.True(extra.Count == 0, "declared but not in the header: " + string.Join(", ", extra));
             Assert.Equal(h.Functions.Count, Declarations().Count, "declaration count");
+        }
+
+        /// <summary>
+        /// P/Invoke declarations outside NativeMethods (the launch path's, with
+        /// raw handle values): each names a header function and has its
+        /// argument count and types, except that a handle may be an IntPtr.
+        /// </summary>
+        private static void RawHandleDeclarations()
+        {
+            var h = HeaderModel.Load();
+            var functions = h.Functions.ToDictionary(f => f.Name);
+            var others = typeof(NativeMethods).Assembly.GetTypes().Where(t => t != typeof(NativeMethods))
+                .SelectMany(t => t.GetMethods(BindingFlags.Public | BindingFlags.NonPublic | BindingFlags.Static))
+                .Where(m => (m.Attributes & MethodAttributes.PinvokeImpl) != 0)
+                .Where(m => ImportOf(m) != null && ImportOf(m).Value == NativeMethods.LibraryName).ToList();
+            Assert.True(others.Count >= 2, "found only " + others.Count + " raw-handle declarations (cuabi_launch_plan_launch and " +
+                                           "cuabi_launch_packed are expected)");
+            var problems = new List<string>();
+            foreach (MethodInfo m in others)
+            {
+                string where = m.DeclaringType.Name + "." + m.Name;
+                CFunction fn;
+                if (!functions.TryGetValue(EntryPoint(m), out fn))
+                {
+                    problems.Add(where + ": " + EntryPoint(m) + " is not in the header");
+                    continue;
+                }
+                if (ImportOf(m).CallingConvention != CallingConvention.Cdecl)
+                    problems.Add(where + ": calling convention " + ImportOf(m).CallingConvention + ", not Cdecl");
+                Type ret = Expected(h, fn, fn.ReturnType, "(result)", true);
+                if (m.ReturnType != ret)
+                    problems.Add(where + ": returns " + Show(m.ReturnType) + ", the header needs " + Show(ret));
+                ParameterInfo[] ps = m.GetParameters();
+                if (ps.Length != fn.Params.Count)
+                {
+                    problems.Add(where + ": " + ps.Length + " arguments, the header has " + fn.Params.Count);
+                    continue;
+                }
+                for (int i = 0; i < ps.Length; i++)
+                {
+                    CParam c = fn.Params[i];
+                    Type want = h.HandleTypes.Contains(c.Type) ? typeof(IntPtr) : Expected(h, fn, c.Type, c.Name, false);
+                    if (ps[i].ParameterType != want)
+                        problems.Add(string.Format("{0}: argument {1} ({2} {3}) is {4}, should be {5}", where, i, c.Type, c.Name,
+                            Show(ps[i].ParameterType), Show(want)));
+                    if (ps[i].Name.TrimStart('@') != c.Name)
+                        problems.Add(string.Format("{0}: argument {1} is named {2}, the header says {3}", where, i, ps[i].Name, c.Name));
+                }
+            }
+            Assert.True(problems.Count == 0, string.Join("\n", problems));
         }
 
         private static Dictionary<string, object> CSharpConstants()

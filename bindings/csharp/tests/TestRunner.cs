@@ -248,6 +248,7 @@ namespace Cuabi.Tests
             HeaderAgreementTests.Register();
             NoGpuTests.Register();
             GpuTests.Register();
+            LaunchPlanTests.Register();
 
             if (args.Length == 1 && args[0] == "--list")
             {

@@ -188,4 +188,17 @@ namespace Cuabi.Interop
         /// <summary>Releases through cuabi_graph_exec_release.</summary>
         protected override bool ReleaseHandle() { NativeMethods.cuabi_graph_exec_release(handle); return true; }
     }
+
+    /// <summary>A cuabi_launch_plan handle (a prepared launch and its argument block).</summary>
+    public sealed class SafeLaunchPlanHandle : CuabiSafeHandle
+    {
+        /// <summary>A NULL handle (filled in by the runtime for out-parameters).</summary>
+        public SafeLaunchPlanHandle() { }
+        /// <summary>Wraps an existing handle value.</summary>
+        /// <param name="existing">The raw handle value.</param>
+        /// <param name="ownsHandle">Whether disposing this object releases the handle.</param>
+        public SafeLaunchPlanHandle(IntPtr existing, bool ownsHandle) : base(existing, ownsHandle) { }
+        /// <summary>Releases through cuabi_launch_plan_release (which frees the argument block).</summary>
+        protected override bool ReleaseHandle() { NativeMethods.cuabi_launch_plan_release(handle); return true; }
+    }
 }

@@ -437,6 +437,34 @@ namespace Cuabi.Interop
         public static extern int cuabi_launch_packed(SafeFunctionHandle function, ref LaunchConfigNative config, SafeStreamHandle stream,
             IntPtr args, UIntPtr args_size);
 
+        // cuabi_status cuabi_launch_plan_create(cuabi_function function, const cuabi_launch_config* config,
+        //     cuabi_stream stream, cuabi_launch_plan* out);
+        /// <summary>
+        /// A prepared launch: function, configuration and stream checked once, with an argument
+        /// block owned by the plan. The plan keeps its function and stream alive.
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_launch_plan_create")]
+        public static extern int cuabi_launch_plan_create(SafeFunctionHandle function, ref LaunchConfigNative config,
+            SafeStreamHandle stream, out SafeLaunchPlanHandle @out);
+
+        // void cuabi_launch_plan_release(cuabi_launch_plan plan);
+        /// <summary>Releases a launch plan and its argument block.</summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_launch_plan_release")]
+        public static extern void cuabi_launch_plan_release(IntPtr plan);
+
+        // cuabi_status cuabi_launch_plan_get_args(cuabi_launch_plan plan, void** args, size_t* size);
+        /// <summary>
+        /// The plan's argument block (owned by the plan, 16-byte aligned, zero-filled at creation,
+        /// valid until the plan is released) and its size, the kernel's packed argument size.
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_launch_plan_get_args")]
+        public static extern int cuabi_launch_plan_get_args(SafeLaunchPlanHandle plan, out IntPtr args, out UIntPtr size);
+
+        // cuabi_status cuabi_launch_plan_launch(cuabi_launch_plan plan);
+        /// <summary>Launches the plan's function with the argument block's current contents.</summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_launch_plan_launch")]
+        public static extern int cuabi_launch_plan_launch(SafeLaunchPlanHandle plan);
+
         // ------------------------------------------------------------------
         // Device memory
         // ------------------------------------------------------------------
@@ -683,11 +711,13 @@ namespace Cuabi.Interop
         /// <summary>Dynamic shared memory per block, in bytes.</summary>
         public uint shared_mem_bytes;
 
+        private static readonly UIntPtr StructSize = (UIntPtr)(uint)Marshal.SizeOf(typeof(LaunchConfigNative));
+
         /// <summary>CUABI_LAUNCH_CONFIG_INIT: a 1x1x1 grid of 1x1x1 blocks, no shared memory.</summary>
         public static LaunchConfigNative Create()
         {
             var c = new LaunchConfigNative();
-            c.struct_size = (UIntPtr)(uint)Marshal.SizeOf(typeof(LaunchConfigNative));
+            c.struct_size = StructSize;
             c.grid_x = c.grid_y = c.grid_z = 1;
             c.block_x = c.block_y = c.block_z = 1;
             return c;

@@ -1,0 +1,388 @@
+using System;
+using System.Collections.ObjectModel;
+using Cuabi.Interop;
+
+namespace Cuabi
+{
+    /// <summary>
+    /// A prepared launch of one kernel with one configuration on one stream
+    /// (<see cref="Kernel.Prepare(Dim3, Dim3, CudaStream, uint)"/>): the
+    /// configuration was checked once, the arguments live in an argument
+    /// block owned by the plan, and <see cref="Launch"/> launches with the
+    /// block as it is. The fastest way to launch a kernel many times.
+    /// </summary>
+    /// <remarks>
+    /// <para>
+    /// The arguments start as zero bytes. <see cref="Set{T}(int, T)"/> writes
+    /// one argument in place, checked against its parameter's size; the others
+    /// keep their values, so a launch loop sets only what changes:
+    /// </para>
+    /// <code>
+    /// using (LaunchPlan plan = saxpy.Prepare(n / 512, 512, stream))
+    /// {
+    ///     plan.SetArguments(2.0f, x, y, output, (ulong)n);
+    ///     plan.Launch();
+    ///     plan.Set(0, 3.0f);   // a = 3, the rest unchanged
+    ///     plan.Launch();
+    /// }
+    /// </code>
+    /// <para>
+    /// Lifetimes: the plan keeps its kernel and stream alive inside the library,
+    /// so it may outlive the <see cref="Kernel"/>, <see cref="CudaModule"/> and
+    /// <see cref="CudaStream"/> objects it was made from. A device buffer set as
+    /// an argument is referenced by the plan (the garbage collector does not free
+    /// it while the plan may still launch with its address); disposing that
+    /// buffer makes <see cref="Launch"/> throw <see cref="ObjectDisposedException"/>
+    /// naming the parameter, until the parameter is set again.
+    /// </para>
+    /// <para>
+    /// Threads: a plan is not thread-safe. One thread at a time may call its
+    /// members (<see cref="Set{T}(int, T)"/>, <see cref="SetArguments"/>,
+    /// <see cref="Launch"/> and <see cref="Dispose"/> included): a launch reads
+    /// the block as it is at the call, and a write from another thread at that
+    /// moment would launch a mix of old and new arguments. Plans are cheap: make
+    /// one per thread. <see cref="Kernel.Launch(LaunchConfig, CudaStream, object[])"/>
+    /// is thread-safe.
+    /// </para>
+    /// </remarks>
+    public sealed class LaunchPlan : IDisposable
+    {
+        private readonly SafeLaunchPlanHandle handle;
+        private readonly IntPtr raw;
+        private readonly ArgumentLayout layout;
+        private readonly string kernelName;
+        private readonly LaunchConfig config;
+        private readonly SafeStreamHandle stream;
+        // The argument block, owned by the library; null once disposed.
+        private unsafe byte* block;
+        // The device memory set as each argument (null where none), and how many.
+        private DeviceMemory[] buffers;
+        private int bufferCount;
+
+        private unsafe LaunchPlan(SafeLaunchPlanHandle handle, IntPtr block, ArgumentLayout layout, LaunchConfig config,
+            SafeStreamHandle stream, string kernelName)
+        {
+            this.handle = handle;
+            raw = handle.DangerousGetHandle();
+            this.block = (byte*)block;
+            this.layout = layout;
+            this.config = config;
+            this.stream = stream;
+            this.kernelName = kernelName;
+        }
+
+        internal static LaunchPlan Create(Kernel kernel, ArgumentLayout layout, LaunchConfig config, SafeStreamHandle stream,
+            string kernelName)
+        {
+            var native = config.ToNative();
+            SafeLaunchPlanHandle h;
+            Errors.Check(NativeMethods.cuabi_launch_plan_create(kernel.Handle, ref native, stream, out h));
+            try
+            {
+                IntPtr args;
+                UIntPtr size;
+                Errors.Check(NativeMethods.cuabi_launch_plan_get_args(h, out args, out size));
+                if (size.ToUInt64() != (ulong)layout.BlockSize || (args == IntPtr.Zero && layout.BlockSize != 0))
+                    throw new InvalidOperationException(string.Format(
+                        "cuabi_launch_plan_get_args gave a {0}-byte block at 0x{1:x}, but the kernel's argument block is {2} bytes",
+                        size, args.ToInt64(), layout.BlockSize));
+                return new LaunchPlan(h, args, layout, config, stream, kernelName);
+            }
+            catch
+            {
+                h.Dispose();
+                throw;
+            }
+        }
+
+        /// <summary>
+        /// A plan over a caller's block with the NULL handle, for testing the
+        /// setters without a device (launching it answers InvalidHandle). The
+        /// caller frees the block after disposing the plan.
+        /// </summary>
+        internal static LaunchPlan OverBlock(KernelParameter[] parameters, int blockSize, IntPtr block, string kernelName)
+        {
+            return new LaunchPlan(new SafeLaunchPlanHandle(IntPtr.Zero, false), block,
+                new ArgumentLayout(parameters, blockSize), new LaunchConfig(1, 1), SafeStreamHandle.Null, kernelName);
+        }
+
+        /// <summary>The raw handle, for the <see cref="NativeMethods"/> layer.</summary>
+        public SafeLaunchPlanHandle Handle
+        {
+            get { handle.ThrowIfClosed(this); return handle; }
+        }
+
+        /// <summary>The name of the kernel the plan launches.</summary>
+        public string KernelName
+        {
+            get { return kernelName; }
+        }
+
+        /// <summary>Grid, block and dynamic shared memory of every launch of the plan.</summary>
+        public LaunchConfig Config
+        {
+            get { return config; }
+        }
+
+        /// <summary>The kernel's parameters: where each argument sits in the block and its size.</summary>
+        public ReadOnlyCollection<KernelParameter> Parameters
+        {
+            get { return Array.AsReadOnly(layout.Parameters); }
+        }
+
+        /// <summary>The byte length of the argument block.</summary>
+        public int ArgumentBlockSize
+        {
+            get { return layout.BlockSize; }
+        }
+
+        /// <summary>
+        /// Sets argument <paramref name="index"/> to <paramref name="value"/>,
+        /// written in place into the plan's argument block. The type must have
+        /// exactly the parameter's size: float, double, sbyte/byte,
+        /// short/ushort, int/uint, long/ulong (for size_t), bool (1 byte), char
+        /// (2 bytes), IntPtr/UIntPtr (IntPtr.Zero for a NULL pointer), an enum
+        /// (its underlying type) or a struct (its marshalled layout). Primitive
+        /// types are written without allocating; enums and other structs are
+        /// boxed once per call.
+        /// </summary>
+        /// <typeparam name="T">The argument's type.</typeparam>
+        /// <param name="index">The parameter's position in the kernel's signature, from 0.</param>
+        /// <param name="value">The value.</param>
+        /// <exception cref="ArgumentOutOfRangeException"><paramref name="index"/> is not a parameter of the kernel.</exception>
+        /// <exception cref="ArgumentException">
+        /// The value's size differs from the parameter's (e.g. a 4-byte uint for
+        /// a size_t), or the type cannot be passed; the message names the kernel
+        /// and the parameter, and the plan's arguments are unchanged.
+        /// </exception>
+        /// <exception cref="ObjectDisposedException">The plan was disposed.</exception>
+        public unsafe void Set<T>(int index, T value) where T : struct
+        {
+            byte* dst = Slot(index, typeof(T), Argument<T>.Size);
+            if (typeof(T) == typeof(float))
+                *(float*)dst = __refvalue(__makeref(value), float);
+            else if (typeof(T) == typeof(ulong))
+                *(ulong*)dst = __refvalue(__makeref(value), ulong);
+            else if (typeof(T) == typeof(long))
+                *(long*)dst = __refvalue(__makeref(value), long);
+            else if (typeof(T) == typeof(int))
+                *(int*)dst = __refvalue(__makeref(value), int);
+            else if (typeof(T) == typeof(uint))
+                *(uint*)dst = __refvalue(__makeref(value), uint);
+            else if (typeof(T) == typeof(double))
+                *(double*)dst = __refvalue(__makeref(value), double);
+            else if (typeof(T) == typeof(IntPtr))
+                *(IntPtr*)dst = __refvalue(__makeref(value), IntPtr);
+            else if (typeof(T) == typeof(UIntPtr))
+                *(UIntPtr*)dst = __refvalue(__makeref(value), UIntPtr);
+            else if (typeof(T) == typeof(short))
+                *(short*)dst = __refvalue(__makeref(value), short);
+            else if (typeof(T) == typeof(ushort))
+                *(ushort*)dst = __refvalue(__makeref(value), ushort);
+            else if (typeof(T) == typeof(sbyte))
+                *(sbyte*)dst = __refvalue(__makeref(value), sbyte);
+            else if (typeof(T) == typeof(byte))
+                *dst = __refvalue(__makeref(value), byte);
+            else if (typeof(T) == typeof(bool))
+                *dst = __refvalue(__makeref(value), bool) ? (byte)1 : (byte)0;
+            else if (typeof(T) == typeof(char))
+                *(char*)dst = __refvalue(__makeref(value), char);
+            else
+                Argument<T>.Writer.Write(value, dst); // enums and structs: boxed
+            ForgetBuffer(index);
+            GC.KeepAlive(this); // the block is not freed by a finalizer before the write
+        }
+
+        /// <summary>
+        /// Sets argument <paramref name="index"/> to a device buffer's 8-byte
+        /// device pointer, in place. The plan references the buffer from then on.
+        /// </summary>
+        /// <typeparam name="T">The buffer's element type.</typeparam>
+        /// <param name="index">The parameter's position in the kernel's signature, from 0.</param>
+        /// <param name="buffer">The buffer (for a NULL pointer, set <see cref="IntPtr.Zero"/>).</param>
+        /// <exception cref="ArgumentNullException"><paramref name="buffer"/> is null.</exception>
+        /// <exception cref="ArgumentException">The parameter is not 8 bytes; the message names it.</exception>
+        /// <exception cref="ObjectDisposedException">The plan or the buffer was disposed.</exception>
+        public void Set<T>(int index, DeviceBuffer<T> buffer) where T : struct
+        {
+            Set(index, (DeviceMemory)buffer);
+        }
+
+        /// <summary>
+        /// Sets argument <paramref name="index"/> to device memory's 8-byte
+        /// device pointer, in place. The plan references the memory from then on.
+        /// </summary>
+        /// <param name="index">The parameter's position in the kernel's signature, from 0.</param>
+        /// <param name="buffer">The device memory (for a NULL pointer, set <see cref="IntPtr.Zero"/>).</param>
+        /// <exception cref="ArgumentNullException"><paramref name="buffer"/> is null.</exception>
+        /// <exception cref="ArgumentException">The parameter is not 8 bytes; the message names it.</exception>
+        /// <exception cref="ObjectDisposedException">The plan or the buffer was disposed.</exception>
+        public unsafe void Set(int index, DeviceMemory buffer)
+        {
+            if (buffer == null)
+                throw new ArgumentNullException("buffer", string.Format(
+                    "{0}: argument {1} is null; set IntPtr.Zero for a NULL pointer parameter", Describe(), index));
+            byte* dst = Slot(index, buffer.GetType(), 8);
+            *(ulong*)dst = buffer.LaunchPointer;
+            RememberBuffer(index, buffer);
+            GC.KeepAlive(this);
+        }
+
+        /// <summary>
+        /// Sets every argument at once, with the types and rules of
+        /// <see cref="Kernel.Launch(LaunchConfig, CudaStream, object[])"/>.
+        /// All are checked before any is written: on an exception the plan's
+        /// arguments are unchanged.
+        /// </summary>
+        /// <param name="args">One argument per kernel parameter.</param>
+        /// <exception cref="ArgumentException">The count, a type or a size does not fit; the message names the parameter.</exception>
+        /// <exception cref="ObjectDisposedException">The plan, or device memory among the arguments, was disposed.</exception>
+        public unsafe void SetArguments(params object[] args)
+        {
+            byte* b = Block;
+            ArgumentWriter[] writers = layout.Check(Describe(), args, ArgumentLayout.Suffix.PlanSet);
+            for (int i = 0; i < writers.Length; i++)
+            {
+                writers[i].Write(args[i], b + layout.Parameters[i].Offset);
+                var memory = args[i] as DeviceMemory;
+                if (memory != null)
+                    RememberBuffer(i, memory);
+                else
+                    ForgetBuffer(i);
+            }
+            GC.KeepAlive(this);
+        }
+
+        /// <summary>
+        /// Launches the kernel with the arguments as they are now, on the
+        /// plan's stream. Asynchronous, like every launch: the arguments are
+        /// read during the call, so they may be changed as soon as it returns.
+        /// </summary>
+        /// <exception cref="ObjectDisposedException">The plan, or a device buffer set as an argument, was disposed.</exception>
+        /// <exception cref="CudaException">The driver failed the launch.</exception>
+        public unsafe void Launch()
+        {
+            if (block == null && handle.IsClosed)
+                throw new ObjectDisposedException(GetType().FullName);
+            if (bufferCount != 0)
+                CheckBuffers();
+            int status = FastNativeMethods.cuabi_launch_plan_launch(raw);
+            GC.KeepAlive(this); // neither the plan nor its buffers are finalized during the call
+            if (status != NativeMethods.CUABI_SUCCESS)
+                throw Errors.FromLastError(status);
+        }
+
+        /// <summary>Releases the plan and its argument block (launches already made still run).</summary>
+        public unsafe void Dispose()
+        {
+            block = null;
+            buffers = null;
+            bufferCount = 0;
+            handle.Dispose();
+        }
+
+        /// <summary>"LaunchPlan kernel grid x block".</summary>
+        public override string ToString()
+        {
+            return "LaunchPlan " + (kernelName ?? "") + " " + config.Grid + " x " + config.Block +
+                   (handle.IsClosed ? " (disposed)" : "");
+        }
+
+        // ------------------------------------------------------------------
+
+        /// <summary>The block, for the writes of <see cref="Kernel.Launch(LaunchConfig, CudaStream, object[])"/>.</summary>
+        internal unsafe byte* Block
+        {
+            get
+            {
+                byte* b = block;
+                if (b == null && handle.IsClosed)
+                    throw new ObjectDisposedException(GetType().FullName);
+                return b;
+            }
+        }
+
+        internal IntPtr RawHandle
+        {
+            get { return raw; }
+        }
+
+        internal SafeStreamHandle StreamHandle
+        {
+            get { return stream; }
+        }
+
+        /// <summary>Whether this plan launches with <paramref name="c"/> on <paramref name="s"/>.</summary>
+        internal bool Matches(ref LaunchConfig c, SafeStreamHandle s)
+        {
+            if (!ReferenceEquals(stream, s) || c.SharedMemoryBytes != config.SharedMemoryBytes)
+                return false;
+            Dim3 g = c.Grid, b = c.Block, pg = config.Grid, pb = config.Block;
+            return g.X == pg.X && g.Y == pg.Y && g.Z == pg.Z && b.X == pb.X && b.Y == pb.Y && b.Z == pb.Z;
+        }
+
+        private object Describe()
+        {
+            return kernelName;
+        }
+
+        /// <summary>The address of argument <paramref name="index"/>, once a <paramref name="size"/>-byte <paramref name="type"/> is known to fit it.</summary>
+        private unsafe byte* Slot(int index, Type type, int size)
+        {
+            byte* b = block;
+            if (b == null && handle.IsClosed)
+                throw new ObjectDisposedException(GetType().FullName);
+            KernelParameter[] ps = layout.Parameters;
+            if ((uint)index >= (uint)ps.Length)
+                throw new ArgumentOutOfRangeException("index", index, string.Format(
+                    "{0} has {1} parameter(s); the plan's arguments are unchanged", ArgumentLayout.Describe(kernelName), ps.Length));
+            if (size != ps[index].Size)
+            {
+                if (size < 0)
+                    throw new ArgumentException(string.Format(
+                        "{0}: argument {1} is a {2}, which cannot be passed by value to a kernel (pass numbers, enums, " +
+                        "IntPtr, or structs made only of such values); " +
+                        "the plan's arguments are unchanged",
+                        ArgumentLayout.Describe(kernelName), index, type.FullName), "value");
+                layout.CheckSize(kernelName, index, type, size, ArgumentLayout.Suffix.PlanSet);
+            }
+            return b + ps[index].Offset;
+        }
+
+        private void RememberBuffer(int index, DeviceMemory buffer)
+        {
+            if (buffers == null)
+                buffers = new DeviceMemory[layout.Count];
+            if (buffers[index] == null)
+                bufferCount++;
+            buffers[index] = buffer;
+        }
+
+        private void ForgetBuffer(int index)
+        {
+            DeviceMemory[] b = buffers;
+            if (b != null && b[index] != null)
+            {
+                b[index] = null;
+                bufferCount--;
+            }
+        }
+
+        private void CheckBuffers()
+        {
+            DeviceMemory[] b = buffers;
+            for (int i = 0; i < b.Length; i++)
+                if (b[i] != null && b[i].IsDisposed)
+                    throw new ObjectDisposedException(b[i].GetType().FullName, string.Format(
+                        "{0}: the device memory set as argument {1} was disposed; set the parameter again before launching",
+                        ArgumentLayout.Describe(kernelName), i));
+        }
+
+        /// <summary>What <see cref="Set{T}(int, T)"/> needs to know about <typeparamref name="T"/>, found once.</summary>
+        private static class Argument<T>
+        {
+            internal static readonly ArgumentWriter Writer = ArgumentWriter.For(typeof(T));
+            internal static readonly int Size = Writer.Size;
+        }
+    }
+}
