@@ -89,6 +89,9 @@ Device::~Device() {
 
 void Device::make_current() const {
   const DriverApi& d = driver();
+  if (lost())
+    fail(CUABI_ERROR_CONTEXT_LOST, "device " + std::to_string(ordinal) +
+                                       " hit a sticky fault earlier" + kContextLostAdvice);
   CUcontext want = context();
   CUcontext current = nullptr;
   d.cuCtxGetCurrent(&current);
@@ -96,6 +99,9 @@ void Device::make_current() const {
 }
 
 void Device::fail_stale() const {
+  if (lost())
+    fail(CUABI_ERROR_CONTEXT_LOST, "device " + std::to_string(ordinal) +
+                                       " hit a sticky fault earlier" + kContextLostAdvice);
   fail(CUABI_ERROR_CONTEXT_LOST, "this object belongs to device " + std::to_string(ordinal) +
                                      "'s context from before cuabi_device_reset; recreate it");
 }
@@ -113,7 +119,9 @@ void Device::reset() {
   // After a sticky fault the retain fails: the driver then refuses the device
   // to this process for good, and check() says so.
   CUcontext ctx = nullptr;
-  check(d.cuDevicePrimaryCtxRetain(&ctx, device), "cuDevicePrimaryCtxRetain after the reset");
+  CUresult r = d.cuDevicePrimaryCtxRetain(&ctx, device);
+  if (status_of(r) == CUABI_ERROR_CONTEXT_LOST) lost_.store(true, std::memory_order_release);
+  check(r, "cuDevicePrimaryCtxRetain after the reset");
   d.cuDevicePrimaryCtxRelease(device);
   context_.store(ctx, std::memory_order_release);
   check(d.cuCtxSetCurrent(ctx), "cuCtxSetCurrent");

@@ -50,6 +50,8 @@ void check_elf_extents(const unsigned char* p, size_t size) {
   uint64_t phoff = read_le(p + 0x20, 8), shoff = read_le(p + 0x28, 8);
   uint64_t phentsize = read_le(p + 0x36, 2), phnum = read_le(p + 0x38, 2);
   uint64_t shentsize = read_le(p + 0x3A, 2), shnum = read_le(p + 0x3C, 2);
+  // Extended numbering keeps the real counts elsewhere: not in a CUBIN.
+  if ((shnum == 0 && shoff != 0) || phnum == 0xFFFF) bad("extended section or segment numbering");
   if (phnum && (phentsize < 56 || !fits(phoff, phentsize * phnum, size)))
     bad("program headers past the end");
   if (shnum && (shentsize < 64 || !fits(shoff, shentsize * shnum, size)))

@@ -30,6 +30,9 @@ class Device : public Object {
   void check_epoch(uint32_t epoch) const {
     if (epoch != epoch_.load(std::memory_order_acquire)) fail_stale();
   }
+  // True once the driver refused the device to this process (a sticky fault
+  // that a reset could not clear).
+  bool lost() const { return lost_.load(std::memory_order_acquire); }
   uint32_t epoch() const { return epoch_.load(std::memory_order_acquire); }
   void reset();
 
@@ -49,6 +52,7 @@ class Device : public Object {
   [[noreturn]] void fail_stale() const;
   std::atomic<CUcontext> context_{nullptr};
   std::atomic<uint32_t> epoch_{0};
+  std::atomic<bool> lost_{false};
   std::mutex reset_mutex_;
 };
 

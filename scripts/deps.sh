@@ -47,6 +47,8 @@ deps_test() {
   command -v mcs >/dev/null && command -v mkbundle >/dev/null || _apt_install mono-mcs mono-devel
   command -v bindgen >/dev/null || _apt_install bindgen
   command -v clang++ >/dev/null || _apt_install clang
+  # clang only recommends its libFuzzer and sanitizer runtimes.
+  _apt_install libclang-rt-14-dev
   if ! command -v cargo >/dev/null && [ ! -x "$HOME/.cargo/bin/cargo" ]; then
     _apt_install cargo
   fi
