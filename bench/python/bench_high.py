@@ -4,9 +4,10 @@ over the backend named by ``$CUABI_BACKEND``: reported as ``py_high``
 
 The launch figure is the layer's own call, ``kernel(grid, block, args,
 stream=s)``, with Python floats and ints and DeviceBuffer objects as
-arguments: the layer packs them on every launch. Where the layer offers a
-prepared launch (arguments packed once), that is timed too, as
-``launch_*_prepared``.
+arguments: the layer packs them on every launch. ``launch_*_prepared`` times
+the layer's prepared launch, ``launch = kernel.prepare(grid, block,
+stream=s)`` then ``launch(*args)``: the configuration fixed once, the
+arguments still packed on every launch.
 """
 
 from __future__ import annotations
@@ -18,11 +19,12 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import benchlib as bl  # noqa: E402
 import cuabi  # noqa: E402
-from cuabi._packing import ArgumentLayout  # noqa: E402
+from cuabi._packing import ArgumentLayout, register_pointer_type  # noqa: E402
 
 
 class _Pointer:
-    """Something with a device address, as a DeviceBuffer passes it (CPU mode)."""
+    """Something with a device address, packed as a DeviceBuffer is (CPU mode):
+    the address in a plain attribute registered with the packer."""
 
     def __init__(self, address: int) -> None:
         self._address = address
@@ -32,16 +34,7 @@ class _Pointer:
         return self._address
 
 
-def _prepared(kernel, grid, block, args, stream):
-    """A callable that relaunches with arguments packed once, if the layer
-    offers one (None otherwise)."""
-    for name in ("prepare", "bind", "prepared"):
-        make = getattr(kernel, name, None)
-        if make is None:
-            continue
-        p = make(grid, block, args, stream=stream)
-        return p if callable(p) else getattr(p, "launch", None)
-    return None
+register_pointer_type(_Pointer, "_address")
 
 
 class High:
@@ -80,23 +73,17 @@ class High:
                     args=len(args),
                     path="kernel(grid, block, args, stream=s): packs every launch",
                 )
-                try:
-                    p = _prepared(k, 1, 1, args, s)
-                except Exception as exc:  # an API this script does not know yet
-                    out.skip(bench + "_prepared", f"the layer's prepared launch: {exc!r}")
-                    return
-                if p is None:
-                    out.skip(bench + "_prepared", "the layer offers no prepared launch")
-                else:
-                    samples = bl.launch_bursts(p, sync, ns)
-                    out.stats(
-                        bench + "_prepared",
-                        "us",
-                        samples,
-                        burst=ns.burst_size,
-                        args=len(args),
-                        path="prepared launch",
-                    )
+                launch = k.prepare(1, 1, stream=s)
+                out.stats(
+                    bench + "_prepared",
+                    "us",
+                    bl.launch_bursts(lambda: launch(*args), sync, ns),
+                    burst=ns.burst_size,
+                    args=len(args),
+                    path="launch = kernel.prepare(grid, block, stream=s); launch(*args): "
+                    "packs every launch",
+                )
+                launch.close()
 
             out.guard(bench, figure)
 
@@ -235,17 +222,23 @@ class High:
                 "empty16",
             )
             a16 = tuple(bl.args16(ptr))
+            # A launch writes into its plan's block with the packer compiled
+            # for the arguments' types, found as the one used last.
+            view = memoryview(bytearray(128))
+            p2 = l2.compile_packer(tuple(map(type, a2)))
+            p16 = l16.compile_packer(tuple(map(type, a16)))
+            assert p2(view, a2) and p16(view, a16)
             out.stats(
                 "pack_2args",
                 "ns",
-                bl.per_call_ns(lambda: l2.pack(a2)),
-                path="ArgumentLayout.pack (float, buffer)",
+                bl.per_call_ns(lambda: p2(view, a2)),
+                path="compiled packer into a plan-like block (float, buffer)",
             )
             out.stats(
                 "pack_16args",
                 "ns",
-                bl.per_call_ns(lambda: l16.pack(a16)),
-                path="ArgumentLayout.pack (float, buffer, int, int) x 4",
+                bl.per_call_ns(lambda: p16(view, a16)),
+                path="compiled packer into a plan-like block (float, buffer, int, int) x 4",
             )
 
         out.guard("pack_2args", packing)

@@ -5,7 +5,12 @@ header declares it, through the backend named by ``$CUABI_BACKEND``
 The launch hot path is one ``cuabi_launch_packed`` call with an argument
 block packed once (the low layer's equivalent of the raw driver's fixed
 ``void*`` array); ``launch_*_pack`` packs the block with ``struct`` on every
-launch, as a caller whose arguments change would.
+launch, as a caller whose arguments change would. ``launch_*_plan`` is the
+fastest documented path: a launch plan (``cuabi_launch_plan_create``) whose
+own argument block was written once, launched by
+``cuabi_launch_plan_launch(plan)``; ``launch_*_plan_pack`` writes the
+arguments into that block in place (``struct.Struct.pack_into``) before every
+launch.
 """
 
 from __future__ import annotations
@@ -84,6 +89,15 @@ class LowLevel:
             return blk, blk
         buf = ctypes.create_string_buffer(data, len(data))
         return ctypes.c_void_p(ctypes.addressof(buf)), buf
+
+    def view(self, address: int, size: int):
+        """A writable buffer over memory the library owns (a plan's argument
+        block), for struct.pack_into: a ctypes array for ctypes, a cffi
+        buffer for cffi."""
+        if self.b.name == "cffi":
+            ffi = self.b.ffi
+            return ffi.buffer(ffi.cast("char *", address), size)
+        return memoryview((ctypes.c_char * size).from_address(address)).cast("B")
 
     def arg(self, handle):
         """A handle as the cheapest argument for the backend: ctypes passes a
@@ -166,6 +180,50 @@ class LowLevel:
                     path="struct.pack + cuabi_launch_packed per launch",
                 )
                 del keep  # the block's memory lived until here
+
+                # A launch plan: function, configuration and stream checked
+                # once; the plan owns the argument block, which is written in
+                # place, and a launch is one call of one argument.
+                plan = b.get("cuabi_launch_plan_create", fn, cfg, stream, out="cuabi_launch_plan")
+                address, block_size = b.get_many(
+                    "cuabi_launch_plan_get_args", plan, outs=("void*", "size_t")
+                )
+                assert block_size == size, (block_size, size)
+                view = self.view(int(address), int(block_size))
+                pack_into = packer.pack_into
+                pack_into(view, 0, *values)
+                plan_launch, plan_arg = lib.cuabi_launch_plan_launch, self.arg(plan)
+
+                def plan_once() -> None:
+                    st = plan_launch(plan_arg)
+                    if st:
+                        check(st, "cuabi_launch_plan_launch")
+
+                out.stats(
+                    bench + "_plan",
+                    "us",
+                    bl.launch_bursts(plan_once, sync, ns),
+                    burst=ns.burst_size,
+                    args=len(values),
+                    path="cuabi_launch_plan_launch, arguments written into the plan's block once",
+                )
+
+                def plan_write() -> None:
+                    pack_into(view, 0, *values)
+                    st = plan_launch(plan_arg)
+                    if st:
+                        check(st, "cuabi_launch_plan_launch")
+
+                out.stats(
+                    bench + "_plan_pack",
+                    "us",
+                    bl.launch_bursts(plan_write, sync, ns),
+                    burst=ns.burst_size,
+                    args=len(values),
+                    path="struct.pack_into the plan's block + cuabi_launch_plan_launch per launch",
+                )
+                del view  # before the block goes
+                lib.cuabi_launch_plan_release(plan)
 
             out.guard(bench, figure)
 
@@ -343,23 +401,28 @@ class LowLevel:
         out.guard("compile_nvrtc", lambda: self.compile_nvrtc(ns.arch))
 
         def packing() -> None:
-            # What a low-layer caller packs per launch: struct at the offsets
-            # the driver reports (SAXPY-like layouts of 2 and 16 arguments).
+            # What a low-layer caller writes per launch: struct at the offsets
+            # the driver reports (the layouts of empty2 and empty16), in place
+            # into an argument block as a launch plan owns one.
             s2 = struct.Struct("<f4xQ")
             s16 = struct.Struct("<" + "f4xQi4xQ" * 4)
             v16 = bl.args16(0x7F0000000000)
+            block = (ctypes.c_char * 128)()
+            view = self.view(ctypes.addressof(block), 128)
+            into2, into16 = s2.pack_into, s16.pack_into
             out.stats(
                 "pack_2args",
                 "ns",
-                bl.per_call_ns(lambda: s2.pack(2.0, 0x7F0000000000)),
-                path="struct.Struct.pack",
+                bl.per_call_ns(lambda: into2(view, 0, 2.0, 0x7F0000000000)),
+                path="struct.Struct.pack_into a plan-like block",
             )
             out.stats(
                 "pack_16args",
                 "ns",
-                bl.per_call_ns(lambda: s16.pack(*v16)),
-                path="struct.Struct.pack",
+                bl.per_call_ns(lambda: into16(view, 0, *v16)),
+                path="struct.Struct.pack_into a plan-like block",
             )
+            del view
 
         out.guard("pack_2args", packing)
 

@@ -44,3 +44,4 @@ def test_example_runs(script, backend_name, subprocess_env):
         if script == "saxpy.py":
             assert "refused as it should be" in done.stdout
             assert "parameter 4 is 8 bytes" in done.stdout
+            assert "launch plan: OK" in done.stdout

@@ -47,7 +47,7 @@ from ._loader import (
 )
 from ._memory import DeviceArray, DeviceBuffer, PinnedBuffer
 from ._packing import pack_args
-from ._program import Kernel, Module, Program
+from ._program import Kernel, Module, PreparedLaunch, Program
 from ._stream import Event, Graph, GraphExec, Stream
 from .errors import (
     CompileError,
@@ -81,6 +81,7 @@ __all__ = [
     "Program",
     "Module",
     "Kernel",
+    "PreparedLaunch",
     "Stream",
     "Event",
     "Graph",

@@ -79,12 +79,17 @@ class Resource:
                     self._deferred = True
                     return
                 self._closed = True
+            self._on_release()
             getattr(self._b.lib, self._release_fn)(self._handle)
         except (
             AttributeError,
             TypeError,
         ):  # partly constructed, or interpreter shutdown
             pass
+
+    def _on_release(self) -> None:
+        """Runs once, just before the handle is released: drops what a
+        subclass cached from it (must not raise)."""
 
     def _pin(self) -> None:
         """A view or export of this object appeared."""

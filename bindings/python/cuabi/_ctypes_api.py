@@ -64,6 +64,8 @@ cuabi_event = c_void_p
 cuabi_graph = c_void_p
 # typedef struct cuabi_graph_exec_s* cuabi_graph_exec;
 cuabi_graph_exec = c_void_p
+# typedef struct cuabi_launch_plan_s* cuabi_launch_plan;
+cuabi_launch_plan = c_void_p
 
 HANDLE_TYPES: Tuple[str, ...] = (
     "cuabi_device",
@@ -76,6 +78,7 @@ HANDLE_TYPES: Tuple[str, ...] = (
     "cuabi_event",
     "cuabi_graph",
     "cuabi_graph_exec",
+    "cuabi_launch_plan",
 )
 
 # ---------------------------------------------------------------------------
@@ -439,6 +442,30 @@ _decl(
     c_void_p,
     c_size_t,
 )
+
+# cuabi_status cuabi_launch_plan_create(cuabi_function function,
+#                                       const cuabi_launch_config* config, cuabi_stream stream,
+#                                       cuabi_launch_plan* out);
+_decl(
+    "cuabi_launch_plan_create",
+    cuabi_status,
+    cuabi_function,
+    POINTER(cuabi_launch_config),
+    cuabi_stream,
+    POINTER(cuabi_launch_plan),
+)
+# void cuabi_launch_plan_release(cuabi_launch_plan plan);
+_decl("cuabi_launch_plan_release", None, cuabi_launch_plan)
+# cuabi_status cuabi_launch_plan_get_args(cuabi_launch_plan plan, void** args, size_t* size);
+_decl(
+    "cuabi_launch_plan_get_args",
+    cuabi_status,
+    cuabi_launch_plan,
+    POINTER(c_void_p),
+    POINTER(c_size_t),
+)
+# cuabi_status cuabi_launch_plan_launch(cuabi_launch_plan plan);
+_decl("cuabi_launch_plan_launch", cuabi_status, cuabi_launch_plan)
 
 # Device memory
 

@@ -181,6 +181,25 @@ class Backend:
         cuabi_launch_packed entry point, taking the block as ``bytes``."""
         raise NotImplementedError
 
+    def memory_view(self, address: int, size: int) -> Any:
+        """A writable buffer over ``size`` bytes at ``address`` (memory the
+        library owns, e.g. a launch plan's argument block), for
+        ``struct.pack_into``. It does not keep that memory alive."""
+        raise NotImplementedError
+
+    def plan_launcher(self, plan: Any) -> Tuple[Callable[[Any], int], Any]:
+        """``(f, arg)`` such that ``f(arg)`` is ``cuabi_launch_plan_launch(plan)``
+        with nothing converted per call: the fastest way to launch a plan."""
+        raise NotImplementedError
+
+    def plan_block(self, plan: Any) -> Any:
+        """A launch plan's argument block as a writable buffer (see
+        :meth:`memory_view`); valid until the plan is released."""
+        address, size = self.get_many(
+            "cuabi_launch_plan_get_args", plan, outs=("void*", "size_t")
+        )
+        return self.memory_view(int(address), int(size))
+
     # -- helpers built on the primitives ----------------------------------
     def error(self, status: int, func: str = "") -> CudaError:
         """The exception for a failed call, from this thread's last error."""
@@ -329,6 +348,15 @@ class CtypesBackend(Backend):
     def packed_launcher(self):
         return self.lib.cuabi_launch_packed
 
+    def memory_view(self, address: int, size: int) -> Any:
+        if size == 0:
+            return memoryview(bytearray(0))
+        return memoryview((ctypes.c_char * size).from_address(address)).cast("B")
+
+    def plan_launcher(self, plan: Any):
+        # A c_void_p instance passes through the c_void_p argtype unconverted.
+        return self.lib.cuabi_launch_plan_launch, ctypes.c_void_p(plan or None)
+
 
 class CffiBackend(Backend):
     """The cffi backend (ABI mode, ``ffi.dlopen``; the cdef comes from the header)."""
@@ -432,6 +460,14 @@ class CffiBackend(Backend):
 
     def packed_launcher(self):
         return self.lib.cuabi_launch_packed  # cffi takes bytes for a const void*
+
+    def memory_view(self, address: int, size: int) -> Any:
+        if size == 0:
+            return memoryview(bytearray(0))
+        return self.ffi.buffer(self.ffi.cast("char *", address), size)
+
+    def plan_launcher(self, plan: Any):
+        return self.lib.cuabi_launch_plan_launch, plan
 
 
 _lock = threading.Lock()

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Optional, Sequence, Tuple, Union
 from . import _dlpack
 from ._base import Resource
 from ._loader import Backend
+from ._packing import register_pointer_type
 from ._stream import Stream, stream_arg
 from .errors import InvalidHandleError
 
@@ -297,6 +298,11 @@ class DeviceBuffer(_ArrayExport, Resource):
     def _owner(self) -> Resource:
         return self
 
+    def _on_release(self) -> None:
+        # A kernel argument packs _ptr without a call (see _packing); None
+        # makes that fail, and the general rules then raise through .ptr.
+        self._ptr = None
+
     @property
     def ptr(self) -> int:
         """The device address (``CUdeviceptr``)."""
@@ -464,6 +470,9 @@ class DeviceBuffer(_ArrayExport, Resource):
     def __repr__(self) -> str:
         state = "closed" if self._closed else f"ptr=0x{self._ptr:x}"
         return f"<cuabi.DeviceBuffer {state} nbytes={self._nbytes} shape={self.shape} typestr={self._typestr}>"
+
+
+register_pointer_type(DeviceBuffer, "_ptr")
 
 
 class DeviceArray(_ArrayExport):

@@ -24,11 +24,17 @@ import ctypes
 import enum
 import struct
 import sys
-from typing import Any, Callable, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from .errors import InvalidArgumentError
 
-__all__ = ["pack_args", "pack_value", "POINTER_SIZE", "ArgumentLayout"]
+__all__ = [
+    "pack_args",
+    "pack_value",
+    "POINTER_SIZE",
+    "ArgumentLayout",
+    "register_pointer_type",
+]
 
 POINTER_SIZE = ctypes.sizeof(ctypes.c_void_p)
 
@@ -299,6 +305,109 @@ def _apply_type(value: Any, ctype: Any, index: int, kernel: Optional[str]) -> An
         ) from None
 
 
+# ---------------------------------------------------------------------------
+# Packing in place, compiled per signature
+# ---------------------------------------------------------------------------
+#
+# A launch plan owns its argument block; a launch writes the arguments into
+# it with one struct.Struct.pack_into. Everything the rules above decide from
+# an argument's type alone (which struct code, whether its size fits the
+# parameter) is decided once per tuple of argument types and kept; what
+# depends on the value (an int's range, a float's range, a one-element
+# array's dtype, a closed buffer) is left to pack_into, and whenever the
+# compiled form cannot take the values as they are, the block is packed again
+# by the general rules above, which either succeed or raise their error
+# naming the parameter. So the compiled form never changes what is accepted,
+# what is written, or which error is raised.
+
+_INT_CODES = {1: "b", 2: "h", 4: "i", 8: "q"}  # signed; an unsigned value past
+# the signed range fails pack_into and takes the general rules
+_FLOAT_CODES = {2: "e", 4: "f", 8: "d"}
+_POINTER_CODE = "Q" if POINTER_SIZE == 8 else "I"
+_NUMPY_CODES = {
+    ("b", 1): "?",
+    ("i", 1): "b",
+    ("u", 1): "B",
+    ("i", 2): "h",
+    ("u", 2): "H",
+    ("i", 4): "i",
+    ("u", 4): "I",
+    ("i", 8): "q",
+    ("u", 8): "Q",
+    # float16 is left to .tobytes(), which keeps NaN payloads exactly
+    ("f", 4): "f",  # NaNs too (see _argument_code)
+    ("f", 8): "d",
+}
+
+# Device-memory classes whose instances keep their address in a plain
+# attribute (None once released, which makes pack_into fail and the general
+# rules raise the class's own error).
+_POINTER_ATTRIBUTES: Dict[type, str] = {}
+
+
+def register_pointer_type(cls: type, attribute: str) -> None:
+    """Packs instances of exactly ``cls`` as the int in ``attribute``, read
+    without a call (a device buffer's cached address). The attribute must be
+    None when the address is no longer valid, and ``cls`` must still give
+    ``__cuabi_ptr__``, which the general rules read."""
+    if not attribute.isidentifier():
+        raise ValueError(f"{attribute!r} is not an attribute name")
+    _POINTER_ATTRIBUTES[cls] = attribute
+
+
+def _argument_code(t: type, size: int, index: int) -> Tuple[str, Optional[str]]:
+    """(struct code, expression giving its value; None for padding) for
+    argument ``index`` (in the variable ``a<index>``), of type ``t``, to a
+    parameter of ``size`` bytes: the fast form of the rules of pack_value, or
+    the general one (``Ns`` with pack_value's bytes) where no fast form is
+    exact."""
+    var = f"a{index}"
+    general = f"{size}s", f"_pack_value({var}, {size}, {index}, _kernel)"
+    if t is float:
+        code = _FLOAT_CODES.get(size)
+        return (code, var) if code else general
+    if t is int or t is bool:
+        code = _INT_CODES.get(size)
+        return (code, var) if code else general
+    if t is type(None):
+        return (f"{size}x", None) if size == POINTER_SIZE else general
+    attribute = _POINTER_ATTRIBUTES.get(t)
+    if attribute is not None:
+        if size != POINTER_SIZE:
+            return general
+        return _POINTER_CODE, f"{var}.{attribute}"
+    np = sys.modules.get("numpy")
+    if np is not None and issubclass(t, np.generic):
+        if issubclass(t, (np.void, np.object_)):
+            return general
+        dtype = np.dtype(t)
+        code = _NUMPY_CODES.get((dtype.kind, dtype.itemsize))
+        if code is None or dtype.itemsize != size:
+            return general
+        if code == "f":
+            # Through a double, a signalling NaN would come back quieted: a
+            # NaN fails pack_into (None is no float) and takes .tobytes().
+            return code, f"({var} if {var} == {var} else None)"
+        return code, var
+    if np is not None and issubclass(t, np.ndarray):
+        return general
+    if issubclass(t, (ctypes._SimpleCData, ctypes.Structure, ctypes.Union)):
+        return general
+    if issubclass(t, (ctypes.Array, ctypes._Pointer, complex, enum.Enum)):
+        return general
+    if issubclass(t, int):
+        code = _INT_CODES.get(size)
+        return (code, f"int({var})") if code else general
+    if issubclass(t, float):
+        code = _FLOAT_CODES.get(size)
+        return (code, f"float({var})") if code else general
+    if isinstance(getattr(t, "__cuabi_ptr__", None), property):
+        if size != POINTER_SIZE:
+            return general
+        return _POINTER_CODE, f"{var}.__cuabi_ptr__"
+    return general
+
+
 class ArgumentLayout:
     """A kernel's parameter offsets and sizes and the block size, prepared once."""
 
@@ -337,23 +446,11 @@ class ArgumentLayout:
         self, values: Sequence[Any], types: Optional[Sequence[Any]] = None
     ) -> bytes:
         """The argument block for ``values`` (see the module docstring)."""
-        n = len(self._plan)
-        if len(values) != n:
-            raise InvalidArgumentError(
-                f"{'kernel ' + repr(self.kernel) if self.kernel else 'the kernel'} takes {n} "
-                f"parameter{'s' if n != 1 else ''}, but {len(values)} "
-                f"{'were' if len(values) != 1 else 'was'} given"
-            )
-        kernel = self.kernel
         if types is not None:
-            if len(types) != n:
-                raise InvalidArgumentError(
-                    f"{len(types)} types were given for {n} kernel arguments"
-                )
-            values = [
-                _apply_type(v, t, i, kernel)
-                for i, (v, t) in enumerate(zip(values, types))
-            ]
+            values = self.apply_types(values, types)
+        elif len(values) != len(self._plan):
+            raise self.count_error(len(values))
+        kernel = self.kernel
         parts = []
         append = parts.append
         packers = _PACKERS
@@ -367,6 +464,112 @@ class ArgumentLayout:
                 append(pack_value(value, size, i, kernel))
         append(self._tail)
         return b"".join(parts)
+
+    def apply_types(self, values: Sequence[Any], types: Sequence[Any]) -> List[Any]:
+        """The overview's ctypes way: each value converted to its ctypes type
+        (None leaves it as it is), after checking both counts."""
+        n = len(self._plan)
+        if len(values) != n:
+            raise self.count_error(len(values))
+        if len(types) != n:
+            raise InvalidArgumentError(
+                f"{len(types)} types were given for {n} kernel arguments"
+            )
+        kernel = self.kernel
+        return [
+            _apply_type(v, t, i, kernel) for i, (v, t) in enumerate(zip(values, types))
+        ]
+
+    def count_error(self, given: int) -> InvalidArgumentError:
+        n = len(self._plan)
+        return InvalidArgumentError(
+            f"{'kernel ' + repr(self.kernel) if self.kernel else 'the kernel'} takes {n} "
+            f"parameter{'s' if n != 1 else ''}, but {given} "
+            f"{'were' if given != 1 else 'was'} given"
+        )
+
+    def pack_into(self, view: Any, values: Sequence[Any]) -> None:
+        """Writes the block for ``values`` into ``view`` (a writable buffer of
+        ``args_size`` bytes) by the general rules; raises as :meth:`pack`."""
+        data = self.pack(values)
+        view[: len(data)] = data
+
+    def compile_packer(
+        self, types: Sequence[type]
+    ) -> Callable[[Any, Sequence[Any]], bool]:
+        """``pack(view, values) -> bool`` for values of exactly ``types``.
+
+        When ``values`` are as many as ``types`` and each of exactly its type,
+        it writes the whole block into ``view`` (gaps and tail zeroed) with
+        one precompiled ``struct.Struct.pack_into`` and returns True; when
+        that cannot take the values, it packs them by the general rules
+        instead (:meth:`pack_into`), so its results and errors are those of
+        :meth:`pack`. For other values it writes nothing and returns False
+        (the caller then finds the packer of their types). Raises the count
+        error when ``types`` has the wrong length."""
+        n = len(self._plan)
+        if len(types) != n:
+            raise self.count_error(len(types))
+        fmt = ["<"]
+        exprs: List[str] = []
+        end = 0
+        for (i, _pad, size), offset, t in zip(self._plan, self.offsets, types):
+            if offset > end:
+                fmt.append(f"{offset - end}x")
+            code, expr = _argument_code(t, size, i)
+            fmt.append(code)
+            if expr is not None:
+                exprs.append(expr)
+            end = offset + size
+        if self.args_size > end:
+            fmt.append(f"{self.args_size - end}x")
+        packer = struct.Struct("".join(fmt))
+        if packer.size != self.args_size:  # pragma: no cover - the layout is checked
+            raise ValueError(f"format {packer.format!r} does not match the layout")
+        # Generated from struct codes, attribute names and indices only.
+        lines = ["def pack(view, values):"]
+        if n:
+            names = "".join(f"a{i}, " for i in range(n))
+            checks = " or ".join(f"type(a{i}) is not _t{i}" for i in range(n))
+            lines += [
+                "    try:",
+                f"        {names}= values",
+                "    except (TypeError, ValueError):",
+                "        return False",
+                f"    if {checks}:",
+                "        return False",
+            ]
+        else:
+            lines += ["    if len(values):", "        return False"]
+        lines += [
+            "    try:",
+            f"        _pack_into(view, 0{''.join(', ' + e for e in exprs)})",
+            "    except Exception:",
+            "        _general(view, values)",
+            "    return True",
+        ]
+        env: Dict[str, Any] = {
+            "_pack_into": packer.pack_into,
+            "_general": self.pack_into,
+            "_pack_value": pack_value,
+            "_kernel": self.kernel,
+        }
+        env.update((f"_t{i}", t) for i, t in enumerate(types))
+        code = compile(
+            "\n".join(lines) + "\n",
+            f"<cuabi packer for {self.kernel or 'a kernel'}>",
+            "exec",
+        )
+        exec(code, env)
+        pack = env["pack"]
+        pack.format = packer.format
+        pack.types = tuple(types)
+        return pack
+
+
+def no_packer(view: Any, values: Sequence[Any]) -> bool:
+    """A compiled packer's stand-in before the first launch: takes nothing."""
+    return False
 
 
 def pack_args(

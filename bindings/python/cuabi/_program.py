@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import threading
+import weakref
 from typing import (
     TYPE_CHECKING,
     Any,
+    Callable,
     Dict,
     Iterable,
     List,
@@ -18,14 +21,21 @@ from typing import (
 from . import _constants as C
 from ._base import Resource, as_bytes, check_u32, dim3, opt_bytes, resolve_backend
 from ._loader import Backend
-from ._packing import ArgumentLayout
+from ._packing import ArgumentLayout, no_packer
 from ._stream import Stream, stream_arg
-from .errors import CompileError
+from .errors import CompileError, InvalidHandleError
 
 if TYPE_CHECKING:
     from ._device import Device
 
-__all__ = ["Program", "Module", "Kernel", "Headers", "normalize_headers"]
+__all__ = [
+    "Program",
+    "Module",
+    "Kernel",
+    "PreparedLaunch",
+    "Headers",
+    "normalize_headers",
+]
 
 Headers = Union[
     Mapping[str, Union[str, bytes]], Iterable[Tuple[str, Union[str, bytes]]], None
@@ -216,16 +226,72 @@ class Module(Resource):
         )
 
 
+class _LaunchPlan(Resource):
+    """One ``cuabi_launch_plan``: a kernel, a configuration and a stream
+    checked once, and an argument block the plan owns."""
+
+    _release_fn = "cuabi_launch_plan_release"
+    _handle_type = "cuabi_launch_plan"
+
+
+def _make_plan(
+    owner: Any,
+    kernel: "Kernel",
+    grid: Dim3,
+    block: Dim3,
+    shared_mem: int,
+    stream: Optional[Stream],
+) -> Tuple[Any, Any, Any, _LaunchPlan]:
+    """A new plan as what a launch unpacks: (a writable view of its block,
+    the launch function, its argument, the plan). The plan comes along so
+    that whoever holds the tuple's items keeps the block the view points into
+    alive. ``owner`` (the Kernel or PreparedLaunch caching it) is told by the
+    stream when the stream is closed, and drops its plans."""
+    b = kernel._b
+    cfg = b.launch_config(
+        dim3(grid, "grid"),
+        dim3(block, "block"),
+        check_u32(shared_mem, "shared_mem"),
+    )
+    h = b.get(
+        "cuabi_launch_plan_create",
+        kernel._arg(b),
+        cfg,
+        stream_arg(stream, b),
+        out="cuabi_launch_plan",
+    )
+    plan = _LaunchPlan(b, h)
+    view = b.plan_block(h)
+    launch, arg = b.plan_launcher(h)
+    if stream is not None:
+        stream._plan_users.add(owner)
+    return view, launch, arg, plan
+
+
+_MAX_PLANS = 32  # per kernel and thread: (grid, block, shared_mem, id(stream))
+_MAX_SIGNATURES = 256  # per kernel: tuples of argument types
+
+
 class Kernel(Resource):
     """A kernel (``cuabi_function``). Launch it by calling it:
 
     >>> kernel(grid, block, (np.float32(2.0), x, y, out, n), stream=s, shared_mem=0)
 
-    Arguments are packed into one block at the kernel's parameter offsets
-    (queried once and cached) and launched with one foreign call
-    (``cuabi_launch_packed``); see :mod:`cuabi._packing` for the rules. An
-    argument whose size differs from its parameter's raises
-    InvalidArgumentError naming the parameter, before anything runs.
+    or prepare the configuration once and call the result with the
+    arguments alone, the fastest way to launch the same kernel many times:
+
+    >>> launch = kernel.prepare(grid, block, stream=s)
+    >>> launch(np.float32(2.0), x, y, out, n)
+
+    Each launch writes the arguments in place into the argument block of a
+    launch plan (``cuabi_launch_plan``; one per configuration, stream and
+    thread, made on first use and kept) with one ``struct.pack_into``
+    compiled per tuple of argument types, then calls
+    ``cuabi_launch_plan_launch``: one foreign call with one argument. See
+    :mod:`cuabi._packing` for the rules. An argument whose size differs from
+    its parameter's raises InvalidArgumentError naming the parameter, before
+    anything runs. Launching from several threads at once is safe: each
+    thread writes its own plan's block.
     """
 
     _release_fn = "cuabi_function_release"
@@ -235,9 +301,32 @@ class Kernel(Resource):
         super().__init__(backend, handle)
         self.module = module
         self._layout: Optional[ArgumentLayout] = None
-        self._configs: Dict[Any, Any] = {}
-        self._launch_fn = backend.packed_launcher()
         self._name: Optional[str] = None
+        # Per thread: {(grid, block, shared_mem, id(stream)): plan entry};
+        # None once closed, which drops every thread's plans. Keyed by the
+        # stream's id so that the cache does not keep the Stream alive: a
+        # stream, when closed or collected, makes every kernel that holds a
+        # plan on it drop its plans (before its id can be reused).
+        self._tls: Optional[threading.local] = threading.local()
+        # {tuple of argument types: pack(view, args) -> bool}, shared by all
+        # threads, and the one used last, tried first.
+        self._packers: Dict[Tuple[type, ...], Callable[[Any, Any], bool]] = {}
+        self._last_packer: Callable[[Any, Any], bool] = no_packer
+        self._prepared: "weakref.WeakSet[PreparedLaunch]" = weakref.WeakSet()
+
+    def _on_release(self) -> None:
+        self._tls = None
+        try:
+            for prepared in list(self._prepared):
+                prepared._tls = None
+        except Exception:  # interpreter shutdown
+            pass
+
+    def _forget_plans(self) -> None:
+        """A stream some plan was made on was closed: drop every thread's
+        plans (the next launch makes new ones, or fails on that stream)."""
+        if self._tls is not None:
+            self._tls = threading.local()
 
     @property
     def name(self) -> str:
@@ -308,26 +397,44 @@ class Kernel(Resource):
         """The argument block a launch with ``args`` would pass."""
         return (self._layout or self._load_layout()).pack(args, types)
 
-    def _config(self, grid: Dim3, block: Dim3, shared_mem: int) -> Any:
-        key = (grid, block, shared_mem)
+    # -- launching ------------------------------------------------------------
+
+    def _packer(self, args: Sequence[Any]) -> Callable[[Any, Any], bool]:
+        """The compiled packer for the types of ``args`` (made and kept on
+        first use; raises the count error for a wrong number of arguments).
+        It becomes the one tried first."""
+        types = tuple(map(type, args))
+        pack = self._packers.get(types)
+        if pack is None:
+            pack = (self._layout or self._load_layout()).compile_packer(types)
+            if len(self._packers) >= _MAX_SIGNATURES:
+                self._packers.clear()
+            self._packers[types] = pack
+        self._last_packer = pack
+        return pack
+
+    def _plan_entry(
+        self, grid: Dim3, block: Dim3, shared_mem: int, stream: Optional[Stream]
+    ) -> Tuple[Any, Any, Any, Any]:
+        """This thread's plan for the configuration, made when missing."""
+        tls = self._tls
+        plans = None if tls is None else getattr(tls, "plans", None)
+        key: Tuple[Any, ...] = (grid, block, shared_mem, id(stream))
         try:
-            return self._configs[key]
-        except KeyError:
-            pass
-        except TypeError:  # unhashable (a list): normalise first
-            key = (dim3(grid, "grid"), dim3(block, "block"), shared_mem)
-            cfg = self._configs.get(key)
-            if cfg is not None:
-                return cfg
-        cfg = self._b.launch_config(
-            dim3(grid, "grid"),
-            dim3(block, "block"),
-            check_u32(shared_mem, "shared_mem"),
-        )
-        if len(self._configs) >= 64:
-            self._configs.clear()
-        self._configs[key] = cfg
-        return cfg
+            hash(key)
+        except TypeError:  # a list for grid or block: normalise first
+            key = (dim3(grid, "grid"), dim3(block, "block"), shared_mem, id(stream))
+            entry = None if plans is None else plans.get(key)
+            if entry is not None:
+                return entry
+        entry = _make_plan(self, self, grid, block, shared_mem, stream)
+        if tls is not None:  # else closed: the core refused the plan above
+            if plans is None:
+                plans = tls.plans = {}
+            elif len(plans) >= _MAX_PLANS:
+                plans.clear()
+            plans[key] = entry
+        return entry
 
     def __call__(
         self,
@@ -344,22 +451,150 @@ class Kernel(Resource):
         ``grid`` and ``block`` are an int or a tuple of up to three ints.
         ``types`` (optional, one ctypes type or None per argument) follows
         the overview's ctypes way: each value is converted to its type first."""
-        layout = self._layout or self._load_layout()
-        cfg = self._config(grid, block, shared_mem)
-        data = layout.pack(args, types)
-        if stream is None:
-            s = self._b.NULL
-        elif type(stream) is Stream and stream._b is self._b:
-            s = stream._handle
-        else:
-            s = stream_arg(stream, self._b)
-        status = self._launch_fn(self._handle, cfg, s, data, len(data))
+        try:
+            view, launch, plan_arg, plan = self._tls.plans[
+                grid, block, shared_mem, id(stream)
+            ]
+        except (AttributeError, KeyError, TypeError):
+            view, launch, plan_arg, plan = self._plan_entry(
+                grid, block, shared_mem, stream
+            )
+        if types is not None:
+            args = (self._layout or self._load_layout()).apply_types(args, types)
+        if not self._last_packer(view, args):
+            self._packer(args)(view, args)
+        status = launch(plan_arg)
         if status:
-            raise self._b.error(status, "cuabi_launch_packed")
+            raise self._b.error(status, "cuabi_launch_plan_launch")
 
     launch = __call__
+
+    def prepare(
+        self,
+        grid: Dim3,
+        block: Dim3,
+        stream: Optional[Stream] = None,
+        shared_mem: int = 0,
+    ) -> "PreparedLaunch":
+        """A launch of this kernel with the configuration fixed, called with
+        the arguments alone: ``launch = kernel.prepare(grid, block,
+        stream=s)`` then ``launch(*args)``, as many times as needed. The
+        configuration is checked here (a bad one raises now)."""
+        return PreparedLaunch(self, grid, block, stream, shared_mem)
 
     def __repr__(self) -> str:
         if self._closed:
             return "<cuabi.Kernel closed>"
         return f"<cuabi.Kernel {self.name}>"
+
+
+class PreparedLaunch:
+    """A kernel launch with its grid, block, stream and shared memory fixed
+    (:meth:`Kernel.prepare`). Calling it with the kernel's arguments launches:
+
+    >>> launch = kernel.prepare(blocks, threads, stream=s)
+    >>> for step in range(1000):
+    ...     launch(np.float32(2.0), x, y, out, np.uint64(n))
+
+    The arguments follow the rules of ``kernel(grid, block, args)`` and are
+    checked the same way. The launch is safe to call from several threads at
+    once (each thread gets its own plan, made on its first call).
+    ``close()`` (or leaving a ``with`` block) releases the plans now; calling
+    it afterwards raises InvalidHandleError, as does calling it after its
+    kernel or its stream was closed.
+    """
+
+    __slots__ = (
+        "kernel",
+        "grid",
+        "block",
+        "stream",
+        "shared_mem",
+        "_tls",
+        "_packer",
+        "_closed",
+        "__weakref__",
+    )
+
+    def __init__(
+        self,
+        kernel: Kernel,
+        grid: Dim3,
+        block: Dim3,
+        stream: Optional[Stream],
+        shared_mem: int,
+    ) -> None:
+        if stream is not None and not isinstance(stream, Stream):
+            stream_arg(stream, kernel.backend)  # raises the TypeError
+        self.kernel = kernel
+        self.grid = dim3(grid, "grid")
+        self.block = dim3(block, "block")
+        self.stream = stream
+        self.shared_mem = check_u32(shared_mem, "shared_mem")
+        self._packer = no_packer
+        self._closed = False
+        self._tls: Optional[threading.local] = threading.local()
+        self._entry()  # this thread's plan: a bad configuration raises here
+        kernel._prepared.add(self)
+        if kernel.closed:  # closed in between: drop the plan made above
+            self._tls = None
+
+    def _entry(self) -> Tuple[Any, Any, Any, Any]:
+        """This thread's plan, made on its first call."""
+        if self._closed:
+            raise InvalidHandleError("the prepared launch was closed")
+        entry = _make_plan(
+            self,
+            self.kernel,
+            self.grid,
+            self.block,
+            self.shared_mem,
+            self.stream,
+        )
+        tls = self._tls
+        if tls is not None:  # else its kernel was closed
+            tls.entry = entry
+        return entry
+
+    def _forget_plans(self) -> None:
+        """Its stream was closed: the next call fails as the core refuses a
+        plan on it."""
+        if self._tls is not None:
+            self._tls = threading.local()
+
+    def __call__(self, *args: Any) -> None:
+        """Launches with ``args`` (as many as the kernel has parameters)."""
+        try:
+            view, launch, plan_arg, plan = self._tls.entry
+        except AttributeError:
+            view, launch, plan_arg, plan = self._entry()
+        if not self._packer(view, args):
+            self._packer = self.kernel._packer(args)
+            self._packer(view, args)
+        status = launch(plan_arg)
+        if status:
+            raise self.kernel._b.error(status, "cuabi_launch_plan_launch")
+
+    launch = __call__
+
+    def close(self) -> None:
+        """Releases the plans of every thread now (idempotent)."""
+        self._closed = True
+        self._tls = None
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def __enter__(self) -> "PreparedLaunch":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        state = " closed" if self._closed else ""
+        return (
+            f"<cuabi.PreparedLaunch{state} {self.kernel!r} grid={self.grid} "
+            f"block={self.block} shared_mem={self.shared_mem}>"
+        )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import weakref
 from typing import TYPE_CHECKING, Any, Iterator, Optional, Union
 
 from . import _constants as C
@@ -48,6 +49,18 @@ class Stream(Resource):
         super().__init__(backend, handle)
         self.device = device
         self._owner = owner  # a wrapped foreign stream object, kept alive
+        # Kernels and prepared launches holding launch plans made on this
+        # stream; a plan keeps its stream alive in the core, so they drop
+        # theirs when this stream is closed (launching then fails).
+        self._plan_users: "weakref.WeakSet[Any]" = weakref.WeakSet()
+
+    def _on_release(self) -> None:
+        try:
+            users = list(self._plan_users)
+        except Exception:  # interpreter shutdown
+            return
+        for user in users:
+            user._forget_plans()
 
     @property
     def ptr(self) -> int:

@@ -15,6 +15,13 @@ the header, ``L.ffi`` is the FFI and the constants are also on ``lib``.
 
 ``L.check(status)`` raises the :class:`~cuabi.CudaError` subclass of a
 non-zero status with this thread's last-error message.
+
+A launch plan (``cuabi_launch_plan_create``) is the fastest way to launch a
+kernel many times: ``L.plan_block(plan)`` (or ``L.memory_view(address,
+size)`` on what ``cuabi_launch_plan_get_args`` returns) is a writable view of
+its argument block for ``struct.Struct.pack_into``, valid until the plan is
+released, and ``f, arg = L.plan_launcher(plan)`` gives the launch as
+``f(arg)``, with nothing converted per call.
 """
 
 from __future__ import annotations
@@ -41,6 +48,7 @@ from ._ctypes_api import (
     cuabi_graph_exec,
     cuabi_host_buffer,
     cuabi_launch_config,
+    cuabi_launch_plan,
     cuabi_module,
     cuabi_output,
     cuabi_program,
@@ -72,6 +80,7 @@ __all__ = list(_constant_names) + [
     "cuabi_graph_exec",
     "cuabi_host_buffer",
     "cuabi_launch_config",
+    "cuabi_launch_plan",
     "cuabi_module",
     "cuabi_output",
     "cuabi_program",
