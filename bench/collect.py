@@ -186,7 +186,8 @@ def evaluate_targets(R: Results) -> List[Dict[str, Any]]:
 
     def best(impl: str, bench: str) -> Tuple[Optional[float], str]:
         """An implementation's fastest launch path for `bench` (its headline
-        figure or one of its variants: _sized, _packed, _plan, _prepared)."""
+        figure or one of its variants: _sized, _packed, _pack, _plan, _plan_pack,
+        _plan_set, _prepared, _builder, _plan_launch, _boxed)."""
         found = [
             (R.value(impl, b), b[len(bench) :])
             for (i, b) in R.samples
@@ -437,9 +438,12 @@ def markdown(
         # 3. Table 1
         out.append("## 3. SAXPY (the overview's Table 1 on this GPU)\n")
         out.append(
-            "512 threads x 32768 blocks, a = 2. Kernel time: CUDA events around each "
-            "launch, median of the launches after the first in each process, then the "
-            "median over processes. Application time: first API call to verified "
+            "512 threads x 32768 blocks, a = 2. Kernel time: CUDA events around one "
+            "SAXPY launch that is enqueued behind an untimed SAXPY (so the stream is "
+            "busy while the host records the start event and launches, and the interval "
+            "holds GPU work only, not the host's launch latency); median of the launches "
+            "after the verified run in each process, then the median over processes. "
+            "Application time: first API call to verified "
             "result, in a fresh process (host data made before the clock starts), "
             "median of the warm-cache runs.\n"
         )
