@@ -144,9 +144,12 @@ namespace Cuabi
         }
 
         /// <summary>
-        /// Recovery after <see cref="CudaStatus.ContextLost"/>: resets the
-        /// primary context. Every object made on this device before is then
-        /// unusable; recreate modules, buffers, streams and events.
+        /// Resets the primary context, freeing everything on it (also what the
+        /// CUDA runtime and other libraries made there). Every object made on
+        /// this device before is then unusable; recreate what you need. After a
+        /// sticky fault (<see cref="CudaStatus.ContextLost"/>) the driver
+        /// refuses the device to the process for good and this throws too:
+        /// start a new process.
         /// </summary>
         public void Reset()
         {

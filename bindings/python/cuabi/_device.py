@@ -171,8 +171,10 @@ class Device(Resource):
         self._b.call("cuabi_device_synchronize", self._handle)
 
     def reset(self) -> None:
-        """Resets the primary context after ContextLostError; every object
-        made on this device before must be recreated."""
+        """Resets the primary context, freeing everything on it; every object
+        made on this device before must be recreated. After a sticky fault
+        (ContextLostError) the driver refuses the device to the process for
+        good and this raises ContextLostError too: start a new process."""
         self._b.call("cuabi_device_reset", self._handle)
 
     # -- code --------------------------------------------------------------

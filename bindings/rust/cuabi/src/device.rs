@@ -114,8 +114,10 @@ impl Device {
         Ok((least, greatest))
     }
 
-    /// Resets the primary context after
-    /// [`ErrorKind::ContextLost`](crate::ErrorKind::ContextLost).
+    /// Resets the primary context, freeing everything on it. After a sticky
+    /// fault ([`ErrorKind::ContextLost`](crate::ErrorKind::ContextLost)) the
+    /// driver refuses the device to the process for good and this fails too:
+    /// start a new process.
     ///
     /// # Safety
     /// Every object made on this device before the reset becomes unusable
