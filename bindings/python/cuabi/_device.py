@@ -7,6 +7,7 @@ import os
 from typing import Any, Iterable, Optional, Sequence, Tuple, Union
 
 from . import _constants as C
+from ._fork import note_cuda_initialised
 from ._base import Resource, as_bytes, opt_bytes, resolve_backend
 from ._loader import Backend
 from ._memory import (
@@ -103,6 +104,7 @@ class Device(Resource):
         h = b.get("cuabi_device_get", int(ordinal), out="cuabi_device")
         super().__init__(b, h)
         self.ordinal = int(ordinal)
+        note_cuda_initialised()
 
     # -- properties --------------------------------------------------------
     @property
