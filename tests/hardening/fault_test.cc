@@ -5,13 +5,18 @@
 // driver refuses it after a sticky fault) and says so with the same status;
 // releasing every object stays safe; and a new process computes SAXPY
 // correctly on the same device. A reset without a fault frees everything:
-// old objects answer CONTEXT_LOST, new ones work.
+// old objects answer CONTEXT_LOST, new ones work. With two or more devices:
+// the faulting process gets clean answers on every device, processes beside
+// it keep working on every device, and new processes work.
 //
 // Its own executable, and each test its own process (ctest), because a fault
-// poisons the process for that device.
+// poisons the process.
 #include <cuabi/cuabi.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <cstdio>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -210,6 +215,235 @@ TEST_F(GpuFault, ResetWithoutAFaultInvalidatesOldObjectsOnly) {
   mod.reset();
   EXPECT_EQ("", RunSaxpy(device_, fresh_saxpy, nullptr, 1 << 16, 8));
 }
+
+// Several devices. The driver documents a sticky fault as leaving the whole
+// process unusable for CUDA, and it behaves so: after a fault on one device,
+// calls on the others in the same process fail too. What must hold:
+// - every call on every device of the faulting process answers a clean
+//   CUABI_ERROR_CONTEXT_LOST naming the way out, or (should a driver keep
+//   other devices apart) works correctly: never another status, wrong data,
+//   a hang or a crash;
+// - other processes are unaffected: a neighbour process on each device,
+//   the faulted one included, verifies SAXPY before, during and after the
+//   fault;
+// - a new process then works on every device.
+// Skips with fewer than two devices.
+class GpuFaultOtherDevices : public ::testing::TestWithParam<int> {};
+struct DeviceKit {
+  Device device;
+  Module saxpy_module, util;
+  Function saxpy, poke;
+  Buffer kept;  // holds a pattern written before the fault
+  Stream stream;
+  Event event;
+  cuabi_launch_plan plan = nullptr;
+  Buffer plan_x, plan_y, plan_out;
+  std::vector<float> pattern;
+  ~DeviceKit() { cuabi_launch_plan_release(plan); }
+};
+
+constexpr size_t kPlanN = 1 << 16;
+
+// Builds everything on `ordinal` and checks it works once.
+void BuildKit(int ordinal, DeviceKit* k) {
+  HARDENING_ASSERT_OK(cuabi_device_get(ordinal, k->device.out()));
+  HARDENING_ASSERT_OK(CompileModule(k->device, kSaxpySource, k->saxpy_module.out()));
+  HARDENING_ASSERT_OK(cuabi_module_get_function(k->saxpy_module, "saxpy", k->saxpy.out()));
+  HARDENING_ASSERT_OK(CompileModule(k->device, kUtilSource, k->util.out()));
+  HARDENING_ASSERT_OK(cuabi_module_get_function(k->util, "poke", k->poke.out()));
+  HARDENING_ASSERT_OK(cuabi_stream_create(k->device, 0, 0, k->stream.out()));
+  HARDENING_ASSERT_OK(cuabi_event_create(k->device, 0, k->event.out()));
+  k->pattern.resize(4096);
+  for (size_t i = 0; i < k->pattern.size(); ++i)
+    k->pattern[i] = static_cast<float>(i) * 0.5f + static_cast<float>(ordinal);
+  const size_t bytes = k->pattern.size() * sizeof(float);
+  HARDENING_ASSERT_OK(cuabi_buffer_alloc(k->device, bytes, k->kept.out()));
+  HARDENING_ASSERT_OK(cuabi_buffer_copy_from_host(k->kept, 0, k->pattern.data(), bytes));
+  // A launch plan over three buffers: out = 2 * x + y with x = 1, y = ordinal.
+  const size_t plan_bytes = kPlanN * sizeof(float);
+  HARDENING_ASSERT_OK(cuabi_buffer_alloc(k->device, plan_bytes, k->plan_x.out()));
+  HARDENING_ASSERT_OK(cuabi_buffer_alloc(k->device, plan_bytes, k->plan_y.out()));
+  HARDENING_ASSERT_OK(cuabi_buffer_alloc(k->device, plan_bytes, k->plan_out.out()));
+  std::vector<float> ones(kPlanN, 1.0f), ys(kPlanN, static_cast<float>(ordinal));
+  HARDENING_ASSERT_OK(cuabi_buffer_copy_from_host(k->plan_x, 0, ones.data(), plan_bytes));
+  HARDENING_ASSERT_OK(cuabi_buffer_copy_from_host(k->plan_y, 0, ys.data(), plan_bytes));
+  cuabi_launch_config config = CUABI_LAUNCH_CONFIG_INIT;
+  config.block_x = 256;
+  config.grid_x = static_cast<uint32_t>(kPlanN / 256);
+  HARDENING_ASSERT_OK(cuabi_launch_plan_create(k->saxpy, &config, k->stream, &k->plan));
+  void* block = nullptr;
+  size_t block_bytes = 0;
+  HARDENING_ASSERT_OK(cuabi_launch_plan_get_args(k->plan, &block, &block_bytes));
+  ASSERT_EQ(40u, block_bytes);
+  float a = 2.0f;
+  uint64_t px = 0, py = 0, pout = 0;
+  size_t n = kPlanN;
+  cuabi_buffer_get_pointer(k->plan_x, &px);
+  cuabi_buffer_get_pointer(k->plan_y, &py);
+  cuabi_buffer_get_pointer(k->plan_out, &pout);
+  char* b = static_cast<char*>(block);
+  std::memcpy(b, &a, 4);
+  std::memcpy(b + 8, &px, 8);
+  std::memcpy(b + 16, &py, 8);
+  std::memcpy(b + 24, &pout, 8);
+  std::memcpy(b + 32, &n, 8);
+  ASSERT_EQ("", RunSaxpy(k->device, k->saxpy, k->stream, 1 << 16, 20 + ordinal));
+}
+
+// Everything made on the kit's device before the fault, and new objects,
+// still work. Returns "" or what failed.
+std::string CheckKitWorks(int ordinal, DeviceKit* k) {
+  auto fail = [](const std::string& what, cuabi_status st) {
+    return what + ": " + cuabi_status_name(st) + ": " + cuabi_last_error_message();
+  };
+  cuabi_status st;
+  if ((st = cuabi_device_synchronize(k->device))) return fail("device synchronize", st);
+  std::vector<float> back(k->pattern.size(), -1.0f);
+  if ((st = cuabi_buffer_copy_to_host(k->kept, 0, back.data(), back.size() * sizeof(float))))
+    return fail("read back the buffer written before the fault", st);
+  if (back != k->pattern) return "a buffer written before the fault lost its contents";
+  std::string r = RunSaxpy(k->device, k->saxpy, k->stream, 1 << 20, 30 + ordinal);
+  if (!r.empty()) return "the function compiled before the fault: " + r;
+  if ((st = cuabi_buffer_memset(k->plan_out, 0, 0, kPlanN * sizeof(float))))
+    return fail("memset", st);
+  if ((st = cuabi_event_record(k->event, k->stream))) return fail("event record", st);
+  if ((st = cuabi_launch_plan_launch(k->plan))) return fail("launch plan made before the fault", st);
+  if ((st = cuabi_stream_synchronize(k->stream))) return fail("stream synchronize", st);
+  if ((st = cuabi_event_synchronize(k->event))) return fail("event synchronize", st);
+  std::vector<float> out(kPlanN, 0.0f);
+  if ((st = cuabi_buffer_copy_to_host(k->plan_out, 0, out.data(), kPlanN * sizeof(float))))
+    return fail("plan result", st);
+  const float want = 2.0f + static_cast<float>(ordinal);
+  for (size_t i = 0; i < kPlanN; ++i)
+    if (out[i] != want)
+      return "launch plan: element " + std::to_string(i) + " is " + std::to_string(out[i]);
+  Module fresh;
+  Function fresh_saxpy;
+  if ((st = CompileModule(k->device, kSaxpySource, fresh.out()))) return fail("new compile", st);
+  if ((st = cuabi_module_get_function(fresh, "saxpy", fresh_saxpy.out())))
+    return fail("new function", st);
+  r = RunSaxpy(k->device, fresh_saxpy, nullptr, 512 * 32768, 40 + ordinal);
+  if (!r.empty()) return "a module compiled after the fault, full-size SAXPY: " + r;
+  return "";
+}
+
+// "" when `r` (from CheckKitWorks) is one of the two clean outcomes, else
+// what is wrong with it.
+std::string CleanOutcome(const std::string& r) {
+  if (r.empty()) return "";
+  if (Contains(r, "CUABI_ERROR_CONTEXT_LOST") && Contains(r, "new one")) return "";
+  return r;
+}
+
+bool WaitForFile(const std::string& path, int timeout_s) {
+  for (int i = 0; i < timeout_s * 20; ++i) {
+    if (access(path.c_str(), F_OK) == 0) return true;
+    usleep(50 * 1000);
+  }
+  return false;
+}
+
+TEST_P(GpuFaultOtherDevices, AFaultStaysInItsProcess) {
+  HARDENING_REQUIRE_GPU();
+  int32_t count = 0;
+  HARDENING_ASSERT_OK(cuabi_device_count(&count));
+  if (count < 2) GTEST_SKIP() << "needs two CUDA devices; the driver reports " << count;
+  const int faulted = GetParam();
+
+  // A neighbour process on every device, running SAXPY until told to stop.
+  char dir_template[] = "/tmp/cuabi-fault-XXXXXX";
+  ASSERT_NE(nullptr, mkdtemp(dir_template));
+  const std::string dir = dir_template;
+  const std::string stop = dir + "/stop";
+  std::vector<RunningChild> neighbours;
+  for (int i = 0; i < count; ++i)
+    neighbours.push_back(SpawnProcess(
+        CUABI_HARDENING_WORKER, {"--saxpy-until", stop, dir + "/ready" + std::to_string(i)},
+        {"CUDA_VISIBLE_DEVICES=" + std::to_string(i), "CUABI_CACHE=0"}));
+  for (int i = 0; i < count; ++i)
+    ASSERT_TRUE(WaitForFile(dir + "/ready" + std::to_string(i), 120))
+        << "the neighbour process on device " << i << " never got going";
+
+  std::vector<DeviceKit> kits(static_cast<size_t>(count));
+  for (int i = 0; i < count; ++i) {
+    BuildKit(i, &kits[static_cast<size_t>(i)]);
+    if (HasFatalFailure()) return;
+  }
+
+  // The fault: a store to 0x10 on device `faulted`.
+  DeviceKit& bad = kits[static_cast<size_t>(faulted)];
+  uint64_t address = 0x10;
+  int value = 1;
+  void* params[] = {&address, &value};
+  const size_t sizes[] = {sizeof(address), sizeof(value)};
+  cuabi_launch_config c = CUABI_LAUNCH_CONFIG_INIT;
+  cuabi_status st = cuabi_launch_sized(bad.poke, &c, nullptr, params, sizes, 2);
+  if (st == CUABI_SUCCESS) st = cuabi_device_synchronize(bad.device);
+  ASSERT_EQ(StatusName(CUABI_ERROR_CONTEXT_LOST), StatusName(st)) << LastError();
+
+  // The other devices of this process: a clean outcome, whichever it is.
+  for (int i = 0; i < count; ++i) {
+    if (i == faulted) continue;
+    const std::string r = CheckKitWorks(i, &kits[static_cast<size_t>(i)]);
+    EXPECT_EQ("", CleanOutcome(r)) << "device " << i << " after a fault on device " << faulted;
+    std::printf("device %d after a fault on device %d, same process: %s\n", i, faulted,
+                r.empty() ? "works (old objects and new)"
+                          : (Contains(r, "CUABI_ERROR_CONTEXT_LOST")
+                                 ? "CUABI_ERROR_CONTEXT_LOST (the driver fails the whole process)"
+                                 : r.c_str()));
+  }
+  // The faulted device stays lost.
+  Buffer nb;
+  HARDENING_EXPECT_STATUS(CUABI_ERROR_CONTEXT_LOST, cuabi_buffer_alloc(bad.device, 64, nb.out()));
+  HARDENING_EXPECT_STATUS(CUABI_ERROR_CONTEXT_LOST, cuabi_launch_plan_launch(bad.plan));
+  // Releasing everything, in any order, is safe.
+  for (int i = count - 1; i >= 0; --i) {
+    DeviceKit& k = kits[static_cast<size_t>(i)];
+    cuabi_launch_plan_release(k.plan);
+    k.plan = nullptr;
+    k.saxpy_module.reset();
+    k.kept.reset();
+    k.event.reset();
+    k.stream.reset();
+  }
+  kits.clear();
+
+  // Other processes were unaffected: each neighbour verified every SAXPY,
+  // including those run after the fault.
+  {
+    FILE* f = std::fopen(stop.c_str(), "w");
+    ASSERT_NE(nullptr, f);
+    std::fclose(f);
+  }
+  std::vector<ChildResult> results = WaitChildren(neighbours, 180);
+  for (int i = 0; i < count; ++i) {
+    const ChildResult& r = results[static_cast<size_t>(i)];
+    EXPECT_TRUE(r.exited && r.code == 0)
+        << "the neighbour process on device " << i << ": " << r.Describe();
+    std::printf("neighbour process on device %d%s: %s, %s", i, i == faulted ? " (faulted)" : "",
+                r.exited && r.code == 0 ? "unaffected" : "AFFECTED", r.output.c_str());
+  }
+  // A new process works on every device.
+  std::vector<RunningChild> fresh;
+  for (int i = 0; i < count; ++i)
+    fresh.push_back(SpawnProcess(CUABI_HARDENING_WORKER, {"--compile-worker"},
+                                 {"CUDA_VISIBLE_DEVICES=" + std::to_string(i), "CUABI_CACHE=0"}));
+  results = WaitChildren(fresh, 300);
+  for (int i = 0; i < count; ++i) {
+    const ChildResult& r = results[static_cast<size_t>(i)];
+    EXPECT_TRUE(r.exited && r.code == 0) << "a new process on device " << i << ": " << r.Describe();
+    std::printf("a new process on device %d after the fault: %s\n", i,
+                r.exited && r.code == 0 ? "SAXPY correct" : "WRONG");
+  }
+  unlink(stop.c_str());
+  for (int i = 0; i < count; ++i) unlink((dir + "/ready" + std::to_string(i)).c_str());
+  rmdir(dir.c_str());
+}
+
+INSTANTIATE_TEST_SUITE_P(FaultedDevice, GpuFaultOtherDevices, ::testing::Values(0, 1),
+                         [](const ::testing::TestParamInfo<int>& info) {
+                           return "Device" + std::to_string(info.param);
+                         });
 
 }  // namespace
 }  // namespace hardening

@@ -4,7 +4,8 @@
 # thread and cache-process tests, the deliberate faults with device resets),
 # then compute-sanitizer memcheck (run-compute-sanitizer.sh). Prints a summary
 # with the counts; a GPU test that skips for want of a device counts as a
-# failure here.
+# failure here, except the tests that need two devices on a machine with one
+# (listed as not run, by name).
 #
 #   tests/hardening/run-gpu.sh BUILD_DIR
 set -uo pipefail
@@ -22,12 +23,22 @@ log=$build/hardening-gpu-ctest.log
 ctest --test-dir "$build" -R '^hardening\.gpu' --output-on-failure -j 1 2>&1 | tee "$log"
 rc=${PIPESTATUS[0]}
 line=$(grep -E 'tests passed|tests failed' "$log" | tail -n 1)
-skipped=$(grep -cE '\(Skipped\)|\*\*\*Skipped' "$log")
+devices=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')
+skipped=$(grep -E '\(Skipped\)' "$log" | grep -cvE 'OtherDevices' || true)
+multi_skipped=$(grep -E '\(Skipped\)' "$log" | grep -cE 'OtherDevices' || true)
 if [ "$rc" -ne 0 ]; then
   summary+=("hardening GPU tests: FAILED: ${line:-no result} (log $log)")
   failed=1
 else
   summary+=("hardening GPU tests: ${line:-no result}")
+fi
+if [ "$multi_skipped" -gt 0 ]; then
+  if [ "$devices" -ge 2 ]; then
+    summary+=("hardening GPU tests: FAILED: $multi_skipped multi-device test(s) skipped with $devices devices")
+    failed=1
+  else
+    summary+=("hardening GPU tests: NOT RUN: $multi_skipped test(s) need two devices; this machine has $devices")
+  fi
 fi
 if [ "$skipped" -gt 0 ]; then
   summary+=("hardening GPU tests: FAILED: $skipped test(s) skipped (is there a CUDA device?)")
@@ -37,7 +48,7 @@ fi
 details=$build/Testing/Temporary/LastTest.log
 if [ -f "$details" ]; then
   while IFS= read -r l; do summary+=("  $l"); done < <(grep -aE \
-    '^(bad-input corpus|thread stress|fault |after a fault|cold cache|warm cache|truncated entry|rebuilt entry|garbage entry|one bit flipped|repaired entry)' \
+    '^(bad-input corpus|thread stress|fault |after a fault|device [0-9]+ after a fault|cold cache|warm cache|truncated entry|rebuilt entry|garbage entry|one bit flipped|repaired entry)' \
     "$details")
 fi
 
