@@ -15,8 +15,8 @@ namespace cuabi {
 thread_local const char* t_missing_entry_point = nullptr;
 
 const char* const kContextLostAdvice =
-    "; the driver now fails every CUDA call of this process on this device, and the only "
-    "recovery it documents is to end the process and start a new one";
+    "; the driver now fails every later CUDA call of this process, on every device, and the "
+    "only recovery it documents is to end the process and start a new one";
 
 namespace {
 

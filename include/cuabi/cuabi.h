@@ -160,9 +160,9 @@ enum {
   CUABI_ERROR_COMPILE = 13,
   /* The device context hit a sticky fault (an illegal address, a trap, a
    * launch failure). The driver then fails this and every later CUDA call of
-   * the process on that device, cuabi_device_reset included; the recovery it
-   * documents is to end the process and start a new one (other processes,
-   * and other devices, are unaffected). Run untrusted kernels in a child
+   * the process, on every device, cuabi_device_reset included; the recovery
+   * it documents is to end the process and start a new one (other processes
+   * are unaffected, on every device). Run untrusted kernels in a child
    * process to survive their faults. */
   CUABI_ERROR_CONTEXT_LOST = 14,
   /* The process forked after cuabi initialised CUDA; CUDA cannot be used in
