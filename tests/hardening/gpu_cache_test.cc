@@ -3,8 +3,9 @@
 // then cache files truncated or replaced by garbage. Every process must get
 // a kernel that computes SAXPY correctly; a bad entry is never served.
 //
-// The processes are fresh executables (this one, with --compile-worker), not
-// forks: a child forked after CUDA initialised cannot use CUDA.
+// The processes are fresh executables (this one, with --compile-worker: see
+// workers.cc), not forks: a child forked after CUDA initialised cannot use
+// CUDA.
 #include <cuabi/cuabi.h>
 #include <dirent.h>
 #include <fcntl.h>
@@ -22,34 +23,6 @@
 #include "support.h"
 
 namespace hardening {
-
-// A worker: compiles SAXPY through the cache ($CUABI_CACHE_DIR), runs it,
-// verifies it and prints "from_cache=0|1". Exit 0: correct; 1: wrong or
-// failed; 2: no device.
-int CompileWorkerMain(int, char**) {
-  alarm(300);
-  if (!NoDeviceReason().empty()) {
-    std::printf("no device\n");
-    return 2;
-  }
-  cuabi_device dev = nullptr;
-  cuabi_module mod = nullptr;
-  cuabi_function fn = nullptr;
-  if (cuabi_device_get(0, &dev) || CompileModule(dev, kSaxpySource, &mod, 0) ||
-      cuabi_module_get_function(mod, "saxpy", &fn)) {
-    std::printf("failed: %s\n", LastError().c_str());
-    return 1;
-  }
-  int32_t hit = -1;
-  cuabi_module_from_cache(mod, &hit);
-  const std::string r = RunSaxpy(dev, fn, nullptr, 1 << 18, static_cast<uint32_t>(getpid()));
-  std::printf("from_cache=%d\n", hit);
-  if (!r.empty()) std::printf("wrong: %s\n", r.c_str());
-  cuabi_function_release(fn);
-  cuabi_module_release(mod);
-  cuabi_device_release(dev);
-  return r.empty() ? 0 : 1;
-}
 
 namespace {
 

@@ -7,8 +7,8 @@
 #include <cstring>
 
 namespace hardening {
-int CompileWorkerMain(int argc, char** argv);  // gpu_cache_test.cc
-int SaxpyUntilMain(int argc, char** argv);      // workers.cc
+int CompileWorkerMain(int argc, char** argv);  // workers.cc
+int SaxpyUntilMain(int argc, char** argv);     // workers.cc
 }
 
 int main(int argc, char** argv) {
