@@ -40,8 +40,18 @@ impl Device {
     /// [`ErrorKind::NoDevice`](crate::ErrorKind::NoDevice) when there is no
     /// such device.
     pub fn get(ordinal: usize) -> Result<Device> {
-        // An ordinal past i32::MAX is past the last device too; the library says so.
-        let raw = i32::try_from(ordinal).unwrap_or(i32::MAX);
+        let Ok(raw) = i32::try_from(ordinal) else {
+            // Past the last device too, but the library takes an i32 and
+            // could not name this ordinal.
+            let count = Device::count()?;
+            return Err(Error::with_status(
+                sys::CUABI_ERROR_NO_DEVICE,
+                format!(
+                    "Device::get: there is no CUDA device {ordinal} ({count} device{} found)",
+                    if count == 1 { "" } else { "s" }
+                ),
+            ));
+        };
         let handle = unsafe { create(|out| sys::cuabi_device_get(raw, out))? };
         Ok(Device { handle, ordinal })
     }
@@ -116,7 +126,7 @@ impl Device {
 
     /// Resets the primary context, freeing everything on it. After a sticky
     /// fault ([`ErrorKind::ContextLost`](crate::ErrorKind::ContextLost)) the
-    /// driver refuses the device to the process for good and this fails too:
+    /// driver refuses every device to the process for good and this fails too:
     /// start a new process.
     ///
     /// # Safety

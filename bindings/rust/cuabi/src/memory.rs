@@ -156,7 +156,7 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
     /// Copies `src` into the buffer from element `offset` on; returns once
     /// `src` may be reused.
     pub fn copy_from_at(&mut self, offset: usize, src: &[T]) -> Result<()> {
-        let (offset, bytes) = self.range(offset, src.len())?;
+        let (offset, bytes) = self.range("destination", offset, src.len())?;
         check(unsafe {
             sys::cuabi_buffer_copy_from_host(self.handle.get(), offset, src.as_ptr().cast(), bytes)
         })
@@ -171,7 +171,7 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
     /// Fills `dst` from the buffer's elements from `offset` on; returns with
     /// the data.
     pub fn copy_to_at(&self, offset: usize, dst: &mut [T]) -> Result<()> {
-        let (offset, bytes) = self.range(offset, dst.len())?;
+        let (offset, bytes) = self.range("source", offset, dst.len())?;
         check(unsafe {
             sys::cuabi_buffer_copy_to_host(
                 self.handle.get(),
@@ -204,7 +204,7 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
     /// `src` must stay alive and unchanged until `stream` has reached the
     /// copy (e.g. until [`Stream::synchronize`] returns).
     pub unsafe fn copy_from_async(&mut self, src: &[T], stream: &Stream) -> Result<()> {
-        let (_, bytes) = self.range(0, src.len())?;
+        let (_, bytes) = self.range("destination", 0, src.len())?;
         check(sys::cuabi_buffer_copy_from_host_async(
             self.handle.get(),
             0,
@@ -222,7 +222,7 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
     /// `dst` must stay alive, and must be neither read nor written, until
     /// `stream` has reached the copy.
     pub unsafe fn copy_to_async(&self, dst: &mut [T], stream: &Stream) -> Result<()> {
-        let (_, bytes) = self.range(0, dst.len())?;
+        let (_, bytes) = self.range("source", 0, dst.len())?;
         check(sys::cuabi_buffer_copy_to_host_async(
             self.handle.get(),
             0,
@@ -279,12 +279,23 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
     }
 
     /// Elements `offset..offset + len` as a byte offset and length; the
-    /// library checks them against the buffer.
-    fn range(&self, offset: usize, len: usize) -> Result<(usize, usize)> {
-        Ok((
-            byte_len::<T>(offset, "offset")?,
-            byte_len::<T>(len, "length")?,
-        ))
+    /// library checks them against the buffer. A range whose bytes overflow
+    /// `usize` is past the end of any buffer, and refused as such here.
+    fn range(&self, which: &str, offset: usize, len: usize) -> Result<(usize, usize)> {
+        match (
+            offset.checked_mul(size_of::<T>()),
+            len.checked_mul(size_of::<T>()),
+        ) {
+            (Some(offset), Some(bytes)) => Ok((offset, bytes)),
+            _ => Err(Error::with_status(
+                sys::CUABI_ERROR_OUT_OF_RANGE,
+                format!(
+                    "{which} range of elements [{offset}, {offset} + {len}) reaches past the \
+                     end of the {}-element buffer",
+                    self.len
+                ),
+            )),
+        }
     }
 }
 
