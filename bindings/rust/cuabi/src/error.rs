@@ -47,8 +47,10 @@ pub enum ErrorKind {
     /// `CUABI_ERROR_COMPILE`: NVRTC rejected the source or the options;
     /// [`Error::log`] has its log.
     Compile,
-    /// `CUABI_ERROR_CONTEXT_LOST`: the device hit a sticky fault; see
-    /// [`Device::reset`](crate::Device::reset).
+    /// `CUABI_ERROR_CONTEXT_LOST`: a device hit a sticky fault. The driver
+    /// then fails every later CUDA call of the process, on every device; the
+    /// recovery it documents is a new process (see
+    /// [`Device::reset`](crate::Device::reset)).
     ContextLost,
     /// `CUABI_ERROR_FORKED`: this process forked after CUDA was initialised.
     Forked,
@@ -216,8 +218,12 @@ impl Error {
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}: {}", self.name(), self.message)?;
+        // The library's message usually holds the log already; show it once.
         if let Some(log) = self.log() {
-            write!(f, "\ncompile log:\n{}", log.trim_end())?;
+            let log = log.trim_end();
+            if !self.message.contains(log) {
+                write!(f, "\ncompile log:\n{}", log)?;
+            }
         }
         Ok(())
     }
@@ -385,6 +391,20 @@ mod tests {
         );
         let as_std: &dyn std::error::Error = &err;
         assert!(as_std.source().is_none());
+    }
+
+    #[test]
+    fn display_shows_a_log_the_message_already_holds_once() {
+        let log = "saxpy.cu(3): error: expected a \";\"\n";
+        let err = Error {
+            status: sys::CUABI_ERROR_COMPILE as i32,
+            message: format!("cuabi_program_compile: NVRTC could not compile the source:\n{log}"),
+            code: 6,
+            log: log.into(),
+        };
+        let text = err.to_string();
+        assert_eq!(text.matches("expected a").count(), 1, "{text}");
+        assert!(!text.contains("compile log:"), "{text}");
     }
 
     #[test]
