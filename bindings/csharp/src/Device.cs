@@ -196,11 +196,14 @@ namespace Cuabi
         }
 
         /// <summary>Loads CUBIN, PTX or fatbin bytes, e.g. <see cref="Program.Cubin"/>.</summary>
-        /// <param name="image">The image bytes.</param>
+        /// <param name="image">The image bytes (not empty).</param>
+        /// <exception cref="ArgumentException"><paramref name="image"/> is empty.</exception>
         public unsafe CudaModule LoadModule(byte[] image)
         {
             if (image == null)
                 throw new ArgumentNullException("image");
+            if (image.Length == 0)
+                throw new ArgumentException("is empty: a module image has at least one byte", "image");
             SafeModuleHandle module;
             fixed (byte* p = image)
                 Errors.Check(NativeMethods.cuabi_module_load_data(Handle, (IntPtr)p, (UIntPtr)(uint)image.Length, out module));

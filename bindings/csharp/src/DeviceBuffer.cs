@@ -88,6 +88,9 @@ namespace Cuabi
         {
             if (elements < 0)
                 throw new ArgumentOutOfRangeException(what, elements, "cannot be negative");
+            if (elementSize > 0 && (ulong)elements > ulong.MaxValue / (ulong)elementSize)
+                throw new ArgumentOutOfRangeException(what, elements, string.Format(
+                    "{0} elements of {1} bytes are more bytes than a 64-bit size can hold", elements, elementSize));
             return (UIntPtr)checked((ulong)elements * (ulong)elementSize);
         }
     }

@@ -44,19 +44,21 @@ namespace Cuabi
         /// </summary>
         /// <param name="device">A device (the memory is usable from every context).</param>
         /// <param name="array">The array to pin (not empty).</param>
+        /// <exception cref="ArgumentException"><paramref name="array"/> is empty.</exception>
         public static PinnedBuffer<T> Register(Device device, T[] array)
         {
             if (device == null)
                 throw new ArgumentNullException("device");
             if (array == null)
                 throw new ArgumentNullException("array");
+            if (array.Length == 0)
+                throw new ArgumentException("is empty: there is nothing to pin", "array");
             UIntPtr bytes = Ranges.Bytes(array.Length, Element<T>.Require(), "array.Length");
             var pin = GCHandle.Alloc(array, GCHandleType.Pinned);
             SafeHostBufferHandle h = null;
             try
             {
-                IntPtr p = array.Length == 0 ? IntPtr.Zero : pin.AddrOfPinnedObject();
-                Errors.Check(NativeMethods.cuabi_host_register(device.Handle, p, bytes, out h));
+                Errors.Check(NativeMethods.cuabi_host_register(device.Handle, pin.AddrOfPinnedObject(), bytes, out h));
                 h.AdoptPin(pin); // from here on the handle unpins after unregistering
             }
             catch

@@ -249,6 +249,7 @@ namespace Cuabi.Tests
             NoGpuTests.Register();
             GpuTests.Register();
             LaunchPlanTests.Register();
+            CorpusTests.Register();
 
             if (args.Length == 1 && args[0] == "--list")
             {

@@ -15,18 +15,52 @@ namespace Cuabi.Interop
 
         /// <summary>The NUL-terminated UTF-8 bytes of <paramref name="value"/>; null for null.</summary>
         /// <param name="value">The string to encode.</param>
-        /// <param name="argument">The argument's name, for the error when the string holds a NUL character.</param>
-        /// <exception cref="ArgumentException"><paramref name="value"/> contains a NUL character, which C would cut it at.</exception>
+        /// <param name="argument">The argument's name, for the error when the string cannot be passed to C.</param>
+        /// <exception cref="ArgumentException">
+        /// <paramref name="value"/> contains a NUL character, which C would cut it at, or an unpaired
+        /// surrogate, which has no UTF-8 encoding.
+        /// </exception>
         public static byte[] Encode(string value, string argument)
         {
             if (value == null)
                 return null;
             if (value.IndexOf('\0') >= 0)
                 throw new ArgumentException("contains a NUL character, which would cut the string short in C", argument);
-            int count = Strict.GetByteCount(value);
+            int count;
+            try
+            {
+                count = Strict.GetByteCount(value);
+            }
+            catch (EncoderFallbackException)
+            {
+                throw UnpairedSurrogate(value, argument);
+            }
             var bytes = new byte[count + 1];
             Strict.GetBytes(value, 0, value.Length, bytes, 0);
             return bytes;
+        }
+
+        // The error for a string the strict encoder refused: it names the
+        // argument and the first surrogate without its partner.
+        private static ArgumentException UnpairedSurrogate(string value, string argument)
+        {
+            int at = 0;
+            for (int i = 0; i < value.Length; i++)
+            {
+                if (char.IsHighSurrogate(value[i]) && i + 1 < value.Length && char.IsLowSurrogate(value[i + 1]))
+                {
+                    i++;
+                    continue;
+                }
+                if (char.IsSurrogate(value[i]))
+                {
+                    at = i;
+                    break;
+                }
+            }
+            return new ArgumentException(string.Format(
+                "contains an unpaired surrogate (U+{0:X4} at index {1}), which has no UTF-8 encoding",
+                (int)value[at], at), argument);
         }
 
         /// <summary>Decodes a NUL-terminated UTF-8 string; null for a NULL pointer.</summary>
