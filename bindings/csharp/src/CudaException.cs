@@ -34,7 +34,12 @@ namespace Cuabi
         NvrtcNotFound = 12,
         /// <summary>NVRTC rejected the source or options; see <see cref="CudaException.CompileLog"/>.</summary>
         Compile = 13,
-        /// <summary>The device context hit a sticky fault; reset the device and recreate its objects.</summary>
+        /// <summary>
+        /// The device context hit a sticky fault (an illegal address, a trap, a launch failure). The driver
+        /// then fails every later CUDA call of the process, on every device, <see cref="Device.Reset"/>
+        /// included; the only documented recovery is to end the process and start a new one. Run untrusted
+        /// kernels in a child process to survive their faults.
+        /// </summary>
         ContextLost = 14,
         /// <summary>The process forked after cuabi initialised CUDA.</summary>
         Forked = 15,
