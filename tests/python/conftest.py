@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Iterator, Optional
+from typing import Callable, Iterator, List, Optional
 
 import pytest
 
@@ -60,8 +60,24 @@ def no_device_reason() -> Optional[str]:
     return _device_reason
 
 
+_SUMMARY_LINES = pytest.StashKey[List[str]]()
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "gpu: needs a CUDA device (skipped without one)")
+    config.stash[_SUMMARY_LINES] = []
+
+
+def pytest_terminal_summary(
+    terminalreporter, exitstatus, config: pytest.Config
+) -> None:
+    """Shows the lines tests recorded with ``summary_line`` (the bad-input
+    corpus's counts), whatever pytest's output capture."""
+    lines = config.stash.get(_SUMMARY_LINES, [])
+    if lines:
+        terminalreporter.section("bad-input corpus")
+        for line in lines:
+            terminalreporter.write_line(line)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items) -> None:
@@ -101,6 +117,22 @@ BACKEND_PARAMS = [
 def backend(request) -> _loader.Backend:
     """Each backend in turn (cffi skipped, with the reason, where it is missing)."""
     return _loader.load_backend(request.param)
+
+
+@pytest.fixture
+def default_backend() -> _loader.Backend:
+    """The backend objects use when none is named: ``$CUABI_BACKEND``, else
+    ctypes. Skips, with the reason, where it is cffi and cffi is missing."""
+    name = (os.environ.get("CUABI_BACKEND") or "ctypes").strip().lower()
+    if name == "cffi" and not have_cffi():
+        pytest.skip("CUABI_BACKEND=cffi but cffi is not installed (pip install cffi)")
+    return _loader.load_backend(name)
+
+
+@pytest.fixture
+def summary_line(request) -> Callable[[str], None]:
+    """``summary_line(text)`` prints ``text`` at the end of the session."""
+    return request.config.stash[_SUMMARY_LINES].append
 
 
 @pytest.fixture

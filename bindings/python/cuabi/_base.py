@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 import threading
 from typing import Any, Optional, Tuple, TypeVar, Union
 
@@ -13,6 +14,8 @@ __all__ = ["Resource", "resolve_backend", "dim3", "UINT32_MAX"]
 _release_lock = threading.Lock()
 
 UINT32_MAX = 0xFFFFFFFF
+UINT64_MAX = 0xFFFFFFFFFFFFFFFF
+INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
 
 R = TypeVar("R", bound="Resource")
 
@@ -179,11 +182,52 @@ def check_u32(value: int, what: str) -> int:
     return v
 
 
+def check_int(value: Any, what: str, low: int, high: int) -> int:
+    """``value`` as an int within the C type's range [low, high]. ctypes would
+    wrap a value outside it silently (-1 becoming SIZE_MAX) and cffi raise an
+    OverflowError naming no argument, so both are refused here, naming it."""
+    try:
+        v = operator.index(value)
+    except TypeError:
+        raise TypeError(f"{what} must be an int, not {type(value).__name__}") from None
+    if not low <= v <= high:
+        raise InvalidArgumentError(f"{what} = {v} is out of range ({low} to {high})")
+    return v
+
+
+def check_size(value: Any, what: str) -> int:
+    """A ``size_t`` (or ``uint64_t``) argument."""
+    return check_int(value, what, 0, UINT64_MAX)
+
+
+def check_i32(value: Any, what: str) -> int:
+    """An ``int32_t`` argument."""
+    return check_int(value, what, INT32_MIN, INT32_MAX)
+
+
+def no_nul(data: bytes, what: str) -> bytes:
+    """``data`` for a C string: an embedded NUL would end it early, silently."""
+    at = data.find(b"\0")
+    if at >= 0:
+        raise InvalidArgumentError(
+            f"{what} contains a NUL character at index {at}; a C string would end there"
+        )
+    return data
+
+
 def as_bytes(text: Union[str, bytes], what: str) -> bytes:
+    """A ``const char*`` argument: str as UTF-8, bytes as they are."""
     if isinstance(text, bytes):
-        return text
+        return no_nul(text, what)
     if isinstance(text, str):
-        return text.encode("utf-8")
+        try:
+            data = text.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise InvalidArgumentError(
+                f"{what} cannot be encoded as UTF-8: a lone surrogate "
+                f"(U+{ord(text[exc.start]):04X}) at index {exc.start}"
+            ) from None
+        return no_nul(data, what)
     raise TypeError(f"{what} must be str or bytes, not {type(text).__name__}")
 
 

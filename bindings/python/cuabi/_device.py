@@ -8,7 +8,15 @@ from typing import Any, Iterable, Optional, Sequence, Tuple, Union
 
 from . import _constants as C
 from ._fork import note_cuda_initialised
-from ._base import Resource, as_bytes, opt_bytes, resolve_backend
+from ._base import (
+    Resource,
+    as_bytes,
+    check_i32,
+    check_size,
+    no_nul,
+    opt_bytes,
+    resolve_backend,
+)
 from ._loader import Backend
 from ._memory import (
     DeviceBuffer,
@@ -101,9 +109,10 @@ class Device(Resource):
 
     def __init__(self, ordinal: int = 0, *, backend: BackendArg = None) -> None:
         b = resolve_backend(backend)
-        h = b.get("cuabi_device_get", int(ordinal), out="cuabi_device")
+        ordinal = check_i32(ordinal, "ordinal")
+        h = b.get("cuabi_device_get", ordinal, out="cuabi_device")
         super().__init__(b, h)
-        self.ordinal = int(ordinal)
+        self.ordinal = ordinal
         note_cuda_initialised()
 
     # -- properties --------------------------------------------------------
@@ -146,7 +155,7 @@ class Device(Resource):
             self._b.get(
                 "cuabi_device_get_attribute",
                 self._handle,
-                int(cu_attribute),
+                check_i32(cu_attribute, "cu_attribute"),
                 out="int32_t",
             )
         )
@@ -175,7 +184,7 @@ class Device(Resource):
     def reset(self) -> None:
         """Resets the primary context, freeing everything on it; every object
         made on this device before must be recreated. After a sticky fault
-        (ContextLostError) the driver refuses the device to the process for
+        (ContextLostError) the driver refuses every device to the process for
         good and this raises ContextLostError too: start a new process."""
         self._b.call("cuabi_device_reset", self._handle)
 
@@ -237,7 +246,7 @@ class Device(Resource):
                 out="cuabi_module",
             )
         else:
-            path = os.fsencode(image)
+            path = no_nul(os.fsencode(image), "path")
             h = b.get("cuabi_module_load_file", self._handle, path, out="cuabi_module")
         return Module(b, h, self)
 
@@ -247,7 +256,10 @@ class Device(Resource):
     ) -> DeviceBuffer:
         """``nbytes`` of device memory (typed when ``dtype``/``shape`` are given)."""
         h = self._b.get(
-            "cuabi_buffer_alloc", self._handle, int(nbytes), out="cuabi_buffer"
+            "cuabi_buffer_alloc",
+            self._handle,
+            check_size(nbytes, "nbytes"),
+            out="cuabi_buffer",
         )
         try:
             return DeviceBuffer(self._b, h, self, dtype, shape)
@@ -288,7 +300,11 @@ class Device(Resource):
         object is kept alive by the buffer."""
         ptr, nbytes, dtype, shape, keep = foreign_memory(obj, nbytes)
         h = self._b.get(
-            "cuabi_buffer_wrap", self._handle, int(ptr), int(nbytes), out="cuabi_buffer"
+            "cuabi_buffer_wrap",
+            self._handle,
+            check_size(ptr, "device_ptr"),
+            check_size(nbytes, "nbytes"),
+            out="cuabi_buffer",
         )
         try:
             return DeviceBuffer(
@@ -301,7 +317,10 @@ class Device(Resource):
     def host_alloc(self, nbytes: int) -> PinnedBuffer:
         """``nbytes`` of page-locked host memory."""
         h = self._b.get(
-            "cuabi_host_alloc", self._handle, int(nbytes), out="cuabi_host_buffer"
+            "cuabi_host_alloc",
+            self._handle,
+            check_size(nbytes, "nbytes"),
+            out="cuabi_host_buffer",
         )
         return PinnedBuffer(self._b, h, self)
 
@@ -329,7 +348,7 @@ class Device(Resource):
             "cuabi_stream_create",
             self._handle,
             flags,
-            int(priority),
+            check_i32(priority, "priority"),
             out="cuabi_stream",
         )
         return Stream(self._b, h, self)
@@ -348,7 +367,12 @@ class Device(Resource):
             raw = int(stream.ptr)
         else:
             raise TypeError(f"cannot find a CUstream in a {type(stream).__name__}")
-        h = self._b.get("cuabi_stream_wrap", self._handle, raw, out="cuabi_stream")
+        h = self._b.get(
+            "cuabi_stream_wrap",
+            self._handle,
+            check_size(raw, "cu_stream"),
+            out="cuabi_stream",
+        )
         return Stream(self._b, h, self, owner=stream)
 
     def create_event(self, timing: bool = True, blocking_sync: bool = False) -> Event:

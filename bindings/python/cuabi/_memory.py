@@ -8,7 +8,7 @@ import sys
 from typing import TYPE_CHECKING, Any, Optional, Sequence, Tuple, Union
 
 from . import _dlpack
-from ._base import Resource
+from ._base import Resource, check_size
 from ._loader import Backend
 from ._packing import register_pointer_type
 from ._stream import Stream, stream_arg
@@ -351,6 +351,7 @@ class DeviceBuffer(_ArrayExport, Resource):
         to this memory at byte ``offset``; asynchronous on ``stream`` if
         given (then ``src`` must stay alive until the stream reaches it)."""
         address, nbytes, _keep = host_address(src, writable=False)
+        offset = check_size(offset, "offset")
         b = self._b
         if stream is None:
             b.call(
@@ -376,9 +377,10 @@ class DeviceBuffer(_ArrayExport, Resource):
         """Copies this memory from byte ``offset`` into ``dst`` (as many bytes
         as ``dst`` holds) and returns ``dst``. Without ``dst``, a new NumPy
         array of this buffer's dtype and shape (a bytearray without NumPy)."""
+        offset = check_size(offset, "offset")
         if dst is None:
             if self._dtype is None and "numpy" not in sys.modules:
-                dst = bytearray(self._nbytes - offset)
+                dst = bytearray(max(self._nbytes - offset, 0))
             else:
                 dst = _numpy().empty(self.shape, self.dtype)
         address, nbytes, _keep = host_address(dst, writable=True)
@@ -415,8 +417,11 @@ class DeviceBuffer(_ArrayExport, Resource):
             src = src.buffer
         if not isinstance(src, DeviceBuffer):
             raise TypeError(f"src must be a DeviceBuffer, not {type(src).__name__}")
-        if nbytes is None:
-            nbytes = src.nbytes - src_offset
+        dst_offset = check_size(dst_offset, "dst_offset")
+        src_offset = check_size(src_offset, "src_offset")
+        if nbytes is None:  # past the end: the core names the source range
+            nbytes = max(src.nbytes - src_offset, 0)
+        nbytes = check_size(nbytes, "nbytes")
         b = self._b
         if stream is None:
             b.call(
@@ -448,8 +453,10 @@ class DeviceBuffer(_ArrayExport, Resource):
         """Sets ``nbytes`` bytes (default: to the end) from ``offset`` to ``value``."""
         if not 0 <= int(value) <= 255:
             raise ValueError(f"memset value {value} is not a byte (0 to 255)")
+        offset = check_size(offset, "offset")
         if nbytes is None:
             nbytes = max(self._nbytes - offset, 0)
+        nbytes = check_size(nbytes, "nbytes")
         b = self._b
         if stream is None:
             b.call("cuabi_buffer_memset", self._handle, offset, value, nbytes)

@@ -19,7 +19,15 @@ from typing import (
 )
 
 from . import _constants as C
-from ._base import Resource, as_bytes, check_u32, dim3, opt_bytes, resolve_backend
+from ._base import (
+    Resource,
+    as_bytes,
+    check_i32,
+    check_u32,
+    dim3,
+    opt_bytes,
+    resolve_backend,
+)
 from ._loader import Backend
 from ._packing import ArgumentLayout, no_packer
 from ._stream import Stream, stream_arg
@@ -61,7 +69,14 @@ def _options(options: Union[str, Sequence[Union[str, bytes]], None]) -> List[byt
         return []
     if isinstance(options, (str, bytes)):
         options = [options]
-    return [as_bytes(o, "option") for o in options]
+    try:
+        items = list(options)
+    except TypeError:
+        raise TypeError(
+            "options must be a str, bytes or a sequence of them, "
+            f"not {type(options).__name__}"
+        ) from None
+    return [as_bytes(o, "option") for o in items]
 
 
 class Program(Resource):
@@ -375,14 +390,17 @@ class Kernel(Resource):
             self._b.get(
                 "cuabi_function_get_attribute",
                 self._handle,
-                int(attribute),
+                check_i32(attribute, "attribute"),
                 out="int32_t",
             )
         )
 
     def set_attribute(self, attribute: int, value: int) -> None:
         self._b.call(
-            "cuabi_function_set_attribute", self._handle, int(attribute), int(value)
+            "cuabi_function_set_attribute",
+            self._handle,
+            check_i32(attribute, "attribute"),
+            check_i32(value, "value"),
         )
 
     @property
@@ -403,7 +421,13 @@ class Kernel(Resource):
         """The compiled packer for the types of ``args`` (made and kept on
         first use; raises the count error for a wrong number of arguments).
         It becomes the one tried first."""
-        types = tuple(map(type, args))
+        try:
+            types = tuple(map(type, args))
+        except TypeError:
+            raise TypeError(
+                "args must be a sequence of the kernel's arguments (a tuple or list), "
+                f"not {type(args).__name__}"
+            ) from None
         pack = self._packers.get(types)
         if pack is None:
             pack = (self._layout or self._load_layout()).compile_packer(types)

@@ -7,13 +7,13 @@ import weakref
 from typing import TYPE_CHECKING, Any, Iterator, Optional, Union
 
 from . import _constants as C
-from ._base import Resource
+from ._base import Resource, check_i32
 from ._loader import Backend
 
 if TYPE_CHECKING:
     from ._device import Device
 
-__all__ = ["Stream", "Event", "Graph", "GraphExec", "stream_arg"]
+__all__ = ["Stream", "Event", "Graph", "GraphExec", "stream_arg", "event_arg"]
 
 _CAPTURE_MODES = {
     "global": C.CUABI_CAPTURE_GLOBAL,
@@ -32,6 +32,15 @@ def stream_arg(stream: Optional["Stream"], backend: Backend) -> Any:
             "(wrap a foreign stream with Device.wrap_stream)"
         )
     return stream._arg(backend)
+
+
+def event_arg(event: "Event", backend: Backend, what: str = "event") -> Any:
+    """The ``cuabi_event`` argument for ``event``; another object is refused
+    here (cffi would raise its own TypeError for another kind of handle,
+    ctypes would pass it to the core)."""
+    if not isinstance(event, Event):
+        raise TypeError(f"{what} must be a cuabi.Event, not {type(event).__name__}")
+    return event._arg(backend)
 
 
 class Stream(Resource):
@@ -85,7 +94,7 @@ class Stream(Resource):
 
     def wait(self, event: "Event") -> None:
         """Makes later work on this stream wait for ``event``."""
-        self._b.call("cuabi_stream_wait_event", self._handle, event._arg(self._b))
+        self._b.call("cuabi_stream_wait_event", self._handle, event_arg(event, self._b))
 
     def record(self, event: Optional["Event"] = None) -> "Event":
         """Records ``event`` (a new one when None) on this stream and returns it."""
@@ -98,7 +107,10 @@ class Stream(Resource):
         """Starts capturing the work submitted to this stream into a graph.
         ``mode``: "global", "thread_local" or "relaxed" (or the CUABI_CAPTURE_* value).
         """
-        value = _CAPTURE_MODES.get(mode, mode) if isinstance(mode, str) else int(mode)
+        if isinstance(mode, str):
+            value = _CAPTURE_MODES.get(mode, mode)
+        else:
+            value = check_i32(mode, "mode")
         if isinstance(value, str):
             raise ValueError(
                 f"unknown capture mode {mode!r}; use one of {', '.join(_CAPTURE_MODES)}"
@@ -159,7 +171,10 @@ class Event(Resource):
         """Milliseconds from this (recorded, completed) event to ``end``."""
         return float(
             self._b.get(
-                "cuabi_event_elapsed_ms", self._handle, end._arg(self._b), out="float"
+                "cuabi_event_elapsed_ms",
+                self._handle,
+                event_arg(end, self._b, "end"),
+                out="float",
             )
         )
 
