@@ -167,7 +167,12 @@ class CompileError(CudaError):
 
 
 class ContextLostError(CudaError):
-    """CUABI_ERROR_CONTEXT_LOST: the device context hit a sticky fault; reset the device."""
+    """CUABI_ERROR_CONTEXT_LOST: a device hit a sticky fault.
+
+    The driver then fails every later CUDA call of the process, on every device,
+    ``Device.reset()`` included; the recovery it documents is a new process. Run
+    untrusted kernels in a child process to survive their faults.
+    """
 
     status = C.CUABI_ERROR_CONTEXT_LOST
 
