@@ -48,7 +48,7 @@ fi
 details=$build/Testing/Temporary/LastTest.log
 if [ -f "$details" ]; then
   while IFS= read -r l; do summary+=("  $l"); done < <(grep -aE \
-    '^(bad-input corpus|thread stress|fault |after a fault|device [0-9]+ after a fault|cold cache|warm cache|truncated entry|rebuilt entry|garbage entry|one bit flipped|repaired entry)' \
+    '^(bad-input corpus|thread stress|fault |after a fault|device [0-9]+ after a fault|neighbour process on device|a new process on device|cold cache|warm cache|truncated entry|rebuilt entry|garbage entry|one bit flipped|repaired entry)' \
     "$details")
 fi
 
