@@ -44,6 +44,10 @@
 //! own results). `cargo test --test corpus -- NAME` runs the parts whose
 //! names contain NAME; `--list` lists them.
 
+mod common;
+
+use common::{parse_args, SAXPY};
+
 use std::any::Any;
 use std::ffi::{c_char, c_void, CStr};
 use std::panic::{self, AssertUnwindSafe};
@@ -372,17 +376,6 @@ const TINY: &str = "extern \"C\" __global__ void tiny(int* x) { *x = 42; }\n";
 const TEMPLATE: &str = "template <typename T> __global__ void store(T* out, T v) { *out = v; }\n";
 const SM: &str = "--gpu-architecture=sm_90";
 const COMPUTE: &str = "--gpu-architecture=compute_90";
-
-const SAXPY: &str = r#"
-extern "C" __global__
-void saxpy(float a, float *x, float *y, float *out, size_t n)
-{
- size_t tid = blockIdx.x * blockDim.x + threadIdx.x;
- if (tid < n) {
-   out[tid] = a * x[tid] + y[tid];
- }
-}
-"#;
 
 /// A kernel using dynamic shared memory, a `__device__` global and a
 /// template without name expressions.
@@ -4515,44 +4508,6 @@ fn gpu_cases() -> Cases<Gpu> {
 // ---------------------------------------------------------------------------
 // The runner
 // ---------------------------------------------------------------------------
-
-/// The command line, read the way libtest reads it where that matters: a
-/// name filter, `--list`, `--ignored` (there are no ignored tests here).
-struct Args {
-    filter: Option<String>,
-    list: bool,
-    ignored_only: bool,
-}
-
-fn parse_args() -> Args {
-    const TAKES_VALUE: &[&str] = &[
-        "--test-threads",
-        "--skip",
-        "--logfile",
-        "--format",
-        "--color",
-        "--shuffle-seed",
-        "-Z",
-    ];
-    let mut args = Args {
-        filter: None,
-        list: false,
-        ignored_only: false,
-    };
-    let mut argv = std::env::args().skip(1);
-    while let Some(arg) = argv.next() {
-        match arg.as_str() {
-            "--list" => args.list = true,
-            "--ignored" => args.ignored_only = true,
-            flag if TAKES_VALUE.contains(&flag) => {
-                argv.next();
-            }
-            flag if flag.starts_with('-') => {}
-            name => args.filter = Some(name.to_owned()),
-        }
-    }
-    args
-}
 
 const CPU_PART: &str = "bad_input_corpus_cpu";
 const GPU_PART: &str = "bad_input_corpus_gpu";

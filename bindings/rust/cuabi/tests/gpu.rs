@@ -8,6 +8,10 @@
 //!
 //! `cargo test --test gpu -- NAME` runs the tests whose names contain NAME.
 
+mod common;
+
+use common::{parse_args, SAXPY};
+
 use std::error::Error as StdError;
 use std::panic::{self, AssertUnwindSafe};
 use std::path::PathBuf;
@@ -64,55 +68,6 @@ const TESTS: &[(&str, Test)] = tests![
     plan_outlives_its_function_and_stream,
     plans_launch_from_other_threads,
 ];
-
-const SAXPY: &str = r#"
-extern "C" __global__
-void saxpy(float a, float *x, float *y, float *out, size_t n)
-{
- size_t tid = blockIdx.x * blockDim.x + threadIdx.x;
- if (tid < n) {
-   out[tid] = a * x[tid] + y[tid];
- }
-}
-"#;
-
-/// The command line, read the way libtest reads it where that matters: a
-/// name filter, `--list`, `--ignored` (there are no ignored tests here).
-struct Args {
-    filter: Option<String>,
-    list: bool,
-    ignored_only: bool,
-}
-
-fn parse_args() -> Args {
-    const TAKES_VALUE: &[&str] = &[
-        "--test-threads",
-        "--skip",
-        "--logfile",
-        "--format",
-        "--color",
-        "--shuffle-seed",
-        "-Z",
-    ];
-    let mut args = Args {
-        filter: None,
-        list: false,
-        ignored_only: false,
-    };
-    let mut argv = std::env::args().skip(1);
-    while let Some(arg) = argv.next() {
-        match arg.as_str() {
-            "--list" => args.list = true,
-            "--ignored" => args.ignored_only = true,
-            flag if TAKES_VALUE.contains(&flag) => {
-                argv.next();
-            }
-            flag if flag.starts_with('-') => {}
-            name => args.filter = Some(name.to_owned()),
-        }
-    }
-    args
-}
 
 fn main() -> ExitCode {
     let args = parse_args();

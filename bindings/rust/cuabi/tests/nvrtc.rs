@@ -1,17 +1,10 @@
 //! Run-time compilation with NVRTC: needs no GPU.
 
-use cuabi::{ErrorKind, Program};
+mod common;
 
-const SAXPY: &str = r#"
-extern "C" __global__
-void saxpy(float a, float *x, float *y, float *out, size_t n)
-{
- size_t tid = blockIdx.x * blockDim.x + threadIdx.x;
- if (tid < n) {
-   out[tid] = a * x[tid] + y[tid];
- }
-}
-"#;
+use common::SAXPY;
+
+use cuabi::{ErrorKind, Program};
 
 #[test]
 fn saxpy_compiles_to_ptx_for_a_virtual_architecture() {
