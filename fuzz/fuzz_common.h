@@ -11,6 +11,8 @@
 #include <cstring>
 #include <string>
 
+#include "../tests/common/utf8.h"
+
 namespace cuabi_fuzz {
 
 // Takes values from the front of the input; past its end everything is zero.
@@ -65,40 +67,7 @@ class Input {
     if (!(cond)) ::cuabi_fuzz::Fail(__FILE__, __LINE__, #cond, (why)); \
   } while (0)
 
-inline bool IsUtf8(const std::string& s) {
-  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
-  size_t i = 0, n = s.size();
-  while (i < n) {
-    unsigned c = p[i];
-    size_t len;
-    uint32_t cp;
-    if (c < 0x80) {
-      ++i;
-      continue;
-    } else if ((c & 0xE0) == 0xC0) {
-      len = 2;
-      cp = c & 0x1F;
-    } else if ((c & 0xF0) == 0xE0) {
-      len = 3;
-      cp = c & 0x0F;
-    } else if ((c & 0xF8) == 0xF0) {
-      len = 4;
-      cp = c & 0x07;
-    } else {
-      return false;
-    }
-    if (n - i < len) return false;
-    for (size_t k = 1; k < len; ++k) {
-      if ((p[i + k] & 0xC0) != 0x80) return false;
-      cp = (cp << 6) | (p[i + k] & 0x3F);
-    }
-    if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
-        (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF)
-      return false;
-    i += len;
-  }
-  return true;
-}
+using cuabi_test::IsUtf8;
 
 }  // namespace cuabi_fuzz
 

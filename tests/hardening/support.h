@@ -23,79 +23,41 @@
 #include <utility>
 #include <vector>
 
+#include "../c/test_support.h"
+#include "../common/handles.h"
+#include "../common/utf8.h"
+
 extern char** environ;
 
 namespace hardening {
+
+// What the C API tests have too (tests/c, tests/common).
+using cuabi_test::Buffer;
+using cuabi_test::Contains;
+using cuabi_test::Device;
+using cuabi_test::Event;
+using cuabi_test::Function;
+using cuabi_test::Graph;
+using cuabi_test::GraphExec;
+using cuabi_test::HostBuffer;
+using cuabi_test::IsUtf8;
+using cuabi_test::LastError;
+using cuabi_test::Module;
+using cuabi_test::NoDeviceReason;
+using cuabi_test::Owned;
+using cuabi_test::Program;
+using cuabi_test::StatusName;
+using cuabi_test::Stream;
 
 // ---------------------------------------------------------------------------
 // Status and message helpers
 // ---------------------------------------------------------------------------
 
-inline std::string StatusName(cuabi_status s) { return cuabi_status_name(s); }
-
-// "CUABI_ERROR_X: <message>" for the calling thread's last error.
-inline std::string LastError() {
-  return StatusName(cuabi_last_error_status()) + ": " + cuabi_last_error_message();
-}
-
-inline bool Contains(const std::string& haystack, const std::string& needle) {
-  return haystack.find(needle) != std::string::npos;
-}
-
-#define HARDENING_EXPECT_STATUS(expected, call)                                          \
-  do {                                                                                   \
-    cuabi_status hardening_st_ = (call);                                                 \
-    EXPECT_EQ(::hardening::StatusName(expected), ::hardening::StatusName(hardening_st_)) \
-        << #call << "\n  last error: " << ::hardening::LastError();                      \
-  } while (0)
-
-#define HARDENING_ASSERT_STATUS(expected, call)                                          \
-  do {                                                                                   \
-    cuabi_status hardening_st_ = (call);                                                 \
-    ASSERT_EQ(::hardening::StatusName(expected), ::hardening::StatusName(hardening_st_)) \
-        << #call << "\n  last error: " << ::hardening::LastError();                      \
-  } while (0)
-
+// Statuses compared by name, with the last error on failure (test_support.h).
+#define HARDENING_EXPECT_STATUS(expected, call) CUABI_EXPECT_STATUS(expected, call)
+#define HARDENING_ASSERT_STATUS(expected, call) CUABI_ASSERT_STATUS(expected, call)
 #define HARDENING_EXPECT_OK(call) HARDENING_EXPECT_STATUS(CUABI_SUCCESS, call)
 #define HARDENING_ASSERT_OK(call) HARDENING_ASSERT_STATUS(CUABI_SUCCESS, call)
-
-// Well-formed UTF-8: no stray continuation bytes, no truncated sequences, no
-// overlong forms, no surrogates, nothing past U+10FFFF.
-inline bool IsUtf8(const std::string& s) {
-  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
-  const size_t n = s.size();
-  size_t i = 0;
-  while (i < n) {
-    const unsigned c = p[i];
-    size_t len;
-    uint32_t cp;
-    if (c < 0x80) {
-      ++i;
-      continue;
-    } else if ((c & 0xE0) == 0xC0) {
-      len = 2;
-      cp = c & 0x1F;
-    } else if ((c & 0xF0) == 0xE0) {
-      len = 3;
-      cp = c & 0x0F;
-    } else if ((c & 0xF8) == 0xF0) {
-      len = 4;
-      cp = c & 0x07;
-    } else {
-      return false;
-    }
-    if (n - i < len) return false;
-    for (size_t k = 1; k < len; ++k) {
-      if ((p[i + k] & 0xC0) != 0x80) return false;
-      cp = (cp << 6) | (p[i + k] & 0x3F);
-    }
-    if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
-        (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF)
-      return false;
-    i += len;
-  }
-  return true;
-}
 
 // Fetches a string through a two-call getter; "" and a test failure on error.
 inline std::string FetchString(const std::function<cuabi_status(char*, size_t*)>& get) {
@@ -120,48 +82,8 @@ inline std::string LastErrorLog() {
 }
 
 // ---------------------------------------------------------------------------
-// Owned handles
+// Handle values
 // ---------------------------------------------------------------------------
-
-template <typename T, void (*Release)(T)>
-class Owned {
- public:
-  Owned() = default;
-  explicit Owned(T h) : h_(h) {}
-  Owned(const Owned&) = delete;
-  Owned& operator=(const Owned&) = delete;
-  Owned(Owned&& o) noexcept : h_(o.take()) {}
-  Owned& operator=(Owned&& o) noexcept {
-    reset(o.take());
-    return *this;
-  }
-  ~Owned() { Release(h_); }
-  T get() const { return h_; }
-  operator T() const { return h_; }  // NOLINT: used as the C handle it is
-  T* out() {
-    reset();
-    return &h_;
-  }
-  void reset(T h = nullptr) {
-    Release(h_);
-    h_ = h;
-  }
-  T take() { return std::exchange(h_, nullptr); }
-
- private:
-  T h_ = nullptr;
-};
-
-using Device = Owned<cuabi_device, cuabi_device_release>;
-using Program = Owned<cuabi_program, cuabi_program_release>;
-using Module = Owned<cuabi_module, cuabi_module_release>;
-using Function = Owned<cuabi_function, cuabi_function_release>;
-using Buffer = Owned<cuabi_buffer, cuabi_buffer_release>;
-using HostBuffer = Owned<cuabi_host_buffer, cuabi_host_buffer_release>;
-using Stream = Owned<cuabi_stream, cuabi_stream_release>;
-using Event = Owned<cuabi_event, cuabi_event_release>;
-using Graph = Owned<cuabi_graph, cuabi_graph_release>;
-using GraphExec = Owned<cuabi_graph_exec, cuabi_graph_exec_release>;
 
 template <typename H>
 H AsHandle(uint64_t v) {
@@ -446,17 +368,6 @@ inline RunningChild SpawnProcess(const std::string& exe, const std::vector<std::
 // ---------------------------------------------------------------------------
 // GPU fixture
 // ---------------------------------------------------------------------------
-
-// Why this process cannot run GPU tests, or "" when device 0 is usable.
-inline std::string NoDeviceReason() {
-  int32_t count = 0;
-  const cuabi_status st = cuabi_device_count(&count);
-  if (st != CUABI_SUCCESS)
-    return std::string("no CUDA device: cuabi_device_count answered ") + cuabi_status_name(st) +
-           ": " + cuabi_last_error_message();
-  if (count == 0) return "no CUDA device: the driver reports 0 devices";
-  return "";
-}
 
 #define HARDENING_REQUIRE_GPU()                                          \
   do {                                                                   \
