@@ -10,6 +10,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "header_abi.h"
+
 typedef void (*cuabi_c99_any_fn)(void);
 
 #define CUABI_C99_FN(f) \
@@ -148,44 +150,7 @@ int32_t cuabi_c99_version_part(int which) {
  * side compares with its own view so both languages agree on the ABI. */
 size_t cuabi_c99_constants(int64_t* out, size_t capacity) {
   const int64_t values[] = {
-      CUABI_SUCCESS,
-      CUABI_ERROR_INVALID_ARGUMENT,
-      CUABI_ERROR_INVALID_HANDLE,
-      CUABI_ERROR_OUT_OF_MEMORY,
-      CUABI_ERROR_INSUFFICIENT_BUFFER,
-      CUABI_ERROR_OUT_OF_RANGE,
-      CUABI_ERROR_NOT_FOUND,
-      CUABI_ERROR_NOT_SUPPORTED,
-      CUABI_ERROR_NOT_READY,
-      CUABI_ERROR_DRIVER_NOT_FOUND,
-      CUABI_ERROR_STUB_DRIVER,
-      CUABI_ERROR_NO_DEVICE,
-      CUABI_ERROR_NVRTC_NOT_FOUND,
-      CUABI_ERROR_COMPILE,
-      CUABI_ERROR_CONTEXT_LOST,
-      CUABI_ERROR_FORKED,
-      CUABI_ERROR_CUDA,
-      CUABI_ERROR_NVRTC,
-      CUABI_ERROR_IO,
-      CUABI_ERROR_INTERNAL,
-      CUABI_STATUS_COUNT,
-      CUABI_FUNC_MAX_THREADS_PER_BLOCK,
-      CUABI_FUNC_SHARED_SIZE_BYTES,
-      CUABI_FUNC_CONST_SIZE_BYTES,
-      CUABI_FUNC_LOCAL_SIZE_BYTES,
-      CUABI_FUNC_NUM_REGS,
-      CUABI_FUNC_PTX_VERSION,
-      CUABI_FUNC_BINARY_VERSION,
-      CUABI_FUNC_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-      CUABI_OUTPUT_CUBIN,
-      CUABI_OUTPUT_PTX,
-      CUABI_COMPILE_NO_CACHE,
-      CUABI_STREAM_NON_BLOCKING,
-      CUABI_EVENT_DISABLE_TIMING,
-      CUABI_EVENT_BLOCKING_SYNC,
-      CUABI_CAPTURE_GLOBAL,
-      CUABI_CAPTURE_THREAD_LOCAL,
-      CUABI_CAPTURE_RELAXED,
+      CUABI_TEST_CONSTANTS(CUABI_TEST_ELEMENT)
   };
   const size_t count = sizeof(values) / sizeof(values[0]);
   size_t i;
@@ -196,32 +161,7 @@ size_t cuabi_c99_constants(int64_t* out, size_t capacity) {
 /* Layout of the public structs as the C compiler lays them out. */
 size_t cuabi_c99_layout(size_t* out, size_t capacity) {
   const size_t values[] = {
-      sizeof(cuabi_launch_config),
-      offsetof(cuabi_launch_config, struct_size),
-      offsetof(cuabi_launch_config, grid_x),
-      offsetof(cuabi_launch_config, grid_y),
-      offsetof(cuabi_launch_config, grid_z),
-      offsetof(cuabi_launch_config, block_x),
-      offsetof(cuabi_launch_config, block_y),
-      offsetof(cuabi_launch_config, block_z),
-      offsetof(cuabi_launch_config, shared_mem_bytes),
-      sizeof(cuabi_compile_desc),
-      offsetof(cuabi_compile_desc, struct_size),
-      offsetof(cuabi_compile_desc, source),
-      offsetof(cuabi_compile_desc, name),
-      offsetof(cuabi_compile_desc, options),
-      offsetof(cuabi_compile_desc, num_options),
-      offsetof(cuabi_compile_desc, header_sources),
-      offsetof(cuabi_compile_desc, header_names),
-      offsetof(cuabi_compile_desc, num_headers),
-      offsetof(cuabi_compile_desc, name_expressions),
-      offsetof(cuabi_compile_desc, num_name_expressions),
-      offsetof(cuabi_compile_desc, output),
-      offsetof(cuabi_compile_desc, flags),
-      sizeof(cuabi_status),
-      sizeof(cuabi_output),
-      sizeof(cuabi_function_attribute),
-      sizeof(cuabi_capture_mode),
+      CUABI_TEST_LAYOUT(CUABI_TEST_ELEMENT)
   };
   const size_t count = sizeof(values) / sizeof(values[0]);
   size_t i;

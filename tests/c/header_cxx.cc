@@ -7,6 +7,8 @@
 #include <cstddef>
 #include <type_traits>
 
+#include "header_abi.h"
+
 static_assert(std::is_same<cuabi_status, int32_t>::value, "statuses are 32-bit");
 static_assert(std::is_same<cuabi_output, int32_t>::value, "enums are 32-bit");
 static_assert(std::is_same<cuabi_function_attribute, int32_t>::value, "enums are 32-bit");
@@ -21,32 +23,7 @@ static_assert(CUABI_VERSION_NUMBER ==
 
 std::size_t cuabi_cxx_layout(std::size_t* out, std::size_t capacity) {
   const std::size_t values[] = {
-      sizeof(cuabi_launch_config),
-      offsetof(cuabi_launch_config, struct_size),
-      offsetof(cuabi_launch_config, grid_x),
-      offsetof(cuabi_launch_config, grid_y),
-      offsetof(cuabi_launch_config, grid_z),
-      offsetof(cuabi_launch_config, block_x),
-      offsetof(cuabi_launch_config, block_y),
-      offsetof(cuabi_launch_config, block_z),
-      offsetof(cuabi_launch_config, shared_mem_bytes),
-      sizeof(cuabi_compile_desc),
-      offsetof(cuabi_compile_desc, struct_size),
-      offsetof(cuabi_compile_desc, source),
-      offsetof(cuabi_compile_desc, name),
-      offsetof(cuabi_compile_desc, options),
-      offsetof(cuabi_compile_desc, num_options),
-      offsetof(cuabi_compile_desc, header_sources),
-      offsetof(cuabi_compile_desc, header_names),
-      offsetof(cuabi_compile_desc, num_headers),
-      offsetof(cuabi_compile_desc, name_expressions),
-      offsetof(cuabi_compile_desc, num_name_expressions),
-      offsetof(cuabi_compile_desc, output),
-      offsetof(cuabi_compile_desc, flags),
-      sizeof(cuabi_status),
-      sizeof(cuabi_output),
-      sizeof(cuabi_function_attribute),
-      sizeof(cuabi_capture_mode),
+      CUABI_TEST_LAYOUT(CUABI_TEST_ELEMENT)
   };
   const std::size_t count = sizeof(values) / sizeof(values[0]);
   for (std::size_t i = 0; i < count && i < capacity; ++i) out[i] = values[i];
