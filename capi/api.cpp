@@ -9,6 +9,7 @@
 #include "memory.hpp"
 #include "module.hpp"
 #include "objects.hpp"
+#include "structs.hpp"
 #include "text.hpp"
 
 using namespace cuabi;
@@ -87,8 +88,8 @@ extern "C" {
 
 uint32_t cuabi_version(void) { return CUABI_VERSION_NUMBER; }
 const char* cuabi_version_string(void) { return CUABI_VERSION_STRING; }
-const char* cuabi_status_name(cuabi_status status) { return status_name(status); }
-const char* cuabi_status_description(cuabi_status status) { return status_description(status); }
+const char* cuabi_status_get_name(cuabi_status status) { return status_name(status); }
+const char* cuabi_status_get_description(cuabi_status status) { return status_description(status); }
 const char* cuabi_last_error_message(void) { return last_error().message.c_str(); }
 cuabi_status cuabi_last_error_status(void) { return last_error().status; }
 int32_t cuabi_last_error_code(void) { return last_error().code; }
@@ -110,7 +111,7 @@ cuabi_status cuabi_last_error_log(char* buf, size_t* size) {
   return CUABI_SUCCESS;
 }
 
-void cuabi_clear_last_error(void) {
+void cuabi_last_error_clear(void) {
   try {
     set_last_error(CUABI_SUCCESS, 0, "", "");
   } catch (...) {
@@ -123,7 +124,7 @@ cuabi_status cuabi_init(void) {
   return guard(__func__, [&] { driver(); });
 }
 
-cuabi_status cuabi_driver_version(int32_t* version) {
+cuabi_status cuabi_driver_get_version(int32_t* version) {
   return guard(__func__, [&] {
     need(version, "version");
     driver();
@@ -131,14 +132,14 @@ cuabi_status cuabi_driver_version(int32_t* version) {
   });
 }
 
-cuabi_status cuabi_driver_path(char* buf, size_t* size) {
+cuabi_status cuabi_driver_get_path(char* buf, size_t* size) {
   return guard(__func__, [&] {
     driver();
     copy_string(driver_path(), buf, size);
   });
 }
 
-cuabi_status cuabi_nvrtc_version(int32_t* major, int32_t* minor) {
+cuabi_status cuabi_nvrtc_get_version(int32_t* major, int32_t* minor) {
   return guard(__func__, [&] {
     need(major, "major");
     need(minor, "minor");
@@ -148,13 +149,13 @@ cuabi_status cuabi_nvrtc_version(int32_t* major, int32_t* minor) {
   });
 }
 
-cuabi_status cuabi_nvrtc_path(char* buf, size_t* size) {
+cuabi_status cuabi_nvrtc_get_path(char* buf, size_t* size) {
   return guard(__func__, [&] { copy_string(nvrtc().path, buf, size); });
 }
 
 /* Devices ------------------------------------------------------------------ */
 
-cuabi_status cuabi_device_count(int32_t* count) {
+cuabi_status cuabi_device_get_count(int32_t* count) {
   return guard(__func__, [&] {
     need(count, "count");
     *count = Device::count();
@@ -380,7 +381,7 @@ cuabi_status cuabi_module_load_file(cuabi_device device, const char* path, cuabi
 
 void cuabi_module_release(cuabi_module module) { release_handle<Module>(module); }
 
-cuabi_status cuabi_module_from_cache(cuabi_module module, int32_t* hit) {
+cuabi_status cuabi_module_get_from_cache(cuabi_module module, int32_t* hit) {
   return guard(__func__, [&] {
     Pin<Module> m(module, "module");
     need(hit, "hit");
@@ -431,14 +432,6 @@ cuabi_status cuabi_module_get_global(cuabi_module module, const char* name, uint
 
 void cuabi_function_release(cuabi_function function) { release_handle<Function>(function); }
 
-namespace {
-void need_params(const Function& f) {
-  if (!f.params_known)
-    fail(CUABI_ERROR_NOT_SUPPORTED,
-         "the driver does not report kernel parameters (cuFuncGetParamInfo needs CUDA 12.4)");
-}
-}  // namespace
-
 cuabi_status cuabi_function_get_param_count(cuabi_function function, size_t* count) {
   return guard(__func__, [&] {
     Pin<Function> f(function, "function");
@@ -448,19 +441,39 @@ cuabi_status cuabi_function_get_param_count(cuabi_function function, size_t* cou
   });
 }
 
-cuabi_status cuabi_function_get_param_info(cuabi_function function, size_t index, size_t* offset,
-                                           size_t* size) {
+cuabi_status cuabi_function_get_params(cuabi_function function, cuabi_param_info* params,
+                                       size_t* count, size_t* args_size) {
   return guard(__func__, [&] {
     Pin<Function> f(function, "function");
-    need(offset, "offset");
-    need(size, "size");
+    need(count, "count");
     need_params(*f.get());
-    if (index >= f->params.size())
-      fail(CUABI_ERROR_OUT_OF_RANGE, "index " + std::to_string(index) + " is past the last of kernel '" +
-                                         f->name + "' (" + std::to_string(f->params.size()) +
-                                         " parameters)");
-    *offset = f->params[index].offset;
-    *size = f->params[index].size;
+    size_t n = f->params.size();
+    if (params && *count < n) {
+      size_t have = *count;
+      *count = n;
+      fail(CUABI_ERROR_INSUFFICIENT_BUFFER, "params holds " + std::to_string(have) +
+                                                " entries; kernel '" + f->name + "' has " +
+                                                std::to_string(n) + " parameters");
+    }
+    if (params)
+      for (size_t i = 0; i < n; ++i) params[i] = {f->params[i].offset, f->params[i].size};
+    *count = n;
+    if (args_size) *args_size = f->args_size;
+  });
+}
+
+cuabi_status cuabi_function_check_arg_sizes(cuabi_function function, const size_t* sizes,
+                                            size_t count) {
+  return guard(__func__, [&] {
+    Pin<Function> f(function, "function");
+    check_arg_sizes(*f.get(), sizes, count, "sizes");
+  });
+}
+
+cuabi_status cuabi_function_check_arg_size(cuabi_function function, size_t index, size_t size) {
+  return guard(__func__, [&] {
+    Pin<Function> f(function, "function");
+    check_arg_size(*f.get(), index, size);
   });
 }
 
@@ -515,7 +528,14 @@ cuabi_status cuabi_function_set_attribute(cuabi_function function,
 
 /* Launch --------------------------------------------------------------------- */
 
-cuabi_status cuabi_launch(cuabi_function function, const cuabi_launch_config* config,
+cuabi_status cuabi_launch_config_init(cuabi_launch_config* config, size_t struct_size) {
+  return guard(__func__, [&] {
+    const cuabi_launch_config defaults = CUABI_LAUNCH_CONFIG_INIT;
+    init_struct(config, struct_size, defaults, "config");
+  });
+}
+
+cuabi_status cuabi_function_launch(cuabi_function function, const cuabi_launch_config* config,
                           cuabi_stream stream, void* const* params, size_t num_params) {
   return guard(__func__, [&] {
     Pin<Function> f(function, "function");
@@ -524,7 +544,7 @@ cuabi_status cuabi_launch(cuabi_function function, const cuabi_launch_config* co
   });
 }
 
-cuabi_status cuabi_launch_sized(cuabi_function function, const cuabi_launch_config* config,
+cuabi_status cuabi_function_launch_sized(cuabi_function function, const cuabi_launch_config* config,
                                 cuabi_stream stream, void* const* params,
                                 const size_t* param_sizes, size_t num_params) {
   return guard(__func__, [&] {
@@ -534,7 +554,7 @@ cuabi_status cuabi_launch_sized(cuabi_function function, const cuabi_launch_conf
   });
 }
 
-cuabi_status cuabi_launch_packed(cuabi_function function, const cuabi_launch_config* config,
+cuabi_status cuabi_function_launch_packed(cuabi_function function, const cuabi_launch_config* config,
                                  cuabi_stream stream, const void* args, size_t args_size) {
   return guard(__func__, [&] {
     Pin<Function> f(function, "function");
@@ -570,6 +590,13 @@ cuabi_status cuabi_launch_plan_launch(cuabi_launch_plan plan) {
   return guard(__func__, [&] {
     Pin<LaunchPlan> p(plan, "plan");
     p->launch();
+  });
+}
+
+cuabi_status cuabi_compile_desc_init(cuabi_compile_desc* desc, size_t struct_size) {
+  return guard(__func__, [&] {
+    const cuabi_compile_desc defaults = CUABI_COMPILE_DESC_INIT;
+    init_struct(desc, struct_size, defaults, "desc");
   });
 }
 
@@ -691,7 +718,7 @@ cuabi_status cuabi_buffer_memset_async(cuabi_buffer buffer, size_t offset, uint8
 
 /* Pinned host memory ---------------------------------------------------------- */
 
-cuabi_status cuabi_host_alloc(cuabi_device device, size_t bytes, cuabi_host_buffer* out) {
+cuabi_status cuabi_host_buffer_alloc(cuabi_device device, size_t bytes, cuabi_host_buffer* out) {
   return guard(__func__, [&] {
     Ref<Device> d = acquire<Device>(device, "device");
     need(out, "out");
@@ -699,7 +726,7 @@ cuabi_status cuabi_host_alloc(cuabi_device device, size_t bytes, cuabi_host_buff
   });
 }
 
-cuabi_status cuabi_host_register(cuabi_device device, void* ptr, size_t bytes,
+cuabi_status cuabi_host_buffer_register(cuabi_device device, void* ptr, size_t bytes,
                                  cuabi_host_buffer* out) {
   return guard(__func__, [&] {
     Ref<Device> d = acquire<Device>(device, "device");
@@ -822,7 +849,7 @@ cuabi_status cuabi_event_query(cuabi_event event) {
   return st != CUABI_SUCCESS ? st : ready_or_not("cuEventQuery", r);
 }
 
-cuabi_status cuabi_event_elapsed_ms(cuabi_event start, cuabi_event end, float* milliseconds) {
+cuabi_status cuabi_event_get_elapsed_ms(cuabi_event start, cuabi_event end, float* milliseconds) {
   return guard(__func__, [&] {
     Pin<Event> a(start, "start");
     Pin<Event> b(end, "end");

@@ -88,19 +88,34 @@ void launch(const Function& f, const cuabi_launch_config* config, const Pin<Stre
   submit(f, c, stream, const_cast<void**>(params), nullptr);
 }
 
-void launch_sized(const Function& f, const cuabi_launch_config* config, const Pin<Stream>& stream,
-                  void* const* params, const size_t* sizes, size_t num_params) {
+void need_params(const Function& f) {
   if (!f.params_known)
     fail(CUABI_ERROR_NOT_SUPPORTED,
-         "argument sizes cannot be checked: the driver does not report kernel parameters "
-         "(cuFuncGetParamInfo needs CUDA 12.4)");
-  if (num_params > 0 && !sizes) fail_invalid("param_sizes is NULL");
-  check_count(f, num_params);
-  for (size_t i = 0; i < num_params; ++i)
-    if (sizes[i] != f.params[i].size)
-      fail_invalid("kernel '" + f.name + "' parameter " + std::to_string(i) + " is " +
-                   std::to_string(f.params[i].size) + " bytes, but the argument given is " +
-                   std::to_string(sizes[i]) + " bytes");
+         "the driver does not report kernel parameters (cuFuncGetParamInfo needs CUDA 12.4)");
+}
+
+void check_arg_size(const Function& f, size_t index, size_t size) {
+  need_params(f);
+  if (index >= f.params.size())
+    fail_invalid("kernel '" + f.name + "' takes " + std::to_string(f.params.size()) +
+                 (f.params.size() == 1 ? " parameter" : " parameters") + "; there is no parameter " +
+                 std::to_string(index));
+  if (size != f.params[index].size)
+    fail_invalid("kernel '" + f.name + "' parameter " + std::to_string(index) + " is " +
+                 std::to_string(f.params[index].size) + " bytes, but the argument given is " +
+                 std::to_string(size) + " bytes");
+}
+
+void check_arg_sizes(const Function& f, const size_t* sizes, size_t count, const char* what) {
+  need_params(f);
+  if (count > 0 && !sizes) fail_invalid(std::string(what) + " is NULL");
+  check_count(f, count);
+  for (size_t i = 0; i < count; ++i) check_arg_size(f, i, sizes[i]);
+}
+
+void launch_sized(const Function& f, const cuabi_launch_config* config, const Pin<Stream>& stream,
+                  void* const* params, const size_t* sizes, size_t num_params) {
+  check_arg_sizes(f, sizes, num_params, "param_sizes");
   launch(f, config, stream, params, num_params);
 }
 
@@ -140,8 +155,8 @@ LaunchPlan::LaunchPlan(Ref<Function> fn, const cuabi_launch_config& cfg, Ref<Str
     fail_invalid("the stream belongs to device " + std::to_string(stream->device->ordinal) +
                  ", the kernel to device " + std::to_string(device.ordinal));
   args_size = function->args_size;
-  // 16-byte aligned and at least one line long, so a binding may view it as
-  // any parameter type.
+  // 64-byte aligned (one cache line) and at least one line long, so a binding
+  // may view it as any parameter type.
   size_t capacity = (args_size + 63) & ~size_t(63);
   if (capacity == 0) capacity = 64;
   args = std::aligned_alloc(64, capacity);

@@ -5,6 +5,12 @@
 
 namespace cuabi {
 
+// The checks a binding runs once per argument signature; the launches run
+// the same ones, so every binding reports a mismatch in the same words.
+void need_params(const Function& f);
+void check_arg_size(const Function& f, size_t index, size_t size);
+void check_arg_sizes(const Function& f, const size_t* sizes, size_t count, const char* what);
+
 void launch(const Function& f, const cuabi_launch_config* config, const Pin<Stream>& stream,
             void* const* params, size_t num_params);
 void launch_sized(const Function& f, const cuabi_launch_config* config, const Pin<Stream>& stream,

@@ -36,4 +36,21 @@ void read_struct(const T* given, T* out, const char* what) {
   out->struct_size = sizeof(T);
 }
 
+// Fills a caller's struct of `size` bytes with `defaults` (the cuabi_*_init
+// functions): a struct of exactly this library's size gets every field, a
+// larger one (a newer header) zeros past the fields this library knows.
+template <class T>
+void init_struct(T* out, size_t size, const T& defaults, const char* what) {
+  if (!out) fail_invalid(std::string(what) + " is NULL");
+  if (size < sizeof(T))
+    fail_invalid("struct_size " + std::to_string(size) + " is smaller than this library's " +
+                 std::to_string(sizeof(T)) + "-byte " + what);
+  if (size > sizeof(T) + 4096)
+    fail_invalid("struct_size " + std::to_string(size) + " is implausibly large (expected " +
+                 std::to_string(sizeof(T)) + ")");
+  std::memset(out, 0, size);
+  std::memcpy(out, &defaults, sizeof(T));
+  out->struct_size = size;
+}
+
 }  // namespace cuabi

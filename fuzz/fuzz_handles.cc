@@ -88,15 +88,15 @@ const std::vector<Call>& Calls() {
          cuabi_buffer b = nullptr;
          return cuabi_buffer_wrap(As<cuabi_device>(v), 4096, 16, &b);
        }},
-      {"cuabi_host_alloc", kDevice,
+      {"cuabi_host_buffer_alloc", kDevice,
        [](uint64_t v) {
          cuabi_host_buffer b = nullptr;
-         return cuabi_host_alloc(As<cuabi_device>(v), 16, &b);
+         return cuabi_host_buffer_alloc(As<cuabi_device>(v), 16, &b);
        }},
-      {"cuabi_host_register", kDevice,
+      {"cuabi_host_buffer_register", kDevice,
        [](uint64_t v) {
          cuabi_host_buffer b = nullptr;
-         return cuabi_host_register(As<cuabi_device>(v), buf, 16, &b);
+         return cuabi_host_buffer_register(As<cuabi_device>(v), buf, 16, &b);
        }},
       {"cuabi_stream_create", kDevice,
        [](uint64_t v) {
@@ -159,8 +159,8 @@ const std::vector<Call>& Calls() {
          return cuabi_program_get_lowered_name(As<cuabi_program>(v), "k", buf, &size);
        }},
       // Modules
-      {"cuabi_module_from_cache", kModule,
-       [](uint64_t v) { return cuabi_module_from_cache(As<cuabi_module>(v), &i32); }},
+      {"cuabi_module_get_from_cache", kModule,
+       [](uint64_t v) { return cuabi_module_get_from_cache(As<cuabi_module>(v), &i32); }},
       {"cuabi_module_get_function", kModule,
        [](uint64_t v) {
          cuabi_function f = nullptr;
@@ -176,10 +176,8 @@ const std::vector<Call>& Calls() {
       // Functions
       {"cuabi_function_get_param_count", kFunction,
        [](uint64_t v) { return cuabi_function_get_param_count(As<cuabi_function>(v), &sz); }},
-      {"cuabi_function_get_param_info", kFunction,
-       [](uint64_t v) {
-         return cuabi_function_get_param_info(As<cuabi_function>(v), 0, &sz, &sz2);
-       }},
+      {"cuabi_function_get_params", kFunction,
+       [](uint64_t v) { return cuabi_function_get_params(As<cuabi_function>(v), nullptr, &sz, &sz2); }},
       {"cuabi_function_get_args_size", kFunction,
        [](uint64_t v) { return cuabi_function_get_args_size(As<cuabi_function>(v), &sz); }},
       {"cuabi_function_get_name", kFunction,
@@ -188,23 +186,23 @@ const std::vector<Call>& Calls() {
          return cuabi_function_get_name(As<cuabi_function>(v), buf, &size);
        }},
       {"cuabi_function_get_attribute", kFunction,
-       [](uint64_t v) { return cuabi_function_get_attribute(As<cuabi_function>(v), 0, &i32); }},
+       [](uint64_t v) { return cuabi_function_get_attribute(As<cuabi_function>(v), CUABI_FUNC_MAX_THREADS_PER_BLOCK, &i32); }},
       {"cuabi_function_set_attribute", kFunction,
-       [](uint64_t v) { return cuabi_function_set_attribute(As<cuabi_function>(v), 8, 0); }},
-      {"cuabi_launch", kFunction,
+       [](uint64_t v) { return cuabi_function_set_attribute(As<cuabi_function>(v), CUABI_FUNC_MAX_DYNAMIC_SHARED_SIZE_BYTES, 0); }},
+      {"cuabi_function_launch", kFunction,
        [](uint64_t v) {
          cuabi_launch_config c = CUABI_LAUNCH_CONFIG_INIT;
-         return cuabi_launch(As<cuabi_function>(v), &c, nullptr, nullptr, 0);
+         return cuabi_function_launch(As<cuabi_function>(v), &c, nullptr, nullptr, 0);
        }},
-      {"cuabi_launch_sized", kFunction,
+      {"cuabi_function_launch_sized", kFunction,
        [](uint64_t v) {
          cuabi_launch_config c = CUABI_LAUNCH_CONFIG_INIT;
-         return cuabi_launch_sized(As<cuabi_function>(v), &c, nullptr, nullptr, nullptr, 0);
+         return cuabi_function_launch_sized(As<cuabi_function>(v), &c, nullptr, nullptr, nullptr, 0);
        }},
-      {"cuabi_launch_packed", kFunction,
+      {"cuabi_function_launch_packed", kFunction,
        [](uint64_t v) {
          cuabi_launch_config c = CUABI_LAUNCH_CONFIG_INIT;
-         return cuabi_launch_packed(As<cuabi_function>(v), &c, nullptr, nullptr, 0);
+         return cuabi_function_launch_packed(As<cuabi_function>(v), &c, nullptr, nullptr, 0);
        }},
       // Buffers
       {"cuabi_buffer_get_pointer", kBuffer,
@@ -255,7 +253,7 @@ const std::vector<Call>& Calls() {
       {"cuabi_stream_wait_event", kStream,
        [](uint64_t v) { return cuabi_stream_wait_event(As<cuabi_stream>(v), As<cuabi_event>(v)); }},
       {"cuabi_stream_begin_capture", kStream,
-       [](uint64_t v) { return cuabi_stream_begin_capture(As<cuabi_stream>(v), 0); }},
+       [](uint64_t v) { return cuabi_stream_begin_capture(As<cuabi_stream>(v), CUABI_CAPTURE_GLOBAL); }},
       {"cuabi_stream_end_capture", kStream,
        [](uint64_t v) {
          cuabi_graph g = nullptr;
@@ -268,9 +266,9 @@ const std::vector<Call>& Calls() {
        [](uint64_t v) { return cuabi_event_synchronize(As<cuabi_event>(v)); }},
       {"cuabi_event_query", kEvent,
        [](uint64_t v) { return cuabi_event_query(As<cuabi_event>(v)); }},
-      {"cuabi_event_elapsed_ms", kEvent,
+      {"cuabi_event_get_elapsed_ms", kEvent,
        [](uint64_t v) {
-         return cuabi_event_elapsed_ms(As<cuabi_event>(v), As<cuabi_event>(v), &ms);
+         return cuabi_event_get_elapsed_ms(As<cuabi_event>(v), As<cuabi_event>(v), &ms);
        }},
       // Launch plans
       {"cuabi_launch_plan_create", kFunction,
@@ -401,7 +399,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (which & 0x80) {  // a release
       const Release& r = kReleases[(which & 0x7F) % (sizeof(kReleases) / sizeof(kReleases[0]))];
       const bool kills = r.kind == kProgram && s.IsLive(v);
-      cuabi_clear_last_error();
+      cuabi_last_error_clear();
       r.run(v);
       FUZZ_CHECK(cuabi_last_error_status() == CUABI_SUCCESS,
                  std::string(r.name) + " touched the last-error state");
@@ -426,7 +424,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const cuabi_status st = c.run(v);
     if (!live) {
       FUZZ_CHECK(st == CUABI_ERROR_INVALID_HANDLE,
-                 std::string(c.name) + " answered " + cuabi_status_name(st) + " for the value " +
+                 std::string(c.name) + " answered " + cuabi_status_get_name(st) + " for the value " +
                      std::to_string(v) + ": " + cuabi_last_error_message());
       FUZZ_CHECK(cuabi_last_error_status() == CUABI_ERROR_INVALID_HANDLE, "last error status");
       FUZZ_CHECK(cuabi_fuzz::IsUtf8(cuabi_last_error_message()), "message is not UTF-8");

@@ -1,7 +1,7 @@
 // Launch parameters without a GPU: random launch configurations (any
 // struct_size, any fields, newer-header tails), parameter arrays, size arrays
-// and packed blocks of any length, through cuabi_launch, cuabi_launch_sized
-// and cuabi_launch_packed on function handles that are not live (NULL, made
+// and packed blocks of any length, through cuabi_function_launch, cuabi_function_launch_sized
+// and cuabi_function_launch_packed on function handles that are not live (NULL, made
 // up, another kind's), cuabi_launch_plan_create with the same, and
 // cuabi_module_compile on random descriptions.
 // Every call must answer CUABI_ERROR_INVALID_HANDLE without reading what it
@@ -156,19 +156,19 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const cuabi_stream stream = As<cuabi_stream>((in.u8() & 1) ? 0 : in.u64());
 
   const cuabi_launch_config* cfg = (in.u8() % 8) ? config.get() : nullptr;
-  cuabi_status st = cuabi_launch(fn, cfg, stream, params.data(), claimed);
+  cuabi_status st = cuabi_function_launch(fn, cfg, stream, params.data(), claimed);
   FUZZ_CHECK(st == CUABI_ERROR_INVALID_HANDLE,
-             std::string("cuabi_launch: ") + cuabi_status_name(st));
-  st = cuabi_launch_sized(fn, cfg, stream, params.data(), sizes.data(), claimed);
+             std::string("cuabi_function_launch: ") + cuabi_status_get_name(st));
+  st = cuabi_function_launch_sized(fn, cfg, stream, params.data(), sizes.data(), claimed);
   FUZZ_CHECK(st == CUABI_ERROR_INVALID_HANDLE,
-             std::string("cuabi_launch_sized: ") + cuabi_status_name(st));
-  st = cuabi_launch_packed(fn, cfg, stream, packed.empty() ? nullptr : packed.data(), packed_size);
+             std::string("cuabi_function_launch_sized: ") + cuabi_status_get_name(st));
+  st = cuabi_function_launch_packed(fn, cfg, stream, packed.empty() ? nullptr : packed.data(), packed_size);
   FUZZ_CHECK(st == CUABI_ERROR_INVALID_HANDLE,
-             std::string("cuabi_launch_packed: ") + cuabi_status_name(st));
+             std::string("cuabi_function_launch_packed: ") + cuabi_status_get_name(st));
   cuabi_launch_plan plan = nullptr;
   st = cuabi_launch_plan_create(fn, cfg, stream, (in.u8() & 1) ? &plan : nullptr);
   FUZZ_CHECK(st == CUABI_ERROR_INVALID_HANDLE,
-             std::string("cuabi_launch_plan_create: ") + cuabi_status_name(st));
+             std::string("cuabi_launch_plan_create: ") + cuabi_status_get_name(st));
   FUZZ_CHECK(plan == nullptr, "out written on failure");
   FUZZ_CHECK(std::string(cuabi_last_error_message()).find("function") != std::string::npos,
              std::string("the message does not name the function: ") + cuabi_last_error_message());
@@ -176,7 +176,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   cuabi_module m = nullptr;
   st = cuabi_module_compile(As<cuabi_device>(FunctionValue(in)), desc.get(), &m);
   FUZZ_CHECK(st == CUABI_ERROR_INVALID_HANDLE,
-             std::string("cuabi_module_compile: ") + cuabi_status_name(st));
+             std::string("cuabi_module_compile: ") + cuabi_status_get_name(st));
   FUZZ_CHECK(m == nullptr, "out written on failure");
   return 0;
 }

@@ -79,7 +79,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                                          with_header ? hn : nullptr, &p);
   if (st != CUABI_SUCCESS) {
     FUZZ_CHECK(st == CUABI_ERROR_INVALID_ARGUMENT,
-               std::string("cuabi_program_create answered ") + cuabi_status_name(st));
+               std::string("cuabi_program_create answered ") + cuabi_status_get_name(st));
     FUZZ_CHECK(p == nullptr, "out written on failure");
     check_message("cuabi_program_create", st);
     return 0;
@@ -88,7 +88,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     st = cuabi_program_add_name_expression(p, expression.c_str());
     if (st != CUABI_SUCCESS) {
       FUZZ_CHECK(st == CUABI_ERROR_INVALID_ARGUMENT || st == CUABI_ERROR_NVRTC,
-                 std::string("add_name_expression answered ") + cuabi_status_name(st));
+                 std::string("add_name_expression answered ") + cuabi_status_get_name(st));
       check_message("cuabi_program_add_name_expression", st);
     }
   }
@@ -96,7 +96,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (const std::string& o : options) opts.push_back(o.c_str());
   st = cuabi_program_compile(p, opts.size(), opts.data());
   FUZZ_CHECK(st == CUABI_SUCCESS || st == CUABI_ERROR_COMPILE || st == CUABI_ERROR_INVALID_ARGUMENT,
-             std::string("cuabi_program_compile answered ") + cuabi_status_name(st) + ": " +
+             std::string("cuabi_program_compile answered ") + cuabi_status_get_name(st) + ": " +
                  cuabi_last_error_message());
   if (st != CUABI_SUCCESS) check_message("cuabi_program_compile", st);
 

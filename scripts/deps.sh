@@ -57,6 +57,8 @@ deps_test() {
   _py_has pytest || py+=(pytest)
   _py_has cffi || py+=(cffi)
   _py_has hypothesis || py+=(hypothesis)
+  _py_has pycparser || py+=(pycparser)
+  _py_has mypy || py+=(mypy)
   if [ ${#py[@]} -gt 0 ]; then
     echo "installing (pip): ${py[*]}"
     python3 -m pip install -q "${py[@]}"

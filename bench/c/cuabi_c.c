@@ -1,8 +1,8 @@
 /*
  * The cuabi backend: the same operations through cuabi's C ABI
- * (include/cuabi/cuabi.h). Launches are timed three ways: cuabi_launch (the
- * driver's own argument convention, the headline figure), cuabi_launch_sized
- * (each argument's size checked), cuabi_launch_packed (one argument block) and
+ * (include/cuabi/cuabi.h). Launches are timed three ways: cuabi_function_launch (the
+ * driver's own argument convention, the headline figure), cuabi_function_launch_sized
+ * (each argument's size checked), cuabi_function_launch_packed (one argument block) and
  * cuabi_launch_plan_launch (a prepared launch; its arguments written once).
  */
 #include <cuabi/cuabi.h>
@@ -19,7 +19,7 @@ const char* bk_impl(void) { return "c_cuabi"; }
 const char* bk_error(void) { return last_error; }
 
 static int ca_fail(cuabi_status st, const char* call) {
-  snprintf(last_error, sizeof(last_error), "%s: %s: %s", call, cuabi_status_name(st),
+  snprintf(last_error, sizeof(last_error), "%s: %s: %s", call, cuabi_status_get_name(st),
            cuabi_last_error_message());
   return -1;
 }
@@ -43,8 +43,8 @@ int bk_init(char* name, size_t name_size, int* major, int* minor) {
 
 int bk_versions(int* driver, int* nvrtc_major, int* nvrtc_minor) {
   int32_t d = 0, ma = 0, mi = 0;
-  CA(cuabi_driver_version(&d));
-  cuabi_nvrtc_version(&ma, &mi);
+  CA(cuabi_driver_get_version(&d));
+  cuabi_nvrtc_get_version(&ma, &mi);
   *driver = d;
   *nvrtc_major = ma;
   *nvrtc_minor = mi;
@@ -98,7 +98,7 @@ int bk_module_compile_cached(const char* source, const char* const* options, int
   cuabi_module m;
   CA(cuabi_module_compile(device, &desc, &m));
   int32_t h = 0;
-  cuabi_module_from_cache(m, &h);
+  cuabi_module_get_from_cache(m, &h);
   *module = m;
   *hit = h;
   return 0;
@@ -136,7 +136,7 @@ int bk_event_record(void* event, void* stream) {
   return 0;
 }
 int bk_event_elapsed_ms(void* start, void* stop, float* ms) {
-  CA(cuabi_event_elapsed_ms((cuabi_event)start, (cuabi_event)stop, ms));
+  CA(cuabi_event_get_elapsed_ms((cuabi_event)start, (cuabi_event)stop, ms));
   return 0;
 }
 void bk_event_destroy(void* event) { cuabi_event_release((cuabi_event)event); }
@@ -173,7 +173,7 @@ int bk_copy_to_host_async(void* dst, void* buffer, size_t bytes, void* stream) {
 
 int bk_host_alloc(size_t bytes, void** host, void** ptr) {
   cuabi_host_buffer h;
-  CA(cuabi_host_alloc(device, bytes, &h));
+  CA(cuabi_host_buffer_alloc(device, bytes, &h));
   cuabi_status st = cuabi_host_buffer_get_pointer(h, ptr);
   if (st != CUABI_SUCCESS) {
     cuabi_host_buffer_release(h);
@@ -216,9 +216,15 @@ int bk_launch_prepare(bk_launch* la) {
     snprintf(last_error, sizeof(last_error), "out of memory");
     return -1;
   }
+  cuabi_param_info layout[64];
+  size_t count = 64;
+  CA(cuabi_function_get_params(f, layout, &count, NULL));
+  if (count != la->num_params) {
+    snprintf(last_error, sizeof(last_error), "%zu parameters, %zu arguments", count, la->num_params);
+    return -1;
+  }
   for (size_t i = 0; i < la->num_params; ++i) {
-    size_t offset = 0, size = 0;
-    CA(cuabi_function_get_param_info(f, i, &offset, &size));
+    size_t offset = layout[i].offset, size = layout[i].size;
     if (size != la->sizes[i] || offset + size > p->block_size) {
       snprintf(last_error, sizeof(last_error), "parameter %zu: %zu bytes at %zu, argument %zu", i,
                size, offset, la->sizes[i]);
@@ -255,13 +261,13 @@ int bk_launch_submit(int variant, const bk_launch* la) {
   cuabi_stream s = (cuabi_stream)la->stream;
   switch (variant) {
     case 0:
-      CA(cuabi_launch(f, &p->config, s, la->params, la->num_params));
+      CA(cuabi_function_launch(f, &p->config, s, la->params, la->num_params));
       return 0;
     case 1:
-      CA(cuabi_launch_sized(f, &p->config, s, la->params, la->sizes, la->num_params));
+      CA(cuabi_function_launch_sized(f, &p->config, s, la->params, la->sizes, la->num_params));
       return 0;
     case 2:
-      CA(cuabi_launch_packed(f, &p->config, s, p->block, p->block_size));
+      CA(cuabi_function_launch_packed(f, &p->config, s, p->block, p->block_size));
       return 0;
     default:
       CA(cuabi_launch_plan_launch(p->plan));

@@ -2,7 +2,7 @@
 header declares it, through the backend named by ``$CUABI_BACKEND``
 (``ctypes`` or ``cffi``). Results are reported as ``py_ctypes`` / ``py_cffi``.
 
-The launch hot path is one ``cuabi_launch_packed`` call with an argument
+The launch hot path is one ``cuabi_function_launch_packed`` call with an argument
 block packed once (the low layer's equivalent of the raw driver's fixed
 ``void*`` array); ``launch_*_pack`` packs the block with ``struct`` on every
 launch, as a caller whose arguments change would. ``launch_*_plan`` is the
@@ -132,7 +132,7 @@ class LowLevel:
         buf, ptr = self.alloc(256)
         cfg = b.launch_config((1, 1, 1), (1, 1, 1), 0)
         sync = lambda: lib.cuabi_stream_synchronize(stream)  # noqa: E731
-        launch_packed = lib.cuabi_launch_packed
+        launch_packed = lib.cuabi_function_launch_packed
         check = b.check
 
         for bench, name, kinds, values in (
@@ -152,7 +152,7 @@ class LowLevel:
                 def hot() -> None:
                     st = launch_packed(fn_arg, cfg, stream_arg, blk, size)
                     if st:
-                        check(st, "cuabi_launch_packed")
+                        check(st, "cuabi_function_launch_packed")
 
                 out.stats(
                     bench,
@@ -160,7 +160,7 @@ class LowLevel:
                     bl.launch_bursts(hot, sync, ns),
                     burst=ns.burst_size,
                     args=len(values),
-                    path="cuabi_launch_packed, block packed once, " "arguments converted once",
+                    path="cuabi_function_launch_packed, block packed once, " "arguments converted once",
                 )
                 pack = packer.pack
                 launcher = b.packed_launcher()
@@ -169,7 +169,7 @@ class LowLevel:
                     d = pack(*values)
                     st = launcher(fn, cfg, stream, d, size)
                     if st:
-                        check(st, "cuabi_launch_packed")
+                        check(st, "cuabi_function_launch_packed")
 
                 out.stats(
                     bench + "_pack",
@@ -177,7 +177,7 @@ class LowLevel:
                     bl.launch_bursts(per_call, sync, ns),
                     burst=ns.burst_size,
                     args=len(values),
-                    path="struct.pack + cuabi_launch_packed per launch",
+                    path="struct.pack + cuabi_function_launch_packed per launch",
                 )
                 del keep  # the block's memory lived until here
 
@@ -284,7 +284,7 @@ class LowLevel:
 
         host = np.ones(n, dtype=np.uint8)
         run("pageable", host.ctypes.data)
-        pinned = b.get("cuabi_host_alloc", self.device(), n, out="cuabi_host_buffer")
+        pinned = b.get("cuabi_host_buffer_alloc", self.device(), n, out="cuabi_host_buffer")
         address = int(b.get("cuabi_host_buffer_get_pointer", pinned, out="void*"))
         ctypes.memset(address, 1, n)
         run("pinned", address)
@@ -327,7 +327,7 @@ class LowLevel:
 
             def once() -> None:
                 m = self.compile_module(bl.SAXPY_SOURCE, ["--fmad=false"])
-                if not b.get("cuabi_module_from_cache", m, out="int32_t"):
+                if not b.get("cuabi_module_get_from_cache", m, out="int32_t"):
                     misses.append(1)
                 lib.cuabi_module_release(m)
 
@@ -365,7 +365,7 @@ class LowLevel:
         t0 = bl.perf_ns()
         dev = self.device()
         module = self.compile_module(bl.SAXPY_SOURCE, ["--fmad=false"])
-        hit = b.get("cuabi_module_from_cache", module, out="int32_t")
+        hit = b.get("cuabi_module_get_from_cache", module, out="int32_t")
         fn = self.function(module, "saxpy")
         (bx, px), (by, py), (bo, po) = self.alloc(nbytes), self.alloc(nbytes), self.alloc(nbytes)
         stream = self.stream()
@@ -378,22 +378,22 @@ class LowLevel:
         data = packer.pack(a, px, py, po, bl.SAXPY_N)
         blk, _keep = self.block(data)
         b.call("cuabi_event_record", start, stream)
-        b.call("cuabi_launch_packed", fn, cfg, stream, blk, len(data))
+        b.call("cuabi_function_launch_packed", fn, cfg, stream, blk, len(data))
         b.call("cuabi_event_record", stop, stream)
         b.call(
             "cuabi_buffer_copy_to_host_async", bo, 0, b.pointer(hout.ctypes.data), nbytes, stream
         )
         b.call("cuabi_stream_synchronize", stream)
-        first = float(b.get("cuabi_event_elapsed_ms", start, stop, out="float"))
+        first = float(b.get("cuabi_event_get_elapsed_ms", start, stop, out="float"))
 
         def kernel_ms() -> float:
             # Untimed: keeps the stream busy while the timed launch is enqueued.
-            b.call("cuabi_launch_packed", fn, cfg, stream, blk, len(data))
+            b.call("cuabi_function_launch_packed", fn, cfg, stream, blk, len(data))
             b.call("cuabi_event_record", start, stream)
-            b.call("cuabi_launch_packed", fn, cfg, stream, blk, len(data))
+            b.call("cuabi_function_launch_packed", fn, cfg, stream, blk, len(data))
             b.call("cuabi_event_record", stop, stream)
             b.call("cuabi_stream_synchronize", stream)
-            return float(b.get("cuabi_event_elapsed_ms", start, stop, out="float"))
+            return float(b.get("cuabi_event_get_elapsed_ms", start, stop, out="float"))
 
         bl.report_saxpy(out, t0, a, x, y, hout, "hit" if hit else "miss", kernel_ms, first, ns)
 

@@ -32,7 +32,7 @@ static const char* saxpy_source =
   do {                                                                              \
     cuabi_status status_ = (call);                                                  \
     if (status_ != CUABI_SUCCESS) {                                                 \
-      fprintf(stderr, "%s failed: %s\n  %s\n", #call, cuabi_status_name(status_),   \
+      fprintf(stderr, "%s failed: %s\n  %s\n", #call, cuabi_status_get_name(status_),   \
               cuabi_last_error_message());                                          \
       exit(1);                                                                      \
     }                                                                               \
@@ -68,7 +68,7 @@ static char* compile(const char* arch_option, int want_cubin, size_t* size) {
 
 int main(void) {
   int32_t count = 0;
-  cuabi_status st = cuabi_device_count(&count);
+  cuabi_status st = cuabi_device_get_count(&count);
   if (st != CUABI_SUCCESS || count == 0) {
     size_t size = 0;
     char* ptx = compile("--gpu-architecture=compute_75", 0, &size);
@@ -142,10 +142,10 @@ int main(void) {
   uint32_t n32 = (uint32_t)n;
   void* bad_args[] = {&a, &pX, &pY, &pOut, &n32};
   size_t bad_sizes[] = {sizeof(a), sizeof(pX), sizeof(pY), sizeof(pOut), sizeof(n32)};
-  st = cuabi_launch_sized(kernel, &config, stream, bad_args, bad_sizes, 5);
+  st = cuabi_function_launch_sized(kernel, &config, stream, bad_args, bad_sizes, 5);
   if (st != CUABI_ERROR_INVALID_ARGUMENT) {
     fprintf(stderr, "a 4-byte n for a size_t parameter was not refused (%s)\n",
-            cuabi_status_name(st));
+            cuabi_status_get_name(st));
     return 1;
   }
   printf("refused as it should be: %s\n", cuabi_last_error_message());
@@ -153,12 +153,12 @@ int main(void) {
   void* args[] = {&a, &pX, &pY, &pOut, (void*)&n};
   size_t sizes[] = {sizeof(a), sizeof(pX), sizeof(pY), sizeof(pOut), sizeof(n)};
   CHECK(cuabi_event_record(start, stream));
-  CHECK(cuabi_launch_sized(kernel, &config, stream, args, sizes, 5));
+  CHECK(cuabi_function_launch_sized(kernel, &config, stream, args, sizes, 5));
   CHECK(cuabi_event_record(stop, stream));
   CHECK(cuabi_buffer_copy_to_host_async(dOut, 0, hOut, buffer_size, stream));
   CHECK(cuabi_stream_synchronize(stream));
   float ms = 0;
-  CHECK(cuabi_event_elapsed_ms(start, stop, &ms));
+  CHECK(cuabi_event_get_elapsed_ms(start, stop, &ms));
 
   /* Verify against the host. */
   size_t bad = 0;

@@ -47,7 +47,7 @@ NUM_BLOCKS = 32768  # Blocks per grid
 def main() -> int:
     # Initialize the driver and find device 0 (cuInit, cuDeviceGet)
     count = ctypes.c_int32(0)
-    status = lib.cuabi_device_count(byref(count))
+    status = lib.cuabi_device_get_count(byref(count))
     no_device = None
     if status != capi.CUABI_SUCCESS:
         no_device = lib.cuabi_last_error_message().decode()
@@ -154,12 +154,12 @@ def main() -> int:
     config.block_x = NUM_THREADS  # block x dim
 
     # The overview passes n as a 4-byte np.uint32 to the size_t parameter.
-    # cuabi_launch_sized checks every argument's size and refuses it.
+    # cuabi_function_launch_sized checks every argument's size and refuses it.
     n32 = np.array(NUM_THREADS * NUM_BLOCKS, dtype=np.uint32)
     bad = [a, dX, dY, dOut, n32]
     bad_args = np.array([arg.ctypes.data for arg in bad], dtype=np.uint64)
     bad_sizes = (ctypes.c_size_t * 5)(*[arg.itemsize for arg in bad])
-    status = lib.cuabi_launch_sized(
+    status = lib.cuabi_function_launch_sized(
         kernel, byref(config), stream, bad_args.ctypes.data, bad_sizes, 5
     )
     if status != capi.CUABI_ERROR_INVALID_ARGUMENT:
@@ -178,7 +178,7 @@ def main() -> int:
     # Launch (cuLaunchKernel's convention: kernelParams = args.ctypes.data)
     checkCudaErrors(lib.cuabi_event_record(start, stream))
     checkCudaErrors(
-        lib.cuabi_launch(kernel, byref(config), stream, args.ctypes.data, 5)
+        lib.cuabi_function_launch(kernel, byref(config), stream, args.ctypes.data, 5)
     )
     checkCudaErrors(lib.cuabi_event_record(stop, stream))
 
@@ -190,7 +190,7 @@ def main() -> int:
     checkCudaErrors(lib.cuabi_stream_synchronize(stream))
 
     ms = ctypes.c_float()
-    checkCudaErrors(lib.cuabi_event_elapsed_ms(start, stop, byref(ms)))
+    checkCudaErrors(lib.cuabi_event_get_elapsed_ms(start, stop, byref(ms)))
 
     # Assert values are same after running kernel
     hZ = a * hX + hY

@@ -8,8 +8,11 @@
  * Conventions (read these once; every function follows them)
  * ---------------------------------------------------------------------------
  *
- * Names.     cuabi_<object>_<verb>. The receiver comes first, out-parameters
- *            last.
+ * Names.     cuabi_<object>_<verb> (cuabi_buffer_copy, cuabi_last_error_clear,
+ *            cuabi_function_launch); getters are cuabi_<object>_get_<what>.
+ *            Calls on the library itself (cuabi_init, cuabi_version,
+ *            cuabi_version_string) have no object. The receiver comes first,
+ *            out-parameters last.
  *
  * Results.   Every function that can fail returns a cuabi_status. CUABI_SUCCESS
  *            is 0. On failure, out-parameters are left untouched and the
@@ -22,7 +25,7 @@
  *            No function aborts, prints, or lets a C++ exception escape.
  *
  * Calls that never touch the last-error state: every *_release function,
- *            cuabi_status_name, cuabi_status_description, cuabi_version,
+ *            cuabi_status_get_name, cuabi_status_get_description, cuabi_version,
  *            cuabi_version_string, and the cuabi_last_error_* readers.
  *
  * Handles.   Each object kind has its own opaque handle type. A handle is an
@@ -59,8 +62,9 @@
  *            stores the size needed in *size.
  *
  * Structs.   No struct is passed or returned by value. A struct that may grow
- *            starts with its own size (struct_size, set it with the _INIT
- *            macro or sizeof). The library reads only the fields it knows; a
+ *            starts with its own size (struct_size). Fill one with its
+ *            cuabi_<struct>_init function (any language) or start from its
+ *            _INIT macro (C, C++): both give the same defaults. The library reads only the fields it knows; a
  *            larger struct from a newer header is accepted when the bytes past
  *            the fields this library knows are zero, and refused with
  *            CUABI_ERROR_NOT_SUPPORTED otherwise.
@@ -78,13 +82,29 @@
  *            enum values, flags and trailing struct fields (behind
  *            struct_size). It never changes or removes an existing function's
  *            signature or meaning, an enum value, or a struct's existing layout.
- *            Enums are 32-bit integers on the boundary.
+ *            Every enum is a named typedef 32 bits wide: its last enumerator,
+ *            <ENUM>_FORCE32 = 0x7FFFFFFF, fixes the width on every compiler
+ *            and is no value to pass. A flag set is a uint32_t typedef
+ *            (cuabi_<object>_flags) holding an OR of its enum's
+ *            cuabi_<object>_flag_bits. Handles are pointer-sized opaque
+ *            values. cuabi targets 64-bit hosts only, as the CUDA driver
+ *            does since CUDA 12: a handle's 64 bits encode a slot, the
+ *            object's kind and the slot's generation, and this header
+ *            refuses to compile for a 32-bit target.
+ *
+ * Description. cuabi.json, installed beside this header, describes every
+ *            function, type, enum, struct and constant here, with its
+ *            comment, for languages that generate their own binding.
  */
 #ifndef CUABI_CUABI_H
 #define CUABI_CUABI_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+#if !defined(UINTPTR_MAX) || UINTPTR_MAX != 0xFFFFFFFFFFFFFFFFu
+#error "cuabi targets 64-bit hosts only (as the CUDA driver does since CUDA 12)"
+#endif
 
 #if defined(_WIN32)
 #define CUABI_CALL __cdecl
@@ -96,6 +116,14 @@
 #else
 #define CUABI_CALL
 #define CUABI_API __attribute__((visibility("default")))
+#endif
+
+/* C++ gives each enum a fixed 32-bit signed underlying type, so any int32_t
+ * value (a status from a newer library, say) is a valid value of it. */
+#if defined(__cplusplus)
+#define CUABI_ENUM_BASE : int32_t
+#else
+#define CUABI_ENUM_BASE
 #endif
 
 #ifdef __cplusplus
@@ -112,7 +140,12 @@ extern "C" {
 /* MAJOR * 10000 + MINOR * 100 + PATCH; compare with cuabi_version(). */
 #define CUABI_VERSION_NUMBER \
   (CUABI_VERSION_MAJOR * 10000 + CUABI_VERSION_MINOR * 100 + CUABI_VERSION_PATCH)
-#define CUABI_VERSION_STRING "0.1.0"
+/* The same version as text ("0.1.0"); built from the three numbers above. */
+#define CUABI_VERSION_STRINGIFY_(x) #x
+#define CUABI_VERSION_STRINGIFY(x) CUABI_VERSION_STRINGIFY_(x)
+#define CUABI_VERSION_STRING                                                    \
+  CUABI_VERSION_STRINGIFY(CUABI_VERSION_MAJOR) "." CUABI_VERSION_STRINGIFY(    \
+      CUABI_VERSION_MINOR) "." CUABI_VERSION_STRINGIFY(CUABI_VERSION_PATCH)
 
 /* The library's own version number, in the form of CUABI_VERSION_NUMBER. */
 CUABI_API uint32_t CUABI_CALL cuabi_version(void);
@@ -123,9 +156,9 @@ CUABI_API const char* CUABI_CALL cuabi_version_string(void);
 /* Status codes and the last error                                            */
 /* ------------------------------------------------------------------------- */
 
-typedef int32_t cuabi_status;
-
-enum {
+/* What every call that can fail returns: CUABI_SUCCESS or why it failed. */
+typedef enum cuabi_status CUABI_ENUM_BASE {
+  /* The call succeeded. */
   CUABI_SUCCESS = 0,
   /* An argument is out of its domain: a NULL pointer, a zero or oversized
    * count, a kernel argument of the wrong size; the message names it. */
@@ -175,17 +208,19 @@ enum {
   /* A file could not be read or written. */
   CUABI_ERROR_IO = 18,
   /* A bug in cuabi; please report it with the message. */
-  CUABI_ERROR_INTERNAL = 19
-};
+  CUABI_ERROR_INTERNAL = 19,
+  CUABI_STATUS_FORCE32 = 0x7FFFFFFF
+} cuabi_status;
 /* One past the largest status this version defines. */
 #define CUABI_STATUS_COUNT 20
 
 /* The status's symbolic name ("CUABI_ERROR_INVALID_HANDLE"), or
  * "CUABI_ERROR_UNKNOWN" for a value this version does not define. Static;
  * never NULL. */
-CUABI_API const char* CUABI_CALL cuabi_status_name(cuabi_status status);
-/* One sentence describing the status. Static; never NULL. */
-CUABI_API const char* CUABI_CALL cuabi_status_description(cuabi_status status);
+CUABI_API const char* CUABI_CALL cuabi_status_get_name(cuabi_status status);
+/* The status's description, as the comment on its value above says it.
+ * Static; never NULL. */
+CUABI_API const char* CUABI_CALL cuabi_status_get_description(cuabi_status status);
 
 /* The calling thread's last error. The message names the failing call, the
  * argument or parameter at fault, and for CUDA/NVRTC failures the library's
@@ -199,7 +234,7 @@ CUABI_API int32_t CUABI_CALL cuabi_last_error_code(void);
  * an empty string when the last error was no compile failure). */
 CUABI_API cuabi_status CUABI_CALL cuabi_last_error_log(char* buf, size_t* size);
 /* Resets this thread's last-error state to "no error". */
-CUABI_API void CUABI_CALL cuabi_clear_last_error(void);
+CUABI_API void CUABI_CALL cuabi_last_error_clear(void);
 
 /* ------------------------------------------------------------------------- */
 /* Handles                                                                    */
@@ -234,25 +269,25 @@ typedef struct cuabi_launch_plan_s* cuabi_launch_plan; /* a prepared launch */
  *
  * Returns CUABI_ERROR_DRIVER_NOT_FOUND (the message lists every path tried
  * and why each failed), CUABI_ERROR_STUB_DRIVER, or a CUDA failure of cuInit.
- * A machine with a driver but no GPU succeeds here; cuabi_device_count then
+ * A machine with a driver but no GPU succeeds here; cuabi_device_get_count then
  * reports 0. */
 CUABI_API cuabi_status CUABI_CALL cuabi_init(void);
 
 /* The driver's CUDA version (e.g. 13000 for 13.0). */
-CUABI_API cuabi_status CUABI_CALL cuabi_driver_version(int32_t* version);
+CUABI_API cuabi_status CUABI_CALL cuabi_driver_get_version(int32_t* version);
 /* Where the driver was loaded from (two-call pattern). */
-CUABI_API cuabi_status CUABI_CALL cuabi_driver_path(char* buf, size_t* size);
+CUABI_API cuabi_status CUABI_CALL cuabi_driver_get_path(char* buf, size_t* size);
 /* NVRTC's version; opens NVRTC if needed. */
-CUABI_API cuabi_status CUABI_CALL cuabi_nvrtc_version(int32_t* major, int32_t* minor);
+CUABI_API cuabi_status CUABI_CALL cuabi_nvrtc_get_version(int32_t* major, int32_t* minor);
 /* Where NVRTC was loaded from (two-call pattern); opens NVRTC if needed. */
-CUABI_API cuabi_status CUABI_CALL cuabi_nvrtc_path(char* buf, size_t* size);
+CUABI_API cuabi_status CUABI_CALL cuabi_nvrtc_get_path(char* buf, size_t* size);
 
 /* ------------------------------------------------------------------------- */
 /* Devices                                                                    */
 /* ------------------------------------------------------------------------- */
 
 /* Number of CUDA devices (0 where the driver sees none). */
-CUABI_API cuabi_status CUABI_CALL cuabi_device_count(int32_t* count);
+CUABI_API cuabi_status CUABI_CALL cuabi_device_get_count(int32_t* count);
 /* A handle to device `ordinal` that holds its primary context (retained
  * until the last object that needs it is released). Each call returns a new
  * handle; release each. CUABI_ERROR_NO_DEVICE for an ordinal out of range. */
@@ -345,17 +380,21 @@ CUABI_API cuabi_status CUABI_CALL cuabi_program_get_lowered_name(cuabi_program p
 /* ------------------------------------------------------------------------- */
 
 /* What cuabi_module_compile produces. */
-typedef int32_t cuabi_output;
-enum {
-  CUABI_OUTPUT_CUBIN = 0, /* machine code for the device's own sm_XY: no JIT at load */
-  CUABI_OUTPUT_PTX = 1    /* PTX for compute_XY: the driver JITs it at load */
-};
+typedef enum cuabi_output CUABI_ENUM_BASE {
+  /* Machine code for the device's own sm_XY: no JIT at load. */
+  CUABI_OUTPUT_CUBIN = 0,
+  /* PTX for compute_XY: the driver JITs it at load. */
+  CUABI_OUTPUT_PTX = 1,
+  CUABI_OUTPUT_FORCE32 = 0x7FFFFFFF
+} cuabi_output;
 
-/* Flags for cuabi_compile_desc.flags. */
-enum {
+/* Flags for cuabi_compile_desc.flags: an OR of cuabi_compile_flag_bits. */
+typedef uint32_t cuabi_compile_flags;
+typedef enum cuabi_compile_flag_bits CUABI_ENUM_BASE {
   /* Neither read nor write the on-disk cache for this compile. */
-  CUABI_COMPILE_NO_CACHE = 1u << 0
-};
+  CUABI_COMPILE_NO_CACHE = 1 << 0,
+  CUABI_COMPILE_FLAG_BITS_FORCE32 = 0x7FFFFFFF
+} cuabi_compile_flag_bits;
 
 /* What to compile, for cuabi_module_compile. Start from CUABI_COMPILE_DESC_INIT. */
 typedef struct cuabi_compile_desc {
@@ -370,11 +409,17 @@ typedef struct cuabi_compile_desc {
   const char* const* name_expressions;   /* e.g. "write_scalar<float>" */
   size_t num_name_expressions;
   cuabi_output output;                   /* CUABI_OUTPUT_CUBIN (default) or _PTX */
-  uint32_t flags;                        /* CUABI_COMPILE_* */
+  cuabi_compile_flags flags;             /* CUABI_COMPILE_* */
 } cuabi_compile_desc;
 
 #define CUABI_COMPILE_DESC_INIT \
   { sizeof(cuabi_compile_desc), NULL, NULL, NULL, 0, NULL, NULL, 0, NULL, 0, CUABI_OUTPUT_CUBIN, 0 }
+
+/* Fills `desc` with the defaults of CUABI_COMPILE_DESC_INIT (no source, no
+ * options, headers or name expressions, CUBIN output, no flags), as
+ * cuabi_launch_config_init does for its struct. */
+CUABI_API cuabi_status CUABI_CALL cuabi_compile_desc_init(cuabi_compile_desc* desc,
+                                                          size_t struct_size);
 
 /* Compiles `desc` for `device` and loads the result: the one call from source
  * to a module. Unless the options name an architecture, the target is the
@@ -408,7 +453,7 @@ CUABI_API cuabi_status CUABI_CALL cuabi_module_load_file(cuabi_device device, co
 CUABI_API void CUABI_CALL cuabi_module_release(cuabi_module module);
 
 /* 1 when cuabi_module_compile served this module from the cache, else 0. */
-CUABI_API cuabi_status CUABI_CALL cuabi_module_from_cache(cuabi_module module, int32_t* hit);
+CUABI_API cuabi_status CUABI_CALL cuabi_module_get_from_cache(cuabi_module module, int32_t* hit);
 /* A kernel by its name, or by a name expression given at compile time.
  * CUABI_ERROR_NOT_FOUND when the module has no such kernel. The function
  * keeps its module alive. */
@@ -427,10 +472,36 @@ CUABI_API void CUABI_CALL cuabi_function_release(cuabi_function function);
  * driver 12.4 or newer; CUABI_ERROR_NOT_SUPPORTED before that). */
 CUABI_API cuabi_status CUABI_CALL cuabi_function_get_param_count(cuabi_function function,
                                                                  size_t* count);
-CUABI_API cuabi_status CUABI_CALL cuabi_function_get_param_info(cuabi_function function,
-                                                                size_t index, size_t* offset,
-                                                                size_t* size);
-/* The byte length of the packed argument block for cuabi_launch_packed:
+/* One kernel parameter's place in the packed argument block. */
+typedef struct cuabi_param_info {
+  size_t offset; /* bytes from the start of the block */
+  size_t size;   /* bytes */
+} cuabi_param_info;
+/* The kernel's whole parameter layout in one call: `params` receives one
+ * cuabi_param_info per parameter, in order, and `args_size` (optional) the
+ * block's length. `*count` is the capacity of `params` on the way in and the
+ * number of parameters on the way out; with params = NULL only the count and
+ * args_size are written. A capacity that is too small answers
+ * CUABI_ERROR_INSUFFICIENT_BUFFER, writes no parameter and stores the count
+ * needed. */
+CUABI_API cuabi_status CUABI_CALL cuabi_function_get_params(cuabi_function function,
+                                                            cuabi_param_info* params,
+                                                            size_t* count, size_t* args_size);
+/* Checks, before any launch, that arguments of these byte sizes fit the
+ * kernel: `count` against its parameter count and each size against its
+ * parameter. A binding calls it once per argument signature it will write
+ * (not per launch); a mismatch answers CUABI_ERROR_INVALID_ARGUMENT with the
+ * same message a launch would give ("kernel 'saxpy' parameter 4 is 8 bytes,
+ * but the argument given is 4 bytes"). */
+CUABI_API cuabi_status CUABI_CALL cuabi_function_check_arg_sizes(cuabi_function function,
+                                                                 const size_t* sizes,
+                                                                 size_t count);
+/* As cuabi_function_check_arg_sizes for one parameter: `index` must name a
+ * parameter and `size` equal its size. For bindings that write arguments one
+ * at a time (a plan's typed setters). */
+CUABI_API cuabi_status CUABI_CALL cuabi_function_check_arg_size(cuabi_function function,
+                                                                size_t index, size_t size);
+/* The byte length of the packed argument block for cuabi_function_launch_packed:
  * the last parameter's offset plus its size (0 for no parameters). */
 CUABI_API cuabi_status CUABI_CALL cuabi_function_get_args_size(cuabi_function function,
                                                                size_t* size);
@@ -440,17 +511,27 @@ CUABI_API cuabi_status CUABI_CALL cuabi_function_get_args_size(cuabi_function fu
 CUABI_API cuabi_status CUABI_CALL cuabi_function_get_name(cuabi_function function, char* buf,
                                                           size_t* size);
 
-typedef int32_t cuabi_function_attribute;
-enum { /* the values of the driver's CUfunction_attribute */
+/* The values of the driver's CUfunction_attribute that cuabi names; any
+ * other CUfunction_attribute value may be passed as well. */
+typedef enum cuabi_function_attribute CUABI_ENUM_BASE {
+  /* The most threads per block the kernel can be launched with. */
   CUABI_FUNC_MAX_THREADS_PER_BLOCK = 0,
+  /* Bytes of static shared memory per block. */
   CUABI_FUNC_SHARED_SIZE_BYTES = 1,
+  /* Bytes of constant memory. */
   CUABI_FUNC_CONST_SIZE_BYTES = 2,
+  /* Bytes of local memory per thread. */
   CUABI_FUNC_LOCAL_SIZE_BYTES = 3,
+  /* Registers per thread. */
   CUABI_FUNC_NUM_REGS = 4,
+  /* The PTX virtual architecture, major * 10 + minor. */
   CUABI_FUNC_PTX_VERSION = 5,
+  /* The binary architecture, major * 10 + minor. */
   CUABI_FUNC_BINARY_VERSION = 6,
-  CUABI_FUNC_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
-};
+  /* The most dynamic shared memory per block (settable). */
+  CUABI_FUNC_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8,
+  CUABI_FUNCTION_ATTRIBUTE_FORCE32 = 0x7FFFFFFF
+} cuabi_function_attribute;
 /* Any CUfunction_attribute, by its numeric value. */
 CUABI_API cuabi_status CUABI_CALL cuabi_function_get_attribute(cuabi_function function,
                                                                cuabi_function_attribute attribute,
@@ -474,6 +555,15 @@ typedef struct cuabi_launch_config {
 
 #define CUABI_LAUNCH_CONFIG_INIT { sizeof(cuabi_launch_config), 1, 1, 1, 1, 1, 1, 0 }
 
+/* Fills `config` with the defaults of CUABI_LAUNCH_CONFIG_INIT (a 1x1x1 grid
+ * of 1x1x1 blocks, no dynamic shared memory). `struct_size` is the size of
+ * the caller's struct, sizeof(cuabi_launch_config) of the header it was
+ * built with: a smaller, older struct gets the fields it has, a larger one
+ * gets zeros past the fields this library knows. CUABI_ERROR_INVALID_ARGUMENT
+ * for NULL or a size smaller than the first version of the struct. */
+CUABI_API cuabi_status CUABI_CALL cuabi_launch_config_init(cuabi_launch_config* config,
+                                                           size_t struct_size);
+
 /* Launches `function` on `stream` (NULL: the device's default stream) with
  * the driver's own argument convention, as cuLaunchKernel takes it: `params`
  * holds `num_params` pointers, each to one argument's value.
@@ -483,23 +573,23 @@ typedef struct cuabi_launch_config {
  * the device's limit), and `num_params` against the kernel's parameter count;
  * a mismatch answers CUABI_ERROR_INVALID_ARGUMENT and the message says which.
  * The sizes behind the pointers cannot be checked here: use
- * cuabi_launch_sized or cuabi_launch_packed for that. */
-CUABI_API cuabi_status CUABI_CALL cuabi_launch(cuabi_function function,
+ * cuabi_function_launch_sized or cuabi_function_launch_packed for that. */
+CUABI_API cuabi_status CUABI_CALL cuabi_function_launch(cuabi_function function,
                                                const cuabi_launch_config* config,
                                                cuabi_stream stream, void* const* params,
                                                size_t num_params);
-/* As cuabi_launch, and each argument's size in bytes is checked against the
+/* As cuabi_function_launch, and each argument's size in bytes is checked against the
  * kernel's parameter: passing a 4-byte value to a size_t parameter answers
  * CUABI_ERROR_INVALID_ARGUMENT naming the parameter, instead of running. */
-CUABI_API cuabi_status CUABI_CALL cuabi_launch_sized(cuabi_function function,
+CUABI_API cuabi_status CUABI_CALL cuabi_function_launch_sized(cuabi_function function,
                                                      const cuabi_launch_config* config,
                                                      cuabi_stream stream, void* const* params,
                                                      const size_t* param_sizes,
                                                      size_t num_params);
-/* As cuabi_launch, with every argument in one block laid out at the kernel's
- * parameter offsets (cuabi_function_get_param_info); `args_size` must equal
+/* As cuabi_function_launch, with every argument in one block laid out at the kernel's
+ * parameter offsets (cuabi_function_get_params); `args_size` must equal
  * cuabi_function_get_args_size. One foreign call per launch for a binding. */
-CUABI_API cuabi_status CUABI_CALL cuabi_launch_packed(cuabi_function function,
+CUABI_API cuabi_status CUABI_CALL cuabi_function_launch_packed(cuabi_function function,
                                                       const cuabi_launch_config* config,
                                                       cuabi_stream stream, const void* args,
                                                       size_t args_size);
@@ -517,7 +607,7 @@ CUABI_API cuabi_status CUABI_CALL cuabi_launch_plan_create(cuabi_function functi
                                                            cuabi_launch_plan* out);
 CUABI_API void CUABI_CALL cuabi_launch_plan_release(cuabi_launch_plan plan);
 /* The plan's argument block: its address (valid until the plan is released,
- * zero-filled at creation, 16-byte aligned) and its size, which equals
+ * zero-filled at creation, 64-byte aligned) and its size, which equals
  * cuabi_function_get_args_size. */
 CUABI_API cuabi_status CUABI_CALL cuabi_launch_plan_get_args(cuabi_launch_plan plan, void** args,
                                                              size_t* size);
@@ -553,7 +643,7 @@ CUABI_API cuabi_status CUABI_CALL cuabi_buffer_get_device_ordinal(cuabi_buffer b
  * The *_async forms are ordered on `stream` (NULL: the default stream) and
  * return at once; the host memory must stay valid until the stream reaches
  * the copy, and is copied asynchronously only if it is pinned
- * (cuabi_host_alloc, cuabi_host_register). */
+ * (cuabi_host_buffer_alloc, cuabi_host_buffer_register). */
 CUABI_API cuabi_status CUABI_CALL cuabi_buffer_copy_from_host(cuabi_buffer dst, size_t dst_offset,
                                                               const void* src, size_t bytes);
 CUABI_API cuabi_status CUABI_CALL cuabi_buffer_copy_to_host(cuabi_buffer src, size_t src_offset,
@@ -586,13 +676,13 @@ CUABI_API cuabi_status CUABI_CALL cuabi_buffer_memset_async(cuabi_buffer buffer,
 /* ------------------------------------------------------------------------- */
 
 /* Allocates `bytes` (> 0) of pinned host memory, usable from every context. */
-CUABI_API cuabi_status CUABI_CALL cuabi_host_alloc(cuabi_device device, size_t bytes,
+CUABI_API cuabi_status CUABI_CALL cuabi_host_buffer_alloc(cuabi_device device, size_t bytes,
                                                    cuabi_host_buffer* out);
 /* Pins existing host memory in place (e.g. a NumPy array's data) until the
  * handle is released. The memory must outlive the handle. */
-CUABI_API cuabi_status CUABI_CALL cuabi_host_register(cuabi_device device, void* ptr,
+CUABI_API cuabi_status CUABI_CALL cuabi_host_buffer_register(cuabi_device device, void* ptr,
                                                       size_t bytes, cuabi_host_buffer* out);
-/* Frees (cuabi_host_alloc) or unpins (cuabi_host_register) the memory. */
+/* Frees (cuabi_host_buffer_alloc) or unpins (cuabi_host_buffer_register) the memory. */
 CUABI_API void CUABI_CALL cuabi_host_buffer_release(cuabi_host_buffer buffer);
 CUABI_API cuabi_status CUABI_CALL cuabi_host_buffer_get_pointer(cuabi_host_buffer buffer,
                                                                 void** ptr);
@@ -603,14 +693,18 @@ CUABI_API cuabi_status CUABI_CALL cuabi_host_buffer_get_size(cuabi_host_buffer b
 /* Streams                                                                    */
 /* ------------------------------------------------------------------------- */
 
-enum {
+/* Flags for cuabi_stream_create: an OR of cuabi_stream_flag_bits. */
+typedef uint32_t cuabi_stream_flags;
+typedef enum cuabi_stream_flag_bits CUABI_ENUM_BASE {
   /* The stream does not synchronise with the default (NULL) stream. */
-  CUABI_STREAM_NON_BLOCKING = 1u << 0
-};
+  CUABI_STREAM_NON_BLOCKING = 1 << 0,
+  CUABI_STREAM_FLAG_BITS_FORCE32 = 0x7FFFFFFF
+} cuabi_stream_flag_bits;
 
 /* A new stream; `priority` 0 is the default (see
  * cuabi_device_get_stream_priority_range). */
-CUABI_API cuabi_status CUABI_CALL cuabi_stream_create(cuabi_device device, uint32_t flags,
+CUABI_API cuabi_status CUABI_CALL cuabi_stream_create(cuabi_device device,
+                                                      cuabi_stream_flags flags,
                                                       int32_t priority, cuabi_stream* out);
 /* Wraps a CUstream (a cudaStream_t) owned by someone else; release does not
  * destroy it. It must belong to `device`'s primary context. */
@@ -631,12 +725,17 @@ CUABI_API cuabi_status CUABI_CALL cuabi_stream_wait_event(cuabi_stream stream, c
 /* Events                                                                     */
 /* ------------------------------------------------------------------------- */
 
-enum {
-  CUABI_EVENT_DISABLE_TIMING = 1u << 0, /* cheaper, for synchronisation only */
-  CUABI_EVENT_BLOCKING_SYNC = 1u << 1   /* synchronize sleeps instead of spinning */
-};
+/* Flags for cuabi_event_create: an OR of cuabi_event_flag_bits. */
+typedef uint32_t cuabi_event_flags;
+typedef enum cuabi_event_flag_bits CUABI_ENUM_BASE {
+  /* No timing: cheaper, for synchronisation only. */
+  CUABI_EVENT_DISABLE_TIMING = 1 << 0,
+  /* Synchronizing sleeps instead of spinning. */
+  CUABI_EVENT_BLOCKING_SYNC = 1 << 1,
+  CUABI_EVENT_FLAG_BITS_FORCE32 = 0x7FFFFFFF
+} cuabi_event_flag_bits;
 
-CUABI_API cuabi_status CUABI_CALL cuabi_event_create(cuabi_device device, uint32_t flags,
+CUABI_API cuabi_status CUABI_CALL cuabi_event_create(cuabi_device device, cuabi_event_flags flags,
                                                      cuabi_event* out);
 CUABI_API void CUABI_CALL cuabi_event_release(cuabi_event event);
 /* Records the event on `stream` (NULL: the default stream). */
@@ -645,19 +744,23 @@ CUABI_API cuabi_status CUABI_CALL cuabi_event_synchronize(cuabi_event event);
 /* CUABI_SUCCESS when reached, CUABI_ERROR_NOT_READY when not. */
 CUABI_API cuabi_status CUABI_CALL cuabi_event_query(cuabi_event event);
 /* Milliseconds between two recorded, completed events. */
-CUABI_API cuabi_status CUABI_CALL cuabi_event_elapsed_ms(cuabi_event start, cuabi_event end,
+CUABI_API cuabi_status CUABI_CALL cuabi_event_get_elapsed_ms(cuabi_event start, cuabi_event end,
                                                          float* milliseconds);
 
 /* ------------------------------------------------------------------------- */
 /* Graphs                                                                     */
 /* ------------------------------------------------------------------------- */
 
-typedef int32_t cuabi_capture_mode;
-enum { /* the values of the driver's CUstreamCaptureMode */
+/* The values of the driver's CUstreamCaptureMode. */
+typedef enum cuabi_capture_mode CUABI_ENUM_BASE {
+  /* Unsafe calls are refused in every thread while any thread captures. */
   CUABI_CAPTURE_GLOBAL = 0,
+  /* Unsafe calls are refused in the capturing thread only. */
   CUABI_CAPTURE_THREAD_LOCAL = 1,
-  CUABI_CAPTURE_RELAXED = 2
-};
+  /* No call is refused. */
+  CUABI_CAPTURE_RELAXED = 2,
+  CUABI_CAPTURE_MODE_FORCE32 = 0x7FFFFFFF
+} cuabi_capture_mode;
 
 /* Starts capturing the work submitted to `stream` (not the default stream)
  * into a graph instead of running it. */

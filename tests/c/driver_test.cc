@@ -39,19 +39,19 @@ std::string Lower(std::string s) {
 // Every call that needs the driver answers `expected` and leaves its
 // out-parameters alone.
 void ExpectDeviceCallsFail(cuabi_status expected, const std::string& in_message) {
-  const std::string want = cuabi_status_name(expected);
+  const std::string want = cuabi_status_get_name(expected);
   int32_t count = -3;
-  EXPECT_EQ(want, cuabi_status_name(cuabi_device_count(&count)));
+  EXPECT_EQ(want, cuabi_status_get_name(cuabi_device_get_count(&count)));
   EXPECT_EQ(-3, count);
   EXPECT_TRUE(Contains(cuabi_last_error_message(), in_message)) << cuabi_last_error_message();
 
   cuabi_device device = cuabi_test::AsHandle<cuabi_device>(0x77);
-  EXPECT_EQ(want, cuabi_status_name(cuabi_device_get(0, &device)));
+  EXPECT_EQ(want, cuabi_status_get_name(cuabi_device_get(0, &device)));
   EXPECT_EQ(cuabi_test::AsHandle<cuabi_device>(0x77), device);
   EXPECT_EQ(expected, cuabi_last_error_status());
 
   int32_t version = -3;
-  EXPECT_EQ(want, cuabi_status_name(cuabi_driver_version(&version)));
+  EXPECT_EQ(want, cuabi_status_get_name(cuabi_driver_get_version(&version)));
   EXPECT_EQ(-3, version);
 }
 
@@ -59,7 +59,7 @@ TEST(NoDriver, InitFailsAndListsThePathTried) {
   if (DriverPathEnv() != kMissingDriver) {
     GTEST_SKIP() << "needs CUABI_DRIVER_PATH=" << kMissingDriver << " (ctest sets it)";
   }
-  cuabi_clear_last_error();
+  cuabi_last_error_clear();
   ASSERT_EQ(CUABI_ERROR_DRIVER_NOT_FOUND, cuabi_init());
   EXPECT_EQ(CUABI_ERROR_DRIVER_NOT_FOUND, cuabi_last_error_status());
   const std::string message = cuabi_last_error_message();
@@ -86,7 +86,7 @@ TEST(NoDriver, DeviceCallsAnswerDriverNotFound) {
   }
   ExpectDeviceCallsFail(CUABI_ERROR_DRIVER_NOT_FOUND, kMissingDriver);
   size_t size = 99;
-  EXPECT_EQ(CUABI_ERROR_DRIVER_NOT_FOUND, cuabi_driver_path(nullptr, &size));
+  EXPECT_EQ(CUABI_ERROR_DRIVER_NOT_FOUND, cuabi_driver_get_path(nullptr, &size));
   EXPECT_EQ(99u, size);
 }
 
@@ -114,7 +114,7 @@ TEST(StubDriver, InitAnswersStubDriver) {
   }
   if (access(path.c_str(), R_OK) != 0) GTEST_SKIP() << "no stub driver at " << path;
 
-  cuabi_clear_last_error();
+  cuabi_last_error_clear();
   ASSERT_EQ(CUABI_ERROR_STUB_DRIVER, cuabi_init()) << LastError();
   const std::string message = cuabi_last_error_message();
   EXPECT_TRUE(Contains(Lower(message), "stub")) << message;
@@ -153,10 +153,10 @@ TEST(NoNvrtc, CompilingAnswersNvrtcNotFoundListingThePath) {
   EXPECT_TRUE(cuabi_test::Contains(message, kMissingNvrtc)) << message;
 
   int32_t major = -1, minor = -1;
-  EXPECT_EQ(CUABI_ERROR_NVRTC_NOT_FOUND, cuabi_nvrtc_version(&major, &minor));
+  EXPECT_EQ(CUABI_ERROR_NVRTC_NOT_FOUND, cuabi_nvrtc_get_version(&major, &minor));
   EXPECT_EQ(-1, major);
   size_t size = 5;
-  EXPECT_EQ(CUABI_ERROR_NVRTC_NOT_FOUND, cuabi_nvrtc_path(nullptr, &size));
+  EXPECT_EQ(CUABI_ERROR_NVRTC_NOT_FOUND, cuabi_nvrtc_get_path(nullptr, &size));
   EXPECT_EQ(5u, size);
   // Remembered, with the same message.
   EXPECT_EQ(CUABI_ERROR_NVRTC_NOT_FOUND,

@@ -69,7 +69,7 @@ class CacheTestBase : public GpuTest {
     if (!made_dir_.empty()) fs::remove_all(made_dir_, ec);
   }
 
-  // Compiles and returns the module; *hit gets cuabi_module_from_cache.
+  // Compiles and returns the module; *hit gets cuabi_module_get_from_cache.
   Module CompileCached(const char* source, int32_t* hit, uint32_t flags = 0,
                        cuabi_output output = CUABI_OUTPUT_CUBIN,
                        std::vector<const char*> name_expressions = {},
@@ -77,7 +77,7 @@ class CacheTestBase : public GpuTest {
     Module m = Compile(source, output, flags, name_expressions, options);
     *hit = -1;
     if (m.get() != nullptr) {
-      EXPECT_EQ(CUABI_SUCCESS, cuabi_module_from_cache(m, hit)) << LastError();
+      EXPECT_EQ(CUABI_SUCCESS, cuabi_module_get_from_cache(m, hit)) << LastError();
     }
     return m;
   }
@@ -96,7 +96,7 @@ class CacheTestBase : public GpuTest {
     cuabi_launch_config config = CUABI_LAUNCH_CONFIG_INIT;
     config.block_x = 256;
     config.grid_x = static_cast<uint32_t>(n / 256);
-    ASSERT_EQ(CUABI_SUCCESS, cuabi_launch(f, &config, nullptr, params, 5)) << LastError();
+    ASSERT_EQ(CUABI_SUCCESS, cuabi_function_launch(f, &config, nullptr, params, 5)) << LastError();
     EXPECT_EQ(0u, problem.Mismatches(Download<float>(out, n)));
   }
 
@@ -166,7 +166,7 @@ TEST_F(ModuleCache, NameExpressionsSurviveTheCache) {
   int v = 99;
   void* params[] = {&p, &v};
   cuabi_launch_config config = CUABI_LAUNCH_CONFIG_INIT;
-  ASSERT_EQ(CUABI_SUCCESS, cuabi_launch(f, &config, nullptr, params, 2)) << LastError();
+  ASSERT_EQ(CUABI_SUCCESS, cuabi_function_launch(f, &config, nullptr, params, 2)) << LastError();
   EXPECT_EQ(99, Download<int>(out, 1)[0]);
   size_t size = 0;
   EXPECT_EQ(CUABI_SUCCESS, cuabi_module_get_lowered_name(m, "write_scalar<float>", nullptr, &size))
@@ -239,7 +239,7 @@ TEST_F(ModuleCache, NoCacheFlagNeitherReadsNorWrites) {
 
 TEST_F(ModuleCache, ConcurrentCompilesOfOneSource) {
   const int kThreads = 3;
-  std::vector<cuabi_status> status(kThreads, -1);
+  std::vector<cuabi_status> status(kThreads, CUABI_ERROR_INTERNAL);
   std::vector<cuabi_module> modules(kThreads, nullptr);
   std::vector<std::thread> threads;
   for (int t = 0; t < kThreads; ++t) {

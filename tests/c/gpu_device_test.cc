@@ -21,7 +21,7 @@ using DeviceTest = GpuTest;
 
 TEST_F(DeviceTest, EnumeratesEveryDevice) {
   int32_t count = 0;
-  ASSERT_EQ(CUABI_SUCCESS, cuabi_device_count(&count)) << LastError();
+  ASSERT_EQ(CUABI_SUCCESS, cuabi_device_get_count(&count)) << LastError();
   ASSERT_GE(count, 1);
   for (int32_t ordinal = 0; ordinal < count; ++ordinal) {
     SCOPED_TRACE("device " + std::to_string(ordinal));
@@ -75,7 +75,7 @@ TEST_F(DeviceTest, EnumeratesEveryDevice) {
 
 TEST_F(DeviceTest, OrdinalOutOfRange) {
   int32_t count = 0;
-  ASSERT_EQ(CUABI_SUCCESS, cuabi_device_count(&count));
+  ASSERT_EQ(CUABI_SUCCESS, cuabi_device_get_count(&count));
   const int32_t bad[] = {count, count + 1, 1000, -1, INT32_MIN};
   for (int32_t ordinal : bad) {
     cuabi_device d = AsHandle<cuabi_device>(0x77);
@@ -118,7 +118,7 @@ TEST_F(DeviceTest, NullOutParametersAreInvalidArguments) {
   size_t s = 0;
   uint64_t u = 0;
   const cuabi_status want = CUABI_ERROR_INVALID_ARGUMENT;
-  CUABI_EXPECT_STATUS(want, cuabi_device_count(nullptr));
+  CUABI_EXPECT_STATUS(want, cuabi_device_get_count(nullptr));
   CUABI_EXPECT_STATUS(want, cuabi_device_get(0, nullptr));
   CUABI_EXPECT_STATUS(want, cuabi_device_get_ordinal(device_, nullptr));
   CUABI_EXPECT_STATUS(want, cuabi_device_get_name(device_, nullptr, nullptr));
@@ -131,10 +131,10 @@ TEST_F(DeviceTest, NullOutParametersAreInvalidArguments) {
   CUABI_EXPECT_STATUS(want, cuabi_device_get_context(device_, nullptr));
   CUABI_EXPECT_STATUS(want, cuabi_device_get_stream_priority_range(device_, nullptr, &i));
   CUABI_EXPECT_STATUS(want, cuabi_device_get_stream_priority_range(device_, &i, nullptr));
-  CUABI_EXPECT_STATUS(want, cuabi_driver_version(nullptr));
-  CUABI_EXPECT_STATUS(want, cuabi_driver_path(nullptr, nullptr));
+  CUABI_EXPECT_STATUS(want, cuabi_driver_get_version(nullptr));
+  CUABI_EXPECT_STATUS(want, cuabi_driver_get_path(nullptr, nullptr));
   CUABI_EXPECT_STATUS(want, cuabi_buffer_alloc(device_, 16, nullptr));
-  CUABI_EXPECT_STATUS(want, cuabi_host_alloc(device_, 16, nullptr));
+  CUABI_EXPECT_STATUS(want, cuabi_host_buffer_alloc(device_, 16, nullptr));
   CUABI_EXPECT_STATUS(want, cuabi_stream_create(device_, 0, 0, nullptr));
   CUABI_EXPECT_STATUS(want, cuabi_event_create(device_, 0, nullptr));
   (void)u;
@@ -144,10 +144,10 @@ TEST_F(DeviceTest, DriverVersionAndPath) {
   EXPECT_EQ(CUABI_SUCCESS, cuabi_init()) << LastError();
   EXPECT_EQ(CUABI_SUCCESS, cuabi_init()) << "idempotent";
   int32_t version = 0;
-  ASSERT_EQ(CUABI_SUCCESS, cuabi_driver_version(&version)) << LastError();
+  ASSERT_EQ(CUABI_SUCCESS, cuabi_driver_get_version(&version)) << LastError();
   EXPECT_GE(version, 12000);
   const std::vector<char> path = CheckTwoCall(
-      [](void* buf, size_t* size) { return cuabi_driver_path(static_cast<char*>(buf), size); },
+      [](void* buf, size_t* size) { return cuabi_driver_get_path(static_cast<char*>(buf), size); },
       true);
   ASSERT_FALSE(path.empty());
   const std::string p(path.data());

@@ -44,7 +44,7 @@ class HandleKindsTest : public GpuTest {
     ASSERT_EQ(CUABI_SUCCESS, cuabi_buffer_alloc(device_, 1024, &buffer));
     Keep(Kind::kBuffer, buffer);
     cuabi_host_buffer host_buffer = nullptr;
-    ASSERT_EQ(CUABI_SUCCESS, cuabi_host_alloc(device_, 1024, &host_buffer));
+    ASSERT_EQ(CUABI_SUCCESS, cuabi_host_buffer_alloc(device_, 1024, &host_buffer));
     Keep(Kind::kHostBuffer, host_buffer);
     cuabi_stream stream = nullptr;
     ASSERT_EQ(CUABI_SUCCESS, cuabi_stream_create(device_, CUABI_STREAM_NON_BLOCKING, 0, &stream));
@@ -94,7 +94,7 @@ TEST_F(HandleKindsTest, EveryKindUsedAsEveryOtherKind) {
   for (const HandleCall& call : HandleCalls()) {
     for (Kind k : AllKinds()) {
       if (k == call.kind) continue;
-      cuabi_clear_last_error();
+      cuabi_last_error_clear();
       bool touched = false;
       const cuabi_status st = call.call(live_[k], &touched);
       EXPECT_EQ(StatusName(CUABI_ERROR_INVALID_HANDLE), StatusName(st))
@@ -124,7 +124,7 @@ TEST_F(HandleKindsTest, ReleasedHandlesOfEveryKind) {
   for (auto& [kind, handle] : released) ReleaseAny(kind, handle);
   live_.clear();
   for (const HandleCall& call : HandleCalls()) {
-    cuabi_clear_last_error();
+    cuabi_last_error_clear();
     bool touched = false;
     const cuabi_status st = call.call(released[call.kind], &touched);
     EXPECT_EQ(StatusName(CUABI_ERROR_INVALID_HANDLE), StatusName(st))
@@ -133,7 +133,7 @@ TEST_F(HandleKindsTest, ReleasedHandlesOfEveryKind) {
   }
   // Releasing again, and releasing made-up values, is harmless and leaves
   // the last error alone.
-  cuabi_clear_last_error();
+  cuabi_last_error_clear();
   for (auto& [kind, handle] : released) ReleaseAny(kind, handle);
   for (uintptr_t v : GarbageHandleValues()) {
     for (Kind k : AllKinds()) ReleaseAny(k, v);
@@ -203,13 +203,13 @@ TEST_F(HandleKindsTest, BadHandlesInSecondPositions) {
     unsigned n = 1;
     void* params[] = {&p, &v, &n};
     cuabi_launch_config config = CUABI_LAUNCH_CONFIG_INIT;
-    EXPECT_EQ(want, StatusName(cuabi_launch(function(), &config, s, params, 3))) << what;
+    EXPECT_EQ(want, StatusName(cuabi_function_launch(function(), &config, s, params, 3))) << what;
   }
   for (const auto& [what, h] : bad_events) {
     const cuabi_event e = AsHandle<cuabi_event>(h);
     EXPECT_EQ(want, StatusName(cuabi_stream_wait_event(stream(), e))) << what;
     float ms = 0;
-    EXPECT_EQ(want, StatusName(cuabi_event_elapsed_ms(event(), e, &ms))) << what;
+    EXPECT_EQ(want, StatusName(cuabi_event_get_elapsed_ms(event(), e, &ms))) << what;
   }
   // Nothing above ran anything.
   EXPECT_EQ(CUABI_SUCCESS, cuabi_stream_synchronize(stream())) << LastError();
@@ -224,7 +224,7 @@ TEST_F(HandleKindsTest, ForkedChildAnswersForked) {
   if (pid == 0) {
     int code = 0;
     int32_t count = -1;
-    if (cuabi_device_count(&count) != CUABI_ERROR_FORKED) code |= 1;
+    if (cuabi_device_get_count(&count) != CUABI_ERROR_FORKED) code |= 1;
     cuabi_buffer b = nullptr;
     if (cuabi_buffer_alloc(device_, 64, &b) != CUABI_ERROR_FORKED) code |= 2;
     if (cuabi_stream_synchronize(stream()) != CUABI_ERROR_FORKED) code |= 4;
@@ -265,7 +265,7 @@ TEST_F(ContextLostTest, StickyFaultNeedsANewProcess) {
   Function trap = GetFunction(m, "trap_kernel");
   Buffer before = Alloc(256);
   cuabi_launch_config config = CUABI_LAUNCH_CONFIG_INIT;
-  const cuabi_status launched = cuabi_launch(trap, &config, nullptr, nullptr, 0);
+  const cuabi_status launched = cuabi_function_launch(trap, &config, nullptr, nullptr, 0);
   ASSERT_TRUE(launched == CUABI_SUCCESS || launched == CUABI_ERROR_CONTEXT_LOST) << LastError();
   EXPECT_EQ(StatusName(CUABI_ERROR_CONTEXT_LOST), StatusName(cuabi_device_synchronize(device_)));
   EXPECT_NE(std::string::npos, LastError().find("start a new one")) << LastError();

@@ -75,13 +75,13 @@ TEST_F(SaxpyTest, LaunchWithPointerArrayAndTimeIt) {
   ASSERT_EQ(CUABI_SUCCESS, cuabi_event_create(device_, CUABI_EVENT_BLOCKING_SYNC, stop.out()));
   ASSERT_EQ(CUABI_SUCCESS, cuabi_event_record(start, nullptr)) << LastError();
   std::vector<void*> params = Params();
-  ASSERT_EQ(CUABI_SUCCESS, cuabi_launch(saxpy_, &config_, nullptr, params.data(), params.size()))
+  ASSERT_EQ(CUABI_SUCCESS, cuabi_function_launch(saxpy_, &config_, nullptr, params.data(), params.size()))
       << LastError();
   ASSERT_EQ(CUABI_SUCCESS, cuabi_event_record(stop, nullptr)) << LastError();
   ASSERT_EQ(CUABI_SUCCESS, cuabi_event_synchronize(stop)) << LastError();
   EXPECT_EQ(CUABI_SUCCESS, cuabi_event_query(stop));
   float ms = -1.0f;
-  ASSERT_EQ(CUABI_SUCCESS, cuabi_event_elapsed_ms(start, stop, &ms)) << LastError();
+  ASSERT_EQ(CUABI_SUCCESS, cuabi_event_get_elapsed_ms(start, stop, &ms)) << LastError();
   EXPECT_GT(ms, 0.0f);
   ExpectCorrect();
 }
@@ -91,7 +91,7 @@ TEST_F(SaxpyTest, LaunchSized) {
   const size_t sizes[] = {sizeof(float), sizeof(uint64_t), sizeof(uint64_t), sizeof(uint64_t),
                           sizeof(size_t)};
   ASSERT_EQ(CUABI_SUCCESS,
-            cuabi_launch_sized(saxpy_, &config_, nullptr, params.data(), sizes, params.size()))
+            cuabi_function_launch_sized(saxpy_, &config_, nullptr, params.data(), sizes, params.size()))
       << LastError();
   ExpectCorrect();
 }
@@ -102,21 +102,51 @@ TEST_F(SaxpyTest, LaunchPackedAtTheKernelsOffsets) {
   ASSERT_EQ(5u, count);
   const size_t want_sizes[] = {4, 8, 8, 8, 8};
   const size_t want_offsets[] = {0, 8, 16, 24, 32};
+  std::vector<cuabi_param_info> layout(count);
+  size_t got = count, layout_size = 0;
+  ASSERT_EQ(CUABI_SUCCESS, cuabi_function_get_params(saxpy_, layout.data(), &got, &layout_size));
+  ASSERT_EQ(count, got);
   std::vector<size_t> offsets(count), sizes(count);
   for (size_t i = 0; i < count; ++i) {
-    ASSERT_EQ(CUABI_SUCCESS, cuabi_function_get_param_info(saxpy_, i, &offsets[i], &sizes[i]));
+    offsets[i] = layout[i].offset;
+    sizes[i] = layout[i].size;
     EXPECT_EQ(want_sizes[i], sizes[i]) << "parameter " << i;
     EXPECT_EQ(want_offsets[i], offsets[i]) << "parameter " << i;
   }
   size_t args_size = 0;
   ASSERT_EQ(CUABI_SUCCESS, cuabi_function_get_args_size(saxpy_, &args_size));
   EXPECT_EQ(offsets[4] + sizes[4], args_size);
+  EXPECT_EQ(args_size, layout_size);
+  // The signature check a binding makes once: right sizes pass, a 4-byte
+  // size_t is refused in the launch's own words, and so is a wrong count.
+  ASSERT_EQ(CUABI_SUCCESS, cuabi_function_check_arg_sizes(saxpy_, sizes.data(), count))
+      << LastError();
+  std::vector<size_t> wrong = sizes;
+  wrong[4] = 4;
+  EXPECT_EQ(StatusName(CUABI_ERROR_INVALID_ARGUMENT),
+            StatusName(cuabi_function_check_arg_sizes(saxpy_, wrong.data(), count)));
+  EXPECT_NE(std::string::npos,
+            std::string(cuabi_last_error_message())
+                .find("cuabi_function_check_arg_sizes: kernel 'saxpy' parameter 4 is 8 bytes, "
+                      "but the argument given is 4 bytes"))
+      << cuabi_last_error_message();
+  EXPECT_EQ(StatusName(CUABI_ERROR_INVALID_ARGUMENT),
+            StatusName(cuabi_function_check_arg_sizes(saxpy_, sizes.data(), 4)));
+  EXPECT_NE(std::string::npos, std::string(cuabi_last_error_message())
+                                   .find("kernel 'saxpy' takes 5 parameters, but 4 were given"))
+      << cuabi_last_error_message();
+  EXPECT_EQ(CUABI_SUCCESS, cuabi_function_check_arg_size(saxpy_, 0, 4));
+  EXPECT_EQ(StatusName(CUABI_ERROR_INVALID_ARGUMENT),
+            StatusName(cuabi_function_check_arg_size(saxpy_, 5, 8)));
+  EXPECT_NE(std::string::npos,
+            std::string(cuabi_last_error_message()).find("there is no parameter 5"))
+      << cuabi_last_error_message();
 
   std::vector<unsigned char> block(args_size, 0xEE);
   std::vector<void*> params = Params();
   for (size_t i = 0; i < count; ++i) std::memcpy(&block[offsets[i]], params[i], sizes[i]);
   ASSERT_EQ(CUABI_SUCCESS,
-            cuabi_launch_packed(saxpy_, &config_, nullptr, block.data(), block.size()))
+            cuabi_function_launch_packed(saxpy_, &config_, nullptr, block.data(), block.size()))
       << LastError();
   ExpectCorrect();
 }
@@ -135,13 +165,13 @@ TEST_F(SaxpyTest, LaunchPlanWritesArgumentsInPlace) {
   size_t args_size = 0;
   ASSERT_EQ(CUABI_SUCCESS, cuabi_function_get_args_size(saxpy_, &args_size));
   ASSERT_EQ(args_size, size);
-  ASSERT_EQ(0u, reinterpret_cast<uintptr_t>(block) % 16);
+  ASSERT_EQ(0u, reinterpret_cast<uintptr_t>(block) % 64);
   std::vector<void*> params = Params();
-  for (size_t i = 0; i < params.size(); ++i) {
-    size_t offset = 0, bytes = 0;
-    ASSERT_EQ(CUABI_SUCCESS, cuabi_function_get_param_info(saxpy_, i, &offset, &bytes));
-    std::memcpy(static_cast<unsigned char*>(block) + offset, params[i], bytes);
-  }
+  std::vector<cuabi_param_info> layout(params.size());
+  size_t count = layout.size();
+  ASSERT_EQ(CUABI_SUCCESS, cuabi_function_get_params(saxpy_, layout.data(), &count, nullptr));
+  for (size_t i = 0; i < params.size(); ++i)
+    std::memcpy(static_cast<unsigned char*>(block) + layout[i].offset, params[i], layout[i].size);
   for (int round = 0; round < 2; ++round) {
     ASSERT_EQ(CUABI_SUCCESS, cuabi_buffer_memset(out_, 0, 0, problem_.bytes()));
     ASSERT_EQ(CUABI_SUCCESS, cuabi_launch_plan_launch(plan)) << LastError();
@@ -171,7 +201,7 @@ TEST_F(SaxpyTest, LaunchOnAStream) {
   ASSERT_EQ(CUABI_SUCCESS,
             cuabi_stream_create(device_, CUABI_STREAM_NON_BLOCKING, 0, stream.out()));
   std::vector<void*> params = Params();
-  ASSERT_EQ(CUABI_SUCCESS, cuabi_launch(saxpy_, &config_, stream, params.data(), params.size()))
+  ASSERT_EQ(CUABI_SUCCESS, cuabi_function_launch(saxpy_, &config_, stream, params.data(), params.size()))
       << LastError();
   ASSERT_EQ(CUABI_SUCCESS, cuabi_stream_synchronize(stream)) << LastError();
   EXPECT_EQ(CUABI_SUCCESS, cuabi_stream_query(stream));
@@ -185,13 +215,13 @@ TEST_F(SaxpyTest, WrongParameterCountIsRefused) {
     std::vector<void*> p = params;
     p.resize(6, &n_);
     EXPECT_EQ(StatusName(CUABI_ERROR_INVALID_ARGUMENT),
-              StatusName(cuabi_launch(saxpy_, &config_, nullptr, p.data(), wrong)))
+              StatusName(cuabi_function_launch(saxpy_, &config_, nullptr, p.data(), wrong)))
         << wrong << " parameters";
     EXPECT_TRUE(Contains(cuabi_last_error_message(), std::to_string(wrong)))
         << cuabi_last_error_message();
     EXPECT_TRUE(Contains(cuabi_last_error_message(), "5")) << cuabi_last_error_message();
     EXPECT_EQ(StatusName(CUABI_ERROR_INVALID_ARGUMENT),
-              StatusName(cuabi_launch_sized(saxpy_, &config_, nullptr, p.data(), sizes, wrong)))
+              StatusName(cuabi_function_launch_sized(saxpy_, &config_, nullptr, p.data(), sizes, wrong)))
         << wrong << " parameters";
   }
   ExpectNotRun();
@@ -202,9 +232,9 @@ TEST_F(SaxpyTest, FourByteValueForSizeTParameterIsRefused) {
   uint32_t n32 = static_cast<uint32_t>(problem_.n());
   void* params[] = {&problem_.a, &px_, &py_, &pout_, &n32};
   const size_t sizes[] = {4, 8, 8, 8, sizeof n32};
-  cuabi_clear_last_error();
+  cuabi_last_error_clear();
   ASSERT_EQ(StatusName(CUABI_ERROR_INVALID_ARGUMENT),
-            StatusName(cuabi_launch_sized(saxpy_, &config_, nullptr, params, sizes, 5)));
+            StatusName(cuabi_function_launch_sized(saxpy_, &config_, nullptr, params, sizes, 5)));
   const std::string message = cuabi_last_error_message();
   // Names the parameter (index 4, the fifth) and both sizes.
   EXPECT_TRUE(Contains(message, "param")) << message;
@@ -215,7 +245,7 @@ TEST_F(SaxpyTest, FourByteValueForSizeTParameterIsRefused) {
   const size_t float_for_pointer[] = {4, 4, 8, 8, 8};
   EXPECT_EQ(
       StatusName(CUABI_ERROR_INVALID_ARGUMENT),
-      StatusName(cuabi_launch_sized(saxpy_, &config_, nullptr, params, float_for_pointer, 5)));
+      StatusName(cuabi_function_launch_sized(saxpy_, &config_, nullptr, params, float_for_pointer, 5)));
   ExpectNotRun();
 }
 
@@ -225,11 +255,11 @@ TEST_F(SaxpyTest, PackedBlockOfTheWrongSizeIsRefused) {
   std::vector<unsigned char> block(args_size + 16, 0);
   for (size_t wrong : {args_size - 4, args_size + 4, size_t{1}, size_t{0}}) {
     EXPECT_EQ(StatusName(CUABI_ERROR_INVALID_ARGUMENT),
-              StatusName(cuabi_launch_packed(saxpy_, &config_, nullptr, block.data(), wrong)))
+              StatusName(cuabi_function_launch_packed(saxpy_, &config_, nullptr, block.data(), wrong)))
         << "args_size " << wrong << " instead of " << args_size;
   }
   EXPECT_EQ(StatusName(CUABI_ERROR_INVALID_ARGUMENT),
-            StatusName(cuabi_launch_packed(saxpy_, &config_, nullptr, nullptr, args_size)));
+            StatusName(cuabi_function_launch_packed(saxpy_, &config_, nullptr, nullptr, args_size)));
   ExpectNotRun();
 }
 
@@ -237,15 +267,15 @@ TEST_F(SaxpyTest, NullArgumentsAreRefused) {
   std::vector<void*> params = Params();
   const size_t sizes[] = {4, 8, 8, 8, 8};
   const cuabi_status want = CUABI_ERROR_INVALID_ARGUMENT;
-  CUABI_EXPECT_STATUS(want, cuabi_launch(saxpy_, nullptr, nullptr, params.data(), 5));
-  CUABI_EXPECT_STATUS(want, cuabi_launch(saxpy_, &config_, nullptr, nullptr, 5));
+  CUABI_EXPECT_STATUS(want, cuabi_function_launch(saxpy_, nullptr, nullptr, params.data(), 5));
+  CUABI_EXPECT_STATUS(want, cuabi_function_launch(saxpy_, &config_, nullptr, nullptr, 5));
   CUABI_EXPECT_STATUS(want,
-                      cuabi_launch_sized(saxpy_, &config_, nullptr, params.data(), nullptr, 5));
+                      cuabi_function_launch_sized(saxpy_, &config_, nullptr, params.data(), nullptr, 5));
   std::vector<void*> with_null = params;
   with_null[2] = nullptr;
-  CUABI_EXPECT_STATUS(want, cuabi_launch(saxpy_, &config_, nullptr, with_null.data(), 5));
+  CUABI_EXPECT_STATUS(want, cuabi_function_launch(saxpy_, &config_, nullptr, with_null.data(), 5));
   CUABI_EXPECT_STATUS(want,
-                      cuabi_launch_sized(saxpy_, &config_, nullptr, with_null.data(), sizes, 5));
+                      cuabi_function_launch_sized(saxpy_, &config_, nullptr, with_null.data(), sizes, 5));
   ExpectNotRun();
 }
 
@@ -284,7 +314,7 @@ TEST_F(SaxpyTest, BadConfigurationsAreRefused) {
   std::vector<void*> params = Params();
   for (const Case& c : cases) {
     EXPECT_EQ(StatusName(CUABI_ERROR_INVALID_ARGUMENT),
-              StatusName(cuabi_launch(saxpy_, &c.config, nullptr, params.data(), 5)))
+              StatusName(cuabi_function_launch(saxpy_, &c.config, nullptr, params.data(), 5)))
         << c.what << ": " << cuabi_last_error_message();
     EXPECT_STRNE("", cuabi_last_error_message());
   }
@@ -305,10 +335,10 @@ TEST_F(SaxpyTest, LargerLaunchConfigFromANewerHeader) {
   std::vector<void*> params = Params();
   newer.cluster_x = 2;
   EXPECT_EQ(StatusName(CUABI_ERROR_NOT_SUPPORTED),
-            StatusName(cuabi_launch(saxpy_, &newer.base, nullptr, params.data(), 5)));
+            StatusName(cuabi_function_launch(saxpy_, &newer.base, nullptr, params.data(), 5)));
   ExpectNotRun();
   newer.cluster_x = 0;
-  ASSERT_EQ(CUABI_SUCCESS, cuabi_launch(saxpy_, &newer.base, nullptr, params.data(), 5))
+  ASSERT_EQ(CUABI_SUCCESS, cuabi_function_launch(saxpy_, &newer.base, nullptr, params.data(), 5))
       << LastError();
   ExpectCorrect();
 }
@@ -339,21 +369,26 @@ TEST_F(SaxpyTest, FunctionNameAndAttributes) {
   EXPECT_GE(v, 0);
 
   int32_t untouched = 4321;
-  EXPECT_NE(CUABI_SUCCESS, cuabi_function_get_attribute(saxpy_, 100000, &untouched));
+  EXPECT_NE(CUABI_SUCCESS, cuabi_function_get_attribute(saxpy_, static_cast<cuabi_function_attribute>(100000), &untouched));
   EXPECT_EQ(4321, untouched);
   EXPECT_EQ(StatusName(CUABI_ERROR_INVALID_ARGUMENT),
             StatusName(cuabi_function_get_attribute(saxpy_, CUABI_FUNC_NUM_REGS, nullptr)));
 
-  // Parameter info argument checks.
-  size_t offset = 77, size = 77;
-  EXPECT_EQ(StatusName(CUABI_ERROR_OUT_OF_RANGE),
-            StatusName(cuabi_function_get_param_info(saxpy_, 5, &offset, &size)));
-  EXPECT_EQ(77u, offset);
+  // Parameter layout argument checks: a short array writes nothing and
+  // says how many are needed; the count pointer is required.
+  cuabi_param_info few[2] = {{77, 77}, {77, 77}};
+  size_t have = 2, size = 77;
+  EXPECT_EQ(StatusName(CUABI_ERROR_INSUFFICIENT_BUFFER),
+            StatusName(cuabi_function_get_params(saxpy_, few, &have, &size)));
+  EXPECT_EQ(5u, have);
+  EXPECT_EQ(77u, few[0].offset);
   EXPECT_EQ(77u, size);
   EXPECT_EQ(StatusName(CUABI_ERROR_INVALID_ARGUMENT),
-            StatusName(cuabi_function_get_param_info(saxpy_, 0, nullptr, &size)));
-  EXPECT_EQ(StatusName(CUABI_ERROR_INVALID_ARGUMENT),
-            StatusName(cuabi_function_get_param_info(saxpy_, 0, &offset, nullptr)));
+            StatusName(cuabi_function_get_params(saxpy_, few, nullptr, &size)));
+  have = 0;
+  EXPECT_EQ(CUABI_SUCCESS, cuabi_function_get_params(saxpy_, nullptr, &have, &size));
+  EXPECT_EQ(5u, have);
+  EXPECT_EQ(40u, size);
   EXPECT_EQ(StatusName(CUABI_ERROR_INVALID_ARGUMENT),
             StatusName(cuabi_function_get_param_count(saxpy_, nullptr)));
   EXPECT_EQ(StatusName(CUABI_ERROR_INVALID_ARGUMENT),
@@ -384,10 +419,10 @@ TEST_F(UtilKernelTest, LaunchBoundsLimitTheBlock) {
   cuabi_launch_config config = CUABI_LAUNCH_CONFIG_INIT;
   config.block_x = 256;
   EXPECT_EQ(StatusName(CUABI_ERROR_INVALID_ARGUMENT),
-            StatusName(cuabi_launch(bounded, &config, nullptr, params, 1)))
+            StatusName(cuabi_function_launch(bounded, &config, nullptr, params, 1)))
       << "a block past the kernel's own limit";
   config.block_x = 128;
-  ASSERT_EQ(CUABI_SUCCESS, cuabi_launch(bounded, &config, nullptr, params, 1)) << LastError();
+  ASSERT_EQ(CUABI_SUCCESS, cuabi_function_launch(bounded, &config, nullptr, params, 1)) << LastError();
   ASSERT_EQ(CUABI_SUCCESS, cuabi_device_synchronize(device_));
   const std::vector<int> got = Download<int>(out, 256);
   for (int i = 0; i < 128; ++i) ASSERT_EQ(i, got[i]);
@@ -411,7 +446,7 @@ TEST_F(UtilKernelTest, DynamicSharedMemory) {
   cuabi_launch_config config = CUABI_LAUNCH_CONFIG_INIT;
   config.block_x = threads;
   config.shared_mem_bytes = threads * sizeof(int);
-  ASSERT_EQ(CUABI_SUCCESS, cuabi_launch(reverse, &config, nullptr, params, 1)) << LastError();
+  ASSERT_EQ(CUABI_SUCCESS, cuabi_function_launch(reverse, &config, nullptr, params, 1)) << LastError();
   ASSERT_EQ(CUABI_SUCCESS, cuabi_device_synchronize(device_));
   const std::vector<int> got = Download<int>(out, threads);
   for (uint32_t i = 0; i < threads; ++i) ASSERT_EQ(static_cast<int>(threads - 1 - i), got[i]);
@@ -425,12 +460,12 @@ TEST_F(UtilKernelTest, KernelWithoutParameters) {
   ASSERT_EQ(CUABI_SUCCESS, cuabi_function_get_args_size(f, &args_size));
   EXPECT_EQ(0u, args_size);
   cuabi_launch_config config = CUABI_LAUNCH_CONFIG_INIT;
-  EXPECT_EQ(CUABI_SUCCESS, cuabi_launch(f, &config, nullptr, nullptr, 0)) << LastError();
-  EXPECT_EQ(CUABI_SUCCESS, cuabi_launch_sized(f, &config, nullptr, nullptr, nullptr, 0))
+  EXPECT_EQ(CUABI_SUCCESS, cuabi_function_launch(f, &config, nullptr, nullptr, 0)) << LastError();
+  EXPECT_EQ(CUABI_SUCCESS, cuabi_function_launch_sized(f, &config, nullptr, nullptr, nullptr, 0))
       << LastError();
-  EXPECT_EQ(CUABI_SUCCESS, cuabi_launch_packed(f, &config, nullptr, nullptr, 0)) << LastError();
+  EXPECT_EQ(CUABI_SUCCESS, cuabi_function_launch_packed(f, &config, nullptr, nullptr, 0)) << LastError();
   void* one[] = {&count};
-  EXPECT_EQ(CUABI_ERROR_INVALID_ARGUMENT, cuabi_launch(f, &config, nullptr, one, 1));
+  EXPECT_EQ(CUABI_ERROR_INVALID_ARGUMENT, cuabi_function_launch(f, &config, nullptr, one, 1));
   EXPECT_EQ(CUABI_SUCCESS, cuabi_device_synchronize(device_)) << LastError();
 }
 

@@ -182,7 +182,7 @@ class PinnedTest : public GpuTest {
     cuabi_launch_config config = CUABI_LAUNCH_CONFIG_INIT;
     config.block_x = 256;
     config.grid_x = static_cast<uint32_t>((count + 255) / 256);
-    ASSERT_EQ(CUABI_SUCCESS, cuabi_launch(add, &config, s, params, 3)) << LastError();
+    ASSERT_EQ(CUABI_SUCCESS, cuabi_function_launch(add, &config, s, params, 3)) << LastError();
     ASSERT_EQ(CUABI_SUCCESS, cuabi_buffer_copy_to_host_async(d, 0, host, count * sizeof(int), s))
         << LastError();
     ASSERT_EQ(CUABI_SUCCESS, cuabi_stream_synchronize(s)) << LastError();
@@ -193,7 +193,7 @@ class PinnedTest : public GpuTest {
 TEST_F(PinnedTest, HostAlloc) {
   const size_t count = 1 << 20;
   HostBuffer h;
-  ASSERT_EQ(CUABI_SUCCESS, cuabi_host_alloc(device_, count * sizeof(int), h.out())) << LastError();
+  ASSERT_EQ(CUABI_SUCCESS, cuabi_host_buffer_alloc(device_, count * sizeof(int), h.out())) << LastError();
   void* ptr = nullptr;
   ASSERT_EQ(CUABI_SUCCESS, cuabi_host_buffer_get_pointer(h, &ptr));
   ASSERT_NE(nullptr, ptr);
@@ -204,7 +204,7 @@ TEST_F(PinnedTest, HostAlloc) {
 
   cuabi_host_buffer untouched = AsHandle<cuabi_host_buffer>(0x77);
   EXPECT_EQ(StatusName(CUABI_ERROR_INVALID_ARGUMENT),
-            StatusName(cuabi_host_alloc(device_, 0, &untouched)));
+            StatusName(cuabi_host_buffer_alloc(device_, 0, &untouched)));
   EXPECT_EQ(AsHandle<cuabi_host_buffer>(0x77), untouched);
   EXPECT_EQ(StatusName(CUABI_ERROR_INVALID_ARGUMENT),
             StatusName(cuabi_host_buffer_get_pointer(h, nullptr)));
@@ -217,7 +217,7 @@ TEST_F(PinnedTest, HostRegister) {
   std::vector<int> memory(count);
   HostBuffer h;
   ASSERT_EQ(CUABI_SUCCESS,
-            cuabi_host_register(device_, memory.data(), count * sizeof(int), h.out()))
+            cuabi_host_buffer_register(device_, memory.data(), count * sizeof(int), h.out()))
       << LastError();
   void* ptr = nullptr;
   ASSERT_EQ(CUABI_SUCCESS, cuabi_host_buffer_get_pointer(h, &ptr));
@@ -232,9 +232,9 @@ TEST_F(PinnedTest, HostRegister) {
 
   cuabi_host_buffer untouched = AsHandle<cuabi_host_buffer>(0x77);
   EXPECT_EQ(StatusName(CUABI_ERROR_INVALID_ARGUMENT),
-            StatusName(cuabi_host_register(device_, nullptr, 4096, &untouched)));
+            StatusName(cuabi_host_buffer_register(device_, nullptr, 4096, &untouched)));
   EXPECT_EQ(StatusName(CUABI_ERROR_INVALID_ARGUMENT),
-            StatusName(cuabi_host_register(device_, memory.data(), 0, &untouched)));
+            StatusName(cuabi_host_buffer_register(device_, memory.data(), 0, &untouched)));
   EXPECT_EQ(AsHandle<cuabi_host_buffer>(0x77), untouched);
 }
 

@@ -33,7 +33,7 @@ class ModuleTest : public GpuTest {
     cuabi_launch_config config = CUABI_LAUNCH_CONFIG_INIT;
     config.block_x = 256;
     config.grid_x = static_cast<uint32_t>(n / 256);
-    ASSERT_EQ(CUABI_SUCCESS, cuabi_launch(saxpy, &config, nullptr, params, 5)) << LastError();
+    ASSERT_EQ(CUABI_SUCCESS, cuabi_function_launch(saxpy, &config, nullptr, params, 5)) << LastError();
     EXPECT_EQ(0u, problem.Mismatches(Download<float>(out, n)));
   }
 
@@ -81,11 +81,11 @@ TEST_F(ModuleTest, NameExpressionsThroughModuleCompile) {
   cuabi_launch_config config = CUABI_LAUNCH_CONFIG_INIT;
   void* fparams[] = {&p, &fv};
   const size_t fsizes[] = {8, 4};
-  ASSERT_EQ(CUABI_SUCCESS, cuabi_launch_sized(wf, &config, nullptr, fparams, fsizes, 2))
+  ASSERT_EQ(CUABI_SUCCESS, cuabi_function_launch_sized(wf, &config, nullptr, fparams, fsizes, 2))
       << LastError();
   EXPECT_EQ(3.5f, Download<float>(out, 1)[0]);
   void* iparams[] = {&p, &iv};
-  ASSERT_EQ(CUABI_SUCCESS, cuabi_launch_sized(wi, &config, nullptr, iparams, fsizes, 2))
+  ASSERT_EQ(CUABI_SUCCESS, cuabi_function_launch_sized(wi, &config, nullptr, iparams, fsizes, 2))
       << LastError();
   EXPECT_EQ(42, Download<int>(out, 1)[0]);
 
@@ -145,7 +145,7 @@ TEST_F(ModuleTest, Globals) {
   void* params[] = {&p};
   cuabi_launch_config config = CUABI_LAUNCH_CONFIG_INIT;
   config.block_x = 64;
-  ASSERT_EQ(CUABI_SUCCESS, cuabi_launch(bump, &config, nullptr, params, 1)) << LastError();
+  ASSERT_EQ(CUABI_SUCCESS, cuabi_function_launch(bump, &config, nullptr, params, 1)) << LastError();
   EXPECT_EQ(2.5f, Download<float>(out, 1)[0]);
   EXPECT_EQ((std::vector<int>{16, 16, 16, 16}), Download<int>(counter_view, 4));
 
@@ -212,7 +212,7 @@ TEST_F(ModuleTest, HeadersThroughTheCompileDesc) {
   void* params[] = {&p, &n};
   cuabi_launch_config config = CUABI_LAUNCH_CONFIG_INIT;
   config.block_x = 256;
-  ASSERT_EQ(CUABI_SUCCESS, cuabi_launch(scale, &config, nullptr, params, 2)) << LastError();
+  ASSERT_EQ(CUABI_SUCCESS, cuabi_function_launch(scale, &config, nullptr, params, 2)) << LastError();
   const std::vector<float> got = Download<float>(buf, 256);
   for (int i = 0; i < 256; ++i) ASSERT_EQ(2.0f * i + 1.0f, got[i]);
 }
@@ -245,7 +245,7 @@ TEST_F(ModuleTest, CompileDescIsChecked) {
   desc.flags = CUABI_COMPILE_NO_CACHE;
   CUABI_EXPECT_STATUS(want, cuabi_module_compile(device_, &desc, nullptr));
   cuabi_compile_desc bad = desc;
-  bad.output = 7;
+  bad.output = static_cast<cuabi_output>(7);
   CUABI_EXPECT_STATUS(want, cuabi_module_compile(device_, &bad, &untouched));
   bad = desc;
   bad.num_options = 1;
@@ -295,7 +295,7 @@ TEST_F(ModuleTest, LoadPtxAndCubinFromMemory) {
   Function f = GetFunction(from_ptx, "saxpy");
   RunSaxpy(f);
   int32_t hit = -1;
-  ASSERT_EQ(CUABI_SUCCESS, cuabi_module_from_cache(from_ptx, &hit));
+  ASSERT_EQ(CUABI_SUCCESS, cuabi_module_get_from_cache(from_ptx, &hit));
   EXPECT_EQ(0, hit) << "a loaded image never came from the compile cache";
 
   Module from_cubin;
@@ -441,7 +441,7 @@ TEST_F(ModuleTest, ObjectsOutliveTheirDeviceHandle) {
   cuabi_launch_config config = CUABI_LAUNCH_CONFIG_INIT;
   config.block_x = 256;
   config.grid_x = static_cast<uint32_t>(n / 256);
-  ASSERT_EQ(CUABI_SUCCESS, cuabi_launch(f, &config, s, params, 5)) << LastError();
+  ASSERT_EQ(CUABI_SUCCESS, cuabi_function_launch(f, &config, s, params, 5)) << LastError();
   ASSERT_EQ(CUABI_SUCCESS, cuabi_event_record(e, s)) << LastError();
   ASSERT_EQ(CUABI_SUCCESS, cuabi_event_synchronize(e)) << LastError();
   std::vector<float> got(n);
@@ -456,9 +456,9 @@ TEST_F(ModuleTest, ObjectsOutliveTheirDeviceHandle) {
 TEST_F(ModuleTest, FromCacheArgumentCheck) {
   Module m = Compile(kSaxpySource);
   EXPECT_EQ(StatusName(CUABI_ERROR_INVALID_ARGUMENT),
-            StatusName(cuabi_module_from_cache(m, nullptr)));
+            StatusName(cuabi_module_get_from_cache(m, nullptr)));
   int32_t hit = -1;
-  ASSERT_EQ(CUABI_SUCCESS, cuabi_module_from_cache(m, &hit));
+  ASSERT_EQ(CUABI_SUCCESS, cuabi_module_get_from_cache(m, &hit));
   EXPECT_EQ(0, hit) << "compiled with CUABI_COMPILE_NO_CACHE";
 }
 

@@ -19,7 +19,7 @@ class BlockedWorkTest : public GpuTest {
     module_ = Compile(kUtilSource);
     wait_flag_ = GetFunction(module_, "wait_flag");
     ASSERT_NE(nullptr, wait_flag_.get());
-    ASSERT_EQ(CUABI_SUCCESS, cuabi_host_alloc(device_, sizeof(int), flag_buffer_.out()))
+    ASSERT_EQ(CUABI_SUCCESS, cuabi_host_buffer_alloc(device_, sizeof(int), flag_buffer_.out()))
         << LastError();
     void* p = nullptr;
     ASSERT_EQ(CUABI_SUCCESS, cuabi_host_buffer_get_pointer(flag_buffer_, &p));
@@ -40,7 +40,7 @@ class BlockedWorkTest : public GpuTest {
     uint64_t out = Pointer(result_);
     void* params[] = {&flag_ptr, &out};
     cuabi_launch_config config = CUABI_LAUNCH_CONFIG_INIT;
-    ASSERT_EQ(CUABI_SUCCESS, cuabi_launch(wait_flag_, &config, stream, params, 2)) << LastError();
+    ASSERT_EQ(CUABI_SUCCESS, cuabi_function_launch(wait_flag_, &config, stream, params, 2)) << LastError();
   }
 
   void Release() {
@@ -64,7 +64,7 @@ TEST_F(BlockedWorkTest, StreamQueryIsNotReadyUntilTheWorkIsDone) {
   ASSERT_EQ(CUABI_SUCCESS, cuabi_stream_create(device_, CUABI_STREAM_NON_BLOCKING, 0, s.out()));
   EXPECT_EQ(CUABI_SUCCESS, cuabi_stream_query(s)) << "an idle stream is done";
   LaunchBlocked(s);
-  cuabi_clear_last_error();
+  cuabi_last_error_clear();
   EXPECT_EQ(StatusName(CUABI_ERROR_NOT_READY), StatusName(cuabi_stream_query(s)));
   EXPECT_EQ(CUABI_SUCCESS, cuabi_last_error_status()) << "NOT_READY is no failure";
   EXPECT_STREQ("", cuabi_last_error_message());
@@ -103,7 +103,7 @@ TEST_F(BlockedWorkTest, StreamWaitEventOrdersTwoStreams) {
   int v = 2;
   void* params[] = {&p, &v};
   cuabi_launch_config config = CUABI_LAUNCH_CONFIG_INIT;
-  ASSERT_EQ(CUABI_SUCCESS, cuabi_launch(times_ten_plus, &config, b, params, 2));  // result*10+2
+  ASSERT_EQ(CUABI_SUCCESS, cuabi_function_launch(times_ten_plus, &config, b, params, 2));  // result*10+2
   EXPECT_EQ(StatusName(CUABI_ERROR_NOT_READY), StatusName(cuabi_stream_query(b)))
       << "b waits for a, which waits for the flag";
   Release();
@@ -143,10 +143,10 @@ TEST_F(StreamTest, CreateWithPriorityAndWrap) {
     uint64_t raw2 = 0;
     ASSERT_EQ(CUABI_SUCCESS, cuabi_stream_get_handle(wrapped, &raw2));
     EXPECT_EQ(raw, raw2);
-    ASSERT_EQ(CUABI_SUCCESS, cuabi_launch(add, &config, wrapped, params, 3)) << LastError();
+    ASSERT_EQ(CUABI_SUCCESS, cuabi_function_launch(add, &config, wrapped, params, 3)) << LastError();
     ASSERT_EQ(CUABI_SUCCESS, cuabi_stream_synchronize(wrapped)) << LastError();
   }
-  ASSERT_EQ(CUABI_SUCCESS, cuabi_launch(add, &config, s, params, 3)) << LastError();
+  ASSERT_EQ(CUABI_SUCCESS, cuabi_function_launch(add, &config, s, params, 3)) << LastError();
   ASSERT_EQ(CUABI_SUCCESS, cuabi_stream_synchronize(s)) << LastError();
   for (int x : Download<int>(buf, 256)) ASSERT_EQ(6, x);
 }
@@ -159,13 +159,13 @@ TEST_F(StreamTest, ElapsedTimeNeedsTimingEvents) {
   ASSERT_EQ(CUABI_SUCCESS, cuabi_event_record(b, nullptr));
   ASSERT_EQ(CUABI_SUCCESS, cuabi_event_synchronize(b));
   float ms = 1234.5f;
-  EXPECT_NE(CUABI_SUCCESS, cuabi_event_elapsed_ms(a, b, &ms));
+  EXPECT_NE(CUABI_SUCCESS, cuabi_event_get_elapsed_ms(a, b, &ms));
   EXPECT_EQ(1234.5f, ms);
   EXPECT_STRNE("", cuabi_last_error_message());
   Event c;
   ASSERT_EQ(CUABI_SUCCESS, cuabi_event_create(device_, 0, c.out()));
   EXPECT_EQ(StatusName(CUABI_ERROR_INVALID_ARGUMENT),
-            StatusName(cuabi_event_elapsed_ms(c, c, nullptr)));
+            StatusName(cuabi_event_get_elapsed_ms(c, c, nullptr)));
 }
 
 TEST_F(StreamTest, GraphCaptureInstantiateLaunch) {
@@ -188,7 +188,7 @@ TEST_F(StreamTest, GraphCaptureInstantiateLaunch) {
   EXPECT_EQ(CUABI_SUCCESS, cuabi_buffer_memset_async(buf, 0, 0, n * sizeof(int), s)) << LastError();
   for (int i = 0; i < 3; ++i) {
     void* params[] = {&p, &values[i], &count};
-    EXPECT_EQ(CUABI_SUCCESS, cuabi_launch(add, &config, s, params, 3)) << LastError();
+    EXPECT_EQ(CUABI_SUCCESS, cuabi_function_launch(add, &config, s, params, 3)) << LastError();
   }
   Graph graph;
   ASSERT_EQ(CUABI_SUCCESS, cuabi_stream_end_capture(s, graph.out())) << LastError();
@@ -265,7 +265,7 @@ TEST_F(StreamTest, TwoThreadsLaunchOnOneContext) {
         void* params[] = {&problem.a, &px, &py, &pout, &count};
         cuabi_stream stream = (i % 2 == 0) ? shared.get() : own;
         if (cuabi_buffer_memset_async(out, 0, 0, problem.bytes(), stream) ||
-            cuabi_launch(saxpy, &config, stream, params, 5) || cuabi_stream_synchronize(stream)) {
+            cuabi_function_launch(saxpy, &config, stream, params, 5) || cuabi_stream_synchronize(stream)) {
           fail("iteration " + std::to_string(i) + ": " + LastError());
           break;
         }

@@ -120,15 +120,15 @@ std::vector<HandleCall> MakeHandleCalls() {
     *t = b != Out<cuabi_buffer>();
     return s;
   });
-  add("cuabi_host_alloc", Kind::kDevice, [](uintptr_t h, bool* t) {
+  add("cuabi_host_buffer_alloc", Kind::kDevice, [](uintptr_t h, bool* t) {
     cuabi_host_buffer b = Out<cuabi_host_buffer>();
-    cuabi_status s = cuabi_host_alloc(As<cuabi_device>(h), 256, &b);
+    cuabi_status s = cuabi_host_buffer_alloc(As<cuabi_device>(h), 256, &b);
     *t = b != Out<cuabi_host_buffer>();
     return s;
   });
-  add("cuabi_host_register", Kind::kDevice, [](uintptr_t h, bool* t) {
+  add("cuabi_host_buffer_register", Kind::kDevice, [](uintptr_t h, bool* t) {
     cuabi_host_buffer b = Out<cuabi_host_buffer>();
-    cuabi_status s = cuabi_host_register(As<cuabi_device>(h), g_host, sizeof g_host, &b);
+    cuabi_status s = cuabi_host_buffer_register(As<cuabi_device>(h), g_host, sizeof g_host, &b);
     *t = b != Out<cuabi_host_buffer>();
     return s;
   });
@@ -186,9 +186,9 @@ std::vector<HandleCall> MakeHandleCalls() {
   });
 
   // Modules.
-  add("cuabi_module_from_cache", Kind::kModule, [](uintptr_t h, bool* t) {
+  add("cuabi_module_get_from_cache", Kind::kModule, [](uintptr_t h, bool* t) {
     int32_t hit = kI32;
-    cuabi_status s = cuabi_module_from_cache(As<cuabi_module>(h), &hit);
+    cuabi_status s = cuabi_module_get_from_cache(As<cuabi_module>(h), &hit);
     *t = hit != kI32;
     return s;
   });
@@ -220,11 +220,21 @@ std::vector<HandleCall> MakeHandleCalls() {
     *t = n != kSize;
     return s;
   });
-  add("cuabi_function_get_param_info", Kind::kFunction, [](uintptr_t h, bool* t) {
-    size_t o = kSize, n = kSize;
-    cuabi_status s = cuabi_function_get_param_info(As<cuabi_function>(h), 0, &o, &n);
-    *t = o != kSize || n != kSize;
+  add("cuabi_function_get_params", Kind::kFunction, [](uintptr_t h, bool* t) {
+    cuabi_param_info p[2] = {{kSize, kSize}, {kSize, kSize}};
+    size_t n = 2, a = kSize;
+    cuabi_status s = cuabi_function_get_params(As<cuabi_function>(h), p, &n, &a);
+    *t = p[0].offset != kSize || p[0].size != kSize || n != 2 || a != kSize;
     return s;
+  });
+  add("cuabi_function_check_arg_sizes", Kind::kFunction, [](uintptr_t h, bool* t) {
+    const size_t sizes[] = {4, 8};
+    *t = false;
+    return cuabi_function_check_arg_sizes(As<cuabi_function>(h), sizes, 2);
+  });
+  add("cuabi_function_check_arg_size", Kind::kFunction, [](uintptr_t h, bool* t) {
+    *t = false;
+    return cuabi_function_check_arg_size(As<cuabi_function>(h), 0, 4);
   });
   add("cuabi_function_get_args_size", Kind::kFunction, [](uintptr_t h, bool* t) {
     size_t n = kSize;
@@ -248,23 +258,23 @@ std::vector<HandleCall> MakeHandleCalls() {
     return cuabi_function_set_attribute(As<cuabi_function>(h),
                                         CUABI_FUNC_MAX_DYNAMIC_SHARED_SIZE_BYTES, 1024);
   });
-  add("cuabi_launch", Kind::kFunction, [](uintptr_t h, bool*) {
+  add("cuabi_function_launch", Kind::kFunction, [](uintptr_t h, bool*) {
     cuabi_launch_config config = CUABI_LAUNCH_CONFIG_INIT;
     int value = 0;
     void* params[] = {&value};
-    return cuabi_launch(As<cuabi_function>(h), &config, nullptr, params, 1);
+    return cuabi_function_launch(As<cuabi_function>(h), &config, nullptr, params, 1);
   });
-  add("cuabi_launch_sized", Kind::kFunction, [](uintptr_t h, bool*) {
+  add("cuabi_function_launch_sized", Kind::kFunction, [](uintptr_t h, bool*) {
     cuabi_launch_config config = CUABI_LAUNCH_CONFIG_INIT;
     int value = 0;
     void* params[] = {&value};
     const size_t sizes[] = {sizeof value};
-    return cuabi_launch_sized(As<cuabi_function>(h), &config, nullptr, params, sizes, 1);
+    return cuabi_function_launch_sized(As<cuabi_function>(h), &config, nullptr, params, sizes, 1);
   });
-  add("cuabi_launch_packed", Kind::kFunction, [](uintptr_t h, bool*) {
+  add("cuabi_function_launch_packed", Kind::kFunction, [](uintptr_t h, bool*) {
     cuabi_launch_config config = CUABI_LAUNCH_CONFIG_INIT;
     unsigned char args[8] = {0};
-    return cuabi_launch_packed(As<cuabi_function>(h), &config, nullptr, args, sizeof args);
+    return cuabi_function_launch_packed(As<cuabi_function>(h), &config, nullptr, args, sizeof args);
   });
 
   // Device memory.
@@ -358,9 +368,9 @@ std::vector<HandleCall> MakeHandleCalls() {
       [](uintptr_t h, bool*) { return cuabi_event_synchronize(As<cuabi_event>(h)); });
   add("cuabi_event_query", Kind::kEvent,
       [](uintptr_t h, bool*) { return cuabi_event_query(As<cuabi_event>(h)); });
-  add("cuabi_event_elapsed_ms", Kind::kEvent, [](uintptr_t h, bool* t) {
+  add("cuabi_event_get_elapsed_ms", Kind::kEvent, [](uintptr_t h, bool* t) {
     float ms = kFloat;
-    cuabi_status s = cuabi_event_elapsed_ms(As<cuabi_event>(h), As<cuabi_event>(h), &ms);
+    cuabi_status s = cuabi_event_get_elapsed_ms(As<cuabi_event>(h), As<cuabi_event>(h), &ms);
     *t = ms != kFloat;
     return s;
   });

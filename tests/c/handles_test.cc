@@ -40,7 +40,7 @@ cuabi_program NewProgram() {
 // Calls `call` with `handle` and expects INVALID_HANDLE, out-parameters
 // untouched and the last error set accordingly.
 void ExpectInvalidHandle(const HandleCall& call, uintptr_t handle, const std::string& what) {
-  cuabi_clear_last_error();
+  cuabi_last_error_clear();
   bool touched = false;
   const cuabi_status st = call.call(handle, &touched);
   EXPECT_EQ("CUABI_ERROR_INVALID_HANDLE", cuabi_test::StatusName(st))
@@ -208,7 +208,7 @@ TEST(Release, LeavesTheLastErrorUntouched) {
   EXPECT_EQ(log_size, after);
 
   // Same from a clean state: release sets nothing.
-  cuabi_clear_last_error();
+  cuabi_last_error_clear();
   cuabi_program_release(live);
   cuabi_program_release(live);
   EXPECT_EQ(CUABI_SUCCESS, cuabi_last_error_status());

@@ -21,102 +21,8 @@ static const struct {
   const char* name;
   cuabi_c99_any_fn fn;
 } cuabi_c99_functions[] = {
-    CUABI_C99_FN(cuabi_version),
-    CUABI_C99_FN(cuabi_version_string),
-    CUABI_C99_FN(cuabi_status_name),
-    CUABI_C99_FN(cuabi_status_description),
-    CUABI_C99_FN(cuabi_last_error_message),
-    CUABI_C99_FN(cuabi_last_error_status),
-    CUABI_C99_FN(cuabi_last_error_code),
-    CUABI_C99_FN(cuabi_last_error_log),
-    CUABI_C99_FN(cuabi_clear_last_error),
-    CUABI_C99_FN(cuabi_init),
-    CUABI_C99_FN(cuabi_driver_version),
-    CUABI_C99_FN(cuabi_driver_path),
-    CUABI_C99_FN(cuabi_nvrtc_version),
-    CUABI_C99_FN(cuabi_nvrtc_path),
-    CUABI_C99_FN(cuabi_device_count),
-    CUABI_C99_FN(cuabi_device_get),
-    CUABI_C99_FN(cuabi_device_release),
-    CUABI_C99_FN(cuabi_device_get_ordinal),
-    CUABI_C99_FN(cuabi_device_get_name),
-    CUABI_C99_FN(cuabi_device_get_compute_capability),
-    CUABI_C99_FN(cuabi_device_get_total_memory),
-    CUABI_C99_FN(cuabi_device_get_memory_info),
-    CUABI_C99_FN(cuabi_device_get_attribute),
-    CUABI_C99_FN(cuabi_device_get_context),
-    CUABI_C99_FN(cuabi_device_synchronize),
-    CUABI_C99_FN(cuabi_device_get_stream_priority_range),
-    CUABI_C99_FN(cuabi_device_reset),
-    CUABI_C99_FN(cuabi_program_create),
-    CUABI_C99_FN(cuabi_program_release),
-    CUABI_C99_FN(cuabi_program_add_name_expression),
-    CUABI_C99_FN(cuabi_program_compile),
-    CUABI_C99_FN(cuabi_program_get_log),
-    CUABI_C99_FN(cuabi_program_get_ptx),
-    CUABI_C99_FN(cuabi_program_get_cubin),
-    CUABI_C99_FN(cuabi_program_get_lowered_name),
-    CUABI_C99_FN(cuabi_module_compile),
-    CUABI_C99_FN(cuabi_module_load_data),
-    CUABI_C99_FN(cuabi_module_load_file),
-    CUABI_C99_FN(cuabi_module_release),
-    CUABI_C99_FN(cuabi_module_from_cache),
-    CUABI_C99_FN(cuabi_module_get_function),
-    CUABI_C99_FN(cuabi_module_get_lowered_name),
-    CUABI_C99_FN(cuabi_module_get_global),
-    CUABI_C99_FN(cuabi_function_release),
-    CUABI_C99_FN(cuabi_function_get_param_count),
-    CUABI_C99_FN(cuabi_function_get_param_info),
-    CUABI_C99_FN(cuabi_function_get_args_size),
-    CUABI_C99_FN(cuabi_function_get_name),
-    CUABI_C99_FN(cuabi_function_get_attribute),
-    CUABI_C99_FN(cuabi_function_set_attribute),
-    CUABI_C99_FN(cuabi_launch),
-    CUABI_C99_FN(cuabi_launch_sized),
-    CUABI_C99_FN(cuabi_launch_packed),
-    CUABI_C99_FN(cuabi_buffer_alloc),
-    CUABI_C99_FN(cuabi_buffer_wrap),
-    CUABI_C99_FN(cuabi_buffer_release),
-    CUABI_C99_FN(cuabi_buffer_get_pointer),
-    CUABI_C99_FN(cuabi_buffer_get_size),
-    CUABI_C99_FN(cuabi_buffer_get_device_ordinal),
-    CUABI_C99_FN(cuabi_buffer_copy_from_host),
-    CUABI_C99_FN(cuabi_buffer_copy_to_host),
-    CUABI_C99_FN(cuabi_buffer_copy_from_host_async),
-    CUABI_C99_FN(cuabi_buffer_copy_to_host_async),
-    CUABI_C99_FN(cuabi_buffer_copy),
-    CUABI_C99_FN(cuabi_buffer_copy_async),
-    CUABI_C99_FN(cuabi_buffer_memset),
-    CUABI_C99_FN(cuabi_buffer_memset_async),
-    CUABI_C99_FN(cuabi_host_alloc),
-    CUABI_C99_FN(cuabi_host_register),
-    CUABI_C99_FN(cuabi_host_buffer_release),
-    CUABI_C99_FN(cuabi_host_buffer_get_pointer),
-    CUABI_C99_FN(cuabi_host_buffer_get_size),
-    CUABI_C99_FN(cuabi_stream_create),
-    CUABI_C99_FN(cuabi_stream_wrap),
-    CUABI_C99_FN(cuabi_stream_release),
-    CUABI_C99_FN(cuabi_stream_get_handle),
-    CUABI_C99_FN(cuabi_stream_synchronize),
-    CUABI_C99_FN(cuabi_stream_query),
-    CUABI_C99_FN(cuabi_stream_wait_event),
-    CUABI_C99_FN(cuabi_event_create),
-    CUABI_C99_FN(cuabi_event_release),
-    CUABI_C99_FN(cuabi_event_record),
-    CUABI_C99_FN(cuabi_event_synchronize),
-    CUABI_C99_FN(cuabi_event_query),
-    CUABI_C99_FN(cuabi_event_elapsed_ms),
-    CUABI_C99_FN(cuabi_stream_begin_capture),
-    CUABI_C99_FN(cuabi_stream_end_capture),
-    CUABI_C99_FN(cuabi_graph_release),
-    CUABI_C99_FN(cuabi_graph_get_node_count),
-    CUABI_C99_FN(cuabi_graph_instantiate),
-    CUABI_C99_FN(cuabi_graph_exec_release),
-    CUABI_C99_FN(cuabi_graph_exec_launch),
-    CUABI_C99_FN(cuabi_launch_plan_create),
-    CUABI_C99_FN(cuabi_launch_plan_release),
-    CUABI_C99_FN(cuabi_launch_plan_get_args),
-    CUABI_C99_FN(cuabi_launch_plan_launch),
+#define CUABI_C99_FN_ITEM(f) CUABI_C99_FN(f),
+    CUABI_TEST_FUNCTIONS(CUABI_C99_FN_ITEM)
 };
 
 size_t cuabi_c99_function_count(void) {
@@ -211,7 +117,7 @@ int cuabi_c99_calls(void) {
 
   if (cuabi_version() != CUABI_VERSION_NUMBER) return 1;
   if (strcmp(cuabi_version_string(), CUABI_VERSION_STRING) != 0) return 2;
-  if (strcmp(cuabi_status_name(CUABI_ERROR_INVALID_HANDLE), "CUABI_ERROR_INVALID_HANDLE") != 0) {
+  if (strcmp(cuabi_status_get_name(CUABI_ERROR_INVALID_HANDLE), "CUABI_ERROR_INVALID_HANDLE") != 0) {
     return 3;
   }
 
@@ -237,7 +143,7 @@ int cuabi_c99_calls(void) {
   (void)attribute;
   (void)mode;
   (void)output;
-  cuabi_clear_last_error();
+  cuabi_last_error_clear();
   if (cuabi_last_error_status() != CUABI_SUCCESS) return 9;
   if (cuabi_last_error_message()[0] != '\0') return 10;
   if (cuabi_last_error_code() != 0) return 11;

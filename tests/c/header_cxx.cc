@@ -9,10 +9,13 @@
 
 #include "header_abi.h"
 
-static_assert(std::is_same<cuabi_status, int32_t>::value, "statuses are 32-bit");
-static_assert(std::is_same<cuabi_output, int32_t>::value, "enums are 32-bit");
-static_assert(std::is_same<cuabi_function_attribute, int32_t>::value, "enums are 32-bit");
-static_assert(std::is_same<cuabi_capture_mode, int32_t>::value, "enums are 32-bit");
+// Every enum is a named type 32 bits wide (its _FORCE32 enumerator sees to it).
+#define CUABI_CXX_ENUM_IS_32_BITS(t) \
+  static_assert(std::is_enum<t>::value && sizeof(t) == 4, #t " is a 32-bit enum");
+CUABI_TEST_ENUM_TYPES(CUABI_CXX_ENUM_IS_32_BITS)
+static_assert(std::is_same<cuabi_stream_flags, uint32_t>::value, "flag sets are uint32_t");
+static_assert(std::is_same<cuabi_event_flags, uint32_t>::value, "flag sets are uint32_t");
+static_assert(std::is_same<cuabi_compile_flags, uint32_t>::value, "flag sets are uint32_t");
 static_assert(std::is_standard_layout<cuabi_launch_config>::value, "C layout");
 static_assert(std::is_standard_layout<cuabi_compile_desc>::value, "C layout");
 static_assert(offsetof(cuabi_launch_config, struct_size) == 0, "struct_size comes first");

@@ -198,7 +198,7 @@ TEST(Program, KernelIncludingANamedHeader) {
 
 TEST(Program, SyntaxErrorGivesCompileStatusAndLogNamingTheLine) {
   cuabi_program program = Create(kBadSource, "bad_kernel.cu");
-  cuabi_clear_last_error();
+  cuabi_last_error_clear();
   ASSERT_EQ(CUABI_ERROR_COMPILE, Compile(program, {kPtxArch}));
   EXPECT_EQ(CUABI_ERROR_COMPILE, cuabi_last_error_status());
   EXPECT_EQ(kNvrtcErrorCompilation, cuabi_last_error_code()) << "NVRTC_ERROR_COMPILATION";
@@ -330,7 +330,7 @@ TEST(Program, LastErrorLogTracksTheLastFailure) {
 
 TEST(Program, UsableFromAnotherThread) {
   cuabi_program program = Create(cuabi_test::kSaxpySource);
-  cuabi_status compiled = -1;
+  cuabi_status compiled = CUABI_ERROR_INTERNAL;
   std::thread t([&] { compiled = Compile(program, {kPtxArch}); });
   t.join();
   ASSERT_EQ(CUABI_SUCCESS, compiled);
@@ -373,17 +373,17 @@ TEST(Program, ConcurrentCompilesOfDifferentPrograms) {
 
 TEST(Nvrtc, VersionAndPath) {
   int32_t major = -1, minor = -1;
-  ASSERT_EQ(CUABI_SUCCESS, cuabi_nvrtc_version(&major, &minor)) << LastError();
+  ASSERT_EQ(CUABI_SUCCESS, cuabi_nvrtc_get_version(&major, &minor)) << LastError();
   EXPECT_GE(major, 11);
   EXPECT_GE(minor, 0);
   int32_t untouched = -5;
-  EXPECT_EQ(CUABI_ERROR_INVALID_ARGUMENT, cuabi_nvrtc_version(nullptr, &untouched));
+  EXPECT_EQ(CUABI_ERROR_INVALID_ARGUMENT, cuabi_nvrtc_get_version(nullptr, &untouched));
   EXPECT_EQ(-5, untouched);
-  EXPECT_EQ(CUABI_ERROR_INVALID_ARGUMENT, cuabi_nvrtc_version(&untouched, nullptr));
+  EXPECT_EQ(CUABI_ERROR_INVALID_ARGUMENT, cuabi_nvrtc_get_version(&untouched, nullptr));
   EXPECT_EQ(-5, untouched);
 
   const std::vector<char> path = CheckTwoCall(
-      [](void* buf, size_t* size) { return cuabi_nvrtc_path(static_cast<char*>(buf), size); },
+      [](void* buf, size_t* size) { return cuabi_nvrtc_get_path(static_cast<char*>(buf), size); },
       true);
   ASSERT_FALSE(path.empty());
   const std::string p(path.data());

@@ -45,32 +45,35 @@ void MakeKnownError() {
 
 TEST(Status, EveryStatusHasItsNameAndADescription) {
   std::set<std::string> descriptions;
-  for (cuabi_status s = 0; s < CUABI_STATUS_COUNT; ++s) {
-    const char* name = cuabi_status_name(s);
+  for (int i = 0; i < CUABI_STATUS_COUNT; ++i) {
+    const cuabi_status s = static_cast<cuabi_status>(i);
+    const char* name = cuabi_status_get_name(s);
     ASSERT_NE(nullptr, name) << s;
     EXPECT_STREQ(kNames[s], name) << "status " << s;
-    const char* description = cuabi_status_description(s);
+    const char* description = cuabi_status_get_description(s);
     ASSERT_NE(nullptr, description) << s;
     EXPECT_GT(std::strlen(description), 8u) << "status " << s << ": \"" << description << "\"";
     EXPECT_TRUE(descriptions.insert(description).second)
         << "status " << s << " shares its description: " << description;
     // Static strings: the same pointer on every call.
-    EXPECT_EQ(name, cuabi_status_name(s));
-    EXPECT_EQ(description, cuabi_status_description(s));
+    EXPECT_EQ(name, cuabi_status_get_name(s));
+    EXPECT_EQ(description, cuabi_status_get_description(s));
   }
 }
 
 TEST(Status, UnknownValuesAreNamedUnknown) {
-  const cuabi_status unknown[] = {-1,   CUABI_STATUS_COUNT, CUABI_STATUS_COUNT + 1,
-                                  1000, INT32_MIN,          INT32_MAX};
-  for (cuabi_status s : unknown) {
-    ASSERT_NE(nullptr, cuabi_status_name(s)) << s;
-    EXPECT_STREQ("CUABI_ERROR_UNKNOWN", cuabi_status_name(s)) << s;
-    const char* description = cuabi_status_description(s);
+  const int32_t unknown[] = {-1,   CUABI_STATUS_COUNT, CUABI_STATUS_COUNT + 1,
+                             1000, INT32_MIN,          INT32_MAX - 1};
+  for (int32_t value : unknown) {
+    const cuabi_status s = static_cast<cuabi_status>(value);
+    ASSERT_NE(nullptr, cuabi_status_get_name(s)) << s;
+    EXPECT_STREQ("CUABI_ERROR_UNKNOWN", cuabi_status_get_name(s)) << s;
+    const char* description = cuabi_status_get_description(s);
     ASSERT_NE(nullptr, description) << s;
     EXPECT_STRNE("", description) << s;
-    for (cuabi_status known = 0; known < CUABI_STATUS_COUNT; ++known) {
-      EXPECT_STRNE(cuabi_status_description(known), description)
+    for (int i = 0; i < CUABI_STATUS_COUNT; ++i) {
+      const cuabi_status known = static_cast<cuabi_status>(i);
+      EXPECT_STRNE(cuabi_status_get_description(known), description)
           << "unknown status " << s << " described as status " << known;
     }
   }
@@ -80,20 +83,20 @@ TEST(Status, StaticStringsAreUsableFromAnyThread) {
   const char* name = nullptr;
   const char* description = nullptr;
   std::thread t([&] {
-    name = cuabi_status_name(CUABI_ERROR_NOT_FOUND);
-    description = cuabi_status_description(CUABI_ERROR_NOT_FOUND);
+    name = cuabi_status_get_name(CUABI_ERROR_NOT_FOUND);
+    description = cuabi_status_get_description(CUABI_ERROR_NOT_FOUND);
   });
   t.join();
   EXPECT_STREQ("CUABI_ERROR_NOT_FOUND", name);
-  EXPECT_STREQ(cuabi_status_description(CUABI_ERROR_NOT_FOUND), description);
+  EXPECT_STREQ(cuabi_status_get_description(CUABI_ERROR_NOT_FOUND), description);
 }
 
 TEST(LastError, FreshThreadHasNoError) {
   std::string message = "unset";
-  cuabi_status status = -1;
+  cuabi_status status = CUABI_ERROR_INTERNAL;
   int32_t code = -1;
   size_t log_size = 0;
-  cuabi_status log_status = -1;
+  cuabi_status log_status = CUABI_ERROR_INTERNAL;
   std::thread t([&] {
     message = cuabi_last_error_message();
     status = cuabi_last_error_status();
@@ -144,9 +147,9 @@ TEST(LastError, ReadersAndStatusFunctionsLeaveItUntouched) {
     (void)cuabi_last_error_code();
     size_t size = 0;
     (void)cuabi_last_error_log(nullptr, &size);
-    (void)cuabi_status_name(CUABI_ERROR_CUDA);
-    (void)cuabi_status_description(CUABI_ERROR_CUDA);
-    (void)cuabi_status_name(9999);
+    (void)cuabi_status_get_name(CUABI_ERROR_CUDA);
+    (void)cuabi_status_get_description(CUABI_ERROR_CUDA);
+    (void)cuabi_status_get_name(static_cast<cuabi_status>(9999));
     (void)cuabi_version();
     (void)cuabi_version_string();
   }
@@ -156,7 +159,7 @@ TEST(LastError, ReadersAndStatusFunctionsLeaveItUntouched) {
 
 TEST(LastError, ClearResetsEverything) {
   MakeKnownError();
-  cuabi_clear_last_error();
+  cuabi_last_error_clear();
   EXPECT_EQ(CUABI_SUCCESS, cuabi_last_error_status());
   EXPECT_STREQ("", cuabi_last_error_message());
   EXPECT_EQ(0, cuabi_last_error_code());
@@ -166,12 +169,12 @@ TEST(LastError, ClearResetsEverything) {
 }
 
 TEST(LastError, LogReaderFollowsTheTwoCallPattern) {
-  cuabi_clear_last_error();
+  cuabi_last_error_clear();
   size_t size = 0;
   EXPECT_EQ(CUABI_ERROR_INVALID_ARGUMENT, cuabi_last_error_log(nullptr, nullptr));
   char buf[4] = {'x', 'x', 'x', 'x'};
   EXPECT_EQ(CUABI_ERROR_INVALID_ARGUMENT, cuabi_last_error_log(buf, nullptr));
-  cuabi_clear_last_error();
+  cuabi_last_error_clear();
   size = 0;
   EXPECT_EQ(CUABI_ERROR_INSUFFICIENT_BUFFER, cuabi_last_error_log(buf, &size));
   EXPECT_EQ(1u, size);

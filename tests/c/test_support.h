@@ -15,11 +15,11 @@ namespace cuabi_test {
 
 // "CUABI_ERROR_X: <message>" for the calling thread's last error.
 inline std::string LastError() {
-  return std::string(cuabi_status_name(cuabi_last_error_status())) + ": " +
+  return std::string(cuabi_status_get_name(cuabi_last_error_status())) + ": " +
          cuabi_last_error_message();
 }
 
-inline std::string StatusName(cuabi_status s) { return cuabi_status_name(s); }
+inline std::string StatusName(cuabi_status s) { return cuabi_status_get_name(s); }
 
 // Compares statuses by name so a failure prints "CUABI_ERROR_..." and the
 // thread's last error message.

@@ -96,7 +96,7 @@ TEST(Threads, EachThreadSeesOnlyItsOwnLastError) {
       const std::string message = cuabi_last_error_message();
       if (cuabi_last_error_status() != expected) {
         r.Fail("iteration " + std::to_string(i) + ": status " +
-               cuabi_status_name(cuabi_last_error_status()) + ", message: " + message);
+               cuabi_status_get_name(cuabi_last_error_status()) + ", message: " + message);
       }
       if (!Contains(message, marker)) {
         r.Fail("iteration " + std::to_string(i) + ": message lacks \"" + marker + "\": " + message);

@@ -60,9 +60,9 @@ using GraphExec = Owned<cuabi_graph_exec, cuabi_graph_exec_release>;
 // Why this process cannot run GPU tests, or "" when device 0 is usable.
 inline std::string NoDeviceReason() {
   int32_t count = 0;
-  const cuabi_status st = cuabi_device_count(&count);
+  const cuabi_status st = cuabi_device_get_count(&count);
   if (st != CUABI_SUCCESS) {
-    return std::string("no CUDA device: cuabi_device_count answered ") + cuabi_status_name(st) +
+    return std::string("no CUDA device: cuabi_device_get_count answered ") + cuabi_status_get_name(st) +
            ": " + cuabi_last_error_message();
   }
   if (count == 0) return "no CUDA device: the driver reports 0 devices";

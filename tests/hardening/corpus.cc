@@ -29,7 +29,7 @@ CorpusResult RunCorpus(const std::vector<Case>& cases) {
       st = c.run(ctx);
     } catch (...) {
       ctx.Problem("the case threw a C++ exception");
-      st = -1;
+      st = CUABI_ERROR_INTERNAL;
     }
     std::string why;
     if (st != c.expected)

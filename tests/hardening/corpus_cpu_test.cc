@@ -176,10 +176,10 @@ std::vector<Case> CpuCases(CpuFixture& f) {
       "it is a cuabi_program", [pv](CaseContext&) -> cuabi_status {
         return cuabi_graph_exec_launch(AsHandle<cuabi_graph_exec>(pv), nullptr);
       });
-  add("program handle as the launch's function", "cuabi_launch_packed", CUABI_ERROR_INVALID_HANDLE,
+  add("program handle as the launch's function", "cuabi_function_launch_packed", CUABI_ERROR_INVALID_HANDLE,
       "function is not a live cuabi_function", [pv](CaseContext&) -> cuabi_status {
         cuabi_launch_config c = CUABI_LAUNCH_CONFIG_INIT;
-        return cuabi_launch_packed(AsHandle<cuabi_function>(pv), &c, nullptr, nullptr, 0);
+        return cuabi_function_launch_packed(AsHandle<cuabi_function>(pv), &c, nullptr, nullptr, 0);
       });
   add("program handle as the compile's device", "cuabi_module_compile", CUABI_ERROR_INVALID_HANDLE,
       "device is not a live cuabi_device", [pv](CaseContext&) -> cuabi_status {
@@ -223,10 +223,10 @@ std::vector<Case> CpuCases(CpuFixture& f) {
         size_t n = 0;
         return cuabi_function_get_param_count(nullptr, &n);
       });
-  add("NULL function", "cuabi_launch", CUABI_ERROR_INVALID_HANDLE, "function is NULL",
+  add("NULL function", "cuabi_function_launch", CUABI_ERROR_INVALID_HANDLE, "function is NULL",
       [](CaseContext&) -> cuabi_status {
         cuabi_launch_config c = CUABI_LAUNCH_CONFIG_INIT;
-        return cuabi_launch(nullptr, &c, nullptr, nullptr, 0);
+        return cuabi_function_launch(nullptr, &c, nullptr, nullptr, 0);
       });
   add("NULL buffer", "cuabi_buffer_get_pointer", CUABI_ERROR_INVALID_HANDLE, "buffer is NULL",
       [](CaseContext&) -> cuabi_status {
@@ -251,10 +251,10 @@ std::vector<Case> CpuCases(CpuFixture& f) {
       [](CaseContext&) -> cuabi_status { return cuabi_stream_wait_event(nullptr, nullptr); });
   add("NULL event", "cuabi_event_synchronize", CUABI_ERROR_INVALID_HANDLE, "event is NULL",
       [](CaseContext&) -> cuabi_status { return cuabi_event_synchronize(nullptr); });
-  add("NULL start event", "cuabi_event_elapsed_ms", CUABI_ERROR_INVALID_HANDLE, "start is NULL",
+  add("NULL start event", "cuabi_event_get_elapsed_ms", CUABI_ERROR_INVALID_HANDLE, "start is NULL",
       [](CaseContext&) -> cuabi_status {
         float ms = 0;
-        return cuabi_event_elapsed_ms(nullptr, nullptr, &ms);
+        return cuabi_event_get_elapsed_ms(nullptr, nullptr, &ms);
       });
   add("NULL graph", "cuabi_graph_instantiate", CUABI_ERROR_INVALID_HANDLE, "graph is NULL",
       [](CaseContext&) -> cuabi_status {
@@ -330,7 +330,7 @@ std::vector<Case> CpuCases(CpuFixture& f) {
           return CUABI_ERROR_INTERNAL;
         }
         cuabi_program_release(p);
-        cuabi_clear_last_error();
+        cuabi_last_error_clear();
         cuabi_program_release(p);  // detected and ignored
         if (cuabi_last_error_status() != CUABI_SUCCESS)
           ctx.Problem("a second release touched the last-error state");
@@ -627,18 +627,18 @@ std::vector<Case> CpuCases(CpuFixture& f) {
   add("last error log with size NULL", "cuabi_last_error_log", CUABI_ERROR_INVALID_ARGUMENT, "",
       [](CaseContext&) -> cuabi_status { return cuabi_last_error_log(nullptr, nullptr); });
   cases.back().records_error = false;
-  add("NVRTC version into NULL", "cuabi_nvrtc_version", CUABI_ERROR_INVALID_ARGUMENT,
+  add("NVRTC version into NULL", "cuabi_nvrtc_get_version", CUABI_ERROR_INVALID_ARGUMENT,
       "major is NULL", [](CaseContext&) -> cuabi_status {
         int32_t minor = 0;
-        return cuabi_nvrtc_version(nullptr, &minor);
+        return cuabi_nvrtc_get_version(nullptr, &minor);
       });
-  add("NVRTC path with size NULL", "cuabi_nvrtc_path", CUABI_ERROR_INVALID_ARGUMENT, "size is NULL",
-      [](CaseContext&) -> cuabi_status { return cuabi_nvrtc_path(nullptr, nullptr); });
-  add("driver version into NULL", "cuabi_driver_version", CUABI_ERROR_INVALID_ARGUMENT,
+  add("NVRTC path with size NULL", "cuabi_nvrtc_get_path", CUABI_ERROR_INVALID_ARGUMENT, "size is NULL",
+      [](CaseContext&) -> cuabi_status { return cuabi_nvrtc_get_path(nullptr, nullptr); });
+  add("driver version into NULL", "cuabi_driver_get_version", CUABI_ERROR_INVALID_ARGUMENT,
       "version is NULL",
-      [](CaseContext&) -> cuabi_status { return cuabi_driver_version(nullptr); });
-  add("device count into NULL", "cuabi_device_count", CUABI_ERROR_INVALID_ARGUMENT, "count is NULL",
-      [](CaseContext&) -> cuabi_status { return cuabi_device_count(nullptr); });
+      [](CaseContext&) -> cuabi_status { return cuabi_driver_get_version(nullptr); });
+  add("device count into NULL", "cuabi_device_get_count", CUABI_ERROR_INVALID_ARGUMENT, "count is NULL",
+      [](CaseContext&) -> cuabi_status { return cuabi_device_get_count(nullptr); });
   add("device into NULL", "cuabi_device_get", CUABI_ERROR_INVALID_ARGUMENT, "out is NULL",
       [](CaseContext&) -> cuabi_status { return cuabi_device_get(0, nullptr); });
 
@@ -760,22 +760,22 @@ std::vector<Case> CpuCases(CpuFixture& f) {
       });
 
   // --- Launch validation without a live function ------------------------------
-  add("sized launch on a made-up function", "cuabi_launch_sized", CUABI_ERROR_INVALID_HANDLE,
+  add("sized launch on a made-up function", "cuabi_function_launch_sized", CUABI_ERROR_INVALID_HANDLE,
       "function is not a live cuabi_function", [](CaseContext&) -> cuabi_status {
         cuabi_launch_config c = CUABI_LAUNCH_CONFIG_INIT;
         float a = 1;
         void* params[] = {&a};
         size_t sizes[] = {sizeof(a)};
-        return cuabi_launch_sized(AsHandle<cuabi_function>((1ull << 32) | (4ull << 24) | 3), &c,
+        return cuabi_function_launch_sized(AsHandle<cuabi_function>((1ull << 32) | (4ull << 24) | 3), &c,
                                   nullptr, params, sizes, 1);
       });
-  add("launch with every pointer NULL", "cuabi_launch", CUABI_ERROR_INVALID_HANDLE,
+  add("launch with every pointer NULL", "cuabi_function_launch", CUABI_ERROR_INVALID_HANDLE,
       "function is NULL", [](CaseContext&) -> cuabi_status {
-        return cuabi_launch(nullptr, nullptr, nullptr, nullptr, 5);
+        return cuabi_function_launch(nullptr, nullptr, nullptr, nullptr, 5);
       });
-  add("packed launch, NULL config and args on a made-up function", "cuabi_launch_packed",
+  add("packed launch, NULL config and args on a made-up function", "cuabi_function_launch_packed",
       CUABI_ERROR_INVALID_HANDLE, "function", [](CaseContext&) -> cuabi_status {
-        return cuabi_launch_packed(AsHandle<cuabi_function>(0xdeadbeef), nullptr, nullptr, nullptr,
+        return cuabi_function_launch_packed(AsHandle<cuabi_function>(0xdeadbeef), nullptr, nullptr, nullptr,
                                    static_cast<size_t>(-1));
       });
   add("compile into a NULL device with a NULL desc", "cuabi_module_compile",

@@ -140,25 +140,25 @@ std::vector<Case> GpuCases(GpuFixture& f) {
       });
   add("out is NULL", "cuabi_buffer_alloc", CUABI_ERROR_INVALID_ARGUMENT, "out is NULL",
       [dev](CaseContext&) -> cuabi_status { return cuabi_buffer_alloc(dev, 16, nullptr); });
-  add("zero bytes", "cuabi_host_alloc", CUABI_ERROR_INVALID_ARGUMENT, "bytes is 0",
+  add("zero bytes", "cuabi_host_buffer_alloc", CUABI_ERROR_INVALID_ARGUMENT, "bytes is 0",
       [dev](CaseContext&) -> cuabi_status {
         HostBuffer out;
-        return cuabi_host_alloc(dev, 0, out.out());
+        return cuabi_host_buffer_alloc(dev, 0, out.out());
       });
-  add("(size_t)-1 bytes", "cuabi_host_alloc", CUABI_ERROR_OUT_OF_MEMORY, "cuMemHostAlloc",
+  add("(size_t)-1 bytes", "cuabi_host_buffer_alloc", CUABI_ERROR_OUT_OF_MEMORY, "cuMemHostAlloc",
       [dev](CaseContext&) -> cuabi_status {
         HostBuffer out;
-        return cuabi_host_alloc(dev, static_cast<size_t>(-1), out.out());
+        return cuabi_host_buffer_alloc(dev, static_cast<size_t>(-1), out.out());
       });
-  add("register NULL", "cuabi_host_register", CUABI_ERROR_INVALID_ARGUMENT, "ptr is NULL",
+  add("register NULL", "cuabi_host_buffer_register", CUABI_ERROR_INVALID_ARGUMENT, "ptr is NULL",
       [dev](CaseContext&) -> cuabi_status {
         HostBuffer out;
-        return cuabi_host_register(dev, nullptr, 64, out.out());
+        return cuabi_host_buffer_register(dev, nullptr, 64, out.out());
       });
-  add("register zero bytes", "cuabi_host_register", CUABI_ERROR_INVALID_ARGUMENT, "bytes is 0",
+  add("register zero bytes", "cuabi_host_buffer_register", CUABI_ERROR_INVALID_ARGUMENT, "bytes is 0",
       [dev](CaseContext&) -> cuabi_status {
         HostBuffer out;
-        return cuabi_host_register(dev, host, 0, out.out());
+        return cuabi_host_buffer_register(dev, host, 0, out.out());
       });
   add("wrap address 0", "cuabi_buffer_wrap", CUABI_ERROR_INVALID_ARGUMENT, "device_ptr is 0",
       [dev](CaseContext&) -> cuabi_status {
@@ -276,57 +276,57 @@ std::vector<Case> GpuCases(GpuFixture& f) {
   // --- Launch configurations -------------------------------------------------
   auto launch_cfg = [saxpy, a](const cuabi_launch_config& c) {
     SaxpyArgs args(a);
-    return cuabi_launch_sized(saxpy, &c, nullptr, args.params, args.sizes, 5);
+    return cuabi_function_launch_sized(saxpy, &c, nullptr, args.params, args.sizes, 5);
   };
-  add("block of 2048 threads in x", "cuabi_launch_sized", CUABI_ERROR_INVALID_ARGUMENT,
+  add("block of 2048 threads in x", "cuabi_function_launch_sized", CUABI_ERROR_INVALID_ARGUMENT,
       "exceeds the device's limit",
       [launch_cfg](CaseContext&) -> cuabi_status { return launch_cfg(Config(1, 2048)); });
-  add("block of 1024 x 2 threads", "cuabi_launch_sized", CUABI_ERROR_INVALID_ARGUMENT,
+  add("block of 1024 x 2 threads", "cuabi_function_launch_sized", CUABI_ERROR_INVALID_ARGUMENT,
       "allows at most", [launch_cfg](CaseContext&) -> cuabi_status {
         cuabi_launch_config c = Config(1, 1024);
         c.block_y = 2;
         return launch_cfg(c);
       });
-  add("block z of 128", "cuabi_launch_sized", CUABI_ERROR_INVALID_ARGUMENT,
+  add("block z of 128", "cuabi_function_launch_sized", CUABI_ERROR_INVALID_ARGUMENT,
       "exceeds the device's limit", [launch_cfg](CaseContext&) -> cuabi_status {
         cuabi_launch_config c = Config(1, 1);
         c.block_z = 128;
         return launch_cfg(c);
       });
-  add("grid x of zero", "cuabi_launch_sized", CUABI_ERROR_INVALID_ARGUMENT, "zero dimension",
+  add("grid x of zero", "cuabi_function_launch_sized", CUABI_ERROR_INVALID_ARGUMENT, "zero dimension",
       [launch_cfg](CaseContext&) -> cuabi_status { return launch_cfg(Config(0, 32)); });
-  add("grid z of zero", "cuabi_launch_sized", CUABI_ERROR_INVALID_ARGUMENT, "zero dimension",
+  add("grid z of zero", "cuabi_function_launch_sized", CUABI_ERROR_INVALID_ARGUMENT, "zero dimension",
       [launch_cfg](CaseContext&) -> cuabi_status {
         cuabi_launch_config c = Config(1, 32);
         c.grid_z = 0;
         return launch_cfg(c);
       });
-  add("block x of zero", "cuabi_launch_sized", CUABI_ERROR_INVALID_ARGUMENT, "zero dimension",
+  add("block x of zero", "cuabi_function_launch_sized", CUABI_ERROR_INVALID_ARGUMENT, "zero dimension",
       [launch_cfg](CaseContext&) -> cuabi_status { return launch_cfg(Config(1, 0)); });
-  add("grid y of 2^32-1", "cuabi_launch_sized", CUABI_ERROR_INVALID_ARGUMENT,
+  add("grid y of 2^32-1", "cuabi_function_launch_sized", CUABI_ERROR_INVALID_ARGUMENT,
       "exceeds the device's limit", [launch_cfg](CaseContext&) -> cuabi_status {
         cuabi_launch_config c = Config(1, 32);
         c.grid_y = 0xFFFFFFFFu;
         return launch_cfg(c);
       });
-  add("1 GiB of dynamic shared memory", "cuabi_launch_sized", CUABI_ERROR_INVALID_ARGUMENT,
+  add("1 GiB of dynamic shared memory", "cuabi_function_launch_sized", CUABI_ERROR_INVALID_ARGUMENT,
       "dynamic shared memory",
       [launch_cfg](CaseContext&) -> cuabi_status { return launch_cfg(Config(1, 32, 1u << 30)); });
-  add("shared memory above the default limit, within the opt-in", "cuabi_launch",
+  add("shared memory above the default limit, within the opt-in", "cuabi_function_launch",
       CUABI_ERROR_INVALID_ARGUMENT, "CUABI_FUNC_MAX_DYNAMIC_SHARED_SIZE_BYTES",
       [&f, a](CaseContext&) -> cuabi_status {
         uint64_t p = 0;
         cuabi_buffer_get_pointer(a, &p);
         void* params[] = {&p};
         cuabi_launch_config c = Config(1, 32, 64 * 1024);
-        return cuabi_launch(f.fill_shared, &c, nullptr, params, 1);
+        return cuabi_function_launch(f.fill_shared, &c, nullptr, params, 1);
       });
   add("shared memory limit raised past the device's", "cuabi_function_set_attribute",
       CUABI_ERROR_INVALID_ARGUMENT, "cannot be set to", [&f](CaseContext&) -> cuabi_status {
         return cuabi_function_set_attribute(f.raised, CUABI_FUNC_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                             f.max_optin_shared + 1);
       });
-  add("shared memory within a raised limit", "cuabi_launch", CUABI_SUCCESS, "",
+  add("shared memory within a raised limit", "cuabi_function_launch", CUABI_SUCCESS, "",
       [&f, a](CaseContext& ctx) -> cuabi_status {
         if (cuabi_function_set_attribute(f.raised, CUABI_FUNC_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                          64 * 1024) != CUABI_SUCCESS)
@@ -335,25 +335,25 @@ std::vector<Case> GpuCases(GpuFixture& f) {
         cuabi_buffer_get_pointer(a, &p);
         void* params[] = {&p};
         cuabi_launch_config c = Config(1, 32, 64 * 1024);
-        cuabi_status st = cuabi_launch(f.raised, &c, nullptr, params, 1);
+        cuabi_status st = cuabi_function_launch(f.raised, &c, nullptr, params, 1);
         int out[32] = {0};
         if (st == CUABI_SUCCESS && cuabi_buffer_copy_to_host(a, 0, out, sizeof(out)) == 0 &&
             (out[0] != 31 || out[31] != 0))
           ctx.Problem("fill_shared gave wrong results");
         return st;
       });
-  add("config NULL", "cuabi_launch_sized", CUABI_ERROR_INVALID_ARGUMENT, "config is NULL",
+  add("config NULL", "cuabi_function_launch_sized", CUABI_ERROR_INVALID_ARGUMENT, "config is NULL",
       [saxpy, a](CaseContext&) -> cuabi_status {
         SaxpyArgs args(a);
-        return cuabi_launch_sized(saxpy, nullptr, nullptr, args.params, args.sizes, 5);
+        return cuabi_function_launch_sized(saxpy, nullptr, nullptr, args.params, args.sizes, 5);
       });
-  add("config struct_size 0", "cuabi_launch_sized", CUABI_ERROR_INVALID_ARGUMENT,
+  add("config struct_size 0", "cuabi_function_launch_sized", CUABI_ERROR_INVALID_ARGUMENT,
       "config->struct_size is 0", [launch_cfg](CaseContext&) -> cuabi_status {
         cuabi_launch_config c = Config(1, 32);
         c.struct_size = 0;
         return launch_cfg(c);
       });
-  add("config from a newer header with a field set", "cuabi_launch_packed",
+  add("config from a newer header with a field set", "cuabi_function_launch_packed",
       CUABI_ERROR_NOT_SUPPORTED, "newer than this library",
       [saxpy, a](CaseContext&) -> cuabi_status {
         struct {
@@ -365,9 +365,9 @@ std::vector<Case> GpuCases(GpuFixture& f) {
         big.future = 1;
         SaxpyArgs args(a);
         std::vector<unsigned char> packed(40, 0);
-        return cuabi_launch_packed(saxpy, &big.c, nullptr, packed.data(), packed.size());
+        return cuabi_function_launch_packed(saxpy, &big.c, nullptr, packed.data(), packed.size());
       });
-  add("config from a newer header, new fields zero", "cuabi_launch_sized", CUABI_SUCCESS, "",
+  add("config from a newer header, new fields zero", "cuabi_function_launch_sized", CUABI_SUCCESS, "",
       [saxpy, a](CaseContext&) -> cuabi_status {
         struct {
           cuabi_launch_config c;
@@ -376,37 +376,37 @@ std::vector<Case> GpuCases(GpuFixture& f) {
         big.c = Config(1, 32);
         big.c.struct_size = sizeof(big);
         SaxpyArgs args(a);
-        return cuabi_launch_sized(saxpy, &big.c, nullptr, args.params, args.sizes, 5);
+        return cuabi_function_launch_sized(saxpy, &big.c, nullptr, args.params, args.sizes, 5);
       });
 
   // --- Argument lists ----------------------------------------------------------
-  add("four arguments for five parameters", "cuabi_launch", CUABI_ERROR_INVALID_ARGUMENT,
+  add("four arguments for five parameters", "cuabi_function_launch", CUABI_ERROR_INVALID_ARGUMENT,
       "takes 5 parameters, but 4 were given", [saxpy, a](CaseContext&) -> cuabi_status {
         SaxpyArgs args(a);
         cuabi_launch_config c = Config(1, 32);
-        return cuabi_launch(saxpy, &c, nullptr, args.params, 4);
+        return cuabi_function_launch(saxpy, &c, nullptr, args.params, 4);
       });
-  add("six arguments for five parameters", "cuabi_launch", CUABI_ERROR_INVALID_ARGUMENT,
+  add("six arguments for five parameters", "cuabi_function_launch", CUABI_ERROR_INVALID_ARGUMENT,
       "6 were given", [saxpy, a](CaseContext&) -> cuabi_status {
         SaxpyArgs args(a);
         void* six[] = {args.params[0], args.params[1], args.params[2],
                        args.params[3], args.params[4], args.params[4]};
         cuabi_launch_config c = Config(1, 32);
-        return cuabi_launch(saxpy, &c, nullptr, six, 6);
+        return cuabi_function_launch(saxpy, &c, nullptr, six, 6);
       });
-  add("params NULL", "cuabi_launch", CUABI_ERROR_INVALID_ARGUMENT, "params is NULL",
+  add("params NULL", "cuabi_function_launch", CUABI_ERROR_INVALID_ARGUMENT, "params is NULL",
       [saxpy](CaseContext&) -> cuabi_status {
         cuabi_launch_config c = Config(1, 32);
-        return cuabi_launch(saxpy, &c, nullptr, nullptr, 5);
+        return cuabi_function_launch(saxpy, &c, nullptr, nullptr, 5);
       });
-  add("one argument pointer NULL", "cuabi_launch", CUABI_ERROR_INVALID_ARGUMENT,
+  add("one argument pointer NULL", "cuabi_function_launch", CUABI_ERROR_INVALID_ARGUMENT,
       "params[3] is NULL", [saxpy, a](CaseContext&) -> cuabi_status {
         SaxpyArgs args(a);
         args.params[3] = nullptr;
         cuabi_launch_config c = Config(1, 32);
-        return cuabi_launch(saxpy, &c, nullptr, args.params, 5);
+        return cuabi_function_launch(saxpy, &c, nullptr, args.params, 5);
       });
-  add("a 4-byte n for a size_t parameter (the overview's bug)", "cuabi_launch_sized",
+  add("a 4-byte n for a size_t parameter (the overview's bug)", "cuabi_function_launch_sized",
       CUABI_ERROR_INVALID_ARGUMENT, "parameter 4 is 8 bytes, but the argument given is 4 bytes",
       [saxpy, a](CaseContext&) -> cuabi_status {
         SaxpyArgs args(a);
@@ -414,58 +414,58 @@ std::vector<Case> GpuCases(GpuFixture& f) {
         args.params[4] = &n32;
         args.sizes[4] = sizeof(n32);
         cuabi_launch_config c = Config(1, 32);
-        return cuabi_launch_sized(saxpy, &c, nullptr, args.params, args.sizes, 5);
+        return cuabi_function_launch_sized(saxpy, &c, nullptr, args.params, args.sizes, 5);
       });
-  add("a double for a float parameter", "cuabi_launch_sized", CUABI_ERROR_INVALID_ARGUMENT,
+  add("a double for a float parameter", "cuabi_function_launch_sized", CUABI_ERROR_INVALID_ARGUMENT,
       "parameter 0 is 4 bytes", [saxpy, a](CaseContext&) -> cuabi_status {
         SaxpyArgs args(a);
         double a64 = 2.0;
         args.params[0] = &a64;
         args.sizes[0] = sizeof(a64);
         cuabi_launch_config c = Config(1, 32);
-        return cuabi_launch_sized(saxpy, &c, nullptr, args.params, args.sizes, 5);
+        return cuabi_function_launch_sized(saxpy, &c, nullptr, args.params, args.sizes, 5);
       });
-  add("param_sizes NULL", "cuabi_launch_sized", CUABI_ERROR_INVALID_ARGUMENT, "param_sizes is NULL",
+  add("param_sizes NULL", "cuabi_function_launch_sized", CUABI_ERROR_INVALID_ARGUMENT, "param_sizes is NULL",
       [saxpy, a](CaseContext&) -> cuabi_status {
         SaxpyArgs args(a);
         cuabi_launch_config c = Config(1, 32);
-        return cuabi_launch_sized(saxpy, &c, nullptr, args.params, nullptr, 5);
+        return cuabi_function_launch_sized(saxpy, &c, nullptr, args.params, nullptr, 5);
       });
-  add("no arguments at all", "cuabi_launch_sized", CUABI_ERROR_INVALID_ARGUMENT, "but 0 were given",
+  add("no arguments at all", "cuabi_function_launch_sized", CUABI_ERROR_INVALID_ARGUMENT, "but 0 were given",
       [saxpy](CaseContext&) -> cuabi_status {
         cuabi_launch_config c = Config(1, 32);
-        return cuabi_launch_sized(saxpy, &c, nullptr, nullptr, nullptr, 0);
+        return cuabi_function_launch_sized(saxpy, &c, nullptr, nullptr, nullptr, 0);
       });
-  add("packed block of 36 bytes for 40", "cuabi_launch_packed", CUABI_ERROR_INVALID_ARGUMENT,
+  add("packed block of 36 bytes for 40", "cuabi_function_launch_packed", CUABI_ERROR_INVALID_ARGUMENT,
       "40-byte argument block", [saxpy](CaseContext&) -> cuabi_status {
         std::vector<unsigned char> packed(36, 0);
         cuabi_launch_config c = Config(1, 32);
-        return cuabi_launch_packed(saxpy, &c, nullptr, packed.data(), packed.size());
+        return cuabi_function_launch_packed(saxpy, &c, nullptr, packed.data(), packed.size());
       });
-  add("packed block of (size_t)-1 bytes", "cuabi_launch_packed", CUABI_ERROR_INVALID_ARGUMENT,
+  add("packed block of (size_t)-1 bytes", "cuabi_function_launch_packed", CUABI_ERROR_INVALID_ARGUMENT,
       "18446744073709551615 bytes were given", [saxpy](CaseContext&) -> cuabi_status {
         unsigned char one = 0;
         cuabi_launch_config c = Config(1, 32);
-        return cuabi_launch_packed(saxpy, &c, nullptr, &one, static_cast<size_t>(-1));
+        return cuabi_function_launch_packed(saxpy, &c, nullptr, &one, static_cast<size_t>(-1));
       });
-  add("packed args NULL", "cuabi_launch_packed", CUABI_ERROR_INVALID_ARGUMENT, "args is NULL",
+  add("packed args NULL", "cuabi_function_launch_packed", CUABI_ERROR_INVALID_ARGUMENT, "args is NULL",
       [saxpy](CaseContext&) -> cuabi_status {
         cuabi_launch_config c = Config(1, 32);
-        return cuabi_launch_packed(saxpy, &c, nullptr, nullptr, 40);
+        return cuabi_function_launch_packed(saxpy, &c, nullptr, nullptr, 40);
       });
-  add("a program handle as the stream", "cuabi_launch_sized", CUABI_ERROR_INVALID_HANDLE,
+  add("a program handle as the stream", "cuabi_function_launch_sized", CUABI_ERROR_INVALID_HANDLE,
       "stream is not a live cuabi_stream", [saxpy, a](CaseContext&) -> cuabi_status {
         Program p;
         cuabi_program_create("int x;", nullptr, 0, nullptr, nullptr, p.out());
         SaxpyArgs args(a);
         cuabi_launch_config c = Config(1, 32);
-        return cuabi_launch_sized(saxpy, &c, AsHandle<cuabi_stream>(HandleValue(p.get())),
+        return cuabi_function_launch_sized(saxpy, &c, AsHandle<cuabi_stream>(HandleValue(p.get())),
                                   args.params, args.sizes, 5);
       });
-  add("a module handle as the function", "cuabi_launch", CUABI_ERROR_INVALID_HANDLE,
+  add("a module handle as the function", "cuabi_function_launch", CUABI_ERROR_INVALID_HANDLE,
       "it is a cuabi_module", [&f](CaseContext&) -> cuabi_status {
         cuabi_launch_config c = Config(1, 32);
-        return cuabi_launch(AsHandle<cuabi_function>(HandleValue(f.saxpy_module.get())), &c,
+        return cuabi_function_launch(AsHandle<cuabi_function>(HandleValue(f.saxpy_module.get())), &c,
                             nullptr, nullptr, 0);
       });
 
@@ -628,20 +628,21 @@ std::vector<Case> GpuCases(GpuFixture& f) {
         size_t n = 0;
         return cuabi_module_get_lowered_name(f.util, "store<long>", nullptr, &n);
       });
-  add("parameter index past the end", "cuabi_function_get_param_info", CUABI_ERROR_OUT_OF_RANGE,
-      "index 5 is past", [saxpy](CaseContext&) -> cuabi_status {
-        size_t off = 0, sz = 0;
-        return cuabi_function_get_param_info(saxpy, 5, &off, &sz);
+  add("parameter layout into too few entries", "cuabi_function_get_params",
+      CUABI_ERROR_INSUFFICIENT_BUFFER, "params holds 1 entries; kernel 'saxpy' has 5",
+      [saxpy](CaseContext&) -> cuabi_status {
+        cuabi_param_info p[1];
+        size_t n = 1;
+        return cuabi_function_get_params(saxpy, p, &n, nullptr);
       });
-  add("parameter index (size_t)-1", "cuabi_function_get_param_info", CUABI_ERROR_OUT_OF_RANGE,
-      "index 18446744073709551615", [saxpy](CaseContext&) -> cuabi_status {
-        size_t off = 0, sz = 0;
-        return cuabi_function_get_param_info(saxpy, static_cast<size_t>(-1), &off, &sz);
+  add("parameter index (size_t)-1", "cuabi_function_check_arg_size", CUABI_ERROR_INVALID_ARGUMENT,
+      "there is no parameter 18446744073709551615", [saxpy](CaseContext&) -> cuabi_status {
+        return cuabi_function_check_arg_size(saxpy, static_cast<size_t>(-1), 8);
       });
   add("an unknown function attribute", "cuabi_function_get_attribute", CUABI_ERROR_INVALID_ARGUMENT,
       "attribute 9999", [saxpy](CaseContext&) -> cuabi_status {
         int32_t v = 0;
-        return cuabi_function_get_attribute(saxpy, 9999, &v);
+        return cuabi_function_get_attribute(saxpy, static_cast<cuabi_function_attribute>(9999), &v);
       });
   add("an unknown device attribute", "cuabi_device_get_attribute", CUABI_ERROR_INVALID_ARGUMENT,
       "cu_attribute 99999", [dev](CaseContext&) -> cuabi_status {
@@ -670,22 +671,22 @@ std::vector<Case> GpuCases(GpuFixture& f) {
       });
   add("an unknown capture mode", "cuabi_stream_begin_capture", CUABI_ERROR_INVALID_ARGUMENT,
       "mode 99",
-      [&f](CaseContext&) -> cuabi_status { return cuabi_stream_begin_capture(f.stream, 99); });
-  add("elapsed time of events never recorded", "cuabi_event_elapsed_ms",
+      [&f](CaseContext&) -> cuabi_status { return cuabi_stream_begin_capture(f.stream, static_cast<cuabi_capture_mode>(99)); });
+  add("elapsed time of events never recorded", "cuabi_event_get_elapsed_ms",
       CUABI_ERROR_INVALID_ARGUMENT, "never recorded", [dev](CaseContext&) -> cuabi_status {
         Event e1, e2;
         cuabi_event_create(dev, 0, e1.out());
         cuabi_event_create(dev, 0, e2.out());
         float ms = 0;
-        return cuabi_event_elapsed_ms(e1, e2, &ms);
+        return cuabi_event_get_elapsed_ms(e1, e2, &ms);
       });
-  add("elapsed time of an untimed event", "cuabi_event_elapsed_ms", CUABI_ERROR_INVALID_ARGUMENT,
+  add("elapsed time of an untimed event", "cuabi_event_get_elapsed_ms", CUABI_ERROR_INVALID_ARGUMENT,
       "DISABLE_TIMING", [&f](CaseContext&) -> cuabi_status {
         cuabi_event_record(f.untimed, nullptr);
         cuabi_event_record(f.event, nullptr);
         cuabi_event_synchronize(f.event);
         float ms = 0;
-        return cuabi_event_elapsed_ms(f.untimed, f.event, &ms);
+        return cuabi_event_get_elapsed_ms(f.untimed, f.event, &ms);
       });
   add("wait on a released event", "cuabi_stream_wait_event", CUABI_ERROR_INVALID_HANDLE,
       "event is not a live cuabi_event", [&f, dev](CaseContext&) -> cuabi_status {
@@ -831,7 +832,7 @@ std::vector<Case> GpuCases(GpuFixture& f) {
       [compile_desc](CaseContext&) -> cuabi_status {
         cuabi_compile_desc d = CUABI_COMPILE_DESC_INIT;
         d.source = kSaxpySource;
-        d.output = 7;
+        d.output = static_cast<cuabi_output>(7);
         return compile_desc(d);
       });
   add("desc flags unknown", "cuabi_module_compile", CUABI_ERROR_INVALID_ARGUMENT, "desc->flags",
@@ -901,7 +902,7 @@ std::vector<Case> GpuCases(GpuFixture& f) {
       });
 
   // --- A module released while its functions are held ------------------------
-  add("module released, its function still launches", "cuabi_launch_sized", CUABI_SUCCESS, "",
+  add("module released, its function still launches", "cuabi_function_launch_sized", CUABI_SUCCESS, "",
       [dev](CaseContext& ctx) -> cuabi_status {
         Module m;
         Function fn;

@@ -39,9 +39,9 @@ class GpuFault : public ::testing::Test {
     void* params[] = {&address, &value};
     const size_t sizes[] = {sizeof(address), sizeof(value)};
     cuabi_launch_config c = CUABI_LAUNCH_CONFIG_INIT;
-    cuabi_status st = cuabi_launch_sized(poke, &c, nullptr, params, sizes, 2);
+    cuabi_status st = cuabi_function_launch_sized(poke, &c, nullptr, params, sizes, 2);
     if (st != CUABI_SUCCESS) {
-      *seen_by = "cuabi_launch_sized";
+      *seen_by = "cuabi_function_launch_sized";
       return st;
     }
     *seen_by = "cuabi_device_synchronize";
@@ -76,7 +76,7 @@ class GpuFault : public ::testing::Test {
     const size_t sizes[] = {4, 8, 8, 8, 8};
     cuabi_launch_config c = CUABI_LAUNCH_CONFIG_INIT;
     calls.push_back(
-        {"cuabi_launch_sized", cuabi_launch_sized(saxpy, &c, nullptr, params, sizes, 5)});
+        {"cuabi_function_launch_sized", cuabi_function_launch_sized(saxpy, &c, nullptr, params, sizes, 5)});
     for (auto& [name, st] : calls) {
       EXPECT_EQ(StatusName(CUABI_ERROR_CONTEXT_LOST), StatusName(st)) << name;
     }
@@ -294,7 +294,7 @@ void BuildKit(int ordinal, DeviceKit* k) {
 // still work. Returns "" or what failed.
 std::string CheckKitWorks(int ordinal, DeviceKit* k) {
   auto fail = [](const std::string& what, cuabi_status st) {
-    return what + ": " + cuabi_status_name(st) + ": " + cuabi_last_error_message();
+    return what + ": " + cuabi_status_get_name(st) + ": " + cuabi_last_error_message();
   };
   cuabi_status st;
   if ((st = cuabi_device_synchronize(k->device))) return fail("device synchronize", st);
@@ -346,7 +346,7 @@ bool WaitForFile(const std::string& path, int timeout_s) {
 TEST_P(GpuFaultOtherDevices, AFaultStaysInItsProcess) {
   HARDENING_REQUIRE_GPU();
   int32_t count = 0;
-  HARDENING_ASSERT_OK(cuabi_device_count(&count));
+  HARDENING_ASSERT_OK(cuabi_device_get_count(&count));
   if (count < 2) GTEST_SKIP() << "needs two CUDA devices; the driver reports " << count;
   const int faulted = GetParam();
 
@@ -377,7 +377,7 @@ TEST_P(GpuFaultOtherDevices, AFaultStaysInItsProcess) {
   void* params[] = {&address, &value};
   const size_t sizes[] = {sizeof(address), sizeof(value)};
   cuabi_launch_config c = CUABI_LAUNCH_CONFIG_INIT;
-  cuabi_status st = cuabi_launch_sized(bad.poke, &c, nullptr, params, sizes, 2);
+  cuabi_status st = cuabi_function_launch_sized(bad.poke, &c, nullptr, params, sizes, 2);
   if (st == CUABI_SUCCESS) st = cuabi_device_synchronize(bad.device);
   ASSERT_EQ(StatusName(CUABI_ERROR_CONTEXT_LOST), StatusName(st)) << LastError();
 

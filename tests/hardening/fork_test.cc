@@ -66,7 +66,7 @@ void ExpectSameDriverFailureInChild(cuabi_status expected) {
   ChildResult r = RunInChild([&] {
     const cuabi_status st = cuabi_init();
     if (st != expected) {
-      ChildSay(std::string("cuabi_init answered ") + cuabi_status_name(st) + ": " +
+      ChildSay(std::string("cuabi_init answered ") + cuabi_status_get_name(st) + ": " +
                cuabi_last_error_message());
       return 1;
     }
@@ -75,8 +75,8 @@ void ExpectSameDriverFailureInChild(cuabi_status expected) {
       return 2;
     }
     int32_t count = -1;
-    if (cuabi_device_count(&count) != expected || count != -1) {
-      ChildSay("cuabi_device_count did not answer the same failure");
+    if (cuabi_device_get_count(&count) != expected || count != -1) {
+      ChildSay("cuabi_device_get_count did not answer the same failure");
       return 3;
     }
     cuabi_device d = nullptr;
@@ -189,7 +189,7 @@ TEST(GpuFork, ChildGetsForkedFromEveryCudaCall) {
     int failures = 0;
     auto expect_forked = [&](const char* what, cuabi_status st) {
       if (st != CUABI_ERROR_FORKED) {
-        ChildSay(std::string(what) + " answered " + cuabi_status_name(st) + ": " +
+        ChildSay(std::string(what) + " answered " + cuabi_status_get_name(st) + ": " +
                  cuabi_last_error_message());
         ++failures;
       } else if (std::string(cuabi_last_error_message()).find("fork") == std::string::npos) {
@@ -200,7 +200,7 @@ TEST(GpuFork, ChildGetsForkedFromEveryCudaCall) {
     };
     int32_t count = 0;
     expect_forked("cuabi_init", cuabi_init());
-    expect_forked("cuabi_device_count", cuabi_device_count(&count));
+    expect_forked("cuabi_device_get_count", cuabi_device_get_count(&count));
     cuabi_device d2 = nullptr;
     expect_forked("cuabi_device_get", cuabi_device_get(0, &d2));
     expect_forked("cuabi_device_synchronize", cuabi_device_synchronize(d));
@@ -229,7 +229,7 @@ TEST(GpuFork, ChildGetsForkedFromEveryCudaCall) {
     void* params[] = {&a, &px, &px, &px, &n};
     const size_t sizes[] = {4, 8, 8, 8, 8};
     cuabi_launch_config cfg = CUABI_LAUNCH_CONFIG_INIT;
-    expect_forked("cuabi_launch_sized", cuabi_launch_sized(fn, &cfg, nullptr, params, sizes, 5));
+    expect_forked("cuabi_function_launch_sized", cuabi_function_launch_sized(fn, &cfg, nullptr, params, sizes, 5));
     if (nb || ns || nm || nf || d2) {
       ChildSay("an out-parameter was written by a call that answered FORKED");
       ++failures;

@@ -141,7 +141,7 @@ TEST_F(GpuCacheProcesses, MissingAndUnusableCacheFolders) {
     HARDENING_ASSERT_OK(CompileModule(dev, kSaxpySource, m.out(), 0));
     HARDENING_ASSERT_OK(cuabi_module_get_function(m, "saxpy", fn.out()));
     int32_t hit = -1;
-    HARDENING_EXPECT_OK(cuabi_module_from_cache(m, &hit));
+    HARDENING_EXPECT_OK(cuabi_module_get_from_cache(m, &hit));
     EXPECT_EQ(expect_hit, hit) << stage;
     EXPECT_EQ("", RunSaxpy(dev, fn, nullptr, 1 << 16, 9)) << stage;
   };

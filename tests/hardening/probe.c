@@ -50,9 +50,9 @@ static void driver_paths(void) {
       path && strstr(path, "stubs") ? CUABI_ERROR_STUB_DRIVER : CUABI_ERROR_DRIVER_NOT_FOUND;
   CHECK(cuabi_init() == expected, "cuabi_init fails as expected");
   CHECK(cuabi_init() == expected, "cuabi_init fails the same way twice");
-  CHECK(cuabi_device_count(&count) == expected && count == 7, "device_count");
+  CHECK(cuabi_device_get_count(&count) == expected && count == 7, "device_count");
   CHECK(cuabi_device_get(0, &dev) == expected && dev == NULL, "device_get");
-  CHECK(cuabi_driver_version(&version) == expected, "driver_version");
+  CHECK(cuabi_driver_get_version(&version) == expected, "driver_version");
   CHECK(strlen(cuabi_last_error_message()) > 0, "a message");
 }
 
@@ -75,7 +75,7 @@ static void compiles(void) {
   size_t n = 0;
   int32_t major = 0, minor = 0;
 
-  CHECK(cuabi_nvrtc_version(&major, &minor) == CUABI_SUCCESS && major >= 11, "nvrtc_version");
+  CHECK(cuabi_nvrtc_get_version(&major, &minor) == CUABI_SUCCESS && major >= 11, "nvrtc_version");
   CHECK(cuabi_program_create(kSource, "probe.cu", 0, NULL, NULL, &p) == CUABI_SUCCESS, "create");
   CHECK(cuabi_program_add_name_expression(p, "store<int>") == CUABI_SUCCESS, "name expression");
   CHECK(cuabi_program_compile(p, 2, opts) == CUABI_SUCCESS, "compile");
@@ -147,13 +147,13 @@ static void threads(void) {
 
 int main(void) {
   CHECK(cuabi_version() == CUABI_VERSION_NUMBER, "version");
-  CHECK(strcmp(cuabi_status_name(CUABI_ERROR_FORKED), "CUABI_ERROR_FORKED") == 0, "status name");
-  CHECK(strcmp(cuabi_status_name(12345), "CUABI_ERROR_UNKNOWN") == 0, "unknown status");
+  CHECK(strcmp(cuabi_status_get_name(CUABI_ERROR_FORKED), "CUABI_ERROR_FORKED") == 0, "status name");
+  CHECK(strcmp(cuabi_status_get_name(12345), "CUABI_ERROR_UNKNOWN") == 0, "unknown status");
   driver_paths();
   handles();
   compiles();
   threads();
-  cuabi_clear_last_error();
+  cuabi_last_error_clear();
   CHECK(cuabi_last_error_status() == CUABI_SUCCESS, "cleared");
   if (failures) {
     fprintf(stderr, "probe: %d check(s) failed\n", failures);

@@ -401,7 +401,7 @@ inline std::string RunSaxpy(cuabi_device device, cuabi_function fn, cuabi_stream
   const size_t bytes = n * sizeof(float);
   Buffer dx, dy, dout;
   auto fail = [](const char* what, cuabi_status st) {
-    return std::string(what) + ": " + cuabi_status_name(st) + ": " + cuabi_last_error_message();
+    return std::string(what) + ": " + cuabi_status_get_name(st) + ": " + cuabi_last_error_message();
   };
   cuabi_status st;
   if ((st = cuabi_buffer_alloc(device, bytes, dx.out()))) return fail("alloc x", st);
@@ -420,7 +420,7 @@ inline std::string RunSaxpy(cuabi_device device, cuabi_function fn, cuabi_stream
   cuabi_launch_config config = CUABI_LAUNCH_CONFIG_INIT;
   config.block_x = 256;
   config.grid_x = static_cast<uint32_t>((n + 255) / 256);
-  if ((st = cuabi_launch_sized(fn, &config, stream, params, sizes, 5))) return fail("launch", st);
+  if ((st = cuabi_function_launch_sized(fn, &config, stream, params, sizes, 5))) return fail("launch", st);
   if (stream && (st = cuabi_stream_synchronize(stream))) return fail("stream sync", st);
   if ((st = cuabi_buffer_copy_to_host(dout, 0, out.data(), bytes))) return fail("copy out", st);
   for (size_t i = 0; i < n; ++i) {

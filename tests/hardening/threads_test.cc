@@ -116,7 +116,7 @@ TEST(ThreadStress, ProgramHandlesUnderChurn) {
     };
     auto allowed = [&](cuabi_status st, cuabi_status also, const char* what) {
       if (st == CUABI_SUCCESS || st == also) return;
-      violations.Add(std::string(what) + " answered " + cuabi_status_name(st));
+      violations.Add(std::string(what) + " answered " + cuabi_status_get_name(st));
     };
     for (int it = 0; it < kIterations; ++it) {
       if (it % 32 == 0) std::this_thread::yield();  // interleave threads on few cores
@@ -162,7 +162,7 @@ TEST(ThreadStress, ProgramHandlesUnderChurn) {
           st = cuabi_program_get_ptx(p, nullptr, &n);
           if (st != CUABI_ERROR_NOT_FOUND && st != CUABI_ERROR_INVALID_HANDLE)
             violations.Add(std::string("get_ptx on an uncompiled program answered ") +
-                           cuabi_status_name(st));
+                           cuabi_status_get_name(st));
           st = cuabi_program_add_name_expression(p, "churn");
           allowed(st, CUABI_ERROR_INVALID_HANDLE, "add_name_expression on a shared program");
           if (st != CUABI_SUCCESS &&
@@ -188,7 +188,7 @@ TEST(ThreadStress, ProgramHandlesUnderChurn) {
           lookups.fetch_add(1);
           cuabi_status st = cuabi_program_get_log(p, nullptr, &n);
           if (st != CUABI_ERROR_INVALID_HANDLE)
-            violations.Add(std::string("a released handle answered ") + cuabi_status_name(st));
+            violations.Add(std::string("a released handle answered ") + cuabi_status_get_name(st));
           cuabi_program_release(p);  // released again: ignored
           break;
         }
@@ -206,11 +206,11 @@ TEST(ThreadStress, ProgramHandlesUnderChurn) {
           lookups.fetch_add(1);
           cuabi_status st = cuabi_program_get_ptx(victim, nullptr, &n);
           if (was_released && st != CUABI_ERROR_INVALID_HANDLE)
-            violations.Add(std::string("the released victim answered ") + cuabi_status_name(st));
+            violations.Add(std::string("the released victim answered ") + cuabi_status_get_name(st));
           else if (st == CUABI_SUCCESS && n != victim_ptx.size())
             violations.Add("the victim answered a wrong PTX size");
           else if (st != CUABI_SUCCESS && st != CUABI_ERROR_INVALID_HANDLE)
-            violations.Add(std::string("the victim answered ") + cuabi_status_name(st));
+            violations.Add(std::string("the victim answered ") + cuabi_status_get_name(st));
           break;
         }
         case 7: {  // this thread's last error is its own
@@ -276,7 +276,7 @@ TEST(ThreadStress, ForgedKindReleaseDoesNotDisturbALiveHandle) {
       cuabi_status st = cuabi_program_get_log(p, nullptr, &n);
       ++uses;
       if (st != CUABI_SUCCESS)
-        violations.Add(std::string("a live program answered ") + cuabi_status_name(st) +
+        violations.Add(std::string("a live program answered ") + cuabi_status_get_name(st) +
                        " while a forged handle was released: " + LastError());
     }
     // The real release, racing the forged ones, must take effect.
@@ -416,10 +416,10 @@ TEST(GpuThreadStress, LaunchesCopiesCreatesAndReleases) {
           if (st == CUABI_SUCCESS && size != 64 * (slot + 1))
             violations.Add("a pooled buffer reports " + std::to_string(size) + " bytes");
           else if (st != CUABI_SUCCESS && st != CUABI_ERROR_INVALID_HANDLE)
-            violations.Add(std::string("get_size answered ") + cuabi_status_name(st));
+            violations.Add(std::string("get_size answered ") + cuabi_status_get_name(st));
           st = cuabi_buffer_memset(b, 0, static_cast<uint8_t>(tid), 64);
           if (st != CUABI_SUCCESS && st != CUABI_ERROR_INVALID_HANDLE)
-            violations.Add(std::string("memset answered ") + cuabi_status_name(st) + ": " +
+            violations.Add(std::string("memset answered ") + cuabi_status_get_name(st) + ": " +
                            LastError());
           break;
         }

@@ -57,7 +57,7 @@ int CompileWorkerMain(int, char**) {
     return 1;
   }
   int32_t hit = -1;
-  cuabi_module_from_cache(s.mod, &hit);
+  cuabi_module_get_from_cache(s.mod, &hit);
   const std::string r = RunSaxpy(s.dev, s.fn, nullptr, 1 << 18, static_cast<uint32_t>(getpid()));
   std::printf("from_cache=%d\n", hit);
   if (!r.empty()) std::printf("wrong: %s\n", r.c_str());

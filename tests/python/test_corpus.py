@@ -504,7 +504,7 @@ def cpu_cases(b: Backend, f: CpuFixture) -> List[Case]:
             "as the launch's function",
             "function is not a live cuabi_function",
             lambda ctx: r.check(
-                lib.cuabi_launch_packed(wrong("function"), r.config(), b.NULL, b.NULL, 0)
+                lib.cuabi_function_launch_packed(wrong("function"), r.config(), b.NULL, b.NULL, 0)
             ),
         ),
         (
@@ -612,8 +612,8 @@ def cpu_cases(b: Backend, f: CpuFixture) -> List[Case]:
         ),
         (
             "NULL function (launch)",
-            "cuabi_launch: function is NULL",
-            lambda ctx: r.check(lib.cuabi_launch(b.NULL, r.config(), b.NULL, b.NULL, 0)),
+            "cuabi_function_launch: function is NULL",
+            lambda ctx: r.check(lib.cuabi_function_launch(b.NULL, r.config(), b.NULL, b.NULL, 0)),
         ),
         (
             "NULL buffer",
@@ -652,8 +652,8 @@ def cpu_cases(b: Backend, f: CpuFixture) -> List[Case]:
         ),
         (
             "NULL start event",
-            "cuabi_event_elapsed_ms: start is NULL",
-            lambda ctx: r.check(lib.cuabi_event_elapsed_ms(b.NULL, b.NULL, r.ref(r.out("float")))),
+            "cuabi_event_get_elapsed_ms: start is NULL",
+            lambda ctx: r.check(lib.cuabi_event_get_elapsed_ms(b.NULL, b.NULL, r.ref(r.out("float")))),
         ),
         (
             "NULL graph",
@@ -709,7 +709,7 @@ def cpu_cases(b: Backend, f: CpuFixture) -> List[Case]:
         p = P(TINY)
         h = p.handle
         p.close()
-        lib.cuabi_clear_last_error()
+        lib.cuabi_last_error_clear()
         lib.cuabi_program_release(h)  # detected and ignored
         lib.cuabi_program_release(h)
         ctx.expect(
@@ -1124,25 +1124,25 @@ def cpu_cases(b: Backend, f: CpuFixture) -> List[Case]:
         "NVRTC version into NULL",
         IA,
         "major is NULL",
-        lambda ctx: r.check(lib.cuabi_nvrtc_version(b.NULL, r.ref(r.out("int32_t")))),
+        lambda ctx: r.check(lib.cuabi_nvrtc_get_version(b.NULL, r.ref(r.out("int32_t")))),
     )
     add(
         "NVRTC path with size NULL",
         IA,
         "size is NULL",
-        lambda ctx: r.check(lib.cuabi_nvrtc_path(b.NULL, b.NULL)),
+        lambda ctx: r.check(lib.cuabi_nvrtc_get_path(b.NULL, b.NULL)),
     )
     add(
         "driver version into NULL",
         IA,
         "version is NULL",
-        lambda ctx: r.check(lib.cuabi_driver_version(b.NULL)),
+        lambda ctx: r.check(lib.cuabi_driver_get_version(b.NULL)),
     )
     add(
         "device count into NULL",
         IA,
         "count is NULL",
-        lambda ctx: r.check(lib.cuabi_device_count(b.NULL)),
+        lambda ctx: r.check(lib.cuabi_device_get_count(b.NULL)),
     )
     add("device into NULL", IA, "out is NULL", lambda ctx: r.check(lib.cuabi_device_get(0, b.NULL)))
 
@@ -1301,7 +1301,7 @@ def cpu_cases(b: Backend, f: CpuFixture) -> List[Case]:
         IH,
         "function is not a live cuabi_function",
         lambda ctx: r.check(
-            lib.cuabi_launch_sized(
+            lib.cuabi_function_launch_sized(
                 r.h("function", (1 << 32) | (4 << 24) | 3),
                 r.config(),
                 b.NULL,
@@ -1315,14 +1315,14 @@ def cpu_cases(b: Backend, f: CpuFixture) -> List[Case]:
         "a launch with every pointer NULL",
         IH,
         "function is NULL",
-        lambda ctx: r.check(lib.cuabi_launch(b.NULL, b.NULL, b.NULL, b.NULL, 5)),
+        lambda ctx: r.check(lib.cuabi_function_launch(b.NULL, b.NULL, b.NULL, b.NULL, 5)),
     )
     add(
         "a packed launch, NULL config and args, on a made-up function",
         IH,
         "function",
         lambda ctx: r.check(
-            lib.cuabi_launch_packed(r.h("function", 0xDEADBEEF), b.NULL, b.NULL, b.NULL, SIZE_MAX)
+            lib.cuabi_function_launch_packed(r.h("function", 0xDEADBEEF), b.NULL, b.NULL, b.NULL, SIZE_MAX)
         ),
     )
     add(
@@ -1698,7 +1698,7 @@ def gpu_cases(b: Backend, f: GpuFixture) -> List[Case]:
     add(
         "pinning an empty array",
         IA,
-        "cuabi_host_register: bytes is 0",
+        "cuabi_host_buffer_register: bytes is 0",
         lambda ctx: dev.pin(np.zeros(0, np.uint8)),
     )
     add("wrapping address 0", IA, "device_ptr is 0", lambda ctx: dev.wrap_buffer(0, 64))
@@ -2290,35 +2290,35 @@ def gpu_cases(b: Backend, f: GpuFixture) -> List[Case]:
 
     cfg = r.config((1, 1, 1), (32, 1, 1))
     add(
-        "cuabi_launch: four arguments for five parameters",
+        "cuabi_function_launch: four arguments for five parameters",
         IA,
         "takes 5 parameters, but 4 were given",
-        raw_launch(lambda g: lib.cuabi_launch(saxpy.handle, cfg, b.NULL, g.params(4), 4)),
+        raw_launch(lambda g: lib.cuabi_function_launch(saxpy.handle, cfg, b.NULL, g.params(4), 4)),
     )
     add(
-        "cuabi_launch: six arguments for five parameters",
+        "cuabi_function_launch: six arguments for five parameters",
         IA,
         "6 were given",
-        raw_launch(lambda g: lib.cuabi_launch(saxpy.handle, cfg, b.NULL, g.params(6), 6)),
+        raw_launch(lambda g: lib.cuabi_function_launch(saxpy.handle, cfg, b.NULL, g.params(6), 6)),
     )
     add(
-        "cuabi_launch: params NULL",
+        "cuabi_function_launch: params NULL",
         IA,
         "params is NULL",
-        raw_launch(lambda g: lib.cuabi_launch(saxpy.handle, cfg, b.NULL, b.NULL, 5)),
+        raw_launch(lambda g: lib.cuabi_function_launch(saxpy.handle, cfg, b.NULL, b.NULL, 5)),
     )
     add(
-        "cuabi_launch: one argument pointer NULL",
+        "cuabi_function_launch: one argument pointer NULL",
         IA,
         "params[3] is NULL",
-        raw_launch(lambda g: lib.cuabi_launch(saxpy.handle, cfg, b.NULL, g.params(5, 3), 5)),
+        raw_launch(lambda g: lib.cuabi_function_launch(saxpy.handle, cfg, b.NULL, g.params(5, 3), 5)),
     )
 
     def sized(change: Callable[[Args], None]) -> Callable[[CaseContext], None]:
         def run(ctx: CaseContext) -> None:
             g = Args()
             change(g)
-            r.check(lib.cuabi_launch_sized(saxpy.handle, cfg, b.NULL, g.params(), g.sizes(), 5))
+            r.check(lib.cuabi_function_launch_sized(saxpy.handle, cfg, b.NULL, g.params(), g.sizes(), 5))
 
         return run
 
@@ -2329,39 +2329,39 @@ def gpu_cases(b: Backend, f: GpuFixture) -> List[Case]:
         g.values[0] = np.array([2.0], np.float64)
 
     add(
-        "cuabi_launch_sized: a 4-byte n for a size_t parameter",
+        "cuabi_function_launch_sized: a 4-byte n for a size_t parameter",
         IA,
         "parameter 4 is 8 bytes, but the argument given is 4 bytes",
         sized(n32),
     )
     add(
-        "cuabi_launch_sized: a double for a float parameter",
+        "cuabi_function_launch_sized: a double for a float parameter",
         IA,
         "parameter 0 is 4 bytes",
         sized(a64),
     )
     add(
-        "cuabi_launch_sized: param_sizes NULL",
+        "cuabi_function_launch_sized: param_sizes NULL",
         IA,
         "param_sizes is NULL",
         raw_launch(
-            lambda g: lib.cuabi_launch_sized(saxpy.handle, cfg, b.NULL, g.params(), b.NULL, 5)
+            lambda g: lib.cuabi_function_launch_sized(saxpy.handle, cfg, b.NULL, g.params(), b.NULL, 5)
         ),
     )
     add(
-        "cuabi_launch_sized: config NULL",
+        "cuabi_function_launch_sized: config NULL",
         IA,
         "config is NULL",
         raw_launch(
-            lambda g: lib.cuabi_launch_sized(saxpy.handle, b.NULL, b.NULL, g.params(), g.sizes(), 5)
+            lambda g: lib.cuabi_function_launch_sized(saxpy.handle, b.NULL, b.NULL, g.params(), g.sizes(), 5)
         ),
     )
     add(
-        "cuabi_launch_sized: config struct_size 0",
+        "cuabi_function_launch_sized: config struct_size 0",
         IA,
         "config->struct_size is 0",
         raw_launch(
-            lambda g: lib.cuabi_launch_sized(
+            lambda g: lib.cuabi_function_launch_sized(
                 saxpy.handle,
                 r.config((1, 1, 1), (32, 1, 1), 0, 0),
                 b.NULL,
@@ -2373,29 +2373,29 @@ def gpu_cases(b: Backend, f: GpuFixture) -> List[Case]:
     )
     packed36 = bytes(36)
     add(
-        "cuabi_launch_packed: a block of 36 bytes for 40",
+        "cuabi_function_launch_packed: a block of 36 bytes for 40",
         IA,
         "40-byte argument block",
-        lambda ctx: r.check(lib.cuabi_launch_packed(saxpy.handle, cfg, b.NULL, packed36, 36)),
+        lambda ctx: r.check(lib.cuabi_function_launch_packed(saxpy.handle, cfg, b.NULL, packed36, 36)),
     )
     add(
-        "cuabi_launch_packed: a block of (size_t)-1 bytes",
+        "cuabi_function_launch_packed: a block of (size_t)-1 bytes",
         IA,
         "18446744073709551615 bytes were given",
-        lambda ctx: r.check(lib.cuabi_launch_packed(saxpy.handle, cfg, b.NULL, b"\0", SIZE_MAX)),
+        lambda ctx: r.check(lib.cuabi_function_launch_packed(saxpy.handle, cfg, b.NULL, b"\0", SIZE_MAX)),
     )
     add(
-        "cuabi_launch_packed: args NULL",
+        "cuabi_function_launch_packed: args NULL",
         IA,
         "args is NULL",
-        lambda ctx: r.check(lib.cuabi_launch_packed(saxpy.handle, cfg, b.NULL, b.NULL, 40)),
+        lambda ctx: r.check(lib.cuabi_function_launch_packed(saxpy.handle, cfg, b.NULL, b.NULL, 40)),
     )
 
     def program_as_stream(ctx: CaseContext) -> None:
         with cuabi.Program("int x;", backend=b) as p:
             g = Args()
             r.check(
-                lib.cuabi_launch_sized(
+                lib.cuabi_function_launch_sized(
                     saxpy.handle,
                     cfg,
                     r.h("stream", b.handle_int(p.handle)),
@@ -2413,7 +2413,7 @@ def gpu_cases(b: Backend, f: GpuFixture) -> List[Case]:
         IH,
         "it is a cuabi_module",
         lambda ctx: r.check(
-            lib.cuabi_launch(
+            lib.cuabi_function_launch(
                 r.h("function", b.handle_int(f.saxpy_module.handle)), cfg, b.NULL, b.NULL, 0
             )
         ),
@@ -3134,7 +3134,7 @@ def gpu_cases(b: Backend, f: GpuFixture) -> List[Case]:
         (
             "module",
             lambda: dev.compile(SAXPY, name="saxpy.cu"),
-            lambda h: b.get("cuabi_module_from_cache", h),
+            lambda h: b.get("cuabi_module_get_from_cache", h),
             None,
         ),
         (

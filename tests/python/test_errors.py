@@ -22,13 +22,13 @@ def test_every_status_has_its_exception_class(backend):
         assert cls is not cuabi.CudaError, status
         assert cls.status == status
         assert issubclass(cls, cuabi.CudaError)
-        name = backend.string(lib.cuabi_status_name(status))
+        name = backend.string(lib.cuabi_status_get_name(status))
         assert errors.status_name(status) == name
         seen.add(cls)
     assert len(seen) == capi.CUABI_STATUS_COUNT - 1
     assert errors.error_class(capi.CUABI_STATUS_COUNT) is cuabi.CudaError
     assert (
-        backend.string(lib.cuabi_status_name(capi.CUABI_STATUS_COUNT))
+        backend.string(lib.cuabi_status_get_name(capi.CUABI_STATUS_COUNT))
         == "CUABI_ERROR_UNKNOWN"
     )
 
@@ -108,7 +108,7 @@ def test_release_never_touches_the_last_error(backend):
     lib.cuabi_program_release(backend.handle(0xDEADBEEF, "cuabi_program"))
     assert backend.string(lib.cuabi_last_error_message()) == message
     assert lib.cuabi_last_error_status() == capi.CUABI_ERROR_INVALID_HANDLE
-    lib.cuabi_clear_last_error()
+    lib.cuabi_last_error_clear()
     assert backend.string(lib.cuabi_last_error_message()) == ""
 
 

@@ -88,7 +88,7 @@ def test_overview_uint32_n_is_refused_and_nothing_runs(device):
 
 def _low_layer_saxpy(backend, device, n: int, n_dtype) -> np.ndarray:
     """The overview's NumPy way on the low layer: arrays of argument pointers
-    handed to cuabi_launch / cuabi_launch_sized. Returns hOut."""
+    handed to cuabi_function_launch / cuabi_function_launch_sized. Returns hOut."""
     lib = backend.lib
     mod = device.compile(SAXPY)
     kernel = mod.get_kernel("saxpy")
@@ -116,12 +116,12 @@ def _low_layer_saxpy(backend, device, n: int, n_dtype) -> np.ndarray:
         cfg.block_x, cfg.block_y, cfg.block_z = 256, 1, 1
         size_arr = ffi.new("size_t[]", sizes)
         params_arg = ffi.cast("void * const *", params.ctypes.data)
-    status = lib.cuabi_launch_sized(
+    status = lib.cuabi_function_launch_sized(
         kernel.handle, cfg, backend.NULL, params_arg, size_arr, 5
     )
     backend.check(status)
     if n_dtype == np.uint64:  # the unchecked call, exactly as cuLaunchKernel takes it
-        backend.check(lib.cuabi_launch(kernel.handle, cfg, backend.NULL, params_arg, 5))
+        backend.check(lib.cuabi_function_launch(kernel.handle, cfg, backend.NULL, params_arg, 5))
     bufs[2].copy_to_host(hOut)
     return hOut
 
@@ -299,7 +299,7 @@ def test_struct_by_value_every_way(device):
     else:
         cfg = b.launch_config((1, 1, 1), (1, 1, 1), 0)
         params = b.ffi.cast("void * const *", kernel_params.ctypes.data)
-    b.check(b.lib.cuabi_launch(kernel.handle, cfg, b.NULL, params, 6))
+    b.check(b.lib.cuabi_function_launch(kernel.handle, cfg, b.NULL, params, 6))
     assert _read_test_outputs(pInt, pFloat, pStruct) == (
         1,
         pytest.approx(123.456, 1e-6),
@@ -311,7 +311,7 @@ def test_struct_by_value_every_way(device):
         reset()
         p = capi.kernel_params(values, types)
         b.check(
-            b.lib.cuabi_launch_sized(
+            b.lib.cuabi_function_launch_sized(
                 kernel.handle, cfg, None, p.params, p.sizes, p.count
             )
         )
@@ -583,7 +583,7 @@ def _released(b, kind: str, handle) -> bool:
         "buffer": ("cuabi_buffer_get_size", "size_t"),
         "stream": ("cuabi_stream_get_handle", "uint64_t"),
         "event": None,
-        "module": ("cuabi_module_from_cache", "int32_t"),
+        "module": ("cuabi_module_get_from_cache", "int32_t"),
         "kernel": ("cuabi_function_get_param_count", "size_t"),
         "pinned": ("cuabi_host_buffer_get_size", "size_t"),
         "graph": ("cuabi_graph_get_node_count", "size_t"),

@@ -151,16 +151,16 @@ def test_low_layer_is_reachable_through_capi(backend):
 
     lib = backend.lib
     assert lib.cuabi_version() == cuabi.capi.CUABI_VERSION_NUMBER
-    assert backend.string(lib.cuabi_status_name(cuabi.capi.CUABI_ERROR_NO_DEVICE)) == (
+    assert backend.string(lib.cuabi_status_get_name(cuabi.capi.CUABI_ERROR_NO_DEVICE)) == (
         "CUABI_ERROR_NO_DEVICE"
     )
     if backend.name == "ctypes":
         major, minor = ctypes.c_int32(), ctypes.c_int32()
-        backend.check(lib.cuabi_nvrtc_version(ctypes.byref(major), ctypes.byref(minor)))
+        backend.check(lib.cuabi_nvrtc_get_version(ctypes.byref(major), ctypes.byref(minor)))
         assert (major.value, minor.value) == cuabi.nvrtc_version()
     else:
         major, minor = backend.ffi.new("int32_t*"), backend.ffi.new("int32_t*")
-        backend.check(lib.cuabi_nvrtc_version(major, minor))
+        backend.check(lib.cuabi_nvrtc_get_version(major, minor))
         assert (major[0], minor[0]) == cuabi.nvrtc_version()
 
 

@@ -13,7 +13,7 @@
 //! its parameter's size) before one `cuabi_launch_plan_launch` call, every
 //! launch. Two more rows come along: `_builder`, the launch builder
 //! `f.launch(config).stream(&s).arg(..)...run()` (packs the arguments on the
-//! stack at the kernel's offsets, one `cuabi_launch_packed` call), and
+//! stack at the kernel's offsets, one `cuabi_function_launch_packed` call), and
 //! `_plan_launch`, the plan launched with arguments written once.
 
 use std::fmt::Write as _;

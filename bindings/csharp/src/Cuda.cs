@@ -100,40 +100,40 @@ namespace Cuabi
         private static int DriverVersionCore()
         {
             int v;
-            Errors.Check(NativeMethods.cuabi_driver_version(out v));
+            Errors.Check(NativeMethods.cuabi_driver_get_version(out v));
             return v;
         }
 
         [MethodImpl(MethodImplOptions.NoInlining)]
         private static string DriverPathCore()
         {
-            return Errors.ReadString(NativeMethods.cuabi_driver_path);
+            return Errors.ReadString(NativeMethods.cuabi_driver_get_path);
         }
 
         [MethodImpl(MethodImplOptions.NoInlining)]
         private static Version NvrtcVersionCore()
         {
             int major, minor;
-            Errors.Check(NativeMethods.cuabi_nvrtc_version(out major, out minor));
+            Errors.Check(NativeMethods.cuabi_nvrtc_get_version(out major, out minor));
             return new Version(major, minor);
         }
 
         [MethodImpl(MethodImplOptions.NoInlining)]
         private static string NvrtcPathCore()
         {
-            return Errors.ReadString(NativeMethods.cuabi_nvrtc_path);
+            return Errors.ReadString(NativeMethods.cuabi_nvrtc_get_path);
         }
 
         [MethodImpl(MethodImplOptions.NoInlining)]
         private static string StatusNameCore(int status)
         {
-            return Utf8.FromNative(NativeMethods.cuabi_status_name(status));
+            return Utf8.FromNative(NativeMethods.cuabi_status_get_name(status));
         }
 
         [MethodImpl(MethodImplOptions.NoInlining)]
         private static string StatusDescriptionCore(int status)
         {
-            return Utf8.FromNative(NativeMethods.cuabi_status_description(status));
+            return Utf8.FromNative(NativeMethods.cuabi_status_get_description(status));
         }
     }
 }

@@ -102,9 +102,9 @@ namespace Cuabi
             string log = null;
             if (status == NativeMethods.CUABI_ERROR_COMPILE)
                 log = ReadLastLog();
-            string name = Utf8.FromNative(NativeMethods.cuabi_status_name(status));
+            string name = Utf8.FromNative(NativeMethods.cuabi_status_get_name(status));
             if (string.IsNullOrEmpty(message))
-                message = name + ": " + Utf8.FromNative(NativeMethods.cuabi_status_description(status));
+                message = name + ": " + Utf8.FromNative(NativeMethods.cuabi_status_get_description(status));
             return new CudaException((CudaStatus)status, name, message, code, log);
         }
 

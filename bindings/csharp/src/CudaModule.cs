@@ -44,7 +44,7 @@ namespace Cuabi
             get
             {
                 int hit;
-                Errors.Check(NativeMethods.cuabi_module_from_cache(Handle, out hit));
+                Errors.Check(NativeMethods.cuabi_module_get_from_cache(Handle, out hit));
                 return hit != 0;
             }
         }

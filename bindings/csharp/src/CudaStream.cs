@@ -164,7 +164,7 @@ namespace Cuabi
             if (end == null)
                 throw new ArgumentNullException("end");
             float ms;
-            Errors.Check(NativeMethods.cuabi_event_elapsed_ms(start.Handle, end.Handle, out ms));
+            Errors.Check(NativeMethods.cuabi_event_get_elapsed_ms(start.Handle, end.Handle, out ms));
             return ms;
         }
 

@@ -301,7 +301,7 @@ namespace Cuabi
         private static int CountCore()
         {
             int count;
-            Errors.Check(NativeMethods.cuabi_device_count(out count));
+            Errors.Check(NativeMethods.cuabi_device_get_count(out count));
             return count;
         }
 

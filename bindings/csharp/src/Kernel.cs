@@ -405,7 +405,7 @@ namespace Cuabi
         /// A launch with no idle prepared launch for its configuration:
         /// prepares one when the configuration was seen among the last launches
         /// that found none (and keeps it), otherwise packs the arguments on the
-        /// stack and launches with cuabi_launch_packed.
+        /// stack and launches with cuabi_function_launch_packed.
         /// </summary>
         [MethodImpl(MethodImplOptions.NoInlining)]
         private unsafe void LaunchUnprepared(ref LaunchConfig config, SafeStreamHandle stream, ArgumentLayout l, object[] args)
@@ -434,7 +434,7 @@ namespace Cuabi
                     for (int i = 0; i < size; i++)
                         block[i] = 0;
                     l.Write(this, args, block);
-                    status = FastNativeMethods.cuabi_launch_packed(handle.DangerousGetHandle(), ref native,
+                    status = FastNativeMethods.cuabi_function_launch_packed(handle.DangerousGetHandle(), ref native,
                         stream.DangerousGetHandle(), size == 0 ? IntPtr.Zero : (IntPtr)block, (UIntPtr)(uint)size);
                 }
                 else
@@ -443,7 +443,7 @@ namespace Cuabi
                     fixed (byte* block = heap)
                     {
                         l.Write(this, args, block);
-                        status = FastNativeMethods.cuabi_launch_packed(handle.DangerousGetHandle(), ref native,
+                        status = FastNativeMethods.cuabi_function_launch_packed(handle.DangerousGetHandle(), ref native,
                             stream.DangerousGetHandle(), (IntPtr)block, (UIntPtr)(uint)size);
                     }
                 }

@@ -23,7 +23,7 @@ namespace Cuabi
                 throw new ArgumentNullException("device");
             UIntPtr bytes = Ranges.Bytes(count, Element<T>.Require(), "count");
             SafeHostBufferHandle h;
-            Errors.Check(NativeMethods.cuabi_host_alloc(device.Handle, bytes, out h));
+            Errors.Check(NativeMethods.cuabi_host_buffer_alloc(device.Handle, bytes, out h));
             handle = h;
             pointer = PointerOf(h);
             Count = count;
@@ -58,7 +58,7 @@ namespace Cuabi
             SafeHostBufferHandle h = null;
             try
             {
-                Errors.Check(NativeMethods.cuabi_host_register(device.Handle, pin.AddrOfPinnedObject(), bytes, out h));
+                Errors.Check(NativeMethods.cuabi_host_buffer_register(device.Handle, pin.AddrOfPinnedObject(), bytes, out h));
                 h.AdoptPin(pin); // from here on the handle unpins after unregistering
             }
             catch

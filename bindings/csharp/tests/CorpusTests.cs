@@ -773,11 +773,11 @@ namespace Cuabi.Tests
                 ctx => Check(NativeMethods.cuabi_graph_exec_launch(AsGraphExec(pv), noStream)));
             c.Cuda("program handle as a launch plan", "cuabi_launch_plan_launch", CudaStatus.InvalidHandle, "it is a cuabi_program",
                 ctx => Check(NativeMethods.cuabi_launch_plan_launch(AsPlan(pv))));
-            c.Cuda("program handle as the launch's function", "cuabi_launch_packed", CudaStatus.InvalidHandle,
+            c.Cuda("program handle as the launch's function", "cuabi_function_launch_packed", CudaStatus.InvalidHandle,
                 "function is not a live cuabi_function", ctx =>
                 {
                     var cfg = LaunchConfigNative.Create();
-                    Check(NativeMethods.cuabi_launch_packed(AsFunction(pv), ref cfg, noStream, IntPtr.Zero, UIntPtr.Zero));
+                    Check(NativeMethods.cuabi_function_launch_packed(AsFunction(pv), ref cfg, noStream, IntPtr.Zero, UIntPtr.Zero));
                 });
             c.Cuda("program handle as the compile's device", "cuabi_module_compile", CudaStatus.InvalidHandle,
                 "device is not a live cuabi_device", ctx =>
@@ -825,10 +825,10 @@ namespace Cuabi.Tests
                 SafeBufferHandle b;
                 Check(NativeMethods.cuabi_buffer_alloc(AsDevice(nul), (UIntPtr)16u, out b));
             });
-            c.Cuda("NULL device", "cuabi_host_alloc", CudaStatus.InvalidHandle, "device is NULL", ctx =>
+            c.Cuda("NULL device", "cuabi_host_buffer_alloc", CudaStatus.InvalidHandle, "device is NULL", ctx =>
             {
                 SafeHostBufferHandle b;
-                Check(NativeMethods.cuabi_host_alloc(AsDevice(nul), (UIntPtr)16u, out b));
+                Check(NativeMethods.cuabi_host_buffer_alloc(AsDevice(nul), (UIntPtr)16u, out b));
             });
             c.Cuda("NULL device", "cuabi_module_load_data", CudaStatus.InvalidHandle, "device is NULL", ctx =>
             {
@@ -865,10 +865,10 @@ namespace Cuabi.Tests
                 UIntPtr n;
                 Check(NativeMethods.cuabi_module_get_global(AsModule(nul), Z("g"), out ptr, out n));
             });
-            c.Cuda("NULL module", "cuabi_module_from_cache", CudaStatus.InvalidHandle, "module is NULL", ctx =>
+            c.Cuda("NULL module", "cuabi_module_get_from_cache", CudaStatus.InvalidHandle, "module is NULL", ctx =>
             {
                 int hit;
-                Check(NativeMethods.cuabi_module_from_cache(AsModule(nul), out hit));
+                Check(NativeMethods.cuabi_module_get_from_cache(AsModule(nul), out hit));
             });
             c.Cuda("NULL function", "cuabi_function_get_param_count", CudaStatus.InvalidHandle, "function is NULL", ctx =>
             {
@@ -877,10 +877,10 @@ namespace Cuabi.Tests
             });
             c.Cuda("NULL function", "cuabi_function_set_attribute", CudaStatus.InvalidHandle, "function is NULL",
                 ctx => Check(NativeMethods.cuabi_function_set_attribute(AsFunction(nul), NativeMethods.CUABI_FUNC_MAX_DYNAMIC_SHARED_SIZE_BYTES, 0)));
-            c.Cuda("NULL function", "cuabi_launch", CudaStatus.InvalidHandle, "function is NULL", ctx =>
+            c.Cuda("NULL function", "cuabi_function_launch", CudaStatus.InvalidHandle, "function is NULL", ctx =>
             {
                 var cfg = LaunchConfigNative.Create();
-                Check(NativeMethods.cuabi_launch(AsFunction(nul), ref cfg, noStream, IntPtr.Zero, UIntPtr.Zero));
+                Check(NativeMethods.cuabi_function_launch(AsFunction(nul), ref cfg, noStream, IntPtr.Zero, UIntPtr.Zero));
             });
             c.Cuda("NULL function", "cuabi_launch_plan_create", CudaStatus.InvalidHandle, "function is NULL", ctx =>
             {
@@ -925,10 +925,10 @@ namespace Cuabi.Tests
                 ctx => Check(NativeMethods.cuabi_event_synchronize(AsEvent(nul))));
             c.Cuda("NULL event", "cuabi_event_record", CudaStatus.InvalidHandle, "event is NULL",
                 ctx => Check(NativeMethods.cuabi_event_record(AsEvent(nul), noStream)));
-            c.Cuda("NULL start event", "cuabi_event_elapsed_ms", CudaStatus.InvalidHandle, "start is NULL", ctx =>
+            c.Cuda("NULL start event", "cuabi_event_get_elapsed_ms", CudaStatus.InvalidHandle, "start is NULL", ctx =>
             {
                 float ms;
-                Check(NativeMethods.cuabi_event_elapsed_ms(AsEvent(nul), AsEvent(nul), out ms));
+                Check(NativeMethods.cuabi_event_get_elapsed_ms(AsEvent(nul), AsEvent(nul), out ms));
             });
             c.Cuda("NULL graph", "cuabi_graph_instantiate", CudaStatus.InvalidHandle, "graph is NULL", ctx =>
             {
@@ -982,7 +982,7 @@ namespace Cuabi.Tests
                     IntPtr raw;
                     using (var p = new Program(Tiny))
                         raw = p.Handle.DangerousGetHandle();
-                    NativeMethods.cuabi_clear_last_error();
+                    NativeMethods.cuabi_last_error_clear();
                     NativeMethods.cuabi_program_release(raw); // detected and ignored
                     ctx.Expect(NativeMethods.cuabi_last_error_status() == 0, "a second release touched the last-error state");
                     UIntPtr n = UIntPtr.Zero;
@@ -1272,7 +1272,7 @@ namespace Cuabi.Tests
             });
 
             // Launches without a live function.
-            c.Cuda("sized launch on a made-up function", "cuabi_launch_sized", CudaStatus.InvalidHandle,
+            c.Cuda("sized launch on a made-up function", "cuabi_function_launch_sized", CudaStatus.InvalidHandle,
                 "function is not a live cuabi_function", ctx =>
                 {
                     var cfg = LaunchConfigNative.Create();
@@ -1283,20 +1283,20 @@ namespace Cuabi.Tests
                         UIntPtr* sizes = stackalloc UIntPtr[1];
                         ps[0] = (IntPtr)(&a);
                         sizes[0] = (UIntPtr)4u;
-                        Check(NativeMethods.cuabi_launch_sized(AsFunction(new IntPtr((1L << 32) | (4L << 24) | 3)), ref cfg, noStream,
+                        Check(NativeMethods.cuabi_function_launch_sized(AsFunction(new IntPtr((1L << 32) | (4L << 24) | 3)), ref cfg, noStream,
                             (IntPtr)ps, (IntPtr)sizes, (UIntPtr)1u));
                     }
                 });
-            c.Cuda("launch with every pointer NULL", "cuabi_launch", CudaStatus.InvalidHandle, "function is NULL", ctx =>
+            c.Cuda("launch with every pointer NULL", "cuabi_function_launch", CudaStatus.InvalidHandle, "function is NULL", ctx =>
             {
                 var cfg = LaunchConfigNative.Create();
-                Check(NativeMethods.cuabi_launch(AsFunction(nul), ref cfg, noStream, IntPtr.Zero, (UIntPtr)5u));
+                Check(NativeMethods.cuabi_function_launch(AsFunction(nul), ref cfg, noStream, IntPtr.Zero, (UIntPtr)5u));
             });
-            c.Cuda("packed launch on a made-up function with (size_t)-1 bytes", "cuabi_launch_packed", CudaStatus.InvalidHandle,
+            c.Cuda("packed launch on a made-up function with (size_t)-1 bytes", "cuabi_function_launch_packed", CudaStatus.InvalidHandle,
                 "function is not a live cuabi_function", ctx =>
                 {
                     var cfg = LaunchConfigNative.Create();
-                    Check(NativeMethods.cuabi_launch_packed(AsFunction(new IntPtr(0xdeadbeefL)), ref cfg, noStream, IntPtr.Zero,
+                    Check(NativeMethods.cuabi_function_launch_packed(AsFunction(new IntPtr(0xdeadbeefL)), ref cfg, noStream, IntPtr.Zero,
                         SizeMax));
                 });
             c.Cuda("compile into a NULL device", "cuabi_module_compile", CudaStatus.InvalidHandle, "device is NULL", ctx =>
@@ -1548,9 +1548,9 @@ namespace Cuabi.Tests
             c.Throws<ArgumentNullException>("AllocateFrom null", "source", "source", ctx => d.AllocateFrom<float>(null));
             c.Cuda("AllocateFrom an empty array", "cuabi_buffer_alloc", CudaStatus.InvalidArgument, "bytes is 0",
                 ctx => d.AllocateFrom(new float[0]));
-            c.Cuda("zero pinned elements", "cuabi_host_alloc", CudaStatus.InvalidArgument, "bytes is 0", ctx => d.AllocatePinned<float>(0));
+            c.Cuda("zero pinned elements", "cuabi_host_buffer_alloc", CudaStatus.InvalidArgument, "bytes is 0", ctx => d.AllocatePinned<float>(0));
             c.Throws<ArgumentOutOfRangeException>("a negative pinned count", "count", "cannot be negative", ctx => d.AllocatePinned<int>(-5));
-            c.Cuda("2^63 - 1 pinned bytes", "cuabi_host_alloc", CudaStatus.OutOfMemory, "cuMemHostAlloc",
+            c.Cuda("2^63 - 1 pinned bytes", "cuabi_host_buffer_alloc", CudaStatus.OutOfMemory, "cuMemHostAlloc",
                 ctx => d.AllocatePinned<byte>(long.MaxValue), ctx => StillWorks(ctx, f));
             c.Throws<ArgumentException>("registering an empty array", "array", "is empty",
                 ctx => PinnedBuffer<float>.Register(d, new float[0]));
@@ -1930,23 +1930,23 @@ namespace Cuabi.Tests
                 Mark(f);
                 k.Launch(cfg, null, f.Args());
             };
-            c.Cuda("block of 2048 threads in x", "cuabi_launch_packed", CudaStatus.InvalidArgument, "exceeds the device's limit",
+            c.Cuda("block of 2048 threads in x", "cuabi_function_launch_packed", CudaStatus.InvalidArgument, "exceeds the device's limit",
                 ctx => launch(new LaunchConfig(1, 2048)), ctx => Untouched(ctx, f));
-            c.Cuda("block of 1024 x 2 threads", "cuabi_launch_packed", CudaStatus.InvalidArgument, "allows at most",
+            c.Cuda("block of 1024 x 2 threads", "cuabi_function_launch_packed", CudaStatus.InvalidArgument, "allows at most",
                 ctx => launch(new LaunchConfig(1, new Dim3(1024, 2))), ctx => Untouched(ctx, f));
-            c.Cuda("block z of 128", "cuabi_launch_packed", CudaStatus.InvalidArgument, "exceeds the device's limit",
+            c.Cuda("block z of 128", "cuabi_function_launch_packed", CudaStatus.InvalidArgument, "exceeds the device's limit",
                 ctx => launch(new LaunchConfig(1, new Dim3(1, 1, 128))), ctx => Untouched(ctx, f));
-            c.Cuda("grid x of zero", "cuabi_launch_packed", CudaStatus.InvalidArgument, "zero dimension",
+            c.Cuda("grid x of zero", "cuabi_function_launch_packed", CudaStatus.InvalidArgument, "zero dimension",
                 ctx => launch(new LaunchConfig(0, 32)), ctx => Untouched(ctx, f));
-            c.Cuda("grid z of zero", "cuabi_launch_packed", CudaStatus.InvalidArgument, "zero dimension",
+            c.Cuda("grid z of zero", "cuabi_function_launch_packed", CudaStatus.InvalidArgument, "zero dimension",
                 ctx => launch(new LaunchConfig(new Dim3(1, 1, 0), 32)), ctx => Untouched(ctx, f));
-            c.Cuda("block x of zero", "cuabi_launch_packed", CudaStatus.InvalidArgument, "zero dimension",
+            c.Cuda("block x of zero", "cuabi_function_launch_packed", CudaStatus.InvalidArgument, "zero dimension",
                 ctx => launch(new LaunchConfig(1, 0)), ctx => Untouched(ctx, f));
-            c.Cuda("grid y of 2^32 - 1", "cuabi_launch_packed", CudaStatus.InvalidArgument, "exceeds the device's limit",
+            c.Cuda("grid y of 2^32 - 1", "cuabi_function_launch_packed", CudaStatus.InvalidArgument, "exceeds the device's limit",
                 ctx => launch(new LaunchConfig(new Dim3(1, uint.MaxValue), 32)), ctx => Untouched(ctx, f));
-            c.Cuda("1 GiB of dynamic shared memory", "cuabi_launch_packed", CudaStatus.InvalidArgument, "dynamic shared memory",
+            c.Cuda("1 GiB of dynamic shared memory", "cuabi_function_launch_packed", CudaStatus.InvalidArgument, "dynamic shared memory",
                 ctx => launch(new LaunchConfig(1, 32, 1u << 30)), ctx => Untouched(ctx, f));
-            c.Cuda("shared memory above the default limit, within the opt-in", "cuabi_launch_packed", CudaStatus.InvalidArgument,
+            c.Cuda("shared memory above the default limit, within the opt-in", "cuabi_function_launch_packed", CudaStatus.InvalidArgument,
                 "CUABI_FUNC_MAX_DYNAMIC_SHARED_SIZE_BYTES", ctx => launch(new LaunchConfig(4, 256, 64 * 1024)), ctx => Untouched(ctx, f));
             c.Cuda("a refused configuration launched again (the kernel then prepares it)", "cuabi_launch_plan_create",
                 CudaStatus.InvalidArgument, "exceeds the device's limit", ctx =>
@@ -2017,13 +2017,13 @@ namespace Cuabi.Tests
                 ctx => d.CreateEvent((EventFlags)0x80));
             c.Cuda("an unknown capture mode", "cuabi_stream_begin_capture", CudaStatus.InvalidArgument, "mode 99",
                 ctx => f.Stream.BeginCapture((CaptureMode)99));
-            c.Cuda("elapsed time of events never recorded", "cuabi_event_elapsed_ms", CudaStatus.InvalidArgument, "never recorded", ctx =>
+            c.Cuda("elapsed time of events never recorded", "cuabi_event_get_elapsed_ms", CudaStatus.InvalidArgument, "never recorded", ctx =>
             {
                 using (var e1 = d.CreateEvent())
                 using (var e2 = d.CreateEvent())
                     CudaEvent.ElapsedMilliseconds(e1, e2);
             });
-            c.Cuda("elapsed time of an untimed event", "cuabi_event_elapsed_ms", CudaStatus.InvalidArgument, "DISABLE_TIMING", ctx =>
+            c.Cuda("elapsed time of an untimed event", "cuabi_event_get_elapsed_ms", CudaStatus.InvalidArgument, "DISABLE_TIMING", ctx =>
             {
                 f.Untimed.Record();
                 f.Timed.Record();
@@ -2342,20 +2342,20 @@ namespace Cuabi.Tests
                 ctx.Expect(h.IsInvalid, "out was written although the call failed");
                 Check(st);
             }, ctx => StillWorks(ctx, f));
-            c.Cuda("(size_t)-1 pinned bytes", "cuabi_host_alloc", CudaStatus.OutOfMemory, "cuMemHostAlloc", ctx =>
+            c.Cuda("(size_t)-1 pinned bytes", "cuabi_host_buffer_alloc", CudaStatus.OutOfMemory, "cuMemHostAlloc", ctx =>
             {
                 SafeHostBufferHandle h;
-                Check(NativeMethods.cuabi_host_alloc(dev, SizeMax, out h));
+                Check(NativeMethods.cuabi_host_buffer_alloc(dev, SizeMax, out h));
             });
-            c.Cuda("registering NULL", "cuabi_host_register", CudaStatus.InvalidArgument, "ptr is NULL", ctx =>
+            c.Cuda("registering NULL", "cuabi_host_buffer_register", CudaStatus.InvalidArgument, "ptr is NULL", ctx =>
             {
                 SafeHostBufferHandle h;
-                Check(NativeMethods.cuabi_host_register(dev, IntPtr.Zero, (UIntPtr)64u, out h));
+                Check(NativeMethods.cuabi_host_buffer_register(dev, IntPtr.Zero, (UIntPtr)64u, out h));
             });
-            c.Cuda("registering zero bytes", "cuabi_host_register", CudaStatus.InvalidArgument, "bytes is 0", ctx =>
+            c.Cuda("registering zero bytes", "cuabi_host_buffer_register", CudaStatus.InvalidArgument, "bytes is 0", ctx =>
             {
                 SafeHostBufferHandle h;
-                Check(NativeMethods.cuabi_host_register(dev, host, UIntPtr.Zero, out h));
+                Check(NativeMethods.cuabi_host_buffer_register(dev, host, UIntPtr.Zero, out h));
             });
             c.Cuda("offset + bytes overflows size_t", "cuabi_buffer_copy_from_host", CudaStatus.OutOfRange, "destination range",
                 ctx => Check(NativeMethods.cuabi_buffer_copy_from_host(a, SizeMax, host, (UIntPtr)2u)));
@@ -2495,20 +2495,20 @@ namespace Cuabi.Tests
             });
             c.Cuda("device handle as a buffer", "cuabi_buffer_copy", CudaStatus.InvalidHandle, "it is a cuabi_device",
                 ctx => Check(NativeMethods.cuabi_buffer_copy(a, UIntPtr.Zero, AsBuffer(dev.DangerousGetHandle()), UIntPtr.Zero, (UIntPtr)4u)));
-            c.Cuda("event handle as the launch's stream", "cuabi_launch_packed", CudaStatus.InvalidHandle,
+            c.Cuda("event handle as the launch's stream", "cuabi_function_launch_packed", CudaStatus.InvalidHandle,
                 "stream is not a live cuabi_stream", ctx =>
                 {
                     using (var r = new RawArgs(f))
                     {
                         var cfg = Config(4, 256);
-                        Check(NativeMethods.cuabi_launch_packed(saxpy, ref cfg, AsStream(f.Timed.Handle.DangerousGetHandle()), r.Packed,
+                        Check(NativeMethods.cuabi_function_launch_packed(saxpy, ref cfg, AsStream(f.Timed.Handle.DangerousGetHandle()), r.Packed,
                             (UIntPtr)40u));
                     }
                 });
-            c.Cuda("module handle as the function", "cuabi_launch", CudaStatus.InvalidHandle, "it is a cuabi_module", ctx =>
+            c.Cuda("module handle as the function", "cuabi_function_launch", CudaStatus.InvalidHandle, "it is a cuabi_module", ctx =>
             {
                 var cfg = Config(1, 32);
-                Check(NativeMethods.cuabi_launch(AsFunction(f.SaxpyModule.Handle.DangerousGetHandle()), ref cfg, noStream, IntPtr.Zero,
+                Check(NativeMethods.cuabi_function_launch(AsFunction(f.SaxpyModule.Handle.DangerousGetHandle()), ref cfg, noStream, IntPtr.Zero,
                     UIntPtr.Zero));
             });
             c.Cuda("plan handle as a graph exec", "cuabi_graph_exec_launch", CudaStatus.InvalidHandle, "it is a cuabi_launch_plan", ctx =>
@@ -2581,41 +2581,41 @@ namespace Cuabi.Tests
             });
 
             // --- Launches through the raw calls ------------------------------------------------
-            c.Cuda("four arguments for five parameters", "cuabi_launch", CudaStatus.InvalidArgument,
+            c.Cuda("four arguments for five parameters", "cuabi_function_launch", CudaStatus.InvalidArgument,
                 "takes 5 parameters, but 4 were given", ctx =>
                 {
                     Mark(f);
                     using (var r = new RawArgs(f))
                     {
                         var cfg = Config(4, 256);
-                        Check(NativeMethods.cuabi_launch(saxpy, ref cfg, noStream, r.Params, (UIntPtr)4u));
+                        Check(NativeMethods.cuabi_function_launch(saxpy, ref cfg, noStream, r.Params, (UIntPtr)4u));
                     }
                 }, ctx => Untouched(ctx, f));
-            c.Cuda("six arguments for five parameters", "cuabi_launch", CudaStatus.InvalidArgument, "6 were given", ctx =>
+            c.Cuda("six arguments for five parameters", "cuabi_function_launch", CudaStatus.InvalidArgument, "6 were given", ctx =>
             {
                 Mark(f);
                 using (var r = new RawArgs(f))
                 {
                     var cfg = Config(4, 256);
-                    Check(NativeMethods.cuabi_launch(saxpy, ref cfg, noStream, r.Params, (UIntPtr)6u));
+                    Check(NativeMethods.cuabi_function_launch(saxpy, ref cfg, noStream, r.Params, (UIntPtr)6u));
                 }
             }, ctx => Untouched(ctx, f));
-            c.Cuda("params NULL", "cuabi_launch", CudaStatus.InvalidArgument, "params is NULL", ctx =>
+            c.Cuda("params NULL", "cuabi_function_launch", CudaStatus.InvalidArgument, "params is NULL", ctx =>
             {
                 var cfg = Config(4, 256);
-                Check(NativeMethods.cuabi_launch(saxpy, ref cfg, noStream, IntPtr.Zero, (UIntPtr)5u));
+                Check(NativeMethods.cuabi_function_launch(saxpy, ref cfg, noStream, IntPtr.Zero, (UIntPtr)5u));
             });
-            c.Cuda("one argument pointer NULL", "cuabi_launch", CudaStatus.InvalidArgument, "params[3] is NULL", ctx =>
+            c.Cuda("one argument pointer NULL", "cuabi_function_launch", CudaStatus.InvalidArgument, "params[3] is NULL", ctx =>
             {
                 Mark(f);
                 using (var r = new RawArgs(f))
                 {
                     r.Param(3, IntPtr.Zero);
                     var cfg = Config(4, 256);
-                    Check(NativeMethods.cuabi_launch(saxpy, ref cfg, noStream, r.Params, (UIntPtr)5u));
+                    Check(NativeMethods.cuabi_function_launch(saxpy, ref cfg, noStream, r.Params, (UIntPtr)5u));
                 }
             }, ctx => Untouched(ctx, f));
-            c.Cuda("a 4-byte n for a size_t parameter (the overview's bug)", "cuabi_launch_sized", CudaStatus.InvalidArgument,
+            c.Cuda("a 4-byte n for a size_t parameter (the overview's bug)", "cuabi_function_launch_sized", CudaStatus.InvalidArgument,
                 "parameter 4 is 8 bytes, but the argument given is 4 bytes", ctx =>
                 {
                     Mark(f);
@@ -2623,31 +2623,31 @@ namespace Cuabi.Tests
                     {
                         r.Size(4, 4);
                         var cfg = Config(4, 256);
-                        Check(NativeMethods.cuabi_launch_sized(saxpy, ref cfg, noStream, r.Params, r.Sizes, (UIntPtr)5u));
+                        Check(NativeMethods.cuabi_function_launch_sized(saxpy, ref cfg, noStream, r.Params, r.Sizes, (UIntPtr)5u));
                     }
                 }, ctx => Untouched(ctx, f));
-            c.Cuda("a double for a float parameter", "cuabi_launch_sized", CudaStatus.InvalidArgument, "parameter 0 is 4 bytes", ctx =>
+            c.Cuda("a double for a float parameter", "cuabi_function_launch_sized", CudaStatus.InvalidArgument, "parameter 0 is 4 bytes", ctx =>
             {
                 Mark(f);
                 using (var r = new RawArgs(f))
                 {
                     r.Size(0, 8);
                     var cfg = Config(4, 256);
-                    Check(NativeMethods.cuabi_launch_sized(saxpy, ref cfg, noStream, r.Params, r.Sizes, (UIntPtr)5u));
+                    Check(NativeMethods.cuabi_function_launch_sized(saxpy, ref cfg, noStream, r.Params, r.Sizes, (UIntPtr)5u));
                 }
             }, ctx => Untouched(ctx, f));
-            c.Cuda("param_sizes NULL", "cuabi_launch_sized", CudaStatus.InvalidArgument, "param_sizes is NULL", ctx =>
+            c.Cuda("param_sizes NULL", "cuabi_function_launch_sized", CudaStatus.InvalidArgument, "param_sizes is NULL", ctx =>
             {
                 using (var r = new RawArgs(f))
                 {
                     var cfg = Config(4, 256);
-                    Check(NativeMethods.cuabi_launch_sized(saxpy, ref cfg, noStream, r.Params, IntPtr.Zero, (UIntPtr)5u));
+                    Check(NativeMethods.cuabi_function_launch_sized(saxpy, ref cfg, noStream, r.Params, IntPtr.Zero, (UIntPtr)5u));
                 }
             });
-            c.Cuda("no arguments at all", "cuabi_launch_sized", CudaStatus.InvalidArgument, "but 0 were given", ctx =>
+            c.Cuda("no arguments at all", "cuabi_function_launch_sized", CudaStatus.InvalidArgument, "but 0 were given", ctx =>
             {
                 var cfg = Config(4, 256);
-                Check(NativeMethods.cuabi_launch_sized(saxpy, ref cfg, noStream, IntPtr.Zero, IntPtr.Zero, UIntPtr.Zero));
+                Check(NativeMethods.cuabi_function_launch_sized(saxpy, ref cfg, noStream, IntPtr.Zero, IntPtr.Zero, UIntPtr.Zero));
             });
             c.Fine("the right sizes launch", ctx =>
             {
@@ -2655,42 +2655,42 @@ namespace Cuabi.Tests
                 using (var r = new RawArgs(f))
                 {
                     var cfg = Config(4, 256);
-                    Check(NativeMethods.cuabi_launch_sized(saxpy, ref cfg, noStream, r.Params, r.Sizes, (UIntPtr)5u));
+                    Check(NativeMethods.cuabi_function_launch_sized(saxpy, ref cfg, noStream, r.Params, r.Sizes, (UIntPtr)5u));
                 }
             }, ctx => Launched(ctx, f));
-            c.Cuda("a packed block of 36 bytes for 40", "cuabi_launch_packed", CudaStatus.InvalidArgument, "40-byte argument block", ctx =>
+            c.Cuda("a packed block of 36 bytes for 40", "cuabi_function_launch_packed", CudaStatus.InvalidArgument, "40-byte argument block", ctx =>
             {
                 Mark(f);
                 using (var r = new RawArgs(f))
                 {
                     var cfg = Config(4, 256);
-                    Check(NativeMethods.cuabi_launch_packed(saxpy, ref cfg, noStream, r.Packed, (UIntPtr)36u));
+                    Check(NativeMethods.cuabi_function_launch_packed(saxpy, ref cfg, noStream, r.Packed, (UIntPtr)36u));
                 }
             }, ctx => Untouched(ctx, f));
-            c.Cuda("a packed block of (size_t)-1 bytes", "cuabi_launch_packed", CudaStatus.InvalidArgument,
+            c.Cuda("a packed block of (size_t)-1 bytes", "cuabi_function_launch_packed", CudaStatus.InvalidArgument,
                 "18446744073709551615 bytes were given", ctx =>
                 {
                     using (var r = new RawArgs(f))
                     {
                         var cfg = Config(4, 256);
-                        Check(NativeMethods.cuabi_launch_packed(saxpy, ref cfg, noStream, r.Packed, SizeMax));
+                        Check(NativeMethods.cuabi_function_launch_packed(saxpy, ref cfg, noStream, r.Packed, SizeMax));
                     }
                 });
-            c.Cuda("packed args NULL", "cuabi_launch_packed", CudaStatus.InvalidArgument, "args is NULL", ctx =>
+            c.Cuda("packed args NULL", "cuabi_function_launch_packed", CudaStatus.InvalidArgument, "args is NULL", ctx =>
             {
                 var cfg = Config(4, 256);
-                Check(NativeMethods.cuabi_launch_packed(saxpy, ref cfg, noStream, IntPtr.Zero, (UIntPtr)40u));
+                Check(NativeMethods.cuabi_function_launch_packed(saxpy, ref cfg, noStream, IntPtr.Zero, (UIntPtr)40u));
             });
-            c.Cuda("config struct_size 0", "cuabi_launch_packed", CudaStatus.InvalidArgument, "config->struct_size is 0", ctx =>
+            c.Cuda("config struct_size 0", "cuabi_function_launch_packed", CudaStatus.InvalidArgument, "config->struct_size is 0", ctx =>
             {
                 using (var r = new RawArgs(f))
                 {
                     var cfg = Config(4, 256);
                     cfg.struct_size = UIntPtr.Zero;
-                    Check(NativeMethods.cuabi_launch_packed(saxpy, ref cfg, noStream, r.Packed, (UIntPtr)40u));
+                    Check(NativeMethods.cuabi_function_launch_packed(saxpy, ref cfg, noStream, r.Packed, (UIntPtr)40u));
                 }
             });
-            c.Cuda("a config from a newer header with a field set", "cuabi_launch_packed", CudaStatus.NotSupported,
+            c.Cuda("a config from a newer header with a field set", "cuabi_function_launch_packed", CudaStatus.NotSupported,
                 "newer than this library", ctx =>
                 {
                     Mark(f);
@@ -2698,7 +2698,7 @@ namespace Cuabi.Tests
                     {
                         var big = new NewerLaunchConfig { Config = Config(4, 256), Future = 1 };
                         big.Config.struct_size = (UIntPtr)(uint)Marshal.SizeOf(typeof(NewerLaunchConfig));
-                        Check(NativeMethods.cuabi_launch_packed(saxpy, ref big.Config, noStream, r.Packed, (UIntPtr)40u));
+                        Check(NativeMethods.cuabi_function_launch_packed(saxpy, ref big.Config, noStream, r.Packed, (UIntPtr)40u));
                     }
                 }, ctx => Untouched(ctx, f));
             c.Fine("a config from a newer header, its new field zero", ctx =>
@@ -2708,16 +2708,16 @@ namespace Cuabi.Tests
                 {
                     var big = new NewerLaunchConfig { Config = Config(4, 256), Future = 0 };
                     big.Config.struct_size = (UIntPtr)(uint)Marshal.SizeOf(typeof(NewerLaunchConfig));
-                    Check(NativeMethods.cuabi_launch_packed(saxpy, ref big.Config, noStream, r.Packed, (UIntPtr)40u));
+                    Check(NativeMethods.cuabi_function_launch_packed(saxpy, ref big.Config, noStream, r.Packed, (UIntPtr)40u));
                 }
             }, ctx => Launched(ctx, f));
-            c.Cuda("a program handle as the stream", "cuabi_launch_sized", CudaStatus.InvalidHandle, "stream is not a live cuabi_stream", ctx =>
+            c.Cuda("a program handle as the stream", "cuabi_function_launch_sized", CudaStatus.InvalidHandle, "stream is not a live cuabi_stream", ctx =>
             {
                 using (var p = new Program("__device__ int x;"))
                 using (var r = new RawArgs(f))
                 {
                     var cfg = Config(4, 256);
-                    Check(NativeMethods.cuabi_launch_sized(saxpy, ref cfg, AsStream(p.Handle.DangerousGetHandle()), r.Params, r.Sizes,
+                    Check(NativeMethods.cuabi_function_launch_sized(saxpy, ref cfg, AsStream(p.Handle.DangerousGetHandle()), r.Params, r.Sizes,
                         (UIntPtr)5u));
                 }
             });
@@ -2887,10 +2887,10 @@ namespace Cuabi.Tests
                 ctx => Check(NativeMethods.cuabi_stream_wait_event(stream, AsEvent(ReleasedValue(f.Device.CreateEvent().Handle)))));
             c.Cuda("recording on a released stream", "cuabi_event_record", CudaStatus.InvalidHandle, "stream is not a live cuabi_stream",
                 ctx => Check(NativeMethods.cuabi_event_record(f.Timed.Handle, AsStream(ReleasedValue(f.Device.CreateStream().Handle)))));
-            c.Cuda("elapsed time to a released event", "cuabi_event_elapsed_ms", CudaStatus.InvalidHandle, "end", ctx =>
+            c.Cuda("elapsed time to a released event", "cuabi_event_get_elapsed_ms", CudaStatus.InvalidHandle, "end", ctx =>
             {
                 float ms;
-                Check(NativeMethods.cuabi_event_elapsed_ms(f.Timed.Handle, AsEvent(ReleasedValue(f.Device.CreateEvent().Handle)), out ms));
+                Check(NativeMethods.cuabi_event_get_elapsed_ms(f.Timed.Handle, AsEvent(ReleasedValue(f.Device.CreateEvent().Handle)), out ms));
             });
             c.Cuda("a graph launched on a released stream", "cuabi_graph_exec_launch", CudaStatus.InvalidHandle,
                 "stream is not a live cuabi_stream", ctx =>

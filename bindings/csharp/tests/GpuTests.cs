@@ -197,7 +197,7 @@ template <typename T> __global__ void fill(T* p, T v, size_t n)
                 Assert.Contains("saxpy", e.Message, "message names the kernel");
                 Assert.Throws<ArgumentException>(() => k.Launch(n / 256, 256, null, 2.0f, dx, dy, dout), "missing n");
 
-                // The library's own check, through cuabi_launch_sized.
+                // The library's own check, through cuabi_function_launch_sized.
                 var config = new LaunchConfig(n / 256, 256).ToNative();
                 var values = new ulong[] { BitConverter.ToUInt32(BitConverter.GetBytes(2.0f), 0), dx.DevicePointer,
                     dy.DevicePointer, dout.DevicePointer, n };
@@ -210,9 +210,9 @@ template <typename T> __global__ void fill(T* p, T v, size_t n)
                 var sp = GCHandle.Alloc(sizes, GCHandleType.Pinned);
                 try
                 {
-                    int status = NativeMethods.cuabi_launch_sized(k.Handle, ref config, new SafeStreamHandle(),
+                    int status = NativeMethods.cuabi_function_launch_sized(k.Handle, ref config, new SafeStreamHandle(),
                         pp.AddrOfPinnedObject(), sp.AddrOfPinnedObject(), (UIntPtr)5u);
-                    Assert.Equal(NativeMethods.CUABI_ERROR_INVALID_ARGUMENT, status, "cuabi_launch_sized with a 4-byte n");
+                    Assert.Equal(NativeMethods.CUABI_ERROR_INVALID_ARGUMENT, status, "cuabi_function_launch_sized with a 4-byte n");
                     Assert.True(Utf8.FromNative(NativeMethods.cuabi_last_error_message()).Length > 0, "no message");
                 }
                 finally
@@ -579,7 +579,7 @@ template <typename T> __global__ void fill(T* p, T v, size_t n)
                 IntPtr hostPtr;
                 const int invalid = NativeMethods.CUABI_ERROR_INVALID_HANDLE;
                 Assert.Equal(invalid, NativeMethods.cuabi_device_get_ordinal(new SafeDeviceHandle(raw[0], false), out ordinal), "device");
-                Assert.Equal(invalid, NativeMethods.cuabi_module_from_cache(new SafeModuleHandle(raw[1], false), out ordinal), "module");
+                Assert.Equal(invalid, NativeMethods.cuabi_module_get_from_cache(new SafeModuleHandle(raw[1], false), out ordinal), "module");
                 Assert.Equal(invalid, NativeMethods.cuabi_function_get_args_size(new SafeFunctionHandle(raw[2], false), out size), "function");
                 Assert.Equal(invalid, NativeMethods.cuabi_buffer_get_size(new SafeBufferHandle(raw[3], false), out size), "buffer");
                 Assert.Equal(invalid, NativeMethods.cuabi_stream_get_handle(new SafeStreamHandle(raw[4], false), out ptr), "stream");

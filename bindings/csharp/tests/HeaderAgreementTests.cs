@@ -212,7 +212,7 @@ namespace Cuabi.Tests
                 .Where(m => (m.Attributes & MethodAttributes.PinvokeImpl) != 0)
                 .Where(m => ImportOf(m) != null && ImportOf(m).Value == NativeMethods.LibraryName).ToList();
             Assert.True(others.Count >= 2, "found only " + others.Count + " raw-handle declarations (cuabi_launch_plan_launch and " +
-                                           "cuabi_launch_packed are expected)");
+                                           "cuabi_function_launch_packed are expected)");
             var problems = new List<string>();
             foreach (MethodInfo m in others)
             {
@@ -544,11 +544,11 @@ namespace Cuabi.Tests
             for (int s = 0; s < h.Constants["CUABI_STATUS_COUNT"]; s++)
             {
                 Assert.True(statusNames.ContainsKey(s), "the header defines no status " + s);
-                Assert.Equal(statusNames[s], Cuda.StatusName((CudaStatus)s), "cuabi_status_name(" + s + ")");
-                Assert.True(!string.IsNullOrEmpty(Cuda.StatusDescription((CudaStatus)s)), "cuabi_status_description(" + s + ") is empty");
+                Assert.Equal(statusNames[s], Cuda.StatusName((CudaStatus)s), "cuabi_status_get_name(" + s + ")");
+                Assert.True(!string.IsNullOrEmpty(Cuda.StatusDescription((CudaStatus)s)), "cuabi_status_get_description(" + s + ") is empty");
             }
             Assert.Equal("CUABI_ERROR_UNKNOWN", Cuda.StatusName((CudaStatus)(int)h.Constants["CUABI_STATUS_COUNT"]),
-                "cuabi_status_name(CUABI_STATUS_COUNT)");
+                "cuabi_status_get_name(CUABI_STATUS_COUNT)");
         }
     }
 }

@@ -182,10 +182,10 @@ _decl("cuabi_version_string", c_char_p)
 
 # Status codes and the last error
 
-# const char* cuabi_status_name(cuabi_status status);
-_decl("cuabi_status_name", c_char_p, cuabi_status)
-# const char* cuabi_status_description(cuabi_status status);
-_decl("cuabi_status_description", c_char_p, cuabi_status)
+# const char* cuabi_status_get_name(cuabi_status status);
+_decl("cuabi_status_get_name", c_char_p, cuabi_status)
+# const char* cuabi_status_get_description(cuabi_status status);
+_decl("cuabi_status_get_description", c_char_p, cuabi_status)
 # const char* cuabi_last_error_message(void);
 _decl("cuabi_last_error_message", c_char_p)
 # cuabi_status cuabi_last_error_status(void);
@@ -194,26 +194,26 @@ _decl("cuabi_last_error_status", cuabi_status)
 _decl("cuabi_last_error_code", c_int32)
 # cuabi_status cuabi_last_error_log(char* buf, size_t* size);
 _decl("cuabi_last_error_log", cuabi_status, c_char_p, POINTER(c_size_t))
-# void cuabi_clear_last_error(void);
-_decl("cuabi_clear_last_error", None)
+# void cuabi_last_error_clear(void);
+_decl("cuabi_last_error_clear", None)
 
 # Loading and library information
 
 # cuabi_status cuabi_init(void);
 _decl("cuabi_init", cuabi_status)
-# cuabi_status cuabi_driver_version(int32_t* version);
-_decl("cuabi_driver_version", cuabi_status, POINTER(c_int32))
-# cuabi_status cuabi_driver_path(char* buf, size_t* size);
-_decl("cuabi_driver_path", cuabi_status, c_char_p, POINTER(c_size_t))
-# cuabi_status cuabi_nvrtc_version(int32_t* major, int32_t* minor);
-_decl("cuabi_nvrtc_version", cuabi_status, POINTER(c_int32), POINTER(c_int32))
-# cuabi_status cuabi_nvrtc_path(char* buf, size_t* size);
-_decl("cuabi_nvrtc_path", cuabi_status, c_char_p, POINTER(c_size_t))
+# cuabi_status cuabi_driver_get_version(int32_t* version);
+_decl("cuabi_driver_get_version", cuabi_status, POINTER(c_int32))
+# cuabi_status cuabi_driver_get_path(char* buf, size_t* size);
+_decl("cuabi_driver_get_path", cuabi_status, c_char_p, POINTER(c_size_t))
+# cuabi_status cuabi_nvrtc_get_version(int32_t* major, int32_t* minor);
+_decl("cuabi_nvrtc_get_version", cuabi_status, POINTER(c_int32), POINTER(c_int32))
+# cuabi_status cuabi_nvrtc_get_path(char* buf, size_t* size);
+_decl("cuabi_nvrtc_get_path", cuabi_status, c_char_p, POINTER(c_size_t))
 
 # Devices
 
-# cuabi_status cuabi_device_count(int32_t* count);
-_decl("cuabi_device_count", cuabi_status, POINTER(c_int32))
+# cuabi_status cuabi_device_get_count(int32_t* count);
+_decl("cuabi_device_get_count", cuabi_status, POINTER(c_int32))
 # cuabi_status cuabi_device_get(int32_t ordinal, cuabi_device* out);
 _decl("cuabi_device_get", cuabi_status, c_int32, POINTER(cuabi_device))
 # void cuabi_device_release(cuabi_device device);
@@ -335,8 +335,8 @@ _decl(
 )
 # void cuabi_module_release(cuabi_module module);
 _decl("cuabi_module_release", None, cuabi_module)
-# cuabi_status cuabi_module_from_cache(cuabi_module module, int32_t* hit);
-_decl("cuabi_module_from_cache", cuabi_status, cuabi_module, POINTER(c_int32))
+# cuabi_status cuabi_module_get_from_cache(cuabi_module module, int32_t* hit);
+_decl("cuabi_module_get_from_cache", cuabi_status, cuabi_module, POINTER(c_int32))
 # cuabi_status cuabi_module_get_function(cuabi_module module, const char* name,
 #                                        cuabi_function* out);
 _decl(
@@ -407,10 +407,10 @@ _decl(
 
 # Launch
 
-# cuabi_status cuabi_launch(cuabi_function function, const cuabi_launch_config* config,
+# cuabi_status cuabi_function_launch(cuabi_function function, const cuabi_launch_config* config,
 #                           cuabi_stream stream, void* const* params, size_t num_params);
 _decl(
-    "cuabi_launch",
+    "cuabi_function_launch",
     cuabi_status,
     cuabi_function,
     POINTER(cuabi_launch_config),
@@ -418,11 +418,11 @@ _decl(
     c_void_p,
     c_size_t,
 )
-# cuabi_status cuabi_launch_sized(cuabi_function function, const cuabi_launch_config* config,
+# cuabi_status cuabi_function_launch_sized(cuabi_function function, const cuabi_launch_config* config,
 #                                 cuabi_stream stream, void* const* params,
 #                                 const size_t* param_sizes, size_t num_params);
 _decl(
-    "cuabi_launch_sized",
+    "cuabi_function_launch_sized",
     cuabi_status,
     cuabi_function,
     POINTER(cuabi_launch_config),
@@ -431,10 +431,10 @@ _decl(
     POINTER(c_size_t),
     c_size_t,
 )
-# cuabi_status cuabi_launch_packed(cuabi_function function, const cuabi_launch_config* config,
+# cuabi_status cuabi_function_launch_packed(cuabi_function function, const cuabi_launch_config* config,
 #                                  cuabi_stream stream, const void* args, size_t args_size);
 _decl(
-    "cuabi_launch_packed",
+    "cuabi_function_launch_packed",
     cuabi_status,
     cuabi_function,
     POINTER(cuabi_launch_config),
@@ -572,14 +572,14 @@ _decl(
 
 # Page-locked host memory
 
-# cuabi_status cuabi_host_alloc(cuabi_device device, size_t bytes, cuabi_host_buffer* out);
+# cuabi_status cuabi_host_buffer_alloc(cuabi_device device, size_t bytes, cuabi_host_buffer* out);
 _decl(
-    "cuabi_host_alloc", cuabi_status, cuabi_device, c_size_t, POINTER(cuabi_host_buffer)
+    "cuabi_host_buffer_alloc", cuabi_status, cuabi_device, c_size_t, POINTER(cuabi_host_buffer)
 )
-# cuabi_status cuabi_host_register(cuabi_device device, void* ptr, size_t bytes,
+# cuabi_status cuabi_host_buffer_register(cuabi_device device, void* ptr, size_t bytes,
 #                                  cuabi_host_buffer* out);
 _decl(
-    "cuabi_host_register",
+    "cuabi_host_buffer_register",
     cuabi_status,
     cuabi_device,
     c_void_p,
@@ -632,9 +632,9 @@ _decl("cuabi_event_record", cuabi_status, cuabi_event, cuabi_stream)
 _decl("cuabi_event_synchronize", cuabi_status, cuabi_event)
 # cuabi_status cuabi_event_query(cuabi_event event);
 _decl("cuabi_event_query", cuabi_status, cuabi_event)
-# cuabi_status cuabi_event_elapsed_ms(cuabi_event start, cuabi_event end, float* milliseconds);
+# cuabi_status cuabi_event_get_elapsed_ms(cuabi_event start, cuabi_event end, float* milliseconds);
 _decl(
-    "cuabi_event_elapsed_ms", cuabi_status, cuabi_event, cuabi_event, POINTER(c_float)
+    "cuabi_event_get_elapsed_ms", cuabi_status, cuabi_event, cuabi_event, POINTER(c_float)
 )
 
 # Graphs

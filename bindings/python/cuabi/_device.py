@@ -54,7 +54,7 @@ def device_count(backend: BackendArg = None) -> int:
     """How many CUDA devices the driver sees. Raises DriverNotFoundError (or
     StubDriverError) where there is no usable driver."""
     b = resolve_backend(backend)
-    return int(b.get("cuabi_device_count", out="int32_t"))
+    return int(b.get("cuabi_device_get_count", out="int32_t"))
 
 
 def version(backend: BackendArg = None) -> int:
@@ -69,25 +69,25 @@ def version_string(backend: BackendArg = None) -> str:
 
 def driver_version(backend: BackendArg = None) -> int:
     """The driver's CUDA version, e.g. 13000 for 13.0."""
-    return int(resolve_backend(backend).get("cuabi_driver_version", out="int32_t"))
+    return int(resolve_backend(backend).get("cuabi_driver_get_version", out="int32_t"))
 
 
 def driver_path(backend: BackendArg = None) -> str:
     """Where libcuda was loaded from."""
-    return resolve_backend(backend).get_string("cuabi_driver_path")
+    return resolve_backend(backend).get_string("cuabi_driver_get_path")
 
 
 def nvrtc_version(backend: BackendArg = None) -> Tuple[int, int]:
     """NVRTC's (major, minor)."""
     major, minor = resolve_backend(backend).get_many(
-        "cuabi_nvrtc_version", outs=("int32_t", "int32_t")
+        "cuabi_nvrtc_get_version", outs=("int32_t", "int32_t")
     )
     return int(major), int(minor)
 
 
 def nvrtc_path(backend: BackendArg = None) -> str:
     """Where libnvrtc was loaded from."""
-    return resolve_backend(backend).get_string("cuabi_nvrtc_path")
+    return resolve_backend(backend).get_string("cuabi_nvrtc_get_path")
 
 
 _OUTPUTS = {"cubin": C.CUABI_OUTPUT_CUBIN, "ptx": C.CUABI_OUTPUT_PTX}
@@ -317,7 +317,7 @@ class Device(Resource):
     def host_alloc(self, nbytes: int) -> PinnedBuffer:
         """``nbytes`` of page-locked host memory."""
         h = self._b.get(
-            "cuabi_host_alloc",
+            "cuabi_host_buffer_alloc",
             self._handle,
             check_size(nbytes, "nbytes"),
             out="cuabi_host_buffer",
@@ -330,7 +330,7 @@ class Device(Resource):
         address, nbytes, keep = host_address(array, writable=True)
         b = self._b
         h = b.get(
-            "cuabi_host_register",
+            "cuabi_host_buffer_register",
             self._handle,
             b.pointer(address),
             nbytes,

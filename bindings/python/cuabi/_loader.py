@@ -178,7 +178,7 @@ class Backend:
 
     def packed_launcher(self) -> Callable[[Any, Any, Any, bytes, int], int]:
         """``f(function, config, stream, args, args_size) -> status``: the
-        cuabi_launch_packed entry point, taking the block as ``bytes``."""
+        cuabi_function_launch_packed entry point, taking the block as ``bytes``."""
         raise NotImplementedError
 
     def memory_view(self, address: int, size: int) -> Any:
@@ -207,7 +207,7 @@ class Backend:
         message = self.string(lib.cuabi_last_error_message())
         if not message:
             message = f"{func} failed" if func else ""
-        name = self.string(lib.cuabi_status_name(status))
+        name = self.string(lib.cuabi_status_get_name(status))
         code = int(lib.cuabi_last_error_code())
         log = ""
         if status == C.CUABI_ERROR_COMPILE:
@@ -346,7 +346,7 @@ class CtypesBackend(Backend):
         return ctypes.byref(desc), desc
 
     def packed_launcher(self):
-        return self.lib.cuabi_launch_packed
+        return self.lib.cuabi_function_launch_packed
 
     def memory_view(self, address: int, size: int) -> Any:
         if size == 0:
@@ -459,7 +459,7 @@ class CffiBackend(Backend):
         return desc, keep
 
     def packed_launcher(self):
-        return self.lib.cuabi_launch_packed  # cffi takes bytes for a const void*
+        return self.lib.cuabi_function_launch_packed  # cffi takes bytes for a const void*
 
     def memory_view(self, address: int, size: int) -> Any:
         if size == 0:

@@ -1,4 +1,4 @@
-"""Packing kernel arguments into the one block ``cuabi_launch_packed`` takes.
+"""Packing kernel arguments into the one block ``cuabi_function_launch_packed`` takes.
 
 A pure function of the values and the kernel's parameter offsets and sizes,
 so every rule is testable without a GPU:

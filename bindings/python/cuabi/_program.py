@@ -204,7 +204,7 @@ class Module(Resource):
     @property
     def from_cache(self) -> bool:
         """True when Device.compile served this module from the on-disk cache."""
-        return bool(self._b.get("cuabi_module_from_cache", self._handle, out="int32_t"))
+        return bool(self._b.get("cuabi_module_get_from_cache", self._handle, out="int32_t"))
 
     def get_kernel(self, name: str) -> "Kernel":
         """The kernel called ``name``, or given by a name expression at compile

@@ -171,7 +171,7 @@ class Event(Resource):
         """Milliseconds from this (recorded, completed) event to ``end``."""
         return float(
             self._b.get(
-                "cuabi_event_elapsed_ms",
+                "cuabi_event_get_elapsed_ms",
                 self._handle,
                 event_arg(end, self._b, "end"),
                 out="float",

@@ -4,7 +4,7 @@
 >>> L = capi.load()               # $CUABI_BACKEND, default "ctypes"
 >>> lib = L.lib                   # every cuabi_* function, as the header declares it
 >>> n = ctypes.c_int32()
->>> L.check(lib.cuabi_device_count(ctypes.byref(n)))
+>>> L.check(lib.cuabi_device_get_count(ctypes.byref(n)))
 
 With the ctypes backend, ``lib`` is a ``ctypes.CDLL`` whose functions carry
 the argtypes and restype of ``cuabi._ctypes_api`` (handles are ``c_void_p``,
@@ -111,8 +111,8 @@ def check(status: int, backend: Optional[Backend] = None) -> None:
 
 
 class KernelParams(NamedTuple):
-    """The overview's ``kernelParams`` for :func:`cuabi_launch` /
-    :func:`cuabi_launch_sized` (ctypes backend): ``params`` (``void**``),
+    """The overview's ``kernelParams`` for :func:`cuabi_function_launch` /
+    :func:`cuabi_function_launch_sized` (ctypes backend): ``params`` (``void**``),
     ``sizes`` (``size_t*``), ``count``, and the values they point to."""
 
     params: Any

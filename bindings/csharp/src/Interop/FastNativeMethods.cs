@@ -25,10 +25,10 @@ namespace Cuabi.Interop
         [DllImport(NativeMethods.LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_launch_plan_launch")]
         internal static extern int cuabi_launch_plan_launch(IntPtr plan);
 
-        // cuabi_status cuabi_launch_packed(cuabi_function function, const cuabi_launch_config* config,
+        // cuabi_status cuabi_function_launch_packed(cuabi_function function, const cuabi_launch_config* config,
         //     cuabi_stream stream, const void* args, size_t args_size);
-        [DllImport(NativeMethods.LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_launch_packed")]
-        internal static extern int cuabi_launch_packed(IntPtr function, ref LaunchConfigNative config, IntPtr stream,
+        [DllImport(NativeMethods.LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_function_launch_packed")]
+        internal static extern int cuabi_function_launch_packed(IntPtr function, ref LaunchConfigNative config, IntPtr stream,
             IntPtr args, UIntPtr args_size);
     }
 }

@@ -110,7 +110,7 @@ namespace Cuabi.Interop
     /// <summary>A cuabi_host_buffer handle (page-locked host memory).</summary>
     public sealed class SafeHostBufferHandle : CuabiSafeHandle
     {
-        // For cuabi_host_register of a managed array: the pin that keeps the
+        // For cuabi_host_buffer_register of a managed array: the pin that keeps the
         // array in place, freed only after the memory was unregistered.
         private GCHandle pin;
 

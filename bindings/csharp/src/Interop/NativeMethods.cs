@@ -152,15 +152,15 @@ namespace Cuabi.Interop
         // Status codes and the last error
         // ------------------------------------------------------------------
 
-        // const char* cuabi_status_name(cuabi_status status);
+        // const char* cuabi_status_get_name(cuabi_status status);
         /// <summary>The status's symbolic name, static UTF-8.</summary>
-        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_status_name")]
-        public static extern IntPtr cuabi_status_name(int status);
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_status_get_name")]
+        public static extern IntPtr cuabi_status_get_name(int status);
 
-        // const char* cuabi_status_description(cuabi_status status);
+        // const char* cuabi_status_get_description(cuabi_status status);
         /// <summary>One sentence describing the status, static UTF-8.</summary>
-        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_status_description")]
-        public static extern IntPtr cuabi_status_description(int status);
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_status_get_description")]
+        public static extern IntPtr cuabi_status_get_description(int status);
 
         // const char* cuabi_last_error_message(void);
         /// <summary>The calling thread's last error message, UTF-8; valid until the next cuabi call on this thread.</summary>
@@ -182,10 +182,10 @@ namespace Cuabi.Interop
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_last_error_log")]
         public static extern int cuabi_last_error_log([Out] byte[] buf, ref UIntPtr size);
 
-        // void cuabi_clear_last_error(void);
+        // void cuabi_last_error_clear(void);
         /// <summary>Resets this thread's last-error state to "no error".</summary>
-        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_clear_last_error")]
-        public static extern void cuabi_clear_last_error();
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_last_error_clear")]
+        public static extern void cuabi_last_error_clear();
 
         // ------------------------------------------------------------------
         // Loading and library information
@@ -196,34 +196,34 @@ namespace Cuabi.Interop
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_init")]
         public static extern int cuabi_init();
 
-        // cuabi_status cuabi_driver_version(int32_t* version);
+        // cuabi_status cuabi_driver_get_version(int32_t* version);
         /// <summary>The driver's CUDA version (e.g. 13000 for 13.0).</summary>
-        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_driver_version")]
-        public static extern int cuabi_driver_version(out int version);
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_driver_get_version")]
+        public static extern int cuabi_driver_get_version(out int version);
 
-        // cuabi_status cuabi_driver_path(char* buf, size_t* size);
+        // cuabi_status cuabi_driver_get_path(char* buf, size_t* size);
         /// <summary>Where the driver was loaded from (two-call pattern).</summary>
-        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_driver_path")]
-        public static extern int cuabi_driver_path([Out] byte[] buf, ref UIntPtr size);
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_driver_get_path")]
+        public static extern int cuabi_driver_get_path([Out] byte[] buf, ref UIntPtr size);
 
-        // cuabi_status cuabi_nvrtc_version(int32_t* major, int32_t* minor);
+        // cuabi_status cuabi_nvrtc_get_version(int32_t* major, int32_t* minor);
         /// <summary>NVRTC's version; opens NVRTC if needed.</summary>
-        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_nvrtc_version")]
-        public static extern int cuabi_nvrtc_version(out int major, out int minor);
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_nvrtc_get_version")]
+        public static extern int cuabi_nvrtc_get_version(out int major, out int minor);
 
-        // cuabi_status cuabi_nvrtc_path(char* buf, size_t* size);
+        // cuabi_status cuabi_nvrtc_get_path(char* buf, size_t* size);
         /// <summary>Where NVRTC was loaded from (two-call pattern).</summary>
-        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_nvrtc_path")]
-        public static extern int cuabi_nvrtc_path([Out] byte[] buf, ref UIntPtr size);
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_nvrtc_get_path")]
+        public static extern int cuabi_nvrtc_get_path([Out] byte[] buf, ref UIntPtr size);
 
         // ------------------------------------------------------------------
         // Devices
         // ------------------------------------------------------------------
 
-        // cuabi_status cuabi_device_count(int32_t* count);
+        // cuabi_status cuabi_device_get_count(int32_t* count);
         /// <summary>Number of CUDA devices.</summary>
-        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_device_count")]
-        public static extern int cuabi_device_count(out int count);
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_device_get_count")]
+        public static extern int cuabi_device_get_count(out int count);
 
         // cuabi_status cuabi_device_get(int32_t ordinal, cuabi_device* out);
         /// <summary>A new handle to device <paramref name="ordinal"/>, holding its primary context.</summary>
@@ -356,10 +356,10 @@ namespace Cuabi.Interop
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_module_release")]
         public static extern void cuabi_module_release(IntPtr module);
 
-        // cuabi_status cuabi_module_from_cache(cuabi_module module, int32_t* hit);
+        // cuabi_status cuabi_module_get_from_cache(cuabi_module module, int32_t* hit);
         /// <summary>1 when cuabi_module_compile served this module from the cache, else 0.</summary>
-        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_module_from_cache")]
-        public static extern int cuabi_module_from_cache(SafeModuleHandle module, out int hit);
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_module_get_from_cache")]
+        public static extern int cuabi_module_get_from_cache(SafeModuleHandle module, out int hit);
 
         // cuabi_status cuabi_module_get_function(cuabi_module module, const char* name, cuabi_function* out);
         /// <summary>A kernel by its name or by a name expression given at compile time.</summary>
@@ -393,7 +393,7 @@ namespace Cuabi.Interop
         public static extern int cuabi_function_get_param_info(SafeFunctionHandle function, UIntPtr index, out UIntPtr offset, out UIntPtr size);
 
         // cuabi_status cuabi_function_get_args_size(cuabi_function function, size_t* size);
-        /// <summary>The byte length of the packed argument block for cuabi_launch_packed.</summary>
+        /// <summary>The byte length of the packed argument block for cuabi_function_launch_packed.</summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_function_get_args_size")]
         public static extern int cuabi_function_get_args_size(SafeFunctionHandle function, out UIntPtr size);
 
@@ -416,25 +416,25 @@ namespace Cuabi.Interop
         // Launch
         // ------------------------------------------------------------------
 
-        // cuabi_status cuabi_launch(cuabi_function function, const cuabi_launch_config* config,
+        // cuabi_status cuabi_function_launch(cuabi_function function, const cuabi_launch_config* config,
         //     cuabi_stream stream, void* const* params, size_t num_params);
         /// <summary>Launches with cuLaunchKernel's convention: an array of pointers to the argument values.</summary>
-        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_launch")]
-        public static extern int cuabi_launch(SafeFunctionHandle function, ref LaunchConfigNative config, SafeStreamHandle stream,
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_function_launch")]
+        public static extern int cuabi_function_launch(SafeFunctionHandle function, ref LaunchConfigNative config, SafeStreamHandle stream,
             IntPtr @params, UIntPtr num_params);
 
-        // cuabi_status cuabi_launch_sized(cuabi_function function, const cuabi_launch_config* config,
+        // cuabi_status cuabi_function_launch_sized(cuabi_function function, const cuabi_launch_config* config,
         //     cuabi_stream stream, void* const* params, const size_t* param_sizes, size_t num_params);
-        /// <summary>As cuabi_launch, with each argument's size checked against the kernel's parameter.</summary>
-        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_launch_sized")]
-        public static extern int cuabi_launch_sized(SafeFunctionHandle function, ref LaunchConfigNative config, SafeStreamHandle stream,
+        /// <summary>As cuabi_function_launch, with each argument's size checked against the kernel's parameter.</summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_function_launch_sized")]
+        public static extern int cuabi_function_launch_sized(SafeFunctionHandle function, ref LaunchConfigNative config, SafeStreamHandle stream,
             IntPtr @params, IntPtr param_sizes, UIntPtr num_params);
 
-        // cuabi_status cuabi_launch_packed(cuabi_function function, const cuabi_launch_config* config,
+        // cuabi_status cuabi_function_launch_packed(cuabi_function function, const cuabi_launch_config* config,
         //     cuabi_stream stream, const void* args, size_t args_size);
-        /// <summary>As cuabi_launch, with every argument in one block laid out at the parameter offsets.</summary>
-        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_launch_packed")]
-        public static extern int cuabi_launch_packed(SafeFunctionHandle function, ref LaunchConfigNative config, SafeStreamHandle stream,
+        /// <summary>As cuabi_function_launch, with every argument in one block laid out at the parameter offsets.</summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_function_launch_packed")]
+        public static extern int cuabi_function_launch_packed(SafeFunctionHandle function, ref LaunchConfigNative config, SafeStreamHandle stream,
             IntPtr args, UIntPtr args_size);
 
         // cuabi_status cuabi_launch_plan_create(cuabi_function function, const cuabi_launch_config* config,
@@ -552,15 +552,15 @@ namespace Cuabi.Interop
         // Page-locked host memory
         // ------------------------------------------------------------------
 
-        // cuabi_status cuabi_host_alloc(cuabi_device device, size_t bytes, cuabi_host_buffer* out);
+        // cuabi_status cuabi_host_buffer_alloc(cuabi_device device, size_t bytes, cuabi_host_buffer* out);
         /// <summary>Allocates pinned host memory.</summary>
-        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_host_alloc")]
-        public static extern int cuabi_host_alloc(SafeDeviceHandle device, UIntPtr bytes, out SafeHostBufferHandle @out);
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_host_buffer_alloc")]
+        public static extern int cuabi_host_buffer_alloc(SafeDeviceHandle device, UIntPtr bytes, out SafeHostBufferHandle @out);
 
-        // cuabi_status cuabi_host_register(cuabi_device device, void* ptr, size_t bytes, cuabi_host_buffer* out);
+        // cuabi_status cuabi_host_buffer_register(cuabi_device device, void* ptr, size_t bytes, cuabi_host_buffer* out);
         /// <summary>Pins existing host memory in place until the handle is released.</summary>
-        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_host_register")]
-        public static extern int cuabi_host_register(SafeDeviceHandle device, IntPtr ptr, UIntPtr bytes, out SafeHostBufferHandle @out);
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_host_buffer_register")]
+        public static extern int cuabi_host_buffer_register(SafeDeviceHandle device, IntPtr ptr, UIntPtr bytes, out SafeHostBufferHandle @out);
 
         // void cuabi_host_buffer_release(cuabi_host_buffer buffer);
         /// <summary>Frees or unpins the host memory.</summary>
@@ -645,10 +645,10 @@ namespace Cuabi.Interop
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_event_query")]
         public static extern int cuabi_event_query(SafeEventHandle @event);
 
-        // cuabi_status cuabi_event_elapsed_ms(cuabi_event start, cuabi_event end, float* milliseconds);
+        // cuabi_status cuabi_event_get_elapsed_ms(cuabi_event start, cuabi_event end, float* milliseconds);
         /// <summary>Milliseconds between two recorded, completed events.</summary>
-        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_event_elapsed_ms")]
-        public static extern int cuabi_event_elapsed_ms(SafeEventHandle start, SafeEventHandle end, out float milliseconds);
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_event_get_elapsed_ms")]
+        public static extern int cuabi_event_get_elapsed_ms(SafeEventHandle start, SafeEventHandle end, out float milliseconds);
 
         // ------------------------------------------------------------------
         // Graphs

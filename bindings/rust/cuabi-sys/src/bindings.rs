@@ -4,7 +4,6 @@ pub const CUABI_VERSION_MAJOR: u32 = 0;
 pub const CUABI_VERSION_MINOR: u32 = 1;
 pub const CUABI_VERSION_PATCH: u32 = 0;
 pub const CUABI_VERSION_NUMBER: u32 = 100;
-pub const CUABI_VERSION_STRING: &[u8; 6usize] = b"0.1.0\0";
 pub const CUABI_STATUS_COUNT: u32 = 20;
 extern "C" {
     pub fn cuabi_version() -> u32;
@@ -12,33 +11,33 @@ extern "C" {
 extern "C" {
     pub fn cuabi_version_string() -> *const ::std::os::raw::c_char;
 }
-pub type cuabi_status = i32;
-pub const CUABI_SUCCESS: _bindgen_ty_1 = 0;
-pub const CUABI_ERROR_INVALID_ARGUMENT: _bindgen_ty_1 = 1;
-pub const CUABI_ERROR_INVALID_HANDLE: _bindgen_ty_1 = 2;
-pub const CUABI_ERROR_OUT_OF_MEMORY: _bindgen_ty_1 = 3;
-pub const CUABI_ERROR_INSUFFICIENT_BUFFER: _bindgen_ty_1 = 4;
-pub const CUABI_ERROR_OUT_OF_RANGE: _bindgen_ty_1 = 5;
-pub const CUABI_ERROR_NOT_FOUND: _bindgen_ty_1 = 6;
-pub const CUABI_ERROR_NOT_SUPPORTED: _bindgen_ty_1 = 7;
-pub const CUABI_ERROR_NOT_READY: _bindgen_ty_1 = 8;
-pub const CUABI_ERROR_DRIVER_NOT_FOUND: _bindgen_ty_1 = 9;
-pub const CUABI_ERROR_STUB_DRIVER: _bindgen_ty_1 = 10;
-pub const CUABI_ERROR_NO_DEVICE: _bindgen_ty_1 = 11;
-pub const CUABI_ERROR_NVRTC_NOT_FOUND: _bindgen_ty_1 = 12;
-pub const CUABI_ERROR_COMPILE: _bindgen_ty_1 = 13;
-pub const CUABI_ERROR_CONTEXT_LOST: _bindgen_ty_1 = 14;
-pub const CUABI_ERROR_FORKED: _bindgen_ty_1 = 15;
-pub const CUABI_ERROR_CUDA: _bindgen_ty_1 = 16;
-pub const CUABI_ERROR_NVRTC: _bindgen_ty_1 = 17;
-pub const CUABI_ERROR_IO: _bindgen_ty_1 = 18;
-pub const CUABI_ERROR_INTERNAL: _bindgen_ty_1 = 19;
-pub type _bindgen_ty_1 = u32;
+pub const CUABI_SUCCESS: cuabi_status = 0;
+pub const CUABI_ERROR_INVALID_ARGUMENT: cuabi_status = 1;
+pub const CUABI_ERROR_INVALID_HANDLE: cuabi_status = 2;
+pub const CUABI_ERROR_OUT_OF_MEMORY: cuabi_status = 3;
+pub const CUABI_ERROR_INSUFFICIENT_BUFFER: cuabi_status = 4;
+pub const CUABI_ERROR_OUT_OF_RANGE: cuabi_status = 5;
+pub const CUABI_ERROR_NOT_FOUND: cuabi_status = 6;
+pub const CUABI_ERROR_NOT_SUPPORTED: cuabi_status = 7;
+pub const CUABI_ERROR_NOT_READY: cuabi_status = 8;
+pub const CUABI_ERROR_DRIVER_NOT_FOUND: cuabi_status = 9;
+pub const CUABI_ERROR_STUB_DRIVER: cuabi_status = 10;
+pub const CUABI_ERROR_NO_DEVICE: cuabi_status = 11;
+pub const CUABI_ERROR_NVRTC_NOT_FOUND: cuabi_status = 12;
+pub const CUABI_ERROR_COMPILE: cuabi_status = 13;
+pub const CUABI_ERROR_CONTEXT_LOST: cuabi_status = 14;
+pub const CUABI_ERROR_FORKED: cuabi_status = 15;
+pub const CUABI_ERROR_CUDA: cuabi_status = 16;
+pub const CUABI_ERROR_NVRTC: cuabi_status = 17;
+pub const CUABI_ERROR_IO: cuabi_status = 18;
+pub const CUABI_ERROR_INTERNAL: cuabi_status = 19;
+pub const CUABI_STATUS_FORCE32: cuabi_status = 2147483647;
+pub type cuabi_status = u32;
 extern "C" {
-    pub fn cuabi_status_name(status: cuabi_status) -> *const ::std::os::raw::c_char;
+    pub fn cuabi_status_get_name(status: cuabi_status) -> *const ::std::os::raw::c_char;
 }
 extern "C" {
-    pub fn cuabi_status_description(status: cuabi_status) -> *const ::std::os::raw::c_char;
+    pub fn cuabi_status_get_description(status: cuabi_status) -> *const ::std::os::raw::c_char;
 }
 extern "C" {
     pub fn cuabi_last_error_message() -> *const ::std::os::raw::c_char;
@@ -54,7 +53,7 @@ extern "C" {
         -> cuabi_status;
 }
 extern "C" {
-    pub fn cuabi_clear_last_error();
+    pub fn cuabi_last_error_clear();
 }
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
@@ -126,19 +125,23 @@ extern "C" {
     pub fn cuabi_init() -> cuabi_status;
 }
 extern "C" {
-    pub fn cuabi_driver_version(version: *mut i32) -> cuabi_status;
+    pub fn cuabi_driver_get_version(version: *mut i32) -> cuabi_status;
 }
 extern "C" {
-    pub fn cuabi_driver_path(buf: *mut ::std::os::raw::c_char, size: *mut usize) -> cuabi_status;
+    pub fn cuabi_driver_get_path(
+        buf: *mut ::std::os::raw::c_char,
+        size: *mut usize,
+    ) -> cuabi_status;
 }
 extern "C" {
-    pub fn cuabi_nvrtc_version(major: *mut i32, minor: *mut i32) -> cuabi_status;
+    pub fn cuabi_nvrtc_get_version(major: *mut i32, minor: *mut i32) -> cuabi_status;
 }
 extern "C" {
-    pub fn cuabi_nvrtc_path(buf: *mut ::std::os::raw::c_char, size: *mut usize) -> cuabi_status;
+    pub fn cuabi_nvrtc_get_path(buf: *mut ::std::os::raw::c_char, size: *mut usize)
+        -> cuabi_status;
 }
 extern "C" {
-    pub fn cuabi_device_count(count: *mut i32) -> cuabi_status;
+    pub fn cuabi_device_get_count(count: *mut i32) -> cuabi_status;
 }
 extern "C" {
     pub fn cuabi_device_get(ordinal: i32, out: *mut cuabi_device) -> cuabi_status;
@@ -251,12 +254,14 @@ extern "C" {
         size: *mut usize,
     ) -> cuabi_status;
 }
-pub type cuabi_output = i32;
-pub const CUABI_OUTPUT_CUBIN: _bindgen_ty_2 = 0;
-pub const CUABI_OUTPUT_PTX: _bindgen_ty_2 = 1;
-pub type _bindgen_ty_2 = u32;
-pub const CUABI_COMPILE_NO_CACHE: _bindgen_ty_3 = 1;
-pub type _bindgen_ty_3 = u32;
+pub const CUABI_OUTPUT_CUBIN: cuabi_output = 0;
+pub const CUABI_OUTPUT_PTX: cuabi_output = 1;
+pub const CUABI_OUTPUT_FORCE32: cuabi_output = 2147483647;
+pub type cuabi_output = u32;
+pub type cuabi_compile_flags = u32;
+pub const CUABI_COMPILE_NO_CACHE: cuabi_compile_flag_bits = 1;
+pub const CUABI_COMPILE_FLAG_BITS_FORCE32: cuabi_compile_flag_bits = 2147483647;
+pub type cuabi_compile_flag_bits = u32;
 #[repr(C)]
 pub struct cuabi_compile_desc {
     pub struct_size: usize,
@@ -270,7 +275,7 @@ pub struct cuabi_compile_desc {
     pub name_expressions: *const *const ::std::os::raw::c_char,
     pub num_name_expressions: usize,
     pub output: cuabi_output,
-    pub flags: u32,
+    pub flags: cuabi_compile_flags,
 }
 #[test]
 fn bindgen_test_layout_cuabi_compile_desc() {
@@ -490,6 +495,12 @@ fn bindgen_test_layout_cuabi_compile_desc() {
     test_field_flags();
 }
 extern "C" {
+    pub fn cuabi_compile_desc_init(
+        desc: *mut cuabi_compile_desc,
+        struct_size: usize,
+    ) -> cuabi_status;
+}
+extern "C" {
     pub fn cuabi_module_compile(
         device: cuabi_device,
         desc: *const cuabi_compile_desc,
@@ -515,7 +526,7 @@ extern "C" {
     pub fn cuabi_module_release(module: cuabi_module);
 }
 extern "C" {
-    pub fn cuabi_module_from_cache(module: cuabi_module, hit: *mut i32) -> cuabi_status;
+    pub fn cuabi_module_get_from_cache(module: cuabi_module, hit: *mut i32) -> cuabi_status;
 }
 extern "C" {
     pub fn cuabi_module_get_function(
@@ -549,12 +560,79 @@ extern "C" {
         count: *mut usize,
     ) -> cuabi_status;
 }
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct cuabi_param_info {
+    pub offset: usize,
+    pub size: usize,
+}
+#[test]
+fn bindgen_test_layout_cuabi_param_info() {
+    assert_eq!(
+        ::std::mem::size_of::<cuabi_param_info>(),
+        16usize,
+        concat!("Size of: ", stringify!(cuabi_param_info))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<cuabi_param_info>(),
+        8usize,
+        concat!("Alignment of ", stringify!(cuabi_param_info))
+    );
+    fn test_field_offset() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cuabi_param_info>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).offset) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cuabi_param_info),
+                "::",
+                stringify!(offset)
+            )
+        );
+    }
+    test_field_offset();
+    fn test_field_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cuabi_param_info>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).size) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cuabi_param_info),
+                "::",
+                stringify!(size)
+            )
+        );
+    }
+    test_field_size();
+}
 extern "C" {
-    pub fn cuabi_function_get_param_info(
+    pub fn cuabi_function_get_params(
+        function: cuabi_function,
+        params: *mut cuabi_param_info,
+        count: *mut usize,
+        args_size: *mut usize,
+    ) -> cuabi_status;
+}
+extern "C" {
+    pub fn cuabi_function_check_arg_sizes(
+        function: cuabi_function,
+        sizes: *const usize,
+        count: usize,
+    ) -> cuabi_status;
+}
+extern "C" {
+    pub fn cuabi_function_check_arg_size(
         function: cuabi_function,
         index: usize,
-        offset: *mut usize,
-        size: *mut usize,
+        size: usize,
     ) -> cuabi_status;
 }
 extern "C" {
@@ -568,16 +646,16 @@ extern "C" {
         size: *mut usize,
     ) -> cuabi_status;
 }
-pub type cuabi_function_attribute = i32;
-pub const CUABI_FUNC_MAX_THREADS_PER_BLOCK: _bindgen_ty_4 = 0;
-pub const CUABI_FUNC_SHARED_SIZE_BYTES: _bindgen_ty_4 = 1;
-pub const CUABI_FUNC_CONST_SIZE_BYTES: _bindgen_ty_4 = 2;
-pub const CUABI_FUNC_LOCAL_SIZE_BYTES: _bindgen_ty_4 = 3;
-pub const CUABI_FUNC_NUM_REGS: _bindgen_ty_4 = 4;
-pub const CUABI_FUNC_PTX_VERSION: _bindgen_ty_4 = 5;
-pub const CUABI_FUNC_BINARY_VERSION: _bindgen_ty_4 = 6;
-pub const CUABI_FUNC_MAX_DYNAMIC_SHARED_SIZE_BYTES: _bindgen_ty_4 = 8;
-pub type _bindgen_ty_4 = u32;
+pub const CUABI_FUNC_MAX_THREADS_PER_BLOCK: cuabi_function_attribute = 0;
+pub const CUABI_FUNC_SHARED_SIZE_BYTES: cuabi_function_attribute = 1;
+pub const CUABI_FUNC_CONST_SIZE_BYTES: cuabi_function_attribute = 2;
+pub const CUABI_FUNC_LOCAL_SIZE_BYTES: cuabi_function_attribute = 3;
+pub const CUABI_FUNC_NUM_REGS: cuabi_function_attribute = 4;
+pub const CUABI_FUNC_PTX_VERSION: cuabi_function_attribute = 5;
+pub const CUABI_FUNC_BINARY_VERSION: cuabi_function_attribute = 6;
+pub const CUABI_FUNC_MAX_DYNAMIC_SHARED_SIZE_BYTES: cuabi_function_attribute = 8;
+pub const CUABI_FUNCTION_ATTRIBUTE_FORCE32: cuabi_function_attribute = 2147483647;
+pub type cuabi_function_attribute = u32;
 extern "C" {
     pub fn cuabi_function_get_attribute(
         function: cuabi_function,
@@ -753,7 +831,13 @@ fn bindgen_test_layout_cuabi_launch_config() {
     test_field_shared_mem_bytes();
 }
 extern "C" {
-    pub fn cuabi_launch(
+    pub fn cuabi_launch_config_init(
+        config: *mut cuabi_launch_config,
+        struct_size: usize,
+    ) -> cuabi_status;
+}
+extern "C" {
+    pub fn cuabi_function_launch(
         function: cuabi_function,
         config: *const cuabi_launch_config,
         stream: cuabi_stream,
@@ -762,7 +846,7 @@ extern "C" {
     ) -> cuabi_status;
 }
 extern "C" {
-    pub fn cuabi_launch_sized(
+    pub fn cuabi_function_launch_sized(
         function: cuabi_function,
         config: *const cuabi_launch_config,
         stream: cuabi_stream,
@@ -772,7 +856,7 @@ extern "C" {
     ) -> cuabi_status;
 }
 extern "C" {
-    pub fn cuabi_launch_packed(
+    pub fn cuabi_function_launch_packed(
         function: cuabi_function,
         config: *const cuabi_launch_config,
         stream: cuabi_stream,
@@ -900,14 +984,14 @@ extern "C" {
     ) -> cuabi_status;
 }
 extern "C" {
-    pub fn cuabi_host_alloc(
+    pub fn cuabi_host_buffer_alloc(
         device: cuabi_device,
         bytes: usize,
         out: *mut cuabi_host_buffer,
     ) -> cuabi_status;
 }
 extern "C" {
-    pub fn cuabi_host_register(
+    pub fn cuabi_host_buffer_register(
         device: cuabi_device,
         ptr: *mut ::std::os::raw::c_void,
         bytes: usize,
@@ -927,12 +1011,14 @@ extern "C" {
     pub fn cuabi_host_buffer_get_size(buffer: cuabi_host_buffer, bytes: *mut usize)
         -> cuabi_status;
 }
-pub const CUABI_STREAM_NON_BLOCKING: _bindgen_ty_5 = 1;
-pub type _bindgen_ty_5 = u32;
+pub type cuabi_stream_flags = u32;
+pub const CUABI_STREAM_NON_BLOCKING: cuabi_stream_flag_bits = 1;
+pub const CUABI_STREAM_FLAG_BITS_FORCE32: cuabi_stream_flag_bits = 2147483647;
+pub type cuabi_stream_flag_bits = u32;
 extern "C" {
     pub fn cuabi_stream_create(
         device: cuabi_device,
-        flags: u32,
+        flags: cuabi_stream_flags,
         priority: i32,
         out: *mut cuabi_stream,
     ) -> cuabi_status;
@@ -959,13 +1045,15 @@ extern "C" {
 extern "C" {
     pub fn cuabi_stream_wait_event(stream: cuabi_stream, event: cuabi_event) -> cuabi_status;
 }
-pub const CUABI_EVENT_DISABLE_TIMING: _bindgen_ty_6 = 1;
-pub const CUABI_EVENT_BLOCKING_SYNC: _bindgen_ty_6 = 2;
-pub type _bindgen_ty_6 = u32;
+pub type cuabi_event_flags = u32;
+pub const CUABI_EVENT_DISABLE_TIMING: cuabi_event_flag_bits = 1;
+pub const CUABI_EVENT_BLOCKING_SYNC: cuabi_event_flag_bits = 2;
+pub const CUABI_EVENT_FLAG_BITS_FORCE32: cuabi_event_flag_bits = 2147483647;
+pub type cuabi_event_flag_bits = u32;
 extern "C" {
     pub fn cuabi_event_create(
         device: cuabi_device,
-        flags: u32,
+        flags: cuabi_event_flags,
         out: *mut cuabi_event,
     ) -> cuabi_status;
 }
@@ -982,17 +1070,17 @@ extern "C" {
     pub fn cuabi_event_query(event: cuabi_event) -> cuabi_status;
 }
 extern "C" {
-    pub fn cuabi_event_elapsed_ms(
+    pub fn cuabi_event_get_elapsed_ms(
         start: cuabi_event,
         end: cuabi_event,
         milliseconds: *mut f32,
     ) -> cuabi_status;
 }
-pub type cuabi_capture_mode = i32;
-pub const CUABI_CAPTURE_GLOBAL: _bindgen_ty_7 = 0;
-pub const CUABI_CAPTURE_THREAD_LOCAL: _bindgen_ty_7 = 1;
-pub const CUABI_CAPTURE_RELAXED: _bindgen_ty_7 = 2;
-pub type _bindgen_ty_7 = u32;
+pub const CUABI_CAPTURE_GLOBAL: cuabi_capture_mode = 0;
+pub const CUABI_CAPTURE_THREAD_LOCAL: cuabi_capture_mode = 1;
+pub const CUABI_CAPTURE_RELAXED: cuabi_capture_mode = 2;
+pub const CUABI_CAPTURE_MODE_FORCE32: cuabi_capture_mode = 2147483647;
+pub type cuabi_capture_mode = u32;
 extern "C" {
     pub fn cuabi_stream_begin_capture(
         stream: cuabi_stream,

@@ -32,7 +32,7 @@ impl Device {
     /// no driver is installed.
     pub fn count() -> Result<usize> {
         let mut count = 0i32;
-        check(unsafe { sys::cuabi_device_count(&mut count) })?;
+        check(unsafe { sys::cuabi_device_get_count(&mut count) })?;
         Ok(usize::try_from(count).unwrap_or(0))
     }
 
@@ -183,7 +183,7 @@ impl Device {
     pub fn alloc_pinned<T: DeviceRepr>(&self, len: usize) -> Result<PinnedBuffer<T>> {
         let bytes = byte_len::<T>(len, "Device::alloc_pinned")?;
         unsafe {
-            let handle = create(|out| sys::cuabi_host_alloc(self.as_raw(), bytes, out))?;
+            let handle = create(|out| sys::cuabi_host_buffer_alloc(self.as_raw(), bytes, out))?;
             PinnedBuffer::from_handle(handle, len)
         }
     }
@@ -196,7 +196,7 @@ impl Device {
         let bytes = byte_len::<T>(data.len(), "Device::register_host")?;
         let ptr = data.as_mut_ptr().cast::<c_void>();
         let handle =
-            unsafe { create(|out| sys::cuabi_host_register(self.as_raw(), ptr, bytes, out))? };
+            unsafe { create(|out| sys::cuabi_host_buffer_register(self.as_raw(), ptr, bytes, out))? };
         Ok(PinnedSlice::new(handle, data))
     }
 

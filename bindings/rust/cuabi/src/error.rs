@@ -129,10 +129,10 @@ impl Error {
     }
 
     /// One sentence describing the status in general (the library's
-    /// `cuabi_status_description`); [`Error::message`] is about this failure.
+    /// `cuabi_status_get_description`); [`Error::message`] is about this failure.
     pub fn status_description(&self) -> &'static str {
         // SAFETY: returns a static NUL-terminated string, never NULL.
-        unsafe { static_str(sys::cuabi_status_description(self.status)) }
+        unsafe { static_str(sys::cuabi_status_get_description(self.status)) }
     }
 
     /// What failed: the call, the argument or parameter at fault and, for
@@ -211,7 +211,7 @@ impl Error {
 
     fn describe(status: i32) -> String {
         // SAFETY: returns a static NUL-terminated string, never NULL.
-        unsafe { static_str(sys::cuabi_status_description(status)) }.to_owned()
+        unsafe { static_str(sys::cuabi_status_get_description(status)) }.to_owned()
     }
 }
 
@@ -235,7 +235,7 @@ impl std::error::Error for Error {}
 /// or `"CUABI_ERROR_UNKNOWN"` for a value the library does not define.
 pub fn status_name(status: i32) -> &'static str {
     // SAFETY: returns a static NUL-terminated string, never NULL.
-    unsafe { static_str(sys::cuabi_status_name(status)) }
+    unsafe { static_str(sys::cuabi_status_get_name(status)) }
 }
 
 /// # Safety

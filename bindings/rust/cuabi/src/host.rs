@@ -12,7 +12,7 @@ use crate::handle::Owned;
 use crate::memory::DeviceRepr;
 
 /// `len` elements of `T` in page-locked host memory, allocated by the library
-/// (`cuabi_host_alloc`), zeroed, and freed on drop.
+/// (`cuabi_host_buffer_alloc`), zeroed, and freed on drop.
 ///
 /// It dereferences to `[T]`. Copies between pinned memory and the device run
 /// asynchronously (see [`DeviceBuffer::copy_from_async`](crate::DeviceBuffer::copy_from_async)).
@@ -81,7 +81,7 @@ impl<T: DeviceRepr> fmt::Debug for PinnedBuffer<T> {
     }
 }
 
-/// A slice of ordinary host memory, pinned in place (`cuabi_host_register`)
+/// A slice of ordinary host memory, pinned in place (`cuabi_host_buffer_register`)
 /// for as long as this value lives; dropping it unpins the memory.
 ///
 /// It borrows the slice mutably and dereferences to it, so the memory

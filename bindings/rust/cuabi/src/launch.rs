@@ -387,8 +387,8 @@ impl<'a> Launch<'a> {
     ///
     /// The arguments are packed into one block at the kernel's parameter
     /// offsets (read from the driver once per [`Function`]) and passed with
-    /// `cuabi_launch_packed`. When their number or an argument's size does not
-    /// match the kernel's parameters, the launch goes to `cuabi_launch_sized`
+    /// `cuabi_function_launch_packed`. When their number or an argument's size does not
+    /// match the kernel's parameters, the launch goes to `cuabi_function_launch_sized`
     /// instead, which refuses it with
     /// [`ErrorKind::InvalidArgument`](crate::ErrorKind::InvalidArgument) and a
     /// message naming the parameter: a 4-byte `u32` passed for a `size_t`
@@ -414,7 +414,7 @@ impl<'a> Launch<'a> {
             if layout.args_size <= STACK_BLOCK {
                 let mut block = StackBlock([0; STACK_BLOCK]);
                 if pack(layout, args, block.0.as_mut_ptr()) {
-                    return check(sys::cuabi_launch_packed(
+                    return check(sys::cuabi_function_launch_packed(
                         function,
                         &config,
                         stream,
@@ -453,7 +453,7 @@ unsafe fn run_heap_block(
 ) -> Option<Result<()>> {
     let mut block = vec![0u128; layout.args_size.div_ceil(16)];
     pack(layout, args, block.as_mut_ptr().cast()).then(|| {
-        check(sys::cuabi_launch_packed(
+        check(sys::cuabi_function_launch_packed(
             function,
             config,
             stream,
@@ -477,7 +477,7 @@ unsafe fn run_sized(
 ) -> Result<()> {
     let ptrs: Vec<*mut c_void> = args.iter().map(|a| a.ptr.cast_mut()).collect();
     let sizes: Vec<usize> = args.iter().map(|a| a.size).collect();
-    check(sys::cuabi_launch_sized(
+    check(sys::cuabi_function_launch_sized(
         function,
         config,
         stream,

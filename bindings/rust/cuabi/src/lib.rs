@@ -165,23 +165,23 @@ pub fn init() -> Result<()> {
 /// The driver's CUDA version, e.g. 13000 for 13.0.
 pub fn driver_version() -> Result<i32> {
     let mut version = 0i32;
-    check(unsafe { sys::cuabi_driver_version(&mut version) })?;
+    check(unsafe { sys::cuabi_driver_get_version(&mut version) })?;
     Ok(version)
 }
 
 /// Where the CUDA driver was loaded from.
 pub fn driver_path() -> Result<String> {
-    read_string(|buf, size| unsafe { sys::cuabi_driver_path(buf, size) })
+    read_string(|buf, size| unsafe { sys::cuabi_driver_get_path(buf, size) })
 }
 
 /// NVRTC's version as `(major, minor)`; opens NVRTC if needed.
 pub fn nvrtc_version() -> Result<(i32, i32)> {
     let (mut major, mut minor) = (0i32, 0i32);
-    check(unsafe { sys::cuabi_nvrtc_version(&mut major, &mut minor) })?;
+    check(unsafe { sys::cuabi_nvrtc_get_version(&mut major, &mut minor) })?;
     Ok((major, minor))
 }
 
 /// Where NVRTC was loaded from; opens NVRTC if needed.
 pub fn nvrtc_path() -> Result<String> {
-    read_string(|buf, size| unsafe { sys::cuabi_nvrtc_path(buf, size) })
+    read_string(|buf, size| unsafe { sys::cuabi_nvrtc_get_path(buf, size) })
 }

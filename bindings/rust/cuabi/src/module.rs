@@ -43,7 +43,7 @@ impl Module {
     /// module from the on-disk cache instead of running NVRTC.
     pub fn from_cache(&self) -> Result<bool> {
         let mut hit = 0i32;
-        check(unsafe { sys::cuabi_module_from_cache(self.as_raw(), &mut hit) })?;
+        check(unsafe { sys::cuabi_module_get_from_cache(self.as_raw(), &mut hit) })?;
         Ok(hit != 0)
     }
 

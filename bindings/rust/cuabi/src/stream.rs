@@ -177,7 +177,7 @@ impl Event {
     /// recorded timing events that have completed.
     pub fn elapsed_ms(&self, end: &Event) -> Result<f32> {
         let mut ms = 0f32;
-        check(unsafe { sys::cuabi_event_elapsed_ms(self.as_raw(), end.as_raw(), &mut ms) })?;
+        check(unsafe { sys::cuabi_event_get_elapsed_ms(self.as_raw(), end.as_raw(), &mut ms) })?;
         Ok(ms)
     }
 }

@@ -1013,9 +1013,9 @@ fn cpu_cases() -> Cases<Cpu> {
         |f, ctx| {
             let config = sys::cuabi_launch_config_init();
             let st = unsafe {
-                sys::cuabi_launch_packed(handle(f.compiled_value()), &config, null_mut(), null(), 0)
+                sys::cuabi_function_launch_packed(handle(f.compiled_value()), &config, null_mut(), null(), 0)
             };
-            raw(ctx, "cuabi_launch_packed", st)
+            raw(ctx, "cuabi_function_launch_packed", st)
         },
     );
     c.add(
@@ -1128,8 +1128,8 @@ fn cpu_cases() -> Cases<Cpu> {
         "function is NULL",
         |_, ctx| {
             let config = sys::cuabi_launch_config_init();
-            let st = unsafe { sys::cuabi_launch(null_mut(), &config, null_mut(), null(), 0) };
-            raw(ctx, "cuabi_launch", st)
+            let st = unsafe { sys::cuabi_function_launch(null_mut(), &config, null_mut(), null(), 0) };
+            raw(ctx, "cuabi_function_launch", st)
         },
     );
     c.add("NULL buffer", InvalidHandle, "buffer is NULL", |_, ctx| {
@@ -1196,8 +1196,8 @@ fn cpu_cases() -> Cases<Cpu> {
         "start is NULL",
         |_, ctx| {
             let mut ms = 0f32;
-            raw(ctx, "cuabi_event_elapsed_ms", unsafe {
-                sys::cuabi_event_elapsed_ms(null_mut(), null_mut(), &mut ms)
+            raw(ctx, "cuabi_event_get_elapsed_ms", unsafe {
+                sys::cuabi_event_get_elapsed_ms(null_mut(), null_mut(), &mut ms)
             })
         },
     );
@@ -1311,7 +1311,7 @@ fn cpu_cases() -> Cases<Cpu> {
             let v = value(p.as_raw());
             drop(p);
             unsafe {
-                sys::cuabi_clear_last_error();
+                sys::cuabi_last_error_clear();
                 sys::cuabi_program_release(handle(v));
             }
             ctx.expect(
@@ -1648,8 +1648,8 @@ fn cpu_cases() -> Cases<Cpu> {
         "major is NULL",
         |_, ctx| {
             let mut minor = 0;
-            raw(ctx, "cuabi_nvrtc_version", unsafe {
-                sys::cuabi_nvrtc_version(null_mut(), &mut minor)
+            raw(ctx, "cuabi_nvrtc_get_version", unsafe {
+                sys::cuabi_nvrtc_get_version(null_mut(), &mut minor)
             })
         },
     );
@@ -1658,8 +1658,8 @@ fn cpu_cases() -> Cases<Cpu> {
         InvalidArgument,
         "size is NULL",
         |_, ctx| {
-            raw(ctx, "cuabi_nvrtc_path", unsafe {
-                sys::cuabi_nvrtc_path(null_mut(), null_mut())
+            raw(ctx, "cuabi_nvrtc_get_path", unsafe {
+                sys::cuabi_nvrtc_get_path(null_mut(), null_mut())
             })
         },
     );
@@ -1668,8 +1668,8 @@ fn cpu_cases() -> Cases<Cpu> {
         InvalidArgument,
         "version is NULL",
         |_, ctx| {
-            raw(ctx, "cuabi_driver_version", unsafe {
-                sys::cuabi_driver_version(null_mut())
+            raw(ctx, "cuabi_driver_get_version", unsafe {
+                sys::cuabi_driver_get_version(null_mut())
             })
         },
     );
@@ -1678,8 +1678,8 @@ fn cpu_cases() -> Cases<Cpu> {
         InvalidArgument,
         "count is NULL",
         |_, ctx| {
-            raw(ctx, "cuabi_device_count", unsafe {
-                sys::cuabi_device_count(null_mut())
+            raw(ctx, "cuabi_device_get_count", unsafe {
+                sys::cuabi_device_get_count(null_mut())
             })
         },
     );
@@ -1886,8 +1886,8 @@ fn cpu_cases() -> Cases<Cpu> {
             let params = [(&mut a as *mut f32).cast::<c_void>()];
             let sizes = [4usize];
             let made_up = (1 << 32) | (4 << 24) | 3;
-            raw(ctx, "cuabi_launch_sized", unsafe {
-                sys::cuabi_launch_sized(
+            raw(ctx, "cuabi_function_launch_sized", unsafe {
+                sys::cuabi_function_launch_sized(
                     handle(made_up),
                     &config,
                     null_mut(),
@@ -1903,8 +1903,8 @@ fn cpu_cases() -> Cases<Cpu> {
         InvalidHandle,
         "function is NULL",
         |_, ctx| {
-            raw(ctx, "cuabi_launch", unsafe {
-                sys::cuabi_launch(null_mut(), null(), null_mut(), null(), 5)
+            raw(ctx, "cuabi_function_launch", unsafe {
+                sys::cuabi_function_launch(null_mut(), null(), null_mut(), null(), 5)
             })
         },
     );
@@ -1913,8 +1913,8 @@ fn cpu_cases() -> Cases<Cpu> {
         InvalidHandle,
         "function is not a live cuabi_function",
         |_, ctx| {
-            raw(ctx, "cuabi_launch_packed", unsafe {
-                sys::cuabi_launch_packed(
+            raw(ctx, "cuabi_function_launch_packed", unsafe {
+                sys::cuabi_function_launch_packed(
                     handle(0xdead_beef),
                     null(),
                     null_mut(),
@@ -2324,7 +2324,7 @@ const HANDLE_KINDS: [HandleKind; 10] = [
     HandleKind {
         kind: "cuabi_module",
         what: "module",
-        call: "cuabi_module_from_cache",
+        call: "cuabi_module_get_from_cache",
         make: |g| {
             let m = g
                 .device
@@ -2332,7 +2332,7 @@ const HANDLE_KINDS: [HandleKind; 10] = [
             let v = value(m.as_raw());
             made(m, v)
         },
-        use_as: |v| unsafe { sys::cuabi_module_from_cache(handle(v), &mut 0) },
+        use_as: |v| unsafe { sys::cuabi_module_get_from_cache(handle(v), &mut 0) },
         release: |v| unsafe { sys::cuabi_module_release(handle(v)) },
     },
     HandleKind {
@@ -3852,7 +3852,7 @@ fn gpu_cases() -> Cases<Gpu> {
             move |g, ctx| {
                 let (object, v) = (k.make)(g)?;
                 drop(object);
-                unsafe { sys::cuabi_clear_last_error() };
+                unsafe { sys::cuabi_last_error_clear() };
                 (k.release)(v);
                 ctx.expect(
                     unsafe { sys::cuabi_last_error_status() } == 0,
@@ -4061,8 +4061,8 @@ fn gpu_cases() -> Cases<Gpu> {
             let mut args = RawSaxpy::new(&b);
             let params = args.params();
             let config = raw_config(1, 32);
-            raw(ctx, "cuabi_launch_sized", unsafe {
-                sys::cuabi_launch_sized(
+            raw(ctx, "cuabi_function_launch_sized", unsafe {
+                sys::cuabi_function_launch_sized(
                     g.saxpy.as_raw(),
                     &config,
                     handle(value(p.as_raw())),
@@ -4079,8 +4079,8 @@ fn gpu_cases() -> Cases<Gpu> {
         "it is a cuabi_module",
         |g, ctx| {
             let config = raw_config(1, 32);
-            raw(ctx, "cuabi_launch", unsafe {
-                sys::cuabi_launch(
+            raw(ctx, "cuabi_function_launch", unsafe {
+                sys::cuabi_function_launch(
                     handle(value(g.saxpy_module.as_raw())),
                     &config,
                     null_mut(),
@@ -4098,8 +4098,8 @@ fn gpu_cases() -> Cases<Gpu> {
             let b = ones(g, 16)?;
             let mut args = RawSaxpy::new(&b);
             let params = args.params();
-            raw(ctx, "cuabi_launch_sized", unsafe {
-                sys::cuabi_launch_sized(
+            raw(ctx, "cuabi_function_launch_sized", unsafe {
+                sys::cuabi_function_launch_sized(
                     g.saxpy.as_raw(),
                     null(),
                     null_mut(),
@@ -4120,8 +4120,8 @@ fn gpu_cases() -> Cases<Gpu> {
             let params = args.params();
             let mut config = raw_config(1, 32);
             config.struct_size = 0;
-            raw(ctx, "cuabi_launch_sized", unsafe {
-                sys::cuabi_launch_sized(
+            raw(ctx, "cuabi_function_launch_sized", unsafe {
+                sys::cuabi_function_launch_sized(
                     g.saxpy.as_raw(),
                     &config,
                     null_mut(),
@@ -4148,8 +4148,8 @@ fn gpu_cases() -> Cases<Gpu> {
             };
             newer.config.struct_size = std::mem::size_of::<Newer>();
             let block = [0u8; 40];
-            raw(ctx, "cuabi_launch_packed", unsafe {
-                sys::cuabi_launch_packed(
+            raw(ctx, "cuabi_function_launch_packed", unsafe {
+                sys::cuabi_function_launch_packed(
                     g.saxpy.as_raw(),
                     &newer.config,
                     null_mut(),
@@ -4165,8 +4165,8 @@ fn gpu_cases() -> Cases<Gpu> {
         "params is NULL",
         |g, ctx| {
             let config = raw_config(1, 32);
-            raw(ctx, "cuabi_launch", unsafe {
-                sys::cuabi_launch(g.saxpy.as_raw(), &config, null_mut(), null(), 5)
+            raw(ctx, "cuabi_function_launch", unsafe {
+                sys::cuabi_function_launch(g.saxpy.as_raw(), &config, null_mut(), null(), 5)
             })
         },
     );
@@ -4180,8 +4180,8 @@ fn gpu_cases() -> Cases<Gpu> {
             let mut params = args.params();
             params[3] = null_mut();
             let config = raw_config(1, 32);
-            raw(ctx, "cuabi_launch", unsafe {
-                sys::cuabi_launch(g.saxpy.as_raw(), &config, null_mut(), params.as_ptr(), 5)
+            raw(ctx, "cuabi_function_launch", unsafe {
+                sys::cuabi_function_launch(g.saxpy.as_raw(), &config, null_mut(), params.as_ptr(), 5)
             })
         },
     );
@@ -4194,8 +4194,8 @@ fn gpu_cases() -> Cases<Gpu> {
             let mut args = RawSaxpy::new(&b);
             let params = args.params();
             let config = raw_config(1, 32);
-            raw(ctx, "cuabi_launch_sized", unsafe {
-                sys::cuabi_launch_sized(
+            raw(ctx, "cuabi_function_launch_sized", unsafe {
+                sys::cuabi_function_launch_sized(
                     g.saxpy.as_raw(),
                     &config,
                     null_mut(),
@@ -4213,8 +4213,8 @@ fn gpu_cases() -> Cases<Gpu> {
         |g, ctx| {
             let block = [0u8; 36];
             let config = raw_config(1, 32);
-            raw(ctx, "cuabi_launch_packed", unsafe {
-                sys::cuabi_launch_packed(
+            raw(ctx, "cuabi_function_launch_packed", unsafe {
+                sys::cuabi_function_launch_packed(
                     g.saxpy.as_raw(),
                     &config,
                     null_mut(),
@@ -4231,8 +4231,8 @@ fn gpu_cases() -> Cases<Gpu> {
         |g, ctx| {
             let one = 0u8;
             let config = raw_config(1, 32);
-            raw(ctx, "cuabi_launch_packed", unsafe {
-                sys::cuabi_launch_packed(
+            raw(ctx, "cuabi_function_launch_packed", unsafe {
+                sys::cuabi_function_launch_packed(
                     g.saxpy.as_raw(),
                     &config,
                     null_mut(),
@@ -4248,8 +4248,8 @@ fn gpu_cases() -> Cases<Gpu> {
         "args is NULL",
         |g, ctx| {
             let config = raw_config(1, 32);
-            raw(ctx, "cuabi_launch_packed", unsafe {
-                sys::cuabi_launch_packed(g.saxpy.as_raw(), &config, null_mut(), null(), 40)
+            raw(ctx, "cuabi_function_launch_packed", unsafe {
+                sys::cuabi_function_launch_packed(g.saxpy.as_raw(), &config, null_mut(), null(), 40)
             })
         },
     );
@@ -4309,9 +4309,9 @@ fn gpu_cases() -> Cases<Gpu> {
     );
     c.add("pinning NULL", InvalidArgument, "ptr is NULL", |g, ctx| {
         let mut out = null_mut();
-        let st = unsafe { sys::cuabi_host_register(g.device.as_raw(), null_mut(), 64, &mut out) };
+        let st = unsafe { sys::cuabi_host_buffer_register(g.device.as_raw(), null_mut(), 64, &mut out) };
         let _owned = Raw(out, sys::cuabi_host_buffer_release);
-        raw(ctx, "cuabi_host_register", st)
+        raw(ctx, "cuabi_host_buffer_register", st)
     });
     c.add(
         "an image NULL",
