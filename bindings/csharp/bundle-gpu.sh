@@ -78,12 +78,6 @@ fi
 export CUABI_LIBRARY="$lib"
 export LD_LIBRARY_PATH="$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export CUABI_TEST_REQUIRE_GPU="${CUABI_TEST_REQUIRE_GPU:-1}"
-# The header-agreement tests read include/cuabi/cuabi.h: found above the
-# working folder, or next to a build folder inside the repository.
-if [ -z "${CUABI_HEADER:-}" ] && [ -e "$libdir/../include/cuabi/cuabi.h" ]; then
-    CUABI_HEADER=$(cd "$libdir/../include/cuabi" && pwd)/cuabi.h
-    export CUABI_HEADER
-fi
 cache=$(mktemp -d "${TMPDIR:-/tmp}/cuabi-cs-cache.XXXXXX")
 trap 'rm -rf "$cache"' EXIT INT TERM
 export CUABI_CACHE_DIR="${CUABI_CACHE_DIR:-$cache}"

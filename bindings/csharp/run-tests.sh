@@ -20,7 +20,6 @@ fi
 cache=$(mktemp -d "${TMPDIR:-/tmp}/cuabi-cs-cache.XXXXXX")
 trap 'rm -rf "$cache"' EXIT INT TERM
 export CUABI_LIBRARY="$lib"
-export CUABI_HEADER="$repo/include/cuabi/cuabi.h"
 export CUABI_CACHE_DIR="${CUABI_CACHE_DIR:-$cache}"
 cd "$repo"
 mono --debug "$here/out/Cuabi.Tests.exe" "$@"

@@ -113,7 +113,8 @@ void saxpy(float a, float *x, float *y, float *out, size_t n)
             dY.CopyFromAsync(pinnedY, stream);
 
             // The overview passes n as a 4-byte np.uint32 to the size_t
-            // parameter; cuabi refuses that instead of running the kernel.
+            // parameter; the library checks the argument sizes against the
+            // kernel's parameters and refuses that instead of running it.
             try
             {
                 kernel.Launch(NumBlocks, NumThreads, stream, a, dX, dY, dOut, (uint)n);

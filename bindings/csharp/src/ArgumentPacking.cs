@@ -1,12 +1,16 @@
 // Writing typed kernel arguments into an argument block at the kernel's
 // parameter offsets: one writer per argument type (made once per type and
-// kept), and per kernel parameter the last writer that fitted it, so that a
-// launch with the same argument types as the one before costs one type
-// comparison and one store per argument, with nothing allocated.
+// kept). The library checks an argument signature, the byte size of each
+// argument, once (cuabi_function_check_arg_sizes, or _check_arg_size for one
+// argument); the layout then keeps, per parameter, the writer of the type it
+// accepted last, so that a launch with the same argument types as the one
+// before costs one type comparison and one store per argument, with nothing
+// allocated and no native call.
 
 using System;
 using System.Collections.Generic;
 using System.Runtime.InteropServices;
+using Cuabi.Interop;
 
 namespace Cuabi
 {
@@ -130,180 +134,143 @@ namespace Cuabi
 
     /// <summary>
     /// A kernel's parameters as the argument block holds them, with the
-    /// writer that fitted each parameter last. Shared by a kernel and its
-    /// plans; safe to use from several threads at once.
+    /// writer the library accepted last for each parameter. Shared by a
+    /// kernel and its plans; safe to use from several threads at once.
     /// </summary>
     internal sealed class ArgumentLayout
     {
         private static readonly object[] NoArguments = new object[0];
 
+        /// <summary>The kernel, whose parameters the library checks arguments against.</summary>
+        internal readonly SafeFunctionHandle Function;
         internal readonly KernelParameter[] Parameters;
         internal readonly int BlockSize;
-        private readonly int[] offsets;
-        // Each entry is replaced whole (a reference store), so a reader sees
-        // either the old writer or the new one, and each was checked against
-        // its parameter before it was stored.
-        private readonly ArgumentWriter[] writers;
+        internal readonly int[] Offsets;
 
-        internal ArgumentLayout(KernelParameter[] parameters, int blockSize)
+        /// <summary>
+        /// Per parameter, the writer of the type the library accepted last for
+        /// it (null: none yet). Each entry is replaced whole (a reference
+        /// store), so a reader sees the old writer or the new one, each
+        /// accepted for its parameter.
+        /// </summary>
+        internal readonly ArgumentWriter[] Accepted;
+
+        internal ArgumentLayout(SafeFunctionHandle function, KernelParameter[] parameters, int blockSize)
         {
+            Function = function;
             Parameters = parameters;
             BlockSize = blockSize;
-            offsets = new int[parameters.Length];
-            writers = new ArgumentWriter[parameters.Length];
+            Offsets = new int[parameters.Length];
+            Accepted = new ArgumentWriter[parameters.Length];
             for (int i = 0; i < parameters.Length; i++)
-                offsets[i] = parameters[i].Offset;
-        }
-
-        internal int Count
-        {
-            get { return Parameters.Length; }
+                Offsets[i] = parameters[i].Offset;
         }
 
         /// <summary>
-        /// Writes every argument at its parameter's offset. Each is checked
-        /// first (count, null, type, size, disposed memory); on a failure the
-        /// arguments before the failing one may already be written.
+        /// Writes every argument at its parameter's offset. A signature the
+        /// library has not accepted is checked first (<see cref="Check"/>); on
+        /// a failure the arguments before the failing one may already be written.
         /// </summary>
-        internal unsafe void Write(object kernel, object[] args, byte* block)
+        internal unsafe void Write(object[] args, byte* block)
         {
             if (args == null)
                 args = NoArguments;
-            ArgumentWriter[] w = writers;
-            int[] off = offsets;
-            if (args.Length != w.Length)
-                throw CountMismatch(kernel, args.Length);
-            for (int i = 0; i < args.Length; i++)
+            ArgumentWriter[] w = Accepted;
+            int[] off = Offsets;
+            if (args.Length == w.Length)
             {
-                object a = args[i];
-                if (a == null)
-                    throw NullArgument(kernel, i);
-                ArgumentWriter writer = w[i];
-                if (writer == null || !ReferenceEquals(writer.Type, a.GetType()))
-                    writer = Resolve(kernel, i, a.GetType(), Suffix.Launch);
-                writer.Write(a, block + off[i]);
+                int i = 0;
+                for (; i < args.Length; i++)
+                {
+                    object a = args[i];
+                    ArgumentWriter writer = w[i];
+                    if (a == null || writer == null || !ReferenceEquals(writer.Type, a.GetType()))
+                        break;
+                    writer.Write(a, block + off[i]);
+                }
+                if (i == args.Length)
+                    return;
             }
+            ArgumentWriter[] writers = Check(args);
+            for (int i = 0; i < writers.Length; i++)
+                writers[i].Write(args[i], block + off[i]);
         }
 
-        /// <summary>Checks every argument as <see cref="Write"/> does, writing nothing; returns each one's writer.</summary>
-        internal ArgumentWriter[] Check(object kernel, object[] args, Suffix suffix)
+        /// <summary>
+        /// The writer of each argument, writing nothing. A signature not
+        /// accepted before is checked: null and types that cannot be passed
+        /// here, the count and every size by the library, whose message names
+        /// the kernel and the parameter.
+        /// </summary>
+        /// <exception cref="ArgumentNullException">An argument is null.</exception>
+        /// <exception cref="ArgumentException">A type cannot be passed, or the library refused the signature.</exception>
+        internal ArgumentWriter[] Check(object[] args)
         {
             if (args == null)
                 args = NoArguments;
-            if (args.Length != Parameters.Length)
-                throw CountMismatch(kernel, args.Length, suffix);
-            var result = new ArgumentWriter[args.Length];
+            var writers = new ArgumentWriter[args.Length];
+            bool accepted = args.Length == Accepted.Length;
             for (int i = 0; i < args.Length; i++)
             {
                 object a = args[i];
                 if (a == null)
-                    throw NullArgument(kernel, i);
-                ArgumentWriter writer = writers[i];
+                    throw new ArgumentNullException("args[" + i + "]",
+                        "argument " + i + " is null; pass IntPtr.Zero for a NULL pointer parameter");
+                ArgumentWriter writer = accepted ? Accepted[i] : null;
                 if (writer == null || !ReferenceEquals(writer.Type, a.GetType()))
-                    writer = Resolve(kernel, i, a.GetType(), suffix);
-                var memory = a as DeviceMemory;
-                if (memory != null && memory.IsDisposed)
-                    throw new ObjectDisposedException(memory.GetType().FullName, string.Format(
-                        "{0}: argument {1} is device memory that was disposed; {2}", Describe(kernel), i, SuffixText(suffix)));
-                result[i] = writer;
+                {
+                    writer = Passable(a.GetType(), i, "args[" + i + "]");
+                    accepted = false;
+                }
+                writers[i] = writer;
             }
-            return result;
+            if (accepted)
+                return writers;
+            var sizes = new UIntPtr[writers.Length];
+            for (int i = 0; i < writers.Length; i++)
+                sizes[i] = (UIntPtr)(uint)writers[i].Size;
+            CudaStatus status = NativeMethods.cuabi_function_check_arg_sizes(Function, sizes, (UIntPtr)(uint)sizes.Length);
+            if (status != CudaStatus.Success)
+                throw Errors.FromArgumentCheck(status, "args");
+            for (int i = 0; i < writers.Length; i++)
+                Accepted[i] = writers[i];
+            return writers;
         }
 
         /// <summary>
         /// The writer for a <paramref name="type"/> argument to parameter
-        /// <paramref name="index"/>, checked against the parameter and then
-        /// remembered for it.
+        /// <paramref name="index"/>, checked by the library
+        /// (cuabi_function_check_arg_size) unless accepted before, and then kept.
         /// </summary>
+        /// <exception cref="ArgumentOutOfRangeException"><paramref name="index"/> is not a parameter of the kernel.</exception>
         /// <exception cref="ArgumentException">The type cannot be passed, or its size differs from the parameter's.</exception>
-        internal ArgumentWriter Resolve(object kernel, int index, Type type, Suffix suffix)
+        internal ArgumentWriter Accept(int index, Type type)
         {
-            ArgumentWriter writer = ArgumentWriter.For(type);
-            string name = suffix == Suffix.PlanSet ? "value" : "args[" + index + "]";
-            if (writer.Size < 0)
-                throw new ArgumentException(string.Format(
-                    "{0}: argument {1} is a {2}, which cannot be passed by value to a kernel (pass numbers, enums, " +
-                    "IntPtr, device buffers, or structs made only of such values); {3}",
-                    Describe(kernel), index, type.FullName, SuffixText(suffix)), name);
-            CheckSize(kernel, index, type, writer.Size, suffix);
-            writers[index] = writer;
+            if (index < 0)
+                throw new ArgumentOutOfRangeException("index", index, "cannot be negative");
+            ArgumentWriter writer = index < Accepted.Length ? Accepted[index] : null;
+            if (writer != null && ReferenceEquals(writer.Type, type))
+                return writer;
+            writer = Passable(type, index, "value");
+            CudaStatus status = NativeMethods.cuabi_function_check_arg_size(Function, (UIntPtr)(uint)index,
+                (UIntPtr)(uint)writer.Size);
+            if (status == CudaStatus.InvalidArgument && index >= Accepted.Length)
+                throw new ArgumentOutOfRangeException("index", index, Errors.FromLastError(status).Message);
+            if (status != CudaStatus.Success)
+                throw Errors.FromArgumentCheck(status, "value");
+            Accepted[index] = writer;
             return writer;
         }
 
-        /// <summary>Throws unless a <paramref name="size"/>-byte <paramref name="type"/> fits parameter <paramref name="index"/>.</summary>
-        internal void CheckSize(object kernel, int index, Type type, int size, Suffix suffix)
+        /// <summary>The writer for <paramref name="type"/>; throws when its values cannot be passed to a kernel at all.</summary>
+        private static ArgumentWriter Passable(Type type, int index, string paramName)
         {
-            KernelParameter p = Parameters[index];
-            string name = suffix == Suffix.PlanSet ? "value" : "args[" + index + "]";
-            if (size != p.Size)
+            ArgumentWriter writer = ArgumentWriter.For(type);
+            if (writer.Size < 0)
                 throw new ArgumentException(string.Format(
-                    "{0} parameter {1} is {4} bytes, but argument {1} is a {2} of {3} bytes{5}; {6}",
-                    Describe(kernel), index, type.FullName, size, p.Size,
-                    p.Size == 8 && size == 4 ? " (a size_t or 64-bit parameter needs a long or ulong)" : "",
-                    SuffixText(suffix)), name);
-            if (p.Offset < 0 || p.Offset + size > BlockSize)
-                throw new ArgumentException(string.Format(
-                    "{0}: parameter {1} lies outside the {2}-byte argument block", Describe(kernel), index, BlockSize), name);
-        }
-
-        /// <summary>What a failure left undone, for the end of its message.</summary>
-        internal enum Suffix
-        {
-            Launch,
-            PlanSet,
-        }
-
-        private static string SuffixText(Suffix s)
-        {
-            return s == Suffix.Launch ? "nothing was launched" : "the plan's arguments are unchanged";
-        }
-
-        internal ArgumentException CountMismatch(object kernel, int given, Suffix suffix = Suffix.Launch)
-        {
-            return new ArgumentException(string.Format(
-                "{0} takes {1} parameter(s), but {2} argument(s) were given; {3}",
-                Describe(kernel), Parameters.Length, given, SuffixText(suffix)), "args");
-        }
-
-        private static ArgumentNullException NullArgument(object kernel, int i)
-        {
-            return new ArgumentNullException("args[" + i + "]", string.Format(
-                "{0}: argument {1} is null; pass IntPtr.Zero for a NULL pointer parameter", Describe(kernel), i));
-        }
-
-        /// <summary>"kernel 'name'" for a <see cref="Kernel"/> or a name; "kernel" when the name cannot be read.</summary>
-        internal static string Describe(object kernel)
-        {
-            var k = kernel as Kernel;
-            if (k != null)
-            {
-                try
-                {
-                    return "kernel '" + k.Name + "'";
-                }
-                catch (Exception)
-                {
-                    return "kernel";
-                }
-            }
-            return kernel == null ? "kernel" : "kernel '" + kernel + "'";
-        }
-    }
-
-    /// <summary>Packs typed launch arguments into a caller's block (the layout is given, not read from a kernel).</summary>
-    internal static class ArgumentPacker
-    {
-        /// <summary>
-        /// Clears <paramref name="block"/> and writes <paramref name="args"/>
-        /// at the offsets of <paramref name="parameters"/>, checking each as a
-        /// launch does.
-        /// </summary>
-        internal static unsafe void Pack(object kernel, KernelParameter[] parameters, object[] args, byte* block,
-            int blockSize)
-        {
-            for (int i = 0; i < blockSize; i++)
-                block[i] = 0;
-            new ArgumentLayout(parameters, blockSize).Write(kernel, args, block);
+                    "argument {0} is a {1}, which cannot be passed by value to a kernel (pass numbers, enums, " +
+                    "IntPtr, device buffers, or structs made only of such values)", index, type.FullName), paramName);
+            return writer;
         }
     }
 }

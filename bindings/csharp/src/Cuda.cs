@@ -67,7 +67,7 @@ namespace Cuabi
         public static string StatusName(CudaStatus status)
         {
             CuabiLibrary.Load();
-            return StatusNameCore((int)status);
+            return StatusNameCore(status);
         }
 
         /// <summary>One sentence describing a status.</summary>
@@ -75,7 +75,7 @@ namespace Cuabi
         public static string StatusDescription(CudaStatus status)
         {
             CuabiLibrary.Load();
-            return StatusDescriptionCore((int)status);
+            return StatusDescriptionCore(status);
         }
 
         [MethodImpl(MethodImplOptions.NoInlining)]
@@ -125,13 +125,13 @@ namespace Cuabi
         }
 
         [MethodImpl(MethodImplOptions.NoInlining)]
-        private static string StatusNameCore(int status)
+        private static string StatusNameCore(CudaStatus status)
         {
             return Utf8.FromNative(NativeMethods.cuabi_status_get_name(status));
         }
 
         [MethodImpl(MethodImplOptions.NoInlining)]
-        private static string StatusDescriptionCore(int status)
+        private static string StatusDescriptionCore(CudaStatus status)
         {
             return Utf8.FromNative(NativeMethods.cuabi_status_get_description(status));
         }

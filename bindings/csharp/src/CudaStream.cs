@@ -60,8 +60,8 @@ namespace Cuabi
         {
             get
             {
-                int status = NativeMethods.cuabi_stream_query(Handle);
-                if (status == NativeMethods.CUABI_ERROR_NOT_READY)
+                CudaStatus status = NativeMethods.cuabi_stream_query(Handle);
+                if (status == CudaStatus.NotReady)
                     return false;
                 Errors.Check(status);
                 return true;
@@ -81,7 +81,7 @@ namespace Cuabi
         /// <param name="mode">The capture mode.</param>
         public void BeginCapture(CaptureMode mode = CaptureMode.Global)
         {
-            Errors.Check(NativeMethods.cuabi_stream_begin_capture(Handle, (int)mode));
+            Errors.Check(NativeMethods.cuabi_stream_begin_capture(Handle, mode));
         }
 
         /// <summary>Ends the capture started by <see cref="BeginCapture"/> and returns the graph.</summary>
@@ -139,8 +139,8 @@ namespace Cuabi
         {
             get
             {
-                int status = NativeMethods.cuabi_event_query(Handle);
-                if (status == NativeMethods.CUABI_ERROR_NOT_READY)
+                CudaStatus status = NativeMethods.cuabi_event_query(Handle);
+                if (status == CudaStatus.NotReady)
                     return false;
                 Errors.Check(status);
                 return true;

@@ -187,8 +187,10 @@ namespace Cuabi
                 desc.num_headers = (UIntPtr)(uint)names.Count;
                 desc.name_expressions = strings.Array(o.NameExpressions, "options.NameExpressions");
                 desc.num_name_expressions = (UIntPtr)(uint)o.NameExpressions.Count;
-                desc.output = (int)o.Output;
-                desc.flags = o.UseCache ? 0u : NativeMethods.CUABI_COMPILE_NO_CACHE;
+                if (o.Output.HasValue)
+                    desc.output = o.Output.Value;
+                if (!o.UseCache)
+                    desc.flags |= CompileFlags.NoCache;
                 SafeModuleHandle module;
                 Errors.Check(NativeMethods.cuabi_module_compile(Handle, ref desc, out module));
                 return new CudaModule(module);
@@ -272,7 +274,7 @@ namespace Cuabi
         public CudaStream CreateStream(StreamFlags flags = StreamFlags.None, int priority = 0)
         {
             SafeStreamHandle stream;
-            Errors.Check(NativeMethods.cuabi_stream_create(Handle, (uint)flags, priority, out stream));
+            Errors.Check(NativeMethods.cuabi_stream_create(Handle, flags, priority, out stream));
             return new CudaStream(stream);
         }
 
@@ -281,7 +283,7 @@ namespace Cuabi
         public CudaEvent CreateEvent(EventFlags flags = EventFlags.None)
         {
             SafeEventHandle ev;
-            Errors.Check(NativeMethods.cuabi_event_create(Handle, (uint)flags, out ev));
+            Errors.Check(NativeMethods.cuabi_event_create(Handle, flags, out ev));
             return new CudaEvent(ev);
         }
 

@@ -134,6 +134,10 @@ namespace Cuabi
         private readonly SafeFunctionHandle handle;
         private readonly LaunchPlan[] plans = new LaunchPlan[PlanSlots];
         private volatile ArgumentLayout layout;
+        // Set by Dispose. The handle itself closes only once the plans holding
+        // it (LaunchPlan keeps its kernel's handle for the argument checks)
+        // are released too.
+        private volatile bool disposed;
         private string name;
         private int nextVictim;
         // The configurations of the last launches that found no prepared
@@ -158,7 +162,12 @@ namespace Cuabi
         /// <summary>The raw handle, for the <see cref="NativeMethods"/> layer.</summary>
         public SafeFunctionHandle Handle
         {
-            get { handle.ThrowIfClosed(this); return handle; }
+            get
+            {
+                if (disposed)
+                    throw new ObjectDisposedException(GetType().FullName);
+                return handle;
+            }
         }
 
         /// <summary>The name the kernel was taken by (its extern "C" name or the name expression).</summary>
@@ -193,7 +202,7 @@ namespace Cuabi
         public int GetAttribute(FunctionAttribute attribute)
         {
             int value;
-            Errors.Check(NativeMethods.cuabi_function_get_attribute(Handle, (int)attribute, out value));
+            Errors.Check(NativeMethods.cuabi_function_get_attribute(Handle, attribute, out value));
             return value;
         }
 
@@ -202,7 +211,7 @@ namespace Cuabi
         /// <param name="value">Its new value.</param>
         public void SetAttribute(FunctionAttribute attribute, int value)
         {
-            Errors.Check(NativeMethods.cuabi_function_set_attribute(Handle, (int)attribute, value));
+            Errors.Check(NativeMethods.cuabi_function_set_attribute(Handle, attribute, value));
         }
 
         /// <summary>Launches the kernel.</summary>
@@ -225,7 +234,9 @@ namespace Cuabi
         /// [StructLayout(LayoutKind.Sequential)] to match the C struct).
         /// </summary>
         /// <remarks>
-        /// Thread-safe. Nothing is allocated per launch: the arguments are
+        /// Thread-safe. The library checks the argument types' sizes
+        /// (cuabi_function_check_arg_sizes) the first time they come, and not
+        /// again while they repeat. Nothing is allocated per launch: the arguments are
         /// written into the argument block of a prepared launch kept for this
         /// configuration and stream (made when they come again soon after a
         /// launch that found none), or of a block on the stack. Passing the arguments as an
@@ -237,14 +248,15 @@ namespace Cuabi
         /// <param name="args">One argument per kernel parameter.</param>
         /// <exception cref="ArgumentException">
         /// The argument count differs from the parameter count, or an argument's
-        /// size differs from its parameter's (e.g. a 4-byte uint for a size_t);
-        /// the message names the parameter. Nothing is launched.
+        /// size differs from its parameter's (e.g. a 4-byte uint for a size_t):
+        /// the library's message names the kernel and the parameter. Or an
+        /// argument's type cannot be passed. Nothing is launched.
         /// </exception>
         /// <exception cref="ObjectDisposedException">The kernel, the stream or a device buffer among the arguments was disposed.</exception>
         /// <exception cref="CudaException">The library refused or the driver failed the launch.</exception>
         public unsafe void Launch(LaunchConfig config, CudaStream stream, params object[] args)
         {
-            if (handle.IsClosed)
+            if (disposed)
                 throw new ObjectDisposedException(GetType().FullName);
             SafeStreamHandle s = stream == null ? SafeStreamHandle.Null : stream.Handle;
             ArgumentLayout l = layout ?? GetLayout();
@@ -255,10 +267,10 @@ namespace Cuabi
                 LaunchUnprepared(ref config, s, l, args);
                 return;
             }
-            int status;
+            CudaStatus status;
             try
             {
-                l.Write(this, args, plan.Block);
+                l.Write(args, plan.Block);
                 status = FastNativeMethods.cuabi_launch_plan_launch(plan.RawHandle);
             }
             finally
@@ -267,7 +279,7 @@ namespace Cuabi
             }
             // The arguments (device buffers among them) stay reachable until the call returned.
             GC.KeepAlive(args);
-            if (status != NativeMethods.CUABI_SUCCESS)
+            if (status != CudaStatus.Success)
                 throw Errors.FromLastError(status);
         }
 
@@ -296,7 +308,6 @@ namespace Cuabi
         /// <returns>A new plan, to be disposed; its arguments start as zero bytes.</returns>
         public LaunchPlan Prepare(LaunchConfig config, CudaStream stream = null)
         {
-            handle.ThrowIfClosed(this);
             SafeStreamHandle s = stream == null ? SafeStreamHandle.Null : stream.Handle;
             return LaunchPlan.Create(this, GetLayout(), config, s, Name);
         }
@@ -304,6 +315,7 @@ namespace Cuabi
         /// <summary>Releases the kernel handle and the launches it prepared for itself (plans made by <see cref="Prepare(LaunchConfig, CudaStream)"/> live on).</summary>
         public void Dispose()
         {
+            disposed = true;
             handle.Dispose();
             DropPlans();
         }
@@ -311,7 +323,7 @@ namespace Cuabi
         /// <summary>The kernel's name.</summary>
         public override string ToString()
         {
-            return handle.IsClosed ? "Kernel (disposed)" : "Kernel " + Name;
+            return disposed ? "Kernel (disposed)" : "Kernel " + Name;
         }
 
         /// <summary>How many prepared launches the kernel keeps now (idle ones; for tests).</summary>
@@ -332,18 +344,21 @@ namespace Cuabi
             ArgumentLayout l = layout;
             if (l != null)
                 return l;
+            // The whole layout in one call; a second only for more than 16 parameters.
             var h = Handle;
-            UIntPtr count, blockSize;
-            Errors.Check(NativeMethods.cuabi_function_get_param_count(h, out count));
-            Errors.Check(NativeMethods.cuabi_function_get_args_size(h, out blockSize));
-            var parameters = new KernelParameter[(int)count.ToUInt64()];
-            for (int i = 0; i < parameters.Length; i++)
+            var info = new ParamInfoNative[16];
+            UIntPtr count = (UIntPtr)(uint)info.Length, blockSize;
+            CudaStatus status = NativeMethods.cuabi_function_get_params(h, info, ref count, out blockSize);
+            if (status == CudaStatus.InsufficientBuffer)
             {
-                UIntPtr offset, size;
-                Errors.Check(NativeMethods.cuabi_function_get_param_info(h, (UIntPtr)(uint)i, out offset, out size));
-                parameters[i] = new KernelParameter(i, (int)offset.ToUInt64(), (int)size.ToUInt64());
+                info = new ParamInfoNative[checked((int)count.ToUInt64())];
+                status = NativeMethods.cuabi_function_get_params(h, info, ref count, out blockSize);
             }
-            l = new ArgumentLayout(parameters, (int)blockSize.ToUInt64());
+            Errors.Check(status);
+            var parameters = new KernelParameter[checked((int)count.ToUInt64())];
+            for (int i = 0; i < parameters.Length; i++)
+                parameters[i] = new KernelParameter(i, checked((int)info[i].offset.ToUInt64()), checked((int)info[i].size.ToUInt64()));
+            l = new ArgumentLayout(h, parameters, checked((int)blockSize.ToUInt64()));
             layout = l;
             return l;
         }
@@ -375,7 +390,7 @@ namespace Cuabi
         {
             if (slot < 0 || Interlocked.CompareExchange(ref plans[slot], plan, null) != null)
                 Place(plan);
-            if (handle.IsClosed)
+            if (disposed)
                 DropPlans(); // disposed meanwhile: this plan may have come back after the sweep
         }
 
@@ -411,12 +426,12 @@ namespace Cuabi
         private unsafe void LaunchUnprepared(ref LaunchConfig config, SafeStreamHandle stream, ArgumentLayout l, object[] args)
         {
             LaunchPlan plan = MissedBefore(ref config, stream) ? LaunchPlan.Create(this, l, config, stream, null) : null;
-            int status;
+            CudaStatus status;
             if (plan != null)
             {
                 try
                 {
-                    l.Write(this, args, plan.Block);
+                    l.Write(args, plan.Block);
                     status = FastNativeMethods.cuabi_launch_plan_launch(plan.RawHandle);
                 }
                 finally
@@ -433,7 +448,7 @@ namespace Cuabi
                     byte* block = stackalloc byte[Math.Max(size, 1)];
                     for (int i = 0; i < size; i++)
                         block[i] = 0;
-                    l.Write(this, args, block);
+                    l.Write(args, block);
                     status = FastNativeMethods.cuabi_function_launch_packed(handle.DangerousGetHandle(), ref native,
                         stream.DangerousGetHandle(), size == 0 ? IntPtr.Zero : (IntPtr)block, (UIntPtr)(uint)size);
                 }
@@ -442,7 +457,7 @@ namespace Cuabi
                     var heap = new byte[size];
                     fixed (byte* block = heap)
                     {
-                        l.Write(this, args, block);
+                        l.Write(args, block);
                         status = FastNativeMethods.cuabi_function_launch_packed(handle.DangerousGetHandle(), ref native,
                             stream.DangerousGetHandle(), (IntPtr)block, (UIntPtr)(uint)size);
                     }
@@ -453,7 +468,7 @@ namespace Cuabi
                 GC.KeepAlive(stream);
             }
             GC.KeepAlive(args);
-            if (status != NativeMethods.CUABI_SUCCESS)
+            if (status != CudaStatus.Success)
                 throw Errors.FromLastError(status);
         }
 
@@ -484,7 +499,7 @@ namespace Cuabi
                     m.BlockX == key.BlockX && m.BlockY == key.BlockY && m.BlockZ == key.BlockZ && m.Shared == key.Shared)
                 {
                     misses[i] = default(MissKey); // a grid is never 0 wide: matches no launch
-                    return !handle.IsClosed;
+                    return !disposed;
                 }
             }
             misses[(Interlocked.Increment(ref nextMiss) & int.MaxValue) % misses.Length] = key;

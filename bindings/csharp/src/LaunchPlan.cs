@@ -14,8 +14,10 @@ namespace Cuabi
     /// <remarks>
     /// <para>
     /// The arguments start as zero bytes. <see cref="Set{T}(int, T)"/> writes
-    /// one argument in place, checked against its parameter's size; the others
-    /// keep their values, so a launch loop sets only what changes:
+    /// one argument in place, its size checked against its parameter's by the
+    /// library (cuabi_function_check_arg_size) the first time a type comes for
+    /// that parameter, not at every call; the others keep their values, so a
+    /// launch loop sets only what changes:
     /// </para>
     /// <code>
     /// using (LaunchPlan plan = saxpy.Prepare(n / 512, 512, stream))
@@ -79,13 +81,10 @@ namespace Cuabi
             Errors.Check(NativeMethods.cuabi_launch_plan_create(kernel.Handle, ref native, stream, out h));
             try
             {
+                h.Hold(layout.Function);
                 IntPtr args;
                 UIntPtr size;
                 Errors.Check(NativeMethods.cuabi_launch_plan_get_args(h, out args, out size));
-                if (size.ToUInt64() != (ulong)layout.BlockSize || (args == IntPtr.Zero && layout.BlockSize != 0))
-                    throw new InvalidOperationException(string.Format(
-                        "cuabi_launch_plan_get_args gave a {0}-byte block at 0x{1:x}, but the kernel's argument block is {2} bytes",
-                        size, args.ToInt64(), layout.BlockSize));
                 return new LaunchPlan(h, args, layout, config, stream, kernelName);
             }
             catch
@@ -96,14 +95,17 @@ namespace Cuabi
         }
 
         /// <summary>
-        /// A plan over a caller's block with the NULL handle, for testing the
-        /// setters without a device (launching it answers InvalidHandle). The
-        /// caller frees the block after disposing the plan.
+        /// A plan over a caller's block with NULL plan and function handles,
+        /// for testing the setters without a device: the library refuses the
+        /// NULL function for any type not in <see cref="ArgumentLayout.Accepted"/>,
+        /// and launching answers InvalidHandle. The caller frees the block
+        /// after disposing the plan.
         /// </summary>
         internal static LaunchPlan OverBlock(KernelParameter[] parameters, int blockSize, IntPtr block, string kernelName)
         {
-            return new LaunchPlan(new SafeLaunchPlanHandle(IntPtr.Zero, false), block,
-                new ArgumentLayout(parameters, blockSize), new LaunchConfig(1, 1), SafeStreamHandle.Null, kernelName);
+            var layout = new ArgumentLayout(new SafeFunctionHandle(IntPtr.Zero, false), parameters, blockSize);
+            return new LaunchPlan(new SafeLaunchPlanHandle(IntPtr.Zero, false), block, layout, new LaunchConfig(1, 1),
+                SafeStreamHandle.Null, kernelName);
         }
 
         /// <summary>The raw handle, for the <see cref="NativeMethods"/> layer.</summary>
@@ -152,13 +154,13 @@ namespace Cuabi
         /// <exception cref="ArgumentOutOfRangeException"><paramref name="index"/> is not a parameter of the kernel.</exception>
         /// <exception cref="ArgumentException">
         /// The value's size differs from the parameter's (e.g. a 4-byte uint for
-        /// a size_t), or the type cannot be passed; the message names the kernel
-        /// and the parameter, and the plan's arguments are unchanged.
+        /// a size_t; the library's message names the kernel and the parameter),
+        /// or the type cannot be passed; the plan's arguments are unchanged.
         /// </exception>
         /// <exception cref="ObjectDisposedException">The plan was disposed.</exception>
         public unsafe void Set<T>(int index, T value) where T : struct
         {
-            byte* dst = Slot(index, typeof(T), Argument<T>.Size);
+            byte* dst = Slot(index, typeof(T));
             if (typeof(T) == typeof(float))
                 *(float*)dst = __refvalue(__makeref(value), float);
             else if (typeof(T) == typeof(ulong))
@@ -220,9 +222,8 @@ namespace Cuabi
         public unsafe void Set(int index, DeviceMemory buffer)
         {
             if (buffer == null)
-                throw new ArgumentNullException("buffer", string.Format(
-                    "{0}: argument {1} is null; set IntPtr.Zero for a NULL pointer parameter", Describe(), index));
-            byte* dst = Slot(index, buffer.GetType(), 8);
+                throw new ArgumentNullException("buffer", "argument " + index + " is null; set IntPtr.Zero for a NULL pointer parameter");
+            byte* dst = Slot(index, buffer.GetType());
             *(ulong*)dst = buffer.LaunchPointer;
             RememberBuffer(index, buffer);
             GC.KeepAlive(this);
@@ -240,10 +241,16 @@ namespace Cuabi
         public unsafe void SetArguments(params object[] args)
         {
             byte* b = Block;
-            ArgumentWriter[] writers = layout.Check(Describe(), args, ArgumentLayout.Suffix.PlanSet);
+            ArgumentWriter[] writers = layout.Check(args);
             for (int i = 0; i < writers.Length; i++)
             {
-                writers[i].Write(args[i], b + layout.Parameters[i].Offset);
+                var memory = args[i] as DeviceMemory;
+                if (memory != null && memory.IsDisposed)
+                    throw new ObjectDisposedException(memory.GetType().FullName, "argument " + i + " is device memory that was disposed");
+            }
+            for (int i = 0; i < writers.Length; i++)
+            {
+                writers[i].Write(args[i], b + layout.Offsets[i]);
                 var memory = args[i] as DeviceMemory;
                 if (memory != null)
                     RememberBuffer(i, memory);
@@ -266,9 +273,9 @@ namespace Cuabi
                 throw new ObjectDisposedException(GetType().FullName);
             if (bufferCount != 0)
                 CheckBuffers();
-            int status = FastNativeMethods.cuabi_launch_plan_launch(raw);
+            CudaStatus status = FastNativeMethods.cuabi_launch_plan_launch(raw);
             GC.KeepAlive(this); // neither the plan nor its buffers are finalized during the call
-            if (status != NativeMethods.CUABI_SUCCESS)
+            if (status != CudaStatus.Success)
                 throw Errors.FromLastError(status);
         }
 
@@ -321,38 +328,27 @@ namespace Cuabi
             return g.X == pg.X && g.Y == pg.Y && g.Z == pg.Z && b.X == pb.X && b.Y == pb.Y && b.Z == pb.Z;
         }
 
-        private object Describe()
+        /// <summary>The layout, whose accepted writers the setters share with the kernel.</summary>
+        internal ArgumentLayout Layout
         {
-            return kernelName;
+            get { return layout; }
         }
 
-        /// <summary>The address of argument <paramref name="index"/>, once a <paramref name="size"/>-byte <paramref name="type"/> is known to fit it.</summary>
-        private unsafe byte* Slot(int index, Type type, int size)
+        /// <summary>The address of argument <paramref name="index"/>, once the library accepted a <paramref name="type"/> for it.</summary>
+        private unsafe byte* Slot(int index, Type type)
         {
-            byte* b = block;
-            if (b == null && handle.IsClosed)
-                throw new ObjectDisposedException(GetType().FullName);
-            KernelParameter[] ps = layout.Parameters;
-            if ((uint)index >= (uint)ps.Length)
-                throw new ArgumentOutOfRangeException("index", index, string.Format(
-                    "{0} has {1} parameter(s); the plan's arguments are unchanged", ArgumentLayout.Describe(kernelName), ps.Length));
-            if (size != ps[index].Size)
-            {
-                if (size < 0)
-                    throw new ArgumentException(string.Format(
-                        "{0}: argument {1} is a {2}, which cannot be passed by value to a kernel (pass numbers, enums, " +
-                        "IntPtr, or structs made only of such values); " +
-                        "the plan's arguments are unchanged",
-                        ArgumentLayout.Describe(kernelName), index, type.FullName), "value");
-                layout.CheckSize(kernelName, index, type, size, ArgumentLayout.Suffix.PlanSet);
-            }
-            return b + ps[index].Offset;
+            byte* b = Block;
+            ArgumentWriter[] accepted = layout.Accepted;
+            ArgumentWriter w = (uint)index < (uint)accepted.Length ? accepted[index] : null;
+            if (w == null || !ReferenceEquals(w.Type, type))
+                layout.Accept(index, type);
+            return b + layout.Offsets[index];
         }
 
         private void RememberBuffer(int index, DeviceMemory buffer)
         {
             if (buffers == null)
-                buffers = new DeviceMemory[layout.Count];
+                buffers = new DeviceMemory[layout.Parameters.Length];
             if (buffers[index] == null)
                 bufferCount++;
             buffers[index] = buffer;
@@ -374,15 +370,14 @@ namespace Cuabi
             for (int i = 0; i < b.Length; i++)
                 if (b[i] != null && b[i].IsDisposed)
                     throw new ObjectDisposedException(b[i].GetType().FullName, string.Format(
-                        "{0}: the device memory set as argument {1} was disposed; set the parameter again before launching",
-                        ArgumentLayout.Describe(kernelName), i));
+                        "kernel '{0}': the device memory set as argument {1} was disposed; set the parameter again before launching",
+                        kernelName, i));
         }
 
-        /// <summary>What <see cref="Set{T}(int, T)"/> needs to know about <typeparamref name="T"/>, found once.</summary>
+        /// <summary>The writer of <typeparamref name="T"/>, found once, for the enums and structs of <see cref="Set{T}(int, T)"/>.</summary>
         private static class Argument<T>
         {
             internal static readonly ArgumentWriter Writer = ArgumentWriter.For(typeof(T));
-            internal static readonly int Size = Writer.Size;
         }
     }
 }

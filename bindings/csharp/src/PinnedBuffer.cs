@@ -225,8 +225,8 @@ namespace Cuabi
         private static IntPtr PointerOf(SafeHostBufferHandle h)
         {
             IntPtr p;
-            int status = NativeMethods.cuabi_host_buffer_get_pointer(h, out p);
-            if (status != NativeMethods.CUABI_SUCCESS)
+            CudaStatus status = NativeMethods.cuabi_host_buffer_get_pointer(h, out p);
+            if (status != CudaStatus.Success)
             {
                 var e = Errors.FromLastError(status);
                 h.Dispose();

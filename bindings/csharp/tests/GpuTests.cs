@@ -191,11 +191,25 @@ template <typename T> __global__ void fill(T* p, T v, size_t n)
             using (var dout = d.Allocate<float>(n))
             {
                 dout.Memset(0xAB);
+                // The library's check and words, as an ArgumentException.
                 var e = Assert.Throws<ArgumentException>(
                     () => k.Launch(n / 256, 256, null, 2.0f, dx, dy, dout, (uint)n), "4-byte n");
-                Assert.Contains("parameter 4", e.Message, "message names the parameter");
-                Assert.Contains("saxpy", e.Message, "message names the kernel");
-                Assert.Throws<ArgumentException>(() => k.Launch(n / 256, 256, null, 2.0f, dx, dy, dout), "missing n");
+                Assert.Contains("kernel 'saxpy' parameter 4 is 8 bytes, but the argument given is 4 bytes", e.Message, "message");
+                Assert.Equal("args", e.ParamName, "ParamName");
+                var inner = e.InnerException as CudaException;
+                Assert.True(inner != null && inner.Status == CudaStatus.InvalidArgument, "inner exception: " + e.InnerException);
+                Assert.Contains("cuabi_function_check_arg_sizes", inner.Message, "the call that checked");
+                e = Assert.Throws<ArgumentException>(() => k.Launch(n / 256, 256, null, 2.0f, dx, dy, dout), "missing n");
+                Assert.Contains("kernel 'saxpy' takes 5 parameters, but 4 were given", e.Message, "message");
+                using (var plan = k.Prepare(n / 256, 256))
+                {
+                    e = Assert.Throws<ArgumentException>(() => plan.Set(4, (uint)n), "a plan's 4-byte n");
+                    Assert.Contains("kernel 'saxpy' parameter 4 is 8 bytes, but the argument given is 4 bytes", e.Message, "message");
+                    Assert.Equal("value", e.ParamName, "ParamName");
+                    var r = Assert.Throws<ArgumentOutOfRangeException>(() => plan.Set(5, 1UL), "index 5 of 5");
+                    Assert.Contains("takes 5 parameters; there is no parameter 5", r.Message, "message");
+                    Assert.Equal("index", r.ParamName, "ParamName");
+                }
 
                 // The library's own check, through cuabi_function_launch_sized.
                 var config = new LaunchConfig(n / 256, 256).ToNative();
@@ -207,19 +221,17 @@ template <typename T> __global__ void fill(T* p, T v, size_t n)
                     pointers[i] = Marshal.UnsafeAddrOfPinnedArrayElement(values, i);
                 var sizes = new[] { (UIntPtr)4u, (UIntPtr)8u, (UIntPtr)8u, (UIntPtr)8u, (UIntPtr)4u };
                 var pp = GCHandle.Alloc(pointers, GCHandleType.Pinned);
-                var sp = GCHandle.Alloc(sizes, GCHandleType.Pinned);
                 try
                 {
-                    int status = NativeMethods.cuabi_function_launch_sized(k.Handle, ref config, new SafeStreamHandle(),
-                        pp.AddrOfPinnedObject(), sp.AddrOfPinnedObject(), (UIntPtr)5u);
-                    Assert.Equal(NativeMethods.CUABI_ERROR_INVALID_ARGUMENT, status, "cuabi_function_launch_sized with a 4-byte n");
-                    Assert.True(Utf8.FromNative(NativeMethods.cuabi_last_error_message()).Length > 0, "no message");
+                    CudaStatus status = NativeMethods.cuabi_function_launch_sized(k.Handle, ref config, new SafeStreamHandle(),
+                        pp.AddrOfPinnedObject(), sizes, (UIntPtr)5u);
+                    Assert.Equal(CudaStatus.InvalidArgument, status, "cuabi_function_launch_sized with a 4-byte n");
+                    Assert.Contains("parameter 4 is 8 bytes", Utf8.FromNative(NativeMethods.cuabi_last_error_message()), "message");
                 }
                 finally
                 {
                     valuePins.Free();
                     pp.Free();
-                    sp.Free();
                 }
 
                 d.Synchronize();
@@ -577,7 +589,7 @@ template <typename T> __global__ void fill(T* p, T v, size_t n)
                 UIntPtr size;
                 ulong ptr;
                 IntPtr hostPtr;
-                const int invalid = NativeMethods.CUABI_ERROR_INVALID_HANDLE;
+                const CudaStatus invalid = CudaStatus.InvalidHandle;
                 Assert.Equal(invalid, NativeMethods.cuabi_device_get_ordinal(new SafeDeviceHandle(raw[0], false), out ordinal), "device");
                 Assert.Equal(invalid, NativeMethods.cuabi_module_get_from_cache(new SafeModuleHandle(raw[1], false), out ordinal), "module");
                 Assert.Equal(invalid, NativeMethods.cuabi_function_get_args_size(new SafeFunctionHandle(raw[2], false), out size), "function");

@@ -5,6 +5,7 @@
 using System;
 using System.Collections.Generic;
 using System.IO;
+using System.Reflection;
 using System.Runtime.InteropServices;
 using System.Text;
 using System.Threading;
@@ -29,6 +30,9 @@ void saxpy(float a, float *x, float *y, float *out, size_t n)
 
         public static void Register()
         {
+            Registry.Add("interop: the library exports every generated declaration's entry point", Exports);
+            Registry.Add("interop: versions and status names agree with the generated declarations", VersionsAndStatuses);
+            Registry.Add("interop: struct defaults come from the library's *_init functions", StructDefaults);
             Registry.Add("loading: CUABI_LIBRARY names the file that was loaded", LoadedFromEnvironment);
             Registry.Add("loading: a CUABI_LIBRARY that does not exist fails naming it", MissingLibraryNamed);
             Registry.Add("loading: without CUABI_LIBRARY the loader search path is used", SearchPath);
@@ -48,11 +52,79 @@ void saxpy(float a, float *x, float *y, float *out, size_t n)
             Registry.Add("handles: disposed objects throw ObjectDisposedException; Dispose twice is harmless", DisposedObjects);
             Registry.Add("handles: the finalizer releases programs through the C API", FinalizerReleasesPrograms);
             Registry.Add("arguments: nulls, NUL characters and raw NULLs are refused clearly", BadArguments);
-            Registry.Add("launch packing: values land at the parameter offsets", PackingLayout);
-            Registry.Add("launch packing: a 4-byte value for a size_t parameter is refused naming it", PackingSizeMismatch);
-            Registry.Add("launch packing: wrong count, null and reference arguments are refused", PackingBadArguments);
+            Registry.Add("launch packing: values of every kind land at the parameter offsets", PackingLayout);
+            Registry.Add("launch packing: a signature not accepted before goes to the library; an accepted one does not", PackingChecksInTheLibrary);
+            Registry.Add("launch packing: null and types that cannot be passed are refused naming the argument", PackingBadArguments);
             Registry.Add("buffers: element types that hold references are refused", NonBlittableElements);
             Registry.Add("exceptions: CudaException carries status, name, message and log", ExceptionFields);
+        }
+
+        private static void Exports()
+        {
+            var missing = new List<string>();
+            int count = 0;
+            foreach (Type t in new[] { typeof(NativeMethods), typeof(NativeMethods).Assembly.GetType("Cuabi.Interop.FastNativeMethods") })
+                foreach (MethodInfo m in t.GetMethods(BindingFlags.Public | BindingFlags.NonPublic | BindingFlags.Static))
+                {
+                    if ((m.Attributes & MethodAttributes.PinvokeImpl) == 0)
+                        continue;
+                    var import = (DllImportAttribute)Attribute.GetCustomAttribute(m, typeof(DllImportAttribute));
+                    string entry = import != null && !string.IsNullOrEmpty(import.EntryPoint) ? import.EntryPoint : m.Name;
+                    Assert.Equal(m.Name, entry, "entry point of " + t.Name + "." + m.Name);
+                    IntPtr address;
+                    if (!CuabiLibrary.TryGetExport(entry, out address))
+                        missing.Add(entry);
+                    count++;
+                }
+            Assert.True(count > 90, "only " + count + " declarations found");
+            Assert.True(missing.Count == 0, CuabiLibrary.LoadedFrom + " does not export: " + string.Join(", ", missing));
+        }
+
+        private static void VersionsAndStatuses()
+        {
+            Assert.Equal(NativeMethods.CUABI_VERSION_NUMBER, Cuda.Version, "cuabi_version()");
+            Assert.Equal(NativeMethods.CUABI_VERSION_STRING, Cuda.VersionString, "cuabi_version_string()");
+            Assert.Equal(NativeMethods.CUABI_VERSION_MAJOR * 10000 + NativeMethods.CUABI_VERSION_MINOR * 100 + NativeMethods.CUABI_VERSION_PATCH,
+                NativeMethods.CUABI_VERSION_NUMBER, "CUABI_VERSION_NUMBER");
+            var informational = (AssemblyInformationalVersionAttribute)Attribute.GetCustomAttribute(
+                typeof(NativeMethods).Assembly, typeof(AssemblyInformationalVersionAttribute));
+            Assert.Equal(NativeMethods.CUABI_VERSION_STRING, informational.InformationalVersion, "the assembly's version");
+            Assert.Equal(NativeMethods.CUABI_VERSION_STRING + ".0", typeof(NativeMethods).Assembly.GetName().Version.ToString(),
+                "AssemblyVersion");
+            var values = (CudaStatus[])Enum.GetValues(typeof(CudaStatus));
+            Assert.Equal(NativeMethods.CUABI_STATUS_COUNT, values.Length, "CudaStatus members");
+            for (int s = 0; s < NativeMethods.CUABI_STATUS_COUNT; s++)
+            {
+                var status = (CudaStatus)s;
+                Assert.True(Enum.IsDefined(typeof(CudaStatus), status), "CudaStatus has no member " + s);
+                string name = Cuda.StatusName(status);
+                string words = name.Replace("CUABI_ERROR_", "").Replace("CUABI_", "").Replace("_", "");
+                Assert.Equal(words.ToUpperInvariant(), status.ToString().ToUpperInvariant(), "CudaStatus." + status + " vs " + name);
+                Assert.True(Cuda.StatusDescription(status).Length > 0, "no description of " + name);
+            }
+            Assert.Equal("CUABI_ERROR_UNKNOWN", Cuda.StatusName((CudaStatus)NativeMethods.CUABI_STATUS_COUNT), "an undefined status");
+        }
+
+        private static void StructDefaults()
+        {
+            LaunchConfigNative c = LaunchConfigNative.Create();
+            Assert.Equal((ulong)Marshal.SizeOf(typeof(LaunchConfigNative)), c.struct_size.ToUInt64(), "launch config struct_size");
+            Assert.Equal("1 1 1 1 1 1 0", string.Join(" ", c.grid_x, c.grid_y, c.grid_z, c.block_x, c.block_y, c.block_z, c.shared_mem_bytes),
+                "CUABI_LAUNCH_CONFIG_INIT");
+            CompileDescNative d = CompileDescNative.Create();
+            Assert.Equal((ulong)Marshal.SizeOf(typeof(CompileDescNative)), d.struct_size.ToUInt64(), "compile desc struct_size");
+            Assert.Equal(CompileOutput.Cubin, d.output, "default output");
+            Assert.Equal(CompileFlags.None, d.flags, "default flags");
+            Assert.True(d.source == IntPtr.Zero && d.options == IntPtr.Zero && d.num_options == UIntPtr.Zero, "no source or options");
+            LaunchConfigNative made = new LaunchConfig(new Dim3(7, 2), 3).ToNative();
+            Assert.Equal("7 2 1 3 1 1", string.Join(" ", made.grid_x, made.grid_y, made.grid_z, made.block_x, made.block_y, made.block_z),
+                "LaunchConfig.ToNative");
+            Assert.Equal(1u, LaunchConfigNative.Create().grid_x, "the defaults after a configuration was made from them");
+
+            // The library checks what it is given, the binding's size included.
+            var small = new LaunchConfigNative();
+            Assert.Equal(CudaStatus.InvalidArgument, NativeMethods.cuabi_launch_config_init(ref small, (UIntPtr)4u), "struct_size 4");
+            Assert.Contains("struct_size", Utf8.FromNative(NativeMethods.cuabi_last_error_message()), "message names the argument");
         }
 
         private static string LibraryPath()
@@ -254,7 +326,7 @@ void saxpy(float a, float *x, float *y, float *out, size_t n)
         {
             SafeProgramHandle h = p.Handle;
             UIntPtr size = UIntPtr.Zero;
-            Assert.Equal(0, NativeMethods.cuabi_program_get_ptx(h, null, ref size), "size query");
+            Assert.Equal(CudaStatus.Success, NativeMethods.cuabi_program_get_ptx(h, null, ref size), "size query");
             int n = (int)size.ToUInt64();
             Assert.True(n > 100, "PTX size " + n);
 
@@ -264,8 +336,8 @@ void saxpy(float a, float *x, float *y, float *out, size_t n)
                 for (int i = 0; i < buf.Length; i++)
                     buf[i] = 0xA5;
                 UIntPtr s = (UIntPtr)(uint)small;
-                int status = NativeMethods.cuabi_program_get_ptx(h, buf, ref s);
-                Assert.Equal(NativeMethods.CUABI_ERROR_INSUFFICIENT_BUFFER, status, "status for a " + small + "-byte buffer");
+                CudaStatus status = NativeMethods.cuabi_program_get_ptx(h, buf, ref s);
+                Assert.Equal(CudaStatus.InsufficientBuffer, status, "status for a " + small + "-byte buffer");
                 Assert.Equal((ulong)n, s.ToUInt64(), "size needed, reported after a " + small + "-byte buffer");
                 for (int i = 0; i < buf.Length; i++)
                     Assert.Equal((byte)0xA5, buf[i], "byte " + i + " of a too-small buffer was written");
@@ -273,7 +345,7 @@ void saxpy(float a, float *x, float *y, float *out, size_t n)
 
             var exact = new byte[n];
             UIntPtr es = (UIntPtr)(uint)n;
-            Assert.Equal(0, NativeMethods.cuabi_program_get_ptx(h, exact, ref es), "exact-size buffer");
+            Assert.Equal(CudaStatus.Success, NativeMethods.cuabi_program_get_ptx(h, exact, ref es), "exact-size buffer");
             Assert.Equal((byte)0, exact[n - 1], "NUL terminator in the last byte");
             Assert.Equal(n - 1, Array.IndexOf(exact, (byte)0), "first NUL");
             Assert.Equal(p.Ptx, Encoding.UTF8.GetString(exact, 0, n - 1), "PTX through the safe layer");
@@ -287,9 +359,9 @@ void saxpy(float a, float *x, float *y, float *out, size_t n)
             using (var released = new SafeProgramHandle(stale, false))
             {
                 UIntPtr size = UIntPtr.Zero;
-                Assert.Equal(NativeMethods.CUABI_ERROR_INVALID_HANDLE, NativeMethods.cuabi_program_get_log(released, null, ref size),
+                Assert.Equal(CudaStatus.InvalidHandle, NativeMethods.cuabi_program_get_log(released, null, ref size),
                     "released program handle");
-                var e = Errors.FromLastError(NativeMethods.CUABI_ERROR_INVALID_HANDLE);
+                var e = Errors.FromLastError(CudaStatus.InvalidHandle);
                 Assert.Equal(CudaStatus.InvalidHandle, e.Status, "status");
                 Assert.True(e.Message.Length > 0, "the library gave no message for a released handle");
             }
@@ -298,25 +370,25 @@ void saxpy(float a, float *x, float *y, float *out, size_t n)
             using (var wrongKind = new SafeModuleHandle(live.Handle.DangerousGetHandle(), false))
             {
                 SafeFunctionHandle f;
-                Assert.Equal(NativeMethods.CUABI_ERROR_INVALID_HANDLE,
+                Assert.Equal(CudaStatus.InvalidHandle,
                     NativeMethods.cuabi_module_get_function(wrongKind, Utf8.Encode("saxpy", "name"), out f), "program handle used as a module");
                 Assert.True(f.IsInvalid, "an out-parameter was written on failure");
                 UIntPtr size = UIntPtr.Zero;
-                Assert.Equal(0, NativeMethods.cuabi_program_get_log(live.Handle, null, ref size), "the live program still works");
+                Assert.Equal(CudaStatus.Success, NativeMethods.cuabi_program_get_log(live.Handle, null, ref size), "the live program still works");
             }
 
             foreach (long bogus in new long[] { 1, 0x12345678, -1 })
                 using (var made = new SafeProgramHandle(new IntPtr(bogus), false))
                 {
                     UIntPtr size = UIntPtr.Zero;
-                    Assert.Equal(NativeMethods.CUABI_ERROR_INVALID_HANDLE, NativeMethods.cuabi_program_get_log(made, null, ref size),
+                    Assert.Equal(CudaStatus.InvalidHandle, NativeMethods.cuabi_program_get_log(made, null, ref size),
                         "made-up handle " + bogus);
                 }
 
             using (var nul = new SafeProgramHandle())
             {
                 UIntPtr size = UIntPtr.Zero;
-                Assert.Equal(NativeMethods.CUABI_ERROR_INVALID_HANDLE, NativeMethods.cuabi_program_get_log(nul, null, ref size),
+                Assert.Equal(CudaStatus.InvalidHandle, NativeMethods.cuabi_program_get_log(nul, null, ref size),
                     "NULL handle");
             }
 
@@ -393,7 +465,7 @@ void saxpy(float a, float *x, float *y, float *out, size_t n)
                     using (var h = new SafeProgramHandle(r, false))
                     {
                         UIntPtr size = UIntPtr.Zero;
-                        Assert.Equal(NativeMethods.CUABI_ERROR_INVALID_HANDLE, NativeMethods.cuabi_program_get_log(h, null, ref size),
+                        Assert.Equal(CudaStatus.InvalidHandle, NativeMethods.cuabi_program_get_log(h, null, ref size),
                             "a finalized program's handle");
                     }
                 kept.Compile(VirtualArch);
@@ -416,19 +488,19 @@ void saxpy(float a, float *x, float *y, float *out, size_t n)
 
             // Raw NULLs reach the library, which names what is wrong.
             SafeProgramHandle h;
-            int status = NativeMethods.cuabi_program_create(null, null, UIntPtr.Zero, IntPtr.Zero, IntPtr.Zero, out h);
-            Assert.Equal(NativeMethods.CUABI_ERROR_INVALID_ARGUMENT, status, "cuabi_program_create(NULL source)");
+            CudaStatus status = NativeMethods.cuabi_program_create(null, null, UIntPtr.Zero, IntPtr.Zero, IntPtr.Zero, out h);
+            Assert.Equal(CudaStatus.InvalidArgument, status, "cuabi_program_create(NULL source)");
             Assert.Contains("source", Utf8.FromNative(NativeMethods.cuabi_last_error_message()), "message names the argument");
             Assert.True(h.IsInvalid, "out-parameter written on failure");
 
             using (var p = new Program(SaxpySource))
             {
                 status = NativeMethods.cuabi_program_compile(p.Handle, (UIntPtr)2u, IntPtr.Zero);
-                Assert.Equal(NativeMethods.CUABI_ERROR_INVALID_ARGUMENT, status, "2 options at a NULL array");
+                Assert.Equal(CudaStatus.InvalidArgument, status, "2 options at a NULL array");
             }
         }
 
-        private static readonly KernelParameter[] SaxpyLayout =
+        internal static readonly KernelParameter[] SaxpyLayout =
         {
             new KernelParameter(0, 0, 4), new KernelParameter(1, 8, 8), new KernelParameter(2, 16, 8),
             new KernelParameter(3, 24, 8), new KernelParameter(4, 32, 8),
@@ -442,21 +514,36 @@ void saxpy(float a, float *x, float *y, float *out, size_t n)
             public double Bias;
         }
 
-        private static unsafe byte[] Pack(KernelParameter[] layout, int blockSize, params object[] args)
+        /// <summary>
+        /// A layout over the NULL function with the writers of <paramref name="args"/>'
+        /// types taken as accepted, as if the library had checked that signature:
+        /// writing it needs no device. Any other signature goes to the library,
+        /// which refuses the NULL function.
+        /// </summary>
+        internal static ArgumentLayout Accepting(KernelParameter[] layout, int blockSize, params object[] args)
         {
-            var block = new byte[blockSize];
+            var l = new ArgumentLayout(new SafeFunctionHandle(IntPtr.Zero, false), layout, blockSize);
+            for (int i = 0; i < args.Length; i++)
+                l.Accepted[i] = ArgumentWriter.For(args[i].GetType());
+            return l;
+        }
+
+        private static unsafe byte[] Pack(ArgumentLayout layout, params object[] args)
+        {
+            var block = new byte[layout.BlockSize];
             for (int i = 0; i < block.Length; i++)
-                block[i] = 0xEE; // the packer must clear padding
+                block[i] = 0xEE;
             fixed (byte* p = block)
-                ArgumentPacker.Pack("saxpy", layout, args, p, blockSize);
+                layout.Write(args, p);
             return block;
         }
 
         private static void PackingLayout()
         {
-            byte[] b = Pack(SaxpyLayout, 40, 2.0f, (ulong)0x1111222233334444, new IntPtr(0x55), (long)-2, (ulong)16777216);
+            object[] saxpy = { 2.0f, (ulong)0x1111222233334444, new IntPtr(0x55), (long)-2, (ulong)16777216 };
+            byte[] b = Pack(Accepting(SaxpyLayout, 40, saxpy), saxpy);
             Assert.Equal(2.0f, BitConverter.ToSingle(b, 0), "a at 0");
-            Assert.Equal(0, BitConverter.ToInt32(b, 4), "padding after a");
+            Assert.Equal(unchecked((int)0xEEEEEEEE), BitConverter.ToInt32(b, 4), "padding after a untouched");
             Assert.Equal((ulong)0x1111222233334444, BitConverter.ToUInt64(b, 8), "x at 8");
             Assert.Equal(0x55L, BitConverter.ToInt64(b, 16), "y at 16");
             Assert.Equal(-2L, BitConverter.ToInt64(b, 24), "out at 24");
@@ -468,10 +555,10 @@ void saxpy(float a, float *x, float *y, float *out, size_t n)
                 new KernelParameter(3, 8, 16), new KernelParameter(4, 24, 1), new KernelParameter(5, 26, 2),
                 new KernelParameter(6, 32, 8), new KernelParameter(7, 40, 4),
             };
-            b = Pack(mixed, 48, (byte)7, (short)-3, StreamFlags.NonBlocking,
-                new Affine { Scale = 1.5f, Offset = -9, Bias = 0.25 }, true, 'Z', 3.5, 9u);
+            object[] args = { (byte)7, (short)-3, StreamFlags.NonBlocking, new Affine { Scale = 1.5f, Offset = -9, Bias = 0.25 },
+                true, 'Z', 3.5, 9u };
+            b = Pack(Accepting(mixed, 48, args), args);
             Assert.Equal((byte)7, b[0], "byte");
-            Assert.Equal(0, (int)b[1], "padding");
             Assert.Equal((short)-3, BitConverter.ToInt16(b, 2), "short");
             Assert.Equal(1u, BitConverter.ToUInt32(b, 4), "enum as its underlying uint");
             Assert.Equal(1.5f, BitConverter.ToSingle(b, 8), "struct.Scale");
@@ -481,36 +568,43 @@ void saxpy(float a, float *x, float *y, float *out, size_t n)
             Assert.Equal('Z', BitConverter.ToChar(b, 26), "char as two bytes");
             Assert.Equal(3.5, BitConverter.ToDouble(b, 32), "double");
             Assert.Equal(9u, BitConverter.ToUInt32(b, 40), "uint");
-            Assert.Equal(0u, BitConverter.ToUInt32(b, 44), "tail padding");
         }
 
-        private static void PackingSizeMismatch()
+        private static void PackingChecksInTheLibrary()
         {
-            var e = Assert.Throws<ArgumentException>(
-                () => Pack(SaxpyLayout, 40, 2.0f, 1UL, 2UL, 3UL, (uint)16777216), "4-byte n for size_t");
-            Assert.Contains("parameter 4", e.Message, "message names the parameter");
-            Assert.Contains("saxpy", e.Message, "message names the kernel");
-            Assert.Contains("4 byte", e.Message, "message gives the argument's size");
-            Assert.Contains("8 byte", e.Message, "message gives the parameter's size");
-            Assert.Equal("args[4]", e.ParamName, "ParamName");
+            // Nothing accepted yet: the signature goes to cuabi_function_check_arg_sizes.
+            object[] saxpy = { 2.0f, 1UL, 2UL, 3UL, 4UL };
+            var fresh = new ArgumentLayout(new SafeFunctionHandle(IntPtr.Zero, false), SaxpyLayout, 40);
+            var e = Assert.ThrowsCuda(CudaStatus.InvalidHandle, () => Pack(fresh, saxpy), "a signature not accepted before");
+            Assert.Contains("cuabi_function_check_arg_sizes", e.Message, "the library checked it");
+            Assert.True(fresh.Accepted[0] == null, "a refused signature was kept");
 
-            e = Assert.Throws<ArgumentException>(() => Pack(SaxpyLayout, 40, 2.0, 1UL, 2UL, 3UL, 4UL), "double for float a");
-            Assert.Contains("parameter 0", e.Message, "message names the parameter");
-            e = Assert.Throws<ArgumentException>(() => Pack(SaxpyLayout, 40, 2.0f, 1, 2UL, 3UL, 4UL), "int for a pointer");
-            Assert.Contains("parameter 1", e.Message, "message names the parameter");
+            // Accepted: written without the library. Changed: checked again.
+            var layout = Accepting(SaxpyLayout, 40, saxpy);
+            Pack(layout, saxpy);
+            Assert.ThrowsCuda(CudaStatus.InvalidHandle, () => Pack(layout, 2.0f, 1UL, 2UL, 3UL, (uint)4), "a uint after ulongs for n");
+            Assert.ThrowsCuda(CudaStatus.InvalidHandle, () => Pack(layout, 2.0, 1UL, 2UL, 3UL, 4UL), "a double after floats for a");
+            Assert.ThrowsCuda(CudaStatus.InvalidHandle, () => Pack(layout, 2.0f, 1UL, 2UL, 3UL), "4 arguments for 5");
+            Assert.ThrowsCuda(CudaStatus.InvalidHandle, () => Pack(layout, 2.0f, 1UL, 2UL, 3UL, 4UL, 5UL), "6 arguments for 5");
+            Assert.Equal(typeof(ulong), layout.Accepted[4].Type, "the accepted writer after refused ones");
+            Assert.Equal(4UL, BitConverter.ToUInt64(Pack(layout, saxpy), 32), "the accepted signature still writes");
         }
 
         private static void PackingBadArguments()
         {
-            var e = Assert.Throws<ArgumentException>(() => Pack(SaxpyLayout, 40, 2.0f, 1UL, 2UL, 3UL), "4 arguments for 5");
-            Assert.Contains("5 parameter", e.Message, "message gives the parameter count");
-            Assert.Contains("4 argument", e.Message, "message gives the argument count");
-            Assert.Throws<ArgumentNullException>(() => Pack(SaxpyLayout, 40, 2.0f, null, 2UL, 3UL, 4UL), "null argument");
-            e = Assert.Throws<ArgumentException>(() => Pack(SaxpyLayout, 40, 2.0f, "x", 2UL, 3UL, 4UL), "string argument");
+            // What only the binding can see is refused before the library is asked.
+            var layout = Accepting(SaxpyLayout, 40, 2.0f, 1UL, 2UL, 3UL, 4UL);
+            var n = Assert.Throws<ArgumentNullException>(() => Pack(layout, 2.0f, null, 2UL, 3UL, 4UL), "null argument");
+            Assert.Equal("args[1]", n.ParamName, "ParamName");
+            Assert.Contains("IntPtr.Zero", n.Message, "message says how to pass NULL");
+            var e = Assert.Throws<ArgumentException>(() => Pack(layout, 2.0f, "x", 2UL, 3UL, 4UL), "string argument");
             Assert.Contains("System.String", e.Message, "message names the type");
-            e = Assert.Throws<ArgumentException>(() => Pack(SaxpyLayout, 40, 2.0f, new float[2], 2UL, 3UL, 4UL), "array argument");
+            Assert.Contains("cannot be passed", e.Message, "message says why");
+            e = Assert.Throws<ArgumentException>(() => Pack(layout, 2.0f, new float[2], 2UL, 3UL, 4UL), "array argument");
             Assert.Contains("argument 1", e.Message, "message names the argument");
-            Assert.Throws<ArgumentException>(() => Pack(SaxpyLayout, 40, 2.0f, 1UL, 2UL, 3UL, 4UL, 5UL), "6 arguments for 5");
+            Assert.Equal("args[1]", e.ParamName, "ParamName");
+            e = Assert.Throws<ArgumentException>(() => Pack(layout, 2.0f, new WithReference(), 2UL, 3UL, 4UL), "a struct holding a reference");
+            Assert.Contains("WithReference", e.Message, "message names the struct");
         }
 
         internal struct WithReference
@@ -540,7 +634,7 @@ void saxpy(float a, float *x, float *y, float *out, size_t n)
 
             var h = new SafeProgramHandle(new IntPtr(0x7777), false);
             UIntPtr size = UIntPtr.Zero;
-            int status = NativeMethods.cuabi_program_get_log(h, null, ref size);
+            CudaStatus status = NativeMethods.cuabi_program_get_log(h, null, ref size);
             var ie = Errors.FromLastError(status);
             Assert.Equal(CudaStatus.InvalidHandle, ie.Status, "Status");
             Assert.Equal("CUABI_ERROR_INVALID_HANDLE", ie.StatusName, "StatusName");

@@ -245,7 +245,6 @@ namespace Cuabi.Tests
             if (args.Length == 2 && args[0] == "--child")
                 return Child.Serve(args[1]);
 
-            HeaderAgreementTests.Register();
             NoGpuTests.Register();
             GpuTests.Register();
             LaunchPlanTests.Register();
