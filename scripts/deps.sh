@@ -52,6 +52,10 @@ deps_test() {
   if ! command -v cargo >/dev/null && [ ! -x "$HOME/.cargo/bin/cargo" ]; then
     _apt_install cargo
   fi
+  # scripts/regen formats bindgen's output with rustfmt.
+  if ! command -v rustfmt >/dev/null && [ ! -x "$HOME/.cargo/bin/rustfmt" ]; then
+    _apt_install rustfmt
+  fi
   local py=()
   _py_has numpy || py+=(numpy)
   _py_has pytest || py+=(pytest)

@@ -37,8 +37,7 @@ cargo build --offline --release -p cuabi --example saxpy --message-format=json >
   CARGO_TARGET_DIR="$here/target" cargo build --offline --release --message-format=json) >>"$json"
 
 # name<TAB>path for every executable; test binaries are named after their
-# package and target (cuabi-lib, cuabi-gpu, ...). The bindings drift test
-# checks the source tree, not the GPU, and stays behind.
+# package and target (cuabi-lib, cuabi-gpu, ...).
 python3 - "$json" >"$out/BINARIES.tmp" <<'PY'
 import json, sys
 found = {}
@@ -50,8 +49,6 @@ for line in open(sys.argv[1]):
         continue
     kinds, target = msg["target"]["kind"], msg["target"]["name"].replace("_", "-")
     if msg["profile"]["test"]:
-        if target == "drift":
-            continue
         name = "test-%s%s" % (target, "-lib" if "lib" in kinds else "")
     elif "example" in kinds:
         name = "example-" + target

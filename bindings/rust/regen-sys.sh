@@ -4,10 +4,11 @@
 #   regen-sys.sh            rewrite the committed file
 #   regen-sys.sh --stdout   print fresh bindings without touching the file
 #
-# The flags below are the only source of the generated file; check-sys-drift.sh
-# and cuabi-sys/tests/drift.rs both call this script, so a change here is seen
-# by every check. The file is generated with bindgen 0.60.1 (Debian's
-# `bindgen` package); `$BINDGEN` selects another executable.
+# The flags below are the only source of the generated file. scripts/regen
+# (scripts/regen_api/rust.py) calls this script with --stdout, so
+# `scripts/regen --check` sees every change here. The file is generated with
+# bindgen 0.60.1 (Debian's `bindgen` package) and formatted with rustfmt;
+# `$BINDGEN` selects another bindgen executable.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -34,14 +35,13 @@ generate() {
     -- -x c -std=c11
 }
 
-# rustfmt only changes whitespace; the drift checks compare with whitespace
-# removed, so a different rustfmt version never reads as drift.
+# rustfmt is required: `scripts/regen --check` compares the text exactly.
 format() {
-  if command -v rustfmt >/dev/null 2>&1; then
-    rustfmt --edition 2021 --emit stdout --quiet
-  else
-    cat
+  if ! command -v rustfmt >/dev/null 2>&1; then
+    echo "regen-sys.sh: rustfmt not found (rustup component add rustfmt)" >&2
+    return 127
   fi
+  rustfmt --edition 2021 --emit stdout --quiet
 }
 
 case "${1:-}" in

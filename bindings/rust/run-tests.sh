@@ -7,11 +7,14 @@
 # cuabi-sys's build script builds the core with CMake itself.
 #
 # 1. cargo test over the workspace: unit tests, bindgen's layout tests, the
-#    bindings drift test, the no-GPU integration tests, the GPU tests (each
+#    no-GPU integration tests, the bad-input corpus, the GPU tests (each
 #    reported ok / FAILED / SKIPPED: no CUDA device) and the doctests;
 # 2. the downstream crate examples/rust/downstream: built and run;
 # 3. cargo doc with warnings as errors;
 # 4. rustfmt --check, and clippy with warnings as errors when clippy is installed.
+#
+# The generated files (cuabi-sys/src/bindings.rs, cuabi/src/generated.rs, the
+# crates' versions) are checked by `scripts/regen --check`, with the others.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"

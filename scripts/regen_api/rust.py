@@ -1,17 +1,250 @@
-"""cuabi-sys: bindgen's output over the header (flags in bindings/rust/regen-sys.sh)."""
+"""The Rust side.
+
+* cuabi-sys/src/bindings.rs: bindgen's output over the header (its flags live
+  only in bindings/rust/regen-sys.sh, which this calls);
+* cuabi/src/generated.rs: the header's enums and flag sets as Rust types
+  (ErrorKind from cuabi_status, Output, FunctionAttribute, CaptureMode,
+  StreamFlags, ...), each value documented with the header's comment, and
+  the release function of each handle type;
+* the cuabi crates' `version = ...` lines in the Cargo manifests and lock
+  files, stamped with the header's version.
+"""
 
 from __future__ import annotations
 
 import os
+import re
 import subprocess
-from typing import Any, Dict
+import textwrap
+from typing import Any, Dict, List
 
+from common import banner
 from model import REPO
 
+RUST = os.path.join("bindings", "rust")
 
-def outputs(model: Dict[str, Any]) -> Dict[str, str]:
-    script = os.path.join(REPO, "bindings", "rust", "regen-sys.sh")
+# Enums whose Rust type differs from the rule (cuabi_<name> -> <Name>).
+# cuabi_status: CUABI_SUCCESS is no error, so it has no kind.
+STATUS = "cuabi_status"
+SUCCESS = "CUABI_SUCCESS"
+RENAMED = {STATUS: "ErrorKind"}
+# Enums that take values besides the named ones (the header says "any other
+# ... value may be passed"): their Rust type has a Raw(value) variant.
+OPEN = {"cuabi_function_attribute"}
+# Rust-specific descriptions of types whose header comment speaks of C.
+TYPE_DOCS = {
+    STATUS: "What failed: one of the header's `cuabi_status` values other than "
+    "`CUABI_SUCCESS`. [`Error::status`](crate::Error::status) gives the raw value; "
+    "a status newer than this crate maps to [`ErrorKind::Unknown`].",
+}
+
+IDENT = re.compile(r"\*?\b(?:cuabi|CUABI)_\w+(?:\.\w+)?(?:\(\))?|\bCU[a-z]\w*|\bnvrtc\w+\b")
+
+
+def camel(words: str) -> str:
+    return "".join(w[:1].upper() + w[1:].lower() for w in words.split("_") if w)
+
+
+def doc_text(text: str) -> str:
+    """Header prose as Markdown: C names as code, Markdown's own characters escaped."""
+    out, at = [], 0
+    for m in IDENT.finditer(text):
+        out.append(re.sub(r"([\\`*\[\]<>])", r"\\\1", text[at : m.start()]))
+        out.append(f"`{m.group(0)}`")
+        at = m.end()
+    out.append(re.sub(r"([\\`*\[\]<>])", r"\\\1", text[at:]))
+    return " ".join("".join(out).split())
+
+
+def doc(text: str, indent: str = "", raw: bool = False) -> str:
+    """`text` as `///` lines that fit in 100 columns."""
+    body = " ".join(text.split()) if raw else doc_text(text)
+    width = 100 - len(indent) - 4
+    lines = textwrap.wrap(body, width, break_long_words=False, break_on_hyphens=False)
+    return "".join(f"{indent}/// {line}\n" for line in lines)
+
+
+def common_prefix(names: List[str]) -> str:
+    words = [n.split("_") for n in names]
+    prefix = []
+    for group in zip(*words):
+        if len(set(group)) != 1:
+            break
+        prefix.append(group[0])
+    return "_".join(prefix) + "_"
+
+
+def value_doc(value: Dict[str, Any]) -> str:
+    return f"`{value['name']}`: {doc_text(value['doc'])}"
+
+
+def plain_enum(enum: Dict[str, Any]) -> str:
+    name = enum["name"]
+    rust = RENAMED.get(name) or camel(name[len("cuabi_") :])
+    values = [v for v in enum["values"] if v["name"] != SUCCESS or name != STATUS]
+    prefix = "CUABI_ERROR_" if name == STATUS else common_prefix([v["name"] for v in values])
+    open_enum = name in OPEN
+    closed = name != STATUS and not open_enum
+    derives = "Clone, Copy, Debug, Default, PartialEq, Eq, Hash" if closed else "Clone, Copy, Debug, PartialEq, Eq, Hash"
+    out = [doc(TYPE_DOCS[name], raw=True) if name in TYPE_DOCS else doc(enum["doc"])]
+    if not closed:
+        out.append("///\n/// More values may come with a newer library: match with a `_` arm.\n")
+    out.append(f"#[derive({derives})]\n")
+    if not closed:
+        out.append("#[non_exhaustive]\n")
+    out.append(f"pub enum {rust} {{\n")
+    variants = []
+    for v in values:
+        assert v["name"].startswith(prefix), (v["name"], prefix)
+        variant = camel(v["name"][len(prefix) :])
+        variants.append((variant, v))
+        out.append(doc(value_doc(v), "    ", raw=True))
+        if closed and v["value"] == 0:
+            out.append("    #[default]\n")
+        out.append(f"    {variant},\n")
+    if name == STATUS:
+        out.append("    /// A status this version of the crate does not know.\n    Unknown,\n")
+    if open_enum:
+        out.append(
+            f"    /// Any other `{name}` value, by its number.\n    Raw(sys::{name}),\n"
+        )
+    out.append("}\n\n")
+    out.append(f"impl {rust} {{\n")
+    if name == STATUS:
+        out.append(
+            "    /// The kind of a raw `cuabi_status`; `CUABI_SUCCESS` and values this crate does\n"
+            "    /// not know give [`ErrorKind::Unknown`].\n"
+            f"    pub fn from_status(status: sys::{name}) -> {rust} {{\n"
+            "        match status {\n"
+        )
+        for variant, v in variants:
+            out.append(f"            sys::{v['name']} => {rust}::{variant},\n")
+        out.append(f"            _ => {rust}::Unknown,\n        }}\n    }}\n")
+    else:
+        out.append(
+            f"    /// The `{name}` value.\n"
+            f"    pub fn raw(self) -> sys::{name} {{\n"
+            "        match self {\n"
+        )
+        for variant, v in variants:
+            out.append(f"            {rust}::{variant} => sys::{v['name']},\n")
+        if open_enum:
+            out.append(f"            {rust}::Raw(value) => value,\n")
+        out.append("        }\n    }\n")
+    out.append("}\n")
+    return "".join(out)
+
+
+def flag_set(flags: Dict[str, Any], bits: Dict[str, Any]) -> str:
+    name = flags["name"]
+    obj = name[len("cuabi_") : -len("_flags")]
+    rust = camel(obj) + "Flags"
+    prefix = f"CUABI_{obj.upper()}_"
+    out = [
+        doc(flags["doc"]),
+        "#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]\n",
+        f"pub struct {rust}(sys::{name});\n\n",
+        f"impl {rust} {{\n",
+        "    /// No flag.\n",
+        f"    pub const NONE: {rust} = {rust}(0);\n",
+    ]
+    for v in bits["values"]:
+        assert v["name"].startswith(prefix), (v["name"], prefix)
+        out.append(doc(value_doc(v), "    ", raw=True))
+        out.append(f"    pub const {v['name'][len(prefix):]}: {rust} = {rust}(sys::{v['name']});\n")
+    out.append(
+        f"\n    /// The raw `{name}` bits.\n"
+        f"    pub fn bits(self) -> sys::{name} {{\n        self.0\n    }}\n}}\n\n"
+        f"impl std::ops::BitOr for {rust} {{\n"
+        f"    type Output = {rust};\n"
+        f"    fn bitor(self, rhs: {rust}) -> {rust} {{\n"
+        f"        {rust}(self.0 | rhs.0)\n    }}\n}}\n"
+    )
+    return "".join(out)
+
+
+def releases(model: Dict[str, Any]) -> str:
+    """`Release` for each handle type: its `*_release` function."""
+    out = []
+    for f in model["functions"]:
+        if f["releases"]:
+            handle = f["params"][0]["type"]["c"]
+            out.append(
+                f"impl Release for sys::{handle} {{\n"
+                f"    unsafe fn release(self) {{\n        sys::{f['name']}(self)\n    }}\n}}\n"
+            )
+    return "\n".join(out)
+
+
+def generated(model: Dict[str, Any]) -> str:
+    by_name = {e["name"]: e for e in model["enums"]}
+    parts = [plain_enum(e) for e in model["enums"] if not e["is_flag_bits"]]
+    parts += [flag_set(f, by_name[f["bits"]]) for f in model["flags"]]
+    parts.append(releases(model))
+    text = (
+        banner("//")
+        + "//! What the header defines as data: its enums and flag sets as Rust types,\n"
+        "//! each value with the header's comment, and the release function of each\n"
+        "//! handle type.\n\nuse cuabi_sys as sys;\n\nuse crate::handle::Release;\n\n"
+        + "\n".join(parts)
+    )
+    return rustfmt(text)
+
+
+def rustfmt(text: str) -> str:
+    out = subprocess.run(
+        ["rustfmt", "--edition", "2021", "--emit", "stdout", "--quiet"],
+        input=text, capture_output=True, text=True, check=False,
+    )
+    if out.returncode != 0:
+        raise SystemExit(f"regen: rustfmt failed on the generated Rust:\n{out.stderr}")
+    return out.stdout
+
+
+def bindgen() -> str:
+    script = os.path.join(REPO, RUST, "regen-sys.sh")
     out = subprocess.run([script, "--stdout"], capture_output=True, text=True, check=False)
     if out.returncode != 0:
         raise SystemExit(f"regen: bindgen failed:\n{out.stderr}")
-    return {"bindings/rust/cuabi-sys/src/bindings.rs": out.stdout}
+    return out.stdout
+
+
+CRATES = ("cuabi", "cuabi-sys")
+
+
+def stamped(rel: str, version: str) -> str:
+    """The file at `rel` with the cuabi crates' versions set to `version`."""
+    with open(os.path.join(REPO, rel), encoding="utf-8") as f:
+        text = f.read()
+    v = f'version = "{version}"'
+    if rel.endswith("Cargo.lock"):
+        # [[package]] name = "cuabi" / version = "..."
+        names = "|".join(re.escape(c) for c in CRATES)
+        return re.sub(rf'(name = "(?:{names})"\n)version = "[^"]*"', rf"\g<1>{v}", text)
+    if rel == os.path.join(RUST, "Cargo.toml"):
+        # The workspace's package version, inherited by both crates.
+        return re.sub(r'(\[workspace\.package\][^\[]*?)version = "[^"]*"', rf"\g<1>{v}", text)
+    # A dependency on a cuabi crate: name = { path = "...", version = "..." }.
+    names = "|".join(re.escape(c) for c in CRATES)
+    return re.sub(rf'^((?:{names}) = \{{[^}}\n]*)version = "[^"]*"', rf"\g<1>{v}", text, flags=re.M)
+
+
+MANIFESTS = [
+    os.path.join(RUST, "Cargo.toml"),
+    os.path.join(RUST, "cuabi", "Cargo.toml"),
+    os.path.join(RUST, "Cargo.lock"),
+    os.path.join("bench", "rust", "Cargo.lock"),
+    os.path.join("examples", "rust", "downstream", "Cargo.lock"),
+]
+
+
+def outputs(model: Dict[str, Any]) -> Dict[str, str]:
+    version = model["version"]["string"]
+    files = {
+        os.path.join(RUST, "cuabi-sys", "src", "bindings.rs"): bindgen(),
+        os.path.join(RUST, "cuabi", "src", "generated.rs"): generated(model),
+    }
+    for rel in MANIFESTS:
+        if os.path.exists(os.path.join(REPO, rel)):
+            files[rel] = stamped(rel, version)
+    return files

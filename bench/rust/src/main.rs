@@ -9,9 +9,9 @@
 //!
 //! The launch figures (`launch_2args`, `launch_16args`) are the binding's
 //! fastest way to launch: a `LaunchPlan` made once, whose arguments
-//! `launch_with` writes into the plan's block in place (each checked against
-//! its parameter's size) before one `cuabi_launch_plan_launch` call, every
-//! launch. Two more rows come along: `_builder`, the launch builder
+//! `launch_with` writes into the plan's block in place (the library checks
+//! the tuple's signature the first time only) before one
+//! `cuabi_launch_plan_launch` call, every launch. Two more rows come along: `_builder`, the launch builder
 //! `f.launch(config).stream(&s).arg(..)...run()` (packs the arguments on the
 //! stack at the kernel's offsets, one `cuabi_function_launch_packed` call), and
 //! `_plan_launch`, the plan launched with arguments written once.
@@ -657,7 +657,7 @@ fn run_cpu(o: &Opts) -> Res<()> {
             let mut size = 0usize;
             let st =
                 unsafe { sys::cuabi_program_get_log(released, std::ptr::null_mut(), &mut size) };
-            st == sys::CUABI_ERROR_INVALID_HANDLE as i32
+            st == sys::CUABI_ERROR_INVALID_HANDLE
         })?;
         emit_stats(
             "invalid_handle_released",
@@ -669,7 +669,7 @@ fn run_cpu(o: &Opts) -> Res<()> {
             let mut count = 0usize;
             let st =
                 unsafe { sys::cuabi_function_get_param_count(std::ptr::null_mut(), &mut count) };
-            st == sys::CUABI_ERROR_INVALID_HANDLE as i32
+            st == sys::CUABI_ERROR_INVALID_HANDLE
         })?;
         emit_stats(
             "invalid_handle_null",

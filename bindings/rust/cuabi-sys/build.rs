@@ -21,7 +21,12 @@ fn main() {
         PathBuf::from(env::var_os("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR"));
     let repo = manifest_dir.join("..").join("..").join("..");
     let target_os = env::var("CARGO_CFG_TARGET_OS").unwrap_or_default();
-    let lib_file = library_file_name(&target_os);
+    // The file the linker needs: the shared library, or its import library.
+    let lib_file = match target_os.as_str() {
+        "windows" => "cuabi.lib",
+        "macos" | "ios" => "libcuabi.dylib",
+        _ => "libcuabi.so",
+    };
 
     let lib_dir = match env::var_os("CUABI_LIB_DIR").filter(|dir| !dir.is_empty()) {
         Some(dir) => given_library(PathBuf::from(dir), lib_file),
@@ -40,22 +45,11 @@ fn main() {
     // without LD_LIBRARY_PATH. RUNPATH, not RPATH: LD_LIBRARY_PATH still wins.
     match target_os.as_str() {
         "linux" | "android" | "freebsd" | "netbsd" | "openbsd" | "dragonfly" => {
-            println!(
-                "cargo:rustc-link-arg=-Wl,--enable-new-dtags,-rpath,{}",
-                lib_dir.display()
-            );
+            let dir = lib_dir.display();
+            println!("cargo:rustc-link-arg=-Wl,--enable-new-dtags,-rpath,{dir}");
         }
         "macos" | "ios" => println!("cargo:rustc-link-arg=-Wl,-rpath,{}", lib_dir.display()),
         _ => {}
-    }
-}
-
-/// The file the linker needs: the shared library, or its import library on Windows.
-fn library_file_name(target_os: &str) -> &'static str {
-    match target_os {
-        "windows" => "cuabi.lib",
-        "macos" | "ios" => "libcuabi.dylib",
-        _ => "libcuabi.so",
     }
 }
 
@@ -85,9 +79,8 @@ fn build_with_cmake(repo: &Path, lib_file: &str) -> PathBuf {
     if !repo.join("CMakeLists.txt").is_file() || !repo.join("include/cuabi/cuabi.h").is_file() {
         panic!(
             "cannot build libcuabi: {} is not the cuabi source tree; set CUABI_LIB_DIR \
-             to the folder that holds {}",
-            repo.display(),
-            lib_file
+             to the folder that holds {lib_file}",
+            repo.display()
         );
     }
     for watched in ["CMakeLists.txt", "capi", "include", "cmake"] {
@@ -100,34 +93,32 @@ fn build_with_cmake(repo: &Path, lib_file: &str) -> PathBuf {
     let out_dir = PathBuf::from(env::var_os("OUT_DIR").expect("OUT_DIR"));
     let build_dir = out_dir.join("cuabi-cmake");
     let cmake = env::var_os("CMAKE").unwrap_or_else(|| OsString::from("cmake"));
-
-    let mut configure = Command::new(&cmake);
-    configure
-        .arg("-S")
-        .arg(repo)
-        .arg("-B")
-        .arg(&build_dir)
-        .arg("-DCMAKE_BUILD_TYPE=Release")
-        .arg("-DCUABI_BUILD_TESTS=OFF");
-    run(&mut configure, "configure");
-
+    let source = [
+        OsString::from("-S"),
+        repo.into(),
+        "-B".into(),
+        build_dir.clone().into(),
+    ];
+    let options = ["-DCMAKE_BUILD_TYPE=Release", "-DCUABI_BUILD_TESTS=OFF"];
+    run(Command::new(&cmake).args(source).args(options), "configure");
     let mut build = Command::new(&cmake);
     build
         .arg("--build")
         .arg(&build_dir)
-        .arg("--config")
-        .arg("Release");
+        .args(["--config", "Release"]);
     if let Ok(jobs) = env::var("NUM_JOBS") {
         build.arg("--parallel").arg(jobs);
     }
     run(&mut build, "build");
 
-    match find_file(&build_dir, lib_file, 4) {
-        Some(file) => file.parent().expect("a file has a parent").to_path_buf(),
+    // The project puts the library in the build folder; a multi-configuration
+    // generator adds the configuration's folder.
+    let dirs = [build_dir.clone(), build_dir.join("Release")];
+    match dirs.into_iter().find(|dir| dir.join(lib_file).is_file()) {
+        Some(dir) => dir,
         None => panic!(
-            "cmake built {} but no {} appeared in it",
-            build_dir.display(),
-            lib_file
+            "cmake built {} but no {lib_file} appeared in it",
+            build_dir.display()
         ),
     }
 }
@@ -135,42 +126,12 @@ fn build_with_cmake(repo: &Path, lib_file: &str) -> PathBuf {
 fn run(command: &mut Command, what: &str) {
     let status = command.status().unwrap_or_else(|err| {
         panic!(
-            "cannot run {:?} to {} libcuabi: {} (install cmake, or set CUABI_LIB_DIR \
+            "cannot run {:?} to {what} libcuabi: {err} (install cmake, or set CUABI_LIB_DIR \
              to a folder holding a built libcuabi)",
-            command.get_program(),
-            what,
-            err
+            command.get_program()
         )
     });
     if !status.success() {
-        panic!(
-            "{:?} failed ({}) while trying to {} libcuabi",
-            command, status, what
-        );
+        panic!("{command:?} failed ({status}) while trying to {what} libcuabi");
     }
-}
-
-/// Breadth-first, so the build folder's own copy wins over deeper ones.
-fn find_file(root: &Path, name: &str, max_depth: usize) -> Option<PathBuf> {
-    let mut level = vec![root.to_path_buf()];
-    for _ in 0..=max_depth {
-        let mut next = Vec::new();
-        for dir in level {
-            let Ok(entries) = fs::read_dir(&dir) else {
-                continue;
-            };
-            let mut entries: Vec<_> = entries.flatten().map(|e| e.path()).collect();
-            entries.sort();
-            for path in entries {
-                if path.file_name().is_some_and(|n| n == name) && path.is_file() {
-                    return Some(path);
-                }
-                if path.is_dir() && !path.ends_with("CMakeFiles") {
-                    next.push(path);
-                }
-            }
-        }
-        level = next;
-    }
-    None
 }

@@ -6,52 +6,24 @@
 //! ownership). The safe crate `cuabi` wraps it; use this crate directly only
 //! for what `cuabi` does not cover.
 //!
-//! The generated file `src/bindings.rs` is committed. Regenerate it with
-//! `bindings/rust/regen-sys.sh`; `bindings/rust/check-sys-drift.sh` and this
-//! crate's `drift` test fail when it no longer matches the header. bindgen's
-//! layout tests for the header's structs run with `cargo test`.
+//! Every enum of the header is a `u32` type alias with typed constants
+//! (`pub const CUABI_SUCCESS: cuabi_status = 0`); its `*_FORCE32` constant
+//! only fixes the width and is no value to pass. Structs get their defaults
+//! from [`cuabi_launch_config_init`] and [`cuabi_compile_desc_init`] (the
+//! header's `_INIT` macros have no translation). The version is
+//! [`CUABI_VERSION_NUMBER`] and its parts; [`cuabi_version_string`] gives the
+//! text.
+//!
+//! The generated file `src/bindings.rs` is committed. `scripts/regen`
+//! rewrites it (through `bindings/rust/regen-sys.sh`, which holds bindgen's
+//! flags) and `scripts/regen --check` fails when it no longer matches the
+//! header. bindgen's layout tests for the header's structs run with
+//! `cargo test`.
 //!
 //! Linking: the build script links `libcuabi` from `$CUABI_LIB_DIR`, or builds
 //! the repository's CMake project when that variable is unset.
-//!
-//! The header's `_INIT` macros have no bindgen translation; use
-//! [`cuabi_launch_config_init`] and [`cuabi_compile_desc_init`].
 
 #![allow(non_camel_case_types, non_upper_case_globals, non_snake_case)]
 #![allow(clippy::all)]
 
 include!("bindings.rs");
-
-/// `CUABI_LAUNCH_CONFIG_INIT`: a 1x1x1 grid of 1x1x1 blocks, no dynamic
-/// shared memory, `struct_size` set.
-pub const fn cuabi_launch_config_init() -> cuabi_launch_config {
-    cuabi_launch_config {
-        struct_size: ::std::mem::size_of::<cuabi_launch_config>(),
-        grid_x: 1,
-        grid_y: 1,
-        grid_z: 1,
-        block_x: 1,
-        block_y: 1,
-        block_z: 1,
-        shared_mem_bytes: 0,
-    }
-}
-
-/// `CUABI_COMPILE_DESC_INIT`: every pointer NULL, every count 0, CUBIN output,
-/// no flags, `struct_size` set.
-pub const fn cuabi_compile_desc_init() -> cuabi_compile_desc {
-    cuabi_compile_desc {
-        struct_size: ::std::mem::size_of::<cuabi_compile_desc>(),
-        source: ::std::ptr::null(),
-        name: ::std::ptr::null(),
-        options: ::std::ptr::null(),
-        num_options: 0,
-        header_sources: ::std::ptr::null(),
-        header_names: ::std::ptr::null(),
-        num_headers: 0,
-        name_expressions: ::std::ptr::null(),
-        num_name_expressions: 0,
-        output: CUABI_OUTPUT_CUBIN as cuabi_output,
-        flags: 0,
-    }
-}

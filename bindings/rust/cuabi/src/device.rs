@@ -6,13 +6,16 @@ use std::path::Path;
 
 use cuabi_sys as sys;
 
-use crate::error::{c_string, check, read_string, Error, Result};
-use crate::handle::{create, Owned};
+use crate::error::{c_string, check, out, read_string, Error, Result};
+use crate::handle::{as_raw, create, Owned};
 use crate::host::{PinnedBuffer, PinnedSlice};
 use crate::memory::{byte_len, DeviceBuffer, DeviceRepr};
 use crate::module::Module;
 use crate::program::{CompileDesc, CompileOptions};
-use crate::stream::{Event, EventFlags, Stream, StreamFlags};
+use crate::stream::{Event, Stream};
+use crate::{EventFlags, StreamFlags};
+
+as_raw!(Device => sys::cuabi_device);
 
 /// A GPU and its primary context (the one the CUDA runtime, CuPy and
 /// PyTorch use, so their allocations and streams are shared with cuabi).
@@ -31,8 +34,7 @@ impl Device {
     /// [`ErrorKind::DriverNotFound`](crate::ErrorKind::DriverNotFound) where
     /// no driver is installed.
     pub fn count() -> Result<usize> {
-        let mut count = 0i32;
-        check(unsafe { sys::cuabi_device_get_count(&mut count) })?;
+        let count = out(|count: &mut i32| unsafe { sys::cuabi_device_get_count(count) })?;
         Ok(usize::try_from(count).unwrap_or(0))
     }
 
@@ -44,7 +46,7 @@ impl Device {
             // Past the last device too, but the library takes an i32 and
             // could not name this ordinal.
             let count = Device::count()?;
-            return Err(Error::with_status(
+            return Err(Error::new(
                 sys::CUABI_ERROR_NO_DEVICE,
                 format!(
                     "Device::get: there is no CUDA device {ordinal} ({count} device{} found)",
@@ -54,11 +56,6 @@ impl Device {
         };
         let handle = unsafe { create(|out| sys::cuabi_device_get(raw, out))? };
         Ok(Device { handle, ordinal })
-    }
-
-    /// The raw handle, still owned by `self`.
-    pub fn as_raw(&self) -> sys::cuabi_device {
-        self.handle.get()
     }
 
     /// The device's ordinal.
@@ -73,40 +70,32 @@ impl Device {
 
     /// The compute capability as `(major, minor)`, e.g. `(9, 0)`.
     pub fn compute_capability(&self) -> Result<(i32, i32)> {
-        let (mut major, mut minor) = (0i32, 0i32);
-        check(unsafe {
-            sys::cuabi_device_get_compute_capability(self.as_raw(), &mut major, &mut minor)
-        })?;
-        Ok((major, minor))
+        out(|(major, minor): &mut (i32, i32)| unsafe {
+            sys::cuabi_device_get_compute_capability(self.as_raw(), major, minor)
+        })
     }
 
     /// Total device memory in bytes.
     pub fn total_memory(&self) -> Result<usize> {
-        let mut bytes = 0usize;
-        check(unsafe { sys::cuabi_device_get_total_memory(self.as_raw(), &mut bytes) })?;
-        Ok(bytes)
+        out(|bytes| unsafe { sys::cuabi_device_get_total_memory(self.as_raw(), bytes) })
     }
 
     /// Free and total device memory in bytes, as the driver sees them now.
     pub fn memory_info(&self) -> Result<(usize, usize)> {
-        let (mut free, mut total) = (0usize, 0usize);
-        check(unsafe { sys::cuabi_device_get_memory_info(self.as_raw(), &mut free, &mut total) })?;
-        Ok((free, total))
+        out(|(free, total): &mut (usize, usize)| unsafe {
+            sys::cuabi_device_get_memory_info(self.as_raw(), free, total)
+        })
     }
 
     /// Any `CUdevice_attribute`, by its numeric value in `cuda.h`.
     pub fn attribute(&self, cu_attribute: i32) -> Result<i32> {
-        let mut value = 0i32;
-        check(unsafe { sys::cuabi_device_get_attribute(self.as_raw(), cu_attribute, &mut value) })?;
-        Ok(value)
+        out(|value| unsafe { sys::cuabi_device_get_attribute(self.as_raw(), cu_attribute, value) })
     }
 
     /// The primary context as a raw `CUcontext`, for interop; it stays
     /// retained while this `Device` lives.
     pub fn cu_context(&self) -> Result<u64> {
-        let mut context = 0u64;
-        check(unsafe { sys::cuabi_device_get_context(self.as_raw(), &mut context) })?;
-        Ok(context)
+        out(|context| unsafe { sys::cuabi_device_get_context(self.as_raw(), context) })
     }
 
     /// Waits for all work on the device.
@@ -117,11 +106,9 @@ impl Device {
     /// The stream priorities as `(least, greatest)`; numerically lower is
     /// higher priority.
     pub fn stream_priority_range(&self) -> Result<(i32, i32)> {
-        let (mut least, mut greatest) = (0i32, 0i32);
-        check(unsafe {
-            sys::cuabi_device_get_stream_priority_range(self.as_raw(), &mut least, &mut greatest)
-        })?;
-        Ok((least, greatest))
+        out(|(least, greatest): &mut (i32, i32)| unsafe {
+            sys::cuabi_device_get_stream_priority_range(self.as_raw(), least, greatest)
+        })
     }
 
     /// Resets the primary context, freeing everything on it. After a sticky
@@ -195,9 +182,13 @@ impl Device {
     ) -> Result<PinnedSlice<'a, T>> {
         let bytes = byte_len::<T>(data.len(), "Device::register_host")?;
         let ptr = data.as_mut_ptr().cast::<c_void>();
-        let handle =
-            unsafe { create(|out| sys::cuabi_host_buffer_register(self.as_raw(), ptr, bytes, out))? };
-        Ok(PinnedSlice::new(handle, data))
+        let handle = unsafe {
+            create(|out| sys::cuabi_host_buffer_register(self.as_raw(), ptr, bytes, out))?
+        };
+        Ok(PinnedSlice {
+            handle,
+            slice: data,
+        })
     }
 
     /// A new stream with default flags and priority.
@@ -211,7 +202,7 @@ impl Device {
         let handle = unsafe {
             create(|out| sys::cuabi_stream_create(self.as_raw(), flags.bits(), priority, out))?
         };
-        Ok(Stream::new(handle))
+        Ok(Stream { handle })
     }
 
     /// Wraps a `CUstream` (a `cudaStream_t`) owned by someone else; dropping
@@ -222,7 +213,7 @@ impl Device {
     /// kept alive by its owner while the `Stream` is used.
     pub unsafe fn wrap_stream(&self, cu_stream: u64) -> Result<Stream> {
         let handle = create(|out| sys::cuabi_stream_wrap(self.as_raw(), cu_stream, out))?;
-        Ok(Stream::new(handle))
+        Ok(Stream { handle })
     }
 
     /// A new timing event.
@@ -234,7 +225,7 @@ impl Device {
     pub fn create_event_with(&self, flags: EventFlags) -> Result<Event> {
         let handle =
             unsafe { create(|out| sys::cuabi_event_create(self.as_raw(), flags.bits(), out))? };
-        Ok(Event::new(handle))
+        Ok(Event { handle })
     }
 
     /// Compiles `source` for this device and loads it: from CUDA C++ to a
@@ -252,7 +243,7 @@ impl Device {
         let desc = CompileDesc::new(source, options)?;
         let handle =
             unsafe { create(|out| sys::cuabi_module_compile(self.as_raw(), &desc.desc, out))? };
-        Ok(Module::new(handle))
+        Ok(Module { handle })
     }
 
     /// Loads PTX text (e.g. from [`Program::ptx`](crate::Program::ptx)); the
@@ -268,7 +259,7 @@ impl Device {
                 sys::cuabi_module_load_data(self.as_raw(), image.as_ptr().cast(), image.len(), out)
             })?
         };
-        Ok(Module::new(handle))
+        Ok(Module { handle })
     }
 
     /// Loads a CUBIN, PTX or fatbin file.
@@ -276,12 +267,12 @@ impl Device {
         let path = path.as_ref();
         let text = path
             .to_str()
-            .ok_or_else(|| Error::invalid_argument(format!("path {path:?} is not UTF-8")))?;
+            .ok_or_else(|| Error::invalid(format!("path {path:?} is not UTF-8")))?;
         let path = c_string("path", text)?;
         let handle = unsafe {
             create(|out| sys::cuabi_module_load_file(self.as_raw(), path.as_ptr(), out))?
         };
-        Ok(Module::new(handle))
+        Ok(Module { handle })
     }
 }
 

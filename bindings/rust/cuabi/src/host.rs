@@ -38,12 +38,11 @@ impl<T: DeviceRepr> PinnedBuffer<T> {
         let mut raw: *mut c_void = std::ptr::null_mut();
         check(sys::cuabi_host_buffer_get_pointer(handle.get(), &mut raw))?;
         let ptr = NonNull::new(raw.cast::<T>())
-            .ok_or_else(|| Error::invalid_argument("cuabi_host_buffer_get_pointer gave NULL"))?;
+            .ok_or_else(|| Error::invalid("cuabi_host_buffer_get_pointer gave NULL"))?;
         if ptr.as_ptr().align_offset(std::mem::align_of::<T>()) != 0 {
-            return Err(Error::invalid_argument(format!(
-                "pinned memory at {ptr:p} is not aligned for {}",
-                std::any::type_name::<T>()
-            )));
+            let element = std::any::type_name::<T>();
+            let why = format!("pinned memory at {ptr:p} is not aligned for {element}");
+            return Err(Error::invalid(why));
         }
         // Fresh pinned memory is uninitialised; zero it so that it holds valid `T`s.
         std::ptr::write_bytes(ptr.as_ptr(), 0, len);
@@ -88,15 +87,11 @@ impl<T: DeviceRepr> fmt::Debug for PinnedBuffer<T> {
 /// outlives the pinning. Made by [`Device::register_host`](crate::Device::register_host).
 pub struct PinnedSlice<'a, T: DeviceRepr> {
     // Declared first: unpinned before the borrow ends.
-    handle: Owned<sys::cuabi_host_buffer>,
-    slice: &'a mut [T],
+    pub(crate) handle: Owned<sys::cuabi_host_buffer>,
+    pub(crate) slice: &'a mut [T],
 }
 
 impl<'a, T: DeviceRepr> PinnedSlice<'a, T> {
-    pub(crate) fn new(handle: Owned<sys::cuabi_host_buffer>, slice: &'a mut [T]) -> Self {
-        PinnedSlice { handle, slice }
-    }
-
     /// The raw handle, still owned by `self`.
     pub fn as_raw(&self) -> sys::cuabi_host_buffer {
         self.handle.get()

@@ -5,6 +5,7 @@ use std::ffi::c_void;
 use std::fmt;
 use std::marker::PhantomData;
 use std::mem::size_of;
+use std::sync::OnceLock;
 
 use cuabi_sys as sys;
 
@@ -92,9 +93,24 @@ impl LaunchConfig {
             block_y: self.block.y,
             block_z: self.block.z,
             shared_mem_bytes: self.shared_mem_bytes,
-            ..sys::cuabi_launch_config_init()
+            ..*default_config()
         }
     }
+}
+
+/// The library's defaults for the C struct (`cuabi_launch_config_init`), read
+/// once: its `struct_size`, and whatever fields a newer header adds.
+fn default_config() -> &'static sys::cuabi_launch_config {
+    static DEFAULT: OnceLock<sys::cuabi_launch_config> = OnceLock::new();
+    DEFAULT.get_or_init(|| {
+        // SAFETY: integers only, for which zero is a value. The call cannot
+        // fail for a struct of this header's size; if it did, `struct_size`
+        // would stay 0 and the library would refuse every launch, saying why.
+        let mut config: sys::cuabi_launch_config = unsafe { std::mem::zeroed() };
+        let size = size_of::<sys::cuabi_launch_config>();
+        unsafe { sys::cuabi_launch_config_init(&mut config, size) };
+        config
+    })
 }
 
 pub(crate) mod sealed {
@@ -102,19 +118,18 @@ pub(crate) mod sealed {
 
     /// Where an argument's bytes are and how many there are.
     pub trait Sealed {
+        /// The argument's size in bytes.
+        const SIZE: usize;
+        /// Its address, and [`SIZE`](Self::SIZE).
         fn arg_bytes(&self) -> (*const c_void, usize);
     }
 
     /// A tuple of arguments, one per kernel parameter.
     pub trait SealedArgs {
-        /// How many arguments the tuple holds.
-        const COUNT: usize;
-        /// Calls `f(index, ptr, size)` for each argument in order, stopping at
-        /// the first error.
-        fn each<E>(
-            &self,
-            f: impl FnMut(usize, *const c_void, usize) -> Result<(), E>,
-        ) -> Result<(), E>;
+        /// Each argument's size, in order: the tuple's signature.
+        const SIZES: &'static [usize];
+        /// Calls `f(index, ptr, size)` for each argument in order.
+        fn each(&self, f: impl FnMut(usize, *const c_void, usize));
     }
 }
 
@@ -129,17 +144,19 @@ pub(crate) mod sealed {
 pub trait KernelArg: sealed::Sealed {}
 
 impl<T: DeviceRepr> sealed::Sealed for T {
+    const SIZE: usize = size_of::<T>();
     #[inline(always)]
     fn arg_bytes(&self) -> (*const c_void, usize) {
-        ((self as *const T).cast(), size_of::<T>())
+        ((self as *const T).cast(), Self::SIZE)
     }
 }
 impl<T: DeviceRepr> KernelArg for T {}
 
 impl<T: DeviceRepr> sealed::Sealed for DeviceBuffer<T> {
+    const SIZE: usize = size_of::<u64>();
     #[inline(always)]
     fn arg_bytes(&self) -> (*const c_void, usize) {
-        (self.ptr_field().cast(), size_of::<u64>())
+        (self.ptr_field().cast(), Self::SIZE)
     }
 }
 impl<T: DeviceRepr> KernelArg for DeviceBuffer<T> {}
@@ -155,81 +172,44 @@ impl<T: DeviceRepr> KernelArg for DeviceBuffer<T> {}
 /// Sealed: it is implemented for those tuples only.
 pub trait KernelArgs: sealed::SealedArgs {}
 
+/// Implements [`KernelArgs`] for the tuple of the arguments listed.
 macro_rules! kernel_args {
-    ($count:expr; $($index:tt $A:ident),*) => {
+    ($($index:tt $A:ident,)*) => {
         impl<$($A: KernelArg),*> sealed::SealedArgs for ($(&$A,)*) {
-            const COUNT: usize = $count;
+            const SIZES: &'static [usize] = &[$(<$A as sealed::Sealed>::SIZE),*];
             #[inline(always)]
             #[allow(unused_mut, unused_variables)]
-            fn each<E>(
-                &self,
-                mut f: impl FnMut(usize, *const c_void, usize) -> Result<(), E>,
-            ) -> Result<(), E> {
+            fn each(&self, mut f: impl FnMut(usize, *const c_void, usize)) {
                 $({
                     let (ptr, size) = sealed::Sealed::arg_bytes(self.$index);
-                    f($index, ptr, size)?;
+                    f($index, ptr, size);
                 })*
-                Ok(())
             }
         }
         impl<$($A: KernelArg),*> KernelArgs for ($(&$A,)*) {}
     };
 }
 
-kernel_args!(0;);
-kernel_args!(1; 0 A0);
-kernel_args!(2; 0 A0, 1 A1);
-kernel_args!(3; 0 A0, 1 A1, 2 A2);
-kernel_args!(4; 0 A0, 1 A1, 2 A2, 3 A3);
-kernel_args!(5; 0 A0, 1 A1, 2 A2, 3 A3, 4 A4);
-kernel_args!(6; 0 A0, 1 A1, 2 A2, 3 A3, 4 A4, 5 A5);
-kernel_args!(7; 0 A0, 1 A1, 2 A2, 3 A3, 4 A4, 5 A5, 6 A6);
-kernel_args!(8; 0 A0, 1 A1, 2 A2, 3 A3, 4 A4, 5 A5, 6 A6, 7 A7);
-kernel_args!(9; 0 A0, 1 A1, 2 A2, 3 A3, 4 A4, 5 A5, 6 A6, 7 A7, 8 A8);
-kernel_args!(10; 0 A0, 1 A1, 2 A2, 3 A3, 4 A4, 5 A5, 6 A6, 7 A7, 8 A8, 9 A9);
-kernel_args!(11; 0 A0, 1 A1, 2 A2, 3 A3, 4 A4, 5 A5, 6 A6, 7 A7, 8 A8, 9 A9, 10 A10);
-kernel_args!(12; 0 A0, 1 A1, 2 A2, 3 A3, 4 A4, 5 A5, 6 A6, 7 A7, 8 A8, 9 A9, 10 A10, 11 A11);
-kernel_args!(13; 0 A0, 1 A1, 2 A2, 3 A3, 4 A4, 5 A5, 6 A6, 7 A7, 8 A8, 9 A9, 10 A10, 11 A11,
-    12 A12);
-kernel_args!(14; 0 A0, 1 A1, 2 A2, 3 A3, 4 A4, 5 A5, 6 A6, 7 A7, 8 A8, 9 A9, 10 A10, 11 A11,
-    12 A12, 13 A13);
-kernel_args!(15; 0 A0, 1 A1, 2 A2, 3 A3, 4 A4, 5 A5, 6 A6, 7 A7, 8 A8, 9 A9, 10 A10, 11 A11,
-    12 A12, 13 A13, 14 A14);
-kernel_args!(16; 0 A0, 1 A1, 2 A2, 3 A3, 4 A4, 5 A5, 6 A6, 7 A7, 8 A8, 9 A9, 10 A10, 11 A11,
-    12 A12, 13 A13, 14 A14, 15 A15);
-kernel_args!(17; 0 A0, 1 A1, 2 A2, 3 A3, 4 A4, 5 A5, 6 A6, 7 A7, 8 A8, 9 A9, 10 A10, 11 A11,
-    12 A12, 13 A13, 14 A14, 15 A15, 16 A16);
-kernel_args!(18; 0 A0, 1 A1, 2 A2, 3 A3, 4 A4, 5 A5, 6 A6, 7 A7, 8 A8, 9 A9, 10 A10, 11 A11,
-    12 A12, 13 A13, 14 A14, 15 A15, 16 A16, 17 A17);
-kernel_args!(19; 0 A0, 1 A1, 2 A2, 3 A3, 4 A4, 5 A5, 6 A6, 7 A7, 8 A8, 9 A9, 10 A10, 11 A11,
-    12 A12, 13 A13, 14 A14, 15 A15, 16 A16, 17 A17, 18 A18);
-kernel_args!(20; 0 A0, 1 A1, 2 A2, 3 A3, 4 A4, 5 A5, 6 A6, 7 A7, 8 A8, 9 A9, 10 A10, 11 A11,
-    12 A12, 13 A13, 14 A14, 15 A15, 16 A16, 17 A17, 18 A18, 19 A19);
-kernel_args!(21; 0 A0, 1 A1, 2 A2, 3 A3, 4 A4, 5 A5, 6 A6, 7 A7, 8 A8, 9 A9, 10 A10, 11 A11,
-    12 A12, 13 A13, 14 A14, 15 A15, 16 A16, 17 A17, 18 A18, 19 A19, 20 A20);
-kernel_args!(22; 0 A0, 1 A1, 2 A2, 3 A3, 4 A4, 5 A5, 6 A6, 7 A7, 8 A8, 9 A9, 10 A10, 11 A11,
-    12 A12, 13 A13, 14 A14, 15 A15, 16 A16, 17 A17, 18 A18, 19 A19, 20 A20, 21 A21);
-kernel_args!(23; 0 A0, 1 A1, 2 A2, 3 A3, 4 A4, 5 A5, 6 A6, 7 A7, 8 A8, 9 A9, 10 A10, 11 A11,
-    12 A12, 13 A13, 14 A14, 15 A15, 16 A16, 17 A17, 18 A18, 19 A19, 20 A20, 21 A21, 22 A22);
-kernel_args!(24; 0 A0, 1 A1, 2 A2, 3 A3, 4 A4, 5 A5, 6 A6, 7 A7, 8 A8, 9 A9, 10 A10, 11 A11,
-    12 A12, 13 A13, 14 A14, 15 A15, 16 A16, 17 A17, 18 A18, 19 A19, 20 A20, 21 A21, 22 A22,
-    23 A23);
+/// `kernel_args!` for every prefix of the list: `()`, `(&A0,)`, `(&A0, &A1)`,
+/// ...
+macro_rules! every_kernel_args {
+    ([$($done:tt)*]) => {
+        kernel_args!($($done)*);
+    };
+    ([$($done:tt)*] $index:tt $A:ident $(, $rest:tt $R:ident)*) => {
+        kernel_args!($($done)*);
+        every_kernel_args!([$($done)* $index $A,] $($rest $R),*);
+    };
+}
+
+every_kernel_args!([] 0 A0, 1 A1, 2 A2, 3 A3, 4 A4, 5 A5, 6 A6, 7 A7, 8 A8, 9 A9, 10 A10, 11 A11,
+    12 A12, 13 A13, 14 A14, 15 A15, 16 A16, 17 A17, 18 A18, 19 A19, 20 A20, 21 A21, 22 A22, 23 A23);
 
 /// One argument: where its bytes are, and how many.
 #[derive(Clone, Copy)]
 struct Arg {
     ptr: *const c_void,
     size: usize,
-}
-
-/// The arguments of a launch, in a list each thread reuses: a launch
-/// allocates nothing once its thread has launched before.
-///
-/// The builder moves by value from call to call; a list of a few words moves
-/// in registers, where arguments kept in the builder itself would be copied
-/// at every [`Launch::arg`].
-struct ArgList {
-    args: Vec<Arg>,
 }
 
 /// Arguments a new thread's list has room for before it grows.
@@ -239,60 +219,40 @@ const FIRST_CAPACITY: usize = 16;
 const MAX_KEPT: usize = 1024;
 
 thread_local! {
-    /// The calling thread's spare list; empty while a launch holds it.
+    /// The calling thread's spare argument list; empty while a launch holds
+    /// it. A launch takes it and gives it back, so a launch allocates nothing
+    /// once its thread has launched before. The builder moves by value from
+    /// call to call; a list of a few words moves in registers, where
+    /// arguments kept in the builder itself would be copied at every
+    /// [`Launch::arg`].
     static SPARE: Cell<Vec<Arg>> = const { Cell::new(Vec::new()) };
 }
 
-impl ArgList {
-    /// The thread's spare list (a new one while another launch of this
-    /// thread holds it).
-    #[inline(always)]
-    fn new() -> ArgList {
-        let mut args = SPARE.try_with(Cell::take).unwrap_or_default();
-        if args.capacity() == 0 {
-            args.reserve_exact(FIRST_CAPACITY);
-        }
-        ArgList { args }
+/// The thread's spare list (a new one while another launch of this thread
+/// holds it).
+#[inline(always)]
+fn take_spare() -> Vec<Arg> {
+    let mut args = SPARE.try_with(Cell::take).unwrap_or_default();
+    if args.capacity() == 0 {
+        args.reserve_exact(FIRST_CAPACITY);
     }
-
-    #[inline(always)]
-    fn push(&mut self, arg: Arg) {
-        self.args.push(arg);
-    }
-
-    #[inline(always)]
-    fn as_slice(&self) -> &[Arg] {
-        &self.args
-    }
+    args
 }
 
-/// Keeps the larger of the thread's spare list and `other`.
-#[cold]
-fn keep_larger(spare: &Cell<Vec<Arg>>, other: Vec<Arg>) {
-    let current = spare.take();
-    spare.set(if other.capacity() > current.capacity() {
-        other
-    } else {
-        current
-    });
-}
-
-impl Drop for ArgList {
-    /// Gives the list back to the thread, which keeps the larger of its
-    /// spare and this one.
-    #[inline(always)]
-    fn drop(&mut self) {
-        let mut args = std::mem::take(&mut self.args);
-        if args.capacity() > MAX_KEPT {
-            return;
-        }
+/// Gives a list back to the thread, which keeps the larger of its spare and
+/// this one (the spare is empty unless another launch of this thread gave
+/// one back meanwhile).
+#[inline(always)]
+fn give_back(mut args: Vec<Arg>) {
+    if args.capacity() <= MAX_KEPT {
         args.clear();
         let _ = SPARE.try_with(|spare| {
-            // The spare is empty unless another launch gave one back meanwhile.
-            let other = spare.replace(args);
-            if other.capacity() != 0 {
-                keep_larger(spare, other);
-            }
+            let other = spare.take();
+            spare.set(if other.capacity() > args.capacity() {
+                other
+            } else {
+                args
+            });
         });
     }
 }
@@ -338,7 +298,7 @@ pub struct Launch<'a> {
     function: &'a Function,
     config: LaunchConfig,
     stream: Option<&'a Stream>,
-    args: ArgList,
+    args: Vec<Arg>,
     // The arguments are borrowed for 'a.
     _borrows: PhantomData<&'a ()>,
 }
@@ -350,7 +310,7 @@ impl<'a> Launch<'a> {
             function,
             config,
             stream: None,
-            args: ArgList::new(),
+            args: take_spare(),
             _borrows: PhantomData,
         }
     }
@@ -375,11 +335,7 @@ impl<'a> Launch<'a> {
     /// `.arg(&a).arg(&x).arg(&n)`.
     #[inline(always)]
     pub fn args<T: KernelArgs + 'a>(mut self, args: T) -> Self {
-        let pushed: Result<(), std::convert::Infallible> = args.each(|_, ptr, size| {
-            self.args.push(Arg { ptr, size });
-            Ok(())
-        });
-        let Ok(()) = pushed;
+        args.each(|_, ptr, size| self.args.push(Arg { ptr, size }));
         self
     }
 
@@ -411,19 +367,23 @@ impl<'a> Launch<'a> {
         let args = self.args.as_slice();
 
         if let Some(layout) = self.function.layout()? {
-            if layout.args_size <= STACK_BLOCK {
-                let mut block = StackBlock([0; STACK_BLOCK]);
-                if pack(layout, args, block.0.as_mut_ptr()) {
-                    return check(sys::cuabi_function_launch_packed(
-                        function,
-                        &config,
-                        stream,
-                        block.0.as_ptr().cast(),
-                        layout.args_size,
-                    ));
-                }
-            } else if let Some(result) = run_heap_block(function, &config, stream, layout, args) {
-                return result;
+            let mut stack = StackBlock([0; STACK_BLOCK]);
+            let mut heap = Vec::<u128>::new();
+            let block: *mut u8 = if layout.args_size <= STACK_BLOCK {
+                stack.0.as_mut_ptr()
+            } else {
+                heap.resize(layout.args_size.div_ceil(16), 0);
+                heap.as_mut_ptr().cast()
+            };
+            if pack(layout, args, block) {
+                let size = layout.args_size;
+                return check(sys::cuabi_function_launch_packed(
+                    function,
+                    &config,
+                    stream,
+                    block.cast_const().cast(),
+                    size,
+                ));
             }
         }
         run_sized(function, &config, stream, args)
@@ -431,40 +391,16 @@ impl<'a> Launch<'a> {
 }
 
 /// Bytes of argument block a launch keeps on the stack: enough for the
-/// parameters of most kernels.
+/// parameters of most kernels; a larger block goes to the heap.
 const STACK_BLOCK: usize = 256;
 
 /// A zeroed argument block on the stack; zero, so padding is too.
 #[repr(C, align(16))]
 struct StackBlock([u8; STACK_BLOCK]);
 
-/// A launch with more than [`STACK_BLOCK`] bytes of arguments: packed into a
-/// block on the heap, or `None` when the arguments do not fit the layout.
-///
-/// # Safety
-/// As [`Launch::run`]; each `args[i].ptr` points to `args[i].size` bytes.
-#[cold]
-unsafe fn run_heap_block(
-    function: sys::cuabi_function,
-    config: &sys::cuabi_launch_config,
-    stream: sys::cuabi_stream,
-    layout: &Layout,
-    args: &[Arg],
-) -> Option<Result<()>> {
-    let mut block = vec![0u128; layout.args_size.div_ceil(16)];
-    pack(layout, args, block.as_mut_ptr().cast()).then(|| {
-        check(sys::cuabi_function_launch_packed(
-            function,
-            config,
-            stream,
-            block.as_ptr().cast(),
-            layout.args_size,
-        ))
-    })
-}
-
-/// A launch whose arguments do not fit the layout (the library then names the
-/// parameter at fault), or whose kernel's layout the driver cannot report.
+/// A launch whose arguments do not fit the layout, or whose kernel's layout
+/// the driver cannot report: the library checks every argument's size
+/// against its parameter and refuses a mismatch, naming the parameter.
 ///
 /// # Safety
 /// As [`Launch::run`]; each `args[i].ptr` points to `args[i].size` bytes.
@@ -487,6 +423,13 @@ unsafe fn run_sized(
     ))
 }
 
+impl Drop for Launch<'_> {
+    #[inline(always)]
+    fn drop(&mut self) {
+        give_back(std::mem::take(&mut self.args));
+    }
+}
+
 impl fmt::Debug for Launch<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Launch")
@@ -495,12 +438,7 @@ impl fmt::Debug for Launch<'_> {
             .field("stream", &self.stream)
             .field(
                 "arg_sizes",
-                &self
-                    .args
-                    .as_slice()
-                    .iter()
-                    .map(|a| a.size)
-                    .collect::<Vec<_>>(),
+                &Vec::from_iter(self.args.iter().map(|a| a.size)),
             )
             .finish()
     }
@@ -552,14 +490,13 @@ unsafe fn copy_arg(src: *const u8, dst: *mut u8, size: usize) {
 mod tests {
     use super::*;
     use crate::module::ParamInfo;
+    use sealed::SealedArgs;
 
     /// SAXPY's parameters: float a, float *x, float *y, float *out, size_t n.
     fn saxpy_layout() -> Layout {
         let p = |offset, size| ParamInfo { offset, size };
-        Layout {
-            params: vec![p(0, 4), p(8, 8), p(16, 8), p(24, 8), p(32, 8)],
-            args_size: 40,
-        }
+        let params = vec![p(0, 4), p(8, 8), p(16, 8), p(24, 8), p(32, 8)];
+        Layout::new(params, 40).unwrap()
     }
 
     fn arg<T: DeviceRepr>(value: &T) -> Arg {
@@ -575,16 +512,18 @@ mod tests {
 
     #[test]
     fn arguments_land_at_their_offsets() {
-        let layout = saxpy_layout();
         let (a, x, y, out, n) = (2.0f32, 0x1000u64, 0x2000u64, 0x3000u64, 1usize << 24);
-        let block = packed(&layout, &[arg(&a), arg(&x), arg(&y), arg(&out), arg(&n)])
-            .expect("SAXPY's arguments fit");
-        assert_eq!(&block[0..4], &2.0f32.to_ne_bytes());
-        assert_eq!(&block[4..8], &[0xAA; 4], "padding is left alone");
-        assert_eq!(&block[8..16], &0x1000u64.to_ne_bytes());
-        assert_eq!(&block[16..24], &0x2000u64.to_ne_bytes());
-        assert_eq!(&block[24..32], &0x3000u64.to_ne_bytes());
-        assert_eq!(&block[32..40], &(1u64 << 24).to_ne_bytes());
+        let block = packed(
+            &saxpy_layout(),
+            &[arg(&a), arg(&x), arg(&y), arg(&out), arg(&n)],
+        )
+        .expect("SAXPY's arguments fit");
+        let mut want = 2.0f32.to_ne_bytes().to_vec();
+        want.extend([0xAA; 4]); // padding is left alone
+        for v in [x, y, out, n as u64] {
+            want.extend(v.to_ne_bytes());
+        }
+        assert_eq!(block, want);
     }
 
     #[test]
@@ -604,29 +543,19 @@ mod tests {
     }
 
     #[test]
-    fn a_four_byte_n_for_size_t_does_not_fit() {
+    fn a_wrong_size_or_count_does_not_fit() {
         let layout = saxpy_layout();
-        let (a, p, n) = (2.0f32, 0u64, 16u32);
-        assert!(packed(&layout, &[arg(&a), arg(&p), arg(&p), arg(&p), arg(&n)]).is_none());
-        let a = 2.0f64;
-        assert!(packed(&layout, &[arg(&a), arg(&p), arg(&p), arg(&p), arg(&p)]).is_none());
-    }
-
-    #[test]
-    fn a_wrong_argument_count_does_not_fit() {
-        let layout = saxpy_layout();
-        let (a, p, n) = (2.0f32, 0u64, 16usize);
+        let (a, p, n, n32, a64) = (2.0f32, 0u64, 16usize, 16u32, 2.0f64);
+        assert!(packed(&layout, &[arg(&a), arg(&p), arg(&p), arg(&p), arg(&n32)]).is_none());
+        assert!(packed(&layout, &[arg(&a64), arg(&p), arg(&p), arg(&p), arg(&n)]).is_none());
         assert!(packed(&layout, &[arg(&a), arg(&p), arg(&p), arg(&p)]).is_none());
-        assert!(packed(
-            &layout,
-            &[arg(&a), arg(&p), arg(&p), arg(&p), arg(&n), arg(&n)]
-        )
-        .is_none());
+        let six = [arg(&a), arg(&p), arg(&p), arg(&p), arg(&n), arg(&n)];
+        assert!(packed(&layout, &six).is_none());
         assert!(packed(&layout, &[]).is_none());
     }
 
     #[test]
-    fn structs_and_arrays_pass_their_bytes() {
+    fn tuples_give_their_signature_and_visit_in_order() {
         #[derive(Clone, Copy)]
         #[repr(C)]
         struct Params {
@@ -635,92 +564,75 @@ mod tests {
             offset: f64,
         }
         unsafe impl DeviceRepr for Params {}
-        let value = Params {
-            scale: 1.5,
-            count: -3,
-            offset: 0.25,
-        };
-        let a = arg(&value);
-        assert_eq!(a.size, 16);
-        assert_eq!(a.ptr, (&value as *const Params).cast());
-        assert_eq!(arg(&[1u16, 2, 3]).size, 6);
-    }
-
-    #[test]
-    fn argument_lists_keep_order_as_they_grow() {
-        let values: Vec<u64> = (0..40).collect();
-        let mut list = ArgList::new();
-        assert!(list.as_slice().is_empty());
-        for (i, v) in values.iter().enumerate() {
-            list.push(arg(v));
-            let slice = list.as_slice();
-            assert_eq!(slice.len(), i + 1);
-            assert!(
-                slice
-                    .iter()
-                    .zip(&values)
-                    .all(|(a, v)| a.ptr == (v as *const u64).cast() && a.size == 8),
-                "after {} arguments",
-                i + 1
-            );
-        }
+        let (a, b, c) = (
+            1u8,
+            Params {
+                scale: 1.5,
+                count: -3,
+                offset: 0.25,
+            },
+            [3u16; 3],
+        );
+        let mut seen = Vec::new();
+        (&a, &b, &c).each(|i, ptr, size| seen.push((i, ptr, size)));
+        let want: [(usize, *const c_void, usize); 3] = [
+            (0, (&a as *const u8).cast(), 1),
+            (1, (&b as *const Params).cast(), 16),
+            (2, (&c as *const [u16; 3]).cast(), 6),
+        ];
+        assert_eq!(seen, want);
+        assert_eq!(<(&u8, &Params, &[u16; 3])>::SIZES, [1, 16, 6]);
+        assert_eq!(<(&f32, &DeviceBuffer<f32>)>::SIZES, [4, 8]);
+        assert!(<()>::SIZES.is_empty());
+        let v = 0u32;
+        let longest = (
+            &v, &v, &v, &v, &v, &v, &v, &v, &v, &v, &v, &v, &v, &v, &v, &v, &v, &v, &v, &v, &v, &v,
+            &v, &v,
+        );
+        let mut count = 0;
+        longest.each(|i, _, _| {
+            assert_eq!(i, count);
+            count += 1;
+        });
+        assert_eq!(count, 24);
     }
 
     #[test]
     fn threads_reuse_their_argument_list() {
         std::thread::spawn(|| {
-            let first = ArgList::new();
-            let address = first.args.as_ptr();
-            assert!(first.args.capacity() >= FIRST_CAPACITY);
-            drop(first);
+            let first = take_spare();
+            let address = first.as_ptr();
+            assert!(first.capacity() >= FIRST_CAPACITY);
+            give_back(first);
             // The next launch of this thread gets the same list back, empty.
-            let second = ArgList::new();
-            assert_eq!(second.args.as_ptr(), address);
-            assert!(second.as_slice().is_empty());
+            let second = take_spare();
+            assert_eq!(second.as_ptr(), address);
+            assert!(second.is_empty());
             // A launch built while another holds the list gets its own.
-            let mut nested = ArgList::new();
-            assert_ne!(nested.args.as_ptr(), address);
+            let mut nested = take_spare();
+            assert_ne!(nested.as_ptr(), address);
             let value = 1u32;
-            for _ in 0..100 {
-                nested.push(arg(&value));
-            }
-            let grown = nested.args.capacity();
-            drop(second);
-            drop(nested);
+            nested.extend(std::iter::repeat_n(arg(&value), 100));
+            let grown = nested.capacity();
+            give_back(second);
+            give_back(nested);
             // The thread keeps the larger list, emptied.
-            let third = ArgList::new();
-            assert_eq!(third.args.capacity(), grown);
-            assert!(third.as_slice().is_empty());
+            let third = take_spare();
+            assert_eq!(third.capacity(), grown);
+            assert!(third.is_empty());
             // A huge list is not kept.
-            drop(third);
-            let mut huge = ArgList::new();
-            for _ in 0..=MAX_KEPT {
-                huge.push(arg(&value));
-            }
-            drop(huge);
-            assert_eq!(ArgList::new().args.capacity(), FIRST_CAPACITY);
+            give_back(third);
+            let mut huge = take_spare();
+            huge.extend(std::iter::repeat_n(arg(&value), MAX_KEPT + 1));
+            give_back(huge);
+            assert_eq!(take_spare().capacity(), FIRST_CAPACITY);
         })
         .join()
         .unwrap();
     }
 
     #[test]
-    fn layouts_with_a_parameter_past_the_block_are_refused() {
-        let p = |offset, size| ParamInfo { offset, size };
-        assert!(Layout::new(vec![p(0, 4), p(8, 8)], 16).is_some());
-        assert!(Layout::new(vec![], 0).is_some());
-        assert!(Layout::new(vec![p(0, 4), p(8, 8)], 15).is_none());
-        assert!(Layout::new(vec![p(usize::MAX, 2)], 16).is_none());
-    }
-
-    #[test]
-    fn stack_blocks_are_aligned_for_any_parameter() {
-        assert_eq!(std::mem::align_of::<StackBlock>(), 16);
-        assert_eq!(size_of::<StackBlock>(), STACK_BLOCK);
-    }
-
-    #[test]
-    fn configs_convert_to_the_c_struct() {
+    fn configs_take_the_librarys_defaults() {
         let raw = LaunchConfig::new((4, 5, 6), (7, 8))
             .with_shared_mem(100)
             .raw();
@@ -728,10 +640,11 @@ mod tests {
         assert_eq!((raw.grid_x, raw.grid_y, raw.grid_z), (4, 5, 6));
         assert_eq!((raw.block_x, raw.block_y, raw.block_z), (7, 8, 1));
         assert_eq!(raw.shared_mem_bytes, 100);
-        let default = sys::cuabi_launch_config_init();
+        let default = default_config();
         assert_eq!(
             (default.grid_x, default.block_z, default.shared_mem_bytes),
             (1, 1, 0)
         );
+        assert_eq!(std::mem::align_of::<StackBlock>(), 16);
     }
 }

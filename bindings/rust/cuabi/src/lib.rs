@@ -21,7 +21,11 @@
 //!   the arguments against the kernel's parameters before anything runs.
 //! * [`Function::plan`] prepares a launch to repeat: a [`LaunchPlan`] checks
 //!   the kernel, configuration and stream once, takes its arguments in place
-//!   (each checked against its parameter's size) and launches with one call.
+//!   (the library checks each argument signature once) and launches with one
+//!   call.
+//! * The header's enums and flag sets ([`ErrorKind`], [`Output`],
+//!   [`FunctionAttribute`], [`CaptureMode`], [`StreamFlags`], [`EventFlags`],
+//!   [`CompileFlags`]) are generated from it, with its comments.
 //!
 //! # SAXPY
 //!
@@ -110,6 +114,7 @@
 
 mod device;
 mod error;
+mod generated;
 mod handle;
 mod host;
 mod launch;
@@ -122,16 +127,19 @@ mod stream;
 pub use cuabi_sys as sys;
 
 pub use crate::device::Device;
-pub use crate::error::{status_name, Error, ErrorKind, Result};
+pub use crate::error::{status_name, Error, Result};
+pub use crate::generated::{
+    CaptureMode, CompileFlags, ErrorKind, EventFlags, FunctionAttribute, Output, StreamFlags,
+};
 pub use crate::host::{PinnedBuffer, PinnedSlice};
 pub use crate::launch::{Dim3, KernelArg, KernelArgs, Launch, LaunchConfig};
 pub use crate::memory::{DeviceBuffer, DeviceRepr};
-pub use crate::module::{Function, FunctionAttribute, Global, Module, ParamInfo};
+pub use crate::module::{Function, Global, Module, ParamInfo};
 pub use crate::plan::LaunchPlan;
-pub use crate::program::{CompileOptions, Output, Program};
-pub use crate::stream::{CaptureMode, Event, EventFlags, Graph, GraphExec, Stream, StreamFlags};
+pub use crate::program::{CompileOptions, Program};
+pub use crate::stream::{Event, Graph, GraphExec, Stream};
 
-use crate::error::{check, read_string};
+use crate::error::{check, out, read_string};
 
 /// The version of the C header this crate was built against, as
 /// `MAJOR * 10000 + MINOR * 100 + PATCH`; compare with [`version`].
@@ -164,9 +172,7 @@ pub fn init() -> Result<()> {
 
 /// The driver's CUDA version, e.g. 13000 for 13.0.
 pub fn driver_version() -> Result<i32> {
-    let mut version = 0i32;
-    check(unsafe { sys::cuabi_driver_get_version(&mut version) })?;
-    Ok(version)
+    out(|version| unsafe { sys::cuabi_driver_get_version(version) })
 }
 
 /// Where the CUDA driver was loaded from.
@@ -176,9 +182,7 @@ pub fn driver_path() -> Result<String> {
 
 /// NVRTC's version as `(major, minor)`; opens NVRTC if needed.
 pub fn nvrtc_version() -> Result<(i32, i32)> {
-    let (mut major, mut minor) = (0i32, 0i32);
-    check(unsafe { sys::cuabi_nvrtc_get_version(&mut major, &mut minor) })?;
-    Ok((major, minor))
+    out(|(major, minor): &mut (i32, i32)| unsafe { sys::cuabi_nvrtc_get_version(major, minor) })
 }
 
 /// Where NVRTC was loaded from; opens NVRTC if needed.

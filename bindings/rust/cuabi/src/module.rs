@@ -1,23 +1,27 @@
 //! Loaded device code and its kernels.
 
 use std::fmt;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use cuabi_sys as sys;
 
-use crate::error::{c_string, check, read_string, ErrorKind, Result};
-use crate::handle::{create, Owned};
+use crate::error::{c_string, check, out, read_list, read_string, Result};
+use crate::handle::{as_raw, create, Owned};
 use crate::launch::{Launch, LaunchConfig};
 use crate::plan::LaunchPlan;
 use crate::stream::Stream;
+use crate::{ErrorKind, FunctionAttribute};
+
+as_raw!(Module => sys::cuabi_module, Function => sys::cuabi_function);
 
 /// Device code loaded on a device: from [`Device::compile`](crate::Device::compile),
 /// [`Device::load_ptx`](crate::Device::load_ptx),
 /// [`Device::load_module`](crate::Device::load_module) or
 /// [`Device::load_module_file`](crate::Device::load_module_file). Unloaded
 /// when it and every [`Function`] taken from it are dropped.
+#[derive(Debug)]
 pub struct Module {
-    handle: Owned<sys::cuabi_module>,
+    pub(crate) handle: Owned<sys::cuabi_module>,
 }
 
 /// A `__device__` global variable of a [`Module`].
@@ -30,20 +34,11 @@ pub struct Global {
 }
 
 impl Module {
-    pub(crate) fn new(handle: Owned<sys::cuabi_module>) -> Self {
-        Module { handle }
-    }
-
-    /// The raw handle, still owned by `self`.
-    pub fn as_raw(&self) -> sys::cuabi_module {
-        self.handle.get()
-    }
-
     /// `true` when [`Device::compile`](crate::Device::compile) served this
     /// module from the on-disk cache instead of running NVRTC.
     pub fn from_cache(&self) -> Result<bool> {
-        let mut hit = 0i32;
-        check(unsafe { sys::cuabi_module_get_from_cache(self.as_raw(), &mut hit) })?;
+        let hit =
+            out(|hit: &mut i32| unsafe { sys::cuabi_module_get_from_cache(self.as_raw(), hit) })?;
         Ok(hit != 0)
     }
 
@@ -56,7 +51,7 @@ impl Module {
             create(|out| sys::cuabi_module_get_function(self.as_raw(), name.as_ptr(), out))?
         };
         Ok(Function {
-            handle,
+            handle: Arc::new(handle),
             layout: OnceLock::new(),
         })
     }
@@ -72,27 +67,13 @@ impl Module {
     /// The `__device__` global called `name`.
     pub fn global(&self, name: &str) -> Result<Global> {
         let name = c_string("global name", name)?;
-        let (mut device_ptr, mut size_bytes) = (0u64, 0usize);
-        check(unsafe {
-            sys::cuabi_module_get_global(
-                self.as_raw(),
-                name.as_ptr(),
-                &mut device_ptr,
-                &mut size_bytes,
-            )
+        let (device_ptr, size_bytes) = out(|(ptr, size): &mut (u64, usize)| unsafe {
+            sys::cuabi_module_get_global(self.as_raw(), name.as_ptr(), ptr, size)
         })?;
         Ok(Global {
             device_ptr,
             size_bytes,
         })
-    }
-}
-
-impl fmt::Debug for Module {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Module")
-            .field("handle", &self.as_raw())
-            .finish()
     }
 }
 
@@ -127,59 +108,19 @@ impl Layout {
     }
 }
 
-/// A kernel's attribute (the driver's `CUfunction_attribute`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum FunctionAttribute {
-    /// The largest block this kernel can be launched with.
-    MaxThreadsPerBlock,
-    /// Static shared memory, in bytes.
-    SharedSizeBytes,
-    /// Constant memory, in bytes.
-    ConstSizeBytes,
-    /// Local memory per thread, in bytes.
-    LocalSizeBytes,
-    /// Registers per thread.
-    NumRegs,
-    /// The PTX version the kernel was compiled for (e.g. 90 for 9.0).
-    PtxVersion,
-    /// The binary architecture version (e.g. 90 for sm_90).
-    BinaryVersion,
-    /// The dynamic shared memory limit, in bytes; settable.
-    MaxDynamicSharedSizeBytes,
-    /// Any other `CUfunction_attribute`, by its value in `cuda.h`.
-    Raw(i32),
-}
-
-impl FunctionAttribute {
-    fn raw(self) -> sys::cuabi_function_attribute {
-        use FunctionAttribute::*;
-        (match self {
-            MaxThreadsPerBlock => sys::CUABI_FUNC_MAX_THREADS_PER_BLOCK,
-            SharedSizeBytes => sys::CUABI_FUNC_SHARED_SIZE_BYTES,
-            ConstSizeBytes => sys::CUABI_FUNC_CONST_SIZE_BYTES,
-            LocalSizeBytes => sys::CUABI_FUNC_LOCAL_SIZE_BYTES,
-            NumRegs => sys::CUABI_FUNC_NUM_REGS,
-            PtxVersion => sys::CUABI_FUNC_PTX_VERSION,
-            BinaryVersion => sys::CUABI_FUNC_BINARY_VERSION,
-            MaxDynamicSharedSizeBytes => sys::CUABI_FUNC_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-            Raw(value) => return value,
-        }) as sys::cuabi_function_attribute
-    }
-}
-
 /// A kernel in a [`Module`]; it keeps the module loaded. Launch it with
 /// [`Function::launch`].
 pub struct Function {
-    handle: Owned<sys::cuabi_function>,
+    // Shared with the plans made from it, which may outlive it.
+    handle: Arc<Owned<sys::cuabi_function>>,
     // None: the driver cannot report parameters (before 12.4).
     layout: OnceLock<Option<Layout>>,
 }
 
 impl Function {
-    /// The raw handle, still owned by `self`.
-    pub fn as_raw(&self) -> sys::cuabi_function {
-        self.handle.get()
+    /// The handle, for a plan to keep.
+    pub(crate) fn shared_handle(&self) -> Arc<Owned<sys::cuabi_function>> {
+        Arc::clone(&self.handle)
     }
 
     /// The kernel's name.
@@ -188,44 +129,43 @@ impl Function {
     }
 
     /// How many parameters the kernel takes. Needs driver 12.4 or newer
-    /// ([`ErrorKind::NotSupported`](crate::ErrorKind::NotSupported) before).
+    /// ([`ErrorKind::NotSupported`](crate::ErrorKind::NotSupported) before),
+    /// as [`params`](Self::params) and [`args_size`](Self::args_size) do.
     pub fn param_count(&self) -> Result<usize> {
-        let mut count = 0usize;
-        check(unsafe { sys::cuabi_function_get_param_count(self.as_raw(), &mut count) })?;
-        Ok(count)
-    }
-
-    /// Offset and size of parameter `index`.
-    pub fn param_info(&self, index: usize) -> Result<ParamInfo> {
-        let (mut offset, mut size) = (0usize, 0usize);
-        check(unsafe {
-            sys::cuabi_function_get_param_info(self.as_raw(), index, &mut offset, &mut size)
-        })?;
-        Ok(ParamInfo { offset, size })
+        Ok(self.read_params()?.0.len())
     }
 
     /// Offset and size of every parameter, in order.
     pub fn params(&self) -> Result<Vec<ParamInfo>> {
-        (0..self.param_count()?)
-            .map(|i| self.param_info(i))
-            .collect()
+        Ok(self.read_params()?.0)
     }
 
     /// The byte length of the packed argument block: the last parameter's
     /// offset plus its size (0 for no parameters).
     pub fn args_size(&self) -> Result<usize> {
-        let mut size = 0usize;
-        check(unsafe { sys::cuabi_function_get_args_size(self.as_raw(), &mut size) })?;
-        Ok(size)
+        Ok(self.read_params()?.1)
+    }
+
+    /// Every parameter and the block's length, read with one call of
+    /// `cuabi_function_get_params` (a second one for more than 16 parameters).
+    fn read_params(&self) -> Result<(Vec<ParamInfo>, usize)> {
+        let mut args_size = 0usize;
+        let empty = sys::cuabi_param_info { offset: 0, size: 0 };
+        let raw = read_list(empty, 16, |params, count| unsafe {
+            sys::cuabi_function_get_params(self.as_raw(), params, count, &mut args_size)
+        })?;
+        let params = raw.iter().map(|p| ParamInfo {
+            offset: p.offset,
+            size: p.size,
+        });
+        Ok((params.collect(), args_size))
     }
 
     /// One of the kernel's attributes.
     pub fn attribute(&self, attribute: FunctionAttribute) -> Result<i32> {
-        let mut value = 0i32;
-        check(unsafe {
-            sys::cuabi_function_get_attribute(self.as_raw(), attribute.raw(), &mut value)
-        })?;
-        Ok(value)
+        out(|value| unsafe {
+            sys::cuabi_function_get_attribute(self.as_raw(), attribute.raw(), value)
+        })
     }
 
     /// Sets a settable attribute, e.g.
@@ -260,8 +200,8 @@ impl Function {
 
     #[cold]
     fn read_layout(&self) -> Result<Option<&Layout>> {
-        let layout = match self.params() {
-            Ok(params) => Layout::new(params, self.args_size()?),
+        let layout = match self.read_params() {
+            Ok((params, args_size)) => Layout::new(params, args_size),
             Err(err) if err.kind() == ErrorKind::NotSupported => None,
             Err(err) => return Err(err),
         };
@@ -283,17 +223,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn attributes_have_the_drivers_values() {
-        assert_eq!(FunctionAttribute::MaxThreadsPerBlock.raw(), 0);
-        assert_eq!(FunctionAttribute::NumRegs.raw(), 4);
-        assert_eq!(FunctionAttribute::MaxDynamicSharedSizeBytes.raw(), 8);
-        assert_eq!(FunctionAttribute::Raw(9).raw(), 9);
-    }
-
-    #[test]
-    fn module_types_are_send_and_sync() {
-        fn assert_send_sync<T: Send + Sync>() {}
-        assert_send_sync::<Module>();
-        assert_send_sync::<Function>();
+    fn layouts_with_a_parameter_past_the_block_are_refused() {
+        let p = |offset, size| ParamInfo { offset, size };
+        assert!(Layout::new(vec![p(0, 4), p(8, 8)], 16).is_some());
+        assert!(Layout::new(vec![], 0).is_some());
+        assert!(Layout::new(vec![p(0, 4), p(8, 8)], 15).is_none());
+        assert!(Layout::new(vec![p(usize::MAX, 2)], 16).is_none());
     }
 }

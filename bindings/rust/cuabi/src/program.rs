@@ -1,12 +1,14 @@
 //! Run-time compilation with NVRTC.
 
 use std::ffi::{c_char, CString};
-use std::fmt;
 
 use cuabi_sys as sys;
 
-use crate::error::{c_string, check, read_blob, read_string, Result};
-use crate::handle::{create, Owned};
+use crate::error::{c_string, check, read_list, read_string, Result};
+use crate::handle::{as_raw, create, Owned};
+use crate::{CompileFlags, Output};
+
+as_raw!(Program => sys::cuabi_program);
 
 /// An NVRTC program: CUDA C++ source compiled at run time to PTX or CUBIN.
 ///
@@ -28,6 +30,7 @@ use crate::handle::{create, Owned};
 /// # Ok(())
 /// # }
 /// ```
+#[derive(Debug)]
 pub struct Program {
     handle: Owned<sys::cuabi_program>,
 }
@@ -43,35 +46,26 @@ impl Program {
     pub fn with_headers(source: &str, name: &str, headers: &[(&str, &str)]) -> Result<Program> {
         let source = c_string("source", source)?;
         let name = c_string("name", name)?;
-        let names = headers
-            .iter()
-            .enumerate()
-            .map(|(i, (n, _))| c_string(&format!("header {i} name"), n))
-            .collect::<Result<Vec<_>>>()?;
-        let contents = headers
-            .iter()
-            .map(|(n, s)| c_string(&format!("contents of header {n:?}"), s))
-            .collect::<Result<Vec<_>>>()?;
-        let name_ptrs = pointers(&names);
-        let content_ptrs = pointers(&contents);
+        let names = CStrings::new(headers.iter().map(|h| h.0), |i, _| {
+            format!("header {i} name")
+        })?;
+        let contents = headers.iter().map(|h| h.1);
+        let contents = CStrings::new(contents, |i, _| {
+            format!("contents of header {:?}", headers[i].0)
+        })?;
         let handle = unsafe {
             create(|out| {
                 sys::cuabi_program_create(
                     source.as_ptr(),
                     name.as_ptr(),
                     headers.len(),
-                    content_ptrs.as_ptr(),
-                    name_ptrs.as_ptr(),
+                    contents.ptrs.as_ptr(),
+                    names.ptrs.as_ptr(),
                     out,
                 )
             })?
         };
         Ok(Program { handle })
-    }
-
-    /// The raw handle, still owned by `self`.
-    pub fn as_raw(&self) -> sys::cuabi_program {
-        self.handle.get()
     }
 
     /// Registers a name expression (e.g. `"scale<float>"`) before compiling,
@@ -89,13 +83,9 @@ impl Program {
     /// error whose [`log`](crate::Error::log) holds the diagnostics;
     /// [`Program::log`] has the log either way.
     pub fn compile<S: AsRef<str>>(&mut self, options: &[S]) -> Result<()> {
-        let options = options
-            .iter()
-            .enumerate()
-            .map(|(i, o)| c_string(&format!("option {i}"), o.as_ref()))
-            .collect::<Result<Vec<_>>>()?;
-        let ptrs = pointers(&options);
-        check(unsafe { sys::cuabi_program_compile(self.as_raw(), ptrs.len(), ptrs.as_ptr()) })
+        let options = CStrings::new(options.iter().map(S::as_ref), |i, _| format!("option {i}"))?;
+        let (count, ptrs) = (options.ptrs.len(), options.ptrs.as_ptr());
+        check(unsafe { sys::cuabi_program_compile(self.as_raw(), count, ptrs) })
     }
 
     /// NVRTC's log of the compile (warnings, errors); empty before compiling.
@@ -112,7 +102,9 @@ impl Program {
     /// The CUBIN; [`ErrorKind::NotFound`](crate::ErrorKind::NotFound) when the
     /// compile made PTX instead (a `compute_XY` target).
     pub fn cubin(&self) -> Result<Vec<u8>> {
-        read_blob(|buf, size| unsafe { sys::cuabi_program_get_cubin(self.as_raw(), buf, size) })
+        read_list(0u8, 0, |buf, size| unsafe {
+            sys::cuabi_program_get_cubin(self.as_raw(), buf.cast(), size)
+        })
     }
 
     /// The lowered (mangled) name of an expression registered with
@@ -123,24 +115,6 @@ impl Program {
             sys::cuabi_program_get_lowered_name(self.as_raw(), expression.as_ptr(), buf, size)
         })
     }
-}
-
-impl fmt::Debug for Program {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Program")
-            .field("handle", &self.as_raw())
-            .finish()
-    }
-}
-
-/// What [`Device::compile`](crate::Device::compile) produces.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub enum Output {
-    /// Machine code for the device's own `sm_XY`; nothing is JIT-compiled at load.
-    #[default]
-    Cubin,
-    /// PTX for `compute_XY`; the driver JIT-compiles it at load.
-    Ptx,
 }
 
 /// What to compile with [`Device::compile`](crate::Device::compile), besides
@@ -162,7 +136,7 @@ pub struct CompileOptions {
     pub(crate) headers: Vec<(String, String)>,
     pub(crate) name_expressions: Vec<String>,
     pub(crate) output: Output,
-    pub(crate) no_cache: bool,
+    pub(crate) flags: CompileFlags,
 }
 
 impl CompileOptions {
@@ -215,79 +189,82 @@ impl CompileOptions {
 
     /// Neither reads nor writes the on-disk cache for this compile.
     pub fn no_cache(mut self) -> Self {
-        self.no_cache = true;
+        self.flags = self.flags | CompileFlags::NO_CACHE;
         self
+    }
+}
+
+/// C strings and the array of their pointers, alive together.
+pub(crate) struct CStrings {
+    // The CStrings' heap buffers do not move when the CStrings are moved.
+    _strings: Vec<CString>,
+    ptrs: Vec<*const c_char>,
+}
+
+impl CStrings {
+    /// The C strings of `items`, or an error naming item `i` by `what(i, item)`
+    /// when it holds a NUL byte.
+    fn new<'s>(
+        items: impl IntoIterator<Item = &'s str>,
+        what: impl Fn(usize, &str) -> String,
+    ) -> Result<CStrings> {
+        let items = items.into_iter().enumerate();
+        let strings = items
+            .map(|(i, s)| c_string(&what(i, s), s))
+            .collect::<Result<Vec<_>>>()?;
+        let ptrs = strings.iter().map(|s| s.as_ptr()).collect();
+        Ok(CStrings {
+            _strings: strings,
+            ptrs,
+        })
     }
 }
 
 /// The C strings of a [`CompileOptions`], alive while the descriptor is used.
 pub(crate) struct CompileDesc {
-    _strings: Vec<CString>,
-    _arrays: [Vec<*const c_char>; 4],
+    _strings: [CStrings; 4],
+    _text: (CString, Option<CString>),
     pub(crate) desc: sys::cuabi_compile_desc,
 }
 
 impl CompileDesc {
     pub(crate) fn new(source: &str, opts: &CompileOptions) -> Result<CompileDesc> {
         let source = c_string("source", source)?;
-        let name = opts
-            .name
-            .as_deref()
-            .map(|n| c_string("name", n))
-            .transpose()?;
-        let list = |what: &str, items: &mut dyn Iterator<Item = &String>| {
-            items
-                .enumerate()
-                .map(|(i, s)| c_string(&format!("{what} {i}"), s))
-                .collect::<Result<Vec<_>>>()
-        };
-        let options = list("option", &mut opts.options.iter())?;
-        let header_names = list("header name", &mut opts.headers.iter().map(|(n, _)| n))?;
-        let header_sources = list("header contents", &mut opts.headers.iter().map(|(_, s)| s))?;
-        let expressions = list("name expression", &mut opts.name_expressions.iter())?;
+        let name = opts.name.as_deref().map(|n| c_string("name", n));
+        let name = name.transpose()?;
+        let numbered = |what: &'static str| move |i, _: &str| format!("{what} {i}");
+        let options = CStrings::new(opts.options.iter().map(String::as_str), numbered("option"))?;
+        let headers = opts.headers.iter();
+        let names = CStrings::new(
+            headers.clone().map(|h| h.0.as_str()),
+            numbered("header name"),
+        )?;
+        let sources = headers.map(|h| h.1.as_str());
+        let sources = CStrings::new(sources, numbered("header contents"))?;
+        let expressions = opts.name_expressions.iter().map(String::as_str);
+        let expressions = CStrings::new(expressions, numbered("name expression"))?;
 
-        let arrays = [
-            pointers(&options),
-            pointers(&header_sources),
-            pointers(&header_names),
-            pointers(&expressions),
-        ];
-        let mut desc = sys::cuabi_compile_desc_init();
+        // SAFETY: pointers and integers, for which zero is a value; the
+        // library fills in its defaults.
+        let mut desc: sys::cuabi_compile_desc = unsafe { std::mem::zeroed() };
+        let size = std::mem::size_of::<sys::cuabi_compile_desc>();
+        check(unsafe { sys::cuabi_compile_desc_init(&mut desc, size) })?;
         desc.source = source.as_ptr();
         desc.name = name.as_ref().map_or(std::ptr::null(), |n| n.as_ptr());
-        desc.options = arrays[0].as_ptr();
-        desc.num_options = arrays[0].len();
-        desc.header_sources = arrays[1].as_ptr();
-        desc.header_names = arrays[2].as_ptr();
-        desc.num_headers = arrays[1].len();
-        desc.name_expressions = arrays[3].as_ptr();
-        desc.num_name_expressions = arrays[3].len();
-        desc.output = match opts.output {
-            Output::Cubin => sys::CUABI_OUTPUT_CUBIN,
-            Output::Ptx => sys::CUABI_OUTPUT_PTX,
-        } as sys::cuabi_output;
-        desc.flags = if opts.no_cache {
-            sys::CUABI_COMPILE_NO_CACHE
-        } else {
-            0
-        };
-
-        // The CStrings' heap buffers do not move when the CStrings are moved.
-        let mut strings = vec![source];
-        strings.extend(name);
-        for group in [options, header_names, header_sources, expressions] {
-            strings.extend(group);
-        }
+        (desc.options, desc.num_options) = (options.ptrs.as_ptr(), options.ptrs.len());
+        desc.header_sources = sources.ptrs.as_ptr();
+        desc.header_names = names.ptrs.as_ptr();
+        desc.num_headers = names.ptrs.len();
+        desc.name_expressions = expressions.ptrs.as_ptr();
+        desc.num_name_expressions = expressions.ptrs.len();
+        desc.output = opts.output.raw();
+        desc.flags = opts.flags.bits();
         Ok(CompileDesc {
-            _strings: strings,
-            _arrays: arrays,
+            _strings: [options, names, sources, expressions],
+            _text: (source, name),
             desc,
         })
     }
-}
-
-fn pointers(strings: &[CString]) -> Vec<*const c_char> {
-    strings.iter().map(|s| s.as_ptr()).collect()
 }
 
 #[cfg(test)]
@@ -337,7 +314,7 @@ mod tests {
                 ["scale<float>"]
             );
         }
-        assert_eq!(desc.output, sys::CUABI_OUTPUT_PTX as i32);
+        assert_eq!(desc.output, sys::CUABI_OUTPUT_PTX);
         assert_eq!(desc.flags, sys::CUABI_COMPILE_NO_CACHE);
     }
 
@@ -347,7 +324,7 @@ mod tests {
         assert!(d.desc.name.is_null());
         assert_eq!(d.desc.num_options, 0);
         assert_eq!(d.desc.num_headers, 0);
-        assert_eq!(d.desc.output, sys::CUABI_OUTPUT_CUBIN as i32);
+        assert_eq!(d.desc.output, sys::CUABI_OUTPUT_CUBIN);
         assert_eq!(d.desc.flags, 0);
     }
 

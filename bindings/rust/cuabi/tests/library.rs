@@ -1,19 +1,54 @@
 //! Loading and library information; runs with or without a GPU.
 
-use cuabi::{Device, ErrorKind};
+use cuabi::sys;
+use cuabi::{
+    CaptureMode, DeviceBuffer, DeviceRepr, ErrorKind, Event, EventFlags, Function,
+    FunctionAttribute, Graph, GraphExec, LaunchPlan, Module, PinnedBuffer, Program, Stream,
+    StreamFlags,
+};
+use cuabi::{Device, Output};
 
 #[test]
 fn the_loaded_library_is_the_headers_version() {
     assert_eq!(cuabi::version(), cuabi::HEADER_VERSION);
-    let header = std::str::from_utf8(cuabi::sys::CUABI_VERSION_STRING)
-        .unwrap()
-        .trim_end_matches('\0');
-    assert_eq!(cuabi::version_string(), header);
-    let parts: Vec<u32> = header.split('.').map(|p| p.parse().unwrap()).collect();
-    assert_eq!(
-        parts[0] * 10000 + parts[1] * 100 + parts[2],
-        cuabi::version()
+    let (major, minor, patch) = (
+        sys::CUABI_VERSION_MAJOR,
+        sys::CUABI_VERSION_MINOR,
+        sys::CUABI_VERSION_PATCH,
     );
+    assert_eq!(cuabi::version_string(), format!("{major}.{minor}.{patch}"));
+    assert_eq!(major * 10000 + minor * 100 + patch, cuabi::version());
+    // The crates carry the header's version (scripts/regen stamps it).
+    assert_eq!(env!("CARGO_PKG_VERSION"), cuabi::version_string());
+}
+
+#[test]
+fn enums_and_flags_carry_the_headers_values() {
+    assert_eq!(
+        StreamFlags::NON_BLOCKING.bits(),
+        sys::CUABI_STREAM_NON_BLOCKING
+    );
+    assert_eq!(StreamFlags::default(), StreamFlags::NONE);
+    let both = EventFlags::DISABLE_TIMING | EventFlags::BLOCKING_SYNC;
+    let bits = sys::CUABI_EVENT_DISABLE_TIMING | sys::CUABI_EVENT_BLOCKING_SYNC;
+    assert_eq!(both.bits(), bits);
+    assert_eq!(CaptureMode::Relaxed.raw(), sys::CUABI_CAPTURE_RELAXED);
+    assert_eq!(CaptureMode::default().raw(), sys::CUABI_CAPTURE_GLOBAL);
+    assert_eq!(Output::default().raw(), sys::CUABI_OUTPUT_CUBIN);
+    assert_eq!(FunctionAttribute::NumRegs.raw(), sys::CUABI_FUNC_NUM_REGS);
+    assert_eq!(FunctionAttribute::Raw(9).raw(), 9);
+    assert_eq!(ErrorKind::from_status(sys::CUABI_ERROR_IO), ErrorKind::Io);
+}
+
+#[test]
+fn objects_are_send_and_sync_and_numbers_are_device_repr() {
+    fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<(Device, Program, Module, Function, LaunchPlan, Stream, Event)>();
+    assert_send_sync::<(Graph, GraphExec, DeviceBuffer<f32>, PinnedBuffer<f64>)>();
+    fn assert_plain<T: DeviceRepr>() {}
+    assert_plain::<f32>();
+    assert_plain::<u64>();
+    assert_plain::<[[i8; 3]; 2]>();
 }
 
 #[test]
@@ -33,7 +68,7 @@ fn nvrtc_is_found_and_reports_its_version() {
 fn status_names_are_the_headers() {
     assert_eq!(cuabi::status_name(0), "CUABI_SUCCESS");
     assert_eq!(cuabi::status_name(13), "CUABI_ERROR_COMPILE");
-    assert_eq!(cuabi::status_name(-5), "CUABI_ERROR_UNKNOWN");
+    assert_eq!(cuabi::status_name(u32::MAX), "CUABI_ERROR_UNKNOWN");
     assert_eq!(ErrorKind::from_status(11), ErrorKind::NoDevice);
 }
 
