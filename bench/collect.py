@@ -788,12 +788,10 @@ def environment(R: Results, out_dir: str) -> Dict[str, Any]:
         ).stdout.strip()
     except Exception:
         env["commit"] = ""
-    try:
-        with open(os.path.join(repo, "include", "cuabi", "cuabi.h"), encoding="utf-8") as f:
-            for line in f:
-                if line.startswith("#define CUABI_VERSION_STRING"):
-                    env["cuabi_version"] = line.split('"')[1]
-    except OSError:
+    try:  # the header's description, written by scripts/regen
+        with open(os.path.join(repo, "include", "cuabi", "cuabi.json"), encoding="utf-8") as f:
+            env["cuabi_version"] = json.load(f)["version"]["string"]
+    except (OSError, ValueError, KeyError):
         pass
     return env
 

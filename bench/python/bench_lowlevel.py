@@ -25,7 +25,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchlib as bl  # noqa: E402
 from cuabi._loader import load_backend  # noqa: E402
 from cuabi.errors import CudaError, InvalidHandleError  # noqa: E402
-from cuabi import _constants as C  # noqa: E402
+from cuabi import capi as C  # noqa: E402
 
 _FORMAT = {4: {"f": "f", "i": "i"}, 8: {"p": "Q", "n": "Q"}}
 
@@ -57,15 +57,9 @@ class LowLevel:
         return self.b.get("cuabi_module_get_function", module, name.encode(), out="cuabi_function")
 
     def layout(self, fn):
-        b = self.b
-        count = b.get("cuabi_function_get_param_count", fn, out="size_t")
-        info = [
-            b.get_many("cuabi_function_get_param_info", fn, i, outs=("size_t", "size_t"))
-            for i in range(count)
-        ]
-        return [(int(o), int(s)) for o, s in info], int(
-            b.get("cuabi_function_get_args_size", fn, out="size_t")
-        )
+        """[(offset, size)] of each parameter and the block's size, in one
+        cuabi_function_get_params call."""
+        return self.b.function_params(fn)
 
     def packer(self, fn, kinds: str) -> struct.Struct:
         """A struct.Struct for the kernel's layout; ``kinds`` gives each

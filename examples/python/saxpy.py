@@ -149,7 +149,9 @@ def main() -> int:
         device_pointer(dOutclass),
     )
 
-    config = capi.CUABI_LAUNCH_CONFIG_INIT()
+    # The launch configuration: the library's defaults, then grid and block
+    config = capi.cuabi_launch_config()
+    checkCudaErrors(lib.cuabi_launch_config_init(byref(config), ctypes.sizeof(config)))
     config.grid_x = NUM_BLOCKS  # grid x dim
     config.block_x = NUM_THREADS  # block x dim
 

@@ -20,7 +20,6 @@ import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BINDING = os.path.join(ROOT, "bindings", "python")
-HEADER = os.path.join(ROOT, "include", "cuabi", "cuabi.h")
 EXAMPLES = os.path.join(ROOT, "examples", "python")
 
 if os.environ.get("CUABI_TEST_INSTALLED") != "1" and BINDING not in sys.path:
@@ -159,13 +158,6 @@ def device_ctypes() -> Iterator["cuabi.Device"]:
         pytest.skip(reason)
     with cuabi.Device(0, backend="ctypes") as dev:
         yield dev
-
-
-@pytest.fixture(scope="session")
-def header():
-    from cuabi import _header
-
-    return _header.load_header(HEADER)
 
 
 @pytest.fixture

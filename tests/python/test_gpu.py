@@ -103,17 +103,17 @@ def _low_layer_saxpy(backend, device, n: int, n_dtype) -> np.ndarray:
     params = np.array([arg.ctypes.data for arg in args], dtype=np.uint64)
     sizes = [arg.itemsize for arg in args]
     if backend.name == "ctypes":
-        config = capi.CUABI_LAUNCH_CONFIG_INIT()
-        config.grid_x, config.block_x = (n + 255) // 256, 256
+        config = capi.cuabi_launch_config()
         cfg = ctypes.byref(config)
+        backend.check(lib.cuabi_launch_config_init(cfg, ctypes.sizeof(config)))
+        config.grid_x, config.block_x = (n + 255) // 256, 256
         size_arr = (ctypes.c_size_t * 5)(*sizes)
         params_arg = params.ctypes.data
     else:
         ffi = backend.ffi
         cfg = ffi.new("cuabi_launch_config*")
-        cfg.struct_size = ffi.sizeof("cuabi_launch_config")
-        cfg.grid_x, cfg.grid_y, cfg.grid_z = (n + 255) // 256, 1, 1
-        cfg.block_x, cfg.block_y, cfg.block_z = 256, 1, 1
+        backend.check(lib.cuabi_launch_config_init(cfg, ffi.sizeof("cuabi_launch_config")))
+        cfg.grid_x, cfg.block_x = (n + 255) // 256, 256
         size_arr = ffi.new("size_t[]", sizes)
         params_arg = ffi.cast("void * const *", params.ctypes.data)
     status = lib.cuabi_function_launch_sized(
@@ -294,8 +294,9 @@ def test_struct_by_value_every_way(device):
     kernel_params = np.array([arg.ctypes.data for arg in kernel_values], dtype=np.intp)
     b = device.backend
     if b.name == "ctypes":
-        config = capi.CUABI_LAUNCH_CONFIG_INIT()
+        config = capi.cuabi_launch_config()  # the defaults: one thread
         cfg, params = ctypes.byref(config), kernel_params.ctypes.data
+        b.check(b.lib.cuabi_launch_config_init(cfg, ctypes.sizeof(config)))
     else:
         cfg = b.launch_config((1, 1, 1), (1, 1, 1), 0)
         params = b.ffi.cast("void * const *", kernel_params.ctypes.data)

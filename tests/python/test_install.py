@@ -17,6 +17,8 @@ import pytest
 import cuabi
 from conftest import BINDING, ROOT
 
+VERSION = cuabi.capi.CUABI_VERSION_STRING  # the package's, stamped from the header
+
 CHECK = """
 import os, sys, cuabi
 print("FILE", cuabi.__file__)
@@ -24,14 +26,14 @@ print("LIB", cuabi.find_library())
 prog = cuabi.Program('extern "C" __global__ void f() {}').compile(["-arch=compute_75"])
 print("PTX", ".entry f" in prog.ptx)
 print("BACKEND", cuabi.get_backend().name)
-from cuabi import _header
-print("HEADER", _header.find_header())
+header = os.path.join(os.path.dirname(cuabi.__file__), "include", "cuabi", "cuabi.h")
+print("HEADER", header if os.path.isfile(header) else "missing")
 """
 
 
 def _clean_env() -> dict:
     """The environment of a fresh install: no path to the source tree, no
-    library or header chosen, no backend chosen (CUABI_BACKEND=cffi of the
+    library chosen, no backend chosen (CUABI_BACKEND=cffi of the
     calling suite would fail there, for a fresh venv has no cffi; these
     tests are about the default, dependency-free backend)."""
     env = dict(os.environ)
@@ -39,7 +41,6 @@ def _clean_env() -> dict:
         "CUABI_LIBRARY",
         "CUABI_BACKEND",
         "PYTHONPATH",
-        "CUABI_HEADER",
         "PIP_FIND_LINKS",
         "PIP_INDEX_URL",
     ):
@@ -153,7 +154,7 @@ def _backend(hook: str, *args: str) -> str:
 
 def test_wheel_record_is_complete_and_correct(tmp_path):
     name = _backend("build_wheel", str(tmp_path))
-    assert name.startswith("cuabi-0.1.0-py3-none-") and name.endswith(".whl")
+    assert name.startswith(f"cuabi-{VERSION}-py3-none-") and name.endswith(".whl")
     with zipfile.ZipFile(tmp_path / name) as whl:
         names = set(whl.namelist())
         assert {
@@ -161,7 +162,7 @@ def test_wheel_record_is_complete_and_correct(tmp_path):
             "cuabi/libcuabi.so",
             "cuabi/include/cuabi/cuabi.h",
         } <= names
-        record = whl.read("cuabi-0.1.0.dist-info/RECORD").decode().splitlines()
+        record = whl.read(f"cuabi-{VERSION}.dist-info/RECORD").decode().splitlines()
         listed = {}
         for line in record:
             path, digest, size = line.rsplit(",", 2)
@@ -177,10 +178,10 @@ def test_wheel_record_is_complete_and_correct(tmp_path):
                 .decode()
             )
             assert digest == f"sha256={want}" and int(size) == len(data), path
-        wheel = whl.read("cuabi-0.1.0.dist-info/WHEEL").decode()
+        wheel = whl.read(f"cuabi-{VERSION}.dist-info/WHEEL").decode()
         assert "Root-Is-Purelib: false" in wheel
-        metadata = whl.read("cuabi-0.1.0.dist-info/METADATA").decode()
-        assert "Name: cuabi" in metadata and "Version: 0.1.0" in metadata
+        metadata = whl.read(f"cuabi-{VERSION}.dist-info/METADATA").decode()
+        assert "Name: cuabi" in metadata and f"Version: {VERSION}" in metadata
         assert 'Requires-Dist: cffi>=1.15; extra == "cffi"' in metadata
         assert "Requires-Dist: numpy\n" not in metadata  # no hard dependency
     # the header shipped is the repository's
@@ -192,13 +193,14 @@ def test_wheel_record_is_complete_and_correct(tmp_path):
 @pytest.mark.skipif(shutil.which("cmake") is None, reason="cmake is not installed")
 def test_sdist_carries_the_core_and_installs(venv, tmp_path):
     name = _backend("build_sdist", str(tmp_path))
-    assert name == "cuabi-0.1.0.tar.gz"
+    assert name == f"cuabi-{VERSION}.tar.gz"
     with tarfile.open(tmp_path / name) as tar:
         members = set(tar.getnames())
-        assert "cuabi-0.1.0/core/CMakeLists.txt" in members
-        assert "cuabi-0.1.0/core/include/cuabi/cuabi.h" in members
-        assert "cuabi-0.1.0/_build_backend/cuabi_build.py" in members
-        assert "cuabi-0.1.0/PKG-INFO" in members
+        base = f"cuabi-{VERSION}"
+        assert f"{base}/core/CMakeLists.txt" in members
+        assert f"{base}/core/include/cuabi/cuabi.h" in members
+        assert f"{base}/_build_backend/cuabi_build.py" in members
+        assert f"{base}/PKG-INFO" in members
     _run(
         [
             venv,

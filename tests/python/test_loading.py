@@ -169,3 +169,38 @@ def test_package_imports_from_where_the_tests_expect():
         assert not cuabi.__file__.startswith(BINDING)
     else:
         assert cuabi.__file__.startswith(BINDING)
+
+
+def test_every_declared_function_is_exported(backend):
+    """The declarations generated from the header bind the whole library (a
+    missing export would leave a function that fails only when called)."""
+    assert backend.missing == {}
+    names = [name for name, _, _ in cuabi.capi.DECLARATIONS]
+    assert len(names) == len(set(names)) and all(hasattr(backend.lib, n) for n in names)
+
+
+def test_struct_defaults_come_from_the_library(backend):
+    arg, cfg, size = backend.struct("cuabi_launch_config")
+    backend.call("cuabi_launch_config_init", arg, size)
+    fields = ("grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z")
+    assert cfg.struct_size == size and [getattr(cfg, f) for f in fields] == [1] * 6
+    assert cfg.shared_mem_bytes == 0
+    _, keep = backend.compile_desc(source=b"int x;", num_options=0)
+    desc = keep[0]
+    assert desc.output == cuabi.capi.Output.CUBIN and desc.flags == 0
+    assert desc.num_headers == 0 and desc.num_name_expressions == 0
+
+
+@pytest.mark.skipif(not have_cffi(), reason="cffi is not installed (pip install cffi)")
+def test_both_backends_lay_the_structs_out_alike():
+    import ctypes
+
+    ffi = cuabi.load_backend("cffi").ffi
+    capi = cuabi.capi
+    structs = [n for n in capi.__all__ if isinstance(getattr(capi, n), type(ctypes.Structure))]
+    assert structs
+    for name in structs:
+        cls = getattr(capi, name)
+        assert ctypes.sizeof(cls) == ffi.sizeof(name), name
+        for field, _ in cls._fields_:
+            assert getattr(cls, field).offset == ffi.offsetof(name, field), (name, field)

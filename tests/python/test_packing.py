@@ -1,4 +1,11 @@
-"""The kernel-argument packing rules: a pure function, no GPU, no library."""
+"""The kernel-argument packing rules, no GPU: how each value becomes bytes,
+and which argument sizes the binding hands the core to check.
+
+Whether arguments fit a kernel is the core's check
+(cuabi_function_check_arg_sizes), which needs a kernel and so a GPU; its
+wording is tested by the core's tests and, through Python, by the GPU tests.
+Here a stand-in records what the core would be asked and refuses what it
+would refuse, so the binding's part is tested on its own."""
 
 from __future__ import annotations
 
@@ -14,12 +21,38 @@ import pytest
 
 import cuabi
 from cuabi import _dlpack
-from cuabi._packing import ArgumentLayout, pack_args, pack_value
+from cuabi._packing import ArgumentLayout, pack_value
 from conftest import BACKEND_PARAMS
 
 # saxpy(float a, float* x, float* y, float* out, size_t n) as the driver lays it out
 SAXPY_OFFSETS = [0, 8, 16, 24, 32]
 SAXPY_SIZES = [4, 8, 8, 8, 8]
+
+
+class CoreCheck:
+    """Stands in for cuabi_function_check_arg_sizes: records every signature
+    of argument sizes it is asked about, and refuses (InvalidArgumentError)
+    each that differs from the parameters' sizes."""
+
+    def __init__(self, sizes) -> None:
+        self.sizes = tuple(sizes)
+        self.asked = []
+
+    def __call__(self, sizes) -> None:
+        self.asked.append(tuple(sizes))
+        if tuple(sizes) != self.sizes:
+            raise cuabi.InvalidArgumentError(f"the core refuses {tuple(sizes)}")
+
+
+def layout(offsets, sizes, args_size=None, kernel=None) -> ArgumentLayout:
+    """A kernel's layout with the stand-in check (its ``_check``)."""
+    end = max((o + s for o, s in zip(offsets, sizes)), default=0)
+    size = end if args_size is None else args_size
+    return ArgumentLayout(offsets, sizes, size, kernel, CoreCheck(sizes))
+
+
+def pack_args(values, offsets, sizes, args_size=None, types=None, kernel=None) -> bytes:
+    return layout(offsets, sizes, args_size, kernel).pack(values, types)
 
 
 class FakeCudaArray:
@@ -53,17 +86,26 @@ class FakeDLPack:
 def test_saxpy_block_is_laid_out_at_the_offsets():
     x, y, out = 0x7F0000001000, 0x7F0000002000, 0x7F0000003000
     n = 512 * 32768
-    block = pack_args(
-        [np.float32(2.0), x, FakeCudaArray(y), FakeCudaArray(out), np.uint64(n)],
-        SAXPY_OFFSETS,
-        SAXPY_SIZES,
-        args_size=40,
+    saxpy = layout(SAXPY_OFFSETS, SAXPY_SIZES, 40, "saxpy")
+    block = saxpy.pack(
+        [np.float32(2.0), x, FakeCudaArray(y), FakeCudaArray(out), np.uint64(n)]
     )
-    want = struct.pack("<f4xQQQQ", 2.0, x, y, out, n)
-    assert block == want
+    assert block == struct.pack("<f4xQQQQ", 2.0, x, y, out, n)
+    assert saxpy._check.asked == [(4, 8, 8, 8, 8)]
 
 
-def test_overview_uint32_n_for_size_t_is_refused_naming_the_parameter():
+def test_each_signature_of_sizes_goes_to_the_core_once():
+    saxpy = layout(SAXPY_OFFSETS, SAXPY_SIZES, 40, "saxpy")
+    for a in (1.0, np.float32(2.0), 3):
+        saxpy.pack([a, 1, 2, 3, np.uint64(4)])
+    assert saxpy._check.asked == [(4, 8, 8, 8, 8)]  # every one has those sizes
+    for _ in range(2):
+        with pytest.raises(cuabi.InvalidArgumentError, match="refuses"):
+            saxpy.pack([np.float64(1.0), 1, 2, 3, 4])
+    assert saxpy._check.asked[1:] == [(8, 8, 8, 8, 8)] * 2  # a refusal is not kept
+
+
+def test_overview_uint32_n_for_size_t_goes_to_the_core_as_4_bytes():
     args = [
         np.array([2.0], dtype=np.float32),
         np.array([1], dtype=np.uint64),
@@ -71,14 +113,21 @@ def test_overview_uint32_n_for_size_t_is_refused_naming_the_parameter():
         np.array([3], dtype=np.uint64),
         np.array(512 * 32768, dtype=np.uint32),
     ]
-    with pytest.raises(cuabi.InvalidArgumentError) as info:
-        pack_args(args, SAXPY_OFFSETS, SAXPY_SIZES, kernel="saxpy")
-    err = info.value
-    assert err.status == cuabi.capi.CUABI_ERROR_INVALID_ARGUMENT
-    assert err.name == "CUABI_ERROR_INVALID_ARGUMENT"
-    assert "kernel 'saxpy' parameter 4" in err.message
-    assert "is 8 bytes" in err.message and "4 bytes" in err.message
-    assert "uint32" in err.message
+    saxpy = layout(SAXPY_OFFSETS, SAXPY_SIZES, 40, "saxpy")
+    with pytest.raises(cuabi.InvalidArgumentError, match="the core refuses"):
+        saxpy.pack(args)
+    assert saxpy._check.asked == [(4, 8, 8, 8, 4)]
+
+
+def test_a_wrong_count_goes_to_the_core_before_any_value_is_packed():
+    saxpy = layout(SAXPY_OFFSETS, SAXPY_SIZES, 40, "saxpy")
+    for values in ([1.0, 2, 3, 4], [1.0, 2, 3, 4, 5, 6], []):
+        with pytest.raises(cuabi.InvalidArgumentError, match="the core refuses"):
+            saxpy.pack(values)
+        assert len(saxpy._check.asked[-1]) == len(values)
+    # a value Python cannot pass does not hide the wrong count
+    with pytest.raises(cuabi.InvalidArgumentError, match="the core refuses"):
+        saxpy.pack(["text", 2, 3])
 
 
 @pytest.mark.parametrize(
@@ -99,9 +148,9 @@ def test_python_floats_follow_the_parameter_size(value, size, want):
 @pytest.mark.parametrize("size", [1, 3, 16])
 def test_python_float_to_other_sizes_is_refused(size):
     with pytest.raises(
-        cuabi.InvalidArgumentError, match=f"parameter 2 is {size} bytes"
+        cuabi.InvalidArgumentError, match=f"kernel 'k' parameter 2 is {size} bytes; a Python float"
     ):
-        pack_value(1.0, size, 2)
+        pack_value(1.0, size, 2, "k")
 
 
 def test_python_float_out_of_float32_range_is_refused():
@@ -125,7 +174,7 @@ def test_python_int_accepts_signed_and_unsigned_range(size):
 
 
 def test_python_int_to_a_struct_sized_parameter_is_refused():
-    with pytest.raises(cuabi.InvalidArgumentError, match="parameter 1 is 12 bytes"):
+    with pytest.raises(cuabi.InvalidArgumentError, match="parameter 1 is 12 bytes; a Python int"):
         pack_value(5, 12, 1)
 
 
@@ -141,7 +190,7 @@ def test_bool_and_enums():
 
     assert pack_value(Color.RED, 4) == struct.pack("<i", 7)
     assert pack_value(Plain.A, 2) == struct.pack("<H", 300)
-    with pytest.raises(cuabi.InvalidArgumentError):
+    with pytest.raises(cuabi.InvalidArgumentError, match="does not fit in 8 bits"):
         pack_value(Plain.A, 1)
 
 
@@ -165,11 +214,7 @@ NUMPY_TYPES = [
 
 @pytest.mark.parametrize("dtype", NUMPY_TYPES, ids=lambda t: np.dtype(t).name)
 def test_numpy_scalars_are_copied_exactly(dtype):
-    value = (
-        np.array(1, dtype=dtype).astype(dtype)[()]
-        if dtype is not np.bool_
-        else np.True_
-    )
+    value = np.True_ if dtype is np.bool_ else dtype(1)
     if np.dtype(dtype).kind in "fc":
         value = dtype(1.25)
     size = np.dtype(dtype).itemsize
@@ -177,16 +222,19 @@ def test_numpy_scalars_are_copied_exactly(dtype):
     # a 0-d and a one-element array pass the same bytes
     assert pack_value(np.array(value), size) == value.tobytes()
     assert pack_value(np.array([value]), size) == value.tobytes()
+    # to a parameter of another size they are their own size, which the core refuses
     for wrong in {1, 2, 4, 8, 16} - {size}:
-        with pytest.raises(cuabi.InvalidArgumentError) as info:
-            pack_value(value, wrong, 5, "k")
-        assert f"kernel 'k' parameter 5 is {wrong} bytes" in info.value.message
-        assert f"{size} bytes" in info.value.message
+        k = layout([0, 16], [4, wrong], kernel="k")
+        with pytest.raises(cuabi.InvalidArgumentError, match="the core refuses"):
+            k.pack([1.0, value])
+        assert k._check.asked == [(4, size)]
 
 
 def test_host_arrays_of_several_elements_are_refused():
     with pytest.raises(cuabi.InvalidArgumentError, match="host array of 3 elements"):
         pack_value(np.zeros(3, np.float32), 8, 1)
+    with pytest.raises(cuabi.InvalidArgumentError, match="object array has no C value"):
+        pack_value(np.array([None], dtype=object), 8, 1)
 
 
 def test_numpy_structured_scalar_is_a_struct_by_value():
@@ -197,8 +245,10 @@ def test_numpy_structured_scalar_is_a_struct_by_value():
     pair = np.dtype([("a", np.int8), ("b", np.float64)], align=True)
     value = np.array([(1, 2.5)], pair)[0]
     assert struct.unpack("<b7xd", pack_value(value, 16)) == (1, 2.5)
-    with pytest.raises(cuabi.InvalidArgumentError, match="parameter 0 is 8 bytes"):
-        pack_value(value, 8)
+    k = layout([0], [8])
+    with pytest.raises(cuabi.InvalidArgumentError, match="the core refuses"):
+        k.pack([value])
+    assert k._check.asked == [(16,)]
 
 
 class CTestStruct(ctypes.Structure):
@@ -211,11 +261,10 @@ def test_ctypes_values_and_structures():
     assert pack_value(ctypes.c_void_p(0x1234), 8) == struct.pack("<Q", 0x1234)
     assert pack_value(ctypes.c_void_p(None), 8) == bytes(8)
     assert pack_value(CTestStruct(5), 4) == struct.pack("<i", 5)
-    with pytest.raises(cuabi.InvalidArgumentError) as info:
-        pack_value(ctypes.c_int(1), 8, 4)
-    assert (
-        "parameter 4 is 8 bytes" in info.value.message and "c_int" in info.value.message
-    )
+    k = layout([0, 8], [4, 8])
+    with pytest.raises(cuabi.InvalidArgumentError, match="the core refuses"):
+        k.pack([ctypes.c_int(1), ctypes.c_int(2)])
+    assert k._check.asked == [(4, 4)]
 
 
 def test_the_overviews_ctypes_way_values_and_types():
@@ -234,11 +283,21 @@ def test_the_overviews_ctypes_way_values_and_types():
     block = pack_args(values, offsets, sizes, types=types)
     want = struct.pack("<i4xQf4xQi4xQ", 1, p_int, 123.456, p_float, 5, p_struct)
     assert block == want
-    # a wrong type for a parameter is caught like any other size mismatch
+    # a wrong type for a parameter goes to the core as any other size
     bad = list(types)
     bad[0] = ctypes.c_int64
-    with pytest.raises(cuabi.InvalidArgumentError, match="parameter 0 is 4 bytes"):
-        pack_args(values, offsets, sizes, types=bad)
+    k = layout(offsets, sizes)
+    with pytest.raises(cuabi.InvalidArgumentError, match="the core refuses"):
+        k.pack(values, bad)
+    assert k._check.asked == [(8, 8, 4, 8, 4, 8)]
+    with pytest.raises(
+        cuabi.InvalidArgumentError, match="3 types were given for 6 kernel arguments"
+    ):
+        k.pack(values, types[:3])
+    with pytest.raises(
+        cuabi.InvalidArgumentError, match="parameter 0: cannot convert str to c_int"
+    ):
+        k.pack(("one",) + values[1:], types)
 
 
 def test_the_overviews_numpy_way_values():
@@ -259,13 +318,15 @@ def test_the_overviews_numpy_way_values():
     assert block == want
 
 
-def test_device_pointers_need_a_pointer_sized_parameter():
+def test_device_pointers_are_pointer_sized():
     assert pack_value(None, 8) == bytes(8)
     assert pack_value(FakeCudaArray(0xABC), 8) == struct.pack("<Q", 0xABC)
-    with pytest.raises(cuabi.InvalidArgumentError) as info:
-        pack_value(FakeCudaArray(0xABC), 4, 2)
-    assert "parameter 2 is 4 bytes" in info.value.message
-    assert "device pointer" in info.value.message
+    assert pack_value(FakeCudaArray(0xABC), 4) == struct.pack("<Q", 0xABC)
+    k = layout([0], [4])
+    for pointer in (None, FakeCudaArray(0xABC)):
+        with pytest.raises(cuabi.InvalidArgumentError, match="the core refuses"):
+            k.pack([pointer])
+    assert k._check.asked == [(8,), (8,)]
 
 
 def test_dlpack_producers_pass_their_device_address():
@@ -287,35 +348,18 @@ def test_unsupported_values_are_refused_naming_the_parameter(value):
         pack_value(value, 8, 3, "k")
 
 
-def test_argument_count_must_match():
-    with pytest.raises(
-        cuabi.InvalidArgumentError, match="takes 5 parameters, but 4 were given"
-    ):
-        pack_args([1, 2, 3, 4], SAXPY_OFFSETS, SAXPY_SIZES, kernel="saxpy")
-    with pytest.raises(
-        cuabi.InvalidArgumentError, match="takes 1 parameter, but 2 were given"
-    ):
-        pack_args([1, 2], [0], [4])
-
-
 def test_gaps_and_tail_are_zero_and_layout_is_reusable():
-    layout = ArgumentLayout([0, 8], [1, 4], args_size=16, kernel="k")
-    assert layout.pack([np.uint8(0xFF), np.int32(-1)]) == b"\xff" + bytes(
-        7
-    ) + b"\xff" * 4 + bytes(4)
+    k = layout([0, 8], [1, 4], args_size=16, kernel="k")
+    assert k.pack([np.uint8(0xFF), np.int32(-1)]) == b"\xff" + bytes(7) + b"\xff" * 4 + bytes(4)
     # the same layout with other value types (the per-type cache must not leak)
-    assert layout.pack([1, 2.0]) == b"\x01" + bytes(7) + struct.pack("<f", 2.0) + bytes(
-        4
-    )
-    assert ArgumentLayout([], []).pack([]) == b""
-    with pytest.raises(ValueError):
-        ArgumentLayout([0, 8], [4, 8], args_size=8)
+    assert k.pack([1, 2.0]) == b"\x01" + bytes(7) + struct.pack("<f", 2.0) + bytes(4)
+    assert layout([], []).pack([]) == b""
 
 
 @pytest.mark.parametrize("backend_name", BACKEND_PARAMS)
-def test_packing_needs_no_library(tmp_path, backend_name):
-    """The rules are pure: they run where libcuabi cannot even be loaded, and
-    either backend then says where it looked."""
+def test_import_needs_no_library(tmp_path, backend_name):
+    """Importing cuabi loads nothing: where libcuabi cannot be loaded, the
+    first object says where either backend looked."""
     env = dict(os.environ, CUABI_LIBRARY=str(tmp_path / "missing" / "libcuabi.so"))
     env["CUABI_BACKEND"] = backend_name
     # this same cuabi first; the rest of PYTHONPATH stays (cffi may live there)
@@ -326,8 +370,8 @@ def test_packing_needs_no_library(tmp_path, backend_name):
         if p
     )
     code = (
-        "import numpy as np, cuabi\n"
-        "print(cuabi.pack_args([np.float32(1), 2], [0, 8], [4, 8]).hex())\n"
+        "import cuabi\n"
+        "print(cuabi.capi.Status.ERROR_NOT_FOUND == cuabi.NotFoundError.status)\n"
         "try:\n"
         "    prog = cuabi.Program('x')\n"
         "except cuabi.LibraryNotFoundError as e:\n"
@@ -340,7 +384,7 @@ def test_packing_needs_no_library(tmp_path, backend_name):
     )
     assert done.returncode == 0, done.stderr
     out = done.stdout
-    assert out.splitlines()[0] == (struct.pack("<f4xQ", 1.0, 2)).hex()
+    assert out.splitlines()[0] == "True"
     assert "LibraryNotFoundError" in out and "missing" in out, out
 
 
@@ -365,3 +409,5 @@ def test_low_layer_kernel_params_the_ctypes_way():
     ]
     with pytest.raises(TypeError, match="argument 0"):
         cuabi.capi.kernel_params(("x",), (None,))
+    with pytest.raises(ValueError, match="2 values but 3 types"):
+        cuabi.capi.kernel_params([1, 2], [ctypes.c_int] * 3)

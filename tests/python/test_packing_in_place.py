@@ -3,7 +3,8 @@ and runs into a launch plan's argument block. No GPU, no library.
 
 The reference is ArgumentLayout.pack (the general rules, tested in
 test_packing.py): for every value and parameter size, the compiled packer
-must write exactly the bytes pack returns, or raise exactly its error.
+must write exactly the bytes pack returns, or raise exactly its error, with
+the core's check of argument sizes stood in for as there.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from cuabi._packing import (
     register_pointer_type,
 )
 from cuabi._program import Kernel
-from test_packing import CTestStruct, FakeCudaArray, FakeDLPack
+from test_packing import CTestStruct, FakeCudaArray, FakeDLPack, layout
 
 
 class Buffer:
@@ -186,10 +187,10 @@ def _reference(layout: ArgumentLayout, values):
 
 def _run(layout: ArgumentLayout, values):
     """The compiled packer's result, into a block full of stale bytes."""
-    pack = layout.compile_packer(tuple(map(type, values)))
     block = bytearray(b"\xaa" * layout.args_size)
     view = memoryview(block)
     try:
+        pack = layout.compile_packer(tuple(map(type, values)))
         taken = pack(view, values)
     except Exception as exc:
         return None, exc
@@ -215,15 +216,14 @@ def _same(layout, values) -> None:
 )
 def test_compiled_packer_writes_what_pack_writes(value, size):
     """Alone, and between two neighbours with gaps before and after it."""
-    _same(ArgumentLayout([0], [size], size, "k"), [value])
-    layout = ArgumentLayout([0, 8, 8 + ((size + 7) // 8) * 8], [4, size, 8], None, "k")
-    _same(layout, [np.float32(1.25), value, 2**40])
-    layout = ArgumentLayout([0, 16], [size, 4], 32, "k")
-    _same(layout, [value, 3])
+    _same(layout([0], [size], size, "k"), [value])
+    offsets = [0, 8, 8 + ((size + 7) // 8) * 8]
+    _same(layout(offsets, [4, size, 8], None, "k"), [np.float32(1.25), value, 2**40])
+    _same(layout([0, 16], [size, 4], 32, "k"), [value, 3])
 
 
 def test_common_signatures_compile_to_one_struct_without_fallbacks():
-    saxpy = ArgumentLayout([0, 8, 16, 24, 32], [4, 8, 8, 8, 8], 40, "saxpy")
+    saxpy = layout([0, 8, 16, 24, 32], [4, 8, 8, 8, 8], 40, "saxpy")
     buf = Buffer(0x1000)
     types = (np.float32, Buffer, Buffer, Buffer, np.uint64)
     assert saxpy.compile_packer(types).format == "<f4xQQQQ"
@@ -232,7 +232,7 @@ def test_common_signatures_compile_to_one_struct_without_fallbacks():
     assert bytes(view[:4]) == _SNAN32.tobytes()  # bit for bit
     types = (float, Buffer, PropertyPointer, type(None), int)
     assert saxpy.compile_packer(types).format == "<f4xQQ8xq"
-    empty16 = ArgumentLayout(
+    empty16 = layout(
         [32 * k + o for k in range(4) for o in (0, 8, 16, 24)], [4, 8, 4, 8] * 4, 128
     )
     args = [1.0, buf, 2, 3] * 4
@@ -240,16 +240,14 @@ def test_common_signatures_compile_to_one_struct_without_fallbacks():
 
 
 def test_gaps_and_tail_are_zeroed_in_a_used_block():
-    layout = ArgumentLayout([0, 8], [1, 4], 16, "k")
-    pack = layout.compile_packer((int, float))
+    pack = layout([0, 8], [1, 4], 16, "k").compile_packer((int, float))
     view = memoryview(bytearray(b"\xff" * 16))
     assert pack(view, (5, 2.0))
     assert bytes(view) == b"\x05" + bytes(7) + struct.pack("<f", 2.0) + bytes(4)
 
 
 def test_other_types_or_counts_are_not_taken_and_nothing_is_written():
-    layout = ArgumentLayout([0, 8], [4, 8], 16, "k")
-    pack = layout.compile_packer((float, Buffer))
+    pack = layout([0, 8], [4, 8], 16, "k").compile_packer((float, Buffer))
     block = bytearray(b"\xaa" * 16)
     view = memoryview(block)
     for values in (
@@ -271,30 +269,41 @@ def test_other_types_or_counts_are_not_taken_and_nothing_is_written():
 
 def test_an_int_to_a_float_parameter_packs_an_int():
     """Types decide the bytes, so the signature must: 2 and 2.0 differ."""
-    layout = ArgumentLayout([0], [4], 4, "k")
+    k = layout([0], [4], 4, "k")
     view = memoryview(bytearray(4))
-    assert layout.compile_packer((float,))(view, (2.0,))
+    assert k.compile_packer((float,))(view, (2.0,))
     assert bytes(view) == struct.pack("<f", 2.0)
-    assert layout.compile_packer((int,))(view, (2,))
+    assert k.compile_packer((int,))(view, (2,))
     assert bytes(view) == struct.pack("<i", 2)
 
 
-def test_wrong_counts_raise_the_general_error():
-    layout = ArgumentLayout([0, 8], [4, 8], 16, "saxpy2")
-    with pytest.raises(
-        cuabi.InvalidArgumentError, match="'saxpy2' takes 2 parameters, but 1 was given"
-    ):
-        layout.compile_packer((float,))
-    empty = ArgumentLayout([], [], 0, "none")
+def test_signatures_go_to_the_core_when_compiled():
+    k = layout([0, 8], [4, 8], 16, "saxpy2")
+    with pytest.raises(cuabi.InvalidArgumentError, match="the core refuses"):
+        k.compile_packer((float,))  # a wrong count
+    with pytest.raises(cuabi.InvalidArgumentError, match="the core refuses"):
+        k.compile_packer((np.float64, Buffer))  # an 8-byte float for 4 bytes
+    k.compile_packer((float, Buffer))
+    k.compile_packer((np.float32, type(None)))  # the same sizes: not asked again
+    assert k._check.asked == [(4,), (8, 8), (4, 8)]
+    # sizes a value decides are checked as the values come
+    pack = k.compile_packer((np.ndarray, Buffer))
+    assert pack.format is None and k._check.asked[-1] == (4, 8)
+    view = memoryview(bytearray(16))
+    assert pack(view, (np.array([1.5], np.float32), Buffer(7)))
+    assert bytes(view) == struct.pack("<f4xQ", 1.5, 7)
+    with pytest.raises(cuabi.InvalidArgumentError, match="the core refuses"):
+        pack(view, (np.array([1.5]), Buffer(7)))
+    assert k._check.asked[-1] == (8, 8)
+    empty = layout([], [], 0, "none")
     view = memoryview(bytearray(0))
     assert empty.compile_packer(())(view, ())
     assert empty.compile_packer(())(view, (1,)) is False
 
 
 def test_a_closed_buffer_raises_its_own_error_after_the_fast_path():
-    layout = ArgumentLayout([0, 8], [4, 8], 16, "k")
     buf = Buffer(0x1000)
-    pack = layout.compile_packer((float, Buffer))
+    pack = layout([0, 8], [4, 8], 16, "k").compile_packer((float, Buffer))
     view = memoryview(bytearray(16))
     assert pack(view, (1.0, buf))
     buf.close()
@@ -303,8 +312,7 @@ def test_a_closed_buffer_raises_its_own_error_after_the_fast_path():
 
 
 def test_value_dependent_failures_name_the_parameter():
-    layout = ArgumentLayout([0, 8], [4, 1], 16, "k")
-    pack = layout.compile_packer((float, int))
+    pack = layout([0, 8], [4, 1], 16, "k").compile_packer((float, int))
     view = memoryview(bytearray(16))
     with pytest.raises(cuabi.InvalidArgumentError, match="'k' parameter 0 .*out of"):
         pack(view, (1e39, 1))
@@ -319,11 +327,11 @@ def test_cffi_buffers_take_the_packers_too():
     ffi = cffi.FFI()
     block = ffi.new("char[]", 16)
     view = ffi.buffer(block, 16)
-    layout = ArgumentLayout([0, 8], [4, 8], 16, "k")
-    assert layout.compile_packer((float, Buffer))(view, (1.5, Buffer(0x99)))
+    k = layout([0, 8], [4, 8], 16, "k")
+    assert k.compile_packer((float, Buffer))(view, (1.5, Buffer(0x99)))
     assert view[:] == struct.pack("<f4xQ", 1.5, 0x99)
     # and the general path too
-    assert layout.compile_packer((float, FakeCudaArray))(view, (1.5, FakeCudaArray(7)))
+    assert k.compile_packer((float, FakeCudaArray))(view, (1.5, FakeCudaArray(7)))
     assert view[:] == struct.pack("<f4xQ", 1.5, 7)
 
 
@@ -344,7 +352,7 @@ def detached_kernel():
     backend = cuabi.get_backend()
     k = Kernel(backend, backend.NULL, None)
     k._name = "k"
-    k._layout = ArgumentLayout([0, 8], [4, 8], 16, "k")
+    k._layout = layout([0, 8], [4, 8], 16, "k")
     yield k
     k.close()
 
@@ -359,7 +367,7 @@ def test_the_kernel_keeps_one_packer_per_signature(detached_kernel):
     assert first.format == "<f4xQ" and other.format == "<i4xQ"
     assert set(k._packers) == {(float, Buffer), (int, Buffer)}
     assert k._packer((2.0, Buffer(1))) is first
-    with pytest.raises(cuabi.InvalidArgumentError, match="takes 2 parameters"):
+    with pytest.raises(cuabi.InvalidArgumentError, match="the core refuses"):
         k._packer((2.0,))
     assert len(k._packers) == 2
 

@@ -24,7 +24,8 @@ copy installed in this package.
 
 from __future__ import annotations
 
-from . import capi
+from . import capi, errors
+from ._api import CUABI_VERSION_STRING
 from ._device import (
     Device,
     device_count,
@@ -46,34 +47,11 @@ from ._loader import (
     use_backend,
 )
 from ._memory import DeviceArray, DeviceBuffer, PinnedBuffer
-from ._packing import pack_args
 from ._program import Kernel, Module, PreparedLaunch, Program
 from ._stream import Event, Graph, GraphExec, Stream
-from .errors import (
-    CompileError,
-    ContextLostError,
-    CudaDriverError,
-    CudaError,
-    DriverNotFoundError,
-    FileIOError,
-    ForkedError,
-    InsufficientBufferError,
-    InternalError,
-    InvalidArgumentError,
-    InvalidHandleError,
-    LibraryNotFoundError,
-    NoDeviceError,
-    NotFoundError,
-    NotReadyError,
-    NotSupportedError,
-    NvrtcError,
-    NvrtcNotFoundError,
-    OutOfMemoryError,
-    OutOfRangeError,
-    StubDriverError,
-)
+from .errors import *  # noqa: F401,F403  (CudaError and one subclass per status)
 
-__version__ = "0.1.0"
+__version__ = CUABI_VERSION_STRING
 
 __all__ = [
     "capi",
@@ -89,7 +67,6 @@ __all__ = [
     "DeviceBuffer",
     "DeviceArray",
     "PinnedBuffer",
-    "pack_args",
     "init",
     "device_count",
     "version",
@@ -105,25 +82,5 @@ __all__ = [
     "load_backend",
     "set_default_backend",
     "use_backend",
-    "CudaError",
-    "InvalidArgumentError",
-    "InvalidHandleError",
-    "OutOfMemoryError",
-    "InsufficientBufferError",
-    "OutOfRangeError",
-    "NotFoundError",
-    "NotSupportedError",
-    "NotReadyError",
-    "DriverNotFoundError",
-    "StubDriverError",
-    "NoDeviceError",
-    "NvrtcNotFoundError",
-    "CompileError",
-    "ContextLostError",
-    "ForkedError",
-    "CudaDriverError",
-    "NvrtcError",
-    "FileIOError",
-    "InternalError",
-    "LibraryNotFoundError",
 ]
+__all__ += errors.__all__

@@ -6,7 +6,7 @@ import math
 import os
 from typing import Any, Iterable, Optional, Sequence, Tuple, Union
 
-from . import _constants as C
+from ._api import CompileFlag, EventFlag, Output, StreamFlag
 from ._fork import note_cuda_initialised
 from ._base import (
     Resource,
@@ -90,7 +90,7 @@ def nvrtc_path(backend: BackendArg = None) -> str:
     return resolve_backend(backend).get_string("cuabi_nvrtc_get_path")
 
 
-_OUTPUTS = {"cubin": C.CUABI_OUTPUT_CUBIN, "ptx": C.CUABI_OUTPUT_PTX}
+_OUTPUTS = {o.name.lower(): o for o in Output}
 
 
 class Device(Resource):
@@ -208,7 +208,8 @@ class Device(Resource):
         Raises CompileError with ``.log``."""
         b = self._b
         if output not in _OUTPUTS:
-            raise ValueError(f"output must be 'cubin' or 'ptx', not {output!r}")
+            choices = " or ".join(repr(o) for o in _OUTPUTS)
+            raise ValueError(f"output must be {choices}, not {output!r}")
         opts = _options(options)
         srcs, names = normalize_headers(headers)
         exprs = [as_bytes(e, "name expression") for e in name_expressions]
@@ -227,7 +228,7 @@ class Device(Resource):
             name_expressions=expr_arr,
             num_name_expressions=len(exprs),
             output=_OUTPUTS[output],
-            flags=0 if cache else C.CUABI_COMPILE_NO_CACHE,
+            flags=0 if cache else CompileFlag.NO_CACHE,
         )
         h = b.get("cuabi_module_compile", self._handle, desc, out="cuabi_module")
         return Module(b, h, self)
@@ -267,7 +268,7 @@ class Device(Resource):
             self._b.lib.cuabi_buffer_release(h)
             raise
 
-    def empty(self, shape: Shape, dtype: Any = "float32") -> DeviceBuffer:
+    def empty(self, shape: Union[int, Sequence[int]], dtype: Any = "float32") -> DeviceBuffer:
         """An uninitialised typed buffer of ``shape`` and ``dtype``."""
         _, _, itemsize = _dtype_info(dtype)
         dims = (int(shape),) if isinstance(shape, int) else tuple(int(d) for d in shape)
@@ -275,7 +276,7 @@ class Device(Resource):
             raise ValueError(f"negative dimension in shape {dims}")
         return self.alloc(itemsize * math.prod(dims), dtype, dims)
 
-    def zeros(self, shape: Shape, dtype: Any = "float32") -> DeviceBuffer:
+    def zeros(self, shape: Union[int, Sequence[int]], dtype: Any = "float32") -> DeviceBuffer:
         """A typed buffer of ``shape`` and ``dtype`` set to zero bytes."""
         buf = self.empty(shape, dtype)
         buf.memset(0)
@@ -343,7 +344,7 @@ class Device(Resource):
     # -- streams and events -----------------------------------------------
     def create_stream(self, non_blocking: bool = False, priority: int = 0) -> Stream:
         """A new stream (``non_blocking``: no implicit sync with the default stream)."""
-        flags = C.CUABI_STREAM_NON_BLOCKING if non_blocking else 0
+        flags = StreamFlag.NON_BLOCKING if non_blocking else 0
         h = self._b.get(
             "cuabi_stream_create",
             self._handle,
@@ -377,8 +378,8 @@ class Device(Resource):
 
     def create_event(self, timing: bool = True, blocking_sync: bool = False) -> Event:
         """A new event (``timing=False`` is cheaper, for ordering only)."""
-        flags = (0 if timing else C.CUABI_EVENT_DISABLE_TIMING) | (
-            C.CUABI_EVENT_BLOCKING_SYNC if blocking_sync else 0
+        flags = (0 if timing else EventFlag.DISABLE_TIMING) | (
+            EventFlag.BLOCKING_SYNC if blocking_sync else 0
         )
         h = self._b.get("cuabi_event_create", self._handle, flags, out="cuabi_event")
         return Event(self._b, h, self)

@@ -6,9 +6,9 @@ folder of a source checkout, and through the system's dynamic loader. When
 none loads, :class:`~cuabi.errors.LibraryNotFoundError` lists every path
 tried and why each failed.
 
-Backends: ``ctypes`` (default, standard library only; declarations in
-``_ctypes_api``) and ``cffi`` (ABI mode; its ``cdef`` is built from the
-header text). ``$CUABI_BACKEND`` picks the default; :func:`load_backend`
+Backends: ``ctypes`` (default, standard library only) and ``cffi`` (ABI
+mode); both take their declarations from :mod:`cuabi._api`, generated from
+the header. ``$CUABI_BACKEND`` picks the default; :func:`load_backend`
 gives either one explicitly, and :func:`use_backend` switches the default
 for the objects created afterwards.
 """
@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import importlib
 import os
 import sys
 import threading
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
-from . import _constants as C
+from . import _api
 from .errors import CudaError, LibraryNotFoundError, error_class
 
 __all__ = [
@@ -110,10 +111,10 @@ class Backend:
         self.lib = lib
         self.missing = missing
         version = int(lib.cuabi_version())
-        if version // 10000 != C.CUABI_VERSION_MAJOR:
+        if version // 10000 != _api.CUABI_VERSION_MAJOR:
             raise LibraryNotFoundError(
                 f"{path} is libcuabi {version // 10000}.x; this binding needs "
-                f"{C.CUABI_VERSION_MAJOR}.x",
+                f"{_api.CUABI_VERSION_MAJOR}.x",
                 [path],
             )
         self.version = version
@@ -134,6 +135,10 @@ class Backend:
     def value(self, box: Any) -> Any:
         """The Python value in ``box`` (an int for pointers; a handle as
         this backend represents it)."""
+        raise NotImplementedError
+
+    def set_value(self, box: Any, value: int) -> None:
+        """Stores an integer in a scalar out-parameter box (an in-out value)."""
         raise NotImplementedError
 
     def char_buffer(self, size: int) -> Any:
@@ -166,20 +171,21 @@ class Backend:
     def size_array(self, items: Sequence[int]) -> Any:
         raise NotImplementedError
 
-    def launch_config(
-        self, grid: Tuple[int, int, int], block: Tuple[int, int, int], shmem: int
-    ) -> Any:
-        """A ``const cuabi_launch_config*`` argument, reusable across calls."""
+    def struct(self, ctype: str, count: int = 0) -> Tuple[Any, Any, int]:
+        """A zeroed header struct: (the argument that passes it by address,
+        the struct whose fields are set by name, its size). With ``count``,
+        an array of that many instead (the struct is the array)."""
         raise NotImplementedError
 
-    def compile_desc(self, **fields: Any) -> Tuple[Any, Any]:
-        """A ``const cuabi_compile_desc*`` argument and what keeps it alive."""
+    def field(self, value: Any, keep: List[Any]) -> Any:
+        """``value`` as a struct field takes it (``bytes`` for ``const
+        char*``, None for NULL, an array); ``keep`` keeps it alive."""
         raise NotImplementedError
 
     def packed_launcher(self) -> Callable[[Any, Any, Any, bytes, int], int]:
         """``f(function, config, stream, args, args_size) -> status``: the
         cuabi_function_launch_packed entry point, taking the block as ``bytes``."""
-        raise NotImplementedError
+        return self.lib.cuabi_function_launch_packed  # type: ignore[no-any-return]
 
     def memory_view(self, address: int, size: int) -> Any:
         """A writable buffer over ``size`` bytes at ``address`` (memory the
@@ -192,6 +198,29 @@ class Backend:
         with nothing converted per call: the fastest way to launch a plan."""
         raise NotImplementedError
 
+    # -- helpers built on the primitives ----------------------------------
+    def launch_config(
+        self, grid: Tuple[int, int, int], block: Tuple[int, int, int], shmem: int
+    ) -> Any:
+        """A ``const cuabi_launch_config*`` argument, reusable across calls:
+        the library's defaults (``cuabi_launch_config_init``), then these."""
+        arg, cfg, size = self.struct("cuabi_launch_config")
+        self.call("cuabi_launch_config_init", arg, size)
+        cfg.grid_x, cfg.grid_y, cfg.grid_z = grid
+        cfg.block_x, cfg.block_y, cfg.block_z = block
+        cfg.shared_mem_bytes = shmem
+        return arg
+
+    def compile_desc(self, **fields: Any) -> Tuple[Any, Any]:
+        """A ``const cuabi_compile_desc*`` argument and what keeps it alive:
+        the library's defaults (``cuabi_compile_desc_init``), then ``fields``."""
+        arg, desc, size = self.struct("cuabi_compile_desc")
+        self.call("cuabi_compile_desc_init", arg, size)
+        keep: List[Any] = [desc]
+        for key, value in fields.items():
+            setattr(desc, key, self.field(value, keep))
+        return arg, keep
+
     def plan_block(self, plan: Any) -> Any:
         """A launch plan's argument block as a writable buffer (see
         :meth:`memory_view`); valid until the plan is released."""
@@ -200,7 +229,32 @@ class Backend:
         )
         return self.memory_view(int(address), int(size))
 
-    # -- helpers built on the primitives ----------------------------------
+    def function_params(self, function: Any) -> Tuple[List[Tuple[int, int]], int]:
+        """A kernel's parameters as (offset, size) pairs and its argument
+        block's size, from one ``cuabi_function_get_params`` call (a second
+        only for a kernel of more than 64 parameters)."""
+        count, total = self.out("size_t"), self.out("size_t")
+        self.set_value(count, 64)
+        for _ in range(2):
+            ref, params, _ = self.struct("cuabi_param_info", int(self.value(count)))
+            status = self.lib.cuabi_function_get_params(
+                function, ref, self.ref(count), self.ref(total)
+            )
+            if status != _api.CUABI_ERROR_INSUFFICIENT_BUFFER:
+                break
+        self.check(status, "cuabi_function_get_params")
+        n = int(self.value(count))
+        return [(int(params[i].offset), int(params[i].size)) for i in range(n)], int(
+            self.value(total)
+        )
+
+    def check_arg_sizes(self, function: Any, sizes: Sequence[int]) -> None:
+        """Raises the core's InvalidArgumentError unless arguments of these
+        byte sizes fit ``function``'s parameters (count and each size)."""
+        self.call(
+            "cuabi_function_check_arg_sizes", function, self.size_array(sizes), len(sizes)
+        )
+
     def error(self, status: int, func: str = "") -> CudaError:
         """The exception for a failed call, from this thread's last error."""
         lib = self.lib
@@ -210,12 +264,10 @@ class Backend:
         name = self.string(lib.cuabi_status_get_name(status))
         code = int(lib.cuabi_last_error_code())
         log = ""
-        if status == C.CUABI_ERROR_COMPILE:
+        if status == _api.CUABI_ERROR_COMPILE:
             try:
-                log = self._two_call(lib.cuabi_last_error_log, ()).decode(
-                    "utf-8", "replace"
-                )
-                log = log.rstrip("\0")
+                data = self._two_call(lib.cuabi_last_error_log, ())
+                log = data.decode("utf-8", "replace").rstrip("\0")
             except CudaError:
                 log = ""
         return error_class(status)(message, status, name, code, log)
@@ -250,7 +302,7 @@ class Backend:
         for _ in range(8):
             buf = self.char_buffer(max(self.value(size), 1))
             status = fn(*args, buf, self.ref(size))
-            if status == C.CUABI_ERROR_INSUFFICIENT_BUFFER:
+            if status == _api.CUABI_ERROR_INSUFFICIENT_BUFFER:
                 continue  # grew in between: *size holds the new size
             if status:
                 raise self.error(status, name)
@@ -278,39 +330,51 @@ _CTYPES_SCALARS = {
 
 
 class CtypesBackend(Backend):
-    """The standard-library backend (``ctypes.CDLL`` with declared prototypes)."""
+    """The standard-library backend (``ctypes.CDLL`` with the prototypes of
+    :mod:`cuabi._api`)."""
 
     name = "ctypes"
     NULL = None
 
     def __init__(self, path: Optional[str] = None) -> None:
-        from . import _ctypes_api as api
-
         candidates = [path] if path else library_candidates()
         path, cdll = _try_load(candidates, ctypes.CDLL)
-        missing = api.bind(cdll)
-        self.api = api
+        # A library of the same major version but older than this binding may
+        # lack some functions; only those then fail (AttributeError) if called.
+        missing: Dict[str, str] = {}
+        for name, restype, argtypes in _api.DECLARATIONS:
+            try:
+                fn = getattr(cdll, name)
+            except AttributeError as exc:
+                missing[name] = str(exc)
+                continue
+            fn.restype = restype
+            fn.argtypes = argtypes
         super().__init__(path, cdll, missing)
 
     def out(self, ctype: str) -> Any:
         cls = _CTYPES_SCALARS.get(ctype)
         if cls is None:
-            if not ctype.startswith("cuabi_"):
+            if ctype not in _api.HANDLE_TYPES:
                 raise TypeError(f"no out-parameter type {ctype!r}")
             cls = ctypes.c_void_p
         return cls()
 
-    ref = staticmethod(ctypes.byref)
+    def ref(self, box: Any) -> Any:
+        return ctypes.byref(box)
 
     def value(self, box: Any) -> Any:
         v = box.value
         return 0 if v is None and isinstance(box, ctypes.c_void_p) else v
 
+    def set_value(self, box: Any, value: int) -> None:
+        box.value = value
+
     def char_buffer(self, size: int) -> Any:
         return ctypes.create_string_buffer(size)
 
     def buffer_bytes(self, buf: Any, size: int) -> bytes:
-        return buf.raw[:size]
+        return bytes(buf.raw[:size])
 
     def string(self, ptr: Any) -> str:
         return ptr.decode("utf-8", "replace") if ptr else ""
@@ -322,7 +386,7 @@ class CtypesBackend(Backend):
         return value or None
 
     def handle_int(self, handle: Any) -> int:
-        return handle or 0
+        return int(handle or 0)
 
     def string_array(self, items: Sequence[bytes]) -> Tuple[Any, Any]:
         if not items:
@@ -333,53 +397,48 @@ class CtypesBackend(Backend):
     def size_array(self, items: Sequence[int]) -> Any:
         return (ctypes.c_size_t * len(items))(*items)
 
-    def launch_config(self, grid, block, shmem) -> Any:
-        cfg = self.api.cuabi_launch_config(
-            ctypes.sizeof(self.api.cuabi_launch_config), *grid, *block, shmem
-        )
-        return ctypes.byref(cfg)  # the byref object keeps cfg alive
+    def struct(self, ctype: str, count: int = 0) -> Tuple[Any, Any, int]:
+        cls = getattr(_api, ctype)
+        if count:  # an array passes as the pointer to its first element
+            arr = (cls * count)()
+            return arr, arr, ctypes.sizeof(cls)
+        obj = cls()
+        return ctypes.byref(obj), obj, ctypes.sizeof(cls)  # byref keeps obj alive
 
-    def compile_desc(self, **fields: Any) -> Tuple[Any, Any]:
-        desc = self.api.CUABI_COMPILE_DESC_INIT()
-        for key, value in fields.items():
-            setattr(desc, key, value)
-        return ctypes.byref(desc), desc
-
-    def packed_launcher(self):
-        return self.lib.cuabi_function_launch_packed
+    def field(self, value: Any, keep: List[Any]) -> Any:
+        keep.append(value)
+        return value
 
     def memory_view(self, address: int, size: int) -> Any:
         if size == 0:
             return memoryview(bytearray(0))
         return memoryview((ctypes.c_char * size).from_address(address)).cast("B")
 
-    def plan_launcher(self, plan: Any):
+    def plan_launcher(self, plan: Any) -> Tuple[Callable[[Any], int], Any]:
         # A c_void_p instance passes through the c_void_p argtype unconverted.
         return self.lib.cuabi_launch_plan_launch, ctypes.c_void_p(plan or None)
 
 
 class CffiBackend(Backend):
-    """The cffi backend (ABI mode, ``ffi.dlopen``; the cdef comes from the header)."""
+    """The cffi backend (ABI mode, ``ffi.dlopen`` with the cdef of
+    :mod:`cuabi._api`)."""
 
     name = "cffi"
 
     def __init__(self, path: Optional[str] = None) -> None:
-        try:
-            import cffi
+        try:  # optional, and typed here as a module of unknown types
+            cffi = importlib.import_module("cffi")
         except ImportError as exc:
             raise ImportError(
                 "the cffi backend needs the cffi package (pip install cffi); "
                 "the ctypes backend (CUABI_BACKEND=ctypes) needs nothing"
             ) from exc
-        from ._header import load_header
-
-        self.header = load_header()
         ffi = cffi.FFI()
-        ffi.cdef(self.header.cdef())
+        ffi.cdef(_api.CDEF)
         candidates = [path] if path else library_candidates()
         path, lib = _try_load(candidates, ffi.dlopen)
         missing: Dict[str, str] = {}
-        for name in self.header.functions:
+        for name, _, _ in _api.DECLARATIONS:
             try:
                 getattr(lib, name)
             except AttributeError as exc:
@@ -401,16 +460,19 @@ class CffiBackend(Backend):
             return int(self.ffi.cast("uintptr_t", v))
         return v
 
+    def set_value(self, box: Any, value: int) -> None:
+        box[0] = value
+
     def char_buffer(self, size: int) -> Any:
         return self.ffi.new("char[]", size)
 
     def buffer_bytes(self, buf: Any, size: int) -> bytes:
-        return self.ffi.buffer(buf, size)[:]
+        return bytes(self.ffi.buffer(buf, size)[:])
 
     def string(self, ptr: Any) -> str:
         if ptr == self.ffi.NULL:
             return ""
-        return self.ffi.string(ptr).decode("utf-8", "replace")
+        return str(self.ffi.string(ptr).decode("utf-8", "replace"))
 
     def pointer(self, address: int) -> Any:
         return self.ffi.cast("void *", address)
@@ -433,40 +495,24 @@ class CffiBackend(Backend):
     def size_array(self, items: Sequence[int]) -> Any:
         return self.ffi.new("size_t[]", list(items))
 
-    def launch_config(self, grid, block, shmem) -> Any:
-        cfg = self.ffi.new("cuabi_launch_config *")
-        cfg.struct_size = self.ffi.sizeof("cuabi_launch_config")
-        cfg.grid_x, cfg.grid_y, cfg.grid_z = grid
-        cfg.block_x, cfg.block_y, cfg.block_z = block
-        cfg.shared_mem_bytes = shmem
-        return cfg
+    def struct(self, ctype: str, count: int = 0) -> Tuple[Any, Any, int]:
+        obj = self.ffi.new(f"{ctype}[]", count) if count else self.ffi.new(ctype + " *")
+        return obj, obj, int(self.ffi.sizeof(ctype))
 
-    def compile_desc(self, **fields: Any) -> Tuple[Any, Any]:
-        ffi = self.ffi
-        desc = ffi.new("cuabi_compile_desc *")
-        desc.struct_size = ffi.sizeof("cuabi_compile_desc")
-        desc.output = C.CUABI_OUTPUT_CUBIN
-        keep: List[Any] = []
-        for key, value in fields.items():
-            if isinstance(value, bytes):
-                value = ffi.new("char[]", value)
-                keep.append(value)
-            elif value is None:
-                value = ffi.NULL
-            else:
-                keep.append(value)
-            setattr(desc, key, value)
-        return desc, keep
-
-    def packed_launcher(self):
-        return self.lib.cuabi_function_launch_packed  # cffi takes bytes for a const void*
+    def field(self, value: Any, keep: List[Any]) -> Any:
+        if value is None:
+            return self.ffi.NULL
+        if isinstance(value, bytes):
+            value = self.ffi.new("char[]", value)
+        keep.append(value)
+        return value
 
     def memory_view(self, address: int, size: int) -> Any:
         if size == 0:
             return memoryview(bytearray(0))
         return self.ffi.buffer(self.ffi.cast("char *", address), size)
 
-    def plan_launcher(self, plan: Any):
+    def plan_launcher(self, plan: Any) -> Tuple[Callable[[Any], int], Any]:
         return self.lib.cuabi_launch_plan_launch, plan
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ctypes
 import math
 import sys
-from typing import TYPE_CHECKING, Any, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Any, Dict, Optional, Sequence, Tuple, Union
 
 from . import _dlpack
 from ._base import Resource, check_size
@@ -28,7 +28,7 @@ __all__ = [
 Shape = Union[int, Sequence[int], None]
 
 
-def _numpy():
+def _numpy() -> Any:
     try:
         import numpy
     except (
@@ -177,13 +177,17 @@ def host_address(obj: Any, writable: bool) -> Tuple[int, int, Any]:
 class _ArrayExport:
     """``__cuda_array_interface__`` (v3) and DLPack for a typed span of device memory."""
 
-    ptr: int
     shape: Tuple[int, ...]
     _dtype: Any
     _typestr: str
     _cai_stream: Optional[Stream]
 
-    def _owner(self) -> Resource:  # the Resource whose memory this is
+    def _owner(self) -> "DeviceBuffer":  # the buffer whose memory this is
+        raise NotImplementedError
+
+    @property
+    def ptr(self) -> int:
+        """The device address."""
         raise NotImplementedError
 
     @property
@@ -199,7 +203,7 @@ class _ArrayExport:
         return math.prod(self.shape)
 
     @property
-    def __cuda_array_interface__(self) -> dict:
+    def __cuda_array_interface__(self) -> Dict[str, Any]:
         """The CUDA Array Interface, version 3 (CuPy, PyTorch, Numba read it
         without copying)."""
         cai = {
@@ -288,14 +292,16 @@ class DeviceBuffer(_ArrayExport, Resource):
         Resource.__init__(self, backend, handle)
         self.device = device
         self._foreign = owner  # wrapped memory's owner, kept alive
-        self._ptr = int(backend.get("cuabi_buffer_get_pointer", handle, out="uint64_t"))
+        self._ptr: Optional[int] = int(
+            backend.get("cuabi_buffer_get_pointer", handle, out="uint64_t")
+        )
         self._nbytes = int(backend.get("cuabi_buffer_get_size", handle, out="size_t"))
         self._ordinal: Optional[int] = None
         self._dtype, self._typestr, itemsize = _dtype_info(dtype)
         self.shape = _shape_for(shape, self._nbytes, itemsize, "the buffer")
         self._cai_stream = None
 
-    def _owner(self) -> Resource:
+    def _owner(self) -> "DeviceBuffer":
         return self
 
     def _on_release(self) -> None:
@@ -306,7 +312,7 @@ class DeviceBuffer(_ArrayExport, Resource):
     @property
     def ptr(self) -> int:
         """The device address (``CUdeviceptr``)."""
-        if self._closed:
+        if self._closed or self._ptr is None:
             raise InvalidHandleError(
                 "the buffer was closed; its address is no longer valid"
             )
@@ -510,7 +516,7 @@ class DeviceArray(_ArrayExport):
         except Exception:
             pass
 
-    def _owner(self) -> Resource:
+    def _owner(self) -> DeviceBuffer:
         return self.buffer
 
     @property
@@ -523,7 +529,7 @@ class DeviceArray(_ArrayExport):
 
     @property
     def nbytes(self) -> int:
-        return self.size * self.dtype.itemsize
+        return self.size * int(self.dtype.itemsize)
 
     @property
     def device(self) -> "Device":

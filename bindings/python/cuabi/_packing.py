@@ -1,21 +1,26 @@
-"""Packing kernel arguments into the one block ``cuabi_function_launch_packed`` takes.
+"""Packing kernel arguments into the one block a launch plan (or
+``cuabi_function_launch_packed``) takes.
 
-A pure function of the values and the kernel's parameter offsets and sizes,
-so every rule is testable without a GPU:
+Each argument becomes bytes by these rules:
 
 * NumPy scalars (and one-element arrays) and ctypes values are copied
-  exactly; their size must equal the parameter's.
+  exactly: their own bytes.
 * A Python ``float`` fills a 4-byte parameter as float32, an 8-byte one as
   float64 (a 2-byte one as float16); a ``complex`` an 8- or 16-byte one.
 * A Python ``int`` (or ``bool``, ``IntEnum``) fills a 1, 2, 4 or 8-byte
   parameter; it must fit that size as a signed or an unsigned integer.
 * A cuabi buffer, anything with ``__cuda_array_interface__`` (CuPy, PyTorch,
   Numba) or ``__dlpack__`` (JAX ...) passes its device address; ``None``
-  passes a NULL pointer. The parameter must be pointer-sized.
+  passes a NULL pointer. Both are pointer-sized.
 * A NumPy structured scalar or a ``ctypes.Structure`` is a struct by value.
 
-A mismatch raises :class:`~cuabi.errors.InvalidArgumentError` naming the
-parameter, before anything reaches the GPU.
+Whether the arguments fit the kernel (their count, and each one's size
+against its parameter's) is the core's check,
+``cuabi_function_check_arg_sizes``, made once per signature of argument
+sizes; its InvalidArgumentError names the parameter. What only Python can
+know (a value of no C type, an int or a float out of the parameter's range,
+a host array of several elements) raises InvalidArgumentError here, naming
+the parameter too. Either way nothing reaches the GPU.
 """
 
 from __future__ import annotations
@@ -24,23 +29,17 @@ import ctypes
 import enum
 import struct
 import sys
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 from .errors import InvalidArgumentError
 
-__all__ = [
-    "pack_args",
-    "pack_value",
-    "POINTER_SIZE",
-    "ArgumentLayout",
-    "register_pointer_type",
-]
+__all__ = ["pack_value", "POINTER_SIZE", "ArgumentLayout", "register_pointer_type"]
 
 POINTER_SIZE = ctypes.sizeof(ctypes.c_void_p)
 
 _FLOAT = {2: struct.Struct("<e"), 4: struct.Struct("<f"), 8: struct.Struct("<d")}
 _COMPLEX = {8: struct.Struct("<ff"), 16: struct.Struct("<dd")}
-_POINTER = struct.Struct("<Q" if POINTER_SIZE == 8 else "<I")
+_POINTER = struct.Struct("<Q")
 
 
 def _what(value: Any) -> str:
@@ -51,13 +50,6 @@ def _what(value: Any) -> str:
 
 def _where(index: int, kernel: Optional[str]) -> str:
     return f"kernel '{kernel}' parameter {index}" if kernel else f"parameter {index}"
-
-
-def _size_error(value: Any, nbytes: int, size: int, index: int, kernel: Optional[str]):
-    return InvalidArgumentError(
-        f"{_where(index, kernel)} is {size} bytes, but the argument given is "
-        f"{nbytes} bytes ({_what(value)})"
-    )
 
 
 def _pack_int(value: int, size: int, index: int, kernel: Optional[str]) -> bytes:
@@ -91,9 +83,7 @@ def _pack_float(value: float, size: int, index: int, kernel: Optional[str]) -> b
         ) from None
 
 
-def _pack_complex(
-    value: complex, size: int, index: int, kernel: Optional[str]
-) -> bytes:
+def _pack_complex(value: complex, size: int, index: int, kernel: Optional[str]) -> bytes:
     fmt = _COMPLEX.get(size)
     if fmt is None:
         raise InvalidArgumentError(
@@ -108,32 +98,8 @@ def _pack_complex(
         ) from None
 
 
-def _pack_pointer(
-    value: Any, address: int, size: int, index: int, kernel: Optional[str]
-) -> bytes:
-    if size != POINTER_SIZE:
-        raise InvalidArgumentError(
-            f"{_where(index, kernel)} is {size} bytes, but the argument given is "
-            f"{POINTER_SIZE} bytes (a device pointer: {_what(value)})"
-        )
-    return _POINTER.pack(address)
-
-
-def _pack_exact(
-    value: Any, data: bytes, size: int, index: int, kernel: Optional[str]
-) -> bytes:
-    if len(data) != size:
-        raise _size_error(value, len(data), size, index, kernel)
-    return data
-
-
-def _numpy_name(dtype: Any) -> str:
-    return dtype.name if dtype.fields is None else f"void {dtype}"
-
-
 def _pack_numpy(value: Any, size: int, index: int, kernel: Optional[str]) -> bytes:
-    np = sys.modules["numpy"]
-    if isinstance(value, np.ndarray):
+    if isinstance(value, sys.modules["numpy"].ndarray):
         if value.size != 1:
             raise InvalidArgumentError(
                 f"{_where(index, kernel)}: the argument is a host array of "
@@ -144,35 +110,11 @@ def _pack_numpy(value: Any, size: int, index: int, kernel: Optional[str]) -> byt
             raise InvalidArgumentError(
                 f"{_where(index, kernel)}: an object array has no C value"
             )
-        nbytes = value.dtype.itemsize
-        if nbytes != size:
-            raise InvalidArgumentError(
-                f"{_where(index, kernel)} is {size} bytes, but the argument given is "
-                f"{nbytes} bytes (numpy.ndarray of {value.dtype})"
-            )
-        return value.tobytes()
-    # np.generic: bool_, integers, floats, complex, void (structured)
-    if isinstance(value, np.object_):
-        raise InvalidArgumentError(
-            f"{_where(index, kernel)}: a numpy object has no C value"
-        )
-    nbytes = value.dtype.itemsize
-    if nbytes != size:
-        raise InvalidArgumentError(
-            f"{_where(index, kernel)} is {size} bytes, but the argument given is "
-            f"{nbytes} bytes (numpy.{_numpy_name(value.dtype)})"
-        )
-    return value.tobytes()
+    return bytes(value.tobytes())
 
 
 def _pack_ctypes(value: Any, size: int, index: int, kernel: Optional[str]) -> bytes:
-    nbytes = ctypes.sizeof(value)
-    if nbytes != size:
-        raise InvalidArgumentError(
-            f"{_where(index, kernel)} is {size} bytes, but the argument given is "
-            f"{nbytes} bytes (ctypes.{type(value).__name__})"
-        )
-    return ctypes.string_at(ctypes.addressof(value), nbytes)
+    return ctypes.string_at(ctypes.addressof(value), ctypes.sizeof(value))
 
 
 def _device_address(value: Any) -> Optional[int]:
@@ -187,23 +129,11 @@ def _device_address(value: Any) -> Optional[int]:
         from ._dlpack import dlpack_pointer
 
         address, _capsule = dlpack_pointer(value)
-        return address
+        return int(address)
     return None
 
 
 _Packer = Callable[[Any, int, int, Optional[str]], bytes]
-
-
-def _numpy_scalar_packer(t: type) -> _Packer:
-    """A packer for one fixed-size NumPy scalar type (bool_, int32, float16 ...)."""
-    itemsize = sys.modules["numpy"].dtype(t).itemsize
-
-    def pack(v: Any, s: int, i: int, k: Optional[str]) -> bytes:
-        if s != itemsize:
-            return _pack_numpy(v, s, i, k)  # raises, naming the parameter
-        return v.tobytes()
-
-    return pack
 
 
 def _resolve(value: Any) -> Optional[_Packer]:
@@ -218,18 +148,12 @@ def _resolve(value: Any) -> Optional[_Packer]:
         return _pack_complex
     np = sys.modules.get("numpy")
     if np is not None and isinstance(value, (np.generic, np.ndarray)):
-        if isinstance(value, np.generic) and not isinstance(
-            value, (np.void, np.object_)
-        ):
-            return _numpy_scalar_packer(t)
         return _pack_numpy
-    if isinstance(value, ctypes._SimpleCData) and t is ctypes.c_void_p:
-        return lambda v, s, i, k: _pack_pointer(v, v.value or 0, s, i, k)
-    if isinstance(
-        value, (ctypes._SimpleCData, ctypes.Structure, ctypes.Union, ctypes.Array)
-    ):
+    if t is ctypes.c_void_p:
+        return lambda v, s, i, k: _POINTER.pack(v.value or 0)
+    if isinstance(value, (ctypes._SimpleCData, ctypes.Structure, ctypes.Union)):
         return _pack_ctypes
-    if isinstance(value, ctypes._Pointer):
+    if isinstance(value, (ctypes.Array, ctypes._Pointer)):
         return _pack_ctypes
     if isinstance(value, enum.Enum):
         return lambda v, s, i, k: pack_value(v.value, s, i, k)
@@ -244,30 +168,26 @@ def _pointer_packer(t: type) -> Optional[_Packer]:
     """A packer for a device-array type whose class declares where its address
     is (cuabi buffers, CUDA Array Interface objects); read anew per value."""
     if isinstance(getattr(t, "__cuabi_ptr__", None), property):
-        return lambda v, s, i, k: _pack_pointer(v, v.__cuabi_ptr__, s, i, k)
+        return lambda v, s, i, k: _POINTER.pack(v.__cuabi_ptr__)
     if isinstance(getattr(t, "__cuda_array_interface__", None), property):
-
-        def pack(v: Any, s: int, i: int, k: Optional[str]) -> bytes:
-            return _pack_pointer(
-                v, int(v.__cuda_array_interface__["data"][0] or 0), s, i, k
-            )
-
-        return pack
+        return lambda v, s, i, k: _POINTER.pack(
+            int(v.__cuda_array_interface__["data"][0] or 0)
+        )
     return None
 
 
 _PACKERS: Dict[type, _Packer] = {}
 
 
-def pack_value(
-    value: Any, size: int, index: int = 0, kernel: Optional[str] = None
-) -> bytes:
-    """The ``size`` bytes that pass ``value`` to parameter ``index``."""
+def pack_value(value: Any, size: int, index: int = 0, kernel: Optional[str] = None) -> bytes:
+    """The bytes that pass ``value`` to parameter ``index`` of ``size`` bytes:
+    a value of a C type gives its own bytes, a Python number the parameter's
+    size (see the module docstring)."""
     packer = _PACKERS.get(type(value))
     if packer is not None:
         return packer(value, size, index, kernel)
     if value is None:
-        return _pack_pointer(value, 0, size, index, kernel)
+        return bytes(POINTER_SIZE)
     packer = _resolve(value)
     if packer is None:
         # Not a plain value: a device array (cuabi, CuPy, PyTorch, JAX ...)?
@@ -283,7 +203,7 @@ def pack_value(
             )
         packer = _pointer_packer(type(value))
         if packer is None:
-            return _pack_pointer(value, address, size, index, kernel)
+            return _POINTER.pack(address)
     if len(_PACKERS) < 1024:
         _PACKERS[type(value)] = packer
     return packer(value, size, index, kernel)
@@ -311,19 +231,21 @@ def _apply_type(value: Any, ctype: Any, index: int, kernel: Optional[str]) -> An
 #
 # A launch plan owns its argument block; a launch writes the arguments into
 # it with one struct.Struct.pack_into. Everything the rules above decide from
-# an argument's type alone (which struct code, whether its size fits the
-# parameter) is decided once per tuple of argument types and kept; what
-# depends on the value (an int's range, a float's range, a one-element
-# array's dtype, a closed buffer) is left to pack_into, and whenever the
-# compiled form cannot take the values as they are, the block is packed again
-# by the general rules above, which either succeed or raise their error
-# naming the parameter. So the compiled form never changes what is accepted,
-# what is written, or which error is raised.
+# an argument's type alone (which struct code, how many bytes, and so whether
+# the core accepts the signature) is decided once per tuple of argument types
+# and kept; what depends on the value (an int's range, a float's range, a
+# closed buffer) is left to pack_into, and whenever the compiled form cannot
+# take the values as they are, the block is packed again by the general
+# rules above, which either succeed or raise their error naming the
+# parameter. So the compiled form never changes what is accepted, what is
+# written, or which error is raised. Types whose size depends on the value
+# (NumPy arrays and structured scalars, DLPack producers ...) always take the
+# general rules.
 
 _INT_CODES = {1: "b", 2: "h", 4: "i", 8: "q"}  # signed; an unsigned value past
 # the signed range fails pack_into and takes the general rules
 _FLOAT_CODES = {2: "e", 4: "f", 8: "d"}
-_POINTER_CODE = "Q" if POINTER_SIZE == 8 else "I"
+_POINTER_CODE = "Q"
 _NUMPY_CODES = {
     ("b", 1): "?",
     ("i", 1): "b",
@@ -355,138 +277,121 @@ def register_pointer_type(cls: type, attribute: str) -> None:
     _POINTER_ATTRIBUTES[cls] = attribute
 
 
-def _argument_code(t: type, size: int, index: int) -> Tuple[str, Optional[str]]:
-    """(struct code, expression giving its value; None for padding) for
-    argument ``index`` (in the variable ``a<index>``), of type ``t``, to a
-    parameter of ``size`` bytes: the fast form of the rules of pack_value, or
-    the general one (``Ns`` with pack_value's bytes) where no fast form is
-    exact."""
+_Code = Tuple[str, Optional[str], Optional[int]]
+
+
+def _argument_code(t: type, size: int, index: int) -> _Code:
+    """(struct code, expression giving its value or None for padding, the
+    bytes it passes) for argument ``index`` (in the variable ``a<index>``) of
+    type ``t`` to a parameter of ``size`` bytes: the fast form of the rules
+    of pack_value, or the general one (``Ns`` with pack_value's bytes) where
+    no fast form is exact. The bytes are None where the value decides them."""
     var = f"a{index}"
-    general = f"{size}s", f"_pack_value({var}, {size}, {index}, _kernel)"
-    if t is float:
-        code = _FLOAT_CODES.get(size)
-        return (code, var) if code else general
-    if t is int or t is bool:
-        code = _INT_CODES.get(size)
-        return (code, var) if code else general
+
+    def general(nbytes: int) -> _Code:
+        return f"{nbytes}s", f"_pack_value({var}, {size}, {index}, _kernel)", nbytes
+
+    if t is float or t is int or t is bool:
+        code = (_FLOAT_CODES if t is float else _INT_CODES).get(size)
+        return (code, var, size) if code else general(size)
     if t is type(None):
-        return (f"{size}x", None) if size == POINTER_SIZE else general
+        return f"{POINTER_SIZE}x", None, POINTER_SIZE
     attribute = _POINTER_ATTRIBUTES.get(t)
     if attribute is not None:
-        if size != POINTER_SIZE:
-            return general
-        return _POINTER_CODE, f"{var}.{attribute}"
+        return _POINTER_CODE, f"{var}.{attribute}", POINTER_SIZE
     np = sys.modules.get("numpy")
-    if np is not None and issubclass(t, np.generic):
-        if issubclass(t, (np.void, np.object_)):
-            return general
+    if np is not None and issubclass(t, (np.generic, np.ndarray)):
+        if issubclass(t, (np.ndarray, np.flexible, np.object_)):
+            return "", None, None
         dtype = np.dtype(t)
         code = _NUMPY_CODES.get((dtype.kind, dtype.itemsize))
-        if code is None or dtype.itemsize != size:
-            return general
+        if code is None:
+            return general(dtype.itemsize)
         if code == "f":
             # Through a double, a signalling NaN would come back quieted: a
             # NaN fails pack_into (None is no float) and takes .tobytes().
-            return code, f"({var} if {var} == {var} else None)"
-        return code, var
-    if np is not None and issubclass(t, np.ndarray):
-        return general
+            return code, f"({var} if {var} == {var} else None)", 4
+        return code, var, dtype.itemsize
     if issubclass(t, (ctypes._SimpleCData, ctypes.Structure, ctypes.Union)):
-        return general
-    if issubclass(t, (ctypes.Array, ctypes._Pointer, complex, enum.Enum)):
-        return general
-    if issubclass(t, int):
-        code = _INT_CODES.get(size)
-        return (code, f"int({var})") if code else general
-    if issubclass(t, float):
-        code = _FLOAT_CODES.get(size)
-        return (code, f"float({var})") if code else general
+        return general(ctypes.sizeof(t))
+    if issubclass(t, (ctypes.Array, ctypes._Pointer)):
+        return general(ctypes.sizeof(t))
+    if issubclass(t, complex):
+        return general(size)
+    if issubclass(t, enum.Enum) and not issubclass(t, int):
+        return "", None, None
+    if issubclass(t, int) or issubclass(t, float):
+        code = (_INT_CODES if issubclass(t, int) else _FLOAT_CODES).get(size)
+        convert = "int" if issubclass(t, int) else "float"
+        return (code, f"{convert}({var})", size) if code else general(size)
     if isinstance(getattr(t, "__cuabi_ptr__", None), property):
-        if size != POINTER_SIZE:
-            return general
-        return _POINTER_CODE, f"{var}.__cuabi_ptr__"
-    return general
+        return _POINTER_CODE, f"{var}.__cuabi_ptr__", POINTER_SIZE
+    if isinstance(getattr(t, "__cuda_array_interface__", None), property):
+        return general(POINTER_SIZE)
+    return "", None, None
 
 
 class ArgumentLayout:
-    """A kernel's parameter offsets and sizes and the block size, prepared once."""
+    """A kernel's parameter offsets and sizes and its block size, prepared
+    once, with ``check(sizes)``: the core's check that arguments of these
+    byte sizes fit the kernel, which raises when they do not. Each signature
+    of sizes that passed is kept, so the core is asked once per signature."""
 
-    __slots__ = ("offsets", "sizes", "args_size", "kernel", "_plan", "_tail")
+    __slots__ = ("offsets", "sizes", "args_size", "kernel", "_check", "_checked")
 
     def __init__(
         self,
         offsets: Sequence[int],
         sizes: Sequence[int],
-        args_size: Optional[int] = None,
-        kernel: Optional[str] = None,
+        args_size: int,
+        kernel: Optional[str],
+        check: Callable[[Tuple[int, ...]], None],
     ) -> None:
-        if len(offsets) != len(sizes):
-            raise ValueError("offsets and sizes differ in length")
         self.offsets = tuple(int(o) for o in offsets)
         self.sizes = tuple(int(s) for s in sizes)
-        end = 0
-        plan = []
-        for i, (offset, size) in enumerate(zip(self.offsets, self.sizes)):
-            if offset < end:
-                raise ValueError(
-                    f"parameter {i} at offset {offset} overlaps the one before"
-                )
-            plan.append((i, bytes(offset - end), size))  # zero padding, then the value
-            end = offset + size
-        self.args_size = end if args_size is None else int(args_size)
-        if self.args_size < end:
-            raise ValueError(
-                f"args_size {self.args_size} is smaller than the parameters' end {end}"
-            )
+        self.args_size = int(args_size)
         self.kernel = kernel
-        self._plan = tuple(plan)
-        self._tail = bytes(self.args_size - end)
+        self._check = check
+        self._checked: Set[Tuple[int, ...]] = set()
 
-    def pack(
-        self, values: Sequence[Any], types: Optional[Sequence[Any]] = None
-    ) -> bytes:
+    def check_sizes(self, sizes: Tuple[int, ...]) -> None:
+        """Raises the core's error unless arguments of ``sizes`` bytes fit."""
+        if sizes not in self._checked:
+            self._check(sizes)
+            self._checked.add(sizes)
+
+    def _check_count(self, count: int) -> None:
+        """``count`` arguments, when they are not as many as the parameters,
+        go to the core at once, which raises its error naming both counts."""
+        if count != len(self.sizes):
+            self.check_sizes(self.sizes[:count] + (0,) * (count - len(self.sizes)))
+
+    def pack(self, values: Sequence[Any], types: Optional[Sequence[Any]] = None) -> bytes:
         """The argument block for ``values`` (see the module docstring)."""
         if types is not None:
             values = self.apply_types(values, types)
-        elif len(values) != len(self._plan):
-            raise self.count_error(len(values))
-        kernel = self.kernel
-        parts = []
-        append = parts.append
-        packers = _PACKERS
-        for (i, pad, size), value in zip(self._plan, values):
-            if pad:
-                append(pad)
-            packer = packers.get(type(value))
-            if packer is not None:
-                append(packer(value, size, i, kernel))
-            else:
-                append(pack_value(value, size, i, kernel))
-        append(self._tail)
-        return b"".join(parts)
+        self._check_count(len(values))
+        pairs = list(enumerate(zip(values, self.sizes)))
+        # Sizes the types decide go to the core first, as compile_packer does.
+        known = [_argument_code(type(v), s, i)[2] for i, (v, s) in pairs]
+        if None not in known:
+            self.check_sizes(tuple(s for s in known if s is not None))
+        parts = [pack_value(v, s, i, self.kernel) for i, (v, s) in pairs]
+        self.check_sizes(tuple(map(len, parts)))
+        block = bytearray(self.args_size)
+        for offset, data in zip(self.offsets, parts):
+            block[offset : offset + len(data)] = data
+        return bytes(block)
 
     def apply_types(self, values: Sequence[Any], types: Sequence[Any]) -> List[Any]:
         """The overview's ctypes way: each value converted to its ctypes type
-        (None leaves it as it is), after checking both counts."""
-        n = len(self._plan)
-        if len(values) != n:
-            raise self.count_error(len(values))
-        if len(types) != n:
+        (None leaves it as it is)."""
+        if len(types) != len(values):
             raise InvalidArgumentError(
-                f"{len(types)} types were given for {n} kernel arguments"
+                f"{len(types)} types were given for {len(values)} kernel arguments"
             )
         kernel = self.kernel
-        return [
-            _apply_type(v, t, i, kernel) for i, (v, t) in enumerate(zip(values, types))
-        ]
-
-    def count_error(self, given: int) -> InvalidArgumentError:
-        n = len(self._plan)
-        return InvalidArgumentError(
-            f"{'kernel ' + repr(self.kernel) if self.kernel else 'the kernel'} takes {n} "
-            f"parameter{'s' if n != 1 else ''}, but {given} "
-            f"{'were' if given != 1 else 'was'} given"
-        )
+        return [_apply_type(v, t, i, kernel) for i, (v, t) in enumerate(zip(values, types))]
 
     def pack_into(self, view: Any, values: Sequence[Any]) -> None:
         """Writes the block for ``values`` into ``view`` (a writable buffer of
@@ -494,9 +399,7 @@ class ArgumentLayout:
         data = self.pack(values)
         view[: len(data)] = data
 
-    def compile_packer(
-        self, types: Sequence[type]
-    ) -> Callable[[Any, Sequence[Any]], bool]:
+    def compile_packer(self, types: Sequence[type]) -> Callable[[Any, Sequence[Any]], bool]:
         """``pack(view, values) -> bool`` for values of exactly ``types``.
 
         When ``values`` are as many as ``types`` and each of exactly its type,
@@ -505,27 +408,28 @@ class ArgumentLayout:
         that cannot take the values, it packs them by the general rules
         instead (:meth:`pack_into`), so its results and errors are those of
         :meth:`pack`. For other values it writes nothing and returns False
-        (the caller then finds the packer of their types). Raises the count
-        error when ``types`` has the wrong length."""
-        n = len(self._plan)
-        if len(types) != n:
-            raise self.count_error(len(types))
+        (the caller then finds the packer of their types). Raises the core's
+        error when arguments of these types cannot fit the kernel."""
+        n = len(types)
+        self._check_count(n)
         fmt = ["<"]
         exprs: List[str] = []
+        arg_sizes: List[Optional[int]] = []
         end = 0
-        for (i, _pad, size), offset, t in zip(self._plan, self.offsets, types):
+        for i, (offset, size, t) in enumerate(zip(self.offsets, self.sizes, types)):
             if offset > end:
                 fmt.append(f"{offset - end}x")
-            code, expr = _argument_code(t, size, i)
+            code, expr, nbytes = _argument_code(t, size, i)
             fmt.append(code)
             if expr is not None:
                 exprs.append(expr)
+            arg_sizes.append(nbytes)
             end = offset + size
         if self.args_size > end:
             fmt.append(f"{self.args_size - end}x")
-        packer = struct.Struct("".join(fmt))
-        if packer.size != self.args_size:  # pragma: no cover - the layout is checked
-            raise ValueError(f"format {packer.format!r} does not match the layout")
+        fast = None not in arg_sizes
+        if fast:  # else the values decide: the general rules check each time
+            self.check_sizes(tuple(s for s in arg_sizes if s is not None))
         # Generated from struct codes, attribute names and indices only.
         lines = ["def pack(view, values):"]
         if n:
@@ -541,52 +445,32 @@ class ArgumentLayout:
             ]
         else:
             lines += ["    if len(values):", "        return False"]
-        lines += [
-            "    try:",
-            f"        _pack_into(view, 0{''.join(', ' + e for e in exprs)})",
-            "    except Exception:",
-            "        _general(view, values)",
-            "    return True",
-        ]
+        if fast:
+            lines += [
+                "    try:",
+                f"        _pack_into(view, 0{''.join(', ' + e for e in exprs)})",
+                "    except Exception:",
+                "        _general(view, values)",
+            ]
+        else:
+            lines.append("    _general(view, values)")
+        lines.append("    return True")
+        packer = struct.Struct("".join(fmt)) if fast else None
         env: Dict[str, Any] = {
-            "_pack_into": packer.pack_into,
+            "_pack_into": packer.pack_into if packer else None,
             "_general": self.pack_into,
             "_pack_value": pack_value,
             "_kernel": self.kernel,
         }
         env.update((f"_t{i}", t) for i, t in enumerate(types))
-        code = compile(
-            "\n".join(lines) + "\n",
-            f"<cuabi packer for {self.kernel or 'a kernel'}>",
-            "exec",
-        )
-        exec(code, env)
+        name = f"<cuabi packer for {self.kernel or 'a kernel'}>"
+        exec(compile("\n".join(lines) + "\n", name, "exec"), env)
         pack = env["pack"]
-        pack.format = packer.format
+        pack.format = packer.format if packer else None
         pack.types = tuple(types)
-        return pack
+        return pack  # type: ignore[no-any-return]
 
 
 def no_packer(view: Any, values: Sequence[Any]) -> bool:
     """A compiled packer's stand-in before the first launch: takes nothing."""
     return False
-
-
-def pack_args(
-    values: Sequence[Any],
-    offsets: Sequence[int],
-    sizes: Sequence[int],
-    args_size: Optional[int] = None,
-    types: Optional[Sequence[Any]] = None,
-    kernel: Optional[str] = None,
-) -> bytes:
-    """Packs ``values`` at ``offsets`` (each parameter ``sizes[i]`` bytes) into
-    one block of ``args_size`` bytes (default: the end of the last parameter).
-
-    ``types`` gives the ctypes way of the CUDA Python overview: each value is
-    first converted to its ctypes type (None leaves it as it is)."""
-    return ArgumentLayout(offsets, sizes, args_size, kernel).pack(values, types)
-
-
-def _types_used() -> List[type]:  # for tests: which types took the cached path
-    return list(_PACKERS)

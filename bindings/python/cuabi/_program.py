@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import threading
 import weakref
 from typing import (
@@ -18,7 +19,7 @@ from typing import (
     Union,
 )
 
-from . import _constants as C
+from ._api import FunctionAttribute
 from ._base import (
     Resource,
     as_bytes,
@@ -303,10 +304,11 @@ class Kernel(Resource):
     thread, made on first use and kept) with one ``struct.pack_into``
     compiled per tuple of argument types, then calls
     ``cuabi_launch_plan_launch``: one foreign call with one argument. See
-    :mod:`cuabi._packing` for the rules. An argument whose size differs from
-    its parameter's raises InvalidArgumentError naming the parameter, before
-    anything runs. Launching from several threads at once is safe: each
-    thread writes its own plan's block.
+    :mod:`cuabi._packing` for the rules. Arguments that do not fit the
+    kernel's parameters raise the core's InvalidArgumentError naming the
+    parameter, before anything runs (the core is asked once per signature).
+    Launching from several threads at once is safe: each thread writes its
+    own plan's block.
     """
 
     _release_fn = "cuabi_function_release"
@@ -322,7 +324,7 @@ class Kernel(Resource):
         # stream's id so that the cache does not keep the Stream alive: a
         # stream, when closed or collected, makes every kernel that holds a
         # plan on it drop its plans (before its id can be reused).
-        self._tls: Optional[threading.local] = threading.local()
+        self._tls: Any = threading.local()
         # {tuple of argument types: pack(view, args) -> bool}, shared by all
         # threads, and the one used last, tried first.
         self._packers: Dict[Tuple[type, ...], Callable[[Any, Any], bool]] = {}
@@ -352,9 +354,7 @@ class Kernel(Resource):
 
     @property
     def param_count(self) -> int:
-        return int(
-            self._b.get("cuabi_function_get_param_count", self._handle, out="size_t")
-        )
+        return len((self._layout or self._load_layout()).sizes)
 
     @property
     def params(self) -> List[Tuple[int, int]]:
@@ -368,24 +368,16 @@ class Kernel(Resource):
         return (self._layout or self._load_layout()).args_size
 
     def _load_layout(self) -> ArgumentLayout:
-        b = self._b
-        count = int(b.get("cuabi_function_get_param_count", self._handle, out="size_t"))
-        offsets, sizes = [], []
-        for i in range(count):
-            off, size = b.get_many(
-                "cuabi_function_get_param_info",
-                self._handle,
-                i,
-                outs=("size_t", "size_t"),
-            )
-            offsets.append(int(off))
-            sizes.append(int(size))
-        total = int(b.get("cuabi_function_get_args_size", self._handle, out="size_t"))
-        self._layout = ArgumentLayout(offsets, sizes, total, self.name)
+        """The parameters from one call, and the core's check of argument
+        sizes (bound to the handle, not to this object)."""
+        params, total = self._b.function_params(self._handle)
+        check = functools.partial(self._b.check_arg_sizes, self._handle)
+        offsets, sizes = [o for o, _ in params], [s for _, s in params]
+        self._layout = ArgumentLayout(offsets, sizes, total, self.name, check)
         return self._layout
 
     def attribute(self, attribute: int) -> int:
-        """A CUfunction_attribute (``cuabi.capi.CUABI_FUNC_*``)."""
+        """A CUfunction_attribute (``cuabi.capi.FunctionAttribute``)."""
         return int(
             self._b.get(
                 "cuabi_function_get_attribute",
@@ -405,11 +397,11 @@ class Kernel(Resource):
 
     @property
     def max_threads_per_block(self) -> int:
-        return self.attribute(C.CUABI_FUNC_MAX_THREADS_PER_BLOCK)
+        return self.attribute(FunctionAttribute.MAX_THREADS_PER_BLOCK)
 
     @property
     def num_regs(self) -> int:
-        return self.attribute(C.CUABI_FUNC_NUM_REGS)
+        return self.attribute(FunctionAttribute.NUM_REGS)
 
     def pack(self, args: Sequence[Any], types: Optional[Sequence[Any]] = None) -> bytes:
         """The argument block a launch with ``args`` would pass."""
@@ -442,7 +434,7 @@ class Kernel(Resource):
     ) -> Tuple[Any, Any, Any, Any]:
         """This thread's plan for the configuration, made when missing."""
         tls = self._tls
-        plans = None if tls is None else getattr(tls, "plans", None)
+        plans: Optional[Dict[Any, Tuple[Any, Any, Any, Any]]] = getattr(tls, "plans", None)
         key: Tuple[Any, ...] = (grid, block, shared_mem, id(stream))
         try:
             hash(key)
@@ -555,9 +547,9 @@ class PreparedLaunch:
         self.block = dim3(block, "block")
         self.stream = stream
         self.shared_mem = check_u32(shared_mem, "shared_mem")
-        self._packer = no_packer
+        self._packer: Callable[[Any, Any], bool] = no_packer
         self._closed = False
-        self._tls: Optional[threading.local] = threading.local()
+        self._tls: Any = threading.local()  # None once closed
         self._entry()  # this thread's plan: a bad configuration raises here
         kernel._prepared.add(self)
         if kernel.closed:  # closed in between: drop the plan made above

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import contextlib
 import weakref
-from typing import TYPE_CHECKING, Any, Iterator, Optional, Union
+from typing import TYPE_CHECKING, Any, Iterator, Optional, Tuple, Union
 
-from . import _constants as C
+from ._api import CUABI_ERROR_NOT_READY, CaptureMode
 from ._base import Resource, check_i32
 from ._loader import Backend
 
@@ -15,11 +15,7 @@ if TYPE_CHECKING:
 
 __all__ = ["Stream", "Event", "Graph", "GraphExec", "stream_arg", "event_arg"]
 
-_CAPTURE_MODES = {
-    "global": C.CUABI_CAPTURE_GLOBAL,
-    "thread_local": C.CUABI_CAPTURE_THREAD_LOCAL,
-    "relaxed": C.CUABI_CAPTURE_RELAXED,
-}
+_CAPTURE_MODES = {m.name.lower(): int(m) for m in CaptureMode}
 
 
 def stream_arg(stream: Optional["Stream"], backend: Backend) -> Any:
@@ -76,7 +72,7 @@ class Stream(Resource):
         """The raw ``CUstream`` (``cudaStream_t``) value, for other libraries."""
         return int(self._b.get("cuabi_stream_get_handle", self._handle, out="uint64_t"))
 
-    def __cuda_stream__(self) -> tuple:
+    def __cuda_stream__(self) -> Tuple[int, int]:
         """The CUDA stream protocol: (version, CUstream)."""
         return (0, self.ptr)
 
@@ -87,7 +83,7 @@ class Stream(Resource):
     def query(self) -> bool:
         """True when all work on the stream is done, False while some runs."""
         status = self._b.lib.cuabi_stream_query(self._handle)
-        if status == C.CUABI_ERROR_NOT_READY:
+        if status == CUABI_ERROR_NOT_READY:
             return False
         self._b.check(status, "cuabi_stream_query")
         return True
@@ -162,7 +158,7 @@ class Event(Resource):
     def query(self) -> bool:
         """True when the event has been reached."""
         status = self._b.lib.cuabi_event_query(self._handle)
-        if status == C.CUABI_ERROR_NOT_READY:
+        if status == CUABI_ERROR_NOT_READY:
             return False
         self._b.check(status, "cuabi_event_query")
         return True

@@ -6,12 +6,16 @@
 >>> n = ctypes.c_int32()
 >>> L.check(lib.cuabi_device_get_count(ctypes.byref(n)))
 
-With the ctypes backend, ``lib`` is a ``ctypes.CDLL`` whose functions carry
-the argtypes and restype of ``cuabi._ctypes_api`` (handles are ``c_void_p``,
-out-parameters ``POINTER(T)``); the header's structs are the ctypes classes
-below and its constants are module attributes. With the cffi backend
-(``load("cffi")``), ``lib`` comes from ``ffi.dlopen`` with a cdef built from
-the header, ``L.ffi`` is the FFI and the constants are also on ``lib``.
+Everything here is generated from the header (:mod:`cuabi._api`): its
+constants (``CUABI_ERROR_INVALID_HANDLE``) and an IntEnum or IntFlag per
+enum (``Status``, ``CaptureMode``, ``StreamFlag`` ...), and for ctypes its
+types, structs and prototypes. With the ctypes backend, ``lib`` is a
+``ctypes.CDLL`` whose functions carry those prototypes (handles are
+``c_void_p``, out-parameters ``POINTER(T)``); a struct is filled with its
+defaults by its ``*_init`` function (``lib.cuabi_launch_config_init``).
+With the cffi backend (``load("cffi")``), ``lib`` comes from ``ffi.dlopen``
+with the header's declarations, ``L.ffi`` is the FFI and the constants are
+also on ``lib``.
 
 ``L.check(status)`` raises the :class:`~cuabi.CudaError` subclass of a
 non-zero status with this thread's last-error message.
@@ -28,33 +32,11 @@ from __future__ import annotations
 
 import ctypes
 import enum
-from typing import Any, List, NamedTuple, Optional, Sequence
+from dataclasses import dataclass
+from typing import Any, List, Optional, Sequence
 
-from ._constants import *  # noqa: F401,F403  (re-exported: the header's constants)
-from ._constants import __all__ as _constant_names
-from ._ctypes_api import (
-    CUABI_COMPILE_DESC_INIT,
-    CUABI_LAUNCH_CONFIG_INIT,
-    DECLARATIONS,
-    HANDLE_TYPES,
-    cuabi_buffer,
-    cuabi_capture_mode,
-    cuabi_compile_desc,
-    cuabi_device,
-    cuabi_event,
-    cuabi_function,
-    cuabi_function_attribute,
-    cuabi_graph,
-    cuabi_graph_exec,
-    cuabi_host_buffer,
-    cuabi_launch_config,
-    cuabi_launch_plan,
-    cuabi_module,
-    cuabi_output,
-    cuabi_program,
-    cuabi_status,
-    cuabi_stream,
-)
+from . import _api
+from ._api import *  # noqa: F401,F403  (the header's constants, enums and types)
 from ._loader import (
     BACKENDS,
     Backend,
@@ -64,28 +46,7 @@ from ._loader import (
     load_backend,
 )
 
-__all__ = list(_constant_names) + [
-    "CUABI_COMPILE_DESC_INIT",
-    "CUABI_LAUNCH_CONFIG_INIT",
-    "DECLARATIONS",
-    "HANDLE_TYPES",
-    "cuabi_buffer",
-    "cuabi_capture_mode",
-    "cuabi_compile_desc",
-    "cuabi_device",
-    "cuabi_event",
-    "cuabi_function",
-    "cuabi_function_attribute",
-    "cuabi_graph",
-    "cuabi_graph_exec",
-    "cuabi_host_buffer",
-    "cuabi_launch_config",
-    "cuabi_launch_plan",
-    "cuabi_module",
-    "cuabi_output",
-    "cuabi_program",
-    "cuabi_status",
-    "cuabi_stream",
+__all__ = [
     "BACKENDS",
     "Backend",
     "load",
@@ -95,6 +56,7 @@ __all__ = list(_constant_names) + [
     "KernelParams",
     "kernel_params",
 ]
+__all__ += _api.__all__
 
 
 def load(backend: Optional[str] = None, path: Optional[str] = None) -> Backend:
@@ -110,7 +72,8 @@ def check(status: int, backend: Optional[Backend] = None) -> None:
         raise (backend or get_backend()).error(int(status))
 
 
-class KernelParams(NamedTuple):
+@dataclass(frozen=True)
+class KernelParams:
     """The overview's ``kernelParams`` for :func:`cuabi_function_launch` /
     :func:`cuabi_function_launch_sized` (ctypes backend): ``params`` (``void**``),
     ``sizes`` (``size_t*``), ``count``, and the values they point to."""
