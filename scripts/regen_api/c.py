@@ -11,7 +11,7 @@ from common import BANNER, banner, c_string, one_line
 
 def status_table(model: Dict[str, Any]) -> str:
     status = next(e for e in model["enums"] if e["name"] == "cuabi_status")
-    out = [banner("//"), "// One {name, description} per status, in value order (capi/error.cpp).\n"]
+    out = [banner("//"), "// One {name, description} per status, in value order (capi/core/error.cpp).\n"]
     for i, v in enumerate(status["values"]):
         assert v["value"] == i, "statuses must be numbered 0, 1, 2, ... without gaps"
         out.append(f'{{"{v["name"]}", "{c_string(one_line(v["doc"]))}"}},\n')

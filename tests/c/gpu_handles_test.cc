@@ -1,6 +1,6 @@
 // Handles with a device: every kind used as every other kind, released
 // handles of every kind, bad handles in second positions, a forked child,
-// and recovery from a lost context.
+// and a lost context (which only a new process recovers from).
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>

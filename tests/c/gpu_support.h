@@ -12,7 +12,6 @@
 #include <utility>
 #include <vector>
 
-#include "../common/handles.h"
 #include "kernels.h"
 #include "test_support.h"
 

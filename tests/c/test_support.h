@@ -7,11 +7,39 @@
 
 #include <cstdint>
 #include <cstring>
+#include <cuabi/cuabi.hpp>
 #include <functional>
 #include <string>
 #include <vector>
 
 namespace cuabi_test {
+
+// The owners of cuabi.hpp under the names the tests use: each releases its
+// handle when destroyed; out() takes a C call's out-parameter, reset()
+// releases early, detach() gives the handle up.
+using Device = cuabi::device;
+using Program = cuabi::program;
+using Module = cuabi::module;
+using Function = cuabi::function;
+using Buffer = cuabi::buffer;
+using HostBuffer = cuabi::host_buffer;
+using Stream = cuabi::stream;
+using Event = cuabi::event;
+using Graph = cuabi::graph;
+using GraphExec = cuabi::graph_exec;
+using LaunchPlan = cuabi::launch_plan;
+
+// Why this process cannot run GPU tests, or "" when device 0 is usable.
+inline std::string NoDeviceReason() {
+  int32_t count = 0;
+  const cuabi_status st = cuabi_device_get_count(&count);
+  if (st != CUABI_SUCCESS) {
+    return std::string("no CUDA device: cuabi_device_get_count answered ") +
+           cuabi_status_get_name(st) + ": " + cuabi_last_error_message();
+  }
+  if (count == 0) return "no CUDA device: the driver reports 0 devices";
+  return "";
+}
 
 // "CUABI_ERROR_X: <message>" for the calling thread's last error.
 inline std::string LastError() {

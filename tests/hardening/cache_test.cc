@@ -1,4 +1,4 @@
-// The compile cache's own layer (capi/cache.hpp), without a GPU: entries
+// The compile cache's own layer (capi/core/cache.hpp), without a GPU: entries
 // truncated at every length, every bit flipped, bodies with a valid checksum
 // but malformed fields, damaged and foreign files, several processes writing
 // and reading one key at once (with a corrupter among them), folders that are

@@ -30,7 +30,7 @@ TEST(Regression, ForgedKindReleaseLeavesTheHandleAlone) {
     size_t n = 0;
     HARDENING_EXPECT_OK(cuabi_program_get_log(p, nullptr, &n));
   }
-  const cuabi_program raw = p.take();
+  const cuabi_program raw = p.detach();
   cuabi_program_release(raw);
   size_t n = 0;
   HARDENING_EXPECT_STATUS(CUABI_ERROR_INVALID_HANDLE, cuabi_program_get_log(raw, nullptr, &n));

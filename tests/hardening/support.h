@@ -24,7 +24,6 @@
 #include <vector>
 
 #include "../c/test_support.h"
-#include "../common/handles.h"
 #include "../common/utf8.h"
 
 extern char** environ;
@@ -42,9 +41,9 @@ using cuabi_test::GraphExec;
 using cuabi_test::HostBuffer;
 using cuabi_test::IsUtf8;
 using cuabi_test::LastError;
+using cuabi_test::LaunchPlan;
 using cuabi_test::Module;
 using cuabi_test::NoDeviceReason;
-using cuabi_test::Owned;
 using cuabi_test::Program;
 using cuabi_test::StatusName;
 using cuabi_test::Stream;

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Installs the build tree into a temporary prefix, then builds a consumer
-# against it twice: through find_package(cuabi) and through pkg-config.
+# Installs the build tree into a temporary prefix, then builds consumers
+# against it: a C and a C++ one through find_package(cuabi), and both again
+# through pkg-config.
 set -euo pipefail
 build=$1
 src=$(cd "$(dirname "$0")" && pwd)/consumer
@@ -16,9 +17,13 @@ echo "== find_package(cuabi)"
 cmake -S "$src" -B "$work/cmake-build" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
 cmake --build "$work/cmake-build" >/dev/null
 LD_LIBRARY_PATH=$libdir "$work/cmake-build/consumer"
+LD_LIBRARY_PATH=$libdir "$work/cmake-build/consumer_cpp"
 
 echo "== pkg-config cuabi"
 export PKG_CONFIG_PATH=$libdir/pkgconfig
 test "$(pkg-config --modversion cuabi)" = "0.1.0"
 cc -std=c99 -Wall -Werror "$src/main.c" $(pkg-config --cflags --libs cuabi) -o "$work/consumer-pc"
 LD_LIBRARY_PATH=$libdir "$work/consumer-pc"
+c++ -std=c++17 -Wall -Wextra -pedantic -Werror "$src/main.cpp" $(pkg-config --cflags --libs cuabi) \
+  -o "$work/consumer-cpp-pc"
+LD_LIBRARY_PATH=$libdir "$work/consumer-cpp-pc"

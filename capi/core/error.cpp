@@ -29,9 +29,10 @@ struct StatusText {
   const char* description;
 };
 
-// The names and descriptions come from the header's comments (scripts/regen).
+// The names and descriptions come from the header's comments: scripts/regen
+// writes them to capi/status_text.inc.
 const StatusText kStatusText[CUABI_STATUS_COUNT] = {
-#include "status_text.inc"
+#include "../status_text.inc"
 };
 }  // namespace
 

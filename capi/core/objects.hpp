@@ -25,13 +25,15 @@ class Device : public Object {
   ~Device() override;
 
   // Makes the primary context current on the calling thread (no-op when it
-  // already is) and throws CONTEXT_LOST for objects made before a reset.
+  // already is); throws CONTEXT_LOST once the device is lost to the process.
+  // Objects made before a reset are refused by check_epoch (DeviceChild::enter).
   void make_current() const;
   void check_epoch(uint32_t epoch) const {
     if (epoch != epoch_.load(std::memory_order_acquire)) fail_stale();
   }
-  // True once the driver refused the device to this process (a sticky fault
-  // that a reset could not clear).
+  // True once a reset found the device refused to this process: after a
+  // sticky fault the driver fails every later call of the process, the reset
+  // included, and only a new process can use the GPU again.
   bool lost() const { return lost_.load(std::memory_order_acquire); }
   uint32_t epoch() const { return epoch_.load(std::memory_order_acquire); }
   void reset();
@@ -74,7 +76,9 @@ class DeviceChild : public Object {
   uint32_t epoch;
 };
 
-// An RAII "make this context current" for destructors, which must not throw.
+// Makes `child`'s context current for a destructor, which must not throw:
+// false (and nothing done) when the driver is gone or `child` is from before
+// a reset, whose resource the reset already destroyed.
 bool enter_quietly(const DeviceChild& child);
 
 class Program : public Object {
@@ -84,8 +88,8 @@ class Program : public Object {
           const char* const* names);
   ~Program() override;
   void add_name_expression(const char* expression);
-  // Returns the NVRTC status; throws only for failures that are not the
-  // code's (options NVRTC cannot parse count as the code's).
+  // Compiles once, keeping the log either way. Code or options NVRTC rejects
+  // throw COMPILE carrying the log; other NVRTC failures throw NVRTC.
   void compile(size_t num_options, const char* const* options);
 
   std::mutex mutex;

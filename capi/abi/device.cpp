@@ -1,0 +1,94 @@
+// Shims for devices.
+#include <utility>
+
+#include "shim.hpp"
+
+using namespace cuabi;
+using namespace cuabi::abi;
+
+extern "C" {
+
+cuabi_status cuabi_device_get_count(int32_t* count) {
+  return guard(__func__, [&] {
+    need(count, "count");
+    *count = Device::count();
+  });
+}
+
+cuabi_status cuabi_device_get(int32_t ordinal, cuabi_device* out) {
+  return create(__func__, out, [&] { return Device::get(ordinal); });
+}
+
+void cuabi_device_release(cuabi_device device) { release_handle<Device>(device); }
+
+cuabi_status cuabi_device_get_ordinal(cuabi_device device, int32_t* ordinal) {
+  return get(__func__, device, "device", ordinal, "ordinal", &Device::ordinal);
+}
+
+cuabi_status cuabi_device_get_name(cuabi_device device, char* buf, size_t* size) {
+  return get_string(__func__, device, "device", buf, size, &Device::name);
+}
+
+cuabi_status cuabi_device_get_compute_capability(cuabi_device device, int32_t* major,
+                                                 int32_t* minor) {
+  return get(__func__, device, "device", major, "major", minor, "minor",
+             [](const Device& d) { return std::make_pair(d.cc_major, d.cc_minor); });
+}
+
+cuabi_status cuabi_device_get_total_memory(cuabi_device device, size_t* bytes) {
+  return get(__func__, device, "device", bytes, "bytes", [](const Device& d) {
+    size_t total = 0;
+    check(driver().cuDeviceTotalMem(&total, d.device), "cuDeviceTotalMem");
+    return total;
+  });
+}
+
+cuabi_status cuabi_device_get_memory_info(cuabi_device device, size_t* free_bytes,
+                                          size_t* total_bytes) {
+  return get(__func__, device, "device", free_bytes, "free_bytes", total_bytes, "total_bytes",
+             [](const Device& d) {
+               d.make_current();
+               size_t f = 0, t = 0;
+               check(driver().cuMemGetInfo(&f, &t), "cuMemGetInfo");
+               return std::make_pair(f, t);
+             });
+}
+
+cuabi_status cuabi_device_get_attribute(cuabi_device device, int32_t cu_attribute, int32_t* value) {
+  return get(__func__, device, "device", value, "value", [&](const Device& d) {
+    int v = 0;
+    CUresult r =
+        driver().cuDeviceGetAttribute(&v, static_cast<CUdevice_attribute>(cu_attribute), d.device);
+    if (r == CUDA_ERROR_INVALID_VALUE)
+      fail_invalid("cu_attribute " + std::to_string(cu_attribute) +
+                   " is not a CUdevice_attribute this driver knows");
+    check(r, "cuDeviceGetAttribute");
+    return v;
+  });
+}
+
+cuabi_status cuabi_device_get_context(cuabi_device device, uint64_t* cu_context) {
+  return get(__func__, device, "device", cu_context, "cu_context",
+             [](const Device& d) { return reinterpret_cast<uint64_t>(d.context()); });
+}
+
+cuabi_status cuabi_device_synchronize(cuabi_device device) {
+  return wait(__func__, device, "device",
+              [](Device&) { check(driver().cuCtxSynchronize(), "cuCtxSynchronize"); });
+}
+
+cuabi_status cuabi_device_get_stream_priority_range(cuabi_device device, int32_t* least,
+                                                    int32_t* greatest) {
+  return get(__func__, device, "device", least, "least", greatest, "greatest", [](const Device& d) {
+    d.make_current();
+    int l = 0, g = 0;
+    check(driver().cuCtxGetStreamPriorityRange(&l, &g), "cuCtxGetStreamPriorityRange");
+    return std::make_pair(l, g);
+  });
+}
+
+cuabi_status cuabi_device_reset(cuabi_device device) {
+  return guard(__func__, [&] { acquire<Device>(device, "device")->reset(); });
+}
+
+}  // extern "C"

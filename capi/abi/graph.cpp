@@ -1,0 +1,59 @@
+// Shims for stream capture and graphs.
+#include "shim.hpp"
+
+using namespace cuabi;
+using namespace cuabi::abi;
+
+extern "C" {
+
+cuabi_status cuabi_stream_begin_capture(cuabi_stream stream, cuabi_capture_mode mode) {
+  return with(__func__, stream, "stream", [&](Stream& s) {
+    if (mode != CUABI_CAPTURE_GLOBAL && mode != CUABI_CAPTURE_THREAD_LOCAL &&
+        mode != CUABI_CAPTURE_RELAXED)
+      fail_invalid("mode " + std::to_string(mode) + " is not a cuabi_capture_mode");
+    s.enter();
+    check(driver().cuStreamBeginCapture(s.stream, static_cast<CUstreamCaptureMode>(mode)),
+          "cuStreamBeginCapture");
+  });
+}
+
+cuabi_status cuabi_stream_end_capture(cuabi_stream stream, cuabi_graph* out) {
+  return with(__func__, stream, "stream", [&](Stream& s) {
+    need(out, "out");
+    s.enter();
+    CUgraph g = nullptr;
+    check(driver().cuStreamEndCapture(s.stream, &g), "cuStreamEndCapture");
+    *out = publish<cuabi_graph>(Ref<Graph>::adopt(new Graph(s.device, g)));
+  });
+}
+
+void cuabi_graph_release(cuabi_graph graph) { release_handle<Graph>(graph); }
+
+cuabi_status cuabi_graph_get_node_count(cuabi_graph graph, size_t* count) {
+  return get(__func__, graph, "graph", count, "count", [](const Graph& g) {
+    g.enter();
+    size_t n = 0;
+    check(driver().cuGraphGetNodes(g.graph, nullptr, &n), "cuGraphGetNodes");
+    return n;
+  });
+}
+
+cuabi_status cuabi_graph_instantiate(cuabi_graph graph, cuabi_graph_exec* out) {
+  return create(__func__, graph, "graph", out, [](Ref<Graph> g) {
+    g->enter();
+    CUgraphExec e = nullptr;
+    check(driver().cuGraphInstantiateWithFlags(&e, g->graph, 0), "cuGraphInstantiateWithFlags");
+    return Ref<GraphExec>::adopt(new GraphExec(g->device, e));
+  });
+}
+
+void cuabi_graph_exec_release(cuabi_graph_exec exec) { release_handle<GraphExec>(exec); }
+
+cuabi_status cuabi_graph_exec_launch(cuabi_graph_exec exec, cuabi_stream stream) {
+  return on_stream(__func__, exec, "exec", stream, [](GraphExec& e, const Pin<Stream>& s) {
+    e.enter();
+    check(driver().cuGraphLaunch(e.exec, stream_for(s, *e.device)), "cuGraphLaunch");
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,79 @@
+// Shims for the library itself: versions, status names, the last error,
+// loading the driver and NVRTC.
+#include "driver.hpp"
+#include "nvrtc.hpp"
+#include "shim.hpp"
+
+using namespace cuabi;
+using namespace cuabi::abi;
+
+extern "C" {
+
+uint32_t cuabi_version(void) { return CUABI_VERSION_NUMBER; }
+const char* cuabi_version_string(void) { return CUABI_VERSION_STRING; }
+const char* cuabi_status_get_name(cuabi_status status) { return status_name(status); }
+const char* cuabi_status_get_description(cuabi_status status) { return status_description(status); }
+
+/* The last-error readers never touch the state they report. */
+const char* cuabi_last_error_message(void) { return last_error().message.c_str(); }
+cuabi_status cuabi_last_error_status(void) { return last_error().status; }
+int32_t cuabi_last_error_code(void) { return last_error().code; }
+
+cuabi_status cuabi_last_error_log(char* buf, size_t* size) {
+  if (!size) return CUABI_ERROR_INVALID_ARGUMENT;
+  const std::string& log = last_error().log;
+  const size_t n = log.size() + 1;
+  if (!buf) {
+    *size = n;
+    return CUABI_SUCCESS;
+  }
+  if (*size < n) {
+    *size = n;
+    return CUABI_ERROR_INSUFFICIENT_BUFFER;
+  }
+  std::memcpy(buf, log.c_str(), n);
+  *size = n;
+  return CUABI_SUCCESS;
+}
+
+void cuabi_last_error_clear(void) {
+  try {
+    set_last_error(CUABI_SUCCESS, 0, "", "");
+  } catch (...) {
+  }
+}
+
+cuabi_status cuabi_init(void) {
+  return guard(__func__, [] { driver(); });
+}
+
+cuabi_status cuabi_driver_get_version(int32_t* version) {
+  return guard(__func__, [&] {
+    need(version, "version");
+    driver();
+    *version = driver_version();
+  });
+}
+
+cuabi_status cuabi_driver_get_path(char* buf, size_t* size) {
+  return guard(__func__, [&] {
+    driver();
+    copy_string(driver_path(), buf, size);
+  });
+}
+
+cuabi_status cuabi_nvrtc_get_version(int32_t* major, int32_t* minor) {
+  return guard(__func__, [&] {
+    need(major, "major");
+    need(minor, "minor");
+    const NvrtcApi& n = nvrtc();
+    *major = n.major;
+    *minor = n.minor;
+  });
+}
+
+cuabi_status cuabi_nvrtc_get_path(char* buf, size_t* size) {
+  return guard(__func__, [&] { copy_string(nvrtc().path, buf, size); });
+}
+
+}  // extern "C"

@@ -1,0 +1,90 @@
+// Shims for streams and events.
+#include "shim.hpp"
+
+using namespace cuabi;
+using namespace cuabi::abi;
+
+extern "C" {
+
+cuabi_status cuabi_stream_create(cuabi_device device, cuabi_stream_flags flags, int32_t priority,
+                                 cuabi_stream* out) {
+  return create(__func__, device, "device", out,
+                [&](Ref<Device> d) { return make<Stream>(std::move(d), flags, priority); });
+}
+
+cuabi_status cuabi_stream_wrap(cuabi_device device, uint64_t cu_stream, cuabi_stream* out) {
+  return create(__func__, device, "device", out, [&](Ref<Device> d) {
+    return make<Stream>(std::move(d), reinterpret_cast<CUstream>(cu_stream));
+  });
+}
+
+void cuabi_stream_release(cuabi_stream stream) { release_handle<Stream>(stream); }
+
+cuabi_status cuabi_stream_get_handle(cuabi_stream stream, uint64_t* cu_stream) {
+  return get(__func__, stream, "stream", cu_stream, "cu_stream",
+             [](const Stream& s) { return reinterpret_cast<uint64_t>(s.stream); });
+}
+
+cuabi_status cuabi_stream_synchronize(cuabi_stream stream) {
+  return wait(__func__, stream, "stream", [](Stream& s) {
+    check(driver().cuStreamSynchronize(s.stream), "cuStreamSynchronize");
+  });
+}
+
+cuabi_status cuabi_stream_query(cuabi_stream stream) {
+  return query(__func__, stream, "stream", "cuStreamQuery",
+               [](Stream& s) { return driver().cuStreamQuery(s.stream); });
+}
+
+cuabi_status cuabi_stream_wait_event(cuabi_stream stream, cuabi_event event) {
+  return guard(__func__, [&] {
+    Pin<Stream> s(stream, "stream");
+    Pin<Event> e(event, "event");
+    s->enter();
+    e->device->check_epoch(e->epoch);
+    check(driver().cuStreamWaitEvent(s->stream, e->event, 0), "cuStreamWaitEvent");
+  });
+}
+
+cuabi_status cuabi_event_create(cuabi_device device, cuabi_event_flags flags, cuabi_event* out) {
+  return create(__func__, device, "device", out,
+                [&](Ref<Device> d) { return make<Event>(std::move(d), flags); });
+}
+
+void cuabi_event_release(cuabi_event event) { release_handle<Event>(event); }
+
+cuabi_status cuabi_event_record(cuabi_event event, cuabi_stream stream) {
+  return on_stream(__func__, event, "event", stream, [](Event& e, const Pin<Stream>& s) {
+    e.enter();
+    check(driver().cuEventRecord(e.event, stream_for(s, *e.device)), "cuEventRecord");
+  });
+}
+
+cuabi_status cuabi_event_synchronize(cuabi_event event) {
+  return wait(__func__, event, "event",
+              [](Event& e) { check(driver().cuEventSynchronize(e.event), "cuEventSynchronize"); });
+}
+
+cuabi_status cuabi_event_query(cuabi_event event) {
+  return query(__func__, event, "event", "cuEventQuery",
+               [](Event& e) { return driver().cuEventQuery(e.event); });
+}
+
+cuabi_status cuabi_event_get_elapsed_ms(cuabi_event start, cuabi_event end, float* milliseconds) {
+  return guard(__func__, [&] {
+    Pin<Event> a(start, "start");
+    Pin<Event> b(end, "end");
+    need(milliseconds, "milliseconds");
+    a->enter();
+    b->device->check_epoch(b->epoch);
+    float ms = 0;
+    CUresult r = driver().cuEventElapsedTime(&ms, a->event, b->event);
+    if (r == CUDA_ERROR_INVALID_HANDLE)
+      fail_invalid("an event was created with CUABI_EVENT_DISABLE_TIMING or was never recorded");
+    if (r == CUDA_ERROR_NOT_READY) fail(CUABI_ERROR_NOT_READY, "an event has not completed yet", r);
+    check(r, "cuEventElapsedTime");
+    *milliseconds = ms;
+  });
+}
+
+}  // extern "C"
