@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# Compares this tree's launch figures with another tree's, on one machine in
+# one session: the two trees run bench/run.sh in turn (base, this, base,
+# this, ...), so both see the same GPU, driver and noise, and the spread
+# between a tree's own rounds says how far apart two identical runs land.
+#
+#   bench/before-after.sh BASE_TREE [--rounds N] [--out DIR] [--figures launch]
+#
+# BASE_TREE is another checkout of cuabi (with its own .carry/bench for the
+# Rust and C# figures). Writes DIR/base-K and DIR/this-K result folders and
+# DIR/before-after.md, which lists for every launch path the median of each
+# tree's rounds, their difference and the larger of the two trees' spreads.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/.." && pwd)
+base=""
+rounds=2
+out="$repo/bench/.before-after"
+figures=launch
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --rounds) rounds="$2"; shift 2 ;;
+        --out) out="$2"; shift 2 ;;
+        --figures) figures="$2"; shift 2 ;;
+        -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
+        -*) echo "before-after.sh: unknown option $1" >&2; exit 2 ;;
+        *) base="$1"; shift ;;
+    esac
+done
+if [ -z "$base" ] || [ ! -x "$base/bench/run.sh" ]; then
+    echo "usage: $0 BASE_TREE [--rounds N] [--out DIR]   (BASE_TREE has no bench/run.sh)" >&2
+    exit 2
+fi
+base=$(cd "$base" && pwd)
+mkdir -p "$out" && out=$(cd "$out" && pwd)
+for tree in "$base" "$repo"; do
+    if [ ! -e "$tree/build/libcuabi.so" ]; then
+        echo "[before-after] building libcuabi in $tree/build"
+        (cmake -S "$tree" -B "$tree/build" -G Ninja -DCUABI_BUILD_TESTS=OFF -DCUABI_BINDING_TESTS=OFF \
+            -DCUABI_BUILD_EXAMPLES=OFF >/dev/null && cmake --build "$tree/build" >/dev/null) || exit 1
+    fi
+done
+for r in $(seq 1 "$rounds"); do
+    for side in base this; do
+        tree=$repo
+        [ $side = base ] && tree=$base
+        echo "[before-after] round $r: $side ($tree)"
+        (cd "$tree" && bash bench/run.sh --figures "$figures" --lib-dir build --carry .carry/bench \
+            --out "$out/$side-$r") >"$out/$side-$r.log" 2>&1
+    done
+done
+python3 - "$out" "$rounds" <<'PY'
+import json, os, statistics, sys
+out, rounds = sys.argv[1], int(sys.argv[2])
+def load(side):
+    runs = []
+    for r in range(1, rounds + 1):
+        try:
+            with open(os.path.join(out, f"{side}-{r}", "results.json")) as f:
+                runs.append(json.load(f)["figures"])
+        except (OSError, ValueError, KeyError):
+            pass
+    return runs
+base, this = load("base"), load("this")
+rows = []
+keys = sorted({(i, k) for runs in (base, this) for fig in runs for i in fig for k in fig[i]
+               if k.startswith("launch_")})
+def values(runs, i, k):
+    return [fig[i][k]["value"] for fig in runs if i in fig and k in fig[i] and fig[i][k].get("value") is not None]
+lines = ["| implementation | path | base (us) | this (us) | this - base | spread (max of each tree's rounds) | verdict |",
+         "|---|---|---|---|---|---|---|"]
+slower = 0
+for i, k in keys:
+    b, t = values(base, i, k), values(this, i, k)
+    if not b or not t:
+        lines.append(f"| {i} | {k} | {'/'.join(f'{v:.3f}' for v in b) or '-'} | {'/'.join(f'{v:.3f}' for v in t) or '-'} | | | not in both |")
+        continue
+    mb, mt = statistics.median(b), statistics.median(t)
+    spread = max(max(b) - min(b), max(t) - min(t))
+    d = mt - mb
+    verdict = "slower beyond spread" if d > spread else "within spread" if d >= -spread else "faster beyond spread"
+    slower += verdict.startswith("slower")
+    lines.append(f"| {i} | {k} | {mb:.3f} ({'/'.join(f'{v:.3f}' for v in b)}) | {mt:.3f} ({'/'.join(f'{v:.3f}' for v in t)}) | {d:+.3f} | {spread:.3f} | {verdict} |")
+lines.append("")
+lines.append(f"before-after: {len(keys)} launch paths, {slower} slower beyond the run-to-run spread")
+text = "\n".join(lines) + "\n"
+with open(os.path.join(out, "before-after.md"), "w") as f:
+    f.write(text)
+print(text)
+PY
