@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # Compares this tree's launch figures with another tree's, on one machine in
-# one session: the two trees run bench/run.sh in turn (base, this, base,
-# this, ...), so both see the same GPU, driver and noise, and the spread
+# one session: the two trees run bench/run.sh in turn (base then this in
+# odd rounds, this then base in even ones), so both see the same GPU, driver and noise, and the spread
 # between a tree's own rounds says how far apart two identical runs land.
 #
 #   bench/before-after.sh BASE_TREE [--rounds N] [--out DIR] [--figures launch]
+#                         [--impls a,b,...]
 #
 # BASE_TREE is another checkout of cuabi (with its own .carry/bench for the
 # Rust and C# figures). Writes DIR/base-K and DIR/this-K result folders and
-# DIR/before-after.md, which lists for every launch path the median of each
+# DIR/before-after.md (--summary-only writes it from the rounds already in
+# DIR), which lists for every launch path the median of each
 # tree's rounds, their difference and the larger of the two trees' spreads.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -17,11 +19,15 @@ base=""
 rounds=2
 out="$repo/bench/.before-after"
 figures=launch
+summary_only=0
+impls=""
 while [ $# -gt 0 ]; do
     case "$1" in
         --rounds) rounds="$2"; shift 2 ;;
         --out) out="$2"; shift 2 ;;
         --figures) figures="$2"; shift 2 ;;
+        --summary-only) summary_only=1; shift ;;
+        --impls) impls="$2"; shift 2 ;;
         -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
         -*) echo "before-after.sh: unknown option $1" >&2; exit 2 ;;
         *) base="$1"; shift ;;
@@ -33,7 +39,9 @@ if [ -z "$base" ] || [ ! -x "$base/bench/run.sh" ]; then
 fi
 base=$(cd "$base" && pwd)
 mkdir -p "$out" && out=$(cd "$out" && pwd)
+[ $summary_only = 1 ] && rounds=$(ls -d "$out"/this-* 2>/dev/null | wc -l)
 for tree in "$base" "$repo"; do
+    [ $summary_only = 1 ] && break
     if [ ! -e "$tree/build/libcuabi.so" ]; then
         echo "[before-after] building libcuabi in $tree/build"
         (cmake -S "$tree" -B "$tree/build" -G Ninja -DCUABI_BUILD_TESTS=OFF -DCUABI_BINDING_TESTS=OFF \
@@ -41,12 +49,15 @@ for tree in "$base" "$repo"; do
     fi
 done
 for r in $(seq 1 "$rounds"); do
-    for side in base this; do
+    [ $summary_only = 1 ] && break
+    order="base this"
+    [ $((r % 2)) = 0 ] && order="this base"
+    for side in $order; do
         tree=$repo
         [ $side = base ] && tree=$base
         echo "[before-after] round $r: $side ($tree)"
         (cd "$tree" && bash bench/run.sh --figures "$figures" --lib-dir build --carry .carry/bench \
-            --out "$out/$side-$r") >"$out/$side-$r.log" 2>&1
+            ${impls:+--impls "$impls"} --out "$out/$side-$r") >"$out/$side-$r.log" 2>&1
     done
 done
 python3 - "$out" "$rounds" <<'PY'
