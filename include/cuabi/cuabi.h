@@ -135,7 +135,7 @@ extern "C" {
 /* ------------------------------------------------------------------------- */
 
 #define CUABI_VERSION_MAJOR 0
-#define CUABI_VERSION_MINOR 1
+#define CUABI_VERSION_MINOR 2
 #define CUABI_VERSION_PATCH 0
 /* MAJOR * 10000 + MINOR * 100 + PATCH; compare with cuabi_version(). */
 #define CUABI_VERSION_NUMBER \
@@ -209,10 +209,13 @@ typedef enum cuabi_status CUABI_ENUM_BASE {
   CUABI_ERROR_IO = 18,
   /* A bug in cuabi; please report it with the message. */
   CUABI_ERROR_INTERNAL = 19,
+  /* A host function (cuabi_stream_launch_host_func) reported a failure; the
+   * message is the one it gave. Answered by the stream's next synchronize. */
+  CUABI_ERROR_HOST_FUNCTION = 20,
   CUABI_STATUS_FORCE32 = 0x7FFFFFFF
 } cuabi_status;
 /* One past the largest status this version defines. */
-#define CUABI_STATUS_COUNT 20
+#define CUABI_STATUS_COUNT 21
 
 /* The status's symbolic name ("CUABI_ERROR_INVALID_HANDLE"), or
  * "CUABI_ERROR_UNKNOWN" for a value this version does not define. Static;
@@ -530,6 +533,23 @@ typedef enum cuabi_function_attribute CUABI_ENUM_BASE {
   CUABI_FUNC_BINARY_VERSION = 6,
   /* The most dynamic shared memory per block (settable). */
   CUABI_FUNC_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8,
+  /* The preferred shared memory carve-out, in percent of the most (settable;
+   * -1 for no preference). */
+  CUABI_FUNC_PREFERRED_SHARED_MEMORY_CARVEOUT = 9,
+  /* 1 when the kernel must be launched with a cluster size (__cluster_dims__
+   * or a launch with cluster dimensions). */
+  CUABI_FUNC_CLUSTER_SIZE_MUST_BE_SET = 10,
+  /* The cluster width, height and depth the kernel was compiled for
+   * (__cluster_dims__); 0 when it names none. Settable before the first
+   * launch when the kernel names none. */
+  CUABI_FUNC_REQUIRED_CLUSTER_WIDTH = 11,
+  CUABI_FUNC_REQUIRED_CLUSTER_HEIGHT = 12,
+  CUABI_FUNC_REQUIRED_CLUSTER_DEPTH = 13,
+  /* 1 to allow clusters larger than the portable 8 blocks, where the device
+   * can run them (settable). */
+  CUABI_FUNC_NON_PORTABLE_CLUSTER_SIZE_ALLOWED = 14,
+  /* The driver's CUclusterSchedulingPolicy preference (settable). */
+  CUABI_FUNC_CLUSTER_SCHEDULING_POLICY_PREFERENCE = 15,
   CUABI_FUNCTION_ATTRIBUTE_FORCE32 = 0x7FFFFFFF
 } cuabi_function_attribute;
 /* Any CUfunction_attribute, by its numeric value. */
@@ -545,18 +565,58 @@ CUABI_API cuabi_status CUABI_CALL cuabi_function_set_attribute(cuabi_function fu
 /* Launch                                                                     */
 /* ------------------------------------------------------------------------- */
 
-/* Grid, block and dynamic shared memory. Start from CUABI_LAUNCH_CONFIG_INIT. */
+/* Flags for cuabi_launch_config.flags: an OR of cuabi_launch_flag_bits. */
+typedef uint32_t cuabi_launch_flags;
+typedef enum cuabi_launch_flag_bits CUABI_ENUM_BASE {
+  /* A cooperative launch: every block of the grid is resident at once, so
+   * the kernel may synchronise the whole grid (cooperative groups'
+   * grid.sync()). A grid larger than the device can keep resident for this
+   * block size and shared memory is refused before the driver sees it. */
+  CUABI_LAUNCH_COOPERATIVE = 1 << 0,
+  /* Programmatic dependent launch: this kernel may start before the
+   * previous kernel on its stream has finished, once every block of that
+   * kernel has called cudaTriggerProgrammaticLaunchCompletion() or exited;
+   * it must call cudaGridDependencySynchronize() before reading what the
+   * previous kernel wrote. */
+  CUABI_LAUNCH_PROGRAMMATIC_SERIALIZATION = 1 << 1,
+  /* With programmatic_event: the event fires when every block has started,
+   * instead of when every block has triggered or exited. */
+  CUABI_LAUNCH_PROGRAMMATIC_EVENT_AT_BLOCK_START = 1 << 2,
+  CUABI_LAUNCH_FLAG_BITS_FORCE32 = 0x7FFFFFFF
+} cuabi_launch_flag_bits;
+
+/* How a kernel is launched. Start from cuabi_launch_config_init or
+ * CUABI_LAUNCH_CONFIG_INIT. The fields after shared_mem_bytes came with
+ * version 0.2; a struct from an older header (struct_size 40) is read with
+ * their defaults. A configuration that uses any of them goes through the
+ * driver's extended launch (cuLaunchKernelEx). */
 typedef struct cuabi_launch_config {
   size_t struct_size; /* sizeof(cuabi_launch_config) */
   uint32_t grid_x, grid_y, grid_z;
   uint32_t block_x, block_y, block_z;
   uint32_t shared_mem_bytes;
+  cuabi_launch_flags flags; /* CUABI_LAUNCH_* */
+  /* Thread-block cluster dimensions in blocks; 0, 0, 0 for no cluster. Each
+   * must divide the grid's dimension. At most 8 blocks per cluster unless
+   * the kernel allows more (CUABI_FUNC_NON_PORTABLE_CLUSTER_SIZE_ALLOWED) and
+   * the device can run them (cuabi_function_get_max_cluster_size). */
+  uint32_t cluster_x, cluster_y, cluster_z;
+  /* The launch's priority; 0 keeps the stream's. Within
+   * cuabi_device_get_stream_priority_range. */
+  int32_t priority;
+  /* Recorded when the kernel's blocks trigger (or start, with
+   * CUABI_LAUNCH_PROGRAMMATIC_EVENT_AT_BLOCK_START); a later kernel that
+   * waits for it may overlap this one's tail. NULL: none. The event must be
+   * made with CUABI_EVENT_DISABLE_TIMING on the kernel's device. */
+  cuabi_event programmatic_event;
 } cuabi_launch_config;
 
-#define CUABI_LAUNCH_CONFIG_INIT { sizeof(cuabi_launch_config), 1, 1, 1, 1, 1, 1, 0 }
+#define CUABI_LAUNCH_CONFIG_INIT \
+  { sizeof(cuabi_launch_config), 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, NULL }
 
 /* Fills `config` with the defaults of CUABI_LAUNCH_CONFIG_INIT (a 1x1x1 grid
- * of 1x1x1 blocks, no dynamic shared memory). `struct_size` is the size of
+ * of 1x1x1 blocks, no dynamic shared memory, no flags, no cluster, the
+ * stream's priority, no programmatic event). `struct_size` is the size of
  * the caller's struct, sizeof(cuabi_launch_config) of the header it was
  * built with: a smaller, older struct gets the fields it has, a larger one
  * gets zeros past the fields this library knows. CUABI_ERROR_INVALID_ARGUMENT
@@ -613,6 +673,45 @@ CUABI_API cuabi_status CUABI_CALL cuabi_launch_plan_get_args(cuabi_launch_plan p
                                                              size_t* size);
 /* Launches the plan's function with the block's current contents. */
 CUABI_API cuabi_status CUABI_CALL cuabi_launch_plan_launch(cuabi_launch_plan plan);
+
+/* ------------------------------------------------------------------------- */
+/* Occupancy                                                                  */
+/* ------------------------------------------------------------------------- */
+
+/* How many blocks of `block_size` threads, each with `dynamic_shared_bytes`
+ * of dynamic shared memory, one multiprocessor keeps resident at once. */
+CUABI_API cuabi_status CUABI_CALL cuabi_function_get_active_blocks_per_sm(
+    cuabi_function function, uint32_t block_size, size_t dynamic_shared_bytes,
+    uint32_t* blocks);
+/* The block size that maximises occupancy, and the smallest grid that fills
+ * the device at that size. Each block uses `shared_bytes_per_block` +
+ * `shared_bytes_per_thread` * block size of dynamic shared memory (no
+ * callback crosses the ABI). `block_size_limit` caps the answer (0: the
+ * kernel's own limit). */
+CUABI_API cuabi_status CUABI_CALL cuabi_function_suggest_block_size(
+    cuabi_function function, size_t shared_bytes_per_block, size_t shared_bytes_per_thread,
+    uint32_t block_size_limit, uint32_t* block_size, uint32_t* min_grid_size);
+/* A launch configuration for `elements` independent work items, one per
+ * thread: a 1-D block of the size cuabi_function_suggest_block_size gives,
+ * and as many blocks as cover `elements` (at most the device's grid limit),
+ * with shared_mem_bytes set from the two shared-memory rules. The other
+ * fields are the defaults. `config->struct_size` must be set. */
+CUABI_API cuabi_status CUABI_CALL cuabi_function_suggest_config(
+    cuabi_function function, uint64_t elements, size_t shared_bytes_per_block,
+    size_t shared_bytes_per_thread, cuabi_launch_config* config);
+/* The most dynamic shared memory each block can have while `blocks_per_sm`
+ * blocks of `block_size` threads stay resident on one multiprocessor. */
+CUABI_API cuabi_status CUABI_CALL cuabi_function_get_available_dynamic_shared(
+    cuabi_function function, uint32_t blocks_per_sm, uint32_t block_size, size_t* bytes);
+/* The largest cluster size (in blocks) the device can run `function` with,
+ * for `config`'s grid, block and shared memory (its cluster fields are not
+ * read). */
+CUABI_API cuabi_status CUABI_CALL cuabi_function_get_max_cluster_size(
+    cuabi_function function, const cuabi_launch_config* config, uint32_t* cluster_size);
+/* How many clusters of `config`'s cluster dimensions can be resident on the
+ * device at once. */
+CUABI_API cuabi_status CUABI_CALL cuabi_function_get_max_active_clusters(
+    cuabi_function function, const cuabi_launch_config* config, uint32_t* clusters);
 
 /* ------------------------------------------------------------------------- */
 /* Device memory                                                              */
@@ -721,6 +820,21 @@ CUABI_API cuabi_status CUABI_CALL cuabi_stream_query(cuabi_stream stream);
 /* Later work on `stream` waits for `event`. */
 CUABI_API cuabi_status CUABI_CALL cuabi_stream_wait_event(cuabi_stream stream, cuabi_event event);
 
+/* A host function: called once, on a driver thread, when the stream reaches
+ * it. It must not call CUDA or cuabi functions that would wait on the GPU.
+ * Return 0 for success. To report a failure, write a UTF-8 message (at most
+ * `message_size` bytes including its NUL) into `message` and return any
+ * other value: the stream's next cuabi_stream_synchronize answers
+ * CUABI_ERROR_HOST_FUNCTION with that message, and the failure is then
+ * cleared. Work after the host function still runs. */
+typedef int32_t(CUABI_CALL* cuabi_host_fn)(void* user_data, char* message, size_t message_size);
+/* Runs `fn(user_data, ...)` in stream order on `stream` (not NULL). The
+ * caller keeps whatever `user_data` points to alive until the function has
+ * run. */
+CUABI_API cuabi_status CUABI_CALL cuabi_stream_launch_host_func(cuabi_stream stream,
+                                                                 cuabi_host_fn fn,
+                                                                 void* user_data);
+
 /* ------------------------------------------------------------------------- */
 /* Events                                                                     */
 /* ------------------------------------------------------------------------- */
@@ -775,6 +889,31 @@ CUABI_API void CUABI_CALL cuabi_graph_exec_release(cuabi_graph_exec exec);
 /* Runs the instantiated graph on `stream` (NULL: the default stream). */
 CUABI_API cuabi_status CUABI_CALL cuabi_graph_exec_launch(cuabi_graph_exec exec,
                                                           cuabi_stream stream);
+/* Uploads the instantiated graph to the device ahead of its first launch on
+ * `stream` (NULL: the default stream), so that launch does not pay for it. */
+CUABI_API cuabi_status CUABI_CALL cuabi_graph_exec_upload(cuabi_graph_exec exec,
+                                                          cuabi_stream stream);
+/* The number of kernel nodes in the graph. Kernel nodes are numbered from 0
+ * in the order they were added (the order of capture). */
+CUABI_API cuabi_status CUABI_CALL cuabi_graph_get_kernel_node_count(cuabi_graph graph,
+                                                                    size_t* count);
+/* Replaces the arguments of kernel node `index` of the graph `exec` was
+ * instantiated from, in `exec` only: its next launch runs the kernel with
+ * `args` (one block laid out at the kernel's parameter offsets, as
+ * cuabi_function_launch_packed takes it), without instantiating again.
+ * `function` must be the node's kernel; `args_size` must equal its
+ * cuabi_function_get_args_size. */
+CUABI_API cuabi_status CUABI_CALL cuabi_graph_exec_set_kernel_node_args(cuabi_graph_exec exec,
+                                                                        size_t index,
+                                                                        cuabi_function function,
+                                                                        const void* args,
+                                                                        size_t args_size);
+/* Updates `exec` in place from `graph` (a graph of the same topology with
+ * other parameters, e.g. captured again with new arguments), without
+ * instantiating again. A graph whose topology differs answers
+ * CUABI_ERROR_INVALID_ARGUMENT naming why, and `exec` is left as it was. */
+CUABI_API cuabi_status CUABI_CALL cuabi_graph_exec_update(cuabi_graph_exec exec,
+                                                          cuabi_graph graph);
 
 #ifdef __cplusplus
 } /* extern "C" */

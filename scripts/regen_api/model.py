@@ -251,7 +251,9 @@ def describe(header: str = HEADER) -> Dict[str, Any]:
     for ext in ast.ext:
         if isinstance(ext, c_ast.Typedef) and ext.coord.file == header:
             t = ext.type
-            if isinstance(t, c_ast.PtrDecl) and isinstance(t.type.type, c_ast.Struct):
+            if isinstance(t, c_ast.PtrDecl) and isinstance(t.type, c_ast.FuncDecl):
+                kinds[ext.name] = "callback"
+            elif isinstance(t, c_ast.PtrDecl) and isinstance(t.type.type, c_ast.Struct):
                 kinds[ext.name] = "handle"
             elif isinstance(t.type, c_ast.Enum):
                 kinds[ext.name] = "enum"
@@ -261,6 +263,7 @@ def describe(header: str = HEADER) -> Dict[str, Any]:
                 kinds[ext.name] = "flags"
 
     handles: List[Dict[str, Any]] = []
+    callbacks: List[Dict[str, Any]] = []
     enums: List[Dict[str, Any]] = []
     flags: List[Dict[str, Any]] = []
     structs: List[Dict[str, Any]] = []
@@ -274,7 +277,21 @@ def describe(header: str = HEADER) -> Dict[str, Any]:
         if isinstance(ext, c_ast.Typedef):
             t = ext.type
             kind = kinds[ext.name]
-            if kind == "handle":
+            if kind == "callback":
+                fd = t.type
+                callbacks.append(
+                    {
+                        "name": ext.name,
+                        "returns": _type(fd.type, kinds),
+                        "params": [
+                            {"name": p.name, "type": _type(p.type, kinds)}
+                            for p in (fd.args.params if fd.args else [])
+                            if not isinstance(p, c_ast.Typename)
+                        ],
+                        "doc": comments.above(line) or "",
+                    }
+                )
+            elif kind == "handle":
                 handles.append(
                     {
                         "name": ext.name,
@@ -412,6 +429,7 @@ def describe(header: str = HEADER) -> Dict[str, Any]:
         },
         "constants": constants,
         "handles": handles,
+        "callbacks": callbacks,
         "enums": enums,
         "flags": flags,
         "structs": structs,
@@ -432,6 +450,9 @@ def type_of(model: Dict[str, Any], name: str) -> str:
     for h in model["handles"]:
         if h["name"] == name:
             return "handle"
+    for c in model.get("callbacks", []):
+        if c["name"] == name:
+            return "callback"
     for e in model["enums"]:
         if e["name"] == name:
             return "enum"
