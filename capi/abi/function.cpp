@@ -82,8 +82,27 @@ cuabi_status cuabi_function_set_attribute(cuabi_function function,
       fail_invalid("attribute " + std::to_string(attribute) + " cannot be set to " +
                    std::to_string(value));
     check(r, "cuFuncSetAttribute");
-    if (attribute == CUABI_FUNC_MAX_DYNAMIC_SHARED_SIZE_BYTES)
-      f.max_dynamic_shared.store(static_cast<uint32_t>(value), std::memory_order_relaxed);
+    // What the launch checks compare with follows the driver's value.
+    const uint32_t v = value > 0 ? static_cast<uint32_t>(value) : 0;
+    switch (attribute) {
+      case CUABI_FUNC_MAX_DYNAMIC_SHARED_SIZE_BYTES:
+        f.max_dynamic_shared.store(v, std::memory_order_relaxed);
+        break;
+      case CUABI_FUNC_REQUIRED_CLUSTER_WIDTH:
+        f.required_cluster[0].store(v, std::memory_order_relaxed);
+        break;
+      case CUABI_FUNC_REQUIRED_CLUSTER_HEIGHT:
+        f.required_cluster[1].store(v, std::memory_order_relaxed);
+        break;
+      case CUABI_FUNC_REQUIRED_CLUSTER_DEPTH:
+        f.required_cluster[2].store(v, std::memory_order_relaxed);
+        break;
+      case CUABI_FUNC_NON_PORTABLE_CLUSTER_SIZE_ALLOWED:
+        f.non_portable_cluster.store(value != 0, std::memory_order_relaxed);
+        break;
+      default:
+        break;
+    }
   });
 }
 

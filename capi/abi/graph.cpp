@@ -1,5 +1,6 @@
 // Shims for stream capture and graphs.
 #include "shim.hpp"
+#include "stream.hpp"
 
 using namespace cuabi;
 using namespace cuabi::abi;
@@ -43,7 +44,7 @@ cuabi_status cuabi_graph_instantiate(cuabi_graph graph, cuabi_graph_exec* out) {
     g->enter();
     CUgraphExec e = nullptr;
     check(driver().cuGraphInstantiateWithFlags(&e, g->graph, 0), "cuGraphInstantiateWithFlags");
-    return Ref<GraphExec>::adopt(new GraphExec(g->device, e));
+    return Ref<GraphExec>::adopt(new GraphExec(g, e));
   });
 }
 
@@ -53,6 +54,36 @@ cuabi_status cuabi_graph_exec_launch(cuabi_graph_exec exec, cuabi_stream stream)
   return on_stream(__func__, exec, "exec", stream, [](GraphExec& e, const Pin<Stream>& s) {
     e.enter();
     check(driver().cuGraphLaunch(e.exec, stream_for(s, *e.device)), "cuGraphLaunch");
+  });
+}
+
+cuabi_status cuabi_graph_exec_upload(cuabi_graph_exec exec, cuabi_stream stream) {
+  return on_stream(__func__, exec, "exec", stream,
+                   [](GraphExec& e, const Pin<Stream>& s) { upload(e, s); });
+}
+
+cuabi_status cuabi_graph_get_kernel_node_count(cuabi_graph graph, size_t* count) {
+  return get(__func__, graph, "graph", count, "count", [](Graph& g) {
+    g.enter();
+    return g.kernel_nodes().size();
+  });
+}
+
+cuabi_status cuabi_graph_exec_set_kernel_node_args(cuabi_graph_exec exec, size_t index,
+                                                   cuabi_function function, const void* args,
+                                                   size_t args_size) {
+  return guard(__func__, [&] {
+    Pin<GraphExec> e(exec, "exec");
+    Pin<Function> f(function, "function");
+    e->set_kernel_node_args(index, *f.get(), args, args_size);
+  });
+}
+
+cuabi_status cuabi_graph_exec_update(cuabi_graph_exec exec, cuabi_graph graph) {
+  return guard(__func__, [&] {
+    Pin<GraphExec> e(exec, "exec");
+    Ref<Graph> g = acquire<Graph>(graph, "graph");
+    e->update(std::move(g));
   });
 }
 

@@ -1,5 +1,6 @@
 // Shims for streams and events.
 #include "shim.hpp"
+#include "stream.hpp"
 
 using namespace cuabi;
 using namespace cuabi::abi;
@@ -28,6 +29,15 @@ cuabi_status cuabi_stream_get_handle(cuabi_stream stream, uint64_t* cu_stream) {
 cuabi_status cuabi_stream_synchronize(cuabi_stream stream) {
   return wait(__func__, stream, "stream", [](Stream& s) {
     check(driver().cuStreamSynchronize(s.stream), "cuStreamSynchronize");
+    s.take_host_failures();
+  });
+}
+
+cuabi_status cuabi_stream_launch_host_func(cuabi_stream stream, cuabi_host_fn fn,
+                                           void* user_data) {
+  return guard(__func__, [&] {
+    Ref<Stream> s = acquire<Stream>(stream, "stream");
+    launch_host_func(std::move(s), fn, user_data);
   });
 }
 

@@ -24,6 +24,13 @@ int attribute(CUdevice device, CUdevice_attribute attr) {
   return value;
 }
 
+// An attribute an older driver may not know: 0 when it answers an error.
+int attribute_or_zero(CUdevice device, CUdevice_attribute attr) {
+  int value = 0;
+  if (driver().cuDeviceGetAttribute(&value, attr, device) != CUDA_SUCCESS) return 0;
+  return value;
+}
+
 }  // namespace
 
 int Device::count() {
@@ -66,6 +73,9 @@ Device::Device(int ordinal) : Object(kKind), ordinal(ordinal) {
   max_grid[2] = attribute(device, CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z);
   max_threads_per_block = attribute(device, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
   max_shared_optin = attribute(device, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
+  multiprocessors = attribute(device, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+  cooperative_launch = attribute_or_zero(device, CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH) != 0;
+  cluster_launch = attribute_or_zero(device, CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH) != 0;
   CUcontext ctx = nullptr;
   check(d.cuDevicePrimaryCtxRetain(&ctx, device), "cuDevicePrimaryCtxRetain");
   context_.store(ctx, std::memory_order_release);

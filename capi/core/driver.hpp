@@ -73,7 +73,20 @@ namespace cuabi {
   X(cuGraphInstantiateWithFlags, 11040) \
   X(cuGraphLaunch, 10000)              \
   X(cuGraphDestroy, 10000)             \
-  X(cuGraphExecDestroy, 10000)
+  X(cuGraphExecDestroy, 10000)         \
+  X(cuLaunchKernelEx, 11060)           \
+  X(cuFuncGetName, 12030)              \
+  X(cuOccupancyMaxActiveBlocksPerMultiprocessor, 6050) \
+  X(cuOccupancyAvailableDynamicSMemPerBlock, 10020)    \
+  X(cuOccupancyMaxPotentialClusterSize, 11070)         \
+  X(cuOccupancyMaxActiveClusters, 11070)               \
+  X(cuLaunchHostFunc, 10000)           \
+  X(cuStreamIsCapturing, 10000)        \
+  X(cuGraphUpload, 11010)              \
+  X(cuGraphNodeGetType, 10000)         \
+  X(cuGraphKernelNodeGetParams, 12000) \
+  X(cuGraphExecKernelNodeSetParams, 12000) \
+  X(cuGraphExecUpdate, 12000)
 
 struct DriverApi {
 #define CUABI_DECLARE(name, version) PFN_##name##_v##version name = nullptr;

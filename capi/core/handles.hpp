@@ -55,6 +55,15 @@ class Object {
   void release() {
     if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
   }
+  // Drops a reference unless it is the last one; false (and nothing done)
+  // when it is, so that a caller that may not run the destructor (a driver
+  // callback) can hand the last reference elsewhere.
+  bool release_unless_last() {
+    int32_t n = refs_.load(std::memory_order_relaxed);
+    while (n > 1)
+      if (refs_.compare_exchange_weak(n, n - 1, std::memory_order_acq_rel)) return true;
+    return false;
+  }
   // Takes a reference only if the object is still alive (for weak registries).
   bool try_retain() {
     int32_t n = refs_.load(std::memory_order_relaxed);

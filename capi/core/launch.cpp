@@ -15,9 +15,7 @@ namespace {
 
 [[noreturn]] void fail_config(const std::string& what) { fail_invalid("launch configuration: " + what); }
 
-std::string dims(uint32_t x, uint32_t y, uint32_t z) {
-  return "(" + std::to_string(x) + ", " + std::to_string(y) + ", " + std::to_string(z) + ")";
-}
+}  // namespace
 
 void check_config(const Function& f, const cuabi_launch_config& c) {
   if (c.grid_x == 0 || c.grid_y == 0 || c.grid_z == 0)
@@ -47,14 +45,20 @@ void check_config(const Function& f, const cuabi_launch_config& c) {
                      : std::string()));
 }
 
-inline const cuabi_launch_config& config_of(const cuabi_launch_config* given,
-                                            cuabi_launch_config* copy) {
+namespace {
+
+}  // namespace
+
+const cuabi_launch_config& config_of(const cuabi_launch_config* given,
+                                     cuabi_launch_config* copy) {
   if (!given) fail_invalid("config is NULL");
   if (given->struct_size == sizeof(cuabi_launch_config)) return *given;
   *copy = CUABI_LAUNCH_CONFIG_INIT;
   read_struct(given, copy, "config");
   return *copy;
 }
+
+namespace {
 
 void check_count(const Function& f, size_t count) {
   if (f.params_known && count != f.params.size())
@@ -68,12 +72,180 @@ void submit(const Function& f, const cuabi_launch_config& c, const Pin<Stream>& 
   const Device& device = *f.module->device;
   f.module->enter();
   CUstream s = stream_for(stream, device);
-  check(driver().cuLaunchKernel(f.function, c.grid_x, c.grid_y, c.grid_z, c.block_x, c.block_y,
-                                c.block_z, c.shared_mem_bytes, s, params, extra),
-        "cuLaunchKernel");
+  if (is_plain(c)) {
+    check(driver().cuLaunchKernel(f.function, c.grid_x, c.grid_y, c.grid_z, c.block_x, c.block_y,
+                                  c.block_z, c.shared_mem_bytes, s, params, extra),
+          "cuLaunchKernel");
+    return;
+  }
+  CUlaunchAttribute attrs[kMaxLaunchAttributes];
+  Ref<Event> event;
+  CUlaunchConfig lc = extended_config(f, c, attrs, &event);
+  lc.hStream = s;
+  check(driver().cuLaunchKernelEx(&lc, f.function, params, extra), "cuLaunchKernelEx");
 }
 
 }  // namespace
+
+void check_cluster_shape(const Function& f, const cuabi_launch_config& c, uint32_t cluster[3]) {
+  const Device& d = *f.module->device;
+  const bool any = c.cluster_x || c.cluster_y || c.cluster_z;
+  const uint32_t required[3] = {f.required_cluster[0].load(std::memory_order_relaxed),
+                                f.required_cluster[1].load(std::memory_order_relaxed),
+                                f.required_cluster[2].load(std::memory_order_relaxed)};
+  const bool has_required = required[0] || required[1] || required[2];
+  cluster[0] = cluster[1] = cluster[2] = 0;
+  if (!any) return;
+  if (!c.cluster_x || !c.cluster_y || !c.cluster_z)
+    fail_config("cluster " + dims(c.cluster_x, c.cluster_y, c.cluster_z) +
+                " has a zero dimension (use (0, 0, 0) for no cluster)");
+  if (!d.cluster_launch)
+    fail_config("cluster " + dims(c.cluster_x, c.cluster_y, c.cluster_z) + ": device " +
+                std::to_string(d.ordinal) + " (" + d.name + ", compute capability " +
+                std::to_string(d.cc_major) + "." + std::to_string(d.cc_minor) +
+                ") cannot launch thread-block clusters (CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH is 0; "
+                "clusters need compute capability 9.0 or newer)");
+  if (has_required && (c.cluster_x != required[0] || c.cluster_y != required[1] ||
+                       c.cluster_z != required[2]))
+    fail_config("cluster " + dims(c.cluster_x, c.cluster_y, c.cluster_z) +
+                " contradicts kernel '" + f.name + "''s compile-time cluster dimensions " +
+                dims(required[0], required[1], required[2]) +
+                " (__cluster_dims__); give those or (0, 0, 0)");
+  const uint32_t grid[3] = {c.grid_x, c.grid_y, c.grid_z};
+  const uint32_t want[3] = {c.cluster_x, c.cluster_y, c.cluster_z};
+  const char* names[3] = {"x", "y", "z"};
+  for (int i = 0; i < 3; ++i)
+    if (grid[i] % want[i] != 0)
+      fail_config("grid " + std::string(names[i]) + " " + std::to_string(grid[i]) +
+                  " is not a multiple of cluster " + names[i] + " " + std::to_string(want[i]) +
+                  " (grid " + dims(c.grid_x, c.grid_y, c.grid_z) + ", cluster " +
+                  dims(c.cluster_x, c.cluster_y, c.cluster_z) + ")");
+  const uint64_t size = uint64_t(c.cluster_x) * c.cluster_y * c.cluster_z;
+  if (size > kPortableClusterSize) {
+    if (!f.non_portable_cluster.load(std::memory_order_relaxed))
+      fail_config("cluster " + dims(c.cluster_x, c.cluster_y, c.cluster_z) + " has " +
+                  std::to_string(size) + " blocks, more than the portable " +
+                  std::to_string(kPortableClusterSize) +
+                  "; set CUABI_FUNC_NON_PORTABLE_CLUSTER_SIZE_ALLOWED to 1 on kernel '" + f.name +
+                  "' to ask for more where the device can run them");
+    const uint32_t most = max_cluster_size(f, c);
+    if (size > most)
+      fail_config("cluster " + dims(c.cluster_x, c.cluster_y, c.cluster_z) + " has " +
+                  std::to_string(size) + " blocks; device " + std::to_string(d.ordinal) +
+                  " runs kernel '" + f.name + "' with at most " + std::to_string(most) +
+                  " blocks per cluster for this block size and shared memory "
+                  "(cuOccupancyMaxPotentialClusterSize)");
+  }
+  if (!has_required) {
+    cluster[0] = c.cluster_x;
+    cluster[1] = c.cluster_y;
+    cluster[2] = c.cluster_z;
+  }
+}
+
+CUlaunchConfig extended_config(const Function& f, const cuabi_launch_config& c,
+                               CUlaunchAttribute* attrs, Ref<Event>* event) {
+  const Device& d = *f.module->device;
+  const uint32_t known = CUABI_LAUNCH_COOPERATIVE | CUABI_LAUNCH_PROGRAMMATIC_SERIALIZATION |
+                         CUABI_LAUNCH_PROGRAMMATIC_EVENT_AT_BLOCK_START;
+  if (c.flags & ~known)
+    fail_config("flags has bits this version does not define: " + std::to_string(c.flags));
+  if ((c.flags & CUABI_LAUNCH_PROGRAMMATIC_EVENT_AT_BLOCK_START) && !c.programmatic_event)
+    fail_config("CUABI_LAUNCH_PROGRAMMATIC_EVENT_AT_BLOCK_START is set but programmatic_event "
+                "is NULL");
+  unsigned n = 0;
+  uint32_t cluster[3];
+  check_cluster_shape(f, c, cluster);
+  if (cluster[0]) {
+    attrs[n].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    attrs[n].value.clusterDim.x = cluster[0];
+    attrs[n].value.clusterDim.y = cluster[1];
+    attrs[n].value.clusterDim.z = cluster[2];
+    ++n;
+  }
+  if (c.flags & CUABI_LAUNCH_COOPERATIVE) {
+    if (!d.cooperative_launch)
+      fail_config("a cooperative launch: device " + std::to_string(d.ordinal) + " (" + d.name +
+                  ") does not support cooperative launches "
+                  "(CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH is 0)");
+    const uint64_t threads = uint64_t(c.block_x) * c.block_y * c.block_z;
+    int per_sm = 0;
+    check(driver().cuOccupancyMaxActiveBlocksPerMultiprocessor(
+              &per_sm, f.function, static_cast<int>(threads), c.shared_mem_bytes),
+          "cuOccupancyMaxActiveBlocksPerMultiprocessor");
+    const uint64_t resident = uint64_t(per_sm > 0 ? per_sm : 0) * d.multiprocessors;
+    const uint64_t blocks = uint64_t(c.grid_x) * c.grid_y * c.grid_z;
+    if (blocks > resident)
+      fail_config("a cooperative grid of " + std::to_string(blocks) +
+                  " blocks is larger than the " + std::to_string(resident) +
+                  " device " + std::to_string(d.ordinal) + " keeps resident: " +
+                  std::to_string(per_sm) + " blocks per multiprocessor (kernel '" + f.name +
+                  "', " + std::to_string(threads) + " threads and " +
+                  std::to_string(c.shared_mem_bytes) + " bytes of dynamic shared memory per "
+                  "block) x " + std::to_string(d.multiprocessors) + " multiprocessors");
+    attrs[n].id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
+    attrs[n].value.cooperative = 1;
+    ++n;
+  }
+  if (c.flags & CUABI_LAUNCH_PROGRAMMATIC_SERIALIZATION) {
+    attrs[n].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    attrs[n].value.programmaticStreamSerializationAllowed = 1;
+    ++n;
+  }
+  if (c.priority != 0) {
+    int least = 0, greatest = 0;
+    check(driver().cuCtxGetStreamPriorityRange(&least, &greatest), "cuCtxGetStreamPriorityRange");
+    if (c.priority > least || c.priority < greatest)
+      fail_config("priority " + std::to_string(c.priority) + " is outside device " +
+                  std::to_string(d.ordinal) + "'s stream priority range [" +
+                  std::to_string(greatest) + ", " + std::to_string(least) +
+                  "] (greatest to least; 0 keeps the stream's)");
+    attrs[n].id = CU_LAUNCH_ATTRIBUTE_PRIORITY;
+    attrs[n].value.priority = c.priority;
+    ++n;
+  }
+  if (c.programmatic_event) {
+    Pin<Event> e(c.programmatic_event, "config->programmatic_event");
+    if (e->device.get() != &d)
+      fail_config("programmatic_event belongs to device " + std::to_string(e->device->ordinal) +
+                  ", the kernel to device " + std::to_string(d.ordinal));
+    d.check_epoch(e->epoch);
+    attrs[n].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT;
+    attrs[n].value.programmaticEvent.event = e->event;
+    attrs[n].value.programmaticEvent.flags = 0;
+    attrs[n].value.programmaticEvent.triggerAtBlockStart =
+        (c.flags & CUABI_LAUNCH_PROGRAMMATIC_EVENT_AT_BLOCK_START) ? 1 : 0;
+    ++n;
+    if (event) *event = Ref<Event>::share(e.get());
+  }
+  CUlaunchConfig lc{};
+  lc.gridDimX = c.grid_x;
+  lc.gridDimY = c.grid_y;
+  lc.gridDimZ = c.grid_z;
+  lc.blockDimX = c.block_x;
+  lc.blockDimY = c.block_y;
+  lc.blockDimZ = c.block_z;
+  lc.sharedMemBytes = c.shared_mem_bytes;
+  lc.hStream = nullptr;
+  lc.attrs = n ? attrs : nullptr;
+  lc.numAttrs = n;
+  return lc;
+}
+
+uint32_t max_cluster_size(const Function& f, const cuabi_launch_config& c) {
+  CUlaunchConfig lc{};
+  lc.gridDimX = c.grid_x;
+  lc.gridDimY = c.grid_y;
+  lc.gridDimZ = c.grid_z;
+  lc.blockDimX = c.block_x;
+  lc.blockDimY = c.block_y;
+  lc.blockDimZ = c.block_z;
+  lc.sharedMemBytes = c.shared_mem_bytes;
+  int most = 0;
+  check(driver().cuOccupancyMaxPotentialClusterSize(&most, f.function, &lc),
+        "cuOccupancyMaxPotentialClusterSize");
+  return most > 0 ? static_cast<uint32_t>(most) : 0;
+}
 
 void launch(const Function& f, const cuabi_launch_config* config, const Pin<Stream>& stream,
             void* const* params, size_t num_params) {
@@ -168,6 +340,12 @@ LaunchPlan::LaunchPlan(Ref<Function> fn, const cuabi_launch_config& cfg, Ref<Str
   extra_[2] = CU_LAUNCH_PARAM_BUFFER_SIZE;
   extra_[3] = &extra_size_;
   extra_[4] = CU_LAUNCH_PARAM_END;
+  if (!is_plain(config)) {
+    function->module->enter();
+    ex_config_ = extended_config(*function, config, ex_attrs_, &ex_event_);
+    ex_config_.hStream = stream ? stream->stream : nullptr;
+    extended_ = true;
+  }
 }
 
 LaunchPlan::~LaunchPlan() { std::free(args); }
@@ -179,6 +357,12 @@ void LaunchPlan::launch() {
   if (stream) {
     f.module->device->check_epoch(stream->epoch);
     s = stream->stream;
+  }
+  if (extended_) {
+    check(driver().cuLaunchKernelEx(&ex_config_, f.function, nullptr,
+                                    args_size ? extra_ : nullptr),
+          "cuLaunchKernelEx");
+    return;
   }
   const cuabi_launch_config& c = config;
   check(driver().cuLaunchKernel(f.function, c.grid_x, c.grid_y, c.grid_z, c.block_x, c.block_y,

@@ -1,6 +1,8 @@
 // Checked kernel launches.
 #pragma once
 
+#include <string>
+
 #include "objects.hpp"
 
 namespace cuabi {
@@ -17,6 +19,38 @@ void launch_sized(const Function& f, const cuabi_launch_config* config, const Pi
                   void* const* params, const size_t* sizes, size_t num_params);
 void launch_packed(const Function& f, const cuabi_launch_config* config, const Pin<Stream>& stream,
                    const void* args, size_t args_size);
+
+// The caller's config, read through its struct_size (`copy` holds it when it
+// is not of this library's size).
+const cuabi_launch_config& config_of(const cuabi_launch_config* given, cuabi_launch_config* copy);
+// The grid, block and shared-memory checks every launch runs.
+void check_config(const Function& f, const cuabi_launch_config& c);
+
+inline std::string dims(uint32_t x, uint32_t y, uint32_t z) {
+  return "(" + std::to_string(x) + ", " + std::to_string(y) + ", " + std::to_string(z) + ")";
+}
+
+// True when no field past shared_mem_bytes asks for anything: such a launch
+// goes through cuLaunchKernel, the rest through cuLaunchKernelEx.
+inline bool is_plain(const cuabi_launch_config& c) {
+  return c.flags == 0 && c.cluster_x == 0 && c.cluster_y == 0 && c.cluster_z == 0 &&
+         c.priority == 0 && c.programmatic_event == nullptr;
+}
+constexpr unsigned kMaxLaunchAttributes = 5;
+constexpr uint32_t kPortableClusterSize = 8;
+// Checks the extended fields of `c` (after check_config) against the kernel
+// and the device and answers the cuLaunchKernelEx configuration (hStream
+// NULL) whose attributes are written to `attrs` (kMaxLaunchAttributes
+// entries). `event`, when given, receives a reference to the programmatic
+// event. The kernel's context must be current.
+CUlaunchConfig extended_config(const Function& f, const cuabi_launch_config& c,
+                               CUlaunchAttribute* attrs, Ref<Event>* event);
+// Checks `c`'s cluster dimensions; `cluster` receives the dimensions to give
+// the driver (0, 0, 0 for none, also when the kernel's compile-time
+// dimensions apply).
+void check_cluster_shape(const Function& f, const cuabi_launch_config& c, uint32_t cluster[3]);
+// cuOccupancyMaxPotentialClusterSize for c's grid, block and shared memory.
+uint32_t max_cluster_size(const Function& f, const cuabi_launch_config& c);
 
 Ref<LaunchPlan> make_plan(Ref<Function> function, const cuabi_launch_config* config,
                           Ref<Stream> stream);

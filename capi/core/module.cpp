@@ -286,6 +286,19 @@ Function::Function(Ref<Module> mod, std::string fname, CUfunction fn)
   check(d.cuFuncGetAttribute(&value, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, function),
         "cuFuncGetAttribute");
   max_dynamic_shared = static_cast<uint32_t>(value);
+  // Cluster attributes came with CUDA 11.8; an older driver leaves them 0.
+  const CUfunction_attribute cluster[3] = {CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH,
+                                           CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT,
+                                           CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH};
+  for (int i = 0; i < 3; ++i) {
+    value = 0;
+    if (d.cuFuncGetAttribute(&value, cluster[i], function) == CUDA_SUCCESS && value > 0)
+      required_cluster[i] = static_cast<uint32_t>(value);
+  }
+  value = 0;
+  if (d.cuFuncGetAttribute(&value, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED,
+                           function) == CUDA_SUCCESS)
+    non_portable_cluster = value != 0;
 }
 
 Ref<Function> get_function(const Module& module, const char* name) {

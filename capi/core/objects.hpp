@@ -46,6 +46,9 @@ class Device : public Object {
   uint32_t max_grid[3] = {0, 0, 0};
   uint32_t max_threads_per_block = 0;
   uint32_t max_shared_optin = 0;
+  uint32_t multiprocessors = 0;
+  bool cooperative_launch = false;  // CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH
+  bool cluster_launch = false;      // CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH (0 on drivers without it)
 
   CUcontext context() const { return context_.load(std::memory_order_acquire); }
 
@@ -132,6 +135,11 @@ class Function : public Object {
   size_t args_size = 0;
   uint32_t max_threads = 0;
   std::atomic<uint32_t> max_dynamic_shared{0};
+  // The compile-time cluster dimensions (__cluster_dims__, or set through
+  // cuabi_function_set_attribute); 0, 0, 0 for none.
+  std::atomic<uint32_t> required_cluster[3] = {{0}, {0}, {0}};
+  // CUABI_FUNC_NON_PORTABLE_CLUSTER_SIZE_ALLOWED.
+  std::atomic<bool> non_portable_cluster{false};
 };
 
 class Buffer : public DeviceChild {
@@ -162,8 +170,20 @@ class Stream : public DeviceChild {
   Stream(Ref<Device> device, uint32_t flags, int priority);
   Stream(Ref<Device> device, CUstream wrapped);
   ~Stream() override;
+  // Called by a host function's trampoline (a driver thread) when the host
+  // function reported a failure. Never throws.
+  void record_host_failure(int32_t result, const char* message) noexcept;
+  // Throws HOST_FUNCTION (and forgets them) when host functions failed since
+  // the last call.
+  void take_host_failures();
+
   CUstream stream = nullptr;
   bool owned = false;
+
+ private:
+  std::mutex host_mutex_;
+  size_t host_failures_ = 0;
+  std::string first_host_failure_;
 };
 
 class Event : public DeviceChild {
@@ -179,16 +199,40 @@ class Graph : public DeviceChild {
   static constexpr Kind kKind = Kind::Graph;
   Graph(Ref<Device> device, CUgraph graph) : DeviceChild(kKind, std::move(device)), graph(graph) {}
   ~Graph() override;
+  // The graph's kernel nodes in the order cuGraphGetNodes gives them, which
+  // is the order they were added (captured). Looked up once: cuabi adds no
+  // nodes to a graph after capture. The context must be current.
+  const std::vector<CUgraphNode>& kernel_nodes();
   CUgraph graph;
+
+ private:
+  std::mutex nodes_mutex_;
+  bool nodes_known_ = false;
+  std::vector<CUgraphNode> kernel_nodes_;
 };
 
 class GraphExec : public DeviceChild {
  public:
   static constexpr Kind kKind = Kind::GraphExec;
-  GraphExec(Ref<Device> device, CUgraphExec exec)
-      : DeviceChild(kKind, std::move(device)), exec(exec) {}
+  GraphExec(Ref<Graph> graph, CUgraphExec exec);
   ~GraphExec() override;
+  // Replaces kernel node `index`'s arguments with the block `args`.
+  void set_kernel_node_args(size_t index, const Function& function, const void* args,
+                            size_t args_size);
+  // cuGraphExecUpdate from `graph`; afterwards node updates start from its
+  // node parameters.
+  void update(Ref<Graph> graph);
+
   CUgraphExec exec;
+
+ private:
+  std::mutex mutex_;
+  // The graph instantiated from: its nodes name the executable graph's nodes
+  // for the driver, whatever updates happened since.
+  Ref<Graph> origin_;
+  // The graph of the latest update (or origin_): the parameters a node update
+  // starts from.
+  Ref<Graph> current_;
 };
 
 // A prepared launch: everything checked once, an argument block owned here.
@@ -208,6 +252,12 @@ class LaunchPlan : public Object {
  private:
   size_t extra_size_ = 0;
   void* extra_[5] = {};
+  // A configuration with extended fields goes through cuLaunchKernelEx with
+  // these, prepared once.
+  bool extended_ = false;
+  CUlaunchConfig ex_config_{};
+  CUlaunchAttribute ex_attrs_[5] = {};
+  Ref<Event> ex_event_;
 };
 
 // The CUstream of an optional stream for work on `device` (NULL: the default

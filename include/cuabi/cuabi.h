@@ -686,8 +686,10 @@ CUABI_API cuabi_status CUABI_CALL cuabi_function_get_active_blocks_per_sm(
 /* The block size that maximises occupancy, and the smallest grid that fills
  * the device at that size. Each block uses `shared_bytes_per_block` +
  * `shared_bytes_per_thread` * block size of dynamic shared memory (no
- * callback crosses the ABI). `block_size_limit` caps the answer (0: the
- * kernel's own limit). */
+ * callback crosses the ABI). Where two sizes give the same occupancy the
+ * larger wins, as with the driver's cuOccupancyMaxPotentialBlockSize.
+ * `block_size_limit` caps the answer (0: the kernel's own limit; a limit
+ * above the kernel's own is refused). */
 CUABI_API cuabi_status CUABI_CALL cuabi_function_suggest_block_size(
     cuabi_function function, size_t shared_bytes_per_block, size_t shared_bytes_per_thread,
     uint32_t block_size_limit, uint32_t* block_size, uint32_t* min_grid_size);
@@ -695,7 +697,8 @@ CUABI_API cuabi_status CUABI_CALL cuabi_function_suggest_block_size(
  * thread: a 1-D block of the size cuabi_function_suggest_block_size gives,
  * and as many blocks as cover `elements` (at most the device's grid limit),
  * with shared_mem_bytes set from the two shared-memory rules. The other
- * fields are the defaults. `config->struct_size` must be set. */
+ * fields are the defaults. `config->struct_size` must be set; `elements` = 0
+ * is refused. */
 CUABI_API cuabi_status CUABI_CALL cuabi_function_suggest_config(
     cuabi_function function, uint64_t elements, size_t shared_bytes_per_block,
     size_t shared_bytes_per_thread, cuabi_launch_config* config);
@@ -830,7 +833,8 @@ CUABI_API cuabi_status CUABI_CALL cuabi_stream_wait_event(cuabi_stream stream, c
 typedef int32_t(CUABI_CALL* cuabi_host_fn)(void* user_data, char* message, size_t message_size);
 /* Runs `fn(user_data, ...)` in stream order on `stream` (not NULL). The
  * caller keeps whatever `user_data` points to alive until the function has
- * run. */
+ * run. A stream that is capturing a graph answers CUABI_ERROR_NOT_SUPPORTED
+ * (a captured host function would run at every replay). */
 CUABI_API cuabi_status CUABI_CALL cuabi_stream_launch_host_func(cuabi_stream stream,
                                                                  cuabi_host_fn fn,
                                                                  void* user_data);

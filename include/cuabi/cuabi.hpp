@@ -45,6 +45,7 @@
 
 #include <cuabi/cuabi.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -316,6 +317,64 @@ inline cuabi_launch_config launch_config(dims grid, dims block, uint32_t shared_
   return c;
 }
 
+/* A launch configuration with fluent setters for the extended fields; it
+ * converts to const cuabi_launch_config&, so it goes wherever one does:
+ *   f.launch(cuabi::config(grid, block).cooperative(), s, args...);
+ *   cuabi::config(8, 128).cluster(2).programmatic_serialization();
+ * Any extended field makes the launch go through cuLaunchKernelEx; the
+ * library checks each against the kernel and the device first. */
+class config {
+ public:
+  config(dims grid, dims block, uint32_t shared_mem_bytes = 0)
+      : c_(launch_config(grid, block, shared_mem_bytes)) {}
+  explicit config(const cuabi_launch_config& c) : c_(c) {}
+
+  /* Every block resident at once; the kernel may synchronise the grid. */
+  config& cooperative(bool on = true) { return flag(CUABI_LAUNCH_COOPERATIVE, on); }
+  /* Thread-block clusters of `d` blocks ((0, 0, 0): none). */
+  config& cluster(dims d) {
+    c_.cluster_x = d.x;
+    c_.cluster_y = d.y;
+    c_.cluster_z = d.z;
+    return *this;
+  }
+  config& no_cluster() {
+    c_.cluster_x = c_.cluster_y = c_.cluster_z = 0;
+    return *this;
+  }
+  /* Programmatic dependent launch: may start before the previous kernel on
+   * the stream has finished (it waits with griddepcontrol.wait /
+   * cudaGridDependencySynchronize before reading its results). */
+  config& programmatic_serialization(bool on = true) {
+    return flag(CUABI_LAUNCH_PROGRAMMATIC_SERIALIZATION, on);
+  }
+  /* An event (made with CUABI_EVENT_DISABLE_TIMING) recorded when every block
+   * has triggered, or started with `at_block_start`; nullptr: none. */
+  config& programmatic_event(cuabi_event e, bool at_block_start = false) {
+    c_.programmatic_event = e;
+    return flag(CUABI_LAUNCH_PROGRAMMATIC_EVENT_AT_BLOCK_START, e != nullptr && at_block_start);
+  }
+  /* The launch's priority (0: the stream's). */
+  config& priority(int32_t p) {
+    c_.priority = p;
+    return *this;
+  }
+  config& shared_mem_bytes(uint32_t bytes) {
+    c_.shared_mem_bytes = bytes;
+    return *this;
+  }
+
+  const cuabi_launch_config& get() const noexcept { return c_; }
+  operator const cuabi_launch_config&() const noexcept { return c_; }  // NOLINT
+
+ private:
+  config& flag(cuabi_launch_flags bit, bool on) {
+    c_.flags = on ? (c_.flags | bit) : (c_.flags & ~bit);
+    return *this;
+  }
+  cuabi_launch_config c_;
+};
+
 /* ------------------------------------------------------------------------- */
 /* Devices                                                                    */
 /* ------------------------------------------------------------------------- */
@@ -405,6 +464,43 @@ class device : public detail::owner<cuabi_device, cuabi_device_release> {
 
 class event;
 class graph;
+class function;
+
+namespace detail {
+
+// A host function's record: the callable, freed after its one call. Anything
+// it throws becomes the failure message; nothing unwinds into the driver.
+template <class F>
+struct host_call {
+  F fn;
+  static int32_t CUABI_CALL run(void* data, char* message, size_t size) noexcept {
+    host_call* self = static_cast<host_call*>(data);
+    const char* failure = nullptr;
+    std::string what;
+    try {
+      self->fn();
+    } catch (const std::exception& e) {
+      try {
+        what = e.what();
+        failure = what.c_str();
+      } catch (...) {
+        failure = "a host function threw (its message could not be copied)";
+      }
+    } catch (...) {
+      failure = "a host function threw an exception that is not a std::exception";
+    }
+    delete self;
+    if (!failure) return 0;
+    if (size > 0) {
+      const size_t n = std::min(std::strlen(failure), size - 1);
+      std::memcpy(message, failure, n);
+      message[n] = '\0';
+    }
+    return 1;
+  }
+};
+
+}  // namespace detail
 
 /* A CUDA stream (cuabi_stream). Where a call takes a cuabi_stream, pass a
  * stream or nullptr for the device's default stream. */
@@ -440,6 +536,21 @@ class stream : public detail::owner<cuabi_stream, cuabi_stream_release> {
     check(cuabi_stream_begin_capture(get(), mode));
   }
   inline graph end_capture() const;
+
+  /* Runs `fn()` (any callable) on a driver thread when the stream reaches
+   * this point. It must not wait on the GPU. If it throws, the exception's
+   * what() is the failure the stream's next synchronize() throws, as
+   * status_error<CUABI_ERROR_HOST_FUNCTION>. */
+  template <class F>
+  void launch_host_func(F&& fn) const {
+    using call = detail::host_call<std::decay_t<F>>;
+    auto* record = new call{std::forward<F>(fn)};
+    const cuabi_status st = cuabi_stream_launch_host_func(get(), &call::run, record);
+    if (st != CUABI_SUCCESS) {
+      delete record;
+      check(st);
+    }
+  }
 };
 
 /* A CUDA event (cuabi_event). */
@@ -474,6 +585,18 @@ class graph_exec : public detail::owner<cuabi_graph_exec, cuabi_graph_exec_relea
   using owner::owner;
   /* Runs the graph on `s` (nullptr: the default stream). */
   void launch(cuabi_stream s = nullptr) const { check(cuabi_graph_exec_launch(get(), s)); }
+  /* Uploads the graph ahead of its first launch on `s`. */
+  void upload(cuabi_stream s = nullptr) const { check(cuabi_graph_exec_upload(get(), s)); }
+  /* Replaces the arguments of kernel node `index` (numbered in capture
+   * order) with `args`, laid out at `f`'s parameter offsets after the library
+   * checked their sizes; `f` must be the node's kernel. */
+  template <class... Args>
+  void set_kernel_node_args(size_t index, const function& f, const Args&... args) const;
+  /* The same with a block already laid out at the kernel's offsets. */
+  inline void set_kernel_node_args_packed(size_t index, const function& f, const void* args,
+                                          size_t args_size) const;
+  /* Updates the instantiated graph in place from `g` (same topology). */
+  inline void update(const graph& g) const;
 };
 
 /* A captured graph (cuabi_graph). */
@@ -490,7 +613,15 @@ class graph : public detail::owner<cuabi_graph, cuabi_graph_release> {
     check(cuabi_graph_instantiate(get(), e.out()));
     return e;
   }
+  /* The kernel nodes, numbered in the order they were captured. */
+  size_t kernel_node_count() const {
+    size_t n = 0;
+    check(cuabi_graph_get_kernel_node_count(get(), &n));
+    return n;
+  }
 };
+
+inline void graph_exec::update(const graph& g) const { check(cuabi_graph_exec_update(get(), g)); }
 
 inline graph stream::end_capture() const {
   graph g;
@@ -783,7 +914,73 @@ class function : public detail::owner<cuabi_function, cuabi_function_release> {
                      size_t args_size) const {
     check(cuabi_function_launch_packed(get(), &config, s, args, args_size));
   }
+
+  /* Occupancy. Blocks of `block_size` threads one multiprocessor keeps
+   * resident with this much dynamic shared memory each. */
+  uint32_t active_blocks_per_sm(uint32_t block_size, size_t dynamic_shared_bytes = 0) const {
+    uint32_t n = 0;
+    check(cuabi_function_get_active_blocks_per_sm(get(), block_size, dynamic_shared_bytes, &n));
+    return n;
+  }
+  struct block_suggestion {
+    uint32_t block_size;
+    uint32_t min_grid_size;
+  };
+  /* The block size of the highest occupancy (ties: the larger block) with
+   * shared_per_block + shared_per_thread * block size of dynamic shared
+   * memory, and the grid that fills the device at that size. */
+  block_suggestion suggest_block_size(size_t shared_per_block = 0, size_t shared_per_thread = 0,
+                                      uint32_t block_size_limit = 0) const {
+    block_suggestion b{0, 0};
+    check(cuabi_function_suggest_block_size(get(), shared_per_block, shared_per_thread,
+                                            block_size_limit, &b.block_size, &b.min_grid_size));
+    return b;
+  }
+  /* A 1-D configuration covering `elements` items, one per thread. */
+  cuabi_launch_config suggest_config(uint64_t elements, size_t shared_per_block = 0,
+                                     size_t shared_per_thread = 0) const {
+    cuabi_launch_config c;
+    c.struct_size = sizeof(c);
+    check(cuabi_function_suggest_config(get(), elements, shared_per_block, shared_per_thread, &c));
+    return c;
+  }
+  size_t available_dynamic_shared(uint32_t blocks_per_sm, uint32_t block_size) const {
+    size_t n = 0;
+    check(cuabi_function_get_available_dynamic_shared(get(), blocks_per_sm, block_size, &n));
+    return n;
+  }
+  uint32_t max_cluster_size(const cuabi_launch_config& config) const {
+    uint32_t n = 0;
+    check(cuabi_function_get_max_cluster_size(get(), &config, &n));
+    return n;
+  }
+  uint32_t max_active_clusters(const cuabi_launch_config& config) const {
+    uint32_t n = 0;
+    check(cuabi_function_get_max_active_clusters(get(), &config, &n));
+    return n;
+  }
 };
+
+template <class... Args>
+void graph_exec::set_kernel_node_args(size_t index, const function& f,
+                                      const Args&... args) const {
+  const size_t sizes[] = {sizeof(detail::kernel_type<Args>)..., 0};
+  f.check_arg_sizes(sizes, sizeof...(Args));
+  const std::vector<cuabi_param_info> params = f.params();
+  std::vector<unsigned char> block(f.args_size());
+  size_t i = 0;
+  auto put = [&](const auto& v) {
+    std::memcpy(block.data() + params[i++].offset, &v, sizeof(v));
+  };
+  (put(detail::kernel_value(args)), ...);
+  (void)put;
+  set_kernel_node_args_packed(index, f, block.data(), block.size());
+}
+
+inline void graph_exec::set_kernel_node_args_packed(size_t index, const function& f,
+                                                    const void* args, size_t args_size) const {
+  check(cuabi_graph_exec_set_kernel_node_args(get(), index, f, args, args_size));
+}
 
 /* A prepared launch (cuabi_launch_plan): configuration and stream checked
  * once, the arguments written in place into the plan's block, then launched

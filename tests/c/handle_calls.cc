@@ -276,6 +276,47 @@ std::vector<HandleCall> MakeHandleCalls() {
     unsigned char args[8] = {0};
     return cuabi_function_launch_packed(As<cuabi_function>(h), &config, nullptr, args, sizeof args);
   });
+  add("cuabi_function_get_active_blocks_per_sm", Kind::kFunction, [](uintptr_t h, bool* t) {
+    uint32_t n = 0x5eed;
+    cuabi_status s = cuabi_function_get_active_blocks_per_sm(As<cuabi_function>(h), 128, 0, &n);
+    *t = n != 0x5eed;
+    return s;
+  });
+  add("cuabi_function_suggest_block_size", Kind::kFunction, [](uintptr_t h, bool* t) {
+    uint32_t a = 0x5eed, b = 0x5eed;
+    cuabi_status s = cuabi_function_suggest_block_size(As<cuabi_function>(h), 0, 0, 0, &a, &b);
+    *t = a != 0x5eed || b != 0x5eed;
+    return s;
+  });
+  add("cuabi_function_suggest_config", Kind::kFunction, [](uintptr_t h, bool* t) {
+    cuabi_launch_config config = CUABI_LAUNCH_CONFIG_INIT;
+    cuabi_status s = cuabi_function_suggest_config(As<cuabi_function>(h), 1000, 0, 0, &config);
+    *t = config.grid_x != 1 || config.block_x != 1;
+    return s;
+  });
+  add("cuabi_function_get_available_dynamic_shared", Kind::kFunction, [](uintptr_t h, bool* t) {
+    size_t n = kSize;
+    cuabi_status s =
+        cuabi_function_get_available_dynamic_shared(As<cuabi_function>(h), 1, 128, &n);
+    *t = n != kSize;
+    return s;
+  });
+  add("cuabi_function_get_max_cluster_size", Kind::kFunction, [](uintptr_t h, bool* t) {
+    cuabi_launch_config config = CUABI_LAUNCH_CONFIG_INIT;
+    uint32_t n = 0x5eed;
+    cuabi_status s = cuabi_function_get_max_cluster_size(As<cuabi_function>(h), &config, &n);
+    *t = n != 0x5eed;
+    return s;
+  });
+  add("cuabi_function_get_max_active_clusters", Kind::kFunction, [](uintptr_t h, bool* t) {
+    cuabi_launch_config config = CUABI_LAUNCH_CONFIG_INIT;
+    config.grid_x = 2;
+    config.cluster_x = config.cluster_y = config.cluster_z = 1;
+    uint32_t n = 0x5eed;
+    cuabi_status s = cuabi_function_get_max_active_clusters(As<cuabi_function>(h), &config, &n);
+    *t = n != 0x5eed;
+    return s;
+  });
 
   // Device memory.
   add("cuabi_buffer_get_pointer", Kind::kBuffer, [](uintptr_t h, bool* t) {
@@ -351,6 +392,18 @@ std::vector<HandleCall> MakeHandleCalls() {
       [](uintptr_t h, bool*) { return cuabi_stream_query(As<cuabi_stream>(h)); });
   add("cuabi_stream_wait_event", Kind::kStream,
       [](uintptr_t h, bool*) { return cuabi_stream_wait_event(As<cuabi_stream>(h), nullptr); });
+  add("cuabi_stream_launch_host_func", Kind::kStream, [](uintptr_t h, bool* t) {
+    static int ran = 0;
+    cuabi_status s = cuabi_stream_launch_host_func(
+        As<cuabi_stream>(h),
+        [](void* data, char*, size_t) -> int32_t {
+          ++*static_cast<int*>(data);
+          return 0;
+        },
+        &ran);
+    *t = false;
+    return s;
+  });
   add("cuabi_stream_begin_capture", Kind::kStream, [](uintptr_t h, bool*) {
     return cuabi_stream_begin_capture(As<cuabi_stream>(h), CUABI_CAPTURE_GLOBAL);
   });
@@ -390,6 +443,22 @@ std::vector<HandleCall> MakeHandleCalls() {
   });
   add("cuabi_graph_exec_launch", Kind::kGraphExec,
       [](uintptr_t h, bool*) { return cuabi_graph_exec_launch(As<cuabi_graph_exec>(h), nullptr); });
+  add("cuabi_graph_exec_upload", Kind::kGraphExec,
+      [](uintptr_t h, bool*) { return cuabi_graph_exec_upload(As<cuabi_graph_exec>(h), nullptr); });
+  add("cuabi_graph_get_kernel_node_count", Kind::kGraph, [](uintptr_t h, bool* t) {
+    size_t n = kSize;
+    cuabi_status s = cuabi_graph_get_kernel_node_count(As<cuabi_graph>(h), &n);
+    *t = n != kSize;
+    return s;
+  });
+  add("cuabi_graph_exec_set_kernel_node_args", Kind::kGraphExec, [](uintptr_t h, bool*) {
+    unsigned char args[8] = {0};
+    return cuabi_graph_exec_set_kernel_node_args(As<cuabi_graph_exec>(h), 0, nullptr, args,
+                                                 sizeof args);
+  });
+  add("cuabi_graph_exec_update", Kind::kGraphExec, [](uintptr_t h, bool*) {
+    return cuabi_graph_exec_update(As<cuabi_graph_exec>(h), nullptr);
+  });
 
   // Launch plans.
   add("cuabi_launch_plan_create", Kind::kFunction, [](uintptr_t h, bool* t) {

@@ -68,6 +68,12 @@
   X(cuabi_launch_plan_release) \
   X(cuabi_launch_plan_get_args) \
   X(cuabi_launch_plan_launch) \
+  X(cuabi_function_get_active_blocks_per_sm) \
+  X(cuabi_function_suggest_block_size) \
+  X(cuabi_function_suggest_config) \
+  X(cuabi_function_get_available_dynamic_shared) \
+  X(cuabi_function_get_max_cluster_size) \
+  X(cuabi_function_get_max_active_clusters) \
   X(cuabi_buffer_alloc) \
   X(cuabi_buffer_wrap) \
   X(cuabi_buffer_release) \
@@ -94,6 +100,7 @@
   X(cuabi_stream_synchronize) \
   X(cuabi_stream_query) \
   X(cuabi_stream_wait_event) \
+  X(cuabi_stream_launch_host_func) \
   X(cuabi_event_create) \
   X(cuabi_event_release) \
   X(cuabi_event_record) \
@@ -106,7 +113,11 @@
   X(cuabi_graph_get_node_count) \
   X(cuabi_graph_instantiate) \
   X(cuabi_graph_exec_release) \
-  X(cuabi_graph_exec_launch)
+  X(cuabi_graph_exec_launch) \
+  X(cuabi_graph_exec_upload) \
+  X(cuabi_graph_get_kernel_node_count) \
+  X(cuabi_graph_exec_set_kernel_node_args) \
+  X(cuabi_graph_exec_update)
 
 /* Every enumerator and integer constant, in header order. */
 #define CUABI_TEST_CONSTANTS(X) \
@@ -130,6 +141,7 @@
   X(CUABI_ERROR_NVRTC) \
   X(CUABI_ERROR_IO) \
   X(CUABI_ERROR_INTERNAL) \
+  X(CUABI_ERROR_HOST_FUNCTION) \
   X(CUABI_OUTPUT_CUBIN) \
   X(CUABI_OUTPUT_PTX) \
   X(CUABI_COMPILE_NO_CACHE) \
@@ -141,6 +153,16 @@
   X(CUABI_FUNC_PTX_VERSION) \
   X(CUABI_FUNC_BINARY_VERSION) \
   X(CUABI_FUNC_MAX_DYNAMIC_SHARED_SIZE_BYTES) \
+  X(CUABI_FUNC_PREFERRED_SHARED_MEMORY_CARVEOUT) \
+  X(CUABI_FUNC_CLUSTER_SIZE_MUST_BE_SET) \
+  X(CUABI_FUNC_REQUIRED_CLUSTER_WIDTH) \
+  X(CUABI_FUNC_REQUIRED_CLUSTER_HEIGHT) \
+  X(CUABI_FUNC_REQUIRED_CLUSTER_DEPTH) \
+  X(CUABI_FUNC_NON_PORTABLE_CLUSTER_SIZE_ALLOWED) \
+  X(CUABI_FUNC_CLUSTER_SCHEDULING_POLICY_PREFERENCE) \
+  X(CUABI_LAUNCH_COOPERATIVE) \
+  X(CUABI_LAUNCH_PROGRAMMATIC_SERIALIZATION) \
+  X(CUABI_LAUNCH_PROGRAMMATIC_EVENT_AT_BLOCK_START) \
   X(CUABI_STREAM_NON_BLOCKING) \
   X(CUABI_EVENT_DISABLE_TIMING) \
   X(CUABI_EVENT_BLOCKING_SYNC) \
@@ -159,6 +181,7 @@
   X(cuabi_output) \
   X(cuabi_compile_flag_bits) \
   X(cuabi_function_attribute) \
+  X(cuabi_launch_flag_bits) \
   X(cuabi_stream_flag_bits) \
   X(cuabi_event_flag_bits) \
   X(cuabi_capture_mode)
@@ -190,14 +213,22 @@
   X(offsetof(cuabi_launch_config, block_y)) \
   X(offsetof(cuabi_launch_config, block_z)) \
   X(offsetof(cuabi_launch_config, shared_mem_bytes)) \
+  X(offsetof(cuabi_launch_config, flags)) \
+  X(offsetof(cuabi_launch_config, cluster_x)) \
+  X(offsetof(cuabi_launch_config, cluster_y)) \
+  X(offsetof(cuabi_launch_config, cluster_z)) \
+  X(offsetof(cuabi_launch_config, priority)) \
+  X(offsetof(cuabi_launch_config, programmatic_event)) \
   X(sizeof(cuabi_status)) \
   X(sizeof(cuabi_output)) \
   X(sizeof(cuabi_compile_flag_bits)) \
   X(sizeof(cuabi_function_attribute)) \
+  X(sizeof(cuabi_launch_flag_bits)) \
   X(sizeof(cuabi_stream_flag_bits)) \
   X(sizeof(cuabi_event_flag_bits)) \
   X(sizeof(cuabi_capture_mode)) \
   X(sizeof(cuabi_compile_flags)) \
+  X(sizeof(cuabi_launch_flags)) \
   X(sizeof(cuabi_stream_flags)) \
   X(sizeof(cuabi_event_flags))
 

@@ -3,6 +3,7 @@
 // -Wshadow -Werror). Compiled, never run; internal, so the two standards'
 // objects can be linked into one test binary.
 #include <cstdint>
+#include <stdexcept>
 #include <cuabi/cuabi.hpp>
 #include <string>
 #include <utility>
@@ -83,6 +84,46 @@ namespace {
   const cuabi::graph g = s.end_capture();
   (void)g.node_count();
   g.instantiate().launch(s);
+  (void)g.kernel_node_count();
+  const cuabi::graph_exec ge = g.instantiate();
+  ge.upload(s);
+  ge.upload();
+  ge.set_kernel_node_args(0, f, a, b, size_t{4});
+  ge.set_kernel_node_args(1, f);
+  ge.set_kernel_node_args_packed(0, f, block.data(), block.size());
+  ge.update(g);
+
+  const cuabi_event pe = e;
+  const cuabi::config cooperative = cuabi::config(8, 128, 64).cooperative().priority(-1);
+  f.launch(cooperative, s, a);
+  f.launch(cuabi::config({4, 2}, 64)
+               .cluster({2, 1, 1})
+               .programmatic_serialization()
+               .programmatic_event(pe, true)
+               .shared_mem_bytes(0)
+               .no_cluster()
+               .cooperative(false),
+           nullptr);
+  (void)cuabi::launch_plan::create(f, cooperative.get());
+  (void)f.active_blocks_per_sm(128);
+  (void)f.active_blocks_per_sm(128, 1024);
+  const cuabi::function::block_suggestion bs = f.suggest_block_size(0, 4, 256);
+  (void)bs.block_size;
+  (void)bs.min_grid_size;
+  (void)f.suggest_block_size();
+  const cuabi_launch_config suggested = f.suggest_config(uint64_t{1} << 20);
+  (void)f.suggest_config(10, 16, 4);
+  (void)f.available_dynamic_shared(2, 128);
+  (void)f.max_cluster_size(suggested);
+  (void)f.max_active_clusters(cuabi::config(2, 32).cluster(2));
+  int calls = 0;
+  s.launch_host_func([&calls] { ++calls; });
+  s.launch_host_func([] { throw std::runtime_error("failed"); });
+  struct counter {
+    int* n;
+    void operator()() const { ++*n; }
+  };
+  s.launch_host_func(counter{&calls});
 
   std::vector<float> host(16);
   b.upload(host);

@@ -34,6 +34,7 @@ const char* const kNames[CUABI_STATUS_COUNT] = {
     "CUABI_ERROR_NVRTC",
     "CUABI_ERROR_IO",
     "CUABI_ERROR_INTERNAL",
+    "CUABI_ERROR_HOST_FUNCTION",
 };
 
 // Leaves a known error on this thread: a NULL program handle.

@@ -823,6 +823,12 @@ Bodies CpuBodies(CpuFixture& f) {
           ctx.Problem("the tail past the known fields is not zero");
         return st;
       });
+
+  // --- Host functions ---------------------------------------------------------
+  def("stream_launch_host_func.null_stream", [](CaseContext&) -> cuabi_status {
+    return cuabi_stream_launch_host_func(
+        nullptr, [](void*, char*, size_t) -> int32_t { return 0; }, nullptr);
+  });
   return b;
 }
 

@@ -932,6 +932,95 @@ Bodies GpuBodies(GpuFixture& f) {
         if (v[63] != 0xAB) ctx.Problem("wrong data after the device handle was released");
         return st;
       });
+
+  // --- Extended launches and occupancy ---------------------------------------
+  def("function_launch.cluster_dims_not_dividing_the_grid", [saxpy, a](CaseContext&) -> cuabi_status {
+    cuabi_launch_config c = Config(3, 32);
+    c.cluster_x = 2;
+    c.cluster_y = c.cluster_z = 1;
+    SaxpyArgs args(a);
+    return cuabi_function_launch(saxpy, &c, nullptr, args.params, 5);
+  });
+  def("function_launch.cooperative_grid_larger_than_resident",
+      [saxpy, a](CaseContext&) -> cuabi_status {
+        cuabi_launch_config c = Config(1u << 24, 1024);
+        c.flags = CUABI_LAUNCH_COOPERATIVE;
+        SaxpyArgs args(a);
+        return cuabi_function_launch(saxpy, &c, nullptr, args.params, 5);
+      });
+  def("function_get_active_blocks_per_sm.block_size_0", [saxpy](CaseContext&) -> cuabi_status {
+    uint32_t n = 0;
+    return cuabi_function_get_active_blocks_per_sm(saxpy, 0, 0, &n);
+  });
+  def("function_suggest_block_size.limit_over_the_kernels_max",
+      [saxpy](CaseContext&) -> cuabi_status {
+        uint32_t block = 0, grid = 0;
+        return cuabi_function_suggest_block_size(saxpy, 0, 0, 1u << 20, &block, &grid);
+      });
+  def("function_suggest_block_size.no_block_size_fits_the_shared_memory",
+      [saxpy](CaseContext&) -> cuabi_status {
+        uint32_t block = 0, grid = 0;
+        return cuabi_function_suggest_block_size(saxpy, size_t{1} << 30, 0, 0, &block, &grid);
+      });
+
+  // --- Host functions and graph node updates ----------------------------------
+  def("stream_launch_host_func.null_callback", [dev](CaseContext&) -> cuabi_status {
+    Stream s;
+    cuabi_stream_create(dev, 0, 0, s.out());
+    return cuabi_stream_launch_host_func(s, nullptr, nullptr);
+  });
+  // A graph of one SAXPY node, instantiated; `body` gets the executable graph.
+  auto with_saxpy_graph = [dev, saxpy, a](std::function<cuabi_status(cuabi_graph_exec)> body) {
+    Stream s;
+    cuabi_stream_create(dev, CUABI_STREAM_NON_BLOCKING, 0, s.out());
+    SaxpyArgs args(a);
+    cuabi_launch_config c = Config(1, 16);
+    cuabi_graph g = nullptr;
+    cuabi_graph_exec e = nullptr;
+    cuabi_stream_begin_capture(s, CUABI_CAPTURE_THREAD_LOCAL);
+    cuabi_function_launch(saxpy, &c, s, args.params, 5);
+    if (cuabi_stream_end_capture(s, &g) != CUABI_SUCCESS) return CUABI_ERROR_INTERNAL;
+    cuabi_status st = cuabi_graph_instantiate(g, &e);
+    if (st == CUABI_SUCCESS) st = body(e);
+    cuabi_graph_exec_release(e);
+    cuabi_graph_release(g);
+    return st;
+  };
+  def("graph_exec_set_kernel_node_args.node_index_past_the_end",
+      [with_saxpy_graph, saxpy](CaseContext&) -> cuabi_status {
+        return with_saxpy_graph([saxpy](cuabi_graph_exec e) {
+          unsigned char block[40] = {0};
+          return cuabi_graph_exec_set_kernel_node_args(e, 1, saxpy, block, sizeof block);
+        });
+      });
+  def("graph_exec_set_kernel_node_args.args_size_mismatch",
+      [with_saxpy_graph, saxpy](CaseContext&) -> cuabi_status {
+        return with_saxpy_graph([saxpy](cuabi_graph_exec e) {
+          unsigned char block[40] = {0};
+          return cuabi_graph_exec_set_kernel_node_args(e, 0, saxpy, block, 32);
+        });
+      });
+  def("graph_exec_set_kernel_node_args.another_kernel_than_the_nodes",
+      [with_saxpy_graph, dev](CaseContext& ctx) -> cuabi_status {
+        cuabi_compile_desc d = CUABI_COMPILE_DESC_INIT;
+        d.source = "extern \"C\" __global__ void other(float* p) { p[0] = 1.0f; }";
+        d.flags = CUABI_COMPILE_NO_CACHE;
+        cuabi_module m = nullptr;
+        cuabi_function other = nullptr;
+        if (cuabi_module_compile(dev, &d, &m) != CUABI_SUCCESS ||
+            cuabi_module_get_function(m, "other", &other) != CUABI_SUCCESS) {
+          ctx.Problem("could not compile the other kernel: " + LastError());
+          cuabi_module_release(m);
+          return CUABI_ERROR_INTERNAL;
+        }
+        cuabi_status st = with_saxpy_graph([other](cuabi_graph_exec e) {
+          unsigned char block[8] = {0};
+          return cuabi_graph_exec_set_kernel_node_args(e, 0, other, block, sizeof block);
+        });
+        cuabi_function_release(other);
+        cuabi_module_release(m);
+        return st;
+      });
   return bodies;
 }
 

@@ -21,7 +21,10 @@ LD_LIBRARY_PATH=$libdir "$work/cmake-build/consumer_cpp"
 
 echo "== pkg-config cuabi"
 export PKG_CONFIG_PATH=$libdir/pkgconfig
-test "$(pkg-config --modversion cuabi)" = "0.1.0"
+# The version the header declares, as pkg-config must report it.
+header=$(cd "$(dirname "$0")/../.." && pwd)/include/cuabi/cuabi.h
+want=$(awk '/^#define CUABI_VERSION_(MAJOR|MINOR|PATCH) /{v = v (v == "" ? "" : ".") $3} END{print v}' "$header")
+test "$(pkg-config --modversion cuabi)" = "$want" || { echo "pkg-config reports $(pkg-config --modversion cuabi), the header $want"; exit 1; }
 cc -std=c99 -Wall -Werror "$src/main.c" $(pkg-config --cflags --libs cuabi) -o "$work/consumer-pc"
 LD_LIBRARY_PATH=$libdir "$work/consumer-pc"
 c++ -std=c++17 -Wall -Wextra -pedantic -Werror "$src/main.cpp" $(pkg-config --cflags --libs cuabi) \
