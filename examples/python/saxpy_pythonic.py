@@ -48,6 +48,25 @@ with dev.create_stream() as stream:
     hOut = dOut.copy_to_host(stream=stream)
     stream.synchronize()
 
-ok = np.allclose(hOut, a * hX + hY)
-print(f"kernel time: {stop - start:.3f} ms\ncheck: {'OK' if ok else 'FAILED'}")
+    # The configuration the occupancy calculator suggests for n elements, and
+    # a captured graph replayed with new arguments without instantiating again.
+    saxpy(saxpy.suggest_config(n), (np.float32(3.0), dX, dY, dOut, np.uint64(n)), stream=stream)
+    hSuggested = dOut.copy_to_host(stream=stream)
+    stream.synchronize()
+    suggested = bool(np.allclose(hSuggested, 3 * hX + hY))
+    with stream.capture() as cap:
+        saxpy(NUM_BLOCKS, NUM_THREADS, (a, dX, dY, dOut, np.uint64(n)), stream=stream)
+    with cap.graph, cap.graph.instantiate() as graph:
+        replayed = True
+        for factor in (4.0, 5.0):
+            graph.set_kernel_node_args(0, saxpy, (np.float32(factor), dX, dY, dOut, np.uint64(n)))
+            graph.launch(stream)
+            hReplay = dOut.copy_to_host(stream=stream)
+            stream.synchronize()
+            replayed = replayed and bool(np.allclose(hReplay, np.float32(factor) * hX + hY))
+
+ok = np.allclose(hOut, a * hX + hY) and suggested and replayed
+print(f"kernel time: {stop - start:.3f} ms")
+print(f"suggested config: {'OK' if suggested else 'FAILED'}; graph replay: {'OK' if replayed else 'FAILED'}")
+print(f"check: {'OK' if ok else 'FAILED'}")
 sys.exit(0 if ok else 1)

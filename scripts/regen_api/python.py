@@ -11,7 +11,10 @@ handles are c_void_p; an enum is c_int32 (the header fixes its width and
 sign), a flag set c_uint32; char* and const char* are c_char_p; void* is
 c_void_p; an input array of void pointers (void* const*) is c_void_p too, so
 the address of a NumPy array of argument pointers can be passed as it is;
-any other pointer is POINTER(T).
+any other pointer is POINTER(T). A callback type is a ctypes.CFUNCTYPE of
+its return and parameter types by the same rules, except that a char* the
+callback receives is POINTER(c_char) (c_char_p would hand it a copy of the
+string instead of the buffer it is to write into).
 """
 
 from __future__ import annotations
@@ -124,7 +127,7 @@ def ctype(t: Dict[str, Any]) -> str:
     if levels == 0:
         if base == "void":
             return "None"
-        if t["kind"] in ("handle", "enum", "flags", "struct"):
+        if t["kind"] in ("handle", "enum", "flags", "struct", "callback"):
             return base
         return CTYPES_SCALARS[base]
     if levels == 1 and base == "char":
@@ -135,6 +138,19 @@ def ctype(t: Dict[str, Any]) -> str:
         return "ctypes.c_void_p"
     inner = dict(t, pointers=pointers[:-1])
     return f"ctypes.POINTER({ctype(inner)})"
+
+
+def callback_ctype(t: Dict[str, Any]) -> str:
+    """The ctypes type of a callback's parameter (see the module docstring)."""
+    if t["base"] == "char" and len(t["pointers"]) == 1 and not t["pointers"][0]["const"]:
+        return "ctypes.POINTER(ctypes.c_char)"
+    return ctype(t)
+
+
+def callback_cdef(c: Dict[str, Any]) -> str:
+    """``typedef int32_t (*cuabi_host_fn)(void*, char*, size_t);``"""
+    args = ", ".join(p["type"]["c"] for p in c["params"]) or "void"
+    return f"typedef {c['returns']['c']} (*{c['name']})({args});"
 
 
 def c_declaration(f: Dict[str, Any]) -> str:
@@ -194,6 +210,11 @@ def api(model: Dict[str, Any]) -> str:
     for h in model["handles"]:
         out.append(f"{h['name']} = ctypes.c_void_p  # {h['doc']}\n")
         names.append(h["name"])
+    for c in model.get("callbacks", []):
+        out.append("\n" + comment(c["doc"]))
+        args = ", ".join([callback_ctype(c["returns"])] + [callback_ctype(p["type"]) for p in c["params"]])
+        out.append(f"{c['name']} = ctypes.CFUNCTYPE({args})\n")
+        names.append(c["name"])
     out.append("\nHANDLE_TYPES: Tuple[str, ...] = (\n")
     out += [f'    "{h["name"]}",\n' for h in model["handles"]]
     out.append(")\n")
@@ -252,6 +273,7 @@ def cdef(model: Dict[str, Any]) -> str:
         out.append(f"typedef {f['type']} {f['name']};\n")
     for h in model["handles"]:
         out.append(f"typedef struct {h['struct']}* {h['name']};\n")
+    out += [callback_cdef(c) + "\n" for c in model.get("callbacks", [])]
     for s in model["structs"]:
         fields = " ".join(f"{fld['type']['c']} {fld['name']};" for fld in s["fields"])
         out.append(f"typedef struct {s['name']} {{ {fields} }} {s['name']};\n")

@@ -1209,6 +1209,159 @@ def gpu_cases(b: Backend, f: GpuFixture) -> List[Case]:
         "shared_mem = -1 is out of range",
         lambda ctx: saxpy.prepare(1, 32, shared_mem=-1),
     )
+
+    # --- Extended launches, host functions, graph updates ------------------------------
+    add(
+        "a cluster (2, 1, 1) that does not divide a grid of 3",
+        IA,
+        "grid x 3 is not a multiple of cluster x 2",
+        lambda ctx: saxpy(3, 32, f.saxpy_args(), stream=stream, cluster=(2, 1, 1)),
+    )
+    add(
+        "prepare() with a cluster that does not divide the grid",
+        IA,
+        "is not a multiple of cluster x 4",
+        lambda ctx: saxpy.prepare(cuabi.LaunchConfig(6, 32, cluster=4), stream=stream),
+    )
+    add(
+        "a cluster with a zero dimension",
+        IA,
+        "has a zero dimension (use (0, 0, 0) for no cluster)",
+        lambda ctx: saxpy(4, 32, f.saxpy_args(), stream=stream, cluster=(2, 0, 1)),
+    )
+
+    def cooperative_too_large(ctx: CaseContext) -> None:
+        resident = saxpy.active_blocks_per_sm(256) * dev.multiprocessor_count
+        saxpy(resident + 1, 256, f.saxpy_args(), stream=stream, cooperative=True)
+
+    add("a cooperative grid larger than the device keeps resident", IA,
+        "a cooperative grid of", cooperative_too_large)
+    add(
+        "a priority outside the stream priority range",
+        IA,
+        "priority 1000 is outside",
+        lambda ctx: saxpy(1, 32, f.saxpy_args(), stream=stream, priority=1000),
+    )
+    add(
+        "event_at_block_start without a programmatic event",
+        IA,
+        "PROGRAMMATIC_EVENT_AT_BLOCK_START is set but programmatic_event is NULL",
+        lambda ctx: saxpy(1, 32, f.saxpy_args(), stream=stream, event_at_block_start=True),
+    )
+    add(
+        "a programmatic event that is no Event",
+        TypeError,
+        "programmatic_event must be a cuabi.Event or None, not int",
+        lambda ctx: saxpy(1, 32, f.saxpy_args(), stream=stream, programmatic_event=7),
+    )
+    add(
+        "a kernel attribute by an unknown name",
+        ValueError,
+        "unknown kernel attribute 'num_registers'",
+        lambda ctx: saxpy.attribute("num_registers"),
+    )
+    add(
+        "a host function of None",
+        IA,
+        "fn is NULL",
+        lambda ctx: stream.launch_host_func(None),  # type: ignore[arg-type]
+    )
+
+    def host_func_not_callable(ctx: CaseContext) -> None:
+        from cuabi import _loader
+
+        before = len(_loader._host_pending)
+        try:
+            stream.launch_host_func(42)  # type: ignore[arg-type]
+        finally:
+            ctx.expect(len(_loader._host_pending) == before, "an entry was left behind")
+
+    add("a host function that is not callable", TypeError,
+        "a host function must be callable, not int", host_func_not_callable)
+
+    def host_func_while_capturing(ctx: CaseContext) -> None:
+        from cuabi import _loader
+
+        ran: List[int] = []
+        s = dev.create_stream()
+        try:
+            s.begin_capture()
+            try:
+                s.launch_host_func(ran.append, 1)
+            finally:
+                s.end_capture().close()
+                ctx.expect(not _loader._host_pending, "the refused host function is still held")
+            s.synchronize()
+            ctx.expect(not ran, "the refused host function ran")
+        finally:
+            s.close()
+
+    add("a host function on a capturing stream", cuabi.NotSupportedError,
+        "the stream is capturing a graph", host_func_while_capturing)
+
+    def node_args(index: int, kernel: Callable[[], Any], args: Callable[[], tuple]) -> Callable:
+        def run(ctx: CaseContext) -> None:
+            graph = captured_graph()
+            try:
+                with graph.instantiate() as exe:
+                    exe.set_kernel_node_args(index, kernel(), args())
+            finally:
+                graph.close()
+
+        return run
+
+    add(
+        "a kernel node updated with another kernel",
+        IA,
+        "kernel node 0 runs",
+        node_args(0, lambda: f.scale, lambda: (A, 2.0)),
+    )
+    add(
+        "a kernel node index past the end",
+        OOR,
+        "kernel node 1 is past the end: the graph has 1 kernel node",
+        node_args(1, lambda: saxpy, f.saxpy_args),
+    )
+    add(
+        "a kernel node given arguments that do not fit the kernel",
+        IA,
+        "kernel 'saxpy' parameter 4 is 8 bytes",
+        node_args(0, lambda: saxpy, lambda: f.saxpy_args()[:4] + (np.uint32(16),)),
+    )
+    add(
+        "a kernel node index of -1",
+        IA,
+        "index = -1 is out of range",
+        node_args(-1, lambda: saxpy, f.saxpy_args),
+    )
+
+    def update_other_topology(ctx: CaseContext) -> None:
+        one = captured_graph()
+        s = dev.create_stream()
+        with s.capture() as cap:
+            saxpy(1, 32, f.saxpy_args(), stream=s)
+            saxpy(1, 32, f.saxpy_args(), stream=s)
+        s.close()
+        two = cap.graph
+        try:
+            with one.instantiate() as exe:
+                try:
+                    exe.update(two)
+                finally:  # left as it was: still launchable
+                    exe.launch(stream)
+                    stream.synchronize()
+        finally:
+            one.close()
+            two.close()
+
+    add("a graph update from another topology", IA, "the graph cannot update this executable graph",
+        update_other_topology)
+    add(
+        "a graph update from something that is no Graph",
+        TypeError,
+        "graph must be a cuabi.Graph, not Stream",
+        lambda ctx: captured_graph().instantiate().update(stream),  # type: ignore[arg-type]
+    )
     add(
         "an attribute value past int32",
         IA,

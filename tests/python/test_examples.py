@@ -41,6 +41,8 @@ def test_example_runs(script, backend_name, subprocess_env):
         assert done.returncode == 0, output
         assert "check: OK" in done.stdout
         assert re.search(r"kernel time: \d+\.\d+ ms", done.stdout)
+        if script == "saxpy_pythonic.py":
+            assert "suggested config: OK; graph replay: OK" in done.stdout
         if script == "saxpy.py":
             assert "refused as it should be" in done.stdout
             assert "parameter 4 is 8 bytes" in done.stdout

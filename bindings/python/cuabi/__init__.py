@@ -17,6 +17,7 @@ Two layers over one C library (``libcuabi``):
 >>> saxpy = dev.compile(SAXPY_SOURCE).get_kernel("saxpy")
 >>> x = dev.to_device(np.random.rand(n).astype(np.float32))
 >>> saxpy(blocks, threads, (np.float32(2.0), x, y, out, np.uint64(n)))
+>>> saxpy(saxpy.suggest_config(n), (np.float32(2.0), x, y, out, np.uint64(n)))
 
 The library is loaded on first use: ``$CUABI_LIBRARY`` when set, else the
 copy installed in this package.
@@ -46,6 +47,8 @@ from ._loader import (
     set_default_backend,
     use_backend,
 )
+from ._api import FunctionAttribute, LaunchFlag
+from ._launch import LaunchConfig
 from ._memory import DeviceArray, DeviceBuffer, PinnedBuffer
 from ._program import Kernel, Module, PreparedLaunch, Program
 from ._stream import Event, Graph, GraphExec, Stream
@@ -60,6 +63,9 @@ __all__ = [
     "Module",
     "Kernel",
     "PreparedLaunch",
+    "LaunchConfig",
+    "LaunchFlag",
+    "FunctionAttribute",
     "Stream",
     "Event",
     "Graph",

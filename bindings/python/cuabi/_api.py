@@ -16,13 +16,13 @@ from typing import Any, Dict, List, Tuple
 # ---------------------------------------------------------------------------
 
 CUABI_VERSION_MAJOR = 0
-CUABI_VERSION_MINOR = 1
+CUABI_VERSION_MINOR = 2
 CUABI_VERSION_PATCH = 0
 # MAJOR * 10000 + MINOR * 100 + PATCH; compare with cuabi_version().
-CUABI_VERSION_NUMBER = 100
-CUABI_VERSION_STRING = "0.1.0"
+CUABI_VERSION_NUMBER = 200
+CUABI_VERSION_STRING = "0.2.0"
 # One past the largest status this version defines.
-CUABI_STATUS_COUNT = 20
+CUABI_STATUS_COUNT = 21
 
 # cuabi_status
 CUABI_SUCCESS = 0
@@ -45,6 +45,7 @@ CUABI_ERROR_CUDA = 16
 CUABI_ERROR_NVRTC = 17
 CUABI_ERROR_IO = 18
 CUABI_ERROR_INTERNAL = 19
+CUABI_ERROR_HOST_FUNCTION = 20
 
 # cuabi_output
 CUABI_OUTPUT_CUBIN = 0
@@ -62,6 +63,18 @@ CUABI_FUNC_NUM_REGS = 4
 CUABI_FUNC_PTX_VERSION = 5
 CUABI_FUNC_BINARY_VERSION = 6
 CUABI_FUNC_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
+CUABI_FUNC_PREFERRED_SHARED_MEMORY_CARVEOUT = 9
+CUABI_FUNC_CLUSTER_SIZE_MUST_BE_SET = 10
+CUABI_FUNC_REQUIRED_CLUSTER_WIDTH = 11
+CUABI_FUNC_REQUIRED_CLUSTER_HEIGHT = 12
+CUABI_FUNC_REQUIRED_CLUSTER_DEPTH = 13
+CUABI_FUNC_NON_PORTABLE_CLUSTER_SIZE_ALLOWED = 14
+CUABI_FUNC_CLUSTER_SCHEDULING_POLICY_PREFERENCE = 15
+
+# cuabi_launch_flag_bits
+CUABI_LAUNCH_COOPERATIVE = 1
+CUABI_LAUNCH_PROGRAMMATIC_SERIALIZATION = 2
+CUABI_LAUNCH_PROGRAMMATIC_EVENT_AT_BLOCK_START = 4
 
 # cuabi_stream_flag_bits
 CUABI_STREAM_NON_BLOCKING = 1
@@ -163,6 +176,11 @@ class Status(enum.IntEnum):
     ERROR_INTERNAL = 19
     """A bug in cuabi; please report it with the message."""
 
+    ERROR_HOST_FUNCTION = 20
+    """A host function (cuabi_stream_launch_host_func) reported a failure; the message
+    is the one it gave. Answered by the stream's next synchronize.
+    """
+
 
 class Output(enum.IntEnum):
     """cuabi_output: What cuabi_module_compile produces."""
@@ -212,6 +230,59 @@ class FunctionAttribute(enum.IntEnum):
     MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
     """The most dynamic shared memory per block (settable)."""
 
+    PREFERRED_SHARED_MEMORY_CARVEOUT = 9
+    """The preferred shared memory carve-out, in percent of the most (settable; -1 for
+    no preference).
+    """
+
+    CLUSTER_SIZE_MUST_BE_SET = 10
+    """1 when the kernel must be launched with a cluster size (__cluster_dims__ or a
+    launch with cluster dimensions).
+    """
+
+    REQUIRED_CLUSTER_WIDTH = 11
+    """The cluster width, height and depth the kernel was compiled for
+    (__cluster_dims__); 0 when it names none. Settable before the first launch when
+    the kernel names none.
+    """
+
+    REQUIRED_CLUSTER_HEIGHT = 12
+
+    REQUIRED_CLUSTER_DEPTH = 13
+
+    NON_PORTABLE_CLUSTER_SIZE_ALLOWED = 14
+    """1 to allow clusters larger than the portable 8 blocks, where the device can run
+    them (settable).
+    """
+
+    CLUSTER_SCHEDULING_POLICY_PREFERENCE = 15
+    """The driver's CUclusterSchedulingPolicy preference (settable)."""
+
+
+class LaunchFlag(enum.IntFlag):
+    """cuabi_launch_flag_bits: Flags for cuabi_launch_config.flags: an OR of
+    cuabi_launch_flag_bits.
+    """
+
+    COOPERATIVE = 1
+    """A cooperative launch: every block of the grid is resident at once, so the kernel
+    may synchronise the whole grid (cooperative groups' grid.sync()). A grid larger
+    than the device can keep resident for this block size and shared memory is
+    refused before the driver sees it.
+    """
+
+    PROGRAMMATIC_SERIALIZATION = 2
+    """Programmatic dependent launch: this kernel may start before the previous kernel
+    on its stream has finished, once every block of that kernel has called
+    cudaTriggerProgrammaticLaunchCompletion() or exited; it must call
+    cudaGridDependencySynchronize() before reading what the previous kernel wrote.
+    """
+
+    PROGRAMMATIC_EVENT_AT_BLOCK_START = 4
+    """With programmatic_event: the event fires when every block has started, instead of
+    when every block has triggered or exited.
+    """
+
 
 class StreamFlag(enum.IntFlag):
     """cuabi_stream_flag_bits: Flags for cuabi_stream_create: an OR of
@@ -256,6 +327,7 @@ cuabi_output = ctypes.c_int32
 cuabi_function_attribute = ctypes.c_int32
 cuabi_capture_mode = ctypes.c_int32
 cuabi_compile_flags = ctypes.c_uint32
+cuabi_launch_flags = ctypes.c_uint32
 cuabi_stream_flags = ctypes.c_uint32
 cuabi_event_flags = ctypes.c_uint32
 cuabi_device = ctypes.c_void_p  # a GPU and its primary context
@@ -269,6 +341,14 @@ cuabi_event = ctypes.c_void_p  # a CUDA event
 cuabi_graph = ctypes.c_void_p  # a captured graph
 cuabi_graph_exec = ctypes.c_void_p  # an instantiated graph
 cuabi_launch_plan = ctypes.c_void_p  # a prepared launch
+
+# A host function: called once, on a driver thread, when the stream reaches it. It must
+# not call CUDA or cuabi functions that would wait on the GPU. Return 0 for success. To
+# report a failure, write a UTF-8 message (at most `message_size` bytes including its
+# NUL) into `message` and return any other value: the stream's next
+# cuabi_stream_synchronize answers CUABI_ERROR_HOST_FUNCTION with that message, and the
+# failure is then cleared. Work after the host function still runs.
+cuabi_host_fn = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.POINTER(ctypes.c_char), ctypes.c_size_t)
 
 HANDLE_TYPES: Tuple[str, ...] = (
     "cuabi_device",
@@ -316,8 +396,11 @@ class cuabi_param_info(ctypes.Structure):
 
 
 class cuabi_launch_config(ctypes.Structure):
-    """Grid, block and dynamic shared memory. Start from CUABI_LAUNCH_CONFIG_INIT.
-    cuabi_launch_config_init fills its defaults.
+    """How a kernel is launched. Start from cuabi_launch_config_init or
+    CUABI_LAUNCH_CONFIG_INIT. The fields after shared_mem_bytes came with version
+    0.2; a struct from an older header (struct_size 40) is read with their defaults.
+    A configuration that uses any of them goes through the driver's extended launch
+    (cuLaunchKernelEx). cuabi_launch_config_init fills its defaults.
     """
 
     _fields_ = [
@@ -329,6 +412,12 @@ class cuabi_launch_config(ctypes.Structure):
         ("block_y", ctypes.c_uint32),
         ("block_z", ctypes.c_uint32),
         ("shared_mem_bytes", ctypes.c_uint32),
+        ("flags", cuabi_launch_flags),
+        ("cluster_x", ctypes.c_uint32),
+        ("cluster_y", ctypes.c_uint32),
+        ("cluster_z", ctypes.c_uint32),
+        ("priority", ctypes.c_int32),
+        ("programmatic_event", cuabi_event),
     ]
 
 
@@ -459,6 +548,18 @@ DECLARATIONS: List[Tuple[str, Any, List[Any]]] = [
     ("cuabi_launch_plan_get_args", cuabi_status, [cuabi_launch_plan, ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(ctypes.c_size_t)]),
     # cuabi_status cuabi_launch_plan_launch(cuabi_launch_plan plan);
     ("cuabi_launch_plan_launch", cuabi_status, [cuabi_launch_plan]),
+    # cuabi_status cuabi_function_get_active_blocks_per_sm(cuabi_function function, uint32_t block_size, size_t dynamic_shared_bytes, uint32_t* blocks);
+    ("cuabi_function_get_active_blocks_per_sm", cuabi_status, [cuabi_function, ctypes.c_uint32, ctypes.c_size_t, ctypes.POINTER(ctypes.c_uint32)]),
+    # cuabi_status cuabi_function_suggest_block_size(cuabi_function function, size_t shared_bytes_per_block, size_t shared_bytes_per_thread, uint32_t block_size_limit, uint32_t* block_size, uint32_t* min_grid_size);
+    ("cuabi_function_suggest_block_size", cuabi_status, [cuabi_function, ctypes.c_size_t, ctypes.c_size_t, ctypes.c_uint32, ctypes.POINTER(ctypes.c_uint32), ctypes.POINTER(ctypes.c_uint32)]),
+    # cuabi_status cuabi_function_suggest_config(cuabi_function function, uint64_t elements, size_t shared_bytes_per_block, size_t shared_bytes_per_thread, cuabi_launch_config* config);
+    ("cuabi_function_suggest_config", cuabi_status, [cuabi_function, ctypes.c_uint64, ctypes.c_size_t, ctypes.c_size_t, ctypes.POINTER(cuabi_launch_config)]),
+    # cuabi_status cuabi_function_get_available_dynamic_shared(cuabi_function function, uint32_t blocks_per_sm, uint32_t block_size, size_t* bytes);
+    ("cuabi_function_get_available_dynamic_shared", cuabi_status, [cuabi_function, ctypes.c_uint32, ctypes.c_uint32, ctypes.POINTER(ctypes.c_size_t)]),
+    # cuabi_status cuabi_function_get_max_cluster_size(cuabi_function function, const cuabi_launch_config* config, uint32_t* cluster_size);
+    ("cuabi_function_get_max_cluster_size", cuabi_status, [cuabi_function, ctypes.POINTER(cuabi_launch_config), ctypes.POINTER(ctypes.c_uint32)]),
+    # cuabi_status cuabi_function_get_max_active_clusters(cuabi_function function, const cuabi_launch_config* config, uint32_t* clusters);
+    ("cuabi_function_get_max_active_clusters", cuabi_status, [cuabi_function, ctypes.POINTER(cuabi_launch_config), ctypes.POINTER(ctypes.c_uint32)]),
     # cuabi_status cuabi_buffer_alloc(cuabi_device device, size_t bytes, cuabi_buffer* out);
     ("cuabi_buffer_alloc", cuabi_status, [cuabi_device, ctypes.c_size_t, ctypes.POINTER(cuabi_buffer)]),
     # cuabi_status cuabi_buffer_wrap(cuabi_device device, uint64_t device_ptr, size_t bytes, cuabi_buffer* out);
@@ -511,6 +612,8 @@ DECLARATIONS: List[Tuple[str, Any, List[Any]]] = [
     ("cuabi_stream_query", cuabi_status, [cuabi_stream]),
     # cuabi_status cuabi_stream_wait_event(cuabi_stream stream, cuabi_event event);
     ("cuabi_stream_wait_event", cuabi_status, [cuabi_stream, cuabi_event]),
+    # cuabi_status cuabi_stream_launch_host_func(cuabi_stream stream, cuabi_host_fn fn, void* user_data);
+    ("cuabi_stream_launch_host_func", cuabi_status, [cuabi_stream, cuabi_host_fn, ctypes.c_void_p]),
     # cuabi_status cuabi_event_create(cuabi_device device, cuabi_event_flags flags, cuabi_event* out);
     ("cuabi_event_create", cuabi_status, [cuabi_device, cuabi_event_flags, ctypes.POINTER(cuabi_event)]),
     # void cuabi_event_release(cuabi_event event);
@@ -537,6 +640,14 @@ DECLARATIONS: List[Tuple[str, Any, List[Any]]] = [
     ("cuabi_graph_exec_release", None, [cuabi_graph_exec]),
     # cuabi_status cuabi_graph_exec_launch(cuabi_graph_exec exec, cuabi_stream stream);
     ("cuabi_graph_exec_launch", cuabi_status, [cuabi_graph_exec, cuabi_stream]),
+    # cuabi_status cuabi_graph_exec_upload(cuabi_graph_exec exec, cuabi_stream stream);
+    ("cuabi_graph_exec_upload", cuabi_status, [cuabi_graph_exec, cuabi_stream]),
+    # cuabi_status cuabi_graph_get_kernel_node_count(cuabi_graph graph, size_t* count);
+    ("cuabi_graph_get_kernel_node_count", cuabi_status, [cuabi_graph, ctypes.POINTER(ctypes.c_size_t)]),
+    # cuabi_status cuabi_graph_exec_set_kernel_node_args(cuabi_graph_exec exec, size_t index, cuabi_function function, const void* args, size_t args_size);
+    ("cuabi_graph_exec_set_kernel_node_args", cuabi_status, [cuabi_graph_exec, ctypes.c_size_t, cuabi_function, ctypes.c_void_p, ctypes.c_size_t]),
+    # cuabi_status cuabi_graph_exec_update(cuabi_graph_exec exec, cuabi_graph graph);
+    ("cuabi_graph_exec_update", cuabi_status, [cuabi_graph_exec, cuabi_graph]),
 ]
 
 # The symbolic name of each status.
@@ -561,15 +672,16 @@ STATUS_NAMES: Dict[int, str] = {
     17: "CUABI_ERROR_NVRTC",
     18: "CUABI_ERROR_IO",
     19: "CUABI_ERROR_INTERNAL",
+    20: "CUABI_ERROR_HOST_FUNCTION",
 }
 
 # The header as C declarations for cffi.FFI.cdef (ABI mode).
 CDEF = """\
 #define CUABI_VERSION_MAJOR 0
-#define CUABI_VERSION_MINOR 1
+#define CUABI_VERSION_MINOR 2
 #define CUABI_VERSION_PATCH 0
-#define CUABI_VERSION_NUMBER 100
-#define CUABI_STATUS_COUNT 20
+#define CUABI_VERSION_NUMBER 200
+#define CUABI_STATUS_COUNT 21
 typedef int32_t cuabi_status;
 #define CUABI_SUCCESS 0
 #define CUABI_ERROR_INVALID_ARGUMENT 1
@@ -591,6 +703,7 @@ typedef int32_t cuabi_status;
 #define CUABI_ERROR_NVRTC 17
 #define CUABI_ERROR_IO 18
 #define CUABI_ERROR_INTERNAL 19
+#define CUABI_ERROR_HOST_FUNCTION 20
 typedef int32_t cuabi_output;
 #define CUABI_OUTPUT_CUBIN 0
 #define CUABI_OUTPUT_PTX 1
@@ -604,6 +717,16 @@ typedef int32_t cuabi_function_attribute;
 #define CUABI_FUNC_PTX_VERSION 5
 #define CUABI_FUNC_BINARY_VERSION 6
 #define CUABI_FUNC_MAX_DYNAMIC_SHARED_SIZE_BYTES 8
+#define CUABI_FUNC_PREFERRED_SHARED_MEMORY_CARVEOUT 9
+#define CUABI_FUNC_CLUSTER_SIZE_MUST_BE_SET 10
+#define CUABI_FUNC_REQUIRED_CLUSTER_WIDTH 11
+#define CUABI_FUNC_REQUIRED_CLUSTER_HEIGHT 12
+#define CUABI_FUNC_REQUIRED_CLUSTER_DEPTH 13
+#define CUABI_FUNC_NON_PORTABLE_CLUSTER_SIZE_ALLOWED 14
+#define CUABI_FUNC_CLUSTER_SCHEDULING_POLICY_PREFERENCE 15
+#define CUABI_LAUNCH_COOPERATIVE 1
+#define CUABI_LAUNCH_PROGRAMMATIC_SERIALIZATION 2
+#define CUABI_LAUNCH_PROGRAMMATIC_EVENT_AT_BLOCK_START 4
 #define CUABI_STREAM_NON_BLOCKING 1
 #define CUABI_EVENT_DISABLE_TIMING 1
 #define CUABI_EVENT_BLOCKING_SYNC 2
@@ -612,6 +735,7 @@ typedef int32_t cuabi_capture_mode;
 #define CUABI_CAPTURE_THREAD_LOCAL 1
 #define CUABI_CAPTURE_RELAXED 2
 typedef uint32_t cuabi_compile_flags;
+typedef uint32_t cuabi_launch_flags;
 typedef uint32_t cuabi_stream_flags;
 typedef uint32_t cuabi_event_flags;
 typedef struct cuabi_device_s* cuabi_device;
@@ -625,9 +749,10 @@ typedef struct cuabi_event_s* cuabi_event;
 typedef struct cuabi_graph_s* cuabi_graph;
 typedef struct cuabi_graph_exec_s* cuabi_graph_exec;
 typedef struct cuabi_launch_plan_s* cuabi_launch_plan;
+typedef int32_t (*cuabi_host_fn)(void*, char*, size_t);
 typedef struct cuabi_compile_desc { size_t struct_size; const char* source; const char* name; const char* const* options; size_t num_options; const char* const* header_sources; const char* const* header_names; size_t num_headers; const char* const* name_expressions; size_t num_name_expressions; cuabi_output output; cuabi_compile_flags flags; } cuabi_compile_desc;
 typedef struct cuabi_param_info { size_t offset; size_t size; } cuabi_param_info;
-typedef struct cuabi_launch_config { size_t struct_size; uint32_t grid_x; uint32_t grid_y; uint32_t grid_z; uint32_t block_x; uint32_t block_y; uint32_t block_z; uint32_t shared_mem_bytes; } cuabi_launch_config;
+typedef struct cuabi_launch_config { size_t struct_size; uint32_t grid_x; uint32_t grid_y; uint32_t grid_z; uint32_t block_x; uint32_t block_y; uint32_t block_z; uint32_t shared_mem_bytes; cuabi_launch_flags flags; uint32_t cluster_x; uint32_t cluster_y; uint32_t cluster_z; int32_t priority; cuabi_event programmatic_event; } cuabi_launch_config;
 uint32_t cuabi_version(void);
 const char* cuabi_version_string(void);
 const char* cuabi_status_get_name(cuabi_status status);
@@ -689,6 +814,12 @@ cuabi_status cuabi_launch_plan_create(cuabi_function function, const cuabi_launc
 void cuabi_launch_plan_release(cuabi_launch_plan plan);
 cuabi_status cuabi_launch_plan_get_args(cuabi_launch_plan plan, void** args, size_t* size);
 cuabi_status cuabi_launch_plan_launch(cuabi_launch_plan plan);
+cuabi_status cuabi_function_get_active_blocks_per_sm(cuabi_function function, uint32_t block_size, size_t dynamic_shared_bytes, uint32_t* blocks);
+cuabi_status cuabi_function_suggest_block_size(cuabi_function function, size_t shared_bytes_per_block, size_t shared_bytes_per_thread, uint32_t block_size_limit, uint32_t* block_size, uint32_t* min_grid_size);
+cuabi_status cuabi_function_suggest_config(cuabi_function function, uint64_t elements, size_t shared_bytes_per_block, size_t shared_bytes_per_thread, cuabi_launch_config* config);
+cuabi_status cuabi_function_get_available_dynamic_shared(cuabi_function function, uint32_t blocks_per_sm, uint32_t block_size, size_t* bytes);
+cuabi_status cuabi_function_get_max_cluster_size(cuabi_function function, const cuabi_launch_config* config, uint32_t* cluster_size);
+cuabi_status cuabi_function_get_max_active_clusters(cuabi_function function, const cuabi_launch_config* config, uint32_t* clusters);
 cuabi_status cuabi_buffer_alloc(cuabi_device device, size_t bytes, cuabi_buffer* out);
 cuabi_status cuabi_buffer_wrap(cuabi_device device, uint64_t device_ptr, size_t bytes, cuabi_buffer* out);
 void cuabi_buffer_release(cuabi_buffer buffer);
@@ -715,6 +846,7 @@ cuabi_status cuabi_stream_get_handle(cuabi_stream stream, uint64_t* cu_stream);
 cuabi_status cuabi_stream_synchronize(cuabi_stream stream);
 cuabi_status cuabi_stream_query(cuabi_stream stream);
 cuabi_status cuabi_stream_wait_event(cuabi_stream stream, cuabi_event event);
+cuabi_status cuabi_stream_launch_host_func(cuabi_stream stream, cuabi_host_fn fn, void* user_data);
 cuabi_status cuabi_event_create(cuabi_device device, cuabi_event_flags flags, cuabi_event* out);
 void cuabi_event_release(cuabi_event event);
 cuabi_status cuabi_event_record(cuabi_event event, cuabi_stream stream);
@@ -728,6 +860,10 @@ cuabi_status cuabi_graph_get_node_count(cuabi_graph graph, size_t* count);
 cuabi_status cuabi_graph_instantiate(cuabi_graph graph, cuabi_graph_exec* out);
 void cuabi_graph_exec_release(cuabi_graph_exec exec);
 cuabi_status cuabi_graph_exec_launch(cuabi_graph_exec exec, cuabi_stream stream);
+cuabi_status cuabi_graph_exec_upload(cuabi_graph_exec exec, cuabi_stream stream);
+cuabi_status cuabi_graph_get_kernel_node_count(cuabi_graph graph, size_t* count);
+cuabi_status cuabi_graph_exec_set_kernel_node_args(cuabi_graph_exec exec, size_t index, cuabi_function function, const void* args, size_t args_size);
+cuabi_status cuabi_graph_exec_update(cuabi_graph_exec exec, cuabi_graph graph);
 """
 
 __all__ = [
@@ -757,6 +893,7 @@ __all__ = [
     "CUABI_ERROR_NVRTC",
     "CUABI_ERROR_IO",
     "CUABI_ERROR_INTERNAL",
+    "CUABI_ERROR_HOST_FUNCTION",
     "CUABI_OUTPUT_CUBIN",
     "CUABI_OUTPUT_PTX",
     "CUABI_COMPILE_NO_CACHE",
@@ -768,6 +905,16 @@ __all__ = [
     "CUABI_FUNC_PTX_VERSION",
     "CUABI_FUNC_BINARY_VERSION",
     "CUABI_FUNC_MAX_DYNAMIC_SHARED_SIZE_BYTES",
+    "CUABI_FUNC_PREFERRED_SHARED_MEMORY_CARVEOUT",
+    "CUABI_FUNC_CLUSTER_SIZE_MUST_BE_SET",
+    "CUABI_FUNC_REQUIRED_CLUSTER_WIDTH",
+    "CUABI_FUNC_REQUIRED_CLUSTER_HEIGHT",
+    "CUABI_FUNC_REQUIRED_CLUSTER_DEPTH",
+    "CUABI_FUNC_NON_PORTABLE_CLUSTER_SIZE_ALLOWED",
+    "CUABI_FUNC_CLUSTER_SCHEDULING_POLICY_PREFERENCE",
+    "CUABI_LAUNCH_COOPERATIVE",
+    "CUABI_LAUNCH_PROGRAMMATIC_SERIALIZATION",
+    "CUABI_LAUNCH_PROGRAMMATIC_EVENT_AT_BLOCK_START",
     "CUABI_STREAM_NON_BLOCKING",
     "CUABI_EVENT_DISABLE_TIMING",
     "CUABI_EVENT_BLOCKING_SYNC",
@@ -778,6 +925,7 @@ __all__ = [
     "Output",
     "CompileFlag",
     "FunctionAttribute",
+    "LaunchFlag",
     "StreamFlag",
     "EventFlag",
     "CaptureMode",
@@ -786,6 +934,7 @@ __all__ = [
     "cuabi_function_attribute",
     "cuabi_capture_mode",
     "cuabi_compile_flags",
+    "cuabi_launch_flags",
     "cuabi_stream_flags",
     "cuabi_event_flags",
     "cuabi_device",
@@ -799,6 +948,7 @@ __all__ = [
     "cuabi_graph",
     "cuabi_graph_exec",
     "cuabi_launch_plan",
+    "cuabi_host_fn",
     "HANDLE_TYPES",
     "cuabi_compile_desc",
     "cuabi_param_info",

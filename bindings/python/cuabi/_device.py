@@ -168,6 +168,11 @@ class Device(Resource):
         )
 
     @property
+    def multiprocessor_count(self) -> int:
+        """The number of multiprocessors (CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)."""
+        return self.attribute(16)
+
+    @property
     def stream_priority_range(self) -> Tuple[int, int]:
         """(least, greatest) stream priority; lower numbers are higher priority."""
         least, greatest = self._b.get_many(

@@ -160,6 +160,15 @@ class InternalError(CudaError):
     status = 19
 
 
+class HostFunctionError(CudaError):
+    """CUABI_ERROR_HOST_FUNCTION: A host function (cuabi_stream_launch_host_func)
+    reported a failure; the message is the one it gave. Answered by the stream's next
+    synchronize.
+    """
+
+    status = 20
+
+
 # The class raised for each failure status.
 ERROR_CLASSES: Dict[int, Type[CudaError]] = {
     1: InvalidArgumentError,
@@ -181,6 +190,7 @@ ERROR_CLASSES: Dict[int, Type[CudaError]] = {
     17: NvrtcError,
     18: FileIOError,
     19: InternalError,
+    20: HostFunctionError,
 }
 
 __all__: List[str] = [
@@ -203,4 +213,5 @@ __all__: List[str] = [
     "NvrtcError",
     "FileIOError",
     "InternalError",
+    "HostFunctionError",
 ]

@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import importlib
+import itertools
 import os
 import sys
 import threading
@@ -200,16 +201,90 @@ class Backend:
 
     # -- helpers built on the primitives ----------------------------------
     def launch_config(
-        self, grid: Tuple[int, int, int], block: Tuple[int, int, int], shmem: int
+        self,
+        grid: Tuple[int, int, int],
+        block: Tuple[int, int, int],
+        shmem: int,
+        flags: int = 0,
+        cluster: Tuple[int, int, int] = (0, 0, 0),
+        priority: int = 0,
+        programmatic_event: Any = None,
     ) -> Any:
         """A ``const cuabi_launch_config*`` argument, reusable across calls:
-        the library's defaults (``cuabi_launch_config_init``), then these."""
+        the library's defaults (``cuabi_launch_config_init``), then these.
+        ``programmatic_event`` is a ``cuabi_event`` argument of this backend
+        (None: none)."""
         arg, cfg, size = self.struct("cuabi_launch_config")
         self.call("cuabi_launch_config_init", arg, size)
         cfg.grid_x, cfg.grid_y, cfg.grid_z = grid
         cfg.block_x, cfg.block_y, cfg.block_z = block
         cfg.shared_mem_bytes = shmem
+        if flags:
+            cfg.flags = flags
+        if cluster != (0, 0, 0):
+            cfg.cluster_x, cfg.cluster_y, cfg.cluster_z = cluster
+        if priority:
+            cfg.priority = priority
+        if programmatic_event is not None:
+            cfg.programmatic_event = programmatic_event
         return arg
+
+    def read_launch_config(self, cfg: Any) -> Dict[str, Any]:
+        """The fields of a ``cuabi_launch_config`` (the struct itself, as
+        :meth:`struct` gives it) as plain values, the event as an int."""
+        if not hasattr(cfg, "grid_x"):  # a cffi pointer to the struct
+            cfg = cfg[0]
+        return {
+            "grid": (int(cfg.grid_x), int(cfg.grid_y), int(cfg.grid_z)),
+            "block": (int(cfg.block_x), int(cfg.block_y), int(cfg.block_z)),
+            "shared_mem": int(cfg.shared_mem_bytes),
+            "flags": int(cfg.flags),
+            "cluster": (int(cfg.cluster_x), int(cfg.cluster_y), int(cfg.cluster_z)),
+            "priority": int(cfg.priority),
+            "programmatic_event": self.handle_int(cfg.programmatic_event),
+        }
+
+    # -- host functions ------------------------------------------------------
+    # One trampoline per backend, made once and kept for the life of the
+    # backend: each launch passes the key of its (callable, args) entry as
+    # the user data, and the trampoline takes the entry out (exactly once)
+    # and runs it. No per-call closure is made or freed on the driver thread.
+
+    def host_trampoline(self) -> Any:
+        """The ``cuabi_host_fn`` argument every host function launch passes."""
+        raise NotImplementedError
+
+    def user_data(self, key: int) -> Any:
+        """The ``void* user_data`` argument carrying ``key``."""
+        raise NotImplementedError
+
+    def null_host_fn(self) -> Any:
+        """A NULL ``cuabi_host_fn`` argument."""
+        return self.NULL
+
+    def launch_host_func(
+        self, stream: Any, fn: Optional[Callable[..., Any]], args: Tuple[Any, ...]
+    ) -> None:
+        """``cuabi_stream_launch_host_func`` running ``fn(*args)``: kept alive
+        until it has run, dropped at once when the core refuses the launch.
+        ``fn`` None passes NULL, for the core to refuse."""
+        if fn is None:
+            self.call("cuabi_stream_launch_host_func", stream, self.null_host_fn(), self.NULL)
+            return
+        if not callable(fn):
+            raise TypeError(f"a host function must be callable, not {type(fn).__name__}")
+        key = next(_host_keys)
+        _host_pending[key] = (fn, args)
+        try:
+            status = self.lib.cuabi_stream_launch_host_func(
+                stream, self.host_trampoline(), self.user_data(key)
+            )
+        except BaseException:
+            _host_pending.pop(key, None)
+            raise
+        if status:
+            _host_pending.pop(key, None)
+            raise self.error(status, "cuabi_stream_launch_host_func")
 
     def compile_desc(self, **fields: Any) -> Tuple[Any, Any]:
         """A ``const cuabi_compile_desc*`` argument and what keeps it alive:
@@ -319,6 +394,48 @@ class Backend:
         return self._two_call(getattr(self.lib, func), args)
 
 
+# Host functions launched and not yet run: {key: (callable, args)}.
+_host_pending: Dict[int, Tuple[Callable[..., Any], Tuple[Any, ...]]] = {}
+_host_keys = itertools.count(1)
+
+
+def host_failure_message(exc: BaseException) -> str:
+    """What a host function that raised ``exc`` reports: the exception's
+    type and text, as the stream's next synchronize raises it."""
+    text = str(exc)
+    name = type(exc).__name__
+    return f"{name}: {text}" if text else name
+
+
+def _utf8_prefix(text: str, limit: int) -> bytes:
+    """``text`` as UTF-8 in at most ``limit`` bytes, cut at a character."""
+    data = text.encode("utf-8", "replace")
+    if len(data) <= limit:
+        return data
+    return data[:limit].decode("utf-8", "ignore").encode("utf-8")
+
+
+def _run_host_func(key: int, write: Callable[[bytes], None], size: int) -> int:
+    """The trampoline's body, on the driver thread (holding the GIL): runs
+    the entry of ``key`` and turns an exception into the failure message.
+    Never raises into the driver."""
+    try:
+        entry = _host_pending.pop(key, None)
+        if entry is None:
+            return 0
+        fn, args = entry
+        del entry
+        try:
+            fn(*args)
+        except BaseException as exc:  # reported, never unwound into the driver
+            if size > 0:
+                write(_utf8_prefix(host_failure_message(exc), size - 1) + b"\0")
+            return 1
+        return 0
+    except BaseException:  # noqa: B036 (nothing may escape into the driver)
+        return 1
+
+
 _CTYPES_SCALARS = {
     "int32_t": ctypes.c_int32,
     "uint32_t": ctypes.c_uint32,
@@ -350,6 +467,7 @@ class CtypesBackend(Backend):
                 continue
             fn.restype = restype
             fn.argtypes = argtypes
+        self._trampoline: Any = None
         super().__init__(path, cdll, missing)
 
     def out(self, ctype: str) -> Any:
@@ -418,6 +536,25 @@ class CtypesBackend(Backend):
         # A c_void_p instance passes through the c_void_p argtype unconverted.
         return self.lib.cuabi_launch_plan_launch, ctypes.c_void_p(plan or None)
 
+    def host_trampoline(self) -> Any:
+        if self._trampoline is None:
+            def trampoline(user_data: Optional[int], message: Any, size: int) -> int:
+                def write(data: bytes) -> None:
+                    ctypes.memmove(message, data, len(data))
+
+                return _run_host_func(int(user_data or 0), write, int(size))
+
+            self._trampoline = _api.cuabi_host_fn(trampoline)
+        return self._trampoline
+
+    def null_host_fn(self) -> Any:
+        # ctypes takes only a function-pointer instance for this argtype; one
+        # made without a callable is NULL.
+        return _api.cuabi_host_fn()
+
+    def user_data(self, key: int) -> Any:
+        return key
+
 
 class CffiBackend(Backend):
     """The cffi backend (ABI mode, ``ffi.dlopen`` with the cdef of
@@ -446,6 +583,7 @@ class CffiBackend(Backend):
         self.ffi = ffi
         self.NULL = ffi.NULL
         self._void_pp = ffi.typeof("void * *")
+        self._trampoline: Any = None
         super().__init__(path, lib, missing)
 
     def out(self, ctype: str) -> Any:
@@ -514,6 +652,24 @@ class CffiBackend(Backend):
 
     def plan_launcher(self, plan: Any) -> Tuple[Callable[[Any], int], Any]:
         return self.lib.cuabi_launch_plan_launch, plan
+
+    def host_trampoline(self) -> Any:
+        if self._trampoline is None:
+            ffi = self.ffi
+
+            def trampoline(user_data: Any, message: Any, size: int) -> int:
+                def write(data: bytes) -> None:
+                    ffi.memmove(message, data, len(data))
+
+                return _run_host_func(
+                    int(ffi.cast("uintptr_t", user_data)), write, int(size)
+                )
+
+            self._trampoline = ffi.callback("cuabi_host_fn", trampoline, error=1)
+        return self._trampoline
+
+    def user_data(self, key: int) -> Any:
+        return self.ffi.cast("void *", key)
 
 
 _lock = threading.Lock()

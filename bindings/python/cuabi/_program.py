@@ -24,14 +24,16 @@ from ._base import (
     Resource,
     as_bytes,
     check_i32,
+    check_size,
     check_u32,
     dim3,
     opt_bytes,
     resolve_backend,
 )
+from ._launch import Dim3, LaunchConfig
 from ._loader import Backend
 from ._packing import ArgumentLayout, no_packer
-from ._stream import Stream, stream_arg
+from ._stream import Event, Stream, stream_arg
 from .errors import CompileError, InvalidHandleError
 
 if TYPE_CHECKING:
@@ -49,7 +51,22 @@ __all__ = [
 Headers = Union[
     Mapping[str, Union[str, bytes]], Iterable[Tuple[str, Union[str, bytes]]], None
 ]
-Dim3 = Union[int, Tuple[int, ...]]
+GridOrConfig = Union[Dim3, LaunchConfig]
+
+
+def _attribute_value(attribute: Union[int, str]) -> int:
+    """A CUfunction_attribute from a FunctionAttribute, an int, or a member's
+    name ("max_dynamic_shared_size_bytes", case-insensitive)."""
+    if isinstance(attribute, str):
+        try:
+            return int(FunctionAttribute[attribute.upper()])
+        except KeyError:
+            names = ", ".join(m.name.lower() for m in FunctionAttribute)
+            raise ValueError(
+                f"unknown kernel attribute {attribute!r}; use one of {names} "
+                "(or any CUfunction_attribute value)"
+            ) from None
+    return check_i32(attribute, "attribute")
 
 
 def normalize_headers(headers: Headers) -> Tuple[List[bytes], List[bytes]]:
@@ -248,14 +265,13 @@ class _LaunchPlan(Resource):
 
     _release_fn = "cuabi_launch_plan_release"
     _handle_type = "cuabi_launch_plan"
+    _config: Optional[LaunchConfig] = None
 
 
 def _make_plan(
     owner: Any,
     kernel: "Kernel",
-    grid: Dim3,
-    block: Dim3,
-    shared_mem: int,
+    config: LaunchConfig,
     stream: Optional[Stream],
 ) -> Tuple[Any, Any, Any, _LaunchPlan]:
     """A new plan as what a launch unpacks: (a writable view of its block,
@@ -264,11 +280,7 @@ def _make_plan(
     alive. ``owner`` (the Kernel or PreparedLaunch caching it) is told by the
     stream when the stream is closed, and drops its plans."""
     b = kernel._b
-    cfg = b.launch_config(
-        dim3(grid, "grid"),
-        dim3(block, "block"),
-        check_u32(shared_mem, "shared_mem"),
-    )
+    cfg = config.as_struct(b)
     h = b.get(
         "cuabi_launch_plan_create",
         kernel._arg(b),
@@ -277,6 +289,7 @@ def _make_plan(
         out="cuabi_launch_plan",
     )
     plan = _LaunchPlan(b, h)
+    plan._config = config  # keeps its programmatic event alive with the plan
     view = b.plan_block(h)
     launch, arg = b.plan_launcher(h)
     if stream is not None:
@@ -375,23 +388,27 @@ class Kernel(Resource):
         offsets, sizes = [o for o, _ in params], [s for _, s in params]
         self._layout = ArgumentLayout(offsets, sizes, total, self.name, check)
         return self._layout
+    # -- attributes -----------------------------------------------------------
 
-    def attribute(self, attribute: int) -> int:
-        """A CUfunction_attribute (``cuabi.capi.FunctionAttribute``)."""
+    def attribute(self, attribute: Union[int, str]) -> int:
+        """A CUfunction_attribute: a ``cuabi.capi.FunctionAttribute``, its
+        name (``"num_regs"``, ``"required_cluster_width"``) or any value."""
         return int(
             self._b.get(
                 "cuabi_function_get_attribute",
                 self._handle,
-                check_i32(attribute, "attribute"),
+                _attribute_value(attribute),
                 out="int32_t",
             )
         )
 
-    def set_attribute(self, attribute: int, value: int) -> None:
+    def set_attribute(self, attribute: Union[int, str], value: int) -> None:
+        """Sets a settable attribute, by enum, name or value:
+        ``kernel.set_attribute("max_dynamic_shared_size_bytes", 100_000)``."""
         self._b.call(
             "cuabi_function_set_attribute",
             self._handle,
-            check_i32(attribute, "attribute"),
+            _attribute_value(attribute),
             check_i32(value, "value"),
         )
 
@@ -402,6 +419,171 @@ class Kernel(Resource):
     @property
     def num_regs(self) -> int:
         return self.attribute(FunctionAttribute.NUM_REGS)
+
+    @property
+    def max_dynamic_shared_size_bytes(self) -> int:
+        """The most dynamic shared memory per block (settable)."""
+        return self.attribute(FunctionAttribute.MAX_DYNAMIC_SHARED_SIZE_BYTES)
+
+    @max_dynamic_shared_size_bytes.setter
+    def max_dynamic_shared_size_bytes(self, value: int) -> None:
+        self.set_attribute(FunctionAttribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, value)
+
+    @property
+    def preferred_shared_memory_carveout(self) -> int:
+        """The preferred shared memory carve-out in percent (settable; -1: none)."""
+        return self.attribute(FunctionAttribute.PREFERRED_SHARED_MEMORY_CARVEOUT)
+
+    @preferred_shared_memory_carveout.setter
+    def preferred_shared_memory_carveout(self, value: int) -> None:
+        self.set_attribute(FunctionAttribute.PREFERRED_SHARED_MEMORY_CARVEOUT, value)
+
+    @property
+    def non_portable_cluster_size_allowed(self) -> bool:
+        """Whether clusters larger than 8 blocks are allowed (settable)."""
+        return bool(self.attribute(FunctionAttribute.NON_PORTABLE_CLUSTER_SIZE_ALLOWED))
+
+    @non_portable_cluster_size_allowed.setter
+    def non_portable_cluster_size_allowed(self, value: bool) -> None:
+        self.set_attribute(FunctionAttribute.NON_PORTABLE_CLUSTER_SIZE_ALLOWED, int(bool(value)))
+
+    @property
+    def required_cluster_dims(self) -> Tuple[int, int, int]:
+        """The cluster dimensions the kernel was compiled for
+        (``__cluster_dims__``); (0, 0, 0) when it names none."""
+        return (
+            self.attribute(FunctionAttribute.REQUIRED_CLUSTER_WIDTH),
+            self.attribute(FunctionAttribute.REQUIRED_CLUSTER_HEIGHT),
+            self.attribute(FunctionAttribute.REQUIRED_CLUSTER_DEPTH),
+        )
+
+    @property
+    def cluster_size_must_be_set(self) -> bool:
+        """True when the kernel must be launched with a cluster size."""
+        return bool(self.attribute(FunctionAttribute.CLUSTER_SIZE_MUST_BE_SET))
+
+    # -- occupancy ------------------------------------------------------------
+
+    def active_blocks_per_sm(self, block_size: int, dynamic_shared: int = 0) -> int:
+        """How many blocks of ``block_size`` threads (each with
+        ``dynamic_shared`` bytes of dynamic shared memory) one multiprocessor
+        keeps resident at once."""
+        return int(
+            self._b.get(
+                "cuabi_function_get_active_blocks_per_sm",
+                self._handle,
+                check_u32(block_size, "block_size"),
+                check_size(dynamic_shared, "dynamic_shared"),
+                out="uint32_t",
+            )
+        )
+
+    def suggest_block_size(
+        self, shared_per_block: int = 0, shared_per_thread: int = 0, limit: int = 0
+    ) -> Tuple[int, int]:
+        """(block size, minimum grid size): the block size that maximises
+        occupancy and the smallest grid that fills the device at that size.
+        Each block uses ``shared_per_block + shared_per_thread * block size``
+        bytes of dynamic shared memory; ``limit`` caps the block size (0:
+        the kernel's own limit)."""
+        block, grid = self._b.get_many(
+            "cuabi_function_suggest_block_size",
+            self._handle,
+            check_size(shared_per_block, "shared_per_block"),
+            check_size(shared_per_thread, "shared_per_thread"),
+            check_u32(limit, "limit"),
+            outs=("uint32_t", "uint32_t"),
+        )
+        return int(block), int(grid)
+
+    @property
+    def suggested_block_size(self) -> int:
+        """The block size that maximises occupancy (no dynamic shared memory)."""
+        return self.suggest_block_size()[0]
+
+    @property
+    def min_grid_size(self) -> int:
+        """The smallest grid that fills the device at :attr:`suggested_block_size`."""
+        return self.suggest_block_size()[1]
+
+    def suggest_config(
+        self,
+        elements: int,
+        shared_per_block: int = 0,
+        shared_per_thread: int = 0,
+        **options: Any,
+    ) -> LaunchConfig:
+        """A launch configuration for ``elements`` independent work items, one
+        per thread: a 1-D block of the suggested size and as many blocks as
+        cover ``elements``, with the shared memory of the two rules of
+        :meth:`suggest_block_size`. ``options`` (``cooperative``,
+        ``priority`` ...) are added to it.
+
+        >>> kernel(kernel.suggest_config(n), (x, y, np.uint64(n)))"""
+        arg, cfg, size = self._b.struct("cuabi_launch_config")
+        self._b.call("cuabi_launch_config_init", arg, size)
+        self._b.call(
+            "cuabi_function_suggest_config",
+            self._handle,
+            check_size(elements, "elements"),
+            check_size(shared_per_block, "shared_per_block"),
+            check_size(shared_per_thread, "shared_per_thread"),
+            arg,
+        )
+        config = LaunchConfig.from_struct(self._b, cfg)
+        return config.replace(**options) if options else config
+
+    def available_dynamic_shared(self, blocks_per_sm: int, block_size: int) -> int:
+        """The most dynamic shared memory each block can have while
+        ``blocks_per_sm`` blocks of ``block_size`` threads stay resident on
+        one multiprocessor."""
+        return int(
+            self._b.get(
+                "cuabi_function_get_available_dynamic_shared",
+                self._handle,
+                check_u32(blocks_per_sm, "blocks_per_sm"),
+                check_u32(block_size, "block_size"),
+                out="size_t",
+            )
+        )
+
+    def max_cluster_size(
+        self, grid: GridOrConfig, block: Optional[Dim3] = None, shared_mem: int = 0
+    ) -> int:
+        """The largest cluster (in blocks) the device can run this kernel
+        with, for the grid, block and shared memory given (or a LaunchConfig,
+        whose cluster is not read)."""
+        config = LaunchConfig.of(grid, block, shared_mem)
+        return int(
+            self._b.get(
+                "cuabi_function_get_max_cluster_size",
+                self._handle,
+                config.as_struct(self._b),
+                out="uint32_t",
+            )
+        )
+
+    def max_active_clusters(
+        self,
+        grid: GridOrConfig,
+        block: Optional[Dim3] = None,
+        shared_mem: int = 0,
+        *,
+        cluster: Optional[Dim3] = None,
+    ) -> int:
+        """How many clusters of the configuration's cluster dimensions can be
+        resident on the device at once."""
+        config = LaunchConfig.of(
+            grid, block, shared_mem, **({} if cluster is None else {"cluster": cluster})
+        )
+        return int(
+            self._b.get(
+                "cuabi_function_get_max_active_clusters",
+                self._handle,
+                config.as_struct(self._b),
+                out="uint32_t",
+            )
+        )
 
     def pack(self, args: Sequence[Any], types: Optional[Sequence[Any]] = None) -> bytes:
         """The argument block a launch with ``args`` would pass."""
@@ -430,20 +612,24 @@ class Kernel(Resource):
         return pack
 
     def _plan_entry(
-        self, grid: Dim3, block: Dim3, shared_mem: int, stream: Optional[Stream]
+        self, key: Any, config: Optional[LaunchConfig], grid: Any, block: Any,
+        shared_mem: int, stream: Optional[Stream],
     ) -> Tuple[Any, Any, Any, Any]:
-        """This thread's plan for the configuration, made when missing."""
+        """This thread's plan for the configuration, made when missing.
+        ``config`` None: a plain one of grid, block and shared memory, keyed
+        by them as given."""
         tls = self._tls
         plans: Optional[Dict[Any, Tuple[Any, Any, Any, Any]]] = getattr(tls, "plans", None)
-        key: Tuple[Any, ...] = (grid, block, shared_mem, id(stream))
         try:
             hash(key)
         except TypeError:  # a list for grid or block: normalise first
             key = (dim3(grid, "grid"), dim3(block, "block"), shared_mem, id(stream))
-            entry = None if plans is None else plans.get(key)
-            if entry is not None:
-                return entry
-        entry = _make_plan(self, self, grid, block, shared_mem, stream)
+        entry = None if plans is None else plans.get(key)
+        if entry is not None:
+            return entry
+        if config is None:
+            config = LaunchConfig(grid, block, shared_mem)
+        entry = _make_plan(self, self, config, stream)
         if tls is not None:  # else closed: the core refused the plan above
             if plans is None:
                 plans = tls.plans = {}
@@ -454,27 +640,60 @@ class Kernel(Resource):
 
     def __call__(
         self,
-        grid: Dim3,
-        block: Dim3,
+        grid: GridOrConfig,
+        block: Any = None,
         args: Sequence[Any] = (),
         *,
         stream: Optional[Stream] = None,
         shared_mem: int = 0,
         types: Optional[Sequence[Any]] = None,
+        cooperative: bool = False,
+        cluster: Optional[Dim3] = None,
+        programmatic: bool = False,
+        programmatic_event: Optional[Event] = None,
+        event_at_block_start: bool = False,
+        priority: int = 0,
     ) -> None:
         """Launches on ``stream`` (None: the default stream).
 
-        ``grid`` and ``block`` are an int or a tuple of up to three ints.
+        ``kernel(grid, block, args, ...)``: ``grid`` and ``block`` are an int
+        or a tuple of up to three ints. ``kernel(config, args, ...)``: a
+        :class:`LaunchConfig` instead (from :meth:`suggest_config`, say).
+        The keyword options of :class:`LaunchConfig` (``cooperative=True``,
+        ``cluster=(2, 1, 1)``, ``programmatic=True``,
+        ``programmatic_event=ev``, ``priority=p``) apply to either form.
         ``types`` (optional, one ctypes type or None per argument) follows
         the overview's ctypes way: each value is converted to its type first."""
-        try:
-            view, launch, plan_arg, plan = self._tls.plans[
-                grid, block, shared_mem, id(stream)
-            ]
-        except (AttributeError, KeyError, TypeError):
-            view, launch, plan_arg, plan = self._plan_entry(
-                grid, block, shared_mem, stream
+        if (
+            cooperative
+            or cluster is not None
+            or programmatic
+            or programmatic_event is not None
+            or event_at_block_start
+            or priority
+            or isinstance(grid, LaunchConfig)
+        ):
+            config, args = _config_and_args(
+                grid, block, args, shared_mem, cooperative, cluster, programmatic,
+                programmatic_event, event_at_block_start, priority,
             )
+            view, launch, plan_arg, plan = self._plan_entry(
+                (config, id(stream)), config, None, None, 0, stream
+            )
+        else:
+            try:
+                view, launch, plan_arg, plan = self._tls.plans[
+                    grid, block, shared_mem, id(stream)
+                ]
+            except (AttributeError, KeyError, TypeError):
+                if block is None:
+                    raise TypeError(
+                        "a launch needs a block size (or a LaunchConfig for grid)"
+                    ) from None
+                view, launch, plan_arg, plan = self._plan_entry(
+                    (grid, block, shared_mem, id(stream)), None, grid, block,
+                    shared_mem, stream,
+                )
         if types is not None:
             args = (self._layout or self._load_layout()).apply_types(args, types)
         if not self._last_packer(view, args):
@@ -487,16 +706,21 @@ class Kernel(Resource):
 
     def prepare(
         self,
-        grid: Dim3,
-        block: Dim3,
+        grid: GridOrConfig,
+        block: Optional[Dim3] = None,
         stream: Optional[Stream] = None,
         shared_mem: int = 0,
+        **options: Any,
     ) -> "PreparedLaunch":
         """A launch of this kernel with the configuration fixed, called with
         the arguments alone: ``launch = kernel.prepare(grid, block,
-        stream=s)`` then ``launch(*args)``, as many times as needed. The
-        configuration is checked here (a bad one raises now)."""
-        return PreparedLaunch(self, grid, block, stream, shared_mem)
+        stream=s)`` then ``launch(*args)``, as many times as needed. ``grid``
+        may be a :class:`LaunchConfig` (``block`` then left out), and the
+        keyword options of LaunchConfig (``cooperative``, ``cluster``,
+        ``programmatic``, ``programmatic_event``, ``event_at_block_start``,
+        ``priority``) apply. The configuration is checked here (a bad one
+        raises now)."""
+        return PreparedLaunch(self, LaunchConfig.of(grid, block, shared_mem, **options), stream)
 
     def __repr__(self) -> str:
         if self._closed:
@@ -504,8 +728,46 @@ class Kernel(Resource):
         return f"<cuabi.Kernel {self.name}>"
 
 
+def _config_and_args(
+    grid: GridOrConfig,
+    block: Any,
+    args: Sequence[Any],
+    shared_mem: int,
+    cooperative: bool,
+    cluster: Optional[Dim3],
+    programmatic: bool,
+    programmatic_event: Optional[Event],
+    event_at_block_start: bool,
+    priority: int,
+) -> Tuple[LaunchConfig, Sequence[Any]]:
+    """The LaunchConfig and the arguments of a launch with options or a
+    LaunchConfig (``kernel(config, args)`` puts the arguments second)."""
+    options: Dict[str, Any] = {}
+    if cooperative:
+        options["cooperative"] = cooperative
+    if cluster is not None:
+        options["cluster"] = cluster
+    if programmatic:
+        options["programmatic"] = programmatic
+    if programmatic_event is not None:
+        options["programmatic_event"] = programmatic_event
+    if event_at_block_start:
+        options["event_at_block_start"] = event_at_block_start
+    if priority:
+        options["priority"] = priority
+    if isinstance(grid, LaunchConfig):
+        if block is not None:
+            if args:
+                raise TypeError(
+                    "kernel(config, args): with a LaunchConfig the arguments come second"
+                )
+            args = block
+        return LaunchConfig.of(grid, None, shared_mem, **options), args
+    return LaunchConfig.of(grid, block, shared_mem, **options), args
+
+
 class PreparedLaunch:
-    """A kernel launch with its grid, block, stream and shared memory fixed
+    """A kernel launch with its configuration and stream fixed
     (:meth:`Kernel.prepare`). Calling it with the kernel's arguments launches:
 
     >>> launch = kernel.prepare(blocks, threads, stream=s)
@@ -522,10 +784,8 @@ class PreparedLaunch:
 
     __slots__ = (
         "kernel",
-        "grid",
-        "block",
+        "config",
         "stream",
-        "shared_mem",
         "_tls",
         "_packer",
         "_closed",
@@ -535,18 +795,14 @@ class PreparedLaunch:
     def __init__(
         self,
         kernel: Kernel,
-        grid: Dim3,
-        block: Dim3,
+        config: LaunchConfig,
         stream: Optional[Stream],
-        shared_mem: int,
     ) -> None:
         if stream is not None and not isinstance(stream, Stream):
             stream_arg(stream, kernel.backend)  # raises the TypeError
         self.kernel = kernel
-        self.grid = dim3(grid, "grid")
-        self.block = dim3(block, "block")
+        self.config = config
         self.stream = stream
-        self.shared_mem = check_u32(shared_mem, "shared_mem")
         self._packer: Callable[[Any, Any], bool] = no_packer
         self._closed = False
         self._tls: Any = threading.local()  # None once closed
@@ -555,18 +811,23 @@ class PreparedLaunch:
         if kernel.closed:  # closed in between: drop the plan made above
             self._tls = None
 
+    @property
+    def grid(self) -> Tuple[int, int, int]:
+        return self.config.grid
+
+    @property
+    def block(self) -> Tuple[int, int, int]:
+        return self.config.block
+
+    @property
+    def shared_mem(self) -> int:
+        return self.config.shared_mem
+
     def _entry(self) -> Tuple[Any, Any, Any, Any]:
         """This thread's plan, made on its first call."""
         if self._closed:
             raise InvalidHandleError("the prepared launch was closed")
-        entry = _make_plan(
-            self,
-            self.kernel,
-            self.grid,
-            self.block,
-            self.shared_mem,
-            self.stream,
-        )
+        entry = _make_plan(self, self.kernel, self.config, self.stream)
         tls = self._tls
         if tls is not None:  # else its kernel was closed
             tls.entry = entry
@@ -610,7 +871,4 @@ class PreparedLaunch:
 
     def __repr__(self) -> str:
         state = " closed" if self._closed else ""
-        return (
-            f"<cuabi.PreparedLaunch{state} {self.kernel!r} grid={self.grid} "
-            f"block={self.block} shared_mem={self.shared_mem}>"
-        )
+        return f"<cuabi.PreparedLaunch{state} {self.kernel!r} {self.config!r}>"

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import contextlib
 import weakref
-from typing import TYPE_CHECKING, Any, Iterator, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Optional, Sequence, Tuple, Union
 
 from ._api import CUABI_ERROR_NOT_READY, CaptureMode
-from ._base import Resource, check_i32
+from ._base import Resource, check_i32, check_size
 from ._loader import Backend
 
 if TYPE_CHECKING:
     from ._device import Device
+    from ._program import Kernel
 
 __all__ = ["Stream", "Event", "Graph", "GraphExec", "stream_arg", "event_arg"]
 
@@ -91,6 +92,20 @@ class Stream(Resource):
     def wait(self, event: "Event") -> None:
         """Makes later work on this stream wait for ``event``."""
         self._b.call("cuabi_stream_wait_event", self._handle, event_arg(event, self._b))
+
+    def launch_host_func(self, fn: Callable[..., Any], *args: Any) -> None:
+        """Runs ``fn(*args)`` in stream order, once the work queued before it
+        is done, on a driver thread (holding the GIL). The callable and its
+        arguments are kept alive until it has run.
+
+        ``fn`` must not wait on the GPU (no synchronize, no synchronous
+        copy). An exception it raises does not propagate there: the stream's
+        next :meth:`synchronize` raises :class:`~cuabi.HostFunctionError`
+        with the exception's type and text ("ValueError: bad row"), once;
+        work after the host function still runs.
+
+        >>> stream.launch_host_func(done.append, "step 1")"""
+        self._b.launch_host_func(self._handle, fn, args)
 
     def record(self, event: Optional["Event"] = None) -> "Event":
         """Records ``event`` (a new one when None) on this stream and returns it."""
@@ -197,6 +212,14 @@ class Graph(Resource):
             self._b.get("cuabi_graph_get_node_count", self._handle, out="size_t")
         )
 
+    @property
+    def kernel_node_count(self) -> int:
+        """The number of kernel nodes, numbered from 0 in capture order (the
+        ``index`` of :meth:`GraphExec.set_kernel_node_args`)."""
+        return int(
+            self._b.get("cuabi_graph_get_kernel_node_count", self._handle, out="size_t")
+        )
+
     def instantiate(self) -> "GraphExec":
         """An executable graph, launchable many times."""
         h = self._b.get("cuabi_graph_instantiate", self._handle, out="cuabi_graph_exec")
@@ -220,3 +243,53 @@ class GraphExec(Resource):
         )
 
     __call__ = launch
+
+    def upload(self, stream: Optional[Stream] = None) -> None:
+        """Uploads the graph to the device ahead of its first launch on
+        ``stream`` (None: the default stream), so that launch does not pay
+        for it."""
+        self._b.call(
+            "cuabi_graph_exec_upload", self._handle, stream_arg(stream, self._b)
+        )
+
+    def set_kernel_node_args(
+        self,
+        index: int,
+        kernel: "Kernel",
+        args: Sequence[Any],
+        types: Optional[Sequence[Any]] = None,
+    ) -> None:
+        """Gives kernel node ``index`` (capture order, from 0) new arguments
+        in this instantiated graph only; its next launch uses them, without
+        instantiating again. ``kernel`` is the node's kernel and ``args`` are
+        packed as a launch of it packs them:
+
+        >>> with stream.capture() as cap:
+        ...     saxpy(blocks, threads, (np.float32(1), x, y, out, n), stream=stream)
+        >>> exec_ = cap.graph.instantiate()
+        >>> for a in range(100):
+        ...     exec_.set_kernel_node_args(0, saxpy, (np.float32(a), x, y, out, n))
+        ...     exec_.launch(stream)"""
+        from ._program import Kernel
+
+        if not isinstance(kernel, Kernel):
+            raise TypeError(f"kernel must be a cuabi.Kernel, not {type(kernel).__name__}")
+        block = kernel.pack(args, types)
+        self._b.call(
+            "cuabi_graph_exec_set_kernel_node_args",
+            self._handle,
+            check_size(index, "index"),
+            kernel._arg(self._b),
+            block,
+            len(block),
+        )
+
+    def update(self, graph: Graph) -> None:
+        """Updates this instantiated graph in place from ``graph`` (the same
+        topology with other parameters, e.g. captured again with new
+        arguments), without instantiating again. A graph whose topology
+        differs raises InvalidArgumentError naming why, and this one is left
+        as it was."""
+        if not isinstance(graph, Graph):
+            raise TypeError(f"graph must be a cuabi.Graph, not {type(graph).__name__}")
+        self._b.call("cuabi_graph_exec_update", self._handle, graph._arg(self._b))

@@ -1,0 +1,225 @@
+"""Launch configurations: grid, block, shared memory and the extended
+launch options (cooperative, thread-block clusters, programmatic dependent
+launch, priority)."""
+
+from __future__ import annotations
+
+from typing import Any, Dict, Optional, Tuple, Union
+
+from ._api import LaunchFlag
+from ._base import check_i32, check_u32, dim3
+from ._loader import Backend
+from ._stream import Event, event_arg
+
+__all__ = ["LaunchConfig", "Dim3"]
+
+Dim3 = Union[int, Tuple[int, ...]]
+
+_NO_CLUSTER = (0, 0, 0)
+
+
+class LaunchConfig:
+    """How a kernel is launched (``cuabi_launch_config``): immutable and
+    hashable, so one can be made once and used for every launch.
+
+    >>> cfg = LaunchConfig(64, 256, cooperative=True)
+    >>> kernel(cfg, (x, out, n), stream=s)           # or kernel.prepare(cfg)
+    >>> cfg2 = cfg.replace(cluster=(2, 1, 1), cooperative=False)
+
+    ``grid``, ``block`` and ``cluster`` are an int or a tuple of up to three
+    ints (read back as three). Options:
+
+    * ``cooperative``: every block resident at once, so the kernel may
+      synchronise the whole grid (``CUABI_LAUNCH_COOPERATIVE``).
+    * ``cluster``: thread-block cluster dimensions in blocks (None: none).
+    * ``programmatic``: programmatic dependent launch; the kernel may start
+      before the previous one on its stream finished, and waits for it with
+      ``griddepcontrol.wait`` / ``cudaGridDependencySynchronize()``
+      (``CUABI_LAUNCH_PROGRAMMATIC_SERIALIZATION``).
+    * ``programmatic_event``: a :class:`~cuabi.Event` (made with
+      ``timing=False``) recorded when the blocks trigger; with
+      ``event_at_block_start``, when they start.
+    * ``priority``: the launch's priority; 0 keeps the stream's.
+
+    The core checks the combination (cluster dimensions dividing the grid, a
+    cooperative grid that fits the device ...) when the configuration is
+    used, and its error names what is wrong.
+    """
+
+    __slots__ = (
+        "grid",
+        "block",
+        "shared_mem",
+        "cooperative",
+        "cluster",
+        "programmatic",
+        "programmatic_event",
+        "event_at_block_start",
+        "priority",
+        "_key",
+    )
+
+    grid: Tuple[int, int, int]
+    block: Tuple[int, int, int]
+    shared_mem: int
+    cooperative: bool
+    cluster: Optional[Tuple[int, int, int]]
+    programmatic: bool
+    programmatic_event: Optional[Event]
+    event_at_block_start: bool
+    priority: int
+    _key: Tuple[Any, ...]
+
+    def __init__(
+        self,
+        grid: Dim3 = 1,
+        block: Dim3 = 1,
+        shared_mem: int = 0,
+        *,
+        cooperative: bool = False,
+        cluster: Optional[Dim3] = None,
+        programmatic: bool = False,
+        programmatic_event: Optional[Event] = None,
+        event_at_block_start: bool = False,
+        priority: int = 0,
+    ) -> None:
+        if programmatic_event is not None and not isinstance(programmatic_event, Event):
+            raise TypeError(
+                "programmatic_event must be a cuabi.Event or None, not "
+                f"{type(programmatic_event).__name__}"
+            )
+        values: Dict[str, Any] = {
+            "grid": dim3(grid, "grid"),
+            "block": dim3(block, "block"),
+            "shared_mem": check_u32(shared_mem, "shared_mem"),
+            "cooperative": bool(cooperative),
+            "cluster": None if cluster is None else dim3(cluster, "cluster"),
+            "programmatic": bool(programmatic),
+            "programmatic_event": programmatic_event,
+            "event_at_block_start": bool(event_at_block_start),
+            "priority": check_i32(priority, "priority"),
+        }
+        for name, value in values.items():
+            object.__setattr__(self, name, value)
+        object.__setattr__(
+            self,
+            "_key",
+            (
+                values["grid"],
+                values["block"],
+                values["shared_mem"],
+                self.flags,
+                values["cluster"],
+                values["priority"],
+                id(programmatic_event),
+            ),
+        )
+
+    @classmethod
+    def of(
+        cls,
+        grid: Union[Dim3, "LaunchConfig"],
+        block: Optional[Dim3] = None,
+        shared_mem: int = 0,
+        **options: Any,
+    ) -> "LaunchConfig":
+        """``grid`` as it is when it is a LaunchConfig (options then replace
+        its fields), else a new one of ``grid``, ``block`` and the options."""
+        if isinstance(grid, LaunchConfig):
+            if shared_mem:
+                options["shared_mem"] = shared_mem
+            return grid.replace(**options) if options else grid
+        if block is None:
+            raise TypeError("a launch needs a block size (or a LaunchConfig for grid)")
+        return cls(grid, block, shared_mem, **options)
+
+    @property
+    def flags(self) -> LaunchFlag:
+        """The ``CUABI_LAUNCH_*`` flags these options set."""
+        flags = LaunchFlag(0)
+        if self.cooperative:
+            flags |= LaunchFlag.COOPERATIVE
+        if self.programmatic:
+            flags |= LaunchFlag.PROGRAMMATIC_SERIALIZATION
+        if self.event_at_block_start:
+            flags |= LaunchFlag.PROGRAMMATIC_EVENT_AT_BLOCK_START
+        return flags
+
+    @property
+    def is_plain(self) -> bool:
+        """True when only grid, block and shared memory are set."""
+        return bool(self._key[3:] == (0, None, 0, id(None)))
+
+    def replace(self, **changes: Any) -> "LaunchConfig":
+        """A copy with ``changes`` (any of the constructor's arguments)."""
+        fields = {name: getattr(self, name) for name in self.__slots__ if name != "_key"}
+        unknown = set(changes) - set(fields)
+        if unknown:
+            raise TypeError(f"LaunchConfig has no option {', '.join(sorted(unknown))}")
+        fields.update(changes)
+        return LaunchConfig(**fields)
+
+    def as_struct(self, backend: Backend) -> Any:
+        """A ``const cuabi_launch_config*`` argument for ``backend``."""
+        event = self.programmatic_event
+        return backend.launch_config(
+            self.grid,
+            self.block,
+            self.shared_mem,
+            int(self.flags),
+            self.cluster or _NO_CLUSTER,
+            self.priority,
+            None if event is None else event_arg(event, backend, "programmatic_event"),
+        )
+
+    @classmethod
+    def from_struct(cls, backend: Backend, cfg: Any) -> "LaunchConfig":
+        """A LaunchConfig of a ``cuabi_launch_config`` the core filled
+        (grid, block, shared memory, flags, cluster and priority)."""
+        v = backend.read_launch_config(cfg)
+        flags = LaunchFlag(v["flags"])
+        return cls(
+            v["grid"],
+            v["block"],
+            v["shared_mem"],
+            cooperative=LaunchFlag.COOPERATIVE in flags,
+            cluster=None if v["cluster"] == _NO_CLUSTER else v["cluster"],
+            programmatic=LaunchFlag.PROGRAMMATIC_SERIALIZATION in flags,
+            event_at_block_start=LaunchFlag.PROGRAMMATIC_EVENT_AT_BLOCK_START in flags,
+            priority=v["priority"],
+        )
+
+    @property
+    def threads(self) -> int:
+        """Threads in the whole grid."""
+        g, b = self.grid, self.block
+        return g[0] * g[1] * g[2] * b[0] * b[1] * b[2]
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError("a LaunchConfig is immutable; use replace()")
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, LaunchConfig):
+            return NotImplemented
+        return self._key == other._key and self.programmatic_event is other.programmatic_event
+
+    def __hash__(self) -> int:
+        return hash(self._key)
+
+    def __repr__(self) -> str:
+        parts = [f"grid={self.grid}", f"block={self.block}"]
+        if self.shared_mem:
+            parts.append(f"shared_mem={self.shared_mem}")
+        if self.cooperative:
+            parts.append("cooperative=True")
+        if self.cluster is not None:
+            parts.append(f"cluster={self.cluster}")
+        if self.programmatic:
+            parts.append("programmatic=True")
+        if self.programmatic_event is not None:
+            parts.append(f"programmatic_event={self.programmatic_event!r}")
+        if self.event_at_block_start:
+            parts.append("event_at_block_start=True")
+        if self.priority:
+            parts.append(f"priority={self.priority}")
+        return f"LaunchConfig({', '.join(parts)})"
