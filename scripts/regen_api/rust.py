@@ -4,8 +4,12 @@
   only in bindings/rust/regen-sys.sh, which this calls);
 * cuabi/src/generated.rs: the header's enums and flag sets as Rust types
   (ErrorKind from cuabi_status, Output, FunctionAttribute, CaptureMode,
-  StreamFlags, ...), each value documented with the header's comment, and
-  the release function of each handle type;
+  StreamFlags, LaunchFlags, ...), each value documented with the header's
+  comment (a value without one shares the comment above it), and the
+  release function of each handle type;
+* the header's callback types (the model's `callbacks`, such as
+  cuabi_host_fn) come from bindgen as `Option<unsafe extern "C" fn(...)>`;
+  regen checks that they do, since the safe crate's trampolines rely on it;
 * the cuabi crates' `version = ...` lines in the Cargo manifests and lock
   files, stamped with the header's version.
 """
@@ -38,7 +42,7 @@ TYPE_DOCS = {
     "a status newer than this crate maps to [`ErrorKind::Unknown`].",
 }
 
-IDENT = re.compile(r"\*?\b(?:cuabi|CUABI)_\w+(?:\.\w+)?(?:\(\))?|\bCU[a-z]\w*|\bnvrtc\w+\b")
+IDENT = re.compile(r"\*?\b(?:cuabi|CUABI)_\w+(?:\.\w+)?(?:\(\))?|\bCU[a-z]\w*|\bnvrtc\w+\b|\b__\w+__\b")
 
 
 def camel(words: str) -> str:
@@ -78,10 +82,21 @@ def value_doc(value: Dict[str, Any]) -> str:
     return f"`{value['name']}`: {doc_text(value['doc'])}"
 
 
+def documented(values: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
+    """The values, each without a comment of its own taking the comment of
+    the value before it (the header documents a run of related values, such
+    as a cluster's width, height and depth, once, above the first)."""
+    out, last = [], ""
+    for v in values:
+        last = v["doc"] or last
+        out.append(dict(v, doc=last))
+    return out
+
+
 def plain_enum(enum: Dict[str, Any]) -> str:
     name = enum["name"]
     rust = RENAMED.get(name) or camel(name[len("cuabi_") :])
-    values = [v for v in enum["values"] if v["name"] != SUCCESS or name != STATUS]
+    values = documented([v for v in enum["values"] if v["name"] != SUCCESS or name != STATUS])
     prefix = "CUABI_ERROR_" if name == STATUS else common_prefix([v["name"] for v in values])
     open_enum = name in OPEN
     closed = name != STATUS and not open_enum
@@ -148,17 +163,30 @@ def flag_set(flags: Dict[str, Any], bits: Dict[str, Any]) -> str:
         "    /// No flag.\n",
         f"    pub const NONE: {rust} = {rust}(0);\n",
     ]
-    for v in bits["values"]:
+    for v in documented(bits["values"]):
         assert v["name"].startswith(prefix), (v["name"], prefix)
         out.append(doc(value_doc(v), "    ", raw=True))
         out.append(f"    pub const {v['name'][len(prefix):]}: {rust} = {rust}(sys::{v['name']});\n")
     out.append(
         f"\n    /// The raw `{name}` bits.\n"
-        f"    pub fn bits(self) -> sys::{name} {{\n        self.0\n    }}\n}}\n\n"
+        f"    pub fn bits(self) -> sys::{name} {{\n        self.0\n    }}\n\n"
+        f"    /// The flags of raw `{name}` bits, kept as they are (bits this crate\n"
+        f"    /// does not name included).\n"
+        f"    pub const fn from_bits(bits: sys::{name}) -> {rust} {{\n        {rust}(bits)\n    }}\n\n"
+        f"    /// `true` when every flag of `other` is set in `self`.\n"
+        f"    pub fn contains(self, other: {rust}) -> bool {{\n"
+        f"        self.0 & other.0 == other.0\n    }}\n\n"
+        f"    /// `self` with the flags of `other` set when `on`, cleared when not.\n"
+        f"    pub fn with(self, other: {rust}, on: bool) -> {rust} {{\n"
+        f"        if on {{ {rust}(self.0 | other.0) }} else {{ {rust}(self.0 & !other.0) }}\n"
+        f"    }}\n}}\n\n"
         f"impl std::ops::BitOr for {rust} {{\n"
         f"    type Output = {rust};\n"
         f"    fn bitor(self, rhs: {rust}) -> {rust} {{\n"
-        f"        {rust}(self.0 | rhs.0)\n    }}\n}}\n"
+        f"        {rust}(self.0 | rhs.0)\n    }}\n}}\n\n"
+        f"impl std::ops::BitOrAssign for {rust} {{\n"
+        f"    fn bitor_assign(&mut self, rhs: {rust}) {{\n"
+        f"        self.0 |= rhs.0;\n    }}\n}}\n"
     )
     return "".join(out)
 
@@ -238,10 +266,25 @@ MANIFESTS = [
 ]
 
 
+def callbacks_are_nullable(model: Dict[str, Any], bindings: str) -> None:
+    """Each callback type of the header must reach Rust as bindgen's
+    `Option<unsafe extern "C" fn(...)>`, which the safe crate passes its
+    trampolines as (`Some(trampoline::<F>)`) and NULL as `None`."""
+    for callback in model.get("callbacks", []):
+        name = callback["name"]
+        if f"pub type {name} = ::std::option::Option<" not in bindings:
+            raise SystemExit(
+                f"regen: bindgen did not declare the callback type {name} as "
+                "::std::option::Option<unsafe extern \"C\" fn(...)>; check regen-sys.sh's flags"
+            )
+
+
 def outputs(model: Dict[str, Any]) -> Dict[str, str]:
     version = model["version"]["string"]
+    bindings = bindgen()
+    callbacks_are_nullable(model, bindings)
     files = {
-        os.path.join(RUST, "cuabi-sys", "src", "bindings.rs"): bindgen(),
+        os.path.join(RUST, "cuabi-sys", "src", "bindings.rs"): bindings,
         os.path.join(RUST, "cuabi", "src", "generated.rs"): generated(model),
     }
     for rel in MANIFESTS:

@@ -15,6 +15,12 @@
 //! `f.launch(config).stream(&s).arg(..)...run()` (packs the arguments on the
 //! stack at the kernel's offsets, one `cuabi_function_launch_packed` call), and
 //! `_plan_launch`, the plan launched with arguments written once.
+//!
+//! The graph figures replay a captured graph (`graph_replay`,
+//! `graph_launch_call`) and, with a new argument each time, set kernel node
+//! 0's arguments in the instantiated graph before each replay
+//! (`graph_node_update_call`: that call; `graph_node_update_replay`: the
+//! call, the launch and the synchronize).
 
 use std::fmt::Write as _;
 use std::time::Instant;
@@ -355,7 +361,7 @@ fn launch_and_graph(o: &Opts, device: &Device) -> Res<()> {
             }
             let graph = stream.end_capture().map_err(err)?;
             captured.map_err(err)?;
-            let exec = graph.instantiate().map_err(err)?;
+            let mut exec = graph.instantiate().map_err(err)?;
             for _ in 0..o.warmup {
                 unsafe { exec.launch(&stream) }.map_err(err)?;
                 stream.synchronize().map_err(err)?;
@@ -374,6 +380,22 @@ fn launch_and_graph(o: &Opts, device: &Device) -> Res<()> {
             let extra = format!(",\"kernels\":{GRAPH_KERNELS}");
             emit_stats("graph_replay", "us", &mut per_kernel, &extra);
             emit_stats("graph_launch_call", "us", &mut host, &extra);
+            // Replay with a new argument each time: kernel node 0's
+            // arguments set in the instantiated graph, then a launch.
+            let (mut update, mut replay) = (Vec::new(), Vec::new());
+            for i in 0..reps {
+                let a = i as f32;
+                let t0 = Instant::now();
+                exec.set_kernel_node_args(0, &f, (&a, &buf)).map_err(err)?;
+                let t1 = t0.elapsed();
+                unsafe { exec.launch(&stream) }.map_err(err)?;
+                stream.synchronize().map_err(err)?;
+                let t2 = t0.elapsed();
+                update.push(t1.as_secs_f64() * 1e6);
+                replay.push(t2.as_secs_f64() * 1e6);
+            }
+            emit_stats("graph_node_update_call", "us", &mut update, &extra);
+            emit_stats("graph_node_update_replay", "us", &mut replay, &extra);
             Ok(())
         });
     }

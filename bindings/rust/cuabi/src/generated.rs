@@ -69,6 +69,9 @@ pub enum ErrorKind {
     Io,
     /// `CUABI_ERROR_INTERNAL`: A bug in cuabi; please report it with the message.
     Internal,
+    /// `CUABI_ERROR_HOST_FUNCTION`: A host function (`cuabi_stream_launch_host_func`) reported a
+    /// failure; the message is the one it gave. Answered by the stream's next synchronize.
+    HostFunction,
     /// A status this version of the crate does not know.
     Unknown,
 }
@@ -97,6 +100,7 @@ impl ErrorKind {
             sys::CUABI_ERROR_NVRTC => ErrorKind::Nvrtc,
             sys::CUABI_ERROR_IO => ErrorKind::Io,
             sys::CUABI_ERROR_INTERNAL => ErrorKind::Internal,
+            sys::CUABI_ERROR_HOST_FUNCTION => ErrorKind::HostFunction,
             _ => ErrorKind::Unknown,
         }
     }
@@ -147,6 +151,30 @@ pub enum FunctionAttribute {
     /// `CUABI_FUNC_MAX_DYNAMIC_SHARED_SIZE_BYTES`: The most dynamic shared memory per block
     /// (settable).
     MaxDynamicSharedSizeBytes,
+    /// `CUABI_FUNC_PREFERRED_SHARED_MEMORY_CARVEOUT`: The preferred shared memory carve-out, in
+    /// percent of the most (settable; -1 for no preference).
+    PreferredSharedMemoryCarveout,
+    /// `CUABI_FUNC_CLUSTER_SIZE_MUST_BE_SET`: 1 when the kernel must be launched with a cluster
+    /// size (`__cluster_dims__` or a launch with cluster dimensions).
+    ClusterSizeMustBeSet,
+    /// `CUABI_FUNC_REQUIRED_CLUSTER_WIDTH`: The cluster width, height and depth the kernel was
+    /// compiled for (`__cluster_dims__`); 0 when it names none. Settable before the first launch
+    /// when the kernel names none.
+    RequiredClusterWidth,
+    /// `CUABI_FUNC_REQUIRED_CLUSTER_HEIGHT`: The cluster width, height and depth the kernel was
+    /// compiled for (`__cluster_dims__`); 0 when it names none. Settable before the first launch
+    /// when the kernel names none.
+    RequiredClusterHeight,
+    /// `CUABI_FUNC_REQUIRED_CLUSTER_DEPTH`: The cluster width, height and depth the kernel was
+    /// compiled for (`__cluster_dims__`); 0 when it names none. Settable before the first launch
+    /// when the kernel names none.
+    RequiredClusterDepth,
+    /// `CUABI_FUNC_NON_PORTABLE_CLUSTER_SIZE_ALLOWED`: 1 to allow clusters larger than the portable
+    /// 8 blocks, where the device can run them (settable).
+    NonPortableClusterSizeAllowed,
+    /// `CUABI_FUNC_CLUSTER_SCHEDULING_POLICY_PREFERENCE`: The driver's `CUclusterSchedulingPolicy`
+    /// preference (settable).
+    ClusterSchedulingPolicyPreference,
     /// Any other `cuabi_function_attribute` value, by its number.
     Raw(sys::cuabi_function_attribute),
 }
@@ -164,6 +192,19 @@ impl FunctionAttribute {
             FunctionAttribute::BinaryVersion => sys::CUABI_FUNC_BINARY_VERSION,
             FunctionAttribute::MaxDynamicSharedSizeBytes => {
                 sys::CUABI_FUNC_MAX_DYNAMIC_SHARED_SIZE_BYTES
+            }
+            FunctionAttribute::PreferredSharedMemoryCarveout => {
+                sys::CUABI_FUNC_PREFERRED_SHARED_MEMORY_CARVEOUT
+            }
+            FunctionAttribute::ClusterSizeMustBeSet => sys::CUABI_FUNC_CLUSTER_SIZE_MUST_BE_SET,
+            FunctionAttribute::RequiredClusterWidth => sys::CUABI_FUNC_REQUIRED_CLUSTER_WIDTH,
+            FunctionAttribute::RequiredClusterHeight => sys::CUABI_FUNC_REQUIRED_CLUSTER_HEIGHT,
+            FunctionAttribute::RequiredClusterDepth => sys::CUABI_FUNC_REQUIRED_CLUSTER_DEPTH,
+            FunctionAttribute::NonPortableClusterSizeAllowed => {
+                sys::CUABI_FUNC_NON_PORTABLE_CLUSTER_SIZE_ALLOWED
+            }
+            FunctionAttribute::ClusterSchedulingPolicyPreference => {
+                sys::CUABI_FUNC_CLUSTER_SCHEDULING_POLICY_PREFERENCE
             }
             FunctionAttribute::Raw(value) => value,
         }
@@ -207,12 +248,100 @@ impl CompileFlags {
     pub fn bits(self) -> sys::cuabi_compile_flags {
         self.0
     }
+
+    /// The flags of raw `cuabi_compile_flags` bits, kept as they are (bits this crate
+    /// does not name included).
+    pub const fn from_bits(bits: sys::cuabi_compile_flags) -> CompileFlags {
+        CompileFlags(bits)
+    }
+
+    /// `true` when every flag of `other` is set in `self`.
+    pub fn contains(self, other: CompileFlags) -> bool {
+        self.0 & other.0 == other.0
+    }
+
+    /// `self` with the flags of `other` set when `on`, cleared when not.
+    pub fn with(self, other: CompileFlags, on: bool) -> CompileFlags {
+        if on {
+            CompileFlags(self.0 | other.0)
+        } else {
+            CompileFlags(self.0 & !other.0)
+        }
+    }
 }
 
 impl std::ops::BitOr for CompileFlags {
     type Output = CompileFlags;
     fn bitor(self, rhs: CompileFlags) -> CompileFlags {
         CompileFlags(self.0 | rhs.0)
+    }
+}
+
+impl std::ops::BitOrAssign for CompileFlags {
+    fn bitor_assign(&mut self, rhs: CompileFlags) {
+        self.0 |= rhs.0;
+    }
+}
+
+/// Flags for `cuabi_launch_config.flags`: an OR of `cuabi_launch_flag_bits`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct LaunchFlags(sys::cuabi_launch_flags);
+
+impl LaunchFlags {
+    /// No flag.
+    pub const NONE: LaunchFlags = LaunchFlags(0);
+    /// `CUABI_LAUNCH_COOPERATIVE`: A cooperative launch: every block of the grid is resident at
+    /// once, so the kernel may synchronise the whole grid (cooperative groups' grid.sync()). A grid
+    /// larger than the device can keep resident for this block size and shared memory is refused
+    /// before the driver sees it.
+    pub const COOPERATIVE: LaunchFlags = LaunchFlags(sys::CUABI_LAUNCH_COOPERATIVE);
+    /// `CUABI_LAUNCH_PROGRAMMATIC_SERIALIZATION`: Programmatic dependent launch: this kernel may
+    /// start before the previous kernel on its stream has finished, once every block of that kernel
+    /// has called cudaTriggerProgrammaticLaunchCompletion() or exited; it must call
+    /// cudaGridDependencySynchronize() before reading what the previous kernel wrote.
+    pub const PROGRAMMATIC_SERIALIZATION: LaunchFlags =
+        LaunchFlags(sys::CUABI_LAUNCH_PROGRAMMATIC_SERIALIZATION);
+    /// `CUABI_LAUNCH_PROGRAMMATIC_EVENT_AT_BLOCK_START`: With programmatic_event: the event fires
+    /// when every block has started, instead of when every block has triggered or exited.
+    pub const PROGRAMMATIC_EVENT_AT_BLOCK_START: LaunchFlags =
+        LaunchFlags(sys::CUABI_LAUNCH_PROGRAMMATIC_EVENT_AT_BLOCK_START);
+
+    /// The raw `cuabi_launch_flags` bits.
+    pub fn bits(self) -> sys::cuabi_launch_flags {
+        self.0
+    }
+
+    /// The flags of raw `cuabi_launch_flags` bits, kept as they are (bits this crate
+    /// does not name included).
+    pub const fn from_bits(bits: sys::cuabi_launch_flags) -> LaunchFlags {
+        LaunchFlags(bits)
+    }
+
+    /// `true` when every flag of `other` is set in `self`.
+    pub fn contains(self, other: LaunchFlags) -> bool {
+        self.0 & other.0 == other.0
+    }
+
+    /// `self` with the flags of `other` set when `on`, cleared when not.
+    pub fn with(self, other: LaunchFlags, on: bool) -> LaunchFlags {
+        if on {
+            LaunchFlags(self.0 | other.0)
+        } else {
+            LaunchFlags(self.0 & !other.0)
+        }
+    }
+}
+
+impl std::ops::BitOr for LaunchFlags {
+    type Output = LaunchFlags;
+    fn bitor(self, rhs: LaunchFlags) -> LaunchFlags {
+        LaunchFlags(self.0 | rhs.0)
+    }
+}
+
+impl std::ops::BitOrAssign for LaunchFlags {
+    fn bitor_assign(&mut self, rhs: LaunchFlags) {
+        self.0 |= rhs.0;
     }
 }
 
@@ -230,12 +359,38 @@ impl StreamFlags {
     pub fn bits(self) -> sys::cuabi_stream_flags {
         self.0
     }
+
+    /// The flags of raw `cuabi_stream_flags` bits, kept as they are (bits this crate
+    /// does not name included).
+    pub const fn from_bits(bits: sys::cuabi_stream_flags) -> StreamFlags {
+        StreamFlags(bits)
+    }
+
+    /// `true` when every flag of `other` is set in `self`.
+    pub fn contains(self, other: StreamFlags) -> bool {
+        self.0 & other.0 == other.0
+    }
+
+    /// `self` with the flags of `other` set when `on`, cleared when not.
+    pub fn with(self, other: StreamFlags, on: bool) -> StreamFlags {
+        if on {
+            StreamFlags(self.0 | other.0)
+        } else {
+            StreamFlags(self.0 & !other.0)
+        }
+    }
 }
 
 impl std::ops::BitOr for StreamFlags {
     type Output = StreamFlags;
     fn bitor(self, rhs: StreamFlags) -> StreamFlags {
         StreamFlags(self.0 | rhs.0)
+    }
+}
+
+impl std::ops::BitOrAssign for StreamFlags {
+    fn bitor_assign(&mut self, rhs: StreamFlags) {
+        self.0 |= rhs.0;
     }
 }
 
@@ -255,12 +410,38 @@ impl EventFlags {
     pub fn bits(self) -> sys::cuabi_event_flags {
         self.0
     }
+
+    /// The flags of raw `cuabi_event_flags` bits, kept as they are (bits this crate
+    /// does not name included).
+    pub const fn from_bits(bits: sys::cuabi_event_flags) -> EventFlags {
+        EventFlags(bits)
+    }
+
+    /// `true` when every flag of `other` is set in `self`.
+    pub fn contains(self, other: EventFlags) -> bool {
+        self.0 & other.0 == other.0
+    }
+
+    /// `self` with the flags of `other` set when `on`, cleared when not.
+    pub fn with(self, other: EventFlags, on: bool) -> EventFlags {
+        if on {
+            EventFlags(self.0 | other.0)
+        } else {
+            EventFlags(self.0 & !other.0)
+        }
+    }
 }
 
 impl std::ops::BitOr for EventFlags {
     type Output = EventFlags;
     fn bitor(self, rhs: EventFlags) -> EventFlags {
         EventFlags(self.0 | rhs.0)
+    }
+}
+
+impl std::ops::BitOrAssign for EventFlags {
+    fn bitor_assign(&mut self, rhs: EventFlags) {
+        self.0 |= rhs.0;
     }
 }
 

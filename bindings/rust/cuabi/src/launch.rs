@@ -12,7 +12,8 @@ use cuabi_sys as sys;
 use crate::error::{check, Result};
 use crate::memory::{DeviceBuffer, DeviceRepr};
 use crate::module::{Function, Layout};
-use crate::stream::Stream;
+use crate::stream::{Event, Stream};
+use crate::LaunchFlags;
 
 /// Three dimensions of a grid or a block; made from `u32`, `(u32, u32)` or
 /// `(u32, u32, u32)`, missing dimensions being 1.
@@ -44,18 +45,28 @@ impl From<(u32, u32, u32)> for Dim3 {
     }
 }
 
-/// Grid and block sizes and dynamic shared memory of a launch.
+/// How a kernel is launched: grid and block sizes, dynamic shared memory
+/// and, optionally, the extended launch options (a cooperative launch,
+/// thread-block clusters, programmatic dependent launch, a priority).
 ///
 /// The library checks it before the driver sees it (no zero dimension, a
 /// block within the kernel's and the device's limits, shared memory within
-/// the device's limit).
+/// the device's limit, cluster dimensions that divide the grid, a
+/// cooperative grid the device can keep resident) and names what is wrong.
+/// Every launch form takes it: [`Function::launch`], [`Function::plan`] and
+/// [`Function::suggest_config`]'s answer, changed with the builder methods.
 ///
 /// ```
-/// use cuabi::LaunchConfig;
+/// use cuabi::{LaunchConfig, LaunchFlags};
 /// let config = LaunchConfig::new(32768, 512);
 /// assert_eq!((config.grid.x, config.block.x, config.block.y), (32768, 512, 1));
 /// let tiled = LaunchConfig::new((64, 64), (16, 16)).with_shared_mem(4096);
 /// assert_eq!(tiled.shared_mem_bytes, 4096);
+/// // 2 x 1 x 1 clusters, a cooperative launch, the highest priority.
+/// let cluster = LaunchConfig::new(64, 128).cluster(2, 1, 1).priority(-5);
+/// assert_eq!(cluster.cluster.map(|c| (c.x, c.y, c.z)), Some((2, 1, 1)));
+/// let grid_wide = LaunchConfig::new(132, 256).cooperative(true);
+/// assert!(grid_wide.flags.contains(LaunchFlags::COOPERATIVE));
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct LaunchConfig {
@@ -65,15 +76,31 @@ pub struct LaunchConfig {
     pub block: Dim3,
     /// Dynamic shared memory per block, in bytes.
     pub shared_mem_bytes: u32,
+    /// [`LaunchFlags`]: cooperative, programmatic serialization, the
+    /// programmatic event's trigger.
+    pub flags: LaunchFlags,
+    /// Thread-block cluster dimensions in blocks; `None` for no cluster.
+    /// Each must divide the grid's dimension.
+    pub cluster: Option<Dim3>,
+    /// The launch's priority; 0 keeps the stream's (see
+    /// [`Device::stream_priority_range`](crate::Device::stream_priority_range)).
+    pub priority: i32,
+    /// The programmatic event's handle value, when one is set.
+    programmatic_event: Option<usize>,
 }
 
 impl LaunchConfig {
-    /// `grid` blocks of `block` threads, no dynamic shared memory.
+    /// `grid` blocks of `block` threads, no dynamic shared memory, no
+    /// extended option.
     pub fn new(grid: impl Into<Dim3>, block: impl Into<Dim3>) -> LaunchConfig {
         LaunchConfig {
             grid: grid.into(),
             block: block.into(),
             shared_mem_bytes: 0,
+            flags: LaunchFlags::NONE,
+            cluster: None,
+            priority: 0,
+            programmatic_event: None,
         }
     }
 
@@ -83,8 +110,88 @@ impl LaunchConfig {
         self
     }
 
+    /// A cooperative launch when `on`: every block is resident at once, so
+    /// the kernel may synchronise the whole grid. The library refuses a grid
+    /// larger than the device can keep resident.
+    pub fn cooperative(mut self, on: bool) -> LaunchConfig {
+        self.flags = self.flags.with(LaunchFlags::COOPERATIVE, on);
+        self
+    }
+
+    /// Thread-block clusters of `x` by `y` by `z` blocks; each must divide
+    /// the grid's dimension (at most 8 blocks per cluster unless the kernel
+    /// allows more, see [`Function::max_cluster_size`]).
+    pub fn cluster(mut self, x: u32, y: u32, z: u32) -> LaunchConfig {
+        self.cluster = Some(Dim3 { x, y, z });
+        self
+    }
+
+    /// No cluster.
+    pub fn without_cluster(mut self) -> LaunchConfig {
+        self.cluster = None;
+        self
+    }
+
+    /// Programmatic dependent launch when `on`: the kernel may start before
+    /// the previous kernel on its stream has finished, once that kernel's
+    /// blocks have triggered (`griddepcontrol.launch_dependents`) or exited;
+    /// it must wait (`griddepcontrol.wait`) before reading what that kernel
+    /// wrote.
+    pub fn programmatic_serialization(mut self, on: bool) -> LaunchConfig {
+        self.flags = self.flags.with(LaunchFlags::PROGRAMMATIC_SERIALIZATION, on);
+        self
+    }
+
+    /// Records `event` when the kernel's blocks trigger (or start, with
+    /// [`programmatic_event_at_block_start`](Self::programmatic_event_at_block_start));
+    /// a later kernel that waits for it may overlap this one's tail. The
+    /// event must be made with
+    /// [`EventFlags::DISABLE_TIMING`](crate::EventFlags::DISABLE_TIMING) on
+    /// the kernel's device, and be alive when the configuration is used:
+    /// the configuration holds its handle, not the event (a dropped event's
+    /// handle is refused by the library).
+    pub fn programmatic_event(mut self, event: &Event) -> LaunchConfig {
+        self.programmatic_event = Some(event.as_raw().addr());
+        self
+    }
+
+    /// With a programmatic event: record it when every block has started
+    /// (`on`), instead of when every block has triggered or exited.
+    pub fn programmatic_event_at_block_start(mut self, on: bool) -> LaunchConfig {
+        self.flags = self
+            .flags
+            .with(LaunchFlags::PROGRAMMATIC_EVENT_AT_BLOCK_START, on);
+        self
+    }
+
+    /// No programmatic event.
+    pub fn without_programmatic_event(mut self) -> LaunchConfig {
+        self.programmatic_event = None;
+        self
+    }
+
+    /// The raw handle of the programmatic event set, if any.
+    pub fn programmatic_event_handle(&self) -> Option<sys::cuabi_event> {
+        self.programmatic_event
+            .map(std::ptr::without_provenance_mut)
+    }
+
+    /// The launch's priority: numerically lower is higher; 0 keeps the
+    /// stream's.
+    pub fn priority(mut self, priority: i32) -> LaunchConfig {
+        self.priority = priority;
+        self
+    }
+
+    /// The same configuration with `flags` in place of its flags.
+    pub fn with_flags(mut self, flags: LaunchFlags) -> LaunchConfig {
+        self.flags = flags;
+        self
+    }
+
     #[inline(always)]
     pub(crate) fn raw(&self) -> sys::cuabi_launch_config {
+        let cluster = self.cluster.unwrap_or(Dim3 { x: 0, y: 0, z: 0 });
         sys::cuabi_launch_config {
             grid_x: self.grid.x,
             grid_y: self.grid.y,
@@ -93,6 +200,37 @@ impl LaunchConfig {
             block_y: self.block.y,
             block_z: self.block.z,
             shared_mem_bytes: self.shared_mem_bytes,
+            flags: self.flags.bits(),
+            cluster_x: cluster.x,
+            cluster_y: cluster.y,
+            cluster_z: cluster.z,
+            priority: self.priority,
+            programmatic_event: self
+                .programmatic_event_handle()
+                .unwrap_or(std::ptr::null_mut()),
+            ..*default_config()
+        }
+    }
+
+    /// The configuration a C struct describes (from the library's answer).
+    pub(crate) fn from_raw(raw: &sys::cuabi_launch_config) -> LaunchConfig {
+        let cluster = (raw.cluster_x, raw.cluster_y, raw.cluster_z);
+        LaunchConfig {
+            grid: (raw.grid_x, raw.grid_y, raw.grid_z).into(),
+            block: (raw.block_x, raw.block_y, raw.block_z).into(),
+            shared_mem_bytes: raw.shared_mem_bytes,
+            flags: LaunchFlags::from_bits(raw.flags),
+            cluster: (cluster != (0, 0, 0)).then(|| cluster.into()),
+            priority: raw.priority,
+            programmatic_event: (!raw.programmatic_event.is_null())
+                .then(|| raw.programmatic_event.addr()),
+        }
+    }
+
+    /// A C struct with the library's defaults (`cuabi_launch_config_init`),
+    /// for the library to fill.
+    pub(crate) fn raw_default() -> sys::cuabi_launch_config {
+        sys::cuabi_launch_config {
             ..*default_config()
         }
     }
@@ -101,16 +239,27 @@ impl LaunchConfig {
 /// The library's defaults for the C struct (`cuabi_launch_config_init`), read
 /// once: its `struct_size`, and whatever fields a newer header adds.
 fn default_config() -> &'static sys::cuabi_launch_config {
-    static DEFAULT: OnceLock<sys::cuabi_launch_config> = OnceLock::new();
-    DEFAULT.get_or_init(|| {
-        // SAFETY: integers only, for which zero is a value. The call cannot
-        // fail for a struct of this header's size; if it did, `struct_size`
-        // would stay 0 and the library would refuse every launch, saying why.
-        let mut config: sys::cuabi_launch_config = unsafe { std::mem::zeroed() };
-        let size = size_of::<sys::cuabi_launch_config>();
-        unsafe { sys::cuabi_launch_config_init(&mut config, size) };
-        config
-    })
+    /// The defaults; their programmatic event is NULL, a value any thread
+    /// may read.
+    struct Defaults(sys::cuabi_launch_config);
+    // SAFETY: plain data, never written after it is made; the only pointer
+    // is an event handle value (NULL), which names nothing by itself.
+    unsafe impl Send for Defaults {}
+    unsafe impl Sync for Defaults {}
+
+    static DEFAULT: OnceLock<Defaults> = OnceLock::new();
+    &DEFAULT
+        .get_or_init(|| {
+            // SAFETY: integers and a handle, for which zero is a value
+            // (NULL). The call cannot fail for a struct of this header's
+            // size; if it did, `struct_size` would stay 0 and the library
+            // would refuse every launch, saying why.
+            let mut config: sys::cuabi_launch_config = unsafe { std::mem::zeroed() };
+            let size = size_of::<sys::cuabi_launch_config>();
+            unsafe { sys::cuabi_launch_config_init(&mut config, size) };
+            Defaults(config)
+        })
+        .0
 }
 
 pub(crate) mod sealed {
@@ -486,6 +635,43 @@ unsafe fn copy_arg(src: *const u8, dst: *mut u8, size: usize) {
     }
 }
 
+/// Packs a tuple of arguments into one block at `layout`'s offsets (zero
+/// between them) and calls `f(block, layout.args_size)`; `None`, calling
+/// nothing, when the tuple's signature is not the layout's (another count,
+/// or an argument of another size).
+#[inline]
+pub(crate) fn with_packed<T: KernelArgs, R>(
+    layout: &Layout,
+    args: &T,
+    f: impl FnOnce(*const c_void, usize) -> R,
+) -> Option<R> {
+    let sizes = T::SIZES;
+    let fits = sizes.len() == layout.params.len()
+        && layout
+            .params
+            .iter()
+            .zip(sizes)
+            .all(|(p, &size)| p.size == size);
+    if !fits {
+        return None;
+    }
+    let mut stack = StackBlock([0; STACK_BLOCK]);
+    let mut heap = Vec::<u128>::new();
+    let block: *mut u8 = if layout.args_size <= STACK_BLOCK {
+        stack.0.as_mut_ptr()
+    } else {
+        heap.resize(layout.args_size.div_ceil(16), 0);
+        heap.as_mut_ptr().cast()
+    };
+    // SAFETY: each argument is `size` readable bytes (the sealed traits'
+    // rule), `size` is its parameter's, and the Layout keeps every parameter
+    // within the block's `args_size` bytes.
+    args.each(|index, ptr, size| unsafe {
+        copy_arg(ptr.cast(), block.add(layout.params[index].offset), size)
+    });
+    Some(f(block.cast_const().cast(), layout.args_size))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -629,6 +815,113 @@ mod tests {
         })
         .join()
         .unwrap();
+    }
+
+    #[test]
+    fn extended_options_reach_the_c_struct_and_come_back() {
+        let plain = LaunchConfig::new(8, 32).raw();
+        assert_eq!(plain.flags, 0);
+        assert_eq!(
+            (plain.cluster_x, plain.cluster_y, plain.cluster_z),
+            (0, 0, 0)
+        );
+        assert_eq!(plain.priority, 0);
+        assert!(plain.programmatic_event.is_null());
+
+        let config = LaunchConfig::new((8, 2), 32)
+            .cooperative(true)
+            .programmatic_serialization(true)
+            .programmatic_event_at_block_start(true)
+            .cluster(2, 1, 1)
+            .priority(-3);
+        let raw = config.raw();
+        assert_eq!(
+            raw.flags,
+            sys::CUABI_LAUNCH_COOPERATIVE
+                | sys::CUABI_LAUNCH_PROGRAMMATIC_SERIALIZATION
+                | sys::CUABI_LAUNCH_PROGRAMMATIC_EVENT_AT_BLOCK_START
+        );
+        assert_eq!((raw.cluster_x, raw.cluster_y, raw.cluster_z), (2, 1, 1));
+        assert_eq!(raw.priority, -3);
+        assert_eq!(LaunchConfig::from_raw(&raw), config);
+
+        // Options switch off again.
+        let off = config
+            .cooperative(false)
+            .programmatic_serialization(false)
+            .without_cluster();
+        assert_eq!(off.flags, LaunchFlags::PROGRAMMATIC_EVENT_AT_BLOCK_START);
+        let raw = off.raw();
+        assert_eq!((raw.cluster_x, raw.cluster_y, raw.cluster_z), (0, 0, 0));
+        assert_eq!(LaunchConfig::from_raw(&raw).cluster, None);
+
+        // The programmatic event travels as its handle.
+        let fake: sys::cuabi_event = std::ptr::without_provenance_mut(0x1234_0500_0007);
+        let mut with_event = LaunchConfig::new(1, 1);
+        with_event.programmatic_event = Some(fake.addr());
+        assert_eq!(with_event.raw().programmatic_event, fake);
+        assert_eq!(with_event.programmatic_event_handle(), Some(fake));
+        assert_eq!(
+            with_event
+                .without_programmatic_event()
+                .raw()
+                .programmatic_event,
+            std::ptr::null_mut()
+        );
+        fn assert_send_sync<T: Send + Sync>() {}
+        assert_send_sync::<LaunchConfig>();
+    }
+
+    #[test]
+    fn tuples_pack_at_the_layouts_offsets_or_not_at_all() {
+        let layout = saxpy_layout();
+        let (a, x, y, out, n) = (2.0f32, 0x1000u64, 0x2000u64, 0x3000u64, 7usize);
+        let block = with_packed(&layout, &(&a, &x, &y, &out, &n), |ptr, size| {
+            assert_eq!(size, 40);
+            unsafe { std::slice::from_raw_parts(ptr.cast::<u8>(), size) }.to_vec()
+        })
+        .expect("SAXPY's tuple fits");
+        let mut want = 2.0f32.to_ne_bytes().to_vec();
+        want.extend([0; 4]); // padding is zero
+        for v in [x, y, out, n as u64] {
+            want.extend(v.to_ne_bytes());
+        }
+        assert_eq!(block, want);
+        let n32 = 7u32;
+        let called = with_packed(&layout, &(&a, &x, &y, &out, &n32), |_, _| ());
+        assert!(called.is_none(), "a 4-byte n does not fit");
+        assert!(with_packed(&layout, &(&a, &x, &y, &out), |_, _| ()).is_none());
+        // A block larger than the stack's goes to the heap, aligned.
+        let big = Layout::new(
+            vec![
+                ParamInfo { offset: 0, size: 4 },
+                ParamInfo {
+                    offset: 296,
+                    size: 8,
+                },
+            ],
+            304,
+        )
+        .unwrap();
+        let (first, last) = (5u32, 9u64);
+        let tail = with_packed(&big, &(&first, &last), |ptr, size| {
+            assert_eq!((size, ptr.addr() % 16), (304, 0));
+            let bytes = unsafe { std::slice::from_raw_parts(ptr.cast::<u8>(), size) };
+            (
+                bytes[..4].to_vec(),
+                bytes[296..].to_vec(),
+                bytes[4..296].iter().all(|&b| b == 0),
+            )
+        })
+        .unwrap();
+        assert_eq!(
+            tail,
+            (
+                5u32.to_ne_bytes().to_vec(),
+                9u64.to_ne_bytes().to_vec(),
+                true
+            )
+        );
     }
 
     #[test]

@@ -23,9 +23,18 @@
 //!   the kernel, configuration and stream once, takes its arguments in place
 //!   (the library checks each argument signature once) and launches with one
 //!   call.
+//! * [`LaunchConfig`]'s builder methods add the extended launch options
+//!   (cooperative, clusters, programmatic dependent launch, priority) to
+//!   every launch form; [`Function::suggest_config`] and the occupancy
+//!   queries pick a configuration.
+//! * [`Stream::launch_host_func`] runs a `Send` closure in stream order; an
+//!   error or panic in it is answered by the stream's next synchronize.
+//! * [`GraphExec::set_kernel_node_args`] and [`GraphExec::update`] change an
+//!   instantiated graph without instantiating it again.
 //! * The header's enums and flag sets ([`ErrorKind`], [`Output`],
 //!   [`FunctionAttribute`], [`CaptureMode`], [`StreamFlags`], [`EventFlags`],
-//!   [`CompileFlags`]) are generated from it, with its comments.
+//!   [`CompileFlags`], [`LaunchFlags`]) are generated from it, with its
+//!   comments.
 //!
 //! # SAXPY
 //!
@@ -129,7 +138,8 @@ pub use cuabi_sys as sys;
 pub use crate::device::Device;
 pub use crate::error::{status_name, Error, Result};
 pub use crate::generated::{
-    CaptureMode, CompileFlags, ErrorKind, EventFlags, FunctionAttribute, Output, StreamFlags,
+    CaptureMode, CompileFlags, ErrorKind, EventFlags, FunctionAttribute, LaunchFlags, Output,
+    StreamFlags,
 };
 pub use crate::host::{PinnedBuffer, PinnedSlice};
 pub use crate::launch::{Dim3, KernelArg, KernelArgs, Launch, LaunchConfig};

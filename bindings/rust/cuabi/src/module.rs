@@ -188,6 +188,123 @@ impl Function {
         LaunchPlan::new(self, config, stream)
     }
 
+    /// How many blocks of `block_size` threads, each with
+    /// `dynamic_shared_bytes` of dynamic shared memory, one multiprocessor
+    /// keeps resident at once.
+    pub fn active_blocks_per_sm(
+        &self,
+        block_size: u32,
+        dynamic_shared_bytes: usize,
+    ) -> Result<u32> {
+        out(|blocks| unsafe {
+            sys::cuabi_function_get_active_blocks_per_sm(
+                self.as_raw(),
+                block_size,
+                dynamic_shared_bytes,
+                blocks,
+            )
+        })
+    }
+
+    /// The block size that maximises occupancy and the smallest grid that
+    /// fills the device at that size, as `(block_size, min_grid_size)`. Each
+    /// block uses `shared_bytes_per_block` + `shared_bytes_per_thread` *
+    /// block size of dynamic shared memory; `block_size_limit` caps the
+    /// answer (0: the kernel's own limit).
+    pub fn suggest_block_size(
+        &self,
+        shared_bytes_per_block: usize,
+        shared_bytes_per_thread: usize,
+        block_size_limit: u32,
+    ) -> Result<(u32, u32)> {
+        out(|(block_size, min_grid): &mut (u32, u32)| unsafe {
+            sys::cuabi_function_suggest_block_size(
+                self.as_raw(),
+                shared_bytes_per_block,
+                shared_bytes_per_thread,
+                block_size_limit,
+                block_size,
+                min_grid,
+            )
+        })
+    }
+
+    /// A launch configuration for `elements` independent work items, one per
+    /// thread: a 1-D block of the size [`suggest_block_size`](Self::suggest_block_size)
+    /// gives, and as many blocks as cover `elements` (at most the device's
+    /// grid limit). Change it with [`LaunchConfig`]'s builder methods.
+    ///
+    /// ```no_run
+    /// # fn f(saxpy: &cuabi::Function, x: &cuabi::DeviceBuffer<f32>,
+    /// #      y: &cuabi::DeviceBuffer<f32>, out: &cuabi::DeviceBuffer<f32>) -> cuabi::Result<()> {
+    /// let n = x.len();
+    /// let config = saxpy.suggest_config(n)?;
+    /// assert!(config.grid.x as usize * config.block.x as usize >= n);
+    /// // SAFETY: saxpy reads and writes n elements of each buffer.
+    /// unsafe { saxpy.launch(config).args((&2.0f32, x, y, out, &n)).run()? };
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn suggest_config(&self, elements: usize) -> Result<LaunchConfig> {
+        self.suggest_config_with_shared(elements, 0, 0)
+    }
+
+    /// [`suggest_config`](Self::suggest_config) for a kernel whose blocks use
+    /// `shared_bytes_per_block` + `shared_bytes_per_thread` * block size of
+    /// dynamic shared memory; the configuration's `shared_mem_bytes` is set
+    /// from them.
+    pub fn suggest_config_with_shared(
+        &self,
+        elements: usize,
+        shared_bytes_per_block: usize,
+        shared_bytes_per_thread: usize,
+    ) -> Result<LaunchConfig> {
+        let mut raw = LaunchConfig::raw_default();
+        // usize is at most 64 bits on every target the library runs on.
+        let elements = u64::try_from(elements).unwrap_or(u64::MAX);
+        check(unsafe {
+            sys::cuabi_function_suggest_config(
+                self.as_raw(),
+                elements,
+                shared_bytes_per_block,
+                shared_bytes_per_thread,
+                &mut raw,
+            )
+        })?;
+        Ok(LaunchConfig::from_raw(&raw))
+    }
+
+    /// The most dynamic shared memory each block can have while
+    /// `blocks_per_sm` blocks of `block_size` threads stay resident on one
+    /// multiprocessor.
+    pub fn available_dynamic_shared(&self, blocks_per_sm: u32, block_size: u32) -> Result<usize> {
+        out(|bytes| unsafe {
+            sys::cuabi_function_get_available_dynamic_shared(
+                self.as_raw(),
+                blocks_per_sm,
+                block_size,
+                bytes,
+            )
+        })
+    }
+
+    /// The largest cluster size, in blocks, the device can run the kernel
+    /// with for `config`'s grid, block and shared memory (its cluster is not
+    /// read).
+    pub fn max_cluster_size(&self, config: &LaunchConfig) -> Result<u32> {
+        let raw = config.raw();
+        out(|size| unsafe { sys::cuabi_function_get_max_cluster_size(self.as_raw(), &raw, size) })
+    }
+
+    /// How many clusters of `config`'s cluster dimensions can be resident on
+    /// the device at once.
+    pub fn max_active_clusters(&self, config: &LaunchConfig) -> Result<u32> {
+        let raw = config.raw();
+        out(|clusters| unsafe {
+            sys::cuabi_function_get_max_active_clusters(self.as_raw(), &raw, clusters)
+        })
+    }
+
     /// The parameter layout, read from the driver on first use; `None` when
     /// the driver cannot report it.
     #[inline]

@@ -189,7 +189,7 @@ impl CompileOptions {
 
     /// Neither reads nor writes the on-disk cache for this compile.
     pub fn no_cache(mut self) -> Self {
-        self.flags = self.flags | CompileFlags::NO_CACHE;
+        self.flags |= CompileFlags::NO_CACHE;
         self
     }
 }

@@ -1,9 +1,16 @@
-//! Streams, events and graphs.
+//! Streams, events, host functions and graphs.
+
+use std::any::Any;
+use std::ffi::{c_char, c_void};
+use std::fmt;
+use std::panic::{self, AssertUnwindSafe};
 
 use cuabi_sys as sys;
 
-use crate::error::{check, check_ready, out, Result};
+use crate::error::{check, check_ready, out, Error, Result};
 use crate::handle::{as_raw, create, Owned};
+use crate::launch::{with_packed, KernelArgs};
+use crate::module::Function;
 use crate::CaptureMode;
 
 as_raw!(Stream => sys::cuabi_stream, Event => sys::cuabi_event, Graph => sys::cuabi_graph, GraphExec => sys::cuabi_graph_exec);
@@ -38,6 +45,53 @@ impl Stream {
     /// Makes later work on this stream wait until `event` is reached.
     pub fn wait_event(&self, event: &Event) -> Result<()> {
         check(unsafe { sys::cuabi_stream_wait_event(self.as_raw(), event.as_raw()) })
+    }
+
+    /// Runs `f` in stream order: once the work queued before it is done, on
+    /// a thread of the driver, before the work queued after it starts.
+    ///
+    /// `f` returns `Ok(())` for success. An `Err(e)`, or a panic (caught
+    /// here, never unwinding into the driver), is a failure: its text (`e`'s
+    /// `Display`, or `"host function panicked: "` and the panic's message)
+    /// is what the stream's next [`synchronize`](Self::synchronize) answers,
+    /// as an [`ErrorKind::HostFunction`](crate::ErrorKind::HostFunction)
+    /// error; the synchronize after that succeeds again. Work queued after
+    /// `f` still runs.
+    ///
+    /// `f` is dropped exactly once: after it ran, or here when the library
+    /// refuses the launch (whose error this returns). It must not call
+    /// cuabi or CUDA functions that would wait on the GPU, nor drop the last
+    /// reference to a cuabi object (which would free GPU resources on the
+    /// driver's thread); send results out through a channel or shared
+    /// state instead.
+    ///
+    /// ```no_run
+    /// # fn f(stream: &cuabi::Stream) -> cuabi::Result<()> {
+    /// use std::sync::{Arc, Mutex};
+    /// let seen = Arc::new(Mutex::new(Vec::new()));
+    /// for i in 0..3 {
+    ///     let seen = Arc::clone(&seen);
+    ///     stream.launch_host_func(move || -> Result<(), String> {
+    ///         seen.lock().map_err(|e| e.to_string())?.push(i);
+    ///         Ok(())
+    ///     })?;
+    /// }
+    /// stream.launch_host_func(|| Err::<(), _>("checksum mismatch"))?;
+    /// let err = stream.synchronize().unwrap_err();
+    /// assert_eq!(err.kind(), cuabi::ErrorKind::HostFunction);
+    /// assert!(err.message().contains("checksum mismatch"));
+    /// assert_eq!(*seen.lock().unwrap(), [0, 1, 2]);
+    /// stream.synchronize()?; // reported once
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn launch_host_func<F, E>(&self, f: F) -> Result<()>
+    where
+        F: FnOnce() -> std::result::Result<(), E> + Send + 'static,
+        E: fmt::Display,
+    {
+        // SAFETY: the trampoline is made for exactly this F and E.
+        unsafe { launch_host_func_raw(self.as_raw(), f) }
     }
 
     /// Starts capturing the work queued on this stream into a graph instead
@@ -95,6 +149,13 @@ impl Graph {
         out(|count| unsafe { sys::cuabi_graph_get_node_count(self.as_raw(), count) })
     }
 
+    /// The number of kernel nodes in the graph. They are numbered from 0 in
+    /// the order they were captured, the index
+    /// [`GraphExec::set_kernel_node_args`] takes.
+    pub fn kernel_node_count(&self) -> Result<usize> {
+        out(|count| unsafe { sys::cuabi_graph_get_kernel_node_count(self.as_raw(), count) })
+    }
+
     /// Makes an executable graph that can be launched many times.
     pub fn instantiate(&self) -> Result<GraphExec> {
         let handle = unsafe { create(|out| sys::cuabi_graph_instantiate(self.as_raw(), out))? };
@@ -113,10 +174,304 @@ impl GraphExec {
     ///
     /// # Safety
     /// The graph replays the captured kernels and copies with the arguments
-    /// they were captured with: every buffer and host memory they name must
+    /// they were captured with, or were last given through
+    /// [`set_kernel_node_args`](Self::set_kernel_node_args) or
+    /// [`update`](Self::update): every buffer and host memory they name must
     /// still be alive until `stream` has run the graph, and the kernels'
     /// safety conditions ([`Launch::run`](crate::Launch::run)) hold again.
     pub unsafe fn launch(&self, stream: &Stream) -> Result<()> {
         check(sys::cuabi_graph_exec_launch(self.as_raw(), stream.as_raw()))
+    }
+
+    /// Uploads the graph to the device ahead of its first launch on
+    /// `stream`, so that launch does not pay for it.
+    pub fn upload(&self, stream: &Stream) -> Result<()> {
+        check(unsafe { sys::cuabi_graph_exec_upload(self.as_raw(), stream.as_raw()) })
+    }
+
+    /// Replaces the arguments of kernel node `index` (the kernels in the
+    /// order they were captured, see [`Graph::kernel_node_count`]) in this
+    /// instantiated graph: its next launches run `function`, which must be
+    /// the node's kernel, with `args`, without instantiating again.
+    ///
+    /// `args` is a tuple of references, one per kernel parameter, as
+    /// [`Launch::args`](crate::Launch::args) takes it; it is packed at the
+    /// kernel's parameter offsets. A tuple whose count or sizes do not match
+    /// the kernel's parameters is refused as a launch's would be, naming the
+    /// parameter; an index past the last kernel node, or a function that is
+    /// not the node's kernel, is refused by the library, naming it.
+    ///
+    /// ```no_run
+    /// # fn f(exec: &mut cuabi::GraphExec, saxpy: &cuabi::Function, stream: &cuabi::Stream,
+    /// #      x: &cuabi::DeviceBuffer<f32>, y: &cuabi::DeviceBuffer<f32>,
+    /// #      out: &cuabi::DeviceBuffer<f32>) -> cuabi::Result<()> {
+    /// let n = x.len();
+    /// for i in 0..100 {
+    ///     let a = i as f32;
+    ///     exec.set_kernel_node_args(0, saxpy, (&a, x, y, out, &n))?;
+    ///     // SAFETY: the buffers outlive the synchronize below.
+    ///     unsafe { exec.launch(stream)? };
+    ///     stream.synchronize()?;
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn set_kernel_node_args<T: KernelArgs>(
+        &mut self,
+        index: usize,
+        function: &Function,
+        args: T,
+    ) -> Result<()> {
+        let exec = self.as_raw();
+        if let Some(layout) = function.layout()? {
+            let set = with_packed(layout, &args, |block, size| unsafe {
+                sys::cuabi_graph_exec_set_kernel_node_args(
+                    exec,
+                    index,
+                    function.as_raw(),
+                    block,
+                    size,
+                )
+            });
+            if let Some(status) = set {
+                return check(status);
+            }
+        }
+        refuse_args::<T>(function)
+    }
+
+    /// Updates this instantiated graph in place from `graph`, a graph of the
+    /// same topology with other parameters (captured again with new
+    /// arguments, say), without instantiating again. A graph whose topology
+    /// differs is refused with
+    /// [`ErrorKind::InvalidArgument`](crate::ErrorKind::InvalidArgument)
+    /// naming why, and this graph is left as it was.
+    pub fn update(&mut self, graph: &Graph) -> Result<()> {
+        check(unsafe { sys::cuabi_graph_exec_update(self.as_raw(), graph.as_raw()) })
+    }
+}
+
+/// The error for a tuple that does not fit `function`'s parameters, or for a
+/// kernel whose parameters the driver cannot report: the library's check
+/// (`cuabi_function_check_arg_sizes`) names the parameter at fault, and
+/// reading the layout answers why it is missing.
+#[cold]
+fn refuse_args<T: KernelArgs>(function: &Function) -> Result<()> {
+    let sizes = T::SIZES;
+    check(unsafe {
+        sys::cuabi_function_check_arg_sizes(function.as_raw(), sizes.as_ptr(), sizes.len())
+    })?;
+    function.args_size()?;
+    Err(Error::new(
+        sys::CUABI_ERROR_INTERNAL,
+        format!(
+            "kernel '{}': the library accepts arguments of sizes {sizes:?} that do not match \
+             its parameter layout",
+            function.name().unwrap_or_default()
+        ),
+    ))
+}
+
+/// Queues `f` on the raw `stream` through [`host_trampoline`], dropping it
+/// here when the library refuses the launch.
+///
+/// # Safety
+/// `stream` is any handle value (the library checks it).
+unsafe fn launch_host_func_raw<F, E>(stream: sys::cuabi_stream, f: F) -> Result<()>
+where
+    F: FnOnce() -> std::result::Result<(), E> + Send + 'static,
+    E: fmt::Display,
+{
+    let data = Box::into_raw(Box::new(f)).cast::<c_void>();
+    let status = sys::cuabi_stream_launch_host_func(stream, Some(host_trampoline::<F, E>), data);
+    // The error is read before `f` is dropped: dropping what it captured may
+    // call the library, which would replace the thread's last error.
+    let result = check(status);
+    if result.is_err() {
+        // SAFETY: refused, so the trampoline never runs and never frees it.
+        drop(Box::from_raw(data.cast::<F>()));
+    }
+    result
+}
+
+/// The `cuabi_host_fn` of a boxed `F`: takes the box back (so `f` is freed
+/// once, after it ran), runs it with panics caught, and writes a failure's
+/// text into `message`.
+///
+/// # Safety
+/// `user_data` is a `Box<F>` given up with `Box::into_raw`, passed here once.
+unsafe extern "C" fn host_trampoline<F, E>(
+    user_data: *mut c_void,
+    message: *mut c_char,
+    message_size: usize,
+) -> i32
+where
+    F: FnOnce() -> std::result::Result<(), E>,
+    E: fmt::Display,
+{
+    let f = Box::from_raw(user_data.cast::<F>());
+    let ran = panic::catch_unwind(AssertUnwindSafe(move || f().map_err(|e| e.to_string())));
+    let failure = match ran {
+        Ok(Ok(())) => return 0,
+        Ok(Err(text)) => text,
+        Err(payload) => format!("host function panicked: {}", panic_text(payload)),
+    };
+    write_message(&failure, message, message_size);
+    1
+}
+
+/// The text of a panic's payload (a `&str` or a `String`, as `panic!` makes
+/// them); the payload is dropped with panics caught too.
+fn panic_text(payload: Box<dyn Any + Send>) -> String {
+    let text = payload
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic with a payload that is not text".to_owned());
+    if let Err(again) = panic::catch_unwind(AssertUnwindSafe(move || drop(payload))) {
+        std::mem::forget(again);
+    }
+    text
+}
+
+/// Writes `text` into the `size`-byte buffer at `out`, NUL-terminated, cut
+/// at a UTF-8 character boundary when it does not fit.
+///
+/// # Safety
+/// `out` is NULL or has `size` writable bytes.
+unsafe fn write_message(text: &str, out: *mut c_char, size: usize) {
+    if out.is_null() || size == 0 {
+        return;
+    }
+    let mut end = text.len().min(size - 1);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    std::ptr::copy_nonoverlapping(text.as_ptr(), out.cast::<u8>(), end);
+    out.add(end).write(0);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+
+    /// Counts its drops.
+    struct Dropped(Arc<AtomicUsize>);
+
+    impl Drop for Dropped {
+        fn drop(&mut self) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    /// Calls the trampoline as the library would, with a `size`-byte
+    /// message buffer: its return value and the message written.
+    fn call<F, E>(f: F, size: usize) -> (i32, String)
+    where
+        F: FnOnce() -> std::result::Result<(), E> + Send + 'static,
+        E: fmt::Display,
+    {
+        let data = Box::into_raw(Box::new(f)).cast::<c_void>();
+        let mut buf = vec![0x55u8; size.max(1)];
+        let ret = unsafe { host_trampoline::<F, E>(data, buf.as_mut_ptr().cast(), size) };
+        let end = buf.iter().position(|&b| b == 0).unwrap_or(0);
+        (ret, String::from_utf8(buf[..end].to_vec()).expect("UTF-8"))
+    }
+
+    #[test]
+    fn the_trampoline_runs_the_closure_once_and_frees_it() {
+        let (ran, drops) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+        let (r, d) = (Arc::clone(&ran), Dropped(Arc::clone(&drops)));
+        let (ret, message) = call(
+            move || -> std::result::Result<(), String> {
+                let _keep = &d;
+                r.fetch_add(1, Ordering::SeqCst);
+                Ok(())
+            },
+            64,
+        );
+        assert_eq!((ret, message.as_str()), (0, ""));
+        assert_eq!(ran.load(Ordering::SeqCst), 1);
+        assert_eq!(drops.load(Ordering::SeqCst), 1, "freed once, after it ran");
+    }
+
+    #[test]
+    fn errors_and_panics_become_the_message() {
+        let (ret, message) = call(|| Err::<(), _>("checksum mismatch at 7"), 64);
+        assert_eq!((ret, message.as_str()), (1, "checksum mismatch at 7"));
+
+        let drops = Arc::new(AtomicUsize::new(0));
+        let d = Dropped(Arc::clone(&drops));
+        let (ret, message) = call(
+            move || -> std::result::Result<(), String> {
+                let _keep = &d;
+                panic!("bad value {}", 42)
+            },
+            64,
+        );
+        assert_eq!(ret, 1);
+        assert_eq!(message, "host function panicked: bad value 42");
+        assert_eq!(drops.load(Ordering::SeqCst), 1, "freed once after a panic");
+
+        let (_, message) = call(
+            || -> std::result::Result<(), String> { std::panic::panic_any(7u8) },
+            128,
+        );
+        assert!(message.starts_with("host function panicked: "), "{message}");
+
+        // An error whose Display panics is caught too.
+        struct Bad;
+        impl fmt::Display for Bad {
+            fn fmt(&self, _: &mut fmt::Formatter<'_>) -> fmt::Result {
+                panic!("display failed")
+            }
+        }
+        let (ret, message) = call(|| Err::<(), _>(Bad), 64);
+        assert_eq!(
+            (ret, message.as_str()),
+            (1, "host function panicked: display failed")
+        );
+    }
+
+    #[test]
+    fn long_messages_are_cut_at_a_character_boundary() {
+        // 'é' is two bytes: 9 bytes of room hold "abc" and three 'é' (9 bytes
+        // with the NUL would need 10), so the text is cut before the third.
+        let (ret, message) = call(|| Err::<(), _>("abcééé"), 9);
+        assert_eq!((ret, message.as_str()), (1, "abcéé"));
+        let (ret, message) = call(|| Err::<(), _>("abc"), 1);
+        assert_eq!((ret, message.as_str()), (1, ""));
+        // No room at all: nothing is written, the failure still reported.
+        type Failing = fn() -> std::result::Result<(), &'static str>;
+        let failing: Failing = || Err("x");
+        let data = Box::into_raw(Box::new(failing)).cast::<c_void>();
+        let ret = unsafe { host_trampoline::<Failing, &str>(data, std::ptr::null_mut(), 0) };
+        assert_eq!(ret, 1);
+    }
+
+    #[test]
+    fn a_refused_launch_frees_the_closure_once_and_never_runs_it() {
+        let (ran, drops) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+        let (r, d) = (Arc::clone(&ran), Dropped(Arc::clone(&drops)));
+        let result = unsafe {
+            launch_host_func_raw(
+                std::ptr::null_mut(),
+                move || -> std::result::Result<(), String> {
+                    let _keep = &d;
+                    r.fetch_add(1, Ordering::SeqCst);
+                    Ok(())
+                },
+            )
+        };
+        let err = result.expect_err("a NULL stream is refused");
+        assert_eq!(err.kind(), crate::ErrorKind::InvalidHandle, "{err}");
+        assert!(
+            err.message().contains("cuabi_stream_launch_host_func"),
+            "{err}"
+        );
+        assert_eq!(ran.load(Ordering::SeqCst), 0);
+        assert_eq!(drops.load(Ordering::SeqCst), 1);
     }
 }

@@ -43,7 +43,8 @@ use std::ffi::{c_char, c_void, CStr};
 use std::panic::{self, AssertUnwindSafe};
 use std::process::ExitCode;
 use std::ptr::null_mut;
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 
 use cuabi::sys;
 use cuabi::{
@@ -1443,7 +1444,228 @@ fn gpu_cases() -> Cases<Gpu> {
         },
     );
 
+    // --- Extended launches: the library checks cluster shapes, cooperative
+    // grids and priorities, whatever launch form carries them.
+    c.add(
+        "a cluster that does not divide the grid",
+        InvalidArgument,
+        "grid x 3 is not a multiple of cluster x 2",
+        |g, ctx| {
+            let b = ones(g, 16)?;
+            let config = LaunchConfig::new(3, 32).cluster(2, 1, 1);
+            let ran = answer(unsafe {
+                g.saxpy
+                    .launch(config)
+                    .args((&2.0f32, &b, &b, &b, &16usize))
+                    .run()
+            });
+            ran_nothing(g, ctx, &b);
+            ran
+        },
+    );
+    c.add(
+        "plan: a cluster that does not divide the grid",
+        InvalidArgument,
+        "grid y 5 is not a multiple of cluster y 2",
+        |g, _| {
+            let config = LaunchConfig::new((4, 5), 32).cluster(1, 2, 1);
+            answer(g.saxpy.plan(config, Some(&g.stream)))
+        },
+    );
+    c.add(
+        "a cooperative grid larger than the device keeps resident",
+        InvalidArgument,
+        "a cooperative grid of 1048576 blocks is larger than",
+        |g, ctx| {
+            let b = ones(g, 16)?;
+            let config = LaunchConfig::new(1 << 20, 1024).cooperative(true);
+            let ran = answer(unsafe {
+                g.saxpy
+                    .launch(config)
+                    .stream(&g.stream)
+                    .args((&2.0f32, &b, &b, &b, &16usize))
+                    .run()
+            });
+            ran_nothing(g, ctx, &b);
+            ran
+        },
+    );
+    c.add(
+        "a launch priority outside the device's range",
+        InvalidArgument,
+        "priority 1000 is outside device 0's stream priority range",
+        |g, ctx| {
+            let b = ones(g, 16)?;
+            let config = LaunchConfig::new(1, 32).priority(1000);
+            let ran = answer(unsafe {
+                g.saxpy
+                    .launch(config)
+                    .args((&2.0f32, &b, &b, &b, &16usize))
+                    .run()
+            });
+            ran_nothing(g, ctx, &b);
+            ran
+        },
+    );
+    c.add(
+        "a programmatic event that was dropped",
+        InvalidHandle,
+        "programmatic_event",
+        |g, ctx| {
+            let b = ones(g, 16)?;
+            let event = g
+                .device
+                .create_event_with(cuabi::EventFlags::DISABLE_TIMING)?;
+            let config = LaunchConfig::new(1, 32).programmatic_event(&event);
+            drop(event);
+            let ran = answer(unsafe {
+                g.saxpy
+                    .launch(config)
+                    .args((&2.0f32, &b, &b, &b, &16usize))
+                    .run()
+            });
+            ran_nothing(g, ctx, &b);
+            ran
+        },
+    );
+
+    // --- Graph updates: the node's kernel, index and arguments
+    c.add(
+        "graph: updating a kernel node with another kernel",
+        InvalidArgument,
+        "kernel node 0 runs 'saxpy', not 'saxpy_copy'",
+        |g, ctx| {
+            let (mut exec, b) = saxpy_exec(g)?;
+            let module = g
+                .device
+                .compile(SAXPY_COPY, &CompileOptions::new().name("saxpy_copy.cu"))?;
+            let other = module.function("saxpy_copy")?;
+            let ran = answer(exec.set_kernel_node_args(0, &other, (&5.0f32, &b, &b, &b, &16usize)));
+            replays_unchanged(g, ctx, &exec, &b);
+            ran
+        },
+    );
+    c.add(
+        "graph: a kernel node index past the end",
+        OutOfRange,
+        "kernel node 1 is past the end: the graph has 1 kernel node",
+        |g, ctx| {
+            let (mut exec, b) = saxpy_exec(g)?;
+            let ran =
+                answer(exec.set_kernel_node_args(1, &g.saxpy, (&5.0f32, &b, &b, &b, &16usize)));
+            replays_unchanged(g, ctx, &exec, &b);
+            ran
+        },
+    );
+    c.add(
+        "graph: a 4-byte n for the node's size_t parameter",
+        InvalidArgument,
+        "kernel 'saxpy' parameter 4 is 8 bytes, but the argument given is 4 bytes",
+        |g, ctx| {
+            let (mut exec, b) = saxpy_exec(g)?;
+            let ran = answer(exec.set_kernel_node_args(0, &g.saxpy, (&5.0f32, &b, &b, &b, &16u32)));
+            replays_unchanged(g, ctx, &exec, &b);
+            ran
+        },
+    );
+
+    // --- Host functions
+    c.add(
+        "a host function on a capturing stream",
+        NotSupported,
+        "the stream is capturing a graph",
+        |g, ctx| {
+            let stream = g
+                .device
+                .create_stream_with(cuabi::StreamFlags::NON_BLOCKING, 0)?;
+            let (ran, dropped) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+            stream.begin_capture(cuabi::CaptureMode::ThreadLocal)?;
+            let (r, d) = (Arc::clone(&ran), Counted(Arc::clone(&dropped)));
+            let answered = answer(stream.launch_host_func(move || -> Result<(), String> {
+                let _d = &d;
+                r.fetch_add(1, Ordering::SeqCst);
+                Ok(())
+            }));
+            ctx.check("end_capture", stream.end_capture().map(drop));
+            ctx.check("synchronize", stream.synchronize());
+            ctx.expect(
+                ran.load(Ordering::SeqCst) == 0,
+                "the refused host function ran",
+            );
+            ctx.expect(
+                dropped.load(Ordering::SeqCst) == 1,
+                "the refused host function was not dropped exactly once",
+            );
+            answered
+        },
+    );
+    c.add(
+        "a host function's error, answered by the next synchronize only",
+        HostFunction,
+        "a host function failed: corpus failure 7",
+        |g, ctx| {
+            let stream = g.device.create_stream()?;
+            stream.launch_host_func(|| Err::<(), _>("corpus failure 7"))?;
+            let answered = answer(stream.synchronize());
+            ctx.check("the synchronize after the failure", stream.synchronize());
+            answered
+        },
+    );
+
     c
+}
+
+/// SAXPY under another name, with the same parameters.
+const SAXPY_COPY: &str = r#"
+extern "C" __global__
+void saxpy_copy(float a, float *x, float *y, float *out, size_t n)
+{
+  size_t tid = blockIdx.x * blockDim.x + threadIdx.x;
+  if (tid < n) out[tid] = a * x[tid] + y[tid];
+}
+"#;
+
+/// Counts its drops.
+struct Counted(Arc<AtomicUsize>);
+
+impl Drop for Counted {
+    fn drop(&mut self) {
+        self.0.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+/// SAXPY over 16 elements of one buffer of ones (x, y and out at once, `a`
+/// = 2), captured from a fresh stream and instantiated, and that buffer.
+fn saxpy_exec(g: &Gpu) -> Result<(cuabi::GraphExec, DeviceBuffer<f32>), Setup> {
+    let b = ones(g, 16)?;
+    g.device.synchronize()?;
+    let stream = g
+        .device
+        .create_stream_with(cuabi::StreamFlags::NON_BLOCKING, 0)?;
+    stream.begin_capture(cuabi::CaptureMode::ThreadLocal)?;
+    let queued = unsafe {
+        g.saxpy
+            .launch(LaunchConfig::new(1, 32))
+            .stream(&stream)
+            .args((&2.0f32, &b, &b, &b, &16usize))
+            .run()
+    };
+    let graph = stream.end_capture();
+    queued?;
+    Ok((graph?.instantiate()?, b))
+}
+
+/// After a refused node update: the graph still replays with the captured
+/// arguments (a = 2 over ones: 3).
+fn replays_unchanged(g: &Gpu, ctx: &mut Ctx, exec: &cuabi::GraphExec, b: &DeviceBuffer<f32>) {
+    let replayed = unsafe { exec.launch(&g.stream) }.and_then(|()| g.stream.synchronize());
+    if ctx.check("replaying the graph", replayed).is_some() {
+        let values = b.to_vec().unwrap_or_default();
+        ctx.expect(
+            values.len() == 16 && values.iter().all(|&v| v == 3.0),
+            format!("the graph replayed wrong after the refusal: {values:?}"),
+        );
+    }
 }
 
 // ---------------------------------------------------------------------------

@@ -16,11 +16,13 @@ use std::error::Error as StdError;
 use std::panic::{self, AssertUnwindSafe};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 
 use cuabi::{
     CaptureMode, CompileOptions, Device, DeviceBuffer, DeviceRepr, ErrorKind, EventFlags, Function,
-    LaunchConfig, LaunchPlan, Module, Output, ParamInfo, Program, StreamFlags,
+    FunctionAttribute, LaunchConfig, LaunchFlags, LaunchPlan, Module, Output, ParamInfo, Program,
+    StreamFlags,
 };
 
 type TestResult = Result<(), Box<dyn StdError>>;
@@ -67,6 +69,16 @@ const TESTS: &[(&str, Test)] = tests![
     plan_checks_its_configuration_once,
     plan_outlives_its_function_and_stream,
     plans_launch_from_other_threads,
+    cooperative_launch_reduces_with_a_grid_barrier,
+    cluster_blocks_exchange_through_distributed_shared_memory,
+    programmatic_dependent_launch_pairs_see_the_first_kernels_writes,
+    launch_priority_and_programmatic_event_are_accepted,
+    occupancy_answers_are_sane_and_the_suggested_config_computes,
+    graph_node_args_update_without_reinstantiating,
+    graph_update_takes_a_recaptured_graph,
+    host_functions_run_in_stream_order,
+    host_function_failures_are_reported_by_the_next_synchronize,
+    kernel_attributes_are_set_by_name,
 ];
 
 fn main() -> ExitCode {
@@ -1176,6 +1188,628 @@ fn plans_launch_from_other_threads(device: &Device) -> TestResult {
             "thread {i}'s output is not {want}"
         );
     }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------
+// Extended launches, occupancy, graph updates, host functions
+// ---------------------------------------------------------------------------
+
+/// `CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT`.
+const MULTIPROCESSOR_COUNT: i32 = 16;
+
+/// A grid-wide reduction in one launch: each block sums its grid-stride
+/// share into `partial[blockIdx.x]`, the grid meets at a barrier (atomics on
+/// a global counter, safe when every block is resident: a cooperative
+/// launch), then every block adds all the partial sums and writes the total
+/// to `totals[blockIdx.x]`. A block that passed the barrier early would
+/// miss partial sums.
+const GRID_SUM: &str = r#"
+__device__ void grid_barrier(unsigned int* arrived, unsigned int blocks)
+{
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    __threadfence();
+    atomicAdd(arrived, 1u);
+    while (*(volatile unsigned int*)arrived < blocks) {
+    }
+    __threadfence();
+  }
+  __syncthreads();
+}
+
+extern "C" __global__
+void grid_sum(const int* in, size_t n, unsigned long long* partial,
+              unsigned long long* totals, unsigned int* arrived)
+{
+  __shared__ unsigned long long sums[256];
+  unsigned long long mine = 0;
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+       i += (size_t)gridDim.x * blockDim.x) {
+    mine += (unsigned long long)(unsigned int)in[i];
+  }
+  sums[threadIdx.x] = mine;
+  __syncthreads();
+  for (unsigned int s = blockDim.x / 2; s > 0; s /= 2) {
+    if (threadIdx.x < s) sums[threadIdx.x] += sums[threadIdx.x + s];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) partial[blockIdx.x] = sums[0];
+  grid_barrier(arrived, gridDim.x);
+  if (threadIdx.x == 0) {
+    unsigned long long total = 0;
+    for (unsigned int b = 0; b < gridDim.x; ++b) {
+      total += *(volatile unsigned long long*)&partial[b];
+    }
+    totals[blockIdx.x] = total;
+  }
+}
+"#;
+
+fn cooperative_launch_reduces_with_a_grid_barrier(device: &Device) -> TestResult {
+    let module = device.compile(GRID_SUM, &CompileOptions::new().name("grid_sum.cu"))?;
+    let grid_sum = module.function("grid_sum")?;
+    let block = 256u32;
+    let per_sm = grid_sum.active_blocks_per_sm(block, 0)?;
+    ensure!(per_sm >= 1, "{per_sm} blocks of {block} threads per SM");
+    let sms = device.attribute(MULTIPROCESSOR_COUNT)? as u32;
+    // Every block resident at once: at most per_sm blocks on each SM.
+    let blocks = sms * per_sm.min(2);
+    let n = (1usize << 20) + 12345;
+    let host: Vec<i32> = (0..n).map(|i| ((i * 7919) % 100_003) as i32).collect();
+    let want: u64 = host.iter().map(|&v| v as u64).sum();
+    let input = device.buffer_from_slice(&host)?;
+    let partial = device.alloc_zeroed::<u64>(blocks as usize)?;
+    let totals = device.alloc_zeroed::<u64>(blocks as usize)?;
+    let stream = device.create_stream()?;
+    for round in 0..3 {
+        let arrived = device.alloc_zeroed::<u32>(1)?;
+        let config = LaunchConfig::new(blocks, block).cooperative(true);
+        ensure!(
+            config.flags.contains(LaunchFlags::COOPERATIVE),
+            "{config:?}"
+        );
+        // SAFETY: grid_sum reads n ints and writes `blocks` elements of
+        // partial and totals and one counter, all alive past the synchronize.
+        unsafe {
+            grid_sum
+                .launch(config)
+                .stream(&stream)
+                .args((&input, &n, &partial, &totals, &arrived))
+                .run()?;
+        }
+        stream.synchronize()?;
+        let got = totals.to_vec()?;
+        ensure!(
+            got.iter().all(|&t| t == want),
+            "round {round}: totals {:?} (first 4), host sum {want}",
+            &got[..got.len().min(4)]
+        );
+        ensure!(
+            arrived.to_vec()?[0] == blocks,
+            "round {round}: {} blocks reached the barrier, not {blocks}",
+            arrived.to_vec()?[0]
+        );
+    }
+    // A plan takes the cooperative configuration too.
+    let arrived = device.alloc_zeroed::<u32>(1)?;
+    let zeroed = device.alloc_zeroed::<u64>(blocks as usize)?;
+    let mut plan = grid_sum.plan(
+        LaunchConfig::new(blocks, block).cooperative(true),
+        Some(&stream),
+    )?;
+    unsafe { plan.launch_with((&input, &n, &partial, &zeroed, &arrived))? };
+    stream.synchronize()?;
+    ensure!(
+        zeroed.to_vec()?.iter().all(|&t| t == want),
+        "the cooperative plan's totals differ from the host sum {want}"
+    );
+    Ok(())
+}
+
+/// Blocks of a 2 x 1 x 1 cluster swap values through distributed shared
+/// memory (PTX `mapa` on a generic address, cluster barriers): each block
+/// writes `blockIdx.x * 10 + 7` into its shared memory and reads its
+/// partner's; it also reports its rank in the cluster and the cluster's size.
+const CLUSTER_SWAP: &str = r#"
+extern "C" __global__
+void cluster_swap(int* out)
+{
+  __shared__ int value;
+  unsigned int rank, size;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank));
+  asm volatile("mov.u32 %0, %%cluster_nctarank;" : "=r"(size));
+  if (threadIdx.x == 0) value = blockIdx.x * 10 + 7;
+  asm volatile("barrier.cluster.arrive;\n\tbarrier.cluster.wait;" ::: "memory");
+  int* remote;
+  asm volatile("mapa.u64 %0, %1, %2;" : "=l"(remote) : "l"(&value), "r"(rank ^ 1u));
+  int got = *(volatile int*)remote;
+  if (threadIdx.x == 0) {
+    out[3 * blockIdx.x + 0] = got;
+    out[3 * blockIdx.x + 1] = (int)rank;
+    out[3 * blockIdx.x + 2] = (int)size;
+  }
+  // The partner's shared memory must stay until every block has read it.
+  asm volatile("barrier.cluster.arrive;\n\tbarrier.cluster.wait;" ::: "memory");
+}
+"#;
+
+fn cluster_blocks_exchange_through_distributed_shared_memory(device: &Device) -> TestResult {
+    let module = device.compile(CLUSTER_SWAP, &CompileOptions::new().name("cluster.cu"))?;
+    let swap = module.function("cluster_swap")?;
+    let blocks = 16u32;
+    let config = LaunchConfig::new(blocks, 64).cluster(2, 1, 1);
+    let most = swap.max_cluster_size(&config)?;
+    ensure!(most >= 2, "max cluster size {most}");
+    let clusters = swap.max_active_clusters(&config)?;
+    ensure!(clusters >= 1, "max active clusters {clusters}");
+    let out = device.alloc::<i32>(3 * blocks as usize)?;
+    let stream = device.create_stream()?;
+    // SAFETY: cluster_swap writes 3 ints per block of `out`.
+    unsafe { swap.launch(config).stream(&stream).arg(&out).run()? };
+    stream.synchronize()?;
+    let got = out.to_vec()?;
+    for b in 0..blocks as usize {
+        let want = [((b ^ 1) * 10 + 7) as i32, (b % 2) as i32, 2];
+        ensure!(
+            got[3 * b..3 * b + 3] == want,
+            "block {b}: (partner's value, rank, cluster size) {:?}, expected {want:?}",
+            &got[3 * b..3 * b + 3]
+        );
+    }
+    // The same through a plan.
+    let again = device.alloc::<i32>(3 * blocks as usize)?;
+    let mut plan = swap.plan(config, Some(&stream))?;
+    unsafe { plan.launch_with((&again,))? };
+    stream.synchronize()?;
+    ensure!(again.to_vec()? == got, "the plan's cluster launch differs");
+    Ok(())
+}
+
+/// A programmatic dependent launch pair: the first kernel writes `data` and
+/// lets its dependent start; the second waits for the first's writes before
+/// reading them.
+const PDL: &str = r#"
+extern "C" __global__
+void pdl_producer(int* data, int k, int n)
+{
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) data[i] = i * k + 1;
+  asm volatile("griddepcontrol.launch_dependents;");
+}
+
+extern "C" __global__
+void pdl_consumer(const int* data, int* out, int n)
+{
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = data[i] * 2;
+}
+"#;
+
+fn programmatic_dependent_launch_pairs_see_the_first_kernels_writes(device: &Device) -> TestResult {
+    let module = device.compile(PDL, &CompileOptions::new().name("pdl.cu"))?;
+    let (producer, consumer) = (
+        module.function("pdl_producer")?,
+        module.function("pdl_consumer")?,
+    );
+    let n = 1i32 << 18;
+    let data = device.alloc::<i32>(n as usize)?;
+    let out = device.alloc::<i32>(n as usize)?;
+    let stream = device.create_stream_with(StreamFlags::NON_BLOCKING, 0)?;
+    let grid = (n as u32).div_ceil(256);
+    let first = LaunchConfig::new(grid, 256);
+    let second = LaunchConfig::new(grid, 256).programmatic_serialization(true);
+    ensure!(
+        second.flags == LaunchFlags::PROGRAMMATIC_SERIALIZATION,
+        "{second:?}"
+    );
+    let mut plan = consumer.plan(second, Some(&stream))?;
+    for k in 1..=6 {
+        // SAFETY: both kernels touch n ints of each buffer, alive past the
+        // synchronize.
+        unsafe {
+            producer
+                .launch(first)
+                .stream(&stream)
+                .args((&data, &k, &n))
+                .run()?;
+            if k % 2 == 1 {
+                consumer
+                    .launch(second)
+                    .stream(&stream)
+                    .args((&data, &out, &n))
+                    .run()?;
+            } else {
+                plan.launch_with((&data, &out, &n))?;
+            }
+        }
+        stream.synchronize()?;
+        let got = out.to_vec()?;
+        if let Some(i) = (0..n as usize).find(|&i| got[i] != (i as i32 * k + 1) * 2) {
+            return Err(format!(
+                "k = {k}: out[{i}] is {}, expected {}",
+                got[i],
+                (i as i32 * k + 1) * 2
+            )
+            .into());
+        }
+    }
+    Ok(())
+}
+
+fn launch_priority_and_programmatic_event_are_accepted(device: &Device) -> TestResult {
+    let (_module, saxpy) = saxpy_module(device)?;
+    let n = 1usize << 16;
+    let mut rng = Rng(11);
+    let (hx, hy) = (rng.vec(n), rng.vec(n));
+    let (x, y) = (
+        device.buffer_from_slice(&hx)?,
+        device.buffer_from_slice(&hy)?,
+    );
+    let out = device.alloc::<f32>(n)?;
+    let stream = device.create_stream()?;
+    let (_least, greatest) = device.stream_priority_range()?;
+    let event = device.create_event_with(EventFlags::DISABLE_TIMING)?;
+    let base = LaunchConfig::new((n / 256) as u32, 256);
+    for (what, config) in [
+        ("priority", base.priority(greatest)),
+        ("programmatic event", base.programmatic_event(&event)),
+        (
+            "programmatic event at block start",
+            base.programmatic_event(&event)
+                .programmatic_event_at_block_start(true),
+        ),
+    ] {
+        let a = 1.5f32;
+        // SAFETY: saxpy touches n floats of each buffer, alive past the
+        // synchronize.
+        unsafe {
+            saxpy
+                .launch(config)
+                .stream(&stream)
+                .args((&a, &x, &y, &out, &n))
+                .run()
+                .map_err(|e| format!("{what}: {e}"))?;
+        }
+        stream.synchronize()?;
+        ensure!(
+            saxpy_mismatch(a, &hx, &hy, &out.to_vec()?).is_none(),
+            "{what}: wrong result"
+        );
+        if config.programmatic_event_handle().is_some() {
+            ensure!(event.query()?, "{what}: the event was not recorded");
+        }
+    }
+    Ok(())
+}
+
+fn occupancy_answers_are_sane_and_the_suggested_config_computes(device: &Device) -> TestResult {
+    let (_module, saxpy) = saxpy_module(device)?;
+    let (block, min_grid) = saxpy.suggest_block_size(0, 0, 0)?;
+    ensure!(
+        (32..=1024).contains(&block) && block % 32 == 0,
+        "suggested block size {block}"
+    );
+    ensure!(min_grid >= 1, "minimum grid {min_grid}");
+    let per_sm = saxpy.active_blocks_per_sm(block, 0)?;
+    ensure!(per_sm >= 1, "{per_sm} blocks of {block} per SM");
+    let (capped, _) = saxpy.suggest_block_size(0, 0, 64)?;
+    ensure!(
+        (1..=64).contains(&capped),
+        "block size capped at 64: {capped}"
+    );
+    let shared = saxpy.available_dynamic_shared(1, block)?;
+    ensure!(
+        shared >= 48 * 1024,
+        "{shared} bytes of dynamic shared memory"
+    );
+
+    for n in [1usize, 1000, (1 << 20) + 3] {
+        let config = saxpy.suggest_config(n)?;
+        let (g, b) = (config.grid.x as usize, config.block.x as usize);
+        ensure!(
+            (config.grid.y, config.grid.z, config.block.y, config.block.z) == (1, 1, 1, 1),
+            "n = {n}: {config:?}"
+        );
+        ensure!(b == block as usize, "n = {n}: block {b}, suggested {block}");
+        ensure!(
+            g * b >= n && (g - 1) * b < n,
+            "n = {n}: {g} blocks of {b} do not just cover it"
+        );
+        ensure!(
+            config.flags == LaunchFlags::NONE && config.cluster.is_none() && config.priority == 0,
+            "n = {n}: {config:?}"
+        );
+        let mut rng = Rng(n as u64 + 1);
+        let (hx, hy) = (rng.vec(n), rng.vec(n));
+        let (x, y) = (
+            device.buffer_from_slice(&hx)?,
+            device.buffer_from_slice(&hy)?,
+        );
+        let out = device.alloc::<f32>(n)?;
+        let a = 0.75f32;
+        // SAFETY: saxpy touches n floats of each buffer.
+        unsafe { saxpy.launch(config).args((&a, &x, &y, &out, &n)).run()? };
+        device.synchronize()?;
+        ensure!(
+            saxpy_mismatch(a, &hx, &hy, &out.to_vec()?).is_none(),
+            "n = {n}: wrong result at the suggested configuration"
+        );
+    }
+    let with_shared = saxpy.suggest_config_with_shared(4096, 16, 4)?;
+    ensure!(
+        with_shared.shared_mem_bytes as usize == 16 + 4 * with_shared.block.x as usize,
+        "{with_shared:?}"
+    );
+    Ok(())
+}
+
+/// SAXPY captured once into a graph on a fresh non-blocking stream: the
+/// graph, its stream, and whether the capture's launch succeeded.
+fn capture_saxpy(
+    device: &Device,
+    saxpy: &Function,
+    args: (
+        f32,
+        &DeviceBuffer<f32>,
+        &DeviceBuffer<f32>,
+        &DeviceBuffer<f32>,
+        usize,
+    ),
+) -> Result<(cuabi::Graph, cuabi::Stream), Box<dyn StdError>> {
+    let (a, x, y, out, n) = args;
+    device.synchronize()?;
+    let stream = device.create_stream_with(StreamFlags::NON_BLOCKING, 0)?;
+    stream.begin_capture(CaptureMode::ThreadLocal)?;
+    let queued = unsafe {
+        saxpy
+            .launch(LaunchConfig::new(n.div_ceil(256) as u32, 256))
+            .stream(&stream)
+            .args((&a, x, y, out, &n))
+            .run()
+    };
+    let graph = stream.end_capture();
+    queued?;
+    Ok((graph?, stream))
+}
+
+fn graph_node_args_update_without_reinstantiating(device: &Device) -> TestResult {
+    let (_module, saxpy) = saxpy_module(device)?;
+    let n = 1usize << 14;
+    let mut rng = Rng(21);
+    let (hx, hy) = (rng.vec(n), rng.vec(n));
+    let (x, y) = (
+        device.buffer_from_slice(&hx)?,
+        device.buffer_from_slice(&hy)?,
+    );
+    let out = device.alloc::<f32>(n)?;
+    let (graph, stream) = capture_saxpy(device, &saxpy, (1.0, &x, &y, &out, n))?;
+    ensure!(
+        graph.kernel_node_count()? == 1,
+        "{} kernel nodes",
+        graph.kernel_node_count()?
+    );
+    let mut exec = graph.instantiate()?;
+    exec.upload(&stream)?;
+    for i in 0..100 {
+        let a = i as f32 * 0.25 - 7.0;
+        exec.set_kernel_node_args(0, &saxpy, (&a, &x, &y, &out, &n))?;
+        // SAFETY: the buffers outlive the synchronize.
+        unsafe { exec.launch(&stream)? };
+        stream.synchronize()?;
+        if let Some(j) = saxpy_mismatch(a, &hx, &hy, &out.to_vec()?) {
+            return Err(format!("update {i} (a = {a}): element {j} differs").into());
+        }
+    }
+    // Another output buffer through the same node.
+    let other = device.alloc::<f32>(n)?;
+    exec.set_kernel_node_args(0, &saxpy, (&3.0f32, &x, &y, &other, &n))?;
+    unsafe { exec.launch(&stream)? };
+    stream.synchronize()?;
+    ensure!(
+        saxpy_mismatch(3.0, &hx, &hy, &other.to_vec()?).is_none(),
+        "the node did not write the new output buffer"
+    );
+    Ok(())
+}
+
+fn graph_update_takes_a_recaptured_graph(device: &Device) -> TestResult {
+    let (_module, saxpy) = saxpy_module(device)?;
+    let n = 1usize << 14;
+    let mut rng = Rng(22);
+    let (hx, hy) = (rng.vec(n), rng.vec(n));
+    let (x, y) = (
+        device.buffer_from_slice(&hx)?,
+        device.buffer_from_slice(&hy)?,
+    );
+    let (out, out2) = (device.alloc::<f32>(n)?, device.alloc::<f32>(n)?);
+    let (graph, stream) = capture_saxpy(device, &saxpy, (2.0, &x, &y, &out, n))?;
+    let mut exec = graph.instantiate()?;
+    unsafe { exec.launch(&stream)? };
+    stream.synchronize()?;
+    ensure!(
+        saxpy_mismatch(2.0, &hx, &hy, &out.to_vec()?).is_none(),
+        "first graph"
+    );
+    let (recaptured, _s2) = capture_saxpy(device, &saxpy, (-4.0, &y, &x, &out2, n))?;
+    exec.update(&recaptured)?;
+    unsafe { exec.launch(&stream)? };
+    stream.synchronize()?;
+    ensure!(
+        saxpy_mismatch(-4.0, &hy, &hx, &out2.to_vec()?).is_none(),
+        "after update"
+    );
+    Ok(())
+}
+
+/// Counts its drops.
+struct DropCount(Arc<AtomicUsize>);
+
+impl Drop for DropCount {
+    fn drop(&mut self) {
+        self.0.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+fn host_functions_run_in_stream_order(device: &Device) -> TestResult {
+    let (_module, saxpy) = saxpy_module(device)?;
+    let stream = device.create_stream()?;
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let drops = Arc::new(AtomicUsize::new(0));
+    let n = 1usize << 16;
+    let x = device.buffer_from_slice(&vec![1.0f32; n])?;
+    for i in 0..16 {
+        if i % 4 == 0 {
+            // Kernels between the host functions.
+            unsafe {
+                saxpy
+                    .launch(LaunchConfig::new((n / 256) as u32, 256))
+                    .stream(&stream)
+                    .args((&1.0f32, &x, &x, &x, &n))
+                    .run()?;
+            }
+        }
+        let (seen, counted) = (Arc::clone(&seen), DropCount(Arc::clone(&drops)));
+        stream.launch_host_func(move || -> Result<(), String> {
+            let _counted = &counted;
+            seen.lock().map_err(|e| e.to_string())?.push(i);
+            Ok(())
+        })?;
+    }
+    stream.synchronize()?;
+    let order = seen.lock().map_err(|e| e.to_string())?.clone();
+    ensure!(order == (0..16).collect::<Vec<_>>(), "order {order:?}");
+    ensure!(
+        drops.load(Ordering::SeqCst) == 16,
+        "{} of 16 closures dropped",
+        drops.load(Ordering::SeqCst)
+    );
+    // x doubled four times: 16.
+    ensure!(
+        x.to_vec()?.iter().all(|&v| v == 16.0),
+        "the kernels between the host functions"
+    );
+    Ok(())
+}
+
+fn host_function_failures_are_reported_by_the_next_synchronize(device: &Device) -> TestResult {
+    let (_module, saxpy) = saxpy_module(device)?;
+    let stream = device.create_stream()?;
+    let n = 4096usize;
+    let x = device.buffer_from_slice(&vec![1.0f32; n])?;
+    let out = device.alloc_zeroed::<f32>(n)?;
+    let drops = Arc::new(AtomicUsize::new(0));
+
+    // An error: its text is the synchronize's message; work after it runs.
+    let counted = DropCount(Arc::clone(&drops));
+    stream.launch_host_func(move || {
+        let _counted = &counted;
+        Err::<(), _>(format!("checksum mismatch in block {}", 3))
+    })?;
+    unsafe {
+        saxpy
+            .launch(LaunchConfig::new(16, 256))
+            .stream(&stream)
+            .args((&2.0f32, &x, &x, &out, &n))
+            .run()?;
+    }
+    let err = stream
+        .synchronize()
+        .expect_err("the failed host function is reported");
+    ensure!(err.kind() == ErrorKind::HostFunction, "{err}");
+    ensure!(err.name() == "CUABI_ERROR_HOST_FUNCTION", "{err}");
+    ensure!(
+        err.message().contains("checksum mismatch in block 3"),
+        "{err}"
+    );
+    ensure!(
+        out.to_vec()?.iter().all(|&v| v == 3.0),
+        "the kernel after the failed host function did not run"
+    );
+    stream.synchronize()?; // reported once
+    ensure!(
+        drops.load(Ordering::SeqCst) == 1,
+        "the closure was not dropped once"
+    );
+
+    // A panic: caught, its message reported, the closure dropped once.
+    let counted = DropCount(Arc::clone(&drops));
+    stream.launch_host_func(move || -> Result<(), String> {
+        let _counted = &counted;
+        panic!("bad block {}", 9)
+    })?;
+    let err = stream.synchronize().expect_err("the panic is reported");
+    ensure!(err.kind() == ErrorKind::HostFunction, "{err}");
+    ensure!(
+        err.message()
+            .contains("host function panicked: bad block 9"),
+        "{err}"
+    );
+    stream.synchronize()?;
+    ensure!(
+        drops.load(Ordering::SeqCst) == 2,
+        "the panicking closure was not dropped once"
+    );
+
+    // A successful one afterwards.
+    let ran = Arc::new(AtomicUsize::new(0));
+    let r = Arc::clone(&ran);
+    stream.launch_host_func(move || -> Result<(), std::convert::Infallible> {
+        r.fetch_add(1, Ordering::SeqCst);
+        Ok(())
+    })?;
+    stream.synchronize()?;
+    ensure!(
+        ran.load(Ordering::SeqCst) == 1,
+        "the last host function did not run"
+    );
+    Ok(())
+}
+
+fn kernel_attributes_are_set_by_name(device: &Device) -> TestResult {
+    let module = device.compile(CLUSTER_SWAP, &CompileOptions::new().name("cluster.cu"))?;
+    let swap = module.function("cluster_swap")?;
+    ensure!(
+        swap.attribute(FunctionAttribute::ClusterSizeMustBeSet)? == 0,
+        "a kernel without __cluster_dims__ must not need a cluster size"
+    );
+    ensure!(
+        swap.attribute(FunctionAttribute::RequiredClusterWidth)? == 0,
+        "no compile-time cluster width"
+    );
+    swap.set_attribute(FunctionAttribute::NonPortableClusterSizeAllowed, 1)?;
+    ensure!(
+        swap.attribute(FunctionAttribute::NonPortableClusterSizeAllowed)? == 1,
+        "non-portable cluster sizes were not allowed"
+    );
+    swap.set_attribute(FunctionAttribute::PreferredSharedMemoryCarveout, 50)?;
+    let carveout = swap.attribute(FunctionAttribute::PreferredSharedMemoryCarveout)?;
+    ensure!((-1..=100).contains(&carveout), "carve-out {carveout}");
+    // The kernel still runs as a cluster after the changes.
+    let out = device.alloc::<i32>(6)?;
+    unsafe {
+        swap.launch(LaunchConfig::new(2, 32).cluster(2, 1, 1))
+            .arg(&out)
+            .run()?
+    };
+    device.synchronize()?;
+    ensure!(
+        out.to_vec()?[..3] == [17, 0, 2],
+        "cluster launch after setting attributes: {:?}",
+        out.to_vec()?
+    );
+    // A compile-time cluster is reported.
+    let fixed = device.compile(
+        "extern \"C\" __global__ void __cluster_dims__(2, 1, 1) fixed(int* out) { *out = 1; }\n",
+        &CompileOptions::new().name("fixed.cu"),
+    )?;
+    let fixed = fixed.function("fixed")?;
+    ensure!(
+        fixed.attribute(FunctionAttribute::RequiredClusterWidth)? == 2
+            && fixed.attribute(FunctionAttribute::RequiredClusterHeight)? == 1,
+        "__cluster_dims__(2, 1, 1) not reported"
+    );
     Ok(())
 }
 

@@ -3,8 +3,8 @@
 use cuabi::sys;
 use cuabi::{
     CaptureMode, DeviceBuffer, DeviceRepr, ErrorKind, Event, EventFlags, Function,
-    FunctionAttribute, Graph, GraphExec, LaunchPlan, Module, PinnedBuffer, Program, Stream,
-    StreamFlags,
+    FunctionAttribute, Graph, GraphExec, LaunchFlags, LaunchPlan, Module, PinnedBuffer, Program,
+    Stream, StreamFlags,
 };
 use cuabi::{Device, Output};
 
@@ -38,6 +38,25 @@ fn enums_and_flags_carry_the_headers_values() {
     assert_eq!(FunctionAttribute::NumRegs.raw(), sys::CUABI_FUNC_NUM_REGS);
     assert_eq!(FunctionAttribute::Raw(9).raw(), 9);
     assert_eq!(ErrorKind::from_status(sys::CUABI_ERROR_IO), ErrorKind::Io);
+    assert_eq!(
+        ErrorKind::from_status(sys::CUABI_ERROR_HOST_FUNCTION),
+        ErrorKind::HostFunction
+    );
+    let launch = LaunchFlags::COOPERATIVE | LaunchFlags::PROGRAMMATIC_SERIALIZATION;
+    assert_eq!(
+        launch.bits(),
+        sys::CUABI_LAUNCH_COOPERATIVE | sys::CUABI_LAUNCH_PROGRAMMATIC_SERIALIZATION
+    );
+    assert!(launch.contains(LaunchFlags::COOPERATIVE));
+    assert!(!launch.contains(LaunchFlags::PROGRAMMATIC_EVENT_AT_BLOCK_START));
+    assert_eq!(
+        launch.with(LaunchFlags::COOPERATIVE, false),
+        LaunchFlags::PROGRAMMATIC_SERIALIZATION
+    );
+    assert_eq!(
+        FunctionAttribute::NonPortableClusterSizeAllowed.raw(),
+        sys::CUABI_FUNC_NON_PORTABLE_CLUSTER_SIZE_ALLOWED
+    );
 }
 
 #[test]

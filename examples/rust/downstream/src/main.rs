@@ -96,9 +96,15 @@ fn run() -> cuabi::Result<()> {
         device.name()?
     );
 
-    // The same kernel again through a prepared launch: arguments written in
-    // place, then one call per launch.
-    let mut plan = scale.plan(LaunchConfig::new(n.div_ceil(256), 256), None)?;
+    // The same kernel again through a prepared launch at the configuration
+    // the library suggests for n elements: arguments written in place, then
+    // one call per launch.
+    let config = scale.suggest_config(host.len())?;
+    println!(
+        "suggested configuration for {n} elements: {} blocks of {} threads",
+        config.grid.x, config.block.x
+    );
+    let mut plan = scale.plan(config, None)?;
     let halved = 0.5f32;
     // SAFETY: as above.
     unsafe { plan.launch_with((&halved, &input, &output, &n))? };
