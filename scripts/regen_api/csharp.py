@@ -19,6 +19,10 @@ Everything here is C# 7 as Mono's mcs compiles it. Type mapping:
   const struct* / struct* to fill             -> ref TNative
   cuabi_<object> handle                       -> Safe<Object>Handle
   cuabi_<object> given to its *_release       -> IntPtr (called by the SafeHandle)
+  cuabi_<object> handle as a struct field     -> IntPtr (the struct stays blittable)
+  cuabi_<name>_fn callback type               -> a Cdecl delegate type <Name>Native
+                                                 (its pointers IntPtr, sizes UIntPtr)
+  cuabi_<name>_fn parameter                   -> that delegate (the caller keeps it alive)
 """
 
 from __future__ import annotations
@@ -104,6 +108,11 @@ def struct_name(c_name: str) -> str:
     return pascal(stem(c_name).split("_")) + "Native"
 
 
+def callback_name(c_name: str) -> str:
+    """cuabi_host_fn -> HostFnNative: the delegate type of a C function pointer type."""
+    return pascal(stem(c_name).split("_")) + "Native"
+
+
 def ident(name: str) -> str:
     return "@" + name if name in KEYWORDS else name
 
@@ -161,6 +170,7 @@ class Types:
         for f in model["flags"]:
             self.enums[f["name"]] = enum_name(f["bits"])
         self.structs = {s["name"]: struct_name(s["name"]) for s in model["structs"]}
+        self.callbacks = {c["name"]: callback_name(c["name"]) for c in model.get("callbacks", [])}
 
     def value(self, t: Dict[str, Any], raw_handles: bool = False) -> str:
         """A type passed or stored by value."""
@@ -169,12 +179,20 @@ class Types:
             return "IntPtr" if raw_handles else handle_class(base)
         if kind in ("enum", "flags"):
             return self.enums[base]
+        if kind == "callback":
+            return self.callbacks[base]
         if base in SCALARS:
             return SCALARS[base]
         raise SystemExit(f"regen: csharp: no C# type for {t['c']}")
 
     def field(self, t: Dict[str, Any]) -> str:
-        if t["pointers"]:
+        if t["pointers"] or t["kind"] in ("handle", "callback"):
+            return "IntPtr"  # a blittable struct: raw handle values, function pointers
+        return self.value(t)
+
+    def callback_param(self, t: Dict[str, Any]) -> str:
+        """A parameter of a callback: pointers stay raw, for the callee to read or fill."""
+        if t["pointers"] or t["kind"] in ("handle", "callback"):
             return "IntPtr"
         return self.value(t)
 
@@ -425,6 +443,30 @@ def structs(model: Dict[str, Any], types: Types) -> str:
     return out
 
 
+def callbacks(model: Dict[str, Any], types: Types) -> str:
+    out = header(
+        "The header's function pointer types as delegate types. A delegate passed\n"
+        "to native code must stay reachable until its last call: keep it in a\n"
+        "static field or beside what the call's user data names.",
+        ["System", "System.Runtime.InteropServices"],
+    )
+    i1, i2 = "    ", "        "
+    out += "namespace Cuabi.Interop\n{\n"
+    blocks = []
+    for c in model.get("callbacks", []):
+        name = callback_name(c["name"])
+        params = ", ".join(f"{types.callback_param(p['type'])} {ident(p['name'])}" for p in c["params"])
+        c_params = ", ".join(f"{p['type']['c']} {p['name']}" for p in c["params"]) or "void"
+        ret = "void" if c["returns"]["base"] == "void" and not c["returns"]["pointers"] else types.callback_param(c["returns"])
+        text = f"{i1}// typedef {c['returns']['c']} (*{c['name']})({c_params});\n"
+        text += doc(c["doc"] or f"{c['name']}.", i1)
+        text += f"{i1}[UnmanagedFunctionPointer(CallingConvention.Cdecl)]\n"
+        text += f"{i1}public delegate {ret} {name}({params});\n"
+        blocks.append(text)
+    out += "\n".join(blocks) + "}\n"
+    return out
+
+
 def assembly_version(model: Dict[str, Any]) -> str:
     v = model["version"]
     four = f"{v['major']}.{v['minor']}.{v['patch']}.0"
@@ -457,6 +499,7 @@ def outputs(model: Dict[str, Any]) -> Dict[str, str]:
         f"{SRC}/Handles.g.cs": handles(model),
         f"{SRC}/Enums.g.cs": enums(model),
         f"{SRC}/Structs.g.cs": structs(model, types),
+        f"{SRC}/Callbacks.g.cs": callbacks(model, types),
         f"{SRC}/AssemblyVersion.g.cs": assembly_version(model),
         PROJECT: project(model),
     }

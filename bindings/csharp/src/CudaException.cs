@@ -34,6 +34,26 @@ namespace Cuabi
         public string CompileLog { get; private set; }
     }
 
+    /// <summary>
+    /// A host function (<see cref="CudaStream.LaunchHostFunc"/>) failed: thrown
+    /// by the stream's next <see cref="CudaStream.Synchronize"/>, with the
+    /// failure's message (for an exception the callback threw, its type and
+    /// message: "System.InvalidOperationException: text"). The failure is then
+    /// cleared; work after the host function still ran.
+    /// </summary>
+    public class HostFunctionException : CudaException
+    {
+        /// <summary>Creates the exception (normally done by the binding from the library's last error).</summary>
+        /// <param name="status">The failing status, <see cref="CudaStatus.HostFunction"/>.</param>
+        /// <param name="statusName">The status's symbolic name, "CUABI_ERROR_HOST_FUNCTION".</param>
+        /// <param name="message">The library's message: the host function's.</param>
+        /// <param name="code">The raw code, 0 if none.</param>
+        public HostFunctionException(CudaStatus status, string statusName, string message, int code)
+            : base(status, statusName, message, code, null)
+        {
+        }
+    }
+
     /// <summary>Turns statuses into exceptions, reading the calling thread's last error at once.</summary>
     internal static class Errors
     {
@@ -55,6 +75,8 @@ namespace Cuabi
             string name = Utf8.FromNative(NativeMethods.cuabi_status_get_name(status));
             if (string.IsNullOrEmpty(message))
                 message = name + ": " + Utf8.FromNative(NativeMethods.cuabi_status_get_description(status));
+            if (status == CudaStatus.HostFunction)
+                return new HostFunctionException(status, name, message, code);
             return new CudaException(status, name, message, code, log);
         }
 

@@ -1,4 +1,6 @@
 using System;
+using System.Runtime.InteropServices;
+using System.Text;
 using Cuabi.Interop;
 
 namespace Cuabi
@@ -50,6 +52,12 @@ namespace Cuabi
         }
 
         /// <summary>Waits until all work submitted to the stream is done.</summary>
+        /// <exception cref="HostFunctionException">
+        /// A host function (<see cref="LaunchHostFunc"/>) on the stream failed
+        /// since the last synchronize; the message is its failure's. The
+        /// failure is cleared: the next synchronize succeeds unless another fails.
+        /// </exception>
+        /// <exception cref="CudaException">The work failed.</exception>
         public void Synchronize()
         {
             Errors.Check(NativeMethods.cuabi_stream_synchronize(Handle));
@@ -77,6 +85,46 @@ namespace Cuabi
             Errors.Check(NativeMethods.cuabi_stream_wait_event(Handle, ev.Handle));
         }
 
+        /// <summary>
+        /// Runs <paramref name="callback"/> once, in stream order, on a driver
+        /// thread: after the work submitted before it, and before the work
+        /// submitted after it. The callback must not wait on the GPU (no
+        /// synchronize, no synchronous copies). The delegate is kept alive until
+        /// it has run. An exception it throws is caught (it never reaches the
+        /// driver's thread) and becomes the failure that the stream's next
+        /// <see cref="Synchronize"/> throws as a <see cref="HostFunctionException"/>
+        /// with the message "ExceptionType: message"; the work after it still runs.
+        /// </summary>
+        /// <param name="callback">What to run; null is refused by the library.</param>
+        /// <exception cref="CudaException">The library refused the host function (then it never runs).</exception>
+        public void LaunchHostFunc(Action callback)
+        {
+            SafeStreamHandle h = Handle;
+            if (callback == null)
+            {
+                Errors.Check(NativeMethods.cuabi_stream_launch_host_func(h, null, IntPtr.Zero));
+                return;
+            }
+            GCHandle keep = GCHandle.Alloc(callback);
+            CudaStatus status;
+            try
+            {
+                status = NativeMethods.cuabi_stream_launch_host_func(h, HostFunctions.Trampoline, GCHandle.ToIntPtr(keep));
+            }
+            catch
+            {
+                keep.Free();
+                throw;
+            }
+            if (status != CudaStatus.Success)
+            {
+                // Refused: the callback will never run, so its handle is freed here.
+                CudaException e = Errors.FromLastError(status);
+                keep.Free();
+                throw e;
+            }
+        }
+
         /// <summary>Starts capturing the work submitted to this stream into a graph instead of running it.</summary>
         /// <param name="mode">The capture mode.</param>
         public void BeginCapture(CaptureMode mode = CaptureMode.Global)
@@ -102,6 +150,65 @@ namespace Cuabi
         internal static SafeStreamHandle HandleOf(CudaStream stream)
         {
             return stream == null ? SafeStreamHandle.Null : stream.Handle;
+        }
+    }
+
+    /// <summary>
+    /// The one native entry point of every host function: runs the delegate
+    /// its user data names (a GCHandle, freed here, once), and turns an
+    /// exception into the failure message the library reports.
+    /// </summary>
+    internal static class HostFunctions
+    {
+        private static readonly Encoding Lenient = new UTF8Encoding(false, false);
+
+        /// <summary>Held for the life of the process, so that the function pointer given out stays valid.</summary>
+        internal static readonly HostFnNative Trampoline = Run;
+
+        private static int Run(IntPtr userData, IntPtr message, UIntPtr messageSize)
+        {
+            try
+            {
+                GCHandle keep = GCHandle.FromIntPtr(userData);
+                var callback = (Action)keep.Target;
+                keep.Free();
+                try
+                {
+                    callback();
+                    return 0;
+                }
+                catch (Exception e)
+                {
+                    WriteMessage(message, messageSize, e.GetType().FullName + ": " + e.Message);
+                    return 1;
+                }
+            }
+            catch (Exception e)
+            {
+                // Nothing may unwind into the driver's thread.
+                try
+                {
+                    WriteMessage(message, messageSize, e.GetType().FullName + ": " + e.Message);
+                }
+                catch
+                {
+                }
+                return 1;
+            }
+        }
+
+        /// <summary>Writes <paramref name="text"/> as NUL-terminated UTF-8, cut at a character boundary to fit <paramref name="size"/> bytes.</summary>
+        internal static void WriteMessage(IntPtr buffer, UIntPtr size, string text)
+        {
+            ulong capacity = size.ToUInt64();
+            if (buffer == IntPtr.Zero || capacity == 0)
+                return;
+            byte[] bytes = Lenient.GetBytes(text.Replace('\0', ' '));
+            int n = (int)Math.Min((ulong)bytes.Length, capacity - 1);
+            while (n > 0 && n < bytes.Length && (bytes[n] & 0xC0) == 0x80)
+                n--; // not inside a character
+            Marshal.Copy(bytes, 0, buffer, n);
+            Marshal.WriteByte(buffer, n, 0);
         }
     }
 
@@ -202,6 +309,21 @@ namespace Cuabi
             }
         }
 
+        /// <summary>
+        /// The number of kernel nodes in the graph. They are numbered from 0 in
+        /// the order they were added (the order of capture), the numbers
+        /// <see cref="CudaGraphExec.SetKernelNodeArgs"/> takes.
+        /// </summary>
+        public long KernelNodeCount
+        {
+            get
+            {
+                UIntPtr count;
+                Errors.Check(NativeMethods.cuabi_graph_get_kernel_node_count(Handle, out count));
+                return (long)count.ToUInt64();
+            }
+        }
+
         /// <summary>Instantiates the graph, ready to launch (many times).</summary>
         public CudaGraphExec Instantiate()
         {
@@ -238,6 +360,64 @@ namespace Cuabi
         public void Launch(CudaStream stream = null)
         {
             Errors.Check(NativeMethods.cuabi_graph_exec_launch(Handle, CudaStream.HandleOf(stream)));
+        }
+
+        /// <summary>
+        /// Uploads the graph to the device ahead of its first launch on
+        /// <paramref name="stream"/>, so that launch does not pay for it.
+        /// </summary>
+        /// <param name="stream">The stream, or null for the default stream.</param>
+        public void Upload(CudaStream stream = null)
+        {
+            Errors.Check(NativeMethods.cuabi_graph_exec_upload(Handle, CudaStream.HandleOf(stream)));
+        }
+
+        /// <summary>
+        /// Replaces the arguments of kernel node <paramref name="index"/> (see
+        /// <see cref="CudaGraph.KernelNodeCount"/>) in this instantiation only:
+        /// its next <see cref="Launch"/> runs the kernel with
+        /// <paramref name="args"/>, without instantiating again. The arguments
+        /// follow the rules of <see cref="Kernel.Launch(LaunchConfig, CudaStream, object[])"/>.
+        /// </summary>
+        /// <param name="index">The kernel node, from 0 in the order the kernels were captured.</param>
+        /// <param name="kernel">The node's kernel (another is refused by the library).</param>
+        /// <param name="args">One argument per kernel parameter.</param>
+        /// <exception cref="ArgumentException">The count, a type or a size does not fit the kernel; the message names the parameter.</exception>
+        /// <exception cref="CudaException">The library refused: no such node, or not its kernel.</exception>
+        public unsafe void SetKernelNodeArgs(int index, Kernel kernel, params object[] args)
+        {
+            if (index < 0)
+                throw new ArgumentOutOfRangeException("index", index, "cannot be negative");
+            if (kernel == null)
+                throw new ArgumentNullException("kernel");
+            SafeGraphExecHandle h = Handle;
+            SafeFunctionHandle fn = kernel.Handle;
+            ArgumentLayout layout = kernel.GetLayout();
+            int size = layout.BlockSize;
+            var block = new byte[Math.Max(size, 1)];
+            CudaStatus status;
+            fixed (byte* b = block)
+            {
+                layout.Write(args, b);
+                status = NativeMethods.cuabi_graph_exec_set_kernel_node_args(h, (UIntPtr)(uint)index, fn,
+                    size == 0 ? IntPtr.Zero : (IntPtr)b, (UIntPtr)(uint)size);
+            }
+            GC.KeepAlive(args);
+            Errors.Check(status);
+        }
+
+        /// <summary>
+        /// Updates this instantiation in place from <paramref name="graph"/>, a
+        /// graph of the same topology with other parameters (e.g. captured again
+        /// with new arguments), without instantiating again. A graph whose
+        /// topology differs is refused and this instantiation is left as it was.
+        /// </summary>
+        /// <param name="graph">The graph to take the parameters from.</param>
+        public void Update(CudaGraph graph)
+        {
+            if (graph == null)
+                throw new ArgumentNullException("graph");
+            Errors.Check(NativeMethods.cuabi_graph_exec_update(Handle, graph.Handle));
         }
 
         /// <summary>Releases the instantiation.</summary>

@@ -43,14 +43,29 @@ namespace Cuabi
         }
     }
 
-    /// <summary>Grid, block and dynamic shared memory of a launch.</summary>
+    /// <summary>
+    /// How a kernel is launched: grid, block and dynamic shared memory, and the
+    /// extended options (a cooperative launch, thread-block clusters,
+    /// programmatic dependent launch, a priority). Every launch form and
+    /// <see cref="Kernel.Prepare(LaunchConfig, CudaStream)"/> take it; the
+    /// library checks it and names what it refuses.
+    /// </summary>
+    /// <example>
+    /// <code>
+    /// var config = new LaunchConfig(8, 128) { Cluster = new Dim3(2, 1, 1) };
+    /// kernel.Launch(config, stream, data, n);
+    /// </code>
+    /// </example>
     public struct LaunchConfig
     {
-        /// <summary>Creates a launch configuration.</summary>
+        private LaunchFlags flags;
+
+        /// <summary>Creates a launch configuration (no extended options).</summary>
         /// <param name="grid">Blocks in the grid.</param>
         /// <param name="block">Threads in a block.</param>
         /// <param name="sharedMemoryBytes">Dynamic shared memory per block.</param>
         public LaunchConfig(Dim3 grid, Dim3 block, uint sharedMemoryBytes = 0)
+            : this()
         {
             Grid = grid;
             Block = block;
@@ -64,6 +79,96 @@ namespace Cuabi
         /// <summary>Dynamic shared memory per block, in bytes.</summary>
         public uint SharedMemoryBytes { get; set; }
 
+        /// <summary>Every launch flag at once (the properties below set and clear single ones).</summary>
+        public LaunchFlags Flags
+        {
+            get { return flags; }
+            set { flags = value; }
+        }
+
+        /// <summary>
+        /// A cooperative launch: every block of the grid is resident at once,
+        /// so the kernel may synchronise the whole grid. A grid larger than the
+        /// device can keep resident is refused.
+        /// </summary>
+        public bool Cooperative
+        {
+            get { return (flags & LaunchFlags.Cooperative) != 0; }
+            set { Set(LaunchFlags.Cooperative, value); }
+        }
+
+        /// <summary>
+        /// Programmatic dependent launch: the kernel may start before the
+        /// previous kernel on its stream has finished, once every block of that
+        /// kernel has triggered (griddepcontrol.launch_dependents) or exited; it
+        /// must wait (griddepcontrol.wait) before reading what that kernel wrote.
+        /// </summary>
+        public bool ProgrammaticSerialization
+        {
+            get { return (flags & LaunchFlags.ProgrammaticSerialization) != 0; }
+            set { Set(LaunchFlags.ProgrammaticSerialization, value); }
+        }
+
+        /// <summary>With <see cref="ProgrammaticEvent"/>: the event fires when every block has started instead of when every block has triggered or exited.</summary>
+        public bool ProgrammaticEventAtBlockStart
+        {
+            get { return (flags & LaunchFlags.ProgrammaticEventAtBlockStart) != 0; }
+            set { Set(LaunchFlags.ProgrammaticEventAtBlockStart, value); }
+        }
+
+        /// <summary>
+        /// Thread-block cluster dimensions, in blocks; the default (0, 0, 0)
+        /// launches without clusters. Each must divide the grid's dimension.
+        /// </summary>
+        public Dim3 Cluster { get; set; }
+
+        /// <summary>The launch's priority; 0 keeps the stream's (see <see cref="Device.GetStreamPriorityRange"/>).</summary>
+        public int Priority { get; set; }
+
+        /// <summary>
+        /// An event recorded when the kernel's blocks trigger (or start, with
+        /// <see cref="ProgrammaticEventAtBlockStart"/>), so that a later kernel
+        /// waiting for it may overlap this one's tail; null for none. It must be
+        /// made without timing on the kernel's device. The configuration
+        /// references it; keep it undisposed while launches use it.
+        /// </summary>
+        public CudaEvent ProgrammaticEvent { get; set; }
+
+        /// <summary>Whether any option past grid, block and shared memory is set.</summary>
+        internal bool IsExtended
+        {
+            get
+            {
+                Dim3 c = Cluster;
+                return flags != LaunchFlags.None || c.X != 0 || c.Y != 0 || c.Z != 0 || Priority != 0 ||
+                       ProgrammaticEvent != null;
+            }
+        }
+
+        private void Set(LaunchFlags flag, bool on)
+        {
+            flags = on ? flags | flag : flags & ~flag;
+        }
+
+        /// <summary>"grid x block", with the extended options that are set.</summary>
+        public override string ToString()
+        {
+            string s = Grid + " x " + Block;
+            if (SharedMemoryBytes != 0)
+                s += ", " + SharedMemoryBytes + " bytes shared";
+            if (flags != LaunchFlags.None)
+                s += ", " + flags;
+            Dim3 c = Cluster;
+            if (c.X != 0 || c.Y != 0 || c.Z != 0)
+                s += ", cluster " + c;
+            if (Priority != 0)
+                s += ", priority " + Priority;
+            if (ProgrammaticEvent != null)
+                s += ", programmatic event";
+            return s;
+        }
+
+        /// <summary>The native struct. The programmatic event's raw handle is in it: keep the event reachable until the call that takes the struct returned.</summary>
         internal LaunchConfigNative ToNative()
         {
             var c = LaunchConfigNative.Create();
@@ -74,7 +179,58 @@ namespace Cuabi
             c.block_y = Block.Y;
             c.block_z = Block.Z;
             c.shared_mem_bytes = SharedMemoryBytes;
+            c.flags = flags;
+            c.cluster_x = Cluster.X;
+            c.cluster_y = Cluster.Y;
+            c.cluster_z = Cluster.Z;
+            c.priority = Priority;
+            c.programmatic_event = ProgrammaticEvent == null ? IntPtr.Zero : ProgrammaticEvent.Handle.DangerousGetHandle();
             return c;
+        }
+
+        /// <summary>A configuration from the native struct (its programmatic event, which has no owner here, is left out).</summary>
+        internal static LaunchConfig FromNative(ref LaunchConfigNative c)
+        {
+            var config = new LaunchConfig(new Dim3(c.grid_x, c.grid_y, c.grid_z), new Dim3(c.block_x, c.block_y, c.block_z),
+                c.shared_mem_bytes);
+            config.flags = c.flags;
+            config.Cluster = new Dim3(c.cluster_x, c.cluster_y, c.cluster_z);
+            config.Priority = c.priority;
+            return config;
+        }
+
+        /// <summary>Whether <paramref name="other"/> launches the same way (the same event object, if any).</summary>
+        internal bool SameAs(ref LaunchConfig other)
+        {
+            Dim3 g = Grid, b = Block, c = Cluster, og = other.Grid, ob = other.Block, oc = other.Cluster;
+            return g.X == og.X && g.Y == og.Y && g.Z == og.Z && b.X == ob.X && b.Y == ob.Y && b.Z == ob.Z &&
+                   SharedMemoryBytes == other.SharedMemoryBytes && flags == other.flags &&
+                   c.X == oc.X && c.Y == oc.Y && c.Z == oc.Z && Priority == other.Priority &&
+                   ReferenceEquals(ProgrammaticEvent, other.ProgrammaticEvent);
+        }
+    }
+
+    /// <summary>The block size that maximises a kernel's occupancy (<see cref="Kernel.SuggestBlockSize"/>).</summary>
+    public struct BlockSizeSuggestion
+    {
+        /// <summary>Creates a suggestion.</summary>
+        /// <param name="blockSize">Threads per block.</param>
+        /// <param name="minGridSize">The smallest grid that fills the device at that size.</param>
+        public BlockSizeSuggestion(int blockSize, int minGridSize)
+        {
+            BlockSize = blockSize;
+            MinGridSize = minGridSize;
+        }
+
+        /// <summary>Threads per block.</summary>
+        public int BlockSize { get; private set; }
+        /// <summary>The smallest grid, in blocks, that fills the device at <see cref="BlockSize"/>.</summary>
+        public int MinGridSize { get; private set; }
+
+        /// <summary>"block size N, at least M blocks".</summary>
+        public override string ToString()
+        {
+            return "block size " + BlockSize + ", at least " + MinGridSize + " blocks";
         }
     }
 
@@ -150,7 +306,7 @@ namespace Cuabi
 
         private struct MissKey
         {
-            internal uint GridX, GridY, GridZ, BlockX, BlockY, BlockZ, Shared;
+            internal LaunchConfig Config;
             internal IntPtr Stream;
         }
 
@@ -212,6 +368,118 @@ namespace Cuabi
         public void SetAttribute(FunctionAttribute attribute, int value)
         {
             Errors.Check(NativeMethods.cuabi_function_set_attribute(Handle, attribute, value));
+        }
+
+        /// <summary>
+        /// How many blocks of <paramref name="blockSize"/> threads, each with
+        /// <paramref name="dynamicSharedBytes"/> of dynamic shared memory, one
+        /// multiprocessor keeps resident at once.
+        /// </summary>
+        /// <param name="blockSize">Threads per block.</param>
+        /// <param name="dynamicSharedBytes">Dynamic shared memory per block, in bytes.</param>
+        /// <exception cref="ArgumentOutOfRangeException">A negative argument.</exception>
+        public int GetActiveBlocksPerMultiprocessor(int blockSize, long dynamicSharedBytes = 0)
+        {
+            uint blocks;
+            Errors.Check(NativeMethods.cuabi_function_get_active_blocks_per_sm(Handle, Unsigned(blockSize, "blockSize"),
+                Size(dynamicSharedBytes, "dynamicSharedBytes"), out blocks));
+            return checked((int)blocks);
+        }
+
+        /// <summary>
+        /// The block size that maximises occupancy, and the smallest grid that
+        /// fills the device at that size. Each block uses
+        /// <paramref name="sharedBytesPerBlock"/> + <paramref name="sharedBytesPerThread"/>
+        /// times its size of dynamic shared memory.
+        /// </summary>
+        /// <param name="sharedBytesPerBlock">Dynamic shared memory every block uses, in bytes.</param>
+        /// <param name="sharedBytesPerThread">Dynamic shared memory per thread of a block, in bytes.</param>
+        /// <param name="blockSizeLimit">The largest block size to suggest; 0 for the kernel's own limit.</param>
+        /// <exception cref="ArgumentOutOfRangeException">A negative argument.</exception>
+        public BlockSizeSuggestion SuggestBlockSize(long sharedBytesPerBlock = 0, long sharedBytesPerThread = 0, int blockSizeLimit = 0)
+        {
+            uint blockSize, minGrid;
+            Errors.Check(NativeMethods.cuabi_function_suggest_block_size(Handle, Size(sharedBytesPerBlock, "sharedBytesPerBlock"),
+                Size(sharedBytesPerThread, "sharedBytesPerThread"), Unsigned(blockSizeLimit, "blockSizeLimit"), out blockSize,
+                out minGrid));
+            return new BlockSizeSuggestion(checked((int)blockSize), checked((int)minGrid));
+        }
+
+        /// <summary>
+        /// A launch configuration for <paramref name="elements"/> independent
+        /// work items, one per thread: a 1-D block of the size
+        /// <see cref="SuggestBlockSize"/> gives and as many blocks as cover the
+        /// elements (at most the device's grid limit), with the dynamic shared
+        /// memory of the two rules. Set extended options on the result as needed.
+        /// </summary>
+        /// <param name="elements">How many work items.</param>
+        /// <param name="sharedBytesPerBlock">Dynamic shared memory every block uses, in bytes.</param>
+        /// <param name="sharedBytesPerThread">Dynamic shared memory per thread of a block, in bytes.</param>
+        /// <exception cref="ArgumentOutOfRangeException">A negative argument.</exception>
+        public LaunchConfig SuggestConfig(long elements, long sharedBytesPerBlock = 0, long sharedBytesPerThread = 0)
+        {
+            if (elements < 0)
+                throw new ArgumentOutOfRangeException("elements", elements, "cannot be negative");
+            var c = LaunchConfigNative.Create();
+            Errors.Check(NativeMethods.cuabi_function_suggest_config(Handle, (ulong)elements, Size(sharedBytesPerBlock, "sharedBytesPerBlock"),
+                Size(sharedBytesPerThread, "sharedBytesPerThread"), ref c));
+            return LaunchConfig.FromNative(ref c);
+        }
+
+        /// <summary>
+        /// The most dynamic shared memory each block can have while
+        /// <paramref name="blocksPerMultiprocessor"/> blocks of <paramref name="blockSize"/>
+        /// threads stay resident on one multiprocessor.
+        /// </summary>
+        /// <param name="blocksPerMultiprocessor">Resident blocks per multiprocessor.</param>
+        /// <param name="blockSize">Threads per block.</param>
+        /// <exception cref="ArgumentOutOfRangeException">A negative argument.</exception>
+        public long GetAvailableDynamicSharedMemory(int blocksPerMultiprocessor, int blockSize)
+        {
+            UIntPtr bytes;
+            Errors.Check(NativeMethods.cuabi_function_get_available_dynamic_shared(Handle,
+                Unsigned(blocksPerMultiprocessor, "blocksPerMultiprocessor"), Unsigned(blockSize, "blockSize"), out bytes));
+            return checked((long)bytes.ToUInt64());
+        }
+
+        /// <summary>
+        /// The largest cluster size, in blocks, the device can run this kernel
+        /// with for <paramref name="config"/>'s grid, block and shared memory
+        /// (its cluster is not read).
+        /// </summary>
+        /// <param name="config">The launch configuration.</param>
+        public int GetMaxClusterSize(LaunchConfig config)
+        {
+            var c = config.ToNative();
+            uint size;
+            Errors.Check(NativeMethods.cuabi_function_get_max_cluster_size(Handle, ref c, out size));
+            GC.KeepAlive(config.ProgrammaticEvent);
+            return checked((int)size);
+        }
+
+        /// <summary>How many clusters of <paramref name="config"/>'s <see cref="LaunchConfig.Cluster"/> dimensions can be resident on the device at once.</summary>
+        /// <param name="config">The launch configuration, with its cluster set.</param>
+        public int GetMaxActiveClusters(LaunchConfig config)
+        {
+            var c = config.ToNative();
+            uint clusters;
+            Errors.Check(NativeMethods.cuabi_function_get_max_active_clusters(Handle, ref c, out clusters));
+            GC.KeepAlive(config.ProgrammaticEvent);
+            return checked((int)clusters);
+        }
+
+        private static uint Unsigned(int value, string name)
+        {
+            if (value < 0)
+                throw new ArgumentOutOfRangeException(name, value, "cannot be negative");
+            return (uint)value;
+        }
+
+        private static UIntPtr Size(long value, string name)
+        {
+            if (value < 0)
+                throw new ArgumentOutOfRangeException(name, value, "cannot be negative");
+            return (UIntPtr)(ulong)value;
         }
 
         /// <summary>Launches the kernel.</summary>
@@ -279,6 +547,7 @@ namespace Cuabi
             }
             // The arguments (device buffers among them) stay reachable until the call returned.
             GC.KeepAlive(args);
+            GC.KeepAlive(config.ProgrammaticEvent);
             if (status != CudaStatus.Success)
                 throw Errors.FromLastError(status);
         }
@@ -466,6 +735,7 @@ namespace Cuabi
                 // their owners from being finalized before the call returned.
                 GC.KeepAlive(this);
                 GC.KeepAlive(stream);
+                GC.KeepAlive(config.ProgrammaticEvent);
             }
             GC.KeepAlive(args);
             if (status != CudaStatus.Success)
@@ -486,19 +756,13 @@ namespace Cuabi
                 if (p != null && p.StreamHandle.IsClosed && Interlocked.CompareExchange(ref plans[i], null, p) == p)
                     p.Dispose();
             }
-            var key = new MissKey
-            {
-                GridX = c.Grid.X, GridY = c.Grid.Y, GridZ = c.Grid.Z,
-                BlockX = c.Block.X, BlockY = c.Block.Y, BlockZ = c.Block.Z,
-                Shared = c.SharedMemoryBytes, Stream = stream.DangerousGetHandle(),
-            };
+            var key = new MissKey { Config = c, Stream = stream.DangerousGetHandle() };
             for (int i = 0; i < misses.Length; i++)
             {
                 MissKey m = misses[i];
-                if (m.Stream == key.Stream && m.GridX == key.GridX && m.GridY == key.GridY && m.GridZ == key.GridZ &&
-                    m.BlockX == key.BlockX && m.BlockY == key.BlockY && m.BlockZ == key.BlockZ && m.Shared == key.Shared)
+                if (m.Stream == key.Stream && m.Config.SameAs(ref key.Config))
                 {
-                    misses[i] = default(MissKey); // a grid is never 0 wide: matches no launch
+                    misses[i] = default(MissKey); // a block is never 0 wide: matches no launch
                     return !disposed;
                 }
             }

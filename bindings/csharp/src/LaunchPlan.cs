@@ -78,7 +78,9 @@ namespace Cuabi
         {
             var native = config.ToNative();
             SafeLaunchPlanHandle h;
-            Errors.Check(NativeMethods.cuabi_launch_plan_create(kernel.Handle, ref native, stream, out h));
+            CudaStatus status = NativeMethods.cuabi_launch_plan_create(kernel.Handle, ref native, stream, out h);
+            GC.KeepAlive(config.ProgrammaticEvent);
+            Errors.Check(status);
             try
             {
                 h.Hold(layout.Function);
@@ -120,7 +122,7 @@ namespace Cuabi
             get { return kernelName; }
         }
 
-        /// <summary>Grid, block and dynamic shared memory of every launch of the plan.</summary>
+        /// <summary>The configuration of every launch of the plan (grid, block, shared memory and the extended options).</summary>
         public LaunchConfig Config
         {
             get { return config; }
@@ -322,10 +324,7 @@ namespace Cuabi
         /// <summary>Whether this plan launches with <paramref name="c"/> on <paramref name="s"/>.</summary>
         internal bool Matches(ref LaunchConfig c, SafeStreamHandle s)
         {
-            if (!ReferenceEquals(stream, s) || c.SharedMemoryBytes != config.SharedMemoryBytes)
-                return false;
-            Dim3 g = c.Grid, b = c.Block, pg = config.Grid, pb = config.Block;
-            return g.X == pg.X && g.Y == pg.Y && g.Z == pg.Z && b.X == pb.X && b.Y == pb.Y && b.Z == pb.Z;
+            return ReferenceEquals(stream, s) && config.SameAs(ref c);
         }
 
         /// <summary>The layout, whose accepted writers the setters share with the kernel.</summary>

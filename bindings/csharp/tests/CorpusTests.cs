@@ -589,6 +589,120 @@ namespace Cuabi.Tests
             });
         }
 
+        // --- Extended launches, host functions and graph updates: the library's refusals
+
+        private static void ExtendedCases(Corpus c, GpuFixture f)
+        {
+            Kernel k = f.Saxpy;
+            c.Cuda("a cluster that does not divide the grid", "cuabi_function_launch_packed", CudaStatus.InvalidArgument,
+                "grid x 3 is not a multiple of cluster x 2", ctx =>
+                {
+                    Mark(f);
+                    k.Launch(new LaunchConfig(3, 256) { Cluster = new Dim3(2, 1, 1) }, null, f.Args());
+                }, ctx => Untouched(ctx, f));
+            c.Cuda("a plan with a cluster that does not divide the grid", "cuabi_launch_plan_create", CudaStatus.InvalidArgument,
+                "grid x 5 is not a multiple of cluster x 2", ctx => k.Prepare(new LaunchConfig(5, 256) { Cluster = new Dim3(2, 1, 1) }));
+            c.Cuda("a cluster with a zero dimension", "cuabi_function_launch_packed", CudaStatus.InvalidArgument,
+                "has a zero dimension", ctx =>
+                {
+                    Mark(f);
+                    k.Launch(new LaunchConfig(4, 256) { Cluster = new Dim3(2, 0, 1) }, null, f.Args());
+                }, ctx => Untouched(ctx, f));
+            c.Cuda("a cooperative grid larger than the device keeps resident", "cuabi_function_launch_packed",
+                CudaStatus.InvalidArgument, "blocks is larger than the", ctx =>
+                {
+                    Mark(f);
+                    k.Launch(new LaunchConfig(1 << 20, 256) { Cooperative = true }, null, f.Args());
+                }, ctx => Untouched(ctx, f));
+            c.Cuda("a programmatic event at block start without an event", "cuabi_function_launch_packed",
+                CudaStatus.InvalidArgument, "programmatic_event is NULL", ctx =>
+                {
+                    Mark(f);
+                    k.Launch(new LaunchConfig(4, 256) { ProgrammaticEventAtBlockStart = true }, null, f.Args());
+                }, ctx => Untouched(ctx, f));
+            c.Throws<ObjectDisposedException>("a disposed programmatic event", null, "Cuabi.CudaEvent", ctx =>
+            {
+                Mark(f);
+                k.Launch(new LaunchConfig(4, 256) { ProgrammaticEvent = Disposed(f.Device.CreateEvent(EventFlags.DisableTiming)) },
+                    null, f.Args());
+            }, ctx => Untouched(ctx, f));
+            c.Fine("a right extended launch after the refused ones", ctx =>
+            {
+                Mark(f);
+                k.Launch(new LaunchConfig(4, 256) { Cluster = new Dim3(2, 1, 1) }, null, f.Args());
+            }, ctx => Launched(ctx, f));
+
+            c.Cuda("a null host function", "cuabi_stream_launch_host_func", CudaStatus.InvalidArgument, "fn is NULL",
+                ctx => f.Stream.LaunchHostFunc(null));
+            c.Cuda("a host function on the NULL stream", "cuabi_stream_launch_host_func", CudaStatus.InvalidHandle, "stream",
+                ctx => new CudaStream(new SafeStreamHandle()).LaunchHostFunc(() => { }));
+            bool ranWhileCapturing = false;
+            c.Cuda("a host function on a capturing stream", "cuabi_stream_launch_host_func", CudaStatus.NotSupported, "capturing", ctx =>
+            {
+                using (var s = f.Device.CreateStream())
+                {
+                    s.BeginCapture(CaptureMode.ThreadLocal);
+                    try
+                    {
+                        s.LaunchHostFunc(() => ranWhileCapturing = true);
+                    }
+                    finally
+                    {
+                        s.EndCapture().Dispose();
+                    }
+                }
+            }, ctx =>
+            {
+                f.Device.Synchronize();
+                ctx.Expect(!ranWhileCapturing, "the refused host function ran");
+            });
+
+            CudaGraph graph = null;
+            CudaGraphExec exec = null;
+            Func<CudaGraphExec> instantiated = () =>
+            {
+                if (exec == null)
+                {
+                    graph = Captured(f, f.Stream);
+                    exec = graph.Instantiate();
+                }
+                return exec;
+            };
+            Kernel tiny = null;
+            c.Cuda("updating a kernel node with another kernel", "cuabi_graph_exec_set_kernel_node_args", CudaStatus.InvalidArgument,
+                ", not 'tiny'", ctx =>
+                {
+                    tiny = f.Device.Compile(Tiny, new CompileOptions { Name = "tiny.cu" }).GetKernel("tiny");
+                    instantiated().SetKernelNodeArgs(0, tiny, f.B);
+                });
+            c.Cuda("a kernel node index past the end", "cuabi_graph_exec_set_kernel_node_args", CudaStatus.OutOfRange,
+                "kernel node 1 is past the end", ctx => instantiated().SetKernelNodeArgs(1, k, f.Args()));
+            c.Throws<ArgumentOutOfRangeException>("a negative kernel node index", "index", "cannot be negative",
+                ctx => instantiated().SetKernelNodeArgs(-1, k, f.Args()));
+            c.Throws<ArgumentNullException>("a null kernel for a node", "kernel", "kernel",
+                ctx => instantiated().SetKernelNodeArgs(0, null, f.Args()));
+            c.Throws<ArgumentException>("a node's 4-byte n for a size_t parameter", "args", "parameter 4 is 8 bytes",
+                ctx => instantiated().SetKernelNodeArgs(0, k, 2.0f, f.A, f.A, f.B, (uint)N));
+            c.Throws<ArgumentNullException>("a whole-graph update from null", "graph", "graph", ctx => instantiated().Update(null));
+            c.Fine("the graph replays with new arguments after the refused updates", ctx =>
+            {
+                Mark(f);
+                f.B.Memset(0);
+                instantiated().SetKernelNodeArgs(0, k, 2.0f, f.A, f.A, f.B, (ulong)N);
+                instantiated().Launch(f.Stream);
+                f.Stream.Synchronize();
+            }, ctx =>
+            {
+                Launched(ctx, f);
+                if (exec != null)
+                    exec.Dispose();
+                if (graph != null)
+                    graph.Dispose();
+                if (tiny != null)
+                    tiny.Dispose();
+            });
+        }
+
         // --- A smoke subset of the library's cases, through NativeMethods ----
 
         private static void RawCpuCases(Corpus c, CpuFixture f)
@@ -757,6 +871,7 @@ namespace Cuabi.Tests
                 LaunchCases(corpus, f);
                 ModuleCases(corpus, f);
                 RawGpuCases(corpus, f);
+                ExtendedCases(corpus, f);
                 corpus.RunAndReport("C#, GPU");
                 // The context must have survived every case.
                 string after = SaxpyResult(f, f.Saxpy, f.Stream, 1 << 16);

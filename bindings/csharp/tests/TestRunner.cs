@@ -248,6 +248,7 @@ namespace Cuabi.Tests
             NoGpuTests.Register();
             GpuTests.Register();
             LaunchPlanTests.Register();
+            ExtendedLaunchTests.Register();
             CorpusTests.Register();
 
             if (args.Length == 1 && args[0] == "--list")

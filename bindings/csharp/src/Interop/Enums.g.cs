@@ -75,6 +75,11 @@ namespace Cuabi
         IO = 18,
         /// <summary>A bug in cuabi; please report it with the message.</summary>
         Internal = 19,
+        /// <summary>
+        /// A host function (cuabi_stream_launch_host_func) reported a failure; the
+        /// message is the one it gave. Answered by the stream's next synchronize.
+        /// </summary>
+        HostFunction = 20,
     }
 
     /// <summary>What cuabi_module_compile produces.</summary>
@@ -121,6 +126,62 @@ namespace Cuabi
         BinaryVersion = 6,
         /// <summary>The most dynamic shared memory per block (settable).</summary>
         MaxDynamicSharedSizeBytes = 8,
+        /// <summary>
+        /// The preferred shared memory carve-out, in percent of the most (settable;
+        /// -1 for no preference).
+        /// </summary>
+        PreferredSharedMemoryCarveout = 9,
+        /// <summary>
+        /// 1 when the kernel must be launched with a cluster size (__cluster_dims__
+        /// or a launch with cluster dimensions).
+        /// </summary>
+        ClusterSizeMustBeSet = 10,
+        /// <summary>
+        /// The cluster width, height and depth the kernel was compiled for
+        /// (__cluster_dims__); 0 when it names none. Settable before the first
+        /// launch when the kernel names none.
+        /// </summary>
+        RequiredClusterWidth = 11,
+        /// <summary>CUABI_FUNC_REQUIRED_CLUSTER_HEIGHT.</summary>
+        RequiredClusterHeight = 12,
+        /// <summary>CUABI_FUNC_REQUIRED_CLUSTER_DEPTH.</summary>
+        RequiredClusterDepth = 13,
+        /// <summary>
+        /// 1 to allow clusters larger than the portable 8 blocks, where the device
+        /// can run them (settable).
+        /// </summary>
+        NonPortableClusterSizeAllowed = 14,
+        /// <summary>The driver's CUclusterSchedulingPolicy preference (settable).</summary>
+        ClusterSchedulingPolicyPreference = 15,
+    }
+
+    /// <summary>Flags for cuabi_launch_config.flags: an OR of cuabi_launch_flag_bits.</summary>
+    /// <remarks>C: cuabi_launch_flags, cuabi_launch_flag_bits.</remarks>
+    [Flags]
+    public enum LaunchFlags : uint
+    {
+        /// <summary>No flags.</summary>
+        None = 0,
+        /// <summary>
+        /// A cooperative launch: every block of the grid is resident at once, so
+        /// the kernel may synchronise the whole grid (cooperative groups'
+        /// grid.sync()). A grid larger than the device can keep resident for this
+        /// block size and shared memory is refused before the driver sees it.
+        /// </summary>
+        Cooperative = 1,
+        /// <summary>
+        /// Programmatic dependent launch: this kernel may start before the
+        /// previous kernel on its stream has finished, once every block of that
+        /// kernel has called cudaTriggerProgrammaticLaunchCompletion() or exited;
+        /// it must call cudaGridDependencySynchronize() before reading what the
+        /// previous kernel wrote.
+        /// </summary>
+        ProgrammaticSerialization = 2,
+        /// <summary>
+        /// With programmatic_event: the event fires when every block has started,
+        /// instead of when every block has triggered or exited.
+        /// </summary>
+        ProgrammaticEventAtBlockStart = 4,
     }
 
     /// <summary>Flags for cuabi_stream_create: an OR of cuabi_stream_flag_bits.</summary>

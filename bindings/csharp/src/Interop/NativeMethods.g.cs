@@ -31,19 +31,19 @@ namespace Cuabi.Interop
         public const int CUABI_VERSION_MAJOR = 0;
 
         /// <summary>CUABI_VERSION_MINOR of the header these declarations follow.</summary>
-        public const int CUABI_VERSION_MINOR = 1;
+        public const int CUABI_VERSION_MINOR = 2;
 
         /// <summary>CUABI_VERSION_PATCH of the header these declarations follow.</summary>
         public const int CUABI_VERSION_PATCH = 0;
 
         /// <summary>MAJOR * 10000 + MINOR * 100 + PATCH; compare with cuabi_version().</summary>
-        public const int CUABI_VERSION_NUMBER = 100;
+        public const int CUABI_VERSION_NUMBER = 200;
 
         /// <summary>CUABI_VERSION_STRING of the header these declarations follow.</summary>
-        public const string CUABI_VERSION_STRING = "0.1.0";
+        public const string CUABI_VERSION_STRING = "0.2.0";
 
         /// <summary>One past the largest status this version defines.</summary>
-        public const int CUABI_STATUS_COUNT = 20;
+        public const int CUABI_STATUS_COUNT = 21;
 
         // --- Versions ---
 
@@ -456,7 +456,8 @@ namespace Cuabi.Interop
         // cuabi_status cuabi_launch_config_init(cuabi_launch_config* config, size_t struct_size);
         /// <summary>
         /// Fills `config` with the defaults of CUABI_LAUNCH_CONFIG_INIT (a 1x1x1 grid
-        /// of 1x1x1 blocks, no dynamic shared memory). `struct_size` is the size of
+        /// of 1x1x1 blocks, no dynamic shared memory, no flags, no cluster, the
+        /// stream's priority, no programmatic event). `struct_size` is the size of
         /// the caller's struct, sizeof(cuabi_launch_config) of the header it was
         /// built with: a smaller, older struct gets the fields it has, a larger one
         /// gets zeros past the fields this library knows. CUABI_ERROR_INVALID_ARGUMENT
@@ -530,6 +531,66 @@ namespace Cuabi.Interop
         /// <summary>Launches the plan's function with the block's current contents.</summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_launch_plan_launch")]
         public static extern CudaStatus cuabi_launch_plan_launch(SafeLaunchPlanHandle plan);
+
+        // --- Occupancy ---
+
+        // cuabi_status cuabi_function_get_active_blocks_per_sm(cuabi_function function, uint32_t block_size, size_t dynamic_shared_bytes, uint32_t* blocks);
+        /// <summary>
+        /// How many blocks of `block_size` threads, each with `dynamic_shared_bytes`
+        /// of dynamic shared memory, one multiprocessor keeps resident at once.
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_function_get_active_blocks_per_sm")]
+        public static extern CudaStatus cuabi_function_get_active_blocks_per_sm(SafeFunctionHandle function, uint block_size, UIntPtr dynamic_shared_bytes, out uint blocks);
+
+        // cuabi_status cuabi_function_suggest_block_size(cuabi_function function, size_t shared_bytes_per_block, size_t shared_bytes_per_thread, uint32_t block_size_limit, uint32_t* block_size, uint32_t* min_grid_size);
+        /// <summary>
+        /// The block size that maximises occupancy, and the smallest grid that fills
+        /// the device at that size. Each block uses `shared_bytes_per_block` +
+        /// `shared_bytes_per_thread` * block size of dynamic shared memory (no
+        /// callback crosses the ABI). Where two sizes give the same occupancy the
+        /// larger wins, as with the driver's cuOccupancyMaxPotentialBlockSize.
+        /// `block_size_limit` caps the answer (0: the kernel's own limit; a limit
+        /// above the kernel's own is refused).
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_function_suggest_block_size")]
+        public static extern CudaStatus cuabi_function_suggest_block_size(SafeFunctionHandle function, UIntPtr shared_bytes_per_block, UIntPtr shared_bytes_per_thread, uint block_size_limit, out uint block_size, out uint min_grid_size);
+
+        // cuabi_status cuabi_function_suggest_config(cuabi_function function, uint64_t elements, size_t shared_bytes_per_block, size_t shared_bytes_per_thread, cuabi_launch_config* config);
+        /// <summary>
+        /// A launch configuration for `elements` independent work items, one per
+        /// thread: a 1-D block of the size cuabi_function_suggest_block_size gives,
+        /// and as many blocks as cover `elements` (at most the device's grid limit),
+        /// with shared_mem_bytes set from the two shared-memory rules. The other
+        /// fields are the defaults. `config-&gt;struct_size` must be set; `elements` = 0
+        /// is refused.
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_function_suggest_config")]
+        public static extern CudaStatus cuabi_function_suggest_config(SafeFunctionHandle function, ulong elements, UIntPtr shared_bytes_per_block, UIntPtr shared_bytes_per_thread, ref LaunchConfigNative config);
+
+        // cuabi_status cuabi_function_get_available_dynamic_shared(cuabi_function function, uint32_t blocks_per_sm, uint32_t block_size, size_t* bytes);
+        /// <summary>
+        /// The most dynamic shared memory each block can have while `blocks_per_sm`
+        /// blocks of `block_size` threads stay resident on one multiprocessor.
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_function_get_available_dynamic_shared")]
+        public static extern CudaStatus cuabi_function_get_available_dynamic_shared(SafeFunctionHandle function, uint blocks_per_sm, uint block_size, out UIntPtr bytes);
+
+        // cuabi_status cuabi_function_get_max_cluster_size(cuabi_function function, const cuabi_launch_config* config, uint32_t* cluster_size);
+        /// <summary>
+        /// The largest cluster size (in blocks) the device can run `function` with,
+        /// for `config`'s grid, block and shared memory (its cluster fields are not
+        /// read).
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_function_get_max_cluster_size")]
+        public static extern CudaStatus cuabi_function_get_max_cluster_size(SafeFunctionHandle function, ref LaunchConfigNative config, out uint cluster_size);
+
+        // cuabi_status cuabi_function_get_max_active_clusters(cuabi_function function, const cuabi_launch_config* config, uint32_t* clusters);
+        /// <summary>
+        /// How many clusters of `config`'s cluster dimensions can be resident on the
+        /// device at once.
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_function_get_max_active_clusters")]
+        public static extern CudaStatus cuabi_function_get_max_active_clusters(SafeFunctionHandle function, ref LaunchConfigNative config, out uint clusters);
 
         // --- Device memory ---
 
@@ -698,6 +759,16 @@ namespace Cuabi.Interop
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_stream_wait_event")]
         public static extern CudaStatus cuabi_stream_wait_event(SafeStreamHandle stream, SafeEventHandle @event);
 
+        // cuabi_status cuabi_stream_launch_host_func(cuabi_stream stream, cuabi_host_fn fn, void* user_data);
+        /// <summary>
+        /// Runs `fn(user_data, ...)` in stream order on `stream` (not NULL). The
+        /// caller keeps whatever `user_data` points to alive until the function has
+        /// run. A stream that is capturing a graph answers CUABI_ERROR_NOT_SUPPORTED
+        /// (a captured host function would run at every replay).
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_stream_launch_host_func")]
+        public static extern CudaStatus cuabi_stream_launch_host_func(SafeStreamHandle stream, HostFnNative fn, IntPtr user_data);
+
         // --- Events ---
 
         // cuabi_status cuabi_event_create(cuabi_device device, cuabi_event_flags flags, cuabi_event* out);
@@ -769,6 +840,44 @@ namespace Cuabi.Interop
         /// <summary>Runs the instantiated graph on `stream` (NULL: the default stream).</summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_graph_exec_launch")]
         public static extern CudaStatus cuabi_graph_exec_launch(SafeGraphExecHandle exec, SafeStreamHandle stream);
+
+        // cuabi_status cuabi_graph_exec_upload(cuabi_graph_exec exec, cuabi_stream stream);
+        /// <summary>
+        /// Uploads the instantiated graph to the device ahead of its first launch on
+        /// `stream` (NULL: the default stream), so that launch does not pay for it.
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_graph_exec_upload")]
+        public static extern CudaStatus cuabi_graph_exec_upload(SafeGraphExecHandle exec, SafeStreamHandle stream);
+
+        // cuabi_status cuabi_graph_get_kernel_node_count(cuabi_graph graph, size_t* count);
+        /// <summary>
+        /// The number of kernel nodes in the graph. Kernel nodes are numbered from 0
+        /// in the order they were added (the order of capture).
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_graph_get_kernel_node_count")]
+        public static extern CudaStatus cuabi_graph_get_kernel_node_count(SafeGraphHandle graph, out UIntPtr count);
+
+        // cuabi_status cuabi_graph_exec_set_kernel_node_args(cuabi_graph_exec exec, size_t index, cuabi_function function, const void* args, size_t args_size);
+        /// <summary>
+        /// Replaces the arguments of kernel node `index` of the graph `exec` was
+        /// instantiated from, in `exec` only: its next launch runs the kernel with
+        /// `args` (one block laid out at the kernel's parameter offsets, as
+        /// cuabi_function_launch_packed takes it), without instantiating again.
+        /// `function` must be the node's kernel; `args_size` must equal its
+        /// cuabi_function_get_args_size.
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_graph_exec_set_kernel_node_args")]
+        public static extern CudaStatus cuabi_graph_exec_set_kernel_node_args(SafeGraphExecHandle exec, UIntPtr index, SafeFunctionHandle function, IntPtr args, UIntPtr args_size);
+
+        // cuabi_status cuabi_graph_exec_update(cuabi_graph_exec exec, cuabi_graph graph);
+        /// <summary>
+        /// Updates `exec` in place from `graph` (a graph of the same topology with
+        /// other parameters, e.g. captured again with new arguments), without
+        /// instantiating again. A graph whose topology differs answers
+        /// CUABI_ERROR_INVALID_ARGUMENT naming why, and `exec` is left as it was.
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_graph_exec_update")]
+        public static extern CudaStatus cuabi_graph_exec_update(SafeGraphExecHandle exec, SafeGraphHandle graph);
     }
 
     // The calls made once per launch again, with raw handle values: the

@@ -64,7 +64,13 @@ namespace Cuabi.Interop
         public UIntPtr size;
     }
 
-    /// <summary>cuabi_launch_config: Grid, block and dynamic shared memory. Start from CUABI_LAUNCH_CONFIG_INIT.</summary>
+    /// <summary>
+    /// cuabi_launch_config: How a kernel is launched. Start from cuabi_launch_config_init or
+    /// CUABI_LAUNCH_CONFIG_INIT. The fields after shared_mem_bytes came with
+    /// version 0.2; a struct from an older header (struct_size 40) is read with
+    /// their defaults. A configuration that uses any of them goes through the
+    /// driver's extended launch (cuLaunchKernelEx).
+    /// </summary>
     [StructLayout(LayoutKind.Sequential)]
     public struct LaunchConfigNative
     {
@@ -84,6 +90,18 @@ namespace Cuabi.Interop
         public uint block_z;
         /// <summary>shared_mem_bytes (uint32_t).</summary>
         public uint shared_mem_bytes;
+        /// <summary>CUABI_LAUNCH_*</summary>
+        public LaunchFlags flags;
+        /// <summary>cluster_x (uint32_t).</summary>
+        public uint cluster_x;
+        /// <summary>cluster_y (uint32_t).</summary>
+        public uint cluster_y;
+        /// <summary>cluster_z (uint32_t).</summary>
+        public uint cluster_z;
+        /// <summary>priority (int32_t).</summary>
+        public int priority;
+        /// <summary>programmatic_event (cuabi_event).</summary>
+        public IntPtr programmatic_event;
 
         private static LaunchConfigNative defaults;
         private static volatile bool haveDefaults;
