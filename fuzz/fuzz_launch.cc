@@ -87,6 +87,15 @@ void CheckReadStruct(const Given<T>& g, const char* what) {
   if (n == sizeof(T)) {
     FUZZ_CHECK(st == CUABI_SUCCESS, "an exact-size struct was refused: " + message);
     FUZZ_CHECK(std::memcmp(&out, g.get(), sizeof(T)) == 0, "fields not copied");
+  } else if (n == cuabi::StructHistory<T>::first_size) {
+    // A struct of the first version: the fields it has are read, the later
+    // ones keep what `out` held (the caller's defaults).
+    constexpr size_t fields = cuabi::StructHistory<T>::first_fields;
+    FUZZ_CHECK(st == CUABI_SUCCESS, "a first-version struct was refused: " + message);
+    FUZZ_CHECK(out.struct_size == sizeof(T), "struct_size not normalised");
+    FUZZ_CHECK(std::memcmp(reinterpret_cast<const unsigned char*>(&out) + sizeof(size_t),
+                           g.bytes.data() + sizeof(size_t), fields - sizeof(size_t)) == 0,
+               "the first version's fields not copied");
   } else if (n < sizeof(T) || n > sizeof(T) + 4096) {
     FUZZ_CHECK(st == CUABI_ERROR_INVALID_ARGUMENT,
                "struct_size " + std::to_string(n) + " was not refused as invalid: " + message);

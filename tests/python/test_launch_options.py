@@ -490,13 +490,17 @@ def test_host_function_kept_alive_until_it_ran(device):
 
     task = Task()
     ref = weakref.ref(task)
+    gc.collect()
+    # While `hold` waits on this thread, this thread must make no CUDA call
+    # that waits for the driver's host-function thread (a release run by a
+    # garbage collection would): the collector stays off until the gate opens.
+    gc.disable()
     with device.create_stream() as s:
         s.launch_host_func(hold)
         try:
             assert started.wait(30), "the stream never reached the first host function"
             s.launch_host_func(task)
-            del task
-            gc.collect()
+            del task  # the last reference outside the launch
             alive = ref()
             # Kept by the launch, not run yet: the stream is held before it.
             assert alive is not None, f"dropped before it ran (log {log})"
@@ -504,6 +508,7 @@ def test_host_function_kept_alive_until_it_ran(device):
             del alive
         finally:
             gate.set()
+            gc.enable()
         s.synchronize()
     assert log == [("hold", True)]
     gc.collect()

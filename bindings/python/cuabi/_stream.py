@@ -99,7 +99,9 @@ class Stream(Resource):
         arguments are kept alive until it has run.
 
         ``fn`` must not wait on the GPU (no synchronize, no synchronous
-        copy). An exception it raises does not propagate there: the stream's
+        copy), nor for another thread that may call CUDA meanwhile: a
+        release on that thread (a garbage collection can run one) may wait
+        for the driver's host-function thread, which ``fn`` is holding. An exception it raises does not propagate there: the stream's
         next :meth:`synchronize` raises :class:`~cuabi.HostFunctionError`
         with the exception's type and text ("ValueError: bad row"), once;
         work after the host function still runs.
