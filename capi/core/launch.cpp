@@ -143,6 +143,18 @@ void check_cluster_shape(const Function& f, const cuabi_launch_config& c, uint32
   }
 }
 
+CUlaunchConfig driver_config(const cuabi_launch_config& c) {
+  CUlaunchConfig lc{};
+  lc.gridDimX = c.grid_x;
+  lc.gridDimY = c.grid_y;
+  lc.gridDimZ = c.grid_z;
+  lc.blockDimX = c.block_x;
+  lc.blockDimY = c.block_y;
+  lc.blockDimZ = c.block_z;
+  lc.sharedMemBytes = c.shared_mem_bytes;
+  return lc;
+}
+
 CUlaunchConfig extended_config(const Function& f, const cuabi_launch_config& c,
                                CUlaunchAttribute* attrs, Ref<Event>* event) {
   const Device& d = *f.module->device;
@@ -218,14 +230,7 @@ CUlaunchConfig extended_config(const Function& f, const cuabi_launch_config& c,
     ++n;
     if (event) *event = Ref<Event>::share(e.get());
   }
-  CUlaunchConfig lc{};
-  lc.gridDimX = c.grid_x;
-  lc.gridDimY = c.grid_y;
-  lc.gridDimZ = c.grid_z;
-  lc.blockDimX = c.block_x;
-  lc.blockDimY = c.block_y;
-  lc.blockDimZ = c.block_z;
-  lc.sharedMemBytes = c.shared_mem_bytes;
+  CUlaunchConfig lc = driver_config(c);
   lc.hStream = nullptr;
   lc.attrs = n ? attrs : nullptr;
   lc.numAttrs = n;
@@ -233,14 +238,7 @@ CUlaunchConfig extended_config(const Function& f, const cuabi_launch_config& c,
 }
 
 uint32_t max_cluster_size(const Function& f, const cuabi_launch_config& c) {
-  CUlaunchConfig lc{};
-  lc.gridDimX = c.grid_x;
-  lc.gridDimY = c.grid_y;
-  lc.gridDimZ = c.grid_z;
-  lc.blockDimX = c.block_x;
-  lc.blockDimY = c.block_y;
-  lc.blockDimZ = c.block_z;
-  lc.sharedMemBytes = c.shared_mem_bytes;
+  CUlaunchConfig lc = driver_config(c);
   int most = 0;
   check(driver().cuOccupancyMaxPotentialClusterSize(&most, f.function, &lc),
         "cuOccupancyMaxPotentialClusterSize");

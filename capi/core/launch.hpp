@@ -38,6 +38,9 @@ inline bool is_plain(const cuabi_launch_config& c) {
 }
 constexpr unsigned kMaxLaunchAttributes = 5;
 constexpr uint32_t kPortableClusterSize = 8;
+// `c`'s grid, block and dynamic shared memory as the driver's extended
+// configuration: no stream, no attributes.
+CUlaunchConfig driver_config(const cuabi_launch_config& c);
 // Checks the extended fields of `c` (after check_config) against the kernel
 // and the device and answers the cuLaunchKernelEx configuration (hStream
 // NULL) whose attributes are written to `attrs` (kMaxLaunchAttributes

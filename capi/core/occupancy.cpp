@@ -147,14 +147,7 @@ uint32_t max_active_clusters(const Function& f, const cuabi_launch_config* confi
   uint32_t cluster[3];
   check_cluster_shape(f, c, cluster);
   CUlaunchAttribute attr;
-  CUlaunchConfig lc{};
-  lc.gridDimX = c.grid_x;
-  lc.gridDimY = c.grid_y;
-  lc.gridDimZ = c.grid_z;
-  lc.blockDimX = c.block_x;
-  lc.blockDimY = c.block_y;
-  lc.blockDimZ = c.block_z;
-  lc.sharedMemBytes = c.shared_mem_bytes;
+  CUlaunchConfig lc = driver_config(c);
   if (cluster[0]) {
     attr.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
     attr.value.clusterDim.x = cluster[0];
