@@ -76,6 +76,8 @@ namespace cuabi {
   X(cuGraphExecDestroy, 10000)         \
   X(cuLaunchKernelEx, 11060)           \
   X(cuFuncGetName, 12030)              \
+  X(cuModuleGetFunctionCount, 12040)   \
+  X(cuModuleEnumerateFunctions, 12040) \
   X(cuOccupancyMaxActiveBlocksPerMultiprocessor, 6050) \
   X(cuOccupancyAvailableDynamicSMemPerBlock, 10020)    \
   X(cuOccupancyMaxPotentialClusterSize, 11070)         \

@@ -2,6 +2,13 @@
 // functions with the parameter layout the launch checks against.
 #include "module.hpp"
 
+#include <cxxabi.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <utility>
+#include <vector>
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -301,6 +308,90 @@ Function::Function(Ref<Module> mod, std::string fname, CUfunction fn)
     non_portable_cluster = value != 0;
 }
 
+namespace {
+
+// A kernel's symbol, as C++ reads it ("void ns::scale<float>(float*, int)"),
+// or the symbol itself when it is no mangled C++ name.
+std::string demangle(const std::string& symbol) {
+  int status = 0;
+  char* text = abi::__cxa_demangle(symbol.c_str(), nullptr, nullptr, &status);
+  if (status != 0 || !text) return symbol;
+  std::string out = text;
+  std::free(text);
+  return out;
+}
+
+// From a demangled kernel, its name without the parameter list and return
+// type ("ns::scale<float>"), and without template arguments and scopes
+// ("scale").
+void kernel_names(const std::string& demangled, std::string* qualified, std::string* plain) {
+  std::string s = demangled;
+  // The parameter list: the last '(' at depth 0 of <> and ().
+  int depth = 0;
+  size_t open = std::string::npos;
+  for (size_t i = s.size(); i-- > 0;) {
+    char c = s[i];
+    if (c == ')' || c == '>') ++depth;
+    if (c == '(' || c == '<') --depth;
+    if (c == '(' && depth == 0) {
+      open = i;
+      break;
+    }
+  }
+  if (open != std::string::npos) s.resize(open);
+  // A return type (templates have one): what comes before the last space
+  // at depth 0.
+  depth = 0;
+  for (size_t i = s.size(); i-- > 0;) {
+    char c = s[i];
+    if (c == '>' || c == ')') ++depth;
+    if (c == '<' || c == '(') --depth;
+    if (c == ' ' && depth == 0) {
+      s.erase(0, i + 1);
+      break;
+    }
+  }
+  *qualified = s;
+  // Template arguments of the last component.
+  if (!s.empty() && s.back() == '>') {
+    depth = 0;
+    for (size_t i = s.size(); i-- > 0;) {
+      if (s[i] == '>') ++depth;
+      if (s[i] == '<' && --depth == 0) {
+        s.resize(i);
+        break;
+      }
+    }
+  }
+  size_t scope = s.rfind("::");
+  *plain = scope == std::string::npos ? s : s.substr(scope + 2);
+}
+
+// Every kernel of the module as (symbol, demangled), or none where the
+// driver cannot list them (before CUDA 12.4).
+std::vector<std::pair<std::string, std::string>> module_kernels(const Module& module) {
+  std::vector<std::pair<std::string, std::string>> out;
+  const DriverApi& d = driver();
+  unsigned int count = 0;
+  if (d.cuModuleGetFunctionCount(&count, module.module) != CUDA_SUCCESS || count == 0) return out;
+  std::vector<CUfunction> fns(count);
+  if (d.cuModuleEnumerateFunctions(fns.data(), count, module.module) != CUDA_SUCCESS) return out;
+  for (CUfunction f : fns) {
+    const char* symbol = nullptr;
+    if (d.cuFuncGetName(&symbol, f) != CUDA_SUCCESS || !symbol) continue;
+    out.emplace_back(symbol, demangle(symbol));
+  }
+  return out;
+}
+
+std::string quoted_list(const std::vector<std::string>& names) {
+  std::string out;
+  for (size_t i = 0; i < names.size(); ++i) out += (i ? ", '" : "'") + names[i] + "'";
+  return out;
+}
+
+}  // namespace
+
 Ref<Function> get_function(const Module& module, const char* name) {
   check_name(name, "name");
   std::string symbol = name;
@@ -309,6 +400,39 @@ Ref<Function> get_function(const Module& module, const char* name) {
   module.enter();
   CUfunction fn = nullptr;
   CUresult r = driver().cuModuleGetFunction(&fn, module.module, symbol.c_str());
+  if (r == CUDA_ERROR_NOT_FOUND && symbol == name) {
+    // A C++ kernel by its plain or qualified name, when exactly one kernel
+    // of the module has it.
+    std::vector<std::pair<std::string, std::string>> kernels = module_kernels(module);
+    std::vector<std::string> matches, demangled, all;
+    for (const auto& k : kernels) {
+      std::string qualified, plain;
+      kernel_names(k.second, &qualified, &plain);
+      all.push_back(k.second);
+      if (plain == name || qualified == name) {
+        matches.push_back(k.first);
+        demangled.push_back(k.second);
+      }
+    }
+    if (matches.size() > 1)
+      fail_invalid(std::string("the name '") + name + "' matches " +
+                   std::to_string(matches.size()) + " kernels of the module: " +
+                   quoted_list(demangled) +
+                   "; give one as a name expression at compile time (e.g. \"" + name +
+                   "<float>\") and look it up by that");
+    if (matches.size() == 1) {
+      symbol = matches[0];
+      r = driver().cuModuleGetFunction(&fn, module.module, symbol.c_str());
+    } else if (!all.empty()) {
+      std::sort(all.begin(), all.end());
+      fail(CUABI_ERROR_NOT_FOUND,
+           std::string("the module has no kernel named '") + name + "'; its kernels: " +
+               quoted_list(all) +
+               "; a C++ kernel is found by its plain or qualified name when no other kernel "
+               "has it, or by a name expression given at compile time",
+           r);
+    }
+  }
   if (r == CUDA_ERROR_NOT_FOUND)
     fail(CUABI_ERROR_NOT_FOUND,
          std::string("the module has no kernel named '") + name + "'" +

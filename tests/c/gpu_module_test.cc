@@ -121,6 +121,60 @@ TEST_F(ModuleTest, NameExpressionsThroughModuleCompile) {
   EXPECT_EQ(AsHandle<cuabi_function>(0x77), untouched);
 }
 
+// C++ kernels without extern "C" or name expressions, found by their plain
+// or qualified names when one kernel has the name, refused with the
+// candidates when several do.
+TEST_F(ModuleTest, PlainCxxKernelNames) {
+  static const char* kSource =
+      "__global__ void doublify(float* a) { a[threadIdx.x] *= 2.0f; }\n"
+      "namespace ns {\n"
+      "__global__ void scale(float* a, float s) { a[threadIdx.x] *= s; }\n"
+      "}\n"
+      "template <typename T> __global__ void fill(T* a, T v) { a[threadIdx.x] = v; }\n"
+      "template __global__ void fill<float>(float*, float);\n"
+      "template __global__ void fill<int>(int*, int);\n";
+  Module m = Compile(kSource, CUABI_OUTPUT_CUBIN, CUABI_COMPILE_NO_CACHE, {});
+  ASSERT_NE(nullptr, m.get());
+  Function doublify = GetFunction(m, "doublify");
+  ASSERT_NE(nullptr, doublify.get()) << LastError();
+  Function scale = GetFunction(m, "scale");
+  ASSERT_NE(nullptr, scale.get()) << LastError();
+  Function qualified = GetFunction(m, "ns::scale");
+  ASSERT_NE(nullptr, qualified.get()) << LastError();
+
+  std::vector<float> host(32);
+  for (size_t i = 0; i < host.size(); ++i) host[i] = static_cast<float>(i) + 0.5f;
+  Buffer data = Alloc(host.size() * sizeof(float));
+  Upload(data, host);
+  uint64_t p = Pointer(data);
+  float factor = 3.0f;
+  cuabi_launch_config config = CUABI_LAUNCH_CONFIG_INIT;
+  config.block_x = 32;
+  void* dparams[] = {&p};
+  ASSERT_EQ(CUABI_SUCCESS, cuabi_function_launch(doublify, &config, nullptr, dparams, 1))
+      << LastError();
+  void* sparams[] = {&p, &factor};
+  ASSERT_EQ(CUABI_SUCCESS, cuabi_function_launch(qualified, &config, nullptr, sparams, 2))
+      << LastError();
+  const std::vector<float> got = Download<float>(data, host.size());
+  for (size_t i = 0; i < host.size(); ++i) EXPECT_EQ(host[i] * 6.0f, got[i]) << i;
+
+  cuabi_function untouched = AsHandle<cuabi_function>(0x77);
+  EXPECT_EQ(StatusName(CUABI_ERROR_INVALID_ARGUMENT),
+            StatusName(cuabi_module_get_function(m, "fill", &untouched)));
+  const std::string ambiguous = cuabi_last_error_message();
+  EXPECT_TRUE(Contains(ambiguous, "matches 2 kernels")) << ambiguous;
+  EXPECT_TRUE(Contains(ambiguous, "fill<float>(float*, float)")) << ambiguous;
+  EXPECT_TRUE(Contains(ambiguous, "fill<int>(int*, int)")) << ambiguous;
+  EXPECT_TRUE(Contains(ambiguous, "name expression")) << ambiguous;
+  EXPECT_EQ(StatusName(CUABI_ERROR_NOT_FOUND),
+            StatusName(cuabi_module_get_function(m, "doublify2", &untouched)));
+  const std::string missing = cuabi_last_error_message();
+  EXPECT_TRUE(Contains(missing, "no kernel named 'doublify2'")) << missing;
+  EXPECT_TRUE(Contains(missing, "doublify(float*)")) << missing;
+  EXPECT_EQ(AsHandle<cuabi_function>(0x77), untouched);
+}
+
 TEST_F(ModuleTest, Globals) {
   Module m = Compile(kUtilSource);
   uint64_t counter = 0, coeff = 0;

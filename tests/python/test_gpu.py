@@ -67,6 +67,30 @@ def test_saxpy_on_the_objects(device):
     assert isinstance(stop - start, float) and stop - start >= 0
 
 
+def test_pycuda_tutorials_doublify_by_its_plain_name(device):
+    """The PyCUDA tutorial's kernel, no extern "C" and no name expression:
+    found by its C++ name; an overloaded name is refused naming both."""
+    mod = device.compile(
+        "__global__ void doublify(float *a)\n"
+        "{\n"
+        "  int idx = threadIdx.x + threadIdx.y*4;\n"
+        "  a[idx] *= 2;\n"
+        "}\n"
+        "template <typename T> __global__ void fill(T* a, T v) { a[threadIdx.x] = v; }\n"
+        "template __global__ void fill<float>(float*, float);\n"
+        "template __global__ void fill<int>(int*, int);\n"
+    )
+    doublify = mod.get_kernel("doublify")
+    a = np.random.default_rng(3).standard_normal((4, 4)).astype(np.float32)
+    d = device.to_device(a)
+    doublify(1, (4, 4, 1), (d,))
+    assert np.array_equal(d.copy_to_host(), a * 2)
+    with pytest.raises(cuabi.InvalidArgumentError, match="matches 2 kernels") as info:
+        mod.get_kernel("fill")
+    assert "fill<float>(float*, float)" in str(info.value)
+    assert "fill<int>(int*, int)" in str(info.value)
+
+
 def test_overview_uint32_n_is_refused_and_nothing_runs(device):
     n = 1024
     saxpy = device.compile(SAXPY).get_kernel("saxpy")
