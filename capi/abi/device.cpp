@@ -82,7 +82,7 @@ cuabi_status cuabi_device_get_stream_priority_range(cuabi_device device, int32_t
   return get(__func__, device, "device", least, "least", greatest, "greatest", [](const Device& d) {
     d.make_current();
     int l = 0, g = 0;
-    check(driver().cuCtxGetStreamPriorityRange(&l, &g), "cuCtxGetStreamPriorityRange");
+    d.stream_priority_range(&l, &g);
     return std::make_pair(l, g);
   });
 }

@@ -84,6 +84,7 @@ cuabi_status cuabi_function_set_attribute(cuabi_function function,
     check(r, "cuFuncSetAttribute");
     // What the launch checks compare with follows the driver's value.
     const uint32_t v = value > 0 ? static_cast<uint32_t>(value) : 0;
+    f.cooperative_occupancy.store(0, std::memory_order_release);
     switch (attribute) {
       case CUABI_FUNC_MAX_DYNAMIC_SHARED_SIZE_BYTES:
         f.max_dynamic_shared.store(v, std::memory_order_relaxed);

@@ -81,6 +81,18 @@ Device::Device(int ordinal) : Object(kKind), ordinal(ordinal) {
   context_.store(ctx, std::memory_order_release);
 }
 
+void Device::stream_priority_range(int* least, int* greatest) const {
+  int64_t packed = priority_range_.load(std::memory_order_acquire);
+  if (packed == kNoPriorityRange) {
+    int l = 0, g = 0;
+    check(driver().cuCtxGetStreamPriorityRange(&l, &g), "cuCtxGetStreamPriorityRange");
+    packed = int64_t(uint64_t(uint32_t(l)) << 32 | uint32_t(g));
+    priority_range_.store(packed, std::memory_order_release);
+  }
+  *least = int32_t(uint32_t(uint64_t(packed) >> 32));
+  *greatest = int32_t(uint32_t(packed));
+}
+
 Device::~Device() {
   {
     Registry& r = registry();

@@ -143,6 +143,30 @@ void check_cluster_shape(const Function& f, const cuabi_launch_config& c, uint32
   }
 }
 
+namespace {
+
+// Blocks per multiprocessor for a cooperative launch's check, asked of the
+// driver once per kernel, block size and shared memory in a row (a launch
+// loop repeats them), not at every launch.
+int cooperative_blocks_per_sm(const Function& f, uint64_t threads, uint32_t shared) {
+  constexpr uint64_t kValid = uint64_t(1) << 63;
+  const bool cacheable = threads < (uint64_t(1) << 11);
+  const uint64_t key = kValid | threads << 52 | uint64_t(shared) << 20;
+  if (cacheable) {
+    const uint64_t cached = f.cooperative_occupancy.load(std::memory_order_acquire);
+    if ((cached & ~uint64_t(0xFFFFF)) == key) return static_cast<int>(cached & 0xFFFFF);
+  }
+  int per_sm = 0;
+  check(driver().cuOccupancyMaxActiveBlocksPerMultiprocessor(
+            &per_sm, f.function, static_cast<int>(threads), shared),
+        "cuOccupancyMaxActiveBlocksPerMultiprocessor");
+  if (cacheable && per_sm >= 0 && per_sm < (1 << 20))
+    f.cooperative_occupancy.store(key | uint64_t(per_sm), std::memory_order_release);
+  return per_sm;
+}
+
+}  // namespace
+
 CUlaunchConfig driver_config(const cuabi_launch_config& c) {
   CUlaunchConfig lc{};
   lc.gridDimX = c.grid_x;
@@ -181,10 +205,7 @@ CUlaunchConfig extended_config(const Function& f, const cuabi_launch_config& c,
                   ") does not support cooperative launches "
                   "(CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH is 0)");
     const uint64_t threads = uint64_t(c.block_x) * c.block_y * c.block_z;
-    int per_sm = 0;
-    check(driver().cuOccupancyMaxActiveBlocksPerMultiprocessor(
-              &per_sm, f.function, static_cast<int>(threads), c.shared_mem_bytes),
-          "cuOccupancyMaxActiveBlocksPerMultiprocessor");
+    const int per_sm = cooperative_blocks_per_sm(f, threads, c.shared_mem_bytes);
     const uint64_t resident = uint64_t(per_sm > 0 ? per_sm : 0) * d.multiprocessors;
     const uint64_t blocks = uint64_t(c.grid_x) * c.grid_y * c.grid_z;
     if (blocks > resident)
@@ -206,7 +227,7 @@ CUlaunchConfig extended_config(const Function& f, const cuabi_launch_config& c,
   }
   if (c.priority != 0) {
     int least = 0, greatest = 0;
-    check(driver().cuCtxGetStreamPriorityRange(&least, &greatest), "cuCtxGetStreamPriorityRange");
+    d.stream_priority_range(&least, &greatest);
     if (c.priority > least || c.priority < greatest)
       fail_config("priority " + std::to_string(c.priority) + " is outside device " +
                   std::to_string(d.ordinal) + "'s stream priority range [" +

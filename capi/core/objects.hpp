@@ -48,6 +48,9 @@ class Device : public Object {
   uint32_t max_shared_optin = 0;
   uint32_t multiprocessors = 0;
   bool cooperative_launch = false;  // CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH
+  // The stream priority range (least, greatest), a constant of the device:
+  // asked of the driver once, with the context current.
+  void stream_priority_range(int* least, int* greatest) const;
   bool cluster_launch = false;      // CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH (0 on drivers without it)
 
   CUcontext context() const { return context_.load(std::memory_order_acquire); }
@@ -59,6 +62,8 @@ class Device : public Object {
   std::atomic<uint32_t> epoch_{0};
   std::atomic<bool> lost_{false};
   std::mutex reset_mutex_;
+  static constexpr int64_t kNoPriorityRange = INT64_MIN;
+  mutable std::atomic<int64_t> priority_range_{kNoPriorityRange};
 };
 
 // Something made in a device's context: keeps the device alive and knows the
@@ -140,6 +145,11 @@ class Function : public Object {
   std::atomic<uint32_t> required_cluster[3] = {{0}, {0}, {0}};
   // CUABI_FUNC_NON_PORTABLE_CLUSTER_SIZE_ALLOWED.
   std::atomic<bool> non_portable_cluster{false};
+  // The last occupancy a cooperative launch asked the driver for, packed as
+  // valid (bit 63) | threads per block (11 bits) | dynamic shared bytes (32)
+  // | blocks per multiprocessor (20); 0 when none. Cleared when an attribute
+  // is set, since attributes change occupancy.
+  mutable std::atomic<uint64_t> cooperative_occupancy{0};
 };
 
 class Buffer : public DeviceChild {
