@@ -276,7 +276,15 @@ class GraphExec(Resource):
 
         if not isinstance(kernel, Kernel):
             raise TypeError(f"kernel must be a cuabi.Kernel, not {type(kernel).__name__}")
-        block = kernel.pack(args, types)
+        if types is not None:
+            block = kernel.pack(args, types)
+        else:
+            # The kernel's compiled packer for these argument types, as its
+            # launches use: one struct.pack_into, signature checked once.
+            view = bytearray(kernel.args_size)
+            if not kernel._last_packer(view, args):
+                kernel._packer(args)(view, args)
+            block = bytes(view)
         self._b.call(
             "cuabi_graph_exec_set_kernel_node_args",
             self._handle,
