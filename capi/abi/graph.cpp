@@ -23,7 +23,9 @@ cuabi_status cuabi_stream_end_capture(cuabi_stream stream, cuabi_graph* out) {
     need(out, "out");
     s.enter();
     CUgraph g = nullptr;
-    check(driver().cuStreamEndCapture(s.stream, &g), "cuStreamEndCapture");
+    const CUresult r = driver().cuStreamEndCapture(s.stream, &g);
+    s.flush_deferred_frees();
+    check(r, "cuStreamEndCapture");
     *out = publish<cuabi_graph>(Ref<Graph>::adopt(new Graph(s.device, g)));
   });
 }

@@ -88,6 +88,10 @@ Event* object_of(cuabi_event);
 Graph* object_of(cuabi_graph);
 GraphExec* object_of(cuabi_graph_exec);
 LaunchPlan* object_of(cuabi_launch_plan);
+MemoryPool* object_of(cuabi_memory_pool);
+Array* object_of(cuabi_array);
+Texture* object_of(cuabi_texture);
+Surface* object_of(cuabi_surface);
 template <class H>
 using ObjectFor = std::remove_pointer_t<decltype(object_of(H()))>;
 

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -93,6 +94,20 @@ void Device::stream_priority_range(int* least, int* greatest) const {
   *greatest = int32_t(uint32_t(packed));
 }
 
+int Device::get_attribute(CUdevice_attribute attr) const { return attribute(device, attr); }
+
+void Device::set_peer_enabled(int peer, bool enabled) {
+  std::lock_guard<std::mutex> lock(peer_mutex_);
+  auto it = std::find(peers_.begin(), peers_.end(), peer);
+  if (enabled && it == peers_.end()) peers_.push_back(peer);
+  if (!enabled && it != peers_.end()) peers_.erase(it);
+}
+
+bool Device::peer_enabled(int peer) const {
+  std::lock_guard<std::mutex> lock(peer_mutex_);
+  return std::find(peers_.begin(), peers_.end(), peer) != peers_.end();
+}
+
 Device::~Device() {
   {
     Registry& r = registry();
@@ -134,6 +149,10 @@ void Device::reset() {
   // Everything made so far becomes stale first, so no destructor frees a
   // resource the reset already destroyed.
   epoch_.fetch_add(1, std::memory_order_acq_rel);
+  {
+    std::lock_guard<std::mutex> peers(peer_mutex_);
+    peers_.clear();  // the reset ends peer access from this context
+  }
   d.cuCtxSetCurrent(nullptr);  // nothing of the old context stays current here
   check(d.cuDevicePrimaryCtxReset(device), "cuDevicePrimaryCtxReset");
   // A reset keeps our retain. A retain and release pair brings the context

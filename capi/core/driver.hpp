@@ -88,7 +88,48 @@ namespace cuabi {
   X(cuGraphNodeGetType, 10000)         \
   X(cuGraphKernelNodeGetParams, 12000) \
   X(cuGraphExecKernelNodeSetParams, 12000) \
-  X(cuGraphExecUpdate, 12000)
+  X(cuGraphExecUpdate, 12000)         \
+  X(cuMemAllocAsync, 11020)            \
+  X(cuMemAllocFromPoolAsync, 11020)    \
+  X(cuMemFreeAsync, 11020)             \
+  X(cuDeviceGetDefaultMemPool, 11020)  \
+  X(cuMemPoolCreate, 11020)            \
+  X(cuMemPoolDestroy, 11020)           \
+  X(cuMemPoolSetAttribute, 11020)      \
+  X(cuMemPoolGetAttribute, 11020)      \
+  X(cuMemPoolTrimTo, 11020)            \
+  X(cuMemPoolExportToShareableHandle, 11020)   \
+  X(cuMemPoolImportFromShareableHandle, 11020) \
+  X(cuMemPoolExportPointer, 11020)     \
+  X(cuMemPoolImportPointer, 11020)     \
+  X(cuMemAllocManaged, 6000)           \
+  X(cuMemPrefetchAsync, 12020)         \
+  X(cuMemAdvise, 12020)                \
+  X(cuMemGetAddressRange, 3020)        \
+  X(cuIpcGetMemHandle, 4010)           \
+  X(cuIpcOpenMemHandle, 11000)         \
+  X(cuIpcCloseMemHandle, 4010)         \
+  X(cuIpcGetEventHandle, 4010)         \
+  X(cuIpcOpenEventHandle, 4010)        \
+  X(cuDeviceCanAccessPeer, 4000)       \
+  X(cuCtxEnablePeerAccess, 4000)       \
+  X(cuCtxDisablePeerAccess, 4000)      \
+  X(cuDeviceGetP2PAttribute, 8000)     \
+  X(cuMemcpyPeer, 4000)                \
+  X(cuMemcpyPeerAsync, 4000)           \
+  X(cuMemAllocPitch, 3020)             \
+  X(cuMemsetD16, 3020)                 \
+  X(cuMemsetD16Async, 3020)            \
+  X(cuMemsetD32, 3020)                 \
+  X(cuMemsetD32Async, 3020)            \
+  X(cuMemcpy3D, 3020)                  \
+  X(cuMemcpy3DAsync, 3020)             \
+  X(cuArray3DCreate, 3020)             \
+  X(cuArrayDestroy, 2000)              \
+  X(cuTexObjectCreate, 5000)           \
+  X(cuTexObjectDestroy, 5000)          \
+  X(cuSurfObjectCreate, 5000)          \
+  X(cuSurfObjectDestroy, 5000)
 
 struct DriverApi {
 #define CUABI_DECLARE(name, version) PFN_##name##_v##version name = nullptr;

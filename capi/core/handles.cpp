@@ -20,6 +20,10 @@ const char* kind_name(Kind kind) {
     case Kind::Graph: return "cuabi_graph";
     case Kind::GraphExec: return "cuabi_graph_exec";
     case Kind::LaunchPlan: return "cuabi_launch_plan";
+    case Kind::MemoryPool: return "cuabi_memory_pool";
+    case Kind::Array: return "cuabi_array";
+    case Kind::Texture: return "cuabi_texture";
+    case Kind::Surface: return "cuabi_surface";
   }
   return "handle";
 }

@@ -36,8 +36,12 @@ enum class Kind : uint8_t {
   Graph,
   GraphExec,
   LaunchPlan,
+  MemoryPool,
+  Array,
+  Texture,
+  Surface,
 };
-constexpr Kind kLastKind = Kind::LaunchPlan;
+constexpr Kind kLastKind = Kind::Surface;
 
 const char* kind_name(Kind kind);
 

@@ -54,6 +54,13 @@ class Device : public Object {
   bool cluster_launch = false;      // CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH (0 on drivers without it)
 
   CUcontext context() const { return context_.load(std::memory_order_acquire); }
+  // A CUdevice_attribute of this device, asked of the driver.
+  int get_attribute(CUdevice_attribute attribute) const;
+
+  // Peer access this process enabled from this device's context to others'
+  // (cuabi_device_enable_peer_access), by ordinal.
+  void set_peer_enabled(int peer, bool enabled);
+  bool peer_enabled(int peer) const;
 
  private:
   explicit Device(int ordinal);
@@ -62,6 +69,8 @@ class Device : public Object {
   std::atomic<uint32_t> epoch_{0};
   std::atomic<bool> lost_{false};
   std::mutex reset_mutex_;
+  mutable std::mutex peer_mutex_;
+  std::vector<int> peers_;
   static constexpr int64_t kNoPriorityRange = INT64_MIN;
   mutable std::atomic<int64_t> priority_range_{kNoPriorityRange};
 };
@@ -152,15 +161,27 @@ class Function : public Object {
   mutable std::atomic<uint64_t> cooperative_occupancy{0};
 };
 
+class MemoryPool;
+class Stream;
+
 class Buffer : public DeviceChild {
  public:
   static constexpr Kind kKind = Kind::Buffer;
-  Buffer(Ref<Device> device, size_t bytes);                        // allocates
-  Buffer(Ref<Device> device, CUdeviceptr ptr, size_t bytes);       // wraps
+  // Takes over `ptr` of `bytes`, obtained as `kind` says (which decides how
+  // the destructor frees it).
+  Buffer(Ref<Device> device, cuabi_buffer_kind kind, CUdeviceptr ptr, size_t bytes);
   ~Buffer() override;
   CUdeviceptr ptr = 0;
   size_t size = 0;
-  bool owned = false;
+  cuabi_buffer_kind kind = CUABI_BUFFER_DEVICE;
+  size_t pitch = 0;             // CUABI_BUFFER_PITCHED
+  Ref<MemoryPool> pool;         // CUABI_BUFFER_STREAM_ORDERED from a pool; IPC from a pool
+  Ref<Stream> alloc_stream;     // CUABI_BUFFER_STREAM_ORDERED: freed in order there (empty: NULL stream)
+  CUdeviceptr ipc_base = 0;     // CUABI_BUFFER_IPC opened by cuIpcOpenMemHandle: what to close
+  // Set once cuabi_buffer_free_async queued the free: the destructor frees nothing.
+  std::atomic<bool> freed{false};
+  // Texture objects reading this buffer (a stream-ordered free is refused meanwhile).
+  std::atomic<int> users{0};
 };
 
 class HostBuffer : public DeviceChild {
@@ -186,12 +207,18 @@ class Stream : public DeviceChild {
   // Throws HOST_FUNCTION (and forgets them) when host functions failed since
   // the last call.
   void take_host_failures();
+  // A stream-ordered buffer released while this stream captured a graph: its
+  // free may not join the graph, so it waits here until the capture ends.
+  void defer_free(CUdeviceptr ptr);
+  // Queues the deferred frees on the stream (after a capture ended). Never throws.
+  void flush_deferred_frees() noexcept;
 
   CUstream stream = nullptr;
   bool owned = false;
 
  private:
   std::mutex host_mutex_;
+  std::vector<CUdeviceptr> deferred_frees_;
   size_t host_failures_ = 0;
   std::string first_host_failure_;
 };
@@ -200,8 +227,10 @@ class Event : public DeviceChild {
  public:
   static constexpr Kind kKind = Kind::Event;
   Event(Ref<Device> device, uint32_t flags);
+  Event(Ref<Device> device, CUevent opened);  // takes over an event opened by IPC
   ~Event() override;
   CUevent event = nullptr;
+  bool interprocess = false;
 };
 
 class Graph : public DeviceChild {
@@ -244,6 +273,55 @@ class GraphExec : public DeviceChild {
   // starts from.
   Ref<Graph> current_;
 };
+
+// A stream-ordered memory pool: the device's default one (not destroyed),
+// one made here, or one imported from another process.
+class MemoryPool : public DeviceChild {
+ public:
+  static constexpr Kind kKind = Kind::MemoryPool;
+  MemoryPool(Ref<Device> device, CUmemoryPool pool, bool owned, bool ipc, bool imported)
+      : DeviceChild(kKind, std::move(device)), pool(pool), owned(owned), ipc(ipc),
+        imported(imported) {}
+  ~MemoryPool() override;
+  CUmemoryPool pool;
+  bool owned;
+  bool ipc;       // exportable (CUABI_MEMORY_POOL_IPC)
+  bool imported;  // from another process: no allocations, pointers opened from it
+};
+
+class Array : public DeviceChild {
+ public:
+  static constexpr Kind kKind = Kind::Array;
+  Array(Ref<Device> device, CUarray array, const cuabi_array_desc& desc)
+      : DeviceChild(kKind, std::move(device)), array(array), desc(desc) {}
+  ~Array() override;
+  // Bytes per element: channels x the format's size.
+  size_t element_size() const;
+  CUarray array = nullptr;
+  cuabi_array_desc desc;
+};
+
+class Texture : public DeviceChild {
+ public:
+  static constexpr Kind kKind = Kind::Texture;
+  Texture(Ref<Device> device, CUtexObject texture, Ref<Array> array, Ref<Buffer> buffer);
+  ~Texture() override;
+  CUtexObject texture = 0;
+  Ref<Array> array;    // what it reads: one of the two
+  Ref<Buffer> buffer;
+};
+
+class Surface : public DeviceChild {
+ public:
+  static constexpr Kind kKind = Kind::Surface;
+  Surface(Ref<Array> array, CUsurfObject surface);
+  ~Surface() override;
+  CUsurfObject surface = 0;
+  Ref<Array> array;
+};
+
+// Bytes of one channel of `format`; 0 for a value that is no format.
+size_t format_size(cuabi_array_format format);
 
 // A prepared launch: everything checked once, an argument block owned here.
 class LaunchPlan : public Object {

@@ -25,19 +25,50 @@ Stream::Stream(Ref<Device> dev, CUstream wrapped)
     : DeviceChild(kKind, std::move(dev)), stream(wrapped), owned(false) {}
 
 Stream::~Stream() {
-  if (owned && enter_quietly(*this)) driver().cuStreamDestroy(stream);
+  if (!enter_quietly(*this)) return;
+  // Frees deferred by a capture that never ended: nothing runs on the stream
+  // any more, so the synchronous free is safe.
+  for (CUdeviceptr p : deferred_frees_) driver().cuMemFree(p);
+  if (owned) driver().cuStreamDestroy(stream);
+}
+
+void Stream::defer_free(CUdeviceptr ptr) {
+  try {
+    std::lock_guard<std::mutex> lock(host_mutex_);
+    deferred_frees_.push_back(ptr);
+  } catch (...) {
+    // Out of host memory in a destructor: the allocation stays with its pool.
+  }
+}
+
+void Stream::flush_deferred_frees() noexcept {
+  std::vector<CUdeviceptr> frees;
+  {
+    std::lock_guard<std::mutex> lock(host_mutex_);
+    frees.swap(deferred_frees_);
+  }
+  for (CUdeviceptr p : frees) driver().cuMemFreeAsync(p, stream);
 }
 
 Event::Event(Ref<Device> dev, uint32_t flags) : DeviceChild(kKind, std::move(dev)) {
-  const uint32_t known = CUABI_EVENT_DISABLE_TIMING | CUABI_EVENT_BLOCKING_SYNC;
+  const uint32_t known =
+      CUABI_EVENT_DISABLE_TIMING | CUABI_EVENT_BLOCKING_SYNC | CUABI_EVENT_INTERPROCESS;
   if (flags & ~known)
     fail_invalid("flags has bits this version does not define: " + std::to_string(flags));
+  if ((flags & CUABI_EVENT_INTERPROCESS) && !(flags & CUABI_EVENT_DISABLE_TIMING))
+    fail_invalid("CUABI_EVENT_INTERPROCESS needs CUABI_EVENT_DISABLE_TIMING: an event shared "
+                 "between processes cannot time");
   enter();
   unsigned cu_flags = 0;
   if (flags & CUABI_EVENT_DISABLE_TIMING) cu_flags |= CU_EVENT_DISABLE_TIMING;
   if (flags & CUABI_EVENT_BLOCKING_SYNC) cu_flags |= CU_EVENT_BLOCKING_SYNC;
+  if (flags & CUABI_EVENT_INTERPROCESS) cu_flags |= CU_EVENT_INTERPROCESS;
   check(driver().cuEventCreate(&event, cu_flags), "cuEventCreate");
+  interprocess = (flags & CUABI_EVENT_INTERPROCESS) != 0;
 }
+
+Event::Event(Ref<Device> dev, CUevent opened)
+    : DeviceChild(kKind, std::move(dev)), event(opened), interprocess(true) {}
 
 Event::~Event() {
   if (enter_quietly(*this)) driver().cuEventDestroy(event);

@@ -135,7 +135,7 @@ extern "C" {
 /* ------------------------------------------------------------------------- */
 
 #define CUABI_VERSION_MAJOR 0
-#define CUABI_VERSION_MINOR 2
+#define CUABI_VERSION_MINOR 3
 #define CUABI_VERSION_PATCH 0
 /* MAJOR * 10000 + MINOR * 100 + PATCH; compare with cuabi_version(). */
 #define CUABI_VERSION_NUMBER \
@@ -254,6 +254,10 @@ typedef struct cuabi_event_s* cuabi_event;             /* a CUDA event */
 typedef struct cuabi_graph_s* cuabi_graph;             /* a captured graph */
 typedef struct cuabi_graph_exec_s* cuabi_graph_exec;   /* an instantiated graph */
 typedef struct cuabi_launch_plan_s* cuabi_launch_plan; /* a prepared launch */
+typedef struct cuabi_memory_pool_s* cuabi_memory_pool; /* a stream-ordered memory pool */
+typedef struct cuabi_array_s* cuabi_array;             /* a CUDA array (1D, 2D, 3D, layered) */
+typedef struct cuabi_texture_s* cuabi_texture;         /* a texture object */
+typedef struct cuabi_surface_s* cuabi_surface;         /* a surface object */
 
 /* ------------------------------------------------------------------------- */
 /* Loading and library information                                            */
@@ -758,8 +762,9 @@ CUABI_API cuabi_status CUABI_CALL cuabi_buffer_copy_to_host_async(cuabi_buffer s
                                                                   size_t src_offset, void* dst,
                                                                   size_t bytes,
                                                                   cuabi_stream stream);
-/* Device to device. Overlapping ranges of the same memory answer
- * CUABI_ERROR_INVALID_ARGUMENT. */
+/* Device to device, on one device or between two (directly or through the
+ * host: cuabi_buffer_get_copy_path). Overlapping ranges of the same memory
+ * answer CUABI_ERROR_INVALID_ARGUMENT. */
 CUABI_API cuabi_status CUABI_CALL cuabi_buffer_copy(cuabi_buffer dst, size_t dst_offset,
                                                     cuabi_buffer src, size_t src_offset,
                                                     size_t bytes);
@@ -790,6 +795,473 @@ CUABI_API cuabi_status CUABI_CALL cuabi_host_buffer_get_pointer(cuabi_host_buffe
                                                                 void** ptr);
 CUABI_API cuabi_status CUABI_CALL cuabi_host_buffer_get_size(cuabi_host_buffer buffer,
                                                              size_t* bytes);
+
+/* ------------------------------------------------------------------------- */
+/* Kinds of device memory                                                     */
+/* ------------------------------------------------------------------------- */
+
+/* How a buffer's memory was obtained; decides how it is freed. */
+typedef enum cuabi_buffer_kind CUABI_ENUM_BASE {
+  /* cuabi_buffer_alloc (cuMemAlloc). */
+  CUABI_BUFFER_DEVICE = 0,
+  /* cuabi_buffer_alloc_async: from a memory pool, in stream order. */
+  CUABI_BUFFER_STREAM_ORDERED = 1,
+  /* cuabi_buffer_alloc_managed: visible to the host and every device. */
+  CUABI_BUFFER_MANAGED = 2,
+  /* cuabi_buffer_alloc_pitched: rows padded to the device's alignment. */
+  CUABI_BUFFER_PITCHED = 3,
+  /* cuabi_buffer_wrap: owned by someone else; release frees nothing. */
+  CUABI_BUFFER_WRAPPED = 4,
+  /* cuabi_buffer_open_ipc: another process's memory, mapped here. */
+  CUABI_BUFFER_IPC = 5,
+  CUABI_BUFFER_KIND_FORCE32 = 0x7FFFFFFF
+} cuabi_buffer_kind;
+
+CUABI_API cuabi_status CUABI_CALL cuabi_buffer_get_kind(cuabi_buffer buffer,
+                                                        cuabi_buffer_kind* kind);
+
+/* A location for prefetches and advice: a device ordinal, or the host. */
+#define CUABI_LOCATION_HOST (-1)
+
+/* ------------------------------------------------------------------------- */
+/* Stream-ordered allocation and memory pools                                 */
+/* ------------------------------------------------------------------------- */
+
+/* Flags for cuabi_memory_pool_desc: an OR of cuabi_memory_pool_flag_bits. */
+typedef uint32_t cuabi_memory_pool_flags;
+typedef enum cuabi_memory_pool_flag_bits CUABI_ENUM_BASE {
+  /* The pool can be shared with other processes as a file descriptor
+   * (cuabi_memory_pool_export_fd), and its allocations through
+   * cuabi_buffer_get_ipc_handle. */
+  CUABI_MEMORY_POOL_IPC = 1 << 0,
+  CUABI_MEMORY_POOL_FLAG_BITS_FORCE32 = 0x7FFFFFFF
+} cuabi_memory_pool_flag_bits;
+
+/* A new pool's properties. Start from cuabi_memory_pool_desc_init or
+ * CUABI_MEMORY_POOL_DESC_INIT. */
+typedef struct cuabi_memory_pool_desc {
+  size_t struct_size; /* sizeof(cuabi_memory_pool_desc) */
+  /* The most the pool may reserve, in bytes; 0: no limit but the device's. */
+  uint64_t max_bytes;
+  /* Memory the pool keeps reserved when a stream synchronizes instead of
+   * giving it back to the device, in bytes (0: give everything back). */
+  uint64_t release_threshold;
+  cuabi_memory_pool_flags flags; /* CUABI_MEMORY_POOL_* */
+} cuabi_memory_pool_desc;
+
+#define CUABI_MEMORY_POOL_DESC_INIT { sizeof(cuabi_memory_pool_desc), 0, 0, 0 }
+
+/* Fills `desc` with the defaults of CUABI_MEMORY_POOL_DESC_INIT (as
+ * cuabi_launch_config_init does for its struct). */
+CUABI_API cuabi_status CUABI_CALL cuabi_memory_pool_desc_init(cuabi_memory_pool_desc* desc,
+                                                              size_t struct_size);
+/* A new pool of `device`'s memory. `desc` NULL: the defaults. */
+CUABI_API cuabi_status CUABI_CALL cuabi_memory_pool_create(cuabi_device device,
+                                                           const cuabi_memory_pool_desc* desc,
+                                                           cuabi_memory_pool* out);
+/* The device's default pool, the one cuabi_buffer_alloc_async uses when
+ * given no pool (and the CUDA runtime's cudaMallocAsync, CuPy's and
+ * PyTorch's stream-ordered allocators share). Releasing the handle leaves
+ * the pool itself alone. */
+CUABI_API cuabi_status CUABI_CALL cuabi_device_get_default_memory_pool(cuabi_device device,
+                                                                       cuabi_memory_pool* out);
+/* Destroys a pool made here once every buffer allocated from it is freed
+ * (buffers keep their pool alive). */
+CUABI_API void CUABI_CALL cuabi_memory_pool_release(cuabi_memory_pool pool);
+CUABI_API cuabi_status CUABI_CALL cuabi_memory_pool_set_release_threshold(cuabi_memory_pool pool,
+                                                                          uint64_t bytes);
+CUABI_API cuabi_status CUABI_CALL cuabi_memory_pool_get_release_threshold(cuabi_memory_pool pool,
+                                                                          uint64_t* bytes);
+/* Gives reserved memory back to the device until the pool holds at most
+ * `keep_bytes` it is not using; memory in use is never given back. */
+CUABI_API cuabi_status CUABI_CALL cuabi_memory_pool_trim(cuabi_memory_pool pool,
+                                                         size_t keep_bytes);
+/* The bytes the pool has reserved from the device, and of those the bytes
+ * its live allocations use. */
+CUABI_API cuabi_status CUABI_CALL cuabi_memory_pool_get_usage(cuabi_memory_pool pool,
+                                                              uint64_t* reserved_bytes,
+                                                              uint64_t* used_bytes);
+/* A new file descriptor for the pool (made with CUABI_MEMORY_POOL_IPC),
+ * owned by the caller: pass it to another process (inherit it, or send it
+ * over a Unix socket) for cuabi_memory_pool_import_fd, then close it. */
+CUABI_API cuabi_status CUABI_CALL cuabi_memory_pool_export_fd(cuabi_memory_pool pool,
+                                                              int32_t* fd);
+/* Opens a pool another process exported, on `device`. `fd` stays the
+ * caller's to close. */
+CUABI_API cuabi_status CUABI_CALL cuabi_memory_pool_import_fd(cuabi_device device, int32_t fd,
+                                                              cuabi_memory_pool* out);
+
+/* Allocates `bytes` (> 0) in stream order on `stream` (NULL: the default
+ * stream) from `pool` (NULL: the device's default pool): the memory may be
+ * used by work on `stream` queued after this call, and by other streams
+ * once they wait for it (an event). Cheap, does not synchronise the device,
+ * and can be captured into a graph (the graph then owns an allocation node;
+ * free the buffer in the same capture with cuabi_buffer_free_async, or
+ * after the graph ran).
+ * Releasing the buffer frees it in order on the stream it was allocated on
+ * (kept alive by the buffer): work on other streams that uses it must be
+ * ordered before that stream or be finished. */
+CUABI_API cuabi_status CUABI_CALL cuabi_buffer_alloc_async(cuabi_device device, size_t bytes,
+                                                           cuabi_memory_pool pool,
+                                                           cuabi_stream stream,
+                                                           cuabi_buffer* out);
+/* Frees a stream-ordered buffer in order on `stream` (NULL: the default
+ * stream), after the work queued there before it, and releases the handle:
+ * cuabi never touches that memory again and the handle answers
+ * CUABI_ERROR_INVALID_HANDLE from then on. A buffer of another kind answers
+ * CUABI_ERROR_INVALID_ARGUMENT (release it instead); so does a buffer a
+ * texture object still uses. */
+CUABI_API cuabi_status CUABI_CALL cuabi_buffer_free_async(cuabi_buffer buffer,
+                                                          cuabi_stream stream);
+
+/* ------------------------------------------------------------------------- */
+/* Managed (unified) memory                                                   */
+/* ------------------------------------------------------------------------- */
+
+/* Flags for cuabi_buffer_alloc_managed: an OR of cuabi_managed_flag_bits. */
+typedef uint32_t cuabi_managed_flags;
+typedef enum cuabi_managed_flag_bits CUABI_ENUM_BASE {
+  /* Attached to the host at first: only the host and streams it is attached
+   * to may touch it (CU_MEM_ATTACH_HOST). Without it every stream may. */
+  CUABI_MANAGED_ATTACH_HOST = 1 << 0,
+  CUABI_MANAGED_FLAG_BITS_FORCE32 = 0x7FFFFFFF
+} cuabi_managed_flag_bits;
+
+/* Allocates `bytes` (> 0) of managed memory: one address valid on the host
+ * and on every device, migrated on demand.
+ *
+ * When the host may touch it (through cuabi_buffer_get_host_pointer): on a
+ * device whose CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS (89) is 1
+ * (Linux with a Pascal or newer GPU), at any time, with the usual data-race
+ * rules: what a kernel writes is seen by the host after the kernel is known
+ * to have finished (a synchronize), and the host must not write what a
+ * running kernel reads. Where that attribute is 0, the host must not touch
+ * any managed memory while any kernel runs on the device: synchronise the
+ * device first. */
+CUABI_API cuabi_status CUABI_CALL cuabi_buffer_alloc_managed(cuabi_device device, size_t bytes,
+                                                             cuabi_managed_flags flags,
+                                                             cuabi_buffer* out);
+/* The host address of a managed buffer (the same value as its device
+ * pointer). Another kind of buffer answers CUABI_ERROR_INVALID_ARGUMENT. */
+CUABI_API cuabi_status CUABI_CALL cuabi_buffer_get_host_pointer(cuabi_buffer buffer, void** ptr);
+/* Migrates [offset, offset + bytes) of a managed buffer to `location` (a
+ * device ordinal or CUABI_LOCATION_HOST) in order on `stream` (NULL: the
+ * default stream), ahead of its use there. */
+CUABI_API cuabi_status CUABI_CALL cuabi_buffer_prefetch_async(cuabi_buffer buffer, size_t offset,
+                                                              size_t bytes, int32_t location,
+                                                              cuabi_stream stream);
+
+/* Advice on how a managed range is used (the driver's CUmem_advise). */
+typedef enum cuabi_memory_advice CUABI_ENUM_BASE {
+  /* Mostly read: every reader keeps its own copy. `location` unused. */
+  CUABI_ADVISE_SET_READ_MOSTLY = 1,
+  CUABI_ADVISE_UNSET_READ_MOSTLY = 2,
+  /* Keep the pages at `location` where possible. */
+  CUABI_ADVISE_SET_PREFERRED_LOCATION = 3,
+  CUABI_ADVISE_UNSET_PREFERRED_LOCATION = 4,
+  /* `location` (a device) keeps a mapping, so it never faults on them. */
+  CUABI_ADVISE_SET_ACCESSED_BY = 5,
+  CUABI_ADVISE_UNSET_ACCESSED_BY = 6,
+  CUABI_MEMORY_ADVICE_FORCE32 = 0x7FFFFFFF
+} cuabi_memory_advice;
+
+/* Gives `advice` for [offset, offset + bytes) of a managed buffer;
+ * `location` is a device ordinal or CUABI_LOCATION_HOST. */
+CUABI_API cuabi_status CUABI_CALL cuabi_buffer_advise(cuabi_buffer buffer, size_t offset,
+                                                      size_t bytes, cuabi_memory_advice advice,
+                                                      int32_t location);
+
+/* ------------------------------------------------------------------------- */
+/* Sharing memory and events with other processes (IPC)                       */
+/* ------------------------------------------------------------------------- */
+
+/* The size of an IPC handle: plain bytes, to send to another process
+ * through a pipe, a socket or a file. It names the memory (or event), the
+ * process that exported it and the buffer's size, with a checksum, so a
+ * damaged or foreign handle is refused before the driver sees it. */
+#define CUABI_IPC_HANDLE_SIZE 128
+
+/* Writes the IPC handle of `buffer` (CUABI_BUFFER_DEVICE, CUABI_BUFFER_PITCHED,
+ * or CUABI_BUFFER_STREAM_ORDERED from a pool made with CUABI_MEMORY_POOL_IPC)
+ * into `handle`, which holds `handle_size` >= CUABI_IPC_HANDLE_SIZE bytes.
+ * The handle stays valid while the buffer lives in this process. Other kinds
+ * answer CUABI_ERROR_INVALID_ARGUMENT saying which can be shared;
+ * `handle_size` too small answers CUABI_ERROR_INSUFFICIENT_BUFFER. */
+CUABI_API cuabi_status CUABI_CALL cuabi_buffer_get_ipc_handle(cuabi_buffer buffer, void* handle,
+                                                              size_t handle_size);
+/* Opens, on `device`, a buffer another process exported. A handle of a pool
+ * allocation needs `pool`: that pool, imported here with
+ * cuabi_memory_pool_import_fd; other handles take NULL. The buffer
+ * (CUABI_BUFFER_IPC) has the exported size; releasing it unmaps the memory,
+ * which the exporting process still owns and must keep alive meanwhile.
+ * Refused with CUABI_ERROR_INVALID_ARGUMENT naming why: a handle from this
+ * very process (use the buffer itself), a damaged or foreign one (not
+ * CUABI_IPC_HANDLE_SIZE bytes, a bad checksum, an event's handle); the
+ * driver refuses one whose memory was given back to it (freed, or its
+ * process ended). A small buffer shares a driver block with other
+ * allocations of its process, which stays mapped while any of them lives:
+ * its handle can then still open after the buffer was freed, so the
+ * exporting process must keep a buffer alive until every importer is done. */
+CUABI_API cuabi_status CUABI_CALL cuabi_buffer_open_ipc(cuabi_device device,
+                                                        cuabi_memory_pool pool,
+                                                        const void* handle, size_t handle_size,
+                                                        cuabi_buffer* out);
+/* Writes the IPC handle of an event made with CUABI_EVENT_INTERPROCESS (and
+ * CUABI_EVENT_DISABLE_TIMING), as cuabi_buffer_get_ipc_handle does. */
+CUABI_API cuabi_status CUABI_CALL cuabi_event_get_ipc_handle(cuabi_event event, void* handle,
+                                                             size_t handle_size);
+/* Opens another process's event on `device`: record it there, wait for it
+ * here (cuabi_stream_wait_event, cuabi_event_synchronize). The same refusals
+ * as cuabi_buffer_open_ipc. */
+CUABI_API cuabi_status CUABI_CALL cuabi_event_open_ipc(cuabi_device device, const void* handle,
+                                                       size_t handle_size, cuabi_event* out);
+
+/* ------------------------------------------------------------------------- */
+/* Peer access between devices                                                */
+/* ------------------------------------------------------------------------- */
+
+/* 1 when kernels on `device` can access memory of `peer` once peer access is
+ * enabled, 0 when not, and 0 for a device and itself (no peer). */
+CUABI_API cuabi_status CUABI_CALL cuabi_device_can_access_peer(cuabi_device device,
+                                                               cuabi_device peer,
+                                                               int32_t* can_access);
+/* Lets kernels and copies on `device` reach `peer`'s memory directly.
+ * Enabling what is enabled succeeds. A device and itself, or a pair that
+ * cannot access each other, answers CUABI_ERROR_INVALID_ARGUMENT /
+ * CUABI_ERROR_NOT_SUPPORTED naming the devices. */
+CUABI_API cuabi_status CUABI_CALL cuabi_device_enable_peer_access(cuabi_device device,
+                                                                  cuabi_device peer);
+/* Undoes cuabi_device_enable_peer_access; disabling what is not enabled
+ * succeeds. */
+CUABI_API cuabi_status CUABI_CALL cuabi_device_disable_peer_access(cuabi_device device,
+                                                                   cuabi_device peer);
+/* Any CUdevice_P2PAttribute of the pair, by its numeric value (see cuda.h);
+ * a device and itself answers CUABI_ERROR_INVALID_ARGUMENT. */
+CUABI_API cuabi_status CUABI_CALL cuabi_device_get_peer_attribute(cuabi_device device,
+                                                                  cuabi_device peer,
+                                                                  int32_t cu_p2p_attribute,
+                                                                  int32_t* value);
+
+/* How a copy between two buffers travels. */
+typedef enum cuabi_copy_path CUABI_ENUM_BASE {
+  /* Both buffers are on one device. */
+  CUABI_COPY_SAME_DEVICE = 0,
+  /* Between devices, directly: peer access is enabled between them. */
+  CUABI_COPY_PEER = 1,
+  /* Between devices through host memory: peer access is not enabled. */
+  CUABI_COPY_THROUGH_HOST = 2,
+  CUABI_COPY_PATH_FORCE32 = 0x7FFFFFFF
+} cuabi_copy_path;
+
+/* How cuabi_buffer_copy from `src` to `dst` travels now. cuabi_buffer_copy
+ * and cuabi_buffer_copy_async copy between devices by either path. */
+CUABI_API cuabi_status CUABI_CALL cuabi_buffer_get_copy_path(cuabi_buffer dst, cuabi_buffer src,
+                                                             cuabi_copy_path* path);
+
+/* ------------------------------------------------------------------------- */
+/* Pitched memory, fills, and copies in two and three dimensions              */
+/* ------------------------------------------------------------------------- */
+
+/* Allocates `height` rows of at least `width_bytes` each, each row padded so
+ * that rows of elements of `element_size` (4, 8 or 16) bytes stay aligned
+ * for the device (cuMemAllocPitch). The row pitch is
+ * cuabi_buffer_get_pitch's; the buffer's size is pitch * height. */
+CUABI_API cuabi_status CUABI_CALL cuabi_buffer_alloc_pitched(cuabi_device device,
+                                                             size_t width_bytes, size_t height,
+                                                             uint32_t element_size,
+                                                             cuabi_buffer* out);
+/* The row pitch in bytes of a pitched buffer; 0 for every other kind. */
+CUABI_API cuabi_status CUABI_CALL cuabi_buffer_get_pitch(cuabi_buffer buffer, size_t* pitch);
+
+/* Sets `count` elements of `element_size` (1, 2 or 4) bytes from `offset`
+ * (a multiple of `element_size`) to `value` (its low element_size bytes;
+ * higher bits must be 0). Checked against the buffer as every copy is. */
+CUABI_API cuabi_status CUABI_CALL cuabi_buffer_fill(cuabi_buffer buffer, size_t offset,
+                                                    uint32_t value, uint32_t element_size,
+                                                    size_t count);
+CUABI_API cuabi_status CUABI_CALL cuabi_buffer_fill_async(cuabi_buffer buffer, size_t offset,
+                                                          uint32_t value, uint32_t element_size,
+                                                          size_t count, cuabi_stream stream);
+
+/* A copy of a box of `width_bytes` x `height` rows x `depth` slices.
+ * Each side is exactly one of: host memory (`*_host`), a buffer (`*_buffer`)
+ * or an array (`*_array`). The box starts at byte `*_x_bytes` of row `*_y`
+ * of slice `*_z`. For host memory and buffers, rows are `*_pitch` bytes
+ * apart (0: the buffer's pitch if it is pitched, else width_bytes) and
+ * slices `*_height` rows apart (0: height). For arrays, `*_x_bytes` and
+ * `width_bytes` are in bytes of whole elements, and pitch and height are
+ * the array's own (leave them 0). height and depth 0 count as 1.
+ * Every range is checked before the driver sees it: a box past a buffer's
+ * end or an array's extent answers CUABI_ERROR_OUT_OF_RANGE naming the side
+ * and the dimension; a pitch smaller than the row, or not exactly one
+ * memory per side, CUABI_ERROR_INVALID_ARGUMENT. Start from
+ * cuabi_copy_3d_desc_init or CUABI_COPY_3D_DESC_INIT. */
+typedef struct cuabi_copy_3d_desc {
+  size_t struct_size; /* sizeof(cuabi_copy_3d_desc) */
+  const void* src_host;
+  cuabi_buffer src_buffer;
+  cuabi_array src_array;
+  size_t src_x_bytes, src_y, src_z;
+  size_t src_pitch, src_height;
+  void* dst_host;
+  cuabi_buffer dst_buffer;
+  cuabi_array dst_array;
+  size_t dst_x_bytes, dst_y, dst_z;
+  size_t dst_pitch, dst_height;
+  size_t width_bytes, height, depth;
+} cuabi_copy_3d_desc;
+
+#define CUABI_COPY_3D_DESC_INIT                                                          \
+  { sizeof(cuabi_copy_3d_desc), NULL, NULL, NULL, 0, 0, 0, 0, 0, NULL, NULL, NULL, 0, 0, \
+    0, 0, 0, 0, 1, 1 }
+
+/* Fills `desc` with the defaults of CUABI_COPY_3D_DESC_INIT (nothing to copy,
+ * height and depth 1). */
+CUABI_API cuabi_status CUABI_CALL cuabi_copy_3d_desc_init(cuabi_copy_3d_desc* desc,
+                                                          size_t struct_size);
+/* Copies the box and returns once it is done (ordered on the default stream
+ * as cuabi_buffer_copy is). */
+CUABI_API cuabi_status CUABI_CALL cuabi_copy_3d(const cuabi_copy_3d_desc* desc);
+/* Copies the box in order on `stream` (NULL: the default stream); host
+ * memory must stay valid until the stream reaches the copy. */
+CUABI_API cuabi_status CUABI_CALL cuabi_copy_3d_async(const cuabi_copy_3d_desc* desc,
+                                                      cuabi_stream stream);
+
+/* ------------------------------------------------------------------------- */
+/* Arrays, texture objects and surface objects                                */
+/* ------------------------------------------------------------------------- */
+
+/* An array element's channel type (the values of the driver's CUarray_format). */
+typedef enum cuabi_array_format CUABI_ENUM_BASE {
+  CUABI_FORMAT_U8 = 0x01,  /* unsigned 8-bit integer */
+  CUABI_FORMAT_U16 = 0x02, /* unsigned 16-bit integer */
+  CUABI_FORMAT_U32 = 0x03, /* unsigned 32-bit integer */
+  CUABI_FORMAT_S8 = 0x08,  /* signed 8-bit integer */
+  CUABI_FORMAT_S16 = 0x09, /* signed 16-bit integer */
+  CUABI_FORMAT_S32 = 0x0a, /* signed 32-bit integer */
+  CUABI_FORMAT_F16 = 0x10, /* 16-bit float (half) */
+  CUABI_FORMAT_F32 = 0x20, /* 32-bit float */
+  CUABI_ARRAY_FORMAT_FORCE32 = 0x7FFFFFFF
+} cuabi_array_format;
+
+/* Flags for cuabi_array_desc: an OR of cuabi_array_flag_bits. */
+typedef uint32_t cuabi_array_flags;
+typedef enum cuabi_array_flag_bits CUABI_ENUM_BASE {
+  /* A layered array: `depth` is the number of layers of 1D or 2D arrays. */
+  CUABI_ARRAY_LAYERED = 1 << 0,
+  /* Surface objects may read and write it (cuabi_surface_create). */
+  CUABI_ARRAY_SURFACE_LOAD_STORE = 1 << 1,
+  /* Texture gather (tex2Dgather) may read it; 2D arrays only. */
+  CUABI_ARRAY_TEXTURE_GATHER = 1 << 2,
+  CUABI_ARRAY_FLAG_BITS_FORCE32 = 0x7FFFFFFF
+} cuabi_array_flag_bits;
+
+/* An array's shape: `width` elements (> 0), `height` rows (0 for 1D) and
+ * `depth` slices or layers (0 for 1D and 2D); each element `channels` (1, 2
+ * or 4) values of `format`. Start from cuabi_array_desc_init or
+ * CUABI_ARRAY_DESC_INIT. */
+typedef struct cuabi_array_desc {
+  size_t struct_size; /* sizeof(cuabi_array_desc) */
+  size_t width, height, depth;
+  cuabi_array_format format;
+  uint32_t channels;
+  cuabi_array_flags flags; /* CUABI_ARRAY_* */
+} cuabi_array_desc;
+
+#define CUABI_ARRAY_DESC_INIT \
+  { sizeof(cuabi_array_desc), 0, 0, 0, CUABI_FORMAT_F32, 1, 0 }
+
+/* Fills `desc` with the defaults of CUABI_ARRAY_DESC_INIT (no extent, one
+ * float channel). */
+CUABI_API cuabi_status CUABI_CALL cuabi_array_desc_init(cuabi_array_desc* desc,
+                                                        size_t struct_size);
+/* A new array on `device`; the shape is checked against the device's limits
+ * first. Fill and read it with cuabi_copy_3d. */
+CUABI_API cuabi_status CUABI_CALL cuabi_array_create(cuabi_device device,
+                                                     const cuabi_array_desc* desc,
+                                                     cuabi_array* out);
+/* Frees the array once no texture or surface object uses it. */
+CUABI_API void CUABI_CALL cuabi_array_release(cuabi_array array);
+/* The array's shape as it was created (`desc->struct_size` must be set). */
+CUABI_API cuabi_status CUABI_CALL cuabi_array_get_desc(cuabi_array array, cuabi_array_desc* desc);
+/* The raw CUarray value, for interop. */
+CUABI_API cuabi_status CUABI_CALL cuabi_array_get_handle(cuabi_array array, uint64_t* cu_array);
+
+/* How a texture fetch outside [0, extent) is answered (CUaddress_mode). */
+typedef enum cuabi_address_mode CUABI_ENUM_BASE {
+  CUABI_ADDRESS_WRAP = 0,   /* repeats; normalised coordinates only */
+  CUABI_ADDRESS_CLAMP = 1,  /* the nearest edge element */
+  CUABI_ADDRESS_MIRROR = 2, /* mirrored repeats; normalised coordinates only */
+  CUABI_ADDRESS_BORDER = 3, /* the border colour */
+  CUABI_ADDRESS_MODE_FORCE32 = 0x7FFFFFFF
+} cuabi_address_mode;
+
+/* How a fetch between elements is answered (CUfilter_mode). */
+typedef enum cuabi_filter_mode CUABI_ENUM_BASE {
+  CUABI_FILTER_POINT = 0,  /* the nearest element */
+  CUABI_FILTER_LINEAR = 1, /* interpolated; float or normalised-float reads only */
+  CUABI_FILTER_MODE_FORCE32 = 0x7FFFFFFF
+} cuabi_filter_mode;
+
+/* What a fetch returns. */
+typedef enum cuabi_read_mode CUABI_ENUM_BASE {
+  /* The element's own type. */
+  CUABI_READ_ELEMENT_TYPE = 0,
+  /* 8- and 16-bit integers as floats in [0, 1] (unsigned) or [-1, 1]. */
+  CUABI_READ_NORMALIZED_FLOAT = 1,
+  CUABI_READ_MODE_FORCE32 = 0x7FFFFFFF
+} cuabi_read_mode;
+
+/* A texture object over exactly one of: an array (`array`), or a buffer
+ * (`buffer`) read from byte `offset` (a multiple of the device's texture
+ * alignment) as `width` elements (height 0: linear memory) or as `height`
+ * rows of `width` elements `pitch` bytes apart (0: the buffer's pitch); a
+ * buffer's elements are `channels` values of `format`. Start from
+ * cuabi_texture_desc_init or CUABI_TEXTURE_DESC_INIT. */
+typedef struct cuabi_texture_desc {
+  size_t struct_size; /* sizeof(cuabi_texture_desc) */
+  cuabi_array array;
+  cuabi_buffer buffer;
+  size_t offset;
+  size_t width, height, pitch;
+  cuabi_array_format format;
+  uint32_t channels;
+  cuabi_address_mode address_x, address_y, address_z;
+  cuabi_filter_mode filter;
+  cuabi_read_mode read_mode;
+  /* 1: coordinates in [0, 1) across each dimension; 0: element indices. */
+  uint32_t normalized_coords;
+  /* The colour CUABI_ADDRESS_BORDER answers. */
+  float border_r, border_g, border_b, border_a;
+} cuabi_texture_desc;
+
+#define CUABI_TEXTURE_DESC_INIT                                                          \
+  { sizeof(cuabi_texture_desc), NULL, NULL, 0, 0, 0, 0, CUABI_FORMAT_F32, 1,              \
+    CUABI_ADDRESS_CLAMP, CUABI_ADDRESS_CLAMP, CUABI_ADDRESS_CLAMP, CUABI_FILTER_POINT,    \
+    CUABI_READ_ELEMENT_TYPE, 0, 0.0f, 0.0f, 0.0f, 0.0f }
+
+/* Fills `desc` with the defaults of CUABI_TEXTURE_DESC_INIT (no memory, one
+ * float channel, clamped, point-filtered element reads by index). */
+CUABI_API cuabi_status CUABI_CALL cuabi_texture_desc_init(cuabi_texture_desc* desc,
+                                                          size_t struct_size);
+/* A texture object; it keeps its array or buffer alive. Everything is
+ * checked first (exactly one memory, the range inside the buffer, modes
+ * that need normalised coordinates, linear filtering of integer reads). */
+CUABI_API cuabi_status CUABI_CALL cuabi_texture_create(const cuabi_texture_desc* desc,
+                                                       cuabi_texture* out);
+CUABI_API void CUABI_CALL cuabi_texture_release(cuabi_texture texture);
+/* The CUtexObject (cudaTextureObject_t): pass it by value, as an 8-byte
+ * kernel argument. Valid while the texture handle lives. */
+CUABI_API cuabi_status CUABI_CALL cuabi_texture_get_handle(cuabi_texture texture,
+                                                           uint64_t* tex_object);
+
+/* A surface object over an array made with CUABI_ARRAY_SURFACE_LOAD_STORE;
+ * it keeps the array alive. */
+CUABI_API cuabi_status CUABI_CALL cuabi_surface_create(cuabi_array array, cuabi_surface* out);
+CUABI_API void CUABI_CALL cuabi_surface_release(cuabi_surface surface);
+/* The CUsurfObject (cudaSurfaceObject_t), an 8-byte kernel argument. */
+CUABI_API cuabi_status CUABI_CALL cuabi_surface_get_handle(cuabi_surface surface,
+                                                           uint64_t* surf_object);
 
 /* ------------------------------------------------------------------------- */
 /* Streams                                                                    */
@@ -850,6 +1322,9 @@ typedef enum cuabi_event_flag_bits CUABI_ENUM_BASE {
   CUABI_EVENT_DISABLE_TIMING = 1 << 0,
   /* Synchronizing sleeps instead of spinning. */
   CUABI_EVENT_BLOCKING_SYNC = 1 << 1,
+  /* The event can be shared with another process (cuabi_event_get_ipc_handle).
+   * Needs CUABI_EVENT_DISABLE_TIMING. */
+  CUABI_EVENT_INTERPROCESS = 1 << 2,
   CUABI_EVENT_FLAG_BITS_FORCE32 = 0x7FFFFFFF
 } cuabi_event_flag_bits;
 

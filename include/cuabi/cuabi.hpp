@@ -579,6 +579,70 @@ class event : public detail::owner<cuabi_event, cuabi_event_release> {
 
 inline void stream::wait(const event& e) const { check(cuabi_stream_wait_event(get(), e)); }
 
+/* A stream-ordered memory pool (cuabi_memory_pool). */
+class memory_pool : public detail::owner<cuabi_memory_pool, cuabi_memory_pool_release> {
+ public:
+  using owner::owner;
+
+  static memory_pool create(const device& dev, const cuabi_memory_pool_desc* desc = nullptr) {
+    memory_pool p;
+    check(cuabi_memory_pool_create(dev, desc, p.out()));
+    return p;
+  }
+  static memory_pool default_pool(const device& dev) {
+    memory_pool p;
+    check(cuabi_device_get_default_memory_pool(dev, p.out()));
+    return p;
+  }
+  void trim(size_t keep_bytes) const { check(cuabi_memory_pool_trim(get(), keep_bytes)); }
+};
+
+/* A CUDA array (cuabi_array). */
+class array : public detail::owner<cuabi_array, cuabi_array_release> {
+ public:
+  using owner::owner;
+
+  static array create(const device& dev, const cuabi_array_desc& desc) {
+    array a;
+    check(cuabi_array_create(dev, &desc, a.out()));
+    return a;
+  }
+};
+
+/* A texture object (cuabi_texture); value() is the 8-byte kernel argument. */
+class texture : public detail::owner<cuabi_texture, cuabi_texture_release> {
+ public:
+  using owner::owner;
+
+  static texture create(const cuabi_texture_desc& desc) {
+    texture t;
+    check(cuabi_texture_create(&desc, t.out()));
+    return t;
+  }
+  uint64_t value() const {
+    uint64_t v = 0;
+    check(cuabi_texture_get_handle(get(), &v));
+    return v;
+  }
+};
+
+/* A surface object (cuabi_surface); value() is the 8-byte kernel argument. */
+class surface : public detail::owner<cuabi_surface, cuabi_surface_release> {
+ public:
+  using owner::owner;
+
+  static surface create(const array& a) {
+    surface s;
+    check(cuabi_surface_create(a, s.out()));
+    return s;
+  }
+  uint64_t value() const {
+    uint64_t v = 0;
+    check(cuabi_surface_get_handle(get(), &v));
+    return v;
+  }
+};
+
 /* An instantiated graph (cuabi_graph_exec). */
 class graph_exec : public detail::owner<cuabi_graph_exec, cuabi_graph_exec_release> {
  public:

@@ -100,7 +100,13 @@ def plain_enum(enum: Dict[str, Any]) -> str:
     prefix = "CUABI_ERROR_" if name == STATUS else common_prefix([v["name"] for v in values])
     open_enum = name in OPEN
     closed = name != STATUS and not open_enum
-    derives = "Clone, Copy, Debug, Default, PartialEq, Eq, Hash" if closed else "Clone, Copy, Debug, PartialEq, Eq, Hash"
+    # Default only where a value is 0 (what a zeroed struct field holds).
+    has_zero = any(v["value"] == 0 for v in values)
+    derives = (
+        "Clone, Copy, Debug, Default, PartialEq, Eq, Hash"
+        if closed and has_zero
+        else "Clone, Copy, Debug, PartialEq, Eq, Hash"
+    )
     out = [doc(TYPE_DOCS[name], raw=True) if name in TYPE_DOCS else doc(enum["doc"])]
     if not closed:
         out.append("///\n/// More values may come with a newer library: match with a `_` arm.\n")
@@ -146,6 +152,16 @@ def plain_enum(enum: Dict[str, Any]) -> str:
         if open_enum:
             out.append(f"            {rust}::Raw(value) => value,\n")
         out.append("        }\n    }\n")
+        if closed:
+            out.append(
+                f"    /// The variant of a raw `{name}` value (as the library answers it);\n"
+                "    /// `None` for a value this version of the crate does not know.\n"
+                f"    pub fn from_raw(value: sys::{name}) -> Option<{rust}> {{\n"
+                "        match value {\n"
+            )
+            for variant, v in variants:
+                out.append(f"            sys::{v['name']} => Some({rust}::{variant}),\n")
+            out.append("            _ => None,\n        }\n    }\n")
     out.append("}\n")
     return "".join(out)
 

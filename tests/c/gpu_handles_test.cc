@@ -66,6 +66,24 @@ class HandleKindsTest : public GpuTest {
     ASSERT_EQ(CUABI_SUCCESS, cuabi_launch_plan_create(function, &config, stream, &plan))
         << LastError();
     Keep(Kind::kLaunchPlan, plan);
+    cuabi_memory_pool pool = nullptr;
+    ASSERT_EQ(CUABI_SUCCESS, cuabi_memory_pool_create(device_, nullptr, &pool)) << LastError();
+    Keep(Kind::kMemoryPool, pool);
+    cuabi_array_desc array_desc = CUABI_ARRAY_DESC_INIT;
+    array_desc.width = 16;
+    array_desc.height = 4;
+    array_desc.flags = CUABI_ARRAY_SURFACE_LOAD_STORE;
+    cuabi_array array = nullptr;
+    ASSERT_EQ(CUABI_SUCCESS, cuabi_array_create(device_, &array_desc, &array)) << LastError();
+    Keep(Kind::kArray, array);
+    cuabi_texture_desc texture_desc = CUABI_TEXTURE_DESC_INIT;
+    texture_desc.array = array;
+    cuabi_texture texture = nullptr;
+    ASSERT_EQ(CUABI_SUCCESS, cuabi_texture_create(&texture_desc, &texture)) << LastError();
+    Keep(Kind::kTexture, texture);
+    cuabi_surface surface = nullptr;
+    ASSERT_EQ(CUABI_SUCCESS, cuabi_surface_create(array, &surface)) << LastError();
+    Keep(Kind::kSurface, surface);
     for (Kind k : AllKinds()) ASSERT_NE(0u, live_[k]) << KindName(k);
   }
 

@@ -477,6 +477,194 @@ std::vector<HandleCall> MakeHandleCalls() {
   });
   add("cuabi_launch_plan_launch", Kind::kLaunchPlan,
       [](uintptr_t h, bool*) { return cuabi_launch_plan_launch(As<cuabi_launch_plan>(h)); });
+
+  // Memory of every kind, pools, IPC and peers.
+  add("cuabi_buffer_get_kind", Kind::kBuffer, [](uintptr_t h, bool* t) {
+    cuabi_buffer_kind k = static_cast<cuabi_buffer_kind>(kI32);
+    cuabi_status s = cuabi_buffer_get_kind(As<cuabi_buffer>(h), &k);
+    *t = k != static_cast<cuabi_buffer_kind>(kI32);
+    return s;
+  });
+  add("cuabi_memory_pool_create", Kind::kDevice, [](uintptr_t h, bool* t) {
+    cuabi_memory_pool p = Out<cuabi_memory_pool>();
+    cuabi_status s = cuabi_memory_pool_create(As<cuabi_device>(h), nullptr, &p);
+    *t = p != Out<cuabi_memory_pool>();
+    return s;
+  });
+  add("cuabi_device_get_default_memory_pool", Kind::kDevice, [](uintptr_t h, bool* t) {
+    cuabi_memory_pool p = Out<cuabi_memory_pool>();
+    cuabi_status s = cuabi_device_get_default_memory_pool(As<cuabi_device>(h), &p);
+    *t = p != Out<cuabi_memory_pool>();
+    return s;
+  });
+  add("cuabi_memory_pool_set_release_threshold", Kind::kMemoryPool, [](uintptr_t h, bool*) {
+    return cuabi_memory_pool_set_release_threshold(As<cuabi_memory_pool>(h), 0);
+  });
+  add("cuabi_memory_pool_get_release_threshold", Kind::kMemoryPool, [](uintptr_t h, bool* t) {
+    uint64_t v = kU64;
+    cuabi_status s = cuabi_memory_pool_get_release_threshold(As<cuabi_memory_pool>(h), &v);
+    *t = v != kU64;
+    return s;
+  });
+  add("cuabi_memory_pool_trim", Kind::kMemoryPool, [](uintptr_t h, bool*) {
+    return cuabi_memory_pool_trim(As<cuabi_memory_pool>(h), 0);
+  });
+  add("cuabi_memory_pool_get_usage", Kind::kMemoryPool, [](uintptr_t h, bool* t) {
+    uint64_t a = kU64, b = kU64;
+    cuabi_status s = cuabi_memory_pool_get_usage(As<cuabi_memory_pool>(h), &a, &b);
+    *t = a != kU64 || b != kU64;
+    return s;
+  });
+  add("cuabi_memory_pool_export_fd", Kind::kMemoryPool, [](uintptr_t h, bool* t) {
+    int32_t fd = kI32;
+    cuabi_status s = cuabi_memory_pool_export_fd(As<cuabi_memory_pool>(h), &fd);
+    *t = fd != kI32;
+    return s;
+  });
+  add("cuabi_memory_pool_import_fd", Kind::kDevice, [](uintptr_t h, bool* t) {
+    cuabi_memory_pool p = Out<cuabi_memory_pool>();
+    cuabi_status s = cuabi_memory_pool_import_fd(As<cuabi_device>(h), 0, &p);
+    *t = p != Out<cuabi_memory_pool>();
+    return s;
+  });
+  add("cuabi_buffer_alloc_async", Kind::kDevice, [](uintptr_t h, bool* t) {
+    cuabi_buffer b = Out<cuabi_buffer>();
+    cuabi_status s = cuabi_buffer_alloc_async(As<cuabi_device>(h), 64, nullptr, nullptr, &b);
+    *t = b != Out<cuabi_buffer>();
+    return s;
+  });
+  add("cuabi_buffer_free_async", Kind::kBuffer, [](uintptr_t h, bool*) {
+    return cuabi_buffer_free_async(As<cuabi_buffer>(h), nullptr);
+  });
+  add("cuabi_buffer_alloc_managed", Kind::kDevice, [](uintptr_t h, bool* t) {
+    cuabi_buffer b = Out<cuabi_buffer>();
+    cuabi_status s = cuabi_buffer_alloc_managed(As<cuabi_device>(h), 64, 0, &b);
+    *t = b != Out<cuabi_buffer>();
+    return s;
+  });
+  add("cuabi_buffer_get_host_pointer", Kind::kBuffer, [](uintptr_t h, bool* t) {
+    void* p = Out<void*>();
+    cuabi_status s = cuabi_buffer_get_host_pointer(As<cuabi_buffer>(h), &p);
+    *t = p != Out<void*>();
+    return s;
+  });
+  add("cuabi_buffer_prefetch_async", Kind::kBuffer, [](uintptr_t h, bool*) {
+    return cuabi_buffer_prefetch_async(As<cuabi_buffer>(h), 0, 0, CUABI_LOCATION_HOST, nullptr);
+  });
+  add("cuabi_buffer_advise", Kind::kBuffer, [](uintptr_t h, bool*) {
+    return cuabi_buffer_advise(As<cuabi_buffer>(h), 0, 0, CUABI_ADVISE_SET_READ_MOSTLY, 0);
+  });
+  add("cuabi_buffer_get_ipc_handle", Kind::kBuffer, [](uintptr_t h, bool* t) {
+    unsigned char handle[CUABI_IPC_HANDLE_SIZE];
+    std::memset(handle, 0x5e, sizeof handle);
+    cuabi_status s = cuabi_buffer_get_ipc_handle(As<cuabi_buffer>(h), handle, sizeof handle);
+    *t = handle[0] != 0x5e;
+    return s;
+  });
+  add("cuabi_buffer_open_ipc", Kind::kDevice, [](uintptr_t h, bool* t) {
+    unsigned char handle[CUABI_IPC_HANDLE_SIZE] = {0};
+    cuabi_buffer b = Out<cuabi_buffer>();
+    cuabi_status s =
+        cuabi_buffer_open_ipc(As<cuabi_device>(h), nullptr, handle, sizeof handle, &b);
+    *t = b != Out<cuabi_buffer>();
+    return s;
+  });
+  add("cuabi_event_get_ipc_handle", Kind::kEvent, [](uintptr_t h, bool* t) {
+    unsigned char handle[CUABI_IPC_HANDLE_SIZE];
+    std::memset(handle, 0x5e, sizeof handle);
+    cuabi_status s = cuabi_event_get_ipc_handle(As<cuabi_event>(h), handle, sizeof handle);
+    *t = handle[0] != 0x5e;
+    return s;
+  });
+  add("cuabi_event_open_ipc", Kind::kDevice, [](uintptr_t h, bool* t) {
+    unsigned char handle[CUABI_IPC_HANDLE_SIZE] = {0};
+    cuabi_event e = Out<cuabi_event>();
+    cuabi_status s = cuabi_event_open_ipc(As<cuabi_device>(h), handle, sizeof handle, &e);
+    *t = e != Out<cuabi_event>();
+    return s;
+  });
+  add("cuabi_device_can_access_peer", Kind::kDevice, [](uintptr_t h, bool* t) {
+    int32_t v = kI32;
+    cuabi_status s = cuabi_device_can_access_peer(As<cuabi_device>(h), As<cuabi_device>(h), &v);
+    *t = v != kI32;
+    return s;
+  });
+  add("cuabi_device_enable_peer_access", Kind::kDevice, [](uintptr_t h, bool*) {
+    return cuabi_device_enable_peer_access(As<cuabi_device>(h), As<cuabi_device>(h));
+  });
+  add("cuabi_device_disable_peer_access", Kind::kDevice, [](uintptr_t h, bool*) {
+    return cuabi_device_disable_peer_access(As<cuabi_device>(h), As<cuabi_device>(h));
+  });
+  add("cuabi_device_get_peer_attribute", Kind::kDevice, [](uintptr_t h, bool* t) {
+    int32_t v = kI32;
+    cuabi_status s =
+        cuabi_device_get_peer_attribute(As<cuabi_device>(h), As<cuabi_device>(h), 1, &v);
+    *t = v != kI32;
+    return s;
+  });
+  add("cuabi_buffer_get_copy_path", Kind::kBuffer, [](uintptr_t h, bool* t) {
+    cuabi_copy_path p = static_cast<cuabi_copy_path>(kI32);
+    cuabi_status s = cuabi_buffer_get_copy_path(As<cuabi_buffer>(h), As<cuabi_buffer>(h), &p);
+    *t = p != static_cast<cuabi_copy_path>(kI32);
+    return s;
+  });
+  add("cuabi_buffer_alloc_pitched", Kind::kDevice, [](uintptr_t h, bool* t) {
+    cuabi_buffer b = Out<cuabi_buffer>();
+    cuabi_status s = cuabi_buffer_alloc_pitched(As<cuabi_device>(h), 64, 4, 4, &b);
+    *t = b != Out<cuabi_buffer>();
+    return s;
+  });
+  add("cuabi_buffer_get_pitch", Kind::kBuffer, [](uintptr_t h, bool* t) {
+    size_t p = kSize;
+    cuabi_status s = cuabi_buffer_get_pitch(As<cuabi_buffer>(h), &p);
+    *t = p != kSize;
+    return s;
+  });
+  add("cuabi_buffer_fill", Kind::kBuffer, [](uintptr_t h, bool*) {
+    return cuabi_buffer_fill(As<cuabi_buffer>(h), 0, 7, 4, 1);
+  });
+  add("cuabi_buffer_fill_async", Kind::kBuffer, [](uintptr_t h, bool*) {
+    return cuabi_buffer_fill_async(As<cuabi_buffer>(h), 0, 7, 2, 1, nullptr);
+  });
+  add("cuabi_array_create", Kind::kDevice, [](uintptr_t h, bool* t) {
+    cuabi_array_desc d = CUABI_ARRAY_DESC_INIT;
+    d.width = 16;
+    cuabi_array a = Out<cuabi_array>();
+    cuabi_status s = cuabi_array_create(As<cuabi_device>(h), &d, &a);
+    *t = a != Out<cuabi_array>();
+    return s;
+  });
+  add("cuabi_array_get_desc", Kind::kArray, [](uintptr_t h, bool* t) {
+    cuabi_array_desc d = CUABI_ARRAY_DESC_INIT;
+    d.width = kSize;
+    cuabi_status s = cuabi_array_get_desc(As<cuabi_array>(h), &d);
+    *t = d.width != kSize;
+    return s;
+  });
+  add("cuabi_array_get_handle", Kind::kArray, [](uintptr_t h, bool* t) {
+    uint64_t v = kU64;
+    cuabi_status s = cuabi_array_get_handle(As<cuabi_array>(h), &v);
+    *t = v != kU64;
+    return s;
+  });
+  add("cuabi_texture_get_handle", Kind::kTexture, [](uintptr_t h, bool* t) {
+    uint64_t v = kU64;
+    cuabi_status s = cuabi_texture_get_handle(As<cuabi_texture>(h), &v);
+    *t = v != kU64;
+    return s;
+  });
+  add("cuabi_surface_create", Kind::kArray, [](uintptr_t h, bool* t) {
+    cuabi_surface x = Out<cuabi_surface>();
+    cuabi_status s = cuabi_surface_create(As<cuabi_array>(h), &x);
+    *t = x != Out<cuabi_surface>();
+    return s;
+  });
+  add("cuabi_surface_get_handle", Kind::kSurface, [](uintptr_t h, bool* t) {
+    uint64_t v = kU64;
+    cuabi_status s = cuabi_surface_get_handle(As<cuabi_surface>(h), &v);
+    *t = v != kU64;
+    return s;
+  });
   return v;
 }
 
@@ -504,6 +692,14 @@ std::vector<ReleaseCall> MakeReleaseCalls() {
        [](uintptr_t h) { cuabi_graph_exec_release(As<cuabi_graph_exec>(h)); }},
       {"cuabi_launch_plan_release", Kind::kLaunchPlan,
        [](uintptr_t h) { cuabi_launch_plan_release(As<cuabi_launch_plan>(h)); }},
+      {"cuabi_memory_pool_release", Kind::kMemoryPool,
+       [](uintptr_t h) { cuabi_memory_pool_release(As<cuabi_memory_pool>(h)); }},
+      {"cuabi_array_release", Kind::kArray,
+       [](uintptr_t h) { cuabi_array_release(As<cuabi_array>(h)); }},
+      {"cuabi_texture_release", Kind::kTexture,
+       [](uintptr_t h) { cuabi_texture_release(As<cuabi_texture>(h)); }},
+      {"cuabi_surface_release", Kind::kSurface,
+       [](uintptr_t h) { cuabi_surface_release(As<cuabi_surface>(h)); }},
   };
 }
 
@@ -529,6 +725,14 @@ const char* KindName(Kind kind) {
       return "event";
     case Kind::kGraph:
       return "graph";
+    case Kind::kMemoryPool:
+      return "memory_pool";
+    case Kind::kArray:
+      return "array";
+    case Kind::kTexture:
+      return "texture";
+    case Kind::kSurface:
+      return "surface";
     case Kind::kGraphExec:
       return "graph_exec";
     case Kind::kLaunchPlan:
@@ -540,7 +744,8 @@ const char* KindName(Kind kind) {
 std::vector<Kind> AllKinds() {
   return {Kind::kDevice, Kind::kProgram,    Kind::kModule,    Kind::kFunction,
           Kind::kBuffer, Kind::kHostBuffer, Kind::kStream,    Kind::kEvent,
-          Kind::kGraph,  Kind::kGraphExec,  Kind::kLaunchPlan};
+          Kind::kGraph,  Kind::kGraphExec,  Kind::kLaunchPlan, Kind::kMemoryPool,
+          Kind::kArray,  Kind::kTexture,    Kind::kSurface};
 }
 
 const std::vector<HandleCall>& HandleCalls() {

@@ -25,6 +25,10 @@ enum class Kind {
   kGraph,
   kGraphExec,
   kLaunchPlan,
+  kMemoryPool,
+  kArray,
+  kTexture,
+  kSurface,
 };
 
 const char* KindName(Kind kind);

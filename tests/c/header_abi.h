@@ -93,6 +93,51 @@
   X(cuabi_host_buffer_release) \
   X(cuabi_host_buffer_get_pointer) \
   X(cuabi_host_buffer_get_size) \
+  X(cuabi_buffer_get_kind) \
+  X(cuabi_memory_pool_desc_init) \
+  X(cuabi_memory_pool_create) \
+  X(cuabi_device_get_default_memory_pool) \
+  X(cuabi_memory_pool_release) \
+  X(cuabi_memory_pool_set_release_threshold) \
+  X(cuabi_memory_pool_get_release_threshold) \
+  X(cuabi_memory_pool_trim) \
+  X(cuabi_memory_pool_get_usage) \
+  X(cuabi_memory_pool_export_fd) \
+  X(cuabi_memory_pool_import_fd) \
+  X(cuabi_buffer_alloc_async) \
+  X(cuabi_buffer_free_async) \
+  X(cuabi_buffer_alloc_managed) \
+  X(cuabi_buffer_get_host_pointer) \
+  X(cuabi_buffer_prefetch_async) \
+  X(cuabi_buffer_advise) \
+  X(cuabi_buffer_get_ipc_handle) \
+  X(cuabi_buffer_open_ipc) \
+  X(cuabi_event_get_ipc_handle) \
+  X(cuabi_event_open_ipc) \
+  X(cuabi_device_can_access_peer) \
+  X(cuabi_device_enable_peer_access) \
+  X(cuabi_device_disable_peer_access) \
+  X(cuabi_device_get_peer_attribute) \
+  X(cuabi_buffer_get_copy_path) \
+  X(cuabi_buffer_alloc_pitched) \
+  X(cuabi_buffer_get_pitch) \
+  X(cuabi_buffer_fill) \
+  X(cuabi_buffer_fill_async) \
+  X(cuabi_copy_3d_desc_init) \
+  X(cuabi_copy_3d) \
+  X(cuabi_copy_3d_async) \
+  X(cuabi_array_desc_init) \
+  X(cuabi_array_create) \
+  X(cuabi_array_release) \
+  X(cuabi_array_get_desc) \
+  X(cuabi_array_get_handle) \
+  X(cuabi_texture_desc_init) \
+  X(cuabi_texture_create) \
+  X(cuabi_texture_release) \
+  X(cuabi_texture_get_handle) \
+  X(cuabi_surface_create) \
+  X(cuabi_surface_release) \
+  X(cuabi_surface_get_handle) \
   X(cuabi_stream_create) \
   X(cuabi_stream_wrap) \
   X(cuabi_stream_release) \
@@ -163,9 +208,46 @@
   X(CUABI_LAUNCH_COOPERATIVE) \
   X(CUABI_LAUNCH_PROGRAMMATIC_SERIALIZATION) \
   X(CUABI_LAUNCH_PROGRAMMATIC_EVENT_AT_BLOCK_START) \
+  X(CUABI_BUFFER_DEVICE) \
+  X(CUABI_BUFFER_STREAM_ORDERED) \
+  X(CUABI_BUFFER_MANAGED) \
+  X(CUABI_BUFFER_PITCHED) \
+  X(CUABI_BUFFER_WRAPPED) \
+  X(CUABI_BUFFER_IPC) \
+  X(CUABI_MEMORY_POOL_IPC) \
+  X(CUABI_MANAGED_ATTACH_HOST) \
+  X(CUABI_ADVISE_SET_READ_MOSTLY) \
+  X(CUABI_ADVISE_UNSET_READ_MOSTLY) \
+  X(CUABI_ADVISE_SET_PREFERRED_LOCATION) \
+  X(CUABI_ADVISE_UNSET_PREFERRED_LOCATION) \
+  X(CUABI_ADVISE_SET_ACCESSED_BY) \
+  X(CUABI_ADVISE_UNSET_ACCESSED_BY) \
+  X(CUABI_COPY_SAME_DEVICE) \
+  X(CUABI_COPY_PEER) \
+  X(CUABI_COPY_THROUGH_HOST) \
+  X(CUABI_FORMAT_U8) \
+  X(CUABI_FORMAT_U16) \
+  X(CUABI_FORMAT_U32) \
+  X(CUABI_FORMAT_S8) \
+  X(CUABI_FORMAT_S16) \
+  X(CUABI_FORMAT_S32) \
+  X(CUABI_FORMAT_F16) \
+  X(CUABI_FORMAT_F32) \
+  X(CUABI_ARRAY_LAYERED) \
+  X(CUABI_ARRAY_SURFACE_LOAD_STORE) \
+  X(CUABI_ARRAY_TEXTURE_GATHER) \
+  X(CUABI_ADDRESS_WRAP) \
+  X(CUABI_ADDRESS_CLAMP) \
+  X(CUABI_ADDRESS_MIRROR) \
+  X(CUABI_ADDRESS_BORDER) \
+  X(CUABI_FILTER_POINT) \
+  X(CUABI_FILTER_LINEAR) \
+  X(CUABI_READ_ELEMENT_TYPE) \
+  X(CUABI_READ_NORMALIZED_FLOAT) \
   X(CUABI_STREAM_NON_BLOCKING) \
   X(CUABI_EVENT_DISABLE_TIMING) \
   X(CUABI_EVENT_BLOCKING_SYNC) \
+  X(CUABI_EVENT_INTERPROCESS) \
   X(CUABI_CAPTURE_GLOBAL) \
   X(CUABI_CAPTURE_THREAD_LOCAL) \
   X(CUABI_CAPTURE_RELAXED) \
@@ -173,7 +255,9 @@
   X(CUABI_VERSION_MINOR) \
   X(CUABI_VERSION_PATCH) \
   X(CUABI_VERSION_NUMBER) \
-  X(CUABI_STATUS_COUNT)
+  X(CUABI_STATUS_COUNT) \
+  X(CUABI_LOCATION_HOST) \
+  X(CUABI_IPC_HANDLE_SIZE)
 
 /* Every enum type. */
 #define CUABI_TEST_ENUM_TYPES(X) \
@@ -182,6 +266,16 @@
   X(cuabi_compile_flag_bits) \
   X(cuabi_function_attribute) \
   X(cuabi_launch_flag_bits) \
+  X(cuabi_buffer_kind) \
+  X(cuabi_memory_pool_flag_bits) \
+  X(cuabi_managed_flag_bits) \
+  X(cuabi_memory_advice) \
+  X(cuabi_copy_path) \
+  X(cuabi_array_format) \
+  X(cuabi_array_flag_bits) \
+  X(cuabi_address_mode) \
+  X(cuabi_filter_mode) \
+  X(cuabi_read_mode) \
   X(cuabi_stream_flag_bits) \
   X(cuabi_event_flag_bits) \
   X(cuabi_capture_mode)
@@ -219,16 +313,83 @@
   X(offsetof(cuabi_launch_config, cluster_z)) \
   X(offsetof(cuabi_launch_config, priority)) \
   X(offsetof(cuabi_launch_config, programmatic_event)) \
+  X(sizeof(cuabi_memory_pool_desc)) \
+  X(offsetof(cuabi_memory_pool_desc, struct_size)) \
+  X(offsetof(cuabi_memory_pool_desc, max_bytes)) \
+  X(offsetof(cuabi_memory_pool_desc, release_threshold)) \
+  X(offsetof(cuabi_memory_pool_desc, flags)) \
+  X(sizeof(cuabi_copy_3d_desc)) \
+  X(offsetof(cuabi_copy_3d_desc, struct_size)) \
+  X(offsetof(cuabi_copy_3d_desc, src_host)) \
+  X(offsetof(cuabi_copy_3d_desc, src_buffer)) \
+  X(offsetof(cuabi_copy_3d_desc, src_array)) \
+  X(offsetof(cuabi_copy_3d_desc, src_x_bytes)) \
+  X(offsetof(cuabi_copy_3d_desc, src_y)) \
+  X(offsetof(cuabi_copy_3d_desc, src_z)) \
+  X(offsetof(cuabi_copy_3d_desc, src_pitch)) \
+  X(offsetof(cuabi_copy_3d_desc, src_height)) \
+  X(offsetof(cuabi_copy_3d_desc, dst_host)) \
+  X(offsetof(cuabi_copy_3d_desc, dst_buffer)) \
+  X(offsetof(cuabi_copy_3d_desc, dst_array)) \
+  X(offsetof(cuabi_copy_3d_desc, dst_x_bytes)) \
+  X(offsetof(cuabi_copy_3d_desc, dst_y)) \
+  X(offsetof(cuabi_copy_3d_desc, dst_z)) \
+  X(offsetof(cuabi_copy_3d_desc, dst_pitch)) \
+  X(offsetof(cuabi_copy_3d_desc, dst_height)) \
+  X(offsetof(cuabi_copy_3d_desc, width_bytes)) \
+  X(offsetof(cuabi_copy_3d_desc, height)) \
+  X(offsetof(cuabi_copy_3d_desc, depth)) \
+  X(sizeof(cuabi_array_desc)) \
+  X(offsetof(cuabi_array_desc, struct_size)) \
+  X(offsetof(cuabi_array_desc, width)) \
+  X(offsetof(cuabi_array_desc, height)) \
+  X(offsetof(cuabi_array_desc, depth)) \
+  X(offsetof(cuabi_array_desc, format)) \
+  X(offsetof(cuabi_array_desc, channels)) \
+  X(offsetof(cuabi_array_desc, flags)) \
+  X(sizeof(cuabi_texture_desc)) \
+  X(offsetof(cuabi_texture_desc, struct_size)) \
+  X(offsetof(cuabi_texture_desc, array)) \
+  X(offsetof(cuabi_texture_desc, buffer)) \
+  X(offsetof(cuabi_texture_desc, offset)) \
+  X(offsetof(cuabi_texture_desc, width)) \
+  X(offsetof(cuabi_texture_desc, height)) \
+  X(offsetof(cuabi_texture_desc, pitch)) \
+  X(offsetof(cuabi_texture_desc, format)) \
+  X(offsetof(cuabi_texture_desc, channels)) \
+  X(offsetof(cuabi_texture_desc, address_x)) \
+  X(offsetof(cuabi_texture_desc, address_y)) \
+  X(offsetof(cuabi_texture_desc, address_z)) \
+  X(offsetof(cuabi_texture_desc, filter)) \
+  X(offsetof(cuabi_texture_desc, read_mode)) \
+  X(offsetof(cuabi_texture_desc, normalized_coords)) \
+  X(offsetof(cuabi_texture_desc, border_r)) \
+  X(offsetof(cuabi_texture_desc, border_g)) \
+  X(offsetof(cuabi_texture_desc, border_b)) \
+  X(offsetof(cuabi_texture_desc, border_a)) \
   X(sizeof(cuabi_status)) \
   X(sizeof(cuabi_output)) \
   X(sizeof(cuabi_compile_flag_bits)) \
   X(sizeof(cuabi_function_attribute)) \
   X(sizeof(cuabi_launch_flag_bits)) \
+  X(sizeof(cuabi_buffer_kind)) \
+  X(sizeof(cuabi_memory_pool_flag_bits)) \
+  X(sizeof(cuabi_managed_flag_bits)) \
+  X(sizeof(cuabi_memory_advice)) \
+  X(sizeof(cuabi_copy_path)) \
+  X(sizeof(cuabi_array_format)) \
+  X(sizeof(cuabi_array_flag_bits)) \
+  X(sizeof(cuabi_address_mode)) \
+  X(sizeof(cuabi_filter_mode)) \
+  X(sizeof(cuabi_read_mode)) \
   X(sizeof(cuabi_stream_flag_bits)) \
   X(sizeof(cuabi_event_flag_bits)) \
   X(sizeof(cuabi_capture_mode)) \
   X(sizeof(cuabi_compile_flags)) \
   X(sizeof(cuabi_launch_flags)) \
+  X(sizeof(cuabi_memory_pool_flags)) \
+  X(sizeof(cuabi_managed_flags)) \
+  X(sizeof(cuabi_array_flags)) \
   X(sizeof(cuabi_stream_flags)) \
   X(sizeof(cuabi_event_flags))
 

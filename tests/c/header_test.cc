@@ -66,7 +66,7 @@ TEST(Header, ConstantsAgreeBetweenCAndCxx) {
 }
 
 TEST(Header, StructLayoutAgreesBetweenCAndCxx) {
-  std::vector<size_t> c(64, 0), cxx(64, 1);
+  std::vector<size_t> c(512, 0), cxx(512, 1);
   const size_t nc = cuabi_c99_layout(c.data(), c.size());
   const size_t ncxx = cuabi_cxx_layout(cxx.data(), cxx.size());
   ASSERT_EQ(nc, ncxx);

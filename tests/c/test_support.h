@@ -28,6 +28,10 @@ using Event = cuabi::event;
 using Graph = cuabi::graph;
 using GraphExec = cuabi::graph_exec;
 using LaunchPlan = cuabi::launch_plan;
+using MemoryPool = cuabi::memory_pool;
+using Array = cuabi::array;
+using Texture = cuabi::texture;
+using Surface = cuabi::surface;
 
 // Why this process cannot run GPU tests, or "" when device 0 is usable.
 inline std::string NoDeviceReason() {

@@ -16,13 +16,20 @@ from typing import Any, Dict, List, Tuple
 # ---------------------------------------------------------------------------
 
 CUABI_VERSION_MAJOR = 0
-CUABI_VERSION_MINOR = 2
+CUABI_VERSION_MINOR = 3
 CUABI_VERSION_PATCH = 0
 # MAJOR * 10000 + MINOR * 100 + PATCH; compare with cuabi_version().
-CUABI_VERSION_NUMBER = 200
-CUABI_VERSION_STRING = "0.2.0"
+CUABI_VERSION_NUMBER = 300
+CUABI_VERSION_STRING = "0.3.0"
 # One past the largest status this version defines.
 CUABI_STATUS_COUNT = 21
+# A location for prefetches and advice: a device ordinal, or the host.
+CUABI_LOCATION_HOST = -1
+# The size of an IPC handle: plain bytes, to send to another process through a pipe, a
+# socket or a file. It names the memory (or event), the process that exported it and the
+# buffer's size, with a checksum, so a damaged or foreign handle is refused before the
+# driver sees it.
+CUABI_IPC_HANDLE_SIZE = 128
 
 # cuabi_status
 CUABI_SUCCESS = 0
@@ -76,12 +83,69 @@ CUABI_LAUNCH_COOPERATIVE = 1
 CUABI_LAUNCH_PROGRAMMATIC_SERIALIZATION = 2
 CUABI_LAUNCH_PROGRAMMATIC_EVENT_AT_BLOCK_START = 4
 
+# cuabi_buffer_kind
+CUABI_BUFFER_DEVICE = 0
+CUABI_BUFFER_STREAM_ORDERED = 1
+CUABI_BUFFER_MANAGED = 2
+CUABI_BUFFER_PITCHED = 3
+CUABI_BUFFER_WRAPPED = 4
+CUABI_BUFFER_IPC = 5
+
+# cuabi_memory_pool_flag_bits
+CUABI_MEMORY_POOL_IPC = 1
+
+# cuabi_managed_flag_bits
+CUABI_MANAGED_ATTACH_HOST = 1
+
+# cuabi_memory_advice
+CUABI_ADVISE_SET_READ_MOSTLY = 1
+CUABI_ADVISE_UNSET_READ_MOSTLY = 2
+CUABI_ADVISE_SET_PREFERRED_LOCATION = 3
+CUABI_ADVISE_UNSET_PREFERRED_LOCATION = 4
+CUABI_ADVISE_SET_ACCESSED_BY = 5
+CUABI_ADVISE_UNSET_ACCESSED_BY = 6
+
+# cuabi_copy_path
+CUABI_COPY_SAME_DEVICE = 0
+CUABI_COPY_PEER = 1
+CUABI_COPY_THROUGH_HOST = 2
+
+# cuabi_array_format
+CUABI_FORMAT_U8 = 1
+CUABI_FORMAT_U16 = 2
+CUABI_FORMAT_U32 = 3
+CUABI_FORMAT_S8 = 8
+CUABI_FORMAT_S16 = 9
+CUABI_FORMAT_S32 = 10
+CUABI_FORMAT_F16 = 16
+CUABI_FORMAT_F32 = 32
+
+# cuabi_array_flag_bits
+CUABI_ARRAY_LAYERED = 1
+CUABI_ARRAY_SURFACE_LOAD_STORE = 2
+CUABI_ARRAY_TEXTURE_GATHER = 4
+
+# cuabi_address_mode
+CUABI_ADDRESS_WRAP = 0
+CUABI_ADDRESS_CLAMP = 1
+CUABI_ADDRESS_MIRROR = 2
+CUABI_ADDRESS_BORDER = 3
+
+# cuabi_filter_mode
+CUABI_FILTER_POINT = 0
+CUABI_FILTER_LINEAR = 1
+
+# cuabi_read_mode
+CUABI_READ_ELEMENT_TYPE = 0
+CUABI_READ_NORMALIZED_FLOAT = 1
+
 # cuabi_stream_flag_bits
 CUABI_STREAM_NON_BLOCKING = 1
 
 # cuabi_event_flag_bits
 CUABI_EVENT_DISABLE_TIMING = 1
 CUABI_EVENT_BLOCKING_SYNC = 2
+CUABI_EVENT_INTERPROCESS = 4
 
 # cuabi_capture_mode
 CUABI_CAPTURE_GLOBAL = 0
@@ -284,6 +348,169 @@ class LaunchFlag(enum.IntFlag):
     """
 
 
+class BufferKind(enum.IntEnum):
+    """cuabi_buffer_kind: How a buffer's memory was obtained; decides how it is freed.
+    """
+
+    DEVICE = 0
+    """cuabi_buffer_alloc (cuMemAlloc)."""
+
+    STREAM_ORDERED = 1
+    """cuabi_buffer_alloc_async: from a memory pool, in stream order."""
+
+    MANAGED = 2
+    """cuabi_buffer_alloc_managed: visible to the host and every device."""
+
+    PITCHED = 3
+    """cuabi_buffer_alloc_pitched: rows padded to the device's alignment."""
+
+    WRAPPED = 4
+    """cuabi_buffer_wrap: owned by someone else; release frees nothing."""
+
+    IPC = 5
+    """cuabi_buffer_open_ipc: another process's memory, mapped here."""
+
+
+class MemoryPoolFlag(enum.IntFlag):
+    """cuabi_memory_pool_flag_bits: Flags for cuabi_memory_pool_desc: an OR of
+    cuabi_memory_pool_flag_bits.
+    """
+
+    IPC = 1
+    """The pool can be shared with other processes as a file descriptor
+    (cuabi_memory_pool_export_fd), and its allocations through
+    cuabi_buffer_get_ipc_handle.
+    """
+
+
+class ManagedFlag(enum.IntFlag):
+    """cuabi_managed_flag_bits: Flags for cuabi_buffer_alloc_managed: an OR of
+    cuabi_managed_flag_bits.
+    """
+
+    ATTACH_HOST = 1
+    """Attached to the host at first: only the host and streams it is attached to may
+    touch it (CU_MEM_ATTACH_HOST). Without it every stream may.
+    """
+
+
+class MemoryAdvice(enum.IntEnum):
+    """cuabi_memory_advice: Advice on how a managed range is used (the driver's
+    CUmem_advise).
+    """
+
+    SET_READ_MOSTLY = 1
+    """Mostly read: every reader keeps its own copy. `location` unused."""
+
+    UNSET_READ_MOSTLY = 2
+
+    SET_PREFERRED_LOCATION = 3
+    """Keep the pages at `location` where possible."""
+
+    UNSET_PREFERRED_LOCATION = 4
+
+    SET_ACCESSED_BY = 5
+    """`location` (a device) keeps a mapping, so it never faults on them."""
+
+    UNSET_ACCESSED_BY = 6
+
+
+class CopyPath(enum.IntEnum):
+    """cuabi_copy_path: How a copy between two buffers travels."""
+
+    SAME_DEVICE = 0
+    """Both buffers are on one device."""
+
+    PEER = 1
+    """Between devices, directly: peer access is enabled between them."""
+
+    THROUGH_HOST = 2
+    """Between devices through host memory: peer access is not enabled."""
+
+
+class ArrayFormat(enum.IntEnum):
+    """cuabi_array_format: An array element's channel type (the values of the driver's
+    CUarray_format).
+    """
+
+    U8 = 1
+    """unsigned 8-bit integer"""
+
+    U16 = 2
+    """unsigned 16-bit integer"""
+
+    U32 = 3
+    """unsigned 32-bit integer"""
+
+    S8 = 8
+    """signed 8-bit integer"""
+
+    S16 = 9
+    """signed 16-bit integer"""
+
+    S32 = 10
+    """signed 32-bit integer"""
+
+    F16 = 16
+    """16-bit float (half)"""
+
+    F32 = 32
+    """32-bit float"""
+
+
+class ArrayFlag(enum.IntFlag):
+    """cuabi_array_flag_bits: Flags for cuabi_array_desc: an OR of
+    cuabi_array_flag_bits.
+    """
+
+    LAYERED = 1
+    """A layered array: `depth` is the number of layers of 1D or 2D arrays."""
+
+    SURFACE_LOAD_STORE = 2
+    """Surface objects may read and write it (cuabi_surface_create)."""
+
+    TEXTURE_GATHER = 4
+    """Texture gather (tex2Dgather) may read it; 2D arrays only."""
+
+
+class AddressMode(enum.IntEnum):
+    """cuabi_address_mode: How a texture fetch outside [0, extent) is answered
+    (CUaddress_mode).
+    """
+
+    WRAP = 0
+    """repeats; normalised coordinates only"""
+
+    CLAMP = 1
+    """the nearest edge element"""
+
+    MIRROR = 2
+    """mirrored repeats; normalised coordinates only"""
+
+    BORDER = 3
+    """the border colour"""
+
+
+class FilterMode(enum.IntEnum):
+    """cuabi_filter_mode: How a fetch between elements is answered (CUfilter_mode)."""
+
+    POINT = 0
+    """the nearest element"""
+
+    LINEAR = 1
+    """interpolated; float or normalised-float reads only"""
+
+
+class ReadMode(enum.IntEnum):
+    """cuabi_read_mode: What a fetch returns."""
+
+    ELEMENT_TYPE = 0
+    """The element's own type."""
+
+    NORMALIZED_FLOAT = 1
+    """8- and 16-bit integers as floats in [0, 1] (unsigned) or [-1, 1]."""
+
+
 class StreamFlag(enum.IntFlag):
     """cuabi_stream_flag_bits: Flags for cuabi_stream_create: an OR of
     cuabi_stream_flag_bits.
@@ -303,6 +530,11 @@ class EventFlag(enum.IntFlag):
 
     BLOCKING_SYNC = 2
     """Synchronizing sleeps instead of spinning."""
+
+    INTERPROCESS = 4
+    """The event can be shared with another process (cuabi_event_get_ipc_handle). Needs
+    CUABI_EVENT_DISABLE_TIMING.
+    """
 
 
 class CaptureMode(enum.IntEnum):
@@ -325,9 +557,19 @@ class CaptureMode(enum.IntEnum):
 cuabi_status = ctypes.c_int32
 cuabi_output = ctypes.c_int32
 cuabi_function_attribute = ctypes.c_int32
+cuabi_buffer_kind = ctypes.c_int32
+cuabi_memory_advice = ctypes.c_int32
+cuabi_copy_path = ctypes.c_int32
+cuabi_array_format = ctypes.c_int32
+cuabi_address_mode = ctypes.c_int32
+cuabi_filter_mode = ctypes.c_int32
+cuabi_read_mode = ctypes.c_int32
 cuabi_capture_mode = ctypes.c_int32
 cuabi_compile_flags = ctypes.c_uint32
 cuabi_launch_flags = ctypes.c_uint32
+cuabi_memory_pool_flags = ctypes.c_uint32
+cuabi_managed_flags = ctypes.c_uint32
+cuabi_array_flags = ctypes.c_uint32
 cuabi_stream_flags = ctypes.c_uint32
 cuabi_event_flags = ctypes.c_uint32
 cuabi_device = ctypes.c_void_p  # a GPU and its primary context
@@ -341,6 +583,10 @@ cuabi_event = ctypes.c_void_p  # a CUDA event
 cuabi_graph = ctypes.c_void_p  # a captured graph
 cuabi_graph_exec = ctypes.c_void_p  # an instantiated graph
 cuabi_launch_plan = ctypes.c_void_p  # a prepared launch
+cuabi_memory_pool = ctypes.c_void_p  # a stream-ordered memory pool
+cuabi_array = ctypes.c_void_p  # a CUDA array (1D, 2D, 3D, layered)
+cuabi_texture = ctypes.c_void_p  # a texture object
+cuabi_surface = ctypes.c_void_p  # a surface object
 
 # A host function: called once, on a driver thread, when the stream reaches it. It must
 # not call CUDA or cuabi functions that would wait on the GPU. Return 0 for success. To
@@ -362,6 +608,10 @@ HANDLE_TYPES: Tuple[str, ...] = (
     "cuabi_graph",
     "cuabi_graph_exec",
     "cuabi_launch_plan",
+    "cuabi_memory_pool",
+    "cuabi_array",
+    "cuabi_texture",
+    "cuabi_surface",
 )
 
 
@@ -418,6 +668,108 @@ class cuabi_launch_config(ctypes.Structure):
         ("cluster_z", ctypes.c_uint32),
         ("priority", ctypes.c_int32),
         ("programmatic_event", cuabi_event),
+    ]
+
+
+class cuabi_memory_pool_desc(ctypes.Structure):
+    """A new pool's properties. Start from cuabi_memory_pool_desc_init or
+    CUABI_MEMORY_POOL_DESC_INIT. cuabi_memory_pool_desc_init fills its defaults.
+    """
+
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("max_bytes", ctypes.c_uint64),
+        ("release_threshold", ctypes.c_uint64),
+        ("flags", cuabi_memory_pool_flags),
+    ]
+
+
+class cuabi_copy_3d_desc(ctypes.Structure):
+    """A copy of a box of `width_bytes` x `height` rows x `depth` slices. Each side is
+    exactly one of: host memory (`*_host`), a buffer (`*_buffer`) or an array
+    (`*_array`). The box starts at byte `*_x_bytes` of row `*_y` of slice `*_z`. For
+    host memory and buffers, rows are `*_pitch` bytes apart (0: the buffer's pitch if
+    it is pitched, else width_bytes) and slices `*_height` rows apart (0: height).
+    For arrays, `*_x_bytes` and `width_bytes` are in bytes of whole elements, and
+    pitch and height are the array's own (leave them 0). height and depth 0 count as
+    1. Every range is checked before the driver sees it: a box past a buffer's end or
+    an array's extent answers CUABI_ERROR_OUT_OF_RANGE naming the side and the
+    dimension; a pitch smaller than the row, or not exactly one memory per side,
+    CUABI_ERROR_INVALID_ARGUMENT. Start from cuabi_copy_3d_desc_init or
+    CUABI_COPY_3D_DESC_INIT. cuabi_copy_3d_desc_init fills its defaults.
+    """
+
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("src_host", ctypes.c_void_p),
+        ("src_buffer", cuabi_buffer),
+        ("src_array", cuabi_array),
+        ("src_x_bytes", ctypes.c_size_t),
+        ("src_y", ctypes.c_size_t),
+        ("src_z", ctypes.c_size_t),
+        ("src_pitch", ctypes.c_size_t),
+        ("src_height", ctypes.c_size_t),
+        ("dst_host", ctypes.c_void_p),
+        ("dst_buffer", cuabi_buffer),
+        ("dst_array", cuabi_array),
+        ("dst_x_bytes", ctypes.c_size_t),
+        ("dst_y", ctypes.c_size_t),
+        ("dst_z", ctypes.c_size_t),
+        ("dst_pitch", ctypes.c_size_t),
+        ("dst_height", ctypes.c_size_t),
+        ("width_bytes", ctypes.c_size_t),
+        ("height", ctypes.c_size_t),
+        ("depth", ctypes.c_size_t),
+    ]
+
+
+class cuabi_array_desc(ctypes.Structure):
+    """An array's shape: `width` elements (> 0), `height` rows (0 for 1D) and `depth`
+    slices or layers (0 for 1D and 2D); each element `channels` (1, 2 or 4) values of
+    `format`. Start from cuabi_array_desc_init or CUABI_ARRAY_DESC_INIT.
+    cuabi_array_desc_init fills its defaults.
+    """
+
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("width", ctypes.c_size_t),
+        ("height", ctypes.c_size_t),
+        ("depth", ctypes.c_size_t),
+        ("format", cuabi_array_format),
+        ("channels", ctypes.c_uint32),
+        ("flags", cuabi_array_flags),
+    ]
+
+
+class cuabi_texture_desc(ctypes.Structure):
+    """A texture object over exactly one of: an array (`array`), or a buffer (`buffer`)
+    read from byte `offset` (a multiple of the device's texture alignment) as `width`
+    elements (height 0: linear memory) or as `height` rows of `width` elements
+    `pitch` bytes apart (0: the buffer's pitch); a buffer's elements are `channels`
+    values of `format`. Start from cuabi_texture_desc_init or
+    CUABI_TEXTURE_DESC_INIT. cuabi_texture_desc_init fills its defaults.
+    """
+
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("array", cuabi_array),
+        ("buffer", cuabi_buffer),
+        ("offset", ctypes.c_size_t),
+        ("width", ctypes.c_size_t),
+        ("height", ctypes.c_size_t),
+        ("pitch", ctypes.c_size_t),
+        ("format", cuabi_array_format),
+        ("channels", ctypes.c_uint32),
+        ("address_x", cuabi_address_mode),
+        ("address_y", cuabi_address_mode),
+        ("address_z", cuabi_address_mode),
+        ("filter", cuabi_filter_mode),
+        ("read_mode", cuabi_read_mode),
+        ("normalized_coords", ctypes.c_uint32),
+        ("border_r", ctypes.c_float),
+        ("border_g", ctypes.c_float),
+        ("border_b", ctypes.c_float),
+        ("border_a", ctypes.c_float),
     ]
 
 
@@ -598,6 +950,96 @@ DECLARATIONS: List[Tuple[str, Any, List[Any]]] = [
     ("cuabi_host_buffer_get_pointer", cuabi_status, [cuabi_host_buffer, ctypes.POINTER(ctypes.c_void_p)]),
     # cuabi_status cuabi_host_buffer_get_size(cuabi_host_buffer buffer, size_t* bytes);
     ("cuabi_host_buffer_get_size", cuabi_status, [cuabi_host_buffer, ctypes.POINTER(ctypes.c_size_t)]),
+    # cuabi_status cuabi_buffer_get_kind(cuabi_buffer buffer, cuabi_buffer_kind* kind);
+    ("cuabi_buffer_get_kind", cuabi_status, [cuabi_buffer, ctypes.POINTER(cuabi_buffer_kind)]),
+    # cuabi_status cuabi_memory_pool_desc_init(cuabi_memory_pool_desc* desc, size_t struct_size);
+    ("cuabi_memory_pool_desc_init", cuabi_status, [ctypes.POINTER(cuabi_memory_pool_desc), ctypes.c_size_t]),
+    # cuabi_status cuabi_memory_pool_create(cuabi_device device, const cuabi_memory_pool_desc* desc, cuabi_memory_pool* out);
+    ("cuabi_memory_pool_create", cuabi_status, [cuabi_device, ctypes.POINTER(cuabi_memory_pool_desc), ctypes.POINTER(cuabi_memory_pool)]),
+    # cuabi_status cuabi_device_get_default_memory_pool(cuabi_device device, cuabi_memory_pool* out);
+    ("cuabi_device_get_default_memory_pool", cuabi_status, [cuabi_device, ctypes.POINTER(cuabi_memory_pool)]),
+    # void cuabi_memory_pool_release(cuabi_memory_pool pool);
+    ("cuabi_memory_pool_release", None, [cuabi_memory_pool]),
+    # cuabi_status cuabi_memory_pool_set_release_threshold(cuabi_memory_pool pool, uint64_t bytes);
+    ("cuabi_memory_pool_set_release_threshold", cuabi_status, [cuabi_memory_pool, ctypes.c_uint64]),
+    # cuabi_status cuabi_memory_pool_get_release_threshold(cuabi_memory_pool pool, uint64_t* bytes);
+    ("cuabi_memory_pool_get_release_threshold", cuabi_status, [cuabi_memory_pool, ctypes.POINTER(ctypes.c_uint64)]),
+    # cuabi_status cuabi_memory_pool_trim(cuabi_memory_pool pool, size_t keep_bytes);
+    ("cuabi_memory_pool_trim", cuabi_status, [cuabi_memory_pool, ctypes.c_size_t]),
+    # cuabi_status cuabi_memory_pool_get_usage(cuabi_memory_pool pool, uint64_t* reserved_bytes, uint64_t* used_bytes);
+    ("cuabi_memory_pool_get_usage", cuabi_status, [cuabi_memory_pool, ctypes.POINTER(ctypes.c_uint64), ctypes.POINTER(ctypes.c_uint64)]),
+    # cuabi_status cuabi_memory_pool_export_fd(cuabi_memory_pool pool, int32_t* fd);
+    ("cuabi_memory_pool_export_fd", cuabi_status, [cuabi_memory_pool, ctypes.POINTER(ctypes.c_int32)]),
+    # cuabi_status cuabi_memory_pool_import_fd(cuabi_device device, int32_t fd, cuabi_memory_pool* out);
+    ("cuabi_memory_pool_import_fd", cuabi_status, [cuabi_device, ctypes.c_int32, ctypes.POINTER(cuabi_memory_pool)]),
+    # cuabi_status cuabi_buffer_alloc_async(cuabi_device device, size_t bytes, cuabi_memory_pool pool, cuabi_stream stream, cuabi_buffer* out);
+    ("cuabi_buffer_alloc_async", cuabi_status, [cuabi_device, ctypes.c_size_t, cuabi_memory_pool, cuabi_stream, ctypes.POINTER(cuabi_buffer)]),
+    # cuabi_status cuabi_buffer_free_async(cuabi_buffer buffer, cuabi_stream stream);
+    ("cuabi_buffer_free_async", cuabi_status, [cuabi_buffer, cuabi_stream]),
+    # cuabi_status cuabi_buffer_alloc_managed(cuabi_device device, size_t bytes, cuabi_managed_flags flags, cuabi_buffer* out);
+    ("cuabi_buffer_alloc_managed", cuabi_status, [cuabi_device, ctypes.c_size_t, cuabi_managed_flags, ctypes.POINTER(cuabi_buffer)]),
+    # cuabi_status cuabi_buffer_get_host_pointer(cuabi_buffer buffer, void** ptr);
+    ("cuabi_buffer_get_host_pointer", cuabi_status, [cuabi_buffer, ctypes.POINTER(ctypes.c_void_p)]),
+    # cuabi_status cuabi_buffer_prefetch_async(cuabi_buffer buffer, size_t offset, size_t bytes, int32_t location, cuabi_stream stream);
+    ("cuabi_buffer_prefetch_async", cuabi_status, [cuabi_buffer, ctypes.c_size_t, ctypes.c_size_t, ctypes.c_int32, cuabi_stream]),
+    # cuabi_status cuabi_buffer_advise(cuabi_buffer buffer, size_t offset, size_t bytes, cuabi_memory_advice advice, int32_t location);
+    ("cuabi_buffer_advise", cuabi_status, [cuabi_buffer, ctypes.c_size_t, ctypes.c_size_t, cuabi_memory_advice, ctypes.c_int32]),
+    # cuabi_status cuabi_buffer_get_ipc_handle(cuabi_buffer buffer, void* handle, size_t handle_size);
+    ("cuabi_buffer_get_ipc_handle", cuabi_status, [cuabi_buffer, ctypes.c_void_p, ctypes.c_size_t]),
+    # cuabi_status cuabi_buffer_open_ipc(cuabi_device device, cuabi_memory_pool pool, const void* handle, size_t handle_size, cuabi_buffer* out);
+    ("cuabi_buffer_open_ipc", cuabi_status, [cuabi_device, cuabi_memory_pool, ctypes.c_void_p, ctypes.c_size_t, ctypes.POINTER(cuabi_buffer)]),
+    # cuabi_status cuabi_event_get_ipc_handle(cuabi_event event, void* handle, size_t handle_size);
+    ("cuabi_event_get_ipc_handle", cuabi_status, [cuabi_event, ctypes.c_void_p, ctypes.c_size_t]),
+    # cuabi_status cuabi_event_open_ipc(cuabi_device device, const void* handle, size_t handle_size, cuabi_event* out);
+    ("cuabi_event_open_ipc", cuabi_status, [cuabi_device, ctypes.c_void_p, ctypes.c_size_t, ctypes.POINTER(cuabi_event)]),
+    # cuabi_status cuabi_device_can_access_peer(cuabi_device device, cuabi_device peer, int32_t* can_access);
+    ("cuabi_device_can_access_peer", cuabi_status, [cuabi_device, cuabi_device, ctypes.POINTER(ctypes.c_int32)]),
+    # cuabi_status cuabi_device_enable_peer_access(cuabi_device device, cuabi_device peer);
+    ("cuabi_device_enable_peer_access", cuabi_status, [cuabi_device, cuabi_device]),
+    # cuabi_status cuabi_device_disable_peer_access(cuabi_device device, cuabi_device peer);
+    ("cuabi_device_disable_peer_access", cuabi_status, [cuabi_device, cuabi_device]),
+    # cuabi_status cuabi_device_get_peer_attribute(cuabi_device device, cuabi_device peer, int32_t cu_p2p_attribute, int32_t* value);
+    ("cuabi_device_get_peer_attribute", cuabi_status, [cuabi_device, cuabi_device, ctypes.c_int32, ctypes.POINTER(ctypes.c_int32)]),
+    # cuabi_status cuabi_buffer_get_copy_path(cuabi_buffer dst, cuabi_buffer src, cuabi_copy_path* path);
+    ("cuabi_buffer_get_copy_path", cuabi_status, [cuabi_buffer, cuabi_buffer, ctypes.POINTER(cuabi_copy_path)]),
+    # cuabi_status cuabi_buffer_alloc_pitched(cuabi_device device, size_t width_bytes, size_t height, uint32_t element_size, cuabi_buffer* out);
+    ("cuabi_buffer_alloc_pitched", cuabi_status, [cuabi_device, ctypes.c_size_t, ctypes.c_size_t, ctypes.c_uint32, ctypes.POINTER(cuabi_buffer)]),
+    # cuabi_status cuabi_buffer_get_pitch(cuabi_buffer buffer, size_t* pitch);
+    ("cuabi_buffer_get_pitch", cuabi_status, [cuabi_buffer, ctypes.POINTER(ctypes.c_size_t)]),
+    # cuabi_status cuabi_buffer_fill(cuabi_buffer buffer, size_t offset, uint32_t value, uint32_t element_size, size_t count);
+    ("cuabi_buffer_fill", cuabi_status, [cuabi_buffer, ctypes.c_size_t, ctypes.c_uint32, ctypes.c_uint32, ctypes.c_size_t]),
+    # cuabi_status cuabi_buffer_fill_async(cuabi_buffer buffer, size_t offset, uint32_t value, uint32_t element_size, size_t count, cuabi_stream stream);
+    ("cuabi_buffer_fill_async", cuabi_status, [cuabi_buffer, ctypes.c_size_t, ctypes.c_uint32, ctypes.c_uint32, ctypes.c_size_t, cuabi_stream]),
+    # cuabi_status cuabi_copy_3d_desc_init(cuabi_copy_3d_desc* desc, size_t struct_size);
+    ("cuabi_copy_3d_desc_init", cuabi_status, [ctypes.POINTER(cuabi_copy_3d_desc), ctypes.c_size_t]),
+    # cuabi_status cuabi_copy_3d(const cuabi_copy_3d_desc* desc);
+    ("cuabi_copy_3d", cuabi_status, [ctypes.POINTER(cuabi_copy_3d_desc)]),
+    # cuabi_status cuabi_copy_3d_async(const cuabi_copy_3d_desc* desc, cuabi_stream stream);
+    ("cuabi_copy_3d_async", cuabi_status, [ctypes.POINTER(cuabi_copy_3d_desc), cuabi_stream]),
+    # cuabi_status cuabi_array_desc_init(cuabi_array_desc* desc, size_t struct_size);
+    ("cuabi_array_desc_init", cuabi_status, [ctypes.POINTER(cuabi_array_desc), ctypes.c_size_t]),
+    # cuabi_status cuabi_array_create(cuabi_device device, const cuabi_array_desc* desc, cuabi_array* out);
+    ("cuabi_array_create", cuabi_status, [cuabi_device, ctypes.POINTER(cuabi_array_desc), ctypes.POINTER(cuabi_array)]),
+    # void cuabi_array_release(cuabi_array array);
+    ("cuabi_array_release", None, [cuabi_array]),
+    # cuabi_status cuabi_array_get_desc(cuabi_array array, cuabi_array_desc* desc);
+    ("cuabi_array_get_desc", cuabi_status, [cuabi_array, ctypes.POINTER(cuabi_array_desc)]),
+    # cuabi_status cuabi_array_get_handle(cuabi_array array, uint64_t* cu_array);
+    ("cuabi_array_get_handle", cuabi_status, [cuabi_array, ctypes.POINTER(ctypes.c_uint64)]),
+    # cuabi_status cuabi_texture_desc_init(cuabi_texture_desc* desc, size_t struct_size);
+    ("cuabi_texture_desc_init", cuabi_status, [ctypes.POINTER(cuabi_texture_desc), ctypes.c_size_t]),
+    # cuabi_status cuabi_texture_create(const cuabi_texture_desc* desc, cuabi_texture* out);
+    ("cuabi_texture_create", cuabi_status, [ctypes.POINTER(cuabi_texture_desc), ctypes.POINTER(cuabi_texture)]),
+    # void cuabi_texture_release(cuabi_texture texture);
+    ("cuabi_texture_release", None, [cuabi_texture]),
+    # cuabi_status cuabi_texture_get_handle(cuabi_texture texture, uint64_t* tex_object);
+    ("cuabi_texture_get_handle", cuabi_status, [cuabi_texture, ctypes.POINTER(ctypes.c_uint64)]),
+    # cuabi_status cuabi_surface_create(cuabi_array array, cuabi_surface* out);
+    ("cuabi_surface_create", cuabi_status, [cuabi_array, ctypes.POINTER(cuabi_surface)]),
+    # void cuabi_surface_release(cuabi_surface surface);
+    ("cuabi_surface_release", None, [cuabi_surface]),
+    # cuabi_status cuabi_surface_get_handle(cuabi_surface surface, uint64_t* surf_object);
+    ("cuabi_surface_get_handle", cuabi_status, [cuabi_surface, ctypes.POINTER(ctypes.c_uint64)]),
     # cuabi_status cuabi_stream_create(cuabi_device device, cuabi_stream_flags flags, int32_t priority, cuabi_stream* out);
     ("cuabi_stream_create", cuabi_status, [cuabi_device, cuabi_stream_flags, ctypes.c_int32, ctypes.POINTER(cuabi_stream)]),
     # cuabi_status cuabi_stream_wrap(cuabi_device device, uint64_t cu_stream, cuabi_stream* out);
@@ -678,10 +1120,12 @@ STATUS_NAMES: Dict[int, str] = {
 # The header as C declarations for cffi.FFI.cdef (ABI mode).
 CDEF = """\
 #define CUABI_VERSION_MAJOR 0
-#define CUABI_VERSION_MINOR 2
+#define CUABI_VERSION_MINOR 3
 #define CUABI_VERSION_PATCH 0
-#define CUABI_VERSION_NUMBER 200
+#define CUABI_VERSION_NUMBER 300
 #define CUABI_STATUS_COUNT 21
+#define CUABI_LOCATION_HOST -1
+#define CUABI_IPC_HANDLE_SIZE 128
 typedef int32_t cuabi_status;
 #define CUABI_SUCCESS 0
 #define CUABI_ERROR_INVALID_ARGUMENT 1
@@ -727,15 +1171,62 @@ typedef int32_t cuabi_function_attribute;
 #define CUABI_LAUNCH_COOPERATIVE 1
 #define CUABI_LAUNCH_PROGRAMMATIC_SERIALIZATION 2
 #define CUABI_LAUNCH_PROGRAMMATIC_EVENT_AT_BLOCK_START 4
+typedef int32_t cuabi_buffer_kind;
+#define CUABI_BUFFER_DEVICE 0
+#define CUABI_BUFFER_STREAM_ORDERED 1
+#define CUABI_BUFFER_MANAGED 2
+#define CUABI_BUFFER_PITCHED 3
+#define CUABI_BUFFER_WRAPPED 4
+#define CUABI_BUFFER_IPC 5
+#define CUABI_MEMORY_POOL_IPC 1
+#define CUABI_MANAGED_ATTACH_HOST 1
+typedef int32_t cuabi_memory_advice;
+#define CUABI_ADVISE_SET_READ_MOSTLY 1
+#define CUABI_ADVISE_UNSET_READ_MOSTLY 2
+#define CUABI_ADVISE_SET_PREFERRED_LOCATION 3
+#define CUABI_ADVISE_UNSET_PREFERRED_LOCATION 4
+#define CUABI_ADVISE_SET_ACCESSED_BY 5
+#define CUABI_ADVISE_UNSET_ACCESSED_BY 6
+typedef int32_t cuabi_copy_path;
+#define CUABI_COPY_SAME_DEVICE 0
+#define CUABI_COPY_PEER 1
+#define CUABI_COPY_THROUGH_HOST 2
+typedef int32_t cuabi_array_format;
+#define CUABI_FORMAT_U8 1
+#define CUABI_FORMAT_U16 2
+#define CUABI_FORMAT_U32 3
+#define CUABI_FORMAT_S8 8
+#define CUABI_FORMAT_S16 9
+#define CUABI_FORMAT_S32 10
+#define CUABI_FORMAT_F16 16
+#define CUABI_FORMAT_F32 32
+#define CUABI_ARRAY_LAYERED 1
+#define CUABI_ARRAY_SURFACE_LOAD_STORE 2
+#define CUABI_ARRAY_TEXTURE_GATHER 4
+typedef int32_t cuabi_address_mode;
+#define CUABI_ADDRESS_WRAP 0
+#define CUABI_ADDRESS_CLAMP 1
+#define CUABI_ADDRESS_MIRROR 2
+#define CUABI_ADDRESS_BORDER 3
+typedef int32_t cuabi_filter_mode;
+#define CUABI_FILTER_POINT 0
+#define CUABI_FILTER_LINEAR 1
+typedef int32_t cuabi_read_mode;
+#define CUABI_READ_ELEMENT_TYPE 0
+#define CUABI_READ_NORMALIZED_FLOAT 1
 #define CUABI_STREAM_NON_BLOCKING 1
 #define CUABI_EVENT_DISABLE_TIMING 1
 #define CUABI_EVENT_BLOCKING_SYNC 2
+#define CUABI_EVENT_INTERPROCESS 4
 typedef int32_t cuabi_capture_mode;
 #define CUABI_CAPTURE_GLOBAL 0
 #define CUABI_CAPTURE_THREAD_LOCAL 1
 #define CUABI_CAPTURE_RELAXED 2
 typedef uint32_t cuabi_compile_flags;
 typedef uint32_t cuabi_launch_flags;
+typedef uint32_t cuabi_memory_pool_flags;
+typedef uint32_t cuabi_managed_flags;
+typedef uint32_t cuabi_array_flags;
 typedef uint32_t cuabi_stream_flags;
 typedef uint32_t cuabi_event_flags;
 typedef struct cuabi_device_s* cuabi_device;
@@ -749,10 +1240,18 @@ typedef struct cuabi_event_s* cuabi_event;
 typedef struct cuabi_graph_s* cuabi_graph;
 typedef struct cuabi_graph_exec_s* cuabi_graph_exec;
 typedef struct cuabi_launch_plan_s* cuabi_launch_plan;
+typedef struct cuabi_memory_pool_s* cuabi_memory_pool;
+typedef struct cuabi_array_s* cuabi_array;
+typedef struct cuabi_texture_s* cuabi_texture;
+typedef struct cuabi_surface_s* cuabi_surface;
 typedef int32_t (*cuabi_host_fn)(void*, char*, size_t);
 typedef struct cuabi_compile_desc { size_t struct_size; const char* source; const char* name; const char* const* options; size_t num_options; const char* const* header_sources; const char* const* header_names; size_t num_headers; const char* const* name_expressions; size_t num_name_expressions; cuabi_output output; cuabi_compile_flags flags; } cuabi_compile_desc;
 typedef struct cuabi_param_info { size_t offset; size_t size; } cuabi_param_info;
 typedef struct cuabi_launch_config { size_t struct_size; uint32_t grid_x; uint32_t grid_y; uint32_t grid_z; uint32_t block_x; uint32_t block_y; uint32_t block_z; uint32_t shared_mem_bytes; cuabi_launch_flags flags; uint32_t cluster_x; uint32_t cluster_y; uint32_t cluster_z; int32_t priority; cuabi_event programmatic_event; } cuabi_launch_config;
+typedef struct cuabi_memory_pool_desc { size_t struct_size; uint64_t max_bytes; uint64_t release_threshold; cuabi_memory_pool_flags flags; } cuabi_memory_pool_desc;
+typedef struct cuabi_copy_3d_desc { size_t struct_size; const void* src_host; cuabi_buffer src_buffer; cuabi_array src_array; size_t src_x_bytes; size_t src_y; size_t src_z; size_t src_pitch; size_t src_height; void* dst_host; cuabi_buffer dst_buffer; cuabi_array dst_array; size_t dst_x_bytes; size_t dst_y; size_t dst_z; size_t dst_pitch; size_t dst_height; size_t width_bytes; size_t height; size_t depth; } cuabi_copy_3d_desc;
+typedef struct cuabi_array_desc { size_t struct_size; size_t width; size_t height; size_t depth; cuabi_array_format format; uint32_t channels; cuabi_array_flags flags; } cuabi_array_desc;
+typedef struct cuabi_texture_desc { size_t struct_size; cuabi_array array; cuabi_buffer buffer; size_t offset; size_t width; size_t height; size_t pitch; cuabi_array_format format; uint32_t channels; cuabi_address_mode address_x; cuabi_address_mode address_y; cuabi_address_mode address_z; cuabi_filter_mode filter; cuabi_read_mode read_mode; uint32_t normalized_coords; float border_r; float border_g; float border_b; float border_a; } cuabi_texture_desc;
 uint32_t cuabi_version(void);
 const char* cuabi_version_string(void);
 const char* cuabi_status_get_name(cuabi_status status);
@@ -839,6 +1338,51 @@ cuabi_status cuabi_host_buffer_register(cuabi_device device, void* ptr, size_t b
 void cuabi_host_buffer_release(cuabi_host_buffer buffer);
 cuabi_status cuabi_host_buffer_get_pointer(cuabi_host_buffer buffer, void** ptr);
 cuabi_status cuabi_host_buffer_get_size(cuabi_host_buffer buffer, size_t* bytes);
+cuabi_status cuabi_buffer_get_kind(cuabi_buffer buffer, cuabi_buffer_kind* kind);
+cuabi_status cuabi_memory_pool_desc_init(cuabi_memory_pool_desc* desc, size_t struct_size);
+cuabi_status cuabi_memory_pool_create(cuabi_device device, const cuabi_memory_pool_desc* desc, cuabi_memory_pool* out);
+cuabi_status cuabi_device_get_default_memory_pool(cuabi_device device, cuabi_memory_pool* out);
+void cuabi_memory_pool_release(cuabi_memory_pool pool);
+cuabi_status cuabi_memory_pool_set_release_threshold(cuabi_memory_pool pool, uint64_t bytes);
+cuabi_status cuabi_memory_pool_get_release_threshold(cuabi_memory_pool pool, uint64_t* bytes);
+cuabi_status cuabi_memory_pool_trim(cuabi_memory_pool pool, size_t keep_bytes);
+cuabi_status cuabi_memory_pool_get_usage(cuabi_memory_pool pool, uint64_t* reserved_bytes, uint64_t* used_bytes);
+cuabi_status cuabi_memory_pool_export_fd(cuabi_memory_pool pool, int32_t* fd);
+cuabi_status cuabi_memory_pool_import_fd(cuabi_device device, int32_t fd, cuabi_memory_pool* out);
+cuabi_status cuabi_buffer_alloc_async(cuabi_device device, size_t bytes, cuabi_memory_pool pool, cuabi_stream stream, cuabi_buffer* out);
+cuabi_status cuabi_buffer_free_async(cuabi_buffer buffer, cuabi_stream stream);
+cuabi_status cuabi_buffer_alloc_managed(cuabi_device device, size_t bytes, cuabi_managed_flags flags, cuabi_buffer* out);
+cuabi_status cuabi_buffer_get_host_pointer(cuabi_buffer buffer, void** ptr);
+cuabi_status cuabi_buffer_prefetch_async(cuabi_buffer buffer, size_t offset, size_t bytes, int32_t location, cuabi_stream stream);
+cuabi_status cuabi_buffer_advise(cuabi_buffer buffer, size_t offset, size_t bytes, cuabi_memory_advice advice, int32_t location);
+cuabi_status cuabi_buffer_get_ipc_handle(cuabi_buffer buffer, void* handle, size_t handle_size);
+cuabi_status cuabi_buffer_open_ipc(cuabi_device device, cuabi_memory_pool pool, const void* handle, size_t handle_size, cuabi_buffer* out);
+cuabi_status cuabi_event_get_ipc_handle(cuabi_event event, void* handle, size_t handle_size);
+cuabi_status cuabi_event_open_ipc(cuabi_device device, const void* handle, size_t handle_size, cuabi_event* out);
+cuabi_status cuabi_device_can_access_peer(cuabi_device device, cuabi_device peer, int32_t* can_access);
+cuabi_status cuabi_device_enable_peer_access(cuabi_device device, cuabi_device peer);
+cuabi_status cuabi_device_disable_peer_access(cuabi_device device, cuabi_device peer);
+cuabi_status cuabi_device_get_peer_attribute(cuabi_device device, cuabi_device peer, int32_t cu_p2p_attribute, int32_t* value);
+cuabi_status cuabi_buffer_get_copy_path(cuabi_buffer dst, cuabi_buffer src, cuabi_copy_path* path);
+cuabi_status cuabi_buffer_alloc_pitched(cuabi_device device, size_t width_bytes, size_t height, uint32_t element_size, cuabi_buffer* out);
+cuabi_status cuabi_buffer_get_pitch(cuabi_buffer buffer, size_t* pitch);
+cuabi_status cuabi_buffer_fill(cuabi_buffer buffer, size_t offset, uint32_t value, uint32_t element_size, size_t count);
+cuabi_status cuabi_buffer_fill_async(cuabi_buffer buffer, size_t offset, uint32_t value, uint32_t element_size, size_t count, cuabi_stream stream);
+cuabi_status cuabi_copy_3d_desc_init(cuabi_copy_3d_desc* desc, size_t struct_size);
+cuabi_status cuabi_copy_3d(const cuabi_copy_3d_desc* desc);
+cuabi_status cuabi_copy_3d_async(const cuabi_copy_3d_desc* desc, cuabi_stream stream);
+cuabi_status cuabi_array_desc_init(cuabi_array_desc* desc, size_t struct_size);
+cuabi_status cuabi_array_create(cuabi_device device, const cuabi_array_desc* desc, cuabi_array* out);
+void cuabi_array_release(cuabi_array array);
+cuabi_status cuabi_array_get_desc(cuabi_array array, cuabi_array_desc* desc);
+cuabi_status cuabi_array_get_handle(cuabi_array array, uint64_t* cu_array);
+cuabi_status cuabi_texture_desc_init(cuabi_texture_desc* desc, size_t struct_size);
+cuabi_status cuabi_texture_create(const cuabi_texture_desc* desc, cuabi_texture* out);
+void cuabi_texture_release(cuabi_texture texture);
+cuabi_status cuabi_texture_get_handle(cuabi_texture texture, uint64_t* tex_object);
+cuabi_status cuabi_surface_create(cuabi_array array, cuabi_surface* out);
+void cuabi_surface_release(cuabi_surface surface);
+cuabi_status cuabi_surface_get_handle(cuabi_surface surface, uint64_t* surf_object);
 cuabi_status cuabi_stream_create(cuabi_device device, cuabi_stream_flags flags, int32_t priority, cuabi_stream* out);
 cuabi_status cuabi_stream_wrap(cuabi_device device, uint64_t cu_stream, cuabi_stream* out);
 void cuabi_stream_release(cuabi_stream stream);
@@ -873,6 +1417,8 @@ __all__ = [
     "CUABI_VERSION_NUMBER",
     "CUABI_VERSION_STRING",
     "CUABI_STATUS_COUNT",
+    "CUABI_LOCATION_HOST",
+    "CUABI_IPC_HANDLE_SIZE",
     "CUABI_SUCCESS",
     "CUABI_ERROR_INVALID_ARGUMENT",
     "CUABI_ERROR_INVALID_HANDLE",
@@ -915,9 +1461,46 @@ __all__ = [
     "CUABI_LAUNCH_COOPERATIVE",
     "CUABI_LAUNCH_PROGRAMMATIC_SERIALIZATION",
     "CUABI_LAUNCH_PROGRAMMATIC_EVENT_AT_BLOCK_START",
+    "CUABI_BUFFER_DEVICE",
+    "CUABI_BUFFER_STREAM_ORDERED",
+    "CUABI_BUFFER_MANAGED",
+    "CUABI_BUFFER_PITCHED",
+    "CUABI_BUFFER_WRAPPED",
+    "CUABI_BUFFER_IPC",
+    "CUABI_MEMORY_POOL_IPC",
+    "CUABI_MANAGED_ATTACH_HOST",
+    "CUABI_ADVISE_SET_READ_MOSTLY",
+    "CUABI_ADVISE_UNSET_READ_MOSTLY",
+    "CUABI_ADVISE_SET_PREFERRED_LOCATION",
+    "CUABI_ADVISE_UNSET_PREFERRED_LOCATION",
+    "CUABI_ADVISE_SET_ACCESSED_BY",
+    "CUABI_ADVISE_UNSET_ACCESSED_BY",
+    "CUABI_COPY_SAME_DEVICE",
+    "CUABI_COPY_PEER",
+    "CUABI_COPY_THROUGH_HOST",
+    "CUABI_FORMAT_U8",
+    "CUABI_FORMAT_U16",
+    "CUABI_FORMAT_U32",
+    "CUABI_FORMAT_S8",
+    "CUABI_FORMAT_S16",
+    "CUABI_FORMAT_S32",
+    "CUABI_FORMAT_F16",
+    "CUABI_FORMAT_F32",
+    "CUABI_ARRAY_LAYERED",
+    "CUABI_ARRAY_SURFACE_LOAD_STORE",
+    "CUABI_ARRAY_TEXTURE_GATHER",
+    "CUABI_ADDRESS_WRAP",
+    "CUABI_ADDRESS_CLAMP",
+    "CUABI_ADDRESS_MIRROR",
+    "CUABI_ADDRESS_BORDER",
+    "CUABI_FILTER_POINT",
+    "CUABI_FILTER_LINEAR",
+    "CUABI_READ_ELEMENT_TYPE",
+    "CUABI_READ_NORMALIZED_FLOAT",
     "CUABI_STREAM_NON_BLOCKING",
     "CUABI_EVENT_DISABLE_TIMING",
     "CUABI_EVENT_BLOCKING_SYNC",
+    "CUABI_EVENT_INTERPROCESS",
     "CUABI_CAPTURE_GLOBAL",
     "CUABI_CAPTURE_THREAD_LOCAL",
     "CUABI_CAPTURE_RELAXED",
@@ -926,15 +1509,35 @@ __all__ = [
     "CompileFlag",
     "FunctionAttribute",
     "LaunchFlag",
+    "BufferKind",
+    "MemoryPoolFlag",
+    "ManagedFlag",
+    "MemoryAdvice",
+    "CopyPath",
+    "ArrayFormat",
+    "ArrayFlag",
+    "AddressMode",
+    "FilterMode",
+    "ReadMode",
     "StreamFlag",
     "EventFlag",
     "CaptureMode",
     "cuabi_status",
     "cuabi_output",
     "cuabi_function_attribute",
+    "cuabi_buffer_kind",
+    "cuabi_memory_advice",
+    "cuabi_copy_path",
+    "cuabi_array_format",
+    "cuabi_address_mode",
+    "cuabi_filter_mode",
+    "cuabi_read_mode",
     "cuabi_capture_mode",
     "cuabi_compile_flags",
     "cuabi_launch_flags",
+    "cuabi_memory_pool_flags",
+    "cuabi_managed_flags",
+    "cuabi_array_flags",
     "cuabi_stream_flags",
     "cuabi_event_flags",
     "cuabi_device",
@@ -948,11 +1551,19 @@ __all__ = [
     "cuabi_graph",
     "cuabi_graph_exec",
     "cuabi_launch_plan",
+    "cuabi_memory_pool",
+    "cuabi_array",
+    "cuabi_texture",
+    "cuabi_surface",
     "cuabi_host_fn",
     "HANDLE_TYPES",
     "cuabi_compile_desc",
     "cuabi_param_info",
     "cuabi_launch_config",
+    "cuabi_memory_pool_desc",
+    "cuabi_copy_3d_desc",
+    "cuabi_array_desc",
+    "cuabi_texture_desc",
     "DECLARATIONS",
     "STATUS_NAMES",
     "CDEF",

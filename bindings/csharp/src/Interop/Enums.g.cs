@@ -184,6 +184,154 @@ namespace Cuabi
         ProgrammaticEventAtBlockStart = 4,
     }
 
+    /// <summary>How a buffer's memory was obtained; decides how it is freed.</summary>
+    /// <remarks>C: cuabi_buffer_kind.</remarks>
+    public enum BufferKind
+    {
+        /// <summary>cuabi_buffer_alloc (cuMemAlloc).</summary>
+        Device = 0,
+        /// <summary>cuabi_buffer_alloc_async: from a memory pool, in stream order.</summary>
+        StreamOrdered = 1,
+        /// <summary>cuabi_buffer_alloc_managed: visible to the host and every device.</summary>
+        Managed = 2,
+        /// <summary>cuabi_buffer_alloc_pitched: rows padded to the device's alignment.</summary>
+        Pitched = 3,
+        /// <summary>cuabi_buffer_wrap: owned by someone else; release frees nothing.</summary>
+        Wrapped = 4,
+        /// <summary>cuabi_buffer_open_ipc: another process's memory, mapped here.</summary>
+        Ipc = 5,
+    }
+
+    /// <summary>Flags for cuabi_memory_pool_desc: an OR of cuabi_memory_pool_flag_bits.</summary>
+    /// <remarks>C: cuabi_memory_pool_flags, cuabi_memory_pool_flag_bits.</remarks>
+    [Flags]
+    public enum MemoryPoolFlags : uint
+    {
+        /// <summary>No flags.</summary>
+        None = 0,
+        /// <summary>
+        /// The pool can be shared with other processes as a file descriptor
+        /// (cuabi_memory_pool_export_fd), and its allocations through
+        /// cuabi_buffer_get_ipc_handle.
+        /// </summary>
+        Ipc = 1,
+    }
+
+    /// <summary>Flags for cuabi_buffer_alloc_managed: an OR of cuabi_managed_flag_bits.</summary>
+    /// <remarks>C: cuabi_managed_flags, cuabi_managed_flag_bits.</remarks>
+    [Flags]
+    public enum ManagedFlags : uint
+    {
+        /// <summary>No flags.</summary>
+        None = 0,
+        /// <summary>
+        /// Attached to the host at first: only the host and streams it is attached
+        /// to may touch it (CU_MEM_ATTACH_HOST). Without it every stream may.
+        /// </summary>
+        AttachHost = 1,
+    }
+
+    /// <summary>Advice on how a managed range is used (the driver's CUmem_advise).</summary>
+    /// <remarks>C: cuabi_memory_advice.</remarks>
+    public enum MemoryAdvice
+    {
+        /// <summary>Mostly read: every reader keeps its own copy. `location` unused.</summary>
+        SetReadMostly = 1,
+        /// <summary>CUABI_ADVISE_UNSET_READ_MOSTLY.</summary>
+        UnsetReadMostly = 2,
+        /// <summary>Keep the pages at `location` where possible.</summary>
+        SetPreferredLocation = 3,
+        /// <summary>CUABI_ADVISE_UNSET_PREFERRED_LOCATION.</summary>
+        UnsetPreferredLocation = 4,
+        /// <summary>`location` (a device) keeps a mapping, so it never faults on them.</summary>
+        SetAccessedBy = 5,
+        /// <summary>CUABI_ADVISE_UNSET_ACCESSED_BY.</summary>
+        UnsetAccessedBy = 6,
+    }
+
+    /// <summary>How a copy between two buffers travels.</summary>
+    /// <remarks>C: cuabi_copy_path.</remarks>
+    public enum CopyPath
+    {
+        /// <summary>Both buffers are on one device.</summary>
+        SameDevice = 0,
+        /// <summary>Between devices, directly: peer access is enabled between them.</summary>
+        Peer = 1,
+        /// <summary>Between devices through host memory: peer access is not enabled.</summary>
+        ThroughHost = 2,
+    }
+
+    /// <summary>An array element's channel type (the values of the driver's CUarray_format).</summary>
+    /// <remarks>C: cuabi_array_format.</remarks>
+    public enum ArrayFormat
+    {
+        /// <summary>unsigned 8-bit integer</summary>
+        U8 = 1,
+        /// <summary>unsigned 16-bit integer</summary>
+        U16 = 2,
+        /// <summary>unsigned 32-bit integer</summary>
+        U32 = 3,
+        /// <summary>signed 8-bit integer</summary>
+        S8 = 8,
+        /// <summary>signed 16-bit integer</summary>
+        S16 = 9,
+        /// <summary>signed 32-bit integer</summary>
+        S32 = 10,
+        /// <summary>16-bit float (half)</summary>
+        F16 = 16,
+        /// <summary>32-bit float</summary>
+        F32 = 32,
+    }
+
+    /// <summary>Flags for cuabi_array_desc: an OR of cuabi_array_flag_bits.</summary>
+    /// <remarks>C: cuabi_array_flags, cuabi_array_flag_bits.</remarks>
+    [Flags]
+    public enum ArrayFlags : uint
+    {
+        /// <summary>No flags.</summary>
+        None = 0,
+        /// <summary>A layered array: `depth` is the number of layers of 1D or 2D arrays.</summary>
+        Layered = 1,
+        /// <summary>Surface objects may read and write it (cuabi_surface_create).</summary>
+        SurfaceLoadStore = 2,
+        /// <summary>Texture gather (tex2Dgather) may read it; 2D arrays only.</summary>
+        TextureGather = 4,
+    }
+
+    /// <summary>How a texture fetch outside [0, extent) is answered (CUaddress_mode).</summary>
+    /// <remarks>C: cuabi_address_mode.</remarks>
+    public enum AddressMode
+    {
+        /// <summary>repeats; normalised coordinates only</summary>
+        Wrap = 0,
+        /// <summary>the nearest edge element</summary>
+        Clamp = 1,
+        /// <summary>mirrored repeats; normalised coordinates only</summary>
+        Mirror = 2,
+        /// <summary>the border colour</summary>
+        Border = 3,
+    }
+
+    /// <summary>How a fetch between elements is answered (CUfilter_mode).</summary>
+    /// <remarks>C: cuabi_filter_mode.</remarks>
+    public enum FilterMode
+    {
+        /// <summary>the nearest element</summary>
+        Point = 0,
+        /// <summary>interpolated; float or normalised-float reads only</summary>
+        Linear = 1,
+    }
+
+    /// <summary>What a fetch returns.</summary>
+    /// <remarks>C: cuabi_read_mode.</remarks>
+    public enum ReadMode
+    {
+        /// <summary>The element's own type.</summary>
+        ElementType = 0,
+        /// <summary>8- and 16-bit integers as floats in [0, 1] (unsigned) or [-1, 1].</summary>
+        NormalizedFloat = 1,
+    }
+
     /// <summary>Flags for cuabi_stream_create: an OR of cuabi_stream_flag_bits.</summary>
     /// <remarks>C: cuabi_stream_flags, cuabi_stream_flag_bits.</remarks>
     [Flags]
@@ -206,6 +354,11 @@ namespace Cuabi
         DisableTiming = 1,
         /// <summary>Synchronizing sleeps instead of spinning.</summary>
         BlockingSync = 2,
+        /// <summary>
+        /// The event can be shared with another process (cuabi_event_get_ipc_handle).
+        /// Needs CUABI_EVENT_DISABLE_TIMING.
+        /// </summary>
+        Interprocess = 4,
     }
 
     /// <summary>The values of the driver's CUstreamCaptureMode.</summary>

@@ -249,4 +249,92 @@ namespace Cuabi.Interop
 
         partial void Released();
     }
+
+    /// <summary>A cuabi_memory_pool handle: a stream-ordered memory pool. Disposing it calls cuabi_memory_pool_release.</summary>
+    public sealed partial class SafeMemoryPoolHandle : CuabiSafeHandle
+    {
+        /// <summary>A NULL handle (the runtime fills it in for out-parameters).</summary>
+        public SafeMemoryPoolHandle() { }
+
+        /// <summary>Wraps an existing handle value.</summary>
+        /// <param name="existing">The raw handle value.</param>
+        /// <param name="ownsHandle">Whether disposing this object releases the handle.</param>
+        public SafeMemoryPoolHandle(IntPtr existing, bool ownsHandle) : base(existing, ownsHandle) { }
+
+        /// <summary>Releases the handle through cuabi_memory_pool_release.</summary>
+        protected override bool ReleaseHandle()
+        {
+            NativeMethods.cuabi_memory_pool_release(handle);
+            Released();
+            return true;
+        }
+
+        partial void Released();
+    }
+
+    /// <summary>A cuabi_array handle: a CUDA array (1D, 2D, 3D, layered). Disposing it calls cuabi_array_release.</summary>
+    public sealed partial class SafeArrayHandle : CuabiSafeHandle
+    {
+        /// <summary>A NULL handle (the runtime fills it in for out-parameters).</summary>
+        public SafeArrayHandle() { }
+
+        /// <summary>Wraps an existing handle value.</summary>
+        /// <param name="existing">The raw handle value.</param>
+        /// <param name="ownsHandle">Whether disposing this object releases the handle.</param>
+        public SafeArrayHandle(IntPtr existing, bool ownsHandle) : base(existing, ownsHandle) { }
+
+        /// <summary>Releases the handle through cuabi_array_release.</summary>
+        protected override bool ReleaseHandle()
+        {
+            NativeMethods.cuabi_array_release(handle);
+            Released();
+            return true;
+        }
+
+        partial void Released();
+    }
+
+    /// <summary>A cuabi_texture handle: a texture object. Disposing it calls cuabi_texture_release.</summary>
+    public sealed partial class SafeTextureHandle : CuabiSafeHandle
+    {
+        /// <summary>A NULL handle (the runtime fills it in for out-parameters).</summary>
+        public SafeTextureHandle() { }
+
+        /// <summary>Wraps an existing handle value.</summary>
+        /// <param name="existing">The raw handle value.</param>
+        /// <param name="ownsHandle">Whether disposing this object releases the handle.</param>
+        public SafeTextureHandle(IntPtr existing, bool ownsHandle) : base(existing, ownsHandle) { }
+
+        /// <summary>Releases the handle through cuabi_texture_release.</summary>
+        protected override bool ReleaseHandle()
+        {
+            NativeMethods.cuabi_texture_release(handle);
+            Released();
+            return true;
+        }
+
+        partial void Released();
+    }
+
+    /// <summary>A cuabi_surface handle: a surface object. Disposing it calls cuabi_surface_release.</summary>
+    public sealed partial class SafeSurfaceHandle : CuabiSafeHandle
+    {
+        /// <summary>A NULL handle (the runtime fills it in for out-parameters).</summary>
+        public SafeSurfaceHandle() { }
+
+        /// <summary>Wraps an existing handle value.</summary>
+        /// <param name="existing">The raw handle value.</param>
+        /// <param name="ownsHandle">Whether disposing this object releases the handle.</param>
+        public SafeSurfaceHandle(IntPtr existing, bool ownsHandle) : base(existing, ownsHandle) { }
+
+        /// <summary>Releases the handle through cuabi_surface_release.</summary>
+        protected override bool ReleaseHandle()
+        {
+            NativeMethods.cuabi_surface_release(handle);
+            Released();
+            return true;
+        }
+
+        partial void Released();
+    }
 }

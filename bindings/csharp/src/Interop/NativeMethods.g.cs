@@ -31,19 +31,30 @@ namespace Cuabi.Interop
         public const int CUABI_VERSION_MAJOR = 0;
 
         /// <summary>CUABI_VERSION_MINOR of the header these declarations follow.</summary>
-        public const int CUABI_VERSION_MINOR = 2;
+        public const int CUABI_VERSION_MINOR = 3;
 
         /// <summary>CUABI_VERSION_PATCH of the header these declarations follow.</summary>
         public const int CUABI_VERSION_PATCH = 0;
 
         /// <summary>MAJOR * 10000 + MINOR * 100 + PATCH; compare with cuabi_version().</summary>
-        public const int CUABI_VERSION_NUMBER = 200;
+        public const int CUABI_VERSION_NUMBER = 300;
 
         /// <summary>CUABI_VERSION_STRING of the header these declarations follow.</summary>
-        public const string CUABI_VERSION_STRING = "0.2.0";
+        public const string CUABI_VERSION_STRING = "0.3.0";
 
         /// <summary>One past the largest status this version defines.</summary>
         public const int CUABI_STATUS_COUNT = 21;
+
+        /// <summary>A location for prefetches and advice: a device ordinal, or the host.</summary>
+        public const int CUABI_LOCATION_HOST = -1;
+
+        /// <summary>
+        /// The size of an IPC handle: plain bytes, to send to another process
+        /// through a pipe, a socket or a file. It names the memory (or event), the
+        /// process that exported it and the buffer's size, with a checksum, so a
+        /// damaged or foreign handle is refused before the driver sees it.
+        /// </summary>
+        public const int CUABI_IPC_HANDLE_SIZE = 128;
 
         // --- Versions ---
 
@@ -662,8 +673,9 @@ namespace Cuabi.Interop
 
         // cuabi_status cuabi_buffer_copy(cuabi_buffer dst, size_t dst_offset, cuabi_buffer src, size_t src_offset, size_t bytes);
         /// <summary>
-        /// Device to device. Overlapping ranges of the same memory answer
-        /// CUABI_ERROR_INVALID_ARGUMENT.
+        /// Device to device, on one device or between two (directly or through the
+        /// host: cuabi_buffer_get_copy_path). Overlapping ranges of the same memory
+        /// answer CUABI_ERROR_INVALID_ARGUMENT.
         /// </summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_buffer_copy")]
         public static extern CudaStatus cuabi_buffer_copy(SafeBufferHandle dst, UIntPtr dst_offset, SafeBufferHandle src, UIntPtr src_offset, UIntPtr bytes);
@@ -712,6 +724,391 @@ namespace Cuabi.Interop
         /// <summary>cuabi_host_buffer_get_size; see the conventions of cuabi.h.</summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_host_buffer_get_size")]
         public static extern CudaStatus cuabi_host_buffer_get_size(SafeHostBufferHandle buffer, out UIntPtr bytes);
+
+        // --- Kinds of device memory ---
+
+        // cuabi_status cuabi_buffer_get_kind(cuabi_buffer buffer, cuabi_buffer_kind* kind);
+        /// <summary>cuabi_buffer_get_kind; see the conventions of cuabi.h.</summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_buffer_get_kind")]
+        public static extern CudaStatus cuabi_buffer_get_kind(SafeBufferHandle buffer, out BufferKind kind);
+
+        // --- Stream-ordered allocation and memory pools ---
+
+        // cuabi_status cuabi_memory_pool_desc_init(cuabi_memory_pool_desc* desc, size_t struct_size);
+        /// <summary>
+        /// Fills `desc` with the defaults of CUABI_MEMORY_POOL_DESC_INIT (as
+        /// cuabi_launch_config_init does for its struct).
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_memory_pool_desc_init")]
+        public static extern CudaStatus cuabi_memory_pool_desc_init(ref MemoryPoolDescNative desc, UIntPtr struct_size);
+
+        // cuabi_status cuabi_memory_pool_create(cuabi_device device, const cuabi_memory_pool_desc* desc, cuabi_memory_pool* out);
+        /// <summary>A new pool of `device`'s memory. `desc` NULL: the defaults.</summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_memory_pool_create")]
+        public static extern CudaStatus cuabi_memory_pool_create(SafeDeviceHandle device, ref MemoryPoolDescNative desc, out SafeMemoryPoolHandle @out);
+
+        // cuabi_status cuabi_device_get_default_memory_pool(cuabi_device device, cuabi_memory_pool* out);
+        /// <summary>
+        /// The device's default pool, the one cuabi_buffer_alloc_async uses when
+        /// given no pool (and the CUDA runtime's cudaMallocAsync, CuPy's and
+        /// PyTorch's stream-ordered allocators share). Releasing the handle leaves
+        /// the pool itself alone.
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_device_get_default_memory_pool")]
+        public static extern CudaStatus cuabi_device_get_default_memory_pool(SafeDeviceHandle device, out SafeMemoryPoolHandle @out);
+
+        // void cuabi_memory_pool_release(cuabi_memory_pool pool);
+        /// <summary>
+        /// Destroys a pool made here once every buffer allocated from it is freed
+        /// (buffers keep their pool alive).
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_memory_pool_release")]
+        public static extern void cuabi_memory_pool_release(IntPtr pool);
+
+        // cuabi_status cuabi_memory_pool_set_release_threshold(cuabi_memory_pool pool, uint64_t bytes);
+        /// <summary>cuabi_memory_pool_set_release_threshold; see the conventions of cuabi.h.</summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_memory_pool_set_release_threshold")]
+        public static extern CudaStatus cuabi_memory_pool_set_release_threshold(SafeMemoryPoolHandle pool, ulong bytes);
+
+        // cuabi_status cuabi_memory_pool_get_release_threshold(cuabi_memory_pool pool, uint64_t* bytes);
+        /// <summary>cuabi_memory_pool_get_release_threshold; see the conventions of cuabi.h.</summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_memory_pool_get_release_threshold")]
+        public static extern CudaStatus cuabi_memory_pool_get_release_threshold(SafeMemoryPoolHandle pool, out ulong bytes);
+
+        // cuabi_status cuabi_memory_pool_trim(cuabi_memory_pool pool, size_t keep_bytes);
+        /// <summary>
+        /// Gives reserved memory back to the device until the pool holds at most
+        /// `keep_bytes` it is not using; memory in use is never given back.
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_memory_pool_trim")]
+        public static extern CudaStatus cuabi_memory_pool_trim(SafeMemoryPoolHandle pool, UIntPtr keep_bytes);
+
+        // cuabi_status cuabi_memory_pool_get_usage(cuabi_memory_pool pool, uint64_t* reserved_bytes, uint64_t* used_bytes);
+        /// <summary>
+        /// The bytes the pool has reserved from the device, and of those the bytes
+        /// its live allocations use.
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_memory_pool_get_usage")]
+        public static extern CudaStatus cuabi_memory_pool_get_usage(SafeMemoryPoolHandle pool, out ulong reserved_bytes, out ulong used_bytes);
+
+        // cuabi_status cuabi_memory_pool_export_fd(cuabi_memory_pool pool, int32_t* fd);
+        /// <summary>
+        /// A new file descriptor for the pool (made with CUABI_MEMORY_POOL_IPC),
+        /// owned by the caller: pass it to another process (inherit it, or send it
+        /// over a Unix socket) for cuabi_memory_pool_import_fd, then close it.
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_memory_pool_export_fd")]
+        public static extern CudaStatus cuabi_memory_pool_export_fd(SafeMemoryPoolHandle pool, out int fd);
+
+        // cuabi_status cuabi_memory_pool_import_fd(cuabi_device device, int32_t fd, cuabi_memory_pool* out);
+        /// <summary>
+        /// Opens a pool another process exported, on `device`. `fd` stays the
+        /// caller's to close.
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_memory_pool_import_fd")]
+        public static extern CudaStatus cuabi_memory_pool_import_fd(SafeDeviceHandle device, int fd, out SafeMemoryPoolHandle @out);
+
+        // cuabi_status cuabi_buffer_alloc_async(cuabi_device device, size_t bytes, cuabi_memory_pool pool, cuabi_stream stream, cuabi_buffer* out);
+        /// <summary>
+        /// Allocates `bytes` (&gt; 0) in stream order on `stream` (NULL: the default
+        /// stream) from `pool` (NULL: the device's default pool): the memory may be
+        /// used by work on `stream` queued after this call, and by other streams
+        /// once they wait for it (an event). Cheap, does not synchronise the device,
+        /// and can be captured into a graph (the graph then owns an allocation node;
+        /// free the buffer in the same capture with cuabi_buffer_free_async, or
+        /// after the graph ran).
+        /// Releasing the buffer frees it in order on the stream it was allocated on
+        /// (kept alive by the buffer): work on other streams that uses it must be
+        /// ordered before that stream or be finished.
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_buffer_alloc_async")]
+        public static extern CudaStatus cuabi_buffer_alloc_async(SafeDeviceHandle device, UIntPtr bytes, SafeMemoryPoolHandle pool, SafeStreamHandle stream, out SafeBufferHandle @out);
+
+        // cuabi_status cuabi_buffer_free_async(cuabi_buffer buffer, cuabi_stream stream);
+        /// <summary>
+        /// Frees a stream-ordered buffer in order on `stream` (NULL: the default
+        /// stream), after the work queued there before it, and releases the handle:
+        /// cuabi never touches that memory again and the handle answers
+        /// CUABI_ERROR_INVALID_HANDLE from then on. A buffer of another kind answers
+        /// CUABI_ERROR_INVALID_ARGUMENT (release it instead); so does a buffer a
+        /// texture object still uses.
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_buffer_free_async")]
+        public static extern CudaStatus cuabi_buffer_free_async(SafeBufferHandle buffer, SafeStreamHandle stream);
+
+        // --- Managed (unified) memory ---
+
+        // cuabi_status cuabi_buffer_alloc_managed(cuabi_device device, size_t bytes, cuabi_managed_flags flags, cuabi_buffer* out);
+        /// <summary>
+        /// Allocates `bytes` (&gt; 0) of managed memory: one address valid on the host
+        /// and on every device, migrated on demand.
+        ///
+        /// When the host may touch it (through cuabi_buffer_get_host_pointer): on a
+        /// device whose CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS (89) is 1
+        /// (Linux with a Pascal or newer GPU), at any time, with the usual data-race
+        /// rules: what a kernel writes is seen by the host after the kernel is known
+        /// to have finished (a synchronize), and the host must not write what a
+        /// running kernel reads. Where that attribute is 0, the host must not touch
+        /// any managed memory while any kernel runs on the device: synchronise the
+        /// device first.
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_buffer_alloc_managed")]
+        public static extern CudaStatus cuabi_buffer_alloc_managed(SafeDeviceHandle device, UIntPtr bytes, ManagedFlags flags, out SafeBufferHandle @out);
+
+        // cuabi_status cuabi_buffer_get_host_pointer(cuabi_buffer buffer, void** ptr);
+        /// <summary>
+        /// The host address of a managed buffer (the same value as its device
+        /// pointer). Another kind of buffer answers CUABI_ERROR_INVALID_ARGUMENT.
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_buffer_get_host_pointer")]
+        public static extern CudaStatus cuabi_buffer_get_host_pointer(SafeBufferHandle buffer, out IntPtr ptr);
+
+        // cuabi_status cuabi_buffer_prefetch_async(cuabi_buffer buffer, size_t offset, size_t bytes, int32_t location, cuabi_stream stream);
+        /// <summary>
+        /// Migrates [offset, offset + bytes) of a managed buffer to `location` (a
+        /// device ordinal or CUABI_LOCATION_HOST) in order on `stream` (NULL: the
+        /// default stream), ahead of its use there.
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_buffer_prefetch_async")]
+        public static extern CudaStatus cuabi_buffer_prefetch_async(SafeBufferHandle buffer, UIntPtr offset, UIntPtr bytes, int location, SafeStreamHandle stream);
+
+        // cuabi_status cuabi_buffer_advise(cuabi_buffer buffer, size_t offset, size_t bytes, cuabi_memory_advice advice, int32_t location);
+        /// <summary>
+        /// Gives `advice` for [offset, offset + bytes) of a managed buffer;
+        /// `location` is a device ordinal or CUABI_LOCATION_HOST.
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_buffer_advise")]
+        public static extern CudaStatus cuabi_buffer_advise(SafeBufferHandle buffer, UIntPtr offset, UIntPtr bytes, MemoryAdvice advice, int location);
+
+        // --- Sharing memory and events with other processes (IPC) ---
+
+        // cuabi_status cuabi_buffer_get_ipc_handle(cuabi_buffer buffer, void* handle, size_t handle_size);
+        /// <summary>
+        /// Writes the IPC handle of `buffer` (CUABI_BUFFER_DEVICE, CUABI_BUFFER_PITCHED,
+        /// or CUABI_BUFFER_STREAM_ORDERED from a pool made with CUABI_MEMORY_POOL_IPC)
+        /// into `handle`, which holds `handle_size` &gt;= CUABI_IPC_HANDLE_SIZE bytes.
+        /// The handle stays valid while the buffer lives in this process. Other kinds
+        /// answer CUABI_ERROR_INVALID_ARGUMENT saying which can be shared;
+        /// `handle_size` too small answers CUABI_ERROR_INSUFFICIENT_BUFFER.
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_buffer_get_ipc_handle")]
+        public static extern CudaStatus cuabi_buffer_get_ipc_handle(SafeBufferHandle buffer, IntPtr handle, UIntPtr handle_size);
+
+        // cuabi_status cuabi_buffer_open_ipc(cuabi_device device, cuabi_memory_pool pool, const void* handle, size_t handle_size, cuabi_buffer* out);
+        /// <summary>
+        /// Opens, on `device`, a buffer another process exported. A handle of a pool
+        /// allocation needs `pool`: that pool, imported here with
+        /// cuabi_memory_pool_import_fd; other handles take NULL. The buffer
+        /// (CUABI_BUFFER_IPC) has the exported size; releasing it unmaps the memory,
+        /// which the exporting process still owns and must keep alive meanwhile.
+        /// Refused with CUABI_ERROR_INVALID_ARGUMENT naming why: a handle from this
+        /// very process (use the buffer itself), a damaged or foreign one (not
+        /// CUABI_IPC_HANDLE_SIZE bytes, a bad checksum, an event's handle); the
+        /// driver refuses one whose memory was given back to it (freed, or its
+        /// process ended). A small buffer shares a driver block with other
+        /// allocations of its process, which stays mapped while any of them lives:
+        /// its handle can then still open after the buffer was freed, so the
+        /// exporting process must keep a buffer alive until every importer is done.
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_buffer_open_ipc")]
+        public static extern CudaStatus cuabi_buffer_open_ipc(SafeDeviceHandle device, SafeMemoryPoolHandle pool, IntPtr handle, UIntPtr handle_size, out SafeBufferHandle @out);
+
+        // cuabi_status cuabi_event_get_ipc_handle(cuabi_event event, void* handle, size_t handle_size);
+        /// <summary>
+        /// Writes the IPC handle of an event made with CUABI_EVENT_INTERPROCESS (and
+        /// CUABI_EVENT_DISABLE_TIMING), as cuabi_buffer_get_ipc_handle does.
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_event_get_ipc_handle")]
+        public static extern CudaStatus cuabi_event_get_ipc_handle(SafeEventHandle @event, IntPtr handle, UIntPtr handle_size);
+
+        // cuabi_status cuabi_event_open_ipc(cuabi_device device, const void* handle, size_t handle_size, cuabi_event* out);
+        /// <summary>
+        /// Opens another process's event on `device`: record it there, wait for it
+        /// here (cuabi_stream_wait_event, cuabi_event_synchronize). The same refusals
+        /// as cuabi_buffer_open_ipc.
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_event_open_ipc")]
+        public static extern CudaStatus cuabi_event_open_ipc(SafeDeviceHandle device, IntPtr handle, UIntPtr handle_size, out SafeEventHandle @out);
+
+        // --- Peer access between devices ---
+
+        // cuabi_status cuabi_device_can_access_peer(cuabi_device device, cuabi_device peer, int32_t* can_access);
+        /// <summary>
+        /// 1 when kernels on `device` can access memory of `peer` once peer access is
+        /// enabled, 0 when not, and 0 for a device and itself (no peer).
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_device_can_access_peer")]
+        public static extern CudaStatus cuabi_device_can_access_peer(SafeDeviceHandle device, SafeDeviceHandle peer, out int can_access);
+
+        // cuabi_status cuabi_device_enable_peer_access(cuabi_device device, cuabi_device peer);
+        /// <summary>
+        /// Lets kernels and copies on `device` reach `peer`'s memory directly.
+        /// Enabling what is enabled succeeds. A device and itself, or a pair that
+        /// cannot access each other, answers CUABI_ERROR_INVALID_ARGUMENT /
+        /// CUABI_ERROR_NOT_SUPPORTED naming the devices.
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_device_enable_peer_access")]
+        public static extern CudaStatus cuabi_device_enable_peer_access(SafeDeviceHandle device, SafeDeviceHandle peer);
+
+        // cuabi_status cuabi_device_disable_peer_access(cuabi_device device, cuabi_device peer);
+        /// <summary>
+        /// Undoes cuabi_device_enable_peer_access; disabling what is not enabled
+        /// succeeds.
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_device_disable_peer_access")]
+        public static extern CudaStatus cuabi_device_disable_peer_access(SafeDeviceHandle device, SafeDeviceHandle peer);
+
+        // cuabi_status cuabi_device_get_peer_attribute(cuabi_device device, cuabi_device peer, int32_t cu_p2p_attribute, int32_t* value);
+        /// <summary>
+        /// Any CUdevice_P2PAttribute of the pair, by its numeric value (see cuda.h);
+        /// a device and itself answers CUABI_ERROR_INVALID_ARGUMENT.
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_device_get_peer_attribute")]
+        public static extern CudaStatus cuabi_device_get_peer_attribute(SafeDeviceHandle device, SafeDeviceHandle peer, int cu_p2p_attribute, out int value);
+
+        // cuabi_status cuabi_buffer_get_copy_path(cuabi_buffer dst, cuabi_buffer src, cuabi_copy_path* path);
+        /// <summary>
+        /// How cuabi_buffer_copy from `src` to `dst` travels now. cuabi_buffer_copy
+        /// and cuabi_buffer_copy_async copy between devices by either path.
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_buffer_get_copy_path")]
+        public static extern CudaStatus cuabi_buffer_get_copy_path(SafeBufferHandle dst, SafeBufferHandle src, out CopyPath path);
+
+        // --- Pitched memory, fills, and copies in two and three dimensions ---
+
+        // cuabi_status cuabi_buffer_alloc_pitched(cuabi_device device, size_t width_bytes, size_t height, uint32_t element_size, cuabi_buffer* out);
+        /// <summary>
+        /// Allocates `height` rows of at least `width_bytes` each, each row padded so
+        /// that rows of elements of `element_size` (4, 8 or 16) bytes stay aligned
+        /// for the device (cuMemAllocPitch). The row pitch is
+        /// cuabi_buffer_get_pitch's; the buffer's size is pitch * height.
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_buffer_alloc_pitched")]
+        public static extern CudaStatus cuabi_buffer_alloc_pitched(SafeDeviceHandle device, UIntPtr width_bytes, UIntPtr height, uint element_size, out SafeBufferHandle @out);
+
+        // cuabi_status cuabi_buffer_get_pitch(cuabi_buffer buffer, size_t* pitch);
+        /// <summary>The row pitch in bytes of a pitched buffer; 0 for every other kind.</summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_buffer_get_pitch")]
+        public static extern CudaStatus cuabi_buffer_get_pitch(SafeBufferHandle buffer, out UIntPtr pitch);
+
+        // cuabi_status cuabi_buffer_fill(cuabi_buffer buffer, size_t offset, uint32_t value, uint32_t element_size, size_t count);
+        /// <summary>
+        /// Sets `count` elements of `element_size` (1, 2 or 4) bytes from `offset`
+        /// (a multiple of `element_size`) to `value` (its low element_size bytes;
+        /// higher bits must be 0). Checked against the buffer as every copy is.
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_buffer_fill")]
+        public static extern CudaStatus cuabi_buffer_fill(SafeBufferHandle buffer, UIntPtr offset, uint value, uint element_size, UIntPtr count);
+
+        // cuabi_status cuabi_buffer_fill_async(cuabi_buffer buffer, size_t offset, uint32_t value, uint32_t element_size, size_t count, cuabi_stream stream);
+        /// <summary>cuabi_buffer_fill_async; see the conventions of cuabi.h.</summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_buffer_fill_async")]
+        public static extern CudaStatus cuabi_buffer_fill_async(SafeBufferHandle buffer, UIntPtr offset, uint value, uint element_size, UIntPtr count, SafeStreamHandle stream);
+
+        // cuabi_status cuabi_copy_3d_desc_init(cuabi_copy_3d_desc* desc, size_t struct_size);
+        /// <summary>
+        /// Fills `desc` with the defaults of CUABI_COPY_3D_DESC_INIT (nothing to copy,
+        /// height and depth 1).
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_copy_3d_desc_init")]
+        public static extern CudaStatus cuabi_copy_3d_desc_init(ref Copy3dDescNative desc, UIntPtr struct_size);
+
+        // cuabi_status cuabi_copy_3d(const cuabi_copy_3d_desc* desc);
+        /// <summary>
+        /// Copies the box and returns once it is done (ordered on the default stream
+        /// as cuabi_buffer_copy is).
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_copy_3d")]
+        public static extern CudaStatus cuabi_copy_3d(ref Copy3dDescNative desc);
+
+        // cuabi_status cuabi_copy_3d_async(const cuabi_copy_3d_desc* desc, cuabi_stream stream);
+        /// <summary>
+        /// Copies the box in order on `stream` (NULL: the default stream); host
+        /// memory must stay valid until the stream reaches the copy.
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_copy_3d_async")]
+        public static extern CudaStatus cuabi_copy_3d_async(ref Copy3dDescNative desc, SafeStreamHandle stream);
+
+        // --- Arrays, texture objects and surface objects ---
+
+        // cuabi_status cuabi_array_desc_init(cuabi_array_desc* desc, size_t struct_size);
+        /// <summary>
+        /// Fills `desc` with the defaults of CUABI_ARRAY_DESC_INIT (no extent, one
+        /// float channel).
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_array_desc_init")]
+        public static extern CudaStatus cuabi_array_desc_init(ref ArrayDescNative desc, UIntPtr struct_size);
+
+        // cuabi_status cuabi_array_create(cuabi_device device, const cuabi_array_desc* desc, cuabi_array* out);
+        /// <summary>
+        /// A new array on `device`; the shape is checked against the device's limits
+        /// first. Fill and read it with cuabi_copy_3d.
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_array_create")]
+        public static extern CudaStatus cuabi_array_create(SafeDeviceHandle device, ref ArrayDescNative desc, out SafeArrayHandle @out);
+
+        // void cuabi_array_release(cuabi_array array);
+        /// <summary>Frees the array once no texture or surface object uses it.</summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_array_release")]
+        public static extern void cuabi_array_release(IntPtr array);
+
+        // cuabi_status cuabi_array_get_desc(cuabi_array array, cuabi_array_desc* desc);
+        /// <summary>The array's shape as it was created (`desc-&gt;struct_size` must be set).</summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_array_get_desc")]
+        public static extern CudaStatus cuabi_array_get_desc(SafeArrayHandle array, ref ArrayDescNative desc);
+
+        // cuabi_status cuabi_array_get_handle(cuabi_array array, uint64_t* cu_array);
+        /// <summary>The raw CUarray value, for interop.</summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_array_get_handle")]
+        public static extern CudaStatus cuabi_array_get_handle(SafeArrayHandle array, out ulong cu_array);
+
+        // cuabi_status cuabi_texture_desc_init(cuabi_texture_desc* desc, size_t struct_size);
+        /// <summary>
+        /// Fills `desc` with the defaults of CUABI_TEXTURE_DESC_INIT (no memory, one
+        /// float channel, clamped, point-filtered element reads by index).
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_texture_desc_init")]
+        public static extern CudaStatus cuabi_texture_desc_init(ref TextureDescNative desc, UIntPtr struct_size);
+
+        // cuabi_status cuabi_texture_create(const cuabi_texture_desc* desc, cuabi_texture* out);
+        /// <summary>
+        /// A texture object; it keeps its array or buffer alive. Everything is
+        /// checked first (exactly one memory, the range inside the buffer, modes
+        /// that need normalised coordinates, linear filtering of integer reads).
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_texture_create")]
+        public static extern CudaStatus cuabi_texture_create(ref TextureDescNative desc, out SafeTextureHandle @out);
+
+        // void cuabi_texture_release(cuabi_texture texture);
+        /// <summary>Releases a cuabi_texture handle; NULL and released handles are ignored.</summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_texture_release")]
+        public static extern void cuabi_texture_release(IntPtr texture);
+
+        // cuabi_status cuabi_texture_get_handle(cuabi_texture texture, uint64_t* tex_object);
+        /// <summary>
+        /// The CUtexObject (cudaTextureObject_t): pass it by value, as an 8-byte
+        /// kernel argument. Valid while the texture handle lives.
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_texture_get_handle")]
+        public static extern CudaStatus cuabi_texture_get_handle(SafeTextureHandle texture, out ulong tex_object);
+
+        // cuabi_status cuabi_surface_create(cuabi_array array, cuabi_surface* out);
+        /// <summary>
+        /// A surface object over an array made with CUABI_ARRAY_SURFACE_LOAD_STORE;
+        /// it keeps the array alive.
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_surface_create")]
+        public static extern CudaStatus cuabi_surface_create(SafeArrayHandle array, out SafeSurfaceHandle @out);
+
+        // void cuabi_surface_release(cuabi_surface surface);
+        /// <summary>Releases a cuabi_surface handle; NULL and released handles are ignored.</summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_surface_release")]
+        public static extern void cuabi_surface_release(IntPtr surface);
+
+        // cuabi_status cuabi_surface_get_handle(cuabi_surface surface, uint64_t* surf_object);
+        /// <summary>The CUsurfObject (cudaSurfaceObject_t), an 8-byte kernel argument.</summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_surface_get_handle")]
+        public static extern CudaStatus cuabi_surface_get_handle(SafeSurfaceHandle surface, out ulong surf_object);
 
         // --- Streams ---
 

@@ -120,4 +120,225 @@ namespace Cuabi.Interop
             return defaults;
         }
     }
+
+    /// <summary>
+    /// cuabi_memory_pool_desc: A new pool's properties. Start from cuabi_memory_pool_desc_init or
+    /// CUABI_MEMORY_POOL_DESC_INIT.
+    /// </summary>
+    [StructLayout(LayoutKind.Sequential)]
+    public struct MemoryPoolDescNative
+    {
+        /// <summary>sizeof(cuabi_memory_pool_desc)</summary>
+        public UIntPtr struct_size;
+        /// <summary>max_bytes (uint64_t).</summary>
+        public ulong max_bytes;
+        /// <summary>release_threshold (uint64_t).</summary>
+        public ulong release_threshold;
+        /// <summary>CUABI_MEMORY_POOL_*</summary>
+        public MemoryPoolFlags flags;
+
+        private static MemoryPoolDescNative defaults;
+        private static volatile bool haveDefaults;
+
+        /// <summary>A cuabi_memory_pool_desc filled by cuabi_memory_pool_desc_init: the defaults of CUABI_MEMORY_POOL_DESC_INIT, its struct_size this struct's size.</summary>
+        public static MemoryPoolDescNative Create()
+        {
+            if (!haveDefaults)
+            {
+                var value = new MemoryPoolDescNative();
+                var size = (UIntPtr)(uint)Marshal.SizeOf(typeof(MemoryPoolDescNative));
+                Errors.Check(NativeMethods.cuabi_memory_pool_desc_init(ref value, size));
+                defaults = value;
+                haveDefaults = true;
+            }
+            return defaults;
+        }
+    }
+
+    /// <summary>
+    /// cuabi_copy_3d_desc: A copy of a box of `width_bytes` x `height` rows x `depth` slices.
+    /// Each side is exactly one of: host memory (`*_host`), a buffer (`*_buffer`)
+    /// or an array (`*_array`). The box starts at byte `*_x_bytes` of row `*_y`
+    /// of slice `*_z`. For host memory and buffers, rows are `*_pitch` bytes
+    /// apart (0: the buffer's pitch if it is pitched, else width_bytes) and
+    /// slices `*_height` rows apart (0: height). For arrays, `*_x_bytes` and
+    /// `width_bytes` are in bytes of whole elements, and pitch and height are
+    /// the array's own (leave them 0). height and depth 0 count as 1.
+    /// Every range is checked before the driver sees it: a box past a buffer's
+    /// end or an array's extent answers CUABI_ERROR_OUT_OF_RANGE naming the side
+    /// and the dimension; a pitch smaller than the row, or not exactly one
+    /// memory per side, CUABI_ERROR_INVALID_ARGUMENT. Start from
+    /// cuabi_copy_3d_desc_init or CUABI_COPY_3D_DESC_INIT.
+    /// </summary>
+    [StructLayout(LayoutKind.Sequential)]
+    public struct Copy3dDescNative
+    {
+        /// <summary>sizeof(cuabi_copy_3d_desc)</summary>
+        public UIntPtr struct_size;
+        /// <summary>src_host (const void*).</summary>
+        public IntPtr src_host;
+        /// <summary>src_buffer (cuabi_buffer).</summary>
+        public IntPtr src_buffer;
+        /// <summary>src_array (cuabi_array).</summary>
+        public IntPtr src_array;
+        /// <summary>src_x_bytes (size_t).</summary>
+        public UIntPtr src_x_bytes;
+        /// <summary>src_y (size_t).</summary>
+        public UIntPtr src_y;
+        /// <summary>src_z (size_t).</summary>
+        public UIntPtr src_z;
+        /// <summary>src_pitch (size_t).</summary>
+        public UIntPtr src_pitch;
+        /// <summary>src_height (size_t).</summary>
+        public UIntPtr src_height;
+        /// <summary>dst_host (void*).</summary>
+        public IntPtr dst_host;
+        /// <summary>dst_buffer (cuabi_buffer).</summary>
+        public IntPtr dst_buffer;
+        /// <summary>dst_array (cuabi_array).</summary>
+        public IntPtr dst_array;
+        /// <summary>dst_x_bytes (size_t).</summary>
+        public UIntPtr dst_x_bytes;
+        /// <summary>dst_y (size_t).</summary>
+        public UIntPtr dst_y;
+        /// <summary>dst_z (size_t).</summary>
+        public UIntPtr dst_z;
+        /// <summary>dst_pitch (size_t).</summary>
+        public UIntPtr dst_pitch;
+        /// <summary>dst_height (size_t).</summary>
+        public UIntPtr dst_height;
+        /// <summary>width_bytes (size_t).</summary>
+        public UIntPtr width_bytes;
+        /// <summary>height (size_t).</summary>
+        public UIntPtr height;
+        /// <summary>depth (size_t).</summary>
+        public UIntPtr depth;
+
+        private static Copy3dDescNative defaults;
+        private static volatile bool haveDefaults;
+
+        /// <summary>A cuabi_copy_3d_desc filled by cuabi_copy_3d_desc_init: the defaults of CUABI_COPY_3D_DESC_INIT, its struct_size this struct's size.</summary>
+        public static Copy3dDescNative Create()
+        {
+            if (!haveDefaults)
+            {
+                var value = new Copy3dDescNative();
+                var size = (UIntPtr)(uint)Marshal.SizeOf(typeof(Copy3dDescNative));
+                Errors.Check(NativeMethods.cuabi_copy_3d_desc_init(ref value, size));
+                defaults = value;
+                haveDefaults = true;
+            }
+            return defaults;
+        }
+    }
+
+    /// <summary>
+    /// cuabi_array_desc: An array's shape: `width` elements (&gt; 0), `height` rows (0 for 1D) and
+    /// `depth` slices or layers (0 for 1D and 2D); each element `channels` (1, 2
+    /// or 4) values of `format`. Start from cuabi_array_desc_init or
+    /// CUABI_ARRAY_DESC_INIT.
+    /// </summary>
+    [StructLayout(LayoutKind.Sequential)]
+    public struct ArrayDescNative
+    {
+        /// <summary>sizeof(cuabi_array_desc)</summary>
+        public UIntPtr struct_size;
+        /// <summary>width (size_t).</summary>
+        public UIntPtr width;
+        /// <summary>height (size_t).</summary>
+        public UIntPtr height;
+        /// <summary>depth (size_t).</summary>
+        public UIntPtr depth;
+        /// <summary>format (cuabi_array_format).</summary>
+        public ArrayFormat format;
+        /// <summary>channels (uint32_t).</summary>
+        public uint channels;
+        /// <summary>CUABI_ARRAY_*</summary>
+        public ArrayFlags flags;
+
+        private static ArrayDescNative defaults;
+        private static volatile bool haveDefaults;
+
+        /// <summary>A cuabi_array_desc filled by cuabi_array_desc_init: the defaults of CUABI_ARRAY_DESC_INIT, its struct_size this struct's size.</summary>
+        public static ArrayDescNative Create()
+        {
+            if (!haveDefaults)
+            {
+                var value = new ArrayDescNative();
+                var size = (UIntPtr)(uint)Marshal.SizeOf(typeof(ArrayDescNative));
+                Errors.Check(NativeMethods.cuabi_array_desc_init(ref value, size));
+                defaults = value;
+                haveDefaults = true;
+            }
+            return defaults;
+        }
+    }
+
+    /// <summary>
+    /// cuabi_texture_desc: A texture object over exactly one of: an array (`array`), or a buffer
+    /// (`buffer`) read from byte `offset` (a multiple of the device's texture
+    /// alignment) as `width` elements (height 0: linear memory) or as `height`
+    /// rows of `width` elements `pitch` bytes apart (0: the buffer's pitch); a
+    /// buffer's elements are `channels` values of `format`. Start from
+    /// cuabi_texture_desc_init or CUABI_TEXTURE_DESC_INIT.
+    /// </summary>
+    [StructLayout(LayoutKind.Sequential)]
+    public struct TextureDescNative
+    {
+        /// <summary>sizeof(cuabi_texture_desc)</summary>
+        public UIntPtr struct_size;
+        /// <summary>array (cuabi_array).</summary>
+        public IntPtr array;
+        /// <summary>buffer (cuabi_buffer).</summary>
+        public IntPtr buffer;
+        /// <summary>offset (size_t).</summary>
+        public UIntPtr offset;
+        /// <summary>width (size_t).</summary>
+        public UIntPtr width;
+        /// <summary>height (size_t).</summary>
+        public UIntPtr height;
+        /// <summary>pitch (size_t).</summary>
+        public UIntPtr pitch;
+        /// <summary>format (cuabi_array_format).</summary>
+        public ArrayFormat format;
+        /// <summary>channels (uint32_t).</summary>
+        public uint channels;
+        /// <summary>address_x (cuabi_address_mode).</summary>
+        public AddressMode address_x;
+        /// <summary>address_y (cuabi_address_mode).</summary>
+        public AddressMode address_y;
+        /// <summary>address_z (cuabi_address_mode).</summary>
+        public AddressMode address_z;
+        /// <summary>filter (cuabi_filter_mode).</summary>
+        public FilterMode filter;
+        /// <summary>read_mode (cuabi_read_mode).</summary>
+        public ReadMode read_mode;
+        /// <summary>normalized_coords (uint32_t).</summary>
+        public uint normalized_coords;
+        /// <summary>border_r (float).</summary>
+        public float border_r;
+        /// <summary>border_g (float).</summary>
+        public float border_g;
+        /// <summary>border_b (float).</summary>
+        public float border_b;
+        /// <summary>border_a (float).</summary>
+        public float border_a;
+
+        private static TextureDescNative defaults;
+        private static volatile bool haveDefaults;
+
+        /// <summary>A cuabi_texture_desc filled by cuabi_texture_desc_init: the defaults of CUABI_TEXTURE_DESC_INIT, its struct_size this struct's size.</summary>
+        public static TextureDescNative Create()
+        {
+            if (!haveDefaults)
+            {
+                var value = new TextureDescNative();
+                var size = (UIntPtr)(uint)Marshal.SizeOf(typeof(TextureDescNative));
+                Errors.Check(NativeMethods.cuabi_texture_desc_init(ref value, size));
+                defaults = value;
+                haveDefaults = true;
+            }
+            return defaults;
+        }
+    }
 }

@@ -124,6 +124,15 @@ impl Output {
             Output::Ptx => sys::CUABI_OUTPUT_PTX,
         }
     }
+    /// The variant of a raw `cuabi_output` value (as the library answers it);
+    /// `None` for a value this version of the crate does not know.
+    pub fn from_raw(value: sys::cuabi_output) -> Option<Output> {
+        match value {
+            sys::CUABI_OUTPUT_CUBIN => Some(Output::Cubin),
+            sys::CUABI_OUTPUT_PTX => Some(Output::Ptx),
+            _ => None,
+        }
+    }
 }
 
 /// The values of the driver's `CUfunction_attribute` that cuabi names; any other
@@ -211,6 +220,283 @@ impl FunctionAttribute {
     }
 }
 
+/// How a buffer's memory was obtained; decides how it is freed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum BufferKind {
+    /// `CUABI_BUFFER_DEVICE`: `cuabi_buffer_alloc` (cuMemAlloc).
+    #[default]
+    Device,
+    /// `CUABI_BUFFER_STREAM_ORDERED`: `cuabi_buffer_alloc_async`: from a memory pool, in stream
+    /// order.
+    StreamOrdered,
+    /// `CUABI_BUFFER_MANAGED`: `cuabi_buffer_alloc_managed`: visible to the host and every device.
+    Managed,
+    /// `CUABI_BUFFER_PITCHED`: `cuabi_buffer_alloc_pitched`: rows padded to the device's alignment.
+    Pitched,
+    /// `CUABI_BUFFER_WRAPPED`: `cuabi_buffer_wrap`: owned by someone else; release frees nothing.
+    Wrapped,
+    /// `CUABI_BUFFER_IPC`: `cuabi_buffer_open_ipc`: another process's memory, mapped here.
+    Ipc,
+}
+
+impl BufferKind {
+    /// The `cuabi_buffer_kind` value.
+    pub fn raw(self) -> sys::cuabi_buffer_kind {
+        match self {
+            BufferKind::Device => sys::CUABI_BUFFER_DEVICE,
+            BufferKind::StreamOrdered => sys::CUABI_BUFFER_STREAM_ORDERED,
+            BufferKind::Managed => sys::CUABI_BUFFER_MANAGED,
+            BufferKind::Pitched => sys::CUABI_BUFFER_PITCHED,
+            BufferKind::Wrapped => sys::CUABI_BUFFER_WRAPPED,
+            BufferKind::Ipc => sys::CUABI_BUFFER_IPC,
+        }
+    }
+    /// The variant of a raw `cuabi_buffer_kind` value (as the library answers it);
+    /// `None` for a value this version of the crate does not know.
+    pub fn from_raw(value: sys::cuabi_buffer_kind) -> Option<BufferKind> {
+        match value {
+            sys::CUABI_BUFFER_DEVICE => Some(BufferKind::Device),
+            sys::CUABI_BUFFER_STREAM_ORDERED => Some(BufferKind::StreamOrdered),
+            sys::CUABI_BUFFER_MANAGED => Some(BufferKind::Managed),
+            sys::CUABI_BUFFER_PITCHED => Some(BufferKind::Pitched),
+            sys::CUABI_BUFFER_WRAPPED => Some(BufferKind::Wrapped),
+            sys::CUABI_BUFFER_IPC => Some(BufferKind::Ipc),
+            _ => None,
+        }
+    }
+}
+
+/// Advice on how a managed range is used (the driver's `CUmem_advise`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MemoryAdvice {
+    /// `CUABI_ADVISE_SET_READ_MOSTLY`: Mostly read: every reader keeps its own copy. \`location\`
+    /// unused.
+    SetReadMostly,
+    /// `CUABI_ADVISE_UNSET_READ_MOSTLY`: Mostly read: every reader keeps its own copy. \`location\`
+    /// unused.
+    UnsetReadMostly,
+    /// `CUABI_ADVISE_SET_PREFERRED_LOCATION`: Keep the pages at \`location\` where possible.
+    SetPreferredLocation,
+    /// `CUABI_ADVISE_UNSET_PREFERRED_LOCATION`: Keep the pages at \`location\` where possible.
+    UnsetPreferredLocation,
+    /// `CUABI_ADVISE_SET_ACCESSED_BY`: \`location\` (a device) keeps a mapping, so it never faults
+    /// on them.
+    SetAccessedBy,
+    /// `CUABI_ADVISE_UNSET_ACCESSED_BY`: \`location\` (a device) keeps a mapping, so it never
+    /// faults on them.
+    UnsetAccessedBy,
+}
+
+impl MemoryAdvice {
+    /// The `cuabi_memory_advice` value.
+    pub fn raw(self) -> sys::cuabi_memory_advice {
+        match self {
+            MemoryAdvice::SetReadMostly => sys::CUABI_ADVISE_SET_READ_MOSTLY,
+            MemoryAdvice::UnsetReadMostly => sys::CUABI_ADVISE_UNSET_READ_MOSTLY,
+            MemoryAdvice::SetPreferredLocation => sys::CUABI_ADVISE_SET_PREFERRED_LOCATION,
+            MemoryAdvice::UnsetPreferredLocation => sys::CUABI_ADVISE_UNSET_PREFERRED_LOCATION,
+            MemoryAdvice::SetAccessedBy => sys::CUABI_ADVISE_SET_ACCESSED_BY,
+            MemoryAdvice::UnsetAccessedBy => sys::CUABI_ADVISE_UNSET_ACCESSED_BY,
+        }
+    }
+    /// The variant of a raw `cuabi_memory_advice` value (as the library answers it);
+    /// `None` for a value this version of the crate does not know.
+    pub fn from_raw(value: sys::cuabi_memory_advice) -> Option<MemoryAdvice> {
+        match value {
+            sys::CUABI_ADVISE_SET_READ_MOSTLY => Some(MemoryAdvice::SetReadMostly),
+            sys::CUABI_ADVISE_UNSET_READ_MOSTLY => Some(MemoryAdvice::UnsetReadMostly),
+            sys::CUABI_ADVISE_SET_PREFERRED_LOCATION => Some(MemoryAdvice::SetPreferredLocation),
+            sys::CUABI_ADVISE_UNSET_PREFERRED_LOCATION => {
+                Some(MemoryAdvice::UnsetPreferredLocation)
+            }
+            sys::CUABI_ADVISE_SET_ACCESSED_BY => Some(MemoryAdvice::SetAccessedBy),
+            sys::CUABI_ADVISE_UNSET_ACCESSED_BY => Some(MemoryAdvice::UnsetAccessedBy),
+            _ => None,
+        }
+    }
+}
+
+/// How a copy between two buffers travels.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum CopyPath {
+    /// `CUABI_COPY_SAME_DEVICE`: Both buffers are on one device.
+    #[default]
+    SameDevice,
+    /// `CUABI_COPY_PEER`: Between devices, directly: peer access is enabled between them.
+    Peer,
+    /// `CUABI_COPY_THROUGH_HOST`: Between devices through host memory: peer access is not enabled.
+    ThroughHost,
+}
+
+impl CopyPath {
+    /// The `cuabi_copy_path` value.
+    pub fn raw(self) -> sys::cuabi_copy_path {
+        match self {
+            CopyPath::SameDevice => sys::CUABI_COPY_SAME_DEVICE,
+            CopyPath::Peer => sys::CUABI_COPY_PEER,
+            CopyPath::ThroughHost => sys::CUABI_COPY_THROUGH_HOST,
+        }
+    }
+    /// The variant of a raw `cuabi_copy_path` value (as the library answers it);
+    /// `None` for a value this version of the crate does not know.
+    pub fn from_raw(value: sys::cuabi_copy_path) -> Option<CopyPath> {
+        match value {
+            sys::CUABI_COPY_SAME_DEVICE => Some(CopyPath::SameDevice),
+            sys::CUABI_COPY_PEER => Some(CopyPath::Peer),
+            sys::CUABI_COPY_THROUGH_HOST => Some(CopyPath::ThroughHost),
+            _ => None,
+        }
+    }
+}
+
+/// An array element's channel type (the values of the driver's `CUarray_format`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ArrayFormat {
+    /// `CUABI_FORMAT_U8`: unsigned 8-bit integer
+    U8,
+    /// `CUABI_FORMAT_U16`: unsigned 16-bit integer
+    U16,
+    /// `CUABI_FORMAT_U32`: unsigned 32-bit integer
+    U32,
+    /// `CUABI_FORMAT_S8`: signed 8-bit integer
+    S8,
+    /// `CUABI_FORMAT_S16`: signed 16-bit integer
+    S16,
+    /// `CUABI_FORMAT_S32`: signed 32-bit integer
+    S32,
+    /// `CUABI_FORMAT_F16`: 16-bit float (half)
+    F16,
+    /// `CUABI_FORMAT_F32`: 32-bit float
+    F32,
+}
+
+impl ArrayFormat {
+    /// The `cuabi_array_format` value.
+    pub fn raw(self) -> sys::cuabi_array_format {
+        match self {
+            ArrayFormat::U8 => sys::CUABI_FORMAT_U8,
+            ArrayFormat::U16 => sys::CUABI_FORMAT_U16,
+            ArrayFormat::U32 => sys::CUABI_FORMAT_U32,
+            ArrayFormat::S8 => sys::CUABI_FORMAT_S8,
+            ArrayFormat::S16 => sys::CUABI_FORMAT_S16,
+            ArrayFormat::S32 => sys::CUABI_FORMAT_S32,
+            ArrayFormat::F16 => sys::CUABI_FORMAT_F16,
+            ArrayFormat::F32 => sys::CUABI_FORMAT_F32,
+        }
+    }
+    /// The variant of a raw `cuabi_array_format` value (as the library answers it);
+    /// `None` for a value this version of the crate does not know.
+    pub fn from_raw(value: sys::cuabi_array_format) -> Option<ArrayFormat> {
+        match value {
+            sys::CUABI_FORMAT_U8 => Some(ArrayFormat::U8),
+            sys::CUABI_FORMAT_U16 => Some(ArrayFormat::U16),
+            sys::CUABI_FORMAT_U32 => Some(ArrayFormat::U32),
+            sys::CUABI_FORMAT_S8 => Some(ArrayFormat::S8),
+            sys::CUABI_FORMAT_S16 => Some(ArrayFormat::S16),
+            sys::CUABI_FORMAT_S32 => Some(ArrayFormat::S32),
+            sys::CUABI_FORMAT_F16 => Some(ArrayFormat::F16),
+            sys::CUABI_FORMAT_F32 => Some(ArrayFormat::F32),
+            _ => None,
+        }
+    }
+}
+
+/// How a texture fetch outside \[0, extent) is answered (`CUaddress_mode`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum AddressMode {
+    /// `CUABI_ADDRESS_WRAP`: repeats; normalised coordinates only
+    #[default]
+    Wrap,
+    /// `CUABI_ADDRESS_CLAMP`: the nearest edge element
+    Clamp,
+    /// `CUABI_ADDRESS_MIRROR`: mirrored repeats; normalised coordinates only
+    Mirror,
+    /// `CUABI_ADDRESS_BORDER`: the border colour
+    Border,
+}
+
+impl AddressMode {
+    /// The `cuabi_address_mode` value.
+    pub fn raw(self) -> sys::cuabi_address_mode {
+        match self {
+            AddressMode::Wrap => sys::CUABI_ADDRESS_WRAP,
+            AddressMode::Clamp => sys::CUABI_ADDRESS_CLAMP,
+            AddressMode::Mirror => sys::CUABI_ADDRESS_MIRROR,
+            AddressMode::Border => sys::CUABI_ADDRESS_BORDER,
+        }
+    }
+    /// The variant of a raw `cuabi_address_mode` value (as the library answers it);
+    /// `None` for a value this version of the crate does not know.
+    pub fn from_raw(value: sys::cuabi_address_mode) -> Option<AddressMode> {
+        match value {
+            sys::CUABI_ADDRESS_WRAP => Some(AddressMode::Wrap),
+            sys::CUABI_ADDRESS_CLAMP => Some(AddressMode::Clamp),
+            sys::CUABI_ADDRESS_MIRROR => Some(AddressMode::Mirror),
+            sys::CUABI_ADDRESS_BORDER => Some(AddressMode::Border),
+            _ => None,
+        }
+    }
+}
+
+/// How a fetch between elements is answered (`CUfilter_mode`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum FilterMode {
+    /// `CUABI_FILTER_POINT`: the nearest element
+    #[default]
+    Point,
+    /// `CUABI_FILTER_LINEAR`: interpolated; float or normalised-float reads only
+    Linear,
+}
+
+impl FilterMode {
+    /// The `cuabi_filter_mode` value.
+    pub fn raw(self) -> sys::cuabi_filter_mode {
+        match self {
+            FilterMode::Point => sys::CUABI_FILTER_POINT,
+            FilterMode::Linear => sys::CUABI_FILTER_LINEAR,
+        }
+    }
+    /// The variant of a raw `cuabi_filter_mode` value (as the library answers it);
+    /// `None` for a value this version of the crate does not know.
+    pub fn from_raw(value: sys::cuabi_filter_mode) -> Option<FilterMode> {
+        match value {
+            sys::CUABI_FILTER_POINT => Some(FilterMode::Point),
+            sys::CUABI_FILTER_LINEAR => Some(FilterMode::Linear),
+            _ => None,
+        }
+    }
+}
+
+/// What a fetch returns.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum ReadMode {
+    /// `CUABI_READ_ELEMENT_TYPE`: The element's own type.
+    #[default]
+    ElementType,
+    /// `CUABI_READ_NORMALIZED_FLOAT`: 8- and 16-bit integers as floats in \[0, 1\] (unsigned) or
+    /// \[-1, 1\].
+    NormalizedFloat,
+}
+
+impl ReadMode {
+    /// The `cuabi_read_mode` value.
+    pub fn raw(self) -> sys::cuabi_read_mode {
+        match self {
+            ReadMode::ElementType => sys::CUABI_READ_ELEMENT_TYPE,
+            ReadMode::NormalizedFloat => sys::CUABI_READ_NORMALIZED_FLOAT,
+        }
+    }
+    /// The variant of a raw `cuabi_read_mode` value (as the library answers it);
+    /// `None` for a value this version of the crate does not know.
+    pub fn from_raw(value: sys::cuabi_read_mode) -> Option<ReadMode> {
+        match value {
+            sys::CUABI_READ_ELEMENT_TYPE => Some(ReadMode::ElementType),
+            sys::CUABI_READ_NORMALIZED_FLOAT => Some(ReadMode::NormalizedFloat),
+            _ => None,
+        }
+    }
+}
+
 /// The values of the driver's `CUstreamCaptureMode`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum CaptureMode {
@@ -230,6 +516,16 @@ impl CaptureMode {
             CaptureMode::Global => sys::CUABI_CAPTURE_GLOBAL,
             CaptureMode::ThreadLocal => sys::CUABI_CAPTURE_THREAD_LOCAL,
             CaptureMode::Relaxed => sys::CUABI_CAPTURE_RELAXED,
+        }
+    }
+    /// The variant of a raw `cuabi_capture_mode` value (as the library answers it);
+    /// `None` for a value this version of the crate does not know.
+    pub fn from_raw(value: sys::cuabi_capture_mode) -> Option<CaptureMode> {
+        match value {
+            sys::CUABI_CAPTURE_GLOBAL => Some(CaptureMode::Global),
+            sys::CUABI_CAPTURE_THREAD_LOCAL => Some(CaptureMode::ThreadLocal),
+            sys::CUABI_CAPTURE_RELAXED => Some(CaptureMode::Relaxed),
+            _ => None,
         }
     }
 }
@@ -345,6 +641,161 @@ impl std::ops::BitOrAssign for LaunchFlags {
     }
 }
 
+/// Flags for `cuabi_memory_pool_desc`: an OR of `cuabi_memory_pool_flag_bits`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct MemoryPoolFlags(sys::cuabi_memory_pool_flags);
+
+impl MemoryPoolFlags {
+    /// No flag.
+    pub const NONE: MemoryPoolFlags = MemoryPoolFlags(0);
+    /// `CUABI_MEMORY_POOL_IPC`: The pool can be shared with other processes as a file descriptor
+    /// (`cuabi_memory_pool_export_fd`), and its allocations through `cuabi_buffer_get_ipc_handle`.
+    pub const IPC: MemoryPoolFlags = MemoryPoolFlags(sys::CUABI_MEMORY_POOL_IPC);
+
+    /// The raw `cuabi_memory_pool_flags` bits.
+    pub fn bits(self) -> sys::cuabi_memory_pool_flags {
+        self.0
+    }
+
+    /// The flags of raw `cuabi_memory_pool_flags` bits, kept as they are (bits this crate
+    /// does not name included).
+    pub const fn from_bits(bits: sys::cuabi_memory_pool_flags) -> MemoryPoolFlags {
+        MemoryPoolFlags(bits)
+    }
+
+    /// `true` when every flag of `other` is set in `self`.
+    pub fn contains(self, other: MemoryPoolFlags) -> bool {
+        self.0 & other.0 == other.0
+    }
+
+    /// `self` with the flags of `other` set when `on`, cleared when not.
+    pub fn with(self, other: MemoryPoolFlags, on: bool) -> MemoryPoolFlags {
+        if on {
+            MemoryPoolFlags(self.0 | other.0)
+        } else {
+            MemoryPoolFlags(self.0 & !other.0)
+        }
+    }
+}
+
+impl std::ops::BitOr for MemoryPoolFlags {
+    type Output = MemoryPoolFlags;
+    fn bitor(self, rhs: MemoryPoolFlags) -> MemoryPoolFlags {
+        MemoryPoolFlags(self.0 | rhs.0)
+    }
+}
+
+impl std::ops::BitOrAssign for MemoryPoolFlags {
+    fn bitor_assign(&mut self, rhs: MemoryPoolFlags) {
+        self.0 |= rhs.0;
+    }
+}
+
+/// Flags for `cuabi_buffer_alloc_managed`: an OR of `cuabi_managed_flag_bits`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct ManagedFlags(sys::cuabi_managed_flags);
+
+impl ManagedFlags {
+    /// No flag.
+    pub const NONE: ManagedFlags = ManagedFlags(0);
+    /// `CUABI_MANAGED_ATTACH_HOST`: Attached to the host at first: only the host and streams it is
+    /// attached to may touch it (CU_MEM_ATTACH_HOST). Without it every stream may.
+    pub const ATTACH_HOST: ManagedFlags = ManagedFlags(sys::CUABI_MANAGED_ATTACH_HOST);
+
+    /// The raw `cuabi_managed_flags` bits.
+    pub fn bits(self) -> sys::cuabi_managed_flags {
+        self.0
+    }
+
+    /// The flags of raw `cuabi_managed_flags` bits, kept as they are (bits this crate
+    /// does not name included).
+    pub const fn from_bits(bits: sys::cuabi_managed_flags) -> ManagedFlags {
+        ManagedFlags(bits)
+    }
+
+    /// `true` when every flag of `other` is set in `self`.
+    pub fn contains(self, other: ManagedFlags) -> bool {
+        self.0 & other.0 == other.0
+    }
+
+    /// `self` with the flags of `other` set when `on`, cleared when not.
+    pub fn with(self, other: ManagedFlags, on: bool) -> ManagedFlags {
+        if on {
+            ManagedFlags(self.0 | other.0)
+        } else {
+            ManagedFlags(self.0 & !other.0)
+        }
+    }
+}
+
+impl std::ops::BitOr for ManagedFlags {
+    type Output = ManagedFlags;
+    fn bitor(self, rhs: ManagedFlags) -> ManagedFlags {
+        ManagedFlags(self.0 | rhs.0)
+    }
+}
+
+impl std::ops::BitOrAssign for ManagedFlags {
+    fn bitor_assign(&mut self, rhs: ManagedFlags) {
+        self.0 |= rhs.0;
+    }
+}
+
+/// Flags for `cuabi_array_desc`: an OR of `cuabi_array_flag_bits`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct ArrayFlags(sys::cuabi_array_flags);
+
+impl ArrayFlags {
+    /// No flag.
+    pub const NONE: ArrayFlags = ArrayFlags(0);
+    /// `CUABI_ARRAY_LAYERED`: A layered array: \`depth\` is the number of layers of 1D or 2D
+    /// arrays.
+    pub const LAYERED: ArrayFlags = ArrayFlags(sys::CUABI_ARRAY_LAYERED);
+    /// `CUABI_ARRAY_SURFACE_LOAD_STORE`: Surface objects may read and write it
+    /// (`cuabi_surface_create`).
+    pub const SURFACE_LOAD_STORE: ArrayFlags = ArrayFlags(sys::CUABI_ARRAY_SURFACE_LOAD_STORE);
+    /// `CUABI_ARRAY_TEXTURE_GATHER`: Texture gather (tex2Dgather) may read it; 2D arrays only.
+    pub const TEXTURE_GATHER: ArrayFlags = ArrayFlags(sys::CUABI_ARRAY_TEXTURE_GATHER);
+
+    /// The raw `cuabi_array_flags` bits.
+    pub fn bits(self) -> sys::cuabi_array_flags {
+        self.0
+    }
+
+    /// The flags of raw `cuabi_array_flags` bits, kept as they are (bits this crate
+    /// does not name included).
+    pub const fn from_bits(bits: sys::cuabi_array_flags) -> ArrayFlags {
+        ArrayFlags(bits)
+    }
+
+    /// `true` when every flag of `other` is set in `self`.
+    pub fn contains(self, other: ArrayFlags) -> bool {
+        self.0 & other.0 == other.0
+    }
+
+    /// `self` with the flags of `other` set when `on`, cleared when not.
+    pub fn with(self, other: ArrayFlags, on: bool) -> ArrayFlags {
+        if on {
+            ArrayFlags(self.0 | other.0)
+        } else {
+            ArrayFlags(self.0 & !other.0)
+        }
+    }
+}
+
+impl std::ops::BitOr for ArrayFlags {
+    type Output = ArrayFlags;
+    fn bitor(self, rhs: ArrayFlags) -> ArrayFlags {
+        ArrayFlags(self.0 | rhs.0)
+    }
+}
+
+impl std::ops::BitOrAssign for ArrayFlags {
+    fn bitor_assign(&mut self, rhs: ArrayFlags) {
+        self.0 |= rhs.0;
+    }
+}
+
 /// Flags for `cuabi_stream_create`: an OR of `cuabi_stream_flag_bits`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct StreamFlags(sys::cuabi_stream_flags);
@@ -405,6 +856,9 @@ impl EventFlags {
     pub const DISABLE_TIMING: EventFlags = EventFlags(sys::CUABI_EVENT_DISABLE_TIMING);
     /// `CUABI_EVENT_BLOCKING_SYNC`: Synchronizing sleeps instead of spinning.
     pub const BLOCKING_SYNC: EventFlags = EventFlags(sys::CUABI_EVENT_BLOCKING_SYNC);
+    /// `CUABI_EVENT_INTERPROCESS`: The event can be shared with another process
+    /// (`cuabi_event_get_ipc_handle`). Needs `CUABI_EVENT_DISABLE_TIMING`.
+    pub const INTERPROCESS: EventFlags = EventFlags(sys::CUABI_EVENT_INTERPROCESS);
 
     /// The raw `cuabi_event_flags` bits.
     pub fn bits(self) -> sys::cuabi_event_flags {
@@ -484,6 +938,30 @@ impl Release for sys::cuabi_buffer {
 impl Release for sys::cuabi_host_buffer {
     unsafe fn release(self) {
         sys::cuabi_host_buffer_release(self)
+    }
+}
+
+impl Release for sys::cuabi_memory_pool {
+    unsafe fn release(self) {
+        sys::cuabi_memory_pool_release(self)
+    }
+}
+
+impl Release for sys::cuabi_array {
+    unsafe fn release(self) {
+        sys::cuabi_array_release(self)
+    }
+}
+
+impl Release for sys::cuabi_texture {
+    unsafe fn release(self) {
+        sys::cuabi_texture_release(self)
+    }
+}
+
+impl Release for sys::cuabi_surface {
+    unsafe fn release(self) {
+        sys::cuabi_surface_release(self)
     }
 }
 

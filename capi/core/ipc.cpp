@@ -1,0 +1,210 @@
+// Sharing memory, pools and events with other processes. A cuabi IPC handle
+// is CUABI_IPC_HANDLE_SIZE plain bytes: a magic, a version, what it names, the
+// exporting process, the buffer's offset and size, the driver's own handle
+// and a checksum, so a damaged or foreign handle is refused here rather than
+// handed to the driver.
+#include <unistd.h>
+
+#include <cstring>
+#include <string>
+
+#include "memory.hpp"
+
+namespace cuabi {
+
+namespace {
+
+constexpr char kMagic[8] = {'c', 'u', 'a', 'b', 'i', 'I', 'P', 'C'};
+constexpr uint32_t kVersion = 1;
+
+enum class IpcKind : uint32_t { Memory = 1, PoolPointer = 2, Event = 3 };
+
+struct IpcBlob {
+  char magic[8];
+  uint32_t version;
+  uint32_t kind;
+  uint64_t pid;
+  uint64_t offset;  // of the buffer from the start of the exported allocation
+  uint64_t size;    // of the buffer
+  unsigned char payload[64];
+  unsigned char reserved[20];
+  uint32_t checksum;  // FNV-1a of every byte before it
+};
+static_assert(sizeof(IpcBlob) == CUABI_IPC_HANDLE_SIZE, "the IPC handle layout moved");
+static_assert(sizeof(CUipcMemHandle) <= 64 && sizeof(CUipcEventHandle) <= 64 &&
+                  sizeof(CUmemPoolPtrExportData) <= 64,
+              "a driver handle outgrew the IPC handle");
+
+uint32_t fnv1a(const void* data, size_t n) {
+  const unsigned char* p = static_cast<const unsigned char*>(data);
+  uint32_t h = 2166136261u;
+  for (size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 16777619u;
+  return h;
+}
+
+const char* kind_name(uint32_t kind) {
+  switch (static_cast<IpcKind>(kind)) {
+    case IpcKind::Memory: return "a buffer's";
+    case IpcKind::PoolPointer: return "a pool allocation's";
+    case IpcKind::Event: return "an event's";
+  }
+  return "an unknown";
+}
+
+void write_blob(IpcBlob& blob, IpcKind kind, uint64_t offset, uint64_t size, const void* payload,
+                size_t payload_size, void* handle, size_t handle_size) {
+  if (!handle) fail_invalid("handle is NULL");
+  if (handle_size < CUABI_IPC_HANDLE_SIZE)
+    fail(CUABI_ERROR_INSUFFICIENT_BUFFER, "handle_size is " + std::to_string(handle_size) +
+                                              "; an IPC handle takes " +
+                                              std::to_string(CUABI_IPC_HANDLE_SIZE) + " bytes");
+  std::memset(&blob, 0, sizeof blob);
+  std::memcpy(blob.magic, kMagic, sizeof kMagic);
+  blob.version = kVersion;
+  blob.kind = static_cast<uint32_t>(kind);
+  blob.pid = static_cast<uint64_t>(getpid());
+  blob.offset = offset;
+  blob.size = size;
+  std::memcpy(blob.payload, payload, payload_size);
+  blob.checksum = fnv1a(&blob, offsetof(IpcBlob, checksum));
+  std::memcpy(handle, &blob, sizeof blob);
+}
+
+// Reads and checks a handle of one of `kinds`; refuses one of this process.
+IpcBlob read_blob(const void* handle, size_t handle_size, bool event) {
+  if (!handle) fail_invalid("handle is NULL");
+  if (handle_size != CUABI_IPC_HANDLE_SIZE)
+    fail_invalid("handle_size is " + std::to_string(handle_size) + "; an IPC handle is " +
+                 std::to_string(CUABI_IPC_HANDLE_SIZE) + " bytes");
+  IpcBlob blob;
+  std::memcpy(&blob, handle, sizeof blob);
+  if (std::memcmp(blob.magic, kMagic, sizeof kMagic) != 0)
+    fail_invalid("the handle is not a cuabi IPC handle (its first bytes are not the magic)");
+  if (blob.version != kVersion)
+    fail_invalid("the handle is of IPC handle version " + std::to_string(blob.version) +
+                 "; this library reads version " + std::to_string(kVersion));
+  if (blob.checksum != fnv1a(&blob, offsetof(IpcBlob, checksum)))
+    fail_invalid("the handle's checksum does not match its bytes: it was damaged on the way");
+  const bool is_event = blob.kind == static_cast<uint32_t>(IpcKind::Event);
+  if (is_event != event)
+    fail_invalid(std::string("the handle is ") + kind_name(blob.kind) + " handle, not " +
+                 (event ? "an event's" : "a buffer's"));
+  if (blob.pid == static_cast<uint64_t>(getpid()))
+    fail_invalid(std::string("the handle was exported by this process; use the ") +
+                 (event ? "event" : "buffer") + " itself (the driver opens handles of other "
+                 "processes only)");
+  return blob;
+}
+
+}  // namespace
+
+void buffer_ipc_handle(const Buffer& b, void* handle, size_t handle_size) {
+  IpcBlob blob;
+  if (b.kind == CUABI_BUFFER_DEVICE || b.kind == CUABI_BUFFER_PITCHED) {
+    b.enter();
+    CUipcMemHandle h;
+    check(driver().cuIpcGetMemHandle(&h, b.ptr), "cuIpcGetMemHandle");
+    write_blob(blob, IpcKind::Memory, 0, b.size, &h, sizeof h, handle, handle_size);
+    return;
+  }
+  if (b.kind == CUABI_BUFFER_STREAM_ORDERED && b.pool && b.pool->ipc) {
+    b.enter();
+    CUmemPoolPtrExportData data;
+    check(driver().cuMemPoolExportPointer(&data, b.ptr), "cuMemPoolExportPointer");
+    write_blob(blob, IpcKind::PoolPointer, 0, b.size, &data, sizeof data, handle, handle_size);
+    return;
+  }
+  fail_invalid(b.kind == CUABI_BUFFER_STREAM_ORDERED
+                   ? "the buffer is stream-ordered from a pool made without "
+                     "CUABI_MEMORY_POOL_IPC; only such pools' allocations can be shared"
+                   : "only buffers from cuabi_buffer_alloc, cuabi_buffer_alloc_pitched, or "
+                     "cuabi_buffer_alloc_async from a pool made with CUABI_MEMORY_POOL_IPC can "
+                     "be shared; this one is of kind " + std::to_string(b.kind));
+}
+
+Ref<Buffer> open_ipc_buffer(Ref<Device> dev, const Pin<MemoryPool>& pool, const void* handle,
+                            size_t handle_size) {
+  const IpcBlob blob = read_blob(handle, handle_size, false);
+  if (blob.size == 0) fail_invalid("the handle names an empty buffer");
+  const DriverApi& d = driver();
+  if (blob.kind == static_cast<uint32_t>(IpcKind::PoolPointer)) {
+    if (!pool)
+      fail_invalid("the handle is of a pool allocation: pass the pool, imported with "
+                   "cuabi_memory_pool_import_fd from the exporting process");
+    if (!pool->imported)
+      fail_invalid("the pool was not imported from another process "
+                   "(cuabi_memory_pool_import_fd)");
+    if (pool->device.get() != dev.get())
+      fail_invalid("the pool was imported on device " + std::to_string(pool->device->ordinal) +
+                   ", the buffer is opened on device " + std::to_string(dev->ordinal));
+    dev->make_current();
+    CUmemPoolPtrExportData data;
+    std::memcpy(&data, blob.payload, sizeof data);
+    CUdeviceptr p = 0;
+    check(d.cuMemPoolImportPointer(&p, pool->pool, &data),
+          "cuMemPoolImportPointer (the exporting process may have freed the buffer or ended)");
+    Ref<Buffer> b = make<Buffer>(std::move(dev), CUABI_BUFFER_IPC, p + blob.offset,
+                                 static_cast<size_t>(blob.size));
+    b->pool = Ref<MemoryPool>::share(pool.get());
+    return b;
+  }
+  if (pool)
+    fail_invalid("the handle is of a plain device buffer, not a pool allocation: pass no pool");
+  dev->make_current();
+  CUipcMemHandle h;
+  std::memcpy(&h, blob.payload, sizeof h);
+  CUdeviceptr p = 0;
+  check(d.cuIpcOpenMemHandle(&p, h, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS),
+        "cuIpcOpenMemHandle (the exporting process may have freed the buffer or ended)");
+  Ref<Buffer> b = make<Buffer>(std::move(dev), CUABI_BUFFER_IPC, p + blob.offset,
+                               static_cast<size_t>(blob.size));
+  b->ipc_base = p;
+  return b;
+}
+
+void event_ipc_handle(const Event& e, void* handle, size_t handle_size) {
+  if (!e.interprocess)
+    fail_invalid("the event was made without CUABI_EVENT_INTERPROCESS; only such events can be "
+                 "shared");
+  e.enter();
+  CUipcEventHandle h;
+  check(driver().cuIpcGetEventHandle(&h, e.event), "cuIpcGetEventHandle");
+  IpcBlob blob;
+  write_blob(blob, IpcKind::Event, 0, 0, &h, sizeof h, handle, handle_size);
+}
+
+Ref<Event> open_ipc_event(Ref<Device> dev, const void* handle, size_t handle_size) {
+  const IpcBlob blob = read_blob(handle, handle_size, true);
+  dev->make_current();
+  CUipcEventHandle h;
+  std::memcpy(&h, blob.payload, sizeof h);
+  CUevent e = nullptr;
+  check(driver().cuIpcOpenEventHandle(&e, h),
+        "cuIpcOpenEventHandle (the exporting process may have destroyed the event or ended)");
+  return make<Event>(std::move(dev), e);
+}
+
+int32_t export_pool(const MemoryPool& pool) {
+  if (!pool.ipc)
+    fail_invalid(pool.imported ? "the pool was imported; export it from the process that made it"
+                               : "the pool was made without CUABI_MEMORY_POOL_IPC");
+  pool.enter();
+  int fd = -1;
+  check(driver().cuMemPoolExportToShareableHandle(&fd, pool.pool,
+                                                  CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0),
+        "cuMemPoolExportToShareableHandle");
+  return fd;
+}
+
+Ref<MemoryPool> import_pool(Ref<Device> dev, int32_t fd) {
+  if (fd < 0) fail_invalid("fd is " + std::to_string(fd) + ", not a file descriptor");
+  dev->make_current();
+  CUmemoryPool pool = nullptr;
+  check(driver().cuMemPoolImportFromShareableHandle(
+            &pool, reinterpret_cast<void*>(static_cast<intptr_t>(fd)),
+            CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0),
+        "cuMemPoolImportFromShareableHandle");
+  return make<MemoryPool>(std::move(dev), pool, true, false, true);
+}
+
+}  // namespace cuabi
