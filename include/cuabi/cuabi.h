@@ -1032,7 +1032,7 @@ CUABI_API cuabi_status CUABI_CALL cuabi_device_can_access_peer(cuabi_device devi
 CUABI_API cuabi_status CUABI_CALL cuabi_device_enable_peer_access(cuabi_device device,
                                                                   cuabi_device peer);
 /* Undoes cuabi_device_enable_peer_access; disabling what is not enabled
- * succeeds. */
+ * succeeds. A device and itself answers CUABI_ERROR_INVALID_ARGUMENT. */
 CUABI_API cuabi_status CUABI_CALL cuabi_device_disable_peer_access(cuabi_device device,
                                                                    cuabi_device peer);
 /* Any CUdevice_P2PAttribute of the pair, by its numeric value (see cuda.h);

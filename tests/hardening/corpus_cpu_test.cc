@@ -829,6 +829,68 @@ Bodies CpuBodies(CpuFixture& f) {
     return cuabi_stream_launch_host_func(
         nullptr, [](void*, char*, size_t) -> int32_t { return 0; }, nullptr);
   });
+
+  // --- Memory of every kind (pools, managed, IPC, peers, 3D copies, arrays) ---
+  def("buffer_alloc_async.null_device", [](CaseContext&) -> cuabi_status {
+    Buffer out; return cuabi_buffer_alloc_async(nullptr, 64, nullptr, nullptr, out.out());
+  });
+  def("buffer_free_async.null_buffer", [](CaseContext&) -> cuabi_status {
+    return cuabi_buffer_free_async(nullptr, nullptr);
+  });
+  def("buffer_alloc_managed.null_device", [](CaseContext&) -> cuabi_status {
+    Buffer out; return cuabi_buffer_alloc_managed(nullptr, 64, 0, out.out());
+  });
+  def("buffer_alloc_pitched.null_device", [](CaseContext&) -> cuabi_status {
+    Buffer out; return cuabi_buffer_alloc_pitched(nullptr, 64, 4, 4, out.out());
+  });
+  def("memory_pool_create.null_device", [](CaseContext&) -> cuabi_status {
+    cuabi_memory_pool p = nullptr; cuabi_status st = cuabi_memory_pool_create(nullptr, nullptr, &p); cuabi_memory_pool_release(p); return st;
+  });
+  def("memory_pool_desc_init.null_desc", [](CaseContext&) -> cuabi_status {
+    return cuabi_memory_pool_desc_init(nullptr, sizeof(cuabi_memory_pool_desc));
+  });
+  def("memory_pool_desc_init.struct_size_too_small", [](CaseContext&) -> cuabi_status {
+    cuabi_memory_pool_desc d; return cuabi_memory_pool_desc_init(&d, 8);
+  });
+  def("copy_3d_desc_init.struct_size_too_small", [](CaseContext&) -> cuabi_status {
+    cuabi_copy_3d_desc d; return cuabi_copy_3d_desc_init(&d, 16);
+  });
+  def("array_desc_init.null_desc", [](CaseContext&) -> cuabi_status {
+    return cuabi_array_desc_init(nullptr, sizeof(cuabi_array_desc));
+  });
+  def("texture_desc_init.struct_size_too_small", [](CaseContext&) -> cuabi_status {
+    cuabi_texture_desc d; return cuabi_texture_desc_init(&d, 4);
+  });
+  def("copy_3d.null_desc", [](CaseContext&) -> cuabi_status {
+    return cuabi_copy_3d(nullptr);
+  });
+  def("copy_3d.struct_size_zero", [](CaseContext&) -> cuabi_status {
+    cuabi_copy_3d_desc d = CUABI_COPY_3D_DESC_INIT; d.struct_size = 0; return cuabi_copy_3d(&d);
+  });
+  def("copy_3d.two_host_sides", [](CaseContext&) -> cuabi_status {
+    static char h1[64], h2[64]; cuabi_copy_3d_desc d = CUABI_COPY_3D_DESC_INIT; d.src_host = h1; d.dst_host = h2; d.width_bytes = 16; return cuabi_copy_3d(&d);
+  });
+  def("copy_3d_async.no_source", [](CaseContext&) -> cuabi_status {
+    static char h[64]; cuabi_copy_3d_desc d = CUABI_COPY_3D_DESC_INIT; d.dst_host = h; d.width_bytes = 16; return cuabi_copy_3d_async(&d, nullptr);
+  });
+  def("texture_create.null_desc", [](CaseContext&) -> cuabi_status {
+    Texture t; return cuabi_texture_create(nullptr, t.out());
+  });
+  def("texture_create.no_memory", [](CaseContext&) -> cuabi_status {
+    cuabi_texture_desc d = CUABI_TEXTURE_DESC_INIT; Texture t; return cuabi_texture_create(&d, t.out());
+  });
+  def("texture_create.released_array", [](CaseContext&) -> cuabi_status {
+    cuabi_texture_desc d = CUABI_TEXTURE_DESC_INIT; d.array = AsHandle<cuabi_array>(0x0000000700000009ull); Texture t; return cuabi_texture_create(&d, t.out());
+  });
+  def("surface_create.null_array", [](CaseContext&) -> cuabi_status {
+    Surface s; return cuabi_surface_create(nullptr, s.out());
+  });
+  def("buffer_open_ipc.null_device", [](CaseContext&) -> cuabi_status {
+    unsigned char h[CUABI_IPC_HANDLE_SIZE] = {0}; Buffer out; return cuabi_buffer_open_ipc(nullptr, nullptr, h, sizeof h, out.out());
+  });
+  def("device_can_access_peer.null_peer", [](CaseContext&) -> cuabi_status {
+    int32_t v = 0; return cuabi_device_can_access_peer(nullptr, nullptr, &v);
+  });
   return b;
 }
 

@@ -1021,6 +1021,104 @@ Bodies GpuBodies(GpuFixture& f) {
         cuabi_module_release(m);
         return st;
       });
+
+  // --- Memory of every kind (pools, managed, IPC, peers, 3D copies, arrays) ---
+  def("buffer_alloc_async.zero_bytes", [dev, a, &f](CaseContext&) -> cuabi_status {
+    Buffer out; return cuabi_buffer_alloc_async(dev, 0, nullptr, nullptr, out.out());
+  });
+  def("buffer_alloc_async.2pow50_bytes", [dev, a, &f](CaseContext&) -> cuabi_status {
+    Buffer out; cuabi_status st = cuabi_buffer_alloc_async(dev, size_t(1) << 50, nullptr, nullptr, out.out()); cuabi_device_synchronize(dev); return st;
+  });
+  def("buffer_free_async.a_plain_buffer", [dev, a, &f](CaseContext&) -> cuabi_status {
+    return cuabi_buffer_free_async(a, nullptr);
+  });
+  def("buffer_alloc_pitched.element_size_3", [dev, a, &f](CaseContext&) -> cuabi_status {
+    Buffer out; return cuabi_buffer_alloc_pitched(dev, 64, 4, 3, out.out());
+  });
+  def("buffer_alloc_pitched.zero_height", [dev, a, &f](CaseContext&) -> cuabi_status {
+    Buffer out; return cuabi_buffer_alloc_pitched(dev, 64, 0, 4, out.out());
+  });
+  def("buffer_alloc_managed.unknown_flags", [dev, a, &f](CaseContext&) -> cuabi_status {
+    Buffer out; return cuabi_buffer_alloc_managed(dev, 64, 0x80, out.out());
+  });
+  def("buffer_get_host_pointer.not_managed", [dev, a, &f](CaseContext&) -> cuabi_status {
+    void* p = nullptr; return cuabi_buffer_get_host_pointer(a, &p);
+  });
+  def("buffer_prefetch_async.not_managed", [dev, a, &f](CaseContext&) -> cuabi_status {
+    return cuabi_buffer_prefetch_async(a, 0, 64, CUABI_LOCATION_HOST, nullptr);
+  });
+  def("buffer_advise.unknown_advice", [dev, a, &f](CaseContext&) -> cuabi_status {
+    Buffer m; cuabi_buffer_alloc_managed(dev, 64, 0, m.out()); return cuabi_buffer_advise(m, 0, 64, static_cast<cuabi_memory_advice>(42), 0);
+  });
+  def("buffer_advise.location_minus_two", [dev, a, &f](CaseContext&) -> cuabi_status {
+    Buffer m; cuabi_buffer_alloc_managed(dev, 64, 0, m.out()); return cuabi_buffer_advise(m, 0, 64, CUABI_ADVISE_SET_PREFERRED_LOCATION, -2);
+  });
+  def("buffer_fill.value_too_wide", [dev, a, &f](CaseContext&) -> cuabi_status {
+    return cuabi_buffer_fill(a, 0, 0x10000, 2, 4);
+  });
+  def("buffer_fill.misaligned_offset", [dev, a, &f](CaseContext&) -> cuabi_status {
+    return cuabi_buffer_fill(a, 2, 1, 4, 4);
+  });
+  def("buffer_fill.past_the_end", [dev, a, &f](CaseContext&) -> cuabi_status {
+    return cuabi_buffer_fill(a, 0, 1, 4, 1025);
+  });
+  def("buffer_fill_async.count_overflows", [dev, a, &f](CaseContext&) -> cuabi_status {
+    return cuabi_buffer_fill_async(a, 0, 1, 4, static_cast<size_t>(-1), nullptr);
+  });
+  def("copy_3d.box_past_the_buffer", [dev, a, &f](CaseContext&) -> cuabi_status {
+    cuabi_copy_3d_desc d = CUABI_COPY_3D_DESC_INIT; d.src_host = host; d.dst_buffer = a; d.width_bytes = 64; d.height = 65; return cuabi_copy_3d(&d);
+  });
+  def("copy_3d.pitch_smaller_than_the_row", [dev, a, &f](CaseContext&) -> cuabi_status {
+    cuabi_copy_3d_desc d = CUABI_COPY_3D_DESC_INIT; d.src_host = host; d.src_pitch = 32; d.dst_buffer = a; d.width_bytes = 64; d.height = 2; return cuabi_copy_3d(&d);
+  });
+  def("copy_3d.huge_depth_overflows", [dev, a, &f](CaseContext&) -> cuabi_status {
+    cuabi_copy_3d_desc d = CUABI_COPY_3D_DESC_INIT; d.src_host = host; d.dst_buffer = a; d.width_bytes = 64; d.height = 4; d.depth = size_t(1) << 62; return cuabi_copy_3d(&d);
+  });
+  def("array_create.three_channels", [dev, a, &f](CaseContext&) -> cuabi_status {
+    cuabi_array_desc d = CUABI_ARRAY_DESC_INIT; d.width = 8; d.channels = 3; Array out; return cuabi_array_create(dev, &d, out.out());
+  });
+  def("array_create.zero_width", [dev, a, &f](CaseContext&) -> cuabi_status {
+    cuabi_array_desc d = CUABI_ARRAY_DESC_INIT; Array out; return cuabi_array_create(dev, &d, out.out());
+  });
+  def("array_create.unknown_format", [dev, a, &f](CaseContext&) -> cuabi_status {
+    cuabi_array_desc d = CUABI_ARRAY_DESC_INIT; d.width = 8; d.format = static_cast<cuabi_array_format>(7); Array out; return cuabi_array_create(dev, &d, out.out());
+  });
+  def("array_create.wider_than_the_device_allows", [dev, a, &f](CaseContext&) -> cuabi_status {
+    cuabi_array_desc d = CUABI_ARRAY_DESC_INIT; d.width = size_t(1) << 40; Array out; return cuabi_array_create(dev, &d, out.out());
+  });
+  def("texture_create.wrap_without_normalized_coordinates", [dev, a, &f](CaseContext&) -> cuabi_status {
+    cuabi_texture_desc d = CUABI_TEXTURE_DESC_INIT; d.buffer = a; d.width = 16; d.address_x = CUABI_ADDRESS_WRAP; Texture t; return cuabi_texture_create(&d, t.out());
+  });
+  def("texture_create.linear_memory_past_the_end", [dev, a, &f](CaseContext&) -> cuabi_status {
+    cuabi_texture_desc d = CUABI_TEXTURE_DESC_INIT; d.buffer = a; d.width = 1025; Texture t; return cuabi_texture_create(&d, t.out());
+  });
+  def("surface_create.array_without_the_flag", [dev, a, &f](CaseContext&) -> cuabi_status {
+    cuabi_array_desc d = CUABI_ARRAY_DESC_INIT; d.width = 8; Array arr; cuabi_array_create(dev, &d, arr.out()); Surface s; return cuabi_surface_create(arr, s.out());
+  });
+  def("buffer_open_ipc.garbage", [dev, a, &f](CaseContext&) -> cuabi_status {
+    unsigned char h[CUABI_IPC_HANDLE_SIZE]; for (size_t i = 0; i < sizeof h; ++i) h[i] = static_cast<unsigned char>(i * 7 + 1); Buffer out; return cuabi_buffer_open_ipc(dev, nullptr, h, sizeof h, out.out());
+  });
+  def("buffer_open_ipc.from_this_process", [dev, a, &f](CaseContext&) -> cuabi_status {
+    unsigned char h[CUABI_IPC_HANDLE_SIZE]; cuabi_buffer_get_ipc_handle(a, h, sizeof h); Buffer out; return cuabi_buffer_open_ipc(dev, nullptr, h, sizeof h, out.out());
+  });
+  def("buffer_get_ipc_handle.too_small", [dev, a, &f](CaseContext&) -> cuabi_status {
+    unsigned char h[64]; return cuabi_buffer_get_ipc_handle(a, h, sizeof h);
+  });
+  def("event_create.interprocess_with_timing", [dev, a, &f](CaseContext&) -> cuabi_status {
+    Event e; return cuabi_event_create(dev, CUABI_EVENT_INTERPROCESS, e.out());
+  });
+  def("event_get_ipc_handle.not_interprocess", [dev, a, &f](CaseContext&) -> cuabi_status {
+    unsigned char h[CUABI_IPC_HANDLE_SIZE]; return cuabi_event_get_ipc_handle(f.event, h, sizeof h);
+  });
+  def("device_enable_peer_access.itself", [dev, a, &f](CaseContext&) -> cuabi_status {
+    return cuabi_device_enable_peer_access(dev, dev);
+  });
+  def("memory_pool_create.unknown_flags", [dev, a, &f](CaseContext&) -> cuabi_status {
+    cuabi_memory_pool_desc d = CUABI_MEMORY_POOL_DESC_INIT; d.flags = 0x40; MemoryPool p; return cuabi_memory_pool_create(dev, &d, p.out());
+  });
+  def("memory_pool_import_fd.negative_fd", [dev, a, &f](CaseContext&) -> cuabi_status {
+    MemoryPool p; return cuabi_memory_pool_import_fd(dev, -1, p.out());
+  });
   return bodies;
 }
 

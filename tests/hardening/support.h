@@ -47,6 +47,10 @@ using cuabi_test::NoDeviceReason;
 using cuabi_test::Program;
 using cuabi_test::StatusName;
 using cuabi_test::Stream;
+using cuabi_test::MemoryPool;
+using cuabi_test::Array;
+using cuabi_test::Texture;
+using cuabi_test::Surface;
 
 // ---------------------------------------------------------------------------
 // Status and message helpers

@@ -953,7 +953,7 @@ namespace Cuabi.Interop
         // cuabi_status cuabi_device_disable_peer_access(cuabi_device device, cuabi_device peer);
         /// <summary>
         /// Undoes cuabi_device_enable_peer_access; disabling what is not enabled
-        /// succeeds.
+        /// succeeds. A device and itself answers CUABI_ERROR_INVALID_ARGUMENT.
         /// </summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_device_disable_peer_access")]
         public static extern CudaStatus cuabi_device_disable_peer_access(SafeDeviceHandle device, SafeDeviceHandle peer);
