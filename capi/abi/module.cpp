@@ -41,6 +41,22 @@ cuabi_status cuabi_module_get_from_cache(cuabi_module module, int32_t* hit) {
              [](const Module& m) { return m.from_cache ? 1 : 0; });
 }
 
+cuabi_status cuabi_module_get_compile_log(cuabi_module module, char* buf, size_t* size) {
+  return get_string(__func__, module, "module", buf, size,
+                    [](const Module& m) { return m.compile_log; });
+}
+
+cuabi_status cuabi_module_get_kernel_count(cuabi_module module, size_t* count) {
+  return get(__func__, module, "module", count, "count",
+             [](const Module& m) { return kernel_count(m); });
+}
+
+cuabi_status cuabi_module_get_kernel_name(cuabi_module module, size_t index, cuabi_name_form form,
+                                          char* buf, size_t* size) {
+  return get_string(__func__, module, "module", buf, size,
+                    [&](const Module& m) { return kernel_name(m, index, form); });
+}
+
 cuabi_status cuabi_module_get_function(cuabi_module module, const char* name, cuabi_function* out) {
   return create(__func__, module, "module", out,
                 [&](Ref<Module> m) { return get_function(*m, name); });

@@ -65,6 +65,13 @@ cuabi_status cuabi_program_get_cubin(cuabi_program program, void* buf, size_t* s
   });
 }
 
+cuabi_status cuabi_program_get_lto_ir(cuabi_program program, void* buf, size_t* size) {
+  return with(__func__, program, "program", [&](Program& p) {
+    copy_output(p, &Program::lto_ir, "the program was compiled without \"-dlto\": it has no LTO-IR",
+                buf, size);
+  });
+}
+
 cuabi_status cuabi_program_get_lowered_name(cuabi_program program, const char* expression,
                                             char* buf, size_t* size) {
   return with(__func__, program, "program", [&](Program& p) {

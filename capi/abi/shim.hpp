@@ -18,6 +18,7 @@
 #include <utility>
 
 #include "cuabi/cuabi.h"
+#include "link.hpp"
 #include "objects.hpp"
 
 namespace cuabi::abi {
@@ -92,6 +93,8 @@ MemoryPool* object_of(cuabi_memory_pool);
 Array* object_of(cuabi_array);
 Texture* object_of(cuabi_texture);
 Surface* object_of(cuabi_surface);
+Linker* object_of(cuabi_linker);
+Library* object_of(cuabi_library);
 template <class H>
 using ObjectFor = std::remove_pointer_t<decltype(object_of(H()))>;
 

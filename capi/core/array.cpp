@@ -186,8 +186,9 @@ Ref<Texture> create_texture(const cuabi_texture_desc& t, Ref<Array> array, Ref<B
                                            "-byte buffer");
       const int align = dev->get_attribute(CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT);
       if (align > 0 && (b.ptr + t.offset) % static_cast<size_t>(align) != 0)
-        fail_invalid("desc->offset " + str(t.offset) + " is not a multiple of the device's "
-                     "texture alignment (" + std::to_string(align) + " bytes)");
+        fail_invalid("the texture's start (the buffer's address + desc->offset " +
+                     str(t.offset) + ") is not a multiple of the device's texture alignment (" +
+                     std::to_string(align) + " bytes)");
       if (t.filter == CUABI_FILTER_LINEAR || t.normalized_coords)
         fail_invalid("a texture over linear memory (height 0) is read with tex1Dfetch by "
                      "index: it takes neither linear filtering nor normalized coordinates");

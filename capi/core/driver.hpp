@@ -129,7 +129,14 @@ namespace cuabi {
   X(cuTexObjectCreate, 5000)           \
   X(cuTexObjectDestroy, 5000)          \
   X(cuSurfObjectCreate, 5000)          \
-  X(cuSurfObjectDestroy, 5000)
+  X(cuSurfObjectDestroy, 5000)         \
+  X(cuLinkCreate, 6050)                \
+  X(cuLinkAddData, 6050)               \
+  X(cuLinkComplete, 5050)              \
+  X(cuLinkDestroy, 5050)               \
+  X(cuLibraryLoadData, 12000)          \
+  X(cuLibraryUnload, 12000)            \
+  X(cuLibraryGetModule, 12000)
 
 struct DriverApi {
 #define CUABI_DECLARE(name, version) PFN_##name##_v##version name = nullptr;

@@ -24,6 +24,8 @@ const char* kind_name(Kind kind) {
     case Kind::Array: return "cuabi_array";
     case Kind::Texture: return "cuabi_texture";
     case Kind::Surface: return "cuabi_surface";
+    case Kind::Linker: return "cuabi_linker";
+    case Kind::Library: return "cuabi_library";
   }
   return "handle";
 }

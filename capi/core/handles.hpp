@@ -40,8 +40,10 @@ enum class Kind : uint8_t {
   Array,
   Texture,
   Surface,
+  Linker,
+  Library,
 };
-constexpr Kind kLastKind = Kind::Surface;
+constexpr Kind kLastKind = Kind::Library;
 
 const char* kind_name(Kind kind);
 

@@ -117,9 +117,12 @@ void buffer_ipc_handle(const Buffer& b, void* handle, size_t handle_size) {
   fail_invalid(b.kind == CUABI_BUFFER_STREAM_ORDERED
                    ? "the buffer is stream-ordered from a pool made without "
                      "CUABI_MEMORY_POOL_IPC; only such pools' allocations can be shared"
-                   : "only buffers from cuabi_buffer_alloc, cuabi_buffer_alloc_pitched, or "
-                     "cuabi_buffer_alloc_async from a pool made with CUABI_MEMORY_POOL_IPC can "
-                     "be shared; this one is of kind " + std::to_string(b.kind));
+                   : std::string("only buffers from cuabi_buffer_alloc, "
+                                 "cuabi_buffer_alloc_pitched, or cuabi_buffer_alloc_async from a "
+                                 "pool made with CUABI_MEMORY_POOL_IPC can be shared; this one is ") +
+                         (b.kind == CUABI_BUFFER_MANAGED   ? "managed memory"
+                          : b.kind == CUABI_BUFFER_WRAPPED ? "wrapped memory owned elsewhere"
+                                                           : "opened from another process"));
 }
 
 Ref<Buffer> open_ipc_buffer(Ref<Device> dev, const Pin<MemoryPool>& pool, const void* handle,

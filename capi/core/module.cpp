@@ -120,8 +120,11 @@ Module::Module(Ref<Device> dev, const void* image, size_t size) : DeviceChild(kK
   check(driver().cuModuleLoadData(&module, data), "cuModuleLoadData");
 }
 
+Module::Module(Ref<Device> dev, CUmodule borrowed, Ref<Object> lib)
+    : DeviceChild(kKind, std::move(dev)), module(borrowed), library(std::move(lib)) {}
+
 Module::~Module() {
-  if (enter_quietly(*this)) driver().cuModuleUnload(module);
+  if (!library && enter_quietly(*this)) driver().cuModuleUnload(module);
 }
 
 Ref<Module> load_module_file(Ref<Device> device, const char* path) {
@@ -263,6 +266,7 @@ Ref<Module> compile_module(Ref<Device> device, const cuabi_compile_desc* desc) {
   entry.lowered = program.lowered;
   Ref<Module> m = make<Module>(device, entry.image.data(), entry.image.size());
   m->lowered = entry.lowered;
+  m->compile_log = program.log;
   // Only an image that loaded is worth keeping.
   if (!dir.empty()) cache_store(dir, key, entry);
   return m;
@@ -367,6 +371,8 @@ void kernel_names(const std::string& demangled, std::string* qualified, std::str
   *plain = scope == std::string::npos ? s : s.substr(scope + 2);
 }
 
+}  // namespace
+
 // Every kernel of the module as (symbol, demangled), or none where the
 // driver cannot list them (before CUDA 12.4).
 std::vector<std::pair<std::string, std::string>> module_kernels(const Module& module) {
@@ -383,6 +389,8 @@ std::vector<std::pair<std::string, std::string>> module_kernels(const Module& mo
   }
   return out;
 }
+
+namespace {
 
 std::string quoted_list(const std::vector<std::string>& names) {
   std::string out;
@@ -442,6 +450,34 @@ Ref<Function> get_function(const Module& module, const char* name) {
   check(r, "cuModuleGetFunction");
   return Ref<Function>::adopt(new Function(Ref<Module>::share(const_cast<Module*>(&module)),
                                            name, fn));
+}
+
+}  // namespace cuabi
+
+namespace cuabi {
+
+size_t kernel_count(const Module& module) {
+  module.enter();
+  unsigned int count = 0;
+  check(driver().cuModuleGetFunctionCount(&count, module.module), "cuModuleGetFunctionCount");
+  return count;
+}
+
+std::string kernel_name(const Module& module, size_t index, cuabi_name_form form) {
+  if (form != CUABI_NAME_DEMANGLED && form != CUABI_NAME_SYMBOL)
+    fail_invalid("form " + std::to_string(form) + " is not a cuabi_name_form");
+  const size_t count = kernel_count(module);
+  if (index >= count)
+    fail(CUABI_ERROR_OUT_OF_RANGE, "index " + std::to_string(index) + " is past the module's " +
+                                       std::to_string(count) + " kernels");
+  std::vector<CUfunction> fns(count);
+  check(driver().cuModuleEnumerateFunctions(fns.data(), static_cast<unsigned>(count),
+                                            module.module),
+        "cuModuleEnumerateFunctions");
+  const char* symbol = nullptr;
+  check(driver().cuFuncGetName(&symbol, fns[index]), "cuFuncGetName");
+  if (!symbol) fail(CUABI_ERROR_INTERNAL, "cuFuncGetName gave no name");
+  return form == CUABI_NAME_SYMBOL ? std::string(symbol) : demangle(symbol);
 }
 
 }  // namespace cuabi

@@ -1,6 +1,5 @@
 #include "nvrtc.hpp"
 
-#include <dirent.h>
 #include <dlfcn.h>
 #include <stdlib.h>
 
@@ -29,59 +28,9 @@ NvrtcState& state() {
 // Versions of libnvrtc.so.N looked for by soname, newest first.
 const int kSonameVersions[] = {14, 13, 12, 11};
 
-// The highest libnvrtc.so.N in `dir`, or "" when there is none.
-std::string newest_in(const std::string& dir) {
-  DIR* d = opendir(dir.c_str());
-  if (!d) return "";
-  std::string best;
-  long best_n = -1;
-  while (struct dirent* e = readdir(d)) {
-    std::string name = e->d_name;
-    const std::string prefix = "libnvrtc.so.";
-    if (name.compare(0, prefix.size(), prefix) != 0) continue;
-    char* end = nullptr;
-    long n = strtol(name.c_str() + prefix.size(), &end, 10);
-    if (end == name.c_str() + prefix.size()) continue;
-    if (n > best_n) {
-      best_n = n;
-      best = dir + "/" + name;
-    }
-  }
-  closedir(d);
-  return best;
-}
-
 void* open_nvrtc(std::string& path, std::string& tried) {
-  auto attempt = [&](const std::string& candidate, int flags) -> void* {
-    dlerror();
-    void* h = dlopen(candidate.c_str(), flags);
-    if (h) {
-      path = loaded_path(h, candidate);
-      return h;
-    }
-    if (!(flags & RTLD_NOLOAD)) tried += "\n  " + candidate + ": " + load_failure(candidate);
-    return nullptr;
-  };
-  const char* env = getenv("CUABI_NVRTC_PATH");
-  if (env && env[0]) return attempt(env, RTLD_NOW | RTLD_LOCAL);
-  for (int n : kSonameVersions)  // already loaded by someone else in this process
-    if (void* h = attempt("libnvrtc.so." + std::to_string(n), RTLD_NOW | RTLD_NOLOAD))
-      return h;
-  for (int n : kSonameVersions)
-    if (void* h = attempt("libnvrtc.so." + std::to_string(n), RTLD_NOW | RTLD_LOCAL)) return h;
-  std::vector<std::string> dirs;
-  for (const char* var : {"CUDA_HOME", "CUDA_PATH"})
-    if (const char* v = getenv(var); v && v[0]) dirs.push_back(std::string(v) + "/lib64");
-  dirs.push_back("/usr/local/cuda/lib64");
-  for (const std::string& dir : dirs) {
-    std::string candidate = newest_in(dir);
-    if (candidate.empty()) {
-      tried += "\n  " + dir + "/libnvrtc.so.*: none there";
-      continue;
-    }
-    if (void* h = attempt(candidate, RTLD_NOW | RTLD_LOCAL)) return h;
-  }
-  return nullptr;
+  return open_toolkit_library("libnvrtc.so.", "CUABI_NVRTC_PATH", kSonameVersions,
+                              sizeof kSonameVersions / sizeof kSonameVersions[0], path, tried);
 }
 
 void load(NvrtcState& s) {
@@ -102,6 +51,9 @@ void load(NvrtcState& s) {
   }
   CUABI_NVRTC_ENTRY_POINTS(CUABI_LOAD)
 #undef CUABI_LOAD
+  s.api.nvrtcGetLTOIRSize =
+      reinterpret_cast<decltype(&::nvrtcGetLTOIRSize)>(dlsym(lib, "nvrtcGetLTOIRSize"));
+  s.api.nvrtcGetLTOIR = reinterpret_cast<decltype(&::nvrtcGetLTOIR)>(dlsym(lib, "nvrtcGetLTOIR"));
   s.api.nvrtcVersion(&s.api.major, &s.api.minor);
   int count = 0;
   if (s.api.nvrtcGetNumSupportedArchs(&count) == NVRTC_SUCCESS && count > 0) {

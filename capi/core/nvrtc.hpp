@@ -31,6 +31,9 @@ struct NvrtcApi {
 #define CUABI_DECLARE(name) decltype(&::name) name = nullptr;
   CUABI_NVRTC_ENTRY_POINTS(CUABI_DECLARE)
 #undef CUABI_DECLARE
+  // Optional (NVRTC 12.0+): null where this NVRTC has no LTO-IR.
+  decltype(&::nvrtcGetLTOIRSize) nvrtcGetLTOIRSize = nullptr;
+  decltype(&::nvrtcGetLTOIR) nvrtcGetLTOIR = nullptr;
   int major = 0;
   int minor = 0;
   std::string path;

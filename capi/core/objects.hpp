@@ -116,6 +116,7 @@ class Program : public Object {
   std::string log;
   std::string ptx;  // with its NUL
   std::string cubin;
+  std::string lto_ir;  // compiled with -dlto
   std::vector<std::string> expressions;
   std::map<std::string, std::string> lowered;
 };
@@ -126,8 +127,14 @@ class Module : public DeviceChild {
   Module(Ref<Device> device, const void* image, size_t size);
   ~Module() override;
 
+  // A library's module in this device's context (cuLibraryGetModule): not
+  // unloaded here; `library` keeps the library loaded.
+  Module(Ref<Device> device, CUmodule borrowed, Ref<Object> library);
+
   CUmodule module = nullptr;
+  Ref<Object> library;
   bool from_cache = false;
+  std::string compile_log;  // NVRTC's log of the compile that made it
   std::map<std::string, std::string> lowered;  // name expression -> lowered name
 };
 

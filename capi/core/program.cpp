@@ -82,6 +82,13 @@ void Program::compile(size_t num_options, const char* const* options) {
   succeeded = true;
   ptx = output(n.nvrtcGetPTXSize, n.nvrtcGetPTX, program);
   cubin = output(n.nvrtcGetCUBINSize, n.nvrtcGetCUBIN, program);
+  if (n.nvrtcGetLTOIRSize && n.nvrtcGetLTOIR) {
+    size_t size = 0;
+    if (n.nvrtcGetLTOIRSize(program, &size) == NVRTC_SUCCESS && size > 0) {
+      lto_ir.assign(size, '\0');
+      if (n.nvrtcGetLTOIR(program, &lto_ir[0]) != NVRTC_SUCCESS) lto_ir.clear();
+    }
+  }
   for (const std::string& e : expressions) {
     const char* name = nullptr;
     if (n.nvrtcGetLoweredName(program, e.c_str(), &name) == NVRTC_SUCCESS && name)

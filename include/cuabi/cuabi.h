@@ -258,6 +258,8 @@ typedef struct cuabi_memory_pool_s* cuabi_memory_pool; /* a stream-ordered memor
 typedef struct cuabi_array_s* cuabi_array;             /* a CUDA array (1D, 2D, 3D, layered) */
 typedef struct cuabi_texture_s* cuabi_texture;         /* a texture object */
 typedef struct cuabi_surface_s* cuabi_surface;         /* a surface object */
+typedef struct cuabi_linker_s* cuabi_linker;           /* a link of several device images */
+typedef struct cuabi_library_s* cuabi_library;         /* device code for every context */
 
 /* ------------------------------------------------------------------------- */
 /* Loading and library information                                            */
@@ -377,6 +379,12 @@ CUABI_API cuabi_status CUABI_CALL cuabi_program_get_ptx(cuabi_program program, c
  * PTX). */
 CUABI_API cuabi_status CUABI_CALL cuabi_program_get_cubin(cuabi_program program, void* buf,
                                                           size_t* size);
+/* The LTO-IR of a program compiled with "-dlto" (two-call pattern; binary),
+ * for a link-time-optimising link (cuabi_linker_add_program does this
+ * itself). CUABI_ERROR_NOT_FOUND before a successful compile or when the
+ * program was compiled without "-dlto". */
+CUABI_API cuabi_status CUABI_CALL cuabi_program_get_lto_ir(cuabi_program program, void* buf,
+                                                           size_t* size);
 /* The lowered name of a registered name expression (two-call pattern). */
 CUABI_API cuabi_status CUABI_CALL cuabi_program_get_lowered_name(cuabi_program program,
                                                                  const char* expression,
@@ -470,6 +478,32 @@ CUABI_API cuabi_status CUABI_CALL cuabi_module_get_function(cuabi_module module,
 CUABI_API cuabi_status CUABI_CALL cuabi_module_get_lowered_name(cuabi_module module,
                                                                 const char* expression,
                                                                 char* buf, size_t* size);
+/* NVRTC's log of the compile that made this module, warnings included,
+ * also after a successful compile (two-call pattern). "" for a module the
+ * compile cache served (the compile that made the image showed its log) and
+ * for one loaded from an image, a file, a link or a library. */
+CUABI_API cuabi_status CUABI_CALL cuabi_module_get_compile_log(cuabi_module module, char* buf,
+                                                               size_t* size);
+/* How a kernel's name is given. */
+typedef enum cuabi_name_form CUABI_ENUM_BASE {
+  /* As C++ writes it: "scale<float>(float*, int)"; an extern "C" kernel's
+   * name as it is. */
+  CUABI_NAME_DEMANGLED = 0,
+  /* The symbol in the image ("_Z5scaleIfEvPfi"), as cuModuleGetFunction
+   * takes it. */
+  CUABI_NAME_SYMBOL = 1,
+  CUABI_NAME_FORM_FORCE32 = 0x7FFFFFFF
+} cuabi_name_form;
+/* The number of kernels in the module (cuModuleGetFunctionCount; driver 12.4
+ * or newer, CUABI_ERROR_NOT_SUPPORTED before). */
+CUABI_API cuabi_status CUABI_CALL cuabi_module_get_kernel_count(cuabi_module module,
+                                                                size_t* count);
+/* The name of kernel `index` (0 to count - 1, in the driver's order) in
+ * `form` (two-call pattern). An index past the end answers
+ * CUABI_ERROR_OUT_OF_RANGE. */
+CUABI_API cuabi_status CUABI_CALL cuabi_module_get_kernel_name(cuabi_module module, size_t index,
+                                                               cuabi_name_form form, char* buf,
+                                                               size_t* size);
 /* A __device__ global: its device address and size in bytes. */
 CUABI_API cuabi_status CUABI_CALL cuabi_module_get_global(cuabi_module module, const char* name,
                                                           uint64_t* device_ptr, size_t* bytes);
@@ -564,6 +598,128 @@ CUABI_API cuabi_status CUABI_CALL cuabi_function_get_attribute(cuabi_function fu
 CUABI_API cuabi_status CUABI_CALL cuabi_function_set_attribute(cuabi_function function,
                                                                cuabi_function_attribute attribute,
                                                                int32_t value);
+
+/* ------------------------------------------------------------------------- */
+/* Linking device code, and libraries                                         */
+/* ------------------------------------------------------------------------- */
+
+/* What a linker input is. */
+typedef enum cuabi_link_input CUABI_ENUM_BASE {
+  /* Told by the bytes (ELF: CUBIN; a fatbin; LTO-IR; otherwise PTX text) or,
+   * for a file, by its extension (.cubin, .ptx, .fatbin, .ltoir, .o, .a). */
+  CUABI_LINK_INPUT_AUTO = 0,
+  CUABI_LINK_INPUT_CUBIN = 1,
+  CUABI_LINK_INPUT_PTX = 2,
+  /* NVRTC's or nvcc's LTO-IR ("-dlto"); needs the nvJitLink backend. */
+  CUABI_LINK_INPUT_LTO_IR = 3,
+  CUABI_LINK_INPUT_FATBIN = 4,
+  /* A host object holding device code (nvcc -rdc -c). */
+  CUABI_LINK_INPUT_OBJECT = 5,
+  /* A static library of such objects (a device library compiled once). */
+  CUABI_LINK_INPUT_LIBRARY = 6,
+  CUABI_LINK_INPUT_FORCE32 = 0x7FFFFFFF
+} cuabi_link_input;
+
+/* Which linker does the work. */
+typedef enum cuabi_link_backend CUABI_ENUM_BASE {
+  /* nvJitLink when it loads, else the driver's linker. */
+  CUABI_LINK_BACKEND_AUTO = 0,
+  /* nvJitLink (libnvJitLink.so.N, opened on first use like NVRTC; looked for
+   * as $CUABI_NVJITLINK_PATH alone when set, else as NVRTC is):
+   * LTO-IR and link-time optimisation. */
+  CUABI_LINK_BACKEND_NVJITLINK = 1,
+  /* The driver's cuLink*: CUBIN, PTX, fatbin, objects and libraries; no
+   * LTO-IR and no options. */
+  CUABI_LINK_BACKEND_DRIVER = 2,
+  CUABI_LINK_BACKEND_FORCE32 = 0x7FFFFFFF
+} cuabi_link_backend;
+
+/* Flags for cuabi_link_desc.flags: an OR of cuabi_link_flag_bits. */
+typedef uint32_t cuabi_link_flags;
+typedef enum cuabi_link_flag_bits CUABI_ENUM_BASE {
+  /* Link-time optimisation over the LTO-IR inputs ("-lto"). */
+  CUABI_LINK_LTO = 1 << 0,
+  /* Neither read nor write the on-disk cache for this link. */
+  CUABI_LINK_NO_CACHE = 1 << 1,
+  CUABI_LINK_FLAG_BITS_FORCE32 = 0x7FFFFFFF
+} cuabi_link_flag_bits;
+
+/* How to link. Start from cuabi_link_desc_init or CUABI_LINK_DESC_INIT. */
+typedef struct cuabi_link_desc {
+  size_t struct_size; /* sizeof(cuabi_link_desc) */
+  cuabi_link_backend backend;
+  cuabi_link_flags flags; /* CUABI_LINK_* */
+  /* nvJitLink options ("-O3", "-lineinfo", "-maxrregcount=64"); the target
+   * "-arch=sm_XY" of the linker's device is added unless one is given. */
+  const char* const* options;
+  size_t num_options;
+} cuabi_link_desc;
+
+#define CUABI_LINK_DESC_INIT \
+  { sizeof(cuabi_link_desc), CUABI_LINK_BACKEND_AUTO, 0, NULL, 0 }
+
+/* Fills `desc` with the defaults of CUABI_LINK_DESC_INIT (either backend, no
+ * flags, no options). */
+CUABI_API cuabi_status CUABI_CALL cuabi_link_desc_init(cuabi_link_desc* desc, size_t struct_size);
+
+/* A linker for `device`: add inputs, then cuabi_linker_link. `desc` NULL:
+ * the defaults. CUABI_LINK_BACKEND_NVJITLINK where nvJitLink cannot be
+ * loaded answers CUABI_ERROR_NOT_FOUND listing every path tried. */
+CUABI_API cuabi_status CUABI_CALL cuabi_linker_create(cuabi_device device,
+                                                      const cuabi_link_desc* desc,
+                                                      cuabi_linker* out);
+CUABI_API void CUABI_CALL cuabi_linker_release(cuabi_linker linker);
+/* The backend the linker uses (AUTO resolved). */
+CUABI_API cuabi_status CUABI_CALL cuabi_linker_get_backend(cuabi_linker linker,
+                                                           cuabi_link_backend* backend);
+/* Adds `size` bytes of `kind`; `name` (NULL: "input<N>") names the input in
+ * the log. The bytes are copied. An input the backend cannot take (LTO-IR
+ * for the driver) answers CUABI_ERROR_NOT_SUPPORTED. */
+CUABI_API cuabi_status CUABI_CALL cuabi_linker_add_data(cuabi_linker linker,
+                                                        cuabi_link_input kind, const void* data,
+                                                        size_t size, const char* name);
+/* Adds a file of `kind` (read now: a later change to the file is not seen). */
+CUABI_API cuabi_status CUABI_CALL cuabi_linker_add_file(cuabi_linker linker,
+                                                        cuabi_link_input kind, const char* path);
+/* Adds a compiled program's output: its LTO-IR when compiled with "-dlto",
+ * else its CUBIN, else its PTX. Compile device code meant for another
+ * program's kernels with "-rdc=true" (or "-dlto"). */
+CUABI_API cuabi_status CUABI_CALL cuabi_linker_add_program(cuabi_linker linker,
+                                                           cuabi_program program);
+/* Links what was added and loads the result on the linker's device. A
+ * linker links once. Linked images go through the compile cache, keyed on
+ * every input's kind, name and bytes, the options, the backend, the target
+ * and the library and driver versions; cuabi_module_get_from_cache says
+ * whether this one came from it. A link error answers CUABI_ERROR_COMPILE
+ * with the linker's log (cuabi_last_error_log, cuabi_linker_get_log). */
+CUABI_API cuabi_status CUABI_CALL cuabi_linker_link(cuabi_linker linker, cuabi_module* out);
+/* The link's log, information and errors (two-call pattern); "" before
+ * linking and after a link served from the cache. */
+CUABI_API cuabi_status CUABI_CALL cuabi_linker_get_log(cuabi_linker linker, char* buf,
+                                                       size_t* size);
+/* The linked CUBIN (two-call pattern; binary), for loading elsewhere (a
+ * library, another device of the same architecture, a file).
+ * CUABI_ERROR_NOT_FOUND before a successful link. */
+CUABI_API cuabi_status CUABI_CALL cuabi_linker_get_image(cuabi_linker linker, void* buf,
+                                                         size_t* size);
+
+/* Loads an image (CUBIN, PTX or fatbin bytes, as cuabi_module_load_data
+ * takes them) as a library (cuLibraryLoadData, CUDA 12+): loaded once,
+ * usable in every device's context, which is what the driver recommends for
+ * code not tied to one context. */
+CUABI_API cuabi_status CUABI_CALL cuabi_library_load_data(const void* image, size_t size,
+                                                          cuabi_library* out);
+/* Loads a CUBIN, PTX or fatbin file as a library. */
+CUABI_API cuabi_status CUABI_CALL cuabi_library_load_file(const char* path, cuabi_library* out);
+/* Unloads the library once no module made from it is in use. */
+CUABI_API void CUABI_CALL cuabi_library_release(cuabi_library library);
+/* The library as a module of `device`'s context: its kernels
+ * (cuabi_module_get_function, plain C++ names included), globals and
+ * listing, without loading the image again. The module keeps the library
+ * alive. */
+CUABI_API cuabi_status CUABI_CALL cuabi_library_get_module(cuabi_library library,
+                                                           cuabi_device device,
+                                                           cuabi_module* out);
 
 /* ------------------------------------------------------------------------- */
 /* Launch                                                                     */
@@ -910,7 +1066,9 @@ CUABI_API cuabi_status CUABI_CALL cuabi_buffer_alloc_async(cuabi_device device, 
  * cuabi never touches that memory again and the handle answers
  * CUABI_ERROR_INVALID_HANDLE from then on. A buffer of another kind answers
  * CUABI_ERROR_INVALID_ARGUMENT (release it instead); so does a buffer a
- * texture object still uses. */
+ * texture object still uses; the handle stays valid after these refusals.
+ * Once the checks pass the handle is released even if the driver then
+ * refuses the free: the buffer is then freed as its release frees it. */
 CUABI_API cuabi_status CUABI_CALL cuabi_buffer_free_async(cuabi_buffer buffer,
                                                           cuabi_stream stream);
 
@@ -1088,7 +1246,9 @@ CUABI_API cuabi_status CUABI_CALL cuabi_buffer_fill_async(cuabi_buffer buffer, s
  * or an array (`*_array`). The box starts at byte `*_x_bytes` of row `*_y`
  * of slice `*_z`. For host memory and buffers, rows are `*_pitch` bytes
  * apart (0: the buffer's pitch if it is pitched, else width_bytes) and
- * slices `*_height` rows apart (0: height). For arrays, `*_x_bytes` and
+ * slices `*_height` rows apart (0: height for a box of several slices; for
+ * one slice it does not matter, and 0 means the rows the box reaches,
+ * `*_y` + height). For arrays, `*_x_bytes` and
  * `width_bytes` are in bytes of whole elements, and pitch and height are
  * the array's own (leave them 0). height and depth 0 count as 1.
  * Every range is checked before the driver sees it: a box past a buffer's

@@ -643,6 +643,18 @@ class surface : public detail::owner<cuabi_surface, cuabi_surface_release> {
   }
 };
 
+/* A linker (cuabi_linker). */
+class linker : public detail::owner<cuabi_linker, cuabi_linker_release> {
+ public:
+  using owner::owner;
+};
+
+/* A library (cuabi_library). */
+class library : public detail::owner<cuabi_library, cuabi_library_release> {
+ public:
+  using owner::owner;
+};
+
 /* An instantiated graph (cuabi_graph_exec). */
 class graph_exec : public detail::owner<cuabi_graph_exec, cuabi_graph_exec_release> {
  public:

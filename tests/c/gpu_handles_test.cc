@@ -84,6 +84,22 @@ class HandleKindsTest : public GpuTest {
     cuabi_surface surface = nullptr;
     ASSERT_EQ(CUABI_SUCCESS, cuabi_surface_create(array, &surface)) << LastError();
     Keep(Kind::kSurface, surface);
+    cuabi_linker linker = nullptr;
+    ASSERT_EQ(CUABI_SUCCESS, cuabi_linker_create(device_, nullptr, &linker)) << LastError();
+    Keep(Kind::kLinker, linker);
+    Program image_program;
+    const std::string arch = "--gpu-architecture=" + Arch("sm_");
+    const char* options[] = {arch.c_str()};
+    ASSERT_EQ(CUABI_SUCCESS, cuabi_program_create(kSaxpySource, nullptr, 0, nullptr, nullptr,
+                                                  image_program.out()));
+    ASSERT_EQ(CUABI_SUCCESS, cuabi_program_compile(image_program, 1, options)) << LastError();
+    std::vector<char> cubin = FetchAll([&](void* buf, size_t* size) {
+      return cuabi_program_get_cubin(image_program, buf, size);
+    });
+    cuabi_library library = nullptr;
+    ASSERT_EQ(CUABI_SUCCESS, cuabi_library_load_data(cubin.data(), cubin.size(), &library))
+        << LastError();
+    Keep(Kind::kLibrary, library);
     for (Kind k : AllKinds()) ASSERT_NE(0u, live_[k]) << KindName(k);
   }
 

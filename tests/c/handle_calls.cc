@@ -665,6 +665,78 @@ std::vector<HandleCall> MakeHandleCalls() {
     *t = v != kU64;
     return s;
   });
+
+  // Linking, libraries and module listings.
+  add("cuabi_program_get_lto_ir", Kind::kProgram, [](uintptr_t h, bool* t) {
+    size_t n = kSize;
+    cuabi_status s = cuabi_program_get_lto_ir(As<cuabi_program>(h), nullptr, &n);
+    *t = n != kSize;
+    return s;
+  });
+  add("cuabi_module_get_compile_log", Kind::kModule, [](uintptr_t h, bool* t) {
+    size_t n = kSize;
+    cuabi_status s = cuabi_module_get_compile_log(As<cuabi_module>(h), nullptr, &n);
+    *t = n != kSize;
+    return s;
+  });
+  add("cuabi_module_get_kernel_count", Kind::kModule, [](uintptr_t h, bool* t) {
+    size_t n = kSize;
+    cuabi_status s = cuabi_module_get_kernel_count(As<cuabi_module>(h), &n);
+    *t = n != kSize;
+    return s;
+  });
+  add("cuabi_module_get_kernel_name", Kind::kModule, [](uintptr_t h, bool* t) {
+    size_t n = kSize;
+    cuabi_status s =
+        cuabi_module_get_kernel_name(As<cuabi_module>(h), 0, CUABI_NAME_SYMBOL, nullptr, &n);
+    *t = n != kSize;
+    return s;
+  });
+  add("cuabi_linker_create", Kind::kDevice, [](uintptr_t h, bool* t) {
+    cuabi_linker l = Out<cuabi_linker>();
+    cuabi_status s = cuabi_linker_create(As<cuabi_device>(h), nullptr, &l);
+    *t = l != Out<cuabi_linker>();
+    return s;
+  });
+  add("cuabi_linker_get_backend", Kind::kLinker, [](uintptr_t h, bool* t) {
+    cuabi_link_backend b = static_cast<cuabi_link_backend>(kI32);
+    cuabi_status s = cuabi_linker_get_backend(As<cuabi_linker>(h), &b);
+    *t = b != static_cast<cuabi_link_backend>(kI32);
+    return s;
+  });
+  add("cuabi_linker_add_data", Kind::kLinker, [](uintptr_t h, bool*) {
+    return cuabi_linker_add_data(As<cuabi_linker>(h), CUABI_LINK_INPUT_PTX, g_host, 16, nullptr);
+  });
+  add("cuabi_linker_add_file", Kind::kLinker, [](uintptr_t h, bool*) {
+    return cuabi_linker_add_file(As<cuabi_linker>(h), CUABI_LINK_INPUT_AUTO, "/nonexistent.ptx");
+  });
+  add("cuabi_linker_add_program", Kind::kLinker, [](uintptr_t h, bool*) {
+    return cuabi_linker_add_program(As<cuabi_linker>(h), nullptr);
+  });
+  add("cuabi_linker_link", Kind::kLinker, [](uintptr_t h, bool* t) {
+    cuabi_module m = Out<cuabi_module>();
+    cuabi_status s = cuabi_linker_link(As<cuabi_linker>(h), &m);
+    *t = m != Out<cuabi_module>();
+    return s;
+  });
+  add("cuabi_linker_get_log", Kind::kLinker, [](uintptr_t h, bool* t) {
+    size_t n = kSize;
+    cuabi_status s = cuabi_linker_get_log(As<cuabi_linker>(h), nullptr, &n);
+    *t = n != kSize;
+    return s;
+  });
+  add("cuabi_linker_get_image", Kind::kLinker, [](uintptr_t h, bool* t) {
+    size_t n = kSize;
+    cuabi_status s = cuabi_linker_get_image(As<cuabi_linker>(h), nullptr, &n);
+    *t = n != kSize;
+    return s;
+  });
+  add("cuabi_library_get_module", Kind::kLibrary, [](uintptr_t h, bool* t) {
+    cuabi_module m = Out<cuabi_module>();
+    cuabi_status s = cuabi_library_get_module(As<cuabi_library>(h), nullptr, &m);
+    *t = m != Out<cuabi_module>();
+    return s;
+  });
   return v;
 }
 
@@ -700,6 +772,10 @@ std::vector<ReleaseCall> MakeReleaseCalls() {
        [](uintptr_t h) { cuabi_texture_release(As<cuabi_texture>(h)); }},
       {"cuabi_surface_release", Kind::kSurface,
        [](uintptr_t h) { cuabi_surface_release(As<cuabi_surface>(h)); }},
+      {"cuabi_linker_release", Kind::kLinker,
+       [](uintptr_t h) { cuabi_linker_release(As<cuabi_linker>(h)); }},
+      {"cuabi_library_release", Kind::kLibrary,
+       [](uintptr_t h) { cuabi_library_release(As<cuabi_library>(h)); }},
   };
 }
 
@@ -733,6 +809,10 @@ const char* KindName(Kind kind) {
       return "texture";
     case Kind::kSurface:
       return "surface";
+    case Kind::kLinker:
+      return "linker";
+    case Kind::kLibrary:
+      return "library";
     case Kind::kGraphExec:
       return "graph_exec";
     case Kind::kLaunchPlan:
@@ -745,7 +825,8 @@ std::vector<Kind> AllKinds() {
   return {Kind::kDevice, Kind::kProgram,    Kind::kModule,    Kind::kFunction,
           Kind::kBuffer, Kind::kHostBuffer, Kind::kStream,    Kind::kEvent,
           Kind::kGraph,  Kind::kGraphExec,  Kind::kLaunchPlan, Kind::kMemoryPool,
-          Kind::kArray,  Kind::kTexture,    Kind::kSurface};
+          Kind::kArray,  Kind::kTexture,    Kind::kSurface,   Kind::kLinker,
+          Kind::kLibrary};
 }
 
 const std::vector<HandleCall>& HandleCalls() {

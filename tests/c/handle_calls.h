@@ -29,6 +29,8 @@ enum class Kind {
   kArray,
   kTexture,
   kSurface,
+  kLinker,
+  kLibrary,
 };
 
 const char* KindName(Kind kind);

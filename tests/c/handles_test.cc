@@ -58,7 +58,7 @@ TEST(Handles, TableCoversEveryFunctionTakingAHandle) {
   const std::string s = text.str();
   const std::regex decl(
       "CUABI_CALL\\s+(cuabi_[a-z0-9_]+)\\s*\\(\\s*(cuabi_(device|program|module|function|buffer|"
-      "host_buffer|stream|event|graph|graph_exec|launch_plan|memory_pool|array|texture|surface))\\s+[a-z_]+\\s*[,)]");
+      "host_buffer|stream|event|graph|graph_exec|launch_plan|memory_pool|array|texture|surface|linker|library))\\s+[a-z_]+\\s*[,)]");
   std::set<std::string> taking_handle;
   for (std::sregex_iterator it(s.begin(), s.end(), decl), end; it != end; ++it) {
     taking_handle.insert((*it)[1].str());

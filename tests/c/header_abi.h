@@ -41,6 +41,7 @@
   X(cuabi_program_get_log) \
   X(cuabi_program_get_ptx) \
   X(cuabi_program_get_cubin) \
+  X(cuabi_program_get_lto_ir) \
   X(cuabi_program_get_lowered_name) \
   X(cuabi_compile_desc_init) \
   X(cuabi_module_compile) \
@@ -50,6 +51,9 @@
   X(cuabi_module_get_from_cache) \
   X(cuabi_module_get_function) \
   X(cuabi_module_get_lowered_name) \
+  X(cuabi_module_get_compile_log) \
+  X(cuabi_module_get_kernel_count) \
+  X(cuabi_module_get_kernel_name) \
   X(cuabi_module_get_global) \
   X(cuabi_function_release) \
   X(cuabi_function_get_param_count) \
@@ -60,6 +64,20 @@
   X(cuabi_function_get_name) \
   X(cuabi_function_get_attribute) \
   X(cuabi_function_set_attribute) \
+  X(cuabi_link_desc_init) \
+  X(cuabi_linker_create) \
+  X(cuabi_linker_release) \
+  X(cuabi_linker_get_backend) \
+  X(cuabi_linker_add_data) \
+  X(cuabi_linker_add_file) \
+  X(cuabi_linker_add_program) \
+  X(cuabi_linker_link) \
+  X(cuabi_linker_get_log) \
+  X(cuabi_linker_get_image) \
+  X(cuabi_library_load_data) \
+  X(cuabi_library_load_file) \
+  X(cuabi_library_release) \
+  X(cuabi_library_get_module) \
   X(cuabi_launch_config_init) \
   X(cuabi_function_launch) \
   X(cuabi_function_launch_sized) \
@@ -190,6 +208,8 @@
   X(CUABI_OUTPUT_CUBIN) \
   X(CUABI_OUTPUT_PTX) \
   X(CUABI_COMPILE_NO_CACHE) \
+  X(CUABI_NAME_DEMANGLED) \
+  X(CUABI_NAME_SYMBOL) \
   X(CUABI_FUNC_MAX_THREADS_PER_BLOCK) \
   X(CUABI_FUNC_SHARED_SIZE_BYTES) \
   X(CUABI_FUNC_CONST_SIZE_BYTES) \
@@ -205,6 +225,18 @@
   X(CUABI_FUNC_REQUIRED_CLUSTER_DEPTH) \
   X(CUABI_FUNC_NON_PORTABLE_CLUSTER_SIZE_ALLOWED) \
   X(CUABI_FUNC_CLUSTER_SCHEDULING_POLICY_PREFERENCE) \
+  X(CUABI_LINK_INPUT_AUTO) \
+  X(CUABI_LINK_INPUT_CUBIN) \
+  X(CUABI_LINK_INPUT_PTX) \
+  X(CUABI_LINK_INPUT_LTO_IR) \
+  X(CUABI_LINK_INPUT_FATBIN) \
+  X(CUABI_LINK_INPUT_OBJECT) \
+  X(CUABI_LINK_INPUT_LIBRARY) \
+  X(CUABI_LINK_BACKEND_AUTO) \
+  X(CUABI_LINK_BACKEND_NVJITLINK) \
+  X(CUABI_LINK_BACKEND_DRIVER) \
+  X(CUABI_LINK_LTO) \
+  X(CUABI_LINK_NO_CACHE) \
   X(CUABI_LAUNCH_COOPERATIVE) \
   X(CUABI_LAUNCH_PROGRAMMATIC_SERIALIZATION) \
   X(CUABI_LAUNCH_PROGRAMMATIC_EVENT_AT_BLOCK_START) \
@@ -264,7 +296,11 @@
   X(cuabi_status) \
   X(cuabi_output) \
   X(cuabi_compile_flag_bits) \
+  X(cuabi_name_form) \
   X(cuabi_function_attribute) \
+  X(cuabi_link_input) \
+  X(cuabi_link_backend) \
+  X(cuabi_link_flag_bits) \
   X(cuabi_launch_flag_bits) \
   X(cuabi_buffer_kind) \
   X(cuabi_memory_pool_flag_bits) \
@@ -298,6 +334,12 @@
   X(sizeof(cuabi_param_info)) \
   X(offsetof(cuabi_param_info, offset)) \
   X(offsetof(cuabi_param_info, size)) \
+  X(sizeof(cuabi_link_desc)) \
+  X(offsetof(cuabi_link_desc, struct_size)) \
+  X(offsetof(cuabi_link_desc, backend)) \
+  X(offsetof(cuabi_link_desc, flags)) \
+  X(offsetof(cuabi_link_desc, options)) \
+  X(offsetof(cuabi_link_desc, num_options)) \
   X(sizeof(cuabi_launch_config)) \
   X(offsetof(cuabi_launch_config, struct_size)) \
   X(offsetof(cuabi_launch_config, grid_x)) \
@@ -370,7 +412,11 @@
   X(sizeof(cuabi_status)) \
   X(sizeof(cuabi_output)) \
   X(sizeof(cuabi_compile_flag_bits)) \
+  X(sizeof(cuabi_name_form)) \
   X(sizeof(cuabi_function_attribute)) \
+  X(sizeof(cuabi_link_input)) \
+  X(sizeof(cuabi_link_backend)) \
+  X(sizeof(cuabi_link_flag_bits)) \
   X(sizeof(cuabi_launch_flag_bits)) \
   X(sizeof(cuabi_buffer_kind)) \
   X(sizeof(cuabi_memory_pool_flag_bits)) \
@@ -386,6 +432,7 @@
   X(sizeof(cuabi_event_flag_bits)) \
   X(sizeof(cuabi_capture_mode)) \
   X(sizeof(cuabi_compile_flags)) \
+  X(sizeof(cuabi_link_flags)) \
   X(sizeof(cuabi_launch_flags)) \
   X(sizeof(cuabi_memory_pool_flags)) \
   X(sizeof(cuabi_managed_flags)) \

@@ -32,6 +32,8 @@ using MemoryPool = cuabi::memory_pool;
 using Array = cuabi::array;
 using Texture = cuabi::texture;
 using Surface = cuabi::surface;
+using Linker = cuabi::linker;
+using Library = cuabi::library;
 
 // Why this process cannot run GPU tests, or "" when device 0 is usable.
 inline std::string NoDeviceReason() {

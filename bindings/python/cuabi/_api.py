@@ -61,6 +61,10 @@ CUABI_OUTPUT_PTX = 1
 # cuabi_compile_flag_bits
 CUABI_COMPILE_NO_CACHE = 1
 
+# cuabi_name_form
+CUABI_NAME_DEMANGLED = 0
+CUABI_NAME_SYMBOL = 1
+
 # cuabi_function_attribute
 CUABI_FUNC_MAX_THREADS_PER_BLOCK = 0
 CUABI_FUNC_SHARED_SIZE_BYTES = 1
@@ -77,6 +81,24 @@ CUABI_FUNC_REQUIRED_CLUSTER_HEIGHT = 12
 CUABI_FUNC_REQUIRED_CLUSTER_DEPTH = 13
 CUABI_FUNC_NON_PORTABLE_CLUSTER_SIZE_ALLOWED = 14
 CUABI_FUNC_CLUSTER_SCHEDULING_POLICY_PREFERENCE = 15
+
+# cuabi_link_input
+CUABI_LINK_INPUT_AUTO = 0
+CUABI_LINK_INPUT_CUBIN = 1
+CUABI_LINK_INPUT_PTX = 2
+CUABI_LINK_INPUT_LTO_IR = 3
+CUABI_LINK_INPUT_FATBIN = 4
+CUABI_LINK_INPUT_OBJECT = 5
+CUABI_LINK_INPUT_LIBRARY = 6
+
+# cuabi_link_backend
+CUABI_LINK_BACKEND_AUTO = 0
+CUABI_LINK_BACKEND_NVJITLINK = 1
+CUABI_LINK_BACKEND_DRIVER = 2
+
+# cuabi_link_flag_bits
+CUABI_LINK_LTO = 1
+CUABI_LINK_NO_CACHE = 2
 
 # cuabi_launch_flag_bits
 CUABI_LAUNCH_COOPERATIVE = 1
@@ -265,6 +287,18 @@ class CompileFlag(enum.IntFlag):
     """Neither read nor write the on-disk cache for this compile."""
 
 
+class NameForm(enum.IntEnum):
+    """cuabi_name_form: How a kernel's name is given."""
+
+    DEMANGLED = 0
+    """As C++ writes it: "scale<float>(float*, int)"; an extern "C" kernel's name as it
+    is.
+    """
+
+    SYMBOL = 1
+    """The symbol in the image ("_Z5scaleIfEvPfi"), as cuModuleGetFunction takes it."""
+
+
 class FunctionAttribute(enum.IntEnum):
     """cuabi_function_attribute: The values of the driver's CUfunction_attribute that
     cuabi names; any other CUfunction_attribute value may be passed as well.
@@ -321,6 +355,60 @@ class FunctionAttribute(enum.IntEnum):
 
     CLUSTER_SCHEDULING_POLICY_PREFERENCE = 15
     """The driver's CUclusterSchedulingPolicy preference (settable)."""
+
+
+class LinkInput(enum.IntEnum):
+    """cuabi_link_input: What a linker input is."""
+
+    AUTO = 0
+    """Told by the bytes (ELF: CUBIN; a fatbin; LTO-IR; otherwise PTX text) or, for a
+    file, by its extension (.cubin, .ptx, .fatbin, .ltoir, .o, .a).
+    """
+
+    CUBIN = 1
+
+    PTX = 2
+
+    LTO_IR = 3
+    """NVRTC's or nvcc's LTO-IR ("-dlto"); needs the nvJitLink backend."""
+
+    FATBIN = 4
+
+    OBJECT = 5
+    """A host object holding device code (nvcc -rdc -c)."""
+
+    LIBRARY = 6
+    """A static library of such objects (a device library compiled once)."""
+
+
+class LinkBackend(enum.IntEnum):
+    """cuabi_link_backend: Which linker does the work."""
+
+    AUTO = 0
+    """nvJitLink when it loads, else the driver's linker."""
+
+    NVJITLINK = 1
+    """nvJitLink (libnvJitLink.so.N, opened on first use like NVRTC; looked for as
+    $CUABI_NVJITLINK_PATH alone when set, else as NVRTC is): LTO-IR and link-time
+    optimisation.
+    """
+
+    DRIVER = 2
+    """The driver's cuLink*: CUBIN, PTX, fatbin, objects and libraries; no LTO-IR and no
+    options.
+    """
+
+
+class LinkFlag(enum.IntFlag):
+    """cuabi_link_flag_bits: Flags for cuabi_link_desc.flags: an OR of
+    cuabi_link_flag_bits.
+    """
+
+    LTO = 1
+    """Link-time optimisation over the LTO-IR inputs ("-lto")."""
+
+    NO_CACHE = 2
+    """Neither read nor write the on-disk cache for this link."""
 
 
 class LaunchFlag(enum.IntFlag):
@@ -556,7 +644,10 @@ class CaptureMode(enum.IntEnum):
 
 cuabi_status = ctypes.c_int32
 cuabi_output = ctypes.c_int32
+cuabi_name_form = ctypes.c_int32
 cuabi_function_attribute = ctypes.c_int32
+cuabi_link_input = ctypes.c_int32
+cuabi_link_backend = ctypes.c_int32
 cuabi_buffer_kind = ctypes.c_int32
 cuabi_memory_advice = ctypes.c_int32
 cuabi_copy_path = ctypes.c_int32
@@ -566,6 +657,7 @@ cuabi_filter_mode = ctypes.c_int32
 cuabi_read_mode = ctypes.c_int32
 cuabi_capture_mode = ctypes.c_int32
 cuabi_compile_flags = ctypes.c_uint32
+cuabi_link_flags = ctypes.c_uint32
 cuabi_launch_flags = ctypes.c_uint32
 cuabi_memory_pool_flags = ctypes.c_uint32
 cuabi_managed_flags = ctypes.c_uint32
@@ -587,6 +679,8 @@ cuabi_memory_pool = ctypes.c_void_p  # a stream-ordered memory pool
 cuabi_array = ctypes.c_void_p  # a CUDA array (1D, 2D, 3D, layered)
 cuabi_texture = ctypes.c_void_p  # a texture object
 cuabi_surface = ctypes.c_void_p  # a surface object
+cuabi_linker = ctypes.c_void_p  # a link of several device images
+cuabi_library = ctypes.c_void_p  # device code for every context
 
 # A host function: called once, on a driver thread, when the stream reaches it. It must
 # not call CUDA or cuabi functions that would wait on the GPU. Return 0 for success. To
@@ -612,6 +706,8 @@ HANDLE_TYPES: Tuple[str, ...] = (
     "cuabi_array",
     "cuabi_texture",
     "cuabi_surface",
+    "cuabi_linker",
+    "cuabi_library",
 )
 
 
@@ -642,6 +738,20 @@ class cuabi_param_info(ctypes.Structure):
     _fields_ = [
         ("offset", ctypes.c_size_t),
         ("size", ctypes.c_size_t),
+    ]
+
+
+class cuabi_link_desc(ctypes.Structure):
+    """How to link. Start from cuabi_link_desc_init or CUABI_LINK_DESC_INIT.
+    cuabi_link_desc_init fills its defaults.
+    """
+
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("backend", cuabi_link_backend),
+        ("flags", cuabi_link_flags),
+        ("options", ctypes.POINTER(ctypes.c_char_p)),
+        ("num_options", ctypes.c_size_t),
     ]
 
 
@@ -689,14 +799,16 @@ class cuabi_copy_3d_desc(ctypes.Structure):
     exactly one of: host memory (`*_host`), a buffer (`*_buffer`) or an array
     (`*_array`). The box starts at byte `*_x_bytes` of row `*_y` of slice `*_z`. For
     host memory and buffers, rows are `*_pitch` bytes apart (0: the buffer's pitch if
-    it is pitched, else width_bytes) and slices `*_height` rows apart (0: height).
-    For arrays, `*_x_bytes` and `width_bytes` are in bytes of whole elements, and
-    pitch and height are the array's own (leave them 0). height and depth 0 count as
-    1. Every range is checked before the driver sees it: a box past a buffer's end or
-    an array's extent answers CUABI_ERROR_OUT_OF_RANGE naming the side and the
-    dimension; a pitch smaller than the row, or not exactly one memory per side,
-    CUABI_ERROR_INVALID_ARGUMENT. Start from cuabi_copy_3d_desc_init or
-    CUABI_COPY_3D_DESC_INIT. cuabi_copy_3d_desc_init fills its defaults.
+    it is pitched, else width_bytes) and slices `*_height` rows apart (0: height for
+    a box of several slices; for one slice it does not matter, and 0 means the rows
+    the box reaches, `*_y` + height). For arrays, `*_x_bytes` and `width_bytes` are
+    in bytes of whole elements, and pitch and height are the array's own (leave them
+    0). height and depth 0 count as 1. Every range is checked before the driver sees
+    it: a box past a buffer's end or an array's extent answers
+    CUABI_ERROR_OUT_OF_RANGE naming the side and the dimension; a pitch smaller than
+    the row, or not exactly one memory per side, CUABI_ERROR_INVALID_ARGUMENT. Start
+    from cuabi_copy_3d_desc_init or CUABI_COPY_3D_DESC_INIT. cuabi_copy_3d_desc_init
+    fills its defaults.
     """
 
     _fields_ = [
@@ -846,6 +958,8 @@ DECLARATIONS: List[Tuple[str, Any, List[Any]]] = [
     ("cuabi_program_get_ptx", cuabi_status, [cuabi_program, ctypes.c_char_p, ctypes.POINTER(ctypes.c_size_t)]),
     # cuabi_status cuabi_program_get_cubin(cuabi_program program, void* buf, size_t* size);
     ("cuabi_program_get_cubin", cuabi_status, [cuabi_program, ctypes.c_void_p, ctypes.POINTER(ctypes.c_size_t)]),
+    # cuabi_status cuabi_program_get_lto_ir(cuabi_program program, void* buf, size_t* size);
+    ("cuabi_program_get_lto_ir", cuabi_status, [cuabi_program, ctypes.c_void_p, ctypes.POINTER(ctypes.c_size_t)]),
     # cuabi_status cuabi_program_get_lowered_name(cuabi_program program, const char* expression, char* buf, size_t* size);
     ("cuabi_program_get_lowered_name", cuabi_status, [cuabi_program, ctypes.c_char_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_size_t)]),
     # cuabi_status cuabi_compile_desc_init(cuabi_compile_desc* desc, size_t struct_size);
@@ -864,6 +978,12 @@ DECLARATIONS: List[Tuple[str, Any, List[Any]]] = [
     ("cuabi_module_get_function", cuabi_status, [cuabi_module, ctypes.c_char_p, ctypes.POINTER(cuabi_function)]),
     # cuabi_status cuabi_module_get_lowered_name(cuabi_module module, const char* expression, char* buf, size_t* size);
     ("cuabi_module_get_lowered_name", cuabi_status, [cuabi_module, ctypes.c_char_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_size_t)]),
+    # cuabi_status cuabi_module_get_compile_log(cuabi_module module, char* buf, size_t* size);
+    ("cuabi_module_get_compile_log", cuabi_status, [cuabi_module, ctypes.c_char_p, ctypes.POINTER(ctypes.c_size_t)]),
+    # cuabi_status cuabi_module_get_kernel_count(cuabi_module module, size_t* count);
+    ("cuabi_module_get_kernel_count", cuabi_status, [cuabi_module, ctypes.POINTER(ctypes.c_size_t)]),
+    # cuabi_status cuabi_module_get_kernel_name(cuabi_module module, size_t index, cuabi_name_form form, char* buf, size_t* size);
+    ("cuabi_module_get_kernel_name", cuabi_status, [cuabi_module, ctypes.c_size_t, cuabi_name_form, ctypes.c_char_p, ctypes.POINTER(ctypes.c_size_t)]),
     # cuabi_status cuabi_module_get_global(cuabi_module module, const char* name, uint64_t* device_ptr, size_t* bytes);
     ("cuabi_module_get_global", cuabi_status, [cuabi_module, ctypes.c_char_p, ctypes.POINTER(ctypes.c_uint64), ctypes.POINTER(ctypes.c_size_t)]),
     # void cuabi_function_release(cuabi_function function);
@@ -884,6 +1004,34 @@ DECLARATIONS: List[Tuple[str, Any, List[Any]]] = [
     ("cuabi_function_get_attribute", cuabi_status, [cuabi_function, cuabi_function_attribute, ctypes.POINTER(ctypes.c_int32)]),
     # cuabi_status cuabi_function_set_attribute(cuabi_function function, cuabi_function_attribute attribute, int32_t value);
     ("cuabi_function_set_attribute", cuabi_status, [cuabi_function, cuabi_function_attribute, ctypes.c_int32]),
+    # cuabi_status cuabi_link_desc_init(cuabi_link_desc* desc, size_t struct_size);
+    ("cuabi_link_desc_init", cuabi_status, [ctypes.POINTER(cuabi_link_desc), ctypes.c_size_t]),
+    # cuabi_status cuabi_linker_create(cuabi_device device, const cuabi_link_desc* desc, cuabi_linker* out);
+    ("cuabi_linker_create", cuabi_status, [cuabi_device, ctypes.POINTER(cuabi_link_desc), ctypes.POINTER(cuabi_linker)]),
+    # void cuabi_linker_release(cuabi_linker linker);
+    ("cuabi_linker_release", None, [cuabi_linker]),
+    # cuabi_status cuabi_linker_get_backend(cuabi_linker linker, cuabi_link_backend* backend);
+    ("cuabi_linker_get_backend", cuabi_status, [cuabi_linker, ctypes.POINTER(cuabi_link_backend)]),
+    # cuabi_status cuabi_linker_add_data(cuabi_linker linker, cuabi_link_input kind, const void* data, size_t size, const char* name);
+    ("cuabi_linker_add_data", cuabi_status, [cuabi_linker, cuabi_link_input, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_char_p]),
+    # cuabi_status cuabi_linker_add_file(cuabi_linker linker, cuabi_link_input kind, const char* path);
+    ("cuabi_linker_add_file", cuabi_status, [cuabi_linker, cuabi_link_input, ctypes.c_char_p]),
+    # cuabi_status cuabi_linker_add_program(cuabi_linker linker, cuabi_program program);
+    ("cuabi_linker_add_program", cuabi_status, [cuabi_linker, cuabi_program]),
+    # cuabi_status cuabi_linker_link(cuabi_linker linker, cuabi_module* out);
+    ("cuabi_linker_link", cuabi_status, [cuabi_linker, ctypes.POINTER(cuabi_module)]),
+    # cuabi_status cuabi_linker_get_log(cuabi_linker linker, char* buf, size_t* size);
+    ("cuabi_linker_get_log", cuabi_status, [cuabi_linker, ctypes.c_char_p, ctypes.POINTER(ctypes.c_size_t)]),
+    # cuabi_status cuabi_linker_get_image(cuabi_linker linker, void* buf, size_t* size);
+    ("cuabi_linker_get_image", cuabi_status, [cuabi_linker, ctypes.c_void_p, ctypes.POINTER(ctypes.c_size_t)]),
+    # cuabi_status cuabi_library_load_data(const void* image, size_t size, cuabi_library* out);
+    ("cuabi_library_load_data", cuabi_status, [ctypes.c_void_p, ctypes.c_size_t, ctypes.POINTER(cuabi_library)]),
+    # cuabi_status cuabi_library_load_file(const char* path, cuabi_library* out);
+    ("cuabi_library_load_file", cuabi_status, [ctypes.c_char_p, ctypes.POINTER(cuabi_library)]),
+    # void cuabi_library_release(cuabi_library library);
+    ("cuabi_library_release", None, [cuabi_library]),
+    # cuabi_status cuabi_library_get_module(cuabi_library library, cuabi_device device, cuabi_module* out);
+    ("cuabi_library_get_module", cuabi_status, [cuabi_library, cuabi_device, ctypes.POINTER(cuabi_module)]),
     # cuabi_status cuabi_launch_config_init(cuabi_launch_config* config, size_t struct_size);
     ("cuabi_launch_config_init", cuabi_status, [ctypes.POINTER(cuabi_launch_config), ctypes.c_size_t]),
     # cuabi_status cuabi_function_launch(cuabi_function function, const cuabi_launch_config* config, cuabi_stream stream, void* const* params, size_t num_params);
@@ -1152,6 +1300,9 @@ typedef int32_t cuabi_output;
 #define CUABI_OUTPUT_CUBIN 0
 #define CUABI_OUTPUT_PTX 1
 #define CUABI_COMPILE_NO_CACHE 1
+typedef int32_t cuabi_name_form;
+#define CUABI_NAME_DEMANGLED 0
+#define CUABI_NAME_SYMBOL 1
 typedef int32_t cuabi_function_attribute;
 #define CUABI_FUNC_MAX_THREADS_PER_BLOCK 0
 #define CUABI_FUNC_SHARED_SIZE_BYTES 1
@@ -1168,6 +1319,20 @@ typedef int32_t cuabi_function_attribute;
 #define CUABI_FUNC_REQUIRED_CLUSTER_DEPTH 13
 #define CUABI_FUNC_NON_PORTABLE_CLUSTER_SIZE_ALLOWED 14
 #define CUABI_FUNC_CLUSTER_SCHEDULING_POLICY_PREFERENCE 15
+typedef int32_t cuabi_link_input;
+#define CUABI_LINK_INPUT_AUTO 0
+#define CUABI_LINK_INPUT_CUBIN 1
+#define CUABI_LINK_INPUT_PTX 2
+#define CUABI_LINK_INPUT_LTO_IR 3
+#define CUABI_LINK_INPUT_FATBIN 4
+#define CUABI_LINK_INPUT_OBJECT 5
+#define CUABI_LINK_INPUT_LIBRARY 6
+typedef int32_t cuabi_link_backend;
+#define CUABI_LINK_BACKEND_AUTO 0
+#define CUABI_LINK_BACKEND_NVJITLINK 1
+#define CUABI_LINK_BACKEND_DRIVER 2
+#define CUABI_LINK_LTO 1
+#define CUABI_LINK_NO_CACHE 2
 #define CUABI_LAUNCH_COOPERATIVE 1
 #define CUABI_LAUNCH_PROGRAMMATIC_SERIALIZATION 2
 #define CUABI_LAUNCH_PROGRAMMATIC_EVENT_AT_BLOCK_START 4
@@ -1223,6 +1388,7 @@ typedef int32_t cuabi_capture_mode;
 #define CUABI_CAPTURE_THREAD_LOCAL 1
 #define CUABI_CAPTURE_RELAXED 2
 typedef uint32_t cuabi_compile_flags;
+typedef uint32_t cuabi_link_flags;
 typedef uint32_t cuabi_launch_flags;
 typedef uint32_t cuabi_memory_pool_flags;
 typedef uint32_t cuabi_managed_flags;
@@ -1244,9 +1410,12 @@ typedef struct cuabi_memory_pool_s* cuabi_memory_pool;
 typedef struct cuabi_array_s* cuabi_array;
 typedef struct cuabi_texture_s* cuabi_texture;
 typedef struct cuabi_surface_s* cuabi_surface;
+typedef struct cuabi_linker_s* cuabi_linker;
+typedef struct cuabi_library_s* cuabi_library;
 typedef int32_t (*cuabi_host_fn)(void*, char*, size_t);
 typedef struct cuabi_compile_desc { size_t struct_size; const char* source; const char* name; const char* const* options; size_t num_options; const char* const* header_sources; const char* const* header_names; size_t num_headers; const char* const* name_expressions; size_t num_name_expressions; cuabi_output output; cuabi_compile_flags flags; } cuabi_compile_desc;
 typedef struct cuabi_param_info { size_t offset; size_t size; } cuabi_param_info;
+typedef struct cuabi_link_desc { size_t struct_size; cuabi_link_backend backend; cuabi_link_flags flags; const char* const* options; size_t num_options; } cuabi_link_desc;
 typedef struct cuabi_launch_config { size_t struct_size; uint32_t grid_x; uint32_t grid_y; uint32_t grid_z; uint32_t block_x; uint32_t block_y; uint32_t block_z; uint32_t shared_mem_bytes; cuabi_launch_flags flags; uint32_t cluster_x; uint32_t cluster_y; uint32_t cluster_z; int32_t priority; cuabi_event programmatic_event; } cuabi_launch_config;
 typedef struct cuabi_memory_pool_desc { size_t struct_size; uint64_t max_bytes; uint64_t release_threshold; cuabi_memory_pool_flags flags; } cuabi_memory_pool_desc;
 typedef struct cuabi_copy_3d_desc { size_t struct_size; const void* src_host; cuabi_buffer src_buffer; cuabi_array src_array; size_t src_x_bytes; size_t src_y; size_t src_z; size_t src_pitch; size_t src_height; void* dst_host; cuabi_buffer dst_buffer; cuabi_array dst_array; size_t dst_x_bytes; size_t dst_y; size_t dst_z; size_t dst_pitch; size_t dst_height; size_t width_bytes; size_t height; size_t depth; } cuabi_copy_3d_desc;
@@ -1286,6 +1455,7 @@ cuabi_status cuabi_program_compile(cuabi_program program, size_t num_options, co
 cuabi_status cuabi_program_get_log(cuabi_program program, char* buf, size_t* size);
 cuabi_status cuabi_program_get_ptx(cuabi_program program, char* buf, size_t* size);
 cuabi_status cuabi_program_get_cubin(cuabi_program program, void* buf, size_t* size);
+cuabi_status cuabi_program_get_lto_ir(cuabi_program program, void* buf, size_t* size);
 cuabi_status cuabi_program_get_lowered_name(cuabi_program program, const char* expression, char* buf, size_t* size);
 cuabi_status cuabi_compile_desc_init(cuabi_compile_desc* desc, size_t struct_size);
 cuabi_status cuabi_module_compile(cuabi_device device, const cuabi_compile_desc* desc, cuabi_module* out);
@@ -1295,6 +1465,9 @@ void cuabi_module_release(cuabi_module module);
 cuabi_status cuabi_module_get_from_cache(cuabi_module module, int32_t* hit);
 cuabi_status cuabi_module_get_function(cuabi_module module, const char* name, cuabi_function* out);
 cuabi_status cuabi_module_get_lowered_name(cuabi_module module, const char* expression, char* buf, size_t* size);
+cuabi_status cuabi_module_get_compile_log(cuabi_module module, char* buf, size_t* size);
+cuabi_status cuabi_module_get_kernel_count(cuabi_module module, size_t* count);
+cuabi_status cuabi_module_get_kernel_name(cuabi_module module, size_t index, cuabi_name_form form, char* buf, size_t* size);
 cuabi_status cuabi_module_get_global(cuabi_module module, const char* name, uint64_t* device_ptr, size_t* bytes);
 void cuabi_function_release(cuabi_function function);
 cuabi_status cuabi_function_get_param_count(cuabi_function function, size_t* count);
@@ -1305,6 +1478,20 @@ cuabi_status cuabi_function_get_args_size(cuabi_function function, size_t* size)
 cuabi_status cuabi_function_get_name(cuabi_function function, char* buf, size_t* size);
 cuabi_status cuabi_function_get_attribute(cuabi_function function, cuabi_function_attribute attribute, int32_t* value);
 cuabi_status cuabi_function_set_attribute(cuabi_function function, cuabi_function_attribute attribute, int32_t value);
+cuabi_status cuabi_link_desc_init(cuabi_link_desc* desc, size_t struct_size);
+cuabi_status cuabi_linker_create(cuabi_device device, const cuabi_link_desc* desc, cuabi_linker* out);
+void cuabi_linker_release(cuabi_linker linker);
+cuabi_status cuabi_linker_get_backend(cuabi_linker linker, cuabi_link_backend* backend);
+cuabi_status cuabi_linker_add_data(cuabi_linker linker, cuabi_link_input kind, const void* data, size_t size, const char* name);
+cuabi_status cuabi_linker_add_file(cuabi_linker linker, cuabi_link_input kind, const char* path);
+cuabi_status cuabi_linker_add_program(cuabi_linker linker, cuabi_program program);
+cuabi_status cuabi_linker_link(cuabi_linker linker, cuabi_module* out);
+cuabi_status cuabi_linker_get_log(cuabi_linker linker, char* buf, size_t* size);
+cuabi_status cuabi_linker_get_image(cuabi_linker linker, void* buf, size_t* size);
+cuabi_status cuabi_library_load_data(const void* image, size_t size, cuabi_library* out);
+cuabi_status cuabi_library_load_file(const char* path, cuabi_library* out);
+void cuabi_library_release(cuabi_library library);
+cuabi_status cuabi_library_get_module(cuabi_library library, cuabi_device device, cuabi_module* out);
 cuabi_status cuabi_launch_config_init(cuabi_launch_config* config, size_t struct_size);
 cuabi_status cuabi_function_launch(cuabi_function function, const cuabi_launch_config* config, cuabi_stream stream, void* const* params, size_t num_params);
 cuabi_status cuabi_function_launch_sized(cuabi_function function, const cuabi_launch_config* config, cuabi_stream stream, void* const* params, const size_t* param_sizes, size_t num_params);
@@ -1443,6 +1630,8 @@ __all__ = [
     "CUABI_OUTPUT_CUBIN",
     "CUABI_OUTPUT_PTX",
     "CUABI_COMPILE_NO_CACHE",
+    "CUABI_NAME_DEMANGLED",
+    "CUABI_NAME_SYMBOL",
     "CUABI_FUNC_MAX_THREADS_PER_BLOCK",
     "CUABI_FUNC_SHARED_SIZE_BYTES",
     "CUABI_FUNC_CONST_SIZE_BYTES",
@@ -1458,6 +1647,18 @@ __all__ = [
     "CUABI_FUNC_REQUIRED_CLUSTER_DEPTH",
     "CUABI_FUNC_NON_PORTABLE_CLUSTER_SIZE_ALLOWED",
     "CUABI_FUNC_CLUSTER_SCHEDULING_POLICY_PREFERENCE",
+    "CUABI_LINK_INPUT_AUTO",
+    "CUABI_LINK_INPUT_CUBIN",
+    "CUABI_LINK_INPUT_PTX",
+    "CUABI_LINK_INPUT_LTO_IR",
+    "CUABI_LINK_INPUT_FATBIN",
+    "CUABI_LINK_INPUT_OBJECT",
+    "CUABI_LINK_INPUT_LIBRARY",
+    "CUABI_LINK_BACKEND_AUTO",
+    "CUABI_LINK_BACKEND_NVJITLINK",
+    "CUABI_LINK_BACKEND_DRIVER",
+    "CUABI_LINK_LTO",
+    "CUABI_LINK_NO_CACHE",
     "CUABI_LAUNCH_COOPERATIVE",
     "CUABI_LAUNCH_PROGRAMMATIC_SERIALIZATION",
     "CUABI_LAUNCH_PROGRAMMATIC_EVENT_AT_BLOCK_START",
@@ -1507,7 +1708,11 @@ __all__ = [
     "Status",
     "Output",
     "CompileFlag",
+    "NameForm",
     "FunctionAttribute",
+    "LinkInput",
+    "LinkBackend",
+    "LinkFlag",
     "LaunchFlag",
     "BufferKind",
     "MemoryPoolFlag",
@@ -1524,7 +1729,10 @@ __all__ = [
     "CaptureMode",
     "cuabi_status",
     "cuabi_output",
+    "cuabi_name_form",
     "cuabi_function_attribute",
+    "cuabi_link_input",
+    "cuabi_link_backend",
     "cuabi_buffer_kind",
     "cuabi_memory_advice",
     "cuabi_copy_path",
@@ -1534,6 +1742,7 @@ __all__ = [
     "cuabi_read_mode",
     "cuabi_capture_mode",
     "cuabi_compile_flags",
+    "cuabi_link_flags",
     "cuabi_launch_flags",
     "cuabi_memory_pool_flags",
     "cuabi_managed_flags",
@@ -1555,10 +1764,13 @@ __all__ = [
     "cuabi_array",
     "cuabi_texture",
     "cuabi_surface",
+    "cuabi_linker",
+    "cuabi_library",
     "cuabi_host_fn",
     "HANDLE_TYPES",
     "cuabi_compile_desc",
     "cuabi_param_info",
+    "cuabi_link_desc",
     "cuabi_launch_config",
     "cuabi_memory_pool_desc",
     "cuabi_copy_3d_desc",

@@ -103,6 +103,22 @@ namespace Cuabi
         NoCache = 1,
     }
 
+    /// <summary>How a kernel's name is given.</summary>
+    /// <remarks>C: cuabi_name_form.</remarks>
+    public enum NameForm
+    {
+        /// <summary>
+        /// As C++ writes it: "scale&lt;float&gt;(float*, int)"; an extern "C" kernel's
+        /// name as it is.
+        /// </summary>
+        Demangled = 0,
+        /// <summary>
+        /// The symbol in the image ("_Z5scaleIfEvPfi"), as cuModuleGetFunction
+        /// takes it.
+        /// </summary>
+        Symbol = 1,
+    }
+
     /// <summary>
     /// The values of the driver's CUfunction_attribute that cuabi names; any
     /// other CUfunction_attribute value may be passed as well.
@@ -153,6 +169,61 @@ namespace Cuabi
         NonPortableClusterSizeAllowed = 14,
         /// <summary>The driver's CUclusterSchedulingPolicy preference (settable).</summary>
         ClusterSchedulingPolicyPreference = 15,
+    }
+
+    /// <summary>What a linker input is.</summary>
+    /// <remarks>C: cuabi_link_input.</remarks>
+    public enum LinkInput
+    {
+        /// <summary>
+        /// Told by the bytes (ELF: CUBIN; a fatbin; LTO-IR; otherwise PTX text) or,
+        /// for a file, by its extension (.cubin, .ptx, .fatbin, .ltoir, .o, .a).
+        /// </summary>
+        Auto = 0,
+        /// <summary>CUABI_LINK_INPUT_CUBIN.</summary>
+        Cubin = 1,
+        /// <summary>CUABI_LINK_INPUT_PTX.</summary>
+        Ptx = 2,
+        /// <summary>NVRTC's or nvcc's LTO-IR ("-dlto"); needs the nvJitLink backend.</summary>
+        LtoIr = 3,
+        /// <summary>CUABI_LINK_INPUT_FATBIN.</summary>
+        Fatbin = 4,
+        /// <summary>A host object holding device code (nvcc -rdc -c).</summary>
+        Object = 5,
+        /// <summary>A static library of such objects (a device library compiled once).</summary>
+        Library = 6,
+    }
+
+    /// <summary>Which linker does the work.</summary>
+    /// <remarks>C: cuabi_link_backend.</remarks>
+    public enum LinkBackend
+    {
+        /// <summary>nvJitLink when it loads, else the driver's linker.</summary>
+        Auto = 0,
+        /// <summary>
+        /// nvJitLink (libnvJitLink.so.N, opened on first use like NVRTC; looked for
+        /// as $CUABI_NVJITLINK_PATH alone when set, else as NVRTC is):
+        /// LTO-IR and link-time optimisation.
+        /// </summary>
+        Nvjitlink = 1,
+        /// <summary>
+        /// The driver's cuLink*: CUBIN, PTX, fatbin, objects and libraries; no
+        /// LTO-IR and no options.
+        /// </summary>
+        Driver = 2,
+    }
+
+    /// <summary>Flags for cuabi_link_desc.flags: an OR of cuabi_link_flag_bits.</summary>
+    /// <remarks>C: cuabi_link_flags, cuabi_link_flag_bits.</remarks>
+    [Flags]
+    public enum LinkFlags : uint
+    {
+        /// <summary>No flags.</summary>
+        None = 0,
+        /// <summary>Link-time optimisation over the LTO-IR inputs ("-lto").</summary>
+        Lto = 1,
+        /// <summary>Neither read nor write the on-disk cache for this link.</summary>
+        NoCache = 2,
     }
 
     /// <summary>Flags for cuabi_launch_config.flags: an OR of cuabi_launch_flag_bits.</summary>

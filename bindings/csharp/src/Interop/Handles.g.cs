@@ -337,4 +337,48 @@ namespace Cuabi.Interop
 
         partial void Released();
     }
+
+    /// <summary>A cuabi_linker handle: a link of several device images. Disposing it calls cuabi_linker_release.</summary>
+    public sealed partial class SafeLinkerHandle : CuabiSafeHandle
+    {
+        /// <summary>A NULL handle (the runtime fills it in for out-parameters).</summary>
+        public SafeLinkerHandle() { }
+
+        /// <summary>Wraps an existing handle value.</summary>
+        /// <param name="existing">The raw handle value.</param>
+        /// <param name="ownsHandle">Whether disposing this object releases the handle.</param>
+        public SafeLinkerHandle(IntPtr existing, bool ownsHandle) : base(existing, ownsHandle) { }
+
+        /// <summary>Releases the handle through cuabi_linker_release.</summary>
+        protected override bool ReleaseHandle()
+        {
+            NativeMethods.cuabi_linker_release(handle);
+            Released();
+            return true;
+        }
+
+        partial void Released();
+    }
+
+    /// <summary>A cuabi_library handle: device code for every context. Disposing it calls cuabi_library_release.</summary>
+    public sealed partial class SafeLibraryHandle : CuabiSafeHandle
+    {
+        /// <summary>A NULL handle (the runtime fills it in for out-parameters).</summary>
+        public SafeLibraryHandle() { }
+
+        /// <summary>Wraps an existing handle value.</summary>
+        /// <param name="existing">The raw handle value.</param>
+        /// <param name="ownsHandle">Whether disposing this object releases the handle.</param>
+        public SafeLibraryHandle(IntPtr existing, bool ownsHandle) : base(existing, ownsHandle) { }
+
+        /// <summary>Releases the handle through cuabi_library_release.</summary>
+        protected override bool ReleaseHandle()
+        {
+            NativeMethods.cuabi_library_release(handle);
+            Released();
+            return true;
+        }
+
+        partial void Released();
+    }
 }

@@ -305,6 +305,16 @@ namespace Cuabi.Interop
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_program_get_cubin")]
         public static extern CudaStatus cuabi_program_get_cubin(SafeProgramHandle program, [Out] byte[] buf, ref UIntPtr size);
 
+        // cuabi_status cuabi_program_get_lto_ir(cuabi_program program, void* buf, size_t* size);
+        /// <summary>
+        /// The LTO-IR of a program compiled with "-dlto" (two-call pattern; binary),
+        /// for a link-time-optimising link (cuabi_linker_add_program does this
+        /// itself). CUABI_ERROR_NOT_FOUND before a successful compile or when the
+        /// program was compiled without "-dlto".
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_program_get_lto_ir")]
+        public static extern CudaStatus cuabi_program_get_lto_ir(SafeProgramHandle program, [Out] byte[] buf, ref UIntPtr size);
+
         // cuabi_status cuabi_program_get_lowered_name(cuabi_program program, const char* expression, char* buf, size_t* size);
         /// <summary>The lowered name of a registered name expression (two-call pattern).</summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_program_get_lowered_name")]
@@ -382,6 +392,33 @@ namespace Cuabi.Interop
         /// <summary>The lowered name of a name expression given at compile time (two-call).</summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_module_get_lowered_name")]
         public static extern CudaStatus cuabi_module_get_lowered_name(SafeModuleHandle module, [In] byte[] expression, [Out] byte[] buf, ref UIntPtr size);
+
+        // cuabi_status cuabi_module_get_compile_log(cuabi_module module, char* buf, size_t* size);
+        /// <summary>
+        /// NVRTC's log of the compile that made this module, warnings included,
+        /// also after a successful compile (two-call pattern). "" for a module the
+        /// compile cache served (the compile that made the image showed its log) and
+        /// for one loaded from an image, a file, a link or a library.
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_module_get_compile_log")]
+        public static extern CudaStatus cuabi_module_get_compile_log(SafeModuleHandle module, [Out] byte[] buf, ref UIntPtr size);
+
+        // cuabi_status cuabi_module_get_kernel_count(cuabi_module module, size_t* count);
+        /// <summary>
+        /// The number of kernels in the module (cuModuleGetFunctionCount; driver 12.4
+        /// or newer, CUABI_ERROR_NOT_SUPPORTED before).
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_module_get_kernel_count")]
+        public static extern CudaStatus cuabi_module_get_kernel_count(SafeModuleHandle module, out UIntPtr count);
+
+        // cuabi_status cuabi_module_get_kernel_name(cuabi_module module, size_t index, cuabi_name_form form, char* buf, size_t* size);
+        /// <summary>
+        /// The name of kernel `index` (0 to count - 1, in the driver's order) in
+        /// `form` (two-call pattern). An index past the end answers
+        /// CUABI_ERROR_OUT_OF_RANGE.
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_module_get_kernel_name")]
+        public static extern CudaStatus cuabi_module_get_kernel_name(SafeModuleHandle module, UIntPtr index, NameForm form, [Out] byte[] buf, ref UIntPtr size);
 
         // cuabi_status cuabi_module_get_global(cuabi_module module, const char* name, uint64_t* device_ptr, size_t* bytes);
         /// <summary>A __device__ global: its device address and size in bytes.</summary>
@@ -461,6 +498,117 @@ namespace Cuabi.Interop
         /// <summary>Sets a settable CUfunction_attribute (e.g. the dynamic shared memory limit).</summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_function_set_attribute")]
         public static extern CudaStatus cuabi_function_set_attribute(SafeFunctionHandle function, FunctionAttribute attribute, int value);
+
+        // --- Linking device code, and libraries ---
+
+        // cuabi_status cuabi_link_desc_init(cuabi_link_desc* desc, size_t struct_size);
+        /// <summary>
+        /// Fills `desc` with the defaults of CUABI_LINK_DESC_INIT (either backend, no
+        /// flags, no options).
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_link_desc_init")]
+        public static extern CudaStatus cuabi_link_desc_init(ref LinkDescNative desc, UIntPtr struct_size);
+
+        // cuabi_status cuabi_linker_create(cuabi_device device, const cuabi_link_desc* desc, cuabi_linker* out);
+        /// <summary>
+        /// A linker for `device`: add inputs, then cuabi_linker_link. `desc` NULL:
+        /// the defaults. CUABI_LINK_BACKEND_NVJITLINK where nvJitLink cannot be
+        /// loaded answers CUABI_ERROR_NOT_FOUND listing every path tried.
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_linker_create")]
+        public static extern CudaStatus cuabi_linker_create(SafeDeviceHandle device, ref LinkDescNative desc, out SafeLinkerHandle @out);
+
+        // void cuabi_linker_release(cuabi_linker linker);
+        /// <summary>Releases a cuabi_linker handle; NULL and released handles are ignored.</summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_linker_release")]
+        public static extern void cuabi_linker_release(IntPtr linker);
+
+        // cuabi_status cuabi_linker_get_backend(cuabi_linker linker, cuabi_link_backend* backend);
+        /// <summary>The backend the linker uses (AUTO resolved).</summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_linker_get_backend")]
+        public static extern CudaStatus cuabi_linker_get_backend(SafeLinkerHandle linker, out LinkBackend backend);
+
+        // cuabi_status cuabi_linker_add_data(cuabi_linker linker, cuabi_link_input kind, const void* data, size_t size, const char* name);
+        /// <summary>
+        /// Adds `size` bytes of `kind`; `name` (NULL: "input&lt;N&gt;") names the input in
+        /// the log. The bytes are copied. An input the backend cannot take (LTO-IR
+        /// for the driver) answers CUABI_ERROR_NOT_SUPPORTED.
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_linker_add_data")]
+        public static extern CudaStatus cuabi_linker_add_data(SafeLinkerHandle linker, LinkInput kind, IntPtr data, UIntPtr size, [In] byte[] name);
+
+        // cuabi_status cuabi_linker_add_file(cuabi_linker linker, cuabi_link_input kind, const char* path);
+        /// <summary>Adds a file of `kind` (read now: a later change to the file is not seen).</summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_linker_add_file")]
+        public static extern CudaStatus cuabi_linker_add_file(SafeLinkerHandle linker, LinkInput kind, [In] byte[] path);
+
+        // cuabi_status cuabi_linker_add_program(cuabi_linker linker, cuabi_program program);
+        /// <summary>
+        /// Adds a compiled program's output: its LTO-IR when compiled with "-dlto",
+        /// else its CUBIN, else its PTX. Compile device code meant for another
+        /// program's kernels with "-rdc=true" (or "-dlto").
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_linker_add_program")]
+        public static extern CudaStatus cuabi_linker_add_program(SafeLinkerHandle linker, SafeProgramHandle program);
+
+        // cuabi_status cuabi_linker_link(cuabi_linker linker, cuabi_module* out);
+        /// <summary>
+        /// Links what was added and loads the result on the linker's device. A
+        /// linker links once. Linked images go through the compile cache, keyed on
+        /// every input's kind, name and bytes, the options, the backend, the target
+        /// and the library and driver versions; cuabi_module_get_from_cache says
+        /// whether this one came from it. A link error answers CUABI_ERROR_COMPILE
+        /// with the linker's log (cuabi_last_error_log, cuabi_linker_get_log).
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_linker_link")]
+        public static extern CudaStatus cuabi_linker_link(SafeLinkerHandle linker, out SafeModuleHandle @out);
+
+        // cuabi_status cuabi_linker_get_log(cuabi_linker linker, char* buf, size_t* size);
+        /// <summary>
+        /// The link's log, information and errors (two-call pattern); "" before
+        /// linking and after a link served from the cache.
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_linker_get_log")]
+        public static extern CudaStatus cuabi_linker_get_log(SafeLinkerHandle linker, [Out] byte[] buf, ref UIntPtr size);
+
+        // cuabi_status cuabi_linker_get_image(cuabi_linker linker, void* buf, size_t* size);
+        /// <summary>
+        /// The linked CUBIN (two-call pattern; binary), for loading elsewhere (a
+        /// library, another device of the same architecture, a file).
+        /// CUABI_ERROR_NOT_FOUND before a successful link.
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_linker_get_image")]
+        public static extern CudaStatus cuabi_linker_get_image(SafeLinkerHandle linker, [Out] byte[] buf, ref UIntPtr size);
+
+        // cuabi_status cuabi_library_load_data(const void* image, size_t size, cuabi_library* out);
+        /// <summary>
+        /// Loads an image (CUBIN, PTX or fatbin bytes, as cuabi_module_load_data
+        /// takes them) as a library (cuLibraryLoadData, CUDA 12+): loaded once,
+        /// usable in every device's context, which is what the driver recommends for
+        /// code not tied to one context.
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_library_load_data")]
+        public static extern CudaStatus cuabi_library_load_data(IntPtr image, UIntPtr size, out SafeLibraryHandle @out);
+
+        // cuabi_status cuabi_library_load_file(const char* path, cuabi_library* out);
+        /// <summary>Loads a CUBIN, PTX or fatbin file as a library.</summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_library_load_file")]
+        public static extern CudaStatus cuabi_library_load_file([In] byte[] path, out SafeLibraryHandle @out);
+
+        // void cuabi_library_release(cuabi_library library);
+        /// <summary>Unloads the library once no module made from it is in use.</summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_library_release")]
+        public static extern void cuabi_library_release(IntPtr library);
+
+        // cuabi_status cuabi_library_get_module(cuabi_library library, cuabi_device device, cuabi_module* out);
+        /// <summary>
+        /// The library as a module of `device`'s context: its kernels
+        /// (cuabi_module_get_function, plain C++ names included), globals and
+        /// listing, without loading the image again. The module keeps the library
+        /// alive.
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_library_get_module")]
+        public static extern CudaStatus cuabi_library_get_module(SafeLibraryHandle library, SafeDeviceHandle device, out SafeModuleHandle @out);
 
         // --- Launch ---
 
@@ -831,7 +979,9 @@ namespace Cuabi.Interop
         /// cuabi never touches that memory again and the handle answers
         /// CUABI_ERROR_INVALID_HANDLE from then on. A buffer of another kind answers
         /// CUABI_ERROR_INVALID_ARGUMENT (release it instead); so does a buffer a
-        /// texture object still uses.
+        /// texture object still uses; the handle stays valid after these refusals.
+        /// Once the checks pass the handle is released even if the driver then
+        /// refuses the free: the buffer is then freed as its release frees it.
         /// </summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_buffer_free_async")]
         public static extern CudaStatus cuabi_buffer_free_async(SafeBufferHandle buffer, SafeStreamHandle stream);

@@ -64,6 +64,39 @@ namespace Cuabi.Interop
         public UIntPtr size;
     }
 
+    /// <summary>cuabi_link_desc: How to link. Start from cuabi_link_desc_init or CUABI_LINK_DESC_INIT.</summary>
+    [StructLayout(LayoutKind.Sequential)]
+    public struct LinkDescNative
+    {
+        /// <summary>sizeof(cuabi_link_desc)</summary>
+        public UIntPtr struct_size;
+        /// <summary>backend (cuabi_link_backend).</summary>
+        public LinkBackend backend;
+        /// <summary>CUABI_LINK_*</summary>
+        public LinkFlags flags;
+        /// <summary>options (const char* const*).</summary>
+        public IntPtr options;
+        /// <summary>num_options (size_t).</summary>
+        public UIntPtr num_options;
+
+        private static LinkDescNative defaults;
+        private static volatile bool haveDefaults;
+
+        /// <summary>A cuabi_link_desc filled by cuabi_link_desc_init: the defaults of CUABI_LINK_DESC_INIT, its struct_size this struct's size.</summary>
+        public static LinkDescNative Create()
+        {
+            if (!haveDefaults)
+            {
+                var value = new LinkDescNative();
+                var size = (UIntPtr)(uint)Marshal.SizeOf(typeof(LinkDescNative));
+                Errors.Check(NativeMethods.cuabi_link_desc_init(ref value, size));
+                defaults = value;
+                haveDefaults = true;
+            }
+            return defaults;
+        }
+    }
+
     /// <summary>
     /// cuabi_launch_config: How a kernel is launched. Start from cuabi_launch_config_init or
     /// CUABI_LAUNCH_CONFIG_INIT. The fields after shared_mem_bytes came with
@@ -161,7 +194,9 @@ namespace Cuabi.Interop
     /// or an array (`*_array`). The box starts at byte `*_x_bytes` of row `*_y`
     /// of slice `*_z`. For host memory and buffers, rows are `*_pitch` bytes
     /// apart (0: the buffer's pitch if it is pitched, else width_bytes) and
-    /// slices `*_height` rows apart (0: height). For arrays, `*_x_bytes` and
+    /// slices `*_height` rows apart (0: height for a box of several slices; for
+    /// one slice it does not matter, and 0 means the rows the box reaches,
+    /// `*_y` + height). For arrays, `*_x_bytes` and
     /// `width_bytes` are in bytes of whole elements, and pitch and height are
     /// the array's own (leave them 0). height and depth 0 count as 1.
     /// Every range is checked before the driver sees it: a box past a buffer's

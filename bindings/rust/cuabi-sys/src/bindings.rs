@@ -148,6 +148,18 @@ pub struct cuabi_surface_s {
     _unused: [u8; 0],
 }
 pub type cuabi_surface = *mut cuabi_surface_s;
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct cuabi_linker_s {
+    _unused: [u8; 0],
+}
+pub type cuabi_linker = *mut cuabi_linker_s;
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct cuabi_library_s {
+    _unused: [u8; 0],
+}
+pub type cuabi_library = *mut cuabi_library_s;
 extern "C" {
     pub fn cuabi_init() -> cuabi_status;
 }
@@ -268,6 +280,13 @@ extern "C" {
 }
 extern "C" {
     pub fn cuabi_program_get_cubin(
+        program: cuabi_program,
+        buf: *mut ::std::os::raw::c_void,
+        size: *mut usize,
+    ) -> cuabi_status;
+}
+extern "C" {
+    pub fn cuabi_program_get_lto_ir(
         program: cuabi_program,
         buf: *mut ::std::os::raw::c_void,
         size: *mut usize,
@@ -571,6 +590,29 @@ extern "C" {
     ) -> cuabi_status;
 }
 extern "C" {
+    pub fn cuabi_module_get_compile_log(
+        module: cuabi_module,
+        buf: *mut ::std::os::raw::c_char,
+        size: *mut usize,
+    ) -> cuabi_status;
+}
+pub const CUABI_NAME_DEMANGLED: cuabi_name_form = 0;
+pub const CUABI_NAME_SYMBOL: cuabi_name_form = 1;
+pub const CUABI_NAME_FORM_FORCE32: cuabi_name_form = 2147483647;
+pub type cuabi_name_form = u32;
+extern "C" {
+    pub fn cuabi_module_get_kernel_count(module: cuabi_module, count: *mut usize) -> cuabi_status;
+}
+extern "C" {
+    pub fn cuabi_module_get_kernel_name(
+        module: cuabi_module,
+        index: usize,
+        form: cuabi_name_form,
+        buf: *mut ::std::os::raw::c_char,
+        size: *mut usize,
+    ) -> cuabi_status;
+}
+extern "C" {
     pub fn cuabi_module_get_global(
         module: cuabi_module,
         name: *const ::std::os::raw::c_char,
@@ -702,6 +744,209 @@ extern "C" {
         function: cuabi_function,
         attribute: cuabi_function_attribute,
         value: i32,
+    ) -> cuabi_status;
+}
+pub const CUABI_LINK_INPUT_AUTO: cuabi_link_input = 0;
+pub const CUABI_LINK_INPUT_CUBIN: cuabi_link_input = 1;
+pub const CUABI_LINK_INPUT_PTX: cuabi_link_input = 2;
+pub const CUABI_LINK_INPUT_LTO_IR: cuabi_link_input = 3;
+pub const CUABI_LINK_INPUT_FATBIN: cuabi_link_input = 4;
+pub const CUABI_LINK_INPUT_OBJECT: cuabi_link_input = 5;
+pub const CUABI_LINK_INPUT_LIBRARY: cuabi_link_input = 6;
+pub const CUABI_LINK_INPUT_FORCE32: cuabi_link_input = 2147483647;
+pub type cuabi_link_input = u32;
+pub const CUABI_LINK_BACKEND_AUTO: cuabi_link_backend = 0;
+pub const CUABI_LINK_BACKEND_NVJITLINK: cuabi_link_backend = 1;
+pub const CUABI_LINK_BACKEND_DRIVER: cuabi_link_backend = 2;
+pub const CUABI_LINK_BACKEND_FORCE32: cuabi_link_backend = 2147483647;
+pub type cuabi_link_backend = u32;
+pub type cuabi_link_flags = u32;
+pub const CUABI_LINK_LTO: cuabi_link_flag_bits = 1;
+pub const CUABI_LINK_NO_CACHE: cuabi_link_flag_bits = 2;
+pub const CUABI_LINK_FLAG_BITS_FORCE32: cuabi_link_flag_bits = 2147483647;
+pub type cuabi_link_flag_bits = u32;
+#[repr(C)]
+pub struct cuabi_link_desc {
+    pub struct_size: usize,
+    pub backend: cuabi_link_backend,
+    pub flags: cuabi_link_flags,
+    pub options: *const *const ::std::os::raw::c_char,
+    pub num_options: usize,
+}
+#[test]
+fn bindgen_test_layout_cuabi_link_desc() {
+    assert_eq!(
+        ::std::mem::size_of::<cuabi_link_desc>(),
+        32usize,
+        concat!("Size of: ", stringify!(cuabi_link_desc))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<cuabi_link_desc>(),
+        8usize,
+        concat!("Alignment of ", stringify!(cuabi_link_desc))
+    );
+    fn test_field_struct_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cuabi_link_desc>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cuabi_link_desc),
+                "::",
+                stringify!(struct_size)
+            )
+        );
+    }
+    test_field_struct_size();
+    fn test_field_backend() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cuabi_link_desc>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).backend) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cuabi_link_desc),
+                "::",
+                stringify!(backend)
+            )
+        );
+    }
+    test_field_backend();
+    fn test_field_flags() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cuabi_link_desc>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).flags) as usize - ptr as usize
+            },
+            12usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cuabi_link_desc),
+                "::",
+                stringify!(flags)
+            )
+        );
+    }
+    test_field_flags();
+    fn test_field_options() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cuabi_link_desc>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).options) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cuabi_link_desc),
+                "::",
+                stringify!(options)
+            )
+        );
+    }
+    test_field_options();
+    fn test_field_num_options() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cuabi_link_desc>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).num_options) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cuabi_link_desc),
+                "::",
+                stringify!(num_options)
+            )
+        );
+    }
+    test_field_num_options();
+}
+extern "C" {
+    pub fn cuabi_link_desc_init(desc: *mut cuabi_link_desc, struct_size: usize) -> cuabi_status;
+}
+extern "C" {
+    pub fn cuabi_linker_create(
+        device: cuabi_device,
+        desc: *const cuabi_link_desc,
+        out: *mut cuabi_linker,
+    ) -> cuabi_status;
+}
+extern "C" {
+    pub fn cuabi_linker_release(linker: cuabi_linker);
+}
+extern "C" {
+    pub fn cuabi_linker_get_backend(
+        linker: cuabi_linker,
+        backend: *mut cuabi_link_backend,
+    ) -> cuabi_status;
+}
+extern "C" {
+    pub fn cuabi_linker_add_data(
+        linker: cuabi_linker,
+        kind: cuabi_link_input,
+        data: *const ::std::os::raw::c_void,
+        size: usize,
+        name: *const ::std::os::raw::c_char,
+    ) -> cuabi_status;
+}
+extern "C" {
+    pub fn cuabi_linker_add_file(
+        linker: cuabi_linker,
+        kind: cuabi_link_input,
+        path: *const ::std::os::raw::c_char,
+    ) -> cuabi_status;
+}
+extern "C" {
+    pub fn cuabi_linker_add_program(linker: cuabi_linker, program: cuabi_program) -> cuabi_status;
+}
+extern "C" {
+    pub fn cuabi_linker_link(linker: cuabi_linker, out: *mut cuabi_module) -> cuabi_status;
+}
+extern "C" {
+    pub fn cuabi_linker_get_log(
+        linker: cuabi_linker,
+        buf: *mut ::std::os::raw::c_char,
+        size: *mut usize,
+    ) -> cuabi_status;
+}
+extern "C" {
+    pub fn cuabi_linker_get_image(
+        linker: cuabi_linker,
+        buf: *mut ::std::os::raw::c_void,
+        size: *mut usize,
+    ) -> cuabi_status;
+}
+extern "C" {
+    pub fn cuabi_library_load_data(
+        image: *const ::std::os::raw::c_void,
+        size: usize,
+        out: *mut cuabi_library,
+    ) -> cuabi_status;
+}
+extern "C" {
+    pub fn cuabi_library_load_file(
+        path: *const ::std::os::raw::c_char,
+        out: *mut cuabi_library,
+    ) -> cuabi_status;
+}
+extern "C" {
+    pub fn cuabi_library_release(library: cuabi_library);
+}
+extern "C" {
+    pub fn cuabi_library_get_module(
+        library: cuabi_library,
+        device: cuabi_device,
+        out: *mut cuabi_module,
     ) -> cuabi_status;
 }
 pub type cuabi_launch_flags = u32;

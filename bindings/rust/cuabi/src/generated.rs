@@ -135,6 +135,37 @@ impl Output {
     }
 }
 
+/// How a kernel's name is given.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum NameForm {
+    /// `CUABI_NAME_DEMANGLED`: As C++ writes it: "scale\<float\>(float\*, int)"; an extern "C"
+    /// kernel's name as it is.
+    #[default]
+    Demangled,
+    /// `CUABI_NAME_SYMBOL`: The symbol in the image ("_Z5scaleIfEvPfi"), as cuModuleGetFunction
+    /// takes it.
+    Symbol,
+}
+
+impl NameForm {
+    /// The `cuabi_name_form` value.
+    pub fn raw(self) -> sys::cuabi_name_form {
+        match self {
+            NameForm::Demangled => sys::CUABI_NAME_DEMANGLED,
+            NameForm::Symbol => sys::CUABI_NAME_SYMBOL,
+        }
+    }
+    /// The variant of a raw `cuabi_name_form` value (as the library answers it);
+    /// `None` for a value this version of the crate does not know.
+    pub fn from_raw(value: sys::cuabi_name_form) -> Option<NameForm> {
+        match value {
+            sys::CUABI_NAME_DEMANGLED => Some(NameForm::Demangled),
+            sys::CUABI_NAME_SYMBOL => Some(NameForm::Symbol),
+            _ => None,
+        }
+    }
+}
+
 /// The values of the driver's `CUfunction_attribute` that cuabi names; any other
 /// `CUfunction_attribute` value may be passed as well.
 ///
@@ -216,6 +247,95 @@ impl FunctionAttribute {
                 sys::CUABI_FUNC_CLUSTER_SCHEDULING_POLICY_PREFERENCE
             }
             FunctionAttribute::Raw(value) => value,
+        }
+    }
+}
+
+/// What a linker input is.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum LinkInput {
+    /// `CUABI_LINK_INPUT_AUTO`: Told by the bytes (ELF: CUBIN; a fatbin; LTO-IR; otherwise PTX
+    /// text) or, for a file, by its extension (.cubin, .ptx, .fatbin, .ltoir, .o, .a).
+    #[default]
+    Auto,
+    /// `CUABI_LINK_INPUT_CUBIN`: Told by the bytes (ELF: CUBIN; a fatbin; LTO-IR; otherwise PTX
+    /// text) or, for a file, by its extension (.cubin, .ptx, .fatbin, .ltoir, .o, .a).
+    Cubin,
+    /// `CUABI_LINK_INPUT_PTX`: Told by the bytes (ELF: CUBIN; a fatbin; LTO-IR; otherwise PTX text)
+    /// or, for a file, by its extension (.cubin, .ptx, .fatbin, .ltoir, .o, .a).
+    Ptx,
+    /// `CUABI_LINK_INPUT_LTO_IR`: NVRTC's or nvcc's LTO-IR ("-dlto"); needs the nvJitLink backend.
+    LtoIr,
+    /// `CUABI_LINK_INPUT_FATBIN`: NVRTC's or nvcc's LTO-IR ("-dlto"); needs the nvJitLink backend.
+    Fatbin,
+    /// `CUABI_LINK_INPUT_OBJECT`: A host object holding device code (nvcc -rdc -c).
+    Object,
+    /// `CUABI_LINK_INPUT_LIBRARY`: A static library of such objects (a device library compiled
+    /// once).
+    Library,
+}
+
+impl LinkInput {
+    /// The `cuabi_link_input` value.
+    pub fn raw(self) -> sys::cuabi_link_input {
+        match self {
+            LinkInput::Auto => sys::CUABI_LINK_INPUT_AUTO,
+            LinkInput::Cubin => sys::CUABI_LINK_INPUT_CUBIN,
+            LinkInput::Ptx => sys::CUABI_LINK_INPUT_PTX,
+            LinkInput::LtoIr => sys::CUABI_LINK_INPUT_LTO_IR,
+            LinkInput::Fatbin => sys::CUABI_LINK_INPUT_FATBIN,
+            LinkInput::Object => sys::CUABI_LINK_INPUT_OBJECT,
+            LinkInput::Library => sys::CUABI_LINK_INPUT_LIBRARY,
+        }
+    }
+    /// The variant of a raw `cuabi_link_input` value (as the library answers it);
+    /// `None` for a value this version of the crate does not know.
+    pub fn from_raw(value: sys::cuabi_link_input) -> Option<LinkInput> {
+        match value {
+            sys::CUABI_LINK_INPUT_AUTO => Some(LinkInput::Auto),
+            sys::CUABI_LINK_INPUT_CUBIN => Some(LinkInput::Cubin),
+            sys::CUABI_LINK_INPUT_PTX => Some(LinkInput::Ptx),
+            sys::CUABI_LINK_INPUT_LTO_IR => Some(LinkInput::LtoIr),
+            sys::CUABI_LINK_INPUT_FATBIN => Some(LinkInput::Fatbin),
+            sys::CUABI_LINK_INPUT_OBJECT => Some(LinkInput::Object),
+            sys::CUABI_LINK_INPUT_LIBRARY => Some(LinkInput::Library),
+            _ => None,
+        }
+    }
+}
+
+/// Which linker does the work.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum LinkBackend {
+    /// `CUABI_LINK_BACKEND_AUTO`: nvJitLink when it loads, else the driver's linker.
+    #[default]
+    Auto,
+    /// `CUABI_LINK_BACKEND_NVJITLINK`: nvJitLink (libnvJitLink.so.N, opened on first use like
+    /// NVRTC; looked for as $`CUABI_NVJITLINK_PATH` alone when set, else as NVRTC is): LTO-IR and
+    /// link-time optimisation.
+    Nvjitlink,
+    /// `CUABI_LINK_BACKEND_DRIVER`: The driver's cuLink\*: CUBIN, PTX, fatbin, objects and
+    /// libraries; no LTO-IR and no options.
+    Driver,
+}
+
+impl LinkBackend {
+    /// The `cuabi_link_backend` value.
+    pub fn raw(self) -> sys::cuabi_link_backend {
+        match self {
+            LinkBackend::Auto => sys::CUABI_LINK_BACKEND_AUTO,
+            LinkBackend::Nvjitlink => sys::CUABI_LINK_BACKEND_NVJITLINK,
+            LinkBackend::Driver => sys::CUABI_LINK_BACKEND_DRIVER,
+        }
+    }
+    /// The variant of a raw `cuabi_link_backend` value (as the library answers it);
+    /// `None` for a value this version of the crate does not know.
+    pub fn from_raw(value: sys::cuabi_link_backend) -> Option<LinkBackend> {
+        match value {
+            sys::CUABI_LINK_BACKEND_AUTO => Some(LinkBackend::Auto),
+            sys::CUABI_LINK_BACKEND_NVJITLINK => Some(LinkBackend::Nvjitlink),
+            sys::CUABI_LINK_BACKEND_DRIVER => Some(LinkBackend::Driver),
+            _ => None,
         }
     }
 }
@@ -579,6 +699,57 @@ impl std::ops::BitOrAssign for CompileFlags {
     }
 }
 
+/// Flags for `cuabi_link_desc.flags`: an OR of `cuabi_link_flag_bits`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct LinkFlags(sys::cuabi_link_flags);
+
+impl LinkFlags {
+    /// No flag.
+    pub const NONE: LinkFlags = LinkFlags(0);
+    /// `CUABI_LINK_LTO`: Link-time optimisation over the LTO-IR inputs ("-lto").
+    pub const LTO: LinkFlags = LinkFlags(sys::CUABI_LINK_LTO);
+    /// `CUABI_LINK_NO_CACHE`: Neither read nor write the on-disk cache for this link.
+    pub const NO_CACHE: LinkFlags = LinkFlags(sys::CUABI_LINK_NO_CACHE);
+
+    /// The raw `cuabi_link_flags` bits.
+    pub fn bits(self) -> sys::cuabi_link_flags {
+        self.0
+    }
+
+    /// The flags of raw `cuabi_link_flags` bits, kept as they are (bits this crate
+    /// does not name included).
+    pub const fn from_bits(bits: sys::cuabi_link_flags) -> LinkFlags {
+        LinkFlags(bits)
+    }
+
+    /// `true` when every flag of `other` is set in `self`.
+    pub fn contains(self, other: LinkFlags) -> bool {
+        self.0 & other.0 == other.0
+    }
+
+    /// `self` with the flags of `other` set when `on`, cleared when not.
+    pub fn with(self, other: LinkFlags, on: bool) -> LinkFlags {
+        if on {
+            LinkFlags(self.0 | other.0)
+        } else {
+            LinkFlags(self.0 & !other.0)
+        }
+    }
+}
+
+impl std::ops::BitOr for LinkFlags {
+    type Output = LinkFlags;
+    fn bitor(self, rhs: LinkFlags) -> LinkFlags {
+        LinkFlags(self.0 | rhs.0)
+    }
+}
+
+impl std::ops::BitOrAssign for LinkFlags {
+    fn bitor_assign(&mut self, rhs: LinkFlags) {
+        self.0 |= rhs.0;
+    }
+}
+
 /// Flags for `cuabi_launch_config.flags`: an OR of `cuabi_launch_flag_bits`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct LaunchFlags(sys::cuabi_launch_flags);
@@ -920,6 +1091,18 @@ impl Release for sys::cuabi_module {
 impl Release for sys::cuabi_function {
     unsafe fn release(self) {
         sys::cuabi_function_release(self)
+    }
+}
+
+impl Release for sys::cuabi_linker {
+    unsafe fn release(self) {
+        sys::cuabi_linker_release(self)
+    }
+}
+
+impl Release for sys::cuabi_library {
+    unsafe fn release(self) {
+        sys::cuabi_library_release(self)
     }
 }
 
