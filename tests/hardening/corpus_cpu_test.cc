@@ -891,6 +891,38 @@ Bodies CpuBodies(CpuFixture& f) {
   def("device_can_access_peer.null_peer", [](CaseContext&) -> cuabi_status {
     int32_t v = 0; return cuabi_device_can_access_peer(nullptr, nullptr, &v);
   });
+
+  // --- Linking, libraries and kernel listings ---
+  def("linker_create.null_device", [&f](CaseContext&) -> cuabi_status {
+    Linker l; return cuabi_linker_create(nullptr, nullptr, l.out());
+  });
+  def("link_desc_init.struct_size_too_small", [&f](CaseContext&) -> cuabi_status {
+    cuabi_link_desc d; return cuabi_link_desc_init(&d, 8);
+  });
+  def("library_load_data.null_image", [&f](CaseContext&) -> cuabi_status {
+    Library l; return cuabi_library_load_data(nullptr, 16, l.out());
+  });
+  def("library_load_file.missing_file", [&f](CaseContext&) -> cuabi_status {
+    Library l; return cuabi_library_load_file("/nonexistent/k.cubin", l.out());
+  });
+  def("library_get_module.null_library", [&f](CaseContext&) -> cuabi_status {
+    Module m; return cuabi_library_get_module(nullptr, nullptr, m.out());
+  });
+  def("module_get_kernel_count.null_module", [&f](CaseContext&) -> cuabi_status {
+    size_t n = 0; return cuabi_module_get_kernel_count(nullptr, &n);
+  });
+  def("module_get_compile_log.null_module", [&f](CaseContext&) -> cuabi_status {
+    size_t n = 0; return cuabi_module_get_compile_log(nullptr, nullptr, &n);
+  });
+  def("program_get_lto_ir.compiled_without_dlto", [&f](CaseContext&) -> cuabi_status {
+    size_t n = 0; return cuabi_program_get_lto_ir(f.compiled, nullptr, &n);
+  });
+  def("program_get_lto_ir.never_compiled", [&f](CaseContext&) -> cuabi_status {
+    size_t n = 0; return cuabi_program_get_lto_ir(f.fresh, nullptr, &n);
+  });
+  def("linker_add_program.null_linker", [&f](CaseContext&) -> cuabi_status {
+    return cuabi_linker_add_program(nullptr, f.compiled);
+  });
   return b;
 }
 

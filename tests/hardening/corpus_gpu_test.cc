@@ -1119,6 +1119,38 @@ Bodies GpuBodies(GpuFixture& f) {
   def("memory_pool_import_fd.negative_fd", [dev, a, &f](CaseContext&) -> cuabi_status {
     MemoryPool p; return cuabi_memory_pool_import_fd(dev, -1, p.out());
   });
+
+  // --- Linking, libraries and kernel listings ---
+  def("linker_add_data.unrecognisable_bytes", [dev, &f](CaseContext&) -> cuabi_status {
+    Linker l; cuabi_linker_create(dev, nullptr, l.out()); const char g[] = "\x01\x02 no image"; return cuabi_linker_add_data(l, CUABI_LINK_INPUT_AUTO, g, sizeof g, "g");
+  });
+  def("linker_add_data.kind_42", [dev, &f](CaseContext&) -> cuabi_status {
+    Linker l; cuabi_linker_create(dev, nullptr, l.out()); return cuabi_linker_add_data(l, static_cast<cuabi_link_input>(42), host, 16, nullptr);
+  });
+  def("linker_add_data.null_data", [dev, &f](CaseContext&) -> cuabi_status {
+    Linker l; cuabi_linker_create(dev, nullptr, l.out()); return cuabi_linker_add_data(l, CUABI_LINK_INPUT_PTX, nullptr, 16, nullptr);
+  });
+  def("linker_add_file.missing_file", [dev, &f](CaseContext&) -> cuabi_status {
+    Linker l; cuabi_linker_create(dev, nullptr, l.out()); return cuabi_linker_add_file(l, CUABI_LINK_INPUT_AUTO, "/nonexistent/callee.ptx");
+  });
+  def("linker_link.nothing_added", [dev, &f](CaseContext&) -> cuabi_status {
+    Linker l; cuabi_linker_create(dev, nullptr, l.out()); Module m; return cuabi_linker_link(l, m.out());
+  });
+  def("linker_create.driver_backend_with_options", [dev, &f](CaseContext&) -> cuabi_status {
+    cuabi_link_desc d = CUABI_LINK_DESC_INIT; d.backend = CUABI_LINK_BACKEND_DRIVER; const char* o[] = {"-O3"}; d.options = o; d.num_options = 1; Linker l; return cuabi_linker_create(dev, &d, l.out());
+  });
+  def("linker_create.driver_backend_with_lto", [dev, &f](CaseContext&) -> cuabi_status {
+    cuabi_link_desc d = CUABI_LINK_DESC_INIT; d.backend = CUABI_LINK_BACKEND_DRIVER; d.flags = CUABI_LINK_LTO; Linker l; return cuabi_linker_create(dev, &d, l.out());
+  });
+  def("linker_create.unknown_backend", [dev, &f](CaseContext&) -> cuabi_status {
+    cuabi_link_desc d = CUABI_LINK_DESC_INIT; d.backend = static_cast<cuabi_link_backend>(9); Linker l; return cuabi_linker_create(dev, &d, l.out());
+  });
+  def("module_get_kernel_name.index_past_the_end", [dev, &f](CaseContext&) -> cuabi_status {
+    size_t n = 0; return cuabi_module_get_kernel_name(f.saxpy_module, 1000, CUABI_NAME_SYMBOL, nullptr, &n);
+  });
+  def("library_load_data.garbage_image", [dev, &f](CaseContext&) -> cuabi_status {
+    const char g[] = "not PTX, not CUBIN"; Library l; return cuabi_library_load_data(g, sizeof g, l.out());
+  });
   return bodies;
 }
 

@@ -51,6 +51,8 @@ using cuabi_test::MemoryPool;
 using cuabi_test::Array;
 using cuabi_test::Texture;
 using cuabi_test::Surface;
+using cuabi_test::Linker;
+using cuabi_test::Library;
 
 // ---------------------------------------------------------------------------
 // Status and message helpers
