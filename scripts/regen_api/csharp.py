@@ -36,6 +36,7 @@ from model import REPO
 
 SRC = "bindings/csharp/src/Interop"
 PROJECT = "bindings/csharp/Cuabi.csproj"
+NUSPEC = "bindings/csharp/Cuabi.nuspec"
 
 # C# names that the rule (PascalCase of the name without "cuabi_") would not
 # give: the names the binding has always used for these enums.
@@ -492,6 +493,17 @@ def project(model: Dict[str, Any]) -> str:
     return stamped
 
 
+def nuspec(model: Dict[str, Any]) -> str:
+    """Cuabi.nuspec (the NuGet package) as it is, with the header's version in <version>."""
+    path = os.path.join(REPO, NUSPEC)
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    stamped, n = re.subn(r"<version>[^<]*</version>", f"<version>{model['version']['string']}</version>", text)
+    if n != 1:
+        raise SystemExit(f"regen: csharp: {NUSPEC} must hold exactly one <version> element")
+    return stamped
+
+
 def outputs(model: Dict[str, Any]) -> Dict[str, str]:
     types = Types(model)
     return {
@@ -502,4 +514,5 @@ def outputs(model: Dict[str, Any]) -> Dict[str, str]:
         f"{SRC}/Callbacks.g.cs": callbacks(model, types),
         f"{SRC}/AssemblyVersion.g.cs": assembly_version(model),
         PROJECT: project(model),
+        NUSPEC: nuspec(model),
     }

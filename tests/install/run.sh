@@ -13,6 +13,18 @@ libdir=$(find "$prefix" -name 'libcuabi.so.0' -printf '%h\n' | head -n1)
 for f in include/cuabi/cuabi.h include/cuabi/cuabi.hpp include/cuabi/cuabi.json; do test -f "$prefix/$f" || { echo "missing $f"; exit 1; }; done
 for f in libcuabi.so libcuabi.so.0; do test -L "$libdir/$f" || { echo "missing link $f"; exit 1; }; done
 
+echo "== the cuabi command, from the prefix"
+# It finds the installed library through its RUNPATH; without a driver it says
+# what it tried and exits 1.
+test -x "$prefix/bin/cuabi" || { echo "missing bin/cuabi"; exit 1; }
+rc=0
+out=$(env -u LD_LIBRARY_PATH CUABI_DRIVER_PATH="$work/none/libcuda.so.1" "$prefix/bin/cuabi") || rc=$?
+echo "$out"
+test $rc -eq 1 || { echo "bin/cuabi exited $rc without a driver, not 1"; exit 1; }
+echo "$out" | grep -qx "  library: $(realpath "$libdir/libcuabi.so.0")" ||
+  { echo "bin/cuabi did not load the installed library"; exit 1; }
+echo "$out" | grep -qF "$work/none/libcuda.so.1" || { echo "bin/cuabi does not name the driver path tried"; exit 1; }
+
 echo "== find_package(cuabi)"
 cmake -S "$src" -B "$work/cmake-build" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
 cmake --build "$work/cmake-build" >/dev/null

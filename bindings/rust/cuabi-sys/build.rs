@@ -1,8 +1,12 @@
 //! Finds or builds libcuabi and tells rustc how to link it.
 //!
 //! * `CUABI_LIB_DIR` set (an absolute path): link the library in that folder.
-//! * otherwise: build this repository's CMake project (the folder three levels
-//!   above this crate) into `OUT_DIR` with `cmake`, tests off, and link that.
+//! * otherwise: build the C library from `libcuabi/` in this crate with
+//!   `cmake` into `OUT_DIR` (the library alone: no tests, examples or tools),
+//!   and link that. In the repository `libcuabi/` holds links to its
+//!   `CMakeLists.txt`, `capi/`, `include/` and `cmake/`; `cargo package`
+//!   stores the files themselves, so the packaged crate builds anywhere with
+//!   CMake, a C++17 compiler and the CUDA toolkit's headers.
 //!
 //! Dependents that name `cuabi-sys` directly read the folder from
 //! `DEP_CUABI_LIB_DIR` (and the header folder from `DEP_CUABI_INCLUDE`).
@@ -13,13 +17,16 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+/// What the crate carries of the C library, relative to its `libcuabi/`.
+const SOURCES: [&str; 4] = ["CMakeLists.txt", "capi", "include", "cmake"];
+
 fn main() {
     println!("cargo:rerun-if-env-changed=CUABI_LIB_DIR");
     println!("cargo:rerun-if-env-changed=CMAKE");
 
     let manifest_dir =
         PathBuf::from(env::var_os("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR"));
-    let repo = manifest_dir.join("..").join("..").join("..");
+    let sources = manifest_dir.join("libcuabi");
     let target_os = env::var("CARGO_CFG_TARGET_OS").unwrap_or_default();
     // The file the linker needs: the shared library, or its import library.
     let lib_file = match target_os.as_str() {
@@ -30,14 +37,14 @@ fn main() {
 
     let lib_dir = match env::var_os("CUABI_LIB_DIR").filter(|dir| !dir.is_empty()) {
         Some(dir) => given_library(PathBuf::from(dir), lib_file),
-        None => build_with_cmake(&repo, lib_file),
+        None => build_with_cmake(&sources, lib_file),
     };
     let lib_dir = fs::canonicalize(&lib_dir).unwrap_or(lib_dir);
 
     println!("cargo:rustc-link-search=native={}", lib_dir.display());
     println!("cargo:rustc-link-lib=dylib=cuabi");
     println!("cargo:lib_dir={}", lib_dir.display());
-    let include = repo.join("include");
+    let include = sources.join("include");
     let include = fs::canonicalize(&include).unwrap_or(include);
     println!("cargo:include={}", include.display());
 
@@ -75,19 +82,31 @@ fn given_library(dir: PathBuf, lib_file: &str) -> PathBuf {
     dir
 }
 
-fn build_with_cmake(repo: &Path, lib_file: &str) -> PathBuf {
-    if !repo.join("CMakeLists.txt").is_file() || !repo.join("include/cuabi/cuabi.h").is_file() {
+fn build_with_cmake(sources: &Path, lib_file: &str) -> PathBuf {
+    let missing: Vec<&str> = SOURCES
+        .iter()
+        .copied()
+        .filter(|item| !sources.join(item).exists())
+        .collect();
+    if !missing.is_empty() || !sources.join("include/cuabi/cuabi.h").is_file() {
         panic!(
-            "cannot build libcuabi: {} is not the cuabi source tree; set CUABI_LIB_DIR \
-             to the folder that holds {lib_file}",
-            repo.display()
+            "cannot build libcuabi: {} lacks the C library's sources ({}); set CUABI_LIB_DIR \
+             to the folder that holds a built {lib_file}",
+            sources.display(),
+            if missing.is_empty() {
+                "include/cuabi/cuabi.h".to_string()
+            } else {
+                missing.join(", ")
+            }
         );
     }
-    for watched in ["CMakeLists.txt", "capi", "include", "cmake"] {
-        let path = repo.join(watched);
-        if path.exists() {
-            println!("cargo:rerun-if-changed={}", path.display());
-        }
+    // The real paths: in the repository libcuabi/ holds links.
+    let sources = fs::canonicalize(sources.join("CMakeLists.txt"))
+        .ok()
+        .and_then(|file| file.parent().map(Path::to_path_buf))
+        .unwrap_or_else(|| sources.to_path_buf());
+    for watched in SOURCES {
+        println!("cargo:rerun-if-changed={}", sources.join(watched).display());
     }
 
     let out_dir = PathBuf::from(env::var_os("OUT_DIR").expect("OUT_DIR"));
@@ -95,17 +114,23 @@ fn build_with_cmake(repo: &Path, lib_file: &str) -> PathBuf {
     let cmake = env::var_os("CMAKE").unwrap_or_else(|| OsString::from("cmake"));
     let source = [
         OsString::from("-S"),
-        repo.into(),
+        sources.into(),
         "-B".into(),
         build_dir.clone().into(),
     ];
-    let options = ["-DCMAKE_BUILD_TYPE=Release", "-DCUABI_BUILD_TESTS=OFF"];
+    let options = [
+        "-DCMAKE_BUILD_TYPE=Release",
+        "-DCUABI_BUILD_TESTS=OFF",
+        "-DCUABI_BUILD_EXAMPLES=OFF",
+        "-DCUABI_BUILD_TOOLS=OFF",
+        "-DCUABI_WERROR=OFF",
+    ];
     run(Command::new(&cmake).args(source).args(options), "configure");
     let mut build = Command::new(&cmake);
     build
         .arg("--build")
         .arg(&build_dir)
-        .args(["--config", "Release"]);
+        .args(["--target", "cuabi", "--config", "Release"]);
     if let Ok(jobs) = env::var("NUM_JOBS") {
         build.arg("--parallel").arg(jobs);
     }

@@ -20,8 +20,10 @@
 //! header. bindgen's layout tests for the header's structs run with
 //! `cargo test`.
 //!
-//! Linking: the build script links `libcuabi` from `$CUABI_LIB_DIR`, or builds
-//! the repository's CMake project when that variable is unset.
+//! Linking: the build script links `libcuabi` from `$CUABI_LIB_DIR`, or, when
+//! that variable is unset, builds it with CMake from the C library's sources
+//! the crate carries in `libcuabi/` (links into the repository in a checkout,
+//! the files themselves in the packaged crate).
 
 #![allow(non_camel_case_types, non_upper_case_globals, non_snake_case)]
 #![allow(clippy::all)]

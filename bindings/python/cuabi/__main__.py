@@ -1,0 +1,323 @@
+"""``python -m cuabi``: what cuabi finds on this machine.
+
+    python -m cuabi                 the report: the library, the CUDA driver,
+                                    NVRTC, every device, the compile cache
+    python -m cuabi --clear-cache   removes every entry of the compile cache
+
+The report is the one the C program ``cuabi`` prints (``capi/tools/cuabi_info.c``),
+line for line, plus a ``python:`` line naming this package and its backend.
+Exit status: 0 when the driver and NVRTC load and at least one device is
+listed; 1 when any of them is missing (the report says why, with every path
+tried) or libcuabi itself cannot be loaded; 2 for a usage error.
+``--clear-cache``: 0 when every entry is gone, 1 otherwise.
+
+The compile cache's folder follows the rules of ``cuabi_module_compile``:
+``$CUABI_CACHE_DIR``, else ``$XDG_CACHE_HOME/cuabi``, else
+``~/.cache/cuabi``; ``CUABI_CACHE=0`` turns the cache off. Its entries are the
+files named ``<64 hex digits>.cubin-cache``; ``.tmp-*`` files are writes that
+never finished.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import os
+import re
+import stat
+import sys
+from typing import List, Optional, Sequence, TextIO, Tuple
+
+USAGE = """\
+usage: python -m cuabi [--clear-cache]
+
+Reports what cuabi finds: the library, the CUDA driver, NVRTC, every device
+(name, compute capability, memory) and the compile cache (folder, size,
+entries). Exit status 0 when the driver and NVRTC load and a device is
+found, 1 when one of them is missing (with the reason and every path
+tried), 2 for a usage error.
+
+  --clear-cache   remove every entry of the compile cache
+  --help          this text
+"""
+
+_ENTRY = re.compile(r"[0-9a-f]{64}\.cubin-cache")
+_TEMP_PREFIX = ".tmp-"
+_UNITS = ("KiB", "MiB", "GiB", "TiB", "PiB")
+
+
+def human_size(n: int) -> str:
+    """``"512 bytes"``, ``"1.5 KiB"``, ``"79.2 GiB"`` (as the C program writes them)."""
+    if n < 1024:
+        return f"{n} bytes"
+    value = n / 1024.0
+    unit = 0
+    while value >= 1024.0 and unit + 1 < len(_UNITS):
+        value /= 1024.0
+        unit += 1
+    return f"{value:.1f} {_UNITS[unit]}"
+
+
+def _indented(text: str, indent: int) -> List[str]:
+    return [" " * indent + line for line in text.split("\n") if line]
+
+
+# ---------------------------------------------------------------------------
+# The compile cache
+# ---------------------------------------------------------------------------
+
+
+def cache_folder() -> Tuple[str, Optional[str]]:
+    """(the folder ``cuabi_module_compile`` uses, or "" when there is none;
+    the variable that turns the cache off, or None)."""
+    off = "CUABI_CACHE" if os.environ.get("CUABI_CACHE") in ("0", "off", "false") else None
+    given = os.environ.get("CUABI_CACHE_DIR", "")
+    xdg = os.environ.get("XDG_CACHE_HOME", "")
+    if given:
+        return given, off
+    if xdg.startswith("/"):
+        return xdg + "/cuabi", off
+    home = os.environ.get("HOME", "")
+    if not home:
+        try:
+            import pwd
+
+            home = pwd.getpwuid(os.geteuid()).pw_dir
+        except (ImportError, KeyError):
+            home = ""
+    return (home + "/.cache/cuabi" if home else ""), off
+
+
+def _unusable(folder: str) -> Tuple[Optional[str], bool]:
+    """(why cuabi would not use ``folder``, or None; whether it exists)."""
+    try:
+        st = os.stat(folder)
+    except FileNotFoundError:
+        return None, False
+    except OSError:
+        return "cannot be read", False
+    if not stat.S_ISDIR(st.st_mode):
+        return "not a folder", True
+    if st.st_uid != os.geteuid():
+        return "owned by another user", True
+    if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        return "writable by others", True
+    return None, True
+
+
+def _scan(folder: str, clear: bool) -> Tuple[int, int, int, int, int]:
+    """(entries, their bytes, entries removed, bytes removed, removals that
+    failed); raises OSError when the folder cannot be read."""
+    entries = size = removed = removed_size = failed = 0
+    for name in os.listdir(folder):
+        entry = _ENTRY.fullmatch(name) is not None
+        if not entry and not name.startswith(_TEMP_PREFIX):
+            continue
+        path = f"{folder}/{name}"
+        try:
+            st = os.lstat(path)
+        except OSError:
+            continue
+        if not stat.S_ISREG(st.st_mode):
+            continue
+        if entry:
+            entries += 1
+            size += st.st_size
+        if clear:
+            try:
+                os.unlink(path)
+            except FileNotFoundError:
+                continue
+            except OSError as exc:
+                print(f"cuabi: cannot remove {path}: {exc.strerror}", file=sys.stderr)
+                failed += 1
+                continue
+            if entry:
+                removed += 1
+                removed_size += st.st_size
+    return entries, size, removed, removed_size, failed
+
+
+def cache_report() -> List[str]:
+    folder, off = cache_folder()
+    if not folder:
+        return ["cache: none (no home folder; set CUABI_CACHE_DIR)"]
+    why, exists = _unusable(folder)
+    if off:
+        lines = [f"cache: {folder} (off: {off}={os.environ.get(off)})"]
+    elif why:
+        lines = [f"cache: {folder} (not used: {why})"]
+    elif not exists:
+        lines = [f"cache: {folder} (not created yet)"]
+    else:
+        lines = [f"cache: {folder}"]
+    if not exists:
+        return lines + [f"  entries: 0, {human_size(0)}"]
+    try:
+        entries, size, _, _, _ = _scan(folder, clear=False)
+    except OSError as exc:
+        return lines + [f"  entries: unknown ({os.strerror(exc.errno or errno.EIO)})"]
+    return lines + [f"  entries: {entries}, {human_size(size)}"]
+
+
+def clear_cache(out: TextIO) -> int:
+    """Removes every entry (and unfinished write) of the cache; 0 when done."""
+    folder, _ = cache_folder()
+    if not folder:
+        print("cuabi: no cache folder (no home folder; set CUABI_CACHE_DIR)", file=out)
+        return 1
+    why, exists = _unusable(folder)
+    if not exists:
+        print(f"cleared {folder}: nothing to remove (it does not exist)", file=out)
+        return 0
+    if why:
+        print(f"cuabi: not clearing {folder}: {why}", file=out)
+        return 1
+    try:
+        _, _, removed, removed_size, failed = _scan(folder, clear=True)
+    except OSError as exc:
+        print(f"cuabi: cannot read {folder}: {os.strerror(exc.errno or errno.EIO)}", file=out)
+        return 1
+    noun = "entry" if removed == 1 else "entries"
+    print(f"cleared {folder}: removed {removed} {noun}, {human_size(removed_size)}", file=out)
+    return 1 if failed else 0
+
+
+# ---------------------------------------------------------------------------
+# The report
+# ---------------------------------------------------------------------------
+
+
+class _DlInfo(ctypes.Structure):
+    _fields_ = [
+        ("dli_fname", ctypes.c_char_p),
+        ("dli_fbase", ctypes.c_void_p),
+        ("dli_sname", ctypes.c_char_p),
+        ("dli_saddr", ctypes.c_void_p),
+    ]
+
+
+def library_file(path: str) -> str:
+    """The file the loaded libcuabi came from (links resolved), as the
+    dynamic loader knows it; ``path`` is what the backend opened."""
+    try:
+        lib = ctypes.CDLL(path)  # the library already loaded: the same handle
+        dladdr = ctypes.CDLL(None).dladdr
+        dladdr.argtypes = [ctypes.c_void_p, ctypes.POINTER(_DlInfo)]
+        info = _DlInfo()
+        address = ctypes.cast(lib.cuabi_version, ctypes.c_void_p).value
+        if dladdr(address, ctypes.byref(info)) and info.dli_fname:
+            return os.path.realpath(os.fsdecode(info.dli_fname))
+    except (OSError, AttributeError):
+        pass
+    return os.path.realpath(path) if os.sep in path else path
+
+
+def report(out: TextIO) -> int:
+    """Prints the report; returns the exit status."""
+    try:
+        import cuabi
+    except ImportError as exc:  # pragma: no cover - a broken installation
+        print(f"cuabi: the package cannot be imported: {exc}", file=out)
+        return 1
+    try:
+        backend = cuabi.get_backend()
+    except (OSError, ImportError) as exc:
+        print("cuabi: not available", file=out)
+        for line in _indented(str(exc), 2):
+            print(line, file=out)
+        return 1
+
+    ok = True
+    lines = [
+        f"cuabi {cuabi.version_string()}",
+        f"  library: {library_file(backend.path)}",
+        f"  python: cuabi {cuabi.__version__} ({backend.name} backend) at "
+        f"{os.path.dirname(os.path.abspath(cuabi.__file__))}",
+    ]
+    if cuabi.version() // 10000 != cuabi.capi.CUABI_VERSION_MAJOR:
+        lines.append(
+            f"  this package was built for cuabi {cuabi.__version__}: major versions differ"
+        )
+        ok = False
+
+    def failure(what: str, exc: "cuabi.CudaError", indent: int = 0) -> None:
+        lines.append(f"{' ' * indent}{what}: not available ({exc.name})")
+        lines.extend(_indented(exc.message, indent + 2))
+
+    driver = False
+    try:
+        cuabi.init()
+        version = cuabi.driver_version()
+        lines.append(f"driver: CUDA {version // 1000}.{version % 1000 // 10} ({version})")
+        try:
+            lines.append(f"  path: {cuabi.driver_path()}")
+        except cuabi.CudaError:
+            lines.append("  path: unknown")
+        driver = True
+    except cuabi.CudaError as exc:
+        failure("driver", exc)
+        ok = False
+
+    try:
+        major, minor = cuabi.nvrtc_version()
+        lines.append(f"nvrtc: {major}.{minor}")
+        try:
+            lines.append(f"  path: {cuabi.nvrtc_path()}")
+        except cuabi.CudaError:
+            lines.append("  path: unknown")
+    except cuabi.CudaError as exc:
+        failure("nvrtc", exc)
+        ok = False
+
+    if not driver:
+        lines.append("devices: unknown (no driver)")
+    else:
+        try:
+            count = cuabi.device_count()
+        except cuabi.CudaError as exc:
+            failure("devices", exc)
+            count = -1
+            ok = False
+        if count >= 0:
+            lines.append(f"devices: {count}")
+            ok = ok and count > 0
+        for ordinal in range(count):
+            try:
+                with cuabi.Device(ordinal) as device:
+                    name = device.name
+                    major, minor = device.compute_capability
+                    free, total = device.memory_info
+                lines.append(
+                    f"  {ordinal}: {name}, compute capability {major}.{minor}, "
+                    f"memory {human_size(total)} total, {human_size(free)} free"
+                )
+            except cuabi.CudaError as exc:
+                failure(str(ordinal), exc, indent=2)
+                ok = False
+
+    lines.extend(cache_report())
+    for line in lines:
+        print(line, file=out)
+    return 0 if ok else 1
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    clear = False
+    for arg in args:
+        if arg == "--clear-cache":
+            clear = True
+        elif arg in ("--help", "-h"):
+            sys.stdout.write(USAGE)
+            return 0
+        else:
+            sys.stderr.write(f"cuabi: unknown argument '{arg}'\n{USAGE}")
+            return 2
+    if clear:
+        return clear_cache(sys.stdout)
+    return report(sys.stdout)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
