@@ -53,8 +53,8 @@ Array::~Array() {
 
 Ref<Array> create_array(Ref<Device> dev, const cuabi_array_desc* desc) {
   check_format(desc->format, desc->channels, "desc->");
-  const uint32_t known =
-      CUABI_ARRAY_LAYERED | CUABI_ARRAY_SURFACE_LOAD_STORE | CUABI_ARRAY_TEXTURE_GATHER;
+  const uint32_t known = CUABI_ARRAY_LAYERED | CUABI_ARRAY_SURFACE_LOAD_STORE |
+                         CUABI_ARRAY_TEXTURE_GATHER | CUABI_ARRAY_CUBEMAP;
   if (desc->flags & ~known)
     fail_invalid("desc->flags has bits this version does not define: " +
                  std::to_string(desc->flags));
@@ -68,9 +68,17 @@ Ref<Array> create_array(Ref<Device> dev, const cuabi_array_desc* desc) {
   if (layered && d == 0) fail_invalid("a layered array needs desc->depth >= 1 (its layers)");
   if ((desc->flags & CUABI_ARRAY_TEXTURE_GATHER) && (h == 0 || d != 0 || layered))
     fail_invalid("CUABI_ARRAY_TEXTURE_GATHER applies to 2D arrays only");
+  const bool cubemap = desc->flags & CUABI_ARRAY_CUBEMAP;
+  if (cubemap && (w != h || (layered ? d == 0 || d % 6 != 0 : d != 6)))
+    fail_invalid("a cubemap has square faces (width " + str(w) + ", height " + str(h) +
+                 ") and depth 6, or a multiple of 6 when layered (depth " + str(d) + ")");
   dev->make_current();
   const Device& D = *dev;
-  if (layered && h == 0) {
+  if (cubemap) {
+    within(w, D.get_attribute(layered ? CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_LAYERED_WIDTH
+                                      : CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_WIDTH),
+           "desc->width", "MAXIMUM_TEXTURECUBEMAP_WIDTH");
+  } else if (layered && h == 0) {
     within(w, D.get_attribute(CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LAYERED_WIDTH), "desc->width",
            "MAXIMUM_TEXTURE1D_LAYERED_WIDTH");
     within(d, D.get_attribute(CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LAYERED_LAYERS), "desc->depth",
@@ -107,6 +115,7 @@ Ref<Array> create_array(Ref<Device> dev, const cuabi_array_desc* desc) {
   if (layered) ad.Flags |= CUDA_ARRAY3D_LAYERED;
   if (desc->flags & CUABI_ARRAY_SURFACE_LOAD_STORE) ad.Flags |= CUDA_ARRAY3D_SURFACE_LDST;
   if (desc->flags & CUABI_ARRAY_TEXTURE_GATHER) ad.Flags |= CUDA_ARRAY3D_TEXTURE_GATHER;
+  if (cubemap) ad.Flags |= CUDA_ARRAY3D_CUBEMAP;
   CUarray a = nullptr;
   const CUresult r = driver().cuArray3DCreate(&a, &ad);
   if (r == CUDA_ERROR_OUT_OF_MEMORY)

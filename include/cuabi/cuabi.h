@@ -1313,6 +1313,10 @@ typedef enum cuabi_array_flag_bits CUABI_ENUM_BASE {
   CUABI_ARRAY_SURFACE_LOAD_STORE = 1 << 1,
   /* Texture gather (tex2Dgather) may read it; 2D arrays only. */
   CUABI_ARRAY_TEXTURE_GATHER = 1 << 2,
+  /* A cubemap: six square faces (width == height, depth 6; with
+   * CUABI_ARRAY_LAYERED, depth is 6 x the number of cubemaps), read with
+   * texCubemap. */
+  CUABI_ARRAY_CUBEMAP = 1 << 3,
   CUABI_ARRAY_FLAG_BITS_FORCE32 = 0x7FFFFFFF
 } cuabi_array_flag_bits;
 

@@ -1,7 +1,12 @@
 // Compilation beyond one string: kernel listings, the compile log after a
 // successful compile, linking programs (relocatable code and LTO-IR) through
 // nvJitLink and the driver's linker, the link cache, and libraries.
+#include <dirent.h>
+#include <spawn.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <set>
 
 #include <cstdio>
 #include <fstream>
@@ -9,6 +14,8 @@
 #include <vector>
 
 #include "gpu_support.h"
+
+extern char** environ;
 
 namespace cuabi_test {
 namespace {
@@ -263,6 +270,70 @@ TEST_F(LinkTest, ALibraryServesItsKernelsAsAModuleOfTheDevice) {
   EXPECT_EQ(3u, count);
   Library bad;
   EXPECT_EQ(CUABI_ERROR_IO, cuabi_library_load_file("/nonexistent.cubin", bad.out()));
+}
+
+
+std::set<std::string> CacheEntries(const std::string& dir) {
+  std::set<std::string> out;
+  if (DIR* d = opendir(dir.c_str())) {
+    while (dirent* e = readdir(d)) {
+      std::string name = e->d_name;
+      if (name.size() > 12 && name.compare(name.size() - 12, 12, ".cubin-cache") == 0)
+        out.insert(dir + "/" + name);
+    }
+    closedir(d);
+  }
+  return out;
+}
+
+TEST_F(LinkTest, ACorruptedLinkedImageInTheCacheIsRebuiltNotLoaded) {
+  const char* dir = std::getenv("CUABI_CACHE_DIR");
+  if (!dir) GTEST_SKIP() << "CUABI_CACHE_DIR is not set for this run";
+  // A source of its own, so the entry is new to the cache.
+  const std::string callee = std::string(kCallee) + "// " + std::to_string(getpid()) + "\n";
+  Program caller = Compiled(kCaller, {"-rdc=true"});
+  Program other = Compiled(callee.c_str(), {"-rdc=true"});
+  const std::set<std::string> before = CacheEntries(dir);
+  Module first;
+  ASSERT_EQ(CUABI_SUCCESS, Link(CUABI_LINK_BACKEND_AUTO, 0, {caller, other}, &first)) << LastError();
+  std::string entry;
+  for (const std::string& e : CacheEntries(dir))
+    if (!before.count(e)) entry = e;
+  ASSERT_FALSE(entry.empty()) << "the link stored no cache entry";
+  {
+    std::fstream f(entry, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(200);
+    f.put('\x5a');
+    f.put('\xa5');
+  }
+  Module second;
+  ASSERT_EQ(CUABI_SUCCESS, Link(CUABI_LINK_BACKEND_AUTO, 0, {caller, other}, &second)) << LastError();
+  int32_t hit = -1;
+  ASSERT_EQ(CUABI_SUCCESS, cuabi_module_get_from_cache(second, &hit));
+  EXPECT_EQ(0, hit) << "the damaged entry was served";
+  CheckApply(second);
+  Module third;
+  ASSERT_EQ(CUABI_SUCCESS, Link(CUABI_LINK_BACKEND_AUTO, 0, {caller, other}, &third)) << LastError();
+  ASSERT_EQ(CUABI_SUCCESS, cuabi_module_get_from_cache(third, &hit));
+  EXPECT_EQ(1, hit) << "the rebuilt entry is served";
+  CheckApply(third);
+}
+
+TEST_F(LinkTest, AMissingNvJitLinkIsReportedWithThePathTriedAndAutoFallsBack) {
+  // Another process: nvJitLink is looked for once per process.
+  char arg0[] = CUABI_IPC_CHILD, arg1[] = "nojitlink";
+  char* argv[] = {arg0, arg1, nullptr};
+  std::vector<char*> env;
+  for (char** e = environ; *e; ++e) env.push_back(*e);
+  char nowhere[] = "CUABI_NVJITLINK_PATH=/nowhere/libnvJitLink.so.13";
+  env.push_back(nowhere);
+  env.push_back(nullptr);
+  pid_t pid = 0;
+  ASSERT_EQ(0, posix_spawn(&pid, CUABI_IPC_CHILD, nullptr, nullptr, argv, env.data()));
+  int status = 0;
+  ASSERT_EQ(pid, waitpid(pid, &status, 0));
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(0, WEXITSTATUS(status)) << "the child's checks failed (its output says which)";
 }
 
 }  // namespace

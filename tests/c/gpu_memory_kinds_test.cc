@@ -259,6 +259,8 @@ TEST_F(MemoryKindsTest, ManagedMemoryHostViewPrefetchAndAdvice) {
 
 // --- IPC ------------------------------------------------------------------------
 
+int RunChild(std::vector<std::string> args, const char* extra_env = nullptr);
+
 std::string Hex(const unsigned char* p, size_t n) {
   std::string s;
   char b[3];
@@ -270,13 +272,18 @@ std::string Hex(const unsigned char* p, size_t n) {
 }
 
 // Runs the IPC child with `args`; its exit status (or -1).
-int RunChild(std::vector<std::string> args) {
+int RunChild(std::vector<std::string> args, const char* extra_env) {
   args.insert(args.begin(), CUABI_IPC_CHILD);
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(&a[0]);
   argv.push_back(nullptr);
+  std::vector<char*> env;
+  for (char** e = environ; *e; ++e) env.push_back(*e);
+  std::string extra = extra_env ? extra_env : "";
+  if (!extra.empty()) env.push_back(&extra[0]);
+  env.push_back(nullptr);
   pid_t pid = 0;
-  if (posix_spawn(&pid, CUABI_IPC_CHILD, nullptr, nullptr, argv.data(), environ) != 0) return -1;
+  if (posix_spawn(&pid, CUABI_IPC_CHILD, nullptr, nullptr, argv.data(), env.data()) != 0) return -1;
   int status = 0;
   if (waitpid(pid, &status, 0) != pid) return -1;
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -340,6 +347,8 @@ TEST_F(MemoryKindsTest, IpcBufferAndEventOpenedInAnotherProcess) {
   ExpectStatus(CUABI_ERROR_INVALID_ARGUMENT,
                cuabi_buffer_get_ipc_handle(managed, handle, sizeof handle), "can be shared");
 
+  // One handle opened twice in the other process.
+  EXPECT_EQ(0, RunChild({"twice", Hex(handle, sizeof handle), "9"}));
   // A freed buffer's handle: the other process's open is refused by the driver.
   // (64 MiB: a small allocation shares its block with others, which the
   // driver keeps while any of them lives.)
@@ -785,6 +794,120 @@ TEST_F(MemoryKindsTest, LayeredArrayAndSurfaceWrites) {
   Surface bad;
   ExpectStatus(CUABI_ERROR_INVALID_ARGUMENT, cuabi_surface_create(layered, bad.out()),
                "CUABI_ARRAY_SURFACE_LOAD_STORE");
+}
+
+}  // namespace
+}  // namespace cuabi_test
+
+namespace cuabi_test {
+namespace {
+
+// --- long runs and the overview's texture kernel ------------------------------------
+
+TEST_F(MemoryKindsTest, AHundredThousandStreamOrderedAllocationsKeepMemoryFlat) {
+  Stream stream;
+  ASSERT_EQ(CUABI_SUCCESS, cuabi_stream_create(device_, CUABI_STREAM_NON_BLOCKING, 0, stream.out()));
+  MemoryPool pool;
+  ASSERT_EQ(CUABI_SUCCESS, cuabi_device_get_default_memory_pool(device_, pool.out()));
+  auto sample = [&](uint64_t* reserved, size_t* used_device) {
+    uint64_t used = 0;
+    ASSERT_EQ(CUABI_SUCCESS, cuabi_stream_synchronize(stream)) << LastError();
+    ASSERT_EQ(CUABI_SUCCESS, cuabi_memory_pool_get_usage(pool, reserved, &used));
+    EXPECT_EQ(0u, used) << "every allocation was freed";
+    size_t free_bytes = 0, total = 0;
+    ASSERT_EQ(CUABI_SUCCESS, cuabi_device_get_memory_info(device_, &free_bytes, &total));
+    *used_device = total - free_bytes;
+  };
+  const int kIterations = 100000, kWarmUp = 10000;
+  uint64_t reserved_warm = 0, reserved_end = 0;
+  size_t device_warm = 0, device_end = 0;
+  for (int i = 0; i < kIterations; ++i) {
+    cuabi_buffer b = nullptr;
+    ASSERT_EQ(CUABI_SUCCESS,
+              cuabi_buffer_alloc_async(device_, 4096 + 256 * (i % 7), nullptr, stream, &b))
+        << "iteration " << i << ": " << LastError();
+    ASSERT_EQ(CUABI_SUCCESS, cuabi_buffer_fill_async(b, 0, uint32_t(i), 4, 1024, stream));
+    ASSERT_EQ(CUABI_SUCCESS, cuabi_buffer_free_async(b, stream)) << LastError();
+    if (i + 1 == kWarmUp) sample(&reserved_warm, &device_warm);
+  }
+  sample(&reserved_end, &device_end);
+  std::printf("stream-ordered loop: %d allocations; pool reserved %llu -> %llu bytes, device used "
+              "%zu -> %zu bytes (after %d, at the end)\n",
+              kIterations, static_cast<unsigned long long>(reserved_warm),
+              static_cast<unsigned long long>(reserved_end), device_warm, device_end, kWarmUp);
+  EXPECT_LE(reserved_end, reserved_warm + (64u << 20)) << "the pool grew";
+  EXPECT_LE(device_end, device_warm + (64u << 20)) << "the device's used memory grew";
+}
+
+// The overview's transformKernel (cuda-python's simpleCubemapTexture), reading a
+// cubemap texture object made by cuabi and passed as an 8-byte argument.
+constexpr const char* kTransform = R"(
+extern "C" __global__ void transformKernel(float* g_odata, int width, cudaTextureObject_t tex) {
+  unsigned x = blockIdx.x * blockDim.x + threadIdx.x;
+  unsigned y = blockIdx.y * blockDim.y + threadIdx.y;
+  float u = ((x + 0.5f) / (float)width) * 2.f - 1.f;
+  float v = ((y + 0.5f) / (float)width) * 2.f - 1.f;
+  float cx, cy, cz;
+  for (unsigned face = 0; face < 6; face++) {
+    if (face == 0) { cx = 1; cy = -v; cz = -u; }
+    else if (face == 1) { cx = -1; cy = -v; cz = u; }
+    else if (face == 2) { cx = u; cy = 1; cz = v; }
+    else if (face == 3) { cx = u; cy = -1; cz = -v; }
+    else if (face == 4) { cx = u; cy = -v; cz = 1; }
+    else { cx = -u; cy = -v; cz = -1; }
+    g_odata[face * width * width + y * width + x] = -texCubemap<float>(tex, cx, cy, cz);
+  }
+}
+)";
+
+TEST_F(MemoryKindsTest, TheOverviewsTransformKernelReadsACubemapTextureMadeByCuabi) {
+  const int width = 64;
+  const size_t n = size_t(width) * width * 6;
+  std::vector<float> data(n);
+  for (size_t i = 0; i < n; ++i) data[i] = float(i);
+  cuabi_array_desc ad = CUABI_ARRAY_DESC_INIT;
+  ad.width = width;
+  ad.height = width;
+  ad.depth = 6;
+  ad.flags = CUABI_ARRAY_CUBEMAP;
+  Array cube;
+  ASSERT_EQ(CUABI_SUCCESS, cuabi_array_create(device_, &ad, cube.out())) << LastError();
+  cuabi_copy_3d_desc c = CUABI_COPY_3D_DESC_INIT;
+  c.src_host = data.data();
+  c.dst_array = cube;
+  c.width_bytes = width * 4;
+  c.height = width;
+  c.depth = 6;
+  ASSERT_EQ(CUABI_SUCCESS, cuabi_copy_3d(&c)) << LastError();
+  cuabi_texture_desc td = CUABI_TEXTURE_DESC_INIT;
+  td.array = cube;
+  td.normalized_coords = 1;
+  td.address_x = td.address_y = td.address_z = CUABI_ADDRESS_WRAP;
+  Texture tex;
+  ASSERT_EQ(CUABI_SUCCESS, cuabi_texture_create(&td, tex.out())) << LastError();
+  Module m = Compile(kTransform);
+  Function f = GetFunction(m, "transformKernel");
+  Buffer out = Alloc(n * 4);
+  uint64_t po = Pointer(out), t = tex.value();
+  int w = width;
+  void* params[] = {&po, &w, &t};
+  size_t sizes[] = {8, 4, 8};
+  cuabi_launch_config cfg = CUABI_LAUNCH_CONFIG_INIT;
+  cfg.block_x = 8;
+  cfg.block_y = 8;
+  cfg.grid_x = width / 8;
+  cfg.grid_y = width / 8;
+  ASSERT_EQ(CUABI_SUCCESS, cuabi_function_launch_sized(f, &cfg, nullptr, params, sizes, 3))
+      << LastError();
+  std::vector<float> got = Download<float>(out, n);
+  size_t wrong = 0;
+  for (size_t i = 0; i < n; ++i) wrong += got[i] != -data[i];
+  EXPECT_EQ(0u, wrong) << "of " << n << " texels; first: " << got[0] << " for " << -data[0];
+  // A cubemap's faces are square and there are six of them.
+  ad.height = width / 2;
+  Array bad;
+  EXPECT_EQ(CUABI_ERROR_INVALID_ARGUMENT, cuabi_array_create(device_, &ad, bad.out()));
+  EXPECT_TRUE(Contains(cuabi_last_error_message(), "square faces"));
 }
 
 }  // namespace

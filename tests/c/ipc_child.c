@@ -3,6 +3,8 @@
  *   ipc_child mem   <buffer hex> <event hex> <expect> <write>
  *   ipc_child pool  <buffer hex> <fd> <expect> <write>
  *   ipc_child freed <buffer hex>
+ *   ipc_child twice <buffer hex> <expect>
+ *   ipc_child nojitlink      (run with CUABI_NVJITLINK_PATH pointing nowhere)
  * Exits 0 when every check held; prints what failed otherwise. */
 #include <cuabi/cuabi.h>
 
@@ -44,10 +46,68 @@ static int check_and_write(cuabi_buffer buffer, uint32_t expect, uint32_t write)
   return 0;
 }
 
+/* With nvJitLink out of reach: asking for it answers NOT_FOUND naming the
+ * path tried; AUTO falls back to the driver's linker, which links. */
+static int no_jitlink(cuabi_device device) {
+  const char* where = getenv("CUABI_NVJITLINK_PATH");
+  cuabi_link_desc desc = CUABI_LINK_DESC_INIT;
+  desc.backend = CUABI_LINK_BACKEND_NVJITLINK;
+  cuabi_linker linker = NULL;
+  if (cuabi_linker_create(device, &desc, &linker) != CUABI_ERROR_NOT_FOUND || !where ||
+      !strstr(cuabi_last_error_message(), where) ||
+      !strstr(cuabi_last_error_message(), "CUABI_NVJITLINK_PATH"))
+    return fail("asking for nvJitLink where it is missing");
+  printf("refused: %s\n", cuabi_last_error_message());
+  static const char* const sources[2] = {
+      "extern \"C\" __device__ float twice(float x);\n"
+      "extern \"C\" __global__ void apply(float* x) { x[threadIdx.x] = twice(x[threadIdx.x]); }\n",
+      "extern \"C\" __device__ float twice(float x) { return 2.0f * x; }\n"};
+  int32_t major = 0, minor = 0;
+  cuabi_device_get_compute_capability(device, &major, &minor);
+  char arch[64];
+  snprintf(arch, sizeof arch, "--gpu-architecture=sm_%d%d", major, minor);
+  const char* options[2] = {arch, "-rdc=true"};
+  desc.backend = CUABI_LINK_BACKEND_AUTO;
+  if (cuabi_linker_create(device, &desc, &linker)) return fail("linker_create with AUTO");
+  cuabi_link_backend backend = CUABI_LINK_BACKEND_AUTO;
+  cuabi_linker_get_backend(linker, &backend);
+  if (backend != CUABI_LINK_BACKEND_DRIVER) return fail("AUTO did not fall back to the driver");
+  for (int i = 0; i < 2; ++i) {
+    cuabi_program p = NULL;
+    if (cuabi_program_create(sources[i], NULL, 0, NULL, NULL, &p) ||
+        cuabi_program_compile(p, 2, options) || cuabi_linker_add_program(linker, p))
+      return fail("program");
+    cuabi_program_release(p);
+  }
+  cuabi_module module = NULL;
+  cuabi_function f = NULL;
+  if (cuabi_linker_link(linker, &module) || cuabi_module_get_function(module, "apply", &f))
+    return fail("link through the driver");
+  cuabi_buffer b = NULL;
+  float x[32];
+  for (int i = 0; i < 32; ++i) x[i] = (float)i;
+  uint64_t p = 0;
+  void* params[1] = {&p};
+  cuabi_launch_config c = CUABI_LAUNCH_CONFIG_INIT;
+  c.block_x = 32;
+  if (cuabi_buffer_alloc(device, sizeof x, &b) || cuabi_buffer_copy_from_host(b, 0, x, sizeof x) ||
+      cuabi_buffer_get_pointer(b, &p) || cuabi_function_launch(f, &c, NULL, params, 1) ||
+      cuabi_buffer_copy_to_host(b, 0, x, sizeof x))
+    return fail("run the linked kernel");
+  for (int i = 0; i < 32; ++i)
+    if (x[i] != 2.0f * (float)i) return fail("the linked kernel's result");
+  printf("AUTO linked through the driver and the kernel ran\n");
+  cuabi_buffer_release(b);
+  cuabi_function_release(f);
+  cuabi_module_release(module);
+  cuabi_linker_release(linker);
+  return 0;
+}
+
 int main(int argc, char** argv) {
-  if (argc < 3) return 2;
+  if (argc < 2) return 2;
   unsigned char handle[CUABI_IPC_HANDLE_SIZE];
-  if (from_hex(argv[2], handle, sizeof handle)) return fail("the handle is not hex");
+  if (argc >= 3 && from_hex(argv[2], handle, sizeof handle)) return fail("the handle is not hex");
   cuabi_device device = NULL;
   if (cuabi_device_get(0, &device)) return fail("device_get");
   cuabi_buffer buffer = NULL;
@@ -90,6 +150,31 @@ int main(int argc, char** argv) {
     } else {
       printf("refused: %s\n", cuabi_last_error_message());
     }
+  } else if (strcmp(argv[1], "twice") == 0 && argc == 4) {
+    /* One handle opened twice in one process: both open the same memory
+     * (the driver counts the opens), or the second is refused by name. */
+    cuabi_buffer second = NULL;
+    if (cuabi_buffer_open_ipc(device, NULL, handle, sizeof handle, &buffer))
+      return fail("first open");
+    const cuabi_status st = cuabi_buffer_open_ipc(device, NULL, handle, sizeof handle, &second);
+    const uint32_t expect = (uint32_t)strtoul(argv[3], NULL, 0);
+    if (st == CUABI_SUCCESS) {
+      uint64_t a = 0, b = 0;
+      cuabi_buffer_get_pointer(buffer, &a);
+      cuabi_buffer_get_pointer(second, &b);
+      printf("twice: both opens succeeded (%s mapping)\n", a == b ? "one" : "two");
+      cuabi_buffer_release(buffer);  /* the second stays usable */
+      buffer = NULL;
+      rc = check_and_write(second, expect, expect);
+      cuabi_buffer_release(second);
+    } else if (!strstr(cuabi_last_error_message(), "cuIpcOpenMemHandle")) {
+      rc = fail("the second open's refusal does not name cuIpcOpenMemHandle");
+    } else {
+      printf("twice: the second open was refused: %s\n", cuabi_last_error_message());
+      rc = check_and_write(buffer, expect, expect);
+    }
+  } else if (strcmp(argv[1], "nojitlink") == 0) {
+    rc = no_jitlink(device);
   } else {
     return 2;
   }

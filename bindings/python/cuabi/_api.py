@@ -146,6 +146,7 @@ CUABI_FORMAT_F32 = 32
 CUABI_ARRAY_LAYERED = 1
 CUABI_ARRAY_SURFACE_LOAD_STORE = 2
 CUABI_ARRAY_TEXTURE_GATHER = 4
+CUABI_ARRAY_CUBEMAP = 8
 
 # cuabi_address_mode
 CUABI_ADDRESS_WRAP = 0
@@ -559,6 +560,11 @@ class ArrayFlag(enum.IntFlag):
 
     TEXTURE_GATHER = 4
     """Texture gather (tex2Dgather) may read it; 2D arrays only."""
+
+    CUBEMAP = 8
+    """A cubemap: six square faces (width == height, depth 6; with CUABI_ARRAY_LAYERED,
+    depth is 6 x the number of cubemaps), read with texCubemap.
+    """
 
 
 class AddressMode(enum.IntEnum):
@@ -1368,6 +1374,7 @@ typedef int32_t cuabi_array_format;
 #define CUABI_ARRAY_LAYERED 1
 #define CUABI_ARRAY_SURFACE_LOAD_STORE 2
 #define CUABI_ARRAY_TEXTURE_GATHER 4
+#define CUABI_ARRAY_CUBEMAP 8
 typedef int32_t cuabi_address_mode;
 #define CUABI_ADDRESS_WRAP 0
 #define CUABI_ADDRESS_CLAMP 1
@@ -1690,6 +1697,7 @@ __all__ = [
     "CUABI_ARRAY_LAYERED",
     "CUABI_ARRAY_SURFACE_LOAD_STORE",
     "CUABI_ARRAY_TEXTURE_GATHER",
+    "CUABI_ARRAY_CUBEMAP",
     "CUABI_ADDRESS_WRAP",
     "CUABI_ADDRESS_CLAMP",
     "CUABI_ADDRESS_MIRROR",

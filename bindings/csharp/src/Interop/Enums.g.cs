@@ -367,6 +367,12 @@ namespace Cuabi
         SurfaceLoadStore = 2,
         /// <summary>Texture gather (tex2Dgather) may read it; 2D arrays only.</summary>
         TextureGather = 4,
+        /// <summary>
+        /// A cubemap: six square faces (width == height, depth 6; with
+        /// CUABI_ARRAY_LAYERED, depth is 6 x the number of cubemaps), read with
+        /// texCubemap.
+        /// </summary>
+        Cubemap = 8,
     }
 
     /// <summary>How a texture fetch outside [0, extent) is answered (CUaddress_mode).</summary>

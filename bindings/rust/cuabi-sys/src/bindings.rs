@@ -2176,6 +2176,7 @@ pub type cuabi_array_flags = u32;
 pub const CUABI_ARRAY_LAYERED: cuabi_array_flag_bits = 1;
 pub const CUABI_ARRAY_SURFACE_LOAD_STORE: cuabi_array_flag_bits = 2;
 pub const CUABI_ARRAY_TEXTURE_GATHER: cuabi_array_flag_bits = 4;
+pub const CUABI_ARRAY_CUBEMAP: cuabi_array_flag_bits = 8;
 pub const CUABI_ARRAY_FLAG_BITS_FORCE32: cuabi_array_flag_bits = 2147483647;
 pub type cuabi_array_flag_bits = u32;
 #[repr(C)]

@@ -927,6 +927,9 @@ impl ArrayFlags {
     pub const SURFACE_LOAD_STORE: ArrayFlags = ArrayFlags(sys::CUABI_ARRAY_SURFACE_LOAD_STORE);
     /// `CUABI_ARRAY_TEXTURE_GATHER`: Texture gather (tex2Dgather) may read it; 2D arrays only.
     pub const TEXTURE_GATHER: ArrayFlags = ArrayFlags(sys::CUABI_ARRAY_TEXTURE_GATHER);
+    /// `CUABI_ARRAY_CUBEMAP`: A cubemap: six square faces (width == height, depth 6; with
+    /// `CUABI_ARRAY_LAYERED`, depth is 6 x the number of cubemaps), read with texCubemap.
+    pub const CUBEMAP: ArrayFlags = ArrayFlags(sys::CUABI_ARRAY_CUBEMAP);
 
     /// The raw `cuabi_array_flags` bits.
     pub fn bits(self) -> sys::cuabi_array_flags {
