@@ -147,7 +147,8 @@ cuabi_link_input sniff(const std::string& b) {
   if (b.size() >= 8 && std::memcmp(p, "!<arch>\n", 8) == 0) return CUABI_LINK_INPUT_LIBRARY;
   if (b.size() >= 4 && ((p[0] == 'B' && p[1] == 'C' && p[2] == 0xC0 && p[3] == 0xDE) ||
                         (p[0] == 0xDE && p[1] == 0xC0 && p[2] == 0x17 && p[3] == 0x0B) ||
-                        (p[0] == 0x7F && p[1] == 'N' && p[2] == 'V' && p[3] == 'V')))
+                        (p[0] == 0x7F && p[1] == 'N' && p[2] == 'V' && p[3] == 'V') ||
+                        (p[0] == 0xED && p[1] == 0x43 && p[2] == 0x4E && p[3] == 0x7F)))
     return CUABI_LINK_INPUT_LTO_IR;
   if (b.find(".version") != std::string::npos && b.find(".target") != std::string::npos)
     return CUABI_LINK_INPUT_PTX;

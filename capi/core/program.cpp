@@ -48,6 +48,8 @@ std::string output(SizeFn size_fn, GetFn get_fn, nvrtcProgram program) {
   if (size_fn(program, &size) != NVRTC_SUCCESS || size == 0) return "";
   std::string out(size, '\0');
   if (get_fn(program, &out[0]) != NVRTC_SUCCESS) return "";
+  // An empty PTX (a -dlto compile makes none) is its NUL alone.
+  if (out.find_first_not_of('\0') == std::string::npos) return "";
   return out;
 }
 
@@ -72,8 +74,11 @@ void Program::compile(size_t num_options, const char* const* options) {
     if (n.nvrtcGetProgramLog(program, &buf[0]) == NVRTC_SUCCESS) log = to_utf8(buf.c_str());
   }
   if (r == NVRTC_ERROR_COMPILATION || r == NVRTC_ERROR_INVALID_OPTION) {
-    std::string why = r == NVRTC_ERROR_INVALID_OPTION ? "NVRTC rejected the options"
-                                                      : "NVRTC could not compile the source";
+    std::string given;
+    for (size_t i = 0; i < num_options; ++i) given += std::string(i ? " " : "") + options[i];
+    std::string why = r == NVRTC_ERROR_INVALID_OPTION
+                          ? "NVRTC rejected the options (" + given + ")"
+                          : "NVRTC could not compile the source";
     Error e(CUABI_ERROR_COMPILE, why + (log.empty() ? std::string() : ":\n" + log), r);
     e.log = log;
     throw e;

@@ -608,10 +608,13 @@ typedef enum cuabi_link_input CUABI_ENUM_BASE {
   /* Told by the bytes (ELF: CUBIN; a fatbin; LTO-IR; otherwise PTX text) or,
    * for a file, by its extension (.cubin, .ptx, .fatbin, .ltoir, .o, .a). */
   CUABI_LINK_INPUT_AUTO = 0,
+  /* Machine code for one architecture (-rdc=true for code other inputs call). */
   CUABI_LINK_INPUT_CUBIN = 1,
+  /* PTX text, compiled for the linker's device. */
   CUABI_LINK_INPUT_PTX = 2,
   /* NVRTC's or nvcc's LTO-IR ("-dlto"); needs the nvJitLink backend. */
   CUABI_LINK_INPUT_LTO_IR = 3,
+  /* A fat binary holding CUBIN or PTX for several architectures. */
   CUABI_LINK_INPUT_FATBIN = 4,
   /* A host object holding device code (nvcc -rdc -c). */
   CUABI_LINK_INPUT_OBJECT = 5,

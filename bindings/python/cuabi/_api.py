@@ -367,13 +367,16 @@ class LinkInput(enum.IntEnum):
     """
 
     CUBIN = 1
+    """Machine code for one architecture (-rdc=true for code other inputs call)."""
 
     PTX = 2
+    """PTX text, compiled for the linker's device."""
 
     LTO_IR = 3
     """NVRTC's or nvcc's LTO-IR ("-dlto"); needs the nvJitLink backend."""
 
     FATBIN = 4
+    """A fat binary holding CUBIN or PTX for several architectures."""
 
     OBJECT = 5
     """A host object holding device code (nvcc -rdc -c)."""

@@ -180,13 +180,13 @@ namespace Cuabi
         /// for a file, by its extension (.cubin, .ptx, .fatbin, .ltoir, .o, .a).
         /// </summary>
         Auto = 0,
-        /// <summary>CUABI_LINK_INPUT_CUBIN.</summary>
+        /// <summary>Machine code for one architecture (-rdc=true for code other inputs call).</summary>
         Cubin = 1,
-        /// <summary>CUABI_LINK_INPUT_PTX.</summary>
+        /// <summary>PTX text, compiled for the linker's device.</summary>
         Ptx = 2,
         /// <summary>NVRTC's or nvcc's LTO-IR ("-dlto"); needs the nvJitLink backend.</summary>
         LtoIr = 3,
-        /// <summary>CUABI_LINK_INPUT_FATBIN.</summary>
+        /// <summary>A fat binary holding CUBIN or PTX for several architectures.</summary>
         Fatbin = 4,
         /// <summary>A host object holding device code (nvcc -rdc -c).</summary>
         Object = 5,

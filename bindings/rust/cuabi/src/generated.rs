@@ -258,15 +258,14 @@ pub enum LinkInput {
     /// text) or, for a file, by its extension (.cubin, .ptx, .fatbin, .ltoir, .o, .a).
     #[default]
     Auto,
-    /// `CUABI_LINK_INPUT_CUBIN`: Told by the bytes (ELF: CUBIN; a fatbin; LTO-IR; otherwise PTX
-    /// text) or, for a file, by its extension (.cubin, .ptx, .fatbin, .ltoir, .o, .a).
+    /// `CUABI_LINK_INPUT_CUBIN`: Machine code for one architecture (-rdc=true for code other inputs
+    /// call).
     Cubin,
-    /// `CUABI_LINK_INPUT_PTX`: Told by the bytes (ELF: CUBIN; a fatbin; LTO-IR; otherwise PTX text)
-    /// or, for a file, by its extension (.cubin, .ptx, .fatbin, .ltoir, .o, .a).
+    /// `CUABI_LINK_INPUT_PTX`: PTX text, compiled for the linker's device.
     Ptx,
     /// `CUABI_LINK_INPUT_LTO_IR`: NVRTC's or nvcc's LTO-IR ("-dlto"); needs the nvJitLink backend.
     LtoIr,
-    /// `CUABI_LINK_INPUT_FATBIN`: NVRTC's or nvcc's LTO-IR ("-dlto"); needs the nvJitLink backend.
+    /// `CUABI_LINK_INPUT_FATBIN`: A fat binary holding CUBIN or PTX for several architectures.
     Fatbin,
     /// `CUABI_LINK_INPUT_OBJECT`: A host object holding device code (nvcc -rdc -c).
     Object,
