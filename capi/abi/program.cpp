@@ -61,7 +61,8 @@ cuabi_status cuabi_program_get_ptx(cuabi_program program, char* buf, size_t* siz
 cuabi_status cuabi_program_get_cubin(cuabi_program program, void* buf, size_t* size) {
   return with(__func__, program, "program", [&](Program& p) {
     copy_output(p, &Program::cubin,
-                "the compile made no CUBIN (a compute_XY target makes PTX; use sm_XY)", buf, size);
+                "the compile made no CUBIN (a compute_XY target makes PTX, use sm_XY; -dlto makes "
+                "LTO-IR, see cuabi_program_get_lto_ir)", buf, size);
   });
 }
 

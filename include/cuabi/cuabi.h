@@ -486,8 +486,9 @@ CUABI_API cuabi_status CUABI_CALL cuabi_module_get_compile_log(cuabi_module modu
                                                                size_t* size);
 /* How a kernel's name is given. */
 typedef enum cuabi_name_form CUABI_ENUM_BASE {
-  /* As C++ writes it: "scale<float>(float*, int)"; an extern "C" kernel's
-   * name as it is. */
+  /* As the C++ demangler writes it: "doublify(float*)", with the return
+   * type for a template's instance ("void ops::scale<float>(float*,
+   * float)"); an extern "C" kernel's name as it is. */
   CUABI_NAME_DEMANGLED = 0,
   /* The symbol in the image ("_Z5scaleIfEvPfi"), as cuModuleGetFunction
    * takes it. */

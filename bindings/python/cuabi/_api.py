@@ -292,8 +292,9 @@ class NameForm(enum.IntEnum):
     """cuabi_name_form: How a kernel's name is given."""
 
     DEMANGLED = 0
-    """As C++ writes it: "scale<float>(float*, int)"; an extern "C" kernel's name as it
-    is.
+    """As the C++ demangler writes it: "doublify(float*)", with the return type for a
+    template's instance ("void ops::scale<float>(float*, float)"); an extern "C"
+    kernel's name as it is.
     """
 
     SYMBOL = 1

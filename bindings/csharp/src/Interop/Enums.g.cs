@@ -108,8 +108,9 @@ namespace Cuabi
     public enum NameForm
     {
         /// <summary>
-        /// As C++ writes it: "scale&lt;float&gt;(float*, int)"; an extern "C" kernel's
-        /// name as it is.
+        /// As the C++ demangler writes it: "doublify(float*)", with the return
+        /// type for a template's instance ("void ops::scale&lt;float&gt;(float*,
+        /// float)"); an extern "C" kernel's name as it is.
         /// </summary>
         Demangled = 0,
         /// <summary>

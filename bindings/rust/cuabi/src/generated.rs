@@ -138,7 +138,8 @@ impl Output {
 /// How a kernel's name is given.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum NameForm {
-    /// `CUABI_NAME_DEMANGLED`: As C++ writes it: "scale\<float\>(float\*, int)"; an extern "C"
+    /// `CUABI_NAME_DEMANGLED`: As the C++ demangler writes it: "doublify(float\*)", with the return
+    /// type for a template's instance ("void ops::scale\<float\>(float\*, float)"); an extern "C"
     /// kernel's name as it is.
     #[default]
     Demangled,
