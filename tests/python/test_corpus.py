@@ -647,7 +647,7 @@ def cpu_cases(b: Backend, f: CpuFixture) -> List[Case]:
     add(
         "options that are an int",
         TypeError,
-        "options must be a str, bytes or a sequence",
+        "options must be a str, bytes, a sequence of them or a cuabi.CompileOptions, not int",
         compile_fresh(90),
     )
     add(

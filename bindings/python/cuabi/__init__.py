@@ -7,7 +7,10 @@ Two layers over one C library (``libcuabi``):
   (``CUABI_BACKEND=cffi``).
 * The objects here: :class:`Device`, :class:`Program`, :class:`Module`,
   :class:`Kernel`, :class:`Stream`, :class:`Event`, :class:`DeviceBuffer`,
-  :class:`PinnedBuffer`, :class:`Graph`, :class:`GraphExec`. Each owns one
+  :class:`PinnedBuffer`, :class:`MemoryPool`, :class:`Array`,
+  :class:`Texture`, :class:`Surface`, :class:`Graph`, :class:`GraphExec`,
+  :class:`Linker`, :class:`Library` (and :func:`copy_3d` for boxes with
+  pitches, :class:`CompileOptions` for NVRTC options as values). Each owns one
   handle, works as a context manager, has ``close()``, and is released when
   garbage-collected, in any order, from any thread. Failures raise
   :class:`CudaError` subclasses.
@@ -47,10 +50,26 @@ from ._loader import (
     set_default_backend,
     use_backend,
 )
-from ._api import FunctionAttribute, LaunchFlag
+from ._api import (
+    AddressMode,
+    ArrayFormat,
+    BufferKind,
+    CopyPath,
+    FilterMode,
+    FunctionAttribute,
+    LaunchFlag,
+    LinkBackend,
+    LinkInput,
+    MemoryAdvice,
+    NameForm,
+    ReadMode,
+)
+from ._arrays import Array, Surface, Texture, copy_3d
 from ._launch import LaunchConfig
-from ._memory import DeviceArray, DeviceBuffer, PinnedBuffer
-from ._program import Kernel, Module, PreparedLaunch, Program
+from ._link import Library, Linker
+from ._memory import LOCATION_HOST, DeviceArray, DeviceBuffer, MemoryPool, PinnedBuffer
+from ._options import CompileOptions
+from ._program import Kernel, KernelName, Module, PreparedLaunch, Program
 from ._stream import Event, Graph, GraphExec, Stream
 from .errors import *  # noqa: F401,F403  (CudaError and one subclass per status)
 
@@ -60,9 +79,16 @@ __all__ = [
     "capi",
     "Device",
     "Program",
+    "CompileOptions",
     "Module",
+    "KernelName",
+    "NameForm",
     "Kernel",
     "PreparedLaunch",
+    "Linker",
+    "Library",
+    "LinkInput",
+    "LinkBackend",
     "LaunchConfig",
     "LaunchFlag",
     "FunctionAttribute",
@@ -73,6 +99,19 @@ __all__ = [
     "DeviceBuffer",
     "DeviceArray",
     "PinnedBuffer",
+    "MemoryPool",
+    "Array",
+    "Texture",
+    "Surface",
+    "copy_3d",
+    "BufferKind",
+    "MemoryAdvice",
+    "CopyPath",
+    "ArrayFormat",
+    "AddressMode",
+    "FilterMode",
+    "ReadMode",
+    "LOCATION_HOST",
     "init",
     "device_count",
     "version",

@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+import concurrent.futures
 import math
 import os
-from typing import Any, Iterable, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
-from ._api import CompileFlag, EventFlag, Output, StreamFlag
+from ._api import CompileFlag, ManagedFlag, Output, StreamFlag
 from ._fork import note_cuda_initialised
 from ._base import (
     Resource,
     as_bytes,
     check_i32,
     check_size,
+    check_u32,
     no_nul,
     opt_bytes,
     resolve_backend,
@@ -20,14 +22,18 @@ from ._base import (
 from ._loader import Backend
 from ._memory import (
     DeviceBuffer,
+    MemoryPool,
     PinnedBuffer,
     Shape,
     _dtype_info,
+    device_arg,
     foreign_memory,
     host_address,
 )
-from ._program import Headers, Module, _options, normalize_headers
-from ._stream import Event, Stream
+from ._background import submit
+from ._options import OptionsArg, option_strings
+from ._program import Headers, Module, normalize_headers
+from ._stream import Event, Stream, event_flags, stream_arg
 
 __all__ = [
     "Device",
@@ -91,6 +97,27 @@ def nvrtc_path(backend: BackendArg = None) -> str:
 
 
 _OUTPUTS = {o.name.lower(): o for o in Output}
+
+# CUdevice_P2PAttribute values by name, for Device.peer_attribute.
+PEER_ATTRIBUTES: Dict[str, int] = {
+    "performance_rank": 1,
+    "access_supported": 2,
+    "native_atomic_supported": 3,
+    "cuda_array_access_supported": 4,
+}
+
+
+def _peer_attribute_value(attribute: Union[int, str]) -> int:
+    if isinstance(attribute, str):
+        value = PEER_ATTRIBUTES.get(attribute.strip().lower())
+        if value is None:
+            names = ", ".join(PEER_ATTRIBUTES)
+            raise ValueError(
+                f"unknown peer attribute {attribute!r}; use one of {names} "
+                "(or any CUdevice_P2PAttribute value)"
+            )
+        return value
+    return check_i32(attribute, "attribute")
 
 
 class Device(Resource):
@@ -197,25 +224,76 @@ class Device(Resource):
     def compile(
         self,
         source: Union[str, bytes],
-        options: Union[str, Sequence[Union[str, bytes]], None] = (),
+        options: OptionsArg = (),
         headers: Headers = None,
         name_expressions: Iterable[str] = (),
         *,
         name: Optional[str] = None,
         output: str = "cubin",
         cache: bool = True,
+        **typed: Any,
     ) -> Module:
         """Compiles CUDA C++ for this device and loads it
         (``cuabi_module_compile``): the target is the device's own
-        architecture unless ``options`` name one; images go through the
-        on-disk cache unless ``cache=False``. ``headers`` maps include names
-        to sources; kernels can then be fetched by their name expressions.
-        Raises CompileError with ``.log``."""
+        architecture unless the options name one; images go through the
+        on-disk cache unless ``cache=False``. ``options`` are NVRTC option
+        strings or a :class:`~cuabi.CompileOptions`, and the typed options
+        are keywords too (``std=17``, ``defines={"N": 4}``,
+        ``fast_math=True`` ...; an unknown one raises TypeError). ``headers``
+        maps include names to sources; kernels can then be fetched by their
+        name expressions. Raises CompileError with ``.log``; the module's
+        :attr:`~Module.compile_log` keeps the warnings of a successful one."""
+        call = self._compile_call(
+            source, option_strings(options, typed), headers, name_expressions,
+            name, output, cache,
+        )
+        return call()
+
+    def compile_async(
+        self,
+        source: Union[str, bytes],
+        options: OptionsArg = (),
+        headers: Headers = None,
+        name_expressions: Iterable[str] = (),
+        *,
+        name: Optional[str] = None,
+        output: str = "cubin",
+        cache: bool = True,
+        executor: Optional[concurrent.futures.Executor] = None,
+        **typed: Any,
+    ) -> "concurrent.futures.Future[Module]":
+        """:meth:`compile` in the background: a Future whose result is the
+        Module (or whose exception is the CompileError). Runs on a small
+        shared executor unless ``executor`` is given; the GIL is released
+        while NVRTC and the driver work, so Python threads go on. The
+        arguments are checked now: a wrong one raises here, not from the
+        future.
+
+        >>> future = dev.compile_async(source, std=17)
+        >>> ...                                   # other work meanwhile
+        >>> kernel = future.result().get_kernel("saxpy")"""
+        call = self._compile_call(
+            source, option_strings(options, typed), headers, name_expressions,
+            name, output, cache,
+        )
+        return submit(call, on=executor)
+
+    def _compile_call(
+        self,
+        source: Union[str, bytes],
+        opts: List[bytes],
+        headers: Headers,
+        name_expressions: Iterable[str],
+        name: Optional[str],
+        output: str,
+        cache: bool,
+    ) -> "_Compile":
+        """Checks and converts every argument of a compile; the result makes
+        the foreign call (on whichever thread calls it)."""
         b = self._b
         if output not in _OUTPUTS:
             choices = " or ".join(repr(o) for o in _OUTPUTS)
             raise ValueError(f"output must be {choices}, not {output!r}")
-        opts = _options(options)
         srcs, names = normalize_headers(headers)
         exprs = [as_bytes(e, "name expression") for e in name_expressions]
         opt_arr, k1 = b.string_array(opts)
@@ -235,8 +313,33 @@ class Device(Resource):
             output=_OUTPUTS[output],
             flags=0 if cache else CompileFlag.NO_CACHE,
         )
-        h = b.get("cuabi_module_compile", self._handle, desc, out="cuabi_module")
-        return Module(b, h, self)
+        return _Compile(self, desc, (opts, srcs, names, exprs, k1, k2, k3, k4, k5))
+
+    def link(
+        self,
+        *inputs: Any,
+        link_backend: Any = "auto",
+        lto: bool = False,
+        options: Any = (),
+        cache: bool = True,
+    ) -> Module:
+        """Links ``inputs`` for this device and loads the result: the one
+        call from compiled programs to a module. Each input is what
+        :meth:`Linker.add <cuabi.Linker.add>` takes (a compiled Program,
+        image bytes, a file path, or a ``(data, kind)`` pair); the keywords
+        are :class:`~cuabi.Linker`'s. A failed link raises CompileError with
+        the linker's ``.log``. For the log of a successful link or the
+        linked image, use a Linker.
+
+        >>> mod = dev.link(caller, callee)         # programs compiled with relocatable=True"""
+        from ._link import Linker
+
+        with Linker(
+            self, link_backend=link_backend, lto=lto, options=options, cache=cache
+        ) as linker:
+            for item in inputs:
+                linker.add(item)
+            return linker.link()
 
     def load_module(self, image: Union[bytes, str, "os.PathLike[str]"]) -> Module:
         """Loads CUBIN, PTX or fatbin: ``bytes`` are the image, a ``str`` or
@@ -258,20 +361,111 @@ class Device(Resource):
 
     # -- memory ------------------------------------------------------------
     def alloc(
-        self, nbytes: int, dtype: Any = None, shape: Shape = None
+        self,
+        nbytes: int,
+        dtype: Any = None,
+        shape: Shape = None,
+        *,
+        stream: Optional[Stream] = None,
+        pool: Optional[MemoryPool] = None,
     ) -> DeviceBuffer:
-        """``nbytes`` of device memory (typed when ``dtype``/``shape`` are given)."""
-        h = self._b.get(
-            "cuabi_buffer_alloc",
+        """``nbytes`` of device memory (typed when ``dtype``/``shape`` are given).
+
+        With ``stream`` or ``pool``, the allocation is stream-ordered
+        (``cuabi_buffer_alloc_async``): from ``pool`` (None: the device's
+        default pool) in order on ``stream`` (None: the default stream). It
+        may be used by work queued on that stream afterwards (other streams
+        wait for an event first), costs no device synchronisation, and can
+        be captured into a graph. Free it in order with
+        :meth:`DeviceBuffer.free`; a close() (or collection) frees it in
+        order on the stream it was allocated on."""
+        b = self._b
+        nbytes = check_size(nbytes, "nbytes")
+        if stream is None and pool is None:
+            h = b.get("cuabi_buffer_alloc", self._handle, nbytes, out="cuabi_buffer")
+        else:
+            if pool is not None and not isinstance(pool, MemoryPool):
+                raise TypeError(
+                    f"pool must be a cuabi.MemoryPool or None, not {type(pool).__name__}"
+                )
+            h = b.get(
+                "cuabi_buffer_alloc_async",
+                self._handle,
+                nbytes,
+                b.NULL if pool is None else pool._arg(b),
+                stream_arg(stream, b),
+                out="cuabi_buffer",
+            )
+        try:
+            return DeviceBuffer(b, h, self, dtype, shape, pool=pool)
+        except BaseException:
+            b.lib.cuabi_buffer_release(h)
+            raise
+
+    def alloc_managed(
+        self,
+        nbytes: int,
+        attach_host: bool = False,
+        dtype: Any = None,
+        shape: Shape = None,
+    ) -> DeviceBuffer:
+        """``nbytes`` of managed (unified) memory: one address valid on the
+        host and on every device, migrated on demand. Its
+        :meth:`~DeviceBuffer.host_array` is a NumPy array over it (see there
+        for when the host may touch it); :meth:`~DeviceBuffer.prefetch` and
+        :meth:`~DeviceBuffer.advise` steer where it lives. ``attach_host``:
+        attached to the host at first (only the host, and streams it is
+        attached to, may touch it)."""
+        b = self._b
+        flags = int(ManagedFlag.ATTACH_HOST) if attach_host else 0
+        h = b.get(
+            "cuabi_buffer_alloc_managed",
             self._handle,
             check_size(nbytes, "nbytes"),
+            flags,
             out="cuabi_buffer",
         )
         try:
-            return DeviceBuffer(self._b, h, self, dtype, shape)
+            return DeviceBuffer(b, h, self, dtype, shape)
         except BaseException:
-            self._b.lib.cuabi_buffer_release(h)
+            b.lib.cuabi_buffer_release(h)
             raise
+
+    def alloc_pitched(
+        self, width_bytes: int, height: int, element_size: int = 4
+    ) -> DeviceBuffer:
+        """``height`` rows of at least ``width_bytes`` each, every row padded
+        so that rows of ``element_size`` (4, 8 or 16) byte elements stay
+        aligned for the device. The row pitch is the buffer's
+        :attr:`~DeviceBuffer.pitch`; its size is pitch * height. Copy rows in
+        and out with :func:`cuabi.copy_3d`, or read them as a texture."""
+        b = self._b
+        width_bytes = check_size(width_bytes, "width_bytes")
+        height = check_size(height, "height")
+        h = b.get(
+            "cuabi_buffer_alloc_pitched",
+            self._handle,
+            width_bytes,
+            height,
+            check_u32(element_size, "element_size"),
+            out="cuabi_buffer",
+        )
+        try:
+            return DeviceBuffer(b, h, self, rows=(width_bytes, height))
+        except BaseException:
+            b.lib.cuabi_buffer_release(h)
+            raise
+
+    @property
+    def default_memory_pool(self) -> MemoryPool:
+        """The device's default pool: the one ``alloc(n, stream=s)`` uses
+        when given no pool, shared with the CUDA runtime's cudaMallocAsync
+        (and so with CuPy's and PyTorch's stream-ordered allocators).
+        Closing this object leaves the pool itself alone."""
+        h = self._b.get(
+            "cuabi_device_get_default_memory_pool", self._handle, out="cuabi_memory_pool"
+        )
+        return MemoryPool._wrap(self._b, h, self, is_default=True)
 
     def empty(self, shape: Union[int, Sequence[int]], dtype: Any = "float32") -> DeviceBuffer:
         """An uninitialised typed buffer of ``shape`` and ``dtype``."""
@@ -381,13 +575,77 @@ class Device(Resource):
         )
         return Stream(self._b, h, self, owner=stream)
 
-    def create_event(self, timing: bool = True, blocking_sync: bool = False) -> Event:
-        """A new event (``timing=False`` is cheaper, for ordering only)."""
-        flags = (0 if timing else EventFlag.DISABLE_TIMING) | (
-            EventFlag.BLOCKING_SYNC if blocking_sync else 0
-        )
+    def create_event(
+        self,
+        timing: Optional[bool] = None,
+        blocking_sync: bool = False,
+        interprocess: bool = False,
+    ) -> Event:
+        """A new event: ``Event(self, timing=..., blocking_sync=...,
+        interprocess=...)``. ``timing=False`` is cheaper, for ordering only;
+        ``interprocess=True`` makes one another process can open
+        (:meth:`Event.ipc_handle`), which needs timing off (the default then)."""
+        flags = event_flags(timing, blocking_sync, interprocess)
         h = self._b.get("cuabi_event_create", self._handle, flags, out="cuabi_event")
         return Event(self._b, h, self)
 
+    # -- peers ---------------------------------------------------------------------
+    def _peer(self, other: "Device") -> Any:
+        return device_arg(other, "peer")._arg(self._b)
+
+    def can_access_peer(self, other: "Device") -> bool:
+        """True when kernels and copies on this device can reach ``other``'s
+        memory directly once :meth:`enable_peer_access` is called; False when
+        not, and False for a device and itself (no peer)."""
+        return bool(
+            self._b.get(
+                "cuabi_device_can_access_peer", self._handle, self._peer(other), out="int32_t"
+            )
+        )
+
+    def enable_peer_access(self, other: "Device") -> None:
+        """Lets kernels and copies on this device reach ``other``'s memory
+        directly (enabling what is enabled succeeds). A device and itself,
+        or a pair that cannot reach each other, raises naming the devices."""
+        self._b.call("cuabi_device_enable_peer_access", self._handle, self._peer(other))
+
+    def disable_peer_access(self, other: "Device") -> None:
+        """Undoes :meth:`enable_peer_access` (disabling what is not enabled succeeds)."""
+        self._b.call("cuabi_device_disable_peer_access", self._handle, self._peer(other))
+
+    def peer_attribute(self, other: "Device", attribute: Union[int, str]) -> int:
+        """A CUdevice_P2PAttribute of this device and ``other``: its value, or
+        its name ("performance_rank", "access_supported",
+        "native_atomic_supported", "cuda_array_access_supported"). A device
+        and itself raises InvalidArgumentError."""
+        return int(
+            self._b.get(
+                "cuabi_device_get_peer_attribute",
+                self._handle,
+                self._peer(other),
+                _peer_attribute_value(attribute),
+                out="int32_t",
+            )
+        )
+
     def __repr__(self) -> str:
         return f"<cuabi.Device {self.ordinal}{' closed' if self._closed else ''}>"
+
+
+class _Compile:
+    """A compile whose arguments are checked and converted: calling it makes
+    the one foreign call (``cuabi_module_compile``, the GIL released) and
+    wraps the module. Holds what the description points to."""
+
+    __slots__ = ("device", "desc", "keep")
+
+    def __init__(self, device: Device, desc: Any, keep: Any) -> None:
+        self.device = device
+        self.desc = desc
+        self.keep = keep
+
+    def __call__(self) -> Module:
+        dev = self.device
+        b = dev.backend
+        h = b.get("cuabi_module_compile", dev.handle, self.desc, out="cuabi_module")
+        return Module(b, h, dev)

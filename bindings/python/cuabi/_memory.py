@@ -1,18 +1,37 @@
-"""Device memory, page-locked host memory, and their interop protocols."""
+"""Device memory (plain, stream-ordered, managed, pitched, shared with other
+processes), memory pools, page-locked host memory, and their interop
+protocols."""
 
 from __future__ import annotations
 
 import ctypes
 import math
+import operator
 import sys
 from typing import TYPE_CHECKING, Any, Dict, Optional, Sequence, Tuple, Union
 
 from . import _dlpack
-from ._base import Resource, check_size
+from ._api import (
+    CUABI_IPC_HANDLE_SIZE,
+    CUABI_LOCATION_HOST,
+    BufferKind,
+    CopyPath,
+    MemoryAdvice,
+    MemoryPoolFlag,
+)
+from ._base import (
+    UINT32_MAX,
+    Resource,
+    _release_lock,
+    check_i32,
+    check_int,
+    check_size,
+    check_u32,
+)
 from ._loader import Backend
 from ._packing import register_pointer_type
 from ._stream import Stream, stream_arg
-from .errors import InvalidHandleError
+from .errors import InvalidArgumentError, InvalidHandleError
 
 if TYPE_CHECKING:
     from ._device import Device
@@ -21,11 +40,128 @@ __all__ = [
     "DeviceBuffer",
     "DeviceArray",
     "PinnedBuffer",
+    "MemoryPool",
     "foreign_memory",
     "host_address",
+    "location_arg",
+    "ipc_handle_arg",
+    "device_arg",
+    "LOCATION_HOST",
 ]
 
 Shape = Union[int, Sequence[int], None]
+
+# The host as a location for DeviceBuffer.prefetch and DeviceBuffer.advise
+# (CUABI_LOCATION_HOST); the string "host" says the same.
+LOCATION_HOST = CUABI_LOCATION_HOST
+
+Location = Union["Device", int, str]
+
+
+def device_arg(device: Any, what: str = "device") -> "Device":
+    """``device`` when it is a cuabi.Device; a TypeError naming ``what`` otherwise."""
+    from ._device import Device
+
+    if not isinstance(device, Device):
+        raise TypeError(f"{what} must be a cuabi.Device, not {type(device).__name__}")
+    return device
+
+
+def location_arg(location: Location, what: str = "location") -> int:
+    """The ``int32_t location`` of a prefetch or an advice: a Device (its
+    ordinal), a device ordinal, or the host ("host" or LOCATION_HOST)."""
+    from ._device import Device
+
+    if isinstance(location, Device):
+        return location.ordinal
+    if isinstance(location, str):
+        if location.strip().lower() == "host":
+            return CUABI_LOCATION_HOST
+        raise ValueError(
+            f"{what} must be a cuabi.Device, a device ordinal or 'host', not {location!r}"
+        )
+    if isinstance(location, bool) or not hasattr(location, "__index__"):
+        raise TypeError(
+            f"{what} must be a cuabi.Device, a device ordinal or 'host', "
+            f"not {type(location).__name__}"
+        )
+    return check_i32(location, what)
+
+
+_ADVICE_NAMES: Dict[str, MemoryAdvice] = {}
+for _a in MemoryAdvice:
+    _ADVICE_NAMES[_a.name.lower()] = _a
+    if _a.name.startswith("SET_"):
+        _ADVICE_NAMES[_a.name[4:].lower()] = _a  # "read_mostly" = "set_read_mostly"
+del _a
+
+
+def advice_arg(advice: Union[MemoryAdvice, int, str]) -> int:
+    """A ``cuabi_memory_advice``: a MemoryAdvice, its value, or its name
+    ("set_read_mostly", or "read_mostly" for short; any case)."""
+    if isinstance(advice, str):
+        found = _ADVICE_NAMES.get(advice.strip().lower())
+        if found is None:
+            names = ", ".join(a.name.lower() for a in MemoryAdvice)
+            raise ValueError(f"unknown advice {advice!r}; use one of {names}")
+        return int(found)
+    return check_i32(advice, "advice")
+
+
+def ipc_handle_arg(handle: Any) -> bytes:
+    """An IPC handle as the bytes the core reads (its own checks follow:
+    the size, the checksum, the kind, the process)."""
+    if isinstance(handle, str):
+        raise TypeError(
+            "an IPC handle is bytes, not str (bytes.fromhex(text) reads a hex string)"
+        )
+    try:
+        return bytes(memoryview(handle).cast("B"))
+    except TypeError:
+        raise TypeError(
+            f"an IPC handle is bytes, not {type(handle).__name__}"
+        ) from None
+
+
+def _fill_value(value: Any, dtype: Any) -> Tuple[int, int]:
+    """(the ``uint32_t value``, ``element_size``) of a fill of ``value`` as
+    ``dtype``: a NumPy dtype (the value converted to its bits), or an element
+    size in bytes (the value is those bits already). The element size and
+    the bits above it are the core's to check."""
+    if isinstance(dtype, int) and not isinstance(dtype, bool):
+        size = check_u32(dtype, "element_size")
+        return check_int(value, "value", 0, UINT32_MAX), size
+    np = _numpy()
+    dt = np.dtype(dtype)
+    size = int(dt.itemsize)
+    if size not in (1, 2, 4):
+        return 0, size  # refused by the core, in its words, whatever the value
+    if dt.kind in "biu":
+        try:
+            v = operator.index(value)
+        except TypeError:
+            raise TypeError(
+                f"a fill of {dt} takes an int, not {type(value).__name__}"
+            ) from None
+        if dt.kind == "b":
+            low, high = 0, 1
+        else:
+            info = np.iinfo(dt)
+            low, high = int(info.min), int(info.max)
+        if not low <= v <= high:
+            raise InvalidArgumentError(
+                f"value = {v} does not fit {dt} ({low} to {high})"
+            )
+        return v & ((1 << (8 * size)) - 1), size
+    if dt.kind == "f":
+        if not isinstance(value, (int, float)) and not isinstance(value, np.number):
+            raise TypeError(f"a fill of {dt} takes a number, not {type(value).__name__}")
+        with np.errstate(over="ignore"):
+            arr = np.array(value, dtype=dt)
+        if np.isinf(arr) and math.isfinite(float(value)):
+            raise InvalidArgumentError(f"value = {value!r} is out of the range of {dt}")
+        return int(arr.view(f"u{size}")), size
+    raise TypeError(f"a fill takes an integer or floating-point dtype, not {dt}")
 
 
 def _numpy() -> Any:
@@ -270,11 +406,14 @@ class _ArrayExport:
 class DeviceBuffer(_ArrayExport, Resource):
     """Device memory (``cuabi_buffer``), optionally typed with a dtype and shape.
 
-    Create with :meth:`Device.alloc`, :meth:`Device.empty` or
-    :meth:`Device.to_device`; wrap memory of CuPy/PyTorch with
-    :meth:`Device.wrap_buffer`. It exports ``__cuda_array_interface__`` and
-    DLPack with its dtype and shape (bytes when untyped); :meth:`as_array`
-    gives another typed view. As a kernel argument it passes its address.
+    Create with :meth:`Device.alloc` (in stream order with ``stream=`` or
+    ``pool=``), :meth:`Device.alloc_managed`, :meth:`Device.alloc_pitched`,
+    :meth:`Device.empty` or :meth:`Device.to_device`; wrap memory of
+    CuPy/PyTorch with :meth:`Device.wrap_buffer`; open another process's
+    with :meth:`open_ipc`. :attr:`kind` says which. It exports
+    ``__cuda_array_interface__`` and DLPack with its dtype and shape (bytes
+    when untyped); :meth:`as_array` gives another typed view. As a kernel
+    argument it passes its address.
     """
 
     _release_fn = "cuabi_buffer_release"
@@ -288,10 +427,19 @@ class DeviceBuffer(_ArrayExport, Resource):
         dtype: Any = None,
         shape: Shape = None,
         owner: Any = None,
+        *,
+        pool: Optional["MemoryPool"] = None,
+        rows: Optional[Tuple[int, int]] = None,
     ) -> None:
         Resource.__init__(self, backend, handle)
         self.device = device
         self._foreign = owner  # wrapped memory's owner, kept alive
+        # The pool a stream-ordered or IPC buffer came from (the core keeps
+        # it alive too), and a pitched buffer's (width_bytes, height).
+        self.pool = pool
+        self._rows = rows
+        self._kind: Optional[BufferKind] = None
+        self._pitch: Optional[int] = None
         self._ptr: Optional[int] = int(
             backend.get("cuabi_buffer_get_pointer", handle, out="uint64_t")
         )
@@ -340,6 +488,227 @@ class DeviceBuffer(_ArrayExport, Resource):
                 )
             )
         return self._ordinal
+
+    @property
+    def kind(self) -> BufferKind:
+        """How the memory was obtained (``cuabi_buffer_get_kind``):
+        ``BufferKind.DEVICE``, ``STREAM_ORDERED``, ``MANAGED``, ``PITCHED``,
+        ``WRAPPED`` or ``IPC``."""
+        if self._kind is None:
+            self._kind = BufferKind(
+                int(self._b.get("cuabi_buffer_get_kind", self._handle, out="int32_t"))
+            )
+        return self._kind
+
+    @property
+    def pitch(self) -> int:
+        """The row pitch in bytes of a pitched buffer (:meth:`Device.alloc_pitched`);
+        0 for every other kind."""
+        if self._pitch is None:
+            self._pitch = int(
+                self._b.get("cuabi_buffer_get_pitch", self._handle, out="size_t")
+            )
+        return self._pitch
+
+    # -- stream-ordered memory -------------------------------------------------
+    def free(self, stream: Optional[Stream] = None) -> None:
+        """Frees a stream-ordered buffer (``Device.alloc(..., stream=s)`` or
+        ``pool=``) in order on ``stream`` (None: the default stream): its
+        memory goes back to its pool once the work queued there before this
+        call is done. The buffer is closed from then on (its memory is never
+        touched again; closing or collecting it does nothing more).
+
+        Inside a stream capture this is the graph's free node. Another kind
+        of buffer, or one a texture object still reads, raises the core's
+        InvalidArgumentError and stays as it was (release it with
+        :meth:`close`). While a view or export of it is alive (``as_array``,
+        ``host_array``, ``__dlpack__``) it raises InvalidArgumentError."""
+        b = self._b
+        s = stream_arg(stream, b)
+        with _release_lock:
+            pins = self._pins
+        if pins:
+            raise InvalidArgumentError(
+                f"the buffer has {pins} live view(s) or export(s) (as_array, host_array, "
+                "__dlpack__); drop them before freeing it"
+            )
+        b.call("cuabi_buffer_free_async", self._handle, s)
+        with _release_lock:
+            self._closed = True  # the core released the handle: never again
+        self._on_release()
+
+    # -- managed memory ----------------------------------------------------------
+    def host_array(self, dtype: Any = None, shape: Shape = None) -> Any:
+        """A NumPy array over a managed buffer's memory (:meth:`Device.alloc_managed`),
+        no copy. It keeps the buffer alive (a ``close()`` waits for it).
+        ``dtype`` and ``shape`` default to the buffer's own.
+
+        When the host may touch it (the header's rule): where the device's
+        ``CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS`` (89) is 1 (Linux
+        with a Pascal or newer GPU), at any time, with the usual rules for
+        data races: what a kernel writes is seen after the kernel is known
+        to have finished (a synchronize), and the host must not write what a
+        running kernel reads. Where it is 0, the host must not touch any
+        managed memory while any kernel runs on the device: synchronize the
+        device first. Another kind of buffer raises InvalidArgumentError."""
+        address = int(
+            self._b.get("cuabi_buffer_get_host_pointer", self._handle, out="void*")
+        )
+        np = _numpy()
+        if dtype is None:
+            dtype = self._dtype
+            if shape is None and dtype is not None:
+                shape = self.shape
+        dt, typestr, itemsize = _dtype_info(dtype)
+        dims = _shape_for(shape, self._nbytes, itemsize, "the managed buffer")
+        descr = dt.descr if dt is not None and dt.fields is not None else None
+        return np.asarray(_HostView(self, address, typestr, dims, descr))
+
+    def _range(self, offset: int, nbytes: Optional[int]) -> Tuple[int, int]:
+        offset = check_size(offset, "offset")
+        if nbytes is None:  # past the end: the core names the range
+            nbytes = max(self._nbytes - offset, 0)
+        return offset, check_size(nbytes, "nbytes")
+
+    def prefetch(
+        self,
+        location: Location,
+        stream: Optional[Stream] = None,
+        offset: int = 0,
+        nbytes: Optional[int] = None,
+    ) -> None:
+        """Migrates a managed buffer's memory (``nbytes`` from ``offset``;
+        default: all of it) to ``location`` in order on ``stream`` (None: the
+        default stream), ahead of its use there. ``location`` is a
+        :class:`Device`, a device ordinal, or ``"host"``
+        (:data:`cuabi.LOCATION_HOST`)."""
+        b = self._b
+        where = location_arg(location)
+        offset, nbytes = self._range(offset, nbytes)
+        b.call(
+            "cuabi_buffer_prefetch_async",
+            self._handle,
+            offset,
+            nbytes,
+            where,
+            stream_arg(stream, b),
+        )
+
+    def advise(
+        self,
+        advice: Union[MemoryAdvice, int, str],
+        location: Optional[Location] = None,
+        offset: int = 0,
+        nbytes: Optional[int] = None,
+    ) -> None:
+        """Advice on how a managed range (default: the whole buffer) is used:
+        a :class:`cuabi.MemoryAdvice` or its name, ``"read_mostly"``,
+        ``"preferred_location"``, ``"accessed_by"`` or their ``"unset_..."``
+        forms. ``location`` (a Device, an ordinal or ``"host"``; None: this
+        buffer's device) is where the pages are preferred or who accesses
+        them; read-mostly advice does not use it."""
+        value = advice_arg(advice)
+        where = self.device_ordinal if location is None else location_arg(location)
+        offset, nbytes = self._range(offset, nbytes)
+        self._b.call("cuabi_buffer_advise", self._handle, offset, nbytes, value, where)
+
+    # -- other processes and other devices ---------------------------------------
+    def ipc_handle(self) -> bytes:
+        """This buffer's IPC handle: 128 bytes (``cuabi.capi.CUABI_IPC_HANDLE_SIZE``)
+        to send to another process (a pipe, a socket, a file, or hex on a
+        command line), which opens it with :meth:`open_ipc`. Valid while this
+        buffer lives. Plain and pitched buffers can be shared, and
+        stream-ordered ones from a pool made with ``ipc=True``; other kinds
+        raise InvalidArgumentError."""
+        b = self._b
+        out = b.char_buffer(CUABI_IPC_HANDLE_SIZE)
+        b.call("cuabi_buffer_get_ipc_handle", self._handle, out, CUABI_IPC_HANDLE_SIZE)
+        return b.buffer_bytes(out, CUABI_IPC_HANDLE_SIZE)
+
+    @classmethod
+    def open_ipc(
+        cls, device: "Device", handle: Any, pool: Optional["MemoryPool"] = None
+    ) -> "DeviceBuffer":
+        """Opens, on ``device``, a buffer another process exported with
+        :meth:`ipc_handle` (``handle``: those bytes). A stream-ordered
+        buffer's handle needs ``pool``: its pool, imported here with
+        :meth:`MemoryPool.import_fd`. The buffer (``kind`` IPC) has the
+        exported size; closing it unmaps the memory, which the other process
+        still owns and must keep alive meanwhile. A handle of this very
+        process, a damaged or foreign one raises InvalidArgumentError."""
+        dev = device_arg(device)
+        data = ipc_handle_arg(handle)
+        b = dev.backend
+        if pool is not None and not isinstance(pool, MemoryPool):
+            raise TypeError(f"pool must be a cuabi.MemoryPool or None, not {type(pool).__name__}")
+        address, nbytes, _keep = host_address(data, writable=False)
+        h = b.get(
+            "cuabi_buffer_open_ipc",
+            dev.handle,
+            b.NULL if pool is None else pool._arg(b),
+            b.pointer(address),
+            nbytes,
+            out="cuabi_buffer",
+        )
+        try:
+            return cls(b, h, dev, pool=pool)
+        except BaseException:
+            b.lib.cuabi_buffer_release(h)
+            raise
+
+    def copy_path(self, src: "DeviceBuffer") -> CopyPath:
+        """How a copy from ``src`` into this buffer (:meth:`copy_from`)
+        travels now: ``CopyPath.SAME_DEVICE``, ``PEER`` (peer access is
+        enabled between the devices) or ``THROUGH_HOST``."""
+        if isinstance(src, DeviceArray):
+            src = src.buffer
+        if not isinstance(src, DeviceBuffer):
+            raise TypeError(f"src must be a DeviceBuffer, not {type(src).__name__}")
+        b = self._b
+        return CopyPath(
+            int(b.get("cuabi_buffer_get_copy_path", self._handle, src._arg(b), out="int32_t"))
+        )
+
+    # -- fills ---------------------------------------------------------------------
+    def fill(
+        self,
+        value: Any,
+        dtype: Any = None,
+        offset: int = 0,
+        count: Optional[int] = None,
+        stream: Optional[Stream] = None,
+    ) -> None:
+        """Sets ``count`` elements (default: to the end) from byte ``offset``
+        to ``value``. ``dtype`` is a NumPy dtype of 1, 2 or 4 bytes (``value``
+        is converted to it: ``fill(0xBEEF, np.uint16)``, ``fill(1.5,
+        np.float32)``), or the element size in bytes with ``value`` its bits
+        (``fill(0xBEEF, 2)``); None: this buffer's dtype. Asynchronous on
+        ``stream`` if given."""
+        if dtype is None:
+            if self._dtype is None:
+                raise TypeError(
+                    "fill needs a dtype or an element size for an untyped buffer"
+                )
+            dtype = self._dtype
+        bits, size = _fill_value(value, dtype)
+        offset = check_size(offset, "offset")
+        if count is None:
+            count = max(self._nbytes - offset, 0) // max(size, 1)
+        count = check_size(count, "count")
+        b = self._b
+        if stream is None:
+            b.call("cuabi_buffer_fill", self._handle, offset, bits, size, count)
+        else:
+            b.call(
+                "cuabi_buffer_fill_async",
+                self._handle,
+                offset,
+                bits,
+                size,
+                count,
+                stream_arg(stream, b),
+            )
+
 
     def as_array(
         self, dtype: Any, shape: Shape = None, stream: Optional[Stream] = None
@@ -418,7 +787,9 @@ class DeviceBuffer(_ArrayExport, Resource):
         src_offset: int = 0,
         stream: Optional[Stream] = None,
     ) -> None:
-        """Copies ``nbytes`` (default: all of ``src``) device to device."""
+        """Copies ``nbytes`` (default: all of ``src``) device to device, on
+        one device or between two (directly where peer access is enabled,
+        else through the host: :meth:`copy_path`)."""
         if isinstance(src, DeviceArray):
             src = src.buffer
         if not isinstance(src, DeviceBuffer):
@@ -552,23 +923,32 @@ class DeviceArray(_ArrayExport):
 
 
 class _HostView:
-    """Holds a PinnedBuffer while a NumPy array views its memory."""
+    """Holds a PinnedBuffer (or a managed DeviceBuffer) while a NumPy array
+    views its memory at ``address``."""
 
     def __init__(
-        self, pinned: "PinnedBuffer", typestr: str, shape: Tuple[int, ...]
+        self,
+        owner: Resource,
+        address: int,
+        typestr: str,
+        shape: Tuple[int, ...],
+        descr: Any = None,
     ) -> None:
-        self.__array_interface__ = {
-            "data": (pinned.ptr, False),
+        ai: Dict[str, Any] = {
+            "data": (address, False),
             "shape": shape,
             "typestr": typestr,
             "version": 3,
         }
-        self.pinned = pinned
-        pinned._pin()
+        if descr is not None:
+            ai["descr"] = descr
+        self.__array_interface__ = ai
+        self.owner = owner
+        owner._pin()
 
     def __del__(self) -> None:
         try:
-            self.pinned._unpin()
+            self.owner._unpin()
         except Exception:
             pass
 
@@ -613,8 +993,133 @@ class PinnedBuffer(Resource):
         np = _numpy()
         dt, typestr, itemsize = _dtype_info(dtype)
         dims = _shape_for(shape, self._nbytes, itemsize, "the pinned buffer")
-        return np.asarray(_HostView(self, typestr, dims))
+        descr = dt.descr if dt is not None and dt.fields is not None else None
+        return np.asarray(_HostView(self, self.ptr, typestr, dims, descr))
 
     def __repr__(self) -> str:
         state = "closed" if self._closed else f"ptr=0x{self._ptr:x}"
         return f"<cuabi.PinnedBuffer {state} nbytes={self._nbytes}>"
+
+
+class MemoryPool(Resource):
+    """A pool of device memory for stream-ordered allocation
+    (``cuabi_memory_pool``).
+
+    >>> pool = MemoryPool(dev, release_threshold=64 << 20)
+    >>> buf = dev.alloc(n, stream=s, pool=pool)      # or pool.alloc(n, stream=s)
+    >>> ...                                          # work on s using buf
+    >>> buf.free(s)                                  # back to the pool, in order on s
+    >>> reserved, used = pool.usage
+    >>> pool.trim(0)                                 # give unused memory back
+
+    ``max_bytes`` caps what the pool reserves (0: only the device's memory
+    does); ``release_threshold`` is how much unused memory it keeps reserved
+    when a stream synchronizes instead of giving it back (0: none).
+    ``ipc=True`` makes a pool that can be shared with other processes
+    (:meth:`export_fd`, and its buffers' :meth:`DeviceBuffer.ipc_handle`).
+    :attr:`Device.default_memory_pool` is the device's own pool, the one
+    ``dev.alloc(n, stream=s)`` uses (and CuPy's and PyTorch's stream-ordered
+    allocators). A pool made here is destroyed once it is closed and every
+    buffer allocated from it is freed."""
+
+    _release_fn = "cuabi_memory_pool_release"
+    _handle_type = "cuabi_memory_pool"
+
+    device: "Device"
+    is_default: bool
+
+    def __init__(
+        self,
+        device: "Device",
+        max_bytes: int = 0,
+        release_threshold: int = 0,
+        *,
+        ipc: bool = False,
+    ) -> None:
+        dev = device_arg(device)
+        b = dev.backend
+        arg, desc, size = b.struct("cuabi_memory_pool_desc")
+        b.call("cuabi_memory_pool_desc_init", arg, size)
+        desc.max_bytes = check_size(max_bytes, "max_bytes")
+        desc.release_threshold = check_size(release_threshold, "release_threshold")
+        desc.flags = int(MemoryPoolFlag.IPC) if ipc else 0
+        h = b.get("cuabi_memory_pool_create", dev.handle, arg, out="cuabi_memory_pool")
+        Resource.__init__(self, b, h)
+        self.device = dev
+        self.is_default = False
+
+    @classmethod
+    def _wrap(
+        cls, backend: Backend, handle: Any, device: "Device", is_default: bool = False
+    ) -> "MemoryPool":
+        pool = cls.__new__(cls)
+        Resource.__init__(pool, backend, handle)
+        pool.device = device
+        pool.is_default = is_default
+        return pool
+
+    @classmethod
+    def import_fd(cls, device: "Device", fd: int) -> "MemoryPool":
+        """Opens, on ``device``, a pool another process exported with
+        :meth:`export_fd` (``fd`` inherited or received over a Unix socket;
+        it stays the caller's to close). Open its buffers with
+        ``DeviceBuffer.open_ipc(device, handle, pool=this pool)``."""
+        dev = device_arg(device)
+        b = dev.backend
+        h = b.get(
+            "cuabi_memory_pool_import_fd", dev.handle, check_i32(fd, "fd"), out="cuabi_memory_pool"
+        )
+        return cls._wrap(b, h, dev)
+
+    @property
+    def release_threshold(self) -> int:
+        """Unused bytes the pool keeps reserved when a stream synchronizes (settable)."""
+        return int(
+            self._b.get("cuabi_memory_pool_get_release_threshold", self._handle, out="uint64_t")
+        )
+
+    @release_threshold.setter
+    def release_threshold(self, nbytes: int) -> None:
+        self._b.call(
+            "cuabi_memory_pool_set_release_threshold",
+            self._handle,
+            check_size(nbytes, "release_threshold"),
+        )
+
+    def trim(self, keep: int = 0) -> None:
+        """Gives reserved memory back to the device until the pool holds at
+        most ``keep`` bytes it is not using (memory in use is never given back)."""
+        self._b.call("cuabi_memory_pool_trim", self._handle, check_size(keep, "keep"))
+
+    @property
+    def usage(self) -> Tuple[int, int]:
+        """(reserved, used): the bytes the pool has reserved from the device,
+        and of those the bytes its live allocations use."""
+        reserved, used = self._b.get_many(
+            "cuabi_memory_pool_get_usage", self._handle, outs=("uint64_t", "uint64_t")
+        )
+        return int(reserved), int(used)
+
+    def export_fd(self) -> int:
+        """A new file descriptor for this pool (made with ``ipc=True``), owned
+        by the caller: pass it to another process (``subprocess.Popen(...,
+        pass_fds=[fd])``, or over a Unix socket) for :meth:`import_fd`, then
+        close it (``os.close``)."""
+        return int(self._b.get("cuabi_memory_pool_export_fd", self._handle, out="int32_t"))
+
+    def alloc(
+        self,
+        nbytes: int,
+        stream: Optional[Stream] = None,
+        dtype: Any = None,
+        shape: Shape = None,
+    ) -> DeviceBuffer:
+        """``nbytes`` from this pool in order on ``stream``:
+        ``device.alloc(nbytes, dtype, shape, stream=stream, pool=self)``."""
+        return self.device.alloc(nbytes, dtype, shape, stream=stream, pool=self)
+
+    def __repr__(self) -> str:
+        if self._closed:
+            return "<cuabi.MemoryPool closed>"
+        what = " (the default pool)" if self.is_default else ""
+        return f"<cuabi.MemoryPool of device {self.device.ordinal}{what}>"

@@ -12,6 +12,8 @@ Each argument becomes bytes by these rules:
 * A cuabi buffer, anything with ``__cuda_array_interface__`` (CuPy, PyTorch,
   Numba) or ``__dlpack__`` (JAX ...) passes its device address; ``None``
   passes a NULL pointer. Both are pointer-sized.
+* A cuabi Texture or Surface passes its 64-bit object value
+  (``cudaTextureObject_t``, ``cudaSurfaceObject_t``): 8 bytes.
 * A NumPy structured scalar or a ``ctypes.Structure`` is a struct by value.
 
 Whether the arguments fit the kernel (their count, and each one's size
@@ -209,6 +211,9 @@ def pack_value(value: Any, size: int, index: int = 0, kernel: Optional[str] = No
     return packer(value, size, index, kernel)
 
 
+_U64_TYPES = (ctypes.c_uint64, ctypes.c_ulonglong)
+
+
 def _apply_type(value: Any, ctype: Any, index: int, kernel: Optional[str]) -> Any:
     """The ctypes way: convert ``value`` to ``ctype`` (None: leave it as it is)."""
     if ctype is None:
@@ -217,6 +222,11 @@ def _apply_type(value: Any, ctype: Any, index: int, kernel: Optional[str]) -> An
         address = _device_address(value)
         if address is not None:
             return ctypes.c_void_p(address)
+    if ctype in _U64_TYPES and not isinstance(value, int):
+        # A texture or surface object (or a buffer's address) as a 64-bit value.
+        address = getattr(value, "__cuabi_ptr__", None)
+        if address is not None:
+            return ctype(address)
     try:
         return value if isinstance(value, ctype) else ctype(value)
     except (TypeError, ValueError) as exc:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import concurrent.futures
 import functools
 import threading
 import weakref
@@ -13,13 +14,15 @@ from typing import (
     Iterable,
     List,
     Mapping,
+    NamedTuple,
     Optional,
     Sequence,
     Tuple,
     Union,
 )
 
-from ._api import FunctionAttribute
+from ._api import FunctionAttribute, NameForm
+from ._background import submit
 from ._base import (
     Resource,
     as_bytes,
@@ -32,6 +35,7 @@ from ._base import (
 )
 from ._launch import Dim3, LaunchConfig
 from ._loader import Backend
+from ._options import OptionsArg, option_strings
 from ._packing import ArgumentLayout, no_packer
 from ._stream import Event, Stream, stream_arg
 from .errors import CompileError, InvalidHandleError
@@ -43,6 +47,7 @@ __all__ = [
     "Program",
     "Module",
     "Kernel",
+    "KernelName",
     "PreparedLaunch",
     "Headers",
     "normalize_headers",
@@ -82,19 +87,30 @@ def normalize_headers(headers: Headers) -> Tuple[List[bytes], List[bytes]]:
     return sources, names
 
 
-def _options(options: Union[str, Sequence[Union[str, bytes]], None]) -> List[bytes]:
-    if options is None:
-        return []
-    if isinstance(options, (str, bytes)):
-        options = [options]
-    try:
-        items = list(options)
-    except TypeError:
-        raise TypeError(
-            "options must be a str, bytes or a sequence of them, "
-            f"not {type(options).__name__}"
-        ) from None
-    return [as_bytes(o, "option") for o in items]
+_NAME_FORMS = {f.name.lower(): f for f in NameForm}
+
+
+def _name_form(form: Union[NameForm, int, str]) -> int:
+    """A cuabi_name_form from a NameForm, its name ("demangled", "symbol")
+    or an int (which the core checks)."""
+    if isinstance(form, str):
+        value = _NAME_FORMS.get(form.strip().lower())
+        if value is None:
+            raise ValueError(
+                f"unknown name form {form!r}; use one of {', '.join(_NAME_FORMS)}"
+            )
+        return int(value)
+    return check_i32(form, "form")
+
+
+class KernelName(NamedTuple):
+    """A kernel of a module (:attr:`Module.kernels`): its name demangled
+    (``"doublify(float*)"``, ``"void ops::scale<float>(float*, float)"``;
+    an ``extern "C"`` kernel's name as it is) and its symbol in the image
+    (``"_ZN3ops5scaleIfEEvPT_S1_"``), which :meth:`Module.get_kernel` takes."""
+
+    name: str
+    symbol: str
 
 
 class Program(Resource):
@@ -103,10 +119,11 @@ class Program(Resource):
 
     >>> prog = Program(source, name_expressions=["write_scalar<float>"])
     >>> prog.compile(["--gpu-architecture=sm_90", "-std=c++17"])
+    >>> prog.compile(arch="sm_90", std=17)          # the same, as typed options
     >>> prog.cubin, prog.log, prog.lowered_name("write_scalar<float>")
 
     A failed compile raises :class:`~cuabi.CompileError`, whose ``.log`` is
-    NVRTC's log."""
+    NVRTC's log. :meth:`compile_async` compiles in the background."""
 
     _release_fn = "cuabi_program_release"
     _handle_type = "cuabi_program"
@@ -148,13 +165,32 @@ class Program(Resource):
         )
         self.name_expressions.append(expression)
 
-    def compile(
-        self, options: Union[str, Sequence[Union[str, bytes]], None] = ()
-    ) -> "Program":
+    def compile(self, options: OptionsArg = (), **typed: Any) -> "Program":
         """Compiles with NVRTC ``options`` (e.g. ``--gpu-architecture=sm_90``:
-        CUBIN; ``compute_90``: PTX); returns self. Raises CompileError (with
-        ``.log``) when NVRTC rejects the source or the options."""
-        opts = _options(options)
+        CUBIN; ``compute_90``: PTX) and the typed options of
+        :class:`~cuabi.CompileOptions` as keywords (``arch="sm_90"``,
+        ``std=17``, ``defines={"N": 4}``, ``lto=True`` ...; an unknown one
+        raises TypeError); ``options`` may be a CompileOptions too. Returns
+        self. Raises CompileError (with ``.log``) when NVRTC rejects the
+        source or the options."""
+        return self._compile(option_strings(options, typed))
+
+    def compile_async(
+        self,
+        options: OptionsArg = (),
+        *,
+        executor: Optional[concurrent.futures.Executor] = None,
+        **typed: Any,
+    ) -> "concurrent.futures.Future[Program]":
+        """:meth:`compile` in the background: a Future whose result is this
+        program (or whose exception is the CompileError). Runs on a small
+        shared executor unless ``executor`` is given; the GIL is released
+        while NVRTC works, so Python threads go on. The options are checked
+        now: a wrong keyword or value raises here, not from the future."""
+        opts = option_strings(options, typed)
+        return submit(self._compile, opts, on=executor)
+
+    def _compile(self, opts: List[bytes]) -> "Program":
         arr, _keep = self._b.string_array(opts)
         try:
             self._b.call("cuabi_program_compile", self._handle, len(opts), arr)
@@ -181,6 +217,14 @@ class Program(Resource):
     def cubin(self) -> bytes:
         """The CUBIN (NotFoundError when the target was a ``compute_XY`` one)."""
         return self._b.get_bytes("cuabi_program_get_cubin", self._handle)
+
+    @property
+    def lto_ir(self) -> bytes:
+        """The LTO-IR of a program compiled with ``lto=True`` (``-dlto``),
+        for a link-time-optimising link (:meth:`Linker.add_program
+        <cuabi.Linker.add_program>` takes it by itself). NotFoundError for a
+        program compiled without it."""
+        return self._b.get_bytes("cuabi_program_get_lto_ir", self._handle)
 
     def lowered_name(self, expression: str) -> str:
         """The mangled name of a registered name expression."""
@@ -210,7 +254,9 @@ class Module(Resource):
     """Device code loaded on a device (``cuabi_module``); kernels come from it.
 
     Made by :meth:`Device.compile` (NVRTC plus the on-disk cache),
-    :meth:`Device.load_module` or :meth:`Program.load`."""
+    :meth:`Device.load_module`, :meth:`Program.load`, :meth:`Linker.link
+    <cuabi.Linker.link>` or :meth:`Library.get_module
+    <cuabi.Library.get_module>`. :attr:`kernels` lists its kernels."""
 
     _release_fn = "cuabi_module_release"
     _handle_type = "cuabi_module"
@@ -221,12 +267,61 @@ class Module(Resource):
 
     @property
     def from_cache(self) -> bool:
-        """True when Device.compile served this module from the on-disk cache."""
+        """True when Device.compile (or Linker.link) served this module from
+        the on-disk cache."""
         return bool(self._b.get("cuabi_module_get_from_cache", self._handle, out="int32_t"))
+
+    @property
+    def compile_log(self) -> str:
+        """NVRTC's log of the compile that made this module, warnings
+        included, also after a successful compile. "" for a module the cache
+        served (the compile that made the image showed its log) and for one
+        loaded from an image, a file, a link or a library."""
+        return self._b.get_string("cuabi_module_get_compile_log", self._handle)
+
+    @property
+    def kernel_count(self) -> int:
+        """How many kernels the module has (driver 12.4 or newer;
+        NotSupportedError before)."""
+        return int(self._b.get("cuabi_module_get_kernel_count", self._handle, out="size_t"))
+
+    def kernel_name(
+        self, index: int, form: Union[NameForm, int, str] = NameForm.DEMANGLED
+    ) -> str:
+        """The name of kernel ``index`` (0 to :attr:`kernel_count` - 1, in the
+        driver's order): ``form`` ``"demangled"`` (as C++ writes it) or
+        ``"symbol"`` (the image's symbol). OutOfRangeError past the end."""
+        return self._b.get_string(
+            "cuabi_module_get_kernel_name",
+            self._handle,
+            check_size(index, "index"),
+            _name_form(form),
+        )
+
+    @property
+    def kernels(self) -> List[KernelName]:
+        """Every kernel of the module as (name, symbol) pairs
+        (:class:`~cuabi.KernelName`), in the driver's order:
+
+        >>> [k.name for k in mod.kernels]
+        ['void ops::scale<float>(float*, float)', 'void ops::scale<int>(int*, int)', 'doublify(float*)']
+        >>> mod.get_kernel(mod.kernels[0].symbol)"""
+        return [
+            KernelName(
+                self.kernel_name(i, NameForm.DEMANGLED), self.kernel_name(i, NameForm.SYMBOL)
+            )
+            for i in range(self.kernel_count)
+        ]
 
     def get_kernel(self, name: str) -> "Kernel":
         """The kernel called ``name``, or given by a name expression at compile
-        time (``"write_scalar<float>"``). NotFoundError if there is none."""
+        time (``"write_scalar<float>"``). A C++ kernel (no ``extern "C"``) is
+        found by its plain or qualified name (``"doublify"``,
+        ``"ops::scale"``) when no other kernel of the module has it, or by
+        its symbol (:attr:`kernels`). NotFoundError if there is none
+        (listing the kernels); InvalidArgumentError, listing the candidates,
+        for a name several kernels have (overloads, template instances:
+        use a name expression)."""
         h = self._b.get(
             "cuabi_module_get_function",
             self._handle,

@@ -6,7 +6,7 @@ import contextlib
 import weakref
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Optional, Sequence, Tuple, Union
 
-from ._api import CUABI_ERROR_NOT_READY, CaptureMode
+from ._api import CUABI_ERROR_NOT_READY, CUABI_IPC_HANDLE_SIZE, CaptureMode, EventFlag
 from ._base import Resource, check_i32, check_size
 from ._loader import Backend
 
@@ -14,7 +14,15 @@ if TYPE_CHECKING:
     from ._device import Device
     from ._program import Kernel
 
-__all__ = ["Stream", "Event", "Graph", "GraphExec", "stream_arg", "event_arg"]
+__all__ = [
+    "Stream",
+    "Event",
+    "Graph",
+    "GraphExec",
+    "stream_arg",
+    "event_arg",
+    "event_flags",
+]
 
 _CAPTURE_MODES = {m.name.lower(): int(m) for m in CaptureMode}
 
@@ -38,6 +46,19 @@ def event_arg(event: "Event", backend: Backend, what: str = "event") -> Any:
     if not isinstance(event, Event):
         raise TypeError(f"{what} must be a cuabi.Event, not {type(event).__name__}")
     return event._arg(backend)
+
+
+def event_flags(timing: Optional[bool], blocking_sync: bool, interprocess: bool) -> int:
+    """The ``cuabi_event_flags`` of these options; ``timing`` None is True
+    unless the event is interprocess (which needs timing off)."""
+    if timing is None:
+        timing = not interprocess
+    flags = 0 if timing else int(EventFlag.DISABLE_TIMING)
+    if blocking_sync:
+        flags |= int(EventFlag.BLOCKING_SYNC)
+    if interprocess:
+        flags |= int(EventFlag.INTERPROCESS)
+    return flags
 
 
 class Stream(Resource):
@@ -154,14 +175,74 @@ class _Capture:
 
 
 class Event(Resource):
-    """A CUDA event (``cuabi_event``): a point in a stream, for ordering and timing."""
+    """A CUDA event (``cuabi_event``): a point in a stream, for ordering and timing.
+
+    >>> ev = Event(dev)                          # or dev.create_event(), stream.record()
+    >>> shared = Event(dev, interprocess=True)   # timing off; shared.ipc_handle()
+
+    ``timing=False`` makes a cheaper event, for ordering only;
+    ``blocking_sync=True`` makes :meth:`synchronize` sleep instead of spin;
+    ``interprocess=True`` makes one another process can open with
+    :meth:`open_ipc` (it needs timing off, the default then)."""
 
     _release_fn = "cuabi_event_release"
     _handle_type = "cuabi_event"
 
-    def __init__(self, backend: Backend, handle: Any, device: "Device") -> None:
-        super().__init__(backend, handle)
-        self.device = device
+    device: "Device"
+
+    def __init__(
+        self,
+        device: Union["Device", Backend],
+        handle: Any = None,
+        owner: Optional["Device"] = None,
+        *,
+        timing: Optional[bool] = None,
+        blocking_sync: bool = False,
+        interprocess: bool = False,
+    ) -> None:
+        if isinstance(device, Backend):  # Event(backend, handle, device): made elsewhere
+            if owner is None:
+                raise TypeError("Event(backend, handle, device) needs the device")
+            super().__init__(device, handle)
+            self.device = owner
+            return
+        from ._memory import device_arg
+
+        dev = device_arg(device)
+        if handle is not None or owner is not None:
+            raise TypeError("Event(device, ...) takes its options as keywords")
+        b = dev.backend
+        flags = event_flags(timing, blocking_sync, interprocess)
+        h = b.get("cuabi_event_create", dev.handle, flags, out="cuabi_event")
+        super().__init__(b, h)
+        self.device = dev
+
+    def ipc_handle(self) -> bytes:
+        """This event's IPC handle: 128 bytes for another process, which
+        opens it with :meth:`open_ipc`, to wait there for what this process
+        records. The event must be made with ``interprocess=True``."""
+        b = self._b
+        out = b.char_buffer(CUABI_IPC_HANDLE_SIZE)
+        b.call("cuabi_event_get_ipc_handle", self._handle, out, CUABI_IPC_HANDLE_SIZE)
+        return b.buffer_bytes(out, CUABI_IPC_HANDLE_SIZE)
+
+    @classmethod
+    def open_ipc(cls, device: "Device", handle: Any) -> "Event":
+        """Opens another process's event on ``device`` (``handle``: the bytes
+        of its :meth:`ipc_handle`): the other process records it, this one
+        waits for it (:meth:`Stream.wait`, :meth:`synchronize`). A handle of
+        this very process, a damaged or foreign one raises
+        InvalidArgumentError."""
+        from ._memory import device_arg, host_address, ipc_handle_arg
+
+        dev = device_arg(device)
+        data = ipc_handle_arg(handle)
+        b = dev.backend
+        address, nbytes, _keep = host_address(data, writable=False)
+        h = b.get(
+            "cuabi_event_open_ipc", dev.handle, b.pointer(address), nbytes, out="cuabi_event"
+        )
+        return cls(b, h, dev)
 
     def record(self, stream: Optional[Stream] = None) -> "Event":
         """Records the event on ``stream`` (None: the default stream); returns self."""

@@ -1,0 +1,289 @@
+"""Linking device code (:class:`Linker`) and libraries (:class:`Library`)."""
+
+from __future__ import annotations
+
+import concurrent.futures
+import os
+from typing import TYPE_CHECKING, Any, Optional, Sequence, Union
+
+from ._api import LinkBackend, LinkFlag, LinkInput
+from ._background import submit
+from ._base import Resource, as_bytes, check_i32, no_nul, resolve_backend
+from ._loader import Backend
+from ._memory import device_arg, host_address
+from ._program import Module, Program
+from .errors import CompileError
+
+if TYPE_CHECKING:
+    from ._device import Device
+
+__all__ = ["Linker", "Library", "LinkInput", "LinkBackend"]
+
+PathArg = Union[str, "os.PathLike[str]"]
+ImageArg = Union[bytes, bytearray, memoryview, PathArg]
+InputKind = Union[LinkInput, int, str]
+BackendKind = Union[LinkBackend, int, str]
+
+_INPUTS = {k.name.lower(): k for k in LinkInput}
+_BACKENDS = {k.name.lower(): k for k in LinkBackend}
+
+
+def _enum_arg(value: Any, table: Any, what: str) -> int:
+    """An enum value from a member, its name (case-insensitive) or an int
+    (which the core checks)."""
+    if isinstance(value, str):
+        member = table.get(value.strip().lower())
+        if member is None:
+            raise ValueError(f"unknown {what} {value!r}; use one of {', '.join(table)}")
+        return int(member)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(
+            f"{what} must be one of {', '.join(table)} (or its enum), "
+            f"not {type(value).__name__}"
+        )
+    return check_i32(value, what)
+
+
+def input_kind(kind: InputKind) -> int:
+    """A cuabi_link_input from a LinkInput, its name ("auto", "cubin", "ptx",
+    "lto_ir", "fatbin", "object", "library") or an int."""
+    return _enum_arg(kind, _INPUTS, "link input kind")
+
+
+def _link_options(options: Any) -> Sequence[bytes]:
+    if options is None:
+        return []
+    if isinstance(options, (str, bytes)):
+        options = [options]
+    try:
+        items = list(options)
+    except TypeError:
+        raise TypeError(
+            "options must be a str or a sequence of nvJitLink option strings, "
+            f"not {type(options).__name__}"
+        ) from None
+    return [as_bytes(o, "option") for o in items]
+
+
+def _is_path(obj: Any) -> bool:
+    return isinstance(obj, (str, os.PathLike))
+
+
+class Linker(Resource):
+    """Links device code of several programs, images and files into one
+    image for a device (``cuabi_linker``) and loads it:
+
+    >>> caller = Program(CALLER).compile(arch=dev.arch, relocatable=True)
+    >>> callee = Program(CALLEE).compile(arch=dev.arch, relocatable=True)
+    >>> linker = Linker(dev)                  # nvJitLink when it loads, else the driver's
+    >>> linker.add_program(caller).add_program(callee)
+    >>> mod = linker.link()
+    >>> linker.log, linker.image, linker.link_backend
+
+    ``link_backend``: ``"auto"`` (nvJitLink when it loads, else the
+    driver's linker), ``"nvjitlink"`` or ``"driver"`` (or a LinkBackend).
+    ``lto=True`` optimises across LTO-IR inputs (programs compiled with
+    ``lto=True``; nvJitLink only). ``options`` are nvJitLink's (``"-O3"``,
+    ``"-maxrregcount=64"``; the driver's linker takes none); the device's
+    architecture is added unless one is given. ``cache=False`` keeps this
+    link out of the on-disk cache, which otherwise serves a link of the
+    same inputs and options again (``module.from_cache``).
+
+    A linker links once. A failed link raises CompileError whose ``.log``
+    is the linker's log (also :attr:`log`). ``.backend``, as on every
+    object, is the FFI backend; :attr:`link_backend` is the linker used.
+    """
+
+    _release_fn = "cuabi_linker_release"
+    _handle_type = "cuabi_linker"
+
+    def __init__(
+        self,
+        device: "Device",
+        *,
+        link_backend: BackendKind = "auto",
+        lto: bool = False,
+        options: Union[str, Sequence[Union[str, bytes]], None] = (),
+        cache: bool = True,
+    ) -> None:
+        dev = device_arg(device)
+        b = dev.backend
+        which = _enum_arg(link_backend, _BACKENDS, "link backend")
+        for flag, what in ((lto, "lto"), (cache, "cache")):
+            if not isinstance(flag, bool):
+                raise TypeError(f"{what} must be True or False, not {type(flag).__name__}")
+        opts = _link_options(options)
+        arr, keep = b.string_array(opts)
+        flags = (LinkFlag.LTO if lto else 0) | (0 if cache else LinkFlag.NO_CACHE)
+        desc, keep2 = b.link_desc(
+            backend=which, flags=int(flags), options=arr, num_options=len(opts)
+        )
+        h = b.get("cuabi_linker_create", dev._arg(b), desc, out="cuabi_linker")
+        super().__init__(b, h)
+        self.device = dev
+
+    @property
+    def link_backend(self) -> LinkBackend:
+        """The linker doing the work: LinkBackend.NVJITLINK or .DRIVER
+        (``"auto"`` resolved)."""
+        return LinkBackend(int(self._b.get("cuabi_linker_get_backend", self._handle)))
+
+    # -- inputs ---------------------------------------------------------------
+
+    def add_program(self, program: Program) -> "Linker":
+        """Adds a compiled program's output: its LTO-IR when compiled with
+        ``lto=True``, else its CUBIN, else its PTX. Device code another
+        program's kernels call must be compiled with ``relocatable=True``
+        (or ``lto=True``). Returns self."""
+        if not isinstance(program, Program):
+            raise TypeError(f"program must be a cuabi.Program, not {type(program).__name__}")
+        self._b.call("cuabi_linker_add_program", self._handle, program._arg(self._b))
+        return self
+
+    def add_data(
+        self,
+        data: Union[bytes, bytearray, memoryview],
+        kind: InputKind = "auto",
+        name: Optional[str] = None,
+    ) -> "Linker":
+        """Adds image bytes of ``kind`` (``"auto"``: told by the bytes;
+        ``"cubin"``, ``"ptx"``, ``"lto_ir"``, ``"fatbin"``, ``"object"``,
+        ``"library"``); ``name`` names the input in the log. The bytes are
+        copied. Returns self."""
+        if isinstance(data, str):
+            raise TypeError(
+                "data must be bytes (PTX text encoded), not str; add a file with add_file"
+            )
+        code = input_kind(kind)
+        address, nbytes, _keep = host_address(data, writable=False)
+        b = self._b
+        self._b.call(
+            "cuabi_linker_add_data",
+            self._handle,
+            code,
+            b.pointer(address),
+            nbytes,
+            b.NULL if name is None else as_bytes(name, "name"),
+        )
+        return self
+
+    def add_file(self, path: PathArg, kind: InputKind = "auto") -> "Linker":
+        """Adds a file of ``kind`` (``"auto"``: told by its extension:
+        .cubin, .ptx, .fatbin, .ltoir, .o, .a); it is read now. Returns self."""
+        code = input_kind(kind)
+        if not _is_path(path):
+            raise TypeError(f"path must be a str or os.PathLike, not {type(path).__name__}")
+        raw = no_nul(os.fsencode(path), "path")
+        self._b.call("cuabi_linker_add_file", self._handle, code, raw)
+        return self
+
+    def add(self, item: Any, kind: InputKind = "auto", name: Optional[str] = None) -> "Linker":
+        """Adds a compiled Program, image bytes, a file path, or a
+        ``(data or path, kind)`` pair. Returns self."""
+        if isinstance(item, tuple) and len(item) == 2:
+            item, kind = item
+        if isinstance(item, Program):
+            return self.add_program(item)
+        if isinstance(item, (bytes, bytearray, memoryview)):
+            return self.add_data(item, kind, name)
+        if _is_path(item):
+            return self.add_file(item, kind)
+        raise TypeError(
+            "a linker input is a compiled cuabi.Program, image bytes, a file path or a "
+            f"(data, kind) pair, not {type(item).__name__}"
+        )
+
+    # -- linking --------------------------------------------------------------
+
+    def link(self) -> Module:
+        """Links what was added and loads the result on the device. Raises
+        CompileError with the linker's ``.log`` when the link fails (a
+        missing symbol, an input of another architecture ...)."""
+        b = self._b
+        try:
+            h = b.get("cuabi_linker_link", self._handle, out="cuabi_module")
+        except CompileError as exc:
+            if not exc.log:
+                try:
+                    exc.log = self.log
+                except Exception:
+                    pass
+            raise
+        return Module(b, h, self.device)
+
+    def link_async(
+        self, *, executor: Optional[concurrent.futures.Executor] = None
+    ) -> "concurrent.futures.Future[Module]":
+        """:meth:`link` in the background: a Future whose result is the
+        Module (or whose exception is the CompileError). Runs on the shared
+        executor of ``compile_async`` unless ``executor`` is given; the GIL
+        is released while the linker works."""
+        return submit(self.link, on=executor)
+
+    @property
+    def log(self) -> str:
+        """The link's log (information and errors); "" before linking and
+        after a link the cache served."""
+        return self._b.get_string("cuabi_linker_get_log", self._handle)
+
+    @property
+    def image(self) -> bytes:
+        """The linked CUBIN, to load elsewhere (a :class:`Library`, another
+        device of the same architecture, a file). NotFoundError before a
+        successful link."""
+        return self._b.get_bytes("cuabi_linker_get_image", self._handle)
+
+    def __repr__(self) -> str:
+        if self._closed:
+            return "<cuabi.Linker closed>"
+        try:
+            which = self.link_backend.name.lower()
+        except Exception:  # a repr never raises
+            which = "?"
+        return f"<cuabi.Linker {which} for {self.device!r}>"
+
+
+class Library(Resource):
+    """Device code loaded once for every device (``cuabi_library``,
+    cuLibraryLoadData): CUBIN, PTX or fatbin bytes, or a file. Each
+    device's :meth:`get_module` serves its kernels without loading the image
+    again:
+
+    >>> lib = Library(linker.image)           # or Library("kernels.cubin")
+    >>> kernel = lib.get_module(dev).get_kernel("doublify")
+
+    Needs a driver but no device. The modules keep the library loaded, so it
+    may be closed before them."""
+
+    _release_fn = "cuabi_library_release"
+    _handle_type = "cuabi_library"
+
+    def __init__(
+        self,
+        image: ImageArg,
+        *,
+        backend: Union[Backend, str, None] = None,
+    ) -> None:
+        b = resolve_backend(backend)
+        if isinstance(image, (bytes, bytearray, memoryview)):
+            address, nbytes, _keep = host_address(image, writable=False)
+            h = b.get("cuabi_library_load_data", b.pointer(address), nbytes, out="cuabi_library")
+        elif _is_path(image):
+            path = no_nul(os.fsencode(image), "path")
+            h = b.get("cuabi_library_load_file", path, out="cuabi_library")
+        else:
+            raise TypeError(
+                "a library's image is CUBIN, PTX or fatbin bytes or a file path, "
+                f"not {type(image).__name__}"
+            )
+        super().__init__(b, h)
+
+    def get_module(self, device: "Device") -> Module:
+        """The library as a module of ``device``: its kernels (plain C++
+        names included), globals and listing."""
+        dev = device_arg(device)
+        b = self._b
+        h = b.get("cuabi_library_get_module", self._handle, dev._arg(b), out="cuabi_module")
+        return Module(b, h, dev)
+
+    module = get_module
