@@ -6,12 +6,14 @@ use std::path::Path;
 
 use cuabi_sys as sys;
 
-use crate::error::{c_string, check, out, read_string, Error, Result};
+use crate::background::Background;
+use crate::error::{c_path, check, out, read_string, Error, Result};
 use crate::handle::{as_raw, create, Owned};
 use crate::host::{PinnedBuffer, PinnedSlice};
+use crate::link::{LinkOptions, Linker};
 use crate::memory::{byte_len, DeviceBuffer, DeviceRepr};
 use crate::module::Module;
-use crate::program::{CompileDesc, CompileOptions};
+use crate::program::{Arch, CompileDesc, CompileOptions};
 use crate::stream::{Event, Stream};
 use crate::{EventFlags, StreamFlags};
 
@@ -75,6 +77,14 @@ impl Device {
         })
     }
 
+    /// The device's real architecture, `sm_XY` of its compute capability,
+    /// for [`CompileOptions::arch`] when compiling a [`Program`](crate::Program)
+    /// for it.
+    pub fn arch(&self) -> Result<Arch> {
+        let (major, minor) = self.compute_capability()?;
+        Ok(Arch::from_capability(major, minor))
+    }
+
     /// Total device memory in bytes.
     pub fn total_memory(&self) -> Result<usize> {
         out(|bytes| unsafe { sys::cuabi_device_get_total_memory(self.as_raw(), bytes) })
@@ -108,6 +118,44 @@ impl Device {
     pub fn stream_priority_range(&self) -> Result<(i32, i32)> {
         out(|(least, greatest): &mut (i32, i32)| unsafe {
             sys::cuabi_device_get_stream_priority_range(self.as_raw(), least, greatest)
+        })
+    }
+
+    /// `true` when kernels and copies on this device can reach `peer`'s
+    /// memory directly once [`enable_peer_access`](Self::enable_peer_access)
+    /// allows it; `false` when not, and for a device and itself (no peer).
+    pub fn can_access_peer(&self, peer: &Device) -> Result<bool> {
+        let can = out(|can: &mut i32| unsafe {
+            sys::cuabi_device_can_access_peer(self.as_raw(), peer.as_raw(), can)
+        })?;
+        Ok(can != 0)
+    }
+
+    /// Lets kernels and copies on this device reach `peer`'s memory
+    /// directly (for the whole process); enabling what is enabled succeeds.
+    /// A device and itself, or a pair that cannot reach each other, is
+    /// refused by the library, naming the devices.
+    pub fn enable_peer_access(&self, peer: &Device) -> Result<()> {
+        check(unsafe { sys::cuabi_device_enable_peer_access(self.as_raw(), peer.as_raw()) })
+    }
+
+    /// Undoes [`enable_peer_access`](Self::enable_peer_access); disabling
+    /// what is not enabled succeeds.
+    pub fn disable_peer_access(&self, peer: &Device) -> Result<()> {
+        check(unsafe { sys::cuabi_device_disable_peer_access(self.as_raw(), peer.as_raw()) })
+    }
+
+    /// Any `CUdevice_P2PAttribute` of this device and `peer`, by its numeric
+    /// value in `cuda.h` (1: the performance rank, 2: access supported, 3:
+    /// native atomics, ...); a device and itself is refused.
+    pub fn peer_attribute(&self, peer: &Device, cu_p2p_attribute: i32) -> Result<i32> {
+        out(|value| unsafe {
+            sys::cuabi_device_get_peer_attribute(
+                self.as_raw(),
+                peer.as_raw(),
+                cu_p2p_attribute,
+                value,
+            )
         })
     }
 
@@ -246,6 +294,25 @@ impl Device {
         Ok(Module { handle })
     }
 
+    /// [`compile`](Self::compile) on a thread of its own: the calling thread
+    /// keeps running while NVRTC works, and [`Background::join`] gives the
+    /// module (or the error, with NVRTC's log). The source and options are
+    /// copied to the thread.
+    pub fn compile_in_background(
+        &self,
+        source: impl Into<String>,
+        options: &CompileOptions,
+    ) -> Background<Module> {
+        let (source, options, ordinal) = (source.into(), options.clone(), self.ordinal);
+        Background::spawn(move || Device::get(ordinal)?.compile(&source, &options))
+    }
+
+    /// A [`Linker`] for this device: add programs, files and bytes, then
+    /// [`link`](Linker::link) them into one module.
+    pub fn create_linker(&self, options: &LinkOptions) -> Result<Linker> {
+        Linker::new(self, options)
+    }
+
     /// Loads PTX text (e.g. from [`Program::ptx`](crate::Program::ptx)); the
     /// driver JIT-compiles it for this device.
     pub fn load_ptx(&self, ptx: &str) -> Result<Module> {
@@ -264,11 +331,7 @@ impl Device {
 
     /// Loads a CUBIN, PTX or fatbin file.
     pub fn load_module_file(&self, path: impl AsRef<Path>) -> Result<Module> {
-        let path = path.as_ref();
-        let text = path
-            .to_str()
-            .ok_or_else(|| Error::invalid(format!("path {path:?} is not UTF-8")))?;
-        let path = c_string("path", text)?;
+        let path = c_path(path.as_ref())?;
         let handle = unsafe {
             create(|out| sys::cuabi_module_load_file(self.as_raw(), path.as_ptr(), out))?
         };

@@ -188,6 +188,15 @@ pub(crate) fn c_string(what: &str, text: &str) -> Result<CString> {
     })
 }
 
+/// A `CString` of a path for a C argument: refused, naming it, when it is
+/// not UTF-8 (the header's strings are) or holds a NUL byte.
+pub(crate) fn c_path(path: &std::path::Path) -> Result<CString> {
+    let text = path
+        .to_str()
+        .ok_or_else(|| Error::invalid(format!("path {path:?} is not UTF-8")))?;
+    c_string("path", text)
+}
+
 /// Reads a string through the C API's two-call pattern.
 pub(crate) fn read_string(
     mut call: impl FnMut(*mut c_char, *mut usize) -> sys::cuabi_status,

@@ -40,6 +40,15 @@ impl<R: Release> Owned<R> {
     pub(crate) fn get(&self) -> R {
         self.0
     }
+
+    /// Gives up ownership without releasing: the raw handle is the
+    /// caller's now (a call that releases it itself, such as
+    /// `cuabi_buffer_free_async`, takes it).
+    pub(crate) fn into_raw(self) -> R {
+        let raw = self.0;
+        std::mem::forget(self);
+        raw
+    }
 }
 
 /// Shows the raw handle, so that `#[derive(Debug)]` on an object shows
@@ -92,7 +101,7 @@ mod tests {
     use super::*;
     use std::sync::atomic::{AtomicUsize, Ordering};
 
-    static RELEASED: [AtomicUsize; 3] = [const { AtomicUsize::new(0) }; 3];
+    static RELEASED: [AtomicUsize; 4] = [const { AtomicUsize::new(0) }; 4];
 
     #[derive(Clone, Copy, Debug)]
     struct Fake(usize);
@@ -134,5 +143,14 @@ mod tests {
         assert_eq!(owned.get().0, 2);
         drop(owned);
         assert_eq!(released(2), 1);
+    }
+
+    #[test]
+    fn into_raw_gives_the_handle_up_unreleased() {
+        let owned = unsafe { Owned::new(Fake(3)) };
+        let raw = owned.into_raw();
+        assert_eq!((raw.0, released(3)), (3, 0), "not released");
+        drop(unsafe { Owned::new(raw) });
+        assert_eq!(released(3), 1);
     }
 }

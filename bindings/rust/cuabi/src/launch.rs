@@ -9,10 +9,13 @@ use std::sync::OnceLock;
 
 use cuabi_sys as sys;
 
+use crate::copy::PitchedBuffer;
 use crate::error::{check, Result};
+use crate::managed::ManagedBuffer;
 use crate::memory::{DeviceBuffer, DeviceRepr};
 use crate::module::{Function, Layout};
 use crate::stream::{Event, Stream};
+use crate::texture::{Surface, Texture};
 use crate::LaunchFlags;
 
 /// Three dimensions of a grid or a block; made from `u32`, `(u32, u32)` or
@@ -287,7 +290,12 @@ pub(crate) mod sealed {
 ///
 /// * every [`DeviceRepr`] type passes its own bytes: numbers, arrays, your
 ///   `#[repr(C)]` structs taken by value;
-/// * a [`DeviceBuffer<T>`] passes its device address, for a `T*` parameter.
+/// * a [`DeviceBuffer<T>`], [`ManagedBuffer<T>`](crate::ManagedBuffer) or
+///   [`PitchedBuffer<T>`](crate::PitchedBuffer) passes its device address,
+///   for a `T*` parameter;
+/// * a [`Texture`](crate::Texture) or [`Surface`](crate::Surface) passes its
+///   object's 8-byte value, for a `cudaTextureObject_t` or
+///   `cudaSurfaceObject_t` parameter.
 ///
 /// Sealed: implement [`DeviceRepr`] for your own types instead.
 pub trait KernelArg: sealed::Sealed {}
@@ -309,6 +317,42 @@ impl<T: DeviceRepr> sealed::Sealed for DeviceBuffer<T> {
     }
 }
 impl<T: DeviceRepr> KernelArg for DeviceBuffer<T> {}
+
+impl<T: DeviceRepr> sealed::Sealed for ManagedBuffer<T> {
+    const SIZE: usize = size_of::<u64>();
+    #[inline(always)]
+    fn arg_bytes(&self) -> (*const c_void, usize) {
+        (self.ptr_field().cast(), Self::SIZE)
+    }
+}
+impl<T: DeviceRepr> KernelArg for ManagedBuffer<T> {}
+
+impl<T: DeviceRepr> sealed::Sealed for PitchedBuffer<T> {
+    const SIZE: usize = size_of::<u64>();
+    #[inline(always)]
+    fn arg_bytes(&self) -> (*const c_void, usize) {
+        (self.ptr_field().cast(), Self::SIZE)
+    }
+}
+impl<T: DeviceRepr> KernelArg for PitchedBuffer<T> {}
+
+impl sealed::Sealed for Texture<'_> {
+    const SIZE: usize = size_of::<u64>();
+    #[inline(always)]
+    fn arg_bytes(&self) -> (*const c_void, usize) {
+        (self.object_field().cast(), Self::SIZE)
+    }
+}
+impl KernelArg for Texture<'_> {}
+
+impl sealed::Sealed for Surface {
+    const SIZE: usize = size_of::<u64>();
+    #[inline(always)]
+    fn arg_bytes(&self) -> (*const c_void, usize) {
+        (self.object_field().cast(), Self::SIZE)
+    }
+}
+impl KernelArg for Surface {}
 
 /// Every argument of a launch at once: a tuple of references to
 /// [`KernelArg`]s, one per kernel parameter in order, such as
@@ -507,7 +551,11 @@ impl<'a> Launch<'a> {
     ///   for a `float`, a buffer of the right element type for a pointer);
     /// * the kernel must access only memory within the buffers it is given;
     /// * those buffers must not be dropped before the kernel has finished
-    ///   (synchronize the stream or an event recorded after it).
+    ///   (synchronize the stream or an event recorded after it);
+    /// * a [`ManagedBuffer`](crate::ManagedBuffer) the kernel uses must not
+    ///   be viewed from the host before the kernel has finished
+    ///   ([`ManagedBuffer::host_view`](crate::ManagedBuffer::host_view)
+    ///   waits for the buffer's own device, not for others).
     #[inline]
     pub unsafe fn run(self) -> Result<()> {
         let function = self.function.as_raw();

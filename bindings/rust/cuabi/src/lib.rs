@@ -31,10 +31,29 @@
 //!   error or panic in it is answered by the stream's next synchronize.
 //! * [`GraphExec::set_kernel_node_args`] and [`GraphExec::update`] change an
 //!   instantiated graph without instantiating it again.
+//! * Memory beyond [`Device::alloc`]: stream-ordered allocation from
+//!   [`MemoryPool`]s ([`Device::alloc_async`], [`DeviceBuffer::free_async`]),
+//!   [`ManagedBuffer`]s with a safe host view and prefetch and advice,
+//!   sharing buffers, pools and events with other processes ([`IpcHandle`]),
+//!   peer access ([`Device::enable_peer_access`],
+//!   [`DeviceBuffer::copy_path_from`]), [`PitchedBuffer`]s, typed fills
+//!   ([`DeviceBuffer::fill`]), 2D and 3D copies ([`Copy3d`]), [`Array`]s,
+//!   and [`Texture`] and [`Surface`] objects passed to kernels as arguments.
+//! * Compilation beyond one string: typed [`CompileOptions`] ([`Arch`],
+//!   [`CppStd`], defines, include paths, fast math, `-lineinfo`, `-G`,
+//!   `-dlto`, `-rdc`) beside raw option strings; the compile log of a
+//!   [`Module`] after a successful compile; its kernels listed by both
+//!   names ([`Module::kernels`]) and C++ kernels found by their plain names;
+//!   a [`Linker`] for relocatable code and LTO-IR through nvJitLink or the
+//!   driver ([`Program::lto_ir`]); [`Library`]s loaded once for every device;
+//!   compiles and links on a thread of their own ([`Background`]).
 //! * The header's enums and flag sets ([`ErrorKind`], [`Output`],
-//!   [`FunctionAttribute`], [`CaptureMode`], [`StreamFlags`], [`EventFlags`],
-//!   [`CompileFlags`], [`LaunchFlags`]) are generated from it, with its
-//!   comments.
+//!   [`NameForm`], [`FunctionAttribute`], [`LinkInput`], [`LinkBackend`],
+//!   [`CaptureMode`], [`StreamFlags`], [`EventFlags`], [`CompileFlags`],
+//!   [`LinkFlags`], [`LaunchFlags`], [`BufferKind`], [`MemoryAdvice`],
+//!   [`CopyPath`], [`ArrayFormat`], [`AddressMode`], [`FilterMode`],
+//!   [`ReadMode`], [`MemoryPoolFlags`], [`ManagedFlags`], [`ArrayFlags`]) are
+//!   generated from it, with its comments.
 //!
 //! # SAXPY
 //!
@@ -115,39 +134,61 @@
 //!
 //! The library makes the device's primary context current on the calling
 //! thread by itself in every call, so any object can be used on any thread.
+//! Compiling and linking block the calling thread for tens of milliseconds
+//! or more; [`Device::compile_in_background`],
+//! [`Program::compile_in_background`] and [`Linker::link_in_background`]
+//! run them on a thread of their own.
 //! Work queued on one [`Stream`] from several threads is ordered by the
 //! driver, in the order the calls reach it.
 
 #![deny(missing_docs)]
 #![warn(rust_2018_idioms)]
 
+mod array;
+mod background;
+mod copy;
 mod device;
 mod error;
 mod generated;
 mod handle;
 mod host;
+mod ipc;
 mod launch;
+mod link;
+mod managed;
 mod memory;
 mod module;
 mod plan;
+mod pool;
 mod program;
 mod stream;
+mod texture;
 
 pub use cuabi_sys as sys;
 
+pub use crate::array::{Array, ArrayDesc};
+pub use crate::background::Background;
+pub use crate::copy::{Copy3d, PitchedBuffer};
 pub use crate::device::Device;
 pub use crate::error::{status_name, Error, Result};
 pub use crate::generated::{
-    CaptureMode, CompileFlags, ErrorKind, EventFlags, FunctionAttribute, LaunchFlags, Output,
+    AddressMode, ArrayFlags, ArrayFormat, BufferKind, CaptureMode, CompileFlags, CopyPath,
+    ErrorKind, EventFlags, FilterMode, FunctionAttribute, LaunchFlags, LinkBackend, LinkFlags,
+    LinkInput, ManagedFlags, MemoryAdvice, MemoryPoolFlags, NameForm, Output, ReadMode,
     StreamFlags,
 };
 pub use crate::host::{PinnedBuffer, PinnedSlice};
+pub use crate::ipc::{IpcHandle, IPC_HANDLE_SIZE};
 pub use crate::launch::{Dim3, KernelArg, KernelArgs, Launch, LaunchConfig};
+pub use crate::link::{Library, LinkOptions, Linker};
+pub use crate::managed::{Location, ManagedBuffer, ManagedView};
 pub use crate::memory::{DeviceBuffer, DeviceRepr};
-pub use crate::module::{Function, Global, Module, ParamInfo};
+pub use crate::module::{Function, Global, KernelName, Module, ParamInfo};
 pub use crate::plan::LaunchPlan;
-pub use crate::program::{CompileOptions, Program};
+pub use crate::pool::{MemoryPool, MemoryPoolOptions, PoolUsage};
+pub use crate::program::{Arch, CompileOptions, CppStd, Program};
 pub use crate::stream::{Event, Graph, GraphExec, Stream};
+pub use crate::texture::{Surface, Texture, TextureOptions, TextureSource};
 
 use crate::error::{check, out, read_string};
 

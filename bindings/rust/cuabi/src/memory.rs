@@ -10,6 +10,7 @@ use cuabi_sys as sys;
 use crate::error::{check, out, Error, Result};
 use crate::handle::Owned;
 use crate::stream::Stream;
+use crate::{BufferKind, CopyPath};
 
 /// Plain data that may be copied to and from the device byte for byte and
 /// passed to a kernel by value.
@@ -65,9 +66,20 @@ pub(crate) fn byte_len<T>(len: usize, what: &str) -> Result<usize> {
 ///
 /// Made by [`Device::alloc`](crate::Device::alloc),
 /// [`Device::alloc_zeroed`](crate::Device::alloc_zeroed),
-/// [`Device::buffer_from_slice`](crate::Device::buffer_from_slice) or
-/// [`Device::wrap_buffer`](crate::Device::wrap_buffer). Pass it to a kernel
-/// with [`Launch::arg`](crate::Launch::arg), which passes its device address.
+/// [`Device::buffer_from_slice`](crate::Device::buffer_from_slice),
+/// [`Device::alloc_async`](crate::Device::alloc_async) (in stream order,
+/// from a [`MemoryPool`](crate::MemoryPool)),
+/// [`Device::open_ipc_buffer`](crate::Device::open_ipc_buffer) (another
+/// process's memory) or [`Device::wrap_buffer`](crate::Device::wrap_buffer);
+/// [`ManagedBuffer`](crate::ManagedBuffer) and
+/// [`PitchedBuffer`](crate::PitchedBuffer) dereference to one.
+/// [`kind`](Self::kind) tells which. Pass it to a kernel with
+/// [`Launch::arg`](crate::Launch::arg), which passes its device address.
+///
+/// Dropping a buffer frees its memory the way its kind needs: a
+/// stream-ordered buffer in order on the stream it was allocated on (see
+/// [`free_async`](Self::free_async) to choose the stream), an IPC buffer by
+/// unmapping it, a wrapped buffer not at all.
 ///
 /// Every copy names its range in elements of `T`; a range past the end is
 /// refused by the library with [`ErrorKind::OutOfRange`](crate::ErrorKind::OutOfRange)
@@ -140,6 +152,89 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
     /// Where the device address is stored, for a launch to point at.
     pub(crate) fn ptr_field(&self) -> *const u64 {
         &self.ptr
+    }
+
+    /// How the buffer's memory was obtained (which decides how it is freed).
+    pub fn kind(&self) -> Result<BufferKind> {
+        let raw = out(|kind| unsafe { sys::cuabi_buffer_get_kind(self.handle.get(), kind) })?;
+        buffer_kind(raw)
+    }
+
+    /// Frees a stream-ordered buffer (one from
+    /// [`Device::alloc_async`](crate::Device::alloc_async)) in order on
+    /// `stream` (`None`: the device's default stream): its memory goes back
+    /// to its pool once the work queued there before this call is done.
+    /// The buffer is consumed; the library never touches its memory again.
+    ///
+    /// Work on other streams that still uses the buffer must be ordered
+    /// before this point of `stream` (an event) or be finished, as for any
+    /// buffer dropped while a kernel may use it. Inside a stream capture
+    /// this adds the graph's free node.
+    ///
+    /// A buffer of another kind is refused with
+    /// [`ErrorKind::InvalidArgument`](crate::ErrorKind::InvalidArgument)
+    /// and then released as dropping it would; a [`Texture`](crate::Texture)
+    /// over the buffer borrows it, so the buffer cannot be consumed while
+    /// one exists.
+    pub fn free_async(self, stream: Option<&Stream>) -> Result<()> {
+        let DeviceBuffer { handle, .. } = self;
+        let raw = handle.into_raw();
+        let stream = stream.map_or(std::ptr::null_mut(), Stream::as_raw);
+        // SAFETY: the handle is ours; on success the call released it.
+        let result = check(unsafe { sys::cuabi_buffer_free_async(raw, stream) });
+        if result.is_err() {
+            // Refused: the handle is still live and still ours. Release
+            // leaves the error just read alone.
+            drop(unsafe { Owned::new(raw) });
+        }
+        result
+    }
+
+    /// How a copy from `src` into this buffer
+    /// ([`copy_from_buffer`](Self::copy_from_buffer)) travels now: on one
+    /// device, directly between two devices (peer access enabled), or
+    /// through the host.
+    pub fn copy_path_from<U: DeviceRepr>(&self, src: &DeviceBuffer<U>) -> Result<CopyPath> {
+        let raw = out(|path| unsafe {
+            sys::cuabi_buffer_get_copy_path(self.handle.get(), src.handle.get(), path)
+        })?;
+        copy_path(raw)
+    }
+
+    /// Sets every element to `value`, which is 1, 2 or 4 bytes wide (`u8`,
+    /// `u16`, `i16`, `u32`, `f32`, `[u8; 4]`, ...): its bytes are repeated
+    /// as they are. Other element sizes are refused by the library with
+    /// [`ErrorKind::InvalidArgument`](crate::ErrorKind::InvalidArgument)
+    /// naming the element size. May return before the device is done, as
+    /// [`fill_bytes`](Self::fill_bytes) does.
+    pub fn fill(&mut self, value: T) -> Result<()> {
+        self.fill_range(0, self.len, value)
+    }
+
+    /// Sets elements `offset..offset + len` to `value`, as
+    /// [`fill`](Self::fill) does; a range past the end is refused with
+    /// [`ErrorKind::OutOfRange`](crate::ErrorKind::OutOfRange).
+    pub fn fill_range(&mut self, offset: usize, len: usize, value: T) -> Result<()> {
+        let (offset, _) = self.range("fill", offset, len)?;
+        let (bits, size) = fill_value(&value);
+        check(unsafe { sys::cuabi_buffer_fill(self.handle.get(), offset, bits, size, len) })
+    }
+
+    /// Queues setting every element to `value` on `stream`, as
+    /// [`fill`](Self::fill) does.
+    ///
+    /// # Safety
+    /// The buffer may not be dropped before `stream` has reached the fill.
+    pub unsafe fn fill_async(&mut self, value: T, stream: &Stream) -> Result<()> {
+        let (bits, size) = fill_value(&value);
+        check(sys::cuabi_buffer_fill_async(
+            self.handle.get(),
+            0,
+            bits,
+            size,
+            self.len,
+            stream.as_raw(),
+        ))
     }
 
     /// The raw handle, still owned by `self`.
@@ -281,7 +376,7 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
     /// Elements `offset..offset + len` as a byte offset and length; the
     /// library checks them against the buffer. A range whose bytes overflow
     /// `usize` is past the end of any buffer, and refused as such here.
-    fn range(&self, which: &str, offset: usize, len: usize) -> Result<(usize, usize)> {
+    pub(crate) fn range(&self, which: &str, offset: usize, len: usize) -> Result<(usize, usize)> {
         match (
             offset.checked_mul(size_of::<T>()),
             len.checked_mul(size_of::<T>()),
@@ -309,9 +404,97 @@ impl<T: DeviceRepr> fmt::Debug for DeviceBuffer<T> {
     }
 }
 
+/// A fill value's bytes as `cuabi_buffer_fill` takes them (its low
+/// `size_of::<T>()` bytes, in memory order) and its size. A value wider than
+/// 4 bytes passes 0: the library refuses its element size, naming it.
+fn fill_value<T: DeviceRepr>(value: &T) -> (u32, u32) {
+    let size = size_of::<T>();
+    let mut bytes = [0u8; 4];
+    if size <= 4 {
+        // SAFETY: `T` is plain data of `size` <= 4 readable bytes.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                (value as *const T).cast::<u8>(),
+                bytes.as_mut_ptr(),
+                size,
+            )
+        };
+    }
+    // Little-endian: the first bytes in memory are the low bytes, which the
+    // device writes back in the same order.
+    (
+        u32::from_le_bytes(bytes),
+        u32::try_from(size).unwrap_or(u32::MAX),
+    )
+}
+
+/// A value a newer library answers that this crate does not name.
+fn unknown(call: &str, what: &str, raw: u32) -> Error {
+    Error::new(
+        sys::CUABI_ERROR_NOT_SUPPORTED,
+        format!("{call} answered {what} {raw}, which this version of the crate does not know"),
+    )
+}
+
+/// The [`BufferKind`] of a raw `cuabi_buffer_kind`.
+pub(crate) fn buffer_kind(raw: sys::cuabi_buffer_kind) -> Result<BufferKind> {
+    BufferKind::from_raw(raw).ok_or_else(|| unknown("cuabi_buffer_get_kind", "kind", raw))
+}
+
+/// The [`CopyPath`] of a raw `cuabi_copy_path`.
+pub(crate) fn copy_path(raw: sys::cuabi_copy_path) -> Result<CopyPath> {
+    CopyPath::from_raw(raw).ok_or_else(|| unknown("cuabi_buffer_get_copy_path", "path", raw))
+}
+
+/// The [`ArrayFormat`](crate::ArrayFormat) of a raw `cuabi_array_format`.
+pub(crate) fn array_format(raw: sys::cuabi_array_format) -> Result<crate::ArrayFormat> {
+    crate::ArrayFormat::from_raw(raw).ok_or_else(|| unknown("cuabi_array_get_desc", "format", raw))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fill_values_keep_their_bytes_in_the_low_bits() {
+        assert_eq!(fill_value(&0xABu8), (0xAB, 1));
+        assert_eq!(fill_value(&0xBEEFu16), (0xBEEF, 2));
+        assert_eq!(fill_value(&-2i16), (0xFFFE, 2));
+        assert_eq!(fill_value(&0x1234_5678u32), (0x1234_5678, 4));
+        assert_eq!(fill_value(&1.5f32), (1.5f32.to_bits(), 4));
+        assert_eq!(
+            fill_value(&[1u8, 2, 3, 4]),
+            (u32::from_le_bytes([1, 2, 3, 4]), 4)
+        );
+        // Wider or odd sizes go to the library as they are, for it to refuse.
+        assert_eq!(fill_value(&u64::MAX), (0, 8));
+        assert_eq!(fill_value(&[7u8; 3]), (0x07_0707, 3));
+    }
+
+    #[test]
+    fn raw_values_map_to_their_kinds_and_unknown_ones_are_errors() {
+        for kind in [
+            BufferKind::Device,
+            BufferKind::StreamOrdered,
+            BufferKind::Managed,
+            BufferKind::Pitched,
+            BufferKind::Wrapped,
+            BufferKind::Ipc,
+        ] {
+            assert_eq!(buffer_kind(kind.raw()).unwrap(), kind);
+        }
+        for path in [CopyPath::SameDevice, CopyPath::Peer, CopyPath::ThroughHost] {
+            assert_eq!(copy_path(path.raw()).unwrap(), path);
+        }
+        use crate::ArrayFormat::*;
+        for format in [U8, U16, U32, S8, S16, S32, F16, F32] {
+            assert_eq!(array_format(format.raw()).unwrap(), format);
+        }
+        let err = buffer_kind(77).unwrap_err();
+        assert_eq!(err.kind(), crate::ErrorKind::NotSupported);
+        assert!(err.message().contains("kind 77"), "{err}");
+        assert!(copy_path(9).is_err() && array_format(0).is_err());
+    }
 
     #[test]
     fn byte_lengths_overflow_into_an_error() {

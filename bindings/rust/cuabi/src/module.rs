@@ -10,18 +10,31 @@ use crate::handle::{as_raw, create, Owned};
 use crate::launch::{Launch, LaunchConfig};
 use crate::plan::LaunchPlan;
 use crate::stream::Stream;
-use crate::{ErrorKind, FunctionAttribute};
+use crate::{ErrorKind, FunctionAttribute, NameForm};
 
 as_raw!(Module => sys::cuabi_module, Function => sys::cuabi_function);
 
 /// Device code loaded on a device: from [`Device::compile`](crate::Device::compile),
 /// [`Device::load_ptx`](crate::Device::load_ptx),
-/// [`Device::load_module`](crate::Device::load_module) or
-/// [`Device::load_module_file`](crate::Device::load_module_file). Unloaded
-/// when it and every [`Function`] taken from it are dropped.
+/// [`Device::load_module`](crate::Device::load_module),
+/// [`Device::load_module_file`](crate::Device::load_module_file),
+/// [`Linker::link`](crate::Linker::link) or
+/// [`Library::module`](crate::Library::module). Unloaded when it and every
+/// [`Function`] taken from it are dropped.
 #[derive(Debug)]
 pub struct Module {
     pub(crate) handle: Owned<sys::cuabi_module>,
+}
+
+/// One kernel of a [`Module`] by both its names: [`Module::kernels`].
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct KernelName {
+    /// As C++ writes it, `"ops::scale<float>(float*, float)"`; an
+    /// `extern "C"` kernel's name as it is.
+    pub demangled: String,
+    /// The symbol in the image, `"_ZN3ops5scaleIfEEvPT_S1_"`, as the driver
+    /// takes it.
+    pub symbol: String,
 }
 
 /// A `__device__` global variable of a [`Module`].
@@ -44,7 +57,16 @@ impl Module {
 
     /// The kernel called `name`, or named by a name expression given at
     /// compile time (e.g. `"scale<float>"`);
-    /// [`ErrorKind::NotFound`](crate::ErrorKind::NotFound) when there is none.
+    /// [`ErrorKind::NotFound`](crate::ErrorKind::NotFound) when there is
+    /// none, listing the module's kernels.
+    ///
+    /// A C++ kernel (declared without `extern "C"`) is found by its plain or
+    /// qualified name, `"doublify"` or `"ops::doublify"`, when no other
+    /// kernel of the module has that name; where several do (overloads,
+    /// template instances) the name is refused with
+    /// [`ErrorKind::InvalidArgument`](crate::ErrorKind::InvalidArgument)
+    /// listing the candidates: give a name expression or the symbol
+    /// ([`Module::kernels`]).
     pub fn function(&self, name: &str) -> Result<Function> {
         let name = c_string("kernel name", name)?;
         let handle = unsafe {
@@ -54,6 +76,54 @@ impl Module {
             handle: Arc::new(handle),
             layout: OnceLock::new(),
         })
+    }
+
+    /// NVRTC's log of the compile that made this module, warnings
+    /// included, also after a successful compile. Empty for a module the
+    /// compile cache served ([`from_cache`](Self::from_cache): the compile
+    /// that made the image had the log) and for one loaded from an image, a
+    /// file, a link or a library.
+    pub fn compile_log(&self) -> Result<String> {
+        read_string(|buf, size| unsafe {
+            sys::cuabi_module_get_compile_log(self.as_raw(), buf, size)
+        })
+    }
+
+    /// How many kernels the module has (driver 12.4 or newer;
+    /// [`ErrorKind::NotSupported`](crate::ErrorKind::NotSupported) before).
+    pub fn kernel_count(&self) -> Result<usize> {
+        out(|count| unsafe { sys::cuabi_module_get_kernel_count(self.as_raw(), count) })
+    }
+
+    /// The name of kernel `index` in `form`, in the driver's order; an index
+    /// of [`kernel_count`](Self::kernel_count) or more is
+    /// [`ErrorKind::OutOfRange`](crate::ErrorKind::OutOfRange).
+    pub fn kernel_name(&self, index: usize, form: NameForm) -> Result<String> {
+        read_string(|buf, size| unsafe {
+            sys::cuabi_module_get_kernel_name(self.as_raw(), index, form.raw(), buf, size)
+        })
+    }
+
+    /// Every kernel of the module, demangled and as its symbol, in the
+    /// driver's order.
+    ///
+    /// ```no_run
+    /// # fn f(module: &cuabi::Module) -> cuabi::Result<()> {
+    /// for kernel in module.kernels()? {
+    ///     println!("{} ({})", kernel.demangled, kernel.symbol);
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn kernels(&self) -> Result<Vec<KernelName>> {
+        (0..self.kernel_count()?)
+            .map(|index| {
+                Ok(KernelName {
+                    demangled: self.kernel_name(index, NameForm::Demangled)?,
+                    symbol: self.kernel_name(index, NameForm::Symbol)?,
+                })
+            })
+            .collect()
     }
 
     /// The lowered (mangled) name of a name expression given at compile time.

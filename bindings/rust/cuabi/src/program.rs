@@ -1,10 +1,14 @@
-//! Run-time compilation with NVRTC.
+//! Run-time compilation with NVRTC, and compile options as values.
 
 use std::ffi::{c_char, CString};
+use std::fmt;
+use std::path::PathBuf;
+use std::str::FromStr;
 
 use cuabi_sys as sys;
 
-use crate::error::{c_string, check, read_list, read_string, Result};
+use crate::background::Background;
+use crate::error::{c_string, check, read_list, read_string, Error, Result};
 use crate::handle::{as_raw, create, Owned};
 use crate::{CompileFlags, Output};
 
@@ -44,8 +48,50 @@ impl Program {
     /// A program from `source` that may `#include` the given headers, each
     /// given as `(include name, contents)`.
     pub fn with_headers(source: &str, name: &str, headers: &[(&str, &str)]) -> Result<Program> {
+        Program::create(source, Some(name), headers)
+    }
+
+    /// A program from `source` with the file name, headers and name
+    /// expressions of `options` (see [`CompileOptions`]); compile it with
+    /// [`Program::compile_with`], which reads the rest.
+    ///
+    /// ```
+    /// # fn main() -> cuabi::Result<()> {
+    /// use cuabi::{Arch, CompileOptions, CppStd, Program};
+    /// let options = CompileOptions::new()
+    ///     .name("scale.cu")
+    ///     .header("scale.h", "#define FACTOR 3\n")
+    ///     .name_expression("scale<float>")
+    ///     .arch(Arch::Compute(90))
+    ///     .std(CppStd::Cpp17)
+    ///     .define("OFFSET", 1);
+    /// let mut program = Program::with_options(
+    ///     "#include \"scale.h\"\n\
+    ///      template <typename T> __global__ void scale(T *x) { x[0] = x[0] * FACTOR + OFFSET; }\n",
+    ///     &options,
+    /// )?;
+    /// program.compile_with(&options)?;
+    /// assert!(program.ptx()?.contains(&program.lowered_name("scale<float>")?));
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn with_options(source: &str, options: &CompileOptions) -> Result<Program> {
+        let headers: Vec<(&str, &str)> = options
+            .headers
+            .iter()
+            .map(|(name, contents)| (name.as_str(), contents.as_str()))
+            .collect();
+        let mut program = Program::create(source, options.name.as_deref(), &headers)?;
+        for expression in &options.name_expressions {
+            program.add_name_expression(expression)?;
+        }
+        Ok(program)
+    }
+
+    /// `cuabi_program_create`; `name` `None` is the library's default name.
+    fn create(source: &str, name: Option<&str>, headers: &[(&str, &str)]) -> Result<Program> {
         let source = c_string("source", source)?;
-        let name = c_string("name", name)?;
+        let name = name.map(|name| c_string("name", name)).transpose()?;
         let names = CStrings::new(headers.iter().map(|h| h.0), |i, _| {
             format!("header {i} name")
         })?;
@@ -53,11 +99,12 @@ impl Program {
         let contents = CStrings::new(contents, |i, _| {
             format!("contents of header {:?}", headers[i].0)
         })?;
+        let name = name.as_ref().map_or(std::ptr::null(), |name| name.as_ptr());
         let handle = unsafe {
             create(|out| {
                 sys::cuabi_program_create(
                     source.as_ptr(),
-                    name.as_ptr(),
+                    name,
                     headers.len(),
                     contents.ptrs.as_ptr(),
                     names.ptrs.as_ptr(),
@@ -88,6 +135,48 @@ impl Program {
         check(unsafe { sys::cuabi_program_compile(self.as_raw(), count, ptrs) })
     }
 
+    /// Compiles with the NVRTC options of `options`: its typed options and
+    /// raw ones, as [`CompileOptions::nvrtc_options`] gives them. Its file
+    /// name, headers and name expressions are the program's own (given to
+    /// [`Program::with_options`]); its output and cache flag concern
+    /// [`Device::compile`](crate::Device::compile) only. Without an
+    /// [`arch`](CompileOptions::arch) (or a raw `--gpu-architecture`) NVRTC
+    /// compiles for its default virtual architecture.
+    ///
+    /// A typed value that makes no option (a define whose name is no macro
+    /// name, an empty include path) is refused with
+    /// [`ErrorKind::InvalidArgument`](crate::ErrorKind::InvalidArgument)
+    /// naming it, before NVRTC runs.
+    pub fn compile_with(&mut self, options: &CompileOptions) -> Result<()> {
+        self.compile(&options.nvrtc_options()?)
+    }
+
+    /// Compiles on a thread of its own and gives the program back through
+    /// [`Background::join`], so the calling thread keeps working meanwhile
+    /// (a compile takes tens of milliseconds or more). The same as moving
+    /// the program to a thread and calling [`Program::compile_with`]; a
+    /// failed compile's [`Error`] carries NVRTC's [`log`](Error::log).
+    ///
+    /// ```no_run
+    /// # fn main() -> cuabi::Result<()> {
+    /// use cuabi::{Arch, CompileOptions, Program};
+    /// let options = CompileOptions::new().arch(Arch::Sm(90));
+    /// let program = Program::with_options("extern \"C\" __global__ void k() {}", &options)?;
+    /// let compiling = program.compile_in_background(&options);
+    /// // ... other work on this thread ...
+    /// let cubin = compiling.join()?.cubin()?;
+    /// # let _ = cubin;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn compile_in_background(mut self, options: &CompileOptions) -> Background<Program> {
+        let options = options.clone();
+        Background::spawn(move || {
+            self.compile_with(&options)?;
+            Ok(self)
+        })
+    }
+
     /// NVRTC's log of the compile (warnings, errors); empty before compiling.
     pub fn log(&self) -> Result<String> {
         read_string(|buf, size| unsafe { sys::cuabi_program_get_log(self.as_raw(), buf, size) })
@@ -107,6 +196,18 @@ impl Program {
         })
     }
 
+    /// The LTO-IR of a program compiled with `-dlto`
+    /// ([`CompileOptions::dlto`]), for a link-time-optimising
+    /// [`Linker`](crate::Linker) (which takes it from the program itself:
+    /// [`Linker::add_program`](crate::Linker::add_program)) or a file;
+    /// [`ErrorKind::NotFound`](crate::ErrorKind::NotFound) when the program
+    /// was compiled without `-dlto`.
+    pub fn lto_ir(&self) -> Result<Vec<u8>> {
+        read_list(0u8, 0, |buf, size| unsafe {
+            sys::cuabi_program_get_lto_ir(self.as_raw(), buf.cast(), size)
+        })
+    }
+
     /// The lowered (mangled) name of an expression registered with
     /// [`Program::add_name_expression`], after compiling.
     pub fn lowered_name(&self, expression: &str) -> Result<String> {
@@ -117,18 +218,52 @@ impl Program {
     }
 }
 
-/// What to compile with [`Device::compile`](crate::Device::compile), besides
-/// the source: a builder.
+/// What to compile: NVRTC's options as typed values and as raw strings,
+/// and, for [`Device::compile`](crate::Device::compile) and
+/// [`Program::with_options`], the file name, headers and name expressions. A
+/// builder.
 ///
 /// ```
-/// let options = cuabi::CompileOptions::new()
+/// use cuabi::{Arch, CompileOptions, CppStd};
+/// let options = CompileOptions::new()
 ///     .name("saxpy.cu")
-///     .option("--fmad=false")
-///     .header("params.h", "#define BLOCK 512\n")
+///     .arch(Arch::Sm(90))
+///     .std(CppStd::Cpp17)
+///     .define("BLOCK", 512)
+///     .define_flag("USE_FMA")
+///     .include_path("/opt/include")
+///     .fast_math(true)
+///     .line_info(true)
+///     .rdc(true)
+///     .option("--fmad=false") // any NVRTC option, as a string
+///     .header("params.h", "#define SCALE 2\n")
 ///     .name_expression("scale<float>")
-///     .output(cuabi::Output::Ptx);
-/// # let _ = options;
+///     .output(cuabi::Output::Cubin);
+/// assert_eq!(
+///     options.nvrtc_options()?,
+///     [
+///         "--gpu-architecture=sm_90",
+///         "-std=c++17",
+///         "-DBLOCK=512",
+///         "-DUSE_FMA",
+///         "--include-path=/opt/include",
+///         "--use_fast_math",
+///         "-lineinfo",
+///         "-rdc=true",
+///         "--fmad=false",
+///     ]
+/// );
+/// # Ok::<(), cuabi::Error>(())
 /// ```
+///
+/// The typed options become NVRTC option strings in a fixed order (the
+/// order above), followed by the raw ones in the order given
+/// ([`nvrtc_options`](Self::nvrtc_options)). A value that makes no valid
+/// option is refused by every call that reads the options, with
+/// [`ErrorKind::InvalidArgument`](crate::ErrorKind::InvalidArgument) naming
+/// it; an architecture or standard read from a string is checked when it is
+/// parsed ([`Arch::from_str`], [`CppStd::from_str`]). What NVRTC itself
+/// refuses is a [`Compile`](crate::ErrorKind::Compile) error with its log.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct CompileOptions {
     pub(crate) name: Option<String>,
@@ -137,6 +272,15 @@ pub struct CompileOptions {
     pub(crate) name_expressions: Vec<String>,
     pub(crate) output: Output,
     pub(crate) flags: CompileFlags,
+    arch: Option<Arch>,
+    std: Option<CppStd>,
+    defines: Vec<(String, Option<String>)>,
+    include_paths: Vec<PathBuf>,
+    fast_math: bool,
+    line_info: bool,
+    device_debug: bool,
+    dlto: bool,
+    rdc: bool,
 }
 
 impl CompileOptions {
@@ -151,14 +295,86 @@ impl CompileOptions {
         self
     }
 
-    /// Adds one NVRTC option, e.g. `"-std=c++17"`. Without an
-    /// `--gpu-architecture` option the device's own architecture is used.
+    /// The architecture to compile for (`--gpu-architecture`):
+    /// [`Arch::Sm`] makes CUBIN, [`Arch::Compute`] PTX. Without one,
+    /// [`Device::compile`](crate::Device::compile) targets the device's own.
+    pub fn arch(mut self, arch: Arch) -> Self {
+        self.arch = Some(arch);
+        self
+    }
+
+    /// The C++ standard (`-std=c++17`); NVRTC's default without it.
+    pub fn std(mut self, std: CppStd) -> Self {
+        self.std = Some(std);
+        self
+    }
+
+    /// Defines the macro `name` as `value` (`-Dname=value`): `define("N", 256)`,
+    /// `define("T", "float")`. `name` may be a function-like macro's,
+    /// `"SQUARE(x)"`.
+    pub fn define(mut self, name: impl Into<String>, value: impl fmt::Display) -> Self {
+        self.defines.push((name.into(), Some(value.to_string())));
+        self
+    }
+
+    /// Defines the macro `name` as 1 (`-Dname`), for `#ifdef name`.
+    pub fn define_flag(mut self, name: impl Into<String>) -> Self {
+        self.defines.push((name.into(), None));
+        self
+    }
+
+    /// Adds a folder `#include` searches (`--include-path`), after the
+    /// headers given with [`header`](Self::header).
+    pub fn include_path(mut self, path: impl Into<PathBuf>) -> Self {
+        self.include_paths.push(path.into());
+        self
+    }
+
+    /// Fast, less precise math (`--use_fast_math`): `__sinf` for `sinf`,
+    /// flushing denormals, approximate division and square root.
+    pub fn fast_math(mut self, on: bool) -> Self {
+        self.fast_math = on;
+        self
+    }
+
+    /// Line information for profilers (`-lineinfo`).
+    pub fn line_info(mut self, on: bool) -> Self {
+        self.line_info = on;
+        self
+    }
+
+    /// Device debug information, without optimisation (`-G`).
+    pub fn device_debug(mut self, on: bool) -> Self {
+        self.device_debug = on;
+        self
+    }
+
+    /// LTO-IR for a link-time-optimising link (`-dlto`): read it with
+    /// [`Program::lto_ir`], or add the program to a
+    /// [`Linker`](crate::Linker) made with [`LinkOptions::lto`](crate::LinkOptions::lto).
+    pub fn dlto(mut self, on: bool) -> Self {
+        self.dlto = on;
+        self
+    }
+
+    /// Relocatable device code (`-rdc=true`): the program may call
+    /// `extern __device__` functions another program defines, resolved by a
+    /// [`Linker`](crate::Linker).
+    pub fn rdc(mut self, on: bool) -> Self {
+        self.rdc = on;
+        self
+    }
+
+    /// Adds one NVRTC option as a string, e.g. `"--fmad=false"`, after the
+    /// typed ones. Without an `--gpu-architecture` option (or an
+    /// [`arch`](Self::arch)) [`Device::compile`](crate::Device::compile)
+    /// uses the device's own architecture.
     pub fn option(mut self, option: impl Into<String>) -> Self {
         self.options.push(option.into());
         self
     }
 
-    /// Adds several NVRTC options.
+    /// Adds several NVRTC options as strings.
     pub fn options<I, S>(mut self, options: I) -> Self
     where
         I: IntoIterator<Item = S>,
@@ -181,7 +397,8 @@ impl CompileOptions {
         self
     }
 
-    /// CUBIN (the default) or PTX.
+    /// CUBIN (the default) or PTX, for [`Device::compile`](crate::Device::compile)
+    /// when no architecture is given.
     pub fn output(mut self, output: Output) -> Self {
         self.output = output;
         self
@@ -192,19 +409,253 @@ impl CompileOptions {
         self.flags |= CompileFlags::NO_CACHE;
         self
     }
+
+    /// Every NVRTC option these options make: the typed ones in a fixed
+    /// order (architecture, standard, defines, include paths, fast math,
+    /// line information, device debug, `-dlto`, `-rdc`), then the raw ones.
+    /// A define whose name is no macro name or whose value holds a NUL byte,
+    /// an include path that is empty, not UTF-8 or holds a NUL byte, or an
+    /// [`Arch`] number below 10 is refused with
+    /// [`ErrorKind::InvalidArgument`](crate::ErrorKind::InvalidArgument)
+    /// naming it.
+    pub fn nvrtc_options(&self) -> Result<Vec<String>> {
+        let mut out = Vec::with_capacity(self.options.len() + self.defines.len() + 8);
+        if let Some(arch) = self.arch {
+            arch.check()?;
+            out.push(format!("--gpu-architecture={arch}"));
+        }
+        if let Some(std) = self.std {
+            out.push(format!("-std={std}"));
+        }
+        for (name, value) in &self.defines {
+            check_macro_name(name)?;
+            match value {
+                Some(value) => {
+                    if let Some(at) = value.find('\0') {
+                        return Err(Error::invalid(format!(
+                            "define {name:?}: its value contains a NUL byte at byte {at}"
+                        )));
+                    }
+                    out.push(format!("-D{name}={value}"));
+                }
+                None => out.push(format!("-D{name}")),
+            }
+        }
+        for path in &self.include_paths {
+            let Some(text) = path.to_str() else {
+                return Err(Error::invalid(format!(
+                    "include path {path:?} is not UTF-8"
+                )));
+            };
+            if text.is_empty() {
+                return Err(Error::invalid("include path is empty"));
+            }
+            if let Some(at) = text.find('\0') {
+                return Err(Error::invalid(format!(
+                    "include path {text:?} contains a NUL byte at byte {at}"
+                )));
+            }
+            out.push(format!("--include-path={text}"));
+        }
+        let switches = [
+            (self.fast_math, "--use_fast_math"),
+            (self.line_info, "-lineinfo"),
+            (self.device_debug, "-G"),
+            (self.dlto, "-dlto"),
+            (self.rdc, "-rdc=true"),
+        ];
+        out.extend(switches.iter().filter(|s| s.0).map(|s| s.1.to_owned()));
+        out.extend(self.options.iter().cloned());
+        Ok(out)
+    }
+}
+
+/// Refuses a define's name unless it is an identifier, optionally followed
+/// by a parameter list (`SQUARE(x)`): anything else would change what the
+/// option means (`-DA=B=C`, `-DA B`).
+fn check_macro_name(name: &str) -> Result<()> {
+    let (identifier, params) = match name.find('(') {
+        Some(at) => (&name[..at], Some(&name[at..])),
+        None => (name, None),
+    };
+    let mut chars = identifier.chars();
+    let identifier_ok = chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_');
+    let params_ok = params.is_none_or(|p| {
+        let inner = p.strip_prefix('(').and_then(|p| p.strip_suffix(')'));
+        inner.is_some_and(|inner| {
+            inner
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | ',' | ' ' | '.'))
+        })
+    });
+    if identifier_ok && params_ok {
+        Ok(())
+    } else {
+        Err(Error::invalid(format!(
+            "define {name:?}: the name is not a macro name (an identifier such as N or \
+             USE_FMA, or a function-like macro's such as SQUARE(x))"
+        )))
+    }
+}
+
+/// A GPU architecture to compile for: [`CompileOptions::arch`].
+///
+/// The number is the compute capability as `major * 10 + minor`: 90 for
+/// 9.0, 120 for 12.0. `"sm_90".parse::<Arch>()` reads NVRTC's spelling;
+/// architecture-specific targets (`sm_90a`, `sm_100f`) are given as raw
+/// options (`CompileOptions::option("--gpu-architecture=sm_90a")`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Arch {
+    /// Machine code for a real architecture, `sm_XY`: NVRTC makes CUBIN,
+    /// which loads without JIT on devices of that compute capability.
+    Sm(u32),
+    /// A virtual architecture, `compute_XY`: NVRTC makes PTX, which the
+    /// driver JIT-compiles at load for any device of that capability or newer.
+    Compute(u32),
+}
+
+impl Arch {
+    /// The real architecture of compute capability `major.minor`, as
+    /// [`Device::compute_capability`](crate::Device::compute_capability)
+    /// answers it: `Arch::from_capability(9, 0)` is `sm_90`.
+    pub fn from_capability(major: i32, minor: i32) -> Arch {
+        let number = major.max(0) as u32 * 10 + minor.max(0) as u32;
+        Arch::Sm(number)
+    }
+
+    /// The compute capability number (`major * 10 + minor`).
+    pub fn number(self) -> u32 {
+        match self {
+            Arch::Sm(n) | Arch::Compute(n) => n,
+        }
+    }
+
+    fn check(self) -> Result<()> {
+        if self.number() < 10 {
+            return Err(Error::invalid(format!(
+                "architecture {self:?}: give the compute capability as major * 10 + minor \
+                 (e.g. 90 for 9.0)"
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// `sm_90`, `compute_90`: NVRTC's spelling.
+impl fmt::Display for Arch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Arch::Sm(n) => write!(f, "sm_{n}"),
+            Arch::Compute(n) => write!(f, "compute_{n}"),
+        }
+    }
+}
+
+/// Reads `sm_XY` or `compute_XY` (two or more digits); anything else is
+/// [`ErrorKind::InvalidArgument`](crate::ErrorKind::InvalidArgument) naming
+/// the text.
+impl FromStr for Arch {
+    type Err = Error;
+
+    fn from_str(text: &str) -> Result<Arch> {
+        let parsed = if let Some(digits) = text.strip_prefix("sm_") {
+            Some((Arch::Sm as fn(u32) -> Arch, digits))
+        } else {
+            text.strip_prefix("compute_")
+                .map(|digits| (Arch::Compute as fn(u32) -> Arch, digits))
+        };
+        let arch = parsed.and_then(|(make, digits)| {
+            let all_digits = digits.len() >= 2 && digits.bytes().all(|b| b.is_ascii_digit());
+            all_digits.then(|| digits.parse().ok().map(make)).flatten()
+        });
+        arch.ok_or_else(|| {
+            Error::invalid(format!(
+                "architecture {text:?} is not sm_XY or compute_XY (e.g. sm_90); give \
+                 architecture-specific targets such as sm_90a as a raw option"
+            ))
+        })
+    }
+}
+
+/// A C++ standard for [`CompileOptions::std`] (`-std=`).
+///
+/// More values may come with a newer crate: match with a `_` arm.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum CppStd {
+    /// `-std=c++03`.
+    Cpp03,
+    /// `-std=c++11`.
+    Cpp11,
+    /// `-std=c++14`.
+    Cpp14,
+    /// `-std=c++17`.
+    Cpp17,
+    /// `-std=c++20`.
+    Cpp20,
+}
+
+impl CppStd {
+    /// Every standard, oldest first.
+    pub const ALL: [CppStd; 5] = [
+        CppStd::Cpp03,
+        CppStd::Cpp11,
+        CppStd::Cpp14,
+        CppStd::Cpp17,
+        CppStd::Cpp20,
+    ];
+
+    /// The value of `-std=`: `"c++17"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CppStd::Cpp03 => "c++03",
+            CppStd::Cpp11 => "c++11",
+            CppStd::Cpp14 => "c++14",
+            CppStd::Cpp17 => "c++17",
+            CppStd::Cpp20 => "c++20",
+        }
+    }
+}
+
+/// `c++17`: the value of `-std=`.
+impl fmt::Display for CppStd {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Reads `c++03` to `c++20`; anything else is
+/// [`ErrorKind::InvalidArgument`](crate::ErrorKind::InvalidArgument) naming
+/// the text and the values known.
+impl FromStr for CppStd {
+    type Err = Error;
+
+    fn from_str(text: &str) -> Result<CppStd> {
+        let found = CppStd::ALL.into_iter().find(|s| s.as_str() == text);
+        found.ok_or_else(|| {
+            let known: Vec<&str> = CppStd::ALL.iter().map(|s| s.as_str()).collect();
+            Error::invalid(format!(
+                "C++ standard {text:?} is not one of {}",
+                known.join(", ")
+            ))
+        })
+    }
 }
 
 /// C strings and the array of their pointers, alive together.
 pub(crate) struct CStrings {
     // The CStrings' heap buffers do not move when the CStrings are moved.
     _strings: Vec<CString>,
-    ptrs: Vec<*const c_char>,
+    pub(crate) ptrs: Vec<*const c_char>,
 }
 
 impl CStrings {
     /// The C strings of `items`, or an error naming item `i` by `what(i, item)`
     /// when it holds a NUL byte.
-    fn new<'s>(
+    pub(crate) fn new<'s>(
         items: impl IntoIterator<Item = &'s str>,
         what: impl Fn(usize, &str) -> String,
     ) -> Result<CStrings> {
@@ -233,7 +684,8 @@ impl CompileDesc {
         let name = opts.name.as_deref().map(|n| c_string("name", n));
         let name = name.transpose()?;
         let numbered = |what: &'static str| move |i, _: &str| format!("{what} {i}");
-        let options = CStrings::new(opts.options.iter().map(String::as_str), numbered("option"))?;
+        let nvrtc_options = opts.nvrtc_options()?;
+        let options = CStrings::new(nvrtc_options.iter().map(String::as_str), numbered("option"))?;
         let headers = opts.headers.iter();
         let names = CStrings::new(
             headers.clone().map(|h| h.0.as_str()),

@@ -30,12 +30,23 @@
 //! that needs a device, then each failed case with what was expected and
 //! what came back.
 //!
+//! The memory API's cases (`corpus/memory.rs`) print lines of their own,
+//! `bad-input corpus (Rust, memory)` and `bad-input corpus (Rust, GPU,
+//! memory)`, and so do those of compilation beyond one string
+//! (`corpus/compile.rs`: typed compile options, LTO-IR, linkers, libraries,
+//! kernel listings), `bad-input corpus (Rust, compile)` and `bad-input
+//! corpus (Rust, GPU, compile)`.
+//!
 //! Without a CUDA device the GPU part is reported SKIPPED, never passed,
 //! as the GPU tests report theirs (`harness = false`: this binary prints its
 //! own results). `cargo test --test corpus -- NAME` runs the parts whose
 //! names contain NAME; `--list` lists them.
 
 mod common;
+#[path = "corpus/compile.rs"]
+mod compile;
+#[path = "corpus/memory.rs"]
+mod memory;
 
 use common::{parse_args, SAXPY};
 
@@ -350,6 +361,10 @@ fn release_as_every_kind(value: u64) {
         sys::cuabi_graph_release(handle(value));
         sys::cuabi_graph_exec_release(handle(value));
         sys::cuabi_launch_plan_release(handle(value));
+        sys::cuabi_memory_pool_release(handle(value));
+        sys::cuabi_array_release(handle(value));
+        sys::cuabi_texture_release(handle(value));
+        sys::cuabi_surface_release(handle(value));
     }
 }
 
@@ -1677,25 +1692,39 @@ const GPU_PART: &str = "bad_input_corpus_gpu";
 
 /// The part without a GPU: `Ok(true)` when every case passed.
 fn run_cpu_part() -> bool {
-    let cases = cpu_cases();
+    let (cases, memory_cases) = (cpu_cases(), memory::cpu_cases());
+    let compile_cases = compile::cpu_cases();
     let fixture = match Cpu::build() {
         Ok(fixture) => fixture,
         Err(why) => {
-            println!(
-                "bad-input corpus (Rust): {} cases, 0 passed: its programs could not be made: {why}",
-                cases.0.len()
-            );
+            for (label, count) in [
+                ("Rust", cases.0.len()),
+                ("Rust, memory", memory_cases.0.len()),
+                ("Rust, compile", compile_cases.0.len()),
+            ] {
+                println!(
+                    "bad-input corpus ({label}): {count} cases, 0 passed: its programs could not \
+                     be made: {why}"
+                );
+            }
             return false;
         }
     };
     let tally = run_cases(&fixture, &cases);
     report("Rust", &tally);
-    tally.cases > 0 && tally.passed == tally.cases
+    let memory_tally = run_cases(&fixture, &memory_cases);
+    report("Rust, memory", &memory_tally);
+    let compile_tally = run_cases(&fixture, &compile_cases);
+    report("Rust, compile", &compile_tally);
+    [tally, memory_tally, compile_tally]
+        .iter()
+        .all(|t| t.cases > 0 && t.passed == t.cases)
 }
 
 /// The part that needs a GPU: `None` when it was skipped.
 fn run_gpu_part() -> Option<bool> {
-    let cases = gpu_cases();
+    let (cases, memory_cases) = (gpu_cases(), memory::gpu_cases());
+    let compile_cases = compile::gpu_cases();
     let device = match Device::count() {
         Ok(0) => Err("the driver sees no CUDA device".to_owned()),
         Ok(_) => Device::get(0).map_err(|e| e.to_string()),
@@ -1705,10 +1734,16 @@ fn run_gpu_part() -> Option<bool> {
         Ok(device) => device,
         Err(reason) => {
             let reason = reason.lines().next().unwrap_or_default().to_owned();
-            println!(
-                "bad-input corpus (Rust, GPU): SKIPPED: no CUDA device ({} cases not run): {reason}",
-                cases.0.len()
-            );
+            for (label, count) in [
+                ("Rust, GPU", cases.0.len()),
+                ("Rust, GPU, memory", memory_cases.0.len()),
+                ("Rust, GPU, compile", compile_cases.0.len()),
+            ] {
+                println!(
+                    "bad-input corpus ({label}): SKIPPED: no CUDA device ({count} cases not run): \
+                     {reason}"
+                );
+            }
             return None;
         }
     };
@@ -1719,21 +1754,36 @@ fn run_gpu_part() -> Option<bool> {
     let fixture = match Gpu::build(device) {
         Ok(fixture) => fixture,
         Err(why) => {
-            println!(
-                "bad-input corpus (Rust, GPU): {} cases, 0 passed: its fixture could not be made: {why}",
-                cases.0.len()
-            );
+            for (label, count) in [
+                ("Rust, GPU", cases.0.len()),
+                ("Rust, GPU, memory", memory_cases.0.len()),
+                ("Rust, GPU, compile", compile_cases.0.len()),
+            ] {
+                println!(
+                    "bad-input corpus ({label}): {count} cases, 0 passed: its fixture could not \
+                     be made: {why}"
+                );
+            }
             return Some(false);
         }
     };
     let tally = run_cases(&fixture, &cases);
     report("Rust, GPU", &tally);
+    let memory_tally = run_cases(&fixture, &memory_cases);
+    report("Rust, GPU, memory", &memory_tally);
+    let compile_tally = run_cases(&fixture, &compile_cases);
+    report("Rust, GPU, compile", &compile_tally);
     // The device must have survived every case.
     let survived = fixture.saxpy_runs(&fixture.saxpy, Some(&fixture.stream), 1 << 16);
     if let Err(why) = &survived {
         println!("  FAILED: SAXPY after the corpus: {why}");
     }
-    Some(tally.passed == tally.cases && survived.is_ok())
+    Some(
+        [tally, memory_tally, compile_tally]
+            .iter()
+            .all(|t| t.passed == t.cases)
+            && survived.is_ok(),
+    )
 }
 
 fn main() -> ExitCode {

@@ -7,6 +7,11 @@
 //! Without a device every test is reported SKIPPED, never passed.
 //!
 //! `cargo test --test gpu -- NAME` runs the tests whose names contain NAME.
+//!
+//! The memory API's tests are in `gpu/memory.rs`; its IPC tests start this
+//! binary again as their child process. Compilation beyond one string
+//! (kernel listings, linking, libraries, background compiles) is tested in
+//! `gpu/compile.rs`.
 
 mod common;
 
@@ -45,6 +50,11 @@ macro_rules! tests {
     };
 }
 
+#[path = "gpu/compile.rs"]
+mod compile;
+#[path = "gpu/memory.rs"]
+mod memory;
+
 const TESTS: &[(&str, Test)] = tests![
     device_reports_its_properties,
     saxpy_matches_the_host,
@@ -82,10 +92,15 @@ const TESTS: &[(&str, Test)] = tests![
 ];
 
 fn main() -> ExitCode {
+    // A run of this binary as another test's child process (IPC).
+    if let Some(code) = memory::run_child() {
+        return code;
+    }
     let args = parse_args();
     let filter = args.filter;
+    let tests = || TESTS.iter().chain(memory::TESTS).chain(compile::TESTS);
     if args.list {
-        for (name, _) in TESTS {
+        for (name, _) in tests() {
             println!("{name}: test");
         }
         return ExitCode::SUCCESS;
@@ -121,7 +136,7 @@ fn main() -> ExitCode {
         *PANIC_AT.lock().unwrap_or_else(|e| e.into_inner()) = at;
     }));
     let (mut passed, mut failed, mut skipped) = (0, 0, 0);
-    for (name, test) in TESTS {
+    for (name, test) in tests() {
         if filter.as_deref().is_some_and(|f| !name.contains(f)) {
             continue;
         }

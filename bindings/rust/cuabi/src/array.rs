@@ -1,0 +1,244 @@
+//! CUDA arrays: 1D, 2D, 3D and layered, for textures and surfaces.
+
+use std::fmt;
+use std::sync::Arc;
+
+use cuabi_sys as sys;
+
+use crate::copy::Copy3d;
+use crate::device::Device;
+use crate::error::{check, out, Error, Result};
+use crate::handle::{create, Owned};
+use crate::memory::{array_format, DeviceRepr};
+use crate::{ArrayFlags, ArrayFormat};
+
+/// An array's shape: `width` elements, `height` rows (0 for 1D) and `depth`
+/// slices, or layers with [`ArrayFlags::LAYERED`] (0 for 1D and 2D); each
+/// element `channels` (1, 2 or 4) values of `format`.
+///
+/// The library checks it against the device's limits when the array is
+/// made ([`Device::create_array`]) and names what is wrong.
+///
+/// ```
+/// use cuabi::{ArrayDesc, ArrayFlags, ArrayFormat};
+/// let image = ArrayDesc::new_2d(ArrayFormat::U8, 4, 640, 480)
+///     .with_flags(ArrayFlags::SURFACE_LOAD_STORE);
+/// assert_eq!((image.width, image.height, image.depth), (640, 480, 0));
+/// let stack = ArrayDesc::new_layered(ArrayFormat::F32, 1, 64, 64, 8);
+/// assert!(stack.flags.contains(ArrayFlags::LAYERED));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ArrayDesc {
+    /// Elements per row (> 0).
+    pub width: usize,
+    /// Rows; 0 for a 1D array.
+    pub height: usize,
+    /// Slices (layers for a layered array); 0 for 1D and 2D arrays.
+    pub depth: usize,
+    /// Each channel's type.
+    pub format: ArrayFormat,
+    /// Values per element: 1, 2 or 4.
+    pub channels: u32,
+    /// [`ArrayFlags`]: layered, surface load/store, texture gather.
+    pub flags: ArrayFlags,
+}
+
+impl ArrayDesc {
+    /// A 1D array of `width` elements.
+    pub fn new_1d(format: ArrayFormat, channels: u32, width: usize) -> ArrayDesc {
+        ArrayDesc::new_3d(format, channels, width, 0, 0)
+    }
+
+    /// A 2D array of `height` rows of `width` elements.
+    pub fn new_2d(format: ArrayFormat, channels: u32, width: usize, height: usize) -> ArrayDesc {
+        ArrayDesc::new_3d(format, channels, width, height, 0)
+    }
+
+    /// A 3D array of `depth` slices of `height` rows of `width` elements.
+    pub fn new_3d(
+        format: ArrayFormat,
+        channels: u32,
+        width: usize,
+        height: usize,
+        depth: usize,
+    ) -> ArrayDesc {
+        ArrayDesc {
+            width,
+            height,
+            depth,
+            format,
+            channels,
+            flags: ArrayFlags::NONE,
+        }
+    }
+
+    /// A layered array: `layers` 2D arrays of `height` rows of `width`
+    /// elements (`height` 0: layers of 1D arrays).
+    pub fn new_layered(
+        format: ArrayFormat,
+        channels: u32,
+        width: usize,
+        height: usize,
+        layers: usize,
+    ) -> ArrayDesc {
+        ArrayDesc::new_3d(format, channels, width, height, layers).with_flags(ArrayFlags::LAYERED)
+    }
+
+    /// The same shape with these flags added.
+    pub fn with_flags(mut self, flags: ArrayFlags) -> ArrayDesc {
+        self.flags |= flags;
+        self
+    }
+
+    /// Bytes of one element: `channels` values of `format`.
+    pub fn element_bytes(&self) -> usize {
+        let value = match self.format {
+            ArrayFormat::U8 | ArrayFormat::S8 => 1,
+            ArrayFormat::U16 | ArrayFormat::S16 | ArrayFormat::F16 => 2,
+            ArrayFormat::U32 | ArrayFormat::S32 | ArrayFormat::F32 => 4,
+        };
+        value * self.channels as usize
+    }
+
+    /// The C struct, from the library's defaults.
+    fn raw(&self) -> Result<sys::cuabi_array_desc> {
+        let mut desc = raw_default()?;
+        (desc.width, desc.height, desc.depth) = (self.width, self.height, self.depth);
+        desc.format = self.format.raw();
+        desc.channels = self.channels;
+        desc.flags = self.flags.bits();
+        Ok(desc)
+    }
+}
+
+/// `cuabi_array_desc_init`'s struct.
+fn raw_default() -> Result<sys::cuabi_array_desc> {
+    // SAFETY: integers only, for which zero is a value.
+    let mut desc: sys::cuabi_array_desc = unsafe { std::mem::zeroed() };
+    let size = std::mem::size_of::<sys::cuabi_array_desc>();
+    check(unsafe { sys::cuabi_array_desc_init(&mut desc, size) })?;
+    Ok(desc)
+}
+
+/// A CUDA array: memory laid out for texture fetches and surface
+/// reads and writes. Made by [`Device::create_array`]; filled and read with
+/// [`copy_from_host`](Self::copy_from_host),
+/// [`copy_to_host`](Self::copy_to_host) or any box with [`Copy3d`].
+///
+/// `Array` is a shared handle: its clones name the same array, which is
+/// freed when the last clone is dropped and no [`Texture`](crate::Texture)
+/// or [`Surface`](crate::Surface) uses it (each keeps a clone). Methods take
+/// `&self`.
+#[derive(Clone)]
+pub struct Array {
+    handle: Arc<Owned<sys::cuabi_array>>,
+}
+
+impl Device {
+    /// A new array of `desc`'s shape on this device.
+    pub fn create_array(&self, desc: &ArrayDesc) -> Result<Array> {
+        let raw = desc.raw()?;
+        let handle = unsafe { create(|out| sys::cuabi_array_create(self.as_raw(), &raw, out))? };
+        Ok(Array {
+            handle: Arc::new(handle),
+        })
+    }
+}
+
+impl Array {
+    /// The raw handle, owned by `self` and its clones.
+    pub fn as_raw(&self) -> sys::cuabi_array {
+        self.handle.get()
+    }
+
+    /// The array's shape, as it was created.
+    pub fn desc(&self) -> Result<ArrayDesc> {
+        let mut raw = raw_default()?;
+        check(unsafe { sys::cuabi_array_get_desc(self.as_raw(), &mut raw) })?;
+        Ok(ArrayDesc {
+            width: raw.width,
+            height: raw.height,
+            depth: raw.depth,
+            format: array_format(raw.format)?,
+            channels: raw.channels,
+            flags: ArrayFlags::from_bits(raw.flags),
+        })
+    }
+
+    /// The raw `CUarray`, for interop.
+    pub fn cu_array(&self) -> Result<u64> {
+        out(|cu_array| unsafe { sys::cuabi_array_get_handle(self.as_raw(), cu_array) })
+    }
+
+    /// Fills the whole array from `src`, elements packed row after row and
+    /// slice (or layer) after slice; returns once `src` may be reused. `src`
+    /// must hold at least the array's bytes (else
+    /// [`ErrorKind::OutOfRange`](crate::ErrorKind::OutOfRange)).
+    pub fn copy_from_host<T: DeviceRepr>(&self, src: &[T]) -> Result<()> {
+        let (row, rows, slices) = self.extent()?;
+        Copy3d::new()
+            .from_host(src)
+            .to_array(self)
+            .extent(row, rows, slices)
+            .run()
+    }
+
+    /// Reads the whole array into `dst`, packed as
+    /// [`copy_from_host`](Self::copy_from_host) takes it; returns with the
+    /// data.
+    pub fn copy_to_host<T: DeviceRepr>(&self, dst: &mut [T]) -> Result<()> {
+        let (row, rows, slices) = self.extent()?;
+        Copy3d::new()
+            .from_array(self)
+            .to_host(dst)
+            .extent(row, rows, slices)
+            .run()
+    }
+
+    /// The whole array as a box: bytes per row, rows, slices.
+    fn extent(&self) -> Result<(usize, usize, usize)> {
+        let desc = self.desc()?;
+        let (width, element) = (desc.width, desc.element_bytes());
+        let row = width.checked_mul(element).ok_or_else(|| {
+            Error::new(
+                sys::CUABI_ERROR_OUT_OF_RANGE,
+                format!("Array: a row of {width} elements of {element} bytes overflows usize"),
+            )
+        })?;
+        Ok((row, desc.height.max(1), desc.depth.max(1)))
+    }
+}
+
+impl fmt::Debug for Array {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Array")
+            .field("handle", &self.as_raw())
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shapes_and_element_sizes() {
+        let d = ArrayDesc::new_1d(ArrayFormat::U16, 2, 100);
+        assert_eq!(
+            (d.width, d.height, d.depth, d.element_bytes()),
+            (100, 0, 0, 4)
+        );
+        let d = ArrayDesc::new_3d(ArrayFormat::F32, 4, 8, 4, 2);
+        assert_eq!((d.height, d.depth, d.element_bytes()), (4, 2, 16));
+        assert_eq!(d.flags, ArrayFlags::NONE);
+        let d = ArrayDesc::new_layered(ArrayFormat::S8, 1, 8, 0, 3)
+            .with_flags(ArrayFlags::SURFACE_LOAD_STORE);
+        assert_eq!(
+            d.flags,
+            ArrayFlags::LAYERED | ArrayFlags::SURFACE_LOAD_STORE
+        );
+        assert_eq!(d.element_bytes(), 1);
+        fn assert_send_sync<T: Send + Sync>() {}
+        assert_send_sync::<Array>();
+    }
+}

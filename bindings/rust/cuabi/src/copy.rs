@@ -1,0 +1,501 @@
+//! Pitched memory and copies in two and three dimensions.
+
+use std::ffi::c_void;
+use std::fmt;
+use std::marker::PhantomData;
+use std::mem::size_of;
+use std::ops::{Deref, DerefMut};
+
+use cuabi_sys as sys;
+
+use crate::array::Array;
+use crate::device::Device;
+use crate::error::{check, out, Error, Result};
+use crate::handle::create;
+use crate::memory::{byte_len, DeviceBuffer, DeviceRepr};
+use crate::stream::Stream;
+
+/// `height` rows of `width` elements of `T` on the device, each row padded
+/// to the device's alignment: row `y` starts [`pitch`](Self::pitch) bytes
+/// after row `y - 1`. Made by [`Device::alloc_pitched`]; freed on drop.
+///
+/// It dereferences to its [`DeviceBuffer`] (of `pitch * height` bytes) and
+/// passes to a kernel as a buffer does: give the kernel the pitch too, and
+/// find row `y` at `(char*)ptr + y * pitch`. Rows move to and from the host
+/// with [`copy_from_rows`](Self::copy_from_rows) and
+/// [`copy_to_rows`](Self::copy_to_rows), or any box with [`Copy3d`].
+pub struct PitchedBuffer<T: DeviceRepr> {
+    buffer: DeviceBuffer<T>,
+    width: usize,
+    height: usize,
+    pitch: usize,
+}
+
+impl Device {
+    /// `height` rows of at least `width` elements of `T`, each padded so
+    /// that rows stay aligned for the device (`cuMemAllocPitch`, for
+    /// accesses of `size_of::<T>()` rounded up to 4, 8 or 16 bytes).
+    pub fn alloc_pitched<T: DeviceRepr>(
+        &self,
+        width: usize,
+        height: usize,
+    ) -> Result<PitchedBuffer<T>> {
+        let width_bytes = byte_len::<T>(width, "Device::alloc_pitched")?;
+        let element_size = match size_of::<T>() {
+            0..=4 => 4,
+            5..=8 => 8,
+            _ => 16,
+        };
+        let handle = unsafe {
+            create(|out| {
+                sys::cuabi_buffer_alloc_pitched(
+                    self.as_raw(),
+                    width_bytes,
+                    height,
+                    element_size,
+                    out,
+                )
+            })?
+        };
+        let pitch = out(|pitch| unsafe { sys::cuabi_buffer_get_pitch(handle.get(), pitch) })?;
+        let bytes = out(|bytes| unsafe { sys::cuabi_buffer_get_size(handle.get(), bytes) })?;
+        let len = bytes.checked_div(size_of::<T>()).unwrap_or(0);
+        // SAFETY: the buffer holds `bytes` >= len * size_of::<T>() bytes.
+        let buffer = unsafe { DeviceBuffer::from_handle(handle, len)? };
+        Ok(PitchedBuffer {
+            buffer,
+            width,
+            height,
+            pitch,
+        })
+    }
+}
+
+impl<T: DeviceRepr> PitchedBuffer<T> {
+    /// Elements per row, as allocated.
+    pub fn width(&self) -> usize {
+        self.width
+    }
+
+    /// The number of rows.
+    pub fn height(&self) -> usize {
+        self.height
+    }
+
+    /// Bytes from the start of one row to the start of the next (at least
+    /// `width() * size_of::<T>()`).
+    pub fn pitch(&self) -> usize {
+        self.pitch
+    }
+
+    /// Copies every row from `src`, whose rows are `src_row_len` elements
+    /// apart (at least [`width`](Self::width)); returns once `src` may be
+    /// reused. `src` must hold every row: a slice too short is refused with
+    /// [`ErrorKind::OutOfRange`](crate::ErrorKind::OutOfRange).
+    pub fn copy_from_rows(&mut self, src: &[T], src_row_len: usize) -> Result<()> {
+        let (width, pitch) = self.row_bytes(src_row_len)?;
+        let height = self.height;
+        Copy3d::new()
+            .from_host(src)
+            .src_layout(pitch, 0)
+            .to_buffer(&mut self.buffer)
+            .extent(width, height, 1)
+            .run()
+    }
+
+    /// Copies every row into `dst`, whose rows are `dst_row_len` elements
+    /// apart; returns with the data. The elements between rows in `dst` are
+    /// left alone.
+    pub fn copy_to_rows(&self, dst: &mut [T], dst_row_len: usize) -> Result<()> {
+        let (width, pitch) = self.row_bytes(dst_row_len)?;
+        Copy3d::new()
+            .from_buffer(&self.buffer)
+            .to_host(dst)
+            .dst_layout(pitch, 0)
+            .extent(width, self.height, 1)
+            .run()
+    }
+
+    /// The row's width and a host pitch of `row_len` elements, in bytes.
+    fn row_bytes(&self, row_len: usize) -> Result<(usize, usize)> {
+        let width = byte_len::<T>(self.width, "PitchedBuffer width")?;
+        let pitch = byte_len::<T>(row_len, "host row length")?;
+        Ok((width, pitch))
+    }
+}
+
+impl<T: DeviceRepr> Deref for PitchedBuffer<T> {
+    type Target = DeviceBuffer<T>;
+    fn deref(&self) -> &DeviceBuffer<T> {
+        &self.buffer
+    }
+}
+
+impl<T: DeviceRepr> DerefMut for PitchedBuffer<T> {
+    fn deref_mut(&mut self) -> &mut DeviceBuffer<T> {
+        &mut self.buffer
+    }
+}
+
+impl<T: DeviceRepr> fmt::Debug for PitchedBuffer<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PitchedBuffer")
+            .field("element", &std::any::type_name::<T>())
+            .field("width", &self.width)
+            .field("height", &self.height)
+            .field("pitch", &self.pitch)
+            .field(
+                "device_ptr",
+                &format_args!("{:#x}", self.buffer.device_ptr()),
+            )
+            .finish()
+    }
+}
+
+/// One side of a copy.
+#[derive(Clone, Copy, Debug)]
+enum Side {
+    None,
+    /// Host memory of `bytes` bytes.
+    Host(*const c_void, usize),
+    Buffer(sys::cuabi_buffer),
+    Array(sys::cuabi_array),
+}
+
+/// Where a side's box starts and how its memory is laid out.
+#[derive(Clone, Copy, Debug, Default)]
+struct Place {
+    x_bytes: usize,
+    y: usize,
+    z: usize,
+    pitch: usize,
+    height: usize,
+}
+
+/// A copy of a box of `width_bytes` x `height` rows x `depth` slices
+/// between host memory, device buffers and [`Array`]s, in any combination
+/// (`cuabi_copy_3d`).
+///
+/// Each side is one memory: [`from_host`](Self::from_host),
+/// [`from_buffer`](Self::from_buffer) or [`from_array`](Self::from_array),
+/// and [`to_host`](Self::to_host), [`to_buffer`](Self::to_buffer) or
+/// [`to_array`](Self::to_array) (setting a side again replaces it). The box
+/// starts at byte `x_bytes` of row `y` of slice `z` of each side
+/// ([`src_offset`](Self::src_offset), [`dst_offset`](Self::dst_offset)).
+/// For host memory and buffers, rows are `pitch` bytes apart (0: the
+/// buffer's pitch if it is a [`PitchedBuffer`], else the box's width) and
+/// slices `height` rows apart (0: the box's height; for a box of one slice,
+/// the rows it reaches, `y + height`)
+/// ([`src_layout`](Self::src_layout), [`dst_layout`](Self::dst_layout)); an
+/// array's layout is its own. Every unit is bytes or rows, as in the C
+/// struct: an array's x and width count bytes of whole elements.
+///
+/// The library checks every buffer and array range before the driver sees
+/// it and names the side and dimension at fault
+/// ([`ErrorKind::OutOfRange`](crate::ErrorKind::OutOfRange)), as it refuses
+/// a pitch smaller than the row or a side with no memory
+/// ([`ErrorKind::InvalidArgument`](crate::ErrorKind::InvalidArgument)).
+/// Host memory is the crate's to check: a box that reaches past a host
+/// slice is refused with `OutOfRange` before anything is copied.
+///
+/// The builder borrows every memory it names, the destination mutably, for
+/// as long as it lives: [`run`](Self::run) returns when the copy is done;
+/// [`run_async`](Self::run_async) is `unsafe` because the memory must
+/// outlive the queued copy.
+///
+/// ```no_run
+/// # fn f(device: &cuabi::Device) -> cuabi::Result<()> {
+/// use cuabi::{ArrayDesc, ArrayFormat, Copy3d};
+/// // A 64 x 32 x 4 float volume into an array and back.
+/// let (w, h, d) = (64usize, 32usize, 4usize);
+/// let volume: Vec<f32> = (0..w * h * d).map(|i| i as f32).collect();
+/// let array = device.create_array(&ArrayDesc::new_3d(ArrayFormat::F32, 1, w, h, d))?;
+/// let row = w * 4;
+/// Copy3d::new().from_host(&volume).to_array(&array).extent(row, h, d).run()?;
+/// let mut back = vec![0.0f32; w * h * d];
+/// Copy3d::new().from_array(&array).to_host(&mut back).extent(row, h, d).run()?;
+/// assert_eq!(back, volume);
+/// # Ok(())
+/// # }
+/// ```
+pub struct Copy3d<'a> {
+    src: Side,
+    dst: Side,
+    src_place: Place,
+    dst_place: Place,
+    extent: (usize, usize, usize),
+    /// Borrows every memory named (the destination mutably) for 'a.
+    _borrows: PhantomData<&'a mut ()>,
+}
+
+impl Default for Copy3d<'_> {
+    fn default() -> Self {
+        Copy3d::new()
+    }
+}
+
+impl<'a> Copy3d<'a> {
+    /// A copy with no memory yet, and a box of 0 bytes x 1 row x 1 slice.
+    pub fn new() -> Copy3d<'a> {
+        Copy3d {
+            src: Side::None,
+            dst: Side::None,
+            src_place: Place::default(),
+            dst_place: Place::default(),
+            extent: (0, 1, 1),
+            _borrows: PhantomData,
+        }
+    }
+
+    /// Copies from host memory.
+    pub fn from_host<T: DeviceRepr>(mut self, src: &'a [T]) -> Self {
+        self.src = Side::Host(src.as_ptr().cast(), std::mem::size_of_val(src));
+        self
+    }
+
+    /// Copies from a device buffer (a [`PitchedBuffer`] or
+    /// [`ManagedBuffer`](crate::ManagedBuffer) too, through `&*`).
+    pub fn from_buffer<T: DeviceRepr>(mut self, src: &'a DeviceBuffer<T>) -> Self {
+        self.src = Side::Buffer(src.as_raw());
+        self
+    }
+
+    /// Copies from an array.
+    pub fn from_array(mut self, src: &'a Array) -> Self {
+        self.src = Side::Array(src.as_raw());
+        self
+    }
+
+    /// Copies into host memory.
+    pub fn to_host<T: DeviceRepr>(mut self, dst: &'a mut [T]) -> Self {
+        self.dst = Side::Host(
+            dst.as_mut_ptr().cast_const().cast(),
+            std::mem::size_of_val(dst),
+        );
+        self
+    }
+
+    /// Copies into a device buffer.
+    pub fn to_buffer<T: DeviceRepr>(mut self, dst: &'a mut DeviceBuffer<T>) -> Self {
+        self.dst = Side::Buffer(dst.as_raw());
+        self
+    }
+
+    /// Copies into an array.
+    pub fn to_array(mut self, dst: &'a Array) -> Self {
+        self.dst = Side::Array(dst.as_raw());
+        self
+    }
+
+    /// Where the box starts in the source: byte `x_bytes` of row `y` of
+    /// slice `z`.
+    pub fn src_offset(mut self, x_bytes: usize, y: usize, z: usize) -> Self {
+        (self.src_place.x_bytes, self.src_place.y, self.src_place.z) = (x_bytes, y, z);
+        self
+    }
+
+    /// Where the box starts in the destination.
+    pub fn dst_offset(mut self, x_bytes: usize, y: usize, z: usize) -> Self {
+        (self.dst_place.x_bytes, self.dst_place.y, self.dst_place.z) = (x_bytes, y, z);
+        self
+    }
+
+    /// The source's rows are `pitch` bytes apart and its slices `height`
+    /// rows apart (0 for each: the defaults above). Not for arrays.
+    pub fn src_layout(mut self, pitch: usize, height: usize) -> Self {
+        (self.src_place.pitch, self.src_place.height) = (pitch, height);
+        self
+    }
+
+    /// The destination's rows are `pitch` bytes apart and its slices
+    /// `height` rows apart.
+    pub fn dst_layout(mut self, pitch: usize, height: usize) -> Self {
+        (self.dst_place.pitch, self.dst_place.height) = (pitch, height);
+        self
+    }
+
+    /// The box: `width_bytes` bytes x `height` rows x `depth` slices
+    /// (height and depth 0 count as 1).
+    pub fn extent(mut self, width_bytes: usize, height: usize, depth: usize) -> Self {
+        self.extent = (width_bytes, height, depth);
+        self
+    }
+
+    /// Copies the box and returns once it is done (ordered on the default
+    /// stream as [`DeviceBuffer::copy_from_buffer`] is).
+    pub fn run(&self) -> Result<()> {
+        let desc = self.raw()?;
+        check(unsafe { sys::cuabi_copy_3d(&desc) })
+    }
+
+    /// Queues the copy on `stream` (`None`: the default stream) and returns.
+    ///
+    /// # Safety
+    /// Every memory the copy names must stay alive, and host memory
+    /// unchanged (the source) or untouched (the destination), until the
+    /// stream has reached the copy. Host memory that is not pinned is
+    /// copied before this returns, as the driver does.
+    pub unsafe fn run_async(&self, stream: Option<&Stream>) -> Result<()> {
+        let desc = self.raw()?;
+        let stream = stream.map_or(std::ptr::null_mut(), Stream::as_raw);
+        check(sys::cuabi_copy_3d_async(&desc, stream))
+    }
+
+    /// The C struct, from the library's defaults; host sides checked.
+    fn raw(&self) -> Result<sys::cuabi_copy_3d_desc> {
+        let (width, height, depth) = self.extent;
+        if let Side::Host(_, bytes) = self.src {
+            host_range("source", bytes, &self.src_place, self.extent)?;
+        }
+        if let Side::Host(_, bytes) = self.dst {
+            host_range("destination", bytes, &self.dst_place, self.extent)?;
+        }
+        // SAFETY: pointers, handles and integers, for which zero is a
+        // value; the library fills in its defaults.
+        let mut desc: sys::cuabi_copy_3d_desc = unsafe { std::mem::zeroed() };
+        let size = size_of::<sys::cuabi_copy_3d_desc>();
+        check(unsafe { sys::cuabi_copy_3d_desc_init(&mut desc, size) })?;
+        match self.src {
+            Side::None => {}
+            Side::Host(ptr, _) => desc.src_host = ptr,
+            Side::Buffer(buffer) => desc.src_buffer = buffer,
+            Side::Array(array) => desc.src_array = array,
+        }
+        match self.dst {
+            Side::None => {}
+            Side::Host(ptr, _) => desc.dst_host = ptr.cast_mut(),
+            Side::Buffer(buffer) => desc.dst_buffer = buffer,
+            Side::Array(array) => desc.dst_array = array,
+        }
+        let s = &self.src_place;
+        (desc.src_x_bytes, desc.src_y, desc.src_z) = (s.x_bytes, s.y, s.z);
+        (desc.src_pitch, desc.src_height) = (s.pitch, s.height);
+        let d = &self.dst_place;
+        (desc.dst_x_bytes, desc.dst_y, desc.dst_z) = (d.x_bytes, d.y, d.z);
+        (desc.dst_pitch, desc.dst_height) = (d.pitch, d.height);
+        (desc.width_bytes, desc.height, desc.depth) = (width, height, depth);
+        Ok(desc)
+    }
+}
+
+/// Checks that the box lies within `bytes` bytes of host memory laid out as
+/// `place` says: the library cannot see how long a host slice is. Its last
+/// byte is at the box's last row of its last slice.
+fn host_range(
+    which: &str,
+    bytes: usize,
+    place: &Place,
+    (width, height, depth): (usize, usize, usize),
+) -> Result<()> {
+    let (height, depth) = (height.max(1), depth.max(1));
+    let pitch = if place.pitch == 0 { width } else { place.pitch };
+    // Slices are `height` rows apart by default; for a box of one slice the
+    // library counts the rows it reaches (`y + height`), which can only
+    // place a slice further: count that, the larger.
+    let rows_per_slice = match (place.height, depth) {
+        (0, 1) => place.y.saturating_add(height),
+        (0, _) => height,
+        (rows, _) => rows,
+    };
+    let end = (|| {
+        let last_slice = place.z.checked_add(depth - 1)?;
+        let last_row = last_slice
+            .checked_mul(rows_per_slice)?
+            .checked_add(place.y)?
+            .checked_add(height - 1)?;
+        last_row
+            .checked_mul(pitch)?
+            .checked_add(place.x_bytes)?
+            .checked_add(width)
+    })();
+    match end {
+        Some(end) if end <= bytes => Ok(()),
+        end => Err(Error::new(
+            sys::CUABI_ERROR_OUT_OF_RANGE,
+            format!(
+                "Copy3d: the {which} box ({width} bytes x {height} rows x {depth} slices at \
+                 byte {} of row {} of slice {}, rows {pitch} bytes apart, slices \
+                 {rows_per_slice} rows apart) reaches {} of the {which} host memory's {bytes} \
+                 bytes",
+                place.x_bytes,
+                place.y,
+                place.z,
+                end.map_or_else(|| "past usize::MAX".to_owned(), |e| format!("byte {e}"))
+            ),
+        )),
+    }
+}
+
+impl fmt::Debug for Copy3d<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Copy3d")
+            .field("src", &self.src)
+            .field("src_place", &self.src_place)
+            .field("dst", &self.dst)
+            .field("dst_place", &self.dst_place)
+            .field("extent", &self.extent)
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ErrorKind;
+
+    fn place(x_bytes: usize, y: usize, z: usize, pitch: usize, height: usize) -> Place {
+        Place {
+            x_bytes,
+            y,
+            z,
+            pitch,
+            height,
+        }
+    }
+
+    #[test]
+    fn host_boxes_end_at_their_last_byte() {
+        // 16 bytes x 4 rows, tight: 64 bytes.
+        assert!(host_range("source", 64, &place(0, 0, 0, 0, 0), (16, 4, 1)).is_ok());
+        let err = host_range("source", 63, &place(0, 0, 0, 0, 0), (16, 4, 1)).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::OutOfRange);
+        assert!(
+            err.message()
+                .contains("reaches byte 64 of the source host memory's 63 bytes"),
+            "{err}"
+        );
+        // Rows 20 bytes apart: the last row ends at 3 * 20 + 16 = 76.
+        assert!(host_range("destination", 76, &place(0, 0, 0, 20, 0), (16, 4, 1)).is_ok());
+        assert!(host_range("destination", 75, &place(0, 0, 0, 20, 0), (16, 4, 1)).is_err());
+        // An offset box in a volume of 5-row slices: slice 1 + 2 = 3, row
+        // 3 * 5 + 1 + 1 = 17, byte 17 * 20 + 4 + 16 = 360.
+        assert!(host_range("source", 360, &place(4, 1, 1, 20, 5), (16, 2, 3)).is_ok());
+        assert!(host_range("source", 359, &place(4, 1, 1, 20, 5), (16, 2, 3)).is_err());
+        // Height and depth 0 count as 1.
+        assert!(host_range("source", 16, &place(0, 0, 0, 0, 0), (16, 0, 0)).is_ok());
+        // One slice from slice 1: slices are y + height = 3 rows apart, so
+        // row 1 * 3 + 1 + 1 = 5 ends at byte 5 * 16 + 16 = 96.
+        assert!(host_range("source", 96, &place(0, 1, 1, 0, 0), (16, 2, 1)).is_ok());
+        assert!(host_range("source", 95, &place(0, 1, 1, 0, 0), (16, 2, 1)).is_err());
+        // Sizes that overflow usize reach past any slice.
+        let err = host_range("source", 64, &place(0, usize::MAX, 0, 8, 0), (8, 2, 1)).unwrap_err();
+        assert!(err.message().contains("past usize::MAX"), "{err}");
+    }
+
+    #[test]
+    fn a_short_host_slice_is_refused_before_the_library_is_called() {
+        let src = [1.0f32; 15];
+        let mut dst = [0.0f32; 16];
+        let err = Copy3d::new()
+            .from_host(&src)
+            .to_host(&mut dst)
+            .extent(16, 4, 1)
+            .run()
+            .unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::OutOfRange);
+        assert!(
+            err.message().contains("the source host memory's 60 bytes"),
+            "{err}"
+        );
+    }
+}

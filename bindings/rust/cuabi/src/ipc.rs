@@ -1,0 +1,283 @@
+//! Sharing device memory, memory pools and events with other processes.
+
+use std::fmt;
+use std::mem::size_of;
+
+use cuabi_sys as sys;
+
+use crate::device::Device;
+use crate::error::{check, out, Error, Result};
+use crate::handle::create;
+use crate::memory::{DeviceBuffer, DeviceRepr};
+use crate::pool::MemoryPool;
+use crate::stream::Event;
+
+/// The size of an [`IpcHandle`] in bytes (`CUABI_IPC_HANDLE_SIZE`).
+pub const IPC_HANDLE_SIZE: usize = sys::CUABI_IPC_HANDLE_SIZE as usize;
+
+/// A device buffer's or an event's handle for another process: 128 plain
+/// bytes to send through a pipe, a socket or a file
+/// ([`as_bytes`](Self::as_bytes), [`to_hex`](Self::to_hex)).
+///
+/// It names the memory (or event), the process that exported it and the
+/// buffer's size, with a checksum: the library refuses a damaged or foreign
+/// handle, or one opened in the process that made it, with
+/// [`ErrorKind::InvalidArgument`](crate::ErrorKind::InvalidArgument) naming
+/// why, before the driver sees it.
+///
+/// ```
+/// use cuabi::IpcHandle;
+/// let handle = IpcHandle::from([7u8; IpcHandle::SIZE]);
+/// let text = handle.to_hex();
+/// assert_eq!(text.len(), 2 * IpcHandle::SIZE);
+/// assert_eq!(IpcHandle::from_hex(&text).unwrap(), handle);
+/// let err = IpcHandle::from_hex("abc").unwrap_err();
+/// assert!(err.message().contains("3 hex digits"));
+/// ```
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct IpcHandle([u8; IPC_HANDLE_SIZE]);
+
+impl IpcHandle {
+    /// The size of a handle in bytes.
+    pub const SIZE: usize = IPC_HANDLE_SIZE;
+
+    /// The handle's bytes.
+    pub fn as_bytes(&self) -> &[u8; IPC_HANDLE_SIZE] {
+        &self.0
+    }
+
+    /// The handle of `bytes`, which must be exactly [`SIZE`](Self::SIZE)
+    /// long (else an [`ErrorKind::InvalidArgument`](crate::ErrorKind::InvalidArgument)
+    /// error saying how long they are). Whether they are a handle is the
+    /// library's to say, when they are opened.
+    pub fn from_bytes(bytes: &[u8]) -> Result<IpcHandle> {
+        let array = <[u8; IPC_HANDLE_SIZE]>::try_from(bytes).map_err(|_| {
+            Error::invalid(format!(
+                "IPC handle: {} bytes given, a handle is {IPC_HANDLE_SIZE}",
+                bytes.len()
+            ))
+        })?;
+        Ok(IpcHandle(array))
+    }
+
+    /// The handle as 256 lowercase hexadecimal digits.
+    pub fn to_hex(&self) -> String {
+        const DIGITS: &[u8; 16] = b"0123456789abcdef";
+        let mut text = String::with_capacity(2 * IPC_HANDLE_SIZE);
+        for byte in self.0 {
+            text.push(char::from(DIGITS[usize::from(byte >> 4)]));
+            text.push(char::from(DIGITS[usize::from(byte & 15)]));
+        }
+        text
+    }
+
+    /// The handle [`to_hex`](Self::to_hex) wrote (either case; surrounding
+    /// whitespace is ignored). Anything else is an
+    /// [`ErrorKind::InvalidArgument`](crate::ErrorKind::InvalidArgument)
+    /// error naming what is wrong.
+    pub fn from_hex(text: &str) -> Result<IpcHandle> {
+        let text = text.trim();
+        if text.len() != 2 * IPC_HANDLE_SIZE {
+            return Err(Error::invalid(format!(
+                "IPC handle: {} hex digits given, a handle is {}",
+                text.len(),
+                2 * IPC_HANDLE_SIZE
+            )));
+        }
+        let mut bytes = [0u8; IPC_HANDLE_SIZE];
+        for (i, pair) in text.as_bytes().chunks_exact(2).enumerate() {
+            let digit = |at: usize| {
+                char::from(pair[at]).to_digit(16).ok_or_else(|| {
+                    Error::invalid(format!(
+                        "IPC handle: character {} is not a hex digit",
+                        2 * i + at
+                    ))
+                })
+            };
+            // Two hex digits: at most 255.
+            bytes[i] = (digit(0)? * 16 + digit(1)?) as u8;
+        }
+        Ok(IpcHandle(bytes))
+    }
+}
+
+impl From<[u8; IPC_HANDLE_SIZE]> for IpcHandle {
+    fn from(bytes: [u8; IPC_HANDLE_SIZE]) -> IpcHandle {
+        IpcHandle(bytes)
+    }
+}
+
+impl TryFrom<&[u8]> for IpcHandle {
+    type Error = Error;
+    fn try_from(bytes: &[u8]) -> Result<IpcHandle> {
+        IpcHandle::from_bytes(bytes)
+    }
+}
+
+impl AsRef<[u8]> for IpcHandle {
+    fn as_ref(&self) -> &[u8] {
+        &self.0
+    }
+}
+
+/// Shows the first bytes in hex.
+impl fmt::Debug for IpcHandle {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "IpcHandle({}...)", &self.to_hex()[..16])
+    }
+}
+
+impl<T: DeviceRepr> DeviceBuffer<T> {
+    /// The buffer's handle for another process, which opens it with
+    /// [`Device::open_ipc_buffer`]. Valid while this buffer lives; the
+    /// other process must be done with the memory before it is dropped here.
+    ///
+    /// Buffers from [`Device::alloc`], [`Device::alloc_pitched`] and, from a
+    /// pool made with [`MemoryPoolOptions::ipc`](crate::MemoryPoolOptions::ipc),
+    /// [`Device::alloc_async`] can be shared; other kinds are refused with
+    /// [`ErrorKind::InvalidArgument`](crate::ErrorKind::InvalidArgument)
+    /// saying which can.
+    pub fn ipc_handle(&self) -> Result<IpcHandle> {
+        let mut bytes = [0u8; IPC_HANDLE_SIZE];
+        check(unsafe {
+            sys::cuabi_buffer_get_ipc_handle(
+                self.as_raw(),
+                bytes.as_mut_ptr().cast(),
+                IPC_HANDLE_SIZE,
+            )
+        })?;
+        Ok(IpcHandle(bytes))
+    }
+}
+
+impl Event {
+    /// The event's handle for another process, which opens it with
+    /// [`Device::open_ipc_event`]. The event must have been made with
+    /// [`EventFlags::INTERPROCESS`](crate::EventFlags::INTERPROCESS) and
+    /// [`EventFlags::DISABLE_TIMING`](crate::EventFlags::DISABLE_TIMING).
+    pub fn ipc_handle(&self) -> Result<IpcHandle> {
+        let mut bytes = [0u8; IPC_HANDLE_SIZE];
+        check(unsafe {
+            sys::cuabi_event_get_ipc_handle(
+                self.as_raw(),
+                bytes.as_mut_ptr().cast(),
+                IPC_HANDLE_SIZE,
+            )
+        })?;
+        Ok(IpcHandle(bytes))
+    }
+}
+
+impl Device {
+    /// Opens on this device a buffer another process exported
+    /// ([`DeviceBuffer::ipc_handle`]), as elements of `T`. A handle of a
+    /// pool allocation needs `pool`: that pool, imported here with
+    /// [`Device::import_memory_pool`]; other handles take `None`.
+    ///
+    /// The buffer ([`BufferKind::Ipc`](crate::BufferKind::Ipc)) has the
+    /// exported size, which must be a whole number of `T`s (else an
+    /// [`ErrorKind::InvalidArgument`](crate::ErrorKind::InvalidArgument)
+    /// error naming both sizes). Dropping it unmaps the memory, which the
+    /// exporting process still owns and must keep alive meanwhile. A handle
+    /// from this very process (use the buffer itself) or a damaged one is
+    /// refused by the library, naming why; the driver refuses one whose
+    /// memory was freed or whose process ended.
+    pub fn open_ipc_buffer<T: DeviceRepr>(
+        &self,
+        handle: &IpcHandle,
+        pool: Option<&MemoryPool>,
+    ) -> Result<DeviceBuffer<T>> {
+        let pool = pool.map_or(std::ptr::null_mut(), MemoryPool::as_raw);
+        let owned = unsafe {
+            create(|out| {
+                sys::cuabi_buffer_open_ipc(
+                    self.as_raw(),
+                    pool,
+                    handle.0.as_ptr().cast(),
+                    IPC_HANDLE_SIZE,
+                    out,
+                )
+            })?
+        };
+        let bytes = out(|bytes| unsafe { sys::cuabi_buffer_get_size(owned.get(), bytes) })?;
+        let size = size_of::<T>();
+        if size != 0 && bytes % size != 0 {
+            return Err(Error::invalid(format!(
+                "Device::open_ipc_buffer: the exported buffer holds {bytes} bytes, not a whole \
+                 number of {size}-byte {}",
+                std::any::type_name::<T>()
+            )));
+        }
+        let len = bytes.checked_div(size).unwrap_or(0);
+        // SAFETY: the buffer holds `bytes` >= len * size bytes.
+        unsafe { DeviceBuffer::from_handle(owned, len) }
+    }
+
+    /// Opens on this device an event another process exported
+    /// ([`Event::ipc_handle`]): record it there, wait for it here
+    /// ([`Stream::wait_event`](crate::Stream::wait_event),
+    /// [`Event::synchronize`]). Refused as [`Device::open_ipc_buffer`]
+    /// refuses a handle.
+    pub fn open_ipc_event(&self, handle: &IpcHandle) -> Result<Event> {
+        let handle = unsafe {
+            create(|out| {
+                sys::cuabi_event_open_ipc(
+                    self.as_raw(),
+                    handle.0.as_ptr().cast(),
+                    IPC_HANDLE_SIZE,
+                    out,
+                )
+            })?
+        };
+        Ok(Event { handle })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ErrorKind;
+
+    #[test]
+    fn handles_round_trip_through_hex_and_bytes() {
+        let bytes: [u8; IPC_HANDLE_SIZE] = std::array::from_fn(|i| (i * 37 + 11) as u8);
+        let handle = IpcHandle::from(bytes);
+        assert_eq!(handle.as_bytes(), &bytes);
+        let hex = handle.to_hex();
+        assert_eq!(&hex[..4], "0b30");
+        assert_eq!(IpcHandle::from_hex(&hex).unwrap(), handle);
+        assert_eq!(IpcHandle::from_hex(&hex.to_uppercase()).unwrap(), handle);
+        assert_eq!(IpcHandle::from_hex(&format!(" {hex}\n")).unwrap(), handle);
+        assert_eq!(IpcHandle::from_bytes(&bytes).unwrap(), handle);
+        assert_eq!(IpcHandle::try_from(&bytes[..]).unwrap(), handle);
+        assert_eq!(
+            format!("{handle:?}"),
+            format!("IpcHandle({}...)", &hex[..16])
+        );
+    }
+
+    #[test]
+    fn malformed_handles_are_refused_naming_what_is_wrong() {
+        let err = IpcHandle::from_bytes(&[0u8; 64]).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::InvalidArgument);
+        assert_eq!(err.message(), "IPC handle: 64 bytes given, a handle is 128");
+        let err = IpcHandle::from_hex(&"0".repeat(255)).unwrap_err();
+        assert_eq!(
+            err.message(),
+            "IPC handle: 255 hex digits given, a handle is 256"
+        );
+        let mut text = "ab".repeat(128);
+        text.replace_range(9..10, "g");
+        let err = IpcHandle::from_hex(&text).unwrap_err();
+        assert_eq!(err.message(), "IPC handle: character 9 is not a hex digit");
+        // A multi-byte character is no hex digit either (and no panic).
+        let mut text = "ab".repeat(127);
+        text.push('\u{e9}');
+        assert_eq!(text.len(), 256);
+        let err = IpcHandle::from_hex(&text).unwrap_err();
+        assert_eq!(
+            err.message(),
+            "IPC handle: character 254 is not a hex digit"
+        );
+    }
+}

@@ -1,0 +1,318 @@
+//! Linking device code into one image, and libraries loaded once for every
+//! device.
+
+use std::path::Path;
+
+use cuabi_sys as sys;
+
+use crate::background::Background;
+use crate::device::Device;
+use crate::error::{c_path, c_string, check, out, read_list, read_string, Error, Result};
+use crate::handle::{as_raw, create, Owned};
+use crate::module::Module;
+use crate::program::{CStrings, Program};
+use crate::{LinkBackend, LinkFlags, LinkInput};
+
+as_raw!(Linker => sys::cuabi_linker, Library => sys::cuabi_library);
+
+/// How a [`Linker`] links: [`Device::create_linker`]. A builder; what is
+/// not set keeps the library's default (`cuabi_link_desc_init`: either
+/// backend, no link-time optimisation, the cache on, no options).
+///
+/// ```
+/// use cuabi::{LinkBackend, LinkOptions};
+/// let options = LinkOptions::new()
+///     .backend(LinkBackend::Nvjitlink)
+///     .lto(true)
+///     .option("-O3")
+///     .no_cache();
+/// # let _ = options;
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LinkOptions {
+    backend: LinkBackend,
+    flags: LinkFlags,
+    options: Vec<String>,
+}
+
+impl LinkOptions {
+    /// The library's defaults.
+    pub fn new() -> LinkOptions {
+        LinkOptions::default()
+    }
+
+    /// Which linker does the work: [`LinkBackend::Auto`] (the default)
+    /// takes nvJitLink when it loads, else the driver's.
+    pub fn backend(mut self, backend: LinkBackend) -> Self {
+        self.backend = backend;
+        self
+    }
+
+    /// Link-time optimisation over the LTO-IR inputs (`-lto`; nvJitLink
+    /// only): inputs compiled with [`CompileOptions::dlto`](crate::CompileOptions::dlto).
+    pub fn lto(mut self, on: bool) -> Self {
+        self.flags = self.flags.with(LinkFlags::LTO, on);
+        self
+    }
+
+    /// Neither reads nor writes the on-disk cache for this link.
+    pub fn no_cache(mut self) -> Self {
+        self.flags |= LinkFlags::NO_CACHE;
+        self
+    }
+
+    /// The flags as a set, replacing those set before
+    /// ([`lto`](Self::lto) and [`no_cache`](Self::no_cache) set one each).
+    pub fn flags(mut self, flags: LinkFlags) -> Self {
+        self.flags = flags;
+        self
+    }
+
+    /// Adds one nvJitLink option (`"-O3"`, `"-lineinfo"`,
+    /// `"-maxrregcount=64"`); `-arch=sm_XY` of the linker's device is added
+    /// unless one is given. The driver's linker takes none: the library
+    /// refuses options with [`LinkBackend::Driver`], or with
+    /// [`LinkBackend::Auto`] where nvJitLink is missing.
+    pub fn option(mut self, option: impl Into<String>) -> Self {
+        self.options.push(option.into());
+        self
+    }
+
+    /// Adds several nvJitLink options.
+    pub fn options<I, S>(mut self, options: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.options.extend(options.into_iter().map(Into::into));
+        self
+    }
+}
+
+/// Links device code into one image and loads it as a [`Module`]: the
+/// outputs of [`Program`]s compiled with relocatable device code
+/// ([`CompileOptions::rdc`](crate::CompileOptions::rdc)) or LTO-IR
+/// ([`CompileOptions::dlto`](crate::CompileOptions::dlto)), and CUBIN, PTX,
+/// fatbin or LTO-IR files or bytes, host objects and static libraries of
+/// device code.
+///
+/// ```no_run
+/// # fn main() -> cuabi::Result<()> {
+/// use cuabi::{CompileOptions, Device, LinkOptions, Program};
+/// let device = Device::get(0)?;
+/// let options = CompileOptions::new().arch(device.arch()?).rdc(true);
+/// let mut caller = Program::with_options(
+///     "extern \"C\" __device__ float twice(float);\n\
+///      extern \"C\" __global__ void apply(float *x) { x[threadIdx.x] = twice(x[threadIdx.x]); }",
+///     &options,
+/// )?;
+/// caller.compile_with(&options)?;
+/// let mut callee = Program::with_options(
+///     "extern \"C\" __device__ float twice(float x) { return 2.0f * x; }",
+///     &options,
+/// )?;
+/// callee.compile_with(&options)?;
+///
+/// let mut linker = device.create_linker(&LinkOptions::new())?;
+/// linker.add_program(&caller)?.add_program(&callee)?;
+/// let module = linker.link()?;
+/// let apply = module.function("apply")?;
+/// let cubin = linker.image()?; // for a Library, a file, another device
+/// # let _ = (apply, cubin);
+/// # Ok(())
+/// # }
+/// ```
+///
+/// Linked images go through the compile cache (keyed on every input, the
+/// options, the backend and the target): [`Module::from_cache`] tells. A
+/// link the linker refuses is an [`ErrorKind::Compile`](crate::ErrorKind::Compile)
+/// error whose [`log`](crate::Error::log) is the linker's (an unresolved
+/// symbol named in it); [`Linker::log`] keeps it. A linker links once.
+///
+/// Adding and linking take `&mut self`; the linker is `Send` and `Sync`, so
+/// it may be built on one thread and linked on another
+/// ([`link_in_background`](Self::link_in_background)).
+#[derive(Debug)]
+pub struct Linker {
+    handle: Owned<sys::cuabi_linker>,
+}
+
+impl Linker {
+    /// A linker for `device`, the same as [`Device::create_linker`].
+    /// [`LinkBackend::Nvjitlink`] where nvJitLink cannot be loaded is
+    /// [`ErrorKind::NotFound`](crate::ErrorKind::NotFound) listing every
+    /// path tried.
+    pub fn new(device: &Device, options: &LinkOptions) -> Result<Linker> {
+        let option_strings = options.options.iter().map(String::as_str);
+        let strings = CStrings::new(option_strings, |i, _| format!("link option {i}"))?;
+        // SAFETY: pointers, integers and 32-bit enums, for which zero is a
+        // value; the library fills in its defaults.
+        let mut desc: sys::cuabi_link_desc = unsafe { std::mem::zeroed() };
+        let size = std::mem::size_of::<sys::cuabi_link_desc>();
+        check(unsafe { sys::cuabi_link_desc_init(&mut desc, size) })?;
+        desc.backend = options.backend.raw();
+        desc.flags = options.flags.bits();
+        (desc.options, desc.num_options) = (strings.ptrs.as_ptr(), strings.ptrs.len());
+        let handle =
+            unsafe { create(|out| sys::cuabi_linker_create(device.as_raw(), &desc, out))? };
+        Ok(Linker { handle })
+    }
+
+    /// The backend that links ([`LinkBackend::Auto`] resolved).
+    pub fn backend(&self) -> Result<LinkBackend> {
+        let raw = out(|backend| unsafe { sys::cuabi_linker_get_backend(self.as_raw(), backend) })?;
+        LinkBackend::from_raw(raw).ok_or_else(|| {
+            Error::new(
+                sys::CUABI_ERROR_NOT_SUPPORTED,
+                format!(
+                    "cuabi_linker_get_backend answered backend {raw}, which this version of the \
+                     crate does not know"
+                ),
+            )
+        })
+    }
+
+    /// Adds a compiled program's output: its LTO-IR when it was compiled
+    /// with `-dlto`, else its CUBIN, else its PTX. The bytes are copied:
+    /// the program may be dropped afterwards.
+    pub fn add_program(&mut self, program: &Program) -> Result<&mut Linker> {
+        check(unsafe { sys::cuabi_linker_add_program(self.as_raw(), program.as_raw()) })?;
+        Ok(self)
+    }
+
+    /// Adds `data` of `kind` ([`LinkInput::Auto`]: told by the bytes);
+    /// `name` names the input in the log (`None`: `input<N>`). The bytes are
+    /// copied. An input the backend cannot take (LTO-IR for the driver) is
+    /// [`ErrorKind::NotSupported`](crate::ErrorKind::NotSupported).
+    pub fn add_data(
+        &mut self,
+        kind: LinkInput,
+        data: &[u8],
+        name: Option<&str>,
+    ) -> Result<&mut Linker> {
+        let name = name.map(|n| c_string("input name", n)).transpose()?;
+        let name_ptr = name.as_ref().map_or(std::ptr::null(), |n| n.as_ptr());
+        check(unsafe {
+            sys::cuabi_linker_add_data(
+                self.as_raw(),
+                kind.raw(),
+                data.as_ptr().cast(),
+                data.len(),
+                name_ptr,
+            )
+        })?;
+        Ok(self)
+    }
+
+    /// Adds the file at `path`, of `kind` ([`LinkInput::Auto`]: told by its
+    /// extension, `.cubin`, `.ptx`, `.fatbin`, `.ltoir`, `.o`, `.a`, else by
+    /// its bytes). The file is read now; a later change is not seen.
+    pub fn add_file(&mut self, kind: LinkInput, path: impl AsRef<Path>) -> Result<&mut Linker> {
+        let path = c_path(path.as_ref())?;
+        check(unsafe { sys::cuabi_linker_add_file(self.as_raw(), kind.raw(), path.as_ptr()) })?;
+        Ok(self)
+    }
+
+    /// Links what was added and loads the result on the linker's device.
+    /// A second call is refused: make a new linker to link again.
+    pub fn link(&mut self) -> Result<Module> {
+        let handle = unsafe { create(|out| sys::cuabi_linker_link(self.as_raw(), out))? };
+        Ok(Module { handle })
+    }
+
+    /// [`link`](Self::link) on a thread of its own; [`Background::join`]
+    /// gives the module and the linker back (for its [`log`](Self::log) and
+    /// [`image`](Self::image)).
+    pub fn link_in_background(mut self) -> Background<(Module, Linker)> {
+        Background::spawn(move || {
+            let module = self.link()?;
+            Ok((module, self))
+        })
+    }
+
+    /// The link's log, information and errors; empty before linking and
+    /// after a link the cache served.
+    pub fn log(&self) -> Result<String> {
+        read_string(|buf, size| unsafe { sys::cuabi_linker_get_log(self.as_raw(), buf, size) })
+    }
+
+    /// The linked CUBIN, to load elsewhere (a [`Library`], another device of
+    /// the same architecture, a file);
+    /// [`ErrorKind::NotFound`](crate::ErrorKind::NotFound) before a
+    /// successful link.
+    pub fn image(&self) -> Result<Vec<u8>> {
+        read_list(0u8, 0, |buf, size| unsafe {
+            sys::cuabi_linker_get_image(self.as_raw(), buf.cast(), size)
+        })
+    }
+}
+
+/// Device code loaded once for every device (`cuLibraryLoadData`, CUDA 12
+/// or newer): [`Library::module`] gives it as a [`Module`] of any device,
+/// without loading the image again.
+///
+/// ```no_run
+/// # fn main() -> cuabi::Result<()> {
+/// # let cubin: Vec<u8> = Vec::new();
+/// let library = cuabi::Library::load(&cubin)?;
+/// for ordinal in 0..cuabi::Device::count()? {
+///     let module = library.module(&cuabi::Device::get(ordinal)?)?;
+///     let kernel = module.function("doublify")?; // plain C++ names work too
+/// #   let _ = kernel;
+/// }
+/// # Ok(())
+/// # }
+/// ```
+///
+/// Modules keep their library loaded: the `Library` may be dropped first.
+#[derive(Debug)]
+pub struct Library {
+    handle: Owned<sys::cuabi_library>,
+}
+
+impl Library {
+    /// Loads a CUBIN, PTX or fatbin image (from [`Program::cubin`],
+    /// [`Linker::image`], a file's bytes).
+    pub fn load(image: &[u8]) -> Result<Library> {
+        let handle = unsafe {
+            create(|out| sys::cuabi_library_load_data(image.as_ptr().cast(), image.len(), out))?
+        };
+        Ok(Library { handle })
+    }
+
+    /// Loads a CUBIN, PTX or fatbin file.
+    pub fn load_file(path: impl AsRef<Path>) -> Result<Library> {
+        let path = c_path(path.as_ref())?;
+        let handle = unsafe { create(|out| sys::cuabi_library_load_file(path.as_ptr(), out))? };
+        Ok(Library { handle })
+    }
+
+    /// The library as a module of `device`: its kernels (plain C++ names
+    /// included), globals and listing.
+    pub fn module(&self, device: &Device) -> Result<Module> {
+        let handle = unsafe {
+            create(|out| sys::cuabi_library_get_module(self.as_raw(), device.as_raw(), out))?
+        };
+        Ok(Module { handle })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn link_options_set_and_clear_flags() {
+        let options = LinkOptions::new().lto(true).no_cache();
+        assert_eq!(options.flags, LinkFlags::LTO | LinkFlags::NO_CACHE);
+        assert_eq!(options.clone().lto(false).flags, LinkFlags::NO_CACHE);
+        assert_eq!(options.flags(LinkFlags::NONE).flags, LinkFlags::NONE);
+        let options = LinkOptions::new()
+            .backend(LinkBackend::Driver)
+            .option("-O3")
+            .options(["-lineinfo"]);
+        assert_eq!(options.backend, LinkBackend::Driver);
+        assert_eq!(options.options, ["-O3", "-lineinfo"]);
+        assert_eq!(LinkOptions::new().backend, LinkBackend::Auto);
+    }
+}

@@ -1,0 +1,362 @@
+//! Managed (unified) memory: one address for the host and every device.
+
+use std::ffi::c_void;
+use std::fmt;
+use std::ops::{Deref, DerefMut};
+use std::ptr::NonNull;
+
+use cuabi_sys as sys;
+
+use crate::device::Device;
+use crate::error::{check, Error, Result};
+use crate::handle::create;
+use crate::memory::{byte_len, DeviceBuffer, DeviceRepr};
+use crate::stream::Stream;
+use crate::{ManagedFlags, MemoryAdvice};
+
+/// `CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS`: 1 when the host may touch
+/// managed memory while kernels run.
+const CONCURRENT_MANAGED_ACCESS: i32 = 89;
+
+/// Where managed memory is prefetched to, or what advice is about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Location {
+    /// The device with this ordinal.
+    Device(usize),
+    /// The host.
+    Host,
+}
+
+impl Location {
+    /// The library's `int32_t` location: a device ordinal or
+    /// `CUABI_LOCATION_HOST`.
+    pub(crate) fn raw(self) -> Result<i32> {
+        match self {
+            Location::Host => Ok(sys::CUABI_LOCATION_HOST),
+            Location::Device(ordinal) => i32::try_from(ordinal).map_err(|_| {
+                Error::invalid(format!(
+                    "location Device({ordinal}): the library takes a device ordinal up to {}",
+                    i32::MAX
+                ))
+            }),
+        }
+    }
+}
+
+impl From<&Device> for Location {
+    fn from(device: &Device) -> Location {
+        Location::Device(device.ordinal())
+    }
+}
+
+/// `len` elements of `T` in managed memory: one address valid on the host
+/// and on every device, migrated on demand. Made, zeroed, by
+/// [`Device::alloc_managed`]; freed on drop.
+///
+/// It dereferences to its [`DeviceBuffer`] for what reads it (copies out,
+/// its device address, [`DeviceBuffer::to_vec`]) and passes to a kernel as
+/// a buffer does; [`fill`](Self::fill), [`fill_bytes`](Self::fill_bytes) and
+/// [`copy_from_buffer`](Self::copy_from_buffer) write it from the device.
+/// The host reaches the same memory through [`host_view`](Self::host_view).
+/// (There is no `&mut DeviceBuffer` to it: the buffer a `ManagedBuffer`
+/// views cannot be swapped for another.)
+///
+/// # When the host may touch it
+///
+/// The header's rule (`cuabi_buffer_alloc_managed`): on a device with
+/// concurrent managed access (`CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS`
+/// = 1: Linux with a Pascal or newer GPU) at any time, with the usual
+/// data-race rules: what a kernel writes is seen by the host once the
+/// kernel is known to have finished, and the host must not touch what a
+/// running kernel reads or writes. Without it, the host must not touch any
+/// managed memory while any kernel runs on the device.
+///
+/// [`host_view`](Self::host_view) keeps that rule safely: it borrows the
+/// buffer mutably, so no launch can be given the buffer while the view
+/// lives, and it synchronizes the buffer's device first, so every kernel,
+/// copy and fill queued there before has finished. It is refused on a
+/// device without concurrent managed access, where a kernel that does not
+/// even use the buffer would make host access fault;
+/// [`as_host_slice`](Self::as_host_slice) and
+/// [`as_host_slice_mut`](Self::as_host_slice_mut) are the `unsafe` way
+/// there, and anywhere the caller keeps the rule itself.
+///
+/// ```no_run
+/// # fn f(device: &cuabi::Device, double: &cuabi::Function) -> cuabi::Result<()> {
+/// use cuabi::{LaunchConfig, Location, ManagedFlags};
+/// let n = 1024usize;
+/// let mut data = device.alloc_managed::<f32>(n, ManagedFlags::NONE)?;
+/// for (i, x) in data.host_view()?.iter_mut().enumerate() {
+///     *x = i as f32;
+/// }
+/// data.prefetch(Location::Device(device.ordinal()), None)?;
+/// // SAFETY: the kernel doubles n floats of `data`.
+/// unsafe { double.launch(LaunchConfig::new(4, 256)).arg(&data).arg(&n).run()? };
+/// let view = data.host_view()?; // waits for the kernel
+/// assert_eq!(view[3], 6.0);
+/// # Ok(())
+/// # }
+/// ```
+///
+/// A launch cannot be given the buffer while a view lends it to the host:
+///
+/// ```compile_fail
+/// # fn f(device: &cuabi::Device, double: &cuabi::Function) -> cuabi::Result<()> {
+/// # use cuabi::{LaunchConfig, ManagedFlags};
+/// let n = 1024usize;
+/// let mut data = device.alloc_managed::<f32>(n, ManagedFlags::NONE)?;
+/// let mut view = data.host_view()?;
+/// // error: `data` is borrowed mutably by `view`
+/// unsafe { double.launch(LaunchConfig::new(4, 256)).arg(&data).arg(&n).run()? };
+/// view[0] = 1.0;
+/// # Ok(())
+/// # }
+/// ```
+pub struct ManagedBuffer<T: DeviceRepr> {
+    buffer: DeviceBuffer<T>,
+    host: NonNull<T>,
+    /// The buffer's device, for `host_view`'s synchronize.
+    device: Device,
+    concurrent: bool,
+}
+
+// SAFETY: the buffer owns its memory like a Vec<T> does; the host view is
+// reached through `&mut self` only, unless through the unsafe accessors.
+unsafe impl<T: DeviceRepr + Send> Send for ManagedBuffer<T> {}
+unsafe impl<T: DeviceRepr + Sync> Sync for ManagedBuffer<T> {}
+
+impl Device {
+    /// `len` elements of managed memory (see [`ManagedBuffer`]), every byte
+    /// zero. [`ManagedFlags::ATTACH_HOST`] attaches it to the host at first
+    /// (only the host and streams it is attached to may touch it); without
+    /// it every stream may.
+    pub fn alloc_managed<T: DeviceRepr>(
+        &self,
+        len: usize,
+        flags: ManagedFlags,
+    ) -> Result<ManagedBuffer<T>> {
+        let bytes = byte_len::<T>(len, "Device::alloc_managed")?;
+        let mut buffer = unsafe {
+            let handle = create(|out| {
+                sys::cuabi_buffer_alloc_managed(self.as_raw(), bytes, flags.bits(), out)
+            })?;
+            DeviceBuffer::from_handle(handle, len)?
+        };
+        let mut raw: *mut c_void = std::ptr::null_mut();
+        check(unsafe { sys::cuabi_buffer_get_host_pointer(buffer.as_raw(), &mut raw) })?;
+        let host = NonNull::new(raw.cast::<T>()).ok_or_else(|| {
+            Error::new(
+                sys::CUABI_ERROR_INTERNAL,
+                "cuabi_buffer_get_host_pointer gave NULL",
+            )
+        })?;
+        if host.as_ptr().align_offset(std::mem::align_of::<T>()) != 0 {
+            let element = std::any::type_name::<T>();
+            let why = format!("managed memory at {host:p} is not aligned for {element}");
+            return Err(Error::new(sys::CUABI_ERROR_INTERNAL, why));
+        }
+        // Defined contents: zeros, written by the device before any view
+        // (a view synchronizes first).
+        buffer.fill_bytes(0)?;
+        let concurrent = self.attribute(CONCURRENT_MANAGED_ACCESS)? == 1;
+        let device = Device::get(self.ordinal())?;
+        Ok(ManagedBuffer {
+            buffer,
+            host,
+            device,
+            concurrent,
+        })
+    }
+}
+
+impl<T: DeviceRepr> ManagedBuffer<T> {
+    /// `true` when the buffer's device has concurrent managed access, so
+    /// that [`host_view`](Self::host_view) is allowed.
+    pub fn concurrent_access(&self) -> bool {
+        self.concurrent
+    }
+
+    /// The host address of the memory (the same value as its device
+    /// address).
+    pub fn host_ptr(&self) -> *mut T {
+        self.host.as_ptr()
+    }
+
+    /// The buffer's memory as a host slice, safely: waits for all work on
+    /// the buffer's device, then lends the memory for as long as the
+    /// returned view lives. While it does, the buffer cannot be passed to a
+    /// launch, copied, filled, prefetched or viewed otherwise.
+    ///
+    /// Work on *other* devices that uses this buffer is not waited for:
+    /// it must have finished (its launch's safety conditions say so).
+    /// Refused with [`ErrorKind::NotSupported`](crate::ErrorKind::NotSupported)
+    /// on a device without concurrent managed access (see
+    /// [`ManagedBuffer`]).
+    pub fn host_view(&mut self) -> Result<ManagedView<'_, T>> {
+        if !self.concurrent {
+            return Err(Error::new(
+                sys::CUABI_ERROR_NOT_SUPPORTED,
+                format!(
+                    "ManagedBuffer::host_view: device {} has no concurrent managed access \
+                     (CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS is 0), so the host may touch \
+                     managed memory only while no kernel runs on it; synchronize the device and \
+                     use the unsafe as_host_slice(_mut) instead",
+                    self.device.ordinal()
+                ),
+            ));
+        }
+        self.device.synchronize()?;
+        Ok(ManagedView { buffer: self })
+    }
+
+    /// The buffer's memory as a host slice, without waiting for anything.
+    ///
+    /// # Safety
+    /// The header's rule ([`ManagedBuffer`]) holds for as long as the slice
+    /// lives: no kernel, copy or fill writes the buffer meanwhile, what
+    /// they wrote before has finished (synchronize), and on a device
+    /// without concurrent managed access no kernel runs on the device at
+    /// all.
+    pub unsafe fn as_host_slice(&self) -> &[T] {
+        std::slice::from_raw_parts(self.host.as_ptr(), self.buffer.len())
+    }
+
+    /// The buffer's memory as a mutable host slice, without waiting.
+    ///
+    /// # Safety
+    /// As for [`as_host_slice`](Self::as_host_slice), and no kernel, copy
+    /// or fill reads the buffer meanwhile either.
+    pub unsafe fn as_host_slice_mut(&mut self) -> &mut [T] {
+        std::slice::from_raw_parts_mut(self.host.as_ptr(), self.buffer.len())
+    }
+
+    /// Sets every element to `value` (1, 2 or 4 bytes wide), as
+    /// [`DeviceBuffer::fill`] does.
+    pub fn fill(&mut self, value: T) -> Result<()> {
+        self.buffer.fill(value)
+    }
+
+    /// Sets every byte to `value`, as [`DeviceBuffer::fill_bytes`] does.
+    pub fn fill_bytes(&mut self, value: u8) -> Result<()> {
+        self.buffer.fill_bytes(value)
+    }
+
+    /// Copies all of `src`, device to device, into the start of this
+    /// buffer, as [`DeviceBuffer::copy_from_buffer`] does.
+    pub fn copy_from_buffer(&mut self, src: &DeviceBuffer<T>) -> Result<()> {
+        self.buffer.copy_from_buffer(src)
+    }
+
+    /// Migrates the whole buffer to `location` in order on `stream`
+    /// (`None`: the default stream), ahead of its use there.
+    pub fn prefetch(&self, location: Location, stream: Option<&Stream>) -> Result<()> {
+        self.prefetch_range(0, self.buffer.len(), location, stream)
+    }
+
+    /// Migrates elements `offset..offset + len` to `location` in order on
+    /// `stream`; a range past the end is refused with
+    /// [`ErrorKind::OutOfRange`](crate::ErrorKind::OutOfRange).
+    pub fn prefetch_range(
+        &self,
+        offset: usize,
+        len: usize,
+        location: Location,
+        stream: Option<&Stream>,
+    ) -> Result<()> {
+        let (offset, bytes) = self.buffer.range("prefetch", offset, len)?;
+        let location = location.raw()?;
+        let stream = stream.map_or(std::ptr::null_mut(), Stream::as_raw);
+        check(unsafe {
+            sys::cuabi_buffer_prefetch_async(self.buffer.as_raw(), offset, bytes, location, stream)
+        })
+    }
+
+    /// Gives `advice` about the whole buffer at `location` (unused by the
+    /// read-mostly advice; a device for accessed-by).
+    pub fn advise(&self, advice: MemoryAdvice, location: Location) -> Result<()> {
+        self.advise_range(0, self.buffer.len(), advice, location)
+    }
+
+    /// Gives `advice` about elements `offset..offset + len`.
+    pub fn advise_range(
+        &self,
+        offset: usize,
+        len: usize,
+        advice: MemoryAdvice,
+        location: Location,
+    ) -> Result<()> {
+        let (offset, bytes) = self.buffer.range("advise", offset, len)?;
+        let location = location.raw()?;
+        check(unsafe {
+            sys::cuabi_buffer_advise(self.buffer.as_raw(), offset, bytes, advice.raw(), location)
+        })
+    }
+}
+
+impl<T: DeviceRepr> Deref for ManagedBuffer<T> {
+    type Target = DeviceBuffer<T>;
+    fn deref(&self) -> &DeviceBuffer<T> {
+        &self.buffer
+    }
+}
+
+impl<T: DeviceRepr> fmt::Debug for ManagedBuffer<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ManagedBuffer")
+            .field("element", &std::any::type_name::<T>())
+            .field("len", &self.buffer.len())
+            .field("ptr", &self.host)
+            .field("concurrent_access", &self.concurrent)
+            .finish()
+    }
+}
+
+/// A [`ManagedBuffer`]'s memory lent to the host
+/// ([`ManagedBuffer::host_view`]): it dereferences to `[T]`.
+pub struct ManagedView<'a, T: DeviceRepr> {
+    buffer: &'a mut ManagedBuffer<T>,
+}
+
+impl<T: DeviceRepr> Deref for ManagedView<'_, T> {
+    type Target = [T];
+    fn deref(&self) -> &[T] {
+        // SAFETY: `host_view` waited for the device, and the buffer stays
+        // mutably borrowed, so nothing reaches the memory but this view.
+        unsafe { self.buffer.as_host_slice() }
+    }
+}
+
+impl<T: DeviceRepr> DerefMut for ManagedView<'_, T> {
+    fn deref_mut(&mut self) -> &mut [T] {
+        // SAFETY: as in `deref`.
+        unsafe { self.buffer.as_host_slice_mut() }
+    }
+}
+
+impl<T: DeviceRepr> fmt::Debug for ManagedView<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ManagedView")
+            .field("element", &std::any::type_name::<T>())
+            .field("len", &self.len())
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn locations_become_the_librarys_int32() {
+        assert_eq!(Location::Host.raw().unwrap(), -1);
+        assert_eq!(Location::Device(3).raw().unwrap(), 3);
+        let err = Location::Device(1 << 31).raw().unwrap_err();
+        assert_eq!(err.kind(), crate::ErrorKind::InvalidArgument);
+        assert!(
+            err.message().starts_with("location Device(2147483648)"),
+            "{err}"
+        );
+        fn assert_send_sync<T: Send + Sync>() {}
+        assert_send_sync::<ManagedBuffer<f32>>();
+    }
+}

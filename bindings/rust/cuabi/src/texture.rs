@@ -1,0 +1,350 @@
+//! Texture objects and surface objects: kernel arguments over arrays and
+//! buffers.
+
+use std::fmt;
+use std::marker::PhantomData;
+
+use cuabi_sys as sys;
+
+use crate::array::Array;
+use crate::error::{check, out, Result};
+use crate::handle::{as_raw, create, Owned};
+use crate::memory::{DeviceBuffer, DeviceRepr};
+use crate::{AddressMode, ArrayFormat, FilterMode, ReadMode};
+
+as_raw!(Surface => sys::cuabi_surface);
+
+/// How a [`Texture`] samples: address modes, filtering, what a fetch
+/// returns, coordinates and border colour. What is not set keeps the
+/// library's default (`cuabi_texture_desc_init`): clamped, point-filtered,
+/// element-type reads by element index, a border of zeros.
+///
+/// ```
+/// use cuabi::{AddressMode, FilterMode, TextureOptions};
+/// let smooth = TextureOptions::new()
+///     .normalized_coords(true)
+///     .filter(FilterMode::Linear)
+///     .address_mode(AddressMode::Wrap);
+/// # let _ = smooth;
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct TextureOptions {
+    address: Option<[AddressMode; 3]>,
+    filter: Option<FilterMode>,
+    read_mode: Option<ReadMode>,
+    normalized_coords: Option<bool>,
+    border_color: Option<[f32; 4]>,
+}
+
+impl TextureOptions {
+    /// The library's defaults.
+    pub fn new() -> TextureOptions {
+        TextureOptions::default()
+    }
+
+    /// The same address mode in every dimension.
+    pub fn address_mode(self, mode: AddressMode) -> TextureOptions {
+        self.address_modes(mode, mode, mode)
+    }
+
+    /// An address mode per dimension. [`AddressMode::Wrap`] and
+    /// [`AddressMode::Mirror`] need normalised coordinates.
+    pub fn address_modes(
+        mut self,
+        x: AddressMode,
+        y: AddressMode,
+        z: AddressMode,
+    ) -> TextureOptions {
+        self.address = Some([x, y, z]);
+        self
+    }
+
+    /// Point or linear filtering; linear only for float reads (a float
+    /// format, or [`ReadMode::NormalizedFloat`]).
+    pub fn filter(mut self, filter: FilterMode) -> TextureOptions {
+        self.filter = Some(filter);
+        self
+    }
+
+    /// What a fetch returns.
+    pub fn read_mode(mut self, mode: ReadMode) -> TextureOptions {
+        self.read_mode = Some(mode);
+        self
+    }
+
+    /// Coordinates in [0, 1) across each dimension when `on`; element
+    /// indices when not.
+    pub fn normalized_coords(mut self, on: bool) -> TextureOptions {
+        self.normalized_coords = Some(on);
+        self
+    }
+
+    /// The colour [`AddressMode::Border`] answers, as red, green, blue, alpha.
+    pub fn border_color(mut self, rgba: [f32; 4]) -> TextureOptions {
+        self.border_color = Some(rgba);
+        self
+    }
+}
+
+/// The memory a [`Texture`] reads: an [`Array`], or a device buffer read as
+/// linear or pitched 2D memory. A source over a buffer borrows it for `'a`;
+/// one over an array holds a clone of it (`'static`).
+pub struct TextureSource<'a> {
+    array: Option<Array>,
+    buffer: sys::cuabi_buffer,
+    offset: usize,
+    width: usize,
+    height: usize,
+    pitch: usize,
+    format: Option<(ArrayFormat, u32)>,
+    _buffer: PhantomData<&'a ()>,
+}
+
+impl<'a> TextureSource<'a> {
+    /// An array, read in its own format; the texture keeps it alive.
+    pub fn array(array: &Array) -> TextureSource<'static> {
+        TextureSource {
+            array: Some(array.clone()),
+            buffer: std::ptr::null_mut(),
+            offset: 0,
+            width: 0,
+            height: 0,
+            pitch: 0,
+            format: None,
+            _buffer: PhantomData,
+        }
+    }
+
+    /// `width` elements of linear memory in `buffer` (fetched with
+    /// `tex1Dfetch`), each `channels` values of `format`.
+    pub fn linear<T: DeviceRepr>(
+        buffer: &'a DeviceBuffer<T>,
+        format: ArrayFormat,
+        channels: u32,
+        width: usize,
+    ) -> TextureSource<'a> {
+        TextureSource::pitched(buffer, format, channels, width, 0, 0)
+    }
+
+    /// `height` rows of `width` elements in `buffer`, `pitch` bytes apart
+    /// (0: the buffer's pitch, for a [`PitchedBuffer`](crate::PitchedBuffer)
+    /// through `&*`), each element `channels` values of `format`. `height`
+    /// 0 is linear memory, as [`linear`](Self::linear) makes.
+    pub fn pitched<T: DeviceRepr>(
+        buffer: &'a DeviceBuffer<T>,
+        format: ArrayFormat,
+        channels: u32,
+        width: usize,
+        height: usize,
+        pitch: usize,
+    ) -> TextureSource<'a> {
+        TextureSource {
+            array: None,
+            buffer: buffer.as_raw(),
+            offset: 0,
+            width,
+            height,
+            pitch,
+            format: Some((format, channels)),
+            _buffer: PhantomData,
+        }
+    }
+
+    /// Starts reading a buffer at byte `offset`, a multiple of the device's
+    /// texture alignment.
+    pub fn offset(mut self, offset: usize) -> TextureSource<'a> {
+        self.offset = offset;
+        self
+    }
+}
+
+impl fmt::Debug for TextureSource<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TextureSource")
+            .field("array", &self.array)
+            .field("buffer", &self.buffer)
+            .field("offset", &self.offset)
+            .field("width", &self.width)
+            .field("height", &self.height)
+            .field("pitch", &self.pitch)
+            .field("format", &self.format)
+            .finish()
+    }
+}
+
+/// A texture object (`cudaTextureObject_t`): pass it to a kernel with
+/// [`Launch::arg`](crate::Launch::arg), which passes its 8-byte value.
+///
+/// It keeps its memory alive: over an [`Array`] it holds a clone of it
+/// (`Texture<'static>`); over a buffer it borrows the buffer for `'a`, so
+/// the buffer can be neither dropped, freed nor written through `&mut` while
+/// the texture lives (kernels may still write it through their arguments).
+/// The library checks everything when it is made (exactly one memory, the
+/// range inside the buffer, modes that need normalised coordinates, linear
+/// filtering of integer reads) and names what is wrong.
+///
+/// ```compile_fail
+/// # fn f(device: &cuabi::Device) -> cuabi::Result<()> {
+/// use cuabi::{ArrayFormat, Texture, TextureOptions, TextureSource};
+/// let buffer = device.alloc_async::<f32>(256, None, None)?;
+/// let texture = Texture::new(
+///     TextureSource::linear(&buffer, ArrayFormat::F32, 1, 256),
+///     &TextureOptions::new(),
+/// )?;
+/// buffer.free_async(None)?; // error: `buffer` is borrowed by the texture
+/// drop(texture);
+/// # Ok(())
+/// # }
+/// ```
+pub struct Texture<'a> {
+    handle: Owned<sys::cuabi_texture>,
+    /// The `CUtexObject`, where a launch can point at it.
+    object: u64,
+    _array: Option<Array>,
+    _buffer: PhantomData<&'a ()>,
+}
+
+impl<'a> Texture<'a> {
+    /// A texture object over `source`, sampled as `options` say.
+    pub fn new(source: TextureSource<'a>, options: &TextureOptions) -> Result<Texture<'a>> {
+        // SAFETY: pointers, handles, integers and floats, for which zero is
+        // a value; the library fills in its defaults.
+        let mut desc: sys::cuabi_texture_desc = unsafe { std::mem::zeroed() };
+        let size = std::mem::size_of::<sys::cuabi_texture_desc>();
+        check(unsafe { sys::cuabi_texture_desc_init(&mut desc, size) })?;
+        if let Some(array) = &source.array {
+            desc.array = array.as_raw();
+        }
+        desc.buffer = source.buffer;
+        desc.offset = source.offset;
+        (desc.width, desc.height, desc.pitch) = (source.width, source.height, source.pitch);
+        if let Some((format, channels)) = source.format {
+            (desc.format, desc.channels) = (format.raw(), channels);
+        }
+        if let Some([x, y, z]) = options.address {
+            (desc.address_x, desc.address_y, desc.address_z) = (x.raw(), y.raw(), z.raw());
+        }
+        if let Some(filter) = options.filter {
+            desc.filter = filter.raw();
+        }
+        if let Some(mode) = options.read_mode {
+            desc.read_mode = mode.raw();
+        }
+        if let Some(on) = options.normalized_coords {
+            desc.normalized_coords = u32::from(on);
+        }
+        if let Some([r, g, b, a]) = options.border_color {
+            (desc.border_r, desc.border_g, desc.border_b, desc.border_a) = (r, g, b, a);
+        }
+        let handle = unsafe { create(|out| sys::cuabi_texture_create(&desc, out))? };
+        let object = out(|object| unsafe { sys::cuabi_texture_get_handle(handle.get(), object) })?;
+        Ok(Texture {
+            handle,
+            object,
+            _array: source.array,
+            _buffer: PhantomData,
+        })
+    }
+
+    /// The `CUtexObject` (`cudaTextureObject_t`) value, valid while `self`
+    /// lives.
+    pub fn object(&self) -> u64 {
+        self.object
+    }
+
+    /// The raw handle, still owned by `self`.
+    pub fn as_raw(&self) -> sys::cuabi_texture {
+        self.handle.get()
+    }
+
+    /// Where the object's value is stored, for a launch to point at.
+    pub(crate) fn object_field(&self) -> *const u64 {
+        &self.object
+    }
+}
+
+impl fmt::Debug for Texture<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Texture")
+            .field("handle", &self.as_raw())
+            .field("object", &format_args!("{:#x}", self.object))
+            .finish()
+    }
+}
+
+/// A surface object (`cudaSurfaceObject_t`) over an [`Array`] made with
+/// [`ArrayFlags::SURFACE_LOAD_STORE`](crate::ArrayFlags::SURFACE_LOAD_STORE),
+/// for kernels to read and write it (`surf2Dread`, `surf2Dwrite`, ...).
+/// Pass it to a kernel with [`Launch::arg`](crate::Launch::arg), which
+/// passes its 8-byte value. It holds a clone of its array.
+pub struct Surface {
+    handle: Owned<sys::cuabi_surface>,
+    object: u64,
+    _array: Array,
+}
+
+impl Surface {
+    /// A surface object over `array`; an array made without
+    /// `SURFACE_LOAD_STORE` is refused by the library, naming the flag.
+    pub fn new(array: &Array) -> Result<Surface> {
+        let handle = unsafe { create(|out| sys::cuabi_surface_create(array.as_raw(), out))? };
+        let object = out(|object| unsafe { sys::cuabi_surface_get_handle(handle.get(), object) })?;
+        Ok(Surface {
+            handle,
+            object,
+            _array: array.clone(),
+        })
+    }
+
+    /// The `CUsurfObject` (`cudaSurfaceObject_t`) value, valid while `self`
+    /// lives.
+    pub fn object(&self) -> u64 {
+        self.object
+    }
+
+    /// Where the object's value is stored, for a launch to point at.
+    pub(crate) fn object_field(&self) -> *const u64 {
+        &self.object
+    }
+}
+
+impl fmt::Debug for Surface {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Surface")
+            .field("handle", &self.as_raw())
+            .field("object", &format_args!("{:#x}", self.object))
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn options_keep_what_was_set() {
+        let options = TextureOptions::new();
+        assert_eq!(options, TextureOptions::default());
+        assert!(options.address.is_none() && options.filter.is_none());
+        let options = options
+            .address_mode(AddressMode::Border)
+            .filter(FilterMode::Linear)
+            .read_mode(ReadMode::NormalizedFloat)
+            .normalized_coords(true)
+            .border_color([0.25, 0.5, 0.75, 1.0]);
+        assert_eq!(options.address, Some([AddressMode::Border; 3]));
+        let options =
+            options.address_modes(AddressMode::Wrap, AddressMode::Clamp, AddressMode::Mirror);
+        assert_eq!(
+            options.address,
+            Some([AddressMode::Wrap, AddressMode::Clamp, AddressMode::Mirror])
+        );
+        assert_eq!(options.filter, Some(FilterMode::Linear));
+        assert_eq!(options.read_mode, Some(ReadMode::NormalizedFloat));
+        assert_eq!(options.normalized_coords, Some(true));
+        assert_eq!(options.border_color, Some([0.25, 0.5, 0.75, 1.0]));
+        fn assert_send_sync<T: Send + Sync>() {}
+        assert_send_sync::<Texture<'static>>();
+        assert_send_sync::<Surface>();
+    }
+}
