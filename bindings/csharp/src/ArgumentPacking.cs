@@ -21,6 +21,7 @@ namespace Cuabi
         {
             Invalid,
             Memory,
+            Object,
             Boolean,
             SByte,
             Byte,
@@ -74,6 +75,8 @@ namespace Cuabi
         {
             if (typeof(DeviceMemory).IsAssignableFrom(t))
                 return new ArgumentWriter(t, Kinds.Memory, 8);
+            if (typeof(IArgumentObject).IsAssignableFrom(t)) // textures and surfaces: their 8-byte object
+                return new ArgumentWriter(t, Kinds.Object, 8);
             switch (Type.GetTypeCode(t)) // an enum answers its underlying type's code
             {
                 case TypeCode.Boolean: return new ArgumentWriter(t, Kinds.Boolean, 1);
@@ -106,12 +109,13 @@ namespace Cuabi
         }
 
         /// <summary>Writes <paramref name="a"/>, a value of exactly <see cref="Type"/>, at <paramref name="dst"/>.</summary>
-        /// <exception cref="ObjectDisposedException">Device memory that was disposed.</exception>
+        /// <exception cref="ObjectDisposedException">Device memory, a texture or a surface that was disposed.</exception>
         internal unsafe void Write(object a, byte* dst)
         {
             switch (Kind)
             {
                 case Kinds.Memory: *(ulong*)dst = ((DeviceMemory)a).LaunchPointer; return;
+                case Kinds.Object: *(ulong*)dst = ((IArgumentObject)a).LaunchValue; return;
                 case Kinds.Single: *(float*)dst = (float)a; return;
                 case Kinds.Int32: *(int*)dst = (int)a; return;
                 case Kinds.UInt32: *(uint*)dst = (uint)a; return;
@@ -269,7 +273,7 @@ namespace Cuabi
             if (writer.Size < 0)
                 throw new ArgumentException(string.Format(
                     "argument {0} is a {1}, which cannot be passed by value to a kernel (pass numbers, enums, " +
-                    "IntPtr, device buffers, or structs made only of such values)", index, type.FullName), paramName);
+                    "IntPtr, device buffers, textures, surfaces, or structs made only of such values)", index, type.FullName), paramName);
             return writer;
         }
     }

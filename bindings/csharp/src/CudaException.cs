@@ -30,7 +30,10 @@ namespace Cuabi
         /// <summary>The raw CUresult or nvrtcResult behind a CUDA or NVRTC failure, 0 if none.</summary>
         public int Code { get; private set; }
 
-        /// <summary>NVRTC's log when <see cref="Status"/> is <see cref="CudaStatus.Compile"/>; otherwise null.</summary>
+        /// <summary>
+        /// When <see cref="Status"/> is <see cref="CudaStatus.Compile"/>: NVRTC's log of a failed compile,
+        /// or the linker's log of a failed link (<see cref="Linker.Link"/>); otherwise null.
+        /// </summary>
         public string CompileLog { get; private set; }
     }
 

@@ -1,4 +1,6 @@
 using System;
+using System.Collections.Generic;
+using System.Collections.ObjectModel;
 using Cuabi.Interop;
 
 namespace Cuabi
@@ -22,10 +24,41 @@ namespace Cuabi
         public long SizeInBytes { get; private set; }
     }
 
+    /// <summary>A kernel of a module (<see cref="CudaModule.Kernels"/>): its C++ name and its symbol.</summary>
+    public struct ModuleKernel
+    {
+        /// <summary>Creates the description.</summary>
+        /// <param name="name">The demangled name.</param>
+        /// <param name="symbol">The symbol in the image.</param>
+        public ModuleKernel(string name, string symbol)
+        {
+            Name = name;
+            Symbol = symbol;
+        }
+
+        /// <summary>
+        /// As the C++ demangler writes it: "doublify(float*)", and for a
+        /// template instance with its return type,
+        /// "void ops::scale&lt;float&gt;(float*, float)"; an extern "C"
+        /// kernel's name as it is.
+        /// </summary>
+        public string Name { get; private set; }
+
+        /// <summary>The symbol in the image ("_Z8doublifyPf"), as the driver names the kernel.</summary>
+        public string Symbol { get; private set; }
+
+        /// <summary>"Name (Symbol)", or the name alone when they are the same.</summary>
+        public override string ToString()
+        {
+            return Name == Symbol ? Name : Name + " (" + Symbol + ")";
+        }
+    }
+
     /// <summary>Loaded device code. Kernels taken from it keep it alive.</summary>
     public sealed class CudaModule : IDisposable
     {
         private readonly SafeModuleHandle handle;
+        private ReadOnlyCollection<ModuleKernel> kernels;
 
         internal CudaModule(SafeModuleHandle handle)
         {
@@ -38,7 +71,7 @@ namespace Cuabi
             get { handle.ThrowIfClosed(this); return handle; }
         }
 
-        /// <summary>True when <see cref="Device.Compile"/> served this module from the on-disk cache.</summary>
+        /// <summary>True when <see cref="Device.Compile"/> or <see cref="Linker.Link"/> served this module from the on-disk cache.</summary>
         public bool FromCache
         {
             get
@@ -49,9 +82,79 @@ namespace Cuabi
             }
         }
 
-        /// <summary>A kernel by its name, or by a name expression given at compile time.</summary>
-        /// <param name="name">The kernel's (extern "C") name or name expression.</param>
-        /// <exception cref="CudaException"><see cref="CudaStatus.NotFound"/> when the module has no such kernel.</exception>
+        /// <summary>
+        /// NVRTC's log of the compile that made this module
+        /// (<see cref="Device.Compile"/>), warnings included, also after a
+        /// successful compile. "" for a module the compile cache served (the
+        /// compile that made the image showed its log) and for one loaded from
+        /// an image, a file, a link or a library.
+        /// </summary>
+        public string CompileLog
+        {
+            get { var h = Handle; return Errors.ReadString(delegate(byte[] b, ref UIntPtr s) { return NativeMethods.cuabi_module_get_compile_log(h, b, ref s); }); }
+        }
+
+        /// <summary>The number of kernels in the module (driver 12.4 or newer).</summary>
+        /// <exception cref="CudaException"><see cref="CudaStatus.NotSupported"/> with an older driver.</exception>
+        public int KernelCount
+        {
+            get
+            {
+                UIntPtr count;
+                Errors.Check(NativeMethods.cuabi_module_get_kernel_count(Handle, out count));
+                return checked((int)count.ToUInt64());
+            }
+        }
+
+        /// <summary>The name of kernel <paramref name="index"/> (0 to <see cref="KernelCount"/> - 1, in the driver's order).</summary>
+        /// <param name="index">The kernel's index.</param>
+        /// <param name="form">Demangled (as C++ writes it) or the symbol in the image.</param>
+        /// <exception cref="ArgumentOutOfRangeException"><paramref name="index"/> is negative.</exception>
+        /// <exception cref="CudaException"><see cref="CudaStatus.OutOfRange"/> for an index past the last kernel.</exception>
+        public string GetKernelName(int index, NameForm form = NameForm.Demangled)
+        {
+            if (index < 0)
+                throw new ArgumentOutOfRangeException("index", index, "cannot be negative");
+            var h = Handle;
+            var i = (UIntPtr)(uint)index;
+            return Errors.ReadString(delegate(byte[] b, ref UIntPtr s) { return NativeMethods.cuabi_module_get_kernel_name(h, i, form, b, ref s); });
+        }
+
+        /// <summary>
+        /// Every kernel of the module, with its demangled name and its symbol
+        /// (read once, then kept). A C++ kernel is found by
+        /// <see cref="GetKernel"/> under its plain or qualified name when no
+        /// other kernel has it.
+        /// </summary>
+        /// <exception cref="CudaException"><see cref="CudaStatus.NotSupported"/> with a driver older than 12.4.</exception>
+        public IReadOnlyList<ModuleKernel> Kernels
+        {
+            get
+            {
+                var list = kernels;
+                if (list == null)
+                {
+                    int count = KernelCount;
+                    var items = new ModuleKernel[count];
+                    for (int i = 0; i < count; i++)
+                        items[i] = new ModuleKernel(GetKernelName(i, NameForm.Demangled), GetKernelName(i, NameForm.Symbol));
+                    kernels = list = new ReadOnlyCollection<ModuleKernel>(items);
+                }
+                return list;
+            }
+        }
+
+        /// <summary>
+        /// A kernel by its name: an extern "C" name, a name expression given at
+        /// compile time, the symbol, or a C++ kernel's plain ("doublify") or
+        /// qualified ("ops::scale") name when no other kernel of the module
+        /// has it.
+        /// </summary>
+        /// <param name="name">The kernel's name.</param>
+        /// <exception cref="CudaException">
+        /// <see cref="CudaStatus.NotFound"/> when the module has no such kernel (the message lists its kernels);
+        /// <see cref="CudaStatus.InvalidArgument"/> when several kernels have the name (the message lists them).
+        /// </exception>
         public Kernel GetKernel(string name)
         {
             if (name == null)

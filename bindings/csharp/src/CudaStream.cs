@@ -275,6 +275,42 @@ namespace Cuabi
             return ms;
         }
 
+        /// <summary>
+        /// The event's IPC handle: <see cref="DeviceMemory.IpcHandleSize"/>
+        /// plain bytes another process opens with <see cref="OpenIpc"/>, to wait
+        /// there for what this process records. The event must be made with
+        /// <see cref="EventFlags.Interprocess"/> | <see cref="EventFlags.DisableTiming"/>.
+        /// </summary>
+        /// <exception cref="CudaException"><see cref="CudaStatus.InvalidArgument"/> for an event made without those flags.</exception>
+        public byte[] GetIpcHandle()
+        {
+            return Ipc.Handle(delegate(IntPtr p, UIntPtr size) { return NativeMethods.cuabi_event_get_ipc_handle(Handle, p, size); });
+        }
+
+        /// <summary>
+        /// Opens, on <paramref name="device"/>, an event another process exported
+        /// with <see cref="GetIpcHandle"/>: the other process records it, this one
+        /// waits for it (<see cref="Synchronize"/>, <see cref="CudaStream.WaitEvent"/>).
+        /// </summary>
+        /// <param name="device">The device to open it on.</param>
+        /// <param name="handle">The handle's bytes.</param>
+        /// <exception cref="CudaException">
+        /// <see cref="CudaStatus.InvalidArgument"/> naming why for a handle of
+        /// this very process, a damaged or foreign one, or a buffer's handle.
+        /// </exception>
+        public static CudaEvent OpenIpc(Device device, byte[] handle)
+        {
+            if (device == null)
+                throw new ArgumentNullException("device");
+            SafeDeviceHandle d = device.Handle;
+            SafeEventHandle h = null;
+            Errors.Check(Ipc.Open(handle, delegate(IntPtr bytes, UIntPtr size)
+            {
+                return NativeMethods.cuabi_event_open_ipc(d, bytes, size, out h);
+            }));
+            return new CudaEvent(h);
+        }
+
         /// <summary>Releases the event.</summary>
         public void Dispose()
         {

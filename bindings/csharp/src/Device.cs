@@ -1,6 +1,7 @@
 using System;
 using System.Collections.Generic;
 using System.Runtime.CompilerServices;
+using System.Threading.Tasks;
 using Cuabi.Interop;
 
 namespace Cuabi
@@ -161,40 +162,85 @@ namespace Cuabi
         /// source to a module. Compiled images go through cuabi's on-disk cache.
         /// </summary>
         /// <param name="source">CUDA C++ source.</param>
-        /// <param name="options">Name, NVRTC options, headers, name expressions, output kind and cache use; null for the defaults.</param>
+        /// <param name="options">
+        /// Typed and raw NVRTC options, name, headers, name expressions, output kind and cache use;
+        /// null for the defaults. Without an architecture the device's own is used.
+        /// </param>
+        /// <exception cref="ArgumentException">A string C cannot take, or an invalid typed option (<see cref="CompileOptions.ToNvrtcOptions()"/>).</exception>
         /// <exception cref="CudaException"><see cref="CudaStatus.Compile"/> with <see cref="CudaException.CompileLog"/> when NVRTC rejects the code.</exception>
         public CudaModule Compile(string source, CompileOptions options = null)
+        {
+            using (var strings = new NativeStrings())
+            {
+                var desc = Describe(source, options, strings);
+                return new CudaModule(CompileCore(Handle, ref desc));
+            }
+        }
+
+        /// <summary>
+        /// <see cref="Compile"/> on the thread pool: the calling thread goes on
+        /// while NVRTC compiles and the module loads. Bad arguments throw at
+        /// once (the options are read before this returns, so changing them
+        /// afterwards changes nothing); the task carries a compile failure
+        /// (<see cref="CudaException"/>). The device may be disposed before the
+        /// task ends.
+        /// </summary>
+        /// <param name="source">CUDA C++ source.</param>
+        /// <param name="options">As for <see cref="Compile"/>.</param>
+        public Task<CudaModule> CompileAsync(string source, CompileOptions options = null)
+        {
+            var strings = new NativeStrings();
+            CompileDescNative desc;
+            SafeDeviceHandle h;
+            try
+            {
+                desc = Describe(source, options, strings);
+                h = Handle;
+            }
+            catch
+            {
+                strings.Dispose();
+                throw;
+            }
+            return Background.Run(h, raw => new CudaModule(CompileCore(new SafeDeviceHandle(raw, false), ref desc)), strings);
+        }
+
+        private static SafeModuleHandle CompileCore(SafeDeviceHandle device, ref CompileDescNative desc)
+        {
+            SafeModuleHandle module;
+            Errors.Check(NativeMethods.cuabi_module_compile(device, ref desc, out module));
+            return module;
+        }
+
+        // The compile descriptor of `source` and `options`, its strings in `strings`.
+        private static CompileDescNative Describe(string source, CompileOptions options, NativeStrings strings)
         {
             if (source == null)
                 throw new ArgumentNullException("source");
             var o = options ?? new CompileOptions();
-            using (var strings = new NativeStrings())
+            string[] nvrtc = o.ToNvrtcOptions("options.");
+            var desc = CompileDescNative.Create();
+            desc.source = strings.String(source, "source");
+            desc.name = strings.String(o.Name, "options.Name");
+            desc.options = strings.Array(nvrtc, "options.Options");
+            desc.num_options = (UIntPtr)(uint)nvrtc.Length;
+            var names = new List<string>();
+            var contents = new List<string>();
+            foreach (var header in o.Headers)
             {
-                var desc = CompileDescNative.Create();
-                desc.source = strings.String(source, "source");
-                desc.name = strings.String(o.Name, "options.Name");
-                desc.options = strings.Array(o.Options, "options.Options");
-                desc.num_options = (UIntPtr)(uint)o.Options.Count;
-                var names = new List<string>();
-                var contents = new List<string>();
-                foreach (var header in o.Headers)
-                {
-                    names.Add(header.Key);
-                    contents.Add(header.Value);
-                }
-                desc.header_names = strings.Array(names, "options.Headers (name)");
-                desc.header_sources = strings.Array(contents, "options.Headers (source)");
-                desc.num_headers = (UIntPtr)(uint)names.Count;
-                desc.name_expressions = strings.Array(o.NameExpressions, "options.NameExpressions");
-                desc.num_name_expressions = (UIntPtr)(uint)o.NameExpressions.Count;
-                if (o.Output.HasValue)
-                    desc.output = o.Output.Value;
-                if (!o.UseCache)
-                    desc.flags |= CompileFlags.NoCache;
-                SafeModuleHandle module;
-                Errors.Check(NativeMethods.cuabi_module_compile(Handle, ref desc, out module));
-                return new CudaModule(module);
+                names.Add(header.Key);
+                contents.Add(header.Value);
             }
+            desc.header_names = strings.Array(names, "options.Headers (name)");
+            desc.header_sources = strings.Array(contents, "options.Headers (source)");
+            desc.num_headers = (UIntPtr)(uint)names.Count;
+            desc.name_expressions = strings.Array(o.NameExpressions, "options.NameExpressions");
+            desc.num_name_expressions = (UIntPtr)(uint)o.NameExpressions.Count;
+            if (o.Output.HasValue)
+                desc.output = o.Output.Value;
+            if (!o.UseCache)
+                desc.flags |= CompileFlags.NoCache;
+            return desc;
         }
 
         /// <summary>Loads CUBIN, PTX or fatbin bytes, e.g. <see cref="Program.Cubin"/>.</summary>
@@ -266,6 +312,231 @@ namespace Cuabi
         public PinnedBuffer<T> AllocatePinned<T>(long count) where T : struct
         {
             return new PinnedBuffer<T>(this, count);
+        }
+
+        // ------------------------------------------------------------------
+        // Stream-ordered allocation and memory pools
+        // ------------------------------------------------------------------
+
+        /// <summary>
+        /// Allocates device memory for <paramref name="count"/> elements in
+        /// stream order on <paramref name="stream"/>, from <paramref name="pool"/>:
+        /// work on <paramref name="stream"/> queued after this call may use it,
+        /// and other streams once they wait for it (an event). Cheap, does not
+        /// synchronise the device, and can be captured into a graph (an
+        /// allocation node; free it in the same capture with
+        /// <see cref="DeviceMemory.FreeAsync"/>, or after the graph ran).
+        /// </summary>
+        /// <remarks>
+        /// Free it with <see cref="DeviceMemory.FreeAsync"/> on the stream of
+        /// your choice; disposing it (or its finalizer) frees it in order on
+        /// the stream it was allocated on, which the buffer keeps alive. Work on
+        /// other streams that uses it must be ordered before that stream or be
+        /// finished.
+        /// </remarks>
+        /// <typeparam name="T">A blittable value type.</typeparam>
+        /// <param name="count">Number of elements (&gt; 0).</param>
+        /// <param name="stream">The stream, or null for the default stream.</param>
+        /// <param name="pool">The pool, or null for the device's default pool.</param>
+        public DeviceBuffer<T> AllocateAsync<T>(long count, CudaStream stream, MemoryPool pool = null) where T : struct
+        {
+            UIntPtr bytes = Ranges.Bytes(count, Element<T>.Require(), "count");
+            SafeBufferHandle h;
+            Errors.Check(NativeMethods.cuabi_buffer_alloc_async(Handle, bytes, MemoryPool.HandleOf(pool),
+                CudaStream.HandleOf(stream), out h));
+            return new DeviceBuffer<T>(h);
+        }
+
+        /// <summary>A new memory pool of this device's memory.</summary>
+        /// <param name="options">Its properties; null for the defaults.</param>
+        public MemoryPool CreateMemoryPool(MemoryPoolOptions options = null)
+        {
+            var desc = MemoryPoolDescNative.Create();
+            if (options != null)
+            {
+                desc.max_bytes = (ulong)Ranges.Bytes(options.MaxBytes, 1, "options.MaxBytes").ToUInt64();
+                desc.release_threshold = (ulong)Ranges.Bytes(options.ReleaseThreshold, 1, "options.ReleaseThreshold").ToUInt64();
+                desc.flags = options.Flags;
+            }
+            SafeMemoryPoolHandle h;
+            Errors.Check(NativeMethods.cuabi_memory_pool_create(Handle, ref desc, out h));
+            return new MemoryPool(h);
+        }
+
+        /// <summary>
+        /// The device's default pool: the one <see cref="AllocateAsync{T}"/>
+        /// uses when given no pool, shared with the CUDA runtime's
+        /// cudaMallocAsync and the stream-ordered allocators of CuPy and
+        /// PyTorch. Each call returns a new object to dispose; disposing it
+        /// leaves the pool alone.
+        /// </summary>
+        public MemoryPool GetDefaultMemoryPool()
+        {
+            SafeMemoryPoolHandle h;
+            Errors.Check(NativeMethods.cuabi_device_get_default_memory_pool(Handle, out h));
+            return new MemoryPool(h);
+        }
+
+        // ------------------------------------------------------------------
+        // Managed and pitched memory
+        // ------------------------------------------------------------------
+
+        /// <summary>
+        /// Allocates managed (unified) memory for <paramref name="count"/>
+        /// elements: one address valid on the host and on every device,
+        /// migrated on demand. The host reaches it through the buffer's host
+        /// view (<c>ReadHost</c> and <c>WriteHost</c>, of one element or of arrays, <see cref="DeviceBuffer{T}.HostPointer"/>, and with .NET
+        /// <c>AsSpan()</c>); kernels take the buffer like any other.
+        /// </summary>
+        /// <remarks>
+        /// When the host may touch it: on a device whose
+        /// CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS (89,
+        /// <see cref="GetAttribute"/>) is 1 (Linux with a Pascal or newer GPU),
+        /// at any time, with the usual data-race rules: what a kernel writes is
+        /// seen by the host once the kernel is known to have finished (a
+        /// synchronize), and the host must not write what a running kernel
+        /// reads. Where that attribute is 0, the host must not touch any managed
+        /// memory while any kernel runs on the device: synchronise the device
+        /// first.
+        /// </remarks>
+        /// <typeparam name="T">A blittable value type.</typeparam>
+        /// <param name="count">Number of elements (&gt; 0).</param>
+        /// <param name="flags"><see cref="ManagedFlags.AttachHost"/> to attach it to the host at first.</param>
+        public DeviceBuffer<T> AllocateManaged<T>(long count, ManagedFlags flags = ManagedFlags.None) where T : struct
+        {
+            UIntPtr bytes = Ranges.Bytes(count, Element<T>.Require(), "count");
+            SafeBufferHandle h;
+            Errors.Check(NativeMethods.cuabi_buffer_alloc_managed(Handle, bytes, flags, out h));
+            return new DeviceBuffer<T>(h);
+        }
+
+        /// <summary>
+        /// Allocates <paramref name="height"/> rows of <paramref name="width"/>
+        /// elements, each row padded so that rows stay aligned for the device
+        /// (cuMemAllocPitch). The row pitch in bytes is the buffer's
+        /// <see cref="DeviceMemory.Pitch"/>; its size is pitch * height, and its
+        /// <see cref="DeviceBuffer{T}.Count"/> that size in whole elements.
+        /// Copy rows in and out with <see cref="Copy3D"/>; a kernel reads row
+        /// y at byte y * pitch.
+        /// </summary>
+        /// <typeparam name="T">A blittable value type.</typeparam>
+        /// <param name="width">Elements per row.</param>
+        /// <param name="height">Rows.</param>
+        /// <param name="accessSize">
+        /// The size of the device's reads and writes the rows are aligned for:
+        /// 4, 8 or 16 (checked by the library). 0 (the default): the largest of
+        /// 16, 8 and 4 that divides the element's size, else 4.
+        /// </param>
+        public DeviceBuffer<T> AllocatePitched<T>(long width, long height, int accessSize = 0) where T : struct
+        {
+            int size = Element<T>.Require();
+            UIntPtr widthBytes = Ranges.Bytes(width, size, "width");
+            if (height < 0)
+                throw new ArgumentOutOfRangeException("height", height, "cannot be negative");
+            if (accessSize < 0)
+                throw new ArgumentOutOfRangeException("accessSize", accessSize, "cannot be negative");
+            if (accessSize == 0)
+                accessSize = size % 16 == 0 ? 16 : size % 8 == 0 ? 8 : 4;
+            SafeBufferHandle h;
+            Errors.Check(NativeMethods.cuabi_buffer_alloc_pitched(Handle, widthBytes, (UIntPtr)(ulong)height, (uint)accessSize, out h));
+            return new DeviceBuffer<T>(h);
+        }
+
+        // ------------------------------------------------------------------
+        // Peer access
+        // ------------------------------------------------------------------
+
+        /// <summary>
+        /// Whether kernels on this device can access <paramref name="peer"/>'s
+        /// memory once peer access is enabled; false for a device and itself
+        /// (no peer).
+        /// </summary>
+        /// <param name="peer">The other device.</param>
+        public bool CanAccessPeer(Device peer)
+        {
+            if (peer == null)
+                throw new ArgumentNullException("peer");
+            int can;
+            Errors.Check(NativeMethods.cuabi_device_can_access_peer(Handle, peer.Handle, out can));
+            return can != 0;
+        }
+
+        /// <summary>
+        /// Lets kernels and copies on this device reach <paramref name="peer"/>'s
+        /// memory directly. Enabling what is enabled succeeds.
+        /// </summary>
+        /// <param name="peer">The other device.</param>
+        /// <exception cref="CudaException">
+        /// <see cref="CudaStatus.InvalidArgument"/> for a device and itself,
+        /// <see cref="CudaStatus.NotSupported"/> for a pair that cannot access
+        /// each other; the message names the devices.
+        /// </exception>
+        public void EnablePeerAccess(Device peer)
+        {
+            if (peer == null)
+                throw new ArgumentNullException("peer");
+            Errors.Check(NativeMethods.cuabi_device_enable_peer_access(Handle, peer.Handle));
+        }
+
+        /// <summary>Undoes <see cref="EnablePeerAccess"/>; disabling what is not enabled succeeds.</summary>
+        /// <param name="peer">The other device.</param>
+        public void DisablePeerAccess(Device peer)
+        {
+            if (peer == null)
+                throw new ArgumentNullException("peer");
+            Errors.Check(NativeMethods.cuabi_device_disable_peer_access(Handle, peer.Handle));
+        }
+
+        /// <summary>Any CUdevice_P2PAttribute of this device and <paramref name="peer"/>, by its numeric value (see cuda.h).</summary>
+        /// <param name="peer">The other device (not this one: refused by the library).</param>
+        /// <param name="cuP2PAttribute">The CUdevice_P2PAttribute value.</param>
+        public int GetPeerAttribute(Device peer, int cuP2PAttribute)
+        {
+            if (peer == null)
+                throw new ArgumentNullException("peer");
+            int value;
+            Errors.Check(NativeMethods.cuabi_device_get_peer_attribute(Handle, peer.Handle, cuP2PAttribute, out value));
+            return value;
+        }
+
+        // ------------------------------------------------------------------
+        // Arrays
+        // ------------------------------------------------------------------
+
+        /// <summary>
+        /// A new CUDA array of <paramref name="width"/> elements, <paramref name="height"/>
+        /// rows (0 for 1D) and <paramref name="depth"/> slices (0 for 1D and 2D;
+        /// with <see cref="ArrayFlags.Layered"/>, the number of layers), each
+        /// element <paramref name="channels"/> values of <paramref name="format"/>.
+        /// The shape is checked against the device's limits by the library.
+        /// Fill and read it with <see cref="Copy3D"/>.
+        /// </summary>
+        /// <param name="format">The channel type.</param>
+        /// <param name="channels">Values per element: 1, 2 or 4.</param>
+        /// <param name="width">Elements per row (&gt; 0).</param>
+        /// <param name="height">Rows; 0 for a 1D array.</param>
+        /// <param name="depth">Slices or layers; 0 for 1D and 2D arrays.</param>
+        /// <param name="flags">Layered, surface load/store, texture gather.</param>
+        public CudaArray CreateArray(ArrayFormat format, int channels, long width, long height = 0, long depth = 0,
+            ArrayFlags flags = ArrayFlags.None)
+        {
+            var desc = ArrayDescNative.Create();
+            desc.format = format;
+            desc.channels = (uint)Checked(channels, "channels");
+            desc.width = (UIntPtr)(ulong)Checked(width, "width");
+            desc.height = (UIntPtr)(ulong)Checked(height, "height");
+            desc.depth = (UIntPtr)(ulong)Checked(depth, "depth");
+            desc.flags = flags;
+            SafeArrayHandle h;
+            Errors.Check(NativeMethods.cuabi_array_create(Handle, ref desc, out h));
+            return new CudaArray(h);
+        }
+
+        private static long Checked(long value, string name)
+        {
+            if (value < 0)
+                throw new ArgumentOutOfRangeException(name, value, "cannot be negative");
+            return value;
         }
 
         /// <summary>Creates a stream.</summary>

@@ -100,7 +100,7 @@ namespace Cuabi
     /// A <see cref="DeviceMemory"/> passed to <see cref="Kernel.Launch(LaunchConfig, CudaStream, object[])"/>
     /// becomes its 8-byte device pointer.
     /// </summary>
-    public abstract class DeviceMemory : IDisposable
+    public abstract class DeviceMemory : IDisposable, IArgumentObject
     {
         private readonly SafeBufferHandle handle;
 
@@ -142,10 +142,25 @@ namespace Cuabi
             }
         }
 
-        /// <summary>Whether the memory was disposed (or released by its finalizer).</summary>
+        /// <summary>Whether the memory was disposed (or released by its finalizer, or freed by <see cref="FreeAsync"/>).</summary>
         internal bool IsDisposed
         {
             get { return handle.IsClosed; }
+        }
+
+        ulong IArgumentObject.LaunchValue
+        {
+            get { return LaunchPointer; }
+        }
+
+        bool IArgumentObject.IsDisposed
+        {
+            get { return handle.IsClosed; }
+        }
+
+        string IArgumentObject.What
+        {
+            get { return "device memory"; }
         }
 
         /// <summary>The size in bytes.</summary>
@@ -178,10 +193,125 @@ namespace Cuabi
                 CudaStream.HandleOf(stream)));
         }
 
-        /// <summary>Frees the memory (for wrapped memory: forgets it).</summary>
+        /// <summary>How the memory was obtained (and so how it is freed).</summary>
+        public BufferKind Kind
+        {
+            get
+            {
+                BufferKind kind;
+                Errors.Check(NativeMethods.cuabi_buffer_get_kind(Handle, out kind));
+                return kind;
+            }
+        }
+
+        /// <summary>The row pitch in bytes of pitched memory (<see cref="Device.AllocatePitched{T}"/>); 0 for every other kind.</summary>
+        public long Pitch
+        {
+            get
+            {
+                UIntPtr pitch;
+                Errors.Check(NativeMethods.cuabi_buffer_get_pitch(Handle, out pitch));
+                return (long)pitch.ToUInt64();
+            }
+        }
+
+        /// <summary>
+        /// Frees stream-ordered memory (<see cref="Device.AllocateAsync{T}"/>) in
+        /// order on <paramref name="stream"/>: after the work queued there before
+        /// this call. The object is disposed from then on (every member but
+        /// <see cref="Dispose"/> throws <see cref="ObjectDisposedException"/>, and
+        /// neither <see cref="Dispose"/> nor the finalizer touches the memory
+        /// again). Work on other streams that uses the memory must be ordered
+        /// before <paramref name="stream"/> or be finished.
+        /// </summary>
+        /// <param name="stream">The stream, or null for the default stream.</param>
+        /// <exception cref="CudaException">
+        /// <see cref="CudaStatus.InvalidArgument"/> for memory of another kind
+        /// (dispose it instead) or memory a texture object still uses; the
+        /// object stays usable.
+        /// </exception>
+        public void FreeAsync(CudaStream stream)
+        {
+            SafeBufferHandle h = Handle;
+            Errors.Check(NativeMethods.cuabi_buffer_free_async(h, CudaStream.HandleOf(stream)));
+            // The library released the handle: closed without releasing it again.
+            h.SetHandleAsInvalid();
+        }
+
+        /// <summary>
+        /// The memory's IPC handle: <see cref="IpcHandleSize"/> plain bytes
+        /// another process opens with <see cref="DeviceBuffer{T}.OpenIpc"/>
+        /// (send them through a pipe, a socket or a file). Valid while this
+        /// memory lives. Device and pitched memory can be shared, and
+        /// stream-ordered memory from a pool made with
+        /// <see cref="MemoryPoolOptions.Ipc"/>.
+        /// </summary>
+        /// <exception cref="CudaException"><see cref="CudaStatus.InvalidArgument"/> for a kind that cannot be shared; the message says which can.</exception>
+        public byte[] GetIpcHandle()
+        {
+            return Ipc.Handle(delegate(IntPtr p, UIntPtr size) { return NativeMethods.cuabi_buffer_get_ipc_handle(Handle, p, size); });
+        }
+
+        /// <summary>The size of an IPC handle in bytes (CUABI_IPC_HANDLE_SIZE, 128).</summary>
+        public const int IpcHandleSize = NativeMethods.CUABI_IPC_HANDLE_SIZE;
+
+        /// <summary>
+        /// How a copy from <paramref name="source"/> into this memory travels now:
+        /// on one device, directly between two devices (peer access enabled), or
+        /// through host memory. Copies between devices work either way.
+        /// </summary>
+        /// <param name="source">The memory copied from.</param>
+        public CopyPath GetCopyPathFrom(DeviceMemory source)
+        {
+            if (source == null)
+                throw new ArgumentNullException("source");
+            CopyPath path;
+            Errors.Check(NativeMethods.cuabi_buffer_get_copy_path(Handle, source.Handle, out path));
+            return path;
+        }
+
+        /// <summary>
+        /// Frees the memory: device, managed and pitched memory at once;
+        /// stream-ordered memory in order on the stream it was allocated on;
+        /// memory opened from another process is unmapped; wrapped memory is
+        /// forgotten. Does nothing after <see cref="FreeAsync"/>.
+        /// </summary>
         public void Dispose()
         {
             handle.Dispose();
+        }
+
+        /// <summary>The raw handle even when closed, for disposal checks of objects built over this memory.</summary>
+        internal SafeBufferHandle RawHandle
+        {
+            get { return handle; }
+        }
+    }
+
+    /// <summary>Reads an IPC handle through a (pointer, size) call.</summary>
+    internal static class Ipc
+    {
+        private static readonly byte[] Empty = new byte[1];
+
+        internal delegate CudaStatus Writer(IntPtr handle, UIntPtr size);
+
+        internal static unsafe byte[] Handle(Writer write)
+        {
+            var bytes = new byte[NativeMethods.CUABI_IPC_HANDLE_SIZE];
+            fixed (byte* p = bytes)
+                Errors.Check(write((IntPtr)p, (UIntPtr)(uint)bytes.Length));
+            return bytes;
+        }
+
+        /// <summary>Calls <paramref name="open"/> with the handle's bytes pinned; their length is the library's to check.</summary>
+        internal static unsafe CudaStatus Open(byte[] handle, Writer open)
+        {
+            if (handle == null)
+                throw new ArgumentNullException("handle");
+            // An empty array is passed as a real address of 0 bytes, so that
+            // the library's refusal names the size, not a NULL.
+            fixed (byte* p = handle.Length == 0 ? Empty : handle)
+                return open((IntPtr)p, (UIntPtr)(uint)handle.Length);
         }
     }
 
@@ -201,6 +331,46 @@ namespace Cuabi
         private DeviceBuffer(SafeBufferHandle handle, long count) : base(handle)
         {
             Count = count;
+        }
+
+        /// <summary>A buffer over a handle the library just made; its count is its size in whole elements.</summary>
+        internal DeviceBuffer(SafeBufferHandle handle) : base(handle)
+        {
+            Count = SizeInBytes / Element<T>.Require();
+        }
+
+        /// <summary>
+        /// Opens, in this process, device memory another process exported with
+        /// <see cref="DeviceMemory.GetIpcHandle"/>. Disposing the buffer unmaps
+        /// the memory; the exporting process owns it and must keep it alive
+        /// meanwhile. <see cref="Count"/> is the exported size in whole elements.
+        /// </summary>
+        /// <param name="device">The device to map the memory on.</param>
+        /// <param name="handle">The handle's bytes, as <see cref="DeviceMemory.GetIpcHandle"/> gave them.</param>
+        /// <param name="pool">
+        /// For memory allocated from a memory pool: that pool, imported in this
+        /// process with <see cref="MemoryPool.ImportFd"/>; otherwise null.
+        /// </param>
+        /// <exception cref="CudaException">
+        /// <see cref="CudaStatus.InvalidArgument"/> naming why for a handle from
+        /// this very process (use the buffer itself), a damaged or foreign one
+        /// (not <see cref="DeviceMemory.IpcHandleSize"/> bytes, a bad checksum,
+        /// an event's handle); a CUDA error when the memory was freed or its
+        /// process ended.
+        /// </exception>
+        public static DeviceBuffer<T> OpenIpc(Device device, byte[] handle, MemoryPool pool = null)
+        {
+            if (device == null)
+                throw new ArgumentNullException("device");
+            Element<T>.Require();
+            SafeDeviceHandle d = device.Handle;
+            SafeMemoryPoolHandle p = pool == null ? MemoryPool.NullHandle : pool.Handle;
+            SafeBufferHandle h = null;
+            Errors.Check(Ipc.Open(handle, delegate(IntPtr bytes, UIntPtr size)
+            {
+                return NativeMethods.cuabi_buffer_open_ipc(d, p, bytes, size, out h);
+            }));
+            return new DeviceBuffer<T>(h);
         }
 
         /// <summary>
@@ -399,6 +569,258 @@ namespace Cuabi
                     Ranges.Bytes(destination.Length, size, "destination.Length")));
         }
 #endif
+
+        // ------------------------------------------------------------------
+        // Fills
+        // ------------------------------------------------------------------
+
+        /// <summary>
+        /// Sets every element to <paramref name="value"/>. Elements of 1, 2 or
+        /// 4 bytes (byte, ushort, short, int, uint, float, ...): the value's
+        /// bytes are repeated. For bytes of other element types see
+        /// <see cref="DeviceMemory.Memset"/>.
+        /// </summary>
+        /// <param name="value">The value.</param>
+        /// <exception cref="ArgumentException"><typeparamref name="T"/> is not 1, 2 or 4 bytes.</exception>
+        public void Fill(T value)
+        {
+            Fill(value, 0, Count);
+        }
+
+        /// <summary>Sets <paramref name="count"/> elements from <paramref name="index"/> to <paramref name="value"/>; see <see cref="Fill(T)"/>.</summary>
+        /// <param name="value">The value.</param>
+        /// <param name="index">The first element.</param>
+        /// <param name="count">How many elements; the library checks the range against the buffer.</param>
+        public void Fill(T value, long index, long count)
+        {
+            uint size;
+            uint bits = FillBits(value, out size);
+            Errors.Check(NativeMethods.cuabi_buffer_fill(Handle, Ranges.Bytes(index, (int)size, "index"), bits, size,
+                Ranges.Bytes(count, 1, "count")));
+        }
+
+        /// <summary>Sets every element to <paramref name="value"/>, in order on <paramref name="stream"/>; see <see cref="Fill(T)"/>.</summary>
+        /// <param name="value">The value.</param>
+        /// <param name="stream">The stream, or null for the default stream.</param>
+        public void FillAsync(T value, CudaStream stream)
+        {
+            FillAsync(value, 0, Count, stream);
+        }
+
+        /// <summary>Sets <paramref name="count"/> elements from <paramref name="index"/> to <paramref name="value"/>, in order on <paramref name="stream"/>.</summary>
+        /// <param name="value">The value.</param>
+        /// <param name="index">The first element.</param>
+        /// <param name="count">How many elements; the library checks the range against the buffer.</param>
+        /// <param name="stream">The stream, or null for the default stream.</param>
+        public void FillAsync(T value, long index, long count, CudaStream stream)
+        {
+            uint size;
+            uint bits = FillBits(value, out size);
+            Errors.Check(NativeMethods.cuabi_buffer_fill_async(Handle, Ranges.Bytes(index, (int)size, "index"), bits, size,
+                Ranges.Bytes(count, 1, "count"), CudaStream.HandleOf(stream)));
+        }
+
+        /// <summary>The value's bytes as the low bits of a 32-bit word, and its size.</summary>
+        private static unsafe uint FillBits(T value, out uint size)
+        {
+            int s = Element<T>.Require();
+            if (s != 1 && s != 2 && s != 4)
+                throw new ArgumentException(string.Format(
+                    "Fill writes elements of 1, 2 or 4 bytes; {0} is {1} bytes (use Memset for bytes)", typeof(T).FullName, s), "value");
+            var one = new[] { value };
+            uint bits = 0;
+            var pin = GCHandle.Alloc(one, GCHandleType.Pinned);
+            try
+            {
+                Buffer.MemoryCopy((void*)pin.AddrOfPinnedObject(), &bits, 4, s); // little-endian: the low bytes
+            }
+            finally
+            {
+                pin.Free();
+            }
+            size = (uint)s;
+            return bits;
+        }
+
+        // ------------------------------------------------------------------
+        // Managed memory: the host view, prefetches and advice
+        // ------------------------------------------------------------------
+
+        /// <summary>
+        /// The host address of managed memory (<see cref="Device.AllocateManaged{T}"/>),
+        /// the same value as <see cref="DeviceMemory.DevicePointer"/>; valid until disposal.
+        /// When the host may touch it: see <see cref="Device.AllocateManaged{T}"/>.
+        /// </summary>
+        /// <exception cref="CudaException"><see cref="CudaStatus.InvalidArgument"/> for memory of another kind.</exception>
+        public IntPtr HostPointer
+        {
+            get
+            {
+                IntPtr p;
+                Errors.Check(NativeMethods.cuabi_buffer_get_host_pointer(Handle, out p));
+                return p;
+            }
+        }
+
+        /// <summary>Reads element <paramref name="index"/> of managed memory through the host view (a plain host read).</summary>
+        /// <param name="index">Element index.</param>
+        public T ReadHost(long index)
+        {
+            var one = new T[1];
+            ReadHost(index, one, 0, 1);
+            return one[0];
+        }
+
+        /// <summary>Writes element <paramref name="index"/> of managed memory through the host view (a plain host write).</summary>
+        /// <param name="index">Element index.</param>
+        /// <param name="value">The value.</param>
+        public void WriteHost(long index, T value)
+        {
+            WriteHost(new[] { value }, 0, index, 1);
+        }
+
+        /// <summary>Copies the start of managed memory into all of <paramref name="destination"/> through the host view (no driver copy).</summary>
+        /// <param name="destination">The array to fill.</param>
+        public void ReadHost(T[] destination)
+        {
+            if (destination == null)
+                throw new ArgumentNullException("destination");
+            ReadHost(0, destination, 0, destination.Length);
+        }
+
+        /// <summary>Copies <paramref name="count"/> elements of managed memory into <paramref name="destination"/> through the host view.</summary>
+        /// <param name="sourceIndex">First element of the buffer.</param>
+        /// <param name="destination">The array to fill.</param>
+        /// <param name="destinationIndex">First element of <paramref name="destination"/>.</param>
+        /// <param name="count">Number of elements.</param>
+        public unsafe void ReadHost(long sourceIndex, T[] destination, int destinationIndex, int count)
+        {
+            if (destination == null)
+                throw new ArgumentNullException("destination");
+            Ranges.CheckArray(destination.Length, destinationIndex, count, "destination");
+            IntPtr src = HostAddress(sourceIndex, count);
+            if (count == 0)
+                return;
+            long bytes = (long)count * Element<T>.Size;
+            var pin = GCHandle.Alloc(destination, GCHandleType.Pinned);
+            try
+            {
+                Buffer.MemoryCopy((void*)src, (void*)Marshal.UnsafeAddrOfPinnedArrayElement(destination, destinationIndex), bytes, bytes);
+            }
+            finally
+            {
+                pin.Free();
+                GC.KeepAlive(this);
+            }
+        }
+
+        /// <summary>Copies all of <paramref name="source"/> to the start of managed memory through the host view (no driver copy).</summary>
+        /// <param name="source">The values.</param>
+        public void WriteHost(T[] source)
+        {
+            if (source == null)
+                throw new ArgumentNullException("source");
+            WriteHost(source, 0, 0, source.Length);
+        }
+
+        /// <summary>Copies <paramref name="count"/> elements of <paramref name="source"/> into managed memory through the host view.</summary>
+        /// <param name="source">The values.</param>
+        /// <param name="sourceIndex">First element of <paramref name="source"/>.</param>
+        /// <param name="destinationIndex">First element of the buffer.</param>
+        /// <param name="count">Number of elements.</param>
+        public unsafe void WriteHost(T[] source, int sourceIndex, long destinationIndex, int count)
+        {
+            if (source == null)
+                throw new ArgumentNullException("source");
+            Ranges.CheckArray(source.Length, sourceIndex, count, "source");
+            IntPtr dst = HostAddress(destinationIndex, count);
+            if (count == 0)
+                return;
+            long bytes = (long)count * Element<T>.Size;
+            var pin = GCHandle.Alloc(source, GCHandleType.Pinned);
+            try
+            {
+                Buffer.MemoryCopy((void*)Marshal.UnsafeAddrOfPinnedArrayElement(source, sourceIndex), (void*)dst, bytes, bytes);
+            }
+            finally
+            {
+                pin.Free();
+                GC.KeepAlive(this);
+            }
+        }
+
+#if CUABI_SPAN
+        /// <summary>
+        /// Managed memory as a span over its host view (valid until disposal;
+        /// see <see cref="Device.AllocateManaged{T}"/> for when the host may touch it).
+        /// </summary>
+        /// <exception cref="CudaException"><see cref="CudaStatus.InvalidArgument"/> for memory of another kind.</exception>
+        public unsafe Span<T> AsSpan()
+        {
+            IntPtr p = HostPointer;
+            if (Count > int.MaxValue)
+                throw new InvalidOperationException("the buffer holds more elements than a span can");
+            return new Span<T>((void*)p, (int)Count);
+        }
+#endif
+
+        /// <summary>Migrates all of managed memory to <paramref name="location"/> in order on <paramref name="stream"/>, ahead of its use there.</summary>
+        /// <param name="location">A device, or <see cref="MemoryLocation.Host"/>.</param>
+        /// <param name="stream">The stream, or null for the default stream.</param>
+        public void PrefetchAsync(MemoryLocation location, CudaStream stream)
+        {
+            PrefetchAsync(0, Count, location, stream);
+        }
+
+        /// <summary>Migrates <paramref name="count"/> elements from <paramref name="index"/> of managed memory to <paramref name="location"/>, in order on <paramref name="stream"/>.</summary>
+        /// <param name="index">First element.</param>
+        /// <param name="count">Number of elements.</param>
+        /// <param name="location">A device, or <see cref="MemoryLocation.Host"/>.</param>
+        /// <param name="stream">The stream, or null for the default stream.</param>
+        public void PrefetchAsync(long index, long count, MemoryLocation location, CudaStream stream)
+        {
+            int size = Element<T>.Require();
+            Errors.Check(NativeMethods.cuabi_buffer_prefetch_async(Handle, Ranges.Bytes(index, size, "index"),
+                Ranges.Bytes(count, size, "count"), location.Value, CudaStream.HandleOf(stream)));
+        }
+
+        /// <summary>Gives <paramref name="advice"/> for all of managed memory.</summary>
+        /// <param name="advice">The advice.</param>
+        /// <param name="location">
+        /// The device (or <see cref="MemoryLocation.Host"/>) the advice is about;
+        /// read-mostly advice does not use it.
+        /// </param>
+        public void Advise(MemoryAdvice advice, MemoryLocation location)
+        {
+            Advise(0, Count, advice, location);
+        }
+
+        /// <summary>Gives <paramref name="advice"/> for <paramref name="count"/> elements from <paramref name="index"/> of managed memory.</summary>
+        /// <param name="index">First element.</param>
+        /// <param name="count">Number of elements.</param>
+        /// <param name="advice">The advice.</param>
+        /// <param name="location">The device or <see cref="MemoryLocation.Host"/>; read-mostly advice does not use it.</param>
+        public void Advise(long index, long count, MemoryAdvice advice, MemoryLocation location)
+        {
+            int size = Element<T>.Require();
+            Errors.Check(NativeMethods.cuabi_buffer_advise(Handle, Ranges.Bytes(index, size, "index"),
+                Ranges.Bytes(count, size, "count"), advice, location.Value));
+        }
+
+        /// <summary>The host address of element <paramref name="index"/>, once <paramref name="count"/> elements from it are known to fit.</summary>
+        private IntPtr HostAddress(long index, long count)
+        {
+            int size = Element<T>.Require();
+            if (index < 0)
+                throw new ArgumentOutOfRangeException("index", index, "cannot be negative");
+            if (count < 0)
+                throw new ArgumentOutOfRangeException("count", count, "cannot be negative");
+            IntPtr p = HostPointer; // refused by the library for memory that is not managed
+            if (index + count > Count)
+                throw new ArgumentException(string.Format(
+                    "{0} elements from index {1} reach past the end of the managed buffer ({2} elements)", count, index, Count));
+            return new IntPtr(p.ToInt64() + index * size);
+        }
 
         /// <summary>"DeviceBuffer&lt;T&gt;[count]".</summary>
         public override string ToString()

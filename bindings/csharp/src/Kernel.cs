@@ -497,7 +497,8 @@ namespace Cuabi
         /// its parameter: float, double, sbyte/byte, short/ushort, int/uint,
         /// long/ulong (for size_t), bool (1 byte), char (2 bytes),
         /// IntPtr/UIntPtr, enums (their underlying type), a
-        /// <see cref="DeviceBuffer{T}"/> (its 8-byte device pointer), or a
+        /// <see cref="DeviceBuffer{T}"/> (its 8-byte device pointer), a
+        /// <see cref="Texture"/> or <see cref="Surface"/> (its 8-byte object), or a
         /// struct made only of such values (its marshalled layout; declare it
         /// [StructLayout(LayoutKind.Sequential)] to match the C struct).
         /// </summary>
@@ -520,7 +521,7 @@ namespace Cuabi
         /// the library's message names the kernel and the parameter. Or an
         /// argument's type cannot be passed. Nothing is launched.
         /// </exception>
-        /// <exception cref="ObjectDisposedException">The kernel, the stream or a device buffer among the arguments was disposed.</exception>
+        /// <exception cref="ObjectDisposedException">The kernel, the stream, or a device buffer, texture or surface among the arguments was disposed.</exception>
         /// <exception cref="CudaException">The library refused or the driver failed the launch.</exception>
         public unsafe void Launch(LaunchConfig config, CudaStream stream, params object[] args)
         {

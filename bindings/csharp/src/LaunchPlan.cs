@@ -57,8 +57,8 @@ namespace Cuabi
         private readonly SafeStreamHandle stream;
         // The argument block, owned by the library; null once disposed.
         private unsafe byte* block;
-        // The device memory set as each argument (null where none), and how many.
-        private DeviceMemory[] buffers;
+        // The device memory, texture or surface set as each argument (null where none), and how many.
+        private IArgumentObject[] buffers;
         private int bufferCount;
 
         private unsafe LaunchPlan(SafeLaunchPlanHandle handle, IntPtr block, ArgumentLayout layout, LaunchConfig config,
@@ -232,6 +232,46 @@ namespace Cuabi
         }
 
         /// <summary>
+        /// Sets argument <paramref name="index"/> to a texture object's 8-byte
+        /// value (a <c>cudaTextureObject_t</c> parameter), in place. The plan
+        /// references the texture from then on.
+        /// </summary>
+        /// <param name="index">The parameter's position in the kernel's signature, from 0.</param>
+        /// <param name="texture">The texture.</param>
+        /// <exception cref="ArgumentNullException"><paramref name="texture"/> is null.</exception>
+        /// <exception cref="ArgumentException">The parameter is not 8 bytes; the message names it.</exception>
+        /// <exception cref="ObjectDisposedException">The plan or the texture was disposed.</exception>
+        public void Set(int index, Texture texture)
+        {
+            SetObject(index, texture, "texture");
+        }
+
+        /// <summary>
+        /// Sets argument <paramref name="index"/> to a surface object's 8-byte
+        /// value (a <c>cudaSurfaceObject_t</c> parameter), in place. The plan
+        /// references the surface from then on.
+        /// </summary>
+        /// <param name="index">The parameter's position in the kernel's signature, from 0.</param>
+        /// <param name="surface">The surface.</param>
+        /// <exception cref="ArgumentNullException"><paramref name="surface"/> is null.</exception>
+        /// <exception cref="ArgumentException">The parameter is not 8 bytes; the message names it.</exception>
+        /// <exception cref="ObjectDisposedException">The plan or the surface was disposed.</exception>
+        public void Set(int index, Surface surface)
+        {
+            SetObject(index, surface, "surface");
+        }
+
+        private unsafe void SetObject(int index, IArgumentObject value, string name)
+        {
+            if (value == null)
+                throw new ArgumentNullException(name, "argument " + index + " is null");
+            byte* dst = Slot(index, value.GetType());
+            *(ulong*)dst = value.LaunchValue;
+            RememberBuffer(index, value);
+            GC.KeepAlive(this);
+        }
+
+        /// <summary>
         /// Sets every argument at once, with the types and rules of
         /// <see cref="Kernel.Launch(LaunchConfig, CudaStream, object[])"/>.
         /// All are checked before any is written: on an exception the plan's
@@ -246,16 +286,16 @@ namespace Cuabi
             ArgumentWriter[] writers = layout.Check(args);
             for (int i = 0; i < writers.Length; i++)
             {
-                var memory = args[i] as DeviceMemory;
-                if (memory != null && memory.IsDisposed)
-                    throw new ObjectDisposedException(memory.GetType().FullName, "argument " + i + " is device memory that was disposed");
+                var o = args[i] as IArgumentObject;
+                if (o != null && o.IsDisposed)
+                    throw new ObjectDisposedException(args[i].GetType().FullName, "argument " + i + " is " + Article(o.What) + " that was disposed");
             }
             for (int i = 0; i < writers.Length; i++)
             {
                 writers[i].Write(args[i], b + layout.Offsets[i]);
-                var memory = args[i] as DeviceMemory;
-                if (memory != null)
-                    RememberBuffer(i, memory);
+                var o = args[i] as IArgumentObject;
+                if (o != null)
+                    RememberBuffer(i, o);
                 else
                     ForgetBuffer(i);
             }
@@ -344,10 +384,16 @@ namespace Cuabi
             return b + layout.Offsets[index];
         }
 
-        private void RememberBuffer(int index, DeviceMemory buffer)
+        /// <summary>"device memory", "a texture object", "a surface object".</summary>
+        private static string Article(string what)
+        {
+            return what == "device memory" ? what : "a " + what;
+        }
+
+        private void RememberBuffer(int index, IArgumentObject buffer)
         {
             if (buffers == null)
-                buffers = new DeviceMemory[layout.Parameters.Length];
+                buffers = new IArgumentObject[layout.Parameters.Length];
             if (buffers[index] == null)
                 bufferCount++;
             buffers[index] = buffer;
@@ -355,7 +401,7 @@ namespace Cuabi
 
         private void ForgetBuffer(int index)
         {
-            DeviceMemory[] b = buffers;
+            IArgumentObject[] b = buffers;
             if (b != null && b[index] != null)
             {
                 b[index] = null;
@@ -365,12 +411,12 @@ namespace Cuabi
 
         private void CheckBuffers()
         {
-            DeviceMemory[] b = buffers;
+            IArgumentObject[] b = buffers;
             for (int i = 0; i < b.Length; i++)
                 if (b[i] != null && b[i].IsDisposed)
                     throw new ObjectDisposedException(b[i].GetType().FullName, string.Format(
-                        "kernel '{0}': the device memory set as argument {1} was disposed; set the parameter again before launching",
-                        kernelName, i));
+                        "kernel '{0}': the {1} set as argument {2} was disposed; set the parameter again before launching",
+                        kernelName, b[i].What, i));
         }
 
         /// <summary>The writer of <typeparamref name="T"/>, found once, for the enums and structs of <see cref="Set{T}(int, T)"/>.</summary>

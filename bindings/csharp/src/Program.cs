@@ -1,6 +1,7 @@
 using System;
 using System.Collections.Generic;
 using System.Runtime.CompilerServices;
+using System.Threading.Tasks;
 using Cuabi.Interop;
 
 namespace Cuabi
@@ -54,9 +55,105 @@ namespace Cuabi
             using (var strings = new NativeStrings())
             {
                 IntPtr array = strings.Array(options, "options");
-                int count = options == null ? 0 : options.Length;
-                Errors.Check(NativeMethods.cuabi_program_compile(h, (UIntPtr)(uint)count, array));
+                Errors.Check(CompileCore(h, options, array));
             }
+        }
+
+        /// <summary>
+        /// Compiles with typed options (<see cref="CompileOptions.ToNvrtcOptions()"/>)
+        /// and registers their <see cref="CompileOptions.NameExpressions"/>
+        /// first. A program's file name and headers are given when it is
+        /// created, and it has no cache (<see cref="CompileOptions.UseCache"/>
+        /// does not apply); its output follows
+        /// <see cref="CompileOptions.Architecture"/>.
+        /// </summary>
+        /// <param name="options">The options.</param>
+        /// <exception cref="ArgumentException">
+        /// <see cref="CompileOptions.Name"/>, <see cref="CompileOptions.Headers"/> or
+        /// <see cref="CompileOptions.Output"/> is set (they apply to <see cref="Device.Compile"/>),
+        /// or a typed value is invalid.
+        /// </exception>
+        /// <exception cref="CudaException"><see cref="CudaStatus.Compile"/> with the log when NVRTC rejects the code or options.</exception>
+        public void Compile(CompileOptions options)
+        {
+            Compile(Prepare(options));
+        }
+
+        /// <summary>
+        /// <see cref="Compile(string[])"/> on the thread pool: the calling
+        /// thread goes on while NVRTC works (tens to hundreds of
+        /// milliseconds). Bad arguments throw at once; the task carries a
+        /// compile failure (<see cref="CudaException"/>). The program stays
+        /// alive until the compile ends, even if disposed meanwhile. The task's
+        /// result is this program.
+        /// </summary>
+        /// <param name="options">NVRTC options.</param>
+        public Task<Program> CompileAsync(params string[] options)
+        {
+            var h = Handle;
+            var strings = new NativeStrings();
+            IntPtr array;
+            try
+            {
+                array = strings.Array(options, "options");
+            }
+            catch
+            {
+                strings.Dispose();
+                throw;
+            }
+            return Background.Run(h, raw =>
+            {
+                Errors.Check(CompileCore(new SafeProgramHandle(raw, false), options, array));
+                return this;
+            }, strings);
+        }
+
+        /// <summary>
+        /// <see cref="Compile(CompileOptions)"/> on the thread pool, as
+        /// <see cref="CompileAsync(string[])"/>: the options are checked and
+        /// their name expressions registered before this returns.
+        /// </summary>
+        /// <param name="options">The options.</param>
+        public Task<Program> CompileAsync(CompileOptions options)
+        {
+            return CompileAsync(Prepare(options));
+        }
+
+        private static CudaStatus CompileCore(SafeProgramHandle h, string[] options, IntPtr array)
+        {
+            int count = options == null ? 0 : options.Length;
+            return NativeMethods.cuabi_program_compile(h, (UIntPtr)(uint)count, array);
+        }
+
+        // The NVRTC strings of typed options, after registering their name
+        // expressions; refuses what only Device.Compile takes.
+        private string[] Prepare(CompileOptions options)
+        {
+            if (options == null)
+                throw new ArgumentNullException("options");
+            if (options.Name != null)
+                throw new ArgumentException("a Program's file name is given when it is created (new Program(source, name, headers)); " +
+                    "CompileOptions.Name applies to Device.Compile", "options.Name");
+            if (options.Headers.Count > 0)
+                throw new ArgumentException("a Program's headers are given when it is created (new Program(source, name, headers)); " +
+                    "CompileOptions.Headers apply to Device.Compile", "options.Headers");
+            if (options.Output.HasValue)
+                throw new ArgumentException("applies to Device.Compile; a Program's output follows Architecture " +
+                    "(sm_XY: CUBIN, compute_XY: PTX, Dlto: LTO-IR)", "options.Output");
+            string[] strings = options.ToNvrtcOptions("options.");
+            var h = Handle;
+            var expressions = new byte[options.NameExpressions.Count][];
+            for (int i = 0; i < expressions.Length; i++)
+            {
+                string e = options.NameExpressions[i];
+                if (e == null)
+                    throw new ArgumentNullException("options.NameExpressions[" + i + "]");
+                expressions[i] = Utf8.Encode(e, "options.NameExpressions[" + i + "]");
+            }
+            foreach (byte[] e in expressions)
+                Errors.Check(NativeMethods.cuabi_program_add_name_expression(h, e));
+            return strings;
         }
 
         /// <summary>The compile log ("" before compiling).</summary>
@@ -77,6 +174,16 @@ namespace Cuabi
         public byte[] Cubin
         {
             get { var h = Handle; return Errors.ReadBlob(delegate(byte[] b, ref UIntPtr s) { return NativeMethods.cuabi_program_get_cubin(h, b, ref s); }); }
+        }
+
+        /// <summary>
+        /// The LTO-IR of a program compiled with "-dlto" (<see cref="CompileOptions.Dlto"/>),
+        /// for a link-time-optimising link (<see cref="Linker.Add"/> takes it by itself).
+        /// </summary>
+        /// <exception cref="CudaException"><see cref="CudaStatus.NotFound"/> before a successful compile or without "-dlto".</exception>
+        public byte[] LtoIr
+        {
+            get { var h = Handle; return Errors.ReadBlob(delegate(byte[] b, ref UIntPtr s) { return NativeMethods.cuabi_program_get_lto_ir(h, b, ref s); }); }
         }
 
         /// <summary>The lowered (mangled) name of a registered name expression.</summary>

@@ -152,7 +152,7 @@ namespace Cuabi.Tests
             }
         }
 
-        public static Result Run(string mode, IDictionary<string, string> env)
+        public static Result Run(string mode, IDictionary<string, string> env, params string[] extra)
         {
             string exe = Process.GetCurrentProcess().MainModule.FileName;
             string self = typeof(Child).Assembly.Location;
@@ -161,6 +161,8 @@ namespace Cuabi.Tests
             if ((host == "mono" || host == "mono-sgen" || host == "dotnet") && !string.IsNullOrEmpty(self))
                 args.Append('"').Append(self).Append("\" ");
             args.Append("--child ").Append(mode);
+            foreach (string a in extra)
+                args.Append(' ').Append(a); // hex, numbers and socket names: nothing to quote
             var psi = new ProcessStartInfo(exe, args.ToString())
             {
                 UseShellExecute = false,
@@ -196,7 +198,7 @@ namespace Cuabi.Tests
         }
 
         // The child side. Exit codes: 0 fine, 3 library not loaded, 4 CUDA error, 5 other.
-        public static int Serve(string mode)
+        public static int Serve(string mode, string[] extra)
         {
             try
             {
@@ -208,11 +210,11 @@ namespace Cuabi.Tests
                 return 3;
             }
             Console.WriteLine("LOADED " + CuabiLibrary.LoadedFrom);
-            return ChildBody(mode);
+            return ChildBody(mode, extra);
         }
 
         [MethodImpl(MethodImplOptions.NoInlining)]
-        private static int ChildBody(string mode)
+        private static int ChildBody(string mode, string[] extra)
         {
             try
             {
@@ -225,6 +227,11 @@ namespace Cuabi.Tests
                         Console.WriteLine("COUNT " + Device.Count);
                         return 0;
                     default:
+                        int served = MemoryTests.ServeChild(mode, extra);
+                        if (served < 0)
+                            served = CompileTests.ServeChild(mode, extra);
+                        if (served >= 0)
+                            return served;
                         Console.Error.WriteLine("unknown child mode " + mode);
                         return 5;
                 }
@@ -242,14 +249,18 @@ namespace Cuabi.Tests
     {
         public static int Main(string[] args)
         {
-            if (args.Length == 2 && args[0] == "--child")
-                return Child.Serve(args[1]);
+            if (args.Length >= 2 && args[0] == "--child")
+                return Child.Serve(args[1], args.Skip(2).ToArray());
 
             NoGpuTests.Register();
             GpuTests.Register();
             LaunchPlanTests.Register();
             ExtendedLaunchTests.Register();
+            MemoryTests.Register();
+            CompileTests.Register();
             CorpusTests.Register();
+            MemoryCorpus.Register();
+            CompileCorpus.Register();
 
             if (args.Length == 1 && args[0] == "--list")
             {

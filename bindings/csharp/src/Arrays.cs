@@ -1,0 +1,446 @@
+using System;
+using System.Runtime.InteropServices;
+using Cuabi.Interop;
+
+namespace Cuabi
+{
+    /// <summary>
+    /// An object a kernel takes by its 8-byte value (device memory's pointer,
+    /// a texture or surface object), which launches and plans check for
+    /// disposal and keep reachable.
+    /// </summary>
+    internal interface IArgumentObject
+    {
+        /// <summary>The 8-byte argument; <see cref="ObjectDisposedException"/> once disposed.</summary>
+        ulong LaunchValue { get; }
+
+        /// <summary>Whether the object was disposed (or released by its finalizer).</summary>
+        bool IsDisposed { get; }
+
+        /// <summary>What the object is, for messages: "device memory", "texture object", "surface object".</summary>
+        string What { get; }
+    }
+
+    /// <summary>
+    /// A CUDA array (1D, 2D, 3D or layered; <see cref="Device.CreateArray"/>):
+    /// memory laid out for texture and surface reads. Fill and read it with
+    /// <see cref="Copy3D"/>; read it in kernels through a <see cref="Texture"/>
+    /// or a <see cref="Surface"/>. The library frees it once it is disposed and
+    /// no texture or surface object uses it.
+    /// </summary>
+    public sealed class CudaArray : IDisposable
+    {
+        private readonly SafeArrayHandle handle;
+        private readonly ArrayDescNative desc;
+
+        internal CudaArray(SafeArrayHandle handle)
+        {
+            this.handle = handle;
+            try
+            {
+                var d = ArrayDescNative.Create();
+                Errors.Check(NativeMethods.cuabi_array_get_desc(handle, ref d));
+                desc = d;
+            }
+            catch
+            {
+                handle.Dispose();
+                throw;
+            }
+        }
+
+        /// <summary>The raw handle, for the <see cref="NativeMethods"/> layer.</summary>
+        public SafeArrayHandle Handle
+        {
+            get { handle.ThrowIfClosed(this); return handle; }
+        }
+
+        /// <summary>The raw CUarray value, for interop.</summary>
+        public ulong NativeHandle
+        {
+            get
+            {
+                ulong a;
+                Errors.Check(NativeMethods.cuabi_array_get_handle(Handle, out a));
+                return a;
+            }
+        }
+
+        /// <summary>Elements per row.</summary>
+        public long Width
+        {
+            get { return (long)desc.width.ToUInt64(); }
+        }
+
+        /// <summary>Rows; 0 for a 1D array.</summary>
+        public long Height
+        {
+            get { return (long)desc.height.ToUInt64(); }
+        }
+
+        /// <summary>Slices, or layers of a layered array; 0 for 1D and 2D arrays.</summary>
+        public long Depth
+        {
+            get { return (long)desc.depth.ToUInt64(); }
+        }
+
+        /// <summary>The channel type.</summary>
+        public ArrayFormat Format
+        {
+            get { return desc.format; }
+        }
+
+        /// <summary>Values per element: 1, 2 or 4.</summary>
+        public int Channels
+        {
+            get { return (int)desc.channels; }
+        }
+
+        /// <summary>The flags it was made with.</summary>
+        public ArrayFlags Flags
+        {
+            get { return desc.flags; }
+        }
+
+        /// <summary>Bytes per element: the channel type's size times <see cref="Channels"/>.</summary>
+        public int ElementSize
+        {
+            get
+            {
+                int channel;
+                switch (desc.format)
+                {
+                    case ArrayFormat.U8: case ArrayFormat.S8: channel = 1; break;
+                    case ArrayFormat.U16: case ArrayFormat.S16: case ArrayFormat.F16: channel = 2; break;
+                    default: channel = 4; break;
+                }
+                return channel * (int)desc.channels;
+            }
+        }
+
+        /// <summary>A surface object over this array (made with <see cref="ArrayFlags.SurfaceLoadStore"/>).</summary>
+        public Surface CreateSurface()
+        {
+            return Surface.Create(this);
+        }
+
+        /// <summary>Releases the array (freed once no texture or surface object uses it).</summary>
+        public void Dispose()
+        {
+            handle.Dispose();
+        }
+
+        /// <summary>"CudaArray width x height x depth format xN".</summary>
+        public override string ToString()
+        {
+            return "CudaArray " + Width + " x " + Height + " x " + Depth + " " + Format + " x" + Channels;
+        }
+    }
+
+    /// <summary>How a <see cref="Texture"/> reads: addressing, filtering, read mode, coordinates, border colour.</summary>
+    public sealed class TextureOptions
+    {
+        /// <summary>The defaults: clamped, point-filtered element reads by index.</summary>
+        public TextureOptions()
+        {
+            AddressX = AddressMode.Clamp;
+            AddressY = AddressMode.Clamp;
+            AddressZ = AddressMode.Clamp;
+        }
+
+        /// <summary>What a fetch outside [0, width) answers.</summary>
+        public AddressMode AddressX { get; set; }
+
+        /// <summary>What a fetch outside [0, height) answers.</summary>
+        public AddressMode AddressY { get; set; }
+
+        /// <summary>What a fetch outside [0, depth) answers.</summary>
+        public AddressMode AddressZ { get; set; }
+
+        /// <summary>Sets <see cref="AddressX"/>, <see cref="AddressY"/> and <see cref="AddressZ"/> at once.</summary>
+        public AddressMode Address
+        {
+            set
+            {
+                AddressX = value;
+                AddressY = value;
+                AddressZ = value;
+            }
+        }
+
+        /// <summary>Point (the nearest element) or linear (interpolated; float or normalised-float reads only).</summary>
+        public FilterMode Filter { get; set; }
+
+        /// <summary>The element's own type, or 8- and 16-bit integers as normalised floats.</summary>
+        public ReadMode ReadMode { get; set; }
+
+        /// <summary>Coordinates in [0, 1) across each dimension instead of element indices.</summary>
+        public bool NormalizedCoordinates { get; set; }
+
+        /// <summary>The border colour's red (first) channel, what <see cref="AddressMode.Border"/> answers.</summary>
+        public float BorderRed { get; set; }
+
+        /// <summary>The border colour's green (second) channel.</summary>
+        public float BorderGreen { get; set; }
+
+        /// <summary>The border colour's blue (third) channel.</summary>
+        public float BorderBlue { get; set; }
+
+        /// <summary>The border colour's alpha (fourth) channel.</summary>
+        public float BorderAlpha { get; set; }
+
+        internal void WriteTo(ref TextureDescNative d)
+        {
+            d.address_x = AddressX;
+            d.address_y = AddressY;
+            d.address_z = AddressZ;
+            d.filter = Filter;
+            d.read_mode = ReadMode;
+            d.normalized_coords = NormalizedCoordinates ? 1u : 0u;
+            d.border_r = BorderRed;
+            d.border_g = BorderGreen;
+            d.border_b = BorderBlue;
+            d.border_a = BorderAlpha;
+        }
+    }
+
+    /// <summary>
+    /// A texture object over a <see cref="CudaArray"/> or over device memory
+    /// (linear or pitched). A kernel takes it as a <c>cudaTextureObject_t</c>
+    /// parameter: pass the <see cref="Texture"/> itself to
+    /// <see cref="Kernel.Launch(LaunchConfig, CudaStream, object[])"/>, a
+    /// <see cref="LaunchPlan"/> or a graph node update (its 8-byte
+    /// <see cref="NativeHandle"/>). It keeps its array or memory alive, in the
+    /// library and as a reference (<see cref="Source"/>).
+    /// </summary>
+    /// <example>
+    /// <code>
+    /// using (CudaArray a = device.CreateArray(ArrayFormat.F32, 1, 64, 64))
+    /// using (Texture t = Texture.FromArray(a, new TextureOptions { Filter = FilterMode.Linear }))
+    ///     kernel.Launch(1, 64, null, t, output);
+    /// </code>
+    /// </example>
+    public sealed class Texture : IDisposable, IArgumentObject
+    {
+        private readonly SafeTextureHandle handle;
+        private readonly object source;
+        private readonly ulong value;
+
+        private Texture(SafeTextureHandle handle, object source)
+        {
+            this.handle = handle;
+            this.source = source;
+            try
+            {
+                Errors.Check(NativeMethods.cuabi_texture_get_handle(handle, out value));
+            }
+            catch
+            {
+                handle.Dispose();
+                throw;
+            }
+        }
+
+        /// <summary>A texture over all of <paramref name="array"/>; its element type is the array's.</summary>
+        /// <param name="array">The array.</param>
+        /// <param name="options">How it reads; null for the defaults.</param>
+        /// <exception cref="CudaException">The library refused the options (e.g. wrap addressing without normalised coordinates); the message says which.</exception>
+        public static Texture FromArray(CudaArray array, TextureOptions options = null)
+        {
+            if (array == null)
+                throw new ArgumentNullException("array");
+            var d = TextureDescNative.Create();
+            SafeArrayHandle a = array.Handle;
+            d.array = a.DangerousGetHandle();
+            (options ?? new TextureOptions()).WriteTo(ref d);
+            return Create(ref d, a, array);
+        }
+
+        /// <summary>
+        /// A texture over <paramref name="width"/> elements of linear memory
+        /// from byte <paramref name="offsetBytes"/> (a multiple of the device's
+        /// texture alignment), read with <c>tex1Dfetch</c>.
+        /// </summary>
+        /// <param name="memory">The device memory.</param>
+        /// <param name="format">The channel type of its elements.</param>
+        /// <param name="channels">Values per element: 1, 2 or 4.</param>
+        /// <param name="width">Elements.</param>
+        /// <param name="offsetBytes">Where the elements start.</param>
+        /// <param name="options">How it reads; null for the defaults.</param>
+        /// <exception cref="CudaException">The library refused the range or the options; the message says which.</exception>
+        public static Texture FromLinear(DeviceMemory memory, ArrayFormat format, int channels, long width, long offsetBytes = 0,
+            TextureOptions options = null)
+        {
+            return FromMemory(memory, format, channels, width, 0, 0, offsetBytes, options);
+        }
+
+        /// <summary>
+        /// A texture over <paramref name="height"/> rows of <paramref name="width"/>
+        /// elements, <paramref name="pitchBytes"/> apart, from byte
+        /// <paramref name="offsetBytes"/> of <paramref name="memory"/>; read
+        /// with <c>tex2D</c>.
+        /// </summary>
+        /// <param name="memory">The device memory, e.g. from <see cref="Device.AllocatePitched{T}"/>.</param>
+        /// <param name="format">The channel type of its elements.</param>
+        /// <param name="channels">Values per element: 1, 2 or 4.</param>
+        /// <param name="width">Elements per row.</param>
+        /// <param name="height">Rows (&gt; 0).</param>
+        /// <param name="pitchBytes">Bytes from one row to the next; 0: the memory's own <see cref="DeviceMemory.Pitch"/>.</param>
+        /// <param name="offsetBytes">Where the first row starts.</param>
+        /// <param name="options">How it reads; null for the defaults.</param>
+        public static Texture FromPitched(DeviceMemory memory, ArrayFormat format, int channels, long width, long height,
+            long pitchBytes = 0, long offsetBytes = 0, TextureOptions options = null)
+        {
+            return FromMemory(memory, format, channels, width, height, pitchBytes, offsetBytes, options);
+        }
+
+        private static Texture FromMemory(DeviceMemory memory, ArrayFormat format, int channels, long width, long height,
+            long pitch, long offset, TextureOptions options)
+        {
+            if (memory == null)
+                throw new ArgumentNullException("memory");
+            if (channels < 0)
+                throw new ArgumentOutOfRangeException("channels", channels, "cannot be negative");
+            var d = TextureDescNative.Create();
+            SafeBufferHandle b = memory.Handle;
+            d.buffer = b.DangerousGetHandle();
+            d.format = format;
+            d.channels = (uint)channels;
+            d.width = Ranges.Bytes(width, 1, "width");
+            d.height = Ranges.Bytes(height, 1, "height");
+            d.pitch = Ranges.Bytes(pitch, 1, "pitchBytes");
+            d.offset = Ranges.Bytes(offset, 1, "offsetBytes");
+            (options ?? new TextureOptions()).WriteTo(ref d);
+            return Create(ref d, b, memory);
+        }
+
+        private static Texture Create(ref TextureDescNative d, SafeHandle memory, object source)
+        {
+            SafeTextureHandle h;
+            CudaStatus status = NativeMethods.cuabi_texture_create(ref d, out h);
+            GC.KeepAlive(memory); // the raw handle value in the struct stays valid until the call returned
+            Errors.Check(status);
+            return new Texture(h, source);
+        }
+
+        /// <summary>The raw handle, for the <see cref="NativeMethods"/> layer.</summary>
+        public SafeTextureHandle Handle
+        {
+            get { handle.ThrowIfClosed(this); return handle; }
+        }
+
+        /// <summary>The CUtexObject (cudaTextureObject_t): the 8-byte kernel argument. Valid until disposal.</summary>
+        public ulong NativeHandle
+        {
+            get { handle.ThrowIfClosed(this); return value; }
+        }
+
+        /// <summary>What the texture reads: the <see cref="CudaArray"/> or <see cref="DeviceMemory"/> it was made over.</summary>
+        public object Source
+        {
+            get { return source; }
+        }
+
+        ulong IArgumentObject.LaunchValue
+        {
+            get { return NativeHandle; }
+        }
+
+        bool IArgumentObject.IsDisposed
+        {
+            get { return handle.IsClosed; }
+        }
+
+        string IArgumentObject.What
+        {
+            get { return "texture object"; }
+        }
+
+        /// <summary>Releases the texture object (launches already made still read it).</summary>
+        public void Dispose()
+        {
+            handle.Dispose();
+        }
+    }
+
+    /// <summary>
+    /// A surface object over a <see cref="CudaArray"/> made with
+    /// <see cref="ArrayFlags.SurfaceLoadStore"/>: kernels read and write the
+    /// array through it (<c>surf2Dread</c>, <c>surf2Dwrite</c>, ...). A kernel
+    /// takes it as a <c>cudaSurfaceObject_t</c> parameter: pass the
+    /// <see cref="Surface"/> itself, in every launch form (its 8-byte
+    /// <see cref="NativeHandle"/>). It keeps its array alive.
+    /// </summary>
+    public sealed class Surface : IDisposable, IArgumentObject
+    {
+        private readonly SafeSurfaceHandle handle;
+        private readonly CudaArray array;
+        private readonly ulong value;
+
+        private Surface(SafeSurfaceHandle handle, CudaArray array)
+        {
+            this.handle = handle;
+            this.array = array;
+            try
+            {
+                Errors.Check(NativeMethods.cuabi_surface_get_handle(handle, out value));
+            }
+            catch
+            {
+                handle.Dispose();
+                throw;
+            }
+        }
+
+        /// <summary>A surface object over <paramref name="array"/>.</summary>
+        /// <param name="array">An array made with <see cref="ArrayFlags.SurfaceLoadStore"/>.</param>
+        /// <exception cref="CudaException"><see cref="CudaStatus.InvalidArgument"/> for an array made without it.</exception>
+        public static Surface Create(CudaArray array)
+        {
+            if (array == null)
+                throw new ArgumentNullException("array");
+            SafeSurfaceHandle h;
+            Errors.Check(NativeMethods.cuabi_surface_create(array.Handle, out h));
+            return new Surface(h, array);
+        }
+
+        /// <summary>The raw handle, for the <see cref="NativeMethods"/> layer.</summary>
+        public SafeSurfaceHandle Handle
+        {
+            get { handle.ThrowIfClosed(this); return handle; }
+        }
+
+        /// <summary>The CUsurfObject (cudaSurfaceObject_t): the 8-byte kernel argument. Valid until disposal.</summary>
+        public ulong NativeHandle
+        {
+            get { handle.ThrowIfClosed(this); return value; }
+        }
+
+        /// <summary>The array the surface reads and writes.</summary>
+        public CudaArray Array
+        {
+            get { return array; }
+        }
+
+        ulong IArgumentObject.LaunchValue
+        {
+            get { return NativeHandle; }
+        }
+
+        bool IArgumentObject.IsDisposed
+        {
+            get { return handle.IsClosed; }
+        }
+
+        string IArgumentObject.What
+        {
+            get { return "surface object"; }
+        }
+
+        /// <summary>Releases the surface object (launches already made still use it).</summary>
+        public void Dispose()
+        {
+            handle.Dispose();
+        }
+    }
+}

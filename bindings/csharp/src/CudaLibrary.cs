@@ -1,0 +1,91 @@
+using System;
+using System.Runtime.CompilerServices;
+using Cuabi.Interop;
+
+namespace Cuabi
+{
+    /// <summary>
+    /// Device code loaded once as a library (cuLibraryLoadData, CUDA 12+) and
+    /// usable in every device's context: <see cref="GetModule"/> gives it as
+    /// a module of a device without loading the image again.
+    /// </summary>
+    public sealed class CudaLibrary : IDisposable
+    {
+        private static readonly byte[] NoBytes = new byte[1];
+
+        private readonly SafeLibraryHandle handle;
+
+        private CudaLibrary(SafeLibraryHandle handle)
+        {
+            this.handle = handle;
+        }
+
+        /// <summary>Loads CUBIN, PTX or fatbin bytes (e.g. <see cref="Program.Cubin"/>, <see cref="Linker.Image"/>) as a library.</summary>
+        /// <param name="image">The image.</param>
+        /// <exception cref="CudaException"><see cref="CudaStatus.InvalidArgument"/> for no bytes; a driver error for an image it refuses.</exception>
+        public static CudaLibrary Load(byte[] image)
+        {
+            if (image == null)
+                throw new ArgumentNullException("image");
+            CuabiLibrary.Load();
+            return LoadCore(image);
+        }
+
+        /// <summary>Loads a CUBIN, PTX or fatbin file as a library.</summary>
+        /// <param name="path">The file's path.</param>
+        /// <exception cref="CudaException"><see cref="CudaStatus.IO"/> when the file cannot be read.</exception>
+        public static CudaLibrary LoadFile(string path)
+        {
+            if (path == null)
+                throw new ArgumentNullException("path");
+            CuabiLibrary.Load();
+            return LoadFileCore(Utf8.Encode(path, "path"));
+        }
+
+        /// <summary>The raw handle, for the <see cref="NativeMethods"/> layer.</summary>
+        public SafeLibraryHandle Handle
+        {
+            get { handle.ThrowIfClosed(this); return handle; }
+        }
+
+        /// <summary>
+        /// The library as a module of <paramref name="device"/>'s context: its
+        /// kernels (C++ kernels by plain names included), globals and listing.
+        /// The module keeps the library loaded, so the library may be disposed
+        /// first.
+        /// </summary>
+        /// <param name="device">The device.</param>
+        public CudaModule GetModule(Device device)
+        {
+            if (device == null)
+                throw new ArgumentNullException("device");
+            SafeModuleHandle module;
+            Errors.Check(NativeMethods.cuabi_library_get_module(Handle, device.Handle, out module));
+            return new CudaModule(module);
+        }
+
+        /// <summary>Releases the library; it is unloaded once no module made from it is in use.</summary>
+        public void Dispose()
+        {
+            handle.Dispose();
+        }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        private static unsafe CudaLibrary LoadCore(byte[] image)
+        {
+            SafeLibraryHandle h;
+            // An empty array still passes an address, so the library names the size.
+            fixed (byte* p = image.Length == 0 ? NoBytes : image)
+                Errors.Check(NativeMethods.cuabi_library_load_data((IntPtr)p, (UIntPtr)(uint)image.Length, out h));
+            return new CudaLibrary(h);
+        }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        private static CudaLibrary LoadFileCore(byte[] path)
+        {
+            SafeLibraryHandle h;
+            Errors.Check(NativeMethods.cuabi_library_load_file(path, out h));
+            return new CudaLibrary(h);
+        }
+    }
+}

@@ -1,0 +1,227 @@
+using System;
+using Cuabi.Interop;
+
+namespace Cuabi
+{
+    /// <summary>Where managed memory is prefetched to, or what advice is about: a device, or the host.</summary>
+    public struct MemoryLocation
+    {
+        private readonly int value;
+
+        private MemoryLocation(int value)
+        {
+            this.value = value;
+        }
+
+        /// <summary>The host (CUABI_LOCATION_HOST).</summary>
+        public static MemoryLocation Host
+        {
+            get { return new MemoryLocation(NativeMethods.CUABI_LOCATION_HOST); }
+        }
+
+        /// <summary>The device of ordinal <paramref name="ordinal"/>; the library checks it.</summary>
+        /// <param name="ordinal">The device ordinal.</param>
+        public static MemoryLocation OfDevice(int ordinal)
+        {
+            return new MemoryLocation(ordinal);
+        }
+
+        /// <summary>The device <paramref name="device"/>.</summary>
+        /// <param name="device">The device.</param>
+        public static MemoryLocation OfDevice(Device device)
+        {
+            if (device == null)
+                throw new ArgumentNullException("device");
+            return new MemoryLocation(device.Ordinal);
+        }
+
+        /// <summary>True for the host.</summary>
+        public bool IsHost
+        {
+            get { return value == NativeMethods.CUABI_LOCATION_HOST; }
+        }
+
+        /// <summary>The device ordinal, or -1 (CUABI_LOCATION_HOST) for the host: the value the C API takes.</summary>
+        public int Value
+        {
+            get { return value; }
+        }
+
+        /// <summary>"host" or "device N".</summary>
+        public override string ToString()
+        {
+            return IsHost ? "host" : "device " + value;
+        }
+    }
+
+    /// <summary>A new memory pool's properties (<see cref="Device.CreateMemoryPool"/>).</summary>
+    public sealed class MemoryPoolOptions
+    {
+        /// <summary>The most the pool may reserve, in bytes; 0 (the default): no limit but the device's.</summary>
+        public long MaxBytes { get; set; }
+
+        /// <summary>
+        /// Memory the pool keeps reserved when a stream synchronizes instead of
+        /// giving it back to the device, in bytes; 0 (the default) gives
+        /// everything back. Can be changed later (<see cref="MemoryPool.ReleaseThreshold"/>).
+        /// </summary>
+        public long ReleaseThreshold { get; set; }
+
+        /// <summary>
+        /// Whether the pool can be shared with other processes
+        /// (<see cref="MemoryPool.ExportFd"/>), and its allocations through
+        /// <see cref="DeviceMemory.GetIpcHandle"/>.
+        /// </summary>
+        public bool Ipc
+        {
+            get { return (Flags & MemoryPoolFlags.Ipc) != 0; }
+            set { Flags = value ? Flags | MemoryPoolFlags.Ipc : Flags & ~MemoryPoolFlags.Ipc; }
+        }
+
+        /// <summary>Every flag at once.</summary>
+        public MemoryPoolFlags Flags { get; set; }
+    }
+
+    /// <summary>What a memory pool holds (<see cref="MemoryPool.Usage"/>).</summary>
+    public struct MemoryPoolUsage
+    {
+        /// <summary>Creates a usage report.</summary>
+        /// <param name="reservedBytes">Bytes reserved from the device.</param>
+        /// <param name="usedBytes">Of those, bytes live allocations use.</param>
+        public MemoryPoolUsage(long reservedBytes, long usedBytes)
+        {
+            ReservedBytes = reservedBytes;
+            UsedBytes = usedBytes;
+        }
+
+        /// <summary>Bytes the pool has reserved from the device.</summary>
+        public long ReservedBytes { get; private set; }
+
+        /// <summary>Of <see cref="ReservedBytes"/>, the bytes its live allocations use.</summary>
+        public long UsedBytes { get; private set; }
+
+        /// <summary>"used of reserved bytes".</summary>
+        public override string ToString()
+        {
+            return UsedBytes + " of " + ReservedBytes + " reserved bytes used";
+        }
+    }
+
+    /// <summary>
+    /// A pool of device memory for stream-ordered allocation
+    /// (<see cref="Device.AllocateAsync{T}"/>): made with
+    /// <see cref="Device.CreateMemoryPool"/>, the device's default pool
+    /// (<see cref="Device.GetDefaultMemoryPool"/>), or another process's pool
+    /// (<see cref="ImportFd"/>).
+    /// </summary>
+    /// <remarks>
+    /// Disposing a pool made here destroys it once every buffer allocated from
+    /// it is freed (buffers keep their pool alive); disposing the default
+    /// pool's object leaves the pool itself alone.
+    /// </remarks>
+    public sealed class MemoryPool : IDisposable
+    {
+        /// <summary>The NULL pool: the device's default pool where the library takes a pool.</summary>
+        internal static readonly SafeMemoryPoolHandle NullHandle = new SafeMemoryPoolHandle(IntPtr.Zero, false);
+
+        private readonly SafeMemoryPoolHandle handle;
+
+        internal MemoryPool(SafeMemoryPoolHandle handle)
+        {
+            this.handle = handle;
+        }
+
+        /// <summary>
+        /// Opens, on <paramref name="device"/>, a pool another process exported
+        /// with <see cref="ExportFd"/>; allocations of that pool are then opened
+        /// with <see cref="DeviceBuffer{T}.OpenIpc"/> given this pool.
+        /// </summary>
+        /// <param name="device">The device to open the pool on.</param>
+        /// <param name="fd">
+        /// A file descriptor of this process for the exported pool (received
+        /// over a Unix socket, or inherited); it stays the caller's to close.
+        /// </param>
+        public static MemoryPool ImportFd(Device device, int fd)
+        {
+            if (device == null)
+                throw new ArgumentNullException("device");
+            SafeMemoryPoolHandle h;
+            Errors.Check(NativeMethods.cuabi_memory_pool_import_fd(device.Handle, fd, out h));
+            return new MemoryPool(h);
+        }
+
+        /// <summary>The raw handle, for the <see cref="NativeMethods"/> layer.</summary>
+        public SafeMemoryPoolHandle Handle
+        {
+            get { handle.ThrowIfClosed(this); return handle; }
+        }
+
+        /// <summary>
+        /// Memory the pool keeps reserved when a stream synchronizes instead of
+        /// giving it back to the device, in bytes (0: give everything back).
+        /// </summary>
+        public long ReleaseThreshold
+        {
+            get
+            {
+                ulong bytes;
+                Errors.Check(NativeMethods.cuabi_memory_pool_get_release_threshold(Handle, out bytes));
+                return checked((long)bytes);
+            }
+            set
+            {
+                if (value < 0)
+                    throw new ArgumentOutOfRangeException("value", value, "cannot be negative");
+                Errors.Check(NativeMethods.cuabi_memory_pool_set_release_threshold(Handle, (ulong)value));
+            }
+        }
+
+        /// <summary>Bytes reserved from the device, and of those the bytes live allocations use, now.</summary>
+        public MemoryPoolUsage Usage
+        {
+            get
+            {
+                ulong reserved, used;
+                Errors.Check(NativeMethods.cuabi_memory_pool_get_usage(Handle, out reserved, out used));
+                return new MemoryPoolUsage(checked((long)reserved), checked((long)used));
+            }
+        }
+
+        /// <summary>
+        /// Gives reserved memory back to the device until the pool holds at most
+        /// <paramref name="keepBytes"/> it is not using; memory in use is never
+        /// given back.
+        /// </summary>
+        /// <param name="keepBytes">Unused bytes the pool may keep.</param>
+        public void Trim(long keepBytes = 0)
+        {
+            Errors.Check(NativeMethods.cuabi_memory_pool_trim(Handle, Ranges.Bytes(keepBytes, 1, "keepBytes")));
+        }
+
+        /// <summary>
+        /// A new file descriptor for the pool (made with <see cref="MemoryPoolOptions.Ipc"/>),
+        /// owned by the caller: pass it to another process (over a Unix socket
+        /// with SCM_RIGHTS, or by inheritance where the process is started
+        /// without closing it) for <see cref="ImportFd"/>, then close it (close(2)).
+        /// </summary>
+        /// <exception cref="CudaException">The pool cannot be shared (the library's message says why).</exception>
+        public int ExportFd()
+        {
+            int fd;
+            Errors.Check(NativeMethods.cuabi_memory_pool_export_fd(Handle, out fd));
+            return fd;
+        }
+
+        /// <summary>Releases the pool object (see the remarks of <see cref="MemoryPool"/>).</summary>
+        public void Dispose()
+        {
+            handle.Dispose();
+        }
+
+        /// <summary>The pool's handle, or the NULL (default) pool for null.</summary>
+        internal static SafeMemoryPoolHandle HandleOf(MemoryPool pool)
+        {
+            return pool == null ? NullHandle : pool.Handle;
+        }
+    }
+}
