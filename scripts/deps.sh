@@ -50,6 +50,8 @@ deps_test() {
   command -v nuget >/dev/null || _apt_install nuget
   # A fresh virtual environment for the Python package's test.
   (cd / && python3 -c "import ensurepip, venv") >/dev/null 2>&1 || _apt_install python3-venv
+  # The Go example (examples/go): Debian's Go toolchain; cgo uses the gcc above.
+  command -v go >/dev/null || _apt_install golang-go
   command -v bindgen >/dev/null || _apt_install bindgen
   command -v clang++ >/dev/null || _apt_install clang
   # clang only recommends its libFuzzer and sanitizer runtimes.

@@ -1,0 +1,3 @@
+module cuabi.example/saxpy
+
+go 1.19
