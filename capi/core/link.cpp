@@ -437,6 +437,12 @@ Library::Library(const void* image, size_t size) : Object(kKind) {
   std::string text;
   const void* data = image;
   if (!check_image(image, size)) {
+    // The driver loads libraries lazily: bytes it cannot use would only
+    // fail at their first use, so they are refused here.
+    const std::string bytes(static_cast<const char*>(image), size);
+    if (bytes.find(".version") == std::string::npos || bytes.find(".target") == std::string::npos)
+      fail_invalid("the image is neither CUBIN, a fatbin nor PTX text (no ELF or fatbin header, "
+                   "no .version and .target directives)");
     const char* p = static_cast<const char*>(image);
     if (memchr(p, '\0', size) == nullptr) {
       text.assign(p, size);

@@ -417,7 +417,10 @@ Ref<Function> get_function(const Module& module, const char* name) {
       std::string qualified, plain;
       kernel_names(k.second, &qualified, &plain);
       all.push_back(k.second);
-      if (plain == name || qualified == name) {
+      // "ops::scale" names every instance of the template ops::scale<T>.
+      const size_t targs = qualified.find('<');
+      const std::string bare = targs == std::string::npos ? qualified : qualified.substr(0, targs);
+      if (plain == name || qualified == name || bare == name) {
         matches.push_back(k.first);
         demangled.push_back(k.second);
       }

@@ -923,6 +923,9 @@ Bodies CpuBodies(CpuFixture& f) {
   def("linker_add_program.null_linker", [&f](CaseContext&) -> cuabi_status {
     return cuabi_linker_add_program(nullptr, f.compiled);
   });
+  def("library_load_data.garbage_image", [](CaseContext&) -> cuabi_status {
+    const char g[] = "not PTX, not CUBIN"; Library l; return cuabi_library_load_data(g, sizeof g, l.out());
+  });
   return b;
 }
 

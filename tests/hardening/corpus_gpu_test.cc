@@ -1148,9 +1148,6 @@ Bodies GpuBodies(GpuFixture& f) {
   def("module_get_kernel_name.index_past_the_end", [dev, &f](CaseContext&) -> cuabi_status {
     size_t n = 0; return cuabi_module_get_kernel_name(f.saxpy_module, 1000, CUABI_NAME_SYMBOL, nullptr, &n);
   });
-  def("library_load_data.garbage_image", [dev, &f](CaseContext&) -> cuabi_status {
-    const char g[] = "not PTX, not CUBIN"; Library l; return cuabi_library_load_data(g, sizeof g, l.out());
-  });
   return bodies;
 }
 

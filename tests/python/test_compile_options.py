@@ -275,7 +275,7 @@ def _run_beside(start: Callable[[], "concurrent.futures.Future[object]"]) -> Tup
 
 
 def test_compile_async_lets_python_run_meanwhile(use_each_backend):
-    prog = cuabi.Program(heavy_source(), "heavy.cu")
+    prog = cuabi.Program(heavy_source(160), "heavy.cu")
     count, took, longest = _run_beside(lambda: prog.compile_async(arch=ARCH))
     assert took > 0.05, f"the compile took {took:.3f} s, too short to tell"
     assert count > 1000, f"the main thread ran {count} iterations in {took:.3f} s"
@@ -358,3 +358,31 @@ def test_a_forked_child_gets_a_fresh_executor(use_each_backend):
         said = f.read()
     assert said == b"ok", said
     assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+
+
+def test_four_threads_compile_at_the_same_time(use_each_backend):
+    """Compiles from four threads overlap in time (the GIL is released for
+    each): every compile starts before the first one ends. The wall times
+    are measured by bench/python/bench_compile_threads.py, not here."""
+    import threading
+
+    spans: List[Tuple[float, float]] = []
+    lock = threading.Lock()
+
+    def one(tag: int) -> None:
+        prog = cuabi.Program(heavy_source(40).replace("void k", f"void t{tag}_k"), f"t{tag}.cu")
+        start = time.perf_counter()
+        prog.compile(arch=ARCH)
+        end = time.perf_counter()
+        assert prog.cubin
+        with lock:
+            spans.append((start, end))
+
+    threads = [threading.Thread(target=one, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(spans) == 4
+    first_end = min(end for _, end in spans)
+    assert all(start < first_end for start, _ in spans), f"the compiles ran one at a time: {spans}"

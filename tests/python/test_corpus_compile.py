@@ -523,7 +523,7 @@ def gpu_cases(b: Backend, f: GpuFixture) -> List[Case]:
         lambda ctx: dev.link(f.caller, f.callee, link_backend="gcc"))
 
     # --- Libraries ----------------------------------------------------------------------------
-    add("a library of bytes that are no image", cuabi.CudaDriverError, "cuLibraryLoadData",
+    add("a library of bytes that are no image", cuabi.InvalidArgumentError, "neither CUBIN",
         lambda ctx: cuabi.Library(junk, backend=b))
     add("a library's module on an int", TypeError, "device must be a cuabi.Device, not int",
         lambda ctx: cuabi.Library(f.callee.cubin, backend=b).get_module(0))

@@ -554,8 +554,8 @@ pub fn gpu_cases() -> Cases<Gpu> {
     // --- Libraries and kernel listings
     c.add(
         "library bytes that are no image",
-        Cuda,
-        "cuLibraryLoadData",
+        InvalidArgument,
+        "neither CUBIN",
         |_, _| answer(Library::load(b"not PTX, not CUBIN\0")),
     );
     c.add(

@@ -145,7 +145,9 @@ fn cxx_kernels_are_found_by_plain_names_and_listed(device: &Device) -> TestResul
         "doublify(float*)",
     ] {
         ensure!(
-            kernels.iter().any(|k| k.demangled == wanted),
+            // A template instance's demangled name starts with its return type.
+            kernels.iter().any(|k| k.demangled == wanted
+                || k.demangled.strip_prefix("void ") == Some(wanted)),
             "no kernel {wanted}: {kernels:?}"
         );
     }
@@ -516,8 +518,8 @@ fn a_library_serves_its_kernels_as_a_module_of_the_device(device: &Device) -> Te
     )?;
     expect_err(
         Library::load(b"not PTX, not CUBIN\0"),
-        ErrorKind::Cuda,
-        "cuLibraryLoadData",
+        ErrorKind::InvalidArgument,
+        "neither CUBIN",
         "bytes that are no image",
     )?;
     Ok(())
