@@ -100,10 +100,14 @@ Buffer::~Buffer() {
       return;
     }
     case CUABI_BUFFER_IPC:
-      if (ipc_base)
+      if (ipc_base) {
         d.cuIpcCloseMemHandle(ipc_base);
-      else
-        d.cuMemFree(ptr);  // a pointer imported from another process's pool
+      } else {
+        // A pointer imported from another process's pool: freed in stream
+        // order, as the pool's own allocations are, and waited for here.
+        d.cuMemFreeAsync(ptr, nullptr);
+        d.cuStreamSynchronize(nullptr);
+      }
       return;
     default:
       d.cuMemFree(ptr);
