@@ -807,8 +807,13 @@ namespace {
 TEST_F(MemoryKindsTest, AHundredThousandStreamOrderedAllocationsKeepMemoryFlat) {
   Stream stream;
   ASSERT_EQ(CUABI_SUCCESS, cuabi_stream_create(device_, CUABI_STREAM_NON_BLOCKING, 0, stream.out()));
+  // A private pool that keeps what it reserved: its reservation must stay
+  // flat once warm. (The device's used memory is printed too; it is shared
+  // with whatever else runs on the device, so it is not asserted.)
+  cuabi_memory_pool_desc desc = CUABI_MEMORY_POOL_DESC_INIT;
+  desc.release_threshold = ~0ull;
   MemoryPool pool;
-  ASSERT_EQ(CUABI_SUCCESS, cuabi_device_get_default_memory_pool(device_, pool.out()));
+  ASSERT_EQ(CUABI_SUCCESS, cuabi_memory_pool_create(device_, &desc, pool.out())) << LastError();
   auto sample = [&](uint64_t* reserved, size_t* used_device) {
     uint64_t used = 0;
     ASSERT_EQ(CUABI_SUCCESS, cuabi_stream_synchronize(stream)) << LastError();
@@ -824,7 +829,7 @@ TEST_F(MemoryKindsTest, AHundredThousandStreamOrderedAllocationsKeepMemoryFlat) 
   for (int i = 0; i < kIterations; ++i) {
     cuabi_buffer b = nullptr;
     ASSERT_EQ(CUABI_SUCCESS,
-              cuabi_buffer_alloc_async(device_, 4096 + 256 * (i % 7), nullptr, stream, &b))
+              cuabi_buffer_alloc_async(device_, 4096 + 256 * (i % 7), pool, stream, &b))
         << "iteration " << i << ": " << LastError();
     ASSERT_EQ(CUABI_SUCCESS, cuabi_buffer_fill_async(b, 0, uint32_t(i), 4, 1024, stream));
     ASSERT_EQ(CUABI_SUCCESS, cuabi_buffer_free_async(b, stream)) << LastError();
@@ -835,8 +840,8 @@ TEST_F(MemoryKindsTest, AHundredThousandStreamOrderedAllocationsKeepMemoryFlat) 
               "%zu -> %zu bytes (after %d, at the end)\n",
               kIterations, static_cast<unsigned long long>(reserved_warm),
               static_cast<unsigned long long>(reserved_end), device_warm, device_end, kWarmUp);
-  EXPECT_LE(reserved_end, reserved_warm + (64u << 20)) << "the pool grew";
-  EXPECT_LE(device_end, device_warm + (64u << 20)) << "the device's used memory grew";
+  EXPECT_GT(reserved_warm, 0u) << "the pool kept nothing reserved";
+  EXPECT_EQ(reserved_warm, reserved_end) << "the pool grew after the warm-up";
 }
 
 // The overview's transformKernel (cuda-python's simpleCubemapTexture), reading a
