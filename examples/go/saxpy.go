@@ -37,6 +37,7 @@ import (
 	"math"
 	"math/rand"
 	"os"
+	"runtime"
 	"strings"
 	"unsafe"
 )
@@ -193,6 +194,11 @@ func noDevice(st C.cuabi_status, count C.int32_t) {
 	fmt.Fprintf(os.Stderr, "saxpy-go: %s\n", report)
 	os.Exit(code)
 }
+
+// cuabi's last error belongs to the OS thread that made the failing call;
+// goroutines may move between threads between two cgo calls, so the main
+// goroutine stays on one thread for the whole program.
+func init() { runtime.LockOSThread() }
 
 func main() {
 	loadLibrary()
