@@ -283,10 +283,13 @@ Function::Function(Ref<Module> mod, std::string fname, CUfunction fn)
       params.clear();
       break;
     }
-    if (r != CUDA_SUCCESS) {
+    if (r == CUDA_ERROR_INVALID_VALUE) {  // the driver's answer past the last parameter
       params_known = true;
       break;
     }
+    // Anything else (out of memory, a sticky fault) is a failure, not the
+    // end of the list: a shortened list would refuse every right launch.
+    check(r, "cuFuncGetParamInfo");
     params.push_back({offset, size});
   }
   args_size = params.empty() ? 0 : params.back().offset + params.back().size;
