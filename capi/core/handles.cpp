@@ -75,6 +75,12 @@ bool decode(uint64_t handle, Kind kind, uint32_t* index, uint32_t* generation) {
 
 }  // namespace
 
+size_t live_count() {
+  Table& t = table();
+  std::lock_guard<std::mutex> lock(t.mutex);
+  return t.next - t.free_list.size();
+}
+
 uint64_t insert(Object* object) {
   Table& t = table();
   uint32_t index;

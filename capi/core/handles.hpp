@@ -132,6 +132,8 @@ uint64_t insert(Object* object);
 // Pins the slot of `handle` if it is a live handle of `kind`; nullptr if not.
 Object* pin(uint64_t handle, Kind kind, Slot** slot);
 void unpin(Slot* slot);
+// The number of live handles (of every kind), for leak checks.
+size_t live_count();
 // Releases the handle; returns false for a handle that is not live.
 bool remove(uint64_t handle, Kind kind);
 

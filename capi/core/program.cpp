@@ -41,13 +41,17 @@ void Program::add_name_expression(const char* expression) {
 
 namespace {
 
-// Fetches one of NVRTC's outputs; "" when the compile made none.
+// Fetches one of NVRTC's outputs; "" when the compile made none (NVRTC
+// answers success with size 0 then). A failing call is a failure of the
+// compile, named, never taken for "none".
 template <class SizeFn, class GetFn>
-std::string output(SizeFn size_fn, GetFn get_fn, nvrtcProgram program) {
+std::string output(SizeFn size_fn, GetFn get_fn, nvrtcProgram program, const char* size_name,
+                   const char* get_name) {
   size_t size = 0;
-  if (size_fn(program, &size) != NVRTC_SUCCESS || size == 0) return "";
+  check_nvrtc(size_fn(program, &size), size_name);
+  if (size == 0) return "";
   std::string out(size, '\0');
-  if (get_fn(program, &out[0]) != NVRTC_SUCCESS) return "";
+  check_nvrtc(get_fn(program, &out[0]), get_name);
   // An empty PTX (a -dlto compile makes none) is its NUL alone.
   if (out.find_first_not_of('\0') == std::string::npos) return "";
   return out;
@@ -84,21 +88,19 @@ void Program::compile(size_t num_options, const char* const* options) {
     throw e;
   }
   check_nvrtc(r, "nvrtcCompileProgram");
-  succeeded = true;
-  ptx = output(n.nvrtcGetPTXSize, n.nvrtcGetPTX, program);
-  cubin = output(n.nvrtcGetCUBINSize, n.nvrtcGetCUBIN, program);
-  if (n.nvrtcGetLTOIRSize && n.nvrtcGetLTOIR) {
-    size_t size = 0;
-    if (n.nvrtcGetLTOIRSize(program, &size) == NVRTC_SUCCESS && size > 0) {
-      lto_ir.assign(size, '\0');
-      if (n.nvrtcGetLTOIR(program, &lto_ir[0]) != NVRTC_SUCCESS) lto_ir.clear();
-    }
-  }
+  // The outputs: a call that fails fails the compile (succeeded stays false).
+  ptx = output(n.nvrtcGetPTXSize, n.nvrtcGetPTX, program, "nvrtcGetPTXSize", "nvrtcGetPTX");
+  cubin =
+      output(n.nvrtcGetCUBINSize, n.nvrtcGetCUBIN, program, "nvrtcGetCUBINSize", "nvrtcGetCUBIN");
+  if (n.nvrtcGetLTOIRSize && n.nvrtcGetLTOIR)
+    lto_ir =
+        output(n.nvrtcGetLTOIRSize, n.nvrtcGetLTOIR, program, "nvrtcGetLTOIRSize", "nvrtcGetLTOIR");
   for (const std::string& e : expressions) {
     const char* name = nullptr;
-    if (n.nvrtcGetLoweredName(program, e.c_str(), &name) == NVRTC_SUCCESS && name)
-      lowered[e] = name;
+    check_nvrtc(n.nvrtcGetLoweredName(program, e.c_str(), &name), "nvrtcGetLoweredName");
+    if (name) lowered[e] = name;
   }
+  succeeded = true;
 }
 
 }  // namespace cuabi
