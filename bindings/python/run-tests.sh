@@ -7,8 +7,10 @@
 # of this checkout. numpy, pytest and cffi are installed with pip when missing
 # (pip honours PIP_FIND_LINKS / PIP_NO_INDEX for an offline wheel folder);
 # without cffi the cffi backend's tests are skipped, with a warning. GPU tests
-# are skipped, with the reason, where there is no CUDA device. Exits non-zero
-# when a test fails or when no test ran at all.
+# are skipped, with the reason, where there is no CUDA device. The
+# fault-injection test uses $CUABI_FAULT_FAKE_DRIVER, else the stand-in driver
+# of the library's build folder (tests/fault/), and is skipped without one.
+# Exits non-zero when a test fails or when no test ran at all.
 set -uo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -49,6 +51,12 @@ if ! "$py" -c "import cffi" >/dev/null 2>&1; then
 fi
 
 export CUABI_LIBRARY="$lib"
+# The stand-in driver of the fault-injection test (tests/fault), built beside
+# the library in a CMake build; without it that test is skipped.
+if [ -z "${CUABI_FAULT_FAKE_DRIVER:-}" ] &&
+   [ -f "$(dirname "$lib")/tests/fault/libcuabi_fault_fake_cuda.so" ]; then
+  export CUABI_FAULT_FAKE_DRIVER="$(dirname "$lib")/tests/fault/libcuabi_fault_fake_cuda.so"
+fi
 # A private compile cache, so runs neither depend on nor fill ~/.cache/cuabi.
 cache="$(mktemp -d "${TMPDIR:-/tmp}/cuabi-pytest-cache.XXXXXX")"
 trap 'rm -rf "$cache"' EXIT
