@@ -7,8 +7,11 @@
 # cuabi-sys's build script builds the core with CMake itself.
 #
 # 1. cargo test over the workspace: unit tests, bindgen's layout tests, the
-#    no-GPU integration tests, the bad-input corpus, the GPU tests (each
-#    reported ok / FAILED / SKIPPED: no CUDA device) and the doctests;
+#    no-GPU integration tests, the bad-input corpus, fault injection against
+#    the stand-in driver ($CUABI_FAULT_FAKE_DRIVER, else LIB_DIR's
+#    tests/fault/libcuabi_fault_fake_cuda.so; SKIPPED without it), the GPU
+#    tests (each reported ok / FAILED / SKIPPED: no CUDA device) and the
+#    doctests;
 # 2. the downstream crate examples/rust/downstream: built and run;
 # 3. cargo doc with warnings as errors;
 # 4. rustfmt --check, and clippy with warnings as errors when clippy is installed.
@@ -28,6 +31,12 @@ if [ $# -ge 1 ]; then
   fi
   export CUABI_LIB_DIR="$(cd "$1" && pwd)"
   echo "run-tests.sh: linking libcuabi from $CUABI_LIB_DIR"
+  # The fault-injection test's stand-in driver, from the same CMake build
+  # (the CTest entry names it; tests/fault.rs reports SKIPPED without it).
+  fake="$CUABI_LIB_DIR/tests/fault/libcuabi_fault_fake_cuda.so"
+  if [ -z "${CUABI_FAULT_FAKE_DRIVER:-}" ] && [ -e "$fake" ]; then
+    export CUABI_FAULT_FAKE_DRIVER="$fake"
+  fi
 else
   unset CUABI_LIB_DIR
   echo "run-tests.sh: no LIB_DIR given; cuabi-sys builds the core with CMake"
