@@ -21,5 +21,11 @@ cache=$(mktemp -d "${TMPDIR:-/tmp}/cuabi-cs-cache.XXXXXX")
 trap 'rm -rf "$cache"' EXIT INT TERM
 export CUABI_LIBRARY="$lib"
 export CUABI_CACHE_DIR="${CUABI_CACHE_DIR:-$cache}"
+# The fault-injection test's stand-in driver and NVRTC (a CMake build makes it
+# next to the library); the test is skipped, saying why, without it.
+if [ -z "${CUABI_FAULT_FAKE_DRIVER:-}" ]; then
+    fake="$(dirname "$lib")/tests/fault/libcuabi_fault_fake_cuda.so"
+    [ -e "$fake" ] && export CUABI_FAULT_FAKE_DRIVER="$fake"
+fi
 cd "$repo"
 mono --debug "$here/out/Cuabi.Tests.exe" "$@"

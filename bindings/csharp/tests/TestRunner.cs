@@ -230,6 +230,8 @@ namespace Cuabi.Tests
                         int served = MemoryTests.ServeChild(mode, extra);
                         if (served < 0)
                             served = CompileTests.ServeChild(mode, extra);
+                        if (served < 0)
+                            served = FaultInjection.ServeChild(mode, extra);
                         if (served >= 0)
                             return served;
                         Console.Error.WriteLine("unknown child mode " + mode);
@@ -261,6 +263,7 @@ namespace Cuabi.Tests
             CorpusTests.Register();
             MemoryCorpus.Register();
             CompileCorpus.Register();
+            FaultInjection.Register();
 
             if (args.Length == 1 && args[0] == "--list")
             {
