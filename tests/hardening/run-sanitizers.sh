@@ -42,6 +42,10 @@ cpu_targets=(cuabi_hardening_tests cuabi_hardening_cache_tests cuabi_hardening_p
 if grep -q 'cuabi_cpu_tests' "$root/tests/c/CMakeLists.txt" 2>/dev/null; then
   cpu_targets+=(cuabi_cpu_tests)
 fi
+# Fault injection against the stand-in driver: leaks are LeakSanitizer's too.
+if [ -f "$root/tests/fault/CMakeLists.txt" ]; then
+  cpu_targets+=(cuabi_fault_injection cuabi_fault_fake_cuda)
+fi
 cmake --build "$asan" -j "$jobs" --target "${cpu_targets[@]}"
 # Leaks are checked too (LeakSanitizer).
 export ASAN_OPTIONS=${ASAN_OPTIONS:-abort_on_error=1:detect_leaks=1:check_initialization_order=1:strict_init_order=1}
