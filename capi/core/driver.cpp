@@ -159,16 +159,11 @@ void load_driver(DriverState& s) {
   if (s.api.cuDriverGetVersion(&version) == CUDA_SUCCESS) s.version = version;
   fork_guard_arm();
   s.ready.store(true, std::memory_order_release);
-  detail::g_driver.store(&s.api, std::memory_order_release);
 }
 
 }  // namespace
 
-namespace detail {
-std::atomic<const DriverApi*> g_driver{nullptr};
-}  // namespace detail
-
-const DriverApi& detail::driver_slow() {
+const DriverApi& driver() {
   DriverState& s = state();
   if (s.ready.load(std::memory_order_acquire)) {
     if (fork_guard_tripped())
