@@ -124,7 +124,7 @@ Device::~Device() {
   }
 }
 
-void Device::make_current() const {
+const DriverApi& Device::make_current() const {
   const DriverApi& d = driver();
   if (lost())
     fail(CUABI_ERROR_CONTEXT_LOST, "device " + std::to_string(ordinal) +
@@ -133,6 +133,7 @@ void Device::make_current() const {
   CUcontext current = nullptr;
   d.cuCtxGetCurrent(&current);
   if (current != want) check(d.cuCtxSetCurrent(want), "cuCtxSetCurrent");
+  return d;
 }
 
 void Device::fail_stale() const {

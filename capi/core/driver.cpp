@@ -159,11 +159,16 @@ void load_driver(DriverState& s) {
   if (s.api.cuDriverGetVersion(&version) == CUDA_SUCCESS) s.version = version;
   fork_guard_arm();
   s.ready.store(true, std::memory_order_release);
+  detail::g_driver.store(&s.api, std::memory_order_release);
 }
 
 }  // namespace
 
-const DriverApi& driver() {
+namespace detail {
+std::atomic<const DriverApi*> g_driver{nullptr};
+}  // namespace detail
+
+const DriverApi& detail::driver_slow() {
   DriverState& s = state();
   if (s.ready.load(std::memory_order_acquire)) {
     if (fork_guard_tripped())
@@ -230,8 +235,7 @@ cuabi_status status_of(CUresult result) {
   }
 }
 
-void check(CUresult result, const char* what) {
-  if (result == CUDA_SUCCESS) return;
+void check_failed(CUresult result, const char* what) {
   if (result == CUDA_ERROR_NOT_SUPPORTED && t_missing_entry_point) {
     const char* missing = t_missing_entry_point;
     t_missing_entry_point = nullptr;

@@ -7,9 +7,12 @@
 
 namespace cuabi {
 
+namespace detail {
+std::atomic<bool> g_forked{false};
+}  // namespace detail
+
 namespace {
-std::atomic<bool> g_tripped{false};
-void on_child() { g_tripped.store(true, std::memory_order_relaxed); }
+void on_child() { detail::g_forked.store(true, std::memory_order_relaxed); }
 }  // namespace
 
 void fork_guard_arm() {
@@ -17,6 +20,6 @@ void fork_guard_arm() {
   std::call_once(once, [] { pthread_atfork(nullptr, nullptr, &on_child); });
 }
 
-bool fork_guard_tripped() { return g_tripped.load(std::memory_order_relaxed); }
+bool fork_guard_tripped() { return detail::g_forked.load(std::memory_order_relaxed); }
 
 }  // namespace cuabi

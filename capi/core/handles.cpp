@@ -50,8 +50,13 @@ struct Slot {
 
 namespace {
 
+// The chunks of slots, outside the table below: zero before any code runs
+// (constant initialisation), so pinning a handle, the hot path of every
+// call, reads them with no initialisation guard.
+std::atomic<Slot*> g_chunks[kMaxChunks];
+
 struct Table {
-  std::atomic<Slot*> chunks[kMaxChunks] = {};
+  std::atomic<Slot*>* chunks = g_chunks;
   std::mutex mutex;  // guards free_list and next
   std::vector<uint32_t> free_list;
   uint32_t next = 0;
@@ -63,7 +68,7 @@ Table& table() {
 }
 
 Slot* slot_of(uint32_t index) {
-  Slot* chunk = table().chunks[index >> kChunkBits].load(std::memory_order_acquire);
+  Slot* chunk = g_chunks[index >> kChunkBits].load(std::memory_order_acquire);
   return chunk ? &chunk[index & (kChunkSize - 1)] : nullptr;
 }
 

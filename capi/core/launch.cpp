@@ -371,20 +371,19 @@ LaunchPlan::~LaunchPlan() { std::free(args); }
 
 void LaunchPlan::launch() {
   const Function& f = *function;
-  f.module->enter();
+  const DriverApi& d = f.module->enter();
   CUstream s = nullptr;
   if (stream) {
     f.module->device->check_epoch(stream->epoch);
     s = stream->stream;
   }
   if (extended_) {
-    check(driver().cuLaunchKernelEx(&ex_config_, f.function, nullptr,
-                                    args_size ? extra_ : nullptr),
+    check(d.cuLaunchKernelEx(&ex_config_, f.function, nullptr, args_size ? extra_ : nullptr),
           "cuLaunchKernelEx");
     return;
   }
   const cuabi_launch_config& c = config;
-  check(driver().cuLaunchKernel(f.function, c.grid_x, c.grid_y, c.grid_z, c.block_x, c.block_y,
+  check(d.cuLaunchKernel(f.function, c.grid_x, c.grid_y, c.grid_z, c.block_x, c.block_y,
                                 c.block_z, c.shared_mem_bytes, s, nullptr,
                                 args_size ? extra_ : nullptr),
         "cuLaunchKernel");

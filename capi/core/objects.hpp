@@ -27,7 +27,8 @@ class Device : public Object {
   // Makes the primary context current on the calling thread (no-op when it
   // already is); throws CONTEXT_LOST once the device is lost to the process.
   // Objects made before a reset are refused by check_epoch (DeviceChild::enter).
-  void make_current() const;
+  // Answers the driver table, so a caller need not look it up again.
+  const DriverApi& make_current() const;
   void check_epoch(uint32_t epoch) const {
     if (epoch != epoch_.load(std::memory_order_acquire)) fail_stale();
   }
@@ -82,9 +83,9 @@ class DeviceChild : public Object {
   DeviceChild(Kind kind, Ref<Device> device)
       : Object(kind), device(std::move(device)), epoch(this->device->epoch()) {}
   // Makes the context current and checks this object survived no reset.
-  void enter() const {
+  const DriverApi& enter() const {
     device->check_epoch(epoch);
-    device->make_current();
+    return device->make_current();
   }
   // True when the resource still exists and may be freed.
   bool alive() const { return device->epoch() == epoch; }
