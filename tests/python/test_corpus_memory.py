@@ -687,6 +687,16 @@ def gpu_cases(b: Backend, f: GpuFixture) -> List[Case]:
         lambda ctx: cuabi.Array(dev, (-4, 4)))
     add("a gather array of 1D", IA, "TEXTURE_GATHER applies to 2D arrays only",
         lambda ctx: cuabi.Array(dev, 8, gather=True))
+    add("a cubemap of faces that are not square", IA,
+        "a cubemap has square faces (width 4, height 8) and depth 6",
+        lambda ctx: cuabi.Array(dev, (6, 8, 4), np.float32, cubemap=True))
+    add("a cubemap of 5 faces", IA,
+        "and depth 6, or a multiple of 6 when layered (depth 5)",
+        lambda ctx: cuabi.Array(dev, (5, 8, 8), np.float32, cubemap=True))
+    add("a layered cubemap of 9 faces", IA, "or a multiple of 6 when layered (depth 9)",
+        lambda ctx: cuabi.Array(dev, (9, 8, 8), np.float32, cubemap=True, layered=True))
+    add("a cubemap of 2D shape", IA, "a cubemap has square faces (width 8, height 8) and depth 6",
+        lambda ctx: cuabi.Array(dev, (8, 8), np.float32, cubemap=True))
     add("copy_from() of the wrong shape", ValueError,
         "src has shape (8, 7), but the array's is (8, 8)", lambda ctx: arr.copy_from(z((8, 7))))
     add("copy_from() of the wrong dtype", ValueError,

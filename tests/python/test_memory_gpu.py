@@ -2,10 +2,10 @@
 memory pools, allocation inside a stream capture, managed memory, IPC with
 a child process (a buffer, an event, a pool's allocation through an
 exported file descriptor), peer queries and copy paths, pitched memory and
-2D/3D copies, fills, arrays (3D, layered, with channels), texture objects
-over arrays and over linear and pitched memory, surface objects, and
-texture and surface objects in every launch form. Skipped, with the reason,
-where there is no device."""
+2D/3D copies, fills, arrays (3D, layered, cubemap, with channels), texture
+objects over arrays and over linear and pitched memory, surface objects,
+and texture and surface objects in every launch form. Skipped, with the
+reason, where there is no device."""
 
 from __future__ import annotations
 
@@ -106,6 +106,19 @@ extern "C" __global__ void tex_layered(cudaTextureObject_t t, float* out, int wi
     int x = threadIdx.x, y = threadIdx.y, layer = blockIdx.x;
     out[(layer * height + y) * width + x] =
         tex2DLayered<float>(t, x + 0.5f, y + 0.5f, layer);
+}
+
+// Reads a cubemap at the centre of each face, in CUDA's face order +X, -X,
+// +Y, -Y, +Z, -Z: the direction (1, 0, 0) for +X and so on.
+extern "C" __global__ void cube_centres(cudaTextureObject_t t, float* out)
+{
+    int face = threadIdx.x;
+    if (face < 6) {
+        float sign = face % 2 ? -1.0f : 1.0f;
+        int axis = face / 2;
+        out[face] = texCubemap<float>(t, axis == 0 ? sign : 0.0f, axis == 1 ? sign : 0.0f,
+                                      axis == 2 ? sign : 0.0f);
+    }
 }
 
 extern "C" __global__ void surf_write(cudaSurfaceObject_t s, int width, int height)
@@ -748,6 +761,49 @@ def test_layered_array(device, mod):
     out = device.zeros((layers, h, w), np.float32)
     mod.get_kernel("tex_layered")(layers, (w, h), (tex, out, np.int32(w), np.int32(h)))
     assert np.array_equal(out.copy_to_host(), src)
+
+
+def test_cubemap_filled_face_by_face_and_read_by_texcubemap(device, mod):
+    size = 7  # odd: each face's centre is the centre of one texel
+    values = np.array([1.5, -2.0, 3.25, -4.5, 5.0, -6.75], np.float32)  # +X, -X, +Y, -Y, +Z, -Z
+    arr = cuabi.Array(device, (6, size, size), np.float32, cubemap=True)
+    assert cuabi.capi.ArrayFlag.CUBEMAP in arr.flags and not arr.layered
+    assert arr.extent == (size, size, 6) and arr.host_shape == (6, size, size)
+    desc = arr.describe()
+    assert (desc["width"], desc["height"], desc["depth"]) == (size, size, 6)
+    assert desc["flags"] == int(cuabi.capi.ArrayFlag.CUBEMAP)
+    assert "cubemap" in repr(arr)
+    faces = np.empty((6, size, size), np.float32)
+    for face, value in enumerate(values):
+        faces[face] = value
+        faces[face, 0, 0] = 100 + face  # a corner apart, so that the round trip sees the layout
+        cuabi.copy_3d(arr, faces[face], dst_origin=(0, 0, face))  # one face: slice `face`
+    assert np.array_equal(arr.copy_to(), faces)
+    tex = cuabi.Texture(arr, normalized_coords=True, filter_mode="point")
+    out = device.zeros(6, np.float32)
+    mod.get_kernel("cube_centres")(1, 32, (tex, out))
+    got = out.copy_to_host()
+    assert np.array_equal(got, values), got
+
+
+@pytest.mark.parametrize(
+    "shape, layered, message",
+    [
+        ((6, 8, 4), False, "a cubemap has square faces (width 4, height 8) and depth 6, or a "
+         "multiple of 6 when layered (depth 6)"),
+        ((5, 8, 8), False, "a cubemap has square faces (width 8, height 8) and depth 6, or a "
+         "multiple of 6 when layered (depth 5)"),
+        ((9, 8, 8), True, "or a multiple of 6 when layered (depth 9)"),
+    ],
+    ids=["non-square faces", "depth 5", "layered depth 9"],
+)
+def test_cubemap_shapes_the_core_refuses(device, shape, layered, message):
+    with pytest.raises(cuabi.InvalidArgumentError) as info:
+        cuabi.Array(device, shape, np.float32, cubemap=True, layered=layered)
+    assert type(info.value) is cuabi.InvalidArgumentError
+    # The core's own words: the binding checks nothing of a cubemap's shape.
+    assert info.value.message.startswith("cuabi_array_create: "), info.value.message
+    assert message in info.value.message, info.value.message
 
 
 # ---------------------------------------------------------------------------

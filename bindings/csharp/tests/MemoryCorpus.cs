@@ -633,6 +633,15 @@ extern ""C"" __global__ void touch(cudaSurfaceObject_t surf, int x)
                 ctx => d.CreateArray((ArrayFormat)7, 1, 8));
             c.Cuda("texture gather on a 1D array", "cuabi_array_create", CudaStatus.InvalidArgument, "CUABI_ARRAY_TEXTURE_GATHER applies to 2D arrays only",
                 ctx => d.CreateArray(ArrayFormat.F32, 1, 8, 0, 0, ArrayFlags.TextureGather));
+            c.Cuda("a cubemap of faces that are not square", "cuabi_array_create", CudaStatus.InvalidArgument,
+                "a cubemap has square faces (width 4, height 8) and depth 6",
+                ctx => d.CreateArray(ArrayFormat.F32, 1, 4, 8, 6, ArrayFlags.Cubemap));
+            c.Cuda("a cubemap of 5 faces", "cuabi_array_create", CudaStatus.InvalidArgument,
+                "and depth 6, or a multiple of 6 when layered (depth 5)",
+                ctx => d.CreateArray(ArrayFormat.F32, 1, 8, 8, 5, ArrayFlags.Cubemap));
+            c.Cuda("a layered cubemap of 9 faces", "cuabi_array_create", CudaStatus.InvalidArgument,
+                "or a multiple of 6 when layered (depth 9)",
+                ctx => d.CreateArray(ArrayFormat.F32, 1, 8, 8, 9, ArrayFlags.Cubemap | ArrayFlags.Layered));
             c.Throws<ArgumentOutOfRangeException>("an array of width -1", "width", "cannot be negative",
                 ctx => d.CreateArray(ArrayFormat.F32, 1, -1));
             c.Cuda("a surface over an array made without load/store", "cuabi_surface_create", CudaStatus.InvalidArgument,

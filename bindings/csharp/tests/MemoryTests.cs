@@ -72,6 +72,19 @@ extern ""C"" __global__ void fetch_layered(cudaTextureObject_t tex, float* out, 
   if (x < width && y < height) out[(layer * height + y) * width + x] = tex2DLayered<float>(tex, x + 0.5f, y + 0.5f, layer);
 }
 
+// Reads a cubemap at the centre of each face, in CUDA's face order +X, -X,
+// +Y, -Y, +Z, -Z: the direction (1, 0, 0) for +X and so on.
+extern ""C"" __global__ void cube_centres(cudaTextureObject_t tex, float* out)
+{
+  int face = threadIdx.x;
+  if (face < 6) {
+    float sign = face % 2 ? -1.0f : 1.0f;
+    int axis = face / 2;
+    out[face] = texCubemap<float>(tex, axis == 0 ? sign : 0.0f, axis == 1 ? sign : 0.0f,
+                                  axis == 2 ? sign : 0.0f);
+  }
+}
+
 extern ""C"" __global__ void surf_read(cudaSurfaceObject_t surf, float* out, int width, int height)
 {
   int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y;
@@ -110,6 +123,7 @@ extern ""C"" __global__ void surf_update(cudaSurfaceObject_t surf, int width, in
             Registry.AddGpu("texture: linear memory read with tex1Dfetch, pitched memory read with tex2D", TextureOverMemory);
             Registry.AddGpu("surface: a kernel reads and writes an array through a surface; read back", SurfaceReadWrite);
             Registry.AddGpu("arrays: a layered array, copied in and out and read by tex2DLayered", LayeredArray);
+            Registry.AddGpu("arrays: a cubemap filled face by face, read by texCubemap at the face centres; bad shapes refused", CubemapArray);
             Registry.AddGpu("texture and surface objects: every launch form passes them, and they keep their memory alive", ObjectsInEveryLaunchForm);
         }
 
@@ -955,6 +969,50 @@ extern ""C"" __global__ void surf_update(cudaSurfaceObject_t surf, int width, in
                     fetch.Launch(new LaunchConfig(new Dim3(1, h, layers), new Dim3(32)), null, tex, output, w, h);
                     Same(values, output.ToArray(), "tex2DLayered");
                 }
+            }
+        }
+
+        private static void CubemapArray()
+        {
+            const int size = 7; // odd: each face's centre is the centre of one texel
+            float[] values = { 1.5f, -2.0f, 3.25f, -4.5f, 5.0f, -6.75f }; // +X, -X, +Y, -Y, +Z, -Z
+            using (var d = Device.Get(0))
+            using (var m = Compile(d))
+            using (var centres = m.GetKernel("cube_centres"))
+            using (var array = d.CreateArray(ArrayFormat.F32, 1, size, size, 6, ArrayFlags.Cubemap))
+            using (var output = d.Allocate<float>(6))
+            {
+                Assert.Equal(ArrayFlags.Cubemap, array.Flags, "Flags");
+                Assert.Equal((long)size, array.Height, "Height");
+                Assert.Equal(6L, array.Depth, "Depth (faces)");
+                // Face by face, each a slice of its own; a corner apart, so that the
+                // round trip sees the layout.
+                var faces = new float[6 * size * size];
+                for (int face = 0; face < 6; face++)
+                {
+                    float[] texels = Values(size * size, i => values[face]);
+                    texels[0] = 100 + face;
+                    new Copy3D(CopyEnd.Host(texels), CopyEnd.Array(array).At(0, 0, face), size * 4, size).Copy();
+                    Array.Copy(texels, 0, faces, face * size * size, texels.Length);
+                }
+                var back = new float[faces.Length];
+                new Copy3D(CopyEnd.Array(array), CopyEnd.Host(back), size * 4, size, 6).Copy();
+                Same(faces, back, "the faces copied in and out");
+                var options = new TextureOptions { NormalizedCoordinates = true, Filter = FilterMode.Point };
+                using (var tex = Texture.FromArray(array, options))
+                {
+                    centres.Launch(1, 32, null, tex, output);
+                    Same(values, output.ToArray(), "texCubemap at the face centres");
+                }
+
+                // The library refuses other shapes, in its own words.
+                var e = Assert.ThrowsCuda(CudaStatus.InvalidArgument,
+                    () => d.CreateArray(ArrayFormat.F32, 1, 4, 8, 6, ArrayFlags.Cubemap), "a cubemap of non-square faces");
+                Assert.Contains("cuabi_array_create: a cubemap has square faces (width 4, height 8) and depth 6", e.Message,
+                    "a cubemap of non-square faces");
+                e = Assert.ThrowsCuda(CudaStatus.InvalidArgument,
+                    () => d.CreateArray(ArrayFormat.F32, 1, 8, 8, 5, ArrayFlags.Cubemap), "a cubemap of 5 faces");
+                Assert.Contains("or a multiple of 6 when layered (depth 5)", e.Message, "a cubemap of 5 faces");
             }
         }
 

@@ -97,12 +97,13 @@ def _xyz(value: Any, what: str, fill: int) -> Tuple[int, int, int]:
 
 
 class Array(Resource):
-    """A CUDA array (``cuabi_array``): 1D, 2D, 3D or layered memory laid out
-    for textures and surfaces.
+    """A CUDA array (``cuabi_array``): 1D, 2D, 3D, layered or cubemap memory
+    laid out for textures and surfaces.
 
     >>> arr = Array(dev, (height, width), np.float32)               # 2D
     >>> arr = Array(dev, (depth, height, width), "float32")         # 3D
     >>> arr = Array(dev, (layers, height, width), np.float32, layered=True)
+    >>> arr = Array(dev, (6, size, size), np.float32, cubemap=True)  # texCubemap
     >>> arr = Array(dev, (h, w), np.uint8, channels=4, surface=True)
     >>> arr.copy_from(host); host2 = arr.copy_to()
 
@@ -111,8 +112,13 @@ class Array(Resource):
     32-bit integers, float16 or float32, or a cuabi.ArrayFormat); a host
     array for it has the shape ``host_shape`` (the channels last when more
     than one) and that dtype. ``surface=True`` lets :class:`Surface` objects
-    read and write it, ``gather=True`` texture gather (2D only). The core
-    checks the extent against the device's limits."""
+    read and write it, ``gather=True`` texture gather (2D only).
+    ``cubemap=True`` makes a cubemap, read with ``texCubemap``: six square
+    faces, shape ``(6, size, size)`` with the faces in the order +X, -X,
+    +Y, -Y, +Z, -Z; with ``layered=True`` too, ``(6 * cubemaps, size,
+    size)``, read with ``texCubemapLayered``. The core checks the shape
+    (square faces, a depth of 6 or a multiple of 6 when layered) and the
+    extent against the device's limits."""
 
     _release_fn = "cuabi_array_release"
     _handle_type = "cuabi_array"
@@ -127,6 +133,7 @@ class Array(Resource):
         layered: bool = False,
         surface: bool = False,
         gather: bool = False,
+        cubemap: bool = False,
     ) -> None:
         dev = device_arg(device)
         fmt = array_format(dtype)
@@ -154,6 +161,8 @@ class Array(Resource):
             flags |= int(ArrayFlag.SURFACE_LOAD_STORE)
         if gather:
             flags |= int(ArrayFlag.TEXTURE_GATHER)
+        if cubemap:
+            flags |= int(ArrayFlag.CUBEMAP)
         nchannels = check_u32(channels, "channels")
         b = dev.backend
         arg, desc, size = b.struct("cuabi_array_desc")
@@ -259,6 +268,8 @@ class Array(Resource):
         if self._closed:
             return "<cuabi.Array closed>"
         layered = " layered" if self.layered else ""
+        if ArrayFlag.CUBEMAP in self.flags:
+            layered += " cubemap"
         return (
             f"<cuabi.Array{layered} shape={self.shape} dtype={self.dtype} "
             f"channels={self.channels}>"

@@ -1156,6 +1156,36 @@ pub fn gpu_cases() -> Cases<Gpu> {
         },
     );
     c.add(
+        "a cubemap of faces that are not square",
+        InvalidArgument,
+        "a cubemap has square faces (width 4, height 8) and depth 6",
+        |g, _| {
+            let desc =
+                ArrayDesc::new_3d(ArrayFormat::F32, 1, 4, 8, 6).with_flags(ArrayFlags::CUBEMAP);
+            answer(g.device.create_array(&desc))
+        },
+    );
+    c.add(
+        "a cubemap of 5 faces",
+        InvalidArgument,
+        "and depth 6, or a multiple of 6 when layered (depth 5)",
+        |g, _| {
+            let desc =
+                ArrayDesc::new_3d(ArrayFormat::F32, 1, 8, 8, 5).with_flags(ArrayFlags::CUBEMAP);
+            answer(g.device.create_array(&desc))
+        },
+    );
+    c.add(
+        "a layered cubemap of 9 faces",
+        InvalidArgument,
+        "or a multiple of 6 when layered (depth 9)",
+        |g, _| {
+            let desc = ArrayDesc::new_layered(ArrayFormat::F32, 1, 8, 8, 9)
+                .with_flags(ArrayFlags::CUBEMAP);
+            answer(g.device.create_array(&desc))
+        },
+    );
+    c.add(
         "an array wider than the device allows",
         InvalidArgument,
         "exceeds the device's limit",

@@ -41,6 +41,7 @@ pub const TESTS: &[(&str, Test)] = tests![
     texture_over_pitched_memory_reads_rows,
     surface_written_by_kernels_is_read_back,
     layered_array_through_a_layered_texture,
+    cubemap_filled_face_by_face_is_read_by_tex_cubemap,
 ];
 
 /// The first argument that makes this binary an IPC child.
@@ -115,6 +116,19 @@ extern "C" __global__ void tex_layered(cudaTextureObject_t tex, float* out, unsi
   unsigned y = blockIdx.y * blockDim.y + threadIdx.y;
   unsigned layer = blockIdx.z;
   if (x < w && y < h) out[(layer * h + y) * w + x] = tex2DLayered<float>(tex, x + 0.5f, y + 0.5f, layer);
+}
+
+// Reads a cubemap at the centre of each face, in CUDA's face order +X, -X,
+// +Y, -Y, +Z, -Z: the direction (1, 0, 0) for +X and so on.
+extern "C" __global__ void cube_centres(cudaTextureObject_t tex, float* out)
+{
+  int face = threadIdx.x;
+  if (face < 6) {
+    float sign = face % 2 ? -1.0f : 1.0f;
+    int axis = face / 2;
+    out[face] = texCubemap<float>(tex, axis == 0 ? sign : 0.0f, axis == 1 ? sign : 0.0f,
+                                  axis == 2 ? sign : 0.0f);
+  }
 }
 
 extern "C" __global__ void surf_fill(cudaSurfaceObject_t surf, unsigned w, unsigned h)
@@ -1375,4 +1389,70 @@ fn layered_array_through_a_layered_texture(device: &Device) -> TestResult {
     device.synchronize()?;
     ensure_same!(out.to_vec()?, data, "tex2DLayered");
     Ok(())
+}
+
+fn cubemap_filled_face_by_face_is_read_by_tex_cubemap(device: &Device) -> TestResult {
+    let module = kernels(device)?;
+    let centres = module.function("cube_centres")?;
+    // Odd: each face's centre is the centre of one texel.
+    let size = 7usize;
+    // One value per face: +X, -X, +Y, -Y, +Z, -Z.
+    let values = [1.5f32, -2.0, 3.25, -4.5, 5.0, -6.75];
+    let desc =
+        ArrayDesc::new_3d(ArrayFormat::F32, 1, size, size, 6).with_flags(ArrayFlags::CUBEMAP);
+    let array = device.create_array(&desc)?;
+    let got = array.desc()?;
+    ensure!(
+        got == desc && got.flags.contains(ArrayFlags::CUBEMAP),
+        "desc {got:?}"
+    );
+    // Face by face, each a slice of its own; a corner apart, so that the
+    // round trip sees the layout.
+    let mut faces = Vec::with_capacity(6 * size * size);
+    for (face, &value) in values.iter().enumerate() {
+        let mut texels = vec![value; size * size];
+        texels[0] = 100.0 + face as f32;
+        Copy3d::new()
+            .from_host(&texels)
+            .to_array(&array)
+            .dst_offset(0, 0, face)
+            .extent(size * 4, size, 1)
+            .run()?;
+        faces.extend_from_slice(&texels);
+    }
+    let mut back = vec![0.0f32; faces.len()];
+    array.copy_to_host(&mut back)?;
+    ensure_same!(back, faces, "cubemap round trip");
+
+    let texture = Texture::new(
+        TextureSource::array(&array),
+        &TextureOptions::new()
+            .normalized_coords(true)
+            .filter(FilterMode::Point),
+    )?;
+    let out = device.alloc_zeroed::<f32>(6)?;
+    unsafe {
+        centres
+            .launch(LaunchConfig::new(1, 32))
+            .args((&texture, &out))
+            .run()?;
+    }
+    device.synchronize()?;
+    ensure_same!(out.to_vec()?, values, "texCubemap at the face centres");
+
+    // The core refuses other shapes, in its own words.
+    let cube =
+        |w, h, d| ArrayDesc::new_3d(ArrayFormat::F32, 1, w, h, d).with_flags(ArrayFlags::CUBEMAP);
+    expect_err(
+        device.create_array(&cube(4, 8, 6)),
+        ErrorKind::InvalidArgument,
+        "a cubemap has square faces (width 4, height 8) and depth 6",
+        "a cubemap of faces that are not square",
+    )?;
+    expect_err(
+        device.create_array(&cube(8, 8, 5)),
+        ErrorKind::InvalidArgument,
+        "or a multiple of 6 when layered (depth 5)",
+        "a cubemap of 5 faces",
+    )
 }
