@@ -25,6 +25,10 @@ import sys
 import time
 from typing import Any, Dict, List, Optional, Tuple
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import paired  # noqa: E402
+import paired_report  # noqa: E402
+
 LABELS = {
     "c_raw": "C (raw driver)",
     "c_cuabi": "C (cuabi)",
@@ -359,6 +363,8 @@ def markdown(
     targets: List[Dict[str, Any]],
     baseline: Optional["Results"],
     chart: Optional[str],
+    paired_md: Optional[List[str]] = None,
+    paired_chart: Optional[str] = None,
 ) -> str:
     out: List[str] = []
     impls = R.impls()
@@ -405,16 +411,23 @@ def markdown(
         met = sum(1 for t in targets if t["status"] == "met")
         missed = sum(1 for t in targets if t["status"] == "missed")
         nm = sum(1 for t in targets if t["status"] == "not measured")
-        out.append(f"{met} met, {missed} missed, {nm} not measured.\n")
+        und = sum(1 for t in targets if t["status"] == "undecided")
+        out.append(f"{met} met, {missed} missed, {und} undecided (the interval straddles the "
+                   f"limit), {nm} not measured.\n")
+        if paired_chart:
+            out.append(f"![paired figures]({paired_chart})\n")
+        out.extend(paired_md or [])
 
-        # 1. Launch overhead
-        out.append("## 1. Launch overhead\n")
-        out.append(
-            "Host time per launch of an empty kernel, median over bursts of launches "
-            "(p10–p90 in brackets); the stream is synchronised between bursts, outside "
-            "the timed region. Δ is the difference to raw C.\n"
-        )
-        out.append(launch_table(R, impls) + "\n")
+        # 1. Launch overhead (unpaired; only when asked for with --figures launch)
+        if any(b.startswith("launch_") for _, b in R.samples):
+            out.append("## 1. Launch overhead (unpaired)\n")
+            out.append(
+                "Host time per launch of an empty kernel, median over bursts of launches "
+                "(p10–p90 in brackets); the stream is synchronised between bursts, outside "
+                "the timed region. Δ is the difference to raw C, timed in another process "
+                "at another moment: the paired figures above are the ones to judge by.\n"
+            )
+            out.append(launch_table(R, impls) + "\n")
 
         # 2. Graph replay
         out.append("## 2. Graph replay\n")
@@ -472,9 +485,7 @@ def markdown(
             + "\n"
         )
 
-        # 4. Copies
-        out.append("## 4. Copies (64 MiB)\n")
-        out.append("GB/s = 1e9 bytes/s from the median of the timed copies.\n")
+        # 4. Copies (unpaired; only when asked for with --figures copy)
         rows = []
         for impl in impls:
             vals = [R.value(impl, c) for c in COPIES]
@@ -488,12 +499,16 @@ def markdown(
                     + (f" ({v / raw * 100:.0f}%)" if v and raw and impl != "c_raw" else "")
                 )
             rows.append([label(impl)] + cells)
-        out.append(
-            table(
-                ["implementation", "H2D pageable", "D2H pageable", "H2D pinned", "D2H pinned"], rows
+        if rows:
+            out.append("## 4. Copies (64 MiB, unpaired)\n")
+            out.append("GB/s = 1e9 bytes/s from the median of the timed copies.\n")
+            out.append(
+                table(
+                    ["implementation", "H2D pageable", "D2H pageable", "H2D pinned", "D2H pinned"],
+                    rows,
+                )
+                + "\n"
             )
-            + "\n"
-        )
 
         # 5. Compilation
         out.append("## 5. Compilation\n")
@@ -796,6 +811,27 @@ def environment(R: Results, out_dir: str) -> Dict[str, Any]:
     return env
 
 
+def paired_summary(P) -> Dict[str, Any]:
+    """Each paired figure's medians and intervals (the samples stay in raw.jsonl)."""
+    out: Dict[str, Any] = {}
+    for (impl, bench), rec in sorted(P.items()):
+        s = rec["series"]
+        fig: Dict[str, Any] = {"pairs": rec.get("pairs"), "headline": rec.get("headline"),
+                               "median": {k: paired.median(v) for k, v in s.items() if v}}
+        if "c_ref" in s:
+            fig["minus_c_ref"] = {k: paired.compare(s, k, "c_ref") for k in s if k != "c_ref"}
+            fig["best"] = paired_report.best_path(rec)
+        if "raw" in s:
+            fig["minus_raw"] = {k: paired.compare(s, k, "raw") for k in s if k not in ("c_ref", "raw")}
+        if "c_raw" in s:
+            fig["minus_c_raw"] = {k: paired.compare(s, k, "c_raw") for k in s if k != "c_raw"}
+            fig["over_c_raw"] = {k: paired.compare(s, k, "c_raw", ratio=True) for k in s if k != "c_raw"}
+            w = rec.get("wall_series", {})
+            fig["wall_median"] = {k: paired.median(v) for k, v in w.items() if v}
+        out.setdefault(impl, {})[bench] = fig
+    return out
+
+
 def main() -> int:
     p = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -840,6 +876,15 @@ def main() -> int:
             print(f"collect.py: baseline {ns.baseline} unreadable: {exc}", file=sys.stderr)
     env = environment(R, ns.results_dir)
     targets = evaluate_targets(R) if R.mode == "gpu" else []
+    P = paired_report.collect(records)
+    paired_chart_note = None
+    if P:
+        # Launch, copy and first-result targets are judged on the paired
+        # intervals; the unpaired ones of the same name are dropped.
+        targets = [t for t in targets
+                   if not (t["id"].startswith("launch-") or t["id"] in ("copy", "first-result-warm"))]
+        targets += paired_report.targets(P, label)
+        paired_chart_note = paired_report.chart(P, R.impls(), label, os.path.join(ns.results_dir, "paired.png"))
     chart_note = chart(R, os.path.join(ns.results_dir, "chart.png"))
     figures = {
         impl: {b: R.figure(impl, b) for i, b in R.samples if i == impl} for impl in R.impls()
@@ -866,8 +911,9 @@ def main() -> int:
         "targets": targets,
         "summary": {
             s: sum(1 for t in targets if t["status"] == s)
-            for s in ("met", "missed", "not measured")
+            for s in ("met", "missed", "undecided", "not measured")
         },
+        "paired": paired_summary(P),
         "chart": None if chart_note else "chart.png",
         "notes": [chart_note] if chart_note else [],
     }
@@ -876,7 +922,9 @@ def main() -> int:
     with open(os.path.join(ns.results_dir, "results.json"), "w", encoding="utf-8") as f:
         json.dump(result, f, indent=2, sort_keys=False)
         f.write("\n")
-    md = markdown(R, env, targets, baseline, None if chart_note else "chart.png")
+    md = markdown(R, env, targets, baseline, None if chart_note else "chart.png",
+                  paired_report.markdown(P, R.impls(), label),
+                  None if (paired_chart_note or not P) else "paired.png")
     if chart_note:
         md += f"\n_{chart_note}_\n"
     with open(os.path.join(ns.results_dir, "results.md"), "w", encoding="utf-8") as f:
@@ -886,7 +934,8 @@ def main() -> int:
         f"[bench] wrote {ns.results_dir}/results.json, results.md"
         + ("" if chart_note else ", chart.png")
         + (
-            f"; targets: {s['met']} met, {s['missed']} missed, {s['not measured']} not measured"
+            f"; targets: {s['met']} met, {s['missed']} missed, {s['undecided']} undecided, "
+            f"{s['not measured']} not measured"
             if R.mode == "gpu"
             else ""
         )

@@ -175,6 +175,7 @@ class Runner:
         env_extra: Optional[Dict[str, str]] = None,
         wall_bench: Optional[str] = None,
         tags: Optional[Dict[str, object]] = None,
+        quiet: bool = False,
     ) -> Dict[str, object]:
         """Runs one process; returns {rc, wall_ms, result_ms (time to the
         saxpy_app line), records}."""
@@ -271,7 +272,7 @@ class Runner:
                         "error": f"exit status {rc} (see logs/{name}.log)",
                     }
                 )
-        else:
+        elif not quiet:
             errors = sum(1 for r in records if "error" in r)
             self.note(
                 f"{name}: {len(records)} records"
@@ -309,7 +310,65 @@ class Runner:
             str(ns.kernel_reps),
         ]
 
+    def paired(self, impls: List[str]) -> None:
+        """Each implementation's paired launches and copies, in its own
+        process, alternating with the raw C reference (bench/README.md)."""
+        ns = self.ns
+        for impl in impls:
+            self.run_step(
+                f"{impl}-paired",
+                impl,
+                "paired",
+                ["--pairs", str(ns.pairs), "--burst-size", str(ns.burst_size),
+                 "--copy-pairs", str(ns.copy_pairs), "--warmup", str(ns.warmup)],
+                ns.step_timeout,
+            )
+
+    def first_results(self, impls: List[str]) -> None:
+        """Time to first result with a warm cache, paired: in each round every
+        implementation runs one fresh SAXPY process, in an order rotated by
+        the round, so round i of one implementation and round i of another
+        ran seconds apart. Each implementation's cache folder is filled by
+        one untimed run first; raw C compiles every run (it has no cache)."""
+        ns = self.ns
+        folders: Dict[str, str] = {}
+        args = ["--kernel-reps", "1"]
+        for impl in impls:
+            folder = tempfile.mkdtemp(prefix=f"{impl}-first-", dir=self.cache_root)
+            folders[impl] = folder
+            self.run_step(f"{impl}-first-fill", impl, "saxpy", args, ns.saxpy_timeout,
+                          {"CUABI_CACHE_DIR": folder, "CUPY_CACHE_DIR": folder},
+                          tags={"cache_state": "fill"})
+        in_process: Dict[str, List[Optional[float]]] = {i: [] for i in impls}
+        wall: Dict[str, List[Optional[float]]] = {i: [] for i in impls}
+        n = len(impls)
+        for r in range(ns.first_pairs):
+            for j in range(n):
+                impl = impls[(r + j) % n]
+                res = self.run_step(f"{impl}-first-{r + 1}", impl, "saxpy", args, ns.saxpy_timeout,
+                                    {"CUABI_CACHE_DIR": folders[impl],
+                                     "CUPY_CACHE_DIR": folders[impl]},
+                                    tags={"cache_state": "fill"}, quiet=True)
+                app = next((x for x in res.get("records", [])
+                            if x.get("bench") == "saxpy_app" and "value" in x), None)
+                in_process[impl].append(float(app["value"]) if app else None)
+                wall[impl].append(res.get("result_ms"))
+        # Only rounds where every implementation produced a result pair up.
+        good = [r for r in range(ns.first_pairs)
+                if all(in_process[i][r] is not None and wall[i][r] is not None for i in impls)]
+        if len(good) < ns.first_pairs:
+            self.note(f"first results: {ns.first_pairs - len(good)} rounds lacked a result "
+                      "and were left out")
+        self.record({
+            "impl": "*", "bench": "paired_first_result", "kind": "paired", "unit": "ms",
+            "pairs": len(good), "cache_state": "warm",
+            "series": {i: [in_process[i][r] for r in good] for i in impls},
+            "wall_series": {i: [wall[i][r] for r in good] for i in impls},
+        })
+
     def gpu(self, impls: List[str]) -> None:
+        if "paired" in self.ns.figures:
+            self.paired(impls)
         groups = [
             g
             for g in ("launch,graph", "copy", "compile")
@@ -328,6 +387,8 @@ class Runner:
         if "saxpy" in self.ns.figures:
             for impl in impls:
                 self.saxpy_runs(impl)
+        if "first" in self.ns.figures:
+            self.first_results(impls)
 
     def saxpy_runs(self, impl: str) -> None:
         """Cold runs (the first fills the folder the warm runs then use; each
@@ -426,14 +487,18 @@ def main() -> int:
         default="",
         help="comma-separated subset of: " + ", ".join(i for i, _, _ in IMPLS),
     )
-    p.add_argument("--figures", default="launch,graph,copy,compile,saxpy")
+    p.add_argument("--figures", default="paired,graph,compile,saxpy,first")
+    p.add_argument("--pairs", type=int, default=100, help="rounds of each paired launch figure")
+    p.add_argument("--copy-pairs", type=int, default=30, help="rounds of each paired copy")
+    p.add_argument("--first-pairs", type=int, default=12,
+                   help="rounds of the paired time to first result")
     p.add_argument("--bursts", type=int, default=100)
     p.add_argument("--burst-size", type=int, default=200)
     p.add_argument("--warmup", type=int, default=5)
     p.add_argument("--reps", type=int, default=30)
     p.add_argument("--kernel-reps", type=int, default=30)
     p.add_argument("--cold-runs", type=int, default=2)
-    p.add_argument("--warm-runs", type=int, default=3)
+    p.add_argument("--warm-runs", type=int, default=1)
     p.add_argument("--arch", default="sm_90", help="NVRTC target in CPU mode")
     p.add_argument("--step-timeout", type=float, default=150.0)
     p.add_argument("--saxpy-timeout", type=float, default=90.0)

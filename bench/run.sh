@@ -16,7 +16,8 @@
 #                built there first when missing and cargo / mcs are present
 #   --impls      a subset of: c_raw c_cuabi py_ctypes py_cffi py_high
 #                py_high_cffi rust csharp cuda_core cuda_bindings cupy
-#   --figures    a subset of: launch graph copy compile saxpy (GPU mode)
+#   --figures    a subset of: paired graph compile saxpy first (the default),
+#                launch copy (unpaired, GPU mode)
 #   --quick      fewer repetitions (a smoke run)
 #   --baseline   an earlier results.json: each figure shows its ratio to it
 #   --keep-logs  leave logs/ and raw.jsonl as loose files (by default they are
@@ -37,7 +38,7 @@ out=""
 lib_dir="build"
 carry=".carry/bench"
 impls=""
-figures="launch,graph,copy,compile,saxpy"
+figures="paired,graph,compile,saxpy,first"
 quick=0
 baseline=""
 keep_logs=0
@@ -125,6 +126,8 @@ export LD_LIBRARY_PATH="$lib_dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export PYTHONPATH="$repo/bindings/python${PYTHONPATH:+:$PYTHONPATH}"
 export PYTHONUNBUFFERED=1
 export CUABI_CACHE_DIR="$out/cache/session"
+# The raw C reference every paired figure alternates with (bench/c/reference.c).
+export CUABI_BENCH_REFERENCE="$c_build/libcuabi_bench_reference.so"
 export CUPY_CACHE_DIR="$out/cache/cupy-session"
 # No driver JIT cache: load_ptx then times the JIT itself every time.
 export CUDA_CACHE_DISABLE=1
@@ -133,9 +136,10 @@ chmod 700 "$out/cache" "$CUABI_CACHE_DIR" "$CUPY_CACHE_DIR" 2>/dev/null
 
 settings=()
 if [ $quick = 1 ]; then
-    settings=(--bursts 50 --reps 10 --kernel-reps 10 --cold-runs 1 --warm-runs 2)
+    settings=(--bursts 50 --reps 10 --kernel-reps 10 --cold-runs 1 --warm-runs 1 --pairs 30
+              --copy-pairs 10 --first-pairs 3)
 fi
-budget=345
+budget=600
 if [ $mode = cpu ]; then
     budget=105
     # The launch path against a driver that does nothing (see driver.py).

@@ -42,6 +42,10 @@ void bk_module_unload(void* module);
 int bk_module_function(void* module, const char* name, void** function);
 
 int bk_stream_create(void** stream);
+/* Raw values for the paired figures' reference library: the CUcontext the
+ * backend launches in and a stream's CUstream. */
+int bk_raw_context(uint64_t* context);
+int bk_raw_stream(void* stream, uint64_t* cu_stream);
 int bk_stream_sync(void* stream);
 void bk_stream_destroy(void* stream);
 

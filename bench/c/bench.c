@@ -6,6 +6,9 @@
  *   bench_<impl> saxpy [options]   one SAXPY application run (first API call to
  *                                  verified result) and its kernel time
  *   bench_<impl> cpu   [options]   what needs no GPU: NVRTC compile, handle validation
+ *   bench_<impl> paired [options]  launches and copies alternating with the raw C
+ *                                  reference ($CUABI_BENCH_REFERENCE) in this
+ *                                  process (bench/README.md, "Paired figures")
  *
  * Options: --bursts N (launch bursts, default 100), --burst-size N (200),
  * --warmup N (bursts or repetitions before timing, 5), --reps N (timed
@@ -24,6 +27,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include <dlfcn.h>
 
 #include "backend.h"
 
@@ -61,7 +66,8 @@ static struct {
   int bursts, burst_size, warmup, reps, kernel_reps;
   const char* arch;
   const char* only;
-} opt = {100, 200, 5, 30, 30, "sm_90", NULL};
+  int pairs, copy_pairs;
+} opt = {100, 200, 5, 30, 30, "sm_90", NULL, 100, 30};
 
 static double now_ns(void) {
   struct timespec ts;
@@ -514,6 +520,262 @@ static int run_gpu(void) {
 }
 
 /* ------------------------------------------------------------------------- */
+/* Paired figures                                                             */
+/* ------------------------------------------------------------------------- */
+
+/* The reference library's entry points (bench/c/reference.c). */
+static struct {
+  int (*load_kernel)(uint64_t, const char*, const char*, const char*, uint64_t*);
+  int64_t (*launch_burst)(uint64_t, uint64_t, void**, uint32_t);
+  int64_t (*copy_to_device)(uint64_t, const void*, size_t);
+  int64_t (*copy_to_host)(void*, uint64_t, size_t);
+  const char* (*error)(void);
+} ref;
+
+static int load_reference(char* why, size_t why_size) {
+  const char* path = getenv("CUABI_BENCH_REFERENCE");
+  if (!path || !*path) {
+    snprintf(why, why_size, "CUABI_BENCH_REFERENCE is not set (bench/run.sh sets it)");
+    return -1;
+  }
+  void* h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!h) {
+    snprintf(why, why_size, "cannot load the reference library: %s", dlerror());
+    return -1;
+  }
+  *(void**)&ref.load_kernel = dlsym(h, "benchref_load_kernel");
+  *(void**)&ref.launch_burst = dlsym(h, "benchref_launch_burst");
+  *(void**)&ref.copy_to_device = dlsym(h, "benchref_copy_to_device");
+  *(void**)&ref.copy_to_host = dlsym(h, "benchref_copy_to_host");
+  *(void**)&ref.error = dlsym(h, "benchref_error");
+  if (!ref.load_kernel || !ref.launch_burst || !ref.copy_to_device || !ref.copy_to_host ||
+      !ref.error) {
+    snprintf(why, why_size, "%s lacks a benchref_* function", path);
+    return -1;
+  }
+  return 0;
+}
+
+/* One series of a paired record: a name and one sample per round. */
+typedef struct {
+  char name[32];
+  double* v;
+} series_t;
+
+static void emit_paired(const char* bench, series_t* s, int count, int rounds, const char* head,
+                        const char* extra) {
+  emit_head(bench);
+  printf(",\"kind\":\"paired\",\"unit\":\"us\",\"pairs\":%d,\"headline\":\"%s\"%s,\"series\":{",
+         rounds, head, extra ? extra : "");
+  for (int k = 0; k < count; ++k) {
+    printf("%s\"%s\":[", k ? "," : "", s[k].name);
+    for (int r = 0; r < rounds; ++r) printf("%s%.5g", r ? "," : "", s[k].v[r]);
+    putchar(']');
+  }
+  puts("}}");
+  fflush(stdout);
+}
+
+/* Why the last paired sample failed. */
+static char paired_why[1024];
+
+/* Series 0 is the reference's burst; series 1.. the backend's variants. */
+static int paired_sample(int k, bk_launch* la, uint64_t ref_fn, uint64_t ref_stream,
+                         double* us) {
+  if (bk_stream_sync(la->stream)) {
+    snprintf(paired_why, sizeof(paired_why), "%s", bk_error());
+    return -1;
+  }
+  if (k == 0) {
+    int64_t ns = ref.launch_burst(ref_fn, ref_stream, la->params, (uint32_t)opt.burst_size);
+    if (ns < 0) {
+      snprintf(paired_why, sizeof(paired_why), "benchref_launch_burst: %s", ref.error());
+      return -1;
+    }
+    *us = (double)ns / opt.burst_size / 1000.0;
+    return 0;
+  }
+  int failed = 0;
+  double t0 = now_ns();
+  for (int i = 0; i < opt.burst_size; ++i) failed |= bk_launch_submit(k - 1, la);
+  double t1 = now_ns();
+  *us = (t1 - t0) / opt.burst_size / 1000.0;
+  if (failed) snprintf(paired_why, sizeof(paired_why), "%s", bk_error());
+  return failed ? -1 : 0;
+}
+
+static void paired_launch(const char* bench, bk_launch* la, uint64_t ref_fn, uint64_t ref_stream) {
+  int count = 1 + bk_launch_variants();
+  series_t s[16];
+  if (count > 16) count = 16;
+  int failed = 0;
+  for (int k = 0; k < count; ++k) {
+    const char* vn = k ? bk_launch_variant_name(k - 1) : "";
+    snprintf(s[k].name, sizeof(s[k].name), "%s",
+             k == 0 ? "c_ref" : (*vn == '_' ? vn + 1 : (*vn ? vn : "launch")));
+    s[k].v = calloc((size_t)opt.pairs, sizeof(double));
+    if (!s[k].v) failed = 1;
+  }
+  for (int r = -opt.warmup; r < opt.pairs && !failed; ++r) {
+    int start = ((r % count) + count) % count;
+    for (int j = 0; j < count && !failed; ++j) {
+      int k = (start + j) % count;
+      double us = 0;
+      if (paired_sample(k, la, ref_fn, ref_stream, &us)) failed = 1;
+      if (r >= 0) s[k].v[r] = us;
+    }
+  }
+  if (!failed && bk_stream_sync(la->stream)) {
+    failed = 1;
+    snprintf(paired_why, sizeof(paired_why), "%s", bk_error());
+  }
+  if (failed) {
+    emit_error(bench, "%s", paired_why);
+  } else {
+    char extra[96];
+    snprintf(extra, sizeof(extra), ",\"burst\":%d,\"args\":%zu", opt.burst_size, la->num_params);
+    /* The headline: the plan launch where the backend has one, else its first variant. */
+    const char* head = s[1].name;
+    for (int k = 1; k < count; ++k)
+      if (!strcmp(s[k].name, "plan")) head = "plan";
+    emit_paired(bench, s, count, opt.pairs, head, extra);
+  }
+  for (int k = 0; k < count; ++k) free(s[k].v);
+}
+
+/* Copies of COPY_BYTES, each direction, pageable and pinned host memory. */
+static void paired_copies(void* buffer, uint64_t dptr) {
+  const size_t bytes = COPY_BYTES;
+  void* pageable = malloc(bytes);
+  void* pinned_handle = NULL;
+  void* pinned = NULL;
+  if (!pageable || bk_host_alloc(bytes, &pinned_handle, &pinned)) {
+    emit_error("paired_copy_to_device_pageable", "setup: %s", pageable ? bk_error() : "no memory");
+    free(pageable);
+    return;
+  }
+  memset(pageable, 1, bytes);
+  memset(pinned, 2, bytes);
+  static const char* const names[4] = {
+      "paired_copy_to_device_pageable", "paired_copy_to_host_pageable",
+      "paired_copy_to_device_pinned", "paired_copy_to_host_pinned"};
+  for (int kind = 0; kind < 4; ++kind) {
+    void* host = kind < 2 ? pageable : pinned;
+    int to_device = kind % 2 == 0;
+    series_t s[2] = {{"c_ref", calloc((size_t)opt.copy_pairs, sizeof(double))},
+                     {"copy", calloc((size_t)opt.copy_pairs, sizeof(double))}};
+    int failed = !s[0].v || !s[1].v;
+    for (int r = -2; r < opt.copy_pairs && !failed; ++r) {
+      for (int j = 0; j < 2 && !failed; ++j) {
+        int k = (((r % 2) + 2) % 2 + j) % 2;
+        double us;
+        if (k == 0) {
+          int64_t ns = to_device ? ref.copy_to_device(dptr, host, bytes)
+                                 : ref.copy_to_host(host, dptr, bytes);
+          if (ns < 0) {
+            failed = 1;
+            emit_error(names[kind], "reference: %s", ref.error());
+            break;
+          }
+          us = (double)ns / 1000.0;
+        } else {
+          double t0 = now_ns();
+          int rc = to_device ? bk_copy_to_device(buffer, host, bytes)
+                             : bk_copy_to_host(host, buffer, bytes);
+          us = (now_ns() - t0) / 1000.0;
+          if (rc) {
+            failed = 1;
+            emit_error(names[kind], "%s", bk_error());
+            break;
+          }
+        }
+        if (r >= 0) s[k].v[r] = us;
+      }
+    }
+    if (!failed) emit_paired(names[kind], s, 2, opt.copy_pairs, "copy", ",\"bytes\":67108864");
+    free(s[0].v);
+    free(s[1].v);
+  }
+  bk_host_free(pinned_handle);
+  free(pageable);
+}
+
+static int run_paired(void) {
+  char name[256] = "", why[512];
+  int major = 0, minor = 0;
+  if (opt.pairs < 30) {
+    fprintf(stderr, "--pairs must be at least 30\n");
+    return 2;
+  }
+  if (bk_init(name, sizeof(name), &major, &minor)) {
+    emit_error("paired_launch_2args", "init: %s", bk_error());
+    return 1;
+  }
+  if (load_reference(why, sizeof(why))) {
+    emit_error("paired_launch_2args", "%s", why);
+    return 1;
+  }
+  char arch[32], arch_option[64];
+  snprintf(arch, sizeof(arch), "sm_%d%d", major, minor);
+  snprintf(arch_option, sizeof(arch_option), "--gpu-architecture=%s", arch);
+  const char* options[] = {arch_option};
+  void *image = NULL, *module = NULL, *stream = NULL, *buffer = NULL, *f2 = NULL, *f16 = NULL;
+  uint64_t dptr = 0, context = 0, cu_stream = 0, ref2 = 0, ref16 = 0;
+  size_t size = 0;
+  if (bk_compile(empty_source, "empty.cu", options, 1, 1, &image, &size) ||
+      bk_module_load(image, size, &module) || bk_stream_create(&stream) ||
+      bk_alloc(COPY_BYTES, &buffer, &dptr) || bk_module_function(module, "empty2", &f2) ||
+      bk_module_function(module, "empty16", &f16) || bk_raw_context(&context) ||
+      bk_raw_stream(stream, &cu_stream)) {
+    emit_error("paired_launch_2args", "setup: %s", bk_error());
+  } else if (ref.load_kernel(context, empty_source, "empty2", arch, &ref2) ||
+             ref.load_kernel(context, empty_source, "empty16", arch, &ref16)) {
+    emit_error("paired_launch_2args", "reference: %s", ref.error());
+  } else {
+    float a = 1.0f;
+    void* params2[] = {&a, &dptr};
+    size_t sizes2[] = {sizeof(float), sizeof(uint64_t)};
+    bk_launch la2 = {f2, 1, 1, stream, params2, sizes2, 2, NULL};
+    if (bk_launch_prepare(&la2))
+      emit_error("paired_launch_2args", "%s", bk_error());
+    else
+      paired_launch("paired_launch_2args", &la2, ref2, cu_stream);
+    bk_launch_release(&la2);
+
+    float fa[4];
+    int ia[4];
+    size_t na[4];
+    void* params16[16];
+    size_t sizes16[16];
+    for (int k = 0; k < 4; ++k) {
+      fa[k] = 1.0f + (float)k;
+      ia[k] = 1 + k;
+      na[k] = 10 * (size_t)(k + 1);
+      params16[4 * k] = &fa[k];
+      sizes16[4 * k] = sizeof(float);
+      params16[4 * k + 1] = &dptr;
+      sizes16[4 * k + 1] = sizeof(uint64_t);
+      params16[4 * k + 2] = &ia[k];
+      sizes16[4 * k + 2] = sizeof(int);
+      params16[4 * k + 3] = &na[k];
+      sizes16[4 * k + 3] = sizeof(size_t);
+    }
+    bk_launch la16 = {f16, 1, 1, stream, params16, sizes16, 16, NULL};
+    if (bk_launch_prepare(&la16))
+      emit_error("paired_launch_16args", "%s", bk_error());
+    else
+      paired_launch("paired_launch_16args", &la16, ref16, cu_stream);
+    bk_launch_release(&la16);
+    paired_copies(buffer, dptr);
+  }
+  free(image);
+  if (buffer) bk_free(buffer);
+  if (stream) bk_stream_destroy(stream);
+  if (module) bk_module_unload(module);
+  return 0;
+}
+
+/* ------------------------------------------------------------------------- */
 /* SAXPY application                                                          */
 /* ------------------------------------------------------------------------- */
 
@@ -678,7 +940,7 @@ static int int_arg(const char* value, const char* name) {
 int main(int argc, char** argv) {
   if (argc < 2) {
     fprintf(stderr,
-            "usage: %s gpu|saxpy|cpu [--bursts N] [--burst-size N] [--warmup N] "
+            "usage: %s gpu|saxpy|cpu|paired [--bursts N] [--burst-size N] [--warmup N] "
             "[--reps N] [--kernel-reps N] [--arch sm_XY] [--only a,b]\n",
             argv[0]);
     return 2;
@@ -700,6 +962,10 @@ int main(int argc, char** argv) {
       opt.arch = v, ++i;
     else if (!strcmp(a, "--only") && v)
       opt.only = v, ++i;
+    else if (!strcmp(a, "--pairs"))
+      opt.pairs = int_arg(v, a), ++i;
+    else if (!strcmp(a, "--copy-pairs"))
+      opt.copy_pairs = int_arg(v, a), ++i;
     else {
       fprintf(stderr, "unknown option %s\n", a);
       return 2;
@@ -708,6 +974,7 @@ int main(int argc, char** argv) {
   if (!strcmp(argv[1], "gpu")) return run_gpu();
   if (!strcmp(argv[1], "saxpy")) return run_saxpy();
   if (!strcmp(argv[1], "cpu")) return run_cpu();
+  if (!strcmp(argv[1], "paired")) return run_paired();
   fprintf(stderr, "unknown mode %s\n", argv[1]);
   return 2;
 }

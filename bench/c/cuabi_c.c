@@ -154,6 +154,15 @@ int bk_alloc(size_t bytes, void** buffer, uint64_t* ptr) {
 }
 void bk_free(void* buffer) { cuabi_buffer_release((cuabi_buffer)buffer); }
 
+int bk_raw_context(uint64_t* out) {
+  CA(cuabi_device_get_context(device, out));
+  return 0;
+}
+int bk_raw_stream(void* stream, uint64_t* out) {
+  CA(cuabi_stream_get_handle((cuabi_stream)stream, out));
+  return 0;
+}
+
 int bk_copy_to_device(void* buffer, const void* src, size_t bytes) {
   CA(cuabi_buffer_copy_from_host((cuabi_buffer)buffer, 0, src, bytes));
   return 0;

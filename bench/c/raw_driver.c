@@ -5,6 +5,7 @@
  */
 #include <cuda.h>
 #include <nvrtc.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -116,6 +117,14 @@ int bk_stream_create(void** stream) {
   CUstream s;
   CU(cuStreamCreate(&s, CU_STREAM_DEFAULT));
   *stream = s;
+  return 0;
+}
+int bk_raw_context(uint64_t* out) {
+  *out = (uint64_t)(uintptr_t)context;
+  return 0;
+}
+int bk_raw_stream(void* stream, uint64_t* out) {
+  *out = (uint64_t)(uintptr_t)stream;
   return 0;
 }
 int bk_stream_sync(void* stream) {
