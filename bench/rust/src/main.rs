@@ -5,6 +5,10 @@
 //! cuabi-bench gpu   [options]   launch, graph, copy, compile
 //! cuabi-bench saxpy [options]   one SAXPY application run and its kernel time
 //! cuabi-bench cpu   [options]   NVRTC compile, handle validation, error path
+//! cuabi-bench paired [--pairs N] [--burst-size N] [--copy-pairs N] [--warmup N] [--arch sm_XY]
+//!                               launch and copy figures paired with raw C (paired.rs)
+//! cuabi-bench instructions --path P --count N
+//!                               N calls of one path, for callgrind (instructions.rs)
 //! ```
 //!
 //! The launch figures (`launch_2args`, `launch_16args`) are the binding's
@@ -24,6 +28,10 @@
 
 use std::fmt::Write as _;
 use std::time::Instant;
+
+mod ffi;
+mod instructions;
+mod paired;
 
 use cuabi::{sys, CaptureMode, CompileOptions, Device, DeviceBuffer, LaunchConfig, Program};
 
@@ -64,6 +72,12 @@ struct Opts {
     kernel_reps: usize,
     arch: String,
     only: Vec<String>,
+    /// `paired`: rounds of launch bursts, and of copies.
+    pairs: usize,
+    copy_pairs: usize,
+    /// `instructions`: the path, and how many calls.
+    path: String,
+    count: usize,
 }
 
 impl Opts {
@@ -728,7 +742,7 @@ fn parse(args: &[String]) -> Result<(String, Opts), String> {
     let mode = args
         .get(1)
         .cloned()
-        .ok_or("usage: cuabi-bench gpu|saxpy|cpu [options]")?;
+        .ok_or("usage: cuabi-bench gpu|saxpy|cpu|paired|instructions [options]")?;
     let mut o = Opts {
         bursts: 100,
         burst_size: 200,
@@ -737,6 +751,10 @@ fn parse(args: &[String]) -> Result<(String, Opts), String> {
         kernel_reps: 30,
         arch: "sm_90".into(),
         only: Vec::new(),
+        pairs: 100,
+        copy_pairs: 30,
+        path: String::new(),
+        count: 0,
     };
     let mut i = 2;
     while i < args.len() {
@@ -755,6 +773,10 @@ fn parse(args: &[String]) -> Result<(String, Opts), String> {
             "--reps" => o.reps = count()?,
             "--kernel-reps" => o.kernel_reps = count()?,
             "--arch" => o.arch = value.clone(),
+            "--pairs" => o.pairs = count()?,
+            "--copy-pairs" => o.copy_pairs = count()?,
+            "--path" => o.path = value.clone(),
+            "--count" => o.count = count()?,
             "--only" => {
                 o.only = value
                     .split(',')
@@ -765,6 +787,15 @@ fn parse(args: &[String]) -> Result<(String, Opts), String> {
             other => return Err(format!("unknown option {other}")),
         }
         i += 2;
+    }
+    if mode == "paired" && o.pairs < 30 {
+        return Err(format!("--pairs {}: at least 30 rounds", o.pairs));
+    }
+    if mode == "paired" && (o.copy_pairs == 0 || o.burst_size == 0) {
+        return Err("--copy-pairs and --burst-size must be positive".into());
+    }
+    if mode == "instructions" && o.path.is_empty() {
+        return Err("instructions needs --path P --count N".into());
     }
     Ok((mode, o))
 }
@@ -782,6 +813,14 @@ fn main() {
         "gpu" => run_gpu(&o).map_err(|e| ("init", e)),
         "saxpy" => run_saxpy(&o).map_err(|e| ("saxpy_app", e)),
         "cpu" => run_cpu(&o).map_err(|e| ("cpu", e)),
+        "paired" => paired::run(&o).map_err(|e| ("paired", e)),
+        "instructions" => {
+            if let Err(e) = instructions::run(&o.path, o.count) {
+                eprintln!("cuabi-bench instructions: {e}");
+                std::process::exit(1);
+            }
+            Ok(())
+        }
         other => {
             eprintln!("unknown mode {other}");
             std::process::exit(2);

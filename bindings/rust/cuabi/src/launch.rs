@@ -668,7 +668,7 @@ unsafe fn pack(layout: &Layout, args: &[Arg], block: *mut u8) -> bool {
 /// # Safety
 /// As for [`std::ptr::copy_nonoverlapping`].
 #[inline(always)]
-unsafe fn copy_arg(src: *const u8, dst: *mut u8, size: usize) {
+pub(crate) unsafe fn copy_arg(src: *const u8, dst: *mut u8, size: usize) {
     unsafe fn copy<const N: usize>(src: *const u8, dst: *mut u8) {
         dst.cast::<[u8; N]>()
             .write_unaligned(src.cast::<[u8; N]>().read_unaligned());

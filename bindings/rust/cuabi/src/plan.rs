@@ -10,7 +10,7 @@ use cuabi_sys as sys;
 
 use crate::error::{check, Error, Result};
 use crate::handle::{as_raw, create, Owned};
-use crate::launch::{sealed, KernelArg, KernelArgs, LaunchConfig};
+use crate::launch::{copy_arg, sealed, KernelArg, KernelArgs, LaunchConfig};
 use crate::module::{Function, ParamInfo};
 use crate::stream::Stream;
 
@@ -180,12 +180,22 @@ impl LaunchPlan {
     /// as [`set`](Self::set)'s does.
     #[inline]
     pub fn set_args<T: KernelArgs>(&mut self, args: T) -> Result<&mut Self> {
-        if self.signature != Some(T::SIZES) {
+        // The same static list as last time (one address per tuple type, in
+        // practice): accepted. Anything else, including the same sizes at
+        // another address, goes the cold way.
+        let same = matches!(self.signature, Some(s) if std::ptr::eq(s, T::SIZES));
+        if !same {
             self.check_signature(T::SIZES)?;
         }
+        let block = self.block.as_ptr();
+        let params = self.params.as_ptr();
         // SAFETY: the library accepted one argument per parameter, each of
-        // its parameter's size; each `ptr` points to `size` readable bytes.
-        args.each(|index, ptr, size| unsafe { self.write(index, ptr, size) });
+        // its parameter's size (`remember` found each index among `params`,
+        // of that size), and every parameter lies within the block; each
+        // `ptr` points to `size` readable bytes outside it.
+        args.each(|index, ptr, size| unsafe {
+            copy_arg(ptr.cast(), block.add((*params.add(index)).offset), size)
+        });
         Ok(self)
     }
 
@@ -227,6 +237,11 @@ impl LaunchPlan {
     /// Has the library check a tuple's signature, and remembers the answer.
     #[cold]
     fn check_signature(&mut self, sizes: &'static [usize]) -> Result<()> {
+        if self.signature == Some(sizes) {
+            // The sizes the library accepted last, at another address.
+            self.signature = Some(sizes);
+            return Ok(());
+        }
         let function = self.function.get();
         check(unsafe {
             sys::cuabi_function_check_arg_sizes(function, sizes.as_ptr(), sizes.len())
