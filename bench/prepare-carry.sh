@@ -6,7 +6,7 @@
 #
 # DIR/rust/cuabi-bench        the Rust benchmark (cargo --offline --release);
 #                             finds libcuabi.so.0 through LD_LIBRARY_PATH
-# DIR/csharp/cuabi-bench      the C# benchmark with the Mono runtime bundled
+# DIR/csharp/cuabi-bench      the C# benchmark (bench/csharp/*.cs) with the Mono runtime bundled
 #                             in (mkbundle --simple): needs only glibc and
 #                             libcuabi.so (CUABI_LIBRARY)
 # DIR/csharp/cuabi-bench.exe  the same program as an assembly, for `mono`
@@ -102,7 +102,7 @@ build_csharp() {
     # shellcheck disable=SC2046
     if ! mcs -nologo -unsafe -warn:4 -debug- -optimize+ -sdk:4.7.2 -target:exe -out:"$exe" \
             -r:System.dll -r:System.Core.dll \
-            $(find "$repo/bindings/csharp/src" -name '*.cs' | sort) "$here/csharp/Bench.cs"; then
+            $(find "$repo/bindings/csharp/src" -name '*.cs' | sort) "$here"/csharp/*.cs; then
         echo "csharp: FAILED to compile" | tee -a "$manifest"
         return 1
     fi

@@ -4,6 +4,8 @@
 //   cuabi-bench gpu   [options]   launch, graph, copy, compile
 //   cuabi-bench saxpy [options]   one SAXPY application run and its kernel time
 //   cuabi-bench cpu   [options]   NVRTC compile, argument packing, handle validation
+//   cuabi-bench paired [options]  launch and copy figures paired with the C reference (Paired.cs)
+//   cuabi-bench instructions --path P --count N   set-up, then N calls of P (Paired.cs)
 //
 // Compiled together with the binding's sources (bench/prepare-carry.sh), so
 // the CPU figures can time the binding's own internal argument packer.
@@ -21,7 +23,7 @@ using System.Text;
 using Cuabi;
 using Cuabi.Interop;
 
-public static class CuabiBench
+public static partial class CuabiBench
 {
     private const string Saxpy = @"extern ""C"" __global__
 void saxpy(float a, float *x, float *y, float *out, size_t n)
@@ -620,6 +622,10 @@ void saxpy(float a, float *x, float *y, float *out, size_t n)
                 case "--reps": reps = int.Parse(v, CultureInfo.InvariantCulture); break;
                 case "--kernel-reps": kernelReps = int.Parse(v, CultureInfo.InvariantCulture); break;
                 case "--arch": arch = v; break;
+                case "--pairs": pairs = int.Parse(v, CultureInfo.InvariantCulture); break;
+                case "--copy-pairs": copyPairs = int.Parse(v, CultureInfo.InvariantCulture); break;
+                case "--path": instrPath = v; break;
+                case "--count": instrCount = long.Parse(v, CultureInfo.InvariantCulture); break;
                 case "--only":
                     foreach (string s in v.Split(','))
                         if (s.Length > 0) only.Add(s);
@@ -634,7 +640,7 @@ void saxpy(float a, float *x, float *y, float *out, size_t n)
     {
         if (argv.Length < 1)
         {
-            Console.Error.WriteLine("usage: cuabi-bench gpu|saxpy|cpu [options]");
+            Console.Error.WriteLine("usage: cuabi-bench gpu|saxpy|cpu|paired|instructions [options]");
             return 2;
         }
         try
@@ -653,6 +659,17 @@ void saxpy(float a, float *x, float *y, float *out, size_t n)
         {
             case "gpu": return RunGpu();
             case "cpu": return RunCpu();
+            case "paired": return RunPaired();
+            case "instructions":
+                try
+                {
+                    return RunInstructions();
+                }
+                catch (Exception e)
+                {
+                    Console.Error.WriteLine("[csharp] instructions " + instrPath + ": " + e);
+                    return 1;
+                }
             case "saxpy":
                 try
                 {

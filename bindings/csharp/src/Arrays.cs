@@ -17,6 +17,9 @@ namespace Cuabi
         /// <summary>Whether the object was disposed (or released by its finalizer).</summary>
         bool IsDisposed { get; }
 
+        /// <summary>The handle whose <see cref="SafeHandle.IsClosed"/> is <see cref="IsDisposed"/> (what plans check per launch).</summary>
+        SafeHandle Lifetime { get; }
+
         /// <summary>What the object is, for messages: "device memory", "texture object", "surface object".</summary>
         string What { get; }
     }
@@ -351,6 +354,11 @@ namespace Cuabi
             get { return handle.IsClosed; }
         }
 
+        SafeHandle IArgumentObject.Lifetime
+        {
+            get { return handle; }
+        }
+
         string IArgumentObject.What
         {
             get { return "texture object"; }
@@ -430,6 +438,11 @@ namespace Cuabi
         bool IArgumentObject.IsDisposed
         {
             get { return handle.IsClosed; }
+        }
+
+        SafeHandle IArgumentObject.Lifetime
+        {
+            get { return handle; }
         }
 
         string IArgumentObject.What

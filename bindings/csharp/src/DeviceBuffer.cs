@@ -158,6 +158,11 @@ namespace Cuabi
             get { return handle.IsClosed; }
         }
 
+        SafeHandle IArgumentObject.Lifetime
+        {
+            get { return handle; }
+        }
+
         string IArgumentObject.What
         {
             get { return "device memory"; }

@@ -1,5 +1,7 @@
 using System;
 using System.Collections.ObjectModel;
+using System.Runtime.CompilerServices;
+using System.Runtime.InteropServices;
 using Cuabi.Interop;
 
 namespace Cuabi
@@ -60,6 +62,8 @@ namespace Cuabi
         // The device memory, texture or surface set as each argument (null where none), and how many.
         private IArgumentObject[] buffers;
         private int bufferCount;
+        // Their handles, packed: held[0 .. bufferCount), what Launch checks (IsClosed, a field read each).
+        private SafeHandle[] held;
 
         private unsafe LaunchPlan(SafeLaunchPlanHandle handle, IntPtr block, ArgumentLayout layout, LaunchConfig config,
             SafeStreamHandle stream, string kernelName)
@@ -313,8 +317,14 @@ namespace Cuabi
         {
             if (block == null && handle.IsClosed)
                 throw new ObjectDisposedException(GetType().FullName);
-            if (bufferCount != 0)
-                CheckBuffers();
+            int n = bufferCount;
+            if (n != 0)
+            {
+                SafeHandle[] h = held;
+                for (int i = 0; i < n; i++)
+                    if (h[i].IsClosed)
+                        ThrowDisposedBuffer();
+            }
             CudaStatus status = FastNativeMethods.cuabi_launch_plan_launch(raw);
             GC.KeepAlive(this); // neither the plan nor its buffers are finalized during the call
             if (status != CudaStatus.Success)
@@ -325,8 +335,9 @@ namespace Cuabi
         public unsafe void Dispose()
         {
             block = null;
-            buffers = null;
             bufferCount = 0;
+            buffers = null;
+            held = null;
             handle.Dispose();
         }
 
@@ -393,10 +404,14 @@ namespace Cuabi
         private void RememberBuffer(int index, IArgumentObject buffer)
         {
             if (buffers == null)
+            {
                 buffers = new IArgumentObject[layout.Parameters.Length];
-            if (buffers[index] == null)
-                bufferCount++;
+                held = new SafeHandle[buffers.Length];
+            }
+            if (ReferenceEquals(buffers[index], buffer))
+                return; // set again: nothing changes
             buffers[index] = buffer;
+            Pack();
         }
 
         private void ForgetBuffer(int index)
@@ -405,11 +420,27 @@ namespace Cuabi
             if (b != null && b[index] != null)
             {
                 b[index] = null;
-                bufferCount--;
+                Pack();
             }
         }
 
-        private void CheckBuffers()
+        /// <summary>Refills <see cref="held"/> and <see cref="bufferCount"/> from <see cref="buffers"/>.</summary>
+        private void Pack()
+        {
+            IArgumentObject[] b = buffers;
+            SafeHandle[] h = held;
+            int n = 0;
+            for (int i = 0; i < b.Length; i++)
+                if (b[i] != null)
+                    h[n++] = b[i].Lifetime;
+            for (int i = n; i < h.Length; i++)
+                h[i] = null;
+            bufferCount = n;
+        }
+
+        /// <summary>The exception of a launch with disposed device memory, a texture or a surface among the arguments, naming the first.</summary>
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        private void ThrowDisposedBuffer()
         {
             IArgumentObject[] b = buffers;
             for (int i = 0; i < b.Length; i++)
@@ -417,6 +448,7 @@ namespace Cuabi
                     throw new ObjectDisposedException(b[i].GetType().FullName, string.Format(
                         "kernel '{0}': the {1} set as argument {2} was disposed; set the parameter again before launching",
                         kernelName, b[i].What, i));
+            throw new ObjectDisposedException(GetType().FullName, "kernel '" + kernelName + "': an argument was disposed");
         }
 
         /// <summary>The writer of <typeparamref name="T"/>, found once, for the enums and structs of <see cref="Set{T}(int, T)"/>.</summary>
