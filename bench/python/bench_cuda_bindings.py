@@ -7,6 +7,11 @@ Two departures from the overview, the same for every implementation here:
 the device's primary context (as cuabi, CuPy and the runtime use) instead
 of a new one, and ``n`` passed as the ``size_t`` the kernel declares (the
 overview passes a 4-byte ``np.uint32``).
+
+``paired`` mode (bench/README.md, "Paired figures"): series ``c_ref`` (the
+reference library's raw C launches on the same stream, in the same primary
+context) and ``launch`` (its own ``cuLaunchKernel``, the headline); copies
+``c_ref`` and ``copy`` (``cuMemcpyHtoD`` / ``cuMemcpyDtoH``).
 """
 
 from __future__ import annotations
@@ -223,6 +228,92 @@ def figures(ns) -> None:
             out.guard(bench, load_figure)
 
 
+_keep: list = []  # what the paired series' arguments need alive
+
+
+def paired(ns) -> None:
+    dev, major, minor = context()
+    out.info(
+        device=check(driver.cuDeviceGetName(256, dev)).split(b"\0")[0].decode(),
+        cc=f"{major}.{minor}",
+        version=version(),
+    )
+    arch = f"sm_{major}{minor}"
+    stream = check(driver.cuStreamCreate(0))
+    raw_stream = int(stream)
+    sync = lambda: check(driver.cuStreamSynchronize(stream))  # noqa: E731
+    SUCCESS = driver.CUresult.CUDA_SUCCESS
+    ref: list = []
+
+    def reference() -> bl.Reference:
+        if not ref:
+            ref.append(bl.Reference())
+        return ref[0]
+
+    if bl.wanted(ns, "launch"):
+        module = load(compile_image(bl.EMPTY_SOURCE, f"--gpu-architecture={arch}"))
+        dptr = check(driver.cuMemAlloc(256))
+        p = np.array([int(dptr)], dtype=np.uint64)
+        launch = driver.cuLaunchKernel
+
+        def make(nargs: int):
+            r = reference()
+            function = r.load_kernel(0, bl.kernel_name(nargs), ns.arch)
+            params, keep = bl.ctypes_params(nargs, int(dptr))
+            if nargs == 2:
+                values = [np.array(2.0, dtype=np.float32), p]
+            else:
+                values = bl.args16(p, np.float32, np.int32, np.uint64)
+                values = [v if isinstance(v, np.ndarray) else np.array(v) for v in values]
+            k = check(driver.cuModuleGetFunction(module, bl.kernel_name(nargs).encode()))
+            kparams = np.array([v.ctypes.data for v in values], dtype=np.uint64)
+            ptr = kparams.ctypes.data
+            _keep.append((params, keep, values, kparams))
+
+            def once() -> None:
+                err = launch(k, 1, 1, 1, 1, 1, 1, 0, stream, ptr, 0)[0]
+                if err != SUCCESS:
+                    check((err,))
+
+            size = ns.burst_size
+            series = [
+                ("c_ref", r.burst(function, raw_stream, params, size)),
+                ("launch", bl.python_burst(once, size)),
+            ]
+            return series, sync, "launch", {}
+
+        bl.paired_launch_figures(out, make, ns)
+
+    if bl.wanted(ns, "copy"):
+
+        def copies() -> None:
+            import ctypes
+
+            r = reference()
+            n = bl.COPY_BYTES
+            dptr = check(driver.cuMemAlloc(n))
+            host = np.ones(n, dtype=np.uint8)
+            hosts = [("pageable", host.ctypes.data, host.ctypes.data)]
+            try:
+                pinned = check(driver.cuMemHostAlloc(n, 0))
+                ctypes.memset(int(pinned), 1, n)
+                hosts.append(("pinned", int(pinned), int(pinned)))
+            except Exception as exc:
+                pinned = None
+                hosts.append(("pinned", exc, 0))
+            bl.paired_copy_figures(
+                out, ns, r, int(dptr), hosts,
+                lambda a: (lambda: check(driver.cuMemcpyHtoD(dptr, a, n))),
+                lambda a: (lambda: check(driver.cuMemcpyDtoH(a, dptr, n))),
+                lambda: None,
+            )
+            if pinned is not None:
+                check(driver.cuMemFreeHost(pinned))
+            check(driver.cuMemFree(dptr))
+
+        out.guard("paired_copy_to_device_pageable", copies)
+
+
 def saxpy(ns) -> None:
     hx, hy, hout = bl.saxpy_host_data()
     t0 = bl.perf_ns()
@@ -283,9 +374,13 @@ def main() -> int:
     if ns.mode == "cpu":
         out.skip("compile_nvrtc", "peers are timed in GPU mode only")
         return 0
+    if ns.mode == "instructions":
+        raise SystemExit("cuda_bindings: no instructions mode")
     try:
         if ns.mode == "saxpy":
             saxpy(ns)
+        elif ns.mode == "paired":
+            paired(ns)
         else:
             figures(ns)
     except Exception as exc:

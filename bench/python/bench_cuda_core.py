@@ -2,6 +2,11 @@
 loops as cuabi: ``launch(stream, config, kernel, *args)`` with NumPy scalars
 and Buffer objects as arguments, graphs through its GraphBuilder, copies
 through Buffer.copy_from/copy_to, NVRTC through its Program.
+
+``paired`` mode (bench/README.md, "Paired figures"): series ``c_ref`` (the
+reference library's raw C launches, on cuda.core's stream in its context)
+and ``launch`` (cuda.core's ``launch``, the headline); copies ``c_ref`` and
+``copy`` (``copy_from`` / ``copy_to`` and ``sync``).
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ except (ImportError, AttributeError):
 import numpy as np  # noqa: E402
 
 out = bl.Out("cuda_core")
+_keep: list = []  # what the paired series' arguments need alive
 
 
 def version() -> str:
@@ -145,6 +151,83 @@ class CudaCore:
         out.guard("load_ptx", lambda: load("load_ptx", "ptx"))
 
 
+def paired(ns) -> None:
+    dev = cc.Device(0)
+    dev.set_current()
+    out.info(device=dev.name, cc=dev.arch, version=version())
+    s = dev.create_stream()
+    raw_stream = int(s.handle)
+    sync = s.sync
+    ref: list = []
+
+    def reference() -> bl.Reference:
+        if not ref:
+            ref.append(bl.Reference())
+        return ref[0]
+
+    if bl.wanted(ns, "launch"):
+        mod = CudaCore(ns).compile(bl.EMPTY_SOURCE)
+        buf = dev.allocate(256, stream=s)
+        cfg = cc.LaunchConfig(grid=1, block=1)
+        launch = cc.launch
+
+        def make(nargs: int):
+            r = reference()
+            # benchref_load_kernel(0, ...): the current context, cuda.core's.
+            function = r.load_kernel(0, bl.kernel_name(nargs), ns.arch)
+            params, keep = bl.ctypes_params(nargs, int(buf.handle))
+            k = mod.get_kernel(bl.kernel_name(nargs))
+            if nargs == 2:
+                args = (np.float32(2.0), buf)
+            else:
+                args = tuple(bl.args16(buf, np.float32, np.int32, np.uint64))
+            size = ns.burst_size
+            series = [
+                ("c_ref", r.burst(function, raw_stream, params, size)),
+                ("launch", bl.python_burst(lambda: launch(s, cfg, k, *args), size)),
+            ]
+            _keep.append((params, keep))
+            return series, sync, "launch", {}
+
+        bl.paired_launch_figures(out, make, ns)
+
+    if bl.wanted(ns, "copy"):
+
+        def copies() -> None:
+            r = reference()
+            dbuf = dev.allocate(bl.COPY_BYTES, stream=s)
+            host = np.ones(bl.COPY_BYTES, dtype=np.uint8)
+            hosts = [("pageable", cc.Buffer.from_handle(host.ctypes.data, bl.COPY_BYTES,
+                                                        owner=host), host.ctypes.data)]
+            try:
+                pinned = cc.LegacyPinnedMemoryResource().allocate(bl.COPY_BYTES)
+                import ctypes
+
+                ctypes.memset(int(pinned.handle), 1, bl.COPY_BYTES)
+                hosts.append(("pinned", pinned, int(pinned.handle)))
+            except Exception as exc:
+                hosts.append(("pinned", exc, 0))
+
+            def to_device(hb):
+                def copy() -> None:
+                    dbuf.copy_from(hb, stream=s)
+                    s.sync()
+
+                return copy
+
+            def to_host(hb):
+                def copy() -> None:
+                    dbuf.copy_to(hb, stream=s)
+                    s.sync()
+
+                return copy
+
+            bl.paired_copy_figures(out, ns, r, int(dbuf.handle), hosts, to_device, to_host,
+                                   lambda: None)
+
+        out.guard("paired_copy_to_device_pageable", copies)
+
+
 def timing_options():
     """EventOptions with timing on (the field was renamed in cuda.core 0.4)."""
     try:
@@ -196,11 +279,20 @@ def main() -> int:
     if ns.mode == "cpu":
         out.skip("compile_nvrtc", "peers are timed in GPU mode only")
         return 0
+    if ns.mode == "instructions":
+        raise SystemExit("cuda_core: no instructions mode (bench_high.py counts cuda_core/N)")
     if ns.mode == "saxpy":
         try:
             saxpy(ns)
         except Exception as exc:
             out.error("saxpy_app", exc)
+            return 1
+        return 0
+    if ns.mode == "paired":
+        try:
+            paired(ns)
+        except Exception as exc:
+            out.error("init", exc)
             return 1
         return 0
     try:

@@ -3,6 +3,12 @@
 CuPy arrays as arguments; graphs by stream capture; copies by
 ``ndarray.set``/``get`` from pageable and pinned (``cupyx.empty_pinned``)
 NumPy arrays. ``$CUPY_CACHE_DIR`` is CuPy's on-disk kernel cache.
+
+``paired`` mode (bench/README.md, "Paired figures"): series ``c_ref`` (the
+reference library's raw C launches on CuPy's stream, in the primary context
+CuPy uses) and ``launch`` (``RawKernel(grid, block, args)`` on that stream,
+the headline); copies ``c_ref`` and ``copy`` (``ndarray.set`` / ``get`` and
+synchronize).
 """
 
 from __future__ import annotations
@@ -125,6 +131,91 @@ def figures(ns) -> None:
         out.guard("compile_nvrtc", nvrtc)
 
 
+_keep: list = []  # what the paired series' arguments need alive
+
+
+def paired(ns) -> None:
+    import cupy as cp
+    import cupyx
+
+    dev = cp.cuda.Device(0)
+    dev.use()
+    props = cp.cuda.runtime.getDeviceProperties(0)
+    name = props["name"]
+    out.info(
+        device=name.decode() if isinstance(name, bytes) else str(name),
+        cc=f"{props['major']}.{props['minor']}",
+        version=cp.__version__,
+    )
+    s = cp.cuda.Stream(non_blocking=False)
+    sync = s.synchronize
+    ref: list = []
+
+    def reference() -> bl.Reference:
+        if not ref:
+            ref.append(bl.Reference())
+        return ref[0]
+
+    if bl.wanted(ns, "launch"):
+        mod = cp.RawModule(code=bl.EMPTY_SOURCE)
+        buf = cp.empty(64, dtype=cp.float32)
+
+        def make(nargs: int):
+            r = reference()
+            # benchref_load_kernel(0, ...): the current context, the primary
+            # one CuPy made current.
+            function = r.load_kernel(0, bl.kernel_name(nargs), ns.arch)
+            params, keep = bl.ctypes_params(nargs, int(buf.data.ptr))
+            _keep.append((params, keep))
+            k = mod.get_function(bl.kernel_name(nargs))
+            if nargs == 2:
+                args = (np.float32(2.0), buf)
+            else:
+                args = tuple(bl.args16(buf, np.float32, np.int32, np.uint64))
+            size = ns.burst_size
+            series = [
+                ("c_ref", r.burst(function, int(s.ptr), params, size)),
+                ("launch", bl.python_burst(lambda: k((1,), (1,), args), size)),
+            ]
+            return series, sync, "launch", {}
+
+        with s:  # CuPy launches on the current stream
+            bl.paired_launch_figures(out, make, ns)
+
+    if bl.wanted(ns, "copy"):
+
+        def copies() -> None:
+            r = reference()
+            d = cp.empty(bl.COPY_BYTES, dtype=cp.uint8)
+            pageable = np.ones(bl.COPY_BYTES, dtype=np.uint8)
+            hosts = [("pageable", pageable, pageable.ctypes.data)]
+            try:
+                pinned = cupyx.empty_pinned(bl.COPY_BYTES, dtype=np.uint8)
+                pinned[:] = 1
+                hosts.append(("pinned", pinned, pinned.ctypes.data))
+            except Exception as exc:
+                hosts.append(("pinned", exc, 0))
+
+            def to_device(host):
+                def copy() -> None:
+                    d.set(host, stream=s)
+                    s.synchronize()
+
+                return copy
+
+            def to_host(host):
+                def copy() -> None:
+                    d.get(stream=s, out=host)
+                    s.synchronize()
+
+                return copy
+
+            bl.paired_copy_figures(out, ns, r, int(d.data.ptr), hosts, to_device, to_host,
+                                   lambda: None)
+
+        out.guard("paired_copy_to_device_pageable", copies)
+
+
 def saxpy(ns) -> None:
     import cupy as cp
 
@@ -167,9 +258,13 @@ def main() -> int:
     if ns.mode == "cpu":
         out.skip("compile_nvrtc", "peers are timed in GPU mode only")
         return 0
+    if ns.mode == "instructions":
+        raise SystemExit("cupy: no instructions mode")
     try:
         if ns.mode == "saxpy":
             saxpy(ns)
+        elif ns.mode == "paired":
+            paired(ns)
         else:
             figures(ns)
     except Exception as exc:

@@ -8,6 +8,15 @@ arguments: the layer packs them on every launch. ``launch_*_prepared`` times
 the layer's prepared launch, ``launch = kernel.prepare(grid, block,
 stream=s)`` then ``launch(*args)``: the configuration fixed once, the
 arguments still packed on every launch.
+
+``paired`` mode (bench/README.md, "Paired figures"): series ``c_ref`` (the
+reference library's raw C launches), ``raw`` (cuLaunchKernel through ctypes),
+``launch`` and ``prepared`` (the headline: the layer's fastest path) and,
+where cuda.core imports, ``cuda_core``: cuda.core's ``launch`` of the same
+empty kernels in this very process, interleaved like the others, on a
+cuda.core Stream wrapping cuabi's own stream (``Stream.from_handle``, else
+``Device.create_stream`` over the CUDA stream protocol; its own stream only
+when neither works, said in the record's ``cuda_core_stream``).
 """
 
 from __future__ import annotations
@@ -37,6 +46,69 @@ class _Pointer:
 register_pointer_type(_Pointer, "_address")
 
 
+HEADLINE = "prepared"
+LAUNCH_PATHS = ("launch", "prepared")
+
+
+def _cuda_core():
+    """cuda.core's module (0.4 and newer export at the top level), or the
+    reason it is not there."""
+    try:
+        import cuda.core as cc
+
+        cc.launch  # noqa: B018
+        return cc
+    except (ImportError, AttributeError):
+        pass
+    try:
+        import cuda.core.experimental as cc  # type: ignore[no-redef]
+
+        return cc
+    except Exception as exc:
+        return f"cuda.core not importable: {type(exc).__name__}: {exc}"
+
+
+class CudaCoreSeries:
+    """cuda.core's launch of the empty kernels, in the same process as
+    cuabi's, on cuabi's stream when cuda.core can wrap it."""
+
+    def __init__(self, cc, stream: "cuabi.Stream", arch: str) -> None:
+        import numpy as np
+
+        self.cc, self.np = cc, np
+        dev = cc.Device(0)
+        dev.set_current()
+        self.stream, self.how = None, ""
+        raw = stream.ptr
+        from_handle = getattr(cc.Stream, "from_handle", None)
+        if from_handle is not None:
+            try:
+                self.stream, self.how = from_handle(raw), "Stream.from_handle(cuabi's stream)"
+            except Exception:
+                self.stream = None
+        if self.stream is None:
+            try:
+                self.stream = dev.create_stream(stream)
+                self.how = "Device.create_stream(cuabi's stream), the CUDA stream protocol"
+            except Exception:
+                self.stream = dev.create_stream()
+                self.how = "its own stream (it would not wrap cuabi's)"
+        opts = cc.ProgramOptions(arch=arch)
+        self.module = cc.Program(bl.EMPTY_SOURCE, code_type="c++", options=opts).compile("cubin")
+        self.buf = dev.allocate(256, stream=self.stream)
+        self.config = cc.LaunchConfig(grid=1, block=1)
+
+    def launcher(self, nargs: int):
+        np = self.np
+        k = self.module.get_kernel(bl.kernel_name(nargs))
+        if nargs == 2:
+            args = (np.float32(2.0), self.buf)
+        else:
+            args = tuple(bl.args16(self.buf, np.float32, np.int32, np.uint64))
+        launch, s, cfg = self.cc.launch, self.stream, self.config
+        return lambda: launch(s, cfg, k, *args)
+
+
 class High:
     def __init__(self, ns) -> None:
         self.ns = ns
@@ -44,6 +116,7 @@ class High:
         name = self.backend.name
         self.out = bl.Out("py_high" if name == "ctypes" else "py_high_" + name)
         self.dev = None
+        self._keep: list = []
 
     def info(self) -> None:
         self.dev = cuabi.Device(0)
@@ -103,6 +176,124 @@ class High:
                 cap.graph.close()
 
             out.guard("graph_replay", graph)
+
+    def launch_paths(self, module, s, buf, nargs: int):
+        """The layer's launch paths for empty2 / empty16, as its variant rows
+        name them: ``launch`` (kernel(grid, block, args, stream=s)) and
+        ``prepared`` (launch(*args) of kernel.prepare(grid, block, stream=s))."""
+        k = module.get_kernel(bl.kernel_name(nargs))
+        args = (2.0, buf) if nargs == 2 else tuple(bl.args16(buf))
+        prepared = k.prepare(1, 1, stream=s)
+        self._keep += [k, prepared]
+        return {"launch": lambda: k(1, 1, args, stream=s), "prepared": lambda: prepared(*args)}
+
+    def paired(self) -> None:
+        ns, out = self.ns, self.out
+        setup: list = []
+
+        def shared():
+            if not setup:
+                dev = self.dev
+                s = dev.create_stream()
+                setup.append((dev.compile(bl.EMPTY_SOURCE), s, dev.alloc(256), bl.Reference()))
+            return setup[0]
+
+        if bl.wanted(ns, "launch"):
+            core: list = []
+
+            def make(nargs: int):
+                module, s, buf, ref = shared()
+                if not core:
+                    cc = _cuda_core()
+                    if isinstance(cc, str):
+                        core.append(cc)
+                    else:
+                        try:
+                            core.append(CudaCoreSeries(cc, s, ns.arch))
+                        except Exception as exc:
+                            core.append(f"cuda.core failed: {type(exc).__name__}: {exc}")
+                function = ref.load_kernel(self.dev.context, bl.kernel_name(nargs), ns.arch)
+                params, keep = bl.ctypes_params(nargs, buf.ptr)
+                self._keep += [params, keep]
+                size = ns.burst_size
+                paths = self.launch_paths(module, s, buf, nargs)
+                series = [("c_ref", ref.burst(function, s.ptr, params, size)),
+                          ("raw", bl.python_burst(bl.ctypes_raw_launch(function, s.ptr, params),
+                                                  size))]
+                series += [(p, bl.python_burst(paths[p], size)) for p in LAUNCH_PATHS]
+                extra = {"ffi": self.backend.name}
+                if isinstance(core[0], str):
+                    extra["cuda_core"] = core[0]
+                else:
+                    series.append(("cuda_core", bl.python_burst(core[0].launcher(nargs), size)))
+                    extra["cuda_core_stream"] = core[0].how
+                return series, s.synchronize, HEADLINE, extra
+
+            bl.paired_launch_figures(out, make, ns)
+
+        if bl.wanted(ns, "copy"):
+
+            def copies() -> None:
+                import numpy as np
+
+                _, s, _, ref = shared()
+                buf = self.dev.alloc(bl.COPY_BYTES)
+                host = np.ones(bl.COPY_BYTES, dtype=np.uint8)
+                hosts = [("pageable", host, host.ctypes.data)]
+                try:
+                    pinned = self.dev.host_alloc(bl.COPY_BYTES)
+                    view = pinned.as_array()
+                    view[:] = 1
+                    hosts.append(("pinned", view, view.ctypes.data))
+                except Exception as exc:
+                    pinned = None
+                    hosts.append(("pinned", exc, 0))
+                bl.paired_copy_figures(
+                    out, ns, ref, buf.ptr, hosts,
+                    lambda h: (lambda: buf.copy_from_host(h)),
+                    lambda h: (lambda: buf.copy_to_host(h)),
+                    lambda: None,
+                )
+                del hosts, view
+                if pinned is not None:
+                    pinned.close()
+                buf.close()
+
+            out.guard("paired_copy_to_device_pageable", copies)
+
+    def instructions(self) -> int:
+        """``instructions --path P --count N``: set-up, then N calls of P.
+        Paths: raw/N, launch/N, prepared/N, cuda_core/N (where cuda.core
+        imports; not in the spec), query/success, query/not_ready."""
+        ns = self.ns
+        kind, _, arg = ns.path.partition("/")
+        dev = self.dev = cuabi.Device(0)
+        s = dev.create_stream()
+        if kind == "query":
+            if arg not in ("success", "not_ready"):
+                raise SystemExit(f"unknown path {ns.path!r}")
+            bl.stand_in_query_switch(arg == "not_ready")
+            call = s.query
+        else:
+            nargs = int(arg) if arg in ("2", "16") else 0
+            if not nargs or kind not in ("raw", "cuda_core") + LAUNCH_PATHS:
+                raise SystemExit(f"unknown path {ns.path!r}")
+            buf = dev.alloc(256)
+            if kind == "raw":
+                function = bl.Reference().load_kernel(dev.context, bl.kernel_name(nargs), ns.arch)
+                params, keep = bl.ctypes_params(nargs, buf.ptr)
+                call = bl.ctypes_raw_launch(function, s.ptr, params)
+            elif kind == "cuda_core":
+                cc = _cuda_core()
+                if isinstance(cc, str):
+                    raise SystemExit(cc)
+                call = CudaCoreSeries(cc, s, ns.arch).launcher(nargs)
+            else:
+                module = dev.load_module(bl.STAND_IN_IMAGE)
+                call = self.launch_paths(module, s, buf, nargs)[kind]
+        bl.count_calls(call, ns.count)
+        s.synchronize()
+        return 0
 
     def copies(self) -> None:
         import numpy as np
@@ -272,6 +463,8 @@ def main() -> int:
     if ns.mode == "cpu":
         h.cpu()
         return 0
+    if ns.mode == "instructions":
+        return h.instructions()
     if ns.mode == "saxpy":
         try:
             h.saxpy()
@@ -284,6 +477,9 @@ def main() -> int:
     except Exception as exc:
         h.out.error("init", exc)
         return 1
+    if ns.mode == "paired":
+        h.paired()
+        return 0
     if bl.wanted(ns, "launch") or bl.wanted(ns, "graph"):
         h.out.guard("launch_2args", h.launch_and_graph)
     if bl.wanted(ns, "copy"):

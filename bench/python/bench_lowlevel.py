@@ -29,6 +29,38 @@ from cuabi import capi as C  # noqa: E402
 
 _FORMAT = {4: {"f": "f", "i": "i"}, 8: {"p": "Q", "n": "Q"}}
 
+# The empty kernels: name, each parameter's kind (f(loat), p(ointer), i(nt),
+# n (size_t)) and the values (None: the device buffer's address).
+_KERNELS = {
+    2: ("empty2", "fp", [2.0, None]),
+    16: ("empty16", "fpin" * 4, bl.args16(None)),
+}
+
+# The paired launch series of the low layer; the headline is "plan", its
+# fastest path (cuabi_launch_plan_launch, arguments written once).
+LAUNCH_PATHS = ("packed", "pack", "plan", "plan_pack")
+HEADLINE = "plan"
+
+_CUDA_CDEF = """
+int cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                   unsigned by, unsigned bz, unsigned shmem, void *stream,
+                   void **params, void **extra);
+void instructions_fake_set_stream_query(int not_ready);
+"""
+_cffi_cuda = None
+
+
+def _cffi_driver():
+    """(ffi, lib): ``libcuda.so.1`` through cffi's ABI mode, with its own cdef."""
+    global _cffi_cuda
+    if _cffi_cuda is None:
+        import cffi
+
+        ffi = cffi.FFI()
+        ffi.cdef(_CUDA_CDEF)
+        _cffi_cuda = ffi, ffi.dlopen("libcuda.so.1")
+    return _cffi_cuda
+
 
 class LowLevel:
     def __init__(self, ns) -> None:
@@ -37,6 +69,8 @@ class LowLevel:
         self.lib = self.b.lib
         self.out = bl.Out("py_" + self.b.name)
         self.dev = None
+        self._ref = None
+        self._keep: list = []  # what paired series and their arguments need alive
 
     # -- helpers --------------------------------------------------------------
     def device(self):
@@ -119,6 +153,94 @@ class LowLevel:
             library=b.path,
         )
 
+    def launch_paths(self, module, stream, ptr: int, cfg, nargs: int):
+        """The low layer's launch paths for the kernel of ``nargs`` arguments
+        (2: empty2, 16: empty16), as the variant rows name them: ``packed``,
+        ``pack``, ``plan``, ``plan_pack``; each a callable making one launch
+        (status checked). Returns (paths, close): close() releases the plan."""
+        b, lib = self.b, self.lib
+        name, kinds, values = _KERNELS[nargs]
+        values = [ptr if v is None else v for v in values]
+        fn = self.function(module, name)
+        packer = self.packer(fn, kinds)
+        data = packer.pack(*values)
+        (blk, keep), size = self.block(data), len(data)
+        fn_arg, stream_arg = self.arg(fn), self.arg(stream)
+        launch_packed, check = lib.cuabi_function_launch_packed, b.check
+
+        def packed() -> None:
+            st = launch_packed(fn_arg, cfg, stream_arg, blk, size)
+            if st:
+                check(st, "cuabi_function_launch_packed")
+
+        pack = packer.pack
+        launcher = b.packed_launcher()
+
+        def per_call() -> None:
+            d = pack(*values)
+            st = launcher(fn, cfg, stream, d, size)
+            if st:
+                check(st, "cuabi_function_launch_packed")
+
+        # A launch plan: function, configuration and stream checked once; the
+        # plan owns the argument block, which is written in place, and a
+        # launch is one call of one argument.
+        plan = b.get("cuabi_launch_plan_create", fn, cfg, stream, out="cuabi_launch_plan")
+        address, block_size = b.get_many(
+            "cuabi_launch_plan_get_args", plan, outs=("void*", "size_t")
+        )
+        assert block_size == size, (block_size, size)
+        view = self.view(int(address), int(block_size))
+        pack_into = packer.pack_into
+        pack_into(view, 0, *values)
+        # The low layer's own fastest call of cuabi_launch_plan_launch(plan):
+        # nothing converted per call (capi: ``f, arg = L.plan_launcher(plan)``).
+        plan_launch, plan_arg = b.plan_launcher(plan)
+
+        def plan_once() -> None:
+            st = plan_launch(plan_arg)
+            if st:
+                check(st, "cuabi_launch_plan_launch")
+
+        def plan_write() -> None:
+            pack_into(view, 0, *values)
+            st = plan_launch(plan_arg)
+            if st:
+                check(st, "cuabi_launch_plan_launch")
+
+        def close() -> None:
+            nonlocal view, keep
+            view = keep = None  # the view before the block goes
+            lib.cuabi_launch_plan_release(plan)
+            lib.cuabi_function_release(fn)
+
+        paths = {"packed": packed, "pack": per_call, "plan": plan_once, "plan_pack": plan_write}
+        return paths, close
+
+    def raw_launch(self, function: int, stream: int, ptr: int, nargs: int):
+        """The ``raw`` series: cuLaunchKernel of ``libcuda.so.1`` through this
+        backend's own FFI (ctypes, or cffi's dlopen with its own cdef), with
+        the reference's CUfunction and the same argument values. Returns
+        (launch, what keeps its arguments alive)."""
+        if self.b.name != "cffi":
+            params, keep = bl.ctypes_params(nargs, ptr)
+            return bl.ctypes_raw_launch(function, stream, params), (params, keep)
+        ffi, cuda = _cffi_driver()
+        name, kinds, values = _KERNELS[nargs]
+        ctype = {"f": "float *", "p": "uint64_t *", "i": "int32_t *", "n": "uint64_t *"}
+        boxes = [ffi.new(ctype[k], ptr if v is None else v) for k, v in zip(kinds, values)]
+        params = ffi.new("void *[]", boxes)
+        fn, st = ffi.cast("void *", function), ffi.cast("void *", stream)
+        launch = cuda.cuLaunchKernel
+        null = ffi.NULL
+
+        def raw() -> None:
+            r = launch(fn, 1, 1, 1, 1, 1, 1, 0, st, params, null)
+            if r:
+                raise RuntimeError(f"cuLaunchKernel failed: CUresult {r}")
+
+        return raw, (params, boxes)
+
     def launch_and_graph(self) -> None:
         b, lib, ns, out = self.b, self.lib, self.ns, self.out
         module = self.compile_module(bl.EMPTY_SOURCE)
@@ -129,95 +251,30 @@ class LowLevel:
         launch_packed = lib.cuabi_function_launch_packed
         check = b.check
 
-        for bench, name, kinds, values in (
-            ("launch_2args", "empty2", "fp", [2.0, ptr]),
-            ("launch_16args", "empty16", "fpin" * 4, bl.args16(ptr)),
-        ):
+        for bench, nargs in (("launch_2args", 2), ("launch_16args", 16)):
             if not bl.wanted(ns, "launch"):
                 break
 
-            def figure() -> None:
-                fn = self.function(module, name)
-                packer = self.packer(fn, kinds)
-                data = packer.pack(*values)
-                (blk, keep), size = self.block(data), len(data)
-                fn_arg, stream_arg = self.arg(fn), self.arg(stream)
-
-                def hot() -> None:
-                    st = launch_packed(fn_arg, cfg, stream_arg, blk, size)
-                    if st:
-                        check(st, "cuabi_function_launch_packed")
-
-                out.stats(
-                    bench,
-                    "us",
-                    bl.launch_bursts(hot, sync, ns),
-                    burst=ns.burst_size,
-                    args=len(values),
-                    path="cuabi_function_launch_packed, block packed once, " "arguments converted once",
-                )
-                pack = packer.pack
-                launcher = b.packed_launcher()
-
-                def per_call() -> None:
-                    d = pack(*values)
-                    st = launcher(fn, cfg, stream, d, size)
-                    if st:
-                        check(st, "cuabi_function_launch_packed")
-
-                out.stats(
-                    bench + "_pack",
-                    "us",
-                    bl.launch_bursts(per_call, sync, ns),
-                    burst=ns.burst_size,
-                    args=len(values),
-                    path="struct.pack + cuabi_function_launch_packed per launch",
-                )
-                del keep  # the block's memory lived until here
-
-                # A launch plan: function, configuration and stream checked
-                # once; the plan owns the argument block, which is written in
-                # place, and a launch is one call of one argument.
-                plan = b.get("cuabi_launch_plan_create", fn, cfg, stream, out="cuabi_launch_plan")
-                address, block_size = b.get_many(
-                    "cuabi_launch_plan_get_args", plan, outs=("void*", "size_t")
-                )
-                assert block_size == size, (block_size, size)
-                view = self.view(int(address), int(block_size))
-                pack_into = packer.pack_into
-                pack_into(view, 0, *values)
-                plan_launch, plan_arg = lib.cuabi_launch_plan_launch, self.arg(plan)
-
-                def plan_once() -> None:
-                    st = plan_launch(plan_arg)
-                    if st:
-                        check(st, "cuabi_launch_plan_launch")
-
-                out.stats(
-                    bench + "_plan",
-                    "us",
-                    bl.launch_bursts(plan_once, sync, ns),
-                    burst=ns.burst_size,
-                    args=len(values),
-                    path="cuabi_launch_plan_launch, arguments written into the plan's block once",
-                )
-
-                def plan_write() -> None:
-                    pack_into(view, 0, *values)
-                    st = plan_launch(plan_arg)
-                    if st:
-                        check(st, "cuabi_launch_plan_launch")
-
-                out.stats(
-                    bench + "_plan_pack",
-                    "us",
-                    bl.launch_bursts(plan_write, sync, ns),
-                    burst=ns.burst_size,
-                    args=len(values),
-                    path="struct.pack_into the plan's block + cuabi_launch_plan_launch per launch",
-                )
-                del view  # before the block goes
-                lib.cuabi_launch_plan_release(plan)
+            def figure(bench=bench, nargs=nargs) -> None:
+                paths, close = self.launch_paths(module, stream, ptr, cfg, nargs)
+                for suffix, path, what in (
+                    ("", "packed", "cuabi_function_launch_packed, block packed once, "
+                     "arguments converted once"),
+                    ("_pack", "pack", "struct.pack + cuabi_function_launch_packed per launch"),
+                    ("_plan", "plan", "cuabi_launch_plan_launch, arguments written into "
+                     "the plan's block once"),
+                    ("_plan_pack", "plan_pack", "struct.pack_into the plan's block + "
+                     "cuabi_launch_plan_launch per launch"),
+                ):
+                    out.stats(
+                        bench + suffix,
+                        "us",
+                        bl.launch_bursts(paths[path], sync, ns),
+                        burst=ns.burst_size,
+                        args=nargs,
+                        path=what,
+                    )
+                close()
 
             out.guard(bench, figure)
 
@@ -350,6 +407,145 @@ class LowLevel:
 
             out.guard(bench, load)
 
+    # -- paired figures and instruction counts -------------------------------
+    def context(self) -> int:
+        return int(self.b.get("cuabi_device_get_context", self.device(), out="uint64_t"))
+
+    def reference(self) -> bl.Reference:
+        """The reference library, loaded once (a failure raised again by
+        every figure that needs it)."""
+        if self._ref is None:
+            try:
+                self._ref = bl.Reference()
+            except Exception as exc:
+                self._ref = exc
+        if isinstance(self._ref, BaseException):
+            raise self._ref
+        return self._ref
+
+    def launch_setup(self, image: bytes = b""):
+        """(module, stream, its raw CUstream, device buffer address, config,
+        sync): what every launch path shares. The module is EMPTY_SOURCE
+        compiled, or ``image`` loaded."""
+        b, lib = self.b, self.lib
+        if image:
+            blk, keep = self.block(image)
+            module = b.get("cuabi_module_load_data", self.device(), blk, len(image),
+                           out="cuabi_module")
+        else:
+            module = self.compile_module(bl.EMPTY_SOURCE)
+        stream = self.stream()
+        buf, ptr = self.alloc(256)
+        self._keep.append(buf)
+        cfg = b.launch_config((1, 1, 1), (1, 1, 1), 0)
+        raw_stream = int(b.get("cuabi_stream_get_handle", stream, out="uint64_t"))
+        sync_fn, check = lib.cuabi_stream_synchronize, b.check
+
+        def sync() -> None:
+            st = sync_fn(stream)
+            if st:
+                check(st, "cuabi_stream_synchronize")
+
+        return module, stream, raw_stream, ptr, cfg, sync
+
+    def paired(self) -> None:
+        ns, out = self.ns, self.out
+        if bl.wanted(ns, "launch"):
+            setup = []
+
+            def make(nargs: int):
+                if not setup:
+                    setup.append(self.launch_setup())
+                module, stream, raw_stream, ptr, cfg, sync = setup[0]
+                ref = self.reference()
+                function = ref.load_kernel(self.context(), bl.kernel_name(nargs), ns.arch)
+                params, keep = bl.ctypes_params(nargs, ptr)
+                raw, keep_raw = self.raw_launch(function, raw_stream, ptr, nargs)
+                paths, close = self.launch_paths(module, stream, ptr, cfg, nargs)
+                self._keep += [params, keep, keep_raw, close]
+                size = ns.burst_size
+                series = [("c_ref", ref.burst(function, raw_stream, params, size)),
+                          ("raw", bl.python_burst(raw, size))]
+                series += [(p, bl.python_burst(paths[p], size)) for p in LAUNCH_PATHS]
+                return series, sync, HEADLINE, {"ffi": self.b.name}
+
+            bl.paired_launch_figures(out, make, ns)
+        if bl.wanted(ns, "copy"):
+            out.guard("paired_copy_to_device_pageable", self.paired_copies)
+
+    def paired_copies(self) -> None:
+        import numpy as np
+
+        b, lib, out, ns = self.b, self.lib, self.out, self.ns
+        ref = self.reference()
+        n = bl.COPY_BYTES
+        buf, dptr = self.alloc(n)
+        h2d, d2h, check = lib.cuabi_buffer_copy_from_host, lib.cuabi_buffer_copy_to_host, b.check
+        host = np.ones(n, dtype=np.uint8)
+        hosts = [("pageable", host.ctypes.data, host.ctypes.data)]
+        try:
+            pinned = b.get("cuabi_host_buffer_alloc", self.device(), n, out="cuabi_host_buffer")
+            address = int(b.get("cuabi_host_buffer_get_pointer", pinned, out="void*"))
+            ctypes.memset(address, 1, n)
+            hosts.append(("pinned", address, address))
+        except Exception as exc:
+            pinned = None
+            hosts.append(("pinned", exc, 0))
+
+        def to_device(address: int):
+            p = b.pointer(address)
+            return lambda: check(h2d(buf, 0, p, n), "cuabi_buffer_copy_from_host")
+
+        def to_host(address: int):
+            p = b.pointer(address)
+            return lambda: check(d2h(buf, 0, p, n), "cuabi_buffer_copy_to_host")
+
+        # Synchronous copies: nothing is queued between samples.
+        bl.paired_copy_figures(out, ns, ref, dptr, hosts, to_device, to_host, lambda: None)
+        if pinned is not None:
+            lib.cuabi_host_buffer_release(pinned)
+        lib.cuabi_buffer_release(buf)
+
+    def instructions(self) -> int:
+        """``instructions --path P --count N``: set-up, then N calls of P."""
+        ns, b, lib = self.ns, self.b, self.lib
+        kind, _, arg = ns.path.partition("/")
+        module, stream, raw_stream, ptr, cfg, sync = self.launch_setup(bl.STAND_IN_IMAGE)
+        if kind == "query":
+            if arg not in ("success", "not_ready"):
+                raise SystemExit(f"unknown path {ns.path!r}")
+            if b.name == "cffi":
+                _cffi_driver()[1].instructions_fake_set_stream_query(arg == "not_ready")
+            else:
+                bl.stand_in_query_switch(arg == "not_ready")
+            query, stream_arg, check = lib.cuabi_stream_query, self.arg(stream), b.check
+            not_ready = C.CUABI_ERROR_NOT_READY
+
+            def call() -> None:
+                # The low-level call as the header declares it; NOT_READY is
+                # an answer (tested first), any other non-zero status raises.
+                st = query(stream_arg)
+                if st == not_ready:
+                    return
+                if st:
+                    check(st, "cuabi_stream_query")
+
+        else:
+            nargs = int(arg) if arg in ("2", "16") else 0
+            if not nargs or (kind != "raw" and kind not in LAUNCH_PATHS):
+                raise SystemExit(f"unknown path {ns.path!r}")
+            if kind == "raw":
+                function = self.reference().load_kernel(
+                    self.context(), bl.kernel_name(nargs), ns.arch)
+                call, keep = self.raw_launch(function, raw_stream, ptr, nargs)
+                self._keep.append(keep)
+            else:
+                paths, close = self.launch_paths(module, stream, ptr, cfg, nargs)
+                call = paths[kind]
+        bl.count_calls(call, ns.count)
+        sync()
+        return 0
+
     # -- SAXPY ---------------------------------------------------------------
     def saxpy(self) -> None:
         b, out, ns = self.b, self.out, self.ns
@@ -479,6 +675,8 @@ def main() -> int:
     if ns.mode == "cpu":
         ll.cpu()
         return 0
+    if ns.mode == "instructions":
+        return ll.instructions()
     try:
         if ns.mode == "saxpy":
             ll.saxpy()
@@ -487,6 +685,9 @@ def main() -> int:
     except CudaError as exc:
         ll.out.error("saxpy_app" if ns.mode == "saxpy" else "init", exc)
         return 1
+    if ns.mode == "paired":
+        ll.paired()
+        return 0
     if bl.wanted(ns, "launch") or bl.wanted(ns, "graph"):
         ll.out.guard("launch_2args", ll.launch_and_graph)
     if bl.wanted(ns, "copy"):

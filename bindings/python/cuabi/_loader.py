@@ -197,6 +197,13 @@ class Backend:
     def plan_launcher(self, plan: Any) -> Tuple[Callable[[Any], int], Any]:
         """``(f, arg)`` such that ``f(arg)`` is ``cuabi_launch_plan_launch(plan)``
         with nothing converted per call: the fastest way to launch a plan."""
+        return self.handle_caller("cuabi_launch_plan_launch", plan)
+
+    def handle_caller(self, func: str, handle: Any) -> Tuple[Callable[[Any], int], Any]:
+        """``(f, arg)`` such that ``f(arg)`` is ``func(handle)`` for a function
+        of the header that takes one handle and returns a status, with
+        nothing converted per call (a launch plan's launch, a stream's
+        query): made once, called many times."""
         raise NotImplementedError
 
     # -- helpers built on the primitives ----------------------------------
@@ -456,6 +463,12 @@ _CTYPES_SCALARS = {
 }
 
 
+# cuabi_status (*)(handle), its argument left undeclared: see
+# CtypesBackend.handle_caller. Releases the GIL during the call, as every
+# call into the library does.
+_HANDLE_CALL_PROTO = ctypes.CFUNCTYPE(ctypes.c_int32)
+
+
 class CtypesBackend(Backend):
     """The standard-library backend (``ctypes.CDLL`` with the prototypes of
     :mod:`cuabi._api`)."""
@@ -478,6 +491,7 @@ class CtypesBackend(Backend):
             fn.restype = restype
             fn.argtypes = argtypes
         self._trampoline: Any = None
+        self._handle_callers: Dict[str, Any] = {}
         super().__init__(path, cdll, missing)
 
     def out(self, ctype: str) -> Any:
@@ -542,9 +556,19 @@ class CtypesBackend(Backend):
             return memoryview(bytearray(0))
         return memoryview((ctypes.c_char * size).from_address(address)).cast("B")
 
-    def plan_launcher(self, plan: Any) -> Tuple[Callable[[Any], int], Any]:
-        # A c_void_p instance passes through the c_void_p argtype unconverted.
-        return self.lib.cuabi_launch_plan_launch, ctypes.c_void_p(plan or None)
+    def handle_caller(self, func: str, handle: Any) -> Tuple[Callable[[Any], int], Any]:
+        # The cheapest call ctypes makes: a function pointer of no declared
+        # argument types (so no converter runs), given the handle as ctypes
+        # passes a byref() argument, copied as it is (a c_void_p or an int
+        # would be converted into a new argument object on every call). The
+        # c_char at the handle's address is never read or written.
+        fn = self._handle_callers.get(func)
+        if fn is None:
+            fn = _HANDLE_CALL_PROTO((func, self.lib))
+            self._handle_callers[func] = fn
+        if not handle:
+            return fn, None  # NULL, for the core to refuse
+        return fn, ctypes.byref(ctypes.c_char.from_address(int(handle)))
 
     def host_trampoline(self) -> Any:
         if self._trampoline is None:
@@ -660,8 +684,8 @@ class CffiBackend(Backend):
             return memoryview(bytearray(0))
         return self.ffi.buffer(self.ffi.cast("char *", address), size)
 
-    def plan_launcher(self, plan: Any) -> Tuple[Callable[[Any], int], Any]:
-        return self.lib.cuabi_launch_plan_launch, plan
+    def handle_caller(self, func: str, handle: Any) -> Tuple[Callable[[Any], int], Any]:
+        return getattr(self.lib, func), handle
 
     def host_trampoline(self) -> Any:
         if self._trampoline is None:

@@ -409,17 +409,16 @@ class ArgumentLayout:
         data = self.pack(values)
         view[: len(data)] = data
 
-    def compile_packer(self, types: Sequence[type]) -> Callable[[Any, Sequence[Any]], bool]:
-        """``pack(view, values) -> bool`` for values of exactly ``types``.
-
-        When ``values`` are as many as ``types`` and each of exactly its type,
-        it writes the whole block into ``view`` (gaps and tail zeroed) with
-        one precompiled ``struct.Struct.pack_into`` and returns True; when
-        that cannot take the values, it packs them by the general rules
-        instead (:meth:`pack_into`), so its results and errors are those of
-        :meth:`pack`. For other values it writes nothing and returns False
-        (the caller then finds the packer of their types). Raises the core's
-        error when arguments of these types cannot fit the kernel."""
+    def compiled_form(self, types: Sequence[type]) -> Tuple[Optional[struct.Struct], List[str]]:
+        """The fast form of packing values of exactly ``types``: the
+        ``struct.Struct`` that writes the whole block (gaps and tail zeroed)
+        and the expression of each value it takes, in the variables ``a0``,
+        ``a1`` ...; the Struct is None where the values decide their bytes
+        (then only the general rules pack). Raises the core's error when
+        arguments of these types cannot fit the kernel (their count, or the
+        sizes the types decide). The expressions are generated from struct
+        codes, attribute names and indices only, and may use the names
+        ``_pack_value`` and ``_kernel`` (see :meth:`compile_env`)."""
         n = len(types)
         self._check_count(n)
         fmt = ["<"]
@@ -437,9 +436,37 @@ class ArgumentLayout:
             end = offset + size
         if self.args_size > end:
             fmt.append(f"{self.args_size - end}x")
-        fast = None not in arg_sizes
-        if fast:  # else the values decide: the general rules check each time
-            self.check_sizes(tuple(s for s in arg_sizes if s is not None))
+        if None in arg_sizes:  # the values decide: the general rules check each time
+            return None, exprs
+        self.check_sizes(tuple(s for s in arg_sizes if s is not None))
+        return struct.Struct("".join(fmt)), exprs
+
+    def compile_env(self, packer: Optional[struct.Struct], types: Sequence[type]) -> Dict[str, Any]:
+        """The names code made from :meth:`compiled_form` uses: ``_pack_into``
+        (the Struct's), ``_general`` (:meth:`pack_into`, the general rules),
+        ``_pack_value``, ``_kernel`` and ``_t0``, ``_t1`` ... (the types)."""
+        env: Dict[str, Any] = {
+            "_pack_into": packer.pack_into if packer else None,
+            "_general": self.pack_into,
+            "_pack_value": pack_value,
+            "_kernel": self.kernel,
+        }
+        env.update((f"_t{i}", t) for i, t in enumerate(types))
+        return env
+
+    def compile_packer(self, types: Sequence[type]) -> Callable[[Any, Sequence[Any]], bool]:
+        """``pack(view, values) -> bool`` for values of exactly ``types``.
+
+        When ``values`` are as many as ``types`` and each of exactly its type,
+        it writes the whole block into ``view`` (gaps and tail zeroed) with
+        one precompiled ``struct.Struct.pack_into`` and returns True; when
+        that cannot take the values, it packs them by the general rules
+        instead (:meth:`pack_into`), so its results and errors are those of
+        :meth:`pack`. For other values it writes nothing and returns False
+        (the caller then finds the packer of their types). Raises the core's
+        error when arguments of these types cannot fit the kernel."""
+        n = len(types)
+        packer, exprs = self.compiled_form(types)
         # Generated from struct codes, attribute names and indices only.
         lines = ["def pack(view, values):"]
         if n:
@@ -455,7 +482,7 @@ class ArgumentLayout:
             ]
         else:
             lines += ["    if len(values):", "        return False"]
-        if fast:
+        if packer is not None:
             lines += [
                 "    try:",
                 f"        _pack_into(view, 0{''.join(', ' + e for e in exprs)})",
@@ -465,19 +492,13 @@ class ArgumentLayout:
         else:
             lines.append("    _general(view, values)")
         lines.append("    return True")
-        packer = struct.Struct("".join(fmt)) if fast else None
-        env: Dict[str, Any] = {
-            "_pack_into": packer.pack_into if packer else None,
-            "_general": self.pack_into,
-            "_pack_value": pack_value,
-            "_kernel": self.kernel,
-        }
-        env.update((f"_t{i}", t) for i, t in enumerate(types))
+        env = self.compile_env(packer, types)
         name = f"<cuabi packer for {self.kernel or 'a kernel'}>"
         exec(compile("\n".join(lines) + "\n", name, "exec"), env)
         pack = env["pack"]
         pack.format = packer.format if packer else None
         pack.types = tuple(types)
+        pack.exprs = tuple(exprs) if packer else None
         return pack  # type: ignore[no-any-return]
 
 

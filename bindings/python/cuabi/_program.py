@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import concurrent.futures
 import functools
-import threading
 import weakref
 from typing import (
     TYPE_CHECKING,
@@ -392,7 +391,33 @@ def _make_plan(
     return view, launch, arg, plan
 
 
-_MAX_PLANS = 32  # per kernel and thread: (grid, block, shared_mem, id(stream))
+def _take(pool: List[Any]) -> Any:
+    """A free plan entry out of ``pool``, or None when there is none.
+
+    A pool is a list whose first item is None, a marker that keeps the list
+    from becoming empty (CPython frees a list's storage when it empties, so
+    every launch would free and allocate it again); entries are popped from
+    and appended at the end, each by one C call, safe between threads."""
+    try:
+        entry = pool.pop()
+    except IndexError:  # emptied by other threads for a moment
+        return None
+    if entry is None:  # the marker: other threads hold every plan
+        pool.insert(0, None)
+    return entry
+
+
+_MAX_PLANS = 32  # per kernel: (grid, block, shared_mem, id(stream)) or (config, id(stream))
+_LAUNCH_OPTIONS = frozenset(
+    (
+        "cooperative",
+        "cluster",
+        "programmatic",
+        "programmatic_event",
+        "event_at_block_start",
+        "priority",
+    )
+)
 _MAX_SIGNATURES = 256  # per kernel: tuples of argument types
 
 
@@ -408,15 +433,17 @@ class Kernel(Resource):
     >>> launch(np.float32(2.0), x, y, out, n)
 
     Each launch writes the arguments in place into the argument block of a
-    launch plan (``cuabi_launch_plan``; one per configuration, stream and
-    thread, made on first use and kept) with one ``struct.pack_into``
-    compiled per tuple of argument types, then calls
-    ``cuabi_launch_plan_launch``: one foreign call with one argument. See
-    :mod:`cuabi._packing` for the rules. Arguments that do not fit the
-    kernel's parameters raise the core's InvalidArgumentError naming the
-    parameter, before anything runs (the core is asked once per signature).
-    Launching from several threads at once is safe: each thread writes its
-    own plan's block.
+    launch plan (``cuabi_launch_plan``; one per configuration and stream,
+    made on first use and kept) with one ``struct.pack_into`` compiled per
+    tuple of argument types, then calls ``cuabi_launch_plan_launch``: one
+    foreign call with one argument. See :mod:`cuabi._packing` for the rules.
+    Arguments that do not fit the kernel's parameters raise the core's
+    InvalidArgumentError naming the parameter, before anything runs (the
+    core is asked once per signature). Launching from several threads at
+    once is safe: a launch takes its plan out of the configuration's pool
+    for as long as it writes the block and launches, so launches that
+    overlap each write a plan of their own (a second one is made when
+    another thread holds the first).
     """
 
     _release_fn = "cuabi_function_release"
@@ -427,31 +454,44 @@ class Kernel(Resource):
         self.module = module
         self._layout: Optional[ArgumentLayout] = None
         self._name: Optional[str] = None
-        # Per thread: {(grid, block, shared_mem, id(stream)): plan entry};
-        # None once closed, which drops every thread's plans. Keyed by the
-        # stream's id so that the cache does not keep the Stream alive: a
-        # stream, when closed or collected, makes every kernel that holds a
-        # plan on it drop its plans (before its id can be reused).
-        self._tls: Any = threading.local()
+        # {(grid, block, shared_mem, id(stream)): pool of plan entries},
+        # shared by all threads: a launch pops an entry (a plan nobody else
+        # is writing) and puts it back when launched, so a plan's block is
+        # written by one launch at a time. None once closed, which drops
+        # every plan. Keyed by the stream's id so that the cache does not
+        # keep the Stream alive: a stream, when closed or collected, makes
+        # every kernel that holds a plan on it drop its plans (before its id
+        # can be reused).
+        self._plans: Optional[Dict[Any, List[Any]]] = {}
+        # The plain configuration launched last, checked by identity before
+        # any key is built: (grid, block, shared_mem, the stream's handle
+        # object or None, its pool). The handle object, not the Stream, so
+        # that the Stream is not kept alive; it is cleared with the plans.
+        self._memo: Optional[Tuple[Any, Any, Any, Any, List[Any]]] = None
         # {tuple of argument types: pack(view, args) -> bool}, shared by all
         # threads, and the one used last, tried first.
         self._packers: Dict[Tuple[type, ...], Callable[[Any, Any], bool]] = {}
         self._last_packer: Callable[[Any, Any], bool] = no_packer
+        # {tuple of argument types: the PreparedLaunch class whose __call__
+        # is compiled for them}, see _prepared_class.
+        self._prepared_classes: Dict[Tuple[type, ...], type] = {}
         self._prepared: "weakref.WeakSet[PreparedLaunch]" = weakref.WeakSet()
 
     def _on_release(self) -> None:
-        self._tls = None
+        self._plans = None
+        self._memo = None
         try:
             for prepared in list(self._prepared):
-                prepared._tls = None
+                prepared._pool = None
         except Exception:  # interpreter shutdown
             pass
 
     def _forget_plans(self) -> None:
-        """A stream some plan was made on was closed: drop every thread's
-        plans (the next launch makes new ones, or fails on that stream)."""
-        if self._tls is not None:
-            self._tls = threading.local()
+        """A stream some plan was made on was closed: drop every plan (the
+        next launch makes new ones, or fails on that stream)."""
+        self._memo = None
+        if self._plans is not None:
+            self._plans = {}
 
     @property
     def name(self) -> str:
@@ -706,32 +746,85 @@ class Kernel(Resource):
         self._last_packer = pack
         return pack
 
-    def _plan_entry(
-        self, key: Any, config: Optional[LaunchConfig], grid: Any, block: Any,
-        shared_mem: int, stream: Optional[Stream],
-    ) -> Tuple[Any, Any, Any, Any]:
-        """This thread's plan for the configuration, made when missing.
-        ``config`` None: a plain one of grid, block and shared memory, keyed
-        by them as given."""
-        tls = self._tls
-        plans: Optional[Dict[Any, Tuple[Any, Any, Any, Any]]] = getattr(tls, "plans", None)
-        try:
-            hash(key)
-        except TypeError:  # a list for grid or block: normalise first
-            key = (dim3(grid, "grid"), dim3(block, "block"), shared_mem, id(stream))
-        entry = None if plans is None else plans.get(key)
-        if entry is not None:
-            return entry
-        if config is None:
-            config = LaunchConfig(grid, block, shared_mem)
-        entry = _make_plan(self, self, config, stream)
-        if tls is not None:  # else closed: the core refused the plan above
-            if plans is None:
-                plans = tls.plans = {}
-            elif len(plans) >= _MAX_PLANS:
-                plans.clear()
-            plans[key] = entry
-        return entry
+    def _prepared_class(self, packer: Callable[[Any, Any], bool]) -> type:
+        """The class a PreparedLaunch of this kernel takes once called with
+        arguments of ``packer``'s types: PreparedLaunch itself where the
+        values decide the packing, else a subclass (no state of its own)
+        whose ``__call__`` is compiled for these types. It checks the types,
+        takes a plan, packs with one ``struct.pack_into``, launches and gives
+        the plan back in one frame; any other call (other types, no free
+        plan, closed) goes to PreparedLaunch.__call__, which packs, checks
+        and raises as always, so the compiled form changes no result and no
+        error. Made once per signature and kept."""
+        types: Tuple[type, ...] = getattr(packer, "types", ())
+        cls = self._prepared_classes.get(types)
+        if cls is not None:
+            return cls
+        layout = self._layout or self._load_layout()
+        exprs = getattr(packer, "exprs", None)
+        if exprs is None or getattr(packer, "format", None) is None:
+            cls = PreparedLaunch
+        else:
+            cls = _compile_prepared_class(self, layout, types, exprs)
+        if len(self._prepared_classes) >= _MAX_SIGNATURES:
+            self._prepared_classes.clear()
+        self._prepared_classes[types] = cls
+        return cls
+
+    def _take_plan(
+        self,
+        grid: Any,
+        block: Any,
+        args: Sequence[Any],
+        shared_mem: int,
+        stream: Optional[Stream],
+        options: Dict[str, Any],
+    ) -> Tuple[List[Any], Tuple[Any, Any, Any, Any], Sequence[Any]]:
+        """The general way to a plan (the fast way is the identity check of
+        ``_memo`` in ``__call__``): (its pool, an entry taken out of it, the
+        arguments). Checks the options, makes the LaunchConfig of a launch
+        with options or a LaunchConfig, finds the pool of the configuration
+        and the stream, and takes a free plan from it, made when there is
+        none (first use, or another thread holds it)."""
+        if options:
+            unknown = [name for name in options if name not in _LAUNCH_OPTIONS]
+            if unknown:
+                raise TypeError(
+                    f"Kernel.__call__() got an unexpected keyword argument '{unknown[0]}'"
+                )
+        config: Optional[LaunchConfig] = None
+        plain = not options and not isinstance(grid, LaunchConfig)
+        if not plain:
+            config, args = _config_and_args(grid, block, args, shared_mem, **options)
+            key: Any = (config, id(stream))
+        else:
+            if block is None:
+                raise TypeError("a launch needs a block size (or a LaunchConfig for grid)")
+            key = (grid, block, shared_mem, id(stream))
+            try:
+                hash(key)
+            except TypeError:  # a list for grid or block: normalise first
+                key = (dim3(grid, "grid"), dim3(block, "block"), shared_mem, id(stream))
+        plans = self._plans
+        pool = None if plans is None else plans.get(key)
+        if pool is None:
+            pool, entry = [None], None
+            if plans is not None:  # else closed: the core refuses the plan below
+                if len(plans) >= _MAX_PLANS:
+                    plans.clear()
+                plans[key] = pool
+        else:
+            entry = _take(pool)
+        if entry is None:
+            if config is None:
+                config = LaunchConfig(grid, block, shared_mem)
+            entry = _make_plan(self, self, config, stream)
+        if plain and plans is not None and key[0] is grid and key[1] is block:
+            # A plain configuration as given (not normalised): the next
+            # launch with the very same grid, block and stream finds it by
+            # identity. The stream's handle object, not the Stream.
+            self._memo = (grid, block, shared_mem, None if stream is None else stream._handle, pool)
+        return pool, entry, args
 
     def __call__(
         self,
@@ -742,12 +835,7 @@ class Kernel(Resource):
         stream: Optional[Stream] = None,
         shared_mem: int = 0,
         types: Optional[Sequence[Any]] = None,
-        cooperative: bool = False,
-        cluster: Optional[Dim3] = None,
-        programmatic: bool = False,
-        programmatic_event: Optional[Event] = None,
-        event_at_block_start: bool = False,
-        priority: int = 0,
+        **options: Any,
     ) -> None:
         """Launches on ``stream`` (None: the default stream).
 
@@ -756,44 +844,45 @@ class Kernel(Resource):
         :class:`LaunchConfig` instead (from :meth:`suggest_config`, say).
         The keyword options of :class:`LaunchConfig` (``cooperative=True``,
         ``cluster=(2, 1, 1)``, ``programmatic=True``,
-        ``programmatic_event=ev``, ``priority=p``) apply to either form.
+        ``programmatic_event=ev``, ``event_at_block_start=True``,
+        ``priority=p``) apply to either form.
         ``types`` (optional, one ctypes type or None per argument) follows
         the overview's ctypes way: each value is converted to its type first."""
-        if (
-            cooperative
-            or cluster is not None
-            or programmatic
-            or programmatic_event is not None
-            or event_at_block_start
-            or priority
-            or isinstance(grid, LaunchConfig)
-        ):
-            config, args = _config_and_args(
-                grid, block, args, shared_mem, cooperative, cluster, programmatic,
-                programmatic_event, event_at_block_start, priority,
+        # The configuration launched last, found by identity: no key built,
+        # no option looked at (the options are only those passed).
+        memo = self._memo
+        try:
+            hit = (
+                memo is not None
+                and grid is memo[0]
+                and block is memo[1]
+                and shared_mem is memo[2]
+                and not options
+                and (None if stream is None else stream._handle) is memo[3]
             )
-            view, launch, plan_arg, plan = self._plan_entry(
-                (config, id(stream)), config, None, None, 0, stream
-            )
-        else:
+        except AttributeError:  # not a Stream: the general way raises the TypeError
+            hit = False
+        entry = None
+        if hit:
+            pool = memo[4]  # type: ignore[index]
             try:
-                view, launch, plan_arg, plan = self._tls.plans[
-                    grid, block, shared_mem, id(stream)
-                ]
-            except (AttributeError, KeyError, TypeError):
-                if block is None:
-                    raise TypeError(
-                        "a launch needs a block size (or a LaunchConfig for grid)"
-                    ) from None
-                view, launch, plan_arg, plan = self._plan_entry(
-                    (grid, block, shared_mem, id(stream)), None, grid, block,
-                    shared_mem, stream,
-                )
-        if types is not None:
-            args = (self._layout or self._load_layout()).apply_types(args, types)
-        if not self._last_packer(view, args):
-            self._packer(args)(view, args)
-        status = launch(plan_arg)
+                entry = pool.pop()
+            except IndexError:  # emptied by other threads for a moment
+                pass
+            else:
+                if entry is None:  # the marker: other threads hold every plan
+                    pool.insert(0, None)
+        if entry is None:
+            pool, entry, args = self._take_plan(grid, block, args, shared_mem, stream, options)
+        view, launch, plan_arg, plan = entry
+        try:
+            if types is not None:
+                args = (self._layout or self._load_layout()).apply_types(args, types)
+            if not self._last_packer(view, args):
+                self._packer(args)(view, args)
+            status = launch(plan_arg)
+        finally:
+            pool.append(entry)
         if status:
             raise self._b.error(status, "cuabi_launch_plan_launch")
 
@@ -828,12 +917,12 @@ def _config_and_args(
     block: Any,
     args: Sequence[Any],
     shared_mem: int,
-    cooperative: bool,
-    cluster: Optional[Dim3],
-    programmatic: bool,
-    programmatic_event: Optional[Event],
-    event_at_block_start: bool,
-    priority: int,
+    cooperative: bool = False,
+    cluster: Optional[Dim3] = None,
+    programmatic: bool = False,
+    programmatic_event: Optional[Event] = None,
+    event_at_block_start: bool = False,
+    priority: int = 0,
 ) -> Tuple[LaunchConfig, Sequence[Any]]:
     """The LaunchConfig and the arguments of a launch with options or a
     LaunchConfig (``kernel(config, args)`` puts the arguments second)."""
@@ -861,6 +950,72 @@ def _config_and_args(
     return LaunchConfig.of(grid, block, shared_mem, **options), args
 
 
+_PREPARED_CALL = """\
+def __call__(self, *args):
+    {unpack}
+    pool = self._pool
+    try:
+        entry = pool.pop()
+        if entry is None:
+            pool.insert(0, None)
+            raise IndexError
+    except (IndexError, AttributeError):
+        return _generic(self, *args)
+    view, launch, plan_arg, plan = entry
+    try:
+        try:
+            _pack_into(view, 0{exprs})
+        except Exception:
+            _general(view, args)
+        status = launch(plan_arg)
+    finally:
+        pool.append(entry)
+    if status:
+        raise _error(status, "cuabi_launch_plan_launch")
+"""
+
+
+def _compile_prepared_class(
+    kernel: "Kernel", layout: ArgumentLayout, types: Tuple[type, ...], exprs: Sequence[str]
+) -> type:
+    """A PreparedLaunch subclass whose ``__call__`` is compiled for
+    arguments of exactly ``types`` (see Kernel._prepared_class): the
+    compiled packer's checks and ``struct.pack_into`` written into the
+    launch itself. Generated from indices and the packer's expressions
+    only."""
+    n = len(types)
+    if n:
+        names = "".join(f"a{i}, " for i in range(n))
+        checks = " or ".join(f"type(a{i}) is not _t{i}" for i in range(n))
+        unpack = (
+            f"try:\n        {names}= args\n    except (TypeError, ValueError):\n"
+            f"        return _generic(self, *args)\n    if {checks}:\n"
+            "        return _generic(self, *args)"
+        )
+    else:
+        unpack = "if args:\n        return _generic(self, *args)"
+    source = _PREPARED_CALL.format(unpack=unpack, exprs="".join(", " + e for e in exprs))
+    packer, _ = layout.compiled_form(types)
+    env = layout.compile_env(packer, types)
+    env.update({"_generic": PreparedLaunch.__call__, "_error": kernel._b.error})
+    name = f"<cuabi prepared launch of {layout.kernel or 'a kernel'}>"
+    exec(compile(source, name, "exec"), env)
+    call = env["__call__"]
+    call.__doc__ = PreparedLaunch.__call__.__doc__
+    return type(
+        "PreparedLaunch",
+        (PreparedLaunch,),
+        {
+            "__slots__": (),
+            "__module__": PreparedLaunch.__module__,
+            "__qualname__": PreparedLaunch.__qualname__,
+            "__doc__": PreparedLaunch.__doc__,
+            "__call__": call,
+            "launch": call,
+        },
+    )
+
+
 class PreparedLaunch:
     """A kernel launch with its configuration and stream fixed
     (:meth:`Kernel.prepare`). Calling it with the kernel's arguments launches:
@@ -871,7 +1026,8 @@ class PreparedLaunch:
 
     The arguments follow the rules of ``kernel(grid, block, args)`` and are
     checked the same way. The launch is safe to call from several threads at
-    once (each thread gets its own plan, made on its first call).
+    once (a call takes a plan out of the launch's pool while it writes and
+    launches it; calls that overlap get a plan each, made when needed).
     ``close()`` (or leaving a ``with`` block) releases the plans now; calling
     it afterwards raises InvalidHandleError, as does calling it after its
     kernel or its stream was closed.
@@ -881,7 +1037,7 @@ class PreparedLaunch:
         "kernel",
         "config",
         "stream",
-        "_tls",
+        "_pool",
         "_packer",
         "_closed",
         "__weakref__",
@@ -900,11 +1056,14 @@ class PreparedLaunch:
         self.stream = stream
         self._packer: Callable[[Any, Any], bool] = no_packer
         self._closed = False
-        self._tls: Any = threading.local()  # None once closed
-        self._entry()  # this thread's plan: a bad configuration raises here
+        # The free plans (entries as _make_plan gives them) above a None
+        # marker (see _take); a call takes one out while it writes its block
+        # and launches. None once closed.
+        self._pool: Optional[List[Any]] = None
+        self._pool = [None, self._entry()]  # a bad configuration raises here
         kernel._prepared.add(self)
         if kernel.closed:  # closed in between: drop the plan made above
-            self._tls = None
+            self._pool = None
 
     @property
     def grid(self) -> Tuple[int, int, int]:
@@ -919,31 +1078,42 @@ class PreparedLaunch:
         return self.config.shared_mem
 
     def _entry(self) -> Tuple[Any, Any, Any, Any]:
-        """This thread's plan, made on its first call."""
+        """A new plan: on the first call, and whenever the calls that
+        overlap outnumber the plans."""
         if self._closed:
             raise InvalidHandleError("the prepared launch was closed")
-        entry = _make_plan(self, self.kernel, self.config, self.stream)
-        tls = self._tls
-        if tls is not None:  # else its kernel was closed
-            tls.entry = entry
-        return entry
+        return _make_plan(self, self.kernel, self.config, self.stream)
 
     def _forget_plans(self) -> None:
         """Its stream was closed: the next call fails as the core refuses a
         plan on it."""
-        if self._tls is not None:
-            self._tls = threading.local()
+        if self._pool is not None:
+            self._pool = [None]
 
     def __call__(self, *args: Any) -> None:
         """Launches with ``args`` (as many as the kernel has parameters)."""
+        pool = self._pool
         try:
-            view, launch, plan_arg, plan = self._tls.entry
-        except AttributeError:
-            view, launch, plan_arg, plan = self._entry()
-        if not self._packer(view, args):
-            self._packer = self.kernel._packer(args)
-            self._packer(view, args)
-        status = launch(plan_arg)
+            entry = pool.pop()  # type: ignore[union-attr]
+            if entry is None:  # the marker (see _take): other threads hold every plan
+                pool.insert(0, None)  # type: ignore[union-attr]
+                raise IndexError
+        except (IndexError, AttributeError):  # none free, or closed (None)
+            entry = self._entry()
+            if pool is None:  # its kernel was closed: the plan goes with this call
+                pool = []
+        view, launch, plan_arg, plan = entry
+        try:
+            if not self._packer(view, args):
+                packer = self.kernel._packer(args)
+                self._packer = packer
+                packer(view, args)
+                # Calls with these types from now on: one frame (see
+                # _prepared_class); others come back here.
+                self.__class__ = self.kernel._prepared_class(packer)
+            status = launch(plan_arg)
+        finally:
+            pool.append(entry)  # type: ignore[union-attr]
         if status:
             raise self.kernel._b.error(status, "cuabi_launch_plan_launch")
 
@@ -952,7 +1122,7 @@ class PreparedLaunch:
     def close(self) -> None:
         """Releases the plans of every thread now (idempotent)."""
         self._closed = True
-        self._tls = None
+        self._pool = None
 
     @property
     def closed(self) -> bool:

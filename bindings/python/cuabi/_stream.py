@@ -69,6 +69,8 @@ class Stream(Resource):
 
     _release_fn = "cuabi_stream_release"
     _handle_type = "cuabi_stream"
+    # cuabi_stream_query(handle) as (f, arg), made on the first query().
+    _query: Tuple[Callable[[Any], int], Any]
 
     def __init__(
         self, backend: Backend, handle: Any, device: "Device", owner: Any = None
@@ -104,10 +106,15 @@ class Stream(Resource):
 
     def query(self) -> bool:
         """True when all work on the stream is done, False while some runs."""
-        status = self._b.lib.cuabi_stream_query(self._handle)
-        if status == CUABI_ERROR_NOT_READY:
+        try:
+            query, arg = self._query
+        except AttributeError:  # first query: the call made once (see Backend.handle_caller)
+            query, arg = self._query = self._b.handle_caller("cuabi_stream_query", self._handle)
+        status = query(arg)
+        if status == CUABI_ERROR_NOT_READY:  # an answer, not a failure: nothing raised
             return False
-        self._b.check(status, "cuabi_stream_query")
+        if status:
+            raise self._b.error(status, "cuabi_stream_query")
         return True
 
     def wait(self, event: "Event") -> None:

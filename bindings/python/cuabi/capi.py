@@ -25,7 +25,8 @@ kernel many times: ``L.plan_block(plan)`` (or ``L.memory_view(address,
 size)`` on what ``cuabi_launch_plan_get_args`` returns) is a writable view of
 its argument block for ``struct.Struct.pack_into``, valid until the plan is
 released, and ``f, arg = L.plan_launcher(plan)`` gives the launch as
-``f(arg)``, with nothing converted per call.
+``f(arg)``, with nothing converted per call (``L.handle_caller(name, handle)``
+does the same for any function taking one handle, e.g. a stream's query).
 """
 
 from __future__ import annotations
