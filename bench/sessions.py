@@ -65,6 +65,7 @@ def main() -> int:
     # Launch: each implementation's best path minus raw C, 2 and 16 args.
     rows = []
     series: Dict[str, List[float]] = {}
+    intervals: Dict[str, List[Any]] = {}
     for bench, n in (("paired_launch_2args", 2), ("paired_launch_16args", 16)):
         impls = []
         for r in runs:
@@ -72,16 +73,18 @@ def main() -> int:
                 if bench in figs and impl not in impls:
                     impls.append(impl)
         for impl in impls:
-            cells, meds = [], []
+            cells, meds, ivs = [], [], []
             for r in runs:
                 fig = r["paired"].get(impl, {}).get(bench)
                 iv = fig["minus_c_ref"].get(fig.get("best")) if fig and fig.get("best") else None
                 cells.append(cell(iv) + (" `%s`" % fig["best"] if iv else ""))
+                ivs.append(iv)
                 if iv:
                     meds.append(iv["median"])
             if not meds:
                 continue
             series["%s %d" % (label(impl), n)] = meds
+            intervals["%s %d" % (label(impl), n)] = ivs
             rows.append([label(impl), str(n)] + cells +
                         ["%+.3f" % statistics.median(meds), "%+.3f … %+.3f" % (min(meds), max(meds))])
     md.append("## Launch: us per launch over raw C (best path)\n")
@@ -145,17 +148,24 @@ def main() -> int:
 
         fig, ax = plt.subplots(figsize=(11, 0.35 * len(series) + 2))
         names_y = list(series)
+        colors = ["tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown"]
+        k = len(runs)
         for y, name in enumerate(names_y):
-            v = series[name]
-            ax.plot(v, [y] * len(v), "o", alpha=0.6, color="tab:blue")
-            ax.plot([min(v), max(v)], [y, y], "-", color="tab:blue", lw=1)
-            ax.plot([statistics.median(v)], [y], "|", color="black", ms=14)
+            for j, iv in enumerate(intervals[name]):
+                if not iv:
+                    continue
+                yy = y + (j - (k - 1) / 2) * 0.22
+                ax.errorbar([iv["median"]], [yy], xerr=[[iv["median"] - iv["lo"]], [iv["hi"] - iv["median"]]],
+                            fmt="o", ms=3, capsize=2, color=colors[j % len(colors)],
+                            label=names[j] if y == 0 else None)
+            ax.plot([statistics.median(series[name])], [y], "|", color="black", ms=16)
+        ax.legend(fontsize=7, loc="lower right")
         ax.axvline(0, color="grey", lw=0.8)
         ax.set_yticks(range(len(names_y)))
         ax.set_yticklabels(names_y, fontsize=8)
         ax.invert_yaxis()
-        ax.set_xlabel("us per launch over raw C: each session's paired median (dots), their "
-                      "spread (line) and median (bar)", fontsize=8)
+        ax.set_xlabel("us per launch over raw C: each session's paired median and 95% interval "
+                      "(one colour per session); bar: the median of the sessions' medians", fontsize=8)
         ax.set_title("Launch overhead over raw C across %d sessions, %s" % (len(runs), gpu), fontsize=10)
         ax.grid(axis="x", alpha=0.3)
         fig.tight_layout()
