@@ -21,8 +21,9 @@
 #   --quick      fewer repetitions (a smoke run)
 #   --baseline   an earlier results.json: each figure shows its ratio to it
 #   --keep-logs  leave logs/ and raw.jsonl as loose files (by default they are
-#                packed into logs.tar.gz, so the folder holds four files:
-#                results.json, results.md, chart.png, logs.tar.gz)
+#                packed into logs.tar.gz; the folder holds results.json,
+#                results.md, chart.png, paired.png, logs.tar.gz, and
+#                instructions.md where valgrind is)
 #
 # An implementation that cannot run (no binary, no binding, no library) is
 # skipped with a note saying why; one that fails costs only its own figures.
@@ -150,6 +151,25 @@ say "running ($mode mode; every step's log in $out/logs)"
     --carry "$carry_abs" --stub-driver "$c_build/stub-driver" --python "$(command -v "$python")" \
     --impls "$impls" --figures "$figures" --budget "$budget" "${settings[@]}" \
     2>&1 | tee "$out/logs/driver.log"
+
+# --- instructions per call (callgrind against the stand-in; where valgrind is) ----------------
+instr="$lib_dir/tests/instructions"
+if command -v valgrind >/dev/null 2>&1 && [ -x "$instr/cuabi_instructions" ]; then
+    say "instructions per call, C core and bindings (logs/instructions*.log)"
+    "$python" "$here/instructions/run.py" --program "$instr/cuabi_instructions" \
+        --driver "$instr/libcuabi_instructions_fake_cuda.so" >"$out/logs/instructions.log" 2>&1
+    if [ -e "$instr/libcuabi_instructions_reference.so" ]; then
+        "$python" "$here/instructions/bindings.py" --build "$lib_dir" \
+            --reference "$instr/libcuabi_instructions_reference.so" \
+            --driver "$instr/libcuabi_instructions_fake_cuda.so" --carry "$carry" \
+            --python "$(command -v "$python")" >"$out/logs/instructions-bindings.log" 2>&1
+    fi
+    cat "$out/logs/instructions.log" "$out/logs/instructions-bindings.log" 2>/dev/null \
+        >"$out/instructions.md"
+    grep -hE "^instructions per|BUDGET MISSED|FAILED" "$out/instructions.md" | sed 's/^/[bench] /'
+else
+    say "instructions per call: skipped (needs valgrind and the build's tests/instructions programs)"
+fi
 
 # --- results ---------------------------------------------------------------------------------
 args=("$out")
