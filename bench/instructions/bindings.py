@@ -102,7 +102,16 @@ def main():
     if not args.reference or not args.driver:
         ap.error("--reference and --driver are required")
     build = os.path.abspath(args.build)
-    subst = {"python": args.python, "repo": REPO, "build": build,
+    # The interpreter itself, not a launcher that execs it (a pyenv shim, a
+    # wrapper script): callgrind follows no exec, so it would count the
+    # launcher alone.
+    try:
+        python = subprocess.run([args.python, "-c", "import sys; print(sys.executable)"],
+                                stdout=subprocess.PIPE, universal_newlines=True,
+                                check=True).stdout.strip() or args.python
+    except (OSError, subprocess.CalledProcessError):
+        python = args.python
+    subst = {"python": python, "repo": REPO, "build": build,
              "carry": os.path.abspath(args.carry)}
     only = {s for s in args.only.split(",") if s}
 
@@ -113,6 +122,8 @@ def main():
     env.update({
         "CUABI_DRIVER_PATH": os.path.abspath(args.driver),
         "CUABI_BENCH_REFERENCE": os.path.abspath(args.reference),
+        # The stand-in loads any image: the reference skips its NVRTC compile.
+        "CUABI_BENCH_REFERENCE_STANDIN": "1",
         "CUABI_LIBRARY": os.path.join(build, "libcuabi.so"),
         "LD_LIBRARY_PATH": driver_dir + ":" + build +
                            (":" + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else ""),
