@@ -189,6 +189,32 @@ static void fill_random(float* v, size_t n, uint32_t* state) {
 /* GPU figures                                                                */
 /* ------------------------------------------------------------------------- */
 
+/* The 16 arguments of empty16, (float, pointer, int, size_t) x 4, as
+ * cuLaunchKernel takes them; `dptr` must outlive the launches. */
+typedef struct {
+  float f[4];
+  int32_t i[4];
+  size_t n[4];
+  void* params[16];
+  size_t sizes[16];
+} args16;
+
+static void args16_init(args16* a, uint64_t* dptr) {
+  for (int k = 0; k < 4; ++k) {
+    a->f[k] = 1.0f + (float)k;
+    a->i[k] = 1 + k;
+    a->n[k] = 10 * (size_t)(k + 1);
+    a->params[4 * k + 0] = &a->f[k];
+    a->sizes[4 * k + 0] = sizeof(float);
+    a->params[4 * k + 1] = dptr;
+    a->sizes[4 * k + 1] = sizeof(*dptr);
+    a->params[4 * k + 2] = &a->i[k];
+    a->sizes[4 * k + 2] = sizeof(int32_t);
+    a->params[4 * k + 3] = &a->n[k];
+    a->sizes[4 * k + 3] = sizeof(size_t);
+  }
+}
+
 /* Median host time per launch over bursts of `burst_size` launches, with
  * the stream synchronised between bursts outside the timed region. */
 static void bench_launch_one(const char* bench, bk_launch* la) {
@@ -244,22 +270,9 @@ static void bench_launch(void* module, void* stream, uint64_t dptr) {
     emit_error("launch_16args", "%s", bk_error());
     return;
   }
-  float f[4] = {1.0f, 2.0f, 3.0f, 4.0f};
-  int32_t i[4] = {1, 2, 3, 4};
-  size_t n[4] = {10, 20, 30, 40};
-  void* params[16];
-  size_t sizes[16];
-  for (int k = 0; k < 4; ++k) {
-    params[4 * k + 0] = &f[k];
-    sizes[4 * k + 0] = sizeof(float);
-    params[4 * k + 1] = &dptr;
-    sizes[4 * k + 1] = sizeof(dptr);
-    params[4 * k + 2] = &i[k];
-    sizes[4 * k + 2] = sizeof(int32_t);
-    params[4 * k + 3] = &n[k];
-    sizes[4 * k + 3] = sizeof(size_t);
-  }
-  bk_launch la = {f16, 1, 1, stream, params, sizes, 16, NULL};
+  args16 a;
+  args16_init(&a, &dptr);
+  bk_launch la = {f16, 1, 1, stream, a.params, a.sizes, 16, NULL};
   if (bk_launch_prepare(&la))
     emit_error("launch_16args", "%s", bk_error());
   else
@@ -742,25 +755,9 @@ static int run_paired(void) {
       paired_launch("paired_launch_2args", &la2, ref2, cu_stream);
     bk_launch_release(&la2);
 
-    float fa[4];
-    int ia[4];
-    size_t na[4];
-    void* params16[16];
-    size_t sizes16[16];
-    for (int k = 0; k < 4; ++k) {
-      fa[k] = 1.0f + (float)k;
-      ia[k] = 1 + k;
-      na[k] = 10 * (size_t)(k + 1);
-      params16[4 * k] = &fa[k];
-      sizes16[4 * k] = sizeof(float);
-      params16[4 * k + 1] = &dptr;
-      sizes16[4 * k + 1] = sizeof(uint64_t);
-      params16[4 * k + 2] = &ia[k];
-      sizes16[4 * k + 2] = sizeof(int);
-      params16[4 * k + 3] = &na[k];
-      sizes16[4 * k + 3] = sizeof(size_t);
-    }
-    bk_launch la16 = {f16, 1, 1, stream, params16, sizes16, 16, NULL};
+    args16 a16;
+    args16_init(&a16, &dptr);
+    bk_launch la16 = {f16, 1, 1, stream, a16.params, a16.sizes, 16, NULL};
     if (bk_launch_prepare(&la16))
       emit_error("paired_launch_16args", "%s", bk_error());
     else
