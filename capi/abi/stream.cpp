@@ -52,7 +52,8 @@ cuabi_status cuabi_stream_wait_event(cuabi_stream stream, cuabi_event event) {
     Pin<Event> e(event, "event");
     s->enter();
     e->device->check_epoch(e->epoch);
-    check(driver().cuStreamWaitEvent(s->stream, e->event, 0), "cuStreamWaitEvent");
+    check(driver().cuStreamWaitEvent(s->stream, e->event_for(*s->device), 0),
+          "cuStreamWaitEvent");
   });
 }
 

@@ -100,8 +100,8 @@ Buffer::~Buffer() {
       return;
     }
     case CUABI_BUFFER_IPC:
-      if (ipc_base) {
-        d.cuIpcCloseMemHandle(ipc_base);
+      if (ipc_mapping) {
+        ipc_mapping.reset();  // the last buffer of the mapping closes it
       } else {
         // A pointer imported from another process's pool: freed in stream
         // order, as the pool's own allocations are, and waited for here.

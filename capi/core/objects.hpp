@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -171,6 +172,10 @@ class Function : public Object {
 
 class MemoryPool;
 class Stream;
+// A mapping of another process's memory (cuIpcOpenMemHandle), shared by every
+// buffer opened from the same handle on the same device: the driver maps a
+// handle once per context, and the last buffer released closes it.
+struct IpcMapping;
 
 class Buffer : public DeviceChild {
  public:
@@ -185,7 +190,7 @@ class Buffer : public DeviceChild {
   size_t pitch = 0;             // CUABI_BUFFER_PITCHED
   Ref<MemoryPool> pool;         // CUABI_BUFFER_STREAM_ORDERED from a pool; IPC from a pool
   Ref<Stream> alloc_stream;     // CUABI_BUFFER_STREAM_ORDERED: freed in order there (empty: NULL stream)
-  CUdeviceptr ipc_base = 0;     // CUABI_BUFFER_IPC opened by cuIpcOpenMemHandle: what to close
+  std::shared_ptr<IpcMapping> ipc_mapping;  // CUABI_BUFFER_IPC opened by cuIpcOpenMemHandle
   // Set once cuabi_buffer_free_async queued the free: the destructor frees nothing.
   std::atomic<bool> freed{false};
   // Texture objects reading this buffer (a stream-ordered free is refused meanwhile).
@@ -235,10 +240,23 @@ class Event : public DeviceChild {
  public:
   static constexpr Kind kKind = Kind::Event;
   Event(Ref<Device> device, uint32_t flags);
-  Event(Ref<Device> device, CUevent opened);  // takes over an event opened by IPC
+  // Takes over an event opened by IPC from `handle` on `device`.
+  Event(Ref<Device> device, CUevent opened, const CUipcEventHandle& handle);
   ~Event() override;
+  // The event as a stream of `on` may wait on it. An event opened from
+  // another process belongs to the context it was opened in, and the driver
+  // cannot make a stream of another device wait on it (it crashes): such an
+  // event is opened again, once, on each device that waits on it. Every
+  // other event is answered as it is (the driver orders across devices).
+  CUevent event_for(const Device& on);
   CUevent event = nullptr;
   bool interprocess = false;
+  bool ipc_opened = false;  // opened from another process's handle
+
+ private:
+  CUipcEventHandle ipc_handle_{};
+  std::mutex reopened_mutex_;
+  std::vector<std::pair<Ref<Device>, CUevent>> reopened_;
 };
 
 class Graph : public DeviceChild {

@@ -67,11 +67,39 @@ Event::Event(Ref<Device> dev, uint32_t flags) : DeviceChild(kKind, std::move(dev
   interprocess = (flags & CUABI_EVENT_INTERPROCESS) != 0;
 }
 
-Event::Event(Ref<Device> dev, CUevent opened)
-    : DeviceChild(kKind, std::move(dev)), event(opened), interprocess(true) {}
+Event::Event(Ref<Device> dev, CUevent opened, const CUipcEventHandle& handle)
+    : DeviceChild(kKind, std::move(dev)),
+      event(opened),
+      interprocess(true),
+      ipc_opened(true),
+      ipc_handle_(handle) {}
 
 Event::~Event() {
+  for (auto& copy : reopened_) {
+    try {
+      if (driver_ready() && !copy.first->lost()) {
+        copy.first->make_current();
+        driver().cuEventDestroy(copy.second);
+      }
+    } catch (...) {
+      // The driver is gone or the device lost: nothing left to destroy.
+    }
+  }
   if (enter_quietly(*this)) driver().cuEventDestroy(event);
+}
+
+CUevent Event::event_for(const Device& on) {
+  if (!ipc_opened || &on == device.get()) return event;
+  std::lock_guard<std::mutex> lock(reopened_mutex_);
+  for (const auto& copy : reopened_)
+    if (copy.first.get() == &on) return copy.second;
+  // The caller made `on` current (its stream's context).
+  CUevent copy = nullptr;
+  check(driver().cuIpcOpenEventHandle(&copy, ipc_handle_),
+        "cuIpcOpenEventHandle (opening the other process's event again on the waiting "
+        "stream's device; the exporting process may have destroyed the event or ended)");
+  reopened_.emplace_back(Ref<Device>::share(const_cast<Device*>(&on)), copy);
+  return copy;
 }
 
 // ---------------------------------------------------------------------------
