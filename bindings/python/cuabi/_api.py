@@ -26,9 +26,10 @@ CUABI_STATUS_COUNT = 21
 # A location for prefetches and advice: a device ordinal, or the host.
 CUABI_LOCATION_HOST = -1
 # The size of an IPC handle: plain bytes, to send to another process through a pipe, a
-# socket or a file. It names the memory (or event), the process that exported it and the
-# buffer's size, with a checksum, so a damaged or foreign handle is refused before the
-# driver sees it.
+# socket or a file. It names the memory (or event), the process that exported it, the
+# GPU it lives on (by UUID, since ordinals differ between processes) and the buffer's
+# size, with a checksum, so a damaged or foreign handle is refused before the driver
+# sees it.
 CUABI_IPC_HANDLE_SIZE = 128
 
 # cuabi_status

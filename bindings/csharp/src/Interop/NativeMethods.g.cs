@@ -51,7 +51,8 @@ namespace Cuabi.Interop
         /// <summary>
         /// The size of an IPC handle: plain bytes, to send to another process
         /// through a pipe, a socket or a file. It names the memory (or event), the
-        /// process that exported it and the buffer's size, with a checksum, so a
+        /// process that exported it, the GPU it lives on (by UUID, since ordinals
+        /// differ between processes) and the buffer's size, with a checksum, so a
         /// damaged or foreign handle is refused before the driver sees it.
         /// </summary>
         public const int CUABI_IPC_HANDLE_SIZE = 128;
@@ -1055,7 +1056,14 @@ namespace Cuabi.Interop
         /// very process (use the buffer itself), a damaged or foreign one (not
         /// CUABI_IPC_HANDLE_SIZE bytes, a bad checksum, an event's handle); the
         /// driver refuses one whose memory was given back to it (freed, or its
-        /// process ended). A small buffer shares a driver block with other
+        /// process ended; the message then says whether the exporter has ended).
+        /// Across GPUs: `device` may be another GPU than the exporter's when it can
+        /// reach that GPU's memory (cuabi_device_can_access_peer; the mapping enables
+        /// peer access for itself); otherwise CUABI_ERROR_INVALID_ARGUMENT names both
+        /// devices (open it on the exporter's GPU and copy). A pool allocation opens
+        /// only through its pool imported on the exporter's GPU; another device is
+        /// refused naming both. Opening one handle twice on one device gives two
+        /// buffers over one mapping, unmapped when the last is released. A small buffer shares a driver block with other
         /// allocations of its process, which stays mapped while any of them lives:
         /// its handle can then still open after the buffer was freed, so the
         /// exporting process must keep a buffer alive until every importer is done.
@@ -1074,8 +1082,10 @@ namespace Cuabi.Interop
         // cuabi_status cuabi_event_open_ipc(cuabi_device device, const void* handle, size_t handle_size, cuabi_event* out);
         /// <summary>
         /// Opens another process's event on `device`: record it there, wait for it
-        /// here (cuabi_stream_wait_event, cuabi_event_synchronize). The same refusals
-        /// as cuabi_buffer_open_ipc.
+        /// here (cuabi_stream_wait_event, cuabi_event_synchronize). A stream of any
+        /// device may wait on it: cuabi opens the handle again, once, on the
+        /// stream's device (the driver cannot make a stream of another device wait on
+        /// the event as opened). The same refusals as cuabi_buffer_open_ipc.
         /// </summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_event_open_ipc")]
         public static extern CudaStatus cuabi_event_open_ipc(SafeDeviceHandle device, IntPtr handle, UIntPtr handle_size, out SafeEventHandle @out);
