@@ -28,7 +28,7 @@
  *
  *   nccl_allreduce [--ranks N] [--mib M] [--iters I] [--warmup W]
  *                  [--timeout S] [--deadline S] [--fault-rank K]
- *                  [--fault-kind address|exit]
+ *                  [--fault-kind address|exit] [--sweep]
  *
  *   --ranks N       ranks (default: one per device; at most the device
  *                   count, as NCCL takes one GPU per rank). --ranks 1 runs
@@ -42,6 +42,22 @@
  *                   writes to an illegal address; exit ends the process with
  *                   abort(). The other ranks must notice, abort their
  *                   communicator and exit 4; the launcher reports rank K.
+ *   --sweep         after the verified run, rank 0 also prints the bus
+ *                   bandwidth of every power-of-two size from 1 MiB to
+ *                   --mib, one "sweep <bytes> <ms> <algbw> <busbw>" line
+ *                   each (bench/multi_gpu reads them)
+ *
+ * Started by another launcher. Where torchrun (RANK, WORLD_SIZE,
+ * LOCAL_RANK), mpirun (OMPI_COMM_WORLD_RANK/SIZE/LOCAL_RANK, or PMI_RANK,
+ * PMI_SIZE, MPI_LOCALRANKID) or srun (SLURM_PROCID, SLURM_NTASKS,
+ * SLURM_LOCALID) started this process, it is one rank of that job and
+ * starts nobody: its GPU is its local rank, and rank 0 hands the NCCL
+ * unique id to the others over TCP at MASTER_ADDR (default 127.0.0.1),
+ * port CUABI_NCCL_ID_PORT (default MASTER_PORT + 1, since torchrun's own
+ * store listens on MASTER_PORT; 29501 when neither is set). On several
+ * hosts, set MASTER_ADDR to rank 0's host. With no launcher's control
+ * channel, a failed rank is noticed through NCCL's asynchronous error and
+ * the --timeout of each wait; the launcher (torchrun, mpirun) ends the rest.
  *
  * NCCL is opened at run time: $CUABI_NCCL_PATH first when set, then
  * "libnccl.so.2" through the loader's search path. pip's nvidia-nccl-cu13
@@ -55,8 +71,12 @@
  */
 #define _GNU_SOURCE /* dladdr, to report where NCCL was loaded from */
 #define MG_PROG "nccl_allreduce"
+#include <arpa/inet.h>
 #include <dlfcn.h>
 #include <math.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 
 #include "mg_util.h"
 
@@ -174,6 +194,9 @@ typedef struct {
   long mib, iters, warmup, timeout, deadline;
   int fault_rank; /* -1: none */
   int fault_exit; /* 1: abort() instead of an illegal address */
+  int sweep;      /* 1: also every power-of-two size from 1 MiB to mib */
+  int external;   /* 1: a rank of torchrun, mpirun or srun */
+  int device;     /* this rank's GPU (the local rank under another launcher) */
 } options;
 
 static long parse_long(const char* flag, const char* text, long min, long max) {
@@ -198,10 +221,16 @@ static void parse_options(int argc, char** argv, options* o) {
   o->deadline = 300;
   o->fault_rank = -1;
   o->fault_exit = 0;
+  o->sweep = 0;
+  o->external = 0;
+  o->device = -1;
   for (int i = 1; i < argc; i += 2) {
     const char* flag = argv[i];
     const char* value = i + 1 < argc ? argv[i + 1] : NULL;
-    if (value && strcmp(flag, "--rank") == 0)
+    if (strcmp(flag, "--sweep") == 0) {
+      o->sweep = 1;
+      --i; /* takes no value */
+    } else if (value && strcmp(flag, "--rank") == 0)
       o->rank = (int)parse_long(flag, value, 0, 1023);
     else if (value && (strcmp(flag, "--ranks") == 0 || strcmp(flag, "--nranks") == 0))
       o->nranks = (int)parse_long(flag, value, 1, 1024);
@@ -223,12 +252,122 @@ static void parse_options(int argc, char** argv, options* o) {
     else {
       fprintf(stderr,
               "usage: %s [--ranks N] [--mib M] [--iters I] [--warmup W] [--timeout S]\n"
-              "       [--deadline S] [--fault-rank K] [--fault-kind address|exit]\n"
+              "       [--deadline S] [--fault-rank K] [--fault-kind address|exit] [--sweep]\n"
               "  (unknown or incomplete argument '%s')\n",
               MG_PROG, flag);
       exit(MG_EXIT_FAILED);
     }
   }
+}
+
+/* ------------------------------------------------------------------------- */
+/* Ranks started by another launcher                                          */
+/* ------------------------------------------------------------------------- */
+
+/* The first of `names` set in the environment, as a number >= 0; -1 if none. */
+static long env_number(const char* const* names) {
+  for (; *names; ++names) {
+    const char* v = getenv(*names);
+    if (v && *v) return parse_long(*names, v, 0, 1 << 20);
+  }
+  return -1;
+}
+
+/* Fills rank, nranks and device from torchrun's, mpirun's or srun's
+ * environment; 0 when none of them started this process. */
+static int from_launcher_env(options* o) {
+  static const char* const rank_vars[] = {"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK",
+                                          "SLURM_PROCID", NULL};
+  static const char* const size_vars[] = {"WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE",
+                                          "SLURM_NTASKS", NULL};
+  static const char* const local_vars[] = {"LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK",
+                                           "MPI_LOCALRANKID", "SLURM_LOCALID", NULL};
+  const long rank = env_number(rank_vars), size = env_number(size_vars);
+  if (rank < 0 || size < 1) return 0;
+  if (rank >= size) {
+    fprintf(stderr, "%s: the launcher's environment gives rank %ld of %ld ranks\n", MG_PROG, rank,
+            size);
+    exit(MG_EXIT_FAILED);
+  }
+  o->external = 1;
+  o->rank = (int)rank;
+  o->nranks = (int)size;
+  const long local = env_number(local_vars);
+  o->device = (int)(local >= 0 ? local : rank);
+  return 1;
+}
+
+/* Where rank 0 hands out the unique id: MASTER_ADDR and CUABI_NCCL_ID_PORT,
+ * or MASTER_PORT + 1, or 29501. */
+static void id_address(char* host, size_t host_size, char* port, size_t port_size) {
+  const char* addr = getenv("MASTER_ADDR");
+  snprintf(host, host_size, "%s", addr && *addr ? addr : "127.0.0.1");
+  const char* explicit_port = getenv("CUABI_NCCL_ID_PORT");
+  const char* master_port = getenv("MASTER_PORT");
+  long p = 29501;
+  if (explicit_port && *explicit_port)
+    p = parse_long("CUABI_NCCL_ID_PORT", explicit_port, 1, 65535);
+  else if (master_port && *master_port)
+    p = parse_long("MASTER_PORT", master_port, 1, 65534) + 1;
+  snprintf(port, port_size, "%ld", p);
+}
+
+/* Rank 0: serves `id` to nranks - 1 connections. Others: connect (retrying
+ * until `timeout`) and read it. 0 on success. */
+static int exchange_id_tcp(const options* o, nccl_unique_id* id) {
+  char host[256], port[16];
+  id_address(host, sizeof host, port, sizeof port);
+  struct addrinfo hints, *ai = NULL;
+  memset(&hints, 0, sizeof hints);
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  if (o->rank == 0) hints.ai_flags = AI_PASSIVE;
+  const int gai = getaddrinfo(o->rank == 0 ? NULL : host, port, &hints, &ai);
+  if (gai != 0) {
+    fprintf(stderr, "[rank %d] cannot resolve %s:%s: %s\n", o->rank, host, port, gai_strerror(gai));
+    return -1;
+  }
+  const double deadline = mg_now() + (double)o->timeout;
+  int rc = -1;
+  if (o->rank == 0) {
+    const int ls = socket(ai->ai_family, ai->ai_socktype, ai->ai_protocol);
+    const int one = 1;
+    if (ls >= 0) setsockopt(ls, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (ls < 0 || bind(ls, ai->ai_addr, ai->ai_addrlen) != 0 || listen(ls, 64) != 0) {
+      fprintf(stderr, "[rank 0] cannot listen on port %s for the NCCL unique id: %s\n", port,
+              strerror(errno));
+    } else {
+      rc = 0;
+      for (int served = 1; served < o->nranks && rc == 0; ++served) {
+        struct pollfd p = {ls, POLLIN, 0};
+        const double left = deadline - mg_now();
+        if (left <= 0 || poll(&p, 1, (int)(left * 1000)) <= 0) {
+          fprintf(stderr, "[rank 0] %d of %d ranks did not ask for the unique id within %ld s\n",
+                  o->nranks - served, o->nranks - 1, o->timeout);
+          rc = -1;
+          break;
+        }
+        const int c = accept(ls, NULL, NULL);
+        if (c < 0 || mg_write_full(c, id, sizeof *id) != 0) rc = -1;
+        if (c >= 0) close(c);
+      }
+    }
+    if (ls >= 0) close(ls);
+  } else {
+    while (rc != 0 && mg_now() < deadline) {
+      const int c = socket(ai->ai_family, ai->ai_socktype, ai->ai_protocol);
+      if (c >= 0 && connect(c, ai->ai_addr, ai->ai_addrlen) == 0 &&
+          mg_read_full(c, id, sizeof *id, deadline) == 0)
+        rc = 0;
+      if (c >= 0) close(c);
+      if (rc != 0) mg_sleep_ms(100);
+    }
+    if (rc != 0)
+      fprintf(stderr, "[rank %d] did not get the NCCL unique id from %s:%s within %ld s\n",
+              o->rank, host, port, o->timeout);
+  }
+  freeaddrinfo(ai);
+  return rc;
 }
 
 /* ------------------------------------------------------------------------- */
@@ -296,7 +435,7 @@ static void wait_stream(rank_state* s, const char* what) {
     p.fd = 0;
     p.events = POLLIN;
     p.revents = 0;
-    if (poll(&p, 1, 0) > 0) {
+    if (!s->o->external && poll(&p, 1, 0) > 0) {
       int32_t failed = -1;
       const ssize_t got = read(0, &failed, sizeof failed);
       if (got == (ssize_t)sizeof failed)
@@ -338,7 +477,8 @@ static int rank_main(const options* o) {
   if (nccl_load(&s.api) != 0) return MG_EXIT_NO_NCCL;
 
   cuabi_device dev = NULL;
-  MG_CHECK(cuabi_device_get(rank, &dev));
+  const int ordinal = o->device >= 0 ? o->device : rank;
+  MG_CHECK(cuabi_device_get(ordinal, &dev));
   /* Any call on the device leaves its primary context current on this
    * thread: that is the context (and device) NCCL then uses. */
   MG_CHECK(cuabi_device_synchronize(dev));
@@ -355,6 +495,10 @@ static int rank_main(const options* o) {
       fprintf(stderr, "[rank 0] ncclGetUniqueId: %s\n", nccl_error(&s.api, r));
       return MG_EXIT_FAILED;
     }
+  }
+  if (o->external) {
+    if (exchange_id_tcp(o, &id) != 0) return MG_EXIT_FAILED;
+  } else if (rank == 0) {
     if (mg_write_full(3, &id, sizeof id) != 0) {
       fprintf(stderr, "[rank 0] could not hand the unique id to the launcher: %s\n",
               strerror(errno));
@@ -379,7 +523,8 @@ static int rank_main(const options* o) {
   MG_CHECK(cuabi_event_create(dev, 0, &start));
   MG_CHECK(cuabi_event_create(dev, 0, &stop));
 
-  if (rank != 0 && mg_read_full(0, &id, sizeof id, mg_now() + (double)o->timeout) != 0) {
+  if (!o->external && rank != 0 &&
+      mg_read_full(0, &id, sizeof id, mg_now() + (double)o->timeout) != 0) {
     fprintf(stderr, "[rank %d] did not get the NCCL unique id from the launcher within %ld s\n",
             rank, o->timeout);
     return MG_EXIT_FAILED;
@@ -390,9 +535,9 @@ static int rank_main(const options* o) {
     fprintf(stderr, "[rank %d] ncclCommInitRank: %s\n", rank, nccl_error(&s.api, r));
     return MG_EXIT_FAILED;
   }
-  printf("[rank %d] GPU %d (%s): communicator of %d rank%s ready (NCCL %d.%d.%d)\n", rank, rank,
-         name, n, n == 1 ? "" : "s", s.api.version / 10000, s.api.version % 10000 / 100,
-         s.api.version % 100);
+  printf("[rank %d] GPU %d (%s): communicator of %d rank%s ready (NCCL %d.%d.%d)%s\n", rank,
+         ordinal, name, n, n == 1 ? "" : "s", s.api.version / 10000, s.api.version % 10000 / 100,
+         s.api.version % 100, o->external ? ", started by the job's launcher" : "");
 
   /* 1. Rank-dependent data: (rank + 1) * (i % 251). */
   void* fill_args[] = {&ptr, &count, (void*)&rank};
@@ -491,6 +636,29 @@ static int rank_main(const options* o) {
         "[rank 0] all-reduce (sum, float32) of %ld MiB over %d rank%s: %ld iterations after "
         "%ld warm-up, %.3f ms each: algbw %.2f GB/s, busbw %.2f GB/s\n",
         o->mib, n, n == 1 ? "" : "s", o->iters, o->warmup, seconds * 1e3, algbw, busbw);
+  }
+
+  /* 4b. The sweep: every power of two from 1 MiB to the buffer's size, the
+   * same timing (events on the rank's stream around `iters` all-reduces). */
+  for (size_t part = (size_t)1 << 20; o->sweep && part <= bytes; part *= 2) {
+    const size_t part_count = part / sizeof(float);
+    for (long i = 0; i < o->warmup + o->iters; ++i) {
+      if (i == o->warmup) MG_CHECK(cuabi_event_record(start, s.stream));
+      r = s.api.all_reduce(dptr, dptr, part_count, NCCL_FLOAT32, NCCL_SUM, s.comm, cu_stream);
+      if (r != NCCL_SUCCESS) {
+        fprintf(stderr, "[rank %d] ncclAllReduce: %s\n", rank, nccl_error(&s.api, r));
+        abort_and_exit(&s, MG_EXIT_FAILED);
+      }
+    }
+    MG_CHECK(cuabi_event_record(stop, s.stream));
+    wait_stream(&s, "the sweep's all-reduces");
+    MG_CHECK(cuabi_event_get_elapsed_ms(start, stop, &ms));
+    if (rank == 0) {
+      const double seconds = (double)ms * 1e-3 / (double)o->iters;
+      const double algbw = (double)part / seconds / 1e9;
+      printf("sweep %zu %.4f %.2f %.2f\n", part, seconds * 1e3, algbw,
+             algbw * 2.0 * (double)(n - 1) / (double)n);
+    }
   }
 
   /* 5. Orderly teardown. */
@@ -778,5 +946,13 @@ int main(int argc, char** argv) {
   options o;
   parse_options(argc, argv, &o);
   if (o.rank >= 0) return rank_main(&o);
+  if (from_launcher_env(&o)) {
+    const int rc = rank_main(&o);
+    if (rc == MG_EXIT_OK && o.rank == 0)
+      printf("%s: PASSED: all-reduce of %ld MiB over %d ranks verified on rank 0 (started by the "
+             "job's launcher; each rank checks its own result)\n",
+             MG_PROG, o.mib, o.nranks);
+    return rc;
+  }
   return launcher_main(&o, argv[0]);
 }

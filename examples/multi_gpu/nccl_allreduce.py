@@ -28,6 +28,14 @@ libnccl.so.2 is looked for as: $CUABI_NCCL_PATH, then the lib folder of the
 "libnccl.so.2" through the loader. NCCL_NVLS_ENABLE=0 is set before NCCL is
 loaded, for every rank: NVLink multicast is never asked for.
 
+Started by another launcher (torchrun, mpirun, srun), it starts nobody:
+its rank, size and GPU (the local rank) come from that launcher's
+environment, as in nccl_allreduce.c. Under mpirun, where mpi4py imports,
+rank 0 hands the NCCL unique id to the others with MPI's broadcast;
+otherwise over TCP at MASTER_ADDR (default 127.0.0.1), port
+CUABI_NCCL_ID_PORT (default MASTER_PORT + 1, since torchrun's own store
+listens on MASTER_PORT; 29501 when neither is set).
+
 Exit status: 0 verified (or one device: "needs two devices, found 1"),
 1 failure, 2 NCCL could not be loaded, 3 no CUDA device, 4 a rank failed,
 5 the deadline passed.
@@ -41,6 +49,7 @@ import glob
 import os
 import select
 import signal
+import socket
 import struct
 import subprocess
 import sys
@@ -216,7 +225,7 @@ class Rank:
                          f"{self.nccl.error(r if r != NCCL_SUCCESS else status.value)}"
                          f"{': ' + detail.decode() if detail else ''}", err=True)
                 self.abort_and_exit(EXIT_PEER_FAILED)
-            if select.select([0], [], [], 0)[0]:
+            if not self.args.external and select.select([0], [], [], 0)[0]:
                 data = os.read(0, 4)
                 if len(data) == 4:
                     self.say(f"the launcher reports that rank {struct.unpack('<i', data)[0]} "
@@ -234,7 +243,7 @@ class Rank:
 
     def run(self) -> int:
         args, nccl, rank, n = self.args, self.nccl, self.args.rank, self.args.nranks
-        dev = cuabi.Device(rank)
+        dev = cuabi.Device(args.device if args.device is not None else rank)
         dev.synchronize()  # this device's primary context current on this thread, for NCCL
         uid = UniqueId()
         if rank == 0:
@@ -242,6 +251,12 @@ class Rank:
             if r != NCCL_SUCCESS:
                 self.say(f"ncclGetUniqueId: {nccl.error(r)}", err=True)
                 return EXIT_FAILED
+        if args.external:
+            data = exchange_id(args, bytes(uid))
+            if data is None:
+                return EXIT_FAILED
+            ctypes.memmove(ctypes.byref(uid), data, 128)
+        elif rank == 0:
             os.write(args.id_fd, bytes(uid))
             os.close(args.id_fd)
 
@@ -251,7 +266,7 @@ class Rank:
         count = (args.mib << 20) // 4
         buf = dev.empty(count, np.float32)
 
-        if rank != 0:
+        if rank != 0 and not args.external:
             data = read_exact(0, 128, time.monotonic() + args.timeout)
             if data is None:
                 self.say(f"did not get the NCCL unique id from the launcher within "
@@ -263,8 +278,9 @@ class Rank:
         if r != NCCL_SUCCESS:
             self.say(f"ncclCommInitRank: {nccl.error(r)}", err=True)
             return EXIT_FAILED
-        self.say(f"GPU {rank} ({dev.name}): communicator of {n} rank{'s' if n != 1 else ''} "
-                 f"ready (NCCL {nccl.version_text})")
+        self.say(f"GPU {dev.ordinal} ({dev.name}): communicator of {n} rank{'s' if n != 1 else ''} "
+                 f"ready (NCCL {nccl.version_text})"
+                 f"{', started by the job' + chr(39) + 's launcher' if args.external else ''}")
 
         fill(BLOCKS, THREADS, (buf, np.uint64(count), np.int32(rank)), stream=stream)
         if rank == args.fault_rank:
@@ -332,6 +348,84 @@ class Rank:
             self.say(f"ncclCommDestroy: {nccl.error(r)}", err=True)
             return EXIT_FAILED
         return EXIT_OK
+
+
+LAUNCHER_ENV = (
+    ("RANK", "WORLD_SIZE", "LOCAL_RANK"),  # torchrun
+    ("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK"),  # Open MPI
+    ("PMI_RANK", "PMI_SIZE", "MPI_LOCALRANKID"),  # MPICH, Intel MPI
+    ("SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID"),  # srun
+)
+
+
+def from_launcher_env(args: argparse.Namespace) -> bool:
+    """Takes rank, size and GPU from torchrun's, mpirun's or srun's
+    environment; False when none of them started this process."""
+    for rank_var, size_var, local_var in LAUNCHER_ENV:
+        if os.environ.get(rank_var) and os.environ.get(size_var):
+            args.rank, args.nranks = int(os.environ[rank_var]), int(os.environ[size_var])
+            local = os.environ.get(local_var)
+            args.device = int(local) if local else args.rank
+            args.external = True
+            args.mpi = rank_var != "RANK" and rank_var != "SLURM_PROCID"
+            return True
+    return False
+
+
+def id_address() -> Tuple[str, int]:
+    host = os.environ.get("MASTER_ADDR") or "127.0.0.1"
+    if os.environ.get("CUABI_NCCL_ID_PORT"):
+        return host, int(os.environ["CUABI_NCCL_ID_PORT"])
+    if os.environ.get("MASTER_PORT"):
+        return host, int(os.environ["MASTER_PORT"]) + 1
+    return host, 29501
+
+
+def exchange_id(args: argparse.Namespace, uid: bytes) -> Optional[bytes]:
+    """Rank 0's unique id on every rank: MPI's broadcast under mpirun where
+    mpi4py imports, else TCP (rank 0 serves it to the others)."""
+    if args.mpi:
+        try:
+            from mpi4py import MPI  # noqa: PLC0415 (only under mpirun)
+        except ImportError:
+            pass
+        else:
+            got = MPI.COMM_WORLD.bcast(uid if args.rank == 0 else None, root=0)
+            print(f"[rank {args.rank}] the NCCL unique id came through MPI's broadcast", flush=True)
+            return bytes(got)
+    host, port = id_address()
+    deadline = time.monotonic() + args.timeout
+    if args.rank == 0:
+        with socket.create_server(("", port), reuse_port=False) as server:
+            for served in range(1, args.nranks):
+                server.settimeout(max(0.1, deadline - time.monotonic()))
+                try:
+                    conn, _ = server.accept()
+                except OSError:
+                    print(f"[rank 0] {args.nranks - served} of {args.nranks - 1} ranks did not ask "
+                          f"for the unique id on port {port} within {args.timeout} s",
+                          file=sys.stderr, flush=True)
+                    return None
+                with conn:
+                    conn.sendall(uid)
+        return uid
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection((host, port), timeout=5) as conn:
+                data = b""
+                while len(data) < 128:
+                    chunk = conn.recv(128 - len(data))
+                    if not chunk:
+                        break
+                    data += chunk
+                if len(data) == 128:
+                    return data
+        except OSError:
+            pass
+        time.sleep(0.1)
+    print(f"[rank {args.rank}] did not get the NCCL unique id from {host}:{port} within "
+          f"{args.timeout} s", file=sys.stderr, flush=True)
+    return None
 
 
 def read_exact(fd: int, n: int, deadline: float) -> Optional[bytes]:
@@ -522,8 +616,18 @@ def main() -> int:
     parser.add_argument("--nranks", type=int, default=0, help=argparse.SUPPRESS)
     parser.add_argument("--id-fd", type=int, default=-1, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    args.external, args.mpi, args.device = False, False, None
     if args.ranks < 0 or args.mib < 1 or args.iters < 1 or args.warmup < 0:
         parser.error("--ranks, --mib, --iters and --warmup must be positive")
+    if args.rank is None and from_launcher_env(args):
+        nccl = load_nccl()
+        if nccl is None:
+            return EXIT_NO_NCCL
+        rc = Rank(args, nccl).run()
+        if rc == EXIT_OK and args.rank == 0:
+            print(f"{PROG}: PASSED: all-reduce of {args.mib} MiB over {args.nranks} ranks verified "
+                  f"on rank 0 (started by the job's launcher; each rank checks its own result)")
+        return rc
     if args.rank is None:
         return launcher(args)
     if not 0 <= args.rank < args.nranks:

@@ -67,6 +67,9 @@ echo "run_example.sh: $*"
 rc=$?
 cat "$out"
 
+if [ $rc -eq 77 ] && grep -q "SKIPPED:" "$out"; then
+  exit 77  # with_launcher.sh: no such launcher here, or no device
+fi
 if [ $rc -eq 3 ] && grep -q "no CUDA device" "$out"; then
   echo "run_example.sh: SKIPPED: no CUDA device"
   exit 77
