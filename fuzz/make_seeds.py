@@ -9,6 +9,7 @@ fuzz_image (seed-saxpy-sm*.cubin: the SAXPY kernel compiled by NVRTC 13 with
 
 import hashlib
 import os
+import re
 import struct
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -73,32 +74,50 @@ def program_seeds():
     )
 
 
-def handle_op(which, mode, raw):
-    return bytes([which, mode]) + struct.pack("<Q", raw)
+def handle_kinds():
+    """The kinds of handle in the order of the one list, capi/core/kinds.h
+    (fuzz_handles picks a kind by its place there)."""
+    with open(os.path.join(HERE, "..", "capi", "core", "kinds.h")) as f:
+        return re.findall(r"^\s*X\((\w+), (\w+)\)", f.read(), re.M)
+
+
+def handle_op(selector, which, mode, raw):
+    return bytes([selector, which, mode]) + struct.pack("<Q", raw)
 
 
 def handle_seeds():
     t = "fuzz_handles"
+    names = [name for _, name in handle_kinds()]
+    program = names.index("program")
+    release = 0x80
     ops = b"".join(
-        handle_op(w, m, r)
-        for w, m, r in [
-            (0, 0, 0xDEADBEEF),
-            (22, 6, 1),
-            (22, 2, 3),
-            (40, 1, 5),
-            (0x81, 2, 4),
-            (0x81, 6, 0),
-            (23, 5, 0),
-            (10, 3, 9),
-            (60, 4, 2),
-            (0x82, 2, 7),
-            (26, 7, 123456789),
+        handle_op(k, w, m, r)
+        for k, w, m, r in [
+            (0, 0, 0, 0xDEADBEEF),
+            (program, 1, 6, 1),
+            (program, 1, 2, 3),
+            (names.index("buffer"), 4, 1, 5),
+            (release | program, 0, 2, 4),
+            (release | program, 0, 6, 0),
+            (program, 2, 5, 0),
+            (names.index("graph_exec"), 1, 3, 9),
+            (names.index("memory_pool"), 2, 4, 2),
+            (release | names.index("texture"), 0, 2, 7),
+            (names.index("library"), 0, 7, 123456789),
         ]
     )
     write(t, "mixed", ops)
-    write(t, "every-call-raw", b"".join(handle_op(i, 0, 0x0000000102000001 + i) for i in range(66)))
-    write(t, "every-release-forged", b"".join(handle_op(0x80 | i, 2, i) for i in range(10)))
-    write(t, "live-then-release", b"".join(handle_op(w, 6, 0) for w in (22, 24, 0x81, 22, 24)))
+    # Every call of each kind (an input runs at most 64 operations).
+    for k, name in enumerate(names):
+        calls = b"".join(handle_op(k, i, 0, 0x0000000102000001 + i) for i in range(64))
+        write(t, "every-call-raw-" + name, calls)
+    write(
+        t,
+        "every-release-forged",
+        b"".join(handle_op(release | k, 0, 2, k) for k in range(len(names))),
+    )
+    live = [(program, 1), (program, 2), (release | program, 0), (program, 1), (program, 2)]
+    write(t, "live-then-release", b"".join(handle_op(k, w, 6, 0) for k, w in live))
 
 
 def launch_seeds():

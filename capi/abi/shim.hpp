@@ -77,24 +77,16 @@ inline void copy_string(const std::string& s, char* buf, size_t* size) {
   copy_out(s.c_str(), s.size() + 1, buf, size);
 }
 
-// The core object behind each C handle type (declared for decltype only).
-Device* object_of(cuabi_device);
-Program* object_of(cuabi_program);
-Module* object_of(cuabi_module);
-Function* object_of(cuabi_function);
-Buffer* object_of(cuabi_buffer);
-HostBuffer* object_of(cuabi_host_buffer);
-Stream* object_of(cuabi_stream);
-Event* object_of(cuabi_event);
-Graph* object_of(cuabi_graph);
-GraphExec* object_of(cuabi_graph_exec);
-LaunchPlan* object_of(cuabi_launch_plan);
-MemoryPool* object_of(cuabi_memory_pool);
-Array* object_of(cuabi_array);
-Texture* object_of(cuabi_texture);
-Surface* object_of(cuabi_surface);
-Linker* object_of(cuabi_linker);
-Library* object_of(cuabi_library);
+// The core object behind each C handle type (declared for decltype only),
+// one per kind of kinds.h: cuabi_<name> is the core's <Name>, whose kKind
+// must be Kind::<Name>.
+#define CUABI_OBJECT_OF(Name, name)                                            \
+  Name* object_of(cuabi_##name);                                               \
+  static_assert(Name::kKind == Kind::Name, "cuabi_" #name " is not a " #Name); \
+  static_assert(std::is_base_of_v<Object, Name>, #Name " is not an Object");
+CUABI_HANDLE_KINDS(CUABI_OBJECT_OF)
+#undef CUABI_OBJECT_OF
+
 template <class H>
 using ObjectFor = std::remove_pointer_t<decltype(object_of(H()))>;
 

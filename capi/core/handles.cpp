@@ -8,26 +8,15 @@
 namespace cuabi {
 
 const char* kind_name(Kind kind) {
-  switch (kind) {
-    case Kind::Device: return "cuabi_device";
-    case Kind::Program: return "cuabi_program";
-    case Kind::Module: return "cuabi_module";
-    case Kind::Function: return "cuabi_function";
-    case Kind::Buffer: return "cuabi_buffer";
-    case Kind::HostBuffer: return "cuabi_host_buffer";
-    case Kind::Stream: return "cuabi_stream";
-    case Kind::Event: return "cuabi_event";
-    case Kind::Graph: return "cuabi_graph";
-    case Kind::GraphExec: return "cuabi_graph_exec";
-    case Kind::LaunchPlan: return "cuabi_launch_plan";
-    case Kind::MemoryPool: return "cuabi_memory_pool";
-    case Kind::Array: return "cuabi_array";
-    case Kind::Texture: return "cuabi_texture";
-    case Kind::Surface: return "cuabi_surface";
-    case Kind::Linker: return "cuabi_linker";
-    case Kind::Library: return "cuabi_library";
-  }
-  return "handle";
+  // Indexed by the kind's number; 0 is no kind.
+  static const char* const kNames[] = {
+#define CUABI_KIND_NAME(Name, name) "cuabi_" #name,
+      "handle", CUABI_HANDLE_KINDS(CUABI_KIND_NAME)
+#undef CUABI_KIND_NAME
+  };
+  static_assert(sizeof(kNames) / sizeof(kNames[0]) == kKindCount + 1u, "a name for every kind");
+  const auto i = static_cast<size_t>(kind);
+  return i <= kKindCount ? kNames[i] : "handle";
 }
 
 namespace handles {
@@ -177,8 +166,7 @@ void fail_handle(Kind kind, const char* what, uint64_t handle) {
                                          kind_name(kind) + ")");
   uint32_t k = static_cast<uint32_t>((handle >> 24) & 0xFFu);
   std::string message = std::string(what) + " is not a live " + kind_name(kind) + ": ";
-  if (k >= static_cast<uint32_t>(Kind::Device) && k <= static_cast<uint32_t>(kLastKind) &&
-      k != static_cast<uint32_t>(kind) && (handle >> 32) != 0)
+  if (k != 0 && k <= kKindCount && k != static_cast<uint32_t>(kind) && (handle >> 32) != 0)
     message += std::string("it is a ") + kind_name(static_cast<Kind>(k));
   else
     message += "it was released, or is not a cuabi handle";

@@ -21,30 +21,23 @@
 #include <utility>
 
 #include "error.hpp"
+#include "kinds.h"
 
 namespace cuabi {
 
+// The kind of object behind a handle, numbered from 1 in the order of
+// kinds.h (0 is no kind: a live handle's kind bits are never 0).
 enum class Kind : uint8_t {
-  Device = 1,
-  Program,
-  Module,
-  Function,
-  Buffer,
-  HostBuffer,
-  Stream,
-  Event,
-  Graph,
-  GraphExec,
-  LaunchPlan,
-  MemoryPool,
-  Array,
-  Texture,
-  Surface,
-  Linker,
-  Library,
+  None = 0,
+#define CUABI_KIND_ENUMERATOR(Name, name) Name,
+  CUABI_HANDLE_KINDS(CUABI_KIND_ENUMERATOR)
+#undef CUABI_KIND_ENUMERATOR
 };
-constexpr Kind kLastKind = Kind::Library;
+#define CUABI_KIND_PLUS_ONE(Name, name) +1
+constexpr uint8_t kKindCount = 0 CUABI_HANDLE_KINDS(CUABI_KIND_PLUS_ONE);
+#undef CUABI_KIND_PLUS_ONE
 
+// "cuabi_<name>", the C type of the kind's handles ("handle" for None).
 const char* kind_name(Kind kind);
 
 class Object {

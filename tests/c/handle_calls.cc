@@ -742,40 +742,11 @@ std::vector<HandleCall> MakeHandleCalls() {
 
 std::vector<ReleaseCall> MakeReleaseCalls() {
   return {
-      {"cuabi_device_release", Kind::kDevice,
-       [](uintptr_t h) { cuabi_device_release(As<cuabi_device>(h)); }},
-      {"cuabi_program_release", Kind::kProgram,
-       [](uintptr_t h) { cuabi_program_release(As<cuabi_program>(h)); }},
-      {"cuabi_module_release", Kind::kModule,
-       [](uintptr_t h) { cuabi_module_release(As<cuabi_module>(h)); }},
-      {"cuabi_function_release", Kind::kFunction,
-       [](uintptr_t h) { cuabi_function_release(As<cuabi_function>(h)); }},
-      {"cuabi_buffer_release", Kind::kBuffer,
-       [](uintptr_t h) { cuabi_buffer_release(As<cuabi_buffer>(h)); }},
-      {"cuabi_host_buffer_release", Kind::kHostBuffer,
-       [](uintptr_t h) { cuabi_host_buffer_release(As<cuabi_host_buffer>(h)); }},
-      {"cuabi_stream_release", Kind::kStream,
-       [](uintptr_t h) { cuabi_stream_release(As<cuabi_stream>(h)); }},
-      {"cuabi_event_release", Kind::kEvent,
-       [](uintptr_t h) { cuabi_event_release(As<cuabi_event>(h)); }},
-      {"cuabi_graph_release", Kind::kGraph,
-       [](uintptr_t h) { cuabi_graph_release(As<cuabi_graph>(h)); }},
-      {"cuabi_graph_exec_release", Kind::kGraphExec,
-       [](uintptr_t h) { cuabi_graph_exec_release(As<cuabi_graph_exec>(h)); }},
-      {"cuabi_launch_plan_release", Kind::kLaunchPlan,
-       [](uintptr_t h) { cuabi_launch_plan_release(As<cuabi_launch_plan>(h)); }},
-      {"cuabi_memory_pool_release", Kind::kMemoryPool,
-       [](uintptr_t h) { cuabi_memory_pool_release(As<cuabi_memory_pool>(h)); }},
-      {"cuabi_array_release", Kind::kArray,
-       [](uintptr_t h) { cuabi_array_release(As<cuabi_array>(h)); }},
-      {"cuabi_texture_release", Kind::kTexture,
-       [](uintptr_t h) { cuabi_texture_release(As<cuabi_texture>(h)); }},
-      {"cuabi_surface_release", Kind::kSurface,
-       [](uintptr_t h) { cuabi_surface_release(As<cuabi_surface>(h)); }},
-      {"cuabi_linker_release", Kind::kLinker,
-       [](uintptr_t h) { cuabi_linker_release(As<cuabi_linker>(h)); }},
-      {"cuabi_library_release", Kind::kLibrary,
-       [](uintptr_t h) { cuabi_library_release(As<cuabi_library>(h)); }},
+#define CUABI_TEST_RELEASE(Name, name)       \
+  {"cuabi_" #name "_release", Kind::k##Name, \
+   [](uintptr_t h) { cuabi_##name##_release(As<cuabi_##name>(h)); }},
+      CUABI_HANDLE_KINDS(CUABI_TEST_RELEASE)
+#undef CUABI_TEST_RELEASE
   };
 }
 
@@ -783,50 +754,21 @@ std::vector<ReleaseCall> MakeReleaseCalls() {
 
 const char* KindName(Kind kind) {
   switch (kind) {
-    case Kind::kDevice:
-      return "device";
-    case Kind::kProgram:
-      return "program";
-    case Kind::kModule:
-      return "module";
-    case Kind::kFunction:
-      return "function";
-    case Kind::kBuffer:
-      return "buffer";
-    case Kind::kHostBuffer:
-      return "host_buffer";
-    case Kind::kStream:
-      return "stream";
-    case Kind::kEvent:
-      return "event";
-    case Kind::kGraph:
-      return "graph";
-    case Kind::kMemoryPool:
-      return "memory_pool";
-    case Kind::kArray:
-      return "array";
-    case Kind::kTexture:
-      return "texture";
-    case Kind::kSurface:
-      return "surface";
-    case Kind::kLinker:
-      return "linker";
-    case Kind::kLibrary:
-      return "library";
-    case Kind::kGraphExec:
-      return "graph_exec";
-    case Kind::kLaunchPlan:
-      return "launch_plan";
+#define CUABI_TEST_KIND_NAME(Name, name) \
+  case Kind::k##Name:                    \
+    return #name;
+    CUABI_HANDLE_KINDS(CUABI_TEST_KIND_NAME)
+#undef CUABI_TEST_KIND_NAME
   }
   return "?";
 }
 
 std::vector<Kind> AllKinds() {
-  return {Kind::kDevice, Kind::kProgram,    Kind::kModule,    Kind::kFunction,
-          Kind::kBuffer, Kind::kHostBuffer, Kind::kStream,    Kind::kEvent,
-          Kind::kGraph,  Kind::kGraphExec,  Kind::kLaunchPlan, Kind::kMemoryPool,
-          Kind::kArray,  Kind::kTexture,    Kind::kSurface,   Kind::kLinker,
-          Kind::kLibrary};
+  return {
+#define CUABI_TEST_KIND_VALUE(Name, name) Kind::k##Name,
+      CUABI_HANDLE_KINDS(CUABI_TEST_KIND_VALUE)
+#undef CUABI_TEST_KIND_VALUE
+  };
 }
 
 const std::vector<HandleCall>& HandleCalls() {

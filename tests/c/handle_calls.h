@@ -11,28 +11,18 @@
 #include <string>
 #include <vector>
 
+#include "kinds.h"
+
 namespace cuabi_test {
 
+// The kinds of handle, from the one list (capi/core/kinds.h): kDevice, ...
 enum class Kind {
-  kDevice,
-  kProgram,
-  kModule,
-  kFunction,
-  kBuffer,
-  kHostBuffer,
-  kStream,
-  kEvent,
-  kGraph,
-  kGraphExec,
-  kLaunchPlan,
-  kMemoryPool,
-  kArray,
-  kTexture,
-  kSurface,
-  kLinker,
-  kLibrary,
+#define CUABI_TEST_KIND(Name, name) k##Name,
+  CUABI_HANDLE_KINDS(CUABI_TEST_KIND)
+#undef CUABI_TEST_KIND
 };
 
+// The handle type's name without "cuabi_", e.g. "host_buffer".
 const char* KindName(Kind kind);
 std::vector<Kind> AllKinds();
 

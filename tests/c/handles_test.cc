@@ -19,6 +19,7 @@
 
 namespace {
 
+using cuabi_test::AllKinds;
 using cuabi_test::AsHandle;
 using cuabi_test::Contains;
 using cuabi_test::GarbageHandleValues;
@@ -51,14 +52,69 @@ void ExpectInvalidHandle(const HandleCall& call, uintptr_t handle, const std::st
   EXPECT_EQ(0, cuabi_last_error_code()) << call.name << ": no CUDA error behind a bad handle";
 }
 
-TEST(Handles, TableCoversEveryFunctionTakingAHandle) {
-  std::ifstream in(CUABI_TEST_HEADER_PATH);
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
   std::stringstream text;
   text << in.rdbuf();
-  const std::string s = text.str();
-  const std::regex decl(
-      "CUABI_CALL\\s+(cuabi_[a-z0-9_]+)\\s*\\(\\s*(cuabi_(device|program|module|function|buffer|"
-      "host_buffer|stream|event|graph|graph_exec|launch_plan|memory_pool|array|texture|surface|linker|library))\\s+[a-z_]+\\s*[,)]");
+  return text.str();
+}
+
+// "cuabi_<name>" of every kind in the list (capi/core/kinds.h).
+std::set<std::string> ListedHandleTypes() {
+  std::set<std::string> listed;
+  for (Kind kind : AllKinds()) listed.insert(std::string("cuabi_") + KindName(kind));
+  return listed;
+}
+
+TEST(Handles, EveryHandleTypeOfTheHeaderIsAKind) {
+  const std::string header = ReadFile(CUABI_TEST_HEADER_PATH);
+  const std::regex handle_type(
+      "typedef\\s+struct\\s+(cuabi_[a-z0-9_]+)_s\\s*\\*\\s*(cuabi_[a-z0-9_]+)\\s*;");
+  std::set<std::string> in_header;
+  for (std::sregex_iterator it(header.begin(), header.end(), handle_type), end; it != end; ++it) {
+    EXPECT_EQ((*it)[1].str(), (*it)[2].str()) << "a handle type named unlike its struct";
+    in_header.insert((*it)[2].str());
+  }
+  ASSERT_GT(in_header.size(), 10u) << "no handle types found in " << CUABI_TEST_HEADER_PATH;
+  EXPECT_EQ(in_header, ListedHandleTypes())
+      << "the handle types of cuabi.h and the kinds of capi/core/kinds.h differ";
+
+  // The model's list (cuabi.json, generated from the header) agrees too.
+  std::string json_path = CUABI_TEST_HEADER_PATH;
+  json_path.replace(json_path.size() - 2, 2, ".json");
+  const std::string json = ReadFile(json_path);
+  const size_t begin = json.find("\"handles\": [");
+  ASSERT_NE(std::string::npos, begin) << json_path << " has no \"handles\" list";
+  const std::string handles = json.substr(begin, json.find(']', begin) - begin);
+  const std::regex entry("\"name\":\\s*\"(cuabi_[a-z0-9_]+)\"");
+  std::set<std::string> in_model;
+  for (std::sregex_iterator it(handles.begin(), handles.end(), entry), end; it != end; ++it) {
+    in_model.insert((*it)[1].str());
+  }
+  EXPECT_EQ(in_model, ListedHandleTypes())
+      << "the handles of cuabi.json and the kinds of capi/core/kinds.h differ";
+}
+
+TEST(Handles, EveryKindHasItsCallsAndItsRelease) {
+  std::set<Kind> with_release;
+  for (const auto& r : ReleaseCalls()) {
+    EXPECT_EQ(std::string("cuabi_") + KindName(r.kind) + "_release", r.name);
+    with_release.insert(r.kind);
+  }
+  std::set<Kind> with_calls;
+  for (const auto& c : HandleCalls()) with_calls.insert(c.kind);
+  for (Kind kind : AllKinds()) {
+    EXPECT_TRUE(with_release.count(kind)) << KindName(kind) << " has no release call";
+    EXPECT_TRUE(with_calls.count(kind)) << "no call in handle_calls.cc takes a " << KindName(kind);
+  }
+}
+
+TEST(Handles, TableCoversEveryFunctionTakingAHandle) {
+  const std::string s = ReadFile(CUABI_TEST_HEADER_PATH);
+  std::string kinds;
+  for (Kind kind : AllKinds()) kinds += (kinds.empty() ? "" : "|") + std::string(KindName(kind));
+  const std::regex decl("CUABI_CALL\\s+(cuabi_[a-z0-9_]+)\\s*\\(\\s*(cuabi_(" + kinds +
+                        "))\\s+[a-z_]+\\s*[,)]");
   std::set<std::string> taking_handle;
   for (std::sregex_iterator it(s.begin(), s.end(), decl), end; it != end; ++it) {
     taking_handle.insert((*it)[1].str());
