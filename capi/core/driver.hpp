@@ -1,7 +1,7 @@
 // The CUDA driver, opened with dlopen on first use. Every entry point is listed
-// once below with the CUDA version its signature is requested at; a missing
-// one is replaced by a trampoline that answers "not supported" and names
-// itself, so only the call that needs it fails.
+// once, in driver_entry_points.h, with the CUDA version its signature is
+// requested at; a missing one is replaced by a trampoline that answers "not
+// supported" and names itself, so only the call that needs it fails.
 #pragma once
 
 #include <cuda.h>
@@ -10,135 +10,13 @@
 #include <atomic>
 #include <string>
 
+#include "driver_entry_points.h"
 #include "error.hpp"
 
 namespace cuabi {
 
-// X(name, version): requested through cuGetProcAddress at `version`; the type
-// is cudaTypedefs.h's PFN_<name>_v<version>.
-#define CUABI_DRIVER_ENTRY_POINTS(X)   \
-  X(cuInit, 2000)                      \
-  X(cuDriverGetVersion, 2020)          \
-  X(cuGetErrorName, 6000)              \
-  X(cuGetErrorString, 6000)            \
-  X(cuDeviceGetCount, 2000)            \
-  X(cuDeviceGet, 2000)                 \
-  X(cuDeviceGetName, 2000)             \
-  X(cuDeviceGetAttribute, 2000)        \
-  X(cuDeviceTotalMem, 3020)            \
-  X(cuDeviceGetUuid, 11040)            \
-  X(cuDevicePrimaryCtxRetain, 7000)    \
-  X(cuDevicePrimaryCtxRelease, 11000)  \
-  X(cuDevicePrimaryCtxReset, 11000)    \
-  X(cuCtxGetCurrent, 4000)             \
-  X(cuCtxSetCurrent, 4000)             \
-  X(cuCtxSynchronize, 2000)            \
-  X(cuCtxGetStreamPriorityRange, 5050) \
-  X(cuMemGetInfo, 3020)                \
-  X(cuModuleLoadData, 2000)            \
-  X(cuModuleUnload, 2000)              \
-  X(cuModuleGetFunction, 2000)         \
-  X(cuModuleGetGlobal, 3020)           \
-  X(cuFuncGetParamInfo, 12040)         \
-  X(cuFuncGetAttribute, 2020)          \
-  X(cuFuncSetAttribute, 9000)          \
-  X(cuLaunchKernel, 4000)              \
-  X(cuMemAlloc, 3020)                  \
-  X(cuMemFree, 3020)                   \
-  X(cuMemsetD8, 3020)                  \
-  X(cuMemsetD8Async, 3020)             \
-  X(cuMemcpyHtoD, 3020)                \
-  X(cuMemcpyDtoH, 3020)                \
-  X(cuMemcpyDtoD, 3020)                \
-  X(cuMemcpyHtoDAsync, 3020)           \
-  X(cuMemcpyDtoHAsync, 3020)           \
-  X(cuMemcpyDtoDAsync, 3020)           \
-  X(cuMemHostAlloc, 2020)              \
-  X(cuMemFreeHost, 2000)               \
-  X(cuMemHostRegister, 6050)           \
-  X(cuMemHostUnregister, 4000)         \
-  X(cuStreamCreateWithPriority, 5050)  \
-  X(cuStreamDestroy, 4000)             \
-  X(cuStreamSynchronize, 2000)         \
-  X(cuStreamQuery, 2000)               \
-  X(cuStreamWaitEvent, 3020)           \
-  X(cuStreamBeginCapture, 10010)       \
-  X(cuStreamEndCapture, 10000)         \
-  X(cuEventCreate, 2000)               \
-  X(cuEventRecord, 2000)               \
-  X(cuEventSynchronize, 2000)          \
-  X(cuEventQuery, 2000)                \
-  X(cuEventElapsedTime, 2000)          \
-  X(cuEventDestroy, 4000)              \
-  X(cuGraphGetNodes, 10000)            \
-  X(cuGraphInstantiateWithFlags, 11040) \
-  X(cuGraphLaunch, 10000)              \
-  X(cuGraphDestroy, 10000)             \
-  X(cuGraphExecDestroy, 10000)         \
-  X(cuLaunchKernelEx, 11060)           \
-  X(cuFuncGetName, 12030)              \
-  X(cuModuleGetFunctionCount, 12040)   \
-  X(cuModuleEnumerateFunctions, 12040) \
-  X(cuOccupancyMaxActiveBlocksPerMultiprocessor, 6050) \
-  X(cuOccupancyAvailableDynamicSMemPerBlock, 10020)    \
-  X(cuOccupancyMaxPotentialClusterSize, 11070)         \
-  X(cuOccupancyMaxActiveClusters, 11070)               \
-  X(cuLaunchHostFunc, 10000)           \
-  X(cuStreamIsCapturing, 10000)        \
-  X(cuGraphUpload, 11010)              \
-  X(cuGraphNodeGetType, 10000)         \
-  X(cuGraphKernelNodeGetParams, 12000) \
-  X(cuGraphExecKernelNodeSetParams, 12000) \
-  X(cuGraphExecUpdate, 12000)         \
-  X(cuMemAllocAsync, 11020)            \
-  X(cuMemAllocFromPoolAsync, 11020)    \
-  X(cuMemFreeAsync, 11020)             \
-  X(cuDeviceGetDefaultMemPool, 11020)  \
-  X(cuMemPoolCreate, 11020)            \
-  X(cuMemPoolDestroy, 11020)           \
-  X(cuMemPoolSetAttribute, 11020)      \
-  X(cuMemPoolGetAttribute, 11020)      \
-  X(cuMemPoolTrimTo, 11020)            \
-  X(cuMemPoolExportToShareableHandle, 11020)   \
-  X(cuMemPoolImportFromShareableHandle, 11020) \
-  X(cuMemPoolExportPointer, 11020)     \
-  X(cuMemPoolImportPointer, 11020)     \
-  X(cuMemAllocManaged, 6000)           \
-  X(cuMemPrefetchAsync, 12020)         \
-  X(cuMemAdvise, 12020)                \
-  X(cuMemGetAddressRange, 3020)        \
-  X(cuIpcGetMemHandle, 4010)           \
-  X(cuIpcOpenMemHandle, 11000)         \
-  X(cuIpcCloseMemHandle, 4010)         \
-  X(cuIpcGetEventHandle, 4010)         \
-  X(cuIpcOpenEventHandle, 4010)        \
-  X(cuDeviceCanAccessPeer, 4000)       \
-  X(cuCtxEnablePeerAccess, 4000)       \
-  X(cuCtxDisablePeerAccess, 4000)      \
-  X(cuDeviceGetP2PAttribute, 8000)     \
-  X(cuMemcpyPeer, 4000)                \
-  X(cuMemcpyPeerAsync, 4000)           \
-  X(cuMemAllocPitch, 3020)             \
-  X(cuMemsetD16, 3020)                 \
-  X(cuMemsetD16Async, 3020)            \
-  X(cuMemsetD32, 3020)                 \
-  X(cuMemsetD32Async, 3020)            \
-  X(cuMemcpy3D, 3020)                  \
-  X(cuMemcpy3DAsync, 3020)             \
-  X(cuArray3DCreate, 3020)             \
-  X(cuArrayDestroy, 2000)              \
-  X(cuTexObjectCreate, 5000)           \
-  X(cuTexObjectDestroy, 5000)          \
-  X(cuSurfObjectCreate, 5000)          \
-  X(cuSurfObjectDestroy, 5000)         \
-  X(cuLinkCreate, 6050)                \
-  X(cuLinkAddData, 6050)               \
-  X(cuLinkComplete, 5050)              \
-  X(cuLinkDestroy, 5050)               \
-  X(cuLibraryLoadData, 12000)          \
-  X(cuLibraryUnload, 12000)            \
-  X(cuLibraryGetModule, 12000)
-
+// The entry points, with the CUDA version each is requested at:
+// CUABI_DRIVER_ENTRY_POINTS in driver_entry_points.h.
 struct DriverApi {
 #define CUABI_DECLARE(name, version) PFN_##name##_v##version name = nullptr;
   CUABI_DRIVER_ENTRY_POINTS(CUABI_DECLARE)
