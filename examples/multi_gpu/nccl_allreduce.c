@@ -796,7 +796,8 @@ static int launcher_main(const options* o, char* argv0) {
   snprintf(fault_text, sizeof fault_text, "%d", o->fault_rank);
   char f_rank[] = "--rank", f_nranks[] = "--nranks", f_mib[] = "--mib", f_iters[] = "--iters",
        f_warmup[] = "--warmup", f_timeout[] = "--timeout", f_fault[] = "--fault-rank",
-       f_kind[] = "--fault-kind", k_exit[] = "exit", k_address[] = "address";
+       f_kind[] = "--fault-kind", k_exit[] = "exit", k_address[] = "address",
+       f_sweep[] = "--sweep";
   for (int r = 0; r < n; ++r) {
     int control[2];
     if (mg_pipe(control) != 0) {
@@ -820,6 +821,7 @@ static int launcher_main(const options* o, char* argv0) {
     args[k++] = warmup_text;
     args[k++] = f_timeout;
     args[k++] = timeout_text;
+    if (o->sweep) args[k++] = f_sweep;
     if (o->fault_rank >= 0) {
       args[k++] = f_fault;
       args[k++] = fault_text;

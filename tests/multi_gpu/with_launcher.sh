@@ -54,9 +54,13 @@ case "$kind" in
     [ $script -eq 1 ] && run=(python3 "$@")
     root=()
     [ "$(id -u)" -eq 0 ] && mpirun --version 2>&1 | grep -qi "open mpi" && root=(--allow-run-as-root --oversubscribe)
+    pass=()
+    for v in NCCL_NVLS_ENABLE TORCH_SYMM_MEM_DISABLE_MULTICAST NVSHMEM_DISABLE_NVLS CUABI_NCCL_PATH \
+      PYTHONPATH CUABI_LIBRARY CUABI_CACHE_DIR CUABI_BACKEND; do
+      [ -n "${!v:-}" ] && pass+=(-x "$v")
+    done
     echo "with_launcher.sh: mpirun -np $gpus ${root[*]} ${run[*]}"
-    exec mpirun -np "$gpus" "${root[@]}" -x NCCL_NVLS_ENABLE -x CUABI_NCCL_PATH -x PYTHONPATH \
-      -x CUABI_LIBRARY -x CUABI_CACHE_DIR "${run[@]}" 2>&1
+    exec mpirun -np "$gpus" "${root[@]}" "${pass[@]}" "${run[@]}" 2>&1
     ;;
   net)
     export NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 NCCL_IB_DISABLE=1 NCCL_SOCKET_IFNAME=lo
