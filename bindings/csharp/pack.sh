@@ -39,6 +39,7 @@ mkdir -p "$stage/lib/net472" "$stage/runtimes/linux-x64/native"
 CUABI_CSHARP_OUT="$stage/lib/net472" "$here/build.sh" --library
 cp -L "$lib" "$stage/runtimes/linux-x64/native/libcuabi.so"
 cp "$here/Cuabi.nuspec" "$stage/"
+cp "$here/../../LICENSE" "$here/README.md" "$stage/"
 rm -f "$dest/Cuabi.$version.nupkg"
 nuget pack "$stage/Cuabi.nuspec" -BasePath "$stage" -OutputDirectory "$dest" \
     -NonInteractive -NoPackageAnalysis
