@@ -582,7 +582,7 @@ def markdown(
         if any(b.startswith("launch_") for _, b in R.samples):
             out.append("### Against the stand-in driver\n")
             out.append(
-                "Each implementation's launch path against bench/testing/fake_cuda.c, a "
+                "Each implementation's launch path against tests/fake/fake_cuda.c, a "
                 "driver whose cuLaunchKernel does nothing: the binding's and cuabi's own "
                 "share of a launch, and what it adds over raw C (Δ). Same loops as the "
                 "GPU figures; no GPU figure.\n"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Tests the benchmark harness itself, without a GPU: runs bench/run.sh in its
-# GPU mode against a stand-in CUDA driver (bench/testing/fake_cuda.c: host
+# GPU mode against a stand-in CUDA driver (tests/fake/fake_cuda.c: host
 # memory, SAXPY computed on the host), then checks that every implementation
 # that can run here produced every figure, that collect.py evaluated every
 # target it could, and that results.json, results.md and chart.png exist.

@@ -1,8 +1,9 @@
 /*
- * The benchmark stand-in driver (bench/testing/fake_cuda.c, included as it
- * is) with one addition for the instruction counts: cuStreamQuery answers
- * what the measuring program asks for (CUDA_SUCCESS or CUDA_ERROR_NOT_READY),
- * so both answers of cuabi_stream_query can be counted. The measuring
+ * The stand-in driver (tests/fake/fake_cuda.c, included as it is; its fault
+ * injection is never armed here) with one addition for the instruction
+ * counts: cuStreamQuery answers what the measuring program asks for
+ * (CUDA_SUCCESS or CUDA_ERROR_NOT_READY), so both answers of
+ * cuabi_stream_query can be counted. The measuring
  * program finds the switch with dlsym: instructions_fake_set_stream_query.
  *
  * The stand-in's own cuGetProcAddress_v2 is renamed on the way in; the one
@@ -10,7 +11,7 @@
  * other name to it.
  */
 #define cuGetProcAddress_v2 instructions_inner_cuGetProcAddress_v2
-#include "../testing/fake_cuda.c"
+#include "../../tests/fake/fake_cuda.c"
 #undef cuGetProcAddress_v2
 
 static CUresult stream_query_answer = CUDA_SUCCESS;

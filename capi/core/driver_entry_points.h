@@ -2,7 +2,10 @@
  *
  * X(name, version): requested through cuGetProcAddress at `version`; the type
  * is cudaTypedefs.h's PFN_<name>_v<version>. The core's driver table
- * (driver.hpp) is made from this macro; C code can include it too.
+ * (driver.hpp) and the stand-in driver of the tests and benchmarks
+ * (tests/fake/fake_cuda.c) are both made from this macro, so a new entry
+ * point is added here and nowhere else: the stand-in answers one it does not
+ * implement with CUDA_ERROR_NOT_SUPPORTED.
  *
  * Plain preprocessor text, for C and C++ alike; it includes nothing. */
 #ifndef CUABI_CORE_DRIVER_ENTRY_POINTS_H

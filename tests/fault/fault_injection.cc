@@ -1,5 +1,5 @@
 // Fault injection through the C ABI against the stand-in driver and NVRTC
-// (fake_cuda.c), no GPU needed. For each scenario (the SAXPY flow, a graph
+// (tests/fake/), no GPU needed. For each scenario (the SAXPY flow, a graph
 // capture and replay, a cached compile done twice) it runs the scenario once
 // to count the driver and NVRTC calls, then once per call index with that
 // call failing: CUDA_ERROR_OUT_OF_MEMORY and CUDA_ERROR_INVALID_VALUE for

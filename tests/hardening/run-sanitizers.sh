@@ -44,7 +44,7 @@ if grep -q 'cuabi_cpu_tests' "$root/tests/c/CMakeLists.txt" 2>/dev/null; then
 fi
 # Fault injection against the stand-in driver: leaks are LeakSanitizer's too.
 if [ -f "$root/tests/fault/CMakeLists.txt" ]; then
-  cpu_targets+=(cuabi_fault_injection cuabi_fault_fake_cuda)
+  cpu_targets+=(cuabi_fault_injection cuabi_fault_fake_cuda cuabi_fake_cuda_test)
 fi
 cmake --build "$asan" -j "$jobs" --target "${cpu_targets[@]}"
 # Leaks are checked too (LeakSanitizer).

@@ -1,5 +1,5 @@
 """Fault injection through the Python binding's objects, against the stand-in
-driver and NVRTC of tests/fault/fake_cuda.c (no GPU). Run by
+driver and NVRTC of tests/fake/ (no GPU). Run by
 test_fault_injection.py in a process of its own, once per backend:
 
     CUABI_DRIVER_PATH=FAKE CUABI_NVRTC_PATH=FAKE CUABI_BACKEND=ctypes \\

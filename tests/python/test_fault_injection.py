@@ -1,5 +1,5 @@
 """Fault injection through the Python objects, no GPU: the SAXPY flow against
-the stand-in driver and NVRTC (tests/fault/fake_cuda.c), every driver and
+the stand-in driver and NVRTC (tests/fake/), every driver and
 NVRTC call failed in turn, on each backend. See fault_driver.py for what a
 run must do to count as handled.
 

@@ -1,7 +1,7 @@
 // Fault injection through the C# binding, no GPU: the SAXPY flow through the
 // binding's objects (Program, Device.Compile, CudaModule, Kernel, buffers,
 // pinned buffers, a stream, events, a LaunchPlan) against the stand-in driver
-// and NVRTC of tests/fault/fake_cuda.c, with each driver and NVRTC call it
+// and NVRTC of tests/fake/, with each driver and NVRTC call it
 // makes failing in turn.
 //
 // cuabi reads CUABI_DRIVER_PATH and CUABI_NVRTC_PATH once per process, so the

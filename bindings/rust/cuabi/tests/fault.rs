@@ -1,5 +1,5 @@
 //! Fault injection through the crate, no GPU: the stand-in driver and NVRTC
-//! of `tests/fault/fake_cuda.c` (one library cuabi opens as both), named by
+//! of `tests/fake/` (one library cuabi opens as both), named by
 //! `$CUABI_FAULT_FAKE_DRIVER` (set by `run-tests.sh` and the CTest entry).
 //!
 //! Each scenario (the SAXPY flow through `Device::compile`, a `Launch` and a
@@ -96,7 +96,7 @@ impl Fake {
             return Err(format!("cannot open {path}: {why}"));
         }
         // SAFETY: the stand-in exports these with exactly these signatures
-        // (tests/fault/fake_cuda.c).
+        // (tests/fake/fake_cuda.c).
         unsafe {
             Ok(Fake {
                 live: std::mem::transmute::<*mut c_void, unsafe extern "C" fn() -> c_long>(symbol(

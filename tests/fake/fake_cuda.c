@@ -1,8 +1,10 @@
 /*
- * A stand-in for the CUDA driver (libcuda.so.1) that lets the benchmark
- * harness run its GPU mode end to end on a machine without a GPU, to test
- * the harness itself (bench/selftest.sh). Nothing it reports is a GPU
- * figure: its device is named "cuabi-bench fake driver (no GPU)".
+ * The stand-in for the CUDA driver (libcuda.so.1), for every test and
+ * benchmark that runs without a GPU: the fault-injection tests (with
+ * fake_nvrtc.c, one library cuabi opens as both $CUABI_DRIVER_PATH and
+ * $CUABI_NVRTC_PATH), the C++ and binding tests of the same flows, the
+ * benchmarks' instruction counts (bench/instructions/fake_driver.c) and the
+ * benchmark harness's self-test (bench/selftest.sh, as libcuda.so.1).
  *
  * "Device" memory is host memory; copies are memcpy; streams run work at
  * once, in order; events read the host clock. It knows three kernels by
@@ -12,15 +14,131 @@
  * replays. The entry points are exported under their cuda.h names (so a
  * program linked with -lcuda runs) and through cuGetProcAddress (as cuabi
  * looks them up).
+ *
+ * Its entry points are cuabi's: cuGetProcAddress answers every entry of
+ * capi/core/driver_entry_points.h, with the function exported here under
+ * that name or, where there is none, a default that answers
+ * CUDA_ERROR_NOT_SUPPORTED (so a new entry of the table needs no edit here
+ * until a test needs it to work). Other exported cu* functions (those
+ * cuda.core and the benchmarks' peers ask for) are answered too.
+ *
+ * For the tests it exports (found with dlsym):
+ *   fake_live_resources()  contexts retained, modules, allocations, streams,
+ *                          events, graphs, graph execs, libraries and
+ *                          programs handed out and not yet taken back;
+ *   fake_calls(), fake_call_name(i)  the calls counted since fake_reset(),
+ *                          and the entry point of each (1-based);
+ *   fake_fail_call(n, cu, nvrtc)     fail the nth counted call with `cu` (a
+ *                          driver entry point) or `nvrtc` (an NVRTC one);
+ *   fake_fail_entry(name, n, cu, nvrtc)  fail the nth call of one entry point;
+ *   fake_failed_name()     the entry point that was failed, or NULL.
+ * Calls are counted, and failed, once one of fake_reset, fake_fail_call and
+ * fake_fail_entry was called; before, the library is a plain stand-in.
+ * A failing release (cuMemFree, cuModuleUnload, ...) still takes its resource
+ * back. After CUDA_ERROR_LAUNCH_FAILED is injected, every later driver call
+ * answers it too, as the real driver does after a sticky fault.
+ * cuGetProcAddress, cuGetErrorName/String, cuInit, cuDriverGetVersion and
+ * nvrtcGetErrorString are neither counted nor failed.
  */
 #define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE /* dladdr */
+#include "fake_cuda.h"
+
 #include <cuda.h>
+#include <dlfcn.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#define EXPORT __attribute__((visibility("default")))
+#include "driver_entry_points.h"
+
+/* ---- counting and fault injection ---------------------------------------- */
+
+#define MAX_TRACE 100000
+HIDDEN int fake_armed;
+HIDDEN __thread int fake_nested __attribute__((tls_model("initial-exec")));
+HIDDEN long fake_live;
+static long calls;
+static const char* trace[MAX_TRACE];
+static long fail_at;          /* nth counted call to fail; 0: none */
+static const char* fail_name; /* or the nth call of this entry point */
+static long fail_nth, name_calls;
+static int fail_cu, fail_nvrtc;
+static const char* failed;
+static CUresult sticky;
+
+EXPORT long fake_live_resources(void) { return fake_live; }
+EXPORT long fake_calls(void) { return calls; }
+EXPORT const char* fake_call_name(long i) {
+  return i >= 1 && i <= calls && i <= MAX_TRACE ? trace[i - 1] : NULL;
+}
+EXPORT const char* fake_failed_name(void) { return failed; }
+EXPORT void fake_reset(void) {
+  fake_armed = 1;
+  calls = 0;
+  fail_at = 0;
+  fail_name = NULL;
+  fail_nth = name_calls = 0;
+  failed = NULL;
+  sticky = CUDA_SUCCESS;
+}
+EXPORT void fake_fail_call(long n, int cu, int nvrtc) {
+  fake_armed = 1;
+  fail_at = n;
+  fail_cu = cu;
+  fail_nvrtc = nvrtc;
+}
+EXPORT void fake_fail_entry(const char* name, long n, int cu, int nvrtc) {
+  fake_armed = 1;
+  fail_name = name;
+  fail_nth = n;
+  name_calls = 0;
+  fail_cu = cu;
+  fail_nvrtc = nvrtc;
+}
+
+/* The entry point's name without cuda.h's _v2/_v3 suffix. */
+static const char* base_name(const char* fn) {
+  static const char* interned[512];
+  static size_t count;
+  size_t n = strlen(fn);
+  if (n > 3 && fn[n - 3] == '_' && fn[n - 2] == 'v') n -= 3;
+  for (size_t i = 0; i < count; ++i)
+    if (strlen(interned[i]) == n && strncmp(interned[i], fn, n) == 0) return interned[i];
+  char* s = strndup(fn, n);
+  if (count < 512) interned[count++] = s;
+  return s;
+}
+
+HIDDEN int fake_gate(const char* fn) {
+  if (fake_nested) return 0;
+  const char* name = base_name(fn);
+  ++calls;
+  if (calls <= MAX_TRACE) trace[calls - 1] = name;
+  int is_nvrtc = strncmp(name, "nvrtc", 5) == 0;
+  if (sticky && !is_nvrtc) return sticky;
+  int hit = (fail_at && calls == fail_at) ||
+            (fail_name && strcmp(fail_name, name) == 0 && ++name_calls == fail_nth);
+  if (!hit) return 0;
+  failed = name;
+  if (!is_nvrtc && fail_cu == CUDA_ERROR_LAUNCH_FAILED) sticky = CUDA_ERROR_LAUNCH_FAILED;
+  return is_nvrtc ? fail_nvrtc : fail_cu;
+}
+
+/* A resource handed out (NULL: out of memory), counted while it lives. */
+static CUresult handed_out(void* p) {
+  if (!p) return CUDA_ERROR_OUT_OF_MEMORY;
+  ++fake_live;
+  return CUDA_SUCCESS;
+}
+/* A release: the resource is taken back even when the call is failed (`f`). */
+static CUresult taken_back(void* p, int f) {
+  if (p) --fake_live;
+  free(p);
+  return (CUresult)f;
+}
 
 typedef struct {
   const char* name;
@@ -112,30 +230,41 @@ EXPORT CUresult CUDAAPI cuDriverGetVersion(int* v) {
   return CUDA_SUCCESS;
 }
 EXPORT CUresult CUDAAPI cuGetErrorName(CUresult e, const char** s) {
-  *s = e == CUDA_SUCCESS           ? "CUDA_SUCCESS"
-       : e == CUDA_ERROR_NOT_FOUND ? "CUDA_ERROR_NOT_FOUND"
-                                   : "CUDA_ERROR_FAKE";
+  *s = e == CUDA_SUCCESS               ? "CUDA_SUCCESS"
+       : e == CUDA_ERROR_NOT_FOUND     ? "CUDA_ERROR_NOT_FOUND"
+       : e == CUDA_ERROR_OUT_OF_MEMORY ? "CUDA_ERROR_OUT_OF_MEMORY"
+       : e == CUDA_ERROR_INVALID_VALUE ? "CUDA_ERROR_INVALID_VALUE"
+       : e == CUDA_ERROR_LAUNCH_FAILED ? "CUDA_ERROR_LAUNCH_FAILED"
+       : e == CUDA_ERROR_INVALID_IMAGE ? "CUDA_ERROR_INVALID_IMAGE"
+       : e == CUDA_ERROR_NOT_SUPPORTED ? "CUDA_ERROR_NOT_SUPPORTED"
+                                       : "CUDA_ERROR_FAKE";
   return CUDA_SUCCESS;
 }
 EXPORT CUresult CUDAAPI cuGetErrorString(CUresult e, const char** s) {
-  *s = e == CUDA_SUCCESS ? "no error" : "an error of the fake driver";
+  *s = e == CUDA_SUCCESS               ? "no error"
+       : e == CUDA_ERROR_NOT_SUPPORTED ? "the stand-in driver does not implement this entry point"
+                                       : "an error of the stand-in driver";
   return CUDA_SUCCESS;
 }
 EXPORT CUresult CUDAAPI cuDeviceGetCount(int* n) {
+  FAULT(cuDeviceGetCount, (n));
   *n = 1;
   return CUDA_SUCCESS;
 }
 EXPORT CUresult CUDAAPI cuDeviceGet(CUdevice* d, int ordinal) {
+  FAULT(cuDeviceGet, (d, ordinal));
   if (ordinal != 0) return CUDA_ERROR_INVALID_DEVICE;
   *d = 0;
   return CUDA_SUCCESS;
 }
 EXPORT CUresult CUDAAPI cuDeviceGetName(char* name, int len, CUdevice d) {
+  FAULT(cuDeviceGetName, (name, len, d));
   (void)d;
-  snprintf(name, (size_t)len, "cuabi-bench fake driver (no GPU)");
+  snprintf(name, (size_t)len, "cuabi stand-in driver (no GPU)");
   return CUDA_SUCCESS;
 }
 EXPORT CUresult CUDAAPI cuDeviceGetAttribute(int* v, CUdevice_attribute a, CUdevice d) {
+  FAULT(cuDeviceGetAttribute, (v, a, d));
   (void)d;
   switch (a) {
     case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR:
@@ -187,38 +316,52 @@ EXPORT CUresult CUDAAPI cuDeviceGetAttribute(int* v, CUdevice_attribute a, CUdev
   return CUDA_SUCCESS;
 }
 EXPORT CUresult CUDAAPI cuDeviceTotalMem(size_t* bytes, CUdevice d) {
+  FAULT(cuDeviceTotalMem, (bytes, d));
   (void)d;
   *bytes = (size_t)80 << 30;
   return CUDA_SUCCESS;
 }
 EXPORT CUresult CUDAAPI cuMemGetInfo(size_t* free_bytes, size_t* total) {
+  FAULT(cuMemGetInfo, (free_bytes, total));
   *free_bytes = (size_t)79 << 30;
   *total = (size_t)80 << 30;
   return CUDA_SUCCESS;
 }
 EXPORT CUresult CUDAAPI cuDevicePrimaryCtxRetain(CUcontext* c, CUdevice d) {
+  FAULT(cuDevicePrimaryCtxRetain, (c, d));
   (void)d;
   *c = &the_context;
+  ++fake_live;
   return CUDA_SUCCESS;
 }
 EXPORT CUresult CUDAAPI cuDevicePrimaryCtxRelease(CUdevice d) {
+  int f_ = FAKE_GATE(__func__);
   (void)d;
-  return CUDA_SUCCESS;
+  --fake_live;
+  return (CUresult)f_;
 }
 EXPORT CUresult CUDAAPI cuDevicePrimaryCtxReset(CUdevice d) {
+  FAULT(cuDevicePrimaryCtxReset, (d));
   (void)d;
   return CUDA_SUCCESS;
 }
-EXPORT CUresult CUDAAPI cuCtxGetCurrent(CUcontext* c) {
+/* On the benchmarks' counted paths (cuabi asks for the current context on
+ * every launch and query): see HOT_ENTRY. */
+HOT_ENTRY(cuCtxGetCurrent, (CUcontext * c), (c)) {
   *c = current;
   return CUDA_SUCCESS;
 }
 EXPORT CUresult CUDAAPI cuCtxSetCurrent(CUcontext c) {
+  FAULT(cuCtxSetCurrent, (c));
   current = c;
   return CUDA_SUCCESS;
 }
-EXPORT CUresult CUDAAPI cuCtxSynchronize(void) { return CUDA_SUCCESS; }
+EXPORT CUresult CUDAAPI cuCtxSynchronize(void) {
+  FAULT(cuCtxSynchronize, ());
+  return CUDA_SUCCESS;
+}
 EXPORT CUresult CUDAAPI cuCtxGetStreamPriorityRange(int* least, int* greatest) {
+  FAULT(cuCtxGetStreamPriorityRange, (least, greatest));
   *least = 0;
   *greatest = -5;
   return CUDA_SUCCESS;
@@ -227,15 +370,20 @@ EXPORT CUresult CUDAAPI cuCtxGetStreamPriorityRange(int* least, int* greatest) {
 /* ---- modules and functions ---------------------------------------------- */
 
 EXPORT CUresult CUDAAPI cuModuleLoadData(CUmodule* m, const void* image) {
+  FAULT(cuModuleLoadData, (m, image));
   if (!image) return CUDA_ERROR_INVALID_VALUE;
+  /* An ELF image or PTX text (what NVRTC makes, the real one or
+   * fake_nvrtc.c), or CUDA C++ source handed straight over (the benchmarks'
+   * reference library skips NVRTC against the stand-in); nothing else. */
+  if (memcmp(image, "\177ELF", 4) != 0 && strncmp(image, "//", 2) != 0 &&
+      strncmp(image, ".version", 8) != 0 && !strstr(image, "__global__"))
+    return CUDA_ERROR_INVALID_IMAGE;
   *m = calloc(1, sizeof(struct CUmod_st));
-  return *m ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+  return handed_out(*m);
 }
-EXPORT CUresult CUDAAPI cuModuleUnload(CUmodule m) {
-  free(m);
-  return CUDA_SUCCESS;
-}
+EXPORT CUresult CUDAAPI cuModuleUnload(CUmodule m) { return taken_back(m, FAKE_GATE(__func__)); }
 EXPORT CUresult CUDAAPI cuModuleGetFunction(CUfunction* f, CUmodule m, const char* name) {
+  FAULT(cuModuleGetFunction, (f, m, name));
   (void)m;
   init_kernels();
   for (int i = 0; i < 3; ++i)
@@ -248,17 +396,20 @@ EXPORT CUresult CUDAAPI cuModuleGetFunction(CUfunction* f, CUmodule m, const cha
 }
 EXPORT CUresult CUDAAPI cuModuleGetGlobal(CUdeviceptr* p, size_t* bytes, CUmodule m,
                                           const char* name) {
+  FAULT(cuModuleGetGlobal, (p, bytes, m, name));
   (void)p, (void)bytes, (void)m, (void)name;
   return CUDA_ERROR_NOT_FOUND;
 }
 EXPORT CUresult CUDAAPI cuFuncGetParamInfo(CUfunction f, size_t index, size_t* offset,
                                            size_t* size) {
+  FAULT(cuFuncGetParamInfo, (f, index, offset, size));
   if (index >= (size_t)f->k->count) return CUDA_ERROR_INVALID_VALUE;
   *offset = f->k->offset[index];
   *size = f->k->size[index];
   return CUDA_SUCCESS;
 }
 EXPORT CUresult CUDAAPI cuFuncGetAttribute(int* v, CUfunction_attribute a, CUfunction f) {
+  FAULT(cuFuncGetAttribute, (v, a, f));
   (void)f;
   switch (a) {
     case CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK:
@@ -283,6 +434,7 @@ EXPORT CUresult CUDAAPI cuFuncGetAttribute(int* v, CUfunction_attribute a, CUfun
   return CUDA_SUCCESS;
 }
 EXPORT CUresult CUDAAPI cuFuncSetAttribute(CUfunction f, CUfunction_attribute a, int v) {
+  FAULT(cuFuncSetAttribute, (f, a, v));
   (void)f, (void)a, (void)v;
   return CUDA_SUCCESS;
 }
@@ -294,43 +446,49 @@ struct CUlib_st {
 EXPORT CUresult CUDAAPI cuLibraryLoadData(CUlibrary* lib, const void* code, CUjit_option* jo,
                                           void** jv, unsigned int nj, CUlibraryOption* lo,
                                           void** lv, unsigned int nl) {
+  FAULT(cuLibraryLoadData, (lib, code, jo, jv, nj, lo, lv, nl));
   (void)jo, (void)jv, (void)nj, (void)lo, (void)lv, (void)nl;
   if (!code) return CUDA_ERROR_INVALID_VALUE;
   *lib = calloc(1, sizeof(struct CUlib_st));
-  return *lib ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+  return handed_out(*lib);
 }
 EXPORT CUresult CUDAAPI cuLibraryUnload(CUlibrary lib) {
-  free(lib);
-  return CUDA_SUCCESS;
+  return taken_back(lib, FAKE_GATE(__func__));
 }
 EXPORT CUresult CUDAAPI cuLibraryGetKernel(CUkernel* k, CUlibrary lib, const char* name) {
+  FAULT(cuLibraryGetKernel, (k, lib, name));
   (void)lib;
   CUfunction f;
-  CUresult r = cuModuleGetFunction(&f, NULL, name);
+  CUresult r = INNER(cuModuleGetFunction(&f, NULL, name));
   if (r == CUDA_SUCCESS) *k = (CUkernel)f;
   return r;
 }
 EXPORT CUresult CUDAAPI cuKernelGetFunction(CUfunction* f, CUkernel k) {
+  FAULT(cuKernelGetFunction, (f, k));
   *f = (CUfunction)k;
   return CUDA_SUCCESS;
 }
 EXPORT CUresult CUDAAPI cuKernelGetAttribute(int* v, CUfunction_attribute a, CUkernel k,
                                              CUdevice d) {
+  FAULT(cuKernelGetAttribute, (v, a, k, d));
   (void)d;
-  return cuFuncGetAttribute(v, a, (CUfunction)k);
+  return INNER(cuFuncGetAttribute(v, a, (CUfunction)k));
 }
 EXPORT CUresult CUDAAPI cuKernelGetParamInfo(CUkernel k, size_t index, size_t* offset,
                                              size_t* size) {
-  return cuFuncGetParamInfo((CUfunction)k, index, offset, size);
+  FAULT(cuKernelGetParamInfo, (k, index, offset, size));
+  return INNER(cuFuncGetParamInfo((CUfunction)k, index, offset, size));
 }
 
 /* ---- launches, streams, events, graphs ------------------------------------ */
 
 static CUstream stream_of(CUstream s) { return s ? s : &default_stream; }
 
-EXPORT CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
-                                       unsigned bx, unsigned by, unsigned bz, unsigned shmem,
-                                       CUstream s, void** params, void** extra) {
+/* The call the benchmarks' instruction counts measure: see HOT_ENTRY. */
+HOT_ENTRY(cuLaunchKernel,
+          (CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+           unsigned bz, unsigned shmem, CUstream s, void** params, void** extra),
+          (f, gx, gy, gz, bx, by, bz, shmem, s, params, extra)) {
   (void)shmem;
   if (!f || !gx || !gy || !gz || !bx || !by || !bz) return CUDA_ERROR_INVALID_VALUE;
   launch_rec r;
@@ -370,53 +528,66 @@ EXPORT CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, u
 
 EXPORT CUresult CUDAAPI cuLaunchKernelEx(const CUlaunchConfig* c, CUfunction f, void** params,
                                          void** extra) {
-  return cuLaunchKernel(f, c->gridDimX, c->gridDimY, c->gridDimZ, c->blockDimX, c->blockDimY,
-                        c->blockDimZ, c->sharedMemBytes, c->hStream, params, extra);
+  FAULT(cuLaunchKernelEx, (c, f, params, extra));
+  return INNER(cuLaunchKernel(f, c->gridDimX, c->gridDimY, c->gridDimZ, c->blockDimX, c->blockDimY,
+                              c->blockDimZ, c->sharedMemBytes, c->hStream, params, extra));
 }
 
 EXPORT CUresult CUDAAPI cuStreamCreate(CUstream* s, unsigned int flags) {
+  FAULT(cuStreamCreate, (s, flags));
   (void)flags;
   *s = calloc(1, sizeof(struct CUstream_st));
-  return *s ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+  return handed_out(*s);
 }
 EXPORT CUresult CUDAAPI cuStreamCreateWithPriority(CUstream* s, unsigned int flags, int prio) {
+  FAULT(cuStreamCreateWithPriority, (s, flags, prio));
   (void)prio;
-  return cuStreamCreate(s, flags);
+  return INNER(cuStreamCreate(s, flags));
 }
 EXPORT CUresult CUDAAPI cuStreamDestroy(CUstream s) {
+  int f_ = FAKE_GATE(__func__);
+  if (s) --fake_live;
   if (s && s->capture) {
+    --fake_live;
     free(s->capture->recs);
     free(s->capture);
   }
   free(s);
-  return CUDA_SUCCESS;
+  return (CUresult)f_;
 }
 EXPORT CUresult CUDAAPI cuStreamSynchronize(CUstream s) {
+  FAULT(cuStreamSynchronize, (s));
   (void)s;
   return CUDA_SUCCESS;
 }
 EXPORT CUresult CUDAAPI cuStreamQuery(CUstream s) {
+  FAULT(cuStreamQuery, (s));
   (void)s;
   return CUDA_SUCCESS;
 }
 EXPORT CUresult CUDAAPI cuStreamWaitEvent(CUstream s, CUevent e, unsigned int flags) {
+  FAULT(cuStreamWaitEvent, (s, e, flags));
   (void)s, (void)e, (void)flags;
   return CUDA_SUCCESS;
 }
 EXPORT CUresult CUDAAPI cuStreamBeginCapture(CUstream s, CUstreamCaptureMode mode) {
+  FAULT(cuStreamBeginCapture, (s, mode));
   (void)mode;
   if (!s) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
   if (s->capture) return CUDA_ERROR_ILLEGAL_STATE;
   s->capture = calloc(1, sizeof(struct CUgraph_st));
+  if (s->capture) ++fake_live;
   return s->capture ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
 }
 EXPORT CUresult CUDAAPI cuStreamEndCapture(CUstream s, CUgraph* g) {
+  FAULT(cuStreamEndCapture, (s, g));
   if (!s || !s->capture) return CUDA_ERROR_ILLEGAL_STATE;
   *g = s->capture;
   s->capture = NULL;
   return CUDA_SUCCESS;
 }
 EXPORT CUresult CUDAAPI cuStreamIsCapturing(CUstream s, CUstreamCaptureStatus* status) {
+  FAULT(cuStreamIsCapturing, (s, status));
   *status = s && s->capture ? CU_STREAM_CAPTURE_STATUS_ACTIVE : CU_STREAM_CAPTURE_STATUS_NONE;
   return CUDA_SUCCESS;
 }
@@ -424,7 +595,8 @@ EXPORT CUresult CUDAAPI cuStreamGetCaptureInfo(CUstream s, CUstreamCaptureStatus
                                                cuuint64_t* id, CUgraph* graph,
                                                const CUgraphNode** deps,
                                                const CUgraphEdgeData** edges, size_t* ndeps) {
-  cuStreamIsCapturing(s, status);
+  FAULT(cuStreamGetCaptureInfo, (s, status, id, graph, deps, edges, ndeps));
+  (void)INNER(cuStreamIsCapturing(s, status));
   if (id) *id = 1;
   if (graph) *graph = s ? s->capture : NULL;
   if (deps) *deps = NULL;
@@ -433,6 +605,7 @@ EXPORT CUresult CUDAAPI cuStreamGetCaptureInfo(CUstream s, CUstreamCaptureStatus
   return CUDA_SUCCESS;
 }
 EXPORT CUresult CUDAAPI cuGraphGetNodes(CUgraph g, CUgraphNode* nodes, size_t* count) {
+  FAULT(cuGraphGetNodes, (g, nodes, count));
   if (nodes)
     for (size_t i = 0; i < *count && i < g->n; ++i) nodes[i] = (CUgraphNode)(g->recs + i);
   *count = g->n;
@@ -440,121 +613,149 @@ EXPORT CUresult CUDAAPI cuGraphGetNodes(CUgraph g, CUgraphNode* nodes, size_t* c
 }
 EXPORT CUresult CUDAAPI cuGraphInstantiateWithFlags(CUgraphExec* e, CUgraph g,
                                                     unsigned long long flags) {
+  FAULT(cuGraphInstantiateWithFlags, (e, g, flags));
   (void)flags;
   *e = calloc(1, sizeof(struct CUgraphExec_st));
   if (!*e) return CUDA_ERROR_OUT_OF_MEMORY;
   (*e)->recs = malloc((g->n ? g->n : 1) * sizeof(launch_rec));
-  if (!(*e)->recs) return CUDA_ERROR_OUT_OF_MEMORY;
+  if (!(*e)->recs) {
+    free(*e);
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  }
+  ++fake_live;
   memcpy((*e)->recs, g->recs, g->n * sizeof(launch_rec));
   (*e)->n = g->n;
   return CUDA_SUCCESS;
 }
 EXPORT CUresult CUDAAPI cuGraphInstantiateWithParams(CUgraphExec* e, CUgraph g,
                                                      CUDA_GRAPH_INSTANTIATE_PARAMS* p) {
+  FAULT(cuGraphInstantiateWithParams, (e, g, p));
   if (p) {
     p->result_out = CUDA_GRAPH_INSTANTIATE_SUCCESS;
     p->hErrNode_out = NULL;
   }
-  return cuGraphInstantiateWithFlags(e, g, p ? p->flags : 0);
+  return INNER(cuGraphInstantiateWithFlags(e, g, p ? p->flags : 0));
 }
 EXPORT CUresult CUDAAPI cuGraphUpload(CUgraphExec e, CUstream s) {
+  FAULT(cuGraphUpload, (e, s));
   (void)e, (void)s;
   return CUDA_SUCCESS;
 }
 EXPORT CUresult CUDAAPI cuGraphLaunch(CUgraphExec e, CUstream s) {
+  FAULT(cuGraphLaunch, (e, s));
   (void)s;
   for (size_t i = 0; i < e->n; ++i) run(&e->recs[i]);
   return CUDA_SUCCESS;
 }
 EXPORT CUresult CUDAAPI cuGraphDestroy(CUgraph g) {
+  int f_ = FAKE_GATE(__func__);
   if (g) free(g->recs);
+  if (g) --fake_live;
   free(g);
-  return CUDA_SUCCESS;
+  return (CUresult)f_;
 }
 EXPORT CUresult CUDAAPI cuGraphExecDestroy(CUgraphExec e) {
+  int f_ = FAKE_GATE(__func__);
   if (e) free(e->recs);
+  if (e) --fake_live;
   free(e);
-  return CUDA_SUCCESS;
+  return (CUresult)f_;
 }
 
 EXPORT CUresult CUDAAPI cuEventCreate(CUevent* e, unsigned int flags) {
+  FAULT(cuEventCreate, (e, flags));
   (void)flags;
   *e = calloc(1, sizeof(struct CUevent_st));
-  return *e ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+  return handed_out(*e);
 }
 EXPORT CUresult CUDAAPI cuEventRecord(CUevent e, CUstream s) {
+  FAULT(cuEventRecord, (e, s));
   (void)s;
   e->ms = now_ms();
   return CUDA_SUCCESS;
 }
 EXPORT CUresult CUDAAPI cuEventSynchronize(CUevent e) {
+  FAULT(cuEventSynchronize, (e));
   (void)e;
   return CUDA_SUCCESS;
 }
 EXPORT CUresult CUDAAPI cuEventQuery(CUevent e) {
+  FAULT(cuEventQuery, (e));
   (void)e;
   return CUDA_SUCCESS;
 }
 EXPORT CUresult CUDAAPI cuEventElapsedTime(float* ms, CUevent start, CUevent end) {
+  FAULT(cuEventElapsedTime, (ms, start, end));
   *ms = (float)(end->ms - start->ms);
   return CUDA_SUCCESS;
 }
-EXPORT CUresult CUDAAPI cuEventDestroy(CUevent e) {
-  free(e);
-  return CUDA_SUCCESS;
-}
+EXPORT CUresult CUDAAPI cuEventDestroy(CUevent e) { return taken_back(e, FAKE_GATE(__func__)); }
 
 /* ---- memory --------------------------------------------------------------- */
 
 EXPORT CUresult CUDAAPI cuMemAlloc(CUdeviceptr* p, size_t bytes) {
+  FAULT(cuMemAlloc, (p, bytes));
   void* m = NULL;
   if (posix_memalign(&m, 256, bytes ? bytes : 1)) return CUDA_ERROR_OUT_OF_MEMORY;
+  ++fake_live;
   *p = (CUdeviceptr)(uintptr_t)m;
   return CUDA_SUCCESS;
 }
 EXPORT CUresult CUDAAPI cuMemFree(CUdeviceptr p) {
+  int f_ = FAKE_GATE(__func__);
+  if (p) --fake_live;
   free((void*)(uintptr_t)p);
-  return CUDA_SUCCESS;
+  return (CUresult)f_;
 }
 EXPORT CUresult CUDAAPI cuMemsetD8(CUdeviceptr p, unsigned char v, size_t n) {
+  FAULT(cuMemsetD8, (p, v, n));
   memset((void*)(uintptr_t)p, v, n);
   return CUDA_SUCCESS;
 }
 EXPORT CUresult CUDAAPI cuMemsetD8Async(CUdeviceptr p, unsigned char v, size_t n, CUstream s) {
+  FAULT(cuMemsetD8Async, (p, v, n, s));
   (void)s;
-  return cuMemsetD8(p, v, n);
+  return INNER(cuMemsetD8(p, v, n));
 }
 EXPORT CUresult CUDAAPI cuMemcpyHtoD(CUdeviceptr d, const void* h, size_t n) {
+  FAULT(cuMemcpyHtoD, (d, h, n));
   memcpy((void*)(uintptr_t)d, h, n);
   return CUDA_SUCCESS;
 }
 EXPORT CUresult CUDAAPI cuMemcpyDtoH(void* h, CUdeviceptr d, size_t n) {
+  FAULT(cuMemcpyDtoH, (h, d, n));
   memcpy(h, (void*)(uintptr_t)d, n);
   return CUDA_SUCCESS;
 }
 EXPORT CUresult CUDAAPI cuMemcpyDtoD(CUdeviceptr d, CUdeviceptr s, size_t n) {
+  FAULT(cuMemcpyDtoD, (d, s, n));
   memmove((void*)(uintptr_t)d, (void*)(uintptr_t)s, n);
   return CUDA_SUCCESS;
 }
 EXPORT CUresult CUDAAPI cuMemcpyHtoDAsync(CUdeviceptr d, const void* h, size_t n, CUstream s) {
+  FAULT(cuMemcpyHtoDAsync, (d, h, n, s));
   (void)s;
-  return cuMemcpyHtoD(d, h, n);
+  return INNER(cuMemcpyHtoD(d, h, n));
 }
 EXPORT CUresult CUDAAPI cuMemcpyDtoHAsync(void* h, CUdeviceptr d, size_t n, CUstream s) {
+  FAULT(cuMemcpyDtoHAsync, (h, d, n, s));
   (void)s;
-  return cuMemcpyDtoH(h, d, n);
+  return INNER(cuMemcpyDtoH(h, d, n));
 }
 EXPORT CUresult CUDAAPI cuMemcpyDtoDAsync(CUdeviceptr d, CUdeviceptr src, size_t n, CUstream s) {
+  FAULT(cuMemcpyDtoDAsync, (d, src, n, s));
   (void)s;
-  return cuMemcpyDtoD(d, src, n);
+  return INNER(cuMemcpyDtoD(d, src, n));
 }
 EXPORT CUresult CUDAAPI cuMemcpy(CUdeviceptr d, CUdeviceptr s, size_t n) {
+  FAULT(cuMemcpy, (d, s, n));
   memmove((void*)(uintptr_t)d, (void*)(uintptr_t)s, n);
   return CUDA_SUCCESS;
 }
 EXPORT CUresult CUDAAPI cuMemcpyAsync(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st) {
+  FAULT(cuMemcpyAsync, (d, s, n, st));
   (void)st;
-  return cuMemcpy(d, s, n);
+  return INNER(cuMemcpy(d, s, n));
 }
 /* One memory pool that allocates like cuMemAlloc. */
 struct CUmemPoolHandle_st {
@@ -562,53 +763,63 @@ struct CUmemPoolHandle_st {
 };
 static struct CUmemPoolHandle_st the_pool;
 EXPORT CUresult CUDAAPI cuDeviceGetMemPool(CUmemoryPool* pool, CUdevice d) {
+  FAULT(cuDeviceGetMemPool, (pool, d));
   (void)d;
   *pool = &the_pool;
   return CUDA_SUCCESS;
 }
 EXPORT CUresult CUDAAPI cuDeviceGetDefaultMemPool(CUmemoryPool* pool, CUdevice d) {
-  return cuDeviceGetMemPool(pool, d);
+  FAULT(cuDeviceGetDefaultMemPool, (pool, d));
+  return INNER(cuDeviceGetMemPool(pool, d));
 }
 EXPORT CUresult CUDAAPI cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute a, void* v) {
+  FAULT(cuMemPoolSetAttribute, (pool, a, v));
   (void)pool, (void)a, (void)v;
   return CUDA_SUCCESS;
 }
 EXPORT CUresult CUDAAPI cuMemPoolGetAttribute(CUmemoryPool pool, CUmemPool_attribute a, void* v) {
+  FAULT(cuMemPoolGetAttribute, (pool, a, v));
   (void)pool, (void)a;
   memset(v, 0, sizeof(cuuint64_t));
   return CUDA_SUCCESS;
 }
 EXPORT CUresult CUDAAPI cuMemAllocFromPoolAsync(CUdeviceptr* p, size_t bytes, CUmemoryPool pool,
                                                 CUstream s) {
+  FAULT(cuMemAllocFromPoolAsync, (p, bytes, pool, s));
   (void)pool, (void)s;
-  return cuMemAlloc(p, bytes);
+  return INNER(cuMemAlloc(p, bytes));
 }
 EXPORT CUresult CUDAAPI cuMemAllocAsync(CUdeviceptr* p, size_t bytes, CUstream s) {
+  FAULT(cuMemAllocAsync, (p, bytes, s));
   (void)s;
-  return cuMemAlloc(p, bytes);
+  return INNER(cuMemAlloc(p, bytes));
 }
 EXPORT CUresult CUDAAPI cuMemFreeAsync(CUdeviceptr p, CUstream s) {
+  int f_ = FAKE_GATE(__func__);
   (void)s;
-  return cuMemFree(p);
+  CUresult r = INNER(cuMemFree(p));
+  return f_ ? (CUresult)f_ : r;
 }
 
 EXPORT CUresult CUDAAPI cuMemHostAlloc(void** p, size_t bytes, unsigned int flags) {
+  FAULT(cuMemHostAlloc, (p, bytes, flags));
   (void)flags;
   if (posix_memalign(p, 4096, bytes ? bytes : 1)) return CUDA_ERROR_OUT_OF_MEMORY;
+  ++fake_live;
   return CUDA_SUCCESS;
 }
 EXPORT CUresult CUDAAPI cuMemAllocHost(void** p, size_t bytes) {
-  return cuMemHostAlloc(p, bytes, 0);
+  FAULT(cuMemAllocHost, (p, bytes));
+  return INNER(cuMemHostAlloc(p, bytes, 0));
 }
-EXPORT CUresult CUDAAPI cuMemFreeHost(void* p) {
-  free(p);
-  return CUDA_SUCCESS;
-}
+EXPORT CUresult CUDAAPI cuMemFreeHost(void* p) { return taken_back(p, FAKE_GATE(__func__)); }
 EXPORT CUresult CUDAAPI cuMemHostRegister(void* p, size_t bytes, unsigned int flags) {
+  FAULT(cuMemHostRegister, (p, bytes, flags));
   (void)p, (void)bytes, (void)flags;
   return CUDA_SUCCESS;
 }
 EXPORT CUresult CUDAAPI cuMemHostUnregister(void* p) {
+  FAULT(cuMemHostUnregister, (p));
   (void)p;
   return CUDA_SUCCESS;
 }
@@ -623,111 +834,65 @@ EXPORT CUresult CUDAAPI cuGetExportTable(const void** table, const CUuuid* id) {
 
 /* ---- cuGetProcAddress ----------------------------------------------------- */
 
-#define ENTRY(name) \
-  { #name, (void*)&name }
+/* For each entry of cuabi's table, a default for when this file does not
+ * export the entry point: counted (and failed) like any other call, then
+ * CUDA_ERROR_NOT_SUPPORTED. It takes no parameters: the callers' arguments,
+ * whatever the entry point's signature, are left where the calling
+ * convention put them and never read. */
+#define FAKE_NOT_IMPLEMENTED(name, version)              \
+  static CUresult CUDAAPI not_implemented_##name(void) { \
+    int f_ = FAKE_GATE(#name);                           \
+    return f_ ? f_ : CUDA_ERROR_NOT_SUPPORTED;           \
+  }
+CUABI_DRIVER_ENTRY_POINTS(FAKE_NOT_IMPLEMENTED)
+#undef FAKE_NOT_IMPLEMENTED
+
+#define FAKE_STRING(x) #x
+#define FAKE_EXPANDED_STRING(x) FAKE_STRING(x)
 static const struct {
-  const char* name;
-  void* fn;
-} entries[] = {
-    ENTRY(cuInit),
-    ENTRY(cuDriverGetVersion),
-    ENTRY(cuGetErrorName),
-    ENTRY(cuGetErrorString),
-    ENTRY(cuDeviceGetCount),
-    ENTRY(cuDeviceGet),
-    ENTRY(cuDeviceGetName),
-    ENTRY(cuDeviceGetAttribute),
-    ENTRY(cuDeviceTotalMem),
-    ENTRY(cuDevicePrimaryCtxRetain),
-    ENTRY(cuDevicePrimaryCtxRelease),
-    ENTRY(cuDevicePrimaryCtxReset),
-    ENTRY(cuCtxGetCurrent),
-    ENTRY(cuCtxSetCurrent),
-    ENTRY(cuCtxSynchronize),
-    ENTRY(cuCtxGetStreamPriorityRange),
-    ENTRY(cuMemGetInfo),
-    ENTRY(cuModuleLoadData),
-    ENTRY(cuModuleUnload),
-    ENTRY(cuModuleGetFunction),
-    ENTRY(cuModuleGetGlobal),
-    ENTRY(cuFuncGetParamInfo),
-    ENTRY(cuFuncGetAttribute),
-    ENTRY(cuFuncSetAttribute),
-    ENTRY(cuLaunchKernel),
-    ENTRY(cuMemAlloc),
-    ENTRY(cuMemFree),
-    ENTRY(cuMemsetD8),
-    ENTRY(cuMemsetD8Async),
-    ENTRY(cuMemcpyHtoD),
-    ENTRY(cuMemcpyDtoH),
-    ENTRY(cuMemcpyDtoD),
-    ENTRY(cuMemcpyHtoDAsync),
-    ENTRY(cuMemcpyDtoHAsync),
-    ENTRY(cuMemcpyDtoDAsync),
-    ENTRY(cuMemHostAlloc),
-    ENTRY(cuMemFreeHost),
-    ENTRY(cuMemHostRegister),
-    ENTRY(cuMemHostUnregister),
-    ENTRY(cuStreamCreate),
-    ENTRY(cuStreamCreateWithPriority),
-    ENTRY(cuStreamDestroy),
-    ENTRY(cuStreamSynchronize),
-    ENTRY(cuStreamQuery),
-    ENTRY(cuStreamWaitEvent),
-    ENTRY(cuStreamBeginCapture),
-    ENTRY(cuStreamEndCapture),
-    ENTRY(cuEventCreate),
-    ENTRY(cuEventRecord),
-    ENTRY(cuEventSynchronize),
-    ENTRY(cuEventQuery),
-    ENTRY(cuEventElapsedTime),
-    ENTRY(cuEventDestroy),
-    ENTRY(cuGraphGetNodes),
-    ENTRY(cuGraphInstantiateWithFlags),
-    ENTRY(cuGraphLaunch),
-    ENTRY(cuGraphDestroy),
-    ENTRY(cuGraphExecDestroy),
-    ENTRY(cuLibraryLoadData),
-    ENTRY(cuLibraryUnload),
-    ENTRY(cuLibraryGetKernel),
-    ENTRY(cuKernelGetFunction),
-    ENTRY(cuKernelGetAttribute),
-    ENTRY(cuKernelGetParamInfo),
-    ENTRY(cuLaunchKernelEx),
-    ENTRY(cuMemcpy),
-    ENTRY(cuMemcpyAsync),
-    ENTRY(cuDeviceGetMemPool),
-    ENTRY(cuDeviceGetDefaultMemPool),
-    ENTRY(cuMemPoolSetAttribute),
-    ENTRY(cuMemPoolGetAttribute),
-    ENTRY(cuMemAllocFromPoolAsync),
-    ENTRY(cuMemAllocAsync),
-    ENTRY(cuMemFreeAsync),
-    ENTRY(cuMemAllocHost),
-    ENTRY(cuStreamIsCapturing),
-    ENTRY(cuStreamGetCaptureInfo),
-    ENTRY(cuGraphInstantiateWithParams),
-    ENTRY(cuGraphUpload),
+  const char* name;   /* as cuabi asks for it: "cuMemAlloc" */
+  const char* symbol; /* as cuda.h names the function: "cuMemAlloc_v2" */
+  CUresult(CUDAAPI* not_implemented)(void);
+} table[] = {
+#define FAKE_ROW(name, version) {#name, FAKE_EXPANDED_STRING(name), &not_implemented_##name},
+    CUABI_DRIVER_ENTRY_POINTS(FAKE_ROW)
+#undef FAKE_ROW
 };
 
-/* ENTRY's #name is the macro's expansion for names cuda.h maps to a _v2
- * (cuMemAlloc -> "cuMemAlloc_v2"); lookups come by the base name. */
-static int same_base(const char* want, const char* have) {
-  size_t n = strlen(want);
-  if (strncmp(want, have, n) != 0) return 0;
-  return have[n] == 0 || strcmp(have + n, "_v2") == 0;
+/* An exported function of this very library, by its symbol name, or NULL. */
+static void* own_symbol(const char* symbol) {
+  static void* self;
+  if (!self) {
+    Dl_info info;
+    if (!dladdr((void*)&own_symbol, &info) || !info.dli_fname) return NULL;
+    self = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+    if (!self) return NULL;
+  }
+  return dlsym(self, symbol);
+}
+
+static void* lookup(const char* name) {
+  for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); ++i)
+    if (strcmp(name, table[i].name) == 0) {
+      void* fn = own_symbol(table[i].symbol);
+      return fn ? fn : (void*)table[i].not_implemented;
+    }
+  /* Not cuabi's: an exported cu* function under the name or a _vN of it. */
+  if (strncmp(name, "cu", 2) != 0 || strlen(name) > 120) return NULL;
+  static const char* const suffixes[] = {"", "_v2", "_v3"};
+  for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); ++i) {
+    char symbol[128];
+    snprintf(symbol, sizeof(symbol), "%s%s", name, suffixes[i]);
+    void* fn = own_symbol(symbol);
+    if (fn) return fn;
+  }
+  return NULL;
 }
 
 EXPORT CUresult CUDAAPI cuGetProcAddress(const char* symbol, void** pfn, int version,
                                          cuuint64_t flags, CUdriverProcAddressQueryResult* status) {
   (void)version, (void)flags;
-  for (size_t i = 0; i < sizeof(entries) / sizeof(entries[0]); ++i)
-    if (same_base(symbol, entries[i].name)) {
-      *pfn = entries[i].fn;
-      if (status) *status = CU_GET_PROC_ADDRESS_SUCCESS;
-      return CUDA_SUCCESS;
-    }
-  *pfn = NULL;
-  if (status) *status = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
-  return CUDA_ERROR_NOT_FOUND;
+  *pfn = symbol ? lookup(symbol) : NULL;
+  if (status) *status = *pfn ? CU_GET_PROC_ADDRESS_SUCCESS : CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+  return *pfn ? CUDA_SUCCESS : CUDA_ERROR_NOT_FOUND;
 }
