@@ -1,5 +1,6 @@
 // Shims for the library itself: versions, status names, the last error,
-// loading the driver and NVRTC.
+// loading the driver and NVRTC, the compile cache folder.
+#include "cache.hpp"
 #include "driver.hpp"
 #include "nvrtc.hpp"
 #include "shim.hpp"
@@ -74,6 +75,42 @@ cuabi_status cuabi_nvrtc_get_version(int32_t* major, int32_t* minor) {
 
 cuabi_status cuabi_nvrtc_get_path(char* buf, size_t* size) {
   return guard(__func__, [&] { copy_string(nvrtc().path, buf, size); });
+}
+
+cuabi_status cuabi_cache_get_dir(char* buf, size_t* size) {
+  return guard(__func__, [&] {
+    need(size, "size");
+    CacheLocation loc = cache_location();
+    need_cache_folder(loc);
+    copy_string(loc.dir, buf, size);
+  });
+}
+
+cuabi_status cuabi_cache_get_state(cuabi_cache_state* state) {
+  return guard(__func__, [&] {
+    need(state, "state");
+    *state = cache_location().state;
+  });
+}
+
+cuabi_status cuabi_cache_get_usage(uint64_t* entries, uint64_t* bytes) {
+  return guard(__func__, [&] {
+    need(entries, "entries");
+    need(bytes, "bytes");
+    CacheUsage usage = cache_usage();
+    *entries = usage.entries;
+    *bytes = usage.bytes;
+  });
+}
+
+cuabi_status cuabi_cache_clear(uint64_t* entries, uint64_t* bytes) {
+  return guard(__func__, [&] {
+    need(entries, "entries");
+    need(bytes, "bytes");
+    CacheUsage removed = cache_clear();
+    *entries = removed.entries;
+    *bytes = removed.bytes;
+  });
 }
 
 }  // extern "C"

@@ -1,6 +1,7 @@
 // Shims for NVRTC programs.
 #include <mutex>
 
+#include "compile_options.hpp"
 #include "shim.hpp"
 #include "text.hpp"
 
@@ -43,6 +44,11 @@ cuabi_status cuabi_program_compile(cuabi_program program, size_t num_options,
                                    const char* const* options) {
   return guard(__func__,
                [&] { acquire<Program>(program, "program")->compile(num_options, options); });
+}
+
+cuabi_status cuabi_program_compile_with(cuabi_program program, const cuabi_compile_desc* desc) {
+  return guard(__func__,
+               [&] { compile_program_with(*acquire<Program>(program, "program"), desc); });
 }
 
 cuabi_status cuabi_program_get_log(cuabi_program program, char* buf, size_t* size) {

@@ -1,5 +1,6 @@
 #include "cache.hpp"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pwd.h>
@@ -10,6 +11,7 @@
 #include <cstring>
 #include <string>
 
+#include "error.hpp"
 #include "sha256.hpp"
 
 namespace cuabi {
@@ -79,31 +81,134 @@ bool make_dirs(const std::string& dir) {
 
 }  // namespace
 
-std::string cache_dir() {
+CacheLocation cache_location() {
+  CacheLocation loc;
   const char* enabled = getenv("CUABI_CACHE");
-  if (enabled && (strcmp(enabled, "0") == 0 || strcmp(enabled, "off") == 0 ||
-                  strcmp(enabled, "false") == 0))
-    return "";
-  std::string dir;
+  bool off = enabled && (strcmp(enabled, "0") == 0 || strcmp(enabled, "off") == 0 ||
+                         strcmp(enabled, "false") == 0);
   if (const char* d = getenv("CUABI_CACHE_DIR"); d && d[0]) {
-    dir = d;
+    loc.dir = d;
   } else if (const char* x = getenv("XDG_CACHE_HOME"); x && x[0] == '/') {
-    dir = std::string(x) + "/cuabi";
+    loc.dir = std::string(x) + "/cuabi";
   } else {
     const char* home = getenv("HOME");
     if (!home || !home[0]) {
       struct passwd* pw = getpwuid(geteuid());
       home = pw ? pw->pw_dir : nullptr;
     }
-    if (!home || !home[0]) return "";
-    dir = std::string(home) + "/.cache/cuabi";
+    if (!home || !home[0]) return loc;  // CUABI_CACHE_STATE_NO_FOLDER
+    loc.dir = std::string(home) + "/.cache/cuabi";
   }
-  if (!make_dirs(dir)) return "";
   struct stat st;
-  if (stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return "";
+  if (stat(loc.dir.c_str(), &st) != 0)
+    loc.state = errno == ENOENT ? CUABI_CACHE_STATE_NOT_CREATED : CUABI_CACHE_STATE_UNREADABLE;
+  else if (!S_ISDIR(st.st_mode))
+    loc.state = CUABI_CACHE_STATE_NOT_A_FOLDER;
   // Anyone else who can write here could plant an image we would then load.
-  if (st.st_uid != geteuid() || (st.st_mode & (S_IWGRP | S_IWOTH))) return "";
-  return dir;
+  else if (st.st_uid != geteuid())
+    loc.state = CUABI_CACHE_STATE_OWNED_BY_OTHERS;
+  else if (st.st_mode & (S_IWGRP | S_IWOTH))
+    loc.state = CUABI_CACHE_STATE_WRITABLE_BY_OTHERS;
+  else
+    loc.state = CUABI_CACHE_STATE_IN_USE;
+  loc.folder = loc.state;
+  if (off) loc.state = CUABI_CACHE_STATE_OFF;
+  return loc;
+}
+
+std::string cache_dir() {
+  CacheLocation loc = cache_location();
+  if (loc.state == CUABI_CACHE_STATE_NOT_CREATED) {
+    if (!make_dirs(loc.dir)) return "";
+    loc = cache_location();
+  }
+  return loc.state == CUABI_CACHE_STATE_IN_USE ? loc.dir : "";
+}
+
+namespace {
+
+bool is_entry_name(const char* name) {
+  static const char kSuffix[] = ".cubin-cache";
+  if (strlen(name) != 64 + sizeof(kSuffix) - 1 || strcmp(name + 64, kSuffix) != 0) return false;
+  for (size_t i = 0; i < 64; ++i)
+    if (!((name[i] >= '0' && name[i] <= '9') || (name[i] >= 'a' && name[i] <= 'f'))) return false;
+  return true;
+}
+
+[[noreturn]] void fail_io(const std::string& message, int err) {
+  fail(CUABI_ERROR_IO, message + ": " + strerror(err), err);
+}
+
+const char* unused_because(cuabi_cache_state state) {
+  switch (state) {
+    case CUABI_CACHE_STATE_NOT_A_FOLDER:
+      return "not a folder";
+    case CUABI_CACHE_STATE_OWNED_BY_OTHERS:
+      return "owned by another user";
+    case CUABI_CACHE_STATE_WRITABLE_BY_OTHERS:
+      return "writable by others";
+    default:
+      return nullptr;
+  }
+}
+
+}  // namespace
+
+CacheUsage cache_scan(const std::string& dir, bool clear) {
+  CacheUsage usage;
+  DIR* d = opendir(dir.c_str());
+  if (!d) {
+    int err = errno;
+    if (err == ENOENT) return usage;
+    fail_io("cannot read the cache folder " + dir, err);
+  }
+  struct Closer {
+    DIR* d;
+    ~Closer() { closedir(d); }
+  } closer{d};
+  while (struct dirent* e = readdir(d)) {
+    bool entry = is_entry_name(e->d_name);
+    if (!entry && strncmp(e->d_name, ".tmp-", 5) != 0) continue;
+    std::string path = dir + "/" + e->d_name;
+    struct stat st;
+    if (lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+    if (clear && unlink(path.c_str()) != 0) {
+      if (errno == ENOENT) continue;  // removed meanwhile, by another process
+      int err = errno;
+      fail_io("removed " + std::to_string(usage.entries) +
+                  (usage.entries == 1 ? " entry" : " entries") + " of " + dir +
+                  ", then could not remove " + e->d_name,
+              err);
+    }
+    if (entry) {
+      usage.entries++;
+      usage.bytes += static_cast<uint64_t>(st.st_size);
+    }
+  }
+  return usage;
+}
+
+void need_cache_folder(const CacheLocation& loc) {
+  if (loc.state == CUABI_CACHE_STATE_NO_FOLDER)
+    fail(CUABI_ERROR_NOT_FOUND,
+         "there is no cache folder: set CUABI_CACHE_DIR (no XDG_CACHE_HOME, no home folder)");
+}
+
+CacheUsage cache_usage() {
+  CacheLocation loc = cache_location();
+  need_cache_folder(loc);
+  return cache_scan(loc.dir, false);
+}
+
+CacheUsage cache_clear() {
+  CacheLocation loc = cache_location();
+  need_cache_folder(loc);
+  if (const char* why = unused_because(loc.folder))
+    fail(CUABI_ERROR_IO,
+         "not clearing " + loc.dir + ": " + why + " (compiles do not use it; empty it yourself)");
+  if (loc.folder == CUABI_CACHE_STATE_UNREADABLE)
+    fail_io("cannot look at the cache folder " + loc.dir, EACCES);
+  return cache_scan(loc.dir, true);
 }
 
 std::string cache_file(const std::string& dir, const CacheKey& key) {

@@ -4,6 +4,8 @@
 // discarded (never served) when anything about it does not check out.
 #pragma once
 
+#include <cuabi/cuabi.h>
+
 #include <array>
 #include <cstdint>
 #include <map>
@@ -20,9 +22,37 @@ struct CacheEntry {
   std::map<std::string, std::string> lowered;  // name expression -> lowered name
 };
 
-// The cache folder to use now, or "" when the cache is off or unusable
-// (CUABI_CACHE=0, no home, a folder owned by someone else or writable by others).
+// Where the cache folder is and whether compiles use it, from the
+// environment now; creates nothing. `dir` is "" for CUABI_CACHE_STATE_NO_FOLDER.
+struct CacheLocation {
+  std::string dir;
+  cuabi_cache_state state = CUABI_CACHE_STATE_NO_FOLDER;
+  cuabi_cache_state folder = CUABI_CACHE_STATE_NO_FOLDER;  // the state were the cache on
+};
+CacheLocation cache_location();
+
+// The cache folder to use now, created if missing, or "" when the cache is off
+// or unusable (CUABI_CACHE=0, no home, a folder owned by someone else or
+// writable by others).
 std::string cache_dir();
+
+// The entries in `dir` (files named <64 hex digits>.cubin-cache) and their
+// bytes. With `clear`, each entry and unfinished write (".tmp-*") is removed
+// and the counts are what was removed. A folder that does not exist counts
+// 0 and 0. Throws IO when `dir` cannot be read or a file cannot be removed.
+struct CacheUsage {
+  uint64_t entries = 0;
+  uint64_t bytes = 0;
+};
+CacheUsage cache_scan(const std::string& dir, bool clear);
+
+// Throws NOT_FOUND for CUABI_CACHE_STATE_NO_FOLDER.
+void need_cache_folder(const CacheLocation& loc);
+
+// The public calls' view: throws NOT_FOUND without a folder, and for `clear`
+// IO when the folder is not one compiles would use.
+CacheUsage cache_usage();
+CacheUsage cache_clear();
 
 // Serialises an entry with its key and checksum, and parses one back; parsing
 // answers nothing for bytes that are not a whole, intact entry for `key`.

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "cache.hpp"
+#include "compile_options.hpp"
 #include "sha256.hpp"
 #include "structs.hpp"
 #include "text.hpp"
@@ -151,16 +152,9 @@ Ref<Module> load_module_file(Ref<Device> device, const char* path) {
 
 namespace {
 
-bool names_architecture(const char* option) {
-  for (const char* prefix : {"-arch", "--gpu-architecture", "--gpu-name"})
-    if (strncmp(option, prefix, strlen(prefix)) == 0) return true;
-  return false;
-}
-
 // The architecture option to add for `device`, or "" when the caller named one.
-std::string target_option(const Device& device, const cuabi_compile_desc& d, uint32_t* output) {
-  for (size_t i = 0; i < d.num_options; ++i)
-    if (names_architecture(d.options[i])) return "";
+std::string target_option(const Device& device, const CompileOptions& options, uint32_t* output) {
+  if (options.names_architecture) return "";
   const NvrtcApi& n = nvrtc();
   int want = device.cc_major * 10 + device.cc_minor;
   std::string cc = std::to_string(want);
@@ -177,7 +171,8 @@ std::string target_option(const Device& device, const cuabi_compile_desc& d, uin
          cc;
 }
 
-CacheKey key_of(const cuabi_compile_desc& d, const std::string& target, uint32_t output) {
+CacheKey key_of(const cuabi_compile_desc& d, const CompileOptions& options,
+                const std::string& target, uint32_t output) {
   const NvrtcApi& n = nvrtc();
   Sha256 h;
   h.field(std::string("cuabi compile cache 1"));
@@ -191,8 +186,10 @@ CacheKey key_of(const cuabi_compile_desc& d, const std::string& target, uint32_t
     h.field(std::string(d.header_names[i]));
     h.field(std::string(d.header_sources[i]));
   }
-  h.field(std::to_string(d.num_options));
-  for (size_t i = 0; i < d.num_options; ++i) h.field(std::string(d.options[i]));
+  // Every option NVRTC receives, the typed ones spelled out: a change to any
+  // option changes the key.
+  h.field(std::to_string(options.nvrtc.size()));
+  for (const std::string& o : options.nvrtc) h.field(o);
   h.field(std::to_string(d.num_name_expressions));
   for (size_t i = 0; i < d.num_name_expressions; ++i) h.field(std::string(d.name_expressions[i]));
   h.field(std::to_string(output));
@@ -222,7 +219,6 @@ Ref<Module> compile_module(Ref<Device> device, const cuabi_compile_desc* desc) {
   read_struct(desc, &d, "desc");
   if (!d.source) fail_invalid("desc->source is NULL");
   if (d.name) check_name(d.name, "desc->name");
-  check_strings(d.options, d.num_options, "desc->options", true);
   check_strings(d.header_sources, d.num_headers, "desc->header_sources", false);
   check_strings(d.header_names, d.num_headers, "desc->header_names", true);
   check_strings(d.name_expressions, d.num_name_expressions, "desc->name_expressions", true);
@@ -231,13 +227,19 @@ Ref<Module> compile_module(Ref<Device> device, const cuabi_compile_desc* desc) {
                  "; expected CUABI_OUTPUT_CUBIN or CUABI_OUTPUT_PTX");
   if (d.flags & ~static_cast<uint32_t>(CUABI_COMPILE_NO_CACHE))
     fail_invalid("desc->flags has bits this version does not define: " + std::to_string(d.flags));
+  CompileOptions options = compile_options(d);
+  if (d.lto)
+    fail_invalid(
+        "desc->lto is 1, but an LTO compile makes LTO-IR, which no module loads: "
+        "compile a cuabi_program with it (cuabi_program_compile_with) and link it "
+        "(cuabi_linker_add_program)");
 
   uint32_t output = static_cast<uint32_t>(d.output);
-  std::string target = target_option(*device, d, &output);
+  std::string target = target_option(*device, options, &output);
   std::string dir = (d.flags & CUABI_COMPILE_NO_CACHE) ? std::string() : cache_dir();
   CacheKey key{};
   if (!dir.empty()) {
-    key = key_of(d, target, output);
+    key = key_of(d, options, target, output);
     if (std::optional<CacheEntry> hit = cache_load(dir, key)) {
       Ref<Module> m = make<Module>(device, hit->image.data(), hit->image.size());
       m->from_cache = true;
@@ -249,9 +251,10 @@ Ref<Module> compile_module(Ref<Device> device, const cuabi_compile_desc* desc) {
   Program program(d.source, d.name, d.num_headers, d.header_sources, d.header_names);
   for (size_t i = 0; i < d.num_name_expressions; ++i)
     program.add_name_expression(d.name_expressions[i]);
-  std::vector<const char*> options(d.options, d.options + d.num_options);
-  if (!target.empty()) options.push_back(target.c_str());
-  program.compile(options.size(), options.data());
+  std::vector<const char*> argv;
+  for (const std::string& o : options.nvrtc) argv.push_back(o.c_str());
+  if (!target.empty()) argv.push_back(target.c_str());
+  program.compile(argv.size(), argv.data());
 
   CacheEntry entry;
   if (output == CUABI_OUTPUT_CUBIN && !program.cubin.empty()) {

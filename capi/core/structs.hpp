@@ -30,6 +30,16 @@ struct StructHistory<cuabi_launch_config> {
 static_assert(offsetof(cuabi_launch_config, flags) == 36, "the 0.1 launch config layout moved");
 static_assert(sizeof(cuabi_launch_config) == 64, "the 0.2 launch config layout moved");
 
+// 0.1: struct_size to flags (88 bytes). 0.3 added the typed options, arch
+// to relocatable.
+template <>
+struct StructHistory<cuabi_compile_desc> {
+  static constexpr size_t first_size = 88;
+  static constexpr size_t first_fields = offsetof(cuabi_compile_desc, arch);
+};
+static_assert(offsetof(cuabi_compile_desc, arch) == 88, "the 0.1 compile desc layout moved");
+static_assert(sizeof(cuabi_compile_desc) == 152, "the 0.3 compile desc layout moved");
+
 // The sizes a caller's struct may have: one of its versions' sizes, or larger.
 template <class T>
 void check_struct_size(size_t size, const std::string& what) {

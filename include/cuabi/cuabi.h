@@ -94,7 +94,55 @@
  *
  * Description. cuabi.json, installed beside this header, describes every
  *            function, type, enum, struct and constant here, with its
- *            comment, for languages that generate their own binding.
+ *            comment, for languages that generate their own binding. *
+ * Roles.     cuabi.json also says what each function and parameter means,
+ *            read from these naming rules:
+ *            - A function's object is the longest handle name its name starts
+ *              with (cuabi_host_buffer_get_size: host_buffer). Its receiver
+ *              is its first parameter of that handle type. *_release
+ *              releases; cuabi_<struct>_init(desc, struct_size) fills a
+ *              struct; a function whose one new handle (`cuabi_X* out`) is
+ *              of its own object constructs one, made from its first other
+ *              handle if any (cuabi_buffer_alloc(device, ...)); *_set_* sets;
+ *              *_get_* with out-parameters gets; `char* buf, size_t* size`
+ *              (`void* buf, size_t* size`) returns a string (a blob) by the
+ *              two-call pattern; with no receiver it is a library call.
+ *            - Parameters: another handle is borrowed, `cuabi_X*` is a new
+ *              owned handle, `const char*` a NUL-terminated string, `const
+ *              void*`/`void*` followed by a size_t a host byte range in/out
+ *              and its size, `const T*` or `T* const*` an array whose count
+ *              is the size_t named num_<name> or a `count` right after it, a
+ *              struct pointer a struct in (const) or out, a callback takes
+ *              the `user_data` beside it, any other pointer is an
+ *              out-parameter and any other value an input.
+ *            - NULL: a cuabi_stream that is not the receiver may be NULL (the
+ *              default stream) unless its comment says "(not NULL)"; a
+ *              parameter whose comment reads `x` (NULL: meaning), `x` NULL:
+ *              meaning, or `x` (optional) may be NULL.
+ *            - Statuses: CUABI_SUCCESS, INVALID_HANDLE with a handle,
+ *              INVALID_ARGUMENT with a pointer, INSUFFICIENT_BUFFER for the
+ *              two-call pattern, NOT_READY for *_query, and each status the
+ *              comment names.
+ *            Where these rules do not decide, the comment ends with
+ *            annotation lines, one per line (scripts/regen refuses a
+ *            function its rules and annotations leave undecided, naming it):
+ *              @param <name> <role> [count=<p>] [size=<p>] [of=<p>]
+ *                  role: receiver handle in out out_handle inout string_in
+ *                  array_in array_out count bytes_in bytes_out size
+ *                  two_call_buf two_call_size struct_in struct_out callback
+ *                  user_data
+ *              @nullable <name>: <what NULL means>
+ *              @call <constructor|getter|setter|action|release|string|blob|
+ *                     struct_init|library>
+ *              @idiom <launch|arg_packing|ipc|host_callback|host_view>:
+ *                  the bindings write this call's object form by hand
+ *                  (launches, argument packing, IPC handle bytes, host
+ *                  callbacks, host memory the call keeps using)
+ *              @status CUABI_ERROR_<NAME>...
+ *            Without annotation the idioms are cuabi_function_launch*,
+ *            cuabi_launch_plan_*, cuabi_graph_exec_set_kernel_node_args
+ *            (launch), *_ipc* (ipc), a call with a callback (host_callback)
+ *            and an *_async call with a host byte range (host_view).
  */
 #ifndef CUABI_CUABI_H
 #define CUABI_CUABI_H
@@ -347,7 +395,10 @@ CUABI_API cuabi_status CUABI_CALL cuabi_device_reset(cuabi_device device);
 
 /* Creates an NVRTC program from `source` (NUL-terminated). `name` is the
  * file name used in diagnostics (NULL: "cuabi_program.cu"). `num_headers`
- * headers are given as parallel arrays of contents and include names. */
+ * headers are given as parallel arrays of contents and include names.
+ * @param header_sources array_in count=num_headers
+ * @param header_names array_in count=num_headers
+ * @nullable name: "cuabi_program.cu" */
 CUABI_API cuabi_status CUABI_CALL cuabi_program_create(const char* source, const char* name,
                                                        size_t num_headers,
                                                        const char* const* header_sources,
@@ -359,7 +410,9 @@ CUABI_API void CUABI_CALL cuabi_program_release(cuabi_program program);
  * so its lowered (mangled) name can be queried afterwards. */
 CUABI_API cuabi_status CUABI_CALL cuabi_program_add_name_expression(cuabi_program program,
                                                                     const char* expression);
-/* Compiles with NVRTC options (e.g. "--gpu-architecture=sm_90", "-std=c++17").
+/* Compiles with raw NVRTC options (e.g. "--gpu-architecture=sm_90",
+ * "--std=c++17"), passed to NVRTC as they are; cuabi_program_compile_with
+ * takes the same options as typed values.
  * With an "sm_XY" architecture NVRTC makes CUBIN; with "compute_XY", PTX.
  * A program compiles once: a second call answers CUABI_ERROR_INVALID_ARGUMENT.
  * Returns CUABI_ERROR_COMPILE when NVRTC rejects the code or the options; the
@@ -411,12 +464,63 @@ typedef enum cuabi_compile_flag_bits CUABI_ENUM_BASE {
   CUABI_COMPILE_FLAG_BITS_FORCE32 = 0x7FFFFFFF
 } cuabi_compile_flag_bits;
 
-/* What to compile, for cuabi_module_compile. Start from CUABI_COMPILE_DESC_INIT. */
+/* The C++ dialect of a compile (cuabi_compile_desc.cxx_standard): the
+ * value is the standard's year, CUABI_STD_DEFAULT leaves NVRTC's own
+ * (C++17 for NVRTC 12). Any other value is refused with
+ * CUABI_ERROR_INVALID_ARGUMENT. */
+typedef enum cuabi_cxx_standard CUABI_ENUM_BASE {
+  CUABI_STD_DEFAULT = 0, /* NVRTC's own (C++17 for NVRTC 12) */
+  CUABI_STD_CXX03 = 3,  /* --std=c++03 */
+  CUABI_STD_CXX11 = 11, /* --std=c++11 */
+  CUABI_STD_CXX14 = 14, /* --std=c++14 */
+  CUABI_STD_CXX17 = 17, /* --std=c++17 */
+  CUABI_STD_CXX20 = 20, /* --std=c++20 */
+  CUABI_CXX_STANDARD_FORCE32 = 0x7FFFFFFF
+} cuabi_cxx_standard;
+
+/* What to compile, for cuabi_module_compile (and the options of
+ * cuabi_program_compile_with). Start from CUABI_COMPILE_DESC_INIT or
+ * cuabi_compile_desc_init.
+ *
+ * Options come two ways. The typed ones (arch to relocatable, added in 0.3)
+ * are turned into NVRTC options by the library, one spelling each, in the
+ * order of the fields: "--gpu-architecture=<arch>", "--std=c++NN",
+ * "--define-macro=<define>" per define, "--include-path=<path>" per path,
+ * "--use_fast_math", "--generate-line-info", "--device-debug",
+ * "--dlink-time-opt", "--relocatable-device-code=true". The raw `options`
+ * follow them, passed to NVRTC as they are: the way to any option without
+ * a field ("--fmad=false", "-maxrregcount=64").
+ *
+ * Every typed value is checked before NVRTC runs; a bad one answers
+ * CUABI_ERROR_INVALID_ARGUMENT, the message naming the field, the index
+ * for an array ("desc->defines[2]") and why:
+ *   arch          "sm_XY", "sm_XYa" or "sm_XYf" (CUBIN) or "compute_XY"
+ *                 (PTX) with two or three digits; refused when an entry of
+ *                 `options` names an architecture too. Whether NVRTC knows
+ *                 the architecture is NVRTC's to say (CUABI_ERROR_COMPILE).
+ *   cxx_standard  a cuabi_cxx_standard value.
+ *   defines       "NAME", "NAME=VALUE", "F(a,b)=VALUE": NAME is an identifier
+ *                 (ASCII letters, digits and '_', not starting with a
+ *                 digit), optionally followed at once by a function-like
+ *                 macro's parameter list: identifiers separated by commas,
+ *                 the last one may be "...", no parameter twice, no
+ *                 whitespace anywhere before '='. VALUE is any text on one
+ *                 line (no line break). NULL, empty, a name starting with a
+ *                 digit or holding whitespace or another character are
+ *                 refused.
+ *   include_paths non-empty strings.
+ *   fast_math, line_info, device_debug, lto, relocatable: 0 or 1.
+ *   lto           cuabi_module_compile refuses 1: an LTO compile makes
+ *                 LTO-IR, which no module loads; compile a cuabi_program
+ *                 with it and link it (cuabi_linker_add_program).
+ *
+ * A caller built against an older header (struct_size 88, without the
+ * typed fields) keeps working: the typed options are then all unset. */
 typedef struct cuabi_compile_desc {
   size_t struct_size;                    /* sizeof(cuabi_compile_desc) */
   const char* source;                    /* CUDA C++ source, NUL-terminated */
   const char* name;                      /* file name for diagnostics; NULL: "cuabi_program.cu" */
-  const char* const* options;            /* NVRTC options */
+  const char* const* options;            /* raw NVRTC options, after the typed ones */
   size_t num_options;
   const char* const* header_sources;     /* contents of each header */
   const char* const* header_names;       /* include name of each header */
@@ -425,32 +529,60 @@ typedef struct cuabi_compile_desc {
   size_t num_name_expressions;
   cuabi_output output;                   /* CUABI_OUTPUT_CUBIN (default) or _PTX */
   cuabi_compile_flags flags;             /* CUABI_COMPILE_* */
+  /* The typed options (0.3). */
+  const char* arch;                      /* "sm_90", "compute_90"; NULL: the device's own */
+  const char* const* defines;            /* "N", "N=4", "SQUARE(x)=((x)*(x))" */
+  size_t num_defines;
+  const char* const* include_paths;      /* folders searched by #include, in order */
+  size_t num_include_paths;
+  cuabi_cxx_standard cxx_standard;       /* CUABI_STD_DEFAULT: NVRTC's own */
+  int32_t fast_math;                     /* 1: fast, less precise math */
+  int32_t line_info;                     /* 1: source lines for profilers */
+  int32_t device_debug;                  /* 1: debuggable, unoptimised device code */
+  int32_t lto;                           /* 1: LTO-IR for a link-time-optimising link */
+  int32_t relocatable;                   /* 1: relocatable device code, for a link */
 } cuabi_compile_desc;
 
-#define CUABI_COMPILE_DESC_INIT \
-  { sizeof(cuabi_compile_desc), NULL, NULL, NULL, 0, NULL, NULL, 0, NULL, 0, CUABI_OUTPUT_CUBIN, 0 }
+#define CUABI_COMPILE_DESC_INIT                                                                 \
+  { sizeof(cuabi_compile_desc), NULL, NULL, NULL, 0, NULL, NULL, 0, NULL, 0, CUABI_OUTPUT_CUBIN, \
+    0, NULL, NULL, 0, NULL, 0, CUABI_STD_DEFAULT, 0, 0, 0, 0, 0 }
 
 /* Fills `desc` with the defaults of CUABI_COMPILE_DESC_INIT (no source, no
- * options, headers or name expressions, CUBIN output, no flags), as
- * cuabi_launch_config_init does for its struct. */
+ * options, headers or name expressions, CUBIN output, no flags, every typed
+ * option unset), as cuabi_launch_config_init does for its struct. */
 CUABI_API cuabi_status CUABI_CALL cuabi_compile_desc_init(cuabi_compile_desc* desc,
                                                           size_t struct_size);
 
+/* Compiles a program with the options of `desc`: its typed options (arch,
+ * cxx_standard, defines, include_paths, fast_math, line_info, device_debug,
+ * lto, relocatable), turned into NVRTC options and checked exactly as
+ * cuabi_module_compile does, followed by its raw `options`. The program already has its source, name, headers and name
+ * expressions, and a program's compile never goes through the cache: those
+ * fields of `desc` (source, name, header_*, num_headers, name_expressions,
+ * num_name_expressions), `output` and `flags` must keep their defaults, and
+ * a set one is refused with CUABI_ERROR_INVALID_ARGUMENT naming it. Without
+ * `arch` (and no architecture among `options`) NVRTC's default architecture
+ * is used. Otherwise as cuabi_program_compile. */
+CUABI_API cuabi_status CUABI_CALL cuabi_program_compile_with(cuabi_program program,
+                                                             const cuabi_compile_desc* desc);
+
 /* Compiles `desc` for `device` and loads the result: the one call from source
- * to a module. Unless the options name an architecture, the target is the
- * device's own: "-arch=sm_XY" for CUBIN (so the driver never JITs) or
- * "-arch=compute_XY" for PTX; if NVRTC is older than the device, the newest
- * architecture NVRTC knows is used as PTX.
+ * to a module. Unless `arch` or the raw options name an architecture, the
+ * target is the device's own: "-arch=sm_XY" for CUBIN (so the driver never
+ * JITs) or "-arch=compute_XY" for PTX; if NVRTC is older than the device, the
+ * newest architecture NVRTC knows is used as PTX.
  *
  * Compiled images go through an on-disk cache keyed on the source, the
- * headers, the options, the name expressions, the target, and the NVRTC and
- * driver versions. Entries are written atomically (temporary file, then
- * rename), carry a checksum, and a corrupt or foreign entry is discarded and
- * rebuilt, never loaded. The cache folder is $CUABI_CACHE_DIR, else
- * $XDG_CACHE_HOME/cuabi, else ~/.cache/cuabi; CUABI_CACHE=0 (or
- * CUABI_COMPILE_NO_CACHE) turns it off. A folder owned by another user or
- * writable by others is not used. A cache that cannot be read or written
- * never fails a compile.
+ * headers, every option (typed and raw), the name expressions, the target,
+ * and the NVRTC and driver versions. Entries are written atomically
+ * (temporary file, then rename), carry a checksum, and a corrupt or foreign
+ * entry is discarded and rebuilt, never loaded. The cache folder is
+ * $CUABI_CACHE_DIR, else $XDG_CACHE_HOME/cuabi, else ~/.cache/cuabi;
+ * CUABI_CACHE=0 (or CUABI_COMPILE_NO_CACHE) turns it off. A folder owned by
+ * another user or writable by others is not used. A cache that cannot be
+ * read or written never fails a compile. cuabi_cache_get_dir,
+ * cuabi_cache_get_state, cuabi_cache_get_usage and cuabi_cache_clear look at
+ * and empty the folder by these same rules.
  *
  * Name expressions are resolved and kept with the module:
  * cuabi_module_get_function accepts them as names.
@@ -525,7 +657,12 @@ typedef struct cuabi_param_info {
  * number of parameters on the way out; with params = NULL only the count and
  * args_size are written. A capacity that is too small answers
  * CUABI_ERROR_INSUFFICIENT_BUFFER, writes no parameter and stores the count
- * needed. */
+ * needed.
+ * @idiom arg_packing
+ * @call getter
+ * @param params array_out count=count
+ * @param count inout
+ * @nullable params: only the count and args_size are written */
 CUABI_API cuabi_status CUABI_CALL cuabi_function_get_params(cuabi_function function,
                                                             cuabi_param_info* params,
                                                             size_t* count, size_t* args_size);
@@ -599,6 +736,61 @@ CUABI_API cuabi_status CUABI_CALL cuabi_function_get_attribute(cuabi_function fu
 CUABI_API cuabi_status CUABI_CALL cuabi_function_set_attribute(cuabi_function function,
                                                                cuabi_function_attribute attribute,
                                                                int32_t value);
+
+/* ------------------------------------------------------------------------- */
+/* The compile cache                                                          */
+/* ------------------------------------------------------------------------- */
+
+/* The cache folder's rules, as cuabi_module_compile applies them, for tools
+ * that report or empty it (the `cuabi` program, `python -m cuabi`). The
+ * folder is found from the environment at each call; none of these calls
+ * creates it. Its entries are the files named <64 hex digits>.cubin-cache in
+ * it; ".tmp-*" files are writes in progress or never finished. */
+
+/* Whether compiles use the cache folder now, and if not, why. */
+typedef enum cuabi_cache_state CUABI_ENUM_BASE {
+  /* The folder exists and compiles read and write it. */
+  CUABI_CACHE_STATE_IN_USE = 0,
+  /* The folder does not exist yet: the first compile creates it (mode 0700). */
+  CUABI_CACHE_STATE_NOT_CREATED = 1,
+  /* CUABI_CACHE is 0, off or false: compiles neither read nor write it. */
+  CUABI_CACHE_STATE_OFF = 2,
+  /* No folder: CUABI_CACHE_DIR is unset, XDG_CACHE_HOME is no absolute path,
+   * and there is no home folder. */
+  CUABI_CACHE_STATE_NO_FOLDER = 3,
+  /* The path exists but is not a folder: not used. */
+  CUABI_CACHE_STATE_NOT_A_FOLDER = 4,
+  /* Owned by another user: not used (they could plant images). */
+  CUABI_CACHE_STATE_OWNED_BY_OTHERS = 5,
+  /* Writable by its group or by others: not used (they could plant images). */
+  CUABI_CACHE_STATE_WRITABLE_BY_OTHERS = 6,
+  /* The path cannot be looked at (a folder above it is not searchable): not used. */
+  CUABI_CACHE_STATE_UNREADABLE = 7,
+  CUABI_CACHE_STATE_FORCE32 = 0x7FFFFFFF
+} cuabi_cache_state;
+
+/* The cache folder (two-call pattern): $CUABI_CACHE_DIR, else
+ * $XDG_CACHE_HOME/cuabi (an absolute XDG_CACHE_HOME), else ~/.cache/cuabi
+ * (the home folder from $HOME, else the user database); also while the
+ * cache is off or the folder not used. CUABI_ERROR_NOT_FOUND when there is
+ * none (CUABI_CACHE_STATE_NO_FOLDER). */
+CUABI_API cuabi_status CUABI_CALL cuabi_cache_get_dir(char* buf, size_t* size);
+/* Whether compiles use the cache folder now (cuabi_cache_state). */
+CUABI_API cuabi_status CUABI_CALL cuabi_cache_get_state(cuabi_cache_state* state);
+/* The number of entries in the cache folder and their size in bytes,
+ * counted whatever its state; 0 and 0 when the folder does not exist.
+ * CUABI_ERROR_NOT_FOUND when there is no folder; CUABI_ERROR_IO (the errno
+ * in cuabi_last_error_code) when it cannot be read. */
+CUABI_API cuabi_status CUABI_CALL cuabi_cache_get_usage(uint64_t* entries, uint64_t* bytes);
+/* Removes every entry of the cache folder, and every unfinished write, also
+ * while the cache is off; `entries` and `bytes` receive
+ * how many entries were removed and their size. A folder that does not
+ * exist is empty: 0 and 0. CUABI_ERROR_NOT_FOUND when there is no folder.
+ * CUABI_ERROR_IO when the folder is not one cuabi would use (not a folder,
+ * owned by another user, writable by others: nothing is removed), cannot be
+ * read, or a file in it cannot be removed (the message names it and how many
+ * entries were removed before; the errno is in cuabi_last_error_code). */
+CUABI_API cuabi_status CUABI_CALL cuabi_cache_clear(uint64_t* entries, uint64_t* bytes);
 
 /* ------------------------------------------------------------------------- */
 /* Linking device code, and libraries                                         */
@@ -804,7 +996,8 @@ CUABI_API cuabi_status CUABI_CALL cuabi_function_launch(cuabi_function function,
                                                size_t num_params);
 /* As cuabi_function_launch, and each argument's size in bytes is checked against the
  * kernel's parameter: passing a 4-byte value to a size_t parameter answers
- * CUABI_ERROR_INVALID_ARGUMENT naming the parameter, instead of running. */
+ * CUABI_ERROR_INVALID_ARGUMENT naming the parameter, instead of running.
+ * @param param_sizes array_in count=num_params */
 CUABI_API cuabi_status CUABI_CALL cuabi_function_launch_sized(cuabi_function function,
                                                      const cuabi_launch_config* config,
                                                      cuabi_stream stream, void* const* params,
@@ -946,7 +1139,8 @@ CUABI_API cuabi_status CUABI_CALL cuabi_buffer_memset_async(cuabi_buffer buffer,
 CUABI_API cuabi_status CUABI_CALL cuabi_host_buffer_alloc(cuabi_device device, size_t bytes,
                                                    cuabi_host_buffer* out);
 /* Pins existing host memory in place (e.g. a NumPy array's data) until the
- * handle is released. The memory must outlive the handle. */
+ * handle is released. The memory must outlive the handle.
+ * @idiom host_view */
 CUABI_API cuabi_status CUABI_CALL cuabi_host_buffer_register(cuabi_device device, void* ptr,
                                                       size_t bytes, cuabi_host_buffer* out);
 /* Frees (cuabi_host_buffer_alloc) or unpins (cuabi_host_buffer_register) the memory. */
@@ -1171,7 +1365,8 @@ CUABI_API cuabi_status CUABI_CALL cuabi_buffer_get_ipc_handle(cuabi_buffer buffe
  * buffers over one mapping, unmapped when the last is released. A small buffer shares a driver block with other
  * allocations of its process, which stays mapped while any of them lives:
  * its handle can then still open after the buffer was freed, so the
- * exporting process must keep a buffer alive until every importer is done. */
+ * exporting process must keep a buffer alive until every importer is done.
+ * @nullable pool: a handle that is no pool allocation */
 CUABI_API cuabi_status CUABI_CALL cuabi_buffer_open_ipc(cuabi_device device,
                                                         cuabi_memory_pool pool,
                                                         const void* handle, size_t handle_size,

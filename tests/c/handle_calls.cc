@@ -159,6 +159,11 @@ std::vector<HandleCall> MakeHandleCalls() {
     const char* options[] = {"--gpu-architecture=compute_90"};
     return cuabi_program_compile(As<cuabi_program>(h), 1, options);
   });
+  add("cuabi_program_compile_with", Kind::kProgram, [](uintptr_t h, bool*) {
+    cuabi_compile_desc desc = CUABI_COMPILE_DESC_INIT;
+    desc.arch = "compute_90";
+    return cuabi_program_compile_with(As<cuabi_program>(h), &desc);
+  });
   add("cuabi_program_get_log", Kind::kProgram, [](uintptr_t h, bool* t) {
     size_t n = kSize;
     cuabi_status s = cuabi_program_get_log(As<cuabi_program>(h), nullptr, &n);

@@ -44,6 +44,7 @@
   X(cuabi_program_get_lto_ir) \
   X(cuabi_program_get_lowered_name) \
   X(cuabi_compile_desc_init) \
+  X(cuabi_program_compile_with) \
   X(cuabi_module_compile) \
   X(cuabi_module_load_data) \
   X(cuabi_module_load_file) \
@@ -64,6 +65,10 @@
   X(cuabi_function_get_name) \
   X(cuabi_function_get_attribute) \
   X(cuabi_function_set_attribute) \
+  X(cuabi_cache_get_dir) \
+  X(cuabi_cache_get_state) \
+  X(cuabi_cache_get_usage) \
+  X(cuabi_cache_clear) \
   X(cuabi_link_desc_init) \
   X(cuabi_linker_create) \
   X(cuabi_linker_release) \
@@ -208,6 +213,12 @@
   X(CUABI_OUTPUT_CUBIN) \
   X(CUABI_OUTPUT_PTX) \
   X(CUABI_COMPILE_NO_CACHE) \
+  X(CUABI_STD_DEFAULT) \
+  X(CUABI_STD_CXX03) \
+  X(CUABI_STD_CXX11) \
+  X(CUABI_STD_CXX14) \
+  X(CUABI_STD_CXX17) \
+  X(CUABI_STD_CXX20) \
   X(CUABI_NAME_DEMANGLED) \
   X(CUABI_NAME_SYMBOL) \
   X(CUABI_FUNC_MAX_THREADS_PER_BLOCK) \
@@ -225,6 +236,14 @@
   X(CUABI_FUNC_REQUIRED_CLUSTER_DEPTH) \
   X(CUABI_FUNC_NON_PORTABLE_CLUSTER_SIZE_ALLOWED) \
   X(CUABI_FUNC_CLUSTER_SCHEDULING_POLICY_PREFERENCE) \
+  X(CUABI_CACHE_STATE_IN_USE) \
+  X(CUABI_CACHE_STATE_NOT_CREATED) \
+  X(CUABI_CACHE_STATE_OFF) \
+  X(CUABI_CACHE_STATE_NO_FOLDER) \
+  X(CUABI_CACHE_STATE_NOT_A_FOLDER) \
+  X(CUABI_CACHE_STATE_OWNED_BY_OTHERS) \
+  X(CUABI_CACHE_STATE_WRITABLE_BY_OTHERS) \
+  X(CUABI_CACHE_STATE_UNREADABLE) \
   X(CUABI_LINK_INPUT_AUTO) \
   X(CUABI_LINK_INPUT_CUBIN) \
   X(CUABI_LINK_INPUT_PTX) \
@@ -297,8 +316,10 @@
   X(cuabi_status) \
   X(cuabi_output) \
   X(cuabi_compile_flag_bits) \
+  X(cuabi_cxx_standard) \
   X(cuabi_name_form) \
   X(cuabi_function_attribute) \
+  X(cuabi_cache_state) \
   X(cuabi_link_input) \
   X(cuabi_link_backend) \
   X(cuabi_link_flag_bits) \
@@ -332,6 +353,17 @@
   X(offsetof(cuabi_compile_desc, num_name_expressions)) \
   X(offsetof(cuabi_compile_desc, output)) \
   X(offsetof(cuabi_compile_desc, flags)) \
+  X(offsetof(cuabi_compile_desc, arch)) \
+  X(offsetof(cuabi_compile_desc, defines)) \
+  X(offsetof(cuabi_compile_desc, num_defines)) \
+  X(offsetof(cuabi_compile_desc, include_paths)) \
+  X(offsetof(cuabi_compile_desc, num_include_paths)) \
+  X(offsetof(cuabi_compile_desc, cxx_standard)) \
+  X(offsetof(cuabi_compile_desc, fast_math)) \
+  X(offsetof(cuabi_compile_desc, line_info)) \
+  X(offsetof(cuabi_compile_desc, device_debug)) \
+  X(offsetof(cuabi_compile_desc, lto)) \
+  X(offsetof(cuabi_compile_desc, relocatable)) \
   X(sizeof(cuabi_param_info)) \
   X(offsetof(cuabi_param_info, offset)) \
   X(offsetof(cuabi_param_info, size)) \
@@ -413,8 +445,10 @@
   X(sizeof(cuabi_status)) \
   X(sizeof(cuabi_output)) \
   X(sizeof(cuabi_compile_flag_bits)) \
+  X(sizeof(cuabi_cxx_standard)) \
   X(sizeof(cuabi_name_form)) \
   X(sizeof(cuabi_function_attribute)) \
+  X(sizeof(cuabi_cache_state)) \
   X(sizeof(cuabi_link_input)) \
   X(sizeof(cuabi_link_backend)) \
   X(sizeof(cuabi_link_flag_bits)) \

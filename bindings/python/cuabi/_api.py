@@ -62,6 +62,14 @@ CUABI_OUTPUT_PTX = 1
 # cuabi_compile_flag_bits
 CUABI_COMPILE_NO_CACHE = 1
 
+# cuabi_cxx_standard
+CUABI_STD_DEFAULT = 0
+CUABI_STD_CXX03 = 3
+CUABI_STD_CXX11 = 11
+CUABI_STD_CXX14 = 14
+CUABI_STD_CXX17 = 17
+CUABI_STD_CXX20 = 20
+
 # cuabi_name_form
 CUABI_NAME_DEMANGLED = 0
 CUABI_NAME_SYMBOL = 1
@@ -82,6 +90,16 @@ CUABI_FUNC_REQUIRED_CLUSTER_HEIGHT = 12
 CUABI_FUNC_REQUIRED_CLUSTER_DEPTH = 13
 CUABI_FUNC_NON_PORTABLE_CLUSTER_SIZE_ALLOWED = 14
 CUABI_FUNC_CLUSTER_SCHEDULING_POLICY_PREFERENCE = 15
+
+# cuabi_cache_state
+CUABI_CACHE_STATE_IN_USE = 0
+CUABI_CACHE_STATE_NOT_CREATED = 1
+CUABI_CACHE_STATE_OFF = 2
+CUABI_CACHE_STATE_NO_FOLDER = 3
+CUABI_CACHE_STATE_NOT_A_FOLDER = 4
+CUABI_CACHE_STATE_OWNED_BY_OTHERS = 5
+CUABI_CACHE_STATE_WRITABLE_BY_OTHERS = 6
+CUABI_CACHE_STATE_UNREADABLE = 7
 
 # cuabi_link_input
 CUABI_LINK_INPUT_AUTO = 0
@@ -289,6 +307,32 @@ class CompileFlag(enum.IntFlag):
     """Neither read nor write the on-disk cache for this compile."""
 
 
+class CxxStandard(enum.IntEnum):
+    """cuabi_cxx_standard: The C++ dialect of a compile
+    (cuabi_compile_desc.cxx_standard): the value is the standard's year,
+    CUABI_STD_DEFAULT leaves NVRTC's own (C++17 for NVRTC 12). Any other value is
+    refused with CUABI_ERROR_INVALID_ARGUMENT.
+    """
+
+    DEFAULT = 0
+    """NVRTC's own (C++17 for NVRTC 12)"""
+
+    CXX03 = 3
+    """--std=c++03"""
+
+    CXX11 = 11
+    """--std=c++11"""
+
+    CXX14 = 14
+    """--std=c++14"""
+
+    CXX17 = 17
+    """--std=c++17"""
+
+    CXX20 = 20
+    """--std=c++20"""
+
+
 class NameForm(enum.IntEnum):
     """cuabi_name_form: How a kernel's name is given."""
 
@@ -358,6 +402,36 @@ class FunctionAttribute(enum.IntEnum):
 
     CLUSTER_SCHEDULING_POLICY_PREFERENCE = 15
     """The driver's CUclusterSchedulingPolicy preference (settable)."""
+
+
+class CacheState(enum.IntEnum):
+    """cuabi_cache_state: Whether compiles use the cache folder now, and if not, why."""
+
+    IN_USE = 0
+    """The folder exists and compiles read and write it."""
+
+    NOT_CREATED = 1
+    """The folder does not exist yet: the first compile creates it (mode 0700)."""
+
+    OFF = 2
+    """CUABI_CACHE is 0, off or false: compiles neither read nor write it."""
+
+    NO_FOLDER = 3
+    """No folder: CUABI_CACHE_DIR is unset, XDG_CACHE_HOME is no absolute path, and
+    there is no home folder.
+    """
+
+    NOT_A_FOLDER = 4
+    """The path exists but is not a folder: not used."""
+
+    OWNED_BY_OTHERS = 5
+    """Owned by another user: not used (they could plant images)."""
+
+    WRITABLE_BY_OTHERS = 6
+    """Writable by its group or by others: not used (they could plant images)."""
+
+    UNREADABLE = 7
+    """The path cannot be looked at (a folder above it is not searchable): not used."""
 
 
 class LinkInput(enum.IntEnum):
@@ -655,8 +729,10 @@ class CaptureMode(enum.IntEnum):
 
 cuabi_status = ctypes.c_int32
 cuabi_output = ctypes.c_int32
+cuabi_cxx_standard = ctypes.c_int32
 cuabi_name_form = ctypes.c_int32
 cuabi_function_attribute = ctypes.c_int32
+cuabi_cache_state = ctypes.c_int32
 cuabi_link_input = ctypes.c_int32
 cuabi_link_backend = ctypes.c_int32
 cuabi_buffer_kind = ctypes.c_int32
@@ -723,8 +799,33 @@ HANDLE_TYPES: Tuple[str, ...] = (
 
 
 class cuabi_compile_desc(ctypes.Structure):
-    """What to compile, for cuabi_module_compile. Start from CUABI_COMPILE_DESC_INIT.
-    cuabi_compile_desc_init fills its defaults.
+    """What to compile, for cuabi_module_compile (and the options of
+    cuabi_program_compile_with). Start from CUABI_COMPILE_DESC_INIT or
+    cuabi_compile_desc_init. Options come two ways. The typed ones (arch to
+    relocatable, added in 0.3) are turned into NVRTC options by the library, one
+    spelling each, in the order of the fields: "--gpu-architecture=<arch>", "--
+    std=c++NN", "--define-macro=<define>" per define, "--include-path=<path>" per
+    path, "--use_fast_math", "--generate-line-info", "--device-debug", "--dlink-time-
+    opt", "--relocatable-device-code=true". The raw `options` follow them, passed to
+    NVRTC as they are: the way to any option without a field ("--fmad=false",
+    "-maxrregcount=64"). Every typed value is checked before NVRTC runs; a bad one
+    answers CUABI_ERROR_INVALID_ARGUMENT, the message naming the field, the index for
+    an array ("desc->defines[2]") and why: arch "sm_XY", "sm_XYa" or "sm_XYf" (CUBIN)
+    or "compute_XY" (PTX) with two or three digits; refused when an entry of
+    `options` names an architecture too. Whether NVRTC knows the architecture is
+    NVRTC's to say (CUABI_ERROR_COMPILE). cxx_standard a cuabi_cxx_standard value.
+    defines "NAME", "NAME=VALUE", "F(a,b)=VALUE": NAME is an identifier (ASCII
+    letters, digits and '_', not starting with a digit), optionally followed at once
+    by a function-like macro's parameter list: identifiers separated by commas, the
+    last one may be "...", no parameter twice, no whitespace anywhere before '='.
+    VALUE is any text on one line (no line break). NULL, empty, a name starting with
+    a digit or holding whitespace or another character are refused. include_paths
+    non-empty strings. fast_math, line_info, device_debug, lto, relocatable: 0 or 1.
+    lto cuabi_module_compile refuses 1: an LTO compile makes LTO-IR, which no module
+    loads; compile a cuabi_program with it and link it (cuabi_linker_add_program). A
+    caller built against an older header (struct_size 88, without the typed fields)
+    keeps working: the typed options are then all unset. cuabi_compile_desc_init
+    fills its defaults.
     """
 
     _fields_ = [
@@ -740,6 +841,17 @@ class cuabi_compile_desc(ctypes.Structure):
         ("num_name_expressions", ctypes.c_size_t),
         ("output", cuabi_output),
         ("flags", cuabi_compile_flags),
+        ("arch", ctypes.c_char_p),
+        ("defines", ctypes.POINTER(ctypes.c_char_p)),
+        ("num_defines", ctypes.c_size_t),
+        ("include_paths", ctypes.POINTER(ctypes.c_char_p)),
+        ("num_include_paths", ctypes.c_size_t),
+        ("cxx_standard", cuabi_cxx_standard),
+        ("fast_math", ctypes.c_int32),
+        ("line_info", ctypes.c_int32),
+        ("device_debug", ctypes.c_int32),
+        ("lto", ctypes.c_int32),
+        ("relocatable", ctypes.c_int32),
     ]
 
 
@@ -975,6 +1087,8 @@ DECLARATIONS: List[Tuple[str, Any, List[Any]]] = [
     ("cuabi_program_get_lowered_name", cuabi_status, [cuabi_program, ctypes.c_char_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_size_t)]),
     # cuabi_status cuabi_compile_desc_init(cuabi_compile_desc* desc, size_t struct_size);
     ("cuabi_compile_desc_init", cuabi_status, [ctypes.POINTER(cuabi_compile_desc), ctypes.c_size_t]),
+    # cuabi_status cuabi_program_compile_with(cuabi_program program, const cuabi_compile_desc* desc);
+    ("cuabi_program_compile_with", cuabi_status, [cuabi_program, ctypes.POINTER(cuabi_compile_desc)]),
     # cuabi_status cuabi_module_compile(cuabi_device device, const cuabi_compile_desc* desc, cuabi_module* out);
     ("cuabi_module_compile", cuabi_status, [cuabi_device, ctypes.POINTER(cuabi_compile_desc), ctypes.POINTER(cuabi_module)]),
     # cuabi_status cuabi_module_load_data(cuabi_device device, const void* image, size_t size, cuabi_module* out);
@@ -1015,6 +1129,14 @@ DECLARATIONS: List[Tuple[str, Any, List[Any]]] = [
     ("cuabi_function_get_attribute", cuabi_status, [cuabi_function, cuabi_function_attribute, ctypes.POINTER(ctypes.c_int32)]),
     # cuabi_status cuabi_function_set_attribute(cuabi_function function, cuabi_function_attribute attribute, int32_t value);
     ("cuabi_function_set_attribute", cuabi_status, [cuabi_function, cuabi_function_attribute, ctypes.c_int32]),
+    # cuabi_status cuabi_cache_get_dir(char* buf, size_t* size);
+    ("cuabi_cache_get_dir", cuabi_status, [ctypes.c_char_p, ctypes.POINTER(ctypes.c_size_t)]),
+    # cuabi_status cuabi_cache_get_state(cuabi_cache_state* state);
+    ("cuabi_cache_get_state", cuabi_status, [ctypes.POINTER(cuabi_cache_state)]),
+    # cuabi_status cuabi_cache_get_usage(uint64_t* entries, uint64_t* bytes);
+    ("cuabi_cache_get_usage", cuabi_status, [ctypes.POINTER(ctypes.c_uint64), ctypes.POINTER(ctypes.c_uint64)]),
+    # cuabi_status cuabi_cache_clear(uint64_t* entries, uint64_t* bytes);
+    ("cuabi_cache_clear", cuabi_status, [ctypes.POINTER(ctypes.c_uint64), ctypes.POINTER(ctypes.c_uint64)]),
     # cuabi_status cuabi_link_desc_init(cuabi_link_desc* desc, size_t struct_size);
     ("cuabi_link_desc_init", cuabi_status, [ctypes.POINTER(cuabi_link_desc), ctypes.c_size_t]),
     # cuabi_status cuabi_linker_create(cuabi_device device, const cuabi_link_desc* desc, cuabi_linker* out);
@@ -1311,6 +1433,13 @@ typedef int32_t cuabi_output;
 #define CUABI_OUTPUT_CUBIN 0
 #define CUABI_OUTPUT_PTX 1
 #define CUABI_COMPILE_NO_CACHE 1
+typedef int32_t cuabi_cxx_standard;
+#define CUABI_STD_DEFAULT 0
+#define CUABI_STD_CXX03 3
+#define CUABI_STD_CXX11 11
+#define CUABI_STD_CXX14 14
+#define CUABI_STD_CXX17 17
+#define CUABI_STD_CXX20 20
 typedef int32_t cuabi_name_form;
 #define CUABI_NAME_DEMANGLED 0
 #define CUABI_NAME_SYMBOL 1
@@ -1330,6 +1459,15 @@ typedef int32_t cuabi_function_attribute;
 #define CUABI_FUNC_REQUIRED_CLUSTER_DEPTH 13
 #define CUABI_FUNC_NON_PORTABLE_CLUSTER_SIZE_ALLOWED 14
 #define CUABI_FUNC_CLUSTER_SCHEDULING_POLICY_PREFERENCE 15
+typedef int32_t cuabi_cache_state;
+#define CUABI_CACHE_STATE_IN_USE 0
+#define CUABI_CACHE_STATE_NOT_CREATED 1
+#define CUABI_CACHE_STATE_OFF 2
+#define CUABI_CACHE_STATE_NO_FOLDER 3
+#define CUABI_CACHE_STATE_NOT_A_FOLDER 4
+#define CUABI_CACHE_STATE_OWNED_BY_OTHERS 5
+#define CUABI_CACHE_STATE_WRITABLE_BY_OTHERS 6
+#define CUABI_CACHE_STATE_UNREADABLE 7
 typedef int32_t cuabi_link_input;
 #define CUABI_LINK_INPUT_AUTO 0
 #define CUABI_LINK_INPUT_CUBIN 1
@@ -1425,7 +1563,7 @@ typedef struct cuabi_surface_s* cuabi_surface;
 typedef struct cuabi_linker_s* cuabi_linker;
 typedef struct cuabi_library_s* cuabi_library;
 typedef int32_t (*cuabi_host_fn)(void*, char*, size_t);
-typedef struct cuabi_compile_desc { size_t struct_size; const char* source; const char* name; const char* const* options; size_t num_options; const char* const* header_sources; const char* const* header_names; size_t num_headers; const char* const* name_expressions; size_t num_name_expressions; cuabi_output output; cuabi_compile_flags flags; } cuabi_compile_desc;
+typedef struct cuabi_compile_desc { size_t struct_size; const char* source; const char* name; const char* const* options; size_t num_options; const char* const* header_sources; const char* const* header_names; size_t num_headers; const char* const* name_expressions; size_t num_name_expressions; cuabi_output output; cuabi_compile_flags flags; const char* arch; const char* const* defines; size_t num_defines; const char* const* include_paths; size_t num_include_paths; cuabi_cxx_standard cxx_standard; int32_t fast_math; int32_t line_info; int32_t device_debug; int32_t lto; int32_t relocatable; } cuabi_compile_desc;
 typedef struct cuabi_param_info { size_t offset; size_t size; } cuabi_param_info;
 typedef struct cuabi_link_desc { size_t struct_size; cuabi_link_backend backend; cuabi_link_flags flags; const char* const* options; size_t num_options; } cuabi_link_desc;
 typedef struct cuabi_launch_config { size_t struct_size; uint32_t grid_x; uint32_t grid_y; uint32_t grid_z; uint32_t block_x; uint32_t block_y; uint32_t block_z; uint32_t shared_mem_bytes; cuabi_launch_flags flags; uint32_t cluster_x; uint32_t cluster_y; uint32_t cluster_z; int32_t priority; cuabi_event programmatic_event; } cuabi_launch_config;
@@ -1470,6 +1608,7 @@ cuabi_status cuabi_program_get_cubin(cuabi_program program, void* buf, size_t* s
 cuabi_status cuabi_program_get_lto_ir(cuabi_program program, void* buf, size_t* size);
 cuabi_status cuabi_program_get_lowered_name(cuabi_program program, const char* expression, char* buf, size_t* size);
 cuabi_status cuabi_compile_desc_init(cuabi_compile_desc* desc, size_t struct_size);
+cuabi_status cuabi_program_compile_with(cuabi_program program, const cuabi_compile_desc* desc);
 cuabi_status cuabi_module_compile(cuabi_device device, const cuabi_compile_desc* desc, cuabi_module* out);
 cuabi_status cuabi_module_load_data(cuabi_device device, const void* image, size_t size, cuabi_module* out);
 cuabi_status cuabi_module_load_file(cuabi_device device, const char* path, cuabi_module* out);
@@ -1490,6 +1629,10 @@ cuabi_status cuabi_function_get_args_size(cuabi_function function, size_t* size)
 cuabi_status cuabi_function_get_name(cuabi_function function, char* buf, size_t* size);
 cuabi_status cuabi_function_get_attribute(cuabi_function function, cuabi_function_attribute attribute, int32_t* value);
 cuabi_status cuabi_function_set_attribute(cuabi_function function, cuabi_function_attribute attribute, int32_t value);
+cuabi_status cuabi_cache_get_dir(char* buf, size_t* size);
+cuabi_status cuabi_cache_get_state(cuabi_cache_state* state);
+cuabi_status cuabi_cache_get_usage(uint64_t* entries, uint64_t* bytes);
+cuabi_status cuabi_cache_clear(uint64_t* entries, uint64_t* bytes);
 cuabi_status cuabi_link_desc_init(cuabi_link_desc* desc, size_t struct_size);
 cuabi_status cuabi_linker_create(cuabi_device device, const cuabi_link_desc* desc, cuabi_linker* out);
 void cuabi_linker_release(cuabi_linker linker);
@@ -1642,6 +1785,12 @@ __all__ = [
     "CUABI_OUTPUT_CUBIN",
     "CUABI_OUTPUT_PTX",
     "CUABI_COMPILE_NO_CACHE",
+    "CUABI_STD_DEFAULT",
+    "CUABI_STD_CXX03",
+    "CUABI_STD_CXX11",
+    "CUABI_STD_CXX14",
+    "CUABI_STD_CXX17",
+    "CUABI_STD_CXX20",
     "CUABI_NAME_DEMANGLED",
     "CUABI_NAME_SYMBOL",
     "CUABI_FUNC_MAX_THREADS_PER_BLOCK",
@@ -1659,6 +1808,14 @@ __all__ = [
     "CUABI_FUNC_REQUIRED_CLUSTER_DEPTH",
     "CUABI_FUNC_NON_PORTABLE_CLUSTER_SIZE_ALLOWED",
     "CUABI_FUNC_CLUSTER_SCHEDULING_POLICY_PREFERENCE",
+    "CUABI_CACHE_STATE_IN_USE",
+    "CUABI_CACHE_STATE_NOT_CREATED",
+    "CUABI_CACHE_STATE_OFF",
+    "CUABI_CACHE_STATE_NO_FOLDER",
+    "CUABI_CACHE_STATE_NOT_A_FOLDER",
+    "CUABI_CACHE_STATE_OWNED_BY_OTHERS",
+    "CUABI_CACHE_STATE_WRITABLE_BY_OTHERS",
+    "CUABI_CACHE_STATE_UNREADABLE",
     "CUABI_LINK_INPUT_AUTO",
     "CUABI_LINK_INPUT_CUBIN",
     "CUABI_LINK_INPUT_PTX",
@@ -1721,8 +1878,10 @@ __all__ = [
     "Status",
     "Output",
     "CompileFlag",
+    "CxxStandard",
     "NameForm",
     "FunctionAttribute",
+    "CacheState",
     "LinkInput",
     "LinkBackend",
     "LinkFlag",
@@ -1742,8 +1901,10 @@ __all__ = [
     "CaptureMode",
     "cuabi_status",
     "cuabi_output",
+    "cuabi_cxx_standard",
     "cuabi_name_form",
     "cuabi_function_attribute",
+    "cuabi_cache_state",
     "cuabi_link_input",
     "cuabi_link_backend",
     "cuabi_buffer_kind",

@@ -103,6 +103,29 @@ namespace Cuabi
         NoCache = 1,
     }
 
+    /// <summary>
+    /// The C++ dialect of a compile (cuabi_compile_desc.cxx_standard): the
+    /// value is the standard's year, CUABI_STD_DEFAULT leaves NVRTC's own
+    /// (C++17 for NVRTC 12). Any other value is refused with
+    /// CUABI_ERROR_INVALID_ARGUMENT.
+    /// </summary>
+    /// <remarks>C: cuabi_cxx_standard.</remarks>
+    public enum CxxStandard
+    {
+        /// <summary>NVRTC's own (C++17 for NVRTC 12)</summary>
+        Default = 0,
+        /// <summary>--std=c++03</summary>
+        Cxx03 = 3,
+        /// <summary>--std=c++11</summary>
+        Cxx11 = 11,
+        /// <summary>--std=c++14</summary>
+        Cxx14 = 14,
+        /// <summary>--std=c++17</summary>
+        Cxx17 = 17,
+        /// <summary>--std=c++20</summary>
+        Cxx20 = 20,
+    }
+
     /// <summary>How a kernel's name is given.</summary>
     /// <remarks>C: cuabi_name_form.</remarks>
     public enum NameForm
@@ -170,6 +193,31 @@ namespace Cuabi
         NonPortableClusterSizeAllowed = 14,
         /// <summary>The driver's CUclusterSchedulingPolicy preference (settable).</summary>
         ClusterSchedulingPolicyPreference = 15,
+    }
+
+    /// <summary>Whether compiles use the cache folder now, and if not, why.</summary>
+    /// <remarks>C: cuabi_cache_state.</remarks>
+    public enum CacheState
+    {
+        /// <summary>The folder exists and compiles read and write it.</summary>
+        InUse = 0,
+        /// <summary>The folder does not exist yet: the first compile creates it (mode 0700).</summary>
+        NotCreated = 1,
+        /// <summary>CUABI_CACHE is 0, off or false: compiles neither read nor write it.</summary>
+        Off = 2,
+        /// <summary>
+        /// No folder: CUABI_CACHE_DIR is unset, XDG_CACHE_HOME is no absolute path,
+        /// and there is no home folder.
+        /// </summary>
+        NoFolder = 3,
+        /// <summary>The path exists but is not a folder: not used.</summary>
+        NotAFolder = 4,
+        /// <summary>Owned by another user: not used (they could plant images).</summary>
+        OwnedByOthers = 5,
+        /// <summary>Writable by its group or by others: not used (they could plant images).</summary>
+        WritableByOthers = 6,
+        /// <summary>The path cannot be looked at (a folder above it is not searchable): not used.</summary>
+        Unreadable = 7,
     }
 
     /// <summary>What a linker input is.</summary>

@@ -274,7 +274,9 @@ namespace Cuabi.Interop
 
         // cuabi_status cuabi_program_compile(cuabi_program program, size_t num_options, const char* const* options);
         /// <summary>
-        /// Compiles with NVRTC options (e.g. "--gpu-architecture=sm_90", "-std=c++17").
+        /// Compiles with raw NVRTC options (e.g. "--gpu-architecture=sm_90",
+        /// "--std=c++17"), passed to NVRTC as they are; cuabi_program_compile_with
+        /// takes the same options as typed values.
         /// With an "sm_XY" architecture NVRTC makes CUBIN; with "compute_XY", PTX.
         /// A program compiles once: a second call answers CUABI_ERROR_INVALID_ARGUMENT.
         /// Returns CUABI_ERROR_COMPILE when NVRTC rejects the code or the options; the
@@ -326,29 +328,47 @@ namespace Cuabi.Interop
         // cuabi_status cuabi_compile_desc_init(cuabi_compile_desc* desc, size_t struct_size);
         /// <summary>
         /// Fills `desc` with the defaults of CUABI_COMPILE_DESC_INIT (no source, no
-        /// options, headers or name expressions, CUBIN output, no flags), as
-        /// cuabi_launch_config_init does for its struct.
+        /// options, headers or name expressions, CUBIN output, no flags, every typed
+        /// option unset), as cuabi_launch_config_init does for its struct.
         /// </summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_compile_desc_init")]
         public static extern CudaStatus cuabi_compile_desc_init(ref CompileDescNative desc, UIntPtr struct_size);
 
+        // cuabi_status cuabi_program_compile_with(cuabi_program program, const cuabi_compile_desc* desc);
+        /// <summary>
+        /// Compiles a program with the options of `desc`: its typed options (arch,
+        /// cxx_standard, defines, include_paths, fast_math, line_info, device_debug,
+        /// lto, relocatable), turned into NVRTC options and checked exactly as
+        /// cuabi_module_compile does, followed by its raw `options`. The program already has its source, name, headers and name
+        /// expressions, and a program's compile never goes through the cache: those
+        /// fields of `desc` (source, name, header_*, num_headers, name_expressions,
+        /// num_name_expressions), `output` and `flags` must keep their defaults, and
+        /// a set one is refused with CUABI_ERROR_INVALID_ARGUMENT naming it. Without
+        /// `arch` (and no architecture among `options`) NVRTC's default architecture
+        /// is used. Otherwise as cuabi_program_compile.
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_program_compile_with")]
+        public static extern CudaStatus cuabi_program_compile_with(SafeProgramHandle program, ref CompileDescNative desc);
+
         // cuabi_status cuabi_module_compile(cuabi_device device, const cuabi_compile_desc* desc, cuabi_module* out);
         /// <summary>
         /// Compiles `desc` for `device` and loads the result: the one call from source
-        /// to a module. Unless the options name an architecture, the target is the
-        /// device's own: "-arch=sm_XY" for CUBIN (so the driver never JITs) or
-        /// "-arch=compute_XY" for PTX; if NVRTC is older than the device, the newest
-        /// architecture NVRTC knows is used as PTX.
+        /// to a module. Unless `arch` or the raw options name an architecture, the
+        /// target is the device's own: "-arch=sm_XY" for CUBIN (so the driver never
+        /// JITs) or "-arch=compute_XY" for PTX; if NVRTC is older than the device, the
+        /// newest architecture NVRTC knows is used as PTX.
         ///
         /// Compiled images go through an on-disk cache keyed on the source, the
-        /// headers, the options, the name expressions, the target, and the NVRTC and
-        /// driver versions. Entries are written atomically (temporary file, then
-        /// rename), carry a checksum, and a corrupt or foreign entry is discarded and
-        /// rebuilt, never loaded. The cache folder is $CUABI_CACHE_DIR, else
-        /// $XDG_CACHE_HOME/cuabi, else ~/.cache/cuabi; CUABI_CACHE=0 (or
-        /// CUABI_COMPILE_NO_CACHE) turns it off. A folder owned by another user or
-        /// writable by others is not used. A cache that cannot be read or written
-        /// never fails a compile.
+        /// headers, every option (typed and raw), the name expressions, the target,
+        /// and the NVRTC and driver versions. Entries are written atomically
+        /// (temporary file, then rename), carry a checksum, and a corrupt or foreign
+        /// entry is discarded and rebuilt, never loaded. The cache folder is
+        /// $CUABI_CACHE_DIR, else $XDG_CACHE_HOME/cuabi, else ~/.cache/cuabi;
+        /// CUABI_CACHE=0 (or CUABI_COMPILE_NO_CACHE) turns it off. A folder owned by
+        /// another user or writable by others is not used. A cache that cannot be
+        /// read or written never fails a compile. cuabi_cache_get_dir,
+        /// cuabi_cache_get_state, cuabi_cache_get_usage and cuabi_cache_clear look at
+        /// and empty the folder by these same rules.
         ///
         /// Name expressions are resolved and kept with the module:
         /// cuabi_module_get_function accepts them as names.
@@ -499,6 +519,48 @@ namespace Cuabi.Interop
         /// <summary>Sets a settable CUfunction_attribute (e.g. the dynamic shared memory limit).</summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_function_set_attribute")]
         public static extern CudaStatus cuabi_function_set_attribute(SafeFunctionHandle function, FunctionAttribute attribute, int value);
+
+        // --- The compile cache ---
+
+        // cuabi_status cuabi_cache_get_dir(char* buf, size_t* size);
+        /// <summary>
+        /// The cache folder (two-call pattern): $CUABI_CACHE_DIR, else
+        /// $XDG_CACHE_HOME/cuabi (an absolute XDG_CACHE_HOME), else ~/.cache/cuabi
+        /// (the home folder from $HOME, else the user database); also while the
+        /// cache is off or the folder not used. CUABI_ERROR_NOT_FOUND when there is
+        /// none (CUABI_CACHE_STATE_NO_FOLDER).
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_cache_get_dir")]
+        public static extern CudaStatus cuabi_cache_get_dir([Out] byte[] buf, ref UIntPtr size);
+
+        // cuabi_status cuabi_cache_get_state(cuabi_cache_state* state);
+        /// <summary>Whether compiles use the cache folder now (cuabi_cache_state).</summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_cache_get_state")]
+        public static extern CudaStatus cuabi_cache_get_state(out CacheState state);
+
+        // cuabi_status cuabi_cache_get_usage(uint64_t* entries, uint64_t* bytes);
+        /// <summary>
+        /// The number of entries in the cache folder and their size in bytes,
+        /// counted whatever its state; 0 and 0 when the folder does not exist.
+        /// CUABI_ERROR_NOT_FOUND when there is no folder; CUABI_ERROR_IO (the errno
+        /// in cuabi_last_error_code) when it cannot be read.
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_cache_get_usage")]
+        public static extern CudaStatus cuabi_cache_get_usage(out ulong entries, out ulong bytes);
+
+        // cuabi_status cuabi_cache_clear(uint64_t* entries, uint64_t* bytes);
+        /// <summary>
+        /// Removes every entry of the cache folder, and every unfinished write, also
+        /// while the cache is off; `entries` and `bytes` receive
+        /// how many entries were removed and their size. A folder that does not
+        /// exist is empty: 0 and 0. CUABI_ERROR_NOT_FOUND when there is no folder.
+        /// CUABI_ERROR_IO when the folder is not one cuabi would use (not a folder,
+        /// owned by another user, writable by others: nothing is removed), cannot be
+        /// read, or a file in it cannot be removed (the message names it and how many
+        /// entries were removed before; the errno is in cuabi_last_error_code).
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_cache_clear")]
+        public static extern CudaStatus cuabi_cache_clear(out ulong entries, out ulong bytes);
 
         // --- Linking device code, and libraries ---
 

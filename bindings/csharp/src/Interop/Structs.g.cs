@@ -7,7 +7,46 @@ using System.Runtime.InteropServices;
 
 namespace Cuabi.Interop
 {
-    /// <summary>cuabi_compile_desc: What to compile, for cuabi_module_compile. Start from CUABI_COMPILE_DESC_INIT.</summary>
+    /// <summary>
+    /// cuabi_compile_desc: What to compile, for cuabi_module_compile (and the options of
+    /// cuabi_program_compile_with). Start from CUABI_COMPILE_DESC_INIT or
+    /// cuabi_compile_desc_init.
+    ///
+    /// Options come two ways. The typed ones (arch to relocatable, added in 0.3)
+    /// are turned into NVRTC options by the library, one spelling each, in the
+    /// order of the fields: "--gpu-architecture=&lt;arch&gt;", "--std=c++NN",
+    /// "--define-macro=&lt;define&gt;" per define, "--include-path=&lt;path&gt;" per path,
+    /// "--use_fast_math", "--generate-line-info", "--device-debug",
+    /// "--dlink-time-opt", "--relocatable-device-code=true". The raw `options`
+    /// follow them, passed to NVRTC as they are: the way to any option without
+    /// a field ("--fmad=false", "-maxrregcount=64").
+    ///
+    /// Every typed value is checked before NVRTC runs; a bad one answers
+    /// CUABI_ERROR_INVALID_ARGUMENT, the message naming the field, the index
+    /// for an array ("desc-&gt;defines[2]") and why:
+    ///   arch          "sm_XY", "sm_XYa" or "sm_XYf" (CUBIN) or "compute_XY"
+    ///                 (PTX) with two or three digits; refused when an entry of
+    ///                 `options` names an architecture too. Whether NVRTC knows
+    ///                 the architecture is NVRTC's to say (CUABI_ERROR_COMPILE).
+    ///   cxx_standard  a cuabi_cxx_standard value.
+    ///   defines       "NAME", "NAME=VALUE", "F(a,b)=VALUE": NAME is an identifier
+    ///                 (ASCII letters, digits and '_', not starting with a
+    ///                 digit), optionally followed at once by a function-like
+    ///                 macro's parameter list: identifiers separated by commas,
+    ///                 the last one may be "...", no parameter twice, no
+    ///                 whitespace anywhere before '='. VALUE is any text on one
+    ///                 line (no line break). NULL, empty, a name starting with a
+    ///                 digit or holding whitespace or another character are
+    ///                 refused.
+    ///   include_paths non-empty strings.
+    ///   fast_math, line_info, device_debug, lto, relocatable: 0 or 1.
+    ///   lto           cuabi_module_compile refuses 1: an LTO compile makes
+    ///                 LTO-IR, which no module loads; compile a cuabi_program
+    ///                 with it and link it (cuabi_linker_add_program).
+    ///
+    /// A caller built against an older header (struct_size 88, without the
+    /// typed fields) keeps working: the typed options are then all unset.
+    /// </summary>
     [StructLayout(LayoutKind.Sequential)]
     public struct CompileDescNative
     {
@@ -17,7 +56,7 @@ namespace Cuabi.Interop
         public IntPtr source;
         /// <summary>file name for diagnostics; NULL: "cuabi_program.cu"</summary>
         public IntPtr name;
-        /// <summary>NVRTC options</summary>
+        /// <summary>raw NVRTC options, after the typed ones</summary>
         public IntPtr options;
         /// <summary>num_options (size_t).</summary>
         public UIntPtr num_options;
@@ -35,6 +74,28 @@ namespace Cuabi.Interop
         public CompileOutput output;
         /// <summary>CUABI_COMPILE_*</summary>
         public CompileFlags flags;
+        /// <summary>"sm_90", "compute_90"; NULL: the device's own</summary>
+        public IntPtr arch;
+        /// <summary>"N", "N=4", "SQUARE(x)=((x)*(x))"</summary>
+        public IntPtr defines;
+        /// <summary>num_defines (size_t).</summary>
+        public UIntPtr num_defines;
+        /// <summary>folders searched by #include, in order</summary>
+        public IntPtr include_paths;
+        /// <summary>num_include_paths (size_t).</summary>
+        public UIntPtr num_include_paths;
+        /// <summary>CUABI_STD_DEFAULT: NVRTC's own</summary>
+        public CxxStandard cxx_standard;
+        /// <summary>1: fast, less precise math</summary>
+        public int fast_math;
+        /// <summary>1: source lines for profilers</summary>
+        public int line_info;
+        /// <summary>1: debuggable, unoptimised device code</summary>
+        public int device_debug;
+        /// <summary>1: LTO-IR for a link-time-optimising link</summary>
+        public int lto;
+        /// <summary>1: relocatable device code, for a link</summary>
+        public int relocatable;
 
         private static CompileDescNative defaults;
         private static volatile bool haveDefaults;

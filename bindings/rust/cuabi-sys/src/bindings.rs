@@ -308,6 +308,14 @@ pub type cuabi_compile_flags = u32;
 pub const CUABI_COMPILE_NO_CACHE: cuabi_compile_flag_bits = 1;
 pub const CUABI_COMPILE_FLAG_BITS_FORCE32: cuabi_compile_flag_bits = 2147483647;
 pub type cuabi_compile_flag_bits = u32;
+pub const CUABI_STD_DEFAULT: cuabi_cxx_standard = 0;
+pub const CUABI_STD_CXX03: cuabi_cxx_standard = 3;
+pub const CUABI_STD_CXX11: cuabi_cxx_standard = 11;
+pub const CUABI_STD_CXX14: cuabi_cxx_standard = 14;
+pub const CUABI_STD_CXX17: cuabi_cxx_standard = 17;
+pub const CUABI_STD_CXX20: cuabi_cxx_standard = 20;
+pub const CUABI_CXX_STANDARD_FORCE32: cuabi_cxx_standard = 2147483647;
+pub type cuabi_cxx_standard = u32;
 #[repr(C)]
 pub struct cuabi_compile_desc {
     pub struct_size: usize,
@@ -322,12 +330,23 @@ pub struct cuabi_compile_desc {
     pub num_name_expressions: usize,
     pub output: cuabi_output,
     pub flags: cuabi_compile_flags,
+    pub arch: *const ::std::os::raw::c_char,
+    pub defines: *const *const ::std::os::raw::c_char,
+    pub num_defines: usize,
+    pub include_paths: *const *const ::std::os::raw::c_char,
+    pub num_include_paths: usize,
+    pub cxx_standard: cuabi_cxx_standard,
+    pub fast_math: i32,
+    pub line_info: i32,
+    pub device_debug: i32,
+    pub lto: i32,
+    pub relocatable: i32,
 }
 #[test]
 fn bindgen_test_layout_cuabi_compile_desc() {
     assert_eq!(
         ::std::mem::size_of::<cuabi_compile_desc>(),
-        88usize,
+        152usize,
         concat!("Size of: ", stringify!(cuabi_compile_desc))
     );
     assert_eq!(
@@ -539,11 +558,204 @@ fn bindgen_test_layout_cuabi_compile_desc() {
         );
     }
     test_field_flags();
+    fn test_field_arch() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cuabi_compile_desc>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).arch) as usize - ptr as usize
+            },
+            88usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cuabi_compile_desc),
+                "::",
+                stringify!(arch)
+            )
+        );
+    }
+    test_field_arch();
+    fn test_field_defines() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cuabi_compile_desc>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).defines) as usize - ptr as usize
+            },
+            96usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cuabi_compile_desc),
+                "::",
+                stringify!(defines)
+            )
+        );
+    }
+    test_field_defines();
+    fn test_field_num_defines() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cuabi_compile_desc>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).num_defines) as usize - ptr as usize
+            },
+            104usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cuabi_compile_desc),
+                "::",
+                stringify!(num_defines)
+            )
+        );
+    }
+    test_field_num_defines();
+    fn test_field_include_paths() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cuabi_compile_desc>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).include_paths) as usize - ptr as usize
+            },
+            112usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cuabi_compile_desc),
+                "::",
+                stringify!(include_paths)
+            )
+        );
+    }
+    test_field_include_paths();
+    fn test_field_num_include_paths() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cuabi_compile_desc>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).num_include_paths) as usize - ptr as usize
+            },
+            120usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cuabi_compile_desc),
+                "::",
+                stringify!(num_include_paths)
+            )
+        );
+    }
+    test_field_num_include_paths();
+    fn test_field_cxx_standard() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cuabi_compile_desc>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).cxx_standard) as usize - ptr as usize
+            },
+            128usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cuabi_compile_desc),
+                "::",
+                stringify!(cxx_standard)
+            )
+        );
+    }
+    test_field_cxx_standard();
+    fn test_field_fast_math() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cuabi_compile_desc>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).fast_math) as usize - ptr as usize
+            },
+            132usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cuabi_compile_desc),
+                "::",
+                stringify!(fast_math)
+            )
+        );
+    }
+    test_field_fast_math();
+    fn test_field_line_info() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cuabi_compile_desc>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).line_info) as usize - ptr as usize
+            },
+            136usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cuabi_compile_desc),
+                "::",
+                stringify!(line_info)
+            )
+        );
+    }
+    test_field_line_info();
+    fn test_field_device_debug() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cuabi_compile_desc>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).device_debug) as usize - ptr as usize
+            },
+            140usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cuabi_compile_desc),
+                "::",
+                stringify!(device_debug)
+            )
+        );
+    }
+    test_field_device_debug();
+    fn test_field_lto() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cuabi_compile_desc>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).lto) as usize - ptr as usize
+            },
+            144usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cuabi_compile_desc),
+                "::",
+                stringify!(lto)
+            )
+        );
+    }
+    test_field_lto();
+    fn test_field_relocatable() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cuabi_compile_desc>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).relocatable) as usize - ptr as usize
+            },
+            148usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cuabi_compile_desc),
+                "::",
+                stringify!(relocatable)
+            )
+        );
+    }
+    test_field_relocatable();
 }
 extern "C" {
     pub fn cuabi_compile_desc_init(
         desc: *mut cuabi_compile_desc,
         struct_size: usize,
+    ) -> cuabi_status;
+}
+extern "C" {
+    pub fn cuabi_program_compile_with(
+        program: cuabi_program,
+        desc: *const cuabi_compile_desc,
     ) -> cuabi_status;
 }
 extern "C" {
@@ -745,6 +957,28 @@ extern "C" {
         attribute: cuabi_function_attribute,
         value: i32,
     ) -> cuabi_status;
+}
+pub const CUABI_CACHE_STATE_IN_USE: cuabi_cache_state = 0;
+pub const CUABI_CACHE_STATE_NOT_CREATED: cuabi_cache_state = 1;
+pub const CUABI_CACHE_STATE_OFF: cuabi_cache_state = 2;
+pub const CUABI_CACHE_STATE_NO_FOLDER: cuabi_cache_state = 3;
+pub const CUABI_CACHE_STATE_NOT_A_FOLDER: cuabi_cache_state = 4;
+pub const CUABI_CACHE_STATE_OWNED_BY_OTHERS: cuabi_cache_state = 5;
+pub const CUABI_CACHE_STATE_WRITABLE_BY_OTHERS: cuabi_cache_state = 6;
+pub const CUABI_CACHE_STATE_UNREADABLE: cuabi_cache_state = 7;
+pub const CUABI_CACHE_STATE_FORCE32: cuabi_cache_state = 2147483647;
+pub type cuabi_cache_state = u32;
+extern "C" {
+    pub fn cuabi_cache_get_dir(buf: *mut ::std::os::raw::c_char, size: *mut usize) -> cuabi_status;
+}
+extern "C" {
+    pub fn cuabi_cache_get_state(state: *mut cuabi_cache_state) -> cuabi_status;
+}
+extern "C" {
+    pub fn cuabi_cache_get_usage(entries: *mut u64, bytes: *mut u64) -> cuabi_status;
+}
+extern "C" {
+    pub fn cuabi_cache_clear(entries: *mut u64, bytes: *mut u64) -> cuabi_status;
 }
 pub const CUABI_LINK_INPUT_AUTO: cuabi_link_input = 0;
 pub const CUABI_LINK_INPUT_CUBIN: cuabi_link_input = 1;

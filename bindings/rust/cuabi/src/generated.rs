@@ -135,6 +135,53 @@ impl Output {
     }
 }
 
+/// The C++ dialect of a compile (`cuabi_compile_desc.cxx_standard`): the value is the standard's
+/// year, `CUABI_STD_DEFAULT` leaves NVRTC's own (C++17 for NVRTC 12). Any other value is refused
+/// with `CUABI_ERROR_INVALID_ARGUMENT`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum CxxStandard {
+    /// `CUABI_STD_DEFAULT`: NVRTC's own (C++17 for NVRTC 12)
+    #[default]
+    Default,
+    /// `CUABI_STD_CXX03`: --std=c++03
+    Cxx03,
+    /// `CUABI_STD_CXX11`: --std=c++11
+    Cxx11,
+    /// `CUABI_STD_CXX14`: --std=c++14
+    Cxx14,
+    /// `CUABI_STD_CXX17`: --std=c++17
+    Cxx17,
+    /// `CUABI_STD_CXX20`: --std=c++20
+    Cxx20,
+}
+
+impl CxxStandard {
+    /// The `cuabi_cxx_standard` value.
+    pub fn raw(self) -> sys::cuabi_cxx_standard {
+        match self {
+            CxxStandard::Default => sys::CUABI_STD_DEFAULT,
+            CxxStandard::Cxx03 => sys::CUABI_STD_CXX03,
+            CxxStandard::Cxx11 => sys::CUABI_STD_CXX11,
+            CxxStandard::Cxx14 => sys::CUABI_STD_CXX14,
+            CxxStandard::Cxx17 => sys::CUABI_STD_CXX17,
+            CxxStandard::Cxx20 => sys::CUABI_STD_CXX20,
+        }
+    }
+    /// The variant of a raw `cuabi_cxx_standard` value (as the library answers it);
+    /// `None` for a value this version of the crate does not know.
+    pub fn from_raw(value: sys::cuabi_cxx_standard) -> Option<CxxStandard> {
+        match value {
+            sys::CUABI_STD_DEFAULT => Some(CxxStandard::Default),
+            sys::CUABI_STD_CXX03 => Some(CxxStandard::Cxx03),
+            sys::CUABI_STD_CXX11 => Some(CxxStandard::Cxx11),
+            sys::CUABI_STD_CXX14 => Some(CxxStandard::Cxx14),
+            sys::CUABI_STD_CXX17 => Some(CxxStandard::Cxx17),
+            sys::CUABI_STD_CXX20 => Some(CxxStandard::Cxx20),
+            _ => None,
+        }
+    }
+}
+
 /// How a kernel's name is given.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum NameForm {
@@ -248,6 +295,65 @@ impl FunctionAttribute {
                 sys::CUABI_FUNC_CLUSTER_SCHEDULING_POLICY_PREFERENCE
             }
             FunctionAttribute::Raw(value) => value,
+        }
+    }
+}
+
+/// Whether compiles use the cache folder now, and if not, why.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum CacheState {
+    /// `CUABI_CACHE_STATE_IN_USE`: The folder exists and compiles read and write it.
+    #[default]
+    InUse,
+    /// `CUABI_CACHE_STATE_NOT_CREATED`: The folder does not exist yet: the first compile creates it
+    /// (mode 0700).
+    NotCreated,
+    /// `CUABI_CACHE_STATE_OFF`: `CUABI_CACHE` is 0, off or false: compiles neither read nor write
+    /// it.
+    Off,
+    /// `CUABI_CACHE_STATE_NO_FOLDER`: No folder: `CUABI_CACHE_DIR` is unset, XDG_CACHE_HOME is no
+    /// absolute path, and there is no home folder.
+    NoFolder,
+    /// `CUABI_CACHE_STATE_NOT_A_FOLDER`: The path exists but is not a folder: not used.
+    NotAFolder,
+    /// `CUABI_CACHE_STATE_OWNED_BY_OTHERS`: Owned by another user: not used (they could plant
+    /// images).
+    OwnedByOthers,
+    /// `CUABI_CACHE_STATE_WRITABLE_BY_OTHERS`: Writable by its group or by others: not used (they
+    /// could plant images).
+    WritableByOthers,
+    /// `CUABI_CACHE_STATE_UNREADABLE`: The path cannot be looked at (a folder above it is not
+    /// searchable): not used.
+    Unreadable,
+}
+
+impl CacheState {
+    /// The `cuabi_cache_state` value.
+    pub fn raw(self) -> sys::cuabi_cache_state {
+        match self {
+            CacheState::InUse => sys::CUABI_CACHE_STATE_IN_USE,
+            CacheState::NotCreated => sys::CUABI_CACHE_STATE_NOT_CREATED,
+            CacheState::Off => sys::CUABI_CACHE_STATE_OFF,
+            CacheState::NoFolder => sys::CUABI_CACHE_STATE_NO_FOLDER,
+            CacheState::NotAFolder => sys::CUABI_CACHE_STATE_NOT_A_FOLDER,
+            CacheState::OwnedByOthers => sys::CUABI_CACHE_STATE_OWNED_BY_OTHERS,
+            CacheState::WritableByOthers => sys::CUABI_CACHE_STATE_WRITABLE_BY_OTHERS,
+            CacheState::Unreadable => sys::CUABI_CACHE_STATE_UNREADABLE,
+        }
+    }
+    /// The variant of a raw `cuabi_cache_state` value (as the library answers it);
+    /// `None` for a value this version of the crate does not know.
+    pub fn from_raw(value: sys::cuabi_cache_state) -> Option<CacheState> {
+        match value {
+            sys::CUABI_CACHE_STATE_IN_USE => Some(CacheState::InUse),
+            sys::CUABI_CACHE_STATE_NOT_CREATED => Some(CacheState::NotCreated),
+            sys::CUABI_CACHE_STATE_OFF => Some(CacheState::Off),
+            sys::CUABI_CACHE_STATE_NO_FOLDER => Some(CacheState::NoFolder),
+            sys::CUABI_CACHE_STATE_NOT_A_FOLDER => Some(CacheState::NotAFolder),
+            sys::CUABI_CACHE_STATE_OWNED_BY_OTHERS => Some(CacheState::OwnedByOthers),
+            sys::CUABI_CACHE_STATE_WRITABLE_BY_OTHERS => Some(CacheState::WritableByOthers),
+            sys::CUABI_CACHE_STATE_UNREADABLE => Some(CacheState::Unreadable),
+            _ => None,
         }
     }
 }
