@@ -94,7 +94,8 @@
  *
  * Description. cuabi.json, installed beside this header, describes every
  *            function, type, enum, struct and constant here, with its
- *            comment, for languages that generate their own binding. *
+ *            comment, for languages that generate their own binding.
+ *
  * Roles.     cuabi.json also says what each function and parameter means,
  *            read from these naming rules:
  *            - A function's object is the longest handle name its name starts

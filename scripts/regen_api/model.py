@@ -12,6 +12,7 @@ emitter beside this file reads only it.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -407,6 +408,11 @@ def describe(header: str = HEADER) -> Dict[str, Any]:
             )
     constants.sort(key=lambda c: _macro_line(comments.lines, c["name"]) or 0)
 
+    statuses = next(e for e in enums if e["name"] == "cuabi_status")
+    status_names = [v["name"] for v in statuses["values"]]
+    for fn in functions:
+        assign_roles(fn, handles, structs, callbacks, status_names)
+
     version = {c["name"]: c["value"] for c in constants if c["name"].startswith("CUABI_VERSION_")}
     return {
         "name": "cuabi",
@@ -426,6 +432,9 @@ def describe(header: str = HEADER) -> Dict[str, Any]:
             "enum_width_bits": 32,
             "two_call_pattern": "buf = NULL learns the size; a too-small buffer answers "
             "CUABI_ERROR_INSUFFICIENT_BUFFER and stores the size needed",
+            "calls": list(CALLS),
+            "roles": list(ROLES),
+            "idioms": dict(IDIOMS),
         },
         "constants": constants,
         "handles": handles,
@@ -463,3 +472,373 @@ def type_of(model: Dict[str, Any], name: str) -> str:
         if s["name"] == name:
             return "struct"
     return SCALARS.get(name, "unknown")
+
+
+# ---------------------------------------------------------------------------
+# Roles: what each function and parameter means
+# ---------------------------------------------------------------------------
+#
+# Every function gains `call`, `receiver`, `statuses`, `idiom`, `method` and
+# `property`; every parameter gains `role` and the keys that go with it
+# (`handle_type`, `count`, `of`, `size`, `struct`, `init`, `user_data`,
+# `nullable`, `null_means`). The rules are the header's naming rules, set out
+# in its Conventions comment ("Roles."); where they do not decide, the doc
+# comment carries annotation lines (`@param`, `@nullable`, `@idiom`, `@call`,
+# `@status`), which are taken out of the function's `doc`. A parameter left
+# without a role stops scripts/regen with a message naming the function and
+# the parameter.
+
+CALLS = ("constructor", "getter", "setter", "action", "release", "string", "blob", "struct_init", "library")
+
+ROLES = (
+    "receiver",
+    "handle",
+    "in",
+    "out",
+    "out_handle",
+    "inout",
+    "string_in",
+    "array_in",
+    "array_out",
+    "count",
+    "bytes_in",
+    "bytes_out",
+    "size",
+    "two_call_buf",
+    "two_call_size",
+    "struct_in",
+    "struct_out",
+    "callback",
+    "user_data",
+)
+
+# Functions whose object-layer form every language writes by hand.
+IDIOMS = {
+    "launch": "a kernel launch or its argument block (cuabi_function_launch*, cuabi_launch_plan_*, "
+    "graph-exec kernel-node arguments)",
+    "arg_packing": "a kernel's parameter layout, read to pack arguments",
+    "ipc": "IPC handle bytes, exported or opened",
+    "host_callback": "a host function run by the driver",
+    "host_view": "host memory that must outlive the call (asynchronous host copies, registered "
+    "host memory): a view, not a copy",
+}
+
+ROLE_KEYS = {
+    "handle_type",
+    "count",
+    "of",
+    "size",
+    "struct",
+    "init",
+    "user_data",
+}
+
+_NULL_DOC = [
+    # `x` (NULL: meaning)
+    re.compile(r"`(\w+)`\s*\(NULL:\s*((?:[^()]|\([^()]*\))*)\)"),
+    # `x` NULL: meaning.
+    re.compile(r"`(\w+)`\s+NULL:\s*([^.;]*)"),
+    # `x` (optional)
+    re.compile(r"`(\w+)`\s*\((optional)\)"),
+]
+
+
+class RoleError(SystemExit):
+    pass
+
+
+def _fail(fn: Dict[str, Any], param: Optional[str], why: str) -> None:
+    where = f"{fn['name']}, parameter `{param}`" if param else fn["name"]
+    raise RoleError(
+        f"regen: {where}: {why}. Annotate its doc comment in include/cuabi/cuabi.h "
+        "(see \"Roles.\" in the header's Conventions), e.g. `@param <name> <role> [count=<param>]`."
+    )
+
+
+def parse_annotations(fn: Dict[str, Any]) -> Dict[str, Any]:
+    """The annotation lines of a function's doc comment, taken out of it."""
+    keep: List[str] = []
+    notes: Dict[str, Any] = {"params": {}, "nullable": {}, "idiom": None, "call": None, "statuses": []}
+    for line in fn["doc"].split("\n"):
+        s = line.strip()
+        if not s.startswith("@"):
+            keep.append(line)
+            continue
+        tag, _, rest = s.partition(" ")
+        rest = rest.strip()
+        if tag == "@param":
+            words = rest.split()
+            if len(words) < 2:
+                _fail(fn, None, f"`{s}`: @param needs a parameter name and a role")
+            name, role = words[0], words[1]
+            if role not in ROLES:
+                _fail(fn, name, f"`{s}`: unknown role `{role}` (one of {', '.join(ROLES)})")
+            keys: Dict[str, Any] = {"role": role}
+            for w in words[2:]:
+                k, eq, v = w.partition("=")
+                if not eq or k not in ROLE_KEYS:
+                    _fail(fn, name, f"`{s}`: `{w}` is no key=value of {sorted(ROLE_KEYS)}")
+                keys[k] = v
+            notes["params"][name] = keys
+        elif tag == "@nullable":
+            name, colon, means = rest.partition(":")
+            notes["nullable"][name.strip()] = means.strip() if colon else ""
+        elif tag == "@idiom":
+            if rest not in IDIOMS:
+                _fail(fn, None, f"`{s}`: unknown idiom (one of {', '.join(IDIOMS)})")
+            notes["idiom"] = rest
+        elif tag == "@call":
+            if rest not in CALLS:
+                _fail(fn, None, f"`{s}`: unknown call kind (one of {', '.join(CALLS)})")
+            notes["call"] = rest
+        elif tag == "@status":
+            notes["statuses"] += rest.split()
+        else:
+            _fail(fn, None, f"unknown annotation `{tag}` (@param, @nullable, @idiom, @call, @status)")
+    while keep and not keep[-1].strip():
+        keep.pop()
+    fn["doc"] = "\n".join(keep)
+    return notes
+
+
+def _strip_prefix(name: str, prefixes: List[str]) -> str:
+    for prefix in prefixes:
+        if name.startswith(prefix):
+            return name[len(prefix) :]
+    return name
+
+
+def assign_roles(
+    fn: Dict[str, Any],
+    handles: List[Dict[str, Any]],
+    structs: List[Dict[str, Any]],
+    callbacks: List[Dict[str, Any]],
+    status_names: List[str],
+) -> None:
+    """Fills in the roles of `fn` and its parameters, or stops naming what
+    cannot be decided."""
+    notes = parse_annotations(fn)
+    handle_names = {h["name"] for h in handles}
+    struct_by_name = {s["name"]: s for s in structs}
+    callback_names = {c["name"] for c in callbacks}
+    params = fn["params"]
+    by_name = {p["name"]: p for p in params}
+    name = fn["name"]
+    own = f"cuabi_{fn['object']}" if fn["object"] else None
+
+    for pname in list(notes["params"]) + list(notes["nullable"]):
+        if pname not in by_name:
+            _fail(fn, pname, "an annotation names a parameter the function does not have")
+
+    def ptrs(p: Dict[str, Any]) -> int:
+        return len(p["type"]["pointers"])
+
+    def is_size(p: Optional[Dict[str, Any]], levels: int) -> bool:
+        return p is not None and p["type"]["base"] == "size_t" and ptrs(p) == levels
+
+    def claim(p: Dict[str, Any], role: str, **keys: Any) -> None:
+        if "role" in p and p["role"] != role:
+            _fail(fn, p["name"], f"is both {p['role']} and {role}")
+        p["role"] = role
+        p.update(keys)
+
+    # Annotated parameters first: they decide, and the rules fill in the rest.
+    for pname, keys in notes["params"].items():
+        p = by_name[pname]
+        p.update(keys)
+        other = {"count": "of", "size": "of", "two_call_size": "of"}
+        for k in ("count", "size"):
+            if k in keys and keys[k] in by_name:
+                q = by_name[keys[k]]
+                if "role" not in q:
+                    q["role"] = "two_call_size" if p["role"] == "two_call_buf" else k
+                    q["of"] = pname
+        del other
+
+    struct_init = (
+        name.endswith("_init")
+        and len(params) == 2
+        and params[0]["type"]["base"] in struct_by_name
+        and params[1]["name"] == "struct_size"
+    )
+    if struct_init:
+        s = params[0]["type"]["base"]
+        claim(params[0], "struct_out", struct=s, init=name)
+        claim(params[1], "size", of=params[0]["name"])
+
+    has_callback = any(p["type"]["base"] in callback_names for p in params)
+    for i, p in enumerate(params):
+        if "role" in p:
+            continue
+        t = p["type"]
+        base, n = t["base"], ptrs(p)
+        nxt = params[i + 1] if i + 1 < len(params) else None
+        if base in handle_names and n == 0:
+            claim(p, "handle", handle_type=base)
+        elif base in handle_names and n == 1 and not t["const"]:
+            claim(p, "out_handle", handle_type=base)
+        elif base in callback_names and n == 0:
+            user = next((q["name"] for q in params if q["name"] == "user_data"), None)
+            if user is None:
+                _fail(fn, p["name"], "a callback without a `user_data` parameter")
+            claim(p, "callback", user_data=user)
+        elif p["name"] == "user_data" and base == "void" and n == 1 and has_callback:
+            claim(p, "user_data")
+        elif base == "char" and n == 1 and t["const"]:
+            claim(p, "string_in")
+        elif base in ("char", "void") and n == 1 and not t["const"] and is_size(nxt, 1):
+            assert nxt is not None
+            claim(p, "two_call_buf", size=nxt["name"])
+            claim(nxt, "two_call_size", of=p["name"])
+        elif base == "void" and n == 1 and is_size(nxt, 0):
+            assert nxt is not None
+            claim(p, "bytes_in" if t["const"] else "bytes_out", size=nxt["name"])
+            claim(nxt, "size", of=p["name"])
+        elif base in struct_by_name and n == 1:
+            if nxt is not None and nxt["type"]["base"] == "size_t" and "role" not in nxt:
+                _fail(fn, p["name"], f"a {base}* followed by a size_t: one struct or an array of them?")
+            keys = {"struct": base}
+            if struct_by_name[base].get("versioned"):
+                keys["init"] = base + "_init"
+            claim(p, "struct_in" if t["const"] else "struct_out", **keys)
+        elif (n == 1 and t["const"]) or (n == 2 and t["pointers"][0]["const"]):
+            # An array in: `const T*` or `T* const*`. Its count is the size_t
+            # named num_<name>, or a `count` right after it.
+            count = by_name.get("num_" + p["name"])
+            if count is None and nxt is not None and nxt["name"] == "count" and is_size(nxt, 0):
+                count = nxt
+            if count is None or not is_size(count, 0):
+                _fail(fn, p["name"], "an array whose count cannot be told (no num_<name>, no `count` after it)")
+            assert count is not None
+            claim(p, "array_in", count=count["name"])
+            if "role" not in count:
+                claim(count, "count", of=p["name"])
+        elif n == 0:
+            claim(p, "in")
+        elif n == 1 and base == "void":
+            _fail(fn, p["name"], "a void* without a size: a byte range, a view or user data?")
+        elif not t["const"]:
+            claim(p, "out")
+        else:
+            _fail(fn, p["name"], "no rule gives it a role")
+
+    # Nullable parameters: annotated, said in the doc comment, or a stream
+    # that is not the receiver (NULL: the default stream).
+    for pname, means in notes["nullable"].items():
+        by_name[pname]["nullable"] = True
+        by_name[pname]["null_means"] = means
+    for rx in _NULL_DOC:
+        for m in rx.finditer(fn["doc"]):
+            p = by_name.get(m.group(1))
+            if p is not None and "nullable" not in p and ptrs(p) + (p["type"]["base"] in handle_names) > 0:
+                p["nullable"] = True
+                p["null_means"] = " ".join(m.group(2).split())
+
+    # The call kind and the receiver.
+    outs_new = [p for p in params if p["role"] == "out_handle"]
+    receiver = None
+    if notes["call"] is None or notes["call"] not in ("library", "struct_init"):
+        if own is not None and own in handle_names:
+            receiver = next((p for p in params if p["role"] == "handle" and p["type"]["base"] == own), None)
+    makes_own = len(outs_new) == 1 and own is not None and outs_new[0]["handle_type"] == own
+    if makes_own:
+        # A constructor: its receiver is the handle it is made from, if any.
+        receiver = next((p for p in params if p["role"] == "handle"), None)
+    roles = [p["role"] for p in params]
+    if notes["call"]:
+        call = notes["call"]
+    elif fn["releases"]:
+        call = "release"
+    elif struct_init:
+        call = "struct_init"
+    elif makes_own:
+        call = "constructor"
+    elif "two_call_buf" in roles:
+        buf = next(p for p in params if p["role"] == "two_call_buf")
+        call = "string" if buf["type"]["base"] == "char" else "blob"
+    elif receiver is None:
+        call = "library"
+    elif "_set_" in name:
+        call = "setter"
+    elif "_get_" in name and any(r in ("out", "out_handle", "struct_out", "array_out") for r in roles):
+        call = "getter"
+    else:
+        call = "action"
+    if call in ("library", "struct_init"):
+        receiver = None
+    if receiver is not None:
+        receiver["role"] = "receiver"
+        for k in ("handle_type", "nullable", "null_means"):
+            receiver.pop(k, None)
+
+    for p in params:
+        if p["role"] == "handle" and p["type"]["base"] == "cuabi_stream" and "nullable" not in p:
+            if "(not NULL)" not in fn["doc"]:
+                p["nullable"] = True
+                p["null_means"] = "the default stream"
+        if p.get("nullable") and not p.get("null_means"):
+            p["null_means"] = "not given"
+
+    # The idiom: annotated, or by name and shape.
+    idiom = notes["idiom"]
+    if idiom is None:
+        if (
+            name.startswith("cuabi_function_launch")
+            or name.startswith("cuabi_launch_plan_")
+            or name == "cuabi_graph_exec_set_kernel_node_args"
+        ):
+            idiom = "launch"
+        elif "_ipc" in name:
+            idiom = "ipc"
+        elif has_callback:
+            idiom = "host_callback"
+        elif name.endswith("_async") and any(r in ("bytes_in", "bytes_out") for r in roles):
+            idiom = "host_view"
+
+    # The statuses it can answer.
+    found: List[str] = []
+    if fn["returns"]["base"] == "cuabi_status":
+        found.append("CUABI_SUCCESS")
+        if any(r in ("receiver", "handle") for r in roles):
+            found.append("CUABI_ERROR_INVALID_HANDLE")
+        if any(ptrs(p) > 0 for p in params) or struct_init:
+            found.append("CUABI_ERROR_INVALID_ARGUMENT")
+        if call in ("string", "blob") or "two_call_buf" in roles or "array_out" in roles:
+            found.append("CUABI_ERROR_INSUFFICIENT_BUFFER")
+        if name.endswith("_query"):
+            found.append("CUABI_ERROR_NOT_READY")
+        for s in status_names:
+            if re.search(r"\b" + s + r"\b", fn["doc"]):
+                found.append(s)
+        for s in notes["statuses"]:
+            if s not in status_names:
+                _fail(fn, None, f"@status names `{s}`, which is no cuabi_status")
+            found.append(s)
+    fn["statuses"] = [s for s in status_names if s in found]
+
+    # Object-layer names, the same in every language.
+    if call == "library":
+        method = _strip_prefix(name, ["cuabi_"])
+    else:
+        method = _strip_prefix(name, [f"cuabi_{fn['object']}_", "cuabi_"])
+    prop = None
+    inputs = [p for p in params if p["role"] not in ("receiver", "two_call_buf", "two_call_size")]
+    if receiver is not None and method.startswith("get_"):
+        if call == "getter" and len(inputs) == 1 and inputs[0]["role"] in ("out", "out_handle", "struct_out"):
+            prop = method[len("get_") :]
+        elif call in ("string", "blob") and not inputs:
+            prop = method[len("get_") :]
+    if receiver is not None and call == "setter" and method.startswith("set_"):
+        if len(inputs) == 1 and inputs[0]["role"] == "in":
+            prop = method[len("set_") :]
+
+    fn["call"] = call
+    fn["receiver"] = receiver["name"] if receiver is not None else None
+    fn["statuses"] = fn["statuses"]
+    fn["idiom"] = idiom
+    fn["method"] = method
+    fn["property"] = prop
+    fn["ready_query"] = name.endswith("_query")
+    for p in params:
+        if p["role"] not in ROLES:
+            _fail(fn, p["name"], f"unknown role {p['role']}")

@@ -1,0 +1,162 @@
+"""The API model's roles (scripts/regen_api/model.py): what it says of a few
+known functions, and that a function its rules cannot decide stops it.
+
+  python3 tests/regen/test_roles.py
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+import unittest
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(REPO, "scripts", "regen_api"))
+
+import model  # noqa: E402
+
+HEADER = os.path.join(REPO, "include", "cuabi", "cuabi.h")
+
+
+def _fn(description, name):
+    return next(f for f in description["functions"] if f["name"] == name)
+
+
+def _roles(fn):
+    return {p["name"]: p["role"] for p in fn["params"]}
+
+
+def _param(fn, name):
+    return next(p for p in fn["params"] if p["name"] == name)
+
+
+class Roles(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.d = model.describe()
+
+    def test_every_function_and_parameter_has_a_known_role(self):
+        for fn in self.d["functions"]:
+            self.assertIn(fn["call"], model.CALLS, fn["name"])
+            self.assertIn("CUABI_SUCCESS" if fn["returns"]["base"] == "cuabi_status" else None,
+                          fn["statuses"] + [None], fn["name"])
+            for p in fn["params"]:
+                self.assertIn(p["role"], model.ROLES, f"{fn['name']}.{p['name']}")
+            if fn["receiver"] is not None:
+                self.assertEqual(_roles(fn)[fn["receiver"]], "receiver", fn["name"])
+
+    def test_getter(self):
+        fn = _fn(self.d, "cuabi_device_get_ordinal")
+        self.assertEqual((fn["call"], fn["receiver"], fn["property"]), ("getter", "device", "ordinal"))
+        self.assertEqual(_roles(fn), {"device": "receiver", "ordinal": "out"})
+        self.assertEqual(fn["statuses"], ["CUABI_SUCCESS", "CUABI_ERROR_INVALID_ARGUMENT", "CUABI_ERROR_INVALID_HANDLE"])
+        self.assertIsNone(fn["idiom"])
+
+    def test_constructor_from_another_object(self):
+        fn = _fn(self.d, "cuabi_buffer_alloc")
+        self.assertEqual((fn["call"], fn["object"], fn["receiver"], fn["method"]), ("constructor", "buffer", "device", "alloc"))
+        self.assertEqual(_roles(fn), {"device": "receiver", "bytes": "in", "out": "out_handle"})
+        self.assertEqual(_param(fn, "out")["handle_type"], "cuabi_buffer")
+        fn = _fn(self.d, "cuabi_device_get")
+        self.assertEqual((fn["call"], fn["receiver"]), ("constructor", None))
+        # A new handle of another kind is a method of the receiver's object.
+        fn = _fn(self.d, "cuabi_module_get_function")
+        self.assertEqual((fn["call"], fn["receiver"], fn["method"]), ("getter", "module", "get_function"))
+        self.assertEqual(_param(fn, "out")["role"], "out_handle")
+
+    def test_two_call_and_library(self):
+        fn = _fn(self.d, "cuabi_device_get_name")
+        self.assertEqual((fn["call"], fn["property"]), ("string", "name"))
+        self.assertEqual(_param(fn, "buf")["size"], "size")
+        self.assertEqual(_param(fn, "size")["role"], "two_call_size")
+        self.assertIn("CUABI_ERROR_INSUFFICIENT_BUFFER", fn["statuses"])
+        self.assertEqual(_fn(self.d, "cuabi_program_get_cubin")["call"], "blob")
+        fn = _fn(self.d, "cuabi_driver_get_version")
+        self.assertEqual((fn["call"], fn["receiver"], fn["method"]), ("library", None, "driver_get_version"))
+
+    def test_arrays_bytes_structs_and_nullables(self):
+        fn = _fn(self.d, "cuabi_program_create")  # annotated: two arrays share one count
+        self.assertEqual(_param(fn, "header_sources")["count"], "num_headers")
+        self.assertEqual(_param(fn, "header_names")["count"], "num_headers")
+        self.assertEqual(_param(fn, "num_headers")["role"], "count")
+        self.assertTrue(_param(fn, "name")["nullable"])
+        self.assertNotIn("@param", fn["doc"])
+        fn = _fn(self.d, "cuabi_program_compile")
+        self.assertEqual(_param(fn, "options")["count"], "num_options")
+        fn = _fn(self.d, "cuabi_module_load_data")
+        self.assertEqual((_param(fn, "image")["role"], _param(fn, "image")["size"]), ("bytes_in", "size"))
+        fn = _fn(self.d, "cuabi_linker_create")
+        desc = _param(fn, "desc")
+        self.assertEqual((desc["role"], desc["struct"], desc["init"], desc["nullable"]),
+                         ("struct_in", "cuabi_link_desc", "cuabi_link_desc_init", True))
+        fn = _fn(self.d, "cuabi_event_record")
+        stream = _param(fn, "stream")
+        self.assertEqual((stream["role"], stream["handle_type"], stream["nullable"], stream["null_means"]),
+                         ("handle", "cuabi_stream", True, "the default stream"))
+        fn = _fn(self.d, "cuabi_launch_config_init")
+        self.assertEqual(fn["call"], "struct_init")
+        self.assertEqual(_fn(self.d, "cuabi_memory_pool_set_release_threshold")["call"], "setter")
+
+    def test_statuses_and_idioms(self):
+        self.assertIn("CUABI_ERROR_NOT_READY", _fn(self.d, "cuabi_stream_query")["statuses"])
+        self.assertIn("CUABI_ERROR_COMPILE", _fn(self.d, "cuabi_program_compile")["statuses"])
+        self.assertEqual(_fn(self.d, "cuabi_function_launch")["idiom"], "launch")
+        self.assertEqual(_fn(self.d, "cuabi_launch_plan_create")["idiom"], "launch")
+        self.assertEqual(_fn(self.d, "cuabi_buffer_get_ipc_handle")["idiom"], "ipc")
+        self.assertEqual(_fn(self.d, "cuabi_stream_launch_host_func")["idiom"], "host_callback")
+        self.assertEqual(_fn(self.d, "cuabi_buffer_copy_to_host_async")["idiom"], "host_view")
+        self.assertIsNone(_fn(self.d, "cuabi_buffer_copy_to_host")["idiom"])
+
+
+class Undecided(unittest.TestCase):
+    def _describe(self, text):
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "cuabi.h")
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(text)
+            return model.describe(path)
+
+    def _header(self):
+        with open(HEADER, encoding="utf-8") as f:
+            return f.read()
+
+    def test_an_unannotated_ambiguous_function_names_itself(self):
+        text = self._header().replace(
+            "#ifdef __cplusplus\n}",
+            "CUABI_API cuabi_status CUABI_CALL cuabi_device_get_scratch_table(cuabi_device device,\n"
+            "    const int32_t* values, size_t n);\n#ifdef __cplusplus\n}",
+        )
+        self.assertIn("cuabi_device_get_scratch_table", text)
+        with self.assertRaises(SystemExit) as caught:
+            self._describe(text)
+        message = str(caught.exception)
+        self.assertIn("cuabi_device_get_scratch_table", message)
+        self.assertIn("`values`", message)
+
+    def test_the_annotation_decides_it(self):
+        text = self._header().replace(
+            "#ifdef __cplusplus\n}",
+            "/* @param values array_in count=n */\n"
+            "CUABI_API cuabi_status CUABI_CALL cuabi_device_get_scratch_table(cuabi_device device,\n"
+            "    const int32_t* values, size_t n);\n#ifdef __cplusplus\n}",
+        )
+        fn = _fn(self._describe(text), "cuabi_device_get_scratch_table")
+        self.assertEqual(_roles(fn), {"device": "receiver", "values": "array_in", "n": "count"})
+        self.assertEqual(fn["doc"], "")
+
+    def test_removing_an_annotation_fails(self):
+        text = self._header().replace(" * @param header_sources array_in count=num_headers\n", "")
+        with self.assertRaises(SystemExit) as caught:
+            self._describe(text)
+        self.assertIn("cuabi_program_create, parameter `header_sources`", str(caught.exception))
+
+    def test_an_unknown_role_is_refused(self):
+        text = self._header().replace("@param header_names array_in", "@param header_names listing")
+        with self.assertRaises(SystemExit) as caught:
+            self._describe(text)
+        self.assertIn("unknown role `listing`", str(caught.exception))
+
+
+if __name__ == "__main__":
+    unittest.main()
