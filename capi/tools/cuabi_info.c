@@ -11,29 +11,21 @@
  * with every path tried); 2 for a usage error. --clear-cache: 0 when every
  * entry is gone, 1 otherwise.
  *
- * Only the public C API (include/cuabi/cuabi.h) is used. The compile cache's
- * folder follows the rules the header documents for cuabi_module_compile;
- * its entries are the files named <64 hex digits>.cubin-cache in it, and
- * ".tmp-*" files are writes that never finished.
+ * Only the public C API (include/cuabi/cuabi.h) is used; the compile cache's
+ * folder, its state, its entries and clearing them come from the library
+ * (cuabi_cache_get_dir, _get_state, _get_usage, cuabi_cache_clear), which
+ * applies the rules cuabi_module_compile follows.
  *
  * `python -m cuabi` prints the same report.
  */
 #define _GNU_SOURCE
 #include <cuabi/cuabi.h>
 
-#include <dirent.h>
 #include <dlfcn.h>
-#include <errno.h>
 #include <limits.h>
-#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#define ENTRY_SUFFIX ".cubin-cache"
-#define TEMP_PREFIX ".tmp-"
 
 static const char usage[] =
     "usage: cuabi [--clear-cache]\n"
@@ -104,161 +96,76 @@ static char* two_call(cuabi_status (*get)(char*, size_t*), cuabi_status* status)
 /* The compile cache                                                          */
 /* ------------------------------------------------------------------------- */
 
-typedef struct {
-  char dir[PATH_MAX];  /* "" when there is none */
-  const char* off;     /* why the cache is off, or NULL */
-} cache_place;
-
-static int env_is(const char* name, const char* const* values) {
-  const char* v = getenv(name);
-  if (!v) return 0;
-  for (; *values; ++values)
-    if (strcmp(v, *values) == 0) return 1;
-  return 0;
-}
-
-/* The folder cuabi_module_compile uses: $CUABI_CACHE_DIR, else
- * $XDG_CACHE_HOME/cuabi (an absolute XDG_CACHE_HOME), else ~/.cache/cuabi. */
-static cache_place cache_folder(void) {
-  static const char* const off_values[] = {"0", "off", "false", NULL};
-  cache_place place;
-  place.dir[0] = '\0';
-  place.off = env_is("CUABI_CACHE", off_values) ? "CUABI_CACHE" : NULL;
-  const char* dir = getenv("CUABI_CACHE_DIR");
-  const char* xdg = getenv("XDG_CACHE_HOME");
-  if (dir && dir[0]) {
-    snprintf(place.dir, sizeof(place.dir), "%s", dir);
-  } else if (xdg && xdg[0] == '/') {
-    snprintf(place.dir, sizeof(place.dir), "%s/cuabi", xdg);
-  } else {
-    const char* home = getenv("HOME");
-    if (!home || !home[0]) {
-      struct passwd* pw = getpwuid(geteuid());
-      home = pw ? pw->pw_dir : NULL;
-    }
-    if (home && home[0]) snprintf(place.dir, sizeof(place.dir), "%s/.cache/cuabi", home);
+/* Why compiles do not use the folder, as the report words it; NULL when they
+ * would. */
+static const char* not_used_because(cuabi_cache_state state) {
+  switch (state) {
+    case CUABI_CACHE_STATE_NOT_A_FOLDER:
+      return "not a folder";
+    case CUABI_CACHE_STATE_OWNED_BY_OTHERS:
+      return "owned by another user";
+    case CUABI_CACHE_STATE_WRITABLE_BY_OTHERS:
+      return "writable by others";
+    case CUABI_CACHE_STATE_UNREADABLE:
+      return "cannot be read";
+    default:
+      return NULL;
   }
-  return place;
-}
-
-static int is_entry_name(const char* name) {
-  size_t n = strlen(name);
-  if (n != 64 + strlen(ENTRY_SUFFIX) || strcmp(name + 64, ENTRY_SUFFIX) != 0) return 0;
-  for (size_t i = 0; i < 64; ++i)
-    if (!((name[i] >= '0' && name[i] <= '9') || (name[i] >= 'a' && name[i] <= 'f'))) return 0;
-  return 1;
-}
-
-typedef struct {
-  unsigned long long entries, bytes, temporaries;
-  unsigned long long removed, removed_bytes, failed;
-} cache_count;
-
-/* Counts (and with `clear`, removes) the entries and unfinished writes.
- * Returns 0, or an errno value when the folder cannot be read. */
-static int scan_cache(const char* dir, int clear, cache_count* count) {
-  memset(count, 0, sizeof(*count));
-  DIR* d = opendir(dir);
-  if (!d) return errno;
-  struct dirent* e;
-  char path[PATH_MAX + 256];
-  while ((e = readdir(d)) != NULL) {
-    int entry = is_entry_name(e->d_name);
-    int temporary = strncmp(e->d_name, TEMP_PREFIX, strlen(TEMP_PREFIX)) == 0;
-    if (!entry && !temporary) continue;
-    snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-    struct stat st;
-    if (lstat(path, &st) != 0 || !S_ISREG(st.st_mode)) continue;
-    if (entry) {
-      count->entries++;
-      count->bytes += (unsigned long long)st.st_size;
-    } else {
-      count->temporaries++;
-    }
-    if (clear) {
-      if (unlink(path) == 0) {
-        if (entry) {
-          count->removed++;
-          count->removed_bytes += (unsigned long long)st.st_size;
-        }
-      } else if (errno != ENOENT) {
-        fprintf(stderr, "cuabi: cannot remove %s: %s\n", path, strerror(errno));
-        count->failed++;
-      }
-    }
-  }
-  closedir(d);
-  return 0;
-}
-
-/* Why cuabi would not use `dir`, or NULL when it would (or it does not exist yet). */
-static const char* unusable(const char* dir, int* exists) {
-  struct stat st;
-  *exists = 0;
-  if (stat(dir, &st) != 0) return errno == ENOENT ? NULL : "cannot be read";
-  *exists = 1;
-  if (!S_ISDIR(st.st_mode)) return "not a folder";
-  if (st.st_uid != geteuid()) return "owned by another user";
-  if (st.st_mode & (S_IWGRP | S_IWOTH)) return "writable by others";
-  return NULL;
 }
 
 static void report_cache(void) {
-  cache_place place = cache_folder();
-  char a[32];
-  if (!place.dir[0]) {
+  cuabi_status status;
+  char* dir = two_call(cuabi_cache_get_dir, &status);
+  if (status == CUABI_ERROR_NOT_FOUND) {
     printf("cache: none (no home folder; set CUABI_CACHE_DIR)\n");
     return;
   }
-  int exists;
-  const char* why = unusable(place.dir, &exists);
-  if (place.off)
-    printf("cache: %s (off: %s=%s)\n", place.dir, place.off, getenv(place.off));
-  else if (why)
-    printf("cache: %s (not used: %s)\n", place.dir, why);
-  else if (!exists)
-    printf("cache: %s (not created yet)\n", place.dir);
+  cuabi_cache_state state = CUABI_CACHE_STATE_IN_USE;
+  if (status == CUABI_SUCCESS) status = cuabi_cache_get_state(&state);
+  if (status != CUABI_SUCCESS) {
+    print_failure("cache", status);
+    free(dir);
+    return;
+  }
+  if (state == CUABI_CACHE_STATE_OFF)
+    printf("cache: %s (off: CUABI_CACHE=%s)\n", dir, getenv("CUABI_CACHE"));
+  else if (not_used_because(state))
+    printf("cache: %s (not used: %s)\n", dir, not_used_because(state));
+  else if (state == CUABI_CACHE_STATE_NOT_CREATED)
+    printf("cache: %s (not created yet)\n", dir);
   else
-    printf("cache: %s\n", place.dir);
-  if (!exists) {
-    printf("  entries: 0, %s\n", human_size(0, a, sizeof(a)));
+    printf("cache: %s\n", dir);
+  free(dir);
+  uint64_t entries = 0, bytes = 0;
+  char a[32];
+  status = cuabi_cache_get_usage(&entries, &bytes);
+  if (status != CUABI_SUCCESS) {
+    printf("  entries: unknown (%s)\n", cuabi_last_error_message());
     return;
   }
-  cache_count count;
-  int err = scan_cache(place.dir, 0, &count);
-  if (err) {
-    printf("  entries: unknown (%s)\n", strerror(err));
-    return;
-  }
-  printf("  entries: %llu, %s\n", count.entries, human_size(count.bytes, a, sizeof(a)));
+  printf("  entries: %llu, %s\n", (unsigned long long)entries,
+         human_size((unsigned long long)bytes, a, sizeof(a)));
 }
 
 static int clear_cache(void) {
-  cache_place place = cache_folder();
-  char a[32];
-  if (!place.dir[0]) {
+  cuabi_status status;
+  char* dir = two_call(cuabi_cache_get_dir, &status);
+  if (status == CUABI_ERROR_NOT_FOUND) {
     printf("cuabi: no cache folder (no home folder; set CUABI_CACHE_DIR)\n");
     return 1;
   }
-  int exists;
-  const char* why = unusable(place.dir, &exists);
-  if (!exists) {
-    printf("cleared %s: nothing to remove (it does not exist)\n", place.dir);
-    return 0;
-  }
-  if (why) {
-    printf("cuabi: not clearing %s: %s\n", place.dir, why);
+  uint64_t entries = 0, bytes = 0;
+  if (status == CUABI_SUCCESS) status = cuabi_cache_clear(&entries, &bytes);
+  if (status != CUABI_SUCCESS) {
+    printf("cuabi: %s\n", cuabi_last_error_message());
+    free(dir);
     return 1;
   }
-  cache_count count;
-  int err = scan_cache(place.dir, 1, &count);
-  if (err) {
-    printf("cuabi: cannot read %s: %s\n", place.dir, strerror(err));
-    return 1;
-  }
-  printf("cleared %s: removed %llu %s, %s\n", place.dir, count.removed,
-         count.removed == 1 ? "entry" : "entries", human_size(count.removed_bytes, a, sizeof(a)));
-  return count.failed ? 1 : 0;
+  char a[32];
+  printf("cleared %s: removed %llu %s, %s\n", dir, (unsigned long long)entries,
+         entries == 1 ? "entry" : "entries", human_size((unsigned long long)bytes, a, sizeof(a)));
+  free(dir);
+  return 0;
 }
 
 /* ------------------------------------------------------------------------- */

@@ -112,7 +112,9 @@ for r in c py; do
   has ${r}_shared "cache: $cache (not used: writable by others)"
   run ${r}_shared_clear "${cmd[@]}" --clear-cache
   status ${r}_shared_clear 1
-  has ${r}_shared_clear "cuabi: not clearing $cache: writable by others"
+  # The refusal is the library's (cuabi_cache_clear), word for word.
+  has ${r}_shared_clear \
+    "cuabi: cuabi_cache_clear: not clearing $cache: writable by others (compiles do not use it; empty it yourself)"
 done
 [ "$(ls -A "$cache" | wc -l)" = 5 ] || fail "a cache writable by others was cleared"
 chmod 700 "$cache"
@@ -126,6 +128,10 @@ for r in c py; do
   has ${r}_absent "cache: $work/absent (not created yet)"
   has ${r}_absent "  entries: 0, 0 bytes"
   [ ! -e "$work/absent" ] || fail "$r created the cache folder"
+  run ${r}_absent_clear env CUABI_CACHE_DIR="$work/absent" "${cmd[@]}" --clear-cache
+  status ${r}_absent_clear 0
+  has ${r}_absent_clear "cleared $work/absent: removed 0 entries, 0 bytes"
+  [ ! -e "$work/absent" ] || fail "$r --clear-cache created the cache folder"
   run ${r}_xdg env -u CUABI_CACHE_DIR XDG_CACHE_HOME="$work/xdg" "${cmd[@]}"
   has ${r}_xdg "cache: $work/xdg/cuabi (not created yet)"
   run ${r}_home env -u CUABI_CACHE_DIR XDG_CACHE_HOME=relative HOME="$work/home" "${cmd[@]}"

@@ -11,22 +11,17 @@ listed; 1 when any of them is missing (the report says why, with every path
 tried) or libcuabi itself cannot be loaded; 2 for a usage error.
 ``--clear-cache``: 0 when every entry is gone, 1 otherwise.
 
-The compile cache's folder follows the rules of ``cuabi_module_compile``:
-``$CUABI_CACHE_DIR``, else ``$XDG_CACHE_HOME/cuabi``, else
-``~/.cache/cuabi``; ``CUABI_CACHE=0`` turns the cache off. Its entries are the
-files named ``<64 hex digits>.cubin-cache``; ``.tmp-*`` files are writes that
-never finished.
+The compile cache's folder, its state and its entries come from the core
+(``cuabi_cache_get_dir``, ``_get_state``, ``_get_usage``,
+``cuabi_cache_clear``), which applies the rules of ``cuabi_module_compile``.
 """
 
 from __future__ import annotations
 
 import ctypes
-import errno
 import os
-import re
-import stat
 import sys
-from typing import List, Optional, Sequence, TextIO, Tuple
+from typing import List, Optional, Sequence, TextIO
 
 USAGE = """\
 usage: python -m cuabi [--clear-cache]
@@ -41,8 +36,6 @@ tried), 2 for a usage error.
   --help          this text
 """
 
-_ENTRY = re.compile(r"[0-9a-f]{64}\.cubin-cache")
-_TEMP_PREFIX = ".tmp-"
 _UNITS = ("KiB", "MiB", "GiB", "TiB", "PiB")
 
 
@@ -66,121 +59,64 @@ def _indented(text: str, indent: int) -> List[str]:
 # The compile cache
 # ---------------------------------------------------------------------------
 
-
-def cache_folder() -> Tuple[str, Optional[str]]:
-    """(the folder ``cuabi_module_compile`` uses, or "" when there is none;
-    the variable that turns the cache off, or None)."""
-    off = "CUABI_CACHE" if os.environ.get("CUABI_CACHE") in ("0", "off", "false") else None
-    given = os.environ.get("CUABI_CACHE_DIR", "")
-    xdg = os.environ.get("XDG_CACHE_HOME", "")
-    if given:
-        return given, off
-    if xdg.startswith("/"):
-        return xdg + "/cuabi", off
-    home = os.environ.get("HOME", "")
-    if not home:
-        try:
-            import pwd
-
-            home = pwd.getpwuid(os.geteuid()).pw_dir
-        except (ImportError, KeyError):
-            home = ""
-    return (home + "/.cache/cuabi" if home else ""), off
-
-
-def _unusable(folder: str) -> Tuple[Optional[str], bool]:
-    """(why cuabi would not use ``folder``, or None; whether it exists)."""
-    try:
-        st = os.stat(folder)
-    except FileNotFoundError:
-        return None, False
-    except OSError:
-        return "cannot be read", False
-    if not stat.S_ISDIR(st.st_mode):
-        return "not a folder", True
-    if st.st_uid != os.geteuid():
-        return "owned by another user", True
-    if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
-        return "writable by others", True
-    return None, True
-
-
-def _scan(folder: str, clear: bool) -> Tuple[int, int, int, int, int]:
-    """(entries, their bytes, entries removed, bytes removed, removals that
-    failed); raises OSError when the folder cannot be read."""
-    entries = size = removed = removed_size = failed = 0
-    for name in os.listdir(folder):
-        entry = _ENTRY.fullmatch(name) is not None
-        if not entry and not name.startswith(_TEMP_PREFIX):
-            continue
-        path = f"{folder}/{name}"
-        try:
-            st = os.lstat(path)
-        except OSError:
-            continue
-        if not stat.S_ISREG(st.st_mode):
-            continue
-        if entry:
-            entries += 1
-            size += st.st_size
-        if clear:
-            try:
-                os.unlink(path)
-            except FileNotFoundError:
-                continue
-            except OSError as exc:
-                print(f"cuabi: cannot remove {path}: {exc.strerror}", file=sys.stderr)
-                failed += 1
-                continue
-            if entry:
-                removed += 1
-                removed_size += st.st_size
-    return entries, size, removed, removed_size, failed
+# Why compiles do not use the folder, as the report words it.
+_NOT_USED = {
+    "NOT_A_FOLDER": "not a folder",
+    "OWNED_BY_OTHERS": "owned by another user",
+    "WRITABLE_BY_OTHERS": "writable by others",
+    "UNREADABLE": "cannot be read",
+}
 
 
 def cache_report() -> List[str]:
-    folder, off = cache_folder()
-    if not folder:
+    import cuabi
+    from cuabi import _cache, _errors
+
+    try:
+        folder = _cache.cache_dir()
+    except _errors.NotFoundError:
         return ["cache: none (no home folder; set CUABI_CACHE_DIR)"]
-    why, exists = _unusable(folder)
-    if off:
-        lines = [f"cache: {folder} (off: {off}={os.environ.get(off)})"]
-    elif why:
-        lines = [f"cache: {folder} (not used: {why})"]
-    elif not exists:
+    except cuabi.CudaError as exc:
+        return [f"cache: not available ({exc.name})"] + _indented(exc.message, 2)
+    state = _cache.cache_state()
+    if state == _cache.CacheState.OFF:
+        lines = [f"cache: {folder} (off: CUABI_CACHE={os.environ.get('CUABI_CACHE')})"]
+    elif state.name in _NOT_USED:
+        lines = [f"cache: {folder} (not used: {_NOT_USED[state.name]})"]
+    elif state == _cache.CacheState.NOT_CREATED:
         lines = [f"cache: {folder} (not created yet)"]
     else:
         lines = [f"cache: {folder}"]
-    if not exists:
-        return lines + [f"  entries: 0, {human_size(0)}"]
     try:
-        entries, size, _, _, _ = _scan(folder, clear=False)
-    except OSError as exc:
-        return lines + [f"  entries: unknown ({os.strerror(exc.errno or errno.EIO)})"]
+        entries, size = _cache.cache_usage()
+    except cuabi.CudaError as exc:
+        return lines + [f"  entries: unknown ({exc.message})"]
     return lines + [f"  entries: {entries}, {human_size(size)}"]
 
 
 def clear_cache(out: TextIO) -> int:
     """Removes every entry (and unfinished write) of the cache; 0 when done."""
-    folder, _ = cache_folder()
-    if not folder:
-        print("cuabi: no cache folder (no home folder; set CUABI_CACHE_DIR)", file=out)
-        return 1
-    why, exists = _unusable(folder)
-    if not exists:
-        print(f"cleared {folder}: nothing to remove (it does not exist)", file=out)
-        return 0
-    if why:
-        print(f"cuabi: not clearing {folder}: {why}", file=out)
+    try:
+        import cuabi
+        from cuabi import _cache, _errors
+    except ImportError as exc:  # pragma: no cover - a broken installation
+        print(f"cuabi: the package cannot be imported: {exc}", file=out)
         return 1
     try:
-        _, _, removed, removed_size, failed = _scan(folder, clear=True)
-    except OSError as exc:
-        print(f"cuabi: cannot read {folder}: {os.strerror(exc.errno or errno.EIO)}", file=out)
+        folder = _cache.cache_dir()
+        removed, size = _cache.clear_cache()
+    except _errors.NotFoundError:
+        print("cuabi: no cache folder (no home folder; set CUABI_CACHE_DIR)", file=out)
+        return 1
+    except cuabi.CudaError as exc:
+        print(f"cuabi: {exc.message}", file=out)
+        return 1
+    except OSError as exc:  # libcuabi cannot be loaded
+        print(f"cuabi: not available: {exc}", file=out)
         return 1
     noun = "entry" if removed == 1 else "entries"
-    print(f"cleared {folder}: removed {removed} {noun}, {human_size(removed_size)}", file=out)
-    return 1 if failed else 0
+    print(f"cleared {folder}: removed {removed} {noun}, {human_size(size)}", file=out)
+    return 0
 
 
 # ---------------------------------------------------------------------------
