@@ -817,14 +817,16 @@ def assign_roles(
     fn["statuses"] = [s for s in status_names if s in found]
 
     # Object-layer names, the same in every language.
-    if call == "library":
+    if receiver is None and call in ("library", "string", "blob"):
+        # A free function: cuabi_driver_get_version -> driver_version.
         method = _strip_prefix(name, ["cuabi_"])
+        method = method[len("get_") :] if method.startswith("get_") else method.replace("_get_", "_", 1)
     else:
         method = _strip_prefix(name, [f"cuabi_{fn['object']}_", "cuabi_"])
     prop = None
     inputs = [p for p in params if p["role"] not in ("receiver", "two_call_buf", "two_call_size")]
     if receiver is not None and method.startswith("get_"):
-        if call == "getter" and len(inputs) == 1 and inputs[0]["role"] in ("out", "out_handle", "struct_out"):
+        if call == "getter" and inputs and all(p["role"] in ("out", "out_handle", "struct_out") for p in inputs):
             prop = method[len("get_") :]
         elif call in ("string", "blob") and not inputs:
             prop = method[len("get_") :]

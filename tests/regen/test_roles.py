@@ -73,7 +73,10 @@ class Roles(unittest.TestCase):
         self.assertIn("CUABI_ERROR_INSUFFICIENT_BUFFER", fn["statuses"])
         self.assertEqual(_fn(self.d, "cuabi_program_get_cubin")["call"], "blob")
         fn = _fn(self.d, "cuabi_driver_get_version")
-        self.assertEqual((fn["call"], fn["receiver"], fn["method"]), ("library", None, "driver_get_version"))
+        self.assertEqual((fn["call"], fn["receiver"], fn["method"]), ("library", None, "driver_version"))
+        self.assertEqual(_fn(self.d, "cuabi_device_get_count")["method"], "device_count")
+        self.assertEqual(_fn(self.d, "cuabi_device_get_compute_capability")["property"], "compute_capability")
+        self.assertIsNone(_fn(self.d, "cuabi_device_get_attribute")["property"])
 
     def test_arrays_bytes_structs_and_nullables(self):
         fn = _fn(self.d, "cuabi_program_create")  # annotated: two arrays share one count
