@@ -4,16 +4,38 @@
  * Header-only: everything here is inline over the C functions of
  * libcuabi.so, so a C++ program links exactly what a C program links.
  *
+ * Two layers, one class per handle:
+ *
+ *   cuabi_objects.hpp  generated from the API model (scripts/regen_api/cpp.py):
+ *                      a class per handle kind and a C++ form of every C
+ *                      function;
+ *   this file          the error types, the one owner template, and the
+ *                      idioms a generator cannot know (typed launches and
+ *                      argument packing, launch plans, host functions,
+ *                      typed copies), which extend the generated classes
+ *                      through cuabi::extend<handle, class>, a base of each.
+ *
  * Owners.     Each handle type has a move-only owner (cuabi::device,
  *             cuabi::program, cuabi::module, cuabi::function, cuabi::buffer,
  *             cuabi::host_buffer, cuabi::stream, cuabi::event, cuabi::graph,
- *             cuabi::graph_exec, cuabi::launch_plan) that releases its handle
- *             when destroyed. An owner converts to its C handle, so it can be
- *             passed to any C function; get() says so explicitly, out() hands
- *             a C function's out-parameter to it, detach() gives the handle up.
- *             Objects are made by static functions named after the C calls
- *             (device::open, buffer::alloc, module::compile, ...); an owner
+ *             cuabi::graph_exec, cuabi::launch_plan, cuabi::memory_pool,
+ *             cuabi::array, cuabi::texture, cuabi::surface, cuabi::linker,
+ *             cuabi::library) that releases its handle when destroyed. An
+ *             owner converts to its C handle, so it can be passed to any C
+ *             function; get() says so explicitly, out() hands a C function's
+ *             out-parameter to it, detach() gives the handle up. Objects are
+ *             made by static functions named after the C calls
+ *             (device::get, buffer::alloc, module::compile, ...); an owner
  *             can also adopt a handle from a C call: cuabi::buffer b(raw).
+ *
+ * Names.      A C function cuabi_<object>_<verb> is <object>::<verb>; a
+ *             getter drops get_ (cuabi_device_get_name: device::name()); a
+ *             library call is a free function (cuabi_driver_get_version:
+ *             cuabi::driver_version()). Out-parameters are results (a struct
+ *             where there are several), two-call strings std::string, blobs
+ *             std::vector<unsigned char>, new handles their owners.
+ *             cuabi_objects.hpp ends with the list of every C function and
+ *             its C++ form.
  *
  * Errors.     Every failed call throws cuabi::status_error<S>, where S is the
  *             status the call answered; it derives from cuabi::error, which
@@ -176,10 +198,10 @@ std::string fetch_string(Get&& get) {
 
 // Bytes through a two-call getter get(void* buf, size_t* size).
 template <class Get>
-std::vector<char> fetch_bytes(Get&& get) {
+std::vector<unsigned char> fetch_bytes(Get&& get) {
   size_t size = 0;
   check(get(nullptr, &size));
-  std::vector<char> bytes(size);
+  std::vector<unsigned char> bytes(size);
   for (;;) {
     const cuabi_status st = get(bytes.data(), &size);
     if (st != CUABI_ERROR_INSUFFICIENT_BUFFER) {
@@ -252,48 +274,18 @@ class owner {
 
 }  // namespace detail
 
+/* What a generated class of handle kind H inherits beside its owner: empty,
+ * unless this file specializes it for H with the idioms of that kind. Self
+ * is the generated class. */
+template <class H, class Self>
+class extend {};
+
+class buffer;
+class function;
+
 /* ------------------------------------------------------------------------- */
-/* The library                                                                */
+/* Launch configurations                                                      */
 /* ------------------------------------------------------------------------- */
-
-/* A major and minor version or compute capability. */
-struct version_pair {
-  int32_t major = 0;
-  int32_t minor = 0;
-};
-
-/* The library's version number (CUABI_VERSION_NUMBER form) and text. */
-inline uint32_t version() noexcept { return cuabi_version(); }
-inline const char* version_string() noexcept { return cuabi_version_string(); }
-/* A status's name ("CUABI_ERROR_INVALID_HANDLE") and description. */
-inline const char* status_name(cuabi_status status) noexcept {
-  return cuabi_status_get_name(status);
-}
-inline const char* status_description(cuabi_status status) noexcept {
-  return cuabi_status_get_description(status);
-}
-
-/* Opens the driver and runs cuInit (optional: the first call that needs the
- * driver does it). */
-inline void init() { check(cuabi_init()); }
-/* The driver's CUDA version (13000 for 13.0) and where it was loaded from. */
-inline int32_t driver_version() {
-  int32_t v = 0;
-  check(cuabi_driver_get_version(&v));
-  return v;
-}
-inline std::string driver_path() {
-  return detail::fetch_string([](char* b, size_t* s) { return cuabi_driver_get_path(b, s); });
-}
-/* NVRTC's version and where it was loaded from (opens NVRTC). */
-inline version_pair nvrtc_version() {
-  version_pair v;
-  check(cuabi_nvrtc_get_version(&v.major, &v.minor));
-  return v;
-}
-inline std::string nvrtc_path() {
-  return detail::fetch_string([](char* b, size_t* s) { return cuabi_nvrtc_get_path(b, s); });
-}
 
 /* Grid or block dimensions; an integer converts to (x, 1, 1). */
 struct dims {
@@ -376,97 +368,31 @@ class config {
 };
 
 /* ------------------------------------------------------------------------- */
-/* Devices                                                                    */
+/* Kernel arguments                                                           */
 /* ------------------------------------------------------------------------- */
-
-/* Free and total device memory, in bytes. */
-struct memory_info {
-  size_t free_bytes = 0;
-  size_t total_bytes = 0;
-};
-
-/* Stream priorities: numerically lower is higher priority. */
-struct priority_range {
-  int32_t least = 0;
-  int32_t greatest = 0;
-};
-
-/* A GPU and its primary context (cuabi_device). */
-class device : public detail::owner<cuabi_device, cuabi_device_release> {
- public:
-  using owner::owner;
-
-  /* How many devices the driver sees (0 where it sees none). */
-  static int32_t count() {
-    int32_t n = 0;
-    check(cuabi_device_get_count(&n));
-    return n;
-  }
-  /* Device `ordinal` (cuabi_device_get); each call is a new handle. */
-  static device open(int32_t ordinal) {
-    device d;
-    check(cuabi_device_get(ordinal, d.out()));
-    return d;
-  }
-
-  int32_t ordinal() const {
-    int32_t o = 0;
-    check(cuabi_device_get_ordinal(get(), &o));
-    return o;
-  }
-  std::string name() const {
-    return detail::fetch_string(
-        [this](char* b, size_t* s) { return cuabi_device_get_name(get(), b, s); });
-  }
-  version_pair compute_capability() const {
-    version_pair v;
-    check(cuabi_device_get_compute_capability(get(), &v.major, &v.minor));
-    return v;
-  }
-  size_t total_memory() const {
-    size_t n = 0;
-    check(cuabi_device_get_total_memory(get(), &n));
-    return n;
-  }
-  memory_info memory() const {
-    memory_info m;
-    check(cuabi_device_get_memory_info(get(), &m.free_bytes, &m.total_bytes));
-    return m;
-  }
-  /* Any CUdevice_attribute, by its numeric value. */
-  int32_t attribute(int32_t cu_attribute) const {
-    int32_t v = 0;
-    check(cuabi_device_get_attribute(get(), cu_attribute, &v));
-    return v;
-  }
-  /* The primary context as a raw CUcontext value, for interop. */
-  uint64_t cu_context() const {
-    uint64_t c = 0;
-    check(cuabi_device_get_context(get(), &c));
-    return c;
-  }
-  /* Waits for all work on the device. */
-  void synchronize() const { check(cuabi_device_synchronize(get())); }
-  priority_range stream_priority_range() const {
-    priority_range r;
-    check(cuabi_device_get_stream_priority_range(get(), &r.least, &r.greatest));
-    return r;
-  }
-  /* cuabi_device_reset: frees everything on the device's primary context, in
-   * this process and every library sharing it; objects made before become
-   * unusable. Not a recovery from a sticky fault (that needs a new process). */
-  void reset_primary_context() { check(cuabi_device_reset(get())); }
-};
-
-/* ------------------------------------------------------------------------- */
-/* Streams, events and graphs                                                 */
-/* ------------------------------------------------------------------------- */
-
-class event;
-class graph;
-class function;
 
 namespace detail {
+
+// What a kernel receives for an argument: the value itself, or a buffer's
+// device address.
+template <class T>
+T kernel_value(const T& value) {
+  static_assert(std::is_trivially_copyable<T>::value,
+                "a kernel argument is copied byte for byte: pass a trivially copyable value "
+                "(or a cuabi::buffer, which passes its device address)");
+  return value;
+}
+inline uint64_t kernel_value(const buffer& b);
+
+template <class T>
+using kernel_type = decltype(kernel_value(std::declval<const T&>()));
+
+// One address per argument signature, telling signatures apart.
+template <class... T>
+const void* signature_tag() noexcept {
+  static const char tag = 0;
+  return &tag;
+}
 
 // A host function's record: the callable, freed after its one call. Anything
 // it throws becomes the failure message; nothing unwinds into the driver.
@@ -502,40 +428,33 @@ struct host_call {
 
 }  // namespace detail
 
-/* A CUDA stream (cuabi_stream). Where a call takes a cuabi_stream, pass a
- * stream or nullptr for the device's default stream. */
-class stream : public detail::owner<cuabi_stream, cuabi_stream_release> {
+/* ------------------------------------------------------------------------- */
+/* Idioms of each handle kind                                                 */
+/* ------------------------------------------------------------------------- */
+
+/* A GPU and its primary context. */
+template <class Self>
+class extend<cuabi_device, Self> {
  public:
-  using owner::owner;
+  /* Device `ordinal` (cuabi_device_get); each call is a new handle. */
+  static Self open(int32_t ordinal) { return Self::get(ordinal); }
+  /* Names this header used before: memory_info(), context(). */
+  auto memory() const { return self().memory_info(); }
+  uint64_t cu_context() const { return self().context(); }
 
-  static stream create(const device& dev, cuabi_stream_flags flags = 0, int32_t priority = 0) {
-    stream s;
-    check(cuabi_stream_create(dev, flags, priority, s.out()));
-    return s;
-  }
-  /* Wraps a CUstream owned elsewhere; releasing does not destroy it. */
-  static stream wrap(const device& dev, uint64_t cu_stream) {
-    stream s;
-    check(cuabi_stream_wrap(dev, cu_stream, s.out()));
-    return s;
-  }
+ private:
+  const Self& self() const noexcept { return static_cast<const Self&>(*this); }
+};
 
-  /* The raw CUstream value, for interop. */
-  uint64_t cu_stream() const {
-    uint64_t h = 0;
-    check(cuabi_stream_get_handle(get(), &h));
-    return h;
-  }
-  void synchronize() const { check(cuabi_stream_synchronize(get())); }
-  /* True when all work submitted so far is done. */
-  bool query() const { return detail::ready(cuabi_stream_query(get())); }
-  /* Later work on this stream waits for `e`. */
-  inline void wait(const event& e) const;
-  /* Captures the work submitted from now on into a graph (end_capture). */
-  void begin_capture(cuabi_capture_mode mode = CUABI_CAPTURE_GLOBAL) const {
-    check(cuabi_stream_begin_capture(get(), mode));
-  }
-  inline graph end_capture() const;
+/* A CUDA stream. Where a call takes a cuabi_stream, pass a stream or nullptr
+ * for the device's default stream. */
+template <class Self>
+class extend<cuabi_stream, Self> {
+ public:
+  /* The raw CUstream value, for interop (handle()). */
+  uint64_t cu_stream() const { return self().handle(); }
+  /* Later work on this stream waits for `e` (wait_event()). */
+  void wait(cuabi_event e) const { self().wait_event(e); }
 
   /* Runs `fn()` (any callable) on a driver thread when the stream reaches
    * this point. It must not wait on the GPU. If it throws, the exception's
@@ -545,289 +464,99 @@ class stream : public detail::owner<cuabi_stream, cuabi_stream_release> {
   void launch_host_func(F&& fn) const {
     using call = detail::host_call<std::decay_t<F>>;
     auto* record = new call{std::forward<F>(fn)};
-    const cuabi_status st = cuabi_stream_launch_host_func(get(), &call::run, record);
+    const cuabi_status st = cuabi_stream_launch_host_func(self().get(), &call::run, record);
     if (st != CUABI_SUCCESS) {
       delete record;
       check(st);
     }
   }
+
+ private:
+  const Self& self() const noexcept { return static_cast<const Self&>(*this); }
 };
 
-/* A CUDA event (cuabi_event). */
-class event : public detail::owner<cuabi_event, cuabi_event_release> {
+/* A CUDA event. */
+template <class Self>
+class extend<cuabi_event, Self> {
  public:
-  using owner::owner;
-
-  static event create(const device& dev, cuabi_event_flags flags = 0) {
-    event e;
-    check(cuabi_event_create(dev, flags, e.out()));
-    return e;
-  }
-
-  /* Records the event on `s` (nullptr: the default stream). */
-  void record(cuabi_stream s = nullptr) const { check(cuabi_event_record(get(), s)); }
-  void synchronize() const { check(cuabi_event_synchronize(get())); }
-  /* True once the event was reached. */
-  bool query() const { return detail::ready(cuabi_event_query(get())); }
   /* Milliseconds between two recorded, completed events. */
-  static float elapsed_ms(const event& start, const event& end) {
+  static float elapsed_ms(cuabi_event start, cuabi_event end) {
     float ms = 0;
     check(cuabi_event_get_elapsed_ms(start, end, &ms));
     return ms;
   }
 };
 
-inline void stream::wait(const event& e) const { check(cuabi_stream_wait_event(get(), e)); }
-
-/* A stream-ordered memory pool (cuabi_memory_pool). */
-class memory_pool : public detail::owner<cuabi_memory_pool, cuabi_memory_pool_release> {
+/* A stream-ordered memory pool. */
+template <class Self>
+class extend<cuabi_memory_pool, Self> {
  public:
-  using owner::owner;
-
-  static memory_pool create(const device& dev, const cuabi_memory_pool_desc* desc = nullptr) {
-    memory_pool p;
-    check(cuabi_memory_pool_create(dev, desc, p.out()));
-    return p;
-  }
-  static memory_pool default_pool(const device& dev) {
-    memory_pool p;
+  /* The device's default pool (device::get_default_memory_pool()). */
+  static Self default_pool(cuabi_device dev) {
+    Self p;
     check(cuabi_device_get_default_memory_pool(dev, p.out()));
     return p;
   }
-  void trim(size_t keep_bytes) const { check(cuabi_memory_pool_trim(get(), keep_bytes)); }
 };
 
-/* A CUDA array (cuabi_array). */
-class array : public detail::owner<cuabi_array, cuabi_array_release> {
+/* A texture object; value() is the 8-byte kernel argument (handle()). */
+template <class Self>
+class extend<cuabi_texture, Self> {
  public:
-  using owner::owner;
-
-  static array create(const device& dev, const cuabi_array_desc& desc) {
-    array a;
-    check(cuabi_array_create(dev, &desc, a.out()));
-    return a;
-  }
+  uint64_t value() const { return static_cast<const Self&>(*this).handle(); }
 };
 
-/* A texture object (cuabi_texture); value() is the 8-byte kernel argument. */
-class texture : public detail::owner<cuabi_texture, cuabi_texture_release> {
+/* A surface object; value() is the 8-byte kernel argument (handle()). */
+template <class Self>
+class extend<cuabi_surface, Self> {
  public:
-  using owner::owner;
-
-  static texture create(const cuabi_texture_desc& desc) {
-    texture t;
-    check(cuabi_texture_create(&desc, t.out()));
-    return t;
-  }
-  uint64_t value() const {
-    uint64_t v = 0;
-    check(cuabi_texture_get_handle(get(), &v));
-    return v;
-  }
+  uint64_t value() const { return static_cast<const Self&>(*this).handle(); }
 };
 
-/* A surface object (cuabi_surface); value() is the 8-byte kernel argument. */
-class surface : public detail::owner<cuabi_surface, cuabi_surface_release> {
+/* Device memory. Offsets and byte counts are checked by the library against
+ * the buffer's size. */
+template <class Self>
+class extend<cuabi_buffer, Self> {
  public:
-  using owner::owner;
-
-  static surface create(const array& a) {
-    surface s;
-    check(cuabi_surface_create(a, s.out()));
-    return s;
+  /* Device to device: `bytes` from `src` at `src_offset` to here at `offset`
+   * (copy(), copy_async()). */
+  void copy_from(size_t offset, cuabi_buffer src, size_t src_offset, size_t bytes) const {
+    self().copy(offset, src, src_offset, bytes);
   }
-  uint64_t value() const {
-    uint64_t v = 0;
-    check(cuabi_surface_get_handle(get(), &v));
-    return v;
-  }
-};
-
-/* A linker (cuabi_linker). */
-class linker : public detail::owner<cuabi_linker, cuabi_linker_release> {
- public:
-  using owner::owner;
-};
-
-/* A library (cuabi_library). */
-class library : public detail::owner<cuabi_library, cuabi_library_release> {
- public:
-  using owner::owner;
-};
-
-/* An instantiated graph (cuabi_graph_exec). */
-class graph_exec : public detail::owner<cuabi_graph_exec, cuabi_graph_exec_release> {
- public:
-  using owner::owner;
-  /* Runs the graph on `s` (nullptr: the default stream). */
-  void launch(cuabi_stream s = nullptr) const { check(cuabi_graph_exec_launch(get(), s)); }
-  /* Uploads the graph ahead of its first launch on `s`. */
-  void upload(cuabi_stream s = nullptr) const { check(cuabi_graph_exec_upload(get(), s)); }
-  /* Replaces the arguments of kernel node `index` (numbered in capture
-   * order) with `args`, laid out at `f`'s parameter offsets after the library
-   * checked their sizes; `f` must be the node's kernel. */
-  template <class... Args>
-  void set_kernel_node_args(size_t index, const function& f, const Args&... args) const;
-  /* The same with a block already laid out at the kernel's offsets. */
-  inline void set_kernel_node_args_packed(size_t index, const function& f, const void* args,
-                                          size_t args_size) const;
-  /* Updates the instantiated graph in place from `g` (same topology). */
-  inline void update(const graph& g) const;
-};
-
-/* A captured graph (cuabi_graph). */
-class graph : public detail::owner<cuabi_graph, cuabi_graph_release> {
- public:
-  using owner::owner;
-  size_t node_count() const {
-    size_t n = 0;
-    check(cuabi_graph_get_node_count(get(), &n));
-    return n;
-  }
-  graph_exec instantiate() const {
-    graph_exec e;
-    check(cuabi_graph_instantiate(get(), e.out()));
-    return e;
-  }
-  /* The kernel nodes, numbered in the order they were captured. */
-  size_t kernel_node_count() const {
-    size_t n = 0;
-    check(cuabi_graph_get_kernel_node_count(get(), &n));
-    return n;
-  }
-};
-
-inline void graph_exec::update(const graph& g) const { check(cuabi_graph_exec_update(get(), g)); }
-
-inline graph stream::end_capture() const {
-  graph g;
-  check(cuabi_stream_end_capture(get(), g.out()));
-  return g;
-}
-
-/* ------------------------------------------------------------------------- */
-/* Memory                                                                     */
-/* ------------------------------------------------------------------------- */
-
-/* Device memory (cuabi_buffer). Offsets and byte counts are checked by the
- * library against the buffer's size. */
-class buffer : public detail::owner<cuabi_buffer, cuabi_buffer_release> {
- public:
-  using owner::owner;
-
-  /* Allocates `bytes` (> 0) of device memory. */
-  static buffer alloc(const device& dev, size_t bytes) {
-    buffer b;
-    check(cuabi_buffer_alloc(dev, bytes, b.out()));
-    return b;
-  }
-  /* Wraps device memory owned elsewhere; releasing frees nothing. */
-  static buffer wrap(const device& dev, uint64_t device_ptr, size_t bytes) {
-    buffer b;
-    check(cuabi_buffer_wrap(dev, device_ptr, bytes, b.out()));
-    return b;
-  }
-
-  /* The CUdeviceptr (what a kernel's pointer parameter takes). */
-  uint64_t pointer() const {
-    uint64_t p = 0;
-    check(cuabi_buffer_get_pointer(get(), &p));
-    return p;
-  }
-  size_t size() const {
-    size_t n = 0;
-    check(cuabi_buffer_get_size(get(), &n));
-    return n;
-  }
-  int32_t device_ordinal() const {
-    int32_t o = 0;
-    check(cuabi_buffer_get_device_ordinal(get(), &o));
-    return o;
-  }
-
-  /* Copies, in the C API's argument order; the _async forms are ordered on
-   * `s` (nullptr: the default stream) and need their host memory to stay
-   * valid until the stream gets there. */
-  void copy_from_host(size_t offset, const void* src, size_t bytes) {
-    check(cuabi_buffer_copy_from_host(get(), offset, src, bytes));
-  }
-  void copy_to_host(size_t offset, void* dst, size_t bytes) const {
-    check(cuabi_buffer_copy_to_host(get(), offset, dst, bytes));
-  }
-  void copy_from_host_async(size_t offset, const void* src, size_t bytes, cuabi_stream s) {
-    check(cuabi_buffer_copy_from_host_async(get(), offset, src, bytes, s));
-  }
-  void copy_to_host_async(size_t offset, void* dst, size_t bytes, cuabi_stream s) const {
-    check(cuabi_buffer_copy_to_host_async(get(), offset, dst, bytes, s));
-  }
-  /* Device to device: `bytes` from `src` at `src_offset` to here at `offset`. */
-  void copy_from(size_t offset, const buffer& src, size_t src_offset, size_t bytes) {
-    check(cuabi_buffer_copy(get(), offset, src, src_offset, bytes));
-  }
-  void copy_from_async(size_t offset, const buffer& src, size_t src_offset, size_t bytes,
-                       cuabi_stream s) {
-    check(cuabi_buffer_copy_async(get(), offset, src, src_offset, bytes, s));
-  }
-  void memset(size_t offset, uint8_t value, size_t bytes) {
-    check(cuabi_buffer_memset(get(), offset, value, bytes));
-  }
-  void memset_async(size_t offset, uint8_t value, size_t bytes, cuabi_stream s) {
-    check(cuabi_buffer_memset_async(get(), offset, value, bytes, s));
+  void copy_from_async(size_t offset, cuabi_buffer src, size_t src_offset, size_t bytes,
+                       cuabi_stream s) const {
+    self().copy_async(offset, src, src_offset, bytes, s);
   }
 
   /* A whole vector in at `offset` bytes, and `count` elements back out. */
   template <class T>
-  void upload(const std::vector<T>& values, size_t offset = 0) {
+  void upload(const std::vector<T>& values, size_t offset = 0) const {
     static_assert(std::is_trivially_copyable<T>::value, "upload copies bytes");
-    copy_from_host(offset, values.data(), values.size() * sizeof(T));
+    self().copy_from_host(offset, values.data(), values.size() * sizeof(T));
   }
   template <class T>
   std::vector<T> download(size_t count, size_t offset = 0) const {
     static_assert(std::is_trivially_copyable<T>::value, "download copies bytes");
     std::vector<T> values(count);
-    copy_to_host(offset, values.data(), count * sizeof(T));
+    self().copy_to_host(offset, values.data(), count * sizeof(T));
     return values;
   }
+
+ private:
+  const Self& self() const noexcept { return static_cast<const Self&>(*this); }
 };
 
-/* Page-locked host memory (cuabi_host_buffer). */
-class host_buffer : public detail::owner<cuabi_host_buffer, cuabi_host_buffer_release> {
+/* Page-locked host memory. */
+template <class Self>
+class extend<cuabi_host_buffer, Self> {
  public:
-  using owner::owner;
-
-  /* Allocates `bytes` (> 0) of pinned host memory. */
-  static host_buffer alloc(const device& dev, size_t bytes) {
-    host_buffer b;
-    check(cuabi_host_buffer_alloc(dev, bytes, b.out()));
-    return b;
-  }
-  /* Pins existing memory in place until released; it must outlive this. */
-  static host_buffer register_memory(const device& dev, void* ptr, size_t bytes) {
-    host_buffer b;
-    check(cuabi_host_buffer_register(dev, ptr, bytes, b.out()));
-    return b;
-  }
-
-  void* data() const {
-    void* p = nullptr;
-    check(cuabi_host_buffer_get_pointer(get(), &p));
-    return p;
-  }
-  /* The memory as an array of T. */
+  /* The memory's address (pointer()), and the memory as an array of T. */
+  void* data() const { return static_cast<const Self&>(*this).pointer(); }
   template <class T>
   T* as() const {
     return static_cast<T*>(data());
   }
-  size_t size() const {
-    size_t n = 0;
-    check(cuabi_host_buffer_get_size(get(), &n));
-    return n;
-  }
 };
-
-/* ------------------------------------------------------------------------- */
-/* Programs (NVRTC)                                                           */
-/* ------------------------------------------------------------------------- */
 
 /* A header given to a compile: its include name and its contents. */
 struct header {
@@ -835,139 +564,85 @@ struct header {
   std::string source;
 };
 
-/* An NVRTC program (cuabi_program), for when the compiled code itself is
- * wanted (PTX, CUBIN); module::compile goes from source to a module. */
-class program : public detail::owner<cuabi_program, cuabi_program_release> {
+/* An NVRTC program, for when the compiled code itself is wanted (PTX,
+ * CUBIN); module::compile goes from source to a module. */
+template <class Self>
+class extend<cuabi_program, Self> {
  public:
-  using owner::owner;
-
   /* `name` is the file name in diagnostics ("": "cuabi_program.cu"). */
-  static program create(const std::string& source, const std::string& name = std::string(),
-                        const std::vector<header>& headers = {}) {
-    std::vector<const char*> sources, names;
+  static Self create(const std::string& source, const std::string& name = std::string(),
+                     const std::vector<header>& headers = {}) {
+    std::vector<std::string> sources, names;
     for (const header& h : headers) {
-      sources.push_back(h.source.c_str());
-      names.push_back(h.name.c_str());
+      sources.push_back(h.source);
+      names.push_back(h.name);
     }
-    program p;
-    check(cuabi_program_create(source.c_str(), detail::or_null(name), headers.size(),
-                               sources.data(), names.data(), p.out()));
-    return p;
-  }
-
-  /* Registers a name expression ("store<float>") before compiling. */
-  void add_name_expression(const std::string& expression) {
-    check(cuabi_program_add_name_expression(get(), expression.c_str()));
-  }
-  /* Compiles once; throws status_error<CUABI_ERROR_COMPILE> (log() holds
-   * NVRTC's log) when NVRTC rejects the code or the options. */
-  void compile(const std::vector<std::string>& options = {}) {
-    const std::vector<const char*> o = detail::c_strings(options);
-    check(cuabi_program_compile(get(), o.size(), o.data()));
-  }
-  /* The compile log ("" before compiling). */
-  std::string log() const {
-    return detail::fetch_string(
-        [this](char* b, size_t* s) { return cuabi_program_get_log(get(), b, s); });
-  }
-  /* The PTX (without its NUL) and the CUBIN of a successful compile. */
-  std::string ptx() const {
-    return detail::fetch_string(
-        [this](char* b, size_t* s) { return cuabi_program_get_ptx(get(), b, s); });
-  }
-  std::vector<char> cubin() const {
-    return detail::fetch_bytes(
-        [this](void* b, size_t* s) { return cuabi_program_get_cubin(get(), b, s); });
-  }
-  /* The lowered (mangled) name of a registered name expression. */
-  std::string lowered_name(const std::string& expression) const {
-    return detail::fetch_string([&](char* b, size_t* s) {
-      return cuabi_program_get_lowered_name(get(), expression.c_str(), b, s);
-    });
+    return Self::create(source, detail::or_null(name), sources, names);
   }
 };
 
-/* ------------------------------------------------------------------------- */
-/* Functions and launches                                                     */
-/* ------------------------------------------------------------------------- */
+/* What module::compile compiles with, beside the source. */
+struct compile_options {
+  std::string name;                           // for diagnostics; "": "cuabi_program.cu"
+  std::vector<std::string> options;           // NVRTC options
+  std::vector<header> headers;                // headers the source may include
+  std::vector<std::string> name_expressions;  // e.g. "store<float>"
+  cuabi_output output = CUABI_OUTPUT_CUBIN;   // or CUABI_OUTPUT_PTX
+  cuabi_compile_flags flags = 0;              // CUABI_COMPILE_*
+};
 
-namespace detail {
-
-// What a kernel receives for an argument: the value itself, or a buffer's
-// device address.
-template <class T>
-T kernel_value(const T& value) {
-  static_assert(std::is_trivially_copyable<T>::value,
-                "a kernel argument is copied byte for byte: pass a trivially copyable value "
-                "(or a cuabi::buffer, which passes its device address)");
-  return value;
-}
-inline uint64_t kernel_value(const buffer& b) { return b.pointer(); }
-
-template <class T>
-using kernel_type = decltype(kernel_value(std::declval<const T&>()));
-
-// One address per argument signature, telling signatures apart.
-template <class... T>
-const void* signature_tag() noexcept {
-  static const char tag = 0;
-  return &tag;
-}
-
-}  // namespace detail
-
-/* A kernel in a module (cuabi_function). */
-class function : public detail::owner<cuabi_function, cuabi_function_release> {
+/* Loaded device code. */
+template <class Self>
+class extend<cuabi_module, Self> {
  public:
-  using owner::owner;
+  /* Compiles `source` for `dev` and loads it (cuabi_module_compile, through
+   * the on-disk cache); throws status_error<CUABI_ERROR_COMPILE> with NVRTC's
+   * log when the code does not compile. */
+  static Self compile(cuabi_device dev, const std::string& source,
+                      const compile_options& opts = {}) {
+    cuabi_compile_desc desc;
+    check(cuabi_compile_desc_init(&desc, sizeof(desc)));
+    const std::vector<const char*> options = detail::c_strings(opts.options);
+    const std::vector<const char*> expressions = detail::c_strings(opts.name_expressions);
+    std::vector<const char*> sources, names;
+    for (const header& h : opts.headers) {
+      sources.push_back(h.source.c_str());
+      names.push_back(h.name.c_str());
+    }
+    desc.source = source.c_str();
+    desc.name = detail::or_null(opts.name);
+    desc.options = options.data();
+    desc.num_options = options.size();
+    desc.header_sources = sources.data();
+    desc.header_names = names.data();
+    desc.num_headers = names.size();
+    desc.name_expressions = expressions.data();
+    desc.num_name_expressions = expressions.size();
+    desc.output = opts.output;
+    desc.flags = opts.flags;
+    return Self::compile(dev, desc);
+  }
+  /* Loads CUBIN, PTX or fatbin bytes. */
+  static Self load_data(cuabi_device dev, const std::vector<unsigned char>& image) {
+    return Self::load_data(dev, image.data(), image.size());
+  }
+  static Self load_data(cuabi_device dev, const std::vector<char>& image) {
+    return Self::load_data(dev, image.data(), image.size());
+  }
+  static Self load_data(cuabi_device dev, const std::string& image) {
+    return Self::load_data(dev, image.data(), image.size());
+  }
+};
 
-  /* The name it was looked up by. */
-  std::string name() const {
-    return detail::fetch_string(
-        [this](char* b, size_t* s) { return cuabi_function_get_name(get(), b, s); });
-  }
-  size_t param_count() const {
-    size_t n = 0;
-    check(cuabi_function_get_param_count(get(), &n));
-    return n;
-  }
-  /* Each parameter's offset and size in the packed argument block. */
-  std::vector<cuabi_param_info> params() const {
-    size_t count = 0;
-    check(cuabi_function_get_params(get(), nullptr, &count, nullptr));
-    std::vector<cuabi_param_info> out(count);
-    check(cuabi_function_get_params(get(), out.data(), &count, nullptr));
-    out.resize(count);
-    return out;
-  }
-  /* The packed argument block's length. */
-  size_t args_size() const {
-    size_t n = 0;
-    check(cuabi_function_get_args_size(get(), &n));
-    return n;
-  }
-  int32_t attribute(cuabi_function_attribute attr) const {
-    int32_t v = 0;
-    check(cuabi_function_get_attribute(get(), attr, &v));
-    return v;
-  }
-  void set_attribute(cuabi_function_attribute attr, int32_t value) {
-    check(cuabi_function_set_attribute(get(), attr, value));
-  }
-
-  /* Checks arguments of these sizes against the kernel's parameters (count
-   * and each size) without launching; the library words any mismatch. */
-  void check_arg_sizes(const size_t* sizes, size_t count) const {
-    check(cuabi_function_check_arg_sizes(get(), sizes, count));
-  }
-  void check_arg_size(size_t index, size_t size) const {
-    check(cuabi_function_check_arg_size(get(), index, size));
-  }
+/* A kernel in a module. */
+template <class Self>
+class extend<cuabi_function, Self> {
+ public:
   /* check_arg_sizes for the types Args as launch() would pass them. */
   template <class... Args>
   void check_args() const {
     const size_t sizes[] = {sizeof(detail::kernel_type<Args>)..., 0};
-    check_arg_sizes(sizes, sizeof...(Args));
+    check(cuabi_function_check_arg_sizes(self().get(), sizes, sizeof...(Args)));
   }
 
   /* Launches on `s` (nullptr: the default stream) with `args` in the
@@ -981,82 +656,27 @@ class function : public detail::owner<cuabi_function, cuabi_function_release> {
         [&](auto&... v) {
           void* params[] = {static_cast<void*>(&v)..., nullptr};
           const size_t sizes[] = {sizeof(v)..., 0};
-          check(cuabi_function_launch_sized(get(), &config, s, params, sizes, sizeof...(Args)));
+          check(cuabi_function_launch_sized(self().get(), &config, s, params, sizes,
+                                            sizeof...(Args)));
         },
         values);
   }
-  /* Launches with a block already laid out at the kernel's offsets. */
-  void launch_packed(const cuabi_launch_config& config, cuabi_stream s, const void* args,
-                     size_t args_size) const {
-    check(cuabi_function_launch_packed(get(), &config, s, args, args_size));
-  }
 
-  /* Occupancy. Blocks of `block_size` threads one multiprocessor keeps
-   * resident with this much dynamic shared memory each. */
-  uint32_t active_blocks_per_sm(uint32_t block_size, size_t dynamic_shared_bytes = 0) const {
-    uint32_t n = 0;
-    check(cuabi_function_get_active_blocks_per_sm(get(), block_size, dynamic_shared_bytes, &n));
-    return n;
-  }
-  struct block_suggestion {
-    uint32_t block_size;
-    uint32_t min_grid_size;
-  };
-  /* The block size of the highest occupancy (ties: the larger block) with
-   * shared_per_block + shared_per_thread * block size of dynamic shared
-   * memory, and the grid that fills the device at that size. */
-  block_suggestion suggest_block_size(size_t shared_per_block = 0, size_t shared_per_thread = 0,
-                                      uint32_t block_size_limit = 0) const {
-    block_suggestion b{0, 0};
-    check(cuabi_function_suggest_block_size(get(), shared_per_block, shared_per_thread,
-                                            block_size_limit, &b.block_size, &b.min_grid_size));
-    return b;
-  }
-  /* A 1-D configuration covering `elements` items, one per thread. */
-  cuabi_launch_config suggest_config(uint64_t elements, size_t shared_per_block = 0,
-                                     size_t shared_per_thread = 0) const {
-    cuabi_launch_config c;
-    c.struct_size = sizeof(c);
-    check(cuabi_function_suggest_config(get(), elements, shared_per_block, shared_per_thread, &c));
-    return c;
-  }
-  size_t available_dynamic_shared(uint32_t blocks_per_sm, uint32_t block_size) const {
-    size_t n = 0;
-    check(cuabi_function_get_available_dynamic_shared(get(), blocks_per_sm, block_size, &n));
-    return n;
-  }
-  uint32_t max_cluster_size(const cuabi_launch_config& config) const {
-    uint32_t n = 0;
-    check(cuabi_function_get_max_cluster_size(get(), &config, &n));
-    return n;
-  }
-  uint32_t max_active_clusters(const cuabi_launch_config& config) const {
-    uint32_t n = 0;
-    check(cuabi_function_get_max_active_clusters(get(), &config, &n));
-    return n;
-  }
+ private:
+  const Self& self() const noexcept { return static_cast<const Self&>(*this); }
 };
 
-template <class... Args>
-void graph_exec::set_kernel_node_args(size_t index, const function& f,
-                                      const Args&... args) const {
-  const size_t sizes[] = {sizeof(detail::kernel_type<Args>)..., 0};
-  f.check_arg_sizes(sizes, sizeof...(Args));
-  const std::vector<cuabi_param_info> params = f.params();
-  std::vector<unsigned char> block(f.args_size());
-  size_t i = 0;
-  auto put = [&](const auto& v) {
-    std::memcpy(block.data() + params[i++].offset, &v, sizeof(v));
-  };
-  (put(detail::kernel_value(args)), ...);
-  (void)put;
-  set_kernel_node_args_packed(index, f, block.data(), block.size());
-}
-
-inline void graph_exec::set_kernel_node_args_packed(size_t index, const function& f,
-                                                    const void* args, size_t args_size) const {
-  check(cuabi_graph_exec_set_kernel_node_args(get(), index, f, args, args_size));
-}
+/* An instantiated graph. */
+template <class Self>
+class extend<cuabi_graph_exec, Self> {
+ public:
+  /* Replaces the arguments of kernel node `index` (numbered in capture
+   * order) with `args`, laid out at `f`'s parameter offsets after the library
+   * checked their sizes; `f` must be the node's kernel.
+   * set_kernel_node_args_packed() takes a block already laid out. */
+  template <class... Args>
+  void set_kernel_node_args(size_t index, const function& f, const Args&... args) const;
+};
 
 /* A prepared launch (cuabi_launch_plan): configuration and stream checked
  * once, the arguments written in place into the plan's block, then launched
@@ -1067,29 +687,19 @@ inline void graph_exec::set_kernel_node_args_packed(size_t index, const function
  * answers CUABI_ERROR_INVALID_HANDLE). The plan itself keeps the kernel and
  * the stream alive for its launches. Made by create() only: the setters need
  * the kernel's layout, which a bare handle does not bring. */
-class launch_plan : public detail::owner<cuabi_launch_plan, cuabi_launch_plan_release> {
+template <class Self>
+class extend<cuabi_launch_plan, Self> {
  public:
-  launch_plan() noexcept = default;
-  launch_plan(launch_plan&& other) noexcept
-      : owner(std::move(other)), layout_(std::exchange(other.layout_, layout())) {}
-  launch_plan& operator=(launch_plan&& other) noexcept {
-    if (this != &other) {
-      owner::operator=(std::move(other));
-      layout_ = std::exchange(other.layout_, layout());
-    }
+  extend() noexcept = default;
+  extend(extend&& other) noexcept : layout_(std::exchange(other.layout_, layout())) {}
+  extend& operator=(extend&& other) noexcept {
+    if (this != &other) layout_ = std::exchange(other.layout_, layout());
     return *this;
   }
+  ~extend() = default;
 
-  static launch_plan create(const function& f, const cuabi_launch_config& config,
-                            cuabi_stream s = nullptr) {
-    launch_plan p;
-    check(cuabi_launch_plan_create(f, &config, s, p.out()));
-    check(cuabi_launch_plan_get_args(p, &p.layout_.block, &p.layout_.size));
-    p.layout_.function = f;
-    p.layout_.params = f.params();
-    p.layout_.checked.assign(p.layout_.params.size(), 0);
-    return p;
-  }
+  static Self create(const function& f, const cuabi_launch_config& config,
+                     cuabi_stream s = nullptr);
 
   /* The argument block: its address and size (the kernel's args_size). */
   void* args() const noexcept { return layout_.block; }
@@ -1121,8 +731,6 @@ class launch_plan : public detail::owner<cuabi_launch_plan, cuabi_launch_plan_re
     size_t index = 0;
     (write(index++, detail::kernel_value(args)), ...);
   }
-  /* Launches with the block as it is now. */
-  void launch() const { check(cuabi_launch_plan_launch(get())); }
 
  private:
   struct layout {
@@ -1143,102 +751,49 @@ class launch_plan : public detail::owner<cuabi_launch_plan, cuabi_launch_plan_re
   layout layout_;
 };
 
+}  // namespace cuabi
+
+/* The classes, with a C++ form of every C function. */
+#include <cuabi/cuabi_objects.hpp>
+
+namespace cuabi {
+
 /* ------------------------------------------------------------------------- */
-/* Modules                                                                    */
+/* Idioms that need the classes complete                                      */
 /* ------------------------------------------------------------------------- */
 
-/* What module::compile compiles with, beside the source. */
-struct compile_options {
-  std::string name;                           // for diagnostics; "": "cuabi_program.cu"
-  std::vector<std::string> options;           // NVRTC options
-  std::vector<header> headers;                // headers the source may include
-  std::vector<std::string> name_expressions;  // e.g. "store<float>"
-  cuabi_output output = CUABI_OUTPUT_CUBIN;   // or CUABI_OUTPUT_PTX
-  cuabi_compile_flags flags = 0;              // CUABI_COMPILE_*
-};
+inline uint64_t detail::kernel_value(const buffer& b) { return b.pointer(); }
 
-/* A __device__ global: its address and size. */
-struct global_symbol {
-  uint64_t device_ptr = 0;
-  size_t bytes = 0;
-};
+template <class Self>
+template <class... Args>
+void extend<cuabi_graph_exec, Self>::set_kernel_node_args(size_t index, const function& f,
+                                                          const Args&... args) const {
+  const size_t sizes[] = {sizeof(detail::kernel_type<Args>)..., 0};
+  check(cuabi_function_check_arg_sizes(f, sizes, sizeof...(Args)));
+  const std::vector<cuabi_param_info> params = f.params();
+  std::vector<unsigned char> block(f.args_size());
+  size_t i = 0;
+  auto put = [&](const auto& v) {
+    std::memcpy(block.data() + params[i++].offset, &v, sizeof(v));
+  };
+  (put(detail::kernel_value(args)), ...);
+  (void)put;
+  static_cast<const Self&>(*this).set_kernel_node_args_packed(index, f, block.data(),
+                                                              block.size());
+}
 
-/* Loaded device code (cuabi_module). */
-class module : public detail::owner<cuabi_module, cuabi_module_release> {
- public:
-  using owner::owner;
-
-  /* Compiles `source` for `dev` and loads it (cuabi_module_compile, through
-   * the on-disk cache); throws status_error<CUABI_ERROR_COMPILE> with NVRTC's
-   * log when the code does not compile. */
-  static module compile(const device& dev, const std::string& source,
-                        const compile_options& opts = {}) {
-    cuabi_compile_desc desc;
-    check(cuabi_compile_desc_init(&desc, sizeof(desc)));
-    const std::vector<const char*> options = detail::c_strings(opts.options);
-    const std::vector<const char*> expressions = detail::c_strings(opts.name_expressions);
-    std::vector<const char*> sources, names;
-    for (const header& h : opts.headers) {
-      sources.push_back(h.source.c_str());
-      names.push_back(h.name.c_str());
-    }
-    desc.source = source.c_str();
-    desc.name = detail::or_null(opts.name);
-    desc.options = options.data();
-    desc.num_options = options.size();
-    desc.header_sources = sources.data();
-    desc.header_names = names.data();
-    desc.num_headers = names.size();
-    desc.name_expressions = expressions.data();
-    desc.num_name_expressions = expressions.size();
-    desc.output = opts.output;
-    desc.flags = opts.flags;
-    cuabi::module m;
-    check(cuabi_module_compile(dev, &desc, m.out()));
-    return m;
-  }
-  /* Loads CUBIN, PTX or fatbin bytes. */
-  static module load_data(const device& dev, const void* image, size_t size) {
-    cuabi::module m;
-    check(cuabi_module_load_data(dev, image, size, m.out()));
-    return m;
-  }
-  static module load_data(const device& dev, const std::vector<char>& image) {
-    return load_data(dev, image.data(), image.size());
-  }
-  static module load_data(const device& dev, const std::string& image) {
-    return load_data(dev, image.data(), image.size());
-  }
-  /* Loads a CUBIN, PTX or fatbin file. */
-  static module load_file(const device& dev, const std::string& path) {
-    cuabi::module m;
-    check(cuabi_module_load_file(dev, path.c_str(), m.out()));
-    return m;
-  }
-
-  /* True when compile served it from the on-disk cache. */
-  bool from_cache() const {
-    int32_t hit = 0;
-    check(cuabi_module_get_from_cache(get(), &hit));
-    return hit != 0;
-  }
-  /* A kernel by name or by a name expression given when compiling. */
-  function get_function(const std::string& name) const {
-    function f;
-    check(cuabi_module_get_function(get(), name.c_str(), f.out()));
-    return f;
-  }
-  std::string lowered_name(const std::string& expression) const {
-    return detail::fetch_string([&](char* b, size_t* s) {
-      return cuabi_module_get_lowered_name(get(), expression.c_str(), b, s);
-    });
-  }
-  global_symbol global(const std::string& name) const {
-    global_symbol g;
-    check(cuabi_module_get_global(get(), name.c_str(), &g.device_ptr, &g.bytes));
-    return g;
-  }
-};
+template <class Self>
+Self extend<cuabi_launch_plan, Self>::create(const function& f, const cuabi_launch_config& config,
+                                             cuabi_stream s) {
+  Self p;
+  check(cuabi_launch_plan_create(f, &config, s, p.out()));
+  layout& l = static_cast<extend&>(p).layout_;
+  check(cuabi_launch_plan_get_args(p, &l.block, &l.size));
+  l.function = f;
+  l.params = f.params();
+  l.checked.assign(l.params.size(), 0);
+  return p;
+}
 
 }  // namespace cuabi
 

@@ -128,7 +128,7 @@ TEST(CxxApi, AProgramCompilesToPtxAndCubin) {
   const std::string ptx = p.ptx();
   EXPECT_TRUE(Contains(ptx, ".entry")) << ptx.substr(0, 200);
   EXPECT_EQ(ptx.size(), std::strlen(ptx.c_str())) << "no NUL inside, none at the end";
-  const std::vector<char> cubin = p.cubin();
+  const std::vector<unsigned char> cubin = p.cubin();
   ASSERT_GE(cubin.size(), 4u);
   EXPECT_EQ(0, std::memcmp(cubin.data(),
                            "\x7f"

@@ -107,7 +107,7 @@ namespace {
   (void)cuabi::launch_plan::create(f, cooperative.get());
   (void)f.active_blocks_per_sm(128);
   (void)f.active_blocks_per_sm(128, 1024);
-  const cuabi::function::block_suggestion bs = f.suggest_block_size(0, 4, 256);
+  const cuabi::block_suggestion bs = f.suggest_block_size(0, 4, 256);
   (void)bs.block_size;
   (void)bs.min_grid_size;
   (void)f.suggest_block_size();
@@ -148,12 +148,30 @@ namespace {
   prog.compile({"-w"});
   (void)prog.log();
   (void)prog.ptx();
-  const std::vector<char> cubin = prog.cubin();
+  const std::vector<unsigned char> cubin = prog.cubin();
   (void)prog.lowered_name("k<int>");
   (void)cuabi::module::load_data(d, cubin);
   (void)cuabi::module::load_data(d, std::string("ptx"));
   (void)cuabi::module::load_file(d, "k.cubin");
   d.synchronize();
+
+  // The generated forms beside the idioms that overload their names.
+  (void)cuabi::program::create("src", nullptr, {"int a;"}, {"a.h"});
+  (void)cuabi::module::load_data(d, cubin.data(), cubin.size());
+  (void)cuabi::module::load_data(d, std::vector<char>(4));
+  (void)cuabi::module::compile(d, cuabi::compile_desc_init());
+  std::vector<void*> raw_args;
+  f.launch(config, s, raw_args);
+  f.launch_sized(config, s, raw_args, {});
+  s.launch_host_func([](void*, char*, size_t) noexcept -> int32_t { return 0; }, nullptr);
+  s.wait_event(e);
+  (void)e.elapsed_ms(e);
+  (void)cuabi::device::get(0).memory_info();
+  const cuabi::memory_pool pool = d.get_default_memory_pool();
+  (void)cuabi::memory_pool::default_pool(d);
+  (void)pool.usage().used_bytes;
+  (void)cuabi::last_error_log();
+  (void)p.get_args().size;
 
   cuabi::device reset_me = cuabi::device::open(0);
   reset_me.reset_primary_context();

@@ -10,7 +10,7 @@ trap 'rm -rf "$work"' EXIT
 prefix=$work/prefix
 cmake --install "$build" --prefix "$prefix" >/dev/null
 libdir=$(find "$prefix" -name 'libcuabi.so.0' -printf '%h\n' | head -n1)
-for f in include/cuabi/cuabi.h include/cuabi/cuabi.hpp include/cuabi/cuabi.json; do test -f "$prefix/$f" || { echo "missing $f"; exit 1; }; done
+for f in include/cuabi/cuabi.h include/cuabi/cuabi.hpp include/cuabi/cuabi_objects.hpp include/cuabi/cuabi.json; do test -f "$prefix/$f" || { echo "missing $f"; exit 1; }; done
 for f in libcuabi.so libcuabi.so.0; do test -L "$libdir/$f" || { echo "missing link $f"; exit 1; }; done
 
 echo "== the cuabi command, from the prefix"
