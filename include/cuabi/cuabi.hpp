@@ -581,14 +581,24 @@ class extend<cuabi_program, Self> {
   }
 };
 
-/* What module::compile compiles with, beside the source. */
+/* What module::compile compiles with, beside the source. The typed options
+ * are handed to the library as they are: it turns them into NVRTC options
+ * and checks them (cuabi_compile_desc says how). */
 struct compile_options {
   std::string name;                           // for diagnostics; "": "cuabi_program.cu"
-  std::vector<std::string> options;           // NVRTC options
+  std::vector<std::string> options;           // raw NVRTC options, after the typed ones
   std::vector<header> headers;                // headers the source may include
   std::vector<std::string> name_expressions;  // e.g. "store<float>"
   cuabi_output output = CUABI_OUTPUT_CUBIN;   // or CUABI_OUTPUT_PTX
   cuabi_compile_flags flags = 0;              // CUABI_COMPILE_*
+  std::string arch;                           // "sm_90", "compute_90"; "": the device's own
+  std::vector<std::string> defines;           // "N", "N=4", "SQUARE(x)=((x)*(x))"
+  std::vector<std::string> include_paths;     // folders searched by #include, in order
+  cuabi_cxx_standard cxx_standard = CUABI_STD_DEFAULT;
+  bool fast_math = false;
+  bool line_info = false;
+  bool device_debug = false;
+  bool relocatable = false;
 };
 
 /* Loaded device code. */
@@ -604,6 +614,8 @@ class extend<cuabi_module, Self> {
     check(cuabi_compile_desc_init(&desc, sizeof(desc)));
     const std::vector<const char*> options = detail::c_strings(opts.options);
     const std::vector<const char*> expressions = detail::c_strings(opts.name_expressions);
+    const std::vector<const char*> defines = detail::c_strings(opts.defines);
+    const std::vector<const char*> include_paths = detail::c_strings(opts.include_paths);
     std::vector<const char*> sources, names;
     for (const header& h : opts.headers) {
       sources.push_back(h.source.c_str());
@@ -620,6 +632,16 @@ class extend<cuabi_module, Self> {
     desc.num_name_expressions = expressions.size();
     desc.output = opts.output;
     desc.flags = opts.flags;
+    desc.arch = detail::or_null(opts.arch);
+    desc.defines = defines.data();
+    desc.num_defines = defines.size();
+    desc.include_paths = include_paths.data();
+    desc.num_include_paths = include_paths.size();
+    desc.cxx_standard = opts.cxx_standard;
+    desc.fast_math = opts.fast_math ? 1 : 0;
+    desc.line_info = opts.line_info ? 1 : 0;
+    desc.device_debug = opts.device_debug ? 1 : 0;
+    desc.relocatable = opts.relocatable ? 1 : 0;
     return Self::compile(dev, desc);
   }
   /* Loads CUBIN, PTX or fatbin bytes. */
@@ -773,13 +795,10 @@ void extend<cuabi_graph_exec, Self>::set_kernel_node_args(size_t index, const fu
   const std::vector<cuabi_param_info> params = f.params();
   std::vector<unsigned char> block(f.args_size());
   size_t i = 0;
-  auto put = [&](const auto& v) {
-    std::memcpy(block.data() + params[i++].offset, &v, sizeof(v));
-  };
+  auto put = [&](const auto& v) { std::memcpy(block.data() + params[i++].offset, &v, sizeof(v)); };
   (put(detail::kernel_value(args)), ...);
   (void)put;
-  static_cast<const Self&>(*this).set_kernel_node_args_packed(index, f, block.data(),
-                                                              block.size());
+  static_cast<const Self&>(*this).set_kernel_node_args_packed(index, f, block.data(), block.size());
 }
 
 template <class Self>

@@ -533,7 +533,7 @@ class Emitter:
 
         call_line = wrap_call(f"cuabi::check({callee}", args, ");", "", WIDTH - 2)
         if not outs:
-            is_query = "CUABI_ERROR_NOT_READY" in fn.get("statuses", [])
+            is_query = fn.get("ready_query", "CUABI_ERROR_NOT_READY" in fn.get("statuses", []))
             if is_query:
                 f.returns = "bool"
                 f.body = prep + wrap_call(f"return detail::ready({callee}", args, ");", "", WIDTH - 2)

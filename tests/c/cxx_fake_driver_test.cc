@@ -141,6 +141,25 @@ TEST(FakeDriver, SaxpyThroughTheGeneratedClassesAndTheIdioms) {
   expect_saxpy(5.0f);
 }
 
+TEST(FakeDriver, TypedCompileOptionsReachTheLibrarysChecks) {
+  SKIP_UNLESS_ON_THE_STAND_IN();
+  const cuabi::device d = cuabi::device::get(0);
+  cuabi::compile_options opts;
+  opts.flags = CUABI_COMPILE_NO_CACHE;
+  opts.defines = {"N=4", "9LIVES"};
+  try {
+    cuabi::module::compile(d, cuabi_test::kSaxpySource, opts);
+    FAIL() << "a macro name starting with a digit was compiled";
+  } catch (const cuabi::status_error<CUABI_ERROR_INVALID_ARGUMENT>& e) {
+    EXPECT_NE(std::string::npos, e.message().find("defines[1]")) << e.message();
+  }
+  opts.defines = {"N=4"};
+  opts.cxx_standard = CUABI_STD_CXX17;
+  opts.line_info = true;
+  EXPECT_EQ("saxpy",
+            cuabi::module::compile(d, cuabi_test::kSaxpySource, opts).get_function("saxpy").name());
+}
+
 TEST(FakeDriver, BlobsStringsAndOwnedResultsFromAProgram) {
   SKIP_UNLESS_ON_THE_STAND_IN();
   cuabi::program p = cuabi::program::create(cuabi_test::kSaxpySource, "saxpy.cu");

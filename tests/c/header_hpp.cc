@@ -34,6 +34,11 @@ namespace {
   opts.headers = {{"h.cuh", "#define H 1"}};
   opts.name_expressions = {"k<int>"};
   opts.output = CUABI_OUTPUT_PTX;
+  opts.arch = "sm_90";
+  opts.defines = {"N=4"};
+  opts.include_paths = {"/tmp"};
+  opts.cxx_standard = CUABI_STD_CXX17;
+  opts.fast_math = opts.line_info = opts.device_debug = opts.relocatable = true;
   const cuabi::module m = cuabi::module::compile(d, "src", opts);
   (void)m.from_cache();
   (void)m.lowered_name("k<int>");
