@@ -1,6 +1,7 @@
 // Shims for devices.
 #include <utility>
 
+#include "limits.hpp"
 #include "shim.hpp"
 
 using namespace cuabi;
@@ -52,6 +53,25 @@ cuabi_status cuabi_device_get_memory_info(cuabi_device device, size_t* free_byte
                check(driver().cuMemGetInfo(&f, &t), "cuMemGetInfo");
                return std::make_pair(f, t);
              });
+}
+
+cuabi_status cuabi_device_get_limit(cuabi_device device, cuabi_limit limit, size_t* value) {
+  return get(__func__, device, "device", value, "value",
+             [&](const Device& d) { return get_limit(d, limit); });
+}
+
+cuabi_status cuabi_device_set_limit(cuabi_device device, cuabi_limit limit, size_t value) {
+  return guard(__func__, [&] {
+    Pin<Device> d(device, "device");
+    set_limit(*d.get(), limit, value);
+  });
+}
+
+cuabi_status cuabi_device_reset_persisting_l2(cuabi_device device) {
+  return guard(__func__, [&] {
+    Pin<Device> d(device, "device");
+    reset_persisting_l2(*d.get());
+  });
 }
 
 cuabi_status cuabi_device_get_attribute(cuabi_device device, int32_t cu_attribute, int32_t* value) {

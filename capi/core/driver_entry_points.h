@@ -28,6 +28,9 @@
   X(cuCtxGetCurrent, 4000)                             \
   X(cuCtxSetCurrent, 4000)                             \
   X(cuCtxSynchronize, 2000)                            \
+  X(cuCtxGetLimit, 3010)                               \
+  X(cuCtxSetLimit, 3010)                               \
+  X(cuCtxResetPersistingL2Cache, 11000)                \
   X(cuCtxGetStreamPriorityRange, 5050)                 \
   X(cuMemGetInfo, 3020)                                \
   X(cuModuleLoadData, 2000)                            \

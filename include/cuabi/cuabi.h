@@ -390,6 +390,41 @@ CUABI_API cuabi_status CUABI_CALL cuabi_device_get_stream_priority_range(cuabi_d
  * too: start a new process. */
 CUABI_API cuabi_status CUABI_CALL cuabi_device_reset(cuabi_device device);
 
+/* A limit of a device's primary context (cuCtxSetLimit), shared with every
+ * library using that context in the process. */
+typedef enum cuabi_limit {
+  /* Bytes of stack for each GPU thread. */
+  CUABI_LIMIT_STACK_SIZE = 0,
+  /* Bytes of the buffer device-side printf writes into; what does not fit
+   * by the next synchronize is lost. Set it before the first launch of a
+   * kernel that prints: the driver refuses a change after that. */
+  CUABI_LIMIT_PRINTF_FIFO_SIZE = 1,
+  /* Bytes of the heap that device-side malloc and new draw from. Set it
+   * before the first launch of a kernel that allocates. */
+  CUABI_LIMIT_MALLOC_HEAP_SIZE = 2,
+  /* Bytes of L2 set aside for accesses marked persisting (an access-policy
+   * window); at most the device's
+   * CU_DEVICE_ATTRIBUTE_MAX_PERSISTING_L2_CACHE_SIZE, 0 where it has none. */
+  CUABI_LIMIT_PERSISTING_L2_CACHE_SIZE = 3,
+  CUABI_LIMIT_FORCE32 = 0x7FFFFFFF
+} cuabi_limit;
+
+/* The current value of `limit` in `device`'s primary context, in bytes.
+ * An unknown `limit` answers CUABI_ERROR_INVALID_ARGUMENT naming it. */
+CUABI_API cuabi_status CUABI_CALL cuabi_device_get_limit(cuabi_device device, cuabi_limit limit,
+                                                         size_t* value);
+/* Sets `limit` of `device`'s primary context to `value` bytes; the driver may
+ * round it up (read it back with cuabi_device_get_limit). Refused with
+ * CUABI_ERROR_INVALID_ARGUMENT naming the limit and the bound: an unknown
+ * limit, a persisting-L2 size past the device's maximum (the maximum in the
+ * message); the driver's own refusal (a printf or heap size changed after
+ * the kernels that use it ran) answers CUABI_ERROR_CUDA with its reason. */
+CUABI_API cuabi_status CUABI_CALL cuabi_device_set_limit(cuabi_device device, cuabi_limit limit,
+                                                         size_t value);
+/* Returns every persisting L2 line of `device` to normal
+ * (cuCtxResetPersistingL2Cache). */
+CUABI_API cuabi_status CUABI_CALL cuabi_device_reset_persisting_l2(cuabi_device device);
+
 /* ------------------------------------------------------------------------- */
 /* Programs (NVRTC)                                                           */
 /* ------------------------------------------------------------------------- */

@@ -7,6 +7,7 @@
 
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "corpus.h"
@@ -188,6 +189,15 @@ Bodies CpuBodies(CpuFixture& f) {
   });
   def("device_reset.null_device",
       [](CaseContext&) -> cuabi_status { return cuabi_device_reset(nullptr); });
+  def("device_get_limit.null_device", [](CaseContext&) -> cuabi_status {
+    size_t v = 0;
+    return cuabi_device_get_limit(nullptr, CUABI_LIMIT_STACK_SIZE, &v);
+  });
+  def("device_set_limit.null_device", [](CaseContext&) -> cuabi_status {
+    return cuabi_device_set_limit(nullptr, CUABI_LIMIT_STACK_SIZE, 4096);
+  });
+  def("device_reset_persisting_l2.null_device",
+      [](CaseContext&) -> cuabi_status { return cuabi_device_reset_persisting_l2(nullptr); });
   def("buffer_alloc.null_device", [](CaseContext&) -> cuabi_status {
     cuabi_buffer b = nullptr;
     return cuabi_buffer_alloc(nullptr, 16, &b);
@@ -435,6 +445,124 @@ Bodies CpuBodies(CpuFixture& f) {
     const char* o[] = {"-w", huge.c_str()};
     return cuabi_program_compile(p, 2, o);
   });
+  // --- Compile with typed options (cuabi_program_compile_with) ----------------
+  // The wrong values are the cases' "compile_options" data, which every
+  // binding runs through its own typed options too.
+  auto compile_with = [fresh_program](CaseContext& ctx, const cuabi_compile_desc& d) {
+    Program p(fresh_program(ctx));
+    return cuabi_program_compile_with(p, &d);
+  };
+  auto with_defines = [compile_with](CaseContext& ctx, std::vector<const char*> defines) {
+    cuabi_compile_desc d = CUABI_COMPILE_DESC_INIT;
+    d.arch = "compute_90";
+    d.defines = defines.data();
+    d.num_defines = defines.size();
+    return compile_with(ctx, d);
+  };
+  const std::pair<const char*, std::vector<const char*>> define_cases[] = {
+      {"a_define_starting_with_a_digit", {"OK", "2X=1"}},
+      {"a_define_holding_whitespace", {"A B"}},
+      {"a_define_of_a_character_no_name_holds", {"A-B=1"}},
+      {"an_empty_define", {""}},
+      {"a_define_without_a_name", {"=1"}},
+      {"a_function_like_define_with_a_space_in_its_parameters", {"F(a, b)=a"}},
+      {"a_function_like_define_repeating_a_parameter", {"F(a,a)=a"}},
+      {"a_function_like_define_with_dots_before_a_parameter", {"F(...,a)=a"}},
+      {"a_define_value_of_two_lines", {"N=1\n#define M 2"}},
+      {"function_like_and_variadic_defines",
+       {"F(a,b)=((a)+(b))", "V(...)=__VA_ARGS__", "E()=0", "N"}},
+  };
+  for (const auto& [what, defines] : define_cases)
+    def(std::string("program_compile_with.") + what,
+        [with_defines, defines = defines](CaseContext& ctx) -> cuabi_status {
+          return with_defines(ctx, defines);
+        });
+  def("program_compile_with.an_unknown_cxx_standard",
+      [compile_with](CaseContext& ctx) -> cuabi_status {
+        cuabi_compile_desc d = CUABI_COMPILE_DESC_INIT;
+        d.cxx_standard = static_cast<cuabi_cxx_standard>(18);
+        return compile_with(ctx, d);
+      });
+  def("program_compile_with.a_malformed_architecture",
+      [compile_with](CaseContext& ctx) -> cuabi_status {
+        cuabi_compile_desc d = CUABI_COMPILE_DESC_INIT;
+        d.arch = "sm9";
+        return compile_with(ctx, d);
+      });
+  def("program_compile_with.an_architecture_named_twice",
+      [compile_with](CaseContext& ctx) -> cuabi_status {
+        const char* raw[] = {"-arch=sm_80"};
+        cuabi_compile_desc d = CUABI_COMPILE_DESC_INIT;
+        d.arch = "sm_90";
+        d.options = raw;
+        d.num_options = 1;
+        return compile_with(ctx, d);
+      });
+  def("program_compile_with.an_empty_include_path",
+      [compile_with](CaseContext& ctx) -> cuabi_status {
+        const char* paths[] = {"/usr/include", ""};
+        cuabi_compile_desc d = CUABI_COMPILE_DESC_INIT;
+        d.include_paths = paths;
+        d.num_include_paths = 2;
+        return compile_with(ctx, d);
+      });
+  def("program_compile_with.fast_math_of_2", [compile_with](CaseContext& ctx) -> cuabi_status {
+    cuabi_compile_desc d = CUABI_COMPILE_DESC_INIT;
+    d.fast_math = 2;
+    return compile_with(ctx, d);
+  });
+  def("program_compile_with.device_debug_of_minus_1",
+      [compile_with](CaseContext& ctx) -> cuabi_status {
+        cuabi_compile_desc d = CUABI_COMPILE_DESC_INIT;
+        d.device_debug = -1;
+        return compile_with(ctx, d);
+      });
+  def("program_compile_with.defines_null_with_a_count",
+      [compile_with](CaseContext& ctx) -> cuabi_status {
+        cuabi_compile_desc d = CUABI_COMPILE_DESC_INIT;
+        d.num_defines = 2;
+        return compile_with(ctx, d);
+      });
+  def("program_compile_with.the_program_s_source_in_the_description",
+      [compile_with](CaseContext& ctx) -> cuabi_status {
+        cuabi_compile_desc d = CUABI_COMPILE_DESC_INIT;
+        d.source = kTiny;
+        return compile_with(ctx, d);
+      });
+  def("program_compile_with.a_null_description", [fresh_program](CaseContext& ctx) -> cuabi_status {
+    Program p(fresh_program(ctx));
+    return cuabi_program_compile_with(p, nullptr);
+  });
+  def("program_compile_with.a_description_between_two_versions",
+      [compile_with](CaseContext& ctx) -> cuabi_status {
+        cuabi_compile_desc d = CUABI_COMPILE_DESC_INIT;
+        d.struct_size = 100;
+        return compile_with(ctx, d);
+      });
+  def("program_compile_with.a_description_of_the_first_version",
+      [fresh_program](CaseContext& ctx) -> cuabi_status {
+        // A 0.1 caller's 88 bytes, followed by bytes that are no fields of it.
+        struct {
+          cuabi_compile_desc d;
+          unsigned char after[64];
+        } old;
+        std::memset(&old, 0xA5, sizeof(old));
+        const char* raw[] = {kCompute};
+        old.d.struct_size = 88;
+        old.d.source = nullptr;
+        old.d.name = nullptr;
+        old.d.options = raw;
+        old.d.num_options = 1;
+        old.d.header_sources = nullptr;
+        old.d.header_names = nullptr;
+        old.d.num_headers = 0;
+        old.d.name_expressions = nullptr;
+        old.d.num_name_expressions = 0;
+        old.d.output = CUABI_OUTPUT_CUBIN;
+        old.d.flags = 0;
+        Program p(fresh_program(ctx));
+        return cuabi_program_compile_with(p, &old.d);
+      });
   def("program_create.a_header_s_source_is_null", [](CaseContext&) -> cuabi_status {
     const char* src[] = {nullptr};
     const char* names[] = {"a.h"};

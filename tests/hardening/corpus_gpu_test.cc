@@ -653,6 +653,20 @@ Bodies GpuBodies(GpuFixture& f) {
     int32_t v = 0;
     return cuabi_device_get_attribute(dev, 99999, &v);
   });
+  def("device_get_limit.an_unknown_limit", [dev](CaseContext&) -> cuabi_status {
+    size_t v = 0;
+    return cuabi_device_get_limit(dev, static_cast<cuabi_limit>(99), &v);
+  });
+  def("device_get_limit.null_value", [dev](CaseContext&) -> cuabi_status {
+    return cuabi_device_get_limit(dev, CUABI_LIMIT_STACK_SIZE, nullptr);
+  });
+  def("device_set_limit.an_unknown_limit", [dev](CaseContext&) -> cuabi_status {
+    return cuabi_device_set_limit(dev, static_cast<cuabi_limit>(-1), 1);
+  });
+  def("device_set_limit.persisting_l2_past_the_device_s_maximum",
+      [dev](CaseContext&) -> cuabi_status {
+        return cuabi_device_set_limit(dev, CUABI_LIMIT_PERSISTING_L2_CACHE_SIZE, SIZE_MAX);
+      });
   def("device_get.ordinal_minus_1", [](CaseContext&) -> cuabi_status {
     Device d;
     return cuabi_device_get(-1, d.out());
@@ -798,6 +812,12 @@ Bodies GpuBodies(GpuFixture& f) {
     Module m;
     return cuabi_module_compile(dev, &d, m.out());
   };
+  def("module_compile.lto_in_a_module_compile", [compile_desc](CaseContext&) -> cuabi_status {
+    cuabi_compile_desc d = CUABI_COMPILE_DESC_INIT;
+    d.source = kSaxpySource;
+    d.lto = 1;
+    return compile_desc(d);
+  });
   def("module_compile.desc_null", [dev](CaseContext&) -> cuabi_status {
     Module m;
     return cuabi_module_compile(dev, nullptr, m.out());
