@@ -76,7 +76,7 @@ struct CpuFixture {
   }
 };
 
-// The kind bits of a handle value replaced by `kind` (1 = device ... 10 = graph exec).
+// The kind bits of a handle value replaced by `kind` (its number: kKindNames).
 uint64_t WithKind(uint64_t handle, uint64_t kind) {
   return (handle & ~(0xFFull << 24)) | (kind << 24);
 }
@@ -316,19 +316,11 @@ Bodies CpuBodies(CpuFixture& f) {
   });
   def("program_get_log.a_live_program_released_through_every_other_kind_s_release",
       [pv](CaseContext& ctx) -> cuabi_status {
-        cuabi_device_release(AsHandle<cuabi_device>(pv));
-        cuabi_module_release(AsHandle<cuabi_module>(pv));
-        cuabi_function_release(AsHandle<cuabi_function>(pv));
-        cuabi_buffer_release(AsHandle<cuabi_buffer>(pv));
-        cuabi_host_buffer_release(AsHandle<cuabi_host_buffer>(pv));
-        cuabi_stream_release(AsHandle<cuabi_stream>(pv));
-        cuabi_event_release(AsHandle<cuabi_event>(pv));
-        cuabi_graph_release(AsHandle<cuabi_graph>(pv));
-        cuabi_graph_exec_release(AsHandle<cuabi_graph_exec>(pv));
-        cuabi_launch_plan_release(AsHandle<cuabi_launch_plan>(pv));
+        ReleaseAsEveryKind(pv, "program");
         // The same slot and generation with forged kind bits.
-        for (uint64_t k = 1; k <= 11; ++k)
-          if (k != 2) cuabi_module_release(AsHandle<cuabi_module>(WithKind(pv, k)));
+        for (uint64_t k = 1; k <= kKindCount; ++k)
+          if (std::strcmp(kKindNames[k - 1], "program") != 0)
+            cuabi_module_release(AsHandle<cuabi_module>(WithKind(pv, k)));
         cuabi_status st = cuabi_program_get_log(AsHandle<cuabi_program>(pv), nullptr, &size_slot);
         if (st != CUABI_SUCCESS) ctx.Problem("the program died: " + LastError());
         return st;
@@ -337,17 +329,7 @@ Bodies CpuBodies(CpuFixture& f) {
       [](CaseContext& ctx) -> cuabi_status {
         cuabi_program_get_log(nullptr, nullptr, nullptr);  // plant an error
         const std::string before = cuabi_last_error_message();
-        cuabi_device_release(nullptr);
-        cuabi_program_release(nullptr);
-        cuabi_module_release(nullptr);
-        cuabi_function_release(nullptr);
-        cuabi_buffer_release(nullptr);
-        cuabi_host_buffer_release(nullptr);
-        cuabi_stream_release(nullptr);
-        cuabi_event_release(nullptr);
-        cuabi_graph_release(nullptr);
-        cuabi_graph_exec_release(nullptr);
-        cuabi_launch_plan_release(nullptr);
+        ReleaseAsEveryKind(0);
         if (before != cuabi_last_error_message()) ctx.Problem("a release changed the last error");
         return CUABI_SUCCESS;
       });
@@ -358,19 +340,7 @@ Bodies CpuBodies(CpuFixture& f) {
                                (1ull << 32) | (2ull << 24) | 77,
                                HandleValue(f.released),
                                HandleValue(f.stale)};
-    for (uint64_t v : values) {
-      cuabi_device_release(AsHandle<cuabi_device>(v));
-      cuabi_program_release(AsHandle<cuabi_program>(v));
-      cuabi_module_release(AsHandle<cuabi_module>(v));
-      cuabi_function_release(AsHandle<cuabi_function>(v));
-      cuabi_buffer_release(AsHandle<cuabi_buffer>(v));
-      cuabi_host_buffer_release(AsHandle<cuabi_host_buffer>(v));
-      cuabi_stream_release(AsHandle<cuabi_stream>(v));
-      cuabi_event_release(AsHandle<cuabi_event>(v));
-      cuabi_graph_release(AsHandle<cuabi_graph>(v));
-      cuabi_graph_exec_release(AsHandle<cuabi_graph_exec>(v));
-      cuabi_launch_plan_release(AsHandle<cuabi_launch_plan>(v));
-    }
+    for (uint64_t v : values) ReleaseAsEveryKind(v);
     // The stale value's slot belongs to a live program now: still alive.
     if (cuabi_program_get_log(f.reuser, nullptr, &size_slot) != CUABI_SUCCESS)
       ctx.Problem("releasing a stale value released the live program in its slot");

@@ -23,7 +23,7 @@ TEST(Regression, ForgedKindReleaseLeavesTheHandleAlone) {
   Program p;
   HARDENING_ASSERT_OK(cuabi_program_create(kTiny, nullptr, 0, nullptr, nullptr, p.out()));
   const uint64_t v = HandleValue(p.get());
-  for (uint64_t kind = 1; kind <= 11; ++kind) {
+  for (uint64_t kind = 1; kind <= kKindCount; ++kind) {
     const uint64_t forged = (v & ~(0xFFull << 24)) | (kind << 24);
     cuabi_module_release(AsHandle<cuabi_module>(forged));
     cuabi_buffer_release(AsHandle<cuabi_buffer>(forged));

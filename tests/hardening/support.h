@@ -25,6 +25,7 @@
 
 #include "../c/test_support.h"
 #include "../common/utf8.h"
+#include "kinds.h"
 
 extern char** environ;
 
@@ -53,6 +54,27 @@ using cuabi_test::Texture;
 using cuabi_test::Surface;
 using cuabi_test::Linker;
 using cuabi_test::Library;
+
+// ---------------------------------------------------------------------------
+// The kinds of handle, from the one list (capi/core/kinds.h)
+// ---------------------------------------------------------------------------
+
+// Kind k, its number in handle values (from 1), is kKindNames[k - 1].
+inline constexpr const char* kKindNames[] = {
+#define HARDENING_KIND_NAME(Name, name) #name,
+    CUABI_HANDLE_KINDS(HARDENING_KIND_NAME)
+#undef HARDENING_KIND_NAME
+};
+inline constexpr uint64_t kKindCount = sizeof(kKindNames) / sizeof(kKindNames[0]);
+
+// `value` into the release of every kind but `except` (e.g. "program").
+inline void ReleaseAsEveryKind(uint64_t value, const char* except = nullptr) {
+#define HARDENING_RELEASE(Name, name)             \
+  if (!except || std::strcmp(except, #name) != 0) \
+    cuabi_##name##_release(cuabi_test::AsHandle<cuabi_##name>(value));
+  CUABI_HANDLE_KINDS(HARDENING_RELEASE)
+#undef HARDENING_RELEASE
+}
 
 // ---------------------------------------------------------------------------
 // Status and message helpers
