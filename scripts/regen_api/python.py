@@ -241,6 +241,34 @@ def api(model: Dict[str, Any]) -> str:
     out.append("]\n")
     names.append("DECLARATIONS")
 
+    out.append(
+        "\n\nclass Functions:\n"
+        '    """Every function of the header, bound once per backend: the\n'
+        "    library's function objects as attributes, so that a call looks up no\n"
+        "    name. A function the loaded library lacks (an older one of the same\n"
+        '    major version) raises AttributeError when called."""\n\n'
+    )
+    out.append("    __slots__ = (\n")
+    out += [f'        "{f["name"]}",\n' for f in model["functions"]]
+    out.append("    )\n\n")
+    out += [f"    {f['name']}: Any\n" for f in model["functions"]]
+    out.append(
+        "\n    def __init__(self, lib: Any) -> None:\n"
+        "        for name in self.__slots__:\n"
+        "            try:\n"
+        "                fn = getattr(lib, name)\n"
+        "            except AttributeError as exc:\n"
+        "                fn = _missing(name, str(exc))\n"
+        "            setattr(self, name, fn)\n"
+        "\n\n"
+        "def _missing(name: str, why: str) -> Any:\n"
+        "    def call(*args: Any) -> Any:\n"
+        "        raise AttributeError(f\"{name}: {why}\")\n\n"
+        "    call.__name__ = name\n"
+        "    return call\n"
+    )
+    names.append("Functions")
+
     out.append("\n# The symbolic name of each status.\nSTATUS_NAMES: Dict[int, str] = {\n")
     status = next(e for e in model["enums"] if e["name"] == model["conventions"]["status_type"])
     out += [f'    {v["value"]}: "{v["name"]}",\n' for v in status["values"]]

@@ -434,8 +434,8 @@ def stale_buffer(b, device, **attrs):
 
 
 def reaching_calls(b):
-    dev = stale(b, cuabi.Device, "device", ordinal=0)
-    other = stale(b, cuabi.Device, "device", ordinal=1)
+    dev = stale(b, cuabi.Device, "device", _ordinal=0)
+    other = stale(b, cuabi.Device, "device", _ordinal=1)
     stream = stale(b, cuabi.Stream, "stream", device=dev, _owner=None,
                    _plan_users=weakref.WeakSet())
     pool = stale(b, cuabi.MemoryPool, "memory_pool", device=dev, is_default=False)

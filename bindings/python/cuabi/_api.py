@@ -55,6 +55,12 @@ CUABI_ERROR_IO = 18
 CUABI_ERROR_INTERNAL = 19
 CUABI_ERROR_HOST_FUNCTION = 20
 
+# cuabi_limit
+CUABI_LIMIT_STACK_SIZE = 0
+CUABI_LIMIT_PRINTF_FIFO_SIZE = 1
+CUABI_LIMIT_MALLOC_HEAP_SIZE = 2
+CUABI_LIMIT_PERSISTING_L2_CACHE_SIZE = 3
+
 # cuabi_output
 CUABI_OUTPUT_CUBIN = 0
 CUABI_OUTPUT_PTX = 1
@@ -285,6 +291,32 @@ class Status(enum.IntEnum):
     ERROR_HOST_FUNCTION = 20
     """A host function (cuabi_stream_launch_host_func) reported a failure; the message
     is the one it gave. Answered by the stream's next synchronize.
+    """
+
+
+class Limit(enum.IntEnum):
+    """cuabi_limit: A limit of a device's primary context (cuCtxSetLimit), shared with
+    every library using that context in the process.
+    """
+
+    STACK_SIZE = 0
+    """Bytes of stack for each GPU thread."""
+
+    PRINTF_FIFO_SIZE = 1
+    """Bytes of the buffer device-side printf writes into; what does not fit by the next
+    synchronize is lost. Set it before the first launch of a kernel that prints: the
+    driver refuses a change after that.
+    """
+
+    MALLOC_HEAP_SIZE = 2
+    """Bytes of the heap that device-side malloc and new draw from. Set it before the
+    first launch of a kernel that allocates.
+    """
+
+    PERSISTING_L2_CACHE_SIZE = 3
+    """Bytes of L2 set aside for accesses marked persisting (an access-policy window);
+    at most the device's CU_DEVICE_ATTRIBUTE_MAX_PERSISTING_L2_CACHE_SIZE, 0 where it
+    has none.
     """
 
 
@@ -728,6 +760,7 @@ class CaptureMode(enum.IntEnum):
 # ---------------------------------------------------------------------------
 
 cuabi_status = ctypes.c_int32
+cuabi_limit = ctypes.c_int32
 cuabi_output = ctypes.c_int32
 cuabi_cxx_standard = ctypes.c_int32
 cuabi_name_form = ctypes.c_int32
@@ -1067,6 +1100,12 @@ DECLARATIONS: List[Tuple[str, Any, List[Any]]] = [
     ("cuabi_device_get_stream_priority_range", cuabi_status, [cuabi_device, ctypes.POINTER(ctypes.c_int32), ctypes.POINTER(ctypes.c_int32)]),
     # cuabi_status cuabi_device_reset(cuabi_device device);
     ("cuabi_device_reset", cuabi_status, [cuabi_device]),
+    # cuabi_status cuabi_device_get_limit(cuabi_device device, cuabi_limit limit, size_t* value);
+    ("cuabi_device_get_limit", cuabi_status, [cuabi_device, cuabi_limit, ctypes.POINTER(ctypes.c_size_t)]),
+    # cuabi_status cuabi_device_set_limit(cuabi_device device, cuabi_limit limit, size_t value);
+    ("cuabi_device_set_limit", cuabi_status, [cuabi_device, cuabi_limit, ctypes.c_size_t]),
+    # cuabi_status cuabi_device_reset_persisting_l2(cuabi_device device);
+    ("cuabi_device_reset_persisting_l2", cuabi_status, [cuabi_device]),
     # cuabi_status cuabi_program_create(const char* source, const char* name, size_t num_headers, const char* const* header_sources, const char* const* header_names, cuabi_program* out);
     ("cuabi_program_create", cuabi_status, [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_size_t, ctypes.POINTER(ctypes.c_char_p), ctypes.POINTER(ctypes.c_char_p), ctypes.POINTER(cuabi_program)]),
     # void cuabi_program_release(cuabi_program program);
@@ -1373,6 +1412,397 @@ DECLARATIONS: List[Tuple[str, Any, List[Any]]] = [
     ("cuabi_graph_exec_update", cuabi_status, [cuabi_graph_exec, cuabi_graph]),
 ]
 
+
+class Functions:
+    """Every function of the header, bound once per backend: the
+    library's function objects as attributes, so that a call looks up no
+    name. A function the loaded library lacks (an older one of the same
+    major version) raises AttributeError when called."""
+
+    __slots__ = (
+        "cuabi_version",
+        "cuabi_version_string",
+        "cuabi_status_get_name",
+        "cuabi_status_get_description",
+        "cuabi_last_error_message",
+        "cuabi_last_error_status",
+        "cuabi_last_error_code",
+        "cuabi_last_error_log",
+        "cuabi_last_error_clear",
+        "cuabi_init",
+        "cuabi_driver_get_version",
+        "cuabi_driver_get_path",
+        "cuabi_nvrtc_get_version",
+        "cuabi_nvrtc_get_path",
+        "cuabi_device_get_count",
+        "cuabi_device_get",
+        "cuabi_device_release",
+        "cuabi_device_get_ordinal",
+        "cuabi_device_get_name",
+        "cuabi_device_get_compute_capability",
+        "cuabi_device_get_total_memory",
+        "cuabi_device_get_memory_info",
+        "cuabi_device_get_attribute",
+        "cuabi_device_get_context",
+        "cuabi_device_synchronize",
+        "cuabi_device_get_stream_priority_range",
+        "cuabi_device_reset",
+        "cuabi_device_get_limit",
+        "cuabi_device_set_limit",
+        "cuabi_device_reset_persisting_l2",
+        "cuabi_program_create",
+        "cuabi_program_release",
+        "cuabi_program_add_name_expression",
+        "cuabi_program_compile",
+        "cuabi_program_get_log",
+        "cuabi_program_get_ptx",
+        "cuabi_program_get_cubin",
+        "cuabi_program_get_lto_ir",
+        "cuabi_program_get_lowered_name",
+        "cuabi_compile_desc_init",
+        "cuabi_program_compile_with",
+        "cuabi_module_compile",
+        "cuabi_module_load_data",
+        "cuabi_module_load_file",
+        "cuabi_module_release",
+        "cuabi_module_get_from_cache",
+        "cuabi_module_get_function",
+        "cuabi_module_get_lowered_name",
+        "cuabi_module_get_compile_log",
+        "cuabi_module_get_kernel_count",
+        "cuabi_module_get_kernel_name",
+        "cuabi_module_get_global",
+        "cuabi_function_release",
+        "cuabi_function_get_param_count",
+        "cuabi_function_get_params",
+        "cuabi_function_check_arg_sizes",
+        "cuabi_function_check_arg_size",
+        "cuabi_function_get_args_size",
+        "cuabi_function_get_name",
+        "cuabi_function_get_attribute",
+        "cuabi_function_set_attribute",
+        "cuabi_cache_get_dir",
+        "cuabi_cache_get_state",
+        "cuabi_cache_get_usage",
+        "cuabi_cache_clear",
+        "cuabi_link_desc_init",
+        "cuabi_linker_create",
+        "cuabi_linker_release",
+        "cuabi_linker_get_backend",
+        "cuabi_linker_add_data",
+        "cuabi_linker_add_file",
+        "cuabi_linker_add_program",
+        "cuabi_linker_link",
+        "cuabi_linker_get_log",
+        "cuabi_linker_get_image",
+        "cuabi_library_load_data",
+        "cuabi_library_load_file",
+        "cuabi_library_release",
+        "cuabi_library_get_module",
+        "cuabi_launch_config_init",
+        "cuabi_function_launch",
+        "cuabi_function_launch_sized",
+        "cuabi_function_launch_packed",
+        "cuabi_launch_plan_create",
+        "cuabi_launch_plan_release",
+        "cuabi_launch_plan_get_args",
+        "cuabi_launch_plan_launch",
+        "cuabi_function_get_active_blocks_per_sm",
+        "cuabi_function_suggest_block_size",
+        "cuabi_function_suggest_config",
+        "cuabi_function_get_available_dynamic_shared",
+        "cuabi_function_get_max_cluster_size",
+        "cuabi_function_get_max_active_clusters",
+        "cuabi_buffer_alloc",
+        "cuabi_buffer_wrap",
+        "cuabi_buffer_release",
+        "cuabi_buffer_get_pointer",
+        "cuabi_buffer_get_size",
+        "cuabi_buffer_get_device_ordinal",
+        "cuabi_buffer_copy_from_host",
+        "cuabi_buffer_copy_to_host",
+        "cuabi_buffer_copy_from_host_async",
+        "cuabi_buffer_copy_to_host_async",
+        "cuabi_buffer_copy",
+        "cuabi_buffer_copy_async",
+        "cuabi_buffer_memset",
+        "cuabi_buffer_memset_async",
+        "cuabi_host_buffer_alloc",
+        "cuabi_host_buffer_register",
+        "cuabi_host_buffer_release",
+        "cuabi_host_buffer_get_pointer",
+        "cuabi_host_buffer_get_size",
+        "cuabi_buffer_get_kind",
+        "cuabi_memory_pool_desc_init",
+        "cuabi_memory_pool_create",
+        "cuabi_device_get_default_memory_pool",
+        "cuabi_memory_pool_release",
+        "cuabi_memory_pool_set_release_threshold",
+        "cuabi_memory_pool_get_release_threshold",
+        "cuabi_memory_pool_trim",
+        "cuabi_memory_pool_get_usage",
+        "cuabi_memory_pool_export_fd",
+        "cuabi_memory_pool_import_fd",
+        "cuabi_buffer_alloc_async",
+        "cuabi_buffer_free_async",
+        "cuabi_buffer_alloc_managed",
+        "cuabi_buffer_get_host_pointer",
+        "cuabi_buffer_prefetch_async",
+        "cuabi_buffer_advise",
+        "cuabi_buffer_get_ipc_handle",
+        "cuabi_buffer_open_ipc",
+        "cuabi_event_get_ipc_handle",
+        "cuabi_event_open_ipc",
+        "cuabi_device_can_access_peer",
+        "cuabi_device_enable_peer_access",
+        "cuabi_device_disable_peer_access",
+        "cuabi_device_get_peer_attribute",
+        "cuabi_buffer_get_copy_path",
+        "cuabi_buffer_alloc_pitched",
+        "cuabi_buffer_get_pitch",
+        "cuabi_buffer_fill",
+        "cuabi_buffer_fill_async",
+        "cuabi_copy_3d_desc_init",
+        "cuabi_copy_3d",
+        "cuabi_copy_3d_async",
+        "cuabi_array_desc_init",
+        "cuabi_array_create",
+        "cuabi_array_release",
+        "cuabi_array_get_desc",
+        "cuabi_array_get_handle",
+        "cuabi_texture_desc_init",
+        "cuabi_texture_create",
+        "cuabi_texture_release",
+        "cuabi_texture_get_handle",
+        "cuabi_surface_create",
+        "cuabi_surface_release",
+        "cuabi_surface_get_handle",
+        "cuabi_stream_create",
+        "cuabi_stream_wrap",
+        "cuabi_stream_release",
+        "cuabi_stream_get_handle",
+        "cuabi_stream_synchronize",
+        "cuabi_stream_query",
+        "cuabi_stream_wait_event",
+        "cuabi_stream_launch_host_func",
+        "cuabi_event_create",
+        "cuabi_event_release",
+        "cuabi_event_record",
+        "cuabi_event_synchronize",
+        "cuabi_event_query",
+        "cuabi_event_get_elapsed_ms",
+        "cuabi_stream_begin_capture",
+        "cuabi_stream_end_capture",
+        "cuabi_graph_release",
+        "cuabi_graph_get_node_count",
+        "cuabi_graph_instantiate",
+        "cuabi_graph_exec_release",
+        "cuabi_graph_exec_launch",
+        "cuabi_graph_exec_upload",
+        "cuabi_graph_get_kernel_node_count",
+        "cuabi_graph_exec_set_kernel_node_args",
+        "cuabi_graph_exec_update",
+    )
+
+    cuabi_version: Any
+    cuabi_version_string: Any
+    cuabi_status_get_name: Any
+    cuabi_status_get_description: Any
+    cuabi_last_error_message: Any
+    cuabi_last_error_status: Any
+    cuabi_last_error_code: Any
+    cuabi_last_error_log: Any
+    cuabi_last_error_clear: Any
+    cuabi_init: Any
+    cuabi_driver_get_version: Any
+    cuabi_driver_get_path: Any
+    cuabi_nvrtc_get_version: Any
+    cuabi_nvrtc_get_path: Any
+    cuabi_device_get_count: Any
+    cuabi_device_get: Any
+    cuabi_device_release: Any
+    cuabi_device_get_ordinal: Any
+    cuabi_device_get_name: Any
+    cuabi_device_get_compute_capability: Any
+    cuabi_device_get_total_memory: Any
+    cuabi_device_get_memory_info: Any
+    cuabi_device_get_attribute: Any
+    cuabi_device_get_context: Any
+    cuabi_device_synchronize: Any
+    cuabi_device_get_stream_priority_range: Any
+    cuabi_device_reset: Any
+    cuabi_device_get_limit: Any
+    cuabi_device_set_limit: Any
+    cuabi_device_reset_persisting_l2: Any
+    cuabi_program_create: Any
+    cuabi_program_release: Any
+    cuabi_program_add_name_expression: Any
+    cuabi_program_compile: Any
+    cuabi_program_get_log: Any
+    cuabi_program_get_ptx: Any
+    cuabi_program_get_cubin: Any
+    cuabi_program_get_lto_ir: Any
+    cuabi_program_get_lowered_name: Any
+    cuabi_compile_desc_init: Any
+    cuabi_program_compile_with: Any
+    cuabi_module_compile: Any
+    cuabi_module_load_data: Any
+    cuabi_module_load_file: Any
+    cuabi_module_release: Any
+    cuabi_module_get_from_cache: Any
+    cuabi_module_get_function: Any
+    cuabi_module_get_lowered_name: Any
+    cuabi_module_get_compile_log: Any
+    cuabi_module_get_kernel_count: Any
+    cuabi_module_get_kernel_name: Any
+    cuabi_module_get_global: Any
+    cuabi_function_release: Any
+    cuabi_function_get_param_count: Any
+    cuabi_function_get_params: Any
+    cuabi_function_check_arg_sizes: Any
+    cuabi_function_check_arg_size: Any
+    cuabi_function_get_args_size: Any
+    cuabi_function_get_name: Any
+    cuabi_function_get_attribute: Any
+    cuabi_function_set_attribute: Any
+    cuabi_cache_get_dir: Any
+    cuabi_cache_get_state: Any
+    cuabi_cache_get_usage: Any
+    cuabi_cache_clear: Any
+    cuabi_link_desc_init: Any
+    cuabi_linker_create: Any
+    cuabi_linker_release: Any
+    cuabi_linker_get_backend: Any
+    cuabi_linker_add_data: Any
+    cuabi_linker_add_file: Any
+    cuabi_linker_add_program: Any
+    cuabi_linker_link: Any
+    cuabi_linker_get_log: Any
+    cuabi_linker_get_image: Any
+    cuabi_library_load_data: Any
+    cuabi_library_load_file: Any
+    cuabi_library_release: Any
+    cuabi_library_get_module: Any
+    cuabi_launch_config_init: Any
+    cuabi_function_launch: Any
+    cuabi_function_launch_sized: Any
+    cuabi_function_launch_packed: Any
+    cuabi_launch_plan_create: Any
+    cuabi_launch_plan_release: Any
+    cuabi_launch_plan_get_args: Any
+    cuabi_launch_plan_launch: Any
+    cuabi_function_get_active_blocks_per_sm: Any
+    cuabi_function_suggest_block_size: Any
+    cuabi_function_suggest_config: Any
+    cuabi_function_get_available_dynamic_shared: Any
+    cuabi_function_get_max_cluster_size: Any
+    cuabi_function_get_max_active_clusters: Any
+    cuabi_buffer_alloc: Any
+    cuabi_buffer_wrap: Any
+    cuabi_buffer_release: Any
+    cuabi_buffer_get_pointer: Any
+    cuabi_buffer_get_size: Any
+    cuabi_buffer_get_device_ordinal: Any
+    cuabi_buffer_copy_from_host: Any
+    cuabi_buffer_copy_to_host: Any
+    cuabi_buffer_copy_from_host_async: Any
+    cuabi_buffer_copy_to_host_async: Any
+    cuabi_buffer_copy: Any
+    cuabi_buffer_copy_async: Any
+    cuabi_buffer_memset: Any
+    cuabi_buffer_memset_async: Any
+    cuabi_host_buffer_alloc: Any
+    cuabi_host_buffer_register: Any
+    cuabi_host_buffer_release: Any
+    cuabi_host_buffer_get_pointer: Any
+    cuabi_host_buffer_get_size: Any
+    cuabi_buffer_get_kind: Any
+    cuabi_memory_pool_desc_init: Any
+    cuabi_memory_pool_create: Any
+    cuabi_device_get_default_memory_pool: Any
+    cuabi_memory_pool_release: Any
+    cuabi_memory_pool_set_release_threshold: Any
+    cuabi_memory_pool_get_release_threshold: Any
+    cuabi_memory_pool_trim: Any
+    cuabi_memory_pool_get_usage: Any
+    cuabi_memory_pool_export_fd: Any
+    cuabi_memory_pool_import_fd: Any
+    cuabi_buffer_alloc_async: Any
+    cuabi_buffer_free_async: Any
+    cuabi_buffer_alloc_managed: Any
+    cuabi_buffer_get_host_pointer: Any
+    cuabi_buffer_prefetch_async: Any
+    cuabi_buffer_advise: Any
+    cuabi_buffer_get_ipc_handle: Any
+    cuabi_buffer_open_ipc: Any
+    cuabi_event_get_ipc_handle: Any
+    cuabi_event_open_ipc: Any
+    cuabi_device_can_access_peer: Any
+    cuabi_device_enable_peer_access: Any
+    cuabi_device_disable_peer_access: Any
+    cuabi_device_get_peer_attribute: Any
+    cuabi_buffer_get_copy_path: Any
+    cuabi_buffer_alloc_pitched: Any
+    cuabi_buffer_get_pitch: Any
+    cuabi_buffer_fill: Any
+    cuabi_buffer_fill_async: Any
+    cuabi_copy_3d_desc_init: Any
+    cuabi_copy_3d: Any
+    cuabi_copy_3d_async: Any
+    cuabi_array_desc_init: Any
+    cuabi_array_create: Any
+    cuabi_array_release: Any
+    cuabi_array_get_desc: Any
+    cuabi_array_get_handle: Any
+    cuabi_texture_desc_init: Any
+    cuabi_texture_create: Any
+    cuabi_texture_release: Any
+    cuabi_texture_get_handle: Any
+    cuabi_surface_create: Any
+    cuabi_surface_release: Any
+    cuabi_surface_get_handle: Any
+    cuabi_stream_create: Any
+    cuabi_stream_wrap: Any
+    cuabi_stream_release: Any
+    cuabi_stream_get_handle: Any
+    cuabi_stream_synchronize: Any
+    cuabi_stream_query: Any
+    cuabi_stream_wait_event: Any
+    cuabi_stream_launch_host_func: Any
+    cuabi_event_create: Any
+    cuabi_event_release: Any
+    cuabi_event_record: Any
+    cuabi_event_synchronize: Any
+    cuabi_event_query: Any
+    cuabi_event_get_elapsed_ms: Any
+    cuabi_stream_begin_capture: Any
+    cuabi_stream_end_capture: Any
+    cuabi_graph_release: Any
+    cuabi_graph_get_node_count: Any
+    cuabi_graph_instantiate: Any
+    cuabi_graph_exec_release: Any
+    cuabi_graph_exec_launch: Any
+    cuabi_graph_exec_upload: Any
+    cuabi_graph_get_kernel_node_count: Any
+    cuabi_graph_exec_set_kernel_node_args: Any
+    cuabi_graph_exec_update: Any
+
+    def __init__(self, lib: Any) -> None:
+        for name in self.__slots__:
+            try:
+                fn = getattr(lib, name)
+            except AttributeError as exc:
+                fn = _missing(name, str(exc))
+            setattr(self, name, fn)
+
+
+def _missing(name: str, why: str) -> Any:
+    def call(*args: Any) -> Any:
+        raise AttributeError(f"{name}: {why}")
+
+    call.__name__ = name
+    return call
+
 # The symbolic name of each status.
 STATUS_NAMES: Dict[int, str] = {
     0: "CUABI_SUCCESS",
@@ -1429,6 +1859,11 @@ typedef int32_t cuabi_status;
 #define CUABI_ERROR_IO 18
 #define CUABI_ERROR_INTERNAL 19
 #define CUABI_ERROR_HOST_FUNCTION 20
+typedef int32_t cuabi_limit;
+#define CUABI_LIMIT_STACK_SIZE 0
+#define CUABI_LIMIT_PRINTF_FIFO_SIZE 1
+#define CUABI_LIMIT_MALLOC_HEAP_SIZE 2
+#define CUABI_LIMIT_PERSISTING_L2_CACHE_SIZE 3
 typedef int32_t cuabi_output;
 #define CUABI_OUTPUT_CUBIN 0
 #define CUABI_OUTPUT_PTX 1
@@ -1598,6 +2033,9 @@ cuabi_status cuabi_device_get_context(cuabi_device device, uint64_t* cu_context)
 cuabi_status cuabi_device_synchronize(cuabi_device device);
 cuabi_status cuabi_device_get_stream_priority_range(cuabi_device device, int32_t* least, int32_t* greatest);
 cuabi_status cuabi_device_reset(cuabi_device device);
+cuabi_status cuabi_device_get_limit(cuabi_device device, cuabi_limit limit, size_t* value);
+cuabi_status cuabi_device_set_limit(cuabi_device device, cuabi_limit limit, size_t value);
+cuabi_status cuabi_device_reset_persisting_l2(cuabi_device device);
 cuabi_status cuabi_program_create(const char* source, const char* name, size_t num_headers, const char* const* header_sources, const char* const* header_names, cuabi_program* out);
 void cuabi_program_release(cuabi_program program);
 cuabi_status cuabi_program_add_name_expression(cuabi_program program, const char* expression);
@@ -1782,6 +2220,10 @@ __all__ = [
     "CUABI_ERROR_IO",
     "CUABI_ERROR_INTERNAL",
     "CUABI_ERROR_HOST_FUNCTION",
+    "CUABI_LIMIT_STACK_SIZE",
+    "CUABI_LIMIT_PRINTF_FIFO_SIZE",
+    "CUABI_LIMIT_MALLOC_HEAP_SIZE",
+    "CUABI_LIMIT_PERSISTING_L2_CACHE_SIZE",
     "CUABI_OUTPUT_CUBIN",
     "CUABI_OUTPUT_PTX",
     "CUABI_COMPILE_NO_CACHE",
@@ -1876,6 +2318,7 @@ __all__ = [
     "CUABI_CAPTURE_THREAD_LOCAL",
     "CUABI_CAPTURE_RELAXED",
     "Status",
+    "Limit",
     "Output",
     "CompileFlag",
     "CxxStandard",
@@ -1900,6 +2343,7 @@ __all__ = [
     "EventFlag",
     "CaptureMode",
     "cuabi_status",
+    "cuabi_limit",
     "cuabi_output",
     "cuabi_cxx_standard",
     "cuabi_name_form",
@@ -1951,6 +2395,7 @@ __all__ = [
     "cuabi_array_desc",
     "cuabi_texture_desc",
     "DECLARATIONS",
+    "Functions",
     "STATUS_NAMES",
     "CDEF",
 ]

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple, Type, Union
 
 from ._api import AddressMode, ArrayFlag, ArrayFormat, FilterMode, ReadMode
+from ._objects import ArrayBase, SurfaceBase, TextureBase, register_owner
 from ._base import Resource, check_i32, check_size, check_u32
 from ._loader import Backend, get_backend
 from ._memory import DeviceArray, DeviceBuffer, _numpy, device_arg
@@ -96,7 +97,7 @@ def _xyz(value: Any, what: str, fill: int) -> Tuple[int, int, int]:
 # ---------------------------------------------------------------------------
 
 
-class Array(Resource):
+class Array(ArrayBase):
     """A CUDA array (``cuabi_array``): 1D, 2D, 3D, layered or cubemap memory
     laid out for textures and surfaces.
 
@@ -119,9 +120,6 @@ class Array(Resource):
     size)``, read with ``texCubemapLayered``. The core checks the shape
     (square faces, a depth of 6 or a multiple of 6 when layered) and the
     extent against the device's limits."""
-
-    _release_fn = "cuabi_array_release"
-    _handle_type = "cuabi_array"
 
     def __init__(
         self,
@@ -317,7 +315,7 @@ class _ObjectValue(Resource):
         return value
 
 
-class Texture(_ObjectValue):
+class Texture(_ObjectValue, TextureBase):
     """A texture object (``cuabi_texture``) over an :class:`Array` or a
     :class:`DeviceBuffer`. Pass it to a kernel as it is: its 64-bit value
     is the ``cudaTextureObject_t`` parameter.
@@ -344,8 +342,6 @@ class Texture(_ObjectValue):
 
     The texture keeps its source alive (``.source``)."""
 
-    _release_fn = "cuabi_texture_release"
-    _handle_type = "cuabi_texture"
     _what = "texture"
 
     def __init__(
@@ -475,15 +471,13 @@ class Texture(_ObjectValue):
         return f"<cuabi.Texture 0x{self._value or 0:x} of {self.source!r}>"
 
 
-class Surface(_ObjectValue):
+class Surface(_ObjectValue, SurfaceBase):
     """A surface object (``cuabi_surface``) over an :class:`Array` made with
     ``surface=True``: kernels read and write it (``surf2Dread``,
     ``surf2Dwrite``; x in bytes). Pass it to a kernel as it is: its 64-bit
     value is the ``cudaSurfaceObject_t`` parameter. It keeps its array
     alive (``.array``)."""
 
-    _release_fn = "cuabi_surface_release"
-    _handle_type = "cuabi_surface"
     _what = "surface"
 
     def __init__(self, array: Array) -> None:
@@ -746,3 +740,8 @@ def copy_3d(
     else:
         b.call("cuabi_copy_3d_async", arg, stream_arg(stream, b))
     del keep
+
+
+register_owner("cuabi_array", Array)
+register_owner("cuabi_texture", Texture)
+register_owner("cuabi_surface", Surface)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import operator
 import threading
-from typing import Any, Optional, Tuple, TypeVar, Union
+from typing import Any, Optional, Tuple, Type, TypeVar, Union
 
 from ._loader import Backend, get_backend, load_backend
 from .errors import InvalidArgumentError
@@ -48,6 +48,14 @@ class Resource:
         self._closed = False
         self._pins = 0
         self._deferred = False
+
+    @classmethod
+    def _from_handle(cls: Type[R], backend: Backend, handle: Any) -> R:
+        """An object owning ``handle`` (a new one, given by the library),
+        made without running the class's ``__init__``."""
+        obj = cls.__new__(cls)
+        Resource.__init__(obj, backend, handle)
+        return obj
 
     @property
     def backend(self) -> Backend:

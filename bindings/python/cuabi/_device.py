@@ -31,6 +31,16 @@ from ._memory import (
     host_address,
 )
 from ._background import submit
+from ._objects import (
+    DeviceBase,
+    device_count,
+    driver_path,
+    driver_version,
+    init,
+    nvrtc_path,
+    nvrtc_version,
+    register_owner,
+)
 from ._options import OptionsArg, option_strings
 from ._program import Headers, Module, normalize_headers
 from ._stream import Event, Stream, event_flags, stream_arg
@@ -50,17 +60,6 @@ __all__ = [
 BackendArg = Union[Backend, str, None]
 
 
-def init(backend: BackendArg = None) -> None:
-    """Opens the CUDA driver now (optional: the first call that needs it does)."""
-    b = resolve_backend(backend)
-    b.call("cuabi_init")
-
-
-def device_count(backend: BackendArg = None) -> int:
-    """How many CUDA devices the driver sees. Raises DriverNotFoundError (or
-    StubDriverError) where there is no usable driver."""
-    b = resolve_backend(backend)
-    return int(b.get("cuabi_device_get_count", out="int32_t"))
 
 
 def version(backend: BackendArg = None) -> int:
@@ -73,27 +72,8 @@ def version_string(backend: BackendArg = None) -> str:
     return b.string(b.lib.cuabi_version_string())
 
 
-def driver_version(backend: BackendArg = None) -> int:
-    """The driver's CUDA version, e.g. 13000 for 13.0."""
-    return int(resolve_backend(backend).get("cuabi_driver_get_version", out="int32_t"))
 
 
-def driver_path(backend: BackendArg = None) -> str:
-    """Where libcuda was loaded from."""
-    return resolve_backend(backend).get_string("cuabi_driver_get_path")
-
-
-def nvrtc_version(backend: BackendArg = None) -> Tuple[int, int]:
-    """NVRTC's (major, minor)."""
-    major, minor = resolve_backend(backend).get_many(
-        "cuabi_nvrtc_get_version", outs=("int32_t", "int32_t")
-    )
-    return int(major), int(minor)
-
-
-def nvrtc_path(backend: BackendArg = None) -> str:
-    """Where libnvrtc was loaded from."""
-    return resolve_backend(backend).get_string("cuabi_nvrtc_get_path")
 
 
 _OUTPUTS = {o.name.lower(): o for o in Output}
@@ -120,7 +100,7 @@ def _peer_attribute_value(attribute: Union[int, str]) -> int:
     return check_i32(attribute, "attribute")
 
 
-class Device(Resource):
+class Device(DeviceBase):
     """A GPU and its primary context (``cuabi_device``), the one CuPy and
     PyTorch use too. Every other object is made from a device.
 
@@ -131,50 +111,29 @@ class Device(Resource):
     Raises DriverNotFoundError without a driver and NoDeviceError for an
     ordinal past the last device."""
 
-    _release_fn = "cuabi_device_release"
-    _handle_type = "cuabi_device"
-
     def __init__(self, ordinal: int = 0, *, backend: BackendArg = None) -> None:
         b = resolve_backend(backend)
         ordinal = check_i32(ordinal, "ordinal")
         h = b.get("cuabi_device_get", ordinal, out="cuabi_device")
         super().__init__(b, h)
-        self.ordinal = ordinal
+        self._ordinal = ordinal
         note_cuda_initialised()
 
-    # -- properties --------------------------------------------------------
+    # -- properties (name, compute_capability, total_memory, memory_info,
+    # context, stream_priority_range: DeviceBase) ---------------------------
     @property
-    def name(self) -> str:
-        return self._b.get_string("cuabi_device_get_name", self._handle)
-
-    @property
-    def compute_capability(self) -> Tuple[int, int]:
-        major, minor = self._b.get_many(
-            "cuabi_device_get_compute_capability",
-            self._handle,
-            outs=("int32_t", "int32_t"),
-        )
-        return int(major), int(minor)
+    def ordinal(self) -> int:
+        """The device's ordinal (kept: it reads after close() too)."""
+        ordinal: Optional[int] = getattr(self, "_ordinal", None)
+        if ordinal is None:  # made by DeviceBase.get: ask the library once
+            ordinal = self._ordinal = super().ordinal
+        return ordinal
 
     @property
     def arch(self) -> str:
         """``"sm_XY"`` for this device."""
         major, minor = self.compute_capability
         return f"sm_{major}{minor}"
-
-    @property
-    def total_memory(self) -> int:
-        return int(
-            self._b.get("cuabi_device_get_total_memory", self._handle, out="size_t")
-        )
-
-    @property
-    def memory_info(self) -> Tuple[int, int]:
-        """(free, total) bytes now."""
-        free, total = self._b.get_many(
-            "cuabi_device_get_memory_info", self._handle, outs=("size_t", "size_t")
-        )
-        return int(free), int(total)
 
     def attribute(self, cu_attribute: int) -> int:
         """Any CUdevice_attribute, by its numeric value."""
@@ -188,37 +147,9 @@ class Device(Resource):
         )
 
     @property
-    def context(self) -> int:
-        """The primary context as a raw CUcontext value."""
-        return int(
-            self._b.get("cuabi_device_get_context", self._handle, out="uint64_t")
-        )
-
-    @property
     def multiprocessor_count(self) -> int:
         """The number of multiprocessors (CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)."""
         return self.attribute(16)
-
-    @property
-    def stream_priority_range(self) -> Tuple[int, int]:
-        """(least, greatest) stream priority; lower numbers are higher priority."""
-        least, greatest = self._b.get_many(
-            "cuabi_device_get_stream_priority_range",
-            self._handle,
-            outs=("int32_t", "int32_t"),
-        )
-        return int(least), int(greatest)
-
-    def synchronize(self) -> None:
-        """Waits for all work on the device."""
-        self._b.call("cuabi_device_synchronize", self._handle)
-
-    def reset(self) -> None:
-        """Resets the primary context, freeing everything on it; every object
-        made on this device before must be recreated. After a sticky fault
-        (ContextLostError) the driver refuses every device to the process for
-        good and this raises ContextLostError too: start a new process."""
-        self._b.call("cuabi_device_reset", self._handle)
 
     # -- code --------------------------------------------------------------
     def compile(
@@ -590,10 +521,11 @@ class Device(Resource):
         return Event(self._b, h, self)
 
     # -- peers ---------------------------------------------------------------------
-    def _peer(self, other: "Device") -> Any:
+    # enable_peer_access, disable_peer_access: DeviceBase.
+    def _peer(self, other: DeviceBase) -> Any:
         return device_arg(other, "peer")._arg(self._b)
 
-    def can_access_peer(self, other: "Device") -> bool:
+    def can_access_peer(self, other: DeviceBase) -> bool:
         """True when kernels and copies on this device can reach ``other``'s
         memory directly once :meth:`enable_peer_access` is called; False when
         not, and False for a device and itself (no peer)."""
@@ -603,17 +535,7 @@ class Device(Resource):
             )
         )
 
-    def enable_peer_access(self, other: "Device") -> None:
-        """Lets kernels and copies on this device reach ``other``'s memory
-        directly (enabling what is enabled succeeds). A device and itself,
-        or a pair that cannot reach each other, raises naming the devices."""
-        self._b.call("cuabi_device_enable_peer_access", self._handle, self._peer(other))
-
-    def disable_peer_access(self, other: "Device") -> None:
-        """Undoes :meth:`enable_peer_access` (disabling what is not enabled succeeds)."""
-        self._b.call("cuabi_device_disable_peer_access", self._handle, self._peer(other))
-
-    def peer_attribute(self, other: "Device", attribute: Union[int, str]) -> int:
+    def peer_attribute(self, other: DeviceBase, attribute: Union[int, str]) -> int:
         """A CUdevice_P2PAttribute of this device and ``other``: its value, or
         its name ("performance_rank", "access_supported",
         "native_atomic_supported", "cuda_array_access_supported"). A device
@@ -630,6 +552,9 @@ class Device(Resource):
 
     def __repr__(self) -> str:
         return f"<cuabi.Device {self.ordinal}{' closed' if self._closed else ''}>"
+
+
+register_owner("cuabi_device", Device)
 
 
 class _Compile:

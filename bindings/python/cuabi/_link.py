@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, Optional, Sequence, Union
 
 from ._api import LinkBackend, LinkFlag, LinkInput
 from ._background import submit
+from ._objects import DeviceBase, LibraryBase, LinkerBase, register_owner
 from ._base import Resource, as_bytes, check_i32, no_nul, resolve_backend
 from ._loader import Backend
 from ._memory import device_arg, host_address
@@ -69,7 +70,7 @@ def _is_path(obj: Any) -> bool:
     return isinstance(obj, (str, os.PathLike))
 
 
-class Linker(Resource):
+class Linker(LinkerBase):
     """Links device code of several programs, images and files into one
     image for a device (``cuabi_linker``) and loads it:
 
@@ -93,9 +94,6 @@ class Linker(Resource):
     is the linker's log (also :attr:`log`). ``.backend``, as on every
     object, is the FFI backend; :attr:`link_backend` is the linker used.
     """
-
-    _release_fn = "cuabi_linker_release"
-    _handle_type = "cuabi_linker"
 
     def __init__(
         self,
@@ -243,7 +241,7 @@ class Linker(Resource):
         return f"<cuabi.Linker {which} for {self.device!r}>"
 
 
-class Library(Resource):
+class Library(LibraryBase):
     """Device code loaded once for every device (``cuabi_library``,
     cuLibraryLoadData): CUBIN, PTX or fatbin bytes, or a file. Each
     device's :meth:`get_module` serves its kernels without loading the image
@@ -254,9 +252,6 @@ class Library(Resource):
 
     Needs a driver but no device. The modules keep the library loaded, so it
     may be closed before them."""
-
-    _release_fn = "cuabi_library_release"
-    _handle_type = "cuabi_library"
 
     def __init__(
         self,
@@ -278,7 +273,7 @@ class Library(Resource):
             )
         super().__init__(b, h)
 
-    def get_module(self, device: "Device") -> Module:
+    def get_module(self, device: DeviceBase) -> Module:
         """The library as a module of ``device``: its kernels (plain C++
         names included), globals and listing."""
         dev = device_arg(device)
@@ -287,3 +282,7 @@ class Library(Resource):
         return Module(b, h, dev)
 
     module = get_module
+
+
+register_owner("cuabi_linker", Linker)
+register_owner("cuabi_library", Library)

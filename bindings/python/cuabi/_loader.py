@@ -110,6 +110,8 @@ class Backend:
     def __init__(self, path: str, lib: Any, missing: Dict[str, str]) -> None:
         self.path = path
         self.lib = lib
+        # Every function bound once: the generated layer calls through these.
+        self.fn = _api.Functions(lib)
         self.missing = missing
         version = int(lib.cuabi_version())
         if version // 10000 != _api.CUABI_VERSION_MAJOR:
@@ -385,6 +387,11 @@ class Backend:
         self.call(func, *args, *[self.ref(b) for b in boxes])
         return tuple(self.value(b) for b in boxes)
 
+    def two_call(self, fn: Any, args: Tuple[Any, ...]) -> bytes:
+        """``fn(*args, buf, &size)`` through the two-call pattern: the bytes
+        written (a string's with its NUL)."""
+        return self._two_call(fn, args)
+
     def _two_call(self, fn: Any, args: Tuple[Any, ...]) -> bytes:
         name = getattr(fn, "__name__", "")
         size = self.out("size_t")
@@ -454,7 +461,10 @@ def _run_host_func(key: int, write: Callable[[bytes], None], size: int) -> int:
 
 
 _CTYPES_SCALARS = {
+    "uint8_t": ctypes.c_uint8,
     "int32_t": ctypes.c_int32,
+    "int64_t": ctypes.c_int64,
+    "double": ctypes.c_double,
     "uint32_t": ctypes.c_uint32,
     "size_t": ctypes.c_size_t,
     "uint64_t": ctypes.c_uint64,

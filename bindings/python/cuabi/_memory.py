@@ -19,6 +19,7 @@ from ._api import (
     MemoryAdvice,
     MemoryPoolFlag,
 )
+from ._objects import BufferBase, DeviceBase, HostBufferBase, MemoryPoolBase, register_owner
 from ._base import (
     UINT32_MAX,
     Resource,
@@ -403,7 +404,7 @@ class _ArrayExport:
             raise
 
 
-class DeviceBuffer(_ArrayExport, Resource):
+class DeviceBuffer(_ArrayExport, BufferBase):
     """Device memory (``cuabi_buffer``), optionally typed with a dtype and shape.
 
     Create with :meth:`Device.alloc` (in stream order with ``stream=`` or
@@ -415,9 +416,6 @@ class DeviceBuffer(_ArrayExport, Resource):
     when untyped); :meth:`as_array` gives another typed view. As a kernel
     argument it passes its address.
     """
-
-    _release_fn = "cuabi_buffer_release"
-    _handle_type = "cuabi_buffer"
 
     def __init__(
         self,
@@ -953,16 +951,13 @@ class _HostView:
             pass
 
 
-class PinnedBuffer(Resource):
+class PinnedBuffer(HostBufferBase):
     """Page-locked host memory (``cuabi_host_buffer``): asynchronous copies
     from and to it overlap with other work.
 
     :meth:`Device.host_alloc` allocates it; :meth:`Device.pin` pins an
     existing NumPy array in place (``.array`` is that array). Either way
     :meth:`as_array` views it as NumPy without a copy."""
-
-    _release_fn = "cuabi_host_buffer_release"
-    _handle_type = "cuabi_host_buffer"
 
     def __init__(
         self, backend: Backend, handle: Any, device: "Device", array: Any = None
@@ -1001,7 +996,7 @@ class PinnedBuffer(Resource):
         return f"<cuabi.PinnedBuffer {state} nbytes={self._nbytes}>"
 
 
-class MemoryPool(Resource):
+class MemoryPool(MemoryPoolBase):
     """A pool of device memory for stream-ordered allocation
     (``cuabi_memory_pool``).
 
@@ -1022,8 +1017,6 @@ class MemoryPool(Resource):
     allocators). A pool made here is destroyed once it is closed and every
     buffer allocated from it is freed."""
 
-    _release_fn = "cuabi_memory_pool_release"
-    _handle_type = "cuabi_memory_pool"
 
     device: "Device"
     is_default: bool
@@ -1059,7 +1052,7 @@ class MemoryPool(Resource):
         return pool
 
     @classmethod
-    def import_fd(cls, device: "Device", fd: int) -> "MemoryPool":
+    def import_fd(cls, device: DeviceBase, fd: int) -> "MemoryPool":
         """Opens, on ``device``, a pool another process exported with
         :meth:`export_fd` (``fd`` inherited or received over a Unix socket;
         it stays the caller's to close). Open its buffers with
@@ -1123,3 +1116,8 @@ class MemoryPool(Resource):
             return "<cuabi.MemoryPool closed>"
         what = " (the default pool)" if self.is_default else ""
         return f"<cuabi.MemoryPool of device {self.device.ordinal}{what}>"
+
+
+register_owner("cuabi_buffer", DeviceBuffer)
+register_owner("cuabi_host_buffer", PinnedBuffer)
+register_owner("cuabi_memory_pool", MemoryPool)

@@ -22,6 +22,7 @@ from typing import (
 
 from ._api import FunctionAttribute, NameForm
 from ._background import submit
+from ._objects import FunctionBase, LaunchPlanBase, ModuleBase, ProgramBase, register_owner
 from ._base import (
     Resource,
     as_bytes,
@@ -112,7 +113,7 @@ class KernelName(NamedTuple):
     symbol: str
 
 
-class Program(Resource):
+class Program(ProgramBase):
     """An NVRTC program (``cuabi_program``): CUDA C++ source compiled to PTX
     or CUBIN at run time. Needs no GPU.
 
@@ -123,9 +124,6 @@ class Program(Resource):
 
     A failed compile raises :class:`~cuabi.CompileError`, whose ``.log`` is
     NVRTC's log. :meth:`compile_async` compiles in the background."""
-
-    _release_fn = "cuabi_program_release"
-    _handle_type = "cuabi_program"
 
     def __init__(
         self,
@@ -249,16 +247,13 @@ class Program(Resource):
         return device.load_module(image)
 
 
-class Module(Resource):
+class Module(ModuleBase):
     """Device code loaded on a device (``cuabi_module``); kernels come from it.
 
     Made by :meth:`Device.compile` (NVRTC plus the on-disk cache),
     :meth:`Device.load_module`, :meth:`Program.load`, :meth:`Linker.link
     <cuabi.Linker.link>` or :meth:`Library.get_module
     <cuabi.Library.get_module>`. :attr:`kernels` lists its kernels."""
-
-    _release_fn = "cuabi_module_release"
-    _handle_type = "cuabi_module"
 
     def __init__(self, backend: Backend, handle: Any, device: "Device") -> None:
         super().__init__(backend, handle)
@@ -340,7 +335,7 @@ class Module(Resource):
             as_bytes(expression, "expression"),
         )
 
-    def get_global(self, name: str) -> Tuple[int, int]:
+    def get_global(self, name: Union[str, bytes]) -> Tuple[int, int]:
         """(device address, size in bytes) of a ``__device__`` global."""
         return tuple(  # type: ignore[return-value]
             int(v)
@@ -353,12 +348,10 @@ class Module(Resource):
         )
 
 
-class _LaunchPlan(Resource):
+class _LaunchPlan(LaunchPlanBase):
     """One ``cuabi_launch_plan``: a kernel, a configuration and a stream
     checked once, and an argument block the plan owns."""
 
-    _release_fn = "cuabi_launch_plan_release"
-    _handle_type = "cuabi_launch_plan"
     _config: Optional[LaunchConfig] = None
 
 
@@ -421,7 +414,7 @@ _LAUNCH_OPTIONS = frozenset(
 _MAX_SIGNATURES = 256  # per kernel: tuples of argument types
 
 
-class Kernel(Resource):
+class Kernel(FunctionBase):
     """A kernel (``cuabi_function``). Launch it by calling it:
 
     >>> kernel(grid, block, (np.float32(2.0), x, y, out, n), stream=s, shared_mem=0)
@@ -445,9 +438,6 @@ class Kernel(Resource):
     overlap each write a plan of their own (a second one is made when
     another thread holds the first).
     """
-
-    _release_fn = "cuabi_function_release"
-    _handle_type = "cuabi_function"
 
     def __init__(self, backend: Backend, handle: Any, module: Module) -> None:
         super().__init__(backend, handle)
@@ -1137,3 +1127,8 @@ class PreparedLaunch:
     def __repr__(self) -> str:
         state = " closed" if self._closed else ""
         return f"<cuabi.PreparedLaunch{state} {self.kernel!r} {self.config!r}>"
+
+
+register_owner("cuabi_program", Program)
+register_owner("cuabi_module", Module)
+register_owner("cuabi_function", Kernel)

@@ -7,6 +7,7 @@ import weakref
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Optional, Sequence, Tuple, Union
 
 from ._api import CUABI_ERROR_NOT_READY, CUABI_IPC_HANDLE_SIZE, CaptureMode, EventFlag
+from ._objects import EventBase, GraphBase, GraphExecBase, StreamBase, register_owner
 from ._base import Resource, check_i32, check_size
 from ._loader import Backend
 
@@ -61,14 +62,12 @@ def event_flags(timing: Optional[bool], blocking_sync: bool, interprocess: bool)
     return flags
 
 
-class Stream(Resource):
+class Stream(StreamBase):
     """A CUDA stream (``cuabi_stream``): work on it runs in order.
 
     Create with :meth:`Device.create_stream`, or wrap someone else's stream
     (CuPy, PyTorch) with :meth:`Device.wrap_stream`."""
 
-    _release_fn = "cuabi_stream_release"
-    _handle_type = "cuabi_stream"
     # cuabi_stream_query(handle) as (f, arg), made on the first query().
     _query: Tuple[Callable[[Any], int], Any]
 
@@ -181,7 +180,7 @@ class _Capture:
     graph: Optional["Graph"] = None
 
 
-class Event(Resource):
+class Event(EventBase):
     """A CUDA event (``cuabi_event``): a point in a stream, for ordering and timing.
 
     >>> ev = Event(dev)                          # or dev.create_event(), stream.record()
@@ -192,8 +191,6 @@ class Event(Resource):
     ``interprocess=True`` makes one another process can open with
     :meth:`open_ipc` (it needs timing off, the default then)."""
 
-    _release_fn = "cuabi_event_release"
-    _handle_type = "cuabi_event"
 
     device: "Device"
 
@@ -286,11 +283,8 @@ class Event(Resource):
         return start.elapsed_ms(self)
 
 
-class Graph(Resource):
+class Graph(GraphBase):
     """A graph captured from a stream (``cuabi_graph``)."""
-
-    _release_fn = "cuabi_graph_release"
-    _handle_type = "cuabi_graph"
 
     def __init__(self, backend: Backend, handle: Any, device: "Device") -> None:
         super().__init__(backend, handle)
@@ -316,31 +310,15 @@ class Graph(Resource):
         return GraphExec(self._b, h, self.device)
 
 
-class GraphExec(Resource):
+class GraphExec(GraphExecBase):
     """An instantiated graph (``cuabi_graph_exec``)."""
-
-    _release_fn = "cuabi_graph_exec_release"
-    _handle_type = "cuabi_graph_exec"
 
     def __init__(self, backend: Backend, handle: Any, device: "Device") -> None:
         super().__init__(backend, handle)
         self.device = device
 
-    def launch(self, stream: Optional[Stream] = None) -> None:
-        """Runs the graph on ``stream`` (None: the default stream)."""
-        self._b.call(
-            "cuabi_graph_exec_launch", self._handle, stream_arg(stream, self._b)
-        )
-
-    __call__ = launch
-
-    def upload(self, stream: Optional[Stream] = None) -> None:
-        """Uploads the graph to the device ahead of its first launch on
-        ``stream`` (None: the default stream), so that launch does not pay
-        for it."""
-        self._b.call(
-            "cuabi_graph_exec_upload", self._handle, stream_arg(stream, self._b)
-        )
+    # launch, upload: GraphExecBase.
+    __call__ = GraphExecBase.launch
 
     def set_kernel_node_args(
         self,
@@ -382,7 +360,7 @@ class GraphExec(Resource):
             len(block),
         )
 
-    def update(self, graph: Graph) -> None:
+    def update(self, graph: GraphBase) -> None:
         """Updates this instantiated graph in place from ``graph`` (the same
         topology with other parameters, e.g. captured again with new
         arguments), without instantiating again. A graph whose topology
@@ -391,3 +369,9 @@ class GraphExec(Resource):
         if not isinstance(graph, Graph):
             raise TypeError(f"graph must be a cuabi.Graph, not {type(graph).__name__}")
         self._b.call("cuabi_graph_exec_update", self._handle, graph._arg(self._b))
+
+
+register_owner("cuabi_stream", Stream)
+register_owner("cuabi_event", Event)
+register_owner("cuabi_graph", Graph)
+register_owner("cuabi_graph_exec", GraphExec)

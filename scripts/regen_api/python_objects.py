@@ -1,0 +1,397 @@
+"""The Python binding's generated object layer (bindings/python/cuabi/_objects.py).
+
+From the model's roles, for every handle kind a class over
+:class:`cuabi._base.Resource` (``cuabi_device`` -> ``DeviceBase``) with a
+method or property per function whose roles it knows and whose `idiom` is
+null, and a free function per library call. The hand-written classes
+(``Device``, ``Stream``, ``DeviceBuffer`` ...) extend these classes and keep
+only what no generator can know.
+
+The object-layer rules, the same as every language's:
+* a method's name is the model's `method` (the function name without
+  ``cuabi_<object>_``); a getter with only out-parameters is a read-only
+  property (its `property`), a tuple when it has several;
+* a two-call string returns ``str``, a blob ``bytes``;
+* a constructor is a classmethod of the made object's class
+  (``BufferBase.alloc(device, bytes)``);
+* a library call is a free function taking ``backend=None``;
+* a new handle of another kind is returned in the class registered for that
+  kind (:func:`register_owner`), by default that kind's generated class;
+* a failing status raises the existing exception of :mod:`cuabi.errors`
+  (``Backend.error``), with the core's message unchanged.
+
+Functions are called through ``backend.fn`` (:class:`cuabi._api.Functions`):
+bound once per backend, never looked up by name on a call. A function with a
+role this layer has no Python form for is left to the hand-written code; the
+file lists each one with the reason at its end.
+"""
+
+from __future__ import annotations
+
+import keyword
+from typing import Any, Dict, List, Optional, Tuple
+
+from common import banner, one_line
+from python import enum_class_name
+
+OBJECTS = "bindings/python/cuabi/_objects.py"
+
+INT_RANGES = {
+    "int8_t": ("-(1 << 7)", "(1 << 7) - 1"),
+    "int16_t": ("-(1 << 15)", "(1 << 15) - 1"),
+    "int32_t": ("INT32_MIN", "INT32_MAX"),
+    "int64_t": ("-(1 << 63)", "(1 << 63) - 1"),
+    "uint8_t": ("0", "0xFF"),
+    "uint16_t": ("0", "0xFFFF"),
+    "uint32_t": ("0", "UINT32_MAX"),
+    "uint64_t": ("0", "UINT64_MAX"),
+    "uintptr_t": ("0", "UINT64_MAX"),
+    "size_t": ("0", "UINT64_MAX"),
+}
+
+# Out-parameter boxes Backend.out makes.
+BOXES = {"int32_t", "uint32_t", "int64_t", "size_t", "uint64_t", "float", "double", "uint8_t"}
+
+
+# Functions whose Python form differs from the generated one (defaults,
+# chaining, richer arguments), written in the hand-written classes.
+HAND_WRITTEN = {
+    "cuabi_event_record": "Event.record returns the event, for chaining",
+    "cuabi_buffer_advise": "DeviceBuffer.advise takes a range default and a Device location",
+    "cuabi_buffer_fill": "DeviceBuffer.fill takes a typed value and a range default",
+    "cuabi_buffer_memset": "DeviceBuffer.memset takes a range default",
+    "cuabi_program_add_name_expression": "Program keeps its name expressions",
+    "cuabi_program_compile": "Program.compile takes CompileOptions and typed options",
+    "cuabi_module_get_function": "Module.get_function is get_kernel (a Kernel of its module)",
+    "cuabi_linker_add_program": "Linker.add_program returns the linker, for chaining",
+    "cuabi_linker_add_file": "Linker.add_file takes an input kind default and a PathLike",
+}
+
+# What every object already has (cuabi._base.Resource).
+RESOURCE_NAMES = {"backend", "handle", "closed", "close"}
+
+
+class Skip(Exception):
+    pass
+
+
+def camel(words: str) -> str:
+    return "".join(w.capitalize() for w in words.split("_") if w)
+
+
+def class_of(handle: str) -> str:
+    """cuabi_host_buffer -> HostBufferBase."""
+    return camel(handle[len("cuabi_") :]) + "Base"
+
+
+def ident(name: str) -> str:
+    return name + "_" if keyword.iskeyword(name) else name
+
+
+class Emitter:
+    def __init__(self, model: Dict[str, Any]) -> None:
+        self.model = model
+        self.handles = {h["name"]: h for h in model["handles"]}
+        self.enums = {e["name"]: e for e in model["enums"]}
+        self.flags = {f["name"]: f for f in model["flags"]}
+
+    # -- types ---------------------------------------------------------------
+    def box(self, base: str) -> str:
+        """The C type of an out-parameter box for a value of type `base`."""
+        if base in self.enums:
+            return "int32_t"
+        if base in self.flags:
+            return self.flags[base]["type"]
+        if base in BOXES:
+            return base
+        raise Skip(f"no Python out-parameter for {base}")
+
+    def out_value(self, base: str, expr: str) -> Tuple[str, str]:
+        """(the Python type, the conversion of a raw out value)."""
+        if base in self.enums and not self.enums[base]["is_flag_bits"]:
+            cls = enum_class_name(self.enums[base])
+            return f"_api.{cls}", f"_api.{cls}({expr})"
+        if base in ("float", "double"):
+            return "float", f"float({expr})"
+        return "int", f"int({expr})"
+
+    def in_value(self, p: Dict[str, Any]) -> Tuple[str, str]:
+        """(the Python type, the checked C argument) of an input value."""
+        base, name = p["type"]["base"], ident(p["name"])
+        if base in ("float", "double"):
+            return "float", f"float({name})"
+        if base in self.enums:
+            low, high = INT_RANGES["int32_t"]
+        elif base in self.flags:
+            low, high = INT_RANGES[self.flags[base]["type"]]
+        elif base in INT_RANGES:
+            low, high = INT_RANGES[base]
+        else:
+            raise Skip(f"no Python input for {base}")
+        return "int", f'check_int({name}, "{p["name"]}", {low}, {high})'
+
+    # -- one function --------------------------------------------------------
+    def function(self, fn: Dict[str, Any]) -> Tuple[str, str]:
+        """(the class it belongs to, or "" for a free function; its text)."""
+        call = fn["call"]
+        if fn.get("idiom"):
+            raise Skip(f"idiom {fn['idiom']}, written by hand")
+        if fn["name"] in HAND_WRITTEN:
+            raise Skip(HAND_WRITTEN[fn["name"]])
+        if call in ("release", "struct_init"):
+            raise Skip({"release": "Resource.close", "struct_init": "Backend.desc"}[call])
+        if fn["returns"]["base"] != "cuabi_status":
+            raise Skip("answers no status")
+        by_name = {p["name"]: p for p in fn["params"]}
+        receiver = by_name.get(fn["receiver"]) if fn["receiver"] else None
+        outs = [p for p in fn["params"] if p["role"] in ("out", "out_handle")]
+        if call == "constructor":
+            made = next(p for p in fn["params"] if p["role"] == "out_handle")
+            owner = class_of(made["handle_type"])
+        elif receiver is not None:
+            owner = class_of(receiver["type"]["base"])
+        else:
+            owner = ""
+        derived = {p["name"] for p in fn["params"] if p["role"] in ("count", "size", "two_call_size")}
+
+        sig: List[str] = []  # Python parameters
+        prep: List[str] = []  # statements before the call
+        args: List[str] = []  # C arguments
+        results: List[Tuple[str, str]] = []  # (Python type, expression)
+        two_call: Optional[str] = None
+        backend_expr = "b"
+        for p in fn["params"]:
+            role, name, t = p["role"], ident(p["name"]), p["type"]
+            base = t["base"]
+            if p is receiver:
+                if call == "constructor":
+                    sig.append(f"{name}: {class_of(base)}")
+                    prep.append(f"b = {name}._b")
+                    args.append(f"{name}._handle")
+                else:
+                    args.append("self._handle")
+                continue
+            if p["name"] in derived:
+                if role == "two_call_size":
+                    continue
+                of = by_name[p["of"]]
+                args.append(f"len({ident(of['name'])}_c)" if of["role"] == "array_in" else f"len({ident(of['name'])})")
+                continue
+            if role == "in":
+                ptype, arg = self.in_value(p)
+                sig.append(f"{name}: {ptype}")
+                args.append(arg)
+            elif role == "handle":
+                cls = class_of(p["handle_type"])
+                ht = p["handle_type"]
+                if p.get("nullable"):
+                    sig.append(f"{name}: Optional[{cls}]")
+                    args.append(f'b.NULL if {name} is None else _arg({name}, "{ht}", {cls}, "{p["name"]}", b, True)')
+                else:
+                    sig.append(f"{name}: {cls}")
+                    args.append(f'_arg({name}, "{ht}", {cls}, "{p["name"]}", b)')
+            elif role == "string_in":
+                if p.get("nullable"):
+                    sig.append(f"{name}: Optional[Union[str, bytes]]")
+                    prep.append(f'{name}_c = b.NULL if {name} is None else as_bytes({name}, "{p["name"]}")')
+                else:
+                    sig.append(f"{name}: Union[str, bytes]")
+                    prep.append(f'{name}_c = as_bytes({name}, "{p["name"]}")')
+                args.append(f"{name}_c")
+            elif role == "array_in" and base == "char" and len(t["pointers"]) == 2:
+                sig.append(f"{name}: Sequence[Union[str, bytes]]")
+                prep.append(
+                    f'{name}_c = [as_bytes(s, f"{p["name"]}[{{i}}]") for i, s in enumerate({name})]'
+                )
+                prep.append(f"{name}_arg, {name}_keep = b.string_array({name}_c)")
+                args.append(f"{name}_arg")
+            elif role == "array_in" and base == "size_t" and len(t["pointers"]) == 1:
+                sig.append(f"{name}: Sequence[int]")
+                prep.append(
+                    f'{name}_c = [check_int(v, f"{p["name"]}[{{i}}]", 0, UINT64_MAX) for i, v in enumerate({name})]'
+                )
+                prep.append(f"{name}_arg = b.size_array({name}_c)")
+                args.append(f"{name}_arg")
+            elif role == "out":
+                box = "void*" if base == "void" else self.box(base)
+                prep.append(f'{name}_box = b.out("{box}")')
+                args.append(f"b.ref({name}_box)")
+                results.append(self.out_value(base, f"b.value({name}_box)"))
+            elif role == "out_handle":
+                prep.append(f'{name}_box = b.out("{p["handle_type"]}")')
+                args.append(f"b.ref({name}_box)")
+                if call == "constructor":
+                    results.append(("R", f"cls._from_handle(b, b.value({name}_box))"))
+                else:
+                    cls = class_of(p["handle_type"])
+                    results.append(
+                        (cls, f'_owner("{p["handle_type"]}", {cls})._from_handle(b, b.value({name}_box))')
+                    )
+            elif role == "two_call_buf":
+                two_call = "str" if base == "char" else "bytes"
+            else:
+                raise Skip(f"parameter `{p['name']}` ({role}) has no generated Python form")
+        # Trailing nullable parameters default to None (a stream: the default stream).
+        for i in range(len(sig) - 1, -1, -1):
+            if not sig[i].split(": ", 1)[1].startswith("Optional["):
+                break
+            sig[i] += " = None"
+        if call == "constructor" and receiver is None or owner == "":
+            if sig:
+                sig.append("*")
+            sig.append("backend: BackendArg = None")
+            prep.insert(0, "b = resolve_backend(backend)")
+        elif call != "constructor":
+            prep.insert(0, "b = self._b")
+        del backend_expr
+
+        if two_call is not None:
+            if results:
+                raise Skip("a two-call buffer beside other out-parameters")
+            rtype = two_call
+            body_call = f"b.two_call(b.fn.{fn['name']}, ({', '.join(args)},))" if args else f"b.two_call(b.fn.{fn['name']}, ())"
+            ret = (
+                f"return {body_call}.rstrip(b\"\\0\").decode(\"utf-8\", \"replace\")"
+                if two_call == "str"
+                else f"return {body_call}"
+            )
+            body = prep + [ret]
+        else:
+            body = prep + [
+                f"status = b.fn.{fn['name']}({', '.join(args)})",
+                "if status:",
+                f'    raise b.error(status, "{fn["name"]}")',
+            ]
+            if fn.get("ready_query"):
+                # NOT_READY is an answer, not a failure: True when done.
+                body = prep + [
+                    f"status = b.fn.{fn['name']}({', '.join(args)})",
+                    "if status == NOT_READY:",
+                    "    return False",
+                    "if status:",
+                    f'    raise b.error(status, "{fn["name"]}")',
+                    "return True",
+                ]
+                rtype = "bool"
+            elif not results:
+                rtype = "None"
+            elif len(results) == 1:
+                rtype = results[0][0]
+                body.append(f"return {results[0][1]}")
+            else:
+                rtype = "Tuple[" + ", ".join(r[0] for r in results) + "]"
+                body.append("return " + ", ".join(r[1] for r in results))
+
+        name = fn["property"] if (fn.get("property") and call != "setter" and owner and not sig) else None
+        member = name if name is not None else fn["method"]
+        if owner and member in RESOURCE_NAMES:
+            raise Skip(f"`{member}` is Resource's own")
+        doc = one_line(fn["doc"]) if fn["doc"] else fn["name"]
+        doc = f"{fn['name']}: {doc}" if fn["doc"] else doc
+        lines: List[str] = []
+        indent = "    " if owner else ""
+        if call == "constructor":
+            lines.append(f"{indent}@classmethod")
+            params = ["cls: Type[R]"] + sig
+            lines.append(f"{indent}def {ident(fn['method'])}({', '.join(params)}) -> {rtype}:")
+        elif name is not None:
+            lines.append(f"{indent}@property")
+            lines.append(f"{indent}def {ident(name)}(self) -> {rtype}:")
+        else:
+            params = (["self"] if owner else []) + sig
+            if params and params[-1] == "*":
+                params.pop()
+            lines.append(f"{indent}def {ident(fn['method'])}({', '.join(params)}) -> {rtype}:")
+        lines += wrap_doc(doc, indent + "    ")
+        lines += [indent + "    " + line for line in body]
+        return owner, "\n".join(lines) + "\n"
+
+
+def wrap_doc(text: str, indent: str, width: int = 88) -> List[str]:
+    text = text.replace("\\", "\\\\").replace('"""', '\\"\\"\\"')
+    words = text.split()
+    lines: List[str] = []
+    line = indent + '"""'
+    for w in words:
+        if len(line) + 1 + len(w) > width and line.strip() != '"""':
+            lines.append(line)
+            line = indent + w
+        else:
+            line = line + ("" if line.endswith('"""') else " ") + w
+    lines.append(line + '"""')
+    return lines
+
+
+def objects(model: Dict[str, Any]) -> str:
+    em = Emitter(model)
+    classes: Dict[str, List[str]] = {class_of(h["name"]): [] for h in model["handles"]}
+    free: List[str] = []
+    skipped: List[Tuple[str, str]] = []
+    for fn in model["functions"]:
+        try:
+            owner, text = em.function(fn)
+        except Skip as why:
+            skipped.append((fn["name"], str(why)))
+            continue
+        (classes[owner] if owner else free).append(text)
+
+    out: List[str] = [banner("#")]
+    out.append(
+        '"""The object layer generated from the API model (include/cuabi/cuabi.json):\n'
+        "a class per handle kind and a free function per library call, for both\n"
+        "backends. The hand-written classes extend these; see\n"
+        'scripts/regen_api/python_objects.py for the rules."""\n\n'
+        "from __future__ import annotations\n\n"
+        "from typing import Any, Dict, Optional, Sequence, Tuple, Type, TypeVar, Union\n\n"
+        "from . import _api\n"
+        "from ._base import (\n"
+        "    INT32_MAX,\n    INT32_MIN,\n    UINT32_MAX,\n    UINT64_MAX,\n"
+        "    Resource,\n    as_bytes,\n    check_int,\n    resolve_backend,\n)\n"
+        "from ._loader import Backend\n\n"
+    )
+    names = [c for c in classes] + ["register_owner"]
+    out.append(
+        "BackendArg = Union[Backend, str, None]\n"
+        "R = TypeVar(\"R\", bound=Resource)\n"
+        "NOT_READY = _api.CUABI_ERROR_NOT_READY\n\n"
+        "# The class that wraps each kind of new handle: the generated class, or\n"
+        "# the hand-written one registered for it.\n"
+        "_OWNERS: Dict[str, Any] = {}\n\n\n"
+        "def register_owner(handle_type: str, cls: Any) -> None:\n"
+        '    """Makes ``cls`` (which extends the generated class of ``handle_type``)\n'
+        '    the class of every new ``handle_type`` handle the generated layer returns."""\n'
+        "    _OWNERS[handle_type] = cls\n\n\n"
+        "def _owner(handle_type: str, default: Type[R]) -> Type[R]:\n"
+        "    cls: Type[R] = _OWNERS.get(handle_type, default)\n"
+        "    return cls\n\n\n"
+        "def _arg(obj: Any, handle_type: str, base: Any, what: str, b: Backend, nullable: bool = False) -> Any:\n"
+        '    """The handle argument for ``obj``; a TypeError naming ``what`` for\n'
+        '    anything but an object of that kind."""\n'
+        "    if not isinstance(obj, base):\n"
+        "        name = _OWNERS.get(handle_type, base).__name__\n"
+        '        also = " or None" if nullable else ""\n'
+        '        raise TypeError(f"{what} must be a cuabi.{name}{also}, not {type(obj).__name__}")\n'
+        "    return obj._arg(b)\n"
+    )
+    for h in model["handles"]:
+        cls = class_of(h["name"])
+        out.append(f"\n\nclass {cls}(Resource):\n")
+        out.append("\n".join(wrap_doc(f"{h['name']}: {one_line(h['doc'])}", "    ")) + "\n\n")
+        out.append(f'    _release_fn = "{h["name"]}_release"\n')
+        out.append(f'    _handle_type = "{h["name"]}"\n')
+        for text in classes[cls]:
+            out.append("\n" + text)
+    for text in free:
+        out.append("\n\n" + text)
+        names.append(text.split("def ", 1)[1].split("(", 1)[0])
+    out.append("\n\n# Left to the hand-written layer:\n")
+    for name, why in skipped:
+        out.append(f"#   {name}: {why}\n")
+    out.append("\n__all__ = [\n")
+    out += [f'    "{n}",\n' for n in names]
+    out.append("]\n")
+    return "".join(out)
+
+
+def outputs(model: Dict[str, Any]) -> Dict[str, str]:
+    return {OBJECTS: objects(model)}
