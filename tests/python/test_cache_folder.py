@@ -1,5 +1,6 @@
 """The compile cache's folder as the core reports and clears it, through
-each backend, and ``python -m cuabi``'s report and ``--clear-cache`` built on
+each backend (the generated library functions cache_dir, cache_state,
+cache_usage and cache_clear), and ``python -m cuabi``'s report and ``--clear-cache`` built on
 it. Each test points CUABI_CACHE_DIR at a folder of its own; no GPU."""
 
 from __future__ import annotations
@@ -11,7 +12,8 @@ import pytest
 
 import cuabi
 from cuabi import __main__ as tool
-from cuabi import _cache
+from cuabi import _objects as _cache
+from cuabi._api import CacheState
 
 ENTRY_A = "a" * 64 + ".cubin-cache"
 ENTRY_B = "0" * 64 + ".cubin-cache"
@@ -38,27 +40,27 @@ def fill(folder) -> None:
 
 def test_folder_state_and_usage(backend, cache, monkeypatch, tmp_path):
     assert _cache.cache_dir(backend) == str(cache)
-    assert _cache.cache_state(backend) is _cache.CacheState.NOT_CREATED
+    assert _cache.cache_state(backend) is CacheState.NOT_CREATED
     assert _cache.cache_usage(backend) == (0, 0)
     assert not cache.exists(), "asking about the folder created it"
     fill(cache)
-    assert _cache.cache_state(backend) is _cache.CacheState.IN_USE
+    assert _cache.cache_state(backend) is CacheState.IN_USE
     assert _cache.cache_usage(backend) == (2, 1024)
     monkeypatch.setenv("CUABI_CACHE", "off")
-    assert _cache.cache_state(backend) is _cache.CacheState.OFF
+    assert _cache.cache_state(backend) is CacheState.OFF
     monkeypatch.delenv("CUABI_CACHE")
     os.chmod(cache, 0o777)
-    assert _cache.cache_state(backend) is _cache.CacheState.WRITABLE_BY_OTHERS
+    assert _cache.cache_state(backend) is CacheState.WRITABLE_BY_OTHERS
     monkeypatch.delenv("CUABI_CACHE_DIR")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     assert _cache.cache_dir(backend) == str(tmp_path / "xdg" / "cuabi")
 
 
 def test_clear_removes_entries_and_unfinished_writes(backend, cache):
-    assert _cache.clear_cache(backend) == (0, 0)
+    assert _cache.cache_clear(backend) == (0, 0)
     assert not cache.exists()
     fill(cache)
-    assert _cache.clear_cache(backend) == (2, 1024)
+    assert _cache.cache_clear(backend) == (2, 1024)
     assert sorted(os.listdir(cache)) == ["A" * 64 + ".cubin-cache", "notes.txt"]
     assert _cache.cache_usage(backend) == (0, 0)
 
@@ -67,7 +69,7 @@ def test_clear_refuses_a_folder_others_can_write(backend, cache):
     fill(cache)
     os.chmod(cache, 0o777)
     with pytest.raises(cuabi.FileIOError) as info:
-        _cache.clear_cache(backend)
+        _cache.cache_clear(backend)
     assert f"not clearing {cache}: writable by others" in info.value.message
     assert (cache / ENTRY_A).exists()
 

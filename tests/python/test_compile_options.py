@@ -1,5 +1,5 @@
 """Compilation features that need NVRTC and no GPU: typed compile options
-and the strings they give, LTO-IR, warnings kept in the log of a successful
+and the description fields they fill, LTO-IR, warnings kept in the log of a successful
 compile, and compiling in the background while Python goes on (the GIL is
 released for the foreign call). On each backend."""
 
@@ -16,6 +16,8 @@ from typing import Callable, List, Tuple
 import pytest
 
 import cuabi
+from cuabi._api import CxxStandard
+from cuabi._options import desc_fields
 from kernels import SAXPY
 
 ARCH = "sm_75"
@@ -39,7 +41,9 @@ def heavy_source(kernels: int = 24) -> str:
 # --------------------------------------------------------------------------
 
 
-def test_every_typed_option_gives_its_nvrtc_string():
+def test_every_typed_option_fills_its_desc_field(backend):
+    # The binding hands values over: each typed option becomes its field of
+    # cuabi_compile_desc, and no NVRTC option string is written here.
     opts = cuabi.CompileOptions(
         arch="sm_90",
         std=17,
@@ -52,35 +56,29 @@ def test_every_typed_option_gives_its_nvrtc_string():
         relocatable=True,
         extra=["-O3", "--extra-device-vectorization"],
     )
-    assert opts.to_nvrtc() == [
-        "--gpu-architecture=sm_90",
-        "-std=c++17",
-        "-DN=256",
-        "-DFLAG",
-        "-DON=1",
-        "-DOFF=0",
-        "-DSCALE=2.5",
-        "-DNAME=x",
-        "--include-path=/opt/inc",
-        "--include-path=/srv/more",
-        "--use_fast_math",
-        "-lineinfo",
-        "-G",
-        "-dlto",
-        "-rdc=true",
-        "-O3",
-        "--extra-device-vectorization",
-    ]
-    assert cuabi.CompileOptions().to_nvrtc() == []
+    fields, keep = desc_fields(backend, opts)
+    defines, paths, extra = keep[:3]
+    assert fields["arch"] == b"sm_90"
+    assert fields["cxx_standard"] == 17
+    assert defines == [b"N=256", b"FLAG", b"ON=1", b"OFF=0", b"SCALE=2.5", b"NAME=x"]
+    assert fields["num_defines"] == 6
+    assert paths == [b"/opt/inc", b"/srv/more"] and fields["num_include_paths"] == 2
+    assert extra == [b"-O3", b"--extra-device-vectorization"] and fields["num_options"] == 2
+    for name in ("fast_math", "line_info", "device_debug", "lto", "relocatable"):
+        assert fields[name] == 1, name
+    empty, _ = desc_fields(backend, cuabi.CompileOptions())
+    assert empty["arch"] is None and empty["cxx_standard"] == 0
+    assert empty["num_defines"] == empty["num_include_paths"] == empty["num_options"] == 0
+    assert not any(empty[n] for n in ("fast_math", "line_info", "device_debug", "lto"))
 
 
 def test_option_values_in_their_other_forms():
-    assert cuabi.CompileOptions(arch=(8, 6)).to_nvrtc() == ["--gpu-architecture=sm_86"]
-    assert cuabi.CompileOptions(arch=90).to_nvrtc() == ["--gpu-architecture=sm_90"]
-    assert cuabi.CompileOptions(arch="compute_80").to_nvrtc() == [
-        "--gpu-architecture=compute_80"
-    ]
-    assert cuabi.CompileOptions(std="c++20").to_nvrtc() == ["-std=c++20"]
+    assert cuabi.CompileOptions(arch=(8, 6)).arch == "sm_86"
+    assert cuabi.CompileOptions(arch=90).arch == "sm_90"
+    assert cuabi.CompileOptions(arch="compute_80").arch == "compute_80"
+    assert cuabi.CompileOptions(std="c++20").std == 20
+    assert cuabi.CompileOptions(std="c++03").std == 3
+    assert cuabi.CompileOptions(std=CxxStandard.CXX14).std == 14
     # A sequence of names and pairs keeps its order; a single path and a
     # single raw string are one item each, not their characters.
     opts = cuabi.CompileOptions(
@@ -88,13 +86,9 @@ def test_option_values_in_their_other_forms():
         include_paths="/one/folder",
         extra="-O2",
     )
-    assert opts.to_nvrtc() == [
-        "-DA",
-        "-DB=2",
-        "-DMAX(a,b)=((a)>(b)?(a):(b))",
-        "--include-path=/one/folder",
-        "-O2",
-    ]
+    assert opts.defines == (("A", None), ("B", "2"), ("MAX(a,b)", "((a)>(b)?(a):(b))"))
+    assert opts.include_paths == ("/one/folder",)
+    assert opts.extra == ("-O2",)
 
 
 def test_options_are_immutable_hashable_and_replaceable():
@@ -104,24 +98,25 @@ def test_options_are_immutable_hashable_and_replaceable():
     with pytest.raises(AttributeError):
         a.std = "c++20"  # type: ignore[misc]
     c = a.replace(fast_math=True)
-    assert c.to_nvrtc() == ["-std=c++17", "-DN=4", "--use_fast_math"]
-    assert a.to_nvrtc() == ["-std=c++17", "-DN=4"]
+    assert c.fast_math is True and a.fast_math is False and c.defines == a.defines
     with pytest.raises(TypeError, match="unknown compile option 'fastmath'.*'fast_math'"):
         a.replace(fastmath=True)
+
+
+IA = cuabi.InvalidArgumentError
 
 
 @pytest.mark.parametrize(
     "typed, error, text",
     [
+        # What Python checks: keywords and the types of values.
         ({"fastmath": True}, TypeError, "unknown compile option 'fastmath' (did you mean 'fast_math'?)"),
         ({"include": ["/x"]}, TypeError, "unknown compile option 'include'"),
         ({"fast_math": "yes"}, TypeError, "fast_math must be True or False, not str"),
-        ({"debug": 2}, TypeError, "debug must be True or False, not int"),
-        ({"std": 17.0}, TypeError, "std must be a str ('c++17') or an int (17), not float"),
+        ({"std": 17.0}, TypeError, "std must be an int (17) or a str ('c++17'), not float"),
+        ({"std": "gnu++17"}, ValueError, "std 'gnu++17': a standard is written 'c++NN'"),
         ({"arch": (9,)}, ValueError, "arch as a tuple is (major, minor)"),
         ({"arch": 9.0}, TypeError, "arch must be a str"),
-        ({"defines": {"A B": 1}}, ValueError, "defines: 'A B' is not a macro name"),
-        ({"defines": {"A=1": None}}, ValueError, "defines: 'A=1' is not a macro name"),
         ({"defines": {3: 1}}, TypeError, "a define's name must be a str, not int"),
         ({"defines": {"N": [1]}}, TypeError, "defines['N'] must be a str, an int"),
         ({"defines": "N=1"}, TypeError, "defines must be a mapping"),
@@ -129,6 +124,18 @@ def test_options_are_immutable_hashable_and_replaceable():
         ({"include_paths": 5}, TypeError, "include_paths must be a path or a sequence of paths"),
         ({"include_paths": [None]}, TypeError, "include_paths: a path must be a str"),
         ({"extra": 3}, TypeError, "extra must be a str or a sequence of option strings"),
+        # What the core refuses, in its words, the same in every language.
+        ({"defines": {"A B": 1}}, IA, 'desc->defines[0] "A B=1" is no macro definition: '
+         "a macro name holds no whitespace"),
+        ({"defines": ["OK", "2X"]}, IA, 'desc->defines[1] "2X" is no macro definition: '
+         "a macro name cannot start with a digit"),
+        ({"defines": {"": 1}}, IA, "desc->defines[0] \"=1\" is no macro definition: "
+         "the macro name before '=' is empty"),
+        ({"debug": 2}, IA, "desc->device_debug is 2; expected 0 or 1"),
+        ({"std": 18}, IA, "desc->cxx_standard is 18, no C++ standard this library knows"),
+        ({"std": "c++18"}, IA, "desc->cxx_standard is 18"),
+        ({"arch": "sm9"}, IA, 'desc->arch "sm9" is no GPU architecture'),
+        ({"arch": "sm_90", "extra": ["-arch=sm_80"]}, IA, "both name an architecture"),
     ],
 )
 def test_wrong_typed_options_are_refused_naming_them(use_each_backend, typed, error, text):
@@ -141,8 +148,22 @@ def test_wrong_typed_options_are_refused_naming_them(use_each_backend, typed, er
     prog.compile(arch=ARCH)  # the program is still usable
 
 
+def test_function_like_macros_are_the_cores_to_accept(use_each_backend):
+    src = (
+        "static_assert(SQUARE(3) == 9, \"\");\n"
+        "static_assert(FIRST(4, 5, 6) == 4, \"\");\n" + VALUE
+    )
+    defines = {"SQUARE(x)": "((x)*(x))", "FIRST(a,...)": "(a)", "VALUE": 1}
+    prog = cuabi.Program(src).compile(arch="compute_75", defines=defines)
+    assert _ptx_constant(prog) == [1]
+    # A key holding '=' is a whole definition, as the core reads it.
+    prog = cuabi.Program(VALUE).compile(arch="compute_75", defines=["VALUE=9"])
+    assert _ptx_constant(prog) == [9]
+
+
 def test_a_nul_in_a_typed_option_is_refused_by_the_binding(use_each_backend):
-    with pytest.raises(cuabi.InvalidArgumentError, match="option contains a NUL"):
+    # A C string ends at its NUL: the binding cannot hand this value over.
+    with pytest.raises(cuabi.InvalidArgumentError, match=r"defines\['VALUE'\] contains a NUL"):
         cuabi.Program(VALUE).compile(defines={"VALUE": "1\x002"})
 
 
@@ -180,11 +201,14 @@ def test_the_architecture_decides_cubin_or_ptx(use_each_backend):
         ptx.cubin
 
 
-def test_a_wrong_standard_is_nvrtcs_to_report(use_each_backend):
-    with pytest.raises(cuabi.CompileError) as info:
+def test_an_unknown_standard_is_refused_by_the_core(use_each_backend):
+    with pytest.raises(cuabi.InvalidArgumentError) as info:
         cuabi.Program(SAXPY).compile(std=99)
-    assert "NVRTC rejected the options" in info.value.message
-    assert "invalid value for --std" in info.value.log
+    assert "desc->cxx_standard is 99" in info.value.message
+    prog = cuabi.Program(
+        "#if __cplusplus != 201402L\n#error not C++14\n#endif\n" + VALUE
+    ).compile(arch="compute_75", std=14, defines={"VALUE": 1})
+    assert _ptx_constant(prog) == [1]
 
 
 def test_include_paths_are_searched(use_each_backend, tmp_path):
@@ -299,6 +323,10 @@ def test_compile_async_returns_the_program_and_checks_options_now(use_each_backe
     assert _ptx_constant(prog) == [5]
     with pytest.raises(TypeError, match="unknown compile option 'defnes'"):
         cuabi.Program(VALUE).compile_async(defnes={"VALUE": 5})  # raised here, not later
+    # What the core refuses comes from the future.
+    refused = cuabi.Program(VALUE).compile_async(defines={"1N": 5})
+    with pytest.raises(cuabi.InvalidArgumentError, match=r"desc->defines\[0\]"):
+        refused.result(timeout=60)
 
 
 def test_a_failed_background_compile_raises_from_the_future(use_each_backend):

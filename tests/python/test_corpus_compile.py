@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import concurrent.futures
 import functools
+import json
 import os
 import tempfile
-from typing import Any, Callable, List
+from typing import Any, Callable, Dict, List
 
 import numpy as np
 import pytest
@@ -57,6 +58,33 @@ template __global__ void scale<int>(int*, int);
 __global__ void doublify(float* a) { a[threadIdx.x] *= 2.0f; }
 """
 MISSING = "/nonexistent-cuabi-corpus/k.cubin"
+
+CORPUS = os.path.join(
+    os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "corpus", "cases.json"
+)
+# The Python keyword of each cuabi_compile_desc field a case sets.
+_KEYWORDS = {"cxx_standard": "std", "device_debug": "debug", "options": "extra"}
+_STATUS_ERRORS = {"CUABI_SUCCESS": None, "CUABI_ERROR_INVALID_ARGUMENT": cuabi.InvalidArgumentError}
+
+
+def core_compile_option_cases() -> List[Dict[str, Any]]:
+    """The core's cases of cuabi_program_compile_with that carry their
+    typed options as data: the same inputs every language runs."""
+    with open(CORPUS, encoding="utf-8") as f:
+        cases = json.load(f)["cases"]
+    return [
+        c for c in cases
+        if c["call"] == "cuabi_program_compile_with" and "compile_options" in c
+    ]
+
+
+def python_options(fields: Dict[str, Any]) -> Dict[str, Any]:
+    """A case's compile_options (cuabi_compile_desc field names) as the
+    keywords of Program.compile; arch defaults to compute_75 so an accepted
+    case compiles without a device."""
+    out = {_KEYWORDS.get(k, k): v for k, v in fields.items()}
+    out.setdefault("arch", "compute_75")
+    return out
 
 
 # ---------------------------------------------------------------------------
@@ -196,20 +224,22 @@ def cpu_cases(b: Backend, program: cuabi.Program, plain: cuabi.Program) -> List[
         typed(use_fast_math=True))
     add("fast_math as a str", TypeError, "fast_math must be True or False, not str",
         typed(fast_math="yes"))
-    add("relocatable as 2", TypeError, "relocatable must be True or False, not int",
+    add("relocatable as 2", IA, "desc->relocatable is 2; expected 0 or 1",
         typed(relocatable=2))
     add("lto as None", TypeError, "lto must be True or False, not NoneType", typed(lto=None))
-    add("std as a float", TypeError, "std must be a str ('c++17') or an int (17), not float",
+    add("std as a float", TypeError, "std must be an int (17) or a str ('c++17'), not float",
         typed(std=17.0))
+    add("std as a str of no standard's form", ValueError,
+        "std 'gnu++17': a standard is written 'c++NN'", typed(std="gnu++17"))
     add("arch as a one-item tuple", ValueError, "arch as a tuple is (major, minor)",
         typed(arch=(9,)))
     add("arch as a list", TypeError, "arch must be a str ('sm_90', 'compute_90'), an int or "
         "(major, minor), not list", typed(arch=[9, 0]))
-    add("a define name with a space", ValueError, "defines: 'A B' is not a macro name",
+    add("a define name with a space", IA,
+        'desc->defines[0] "A B=1" is no macro definition: a macro name holds no whitespace',
         typed(defines={"A B": 1}))
-    add("a define name holding its value", ValueError, "defines: 'N=4' is not a macro name",
-        typed(defines=["N=4"]))
-    add("an empty define name", ValueError, "defines: '' is not a macro name",
+    add("an empty define name", IA,
+        "desc->defines[0] \"=1\" is no macro definition: the macro name before '=' is empty",
         typed(defines={"": 1}))
     add("a define of an int name", TypeError, "a define's name must be a str, not int",
         typed(defines={4: "N"}))
@@ -229,24 +259,33 @@ def cpu_cases(b: Backend, program: cuabi.Program, plain: cuabi.Program) -> List[
         typed(extra=3))
     add("an extra option of None", TypeError, "extra: an option must be a str, not NoneType",
         typed(extra=["-O3", None]))
-    add("a define value with a NUL", IA, "option contains a NUL character",
+    add("a define value with a NUL", IA, "defines['N'] contains a NUL character",
         typed(defines={"N": "1\x002"}))
-    add("an include path with a lone surrogate", IA, "option cannot be encoded as UTF-8",
+    add("an include path with a lone surrogate", IA,
+        "include_paths[0] cannot be encoded as UTF-8",
         typed(include_paths=["/tmp/\udc80"]))
     add("options of an int", TypeError,
         "options must be a str, bytes, a sequence of them or a cuabi.CompileOptions, not int",
         lambda ctx: P(TINY).compile(42))
     add("CompileOptions with an unknown field", TypeError, "unknown compile option 'opt'",
         lambda ctx: cuabi.CompileOptions().replace(opt=3))
-    add("CompileOptions of a bad define", ValueError, "defines: '1N' is not a macro name",
-        lambda ctx: cuabi.CompileOptions(defines={"1N": 1}))
+    add("a compile of CompileOptions of a bad define", IA,
+        'desc->defines[0] "1N=1" is no macro definition: a macro name cannot start with a digit',
+        lambda ctx: P(TINY).compile(cuabi.CompileOptions(defines={"1N": 1})))
     add("CompileOptions merged with an unknown keyword", TypeError,
         "unknown compile option 'stdd'",
         lambda ctx: P(TINY).compile(cuabi.CompileOptions(std=17), stdd=17))
-    add("a standard NVRTC does not know", cuabi.CompileError, "NVRTC rejected the options",
+    add("a standard the core does not know", IA, "desc->cxx_standard is 3000",
         lambda ctx: P(TINY).compile(std="c++3000"))
-    add("an architecture NVRTC does not know", cuabi.CompileError, "NVRTC rejected the options",
+    add("an architecture of no architecture's form", IA, 'desc->arch "sm_1" is no GPU architecture',
         lambda ctx: P(TINY).compile(arch="sm_1"))
+    add("an architecture NVRTC does not know", cuabi.CompileError, "NVRTC rejected the options",
+        lambda ctx: P(TINY).compile(arch="sm_19"))
+
+    # --- The core's cases of typed options (tests/corpus/cases.json), as data -----------
+    for case in core_compile_option_cases():
+        add(f"core case {case['id']}", _STATUS_ERRORS.get(case["status"]), case["needle"],
+            typed(**python_options(case["compile_options"])))
 
     def compiled_twice(ctx: CaseContext) -> None:
         p = P(TINY).compile([COMPUTE])
@@ -287,7 +326,7 @@ def cpu_cases(b: Backend, program: cuabi.Program, plain: cuabi.Program) -> List[
         p.compile_async([COMPUTE]).result(timeout=60)
 
     add("compile_async of a closed program", IH,
-        "cuabi_program_compile: program is not a live cuabi_program", async_closed)
+        "cuabi_program_compile_with: program is not a live cuabi_program", async_closed)
 
     def async_shut_down(ctx: CaseContext) -> None:
         pool = concurrent.futures.ThreadPoolExecutor(1)
@@ -583,8 +622,11 @@ def gpu_cases(b: Backend, f: GpuFixture) -> List[Case]:
         lambda ctx: dev.compile_async(TINY, output="sass"))
     add("Device.compile_async of a broken source", CE, "NVRTC could not compile the source",
         lambda ctx: dev.compile_async("__global__ void broken( { }", cache=False).result(60))
-    add("Device.compile of a define that is no macro name", ValueError,
-        "defines: 'A-B' is not a macro name", lambda ctx: dev.compile(TINY, defines={"A-B": 1}))
+    add("Device.compile of a define that is no macro name", IA,
+        'desc->defines[0] "A-B=1" is no macro definition',
+        lambda ctx: dev.compile(TINY, defines={"A-B": 1}))
+    add("Device.compile of LTO-IR", IA, "desc->lto is 1, but an LTO compile makes LTO-IR",
+        lambda ctx: dev.compile(TINY, lto=True, cache=False))
     return t.cases
 
 

@@ -70,25 +70,25 @@ _NOT_USED = {
 
 def cache_report() -> List[str]:
     import cuabi
-    from cuabi import _cache, _errors
+    from cuabi import _api, _errors, _objects
 
     try:
-        folder = _cache.cache_dir()
+        folder = _objects.cache_dir()
     except _errors.NotFoundError:
         return ["cache: none (no home folder; set CUABI_CACHE_DIR)"]
     except cuabi.CudaError as exc:
         return [f"cache: not available ({exc.name})"] + _indented(exc.message, 2)
-    state = _cache.cache_state()
-    if state == _cache.CacheState.OFF:
+    state = _objects.cache_state()
+    if state == _api.CacheState.OFF:
         lines = [f"cache: {folder} (off: CUABI_CACHE={os.environ.get('CUABI_CACHE')})"]
     elif state.name in _NOT_USED:
         lines = [f"cache: {folder} (not used: {_NOT_USED[state.name]})"]
-    elif state == _cache.CacheState.NOT_CREATED:
+    elif state == _api.CacheState.NOT_CREATED:
         lines = [f"cache: {folder} (not created yet)"]
     else:
         lines = [f"cache: {folder}"]
     try:
-        entries, size = _cache.cache_usage()
+        entries, size = _objects.cache_usage()
     except cuabi.CudaError as exc:
         return lines + [f"  entries: unknown ({exc.message})"]
     return lines + [f"  entries: {entries}, {human_size(size)}"]
@@ -98,13 +98,13 @@ def clear_cache(out: TextIO) -> int:
     """Removes every entry (and unfinished write) of the cache; 0 when done."""
     try:
         import cuabi
-        from cuabi import _cache, _errors
+        from cuabi import _errors, _objects
     except ImportError as exc:  # pragma: no cover - a broken installation
         print(f"cuabi: the package cannot be imported: {exc}", file=out)
         return 1
     try:
-        folder = _cache.cache_dir()
-        removed, size = _cache.clear_cache()
+        folder = _objects.cache_dir()
+        removed, size = _objects.cache_clear()
     except _errors.NotFoundError:
         print("cuabi: no cache folder (no home folder; set CUABI_CACHE_DIR)", file=out)
         return 1

@@ -41,7 +41,7 @@ from ._objects import (
     nvrtc_version,
     register_owner,
 )
-from ._options import OptionsArg, option_strings
+from ._options import CompileOptions, OptionsArg, desc_fields, merged_options
 from ._program import Headers, Module, normalize_headers
 from ._stream import Event, Stream, event_flags, stream_arg
 
@@ -175,7 +175,7 @@ class Device(DeviceBase):
         name expressions. Raises CompileError with ``.log``; the module's
         :attr:`~Module.compile_log` keeps the warnings of a successful one."""
         call = self._compile_call(
-            source, option_strings(options, typed), headers, name_expressions,
+            source, *merged_options(options, typed), headers, name_expressions,
             name, output, cache,
         )
         return call()
@@ -204,7 +204,7 @@ class Device(DeviceBase):
         >>> ...                                   # other work meanwhile
         >>> kernel = future.result().get_kernel("saxpy")"""
         call = self._compile_call(
-            source, option_strings(options, typed), headers, name_expressions,
+            source, *merged_options(options, typed), headers, name_expressions,
             name, output, cache,
         )
         return submit(call, on=executor)
@@ -212,7 +212,8 @@ class Device(DeviceBase):
     def _compile_call(
         self,
         source: Union[str, bytes],
-        opts: List[bytes],
+        opts: CompileOptions,
+        raw: List[bytes],
         headers: Headers,
         name_expressions: Iterable[str],
         name: Optional[str],
@@ -227,15 +228,13 @@ class Device(DeviceBase):
             raise ValueError(f"output must be {choices}, not {output!r}")
         srcs, names = normalize_headers(headers)
         exprs = [as_bytes(e, "name expression") for e in name_expressions]
-        opt_arr, k1 = b.string_array(opts)
+        fields, k1 = desc_fields(b, opts, raw)
         src_arr, k2 = b.string_array(srcs)
         name_arr, k3 = b.string_array(names)
         expr_arr, k4 = b.string_array(exprs)
         desc, k5 = b.compile_desc(
             source=as_bytes(source, "source"),
             name=opt_bytes(name, "name"),
-            options=opt_arr,
-            num_options=len(opts),
             header_sources=src_arr,
             header_names=name_arr,
             num_headers=len(srcs),
@@ -243,6 +242,7 @@ class Device(DeviceBase):
             num_name_expressions=len(exprs),
             output=_OUTPUTS[output],
             flags=0 if cache else CompileFlag.NO_CACHE,
+            **fields,
         )
         return _Compile(self, desc, (opts, srcs, names, exprs, k1, k2, k3, k4, k5))
 

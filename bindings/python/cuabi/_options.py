@@ -1,14 +1,16 @@
-"""NVRTC options as typed values (:class:`CompileOptions`), turned into the
-option strings NVRTC takes.
+"""NVRTC options as typed values (:class:`CompileOptions`), handed to the
+core in the fields of ``cuabi_compile_desc``.
 
->>> CompileOptions(arch="sm_90", std=17, defines={"N": 4}, fast_math=True).to_nvrtc()
-['--gpu-architecture=sm_90', '-std=c++17', '-DN=4', '--use_fast_math']
+>>> CompileOptions(arch="sm_90", std=17, defines={"N": 4}, fast_math=True)
 
 Every compile takes them as keywords (``prog.compile(std=17, lto=True)``,
 ``dev.compile(src, defines={"N": 4})``), alone or beside raw option strings;
-an unknown keyword raises TypeError naming it. What the values mean is
-NVRTC's to judge: a wrong architecture or standard fails the compile with
-NVRTC's own message.
+an unknown keyword raises TypeError naming it. This module only turns Python
+values into the fields' C values (a define's value to text, a path to a
+string); what each option means, its NVRTC spelling and which values are
+valid (a macro name, a C++ standard, an architecture's form) are the core's
+to decide, and it refuses a bad one with InvalidArgumentError naming the
+field and index (``desc->defines[1]``), the same in every language.
 """
 
 from __future__ import annotations
@@ -31,9 +33,11 @@ from typing import (
     cast,
 )
 
+from ._api import CxxStandard
 from ._base import as_bytes
+from ._loader import Backend
 
-__all__ = ["CompileOptions", "OptionsArg", "option_strings"]
+__all__ = ["CompileOptions", "OptionsArg", "merged_options", "desc_fields"]
 
 DefineValue = Union[str, int, float, bool, None]
 Defines = Union[
@@ -43,15 +47,15 @@ PathArg = Union[str, "os.PathLike[str]"]
 RawOptions = Union[str, bytes, Sequence[Union[str, bytes]], None]
 OptionsArg = Union["CompileOptions", RawOptions]
 
-# A macro name, or a function-like macro's name and parameters ("MAX(a,b)").
-_MACRO = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\([A-Za-z0-9_, ]*\))?\Z")
+# "c++17" as the number the core takes (17); the core decides which exist.
+_STD_TEXT = re.compile(r"c\+\+([0-9]{1,4})\Z")
 
 
-def _flag(value: Any, what: str) -> bool:
-    if isinstance(value, bool):
+def _flag(value: Any, what: str) -> Union[bool, int]:
+    """True/False, or an int handed to the core as it is (which refuses
+    anything but 0 and 1)."""
+    if isinstance(value, (bool, int)):
         return value
-    if type(value) is int and value in (0, 1):
-        return bool(value)
     raise TypeError(f"{what} must be True or False, not {type(value).__name__}")
 
 
@@ -73,13 +77,21 @@ def _arch(value: Any) -> Optional[str]:
     )
 
 
-def _std(value: Any) -> Optional[str]:
-    """``"c++17"`` as given; an int 17 as ``c++17``."""
-    if value is None or isinstance(value, str):
-        return value
-    if type(value) is int:
-        return f"c++{value}"
-    raise TypeError(f"std must be a str ('c++17') or an int (17), not {type(value).__name__}")
+def _std(value: Any) -> Optional[int]:
+    """The standard as the core's cuabi_cxx_standard number: an int (17, a
+    CxxStandard) as it is, ``"c++17"`` as 17."""
+    if value is None:
+        return None
+    if isinstance(value, int) and not isinstance(value, bool):
+        return int(value)
+    if isinstance(value, str):
+        match = _STD_TEXT.match(value)
+        if match is None:
+            raise ValueError(
+                f"std {value!r}: a standard is written 'c++NN' (or given as the int NN)"
+            )
+        return int(match.group(1))
+    raise TypeError(f"std must be an int (17) or a str ('c++17'), not {type(value).__name__}")
 
 
 def _define_value(name: str, value: Any) -> Optional[str]:
@@ -127,8 +139,6 @@ def _defines(value: Any) -> Tuple[Tuple[str, Optional[str]], ...]:
             )
         if not isinstance(name, str):
             raise TypeError(f"a define's name must be a str, not {type(name).__name__}")
-        if not _MACRO.match(name):
-            raise ValueError(f"defines: {name!r} is not a macro name")
         out.append((name, _define_value(name, raw)))
     return tuple(out)
 
@@ -176,19 +186,20 @@ def _extra(value: Any) -> Tuple[str, ...]:
 
 @dataclass(frozen=True)
 class CompileOptions:
-    """NVRTC options as values; :meth:`to_nvrtc` gives the option strings.
+    """NVRTC options as values, for the core to spell and check.
 
     ``arch``: ``"sm_90"`` (CUBIN), ``"compute_90"`` (PTX), an int (90) or
     ``(major, minor)``; None: the target's default (the device's own for
-    :meth:`Device.compile <cuabi.Device.compile>`). ``std``: ``"c++17"`` or
-    17. ``defines``: ``{"N": 256, "USE_FAST": None}`` (None: defined without
-    a value; True/False: 1/0) or a sequence of names and (name, value)
-    pairs. ``include_paths``: folders searched by ``#include``.
-    ``fast_math`` (``--use_fast_math``), ``line_info`` (``-lineinfo``),
-    ``debug`` (``-G``), ``lto`` (``-dlto``: LTO-IR for a link-time
-    optimising link), ``relocatable`` (``-rdc=true``: device code other
-    programs may call, for a link). ``extra``: raw option strings, added
-    last. Immutable and hashable; ``opts.replace(...)`` gives a changed copy.
+    :meth:`Device.compile <cuabi.Device.compile>`). ``std``: 17, a
+    :class:`~cuabi.capi.CxxStandard` or ``"c++17"``. ``defines``:
+    ``{"N": 256, "USE_FAST": None, "SQUARE(x)": "((x)*(x))"}`` (None:
+    defined without a value; True/False: 1/0) or a sequence of names and
+    (name, value) pairs. ``include_paths``: folders searched by
+    ``#include``. ``fast_math``, ``line_info``, ``debug`` (device debug
+    code), ``lto`` (LTO-IR for a link-time optimising link),
+    ``relocatable`` (device code other programs may call, for a link).
+    ``extra``: raw NVRTC option strings, passed after the typed ones.
+    Immutable and hashable; ``opts.replace(...)`` gives a changed copy.
     """
 
     arch: Union[str, int, Tuple[int, int], None] = None
@@ -211,31 +222,6 @@ class CompileOptions:
         for name in ("fast_math", "line_info", "debug", "lto", "relocatable"):
             set_(self, name, _flag(getattr(self, name), name))
         set_(self, "extra", _extra(self.extra))
-
-    def to_nvrtc(self) -> List[str]:
-        """The NVRTC option strings, in the order of the fields."""
-        out: List[str] = []
-        if self.arch is not None:
-            out.append(f"--gpu-architecture={self.arch}")
-        if self.std is not None:
-            out.append(f"-std={self.std}")
-        defines = cast(Tuple[Tuple[str, Optional[str]], ...], self.defines)
-        for name, value in defines:
-            out.append(f"-D{name}" if value is None else f"-D{name}={value}")
-        for path in cast(Tuple[str, ...], self.include_paths):
-            out.append(f"--include-path={path}")
-        if self.fast_math:
-            out.append("--use_fast_math")
-        if self.line_info:
-            out.append("-lineinfo")
-        if self.debug:
-            out.append("-G")
-        if self.lto:
-            out.append("-dlto")
-        if self.relocatable:
-            out.append("-rdc=true")
-        out.extend(cast(Tuple[str, ...], self.extra))
-        return out
 
     def replace(self, **changes: Any) -> "CompileOptions":
         """A copy with ``changes``; an unknown name raises TypeError."""
@@ -274,15 +260,52 @@ def _raw(options: RawOptions) -> List[bytes]:
     return [as_bytes(o, "option") for o in items]
 
 
-def option_strings(options: OptionsArg, typed: Dict[str, Any]) -> List[bytes]:
-    """The NVRTC options of a compile: ``options`` (raw strings or a
-    CompileOptions) with the typed keywords ``typed``. Typed options come
-    first, then raw strings."""
+def merged_options(
+    options: OptionsArg, typed: Dict[str, Any]
+) -> Tuple[CompileOptions, List[bytes]]:
+    """The options of a compile: ``options`` (raw strings or a
+    CompileOptions) with the typed keywords ``typed``, as (the typed options,
+    the raw strings, which follow the typed ``extra`` ones)."""
     if isinstance(options, CompileOptions):
-        merged = options.replace(**typed) if typed else options
-        return [as_bytes(o, "option") for o in merged.to_nvrtc()]
+        return (options.replace(**typed) if typed else options), []
     raw = _raw(options)
-    if not typed:
-        return raw
     check_names(typed)
-    return [as_bytes(o, "option") for o in CompileOptions(**typed).to_nvrtc()] + raw
+    return CompileOptions(**typed), raw
+
+
+def desc_fields(
+    b: Backend, options: CompileOptions, raw: Sequence[bytes] = ()
+) -> Tuple[Dict[str, Any], List[Any]]:
+    """The ``cuabi_compile_desc`` fields ``options`` and the raw option
+    strings ``raw`` fill, and what keeps their arrays alive."""
+    defines = [
+        as_bytes(name if value is None else f"{name}={value}", f"defines[{name!r}]")
+        for name, value in cast(Tuple[Tuple[str, Optional[str]], ...], options.defines)
+    ]
+    paths = [
+        as_bytes(p, f"include_paths[{i}]")
+        for i, p in enumerate(cast(Tuple[str, ...], options.include_paths))
+    ]
+    extra = [as_bytes(o, "option") for o in cast(Tuple[str, ...], options.extra)]
+    extra += raw
+    define_arr, k1 = b.string_array(defines)
+    path_arr, k2 = b.string_array(paths)
+    extra_arr, k3 = b.string_array(extra)
+    arch = cast(Optional[str], options.arch)
+    std = cast(Optional[int], options.std)
+    fields: Dict[str, Any] = dict(
+        arch=None if arch is None else as_bytes(arch, "arch"),
+        cxx_standard=CxxStandard.DEFAULT if std is None else std,
+        defines=define_arr,
+        num_defines=len(defines),
+        include_paths=path_arr,
+        num_include_paths=len(paths),
+        fast_math=int(options.fast_math),
+        line_info=int(options.line_info),
+        device_debug=int(options.debug),
+        lto=int(options.lto),
+        relocatable=int(options.relocatable),
+        options=extra_arr,
+        num_options=len(extra),
+    )
+    return fields, [defines, paths, extra, k1, k2, k3]

@@ -35,7 +35,7 @@ from ._base import (
 )
 from ._launch import Dim3, LaunchConfig
 from ._loader import Backend
-from ._options import OptionsArg, option_strings
+from ._options import CompileOptions, OptionsArg, desc_fields, merged_options
 from ._packing import ArgumentLayout, no_packer
 from ._stream import Event, Stream, stream_arg
 from .errors import CompileError, InvalidHandleError
@@ -169,8 +169,9 @@ class Program(ProgramBase):
         ``std=17``, ``defines={"N": 4}``, ``lto=True`` ...; an unknown one
         raises TypeError); ``options`` may be a CompileOptions too. Returns
         self. Raises CompileError (with ``.log``) when NVRTC rejects the
-        source or the options."""
-        return self._compile(option_strings(options, typed))
+        source or the options, InvalidArgumentError when the core refuses a
+        typed value (``desc->defines[0]``: a name that is no macro name)."""
+        return self._compile(*merged_options(options, typed))
 
     def compile_async(
         self,
@@ -182,15 +183,17 @@ class Program(ProgramBase):
         """:meth:`compile` in the background: a Future whose result is this
         program (or whose exception is the CompileError). Runs on a small
         shared executor unless ``executor`` is given; the GIL is released
-        while NVRTC works, so Python threads go on. The options are checked
-        now: a wrong keyword or value raises here, not from the future."""
-        opts = option_strings(options, typed)
-        return submit(self._compile, opts, on=executor)
+        while NVRTC works, so Python threads go on. A wrong keyword or a value
+        of the wrong type raises here; what the core refuses (a macro name, a
+        standard) comes from the future."""
+        opts, raw = merged_options(options, typed)
+        return submit(self._compile, opts, raw, on=executor)
 
-    def _compile(self, opts: List[bytes]) -> "Program":
-        arr, _keep = self._b.string_array(opts)
+    def _compile(self, opts: CompileOptions, raw: List[bytes]) -> "Program":
+        fields, _keep = desc_fields(self._b, opts, raw)
+        desc, _keep_desc = self._b.compile_desc(**fields)
         try:
-            self._b.call("cuabi_program_compile", self._handle, len(opts), arr)
+            self._b.call("cuabi_program_compile_with", self._handle, desc)
         except CompileError as exc:
             if not exc.log:
                 try:
