@@ -86,6 +86,17 @@ std::vector<HandleCall> MakeHandleCalls() {
   });
   add("cuabi_device_reset", Kind::kDevice,
       [](uintptr_t h, bool*) { return cuabi_device_reset(As<cuabi_device>(h)); });
+  add("cuabi_device_get_limit", Kind::kDevice, [](uintptr_t h, bool* t) {
+    size_t n = kSize;
+    cuabi_status s = cuabi_device_get_limit(As<cuabi_device>(h), CUABI_LIMIT_STACK_SIZE, &n);
+    *t = n != kSize;
+    return s;
+  });
+  add("cuabi_device_set_limit", Kind::kDevice, [](uintptr_t h, bool*) {
+    return cuabi_device_set_limit(As<cuabi_device>(h), CUABI_LIMIT_STACK_SIZE, 1024);
+  });
+  add("cuabi_device_reset_persisting_l2", Kind::kDevice,
+      [](uintptr_t h, bool*) { return cuabi_device_reset_persisting_l2(As<cuabi_device>(h)); });
   add("cuabi_module_compile", Kind::kDevice, [](uintptr_t h, bool* t) {
     cuabi_compile_desc desc = CUABI_COMPILE_DESC_INIT;
     desc.source = kSaxpySource;
