@@ -12,28 +12,17 @@
 #include <string>
 #include <vector>
 
+#include "kinds.h"
+
 namespace cuabi_test {
 
-// The owners of cuabi.hpp under the names the tests use: each releases its
-// handle when destroyed; out() takes a C call's out-parameter, reset()
-// releases early, detach() gives the handle up.
-using Device = cuabi::device;
-using Program = cuabi::program;
-using Module = cuabi::module;
-using Function = cuabi::function;
-using Buffer = cuabi::buffer;
-using HostBuffer = cuabi::host_buffer;
-using Stream = cuabi::stream;
-using Event = cuabi::event;
-using Graph = cuabi::graph;
-using GraphExec = cuabi::graph_exec;
-using LaunchPlan = cuabi::launch_plan;
-using MemoryPool = cuabi::memory_pool;
-using Array = cuabi::array;
-using Texture = cuabi::texture;
-using Surface = cuabi::surface;
-using Linker = cuabi::linker;
-using Library = cuabi::library;
+// The owners of cuabi.hpp under the names the tests use, one per kind of
+// handle (capi/core/kinds.h): each releases its handle when destroyed; out()
+// takes a C call's out-parameter, reset() releases early, detach() gives the
+// handle up.
+#define CUABI_TEST_OWNER(Name, name) using Name = cuabi::name;
+CUABI_HANDLE_KINDS(CUABI_TEST_OWNER)
+#undef CUABI_TEST_OWNER
 
 // Why this process cannot run GPU tests, or "" when device 0 is usable.
 inline std::string NoDeviceReason() {

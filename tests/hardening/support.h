@@ -31,29 +31,16 @@ extern char** environ;
 
 namespace hardening {
 
-// What the C API tests have too (tests/c, tests/common).
-using cuabi_test::Buffer;
+// What the C API tests have too (tests/c, tests/common): the owners of every
+// kind of handle, and helpers.
+#define HARDENING_OWNER(Name, name) using cuabi_test::Name;
+CUABI_HANDLE_KINDS(HARDENING_OWNER)
+#undef HARDENING_OWNER
 using cuabi_test::Contains;
-using cuabi_test::Device;
-using cuabi_test::Event;
-using cuabi_test::Function;
-using cuabi_test::Graph;
-using cuabi_test::GraphExec;
-using cuabi_test::HostBuffer;
 using cuabi_test::IsUtf8;
 using cuabi_test::LastError;
-using cuabi_test::LaunchPlan;
-using cuabi_test::Module;
 using cuabi_test::NoDeviceReason;
-using cuabi_test::Program;
 using cuabi_test::StatusName;
-using cuabi_test::Stream;
-using cuabi_test::MemoryPool;
-using cuabi_test::Array;
-using cuabi_test::Texture;
-using cuabi_test::Surface;
-using cuabi_test::Linker;
-using cuabi_test::Library;
 
 // ---------------------------------------------------------------------------
 // The kinds of handle, from the one list (capi/core/kinds.h)
