@@ -218,19 +218,6 @@ class Linker(LinkerBase):
         is released while the linker works."""
         return submit(self.link, on=executor)
 
-    @property
-    def log(self) -> str:
-        """The link's log (information and errors); "" before linking and
-        after a link the cache served."""
-        return self._b.get_string("cuabi_linker_get_log", self._handle)
-
-    @property
-    def image(self) -> bytes:
-        """The linked CUBIN, to load elsewhere (a :class:`Library`, another
-        device of the same architecture, a file). NotFoundError before a
-        successful link."""
-        return self._b.get_bytes("cuabi_linker_get_image", self._handle)
-
     def __repr__(self) -> str:
         if self._closed:
             return "<cuabi.Linker closed>"

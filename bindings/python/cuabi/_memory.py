@@ -1084,22 +1084,6 @@ class MemoryPool(MemoryPoolBase):
         most ``keep`` bytes it is not using (memory in use is never given back)."""
         self._b.call("cuabi_memory_pool_trim", self._handle, check_size(keep, "keep"))
 
-    @property
-    def usage(self) -> Tuple[int, int]:
-        """(reserved, used): the bytes the pool has reserved from the device,
-        and of those the bytes its live allocations use."""
-        reserved, used = self._b.get_many(
-            "cuabi_memory_pool_get_usage", self._handle, outs=("uint64_t", "uint64_t")
-        )
-        return int(reserved), int(used)
-
-    def export_fd(self) -> int:
-        """A new file descriptor for this pool (made with ``ipc=True``), owned
-        by the caller: pass it to another process (``subprocess.Popen(...,
-        pass_fds=[fd])``, or over a Unix socket) for :meth:`import_fd`, then
-        close it (``os.close``)."""
-        return int(self._b.get("cuabi_memory_pool_export_fd", self._handle, out="int32_t"))
-
     def alloc(
         self,
         nbytes: int,

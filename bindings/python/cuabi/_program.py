@@ -203,29 +203,6 @@ class Program(ProgramBase):
             raise
         return self
 
-    @property
-    def log(self) -> str:
-        """NVRTC's compile log ("" before compiling)."""
-        return self._b.get_string("cuabi_program_get_log", self._handle)
-
-    @property
-    def ptx(self) -> str:
-        """The PTX (NotFoundError when the target was an ``sm_XY`` architecture)."""
-        return self._b.get_string("cuabi_program_get_ptx", self._handle)
-
-    @property
-    def cubin(self) -> bytes:
-        """The CUBIN (NotFoundError when the target was a ``compute_XY`` one)."""
-        return self._b.get_bytes("cuabi_program_get_cubin", self._handle)
-
-    @property
-    def lto_ir(self) -> bytes:
-        """The LTO-IR of a program compiled with ``lto=True`` (``-dlto``),
-        for a link-time-optimising link (:meth:`Linker.add_program
-        <cuabi.Linker.add_program>` takes it by itself). NotFoundError for a
-        program compiled without it."""
-        return self._b.get_bytes("cuabi_program_get_lto_ir", self._handle)
-
     def lowered_name(self, expression: str) -> str:
         """The mangled name of a registered name expression."""
         return self._b.get_string(
@@ -267,20 +244,6 @@ class Module(ModuleBase):
         """True when Device.compile (or Linker.link) served this module from
         the on-disk cache."""
         return bool(self._b.get("cuabi_module_get_from_cache", self._handle, out="int32_t"))
-
-    @property
-    def compile_log(self) -> str:
-        """NVRTC's log of the compile that made this module, warnings
-        included, also after a successful compile. "" for a module the cache
-        served (the compile that made the image showed its log) and for one
-        loaded from an image, a file, a link or a library."""
-        return self._b.get_string("cuabi_module_get_compile_log", self._handle)
-
-    @property
-    def kernel_count(self) -> int:
-        """How many kernels the module has (driver 12.4 or newer;
-        NotSupportedError before)."""
-        return int(self._b.get("cuabi_module_get_kernel_count", self._handle, out="size_t"))
 
     def kernel_name(
         self, index: int, form: Union[NameForm, int, str] = NameForm.DEMANGLED

@@ -99,10 +99,6 @@ class Stream(StreamBase):
         """The CUDA stream protocol: (version, CUstream)."""
         return (0, self.ptr)
 
-    def synchronize(self) -> None:
-        """Waits until all work on the stream is done."""
-        self._b.call("cuabi_stream_synchronize", self._handle)
-
     def query(self) -> bool:
         """True when all work on the stream is done, False while some runs."""
         try:
@@ -253,18 +249,6 @@ class Event(EventBase):
         self._b.call("cuabi_event_record", self._handle, stream_arg(stream, self._b))
         return self
 
-    def synchronize(self) -> None:
-        """Waits until the event is reached."""
-        self._b.call("cuabi_event_synchronize", self._handle)
-
-    def query(self) -> bool:
-        """True when the event has been reached."""
-        status = self._b.lib.cuabi_event_query(self._handle)
-        if status == CUABI_ERROR_NOT_READY:
-            return False
-        self._b.check(status, "cuabi_event_query")
-        return True
-
     def elapsed_ms(self, end: "Event") -> float:
         """Milliseconds from this (recorded, completed) event to ``end``."""
         return float(
@@ -289,20 +273,6 @@ class Graph(GraphBase):
     def __init__(self, backend: Backend, handle: Any, device: "Device") -> None:
         super().__init__(backend, handle)
         self.device = device
-
-    @property
-    def node_count(self) -> int:
-        return int(
-            self._b.get("cuabi_graph_get_node_count", self._handle, out="size_t")
-        )
-
-    @property
-    def kernel_node_count(self) -> int:
-        """The number of kernel nodes, numbered from 0 in capture order (the
-        ``index`` of :meth:`GraphExec.set_kernel_node_args`)."""
-        return int(
-            self._b.get("cuabi_graph_get_kernel_node_count", self._handle, out="size_t")
-        )
 
     def instantiate(self) -> "GraphExec":
         """An executable graph, launchable many times."""
@@ -359,16 +329,6 @@ class GraphExec(GraphExecBase):
             block,
             len(block),
         )
-
-    def update(self, graph: GraphBase) -> None:
-        """Updates this instantiated graph in place from ``graph`` (the same
-        topology with other parameters, e.g. captured again with new
-        arguments), without instantiating again. A graph whose topology
-        differs raises InvalidArgumentError naming why, and this one is left
-        as it was."""
-        if not isinstance(graph, Graph):
-            raise TypeError(f"graph must be a cuabi.Graph, not {type(graph).__name__}")
-        self._b.call("cuabi_graph_exec_update", self._handle, graph._arg(self._b))
 
 
 register_owner("cuabi_stream", Stream)
