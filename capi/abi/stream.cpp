@@ -1,4 +1,5 @@
 // Shims for streams and events.
+#include "memops.hpp"
 #include "shim.hpp"
 #include "stream.hpp"
 
@@ -44,6 +45,51 @@ cuabi_status cuabi_stream_launch_host_func(cuabi_stream stream, cuabi_host_fn fn
 cuabi_status cuabi_stream_query(cuabi_stream stream) {
   return query(__func__, stream, "stream", "cuStreamQuery",
                [](Stream& s) { return driver().cuStreamQuery(s.stream); });
+}
+
+cuabi_status cuabi_stream_write_value(cuabi_stream stream, cuabi_buffer buffer, size_t offset,
+                                      uint64_t value, uint32_t width, cuabi_mem_op_flags flags) {
+  return guard(__func__, [&] {
+    Pin<Stream> s(stream, "stream");
+    Pin<Buffer> b(buffer, "buffer");
+    b->device->check_epoch(b->epoch);
+    stream_write_value(*s.get(), b->ptr, b->size, b->device.get(), offset, value, width, flags);
+  });
+}
+
+cuabi_status cuabi_stream_wait_value(cuabi_stream stream, cuabi_buffer buffer, size_t offset,
+                                     uint64_t value, uint32_t width,
+                                     cuabi_wait_condition condition, cuabi_mem_op_flags flags) {
+  return guard(__func__, [&] {
+    Pin<Stream> s(stream, "stream");
+    Pin<Buffer> b(buffer, "buffer");
+    b->device->check_epoch(b->epoch);
+    stream_wait_value(*s.get(), b->ptr, b->size, b->device.get(), offset, value, width,
+                      static_cast<int32_t>(condition), flags);
+  });
+}
+
+cuabi_status cuabi_stream_write_value_host(cuabi_stream stream, cuabi_host_buffer buffer,
+                                           size_t offset, uint64_t value, uint32_t width,
+                                           cuabi_mem_op_flags flags) {
+  return guard(__func__, [&] {
+    Pin<Stream> s(stream, "stream");
+    Pin<HostBuffer> b(buffer, "buffer");
+    stream_write_value(*s.get(), host_device_pointer(*b.get()), b->size, nullptr, offset, value,
+                       width, flags);
+  });
+}
+
+cuabi_status cuabi_stream_wait_value_host(cuabi_stream stream, cuabi_host_buffer buffer,
+                                          size_t offset, uint64_t value, uint32_t width,
+                                          cuabi_wait_condition condition,
+                                          cuabi_mem_op_flags flags) {
+  return guard(__func__, [&] {
+    Pin<Stream> s(stream, "stream");
+    Pin<HostBuffer> b(buffer, "buffer");
+    stream_wait_value(*s.get(), host_device_pointer(*b.get()), b->size, nullptr, offset, value,
+                      width, static_cast<int32_t>(condition), flags);
+  });
 }
 
 cuabi_status cuabi_stream_wait_event(cuabi_stream stream, cuabi_event event) {

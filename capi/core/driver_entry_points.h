@@ -31,6 +31,11 @@
   X(cuCtxGetLimit, 3010)                               \
   X(cuCtxSetLimit, 3010)                               \
   X(cuCtxResetPersistingL2Cache, 11000)                \
+  X(cuStreamWriteValue32, 11070)                       \
+  X(cuStreamWriteValue64, 11070)                       \
+  X(cuStreamWaitValue32, 11070)                        \
+  X(cuStreamWaitValue64, 11070)                        \
+  X(cuMemHostGetDevicePointer, 3020)                   \
   X(cuCtxGetStreamPriorityRange, 5050)                 \
   X(cuMemGetInfo, 3020)                                \
   X(cuModuleLoadData, 2000)                            \

@@ -1721,6 +1721,76 @@ CUABI_API cuabi_status CUABI_CALL cuabi_stream_launch_host_func(cuabi_stream str
                                                                  void* user_data);
 
 /* ------------------------------------------------------------------------- */
+/* Stream memory operations                                                   */
+/* ------------------------------------------------------------------------- */
+
+/* When a stream's wait on a value is over (cuabi_stream_wait_value). The
+ * comparisons are of 32- or 64-bit words, as the width says. */
+typedef enum cuabi_wait_condition {
+  /* (int32_t or int64_t)(*word - value) >= 0: the word has reached value,
+   * counting cyclically (a sequence number that wraps). */
+  CUABI_WAIT_GEQ = 0,
+  /* *word == value. */
+  CUABI_WAIT_EQ = 1,
+  /* (*word & value) != 0: any bit of value is set. */
+  CUABI_WAIT_AND = 2,
+  /* ~(*word | value) != 0: some bit is clear in both (where the device can:
+   * CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR). */
+  CUABI_WAIT_NOR = 3,
+  CUABI_WAIT_CONDITION_FORCE32 = 0x7FFFFFFF
+} cuabi_wait_condition;
+
+/* Flags of the stream memory operations. */
+typedef enum cuabi_mem_op_flag_bits {
+  /* A wait: once it is over, remote writes (GPUDirect RDMA) that were in
+   * flight are flushed before the work after it (where the device can:
+   * CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES). */
+  CUABI_MEM_OP_FLUSH = 1 << 0,
+  /* A write: no memory barrier before it, so it may pass earlier writes of
+   * the stream's work (for a flag that orders nothing). */
+  CUABI_MEM_OP_NO_MEMORY_BARRIER = 1 << 1,
+  CUABI_MEM_OP_FLAG_BITS_FORCE32 = 0x7FFFFFFF
+} cuabi_mem_op_flag_bits;
+typedef uint32_t cuabi_mem_op_flags;
+
+/* In the stream's order, writes `value` as a `width`-byte word (4 or 8) at
+ * `offset` of `buffer`, a device buffer of the stream's device. Refused with
+ * CUABI_ERROR_INVALID_ARGUMENT naming what is wrong: a width other than 4
+ * or 8, an offset that is not a multiple of the width, a value that does not
+ * fit in 4 bytes, CUABI_MEM_OP_FLUSH on a write, unknown flags, a buffer of
+ * another device; CUABI_ERROR_OUT_OF_RANGE past the buffer's end. */
+CUABI_API cuabi_status CUABI_CALL cuabi_stream_write_value(cuabi_stream stream,
+                                                           cuabi_buffer buffer, size_t offset,
+                                                           uint64_t value, uint32_t width,
+                                                           cuabi_mem_op_flags flags);
+/* Holds the stream's later work until the `width`-byte word at `offset` of
+ * `buffer` meets `condition` against `value`: a write from another stream,
+ * another device or the host ends the wait. The same refusals as
+ * cuabi_stream_write_value; CUABI_MEM_OP_NO_MEMORY_BARRIER on a wait, and a
+ * condition or flush the device cannot do (named), are refused too. */
+CUABI_API cuabi_status CUABI_CALL cuabi_stream_wait_value(cuabi_stream stream,
+                                                          cuabi_buffer buffer, size_t offset,
+                                                          uint64_t value, uint32_t width,
+                                                          cuabi_wait_condition condition,
+                                                          cuabi_mem_op_flags flags);
+/* cuabi_stream_write_value into pinned host memory: `buffer` from
+ * cuabi_host_buffer_alloc or cuabi_host_buffer_register, which the host can
+ * watch. */
+CUABI_API cuabi_status CUABI_CALL cuabi_stream_write_value_host(cuabi_stream stream,
+                                                                cuabi_host_buffer buffer,
+                                                                size_t offset, uint64_t value,
+                                                                uint32_t width,
+                                                                cuabi_mem_op_flags flags);
+/* cuabi_stream_wait_value on pinned host memory: the host ends the wait by
+ * writing the word. */
+CUABI_API cuabi_status CUABI_CALL cuabi_stream_wait_value_host(cuabi_stream stream,
+                                                               cuabi_host_buffer buffer,
+                                                               size_t offset, uint64_t value,
+                                                               uint32_t width,
+                                                               cuabi_wait_condition condition,
+                                                               cuabi_mem_op_flags flags);
+
+/* ------------------------------------------------------------------------- */
 /* Events                                                                     */
 /* ------------------------------------------------------------------------- */
 

@@ -189,6 +189,12 @@ Bodies CpuBodies(CpuFixture& f) {
   });
   def("device_reset.null_device",
       [](CaseContext&) -> cuabi_status { return cuabi_device_reset(nullptr); });
+  def("stream_write_value.null_stream", [](CaseContext&) -> cuabi_status {
+    return cuabi_stream_write_value(nullptr, nullptr, 0, 1, 4, 0);
+  });
+  def("stream_wait_value_host.null_stream", [](CaseContext&) -> cuabi_status {
+    return cuabi_stream_wait_value_host(nullptr, nullptr, 0, 1, 4, CUABI_WAIT_GEQ, 0);
+  });
   def("device_get_limit.null_device", [](CaseContext&) -> cuabi_status {
     size_t v = 0;
     return cuabi_device_get_limit(nullptr, CUABI_LIMIT_STACK_SIZE, &v);

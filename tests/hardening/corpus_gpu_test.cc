@@ -243,6 +243,32 @@ Bodies GpuBodies(GpuFixture& f) {
   });
   def("buffer_memset.memset_past_the_end",
       [a](CaseContext&) -> cuabi_status { return cuabi_buffer_memset(a, 4095, 0, 2); });
+  // --- Stream memory operations ---------------------------------------------
+  def("stream_write_value.a_width_of_3_bytes", [a, &f](CaseContext&) -> cuabi_status {
+    return cuabi_stream_write_value(f.stream, a, 0, 1, 3, 0);
+  });
+  def("stream_write_value.a_word_not_aligned_to_its_width", [a, &f](CaseContext&) -> cuabi_status {
+    return cuabi_stream_write_value(f.stream, a, 6, 1, 4, 0);
+  });
+  def("stream_write_value.a_word_past_the_end", [a, &f](CaseContext&) -> cuabi_status {
+    return cuabi_stream_write_value(f.stream, a, 4096, 1, 8, 0);
+  });
+  def("stream_write_value.a_value_too_wide_for_4_bytes", [a, &f](CaseContext&) -> cuabi_status {
+    return cuabi_stream_write_value(f.stream, a, 0, 1ull << 32, 4, 0);
+  });
+  def("stream_write_value.the_flush_flag_on_a_write", [a, &f](CaseContext&) -> cuabi_status {
+    return cuabi_stream_write_value(f.stream, a, 0, 1, 4, CUABI_MEM_OP_FLUSH);
+  });
+  def("stream_wait_value.the_no_barrier_flag_on_a_wait", [a, &f](CaseContext&) -> cuabi_status {
+    return cuabi_stream_wait_value(f.stream, a, 0, 1, 4, CUABI_WAIT_GEQ,
+                                   CUABI_MEM_OP_NO_MEMORY_BARRIER);
+  });
+  def("stream_wait_value.an_unknown_condition", [a, &f](CaseContext&) -> cuabi_status {
+    return cuabi_stream_wait_value(f.stream, a, 0, 1, 4, static_cast<cuabi_wait_condition>(9), 0);
+  });
+  def("stream_wait_value.null_buffer", [&f](CaseContext&) -> cuabi_status {
+    return cuabi_stream_wait_value(f.stream, nullptr, 0, 1, 4, CUABI_WAIT_GEQ, 0);
+  });
   def("buffer_memset_async.async_memset_with_size_max_bytes",
       [a, &f](CaseContext&) -> cuabi_status {
         return cuabi_buffer_memset_async(a, 0, 0, static_cast<size_t>(-1), f.stream);
