@@ -166,7 +166,7 @@ namespace Cuabi
         /// Typed and raw NVRTC options, name, headers, name expressions, output kind and cache use;
         /// null for the defaults. Without an architecture the device's own is used.
         /// </param>
-        /// <exception cref="ArgumentException">A string C cannot take, or an invalid typed option (<see cref="CompileOptions.ToNvrtcOptions()"/>).</exception>
+        /// <exception cref="ArgumentException">A string C cannot take.</exception>
         /// <exception cref="CudaException"><see cref="CudaStatus.Compile"/> with <see cref="CudaException.CompileLog"/> when NVRTC rejects the code.</exception>
         public CudaModule Compile(string source, CompileOptions options = null)
         {
@@ -218,12 +218,10 @@ namespace Cuabi
             if (source == null)
                 throw new ArgumentNullException("source");
             var o = options ?? new CompileOptions();
-            string[] nvrtc = o.ToNvrtcOptions("options.");
             var desc = CompileDescNative.Create();
             desc.source = strings.String(source, "source");
             desc.name = strings.String(o.Name, "options.Name");
-            desc.options = strings.Array(nvrtc, "options.Options");
-            desc.num_options = (UIntPtr)(uint)nvrtc.Length;
+            o.Fill(ref desc, strings, "options.");
             var names = new List<string>();
             var contents = new List<string>();
             foreach (var header in o.Headers)

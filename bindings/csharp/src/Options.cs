@@ -4,35 +4,24 @@ using Cuabi.Interop;
 
 namespace Cuabi
 {
-    /// <summary>The C++ dialects NVRTC compiles (<c>--std</c>).</summary>
-    public enum CppStandard
-    {
-        /// <summary>C++03 ("--std=c++03").</summary>
-        Cpp03 = 3,
-        /// <summary>C++11 ("--std=c++11").</summary>
-        Cpp11 = 11,
-        /// <summary>C++14 ("--std=c++14").</summary>
-        Cpp14 = 14,
-        /// <summary>C++17 ("--std=c++17"; NVRTC's default).</summary>
-        Cpp17 = 17,
-        /// <summary>C++20 ("--std=c++20").</summary>
-        Cpp20 = 20,
-    }
-
     /// <summary>
     /// How CUDA C++ is compiled, as typed values (architecture, C++ standard,
     /// macros, include paths, fast math, line information, debugging,
     /// relocatable code, LTO-IR) and raw NVRTC option strings, for
     /// <see cref="Device.Compile"/>, <see cref="Device.CompileAsync"/> and
-    /// <see cref="Program.Compile(CompileOptions)"/>.
-    /// <see cref="ToNvrtcOptions()"/> gives the option strings NVRTC receives.
+    /// <see cref="Program.Compile(CompileOptions)"/>. Each typed value goes to
+    /// its field of the C compile description; the library spells the NVRTC
+    /// option and decides which values are valid, the same in every language,
+    /// and refuses a bad one with a <see cref="CudaException"/> of
+    /// <see cref="CudaStatus.InvalidArgument"/> naming the field and index
+    /// ("desc->defines[1]").
     /// </summary>
     /// <example>
     /// <code>
     /// var options = new CompileOptions
     /// {
     ///     Architecture = "sm_90",
-    ///     Std = CppStandard.Cpp17,
+    ///     Std = CxxStandard.Cxx17,
     ///     Defines = { { "BLOCK", "256" }, { "USE_FAST_PATH", null } },
     ///     IncludePaths = { "/usr/local/cuda/include" },
     ///     FastMath = true,
@@ -41,9 +30,6 @@ namespace Cuabi
     /// </example>
     public sealed class CompileOptions
     {
-        private string architecture;
-        private CppStandard? std;
-
         /// <summary>Empty options: the library's default output (CUBIN for the device), cache on.</summary>
         public CompileOptions()
         {
@@ -79,164 +65,76 @@ namespace Cuabi
         public bool UseCache { get; set; }
 
         /// <summary>
-        /// The target ("--gpu-architecture="): "sm_XY" for CUBIN (and PTX),
-        /// "compute_XY" for PTX, with an optional "a" or "f" suffix
-        /// ("sm_90a"); null (the default): the device's own for
-        /// <see cref="Device.Compile"/>, NVRTC's default for a
-        /// <see cref="Program"/>.
+        /// The target: "sm_XY" for CUBIN (and PTX), "compute_XY" for PTX, with
+        /// an optional "a" or "f" suffix ("sm_90a"); null (the default): the
+        /// device's own for <see cref="Device.Compile"/>, NVRTC's default for a
+        /// <see cref="Program"/>. The library refuses another form.
         /// </summary>
-        /// <exception cref="ArgumentException">The value has none of those forms.</exception>
-        public string Architecture
-        {
-            get { return architecture; }
-            set
-            {
-                if (value != null && !IsArchitecture(value))
-                    throw new ArgumentException(string.Format(
-                        "'{0}' is not a GPU architecture: expected sm_XY (CUBIN) or compute_XY (PTX), " +
-                        "optionally with an a or f suffix, e.g. sm_90, compute_90, sm_90a", value), "Architecture");
-                architecture = value;
-            }
-        }
+        public string Architecture { get; set; }
 
-        /// <summary>The C++ standard ("--std="); null (the default): NVRTC's.</summary>
-        /// <exception cref="ArgumentOutOfRangeException">The value is not a <see cref="CppStandard"/>.</exception>
-        public CppStandard? Std
-        {
-            get { return std; }
-            set
-            {
-                if (value.HasValue && !Enum.IsDefined(typeof(CppStandard), value.Value))
-                    throw new ArgumentOutOfRangeException("Std", (int)value.Value,
-                        "is not a C++ standard NVRTC takes: Cpp03, Cpp11, Cpp14, Cpp17 or Cpp20");
-                std = value;
-            }
-        }
+        /// <summary>The C++ standard; null (the default): NVRTC's. The library refuses a value it does not know.</summary>
+        public CxxStandard? Std { get; set; }
 
         /// <summary>
-        /// Macros ("--define-macro="): name to value, or to null for a macro
-        /// defined without a value (<c>-DNAME</c>). A name is a C identifier.
+        /// Macros: name to value, or to null for a macro defined without a
+        /// value. A name is an identifier, or a function-like macro's name
+        /// and parameters ("SQUARE(x)", "LOG(...)"), as the library decides.
         /// Passed in the ordinal order of their names.
         /// </summary>
         public IDictionary<string, string> Defines { get; private set; }
 
-        /// <summary>Folders searched for #include files ("--include-path="), in order.</summary>
+        /// <summary>Folders searched for #include files, in order.</summary>
         public IList<string> IncludePaths { get; private set; }
 
-        /// <summary>Fast, less precise math ("--use_fast_math").</summary>
+        /// <summary>Fast, less precise math.</summary>
         public bool FastMath { get; set; }
 
-        /// <summary>Source line information for profilers ("--generate-line-info", -lineinfo).</summary>
+        /// <summary>Source line information for profilers.</summary>
         public bool LineInfo { get; set; }
 
-        /// <summary>Device code for the debugger, unoptimised ("--device-debug", -G).</summary>
+        /// <summary>Device code for the debugger, unoptimised.</summary>
         public bool Debug { get; set; }
 
         /// <summary>
-        /// Relocatable device code ("--relocatable-device-code=true", -rdc):
-        /// device functions a <see cref="Linker"/> resolves across programs.
+        /// Relocatable device code: device functions a <see cref="Linker"/>
+        /// resolves across programs.
         /// </summary>
         public bool Rdc { get; set; }
 
         /// <summary>
-        /// LTO-IR for a link-time-optimising link ("--dlink-time-opt", -dlto;
+        /// LTO-IR for a link-time-optimising link (
         /// <see cref="Program.LtoIr"/>, <see cref="Linker"/> with
         /// <see cref="LinkOptions.Lto"/>). Such a program has no CUBIN or PTX.
         /// </summary>
         public bool Dlto { get; set; }
 
-        /// <summary>
-        /// The NVRTC options these values give: the typed ones first
-        /// (architecture, standard, macros, include paths, fast math, line
-        /// information, debugging, relocatable code, LTO-IR), then
-        /// <see cref="Options"/>. A new array each call.
-        /// </summary>
-        /// <exception cref="ArgumentException">
-        /// A macro name that is not a C identifier, an empty include path, or a string C cannot take
-        /// (a NUL character, an unpaired surrogate).
-        /// </exception>
-        /// <exception cref="ArgumentNullException">A null macro name, include path or option.</exception>
-        public string[] ToNvrtcOptions()
+        // Fills the option fields of `desc` (architecture to relocatable code,
+        // and the raw options), naming a value C cannot take with `prefix` +
+        // its property (e.g. "options.Defines[N]"). The library checks the
+        // values themselves.
+        internal void Fill(ref CompileDescNative desc, NativeStrings strings, string prefix)
         {
-            return ToNvrtcOptions("");
-        }
-
-        /// <summary>The options, naming a faulty value <paramref name="prefix"/> + property (e.g. "options.Defines").</summary>
-        internal string[] ToNvrtcOptions(string prefix)
-        {
-            var list = new List<string>();
-            if (architecture != null)
-                list.Add("--gpu-architecture=" + architecture);
-            if (std.HasValue)
-                list.Add("--std=c++" + ((int)std.Value).ToString("00"));
+            desc.arch = strings.String(Architecture, prefix + "Architecture");
+            desc.cxx_standard = Std ?? CxxStandard.Default;
             var defines = new List<KeyValuePair<string, string>>(Defines);
             defines.Sort((a, b) => string.CompareOrdinal(a.Key, b.Key));
+            var texts = new List<string>(defines.Count);
             foreach (var define in defines)
             {
-                if (!IsMacroName(define.Key))
-                    throw new ArgumentException(string.Format(
-                        "'{0}' is not a macro name (letters, digits and underscores, not starting with a digit)", define.Key),
-                        prefix + "Defines");
                 Utf8.Encode(define.Value, prefix + "Defines[" + define.Key + "]");
-                list.Add(define.Value == null ? "--define-macro=" + define.Key : "--define-macro=" + define.Key + "=" + define.Value);
+                texts.Add(define.Value == null ? define.Key : define.Key + "=" + define.Value);
             }
-            for (int i = 0; i < IncludePaths.Count; i++)
-            {
-                string path = IncludePaths[i];
-                if (path == null)
-                    throw new ArgumentNullException(prefix + "IncludePaths[" + i + "]");
-                if (path.Length == 0)
-                    throw new ArgumentException("is empty: an include path names a folder", prefix + "IncludePaths[" + i + "]");
-                Utf8.Encode(path, prefix + "IncludePaths[" + i + "]");
-                list.Add("--include-path=" + path);
-            }
-            if (FastMath)
-                list.Add("--use_fast_math");
-            if (LineInfo)
-                list.Add("--generate-line-info");
-            if (Debug)
-                list.Add("--device-debug");
-            if (Rdc)
-                list.Add("--relocatable-device-code=true");
-            if (Dlto)
-                list.Add("--dlink-time-opt");
-            for (int i = 0; i < Options.Count; i++)
-            {
-                if (Options[i] == null)
-                    throw new ArgumentNullException(prefix + "Options[" + i + "]");
-                Utf8.Encode(Options[i], prefix + "Options[" + i + "]");
-                list.Add(Options[i]);
-            }
-            return list.ToArray();
-        }
-
-        // sm_XY or compute_XY (two or three digits), optionally with an a or f suffix.
-        private static bool IsArchitecture(string value)
-        {
-            int start = value.StartsWith("sm_", StringComparison.Ordinal) ? 3
-                      : value.StartsWith("compute_", StringComparison.Ordinal) ? 8 : -1;
-            if (start < 0)
-                return false;
-            int end = value.Length;
-            if (end > start && (value[end - 1] == 'a' || value[end - 1] == 'f'))
-                end--;
-            if (end - start < 2 || end - start > 3)
-                return false;
-            for (int i = start; i < end; i++)
-                if (value[i] < '0' || value[i] > '9')
-                    return false;
-            return true;
-        }
-
-        // A C identifier: ASCII letters, digits and underscores, not starting with a digit.
-        private static bool IsMacroName(string name)
-        {
-            if (string.IsNullOrEmpty(name) || (name[0] >= '0' && name[0] <= '9'))
-                return false;
-            foreach (char ch in name)
-                if (!(ch == '_' || (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9')))
-                    return false;
-            return true;
+            desc.defines = strings.Array(texts, prefix + "Defines");
+            desc.num_defines = (UIntPtr)(uint)texts.Count;
+            desc.include_paths = strings.Array(IncludePaths, prefix + "IncludePaths");
+            desc.num_include_paths = (UIntPtr)(uint)IncludePaths.Count;
+            desc.fast_math = FastMath ? 1 : 0;
+            desc.line_info = LineInfo ? 1 : 0;
+            desc.device_debug = Debug ? 1 : 0;
+            desc.lto = Dlto ? 1 : 0;
+            desc.relocatable = Rdc ? 1 : 0;
+            desc.options = strings.Array(Options, prefix + "Options");
+            desc.num_options = (UIntPtr)(uint)Options.Count;
         }
     }
 }

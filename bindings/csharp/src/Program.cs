@@ -60,9 +60,9 @@ namespace Cuabi
         }
 
         /// <summary>
-        /// Compiles with typed options (<see cref="CompileOptions.ToNvrtcOptions()"/>)
-        /// and registers their <see cref="CompileOptions.NameExpressions"/>
-        /// first. A program's file name and headers are given when it is
+        /// Compiles with typed options (cuabi_program_compile_with: the library
+        /// turns them into NVRTC options and checks them) and registers their
+        /// <see cref="CompileOptions.NameExpressions"/> first. A program's file name and headers are given when it is
         /// created, and it has no cache (<see cref="CompileOptions.UseCache"/>
         /// does not apply); its output follows
         /// <see cref="CompileOptions.Architecture"/>.
@@ -71,12 +71,21 @@ namespace Cuabi
         /// <exception cref="ArgumentException">
         /// <see cref="CompileOptions.Name"/>, <see cref="CompileOptions.Headers"/> or
         /// <see cref="CompileOptions.Output"/> is set (they apply to <see cref="Device.Compile"/>),
-        /// or a typed value is invalid.
+        /// or a string C cannot take.
         /// </exception>
-        /// <exception cref="CudaException"><see cref="CudaStatus.Compile"/> with the log when NVRTC rejects the code or options.</exception>
+        /// <exception cref="CudaException">
+        /// <see cref="CudaStatus.InvalidArgument"/> naming the field when the library refuses a typed
+        /// value (a macro name, a standard, an architecture's form);
+        /// <see cref="CudaStatus.Compile"/> with the log when NVRTC rejects the code or options.
+        /// </exception>
         public void Compile(CompileOptions options)
         {
-            Compile(Prepare(options));
+            var h = Handle;
+            using (var strings = new NativeStrings())
+            {
+                var desc = Prepare(options, strings);
+                Errors.Check(NativeMethods.cuabi_program_compile_with(h, ref desc));
+            }
         }
 
         /// <summary>
@@ -111,13 +120,30 @@ namespace Cuabi
 
         /// <summary>
         /// <see cref="Compile(CompileOptions)"/> on the thread pool, as
-        /// <see cref="CompileAsync(string[])"/>: the options are checked and
-        /// their name expressions registered before this returns.
+        /// <see cref="CompileAsync(string[])"/>: what C# checks (null, strings C
+        /// cannot take) throws at once and the name expressions are registered
+        /// before this returns; the task carries what the library refuses.
         /// </summary>
         /// <param name="options">The options.</param>
         public Task<Program> CompileAsync(CompileOptions options)
         {
-            return CompileAsync(Prepare(options));
+            var h = Handle;
+            var strings = new NativeStrings();
+            CompileDescNative desc;
+            try
+            {
+                desc = Prepare(options, strings);
+            }
+            catch
+            {
+                strings.Dispose();
+                throw;
+            }
+            return Background.Run(h, raw =>
+            {
+                Errors.Check(NativeMethods.cuabi_program_compile_with(new SafeProgramHandle(raw, false), ref desc));
+                return this;
+            }, strings);
         }
 
         private static CudaStatus CompileCore(SafeProgramHandle h, string[] options, IntPtr array)
@@ -126,9 +152,10 @@ namespace Cuabi
             return NativeMethods.cuabi_program_compile(h, (UIntPtr)(uint)count, array);
         }
 
-        // The NVRTC strings of typed options, after registering their name
-        // expressions; refuses what only Device.Compile takes.
-        private string[] Prepare(CompileOptions options)
+        // The compile description of typed options, its strings in `strings`,
+        // after registering their name expressions; refuses what only
+        // Device.Compile takes.
+        private CompileDescNative Prepare(CompileOptions options, NativeStrings strings)
         {
             if (options == null)
                 throw new ArgumentNullException("options");
@@ -141,7 +168,8 @@ namespace Cuabi
             if (options.Output.HasValue)
                 throw new ArgumentException("applies to Device.Compile; a Program's output follows Architecture " +
                     "(sm_XY: CUBIN, compute_XY: PTX, Dlto: LTO-IR)", "options.Output");
-            string[] strings = options.ToNvrtcOptions("options.");
+            var desc = CompileDescNative.Create();
+            options.Fill(ref desc, strings, "options.");
             var h = Handle;
             var expressions = new byte[options.NameExpressions.Count][];
             for (int i = 0; i < expressions.Length; i++)
@@ -153,7 +181,7 @@ namespace Cuabi
             }
             foreach (byte[] e in expressions)
                 Errors.Check(NativeMethods.cuabi_program_add_name_expression(h, e));
-            return strings;
+            return desc;
         }
 
         /// <summary>The compile log ("" before compiling).</summary>

@@ -48,53 +48,81 @@ namespace Cuabi.Tests
             c.RunAndReport("C#, compile");
         }
 
+        // A Program of the tiny kernel compiled with `options`.
+        private static void CompileWith(CompileOptions options)
+        {
+            Use(p => p.Compile(options));
+        }
+
         private static void TypedOptionCases(Corpus c)
         {
-            foreach (string arch in new[] { "sm90", "90", "sm_9", "SM_90", "sm_90b", "compute_", "lto_90", "sm_90 ", "" })
+            // What a value may be is the library's rule (cuabi_compile_desc), the
+            // same in every language: these are the core's words.
+            const string With = "cuabi_program_compile_with";
+            foreach (string arch in new[] { "sm90", "90", "sm_9", "SM_90", "sm_90b", "compute_", "lto_90", "sm_90 " })
             {
                 string value = arch;
-                c.Throws<ArgumentException>("the architecture '" + value + "'", "Architecture",
-                    "'" + value + "' is not a GPU architecture: expected sm_XY (CUBIN) or compute_XY (PTX)",
-                    ctx => new CompileOptions { Architecture = value });
+                c.Cuda("the architecture '" + value + "'", With, CudaStatus.InvalidArgument,
+                    "desc->arch \"" + value + "\" is no GPU architecture: expected sm_XY (CUBIN) or compute_XY (PTX)",
+                    ctx => CompileWith(new CompileOptions { Architecture = value }));
             }
-            c.Fine("a refused architecture leaves the one set before", ctx =>
+            c.Cuda("an empty architecture", With, CudaStatus.InvalidArgument, "desc->arch is empty",
+                ctx => CompileWith(new CompileOptions { Architecture = "" }));
+            c.Cuda("an architecture given typed and raw", With, CudaStatus.InvalidArgument,
+                "desc->arch (\"sm_90\") and desc->options[0] (\"-arch=sm_80\") both name an architecture",
+                ctx => CompileWith(new CompileOptions { Architecture = "sm_90", Options = { "-arch=sm_80" } }));
+            foreach (int value in new[] { 15, 18, 23 })
             {
-                var o = new CompileOptions { Architecture = "sm_90" };
-                try
-                {
-                    o.Architecture = "sm90";
-                }
-                catch (ArgumentException)
-                {
-                }
-                ctx.Expect(o.Architecture == "sm_90", "the architecture is now " + o.Architecture);
+                int std = value;
+                c.Cuda("a C++ standard that does not exist (" + std + ")", With, CudaStatus.InvalidArgument,
+                    "desc->cxx_standard is " + std + ", no C++ standard this library knows",
+                    ctx => CompileWith(new CompileOptions { Std = (CxxStandard)std }));
+            }
+            c.Cuda("a macro name starting with a digit", With, CudaStatus.InvalidArgument,
+                "desc->defines[0] \"2X=1\" is no macro definition: a macro name cannot start with a digit",
+                ctx => CompileWith(new CompileOptions { Defines = { { "2X", "1" } } }));
+            c.Cuda("a macro name with a space", With, CudaStatus.InvalidArgument,
+                "desc->defines[0] \"A B\" is no macro definition: a macro name holds no whitespace",
+                ctx => CompileWith(new CompileOptions { Defines = { { "A B", null } } }));
+            c.Cuda("an empty macro name", With, CudaStatus.InvalidArgument,
+                "desc->defines[0] \"=1\" is no macro definition: the macro name before '=' is empty",
+                ctx => CompileWith(new CompileOptions { Defines = { { "", "1" } } }));
+            c.Cuda("a function-like macro with a space in its parameters", With, CudaStatus.InvalidArgument,
+                "desc->defines[0] \"F(a, b)=a\" is no macro definition: a parameter is an identifier or \"...\", and a space starts none",
+                ctx => CompileWith(new CompileOptions { Defines = { { "F(a, b)", "a" } } }));
+            c.Cuda("a second define naming what is wrong by its index", With, CudaStatus.InvalidArgument,
+                "desc->defines[1] \"F(a,a)=a\" is no macro definition: the parameter a appears twice",
+                ctx => CompileWith(new CompileOptions { Defines = { { "A", null }, { "F(a,a)", "a" } } }));
+            c.Fine("function-like and variadic macros", ctx =>
+            {
+                const string source = "static_assert(SQUARE(3) == 9, \"\");\nstatic_assert(FIRST(4, 5, 6) == 4, \"\");\n" + Kernel;
+                using (var p = new Program(source))
+                    p.Compile(new CompileOptions
+                    {
+                        Architecture = "compute_90",
+                        Defines = { { "SQUARE(x)", "((x)*(x))" }, { "FIRST(a,...)", "(a)" } },
+                    });
             });
-            c.Throws<ArgumentOutOfRangeException>("a C++ standard that does not exist", "Std",
-                "is not a C++ standard NVRTC takes: Cpp03, Cpp11, Cpp14, Cpp17 or Cpp20",
-                ctx => new CompileOptions { Std = (CppStandard)15 });
-            c.Throws<ArgumentException>("a macro name starting with a digit", "Defines", "'2X' is not a macro name",
-                ctx => new CompileOptions { Defines = { { "2X", "1" } } }.ToNvrtcOptions());
-            c.Throws<ArgumentException>("a macro name with a space", "Defines", "'A B' is not a macro name",
-                ctx => new CompileOptions { Defines = { { "A B", null } } }.ToNvrtcOptions());
-            c.Throws<ArgumentException>("a macro name with an equals sign", "Defines", "'A=1' is not a macro name",
-                ctx => new CompileOptions { Defines = { { "A=1", null } } }.ToNvrtcOptions());
-            c.Throws<ArgumentException>("an empty macro name", "Defines", "'' is not a macro name",
-                ctx => new CompileOptions { Defines = { { "", "1" } } }.ToNvrtcOptions());
+            c.Fine("a define key holding '=' is a whole definition, as the library reads it", ctx =>
+            {
+                using (var p = new Program("static_assert(A == 1, \"\");\n" + Kernel))
+                    p.Compile(new CompileOptions { Architecture = "compute_90", Defines = { { "A=1", null } } });
+            });
             c.Throws<ArgumentNullException>("a null macro name", "key", "key",
                 ctx => new CompileOptions { Defines = { { null, "1" } } });
-            c.Throws<ArgumentNullException>("a null include path", "IncludePaths[1]", "IncludePaths[1]",
-                ctx => new CompileOptions { IncludePaths = { "/usr/include", null } }.ToNvrtcOptions());
-            c.Throws<ArgumentException>("an empty include path", "IncludePaths[0]", "is empty: an include path names a folder",
-                ctx => new CompileOptions { IncludePaths = { "" } }.ToNvrtcOptions());
-            c.Throws<ArgumentNullException>("a null raw option", "Options[0]", "Options[0]",
-                ctx => new CompileOptions { Options = { null } }.ToNvrtcOptions());
+            c.Throws<ArgumentNullException>("a null include path", "options.IncludePaths[1]", "options.IncludePaths[1]",
+                ctx => CompileWith(new CompileOptions { IncludePaths = { "/usr/include", null } }));
+            c.Cuda("an empty include path", With, CudaStatus.InvalidArgument, "desc->include_paths[0] is empty",
+                ctx => CompileWith(new CompileOptions { IncludePaths = { "" } }));
+            c.Throws<ArgumentNullException>("a null raw option", "options.Options[0]", "options.Options[0]",
+                ctx => CompileWith(new CompileOptions { Options = { null } }));
             c.Throws<ArgumentException>("a define value with a NUL character", "options.Defines[V]", "NUL character", ctx =>
             {
                 using (var p = new Program(Kernel))
                     p.Compile(new CompileOptions { Defines = { { "V", "1\0" } } });
             });
-            c.Throws<ArgumentException>("an include path with an unpaired surrogate", "IncludePaths[0]", "unpaired surrogate",
-                ctx => new CompileOptions { IncludePaths = { "/tmp/\ud800" } }.ToNvrtcOptions());
+            c.Throws<ArgumentException>("an include path with an unpaired surrogate", "options.IncludePaths[0]", "unpaired surrogate",
+                ctx => CompileWith(new CompileOptions { IncludePaths = { "/tmp/\ud800" } }));
             c.Throws<ArgumentException>("a raw option with a NUL character", "options.Options[1]", "NUL character",
                 ctx => Use(p => p.CompileAsync(new CompileOptions { Options = { "-w", "-DX=\0" } })));
         }
@@ -114,8 +142,11 @@ namespace Cuabi.Tests
                 ctx => Use(p => p.Compile(new CompileOptions { Output = CompileOutput.Ptx })));
             c.Throws<ArgumentNullException>("Program.Compile given a null name expression", "options.NameExpressions[1]",
                 "options.NameExpressions[1]", ctx => Use(p => p.Compile(new CompileOptions { NameExpressions = { "k", null } })));
-            c.Throws<ArgumentException>("Program.Compile given an invalid macro", "options.Defines", "'-X' is not a macro name",
+            c.Cuda("Program.Compile given an invalid macro", "cuabi_program_compile_with", CudaStatus.InvalidArgument,
+                "desc->defines[0] \"-X\" is no macro definition: a macro name starts with a letter or '_', not '-'",
                 ctx => Use(p => p.Compile(new CompileOptions { Defines = { { "-X", null } } })));
+            c.Cuda("Program.CompileAsync given an invalid macro, awaited", "cuabi_program_compile_with", CudaStatus.InvalidArgument,
+                "desc->defines[0] \"1X\"", ctx => Use(p => p.CompileAsync(new CompileOptions { Defines = { { "1X", null } } }).GetAwaiter().GetResult()));
             c.Throws<ArgumentException>("Program.CompileAsync given headers throws before any task", "options.Headers",
                 "a Program's headers are given when it is created",
                 ctx => Use(p => p.CompileAsync(new CompileOptions { Headers = { { "a.h", "" } } })));
@@ -123,9 +154,9 @@ namespace Cuabi.Tests
                 ctx => Use(p => p.CompileAsync("--gpu-architecture=compute_90", null)));
             c.Throws<ArgumentException>("Program.CompileAsync given a NUL in an option", "options[0]", "NUL character",
                 ctx => Use(p => p.CompileAsync("-DX=\0")));
-            c.Cuda("an architecture of the right form that NVRTC does not know", "cuabi_program_compile", CudaStatus.Compile,
+            c.Cuda("an architecture of the right form that NVRTC does not know", "cuabi_program_compile_with", CudaStatus.Compile,
                 "invalid value for --gpu-architecture", ctx => Use(p => p.Compile(new CompileOptions { Architecture = "sm_10" })));
-            c.Cuda("a raw option NVRTC does not know", "cuabi_program_compile", CudaStatus.Compile, "unrecognized option --no-such-option",
+            c.Cuda("a raw option NVRTC does not know", "cuabi_program_compile_with", CudaStatus.Compile, "unrecognized option --no-such-option",
                 ctx => Use(p => p.Compile(new CompileOptions { Options = { "--no-such-option" } })));
             c.Cuda("a second compile of a program, awaited", "cuabi_program_compile", CudaStatus.InvalidArgument,
                 "the program was already compiled; create a new one to compile again", ctx => Use(p =>
@@ -469,12 +500,17 @@ namespace Cuabi.Tests
         private static void DeviceCompileCases(Corpus c, Fixture f)
         {
             Device d = f.Device;
-            c.Throws<ArgumentException>("Device.Compile given an invalid macro", "options.Defines", "'1X' is not a macro name",
+            c.Cuda("Device.Compile given an invalid macro", "cuabi_module_compile", CudaStatus.InvalidArgument,
+                "desc->defines[0] \"1X\" is no macro definition: a macro name cannot start with a digit",
                 ctx => d.Compile(Kernel, new CompileOptions { Defines = { { "1X", null } } }));
+            c.Cuda("Device.Compile of LTO-IR", "cuabi_module_compile", CudaStatus.InvalidArgument,
+                "desc->lto is 1, but an LTO compile makes LTO-IR, which no module loads",
+                ctx => d.Compile(Kernel, new CompileOptions { Dlto = true, UseCache = false }));
             c.Throws<ArgumentNullException>("Device.Compile given a null include path", "options.IncludePaths[0]", "options.IncludePaths[0]",
                 ctx => d.Compile(Kernel, new CompileOptions { IncludePaths = { null } }));
-            c.Throws<ArgumentException>("Device.CompileAsync given an invalid macro throws before any task", "options.Defines",
-                "'1X' is not a macro name", ctx => d.CompileAsync(Kernel, new CompileOptions { Defines = { { "1X", null } } }));
+            c.Cuda("Device.CompileAsync given an invalid macro, awaited", "cuabi_module_compile", CudaStatus.InvalidArgument,
+                "desc->defines[0] \"1X\"",
+                ctx => d.CompileAsync(Kernel, new CompileOptions { Defines = { { "1X", null } } }).GetAwaiter().GetResult());
             c.Throws<ArgumentNullException>("Device.CompileAsync of no source throws before any task", "source", "source",
                 ctx => d.CompileAsync(null));
             c.Throws<ObjectDisposedException>("Device.CompileAsync on a disposed device throws before any task", null, "Cuabi.Device", ctx =>

@@ -53,7 +53,7 @@ __global__ void doublify(float *a)
 
         public static void Register()
         {
-            Registry.Add("compile options: typed values give the expected NVRTC strings, raw options last", OptionStrings);
+            Registry.Add("compile options: every typed value reaches NVRTC through the library, raw options last", TypedValuesReachNvrtc);
             Registry.Add("compile options: NVRTC takes every typed option, and each changes the output", NvrtcTakesTypedOptions);
             Registry.Add("compile options: defines decide what compiles; include paths find headers", DefinesAndIncludePaths);
             Registry.Add("compile options: a Program compiled with CompileOptions registers its name expressions", ProgramNameExpressions);
@@ -159,48 +159,51 @@ __global__ void doublify(float *a)
         // No GPU
         // ------------------------------------------------------------------
 
-        private static void OptionStrings()
+        // The library spells each typed option; what NVRTC then sees shows in
+        // what it compiles.
+        private static void TypedValuesReachNvrtc()
         {
-            Assert.Equal(0, new CompileOptions().ToNvrtcOptions().Length, "options of the defaults");
-            var o = new CompileOptions
+            const string source = @"
+#if __cplusplus != 201402L
+#error ""not C++14""
+#endif
+#include ""cuabi_test_width.h""
+static_assert(WIDTH == 4 && defined_flag() && TWICE(3) == 6 && RAW_LAST == 1, ""defines"");
+extern ""C"" __global__ void k(float* x) { x[0] = x[1] / x[2]; }
+";
+            string dir = Path.Combine(Path.GetTempPath(), "cuabi-cs-typed-" + Guid.NewGuid().ToString("N"));
+            Directory.CreateDirectory(dir);
+            try
             {
-                Architecture = "sm_90a",
-                Std = CppStandard.Cpp20,
-                Defines = { { "ZETA", "1" }, { "ALPHA", null }, { "N", "4 * 64" } },
-                IncludePaths = { "/opt/include", "inc dir" },
-                FastMath = true,
-                LineInfo = true,
-                Debug = true,
-                Rdc = true,
-                Dlto = true,
-                Options = { "-maxrregcount=64", "--fmad=false" },
-            };
-            string[] expected =
+                File.WriteAllText(Path.Combine(dir, "cuabi_test_width.h"),
+                    "#ifdef FLAG\n__host__ __device__ constexpr bool defined_flag() { return true; }\n#endif\n");
+                var o = new CompileOptions
+                {
+                    Architecture = "compute_90",
+                    Std = CxxStandard.Cxx14,
+                    Defines = { { "WIDTH", "4" }, { "FLAG", null }, { "TWICE(x)", "(2 * (x))" } },
+                    IncludePaths = { "/nonexistent/first", dir },
+                    FastMath = true,
+                    LineInfo = true,
+                    Options = { "-DRAW_LAST=1" },
+                };
+                using (var p = Compiled(source, o))
+                {
+                    Assert.Contains(".target sm_90", p.Ptx, "the architecture");
+                    Assert.True(!p.Ptx.Contains("div.rn.f32"), "fast math left an IEEE division");
+                    Assert.Contains(".loc", p.Ptx, "line information");
+                }
+                o.Std = CxxStandard.Cxx17;
+                using (var p = new Program(source))
+                {
+                    var e = Assert.ThrowsCuda(CudaStatus.Compile, () => p.Compile(o), "compiling as C++17");
+                    Assert.Contains("not C++14", e.CompileLog, "the log of a C++17 compile");
+                }
+            }
+            finally
             {
-                "--gpu-architecture=sm_90a", "--std=c++20",
-                "--define-macro=ALPHA", "--define-macro=N=4 * 64", "--define-macro=ZETA=1",
-                "--include-path=/opt/include", "--include-path=inc dir",
-                "--use_fast_math", "--generate-line-info", "--device-debug",
-                "--relocatable-device-code=true", "--dlink-time-opt",
-                "-maxrregcount=64", "--fmad=false",
-            };
-            string[] got = o.ToNvrtcOptions();
-            Assert.Equal(string.Join(" | ", expected), string.Join(" | ", got), "NVRTC options");
-            Assert.True(!ReferenceEquals(got, o.ToNvrtcOptions()), "ToNvrtcOptions returned the same array twice");
-
-            var standards = new Dictionary<CppStandard, string>
-            {
-                { CppStandard.Cpp03, "--std=c++03" }, { CppStandard.Cpp11, "--std=c++11" }, { CppStandard.Cpp14, "--std=c++14" },
-                { CppStandard.Cpp17, "--std=c++17" }, { CppStandard.Cpp20, "--std=c++20" },
-            };
-            foreach (var s in standards)
-                Assert.Equal(s.Value, new CompileOptions { Std = s.Key }.ToNvrtcOptions().Single(), "Std = " + s.Key);
-            foreach (string arch in new[] { "sm_90", "compute_90", "sm_100f", "compute_120a", "sm_75" })
-                Assert.Equal("--gpu-architecture=" + arch, new CompileOptions { Architecture = arch }.ToNvrtcOptions().Single(), arch);
-            var cleared = new CompileOptions { Architecture = "sm_90", Std = CppStandard.Cpp14 };
-            cleared.Architecture = null;
-            cleared.Std = null;
-            Assert.Equal(0, cleared.ToNvrtcOptions().Length, "options after clearing Architecture and Std");
+                Directory.Delete(dir, true);
+            }
         }
 
         private static void NvrtcTakesTypedOptions()
@@ -219,7 +222,7 @@ __global__ void doublify(float *a)
             Assert.Contains("sin.approx", ptx(new CompileOptions { FastMath = true }), "PTX with FastMath");
             Assert.Contains(".file", ptx(new CompileOptions { LineInfo = true }), "PTX with LineInfo");
             Assert.Contains("debug_info", ptx(new CompileOptions { Debug = true }), "PTX with Debug");
-            foreach (CppStandard std in Enum.GetValues(typeof(CppStandard)))
+            foreach (CxxStandard std in Enum.GetValues(typeof(CxxStandard)))
                 Assert.True(ptx(new CompileOptions { Std = std }).Contains(".entry k"), "PTX with Std = " + std);
             using (var p = Compiled(source, new CompileOptions { Architecture = "sm_90" }))
             {
