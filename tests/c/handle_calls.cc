@@ -408,6 +408,18 @@ std::vector<HandleCall> MakeHandleCalls() {
       [](uintptr_t h, bool*) { return cuabi_stream_query(As<cuabi_stream>(h)); });
   add("cuabi_stream_wait_event", Kind::kStream,
       [](uintptr_t h, bool*) { return cuabi_stream_wait_event(As<cuabi_stream>(h), nullptr); });
+  add("cuabi_stream_write_value", Kind::kStream, [](uintptr_t h, bool*) {
+    return cuabi_stream_write_value(As<cuabi_stream>(h), nullptr, 0, 1, 4, 0);
+  });
+  add("cuabi_stream_wait_value", Kind::kStream, [](uintptr_t h, bool*) {
+    return cuabi_stream_wait_value(As<cuabi_stream>(h), nullptr, 0, 1, 4, CUABI_WAIT_GEQ, 0);
+  });
+  add("cuabi_stream_write_value_host", Kind::kStream, [](uintptr_t h, bool*) {
+    return cuabi_stream_write_value_host(As<cuabi_stream>(h), nullptr, 0, 1, 4, 0);
+  });
+  add("cuabi_stream_wait_value_host", Kind::kStream, [](uintptr_t h, bool*) {
+    return cuabi_stream_wait_value_host(As<cuabi_stream>(h), nullptr, 0, 1, 4, CUABI_WAIT_GEQ, 0);
+  });
   add("cuabi_stream_launch_host_func", Kind::kStream, [](uintptr_t h, bool* t) {
     static int ran = 0;
     cuabi_status s = cuabi_stream_launch_host_func(
