@@ -40,8 +40,9 @@
 //!   ([`DeviceBuffer::fill`]), 2D and 3D copies ([`Copy3d`]), [`Array`]s,
 //!   and [`Texture`] and [`Surface`] objects passed to kernels as arguments.
 //! * Compilation beyond one string: typed [`CompileOptions`] ([`Arch`],
-//!   [`CppStd`], defines, include paths, fast math, `-lineinfo`, `-G`,
-//!   `-dlto`, `-rdc`) beside raw option strings; the compile log of a
+//!   [`CppStd`], defines, include paths, fast math, line information,
+//!   device debug, LTO-IR, relocatable code: handed to the library, which
+//!   spells and checks them) beside raw option strings; the compile log of a
 //!   [`Module`] after a successful compile; its kernels listed by both
 //!   names ([`Module::kernels`]) and C++ kernels found by their plain names;
 //!   a [`Linker`] for relocatable code and LTO-IR through nvJitLink or the
@@ -172,10 +173,10 @@ pub use crate::copy::{Copy3d, PitchedBuffer};
 pub use crate::device::Device;
 pub use crate::error::{status_name, Error, Result};
 pub use crate::generated::{
-    AddressMode, ArrayFlags, ArrayFormat, BufferKind, CaptureMode, CompileFlags, CopyPath,
-    ErrorKind, EventFlags, FilterMode, FunctionAttribute, LaunchFlags, LinkBackend, LinkFlags,
-    LinkInput, ManagedFlags, MemoryAdvice, MemoryPoolFlags, NameForm, Output, ReadMode,
-    StreamFlags,
+    AddressMode, ArrayFlags, ArrayFormat, BufferKind, CacheState, CaptureMode, CompileFlags,
+    CopyPath, CxxStandard, ErrorKind, EventFlags, FilterMode, FunctionAttribute, LaunchFlags,
+    LinkBackend, LinkFlags, LinkInput, ManagedFlags, MemoryAdvice, MemoryPoolFlags, NameForm,
+    Output, ReadMode, StreamFlags,
 };
 pub use crate::host::{PinnedBuffer, PinnedSlice};
 pub use crate::ipc::{IpcHandle, IPC_HANDLE_SIZE};

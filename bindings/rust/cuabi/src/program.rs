@@ -10,7 +10,7 @@ use cuabi_sys as sys;
 use crate::background::Background;
 use crate::error::{c_string, check, read_list, read_string, Error, Result};
 use crate::handle::{as_raw, create, Owned};
-use crate::{CompileFlags, Output};
+use crate::{CompileFlags, CxxStandard, Output};
 
 as_raw!(Program => sys::cuabi_program);
 
@@ -122,8 +122,9 @@ impl Program {
         check(unsafe { sys::cuabi_program_add_name_expression(self.as_raw(), expression.as_ptr()) })
     }
 
-    /// Compiles with NVRTC options (e.g. `"--gpu-architecture=sm_90"`,
-    /// `"-std=c++17"`). An `sm_XY` architecture makes CUBIN, `compute_XY`
+    /// Compiles with raw NVRTC options (e.g. `"--gpu-architecture=sm_90"`,
+    /// `"--std=c++17"`), passed as they are; [`Program::compile_with`] takes
+    /// them as values. An `sm_XY` architecture makes CUBIN, `compute_XY`
     /// makes PTX. A program compiles once.
     ///
     /// NVRTC's rejection is an [`ErrorKind::Compile`](crate::ErrorKind::Compile)
@@ -135,20 +136,23 @@ impl Program {
         check(unsafe { sys::cuabi_program_compile(self.as_raw(), count, ptrs) })
     }
 
-    /// Compiles with the NVRTC options of `options`: its typed options and
-    /// raw ones, as [`CompileOptions::nvrtc_options`] gives them. Its file
-    /// name, headers and name expressions are the program's own (given to
-    /// [`Program::with_options`]); its output and cache flag concern
-    /// [`Device::compile`](crate::Device::compile) only. Without an
-    /// [`arch`](CompileOptions::arch) (or a raw `--gpu-architecture`) NVRTC
-    /// compiles for its default virtual architecture.
+    /// Compiles with `options` (`cuabi_program_compile_with`): the library
+    /// turns its typed options into NVRTC options and checks them, then adds
+    /// the raw ones. Its file name, headers and name expressions are the
+    /// program's own (given to [`Program::with_options`]); its output and
+    /// cache flag concern [`Device::compile`](crate::Device::compile) only.
+    /// Without an [`arch`](CompileOptions::arch) (or a raw
+    /// `--gpu-architecture`) NVRTC compiles for its default virtual
+    /// architecture.
     ///
-    /// A typed value that makes no option (a define whose name is no macro
-    /// name, an empty include path) is refused with
-    /// [`ErrorKind::InvalidArgument`](crate::ErrorKind::InvalidArgument)
-    /// naming it, before NVRTC runs.
+    /// A value the library refuses (a define that is no macro definition, a
+    /// C++ standard it does not know, an empty include path) is an
+    /// `InvalidArgument` error naming the field and index
+    /// (`desc->defines[1]`), before NVRTC runs; the rule is the library's,
+    /// the same in every language.
     pub fn compile_with(&mut self, options: &CompileOptions) -> Result<()> {
-        self.compile(&options.nvrtc_options()?)
+        let desc = CompileDesc::options_only(options)?;
+        check(unsafe { sys::cuabi_program_compile_with(self.as_raw(), &desc.desc) })
     }
 
     /// Compiles on a thread of its own and gives the program back through
@@ -231,6 +235,7 @@ impl Program {
 ///     .std(CppStd::Cpp17)
 ///     .define("BLOCK", 512)
 ///     .define_flag("USE_FMA")
+///     .define("SQUARE(x)", "((x)*(x))")
 ///     .include_path("/opt/include")
 ///     .fast_math(true)
 ///     .line_info(true)
@@ -239,31 +244,15 @@ impl Program {
 ///     .header("params.h", "#define SCALE 2\n")
 ///     .name_expression("scale<float>")
 ///     .output(cuabi::Output::Cubin);
-/// assert_eq!(
-///     options.nvrtc_options()?,
-///     [
-///         "--gpu-architecture=sm_90",
-///         "-std=c++17",
-///         "-DBLOCK=512",
-///         "-DUSE_FMA",
-///         "--include-path=/opt/include",
-///         "--use_fast_math",
-///         "-lineinfo",
-///         "-rdc=true",
-///         "--fmad=false",
-///     ]
-/// );
-/// # Ok::<(), cuabi::Error>(())
 /// ```
 ///
-/// The typed options become NVRTC option strings in a fixed order (the
-/// order above), followed by the raw ones in the order given
-/// ([`nvrtc_options`](Self::nvrtc_options)). A value that makes no valid
-/// option is refused by every call that reads the options, with
-/// [`ErrorKind::InvalidArgument`](crate::ErrorKind::InvalidArgument) naming
-/// it; an architecture or standard read from a string is checked when it is
-/// parsed ([`Arch::from_str`], [`CppStd::from_str`]). What NVRTC itself
-/// refuses is a [`Compile`](crate::ErrorKind::Compile) error with its log.
+/// Each typed option is handed to its field of the library's compile
+/// description (`cuabi_compile_desc`): the library spells the NVRTC option
+/// and decides which values are valid, the same in every language, and
+/// refuses a bad one with an `InvalidArgument` error naming the field and
+/// index (`desc->defines[0] "2X=1" is no macro definition: ...`). The raw
+/// options follow the typed ones. What NVRTC itself refuses is a
+/// `Compile` error with its log.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct CompileOptions {
     pub(crate) name: Option<String>,
@@ -295,61 +284,62 @@ impl CompileOptions {
         self
     }
 
-    /// The architecture to compile for (`--gpu-architecture`):
-    /// [`Arch::Sm`] makes CUBIN, [`Arch::Compute`] PTX. Without one,
+    /// The architecture to compile for: [`Arch::Sm`] makes CUBIN,
+    /// [`Arch::Compute`] PTX. Without one,
     /// [`Device::compile`](crate::Device::compile) targets the device's own.
     pub fn arch(mut self, arch: Arch) -> Self {
         self.arch = Some(arch);
         self
     }
 
-    /// The C++ standard (`-std=c++17`); NVRTC's default without it.
-    pub fn std(mut self, std: CppStd) -> Self {
-        self.std = Some(std);
+    /// The C++ standard ([`CppStd::Cpp17`], or the generated
+    /// [`CxxStandard`](crate::CxxStandard)); NVRTC's default without it.
+    pub fn std(mut self, std: impl Into<CppStd>) -> Self {
+        self.std = Some(std.into());
         self
     }
 
-    /// Defines the macro `name` as `value` (`-Dname=value`): `define("N", 256)`,
+    /// Defines the macro `name` as `value` (`name=value`): `define("N", 256)`,
     /// `define("T", "float")`. `name` may be a function-like macro's,
-    /// `"SQUARE(x)"`.
+    /// `"SQUARE(x)"` or `"LOG(...)"`; the library checks it.
     pub fn define(mut self, name: impl Into<String>, value: impl fmt::Display) -> Self {
         self.defines.push((name.into(), Some(value.to_string())));
         self
     }
 
-    /// Defines the macro `name` as 1 (`-Dname`), for `#ifdef name`.
+    /// Defines the macro `name` without a value, for `#ifdef name`.
     pub fn define_flag(mut self, name: impl Into<String>) -> Self {
         self.defines.push((name.into(), None));
         self
     }
 
-    /// Adds a folder `#include` searches (`--include-path`), after the
+    /// Adds a folder `#include` searches, after the
     /// headers given with [`header`](Self::header).
     pub fn include_path(mut self, path: impl Into<PathBuf>) -> Self {
         self.include_paths.push(path.into());
         self
     }
 
-    /// Fast, less precise math (`--use_fast_math`): `__sinf` for `sinf`,
+    /// Fast, less precise math: `__sinf` for `sinf`,
     /// flushing denormals, approximate division and square root.
     pub fn fast_math(mut self, on: bool) -> Self {
         self.fast_math = on;
         self
     }
 
-    /// Line information for profilers (`-lineinfo`).
+    /// Line information for profilers.
     pub fn line_info(mut self, on: bool) -> Self {
         self.line_info = on;
         self
     }
 
-    /// Device debug information, without optimisation (`-G`).
+    /// Device debug information, without optimisation.
     pub fn device_debug(mut self, on: bool) -> Self {
         self.device_debug = on;
         self
     }
 
-    /// LTO-IR for a link-time-optimising link (`-dlto`): read it with
+    /// LTO-IR for a link-time-optimising link: read it with
     /// [`Program::lto_ir`], or add the program to a
     /// [`Linker`](crate::Linker) made with [`LinkOptions::lto`](crate::LinkOptions::lto).
     pub fn dlto(mut self, on: bool) -> Self {
@@ -357,7 +347,7 @@ impl CompileOptions {
         self
     }
 
-    /// Relocatable device code (`-rdc=true`): the program may call
+    /// Relocatable device code: the program may call
     /// `extern __device__` functions another program defines, resolved by a
     /// [`Linker`](crate::Linker).
     pub fn rdc(mut self, on: bool) -> Self {
@@ -409,96 +399,6 @@ impl CompileOptions {
         self.flags |= CompileFlags::NO_CACHE;
         self
     }
-
-    /// Every NVRTC option these options make: the typed ones in a fixed
-    /// order (architecture, standard, defines, include paths, fast math,
-    /// line information, device debug, `-dlto`, `-rdc`), then the raw ones.
-    /// A define whose name is no macro name or whose value holds a NUL byte,
-    /// an include path that is empty, not UTF-8 or holds a NUL byte, or an
-    /// [`Arch`] number below 10 is refused with
-    /// [`ErrorKind::InvalidArgument`](crate::ErrorKind::InvalidArgument)
-    /// naming it.
-    pub fn nvrtc_options(&self) -> Result<Vec<String>> {
-        let mut out = Vec::with_capacity(self.options.len() + self.defines.len() + 8);
-        if let Some(arch) = self.arch {
-            arch.check()?;
-            out.push(format!("--gpu-architecture={arch}"));
-        }
-        if let Some(std) = self.std {
-            out.push(format!("-std={std}"));
-        }
-        for (name, value) in &self.defines {
-            check_macro_name(name)?;
-            match value {
-                Some(value) => {
-                    if let Some(at) = value.find('\0') {
-                        return Err(Error::invalid(format!(
-                            "define {name:?}: its value contains a NUL byte at byte {at}"
-                        )));
-                    }
-                    out.push(format!("-D{name}={value}"));
-                }
-                None => out.push(format!("-D{name}")),
-            }
-        }
-        for path in &self.include_paths {
-            let Some(text) = path.to_str() else {
-                return Err(Error::invalid(format!(
-                    "include path {path:?} is not UTF-8"
-                )));
-            };
-            if text.is_empty() {
-                return Err(Error::invalid("include path is empty"));
-            }
-            if let Some(at) = text.find('\0') {
-                return Err(Error::invalid(format!(
-                    "include path {text:?} contains a NUL byte at byte {at}"
-                )));
-            }
-            out.push(format!("--include-path={text}"));
-        }
-        let switches = [
-            (self.fast_math, "--use_fast_math"),
-            (self.line_info, "-lineinfo"),
-            (self.device_debug, "-G"),
-            (self.dlto, "-dlto"),
-            (self.rdc, "-rdc=true"),
-        ];
-        out.extend(switches.iter().filter(|s| s.0).map(|s| s.1.to_owned()));
-        out.extend(self.options.iter().cloned());
-        Ok(out)
-    }
-}
-
-/// Refuses a define's name unless it is an identifier, optionally followed
-/// by a parameter list (`SQUARE(x)`): anything else would change what the
-/// option means (`-DA=B=C`, `-DA B`).
-fn check_macro_name(name: &str) -> Result<()> {
-    let (identifier, params) = match name.find('(') {
-        Some(at) => (&name[..at], Some(&name[at..])),
-        None => (name, None),
-    };
-    let mut chars = identifier.chars();
-    let identifier_ok = chars
-        .next()
-        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_');
-    let params_ok = params.is_none_or(|p| {
-        let inner = p.strip_prefix('(').and_then(|p| p.strip_suffix(')'));
-        inner.is_some_and(|inner| {
-            inner
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | ',' | ' ' | '.'))
-        })
-    });
-    if identifier_ok && params_ok {
-        Ok(())
-    } else {
-        Err(Error::invalid(format!(
-            "define {name:?}: the name is not a macro name (an identifier such as N or \
-             USE_FMA, or a function-like macro's such as SQUARE(x))"
-        )))
-    }
 }
 
 /// A GPU architecture to compile for: [`CompileOptions::arch`].
@@ -532,19 +432,9 @@ impl Arch {
             Arch::Sm(n) | Arch::Compute(n) => n,
         }
     }
-
-    fn check(self) -> Result<()> {
-        if self.number() < 10 {
-            return Err(Error::invalid(format!(
-                "architecture {self:?}: give the compute capability as major * 10 + minor \
-                 (e.g. 90 for 9.0)"
-            )));
-        }
-        Ok(())
-    }
 }
 
-/// `sm_90`, `compute_90`: NVRTC's spelling.
+/// `sm_90`, `compute_90`: the architecture's name.
 impl fmt::Display for Arch {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -580,26 +470,29 @@ impl FromStr for Arch {
     }
 }
 
-/// A C++ standard for [`CompileOptions::std`] (`-std=`).
+/// A C++ standard for [`CompileOptions::std`]: the standard's year, as the
+/// library's `cuabi_cxx_standard` takes it (17 for C++17).
 ///
-/// More values may come with a newer crate: match with a `_` arm.
+/// The library decides which standards exist: a value it does not know
+/// (`"c++18".parse::<CppStd>()`, `CppStd(23)`) is refused when a compile
+/// reads it, with an `InvalidArgument` error naming `desc->cxx_standard`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum CppStd {
-    /// `-std=c++03`.
-    Cpp03,
-    /// `-std=c++11`.
-    Cpp11,
-    /// `-std=c++14`.
-    Cpp14,
-    /// `-std=c++17`.
-    Cpp17,
-    /// `-std=c++20`.
-    Cpp20,
-}
+pub struct CppStd(pub i32);
 
+#[allow(non_upper_case_globals)]
 impl CppStd {
-    /// Every standard, oldest first.
+    /// C++03.
+    pub const Cpp03: CppStd = CppStd(sys::CUABI_STD_CXX03 as i32);
+    /// C++11.
+    pub const Cpp11: CppStd = CppStd(sys::CUABI_STD_CXX11 as i32);
+    /// C++14.
+    pub const Cpp14: CppStd = CppStd(sys::CUABI_STD_CXX14 as i32);
+    /// C++17.
+    pub const Cpp17: CppStd = CppStd(sys::CUABI_STD_CXX17 as i32);
+    /// C++20.
+    pub const Cpp20: CppStd = CppStd(sys::CUABI_STD_CXX20 as i32);
+
+    /// The standards of this crate's header, oldest first.
     pub const ALL: [CppStd; 5] = [
         CppStd::Cpp03,
         CppStd::Cpp11,
@@ -607,41 +500,38 @@ impl CppStd {
         CppStd::Cpp17,
         CppStd::Cpp20,
     ];
+}
 
-    /// The value of `-std=`: `"c++17"`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            CppStd::Cpp03 => "c++03",
-            CppStd::Cpp11 => "c++11",
-            CppStd::Cpp14 => "c++14",
-            CppStd::Cpp17 => "c++17",
-            CppStd::Cpp20 => "c++20",
-        }
+impl From<CxxStandard> for CppStd {
+    fn from(std: CxxStandard) -> CppStd {
+        CppStd(std.raw() as i32)
     }
 }
 
-/// `c++17`: the value of `-std=`.
+/// `c++17`.
 impl fmt::Display for CppStd {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
+        write!(f, "c++{:02}", self.0)
     }
 }
 
-/// Reads `c++03` to `c++20`; anything else is
-/// [`ErrorKind::InvalidArgument`](crate::ErrorKind::InvalidArgument) naming
-/// the text and the values known.
+/// Reads `c++NN` as the standard NN, whether the library knows it or not
+/// (it says so when a compile reads it); text of another form is
+/// `InvalidArgument` naming it.
 impl FromStr for CppStd {
     type Err = Error;
 
     fn from_str(text: &str) -> Result<CppStd> {
-        let found = CppStd::ALL.into_iter().find(|s| s.as_str() == text);
-        found.ok_or_else(|| {
-            let known: Vec<&str> = CppStd::ALL.iter().map(|s| s.as_str()).collect();
-            Error::invalid(format!(
-                "C++ standard {text:?} is not one of {}",
-                known.join(", ")
-            ))
-        })
+        let year = text
+            .strip_prefix("c++")
+            .filter(|d| !d.is_empty() && d.len() <= 4 && d.bytes().all(|b| b.is_ascii_digit()));
+        year.and_then(|d| d.parse().ok())
+            .map(CppStd)
+            .ok_or_else(|| {
+                Error::invalid(format!(
+                    "C++ standard {text:?}: a standard is written c++NN (e.g. c++17)"
+                ))
+            })
     }
 }
 
@@ -673,19 +563,19 @@ impl CStrings {
 
 /// The C strings of a [`CompileOptions`], alive while the descriptor is used.
 pub(crate) struct CompileDesc {
-    _strings: [CStrings; 4],
-    _text: (CString, Option<CString>),
+    _strings: [CStrings; 6],
+    _text: (Option<CString>, Option<CString>, Option<CString>),
     pub(crate) desc: sys::cuabi_compile_desc,
 }
 
 impl CompileDesc {
+    /// The description of compiling `source` with `opts`, for
+    /// [`Device::compile`](crate::Device::compile).
     pub(crate) fn new(source: &str, opts: &CompileOptions) -> Result<CompileDesc> {
         let source = c_string("source", source)?;
         let name = opts.name.as_deref().map(|n| c_string("name", n));
         let name = name.transpose()?;
         let numbered = |what: &'static str| move |i, _: &str| format!("{what} {i}");
-        let nvrtc_options = opts.nvrtc_options()?;
-        let options = CStrings::new(nvrtc_options.iter().map(String::as_str), numbered("option"))?;
         let headers = opts.headers.iter();
         let names = CStrings::new(
             headers.clone().map(|h| h.0.as_str()),
@@ -695,25 +585,77 @@ impl CompileDesc {
         let sources = CStrings::new(sources, numbered("header contents"))?;
         let expressions = opts.name_expressions.iter().map(String::as_str);
         let expressions = CStrings::new(expressions, numbered("name expression"))?;
+        let mut desc = CompileDesc::options_only(opts)?;
+        let d = &mut desc.desc;
+        d.source = source.as_ptr();
+        d.name = name.as_ref().map_or(std::ptr::null(), |n| n.as_ptr());
+        d.header_sources = sources.ptrs.as_ptr();
+        d.header_names = names.ptrs.as_ptr();
+        d.num_headers = names.ptrs.len();
+        d.name_expressions = expressions.ptrs.as_ptr();
+        d.num_name_expressions = expressions.ptrs.len();
+        d.output = opts.output.raw();
+        d.flags = opts.flags.bits();
+        desc._strings[3] = names;
+        desc._strings[4] = sources;
+        desc._strings[5] = expressions;
+        desc._text.1 = Some(source);
+        desc._text.2 = name;
+        Ok(desc)
+    }
+
+    /// The description holding only the options of `opts` (the typed
+    /// fields and the raw options), for
+    /// [`Program::compile_with`]. The values are handed over as they are:
+    /// the library checks them.
+    pub(crate) fn options_only(opts: &CompileOptions) -> Result<CompileDesc> {
+        let numbered = |what: &'static str| move |i, _: &str| format!("{what} {i}");
+        let options = CStrings::new(opts.options.iter().map(String::as_str), numbered("option"))?;
+        let defines: Vec<String> = opts
+            .defines
+            .iter()
+            .map(|(name, value)| match value {
+                Some(value) => format!("{name}={value}"),
+                None => name.clone(),
+            })
+            .collect();
+        let defines = CStrings::new(defines.iter().map(String::as_str), |i, _| {
+            format!("define {:?}", opts.defines[i].0)
+        })?;
+        let paths = opts
+            .include_paths
+            .iter()
+            .map(|p| {
+                p.to_str()
+                    .ok_or_else(|| Error::invalid(format!("include path {p:?} is not UTF-8")))
+            })
+            .collect::<Result<Vec<&str>>>()?;
+        let paths = CStrings::new(paths, |_, p| format!("include path {p:?}"))?;
+        let arch = opts.arch.map(|a| c_string("architecture", &a.to_string()));
+        let arch = arch.transpose()?;
 
         // SAFETY: pointers and integers, for which zero is a value; the
         // library fills in its defaults.
         let mut desc: sys::cuabi_compile_desc = unsafe { std::mem::zeroed() };
         let size = std::mem::size_of::<sys::cuabi_compile_desc>();
         check(unsafe { sys::cuabi_compile_desc_init(&mut desc, size) })?;
-        desc.source = source.as_ptr();
-        desc.name = name.as_ref().map_or(std::ptr::null(), |n| n.as_ptr());
         (desc.options, desc.num_options) = (options.ptrs.as_ptr(), options.ptrs.len());
-        desc.header_sources = sources.ptrs.as_ptr();
-        desc.header_names = names.ptrs.as_ptr();
-        desc.num_headers = names.ptrs.len();
-        desc.name_expressions = expressions.ptrs.as_ptr();
-        desc.num_name_expressions = expressions.ptrs.len();
-        desc.output = opts.output.raw();
-        desc.flags = opts.flags.bits();
+        desc.arch = arch.as_ref().map_or(std::ptr::null(), |a| a.as_ptr());
+        desc.cxx_standard = opts
+            .std
+            .map_or(sys::CUABI_STD_DEFAULT, |s| s.0 as sys::cuabi_cxx_standard);
+        (desc.defines, desc.num_defines) = (defines.ptrs.as_ptr(), defines.ptrs.len());
+        desc.include_paths = paths.ptrs.as_ptr();
+        desc.num_include_paths = paths.ptrs.len();
+        desc.fast_math = i32::from(opts.fast_math);
+        desc.line_info = i32::from(opts.line_info);
+        desc.device_debug = i32::from(opts.device_debug);
+        desc.lto = i32::from(opts.dlto);
+        desc.relocatable = i32::from(opts.rdc);
+        let none = || CStrings::new(std::iter::empty(), |_, _| String::new());
         Ok(CompileDesc {
-            _strings: [options, names, sources, expressions],
-            _text: (source, name),
+            _strings: [options, defines, paths, none()?, none()?, none()?],
+            _text: (arch, None, None),
             desc,
         })
     }

@@ -1,5 +1,5 @@
 //! Compilation beyond one string that needs NVRTC but no GPU: typed compile
-//! options and the option strings they make, LTO-IR, the compile log of a
+//! options handed to the library, LTO-IR, the compile log of a
 //! successful compile, and compiling on other threads.
 
 mod common;
@@ -12,8 +12,8 @@ use std::time::Instant;
 use common::SAXPY;
 
 use cuabi::{
-    Arch, Background, CompileOptions, CppStd, ErrorKind, KernelName, Library, LinkOptions, Linker,
-    Module, Program,
+    Arch, Background, CompileOptions, CppStd, CxxStandard, ErrorKind, KernelName, Library,
+    LinkOptions, Linker, Module, Program,
 };
 
 /// Compiles `source` with `options`, panicking with the error (and its log).
@@ -26,69 +26,41 @@ fn compiled(source: &str, options: &CompileOptions) -> Program {
 }
 
 #[test]
-fn typed_options_make_nvrtc_option_strings_in_a_fixed_order() {
+fn typed_options_reach_nvrtc_through_the_library() {
+    // The crate hands each value to its field of cuabi_compile_desc; the
+    // library spells the NVRTC option. What NVRTC saw shows in what it made.
+    let source = "#if __cplusplus != 201402L\n#error not C++14\n#endif\n\
+                  static_assert(SQUARE(3) == 9 && N == 256 && RAW == 1, \"defines\");\n\
+                  #ifndef USE_FMA\n#error USE_FMA\n#endif\n\
+                  extern \"C\" __global__ void k(float *p) { p[0] = p[1] / p[2]; }\n";
     let options = CompileOptions::new()
-        .option("--fmad=false")
-        .rdc(true)
-        .dlto(true)
-        .device_debug(true)
+        .option("-DRAW=1")
         .line_info(true)
         .fast_math(true)
-        .include_path("/opt/cuda headers/include")
         .define_flag("USE_FMA")
         .define("SQUARE(x)", "((x) * (x))")
         .define("N", 256)
         .std(CppStd::Cpp20)
-        .arch(Arch::Compute(90))
-        .option("-O3");
-    assert_eq!(
-        options.nvrtc_options().unwrap(),
-        [
-            "--gpu-architecture=compute_90",
-            "-std=c++20",
-            "-DUSE_FMA",
-            "-DSQUARE(x)=((x) * (x))",
-            "-DN=256",
-            "--include-path=/opt/cuda headers/include",
-            "--use_fast_math",
-            "-lineinfo",
-            "-G",
-            "-dlto",
-            "-rdc=true",
-            "--fmad=false",
-            "-O3",
-        ]
+        .std(CppStd::Cpp14) // a later standard replaces the earlier one
+        .arch(Arch::Compute(80))
+        .arch(Arch::Compute(90));
+    let ptx = compiled(source, &options).ptx().unwrap();
+    assert!(ptx.contains(".target sm_90"), "{ptx}");
+    assert!(ptx.contains("\t.loc\t"), "line information");
+    assert!(
+        !ptx.contains("div.rn.f32"),
+        "fast math left an IEEE division"
     );
-    // Switches turned off again make nothing; no options make nothing.
-    let off = options
-        .clone()
-        .rdc(false)
-        .dlto(false)
-        .device_debug(false)
-        .line_info(false)
-        .fast_math(false);
-    let strings = off.nvrtc_options().unwrap();
-    assert!(strings.iter().all(|s| !s.starts_with("-rdc")
-        && s != "-dlto"
-        && s != "-G"
-        && s != "-lineinfo"
-        && s != "--use_fast_math"));
-    assert_eq!(strings.len(), 8, "{strings:?}");
-    assert!(CompileOptions::new().nvrtc_options().unwrap().is_empty());
-    // A later architecture or standard replaces the earlier one.
-    let twice = CompileOptions::new()
-        .arch(Arch::Sm(80))
-        .arch(Arch::Sm(90))
-        .std(CppStd::Cpp14)
-        .std(CppStd::Cpp17);
-    assert_eq!(
-        twice.nvrtc_options().unwrap(),
-        ["--gpu-architecture=sm_90", "-std=c++17"]
-    );
+    // The generated enum is taken too.
+    let generated = options.clone().std(CxxStandard::Cxx17);
+    let mut program = Program::new(source, "k.cu").unwrap();
+    let err = program.compile_with(&generated).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Compile, "{err}");
+    assert!(err.log().unwrap_or_default().contains("not C++14"), "{err}");
 }
 
 #[test]
-fn architectures_and_standards_read_and_write_nvrtcs_spelling() {
+fn architectures_and_standards_read_and_write_their_names() {
     assert_eq!("sm_90".parse::<Arch>().unwrap(), Arch::Sm(90));
     assert_eq!("compute_120".parse::<Arch>().unwrap(), Arch::Compute(120));
     assert_eq!(Arch::Sm(86).to_string(), "sm_86");
@@ -98,7 +70,9 @@ fn architectures_and_standards_read_and_write_nvrtcs_spelling() {
     for std in CppStd::ALL {
         assert_eq!(std.to_string().parse::<CppStd>().unwrap(), std);
     }
-    assert_eq!(CppStd::Cpp17.as_str(), "c++17");
+    assert_eq!(CppStd::Cpp17.to_string(), "c++17");
+    assert_eq!(CppStd::Cpp03.to_string(), "c++03");
+    assert_eq!(CppStd::from(CxxStandard::Cxx20), CppStd::Cpp20);
     for (text, needle) in [
         ("sm_90a", "\"sm_90a\" is not sm_XY or compute_XY"),
         ("sm_9", "\"sm_9\""),
@@ -111,69 +85,114 @@ fn architectures_and_standards_read_and_write_nvrtcs_spelling() {
         assert_eq!(err.kind(), ErrorKind::InvalidArgument, "{text}: {err}");
         assert!(err.message().contains(needle), "{text}: {err}");
     }
-    let err = "c++23".parse::<CppStd>().unwrap_err();
+    // Which standards exist is the library's to say, when a compile reads it.
+    assert_eq!("c++23".parse::<CppStd>().unwrap(), CppStd(23));
+    let err = "gnu++17".parse::<CppStd>().unwrap_err();
     assert_eq!(err.kind(), ErrorKind::InvalidArgument);
     assert_eq!(
         err.message(),
-        "C++ standard \"c++23\" is not one of c++03, c++11, c++14, c++17, c++20"
+        "C++ standard \"gnu++17\": a standard is written c++NN (e.g. c++17)"
     );
 }
 
+/// A compile of SAXPY with `options` that the library (or the crate, for
+/// what C cannot take) refuses before NVRTC runs; the error.
+fn refused(options: &CompileOptions) -> cuabi::Error {
+    let mut program = Program::new(SAXPY, "saxpy.cu").unwrap();
+    let err = program.compile_with(options).unwrap_err();
+    assert_eq!(program.log().unwrap(), "", "NVRTC ran: {err}");
+    err
+}
+
 #[test]
-fn values_that_make_no_option_are_refused_naming_them() {
-    let cases: [(CompileOptions, &str); 8] = [
-        (
-            CompileOptions::new().define("A=B", 1),
-            "define \"A=B\": the name is not a macro name",
-        ),
+fn values_the_library_refuses_are_named_by_it() {
+    // The library's words, the same in every language.
+    let cases: [(CompileOptions, &str); 10] = [
         (
             CompileOptions::new().define("TWO WORDS", 1),
-            "define \"TWO WORDS\"",
+            "cuabi_program_compile_with: desc->defines[0] \"TWO WORDS=1\" is no macro definition: \
+             a macro name holds no whitespace",
         ),
-        (CompileOptions::new().define_flag(""), "define \"\""),
         (
-            CompileOptions::new().define_flag("9LIVES"),
-            "define \"9LIVES\"",
+            CompileOptions::new().define_flag(""),
+            "desc->defines[0] is empty",
         ),
-        (CompileOptions::new().define("F(x", 1), "define \"F(x\""),
         (
-            CompileOptions::new().define("N", "1\0x"),
-            "define \"N\": its value contains a NUL byte at byte 1",
+            CompileOptions::new()
+                .define_flag("OK")
+                .define_flag("9LIVES"),
+            "desc->defines[1] \"9LIVES\" is no macro definition: a macro name cannot start with \
+             a digit",
+        ),
+        (
+            CompileOptions::new().define("F(x", 1),
+            "desc->defines[0] \"F(x=1\" is no macro definition: the parameter list has no ')'",
+        ),
+        (
+            CompileOptions::new().define("F(a, b)", 1),
+            "a parameter is an identifier or \"...\", and a space starts none",
         ),
         (
             CompileOptions::new().include_path(""),
-            "include path is empty",
+            "desc->include_paths[0] is empty",
         ),
         (
             CompileOptions::new().arch(Arch::Sm(9)),
-            "architecture Sm(9): give the compute capability as major * 10 + minor",
+            "desc->arch \"sm_9\" is no GPU architecture",
+        ),
+        (
+            CompileOptions::new().std(CppStd(18)),
+            "desc->cxx_standard is 18, no C++ standard this library knows",
+        ),
+        (
+            CompileOptions::new().std("c++23".parse::<CppStd>().unwrap()),
+            "desc->cxx_standard is 23",
+        ),
+        (
+            CompileOptions::new()
+                .arch(Arch::Sm(90))
+                .option("-arch=sm_80"),
+            "desc->arch (\"sm_90\") and desc->options[0] (\"-arch=sm_80\") both name an \
+             architecture",
         ),
     ];
     for (options, needle) in cases {
-        let err = options.nvrtc_options().unwrap_err();
+        let err = refused(&options);
         assert_eq!(err.kind(), ErrorKind::InvalidArgument, "{err}");
         assert!(err.message().contains(needle), "{needle}: {err}");
-        // Compiling with them is refused the same way, before NVRTC runs.
-        let mut program = Program::new(SAXPY, "saxpy.cu").unwrap();
-        let again = program.compile_with(&options).unwrap_err();
-        assert_eq!(again, err);
-        assert_eq!(program.log().unwrap(), "", "NVRTC ran");
     }
-    let err = CompileOptions::new()
-        .include_path("/tmp\0/include")
-        .nvrtc_options()
-        .unwrap_err();
+    // What C cannot take is the crate's to refuse.
+    let err = refused(&CompileOptions::new().define("N", "1\0x"));
+    assert!(
+        err.message()
+            .contains("define \"N\" contains a NUL byte at byte 3"),
+        "{err}"
+    );
+    let err = refused(&CompileOptions::new().include_path("/tmp\0/include"));
     assert!(
         err.message()
             .contains("include path \"/tmp\\0/include\" contains a NUL byte at byte 4"),
         "{err}"
     );
     let bad = PathBuf::from(OsStr::from_bytes(b"/tmp/\xffinclude"));
-    let err = CompileOptions::new()
-        .include_path(bad)
-        .nvrtc_options()
-        .unwrap_err();
+    let err = refused(&CompileOptions::new().include_path(bad));
     assert!(err.message().contains("is not UTF-8"), "{err}");
+}
+
+#[test]
+fn function_like_macros_are_the_librarys_to_accept() {
+    let source = "static_assert(SQUARE(3) == 9 && FIRST(4, 5, 6) == 4 && A == 1, \"\");\n\
+                  extern \"C\" __global__ void k(int *p) { p[0] = 1; }\n";
+    let options = CompileOptions::new()
+        .arch(Arch::Compute(90))
+        .define("SQUARE(x)", "((x)*(x))")
+        .define("FIRST(a,...)", "(a)")
+        // A name holding '=' is a whole definition, as the library reads it.
+        .define_flag("A=1");
+    assert!(compiled(source, &options)
+        .ptx()
+        .unwrap()
+        .contains(".entry k("));
 }
 
 #[test]
@@ -209,7 +228,7 @@ fn every_cpp_standard_reaches_nvrtc() {
     let err = older.compile_with(&options(CppStd::Cpp17)).unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Compile, "{err}");
     assert!(err.to_string().contains("concept"), "{err}");
-    // Every standard the enum names is one NVRTC takes.
+    // Every standard the crate names is one NVRTC takes.
     for std in CppStd::ALL {
         let program = compiled(
             "extern \"C\" __global__ void k(int *p) { p[0] = 1; }\n",

@@ -2,8 +2,8 @@
 //! linkers, libraries, kernel listings and background compiles.
 //!
 //! Its cases are counted on lines of their own, `bad-input corpus (Rust,
-//! compile)` for those that need no GPU (the values the crate turns into
-//! NVRTC options, what NVRTC refuses, library files and bytes the library
+//! compile)` for those that need no GPU (the typed options the library
+//! refuses, what NVRTC refuses, library files and bytes the library
 //! refuses before the driver, raw NULL and wrong-kind handles) and
 //! `bad-input corpus (Rust, GPU, compile)` for the rest (every linker needs
 //! a device).
@@ -94,47 +94,54 @@ pub fn cpu_cases() -> Cases<Cpu> {
     let mut c = Cases::<Cpu>::new();
     use ErrorKind::*;
 
-    // --- Typed options that make no NVRTC option: refused by the crate
-    c.add(
-        "a define whose name holds '='",
-        InvalidArgument,
-        "define \"A=B\": the name is not a macro name",
-        |_, ctx| refused_before_nvrtc(ctx, CompileOptions::new().define("A=B", 1)),
-    );
+    // --- Typed options the library refuses, in its words (the same in every
+    // language), before NVRTC runs
     c.add(
         "a define whose name holds a space",
         InvalidArgument,
-        "define \"TWO WORDS\": the name is not a macro name",
+        "desc->defines[0] \"TWO WORDS\" is no macro definition: a macro name holds no whitespace",
         |_, ctx| refused_before_nvrtc(ctx, CompileOptions::new().define_flag("TWO WORDS")),
     );
     c.add(
         "a define with an empty name",
         InvalidArgument,
-        "define \"\": the name is not a macro name",
+        "desc->defines[0] \"=1\" is no macro definition: the macro name before '=' is empty",
         |_, ctx| refused_before_nvrtc(ctx, CompileOptions::new().define("", 1)),
     );
     c.add(
         "a define whose name starts with a digit",
         InvalidArgument,
-        "define \"9LIVES\"",
+        "desc->defines[0] \"9LIVES=9\" is no macro definition: a macro name cannot start with a \
+         digit",
         |_, ctx| refused_before_nvrtc(ctx, CompileOptions::new().define("9LIVES", 9)),
     );
     c.add(
         "a function-like define with no closing parenthesis",
         InvalidArgument,
-        "define \"SQUARE(x\"",
+        "desc->defines[0] \"SQUARE(x=x*x\" is no macro definition: the parameter list has no ')'",
         |_, ctx| refused_before_nvrtc(ctx, CompileOptions::new().define("SQUARE(x", "x*x")),
     );
     c.add(
-        "a define whose value holds a NUL byte",
+        "a function-like define repeating a parameter",
         InvalidArgument,
-        "define \"N\": its value contains a NUL byte at byte 2",
+        "desc->defines[1] \"F(a,a)=a\" is no macro definition: the parameter a appears twice",
+        |_, ctx| {
+            let options = CompileOptions::new()
+                .define_flag("OK")
+                .define("F(a,a)", "a");
+            refused_before_nvrtc(ctx, options)
+        },
+    );
+    c.add(
+        "a define whose value holds a NUL byte (C cannot take it: the crate's)",
+        InvalidArgument,
+        "define \"N\" contains a NUL byte at byte 4",
         |_, ctx| refused_before_nvrtc(ctx, CompileOptions::new().define("N", "12\0x")),
     );
     c.add(
         "an empty include path",
         InvalidArgument,
-        "include path is empty",
+        "desc->include_paths[0] is empty",
         |_, ctx| refused_before_nvrtc(ctx, CompileOptions::new().include_path("")),
     );
     c.add(
@@ -146,7 +153,7 @@ pub fn cpu_cases() -> Cases<Cpu> {
     c.add(
         "an architecture number below 10",
         InvalidArgument,
-        "architecture Compute(8): give the compute capability as major * 10 + minor",
+        "desc->arch \"compute_8\" is no GPU architecture",
         |_, ctx| refused_before_nvrtc(ctx, CompileOptions::new().arch(Arch::Compute(8))),
     );
     c.add(
@@ -162,10 +169,19 @@ pub fn cpu_cases() -> Cases<Cpu> {
         |_, _| answer("SM_90".parse::<Arch>()),
     );
     c.add(
-        "a C++ standard NVRTC does not name",
+        "a C++ standard the library does not know",
         InvalidArgument,
-        "C++ standard \"c++23\" is not one of c++03, c++11, c++14, c++17, c++20",
-        |_, _| answer("c++23".parse::<CppStd>()),
+        "desc->cxx_standard is 23, no C++ standard this library knows",
+        |_, ctx| {
+            let std = "c++23".parse::<CppStd>()?;
+            refused_before_nvrtc(ctx, CompileOptions::new().std(std))
+        },
+    );
+    c.add(
+        "a C++ standard by a number the library does not know",
+        InvalidArgument,
+        "desc->cxx_standard is 18",
+        |_, ctx| refused_before_nvrtc(ctx, CompileOptions::new().std(CppStd(18))),
     );
     c.add(
         "a C++ standard without its prefix",
@@ -174,9 +190,9 @@ pub fn cpu_cases() -> Cases<Cpu> {
         |_, _| answer("17".parse::<CppStd>()),
     );
     c.add(
-        "a define that makes no option, in a background compile",
+        "a define the library refuses, in a background compile",
         InvalidArgument,
-        "define \"A B\"",
+        "desc->defines[0] \"A B\" is no macro definition",
         |_, _| {
             let options = CompileOptions::new().define_flag("A B");
             answer(new_program(TINY)?.compile_in_background(&options).join())
