@@ -1,5 +1,5 @@
-"""The Python binding's declarations (bindings/python/cuabi/_api.py and
-_errors.py) and the version in its pyproject.toml.
+"""The Python binding's declarations (bindings/python/cuabi/_api.py,
+_errors.py and errors.py) and the version in its pyproject.toml.
 
 _api.py holds, for both backends: the header's constants, an IntEnum or
 IntFlag per enum, the ctypes types, structs and (name, restype, argtypes) of
@@ -30,6 +30,7 @@ from model import REPO
 
 API = "bindings/python/cuabi/_api.py"
 ERRORS = "bindings/python/cuabi/_errors.py"
+ERRORS_FACADE = "bindings/python/cuabi/errors.py"
 PYPROJECT = "bindings/python/pyproject.toml"
 
 CTYPES_SCALARS = {
@@ -325,7 +326,7 @@ def errors(model: Dict[str, Any]) -> str:
         'from :mod:`cuabi` or :mod:`cuabi.errors`."""\n\n'
         "from __future__ import annotations\n\n"
         "from typing import Dict, List, Type\n\n"
-        "from .errors import CudaError\n"
+        "from ._error_base import CudaError\n"
     )
     classes = []
     for v in failures:
@@ -338,8 +339,42 @@ def errors(model: Dict[str, Any]) -> str:
         classes.append((v["value"], cls))
     out.append("\n\n# The class raised for each failure status.\nERROR_CLASSES: Dict[int, Type[CudaError]] = {\n")
     out += [f"    {value}: {cls},\n" for value, cls in classes]
-    out.append("}\n\n__all__: List[str] = [\n")
+    out.append("}\n\n\n")
+    out.append(
+        "def error_class(status: int) -> Type[CudaError]:\n"
+        '    """The exception class raised for ``status`` (CudaError for an unknown one)."""\n'
+        "    return ERROR_CLASSES.get(status, CudaError)\n\n\n"
+    )
+    out.append("__all__: List[str] = [\n")
     out += [f'    "{cls}",\n' for _, cls in classes]
+    out.append('    "error_class",\n')
+    out.append("]\n")
+    return "".join(out)
+
+
+def errors_facade(model: Dict[str, Any]) -> str:
+    """cuabi/errors.py: every exception by name, spelled out for type checkers."""
+    status = next(e for e in model["enums"] if e["name"] == model["conventions"]["status_type"])
+    names = [error_class_name(v["name"]) for v in status["values"] if v["name"] != model["conventions"]["success"]]
+    out: List[str] = [banner("#")]
+    out.append(
+        '"""Exceptions: one :class:`CudaError` subclass per cuabi status.\n\n'
+        "A failing call raises the subclass of its status, carrying the status, its\n"
+        "symbolic name and the message of the thread's last error (which names the\n"
+        "failing call and the argument or parameter at fault). A failed compile also\n"
+        "carries NVRTC's log. The subclasses are generated from the header, one per\n"
+        "status, named after it (``CUABI_ERROR_INVALID_HANDLE``:\n"
+        ":class:`InvalidHandleError`); some are also the built-in exception Python\n"
+        "code expects (:class:`InvalidArgumentError` is a ``ValueError``,\n"
+        ':class:`NotFoundError` a ``LookupError`` ...).\n"""\n\n'
+        "from __future__ import annotations\n\n"
+        "from typing import List\n\n"
+        "from ._error_base import CudaError, LibraryNotFoundError, status_name\n"
+        "from ._errors import (\n"
+    )
+    out += [f"    {n},\n" for n in sorted(names + ["error_class"])]
+    out.append(")\n\n__all__: List[str] = [\n")
+    out += [f'    "{n}",\n' for n in ["CudaError", "LibraryNotFoundError", "error_class", "status_name"] + names]
     out.append("]\n")
     return "".join(out)
 
@@ -366,7 +401,7 @@ def pyproject(model: Dict[str, Any]) -> Optional[str]:
 
 
 def outputs(model: Dict[str, Any]) -> Dict[str, str]:
-    files = {API: api(model), ERRORS: errors(model)}
+    files = {API: api(model), ERRORS: errors(model), ERRORS_FACADE: errors_facade(model)}
     project = pyproject(model)
     if project is not None:
         files[PYPROJECT] = project

@@ -190,6 +190,16 @@ CUABI_READ_NORMALIZED_FLOAT = 1
 # cuabi_stream_flag_bits
 CUABI_STREAM_NON_BLOCKING = 1
 
+# cuabi_wait_condition
+CUABI_WAIT_GEQ = 0
+CUABI_WAIT_EQ = 1
+CUABI_WAIT_AND = 2
+CUABI_WAIT_NOR = 3
+
+# cuabi_mem_op_flag_bits
+CUABI_MEM_OP_FLUSH = 1
+CUABI_MEM_OP_NO_MEMORY_BARRIER = 2
+
 # cuabi_event_flag_bits
 CUABI_EVENT_DISABLE_TIMING = 1
 CUABI_EVENT_BLOCKING_SYNC = 2
@@ -725,6 +735,44 @@ class StreamFlag(enum.IntFlag):
     """The stream does not synchronise with the default (NULL) stream."""
 
 
+class WaitCondition(enum.IntEnum):
+    """cuabi_wait_condition: When a stream's wait on a value is over
+    (cuabi_stream_wait_value). The comparisons are of 32- or 64-bit words, as the
+    width says.
+    """
+
+    GEQ = 0
+    """(int32_t or int64_t)(*word - value) >= 0: the word has reached value, counting
+    cyclically (a sequence number that wraps).
+    """
+
+    EQ = 1
+    """word == value."""
+
+    AND = 2
+    """(*word & value) != 0: any bit of value is set."""
+
+    NOR = 3
+    """~(*word | value) != 0: some bit is clear in both (where the device can:
+    CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR).
+    """
+
+
+class MemOpFlag(enum.IntFlag):
+    """cuabi_mem_op_flag_bits: Flags of the stream memory operations."""
+
+    FLUSH = 1
+    """A wait: once it is over, remote writes (GPUDirect RDMA) that were in flight are
+    flushed before the work after it (where the device can:
+    CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES).
+    """
+
+    NO_MEMORY_BARRIER = 2
+    """A write: no memory barrier before it, so it may pass earlier writes of the
+    stream's work (for a flag that orders nothing).
+    """
+
+
 class EventFlag(enum.IntFlag):
     """cuabi_event_flag_bits: Flags for cuabi_event_create: an OR of
     cuabi_event_flag_bits.
@@ -775,6 +823,7 @@ cuabi_array_format = ctypes.c_int32
 cuabi_address_mode = ctypes.c_int32
 cuabi_filter_mode = ctypes.c_int32
 cuabi_read_mode = ctypes.c_int32
+cuabi_wait_condition = ctypes.c_int32
 cuabi_capture_mode = ctypes.c_int32
 cuabi_compile_flags = ctypes.c_uint32
 cuabi_link_flags = ctypes.c_uint32
@@ -783,6 +832,7 @@ cuabi_memory_pool_flags = ctypes.c_uint32
 cuabi_managed_flags = ctypes.c_uint32
 cuabi_array_flags = ctypes.c_uint32
 cuabi_stream_flags = ctypes.c_uint32
+cuabi_mem_op_flags = ctypes.c_uint32
 cuabi_event_flags = ctypes.c_uint32
 cuabi_device = ctypes.c_void_p  # a GPU and its primary context
 cuabi_program = ctypes.c_void_p  # an NVRTC program
@@ -1376,6 +1426,14 @@ DECLARATIONS: List[Tuple[str, Any, List[Any]]] = [
     ("cuabi_stream_wait_event", cuabi_status, [cuabi_stream, cuabi_event]),
     # cuabi_status cuabi_stream_launch_host_func(cuabi_stream stream, cuabi_host_fn fn, void* user_data);
     ("cuabi_stream_launch_host_func", cuabi_status, [cuabi_stream, cuabi_host_fn, ctypes.c_void_p]),
+    # cuabi_status cuabi_stream_write_value(cuabi_stream stream, cuabi_buffer buffer, size_t offset, uint64_t value, uint32_t width, cuabi_mem_op_flags flags);
+    ("cuabi_stream_write_value", cuabi_status, [cuabi_stream, cuabi_buffer, ctypes.c_size_t, ctypes.c_uint64, ctypes.c_uint32, cuabi_mem_op_flags]),
+    # cuabi_status cuabi_stream_wait_value(cuabi_stream stream, cuabi_buffer buffer, size_t offset, uint64_t value, uint32_t width, cuabi_wait_condition condition, cuabi_mem_op_flags flags);
+    ("cuabi_stream_wait_value", cuabi_status, [cuabi_stream, cuabi_buffer, ctypes.c_size_t, ctypes.c_uint64, ctypes.c_uint32, cuabi_wait_condition, cuabi_mem_op_flags]),
+    # cuabi_status cuabi_stream_write_value_host(cuabi_stream stream, cuabi_host_buffer buffer, size_t offset, uint64_t value, uint32_t width, cuabi_mem_op_flags flags);
+    ("cuabi_stream_write_value_host", cuabi_status, [cuabi_stream, cuabi_host_buffer, ctypes.c_size_t, ctypes.c_uint64, ctypes.c_uint32, cuabi_mem_op_flags]),
+    # cuabi_status cuabi_stream_wait_value_host(cuabi_stream stream, cuabi_host_buffer buffer, size_t offset, uint64_t value, uint32_t width, cuabi_wait_condition condition, cuabi_mem_op_flags flags);
+    ("cuabi_stream_wait_value_host", cuabi_status, [cuabi_stream, cuabi_host_buffer, ctypes.c_size_t, ctypes.c_uint64, ctypes.c_uint32, cuabi_wait_condition, cuabi_mem_op_flags]),
     # cuabi_status cuabi_event_create(cuabi_device device, cuabi_event_flags flags, cuabi_event* out);
     ("cuabi_event_create", cuabi_status, [cuabi_device, cuabi_event_flags, ctypes.POINTER(cuabi_event)]),
     # void cuabi_event_release(cuabi_event event);
@@ -1585,6 +1643,10 @@ class Functions:
         "cuabi_stream_query",
         "cuabi_stream_wait_event",
         "cuabi_stream_launch_host_func",
+        "cuabi_stream_write_value",
+        "cuabi_stream_wait_value",
+        "cuabi_stream_write_value_host",
+        "cuabi_stream_wait_value_host",
         "cuabi_event_create",
         "cuabi_event_release",
         "cuabi_event_record",
@@ -1769,6 +1831,10 @@ class Functions:
     cuabi_stream_query: Any
     cuabi_stream_wait_event: Any
     cuabi_stream_launch_host_func: Any
+    cuabi_stream_write_value: Any
+    cuabi_stream_wait_value: Any
+    cuabi_stream_write_value_host: Any
+    cuabi_stream_wait_value_host: Any
     cuabi_event_create: Any
     cuabi_event_release: Any
     cuabi_event_record: Any
@@ -1965,6 +2031,13 @@ typedef int32_t cuabi_read_mode;
 #define CUABI_READ_ELEMENT_TYPE 0
 #define CUABI_READ_NORMALIZED_FLOAT 1
 #define CUABI_STREAM_NON_BLOCKING 1
+typedef int32_t cuabi_wait_condition;
+#define CUABI_WAIT_GEQ 0
+#define CUABI_WAIT_EQ 1
+#define CUABI_WAIT_AND 2
+#define CUABI_WAIT_NOR 3
+#define CUABI_MEM_OP_FLUSH 1
+#define CUABI_MEM_OP_NO_MEMORY_BARRIER 2
 #define CUABI_EVENT_DISABLE_TIMING 1
 #define CUABI_EVENT_BLOCKING_SYNC 2
 #define CUABI_EVENT_INTERPROCESS 4
@@ -1979,6 +2052,7 @@ typedef uint32_t cuabi_memory_pool_flags;
 typedef uint32_t cuabi_managed_flags;
 typedef uint32_t cuabi_array_flags;
 typedef uint32_t cuabi_stream_flags;
+typedef uint32_t cuabi_mem_op_flags;
 typedef uint32_t cuabi_event_flags;
 typedef struct cuabi_device_s* cuabi_device;
 typedef struct cuabi_program_s* cuabi_program;
@@ -2171,6 +2245,10 @@ cuabi_status cuabi_stream_synchronize(cuabi_stream stream);
 cuabi_status cuabi_stream_query(cuabi_stream stream);
 cuabi_status cuabi_stream_wait_event(cuabi_stream stream, cuabi_event event);
 cuabi_status cuabi_stream_launch_host_func(cuabi_stream stream, cuabi_host_fn fn, void* user_data);
+cuabi_status cuabi_stream_write_value(cuabi_stream stream, cuabi_buffer buffer, size_t offset, uint64_t value, uint32_t width, cuabi_mem_op_flags flags);
+cuabi_status cuabi_stream_wait_value(cuabi_stream stream, cuabi_buffer buffer, size_t offset, uint64_t value, uint32_t width, cuabi_wait_condition condition, cuabi_mem_op_flags flags);
+cuabi_status cuabi_stream_write_value_host(cuabi_stream stream, cuabi_host_buffer buffer, size_t offset, uint64_t value, uint32_t width, cuabi_mem_op_flags flags);
+cuabi_status cuabi_stream_wait_value_host(cuabi_stream stream, cuabi_host_buffer buffer, size_t offset, uint64_t value, uint32_t width, cuabi_wait_condition condition, cuabi_mem_op_flags flags);
 cuabi_status cuabi_event_create(cuabi_device device, cuabi_event_flags flags, cuabi_event* out);
 void cuabi_event_release(cuabi_event event);
 cuabi_status cuabi_event_record(cuabi_event event, cuabi_stream stream);
@@ -2311,6 +2389,12 @@ __all__ = [
     "CUABI_READ_ELEMENT_TYPE",
     "CUABI_READ_NORMALIZED_FLOAT",
     "CUABI_STREAM_NON_BLOCKING",
+    "CUABI_WAIT_GEQ",
+    "CUABI_WAIT_EQ",
+    "CUABI_WAIT_AND",
+    "CUABI_WAIT_NOR",
+    "CUABI_MEM_OP_FLUSH",
+    "CUABI_MEM_OP_NO_MEMORY_BARRIER",
     "CUABI_EVENT_DISABLE_TIMING",
     "CUABI_EVENT_BLOCKING_SYNC",
     "CUABI_EVENT_INTERPROCESS",
@@ -2340,6 +2424,8 @@ __all__ = [
     "FilterMode",
     "ReadMode",
     "StreamFlag",
+    "WaitCondition",
+    "MemOpFlag",
     "EventFlag",
     "CaptureMode",
     "cuabi_status",
@@ -2358,6 +2444,7 @@ __all__ = [
     "cuabi_address_mode",
     "cuabi_filter_mode",
     "cuabi_read_mode",
+    "cuabi_wait_condition",
     "cuabi_capture_mode",
     "cuabi_compile_flags",
     "cuabi_link_flags",
@@ -2366,6 +2453,7 @@ __all__ = [
     "cuabi_managed_flags",
     "cuabi_array_flags",
     "cuabi_stream_flags",
+    "cuabi_mem_op_flags",
     "cuabi_event_flags",
     "cuabi_device",
     "cuabi_program",

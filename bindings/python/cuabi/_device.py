@@ -19,6 +19,7 @@ from ._base import (
     opt_bytes,
     resolve_backend,
 )
+from ._link import Linker
 from ._loader import Backend
 from ._memory import (
     DeviceBuffer,
@@ -263,8 +264,6 @@ class Device(DeviceBase):
         linked image, use a Linker.
 
         >>> mod = dev.link(caller, callee)         # programs compiled with relocatable=True"""
-        from ._link import Linker
-
         with Linker(
             self, link_backend=link_backend, lto=lto, options=options, cache=cache
         ) as linker:

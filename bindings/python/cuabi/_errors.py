@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Dict, List, Type
 
-from .errors import CudaError
+from ._error_base import CudaError
 
 
 class InvalidArgumentError(CudaError, ValueError):
@@ -193,6 +193,12 @@ ERROR_CLASSES: Dict[int, Type[CudaError]] = {
     20: HostFunctionError,
 }
 
+
+def error_class(status: int) -> Type[CudaError]:
+    """The exception class raised for ``status`` (CudaError for an unknown one)."""
+    return ERROR_CLASSES.get(status, CudaError)
+
+
 __all__: List[str] = [
     "InvalidArgumentError",
     "InvalidHandleError",
@@ -214,4 +220,5 @@ __all__: List[str] = [
     "FileIOError",
     "InternalError",
     "HostFunctionError",
+    "error_class",
 ]

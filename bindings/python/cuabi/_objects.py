@@ -814,6 +814,47 @@ class StreamBase(Resource):
         if status:
             raise b.error(status, "cuabi_stream_wait_event")
 
+    def write_value(self, buffer: BufferBase, offset: int, value: int, width: int, flags: int) -> None:
+        """cuabi_stream_write_value: In the stream's order, writes `value` as a
+        `width`-byte word (4 or 8) at `offset` of `buffer`, a device buffer of the
+        stream's device. Refused with CUABI_ERROR_INVALID_ARGUMENT naming what is wrong:
+        a width other than 4 or 8, an offset that is not a multiple of the width, a
+        value that does not fit in 4 bytes, CUABI_MEM_OP_FLUSH on a write, unknown
+        flags, a buffer of another device; CUABI_ERROR_OUT_OF_RANGE past the buffer's
+        end."""
+        b = self._b
+        status = b.fn.cuabi_stream_write_value(self._handle, _arg(buffer, "cuabi_buffer", BufferBase, "buffer", b), check_int(offset, "offset", 0, UINT64_MAX), check_int(value, "value", 0, UINT64_MAX), check_int(width, "width", 0, UINT32_MAX), check_int(flags, "flags", 0, UINT32_MAX))
+        if status:
+            raise b.error(status, "cuabi_stream_write_value")
+
+    def wait_value(self, buffer: BufferBase, offset: int, value: int, width: int, condition: int, flags: int) -> None:
+        """cuabi_stream_wait_value: Holds the stream's later work until the `width`-byte
+        word at `offset` of `buffer` meets `condition` against `value`: a write from
+        another stream, another device or the host ends the wait. The same refusals as
+        cuabi_stream_write_value; CUABI_MEM_OP_NO_MEMORY_BARRIER on a wait, and a
+        condition or flush the device cannot do (named), are refused too."""
+        b = self._b
+        status = b.fn.cuabi_stream_wait_value(self._handle, _arg(buffer, "cuabi_buffer", BufferBase, "buffer", b), check_int(offset, "offset", 0, UINT64_MAX), check_int(value, "value", 0, UINT64_MAX), check_int(width, "width", 0, UINT32_MAX), check_int(condition, "condition", INT32_MIN, INT32_MAX), check_int(flags, "flags", 0, UINT32_MAX))
+        if status:
+            raise b.error(status, "cuabi_stream_wait_value")
+
+    def write_value_host(self, buffer: HostBufferBase, offset: int, value: int, width: int, flags: int) -> None:
+        """cuabi_stream_write_value_host: cuabi_stream_write_value into pinned host
+        memory: `buffer` from cuabi_host_buffer_alloc or cuabi_host_buffer_register,
+        which the host can watch."""
+        b = self._b
+        status = b.fn.cuabi_stream_write_value_host(self._handle, _arg(buffer, "cuabi_host_buffer", HostBufferBase, "buffer", b), check_int(offset, "offset", 0, UINT64_MAX), check_int(value, "value", 0, UINT64_MAX), check_int(width, "width", 0, UINT32_MAX), check_int(flags, "flags", 0, UINT32_MAX))
+        if status:
+            raise b.error(status, "cuabi_stream_write_value_host")
+
+    def wait_value_host(self, buffer: HostBufferBase, offset: int, value: int, width: int, condition: int, flags: int) -> None:
+        """cuabi_stream_wait_value_host: cuabi_stream_wait_value on pinned host memory:
+        the host ends the wait by writing the word."""
+        b = self._b
+        status = b.fn.cuabi_stream_wait_value_host(self._handle, _arg(buffer, "cuabi_host_buffer", HostBufferBase, "buffer", b), check_int(offset, "offset", 0, UINT64_MAX), check_int(value, "value", 0, UINT64_MAX), check_int(width, "width", 0, UINT32_MAX), check_int(condition, "condition", INT32_MIN, INT32_MAX), check_int(flags, "flags", 0, UINT32_MAX))
+        if status:
+            raise b.error(status, "cuabi_stream_wait_value_host")
+
     def begin_capture(self, mode: int) -> None:
         """cuabi_stream_begin_capture: Starts capturing the work submitted to `stream`
         (not the default stream) into a graph instead of running it."""

@@ -33,6 +33,7 @@ import struct
 import sys
 from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
+from ._dlpack import dlpack_pointer
 from .errors import InvalidArgumentError
 
 __all__ = ["pack_value", "POINTER_SIZE", "ArgumentLayout", "register_pointer_type"]
@@ -128,8 +129,6 @@ def _device_address(value: Any) -> Optional[int]:
     if cai is not None:
         return int(cai["data"][0] or 0)
     if hasattr(value, "__dlpack__") and hasattr(value, "__dlpack_device__"):
-        from ._dlpack import dlpack_pointer
-
         address, _capsule = dlpack_pointer(value)
         return int(address)
     return None

@@ -38,7 +38,7 @@ from ._loader import Backend
 from ._options import CompileOptions, OptionsArg, desc_fields, merged_options
 from ._packing import ArgumentLayout, no_packer
 from ._stream import Event, Stream, stream_arg
-from .errors import CompileError, InvalidHandleError
+from .errors import CompileError, InvalidHandleError, NotFoundError
 
 if TYPE_CHECKING:
     from ._device import Device
@@ -218,8 +218,6 @@ class Program(ProgramBase):
 
     def load(self, device: "Device") -> "Module":
         """Loads the compiled image (CUBIN if there is one, else PTX) on ``device``."""
-        from .errors import NotFoundError
-
         try:
             image: bytes = self.cubin
         except NotFoundError:

@@ -7,7 +7,8 @@ import weakref
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Optional, Sequence, Tuple, Union
 
 from ._api import CUABI_ERROR_NOT_READY, CUABI_IPC_HANDLE_SIZE, CaptureMode, EventFlag
-from ._objects import EventBase, GraphBase, GraphExecBase, StreamBase, register_owner
+from ._hostmem import device_arg, host_address, ipc_handle_arg
+from ._objects import EventBase, FunctionBase, GraphBase, GraphExecBase, StreamBase, register_owner
 from ._base import Resource, check_i32, check_size
 from ._loader import Backend
 
@@ -206,8 +207,6 @@ class Event(EventBase):
             super().__init__(device, handle)
             self.device = owner
             return
-        from ._memory import device_arg
-
         dev = device_arg(device)
         if handle is not None or owner is not None:
             raise TypeError("Event(device, ...) takes its options as keywords")
@@ -233,8 +232,6 @@ class Event(EventBase):
         waits for it (:meth:`Stream.wait`, :meth:`synchronize`). A handle of
         this very process, a damaged or foreign one raises
         InvalidArgumentError."""
-        from ._memory import device_arg, host_address, ipc_handle_arg
-
         dev = device_arg(device)
         data = ipc_handle_arg(handle)
         b = dev.backend
@@ -308,9 +305,7 @@ class GraphExec(GraphExecBase):
         >>> for a in range(100):
         ...     exec_.set_kernel_node_args(0, saxpy, (np.float32(a), x, y, out, n))
         ...     exec_.launch(stream)"""
-        from ._program import Kernel
-
-        if not isinstance(kernel, Kernel):
+        if not isinstance(kernel, FunctionBase) or not hasattr(kernel, "pack"):
             raise TypeError(f"kernel must be a cuabi.Kernel, not {type(kernel).__name__}")
         if types is not None:
             block = kernel.pack(args, types)

@@ -38,6 +38,7 @@ from typing import Any, List, Optional, Sequence
 
 from . import _api
 from ._api import *  # noqa: F401,F403  (the header's constants, enums and types)
+from ._packing import _apply_type
 from ._loader import (
     BACKENDS,
     Backend,
@@ -90,8 +91,6 @@ def kernel_params(values: Sequence[Any], types: Sequence[Any]) -> KernelParams:
     a type of None takes the value as it is (a ``ctypes.Structure`` or other
     ctypes value, an ``Enum`` as a C ``int``, or a cuabi buffer as its
     address). Keep the result alive until the launch call returns."""
-    from ._packing import _apply_type
-
     if len(values) != len(types):
         raise ValueError(f"{len(values)} values but {len(types)} types")
     objs: List[Any] = []
