@@ -1,5 +1,7 @@
 // Shims for streams and events.
 #include "memops.hpp"
+#include "stream_attributes.hpp"
+#include "structs.hpp"
 #include "shim.hpp"
 #include "stream.hpp"
 
@@ -45,6 +47,71 @@ cuabi_status cuabi_stream_launch_host_func(cuabi_stream stream, cuabi_host_fn fn
 cuabi_status cuabi_stream_query(cuabi_stream stream) {
   return query(__func__, stream, "stream", "cuStreamQuery",
                [](Stream& s) { return driver().cuStreamQuery(s.stream); });
+}
+
+cuabi_status cuabi_access_policy_window_init(cuabi_access_policy_window* window,
+                                             size_t struct_size) {
+  return guard(__func__, [&] {
+    const cuabi_access_policy_window defaults = CUABI_ACCESS_POLICY_WINDOW_INIT;
+    init_struct(window, struct_size, defaults, "window");
+  });
+}
+
+cuabi_status cuabi_stream_get_sync_policy(cuabi_stream stream, cuabi_sync_policy* policy) {
+  return get(__func__, stream, "stream", policy, "policy",
+             [](const Stream& s) { return get_sync_policy(s); });
+}
+
+cuabi_status cuabi_stream_set_sync_policy(cuabi_stream stream, cuabi_sync_policy policy) {
+  return guard(__func__, [&] {
+    Pin<Stream> s(stream, "stream");
+    set_sync_policy(*s.get(), static_cast<int32_t>(policy));
+  });
+}
+
+cuabi_status cuabi_stream_get_priority(cuabi_stream stream, int32_t* priority) {
+  return get(__func__, stream, "stream", priority, "priority",
+             [](const Stream& s) { return get_priority(s); });
+}
+
+cuabi_status cuabi_stream_set_priority(cuabi_stream stream, int32_t priority) {
+  return guard(__func__, [&] {
+    Pin<Stream> s(stream, "stream");
+    set_priority(*s.get(), priority);
+  });
+}
+
+cuabi_status cuabi_stream_get_memory_sync_domain(cuabi_stream stream,
+                                                 cuabi_mem_sync_domain* domain) {
+  return get(__func__, stream, "stream", domain, "domain",
+             [](const Stream& s) { return get_memory_sync_domain(s); });
+}
+
+cuabi_status cuabi_stream_set_memory_sync_domain(cuabi_stream stream,
+                                                 cuabi_mem_sync_domain domain) {
+  return guard(__func__, [&] {
+    Pin<Stream> s(stream, "stream");
+    set_memory_sync_domain(*s.get(), static_cast<int32_t>(domain));
+  });
+}
+
+cuabi_status cuabi_stream_get_access_policy_window(cuabi_stream stream,
+                                                   cuabi_access_policy_window* window) {
+  return guard(__func__, [&] {
+    Pin<Stream> s(stream, "stream");
+    need(window, "window");
+    check_struct_size<cuabi_access_policy_window>(window->struct_size, "window->struct_size");
+    const cuabi_access_policy_window got = get_access_policy_window(*s.get());
+    init_struct(window, window->struct_size, got, "window");
+  });
+}
+
+cuabi_status cuabi_stream_set_access_policy_window(cuabi_stream stream,
+                                                   const cuabi_access_policy_window* window) {
+  return guard(__func__, [&] {
+    Pin<Stream> s(stream, "stream");
+    set_access_policy_window(*s.get(), window);
+  });
 }
 
 cuabi_status cuabi_stream_write_value(cuabi_stream stream, cuabi_buffer buffer, size_t offset,

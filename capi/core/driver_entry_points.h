@@ -36,6 +36,8 @@
   X(cuStreamWaitValue32, 11070)                        \
   X(cuStreamWaitValue64, 11070)                        \
   X(cuMemHostGetDevicePointer, 3020)                   \
+  X(cuStreamGetAttribute, 11000)                       \
+  X(cuStreamSetAttribute, 11000)                       \
   X(cuCtxGetStreamPriorityRange, 5050)                 \
   X(cuMemGetInfo, 3020)                                \
   X(cuModuleLoadData, 2000)                            \

@@ -1721,6 +1721,99 @@ CUABI_API cuabi_status CUABI_CALL cuabi_stream_launch_host_func(cuabi_stream str
                                                                  void* user_data);
 
 /* ------------------------------------------------------------------------- */
+/* Stream attributes                                                          */
+/* ------------------------------------------------------------------------- */
+
+/* How a host thread waits in a synchronize on the stream's work. */
+typedef enum cuabi_sync_policy {
+  /* The driver's choice (the default). */
+  CUABI_SYNC_POLICY_AUTO = 1,
+  /* Spin on the CPU: the lowest latency, a busy core. */
+  CUABI_SYNC_POLICY_SPIN = 2,
+  /* Spin, yielding the core to other threads between checks. */
+  CUABI_SYNC_POLICY_YIELD = 3,
+  /* Sleep until the work is done: an idle core, more latency. */
+  CUABI_SYNC_POLICY_BLOCKING_SYNC = 4,
+  CUABI_SYNC_POLICY_FORCE32 = 0x7FFFFFFF
+} cuabi_sync_policy;
+
+/* The memory-synchronisation domain of a stream's kernels: a fence in one
+ * domain need not wait for the memory traffic of the other (kernels that
+ * talk to other GPUs, such as NCCL's, run in the remote one). */
+typedef enum cuabi_mem_sync_domain {
+  CUABI_MEM_SYNC_DOMAIN_DEFAULT = 0,
+  CUABI_MEM_SYNC_DOMAIN_REMOTE = 1,
+  CUABI_MEM_SYNC_DOMAIN_FORCE32 = 0x7FFFFFFF
+} cuabi_mem_sync_domain;
+
+/* How accesses to memory are kept in L2. */
+typedef enum cuabi_access_property {
+  CUABI_ACCESS_PROPERTY_NORMAL = 0,
+  /* Less likely to stay in L2. */
+  CUABI_ACCESS_PROPERTY_STREAMING = 1,
+  /* More likely to stay in L2, in the part set aside with
+   * CUABI_LIMIT_PERSISTING_L2_CACHE_SIZE. */
+  CUABI_ACCESS_PROPERTY_PERSISTING = 2,
+  CUABI_ACCESS_PROPERTY_FORCE32 = 0x7FFFFFFF
+} cuabi_access_property;
+
+/* An L2 access-policy window: of the accesses to [base, base + bytes), the
+ * fraction hit_ratio gets hit_property and the rest miss_property. Start
+ * from CUABI_ACCESS_POLICY_WINDOW_INIT or cuabi_access_policy_window_init. */
+typedef struct cuabi_access_policy_window {
+  size_t struct_size; /* sizeof(cuabi_access_policy_window) */
+  /* The device address where the window starts. */
+  uint64_t base;
+  /* The window's length; at most the device's
+   * CU_DEVICE_ATTRIBUTE_MAX_ACCESS_POLICY_WINDOW_SIZE; 0: no window. */
+  size_t bytes;
+  /* From 0 to 1. */
+  float hit_ratio;
+  cuabi_access_property hit_property;
+  cuabi_access_property miss_property;
+} cuabi_access_policy_window;
+
+#define CUABI_ACCESS_POLICY_WINDOW_INIT                                                         \
+  { sizeof(cuabi_access_policy_window), 0, 0, 1.0f, CUABI_ACCESS_PROPERTY_PERSISTING,           \
+    CUABI_ACCESS_PROPERTY_STREAMING }
+
+/* Fills `window` with the defaults of CUABI_ACCESS_POLICY_WINDOW_INIT. */
+CUABI_API cuabi_status CUABI_CALL cuabi_access_policy_window_init(
+    cuabi_access_policy_window* window, size_t struct_size);
+
+/* The stream's synchronization policy. */
+CUABI_API cuabi_status CUABI_CALL cuabi_stream_get_sync_policy(cuabi_stream stream,
+                                                               cuabi_sync_policy* policy);
+/* Sets how host threads wait on the stream's work; an unknown policy answers
+ * CUABI_ERROR_INVALID_ARGUMENT naming it. */
+CUABI_API cuabi_status CUABI_CALL cuabi_stream_set_sync_policy(cuabi_stream stream,
+                                                               cuabi_sync_policy policy);
+/* The priority of the stream's work (numerically lower is higher). */
+CUABI_API cuabi_status CUABI_CALL cuabi_stream_get_priority(cuabi_stream stream,
+                                                            int32_t* priority);
+/* Sets the priority of the stream's later work; one outside the device's
+ * range (cuabi_device_get_stream_priority_range) answers
+ * CUABI_ERROR_INVALID_ARGUMENT with the range. */
+CUABI_API cuabi_status CUABI_CALL cuabi_stream_set_priority(cuabi_stream stream,
+                                                            int32_t priority);
+/* The memory-synchronisation domain of the stream's kernels. */
+CUABI_API cuabi_status CUABI_CALL cuabi_stream_get_memory_sync_domain(
+    cuabi_stream stream, cuabi_mem_sync_domain* domain);
+/* Sets it; an unknown domain answers CUABI_ERROR_INVALID_ARGUMENT. */
+CUABI_API cuabi_status CUABI_CALL cuabi_stream_set_memory_sync_domain(
+    cuabi_stream stream, cuabi_mem_sync_domain domain);
+/* The stream's access-policy window (bytes 0: none), written into `window`
+ * up to its struct_size. */
+CUABI_API cuabi_status CUABI_CALL cuabi_stream_get_access_policy_window(
+    cuabi_stream stream, cuabi_access_policy_window* window);
+/* Sets the access-policy window of the stream's later kernels. Refused with
+ * CUABI_ERROR_INVALID_ARGUMENT naming the field and the bound: bytes past
+ * the device's maximum window, a hit_ratio outside [0, 1], an unknown
+ * property, a base of 0 with bytes. */
+CUABI_API cuabi_status CUABI_CALL cuabi_stream_set_access_policy_window(
+    cuabi_stream stream, const cuabi_access_policy_window* window);
+
+/* ------------------------------------------------------------------------- */
 /* Stream memory operations                                                   */
 /* ------------------------------------------------------------------------- */
 

@@ -408,6 +408,43 @@ std::vector<HandleCall> MakeHandleCalls() {
       [](uintptr_t h, bool*) { return cuabi_stream_query(As<cuabi_stream>(h)); });
   add("cuabi_stream_wait_event", Kind::kStream,
       [](uintptr_t h, bool*) { return cuabi_stream_wait_event(As<cuabi_stream>(h), nullptr); });
+  add("cuabi_stream_get_sync_policy", Kind::kStream, [](uintptr_t h, bool* t) {
+    cuabi_sync_policy p = CUABI_SYNC_POLICY_FORCE32;
+    cuabi_status s = cuabi_stream_get_sync_policy(As<cuabi_stream>(h), &p);
+    *t = p != CUABI_SYNC_POLICY_FORCE32;
+    return s;
+  });
+  add("cuabi_stream_set_sync_policy", Kind::kStream, [](uintptr_t h, bool*) {
+    return cuabi_stream_set_sync_policy(As<cuabi_stream>(h), CUABI_SYNC_POLICY_AUTO);
+  });
+  add("cuabi_stream_get_priority", Kind::kStream, [](uintptr_t h, bool* t) {
+    int32_t p = 12345;
+    cuabi_status s = cuabi_stream_get_priority(As<cuabi_stream>(h), &p);
+    *t = p != 12345;
+    return s;
+  });
+  add("cuabi_stream_set_priority", Kind::kStream,
+      [](uintptr_t h, bool*) { return cuabi_stream_set_priority(As<cuabi_stream>(h), 0); });
+  add("cuabi_stream_get_memory_sync_domain", Kind::kStream, [](uintptr_t h, bool* t) {
+    cuabi_mem_sync_domain d = CUABI_MEM_SYNC_DOMAIN_FORCE32;
+    cuabi_status s = cuabi_stream_get_memory_sync_domain(As<cuabi_stream>(h), &d);
+    *t = d != CUABI_MEM_SYNC_DOMAIN_FORCE32;
+    return s;
+  });
+  add("cuabi_stream_set_memory_sync_domain", Kind::kStream, [](uintptr_t h, bool*) {
+    return cuabi_stream_set_memory_sync_domain(As<cuabi_stream>(h), CUABI_MEM_SYNC_DOMAIN_DEFAULT);
+  });
+  add("cuabi_stream_get_access_policy_window", Kind::kStream, [](uintptr_t h, bool* t) {
+    cuabi_access_policy_window w = CUABI_ACCESS_POLICY_WINDOW_INIT;
+    w.bytes = 77;
+    cuabi_status s = cuabi_stream_get_access_policy_window(As<cuabi_stream>(h), &w);
+    *t = w.bytes != 77;
+    return s;
+  });
+  add("cuabi_stream_set_access_policy_window", Kind::kStream, [](uintptr_t h, bool*) {
+    const cuabi_access_policy_window w = CUABI_ACCESS_POLICY_WINDOW_INIT;
+    return cuabi_stream_set_access_policy_window(As<cuabi_stream>(h), &w);
+  });
   add("cuabi_stream_write_value", Kind::kStream, [](uintptr_t h, bool*) {
     return cuabi_stream_write_value(As<cuabi_stream>(h), nullptr, 0, 1, 4, 0);
   });
