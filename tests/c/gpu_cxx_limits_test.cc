@@ -54,3 +54,39 @@ TEST_F(CxxLimitsTest, RefusalsAreErrorsWithTheCoresWords) {
 
 }  // namespace
 }  // namespace cuabi_test
+
+namespace cuabi_test {
+namespace {
+
+using CxxStreamAttributesTest = GpuTest;
+
+// Stream attributes and memory operations through the generated C++ face.
+TEST_F(CxxStreamAttributesTest, AttributesAndWordsThroughTheFace) {
+  const cuabi::device dev = cuabi::device::get(0);
+  const cuabi::stream s = cuabi::stream::create(dev.get(), CUABI_STREAM_NON_BLOCKING);
+  s.set_sync_policy(CUABI_SYNC_POLICY_YIELD);
+  EXPECT_EQ(CUABI_SYNC_POLICY_YIELD, s.sync_policy());
+  s.set_memory_sync_domain(CUABI_MEM_SYNC_DOMAIN_REMOTE);
+  EXPECT_EQ(CUABI_MEM_SYNC_DOMAIN_REMOTE, s.memory_sync_domain());
+  cuabi_access_policy_window w = cuabi::access_policy_window_init();
+  EXPECT_EQ(0u, w.bytes);
+  EXPECT_EQ(0u, s.access_policy_window().bytes);
+
+  const cuabi::buffer b = cuabi::buffer::alloc(dev.get(), 64);
+  s.write_value(b.get(), 8, 0xFEEDu, 4, 0);
+  s.wait_value(b.get(), 8, 0xFEEDu, 4, CUABI_WAIT_EQ, 0);
+  s.synchronize();
+  uint32_t word = 0;
+  ASSERT_EQ(CUABI_SUCCESS, cuabi_buffer_copy_to_host(b.get(), 8, &word, 4));
+  EXPECT_EQ(0xFEEDu, word);
+  try {
+    s.write_value(b.get(), 2, 1, 4, 0);
+    FAIL() << "a misaligned word was accepted";
+  } catch (const cuabi::error& e) {
+    EXPECT_EQ(CUABI_ERROR_INVALID_ARGUMENT, e.status());
+    EXPECT_NE(std::string::npos, std::string(e.what()).find("offset 2 is not a multiple"));
+  }
+}
+
+}  // namespace
+}  // namespace cuabi_test
