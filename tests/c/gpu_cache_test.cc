@@ -8,8 +8,10 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "gpu_support.h"
@@ -146,6 +148,72 @@ TEST_F(ModuleCache, KeyCoversOptionsOutputAndNameExpressions) {
   CompileCached(kWriteScalarSource, &hit, 0, CUABI_OUTPUT_CUBIN,
                 {"write_scalar<float>", "write_scalar<int>"});
   EXPECT_EQ(0, hit) << "other name expressions are another entry";
+}
+
+// Every typed option of cuabi_compile_desc is part of the key: each change
+// is an entry of its own, the same options again are a hit, and the cache
+// API counts what was written. (relocatable is keyed the same way but makes
+// code for a link, not a module to load; lto is refused for modules.)
+TEST_F(ModuleCache, KeyCoversEveryTypedOption) {
+  const std::string arch = "compute_" + std::to_string(cc_major_ * 10 + cc_minor_);
+  const std::string include = (fs::path(dir_) / "include").string();
+  fs::create_directories(include);
+  static const char* const kDefineOne[] = {"VARIANT=1"};
+  static const char* const kDefineTwo[] = {"VARIANT=2"};
+  static const char* const kDefineBare[] = {"VARIANT"};
+  static const char* const kFunctionLike[] = {"VARIANT(x)=(x)"};
+  const char* const include_paths[] = {include.c_str()};
+  const std::vector<std::pair<const char*, std::function<void(cuabi_compile_desc&)>>> variants = {
+      {"no typed option", [](cuabi_compile_desc&) {}},
+      {"a define", [](cuabi_compile_desc& d) { d.defines = kDefineOne, d.num_defines = 1; }},
+      {"another value", [](cuabi_compile_desc& d) { d.defines = kDefineTwo, d.num_defines = 1; }},
+      {"no value", [](cuabi_compile_desc& d) { d.defines = kDefineBare, d.num_defines = 1; }},
+      {"function-like",
+       [](cuabi_compile_desc& d) { d.defines = kFunctionLike, d.num_defines = 1; }},
+      {"C++14", [](cuabi_compile_desc& d) { d.cxx_standard = CUABI_STD_CXX14; }},
+      {"C++20", [](cuabi_compile_desc& d) { d.cxx_standard = CUABI_STD_CXX20; }},
+      {"an include path",
+       [&](cuabi_compile_desc& d) { d.include_paths = include_paths, d.num_include_paths = 1; }},
+      {"fast math", [](cuabi_compile_desc& d) { d.fast_math = 1; }},
+      {"line info", [](cuabi_compile_desc& d) { d.line_info = 1; }},
+      {"device debug", [](cuabi_compile_desc& d) { d.device_debug = 1; }},
+      {"an architecture", [&](cuabi_compile_desc& d) { d.arch = arch.c_str(); }},
+  };
+  auto compile = [&](const std::function<void(cuabi_compile_desc&)>& set) {
+    cuabi_compile_desc d = CUABI_COMPILE_DESC_INIT;
+    d.source = kSaxpySource;
+    set(d);
+    Module m;
+    EXPECT_EQ(CUABI_SUCCESS, cuabi_module_compile(device_, &d, m.out())) << LastError();
+    int32_t hit = -1;
+    if (m.get()) {
+      EXPECT_EQ(CUABI_SUCCESS, cuabi_module_get_from_cache(m, &hit)) << LastError();
+      ExpectSaxpyWorks(m);
+    }
+    return hit;
+  };
+  uint64_t entries = 0, bytes = 0;
+  for (size_t i = 0; i < variants.size(); ++i) {
+    EXPECT_EQ(0, compile(variants[i].second)) << variants[i].first << " hit another's entry";
+    ASSERT_EQ(CUABI_SUCCESS, cuabi_cache_get_usage(&entries, &bytes)) << LastError();
+    EXPECT_EQ(i + 1, entries) << "after " << variants[i].first;
+  }
+  for (const auto& [name, set] : variants) EXPECT_EQ(1, compile(set)) << name << " missed";
+  uint64_t removed = 0;
+  ASSERT_EQ(CUABI_SUCCESS, cuabi_cache_clear(&removed, &bytes)) << LastError();
+  EXPECT_EQ(variants.size(), removed);
+  EXPECT_EQ(0, compile(variants[1].second)) << "an entry survived cuabi_cache_clear";
+}
+
+// cuabi_module_compile refuses LTO-IR (no module loads it) before NVRTC runs.
+TEST_F(ModuleCache, LtoIsRefusedForAModule) {
+  cuabi_compile_desc d = CUABI_COMPILE_DESC_INIT;
+  d.source = kSaxpySource;
+  d.lto = 1;
+  Module m;
+  EXPECT_EQ(CUABI_ERROR_INVALID_ARGUMENT, cuabi_module_compile(device_, &d, m.out()));
+  EXPECT_TRUE(Contains(cuabi_last_error_message(), "desc->lto is 1")) << LastError();
+  EXPECT_EQ(nullptr, m.get());
 }
 
 TEST_F(ModuleCache, NameExpressionsSurviveTheCache) {
