@@ -375,11 +375,7 @@ class DeviceBuffer(_ArrayExport, BufferBase):
     def device_ordinal(self) -> int:
         """The ordinal of the device the memory is on."""
         if self._ordinal is None:
-            self._ordinal = int(
-                self._b.get(
-                    "cuabi_buffer_get_device_ordinal", self._handle, out="int32_t"
-                )
-            )
+            self._ordinal = super().device_ordinal
         return self._ordinal
 
     @property
@@ -388,9 +384,7 @@ class DeviceBuffer(_ArrayExport, BufferBase):
         ``BufferKind.DEVICE``, ``STREAM_ORDERED``, ``MANAGED``, ``PITCHED``,
         ``WRAPPED`` or ``IPC``."""
         if self._kind is None:
-            self._kind = BufferKind(
-                int(self._b.get("cuabi_buffer_get_kind", self._handle, out="int32_t"))
-            )
+            self._kind = super().kind
         return self._kind
 
     @property
@@ -398,9 +392,7 @@ class DeviceBuffer(_ArrayExport, BufferBase):
         """The row pitch in bytes of a pitched buffer (:meth:`Device.alloc_pitched`);
         0 for every other kind."""
         if self._pitch is None:
-            self._pitch = int(
-                self._b.get("cuabi_buffer_get_pitch", self._handle, out="size_t")
-            )
+            self._pitch = super().pitch
         return self._pitch
 
     # -- stream-ordered memory -------------------------------------------------
@@ -444,9 +436,7 @@ class DeviceBuffer(_ArrayExport, BufferBase):
         running kernel reads. Where it is 0, the host must not touch any
         managed memory while any kernel runs on the device: synchronize the
         device first. Another kind of buffer raises InvalidArgumentError."""
-        address = int(
-            self._b.get("cuabi_buffer_get_host_pointer", self._handle, out="void*")
-        )
+        address = self.host_pointer
         np = _numpy()
         if dtype is None:
             dtype = self._dtype
@@ -557,10 +547,7 @@ class DeviceBuffer(_ArrayExport, BufferBase):
             src = src.buffer
         if not isinstance(src, DeviceBuffer):
             raise TypeError(f"src must be a DeviceBuffer, not {type(src).__name__}")
-        b = self._b
-        return CopyPath(
-            int(b.get("cuabi_buffer_get_copy_path", self._handle, src._arg(b), out="int32_t"))
-        )
+        return self.get_copy_path(src)
 
     # -- fills ---------------------------------------------------------------------
     def fill(
@@ -962,17 +949,11 @@ class MemoryPool(MemoryPoolBase):
     @property
     def release_threshold(self) -> int:
         """Unused bytes the pool keeps reserved when a stream synchronizes (settable)."""
-        return int(
-            self._b.get("cuabi_memory_pool_get_release_threshold", self._handle, out="uint64_t")
-        )
+        return super().release_threshold
 
     @release_threshold.setter
     def release_threshold(self, nbytes: int) -> None:
-        self._b.call(
-            "cuabi_memory_pool_set_release_threshold",
-            self._handle,
-            check_size(nbytes, "release_threshold"),
-        )
+        self.set_release_threshold(check_size(nbytes, "release_threshold"))
 
     def trim(self, keep: int = 0) -> None:
         """Gives reserved memory back to the device until the pool holds at

@@ -241,7 +241,7 @@ class Module(ModuleBase):
     def from_cache(self) -> bool:
         """True when Device.compile (or Linker.link) served this module from
         the on-disk cache."""
-        return bool(self._b.get("cuabi_module_get_from_cache", self._handle, out="int32_t"))
+        return bool(super().from_cache)
 
     def kernel_name(
         self, index: int, form: Union[NameForm, int, str] = NameForm.DEMANGLED
@@ -451,7 +451,7 @@ class Kernel(FunctionBase):
     def name(self) -> str:
         """The kernel's (lowered) name."""
         if self._name is None:
-            self._name = self._b.get_string("cuabi_function_get_name", self._handle)
+            self._name = super().name
         return self._name
 
     @property
@@ -482,24 +482,12 @@ class Kernel(FunctionBase):
     def attribute(self, attribute: Union[int, str]) -> int:
         """A CUfunction_attribute: a ``cuabi.capi.FunctionAttribute``, its
         name (``"num_regs"``, ``"required_cluster_width"``) or any value."""
-        return int(
-            self._b.get(
-                "cuabi_function_get_attribute",
-                self._handle,
-                _attribute_value(attribute),
-                out="int32_t",
-            )
-        )
+        return self.get_attribute(_attribute_value(attribute))
 
     def set_attribute(self, attribute: Union[int, str], value: int) -> None:
         """Sets a settable attribute, by enum, name or value:
         ``kernel.set_attribute("max_dynamic_shared_size_bytes", 100_000)``."""
-        self._b.call(
-            "cuabi_function_set_attribute",
-            self._handle,
-            _attribute_value(attribute),
-            check_i32(value, "value"),
-        )
+        super().set_attribute(_attribute_value(attribute), value)
 
     @property
     def max_threads_per_block(self) -> int:

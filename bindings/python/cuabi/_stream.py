@@ -115,7 +115,7 @@ class Stream(StreamBase):
 
     def wait(self, event: "Event") -> None:
         """Makes later work on this stream wait for ``event``."""
-        self._b.call("cuabi_stream_wait_event", self._handle, event_arg(event, self._b))
+        self.wait_event(event)
 
     def launch_host_func(self, fn: Callable[..., Any], *args: Any) -> None:
         """Runs ``fn(*args)`` in stream order, once the work queued before it
@@ -152,7 +152,7 @@ class Stream(StreamBase):
             raise ValueError(
                 f"unknown capture mode {mode!r}; use one of {', '.join(_CAPTURE_MODES)}"
             )
-        self._b.call("cuabi_stream_begin_capture", self._handle, value)
+        super().begin_capture(value)
 
     def end_capture(self) -> "Graph":
         """Ends the capture and returns the graph."""
@@ -248,14 +248,7 @@ class Event(EventBase):
 
     def elapsed_ms(self, end: "Event") -> float:
         """Milliseconds from this (recorded, completed) event to ``end``."""
-        return float(
-            self._b.get(
-                "cuabi_event_get_elapsed_ms",
-                self._handle,
-                event_arg(end, self._b, "end"),
-                out="float",
-            )
-        )
+        return self.get_elapsed_ms(end)
 
     def __sub__(self, start: "Event") -> float:
         """``end - start``: the milliseconds between two events."""
