@@ -15,8 +15,9 @@ The object-layer rules, the same as every language's:
 * a constructor is a classmethod of the made object's class
   (``BufferBase.alloc(device, bytes)``);
 * a library call is a free function taking ``backend=None``;
-* a new handle of another kind is returned in the class registered for that
-  kind (:func:`register_owner`), by default that kind's generated class;
+* a new handle (a constructor's, or a method's of another kind) is returned
+  in its kind's generated class, which owns and releases it (a hand-written
+  subclass may need more than the handle, so it makes its own);
 * a failing status raises the existing exception of :mod:`cuabi.errors`
   (``Backend.error``), with the core's message unchanged.
 
@@ -220,13 +221,10 @@ class Emitter:
             elif role == "out_handle":
                 prep.append(f'{name}_box = b.out("{p["handle_type"]}")')
                 args.append(f"b.ref({name}_box)")
-                if call == "constructor":
-                    results.append(("R", f"cls._from_handle(b, b.value({name}_box))"))
-                else:
-                    cls = class_of(p["handle_type"])
-                    results.append(
-                        (cls, f'_owner("{p["handle_type"]}", {cls})._from_handle(b, b.value({name}_box))')
-                    )
+                # The generated class: a hand-written subclass may need more
+                # than its handle (the device it belongs to, caches).
+                cls = class_of(p["handle_type"])
+                results.append((cls, f"{cls}._from_handle(b, b.value({name}_box))"))
             elif role == "two_call_buf":
                 two_call = "str" if base == "char" else "bytes"
             else:
@@ -292,7 +290,7 @@ class Emitter:
         indent = "    " if owner else ""
         if call == "constructor":
             lines.append(f"{indent}@classmethod")
-            params = ["cls: Type[R]"] + sig
+            params = ["cls"] + sig
             lines.append(f"{indent}def {ident(fn['method'])}({', '.join(params)}) -> {rtype}:")
         elif name is not None:
             lines.append(f"{indent}@property")
@@ -342,7 +340,7 @@ def objects(model: Dict[str, Any]) -> str:
         "backends. The hand-written classes extend these; see\n"
         'scripts/regen_api/python_objects.py for the rules."""\n\n'
         "from __future__ import annotations\n\n"
-        "from typing import Any, Dict, Optional, Sequence, Tuple, Type, TypeVar, Union\n\n"
+        "from typing import Any, Dict, Optional, Sequence, Tuple, Union\n\n"
         "from . import _api\n"
         "from ._base import (\n"
         "    INT32_MAX,\n    INT32_MIN,\n    UINT32_MAX,\n    UINT64_MAX,\n"
@@ -352,18 +350,14 @@ def objects(model: Dict[str, Any]) -> str:
     names = [c for c in classes] + ["register_owner"]
     out.append(
         "BackendArg = Union[Backend, str, None]\n"
-        "R = TypeVar(\"R\", bound=Resource)\n"
         "NOT_READY = _api.CUABI_ERROR_NOT_READY\n\n"
-        "# The class that wraps each kind of new handle: the generated class, or\n"
-        "# the hand-written one registered for it.\n"
+        "# The public class of each kind of handle, named when an argument of\n"
+        "# another type is refused: the hand-written one registered for it.\n"
         "_OWNERS: Dict[str, Any] = {}\n\n\n"
         "def register_owner(handle_type: str, cls: Any) -> None:\n"
-        '    """Makes ``cls`` (which extends the generated class of ``handle_type``)\n'
-        '    the class of every new ``handle_type`` handle the generated layer returns."""\n'
+        '    """Names ``cls`` (which extends the generated class of ``handle_type``)\n'
+        '    as the class an argument of that kind must be."""\n'
         "    _OWNERS[handle_type] = cls\n\n\n"
-        "def _owner(handle_type: str, default: Type[R]) -> Type[R]:\n"
-        "    cls: Type[R] = _OWNERS.get(handle_type, default)\n"
-        "    return cls\n\n\n"
         "def _arg(obj: Any, handle_type: str, base: Any, what: str, b: Backend, nullable: bool = False) -> Any:\n"
         '    """The handle argument for ``obj``; a TypeError naming ``what`` for\n'
         '    anything but an object of that kind."""\n'

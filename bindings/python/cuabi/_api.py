@@ -190,6 +190,21 @@ CUABI_READ_NORMALIZED_FLOAT = 1
 # cuabi_stream_flag_bits
 CUABI_STREAM_NON_BLOCKING = 1
 
+# cuabi_sync_policy
+CUABI_SYNC_POLICY_AUTO = 1
+CUABI_SYNC_POLICY_SPIN = 2
+CUABI_SYNC_POLICY_YIELD = 3
+CUABI_SYNC_POLICY_BLOCKING_SYNC = 4
+
+# cuabi_mem_sync_domain
+CUABI_MEM_SYNC_DOMAIN_DEFAULT = 0
+CUABI_MEM_SYNC_DOMAIN_REMOTE = 1
+
+# cuabi_access_property
+CUABI_ACCESS_PROPERTY_NORMAL = 0
+CUABI_ACCESS_PROPERTY_STREAMING = 1
+CUABI_ACCESS_PROPERTY_PERSISTING = 2
+
 # cuabi_wait_condition
 CUABI_WAIT_GEQ = 0
 CUABI_WAIT_EQ = 1
@@ -735,6 +750,48 @@ class StreamFlag(enum.IntFlag):
     """The stream does not synchronise with the default (NULL) stream."""
 
 
+class SyncPolicy(enum.IntEnum):
+    """cuabi_sync_policy: How a host thread waits in a synchronize on the stream's work.
+    """
+
+    AUTO = 1
+    """The driver's choice (the default)."""
+
+    SPIN = 2
+    """Spin on the CPU: the lowest latency, a busy core."""
+
+    YIELD = 3
+    """Spin, yielding the core to other threads between checks."""
+
+    BLOCKING_SYNC = 4
+    """Sleep until the work is done: an idle core, more latency."""
+
+
+class MemSyncDomain(enum.IntEnum):
+    """cuabi_mem_sync_domain: The memory-synchronisation domain of a stream's kernels: a
+    fence in one domain need not wait for the memory traffic of the other (kernels
+    that talk to other GPUs, such as NCCL's, run in the remote one).
+    """
+
+    DEFAULT = 0
+
+    REMOTE = 1
+
+
+class AccessProperty(enum.IntEnum):
+    """cuabi_access_property: How accesses to memory are kept in L2."""
+
+    NORMAL = 0
+
+    STREAMING = 1
+    """Less likely to stay in L2."""
+
+    PERSISTING = 2
+    """More likely to stay in L2, in the part set aside with
+    CUABI_LIMIT_PERSISTING_L2_CACHE_SIZE.
+    """
+
+
 class WaitCondition(enum.IntEnum):
     """cuabi_wait_condition: When a stream's wait on a value is over
     (cuabi_stream_wait_value). The comparisons are of 32- or 64-bit words, as the
@@ -823,6 +880,9 @@ cuabi_array_format = ctypes.c_int32
 cuabi_address_mode = ctypes.c_int32
 cuabi_filter_mode = ctypes.c_int32
 cuabi_read_mode = ctypes.c_int32
+cuabi_sync_policy = ctypes.c_int32
+cuabi_mem_sync_domain = ctypes.c_int32
+cuabi_access_property = ctypes.c_int32
 cuabi_wait_condition = ctypes.c_int32
 cuabi_capture_mode = ctypes.c_int32
 cuabi_compile_flags = ctypes.c_uint32
@@ -1088,6 +1148,23 @@ class cuabi_texture_desc(ctypes.Structure):
         ("border_g", ctypes.c_float),
         ("border_b", ctypes.c_float),
         ("border_a", ctypes.c_float),
+    ]
+
+
+class cuabi_access_policy_window(ctypes.Structure):
+    """An L2 access-policy window: of the accesses to [base, base + bytes), the fraction
+    hit_ratio gets hit_property and the rest miss_property. Start from
+    CUABI_ACCESS_POLICY_WINDOW_INIT or cuabi_access_policy_window_init.
+    cuabi_access_policy_window_init fills its defaults.
+    """
+
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("base", ctypes.c_uint64),
+        ("bytes", ctypes.c_size_t),
+        ("hit_ratio", ctypes.c_float),
+        ("hit_property", cuabi_access_property),
+        ("miss_property", cuabi_access_property),
     ]
 
 
@@ -1426,6 +1503,24 @@ DECLARATIONS: List[Tuple[str, Any, List[Any]]] = [
     ("cuabi_stream_wait_event", cuabi_status, [cuabi_stream, cuabi_event]),
     # cuabi_status cuabi_stream_launch_host_func(cuabi_stream stream, cuabi_host_fn fn, void* user_data);
     ("cuabi_stream_launch_host_func", cuabi_status, [cuabi_stream, cuabi_host_fn, ctypes.c_void_p]),
+    # cuabi_status cuabi_access_policy_window_init(cuabi_access_policy_window* window, size_t struct_size);
+    ("cuabi_access_policy_window_init", cuabi_status, [ctypes.POINTER(cuabi_access_policy_window), ctypes.c_size_t]),
+    # cuabi_status cuabi_stream_get_sync_policy(cuabi_stream stream, cuabi_sync_policy* policy);
+    ("cuabi_stream_get_sync_policy", cuabi_status, [cuabi_stream, ctypes.POINTER(cuabi_sync_policy)]),
+    # cuabi_status cuabi_stream_set_sync_policy(cuabi_stream stream, cuabi_sync_policy policy);
+    ("cuabi_stream_set_sync_policy", cuabi_status, [cuabi_stream, cuabi_sync_policy]),
+    # cuabi_status cuabi_stream_get_priority(cuabi_stream stream, int32_t* priority);
+    ("cuabi_stream_get_priority", cuabi_status, [cuabi_stream, ctypes.POINTER(ctypes.c_int32)]),
+    # cuabi_status cuabi_stream_set_priority(cuabi_stream stream, int32_t priority);
+    ("cuabi_stream_set_priority", cuabi_status, [cuabi_stream, ctypes.c_int32]),
+    # cuabi_status cuabi_stream_get_memory_sync_domain(cuabi_stream stream, cuabi_mem_sync_domain* domain);
+    ("cuabi_stream_get_memory_sync_domain", cuabi_status, [cuabi_stream, ctypes.POINTER(cuabi_mem_sync_domain)]),
+    # cuabi_status cuabi_stream_set_memory_sync_domain(cuabi_stream stream, cuabi_mem_sync_domain domain);
+    ("cuabi_stream_set_memory_sync_domain", cuabi_status, [cuabi_stream, cuabi_mem_sync_domain]),
+    # cuabi_status cuabi_stream_get_access_policy_window(cuabi_stream stream, cuabi_access_policy_window* window);
+    ("cuabi_stream_get_access_policy_window", cuabi_status, [cuabi_stream, ctypes.POINTER(cuabi_access_policy_window)]),
+    # cuabi_status cuabi_stream_set_access_policy_window(cuabi_stream stream, const cuabi_access_policy_window* window);
+    ("cuabi_stream_set_access_policy_window", cuabi_status, [cuabi_stream, ctypes.POINTER(cuabi_access_policy_window)]),
     # cuabi_status cuabi_stream_write_value(cuabi_stream stream, cuabi_buffer buffer, size_t offset, uint64_t value, uint32_t width, cuabi_mem_op_flags flags);
     ("cuabi_stream_write_value", cuabi_status, [cuabi_stream, cuabi_buffer, ctypes.c_size_t, ctypes.c_uint64, ctypes.c_uint32, cuabi_mem_op_flags]),
     # cuabi_status cuabi_stream_wait_value(cuabi_stream stream, cuabi_buffer buffer, size_t offset, uint64_t value, uint32_t width, cuabi_wait_condition condition, cuabi_mem_op_flags flags);
@@ -1643,6 +1738,15 @@ class Functions:
         "cuabi_stream_query",
         "cuabi_stream_wait_event",
         "cuabi_stream_launch_host_func",
+        "cuabi_access_policy_window_init",
+        "cuabi_stream_get_sync_policy",
+        "cuabi_stream_set_sync_policy",
+        "cuabi_stream_get_priority",
+        "cuabi_stream_set_priority",
+        "cuabi_stream_get_memory_sync_domain",
+        "cuabi_stream_set_memory_sync_domain",
+        "cuabi_stream_get_access_policy_window",
+        "cuabi_stream_set_access_policy_window",
         "cuabi_stream_write_value",
         "cuabi_stream_wait_value",
         "cuabi_stream_write_value_host",
@@ -1831,6 +1935,15 @@ class Functions:
     cuabi_stream_query: Any
     cuabi_stream_wait_event: Any
     cuabi_stream_launch_host_func: Any
+    cuabi_access_policy_window_init: Any
+    cuabi_stream_get_sync_policy: Any
+    cuabi_stream_set_sync_policy: Any
+    cuabi_stream_get_priority: Any
+    cuabi_stream_set_priority: Any
+    cuabi_stream_get_memory_sync_domain: Any
+    cuabi_stream_set_memory_sync_domain: Any
+    cuabi_stream_get_access_policy_window: Any
+    cuabi_stream_set_access_policy_window: Any
     cuabi_stream_write_value: Any
     cuabi_stream_wait_value: Any
     cuabi_stream_write_value_host: Any
@@ -2031,6 +2144,18 @@ typedef int32_t cuabi_read_mode;
 #define CUABI_READ_ELEMENT_TYPE 0
 #define CUABI_READ_NORMALIZED_FLOAT 1
 #define CUABI_STREAM_NON_BLOCKING 1
+typedef int32_t cuabi_sync_policy;
+#define CUABI_SYNC_POLICY_AUTO 1
+#define CUABI_SYNC_POLICY_SPIN 2
+#define CUABI_SYNC_POLICY_YIELD 3
+#define CUABI_SYNC_POLICY_BLOCKING_SYNC 4
+typedef int32_t cuabi_mem_sync_domain;
+#define CUABI_MEM_SYNC_DOMAIN_DEFAULT 0
+#define CUABI_MEM_SYNC_DOMAIN_REMOTE 1
+typedef int32_t cuabi_access_property;
+#define CUABI_ACCESS_PROPERTY_NORMAL 0
+#define CUABI_ACCESS_PROPERTY_STREAMING 1
+#define CUABI_ACCESS_PROPERTY_PERSISTING 2
 typedef int32_t cuabi_wait_condition;
 #define CUABI_WAIT_GEQ 0
 #define CUABI_WAIT_EQ 1
@@ -2080,6 +2205,7 @@ typedef struct cuabi_memory_pool_desc { size_t struct_size; uint64_t max_bytes; 
 typedef struct cuabi_copy_3d_desc { size_t struct_size; const void* src_host; cuabi_buffer src_buffer; cuabi_array src_array; size_t src_x_bytes; size_t src_y; size_t src_z; size_t src_pitch; size_t src_height; void* dst_host; cuabi_buffer dst_buffer; cuabi_array dst_array; size_t dst_x_bytes; size_t dst_y; size_t dst_z; size_t dst_pitch; size_t dst_height; size_t width_bytes; size_t height; size_t depth; } cuabi_copy_3d_desc;
 typedef struct cuabi_array_desc { size_t struct_size; size_t width; size_t height; size_t depth; cuabi_array_format format; uint32_t channels; cuabi_array_flags flags; } cuabi_array_desc;
 typedef struct cuabi_texture_desc { size_t struct_size; cuabi_array array; cuabi_buffer buffer; size_t offset; size_t width; size_t height; size_t pitch; cuabi_array_format format; uint32_t channels; cuabi_address_mode address_x; cuabi_address_mode address_y; cuabi_address_mode address_z; cuabi_filter_mode filter; cuabi_read_mode read_mode; uint32_t normalized_coords; float border_r; float border_g; float border_b; float border_a; } cuabi_texture_desc;
+typedef struct cuabi_access_policy_window { size_t struct_size; uint64_t base; size_t bytes; float hit_ratio; cuabi_access_property hit_property; cuabi_access_property miss_property; } cuabi_access_policy_window;
 uint32_t cuabi_version(void);
 const char* cuabi_version_string(void);
 const char* cuabi_status_get_name(cuabi_status status);
@@ -2245,6 +2371,15 @@ cuabi_status cuabi_stream_synchronize(cuabi_stream stream);
 cuabi_status cuabi_stream_query(cuabi_stream stream);
 cuabi_status cuabi_stream_wait_event(cuabi_stream stream, cuabi_event event);
 cuabi_status cuabi_stream_launch_host_func(cuabi_stream stream, cuabi_host_fn fn, void* user_data);
+cuabi_status cuabi_access_policy_window_init(cuabi_access_policy_window* window, size_t struct_size);
+cuabi_status cuabi_stream_get_sync_policy(cuabi_stream stream, cuabi_sync_policy* policy);
+cuabi_status cuabi_stream_set_sync_policy(cuabi_stream stream, cuabi_sync_policy policy);
+cuabi_status cuabi_stream_get_priority(cuabi_stream stream, int32_t* priority);
+cuabi_status cuabi_stream_set_priority(cuabi_stream stream, int32_t priority);
+cuabi_status cuabi_stream_get_memory_sync_domain(cuabi_stream stream, cuabi_mem_sync_domain* domain);
+cuabi_status cuabi_stream_set_memory_sync_domain(cuabi_stream stream, cuabi_mem_sync_domain domain);
+cuabi_status cuabi_stream_get_access_policy_window(cuabi_stream stream, cuabi_access_policy_window* window);
+cuabi_status cuabi_stream_set_access_policy_window(cuabi_stream stream, const cuabi_access_policy_window* window);
 cuabi_status cuabi_stream_write_value(cuabi_stream stream, cuabi_buffer buffer, size_t offset, uint64_t value, uint32_t width, cuabi_mem_op_flags flags);
 cuabi_status cuabi_stream_wait_value(cuabi_stream stream, cuabi_buffer buffer, size_t offset, uint64_t value, uint32_t width, cuabi_wait_condition condition, cuabi_mem_op_flags flags);
 cuabi_status cuabi_stream_write_value_host(cuabi_stream stream, cuabi_host_buffer buffer, size_t offset, uint64_t value, uint32_t width, cuabi_mem_op_flags flags);
@@ -2389,6 +2524,15 @@ __all__ = [
     "CUABI_READ_ELEMENT_TYPE",
     "CUABI_READ_NORMALIZED_FLOAT",
     "CUABI_STREAM_NON_BLOCKING",
+    "CUABI_SYNC_POLICY_AUTO",
+    "CUABI_SYNC_POLICY_SPIN",
+    "CUABI_SYNC_POLICY_YIELD",
+    "CUABI_SYNC_POLICY_BLOCKING_SYNC",
+    "CUABI_MEM_SYNC_DOMAIN_DEFAULT",
+    "CUABI_MEM_SYNC_DOMAIN_REMOTE",
+    "CUABI_ACCESS_PROPERTY_NORMAL",
+    "CUABI_ACCESS_PROPERTY_STREAMING",
+    "CUABI_ACCESS_PROPERTY_PERSISTING",
     "CUABI_WAIT_GEQ",
     "CUABI_WAIT_EQ",
     "CUABI_WAIT_AND",
@@ -2424,6 +2568,9 @@ __all__ = [
     "FilterMode",
     "ReadMode",
     "StreamFlag",
+    "SyncPolicy",
+    "MemSyncDomain",
+    "AccessProperty",
     "WaitCondition",
     "MemOpFlag",
     "EventFlag",
@@ -2444,6 +2591,9 @@ __all__ = [
     "cuabi_address_mode",
     "cuabi_filter_mode",
     "cuabi_read_mode",
+    "cuabi_sync_policy",
+    "cuabi_mem_sync_domain",
+    "cuabi_access_property",
     "cuabi_wait_condition",
     "cuabi_capture_mode",
     "cuabi_compile_flags",
@@ -2482,6 +2632,7 @@ __all__ = [
     "cuabi_copy_3d_desc",
     "cuabi_array_desc",
     "cuabi_texture_desc",
+    "cuabi_access_policy_window",
     "DECLARATIONS",
     "Functions",
     "STATUS_NAMES",

@@ -6,7 +6,7 @@ scripts/regen_api/python_objects.py for the rules."""
 
 from __future__ import annotations
 
-from typing import Any, Dict, Optional, Sequence, Tuple, Type, TypeVar, Union
+from typing import Any, Dict, Optional, Sequence, Tuple, Union
 
 from . import _api
 from ._base import (
@@ -22,23 +22,17 @@ from ._base import (
 from ._loader import Backend
 
 BackendArg = Union[Backend, str, None]
-R = TypeVar("R", bound=Resource)
 NOT_READY = _api.CUABI_ERROR_NOT_READY
 
-# The class that wraps each kind of new handle: the generated class, or
-# the hand-written one registered for it.
+# The public class of each kind of handle, named when an argument of
+# another type is refused: the hand-written one registered for it.
 _OWNERS: Dict[str, Any] = {}
 
 
 def register_owner(handle_type: str, cls: Any) -> None:
-    """Makes ``cls`` (which extends the generated class of ``handle_type``)
-    the class of every new ``handle_type`` handle the generated layer returns."""
+    """Names ``cls`` (which extends the generated class of ``handle_type``)
+    as the class an argument of that kind must be."""
     _OWNERS[handle_type] = cls
-
-
-def _owner(handle_type: str, default: Type[R]) -> Type[R]:
-    cls: Type[R] = _OWNERS.get(handle_type, default)
-    return cls
 
 
 def _arg(obj: Any, handle_type: str, base: Any, what: str, b: Backend, nullable: bool = False) -> Any:
@@ -58,7 +52,7 @@ class DeviceBase(Resource):
     _handle_type = "cuabi_device"
 
     @classmethod
-    def get(cls: Type[R], ordinal: int, *, backend: BackendArg = None) -> R:
+    def get(cls, ordinal: int, *, backend: BackendArg = None) -> DeviceBase:
         """cuabi_device_get: A handle to device `ordinal` that holds its primary context
         (retained until the last object that needs it is released). Each call returns a
         new handle; release each. CUABI_ERROR_NO_DEVICE for an ordinal out of range."""
@@ -67,7 +61,7 @@ class DeviceBase(Resource):
         status = b.fn.cuabi_device_get(check_int(ordinal, "ordinal", INT32_MIN, INT32_MAX), b.ref(out_box))
         if status:
             raise b.error(status, "cuabi_device_get")
-        return cls._from_handle(b, b.value(out_box))
+        return DeviceBase._from_handle(b, b.value(out_box))
 
     @property
     def ordinal(self) -> int:
@@ -215,7 +209,7 @@ class DeviceBase(Resource):
         status = b.fn.cuabi_device_get_default_memory_pool(self._handle, b.ref(out_box))
         if status:
             raise b.error(status, "cuabi_device_get_default_memory_pool")
-        return _owner("cuabi_memory_pool", MemoryPoolBase)._from_handle(b, b.value(out_box))
+        return MemoryPoolBase._from_handle(b, b.value(out_box))
 
     def can_access_peer(self, peer: DeviceBase) -> int:
         """cuabi_device_can_access_peer: 1 when kernels on `device` can access memory of
@@ -266,7 +260,7 @@ class ProgramBase(Resource):
     _handle_type = "cuabi_program"
 
     @classmethod
-    def create(cls: Type[R], source: Union[str, bytes], name: Optional[Union[str, bytes]], header_sources: Sequence[Union[str, bytes]], header_names: Sequence[Union[str, bytes]], *, backend: BackendArg = None) -> R:
+    def create(cls, source: Union[str, bytes], name: Optional[Union[str, bytes]], header_sources: Sequence[Union[str, bytes]], header_names: Sequence[Union[str, bytes]], *, backend: BackendArg = None) -> ProgramBase:
         """cuabi_program_create: Creates an NVRTC program from `source`
         (NUL-terminated). `name` is the file name used in diagnostics (NULL:
         "cuabi_program.cu"). `num_headers` headers are given as parallel arrays of
@@ -282,7 +276,7 @@ class ProgramBase(Resource):
         status = b.fn.cuabi_program_create(source_c, name_c, len(header_sources_c), header_sources_arg, header_names_arg, b.ref(out_box))
         if status:
             raise b.error(status, "cuabi_program_create")
-        return cls._from_handle(b, b.value(out_box))
+        return ProgramBase._from_handle(b, b.value(out_box))
 
     @property
     def log(self) -> str:
@@ -331,7 +325,7 @@ class ModuleBase(Resource):
     _handle_type = "cuabi_module"
 
     @classmethod
-    def load_file(cls: Type[R], device: DeviceBase, path: Union[str, bytes]) -> R:
+    def load_file(cls, device: DeviceBase, path: Union[str, bytes]) -> ModuleBase:
         """cuabi_module_load_file: Loads a CUBIN, PTX or fatbin file."""
         b = device._b
         path_c = as_bytes(path, "path")
@@ -339,7 +333,7 @@ class ModuleBase(Resource):
         status = b.fn.cuabi_module_load_file(device._handle, path_c, b.ref(out_box))
         if status:
             raise b.error(status, "cuabi_module_load_file")
-        return cls._from_handle(b, b.value(out_box))
+        return ModuleBase._from_handle(b, b.value(out_box))
 
     @property
     def from_cache(self) -> int:
@@ -524,17 +518,17 @@ class BufferBase(Resource):
     _handle_type = "cuabi_buffer"
 
     @classmethod
-    def alloc(cls: Type[R], device: DeviceBase, bytes: int) -> R:
+    def alloc(cls, device: DeviceBase, bytes: int) -> BufferBase:
         """cuabi_buffer_alloc: Allocates `bytes` (> 0) of device memory."""
         b = device._b
         out_box = b.out("cuabi_buffer")
         status = b.fn.cuabi_buffer_alloc(device._handle, check_int(bytes, "bytes", 0, UINT64_MAX), b.ref(out_box))
         if status:
             raise b.error(status, "cuabi_buffer_alloc")
-        return cls._from_handle(b, b.value(out_box))
+        return BufferBase._from_handle(b, b.value(out_box))
 
     @classmethod
-    def wrap(cls: Type[R], device: DeviceBase, device_ptr: int, bytes: int) -> R:
+    def wrap(cls, device: DeviceBase, device_ptr: int, bytes: int) -> BufferBase:
         """cuabi_buffer_wrap: Wraps device memory owned by someone else (CuPy, PyTorch,
         the runtime) without taking ownership: release frees nothing. The owner must
         keep it alive while the buffer is used."""
@@ -543,7 +537,7 @@ class BufferBase(Resource):
         status = b.fn.cuabi_buffer_wrap(device._handle, check_int(device_ptr, "device_ptr", 0, UINT64_MAX), check_int(bytes, "bytes", 0, UINT64_MAX), b.ref(out_box))
         if status:
             raise b.error(status, "cuabi_buffer_wrap")
-        return cls._from_handle(b, b.value(out_box))
+        return BufferBase._from_handle(b, b.value(out_box))
 
     @property
     def pointer(self) -> int:
@@ -610,7 +604,7 @@ class BufferBase(Resource):
         return _api.BufferKind(b.value(kind_box))
 
     @classmethod
-    def alloc_async(cls: Type[R], device: DeviceBase, bytes: int, pool: Optional[MemoryPoolBase] = None, stream: Optional[StreamBase] = None) -> R:
+    def alloc_async(cls, device: DeviceBase, bytes: int, pool: Optional[MemoryPoolBase] = None, stream: Optional[StreamBase] = None) -> BufferBase:
         """cuabi_buffer_alloc_async: Allocates `bytes` (> 0) in stream order on `stream`
         (NULL: the default stream) from `pool` (NULL: the device's default pool): the
         memory may be used by work on `stream` queued after this call, and by other
@@ -625,7 +619,7 @@ class BufferBase(Resource):
         status = b.fn.cuabi_buffer_alloc_async(device._handle, check_int(bytes, "bytes", 0, UINT64_MAX), b.NULL if pool is None else _arg(pool, "cuabi_memory_pool", MemoryPoolBase, "pool", b, True), b.NULL if stream is None else _arg(stream, "cuabi_stream", StreamBase, "stream", b, True), b.ref(out_box))
         if status:
             raise b.error(status, "cuabi_buffer_alloc_async")
-        return cls._from_handle(b, b.value(out_box))
+        return BufferBase._from_handle(b, b.value(out_box))
 
     def free_async(self, stream: Optional[StreamBase] = None) -> None:
         """cuabi_buffer_free_async: Frees a stream-ordered buffer in order on `stream`
@@ -642,7 +636,7 @@ class BufferBase(Resource):
             raise b.error(status, "cuabi_buffer_free_async")
 
     @classmethod
-    def alloc_managed(cls: Type[R], device: DeviceBase, bytes: int, flags: int) -> R:
+    def alloc_managed(cls, device: DeviceBase, bytes: int, flags: int) -> BufferBase:
         """cuabi_buffer_alloc_managed: Allocates `bytes` (> 0) of managed memory: one
         address valid on the host and on every device, migrated on demand. When the host
         may touch it (through cuabi_buffer_get_host_pointer): on a device whose
@@ -657,7 +651,7 @@ class BufferBase(Resource):
         status = b.fn.cuabi_buffer_alloc_managed(device._handle, check_int(bytes, "bytes", 0, UINT64_MAX), check_int(flags, "flags", 0, UINT32_MAX), b.ref(out_box))
         if status:
             raise b.error(status, "cuabi_buffer_alloc_managed")
-        return cls._from_handle(b, b.value(out_box))
+        return BufferBase._from_handle(b, b.value(out_box))
 
     @property
     def host_pointer(self) -> int:
@@ -692,7 +686,7 @@ class BufferBase(Resource):
         return _api.CopyPath(b.value(path_box))
 
     @classmethod
-    def alloc_pitched(cls: Type[R], device: DeviceBase, width_bytes: int, height: int, element_size: int) -> R:
+    def alloc_pitched(cls, device: DeviceBase, width_bytes: int, height: int, element_size: int) -> BufferBase:
         """cuabi_buffer_alloc_pitched: Allocates `height` rows of at least `width_bytes`
         each, each row padded so that rows of elements of `element_size` (4, 8 or 16)
         bytes stay aligned for the device (cuMemAllocPitch). The row pitch is
@@ -702,7 +696,7 @@ class BufferBase(Resource):
         status = b.fn.cuabi_buffer_alloc_pitched(device._handle, check_int(width_bytes, "width_bytes", 0, UINT64_MAX), check_int(height, "height", 0, UINT64_MAX), check_int(element_size, "element_size", 0, UINT32_MAX), b.ref(out_box))
         if status:
             raise b.error(status, "cuabi_buffer_alloc_pitched")
-        return cls._from_handle(b, b.value(out_box))
+        return BufferBase._from_handle(b, b.value(out_box))
 
     @property
     def pitch(self) -> int:
@@ -730,7 +724,7 @@ class HostBufferBase(Resource):
     _handle_type = "cuabi_host_buffer"
 
     @classmethod
-    def alloc(cls: Type[R], device: DeviceBase, bytes: int) -> R:
+    def alloc(cls, device: DeviceBase, bytes: int) -> HostBufferBase:
         """cuabi_host_buffer_alloc: Allocates `bytes` (> 0) of pinned host memory,
         usable from every context."""
         b = device._b
@@ -738,7 +732,7 @@ class HostBufferBase(Resource):
         status = b.fn.cuabi_host_buffer_alloc(device._handle, check_int(bytes, "bytes", 0, UINT64_MAX), b.ref(out_box))
         if status:
             raise b.error(status, "cuabi_host_buffer_alloc")
-        return cls._from_handle(b, b.value(out_box))
+        return HostBufferBase._from_handle(b, b.value(out_box))
 
     @property
     def pointer(self) -> int:
@@ -768,7 +762,7 @@ class StreamBase(Resource):
     _handle_type = "cuabi_stream"
 
     @classmethod
-    def create(cls: Type[R], device: DeviceBase, flags: int, priority: int) -> R:
+    def create(cls, device: DeviceBase, flags: int, priority: int) -> StreamBase:
         """cuabi_stream_create: A new stream; `priority` 0 is the default (see
         cuabi_device_get_stream_priority_range)."""
         b = device._b
@@ -776,10 +770,10 @@ class StreamBase(Resource):
         status = b.fn.cuabi_stream_create(device._handle, check_int(flags, "flags", 0, UINT32_MAX), check_int(priority, "priority", INT32_MIN, INT32_MAX), b.ref(out_box))
         if status:
             raise b.error(status, "cuabi_stream_create")
-        return cls._from_handle(b, b.value(out_box))
+        return StreamBase._from_handle(b, b.value(out_box))
 
     @classmethod
-    def wrap(cls: Type[R], device: DeviceBase, cu_stream: int) -> R:
+    def wrap(cls, device: DeviceBase, cu_stream: int) -> StreamBase:
         """cuabi_stream_wrap: Wraps a CUstream (a cudaStream_t) owned by someone else;
         release does not destroy it. It must belong to `device`'s primary context."""
         b = device._b
@@ -787,7 +781,7 @@ class StreamBase(Resource):
         status = b.fn.cuabi_stream_wrap(device._handle, check_int(cu_stream, "cu_stream", 0, UINT64_MAX), b.ref(out_box))
         if status:
             raise b.error(status, "cuabi_stream_wrap")
-        return cls._from_handle(b, b.value(out_box))
+        return StreamBase._from_handle(b, b.value(out_box))
 
     def synchronize(self) -> None:
         """cuabi_stream_synchronize"""
@@ -813,6 +807,63 @@ class StreamBase(Resource):
         status = b.fn.cuabi_stream_wait_event(self._handle, _arg(event, "cuabi_event", EventBase, "event", b))
         if status:
             raise b.error(status, "cuabi_stream_wait_event")
+
+    @property
+    def sync_policy(self) -> _api.SyncPolicy:
+        """cuabi_stream_get_sync_policy: The stream's synchronization policy."""
+        b = self._b
+        policy_box = b.out("int32_t")
+        status = b.fn.cuabi_stream_get_sync_policy(self._handle, b.ref(policy_box))
+        if status:
+            raise b.error(status, "cuabi_stream_get_sync_policy")
+        return _api.SyncPolicy(b.value(policy_box))
+
+    def set_sync_policy(self, policy: int) -> None:
+        """cuabi_stream_set_sync_policy: Sets how host threads wait on the stream's
+        work; an unknown policy answers CUABI_ERROR_INVALID_ARGUMENT naming it."""
+        b = self._b
+        status = b.fn.cuabi_stream_set_sync_policy(self._handle, check_int(policy, "policy", INT32_MIN, INT32_MAX))
+        if status:
+            raise b.error(status, "cuabi_stream_set_sync_policy")
+
+    @property
+    def priority(self) -> int:
+        """cuabi_stream_get_priority: The priority of the stream's work (numerically
+        lower is higher)."""
+        b = self._b
+        priority_box = b.out("int32_t")
+        status = b.fn.cuabi_stream_get_priority(self._handle, b.ref(priority_box))
+        if status:
+            raise b.error(status, "cuabi_stream_get_priority")
+        return int(b.value(priority_box))
+
+    def set_priority(self, priority: int) -> None:
+        """cuabi_stream_set_priority: Sets the priority of the stream's later work; one
+        outside the device's range (cuabi_device_get_stream_priority_range) answers
+        CUABI_ERROR_INVALID_ARGUMENT with the range."""
+        b = self._b
+        status = b.fn.cuabi_stream_set_priority(self._handle, check_int(priority, "priority", INT32_MIN, INT32_MAX))
+        if status:
+            raise b.error(status, "cuabi_stream_set_priority")
+
+    @property
+    def memory_sync_domain(self) -> _api.MemSyncDomain:
+        """cuabi_stream_get_memory_sync_domain: The memory-synchronisation domain of the
+        stream's kernels."""
+        b = self._b
+        domain_box = b.out("int32_t")
+        status = b.fn.cuabi_stream_get_memory_sync_domain(self._handle, b.ref(domain_box))
+        if status:
+            raise b.error(status, "cuabi_stream_get_memory_sync_domain")
+        return _api.MemSyncDomain(b.value(domain_box))
+
+    def set_memory_sync_domain(self, domain: int) -> None:
+        """cuabi_stream_set_memory_sync_domain: Sets it; an unknown domain answers
+        CUABI_ERROR_INVALID_ARGUMENT."""
+        b = self._b
+        status = b.fn.cuabi_stream_set_memory_sync_domain(self._handle, check_int(domain, "domain", INT32_MIN, INT32_MAX))
+        if status:
+            raise b.error(status, "cuabi_stream_set_memory_sync_domain")
 
     def write_value(self, buffer: BufferBase, offset: int, value: int, width: int, flags: int) -> None:
         """cuabi_stream_write_value: In the stream's order, writes `value` as a
@@ -870,7 +921,7 @@ class StreamBase(Resource):
         status = b.fn.cuabi_stream_end_capture(self._handle, b.ref(out_box))
         if status:
             raise b.error(status, "cuabi_stream_end_capture")
-        return _owner("cuabi_graph", GraphBase)._from_handle(b, b.value(out_box))
+        return GraphBase._from_handle(b, b.value(out_box))
 
 
 class EventBase(Resource):
@@ -880,14 +931,14 @@ class EventBase(Resource):
     _handle_type = "cuabi_event"
 
     @classmethod
-    def create(cls: Type[R], device: DeviceBase, flags: int) -> R:
+    def create(cls, device: DeviceBase, flags: int) -> EventBase:
         """cuabi_event_create"""
         b = device._b
         out_box = b.out("cuabi_event")
         status = b.fn.cuabi_event_create(device._handle, check_int(flags, "flags", 0, UINT32_MAX), b.ref(out_box))
         if status:
             raise b.error(status, "cuabi_event_create")
-        return cls._from_handle(b, b.value(out_box))
+        return EventBase._from_handle(b, b.value(out_box))
 
     def synchronize(self) -> None:
         """cuabi_event_synchronize"""
@@ -941,7 +992,7 @@ class GraphBase(Resource):
         status = b.fn.cuabi_graph_instantiate(self._handle, b.ref(out_box))
         if status:
             raise b.error(status, "cuabi_graph_instantiate")
-        return _owner("cuabi_graph_exec", GraphExecBase)._from_handle(b, b.value(out_box))
+        return GraphExecBase._from_handle(b, b.value(out_box))
 
     @property
     def kernel_node_count(self) -> int:
@@ -1054,7 +1105,7 @@ class MemoryPoolBase(Resource):
         return int(b.value(fd_box))
 
     @classmethod
-    def import_fd(cls: Type[R], device: DeviceBase, fd: int) -> R:
+    def import_fd(cls, device: DeviceBase, fd: int) -> MemoryPoolBase:
         """cuabi_memory_pool_import_fd: Opens a pool another process exported, on
         `device`. `fd` stays the caller's to close."""
         b = device._b
@@ -1062,7 +1113,7 @@ class MemoryPoolBase(Resource):
         status = b.fn.cuabi_memory_pool_import_fd(device._handle, check_int(fd, "fd", INT32_MIN, INT32_MAX), b.ref(out_box))
         if status:
             raise b.error(status, "cuabi_memory_pool_import_fd")
-        return cls._from_handle(b, b.value(out_box))
+        return MemoryPoolBase._from_handle(b, b.value(out_box))
 
 
 class ArrayBase(Resource):
@@ -1086,7 +1137,7 @@ class SurfaceBase(Resource):
     _handle_type = "cuabi_surface"
 
     @classmethod
-    def create(cls: Type[R], array: ArrayBase) -> R:
+    def create(cls, array: ArrayBase) -> SurfaceBase:
         """cuabi_surface_create: A surface object over an array made with
         CUABI_ARRAY_SURFACE_LOAD_STORE; it keeps the array alive."""
         b = array._b
@@ -1094,7 +1145,7 @@ class SurfaceBase(Resource):
         status = b.fn.cuabi_surface_create(array._handle, b.ref(out_box))
         if status:
             raise b.error(status, "cuabi_surface_create")
-        return cls._from_handle(b, b.value(out_box))
+        return SurfaceBase._from_handle(b, b.value(out_box))
 
 
 class LinkerBase(Resource):
@@ -1115,7 +1166,7 @@ class LinkerBase(Resource):
         status = b.fn.cuabi_linker_link(self._handle, b.ref(out_box))
         if status:
             raise b.error(status, "cuabi_linker_link")
-        return _owner("cuabi_module", ModuleBase)._from_handle(b, b.value(out_box))
+        return ModuleBase._from_handle(b, b.value(out_box))
 
     @property
     def log(self) -> str:
@@ -1140,7 +1191,7 @@ class LibraryBase(Resource):
     _handle_type = "cuabi_library"
 
     @classmethod
-    def load_file(cls: Type[R], path: Union[str, bytes], *, backend: BackendArg = None) -> R:
+    def load_file(cls, path: Union[str, bytes], *, backend: BackendArg = None) -> LibraryBase:
         """cuabi_library_load_file: Loads a CUBIN, PTX or fatbin file as a library."""
         b = resolve_backend(backend)
         path_c = as_bytes(path, "path")
@@ -1148,7 +1199,7 @@ class LibraryBase(Resource):
         status = b.fn.cuabi_library_load_file(path_c, b.ref(out_box))
         if status:
             raise b.error(status, "cuabi_library_load_file")
-        return cls._from_handle(b, b.value(out_box))
+        return LibraryBase._from_handle(b, b.value(out_box))
 
     def get_module(self, device: DeviceBase) -> ModuleBase:
         """cuabi_library_get_module: The library as a module of `device`'s context: its
@@ -1159,7 +1210,7 @@ class LibraryBase(Resource):
         status = b.fn.cuabi_library_get_module(self._handle, _arg(device, "cuabi_device", DeviceBase, "device", b), b.ref(out_box))
         if status:
             raise b.error(status, "cuabi_library_get_module")
-        return _owner("cuabi_module", ModuleBase)._from_handle(b, b.value(out_box))
+        return ModuleBase._from_handle(b, b.value(out_box))
 
 
 def last_error_status(backend: BackendArg = None) -> None:
@@ -1367,6 +1418,9 @@ def cache_clear(backend: BackendArg = None) -> Tuple[int, int]:
 #   cuabi_stream_release: Resource.close
 #   cuabi_stream_get_handle: `handle` is Resource's own
 #   cuabi_stream_launch_host_func: idiom host_callback, written by hand
+#   cuabi_access_policy_window_init: Backend.desc
+#   cuabi_stream_get_access_policy_window: parameter `window` (struct_out) has no generated Python form
+#   cuabi_stream_set_access_policy_window: parameter `window` (struct_in) has no generated Python form
 #   cuabi_event_release: Resource.close
 #   cuabi_event_record: Event.record returns the event, for chaining
 #   cuabi_graph_release: Resource.close
