@@ -478,10 +478,21 @@ def type_of(model: Dict[str, Any], name: str) -> str:
 # Roles: what each function and parameter means
 # ---------------------------------------------------------------------------
 #
-# Every function gains `call`, `receiver`, `statuses`, `idiom`, `method` and
-# `property`; every parameter gains `role` and the keys that go with it
-# (`handle_type`, `count`, `of`, `size`, `struct`, `init`, `user_data`,
-# `nullable`, `null_means`). The rules are the header's naming rules, set out
+# Every function gains `call`, `receiver`, `statuses`, `idiom`, `method`,
+# `property` and `ready_query`; every parameter gains `role` and the keys that
+# go with it (`handle_type`, `count`, `of`, `size`, `struct`, `init`,
+# `user_data`, `nullable`, `null_means`).
+#
+# `method` is the object-layer name, the same in every language: the function
+# name without cuabi_<object>_ (cuabi_buffer_alloc -> alloc); for a free
+# function (no receiver: library calls and receiver-less strings) the name
+# without cuabi_ and its first get_ (cuabi_driver_get_version ->
+# driver_version). `property` is set where the call reads like a field: a
+# getter whose parameters besides the receiver are all out-parameters (one:
+# the value; several: a tuple/struct), a two-call string or blob with no
+# input, a setter with one input; it is the method name without get_/set_.
+# `ready_query` marks *_query: CUABI_SUCCESS answers true and
+# CUABI_ERROR_NOT_READY false, neither being a failure. The rules are the header's naming rules, set out
 # in its Conventions comment ("Roles."); where they do not decide, the doc
 # comment carries annotation lines (`@param`, `@nullable`, `@idiom`, `@call`,
 # `@status`), which are taken out of the function's `doc`. A parameter left
