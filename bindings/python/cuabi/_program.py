@@ -205,11 +205,7 @@ class Program(ProgramBase):
 
     def lowered_name(self, expression: str) -> str:
         """The mangled name of a registered name expression."""
-        return self._b.get_string(
-            "cuabi_program_get_lowered_name",
-            self._handle,
-            as_bytes(expression, "expression"),
-        )
+        return self.get_lowered_name(expression)
 
     @property
     def lowered_names(self) -> Dict[str, str]:
@@ -249,12 +245,7 @@ class Module(ModuleBase):
         """The name of kernel ``index`` (0 to :attr:`kernel_count` - 1, in the
         driver's order): ``form`` ``"demangled"`` (as C++ writes it) or
         ``"symbol"`` (the image's symbol). OutOfRangeError past the end."""
-        return self._b.get_string(
-            "cuabi_module_get_kernel_name",
-            self._handle,
-            check_size(index, "index"),
-            _name_form(form),
-        )
+        return self.get_kernel_name(index, _name_form(form))
 
     @property
     def kernels(self) -> List[KernelName]:
@@ -293,23 +284,7 @@ class Module(ModuleBase):
 
     def lowered_name(self, expression: str) -> str:
         """The mangled name of a name expression given at compile time."""
-        return self._b.get_string(
-            "cuabi_module_get_lowered_name",
-            self._handle,
-            as_bytes(expression, "expression"),
-        )
-
-    def get_global(self, name: Union[str, bytes]) -> Tuple[int, int]:
-        """(device address, size in bytes) of a ``__device__`` global."""
-        return tuple(  # type: ignore[return-value]
-            int(v)
-            for v in self._b.get_many(
-                "cuabi_module_get_global",
-                self._handle,
-                as_bytes(name, "name"),
-                outs=("uint64_t", "size_t"),
-            )
-        )
+        return self.get_lowered_name(expression)
 
 
 class _LaunchPlan(LaunchPlanBase):
