@@ -27,7 +27,6 @@ from ._memory import (
     PinnedBuffer,
     Shape,
     _dtype_info,
-    device_arg,
     foreign_memory,
     host_address,
 )
@@ -138,14 +137,7 @@ class Device(DeviceBase):
 
     def attribute(self, cu_attribute: int) -> int:
         """Any CUdevice_attribute, by its numeric value."""
-        return int(
-            self._b.get(
-                "cuabi_device_get_attribute",
-                self._handle,
-                check_i32(cu_attribute, "cu_attribute"),
-                out="int32_t",
-            )
-        )
+        return self.get_attribute(cu_attribute)
 
     @property
     def multiprocessor_count(self) -> int:
@@ -521,33 +513,18 @@ class Device(DeviceBase):
 
     # -- peers ---------------------------------------------------------------------
     # enable_peer_access, disable_peer_access: DeviceBase.
-    def _peer(self, other: DeviceBase) -> Any:
-        return device_arg(other, "peer")._arg(self._b)
-
     def can_access_peer(self, other: DeviceBase) -> bool:
         """True when kernels and copies on this device can reach ``other``'s
         memory directly once :meth:`enable_peer_access` is called; False when
         not, and False for a device and itself (no peer)."""
-        return bool(
-            self._b.get(
-                "cuabi_device_can_access_peer", self._handle, self._peer(other), out="int32_t"
-            )
-        )
+        return bool(super().can_access_peer(other))
 
     def peer_attribute(self, other: DeviceBase, attribute: Union[int, str]) -> int:
         """A CUdevice_P2PAttribute of this device and ``other``: its value, or
         its name ("performance_rank", "access_supported",
         "native_atomic_supported", "cuda_array_access_supported"). A device
         and itself raises InvalidArgumentError."""
-        return int(
-            self._b.get(
-                "cuabi_device_get_peer_attribute",
-                self._handle,
-                self._peer(other),
-                _peer_attribute_value(attribute),
-                out="int32_t",
-            )
-        )
+        return self.get_peer_attribute(other, _peer_attribute_value(attribute))
 
     def __repr__(self) -> str:
         return f"<cuabi.Device {self.ordinal}{' closed' if self._closed else ''}>"
