@@ -520,14 +520,8 @@ class Kernel(FunctionBase):
         """How many blocks of ``block_size`` threads (each with
         ``dynamic_shared`` bytes of dynamic shared memory) one multiprocessor
         keeps resident at once."""
-        return int(
-            self._b.get(
-                "cuabi_function_get_active_blocks_per_sm",
-                self._handle,
-                check_u32(block_size, "block_size"),
-                check_size(dynamic_shared, "dynamic_shared"),
-                out="uint32_t",
-            )
+        return self.get_active_blocks_per_sm(
+            check_u32(block_size, "block_size"), check_size(dynamic_shared, "dynamic_shared")
         )
 
     def suggest_block_size(
@@ -538,15 +532,11 @@ class Kernel(FunctionBase):
         Each block uses ``shared_per_block + shared_per_thread * block size``
         bytes of dynamic shared memory; ``limit`` caps the block size (0:
         the kernel's own limit)."""
-        block, grid = self._b.get_many(
-            "cuabi_function_suggest_block_size",
-            self._handle,
+        return super().suggest_block_size(
             check_size(shared_per_block, "shared_per_block"),
             check_size(shared_per_thread, "shared_per_thread"),
             check_u32(limit, "limit"),
-            outs=("uint32_t", "uint32_t"),
         )
-        return int(block), int(grid)
 
     @property
     def suggested_block_size(self) -> int:
@@ -589,15 +579,7 @@ class Kernel(FunctionBase):
         """The most dynamic shared memory each block can have while
         ``blocks_per_sm`` blocks of ``block_size`` threads stay resident on
         one multiprocessor."""
-        return int(
-            self._b.get(
-                "cuabi_function_get_available_dynamic_shared",
-                self._handle,
-                check_u32(blocks_per_sm, "blocks_per_sm"),
-                check_u32(block_size, "block_size"),
-                out="size_t",
-            )
-        )
+        return self.get_available_dynamic_shared(blocks_per_sm, block_size)
 
     def max_cluster_size(
         self, grid: GridOrConfig, block: Optional[Dim3] = None, shared_mem: int = 0
