@@ -124,10 +124,7 @@ class Device(DeviceBase):
     @property
     def ordinal(self) -> int:
         """The device's ordinal (kept: it reads after close() too)."""
-        ordinal: Optional[int] = getattr(self, "_ordinal", None)
-        if ordinal is None:  # made by DeviceBase.get: ask the library once
-            ordinal = self._ordinal = super().ordinal
-        return ordinal
+        return self._ordinal
 
     @property
     def arch(self) -> str:
