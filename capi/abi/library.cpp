@@ -97,7 +97,7 @@ cuabi_status cuabi_cache_get_usage(uint64_t* entries, uint64_t* bytes) {
   return guard(__func__, [&] {
     need(entries, "entries");
     need(bytes, "bytes");
-    CacheUsage usage = cache_usage();
+    CacheUsage usage = read_cache_usage();
     *entries = usage.entries;
     *bytes = usage.bytes;
   });
@@ -107,7 +107,7 @@ cuabi_status cuabi_cache_clear(uint64_t* entries, uint64_t* bytes) {
   return guard(__func__, [&] {
     need(entries, "entries");
     need(bytes, "bytes");
-    CacheUsage removed = cache_clear();
+    CacheUsage removed = clear_cache_folder();
     *entries = removed.entries;
     *bytes = removed.bytes;
   });

@@ -116,7 +116,7 @@ CacheLocation cache_location() {
   return loc;
 }
 
-std::string cache_dir() {
+std::string cache_dir_in_use() {
   CacheLocation loc = cache_location();
   if (loc.state == CUABI_CACHE_STATE_NOT_CREATED) {
     if (!make_dirs(loc.dir)) return "";
@@ -194,13 +194,13 @@ void need_cache_folder(const CacheLocation& loc) {
          "there is no cache folder: set CUABI_CACHE_DIR (no XDG_CACHE_HOME, no home folder)");
 }
 
-CacheUsage cache_usage() {
+CacheUsage read_cache_usage() {
   CacheLocation loc = cache_location();
   need_cache_folder(loc);
   return cache_scan(loc.dir, false);
 }
 
-CacheUsage cache_clear() {
+CacheUsage clear_cache_folder() {
   CacheLocation loc = cache_location();
   need_cache_folder(loc);
   if (const char* why = unused_because(loc.folder))

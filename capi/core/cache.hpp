@@ -34,7 +34,7 @@ CacheLocation cache_location();
 // The cache folder to use now, created if missing, or "" when the cache is off
 // or unusable (CUABI_CACHE=0, no home, a folder owned by someone else or
 // writable by others).
-std::string cache_dir();
+std::string cache_dir_in_use();
 
 // The entries in `dir` (files named <64 hex digits>.cubin-cache) and their
 // bytes. With `clear`, each entry and unfinished write (".tmp-*") is removed
@@ -51,8 +51,8 @@ void need_cache_folder(const CacheLocation& loc);
 
 // The public calls' view: throws NOT_FOUND without a folder, and for `clear`
 // IO when the folder is not one compiles would use.
-CacheUsage cache_usage();
-CacheUsage cache_clear();
+CacheUsage read_cache_usage();
+CacheUsage clear_cache_folder();
 
 // Serialises an entry with its key and checksum, and parses one back; parsing
 // answers nothing for bytes that are not a whole, intact entry for `key`.

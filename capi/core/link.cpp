@@ -296,7 +296,7 @@ Ref<Module> Linker::link() {
   if (!has_arch) options.push_back(arch);
   if (flags_ & CUABI_LINK_LTO) options.push_back("-lto");
 
-  std::string dir = (flags_ & CUABI_LINK_NO_CACHE) ? std::string() : cache_dir();
+  std::string dir = (flags_ & CUABI_LINK_NO_CACHE) ? std::string() : cache_dir_in_use();
   CacheKey key{};
   if (!dir.empty()) {
     Sha256 h;

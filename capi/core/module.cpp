@@ -236,7 +236,7 @@ Ref<Module> compile_module(Ref<Device> device, const cuabi_compile_desc* desc) {
 
   uint32_t output = static_cast<uint32_t>(d.output);
   std::string target = target_option(*device, options, &output);
-  std::string dir = (d.flags & CUABI_COMPILE_NO_CACHE) ? std::string() : cache_dir();
+  std::string dir = (d.flags & CUABI_COMPILE_NO_CACHE) ? std::string() : cache_dir_in_use();
   CacheKey key{};
   if (!dir.empty()) {
     key = key_of(d, options, target, output);

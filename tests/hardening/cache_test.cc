@@ -483,19 +483,19 @@ TEST_F(CacheTest, ACorrupterAmongWritersIsNeverServed) {
 TEST_F(CacheTest, CacheCanBeTurnedOff) {
   const std::string dir = Sub("off");
   setenv("CUABI_CACHE_DIR", dir.c_str(), 1);
-  EXPECT_EQ(dir, cuabi::cache_dir());
+  EXPECT_EQ(dir, cuabi::cache_dir_in_use());
   for (const char* off : {"0", "off", "false"}) {
     setenv("CUABI_CACHE", off, 1);
-    EXPECT_EQ("", cuabi::cache_dir()) << "CUABI_CACHE=" << off;
+    EXPECT_EQ("", cuabi::cache_dir_in_use()) << "CUABI_CACHE=" << off;
   }
   setenv("CUABI_CACHE", "1", 1);
-  EXPECT_EQ(dir, cuabi::cache_dir());
+  EXPECT_EQ(dir, cuabi::cache_dir_in_use());
 }
 
 TEST_F(CacheTest, MissingFolderIsCreatedPrivate) {
   const std::string dir = root_ + "/new/nested/cache";
   setenv("CUABI_CACHE_DIR", dir.c_str(), 1);
-  EXPECT_EQ(dir, cuabi::cache_dir());
+  EXPECT_EQ(dir, cuabi::cache_dir_in_use());
   struct stat st;
   ASSERT_EQ(0, stat(dir.c_str(), &st));
   EXPECT_EQ(0700u, st.st_mode & 0777u);
@@ -513,7 +513,8 @@ TEST_F(CacheTest, FoldersOthersMayWriteAreRefused) {
        {ModeCase{0700, true}, ModeCase{0755, true}, ModeCase{0770, false}, ModeCase{0720, false},
         ModeCase{0702, false}, ModeCase{0777, false}, ModeCase{01777, false}}) {
     ASSERT_EQ(0, chmod(dir.c_str(), m.mode));
-    EXPECT_EQ(m.usable ? dir : std::string(), cuabi::cache_dir()) << std::oct << "mode " << m.mode;
+    EXPECT_EQ(m.usable ? dir : std::string(), cuabi::cache_dir_in_use())
+        << std::oct << "mode " << m.mode;
   }
   ASSERT_EQ(0, chmod(dir.c_str(), 0700));
 }
@@ -523,32 +524,32 @@ TEST_F(CacheTest, FolderOwnedByAnotherUserIsRefused) {
   const std::string dir = Sub("theirs");
   setenv("CUABI_CACHE_DIR", dir.c_str(), 1);
   ASSERT_EQ(0, chown(dir.c_str(), 12345, 12345));
-  EXPECT_EQ("", cuabi::cache_dir());
+  EXPECT_EQ("", cuabi::cache_dir_in_use());
   ASSERT_EQ(0, chown(dir.c_str(), 0, 12345));  // ours, another group, not group-writable
-  EXPECT_EQ(dir, cuabi::cache_dir());
+  EXPECT_EQ(dir, cuabi::cache_dir_in_use());
 }
 
 TEST_F(CacheTest, FilesWhereFoldersShouldBeAreRefused) {
   const std::string file = root_ + "/a-file";
   ASSERT_TRUE(WriteFile(file, "x"));
   setenv("CUABI_CACHE_DIR", file.c_str(), 1);
-  EXPECT_EQ("", cuabi::cache_dir());
+  EXPECT_EQ("", cuabi::cache_dir_in_use());
   const std::string below = file + "/cache";
   setenv("CUABI_CACHE_DIR", below.c_str(), 1);
-  EXPECT_EQ("", cuabi::cache_dir());
+  EXPECT_EQ("", cuabi::cache_dir_in_use());
 }
 
 TEST_F(CacheTest, FolderFromXdgOrHome) {
   unsetenv("CUABI_CACHE_DIR");
   const std::string xdg = Sub("xdg");
   setenv("XDG_CACHE_HOME", xdg.c_str(), 1);
-  EXPECT_EQ(xdg + "/cuabi", cuabi::cache_dir());
+  EXPECT_EQ(xdg + "/cuabi", cuabi::cache_dir_in_use());
   const std::string home = Sub("home");
   setenv("HOME", home.c_str(), 1);
   setenv("XDG_CACHE_HOME", "relative/path", 1);  // not absolute: ignored
-  EXPECT_EQ(home + "/.cache/cuabi", cuabi::cache_dir());
+  EXPECT_EQ(home + "/.cache/cuabi", cuabi::cache_dir_in_use());
   unsetenv("XDG_CACHE_HOME");
-  EXPECT_EQ(home + "/.cache/cuabi", cuabi::cache_dir());
+  EXPECT_EQ(home + "/.cache/cuabi", cuabi::cache_dir_in_use());
 }
 
 // Read-only: stores fail silently, loads work. Root ignores permission bits,
@@ -586,7 +587,7 @@ TEST_F(CacheTest, ReadOnlyFolderStoresNothingAndStillServes) {
       return 2;
     }
     setenv("CUABI_CACHE_DIR", dir.c_str(), 1);
-    if (cuabi::cache_dir() != dir) {
+    if (cuabi::cache_dir_in_use() != dir) {
       ChildSay("cache_dir refused nobody's own folder");
       return 3;
     }
