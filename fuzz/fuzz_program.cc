@@ -1,5 +1,6 @@
 // Program sources and options through cuabi_program_create and
-// cuabi_program_compile (NVRTC is slow: runs of this target are kept few).
+// cuabi_program_compile, then the options again as typed defines through
+// cuabi_program_compile_with (NVRTC is slow: runs of this target are kept few).
 // The input is split at NUL bytes into: the source, the file name, a header's
 // content and include name, a name expression, and up to six options.
 // Every call must give a clean status: create answers SUCCESS or
@@ -117,5 +118,30 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   cuabi_program_release(p);
   cuabi_program_release(p);
+
+  // The same strings as typed defines (cuabi_program_compile_with): the core
+  // checks each as a macro definition. A refusal is INVALID_ARGUMENT naming
+  // the define by its index; whatever it lets through NVRTC answers.
+  if (options.empty()) return 0;
+  cuabi_program q = nullptr;
+  if (cuabi_program_create("", nullptr, 0, nullptr, nullptr, &q) != CUABI_SUCCESS) return 0;
+  cuabi_compile_desc desc = CUABI_COMPILE_DESC_INIT;
+  desc.arch = "compute_90";
+  desc.defines = opts.data();
+  desc.num_defines = opts.size();
+  st = cuabi_program_compile_with(q, &desc);
+  FUZZ_CHECK(st == CUABI_SUCCESS || st == CUABI_ERROR_COMPILE || st == CUABI_ERROR_INVALID_ARGUMENT,
+             std::string("cuabi_program_compile_with answered ") + cuabi_status_get_name(st) +
+                 ": " + cuabi_last_error_message());
+  if (st != CUABI_SUCCESS) check_message("cuabi_program_compile_with", st);
+  if (st == CUABI_ERROR_INVALID_ARGUMENT) {
+    const std::string message = cuabi_last_error_message();
+    FUZZ_CHECK(message.find("desc->defines[") != std::string::npos,
+               "a refused define is not named by its index: " + message);
+    size_t n = 0;
+    FUZZ_CHECK(cuabi_program_get_log(q, nullptr, &n) == CUABI_SUCCESS && n == 1,
+               "NVRTC ran although a define was refused");
+  }
+  cuabi_program_release(q);
   return 0;
 }

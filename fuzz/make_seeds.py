@@ -72,6 +72,21 @@ def program_seeds():
         "invalid-utf8",
         program_input(b"// \xff\xfe\n#error \xed\xa0\x80\n", name=b"n\xc3\xa9.cu"),
     )
+    # Typed defines (the options again, through cuabi_program_compile_with):
+    # the macro forms the core accepts, and ones it refuses.
+    write(
+        t,
+        "typed-defines",
+        program_input(
+            b"static_assert(F(1, 2) == 3, \"\");",
+            options=[b"F(a,b)=((a)+(b))", b"V(...)=__VA_ARGS__", b"E()", b"N=a b"],
+        ),
+    )
+    write(
+        t,
+        "typed-defines-refused",
+        program_input(b"", options=[b"OK", b"F(a, b)=a", b"2X", b"N=1\n#define M 2"]),
+    )
 
 
 def handle_kinds():
