@@ -592,9 +592,10 @@ CUABI_API cuabi_status CUABI_CALL cuabi_compile_desc_init(cuabi_compile_desc* de
 /* Compiles a program with the options of `desc`: its typed options (arch,
  * cxx_standard, defines, include_paths, fast_math, line_info, device_debug,
  * lto, relocatable), turned into NVRTC options and checked exactly as
- * cuabi_module_compile does, followed by its raw `options`. The program already has its source, name, headers and name
- * expressions, and a program's compile never goes through the cache: those
- * fields of `desc` (source, name, header_*, num_headers, name_expressions,
+ * cuabi_module_compile does, followed by its raw `options`. The program
+ * already has its source, name, headers and name expressions, and a
+ * program's compile never goes through the cache: those fields of `desc`
+ * (source, name, header_*, num_headers, name_expressions,
  * num_name_expressions), `output` and `flags` must keep their defaults, and
  * a set one is refused with CUABI_ERROR_INVALID_ARGUMENT naming it. Without
  * `arch` (and no architecture among `options`) NVRTC's default architecture

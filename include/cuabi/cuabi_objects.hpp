@@ -119,6 +119,22 @@ class device : public detail::owner<cuabi_device, cuabi_device_release>,
   // answers CUABI_ERROR_CONTEXT_LOST too: start a new process.
   void reset_primary_context() const;
 
+  // cuabi_device_get_limit: The current value of `limit` in `device`'s primary context, in bytes.
+  // An unknown `limit` answers CUABI_ERROR_INVALID_ARGUMENT naming it.
+  size_t limit(cuabi_limit limit) const;
+
+  // cuabi_device_set_limit: Sets `limit` of `device`'s primary context to `value` bytes; the driver
+  // may round it up (read it back with cuabi_device_get_limit). Refused with
+  // CUABI_ERROR_INVALID_ARGUMENT naming the limit and the bound: an unknown limit, a persisting-L2
+  // size past the device's maximum (the maximum in the message); the driver's own refusal (a printf
+  // or heap size changed after the kernels that use it ran) answers CUABI_ERROR_CUDA with its
+  // reason.
+  void set_limit(cuabi_limit limit, size_t value) const;
+
+  // cuabi_device_reset_persisting_l2: Returns every persisting L2 line of `device` to normal
+  // (cuCtxResetPersistingL2Cache).
+  void reset_persisting_l2() const;
+
   // cuabi_device_get_default_memory_pool: The device's default pool, the one
   // cuabi_buffer_alloc_async uses when given no pool (and the CUDA runtime's cudaMallocAsync,
   // CuPy's and PyTorch's stream-ordered allocators share). Releasing the handle leaves the pool
@@ -585,6 +601,65 @@ class stream : public detail::owner<cuabi_stream, cuabi_stream_release>,
   // would run at every replay).
   void launch_host_func(cuabi_host_fn fn, void* user_data) const;
 
+  // cuabi_stream_get_sync_policy: The stream's synchronization policy.
+  cuabi_sync_policy sync_policy() const;
+
+  // cuabi_stream_set_sync_policy: Sets how host threads wait on the stream's work; an unknown
+  // policy answers CUABI_ERROR_INVALID_ARGUMENT naming it.
+  void set_sync_policy(cuabi_sync_policy policy) const;
+
+  // cuabi_stream_get_priority: The priority of the stream's work (numerically lower is higher).
+  int32_t priority() const;
+
+  // cuabi_stream_set_priority: Sets the priority of the stream's later work; one outside the
+  // device's range (cuabi_device_get_stream_priority_range) answers CUABI_ERROR_INVALID_ARGUMENT
+  // with the range.
+  void set_priority(int32_t priority) const;
+
+  // cuabi_stream_get_memory_sync_domain: The memory-synchronisation domain of the stream's kernels.
+  cuabi_mem_sync_domain memory_sync_domain() const;
+
+  // cuabi_stream_set_memory_sync_domain: Sets it; an unknown domain answers
+  // CUABI_ERROR_INVALID_ARGUMENT.
+  void set_memory_sync_domain(cuabi_mem_sync_domain domain) const;
+
+  // cuabi_stream_get_access_policy_window: The stream's access-policy window (bytes 0: none),
+  // written into `window` up to its struct_size.
+  cuabi_access_policy_window access_policy_window() const;
+
+  // cuabi_stream_set_access_policy_window: Sets the access-policy window of the stream's later
+  // kernels. Refused with CUABI_ERROR_INVALID_ARGUMENT naming the field and the bound: bytes past
+  // the device's maximum window, a hit_ratio outside [0, 1], an unknown property, a base of 0 with
+  // bytes.
+  void set_access_policy_window(const cuabi_access_policy_window& window) const;
+
+  // cuabi_stream_write_value: In the stream's order, writes `value` as a `width`-byte word (4 or 8)
+  // at `offset` of `buffer`, a device buffer of the stream's device. Refused with
+  // CUABI_ERROR_INVALID_ARGUMENT naming what is wrong: a width other than 4 or 8, an offset that is
+  // not a multiple of the width, a value that does not fit in 4 bytes, CUABI_MEM_OP_FLUSH on a
+  // write, unknown flags, a buffer of another device; CUABI_ERROR_OUT_OF_RANGE past the buffer's
+  // end.
+  void write_value(cuabi_buffer buffer, size_t offset, uint64_t value, uint32_t width,
+                   cuabi_mem_op_flags flags) const;
+
+  // cuabi_stream_wait_value: Holds the stream's later work until the `width`-byte word at `offset`
+  // of `buffer` meets `condition` against `value`: a write from another stream, another device or
+  // the host ends the wait. The same refusals as cuabi_stream_write_value;
+  // CUABI_MEM_OP_NO_MEMORY_BARRIER on a wait, and a condition or flush the device cannot do
+  // (named), are refused too.
+  void wait_value(cuabi_buffer buffer, size_t offset, uint64_t value, uint32_t width,
+                  cuabi_wait_condition condition, cuabi_mem_op_flags flags) const;
+
+  // cuabi_stream_write_value_host: cuabi_stream_write_value into pinned host memory: `buffer` from
+  // cuabi_host_buffer_alloc or cuabi_host_buffer_register, which the host can watch.
+  void write_value_host(cuabi_host_buffer buffer, size_t offset, uint64_t value, uint32_t width,
+                        cuabi_mem_op_flags flags) const;
+
+  // cuabi_stream_wait_value_host: cuabi_stream_wait_value on pinned host memory: the host ends the
+  // wait by writing the word.
+  void wait_value_host(cuabi_host_buffer buffer, size_t offset, uint64_t value, uint32_t width,
+                       cuabi_wait_condition condition, cuabi_mem_op_flags flags) const;
+
   // cuabi_stream_begin_capture: Starts capturing the work submitted to `stream` (not the default
   // stream) into a graph instead of running it.
   void begin_capture(cuabi_capture_mode mode = CUABI_CAPTURE_GLOBAL) const;
@@ -1013,6 +1088,14 @@ inline void copy_3d_async(const cuabi_copy_3d_desc& desc, cuabi_stream stream = 
   cuabi::check(cuabi_copy_3d_async(&desc, stream));
 }
 
+// cuabi_access_policy_window_init: Fills `window` with the defaults of
+// CUABI_ACCESS_POLICY_WINDOW_INIT.
+inline cuabi_access_policy_window access_policy_window_init() {
+  cuabi_access_policy_window value;
+  cuabi::check(cuabi_access_policy_window_init(&value, sizeof value));
+  return value;
+}
+
 // ---------------------------------------------------------------------------
 // Member definitions
 // ---------------------------------------------------------------------------
@@ -1079,6 +1162,20 @@ inline cuabi::priority_range device::stream_priority_range() const {
 }
 
 inline void device::reset_primary_context() const { cuabi::check(cuabi_device_reset(get())); }
+
+inline size_t device::limit(cuabi_limit limit) const {
+  size_t value{};
+  cuabi::check(cuabi_device_get_limit(get(), limit, &value));
+  return value;
+}
+
+inline void device::set_limit(cuabi_limit limit, size_t value) const {
+  cuabi::check(cuabi_device_set_limit(get(), limit, value));
+}
+
+inline void device::reset_persisting_l2() const {
+  cuabi::check(cuabi_device_reset_persisting_l2(get()));
+}
 
 inline cuabi::memory_pool device::get_default_memory_pool() const {
   cuabi::memory_pool out;
@@ -1539,6 +1636,68 @@ inline void stream::launch_host_func(cuabi_host_fn fn, void* user_data) const {
   cuabi::check(cuabi_stream_launch_host_func(get(), fn, user_data));
 }
 
+inline cuabi_sync_policy stream::sync_policy() const {
+  cuabi_sync_policy policy{};
+  cuabi::check(cuabi_stream_get_sync_policy(get(), &policy));
+  return policy;
+}
+
+inline void stream::set_sync_policy(cuabi_sync_policy policy) const {
+  cuabi::check(cuabi_stream_set_sync_policy(get(), policy));
+}
+
+inline int32_t stream::priority() const {
+  int32_t priority{};
+  cuabi::check(cuabi_stream_get_priority(get(), &priority));
+  return priority;
+}
+
+inline void stream::set_priority(int32_t priority) const {
+  cuabi::check(cuabi_stream_set_priority(get(), priority));
+}
+
+inline cuabi_mem_sync_domain stream::memory_sync_domain() const {
+  cuabi_mem_sync_domain domain{};
+  cuabi::check(cuabi_stream_get_memory_sync_domain(get(), &domain));
+  return domain;
+}
+
+inline void stream::set_memory_sync_domain(cuabi_mem_sync_domain domain) const {
+  cuabi::check(cuabi_stream_set_memory_sync_domain(get(), domain));
+}
+
+inline cuabi_access_policy_window stream::access_policy_window() const {
+  cuabi_access_policy_window window;
+  cuabi::check(cuabi_access_policy_window_init(&window, sizeof window));
+  cuabi::check(cuabi_stream_get_access_policy_window(get(), &window));
+  return window;
+}
+
+inline void stream::set_access_policy_window(const cuabi_access_policy_window& window) const {
+  cuabi::check(cuabi_stream_set_access_policy_window(get(), &window));
+}
+
+inline void stream::write_value(cuabi_buffer buffer, size_t offset, uint64_t value, uint32_t width,
+                                cuabi_mem_op_flags flags) const {
+  cuabi::check(cuabi_stream_write_value(get(), buffer, offset, value, width, flags));
+}
+
+inline void stream::wait_value(cuabi_buffer buffer, size_t offset, uint64_t value, uint32_t width,
+                               cuabi_wait_condition condition, cuabi_mem_op_flags flags) const {
+  cuabi::check(cuabi_stream_wait_value(get(), buffer, offset, value, width, condition, flags));
+}
+
+inline void stream::write_value_host(cuabi_host_buffer buffer, size_t offset, uint64_t value,
+                                     uint32_t width, cuabi_mem_op_flags flags) const {
+  cuabi::check(cuabi_stream_write_value_host(get(), buffer, offset, value, width, flags));
+}
+
+inline void stream::wait_value_host(cuabi_host_buffer buffer, size_t offset, uint64_t value,
+                                    uint32_t width, cuabi_wait_condition condition,
+                                    cuabi_mem_op_flags flags) const {
+  cuabi::check(cuabi_stream_wait_value_host(get(), buffer, offset, value, width, condition, flags));
+}
+
 inline void stream::begin_capture(cuabi_capture_mode mode) const {
   cuabi::check(cuabi_stream_begin_capture(get(), mode));
 }
@@ -1809,6 +1968,9 @@ inline cuabi::module library::get_module(cuabi_device device) const {
 //   cuabi_device_synchronize: cuabi::device::synchronize
 //   cuabi_device_get_stream_priority_range: cuabi::device::stream_priority_range
 //   cuabi_device_reset: cuabi::device::reset_primary_context
+//   cuabi_device_get_limit: cuabi::device::limit
+//   cuabi_device_set_limit: cuabi::device::set_limit
+//   cuabi_device_reset_persisting_l2: cuabi::device::reset_persisting_l2
 //   cuabi_program_create: cuabi::program::create
 //   cuabi_program_release: the owner of cuabi::program
 //   cuabi_program_add_name_expression: cuabi::program::add_name_expression
@@ -1944,6 +2106,19 @@ inline cuabi::module library::get_module(cuabi_device device) const {
 //   cuabi_stream_query: cuabi::stream::query
 //   cuabi_stream_wait_event: cuabi::stream::wait_event
 //   cuabi_stream_launch_host_func: cuabi::stream::launch_host_func
+//   cuabi_access_policy_window_init: cuabi::access_policy_window_init
+//   cuabi_stream_get_sync_policy: cuabi::stream::sync_policy
+//   cuabi_stream_set_sync_policy: cuabi::stream::set_sync_policy
+//   cuabi_stream_get_priority: cuabi::stream::priority
+//   cuabi_stream_set_priority: cuabi::stream::set_priority
+//   cuabi_stream_get_memory_sync_domain: cuabi::stream::memory_sync_domain
+//   cuabi_stream_set_memory_sync_domain: cuabi::stream::set_memory_sync_domain
+//   cuabi_stream_get_access_policy_window: cuabi::stream::access_policy_window
+//   cuabi_stream_set_access_policy_window: cuabi::stream::set_access_policy_window
+//   cuabi_stream_write_value: cuabi::stream::write_value
+//   cuabi_stream_wait_value: cuabi::stream::wait_value
+//   cuabi_stream_write_value_host: cuabi::stream::write_value_host
+//   cuabi_stream_wait_value_host: cuabi::stream::wait_value_host
 //   cuabi_event_create: cuabi::event::create
 //   cuabi_event_release: the owner of cuabi::event
 //   cuabi_event_record: cuabi::event::record

@@ -34,6 +34,9 @@
   X(cuabi_device_synchronize) \
   X(cuabi_device_get_stream_priority_range) \
   X(cuabi_device_reset) \
+  X(cuabi_device_get_limit) \
+  X(cuabi_device_set_limit) \
+  X(cuabi_device_reset_persisting_l2) \
   X(cuabi_program_create) \
   X(cuabi_program_release) \
   X(cuabi_program_add_name_expression) \
@@ -169,6 +172,19 @@
   X(cuabi_stream_query) \
   X(cuabi_stream_wait_event) \
   X(cuabi_stream_launch_host_func) \
+  X(cuabi_access_policy_window_init) \
+  X(cuabi_stream_get_sync_policy) \
+  X(cuabi_stream_set_sync_policy) \
+  X(cuabi_stream_get_priority) \
+  X(cuabi_stream_set_priority) \
+  X(cuabi_stream_get_memory_sync_domain) \
+  X(cuabi_stream_set_memory_sync_domain) \
+  X(cuabi_stream_get_access_policy_window) \
+  X(cuabi_stream_set_access_policy_window) \
+  X(cuabi_stream_write_value) \
+  X(cuabi_stream_wait_value) \
+  X(cuabi_stream_write_value_host) \
+  X(cuabi_stream_wait_value_host) \
   X(cuabi_event_create) \
   X(cuabi_event_release) \
   X(cuabi_event_record) \
@@ -210,6 +226,10 @@
   X(CUABI_ERROR_IO) \
   X(CUABI_ERROR_INTERNAL) \
   X(CUABI_ERROR_HOST_FUNCTION) \
+  X(CUABI_LIMIT_STACK_SIZE) \
+  X(CUABI_LIMIT_PRINTF_FIFO_SIZE) \
+  X(CUABI_LIMIT_MALLOC_HEAP_SIZE) \
+  X(CUABI_LIMIT_PERSISTING_L2_CACHE_SIZE) \
   X(CUABI_OUTPUT_CUBIN) \
   X(CUABI_OUTPUT_PTX) \
   X(CUABI_COMPILE_NO_CACHE) \
@@ -297,6 +317,21 @@
   X(CUABI_READ_ELEMENT_TYPE) \
   X(CUABI_READ_NORMALIZED_FLOAT) \
   X(CUABI_STREAM_NON_BLOCKING) \
+  X(CUABI_SYNC_POLICY_AUTO) \
+  X(CUABI_SYNC_POLICY_SPIN) \
+  X(CUABI_SYNC_POLICY_YIELD) \
+  X(CUABI_SYNC_POLICY_BLOCKING_SYNC) \
+  X(CUABI_MEM_SYNC_DOMAIN_DEFAULT) \
+  X(CUABI_MEM_SYNC_DOMAIN_REMOTE) \
+  X(CUABI_ACCESS_PROPERTY_NORMAL) \
+  X(CUABI_ACCESS_PROPERTY_STREAMING) \
+  X(CUABI_ACCESS_PROPERTY_PERSISTING) \
+  X(CUABI_WAIT_GEQ) \
+  X(CUABI_WAIT_EQ) \
+  X(CUABI_WAIT_AND) \
+  X(CUABI_WAIT_NOR) \
+  X(CUABI_MEM_OP_FLUSH) \
+  X(CUABI_MEM_OP_NO_MEMORY_BARRIER) \
   X(CUABI_EVENT_DISABLE_TIMING) \
   X(CUABI_EVENT_BLOCKING_SYNC) \
   X(CUABI_EVENT_INTERPROCESS) \
@@ -314,6 +349,7 @@
 /* Every enum type. */
 #define CUABI_TEST_ENUM_TYPES(X) \
   X(cuabi_status) \
+  X(cuabi_limit) \
   X(cuabi_output) \
   X(cuabi_compile_flag_bits) \
   X(cuabi_cxx_standard) \
@@ -335,6 +371,11 @@
   X(cuabi_filter_mode) \
   X(cuabi_read_mode) \
   X(cuabi_stream_flag_bits) \
+  X(cuabi_sync_policy) \
+  X(cuabi_mem_sync_domain) \
+  X(cuabi_access_property) \
+  X(cuabi_wait_condition) \
+  X(cuabi_mem_op_flag_bits) \
   X(cuabi_event_flag_bits) \
   X(cuabi_capture_mode)
 
@@ -442,7 +483,15 @@
   X(offsetof(cuabi_texture_desc, border_g)) \
   X(offsetof(cuabi_texture_desc, border_b)) \
   X(offsetof(cuabi_texture_desc, border_a)) \
+  X(sizeof(cuabi_access_policy_window)) \
+  X(offsetof(cuabi_access_policy_window, struct_size)) \
+  X(offsetof(cuabi_access_policy_window, base)) \
+  X(offsetof(cuabi_access_policy_window, bytes)) \
+  X(offsetof(cuabi_access_policy_window, hit_ratio)) \
+  X(offsetof(cuabi_access_policy_window, hit_property)) \
+  X(offsetof(cuabi_access_policy_window, miss_property)) \
   X(sizeof(cuabi_status)) \
+  X(sizeof(cuabi_limit)) \
   X(sizeof(cuabi_output)) \
   X(sizeof(cuabi_compile_flag_bits)) \
   X(sizeof(cuabi_cxx_standard)) \
@@ -464,6 +513,11 @@
   X(sizeof(cuabi_filter_mode)) \
   X(sizeof(cuabi_read_mode)) \
   X(sizeof(cuabi_stream_flag_bits)) \
+  X(sizeof(cuabi_sync_policy)) \
+  X(sizeof(cuabi_mem_sync_domain)) \
+  X(sizeof(cuabi_access_property)) \
+  X(sizeof(cuabi_wait_condition)) \
+  X(sizeof(cuabi_mem_op_flag_bits)) \
   X(sizeof(cuabi_event_flag_bits)) \
   X(sizeof(cuabi_capture_mode)) \
   X(sizeof(cuabi_compile_flags)) \
@@ -473,6 +527,7 @@
   X(sizeof(cuabi_managed_flags)) \
   X(sizeof(cuabi_array_flags)) \
   X(sizeof(cuabi_stream_flags)) \
+  X(sizeof(cuabi_mem_op_flags)) \
   X(sizeof(cuabi_event_flags))
 
 /* Expands one list item as an array element. */

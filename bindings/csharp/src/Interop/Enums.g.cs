@@ -82,6 +82,34 @@ namespace Cuabi
         HostFunction = 20,
     }
 
+    /// <summary>
+    /// A limit of a device's primary context (cuCtxSetLimit), shared with every
+    /// library using that context in the process.
+    /// </summary>
+    /// <remarks>C: cuabi_limit.</remarks>
+    public enum Limit
+    {
+        /// <summary>Bytes of stack for each GPU thread.</summary>
+        StackSize = 0,
+        /// <summary>
+        /// Bytes of the buffer device-side printf writes into; what does not fit
+        /// by the next synchronize is lost. Set it before the first launch of a
+        /// kernel that prints: the driver refuses a change after that.
+        /// </summary>
+        PrintfFifoSize = 1,
+        /// <summary>
+        /// Bytes of the heap that device-side malloc and new draw from. Set it
+        /// before the first launch of a kernel that allocates.
+        /// </summary>
+        MallocHeapSize = 2,
+        /// <summary>
+        /// Bytes of L2 set aside for accesses marked persisting (an access-policy
+        /// window); at most the device's
+        /// CU_DEVICE_ATTRIBUTE_MAX_PERSISTING_L2_CACHE_SIZE, 0 where it has none.
+        /// </summary>
+        PersistingL2CacheSize = 3,
+    }
+
     /// <summary>What cuabi_module_compile produces.</summary>
     /// <remarks>C: cuabi_output.</remarks>
     public enum CompileOutput
@@ -467,6 +495,92 @@ namespace Cuabi
         None = 0,
         /// <summary>The stream does not synchronise with the default (NULL) stream.</summary>
         NonBlocking = 1,
+    }
+
+    /// <summary>How a host thread waits in a synchronize on the stream's work.</summary>
+    /// <remarks>C: cuabi_sync_policy.</remarks>
+    public enum SyncPolicy
+    {
+        /// <summary>The driver's choice (the default).</summary>
+        Auto = 1,
+        /// <summary>Spin on the CPU: the lowest latency, a busy core.</summary>
+        Spin = 2,
+        /// <summary>Spin, yielding the core to other threads between checks.</summary>
+        Yield = 3,
+        /// <summary>Sleep until the work is done: an idle core, more latency.</summary>
+        BlockingSync = 4,
+    }
+
+    /// <summary>
+    /// The memory-synchronisation domain of a stream's kernels: a fence in one
+    /// domain need not wait for the memory traffic of the other (kernels that
+    /// talk to other GPUs, such as NCCL's, run in the remote one).
+    /// </summary>
+    /// <remarks>C: cuabi_mem_sync_domain.</remarks>
+    public enum MemSyncDomain
+    {
+        /// <summary>CUABI_MEM_SYNC_DOMAIN_DEFAULT.</summary>
+        Default = 0,
+        /// <summary>CUABI_MEM_SYNC_DOMAIN_REMOTE.</summary>
+        Remote = 1,
+    }
+
+    /// <summary>How accesses to memory are kept in L2.</summary>
+    /// <remarks>C: cuabi_access_property.</remarks>
+    public enum AccessProperty
+    {
+        /// <summary>CUABI_ACCESS_PROPERTY_NORMAL.</summary>
+        Normal = 0,
+        /// <summary>Less likely to stay in L2.</summary>
+        Streaming = 1,
+        /// <summary>
+        /// More likely to stay in L2, in the part set aside with
+        /// CUABI_LIMIT_PERSISTING_L2_CACHE_SIZE.
+        /// </summary>
+        Persisting = 2,
+    }
+
+    /// <summary>
+    /// When a stream's wait on a value is over (cuabi_stream_wait_value). The
+    /// comparisons are of 32- or 64-bit words, as the width says.
+    /// </summary>
+    /// <remarks>C: cuabi_wait_condition.</remarks>
+    public enum WaitCondition
+    {
+        /// <summary>
+        /// (int32_t or int64_t)(*word - value) &gt;= 0: the word has reached value,
+        /// counting cyclically (a sequence number that wraps).
+        /// </summary>
+        Geq = 0,
+        /// <summary>word == value.</summary>
+        Eq = 1,
+        /// <summary>(*word &amp; value) != 0: any bit of value is set.</summary>
+        And = 2,
+        /// <summary>
+        /// ~(*word | value) != 0: some bit is clear in both (where the device can:
+        /// CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR).
+        /// </summary>
+        Nor = 3,
+    }
+
+    /// <summary>Flags of the stream memory operations.</summary>
+    /// <remarks>C: cuabi_mem_op_flags, cuabi_mem_op_flag_bits.</remarks>
+    [Flags]
+    public enum MemOpFlags : uint
+    {
+        /// <summary>No flags.</summary>
+        None = 0,
+        /// <summary>
+        /// A wait: once it is over, remote writes (GPUDirect RDMA) that were in
+        /// flight are flushed before the work after it (where the device can:
+        /// CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES).
+        /// </summary>
+        Flush = 1,
+        /// <summary>
+        /// A write: no memory barrier before it, so it may pass earlier writes of
+        /// the stream's work (for a flag that orders nothing).
+        /// </summary>
+        NoMemoryBarrier = 2,
     }
 
     /// <summary>Flags for cuabi_event_create: an OR of cuabi_event_flag_bits.</summary>

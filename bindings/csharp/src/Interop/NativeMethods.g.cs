@@ -248,6 +248,34 @@ namespace Cuabi.Interop
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_device_reset")]
         public static extern CudaStatus cuabi_device_reset(SafeDeviceHandle device);
 
+        // cuabi_status cuabi_device_get_limit(cuabi_device device, cuabi_limit limit, size_t* value);
+        /// <summary>
+        /// The current value of `limit` in `device`'s primary context, in bytes.
+        /// An unknown `limit` answers CUABI_ERROR_INVALID_ARGUMENT naming it.
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_device_get_limit")]
+        public static extern CudaStatus cuabi_device_get_limit(SafeDeviceHandle device, Limit limit, out UIntPtr value);
+
+        // cuabi_status cuabi_device_set_limit(cuabi_device device, cuabi_limit limit, size_t value);
+        /// <summary>
+        /// Sets `limit` of `device`'s primary context to `value` bytes; the driver may
+        /// round it up (read it back with cuabi_device_get_limit). Refused with
+        /// CUABI_ERROR_INVALID_ARGUMENT naming the limit and the bound: an unknown
+        /// limit, a persisting-L2 size past the device's maximum (the maximum in the
+        /// message); the driver's own refusal (a printf or heap size changed after
+        /// the kernels that use it ran) answers CUABI_ERROR_CUDA with its reason.
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_device_set_limit")]
+        public static extern CudaStatus cuabi_device_set_limit(SafeDeviceHandle device, Limit limit, UIntPtr value);
+
+        // cuabi_status cuabi_device_reset_persisting_l2(cuabi_device device);
+        /// <summary>
+        /// Returns every persisting L2 line of `device` to normal
+        /// (cuCtxResetPersistingL2Cache).
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_device_reset_persisting_l2")]
+        public static extern CudaStatus cuabi_device_reset_persisting_l2(SafeDeviceHandle device);
+
         // --- Programs (NVRTC) ---
 
         // cuabi_status cuabi_program_create(const char* source, const char* name, size_t num_headers, const char* const* header_sources, const char* const* header_names, cuabi_program* out);
@@ -339,9 +367,10 @@ namespace Cuabi.Interop
         /// Compiles a program with the options of `desc`: its typed options (arch,
         /// cxx_standard, defines, include_paths, fast_math, line_info, device_debug,
         /// lto, relocatable), turned into NVRTC options and checked exactly as
-        /// cuabi_module_compile does, followed by its raw `options`. The program already has its source, name, headers and name
-        /// expressions, and a program's compile never goes through the cache: those
-        /// fields of `desc` (source, name, header_*, num_headers, name_expressions,
+        /// cuabi_module_compile does, followed by its raw `options`. The program
+        /// already has its source, name, headers and name expressions, and a
+        /// program's compile never goes through the cache: those fields of `desc`
+        /// (source, name, header_*, num_headers, name_expressions,
         /// num_name_expressions), `output` and `flags` must keep their defaults, and
         /// a set one is refused with CUABI_ERROR_INVALID_ARGUMENT naming it. Without
         /// `arch` (and no architecture among `options`) NVRTC's default architecture
@@ -1387,6 +1416,110 @@ namespace Cuabi.Interop
         /// </summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_stream_launch_host_func")]
         public static extern CudaStatus cuabi_stream_launch_host_func(SafeStreamHandle stream, HostFnNative fn, IntPtr user_data);
+
+        // --- Stream attributes ---
+
+        // cuabi_status cuabi_access_policy_window_init(cuabi_access_policy_window* window, size_t struct_size);
+        /// <summary>Fills `window` with the defaults of CUABI_ACCESS_POLICY_WINDOW_INIT.</summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_access_policy_window_init")]
+        public static extern CudaStatus cuabi_access_policy_window_init(ref AccessPolicyWindowNative window, UIntPtr struct_size);
+
+        // cuabi_status cuabi_stream_get_sync_policy(cuabi_stream stream, cuabi_sync_policy* policy);
+        /// <summary>The stream's synchronization policy.</summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_stream_get_sync_policy")]
+        public static extern CudaStatus cuabi_stream_get_sync_policy(SafeStreamHandle stream, out SyncPolicy policy);
+
+        // cuabi_status cuabi_stream_set_sync_policy(cuabi_stream stream, cuabi_sync_policy policy);
+        /// <summary>
+        /// Sets how host threads wait on the stream's work; an unknown policy answers
+        /// CUABI_ERROR_INVALID_ARGUMENT naming it.
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_stream_set_sync_policy")]
+        public static extern CudaStatus cuabi_stream_set_sync_policy(SafeStreamHandle stream, SyncPolicy policy);
+
+        // cuabi_status cuabi_stream_get_priority(cuabi_stream stream, int32_t* priority);
+        /// <summary>The priority of the stream's work (numerically lower is higher).</summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_stream_get_priority")]
+        public static extern CudaStatus cuabi_stream_get_priority(SafeStreamHandle stream, out int priority);
+
+        // cuabi_status cuabi_stream_set_priority(cuabi_stream stream, int32_t priority);
+        /// <summary>
+        /// Sets the priority of the stream's later work; one outside the device's
+        /// range (cuabi_device_get_stream_priority_range) answers
+        /// CUABI_ERROR_INVALID_ARGUMENT with the range.
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_stream_set_priority")]
+        public static extern CudaStatus cuabi_stream_set_priority(SafeStreamHandle stream, int priority);
+
+        // cuabi_status cuabi_stream_get_memory_sync_domain(cuabi_stream stream, cuabi_mem_sync_domain* domain);
+        /// <summary>The memory-synchronisation domain of the stream's kernels.</summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_stream_get_memory_sync_domain")]
+        public static extern CudaStatus cuabi_stream_get_memory_sync_domain(SafeStreamHandle stream, out MemSyncDomain domain);
+
+        // cuabi_status cuabi_stream_set_memory_sync_domain(cuabi_stream stream, cuabi_mem_sync_domain domain);
+        /// <summary>Sets it; an unknown domain answers CUABI_ERROR_INVALID_ARGUMENT.</summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_stream_set_memory_sync_domain")]
+        public static extern CudaStatus cuabi_stream_set_memory_sync_domain(SafeStreamHandle stream, MemSyncDomain domain);
+
+        // cuabi_status cuabi_stream_get_access_policy_window(cuabi_stream stream, cuabi_access_policy_window* window);
+        /// <summary>
+        /// The stream's access-policy window (bytes 0: none), written into `window`
+        /// up to its struct_size.
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_stream_get_access_policy_window")]
+        public static extern CudaStatus cuabi_stream_get_access_policy_window(SafeStreamHandle stream, ref AccessPolicyWindowNative window);
+
+        // cuabi_status cuabi_stream_set_access_policy_window(cuabi_stream stream, const cuabi_access_policy_window* window);
+        /// <summary>
+        /// Sets the access-policy window of the stream's later kernels. Refused with
+        /// CUABI_ERROR_INVALID_ARGUMENT naming the field and the bound: bytes past
+        /// the device's maximum window, a hit_ratio outside [0, 1], an unknown
+        /// property, a base of 0 with bytes.
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_stream_set_access_policy_window")]
+        public static extern CudaStatus cuabi_stream_set_access_policy_window(SafeStreamHandle stream, ref AccessPolicyWindowNative window);
+
+        // --- Stream memory operations ---
+
+        // cuabi_status cuabi_stream_write_value(cuabi_stream stream, cuabi_buffer buffer, size_t offset, uint64_t value, uint32_t width, cuabi_mem_op_flags flags);
+        /// <summary>
+        /// In the stream's order, writes `value` as a `width`-byte word (4 or 8) at
+        /// `offset` of `buffer`, a device buffer of the stream's device. Refused with
+        /// CUABI_ERROR_INVALID_ARGUMENT naming what is wrong: a width other than 4
+        /// or 8, an offset that is not a multiple of the width, a value that does not
+        /// fit in 4 bytes, CUABI_MEM_OP_FLUSH on a write, unknown flags, a buffer of
+        /// another device; CUABI_ERROR_OUT_OF_RANGE past the buffer's end.
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_stream_write_value")]
+        public static extern CudaStatus cuabi_stream_write_value(SafeStreamHandle stream, SafeBufferHandle buffer, UIntPtr offset, ulong value, uint width, MemOpFlags flags);
+
+        // cuabi_status cuabi_stream_wait_value(cuabi_stream stream, cuabi_buffer buffer, size_t offset, uint64_t value, uint32_t width, cuabi_wait_condition condition, cuabi_mem_op_flags flags);
+        /// <summary>
+        /// Holds the stream's later work until the `width`-byte word at `offset` of
+        /// `buffer` meets `condition` against `value`: a write from another stream,
+        /// another device or the host ends the wait. The same refusals as
+        /// cuabi_stream_write_value; CUABI_MEM_OP_NO_MEMORY_BARRIER on a wait, and a
+        /// condition or flush the device cannot do (named), are refused too.
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_stream_wait_value")]
+        public static extern CudaStatus cuabi_stream_wait_value(SafeStreamHandle stream, SafeBufferHandle buffer, UIntPtr offset, ulong value, uint width, WaitCondition condition, MemOpFlags flags);
+
+        // cuabi_status cuabi_stream_write_value_host(cuabi_stream stream, cuabi_host_buffer buffer, size_t offset, uint64_t value, uint32_t width, cuabi_mem_op_flags flags);
+        /// <summary>
+        /// cuabi_stream_write_value into pinned host memory: `buffer` from
+        /// cuabi_host_buffer_alloc or cuabi_host_buffer_register, which the host can
+        /// watch.
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_stream_write_value_host")]
+        public static extern CudaStatus cuabi_stream_write_value_host(SafeStreamHandle stream, SafeHostBufferHandle buffer, UIntPtr offset, ulong value, uint width, MemOpFlags flags);
+
+        // cuabi_status cuabi_stream_wait_value_host(cuabi_stream stream, cuabi_host_buffer buffer, size_t offset, uint64_t value, uint32_t width, cuabi_wait_condition condition, cuabi_mem_op_flags flags);
+        /// <summary>
+        /// cuabi_stream_wait_value on pinned host memory: the host ends the wait by
+        /// writing the word.
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_stream_wait_value_host")]
+        public static extern CudaStatus cuabi_stream_wait_value_host(SafeStreamHandle stream, SafeHostBufferHandle buffer, UIntPtr offset, ulong value, uint width, WaitCondition condition, MemOpFlags flags);
 
         // --- Events ---
 

@@ -437,4 +437,43 @@ namespace Cuabi.Interop
             return defaults;
         }
     }
+
+    /// <summary>
+    /// cuabi_access_policy_window: An L2 access-policy window: of the accesses to [base, base + bytes), the
+    /// fraction hit_ratio gets hit_property and the rest miss_property. Start
+    /// from CUABI_ACCESS_POLICY_WINDOW_INIT or cuabi_access_policy_window_init.
+    /// </summary>
+    [StructLayout(LayoutKind.Sequential)]
+    public struct AccessPolicyWindowNative
+    {
+        /// <summary>sizeof(cuabi_access_policy_window)</summary>
+        public UIntPtr struct_size;
+        /// <summary>base (uint64_t).</summary>
+        public ulong base;
+        /// <summary>bytes (size_t).</summary>
+        public UIntPtr bytes;
+        /// <summary>hit_ratio (float).</summary>
+        public float hit_ratio;
+        /// <summary>hit_property (cuabi_access_property).</summary>
+        public AccessProperty hit_property;
+        /// <summary>miss_property (cuabi_access_property).</summary>
+        public AccessProperty miss_property;
+
+        private static AccessPolicyWindowNative defaults;
+        private static volatile bool haveDefaults;
+
+        /// <summary>A cuabi_access_policy_window filled by cuabi_access_policy_window_init: the defaults of CUABI_ACCESS_POLICY_WINDOW_INIT, its struct_size this struct's size.</summary>
+        public static AccessPolicyWindowNative Create()
+        {
+            if (!haveDefaults)
+            {
+                var value = new AccessPolicyWindowNative();
+                var size = (UIntPtr)(uint)Marshal.SizeOf(typeof(AccessPolicyWindowNative));
+                Errors.Check(NativeMethods.cuabi_access_policy_window_init(ref value, size));
+                defaults = value;
+                haveDefaults = true;
+            }
+            return defaults;
+        }
+    }
 }
