@@ -4,6 +4,7 @@
  *   cuabi                 the report: the library, the CUDA driver, NVRTC,
  *                         every device, the compile cache
  *   cuabi --clear-cache   removes every entry of the compile cache
+ *   cuabi --version       the library's version (and the header's, if they differ)
  *   cuabi --help          this text
  *
  * Exit status of the report: 0 when the driver and NVRTC load and at least
@@ -28,7 +29,7 @@
 #include <string.h>
 
 static const char usage[] =
-    "usage: cuabi [--clear-cache]\n"
+    "usage: cuabi [--clear-cache | --version | --help]\n"
     "\n"
     "Reports what cuabi finds: the library, the CUDA driver, NVRTC, every device\n"
     "(name, compute capability, memory) and the compile cache (folder, size,\n"
@@ -37,7 +38,8 @@ static const char usage[] =
     "tried), 2 for a usage error.\n"
     "\n"
     "  --clear-cache   remove every entry of the compile cache\n"
-    "  --help          this text\n";
+    "  --version       print the version and exit\n"
+    "  --help, -h      print this text and exit\n";
 
 /* "512 bytes", "1.5 KiB", "79.2 GiB". */
 static const char* human_size(unsigned long long bytes, char* buf, size_t size) {
@@ -271,6 +273,13 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     if (strcmp(argv[i], "--clear-cache") == 0) {
       clear = 1;
+    } else if (strcmp(argv[i], "--version") == 0 || strcmp(argv[i], "-V") == 0) {
+      /* The library this command loaded; the header it was built with, where
+       * they differ. */
+      printf("cuabi %s\n", cuabi_version_string());
+      if (cuabi_version() != CUABI_VERSION_NUMBER)
+        printf("(built against the header of cuabi %s)\n", CUABI_VERSION_STRING);
+      return 0;
     } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
       fputs(usage, stdout);
       return 0;

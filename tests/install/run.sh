@@ -25,6 +25,13 @@ echo "$out" | grep -qx "  library: $(realpath "$libdir/libcuabi.so.0")" ||
   { echo "bin/cuabi did not load the installed library"; exit 1; }
 echo "$out" | grep -qF "$work/none/libcuda.so.1" || { echo "bin/cuabi does not name the driver path tried"; exit 1; }
 
+echo "== cuabi --version and --help"
+version=$(sed -n 's/^#define CUABI_VERSION_STRING "\(.*\)"$/\1/p' "$prefix/include/cuabi/cuabi.h")
+test "$("$prefix/bin/cuabi" --version)" = "cuabi $version" || { echo "cuabi --version is not 'cuabi $version'"; exit 1; }
+"$prefix/bin/cuabi" --help | grep -q "^usage: cuabi" || { echo "cuabi --help prints no usage"; exit 1; }
+rc=0; "$prefix/bin/cuabi" --no-such-flag >/dev/null 2>&1 || rc=$?
+test $rc -eq 2 || { echo "cuabi exited $rc on an unknown flag, not 2"; exit 1; }
+
 echo "== find_package(cuabi)"
 cmake -S "$src" -B "$work/cmake-build" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
 cmake --build "$work/cmake-build" >/dev/null
