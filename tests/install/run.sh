@@ -26,7 +26,7 @@ echo "$out" | grep -qx "  library: $(realpath "$libdir/libcuabi.so.0")" ||
 echo "$out" | grep -qF "$work/none/libcuda.so.1" || { echo "bin/cuabi does not name the driver path tried"; exit 1; }
 
 echo "== cuabi --version and --help"
-version=$(sed -n 's/^#define CUABI_VERSION_STRING "\(.*\)"$/\1/p' "$prefix/include/cuabi/cuabi.h")
+version=$(for p in MAJOR MINOR PATCH; do sed -n "s/^#define CUABI_VERSION_$p \([0-9]*\)$/\1/p" "$prefix/include/cuabi/cuabi.h"; done | paste -sd.)
 test "$("$prefix/bin/cuabi" --version)" = "cuabi $version" || { echo "cuabi --version is not 'cuabi $version'"; exit 1; }
 "$prefix/bin/cuabi" --help | grep -q "^usage: cuabi" || { echo "cuabi --help prints no usage"; exit 1; }
 rc=0; "$prefix/bin/cuabi" --no-such-flag >/dev/null 2>&1 || rc=$?
