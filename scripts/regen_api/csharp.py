@@ -418,7 +418,7 @@ def structs(model: Dict[str, Any], types: Types) -> str:
         body += f"{i1}[StructLayout(LayoutKind.Sequential)]\n{i1}public struct {name}\n{i1}{{\n"
         for f in s["fields"]:
             body += doc(f["doc"] or f"{f['name']} ({f['type']['c']}).", i2)
-            body += f"{i2}public {types.field(f['type'])} {f['name']};\n"
+            body += f"{i2}public {types.field(f['type'])} {ident(f['name'])};\n"
         if s["init"]:
             body += (
                 f"\n{i2}private static {name} defaults;\n"

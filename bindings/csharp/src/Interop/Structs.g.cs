@@ -449,7 +449,7 @@ namespace Cuabi.Interop
         /// <summary>sizeof(cuabi_access_policy_window)</summary>
         public UIntPtr struct_size;
         /// <summary>base (uint64_t).</summary>
-        public ulong base;
+        public ulong @base;
         /// <summary>bytes (size_t).</summary>
         public UIntPtr bytes;
         /// <summary>hit_ratio (float).</summary>
