@@ -360,11 +360,15 @@ def objects(model: Dict[str, Any]) -> str:
         "    _OWNERS[handle_type] = cls\n\n\n"
         "def _arg(obj: Any, handle_type: str, base: Any, what: str, b: Backend, nullable: bool = False) -> Any:\n"
         '    """The handle argument for ``obj``; a TypeError naming ``what`` for\n'
-        '    anything but an object of that kind."""\n'
+        "    anything but an object of that kind (and the public class's\n"
+        '    ``_arg_hint``, if it has one)."""\n'
         "    if not isinstance(obj, base):\n"
-        "        name = _OWNERS.get(handle_type, base).__name__\n"
+        "        owner = _OWNERS.get(handle_type, base)\n"
         '        also = " or None" if nullable else ""\n'
-        '        raise TypeError(f"{what} must be a cuabi.{name}{also}, not {type(obj).__name__}")\n'
+        '        hint = getattr(owner, "_arg_hint", "")\n'
+        "        raise TypeError(\n"
+        '            f"{what} must be a cuabi.{owner.__name__}{also}, not {type(obj).__name__}{hint}"\n'
+        "        )\n"
         "    return obj._arg(b)\n"
     )
     for h in model["handles"]:

@@ -575,19 +575,10 @@ class DeviceBuffer(_ArrayExport, BufferBase):
         if count is None:
             count = max(self._nbytes - offset, 0) // max(size, 1)
         count = check_size(count, "count")
-        b = self._b
         if stream is None:
-            b.call("cuabi_buffer_fill", self._handle, offset, bits, size, count)
+            self._b.call("cuabi_buffer_fill", self._handle, offset, bits, size, count)
         else:
-            b.call(
-                "cuabi_buffer_fill_async",
-                self._handle,
-                offset,
-                bits,
-                size,
-                count,
-                stream_arg(stream, b),
-            )
+            self.fill_async(offset, bits, size, count, stream)
 
 
     def as_array(
@@ -679,26 +670,10 @@ class DeviceBuffer(_ArrayExport, BufferBase):
         if nbytes is None:  # past the end: the core names the source range
             nbytes = max(src.nbytes - src_offset, 0)
         nbytes = check_size(nbytes, "nbytes")
-        b = self._b
         if stream is None:
-            b.call(
-                "cuabi_buffer_copy",
-                self._handle,
-                dst_offset,
-                src._arg(b),
-                src_offset,
-                nbytes,
-            )
+            self.copy(dst_offset, src, src_offset, nbytes)
         else:
-            b.call(
-                "cuabi_buffer_copy_async",
-                self._handle,
-                dst_offset,
-                src._arg(b),
-                src_offset,
-                nbytes,
-                stream_arg(stream, b),
-            )
+            self.copy_async(dst_offset, src, src_offset, nbytes, stream)
 
     def memset(
         self,
@@ -714,18 +689,10 @@ class DeviceBuffer(_ArrayExport, BufferBase):
         if nbytes is None:
             nbytes = max(self._nbytes - offset, 0)
         nbytes = check_size(nbytes, "nbytes")
-        b = self._b
         if stream is None:
-            b.call("cuabi_buffer_memset", self._handle, offset, value, nbytes)
+            self._b.call("cuabi_buffer_memset", self._handle, offset, value, nbytes)
         else:
-            b.call(
-                "cuabi_buffer_memset_async",
-                self._handle,
-                offset,
-                value,
-                nbytes,
-                stream_arg(stream, b),
-            )
+            self.memset_async(offset, value, nbytes, stream)
 
     def to_numpy(self) -> Any:
         """A new NumPy array with a copy of this memory (dtype and shape kept)."""

@@ -37,11 +37,15 @@ def register_owner(handle_type: str, cls: Any) -> None:
 
 def _arg(obj: Any, handle_type: str, base: Any, what: str, b: Backend, nullable: bool = False) -> Any:
     """The handle argument for ``obj``; a TypeError naming ``what`` for
-    anything but an object of that kind."""
+    anything but an object of that kind (and the public class's
+    ``_arg_hint``, if it has one)."""
     if not isinstance(obj, base):
-        name = _OWNERS.get(handle_type, base).__name__
+        owner = _OWNERS.get(handle_type, base)
         also = " or None" if nullable else ""
-        raise TypeError(f"{what} must be a cuabi.{name}{also}, not {type(obj).__name__}")
+        hint = getattr(owner, "_arg_hint", "")
+        raise TypeError(
+            f"{what} must be a cuabi.{owner.__name__}{also}, not {type(obj).__name__}{hint}"
+        )
     return obj._arg(b)
 
 

@@ -69,6 +69,9 @@ class Stream(StreamBase):
     Create with :meth:`Device.create_stream`, or wrap someone else's stream
     (CuPy, PyTorch) with :meth:`Device.wrap_stream`."""
 
+    # Said when another object is passed for a stream.
+    _arg_hint = " (wrap a foreign stream with Device.wrap_stream)"
+
     # cuabi_stream_query(handle) as (f, arg), made on the first query().
     _query: Tuple[Callable[[Any], int], Any]
 
