@@ -163,7 +163,41 @@ check_csharp() {
 # the generated cuabi_objects.hpp), link $CUABI_LIBRARY, and fail unless the
 # scratch function answers $SCRATCH_EXPECTED.
 check_cpp() {
-  step "cpp: not checked yet"
+  step "cpp"
+  grep -q "$SCRATCH_FN(" "$src/include/cuabi/cuabi_objects.hpp" ||
+    fail "scripts/regen wrote no C++ form of $SCRATCH_FN into cuabi_objects.hpp"
+  cat >"$work/scratch.cpp" <<'EOF'
+// device.scratch_value(): the accessor cuabi_objects.hpp generates for the
+// scratch getter, called through cuabi.hpp.
+#include <cstdio>
+#include <cstdlib>
+#include <cuabi/cuabi.hpp>
+#include <type_traits>
+
+int main(int argc, char** argv) {
+  if (argc != 2) return 2;
+  const long expected = std::strtol(argv[1], nullptr, 10);
+  try {
+    const cuabi::device device = cuabi::device::get(0);
+    static_assert(std::is_same<decltype(device.scratch_value()), int32_t>::value,
+                  "the accessor answers the out-parameter's type");
+    const int32_t value = device.scratch_value();
+    if (value != expected) {
+      std::fprintf(stderr, "device.scratch_value() is %d, expected %ld\n", value, expected);
+      return 1;
+    }
+    std::printf("cpp: cuabi::device::get(0).scratch_value() == %d\n", value);
+    return 0;
+  } catch (const cuabi::error& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+    return 1;
+  }
+}
+EOF
+  c++ -std=c++17 -Wall -Wextra -pedantic -Werror -I"$src/include" "$work/scratch.cpp" \
+    -o "$work/scratch_cpp" "$CUABI_LIBRARY" -Wl,-rpath,"$(dirname "$CUABI_LIBRARY")" ||
+    fail "the C++ program calling device.scratch_value() does not compile"
+  "$work/scratch_cpp" "$SCRATCH_EXPECTED" || fail "C++ cannot call $SCRATCH_FN"
 }
 
 # The files of the copy and their digests (before and after the scratch
