@@ -30,8 +30,10 @@ trap 'rm -f "$json"' EXIT
 cd "$here"
 # Test binaries of the workspace (unit, layout, integration, GPU runner).
 cargo test --offline --release --workspace --no-run --message-format=json >"$json"
-# The SAXPY example.
-cargo build --offline --release -p cuabi --example saxpy --message-format=json >>"$json"
+# The SAXPY example, and the multi-GPU one (scripts/gpu-pass multi runs it,
+# plain and with --one-gpu; on one GPU it says it needs two devices).
+cargo build --offline --release -p cuabi --example saxpy --example multi_gpu \
+  --message-format=json >>"$json"
 # The downstream crate, built as a user's project would be.
 (cd "$repo/examples/rust/downstream" &&
   CARGO_TARGET_DIR="$here/target" cargo build --offline --release --message-format=json) >>"$json"
