@@ -31,7 +31,7 @@ namespace Cuabi
     /// or a <see cref="Surface"/>. The library frees it once it is disposed and
     /// no texture or surface object uses it.
     /// </summary>
-    public sealed class CudaArray : IDisposable
+    public sealed partial class CudaArray : IDisposable
     {
         private readonly SafeArrayHandle handle;
         private readonly ArrayDescNative desc;
@@ -223,7 +223,7 @@ namespace Cuabi
     ///     kernel.Launch(1, 64, null, t, output);
     /// </code>
     /// </example>
-    public sealed class Texture : IDisposable, IArgumentObject
+    public sealed partial class Texture : IDisposable, IArgumentObject
     {
         private readonly SafeTextureHandle handle;
         private readonly object source;
@@ -379,7 +379,7 @@ namespace Cuabi
     /// <see cref="Surface"/> itself, in every launch form (its 8-byte
     /// <see cref="NativeHandle"/>). It keeps its array alive.
     /// </summary>
-    public sealed class Surface : IDisposable, IArgumentObject
+    public sealed partial class Surface : IDisposable, IArgumentObject
     {
         private readonly SafeSurfaceHandle handle;
         private readonly CudaArray array;

@@ -9,7 +9,7 @@ namespace Cuabi
     /// usable in every device's context: <see cref="GetModule"/> gives it as
     /// a module of a device without loading the image again.
     /// </summary>
-    public sealed class CudaLibrary : IDisposable
+    public sealed partial class CudaLibrary : IDisposable
     {
         private static readonly byte[] NoBytes = new byte[1];
 

@@ -55,7 +55,7 @@ namespace Cuabi
     }
 
     /// <summary>Loaded device code. Kernels taken from it keep it alive.</summary>
-    public sealed class CudaModule : IDisposable
+    public sealed partial class CudaModule : IDisposable
     {
         private readonly SafeModuleHandle handle;
         private ReadOnlyCollection<ModuleKernel> kernels;
@@ -80,18 +80,6 @@ namespace Cuabi
                 Errors.Check(NativeMethods.cuabi_module_get_from_cache(Handle, out hit));
                 return hit != 0;
             }
-        }
-
-        /// <summary>
-        /// NVRTC's log of the compile that made this module
-        /// (<see cref="Device.Compile"/>), warnings included, also after a
-        /// successful compile. "" for a module the compile cache served (the
-        /// compile that made the image showed its log) and for one loaded from
-        /// an image, a file, a link or a library.
-        /// </summary>
-        public string CompileLog
-        {
-            get { var h = Handle; return Errors.ReadString(delegate(byte[] b, ref UIntPtr s) { return NativeMethods.cuabi_module_get_compile_log(h, b, ref s); }); }
         }
 
         /// <summary>The number of kernels in the module (driver 12.4 or newer).</summary>
@@ -162,17 +150,6 @@ namespace Cuabi
             SafeFunctionHandle function;
             Errors.Check(NativeMethods.cuabi_module_get_function(Handle, Utf8.Encode(name, "name"), out function));
             return new Kernel(function);
-        }
-
-        /// <summary>The lowered name of a name expression given at compile time.</summary>
-        /// <param name="expression">The name expression.</param>
-        public string GetLoweredName(string expression)
-        {
-            if (expression == null)
-                throw new ArgumentNullException("expression");
-            var h = Handle;
-            byte[] e = Utf8.Encode(expression, "expression");
-            return Errors.ReadString(delegate(byte[] b, ref UIntPtr s) { return NativeMethods.cuabi_module_get_lowered_name(h, e, b, ref s); });
         }
 
         /// <summary>A __device__ global: its address and size.</summary>

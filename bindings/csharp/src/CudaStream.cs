@@ -9,7 +9,7 @@ namespace Cuabi
     /// A CUDA stream: work submitted to it runs in order. Methods that take a
     /// stream accept null for the device's default stream.
     /// </summary>
-    public sealed class CudaStream : IDisposable
+    public sealed partial class CudaStream : IDisposable
     {
         private readonly SafeStreamHandle handle;
 
@@ -51,18 +51,6 @@ namespace Cuabi
             }
         }
 
-        /// <summary>Waits until all work submitted to the stream is done.</summary>
-        /// <exception cref="HostFunctionException">
-        /// A host function (<see cref="LaunchHostFunc"/>) on the stream failed
-        /// since the last synchronize; the message is its failure's. The
-        /// failure is cleared: the next synchronize succeeds unless another fails.
-        /// </exception>
-        /// <exception cref="CudaException">The work failed.</exception>
-        public void Synchronize()
-        {
-            Errors.Check(NativeMethods.cuabi_stream_synchronize(Handle));
-        }
-
         /// <summary>True when all work submitted to the stream is done (does not wait).</summary>
         public bool IsComplete
         {
@@ -74,15 +62,6 @@ namespace Cuabi
                 Errors.Check(status);
                 return true;
             }
-        }
-
-        /// <summary>Makes later work on this stream wait for <paramref name="ev"/>.</summary>
-        /// <param name="ev">A recorded event, possibly of another stream.</param>
-        public void WaitEvent(CudaEvent ev)
-        {
-            if (ev == null)
-                throw new ArgumentNullException("ev");
-            Errors.Check(NativeMethods.cuabi_stream_wait_event(Handle, ev.Handle));
         }
 
         /// <summary>
@@ -213,7 +192,7 @@ namespace Cuabi
     }
 
     /// <summary>A CUDA event: a marker in a stream, for synchronisation and timing.</summary>
-    public sealed class CudaEvent : IDisposable
+    public sealed partial class CudaEvent : IDisposable
     {
         private readonly SafeEventHandle handle;
 
@@ -226,19 +205,6 @@ namespace Cuabi
         public SafeEventHandle Handle
         {
             get { handle.ThrowIfClosed(this); return handle; }
-        }
-
-        /// <summary>Records the event on <paramref name="stream"/>.</summary>
-        /// <param name="stream">The stream, or null for the default stream.</param>
-        public void Record(CudaStream stream = null)
-        {
-            Errors.Check(NativeMethods.cuabi_event_record(Handle, CudaStream.HandleOf(stream)));
-        }
-
-        /// <summary>Waits until the event is reached.</summary>
-        public void Synchronize()
-        {
-            Errors.Check(NativeMethods.cuabi_event_synchronize(Handle));
         }
 
         /// <summary>True when the event has been reached (does not wait).</summary>
@@ -319,7 +285,7 @@ namespace Cuabi
     }
 
     /// <summary>A graph captured from a stream (<see cref="CudaStream.EndCapture"/>).</summary>
-    public sealed class CudaGraph : IDisposable
+    public sealed partial class CudaGraph : IDisposable
     {
         private readonly SafeGraphHandle handle;
 
@@ -332,32 +298,6 @@ namespace Cuabi
         public SafeGraphHandle Handle
         {
             get { handle.ThrowIfClosed(this); return handle; }
-        }
-
-        /// <summary>The number of nodes (kernels, copies, memsets, ...) in the graph.</summary>
-        public long NodeCount
-        {
-            get
-            {
-                UIntPtr count;
-                Errors.Check(NativeMethods.cuabi_graph_get_node_count(Handle, out count));
-                return (long)count.ToUInt64();
-            }
-        }
-
-        /// <summary>
-        /// The number of kernel nodes in the graph. They are numbered from 0 in
-        /// the order they were added (the order of capture), the numbers
-        /// <see cref="CudaGraphExec.SetKernelNodeArgs"/> takes.
-        /// </summary>
-        public long KernelNodeCount
-        {
-            get
-            {
-                UIntPtr count;
-                Errors.Check(NativeMethods.cuabi_graph_get_kernel_node_count(Handle, out count));
-                return (long)count.ToUInt64();
-            }
         }
 
         /// <summary>Instantiates the graph, ready to launch (many times).</summary>
@@ -376,7 +316,7 @@ namespace Cuabi
     }
 
     /// <summary>An instantiated graph.</summary>
-    public sealed class CudaGraphExec : IDisposable
+    public sealed partial class CudaGraphExec : IDisposable
     {
         private readonly SafeGraphExecHandle handle;
 
@@ -389,23 +329,6 @@ namespace Cuabi
         public SafeGraphExecHandle Handle
         {
             get { handle.ThrowIfClosed(this); return handle; }
-        }
-
-        /// <summary>Runs the graph on <paramref name="stream"/>.</summary>
-        /// <param name="stream">The stream, or null for the default stream.</param>
-        public void Launch(CudaStream stream = null)
-        {
-            Errors.Check(NativeMethods.cuabi_graph_exec_launch(Handle, CudaStream.HandleOf(stream)));
-        }
-
-        /// <summary>
-        /// Uploads the graph to the device ahead of its first launch on
-        /// <paramref name="stream"/>, so that launch does not pay for it.
-        /// </summary>
-        /// <param name="stream">The stream, or null for the default stream.</param>
-        public void Upload(CudaStream stream = null)
-        {
-            Errors.Check(NativeMethods.cuabi_graph_exec_upload(Handle, CudaStream.HandleOf(stream)));
         }
 
         /// <summary>
@@ -440,20 +363,6 @@ namespace Cuabi
             }
             GC.KeepAlive(args);
             Errors.Check(status);
-        }
-
-        /// <summary>
-        /// Updates this instantiation in place from <paramref name="graph"/>, a
-        /// graph of the same topology with other parameters (e.g. captured again
-        /// with new arguments), without instantiating again. A graph whose
-        /// topology differs is refused and this instantiation is left as it was.
-        /// </summary>
-        /// <param name="graph">The graph to take the parameters from.</param>
-        public void Update(CudaGraph graph)
-        {
-            if (graph == null)
-                throw new ArgumentNullException("graph");
-            Errors.Check(NativeMethods.cuabi_graph_exec_update(Handle, graph.Handle));
         }
 
         /// <summary>Releases the instantiation.</summary>

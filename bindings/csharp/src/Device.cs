@@ -36,7 +36,7 @@ namespace Cuabi
     /// CuPy and PyTorch use). Objects made from it keep the context alive on
     /// their own, so the device may be disposed before them.
     /// </summary>
-    public sealed class Device : IDisposable
+    public sealed partial class Device : IDisposable
     {
         private readonly SafeDeviceHandle handle;
 
@@ -71,12 +71,6 @@ namespace Cuabi
         /// <summary>The device's ordinal.</summary>
         public int Ordinal { get; private set; }
 
-        /// <summary>The device's name, e.g. "NVIDIA H100 80GB HBM3".</summary>
-        public string Name
-        {
-            get { var h = Handle; return Errors.ReadString(delegate(byte[] b, ref UIntPtr s) { return NativeMethods.cuabi_device_get_name(h, b, ref s); }); }
-        }
-
         /// <summary>The device's compute capability.</summary>
         public ComputeCapability ComputeCapability
         {
@@ -85,17 +79,6 @@ namespace Cuabi
                 int major, minor;
                 Errors.Check(NativeMethods.cuabi_device_get_compute_capability(Handle, out major, out minor));
                 return new ComputeCapability(major, minor);
-            }
-        }
-
-        /// <summary>The device's total memory in bytes.</summary>
-        public long TotalMemory
-        {
-            get
-            {
-                UIntPtr bytes;
-                Errors.Check(NativeMethods.cuabi_device_get_total_memory(Handle, out bytes));
-                return (long)bytes.ToUInt64();
             }
         }
 
@@ -108,15 +91,6 @@ namespace Cuabi
             Errors.Check(NativeMethods.cuabi_device_get_memory_info(Handle, out f, out t));
             free = (long)f.ToUInt64();
             total = (long)t.ToUInt64();
-        }
-
-        /// <summary>Any CUdevice_attribute of the driver, by its numeric value (see cuda.h).</summary>
-        /// <param name="cuAttribute">The CUdevice_attribute value.</param>
-        public int GetAttribute(int cuAttribute)
-        {
-            int value;
-            Errors.Check(NativeMethods.cuabi_device_get_attribute(Handle, cuAttribute, out value));
-            return value;
         }
 
         /// <summary>The primary context as a raw CUcontext value, for interop.</summary>
@@ -136,25 +110,6 @@ namespace Cuabi
         public void GetStreamPriorityRange(out int least, out int greatest)
         {
             Errors.Check(NativeMethods.cuabi_device_get_stream_priority_range(Handle, out least, out greatest));
-        }
-
-        /// <summary>Waits for all work on the device's primary context.</summary>
-        public void Synchronize()
-        {
-            Errors.Check(NativeMethods.cuabi_device_synchronize(Handle));
-        }
-
-        /// <summary>
-        /// Resets the primary context, freeing everything on it (also what the
-        /// CUDA runtime and other libraries made there). Every object made on
-        /// this device before is then unusable; recreate what you need. After a
-        /// sticky fault (<see cref="CudaStatus.ContextLost"/>) the driver
-        /// refuses the device to the process for good and this throws too:
-        /// start a new process.
-        /// </summary>
-        public void Reset()
-        {
-            Errors.Check(NativeMethods.cuabi_device_reset(Handle));
         }
 
         /// <summary>
@@ -457,44 +412,6 @@ namespace Cuabi
             int can;
             Errors.Check(NativeMethods.cuabi_device_can_access_peer(Handle, peer.Handle, out can));
             return can != 0;
-        }
-
-        /// <summary>
-        /// Lets kernels and copies on this device reach <paramref name="peer"/>'s
-        /// memory directly. Enabling what is enabled succeeds.
-        /// </summary>
-        /// <param name="peer">The other device.</param>
-        /// <exception cref="CudaException">
-        /// <see cref="CudaStatus.InvalidArgument"/> for a device and itself,
-        /// <see cref="CudaStatus.NotSupported"/> for a pair that cannot access
-        /// each other; the message names the devices.
-        /// </exception>
-        public void EnablePeerAccess(Device peer)
-        {
-            if (peer == null)
-                throw new ArgumentNullException("peer");
-            Errors.Check(NativeMethods.cuabi_device_enable_peer_access(Handle, peer.Handle));
-        }
-
-        /// <summary>Undoes <see cref="EnablePeerAccess"/>; disabling what is not enabled succeeds.</summary>
-        /// <param name="peer">The other device.</param>
-        public void DisablePeerAccess(Device peer)
-        {
-            if (peer == null)
-                throw new ArgumentNullException("peer");
-            Errors.Check(NativeMethods.cuabi_device_disable_peer_access(Handle, peer.Handle));
-        }
-
-        /// <summary>Any CUdevice_P2PAttribute of this device and <paramref name="peer"/>, by its numeric value (see cuda.h).</summary>
-        /// <param name="peer">The other device (not this one: refused by the library).</param>
-        /// <param name="cuP2PAttribute">The CUdevice_P2PAttribute value.</param>
-        public int GetPeerAttribute(Device peer, int cuP2PAttribute)
-        {
-            if (peer == null)
-                throw new ArgumentNullException("peer");
-            int value;
-            Errors.Check(NativeMethods.cuabi_device_get_peer_attribute(Handle, peer.Handle, cuP2PAttribute, out value));
-            return value;
         }
 
         // ------------------------------------------------------------------

@@ -100,7 +100,7 @@ namespace Cuabi
     /// A <see cref="DeviceMemory"/> passed to <see cref="Kernel.Launch(LaunchConfig, CudaStream, object[])"/>
     /// becomes its 8-byte device pointer.
     /// </summary>
-    public abstract class DeviceMemory : IDisposable, IArgumentObject
+    public abstract partial class DeviceMemory : IDisposable, IArgumentObject
     {
         private readonly SafeBufferHandle handle;
 
@@ -171,17 +171,6 @@ namespace Cuabi
         /// <summary>The size in bytes.</summary>
         public long SizeInBytes { get; private set; }
 
-        /// <summary>The ordinal of the device the memory lives on.</summary>
-        public int DeviceOrdinal
-        {
-            get
-            {
-                int ordinal;
-                Errors.Check(NativeMethods.cuabi_buffer_get_device_ordinal(Handle, out ordinal));
-                return ordinal;
-            }
-        }
-
         /// <summary>Sets every byte to <paramref name="value"/>.</summary>
         /// <param name="value">The byte value.</param>
         public void Memset(byte value)
@@ -196,28 +185,6 @@ namespace Cuabi
         {
             Errors.Check(NativeMethods.cuabi_buffer_memset_async(Handle, UIntPtr.Zero, value, (UIntPtr)(ulong)SizeInBytes,
                 CudaStream.HandleOf(stream)));
-        }
-
-        /// <summary>How the memory was obtained (and so how it is freed).</summary>
-        public BufferKind Kind
-        {
-            get
-            {
-                BufferKind kind;
-                Errors.Check(NativeMethods.cuabi_buffer_get_kind(Handle, out kind));
-                return kind;
-            }
-        }
-
-        /// <summary>The row pitch in bytes of pitched memory (<see cref="Device.AllocatePitched{T}"/>); 0 for every other kind.</summary>
-        public long Pitch
-        {
-            get
-            {
-                UIntPtr pitch;
-                Errors.Check(NativeMethods.cuabi_buffer_get_pitch(Handle, out pitch));
-                return (long)pitch.ToUInt64();
-            }
         }
 
         /// <summary>
@@ -583,7 +550,7 @@ namespace Cuabi
         /// Sets every element to <paramref name="value"/>. Elements of 1, 2 or
         /// 4 bytes (byte, ushort, short, int, uint, float, ...): the value's
         /// bytes are repeated. For bytes of other element types see
-        /// <see cref="DeviceMemory.Memset"/>.
+        /// <see cref="DeviceMemory.Memset(byte)"/>.
         /// </summary>
         /// <param name="value">The value.</param>
         /// <exception cref="ArgumentException"><typeparamref name="T"/> is not 1, 2 or 4 bytes.</exception>

@@ -210,7 +210,7 @@ namespace Cuabi
         }
     }
 
-    /// <summary>The block size that maximises a kernel's occupancy (<see cref="Kernel.SuggestBlockSize"/>).</summary>
+    /// <summary>The block size that maximises a kernel's occupancy (<see cref="Kernel.SuggestBlockSize(long, long, int)"/>).</summary>
     public struct BlockSizeSuggestion
     {
         /// <summary>Creates a suggestion.</summary>
@@ -279,7 +279,7 @@ namespace Cuabi
     /// disposed stream's entry is dropped at the next launch that finds no
     /// prepared launch.
     /// </remarks>
-    public sealed class Kernel : IDisposable
+    public sealed partial class Kernel : IDisposable
     {
         // Above this the argument block of an unprepared launch is taken from
         // the heap instead of the stack.
@@ -353,23 +353,6 @@ namespace Cuabi
             get { return GetLayout().BlockSize; }
         }
 
-        /// <summary>Any CUfunction_attribute.</summary>
-        /// <param name="attribute">The attribute.</param>
-        public int GetAttribute(FunctionAttribute attribute)
-        {
-            int value;
-            Errors.Check(NativeMethods.cuabi_function_get_attribute(Handle, attribute, out value));
-            return value;
-        }
-
-        /// <summary>Sets a settable CUfunction_attribute (e.g. <see cref="FunctionAttribute.MaxDynamicSharedSizeBytes"/>).</summary>
-        /// <param name="attribute">The attribute.</param>
-        /// <param name="value">Its new value.</param>
-        public void SetAttribute(FunctionAttribute attribute, int value)
-        {
-            Errors.Check(NativeMethods.cuabi_function_set_attribute(Handle, attribute, value));
-        }
-
         /// <summary>
         /// How many blocks of <paramref name="blockSize"/> threads, each with
         /// <paramref name="dynamicSharedBytes"/> of dynamic shared memory, one
@@ -408,7 +391,7 @@ namespace Cuabi
         /// <summary>
         /// A launch configuration for <paramref name="elements"/> independent
         /// work items, one per thread: a 1-D block of the size
-        /// <see cref="SuggestBlockSize"/> gives and as many blocks as cover the
+        /// <see cref="SuggestBlockSize(long, long, int)"/> gives and as many blocks as cover the
         /// elements (at most the device's grid limit), with the dynamic shared
         /// memory of the two rules. Set extended options on the result as needed.
         /// </summary>

@@ -49,7 +49,7 @@ namespace Cuabi
     /// is thread-safe.
     /// </para>
     /// </remarks>
-    public sealed class LaunchPlan : IDisposable
+    public sealed partial class LaunchPlan : IDisposable
     {
         private readonly SafeLaunchPlanHandle handle;
         private readonly IntPtr raw;

@@ -60,7 +60,7 @@ namespace Cuabi
     /// }
     /// </code>
     /// </example>
-    public sealed class Linker : IDisposable
+    public sealed partial class Linker : IDisposable
     {
         private static readonly byte[] NoBytes = new byte[1];
 
@@ -97,17 +97,6 @@ namespace Cuabi
         public SafeLinkerHandle Handle
         {
             get { handle.ThrowIfClosed(this); return handle; }
-        }
-
-        /// <summary>The backend this linker uses (<see cref="LinkBackend.Auto"/> resolved).</summary>
-        public LinkBackend Backend
-        {
-            get
-            {
-                LinkBackend backend;
-                Errors.Check(NativeMethods.cuabi_linker_get_backend(Handle, out backend));
-                return backend;
-            }
         }
 
         /// <summary>
@@ -186,22 +175,6 @@ namespace Cuabi
             SafeModuleHandle module;
             Errors.Check(NativeMethods.cuabi_linker_link(linker, out module));
             return module;
-        }
-
-        /// <summary>The link's log, information and errors; "" before linking and after a link the cache served.</summary>
-        public string Log
-        {
-            get { var h = Handle; return Errors.ReadString(delegate(byte[] b, ref UIntPtr s) { return NativeMethods.cuabi_linker_get_log(h, b, ref s); }); }
-        }
-
-        /// <summary>
-        /// The linked CUBIN, for loading elsewhere (<see cref="CudaLibrary.Load"/>,
-        /// <see cref="Device.LoadModule(byte[])"/> on a device of the same architecture, a file).
-        /// </summary>
-        /// <exception cref="CudaException"><see cref="CudaStatus.NotFound"/> before a successful link.</exception>
-        public byte[] Image
-        {
-            get { var h = Handle; return Errors.ReadBlob(delegate(byte[] b, ref UIntPtr s) { return NativeMethods.cuabi_linker_get_image(h, b, ref s); }); }
         }
 
         /// <summary>Releases the linker (modules it made stay usable).</summary>

@@ -119,7 +119,7 @@ namespace Cuabi
     /// it is freed (buffers keep their pool alive); disposing the default
     /// pool's object leaves the pool itself alone.
     /// </remarks>
-    public sealed class MemoryPool : IDisposable
+    public sealed partial class MemoryPool : IDisposable
     {
         /// <summary>The NULL pool: the device's default pool where the library takes a pool.</summary>
         internal static readonly SafeMemoryPoolHandle NullHandle = new SafeMemoryPoolHandle(IntPtr.Zero, false);
@@ -196,20 +196,6 @@ namespace Cuabi
         public void Trim(long keepBytes = 0)
         {
             Errors.Check(NativeMethods.cuabi_memory_pool_trim(Handle, Ranges.Bytes(keepBytes, 1, "keepBytes")));
-        }
-
-        /// <summary>
-        /// A new file descriptor for the pool (made with <see cref="MemoryPoolOptions.Ipc"/>),
-        /// owned by the caller: pass it to another process (over a Unix socket
-        /// with SCM_RIGHTS, or by inheritance where the process is started
-        /// without closing it) for <see cref="ImportFd"/>, then close it (close(2)).
-        /// </summary>
-        /// <exception cref="CudaException">The pool cannot be shared (the library's message says why).</exception>
-        public int ExportFd()
-        {
-            int fd;
-            Errors.Check(NativeMethods.cuabi_memory_pool_export_fd(Handle, out fd));
-            return fd;
         }
 
         /// <summary>Releases the pool object (see the remarks of <see cref="MemoryPool"/>).</summary>

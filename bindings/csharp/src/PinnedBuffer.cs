@@ -11,7 +11,7 @@ namespace Cuabi
     /// registered in place (<see cref="Register"/>).
     /// </summary>
     /// <typeparam name="T">A blittable value type.</typeparam>
-    public sealed class PinnedBuffer<T> : IDisposable where T : struct
+    public sealed partial class PinnedBuffer<T> : IDisposable where T : struct
     {
         private readonly SafeHostBufferHandle handle;
         private readonly IntPtr pointer;

@@ -11,7 +11,7 @@ namespace Cuabi
     /// CUBIN. Needs NVRTC only, no GPU. For source to a loaded module in one
     /// call (with the on-disk cache) use <see cref="Device.Compile"/>.
     /// </summary>
-    public sealed class Program : IDisposable
+    public sealed partial class Program : IDisposable
     {
         private readonly SafeProgramHandle handle;
 
@@ -32,15 +32,6 @@ namespace Cuabi
         public SafeProgramHandle Handle
         {
             get { handle.ThrowIfClosed(this); return handle; }
-        }
-
-        /// <summary>Registers a name expression (e.g. "scale&lt;float&gt;") before compiling, to query its lowered name later.</summary>
-        /// <param name="expression">A C++ name expression.</param>
-        public void AddNameExpression(string expression)
-        {
-            if (expression == null)
-                throw new ArgumentNullException("expression");
-            Errors.Check(NativeMethods.cuabi_program_add_name_expression(Handle, Utf8.Encode(expression, "expression")));
         }
 
         /// <summary>
@@ -182,47 +173,6 @@ namespace Cuabi
             foreach (byte[] e in expressions)
                 Errors.Check(NativeMethods.cuabi_program_add_name_expression(h, e));
             return desc;
-        }
-
-        /// <summary>The compile log ("" before compiling).</summary>
-        public string Log
-        {
-            get { var h = Handle; return Errors.ReadString(delegate(byte[] b, ref UIntPtr s) { return NativeMethods.cuabi_program_get_log(h, b, ref s); }); }
-        }
-
-        /// <summary>The PTX text.</summary>
-        /// <exception cref="CudaException"><see cref="CudaStatus.NotFound"/> when the compile made none (an sm_XY target).</exception>
-        public string Ptx
-        {
-            get { var h = Handle; return Errors.ReadString(delegate(byte[] b, ref UIntPtr s) { return NativeMethods.cuabi_program_get_ptx(h, b, ref s); }); }
-        }
-
-        /// <summary>The CUBIN bytes.</summary>
-        /// <exception cref="CudaException"><see cref="CudaStatus.NotFound"/> when the compile made none (a compute_XY target).</exception>
-        public byte[] Cubin
-        {
-            get { var h = Handle; return Errors.ReadBlob(delegate(byte[] b, ref UIntPtr s) { return NativeMethods.cuabi_program_get_cubin(h, b, ref s); }); }
-        }
-
-        /// <summary>
-        /// The LTO-IR of a program compiled with "-dlto" (<see cref="CompileOptions.Dlto"/>),
-        /// for a link-time-optimising link (<see cref="Linker.Add"/> takes it by itself).
-        /// </summary>
-        /// <exception cref="CudaException"><see cref="CudaStatus.NotFound"/> before a successful compile or without "-dlto".</exception>
-        public byte[] LtoIr
-        {
-            get { var h = Handle; return Errors.ReadBlob(delegate(byte[] b, ref UIntPtr s) { return NativeMethods.cuabi_program_get_lto_ir(h, b, ref s); }); }
-        }
-
-        /// <summary>The lowered (mangled) name of a registered name expression.</summary>
-        /// <param name="expression">An expression given to <see cref="AddNameExpression"/>.</param>
-        public string GetLoweredName(string expression)
-        {
-            if (expression == null)
-                throw new ArgumentNullException("expression");
-            var h = Handle;
-            byte[] e = Utf8.Encode(expression, "expression");
-            return Errors.ReadString(delegate(byte[] b, ref UIntPtr s) { return NativeMethods.cuabi_program_get_lowered_name(h, e, b, ref s); });
         }
 
         /// <summary>Releases the program.</summary>

@@ -1,0 +1,320 @@
+"""The C# binding's generated object layer: bindings/csharp/src/Objects.g.cs.
+
+For every function of the model with known roles and no `idiom` that has a
+receiver, a member of a `partial` part of the binding's class for its object
+(CLASSES below), over the SafeHandles of Interop/Handles.g.cs:
+
+* the receiver is the object's own `Handle` (which throws
+  ObjectDisposedException once the object is disposed);
+* a borrowed handle is the binding's class for it (CLASSES), refused with
+  ArgumentNullException naming the parameter when null, unless the model
+  marks it nullable (a null stream is the default stream);
+* a NUL-terminated string is refused with ArgumentNullException naming the
+  parameter when null, unless nullable;
+* scalars are C# numbers (size_t is long, refused with
+  ArgumentOutOfRangeException naming the parameter when negative), enums and
+  flag sets the generated enums of Enums.g.cs, a NUL-terminated string a
+  `string` (refused naming the parameter when it holds a NUL);
+* out-parameters are the result: a getter `get_x` with one out value and no
+  input is the read-only property `X`, otherwise a method returning the value,
+  or C# out-parameters where there are several;
+* a two-call string is a `string`, a two-call blob a `byte[]`;
+* a query that answers CUABI_ERROR_NOT_READY without failing returns bool;
+* a failing status throws through Errors.Check, the core's message unchanged.
+
+Names: the function's name without `cuabi_<object>_`, in PascalCase.
+
+What this layer does not write stays hand-written in the binding's classes:
+functions with an `idiom`, constructors and releases (the owning classes hold
+more than the handle: a device's ordinal, a buffer's element type), library
+calls (the static class Cuda binds its native calls only after
+CuabiLibrary.Load), the roles with no plain C# form here (versioned structs,
+callbacks, arrays, host byte ranges, in-out values), and the functions listed
+in HAND_WRITTEN, each with the reason its C# form differs. The generated file
+lists them, so that a reader sees where each function went.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional, Tuple
+
+from common import banner
+from csharp import Types, doc, ident, pascal
+
+OUT = "bindings/csharp/src/Objects.g.cs"
+
+# The binding's class for each handle type, and its C# declaration (a generic
+# class is extended with its type parameters and constraint).
+CLASSES: Dict[str, Tuple[str, str]] = {
+    "cuabi_device": ("Device", "public sealed partial class Device"),
+    "cuabi_program": ("Program", "public sealed partial class Program"),
+    "cuabi_module": ("CudaModule", "public sealed partial class CudaModule"),
+    "cuabi_function": ("Kernel", "public sealed partial class Kernel"),
+    "cuabi_buffer": ("DeviceMemory", "public abstract partial class DeviceMemory"),
+    "cuabi_host_buffer": (
+        "PinnedBuffer",
+        "public sealed partial class PinnedBuffer<T> where T : struct",
+    ),
+    "cuabi_stream": ("CudaStream", "public sealed partial class CudaStream"),
+    "cuabi_event": ("CudaEvent", "public sealed partial class CudaEvent"),
+    "cuabi_graph": ("CudaGraph", "public sealed partial class CudaGraph"),
+    "cuabi_graph_exec": ("CudaGraphExec", "public sealed partial class CudaGraphExec"),
+    "cuabi_launch_plan": ("LaunchPlan", "public sealed partial class LaunchPlan"),
+    "cuabi_memory_pool": ("MemoryPool", "public sealed partial class MemoryPool"),
+    "cuabi_array": ("CudaArray", "public sealed partial class CudaArray"),
+    "cuabi_texture": ("Texture", "public sealed partial class Texture"),
+    "cuabi_surface": ("Surface", "public sealed partial class Surface"),
+    "cuabi_linker": ("Linker", "public sealed partial class Linker"),
+    "cuabi_library": ("CudaLibrary", "public sealed partial class CudaLibrary"),
+}
+
+# Functions whose C# form differs from the plain one, and why.
+HAND_WRITTEN: Dict[str, str] = {
+    "cuabi_device_get_compute_capability": "a ComputeCapability value",
+    "cuabi_device_get_memory_info": "kept as GetMemoryInfo(out long free, out long total)",
+    "cuabi_device_get_stream_priority_range": "kept as GetStreamPriorityRange(out int, out int)",
+    "cuabi_device_get_ordinal": "Ordinal is read once, when the Device is made",
+    "cuabi_module_get_from_cache": "FromCache is a bool",
+    "cuabi_module_get_kernel_count": "KernelCount is an int",
+    "cuabi_function_get_name": "Name is read once and kept",
+    "cuabi_host_buffer_get_pointer": "Pointer is read once, when the buffer is made",
+    "cuabi_memory_pool_get_release_threshold": "ReleaseThreshold is a long, with a setter",
+    "cuabi_stream_get_handle": "the raw CUstream value; Handle is the SafeHandle",
+    "cuabi_array_get_handle": "the raw CUarray value; Handle is the SafeHandle",
+    "cuabi_texture_get_handle": "the raw CUtexObject value; Handle is the SafeHandle",
+    "cuabi_surface_get_handle": "the raw CUsurfObject value; Handle is the SafeHandle",
+    "cuabi_stream_begin_capture": "its mode defaults to CaptureMode.Global",
+    "cuabi_device_can_access_peer": "CanAccessPeer is a bool",
+    "cuabi_buffer_free_async": "the library releases the handle: the SafeHandle is closed without a release",
+    "cuabi_buffer_get_host_pointer": "DeviceBuffer<T>.HostPointer checks the buffer's kind",
+    "cuabi_memory_pool_trim": "its byte count defaults to 0",
+}
+
+PLAIN_CALLS = {"getter", "setter", "action", "string", "blob"}
+PLAIN_ROLES = {"receiver", "in", "out", "handle", "string_in", "two_call_buf", "two_call_size"}
+
+
+def member_name(fn: Dict[str, Any]) -> str:
+    words = fn["method"].split("_")
+    return pascal(words)
+
+
+def camel(name: str) -> str:
+    words = name.split("_")
+    text = words[0] + pascal(words[1:])
+    return ident(text)
+
+
+def skip_reason(fn: Dict[str, Any]) -> Optional[str]:
+    if fn.get("idiom"):
+        return f"idiom {fn['idiom']}"
+    call = fn.get("call")
+    if call is None:
+        return "no call kind in the model"
+    if fn["name"] in HAND_WRITTEN:
+        return HAND_WRITTEN[fn["name"]]
+    if call not in PLAIN_CALLS:
+        return call
+    if not fn.get("receiver") or fn.get("object") is None:
+        return "no receiver"
+    recv = next(p for p in fn["params"] if p["name"] == fn["receiver"])
+    if recv["type"]["base"] not in CLASSES:
+        return "no class for its object"
+    for p in fn["params"]:
+        role = p.get("role")
+        if role not in PLAIN_ROLES:
+            return f"parameter {p['name']}: role {role}"
+        if role == "handle" and p.get("handle_type", p["type"]["base"]) not in CLASSES:
+            return f"parameter {p['name']}: no class for {p['type']['base']}"
+        if role == "out" and p["type"]["kind"] == "handle":
+            return f"parameter {p['name']}: a borrowed handle written back"
+    return None
+
+
+class Emitter:
+    def __init__(self, model: Dict[str, Any]) -> None:
+        self.types = Types(model)
+
+    def public_type(self, t: Dict[str, Any]) -> str:
+        """The C# type a caller sees for a scalar, enum or flags value."""
+        if t["base"] in ("size_t", "uintptr_t"):
+            return "long"
+        if t["base"] == "char":
+            return "string"
+        return self.native_type(t)
+
+    def native_type(self, t: Dict[str, Any]) -> str:
+        """The C# type of the value behind an out-parameter (void** is an address)."""
+        if t["kind"] == "void":
+            return "IntPtr"
+        return self.types.value(dict(t, pointers=[]))
+
+    def member(self, fn: Dict[str, Any]) -> List[str]:
+        i2, i3 = "        ", "            "
+        name = member_name(fn)
+        params = fn["params"]
+        ins = [p for p in params if p["role"] in ("in", "handle", "string_in")]
+        outs = [p for p in params if p["role"] == "out"]
+        call = fn["call"]
+        lines: List[str] = []
+        summary = fn["doc"] or f"{fn['name']}; see the conventions of cuabi.h."
+        lines.append(doc(summary + f" ({fn['name']})", i2).rstrip("\n"))
+        sig = []
+
+        def optional(p: Dict[str, Any]) -> bool:
+            """A nullable handle with only nullable handles after it takes null by default."""
+            after = ins[ins.index(p) :]
+            return not outs and all(q["role"] == "handle" and q.get("nullable") for q in after)
+
+        for p in ins:
+            if p["role"] == "handle":
+                cls = CLASSES[p.get("handle_type", p["type"]["base"])][0]
+                if cls == "PinnedBuffer":
+                    return []
+                sig.append(f"{cls} {camel(p['name'])}" + (" = null" if p.get("nullable") and optional(p) else ""))
+            else:
+                sig.append(f"{self.public_type(p['type'])} {camel(p['name'])}")
+        for p in ins:
+            null = p.get("null_means")
+            text = f"The {p['name']} argument" + (f" (null: {null})" if null else "") + "."
+            lines.append(f'{i2}/// <param name="{camel(p["name"]).lstrip("@")}">{text}</param>')
+        body: List[str] = []
+        args: List[str] = []
+        for p in params:
+            role, n = p["role"], camel(p["name"])
+            if role == "receiver":
+                args.append("Handle")
+            elif role == "handle":
+                cls = CLASSES[p.get("handle_type", p["type"]["base"])][0]
+                base = p["type"]["base"]
+                safe = self.types.value(p["type"])
+                if p.get("nullable"):
+                    null = "SafeStreamHandle.Null" if base == "cuabi_stream" else f"new {safe}(IntPtr.Zero, false)"
+                    body.append(f"{i3}var {n.lstrip('@')}Handle = {n} == null ? {null} : {n}.Handle;")
+                else:
+                    body.append(f'{i3}if ({n} == null) throw new ArgumentNullException("{n.lstrip("@")}");')
+                    body.append(f"{i3}var {n.lstrip('@')}Handle = {n}.Handle;")
+                args.append(f"{n.lstrip('@')}Handle")
+            elif role == "in":
+                t = p["type"]
+                if t["base"] in ("size_t", "uintptr_t"):
+                    body.append(
+                        f'{i3}if ({n} < 0) throw new ArgumentOutOfRangeException("{n.lstrip("@")}", '
+                        f'{n}, "must not be negative");'
+                    )
+                    args.append(f"(UIntPtr)(ulong){n}")
+                else:
+                    args.append(n)
+            elif role == "string_in":
+                bare = n.lstrip("@")
+                if not p.get("nullable"):
+                    body.append(f'{i3}if ({n} == null) throw new ArgumentNullException("{bare}");')
+                body.append(f'{i3}byte[] {bare}Bytes = Utf8.Encode({n}, "{bare}");')
+                args.append(f"{bare}Bytes")
+            elif role == "out":
+                t = p["type"]
+                native = self.native_type(t)
+                body.append(f"{i3}{native} {n.lstrip('@')}Value;")
+                args.append(f"out {n.lstrip('@')}Value")
+            elif role in ("two_call_buf", "two_call_size"):
+                args.append("b" if role == "two_call_buf" else "ref s")
+        native_call = f"NativeMethods.{fn['name']}({', '.join(args)})"
+
+        def result(p: Dict[str, Any]) -> str:
+            v = camel(p["name"]).lstrip("@") + "Value"
+            if p["type"]["base"] in ("size_t", "uintptr_t"):
+                return f"(long){v}.ToUInt64()"
+            return v
+
+        if call in ("string", "blob"):
+            reader = "ReadString" if call == "string" else "ReadBlob"
+            ret = "string" if call == "string" else "byte[]"
+            pre = [f"{i3}var h = Handle;"]
+            args2 = [a if a != "Handle" else "h" for a in args]
+            native_call = f"NativeMethods.{fn['name']}({', '.join(args2)})"
+            body = pre + body
+            body.append(
+                f"{i3}return Errors.{reader}(delegate(byte[] b, ref UIntPtr s) {{ return {native_call}; }});"
+            )
+        elif fn.get("ready_query") and not outs:
+            ret = "bool"
+            body.append(f"{i3}CudaStatus status = {native_call};")
+            body.append(f"{i3}if (status == CudaStatus.NotReady) return false;")
+            body.append(f"{i3}Errors.Check(status);")
+            body.append(f"{i3}return true;")
+        elif len(outs) == 1:
+            ret = self.public_type(outs[0]["type"])
+            body.append(f"{i3}Errors.Check({native_call});")
+            body.append(f"{i3}return {result(outs[0])};")
+        elif not outs:
+            ret = "void"
+            body.append(f"{i3}Errors.Check({native_call});")
+        else:
+            ret = "void"
+            for p in outs:
+                sig.append(f"out {self.public_type(p['type'])} {camel(p['name'])}")
+                lines.append(f'{i2}/// <param name="{camel(p["name"]).lstrip("@")}">Its {p["name"]}.</param>')
+            body.append(f"{i3}Errors.Check({native_call});")
+            for p in outs:
+                body.append(f"{i3}{camel(p['name'])} = {result(p)};")
+        prop = fn.get("property") and not ins and ret != "void" and call in ("getter", "string", "blob")
+        if prop:
+            pname = pascal(fn["property"].split("_"))
+            lines.append(f"{i2}public {ret} {pname}")
+            lines.append(f"{i2}{{")
+            lines.append(f"{i3}get")
+            lines.append(f"{i3}{{")
+            lines += ["    " + b for b in body]
+            lines.append(f"{i3}}}")
+            lines.append(f"{i2}}}")
+        else:
+            lines.append(f"{i2}public {ret} {name}({', '.join(sig)})")
+            lines.append(f"{i2}{{")
+            lines += body
+            lines.append(f"{i2}}}")
+        return lines
+
+
+def objects(model: Dict[str, Any]) -> str:
+    em = Emitter(model)
+    by_class: Dict[str, List[List[str]]] = {h: [] for h in CLASSES}
+    skipped: List[Tuple[str, str]] = []
+    for fn in model["functions"]:
+        reason = skip_reason(fn)
+        member: List[str] = []
+        if reason is None:
+            member = em.member(fn)
+            if not member:
+                reason = "a handle argument of a generic class"
+        if reason is not None:
+            skipped.append((fn["name"], reason))
+            continue
+        recv = next(p for p in fn["params"] if p["name"] == fn["receiver"])
+        by_class[recv["type"]["base"]].append(member)
+    out = banner("//")
+    out += (
+        "// The plain object layer of the C# binding: for each function of cuabi.h\n"
+        "// with known roles, a member of a partial part of its object's class\n"
+        "// (scripts/regen_api/csharp_objects.py says how they are formed).\n"
+        "//\n"
+        "// Written by hand elsewhere in the binding:\n"
+    )
+    for name, reason in skipped:
+        out += f"//   {name}: {reason}\n"
+    out += "\nusing System;\nusing Cuabi.Interop;\n\nnamespace Cuabi\n{\n"
+    parts = []
+    for handle, members in by_class.items():
+        if not members:
+            continue
+        decl = CLASSES[handle][1]
+        text = f"    {decl}\n    {{\n"
+        text += "\n\n".join("\n".join(m) for m in members) + "\n"
+        text += "    }\n"
+        parts.append(text)
+    out += "\n".join(parts)
+    out += "}\n"
+    return out
+
+
+def outputs(model: Dict[str, Any]) -> Dict[str, str]:
+    return {OUT: objects(model)}
