@@ -23,5 +23,7 @@ fi
 "$mcs" "${flags[@]}" -target:exe -r:"$out/Cuabi.dll" -r:System.dll -r:System.Core.dll \
     -out:"$out/Cuabi.Tests.exe" "${tests[@]}"
 "$mcs" "${flags[@]}" -target:exe -r:"$out/Cuabi.dll" -out:"$out/Saxpy.exe" "$repo/examples/csharp/Saxpy.cs"
+"$mcs" "${flags[@]}" -target:exe -r:"$out/Cuabi.dll" -r:System.dll -out:"$out/MultiGpu.exe" \
+    "$repo/examples/csharp/MultiGpu.cs"
 
-echo "built: $out/Cuabi.dll $out/Cuabi.Tests.exe $out/Saxpy.exe"
+echo "built: $out/Cuabi.dll $out/Cuabi.Tests.exe $out/Saxpy.exe $out/MultiGpu.exe"

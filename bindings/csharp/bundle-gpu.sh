@@ -54,6 +54,8 @@ bundle() {
 bundle "$dest/cuabi-tests" "$out/Cuabi.Tests.exe" "$out/Cuabi.dll" \
     "$framework/mscorlib.dll" "$framework/System.dll" "$framework/System.Core.dll"
 bundle "$dest/saxpy" "$out/Saxpy.exe" "$out/Cuabi.dll" "$framework/mscorlib.dll"
+bundle "$dest/multi-gpu" "$out/MultiGpu.exe" "$out/Cuabi.dll" \
+    "$framework/mscorlib.dll" "$framework/System.dll"
 
 cat > "$dest/run.sh" <<'EOF'
 #!/bin/sh
@@ -90,6 +92,37 @@ echo "== C# SAXPY example"
 exit $status
 EOF
 chmod +x "$dest/run.sh"
+
+# The multi-GPU example (scripts/gpu-pass multi): across every device, then
+# with --one-gpu (two logical devices on GPU 0). On one GPU the first run
+# says it needs two devices and exits 0.
+cat > "$dest/run-multi-gpu.sh" <<'RUN'
+#!/usr/bin/env bash
+# Runs the bundled C# multi-GPU example against a libcuabi built here.
+#   run-multi-gpu.sh DIR-HOLDING-libcuabi.so
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+if [ $# -lt 1 ]; then
+    echo "usage: $0 DIR-HOLDING-libcuabi.so" >&2
+    exit 2
+fi
+libdir=$(cd "$1" && pwd) || exit 2
+lib="$libdir/libcuabi.so"
+[ -e "$lib" ] || lib="$libdir/libcuabi.so.0"
+if [ ! -e "$lib" ]; then
+    echo "run-multi-gpu.sh: no libcuabi.so in $libdir" >&2
+    exit 2
+fi
+export CUABI_LIBRARY="$lib"
+export LD_LIBRARY_PATH="$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+status=0
+echo "== C# multi-GPU example"
+"$here/multi-gpu" || status=1
+echo "== C# multi-GPU example, --one-gpu"
+"$here/multi-gpu" --one-gpu || status=1
+exit $status
+RUN
+chmod +x "$dest/run-multi-gpu.sh"
 
 echo "bundled into $dest:"
 ls -l "$dest"

@@ -110,7 +110,7 @@ fn parent(one_gpu: bool) -> Result<u8, Failure> {
     }
     let ndev = if one_gpu { 2 } else { count };
     let devices = (0..ndev)
-        .map(|i| Device::get(i % count))
+        .map(|i| Device::get(if one_gpu { 0 } else { i % count }))
         .collect::<cuabi::Result<Vec<_>>>()?;
     let streams = devices
         .iter()
