@@ -20,6 +20,11 @@ receiver, a member of a `partial` part of the binding's class for its object
   or C# out-parameters where there are several;
 * a two-call string is a `string`, a two-call blob a `byte[]`;
 * a query that answers CUABI_ERROR_NOT_READY without failing returns bool;
+* a library-level call is a static member of the static class Cuda, which
+  loads the library first and keeps the native call in a separate,
+  non-inlined method (Mono binds a method's native calls when it compiles it);
+* a getter whose property would be `Handle` (the raw driver handle) is
+  `NativeHandle`: `Handle` is the SafeHandle;
 * a failing status throws through Errors.Check, the core's message unchanged.
 
 Names: the function's name without `cuabi_<object>_`, in PascalCase.
@@ -79,8 +84,14 @@ HAND_WRITTEN: Dict[str, str] = {
     "cuabi_function_get_name": "Name is read once and kept",
     "cuabi_host_buffer_get_pointer": "Pointer is read once, when the buffer is made",
     "cuabi_memory_pool_get_release_threshold": "ReleaseThreshold is a long, with a setter",
-    "cuabi_stream_get_handle": "the raw CUstream value; Handle is the SafeHandle",
-    "cuabi_array_get_handle": "the raw CUarray value; Handle is the SafeHandle",
+    "cuabi_version": "Version is an int",
+    "cuabi_last_error_message": "read by the exception mapping (CudaException.cs), not exposed",
+    "cuabi_last_error_status": "read by the exception mapping (CudaException.cs), not exposed",
+    "cuabi_last_error_code": "read by the exception mapping (CudaException.cs), not exposed",
+    "cuabi_last_error_log": "read by the exception mapping (CudaException.cs), not exposed",
+    "cuabi_last_error_clear": "read by the exception mapping (CudaException.cs), not exposed",
+    "cuabi_nvrtc_get_version": "NvrtcVersion is a System.Version",
+    "cuabi_device_get_count": "Device.Count",
     "cuabi_texture_get_handle": "the raw CUtexObject value; Handle is the SafeHandle",
     "cuabi_surface_get_handle": "the raw CUsurfObject value; Handle is the SafeHandle",
     "cuabi_stream_begin_capture": "its mode defaults to CaptureMode.Global",
@@ -90,7 +101,7 @@ HAND_WRITTEN: Dict[str, str] = {
     "cuabi_memory_pool_trim": "its byte count defaults to 0",
 }
 
-PLAIN_CALLS = {"getter", "setter", "action", "string", "blob"}
+PLAIN_CALLS = {"getter", "setter", "action", "string", "blob", "library"}
 PLAIN_ROLES = {"receiver", "in", "out", "handle", "string_in", "two_call_buf", "two_call_size"}
 
 
@@ -115,11 +126,13 @@ def skip_reason(fn: Dict[str, Any]) -> Optional[str]:
         return HAND_WRITTEN[fn["name"]]
     if call not in PLAIN_CALLS:
         return call
-    if not fn.get("receiver") or fn.get("object") is None:
-        return "no receiver"
-    recv = next(p for p in fn["params"] if p["name"] == fn["receiver"])
-    if recv["type"]["base"] not in CLASSES:
-        return "no class for its object"
+    if call == "library" or not fn.get("receiver"):
+        if call not in ("library", "string"):
+            return f"{call} without a receiver"
+    else:
+        recv = next(p for p in fn["params"] if p["name"] == fn["receiver"])
+        if recv["type"]["base"] not in CLASSES:
+            return "no class for its object"
     for p in fn["params"]:
         role = p.get("role")
         if role not in PLAIN_ROLES:
@@ -229,13 +242,24 @@ class Emitter:
         if call in ("string", "blob"):
             reader = "ReadString" if call == "string" else "ReadBlob"
             ret = "string" if call == "string" else "byte[]"
-            pre = [f"{i3}var h = Handle;"]
+            pre = [f"{i3}var h = Handle;"] if fn.get("receiver") else []
             args2 = [a if a != "Handle" else "h" for a in args]
             native_call = f"NativeMethods.{fn['name']}({', '.join(args2)})"
             body = pre + body
             body.append(
                 f"{i3}return Errors.{reader}(delegate(byte[] b, ref UIntPtr s) {{ return {native_call}; }});"
             )
+        elif fn["returns"]["base"] != "cuabi_status":
+            t = fn["returns"]
+            if t["base"] == "void" and not t["pointers"]:
+                ret = "void"
+                body.append(f"{i3}{native_call};")
+            elif t["kind"] == "char":
+                ret = "string"
+                body.append(f"{i3}return Utf8.FromNative({native_call});")
+            else:
+                ret = self.types.returns(t)
+                body.append(f"{i3}return {native_call};")
         elif fn.get("ready_query") and not outs:
             ret = "bool"
             body.append(f"{i3}CudaStatus status = {native_call};")
@@ -257,9 +281,13 @@ class Emitter:
             body.append(f"{i3}Errors.Check({native_call});")
             for p in outs:
                 body.append(f"{i3}{camel(p['name'])} = {result(p)};")
+        if not fn.get("receiver"):
+            return lines + self.library_member(fn, ins, ret, name, sig, body)
         prop = fn.get("property") and not ins and ret != "void" and call in ("getter", "string", "blob")
         if prop:
             pname = pascal(fn["property"].split("_"))
+            if pname == "Handle":
+                pname = "NativeHandle"  # Handle is the SafeHandle
             lines.append(f"{i2}public {ret} {pname}")
             lines.append(f"{i2}{{")
             lines.append(f"{i3}get")
@@ -274,11 +302,42 @@ class Emitter:
             lines.append(f"{i2}}}")
         return lines
 
+    def library_member(
+        self, fn: Dict[str, Any], ins: List[Dict[str, Any]], ret: str, name: str, sig: List[str], body: List[str]
+    ) -> List[str]:
+        """A static member of Cuda: it loads the library, then calls a separate,
+        non-inlined method holding the native call (Mono binds a method's native
+        calls when it compiles the method)."""
+        i2, i3 = "        ", "            "
+        args = ", ".join(("out " if a.startswith("out ") else "") + a.split()[-1] for a in sig)
+        call = f"{name}Core({args})"
+        lines: List[str] = []
+        prop = not ins and ret != "void" and ("_get_" in fn["name"] or fn["returns"]["base"] != "cuabi_status")
+        if prop:
+            lines.append(f"{i2}public static {ret} {name}")
+            lines.append(f"{i2}{{")
+            lines.append(f"{i3}get {{ CuabiLibrary.Load(); return {call}; }}")
+            lines.append(f"{i2}}}")
+        else:
+            lines.append(f"{i2}public static {ret} {name}({', '.join(sig)})")
+            lines.append(f"{i2}{{")
+            lines.append(f"{i3}CuabiLibrary.Load();")
+            lines.append(f"{i3}{'return ' if ret != 'void' else ''}{call};")
+            lines.append(f"{i2}}}")
+        lines.append("")
+        lines.append(f"{i2}[MethodImpl(MethodImplOptions.NoInlining)]")
+        lines.append(f"{i2}private static {ret} {name}Core({', '.join(sig)})")
+        lines.append(f"{i2}{{")
+        lines += body
+        lines.append(f"{i2}}}")
+        return lines
+
 
 def objects(model: Dict[str, Any]) -> str:
     em = Emitter(model)
     by_class: Dict[str, List[List[str]]] = {h: [] for h in CLASSES}
     skipped: List[Tuple[str, str]] = []
+    library: List[List[str]] = []
     for fn in model["functions"]:
         reason = skip_reason(fn)
         member: List[str] = []
@@ -288,6 +347,9 @@ def objects(model: Dict[str, Any]) -> str:
                 reason = "a handle argument of a generic class"
         if reason is not None:
             skipped.append((fn["name"], reason))
+            continue
+        if not fn.get("receiver"):
+            library.append(member)
             continue
         recv = next(p for p in fn["params"] if p["name"] == fn["receiver"])
         by_class[recv["type"]["base"]].append(member)
@@ -301,8 +363,13 @@ def objects(model: Dict[str, Any]) -> str:
     )
     for name, reason in skipped:
         out += f"//   {name}: {reason}\n"
-    out += "\nusing System;\nusing Cuabi.Interop;\n\nnamespace Cuabi\n{\n"
+    out += "\nusing System;\nusing System.Runtime.CompilerServices;\nusing Cuabi.Interop;\n\nnamespace Cuabi\n{\n"
     parts = []
+    if library:
+        text = "    public static partial class Cuda\n    {\n"
+        text += "\n\n".join("\n".join(m) for m in library) + "\n"
+        text += "    }\n"
+        parts.append(text)
     for handle, members in by_class.items():
         if not members:
             continue

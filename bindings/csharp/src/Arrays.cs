@@ -58,17 +58,6 @@ namespace Cuabi
             get { handle.ThrowIfClosed(this); return handle; }
         }
 
-        /// <summary>The raw CUarray value, for interop.</summary>
-        public ulong NativeHandle
-        {
-            get
-            {
-                ulong a;
-                Errors.Check(NativeMethods.cuabi_array_get_handle(Handle, out a));
-                return a;
-            }
-        }
-
         /// <summary>Elements per row.</summary>
         public long Width
         {

@@ -40,17 +40,6 @@ namespace Cuabi
             get { handle.ThrowIfClosed(this); return handle; }
         }
 
-        /// <summary>The raw CUstream value, for interop.</summary>
-        public ulong NativeHandle
-        {
-            get
-            {
-                ulong s;
-                Errors.Check(NativeMethods.cuabi_stream_get_handle(Handle, out s));
-                return s;
-            }
-        }
-
         /// <summary>True when all work submitted to the stream is done (does not wait).</summary>
         public bool IsComplete
         {

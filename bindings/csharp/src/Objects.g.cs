@@ -4,21 +4,14 @@
 // (scripts/regen_api/csharp_objects.py says how they are formed).
 //
 // Written by hand elsewhere in the binding:
-//   cuabi_version: library
-//   cuabi_version_string: library
-//   cuabi_status_get_name: library
-//   cuabi_status_get_description: library
-//   cuabi_last_error_message: library
-//   cuabi_last_error_status: library
-//   cuabi_last_error_code: library
-//   cuabi_last_error_log: no receiver
-//   cuabi_last_error_clear: library
-//   cuabi_init: library
-//   cuabi_driver_get_version: library
-//   cuabi_driver_get_path: no receiver
-//   cuabi_nvrtc_get_version: library
-//   cuabi_nvrtc_get_path: no receiver
-//   cuabi_device_get_count: library
+//   cuabi_version: Version is an int
+//   cuabi_last_error_message: read by the exception mapping (CudaException.cs), not exposed
+//   cuabi_last_error_status: read by the exception mapping (CudaException.cs), not exposed
+//   cuabi_last_error_code: read by the exception mapping (CudaException.cs), not exposed
+//   cuabi_last_error_log: read by the exception mapping (CudaException.cs), not exposed
+//   cuabi_last_error_clear: read by the exception mapping (CudaException.cs), not exposed
+//   cuabi_nvrtc_get_version: NvrtcVersion is a System.Version
+//   cuabi_device_get_count: Device.Count
 //   cuabi_device_get: constructor
 //   cuabi_device_release: release
 //   cuabi_device_get_ordinal: Ordinal is read once, when the Device is made
@@ -41,10 +34,6 @@
 //   cuabi_function_get_params: idiom arg_packing
 //   cuabi_function_check_arg_sizes: parameter sizes: role array_in
 //   cuabi_function_get_name: Name is read once and kept
-//   cuabi_cache_get_dir: no receiver
-//   cuabi_cache_get_state: library
-//   cuabi_cache_get_usage: library
-//   cuabi_cache_clear: library
 //   cuabi_link_desc_init: struct_init
 //   cuabi_linker_create: constructor
 //   cuabi_linker_release: release
@@ -94,13 +83,12 @@
 //   cuabi_device_can_access_peer: CanAccessPeer is a bool
 //   cuabi_buffer_alloc_pitched: constructor
 //   cuabi_copy_3d_desc_init: struct_init
-//   cuabi_copy_3d: library
-//   cuabi_copy_3d_async: library
+//   cuabi_copy_3d: parameter desc: role struct_in
+//   cuabi_copy_3d_async: parameter desc: role struct_in
 //   cuabi_array_desc_init: struct_init
 //   cuabi_array_create: constructor
 //   cuabi_array_release: release
 //   cuabi_array_get_desc: parameter desc: role struct_out
-//   cuabi_array_get_handle: the raw CUarray value; Handle is the SafeHandle
 //   cuabi_texture_desc_init: struct_init
 //   cuabi_texture_create: constructor
 //   cuabi_texture_release: release
@@ -111,7 +99,6 @@
 //   cuabi_stream_create: constructor
 //   cuabi_stream_wrap: constructor
 //   cuabi_stream_release: release
-//   cuabi_stream_get_handle: the raw CUstream value; Handle is the SafeHandle
 //   cuabi_stream_launch_host_func: idiom host_callback
 //   cuabi_access_policy_window_init: struct_init
 //   cuabi_stream_get_access_policy_window: parameter window: role struct_out
@@ -128,10 +115,212 @@
 //   cuabi_graph_exec_set_kernel_node_args: idiom launch
 
 using System;
+using System.Runtime.CompilerServices;
 using Cuabi.Interop;
 
 namespace Cuabi
 {
+    public static partial class Cuda
+    {
+        /// <summary>The library's version as a static string, e.g. "0.1.0". Never NULL. (cuabi_version_string)</summary>
+        public static string VersionString
+        {
+            get { CuabiLibrary.Load(); return VersionStringCore(); }
+        }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        private static string VersionStringCore()
+        {
+            return Utf8.FromNative(NativeMethods.cuabi_version_string());
+        }
+
+        /// <summary>
+        /// The status's symbolic name ("CUABI_ERROR_INVALID_HANDLE"), or
+        /// "CUABI_ERROR_UNKNOWN" for a value this version does not define. Static;
+        /// never NULL. (cuabi_status_get_name)
+        /// </summary>
+        /// <param name="status">The status argument.</param>
+        public static string StatusName(CudaStatus status)
+        {
+            CuabiLibrary.Load();
+            return StatusNameCore(status);
+        }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        private static string StatusNameCore(CudaStatus status)
+        {
+            return Utf8.FromNative(NativeMethods.cuabi_status_get_name(status));
+        }
+
+        /// <summary>
+        /// The status's description, as the comment on its value above says it.
+        /// Static; never NULL. (cuabi_status_get_description)
+        /// </summary>
+        /// <param name="status">The status argument.</param>
+        public static string StatusDescription(CudaStatus status)
+        {
+            CuabiLibrary.Load();
+            return StatusDescriptionCore(status);
+        }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        private static string StatusDescriptionCore(CudaStatus status)
+        {
+            return Utf8.FromNative(NativeMethods.cuabi_status_get_description(status));
+        }
+
+        /// <summary>
+        /// Opens the CUDA driver and calls cuInit. Optional: every call that needs the
+        /// driver does this itself the first time. Idempotent and thread-safe; a
+        /// failure is remembered and answered again with the same message.
+        ///
+        /// The driver is looked for as: $CUABI_DRIVER_PATH alone when set; otherwise
+        /// "libcuda.so.1" through the dynamic loader, then the usual driver folders.
+        /// NVRTC (opened by the first compile) is looked for as: $CUABI_NVRTC_PATH
+        /// alone when set; otherwise a libnvrtc.so.N already loaded in the process,
+        /// then the loader's search path, then $CUDA_HOME/lib64, $CUDA_PATH/lib64 and
+        /// /usr/local/cuda/lib64, taking the highest N at the first place that has one.
+        ///
+        /// Returns CUABI_ERROR_DRIVER_NOT_FOUND (the message lists every path tried
+        /// and why each failed), CUABI_ERROR_STUB_DRIVER, or a CUDA failure of cuInit.
+        /// A machine with a driver but no GPU succeeds here; cuabi_device_get_count then
+        /// reports 0. (cuabi_init)
+        /// </summary>
+        public static void Init()
+        {
+            CuabiLibrary.Load();
+            InitCore();
+        }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        private static void InitCore()
+        {
+            Errors.Check(NativeMethods.cuabi_init());
+        }
+
+        /// <summary>The driver's CUDA version (e.g. 13000 for 13.0). (cuabi_driver_get_version)</summary>
+        public static int DriverVersion
+        {
+            get { CuabiLibrary.Load(); return DriverVersionCore(); }
+        }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        private static int DriverVersionCore()
+        {
+            int versionValue;
+            Errors.Check(NativeMethods.cuabi_driver_get_version(out versionValue));
+            return versionValue;
+        }
+
+        /// <summary>Where the driver was loaded from (two-call pattern). (cuabi_driver_get_path)</summary>
+        public static string DriverPath
+        {
+            get { CuabiLibrary.Load(); return DriverPathCore(); }
+        }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        private static string DriverPathCore()
+        {
+            return Errors.ReadString(delegate(byte[] b, ref UIntPtr s) { return NativeMethods.cuabi_driver_get_path(b, ref s); });
+        }
+
+        /// <summary>Where NVRTC was loaded from (two-call pattern); opens NVRTC if needed. (cuabi_nvrtc_get_path)</summary>
+        public static string NvrtcPath
+        {
+            get { CuabiLibrary.Load(); return NvrtcPathCore(); }
+        }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        private static string NvrtcPathCore()
+        {
+            return Errors.ReadString(delegate(byte[] b, ref UIntPtr s) { return NativeMethods.cuabi_nvrtc_get_path(b, ref s); });
+        }
+
+        /// <summary>
+        /// The cache folder (two-call pattern): $CUABI_CACHE_DIR, else
+        /// $XDG_CACHE_HOME/cuabi (an absolute XDG_CACHE_HOME), else ~/.cache/cuabi
+        /// (the home folder from $HOME, else the user database); also while the
+        /// cache is off or the folder not used. CUABI_ERROR_NOT_FOUND when there is
+        /// none (CUABI_CACHE_STATE_NO_FOLDER). (cuabi_cache_get_dir)
+        /// </summary>
+        public static string CacheDir
+        {
+            get { CuabiLibrary.Load(); return CacheDirCore(); }
+        }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        private static string CacheDirCore()
+        {
+            return Errors.ReadString(delegate(byte[] b, ref UIntPtr s) { return NativeMethods.cuabi_cache_get_dir(b, ref s); });
+        }
+
+        /// <summary>Whether compiles use the cache folder now (cuabi_cache_state). (cuabi_cache_get_state)</summary>
+        public static CacheState CacheState
+        {
+            get { CuabiLibrary.Load(); return CacheStateCore(); }
+        }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        private static CacheState CacheStateCore()
+        {
+            CacheState stateValue;
+            Errors.Check(NativeMethods.cuabi_cache_get_state(out stateValue));
+            return stateValue;
+        }
+
+        /// <summary>
+        /// The number of entries in the cache folder and their size in bytes,
+        /// counted whatever its state; 0 and 0 when the folder does not exist.
+        /// CUABI_ERROR_NOT_FOUND when there is no folder; CUABI_ERROR_IO (the errno
+        /// in cuabi_last_error_code) when it cannot be read. (cuabi_cache_get_usage)
+        /// </summary>
+        /// <param name="entries">Its entries.</param>
+        /// <param name="bytes">Its bytes.</param>
+        public static void CacheUsage(out ulong entries, out ulong bytes)
+        {
+            CuabiLibrary.Load();
+            CacheUsageCore(out entries, out bytes);
+        }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        private static void CacheUsageCore(out ulong entries, out ulong bytes)
+        {
+            ulong entriesValue;
+            ulong bytesValue;
+            Errors.Check(NativeMethods.cuabi_cache_get_usage(out entriesValue, out bytesValue));
+            entries = entriesValue;
+            bytes = bytesValue;
+        }
+
+        /// <summary>
+        /// Removes every entry of the cache folder, and every unfinished write, also
+        /// while the cache is off; `entries` and `bytes` receive
+        /// how many entries were removed and their size. A folder that does not
+        /// exist is empty: 0 and 0. CUABI_ERROR_NOT_FOUND when there is no folder.
+        /// CUABI_ERROR_IO when the folder is not one cuabi would use (not a folder,
+        /// owned by another user, writable by others: nothing is removed), cannot be
+        /// read, or a file in it cannot be removed (the message names it and how many
+        /// entries were removed before; the errno is in cuabi_last_error_code). (cuabi_cache_clear)
+        /// </summary>
+        /// <param name="entries">Its entries.</param>
+        /// <param name="bytes">Its bytes.</param>
+        public static void CacheClear(out ulong entries, out ulong bytes)
+        {
+            CuabiLibrary.Load();
+            CacheClearCore(out entries, out bytes);
+        }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        private static void CacheClearCore(out ulong entries, out ulong bytes)
+        {
+            ulong entriesValue;
+            ulong bytesValue;
+            Errors.Check(NativeMethods.cuabi_cache_clear(out entriesValue, out bytesValue));
+            entries = entriesValue;
+            bytes = bytesValue;
+        }
+    }
+
     public sealed partial class Device
     {
         /// <summary>The device's name (two-call pattern). (cuabi_device_get_name)</summary>
@@ -738,6 +927,17 @@ namespace Cuabi
 
     public sealed partial class CudaStream
     {
+        /// <summary>The raw CUstream value, for interop. (cuabi_stream_get_handle)</summary>
+        public ulong NativeHandle
+        {
+            get
+            {
+                ulong cuStreamValue;
+                Errors.Check(NativeMethods.cuabi_stream_get_handle(Handle, out cuStreamValue));
+                return cuStreamValue;
+            }
+        }
+
         /// <summary>cuabi_stream_synchronize; see the conventions of cuabi.h. (cuabi_stream_synchronize)</summary>
         public void Synchronize()
         {
@@ -1004,6 +1204,20 @@ namespace Cuabi
             int fdValue;
             Errors.Check(NativeMethods.cuabi_memory_pool_export_fd(Handle, out fdValue));
             return fdValue;
+        }
+    }
+
+    public sealed partial class CudaArray
+    {
+        /// <summary>The raw CUarray value, for interop. (cuabi_array_get_handle)</summary>
+        public ulong NativeHandle
+        {
+            get
+            {
+                ulong cuArrayValue;
+                Errors.Check(NativeMethods.cuabi_array_get_handle(Handle, out cuArrayValue));
+                return cuArrayValue;
+            }
         }
     }
 
