@@ -25,13 +25,15 @@ receiver, a member of a `partial` part of the binding's class for its object
   non-inlined method (Mono binds a method's native calls when it compiles it);
 * a getter whose property would be `Handle` (the raw driver handle) is
   `NativeHandle`: `Handle` is the SafeHandle;
+* a constructor is a static factory of the class it makes, taking the object
+  it is made from first (FACTORIES: the classes made from their handle alone);
 * a failing status throws through Errors.Check, the core's message unchanged.
 
 Names: the function's name without `cuabi_<object>_`, in PascalCase.
 
 What this layer does not write stays hand-written in the binding's classes:
-functions with an `idiom`, constructors and releases (the owning classes hold
-more than the handle: a device's ordinal, a buffer's element type), library
+functions with an `idiom`, releases (Dispose), constructors of classes
+that hold more than their handle (a device's ordinal, a buffer's element type), library
 calls (the static class Cuda binds its native calls only after
 CuabiLibrary.Load), the roles with no plain C# form here (versioned structs,
 callbacks, arrays, host byte ranges, in-out values), and the functions listed
@@ -73,6 +75,17 @@ CLASSES: Dict[str, Tuple[str, str]] = {
     "cuabi_library": ("CudaLibrary", "public sealed partial class CudaLibrary"),
 }
 
+# The classes a constructor's static factory makes from the new handle alone
+# (the others hold more than their handle: a Device its ordinal, a buffer its
+# element type, a surface its array).
+FACTORIES: Dict[str, str] = {
+    "cuabi_stream": "new CudaStream({})",
+    "cuabi_event": "new CudaEvent({})",
+    "cuabi_memory_pool": "new MemoryPool({})",
+    "cuabi_module": "new CudaModule({})",
+    "cuabi_library": "new CudaLibrary({})",
+}
+
 # Functions whose C# form differs from the plain one, and why.
 HAND_WRITTEN: Dict[str, str] = {
     "cuabi_device_get_compute_capability": "a ComputeCapability value",
@@ -101,8 +114,8 @@ HAND_WRITTEN: Dict[str, str] = {
     "cuabi_memory_pool_trim": "its byte count defaults to 0",
 }
 
-PLAIN_CALLS = {"getter", "setter", "action", "string", "blob", "library"}
-PLAIN_ROLES = {"receiver", "in", "out", "handle", "string_in", "two_call_buf", "two_call_size"}
+PLAIN_CALLS = {"getter", "setter", "action", "string", "blob", "library", "constructor"}
+PLAIN_ROLES = {"receiver", "in", "out", "handle", "string_in", "two_call_buf", "two_call_size", "out_handle"}
 
 
 def member_name(fn: Dict[str, Any]) -> str:
@@ -126,12 +139,18 @@ def skip_reason(fn: Dict[str, Any]) -> Optional[str]:
         return HAND_WRITTEN[fn["name"]]
     if call not in PLAIN_CALLS:
         return call
+    if call == "constructor":
+        made = [p for p in fn["params"] if p.get("role") == "out_handle"]
+        if len(made) != 1 or made[0].get("handle_type", made[0]["type"]["base"]) not in FACTORIES:
+            return "constructor of a class that holds more than its handle"
+    elif any(p.get("role") == "out_handle" for p in fn["params"]):
+        return "makes a handle of another kind"
     if call == "library" or not fn.get("receiver"):
-        if call not in ("library", "string"):
+        if call not in ("library", "string", "constructor"):
             return f"{call} without a receiver"
     else:
         recv = next(p for p in fn["params"] if p["name"] == fn["receiver"])
-        if recv["type"]["base"] not in CLASSES:
+        if recv["type"]["base"] not in CLASSES or recv["type"]["base"] == "cuabi_host_buffer":
             return "no class for its object"
     for p in fn["params"]:
         role = p.get("role")
@@ -166,6 +185,9 @@ class Emitter:
         i2, i3 = "        ", "            "
         name = member_name(fn)
         params = fn["params"]
+        if fn["call"] == "constructor":
+            # the object a constructor is made from is its first argument
+            params = [dict(p, role="handle") if p["role"] == "receiver" else p for p in params]
         ins = [p for p in params if p["role"] in ("in", "handle", "string_in")]
         outs = [p for p in params if p["role"] == "out"]
         call = fn["call"]
@@ -229,6 +251,9 @@ class Emitter:
                 native = self.native_type(t)
                 body.append(f"{i3}{native} {n.lstrip('@')}Value;")
                 args.append(f"out {n.lstrip('@')}Value")
+            elif role == "out_handle":
+                body.append(f"{i3}{self.types.value(p['type'])} made;")
+                args.append("out made")
             elif role in ("two_call_buf", "two_call_size"):
                 args.append("b" if role == "two_call_buf" else "ref s")
         native_call = f"NativeMethods.{fn['name']}({', '.join(args)})"
@@ -249,6 +274,12 @@ class Emitter:
             body.append(
                 f"{i3}return Errors.{reader}(delegate(byte[] b, ref UIntPtr s) {{ return {native_call}; }});"
             )
+        elif call == "constructor":
+            made = next(p for p in params if p["role"] == "out_handle")
+            handle_type = made.get("handle_type", made["type"]["base"])
+            ret = CLASSES[handle_type][0]
+            body.append(f"{i3}Errors.Check({native_call});")
+            body.append(f"{i3}return {FACTORIES[handle_type].format('made')};")
         elif fn["returns"]["base"] != "cuabi_status":
             t = fn["returns"]
             if t["base"] == "void" and not t["pointers"]:
@@ -281,6 +312,12 @@ class Emitter:
             body.append(f"{i3}Errors.Check({native_call});")
             for p in outs:
                 body.append(f"{i3}{camel(p['name'])} = {result(p)};")
+        if call == "constructor" and fn.get("receiver"):
+            lines.append(f"{i2}public static {ret} {name}({', '.join(sig)})")
+            lines.append(f"{i2}{{")
+            lines += body
+            lines.append(f"{i2}}}")
+            return lines
         if not fn.get("receiver"):
             return lines + self.library_member(fn, ins, ret, name, sig, body)
         prop = fn.get("property") and not ins and ret != "void" and call in ("getter", "string", "blob")
@@ -347,6 +384,10 @@ def objects(model: Dict[str, Any]) -> str:
                 reason = "a handle argument of a generic class"
         if reason is not None:
             skipped.append((fn["name"], reason))
+            continue
+        if fn["call"] == "constructor":
+            made = next(p for p in fn["params"] if p["role"] == "out_handle")
+            by_class[made.get("handle_type", made["type"]["base"])].append(member)
             continue
         if not fn.get("receiver"):
             library.append(member)

@@ -31,17 +31,6 @@ namespace Cuabi
             return LoadCore(image);
         }
 
-        /// <summary>Loads a CUBIN, PTX or fatbin file as a library.</summary>
-        /// <param name="path">The file's path.</param>
-        /// <exception cref="CudaException"><see cref="CudaStatus.IO"/> when the file cannot be read.</exception>
-        public static CudaLibrary LoadFile(string path)
-        {
-            if (path == null)
-                throw new ArgumentNullException("path");
-            CuabiLibrary.Load();
-            return LoadFileCore(Utf8.Encode(path, "path"));
-        }
-
         /// <summary>The raw handle, for the <see cref="NativeMethods"/> layer.</summary>
         public SafeLibraryHandle Handle
         {
@@ -80,12 +69,5 @@ namespace Cuabi
             return new CudaLibrary(h);
         }
 
-        [MethodImpl(MethodImplOptions.NoInlining)]
-        private static CudaLibrary LoadFileCore(byte[] path)
-        {
-            SafeLibraryHandle h;
-            Errors.Check(NativeMethods.cuabi_library_load_file(path, out h));
-            return new CudaLibrary(h);
-        }
     }
 }

@@ -18,22 +18,6 @@ namespace Cuabi
             this.handle = handle;
         }
 
-        /// <summary>
-        /// Wraps a CUstream (a cudaStream_t) owned by someone else; disposing
-        /// the wrapper does not destroy it. It must belong to the device's
-        /// primary context.
-        /// </summary>
-        /// <param name="device">The device whose primary context owns the stream.</param>
-        /// <param name="cuStream">The raw CUstream value.</param>
-        public static CudaStream Wrap(Device device, ulong cuStream)
-        {
-            if (device == null)
-                throw new ArgumentNullException("device");
-            SafeStreamHandle h;
-            Errors.Check(NativeMethods.cuabi_stream_wrap(device.Handle, cuStream, out h));
-            return new CudaStream(h);
-        }
-
         /// <summary>The raw handle, for the <see cref="NativeMethods"/> layer.</summary>
         public SafeStreamHandle Handle
         {

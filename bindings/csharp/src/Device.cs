@@ -224,11 +224,7 @@ namespace Cuabi
         /// <param name="path">The file's path.</param>
         public CudaModule LoadModuleFile(string path)
         {
-            if (path == null)
-                throw new ArgumentNullException("path");
-            SafeModuleHandle module;
-            Errors.Check(NativeMethods.cuabi_module_load_file(Handle, Utf8.Encode(path, "path"), out module));
-            return new CudaModule(module);
+            return CudaModule.LoadFile(this, path);
         }
 
         /// <summary>Allocates device memory for <paramref name="count"/> elements of <typeparamref name="T"/>.</summary>
@@ -459,18 +455,14 @@ namespace Cuabi
         /// <param name="priority">0 is the default; see <see cref="GetStreamPriorityRange"/>.</param>
         public CudaStream CreateStream(StreamFlags flags = StreamFlags.None, int priority = 0)
         {
-            SafeStreamHandle stream;
-            Errors.Check(NativeMethods.cuabi_stream_create(Handle, flags, priority, out stream));
-            return new CudaStream(stream);
+            return CudaStream.Create(this, flags, priority);
         }
 
         /// <summary>Creates an event.</summary>
         /// <param name="flags">Event flags; the default records timing.</param>
         public CudaEvent CreateEvent(EventFlags flags = EventFlags.None)
         {
-            SafeEventHandle ev;
-            Errors.Check(NativeMethods.cuabi_event_create(Handle, flags, out ev));
-            return new CudaEvent(ev);
+            return CudaEvent.Create(this, flags);
         }
 
         /// <summary>Releases the device handle; objects made from it stay usable.</summary>

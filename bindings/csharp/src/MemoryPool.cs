@@ -131,25 +131,6 @@ namespace Cuabi
             this.handle = handle;
         }
 
-        /// <summary>
-        /// Opens, on <paramref name="device"/>, a pool another process exported
-        /// with <see cref="ExportFd"/>; allocations of that pool are then opened
-        /// with <see cref="DeviceBuffer{T}.OpenIpc"/> given this pool.
-        /// </summary>
-        /// <param name="device">The device to open the pool on.</param>
-        /// <param name="fd">
-        /// A file descriptor of this process for the exported pool (received
-        /// over a Unix socket, or inherited); it stays the caller's to close.
-        /// </param>
-        public static MemoryPool ImportFd(Device device, int fd)
-        {
-            if (device == null)
-                throw new ArgumentNullException("device");
-            SafeMemoryPoolHandle h;
-            Errors.Check(NativeMethods.cuabi_memory_pool_import_fd(device.Handle, fd, out h));
-            return new MemoryPool(h);
-        }
-
         /// <summary>The raw handle, for the <see cref="NativeMethods"/> layer.</summary>
         public SafeMemoryPoolHandle Handle
         {

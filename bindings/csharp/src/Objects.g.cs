@@ -12,37 +12,35 @@
 //   cuabi_last_error_clear: read by the exception mapping (CudaException.cs), not exposed
 //   cuabi_nvrtc_get_version: NvrtcVersion is a System.Version
 //   cuabi_device_get_count: Device.Count
-//   cuabi_device_get: constructor
+//   cuabi_device_get: constructor of a class that holds more than its handle
 //   cuabi_device_release: release
 //   cuabi_device_get_ordinal: Ordinal is read once, when the Device is made
 //   cuabi_device_get_compute_capability: a ComputeCapability value
 //   cuabi_device_get_memory_info: kept as GetMemoryInfo(out long free, out long total)
 //   cuabi_device_get_stream_priority_range: kept as GetStreamPriorityRange(out int, out int)
-//   cuabi_program_create: constructor
+//   cuabi_program_create: constructor of a class that holds more than its handle
 //   cuabi_program_release: release
 //   cuabi_program_compile: parameter options: role array_in
 //   cuabi_compile_desc_init: struct_init
 //   cuabi_program_compile_with: parameter desc: role struct_in
-//   cuabi_module_compile: constructor
-//   cuabi_module_load_data: constructor
-//   cuabi_module_load_file: constructor
+//   cuabi_module_compile: parameter desc: role struct_in
+//   cuabi_module_load_data: parameter image: role bytes_in
 //   cuabi_module_release: release
 //   cuabi_module_get_from_cache: FromCache is a bool
-//   cuabi_module_get_function: parameter out: role out_handle
+//   cuabi_module_get_function: makes a handle of another kind
 //   cuabi_module_get_kernel_count: KernelCount is an int
 //   cuabi_function_release: release
 //   cuabi_function_get_params: idiom arg_packing
 //   cuabi_function_check_arg_sizes: parameter sizes: role array_in
 //   cuabi_function_get_name: Name is read once and kept
 //   cuabi_link_desc_init: struct_init
-//   cuabi_linker_create: constructor
+//   cuabi_linker_create: constructor of a class that holds more than its handle
 //   cuabi_linker_release: release
 //   cuabi_linker_add_data: parameter data: role bytes_in
-//   cuabi_linker_link: parameter out: role out_handle
-//   cuabi_library_load_data: constructor
-//   cuabi_library_load_file: constructor
+//   cuabi_linker_link: makes a handle of another kind
+//   cuabi_library_load_data: parameter image: role bytes_in
 //   cuabi_library_release: release
-//   cuabi_library_get_module: parameter out: role out_handle
+//   cuabi_library_get_module: makes a handle of another kind
 //   cuabi_launch_config_init: struct_init
 //   cuabi_function_launch: idiom launch
 //   cuabi_function_launch_sized: idiom launch
@@ -54,50 +52,48 @@
 //   cuabi_function_suggest_config: parameter config: role struct_out
 //   cuabi_function_get_max_cluster_size: parameter config: role struct_in
 //   cuabi_function_get_max_active_clusters: parameter config: role struct_in
-//   cuabi_buffer_alloc: constructor
-//   cuabi_buffer_wrap: constructor
+//   cuabi_buffer_alloc: constructor of a class that holds more than its handle
+//   cuabi_buffer_wrap: constructor of a class that holds more than its handle
 //   cuabi_buffer_release: release
 //   cuabi_buffer_copy_from_host: parameter src: role bytes_in
 //   cuabi_buffer_copy_to_host: parameter dst: role bytes_out
 //   cuabi_buffer_copy_from_host_async: idiom host_view
 //   cuabi_buffer_copy_to_host_async: idiom host_view
-//   cuabi_host_buffer_alloc: constructor
+//   cuabi_host_buffer_alloc: constructor of a class that holds more than its handle
 //   cuabi_host_buffer_register: idiom host_view
 //   cuabi_host_buffer_release: release
 //   cuabi_host_buffer_get_pointer: Pointer is read once, when the buffer is made
+//   cuabi_host_buffer_get_size: no class for its object
 //   cuabi_memory_pool_desc_init: struct_init
-//   cuabi_memory_pool_create: constructor
-//   cuabi_device_get_default_memory_pool: parameter out: role out_handle
+//   cuabi_memory_pool_create: parameter desc: role struct_in
+//   cuabi_device_get_default_memory_pool: makes a handle of another kind
 //   cuabi_memory_pool_release: release
 //   cuabi_memory_pool_get_release_threshold: ReleaseThreshold is a long, with a setter
 //   cuabi_memory_pool_trim: its byte count defaults to 0
-//   cuabi_memory_pool_import_fd: constructor
-//   cuabi_buffer_alloc_async: constructor
+//   cuabi_buffer_alloc_async: constructor of a class that holds more than its handle
 //   cuabi_buffer_free_async: the library releases the handle: the SafeHandle is closed without a release
-//   cuabi_buffer_alloc_managed: constructor
+//   cuabi_buffer_alloc_managed: constructor of a class that holds more than its handle
 //   cuabi_buffer_get_host_pointer: DeviceBuffer<T>.HostPointer checks the buffer's kind
 //   cuabi_buffer_get_ipc_handle: idiom ipc
 //   cuabi_buffer_open_ipc: idiom ipc
 //   cuabi_event_get_ipc_handle: idiom ipc
 //   cuabi_event_open_ipc: idiom ipc
 //   cuabi_device_can_access_peer: CanAccessPeer is a bool
-//   cuabi_buffer_alloc_pitched: constructor
+//   cuabi_buffer_alloc_pitched: constructor of a class that holds more than its handle
 //   cuabi_copy_3d_desc_init: struct_init
 //   cuabi_copy_3d: parameter desc: role struct_in
 //   cuabi_copy_3d_async: parameter desc: role struct_in
 //   cuabi_array_desc_init: struct_init
-//   cuabi_array_create: constructor
+//   cuabi_array_create: constructor of a class that holds more than its handle
 //   cuabi_array_release: release
 //   cuabi_array_get_desc: parameter desc: role struct_out
 //   cuabi_texture_desc_init: struct_init
-//   cuabi_texture_create: constructor
+//   cuabi_texture_create: constructor of a class that holds more than its handle
 //   cuabi_texture_release: release
 //   cuabi_texture_get_handle: the raw CUtexObject value; Handle is the SafeHandle
-//   cuabi_surface_create: constructor
+//   cuabi_surface_create: constructor of a class that holds more than its handle
 //   cuabi_surface_release: release
 //   cuabi_surface_get_handle: the raw CUsurfObject value; Handle is the SafeHandle
-//   cuabi_stream_create: constructor
-//   cuabi_stream_wrap: constructor
 //   cuabi_stream_release: release
 //   cuabi_stream_launch_host_func: idiom host_callback
 //   cuabi_access_policy_window_init: struct_init
@@ -105,12 +101,11 @@
 //   cuabi_stream_set_access_policy_window: parameter window: role struct_in
 //   cuabi_stream_write_value_host: a handle argument of a generic class
 //   cuabi_stream_wait_value_host: a handle argument of a generic class
-//   cuabi_event_create: constructor
 //   cuabi_event_release: release
 //   cuabi_stream_begin_capture: its mode defaults to CaptureMode.Global
-//   cuabi_stream_end_capture: parameter out: role out_handle
+//   cuabi_stream_end_capture: makes a handle of another kind
 //   cuabi_graph_release: release
-//   cuabi_graph_instantiate: parameter out: role out_handle
+//   cuabi_graph_instantiate: makes a handle of another kind
 //   cuabi_graph_exec_release: release
 //   cuabi_graph_exec_set_kernel_node_args: idiom launch
 
@@ -548,6 +543,20 @@ namespace Cuabi
 
     public sealed partial class CudaModule
     {
+        /// <summary>Loads a CUBIN, PTX or fatbin file. (cuabi_module_load_file)</summary>
+        /// <param name="device">The device argument.</param>
+        /// <param name="path">The path argument.</param>
+        public static CudaModule LoadFile(Device device, string path)
+        {
+            if (device == null) throw new ArgumentNullException("device");
+            var deviceHandle = device.Handle;
+            if (path == null) throw new ArgumentNullException("path");
+            byte[] pathBytes = Utf8.Encode(path, "path");
+            SafeModuleHandle made;
+            Errors.Check(NativeMethods.cuabi_module_load_file(deviceHandle, pathBytes, out made));
+            return new CudaModule(made);
+        }
+
         /// <summary>The lowered name of a name expression given at compile time (two-call). (cuabi_module_get_lowered_name)</summary>
         /// <param name="expression">The expression argument.</param>
         public string GetLoweredName(string expression)
@@ -911,22 +920,39 @@ namespace Cuabi
         }
     }
 
-    public sealed partial class PinnedBuffer<T> where T : struct
-    {
-        /// <summary>cuabi_host_buffer_get_size; see the conventions of cuabi.h. (cuabi_host_buffer_get_size)</summary>
-        public long Size
-        {
-            get
-            {
-                UIntPtr bytesValue;
-                Errors.Check(NativeMethods.cuabi_host_buffer_get_size(Handle, out bytesValue));
-                return (long)bytesValue.ToUInt64();
-            }
-        }
-    }
-
     public sealed partial class CudaStream
     {
+        /// <summary>
+        /// A new stream; `priority` 0 is the default (see
+        /// cuabi_device_get_stream_priority_range). (cuabi_stream_create)
+        /// </summary>
+        /// <param name="device">The device argument.</param>
+        /// <param name="flags">The flags argument.</param>
+        /// <param name="priority">The priority argument.</param>
+        public static CudaStream Create(Device device, StreamFlags flags, int priority)
+        {
+            if (device == null) throw new ArgumentNullException("device");
+            var deviceHandle = device.Handle;
+            SafeStreamHandle made;
+            Errors.Check(NativeMethods.cuabi_stream_create(deviceHandle, flags, priority, out made));
+            return new CudaStream(made);
+        }
+
+        /// <summary>
+        /// Wraps a CUstream (a cudaStream_t) owned by someone else; release does not
+        /// destroy it. It must belong to `device`'s primary context. (cuabi_stream_wrap)
+        /// </summary>
+        /// <param name="device">The device argument.</param>
+        /// <param name="cuStream">The cu_stream argument.</param>
+        public static CudaStream Wrap(Device device, ulong cuStream)
+        {
+            if (device == null) throw new ArgumentNullException("device");
+            var deviceHandle = device.Handle;
+            SafeStreamHandle made;
+            Errors.Check(NativeMethods.cuabi_stream_wrap(deviceHandle, cuStream, out made));
+            return new CudaStream(made);
+        }
+
         /// <summary>The raw CUstream value, for interop. (cuabi_stream_get_handle)</summary>
         public ulong NativeHandle
         {
@@ -1071,6 +1097,18 @@ namespace Cuabi
 
     public sealed partial class CudaEvent
     {
+        /// <summary>cuabi_event_create; see the conventions of cuabi.h. (cuabi_event_create)</summary>
+        /// <param name="device">The device argument.</param>
+        /// <param name="flags">The flags argument.</param>
+        public static CudaEvent Create(Device device, EventFlags flags)
+        {
+            if (device == null) throw new ArgumentNullException("device");
+            var deviceHandle = device.Handle;
+            SafeEventHandle made;
+            Errors.Check(NativeMethods.cuabi_event_create(deviceHandle, flags, out made));
+            return new CudaEvent(made);
+        }
+
         /// <summary>Records the event on `stream` (NULL: the default stream). (cuabi_event_record)</summary>
         /// <param name="stream">The stream argument (null: the default stream).</param>
         public void Record(CudaStream stream = null)
@@ -1205,6 +1243,21 @@ namespace Cuabi
             Errors.Check(NativeMethods.cuabi_memory_pool_export_fd(Handle, out fdValue));
             return fdValue;
         }
+
+        /// <summary>
+        /// Opens a pool another process exported, on `device`. `fd` stays the
+        /// caller's to close. (cuabi_memory_pool_import_fd)
+        /// </summary>
+        /// <param name="device">The device argument.</param>
+        /// <param name="fd">The fd argument.</param>
+        public static MemoryPool ImportFd(Device device, int fd)
+        {
+            if (device == null) throw new ArgumentNullException("device");
+            var deviceHandle = device.Handle;
+            SafeMemoryPoolHandle made;
+            Errors.Check(NativeMethods.cuabi_memory_pool_import_fd(deviceHandle, fd, out made));
+            return new MemoryPool(made);
+        }
     }
 
     public sealed partial class CudaArray
@@ -1282,6 +1335,27 @@ namespace Cuabi
                 var h = Handle;
                 return Errors.ReadBlob(delegate(byte[] b, ref UIntPtr s) { return NativeMethods.cuabi_linker_get_image(h, b, ref s); });
             }
+        }
+    }
+
+    public sealed partial class CudaLibrary
+    {
+        /// <summary>Loads a CUBIN, PTX or fatbin file as a library. (cuabi_library_load_file)</summary>
+        /// <param name="path">The path argument.</param>
+        public static CudaLibrary LoadFile(string path)
+        {
+            CuabiLibrary.Load();
+            return LoadFileCore(path);
+        }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        private static CudaLibrary LoadFileCore(string path)
+        {
+            if (path == null) throw new ArgumentNullException("path");
+            byte[] pathBytes = Utf8.Encode(path, "path");
+            SafeLibraryHandle made;
+            Errors.Check(NativeMethods.cuabi_library_load_file(pathBytes, out made));
+            return new CudaLibrary(made);
         }
     }
 }
