@@ -285,8 +285,20 @@ extern ""C"" __global__ void transform(float* x, size_t n) {
         {
             // The event opened on the exporter's GPU, waited on by this GPU's stream.
             stream.WaitEvent(ready);
-            if (gpu != 0 && dc.CanAccessPeer(d0)) dc.EnablePeerAccess(d0);
-            using (DeviceBuffer<float> shared = DeviceBuffer<float>.OpenIpc(dc, FromHex(args[3])))
+            // Opened on this GPU where it can reach GPU 0's memory (peer
+            // access), else on GPU 0, where it lives.
+            Device opener = dc;
+            if (gpu != 0)
+            {
+                if (dc.CanAccessPeer(d0))
+                    dc.EnablePeerAccess(d0);
+                else
+                {
+                    Console.WriteLine("{0} (child): GPU {1} cannot reach GPU 0's memory; opened on GPU 0", Prog, gpu);
+                    opener = d0;
+                }
+            }
+            using (DeviceBuffer<float> shared = DeviceBuffer<float>.OpenIpc(opener, FromHex(args[3])))
             using (DeviceBuffer<float> local = dc.Allocate<float>(len))
             using (CudaModule module = Build(dc))
             using (Kernel transform = module.GetKernel("transform"))
@@ -304,7 +316,13 @@ extern ""C"" __global__ void transform(float* x, size_t n) {
                 Console.WriteLine("{0} (child, GPU {1}): buffer opened on GPU {2}, read {3}: {4}", Prog, gpu,
                                   shared.DeviceOrdinal, PathText(path), wrong == 0 ? "every value as written" : "values wrong");
                 if (wrong != 0) return 1;
-                transform.Launch(Blocks(len), Threads, stream, shared, (ulong)len);
+                if (shared.DeviceOrdinal == gpu)
+                    transform.Launch(Blocks(len), Threads, stream, shared, (ulong)len); // in place, over the link
+                else
+                {
+                    transform.Launch(Blocks(len), Threads, stream, local, (ulong)len);
+                    shared.CopyFromAsync(local, stream);
+                }
                 stream.Synchronize();
             }
         }

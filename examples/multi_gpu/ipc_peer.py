@@ -83,9 +83,15 @@ def child(args: argparse.Namespace) -> int:
     transform = dc.compile(SOURCE, name="ipc_peer.cu").get_kernel("transform")
     local = dc.empty(n, np.float32)
     if args.mode == "peer":
-        if dc.ordinal != d0.ordinal and dc.can_access_peer(d0):
-            dc.enable_peer_access(d0)
-        shared = cuabi.DeviceBuffer.open_ipc(dc, bytes.fromhex(args.buffer))
+        opener = dc
+        if dc.ordinal != d0.ordinal:
+            if dc.can_access_peer(d0):
+                dc.enable_peer_access(d0)
+            else:  # GPU 0's memory is out of reach: opened where it lives
+                print(f"{PROG} (child): GPU {dc.ordinal} cannot reach GPU 0's memory (no peer "
+                      f"access); the buffer is opened on GPU 0")
+                opener = d0
+        shared = cuabi.DeviceBuffer.open_ipc(opener, bytes.fromhex(args.buffer))
     else:
         shared = cuabi.DeviceBuffer.open_ipc(d0, bytes.fromhex(args.buffer))
     if shared.nbytes != n * 4:
@@ -102,7 +108,7 @@ def child(args: argparse.Namespace) -> int:
           f"{'every value as written' if not wrong else f'{wrong} values wrong'}")
     if wrong:
         return 1
-    if args.mode == "peer":
+    if shared.device_ordinal == dc.ordinal:  # in place, over the link
         transform(blocks_for(n), THREADS, (shared, np.uint64(n)), stream=stream)
     else:
         transform(blocks_for(n), THREADS, (local, np.uint64(n)), stream=stream)

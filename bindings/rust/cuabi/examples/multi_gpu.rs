@@ -287,10 +287,19 @@ fn child(args: &[String]) -> Result<u8, Failure> {
     // The event opened on the exporter's GPU, waited on by this GPU's stream.
     let ready = d0.open_ipc_event(&IpcHandle::from_hex(event)?)?;
     stream.wait_event(&ready)?;
-    if gpu != 0 && dc.can_access_peer(&d0)? {
-        dc.enable_peer_access(&d0)?;
+    // Opened on this GPU where it can reach GPU 0's memory (peer access),
+    // else on GPU 0, where it lives.
+    let mut opener = &dc;
+    if gpu != 0 {
+        if dc.can_access_peer(&d0)? {
+            dc.enable_peer_access(&d0)?;
+        } else {
+            println!("{PROG} (child): GPU {gpu} cannot reach GPU 0's memory; opened on GPU 0");
+            opener = &d0;
+        }
     }
-    let shared: DeviceBuffer<f32> = dc.open_ipc_buffer(&IpcHandle::from_hex(buffer)?, None)?;
+    let mut shared: DeviceBuffer<f32> =
+        opener.open_ipc_buffer(&IpcHandle::from_hex(buffer)?, None)?;
     if shared.len() != len {
         return Err(format!("the opened buffer holds {} floats, not {len}", shared.len()).into());
     }
@@ -318,15 +327,26 @@ fn child(args: &[String]) -> Result<u8, Failure> {
         return Ok(1);
     }
     let len64 = len as u64;
-    // SAFETY: shared lives until the stream is synchronized.
+    let transform = build(&dc)?.function("transform")?;
+    // SAFETY: shared and local live until the stream is synchronized.
     unsafe {
-        build(&dc)?
-            .function("transform")?
-            .launch(config(len))
-            .stream(&stream)
-            .arg(&shared)
-            .arg(&len64)
-            .run()?;
+        if shared.device_ordinal()? == gpu {
+            // In place, over the link.
+            transform
+                .launch(config(len))
+                .stream(&stream)
+                .arg(&shared)
+                .arg(&len64)
+                .run()?;
+        } else {
+            transform
+                .launch(config(len))
+                .stream(&stream)
+                .arg(&local)
+                .arg(&len64)
+                .run()?;
+            shared.copy_from_buffer_async(&local, &stream)?;
+        }
     }
     stream.synchronize()?;
     Ok(0)
