@@ -103,9 +103,7 @@ namespace Cuabi
         {
             if (index < 0)
                 throw new ArgumentOutOfRangeException("index", index, "cannot be negative");
-            var h = Handle;
-            var i = (UIntPtr)(uint)index;
-            return Errors.ReadString(delegate(byte[] b, ref UIntPtr s) { return NativeMethods.cuabi_module_get_kernel_name(h, i, form, b, ref s); });
+            return GetKernelName((long)index, form);
         }
 
         /// <summary>

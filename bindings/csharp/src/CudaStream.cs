@@ -27,14 +27,7 @@ namespace Cuabi
         /// <summary>True when all work submitted to the stream is done (does not wait).</summary>
         public bool IsComplete
         {
-            get
-            {
-                CudaStatus status = NativeMethods.cuabi_stream_query(Handle);
-                if (status == CudaStatus.NotReady)
-                    return false;
-                Errors.Check(status);
-                return true;
-            }
+            get { return Query(); }
         }
 
         /// <summary>
@@ -183,14 +176,7 @@ namespace Cuabi
         /// <summary>True when the event has been reached (does not wait).</summary>
         public bool IsComplete
         {
-            get
-            {
-                CudaStatus status = NativeMethods.cuabi_event_query(Handle);
-                if (status == CudaStatus.NotReady)
-                    return false;
-                Errors.Check(status);
-                return true;
-            }
+            get { return Query(); }
         }
 
         /// <summary>Milliseconds from <paramref name="start"/> to this event; both recorded and completed.</summary>
@@ -209,9 +195,7 @@ namespace Cuabi
                 throw new ArgumentNullException("start");
             if (end == null)
                 throw new ArgumentNullException("end");
-            float ms;
-            Errors.Check(NativeMethods.cuabi_event_get_elapsed_ms(start.Handle, end.Handle, out ms));
-            return ms;
+            return start.GetElapsedMs(end);
         }
 
         /// <summary>

@@ -96,12 +96,7 @@ namespace Cuabi
         /// <summary>The primary context as a raw CUcontext value, for interop.</summary>
         public ulong NativeContext
         {
-            get
-            {
-                ulong ctx;
-                Errors.Check(NativeMethods.cuabi_device_get_context(Handle, out ctx));
-                return ctx;
-            }
+            get { return Context; }
         }
 
         /// <summary>Lowest and highest stream priorities (numerically lower is higher priority).</summary>

@@ -140,9 +140,7 @@ namespace Cuabi
         /// <exception cref="CudaException"><see cref="CudaStatus.IO"/> when the file cannot be read.</exception>
         public void AddFile(string path, LinkInput kind = LinkInput.Auto)
         {
-            if (path == null)
-                throw new ArgumentNullException("path");
-            Errors.Check(NativeMethods.cuabi_linker_add_file(Handle, kind, Utf8.Encode(path, "path")));
+            AddFile(kind, path);
         }
 
         /// <summary>
