@@ -27,6 +27,7 @@ receiver, a member of a `partial` part of the binding's class for its object
   `NativeHandle`: `Handle` is the SafeHandle;
 * a constructor is a static factory of the class it makes, taking the object
   it is made from first (FACTORIES: the classes made from their handle alone);
+  another call that makes a handle of such a class returns its object;
 * a failing status throws through Errors.Check, the core's message unchanged.
 
 Names: the function's name without `cuabi_<object>_`, in PascalCase.
@@ -84,6 +85,9 @@ FACTORIES: Dict[str, str] = {
     "cuabi_memory_pool": "new MemoryPool({})",
     "cuabi_module": "new CudaModule({})",
     "cuabi_library": "new CudaLibrary({})",
+    "cuabi_function": "new Kernel({})",
+    "cuabi_graph": "new CudaGraph({})",
+    "cuabi_graph_exec": "new CudaGraphExec({})",
 }
 
 # Functions whose C# form differs from the plain one, and why.
@@ -139,12 +143,9 @@ def skip_reason(fn: Dict[str, Any]) -> Optional[str]:
         return HAND_WRITTEN[fn["name"]]
     if call not in PLAIN_CALLS:
         return call
-    if call == "constructor":
-        made = [p for p in fn["params"] if p.get("role") == "out_handle"]
-        if len(made) != 1 or made[0].get("handle_type", made[0]["type"]["base"]) not in FACTORIES:
-            return "constructor of a class that holds more than its handle"
-    elif any(p.get("role") == "out_handle" for p in fn["params"]):
-        return "makes a handle of another kind"
+    made = [p for p in fn["params"] if p.get("role") == "out_handle"]
+    if made and (len(made) != 1 or made[0].get("handle_type", made[0]["type"]["base"]) not in FACTORIES):
+        return "makes a handle whose class is not made from the handle alone (FACTORIES)"
     if call == "library" or not fn.get("receiver"):
         if call not in ("library", "string", "constructor"):
             return f"{call} without a receiver"
@@ -274,7 +275,7 @@ class Emitter:
             body.append(
                 f"{i3}return Errors.{reader}(delegate(byte[] b, ref UIntPtr s) {{ return {native_call}; }});"
             )
-        elif call == "constructor":
+        elif any(p["role"] == "out_handle" for p in params):
             made = next(p for p in params if p["role"] == "out_handle")
             handle_type = made.get("handle_type", made["type"]["base"])
             ret = CLASSES[handle_type][0]

@@ -37,22 +37,6 @@ namespace Cuabi
             get { handle.ThrowIfClosed(this); return handle; }
         }
 
-        /// <summary>
-        /// The library as a module of <paramref name="device"/>'s context: its
-        /// kernels (C++ kernels by plain names included), globals and listing.
-        /// The module keeps the library loaded, so the library may be disposed
-        /// first.
-        /// </summary>
-        /// <param name="device">The device.</param>
-        public CudaModule GetModule(Device device)
-        {
-            if (device == null)
-                throw new ArgumentNullException("device");
-            SafeModuleHandle module;
-            Errors.Check(NativeMethods.cuabi_library_get_module(Handle, device.Handle, out module));
-            return new CudaModule(module);
-        }
-
         /// <summary>Releases the library; it is unloaded once no module made from it is in use.</summary>
         public void Dispose()
         {

@@ -143,11 +143,7 @@ namespace Cuabi
         /// </exception>
         public Kernel GetKernel(string name)
         {
-            if (name == null)
-                throw new ArgumentNullException("name");
-            SafeFunctionHandle function;
-            Errors.Check(NativeMethods.cuabi_module_get_function(Handle, Utf8.Encode(name, "name"), out function));
-            return new Kernel(function);
+            return GetFunction(name);
         }
 
         /// <summary>A __device__ global: its address and size.</summary>

@@ -77,14 +77,6 @@ namespace Cuabi
             Errors.Check(NativeMethods.cuabi_stream_begin_capture(Handle, mode));
         }
 
-        /// <summary>Ends the capture started by <see cref="BeginCapture"/> and returns the graph.</summary>
-        public CudaGraph EndCapture()
-        {
-            SafeGraphHandle g;
-            Errors.Check(NativeMethods.cuabi_stream_end_capture(Handle, out g));
-            return new CudaGraph(g);
-        }
-
         /// <summary>Releases the stream (pending work still completes).</summary>
         public void Dispose()
         {
@@ -255,14 +247,6 @@ namespace Cuabi
         public SafeGraphHandle Handle
         {
             get { handle.ThrowIfClosed(this); return handle; }
-        }
-
-        /// <summary>Instantiates the graph, ready to launch (many times).</summary>
-        public CudaGraphExec Instantiate()
-        {
-            SafeGraphExecHandle e;
-            Errors.Check(NativeMethods.cuabi_graph_instantiate(Handle, out e));
-            return new CudaGraphExec(e);
         }
 
         /// <summary>Releases the graph (instantiations stay usable).</summary>

@@ -144,20 +144,6 @@ namespace Cuabi
         }
 
         /// <summary>
-        /// Links what was added and loads the result on the linker's device.
-        /// A linker links once.
-        /// </summary>
-        /// <exception cref="CudaException">
-        /// <see cref="CudaStatus.Compile"/> for a link error, with the linker's log in
-        /// <see cref="CudaException.CompileLog"/> (and <see cref="Log"/>);
-        /// <see cref="CudaStatus.InvalidArgument"/> with nothing to link, or when already linked.
-        /// </exception>
-        public CudaModule Link()
-        {
-            return new CudaModule(LinkCore(Handle));
-        }
-
-        /// <summary>
         /// <see cref="Link"/> on the thread pool: the calling thread goes on
         /// while the linker works. The task carries a link failure
         /// (<see cref="CudaException"/>). The linker may be disposed before the

@@ -12,13 +12,13 @@
 //   cuabi_last_error_clear: read by the exception mapping (CudaException.cs), not exposed
 //   cuabi_nvrtc_get_version: NvrtcVersion is a System.Version
 //   cuabi_device_get_count: Device.Count
-//   cuabi_device_get: constructor of a class that holds more than its handle
+//   cuabi_device_get: makes a handle whose class is not made from the handle alone (FACTORIES)
 //   cuabi_device_release: release
 //   cuabi_device_get_ordinal: Ordinal is read once, when the Device is made
 //   cuabi_device_get_compute_capability: a ComputeCapability value
 //   cuabi_device_get_memory_info: kept as GetMemoryInfo(out long free, out long total)
 //   cuabi_device_get_stream_priority_range: kept as GetStreamPriorityRange(out int, out int)
-//   cuabi_program_create: constructor of a class that holds more than its handle
+//   cuabi_program_create: makes a handle whose class is not made from the handle alone (FACTORIES)
 //   cuabi_program_release: release
 //   cuabi_program_compile: parameter options: role array_in
 //   cuabi_compile_desc_init: struct_init
@@ -27,20 +27,17 @@
 //   cuabi_module_load_data: parameter image: role bytes_in
 //   cuabi_module_release: release
 //   cuabi_module_get_from_cache: FromCache is a bool
-//   cuabi_module_get_function: makes a handle of another kind
 //   cuabi_module_get_kernel_count: KernelCount is an int
 //   cuabi_function_release: release
 //   cuabi_function_get_params: idiom arg_packing
 //   cuabi_function_check_arg_sizes: parameter sizes: role array_in
 //   cuabi_function_get_name: Name is read once and kept
 //   cuabi_link_desc_init: struct_init
-//   cuabi_linker_create: constructor of a class that holds more than its handle
+//   cuabi_linker_create: makes a handle whose class is not made from the handle alone (FACTORIES)
 //   cuabi_linker_release: release
 //   cuabi_linker_add_data: parameter data: role bytes_in
-//   cuabi_linker_link: makes a handle of another kind
 //   cuabi_library_load_data: parameter image: role bytes_in
 //   cuabi_library_release: release
-//   cuabi_library_get_module: makes a handle of another kind
 //   cuabi_launch_config_init: struct_init
 //   cuabi_function_launch: idiom launch
 //   cuabi_function_launch_sized: idiom launch
@@ -52,46 +49,45 @@
 //   cuabi_function_suggest_config: parameter config: role struct_out
 //   cuabi_function_get_max_cluster_size: parameter config: role struct_in
 //   cuabi_function_get_max_active_clusters: parameter config: role struct_in
-//   cuabi_buffer_alloc: constructor of a class that holds more than its handle
-//   cuabi_buffer_wrap: constructor of a class that holds more than its handle
+//   cuabi_buffer_alloc: makes a handle whose class is not made from the handle alone (FACTORIES)
+//   cuabi_buffer_wrap: makes a handle whose class is not made from the handle alone (FACTORIES)
 //   cuabi_buffer_release: release
 //   cuabi_buffer_copy_from_host: parameter src: role bytes_in
 //   cuabi_buffer_copy_to_host: parameter dst: role bytes_out
 //   cuabi_buffer_copy_from_host_async: idiom host_view
 //   cuabi_buffer_copy_to_host_async: idiom host_view
-//   cuabi_host_buffer_alloc: constructor of a class that holds more than its handle
+//   cuabi_host_buffer_alloc: makes a handle whose class is not made from the handle alone (FACTORIES)
 //   cuabi_host_buffer_register: idiom host_view
 //   cuabi_host_buffer_release: release
 //   cuabi_host_buffer_get_pointer: Pointer is read once, when the buffer is made
 //   cuabi_host_buffer_get_size: no class for its object
 //   cuabi_memory_pool_desc_init: struct_init
 //   cuabi_memory_pool_create: parameter desc: role struct_in
-//   cuabi_device_get_default_memory_pool: makes a handle of another kind
 //   cuabi_memory_pool_release: release
 //   cuabi_memory_pool_get_release_threshold: ReleaseThreshold is a long, with a setter
 //   cuabi_memory_pool_trim: its byte count defaults to 0
-//   cuabi_buffer_alloc_async: constructor of a class that holds more than its handle
+//   cuabi_buffer_alloc_async: makes a handle whose class is not made from the handle alone (FACTORIES)
 //   cuabi_buffer_free_async: the library releases the handle: the SafeHandle is closed without a release
-//   cuabi_buffer_alloc_managed: constructor of a class that holds more than its handle
+//   cuabi_buffer_alloc_managed: makes a handle whose class is not made from the handle alone (FACTORIES)
 //   cuabi_buffer_get_host_pointer: DeviceBuffer<T>.HostPointer checks the buffer's kind
 //   cuabi_buffer_get_ipc_handle: idiom ipc
 //   cuabi_buffer_open_ipc: idiom ipc
 //   cuabi_event_get_ipc_handle: idiom ipc
 //   cuabi_event_open_ipc: idiom ipc
 //   cuabi_device_can_access_peer: CanAccessPeer is a bool
-//   cuabi_buffer_alloc_pitched: constructor of a class that holds more than its handle
+//   cuabi_buffer_alloc_pitched: makes a handle whose class is not made from the handle alone (FACTORIES)
 //   cuabi_copy_3d_desc_init: struct_init
 //   cuabi_copy_3d: parameter desc: role struct_in
 //   cuabi_copy_3d_async: parameter desc: role struct_in
 //   cuabi_array_desc_init: struct_init
-//   cuabi_array_create: constructor of a class that holds more than its handle
+//   cuabi_array_create: makes a handle whose class is not made from the handle alone (FACTORIES)
 //   cuabi_array_release: release
 //   cuabi_array_get_desc: parameter desc: role struct_out
 //   cuabi_texture_desc_init: struct_init
-//   cuabi_texture_create: constructor of a class that holds more than its handle
+//   cuabi_texture_create: makes a handle whose class is not made from the handle alone (FACTORIES)
 //   cuabi_texture_release: release
 //   cuabi_texture_get_handle: the raw CUtexObject value; Handle is the SafeHandle
-//   cuabi_surface_create: constructor of a class that holds more than its handle
+//   cuabi_surface_create: makes a handle whose class is not made from the handle alone (FACTORIES)
 //   cuabi_surface_release: release
 //   cuabi_surface_get_handle: the raw CUsurfObject value; Handle is the SafeHandle
 //   cuabi_stream_release: release
@@ -103,9 +99,7 @@
 //   cuabi_stream_wait_value_host: a handle argument of a generic class
 //   cuabi_event_release: release
 //   cuabi_stream_begin_capture: its mode defaults to CaptureMode.Global
-//   cuabi_stream_end_capture: makes a handle of another kind
 //   cuabi_graph_release: release
-//   cuabi_graph_instantiate: makes a handle of another kind
 //   cuabi_graph_exec_release: release
 //   cuabi_graph_exec_set_kernel_node_args: idiom launch
 
@@ -422,6 +416,22 @@ namespace Cuabi
         }
 
         /// <summary>
+        /// The device's default pool, the one cuabi_buffer_alloc_async uses when
+        /// given no pool (and the CUDA runtime's cudaMallocAsync, CuPy's and
+        /// PyTorch's stream-ordered allocators share). Releasing the handle leaves
+        /// the pool itself alone. (cuabi_device_get_default_memory_pool)
+        /// </summary>
+        public MemoryPool DefaultMemoryPool
+        {
+            get
+            {
+                SafeMemoryPoolHandle made;
+                Errors.Check(NativeMethods.cuabi_device_get_default_memory_pool(Handle, out made));
+                return new MemoryPool(made);
+            }
+        }
+
+        /// <summary>
         /// Lets kernels and copies on `device` reach `peer`'s memory directly.
         /// Enabling what is enabled succeeds. A device and itself, or a pair that
         /// cannot access each other, answers CUABI_ERROR_INVALID_ARGUMENT /
@@ -555,6 +565,21 @@ namespace Cuabi
             SafeModuleHandle made;
             Errors.Check(NativeMethods.cuabi_module_load_file(deviceHandle, pathBytes, out made));
             return new CudaModule(made);
+        }
+
+        /// <summary>
+        /// A kernel by its name, or by a name expression given at compile time.
+        /// CUABI_ERROR_NOT_FOUND when the module has no such kernel. The function
+        /// keeps its module alive. (cuabi_module_get_function)
+        /// </summary>
+        /// <param name="name">The name argument.</param>
+        public Kernel GetFunction(string name)
+        {
+            if (name == null) throw new ArgumentNullException("name");
+            byte[] nameBytes = Utf8.Encode(name, "name");
+            SafeFunctionHandle made;
+            Errors.Check(NativeMethods.cuabi_module_get_function(Handle, nameBytes, out made));
+            return new Kernel(made);
         }
 
         /// <summary>The lowered name of a name expression given at compile time (two-call). (cuabi_module_get_lowered_name)</summary>
@@ -1093,6 +1118,14 @@ namespace Cuabi
             if (offset < 0) throw new ArgumentOutOfRangeException("offset", offset, "must not be negative");
             Errors.Check(NativeMethods.cuabi_stream_wait_value(Handle, bufferHandle, (UIntPtr)(ulong)offset, value, width, condition, flags));
         }
+
+        /// <summary>Ends the capture and returns the graph. (cuabi_stream_end_capture)</summary>
+        public CudaGraph EndCapture()
+        {
+            SafeGraphHandle made;
+            Errors.Check(NativeMethods.cuabi_stream_end_capture(Handle, out made));
+            return new CudaGraph(made);
+        }
     }
 
     public sealed partial class CudaEvent
@@ -1155,6 +1188,14 @@ namespace Cuabi
                 Errors.Check(NativeMethods.cuabi_graph_get_node_count(Handle, out countValue));
                 return (long)countValue.ToUInt64();
             }
+        }
+
+        /// <summary>cuabi_graph_instantiate; see the conventions of cuabi.h. (cuabi_graph_instantiate)</summary>
+        public CudaGraphExec Instantiate()
+        {
+            SafeGraphExecHandle made;
+            Errors.Check(NativeMethods.cuabi_graph_instantiate(Handle, out made));
+            return new CudaGraphExec(made);
         }
 
         /// <summary>
@@ -1311,6 +1352,21 @@ namespace Cuabi
         }
 
         /// <summary>
+        /// Links what was added and loads the result on the linker's device. A
+        /// linker links once. Linked images go through the compile cache, keyed on
+        /// every input's kind, name and bytes, the options, the backend, the target
+        /// and the library and driver versions; cuabi_module_get_from_cache says
+        /// whether this one came from it. A link error answers CUABI_ERROR_COMPILE
+        /// with the linker's log (cuabi_last_error_log, cuabi_linker_get_log). (cuabi_linker_link)
+        /// </summary>
+        public CudaModule Link()
+        {
+            SafeModuleHandle made;
+            Errors.Check(NativeMethods.cuabi_linker_link(Handle, out made));
+            return new CudaModule(made);
+        }
+
+        /// <summary>
         /// The link's log, information and errors (two-call pattern); "" before
         /// linking and after a link served from the cache. (cuabi_linker_get_log)
         /// </summary>
@@ -1356,6 +1412,22 @@ namespace Cuabi
             SafeLibraryHandle made;
             Errors.Check(NativeMethods.cuabi_library_load_file(pathBytes, out made));
             return new CudaLibrary(made);
+        }
+
+        /// <summary>
+        /// The library as a module of `device`'s context: its kernels
+        /// (cuabi_module_get_function, plain C++ names included), globals and
+        /// listing, without loading the image again. The module keeps the library
+        /// alive. (cuabi_library_get_module)
+        /// </summary>
+        /// <param name="device">The device argument.</param>
+        public CudaModule GetModule(Device device)
+        {
+            if (device == null) throw new ArgumentNullException("device");
+            var deviceHandle = device.Handle;
+            SafeModuleHandle made;
+            Errors.Check(NativeMethods.cuabi_library_get_module(Handle, deviceHandle, out made));
+            return new CudaModule(made);
         }
     }
 }
