@@ -232,6 +232,8 @@ namespace Cuabi.Tests
                             served = CompileTests.ServeChild(mode, extra);
                         if (served < 0)
                             served = FaultInjection.ServeChild(mode, extra);
+                        if (served < 0)
+                            served = GeneratedLayerTests.ServeChild(mode, extra);
                         if (served >= 0)
                             return served;
                         Console.Error.WriteLine("unknown child mode " + mode);
@@ -264,6 +266,7 @@ namespace Cuabi.Tests
             MemoryCorpus.Register();
             CompileCorpus.Register();
             FaultInjection.Register();
+            GeneratedLayerTests.Register();
 
             if (args.Length == 1 && args[0] == "--list")
             {
