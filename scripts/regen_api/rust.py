@@ -107,7 +107,7 @@ def plain_enum(enum: Dict[str, Any]) -> str:
         if closed and has_zero
         else "Clone, Copy, Debug, PartialEq, Eq, Hash"
     )
-    out = [doc(TYPE_DOCS[name], raw=True) if name in TYPE_DOCS else doc(enum["doc"])]
+    out = [doc(TYPE_DOCS[name], raw=True) if name in TYPE_DOCS else doc(enum["doc"] or f"The values of `{name}`.")]
     if not closed:
         out.append("///\n/// More values may come with a newer library: match with a `_` arm.\n")
     out.append(f"#[derive({derives})]\n")
@@ -172,7 +172,7 @@ def flag_set(flags: Dict[str, Any], bits: Dict[str, Any]) -> str:
     rust = camel(obj) + "Flags"
     prefix = f"CUABI_{obj.upper()}_"
     out = [
-        doc(flags["doc"]),
+        doc(flags["doc"] or f"Flags: `{name}`, the bits of `{flags['bits']}`."),
         "#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]\n",
         f"pub struct {rust}(sys::{name});\n\n",
         f"impl {rust} {{\n",

@@ -238,6 +238,29 @@ extern "C" {
 extern "C" {
     pub fn cuabi_device_reset(device: cuabi_device) -> cuabi_status;
 }
+pub const CUABI_LIMIT_STACK_SIZE: cuabi_limit = 0;
+pub const CUABI_LIMIT_PRINTF_FIFO_SIZE: cuabi_limit = 1;
+pub const CUABI_LIMIT_MALLOC_HEAP_SIZE: cuabi_limit = 2;
+pub const CUABI_LIMIT_PERSISTING_L2_CACHE_SIZE: cuabi_limit = 3;
+pub const CUABI_LIMIT_FORCE32: cuabi_limit = 2147483647;
+pub type cuabi_limit = u32;
+extern "C" {
+    pub fn cuabi_device_get_limit(
+        device: cuabi_device,
+        limit: cuabi_limit,
+        value: *mut usize,
+    ) -> cuabi_status;
+}
+extern "C" {
+    pub fn cuabi_device_set_limit(
+        device: cuabi_device,
+        limit: cuabi_limit,
+        value: usize,
+    ) -> cuabi_status;
+}
+extern "C" {
+    pub fn cuabi_device_reset_persisting_l2(device: cuabi_device) -> cuabi_status;
+}
 extern "C" {
     pub fn cuabi_program_create(
         source: *const ::std::os::raw::c_char,
@@ -3019,6 +3042,246 @@ extern "C" {
         stream: cuabi_stream,
         fn_: cuabi_host_fn,
         user_data: *mut ::std::os::raw::c_void,
+    ) -> cuabi_status;
+}
+pub const CUABI_SYNC_POLICY_AUTO: cuabi_sync_policy = 1;
+pub const CUABI_SYNC_POLICY_SPIN: cuabi_sync_policy = 2;
+pub const CUABI_SYNC_POLICY_YIELD: cuabi_sync_policy = 3;
+pub const CUABI_SYNC_POLICY_BLOCKING_SYNC: cuabi_sync_policy = 4;
+pub const CUABI_SYNC_POLICY_FORCE32: cuabi_sync_policy = 2147483647;
+pub type cuabi_sync_policy = u32;
+pub const CUABI_MEM_SYNC_DOMAIN_DEFAULT: cuabi_mem_sync_domain = 0;
+pub const CUABI_MEM_SYNC_DOMAIN_REMOTE: cuabi_mem_sync_domain = 1;
+pub const CUABI_MEM_SYNC_DOMAIN_FORCE32: cuabi_mem_sync_domain = 2147483647;
+pub type cuabi_mem_sync_domain = u32;
+pub const CUABI_ACCESS_PROPERTY_NORMAL: cuabi_access_property = 0;
+pub const CUABI_ACCESS_PROPERTY_STREAMING: cuabi_access_property = 1;
+pub const CUABI_ACCESS_PROPERTY_PERSISTING: cuabi_access_property = 2;
+pub const CUABI_ACCESS_PROPERTY_FORCE32: cuabi_access_property = 2147483647;
+pub type cuabi_access_property = u32;
+#[repr(C)]
+pub struct cuabi_access_policy_window {
+    pub struct_size: usize,
+    pub base: u64,
+    pub bytes: usize,
+    pub hit_ratio: f32,
+    pub hit_property: cuabi_access_property,
+    pub miss_property: cuabi_access_property,
+}
+#[test]
+fn bindgen_test_layout_cuabi_access_policy_window() {
+    assert_eq!(
+        ::std::mem::size_of::<cuabi_access_policy_window>(),
+        40usize,
+        concat!("Size of: ", stringify!(cuabi_access_policy_window))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<cuabi_access_policy_window>(),
+        8usize,
+        concat!("Alignment of ", stringify!(cuabi_access_policy_window))
+    );
+    fn test_field_struct_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cuabi_access_policy_window>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cuabi_access_policy_window),
+                "::",
+                stringify!(struct_size)
+            )
+        );
+    }
+    test_field_struct_size();
+    fn test_field_base() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cuabi_access_policy_window>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).base) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cuabi_access_policy_window),
+                "::",
+                stringify!(base)
+            )
+        );
+    }
+    test_field_base();
+    fn test_field_bytes() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cuabi_access_policy_window>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).bytes) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cuabi_access_policy_window),
+                "::",
+                stringify!(bytes)
+            )
+        );
+    }
+    test_field_bytes();
+    fn test_field_hit_ratio() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cuabi_access_policy_window>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).hit_ratio) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cuabi_access_policy_window),
+                "::",
+                stringify!(hit_ratio)
+            )
+        );
+    }
+    test_field_hit_ratio();
+    fn test_field_hit_property() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cuabi_access_policy_window>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).hit_property) as usize - ptr as usize
+            },
+            28usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cuabi_access_policy_window),
+                "::",
+                stringify!(hit_property)
+            )
+        );
+    }
+    test_field_hit_property();
+    fn test_field_miss_property() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cuabi_access_policy_window>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).miss_property) as usize - ptr as usize
+            },
+            32usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cuabi_access_policy_window),
+                "::",
+                stringify!(miss_property)
+            )
+        );
+    }
+    test_field_miss_property();
+}
+extern "C" {
+    pub fn cuabi_access_policy_window_init(
+        window: *mut cuabi_access_policy_window,
+        struct_size: usize,
+    ) -> cuabi_status;
+}
+extern "C" {
+    pub fn cuabi_stream_get_sync_policy(
+        stream: cuabi_stream,
+        policy: *mut cuabi_sync_policy,
+    ) -> cuabi_status;
+}
+extern "C" {
+    pub fn cuabi_stream_set_sync_policy(
+        stream: cuabi_stream,
+        policy: cuabi_sync_policy,
+    ) -> cuabi_status;
+}
+extern "C" {
+    pub fn cuabi_stream_get_priority(stream: cuabi_stream, priority: *mut i32) -> cuabi_status;
+}
+extern "C" {
+    pub fn cuabi_stream_set_priority(stream: cuabi_stream, priority: i32) -> cuabi_status;
+}
+extern "C" {
+    pub fn cuabi_stream_get_memory_sync_domain(
+        stream: cuabi_stream,
+        domain: *mut cuabi_mem_sync_domain,
+    ) -> cuabi_status;
+}
+extern "C" {
+    pub fn cuabi_stream_set_memory_sync_domain(
+        stream: cuabi_stream,
+        domain: cuabi_mem_sync_domain,
+    ) -> cuabi_status;
+}
+extern "C" {
+    pub fn cuabi_stream_get_access_policy_window(
+        stream: cuabi_stream,
+        window: *mut cuabi_access_policy_window,
+    ) -> cuabi_status;
+}
+extern "C" {
+    pub fn cuabi_stream_set_access_policy_window(
+        stream: cuabi_stream,
+        window: *const cuabi_access_policy_window,
+    ) -> cuabi_status;
+}
+pub const CUABI_WAIT_GEQ: cuabi_wait_condition = 0;
+pub const CUABI_WAIT_EQ: cuabi_wait_condition = 1;
+pub const CUABI_WAIT_AND: cuabi_wait_condition = 2;
+pub const CUABI_WAIT_NOR: cuabi_wait_condition = 3;
+pub const CUABI_WAIT_CONDITION_FORCE32: cuabi_wait_condition = 2147483647;
+pub type cuabi_wait_condition = u32;
+pub const CUABI_MEM_OP_FLUSH: cuabi_mem_op_flag_bits = 1;
+pub const CUABI_MEM_OP_NO_MEMORY_BARRIER: cuabi_mem_op_flag_bits = 2;
+pub const CUABI_MEM_OP_FLAG_BITS_FORCE32: cuabi_mem_op_flag_bits = 2147483647;
+pub type cuabi_mem_op_flag_bits = u32;
+pub type cuabi_mem_op_flags = u32;
+extern "C" {
+    pub fn cuabi_stream_write_value(
+        stream: cuabi_stream,
+        buffer: cuabi_buffer,
+        offset: usize,
+        value: u64,
+        width: u32,
+        flags: cuabi_mem_op_flags,
+    ) -> cuabi_status;
+}
+extern "C" {
+    pub fn cuabi_stream_wait_value(
+        stream: cuabi_stream,
+        buffer: cuabi_buffer,
+        offset: usize,
+        value: u64,
+        width: u32,
+        condition: cuabi_wait_condition,
+        flags: cuabi_mem_op_flags,
+    ) -> cuabi_status;
+}
+extern "C" {
+    pub fn cuabi_stream_write_value_host(
+        stream: cuabi_stream,
+        buffer: cuabi_host_buffer,
+        offset: usize,
+        value: u64,
+        width: u32,
+        flags: cuabi_mem_op_flags,
+    ) -> cuabi_status;
+}
+extern "C" {
+    pub fn cuabi_stream_wait_value_host(
+        stream: cuabi_stream,
+        buffer: cuabi_host_buffer,
+        offset: usize,
+        value: u64,
+        width: u32,
+        condition: cuabi_wait_condition,
+        flags: cuabi_mem_op_flags,
     ) -> cuabi_status;
 }
 pub type cuabi_event_flags = u32;

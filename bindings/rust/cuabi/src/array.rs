@@ -1,16 +1,14 @@
 //! CUDA arrays: 1D, 2D, 3D and layered, for textures and surfaces.
 
-use std::fmt;
 use std::sync::Arc;
 
 use cuabi_sys as sys;
 
 use crate::copy::Copy3d;
-use crate::device::Device;
-use crate::error::{check, out, Error, Result};
-use crate::handle::{create, Owned};
-use crate::memory::{array_format, DeviceRepr};
-use crate::{ArrayFlags, ArrayFormat};
+use crate::error::{check, create, out, Error, Result};
+use crate::generated::{ArrayFlags, ArrayFormat};
+use crate::memory::array_format;
+use crate::types::{Array, Device, DeviceRepr};
 
 /// An array's shape: `width` elements, `height` rows (0 for 1D) and `depth`
 /// slices, or layers with [`ArrayFlags::LAYERED`] (0 for 1D and 2D); each
@@ -120,20 +118,6 @@ fn raw_default() -> Result<sys::cuabi_array_desc> {
     Ok(desc)
 }
 
-/// A CUDA array: memory laid out for texture fetches and surface
-/// reads and writes. Made by [`Device::create_array`]; filled and read with
-/// [`copy_from_host`](Self::copy_from_host),
-/// [`copy_to_host`](Self::copy_to_host) or any box with [`Copy3d`].
-///
-/// `Array` is a shared handle: its clones name the same array, which is
-/// freed when the last clone is dropped and no [`Texture`](crate::Texture)
-/// or [`Surface`](crate::Surface) uses it (each keeps a clone). Methods take
-/// `&self`.
-#[derive(Clone)]
-pub struct Array {
-    handle: Arc<Owned<sys::cuabi_array>>,
-}
-
 impl Device {
     /// A new array of `desc`'s shape on this device.
     pub fn create_array(&self, desc: &ArrayDesc) -> Result<Array> {
@@ -206,14 +190,6 @@ impl Array {
             )
         })?;
         Ok((row, desc.height.max(1), desc.depth.max(1)))
-    }
-}
-
-impl fmt::Debug for Array {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Array")
-            .field("handle", &self.as_raw())
-            .finish()
     }
 }
 

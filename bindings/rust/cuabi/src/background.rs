@@ -44,7 +44,7 @@ pub struct Background<T> {
 impl<T: Send + 'static> Background<T> {
     /// Runs `work` on a new thread. A thread the system cannot start is
     /// answered by [`join`](Self::join), as
-    /// [`ErrorKind::OutOfMemory`](crate::ErrorKind::OutOfMemory).
+    /// [`ErrorKind::OutOfMemory`](crate::generated::ErrorKind::OutOfMemory).
     pub fn spawn<F>(work: F) -> Background<T>
     where
         F: FnOnce() -> Result<T> + Send + 'static,
@@ -107,7 +107,7 @@ mod tests {
         assert_eq!(work.join().unwrap(), 42);
         let failing: Background<()> = Background::spawn(|| Err(Error::invalid("nothing to do")));
         let err = failing.join().unwrap_err();
-        assert_eq!(err.kind(), crate::ErrorKind::InvalidArgument);
+        assert_eq!(err.kind(), crate::generated::ErrorKind::InvalidArgument);
         assert_eq!(err.message(), "nothing to do");
     }
 

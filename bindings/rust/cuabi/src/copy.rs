@@ -8,12 +8,9 @@ use std::ops::{Deref, DerefMut};
 
 use cuabi_sys as sys;
 
-use crate::array::Array;
-use crate::device::Device;
-use crate::error::{check, out, Error, Result};
-use crate::handle::create;
-use crate::memory::{byte_len, DeviceBuffer, DeviceRepr};
-use crate::stream::Stream;
+use crate::error::{check, create, out, Error, Result};
+use crate::memory::byte_len;
+use crate::types::{Array, Device, DeviceBuffer, DeviceRepr, Stream};
 
 /// `height` rows of `width` elements of `T` on the device, each row padded
 /// to the device's alignment: row `y` starts [`pitch`](Self::pitch) bytes
@@ -91,7 +88,7 @@ impl<T: DeviceRepr> PitchedBuffer<T> {
     /// Copies every row from `src`, whose rows are `src_row_len` elements
     /// apart (at least [`width`](Self::width)); returns once `src` may be
     /// reused. `src` must hold every row: a slice too short is refused with
-    /// [`ErrorKind::OutOfRange`](crate::ErrorKind::OutOfRange).
+    /// [`ErrorKind::OutOfRange`](crate::generated::ErrorKind::OutOfRange).
     pub fn copy_from_rows(&mut self, src: &[T], src_row_len: usize) -> Result<()> {
         let (width, pitch) = self.row_bytes(src_row_len)?;
         let height = self.height;
@@ -192,9 +189,9 @@ struct Place {
 ///
 /// The library checks every buffer and array range before the driver sees
 /// it and names the side and dimension at fault
-/// ([`ErrorKind::OutOfRange`](crate::ErrorKind::OutOfRange)), as it refuses
+/// ([`ErrorKind::OutOfRange`](crate::generated::ErrorKind::OutOfRange)), as it refuses
 /// a pitch smaller than the row or a side with no memory
-/// ([`ErrorKind::InvalidArgument`](crate::ErrorKind::InvalidArgument)).
+/// ([`ErrorKind::InvalidArgument`](crate::generated::ErrorKind::InvalidArgument)).
 /// Host memory is the crate's to check: a box that reaches past a host
 /// slice is refused with `OutOfRange` before anything is copied.
 ///
@@ -441,7 +438,7 @@ impl fmt::Debug for Copy3d<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ErrorKind;
+    use crate::generated::ErrorKind;
 
     fn place(x_bytes: usize, y: usize, z: usize, pitch: usize, height: usize) -> Place {
         Place {

@@ -7,29 +7,14 @@ use std::path::Path;
 use cuabi_sys as sys;
 
 use crate::background::Background;
-use crate::error::{c_path, check, out, read_string, Error, Result};
-use crate::handle::{as_raw, create, Owned};
-use crate::host::{PinnedBuffer, PinnedSlice};
-use crate::link::{LinkOptions, Linker};
-use crate::memory::{byte_len, DeviceBuffer, DeviceRepr};
-use crate::module::Module;
+use crate::error::{c_path, check, create, out, Error, Result};
+use crate::generated::{EventFlags, StreamFlags};
+use crate::link::LinkOptions;
+use crate::memory::byte_len;
 use crate::program::{Arch, CompileDesc, CompileOptions};
-use crate::stream::{Event, Stream};
-use crate::{EventFlags, StreamFlags};
-
-as_raw!(Device => sys::cuabi_device);
-
-/// A GPU and its primary context (the one the CUDA runtime, CuPy and
-/// PyTorch use, so their allocations and streams are shared with cuabi).
-///
-/// Objects made from a device keep what they need alive themselves: a
-/// [`DeviceBuffer`], [`Stream`] or [`Module`] may outlive the `Device` it
-/// came from. `Device` is `Send` and `Sync`; share it between threads with a
-/// reference or an `Arc`.
-pub struct Device {
-    handle: Owned<sys::cuabi_device>,
-    ordinal: usize,
-}
+use crate::types::{
+    Device, DeviceBuffer, DeviceRepr, Event, Linker, Module, PinnedBuffer, PinnedSlice, Stream,
+};
 
 impl Device {
     /// The number of CUDA devices; 0 where the driver sees none. Fails with
@@ -65,18 +50,6 @@ impl Device {
         self.ordinal
     }
 
-    /// The device's name, e.g. `"NVIDIA H100 80GB HBM3"`.
-    pub fn name(&self) -> Result<String> {
-        read_string(|buf, size| unsafe { sys::cuabi_device_get_name(self.as_raw(), buf, size) })
-    }
-
-    /// The compute capability as `(major, minor)`, e.g. `(9, 0)`.
-    pub fn compute_capability(&self) -> Result<(i32, i32)> {
-        out(|(major, minor): &mut (i32, i32)| unsafe {
-            sys::cuabi_device_get_compute_capability(self.as_raw(), major, minor)
-        })
-    }
-
     /// The device's real architecture, `sm_XY` of its compute capability,
     /// for [`CompileOptions::arch`] when compiling a [`Program`](crate::Program)
     /// for it.
@@ -85,40 +58,10 @@ impl Device {
         Ok(Arch::from_capability(major, minor))
     }
 
-    /// Total device memory in bytes.
-    pub fn total_memory(&self) -> Result<usize> {
-        out(|bytes| unsafe { sys::cuabi_device_get_total_memory(self.as_raw(), bytes) })
-    }
-
-    /// Free and total device memory in bytes, as the driver sees them now.
-    pub fn memory_info(&self) -> Result<(usize, usize)> {
-        out(|(free, total): &mut (usize, usize)| unsafe {
-            sys::cuabi_device_get_memory_info(self.as_raw(), free, total)
-        })
-    }
-
-    /// Any `CUdevice_attribute`, by its numeric value in `cuda.h`.
-    pub fn attribute(&self, cu_attribute: i32) -> Result<i32> {
-        out(|value| unsafe { sys::cuabi_device_get_attribute(self.as_raw(), cu_attribute, value) })
-    }
-
     /// The primary context as a raw `CUcontext`, for interop; it stays
     /// retained while this `Device` lives.
     pub fn cu_context(&self) -> Result<u64> {
         out(|context| unsafe { sys::cuabi_device_get_context(self.as_raw(), context) })
-    }
-
-    /// Waits for all work on the device.
-    pub fn synchronize(&self) -> Result<()> {
-        check(unsafe { sys::cuabi_device_synchronize(self.as_raw()) })
-    }
-
-    /// The stream priorities as `(least, greatest)`; numerically lower is
-    /// higher priority.
-    pub fn stream_priority_range(&self) -> Result<(i32, i32)> {
-        out(|(least, greatest): &mut (i32, i32)| unsafe {
-            sys::cuabi_device_get_stream_priority_range(self.as_raw(), least, greatest)
-        })
     }
 
     /// `true` when kernels and copies on this device can reach `peer`'s
@@ -129,34 +72,6 @@ impl Device {
             sys::cuabi_device_can_access_peer(self.as_raw(), peer.as_raw(), can)
         })?;
         Ok(can != 0)
-    }
-
-    /// Lets kernels and copies on this device reach `peer`'s memory
-    /// directly (for the whole process); enabling what is enabled succeeds.
-    /// A device and itself, or a pair that cannot reach each other, is
-    /// refused by the library, naming the devices.
-    pub fn enable_peer_access(&self, peer: &Device) -> Result<()> {
-        check(unsafe { sys::cuabi_device_enable_peer_access(self.as_raw(), peer.as_raw()) })
-    }
-
-    /// Undoes [`enable_peer_access`](Self::enable_peer_access); disabling
-    /// what is not enabled succeeds.
-    pub fn disable_peer_access(&self, peer: &Device) -> Result<()> {
-        check(unsafe { sys::cuabi_device_disable_peer_access(self.as_raw(), peer.as_raw()) })
-    }
-
-    /// Any `CUdevice_P2PAttribute` of this device and `peer`, by its numeric
-    /// value in `cuda.h` (1: the performance rank, 2: access supported, 3:
-    /// native atomics, ...); a device and itself is refused.
-    pub fn peer_attribute(&self, peer: &Device, cu_p2p_attribute: i32) -> Result<i32> {
-        out(|value| unsafe {
-            sys::cuabi_device_get_peer_attribute(
-                self.as_raw(),
-                peer.as_raw(),
-                cu_p2p_attribute,
-                value,
-            )
-        })
     }
 
     /// Resets the primary context, freeing everything on it. After a sticky

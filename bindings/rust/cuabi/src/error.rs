@@ -1,5 +1,5 @@
 //! Errors: every failing cuabi call becomes an [`Error`]. Its kinds,
-//! [`ErrorKind`](crate::ErrorKind), are generated from the header's
+//! [`ErrorKind`](crate::generated::ErrorKind), are generated from the header's
 //! `cuabi_status` (`generated.rs`).
 
 use std::ffi::{c_char, CStr, CString};
@@ -7,7 +7,8 @@ use std::fmt;
 
 use cuabi_sys as sys;
 
-use crate::ErrorKind;
+use crate::generated::ErrorKind;
+use crate::handle::{Owned, Release};
 
 /// `Result` with this crate's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -169,6 +170,29 @@ pub(crate) fn out<T: Default>(call: impl FnOnce(&mut T) -> sys::cuabi_status) ->
     Ok(value)
 }
 
+/// A value a newer library answers that this crate does not name.
+pub(crate) fn unknown(call: &str, what: &str, raw: u32) -> Error {
+    Error::new(
+        sys::CUABI_ERROR_NOT_SUPPORTED,
+        format!("{call} answered {what} {raw}, which this version of the crate does not know"),
+    )
+}
+
+/// Creates an object through a C function with one handle out-parameter.
+///
+/// # Safety
+/// `create` is a cuabi call that writes a new handle to its argument when it
+/// succeeds.
+pub(crate) unsafe fn create<R>(create: impl FnOnce(*mut R) -> sys::cuabi_status) -> Result<Owned<R>>
+where
+    R: Release,
+{
+    let mut raw = std::mem::MaybeUninit::<R>::uninit();
+    check(create(raw.as_mut_ptr()))?;
+    // SAFETY: the call succeeded, so it wrote the handle, which we now own.
+    Ok(Owned::new(raw.assume_init()))
+}
+
 /// `Ok(true)` when done, `Ok(false)` for `CUABI_ERROR_NOT_READY` (which is no
 /// failure), else the error: the answer of a stream or event query.
 pub(crate) fn check_ready(status: sys::cuabi_status) -> Result<bool> {
@@ -245,6 +269,36 @@ pub(crate) fn read_list<E: Copy>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A handle type that counts its releases.
+    #[derive(Clone, Copy, Debug)]
+    struct Counted(usize);
+
+    static RELEASED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+    impl Release for Counted {
+        unsafe fn release(self) {
+            RELEASED.fetch_add(self.0, std::sync::atomic::Ordering::SeqCst);
+        }
+    }
+
+    #[test]
+    fn failed_create_owns_nothing() {
+        let released = || RELEASED.load(std::sync::atomic::Ordering::SeqCst);
+        let result = unsafe { create::<Counted>(|_| sys::CUABI_ERROR_INVALID_ARGUMENT) };
+        assert!(result.is_err());
+        assert_eq!(released(), 0);
+        let owned = unsafe {
+            create::<Counted>(|out| {
+                out.write(Counted(1));
+                sys::CUABI_SUCCESS
+            })
+        }
+        .unwrap();
+        assert_eq!(owned.get().0, 1);
+        drop(owned);
+        assert_eq!(released(), 1);
+    }
 
     #[test]
     fn every_status_the_header_defines_has_a_kind_and_the_librarys_name() {

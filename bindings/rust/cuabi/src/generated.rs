@@ -106,6 +106,49 @@ impl ErrorKind {
     }
 }
 
+/// A limit of a device's primary context (cuCtxSetLimit), shared with every library using that
+/// context in the process.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Limit {
+    /// `CUABI_LIMIT_STACK_SIZE`: Bytes of stack for each GPU thread.
+    #[default]
+    StackSize,
+    /// `CUABI_LIMIT_PRINTF_FIFO_SIZE`: Bytes of the buffer device-side printf writes into; what
+    /// does not fit by the next synchronize is lost. Set it before the first launch of a kernel
+    /// that prints: the driver refuses a change after that.
+    PrintfFifoSize,
+    /// `CUABI_LIMIT_MALLOC_HEAP_SIZE`: Bytes of the heap that device-side malloc and new draw from.
+    /// Set it before the first launch of a kernel that allocates.
+    MallocHeapSize,
+    /// `CUABI_LIMIT_PERSISTING_L2_CACHE_SIZE`: Bytes of L2 set aside for accesses marked persisting
+    /// (an access-policy window); at most the device's
+    /// CU_DEVICE_ATTRIBUTE_MAX_PERSISTING_L2_CACHE_SIZE, 0 where it has none.
+    PersistingL2CacheSize,
+}
+
+impl Limit {
+    /// The `cuabi_limit` value.
+    pub fn raw(self) -> sys::cuabi_limit {
+        match self {
+            Limit::StackSize => sys::CUABI_LIMIT_STACK_SIZE,
+            Limit::PrintfFifoSize => sys::CUABI_LIMIT_PRINTF_FIFO_SIZE,
+            Limit::MallocHeapSize => sys::CUABI_LIMIT_MALLOC_HEAP_SIZE,
+            Limit::PersistingL2CacheSize => sys::CUABI_LIMIT_PERSISTING_L2_CACHE_SIZE,
+        }
+    }
+    /// The variant of a raw `cuabi_limit` value (as the library answers it);
+    /// `None` for a value this version of the crate does not know.
+    pub fn from_raw(value: sys::cuabi_limit) -> Option<Limit> {
+        match value {
+            sys::CUABI_LIMIT_STACK_SIZE => Some(Limit::StackSize),
+            sys::CUABI_LIMIT_PRINTF_FIFO_SIZE => Some(Limit::PrintfFifoSize),
+            sys::CUABI_LIMIT_MALLOC_HEAP_SIZE => Some(Limit::MallocHeapSize),
+            sys::CUABI_LIMIT_PERSISTING_L2_CACHE_SIZE => Some(Limit::PersistingL2CacheSize),
+            _ => None,
+        }
+    }
+}
+
 /// What `cuabi_module_compile` produces.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Output {
@@ -723,6 +766,147 @@ impl ReadMode {
     }
 }
 
+/// How a host thread waits in a synchronize on the stream's work.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SyncPolicy {
+    /// `CUABI_SYNC_POLICY_AUTO`: The driver's choice (the default).
+    Auto,
+    /// `CUABI_SYNC_POLICY_SPIN`: Spin on the CPU: the lowest latency, a busy core.
+    Spin,
+    /// `CUABI_SYNC_POLICY_YIELD`: Spin, yielding the core to other threads between checks.
+    Yield,
+    /// `CUABI_SYNC_POLICY_BLOCKING_SYNC`: Sleep until the work is done: an idle core, more latency.
+    BlockingSync,
+}
+
+impl SyncPolicy {
+    /// The `cuabi_sync_policy` value.
+    pub fn raw(self) -> sys::cuabi_sync_policy {
+        match self {
+            SyncPolicy::Auto => sys::CUABI_SYNC_POLICY_AUTO,
+            SyncPolicy::Spin => sys::CUABI_SYNC_POLICY_SPIN,
+            SyncPolicy::Yield => sys::CUABI_SYNC_POLICY_YIELD,
+            SyncPolicy::BlockingSync => sys::CUABI_SYNC_POLICY_BLOCKING_SYNC,
+        }
+    }
+    /// The variant of a raw `cuabi_sync_policy` value (as the library answers it);
+    /// `None` for a value this version of the crate does not know.
+    pub fn from_raw(value: sys::cuabi_sync_policy) -> Option<SyncPolicy> {
+        match value {
+            sys::CUABI_SYNC_POLICY_AUTO => Some(SyncPolicy::Auto),
+            sys::CUABI_SYNC_POLICY_SPIN => Some(SyncPolicy::Spin),
+            sys::CUABI_SYNC_POLICY_YIELD => Some(SyncPolicy::Yield),
+            sys::CUABI_SYNC_POLICY_BLOCKING_SYNC => Some(SyncPolicy::BlockingSync),
+            _ => None,
+        }
+    }
+}
+
+/// The memory-synchronisation domain of a stream's kernels: a fence in one domain need not wait for
+/// the memory traffic of the other (kernels that talk to other GPUs, such as NCCL's, run in the
+/// remote one).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum MemSyncDomain {
+    /// `CUABI_MEM_SYNC_DOMAIN_DEFAULT`:
+    #[default]
+    Default,
+    /// `CUABI_MEM_SYNC_DOMAIN_REMOTE`:
+    Remote,
+}
+
+impl MemSyncDomain {
+    /// The `cuabi_mem_sync_domain` value.
+    pub fn raw(self) -> sys::cuabi_mem_sync_domain {
+        match self {
+            MemSyncDomain::Default => sys::CUABI_MEM_SYNC_DOMAIN_DEFAULT,
+            MemSyncDomain::Remote => sys::CUABI_MEM_SYNC_DOMAIN_REMOTE,
+        }
+    }
+    /// The variant of a raw `cuabi_mem_sync_domain` value (as the library answers it);
+    /// `None` for a value this version of the crate does not know.
+    pub fn from_raw(value: sys::cuabi_mem_sync_domain) -> Option<MemSyncDomain> {
+        match value {
+            sys::CUABI_MEM_SYNC_DOMAIN_DEFAULT => Some(MemSyncDomain::Default),
+            sys::CUABI_MEM_SYNC_DOMAIN_REMOTE => Some(MemSyncDomain::Remote),
+            _ => None,
+        }
+    }
+}
+
+/// How accesses to memory are kept in L2.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum AccessProperty {
+    /// `CUABI_ACCESS_PROPERTY_NORMAL`:
+    #[default]
+    Normal,
+    /// `CUABI_ACCESS_PROPERTY_STREAMING`: Less likely to stay in L2.
+    Streaming,
+    /// `CUABI_ACCESS_PROPERTY_PERSISTING`: More likely to stay in L2, in the part set aside with
+    /// `CUABI_LIMIT_PERSISTING_L2_CACHE_SIZE`.
+    Persisting,
+}
+
+impl AccessProperty {
+    /// The `cuabi_access_property` value.
+    pub fn raw(self) -> sys::cuabi_access_property {
+        match self {
+            AccessProperty::Normal => sys::CUABI_ACCESS_PROPERTY_NORMAL,
+            AccessProperty::Streaming => sys::CUABI_ACCESS_PROPERTY_STREAMING,
+            AccessProperty::Persisting => sys::CUABI_ACCESS_PROPERTY_PERSISTING,
+        }
+    }
+    /// The variant of a raw `cuabi_access_property` value (as the library answers it);
+    /// `None` for a value this version of the crate does not know.
+    pub fn from_raw(value: sys::cuabi_access_property) -> Option<AccessProperty> {
+        match value {
+            sys::CUABI_ACCESS_PROPERTY_NORMAL => Some(AccessProperty::Normal),
+            sys::CUABI_ACCESS_PROPERTY_STREAMING => Some(AccessProperty::Streaming),
+            sys::CUABI_ACCESS_PROPERTY_PERSISTING => Some(AccessProperty::Persisting),
+            _ => None,
+        }
+    }
+}
+
+/// When a stream's wait on a value is over (`cuabi_stream_wait_value`). The comparisons are of 32-
+/// or 64-bit words, as the width says.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum WaitCondition {
+    /// `CUABI_WAIT_GEQ`: (int32_t or int64_t)(\*word - value) \>= 0: the word has reached value,
+    /// counting cyclically (a sequence number that wraps).
+    #[default]
+    Geq,
+    /// `CUABI_WAIT_EQ`: word == value.
+    Eq,
+    /// `CUABI_WAIT_AND`: (\*word & value) != 0: any bit of value is set.
+    And,
+    /// `CUABI_WAIT_NOR`: ~(\*word | value) != 0: some bit is clear in both (where the device can:
+    /// CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR).
+    Nor,
+}
+
+impl WaitCondition {
+    /// The `cuabi_wait_condition` value.
+    pub fn raw(self) -> sys::cuabi_wait_condition {
+        match self {
+            WaitCondition::Geq => sys::CUABI_WAIT_GEQ,
+            WaitCondition::Eq => sys::CUABI_WAIT_EQ,
+            WaitCondition::And => sys::CUABI_WAIT_AND,
+            WaitCondition::Nor => sys::CUABI_WAIT_NOR,
+        }
+    }
+    /// The variant of a raw `cuabi_wait_condition` value (as the library answers it);
+    /// `None` for a value this version of the crate does not know.
+    pub fn from_raw(value: sys::cuabi_wait_condition) -> Option<WaitCondition> {
+        match value {
+            sys::CUABI_WAIT_GEQ => Some(WaitCondition::Geq),
+            sys::CUABI_WAIT_EQ => Some(WaitCondition::Eq),
+            sys::CUABI_WAIT_AND => Some(WaitCondition::And),
+            sys::CUABI_WAIT_NOR => Some(WaitCondition::Nor),
+            _ => None,
+        }
+    }
+}
+
 /// The values of the driver's `CUstreamCaptureMode`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum CaptureMode {
@@ -1121,6 +1305,60 @@ impl std::ops::BitOr for StreamFlags {
 
 impl std::ops::BitOrAssign for StreamFlags {
     fn bitor_assign(&mut self, rhs: StreamFlags) {
+        self.0 |= rhs.0;
+    }
+}
+
+/// Flags: \``cuabi_mem_op_flags`\`, the bits of \``cuabi_mem_op_flag_bits`\`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct MemOpFlags(sys::cuabi_mem_op_flags);
+
+impl MemOpFlags {
+    /// No flag.
+    pub const NONE: MemOpFlags = MemOpFlags(0);
+    /// `CUABI_MEM_OP_FLUSH`: A wait: once it is over, remote writes (GPUDirect RDMA) that were in
+    /// flight are flushed before the work after it (where the device can:
+    /// CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES).
+    pub const FLUSH: MemOpFlags = MemOpFlags(sys::CUABI_MEM_OP_FLUSH);
+    /// `CUABI_MEM_OP_NO_MEMORY_BARRIER`: A write: no memory barrier before it, so it may pass
+    /// earlier writes of the stream's work (for a flag that orders nothing).
+    pub const NO_MEMORY_BARRIER: MemOpFlags = MemOpFlags(sys::CUABI_MEM_OP_NO_MEMORY_BARRIER);
+
+    /// The raw `cuabi_mem_op_flags` bits.
+    pub fn bits(self) -> sys::cuabi_mem_op_flags {
+        self.0
+    }
+
+    /// The flags of raw `cuabi_mem_op_flags` bits, kept as they are (bits this crate
+    /// does not name included).
+    pub const fn from_bits(bits: sys::cuabi_mem_op_flags) -> MemOpFlags {
+        MemOpFlags(bits)
+    }
+
+    /// `true` when every flag of `other` is set in `self`.
+    pub fn contains(self, other: MemOpFlags) -> bool {
+        self.0 & other.0 == other.0
+    }
+
+    /// `self` with the flags of `other` set when `on`, cleared when not.
+    pub fn with(self, other: MemOpFlags, on: bool) -> MemOpFlags {
+        if on {
+            MemOpFlags(self.0 | other.0)
+        } else {
+            MemOpFlags(self.0 & !other.0)
+        }
+    }
+}
+
+impl std::ops::BitOr for MemOpFlags {
+    type Output = MemOpFlags;
+    fn bitor(self, rhs: MemOpFlags) -> MemOpFlags {
+        MemOpFlags(self.0 | rhs.0)
+    }
+}
+
+impl std::ops::BitOrAssign for MemOpFlags {
+    fn bitor_assign(&mut self, rhs: MemOpFlags) {
         self.0 |= rhs.0;
     }
 }

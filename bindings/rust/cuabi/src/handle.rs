@@ -7,8 +7,6 @@
 
 use std::fmt;
 
-use cuabi_sys as sys;
-
 /// A raw handle type and the C function that gives it back (implemented
 /// for every handle type in `generated.rs`).
 pub(crate) trait Release: Copy + fmt::Debug {
@@ -79,23 +77,6 @@ macro_rules! as_raw {
 }
 pub(crate) use as_raw;
 
-/// Creates an object through a C function with one handle out-parameter.
-///
-/// # Safety
-/// `create` is a cuabi call that writes a new handle to its argument when it
-/// succeeds.
-pub(crate) unsafe fn create<R>(
-    create: impl FnOnce(*mut R) -> sys::cuabi_status,
-) -> crate::Result<Owned<R>>
-where
-    R: Release,
-{
-    let mut raw = std::mem::MaybeUninit::<R>::uninit();
-    crate::error::check(create(raw.as_mut_ptr()))?;
-    // SAFETY: the call succeeded, so it wrote the handle, which we now own.
-    Ok(Owned::new(raw.assume_init()))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -126,23 +107,6 @@ mod tests {
         let owned = unsafe { Owned::new(Fake(1)) };
         std::thread::spawn(move || drop(owned)).join().unwrap();
         assert_eq!(released(1), 1, "dropped on another thread");
-    }
-
-    #[test]
-    fn failed_create_owns_nothing() {
-        let result = unsafe { create::<Fake>(|_| sys::CUABI_ERROR_INVALID_ARGUMENT) };
-        assert!(result.is_err());
-        assert_eq!(released(2), 0);
-        let owned = unsafe {
-            create::<Fake>(|out| {
-                out.write(Fake(2));
-                sys::CUABI_SUCCESS
-            })
-        }
-        .unwrap();
-        assert_eq!(owned.get().0, 2);
-        drop(owned);
-        assert_eq!(released(2), 1);
     }
 
     #[test]

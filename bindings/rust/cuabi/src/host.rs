@@ -9,24 +9,7 @@ use cuabi_sys as sys;
 
 use crate::error::{check, Error, Result};
 use crate::handle::Owned;
-use crate::memory::DeviceRepr;
-
-/// `len` elements of `T` in page-locked host memory, allocated by the library
-/// (`cuabi_host_buffer_alloc`), zeroed, and freed on drop.
-///
-/// It dereferences to `[T]`. Copies between pinned memory and the device run
-/// asynchronously (see [`DeviceBuffer::copy_from_async`](crate::DeviceBuffer::copy_from_async)).
-/// Made by [`Device::alloc_pinned`](crate::Device::alloc_pinned).
-pub struct PinnedBuffer<T: DeviceRepr> {
-    handle: Owned<sys::cuabi_host_buffer>,
-    ptr: NonNull<T>,
-    len: usize,
-}
-
-// SAFETY: the buffer owns its memory like a Vec<T> does; the handle is
-// thread-safe (see handle.rs).
-unsafe impl<T: DeviceRepr + Send> Send for PinnedBuffer<T> {}
-unsafe impl<T: DeviceRepr + Sync> Sync for PinnedBuffer<T> {}
+use crate::types::{DeviceRepr, PinnedBuffer, PinnedSlice};
 
 impl<T: DeviceRepr> PinnedBuffer<T> {
     /// # Safety
@@ -78,17 +61,6 @@ impl<T: DeviceRepr> fmt::Debug for PinnedBuffer<T> {
             .field("ptr", &self.ptr)
             .finish()
     }
-}
-
-/// A slice of ordinary host memory, pinned in place (`cuabi_host_buffer_register`)
-/// for as long as this value lives; dropping it unpins the memory.
-///
-/// It borrows the slice mutably and dereferences to it, so the memory
-/// outlives the pinning. Made by [`Device::register_host`](crate::Device::register_host).
-pub struct PinnedSlice<'a, T: DeviceRepr> {
-    // Declared first: unpinned before the borrow ends.
-    pub(crate) handle: Owned<sys::cuabi_host_buffer>,
-    pub(crate) slice: &'a mut [T],
 }
 
 impl<'a, T: DeviceRepr> PinnedSlice<'a, T> {

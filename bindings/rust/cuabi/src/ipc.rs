@@ -5,12 +5,8 @@ use std::mem::size_of;
 
 use cuabi_sys as sys;
 
-use crate::device::Device;
-use crate::error::{check, out, Error, Result};
-use crate::handle::create;
-use crate::memory::{DeviceBuffer, DeviceRepr};
-use crate::pool::MemoryPool;
-use crate::stream::Event;
+use crate::error::{check, create, out, Error, Result};
+use crate::types::{Device, DeviceBuffer, DeviceRepr, Event, MemoryPool};
 
 /// The size of an [`IpcHandle`] in bytes (`CUABI_IPC_HANDLE_SIZE`).
 pub const IPC_HANDLE_SIZE: usize = sys::CUABI_IPC_HANDLE_SIZE as usize;
@@ -22,7 +18,7 @@ pub const IPC_HANDLE_SIZE: usize = sys::CUABI_IPC_HANDLE_SIZE as usize;
 /// It names the memory (or event), the process that exported it and the
 /// buffer's size, with a checksum: the library refuses a damaged or foreign
 /// handle, or one opened in the process that made it, with
-/// [`ErrorKind::InvalidArgument`](crate::ErrorKind::InvalidArgument) naming
+/// [`ErrorKind::InvalidArgument`](crate::generated::ErrorKind::InvalidArgument) naming
 /// why, before the driver sees it.
 ///
 /// ```
@@ -47,7 +43,7 @@ impl IpcHandle {
     }
 
     /// The handle of `bytes`, which must be exactly [`SIZE`](Self::SIZE)
-    /// long (else an [`ErrorKind::InvalidArgument`](crate::ErrorKind::InvalidArgument)
+    /// long (else an [`ErrorKind::InvalidArgument`](crate::generated::ErrorKind::InvalidArgument)
     /// error saying how long they are). Whether they are a handle is the
     /// library's to say, when they are opened.
     pub fn from_bytes(bytes: &[u8]) -> Result<IpcHandle> {
@@ -73,7 +69,7 @@ impl IpcHandle {
 
     /// The handle [`to_hex`](Self::to_hex) wrote (either case; surrounding
     /// whitespace is ignored). Anything else is an
-    /// [`ErrorKind::InvalidArgument`](crate::ErrorKind::InvalidArgument)
+    /// [`ErrorKind::InvalidArgument`](crate::generated::ErrorKind::InvalidArgument)
     /// error naming what is wrong.
     pub fn from_hex(text: &str) -> Result<IpcHandle> {
         let text = text.trim();
@@ -135,7 +131,7 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
     /// Buffers from [`Device::alloc`], [`Device::alloc_pitched`] and, from a
     /// pool made with [`MemoryPoolOptions::ipc`](crate::MemoryPoolOptions::ipc),
     /// [`Device::alloc_async`] can be shared; other kinds are refused with
-    /// [`ErrorKind::InvalidArgument`](crate::ErrorKind::InvalidArgument)
+    /// [`ErrorKind::InvalidArgument`](crate::generated::ErrorKind::InvalidArgument)
     /// saying which can.
     pub fn ipc_handle(&self) -> Result<IpcHandle> {
         let mut bytes = [0u8; IPC_HANDLE_SIZE];
@@ -176,7 +172,7 @@ impl Device {
     ///
     /// The buffer ([`BufferKind::Ipc`](crate::BufferKind::Ipc)) has the
     /// exported size, which must be a whole number of `T`s (else an
-    /// [`ErrorKind::InvalidArgument`](crate::ErrorKind::InvalidArgument)
+    /// [`ErrorKind::InvalidArgument`](crate::generated::ErrorKind::InvalidArgument)
     /// error naming both sizes). Dropping it unmaps the memory, which the
     /// exporting process still owns and must keep alive meanwhile. A handle
     /// from this very process (use the buffer itself) or a damaged one is
@@ -236,7 +232,7 @@ impl Device {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ErrorKind;
+    use crate::generated::ErrorKind;
 
     #[test]
     fn handles_round_trip_through_hex_and_bytes() {

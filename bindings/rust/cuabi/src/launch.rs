@@ -11,12 +11,9 @@ use cuabi_sys as sys;
 
 use crate::copy::PitchedBuffer;
 use crate::error::{check, Result};
+use crate::generated::LaunchFlags;
 use crate::managed::ManagedBuffer;
-use crate::memory::{DeviceBuffer, DeviceRepr};
-use crate::module::{Function, Layout};
-use crate::stream::{Event, Stream};
-use crate::texture::{Surface, Texture};
-use crate::LaunchFlags;
+use crate::types::{DeviceBuffer, DeviceRepr, Event, Function, Layout, Stream, Surface, Texture};
 
 /// Three dimensions of a grid or a block; made from `u32`, `(u32, u32)` or
 /// `(u32, u32, u32)`, missing dimensions being 1.
@@ -539,7 +536,7 @@ impl<'a> Launch<'a> {
     /// `cuabi_function_launch_packed`. When their number or an argument's size does not
     /// match the kernel's parameters, the launch goes to `cuabi_function_launch_sized`
     /// instead, which refuses it with
-    /// [`ErrorKind::InvalidArgument`](crate::ErrorKind::InvalidArgument) and a
+    /// [`ErrorKind::InvalidArgument`](crate::generated::ErrorKind::InvalidArgument) and a
     /// message naming the parameter: a 4-byte `u32` passed for a `size_t`
     /// never runs.
     ///
@@ -723,7 +720,7 @@ pub(crate) fn with_packed<T: KernelArgs, R>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::module::ParamInfo;
+    use crate::types::ParamInfo;
     use sealed::SealedArgs;
 
     /// SAXPY's parameters: float a, float *x, float *y, float *out, size_t n.

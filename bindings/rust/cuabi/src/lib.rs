@@ -159,39 +159,35 @@ mod link;
 mod managed;
 mod memory;
 mod module;
+mod objects;
 mod plan;
 mod pool;
 mod program;
 mod stream;
 mod texture;
+mod types;
 
 pub use cuabi_sys as sys;
 
-pub use crate::array::{Array, ArrayDesc};
+pub use crate::array::ArrayDesc;
 pub use crate::background::Background;
 pub use crate::copy::{Copy3d, PitchedBuffer};
-pub use crate::device::Device;
 pub use crate::error::{status_name, Error, Result};
-pub use crate::generated::{
-    AddressMode, ArrayFlags, ArrayFormat, BufferKind, CacheState, CaptureMode, CompileFlags,
-    CopyPath, CxxStandard, ErrorKind, EventFlags, FilterMode, FunctionAttribute, LaunchFlags,
-    LinkBackend, LinkFlags, LinkInput, ManagedFlags, MemoryAdvice, MemoryPoolFlags, NameForm,
-    Output, ReadMode, StreamFlags,
-};
-pub use crate::host::{PinnedBuffer, PinnedSlice};
+pub use crate::generated::*;
 pub use crate::ipc::{IpcHandle, IPC_HANDLE_SIZE};
 pub use crate::launch::{Dim3, KernelArg, KernelArgs, Launch, LaunchConfig};
-pub use crate::link::{Library, LinkOptions, Linker};
+pub use crate::link::LinkOptions;
 pub use crate::managed::{Location, ManagedBuffer, ManagedView};
-pub use crate::memory::{DeviceBuffer, DeviceRepr};
-pub use crate::module::{Function, Global, KernelName, Module, ParamInfo};
-pub use crate::plan::LaunchPlan;
-pub use crate::pool::{MemoryPool, MemoryPoolOptions, PoolUsage};
-pub use crate::program::{Arch, CompileOptions, CppStd, Program};
-pub use crate::stream::{Event, Graph, GraphExec, Stream};
-pub use crate::texture::{Surface, Texture, TextureOptions, TextureSource};
-
-use crate::error::{check, out, read_string};
+pub use crate::module::{Global, KernelName};
+pub use crate::objects::*;
+pub use crate::pool::{MemoryPoolOptions, PoolUsage};
+pub use crate::program::{Arch, CompileOptions, CppStd};
+pub use crate::texture::{TextureOptions, TextureSource};
+pub use crate::types::{
+    Array, Device, DeviceBuffer, DeviceRepr, Event, Function, Graph, GraphExec, LaunchPlan,
+    Library, Linker, MemoryPool, Module, ParamInfo, PinnedBuffer, PinnedSlice, Program, Stream,
+    Surface, Texture,
+};
 
 /// The version of the C header this crate was built against, as
 /// `MAJOR * 10000 + MINOR * 100 + PATCH`; compare with [`version`].
@@ -208,36 +204,4 @@ pub fn version_string() -> &'static str {
     unsafe { std::ffi::CStr::from_ptr(sys::cuabi_version_string()) }
         .to_str()
         .unwrap_or("")
-}
-
-/// Opens the CUDA driver and initialises it. Optional: every call that needs
-/// the driver does this itself the first time. A failure is remembered and
-/// answered again.
-///
-/// The driver is looked for as `$CUABI_DRIVER_PATH` alone when set, else
-/// `libcuda.so.1` through the dynamic loader, then the usual driver folders;
-/// [`ErrorKind::DriverNotFound`]'s message lists every path tried. A machine
-/// with a driver but no GPU succeeds here; [`Device::count`] then says 0.
-pub fn init() -> Result<()> {
-    check(unsafe { sys::cuabi_init() })
-}
-
-/// The driver's CUDA version, e.g. 13000 for 13.0.
-pub fn driver_version() -> Result<i32> {
-    out(|version| unsafe { sys::cuabi_driver_get_version(version) })
-}
-
-/// Where the CUDA driver was loaded from.
-pub fn driver_path() -> Result<String> {
-    read_string(|buf, size| unsafe { sys::cuabi_driver_get_path(buf, size) })
-}
-
-/// NVRTC's version as `(major, minor)`; opens NVRTC if needed.
-pub fn nvrtc_version() -> Result<(i32, i32)> {
-    out(|(major, minor): &mut (i32, i32)| unsafe { sys::cuabi_nvrtc_get_version(major, minor) })
-}
-
-/// Where NVRTC was loaded from; opens NVRTC if needed.
-pub fn nvrtc_path() -> Result<String> {
-    read_string(|buf, size| unsafe { sys::cuabi_nvrtc_get_path(buf, size) })
 }

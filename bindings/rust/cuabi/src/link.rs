@@ -6,14 +6,10 @@ use std::path::Path;
 use cuabi_sys as sys;
 
 use crate::background::Background;
-use crate::device::Device;
-use crate::error::{c_path, c_string, check, out, read_list, read_string, Error, Result};
-use crate::handle::{as_raw, create, Owned};
-use crate::module::Module;
-use crate::program::{CStrings, Program};
-use crate::{LinkBackend, LinkFlags, LinkInput};
-
-as_raw!(Linker => sys::cuabi_linker, Library => sys::cuabi_library);
+use crate::error::{c_path, c_string, check, create, Result};
+use crate::generated::{LinkBackend, LinkFlags, LinkInput};
+use crate::program::CStrings;
+use crate::types::{Device, Library, Linker, Module, Program};
 
 /// How a [`Linker`] links: [`Device::create_linker`]. A builder; what is
 /// not set keeps the library's default (`cuabi_link_desc_init`: either
@@ -89,54 +85,6 @@ impl LinkOptions {
     }
 }
 
-/// Links device code into one image and loads it as a [`Module`]: the
-/// outputs of [`Program`]s compiled with relocatable device code
-/// ([`CompileOptions::rdc`](crate::CompileOptions::rdc)) or LTO-IR
-/// ([`CompileOptions::dlto`](crate::CompileOptions::dlto)), and CUBIN, PTX,
-/// fatbin or LTO-IR files or bytes, host objects and static libraries of
-/// device code.
-///
-/// ```no_run
-/// # fn main() -> cuabi::Result<()> {
-/// use cuabi::{CompileOptions, Device, LinkOptions, Program};
-/// let device = Device::get(0)?;
-/// let options = CompileOptions::new().arch(device.arch()?).rdc(true);
-/// let mut caller = Program::with_options(
-///     "extern \"C\" __device__ float twice(float);\n\
-///      extern \"C\" __global__ void apply(float *x) { x[threadIdx.x] = twice(x[threadIdx.x]); }",
-///     &options,
-/// )?;
-/// caller.compile_with(&options)?;
-/// let mut callee = Program::with_options(
-///     "extern \"C\" __device__ float twice(float x) { return 2.0f * x; }",
-///     &options,
-/// )?;
-/// callee.compile_with(&options)?;
-///
-/// let mut linker = device.create_linker(&LinkOptions::new())?;
-/// linker.add_program(&caller)?.add_program(&callee)?;
-/// let module = linker.link()?;
-/// let apply = module.function("apply")?;
-/// let cubin = linker.image()?; // for a Library, a file, another device
-/// # let _ = (apply, cubin);
-/// # Ok(())
-/// # }
-/// ```
-///
-/// Linked images go through the compile cache (keyed on every input, the
-/// options, the backend and the target): [`Module::from_cache`] tells. A
-/// link the linker refuses is an [`ErrorKind::Compile`](crate::ErrorKind::Compile)
-/// error whose [`log`](crate::Error::log) is the linker's (an unresolved
-/// symbol named in it); [`Linker::log`] keeps it. A linker links once.
-///
-/// Adding and linking take `&mut self`; the linker is `Send` and `Sync`, so
-/// it may be built on one thread and linked on another
-/// ([`link_in_background`](Self::link_in_background)).
-#[derive(Debug)]
-pub struct Linker {
-    handle: Owned<sys::cuabi_linker>,
-}
-
 impl Linker {
     /// A linker for `device`, the same as [`Device::create_linker`].
     /// [`LinkBackend::Nvjitlink`] where nvJitLink cannot be loaded is
@@ -156,20 +104,6 @@ impl Linker {
         let handle =
             unsafe { create(|out| sys::cuabi_linker_create(device.as_raw(), &desc, out))? };
         Ok(Linker { handle })
-    }
-
-    /// The backend that links ([`LinkBackend::Auto`] resolved).
-    pub fn backend(&self) -> Result<LinkBackend> {
-        let raw = out(|backend| unsafe { sys::cuabi_linker_get_backend(self.as_raw(), backend) })?;
-        LinkBackend::from_raw(raw).ok_or_else(|| {
-            Error::new(
-                sys::CUABI_ERROR_NOT_SUPPORTED,
-                format!(
-                    "cuabi_linker_get_backend answered backend {raw}, which this version of the \
-                     crate does not know"
-                ),
-            )
-        })
     }
 
     /// Adds a compiled program's output: its LTO-IR when it was compiled
@@ -229,45 +163,6 @@ impl Linker {
             Ok((module, self))
         })
     }
-
-    /// The link's log, information and errors; empty before linking and
-    /// after a link the cache served.
-    pub fn log(&self) -> Result<String> {
-        read_string(|buf, size| unsafe { sys::cuabi_linker_get_log(self.as_raw(), buf, size) })
-    }
-
-    /// The linked CUBIN, to load elsewhere (a [`Library`], another device of
-    /// the same architecture, a file);
-    /// [`ErrorKind::NotFound`](crate::ErrorKind::NotFound) before a
-    /// successful link.
-    pub fn image(&self) -> Result<Vec<u8>> {
-        read_list(0u8, 0, |buf, size| unsafe {
-            sys::cuabi_linker_get_image(self.as_raw(), buf.cast(), size)
-        })
-    }
-}
-
-/// Device code loaded once for every device (`cuLibraryLoadData`, CUDA 12
-/// or newer): [`Library::module`] gives it as a [`Module`] of any device,
-/// without loading the image again.
-///
-/// ```no_run
-/// # fn main() -> cuabi::Result<()> {
-/// # let cubin: Vec<u8> = Vec::new();
-/// let library = cuabi::Library::load(&cubin)?;
-/// for ordinal in 0..cuabi::Device::count()? {
-///     let module = library.module(&cuabi::Device::get(ordinal)?)?;
-///     let kernel = module.function("doublify")?; // plain C++ names work too
-/// #   let _ = kernel;
-/// }
-/// # Ok(())
-/// # }
-/// ```
-///
-/// Modules keep their library loaded: the `Library` may be dropped first.
-#[derive(Debug)]
-pub struct Library {
-    handle: Owned<sys::cuabi_library>,
 }
 
 impl Library {

@@ -7,12 +7,10 @@ use std::ptr::NonNull;
 
 use cuabi_sys as sys;
 
-use crate::device::Device;
-use crate::error::{check, Error, Result};
-use crate::handle::create;
-use crate::memory::{byte_len, DeviceBuffer, DeviceRepr};
-use crate::stream::Stream;
-use crate::{ManagedFlags, MemoryAdvice};
+use crate::error::{check, create, Error, Result};
+use crate::generated::{ManagedFlags, MemoryAdvice};
+use crate::memory::byte_len;
+use crate::types::{Device, DeviceBuffer, DeviceRepr, Stream};
 
 /// `CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS`: 1 when the host may touch
 /// managed memory while kernels run.
@@ -189,7 +187,7 @@ impl<T: DeviceRepr> ManagedBuffer<T> {
     ///
     /// Work on *other* devices that uses this buffer is not waited for:
     /// it must have finished (its launch's safety conditions say so).
-    /// Refused with [`ErrorKind::NotSupported`](crate::ErrorKind::NotSupported)
+    /// Refused with [`ErrorKind::NotSupported`](crate::generated::ErrorKind::NotSupported)
     /// on a device without concurrent managed access (see
     /// [`ManagedBuffer`]).
     pub fn host_view(&mut self) -> Result<ManagedView<'_, T>> {
@@ -255,7 +253,7 @@ impl<T: DeviceRepr> ManagedBuffer<T> {
 
     /// Migrates elements `offset..offset + len` to `location` in order on
     /// `stream`; a range past the end is refused with
-    /// [`ErrorKind::OutOfRange`](crate::ErrorKind::OutOfRange).
+    /// [`ErrorKind::OutOfRange`](crate::generated::ErrorKind::OutOfRange).
     pub fn prefetch_range(
         &self,
         offset: usize,
@@ -351,7 +349,7 @@ mod tests {
         assert_eq!(Location::Host.raw().unwrap(), -1);
         assert_eq!(Location::Device(3).raw().unwrap(), 3);
         let err = Location::Device(1 << 31).raw().unwrap_err();
-        assert_eq!(err.kind(), crate::ErrorKind::InvalidArgument);
+        assert_eq!(err.kind(), crate::generated::ErrorKind::InvalidArgument);
         assert!(
             err.message().starts_with("location Device(2147483648)"),
             "{err}"

@@ -7,50 +7,10 @@ use std::mem::size_of;
 
 use cuabi_sys as sys;
 
-use crate::error::{check, out, Error, Result};
+use crate::error::{check, out, unknown, Error, Result};
+use crate::generated::CopyPath;
 use crate::handle::Owned;
-use crate::stream::Stream;
-use crate::{BufferKind, CopyPath};
-
-/// Plain data that may be copied to and from the device byte for byte and
-/// passed to a kernel by value.
-///
-/// Implemented for the primitive integer and floating-point types and for
-/// arrays of `DeviceRepr` types. Implement it for your own `#[repr(C)]`
-/// structs whose fields are all `DeviceRepr`, to match a struct the kernel
-/// takes by value or an element type of a buffer:
-///
-/// ```
-/// #[derive(Clone, Copy)]
-/// #[repr(C)]
-/// struct Particle {
-///     position: [f32; 3],
-///     mass: f32,
-/// }
-///
-/// // SAFETY: repr(C), every field is DeviceRepr, every bit pattern is valid.
-/// unsafe impl cuabi::DeviceRepr for Particle {}
-/// ```
-///
-/// # Safety
-///
-/// The type's layout must be what the device code expects (`#[repr(C)]` or
-/// `#[repr(transparent)]`, fields in the same order with the same sizes), it
-/// must hold no references or host pointers, and every bit pattern must be a
-/// valid value, because the device may write any bytes into it. `bool`,
-/// `char`, references and enums therefore do not qualify.
-pub unsafe trait DeviceRepr: Copy + 'static {}
-
-macro_rules! device_repr {
-    ($($t:ty),*) => {$(
-        // SAFETY: a primitive number; every bit pattern is a valid value.
-        unsafe impl DeviceRepr for $t {}
-    )*};
-}
-device_repr!(u8, i8, u16, i16, u32, i32, u64, i64, usize, isize, f32, f64);
-
-// SAFETY: an array of plain data is plain data, with no padding between elements.
-unsafe impl<T: DeviceRepr, const N: usize> DeviceRepr for [T; N] {}
+use crate::types::{DeviceBuffer, DeviceRepr, Stream};
 
 /// The byte length of `len` elements of `T`, or an error naming `what`.
 pub(crate) fn byte_len<T>(len: usize, what: &str) -> Result<usize> {
@@ -60,50 +20,6 @@ pub(crate) fn byte_len<T>(len: usize, what: &str) -> Result<usize> {
             "{what}: {len} elements of {size} bytes overflow usize"
         ))
     })
-}
-
-/// `len` elements of `T` in device memory, freed on drop.
-///
-/// Made by [`Device::alloc`](crate::Device::alloc),
-/// [`Device::alloc_zeroed`](crate::Device::alloc_zeroed),
-/// [`Device::buffer_from_slice`](crate::Device::buffer_from_slice),
-/// [`Device::alloc_async`](crate::Device::alloc_async) (in stream order,
-/// from a [`MemoryPool`](crate::MemoryPool)),
-/// [`Device::open_ipc_buffer`](crate::Device::open_ipc_buffer) (another
-/// process's memory) or [`Device::wrap_buffer`](crate::Device::wrap_buffer);
-/// [`ManagedBuffer`](crate::ManagedBuffer) and
-/// [`PitchedBuffer`](crate::PitchedBuffer) dereference to one.
-/// [`kind`](Self::kind) tells which. Pass it to a kernel with
-/// [`Launch::arg`](crate::Launch::arg), which passes its device address.
-///
-/// Dropping a buffer frees its memory the way its kind needs: a
-/// stream-ordered buffer in order on the stream it was allocated on (see
-/// [`free_async`](Self::free_async) to choose the stream), an IPC buffer by
-/// unmapping it, a wrapped buffer not at all.
-///
-/// Every copy names its range in elements of `T`; a range past the end is
-/// refused by the library with [`ErrorKind::OutOfRange`](crate::ErrorKind::OutOfRange)
-/// before anything is copied. The `_async` forms are `unsafe`, because the
-/// host memory must outlive a copy that has not run yet.
-///
-/// The forms without a stream follow CUDA's rules for synchronous copies:
-/// they go through the device's default stream, so they are ordered after
-/// work on it and on streams made without
-/// [`StreamFlags::NON_BLOCKING`](crate::StreamFlags::NON_BLOCKING), but not
-/// after work on non-blocking streams (synchronize those first, and
-/// [`Device::synchronize`](crate::Device::synchronize) before a non-blocking
-/// stream uses what they wrote). [`copy_to`](DeviceBuffer::copy_to) and
-/// [`to_vec`](DeviceBuffer::to_vec) return with the data;
-/// [`copy_from`](DeviceBuffer::copy_from) returns once `src` may be reused;
-/// [`fill_bytes`](DeviceBuffer::fill_bytes) and
-/// [`copy_from_buffer`](DeviceBuffer::copy_from_buffer) may return before the
-/// device has finished them.
-pub struct DeviceBuffer<T: DeviceRepr> {
-    handle: Owned<sys::cuabi_buffer>,
-    // The device address, kept here so a launch can point at it.
-    ptr: u64,
-    len: usize,
-    _element: PhantomData<T>,
 }
 
 impl<T: DeviceRepr> DeviceBuffer<T> {
@@ -154,12 +70,6 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
         &self.ptr
     }
 
-    /// How the buffer's memory was obtained (which decides how it is freed).
-    pub fn kind(&self) -> Result<BufferKind> {
-        let raw = out(|kind| unsafe { sys::cuabi_buffer_get_kind(self.handle.get(), kind) })?;
-        buffer_kind(raw)
-    }
-
     /// Frees a stream-ordered buffer (one from
     /// [`Device::alloc_async`](crate::Device::alloc_async)) in order on
     /// `stream` (`None`: the device's default stream): its memory goes back
@@ -172,7 +82,7 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
     /// this adds the graph's free node.
     ///
     /// A buffer of another kind is refused with
-    /// [`ErrorKind::InvalidArgument`](crate::ErrorKind::InvalidArgument)
+    /// [`ErrorKind::InvalidArgument`](crate::generated::ErrorKind::InvalidArgument)
     /// and then released as dropping it would; a [`Texture`](crate::Texture)
     /// over the buffer borrows it, so the buffer cannot be consumed while
     /// one exists.
@@ -204,7 +114,7 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
     /// Sets every element to `value`, which is 1, 2 or 4 bytes wide (`u8`,
     /// `u16`, `i16`, `u32`, `f32`, `[u8; 4]`, ...): its bytes are repeated
     /// as they are. Other element sizes are refused by the library with
-    /// [`ErrorKind::InvalidArgument`](crate::ErrorKind::InvalidArgument)
+    /// [`ErrorKind::InvalidArgument`](crate::generated::ErrorKind::InvalidArgument)
     /// naming the element size. May return before the device is done, as
     /// [`fill_bytes`](Self::fill_bytes) does.
     pub fn fill(&mut self, value: T) -> Result<()> {
@@ -213,7 +123,7 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
 
     /// Sets elements `offset..offset + len` to `value`, as
     /// [`fill`](Self::fill) does; a range past the end is refused with
-    /// [`ErrorKind::OutOfRange`](crate::ErrorKind::OutOfRange).
+    /// [`ErrorKind::OutOfRange`](crate::generated::ErrorKind::OutOfRange).
     pub fn fill_range(&mut self, offset: usize, len: usize, value: T) -> Result<()> {
         let (offset, _) = self.range("fill", offset, len)?;
         let (bits, size) = fill_value(&value);
@@ -428,27 +338,15 @@ fn fill_value<T: DeviceRepr>(value: &T) -> (u32, u32) {
     )
 }
 
-/// A value a newer library answers that this crate does not name.
-fn unknown(call: &str, what: &str, raw: u32) -> Error {
-    Error::new(
-        sys::CUABI_ERROR_NOT_SUPPORTED,
-        format!("{call} answered {what} {raw}, which this version of the crate does not know"),
-    )
-}
-
-/// The [`BufferKind`] of a raw `cuabi_buffer_kind`.
-pub(crate) fn buffer_kind(raw: sys::cuabi_buffer_kind) -> Result<BufferKind> {
-    BufferKind::from_raw(raw).ok_or_else(|| unknown("cuabi_buffer_get_kind", "kind", raw))
-}
-
 /// The [`CopyPath`] of a raw `cuabi_copy_path`.
 pub(crate) fn copy_path(raw: sys::cuabi_copy_path) -> Result<CopyPath> {
     CopyPath::from_raw(raw).ok_or_else(|| unknown("cuabi_buffer_get_copy_path", "path", raw))
 }
 
-/// The [`ArrayFormat`](crate::ArrayFormat) of a raw `cuabi_array_format`.
-pub(crate) fn array_format(raw: sys::cuabi_array_format) -> Result<crate::ArrayFormat> {
-    crate::ArrayFormat::from_raw(raw).ok_or_else(|| unknown("cuabi_array_get_desc", "format", raw))
+/// The [`ArrayFormat`](crate::generated::ArrayFormat) of a raw `cuabi_array_format`.
+pub(crate) fn array_format(raw: sys::cuabi_array_format) -> Result<crate::generated::ArrayFormat> {
+    crate::generated::ArrayFormat::from_raw(raw)
+        .ok_or_else(|| unknown("cuabi_array_get_desc", "format", raw))
 }
 
 #[cfg(test)]
@@ -473,34 +371,24 @@ mod tests {
 
     #[test]
     fn raw_values_map_to_their_kinds_and_unknown_ones_are_errors() {
-        for kind in [
-            BufferKind::Device,
-            BufferKind::StreamOrdered,
-            BufferKind::Managed,
-            BufferKind::Pitched,
-            BufferKind::Wrapped,
-            BufferKind::Ipc,
-        ] {
-            assert_eq!(buffer_kind(kind.raw()).unwrap(), kind);
-        }
         for path in [CopyPath::SameDevice, CopyPath::Peer, CopyPath::ThroughHost] {
             assert_eq!(copy_path(path.raw()).unwrap(), path);
         }
-        use crate::ArrayFormat::*;
+        use crate::generated::ArrayFormat::*;
         for format in [U8, U16, U32, S8, S16, S32, F16, F32] {
             assert_eq!(array_format(format.raw()).unwrap(), format);
         }
-        let err = buffer_kind(77).unwrap_err();
-        assert_eq!(err.kind(), crate::ErrorKind::NotSupported);
-        assert!(err.message().contains("kind 77"), "{err}");
-        assert!(copy_path(9).is_err() && array_format(0).is_err());
+        let err = copy_path(77).unwrap_err();
+        assert_eq!(err.kind(), crate::generated::ErrorKind::NotSupported);
+        assert!(err.message().contains("path 77"), "{err}");
+        assert!(array_format(0).is_err());
     }
 
     #[test]
     fn byte_lengths_overflow_into_an_error() {
         assert_eq!(byte_len::<f64>(3, "length").unwrap(), 24);
         let err = byte_len::<u32>(usize::MAX / 2, "length").unwrap_err();
-        assert_eq!(err.kind(), crate::ErrorKind::InvalidArgument);
+        assert_eq!(err.kind(), crate::generated::ErrorKind::InvalidArgument);
         assert!(err.message().starts_with("length:"), "{err}");
     }
 }

@@ -5,26 +5,11 @@ use std::sync::{Arc, OnceLock};
 
 use cuabi_sys as sys;
 
-use crate::error::{c_string, check, out, read_list, read_string, Result};
-use crate::handle::{as_raw, create, Owned};
+use crate::error::{c_string, check, create, out, read_list, Result};
+use crate::generated::{ErrorKind, NameForm};
+use crate::handle::Owned;
 use crate::launch::{Launch, LaunchConfig};
-use crate::plan::LaunchPlan;
-use crate::stream::Stream;
-use crate::{ErrorKind, FunctionAttribute, NameForm};
-
-as_raw!(Module => sys::cuabi_module, Function => sys::cuabi_function);
-
-/// Device code loaded on a device: from [`Device::compile`](crate::Device::compile),
-/// [`Device::load_ptx`](crate::Device::load_ptx),
-/// [`Device::load_module`](crate::Device::load_module),
-/// [`Device::load_module_file`](crate::Device::load_module_file),
-/// [`Linker::link`](crate::Linker::link) or
-/// [`Library::module`](crate::Library::module). Unloaded when it and every
-/// [`Function`] taken from it are dropped.
-#[derive(Debug)]
-pub struct Module {
-    pub(crate) handle: Owned<sys::cuabi_module>,
-}
+use crate::types::{Function, LaunchPlan, Layout, Module, ParamInfo, Stream};
 
 /// One kernel of a [`Module`] by both its names: [`Module::kernels`].
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -78,32 +63,6 @@ impl Module {
         })
     }
 
-    /// NVRTC's log of the compile that made this module, warnings
-    /// included, also after a successful compile. Empty for a module the
-    /// compile cache served ([`from_cache`](Self::from_cache): the compile
-    /// that made the image had the log) and for one loaded from an image, a
-    /// file, a link or a library.
-    pub fn compile_log(&self) -> Result<String> {
-        read_string(|buf, size| unsafe {
-            sys::cuabi_module_get_compile_log(self.as_raw(), buf, size)
-        })
-    }
-
-    /// How many kernels the module has (driver 12.4 or newer;
-    /// [`ErrorKind::NotSupported`](crate::ErrorKind::NotSupported) before).
-    pub fn kernel_count(&self) -> Result<usize> {
-        out(|count| unsafe { sys::cuabi_module_get_kernel_count(self.as_raw(), count) })
-    }
-
-    /// The name of kernel `index` in `form`, in the driver's order; an index
-    /// of [`kernel_count`](Self::kernel_count) or more is
-    /// [`ErrorKind::OutOfRange`](crate::ErrorKind::OutOfRange).
-    pub fn kernel_name(&self, index: usize, form: NameForm) -> Result<String> {
-        read_string(|buf, size| unsafe {
-            sys::cuabi_module_get_kernel_name(self.as_raw(), index, form.raw(), buf, size)
-        })
-    }
-
     /// Every kernel of the module, demangled and as its symbol, in the
     /// driver's order.
     ///
@@ -126,14 +85,6 @@ impl Module {
             .collect()
     }
 
-    /// The lowered (mangled) name of a name expression given at compile time.
-    pub fn lowered_name(&self, expression: &str) -> Result<String> {
-        let expression = c_string("name expression", expression)?;
-        read_string(|buf, size| unsafe {
-            sys::cuabi_module_get_lowered_name(self.as_raw(), expression.as_ptr(), buf, size)
-        })
-    }
-
     /// The `__device__` global called `name`.
     pub fn global(&self, name: &str) -> Result<Global> {
         let name = c_string("global name", name)?;
@@ -147,73 +98,15 @@ impl Module {
     }
 }
 
-/// Where one kernel parameter sits in the packed argument block, as the
-/// driver reports it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct ParamInfo {
-    /// Its byte offset in the argument block.
-    pub offset: usize,
-    /// Its size in bytes.
-    pub size: usize,
-}
-
-/// The parameter layout of a kernel, read once per [`Function`]: every
-/// parameter lies within the first `args_size` bytes of the block.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Layout {
-    pub(crate) params: Vec<ParamInfo>,
-    pub(crate) args_size: usize,
-}
-
-impl Layout {
-    /// The layout, or `None` when a parameter reaches past `args_size`, so
-    /// that no launch packs by it.
-    pub(crate) fn new(params: Vec<ParamInfo>, args_size: usize) -> Option<Layout> {
-        let within = params.iter().all(|p| {
-            p.offset
-                .checked_add(p.size)
-                .is_some_and(|end| end <= args_size)
-        });
-        within.then_some(Layout { params, args_size })
-    }
-}
-
-/// A kernel in a [`Module`]; it keeps the module loaded. Launch it with
-/// [`Function::launch`].
-pub struct Function {
-    // Shared with the plans made from it, which may outlive it.
-    handle: Arc<Owned<sys::cuabi_function>>,
-    // None: the driver cannot report parameters (before 12.4).
-    layout: OnceLock<Option<Layout>>,
-}
-
 impl Function {
     /// The handle, for a plan to keep.
     pub(crate) fn shared_handle(&self) -> Arc<Owned<sys::cuabi_function>> {
         Arc::clone(&self.handle)
     }
 
-    /// The kernel's name.
-    pub fn name(&self) -> Result<String> {
-        read_string(|buf, size| unsafe { sys::cuabi_function_get_name(self.as_raw(), buf, size) })
-    }
-
-    /// How many parameters the kernel takes. Needs driver 12.4 or newer
-    /// ([`ErrorKind::NotSupported`](crate::ErrorKind::NotSupported) before),
-    /// as [`params`](Self::params) and [`args_size`](Self::args_size) do.
-    pub fn param_count(&self) -> Result<usize> {
-        Ok(self.read_params()?.0.len())
-    }
-
     /// Offset and size of every parameter, in order.
     pub fn params(&self) -> Result<Vec<ParamInfo>> {
         Ok(self.read_params()?.0)
-    }
-
-    /// The byte length of the packed argument block: the last parameter's
-    /// offset plus its size (0 for no parameters).
-    pub fn args_size(&self) -> Result<usize> {
-        Ok(self.read_params()?.1)
     }
 
     /// Every parameter and the block's length, read with one call of
@@ -231,19 +124,6 @@ impl Function {
         Ok((params.collect(), args_size))
     }
 
-    /// One of the kernel's attributes.
-    pub fn attribute(&self, attribute: FunctionAttribute) -> Result<i32> {
-        out(|value| unsafe {
-            sys::cuabi_function_get_attribute(self.as_raw(), attribute.raw(), value)
-        })
-    }
-
-    /// Sets a settable attribute, e.g.
-    /// [`FunctionAttribute::MaxDynamicSharedSizeBytes`].
-    pub fn set_attribute(&self, attribute: FunctionAttribute, value: i32) -> Result<()> {
-        check(unsafe { sys::cuabi_function_set_attribute(self.as_raw(), attribute.raw(), value) })
-    }
-
     /// Starts a launch with grid and block sizes; add the stream and the
     /// arguments, then [`run`](Launch::run) it.
     #[inline]
@@ -256,47 +136,6 @@ impl Function {
     /// [`LaunchPlan`]. The same as [`LaunchPlan::new`].
     pub fn plan(&self, config: LaunchConfig, stream: Option<&Stream>) -> Result<LaunchPlan> {
         LaunchPlan::new(self, config, stream)
-    }
-
-    /// How many blocks of `block_size` threads, each with
-    /// `dynamic_shared_bytes` of dynamic shared memory, one multiprocessor
-    /// keeps resident at once.
-    pub fn active_blocks_per_sm(
-        &self,
-        block_size: u32,
-        dynamic_shared_bytes: usize,
-    ) -> Result<u32> {
-        out(|blocks| unsafe {
-            sys::cuabi_function_get_active_blocks_per_sm(
-                self.as_raw(),
-                block_size,
-                dynamic_shared_bytes,
-                blocks,
-            )
-        })
-    }
-
-    /// The block size that maximises occupancy and the smallest grid that
-    /// fills the device at that size, as `(block_size, min_grid_size)`. Each
-    /// block uses `shared_bytes_per_block` + `shared_bytes_per_thread` *
-    /// block size of dynamic shared memory; `block_size_limit` caps the
-    /// answer (0: the kernel's own limit).
-    pub fn suggest_block_size(
-        &self,
-        shared_bytes_per_block: usize,
-        shared_bytes_per_thread: usize,
-        block_size_limit: u32,
-    ) -> Result<(u32, u32)> {
-        out(|(block_size, min_grid): &mut (u32, u32)| unsafe {
-            sys::cuabi_function_suggest_block_size(
-                self.as_raw(),
-                shared_bytes_per_block,
-                shared_bytes_per_thread,
-                block_size_limit,
-                block_size,
-                min_grid,
-            )
-        })
     }
 
     /// A launch configuration for `elements` independent work items, one per
@@ -342,20 +181,6 @@ impl Function {
             )
         })?;
         Ok(LaunchConfig::from_raw(&raw))
-    }
-
-    /// The most dynamic shared memory each block can have while
-    /// `blocks_per_sm` blocks of `block_size` threads stay resident on one
-    /// multiprocessor.
-    pub fn available_dynamic_shared(&self, blocks_per_sm: u32, block_size: u32) -> Result<usize> {
-        out(|bytes| unsafe {
-            sys::cuabi_function_get_available_dynamic_shared(
-                self.as_raw(),
-                blocks_per_sm,
-                block_size,
-                bytes,
-            )
-        })
     }
 
     /// The largest cluster size, in blocks, the device can run the kernel

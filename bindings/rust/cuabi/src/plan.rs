@@ -4,87 +4,12 @@
 use std::ffi::c_void;
 use std::fmt;
 use std::ptr::NonNull;
-use std::sync::Arc;
 
 use cuabi_sys as sys;
 
-use crate::error::{check, Error, Result};
-use crate::handle::{as_raw, create, Owned};
+use crate::error::{check, create, Error, Result};
 use crate::launch::{copy_arg, sealed, KernelArg, KernelArgs, LaunchConfig};
-use crate::module::{Function, ParamInfo};
-use crate::stream::Stream;
-
-as_raw!(LaunchPlan => sys::cuabi_launch_plan);
-
-/// A prepared launch: the fastest way to launch one kernel many times.
-///
-/// The library checks the kernel, the [`LaunchConfig`] and the stream once,
-/// when the plan is made, and gives the plan an argument block laid out at
-/// the kernel's parameter offsets. Arguments are written into that block in
-/// place ([`set`](Self::set), [`set_args`](Self::set_args)); the library
-/// checks each argument signature against the kernel's parameters the first
-/// time the plan sees it (a tuple's types, or one parameter's size), not at
-/// every write. A launch ([`launch`](Self::launch),
-/// [`launch_with`](Self::launch_with)) is one call of one argument that
-/// passes the block as it is. Arguments stay in the block between launches:
-/// set only what changes.
-///
-/// The plan keeps its kernel (and its module) and its stream alive: the
-/// [`Function`] and [`Stream`] it was made from may be dropped first. It
-/// does not keep the buffers whose addresses it holds alive; see
-/// [`launch`](Self::launch).
-///
-/// `LaunchPlan` is `Send` and `Sync`. Writing the block and launching take
-/// `&mut self`, so one thread at a time writes and launches a plan, as the
-/// library requires; a shared `&LaunchPlan` can only read it. Plans are
-/// cheap: make one per thread to launch from several threads at once.
-///
-/// ```no_run
-/// # fn f(saxpy: &cuabi::Function, stream: &cuabi::Stream,
-/// #      x: &cuabi::DeviceBuffer<f32>, y: &cuabi::DeviceBuffer<f32>,
-/// #      out: &cuabi::DeviceBuffer<f32>) -> cuabi::Result<()> {
-/// use cuabi::{ErrorKind, LaunchConfig};
-///
-/// let mut plan = saxpy.plan(LaunchConfig::new(32768, 512), Some(stream))?;
-/// let n = x.len(); // size_t n: a usize
-/// // SAFETY: saxpy reads and writes n elements of each buffer, all alive
-/// // until the stream is synchronized.
-/// unsafe {
-///     plan.launch_with((&2.0f32, x, y, out, &n))?;
-///     // Change one argument and launch again.
-///     plan.set(0, &3.0f32)?.launch()?;
-/// }
-/// stream.synchronize()?;
-///
-/// // A 4-byte n for the size_t parameter is refused, naming the parameter.
-/// let err = plan.set(4, &(n as u32)).unwrap_err();
-/// assert_eq!(err.kind(), ErrorKind::InvalidArgument);
-/// assert!(err.message().contains("parameter 4"));
-/// # Ok(())
-/// # }
-/// ```
-pub struct LaunchPlan {
-    handle: Owned<sys::cuabi_launch_plan>,
-    /// The kernel, for the library's checks; shared with its [`Function`].
-    function: Arc<Owned<sys::cuabi_function>>,
-    kernel: Box<str>,
-    /// `size` bytes, 64-byte aligned, owned by the library's plan.
-    block: NonNull<u8>,
-    size: usize,
-    /// Every parameter lies within the `size` bytes (the layout's rule).
-    params: Box<[ParamInfo]>,
-    /// The size the library accepted for each parameter; `usize::MAX`
-    /// (which no argument's size is) before any.
-    checked: Box<[usize]>,
-    /// The tuple signature the library accepted last.
-    signature: Option<&'static [usize]>,
-}
-
-// SAFETY: the handles may be used and released on any thread (the header's
-// rules). The block is written only through `&mut self`, so no two threads
-// write it, or write and launch, at once.
-unsafe impl Send for LaunchPlan {}
-unsafe impl Sync for LaunchPlan {}
+use crate::types::{Function, LaunchPlan, ParamInfo, Stream};
 
 impl LaunchPlan {
     /// A plan to launch `function` with `config` on `stream` (`None`: the

@@ -1,48 +1,14 @@
 //! Stream-ordered allocation and memory pools.
 
-use std::fmt;
 #[cfg(unix)]
 use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
 
 use cuabi_sys as sys;
 
-use crate::device::Device;
-use crate::error::{check, out, Error, Result};
-use crate::handle::{as_raw, create, Owned};
-use crate::memory::{byte_len, DeviceBuffer, DeviceRepr};
-use crate::stream::Stream;
-use crate::MemoryPoolFlags;
-
-as_raw!(MemoryPool => sys::cuabi_memory_pool);
-
-/// A pool of device memory that [`Device::alloc_async`] allocates from in
-/// stream order.
-///
-/// Made by [`Device::create_memory_pool`], or
-/// [`Device::default_memory_pool`] for the device's own (the one the CUDA
-/// runtime's `cudaMallocAsync`, CuPy and PyTorch share; dropping that
-/// handle leaves the pool alone). A pool made here is destroyed when it is
-/// dropped and every buffer allocated from it is freed: buffers keep their
-/// pool alive. Every method takes `&self`: the library makes each call
-/// thread-safe.
-///
-/// ```no_run
-/// # fn f(device: &cuabi::Device) -> cuabi::Result<()> {
-/// use cuabi::MemoryPoolOptions;
-/// let pool = device.create_memory_pool(&MemoryPoolOptions::new().release_threshold(64 << 20))?;
-/// let stream = device.create_stream()?;
-/// let scratch = device.alloc_async::<f32>(1 << 20, Some(&pool), Some(&stream))?;
-/// // ... kernels on `stream` use `scratch` ...
-/// scratch.free_async(Some(&stream))?;
-/// stream.synchronize()?;
-/// assert_eq!(pool.usage()?.used_bytes, 0);
-/// pool.trim(0)?; // give the 64 MiB the pool kept back to the device
-/// # Ok(())
-/// # }
-/// ```
-pub struct MemoryPool {
-    handle: Owned<sys::cuabi_memory_pool>,
-}
+use crate::error::{check, create, out, Error, Result};
+use crate::generated::MemoryPoolFlags;
+use crate::memory::byte_len;
+use crate::types::{Device, DeviceBuffer, DeviceRepr, MemoryPool, Stream};
 
 /// What a [`MemoryPool`] holds: [`MemoryPool::usage`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -119,23 +85,6 @@ impl MemoryPoolOptions {
 }
 
 impl MemoryPool {
-    /// The release threshold in bytes: what the pool keeps reserved when a
-    /// stream synchronizes.
-    pub fn release_threshold(&self) -> Result<u64> {
-        out(|bytes| unsafe { sys::cuabi_memory_pool_get_release_threshold(self.as_raw(), bytes) })
-    }
-
-    /// Sets the release threshold in bytes.
-    pub fn set_release_threshold(&self, bytes: u64) -> Result<()> {
-        check(unsafe { sys::cuabi_memory_pool_set_release_threshold(self.as_raw(), bytes) })
-    }
-
-    /// Gives reserved memory back to the device until the pool holds at
-    /// most `keep_bytes` it is not using; memory in use is never given back.
-    pub fn trim(&self, keep_bytes: usize) -> Result<()> {
-        check(unsafe { sys::cuabi_memory_pool_trim(self.as_raw(), keep_bytes) })
-    }
-
     /// The bytes the pool has reserved, and of those the bytes in use.
     pub fn usage(&self) -> Result<PoolUsage> {
         let (reserved_bytes, used_bytes) = out(|(reserved, used): &mut (u64, u64)| unsafe {
@@ -163,14 +112,6 @@ impl MemoryPool {
         }
         // SAFETY: a new descriptor, owned by the caller (the header's rule).
         Ok(unsafe { OwnedFd::from_raw_fd(fd) })
-    }
-}
-
-impl fmt::Debug for MemoryPool {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("MemoryPool")
-            .field("handle", &self.as_raw())
-            .finish()
     }
 }
 

@@ -8,36 +8,9 @@ use std::str::FromStr;
 use cuabi_sys as sys;
 
 use crate::background::Background;
-use crate::error::{c_string, check, read_list, read_string, Error, Result};
-use crate::handle::{as_raw, create, Owned};
-use crate::{CompileFlags, CxxStandard, Output};
-
-as_raw!(Program => sys::cuabi_program);
-
-/// An NVRTC program: CUDA C++ source compiled at run time to PTX or CUBIN.
-///
-/// Compiling needs NVRTC but no GPU. Load the result with
-/// [`Device::load_ptx`](crate::Device::load_ptx) or
-/// [`Device::load_module`](crate::Device::load_module), or go from source to
-/// a module in one call, through the on-disk cache, with
-/// [`Device::compile`](crate::Device::compile).
-///
-/// ```no_run
-/// # fn main() -> cuabi::Result<()> {
-/// let mut program = cuabi::Program::new(
-///     "extern \"C\" __global__ void fill(float *p) { p[threadIdx.x] = 1.0f; }",
-///     "fill.cu",
-/// )?;
-/// program.compile(&["--gpu-architecture=compute_90"])?;
-/// let ptx = program.ptx()?;
-/// assert!(ptx.contains(".entry fill"));
-/// # Ok(())
-/// # }
-/// ```
-#[derive(Debug)]
-pub struct Program {
-    handle: Owned<sys::cuabi_program>,
-}
+use crate::error::{c_string, check, create, Error, Result};
+use crate::generated::{CompileFlags, CxxStandard, Output};
+use crate::types::Program;
 
 impl Program {
     /// A program from `source`; `name` is the file name its diagnostics use.
@@ -81,7 +54,7 @@ impl Program {
             .iter()
             .map(|(name, contents)| (name.as_str(), contents.as_str()))
             .collect();
-        let mut program = Program::create(source, options.name.as_deref(), &headers)?;
+        let program = Program::create(source, options.name.as_deref(), &headers)?;
         for expression in &options.name_expressions {
             program.add_name_expression(expression)?;
         }
@@ -115,19 +88,12 @@ impl Program {
         Ok(Program { handle })
     }
 
-    /// Registers a name expression (e.g. `"scale<float>"`) before compiling,
-    /// so that [`Program::lowered_name`] can give its mangled name afterwards.
-    pub fn add_name_expression(&mut self, expression: &str) -> Result<()> {
-        let expression = c_string("name expression", expression)?;
-        check(unsafe { sys::cuabi_program_add_name_expression(self.as_raw(), expression.as_ptr()) })
-    }
-
     /// Compiles with raw NVRTC options (e.g. `"--gpu-architecture=sm_90"`,
     /// `"--std=c++17"`), passed as they are; [`Program::compile_with`] takes
     /// them as values. An `sm_XY` architecture makes CUBIN, `compute_XY`
     /// makes PTX. A program compiles once.
     ///
-    /// NVRTC's rejection is an [`ErrorKind::Compile`](crate::ErrorKind::Compile)
+    /// NVRTC's rejection is an [`ErrorKind::Compile`](crate::generated::ErrorKind::Compile)
     /// error whose [`log`](crate::Error::log) holds the diagnostics;
     /// [`Program::log`] has the log either way.
     pub fn compile<S: AsRef<str>>(&mut self, options: &[S]) -> Result<()> {
@@ -178,46 +144,6 @@ impl Program {
         Background::spawn(move || {
             self.compile_with(&options)?;
             Ok(self)
-        })
-    }
-
-    /// NVRTC's log of the compile (warnings, errors); empty before compiling.
-    pub fn log(&self) -> Result<String> {
-        read_string(|buf, size| unsafe { sys::cuabi_program_get_log(self.as_raw(), buf, size) })
-    }
-
-    /// The PTX; [`ErrorKind::NotFound`](crate::ErrorKind::NotFound) when the
-    /// compile made CUBIN instead (an `sm_XY` target).
-    pub fn ptx(&self) -> Result<String> {
-        read_string(|buf, size| unsafe { sys::cuabi_program_get_ptx(self.as_raw(), buf, size) })
-    }
-
-    /// The CUBIN; [`ErrorKind::NotFound`](crate::ErrorKind::NotFound) when the
-    /// compile made PTX instead (a `compute_XY` target).
-    pub fn cubin(&self) -> Result<Vec<u8>> {
-        read_list(0u8, 0, |buf, size| unsafe {
-            sys::cuabi_program_get_cubin(self.as_raw(), buf.cast(), size)
-        })
-    }
-
-    /// The LTO-IR of a program compiled with `-dlto`
-    /// ([`CompileOptions::dlto`]), for a link-time-optimising
-    /// [`Linker`](crate::Linker) (which takes it from the program itself:
-    /// [`Linker::add_program`](crate::Linker::add_program)) or a file;
-    /// [`ErrorKind::NotFound`](crate::ErrorKind::NotFound) when the program
-    /// was compiled without `-dlto`.
-    pub fn lto_ir(&self) -> Result<Vec<u8>> {
-        read_list(0u8, 0, |buf, size| unsafe {
-            sys::cuabi_program_get_lto_ir(self.as_raw(), buf.cast(), size)
-        })
-    }
-
-    /// The lowered (mangled) name of an expression registered with
-    /// [`Program::add_name_expression`], after compiling.
-    pub fn lowered_name(&self, expression: &str) -> Result<String> {
-        let expression = c_string("name expression", expression)?;
-        read_string(|buf, size| unsafe {
-            sys::cuabi_program_get_lowered_name(self.as_raw(), expression.as_ptr(), buf, size)
         })
     }
 }
@@ -445,7 +371,7 @@ impl fmt::Display for Arch {
 }
 
 /// Reads `sm_XY` or `compute_XY` (two or more digits); anything else is
-/// [`ErrorKind::InvalidArgument`](crate::ErrorKind::InvalidArgument) naming
+/// [`ErrorKind::InvalidArgument`](crate::generated::ErrorKind::InvalidArgument) naming
 /// the text.
 impl FromStr for Arch {
     type Err = Error;
@@ -728,7 +654,7 @@ mod tests {
         let Err(err) = CompileDesc::new("x", &opts) else {
             panic!("a NUL byte in an option was accepted");
         };
-        assert_eq!(err.kind(), crate::ErrorKind::InvalidArgument);
+        assert_eq!(err.kind(), crate::generated::ErrorKind::InvalidArgument);
         assert!(err.message().contains("option 1"), "{err}");
     }
 }

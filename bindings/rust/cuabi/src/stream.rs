@@ -7,44 +7,14 @@ use std::panic::{self, AssertUnwindSafe};
 
 use cuabi_sys as sys;
 
-use crate::error::{check, check_ready, out, Error, Result};
-use crate::handle::{as_raw, create, Owned};
+use crate::error::{check, create, out, Error, Result};
 use crate::launch::{with_packed, KernelArgs};
-use crate::module::Function;
-use crate::CaptureMode;
-
-as_raw!(Stream => sys::cuabi_stream, Event => sys::cuabi_event, Graph => sys::cuabi_graph, GraphExec => sys::cuabi_graph_exec);
-
-/// A CUDA stream: work queued on it runs in order. Destroyed on drop (a
-/// wrapped stream is only let go).
-///
-/// `Stream` is `Send` and `Sync`: several threads may queue work on one
-/// stream; the driver orders it.
-#[derive(Debug)]
-pub struct Stream {
-    pub(crate) handle: Owned<sys::cuabi_stream>,
-}
+use crate::types::{Event, Function, Graph, GraphExec, Stream};
 
 impl Stream {
     /// The raw `CUstream` (a `cudaStream_t`), for interop.
     pub fn cu_stream(&self) -> Result<u64> {
         out(|raw| unsafe { sys::cuabi_stream_get_handle(self.as_raw(), raw) })
-    }
-
-    /// Waits until all work queued on the stream is done.
-    pub fn synchronize(&self) -> Result<()> {
-        check(unsafe { sys::cuabi_stream_synchronize(self.as_raw()) })
-    }
-
-    /// `true` when all work queued on the stream is done, `false` while some
-    /// is still running.
-    pub fn query(&self) -> Result<bool> {
-        check_ready(unsafe { sys::cuabi_stream_query(self.as_raw()) })
-    }
-
-    /// Makes later work on this stream wait until `event` is reached.
-    pub fn wait_event(&self, event: &Event) -> Result<()> {
-        check(unsafe { sys::cuabi_stream_wait_event(self.as_raw(), event.as_raw()) })
     }
 
     /// Runs `f` in stream order: once the work queued before it is done, on
@@ -54,7 +24,7 @@ impl Stream {
     /// here, never unwinding into the driver), is a failure: its text (`e`'s
     /// `Display`, or `"host function panicked: "` and the panic's message)
     /// is what the stream's next [`synchronize`](Self::synchronize) answers,
-    /// as an [`ErrorKind::HostFunction`](crate::ErrorKind::HostFunction)
+    /// as an [`ErrorKind::HostFunction`](crate::generated::ErrorKind::HostFunction)
     /// error; the synchronize after that succeeds again. Work queued after
     /// `f` still runs.
     ///
@@ -94,12 +64,6 @@ impl Stream {
         unsafe { launch_host_func_raw(self.as_raw(), f) }
     }
 
-    /// Starts capturing the work queued on this stream into a graph instead
-    /// of running it; [`Stream::end_capture`] returns the graph.
-    pub fn begin_capture(&self, mode: CaptureMode) -> Result<()> {
-        check(unsafe { sys::cuabi_stream_begin_capture(self.as_raw(), mode.raw()) })
-    }
-
     /// Ends the capture begun by [`Stream::begin_capture`] and returns what
     /// was captured.
     pub fn end_capture(&self) -> Result<Graph> {
@@ -108,65 +72,14 @@ impl Stream {
     }
 }
 
-/// A CUDA event: a point in a stream to wait for or to time. Destroyed on drop.
-#[derive(Debug)]
-pub struct Event {
-    pub(crate) handle: Owned<sys::cuabi_event>,
-}
-
-impl Event {
-    /// Records the event at the current end of `stream`.
-    pub fn record(&self, stream: &Stream) -> Result<()> {
-        check(unsafe { sys::cuabi_event_record(self.as_raw(), stream.as_raw()) })
-    }
-
-    /// Waits until the stream has reached the event.
-    pub fn synchronize(&self) -> Result<()> {
-        check(unsafe { sys::cuabi_event_synchronize(self.as_raw()) })
-    }
-
-    /// `true` when the stream has reached the event, `false` when not yet.
-    pub fn query(&self) -> Result<bool> {
-        check_ready(unsafe { sys::cuabi_event_query(self.as_raw()) })
-    }
-
-    /// Milliseconds from this event (the start) to `end`; both must be
-    /// recorded timing events that have completed.
-    pub fn elapsed_ms(&self, end: &Event) -> Result<f32> {
-        out(|ms| unsafe { sys::cuabi_event_get_elapsed_ms(self.as_raw(), end.as_raw(), ms) })
-    }
-}
-
-/// Work captured from a stream ([`Stream::end_capture`]). Instantiate it to run it.
-#[derive(Debug)]
-pub struct Graph {
-    handle: Owned<sys::cuabi_graph>,
-}
+impl Event {}
 
 impl Graph {
-    /// The number of nodes (kernels, copies, memsets) in the graph.
-    pub fn node_count(&self) -> Result<usize> {
-        out(|count| unsafe { sys::cuabi_graph_get_node_count(self.as_raw(), count) })
-    }
-
-    /// The number of kernel nodes in the graph. They are numbered from 0 in
-    /// the order they were captured, the index
-    /// [`GraphExec::set_kernel_node_args`] takes.
-    pub fn kernel_node_count(&self) -> Result<usize> {
-        out(|count| unsafe { sys::cuabi_graph_get_kernel_node_count(self.as_raw(), count) })
-    }
-
     /// Makes an executable graph that can be launched many times.
     pub fn instantiate(&self) -> Result<GraphExec> {
         let handle = unsafe { create(|out| sys::cuabi_graph_instantiate(self.as_raw(), out))? };
         Ok(GraphExec { handle })
     }
-}
-
-/// An instantiated graph ([`Graph::instantiate`]).
-#[derive(Debug)]
-pub struct GraphExec {
-    handle: Owned<sys::cuabi_graph_exec>,
 }
 
 impl GraphExec {
@@ -181,12 +94,6 @@ impl GraphExec {
     /// safety conditions ([`Launch::run`](crate::Launch::run)) hold again.
     pub unsafe fn launch(&self, stream: &Stream) -> Result<()> {
         check(sys::cuabi_graph_exec_launch(self.as_raw(), stream.as_raw()))
-    }
-
-    /// Uploads the graph to the device ahead of its first launch on
-    /// `stream`, so that launch does not pay for it.
-    pub fn upload(&self, stream: &Stream) -> Result<()> {
-        check(unsafe { sys::cuabi_graph_exec_upload(self.as_raw(), stream.as_raw()) })
     }
 
     /// Replaces the arguments of kernel node `index` (the kernels in the
@@ -238,16 +145,6 @@ impl GraphExec {
             }
         }
         refuse_args::<T>(function)
-    }
-
-    /// Updates this instantiated graph in place from `graph`, a graph of the
-    /// same topology with other parameters (captured again with new
-    /// arguments, say), without instantiating again. A graph whose topology
-    /// differs is refused with
-    /// [`ErrorKind::InvalidArgument`](crate::ErrorKind::InvalidArgument)
-    /// naming why, and this graph is left as it was.
-    pub fn update(&mut self, graph: &Graph) -> Result<()> {
-        check(unsafe { sys::cuabi_graph_exec_update(self.as_raw(), graph.as_raw()) })
     }
 }
 
@@ -466,7 +363,11 @@ mod tests {
             )
         };
         let err = result.expect_err("a NULL stream is refused");
-        assert_eq!(err.kind(), crate::ErrorKind::InvalidHandle, "{err}");
+        assert_eq!(
+            err.kind(),
+            crate::generated::ErrorKind::InvalidHandle,
+            "{err}"
+        );
         assert!(
             err.message().contains("cuabi_stream_launch_host_func"),
             "{err}"

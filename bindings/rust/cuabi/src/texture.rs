@@ -6,13 +6,9 @@ use std::marker::PhantomData;
 
 use cuabi_sys as sys;
 
-use crate::array::Array;
-use crate::error::{check, out, Result};
-use crate::handle::{as_raw, create, Owned};
-use crate::memory::{DeviceBuffer, DeviceRepr};
-use crate::{AddressMode, ArrayFormat, FilterMode, ReadMode};
-
-as_raw!(Surface => sys::cuabi_surface);
+use crate::error::{check, create, out, Result};
+use crate::generated::{AddressMode, ArrayFormat, FilterMode, ReadMode};
+use crate::types::{Array, DeviceBuffer, DeviceRepr, Surface, Texture};
 
 /// How a [`Texture`] samples: address modes, filtering, what a fetch
 /// returns, coordinates and border colour. What is not set keeps the
@@ -172,38 +168,6 @@ impl fmt::Debug for TextureSource<'_> {
     }
 }
 
-/// A texture object (`cudaTextureObject_t`): pass it to a kernel with
-/// [`Launch::arg`](crate::Launch::arg), which passes its 8-byte value.
-///
-/// It keeps its memory alive: over an [`Array`] it holds a clone of it
-/// (`Texture<'static>`); over a buffer it borrows the buffer for `'a`, so
-/// the buffer can be neither dropped, freed nor written through `&mut` while
-/// the texture lives (kernels may still write it through their arguments).
-/// The library checks everything when it is made (exactly one memory, the
-/// range inside the buffer, modes that need normalised coordinates, linear
-/// filtering of integer reads) and names what is wrong.
-///
-/// ```compile_fail
-/// # fn f(device: &cuabi::Device) -> cuabi::Result<()> {
-/// use cuabi::{ArrayFormat, Texture, TextureOptions, TextureSource};
-/// let buffer = device.alloc_async::<f32>(256, None, None)?;
-/// let texture = Texture::new(
-///     TextureSource::linear(&buffer, ArrayFormat::F32, 1, 256),
-///     &TextureOptions::new(),
-/// )?;
-/// buffer.free_async(None)?; // error: `buffer` is borrowed by the texture
-/// drop(texture);
-/// # Ok(())
-/// # }
-/// ```
-pub struct Texture<'a> {
-    handle: Owned<sys::cuabi_texture>,
-    /// The `CUtexObject`, where a launch can point at it.
-    object: u64,
-    _array: Option<Array>,
-    _buffer: PhantomData<&'a ()>,
-}
-
 impl<'a> Texture<'a> {
     /// A texture object over `source`, sampled as `options` say.
     pub fn new(source: TextureSource<'a>, options: &TextureOptions) -> Result<Texture<'a>> {
@@ -270,17 +234,6 @@ impl fmt::Debug for Texture<'_> {
             .field("object", &format_args!("{:#x}", self.object))
             .finish()
     }
-}
-
-/// A surface object (`cudaSurfaceObject_t`) over an [`Array`] made with
-/// [`ArrayFlags::SURFACE_LOAD_STORE`](crate::ArrayFlags::SURFACE_LOAD_STORE),
-/// for kernels to read and write it (`surf2Dread`, `surf2Dwrite`, ...).
-/// Pass it to a kernel with [`Launch::arg`](crate::Launch::arg), which
-/// passes its 8-byte value. It holds a clone of its array.
-pub struct Surface {
-    handle: Owned<sys::cuabi_surface>,
-    object: u64,
-    _array: Array,
 }
 
 impl Surface {

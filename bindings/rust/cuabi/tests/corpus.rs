@@ -510,7 +510,7 @@ fn cpu_cases() -> Cases<Cpu> {
     c.add(
         "a name expression holding a NUL byte",
         InvalidArgument,
-        "name expression contains a NUL byte",
+        "expression contains a NUL byte at byte 6",
         |_, _| answer(new_program(TEMPLATE)?.add_name_expression("store<\0int>")),
     );
     c.add(
@@ -522,7 +522,7 @@ fn cpu_cases() -> Cases<Cpu> {
     c.add(
         "a lowered-name query holding a NUL byte",
         InvalidArgument,
-        "name expression contains a NUL byte",
+        "expression contains a NUL byte at byte 5",
         |f, _| answer(f.compiled.lowered_name("store\0<int>")),
     );
     // --- Strings and calls the library refuses (smoke)

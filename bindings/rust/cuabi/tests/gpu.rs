@@ -1640,7 +1640,7 @@ fn graph_update_takes_a_recaptured_graph(device: &Device) -> TestResult {
     );
     let (out, out2) = (device.alloc::<f32>(n)?, device.alloc::<f32>(n)?);
     let (graph, stream) = capture_saxpy(device, &saxpy, (2.0, &x, &y, &out, n))?;
-    let mut exec = graph.instantiate()?;
+    let exec = graph.instantiate()?;
     unsafe { exec.launch(&stream)? };
     stream.synchronize()?;
     ensure!(

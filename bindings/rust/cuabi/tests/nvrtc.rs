@@ -128,7 +128,11 @@ fn nul_bytes_in_strings_are_refused_with_the_argument_named() {
     assert_eq!(err.kind(), ErrorKind::InvalidArgument);
     assert!(err.message().contains("option 1"), "{err}");
     let err = program.add_name_expression("a\0b").unwrap_err();
-    assert!(err.message().contains("name expression"), "{err}");
+    assert!(
+        err.message()
+            .contains("expression contains a NUL byte at byte 1"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -1,0 +1,490 @@
+//! The type that owns each handle of the header, the one object per handle
+//! that both the generated methods (`objects.rs`) and the crate's
+//! hand-written ones (the other modules) extend.
+//!
+//! Each type holds an [`Owned`] raw handle, released on drop, and what its
+//! methods keep beside it (a buffer's length, a kernel's parameter layout).
+
+use std::marker::PhantomData;
+use std::ptr::NonNull;
+use std::sync::{Arc, OnceLock};
+
+use cuabi_sys as sys;
+
+use crate::handle::{as_raw, Owned};
+
+as_raw!(
+    Device => sys::cuabi_device,
+    Program => sys::cuabi_program,
+    Module => sys::cuabi_module,
+    Function => sys::cuabi_function,
+    Stream => sys::cuabi_stream,
+    Event => sys::cuabi_event,
+    Graph => sys::cuabi_graph,
+    GraphExec => sys::cuabi_graph_exec,
+    LaunchPlan => sys::cuabi_launch_plan,
+    MemoryPool => sys::cuabi_memory_pool,
+    Surface => sys::cuabi_surface,
+    Linker => sys::cuabi_linker,
+    Library => sys::cuabi_library,
+);
+
+/// Plain data that may be copied to and from the device byte for byte and
+/// passed to a kernel by value.
+///
+/// Implemented for the primitive integer and floating-point types and for
+/// arrays of `DeviceRepr` types. Implement it for your own `#[repr(C)]`
+/// structs whose fields are all `DeviceRepr`, to match a struct the kernel
+/// takes by value or an element type of a buffer:
+///
+/// ```
+/// #[derive(Clone, Copy)]
+/// #[repr(C)]
+/// struct Particle {
+///     position: [f32; 3],
+///     mass: f32,
+/// }
+///
+/// // SAFETY: repr(C), every field is DeviceRepr, every bit pattern is valid.
+/// unsafe impl cuabi::DeviceRepr for Particle {}
+/// ```
+///
+/// # Safety
+///
+/// The type's layout must be what the device code expects (`#[repr(C)]` or
+/// `#[repr(transparent)]`, fields in the same order with the same sizes), it
+/// must hold no references or host pointers, and every bit pattern must be a
+/// valid value, because the device may write any bytes into it. `bool`,
+/// `char`, references and enums therefore do not qualify.
+pub unsafe trait DeviceRepr: Copy + 'static {}
+
+macro_rules! device_repr {
+    ($($t:ty),*) => {$(
+        // SAFETY: a primitive number; every bit pattern is a valid value.
+        unsafe impl DeviceRepr for $t {}
+    )*};
+}
+
+device_repr!(u8, i8, u16, i16, u32, i32, u64, i64, usize, isize, f32, f64);
+
+// SAFETY: an array of plain data is plain data, with no padding between elements.
+unsafe impl<T: DeviceRepr, const N: usize> DeviceRepr for [T; N] {}
+
+/// `len` elements of `T` in device memory, freed on drop.
+///
+/// Made by [`Device::alloc`](crate::Device::alloc),
+/// [`Device::alloc_zeroed`](crate::Device::alloc_zeroed),
+/// [`Device::buffer_from_slice`](crate::Device::buffer_from_slice),
+/// [`Device::alloc_async`](crate::Device::alloc_async) (in stream order,
+/// from a [`MemoryPool`](crate::MemoryPool)),
+/// [`Device::open_ipc_buffer`](crate::Device::open_ipc_buffer) (another
+/// process's memory) or [`Device::wrap_buffer`](crate::Device::wrap_buffer);
+/// [`ManagedBuffer`](crate::ManagedBuffer) and
+/// [`PitchedBuffer`](crate::PitchedBuffer) dereference to one.
+/// [`kind`](Self::kind) tells which. Pass it to a kernel with
+/// [`Launch::arg`](crate::Launch::arg), which passes its device address.
+///
+/// Dropping a buffer frees its memory the way its kind needs: a
+/// stream-ordered buffer in order on the stream it was allocated on (see
+/// [`free_async`](Self::free_async) to choose the stream), an IPC buffer by
+/// unmapping it, a wrapped buffer not at all.
+///
+/// Every copy names its range in elements of `T`; a range past the end is
+/// refused by the library with [`ErrorKind::OutOfRange`](crate::ErrorKind::OutOfRange)
+/// before anything is copied. The `_async` forms are `unsafe`, because the
+/// host memory must outlive a copy that has not run yet.
+///
+/// The forms without a stream follow CUDA's rules for synchronous copies:
+/// they go through the device's default stream, so they are ordered after
+/// work on it and on streams made without
+/// [`StreamFlags::NON_BLOCKING`](crate::StreamFlags::NON_BLOCKING), but not
+/// after work on non-blocking streams (synchronize those first, and
+/// [`Device::synchronize`](crate::Device::synchronize) before a non-blocking
+/// stream uses what they wrote). [`copy_to`](DeviceBuffer::copy_to) and
+/// [`to_vec`](DeviceBuffer::to_vec) return with the data;
+/// [`copy_from`](DeviceBuffer::copy_from) returns once `src` may be reused;
+/// [`fill_bytes`](DeviceBuffer::fill_bytes) and
+/// [`copy_from_buffer`](DeviceBuffer::copy_from_buffer) may return before the
+/// device has finished them.
+pub struct DeviceBuffer<T: DeviceRepr> {
+    pub(crate) handle: Owned<sys::cuabi_buffer>,
+    // The device address, kept here so a launch can point at it.
+    pub(crate) ptr: u64,
+    pub(crate) len: usize,
+    pub(crate) _element: PhantomData<T>,
+}
+
+/// `len` elements of `T` in page-locked host memory, allocated by the library
+/// (`cuabi_host_buffer_alloc`), zeroed, and freed on drop.
+///
+/// It dereferences to `[T]`. Copies between pinned memory and the device run
+/// asynchronously (see [`DeviceBuffer::copy_from_async`](crate::DeviceBuffer::copy_from_async)).
+/// Made by [`Device::alloc_pinned`](crate::Device::alloc_pinned).
+pub struct PinnedBuffer<T: DeviceRepr> {
+    pub(crate) handle: Owned<sys::cuabi_host_buffer>,
+    pub(crate) ptr: NonNull<T>,
+    pub(crate) len: usize,
+}
+
+// SAFETY: the buffer owns its memory like a Vec<T> does; the handle is
+// thread-safe (see handle.rs).
+unsafe impl<T: DeviceRepr + Send> Send for PinnedBuffer<T> {}
+
+unsafe impl<T: DeviceRepr + Sync> Sync for PinnedBuffer<T> {}
+
+/// A slice of ordinary host memory, pinned in place (`cuabi_host_buffer_register`)
+/// for as long as this value lives; dropping it unpins the memory.
+///
+/// It borrows the slice mutably and dereferences to it, so the memory
+/// outlives the pinning. Made by [`Device::register_host`](crate::Device::register_host).
+pub struct PinnedSlice<'a, T: DeviceRepr> {
+    // Declared first: unpinned before the borrow ends.
+    pub(crate) handle: Owned<sys::cuabi_host_buffer>,
+    pub(crate) slice: &'a mut [T],
+}
+
+/// A GPU and its primary context (the one the CUDA runtime, CuPy and
+/// PyTorch use, so their allocations and streams are shared with cuabi).
+///
+/// Objects made from a device keep what they need alive themselves: a
+/// [`DeviceBuffer`], [`Stream`] or [`Module`] may outlive the `Device` it
+/// came from. `Device` is `Send` and `Sync`; share it between threads with a
+/// reference or an `Arc`.
+pub struct Device {
+    pub(crate) handle: Owned<sys::cuabi_device>,
+    pub(crate) ordinal: usize,
+}
+
+/// An NVRTC program: CUDA C++ source compiled at run time to PTX or CUBIN.
+///
+/// Compiling needs NVRTC but no GPU. Load the result with
+/// [`Device::load_ptx`](crate::Device::load_ptx) or
+/// [`Device::load_module`](crate::Device::load_module), or go from source to
+/// a module in one call, through the on-disk cache, with
+/// [`Device::compile`](crate::Device::compile).
+///
+/// ```no_run
+/// # fn main() -> cuabi::Result<()> {
+/// let mut program = cuabi::Program::new(
+///     "extern \"C\" __global__ void fill(float *p) { p[threadIdx.x] = 1.0f; }",
+///     "fill.cu",
+/// )?;
+/// program.compile(&["--gpu-architecture=compute_90"])?;
+/// let ptx = program.ptx()?;
+/// assert!(ptx.contains(".entry fill"));
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Debug)]
+pub struct Program {
+    pub(crate) handle: Owned<sys::cuabi_program>,
+}
+
+/// Device code loaded on a device: from [`Device::compile`](crate::Device::compile),
+/// [`Device::load_ptx`](crate::Device::load_ptx),
+/// [`Device::load_module`](crate::Device::load_module),
+/// [`Device::load_module_file`](crate::Device::load_module_file),
+/// [`Linker::link`](crate::Linker::link) or
+/// [`Library::module`](crate::Library::module). Unloaded when it and every
+/// [`Function`] taken from it are dropped.
+#[derive(Debug)]
+pub struct Module {
+    pub(crate) handle: Owned<sys::cuabi_module>,
+}
+
+/// Where one kernel parameter sits in the packed argument block, as the
+/// driver reports it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ParamInfo {
+    /// Its byte offset in the argument block.
+    pub offset: usize,
+    /// Its size in bytes.
+    pub size: usize,
+}
+
+/// The parameter layout of a kernel, read once per [`Function`]: every
+/// parameter lies within the first `args_size` bytes of the block.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Layout {
+    pub(crate) params: Vec<ParamInfo>,
+    pub(crate) args_size: usize,
+}
+
+impl Layout {
+    /// The layout, or `None` when a parameter reaches past `args_size`, so
+    /// that no launch packs by it.
+    pub(crate) fn new(params: Vec<ParamInfo>, args_size: usize) -> Option<Layout> {
+        let within = params.iter().all(|p| {
+            p.offset
+                .checked_add(p.size)
+                .is_some_and(|end| end <= args_size)
+        });
+        within.then_some(Layout { params, args_size })
+    }
+}
+
+/// A kernel in a [`Module`]; it keeps the module loaded. Launch it with
+/// [`Function::launch`].
+pub struct Function {
+    // Shared with the plans made from it, which may outlive it.
+    pub(crate) handle: Arc<Owned<sys::cuabi_function>>,
+    // None: the driver cannot report parameters (before 12.4).
+    pub(crate) layout: OnceLock<Option<Layout>>,
+}
+
+/// A CUDA stream: work queued on it runs in order. Destroyed on drop (a
+/// wrapped stream is only let go).
+///
+/// `Stream` is `Send` and `Sync`: several threads may queue work on one
+/// stream; the driver orders it.
+#[derive(Debug)]
+pub struct Stream {
+    pub(crate) handle: Owned<sys::cuabi_stream>,
+}
+
+/// A CUDA event: a point in a stream to wait for or to time. Destroyed on drop.
+#[derive(Debug)]
+pub struct Event {
+    pub(crate) handle: Owned<sys::cuabi_event>,
+}
+
+/// Work captured from a stream ([`Stream::end_capture`]). Instantiate it to run it.
+#[derive(Debug)]
+pub struct Graph {
+    pub(crate) handle: Owned<sys::cuabi_graph>,
+}
+
+/// An instantiated graph ([`Graph::instantiate`]).
+#[derive(Debug)]
+pub struct GraphExec {
+    pub(crate) handle: Owned<sys::cuabi_graph_exec>,
+}
+
+/// A prepared launch: the fastest way to launch one kernel many times.
+///
+/// The library checks the kernel, the [`LaunchConfig`](crate::LaunchConfig) and the stream once,
+/// when the plan is made, and gives the plan an argument block laid out at
+/// the kernel's parameter offsets. Arguments are written into that block in
+/// place ([`set`](Self::set), [`set_args`](Self::set_args)); the library
+/// checks each argument signature against the kernel's parameters the first
+/// time the plan sees it (a tuple's types, or one parameter's size), not at
+/// every write. A launch ([`launch`](Self::launch),
+/// [`launch_with`](Self::launch_with)) is one call of one argument that
+/// passes the block as it is. Arguments stay in the block between launches:
+/// set only what changes.
+///
+/// The plan keeps its kernel (and its module) and its stream alive: the
+/// [`Function`] and [`Stream`] it was made from may be dropped first. It
+/// does not keep the buffers whose addresses it holds alive; see
+/// [`launch`](Self::launch).
+///
+/// `LaunchPlan` is `Send` and `Sync`. Writing the block and launching take
+/// `&mut self`, so one thread at a time writes and launches a plan, as the
+/// library requires; a shared `&LaunchPlan` can only read it. Plans are
+/// cheap: make one per thread to launch from several threads at once.
+///
+/// ```no_run
+/// # fn f(saxpy: &cuabi::Function, stream: &cuabi::Stream,
+/// #      x: &cuabi::DeviceBuffer<f32>, y: &cuabi::DeviceBuffer<f32>,
+/// #      out: &cuabi::DeviceBuffer<f32>) -> cuabi::Result<()> {
+/// use cuabi::{ErrorKind, LaunchConfig};
+///
+/// let mut plan = saxpy.plan(LaunchConfig::new(32768, 512), Some(stream))?;
+/// let n = x.len(); // size_t n: a usize
+/// // SAFETY: saxpy reads and writes n elements of each buffer, all alive
+/// // until the stream is synchronized.
+/// unsafe {
+///     plan.launch_with((&2.0f32, x, y, out, &n))?;
+///     // Change one argument and launch again.
+///     plan.set(0, &3.0f32)?.launch()?;
+/// }
+/// stream.synchronize()?;
+///
+/// // A 4-byte n for the size_t parameter is refused, naming the parameter.
+/// let err = plan.set(4, &(n as u32)).unwrap_err();
+/// assert_eq!(err.kind(), ErrorKind::InvalidArgument);
+/// assert!(err.message().contains("parameter 4"));
+/// # Ok(())
+/// # }
+/// ```
+pub struct LaunchPlan {
+    pub(crate) handle: Owned<sys::cuabi_launch_plan>,
+    /// The kernel, for the library's checks; shared with its [`Function`].
+    pub(crate) function: Arc<Owned<sys::cuabi_function>>,
+    pub(crate) kernel: Box<str>,
+    /// `size` bytes, 64-byte aligned, owned by the library's plan.
+    pub(crate) block: NonNull<u8>,
+    pub(crate) size: usize,
+    /// Every parameter lies within the `size` bytes (the layout's rule).
+    pub(crate) params: Box<[ParamInfo]>,
+    /// The size the library accepted for each parameter; `usize::MAX`
+    /// (which no argument's size is) before any.
+    pub(crate) checked: Box<[usize]>,
+    /// The tuple signature the library accepted last.
+    pub(crate) signature: Option<&'static [usize]>,
+}
+
+// SAFETY: the handles may be used and released on any thread (the header's
+// rules). The block is written only through `&mut self`, so no two threads
+// write it, or write and launch, at once.
+unsafe impl Send for LaunchPlan {}
+
+unsafe impl Sync for LaunchPlan {}
+
+/// A pool of device memory that [`Device::alloc_async`] allocates from in
+/// stream order.
+///
+/// Made by [`Device::create_memory_pool`], or
+/// [`Device::default_memory_pool`] for the device's own (the one the CUDA
+/// runtime's `cudaMallocAsync`, CuPy and PyTorch share; dropping that
+/// handle leaves the pool alone). A pool made here is destroyed when it is
+/// dropped and every buffer allocated from it is freed: buffers keep their
+/// pool alive. Every method takes `&self`: the library makes each call
+/// thread-safe.
+///
+/// ```no_run
+/// # fn f(device: &cuabi::Device) -> cuabi::Result<()> {
+/// use cuabi::MemoryPoolOptions;
+/// let pool = device.create_memory_pool(&MemoryPoolOptions::new().release_threshold(64 << 20))?;
+/// let stream = device.create_stream()?;
+/// let scratch = device.alloc_async::<f32>(1 << 20, Some(&pool), Some(&stream))?;
+/// // ... kernels on `stream` use `scratch` ...
+/// scratch.free_async(Some(&stream))?;
+/// stream.synchronize()?;
+/// assert_eq!(pool.usage()?.used_bytes, 0);
+/// pool.trim(0)?; // give the 64 MiB the pool kept back to the device
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Debug)]
+pub struct MemoryPool {
+    pub(crate) handle: Owned<sys::cuabi_memory_pool>,
+}
+
+/// A CUDA array: memory laid out for texture fetches and surface
+/// reads and writes. Made by [`Device::create_array`]; filled and read with
+/// [`copy_from_host`](Self::copy_from_host),
+/// [`copy_to_host`](Self::copy_to_host) or any box with [`Copy3d`](crate::Copy3d).
+///
+/// `Array` is a shared handle: its clones name the same array, which is
+/// freed when the last clone is dropped and no [`Texture`](crate::Texture)
+/// or [`Surface`](crate::Surface) uses it (each keeps a clone). Methods take
+/// `&self`.
+#[derive(Clone, Debug)]
+pub struct Array {
+    pub(crate) handle: Arc<Owned<sys::cuabi_array>>,
+}
+
+/// A texture object (`cudaTextureObject_t`): pass it to a kernel with
+/// [`Launch::arg`](crate::Launch::arg), which passes its 8-byte value.
+///
+/// It keeps its memory alive: over an [`Array`] it holds a clone of it
+/// (`Texture<'static>`); over a buffer it borrows the buffer for `'a`, so
+/// the buffer can be neither dropped, freed nor written through `&mut` while
+/// the texture lives (kernels may still write it through their arguments).
+/// The library checks everything when it is made (exactly one memory, the
+/// range inside the buffer, modes that need normalised coordinates, linear
+/// filtering of integer reads) and names what is wrong.
+///
+/// ```compile_fail
+/// # fn f(device: &cuabi::Device) -> cuabi::Result<()> {
+/// use cuabi::{ArrayFormat, Texture, TextureOptions, TextureSource};
+/// let buffer = device.alloc_async::<f32>(256, None, None)?;
+/// let texture = Texture::new(
+///     TextureSource::linear(&buffer, ArrayFormat::F32, 1, 256),
+///     &TextureOptions::new(),
+/// )?;
+/// buffer.free_async(None)?; // error: `buffer` is borrowed by the texture
+/// drop(texture);
+/// # Ok(())
+/// # }
+/// ```
+pub struct Texture<'a> {
+    pub(crate) handle: Owned<sys::cuabi_texture>,
+    /// The `CUtexObject`, where a launch can point at it.
+    pub(crate) object: u64,
+    pub(crate) _array: Option<Array>,
+    pub(crate) _buffer: PhantomData<&'a ()>,
+}
+
+/// A surface object (`cudaSurfaceObject_t`) over an [`Array`] made with
+/// [`ArrayFlags::SURFACE_LOAD_STORE`](crate::ArrayFlags::SURFACE_LOAD_STORE),
+/// for kernels to read and write it (`surf2Dread`, `surf2Dwrite`, ...).
+/// Pass it to a kernel with [`Launch::arg`](crate::Launch::arg), which
+/// passes its 8-byte value. It holds a clone of its array.
+pub struct Surface {
+    pub(crate) handle: Owned<sys::cuabi_surface>,
+    pub(crate) object: u64,
+    pub(crate) _array: Array,
+}
+
+/// Links device code into one image and loads it as a [`Module`]: the
+/// outputs of [`Program`]s compiled with relocatable device code
+/// ([`CompileOptions::rdc`](crate::CompileOptions::rdc)) or LTO-IR
+/// ([`CompileOptions::dlto`](crate::CompileOptions::dlto)), and CUBIN, PTX,
+/// fatbin or LTO-IR files or bytes, host objects and static libraries of
+/// device code.
+///
+/// ```no_run
+/// # fn main() -> cuabi::Result<()> {
+/// use cuabi::{CompileOptions, Device, LinkOptions, Program};
+/// let device = Device::get(0)?;
+/// let options = CompileOptions::new().arch(device.arch()?).rdc(true);
+/// let mut caller = Program::with_options(
+///     "extern \"C\" __device__ float twice(float);\n\
+///      extern \"C\" __global__ void apply(float *x) { x[threadIdx.x] = twice(x[threadIdx.x]); }",
+///     &options,
+/// )?;
+/// caller.compile_with(&options)?;
+/// let mut callee = Program::with_options(
+///     "extern \"C\" __device__ float twice(float x) { return 2.0f * x; }",
+///     &options,
+/// )?;
+/// callee.compile_with(&options)?;
+///
+/// let mut linker = device.create_linker(&LinkOptions::new())?;
+/// linker.add_program(&caller)?.add_program(&callee)?;
+/// let module = linker.link()?;
+/// let apply = module.function("apply")?;
+/// let cubin = linker.image()?; // for a Library, a file, another device
+/// # let _ = (apply, cubin);
+/// # Ok(())
+/// # }
+/// ```
+///
+/// Linked images go through the compile cache (keyed on every input, the
+/// options, the backend and the target): [`Module::from_cache`] tells. A
+/// link the linker refuses is an [`ErrorKind::Compile`](crate::ErrorKind::Compile)
+/// error whose [`log`](crate::Error::log) is the linker's (an unresolved
+/// symbol named in it); [`Linker::log`] keeps it. A linker links once.
+///
+/// Adding and linking take `&mut self`; the linker is `Send` and `Sync`, so
+/// it may be built on one thread and linked on another
+/// ([`link_in_background`](Self::link_in_background)).
+#[derive(Debug)]
+pub struct Linker {
+    pub(crate) handle: Owned<sys::cuabi_linker>,
+}
+
+/// Device code loaded once for every device (`cuLibraryLoadData`, CUDA 12
+/// or newer): [`Library::module`] gives it as a [`Module`] of any device,
+/// without loading the image again.
+///
+/// ```no_run
+/// # fn main() -> cuabi::Result<()> {
+/// # let cubin: Vec<u8> = Vec::new();
+/// let library = cuabi::Library::load(&cubin)?;
+/// for ordinal in 0..cuabi::Device::count()? {
+///     let module = library.module(&cuabi::Device::get(ordinal)?)?;
+///     let kernel = module.function("doublify")?; // plain C++ names work too
+/// #   let _ = kernel;
+/// }
+/// # Ok(())
+/// # }
+/// ```
+///
+/// Modules keep their library loaded: the `Library` may be dropped first.
+#[derive(Debug)]
+pub struct Library {
+    pub(crate) handle: Owned<sys::cuabi_library>,
+}

@@ -1,0 +1,538 @@
+"""The Rust crate's object layer: bindings/rust/cuabi/src/objects.rs.
+
+For every function of the model with known roles and no `idiom`, a safe
+method in an `impl` block of the crate's owning type of its object:
+
+* a receiver is `&self`; a borrowed handle `&T` (`Option<&T>` when nullable);
+* scalars are their Rust numbers, enums and flag sets the generated types of
+  `generated.rs`; a NUL-terminated string is `&str` (a path
+  `impl AsRef<Path>`), refused naming the parameter when it holds a NUL;
+* an array with its count is a slice, a host byte range `&[u8]` or
+  `&mut [u8]`;
+* out-parameters are the result: one value, or a tuple of several;
+* a two-call string is a `String`, a two-call blob a `Vec<u8>`;
+* a constructor is an associated function of the type it makes, returning
+  the owning type (its handle released on drop);
+* a call that answers `CUABI_ERROR_NOT_READY` without failing (a query)
+  returns `Result<bool>`;
+* library-level calls are free functions of the crate.
+
+Names: the function's name without `cuabi_<object>_`; Rust's getters drop
+`get_` (a getter, string or blob `cuabi_device_get_name` is `name()`, a
+library call `cuabi_driver_get_version` is `driver_version()`).
+
+What this layer does not write stays in the crate's idiom modules:
+functions with an `idiom`, the roles it has no safe Rust form for (versioned
+structs, callbacks, arrays of strings, in-out values), constructors of types
+whose owner holds more than the handle, and the functions listed in
+HAND_WRITTEN, each with the reason its Rust form differs. The generated file
+lists them, so that a reader sees where each function went.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Dict, List, Optional, Tuple
+
+from common import banner
+from rust import OPEN, RENAMED, camel, doc, doc_text, rustfmt
+
+OBJECTS = os.path.join("bindings", "rust", "cuabi", "src", "objects.rs")
+
+# The crate's owning type for each handle kind: (type as written in an impl
+# block and a return type, generic parameters of the impl block, whether the
+# type holds its handle alone as `handle: Owned<raw>` so that this layer can
+# make one). A handle kind missing here gets a type generated below.
+TYPES: Dict[str, Tuple[str, str, bool]] = {
+    "cuabi_device": ("Device", "", False),
+    "cuabi_program": ("Program", "", True),
+    "cuabi_module": ("Module", "", True),
+    "cuabi_function": ("Function", "", False),
+    "cuabi_buffer": ("DeviceBuffer<T>", "<T: DeviceRepr>", False),
+    "cuabi_host_buffer": ("PinnedBuffer<T>", "<T: DeviceRepr>", False),
+    "cuabi_stream": ("Stream", "", True),
+    "cuabi_event": ("Event", "", True),
+    "cuabi_graph": ("Graph", "", True),
+    "cuabi_graph_exec": ("GraphExec", "", True),
+    "cuabi_launch_plan": ("LaunchPlan", "", False),
+    "cuabi_memory_pool": ("MemoryPool", "", True),
+    "cuabi_array": ("Array", "", False),
+    "cuabi_texture": ("Texture<'a>", "<'a>", False),
+    "cuabi_surface": ("Surface", "", False),
+    "cuabi_linker": ("Linker", "", True),
+    "cuabi_library": ("Library", "", True),
+}
+
+# Functions whose Rust form is written by hand although this layer could
+# write one, and why: the safe Rust form differs from the plain one.
+HAND_WRITTEN: Dict[str, str] = {
+    "cuabi_last_error_status": "Error::last reads the thread's error state",
+    "cuabi_last_error_log": "Error::log carries it",
+    "cuabi_device_get_count": "Device::count answers usize",
+    "cuabi_device_get_ordinal": "Device::ordinal, kept with the device",
+    "cuabi_device_reset": "Device::reset is unsafe: it invalidates every object of the device",
+    "cuabi_device_get_context": "Device::cu_context names the raw CUcontext",
+    "cuabi_device_can_access_peer": "Device::can_access_peer answers bool",
+    "cuabi_module_get_from_cache": "Module::from_cache answers bool",
+    "cuabi_module_get_global": "Module::global answers a Global",
+    "cuabi_stream_get_handle": "Stream::cu_stream names the raw CUstream",
+    "cuabi_stream_end_capture": "Stream::end_capture is a method of the stream it ends",
+    "cuabi_graph_instantiate": "Graph::instantiate is a method of the graph",
+    "cuabi_graph_exec_launch": "GraphExec::launch is unsafe: the graph replays its captured arguments",
+    "cuabi_memory_pool_get_usage": "MemoryPool::usage answers a PoolUsage",
+    "cuabi_memory_pool_export_fd": "MemoryPool::export_fd answers an OwnedFd",
+    "cuabi_memory_pool_import_fd": "Device::import_memory_pool takes an AsFd",
+    "cuabi_linker_add_data": "Linker::add_data chains (&mut Linker)",
+    "cuabi_linker_add_file": "Linker::add_file chains (&mut Linker)",
+    "cuabi_linker_add_program": "Linker::add_program chains (&mut Linker)",
+    "cuabi_linker_link": "Linker::link is a method of the linker",
+    "cuabi_library_load_data": "Library::load",
+    "cuabi_library_load_file": "Library::load_file",
+    "cuabi_library_get_module": "Library::module",
+    "cuabi_module_load_data": "Device::load_module",
+    "cuabi_module_load_file": "Device::load_module_file",
+    "cuabi_stream_create": "Device::create_stream and create_stream_with",
+    "cuabi_stream_wrap": "Device::wrap_stream is unsafe: the CUstream must outlive the Stream",
+    "cuabi_event_create": "Device::create_event and create_event_with",
+    "cuabi_device_get_default_memory_pool": "Device::default_memory_pool",
+    "cuabi_array_get_handle": "Array::cu_array names the raw CUarray",
+    "cuabi_texture_get_handle": "Texture::object, read once when made",
+    "cuabi_surface_get_handle": "Surface::object, read once when made",
+    "cuabi_buffer_get_pointer": "DeviceBuffer::device_ptr, read once when made",
+    "cuabi_buffer_get_size": "DeviceBuffer::size_bytes, kept with the buffer",
+    "cuabi_buffer_get_device_ordinal": "DeviceBuffer::device_ordinal answers usize",
+    "cuabi_buffer_get_host_pointer": "ManagedBuffer's host view",
+    "cuabi_buffer_get_pitch": "PitchedBuffer::pitch, kept with the buffer",
+    "cuabi_host_buffer_get_pointer": "PinnedBuffer derefs to its slice",
+    "cuabi_host_buffer_get_size": "PinnedBuffer::len, kept with the buffer",
+}
+
+# Typed memory: the buffer and host-buffer calls take byte offsets and
+# sizes, which the crate's DeviceBuffer<T> and PinnedBuffer<T> give in
+# elements of T; their Rust forms, but for the getters, are written with the
+# types.
+TYPED_MEMORY = {"cuabi_buffer", "cuabi_host_buffer"}
+
+SCALARS = {
+    "int8_t": "i8",
+    "int16_t": "i16",
+    "int32_t": "i32",
+    "int64_t": "i64",
+    "uint8_t": "u8",
+    "uint16_t": "u16",
+    "uint32_t": "u32",
+    "uint64_t": "u64",
+    "uintptr_t": "usize",
+    "size_t": "usize",
+    "float": "f32",
+    "double": "f64",
+}
+
+# Rust keywords a C parameter name may collide with.
+KEYWORDS = {"type", "fn", "ref", "mut", "move", "match", "loop", "use", "mod", "impl", "self", "box", "where"}
+
+
+class Skip(Exception):
+    """This layer writes no method for the function; the text says why."""
+
+
+def method_doc(text: str) -> str:
+    """Header prose as Markdown: its `quoted` names stay code, the rest as
+    rust.py writes it."""
+    spans = text.split("`")
+    if len(spans) % 2 == 0:  # an unpaired backtick: no spans
+        return doc_text(text)
+
+    def plain(s: str) -> str:  # doc_text, keeping the spaces at either end
+        lead, trail = s[: len(s) - len(s.lstrip())], s[len(s.rstrip()) :]
+        return lead + doc_text(s) + trail if s.strip() else s
+
+    return "".join(plain(s) if i % 2 == 0 else f"`{s}`" for i, s in enumerate(spans))
+
+
+def ident(name: str) -> str:
+    return f"r#{name}" if name in KEYWORDS else name
+
+
+def rust_type_name(c_name: str) -> str:
+    """The crate's type for a handle kind (generated or hand-written), bare."""
+    if c_name in TYPES:
+        return TYPES[c_name][0].split("<")[0]
+    return camel(c_name[len("cuabi_") :])
+
+
+class Model:
+    def __init__(self, model: Dict[str, Any]) -> None:
+        self.model = model
+        self.enums = {e["name"]: e for e in model["enums"]}
+        self.flags = {f["name"]: f for f in model["flags"]}
+        self.handles = {h["name"]: h for h in model["handles"]}
+        self.uses: set = set()
+
+    def types_of(self, c_name: str) -> Tuple[str, str, bool]:
+        if c_name in TYPES:
+            return TYPES[c_name]
+        return (rust_type_name(c_name), "", True)
+
+    def enum_type(self, base: str) -> Optional[str]:
+        if base in self.enums and not self.enums[base]["is_flag_bits"]:
+            return RENAMED.get(base) or camel(base[len("cuabi_") :])
+        return None
+
+    def flags_type(self, base: str) -> Optional[str]:
+        if base in self.flags:
+            return camel(base[len("cuabi_") : -len("_flags")]) + "Flags"
+        return None
+
+    def value_type(self, t: Dict[str, Any], fn: str, param: str) -> str:
+        """The Rust type of a value of C type `t` (no pointer level)."""
+        base = t["base"]
+        if base in SCALARS:
+            return SCALARS[base]
+        for rust in (self.enum_type(base), self.flags_type(base)):
+            if rust:
+                self.uses.add(rust)
+                return rust
+        raise Skip(f"parameter `{param}` of type {t['c']} has no Rust value type")
+
+    def borrowed(self, c_name: str) -> str:
+        """`&T` for a borrowed handle of kind `c_name`."""
+        rust, generics, _ = self.types_of(c_name)
+        if generics.startswith("<T"):
+            raise Skip(f"a borrowed {c_name} is typed by its element in Rust")
+        self.uses.add(rust.split("<")[0])
+        return "&" + rust.replace("<'a>", "<'_>")
+
+
+def method_name(fn: Dict[str, Any], model: Model) -> str:
+    name, obj = fn["name"], fn.get("object")
+    prefixes = []
+    if obj:
+        prefixes.append(f"cuabi_{obj}_")
+    receiver = receiver_param(fn)
+    if receiver is not None:
+        prefixes.append(f"cuabi_{model.handles[receiver['type']['base']]['object']}_")
+    prefixes.append("cuabi_")
+    for prefix in prefixes:
+        if name.startswith(prefix):
+            name = name[len(prefix) :]
+            break
+    if fn["call"] in ("getter", "string", "blob"):
+        if name.startswith("get_"):
+            name = name[len("get_") :]
+        elif fn["call"] != "getter" or receiver is None:
+            name = name.replace("_get_", "_", 1)
+    elif fn["call"] == "library":
+        name = name.replace("_get_", "_", 1)
+    return ident(name)
+
+
+def receiver_param(fn: Dict[str, Any]) -> Optional[Dict[str, Any]]:
+    name = fn.get("receiver")
+    for p in fn["params"]:
+        if name is not None and p["name"] == name:
+            return p
+    return None
+
+
+def statuses(fn: Dict[str, Any]) -> List[str]:
+    return list(fn.get("statuses") or [])
+
+
+def method(fn: Dict[str, Any], model: Model) -> Tuple[str, str]:
+    """(the impl block's key: the Rust type or "" for free functions, the
+    method's text), or Skip."""
+    call = fn.get("call")
+    if call is None:
+        raise Skip("the model gives it no call kind")
+    if fn.get("idiom"):
+        raise Skip(f"idiom `{fn['idiom']}`, written by hand")
+    if fn["name"] in HAND_WRITTEN:
+        raise Skip(HAND_WRITTEN[fn["name"]])
+    if call in ("release", "struct_init"):
+        raise Skip({"release": "Drop", "struct_init": "the idiom that fills the struct"}[call])
+    if fn["returns"]["base"] != "cuabi_status":
+        raise Skip("answers no status")
+    receiver = receiver_param(fn)
+    if call == "constructor":
+        outs = [p for p in fn["params"] if p.get("role") == "out_handle"]
+        if len(outs) != 1:
+            raise Skip("a constructor with other than one new handle")
+        rust, _, plain = model.types_of(outs[0]["handle_type"])
+        if not plain:
+            raise Skip(f"{rust.split('<')[0]} holds more than its handle; made by hand")
+        owner = rust
+    elif receiver is not None:
+        owner = model.types_of(receiver["type"]["base"])[0]
+        if receiver["type"]["base"] in TYPED_MEMORY and call != "getter":
+            raise Skip("typed memory: offsets and sizes are elements of T in Rust")
+    elif fn.get("object") and f"cuabi_{fn['object']}" in model.handles:
+        # No receiver but an object (cuabi_device_get_count): an associated function.
+        owner = model.types_of(f"cuabi_{fn['object']}")[0]
+    else:
+        owner = ""
+
+    args: List[str] = []  # the Rust parameters
+    prep: List[str] = []  # statements before the call
+    c_args: List[str] = []  # the C arguments
+    outs: List[Tuple[str, str, str]] = []  # (local, Rust type, conversion of the raw value)
+    two_call: Optional[str] = None
+    lifetimes = ""
+    by_name = {p["name"]: p for p in fn["params"]}
+    derived = set()  # counts, sizes and two-call sizes: given by a slice or the pattern
+    for p in fn["params"]:
+        role = p.get("role")
+        if role in ("count", "size") and p.get("of") in by_name:
+            derived.add(p["name"])
+        if role == "two_call_size":
+            derived.add(p["name"])
+    for p in fn["params"]:
+        role, name, t = p.get("role"), p["name"], p["type"]
+        local = ident(name)
+        if role is None:
+            raise Skip(f"parameter `{name}` has no role")
+        if role == "receiver" or (p is receiver):
+            c_args.append("self.as_raw()" if call != "constructor" else f"{local}.as_raw()")
+            if call == "constructor":
+                args.append(f"{local}: {model.borrowed(t['base'])}")
+            continue
+        if name in derived:
+            of = p.get("of")
+            if role == "two_call_size":
+                c_args.append("size")
+            else:
+                c_args.append(f"{ident(of)}.len()")
+            continue
+        if role == "handle":
+            ref = model.borrowed(p.get("handle_type") or t["base"])
+            if p.get("nullable"):
+                # `&t` and `None` both: Into<Option<&T>>.
+                args.append(f"{local}: impl Into<Option<&'h {ref[1:]}>>")
+                lifetimes = "<'h>"
+                c_args.append(f"{local}.into().map_or(std::ptr::null_mut(), |h| h.as_raw())")
+            else:
+                args.append(f"{local}: {ref}")
+                c_args.append(f"{local}.as_raw()")
+        elif role == "in":
+            if t["pointers"]:
+                raise Skip(f"parameter `{name}` is an in value behind a pointer")
+            rust = model.value_type(t, fn["name"], name)
+            args.append(f"{local}: {rust}")
+            if model.enum_type(t["base"]):
+                c_args.append(f"{local}.raw()")
+            elif model.flags_type(t["base"]):
+                c_args.append(f"{local}.bits()")
+            else:
+                c_args.append(local)
+        elif role == "out":
+            if len(t["pointers"]) == 2 and t["base"] == "void":
+                outs.append((local, "*mut std::ffi::c_void", ""))
+                prep.append(f"let mut {local} = std::ptr::null_mut();")
+            elif len(t["pointers"]) == 1:
+                rust = model.value_type(t, fn["name"], name)
+                enum = model.enum_type(t["base"])
+                if enum and t["base"] in OPEN:
+                    raise Skip(f"out `{name}` is an open enum")
+                if enum and t["base"] != "cuabi_status":
+                    # A value newer than this crate: the same error for every enum.
+                    conv = f'{enum}::from_raw({local}).ok_or_else(|| unknown("{fn["name"]}", "{name}", {local}))'
+                    model.uses.add("unknown")
+                elif model.flags_type(t["base"]):
+                    conv = f"{rust}::from_bits({local})"
+                else:
+                    conv = ""
+                zero = "0.0" if rust in ("f32", "f64") else "0"
+                prep.append(f"let mut {local} = {zero};")
+                outs.append((local, rust, conv))
+            else:
+                raise Skip(f"out `{name}` of type {t['c']}")
+            c_args.append(f"&mut {local}")
+        elif role == "out_handle":
+            if call != "constructor":
+                raise Skip(f"a new handle from a {call}")
+            c_args.append("out")
+        elif role == "string_in":
+            nullable = p.get("nullable")
+            if name == "path" or name.endswith("_path"):
+                if nullable:
+                    raise Skip("a nullable path")
+                args.append(f"{local}: impl AsRef<std::path::Path>")
+                prep.append(f"let {local} = c_path({local}.as_ref())?;")
+                model.uses.add("c_path")
+                c_args.append(f"{local}.as_ptr()")
+            elif nullable:
+                args.append(f"{local}: Option<&str>")
+                prep.append(f'let {local} = {local}.map(|s| c_string("{name}", s)).transpose()?;')
+                c_args.append(f"{local}.as_ref().map_or(std::ptr::null(), |s| s.as_ptr())")
+                model.uses.add("c_string")
+            else:
+                args.append(f"{local}: &str")
+                prep.append(f'let {local} = c_string("{name}", {local})?;')
+                c_args.append(f"{local}.as_ptr()")
+                model.uses.add("c_string")
+        elif role in ("array_in", "array_out"):
+            if len(t["pointers"]) != 1 or t["base"] not in SCALARS:
+                raise Skip(f"array `{name}` of {t['c']}")
+            rust = SCALARS[t["base"]]
+            if role == "array_in":
+                args.append(f"{local}: &[{rust}]")
+                c_args.append(f"{local}.as_ptr()")
+            else:
+                args.append(f"{local}: &mut [{rust}]")
+                c_args.append(f"{local}.as_mut_ptr()")
+            if p.get("count") not in derived:
+                raise Skip(f"array `{name}` without its count")
+        elif role in ("bytes_in", "bytes_out"):
+            if p.get("size") not in derived:
+                raise Skip(f"bytes `{name}` without their size")
+            if p.get("nullable"):
+                raise Skip(f"nullable bytes `{name}`")
+            if role == "bytes_in":
+                args.append(f"{local}: &[u8]")
+                c_args.append(f"{local}.as_ptr().cast()")
+            else:
+                args.append(f"{local}: &mut [u8]")
+                c_args.append(f"{local}.as_mut_ptr().cast()")
+        elif role == "two_call_buf":
+            if t["base"] not in ("char", "void") or len(t["pointers"]) != 1:
+                raise Skip(f"a two-call list of {t['c']}")
+            two_call = "string" if t["base"] == "char" else "blob"
+            c_args.append("buf" if two_call == "string" else "buf.cast()")
+        else:
+            raise Skip(f"parameter `{name}` is {role}")
+
+    c_call = f"sys::{fn['name']}({', '.join(c_args)})"
+    rust_args = ", ".join(([] if call == "constructor" or receiver is None else ["&self"]) + args)
+    name = method_name(fn, model)
+    body: List[str] = list(prep)
+    if call == "constructor":
+        if outs or two_call:
+            raise Skip("a constructor with more outs than its handle")
+        model.uses.add("create")
+        ret = owner.split("<")[0]
+        body.append(f"let handle = unsafe {{ create(|out| {c_call})? }};")
+        body.append(f"Ok({ret} {{ handle }})")
+        returns = ret
+    elif two_call:
+        if outs:
+            raise Skip("a two-call read with more outs")
+        if two_call == "string":
+            model.uses.add("read_string")
+            body.append(f"read_string(|buf, size| unsafe {{ {c_call} }})")
+            returns = "String"
+        else:
+            model.uses.add("read_list")
+            body.append(f"read_list(0u8, 0, |buf, size| unsafe {{ {c_call} }})")
+            returns = "Vec<u8>"
+    elif not outs and "CUABI_ERROR_NOT_READY" in statuses(fn):
+        model.uses.add("check_ready")
+        body.append(f"check_ready(unsafe {{ {c_call} }})")
+        returns = "bool"
+    else:
+        model.uses.add("check")
+        if not outs:
+            body.append(f"check(unsafe {{ {c_call} }})")
+            returns = "()"
+        else:
+            body.append(f"check(unsafe {{ {c_call} }})?;")
+            # A conversion that can fail (an enum) is a Result itself.
+            values = [(conv + "?" if "unknown(" in conv else conv) or local for local, _, conv in outs]
+            if len(outs) == 1:
+                body.append(outs[0][2] if "unknown(" in outs[0][2] else f"Ok({values[0]})")
+                returns = outs[0][1]
+            else:
+                body.append(f"Ok(({', '.join(values)}))")
+                returns = "(" + ", ".join(o[1] for o in outs) + ")"
+    text = fn.get("doc") or ""
+    docs = doc(method_doc(text), "    ", raw=True) if text.strip() else ""
+    docs += ("    ///\n" if docs else "") + f"    /// Calls `{fn['name']}`.\n"
+    head = f"    pub fn {name}{lifetimes}({rust_args}) -> Result<{returns}> {{\n"
+    return owner, docs + head + "".join(f"        {line}\n" for line in body) + "    }\n"
+
+
+def new_types(model: Model) -> str:
+    """A type for each handle kind the crate has none for: it owns its
+    handle and releases it on drop."""
+    out = []
+    for h in model.model["handles"]:
+        if h["name"] in TYPES:
+            continue
+        rust = rust_type_name(h["name"])
+        text = h.get("doc") or f"A `{h['name']}`."
+        out.append(
+            doc(text)
+            + "#[derive(Debug)]\n"
+            + f"pub struct {rust} {{\n    pub(crate) handle: Owned<sys::{h['name']}>,\n}}\n\n"
+            + f"impl {rust} {{\n    /// The raw handle, still owned by `self`.\n"
+            + f"    pub fn as_raw(&self) -> sys::{h['name']} {{\n        self.handle.get()\n    }}\n}}\n"
+        )
+        model.uses.add("Owned")
+    return "\n".join(out)
+
+
+def objects(description: Dict[str, Any]) -> str:
+    model = Model(description)
+    for name in HAND_WRITTEN:
+        if not any(f["name"] == name for f in description["functions"]):
+            raise SystemExit(f"regen: rust_objects.py: HAND_WRITTEN names {name}, which the header does not declare")
+    blocks: Dict[str, List[str]] = {}
+    skipped: List[Tuple[str, str]] = []
+    for fn in description["functions"]:
+        uses = set(model.uses)
+        try:
+            owner, text = method(fn, model)
+        except Skip as why:
+            model.uses = uses  # what a skipped function named is not imported
+            skipped.append((fn["name"], str(why)))
+            continue
+        blocks.setdefault(owner, []).append(text)
+    types = new_types(model)
+    generics = {t[0]: t[1] for t in TYPES.values()}
+    parts = []
+    for owner in sorted(blocks, key=lambda o: (o != "", o)):
+        if owner == "":
+            parts.append("\n".join(blocks[owner]))
+            continue
+        model.uses.add(owner.split("<")[0])
+        parts.append(f"impl{generics.get(owner, '')} {owner} {{\n" + "\n".join(blocks[owner]) + "}\n")
+    helpers = ("c_path", "c_string", "check", "check_ready", "create", "read_list", "read_string", "unknown")
+    error_uses = sorted(u for u in model.uses if u in helpers)
+    handle_uses = sorted(u for u in model.uses if u == "Owned")
+    type_uses = {u for u in model.uses if u not in error_uses + handle_uses and u[:1].isupper()}
+    if any("<T: DeviceRepr>" in generics.get(o, "") for o in blocks):
+        type_uses.add("DeviceRepr")
+    type_uses -= {rust_type_name(h["name"]) for h in description["handles"] if h["name"] not in TYPES}
+    # The layers below this one only: the owning types and the generated enums.
+    owners = {t[0].split("<")[0] for t in TYPES.values()} | {"DeviceRepr"}
+    crate_uses = sorted(type_uses & owners)
+    enum_uses = sorted(type_uses - owners)
+    uses = ["use cuabi_sys as sys;\n"]
+    if error_uses:
+        uses.append(f"use crate::error::{{{', '.join(error_uses + ['Result'])}}};\n")
+    else:
+        uses.append("use crate::error::Result;\n")
+    if handle_uses:
+        uses.append(f"use crate::handle::{{{', '.join(handle_uses)}}};\n")
+    if enum_uses:
+        uses.append(f"use crate::generated::{{{', '.join(enum_uses)}}};\n")
+    if crate_uses:
+        uses.append(f"use crate::types::{{{', '.join(crate_uses)}}};\n")
+    listing = "".join(f"//! * `{name}`: {why}\n" for name, why in skipped)
+    text = (
+        banner("//")
+        + "//! The plain object layer: a safe method for each function of the header\n"
+        "//! whose roles say all there is to it (scripts/regen_api/rust_objects.py).\n"
+        "//! The crate's other modules extend these types by hand.\n//!\n"
+        "//! Functions written elsewhere in the crate, and why:\n//!\n"
+        + listing
+        + "\n"
+        + "".join(uses)
+        + "\n"
+        + (types + "\n" if types else "")
+        + "\n".join(parts)
+    )
+    return rustfmt(text)
+
+
+def outputs(description: Dict[str, Any]) -> Dict[str, str]:
+    return {OBJECTS: objects(description)}
