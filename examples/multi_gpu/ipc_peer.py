@@ -112,7 +112,10 @@ def child(args: argparse.Namespace) -> int:
         transform(blocks_for(n), THREADS, (shared, np.uint64(n)), stream=stream)
     else:
         transform(blocks_for(n), THREADS, (local, np.uint64(n)), stream=stream)
-        shared.copy_from(local, stream=stream)
+        # Back to the parent's GPU: a copy is ordered on a stream of its
+        # destination's device, so wait for the transform, then copy there.
+        stream.synchronize()
+        shared.copy_from(local)
     stream.synchronize()
     del shared
     return 0
