@@ -31,6 +31,10 @@ while [ $# -gt 0 ]; do
   esac
 done
 gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')
+if [ -n "${CUDA_VISIBLE_DEVICES:-}" ] && [ "$gpus" -gt 0 ]; then  # narrowed to these
+  visible=$(echo "$CUDA_VISIBLE_DEVICES" | tr ',' '\n' | grep -c .)
+  [ "$visible" -lt "$gpus" ] && gpus=$visible
+fi
 if [ "$gpus" -lt 2 ]; then
   echo "bench/multi_gpu: needs two devices, found $gpus"
   exit 0

@@ -53,9 +53,14 @@ void stream_write_value(Stream& stream, CUdeviceptr base, size_t size, const Dev
                         size_t offset, uint64_t value, uint32_t width, uint32_t flags) {
   check_word(stream, size, device, offset, value, width, flags, CUABI_MEM_OP_NO_MEMORY_BARRIER,
              "write");
+  // The driver's memory operations since CUDA 11.7 (the entry points cuabi
+  // asks for) answer CUDA_ERROR_INVALID_VALUE to a write without a barrier.
+  if (flags & CUABI_MEM_OP_NO_MEMORY_BARRIER)
+    fail(CUABI_ERROR_NOT_SUPPORTED,
+         "CUABI_MEM_OP_NO_MEMORY_BARRIER: the driver's stream memory operations no longer take "
+         "it (every write is fenced)");
   const DriverApi& d = stream.enter();
-  const unsigned cu_flags =
-      (flags & CUABI_MEM_OP_NO_MEMORY_BARRIER) ? CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER : 0;
+  const unsigned cu_flags = 0;
   if (width == 4)
     check(d.cuStreamWriteValue32(stream.stream, base + offset, static_cast<cuuint32_t>(value),
                                  cu_flags),

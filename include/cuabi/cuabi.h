@@ -1840,8 +1840,10 @@ typedef enum cuabi_mem_op_flag_bits {
    * flight are flushed before the work after it (where the device can:
    * CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES). */
   CUABI_MEM_OP_FLUSH = 1 << 0,
-  /* A write: no memory barrier before it, so it may pass earlier writes of
-   * the stream's work (for a flag that orders nothing). */
+  /* A write without the memory barrier before it. The driver's current
+   * stream memory operations do not take it: a write with it answers
+   * CUABI_ERROR_NOT_SUPPORTED (every write is fenced). Kept for drivers that
+   * take it again. */
   CUABI_MEM_OP_NO_MEMORY_BARRIER = 1 << 1,
   CUABI_MEM_OP_FLAG_BITS_FORCE32 = 0x7FFFFFFF
 } cuabi_mem_op_flag_bits;

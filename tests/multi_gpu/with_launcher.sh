@@ -25,6 +25,11 @@ gpus=0
 if command -v nvidia-smi >/dev/null 2>&1; then
   gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')
 fi
+# The devices this process may use: CUDA_VISIBLE_DEVICES narrows them.
+if [ -n "${CUDA_VISIBLE_DEVICES:-}" ] && [ "$gpus" -gt 0 ]; then
+  visible=$(echo "$CUDA_VISIBLE_DEVICES" | tr ',' '\n' | grep -c .)
+  [ "$visible" -lt "$gpus" ] && gpus=$visible
+fi
 if [ "$gpus" -eq 0 ]; then
   echo "with_launcher.sh: SKIPPED: no CUDA device"
   exit 77

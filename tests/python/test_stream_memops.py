@@ -74,7 +74,9 @@ def test_words_of_both_widths_land_where_asked(device):
     stream = device.create_stream(non_blocking=True)
     b = device.zeros(8, np.uint64)
     stream.write_value(b, 4, 0x01020304, 4, 0)
-    stream.write_value(b, 16, 0x1122334455667788, 8, Flag.NO_MEMORY_BARRIER)
+    with pytest.raises(cuabi.NotSupportedError, match="CUABI_MEM_OP_NO_MEMORY_BARRIER"):
+        stream.write_value(b, 16, 1, 8, Flag.NO_MEMORY_BARRIER)
+    stream.write_value(b, 16, 0x1122334455667788, 8, 0)
     stream.wait_value(b, 16, 0x8, 8, Wait.AND, 0)
     stream.synchronize()
     raw = b.copy_to_host().view(np.uint8)

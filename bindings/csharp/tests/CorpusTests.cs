@@ -1355,7 +1355,7 @@ namespace Cuabi.Tests
             c.Cuda("device ordinal -1", "cuabi_device_get", CudaStatus.NoDevice, "no CUDA device -1", ctx => Device.Get(-1));
             c.Cuda("an unknown capture mode", "cuabi_stream_begin_capture", CudaStatus.InvalidArgument, "mode 99",
                 ctx => f.Stream.BeginCapture((CaptureMode)99));
-            c.Throws<ArgumentNullException>("waiting on a null event", "ev", "ev", ctx => f.Stream.WaitEvent(null));
+            c.Throws<ArgumentNullException>("waiting on a null event", "event", "event", ctx => f.Stream.WaitEvent(null));
             c.Throws<ArgumentNullException>("elapsed time from a null start", "start", "start",
                 ctx => CudaEvent.ElapsedMilliseconds(null, f.Timed));
 

@@ -825,8 +825,9 @@ class MemOpFlag(enum.IntFlag):
     """
 
     NO_MEMORY_BARRIER = 2
-    """A write: no memory barrier before it, so it may pass earlier writes of the
-    stream's work (for a flag that orders nothing).
+    """A write without the memory barrier before it. The driver's current stream memory
+    operations do not take it: a write with it answers CUABI_ERROR_NOT_SUPPORTED
+    (every write is fenced). Kept for drivers that take it again.
     """
 
 

@@ -1320,8 +1320,9 @@ impl MemOpFlags {
     /// flight are flushed before the work after it (where the device can:
     /// CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES).
     pub const FLUSH: MemOpFlags = MemOpFlags(sys::CUABI_MEM_OP_FLUSH);
-    /// `CUABI_MEM_OP_NO_MEMORY_BARRIER`: A write: no memory barrier before it, so it may pass
-    /// earlier writes of the stream's work (for a flag that orders nothing).
+    /// `CUABI_MEM_OP_NO_MEMORY_BARRIER`: A write without the memory barrier before it. The driver's
+    /// current stream memory operations do not take it: a write with it answers
+    /// `CUABI_ERROR_NOT_SUPPORTED` (every write is fenced). Kept for drivers that take it again.
     pub const NO_MEMORY_BARRIER: MemOpFlags = MemOpFlags(sys::CUABI_MEM_OP_NO_MEMORY_BARRIER);
 
     /// The raw `cuabi_mem_op_flags` bits.

@@ -595,17 +595,6 @@ pub fn gpu_cases() -> Cases<Gpu> {
         "its kernels: 'saxpy'",
         |g, _| answer(g.saxpy_module.function("doublify")),
     );
-    c.add(
-        "a define that makes no option, through Device::compile",
-        InvalidArgument,
-        "define \"N=1\"",
-        |g, _| {
-            answer(
-                g.device
-                    .compile(TINY, &CompileOptions::new().define("N=1", 2)),
-            )
-        },
-    );
 
     // --- Raw calls the library refuses
     c.add(
