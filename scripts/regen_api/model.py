@@ -376,6 +376,15 @@ def describe(header: str = HEADER) -> Dict[str, Any]:
         init = s["name"] + "_init"
         s["init"] = init if any(f["name"] == init for f in functions) else None
         s["init_macro"] = s["name"].upper() + "_INIT"
+        # A value struct: versioned, filled by its init, and nothing in it but
+        # numbers, enums and flag sets. Every language's object layer gives it
+        # a value type of its own (the init's defaults, then the fields set),
+        # so the functions that take or fill one need no hand-written form.
+        s["value"] = bool(
+            s["versioned"]
+            and s["init"]
+            and all(not f["type"]["pointers"] and f["type"]["kind"] in VALUE_KINDS for f in s["fields"][1:])
+        )
 
     # Object-like CUABI_ macros with a constant value.
     defines = _preprocess(header, macros_only=True)
@@ -498,6 +507,8 @@ def type_of(model: Dict[str, Any], name: str) -> str:
 # `@status`), which are taken out of the function's `doc`. A parameter left
 # without a role stops scripts/regen with a message naming the function and
 # the parameter.
+
+VALUE_KINDS = ("int", "uint", "size", "float", "enum", "flags")
 
 CALLS = ("constructor", "getter", "setter", "action", "release", "string", "blob", "struct_init", "library")
 

@@ -168,6 +168,7 @@ class Model:
         self.flags = {f["name"]: f for f in model["flags"]}
         self.handles = {h["name"]: h for h in model["handles"]}
         self.uses: set = set()
+        self.element_generic = False  # the method being written borrows typed memory
 
     def types_of(self, c_name: str) -> Tuple[str, str, bool]:
         if c_name in TYPES:
@@ -199,7 +200,10 @@ class Model:
         """`&T` for a borrowed handle of kind `c_name`."""
         rust, generics, _ = self.types_of(c_name)
         if generics.startswith("<T"):
-            raise Skip(f"a borrowed {c_name} is typed by its element in Rust")
+            # Memory of any element type: the method is generic in it (E),
+            # and the C call's offsets and sizes stay bytes.
+            self.element_generic = True
+            rust = rust.replace("<T>", "<E>")
         self.uses.add(rust.split("<")[0])
         return "&" + rust.replace("<'a>", "<'_>")
 
@@ -254,6 +258,7 @@ def method(fn: Dict[str, Any], model: Model) -> Tuple[str, str]:
     if fn["returns"]["base"] != "cuabi_status":
         raise Skip("answers no status")
     receiver = receiver_param(fn)
+    model.element_generic = False
     if call == "constructor":
         outs = [p for p in fn["params"] if p.get("role") == "out_handle"]
         if len(outs) != 1:
@@ -446,6 +451,9 @@ def method(fn: Dict[str, Any], model: Model) -> Tuple[str, str]:
     text = fn.get("doc") or ""
     docs = doc(method_doc(text), "    ", raw=True) if text.strip() else ""
     docs += ("    ///\n" if docs else "") + f"    /// Calls `{fn['name']}`.\n"
+    if model.element_generic:
+        model.uses.add("DeviceRepr")
+        lifetimes = "<" + ", ".join(g for g in (lifetimes[1:-1], "E: DeviceRepr") if g) + ">"
     head = f"    pub fn {name}{lifetimes}({rust_args}) -> Result<{returns}> {{\n"
     return owner, docs + head + "".join(f"        {line}\n" for line in body) + "    }\n"
 
@@ -499,7 +507,7 @@ def objects(description: Dict[str, Any]) -> str:
     error_uses = sorted(u for u in model.uses if u in helpers)
     handle_uses = sorted(u for u in model.uses if u == "Owned")
     type_uses = {u for u in model.uses if u not in error_uses + handle_uses and u[:1].isupper()}
-    if any("<T: DeviceRepr>" in generics.get(o, "") for o in blocks):
+    if any("<T: DeviceRepr>" in generics.get(o, "") for o in blocks) or "DeviceRepr" in model.uses:
         type_uses.add("DeviceRepr")
     type_uses -= {rust_type_name(h["name"]) for h in description["handles"] if h["name"] not in TYPES}
     # The layers below this one only: the owning types and the generated enums.

@@ -36,6 +36,15 @@ class Roles(unittest.TestCase):
     def setUpClass(cls):
         cls.d = model.describe()
 
+    def test_value_structs_hold_numbers_alone(self):
+        by = {s["name"]: s for s in self.d["structs"]}
+        self.assertTrue(by["cuabi_access_policy_window"]["value"])
+        self.assertTrue(by["cuabi_array_desc"]["value"])
+        # A pointer or a handle in it: a struct the languages write by hand.
+        self.assertFalse(by["cuabi_launch_config"]["value"])  # cuabi_event
+        self.assertFalse(by["cuabi_compile_desc"]["value"])  # strings
+        self.assertFalse(by["cuabi_param_info"]["value"])  # not versioned
+
     def test_every_function_and_parameter_has_a_known_role(self):
         for fn in self.d["functions"]:
             self.assertIn(fn["call"], model.CALLS, fn["name"])

@@ -179,7 +179,7 @@ fn parent(one_gpu: bool) -> Result<u8, Failure> {
                 continue;
             }
             let mut dst = device.alloc::<f32>(part.len())?;
-            let path = dst.copy_path_from(part)?;
+            let path = dst.copy_path(part)?;
             dst.copy_from_buffer(part)?;
             let same = dst.to_vec()? == part.to_vec()?;
             println!(
@@ -304,7 +304,7 @@ fn child(args: &[String]) -> Result<u8, Failure> {
         return Err(format!("the opened buffer holds {} floats, not {len}", shared.len()).into());
     }
     let mut local = dc.alloc::<f32>(len)?;
-    let path = local.copy_path_from(&shared)?;
+    let path = local.copy_path(&shared)?;
     let mut seen = vec![0f32; len];
     // SAFETY: local, shared and seen live until the stream is synchronized.
     unsafe {

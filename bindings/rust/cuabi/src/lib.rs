@@ -36,7 +36,7 @@
 //!   [`ManagedBuffer`]s with a safe host view and prefetch and advice,
 //!   sharing buffers, pools and events with other processes ([`IpcHandle`]),
 //!   peer access ([`Device::enable_peer_access`],
-//!   [`DeviceBuffer::copy_path_from`]), [`PitchedBuffer`]s, typed fills
+//!   [`DeviceBuffer::copy_path`]), [`PitchedBuffer`]s, typed fills
 //!   ([`DeviceBuffer::fill`]), 2D and 3D copies ([`Copy3d`]), [`Array`]s,
 //!   and [`Texture`] and [`Surface`] objects passed to kernels as arguments.
 //! * Compilation beyond one string: typed [`CompileOptions`] ([`Arch`],

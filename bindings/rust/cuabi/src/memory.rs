@@ -8,7 +8,6 @@ use std::mem::size_of;
 use cuabi_sys as sys;
 
 use crate::error::{check, out, unknown, Error, Result};
-use crate::generated::CopyPath;
 use crate::handle::Owned;
 use crate::types::{DeviceBuffer, DeviceRepr, Stream};
 
@@ -98,17 +97,6 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
             drop(unsafe { Owned::new(raw) });
         }
         result
-    }
-
-    /// How a copy from `src` into this buffer
-    /// ([`copy_from_buffer`](Self::copy_from_buffer)) travels now: on one
-    /// device, directly between two devices (peer access enabled), or
-    /// through the host.
-    pub fn copy_path_from<U: DeviceRepr>(&self, src: &DeviceBuffer<U>) -> Result<CopyPath> {
-        let raw = out(|path| unsafe {
-            sys::cuabi_buffer_get_copy_path(self.handle.get(), src.handle.get(), path)
-        })?;
-        copy_path(raw)
     }
 
     /// Sets every element to `value`, which is 1, 2 or 4 bytes wide (`u8`,
@@ -338,11 +326,6 @@ fn fill_value<T: DeviceRepr>(value: &T) -> (u32, u32) {
     )
 }
 
-/// The [`CopyPath`] of a raw `cuabi_copy_path`.
-pub(crate) fn copy_path(raw: sys::cuabi_copy_path) -> Result<CopyPath> {
-    CopyPath::from_raw(raw).ok_or_else(|| unknown("cuabi_buffer_get_copy_path", "path", raw))
-}
-
 /// The [`ArrayFormat`](crate::generated::ArrayFormat) of a raw `cuabi_array_format`.
 pub(crate) fn array_format(raw: sys::cuabi_array_format) -> Result<crate::generated::ArrayFormat> {
     crate::generated::ArrayFormat::from_raw(raw)
@@ -371,17 +354,13 @@ mod tests {
 
     #[test]
     fn raw_values_map_to_their_kinds_and_unknown_ones_are_errors() {
-        for path in [CopyPath::SameDevice, CopyPath::Peer, CopyPath::ThroughHost] {
-            assert_eq!(copy_path(path.raw()).unwrap(), path);
-        }
         use crate::generated::ArrayFormat::*;
         for format in [U8, U16, U32, S8, S16, S32, F16, F32] {
             assert_eq!(array_format(format.raw()).unwrap(), format);
         }
-        let err = copy_path(77).unwrap_err();
+        let err = array_format(0).unwrap_err();
         assert_eq!(err.kind(), crate::generated::ErrorKind::NotSupported);
-        assert!(err.message().contains("path 77"), "{err}");
-        assert!(array_format(0).is_err());
+        assert!(err.message().contains("format 0"), "{err}");
     }
 
     #[test]

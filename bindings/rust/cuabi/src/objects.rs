@@ -93,7 +93,6 @@
 //! * `cuabi_event_get_ipc_handle`: idiom `ipc`, written by hand
 //! * `cuabi_event_open_ipc`: idiom `ipc`, written by hand
 //! * `cuabi_device_can_access_peer`: Device::can_access_peer answers bool
-//! * `cuabi_buffer_get_copy_path`: a borrowed cuabi_buffer is typed by its element in Rust
 //! * `cuabi_buffer_alloc_pitched`: DeviceBuffer holds more than its handle; made by hand
 //! * `cuabi_buffer_get_pitch`: PitchedBuffer::pitch, kept with the buffer
 //! * `cuabi_buffer_fill`: typed memory: offsets and sizes are elements of T in Rust
@@ -121,10 +120,6 @@
 //! * `cuabi_access_policy_window_init`: the idiom that fills the struct
 //! * `cuabi_stream_get_access_policy_window`: parameter `window` is struct_out
 //! * `cuabi_stream_set_access_policy_window`: parameter `window` is struct_in
-//! * `cuabi_stream_write_value`: a borrowed cuabi_buffer is typed by its element in Rust
-//! * `cuabi_stream_wait_value`: a borrowed cuabi_buffer is typed by its element in Rust
-//! * `cuabi_stream_write_value_host`: a borrowed cuabi_host_buffer is typed by its element in Rust
-//! * `cuabi_stream_wait_value_host`: a borrowed cuabi_host_buffer is typed by its element in Rust
 //! * `cuabi_event_create`: Device::create_event and create_event_with
 //! * `cuabi_event_release`: Drop
 //! * `cuabi_stream_end_capture`: Stream::end_capture is a method of the stream it ends
@@ -136,12 +131,12 @@
 
 use crate::error::{c_string, check, check_ready, read_list, read_string, unknown, Result};
 use crate::generated::{
-    BufferKind, CacheState, CaptureMode, FunctionAttribute, Limit, LinkBackend, MemSyncDomain,
-    NameForm, SyncPolicy,
+    BufferKind, CacheState, CaptureMode, CopyPath, FunctionAttribute, Limit, LinkBackend,
+    MemOpFlags, MemSyncDomain, NameForm, SyncPolicy, WaitCondition,
 };
 use crate::types::{
     Device, DeviceBuffer, DeviceRepr, Event, Function, Graph, GraphExec, Linker, MemoryPool,
-    Module, Program, Stream,
+    Module, PinnedBuffer, Program, Stream,
 };
 use cuabi_sys as sys;
 
@@ -375,6 +370,16 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
         let mut kind = 0;
         check(unsafe { sys::cuabi_buffer_get_kind(self.as_raw(), &mut kind) })?;
         BufferKind::from_raw(kind).ok_or_else(|| unknown("cuabi_buffer_get_kind", "kind", kind))
+    }
+
+    /// How `cuabi_buffer_copy` from `src` to `dst` travels now. `cuabi_buffer_copy` and
+    /// `cuabi_buffer_copy_async` copy between devices by either path.
+    ///
+    /// Calls `cuabi_buffer_get_copy_path`.
+    pub fn copy_path<E: DeviceRepr>(&self, src: &DeviceBuffer<E>) -> Result<CopyPath> {
+        let mut path = 0;
+        check(unsafe { sys::cuabi_buffer_get_copy_path(self.as_raw(), src.as_raw(), &mut path) })?;
+        CopyPath::from_raw(path).ok_or_else(|| unknown("cuabi_buffer_get_copy_path", "path", path))
     }
 }
 
@@ -819,6 +824,111 @@ impl Stream {
     /// Calls `cuabi_stream_set_memory_sync_domain`.
     pub fn set_memory_sync_domain(&self, domain: MemSyncDomain) -> Result<()> {
         check(unsafe { sys::cuabi_stream_set_memory_sync_domain(self.as_raw(), domain.raw()) })
+    }
+
+    /// In the stream's order, writes `value` as a `width`-byte word (4 or 8) at `offset` of
+    /// `buffer`, a device buffer of the stream's device. Refused with
+    /// `CUABI_ERROR_INVALID_ARGUMENT` naming what is wrong: a width other than 4 or 8, an offset
+    /// that is not a multiple of the width, a value that does not fit in 4 bytes,
+    /// `CUABI_MEM_OP_FLUSH` on a write, unknown flags, a buffer of another device;
+    /// `CUABI_ERROR_OUT_OF_RANGE` past the buffer's end.
+    ///
+    /// Calls `cuabi_stream_write_value`.
+    pub fn write_value<E: DeviceRepr>(
+        &self,
+        buffer: &DeviceBuffer<E>,
+        offset: usize,
+        value: u64,
+        width: u32,
+        flags: MemOpFlags,
+    ) -> Result<()> {
+        check(unsafe {
+            sys::cuabi_stream_write_value(
+                self.as_raw(),
+                buffer.as_raw(),
+                offset,
+                value,
+                width,
+                flags.bits(),
+            )
+        })
+    }
+
+    /// Holds the stream's later work until the `width`-byte word at `offset` of `buffer` meets
+    /// `condition` against `value`: a write from another stream, another device or the host ends
+    /// the wait. The same refusals as `cuabi_stream_write_value`; `CUABI_MEM_OP_NO_MEMORY_BARRIER`
+    /// on a wait, and a condition or flush the device cannot do (named), are refused too.
+    ///
+    /// Calls `cuabi_stream_wait_value`.
+    pub fn wait_value<E: DeviceRepr>(
+        &self,
+        buffer: &DeviceBuffer<E>,
+        offset: usize,
+        value: u64,
+        width: u32,
+        condition: WaitCondition,
+        flags: MemOpFlags,
+    ) -> Result<()> {
+        check(unsafe {
+            sys::cuabi_stream_wait_value(
+                self.as_raw(),
+                buffer.as_raw(),
+                offset,
+                value,
+                width,
+                condition.raw(),
+                flags.bits(),
+            )
+        })
+    }
+
+    /// `cuabi_stream_write_value` into pinned host memory: `buffer` from `cuabi_host_buffer_alloc`
+    /// or `cuabi_host_buffer_register`, which the host can watch.
+    ///
+    /// Calls `cuabi_stream_write_value_host`.
+    pub fn write_value_host<E: DeviceRepr>(
+        &self,
+        buffer: &PinnedBuffer<E>,
+        offset: usize,
+        value: u64,
+        width: u32,
+        flags: MemOpFlags,
+    ) -> Result<()> {
+        check(unsafe {
+            sys::cuabi_stream_write_value_host(
+                self.as_raw(),
+                buffer.as_raw(),
+                offset,
+                value,
+                width,
+                flags.bits(),
+            )
+        })
+    }
+
+    /// `cuabi_stream_wait_value` on pinned host memory: the host ends the wait by writing the word.
+    ///
+    /// Calls `cuabi_stream_wait_value_host`.
+    pub fn wait_value_host<E: DeviceRepr>(
+        &self,
+        buffer: &PinnedBuffer<E>,
+        offset: usize,
+        value: u64,
+        width: u32,
+        condition: WaitCondition,
+        flags: MemOpFlags,
+    ) -> Result<()> {
+        check(unsafe {
+            sys::cuabi_stream_wait_value_host(
+                self.as_raw(),
+                buffer.as_raw(),
+                offset,
+                value,
+                width,
+                condition.raw(),
+                flags.bits(),
+            )
+        })
     }
 
     /// Starts capturing the work submitted to `stream` (not the default stream) into a graph

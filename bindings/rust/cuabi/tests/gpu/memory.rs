@@ -861,9 +861,9 @@ fn peer_queries_and_copy_paths(device: &Device) -> TestResult {
     let a = device.buffer_from_slice(&data)?;
     let mut b = device.alloc_zeroed::<f32>(1000)?;
     ensure!(
-        b.copy_path_from(&a)? == CopyPath::SameDevice,
+        b.copy_path(&a)? == CopyPath::SameDevice,
         "path {:?}",
-        b.copy_path_from(&a)?
+        b.copy_path(&a)?
     );
     b.copy_from_buffer(&a)?;
     ensure_same!(b.to_vec()?, data, "same-device copy");
@@ -883,9 +883,9 @@ fn peer_queries_and_copy_paths(device: &Device) -> TestResult {
     let mut c = other.alloc_zeroed::<f32>(1000)?;
     other.disable_peer_access(device)?;
     ensure!(
-        c.copy_path_from(&a)? == CopyPath::ThroughHost,
+        c.copy_path(&a)? == CopyPath::ThroughHost,
         "without peer access: {:?}",
-        c.copy_path_from(&a)?
+        c.copy_path(&a)?
     );
     c.copy_from_buffer(&a)?;
     ensure_same!(c.to_vec()?, data, "copy through the host");
@@ -893,9 +893,9 @@ fn peer_queries_and_copy_paths(device: &Device) -> TestResult {
         other.enable_peer_access(device)?;
         other.enable_peer_access(device)?; // enabling twice succeeds
         ensure!(
-            c.copy_path_from(&a)? == CopyPath::Peer,
+            c.copy_path(&a)? == CopyPath::Peer,
             "with peer access: {:?}",
-            c.copy_path_from(&a)?
+            c.copy_path(&a)?
         );
         c.fill(0.0)?;
         c.copy_from_buffer(&a)?;
