@@ -105,6 +105,17 @@ static int path_query_not_ready(kernel* k) {
   return cuabi_stream_query(stream) != CUABI_ERROR_NOT_READY;
 }
 
+/* An NVTX range opened and closed with no tool attached. */
+static int path_nvtx_default(kernel* k) {
+  (void)k;
+  return (cuabi_nvtx_range_push(NULL, "range", 0) | cuabi_nvtx_range_pop(NULL)) != CUABI_SUCCESS;
+}
+static int path_nvtx_named(kernel* k) {
+  (void)k;
+  return (cuabi_nvtx_range_push("cuabi.instructions", "range", 0) |
+          cuabi_nvtx_range_pop("cuabi.instructions")) != CUABI_SUCCESS;
+}
+
 /* Runs `count` calls; the number that did not answer as expected. */
 static long __attribute__((noinline)) calls(int (*path)(kernel*), kernel* k, long count) {
   long bad = 0;
@@ -249,6 +260,8 @@ int main(int argc, char** argv) {
   bad += measure("raw_query/not_ready", path_raw_query_not_ready, NULL, n, m);
   bad += measure("query/not_ready", path_query_not_ready, NULL, n, m);
   set_query(0);
+  bad += measure("nvtx/default", path_nvtx_default, NULL, n, m);
+  bad += measure("nvtx/named", path_nvtx_named, NULL, n, m);
 
   cuabi_launch_plan_release(k2.plan);
   cuabi_launch_plan_release(k16.plan);

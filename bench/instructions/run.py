@@ -47,6 +47,7 @@ LAUNCH_PATHS = [
     ("packed", "cuabi_function_launch_packed"),
     ("plan", "cuabi_launch_plan_launch"),
 ]
+NVTX_PATHS = ["nvtx/default", "nvtx/named"]  # reported, not budgeted
 QUERY_PATHS = [
     ("raw_query/success", "cuStreamQuery (stand-in) -> CUDA_SUCCESS"),
     ("raw_query/not_ready", "cuStreamQuery (stand-in) -> CUDA_ERROR_NOT_READY"),
@@ -197,6 +198,12 @@ def main():
         for name, _ in QUERY_PATHS:
             total, driver = per_call(dumps, name, args.n, args.m)
             counts[name] = (round(total - loop), round(driver))
+        nvtx = {}
+        for name in NVTX_PATHS:
+            total, _ = per_call(dumps, name, args.n, args.m)
+            nvtx[name] = round(total - loop)
+        print("instructions per NVTX range push + pop, no tool attached: default domain %d, "
+              "named domain %d" % (nvtx["nvtx/default"], nvtx["nvtx/named"]))
         return report(args, budgets, counts, dumps, out_dir)
     finally:
         if not args.keep:

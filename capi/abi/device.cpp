@@ -2,6 +2,7 @@
 #include <utility>
 
 #include "limits.hpp"
+#include "nvtx.hpp"
 #include "shim.hpp"
 
 using namespace cuabi;
@@ -71,6 +72,20 @@ cuabi_status cuabi_device_reset_persisting_l2(cuabi_device device) {
   return guard(__func__, [&] {
     Pin<Device> d(device, "device");
     reset_persisting_l2(*d.get());
+  });
+}
+
+cuabi_status cuabi_device_profiler_start(cuabi_device device) {
+  return guard(__func__, [&] {
+    Pin<Device> d(device, "device");
+    profiler_start(*d.get());
+  });
+}
+
+cuabi_status cuabi_device_profiler_stop(cuabi_device device) {
+  return guard(__func__, [&] {
+    Pin<Device> d(device, "device");
+    profiler_stop(*d.get());
   });
 }
 

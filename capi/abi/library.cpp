@@ -1,8 +1,9 @@
 // Shims for the library itself: versions, status names, the last error,
-// loading the driver and NVRTC, the compile cache folder.
+// loading the driver and NVRTC, the compile cache folder, NVTX annotations.
 #include "cache.hpp"
 #include "driver.hpp"
 #include "nvrtc.hpp"
+#include "nvtx.hpp"
 #include "shim.hpp"
 
 using namespace cuabi;
@@ -111,6 +112,30 @@ cuabi_status cuabi_cache_clear(uint64_t* entries, uint64_t* bytes) {
     *entries = removed.entries;
     *bytes = removed.bytes;
   });
+}
+
+cuabi_status cuabi_nvtx_range_push(const char* domain, const char* message, uint32_t argb) {
+  return guard(__func__, [&] { nvtx_range_push(domain, message, argb); });
+}
+
+cuabi_status cuabi_nvtx_range_pop(const char* domain) {
+  return guard(__func__, [&] { nvtx_range_pop(domain); });
+}
+
+cuabi_status cuabi_nvtx_range_start(const char* domain, const char* message, uint32_t argb,
+                                    uint64_t* id) {
+  return guard(__func__, [&] {
+    need(id, "id");
+    *id = nvtx_range_start(domain, message, argb);
+  });
+}
+
+cuabi_status cuabi_nvtx_range_end(uint64_t id) {
+  return guard(__func__, [&] { nvtx_range_end(id); });
+}
+
+cuabi_status cuabi_nvtx_mark(const char* domain, const char* message, uint32_t argb) {
+  return guard(__func__, [&] { nvtx_mark(domain, message, argb); });
 }
 
 }  // extern "C"

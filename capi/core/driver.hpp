@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cuda.h>
+#include <cudaProfilerTypedefs.h>
 #include <cudaTypedefs.h>
 
 #include <atomic>

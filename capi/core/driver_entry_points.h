@@ -31,6 +31,8 @@
   X(cuCtxGetLimit, 3010)                               \
   X(cuCtxSetLimit, 3010)                               \
   X(cuCtxResetPersistingL2Cache, 11000)                \
+  X(cuProfilerStart, 4000)                             \
+  X(cuProfilerStop, 4000)                              \
   X(cuStreamWriteValue32, 11070)                       \
   X(cuStreamWriteValue64, 11070)                       \
   X(cuStreamWaitValue32, 11070)                        \

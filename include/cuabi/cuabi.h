@@ -140,6 +140,11 @@
  *                  (launches, argument packing, IPC handle bytes, host
  *                  callbacks, host memory the call keeps using)
  *              @status CUABI_ERROR_<NAME>...
+ *              @scope <name> <closing function>: every language also makes
+ *                  a scope <name> that opens with this call and closes with
+ *                  the other (Python: a context manager and decorator; Rust:
+ *                  a guard; C#: an IDisposable; C++: RAII); the closing
+ *                  function's parameters are this call's, by name
  *            Without annotation the idioms are cuabi_function_launch*,
  *            cuabi_launch_plan_*, cuabi_graph_exec_set_kernel_node_args
  *            (launch), *_ipc* (ipc), a call with a callback (host_callback)
@@ -1968,6 +1973,50 @@ CUABI_API cuabi_status CUABI_CALL cuabi_graph_exec_set_kernel_node_args(cuabi_gr
  * CUABI_ERROR_INVALID_ARGUMENT naming why, and `exec` is left as it was. */
 CUABI_API cuabi_status CUABI_CALL cuabi_graph_exec_update(cuabi_graph_exec exec,
                                                           cuabi_graph graph);
+
+/* ------------------------------------------------------------------------- */
+/* Profiler annotations: NVTX ranges and marks, profiler start and stop       */
+/* ------------------------------------------------------------------------- */
+
+/* Ranges and marks go to the NVTX tool attached to the process (Nsight
+ * Systems, or any library named by NVTX_INJECTION64_PATH); with none
+ * attached each call returns at once. A domain groups annotations under a
+ * name: NULL is NVTX's default domain, and a named domain is made on its
+ * first use and kept for the process. `argb` colours the annotation
+ * (0xAARRGGBB; 0: no colour). A message or domain name is UTF-8. */
+
+/* Opens a range on the calling thread, nested in the thread's open ranges of
+ * the same domain. CUABI_ERROR_INVALID_ARGUMENT for a NULL message or an
+ * empty domain name.
+ * @nullable domain: NVTX's default domain
+ * @scope nvtx_range cuabi_nvtx_range_pop */
+CUABI_API cuabi_status CUABI_CALL cuabi_nvtx_range_push(const char* domain, const char* message,
+                                                        uint32_t argb);
+/* Closes the calling thread's innermost open range of `domain`. A thread
+ * with no range of that domain open answers CUABI_ERROR_INVALID_ARGUMENT
+ * naming the domain.
+ * @nullable domain: NVTX's default domain */
+CUABI_API cuabi_status CUABI_CALL cuabi_nvtx_range_pop(const char* domain);
+/* Opens a range that any thread may end, and answers its id (never 0). The
+ * same refusals as cuabi_nvtx_range_push.
+ * @nullable domain: NVTX's default domain */
+CUABI_API cuabi_status CUABI_CALL cuabi_nvtx_range_start(const char* domain, const char* message,
+                                                         uint32_t argb, uint64_t* id);
+/* Ends the range `id` of cuabi_nvtx_range_start, from any thread. An id that
+ * is not an open range (never started, or ended already) answers
+ * CUABI_ERROR_INVALID_ARGUMENT naming it. */
+CUABI_API cuabi_status CUABI_CALL cuabi_nvtx_range_end(uint64_t id);
+/* Marks an instant. The same refusals as cuabi_nvtx_range_push.
+ * @nullable domain: NVTX's default domain */
+CUABI_API cuabi_status CUABI_CALL cuabi_nvtx_mark(const char* domain, const char* message,
+                                                  uint32_t argb);
+/* Starts the attached profiler's collection for `device`'s context
+ * (cuProfilerStart), for a profiler started with collection off (Nsight
+ * Systems' --capture-range=cudaProfilerApi). Without a profiler it does
+ * nothing. */
+CUABI_API cuabi_status CUABI_CALL cuabi_device_profiler_start(cuabi_device device);
+/* Stops it (cuProfilerStop). */
+CUABI_API cuabi_status CUABI_CALL cuabi_device_profiler_stop(cuabi_device device);
 
 #ifdef __cplusplus
 } /* extern "C" */

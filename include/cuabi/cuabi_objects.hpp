@@ -158,6 +158,14 @@ class device : public detail::owner<cuabi_device, cuabi_device_release>,
   // cuabi_device_get_peer_attribute: Any CUdevice_P2PAttribute of the pair, by its numeric value
   // (see cuda.h); a device and itself answers CUABI_ERROR_INVALID_ARGUMENT.
   int32_t peer_attribute(cuabi_device peer, int32_t cu_p2p_attribute) const;
+
+  // cuabi_device_profiler_start: Starts the attached profiler's collection for `device`'s context
+  // (cuProfilerStart), for a profiler started with collection off (Nsight Systems'
+  // --capture-range=cudaProfilerApi). Without a profiler it does nothing.
+  void profiler_start() const;
+
+  // cuabi_device_profiler_stop: Stops it (cuProfilerStop).
+  void profiler_stop() const;
 };
 
 // An NVRTC program (cuabi_program).
@@ -1096,6 +1104,60 @@ inline cuabi_access_policy_window access_policy_window_init() {
   return value;
 }
 
+// cuabi_nvtx_range_push: Opens a range on the calling thread, nested in the thread's open ranges of
+// the same domain. CUABI_ERROR_INVALID_ARGUMENT for a NULL message or an empty domain name.
+inline void nvtx_range_push(const char* domain, const std::string& message, uint32_t argb) {
+  cuabi::check(cuabi_nvtx_range_push(domain, message.c_str(), argb));
+}
+
+// cuabi_nvtx_range_pop: Closes the calling thread's innermost open range of `domain`. A thread with
+// no range of that domain open answers CUABI_ERROR_INVALID_ARGUMENT naming the domain.
+inline void nvtx_range_pop(const char* domain) { cuabi::check(cuabi_nvtx_range_pop(domain)); }
+
+// cuabi_nvtx_range_start: Opens a range that any thread may end, and answers its id (never 0). The
+// same refusals as cuabi_nvtx_range_push.
+inline uint64_t nvtx_range_start(const char* domain, const std::string& message, uint32_t argb) {
+  uint64_t id{};
+  cuabi::check(cuabi_nvtx_range_start(domain, message.c_str(), argb, &id));
+  return id;
+}
+
+// cuabi_nvtx_range_end: Ends the range `id` of cuabi_nvtx_range_start, from any thread. An id that
+// is not an open range (never started, or ended already) answers CUABI_ERROR_INVALID_ARGUMENT
+// naming it.
+inline void nvtx_range_end(uint64_t id) { cuabi::check(cuabi_nvtx_range_end(id)); }
+
+// cuabi_nvtx_mark: Marks an instant. The same refusals as cuabi_nvtx_range_push.
+inline void nvtx_mark(const char* domain, const std::string& message, uint32_t argb) {
+  cuabi::check(cuabi_nvtx_mark(domain, message.c_str(), argb));
+}
+
+// A scope of cuabi_nvtx_range_push: made, it calls cuabi_nvtx_range_push; destroyed, it calls
+// cuabi_nvtx_range_pop (close() does it sooner and reports a failure, which the destructor cannot).
+// Neither copied nor moved.
+class nvtx_range {
+ public:
+  nvtx_range(const char* domain, const std::string& message, uint32_t argb)
+      : domain_(domain ? domain : ""), domain_null_(domain == nullptr) {
+    cuabi::check(cuabi_nvtx_range_push(domain, message.c_str(), argb));
+  }
+  nvtx_range(const nvtx_range&) = delete;
+  nvtx_range& operator=(const nvtx_range&) = delete;
+  ~nvtx_range() {
+    if (open_) (void)cuabi_nvtx_range_pop(domain_null_ ? nullptr : domain_.c_str());
+  }
+  void close() {
+    if (!open_) return;
+    open_ = false;
+    cuabi::check(cuabi_nvtx_range_pop(domain_null_ ? nullptr : domain_.c_str()));
+  }
+
+ private:
+  std::string domain_;
+  bool domain_null_;
+  bool open_ = true;
+};
+
 // ---------------------------------------------------------------------------
 // Member definitions
 // ---------------------------------------------------------------------------
@@ -1202,6 +1264,10 @@ inline int32_t device::peer_attribute(cuabi_device peer, int32_t cu_p2p_attribut
   cuabi::check(cuabi_device_get_peer_attribute(get(), peer, cu_p2p_attribute, &value));
   return value;
 }
+
+inline void device::profiler_start() const { cuabi::check(cuabi_device_profiler_start(get())); }
+
+inline void device::profiler_stop() const { cuabi::check(cuabi_device_profiler_stop(get())); }
 
 inline cuabi::program program::create(const std::string& source, const char* name,
                                       const std::vector<std::string>& header_sources,
@@ -2136,6 +2202,14 @@ inline cuabi::module library::get_module(cuabi_device device) const {
 //   cuabi_graph_get_kernel_node_count: cuabi::graph::kernel_node_count
 //   cuabi_graph_exec_set_kernel_node_args: cuabi::graph_exec::set_kernel_node_args_packed
 //   cuabi_graph_exec_update: cuabi::graph_exec::update
+//   cuabi_nvtx_range_push: cuabi::nvtx_range_push
+//   cuabi_nvtx_range_pop: cuabi::nvtx_range_pop
+//   cuabi_nvtx_range_start: cuabi::nvtx_range_start
+//   cuabi_nvtx_range_end: cuabi::nvtx_range_end
+//   cuabi_nvtx_mark: cuabi::nvtx_mark
+//   cuabi_device_profiler_start: cuabi::device::profiler_start
+//   cuabi_device_profiler_stop: cuabi::device::profiler_stop
+//   cuabi_nvtx_range_push (scope): cuabi::nvtx_range
 
 }  // namespace cuabi
 

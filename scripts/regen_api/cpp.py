@@ -604,6 +604,70 @@ def definition(f: Form, qualified: bool) -> List[str]:
     return lines + ["  " + b for b in f.body] + ["}"]
 
 
+def em_name(fn: Dict[str, Any]) -> str:
+    """The C++ name of a library call: the C name without `cuabi_`."""
+    return fn["name"][len("cuabi_") :]
+
+
+def scope_class(fn: Dict[str, Any], f: Form, closer: Dict[str, Any]) -> List[str]:
+    """A class that opens with `fn` (its C++ form `f`) when made and closes
+    with `closer` when destroyed; close() closes it and reports a failure,
+    which the destructor cannot."""
+    name = fn["scope"]["name"]
+    if f.returns != "void" or f.home is not None:
+        raise SystemExit(f"regen: cpp.py: the scope of {fn['name']}: an opening call with a result")
+    by = {p["name"]: p for p in fn["params"]}
+    members: List[str] = []
+    inits: List[str] = []
+    args: List[str] = []
+    for p in closer["params"]:
+        q = by[p["name"]]
+        n = q["name"]
+        if q["role"] == "string_in" and q.get("nullable"):
+            members += [f"std::string {n}_;", f"bool {n}_null_;"]
+            inits += [f"{n}_({n} ? {n} : \"\")", f"{n}_null_({n} == nullptr)"]
+            args.append(f"{n}_null_ ? nullptr : {n}_.c_str()")
+        elif q["role"] == "string_in":
+            members.append(f"std::string {n}_;")
+            inits.append(f"{n}_({n})")
+            args.append(f"{n}_.c_str()")
+        elif q["role"] == "in":
+            members.append(f"{c_type(q['type'])} {n}_;")
+            inits.append(f"{n}_({n})")
+            args.append(f"{n}_")
+        else:
+            raise SystemExit(f"regen: cpp.py: the scope of {fn['name']} keeps `{n}`, a {q['role']}")
+    closing = f"{closer['name']}({', '.join(args)})"
+    out = wrap_comment(
+        f"A scope of {fn['name']}: made, it calls {fn['name']}; destroyed, it calls "
+        f"{closer['name']} (close() does it sooner and reports a failure, which the "
+        "destructor cannot). Neither copied nor moved.",
+        "",
+    )
+    out.append(f"class {name} {{")
+    out.append(" public:")
+    out += wrap_call(name, f.params, "", "  ")
+    out.append("      : " + ", ".join(inits) + " {")
+    out += ["    " + b for b in f.body]
+    out.append("  }")
+    out.append(f"  {name}(const {name}&) = delete;")
+    out.append(f"  {name}& operator=(const {name}&) = delete;")
+    out.append(f"  ~{name}() {{")
+    out.append(f"    if (open_) (void){closing};")
+    out.append("  }")
+    out.append("  void close() {")
+    out.append("    if (!open_) return;")
+    out.append("    open_ = false;")
+    out.append(f"    cuabi::check({closing});")
+    out.append("  }")
+    out.append("")
+    out.append(" private:")
+    out += ["  " + m for m in members]
+    out.append("  bool open_ = true;")
+    out.append("};")
+    return out
+
+
 def outputs(model: Dict[str, Any]) -> Dict[str, str]:
     em = Emitter(model)
     failures: List[str] = []
@@ -700,6 +764,15 @@ def outputs(model: Dict[str, Any]) -> Dict[str, str]:
         for line in definition(f, qualified=False):
             w(line + "\n")
         w("\n")
+
+    # Scopes (`@scope`): RAII over an opening call and its closing call.
+    by_name = {fn["name"]: fn for fn in model["functions"]}
+    scoped = [(fn, f) for fn in model["functions"] if fn.get("scope") for f in free if f.name == em_name(fn)]
+    for fn, f in scoped:
+        for line in scope_class(fn, f, by_name[fn["scope"]["closer"]]):
+            w(line + "\n")
+        w("\n")
+        listed.append((fn["name"] + " (scope)", f"cuabi::{fn['scope']['name']}"))
 
     # Member definitions.
     w("// ---------------------------------------------------------------------------\n")

@@ -421,6 +421,7 @@ def describe(header: str = HEADER) -> Dict[str, Any]:
     status_names = [v["name"] for v in statuses["values"]]
     for fn in functions:
         assign_roles(fn, handles, structs, callbacks, status_names)
+    check_scopes(functions)
 
     version = {c["name"]: c["value"] for c in constants if c["name"].startswith("CUABI_VERSION_")}
     return {
@@ -580,7 +581,14 @@ def _fail(fn: Dict[str, Any], param: Optional[str], why: str) -> None:
 def parse_annotations(fn: Dict[str, Any]) -> Dict[str, Any]:
     """The annotation lines of a function's doc comment, taken out of it."""
     keep: List[str] = []
-    notes: Dict[str, Any] = {"params": {}, "nullable": {}, "idiom": None, "call": None, "statuses": []}
+    notes: Dict[str, Any] = {
+        "params": {},
+        "nullable": {},
+        "idiom": None,
+        "call": None,
+        "statuses": [],
+        "scope": None,
+    }
     for line in fn["doc"].split("\n"):
         s = line.strip()
         if not s.startswith("@"):
@@ -615,12 +623,39 @@ def parse_annotations(fn: Dict[str, Any]) -> Dict[str, Any]:
             notes["call"] = rest
         elif tag == "@status":
             notes["statuses"] += rest.split()
+        elif tag == "@scope":
+            words = rest.split()
+            if len(words) != 2 or not words[1].startswith("cuabi_"):
+                _fail(fn, None, f"`{s}`: @scope needs a name and the closing function")
+            notes["scope"] = {"name": words[0], "closer": words[1]}
         else:
-            _fail(fn, None, f"unknown annotation `{tag}` (@param, @nullable, @idiom, @call, @status)")
+            _fail(fn, None, f"unknown annotation `{tag}` (@param, @nullable, @idiom, @call, @status, @scope)")
     while keep and not keep[-1].strip():
         keep.pop()
     fn["doc"] = "\n".join(keep)
     return notes
+
+
+def check_scopes(functions: List[Dict[str, Any]]) -> None:
+    """A scope (`@scope <name> <closer>`): the closer exists, and each of its
+    parameters is one of the opener's inputs by name (the scope keeps them
+    and passes them on when it closes). Every language's object layer makes
+    the scope its own way: a context manager, a guard, an IDisposable, RAII."""
+    by_name = {f["name"]: f for f in functions}
+    for fn in functions:
+        scope = fn.get("scope")
+        if not scope:
+            continue
+        closer = by_name.get(scope["closer"])
+        if closer is None:
+            _fail(fn, None, f"@scope names {scope['closer']}, which the header does not declare")
+        inputs = {p["name"] for p in fn["params"] if p["role"] in ("in", "string_in", "handle", "receiver")}
+        for p in closer["params"]:
+            if p["name"] not in inputs:
+                _fail(fn, None, f"@scope: {closer['name']}'s parameter `{p['name']}` is none of this call's inputs")
+        if any(p["role"] not in ("in", "string_in", "handle", "receiver") for p in fn["params"]):
+            _fail(fn, None, "@scope: an opening call with outputs")
+        scope["keeps"] = [p["name"] for p in closer["params"]]
 
 
 def _strip_prefix(name: str, prefixes: List[str]) -> str:
@@ -860,6 +895,7 @@ def assign_roles(
     fn["receiver"] = receiver["name"] if receiver is not None else None
     fn["statuses"] = fn["statuses"]
     fn["idiom"] = idiom
+    fn["scope"] = notes["scope"]
     fn["method"] = method
     fn["property"] = prop
     fn["ready_query"] = name.endswith("_query")

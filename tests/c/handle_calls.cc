@@ -97,6 +97,10 @@ std::vector<HandleCall> MakeHandleCalls() {
   });
   add("cuabi_device_reset_persisting_l2", Kind::kDevice,
       [](uintptr_t h, bool*) { return cuabi_device_reset_persisting_l2(As<cuabi_device>(h)); });
+  add("cuabi_device_profiler_start", Kind::kDevice,
+      [](uintptr_t h, bool*) { return cuabi_device_profiler_start(As<cuabi_device>(h)); });
+  add("cuabi_device_profiler_stop", Kind::kDevice,
+      [](uintptr_t h, bool*) { return cuabi_device_profiler_stop(As<cuabi_device>(h)); });
   add("cuabi_module_compile", Kind::kDevice, [](uintptr_t h, bool* t) {
     cuabi_compile_desc desc = CUABI_COMPILE_DESC_INIT;
     desc.source = kSaxpySource;

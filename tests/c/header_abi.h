@@ -201,7 +201,14 @@
   X(cuabi_graph_exec_upload) \
   X(cuabi_graph_get_kernel_node_count) \
   X(cuabi_graph_exec_set_kernel_node_args) \
-  X(cuabi_graph_exec_update)
+  X(cuabi_graph_exec_update) \
+  X(cuabi_nvtx_range_push) \
+  X(cuabi_nvtx_range_pop) \
+  X(cuabi_nvtx_range_start) \
+  X(cuabi_nvtx_range_end) \
+  X(cuabi_nvtx_mark) \
+  X(cuabi_device_profiler_start) \
+  X(cuabi_device_profiler_stop)
 
 /* Every enumerator and integer constant, in header order. */
 #define CUABI_TEST_CONSTANTS(X) \

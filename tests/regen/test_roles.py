@@ -120,6 +120,11 @@ class Roles(unittest.TestCase):
         self.assertEqual(_fn(self.d, "cuabi_buffer_copy_to_host_async")["idiom"], "host_view")
         self.assertIsNone(_fn(self.d, "cuabi_buffer_copy_to_host")["idiom"])
 
+    def test_scopes(self):
+        self.assertEqual(_fn(self.d, "cuabi_nvtx_range_push")["scope"],
+                         {"name": "nvtx_range", "closer": "cuabi_nvtx_range_pop", "keeps": ["domain"]})
+        self.assertIsNone(_fn(self.d, "cuabi_nvtx_mark")["scope"])
+
 
 class Undecided(unittest.TestCase):
     def _describe(self, text):
@@ -168,6 +173,21 @@ class Undecided(unittest.TestCase):
         with self.assertRaises(SystemExit) as caught:
             self._describe(text)
         self.assertIn("unknown role `listing`", str(caught.exception))
+
+    def test_a_scope_whose_closer_takes_what_the_opener_lacks_is_refused(self):
+        text = self._header().replace("@scope nvtx_range cuabi_nvtx_range_pop",
+                                      "@scope nvtx_range cuabi_nvtx_range_end")
+        with self.assertRaises(SystemExit) as caught:
+            self._describe(text)
+        self.assertIn("cuabi_nvtx_range_end's parameter `id` is none of this call's inputs",
+                      str(caught.exception))
+
+    def test_a_scope_needs_a_declared_closer(self):
+        text = self._header().replace("@scope nvtx_range cuabi_nvtx_range_pop",
+                                      "@scope nvtx_range cuabi_nvtx_range_close")
+        with self.assertRaises(SystemExit) as caught:
+            self._describe(text)
+        self.assertIn("cuabi_nvtx_range_close, which the header does not declare", str(caught.exception))
 
 
 if __name__ == "__main__":

@@ -308,6 +308,109 @@ namespace Cuabi
             entries = entriesValue;
             bytes = bytesValue;
         }
+
+        /// <summary>
+        /// Opens a range on the calling thread, nested in the thread's open ranges of
+        /// the same domain. CUABI_ERROR_INVALID_ARGUMENT for a NULL message or an
+        /// empty domain name. (cuabi_nvtx_range_push)
+        /// </summary>
+        /// <param name="domain">The domain argument (null: NVTX's default domain).</param>
+        /// <param name="message">The message argument.</param>
+        /// <param name="argb">The argb argument.</param>
+        public static void NvtxRangePush(string domain, string message, uint argb)
+        {
+            CuabiLibrary.Load();
+            NvtxRangePushCore(domain, message, argb);
+        }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        private static void NvtxRangePushCore(string domain, string message, uint argb)
+        {
+            byte[] domainBytes = Utf8.Encode(domain, "domain");
+            if (message == null) throw new ArgumentNullException("message");
+            byte[] messageBytes = Utf8.Encode(message, "message");
+            Errors.Check(NativeMethods.cuabi_nvtx_range_push(domainBytes, messageBytes, argb));
+        }
+
+        /// <summary>
+        /// Closes the calling thread's innermost open range of `domain`. A thread
+        /// with no range of that domain open answers CUABI_ERROR_INVALID_ARGUMENT
+        /// naming the domain. (cuabi_nvtx_range_pop)
+        /// </summary>
+        /// <param name="domain">The domain argument (null: NVTX's default domain).</param>
+        public static void NvtxRangePop(string domain)
+        {
+            CuabiLibrary.Load();
+            NvtxRangePopCore(domain);
+        }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        private static void NvtxRangePopCore(string domain)
+        {
+            byte[] domainBytes = Utf8.Encode(domain, "domain");
+            Errors.Check(NativeMethods.cuabi_nvtx_range_pop(domainBytes));
+        }
+
+        /// <summary>
+        /// Opens a range that any thread may end, and answers its id (never 0). The
+        /// same refusals as cuabi_nvtx_range_push. (cuabi_nvtx_range_start)
+        /// </summary>
+        /// <param name="domain">The domain argument (null: NVTX's default domain).</param>
+        /// <param name="message">The message argument.</param>
+        /// <param name="argb">The argb argument.</param>
+        public static ulong NvtxRangeStart(string domain, string message, uint argb)
+        {
+            CuabiLibrary.Load();
+            return NvtxRangeStartCore(domain, message, argb);
+        }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        private static ulong NvtxRangeStartCore(string domain, string message, uint argb)
+        {
+            byte[] domainBytes = Utf8.Encode(domain, "domain");
+            if (message == null) throw new ArgumentNullException("message");
+            byte[] messageBytes = Utf8.Encode(message, "message");
+            ulong idValue;
+            Errors.Check(NativeMethods.cuabi_nvtx_range_start(domainBytes, messageBytes, argb, out idValue));
+            return idValue;
+        }
+
+        /// <summary>
+        /// Ends the range `id` of cuabi_nvtx_range_start, from any thread. An id that
+        /// is not an open range (never started, or ended already) answers
+        /// CUABI_ERROR_INVALID_ARGUMENT naming it. (cuabi_nvtx_range_end)
+        /// </summary>
+        /// <param name="id">The id argument.</param>
+        public static void NvtxRangeEnd(ulong id)
+        {
+            CuabiLibrary.Load();
+            NvtxRangeEndCore(id);
+        }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        private static void NvtxRangeEndCore(ulong id)
+        {
+            Errors.Check(NativeMethods.cuabi_nvtx_range_end(id));
+        }
+
+        /// <summary>Marks an instant. The same refusals as cuabi_nvtx_range_push. (cuabi_nvtx_mark)</summary>
+        /// <param name="domain">The domain argument (null: NVTX's default domain).</param>
+        /// <param name="message">The message argument.</param>
+        /// <param name="argb">The argb argument.</param>
+        public static void NvtxMark(string domain, string message, uint argb)
+        {
+            CuabiLibrary.Load();
+            NvtxMarkCore(domain, message, argb);
+        }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        private static void NvtxMarkCore(string domain, string message, uint argb)
+        {
+            byte[] domainBytes = Utf8.Encode(domain, "domain");
+            if (message == null) throw new ArgumentNullException("message");
+            byte[] messageBytes = Utf8.Encode(message, "message");
+            Errors.Check(NativeMethods.cuabi_nvtx_mark(domainBytes, messageBytes, argb));
+        }
     }
 
     public sealed partial class Device
@@ -470,6 +573,23 @@ namespace Cuabi
             int valueValue;
             Errors.Check(NativeMethods.cuabi_device_get_peer_attribute(Handle, peerHandle, cuP2pAttribute, out valueValue));
             return valueValue;
+        }
+
+        /// <summary>
+        /// Starts the attached profiler's collection for `device`'s context
+        /// (cuProfilerStart), for a profiler started with collection off (Nsight
+        /// Systems' --capture-range=cudaProfilerApi). Without a profiler it does
+        /// nothing. (cuabi_device_profiler_start)
+        /// </summary>
+        public void ProfilerStart()
+        {
+            Errors.Check(NativeMethods.cuabi_device_profiler_start(Handle));
+        }
+
+        /// <summary>Stops it (cuProfilerStop). (cuabi_device_profiler_stop)</summary>
+        public void ProfilerStop()
+        {
+            Errors.Check(NativeMethods.cuabi_device_profiler_stop(Handle));
         }
     }
 

@@ -1564,6 +1564,20 @@ DECLARATIONS: List[Tuple[str, Any, List[Any]]] = [
     ("cuabi_graph_exec_set_kernel_node_args", cuabi_status, [cuabi_graph_exec, ctypes.c_size_t, cuabi_function, ctypes.c_void_p, ctypes.c_size_t]),
     # cuabi_status cuabi_graph_exec_update(cuabi_graph_exec exec, cuabi_graph graph);
     ("cuabi_graph_exec_update", cuabi_status, [cuabi_graph_exec, cuabi_graph]),
+    # cuabi_status cuabi_nvtx_range_push(const char* domain, const char* message, uint32_t argb);
+    ("cuabi_nvtx_range_push", cuabi_status, [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_uint32]),
+    # cuabi_status cuabi_nvtx_range_pop(const char* domain);
+    ("cuabi_nvtx_range_pop", cuabi_status, [ctypes.c_char_p]),
+    # cuabi_status cuabi_nvtx_range_start(const char* domain, const char* message, uint32_t argb, uint64_t* id);
+    ("cuabi_nvtx_range_start", cuabi_status, [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_uint32, ctypes.POINTER(ctypes.c_uint64)]),
+    # cuabi_status cuabi_nvtx_range_end(uint64_t id);
+    ("cuabi_nvtx_range_end", cuabi_status, [ctypes.c_uint64]),
+    # cuabi_status cuabi_nvtx_mark(const char* domain, const char* message, uint32_t argb);
+    ("cuabi_nvtx_mark", cuabi_status, [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_uint32]),
+    # cuabi_status cuabi_device_profiler_start(cuabi_device device);
+    ("cuabi_device_profiler_start", cuabi_status, [cuabi_device]),
+    # cuabi_status cuabi_device_profiler_stop(cuabi_device device);
+    ("cuabi_device_profiler_stop", cuabi_status, [cuabi_device]),
 ]
 
 
@@ -1769,6 +1783,13 @@ class Functions:
         "cuabi_graph_get_kernel_node_count",
         "cuabi_graph_exec_set_kernel_node_args",
         "cuabi_graph_exec_update",
+        "cuabi_nvtx_range_push",
+        "cuabi_nvtx_range_pop",
+        "cuabi_nvtx_range_start",
+        "cuabi_nvtx_range_end",
+        "cuabi_nvtx_mark",
+        "cuabi_device_profiler_start",
+        "cuabi_device_profiler_stop",
     )
 
     cuabi_version: Any
@@ -1966,6 +1987,13 @@ class Functions:
     cuabi_graph_get_kernel_node_count: Any
     cuabi_graph_exec_set_kernel_node_args: Any
     cuabi_graph_exec_update: Any
+    cuabi_nvtx_range_push: Any
+    cuabi_nvtx_range_pop: Any
+    cuabi_nvtx_range_start: Any
+    cuabi_nvtx_range_end: Any
+    cuabi_nvtx_mark: Any
+    cuabi_device_profiler_start: Any
+    cuabi_device_profiler_stop: Any
 
     def __init__(self, lib: Any) -> None:
         for name in self.__slots__:
@@ -2402,6 +2430,13 @@ cuabi_status cuabi_graph_exec_upload(cuabi_graph_exec exec, cuabi_stream stream)
 cuabi_status cuabi_graph_get_kernel_node_count(cuabi_graph graph, size_t* count);
 cuabi_status cuabi_graph_exec_set_kernel_node_args(cuabi_graph_exec exec, size_t index, cuabi_function function, const void* args, size_t args_size);
 cuabi_status cuabi_graph_exec_update(cuabi_graph_exec exec, cuabi_graph graph);
+cuabi_status cuabi_nvtx_range_push(const char* domain, const char* message, uint32_t argb);
+cuabi_status cuabi_nvtx_range_pop(const char* domain);
+cuabi_status cuabi_nvtx_range_start(const char* domain, const char* message, uint32_t argb, uint64_t* id);
+cuabi_status cuabi_nvtx_range_end(uint64_t id);
+cuabi_status cuabi_nvtx_mark(const char* domain, const char* message, uint32_t argb);
+cuabi_status cuabi_device_profiler_start(cuabi_device device);
+cuabi_status cuabi_device_profiler_stop(cuabi_device device);
 """
 
 __all__ = [

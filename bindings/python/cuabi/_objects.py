@@ -256,6 +256,23 @@ class DeviceBase(Resource):
             raise b.error(status, "cuabi_device_get_peer_attribute")
         return int(b.value(value_box))
 
+    def profiler_start(self) -> None:
+        """cuabi_device_profiler_start: Starts the attached profiler's collection for
+        `device`'s context (cuProfilerStart), for a profiler started with collection off
+        (Nsight Systems' --capture-range=cudaProfilerApi). Without a profiler it does
+        nothing."""
+        b = self._b
+        status = b.fn.cuabi_device_profiler_start(self._handle)
+        if status:
+            raise b.error(status, "cuabi_device_profiler_start")
+
+    def profiler_stop(self) -> None:
+        """cuabi_device_profiler_stop: Stops it (cuProfilerStop)."""
+        b = self._b
+        status = b.fn.cuabi_device_profiler_stop(self._handle)
+        if status:
+            raise b.error(status, "cuabi_device_profiler_stop")
+
 
 class ProgramBase(Resource):
     """cuabi_program: an NVRTC program"""
@@ -1348,6 +1365,62 @@ def cache_clear(backend: BackendArg = None) -> Tuple[int, int]:
     return int(b.value(entries_box)), int(b.value(bytes_box))
 
 
+def nvtx_range_push(domain: Optional[Union[str, bytes]], message: Union[str, bytes], argb: int, *, backend: BackendArg = None) -> None:
+    """cuabi_nvtx_range_push: Opens a range on the calling thread, nested in the
+    thread's open ranges of the same domain. CUABI_ERROR_INVALID_ARGUMENT for a NULL
+    message or an empty domain name."""
+    b = resolve_backend(backend)
+    domain_c = b.NULL if domain is None else as_bytes(domain, "domain")
+    message_c = as_bytes(message, "message")
+    status = b.fn.cuabi_nvtx_range_push(domain_c, message_c, check_int(argb, "argb", 0, UINT32_MAX))
+    if status:
+        raise b.error(status, "cuabi_nvtx_range_push")
+
+
+def nvtx_range_pop(domain: Optional[Union[str, bytes]] = None, *, backend: BackendArg = None) -> None:
+    """cuabi_nvtx_range_pop: Closes the calling thread's innermost open range of
+    `domain`. A thread with no range of that domain open answers
+    CUABI_ERROR_INVALID_ARGUMENT naming the domain."""
+    b = resolve_backend(backend)
+    domain_c = b.NULL if domain is None else as_bytes(domain, "domain")
+    status = b.fn.cuabi_nvtx_range_pop(domain_c)
+    if status:
+        raise b.error(status, "cuabi_nvtx_range_pop")
+
+
+def nvtx_range_start(domain: Optional[Union[str, bytes]], message: Union[str, bytes], argb: int, *, backend: BackendArg = None) -> int:
+    """cuabi_nvtx_range_start: Opens a range that any thread may end, and answers its id
+    (never 0). The same refusals as cuabi_nvtx_range_push."""
+    b = resolve_backend(backend)
+    domain_c = b.NULL if domain is None else as_bytes(domain, "domain")
+    message_c = as_bytes(message, "message")
+    id_box = b.out("uint64_t")
+    status = b.fn.cuabi_nvtx_range_start(domain_c, message_c, check_int(argb, "argb", 0, UINT32_MAX), b.ref(id_box))
+    if status:
+        raise b.error(status, "cuabi_nvtx_range_start")
+    return int(b.value(id_box))
+
+
+def nvtx_range_end(id: int, *, backend: BackendArg = None) -> None:
+    """cuabi_nvtx_range_end: Ends the range `id` of cuabi_nvtx_range_start, from any
+    thread. An id that is not an open range (never started, or ended already) answers
+    CUABI_ERROR_INVALID_ARGUMENT naming it."""
+    b = resolve_backend(backend)
+    status = b.fn.cuabi_nvtx_range_end(check_int(id, "id", 0, UINT64_MAX))
+    if status:
+        raise b.error(status, "cuabi_nvtx_range_end")
+
+
+def nvtx_mark(domain: Optional[Union[str, bytes]], message: Union[str, bytes], argb: int, *, backend: BackendArg = None) -> None:
+    """cuabi_nvtx_mark: Marks an instant. The same refusals as cuabi_nvtx_range_push."""
+    b = resolve_backend(backend)
+    domain_c = b.NULL if domain is None else as_bytes(domain, "domain")
+    message_c = as_bytes(message, "message")
+    status = b.fn.cuabi_nvtx_mark(domain_c, message_c, check_int(argb, "argb", 0, UINT32_MAX))
+    if status:
+        raise b.error(status, "cuabi_nvtx_mark")
+
+
 # Left to the hand-written layer:
 #   cuabi_version: answers no status
 #   cuabi_version_string: answers no status
@@ -1462,4 +1535,9 @@ __all__ = [
     "cache_state",
     "cache_usage",
     "cache_clear",
+    "nvtx_range_push",
+    "nvtx_range_pop",
+    "nvtx_range_start",
+    "nvtx_range_end",
+    "nvtx_mark",
 ]

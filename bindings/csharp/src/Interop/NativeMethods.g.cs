@@ -1630,6 +1630,63 @@ namespace Cuabi.Interop
         /// </summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_graph_exec_update")]
         public static extern CudaStatus cuabi_graph_exec_update(SafeGraphExecHandle exec, SafeGraphHandle graph);
+
+        // --- Profiler annotations: NVTX ranges and marks, profiler start and stop ---
+
+        // cuabi_status cuabi_nvtx_range_push(const char* domain, const char* message, uint32_t argb);
+        /// <summary>
+        /// Opens a range on the calling thread, nested in the thread's open ranges of
+        /// the same domain. CUABI_ERROR_INVALID_ARGUMENT for a NULL message or an
+        /// empty domain name.
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_nvtx_range_push")]
+        public static extern CudaStatus cuabi_nvtx_range_push([In] byte[] domain, [In] byte[] message, uint argb);
+
+        // cuabi_status cuabi_nvtx_range_pop(const char* domain);
+        /// <summary>
+        /// Closes the calling thread's innermost open range of `domain`. A thread
+        /// with no range of that domain open answers CUABI_ERROR_INVALID_ARGUMENT
+        /// naming the domain.
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_nvtx_range_pop")]
+        public static extern CudaStatus cuabi_nvtx_range_pop([In] byte[] domain);
+
+        // cuabi_status cuabi_nvtx_range_start(const char* domain, const char* message, uint32_t argb, uint64_t* id);
+        /// <summary>
+        /// Opens a range that any thread may end, and answers its id (never 0). The
+        /// same refusals as cuabi_nvtx_range_push.
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_nvtx_range_start")]
+        public static extern CudaStatus cuabi_nvtx_range_start([In] byte[] domain, [In] byte[] message, uint argb, out ulong id);
+
+        // cuabi_status cuabi_nvtx_range_end(uint64_t id);
+        /// <summary>
+        /// Ends the range `id` of cuabi_nvtx_range_start, from any thread. An id that
+        /// is not an open range (never started, or ended already) answers
+        /// CUABI_ERROR_INVALID_ARGUMENT naming it.
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_nvtx_range_end")]
+        public static extern CudaStatus cuabi_nvtx_range_end(ulong id);
+
+        // cuabi_status cuabi_nvtx_mark(const char* domain, const char* message, uint32_t argb);
+        /// <summary>Marks an instant. The same refusals as cuabi_nvtx_range_push.</summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_nvtx_mark")]
+        public static extern CudaStatus cuabi_nvtx_mark([In] byte[] domain, [In] byte[] message, uint argb);
+
+        // cuabi_status cuabi_device_profiler_start(cuabi_device device);
+        /// <summary>
+        /// Starts the attached profiler's collection for `device`'s context
+        /// (cuProfilerStart), for a profiler started with collection off (Nsight
+        /// Systems' --capture-range=cudaProfilerApi). Without a profiler it does
+        /// nothing.
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_device_profiler_start")]
+        public static extern CudaStatus cuabi_device_profiler_start(SafeDeviceHandle device);
+
+        // cuabi_status cuabi_device_profiler_stop(cuabi_device device);
+        /// <summary>Stops it (cuProfilerStop).</summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_device_profiler_stop")]
+        public static extern CudaStatus cuabi_device_profiler_stop(SafeDeviceHandle device);
     }
 
     // The calls made once per launch again, with raw handle values: the

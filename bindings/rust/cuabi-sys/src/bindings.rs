@@ -3364,3 +3364,37 @@ extern "C" {
 extern "C" {
     pub fn cuabi_graph_exec_update(exec: cuabi_graph_exec, graph: cuabi_graph) -> cuabi_status;
 }
+extern "C" {
+    pub fn cuabi_nvtx_range_push(
+        domain: *const ::std::os::raw::c_char,
+        message: *const ::std::os::raw::c_char,
+        argb: u32,
+    ) -> cuabi_status;
+}
+extern "C" {
+    pub fn cuabi_nvtx_range_pop(domain: *const ::std::os::raw::c_char) -> cuabi_status;
+}
+extern "C" {
+    pub fn cuabi_nvtx_range_start(
+        domain: *const ::std::os::raw::c_char,
+        message: *const ::std::os::raw::c_char,
+        argb: u32,
+        id: *mut u64,
+    ) -> cuabi_status;
+}
+extern "C" {
+    pub fn cuabi_nvtx_range_end(id: u64) -> cuabi_status;
+}
+extern "C" {
+    pub fn cuabi_nvtx_mark(
+        domain: *const ::std::os::raw::c_char,
+        message: *const ::std::os::raw::c_char,
+        argb: u32,
+    ) -> cuabi_status;
+}
+extern "C" {
+    pub fn cuabi_device_profiler_start(device: cuabi_device) -> cuabi_status;
+}
+extern "C" {
+    pub fn cuabi_device_profiler_stop(device: cuabi_device) -> cuabi_status;
+}

@@ -236,6 +236,75 @@ pub fn cache_clear() -> Result<(u64, u64)> {
     Ok((entries, bytes))
 }
 
+/// Opens a range on the calling thread, nested in the thread's open ranges of the same domain.
+/// `CUABI_ERROR_INVALID_ARGUMENT` for a NULL message or an empty domain name.
+///
+/// Calls `cuabi_nvtx_range_push`.
+pub fn nvtx_range_push(domain: Option<&str>, message: &str, argb: u32) -> Result<()> {
+    let domain = domain.map(|s| c_string("domain", s)).transpose()?;
+    let message = c_string("message", message)?;
+    check(unsafe {
+        sys::cuabi_nvtx_range_push(
+            domain.as_ref().map_or(std::ptr::null(), |s| s.as_ptr()),
+            message.as_ptr(),
+            argb,
+        )
+    })
+}
+
+/// Closes the calling thread's innermost open range of `domain`. A thread with no range of that
+/// domain open answers `CUABI_ERROR_INVALID_ARGUMENT` naming the domain.
+///
+/// Calls `cuabi_nvtx_range_pop`.
+pub fn nvtx_range_pop(domain: Option<&str>) -> Result<()> {
+    let domain = domain.map(|s| c_string("domain", s)).transpose()?;
+    check(unsafe {
+        sys::cuabi_nvtx_range_pop(domain.as_ref().map_or(std::ptr::null(), |s| s.as_ptr()))
+    })
+}
+
+/// Opens a range that any thread may end, and answers its id (never 0). The same refusals as
+/// `cuabi_nvtx_range_push`.
+///
+/// Calls `cuabi_nvtx_range_start`.
+pub fn nvtx_range_start(domain: Option<&str>, message: &str, argb: u32) -> Result<u64> {
+    let domain = domain.map(|s| c_string("domain", s)).transpose()?;
+    let message = c_string("message", message)?;
+    let mut id = 0;
+    check(unsafe {
+        sys::cuabi_nvtx_range_start(
+            domain.as_ref().map_or(std::ptr::null(), |s| s.as_ptr()),
+            message.as_ptr(),
+            argb,
+            &mut id,
+        )
+    })?;
+    Ok(id)
+}
+
+/// Ends the range `id` of `cuabi_nvtx_range_start`, from any thread. An id that is not an open
+/// range (never started, or ended already) answers `CUABI_ERROR_INVALID_ARGUMENT` naming it.
+///
+/// Calls `cuabi_nvtx_range_end`.
+pub fn nvtx_range_end(id: u64) -> Result<()> {
+    check(unsafe { sys::cuabi_nvtx_range_end(id) })
+}
+
+/// Marks an instant. The same refusals as `cuabi_nvtx_range_push`.
+///
+/// Calls `cuabi_nvtx_mark`.
+pub fn nvtx_mark(domain: Option<&str>, message: &str, argb: u32) -> Result<()> {
+    let domain = domain.map(|s| c_string("domain", s)).transpose()?;
+    let message = c_string("message", message)?;
+    check(unsafe {
+        sys::cuabi_nvtx_mark(
+            domain.as_ref().map_or(std::ptr::null(), |s| s.as_ptr()),
+            message.as_ptr(),
+            argb,
+        )
+    })
+}
+
 impl Device {
     /// The device's name (two-call pattern).
     ///
@@ -361,6 +430,22 @@ impl Device {
             )
         })?;
         Ok(value)
+    }
+
+    /// Starts the attached profiler's collection for `device`'s context (cuProfilerStart), for a
+    /// profiler started with collection off (Nsight Systems' --capture-range=cudaProfilerApi).
+    /// Without a profiler it does nothing.
+    ///
+    /// Calls `cuabi_device_profiler_start`.
+    pub fn profiler_start(&self) -> Result<()> {
+        check(unsafe { sys::cuabi_device_profiler_start(self.as_raw()) })
+    }
+
+    /// Stops it (cuProfilerStop).
+    ///
+    /// Calls `cuabi_device_profiler_stop`.
+    pub fn profiler_stop(&self) -> Result<()> {
+        check(unsafe { sys::cuabi_device_profiler_stop(self.as_raw()) })
     }
 }
 
