@@ -1,4 +1,5 @@
 // Shims for kernels: parameter layout, argument checks, attributes.
+#include "driver_log.hpp"
 #include "launch.hpp"
 #include "shim.hpp"
 
@@ -80,7 +81,7 @@ cuabi_status cuabi_function_set_attribute(cuabi_function function,
                                              static_cast<CUfunction_attribute>(attribute), value);
     if (r == CUDA_ERROR_INVALID_VALUE)
       fail_invalid("attribute " + std::to_string(attribute) + " cannot be set to " +
-                   std::to_string(value));
+                   std::to_string(value) + driver_log_of_failure());
     check(r, "cuFuncSetAttribute");
     // What the launch checks compare with follows the driver's value.
     const uint32_t v = value > 0 ? static_cast<uint32_t>(value) : 0;

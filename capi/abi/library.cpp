@@ -2,6 +2,7 @@
 // loading the driver and NVRTC, the compile cache folder, NVTX annotations.
 #include "cache.hpp"
 #include "driver.hpp"
+#include "driver_log.hpp"
 #include "nvrtc.hpp"
 #include "nvtx.hpp"
 #include "shim.hpp"
@@ -62,6 +63,14 @@ cuabi_status cuabi_driver_get_path(char* buf, size_t* size) {
     driver();
     copy_string(driver_path(), buf, size);
   });
+}
+
+cuabi_status cuabi_driver_log_read(size_t last, char* buf, size_t* size) {
+  return guard(__func__, [&] { copy_string(driver_log_lines(last), buf, size); });
+}
+
+cuabi_status cuabi_driver_log_dump(const char* path) {
+  return guard(__func__, [&] { driver_log_dump(path); });
 }
 
 cuabi_status cuabi_nvrtc_get_version(int32_t* major, int32_t* minor) {

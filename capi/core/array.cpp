@@ -2,6 +2,7 @@
 // every extent and range checked before the driver sees it.
 #include <string>
 
+#include "driver_log.hpp"
 #include "memory.hpp"
 
 namespace cuabi {
@@ -120,7 +121,8 @@ Ref<Array> create_array(Ref<Device> dev, const cuabi_array_desc* desc) {
   const CUresult r = driver().cuArray3DCreate(&a, &ad);
   if (r == CUDA_ERROR_OUT_OF_MEMORY)
     fail(CUABI_ERROR_OUT_OF_MEMORY, "cuArray3DCreate failed: out of device memory on device " +
-                                        std::to_string(D.ordinal), r);
+                                        std::to_string(D.ordinal) + driver_log_of_failure(),
+         r);
   check(r, "cuArray3DCreate");
   cuabi_array_desc kept = *desc;
   kept.struct_size = sizeof(cuabi_array_desc);

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "dl.hpp"
+#include "driver_log.hpp"
 #include "fork_guard.hpp"
 
 namespace cuabi {
@@ -157,6 +158,7 @@ void load_driver(DriverState& s) {
   }
   int version = 0;
   if (s.api.cuDriverGetVersion(&version) == CUDA_SUCCESS) s.version = version;
+  driver_log_start(s.api);
   fork_guard_arm();
   s.ready.store(true, std::memory_order_release);
   detail::g_driver.store(&s.api, std::memory_order_release);
@@ -245,6 +247,7 @@ void check_failed(CUresult result, const char* what) {
   }
   cuabi_status status = status_of(result);
   std::string message = std::string(what) + " failed: " + describe(result);
+  message += driver_log_of_failure();
   if (status == CUABI_ERROR_CONTEXT_LOST) message += kContextLostAdvice;
   fail(status, std::move(message), static_cast<int32_t>(result));
 }

@@ -33,6 +33,7 @@
   X(cuCtxResetPersistingL2Cache, 11000)                \
   X(cuProfilerStart, 4000)                             \
   X(cuProfilerStop, 4000)                              \
+  X(cuLogsRegisterCallback, 12090)                     \
   X(cuStreamWriteValue32, 11070)                       \
   X(cuStreamWriteValue64, 11070)                       \
   X(cuStreamWaitValue32, 11070)                        \

@@ -11,6 +11,7 @@
 
 #include "cache.hpp"
 #include "dl.hpp"
+#include "driver_log.hpp"
 #include "fork_guard.hpp"
 #include "module.hpp"
 #include "sha256.hpp"
@@ -398,7 +399,9 @@ Ref<Module> Linker::link() {
       collect();
       d.cuLinkDestroy(state);
       Error e(res == CUDA_ERROR_OUT_OF_MEMORY ? CUABI_ERROR_OUT_OF_MEMORY : CUABI_ERROR_COMPILE,
-              what + " failed: " + describe(res) + (log.empty() ? "" : ":\n" + log), res);
+              what + " failed: " + describe(res) + driver_log_of_failure() +
+                  (log.empty() ? "" : ":\n" + log),
+              res);
       e.log = log;
       throw e;
     };

@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "driver_log.hpp"
 #include "stream.hpp"
 #include "structs.hpp"
 
@@ -18,7 +19,7 @@ void check_alloc(CUresult r, const char* call, size_t bytes, const Device& devic
   if (r == CUDA_ERROR_OUT_OF_MEMORY)
     fail(CUABI_ERROR_OUT_OF_MEMORY,
          std::string(call) + " of " + str(bytes) + " bytes failed: out of device memory on device " +
-             std::to_string(device.ordinal),
+             std::to_string(device.ordinal) + driver_log_of_failure(),
          r);
   check(r, call);
 }

@@ -340,6 +340,18 @@ CUABI_API cuabi_status CUABI_CALL cuabi_init(void);
 CUABI_API cuabi_status CUABI_CALL cuabi_driver_get_version(int32_t* version);
 /* Where the driver was loaded from (two-call pattern). */
 CUABI_API cuabi_status CUABI_CALL cuabi_driver_get_path(char* buf, size_t* size);
+/* The driver's own log (CUDA 12.9 drivers and later): the lines it wrote
+ * about failing calls, kept by cuabi from the driver's opening, the last 256
+ * of the process, oldest first, one per line as
+ * "[hh:mm:ss.mmm][thread id][E or W] message" (two-call pattern). `last`:
+ * only the last `last` lines (0: all kept). A failing call's message already
+ * ends with the lines the driver logged during it ("; the driver logged:
+ * ..."). CUABI_ERROR_NOT_SUPPORTED when the driver keeps no log. */
+CUABI_API cuabi_status CUABI_CALL cuabi_driver_log_read(size_t last, char* buf, size_t* size);
+/* Writes the lines of cuabi_driver_log_read (all kept) to the file `path`,
+ * replacing it. CUABI_ERROR_IO (the errno in cuabi_last_error_code) when it
+ * cannot be written; CUABI_ERROR_NOT_SUPPORTED as cuabi_driver_log_read. */
+CUABI_API cuabi_status CUABI_CALL cuabi_driver_log_dump(const char* path);
 /* NVRTC's version; opens NVRTC if needed. */
 CUABI_API cuabi_status CUABI_CALL cuabi_nvrtc_get_version(int32_t* major, int32_t* minor);
 /* Where NVRTC was loaded from (two-call pattern); opens NVRTC if needed. */

@@ -998,6 +998,24 @@ inline std::string driver_path() {
       [&](char* buf, size_t* size) { return cuabi_driver_get_path(buf, size); });
 }
 
+// cuabi_driver_log_read: The driver's own log (CUDA 12.9 drivers and later): the lines it wrote
+// about failing calls, kept by cuabi from the driver's opening, the last 256 of the process, oldest
+// first, one per line as "[hh:mm:ss.mmm][thread id][E or W] message" (two-call pattern). `last`:
+// only the last `last` lines (0: all kept). A failing call's message already ends with the lines
+// the driver logged during it ("; the driver logged: ..."). CUABI_ERROR_NOT_SUPPORTED when the
+// driver keeps no log.
+inline std::string driver_log_read(size_t last) {
+  return detail::fetch_string(
+      [&](char* buf, size_t* size) { return cuabi_driver_log_read(last, buf, size); });
+}
+
+// cuabi_driver_log_dump: Writes the lines of cuabi_driver_log_read (all kept) to the file `path`,
+// replacing it. CUABI_ERROR_IO (the errno in cuabi_last_error_code) when it cannot be written;
+// CUABI_ERROR_NOT_SUPPORTED as cuabi_driver_log_read.
+inline void driver_log_dump(const std::string& path) {
+  cuabi::check(cuabi_driver_log_dump(path.c_str()));
+}
+
 // cuabi_nvrtc_get_version: NVRTC's version; opens NVRTC if needed.
 inline cuabi::version_pair nvrtc_version() {
   cuabi::version_pair r;
@@ -2019,6 +2037,8 @@ inline cuabi::module library::get_module(cuabi_device device) const {
 //   cuabi_init: cuabi::init
 //   cuabi_driver_get_version: cuabi::driver_version
 //   cuabi_driver_get_path: cuabi::driver_path
+//   cuabi_driver_log_read: cuabi::driver_log_read
+//   cuabi_driver_log_dump: cuabi::driver_log_dump
 //   cuabi_nvrtc_get_version: cuabi::nvrtc_version
 //   cuabi_nvrtc_get_path: cuabi::nvrtc_path
 //   cuabi_device_get_count: cuabi::device::count

@@ -19,6 +19,8 @@
   X(cuabi_init) \
   X(cuabi_driver_get_version) \
   X(cuabi_driver_get_path) \
+  X(cuabi_driver_log_read) \
+  X(cuabi_driver_log_dump) \
   X(cuabi_nvrtc_get_version) \
   X(cuabi_nvrtc_get_path) \
   X(cuabi_device_get_count) \

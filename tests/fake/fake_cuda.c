@@ -69,6 +69,34 @@ static int fail_cu, fail_nvrtc;
 static const char* failed;
 static CUresult sticky;
 
+/* The driver's log (cuLogsRegisterCallback): an injected failure of a
+ * driver entry point is logged as the real driver logs one, a line of detail
+ * and then "Returning <code> (<name>) from <entry point>", on the calling
+ * thread during the call. FAKE_CUDA_NO_LOGS=1 makes it a driver without a
+ * log (older than CUDA 12.9). */
+static CUlogsCallback log_callback;
+static void* log_data;
+static void log_failure(const char* name, int code) {
+  if (!log_callback) return;
+  char line[256];
+  snprintf(line, sizeof line, "stand-in: %s fails as told", name);
+  log_callback(log_data, CU_LOG_LEVEL_ERROR, line, strlen(line));
+  const char* code_name = NULL;
+  cuGetErrorName((CUresult)code, &code_name);
+  snprintf(line, sizeof line, "Returning %d (%s) from %s", code, code_name ? code_name : "?", name);
+  log_callback(log_data, CU_LOG_LEVEL_ERROR, line, strlen(line));
+}
+EXPORT CUresult CUDAAPI cuLogsRegisterCallback(CUlogsCallback cb, void* data,
+                                               CUlogsCallbackHandle* out) {
+  const char* off = getenv("FAKE_CUDA_NO_LOGS");
+  if (off && off[0] == '1') return CUDA_ERROR_NOT_SUPPORTED;
+  if (!cb) return CUDA_ERROR_INVALID_VALUE;
+  log_callback = cb;
+  log_data = data;
+  if (out) *out = (CUlogsCallbackHandle)&log_callback;
+  return CUDA_SUCCESS;
+}
+
 EXPORT long fake_live_resources(void) { return fake_live; }
 EXPORT long fake_calls(void) { return calls; }
 EXPORT const char* fake_call_name(long i) {
@@ -124,6 +152,7 @@ HIDDEN int fake_gate(const char* fn) {
   if (!hit) return 0;
   failed = name;
   if (!is_nvrtc && fail_cu == CUDA_ERROR_LAUNCH_FAILED) sticky = CUDA_ERROR_LAUNCH_FAILED;
+  if (!is_nvrtc) log_failure(name, fail_cu);
   return is_nvrtc ? fail_nvrtc : fail_cu;
 }
 

@@ -213,6 +213,49 @@ namespace Cuabi
             return Errors.ReadString(delegate(byte[] b, ref UIntPtr s) { return NativeMethods.cuabi_driver_get_path(b, ref s); });
         }
 
+        /// <summary>
+        /// The driver's own log (CUDA 12.9 drivers and later): the lines it wrote
+        /// about failing calls, kept by cuabi from the driver's opening, the last 256
+        /// of the process, oldest first, one per line as
+        /// "[hh:mm:ss.mmm][thread id][E or W] message" (two-call pattern). `last`:
+        /// only the last `last` lines (0: all kept). A failing call's message already
+        /// ends with the lines the driver logged during it ("; the driver logged:
+        /// ..."). CUABI_ERROR_NOT_SUPPORTED when the driver keeps no log. (cuabi_driver_log_read)
+        /// </summary>
+        /// <param name="last">The last argument.</param>
+        public static string DriverLogRead(long last)
+        {
+            CuabiLibrary.Load();
+            return DriverLogReadCore(last);
+        }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        private static string DriverLogReadCore(long last)
+        {
+            if (last < 0) throw new ArgumentOutOfRangeException("last", last, "must not be negative");
+            return Errors.ReadString(delegate(byte[] b, ref UIntPtr s) { return NativeMethods.cuabi_driver_log_read((UIntPtr)(ulong)last, b, ref s); });
+        }
+
+        /// <summary>
+        /// Writes the lines of cuabi_driver_log_read (all kept) to the file `path`,
+        /// replacing it. CUABI_ERROR_IO (the errno in cuabi_last_error_code) when it
+        /// cannot be written; CUABI_ERROR_NOT_SUPPORTED as cuabi_driver_log_read. (cuabi_driver_log_dump)
+        /// </summary>
+        /// <param name="path">The path argument.</param>
+        public static void DriverLogDump(string path)
+        {
+            CuabiLibrary.Load();
+            DriverLogDumpCore(path);
+        }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        private static void DriverLogDumpCore(string path)
+        {
+            if (path == null) throw new ArgumentNullException("path");
+            byte[] pathBytes = Utf8.Encode(path, "path");
+            Errors.Check(NativeMethods.cuabi_driver_log_dump(pathBytes));
+        }
+
         /// <summary>Where NVRTC was loaded from (two-call pattern); opens NVRTC if needed. (cuabi_nvrtc_get_path)</summary>
         public static string NvrtcPath
         {

@@ -1198,6 +1198,10 @@ DECLARATIONS: List[Tuple[str, Any, List[Any]]] = [
     ("cuabi_driver_get_version", cuabi_status, [ctypes.POINTER(ctypes.c_int32)]),
     # cuabi_status cuabi_driver_get_path(char* buf, size_t* size);
     ("cuabi_driver_get_path", cuabi_status, [ctypes.c_char_p, ctypes.POINTER(ctypes.c_size_t)]),
+    # cuabi_status cuabi_driver_log_read(size_t last, char* buf, size_t* size);
+    ("cuabi_driver_log_read", cuabi_status, [ctypes.c_size_t, ctypes.c_char_p, ctypes.POINTER(ctypes.c_size_t)]),
+    # cuabi_status cuabi_driver_log_dump(const char* path);
+    ("cuabi_driver_log_dump", cuabi_status, [ctypes.c_char_p]),
     # cuabi_status cuabi_nvrtc_get_version(int32_t* major, int32_t* minor);
     ("cuabi_nvrtc_get_version", cuabi_status, [ctypes.POINTER(ctypes.c_int32), ctypes.POINTER(ctypes.c_int32)]),
     # cuabi_status cuabi_nvrtc_get_path(char* buf, size_t* size);
@@ -1600,6 +1604,8 @@ class Functions:
         "cuabi_init",
         "cuabi_driver_get_version",
         "cuabi_driver_get_path",
+        "cuabi_driver_log_read",
+        "cuabi_driver_log_dump",
         "cuabi_nvrtc_get_version",
         "cuabi_nvrtc_get_path",
         "cuabi_device_get_count",
@@ -1804,6 +1810,8 @@ class Functions:
     cuabi_init: Any
     cuabi_driver_get_version: Any
     cuabi_driver_get_path: Any
+    cuabi_driver_log_read: Any
+    cuabi_driver_log_dump: Any
     cuabi_nvrtc_get_version: Any
     cuabi_nvrtc_get_path: Any
     cuabi_device_get_count: Any
@@ -2247,6 +2255,8 @@ void cuabi_last_error_clear(void);
 cuabi_status cuabi_init(void);
 cuabi_status cuabi_driver_get_version(int32_t* version);
 cuabi_status cuabi_driver_get_path(char* buf, size_t* size);
+cuabi_status cuabi_driver_log_read(size_t last, char* buf, size_t* size);
+cuabi_status cuabi_driver_log_dump(const char* path);
 cuabi_status cuabi_nvrtc_get_version(int32_t* major, int32_t* minor);
 cuabi_status cuabi_nvrtc_get_path(char* buf, size_t* size);
 cuabi_status cuabi_device_get_count(int32_t* count);

@@ -154,6 +154,28 @@ namespace Cuabi.Interop
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_driver_get_path")]
         public static extern CudaStatus cuabi_driver_get_path([Out] byte[] buf, ref UIntPtr size);
 
+        // cuabi_status cuabi_driver_log_read(size_t last, char* buf, size_t* size);
+        /// <summary>
+        /// The driver's own log (CUDA 12.9 drivers and later): the lines it wrote
+        /// about failing calls, kept by cuabi from the driver's opening, the last 256
+        /// of the process, oldest first, one per line as
+        /// "[hh:mm:ss.mmm][thread id][E or W] message" (two-call pattern). `last`:
+        /// only the last `last` lines (0: all kept). A failing call's message already
+        /// ends with the lines the driver logged during it ("; the driver logged:
+        /// ..."). CUABI_ERROR_NOT_SUPPORTED when the driver keeps no log.
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_driver_log_read")]
+        public static extern CudaStatus cuabi_driver_log_read(UIntPtr last, [Out] byte[] buf, ref UIntPtr size);
+
+        // cuabi_status cuabi_driver_log_dump(const char* path);
+        /// <summary>
+        /// Writes the lines of cuabi_driver_log_read (all kept) to the file `path`,
+        /// replacing it. CUABI_ERROR_IO (the errno in cuabi_last_error_code) when it
+        /// cannot be written; CUABI_ERROR_NOT_SUPPORTED as cuabi_driver_log_read.
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_driver_log_dump")]
+        public static extern CudaStatus cuabi_driver_log_dump([In] byte[] path);
+
         // cuabi_status cuabi_nvrtc_get_version(int32_t* major, int32_t* minor);
         /// <summary>NVRTC's version; opens NVRTC if needed.</summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_nvrtc_get_version")]

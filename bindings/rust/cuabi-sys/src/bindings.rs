@@ -173,6 +173,16 @@ extern "C" {
     ) -> cuabi_status;
 }
 extern "C" {
+    pub fn cuabi_driver_log_read(
+        last: usize,
+        buf: *mut ::std::os::raw::c_char,
+        size: *mut usize,
+    ) -> cuabi_status;
+}
+extern "C" {
+    pub fn cuabi_driver_log_dump(path: *const ::std::os::raw::c_char) -> cuabi_status;
+}
+extern "C" {
     pub fn cuabi_nvrtc_get_version(major: *mut i32, minor: *mut i32) -> cuabi_status;
 }
 extern "C" {

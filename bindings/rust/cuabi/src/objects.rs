@@ -129,7 +129,7 @@
 //! * `cuabi_graph_exec_launch`: GraphExec::launch is unsafe: the graph replays its captured arguments
 //! * `cuabi_graph_exec_set_kernel_node_args`: idiom `launch`, written by hand
 
-use crate::error::{c_string, check, check_ready, read_list, read_string, unknown, Result};
+use crate::error::{c_path, c_string, check, check_ready, read_list, read_string, unknown, Result};
 use crate::generated::{
     BufferKind, CacheState, CaptureMode, CopyPath, FunctionAttribute, Limit, LinkBackend,
     MemOpFlags, MemSyncDomain, NameForm, SyncPolicy, WaitCondition,
@@ -170,6 +170,28 @@ pub fn driver_version() -> Result<i32> {
 /// Calls `cuabi_driver_get_path`.
 pub fn driver_path() -> Result<String> {
     read_string(|buf, size| unsafe { sys::cuabi_driver_get_path(buf, size) })
+}
+
+/// The driver's own log (CUDA 12.9 drivers and later): the lines it wrote about failing calls,
+/// kept by cuabi from the driver's opening, the last 256 of the process, oldest first, one per
+/// line as "\[hh:mm:ss.mmm\]\[thread id\]\[E or W\] message" (two-call pattern). `last`: only
+/// the last `last` lines (0: all kept). A failing call's message already ends with the lines
+/// the driver logged during it ("; the driver logged: ..."). `CUABI_ERROR_NOT_SUPPORTED` when
+/// the driver keeps no log.
+///
+/// Calls `cuabi_driver_log_read`.
+pub fn driver_log_read(last: usize) -> Result<String> {
+    read_string(|buf, size| unsafe { sys::cuabi_driver_log_read(last, buf, size) })
+}
+
+/// Writes the lines of `cuabi_driver_log_read` (all kept) to the file `path`, replacing it.
+/// `CUABI_ERROR_IO` (the errno in `cuabi_last_error_code`) when it cannot be written;
+/// `CUABI_ERROR_NOT_SUPPORTED` as `cuabi_driver_log_read`.
+///
+/// Calls `cuabi_driver_log_dump`.
+pub fn driver_log_dump(path: impl AsRef<std::path::Path>) -> Result<()> {
+    let path = c_path(path.as_ref())?;
+    check(unsafe { sys::cuabi_driver_log_dump(path.as_ptr()) })
 }
 
 /// NVRTC's version; opens NVRTC if needed.
