@@ -1,6 +1,7 @@
 // Shims for devices.
 #include <utility>
 
+#include "health.hpp"
 #include "limits.hpp"
 #include "nvtx.hpp"
 #include "shim.hpp"
@@ -73,6 +74,11 @@ cuabi_status cuabi_device_reset_persisting_l2(cuabi_device device) {
     Pin<Device> d(device, "device");
     reset_persisting_l2(*d.get());
   });
+}
+
+cuabi_status cuabi_device_get_health(cuabi_device device, cuabi_health* health) {
+  return get(__func__, device, "device", health, "health",
+             [](const Device&) { return cuabi::health(); });
 }
 
 cuabi_status cuabi_device_profiler_start(cuabi_device device) {

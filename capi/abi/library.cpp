@@ -3,6 +3,7 @@
 #include "cache.hpp"
 #include "driver.hpp"
 #include "driver_log.hpp"
+#include "health.hpp"
 #include "nvrtc.hpp"
 #include "nvtx.hpp"
 #include "shim.hpp"
@@ -63,6 +64,14 @@ cuabi_status cuabi_driver_get_path(char* buf, size_t* size) {
     driver();
     copy_string(driver_path(), buf, size);
   });
+}
+
+cuabi_status cuabi_context_lost_get_message(char* buf, size_t* size) {
+  return guard(__func__, [&] { copy_string(context_lost_message(), buf, size); });
+}
+
+cuabi_status cuabi_set_context_lost_callback(cuabi_context_lost_fn callback, void* user_data) {
+  return guard(__func__, [&] { set_context_lost_callback(callback, user_data); });
 }
 
 cuabi_status cuabi_driver_log_read(size_t last, char* buf, size_t* size) {

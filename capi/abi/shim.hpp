@@ -18,6 +18,7 @@
 #include <utility>
 
 #include "cuabi/cuabi.h"
+#include "health.hpp"
 #include "link.hpp"
 #include "objects.hpp"
 
@@ -39,7 +40,9 @@ cuabi_status guard(const char* fn, F&& body) noexcept {
     body();
     return CUABI_SUCCESS;
   } catch (const Error& e) {
-    return record(e.status(), e.code(), e.message(), e.log);
+    const cuabi_status status = record(e.status(), e.code(), e.message(), e.log);
+    if (status == CUABI_ERROR_CONTEXT_LOST) note_context_lost(std::string(fn) + ": " + e.message());
+    return status;
   } catch (const std::bad_alloc&) {
     return record(CUABI_ERROR_OUT_OF_MEMORY, 0, "out of host memory", "");
   } catch (const std::exception& e) {

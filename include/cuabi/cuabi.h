@@ -293,6 +293,38 @@ CUABI_API cuabi_status CUABI_CALL cuabi_last_error_log(char* buf, size_t* size);
 /* Resets this thread's last-error state to "no error". */
 CUABI_API void CUABI_CALL cuabi_last_error_clear(void);
 
+/* Whether CUDA can still work in this process, answered without touching
+ * the device (a server's health check). */
+typedef enum cuabi_health CUABI_ENUM_BASE {
+  /* No call has found the context lost. */
+  CUABI_HEALTH_USABLE = 0,
+  /* A call answered CUABI_ERROR_CONTEXT_LOST: the driver fails every later
+   * CUDA call of the process, on every device; the recovery the driver
+   * documents is a new process. cuabi_context_lost_get_message says which
+   * call found it. */
+  CUABI_HEALTH_LOST = 1,
+  /* This process was forked from one that had initialised CUDA: CUDA
+   * cannot be used here (CUABI_ERROR_FORKED). */
+  CUABI_HEALTH_FORKED = 2,
+  CUABI_HEALTH_FORCE32 = 0x7FFFFFFF
+} cuabi_health;
+
+/* The message of the call that first found the context lost, naming that
+ * call (two-call pattern; "" while the context is usable). */
+CUABI_API cuabi_status CUABI_CALL cuabi_context_lost_get_message(char* buf, size_t* size);
+
+/* Called once per process, when a call first finds the context lost, on the
+ * thread of that call after it has failed (no cuabi lock is held: it may
+ * call cuabi, which answers CUABI_ERROR_CONTEXT_LOST for CUDA work).
+ * `message` is that call's message, valid during the callback. */
+typedef void(CUABI_CALL* cuabi_context_lost_fn)(void* user_data, const char* message);
+
+/* Registers `callback` (NULL: none) with `user_data`, replacing any earlier
+ * one. Registered after the context was lost, it is called at once, on this
+ * thread, with the message of the call that found it. */
+CUABI_API cuabi_status CUABI_CALL cuabi_set_context_lost_callback(cuabi_context_lost_fn callback,
+                                                                  void* user_data);
+
 /* ------------------------------------------------------------------------- */
 /* Handles                                                                    */
 /* ------------------------------------------------------------------------- */
@@ -392,6 +424,9 @@ CUABI_API cuabi_status CUABI_CALL cuabi_device_get_context(cuabi_device device,
                                                            uint64_t* cu_context);
 /* Waits for all work on the device's primary context. */
 CUABI_API cuabi_status CUABI_CALL cuabi_device_synchronize(cuabi_device device);
+/* Whether `device` can still run work (cuabi_health), without touching it. */
+CUABI_API cuabi_status CUABI_CALL cuabi_device_get_health(cuabi_device device,
+                                                          cuabi_health* health);
 /* Lowest and highest stream priorities; numerically lower is higher priority. */
 CUABI_API cuabi_status CUABI_CALL cuabi_device_get_stream_priority_range(cuabi_device device,
                                                                          int32_t* least,

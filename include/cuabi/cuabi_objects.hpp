@@ -106,6 +106,10 @@ class device : public detail::owner<cuabi_device, cuabi_device_release>,
   // cuabi_device_synchronize: Waits for all work on the device's primary context.
   void synchronize() const;
 
+  // cuabi_device_get_health: Whether `device` can still run work (cuabi_health), without touching
+  // it.
+  cuabi_health health() const;
+
   // cuabi_device_get_stream_priority_range: Lowest and highest stream priorities; numerically lower
   // is higher priority.
   cuabi::priority_range stream_priority_range() const;
@@ -970,6 +974,20 @@ inline std::string last_error_log() {
 // cuabi_last_error_clear: Resets this thread's last-error state to "no error".
 inline void last_error_clear() noexcept { cuabi_last_error_clear(); }
 
+// cuabi_context_lost_get_message: The message of the call that first found the context lost, naming
+// that call (two-call pattern; "" while the context is usable).
+inline std::string context_lost_message() {
+  return detail::fetch_string(
+      [&](char* buf, size_t* size) { return cuabi_context_lost_get_message(buf, size); });
+}
+
+// cuabi_set_context_lost_callback: Registers `callback` (NULL: none) with `user_data`, replacing
+// any earlier one. Registered after the context was lost, it is called at once, on this thread,
+// with the message of the call that found it.
+inline void set_context_lost_callback(cuabi_context_lost_fn callback, void* user_data) {
+  cuabi::check(cuabi_set_context_lost_callback(callback, user_data));
+}
+
 // cuabi_init: Opens the CUDA driver and calls cuInit. Optional: every call that needs the driver
 // does this itself the first time. Idempotent and thread-safe; a failure is remembered and answered
 // again with the same message.
@@ -1234,6 +1252,12 @@ inline uint64_t device::context() const {
 }
 
 inline void device::synchronize() const { cuabi::check(cuabi_device_synchronize(get())); }
+
+inline cuabi_health device::health() const {
+  cuabi_health health{};
+  cuabi::check(cuabi_device_get_health(get(), &health));
+  return health;
+}
 
 inline cuabi::priority_range device::stream_priority_range() const {
   cuabi::priority_range r;
@@ -2034,6 +2058,8 @@ inline cuabi::module library::get_module(cuabi_device device) const {
 //   cuabi_last_error_code: cuabi::last_error_code
 //   cuabi_last_error_log: cuabi::last_error_log
 //   cuabi_last_error_clear: cuabi::last_error_clear
+//   cuabi_context_lost_get_message: cuabi::context_lost_message
+//   cuabi_set_context_lost_callback: cuabi::set_context_lost_callback
 //   cuabi_init: cuabi::init
 //   cuabi_driver_get_version: cuabi::driver_version
 //   cuabi_driver_get_path: cuabi::driver_path
@@ -2052,6 +2078,7 @@ inline cuabi::module library::get_module(cuabi_device device) const {
 //   cuabi_device_get_attribute: cuabi::device::attribute
 //   cuabi_device_get_context: cuabi::device::context
 //   cuabi_device_synchronize: cuabi::device::synchronize
+//   cuabi_device_get_health: cuabi::device::health
 //   cuabi_device_get_stream_priority_range: cuabi::device::stream_priority_range
 //   cuabi_device_reset: cuabi::device::reset_primary_context
 //   cuabi_device_get_limit: cuabi::device::limit

@@ -16,6 +16,8 @@
   X(cuabi_last_error_code) \
   X(cuabi_last_error_log) \
   X(cuabi_last_error_clear) \
+  X(cuabi_context_lost_get_message) \
+  X(cuabi_set_context_lost_callback) \
   X(cuabi_init) \
   X(cuabi_driver_get_version) \
   X(cuabi_driver_get_path) \
@@ -34,6 +36,7 @@
   X(cuabi_device_get_attribute) \
   X(cuabi_device_get_context) \
   X(cuabi_device_synchronize) \
+  X(cuabi_device_get_health) \
   X(cuabi_device_get_stream_priority_range) \
   X(cuabi_device_reset) \
   X(cuabi_device_get_limit) \
@@ -235,6 +238,9 @@
   X(CUABI_ERROR_IO) \
   X(CUABI_ERROR_INTERNAL) \
   X(CUABI_ERROR_HOST_FUNCTION) \
+  X(CUABI_HEALTH_USABLE) \
+  X(CUABI_HEALTH_LOST) \
+  X(CUABI_HEALTH_FORKED) \
   X(CUABI_LIMIT_STACK_SIZE) \
   X(CUABI_LIMIT_PRINTF_FIFO_SIZE) \
   X(CUABI_LIMIT_MALLOC_HEAP_SIZE) \
@@ -358,6 +364,7 @@
 /* Every enum type. */
 #define CUABI_TEST_ENUM_TYPES(X) \
   X(cuabi_status) \
+  X(cuabi_health) \
   X(cuabi_limit) \
   X(cuabi_output) \
   X(cuabi_compile_flag_bits) \
@@ -500,6 +507,7 @@
   X(offsetof(cuabi_access_policy_window, hit_property)) \
   X(offsetof(cuabi_access_policy_window, miss_property)) \
   X(sizeof(cuabi_status)) \
+  X(sizeof(cuabi_health)) \
   X(sizeof(cuabi_limit)) \
   X(sizeof(cuabi_output)) \
   X(sizeof(cuabi_compile_flag_bits)) \

@@ -116,13 +116,38 @@ TEST_F(GpuFault, StoreToAddress0x10) {
   HARDENING_ASSERT_OK(cuabi_stream_create(device_, 0, 0, stream.out()));
   HARDENING_ASSERT_OK(cuabi_event_create(device_, 0, event.out()));
 
+  // Health: usable before the fault; lost after it, naming the call that
+  // found it, with the callback called once on that call's thread.
+  cuabi_health health = CUABI_HEALTH_LOST;
+  HARDENING_ASSERT_OK(cuabi_device_get_health(device_, &health));
+  EXPECT_EQ(CUABI_HEALTH_USABLE, health);
+  static int told = 0;
+  static std::string told_message;
+  HARDENING_ASSERT_OK(cuabi_set_context_lost_callback(
+      [](void*, const char* message) {
+        ++told;
+        told_message = message;
+      },
+      nullptr));
+
   std::string seen_by;
   const cuabi_status st = Poke(poke, 0x10, &seen_by);
   ASSERT_EQ(StatusName(CUABI_ERROR_CONTEXT_LOST), StatusName(st)) << seen_by << ": " << LastError();
   EXPECT_TRUE(Contains(cuabi_last_error_message(), seen_by.substr(0, 14))) << LastError();
   std::printf("fault at 0x10 reported by %s: %s\n", seen_by.c_str(), cuabi_last_error_message());
+  HARDENING_ASSERT_OK(cuabi_device_get_health(device_, &health));
+  EXPECT_EQ(CUABI_HEALTH_LOST, health);
+  EXPECT_EQ(1, told);
+  EXPECT_EQ(std::string(cuabi_last_error_message()), told_message);
+  char lost[2048];
+  size_t lost_size = sizeof lost;
+  HARDENING_ASSERT_OK(cuabi_context_lost_get_message(lost, &lost_size));
+  EXPECT_EQ(told_message, std::string(lost));
+  std::printf("health after the fault: lost; the callback ran %d time(s)\n", told);
   ExpectEverythingLost(saxpy, buffer, stream);
   HARDENING_EXPECT_STATUS(CUABI_ERROR_CONTEXT_LOST, cuabi_event_record(event, stream));
+  EXPECT_EQ(1, told) << "the callback is called once";
+  HARDENING_ASSERT_OK(cuabi_set_context_lost_callback(nullptr, nullptr));
 
   // A reset cannot bring the device back to this process, and says so.
   HARDENING_EXPECT_STATUS(CUABI_ERROR_CONTEXT_LOST, cuabi_device_reset(device_));

@@ -55,6 +55,11 @@ CUABI_ERROR_IO = 18
 CUABI_ERROR_INTERNAL = 19
 CUABI_ERROR_HOST_FUNCTION = 20
 
+# cuabi_health
+CUABI_HEALTH_USABLE = 0
+CUABI_HEALTH_LOST = 1
+CUABI_HEALTH_FORKED = 2
+
 # cuabi_limit
 CUABI_LIMIT_STACK_SIZE = 0
 CUABI_LIMIT_PRINTF_FIFO_SIZE = 1
@@ -316,6 +321,26 @@ class Status(enum.IntEnum):
     ERROR_HOST_FUNCTION = 20
     """A host function (cuabi_stream_launch_host_func) reported a failure; the message
     is the one it gave. Answered by the stream's next synchronize.
+    """
+
+
+class Health(enum.IntEnum):
+    """cuabi_health: Whether CUDA can still work in this process, answered without
+    touching the device (a server's health check).
+    """
+
+    USABLE = 0
+    """No call has found the context lost."""
+
+    LOST = 1
+    """A call answered CUABI_ERROR_CONTEXT_LOST: the driver fails every later CUDA call
+    of the process, on every device; the recovery the driver documents is a new
+    process. cuabi_context_lost_get_message says which call found it.
+    """
+
+    FORKED = 2
+    """This process was forked from one that had initialised CUDA: CUDA cannot be used
+    here (CUABI_ERROR_FORKED).
     """
 
 
@@ -866,6 +891,7 @@ class CaptureMode(enum.IntEnum):
 # ---------------------------------------------------------------------------
 
 cuabi_status = ctypes.c_int32
+cuabi_health = ctypes.c_int32
 cuabi_limit = ctypes.c_int32
 cuabi_output = ctypes.c_int32
 cuabi_cxx_standard = ctypes.c_int32
@@ -912,6 +938,12 @@ cuabi_texture = ctypes.c_void_p  # a texture object
 cuabi_surface = ctypes.c_void_p  # a surface object
 cuabi_linker = ctypes.c_void_p  # a link of several device images
 cuabi_library = ctypes.c_void_p  # device code for every context
+
+# Called once per process, when a call first finds the context lost, on the thread of
+# that call after it has failed (no cuabi lock is held: it may call cuabi, which answers
+# CUABI_ERROR_CONTEXT_LOST for CUDA work). `message` is that call's message, valid
+# during the callback.
+cuabi_context_lost_fn = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.POINTER(ctypes.c_char))
 
 # A host function: called once, on a driver thread, when the stream reaches it. It must
 # not call CUDA or cuabi functions that would wait on the GPU. Return 0 for success. To
@@ -1192,6 +1224,10 @@ DECLARATIONS: List[Tuple[str, Any, List[Any]]] = [
     ("cuabi_last_error_log", cuabi_status, [ctypes.c_char_p, ctypes.POINTER(ctypes.c_size_t)]),
     # void cuabi_last_error_clear(void);
     ("cuabi_last_error_clear", None, []),
+    # cuabi_status cuabi_context_lost_get_message(char* buf, size_t* size);
+    ("cuabi_context_lost_get_message", cuabi_status, [ctypes.c_char_p, ctypes.POINTER(ctypes.c_size_t)]),
+    # cuabi_status cuabi_set_context_lost_callback(cuabi_context_lost_fn callback, void* user_data);
+    ("cuabi_set_context_lost_callback", cuabi_status, [cuabi_context_lost_fn, ctypes.c_void_p]),
     # cuabi_status cuabi_init(void);
     ("cuabi_init", cuabi_status, []),
     # cuabi_status cuabi_driver_get_version(int32_t* version);
@@ -1228,6 +1264,8 @@ DECLARATIONS: List[Tuple[str, Any, List[Any]]] = [
     ("cuabi_device_get_context", cuabi_status, [cuabi_device, ctypes.POINTER(ctypes.c_uint64)]),
     # cuabi_status cuabi_device_synchronize(cuabi_device device);
     ("cuabi_device_synchronize", cuabi_status, [cuabi_device]),
+    # cuabi_status cuabi_device_get_health(cuabi_device device, cuabi_health* health);
+    ("cuabi_device_get_health", cuabi_status, [cuabi_device, ctypes.POINTER(cuabi_health)]),
     # cuabi_status cuabi_device_get_stream_priority_range(cuabi_device device, int32_t* least, int32_t* greatest);
     ("cuabi_device_get_stream_priority_range", cuabi_status, [cuabi_device, ctypes.POINTER(ctypes.c_int32), ctypes.POINTER(ctypes.c_int32)]),
     # cuabi_status cuabi_device_reset(cuabi_device device);
@@ -1601,6 +1639,8 @@ class Functions:
         "cuabi_last_error_code",
         "cuabi_last_error_log",
         "cuabi_last_error_clear",
+        "cuabi_context_lost_get_message",
+        "cuabi_set_context_lost_callback",
         "cuabi_init",
         "cuabi_driver_get_version",
         "cuabi_driver_get_path",
@@ -1619,6 +1659,7 @@ class Functions:
         "cuabi_device_get_attribute",
         "cuabi_device_get_context",
         "cuabi_device_synchronize",
+        "cuabi_device_get_health",
         "cuabi_device_get_stream_priority_range",
         "cuabi_device_reset",
         "cuabi_device_get_limit",
@@ -1807,6 +1848,8 @@ class Functions:
     cuabi_last_error_code: Any
     cuabi_last_error_log: Any
     cuabi_last_error_clear: Any
+    cuabi_context_lost_get_message: Any
+    cuabi_set_context_lost_callback: Any
     cuabi_init: Any
     cuabi_driver_get_version: Any
     cuabi_driver_get_path: Any
@@ -1825,6 +1868,7 @@ class Functions:
     cuabi_device_get_attribute: Any
     cuabi_device_get_context: Any
     cuabi_device_synchronize: Any
+    cuabi_device_get_health: Any
     cuabi_device_get_stream_priority_range: Any
     cuabi_device_reset: Any
     cuabi_device_get_limit: Any
@@ -2075,6 +2119,10 @@ typedef int32_t cuabi_status;
 #define CUABI_ERROR_IO 18
 #define CUABI_ERROR_INTERNAL 19
 #define CUABI_ERROR_HOST_FUNCTION 20
+typedef int32_t cuabi_health;
+#define CUABI_HEALTH_USABLE 0
+#define CUABI_HEALTH_LOST 1
+#define CUABI_HEALTH_FORKED 2
 typedef int32_t cuabi_limit;
 #define CUABI_LIMIT_STACK_SIZE 0
 #define CUABI_LIMIT_PRINTF_FIFO_SIZE 1
@@ -2233,6 +2281,7 @@ typedef struct cuabi_texture_s* cuabi_texture;
 typedef struct cuabi_surface_s* cuabi_surface;
 typedef struct cuabi_linker_s* cuabi_linker;
 typedef struct cuabi_library_s* cuabi_library;
+typedef void (*cuabi_context_lost_fn)(void*, const char*);
 typedef int32_t (*cuabi_host_fn)(void*, char*, size_t);
 typedef struct cuabi_compile_desc { size_t struct_size; const char* source; const char* name; const char* const* options; size_t num_options; const char* const* header_sources; const char* const* header_names; size_t num_headers; const char* const* name_expressions; size_t num_name_expressions; cuabi_output output; cuabi_compile_flags flags; const char* arch; const char* const* defines; size_t num_defines; const char* const* include_paths; size_t num_include_paths; cuabi_cxx_standard cxx_standard; int32_t fast_math; int32_t line_info; int32_t device_debug; int32_t lto; int32_t relocatable; } cuabi_compile_desc;
 typedef struct cuabi_param_info { size_t offset; size_t size; } cuabi_param_info;
@@ -2252,6 +2301,8 @@ cuabi_status cuabi_last_error_status(void);
 int32_t cuabi_last_error_code(void);
 cuabi_status cuabi_last_error_log(char* buf, size_t* size);
 void cuabi_last_error_clear(void);
+cuabi_status cuabi_context_lost_get_message(char* buf, size_t* size);
+cuabi_status cuabi_set_context_lost_callback(cuabi_context_lost_fn callback, void* user_data);
 cuabi_status cuabi_init(void);
 cuabi_status cuabi_driver_get_version(int32_t* version);
 cuabi_status cuabi_driver_get_path(char* buf, size_t* size);
@@ -2270,6 +2321,7 @@ cuabi_status cuabi_device_get_memory_info(cuabi_device device, size_t* free_byte
 cuabi_status cuabi_device_get_attribute(cuabi_device device, int32_t cu_attribute, int32_t* value);
 cuabi_status cuabi_device_get_context(cuabi_device device, uint64_t* cu_context);
 cuabi_status cuabi_device_synchronize(cuabi_device device);
+cuabi_status cuabi_device_get_health(cuabi_device device, cuabi_health* health);
 cuabi_status cuabi_device_get_stream_priority_range(cuabi_device device, int32_t* least, int32_t* greatest);
 cuabi_status cuabi_device_reset(cuabi_device device);
 cuabi_status cuabi_device_get_limit(cuabi_device device, cuabi_limit limit, size_t* value);
@@ -2479,6 +2531,9 @@ __all__ = [
     "CUABI_ERROR_IO",
     "CUABI_ERROR_INTERNAL",
     "CUABI_ERROR_HOST_FUNCTION",
+    "CUABI_HEALTH_USABLE",
+    "CUABI_HEALTH_LOST",
+    "CUABI_HEALTH_FORKED",
     "CUABI_LIMIT_STACK_SIZE",
     "CUABI_LIMIT_PRINTF_FIFO_SIZE",
     "CUABI_LIMIT_MALLOC_HEAP_SIZE",
@@ -2592,6 +2647,7 @@ __all__ = [
     "CUABI_CAPTURE_THREAD_LOCAL",
     "CUABI_CAPTURE_RELAXED",
     "Status",
+    "Health",
     "Limit",
     "Output",
     "CompileFlag",
@@ -2622,6 +2678,7 @@ __all__ = [
     "EventFlag",
     "CaptureMode",
     "cuabi_status",
+    "cuabi_health",
     "cuabi_limit",
     "cuabi_output",
     "cuabi_cxx_standard",
@@ -2668,6 +2725,7 @@ __all__ = [
     "cuabi_surface",
     "cuabi_linker",
     "cuabi_library",
+    "cuabi_context_lost_fn",
     "cuabi_host_fn",
     "HANDLE_TYPES",
     "cuabi_compile_desc",

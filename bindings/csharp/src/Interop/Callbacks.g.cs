@@ -8,6 +8,16 @@ using System.Runtime.InteropServices;
 
 namespace Cuabi.Interop
 {
+    // typedef void (*cuabi_context_lost_fn)(void* user_data, const char* message);
+    /// <summary>
+    /// Called once per process, when a call first finds the context lost, on the
+    /// thread of that call after it has failed (no cuabi lock is held: it may
+    /// call cuabi, which answers CUABI_ERROR_CONTEXT_LOST for CUDA work).
+    /// `message` is that call's message, valid during the callback.
+    /// </summary>
+    [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
+    public delegate void ContextLostFnNative(IntPtr user_data, IntPtr message);
+
     // typedef int32_t (*cuabi_host_fn)(void* user_data, char* message, size_t message_size);
     /// <summary>
     /// A host function: called once, on a driver thread, when the stream reaches

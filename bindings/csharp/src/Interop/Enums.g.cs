@@ -83,6 +83,29 @@ namespace Cuabi
     }
 
     /// <summary>
+    /// Whether CUDA can still work in this process, answered without touching
+    /// the device (a server's health check).
+    /// </summary>
+    /// <remarks>C: cuabi_health.</remarks>
+    public enum Health
+    {
+        /// <summary>No call has found the context lost.</summary>
+        Usable = 0,
+        /// <summary>
+        /// A call answered CUABI_ERROR_CONTEXT_LOST: the driver fails every later
+        /// CUDA call of the process, on every device; the recovery the driver
+        /// documents is a new process. cuabi_context_lost_get_message says which
+        /// call found it.
+        /// </summary>
+        Lost = 1,
+        /// <summary>
+        /// This process was forked from one that had initialised CUDA: CUDA
+        /// cannot be used here (CUABI_ERROR_FORKED).
+        /// </summary>
+        Forked = 2,
+    }
+
+    /// <summary>
     /// A limit of a device's primary context (cuCtxSetLimit), shared with every
     /// library using that context in the process.
     /// </summary>

@@ -121,6 +121,23 @@ namespace Cuabi.Interop
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_last_error_clear")]
         public static extern void cuabi_last_error_clear();
 
+        // cuabi_status cuabi_context_lost_get_message(char* buf, size_t* size);
+        /// <summary>
+        /// The message of the call that first found the context lost, naming that
+        /// call (two-call pattern; "" while the context is usable).
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_context_lost_get_message")]
+        public static extern CudaStatus cuabi_context_lost_get_message([Out] byte[] buf, ref UIntPtr size);
+
+        // cuabi_status cuabi_set_context_lost_callback(cuabi_context_lost_fn callback, void* user_data);
+        /// <summary>
+        /// Registers `callback` (NULL: none) with `user_data`, replacing any earlier
+        /// one. Registered after the context was lost, it is called at once, on this
+        /// thread, with the message of the call that found it.
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_set_context_lost_callback")]
+        public static extern CudaStatus cuabi_set_context_lost_callback(ContextLostFnNative callback, IntPtr user_data);
+
         // --- Loading and library information ---
 
         // cuabi_status cuabi_init(void);
@@ -249,6 +266,11 @@ namespace Cuabi.Interop
         /// <summary>Waits for all work on the device's primary context.</summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_device_synchronize")]
         public static extern CudaStatus cuabi_device_synchronize(SafeDeviceHandle device);
+
+        // cuabi_status cuabi_device_get_health(cuabi_device device, cuabi_health* health);
+        /// <summary>Whether `device` can still run work (cuabi_health), without touching it.</summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_device_get_health")]
+        public static extern CudaStatus cuabi_device_get_health(SafeDeviceHandle device, out Health health);
 
         // cuabi_status cuabi_device_get_stream_priority_range(cuabi_device device, int32_t* least, int32_t* greatest);
         /// <summary>Lowest and highest stream priorities; numerically lower is higher priority.</summary>

@@ -58,6 +58,29 @@ extern "C" {
 extern "C" {
     pub fn cuabi_last_error_clear();
 }
+pub const CUABI_HEALTH_USABLE: cuabi_health = 0;
+pub const CUABI_HEALTH_LOST: cuabi_health = 1;
+pub const CUABI_HEALTH_FORKED: cuabi_health = 2;
+pub const CUABI_HEALTH_FORCE32: cuabi_health = 2147483647;
+pub type cuabi_health = u32;
+extern "C" {
+    pub fn cuabi_context_lost_get_message(
+        buf: *mut ::std::os::raw::c_char,
+        size: *mut usize,
+    ) -> cuabi_status;
+}
+pub type cuabi_context_lost_fn = ::std::option::Option<
+    unsafe extern "C" fn(
+        user_data: *mut ::std::os::raw::c_void,
+        message: *const ::std::os::raw::c_char,
+    ),
+>;
+extern "C" {
+    pub fn cuabi_set_context_lost_callback(
+        callback: cuabi_context_lost_fn,
+        user_data: *mut ::std::os::raw::c_void,
+    ) -> cuabi_status;
+}
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
 pub struct cuabi_device_s {
@@ -237,6 +260,10 @@ extern "C" {
 }
 extern "C" {
     pub fn cuabi_device_synchronize(device: cuabi_device) -> cuabi_status;
+}
+extern "C" {
+    pub fn cuabi_device_get_health(device: cuabi_device, health: *mut cuabi_health)
+        -> cuabi_status;
 }
 extern "C" {
     pub fn cuabi_device_get_stream_priority_range(

@@ -106,6 +106,43 @@ impl ErrorKind {
     }
 }
 
+/// Whether CUDA can still work in this process, answered without touching the device (a server's
+/// health check).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Health {
+    /// `CUABI_HEALTH_USABLE`: No call has found the context lost.
+    #[default]
+    Usable,
+    /// `CUABI_HEALTH_LOST`: A call answered `CUABI_ERROR_CONTEXT_LOST`: the driver fails every
+    /// later CUDA call of the process, on every device; the recovery the driver documents is a new
+    /// process. `cuabi_context_lost_get_message` says which call found it.
+    Lost,
+    /// `CUABI_HEALTH_FORKED`: This process was forked from one that had initialised CUDA: CUDA
+    /// cannot be used here (`CUABI_ERROR_FORKED`).
+    Forked,
+}
+
+impl Health {
+    /// The `cuabi_health` value.
+    pub fn raw(self) -> sys::cuabi_health {
+        match self {
+            Health::Usable => sys::CUABI_HEALTH_USABLE,
+            Health::Lost => sys::CUABI_HEALTH_LOST,
+            Health::Forked => sys::CUABI_HEALTH_FORKED,
+        }
+    }
+    /// The variant of a raw `cuabi_health` value (as the library answers it);
+    /// `None` for a value this version of the crate does not know.
+    pub fn from_raw(value: sys::cuabi_health) -> Option<Health> {
+        match value {
+            sys::CUABI_HEALTH_USABLE => Some(Health::Usable),
+            sys::CUABI_HEALTH_LOST => Some(Health::Lost),
+            sys::CUABI_HEALTH_FORKED => Some(Health::Forked),
+            _ => None,
+        }
+    }
+}
+
 /// A limit of a device's primary context (cuCtxSetLimit), shared with every library using that
 /// context in the process.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
