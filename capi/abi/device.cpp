@@ -1,6 +1,7 @@
 // Shims for devices.
 #include <utility>
 
+#include "coredump.hpp"
 #include "health.hpp"
 #include "limits.hpp"
 #include "nvtx.hpp"
@@ -74,6 +75,18 @@ cuabi_status cuabi_device_reset_persisting_l2(cuabi_device device) {
     Pin<Device> d(device, "device");
     reset_persisting_l2(*d.get());
   });
+}
+
+cuabi_status cuabi_device_set_coredump(cuabi_device device, int32_t enable, const char* path,
+                                       cuabi_coredump_flags flags) {
+  return guard(__func__, [&] {
+    Pin<Device> d(device, "device");
+    set_coredump(d.get(), enable, path, flags);
+  });
+}
+
+cuabi_status cuabi_coredump_set(int32_t enable, const char* path, cuabi_coredump_flags flags) {
+  return guard(__func__, [&] { set_coredump(nullptr, enable, path, flags); });
 }
 
 cuabi_status cuabi_device_get_health(cuabi_device device, cuabi_health* health) {

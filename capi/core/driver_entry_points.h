@@ -34,6 +34,8 @@
   X(cuProfilerStart, 4000)                             \
   X(cuProfilerStop, 4000)                              \
   X(cuLogsRegisterCallback, 12090)                     \
+  X(cuCoredumpSetAttribute, 12010)                     \
+  X(cuCoredumpSetAttributeGlobal, 12010)               \
   X(cuStreamWriteValue32, 11070)                       \
   X(cuStreamWriteValue64, 11070)                       \
   X(cuStreamWaitValue32, 11070)                        \

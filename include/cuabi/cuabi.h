@@ -2022,6 +2022,53 @@ CUABI_API cuabi_status CUABI_CALL cuabi_graph_exec_update(cuabi_graph_exec exec,
                                                           cuabi_graph graph);
 
 /* ------------------------------------------------------------------------- */
+/* Device core dumps                                                          */
+/* ------------------------------------------------------------------------- */
+
+/* What a device core dump leaves out (CUcoredumpGenerationFlags). */
+typedef enum cuabi_coredump_flag_bits CUABI_ENUM_BASE {
+  /* CUDA modules that are not relocated at run time. */
+  CUABI_COREDUMP_SKIP_NONRELOCATED_ELF_IMAGES = 1 << 0,
+  /* Device global memory that belongs to no context. */
+  CUABI_COREDUMP_SKIP_GLOBAL_MEMORY = 1 << 1,
+  /* The faulting kernel's shared memory. */
+  CUABI_COREDUMP_SKIP_SHARED_MEMORY = 1 << 2,
+  /* The faulting kernel's local memory. */
+  CUABI_COREDUMP_SKIP_LOCAL_MEMORY = 1 << 3,
+  /* No abort() of the host process when the dump is written: the fault is
+   * reported as CUABI_ERROR_CONTEXT_LOST, as without a dump. */
+  CUABI_COREDUMP_SKIP_ABORT = 1 << 4,
+  /* Constant-bank memory. */
+  CUABI_COREDUMP_SKIP_CONSTBANK_MEMORY = 1 << 5,
+  /* A small dump: the four SKIP_*_MEMORY / ELF flags above. */
+  CUABI_COREDUMP_LIGHTWEIGHT = 0xF,
+  CUABI_COREDUMP_FLAG_BITS_FORCE32 = 0x7FFFFFFF
+} cuabi_coredump_flag_bits;
+/* An OR of cuabi_coredump_flag_bits. */
+typedef uint32_t cuabi_coredump_flags;
+
+/* Device core dumps on a GPU exception (a kernel's illegal address, trap
+ * ...), for every context created after this call: call it before the
+ * first use of a device (cuabi_device_get). `enable` 0 turns them off. The
+ * dump is written at `path` (NULL: the driver's default,
+ * core.cuda.HOSTNAME.PID; %h, %p and %t in it are replaced by the host
+ * name, process id and time), read with cuda-gdb. Without
+ * CUABI_COREDUMP_SKIP_ABORT the driver aborts the host process after
+ * writing the dump. The CUDA_ENABLE_COREDUMP_ON_EXCEPTION, CUDA_COREDUMP_FILE
+ * and CUDA_COREDUMP_GENERATION_FLAGS environment variables, when set before
+ * CUDA initialised, take precedence over this call (the driver's rule).
+ * CUABI_ERROR_INVALID_ARGUMENT for unknown flags or a path of 1024 bytes or
+ * more.
+ * @nullable path: the driver's default, core.cuda.HOSTNAME.PID */
+CUABI_API cuabi_status CUABI_CALL cuabi_coredump_set(int32_t enable, const char* path,
+                                                     cuabi_coredump_flags flags);
+/* The same for `device`'s context only, at any time.
+ * @nullable path: the driver's default, core.cuda.HOSTNAME.PID */
+CUABI_API cuabi_status CUABI_CALL cuabi_device_set_coredump(cuabi_device device, int32_t enable,
+                                                            const char* path,
+                                                            cuabi_coredump_flags flags);
+
+/* ------------------------------------------------------------------------- */
 /* Profiler annotations: NVTX ranges and marks, profiler start and stop       */
 /* ------------------------------------------------------------------------- */
 

@@ -163,6 +163,9 @@ class device : public detail::owner<cuabi_device, cuabi_device_release>,
   // (see cuda.h); a device and itself answers CUABI_ERROR_INVALID_ARGUMENT.
   int32_t peer_attribute(cuabi_device peer, int32_t cu_p2p_attribute) const;
 
+  // cuabi_device_set_coredump: The same for `device`'s context only, at any time.
+  void set_coredump(int32_t enable, const char* path, cuabi_coredump_flags flags) const;
+
   // cuabi_device_profiler_start: Starts the attached profiler's collection for `device`'s context
   // (cuProfilerStart), for a profiler started with collection off (Nsight Systems'
   // --capture-range=cudaProfilerApi). Without a profiler it does nothing.
@@ -1140,6 +1143,19 @@ inline cuabi_access_policy_window access_policy_window_init() {
   return value;
 }
 
+// cuabi_coredump_set: Device core dumps on a GPU exception (a kernel's illegal address, trap ...),
+// for every context created after this call: call it before the first use of a device
+// (cuabi_device_get). `enable` 0 turns them off. The dump is written at `path` (NULL: the driver's
+// default, core.cuda.HOSTNAME.PID; %h, %p and %t in it are replaced by the host name, process id
+// and time), read with cuda-gdb. Without CUABI_COREDUMP_SKIP_ABORT the driver aborts the host
+// process after writing the dump. The CUDA_ENABLE_COREDUMP_ON_EXCEPTION, CUDA_COREDUMP_FILE and
+// CUDA_COREDUMP_GENERATION_FLAGS environment variables, when set before CUDA initialised, take
+// precedence over this call (the driver's rule). CUABI_ERROR_INVALID_ARGUMENT for unknown flags or
+// a path of 1024 bytes or more.
+inline void coredump_set(int32_t enable, const char* path, cuabi_coredump_flags flags) {
+  cuabi::check(cuabi_coredump_set(enable, path, flags));
+}
+
 // cuabi_nvtx_range_push: Opens a range on the calling thread, nested in the thread's open ranges of
 // the same domain. CUABI_ERROR_INVALID_ARGUMENT for a NULL message or an empty domain name.
 inline void nvtx_range_push(const char* domain, const std::string& message, uint32_t argb) {
@@ -1305,6 +1321,11 @@ inline int32_t device::peer_attribute(cuabi_device peer, int32_t cu_p2p_attribut
   int32_t value{};
   cuabi::check(cuabi_device_get_peer_attribute(get(), peer, cu_p2p_attribute, &value));
   return value;
+}
+
+inline void device::set_coredump(int32_t enable, const char* path,
+                                 cuabi_coredump_flags flags) const {
+  cuabi::check(cuabi_device_set_coredump(get(), enable, path, flags));
 }
 
 inline void device::profiler_start() const { cuabi::check(cuabi_device_profiler_start(get())); }
@@ -2249,6 +2270,8 @@ inline cuabi::module library::get_module(cuabi_device device) const {
 //   cuabi_graph_get_kernel_node_count: cuabi::graph::kernel_node_count
 //   cuabi_graph_exec_set_kernel_node_args: cuabi::graph_exec::set_kernel_node_args_packed
 //   cuabi_graph_exec_update: cuabi::graph_exec::update
+//   cuabi_coredump_set: cuabi::coredump_set
+//   cuabi_device_set_coredump: cuabi::device::set_coredump
 //   cuabi_nvtx_range_push: cuabi::nvtx_range_push
 //   cuabi_nvtx_range_pop: cuabi::nvtx_range_pop
 //   cuabi_nvtx_range_start: cuabi::nvtx_range_start

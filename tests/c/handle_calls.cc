@@ -97,6 +97,9 @@ std::vector<HandleCall> MakeHandleCalls() {
   });
   add("cuabi_device_reset_persisting_l2", Kind::kDevice,
       [](uintptr_t h, bool*) { return cuabi_device_reset_persisting_l2(As<cuabi_device>(h)); });
+  add("cuabi_device_set_coredump", Kind::kDevice, [](uintptr_t h, bool*) {
+    return cuabi_device_set_coredump(As<cuabi_device>(h), 0, nullptr, 0);
+  });
   add("cuabi_device_get_health", Kind::kDevice, [](uintptr_t h, bool*) {
     cuabi_health v;
     return cuabi_device_get_health(As<cuabi_device>(h), &v);

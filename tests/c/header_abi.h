@@ -207,6 +207,8 @@
   X(cuabi_graph_get_kernel_node_count) \
   X(cuabi_graph_exec_set_kernel_node_args) \
   X(cuabi_graph_exec_update) \
+  X(cuabi_coredump_set) \
+  X(cuabi_device_set_coredump) \
   X(cuabi_nvtx_range_push) \
   X(cuabi_nvtx_range_pop) \
   X(cuabi_nvtx_range_start) \
@@ -353,6 +355,13 @@
   X(CUABI_CAPTURE_GLOBAL) \
   X(CUABI_CAPTURE_THREAD_LOCAL) \
   X(CUABI_CAPTURE_RELAXED) \
+  X(CUABI_COREDUMP_SKIP_NONRELOCATED_ELF_IMAGES) \
+  X(CUABI_COREDUMP_SKIP_GLOBAL_MEMORY) \
+  X(CUABI_COREDUMP_SKIP_SHARED_MEMORY) \
+  X(CUABI_COREDUMP_SKIP_LOCAL_MEMORY) \
+  X(CUABI_COREDUMP_SKIP_ABORT) \
+  X(CUABI_COREDUMP_SKIP_CONSTBANK_MEMORY) \
+  X(CUABI_COREDUMP_LIGHTWEIGHT) \
   X(CUABI_VERSION_MAJOR) \
   X(CUABI_VERSION_MINOR) \
   X(CUABI_VERSION_PATCH) \
@@ -393,7 +402,8 @@
   X(cuabi_wait_condition) \
   X(cuabi_mem_op_flag_bits) \
   X(cuabi_event_flag_bits) \
-  X(cuabi_capture_mode)
+  X(cuabi_capture_mode) \
+  X(cuabi_coredump_flag_bits)
 
 /* Sizes and offsets of the public structs, enums and flag sets. */
 #define CUABI_TEST_LAYOUT(X) \
@@ -537,6 +547,7 @@
   X(sizeof(cuabi_mem_op_flag_bits)) \
   X(sizeof(cuabi_event_flag_bits)) \
   X(sizeof(cuabi_capture_mode)) \
+  X(sizeof(cuabi_coredump_flag_bits)) \
   X(sizeof(cuabi_compile_flags)) \
   X(sizeof(cuabi_link_flags)) \
   X(sizeof(cuabi_launch_flags)) \
@@ -545,7 +556,8 @@
   X(sizeof(cuabi_array_flags)) \
   X(sizeof(cuabi_stream_flags)) \
   X(sizeof(cuabi_mem_op_flags)) \
-  X(sizeof(cuabi_event_flags))
+  X(sizeof(cuabi_event_flags)) \
+  X(sizeof(cuabi_coredump_flags))
 
 /* Expands one list item as an array element. */
 #define CUABI_TEST_ELEMENT(value) value,

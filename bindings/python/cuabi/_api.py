@@ -230,6 +230,15 @@ CUABI_CAPTURE_GLOBAL = 0
 CUABI_CAPTURE_THREAD_LOCAL = 1
 CUABI_CAPTURE_RELAXED = 2
 
+# cuabi_coredump_flag_bits
+CUABI_COREDUMP_SKIP_NONRELOCATED_ELF_IMAGES = 1
+CUABI_COREDUMP_SKIP_GLOBAL_MEMORY = 2
+CUABI_COREDUMP_SKIP_SHARED_MEMORY = 4
+CUABI_COREDUMP_SKIP_LOCAL_MEMORY = 8
+CUABI_COREDUMP_SKIP_ABORT = 16
+CUABI_COREDUMP_SKIP_CONSTBANK_MEMORY = 32
+CUABI_COREDUMP_LIGHTWEIGHT = 15
+
 
 # ---------------------------------------------------------------------------
 # Enums as Python classes
@@ -886,6 +895,35 @@ class CaptureMode(enum.IntEnum):
     """No call is refused."""
 
 
+class CoredumpFlag(enum.IntFlag):
+    """cuabi_coredump_flag_bits: What a device core dump leaves out
+    (CUcoredumpGenerationFlags).
+    """
+
+    SKIP_NONRELOCATED_ELF_IMAGES = 1
+    """CUDA modules that are not relocated at run time."""
+
+    SKIP_GLOBAL_MEMORY = 2
+    """Device global memory that belongs to no context."""
+
+    SKIP_SHARED_MEMORY = 4
+    """The faulting kernel's shared memory."""
+
+    SKIP_LOCAL_MEMORY = 8
+    """The faulting kernel's local memory."""
+
+    SKIP_ABORT = 16
+    """No abort() of the host process when the dump is written: the fault is reported as
+    CUABI_ERROR_CONTEXT_LOST, as without a dump.
+    """
+
+    SKIP_CONSTBANK_MEMORY = 32
+    """Constant-bank memory."""
+
+    LIGHTWEIGHT = 15
+    """A small dump: the four SKIP_*_MEMORY / ELF flags above."""
+
+
 # ---------------------------------------------------------------------------
 # Types
 # ---------------------------------------------------------------------------
@@ -921,6 +959,7 @@ cuabi_array_flags = ctypes.c_uint32
 cuabi_stream_flags = ctypes.c_uint32
 cuabi_mem_op_flags = ctypes.c_uint32
 cuabi_event_flags = ctypes.c_uint32
+cuabi_coredump_flags = ctypes.c_uint32
 cuabi_device = ctypes.c_void_p  # a GPU and its primary context
 cuabi_program = ctypes.c_void_p  # an NVRTC program
 cuabi_module = ctypes.c_void_p  # loaded device code
@@ -1606,6 +1645,10 @@ DECLARATIONS: List[Tuple[str, Any, List[Any]]] = [
     ("cuabi_graph_exec_set_kernel_node_args", cuabi_status, [cuabi_graph_exec, ctypes.c_size_t, cuabi_function, ctypes.c_void_p, ctypes.c_size_t]),
     # cuabi_status cuabi_graph_exec_update(cuabi_graph_exec exec, cuabi_graph graph);
     ("cuabi_graph_exec_update", cuabi_status, [cuabi_graph_exec, cuabi_graph]),
+    # cuabi_status cuabi_coredump_set(int32_t enable, const char* path, cuabi_coredump_flags flags);
+    ("cuabi_coredump_set", cuabi_status, [ctypes.c_int32, ctypes.c_char_p, cuabi_coredump_flags]),
+    # cuabi_status cuabi_device_set_coredump(cuabi_device device, int32_t enable, const char* path, cuabi_coredump_flags flags);
+    ("cuabi_device_set_coredump", cuabi_status, [cuabi_device, ctypes.c_int32, ctypes.c_char_p, cuabi_coredump_flags]),
     # cuabi_status cuabi_nvtx_range_push(const char* domain, const char* message, uint32_t argb);
     ("cuabi_nvtx_range_push", cuabi_status, [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_uint32]),
     # cuabi_status cuabi_nvtx_range_pop(const char* domain);
@@ -1830,6 +1873,8 @@ class Functions:
         "cuabi_graph_get_kernel_node_count",
         "cuabi_graph_exec_set_kernel_node_args",
         "cuabi_graph_exec_update",
+        "cuabi_coredump_set",
+        "cuabi_device_set_coredump",
         "cuabi_nvtx_range_push",
         "cuabi_nvtx_range_pop",
         "cuabi_nvtx_range_start",
@@ -2039,6 +2084,8 @@ class Functions:
     cuabi_graph_get_kernel_node_count: Any
     cuabi_graph_exec_set_kernel_node_args: Any
     cuabi_graph_exec_update: Any
+    cuabi_coredump_set: Any
+    cuabi_device_set_coredump: Any
     cuabi_nvtx_range_push: Any
     cuabi_nvtx_range_pop: Any
     cuabi_nvtx_range_start: Any
@@ -2255,6 +2302,13 @@ typedef int32_t cuabi_capture_mode;
 #define CUABI_CAPTURE_GLOBAL 0
 #define CUABI_CAPTURE_THREAD_LOCAL 1
 #define CUABI_CAPTURE_RELAXED 2
+#define CUABI_COREDUMP_SKIP_NONRELOCATED_ELF_IMAGES 1
+#define CUABI_COREDUMP_SKIP_GLOBAL_MEMORY 2
+#define CUABI_COREDUMP_SKIP_SHARED_MEMORY 4
+#define CUABI_COREDUMP_SKIP_LOCAL_MEMORY 8
+#define CUABI_COREDUMP_SKIP_ABORT 16
+#define CUABI_COREDUMP_SKIP_CONSTBANK_MEMORY 32
+#define CUABI_COREDUMP_LIGHTWEIGHT 15
 typedef uint32_t cuabi_compile_flags;
 typedef uint32_t cuabi_link_flags;
 typedef uint32_t cuabi_launch_flags;
@@ -2264,6 +2318,7 @@ typedef uint32_t cuabi_array_flags;
 typedef uint32_t cuabi_stream_flags;
 typedef uint32_t cuabi_mem_op_flags;
 typedef uint32_t cuabi_event_flags;
+typedef uint32_t cuabi_coredump_flags;
 typedef struct cuabi_device_s* cuabi_device;
 typedef struct cuabi_program_s* cuabi_program;
 typedef struct cuabi_module_s* cuabi_module;
@@ -2492,6 +2547,8 @@ cuabi_status cuabi_graph_exec_upload(cuabi_graph_exec exec, cuabi_stream stream)
 cuabi_status cuabi_graph_get_kernel_node_count(cuabi_graph graph, size_t* count);
 cuabi_status cuabi_graph_exec_set_kernel_node_args(cuabi_graph_exec exec, size_t index, cuabi_function function, const void* args, size_t args_size);
 cuabi_status cuabi_graph_exec_update(cuabi_graph_exec exec, cuabi_graph graph);
+cuabi_status cuabi_coredump_set(int32_t enable, const char* path, cuabi_coredump_flags flags);
+cuabi_status cuabi_device_set_coredump(cuabi_device device, int32_t enable, const char* path, cuabi_coredump_flags flags);
 cuabi_status cuabi_nvtx_range_push(const char* domain, const char* message, uint32_t argb);
 cuabi_status cuabi_nvtx_range_pop(const char* domain);
 cuabi_status cuabi_nvtx_range_start(const char* domain, const char* message, uint32_t argb, uint64_t* id);
@@ -2646,6 +2703,13 @@ __all__ = [
     "CUABI_CAPTURE_GLOBAL",
     "CUABI_CAPTURE_THREAD_LOCAL",
     "CUABI_CAPTURE_RELAXED",
+    "CUABI_COREDUMP_SKIP_NONRELOCATED_ELF_IMAGES",
+    "CUABI_COREDUMP_SKIP_GLOBAL_MEMORY",
+    "CUABI_COREDUMP_SKIP_SHARED_MEMORY",
+    "CUABI_COREDUMP_SKIP_LOCAL_MEMORY",
+    "CUABI_COREDUMP_SKIP_ABORT",
+    "CUABI_COREDUMP_SKIP_CONSTBANK_MEMORY",
+    "CUABI_COREDUMP_LIGHTWEIGHT",
     "Status",
     "Health",
     "Limit",
@@ -2677,6 +2741,7 @@ __all__ = [
     "MemOpFlag",
     "EventFlag",
     "CaptureMode",
+    "CoredumpFlag",
     "cuabi_status",
     "cuabi_health",
     "cuabi_limit",
@@ -2708,6 +2773,7 @@ __all__ = [
     "cuabi_stream_flags",
     "cuabi_mem_op_flags",
     "cuabi_event_flags",
+    "cuabi_coredump_flags",
     "cuabi_device",
     "cuabi_program",
     "cuabi_module",

@@ -637,4 +637,30 @@ namespace Cuabi
         /// <summary>No call is refused.</summary>
         Relaxed = 2,
     }
+
+    /// <summary>An OR of cuabi_coredump_flag_bits.</summary>
+    /// <remarks>C: cuabi_coredump_flags, cuabi_coredump_flag_bits.</remarks>
+    [Flags]
+    public enum CoredumpFlags : uint
+    {
+        /// <summary>No flags.</summary>
+        None = 0,
+        /// <summary>CUDA modules that are not relocated at run time.</summary>
+        SkipNonrelocatedElfImages = 1,
+        /// <summary>Device global memory that belongs to no context.</summary>
+        SkipGlobalMemory = 2,
+        /// <summary>The faulting kernel's shared memory.</summary>
+        SkipSharedMemory = 4,
+        /// <summary>The faulting kernel's local memory.</summary>
+        SkipLocalMemory = 8,
+        /// <summary>
+        /// No abort() of the host process when the dump is written: the fault is
+        /// reported as CUABI_ERROR_CONTEXT_LOST, as without a dump.
+        /// </summary>
+        SkipAbort = 16,
+        /// <summary>Constant-bank memory.</summary>
+        SkipConstbankMemory = 32,
+        /// <summary>A small dump: the four SKIP_*_MEMORY / ELF flags above.</summary>
+        Lightweight = 15,
+    }
 }

@@ -1675,6 +1675,31 @@ namespace Cuabi.Interop
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_graph_exec_update")]
         public static extern CudaStatus cuabi_graph_exec_update(SafeGraphExecHandle exec, SafeGraphHandle graph);
 
+        // --- Device core dumps ---
+
+        // cuabi_status cuabi_coredump_set(int32_t enable, const char* path, cuabi_coredump_flags flags);
+        /// <summary>
+        /// Device core dumps on a GPU exception (a kernel's illegal address, trap
+        /// ...), for every context created after this call: call it before the
+        /// first use of a device (cuabi_device_get). `enable` 0 turns them off. The
+        /// dump is written at `path` (NULL: the driver's default,
+        /// core.cuda.HOSTNAME.PID; %h, %p and %t in it are replaced by the host
+        /// name, process id and time), read with cuda-gdb. Without
+        /// CUABI_COREDUMP_SKIP_ABORT the driver aborts the host process after
+        /// writing the dump. The CUDA_ENABLE_COREDUMP_ON_EXCEPTION, CUDA_COREDUMP_FILE
+        /// and CUDA_COREDUMP_GENERATION_FLAGS environment variables, when set before
+        /// CUDA initialised, take precedence over this call (the driver's rule).
+        /// CUABI_ERROR_INVALID_ARGUMENT for unknown flags or a path of 1024 bytes or
+        /// more.
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_coredump_set")]
+        public static extern CudaStatus cuabi_coredump_set(int enable, [In] byte[] path, CoredumpFlags flags);
+
+        // cuabi_status cuabi_device_set_coredump(cuabi_device device, int32_t enable, const char* path, cuabi_coredump_flags flags);
+        /// <summary>The same for `device`'s context only, at any time.</summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_device_set_coredump")]
+        public static extern CudaStatus cuabi_device_set_coredump(SafeDeviceHandle device, int enable, [In] byte[] path, CoredumpFlags flags);
+
         // --- Profiler annotations: NVTX ranges and marks, profiler start and stop ---
 
         // cuabi_status cuabi_nvtx_range_push(const char* domain, const char* message, uint32_t argb);

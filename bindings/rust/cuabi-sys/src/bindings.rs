@@ -3401,6 +3401,31 @@ extern "C" {
 extern "C" {
     pub fn cuabi_graph_exec_update(exec: cuabi_graph_exec, graph: cuabi_graph) -> cuabi_status;
 }
+pub const CUABI_COREDUMP_SKIP_NONRELOCATED_ELF_IMAGES: cuabi_coredump_flag_bits = 1;
+pub const CUABI_COREDUMP_SKIP_GLOBAL_MEMORY: cuabi_coredump_flag_bits = 2;
+pub const CUABI_COREDUMP_SKIP_SHARED_MEMORY: cuabi_coredump_flag_bits = 4;
+pub const CUABI_COREDUMP_SKIP_LOCAL_MEMORY: cuabi_coredump_flag_bits = 8;
+pub const CUABI_COREDUMP_SKIP_ABORT: cuabi_coredump_flag_bits = 16;
+pub const CUABI_COREDUMP_SKIP_CONSTBANK_MEMORY: cuabi_coredump_flag_bits = 32;
+pub const CUABI_COREDUMP_LIGHTWEIGHT: cuabi_coredump_flag_bits = 15;
+pub const CUABI_COREDUMP_FLAG_BITS_FORCE32: cuabi_coredump_flag_bits = 2147483647;
+pub type cuabi_coredump_flag_bits = u32;
+pub type cuabi_coredump_flags = u32;
+extern "C" {
+    pub fn cuabi_coredump_set(
+        enable: i32,
+        path: *const ::std::os::raw::c_char,
+        flags: cuabi_coredump_flags,
+    ) -> cuabi_status;
+}
+extern "C" {
+    pub fn cuabi_device_set_coredump(
+        device: cuabi_device,
+        enable: i32,
+        path: *const ::std::os::raw::c_char,
+        flags: cuabi_coredump_flags,
+    ) -> cuabi_status;
+}
 extern "C" {
     pub fn cuabi_nvtx_range_push(
         domain: *const ::std::os::raw::c_char,

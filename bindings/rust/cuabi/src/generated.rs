@@ -1455,6 +1455,74 @@ impl std::ops::BitOrAssign for EventFlags {
     }
 }
 
+/// An OR of `cuabi_coredump_flag_bits`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct CoredumpFlags(sys::cuabi_coredump_flags);
+
+impl CoredumpFlags {
+    /// No flag.
+    pub const NONE: CoredumpFlags = CoredumpFlags(0);
+    /// `CUABI_COREDUMP_SKIP_NONRELOCATED_ELF_IMAGES`: CUDA modules that are not relocated at run
+    /// time.
+    pub const SKIP_NONRELOCATED_ELF_IMAGES: CoredumpFlags =
+        CoredumpFlags(sys::CUABI_COREDUMP_SKIP_NONRELOCATED_ELF_IMAGES);
+    /// `CUABI_COREDUMP_SKIP_GLOBAL_MEMORY`: Device global memory that belongs to no context.
+    pub const SKIP_GLOBAL_MEMORY: CoredumpFlags =
+        CoredumpFlags(sys::CUABI_COREDUMP_SKIP_GLOBAL_MEMORY);
+    /// `CUABI_COREDUMP_SKIP_SHARED_MEMORY`: The faulting kernel's shared memory.
+    pub const SKIP_SHARED_MEMORY: CoredumpFlags =
+        CoredumpFlags(sys::CUABI_COREDUMP_SKIP_SHARED_MEMORY);
+    /// `CUABI_COREDUMP_SKIP_LOCAL_MEMORY`: The faulting kernel's local memory.
+    pub const SKIP_LOCAL_MEMORY: CoredumpFlags =
+        CoredumpFlags(sys::CUABI_COREDUMP_SKIP_LOCAL_MEMORY);
+    /// `CUABI_COREDUMP_SKIP_ABORT`: No abort() of the host process when the dump is written: the
+    /// fault is reported as `CUABI_ERROR_CONTEXT_LOST`, as without a dump.
+    pub const SKIP_ABORT: CoredumpFlags = CoredumpFlags(sys::CUABI_COREDUMP_SKIP_ABORT);
+    /// `CUABI_COREDUMP_SKIP_CONSTBANK_MEMORY`: Constant-bank memory.
+    pub const SKIP_CONSTBANK_MEMORY: CoredumpFlags =
+        CoredumpFlags(sys::CUABI_COREDUMP_SKIP_CONSTBANK_MEMORY);
+    /// `CUABI_COREDUMP_LIGHTWEIGHT`: A small dump: the four SKIP_\*_MEMORY / ELF flags above.
+    pub const LIGHTWEIGHT: CoredumpFlags = CoredumpFlags(sys::CUABI_COREDUMP_LIGHTWEIGHT);
+
+    /// The raw `cuabi_coredump_flags` bits.
+    pub fn bits(self) -> sys::cuabi_coredump_flags {
+        self.0
+    }
+
+    /// The flags of raw `cuabi_coredump_flags` bits, kept as they are (bits this crate
+    /// does not name included).
+    pub const fn from_bits(bits: sys::cuabi_coredump_flags) -> CoredumpFlags {
+        CoredumpFlags(bits)
+    }
+
+    /// `true` when every flag of `other` is set in `self`.
+    pub fn contains(self, other: CoredumpFlags) -> bool {
+        self.0 & other.0 == other.0
+    }
+
+    /// `self` with the flags of `other` set when `on`, cleared when not.
+    pub fn with(self, other: CoredumpFlags, on: bool) -> CoredumpFlags {
+        if on {
+            CoredumpFlags(self.0 | other.0)
+        } else {
+            CoredumpFlags(self.0 & !other.0)
+        }
+    }
+}
+
+impl std::ops::BitOr for CoredumpFlags {
+    type Output = CoredumpFlags;
+    fn bitor(self, rhs: CoredumpFlags) -> CoredumpFlags {
+        CoredumpFlags(self.0 | rhs.0)
+    }
+}
+
+impl std::ops::BitOrAssign for CoredumpFlags {
+    fn bitor_assign(&mut self, rhs: CoredumpFlags) {
+        self.0 |= rhs.0;
+    }
+}
+
 impl Release for sys::cuabi_device {
     unsafe fn release(self) {
         sys::cuabi_device_release(self)
