@@ -10,6 +10,13 @@ method in an `impl` block of the crate's owning type of its object:
 * an array with its count is a slice, a host byte range `&[u8]` or
   `&mut [u8]`;
 * out-parameters are the result: one value, or a tuple of several;
+* a value struct (the model's `value`: versioned, an init, numbers, enums
+  and flag sets alone) is a Rust value type of its own, written here with
+  its fields: `Default` is the C init's values (the only source of the
+  defaults), `From` makes the C struct (the init, then every field) and
+  `TryFrom` reads one (an enum value this crate does not know is the
+  crate's `unknown` error). A `struct_in` of one is `&Type` (a nullable one
+  `impl Into<Option<&Type>>`), a `struct_out` the result;
 * a two-call string is a `String`, a two-call blob a `Vec<u8>`;
 * a constructor is an associated function of the type it makes, returning
   the owning type (its handle released on drop);
@@ -23,9 +30,10 @@ library call `cuabi_driver_get_version` is `driver_version()`).
 
 What this layer does not write stays in the crate's idiom modules:
 functions with an `idiom`, the roles it has no safe Rust form for (versioned
-structs, callbacks, arrays of strings, in-out values), constructors of types
-whose owner holds more than the handle, and the functions listed in
-HAND_WRITTEN, each with the reason its Rust form differs. The generated file
+structs other than value structs, callbacks, arrays of strings, in-out
+values), constructors of types whose owner holds more than the handle, and
+the functions listed in HAND_WRITTEN, each with the reason its Rust form
+differs. The generated file
 lists them, so that a reader sees where each function went.
 """
 
@@ -161,12 +169,19 @@ def rust_type_name(c_name: str) -> str:
     return camel(c_name[len("cuabi_") :])
 
 
+def struct_type(st: Dict[str, Any]) -> str:
+    """The Rust value type of a value struct: cuabi_access_policy_window is
+    AccessPolicyWindow."""
+    return camel(st["name"][len("cuabi_") :])
+
+
 class Model:
     def __init__(self, model: Dict[str, Any]) -> None:
         self.model = model
         self.enums = {e["name"]: e for e in model["enums"]}
         self.flags = {f["name"]: f for f in model["flags"]}
         self.handles = {h["name"]: h for h in model["handles"]}
+        self.structs = {st["name"]: st for st in model["structs"]}
         self.uses: set = set()
         self.element_generic = False  # the method being written borrows typed memory
 
@@ -195,6 +210,11 @@ class Model:
                 self.uses.add(rust)
                 return rust
         raise Skip(f"parameter `{param}` of type {t['c']} has no Rust value type")
+
+    def value_struct(self, c_name: Optional[str]) -> Optional[Dict[str, Any]]:
+        """The model's struct `c_name` when it is a value struct."""
+        st = self.structs.get(c_name or "")
+        return st if st is not None and st.get("value") else None
 
     def borrowed(self, c_name: str) -> str:
         """`&T` for a borrowed handle of kind `c_name`."""
@@ -253,8 +273,13 @@ def method(fn: Dict[str, Any], model: Model) -> Tuple[str, str]:
         raise Skip(f"idiom `{fn['idiom']}`, written by hand")
     if fn["name"] in HAND_WRITTEN:
         raise Skip(HAND_WRITTEN[fn["name"]])
-    if call in ("release", "struct_init"):
-        raise Skip({"release": "Drop", "struct_init": "the idiom that fills the struct"}[call])
+    if call == "struct_init":
+        filled = model.value_struct(fn["params"][0].get("struct"))
+        if filled is not None:
+            raise Skip(f"{struct_type(filled)}'s Default")
+        raise Skip("the idiom that fills the struct")
+    if call == "release":
+        raise Skip("Drop")
     if fn["returns"]["base"] != "cuabi_status":
         raise Skip("answers no status")
     receiver = receiver_param(fn)
@@ -280,7 +305,8 @@ def method(fn: Dict[str, Any], model: Model) -> Tuple[str, str]:
     args: List[str] = []  # the Rust parameters
     prep: List[str] = []  # statements before the call
     c_args: List[str] = []  # the C arguments
-    outs: List[Tuple[str, str, str]] = []  # (local, Rust type, conversion of the raw value)
+    # (local, Rust type, conversion of the raw value, whether the conversion is a Result)
+    outs: List[Tuple[str, str, str, bool]] = []
     two_call: Optional[str] = None
     lifetimes = ""
     by_name = {p["name"]: p for p in fn["params"]}
@@ -331,7 +357,7 @@ def method(fn: Dict[str, Any], model: Model) -> Tuple[str, str]:
                 c_args.append(local)
         elif role == "out":
             if len(t["pointers"]) == 2 and t["base"] == "void":
-                outs.append((local, "*mut std::ffi::c_void", ""))
+                outs.append((local, "*mut std::ffi::c_void", "", False))
                 prep.append(f"let mut {local} = std::ptr::null_mut();")
             elif len(t["pointers"]) == 1:
                 rust = model.value_type(t, fn["name"], name)
@@ -348,7 +374,7 @@ def method(fn: Dict[str, Any], model: Model) -> Tuple[str, str]:
                     conv = ""
                 zero = "0.0" if rust in ("f32", "f64") else "0"
                 prep.append(f"let mut {local} = {zero};")
-                outs.append((local, rust, conv))
+                outs.append((local, rust, conv, "unknown(" in conv))
             else:
                 raise Skip(f"out `{name}` of type {t['c']}")
             c_args.append(f"&mut {local}")
@@ -398,6 +424,27 @@ def method(fn: Dict[str, Any], model: Model) -> Tuple[str, str]:
             else:
                 args.append(f"{local}: &mut [u8]")
                 c_args.append(f"{local}.as_mut_ptr().cast()")
+        elif role in ("struct_in", "struct_out"):
+            st = model.value_struct(p.get("struct"))
+            if st is None:
+                raise Skip(f"parameter `{name}` is {role}")
+            rust, raw = struct_type(st), f"sys::{st['name']}"
+            if role == "struct_in":
+                # The C struct from the value: the init's defaults, then every field.
+                if p.get("nullable"):
+                    args.append(f"{local}: impl Into<Option<&'h {rust}>>")
+                    lifetimes = "<'h>"
+                    prep.append(f"let {local} = {local}.into().map(|value| {raw}::from(*value));")
+                    c_args.append(f"{local}.as_ref().map_or(std::ptr::null(), |raw| raw as *const {raw})")
+                else:
+                    args.append(f"{local}: &{rust}")
+                    prep.append(f"let {local} = {raw}::from(*{local});")
+                    c_args.append(f"&{local}")
+            else:
+                # Filled by the call, from the init's struct (its size says what to write).
+                prep.append(f"let mut {local} = {rust}::init_raw();")
+                c_args.append(f"&mut {local}")
+                outs.append((local, rust, f'{rust}::from_raw_of(&{local}, "{fn["name"]}")', True))
         elif role == "two_call_buf":
             if t["base"] not in ("char", "void") or len(t["pointers"]) != 1:
                 raise Skip(f"a two-call list of {t['c']}")
@@ -441,9 +488,9 @@ def method(fn: Dict[str, Any], model: Model) -> Tuple[str, str]:
         else:
             body.append(f"check(unsafe {{ {c_call} }})?;")
             # A conversion that can fail (an enum) is a Result itself.
-            values = [(conv + "?" if "unknown(" in conv else conv) or local for local, _, conv in outs]
+            values = [(conv + "?" if fallible else conv) or local for local, _, conv, fallible in outs]
             if len(outs) == 1:
-                body.append(outs[0][2] if "unknown(" in outs[0][2] else f"Ok({values[0]})")
+                body.append(outs[0][2] if outs[0][3] else f"Ok({values[0]})")
                 returns = outs[0][1]
             else:
                 body.append(f"Ok(({', '.join(values)}))")
@@ -456,6 +503,113 @@ def method(fn: Dict[str, Any], model: Model) -> Tuple[str, str]:
         lifetimes = "<" + ", ".join(g for g in (lifetimes[1:-1], "E: DeviceRepr") if g) + ">"
     head = f"    pub fn {name}{lifetimes}({rust_args}) -> Result<{returns}> {{\n"
     return owner, docs + head + "".join(f"        {line}\n" for line in body) + "    }\n"
+
+
+def value_types(model: Model) -> str:
+    """A Rust value type for each value struct of the model: its fields but
+    `struct_size`, `Default` from the struct's init, and the conversions to
+    and from the C struct."""
+    out = []
+    for st in model.model["structs"]:
+        if not st.get("value"):
+            continue
+        name, init, rust = st["name"], st["init"], struct_type(st)
+        fields = st["fields"][1:]
+        decls, to_c, from_c = [], [], []
+        floats = enums = False
+        for f in fields:
+            field, t = ident(f["name"]), f["type"]
+            try:
+                ty = model.value_type(t, name, f["name"])
+            except Skip as why:
+                raise SystemExit(f"regen: rust_objects.py: value struct {name}: {why}")
+            floats = floats or ty in ("f32", "f64")
+            text = f"`{f['name']}` of `{name}`" + (f": {f['doc']}" if f["doc"].strip() else ".")
+            decls.append(doc(method_doc(text), "    ", raw=True) + f"    pub {field}: {ty},\n")
+            enum = model.enum_type(t["base"])
+            if enum:
+                enums = True
+                if t["base"] in OPEN:
+                    raise SystemExit(f"regen: rust_objects.py: {name}.{f['name']} is an open enum")
+                to_c.append(f"raw.{field} = value.{field}.raw();")
+                model.uses.add("unknown")
+                from_c.append(
+                    f"{field}: {enum}::from_raw(raw.{field})"
+                    f'.ok_or_else(|| unknown(call, "{f["name"]}", raw.{field}))?,'
+                )
+            elif model.flags_type(t["base"]):
+                to_c.append(f"raw.{field} = value.{field}.bits();")
+                from_c.append(f"{field}: {ty}::from_bits(raw.{field}),")
+            else:
+                to_c.append(f"raw.{field} = value.{field};")
+                from_c.append(f"{field}: raw.{field},")
+        model.uses.update({"check", "Error"})
+        derives = "Debug, Clone, Copy, PartialEq" + ("" if floats else ", Eq, Hash")
+        text = st.get("doc") or f"A `{name}`."
+        out.append(
+            doc(method_doc(text), raw=True)
+            + "///\n"
+            + doc(
+                f"A value: [`Default`] holds the library's defaults (`{init}`); `From` makes "
+                f"the C struct (the defaults, then every field) and `TryFrom` reads one.",
+                raw=True,
+            )
+            + f"#[derive({derives})]\n"
+            + f"pub struct {rust} {{\n"
+            + "".join(decls)
+            + "}\n\n"
+            + f"impl {rust} {{\n"
+            + f"    /// The C struct as `{init}` fills it.\n"
+            + f"    fn init_raw() -> sys::{name} {{\n"
+            + "        // SAFETY: numbers, enums and flag sets alone (a value struct), for which\n"
+            + "        // zero is a value; the init writes the defaults over it.\n"
+            + f"        let mut raw: sys::{name} = unsafe {{ std::mem::zeroed() }};\n"
+            + f"        let size = std::mem::size_of::<sys::{name}>();\n"
+            + "        // The init refuses only a NULL or a size it cannot read: neither here.\n"
+            + f"        if let Err(err) = check(unsafe {{ sys::{init}(&mut raw, size) }}) {{\n"
+            + '            panic!("{err}");\n'
+            + "        }\n"
+            + "        raw\n"
+            + "    }\n\n"
+            + "    /// The fields of `raw`, which `call` answered (named in the error for an enum value\n"
+            + "    /// this crate does not know).\n"
+            + f"    fn from_raw_of(raw: &sys::{name}, {'call' if enums else '_call'}: &str) -> Result<{rust}> {{\n"
+            + f"        Ok({rust} {{\n"
+            + "".join(f"            {line}\n" for line in from_c)
+            + "        })\n"
+            + "    }\n"
+            + "}\n\n"
+            + f"impl Default for {rust} {{\n"
+            + f"    /// The library's defaults: `{init}`.\n"
+            + f"    fn default() -> {rust} {{\n"
+            + f'        {rust}::from_raw_of(&{rust}::init_raw(), "{init}").unwrap_or_else(|err| panic!("{{err}}"))\n'
+            + "    }\n"
+            + "}\n\n"
+            + f"impl From<{rust}> for sys::{name} {{\n"
+            + f"    /// The library's defaults (`{init}`), then every field of `value`.\n"
+            + f"    fn from(value: {rust}) -> sys::{name} {{\n"
+            + f"        let mut raw = {rust}::init_raw();\n"
+            + "".join(f"        {line}\n" for line in to_c)
+            + "        raw\n"
+            + "    }\n"
+            + "}\n\n"
+            + f"impl TryFrom<&sys::{name}> for {rust} {{\n"
+            + "    type Error = Error;\n\n"
+            + "    /// Every field of `raw`; an enum value this crate does not know is\n"
+            + "    /// [`ErrorKind::NotSupported`](crate::ErrorKind::NotSupported).\n"
+            + f"    fn try_from(raw: &sys::{name}) -> Result<{rust}> {{\n"
+            + f'        {rust}::from_raw_of(raw, "{name}")\n'
+            + "    }\n"
+            + "}\n\n"
+            + f"impl TryFrom<sys::{name}> for {rust} {{\n"
+            + "    type Error = Error;\n\n"
+            + "    /// As `TryFrom<&_>`.\n"
+            + f"    fn try_from(raw: sys::{name}) -> Result<{rust}> {{\n"
+            + f"        {rust}::try_from(&raw)\n"
+            + "    }\n"
+            + "}\n"
+        )
+    return "\n".join(out)
 
 
 def new_types(model: Model) -> str:
@@ -494,7 +648,7 @@ def objects(description: Dict[str, Any]) -> str:
             skipped.append((fn["name"], str(why)))
             continue
         blocks.setdefault(owner, []).append(text)
-    types = new_types(model)
+    types = "\n".join(t for t in (value_types(model), new_types(model)) if t)
     generics = {t[0]: t[1] for t in TYPES.values()}
     parts = []
     for owner in sorted(blocks, key=lambda o: (o != "", o)):
@@ -503,7 +657,7 @@ def objects(description: Dict[str, Any]) -> str:
             continue
         model.uses.add(owner.split("<")[0])
         parts.append(f"impl{generics.get(owner, '')} {owner} {{\n" + "\n".join(blocks[owner]) + "}\n")
-    helpers = ("c_path", "c_string", "check", "check_ready", "create", "read_list", "read_string", "unknown")
+    helpers = ("c_path", "c_string", "check", "check_ready", "create", "Error", "read_list", "read_string", "unknown")
     error_uses = sorted(u for u in model.uses if u in helpers)
     handle_uses = sorted(u for u in model.uses if u == "Owned")
     type_uses = {u for u in model.uses if u not in error_uses + handle_uses and u[:1].isupper()}

@@ -5,16 +5,13 @@ use std::sync::Arc;
 use cuabi_sys as sys;
 
 use crate::copy::Copy3d;
-use crate::error::{check, create, out, Error, Result};
+use crate::error::{create, out, Error, Result};
 use crate::generated::{ArrayFlags, ArrayFormat};
-use crate::memory::array_format;
+use crate::objects::ArrayDesc;
 use crate::types::{Array, Device, DeviceRepr};
 
-/// An array's shape: `width` elements, `height` rows (0 for 1D) and `depth`
-/// slices, or layers with [`ArrayFlags::LAYERED`] (0 for 1D and 2D); each
-/// element `channels` (1, 2 or 4) values of `format`.
-///
-/// The library checks it against the device's limits when the array is
+/// Shapes of [`ArrayDesc`], the generated value type of `cuabi_array_desc`:
+/// the library checks one against the device's limits when the array is
 /// made ([`Device::create_array`]) and names what is wrong.
 ///
 /// ```
@@ -25,22 +22,6 @@ use crate::types::{Array, Device, DeviceRepr};
 /// let stack = ArrayDesc::new_layered(ArrayFormat::F32, 1, 64, 64, 8);
 /// assert!(stack.flags.contains(ArrayFlags::LAYERED));
 /// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct ArrayDesc {
-    /// Elements per row (> 0).
-    pub width: usize,
-    /// Rows; 0 for a 1D array.
-    pub height: usize,
-    /// Slices (layers for a layered array); 0 for 1D and 2D arrays.
-    pub depth: usize,
-    /// Each channel's type.
-    pub format: ArrayFormat,
-    /// Values per element: 1, 2 or 4.
-    pub channels: u32,
-    /// [`ArrayFlags`]: layered, surface load/store, texture gather.
-    pub flags: ArrayFlags,
-}
-
 impl ArrayDesc {
     /// A 1D array of `width` elements.
     pub fn new_1d(format: ArrayFormat, channels: u32, width: usize) -> ArrayDesc {
@@ -66,7 +47,7 @@ impl ArrayDesc {
             depth,
             format,
             channels,
-            flags: ArrayFlags::NONE,
+            ..ArrayDesc::default()
         }
     }
 
@@ -97,31 +78,12 @@ impl ArrayDesc {
         };
         value * self.channels as usize
     }
-
-    /// The C struct, from the library's defaults.
-    fn raw(&self) -> Result<sys::cuabi_array_desc> {
-        let mut desc = raw_default()?;
-        (desc.width, desc.height, desc.depth) = (self.width, self.height, self.depth);
-        desc.format = self.format.raw();
-        desc.channels = self.channels;
-        desc.flags = self.flags.bits();
-        Ok(desc)
-    }
-}
-
-/// `cuabi_array_desc_init`'s struct.
-fn raw_default() -> Result<sys::cuabi_array_desc> {
-    // SAFETY: integers only, for which zero is a value.
-    let mut desc: sys::cuabi_array_desc = unsafe { std::mem::zeroed() };
-    let size = std::mem::size_of::<sys::cuabi_array_desc>();
-    check(unsafe { sys::cuabi_array_desc_init(&mut desc, size) })?;
-    Ok(desc)
 }
 
 impl Device {
     /// A new array of `desc`'s shape on this device.
     pub fn create_array(&self, desc: &ArrayDesc) -> Result<Array> {
-        let raw = desc.raw()?;
+        let raw = sys::cuabi_array_desc::from(*desc);
         let handle = unsafe { create(|out| sys::cuabi_array_create(self.as_raw(), &raw, out))? };
         Ok(Array {
             handle: Arc::new(handle),
@@ -133,20 +95,6 @@ impl Array {
     /// The raw handle, owned by `self` and its clones.
     pub fn as_raw(&self) -> sys::cuabi_array {
         self.handle.get()
-    }
-
-    /// The array's shape, as it was created.
-    pub fn desc(&self) -> Result<ArrayDesc> {
-        let mut raw = raw_default()?;
-        check(unsafe { sys::cuabi_array_get_desc(self.as_raw(), &mut raw) })?;
-        Ok(ArrayDesc {
-            width: raw.width,
-            height: raw.height,
-            depth: raw.depth,
-            format: array_format(raw.format)?,
-            channels: raw.channels,
-            flags: ArrayFlags::from_bits(raw.flags),
-        })
     }
 
     /// The raw `CUarray`, for interop.
@@ -196,6 +144,7 @@ impl Array {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::generated::ErrorKind;
 
     #[test]
     fn shapes_and_element_sizes() {
@@ -216,5 +165,43 @@ mod tests {
         assert_eq!(d.element_bytes(), 1);
         fn assert_send_sync<T: Send + Sync>() {}
         assert_send_sync::<Array>();
+    }
+
+    #[test]
+    fn descs_convert_to_and_from_the_c_struct() {
+        // Only the library's init says what the defaults are.
+        let defaults = ArrayDesc::default();
+        let desc = ArrayDesc::new_2d(ArrayFormat::U16, 2, 64, 8);
+        assert_eq!(desc.flags, defaults.flags);
+        let raw = sys::cuabi_array_desc::from(desc);
+        assert_eq!(
+            raw.struct_size,
+            std::mem::size_of::<sys::cuabi_array_desc>()
+        );
+        assert_eq!(
+            (raw.width, raw.height, raw.depth, raw.channels),
+            (64, 8, 0, 2)
+        );
+        assert_eq!(raw.format, sys::CUABI_FORMAT_U16);
+        assert_eq!(ArrayDesc::try_from(&raw).unwrap(), desc);
+        for format in [
+            ArrayFormat::U8,
+            ArrayFormat::U16,
+            ArrayFormat::U32,
+            ArrayFormat::S8,
+            ArrayFormat::S16,
+            ArrayFormat::S32,
+            ArrayFormat::F16,
+            ArrayFormat::F32,
+        ] {
+            let raw = sys::cuabi_array_desc::from(ArrayDesc { format, ..desc });
+            assert_eq!(ArrayDesc::try_from(raw).unwrap().format, format);
+        }
+        // A format newer than this crate: the crate's error for an unknown value.
+        let mut raw = sys::cuabi_array_desc::from(desc);
+        raw.format = 0;
+        let err = ArrayDesc::try_from(&raw).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::NotSupported);
+        assert!(err.message().contains("format 0"), "{err}");
     }
 }

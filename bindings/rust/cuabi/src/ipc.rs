@@ -129,7 +129,7 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
     /// other process must be done with the memory before it is dropped here.
     ///
     /// Buffers from [`Device::alloc`], [`Device::alloc_pitched`] and, from a
-    /// pool made with [`MemoryPoolOptions::ipc`](crate::MemoryPoolOptions::ipc),
+    /// pool made with [`MemoryPoolDesc::ipc`](crate::MemoryPoolDesc::ipc),
     /// [`Device::alloc_async`] can be shared; other kinds are refused with
     /// [`ErrorKind::InvalidArgument`](crate::generated::ErrorKind::InvalidArgument)
     /// saying which can.

@@ -54,7 +54,14 @@
 //!   [`LinkFlags`], [`LaunchFlags`], [`BufferKind`], [`MemoryAdvice`],
 //!   [`CopyPath`], [`ArrayFormat`], [`AddressMode`], [`FilterMode`],
 //!   [`ReadMode`], [`MemoryPoolFlags`], [`ManagedFlags`], [`ArrayFlags`]) are
-//!   generated from it, with its comments.
+//!   generated from it, with its comments; so are its value structs
+//!   ([`MemoryPoolDesc`], [`ArrayDesc`], [`AccessPolicyWindow`]), whose
+//!   [`Default`] is the library's `_init`.
+//! * Driver-level settings, generated: the context's limits
+//!   ([`Device::set_limit`]), a stream's attributes (priority,
+//!   synchronization policy, memory-sync domain, L2 access-policy window:
+//!   [`Stream::set_access_policy_window`]) and stream memory operations
+//!   ([`Stream::write_value`], [`Stream::wait_value`]).
 //!
 //! # SAXPY
 //!
@@ -169,7 +176,6 @@ mod types;
 
 pub use cuabi_sys as sys;
 
-pub use crate::array::ArrayDesc;
 pub use crate::background::Background;
 pub use crate::copy::{Copy3d, PitchedBuffer};
 pub use crate::error::{status_name, Error, Result};

@@ -7,7 +7,7 @@ use std::mem::size_of;
 
 use cuabi_sys as sys;
 
-use crate::error::{check, out, unknown, Error, Result};
+use crate::error::{check, out, Error, Result};
 use crate::handle::Owned;
 use crate::types::{DeviceBuffer, DeviceRepr, Stream};
 
@@ -326,12 +326,6 @@ fn fill_value<T: DeviceRepr>(value: &T) -> (u32, u32) {
     )
 }
 
-/// The [`ArrayFormat`](crate::generated::ArrayFormat) of a raw `cuabi_array_format`.
-pub(crate) fn array_format(raw: sys::cuabi_array_format) -> Result<crate::generated::ArrayFormat> {
-    crate::generated::ArrayFormat::from_raw(raw)
-        .ok_or_else(|| unknown("cuabi_array_get_desc", "format", raw))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -350,17 +344,6 @@ mod tests {
         // Wider or odd sizes go to the library as they are, for it to refuse.
         assert_eq!(fill_value(&u64::MAX), (0, 8));
         assert_eq!(fill_value(&[7u8; 3]), (0x07_0707, 3));
-    }
-
-    #[test]
-    fn raw_values_map_to_their_kinds_and_unknown_ones_are_errors() {
-        use crate::generated::ArrayFormat::*;
-        for format in [U8, U16, U32, S8, S16, S32, F16, F32] {
-            assert_eq!(array_format(format.raw()).unwrap(), format);
-        }
-        let err = array_format(0).unwrap_err();
-        assert_eq!(err.kind(), crate::generated::ErrorKind::NotSupported);
-        assert!(err.message().contains("format 0"), "{err}");
     }
 
     #[test]

@@ -14,6 +14,7 @@
 //! * `cuabi_last_error_code`: answers no status
 //! * `cuabi_last_error_log`: Error::log carries it
 //! * `cuabi_last_error_clear`: answers no status
+//! * `cuabi_set_context_lost_callback`: idiom `host_callback`, written by hand
 //! * `cuabi_device_get_count`: Device::count answers usize
 //! * `cuabi_device_get`: Device holds more than its handle; made by hand
 //! * `cuabi_device_release`: Drop
@@ -75,8 +76,7 @@
 //! * `cuabi_host_buffer_release`: Drop
 //! * `cuabi_host_buffer_get_pointer`: PinnedBuffer derefs to its slice
 //! * `cuabi_host_buffer_get_size`: PinnedBuffer::len, kept with the buffer
-//! * `cuabi_memory_pool_desc_init`: the idiom that fills the struct
-//! * `cuabi_memory_pool_create`: parameter `desc` is struct_in
+//! * `cuabi_memory_pool_desc_init`: MemoryPoolDesc's Default
 //! * `cuabi_device_get_default_memory_pool`: Device::default_memory_pool
 //! * `cuabi_memory_pool_release`: Drop
 //! * `cuabi_memory_pool_get_usage`: MemoryPool::usage answers a PoolUsage
@@ -100,10 +100,9 @@
 //! * `cuabi_copy_3d_desc_init`: the idiom that fills the struct
 //! * `cuabi_copy_3d`: parameter `desc` is struct_in
 //! * `cuabi_copy_3d_async`: parameter `desc` is struct_in
-//! * `cuabi_array_desc_init`: the idiom that fills the struct
+//! * `cuabi_array_desc_init`: ArrayDesc's Default
 //! * `cuabi_array_create`: Array holds more than its handle; made by hand
 //! * `cuabi_array_release`: Drop
-//! * `cuabi_array_get_desc`: parameter `desc` is struct_out
 //! * `cuabi_array_get_handle`: Array::cu_array names the raw CUarray
 //! * `cuabi_texture_desc_init`: the idiom that fills the struct
 //! * `cuabi_texture_create`: Texture holds more than its handle; made by hand
@@ -117,9 +116,7 @@
 //! * `cuabi_stream_release`: Drop
 //! * `cuabi_stream_get_handle`: Stream::cu_stream names the raw CUstream
 //! * `cuabi_stream_launch_host_func`: idiom `host_callback`, written by hand
-//! * `cuabi_access_policy_window_init`: the idiom that fills the struct
-//! * `cuabi_stream_get_access_policy_window`: parameter `window` is struct_out
-//! * `cuabi_stream_set_access_policy_window`: parameter `window` is struct_in
+//! * `cuabi_access_policy_window_init`: AccessPolicyWindow's Default
 //! * `cuabi_event_create`: Device::create_event and create_event_with
 //! * `cuabi_event_release`: Drop
 //! * `cuabi_stream_end_capture`: Stream::end_capture is a method of the stream it ends
@@ -128,17 +125,295 @@
 //! * `cuabi_graph_exec_release`: Drop
 //! * `cuabi_graph_exec_launch`: GraphExec::launch is unsafe: the graph replays its captured arguments
 //! * `cuabi_graph_exec_set_kernel_node_args`: idiom `launch`, written by hand
+//! * `cuabi_coredump_set`: a nullable path
+//! * `cuabi_device_set_coredump`: a nullable path
 
-use crate::error::{c_path, c_string, check, check_ready, read_list, read_string, unknown, Result};
+use crate::error::{
+    c_path, c_string, check, check_ready, create, read_list, read_string, unknown, Error, Result,
+};
 use crate::generated::{
-    BufferKind, CacheState, CaptureMode, CopyPath, FunctionAttribute, Limit, LinkBackend,
-    MemOpFlags, MemSyncDomain, NameForm, SyncPolicy, WaitCondition,
+    AccessProperty, ArrayFlags, ArrayFormat, BufferKind, CacheState, CaptureMode, CopyPath,
+    FunctionAttribute, Health, Limit, LinkBackend, MemOpFlags, MemSyncDomain, MemoryPoolFlags,
+    NameForm, SyncPolicy, WaitCondition,
 };
 use crate::types::{
-    Device, DeviceBuffer, DeviceRepr, Event, Function, Graph, GraphExec, Linker, MemoryPool,
+    Array, Device, DeviceBuffer, DeviceRepr, Event, Function, Graph, GraphExec, Linker, MemoryPool,
     Module, PinnedBuffer, Program, Stream,
 };
 use cuabi_sys as sys;
+
+/// A new pool's properties. Start from `cuabi_memory_pool_desc_init` or
+/// `CUABI_MEMORY_POOL_DESC_INIT`.
+///
+/// A value: [`Default`] holds the library's defaults (`cuabi_memory_pool_desc_init`); `From` makes
+/// the C struct (the defaults, then every field) and `TryFrom` reads one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct MemoryPoolDesc {
+    /// `max_bytes` of `cuabi_memory_pool_desc`.
+    pub max_bytes: u64,
+    /// `release_threshold` of `cuabi_memory_pool_desc`.
+    pub release_threshold: u64,
+    /// `flags` of `cuabi_memory_pool_desc`: `CUABI_MEMORY_POOL_`\*
+    pub flags: MemoryPoolFlags,
+}
+
+impl MemoryPoolDesc {
+    /// The C struct as `cuabi_memory_pool_desc_init` fills it.
+    fn init_raw() -> sys::cuabi_memory_pool_desc {
+        // SAFETY: numbers, enums and flag sets alone (a value struct), for which
+        // zero is a value; the init writes the defaults over it.
+        let mut raw: sys::cuabi_memory_pool_desc = unsafe { std::mem::zeroed() };
+        let size = std::mem::size_of::<sys::cuabi_memory_pool_desc>();
+        // The init refuses only a NULL or a size it cannot read: neither here.
+        if let Err(err) = check(unsafe { sys::cuabi_memory_pool_desc_init(&mut raw, size) }) {
+            panic!("{err}");
+        }
+        raw
+    }
+
+    /// The fields of `raw`, which `call` answered (named in the error for an enum value
+    /// this crate does not know).
+    fn from_raw_of(raw: &sys::cuabi_memory_pool_desc, _call: &str) -> Result<MemoryPoolDesc> {
+        Ok(MemoryPoolDesc {
+            max_bytes: raw.max_bytes,
+            release_threshold: raw.release_threshold,
+            flags: MemoryPoolFlags::from_bits(raw.flags),
+        })
+    }
+}
+
+impl Default for MemoryPoolDesc {
+    /// The library's defaults: `cuabi_memory_pool_desc_init`.
+    fn default() -> MemoryPoolDesc {
+        MemoryPoolDesc::from_raw_of(&MemoryPoolDesc::init_raw(), "cuabi_memory_pool_desc_init")
+            .unwrap_or_else(|err| panic!("{err}"))
+    }
+}
+
+impl From<MemoryPoolDesc> for sys::cuabi_memory_pool_desc {
+    /// The library's defaults (`cuabi_memory_pool_desc_init`), then every field of `value`.
+    fn from(value: MemoryPoolDesc) -> sys::cuabi_memory_pool_desc {
+        let mut raw = MemoryPoolDesc::init_raw();
+        raw.max_bytes = value.max_bytes;
+        raw.release_threshold = value.release_threshold;
+        raw.flags = value.flags.bits();
+        raw
+    }
+}
+
+impl TryFrom<&sys::cuabi_memory_pool_desc> for MemoryPoolDesc {
+    type Error = Error;
+
+    /// Every field of `raw`; an enum value this crate does not know is
+    /// [`ErrorKind::NotSupported`](crate::ErrorKind::NotSupported).
+    fn try_from(raw: &sys::cuabi_memory_pool_desc) -> Result<MemoryPoolDesc> {
+        MemoryPoolDesc::from_raw_of(raw, "cuabi_memory_pool_desc")
+    }
+}
+
+impl TryFrom<sys::cuabi_memory_pool_desc> for MemoryPoolDesc {
+    type Error = Error;
+
+    /// As `TryFrom<&_>`.
+    fn try_from(raw: sys::cuabi_memory_pool_desc) -> Result<MemoryPoolDesc> {
+        MemoryPoolDesc::try_from(&raw)
+    }
+}
+
+/// An array's shape: `width` elements (\> 0), `height` rows (0 for 1D) and `depth` slices or layers
+/// (0 for 1D and 2D); each element `channels` (1, 2 or 4) values of `format`. Start from
+/// `cuabi_array_desc_init` or `CUABI_ARRAY_DESC_INIT`.
+///
+/// A value: [`Default`] holds the library's defaults (`cuabi_array_desc_init`); `From` makes the C
+/// struct (the defaults, then every field) and `TryFrom` reads one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ArrayDesc {
+    /// `width` of `cuabi_array_desc`.
+    pub width: usize,
+    /// `height` of `cuabi_array_desc`.
+    pub height: usize,
+    /// `depth` of `cuabi_array_desc`.
+    pub depth: usize,
+    /// `format` of `cuabi_array_desc`.
+    pub format: ArrayFormat,
+    /// `channels` of `cuabi_array_desc`.
+    pub channels: u32,
+    /// `flags` of `cuabi_array_desc`: `CUABI_ARRAY_`\*
+    pub flags: ArrayFlags,
+}
+
+impl ArrayDesc {
+    /// The C struct as `cuabi_array_desc_init` fills it.
+    fn init_raw() -> sys::cuabi_array_desc {
+        // SAFETY: numbers, enums and flag sets alone (a value struct), for which
+        // zero is a value; the init writes the defaults over it.
+        let mut raw: sys::cuabi_array_desc = unsafe { std::mem::zeroed() };
+        let size = std::mem::size_of::<sys::cuabi_array_desc>();
+        // The init refuses only a NULL or a size it cannot read: neither here.
+        if let Err(err) = check(unsafe { sys::cuabi_array_desc_init(&mut raw, size) }) {
+            panic!("{err}");
+        }
+        raw
+    }
+
+    /// The fields of `raw`, which `call` answered (named in the error for an enum value
+    /// this crate does not know).
+    fn from_raw_of(raw: &sys::cuabi_array_desc, call: &str) -> Result<ArrayDesc> {
+        Ok(ArrayDesc {
+            width: raw.width,
+            height: raw.height,
+            depth: raw.depth,
+            format: ArrayFormat::from_raw(raw.format)
+                .ok_or_else(|| unknown(call, "format", raw.format))?,
+            channels: raw.channels,
+            flags: ArrayFlags::from_bits(raw.flags),
+        })
+    }
+}
+
+impl Default for ArrayDesc {
+    /// The library's defaults: `cuabi_array_desc_init`.
+    fn default() -> ArrayDesc {
+        ArrayDesc::from_raw_of(&ArrayDesc::init_raw(), "cuabi_array_desc_init")
+            .unwrap_or_else(|err| panic!("{err}"))
+    }
+}
+
+impl From<ArrayDesc> for sys::cuabi_array_desc {
+    /// The library's defaults (`cuabi_array_desc_init`), then every field of `value`.
+    fn from(value: ArrayDesc) -> sys::cuabi_array_desc {
+        let mut raw = ArrayDesc::init_raw();
+        raw.width = value.width;
+        raw.height = value.height;
+        raw.depth = value.depth;
+        raw.format = value.format.raw();
+        raw.channels = value.channels;
+        raw.flags = value.flags.bits();
+        raw
+    }
+}
+
+impl TryFrom<&sys::cuabi_array_desc> for ArrayDesc {
+    type Error = Error;
+
+    /// Every field of `raw`; an enum value this crate does not know is
+    /// [`ErrorKind::NotSupported`](crate::ErrorKind::NotSupported).
+    fn try_from(raw: &sys::cuabi_array_desc) -> Result<ArrayDesc> {
+        ArrayDesc::from_raw_of(raw, "cuabi_array_desc")
+    }
+}
+
+impl TryFrom<sys::cuabi_array_desc> for ArrayDesc {
+    type Error = Error;
+
+    /// As `TryFrom<&_>`.
+    fn try_from(raw: sys::cuabi_array_desc) -> Result<ArrayDesc> {
+        ArrayDesc::try_from(&raw)
+    }
+}
+
+/// An L2 access-policy window: of the accesses to \[base, base + bytes), the fraction hit_ratio
+/// gets hit_property and the rest miss_property. Start from `CUABI_ACCESS_POLICY_WINDOW_INIT` or
+/// `cuabi_access_policy_window_init`.
+///
+/// A value: [`Default`] holds the library's defaults (`cuabi_access_policy_window_init`); `From`
+/// makes the C struct (the defaults, then every field) and `TryFrom` reads one.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct AccessPolicyWindow {
+    /// `base` of `cuabi_access_policy_window`.
+    pub base: u64,
+    /// `bytes` of `cuabi_access_policy_window`.
+    pub bytes: usize,
+    /// `hit_ratio` of `cuabi_access_policy_window`.
+    pub hit_ratio: f32,
+    /// `hit_property` of `cuabi_access_policy_window`.
+    pub hit_property: AccessProperty,
+    /// `miss_property` of `cuabi_access_policy_window`.
+    pub miss_property: AccessProperty,
+}
+
+impl AccessPolicyWindow {
+    /// The C struct as `cuabi_access_policy_window_init` fills it.
+    fn init_raw() -> sys::cuabi_access_policy_window {
+        // SAFETY: numbers, enums and flag sets alone (a value struct), for which
+        // zero is a value; the init writes the defaults over it.
+        let mut raw: sys::cuabi_access_policy_window = unsafe { std::mem::zeroed() };
+        let size = std::mem::size_of::<sys::cuabi_access_policy_window>();
+        // The init refuses only a NULL or a size it cannot read: neither here.
+        if let Err(err) = check(unsafe { sys::cuabi_access_policy_window_init(&mut raw, size) }) {
+            panic!("{err}");
+        }
+        raw
+    }
+
+    /// The fields of `raw`, which `call` answered (named in the error for an enum value
+    /// this crate does not know).
+    fn from_raw_of(
+        raw: &sys::cuabi_access_policy_window,
+        call: &str,
+    ) -> Result<AccessPolicyWindow> {
+        Ok(AccessPolicyWindow {
+            base: raw.base,
+            bytes: raw.bytes,
+            hit_ratio: raw.hit_ratio,
+            hit_property: AccessProperty::from_raw(raw.hit_property)
+                .ok_or_else(|| unknown(call, "hit_property", raw.hit_property))?,
+            miss_property: AccessProperty::from_raw(raw.miss_property)
+                .ok_or_else(|| unknown(call, "miss_property", raw.miss_property))?,
+        })
+    }
+}
+
+impl Default for AccessPolicyWindow {
+    /// The library's defaults: `cuabi_access_policy_window_init`.
+    fn default() -> AccessPolicyWindow {
+        AccessPolicyWindow::from_raw_of(
+            &AccessPolicyWindow::init_raw(),
+            "cuabi_access_policy_window_init",
+        )
+        .unwrap_or_else(|err| panic!("{err}"))
+    }
+}
+
+impl From<AccessPolicyWindow> for sys::cuabi_access_policy_window {
+    /// The library's defaults (`cuabi_access_policy_window_init`), then every field of `value`.
+    fn from(value: AccessPolicyWindow) -> sys::cuabi_access_policy_window {
+        let mut raw = AccessPolicyWindow::init_raw();
+        raw.base = value.base;
+        raw.bytes = value.bytes;
+        raw.hit_ratio = value.hit_ratio;
+        raw.hit_property = value.hit_property.raw();
+        raw.miss_property = value.miss_property.raw();
+        raw
+    }
+}
+
+impl TryFrom<&sys::cuabi_access_policy_window> for AccessPolicyWindow {
+    type Error = Error;
+
+    /// Every field of `raw`; an enum value this crate does not know is
+    /// [`ErrorKind::NotSupported`](crate::ErrorKind::NotSupported).
+    fn try_from(raw: &sys::cuabi_access_policy_window) -> Result<AccessPolicyWindow> {
+        AccessPolicyWindow::from_raw_of(raw, "cuabi_access_policy_window")
+    }
+}
+
+impl TryFrom<sys::cuabi_access_policy_window> for AccessPolicyWindow {
+    type Error = Error;
+
+    /// As `TryFrom<&_>`.
+    fn try_from(raw: sys::cuabi_access_policy_window) -> Result<AccessPolicyWindow> {
+        AccessPolicyWindow::try_from(&raw)
+    }
+}
+
+/// The message of the call that first found the context lost, naming that call (two-call
+/// pattern; "" while the context is usable).
+///
+/// Calls `cuabi_context_lost_get_message`.
+pub fn context_lost_message() -> Result<String> {
+    read_string(|buf, size| unsafe { sys::cuabi_context_lost_get_message(buf, size) })
+}
 
 /// Opens the CUDA driver and calls cuInit. Optional: every call that needs the driver does this
 /// itself the first time. Idempotent and thread-safe; a failure is remembered and answered
@@ -327,6 +602,17 @@ pub fn nvtx_mark(domain: Option<&str>, message: &str, argb: u32) -> Result<()> {
     })
 }
 
+impl Array {
+    /// The array's shape as it was created (`desc->struct_size` must be set).
+    ///
+    /// Calls `cuabi_array_get_desc`.
+    pub fn desc(&self) -> Result<ArrayDesc> {
+        let mut desc = ArrayDesc::init_raw();
+        check(unsafe { sys::cuabi_array_get_desc(self.as_raw(), &mut desc) })?;
+        ArrayDesc::from_raw_of(&desc, "cuabi_array_get_desc")
+    }
+}
+
 impl Device {
     /// The device's name (two-call pattern).
     ///
@@ -378,6 +664,15 @@ impl Device {
     /// Calls `cuabi_device_synchronize`.
     pub fn synchronize(&self) -> Result<()> {
         check(unsafe { sys::cuabi_device_synchronize(self.as_raw()) })
+    }
+
+    /// Whether `device` can still run work (`cuabi_health`), without touching it.
+    ///
+    /// Calls `cuabi_device_get_health`.
+    pub fn health(&self) -> Result<Health> {
+        let mut health = 0;
+        check(unsafe { sys::cuabi_device_get_health(self.as_raw(), &mut health) })?;
+        Health::from_raw(health).ok_or_else(|| unknown("cuabi_device_get_health", "health", health))
     }
 
     /// Lowest and highest stream priorities; numerically lower is higher priority.
@@ -737,6 +1032,30 @@ impl Linker {
 }
 
 impl MemoryPool {
+    /// A new pool of `device`'s memory. `desc` NULL: the defaults.
+    ///
+    /// Calls `cuabi_memory_pool_create`.
+    pub fn create<'h>(
+        device: &Device,
+        desc: impl Into<Option<&'h MemoryPoolDesc>>,
+    ) -> Result<MemoryPool> {
+        let desc = desc
+            .into()
+            .map(|value| sys::cuabi_memory_pool_desc::from(*value));
+        let handle = unsafe {
+            create(|out| {
+                sys::cuabi_memory_pool_create(
+                    device.as_raw(),
+                    desc.as_ref().map_or(std::ptr::null(), |raw| {
+                        raw as *const sys::cuabi_memory_pool_desc
+                    }),
+                    out,
+                )
+            })?
+        };
+        Ok(MemoryPool { handle })
+    }
+
     /// Calls `cuabi_memory_pool_set_release_threshold`.
     pub fn set_release_threshold(&self, bytes: u64) -> Result<()> {
         check(unsafe { sys::cuabi_memory_pool_set_release_threshold(self.as_raw(), bytes) })
@@ -931,6 +1250,26 @@ impl Stream {
     /// Calls `cuabi_stream_set_memory_sync_domain`.
     pub fn set_memory_sync_domain(&self, domain: MemSyncDomain) -> Result<()> {
         check(unsafe { sys::cuabi_stream_set_memory_sync_domain(self.as_raw(), domain.raw()) })
+    }
+
+    /// The stream's access-policy window (bytes 0: none), written into `window` up to its
+    /// struct_size.
+    ///
+    /// Calls `cuabi_stream_get_access_policy_window`.
+    pub fn access_policy_window(&self) -> Result<AccessPolicyWindow> {
+        let mut window = AccessPolicyWindow::init_raw();
+        check(unsafe { sys::cuabi_stream_get_access_policy_window(self.as_raw(), &mut window) })?;
+        AccessPolicyWindow::from_raw_of(&window, "cuabi_stream_get_access_policy_window")
+    }
+
+    /// Sets the access-policy window of the stream's later kernels. Refused with
+    /// `CUABI_ERROR_INVALID_ARGUMENT` naming the field and the bound: bytes past the device's
+    /// maximum window, a hit_ratio outside \[0, 1\], an unknown property, a base of 0 with bytes.
+    ///
+    /// Calls `cuabi_stream_set_access_policy_window`.
+    pub fn set_access_policy_window(&self, window: &AccessPolicyWindow) -> Result<()> {
+        let window = sys::cuabi_access_policy_window::from(*window);
+        check(unsafe { sys::cuabi_stream_set_access_policy_window(self.as_raw(), &window) })
     }
 
     /// In the stream's order, writes `value` as a `width`-byte word (4 or 8) at `offset` of

@@ -5,9 +5,10 @@ use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
 
 use cuabi_sys as sys;
 
-use crate::error::{check, create, out, Error, Result};
+use crate::error::{create, out, Error, Result};
 use crate::generated::MemoryPoolFlags;
 use crate::memory::byte_len;
+use crate::objects::MemoryPoolDesc;
 use crate::types::{Device, DeviceBuffer, DeviceRepr, MemoryPool, Stream};
 
 /// What a [`MemoryPool`] holds: [`MemoryPool::usage`].
@@ -19,38 +20,41 @@ pub struct PoolUsage {
     pub used_bytes: u64,
 }
 
-/// A new pool's properties, for [`Device::create_memory_pool`]; what is not
-/// set keeps the library's default (`cuabi_memory_pool_desc_init`: no limit,
-/// threshold 0, no flag).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub struct MemoryPoolOptions {
-    max_bytes: Option<u64>,
-    release_threshold: Option<u64>,
-    flags: Option<MemoryPoolFlags>,
-}
+/// A new pool's properties: the name this crate gave [`MemoryPoolDesc`], the
+/// generated value type of `cuabi_memory_pool_desc`, before it was generated.
+pub type MemoryPoolOptions = MemoryPoolDesc;
 
-impl MemoryPoolOptions {
+/// Builder methods, each setting its field: what is not set keeps the
+/// library's default (`cuabi_memory_pool_desc_init`, [`Default`]).
+///
+/// ```
+/// use cuabi::{MemoryPoolDesc, MemoryPoolFlags};
+/// let desc = MemoryPoolDesc::new().release_threshold(64 << 20).ipc(true);
+/// assert_eq!(desc.release_threshold, 64 << 20);
+/// assert!(desc.flags.contains(MemoryPoolFlags::IPC));
+/// ```
+impl MemoryPoolDesc {
     /// The library's defaults.
-    pub fn new() -> MemoryPoolOptions {
-        MemoryPoolOptions::default()
+    pub fn new() -> MemoryPoolDesc {
+        MemoryPoolDesc::default()
     }
 
     /// The most the pool may reserve, in bytes (0: no limit but the device's).
-    pub fn max_bytes(mut self, bytes: u64) -> MemoryPoolOptions {
-        self.max_bytes = Some(bytes);
+    pub fn max_bytes(mut self, bytes: u64) -> MemoryPoolDesc {
+        self.max_bytes = bytes;
         self
     }
 
     /// Memory the pool keeps reserved when a stream synchronizes, instead
     /// of giving it back to the device, in bytes.
-    pub fn release_threshold(mut self, bytes: u64) -> MemoryPoolOptions {
-        self.release_threshold = Some(bytes);
+    pub fn release_threshold(mut self, bytes: u64) -> MemoryPoolDesc {
+        self.release_threshold = bytes;
         self
     }
 
     /// The pool's flags, in place of those set before.
-    pub fn flags(mut self, flags: MemoryPoolFlags) -> MemoryPoolOptions {
-        self.flags = Some(flags);
+    pub fn flags(mut self, flags: MemoryPoolFlags) -> MemoryPoolDesc {
+        self.flags = flags;
         self
     }
 
@@ -58,29 +62,9 @@ impl MemoryPoolOptions {
     /// ([`MemoryPoolFlags::IPC`]): its file descriptor through
     /// [`MemoryPool::export_fd`], its allocations through
     /// [`DeviceBuffer::ipc_handle`].
-    pub fn ipc(mut self, on: bool) -> MemoryPoolOptions {
-        let flags = self.flags.unwrap_or_default();
-        self.flags = Some(flags.with(MemoryPoolFlags::IPC, on));
+    pub fn ipc(mut self, on: bool) -> MemoryPoolDesc {
+        self.flags = self.flags.with(MemoryPoolFlags::IPC, on);
         self
-    }
-
-    /// The C struct: the library's defaults, then what was set.
-    fn raw(&self) -> Result<sys::cuabi_memory_pool_desc> {
-        // SAFETY: integers only, for which zero is a value; the library
-        // fills in its defaults.
-        let mut desc: sys::cuabi_memory_pool_desc = unsafe { std::mem::zeroed() };
-        let size = std::mem::size_of::<sys::cuabi_memory_pool_desc>();
-        check(unsafe { sys::cuabi_memory_pool_desc_init(&mut desc, size) })?;
-        if let Some(bytes) = self.max_bytes {
-            desc.max_bytes = bytes;
-        }
-        if let Some(bytes) = self.release_threshold {
-            desc.release_threshold = bytes;
-        }
-        if let Some(flags) = self.flags {
-            desc.flags = flags.bits();
-        }
-        Ok(desc)
     }
 }
 
@@ -97,7 +81,7 @@ impl MemoryPool {
     }
 
     /// A new file descriptor for the pool, made with
-    /// [`MemoryPoolOptions::ipc`], to pass to another process (inherited,
+    /// [`MemoryPoolDesc::ipc`], to pass to another process (inherited,
     /// or sent over a Unix socket) for [`Device::import_memory_pool`]. The
     /// descriptor is the caller's and is closed on drop; for a child process
     /// to inherit it, make sure `FD_CLOEXEC` is clear on it before spawning.
@@ -144,12 +128,9 @@ impl Device {
         }
     }
 
-    /// A new memory pool of this device's memory.
-    pub fn create_memory_pool(&self, options: &MemoryPoolOptions) -> Result<MemoryPool> {
-        let desc = options.raw()?;
-        let handle =
-            unsafe { create(|out| sys::cuabi_memory_pool_create(self.as_raw(), &desc, out))? };
-        Ok(MemoryPool { handle })
+    /// A new memory pool of this device's memory: [`MemoryPool::create`].
+    pub fn create_memory_pool(&self, desc: &MemoryPoolDesc) -> Result<MemoryPool> {
+        MemoryPool::create(self, desc)
     }
 
     /// The device's default pool, the one [`Device::alloc_async`] uses when
@@ -177,16 +158,31 @@ mod tests {
     use super::*;
 
     #[test]
-    fn pool_options_set_what_they_name() {
-        let options = MemoryPoolOptions::new();
-        assert_eq!(options, MemoryPoolOptions::default());
-        let options = options.max_bytes(1 << 30).release_threshold(4096).ipc(true);
-        assert_eq!(options.max_bytes, Some(1 << 30));
-        assert_eq!(options.release_threshold, Some(4096));
-        assert_eq!(options.flags, Some(MemoryPoolFlags::IPC));
-        assert_eq!(options.ipc(false).flags, Some(MemoryPoolFlags::NONE));
+    fn pool_descs_set_what_they_name() {
+        // Only the library's init says what the defaults are.
+        let defaults = MemoryPoolDesc::default();
+        assert_eq!(MemoryPoolDesc::new(), defaults);
+        let desc = defaults
+            .max_bytes(1 << 30)
+            .release_threshold(4096)
+            .ipc(true);
+        assert_eq!(desc.max_bytes, 1 << 30);
+        assert_eq!(desc.release_threshold, 4096);
+        assert_eq!(desc.flags, defaults.flags | MemoryPoolFlags::IPC);
+        assert!(!desc.ipc(false).flags.contains(MemoryPoolFlags::IPC));
+        let raw = sys::cuabi_memory_pool_desc::from(desc);
+        assert_eq!(
+            raw.struct_size,
+            std::mem::size_of::<sys::cuabi_memory_pool_desc>()
+        );
+        assert_eq!((raw.max_bytes, raw.release_threshold), (1 << 30, 4096));
+        assert_eq!(
+            raw.flags & sys::CUABI_MEMORY_POOL_IPC,
+            sys::CUABI_MEMORY_POOL_IPC
+        );
+        assert_eq!(MemoryPoolDesc::try_from(raw).unwrap(), desc);
         fn assert_send_sync<T: Send + Sync>() {}
         assert_send_sync::<MemoryPool>();
-        assert_send_sync::<MemoryPoolOptions>();
+        assert_send_sync::<MemoryPoolDesc>();
     }
 }

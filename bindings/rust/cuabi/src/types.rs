@@ -344,8 +344,8 @@ unsafe impl Sync for LaunchPlan {}
 ///
 /// ```no_run
 /// # fn f(device: &cuabi::Device) -> cuabi::Result<()> {
-/// use cuabi::MemoryPoolOptions;
-/// let pool = device.create_memory_pool(&MemoryPoolOptions::new().release_threshold(64 << 20))?;
+/// use cuabi::MemoryPoolDesc;
+/// let pool = device.create_memory_pool(&MemoryPoolDesc::new().release_threshold(64 << 20))?;
 /// let stream = device.create_stream()?;
 /// let scratch = device.alloc_async::<f32>(1 << 20, Some(&pool), Some(&stream))?;
 /// // ... kernels on `stream` use `scratch` ...

@@ -4,14 +4,18 @@
 //! small runner (`harness = false` in Cargo.toml): it prints one line per test,
 //! `ok`, `FAILED: why` or `SKIPPED: no CUDA device`, then
 //! `N passed, N failed, N skipped`, and exits non-zero when a test failed.
-//! Without a device every test is reported SKIPPED, never passed.
+//! Without a device every test is reported SKIPPED, never passed; a test
+//! whose device lacks what it needs ends with [`skip`] and is reported
+//! `SKIPPED: why`.
 //!
 //! `cargo test --test gpu -- NAME` runs the tests whose names contain NAME.
 //!
 //! The memory API's tests are in `gpu/memory.rs`; its IPC tests start this
 //! binary again as their child process. Compilation beyond one string
 //! (kernel listings, linking, libraries, background compiles) is tested in
-//! `gpu/compile.rs`.
+//! `gpu/compile.rs`; the driver-level calls of the plain object layer
+//! (context limits, stream attributes with the access-policy window, stream
+//! memory operations) in `gpu/driver_level.rs`.
 
 mod common;
 
@@ -43,6 +47,25 @@ macro_rules! ensure {
 
 type Test = fn(&Device) -> TestResult;
 
+/// Why a test did not run on this device (it lacks a capability): the
+/// runner reports the test SKIPPED with it, neither passed nor failed.
+#[derive(Debug)]
+struct Skipped(String);
+
+impl std::fmt::Display for Skipped {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl StdError for Skipped {}
+
+/// Ends a test as skipped, saying why: `return skip(..)`, or `?` on a
+/// helper that answers it.
+fn skip<T>(why: impl Into<String>) -> Result<T, Box<dyn StdError>> {
+    Err(Box::new(Skipped(why.into())))
+}
+
 /// `(name, function)` for each test function named.
 macro_rules! tests {
     ($($name:ident),* $(,)?) => {
@@ -52,6 +75,8 @@ macro_rules! tests {
 
 #[path = "gpu/compile.rs"]
 mod compile;
+#[path = "gpu/driver_level.rs"]
+mod driver_level;
 #[path = "gpu/memory.rs"]
 mod memory;
 
@@ -98,7 +123,13 @@ fn main() -> ExitCode {
     }
     let args = parse_args();
     let filter = args.filter;
-    let tests = || TESTS.iter().chain(memory::TESTS).chain(compile::TESTS);
+    let tests = || {
+        TESTS
+            .iter()
+            .chain(memory::TESTS)
+            .chain(compile::TESTS)
+            .chain(driver_level::TESTS)
+    };
     if args.list {
         for (name, _) in tests() {
             println!("{name}: test");
@@ -149,6 +180,10 @@ fn main() -> ExitCode {
             Ok(Ok(())) => {
                 println!("test {name} ... ok");
                 passed += 1;
+            }
+            Ok(Err(err)) if err.is::<Skipped>() => {
+                println!("test {name} ... SKIPPED: {err}");
+                skipped += 1;
             }
             Ok(Err(err)) => {
                 println!("test {name} ... FAILED: {err}");

@@ -14,7 +14,7 @@ use std::ptr::null_mut;
 use cuabi::sys;
 use cuabi::{
     AddressMode, ArrayDesc, ArrayFlags, ArrayFormat, Copy3d, DeviceBuffer, ErrorKind, EventFlags,
-    FilterMode, IpcHandle, Location, ManagedFlags, MemoryPoolFlags, MemoryPoolOptions, ReadMode,
+    FilterMode, IpcHandle, Location, ManagedFlags, MemoryPoolDesc, MemoryPoolFlags, ReadMode,
     Surface, Texture, TextureOptions, TextureSource,
 };
 
@@ -41,11 +41,7 @@ fn texture_desc() -> sys::cuabi_texture_desc {
 }
 
 fn array_desc() -> sys::cuabi_array_desc {
-    // SAFETY: integers only.
-    let mut desc: sys::cuabi_array_desc = unsafe { std::mem::zeroed() };
-    let size = std::mem::size_of::<sys::cuabi_array_desc>();
-    assert_eq!(unsafe { sys::cuabi_array_desc_init(&mut desc, size) }, 0);
-    desc
+    sys::cuabi_array_desc::from(ArrayDesc::default())
 }
 
 fn texture_create(ctx: &mut Ctx, desc: &sys::cuabi_texture_desc) -> Ran {
@@ -592,7 +588,7 @@ pub fn gpu_cases() -> Cases<Gpu> {
         |g, ctx| {
             let pool = g
                 .device
-                .create_memory_pool(&MemoryPoolOptions::new().max_bytes(64 << 20))?;
+                .create_memory_pool(&MemoryPoolDesc::new().max_bytes(64 << 20))?;
             let ran = answer(
                 g.device
                     .alloc_async::<u8>(128 << 20, Some(&pool), Some(&g.stream)),
@@ -606,7 +602,7 @@ pub fn gpu_cases() -> Cases<Gpu> {
         InvalidArgument,
         "desc->flags has bits this version does not define: 256",
         |g, _| {
-            let options = MemoryPoolOptions::new().flags(MemoryPoolFlags::from_bits(0x100));
+            let options = MemoryPoolDesc::new().flags(MemoryPoolFlags::from_bits(0x100));
             answer(g.device.create_memory_pool(&options))
         },
     );
@@ -617,7 +613,7 @@ pub fn gpu_cases() -> Cases<Gpu> {
         |g, _| {
             answer(
                 g.device
-                    .create_memory_pool(&MemoryPoolOptions::new())?
+                    .create_memory_pool(&MemoryPoolDesc::new())?
                     .export_fd(),
             )
         },

@@ -16,7 +16,7 @@ use cuabi::sys;
 use cuabi::{
     AddressMode, ArrayDesc, ArrayFlags, ArrayFormat, BufferKind, CaptureMode, CompileOptions,
     Copy3d, CopyPath, Device, ErrorKind, EventFlags, FilterMode, IpcHandle, LaunchConfig, Location,
-    ManagedFlags, MemoryAdvice, MemoryPoolOptions, Module, StreamFlags, Surface, Texture,
+    ManagedFlags, MemoryAdvice, MemoryPoolDesc, Module, StreamFlags, Surface, Texture,
     TextureOptions, TextureSource,
 };
 
@@ -251,7 +251,7 @@ fn buffers_report_their_kind(device: &Device) -> TestResult {
 fn stream_ordered_allocation_from_a_user_pool(device: &Device) -> TestResult {
     let module = kernels(device)?;
     let scale_add = module.function("scale_add")?;
-    let pool = device.create_memory_pool(&MemoryPoolOptions::new().release_threshold(1 << 20))?;
+    let pool = device.create_memory_pool(&MemoryPoolDesc::new().release_threshold(1 << 20))?;
     ensure!(
         pool.release_threshold()? == 1 << 20,
         "threshold {}",
@@ -740,7 +740,7 @@ fn inheritable(fd: &OwnedFd) -> Result<(), String> {
 }
 
 fn ipc_pool_allocation_through_an_exported_fd(device: &Device) -> TestResult {
-    let pool = device.create_memory_pool(&MemoryPoolOptions::new().ipc(true))?;
+    let pool = device.create_memory_pool(&MemoryPoolDesc::new().ipc(true))?;
     let stream = device.create_stream()?;
     let n = 2048usize;
     let data = ipc_data(n);
@@ -769,7 +769,7 @@ fn ipc_pool_allocation_through_an_exported_fd(device: &Device) -> TestResult {
     stream.synchronize()?;
 
     // A pool made without IPC exports nothing, nor do its allocations.
-    let private = device.create_memory_pool(&MemoryPoolOptions::new())?;
+    let private = device.create_memory_pool(&MemoryPoolDesc::new())?;
     expect_err(
         private.export_fd().map(drop),
         ErrorKind::InvalidArgument,
