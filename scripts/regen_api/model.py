@@ -328,7 +328,7 @@ def describe(header: str = HEADER) -> Dict[str, Any]:
                 fields = []
                 for d in st.decls:
                     fields.append(
-                        {"name": d.name, "type": _type(d.type, kinds), "doc": comments.on(d.coord.line) or ""}
+                        {"name": d.name, "type": _type(d.type, kinds), "doc": comments.doc(d.coord.line) or ""}
                     )
                 doc_line = st.coord.line if st.coord else line
                 structs.append(

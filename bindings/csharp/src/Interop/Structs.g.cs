@@ -135,7 +135,10 @@ namespace Cuabi.Interop
         public LinkBackend backend;
         /// <summary>CUABI_LINK_*</summary>
         public LinkFlags flags;
-        /// <summary>options (const char* const*).</summary>
+        /// <summary>
+        /// nvJitLink options ("-O3", "-lineinfo", "-maxrregcount=64"); the target
+        /// "-arch=sm_XY" of the linker's device is added unless one is given.
+        /// </summary>
         public IntPtr options;
         /// <summary>num_options (size_t).</summary>
         public UIntPtr num_options;
@@ -186,15 +189,38 @@ namespace Cuabi.Interop
         public uint shared_mem_bytes;
         /// <summary>CUABI_LAUNCH_*</summary>
         public LaunchFlags flags;
-        /// <summary>cluster_x (uint32_t).</summary>
+        /// <summary>
+        /// Thread-block cluster dimensions in blocks; 0, 0, 0 for no cluster. Each
+        /// must divide the grid's dimension. At most 8 blocks per cluster unless
+        /// the kernel allows more (CUABI_FUNC_NON_PORTABLE_CLUSTER_SIZE_ALLOWED) and
+        /// the device can run them (cuabi_function_get_max_cluster_size).
+        /// </summary>
         public uint cluster_x;
-        /// <summary>cluster_y (uint32_t).</summary>
+        /// <summary>
+        /// Thread-block cluster dimensions in blocks; 0, 0, 0 for no cluster. Each
+        /// must divide the grid's dimension. At most 8 blocks per cluster unless
+        /// the kernel allows more (CUABI_FUNC_NON_PORTABLE_CLUSTER_SIZE_ALLOWED) and
+        /// the device can run them (cuabi_function_get_max_cluster_size).
+        /// </summary>
         public uint cluster_y;
-        /// <summary>cluster_z (uint32_t).</summary>
+        /// <summary>
+        /// Thread-block cluster dimensions in blocks; 0, 0, 0 for no cluster. Each
+        /// must divide the grid's dimension. At most 8 blocks per cluster unless
+        /// the kernel allows more (CUABI_FUNC_NON_PORTABLE_CLUSTER_SIZE_ALLOWED) and
+        /// the device can run them (cuabi_function_get_max_cluster_size).
+        /// </summary>
         public uint cluster_z;
-        /// <summary>priority (int32_t).</summary>
+        /// <summary>
+        /// The launch's priority; 0 keeps the stream's. Within
+        /// cuabi_device_get_stream_priority_range.
+        /// </summary>
         public int priority;
-        /// <summary>programmatic_event (cuabi_event).</summary>
+        /// <summary>
+        /// Recorded when the kernel's blocks trigger (or start, with
+        /// CUABI_LAUNCH_PROGRAMMATIC_EVENT_AT_BLOCK_START); a later kernel that
+        /// waits for it may overlap this one's tail. NULL: none. The event must be
+        /// made with CUABI_EVENT_DISABLE_TIMING on the kernel's device.
+        /// </summary>
         public IntPtr programmatic_event;
 
         private static LaunchConfigNative defaults;
@@ -224,9 +250,12 @@ namespace Cuabi.Interop
     {
         /// <summary>sizeof(cuabi_memory_pool_desc)</summary>
         public UIntPtr struct_size;
-        /// <summary>max_bytes (uint64_t).</summary>
+        /// <summary>The most the pool may reserve, in bytes; 0: no limit but the device's.</summary>
         public ulong max_bytes;
-        /// <summary>release_threshold (uint64_t).</summary>
+        /// <summary>
+        /// Memory the pool keeps reserved when a stream synchronizes instead of
+        /// giving it back to the device, in bytes (0: give everything back).
+        /// </summary>
         public ulong release_threshold;
         /// <summary>CUABI_MEMORY_POOL_*</summary>
         public MemoryPoolFlags flags;
@@ -409,15 +438,15 @@ namespace Cuabi.Interop
         public FilterMode filter;
         /// <summary>read_mode (cuabi_read_mode).</summary>
         public ReadMode read_mode;
-        /// <summary>normalized_coords (uint32_t).</summary>
+        /// <summary>1: coordinates in [0, 1) across each dimension; 0: element indices.</summary>
         public uint normalized_coords;
-        /// <summary>border_r (float).</summary>
+        /// <summary>The colour CUABI_ADDRESS_BORDER answers.</summary>
         public float border_r;
-        /// <summary>border_g (float).</summary>
+        /// <summary>The colour CUABI_ADDRESS_BORDER answers.</summary>
         public float border_g;
-        /// <summary>border_b (float).</summary>
+        /// <summary>The colour CUABI_ADDRESS_BORDER answers.</summary>
         public float border_b;
-        /// <summary>border_a (float).</summary>
+        /// <summary>The colour CUABI_ADDRESS_BORDER answers.</summary>
         public float border_a;
 
         private static TextureDescNative defaults;
@@ -448,11 +477,14 @@ namespace Cuabi.Interop
     {
         /// <summary>sizeof(cuabi_access_policy_window)</summary>
         public UIntPtr struct_size;
-        /// <summary>base (uint64_t).</summary>
+        /// <summary>The device address where the window starts.</summary>
         public ulong @base;
-        /// <summary>bytes (size_t).</summary>
+        /// <summary>
+        /// The window's length; at most the device's
+        /// CU_DEVICE_ATTRIBUTE_MAX_ACCESS_POLICY_WINDOW_SIZE; 0: no window.
+        /// </summary>
         public UIntPtr bytes;
-        /// <summary>hit_ratio (float).</summary>
+        /// <summary>From 0 to 1.</summary>
         public float hit_ratio;
         /// <summary>hit_property (cuabi_access_property).</summary>
         public AccessProperty hit_property;

@@ -149,9 +149,12 @@ use cuabi_sys as sys;
 /// the C struct (the defaults, then every field) and `TryFrom` reads one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct MemoryPoolDesc {
-    /// `max_bytes` of `cuabi_memory_pool_desc`.
+    /// `max_bytes` of `cuabi_memory_pool_desc`: The most the pool may reserve, in bytes; 0: no
+    /// limit but the device's.
     pub max_bytes: u64,
-    /// `release_threshold` of `cuabi_memory_pool_desc`.
+    /// `release_threshold` of `cuabi_memory_pool_desc`: Memory the pool keeps reserved when a
+    /// stream synchronizes instead of giving it back to the device, in bytes (0: give everything
+    /// back).
     pub release_threshold: u64,
     /// `flags` of `cuabi_memory_pool_desc`: `CUABI_MEMORY_POOL_`\*
     pub flags: MemoryPoolFlags,
@@ -320,11 +323,12 @@ impl TryFrom<sys::cuabi_array_desc> for ArrayDesc {
 /// makes the C struct (the defaults, then every field) and `TryFrom` reads one.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct AccessPolicyWindow {
-    /// `base` of `cuabi_access_policy_window`.
+    /// `base` of `cuabi_access_policy_window`: The device address where the window starts.
     pub base: u64,
-    /// `bytes` of `cuabi_access_policy_window`.
+    /// `bytes` of `cuabi_access_policy_window`: The window's length; at most the device's
+    /// CU_DEVICE_ATTRIBUTE_MAX_ACCESS_POLICY_WINDOW_SIZE; 0: no window.
     pub bytes: usize,
-    /// `hit_ratio` of `cuabi_access_policy_window`.
+    /// `hit_ratio` of `cuabi_access_policy_window`: From 0 to 1.
     pub hit_ratio: f32,
     /// `hit_property` of `cuabi_access_policy_window`.
     pub hit_property: AccessProperty,
