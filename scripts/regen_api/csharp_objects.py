@@ -19,6 +19,21 @@ receiver, a member of a `partial` part of the binding's class for its object
   input is the read-only property `X`, otherwise a method returning the value,
   or C# out-parameters where there are several;
 * a two-call string is a `string`, a two-call blob a `byte[]`;
+* a value struct (the model's `value`: versioned, an init, numbers, enums
+  and flag sets alone) is a public struct of its own, generated here
+  (cuabi_access_policy_window -> AccessPolicyWindow): one read-write
+  property per field after struct_size, in .NET names and the types above
+  (size_t a long, refused with ArgumentOutOfRangeException naming
+  `<parameter>.<Field>` when negative), value equality, and the static
+  `Default()`, which reads the fields from the struct's C init (the one
+  source of defaults; `new T()` is all zeros). A `struct_in` parameter takes
+  one: the native struct passed is the init's, then every field set over
+  it (a nullable one whose NULL means the defaults is a `T?`, null passing
+  the init's struct). A `struct_out` parameter is filled from the init's
+  struct and returned as one, every field read back (an enum value the
+  binding does not name stays the number, as the enum getters return it);
+* a pinned host buffer argument (PinnedBuffer<T>, a generic class) makes the
+  method generic in T (`where T : struct`); offsets stay in bytes;
 * a query that answers CUABI_ERROR_NOT_READY without failing returns bool;
 * a library-level call is a static member of the static class Cuda, which
   loads the library first and keeps the native call in a separate,
@@ -36,18 +51,20 @@ What this layer does not write stays hand-written in the binding's classes:
 functions with an `idiom`, releases (Dispose), constructors of classes
 that hold more than their handle (a device's ordinal, a buffer's element type), library
 calls (the static class Cuda binds its native calls only after
-CuabiLibrary.Load), the roles with no plain C# form here (versioned structs,
-callbacks, arrays, host byte ranges, in-out values), and the functions listed
+CuabiLibrary.Load), the roles with no plain C# form here (versioned structs
+that are no value structs, callbacks, arrays, host byte ranges, in-out
+values), and the functions listed
 in HAND_WRITTEN, each with the reason its C# form differs. The generated file
 lists them, so that a reader sees where each function went.
 """
 
 from __future__ import annotations
 
+import textwrap
 from typing import Any, Dict, List, Optional, Tuple
 
 from common import banner
-from csharp import Types, doc, ident, pascal
+from csharp import Types, doc, ident, pascal, stem, struct_name
 
 OUT = "bindings/csharp/src/Objects.g.cs"
 
@@ -77,8 +94,9 @@ CLASSES: Dict[str, Tuple[str, str]] = {
 }
 
 # The classes a constructor's static factory makes from the new handle alone
-# (the others hold more than their handle: a Device its ordinal, a buffer its
-# element type, a surface its array).
+# (a CudaArray reads its shape from it; the others hold more than their
+# handle: a Device its ordinal, a buffer its element type, a surface its
+# array).
 FACTORIES: Dict[str, str] = {
     "cuabi_stream": "new CudaStream({})",
     "cuabi_event": "new CudaEvent({})",
@@ -88,6 +106,7 @@ FACTORIES: Dict[str, str] = {
     "cuabi_function": "new Kernel({})",
     "cuabi_graph": "new CudaGraph({})",
     "cuabi_graph_exec": "new CudaGraphExec({})",
+    "cuabi_array": "new CudaArray({})",
 }
 
 # Functions whose C# form differs from the plain one, and why.
@@ -120,6 +139,10 @@ HAND_WRITTEN: Dict[str, str] = {
 
 PLAIN_CALLS = {"getter", "setter", "action", "string", "blob", "library", "constructor"}
 PLAIN_ROLES = {"receiver", "in", "out", "handle", "string_in", "two_call_buf", "two_call_size", "out_handle"}
+VALUE_ROLES = {"struct_in", "struct_out"}
+
+# What every value type already has, which no field's property may be named.
+VALUE_MEMBERS = {"Default", "DefaultCore", "ToNative", "FromNative", "Equals", "GetHashCode", "ToString", "GetType"}
 
 
 def member_name(fn: Dict[str, Any]) -> str:
@@ -133,7 +156,26 @@ def camel(name: str) -> str:
     return ident(text)
 
 
-def skip_reason(fn: Dict[str, Any]) -> Optional[str]:
+def tagged_doc(text: str, indent: str, tag: str = "summary") -> List[str]:
+    """A documentation comment whose text holds XML tags (<see>, <c>,
+    <paramref>) and no other markup characters, wrapped."""
+    lines = textwrap.wrap(text, 96 - len(indent))
+    if len(lines) == 1:
+        return [f"{indent}/// <{tag}>{lines[0]}</{tag}>"]
+    return [f"{indent}/// <{tag}>"] + [f"{indent}/// {line}" for line in lines] + [f"{indent}/// </{tag}>"]
+
+
+def value_class(struct: str) -> str:
+    """The C# value type of a value struct: cuabi_access_policy_window -> AccessPolicyWindow."""
+    return pascal(stem(struct).split("_"))
+
+
+def value_structs(model: Dict[str, Any]) -> Dict[str, Dict[str, Any]]:
+    """The model's value structs by name."""
+    return {s["name"]: s for s in model["structs"] if s.get("value")}
+
+
+def skip_reason(fn: Dict[str, Any], values: Dict[str, Dict[str, Any]]) -> Optional[str]:
     if fn.get("idiom"):
         return f"idiom {fn['idiom']}"
     call = fn.get("call")
@@ -141,6 +183,9 @@ def skip_reason(fn: Dict[str, Any]) -> Optional[str]:
         return "no call kind in the model"
     if fn["name"] in HAND_WRITTEN:
         return HAND_WRITTEN[fn["name"]]
+    if call == "struct_init":
+        struct = fn["params"][0].get("struct")
+        return f"{value_class(struct)}.Default()" if struct in values else call
     if call not in PLAIN_CALLS:
         return call
     made = [p for p in fn["params"] if p.get("role") == "out_handle"]
@@ -155,6 +200,10 @@ def skip_reason(fn: Dict[str, Any]) -> Optional[str]:
             return "no class for its object"
     for p in fn["params"]:
         role = p.get("role")
+        if role in VALUE_ROLES and p.get("struct") in values:
+            if p.get("nullable") and (role == "struct_out" or "default" not in p.get("null_means", "")):
+                return f"parameter {p['name']}: a value struct whose NULL means {p.get('null_means')!r}"
+            continue
         if role not in PLAIN_ROLES:
             return f"parameter {p['name']}: role {role}"
         if role == "handle" and p.get("handle_type", p["type"]["base"]) not in CLASSES:
@@ -167,6 +216,7 @@ def skip_reason(fn: Dict[str, Any]) -> Optional[str]:
 class Emitter:
     def __init__(self, model: Dict[str, Any]) -> None:
         self.types = Types(model)
+        self.values = value_structs(model)
 
     def public_type(self, t: Dict[str, Any]) -> str:
         """The C# type a caller sees for a scalar, enum or flags value."""
@@ -182,6 +232,165 @@ class Emitter:
             return "IntPtr"
         return self.types.value(dict(t, pointers=[]))
 
+    def out_type(self, p: Dict[str, Any]) -> str:
+        """The C# type a caller gets for an out-parameter."""
+        if p["role"] == "struct_out":
+            return value_class(p["struct"])
+        return self.public_type(p["type"])
+
+    # -- value structs -------------------------------------------------------
+    def value_type(self, s: Dict[str, Any]) -> List[str]:
+        """The public C# struct of a value struct, with its conversions."""
+        i1, i2, i3, i4 = "    ", "        ", "            ", "                "
+        name, init = s["name"], s["init"]
+        cls, native = value_class(name), struct_name(name)
+        fields = s["fields"][1:]  # after struct_size
+        props = [(f, pascal(f["name"].split("_")), self.public_type(f["type"])) for f in fields]
+        for f, prop, _ in props:
+            if prop in VALUE_MEMBERS or prop == cls:
+                raise SystemExit(f"regen: csharp: {name}.{f['name']}: its property {prop} is taken")
+        sizes = [(f, prop) for f, prop, _ in props if f["type"]["base"] in ("size_t", "uintptr_t")]
+        summary = f"{name}: {s['doc']}" if s["doc"] else f"{name}."
+        lines = [doc(summary, i1).rstrip("\n")]
+        remarks = (
+            f"A value: <see cref=\"Default\"/> gives every field as {init} sets it (the C init is "
+            f"the one source of defaults; <c>new {cls}()</c> has every field zero). The library "
+            f"gets the struct {init} fills, with every field set over it"
+            + (", a negative size refused naming the field" if sizes else "")
+            + "."
+        )
+        lines += tagged_doc(remarks, i1, "remarks")
+        lines.append(f"{i1}public struct {cls} : IEquatable<{cls}>")
+        lines.append(f"{i1}{{")
+        for f, prop, ptype in props:
+            text = f"{f['name']} ({f['type']['c']})" + (f": {f['doc']}" if f["doc"] else ".")
+            if f["type"]["base"] in ("size_t", "uintptr_t"):
+                text += " Not negative."
+            lines.append(doc(text, i2).rstrip("\n"))
+            lines.append(f"{i2}public {ptype} {prop} {{ get; set; }}")
+            lines.append("")
+        lines += [
+            doc(f"Every field as {init} sets it, read from the library (once).", i2).rstrip("\n"),
+            f"{i2}public static {cls} Default()",
+            f"{i2}{{",
+            f"{i3}CuabiLibrary.Load();",
+            f"{i3}return DefaultCore();",
+            f"{i2}}}",
+            "",
+            f"{i2}[MethodImpl(MethodImplOptions.NoInlining)]",
+            f"{i2}private static {cls} DefaultCore()",
+            f"{i2}{{",
+            f"{i3}{native} n = {native}.Create();",
+            f"{i3}return FromNative(ref n);",
+            f"{i2}}}",
+            "",
+        ]
+        lines += tagged_doc(
+            f"The {name} the library gets: {init}'s, with every field set over it; "
+            "<paramref name=\"name\"/> names the argument in a refusal.",
+            i2,
+        )
+        lines += [
+            f'{i2}/// <param name="name">The parameter the value is passed as.</param>',
+            f"{i2}internal {native} ToNative(string name)",
+            f"{i2}{{",
+        ]
+        for f, prop in sizes:
+            lines.append(
+                f'{i3}if ({prop} < 0) throw new ArgumentOutOfRangeException(name + ".{prop}", {prop}, '
+                f'"must not be negative");'
+            )
+        lines.append(f"{i3}{native} n = {native}.Create();")
+        for f, prop, _ in props:
+            member = ident(f["name"])
+            if f["type"]["base"] in ("size_t", "uintptr_t"):
+                lines.append(f"{i3}n.{member} = (UIntPtr)(ulong){prop};")
+            else:
+                lines.append(f"{i3}n.{member} = {prop};")
+        lines += [
+            f"{i3}return n;",
+            f"{i2}}}",
+            "",
+            doc(f"Every field of a {name}.", i2).rstrip("\n"),
+            f'{i2}/// <param name="n">The struct.</param>',
+            f"{i2}internal static {cls} FromNative(ref {native} n)",
+            f"{i2}{{",
+            f"{i3}var made = new {cls}();",
+        ]
+        for f, prop, _ in props:
+            member = ident(f["name"])
+            if f["type"]["base"] in ("size_t", "uintptr_t"):
+                lines.append(f"{i3}made.{prop} = (long)n.{member}.ToUInt64();")
+            else:
+                lines.append(f"{i3}made.{prop} = n.{member};")
+        lines += [f"{i3}return made;", f"{i2}}}", ""]
+
+        def same(f: Dict[str, Any], prop: str) -> str:
+            if f["type"]["kind"] == "float":
+                return f"{prop}.Equals(other.{prop})"  # NaN equals itself, as in GetHashCode
+            return f"{prop} == other.{prop}"
+
+        compare = " &&\n".join(f"{i4}" + same(f, prop) for f, prop, _ in props).lstrip()
+        lines += [
+            doc("Whether every field is the same.", i2).rstrip("\n"),
+            f'{i2}/// <param name="other">The other value.</param>',
+            f"{i2}public bool Equals({cls} other)",
+            f"{i2}{{",
+            f"{i3}return {compare};",
+            f"{i2}}}",
+            "",
+        ]
+        lines += tagged_doc(f"Whether <paramref name=\"obj\"/> holds a {cls} with every field the same.", i2)
+        lines += [
+            f'{i2}/// <param name="obj">The other object.</param>',
+            f"{i2}public override bool Equals(object obj)",
+            f"{i2}{{",
+            f"{i3}return obj is {cls} && Equals(({cls})obj);",
+            f"{i2}}}",
+            "",
+            doc("A hash of every field.", i2).rstrip("\n"),
+            f"{i2}public override int GetHashCode()",
+            f"{i2}{{",
+            f"{i3}unchecked",
+            f"{i3}{{",
+            f"{i4}int h = 17;",
+        ]
+        lines += [f"{i4}h = h * 31 + {prop}.GetHashCode();" for _, prop, _ in props]
+        lines += [
+            f"{i4}return h;",
+            f"{i3}}}",
+            f"{i2}}}",
+            "",
+            doc("Whether every field is the same.", i2).rstrip("\n"),
+            f'{i2}/// <param name="a">A value.</param>',
+            f'{i2}/// <param name="b">Another value.</param>',
+            f"{i2}public static bool operator ==({cls} a, {cls} b)",
+            f"{i2}{{",
+            f"{i3}return a.Equals(b);",
+            f"{i2}}}",
+            "",
+            doc("Whether a field differs.", i2).rstrip("\n"),
+            f'{i2}/// <param name="a">A value.</param>',
+            f'{i2}/// <param name="b">Another value.</param>',
+            f"{i2}public static bool operator !=({cls} a, {cls} b)",
+            f"{i2}{{",
+            f"{i3}return !a.Equals(b);",
+            f"{i2}}}",
+            "",
+        ]
+        shown = ", ".join(f"{prop} = {{{i}}}" for i, (_, prop, _) in enumerate(props))
+        args = ", ".join(prop for _, prop, _ in props)
+        lines += [
+            doc(f'"{cls} {{ Field = value, ... }}", numbers in the invariant culture.', i2).rstrip("\n"),
+            f"{i2}public override string ToString()",
+            f"{i2}{{",
+            f'{i3}return string.Format(CultureInfo.InvariantCulture, "{cls} {{{{ {shown} }}}}",',
+            f"{i4}{args});",
+            f"{i2}}}",
+            f"{i1}}}",
+        ]
+        return lines
+
     def member(self, fn: Dict[str, Any]) -> List[str]:
         i2, i3 = "        ", "            "
         name = member_name(fn)
@@ -189,27 +398,34 @@ class Emitter:
         if fn["call"] == "constructor":
             # the object a constructor is made from is its first argument
             params = [dict(p, role="handle") if p["role"] == "receiver" else p for p in params]
-        ins = [p for p in params if p["role"] in ("in", "handle", "string_in")]
-        outs = [p for p in params if p["role"] == "out"]
+        ins = [p for p in params if p["role"] in ("in", "handle", "string_in", "struct_in")]
+        outs = [p for p in params if p["role"] in ("out", "struct_out")]
         call = fn["call"]
         lines: List[str] = []
         summary = fn["doc"] or f"{fn['name']}; see the conventions of cuabi.h."
         lines.append(doc(summary + f" ({fn['name']})", i2).rstrip("\n"))
         sig = []
+        generic = ""  # <T> where a PinnedBuffer<T> is an argument
 
         def optional(p: Dict[str, Any]) -> bool:
             """A nullable handle with only nullable handles after it takes null by default."""
             after = ins[ins.index(p) :]
-            return not outs and all(q["role"] == "handle" and q.get("nullable") for q in after)
+            return not outs and all(q["role"] in ("handle", "struct_in") and q.get("nullable") for q in after)
 
         for p in ins:
             if p["role"] == "handle":
                 cls = CLASSES[p.get("handle_type", p["type"]["base"])][0]
                 if cls == "PinnedBuffer":
-                    return []
+                    cls, generic = "PinnedBuffer<T>", "<T>"
                 sig.append(f"{cls} {camel(p['name'])}" + (" = null" if p.get("nullable") and optional(p) else ""))
+            elif p["role"] == "struct_in" and p.get("nullable"):
+                sig.append(f"{value_class(p['struct'])}? {camel(p['name'])}" + (" = null" if optional(p) else ""))
+            elif p["role"] == "struct_in":
+                sig.append(f"{value_class(p['struct'])} {camel(p['name'])}")
             else:
                 sig.append(f"{self.public_type(p['type'])} {camel(p['name'])}")
+        if generic:
+            lines.append(f'{i2}/// <typeparam name="T">The element type of the pinned buffer.</typeparam>')
         for p in ins:
             null = p.get("null_means")
             text = f"The {p['name']} argument" + (f" (null: {null})" if null else "") + "."
@@ -247,6 +463,20 @@ class Emitter:
                     body.append(f'{i3}if ({n} == null) throw new ArgumentNullException("{bare}");')
                 body.append(f'{i3}byte[] {bare}Bytes = Utf8.Encode({n}, "{bare}");')
                 args.append(f"{bare}Bytes")
+            elif role == "struct_in":
+                bare = n.lstrip("@")
+                native = struct_name(p["struct"])
+                if p.get("nullable"):  # NULL means the defaults: the init's struct
+                    made = f'{n} == null ? {native}.Create() : {n}.Value.ToNative("{bare}")'
+                else:
+                    made = f'{n}.ToNative("{bare}")'
+                body.append(f"{i3}{native} {bare}Native = {made};")
+                args.append(f"ref {bare}Native")
+            elif role == "struct_out":
+                bare = n.lstrip("@")
+                native = struct_name(p["struct"])
+                body.append(f"{i3}{native} {bare}Value = {native}.Create();")
+                args.append(f"ref {bare}Value")
             elif role == "out":
                 t = p["type"]
                 native = self.native_type(t)
@@ -261,6 +491,8 @@ class Emitter:
 
         def result(p: Dict[str, Any]) -> str:
             v = camel(p["name"]).lstrip("@") + "Value"
+            if p["role"] == "struct_out":
+                return f"{value_class(p['struct'])}.FromNative(ref {v})"
             if p["type"]["base"] in ("size_t", "uintptr_t"):
                 return f"(long){v}.ToUInt64()"
             return v
@@ -299,7 +531,7 @@ class Emitter:
             body.append(f"{i3}Errors.Check(status);")
             body.append(f"{i3}return true;")
         elif len(outs) == 1:
-            ret = self.public_type(outs[0]["type"])
+            ret = self.out_type(outs[0])
             body.append(f"{i3}Errors.Check({native_call});")
             body.append(f"{i3}return {result(outs[0])};")
         elif not outs:
@@ -308,19 +540,20 @@ class Emitter:
         else:
             ret = "void"
             for p in outs:
-                sig.append(f"out {self.public_type(p['type'])} {camel(p['name'])}")
+                sig.append(f"out {self.out_type(p)} {camel(p['name'])}")
                 lines.append(f'{i2}/// <param name="{camel(p["name"]).lstrip("@")}">Its {p["name"]}.</param>')
             body.append(f"{i3}Errors.Check({native_call});")
             for p in outs:
                 body.append(f"{i3}{camel(p['name'])} = {result(p)};")
+        where = " where T : struct" if generic else ""
         if call == "constructor" and fn.get("receiver"):
-            lines.append(f"{i2}public static {ret} {name}({', '.join(sig)})")
+            lines.append(f"{i2}public static {ret} {name}{generic}({', '.join(sig)}){where}")
             lines.append(f"{i2}{{")
             lines += body
             lines.append(f"{i2}}}")
             return lines
         if not fn.get("receiver"):
-            return lines + self.library_member(fn, ins, ret, name, sig, body)
+            return lines + self.library_member(fn, ins, ret, name, sig, body, generic)
         prop = fn.get("property") and not ins and ret != "void" and call in ("getter", "string", "blob")
         if prop:
             pname = pascal(fn["property"].split("_"))
@@ -334,37 +567,46 @@ class Emitter:
             lines.append(f"{i3}}}")
             lines.append(f"{i2}}}")
         else:
-            lines.append(f"{i2}public {ret} {name}({', '.join(sig)})")
+            lines.append(f"{i2}public {ret} {name}{generic}({', '.join(sig)}){where}")
             lines.append(f"{i2}{{")
             lines += body
             lines.append(f"{i2}}}")
         return lines
 
     def library_member(
-        self, fn: Dict[str, Any], ins: List[Dict[str, Any]], ret: str, name: str, sig: List[str], body: List[str]
+        self,
+        fn: Dict[str, Any],
+        ins: List[Dict[str, Any]],
+        ret: str,
+        name: str,
+        sig: List[str],
+        body: List[str],
+        generic: str = "",
     ) -> List[str]:
         """A static member of Cuda: it loads the library, then calls a separate,
         non-inlined method holding the native call (Mono binds a method's native
         calls when it compiles the method)."""
         i2, i3 = "        ", "            "
         args = ", ".join(("out " if a.startswith("out ") else "") + a.split()[-1] for a in sig)
-        call = f"{name}Core({args})"
+        call = f"{name}Core{generic}({args})"
+        where = " where T : struct" if generic else ""
         lines: List[str] = []
-        prop = not ins and ret != "void" and ("_get_" in fn["name"] or fn["returns"]["base"] != "cuabi_status")
+        prop = not generic and not ins and ret != "void"
+        prop = prop and ("_get_" in fn["name"] or fn["returns"]["base"] != "cuabi_status")
         if prop:
             lines.append(f"{i2}public static {ret} {name}")
             lines.append(f"{i2}{{")
             lines.append(f"{i3}get {{ CuabiLibrary.Load(); return {call}; }}")
             lines.append(f"{i2}}}")
         else:
-            lines.append(f"{i2}public static {ret} {name}({', '.join(sig)})")
+            lines.append(f"{i2}public static {ret} {name}{generic}({', '.join(sig)}){where}")
             lines.append(f"{i2}{{")
             lines.append(f"{i3}CuabiLibrary.Load();")
             lines.append(f"{i3}{'return ' if ret != 'void' else ''}{call};")
             lines.append(f"{i2}}}")
         lines.append("")
         lines.append(f"{i2}[MethodImpl(MethodImplOptions.NoInlining)]")
-        lines.append(f"{i2}private static {ret} {name}Core({', '.join(sig)})")
+        lines.append(f"{i2}private static {ret} {name}Core{generic}({', '.join(sig)}){where}")
         lines.append(f"{i2}{{")
         lines += body
         lines.append(f"{i2}}}")
@@ -376,8 +618,12 @@ def objects(model: Dict[str, Any]) -> str:
     by_class: Dict[str, List[List[str]]] = {h: [] for h in CLASSES}
     skipped: List[Tuple[str, str]] = []
     library: List[List[str]] = []
+    taken = {c[0] for c in CLASSES.values()} | set(em.types.enums.values()) | {"Cuda"}
+    for s in em.values.values():
+        if value_class(s["name"]) in taken:
+            raise SystemExit(f"regen: csharp: the value type of {s['name']} would be named like another type")
     for fn in model["functions"]:
-        reason = skip_reason(fn)
+        reason = skip_reason(fn, em.values)
         member: List[str] = []
         if reason is None:
             member = em.member(fn)
@@ -405,8 +651,11 @@ def objects(model: Dict[str, Any]) -> str:
     )
     for name, reason in skipped:
         out += f"//   {name}: {reason}\n"
-    out += "\nusing System;\nusing System.Runtime.CompilerServices;\nusing Cuabi.Interop;\n\nnamespace Cuabi\n{\n"
-    parts = []
+    out += (
+        "\nusing System;\nusing System.Globalization;\nusing System.Runtime.CompilerServices;\n"
+        "using Cuabi.Interop;\n\nnamespace Cuabi\n{\n"
+    )
+    parts = ["\n".join(em.value_type(s)) + "\n" for s in em.values.values()]
     if library:
         text = "    public static partial class Cuda\n    {\n"
         text += "\n\n".join("\n".join(m) for m in library) + "\n"

@@ -34,16 +34,14 @@ namespace Cuabi
     public sealed partial class CudaArray : IDisposable
     {
         private readonly SafeArrayHandle handle;
-        private readonly ArrayDescNative desc;
+        private readonly ArrayDesc desc; // read once: an array's shape never changes
 
         internal CudaArray(SafeArrayHandle handle)
         {
             this.handle = handle;
             try
             {
-                var d = ArrayDescNative.Create();
-                Errors.Check(NativeMethods.cuabi_array_get_desc(handle, ref d));
-                desc = d;
+                desc = Desc;
             }
             catch
             {
@@ -61,37 +59,37 @@ namespace Cuabi
         /// <summary>Elements per row.</summary>
         public long Width
         {
-            get { return (long)desc.width.ToUInt64(); }
+            get { return desc.Width; }
         }
 
         /// <summary>Rows; 0 for a 1D array.</summary>
         public long Height
         {
-            get { return (long)desc.height.ToUInt64(); }
+            get { return desc.Height; }
         }
 
         /// <summary>Slices, or layers of a layered array; 0 for 1D and 2D arrays.</summary>
         public long Depth
         {
-            get { return (long)desc.depth.ToUInt64(); }
+            get { return desc.Depth; }
         }
 
         /// <summary>The channel type.</summary>
         public ArrayFormat Format
         {
-            get { return desc.format; }
+            get { return desc.Format; }
         }
 
         /// <summary>Values per element: 1, 2 or 4.</summary>
         public int Channels
         {
-            get { return (int)desc.channels; }
+            get { return (int)desc.Channels; }
         }
 
         /// <summary>The flags it was made with.</summary>
         public ArrayFlags Flags
         {
-            get { return desc.flags; }
+            get { return desc.Flags; }
         }
 
         /// <summary>Bytes per element: the channel type's size times <see cref="Channels"/>.</summary>
@@ -100,13 +98,13 @@ namespace Cuabi
             get
             {
                 int channel;
-                switch (desc.format)
+                switch (desc.Format)
                 {
                     case ArrayFormat.U8: case ArrayFormat.S8: channel = 1; break;
                     case ArrayFormat.U16: case ArrayFormat.S16: case ArrayFormat.F16: channel = 2; break;
                     default: channel = 4; break;
                 }
-                return channel * (int)desc.channels;
+                return channel * (int)desc.Channels;
             }
         }
 

@@ -295,16 +295,13 @@ namespace Cuabi
         /// <param name="options">Its properties; null for the defaults.</param>
         public MemoryPool CreateMemoryPool(MemoryPoolOptions options = null)
         {
-            var desc = MemoryPoolDescNative.Create();
-            if (options != null)
-            {
-                desc.max_bytes = (ulong)Ranges.Bytes(options.MaxBytes, 1, "options.MaxBytes").ToUInt64();
-                desc.release_threshold = (ulong)Ranges.Bytes(options.ReleaseThreshold, 1, "options.ReleaseThreshold").ToUInt64();
-                desc.flags = options.Flags;
-            }
-            SafeMemoryPoolHandle h;
-            Errors.Check(NativeMethods.cuabi_memory_pool_create(Handle, ref desc, out h));
-            return new MemoryPool(h);
+            if (options == null)
+                return MemoryPool.Create(this);
+            var desc = MemoryPoolDesc.Default();
+            desc.MaxBytes = Ranges.Bytes(options.MaxBytes, 1, "options.MaxBytes").ToUInt64();
+            desc.ReleaseThreshold = Ranges.Bytes(options.ReleaseThreshold, 1, "options.ReleaseThreshold").ToUInt64();
+            desc.Flags = options.Flags;
+            return MemoryPool.Create(this, desc);
         }
 
         /// <summary>
@@ -426,16 +423,14 @@ namespace Cuabi
         public CudaArray CreateArray(ArrayFormat format, int channels, long width, long height = 0, long depth = 0,
             ArrayFlags flags = ArrayFlags.None)
         {
-            var desc = ArrayDescNative.Create();
-            desc.format = format;
-            desc.channels = (uint)Checked(channels, "channels");
-            desc.width = (UIntPtr)(ulong)Checked(width, "width");
-            desc.height = (UIntPtr)(ulong)Checked(height, "height");
-            desc.depth = (UIntPtr)(ulong)Checked(depth, "depth");
-            desc.flags = flags;
-            SafeArrayHandle h;
-            Errors.Check(NativeMethods.cuabi_array_create(Handle, ref desc, out h));
-            return new CudaArray(h);
+            var desc = ArrayDesc.Default();
+            desc.Format = format;
+            desc.Channels = (uint)Checked(channels, "channels");
+            desc.Width = Checked(width, "width");
+            desc.Height = Checked(height, "height");
+            desc.Depth = Checked(depth, "depth");
+            desc.Flags = flags;
+            return CudaArray.Create(this, desc);
         }
 
         private static long Checked(long value, string name)

@@ -10,6 +10,7 @@
 //   cuabi_last_error_code: read by the exception mapping (CudaException.cs), not exposed
 //   cuabi_last_error_log: read by the exception mapping (CudaException.cs), not exposed
 //   cuabi_last_error_clear: read by the exception mapping (CudaException.cs), not exposed
+//   cuabi_set_context_lost_callback: idiom host_callback
 //   cuabi_nvrtc_get_version: NvrtcVersion is a System.Version
 //   cuabi_device_get_count: Device.Count
 //   cuabi_device_get: makes a handle whose class is not made from the handle alone (FACTORIES)
@@ -61,8 +62,7 @@
 //   cuabi_host_buffer_release: release
 //   cuabi_host_buffer_get_pointer: Pointer is read once, when the buffer is made
 //   cuabi_host_buffer_get_size: no class for its object
-//   cuabi_memory_pool_desc_init: struct_init
-//   cuabi_memory_pool_create: parameter desc: role struct_in
+//   cuabi_memory_pool_desc_init: MemoryPoolDesc.Default()
 //   cuabi_memory_pool_release: release
 //   cuabi_memory_pool_get_release_threshold: ReleaseThreshold is a long, with a setter
 //   cuabi_memory_pool_trim: its byte count defaults to 0
@@ -79,10 +79,8 @@
 //   cuabi_copy_3d_desc_init: struct_init
 //   cuabi_copy_3d: parameter desc: role struct_in
 //   cuabi_copy_3d_async: parameter desc: role struct_in
-//   cuabi_array_desc_init: struct_init
-//   cuabi_array_create: makes a handle whose class is not made from the handle alone (FACTORIES)
+//   cuabi_array_desc_init: ArrayDesc.Default()
 //   cuabi_array_release: release
-//   cuabi_array_get_desc: parameter desc: role struct_out
 //   cuabi_texture_desc_init: struct_init
 //   cuabi_texture_create: makes a handle whose class is not made from the handle alone (FACTORIES)
 //   cuabi_texture_release: release
@@ -92,11 +90,7 @@
 //   cuabi_surface_get_handle: the raw CUsurfObject value; Handle is the SafeHandle
 //   cuabi_stream_release: release
 //   cuabi_stream_launch_host_func: idiom host_callback
-//   cuabi_access_policy_window_init: struct_init
-//   cuabi_stream_get_access_policy_window: parameter window: role struct_out
-//   cuabi_stream_set_access_policy_window: parameter window: role struct_in
-//   cuabi_stream_write_value_host: a handle argument of a generic class
-//   cuabi_stream_wait_value_host: a handle argument of a generic class
+//   cuabi_access_policy_window_init: AccessPolicyWindow.Default()
 //   cuabi_event_release: release
 //   cuabi_stream_begin_capture: its mode defaults to CaptureMode.Global
 //   cuabi_graph_release: release
@@ -104,11 +98,398 @@
 //   cuabi_graph_exec_set_kernel_node_args: idiom launch
 
 using System;
+using System.Globalization;
 using System.Runtime.CompilerServices;
 using Cuabi.Interop;
 
 namespace Cuabi
 {
+    /// <summary>
+    /// cuabi_memory_pool_desc: A new pool's properties. Start from cuabi_memory_pool_desc_init or
+    /// CUABI_MEMORY_POOL_DESC_INIT.
+    /// </summary>
+    /// <remarks>
+    /// A value: <see cref="Default"/> gives every field as cuabi_memory_pool_desc_init sets it (the
+    /// C init is the one source of defaults; <c>new MemoryPoolDesc()</c> has every field zero). The
+    /// library gets the struct cuabi_memory_pool_desc_init fills, with every field set over it.
+    /// </remarks>
+    public struct MemoryPoolDesc : IEquatable<MemoryPoolDesc>
+    {
+        /// <summary>max_bytes (uint64_t): The most the pool may reserve, in bytes; 0: no limit but the device's.</summary>
+        public ulong MaxBytes { get; set; }
+
+        /// <summary>
+        /// release_threshold (uint64_t): Memory the pool keeps reserved when a stream synchronizes instead of
+        /// giving it back to the device, in bytes (0: give everything back).
+        /// </summary>
+        public ulong ReleaseThreshold { get; set; }
+
+        /// <summary>flags (cuabi_memory_pool_flags): CUABI_MEMORY_POOL_*</summary>
+        public MemoryPoolFlags Flags { get; set; }
+
+        /// <summary>Every field as cuabi_memory_pool_desc_init sets it, read from the library (once).</summary>
+        public static MemoryPoolDesc Default()
+        {
+            CuabiLibrary.Load();
+            return DefaultCore();
+        }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        private static MemoryPoolDesc DefaultCore()
+        {
+            MemoryPoolDescNative n = MemoryPoolDescNative.Create();
+            return FromNative(ref n);
+        }
+
+        /// <summary>
+        /// The cuabi_memory_pool_desc the library gets: cuabi_memory_pool_desc_init's, with every
+        /// field set over it; <paramref name="name"/> names the argument in a refusal.
+        /// </summary>
+        /// <param name="name">The parameter the value is passed as.</param>
+        internal MemoryPoolDescNative ToNative(string name)
+        {
+            MemoryPoolDescNative n = MemoryPoolDescNative.Create();
+            n.max_bytes = MaxBytes;
+            n.release_threshold = ReleaseThreshold;
+            n.flags = Flags;
+            return n;
+        }
+
+        /// <summary>Every field of a cuabi_memory_pool_desc.</summary>
+        /// <param name="n">The struct.</param>
+        internal static MemoryPoolDesc FromNative(ref MemoryPoolDescNative n)
+        {
+            var made = new MemoryPoolDesc();
+            made.MaxBytes = n.max_bytes;
+            made.ReleaseThreshold = n.release_threshold;
+            made.Flags = n.flags;
+            return made;
+        }
+
+        /// <summary>Whether every field is the same.</summary>
+        /// <param name="other">The other value.</param>
+        public bool Equals(MemoryPoolDesc other)
+        {
+            return MaxBytes == other.MaxBytes &&
+                ReleaseThreshold == other.ReleaseThreshold &&
+                Flags == other.Flags;
+        }
+
+        /// <summary>Whether <paramref name="obj"/> holds a MemoryPoolDesc with every field the same.</summary>
+        /// <param name="obj">The other object.</param>
+        public override bool Equals(object obj)
+        {
+            return obj is MemoryPoolDesc && Equals((MemoryPoolDesc)obj);
+        }
+
+        /// <summary>A hash of every field.</summary>
+        public override int GetHashCode()
+        {
+            unchecked
+            {
+                int h = 17;
+                h = h * 31 + MaxBytes.GetHashCode();
+                h = h * 31 + ReleaseThreshold.GetHashCode();
+                h = h * 31 + Flags.GetHashCode();
+                return h;
+            }
+        }
+
+        /// <summary>Whether every field is the same.</summary>
+        /// <param name="a">A value.</param>
+        /// <param name="b">Another value.</param>
+        public static bool operator ==(MemoryPoolDesc a, MemoryPoolDesc b)
+        {
+            return a.Equals(b);
+        }
+
+        /// <summary>Whether a field differs.</summary>
+        /// <param name="a">A value.</param>
+        /// <param name="b">Another value.</param>
+        public static bool operator !=(MemoryPoolDesc a, MemoryPoolDesc b)
+        {
+            return !a.Equals(b);
+        }
+
+        /// <summary>"MemoryPoolDesc { Field = value, ... }", numbers in the invariant culture.</summary>
+        public override string ToString()
+        {
+            return string.Format(CultureInfo.InvariantCulture, "MemoryPoolDesc {{ MaxBytes = {0}, ReleaseThreshold = {1}, Flags = {2} }}",
+                MaxBytes, ReleaseThreshold, Flags);
+        }
+    }
+
+    /// <summary>
+    /// cuabi_array_desc: An array's shape: `width` elements (&gt; 0), `height` rows (0 for 1D) and
+    /// `depth` slices or layers (0 for 1D and 2D); each element `channels` (1, 2
+    /// or 4) values of `format`. Start from cuabi_array_desc_init or
+    /// CUABI_ARRAY_DESC_INIT.
+    /// </summary>
+    /// <remarks>
+    /// A value: <see cref="Default"/> gives every field as cuabi_array_desc_init sets it (the C
+    /// init is the one source of defaults; <c>new ArrayDesc()</c> has every field zero). The
+    /// library gets the struct cuabi_array_desc_init fills, with every field set over it, a
+    /// negative size refused naming the field.
+    /// </remarks>
+    public struct ArrayDesc : IEquatable<ArrayDesc>
+    {
+        /// <summary>width (size_t). Not negative.</summary>
+        public long Width { get; set; }
+
+        /// <summary>height (size_t). Not negative.</summary>
+        public long Height { get; set; }
+
+        /// <summary>depth (size_t). Not negative.</summary>
+        public long Depth { get; set; }
+
+        /// <summary>format (cuabi_array_format).</summary>
+        public ArrayFormat Format { get; set; }
+
+        /// <summary>channels (uint32_t).</summary>
+        public uint Channels { get; set; }
+
+        /// <summary>flags (cuabi_array_flags): CUABI_ARRAY_*</summary>
+        public ArrayFlags Flags { get; set; }
+
+        /// <summary>Every field as cuabi_array_desc_init sets it, read from the library (once).</summary>
+        public static ArrayDesc Default()
+        {
+            CuabiLibrary.Load();
+            return DefaultCore();
+        }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        private static ArrayDesc DefaultCore()
+        {
+            ArrayDescNative n = ArrayDescNative.Create();
+            return FromNative(ref n);
+        }
+
+        /// <summary>
+        /// The cuabi_array_desc the library gets: cuabi_array_desc_init's, with every field set
+        /// over it; <paramref name="name"/> names the argument in a refusal.
+        /// </summary>
+        /// <param name="name">The parameter the value is passed as.</param>
+        internal ArrayDescNative ToNative(string name)
+        {
+            if (Width < 0) throw new ArgumentOutOfRangeException(name + ".Width", Width, "must not be negative");
+            if (Height < 0) throw new ArgumentOutOfRangeException(name + ".Height", Height, "must not be negative");
+            if (Depth < 0) throw new ArgumentOutOfRangeException(name + ".Depth", Depth, "must not be negative");
+            ArrayDescNative n = ArrayDescNative.Create();
+            n.width = (UIntPtr)(ulong)Width;
+            n.height = (UIntPtr)(ulong)Height;
+            n.depth = (UIntPtr)(ulong)Depth;
+            n.format = Format;
+            n.channels = Channels;
+            n.flags = Flags;
+            return n;
+        }
+
+        /// <summary>Every field of a cuabi_array_desc.</summary>
+        /// <param name="n">The struct.</param>
+        internal static ArrayDesc FromNative(ref ArrayDescNative n)
+        {
+            var made = new ArrayDesc();
+            made.Width = (long)n.width.ToUInt64();
+            made.Height = (long)n.height.ToUInt64();
+            made.Depth = (long)n.depth.ToUInt64();
+            made.Format = n.format;
+            made.Channels = n.channels;
+            made.Flags = n.flags;
+            return made;
+        }
+
+        /// <summary>Whether every field is the same.</summary>
+        /// <param name="other">The other value.</param>
+        public bool Equals(ArrayDesc other)
+        {
+            return Width == other.Width &&
+                Height == other.Height &&
+                Depth == other.Depth &&
+                Format == other.Format &&
+                Channels == other.Channels &&
+                Flags == other.Flags;
+        }
+
+        /// <summary>Whether <paramref name="obj"/> holds a ArrayDesc with every field the same.</summary>
+        /// <param name="obj">The other object.</param>
+        public override bool Equals(object obj)
+        {
+            return obj is ArrayDesc && Equals((ArrayDesc)obj);
+        }
+
+        /// <summary>A hash of every field.</summary>
+        public override int GetHashCode()
+        {
+            unchecked
+            {
+                int h = 17;
+                h = h * 31 + Width.GetHashCode();
+                h = h * 31 + Height.GetHashCode();
+                h = h * 31 + Depth.GetHashCode();
+                h = h * 31 + Format.GetHashCode();
+                h = h * 31 + Channels.GetHashCode();
+                h = h * 31 + Flags.GetHashCode();
+                return h;
+            }
+        }
+
+        /// <summary>Whether every field is the same.</summary>
+        /// <param name="a">A value.</param>
+        /// <param name="b">Another value.</param>
+        public static bool operator ==(ArrayDesc a, ArrayDesc b)
+        {
+            return a.Equals(b);
+        }
+
+        /// <summary>Whether a field differs.</summary>
+        /// <param name="a">A value.</param>
+        /// <param name="b">Another value.</param>
+        public static bool operator !=(ArrayDesc a, ArrayDesc b)
+        {
+            return !a.Equals(b);
+        }
+
+        /// <summary>"ArrayDesc { Field = value, ... }", numbers in the invariant culture.</summary>
+        public override string ToString()
+        {
+            return string.Format(CultureInfo.InvariantCulture, "ArrayDesc {{ Width = {0}, Height = {1}, Depth = {2}, Format = {3}, Channels = {4}, Flags = {5} }}",
+                Width, Height, Depth, Format, Channels, Flags);
+        }
+    }
+
+    /// <summary>
+    /// cuabi_access_policy_window: An L2 access-policy window: of the accesses to [base, base + bytes), the
+    /// fraction hit_ratio gets hit_property and the rest miss_property. Start
+    /// from CUABI_ACCESS_POLICY_WINDOW_INIT or cuabi_access_policy_window_init.
+    /// </summary>
+    /// <remarks>
+    /// A value: <see cref="Default"/> gives every field as cuabi_access_policy_window_init sets it
+    /// (the C init is the one source of defaults; <c>new AccessPolicyWindow()</c> has every field
+    /// zero). The library gets the struct cuabi_access_policy_window_init fills, with every field
+    /// set over it, a negative size refused naming the field.
+    /// </remarks>
+    public struct AccessPolicyWindow : IEquatable<AccessPolicyWindow>
+    {
+        /// <summary>base (uint64_t): The device address where the window starts.</summary>
+        public ulong Base { get; set; }
+
+        /// <summary>
+        /// bytes (size_t): The window's length; at most the device's
+        /// CU_DEVICE_ATTRIBUTE_MAX_ACCESS_POLICY_WINDOW_SIZE; 0: no window. Not negative.
+        /// </summary>
+        public long Bytes { get; set; }
+
+        /// <summary>hit_ratio (float): From 0 to 1.</summary>
+        public float HitRatio { get; set; }
+
+        /// <summary>hit_property (cuabi_access_property).</summary>
+        public AccessProperty HitProperty { get; set; }
+
+        /// <summary>miss_property (cuabi_access_property).</summary>
+        public AccessProperty MissProperty { get; set; }
+
+        /// <summary>Every field as cuabi_access_policy_window_init sets it, read from the library (once).</summary>
+        public static AccessPolicyWindow Default()
+        {
+            CuabiLibrary.Load();
+            return DefaultCore();
+        }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        private static AccessPolicyWindow DefaultCore()
+        {
+            AccessPolicyWindowNative n = AccessPolicyWindowNative.Create();
+            return FromNative(ref n);
+        }
+
+        /// <summary>
+        /// The cuabi_access_policy_window the library gets: cuabi_access_policy_window_init's, with
+        /// every field set over it; <paramref name="name"/> names the argument in a refusal.
+        /// </summary>
+        /// <param name="name">The parameter the value is passed as.</param>
+        internal AccessPolicyWindowNative ToNative(string name)
+        {
+            if (Bytes < 0) throw new ArgumentOutOfRangeException(name + ".Bytes", Bytes, "must not be negative");
+            AccessPolicyWindowNative n = AccessPolicyWindowNative.Create();
+            n.@base = Base;
+            n.bytes = (UIntPtr)(ulong)Bytes;
+            n.hit_ratio = HitRatio;
+            n.hit_property = HitProperty;
+            n.miss_property = MissProperty;
+            return n;
+        }
+
+        /// <summary>Every field of a cuabi_access_policy_window.</summary>
+        /// <param name="n">The struct.</param>
+        internal static AccessPolicyWindow FromNative(ref AccessPolicyWindowNative n)
+        {
+            var made = new AccessPolicyWindow();
+            made.Base = n.@base;
+            made.Bytes = (long)n.bytes.ToUInt64();
+            made.HitRatio = n.hit_ratio;
+            made.HitProperty = n.hit_property;
+            made.MissProperty = n.miss_property;
+            return made;
+        }
+
+        /// <summary>Whether every field is the same.</summary>
+        /// <param name="other">The other value.</param>
+        public bool Equals(AccessPolicyWindow other)
+        {
+            return Base == other.Base &&
+                Bytes == other.Bytes &&
+                HitRatio.Equals(other.HitRatio) &&
+                HitProperty == other.HitProperty &&
+                MissProperty == other.MissProperty;
+        }
+
+        /// <summary>Whether <paramref name="obj"/> holds a AccessPolicyWindow with every field the same.</summary>
+        /// <param name="obj">The other object.</param>
+        public override bool Equals(object obj)
+        {
+            return obj is AccessPolicyWindow && Equals((AccessPolicyWindow)obj);
+        }
+
+        /// <summary>A hash of every field.</summary>
+        public override int GetHashCode()
+        {
+            unchecked
+            {
+                int h = 17;
+                h = h * 31 + Base.GetHashCode();
+                h = h * 31 + Bytes.GetHashCode();
+                h = h * 31 + HitRatio.GetHashCode();
+                h = h * 31 + HitProperty.GetHashCode();
+                h = h * 31 + MissProperty.GetHashCode();
+                return h;
+            }
+        }
+
+        /// <summary>Whether every field is the same.</summary>
+        /// <param name="a">A value.</param>
+        /// <param name="b">Another value.</param>
+        public static bool operator ==(AccessPolicyWindow a, AccessPolicyWindow b)
+        {
+            return a.Equals(b);
+        }
+
+        /// <summary>Whether a field differs.</summary>
+        /// <param name="a">A value.</param>
+        /// <param name="b">Another value.</param>
+        public static bool operator !=(AccessPolicyWindow a, AccessPolicyWindow b)
+        {
+            return !a.Equals(b);
+        }
+
+        /// <summary>"AccessPolicyWindow { Field = value, ... }", numbers in the invariant culture.</summary>
+        public override string ToString()
+        {
+            return string.Format(CultureInfo.InvariantCulture, "AccessPolicyWindow {{ Base = {0}, Bytes = {1}, HitRatio = {2}, HitProperty = {3}, MissProperty = {4} }}",
+                Base, Bytes, HitRatio, HitProperty, MissProperty);
+        }
+    }
+
     public static partial class Cuda
     {
         /// <summary>The library's version as a static string, e.g. "0.1.0". Never NULL. (cuabi_version_string)</summary>
@@ -156,6 +537,21 @@ namespace Cuabi
         private static string StatusDescriptionCore(CudaStatus status)
         {
             return Utf8.FromNative(NativeMethods.cuabi_status_get_description(status));
+        }
+
+        /// <summary>
+        /// The message of the call that first found the context lost, naming that
+        /// call (two-call pattern; "" while the context is usable). (cuabi_context_lost_get_message)
+        /// </summary>
+        public static string ContextLostMessage
+        {
+            get { CuabiLibrary.Load(); return ContextLostMessageCore(); }
+        }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        private static string ContextLostMessageCore()
+        {
+            return Errors.ReadString(delegate(byte[] b, ref UIntPtr s) { return NativeMethods.cuabi_context_lost_get_message(b, ref s); });
         }
 
         /// <summary>
@@ -353,6 +749,36 @@ namespace Cuabi
         }
 
         /// <summary>
+        /// Device core dumps on a GPU exception (a kernel's illegal address, trap
+        /// ...), for every context created after this call: call it before the
+        /// first use of a device (cuabi_device_get). `enable` 0 turns them off. The
+        /// dump is written at `path` (NULL: the driver's default,
+        /// core.cuda.HOSTNAME.PID; %h, %p and %t in it are replaced by the host
+        /// name, process id and time), read with cuda-gdb. Without
+        /// CUABI_COREDUMP_SKIP_ABORT the driver aborts the host process after
+        /// writing the dump. The CUDA_ENABLE_COREDUMP_ON_EXCEPTION, CUDA_COREDUMP_FILE
+        /// and CUDA_COREDUMP_GENERATION_FLAGS environment variables, when set before
+        /// CUDA initialised, take precedence over this call (the driver's rule).
+        /// CUABI_ERROR_INVALID_ARGUMENT for unknown flags or a path of 1024 bytes or
+        /// more. (cuabi_coredump_set)
+        /// </summary>
+        /// <param name="enable">The enable argument.</param>
+        /// <param name="path">The path argument (null: the driver's default, core.cuda.HOSTNAME.PID).</param>
+        /// <param name="flags">The flags argument.</param>
+        public static void CoredumpSet(int enable, string path, CoredumpFlags flags)
+        {
+            CuabiLibrary.Load();
+            CoredumpSetCore(enable, path, flags);
+        }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        private static void CoredumpSetCore(int enable, string path, CoredumpFlags flags)
+        {
+            byte[] pathBytes = Utf8.Encode(path, "path");
+            Errors.Check(NativeMethods.cuabi_coredump_set(enable, pathBytes, flags));
+        }
+
+        /// <summary>
         /// Opens a range on the calling thread, nested in the thread's open ranges of
         /// the same domain. CUABI_ERROR_INVALID_ARGUMENT for a NULL message or an
         /// empty domain name. (cuabi_nvtx_range_push)
@@ -508,6 +934,17 @@ namespace Cuabi
             Errors.Check(NativeMethods.cuabi_device_synchronize(Handle));
         }
 
+        /// <summary>Whether `device` can still run work (cuabi_health), without touching it. (cuabi_device_get_health)</summary>
+        public Health Health
+        {
+            get
+            {
+                Health healthValue;
+                Errors.Check(NativeMethods.cuabi_device_get_health(Handle, out healthValue));
+                return healthValue;
+            }
+        }
+
         /// <summary>
         /// Resets the device's primary context (cuDevicePrimaryCtxReset): frees
         /// every allocation, module, stream and event on it, in this process and in
@@ -616,6 +1053,16 @@ namespace Cuabi
             int valueValue;
             Errors.Check(NativeMethods.cuabi_device_get_peer_attribute(Handle, peerHandle, cuP2pAttribute, out valueValue));
             return valueValue;
+        }
+
+        /// <summary>The same for `device`'s context only, at any time. (cuabi_device_set_coredump)</summary>
+        /// <param name="enable">The enable argument.</param>
+        /// <param name="path">The path argument (null: the driver's default, core.cuda.HOSTNAME.PID).</param>
+        /// <param name="flags">The flags argument.</param>
+        public void SetCoredump(int enable, string path, CoredumpFlags flags)
+        {
+            byte[] pathBytes = Utf8.Encode(path, "path");
+            Errors.Check(NativeMethods.cuabi_device_set_coredump(Handle, enable, pathBytes, flags));
         }
 
         /// <summary>
@@ -1241,6 +1688,33 @@ namespace Cuabi
         }
 
         /// <summary>
+        /// The stream's access-policy window (bytes 0: none), written into `window`
+        /// up to its struct_size. (cuabi_stream_get_access_policy_window)
+        /// </summary>
+        public AccessPolicyWindow AccessPolicyWindow
+        {
+            get
+            {
+                AccessPolicyWindowNative windowValue = AccessPolicyWindowNative.Create();
+                Errors.Check(NativeMethods.cuabi_stream_get_access_policy_window(Handle, ref windowValue));
+                return AccessPolicyWindow.FromNative(ref windowValue);
+            }
+        }
+
+        /// <summary>
+        /// Sets the access-policy window of the stream's later kernels. Refused with
+        /// CUABI_ERROR_INVALID_ARGUMENT naming the field and the bound: bytes past
+        /// the device's maximum window, a hit_ratio outside [0, 1], an unknown
+        /// property, a base of 0 with bytes. (cuabi_stream_set_access_policy_window)
+        /// </summary>
+        /// <param name="window">The window argument.</param>
+        public void SetAccessPolicyWindow(AccessPolicyWindow window)
+        {
+            AccessPolicyWindowNative windowNative = window.ToNative("window");
+            Errors.Check(NativeMethods.cuabi_stream_set_access_policy_window(Handle, ref windowNative));
+        }
+
+        /// <summary>
         /// In the stream's order, writes `value` as a `width`-byte word (4 or 8) at
         /// `offset` of `buffer`, a device buffer of the stream's device. Refused with
         /// CUABI_ERROR_INVALID_ARGUMENT naming what is wrong: a width other than 4
@@ -1280,6 +1754,44 @@ namespace Cuabi
             var bufferHandle = buffer.Handle;
             if (offset < 0) throw new ArgumentOutOfRangeException("offset", offset, "must not be negative");
             Errors.Check(NativeMethods.cuabi_stream_wait_value(Handle, bufferHandle, (UIntPtr)(ulong)offset, value, width, condition, flags));
+        }
+
+        /// <summary>
+        /// cuabi_stream_write_value into pinned host memory: `buffer` from
+        /// cuabi_host_buffer_alloc or cuabi_host_buffer_register, which the host can
+        /// watch. (cuabi_stream_write_value_host)
+        /// </summary>
+        /// <typeparam name="T">The element type of the pinned buffer.</typeparam>
+        /// <param name="buffer">The buffer argument.</param>
+        /// <param name="offset">The offset argument.</param>
+        /// <param name="value">The value argument.</param>
+        /// <param name="width">The width argument.</param>
+        /// <param name="flags">The flags argument.</param>
+        public void WriteValueHost<T>(PinnedBuffer<T> buffer, long offset, ulong value, uint width, MemOpFlags flags) where T : struct
+        {
+            if (buffer == null) throw new ArgumentNullException("buffer");
+            var bufferHandle = buffer.Handle;
+            if (offset < 0) throw new ArgumentOutOfRangeException("offset", offset, "must not be negative");
+            Errors.Check(NativeMethods.cuabi_stream_write_value_host(Handle, bufferHandle, (UIntPtr)(ulong)offset, value, width, flags));
+        }
+
+        /// <summary>
+        /// cuabi_stream_wait_value on pinned host memory: the host ends the wait by
+        /// writing the word. (cuabi_stream_wait_value_host)
+        /// </summary>
+        /// <typeparam name="T">The element type of the pinned buffer.</typeparam>
+        /// <param name="buffer">The buffer argument.</param>
+        /// <param name="offset">The offset argument.</param>
+        /// <param name="value">The value argument.</param>
+        /// <param name="width">The width argument.</param>
+        /// <param name="condition">The condition argument.</param>
+        /// <param name="flags">The flags argument.</param>
+        public void WaitValueHost<T>(PinnedBuffer<T> buffer, long offset, ulong value, uint width, WaitCondition condition, MemOpFlags flags) where T : struct
+        {
+            if (buffer == null) throw new ArgumentNullException("buffer");
+            var bufferHandle = buffer.Handle;
+            if (offset < 0) throw new ArgumentOutOfRangeException("offset", offset, "must not be negative");
+            Errors.Check(NativeMethods.cuabi_stream_wait_value_host(Handle, bufferHandle, (UIntPtr)(ulong)offset, value, width, condition, flags));
         }
 
         /// <summary>Ends the capture and returns the graph. (cuabi_stream_end_capture)</summary>
@@ -1414,6 +1926,19 @@ namespace Cuabi
 
     public sealed partial class MemoryPool
     {
+        /// <summary>A new pool of `device`'s memory. `desc` NULL: the defaults. (cuabi_memory_pool_create)</summary>
+        /// <param name="device">The device argument.</param>
+        /// <param name="desc">The desc argument (null: the defaults).</param>
+        public static MemoryPool Create(Device device, MemoryPoolDesc? desc = null)
+        {
+            if (device == null) throw new ArgumentNullException("device");
+            var deviceHandle = device.Handle;
+            MemoryPoolDescNative descNative = desc == null ? MemoryPoolDescNative.Create() : desc.Value.ToNative("desc");
+            SafeMemoryPoolHandle made;
+            Errors.Check(NativeMethods.cuabi_memory_pool_create(deviceHandle, ref descNative, out made));
+            return new MemoryPool(made);
+        }
+
         /// <summary>cuabi_memory_pool_set_release_threshold; see the conventions of cuabi.h. (cuabi_memory_pool_set_release_threshold)</summary>
         /// <param name="bytes">The bytes argument.</param>
         public void SetReleaseThreshold(ulong bytes)
@@ -1466,6 +1991,33 @@ namespace Cuabi
 
     public sealed partial class CudaArray
     {
+        /// <summary>
+        /// A new array on `device`; the shape is checked against the device's limits
+        /// first. Fill and read it with cuabi_copy_3d. (cuabi_array_create)
+        /// </summary>
+        /// <param name="device">The device argument.</param>
+        /// <param name="desc">The desc argument.</param>
+        public static CudaArray Create(Device device, ArrayDesc desc)
+        {
+            if (device == null) throw new ArgumentNullException("device");
+            var deviceHandle = device.Handle;
+            ArrayDescNative descNative = desc.ToNative("desc");
+            SafeArrayHandle made;
+            Errors.Check(NativeMethods.cuabi_array_create(deviceHandle, ref descNative, out made));
+            return new CudaArray(made);
+        }
+
+        /// <summary>The array's shape as it was created (`desc-&gt;struct_size` must be set). (cuabi_array_get_desc)</summary>
+        public ArrayDesc Desc
+        {
+            get
+            {
+                ArrayDescNative descValue = ArrayDescNative.Create();
+                Errors.Check(NativeMethods.cuabi_array_get_desc(Handle, ref descValue));
+                return ArrayDesc.FromNative(ref descValue);
+            }
+        }
+
         /// <summary>The raw CUarray value, for interop. (cuabi_array_get_handle)</summary>
         public ulong NativeHandle
         {

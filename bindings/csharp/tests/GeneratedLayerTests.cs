@@ -101,6 +101,44 @@ void saxpy(float a, float *x, float *y, float *out, size_t n)
                 Assert.ThrowsCuda(CudaStatus.IO, () => CudaModule.LoadFile(device, "/nonexistent/cuabi.cubin"),
                     "CudaModule.LoadFile of a missing file");
 
+                // Value structs in and out, generic methods over pinned memory,
+                // and the core's checks that come before any driver call.
+                using (CudaStream stream = CudaStream.Create(device, StreamFlags.NonBlocking, 0))
+                using (DeviceBuffer<ulong> words = device.Allocate<ulong>(8))
+                using (PinnedBuffer<uint> pinned = device.AllocatePinned<uint>(16))
+                {
+                    AccessPolicyWindow window = AccessPolicyWindow.Default();
+                    window.Bytes = -1;
+                    Assert.Equal("window.Bytes", Assert.Throws<ArgumentOutOfRangeException>(
+                        () => stream.SetAccessPolicyWindow(window), "a window of -1 bytes").ParamName, "a negative field is named");
+                    window.Bytes = 256;
+                    window.Base = words.DevicePointer;
+                    window.HitRatio = 1.5f;
+                    Assert.Contains("window->hit_ratio is 1.500000; it is from 0 to 1", Assert.ThrowsCuda(CudaStatus.InvalidArgument,
+                        () => stream.SetAccessPolicyWindow(window), "a hit ratio of 1.5").Message, "the core's refusal");
+                    Assert.Contains("limit is 42, not one of", Assert.ThrowsCuda(CudaStatus.InvalidArgument,
+                        () => device.GetLimit((Limit)42), "limit 42").Message, "the core's refusal");
+                    Assert.Contains("policy is 0, not one of", Assert.ThrowsCuda(CudaStatus.InvalidArgument,
+                        () => stream.SetSyncPolicy((SyncPolicy)0), "policy 0").Message, "the core's refusal");
+                    Assert.Contains("width is 3; a word is 4 or 8 bytes", Assert.ThrowsCuda(CudaStatus.InvalidArgument,
+                        () => stream.WriteValue(words, 0, 1, 3, MemOpFlags.None), "width 3").Message, "the core's refusal");
+                    Assert.Contains("reaches past the end of the 64-byte buffer", Assert.ThrowsCuda(CudaStatus.OutOfRange,
+                        () => stream.WaitValue(words, 64, 1, 8, WaitCondition.Eq, MemOpFlags.None), "a word at the end").Message,
+                        "the core's refusal");
+                    Assert.Equal("offset", Assert.Throws<ArgumentOutOfRangeException>(
+                        () => stream.WaitValueHost(pinned, -4, 1, 4, WaitCondition.Geq, MemOpFlags.None), "offset -4").ParamName,
+                        "a negative offset is named");
+                    Assert.Equal("buffer", Assert.Throws<ArgumentNullException>(
+                        () => stream.WriteValueHost<float>(null, 0, 1, 4, MemOpFlags.None), "a null pinned buffer").ParamName,
+                        "a null pinned buffer is named");
+                    Assert.Equal("device", Assert.Throws<ArgumentNullException>(() => MemoryPool.Create(null),
+                        "MemoryPool.Create(null)").ParamName, "a null device is named");
+                    ArrayDesc shape = ArrayDesc.Default();
+                    shape.Width = -1;
+                    Assert.Equal("desc.Width", Assert.Throws<ArgumentOutOfRangeException>(() => CudaArray.Create(device, shape),
+                        "an array of width -1").ParamName, "a negative field is named");
+                }
+
                 // A size_t argument refuses a negative value before the call.
                 using (CudaModule module = device.Compile(SaxpySource))
                 {

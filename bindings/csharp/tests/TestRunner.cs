@@ -267,6 +267,7 @@ namespace Cuabi.Tests
             CompileCorpus.Register();
             FaultInjection.Register();
             GeneratedLayerTests.Register();
+            DriverLevelTests.Register();
 
             if (args.Length == 1 && args[0] == "--list")
             {
