@@ -71,7 +71,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <memory>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <tuple>
@@ -426,7 +428,46 @@ struct host_call {
   }
 };
 
+// The application's context-lost handler: one per program.
+struct lost_slot {
+  std::mutex mutex;
+  std::function<void(const std::string&)> fn;
+  static lost_slot& get() {
+    static lost_slot* s = new lost_slot;  // never destroyed: called until exit
+    return *s;
+  }
+  static void CUABI_CALL run(void*, const char* message) noexcept {
+    std::function<void(const std::string&)> fn;
+    try {
+      lost_slot& s = get();
+      std::lock_guard<std::mutex> lock(s.mutex);
+      fn = s.fn;
+    } catch (...) {
+      return;
+    }
+    try {
+      if (fn) fn(message ? message : "");
+    } catch (...) {
+      // An exception cannot cross the C library: the handler's failure is dropped.
+    }
+  }
+};
+
 }  // namespace detail
+
+/* Calls `fn` once, with the failing call's message, when a call first finds
+ * the context lost (cuabi_set_context_lost_callback), on that call's thread;
+ * at once when the context is lost already. An exception `fn` throws is
+ * dropped: it cannot cross the C library. An empty `fn` removes it. */
+inline void on_context_lost(std::function<void(const std::string&)> fn) {
+  detail::lost_slot& s = detail::lost_slot::get();
+  const bool set = static_cast<bool>(fn);
+  {
+    std::lock_guard<std::mutex> lock(s.mutex);
+    s.fn = std::move(fn);
+  }
+  check(cuabi_set_context_lost_callback(set ? &detail::lost_slot::run : nullptr, nullptr));
+}
 
 /* ------------------------------------------------------------------------- */
 /* Idioms of each handle kind                                                 */

@@ -4,11 +4,13 @@
 // the host). ctest's cuabi_cpu_fake_driver (tests/CMakeLists.txt) points
 // CUABI_DRIVER_PATH and CUABI_NVRTC_PATH at the stand-in; elsewhere these
 // tests skip.
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 
 #include <cstdint>
 #include <cstdlib>
 #include <cuabi/cuabi.hpp>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -172,6 +174,48 @@ TEST(FakeDriver, BlobsStringsAndOwnedResultsFromAProgram) {
   EXPECT_EQ(0, m.from_cache());
   EXPECT_EQ("saxpy", m.get_function("saxpy").name());
   EXPECT_THROW(m.get_function("no_such_kernel"), cuabi::status_error<CUABI_ERROR_NOT_FOUND>);
+}
+
+// The driver's log and health through the C++ face, against the stand-in:
+// its own ctest entry (cuabi_cpu_fake_driver_lost), since the context is
+// lost for the rest of the process.
+TEST(FakeDriverLost, TheDriversLogAndHealthThroughTheFace) {
+  SKIP_UNLESS_ON_THE_STAND_IN();
+  void* fake = dlopen(std::getenv("CUABI_DRIVER_PATH"), RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(nullptr, fake);
+  auto fail_entry =
+      reinterpret_cast<void (*)(const char*, long, int, int)>(dlsym(fake, "fake_fail_entry"));
+  ASSERT_NE(nullptr, fail_entry);
+  const cuabi::device d = cuabi::device::get(0);
+  EXPECT_EQ(CUABI_HEALTH_USABLE, d.health());
+  int told = 0;
+  std::string told_message;
+  cuabi::on_context_lost([&](const std::string& m) {
+    ++told;
+    told_message = m;
+    throw std::runtime_error("a handler that throws does not cross the C library");
+  });
+
+  fail_entry("cuMemAlloc", 1, 2 /* CUDA_ERROR_OUT_OF_MEMORY */, 0);
+  try {
+    cuabi::buffer::alloc(d, 64);
+    FAIL() << "the injected failure was not reported";
+  } catch (const cuabi::status_error<CUABI_ERROR_OUT_OF_MEMORY>& e) {
+    EXPECT_NE(std::string::npos,
+              e.message().find("; the driver logged: stand-in: cuMemAlloc fails as told | "
+                               "Returning 2 (CUDA_ERROR_OUT_OF_MEMORY) from cuMemAlloc"))
+        << e.message();
+  }
+  EXPECT_NE(std::string::npos, cuabi::driver_log_read(1).find("from cuMemAlloc\n"));
+
+  fail_entry("cuCtxSynchronize", 1, 719 /* CUDA_ERROR_LAUNCH_FAILED */, 0);
+  EXPECT_THROW(d.synchronize(), cuabi::status_error<CUABI_ERROR_CONTEXT_LOST>);
+  EXPECT_EQ(CUABI_HEALTH_LOST, d.health());
+  EXPECT_EQ(1, told);
+  EXPECT_EQ(told_message, cuabi::context_lost_message());
+  EXPECT_EQ(0u, told_message.rfind("cuabi_device_synchronize: cuCtxSynchronize failed", 0))
+      << told_message;
+  cuabi::on_context_lost(nullptr);
 }
 
 }  // namespace
