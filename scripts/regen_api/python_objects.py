@@ -12,6 +12,15 @@ The object-layer rules, the same as every language's:
   ``cuabi_<object>_``); a getter with only out-parameters is a read-only
   property (its `property`), a tuple when it has several;
 * a two-call string returns ``str``, a blob ``bytes``;
+* a value struct (the model's `value`: versioned, an init, numbers, enums
+  and flag sets alone) is a ``@dataclass`` of its own
+  (``cuabi_access_policy_window`` -> ``AccessPolicyWindow``) whose fields
+  default to None, meaning what the struct's ``_init`` gives: the C init is
+  the only source of defaults (``AccessPolicyWindow.defaults()`` reads them).
+  A ``struct_in`` parameter takes one (the only one of a call also takes its
+  fields as keywords, set over it); the struct passed is the init's, then
+  each field given, range-checked. A ``struct_out`` parameter is returned as
+  one, every field read back (enums and flag sets as their classes);
 * a constructor is a classmethod of the made object's class
   (``BufferBase.alloc(device, bytes)``);
 * a library call is a free function taking ``backend=None``;
@@ -66,10 +75,15 @@ HAND_WRITTEN = {
     "cuabi_module_get_function": "Module.get_function is get_kernel (a Kernel of its module)",
     "cuabi_linker_add_program": "Linker.add_program returns the linker, for chaining",
     "cuabi_linker_add_file": "Linker.add_file takes an input kind default and a PathLike",
+    "cuabi_memory_pool_create": "MemoryPool(device, max_bytes, release_threshold, ipc=) fills a MemoryPoolDesc",
+    "cuabi_array_create": "Array(device, shape, dtype, channels, ...) fills an ArrayDesc from a NumPy shape",
 }
 
 # What every object already has (cuabi._base.Resource).
 RESOURCE_NAMES = {"backend", "handle", "closed", "close"}
+
+# What every value type already has, which no field may be named.
+VALUE_NAMES = {"defaults", "_init", "_to_native", "_from_native"}
 
 
 class Skip(Exception):
@@ -89,12 +103,18 @@ def ident(name: str) -> str:
     return name + "_" if keyword.iskeyword(name) else name
 
 
+def value_class(struct: str) -> str:
+    """cuabi_access_policy_window -> AccessPolicyWindow."""
+    return camel(struct[len("cuabi_") :])
+
+
 class Emitter:
     def __init__(self, model: Dict[str, Any]) -> None:
         self.model = model
         self.handles = {h["name"]: h for h in model["handles"]}
         self.enums = {e["name"]: e for e in model["enums"]}
         self.flags = {f["name"]: f for f in model["flags"]}
+        self.structs = {s["name"]: s for s in model["structs"]}
 
     # -- types ---------------------------------------------------------------
     def box(self, base: str) -> str:
@@ -131,6 +151,99 @@ class Emitter:
             raise Skip(f"no Python input for {base}")
         return "int", f'check_int({name}, "{p["name"]}", {low}, {high})'
 
+    # -- value structs -------------------------------------------------------
+    def value_struct(self, name: Optional[str]) -> Optional[Dict[str, Any]]:
+        """The model's struct `name` if it is a value struct."""
+        s = self.structs.get(name or "")
+        return s if s is not None and s.get("value") else None
+
+    def field(self, f: Dict[str, Any]) -> Tuple[str, str, str]:
+        """A value struct's field: (its Python type, the checked C value of
+        ``{v}`` named ``{what}`` (a format), its Python value read from the
+        struct ``s``)."""
+        t, name = f["type"], f["name"]
+        base, kind = t["base"], t["kind"]
+        read = f"s.{name}"
+        if kind == "float":
+            return "float", "float({v})", f"float({read})"
+        if kind == "enum":
+            cls = enum_class_name(self.enums[base])
+            low, high = INT_RANGES["int32_t"]
+        elif kind == "flags":
+            cls = enum_class_name(self.enums[self.flags[base]["bits"]])
+            low, high = INT_RANGES[self.flags[base]["type"]]
+        elif base in INT_RANGES:
+            low, high = INT_RANGES[base]
+            return "int", f"check_int({{v}}, {{what}}, {low}, {high})", f"int({read})"
+        else:
+            raise SystemExit(f"regen: {f['name']}: no Python form for a field of type {base}")
+        # Any int in (the core names an unknown value); read back as the class:
+        # an unknown value raises its ValueError, as the generated getters do.
+        return f"_api.{cls}", f"check_int({{v}}, {{what}}, {low}, {high})", f"_api.{cls}({read})"
+
+    def value_type(self, s: Dict[str, Any]) -> str:
+        """The dataclass of a value struct."""
+        cls, name, init = value_class(s["name"]), s["name"], s["init"]
+        fields = s["fields"][1:]  # after struct_size
+        for f in fields:
+            if f["name"] in VALUE_NAMES or keyword.iskeyword(f["name"]):
+                raise SystemExit(f"regen: {name}.{f['name']}: a field name the Python value type cannot have")
+        doc = (
+            f"{name}: {one_line(s['doc'])} A value: each field left None takes what {init} "
+            f"gives it (``{cls}.defaults()`` reads them all), so the C init stays the one "
+            "source of defaults."
+        )
+        lines = ["@dataclass", f"class {cls}:"] + wrap_doc(doc, "    ") + [""]
+        for f in fields:
+            ptype, _, _ = self.field(f)
+            lines.append(f"    {f['name']}: Optional[{ptype}] = None")
+            if f["doc"] and not f["doc"].startswith("sizeof("):
+                lines += wrap_doc(one_line(f["doc"]), "    ")
+        lines += [
+            "",
+            "    @classmethod",
+            f"    def defaults(cls, backend: BackendArg = None) -> {cls}:",
+        ] + wrap_doc(f"Every field as {init} gives it.", "        ") + [
+            "        b = resolve_backend(backend)",
+            "        return cls._from_native(cls._init(b)[1])",
+            "",
+            "    @staticmethod",
+            "    def _init(b: Backend) -> Tuple[Any, Any]:",
+        ] + wrap_doc(
+            f"A {name} filled by {init}: (the argument that passes it, the struct).", "        "
+        ) + [
+            f'        arg, s, size = b.struct("{name}")',
+            f"        status = b.fn.{init}(arg, size)",
+            "        if status:",
+            f'            raise b.error(status, "{init}")',
+            "        return arg, s",
+            "",
+            "    def _to_native(self, b: Backend, what: str) -> Tuple[Any, Any]:",
+        ] + wrap_doc(
+            f"The ``const {name}*`` argument and the struct it points to (keep both alive "
+            f"over the call): {init}'s defaults, then each field that is not None, checked "
+            "(``what`` names the argument in a refusal).",
+            "        ",
+        ) + ["        arg, s = self._init(b)"]
+        for f in fields:
+            _, conv, _ = self.field(f)
+            fname = f["name"]
+            conv = conv.format(v=f"self.{fname}", what=f'what + ".{fname}"')
+            lines += [f"        if self.{fname} is not None:", f"            s.{fname} = {conv}"]
+        lines += [
+            "        return arg, s",
+            "",
+            "    @classmethod",
+            f"    def _from_native(cls, s: Any) -> {cls}:",
+        ] + wrap_doc(f"Every field of a {name} (the struct, or a cffi pointer to it).", "        ") + [
+            "        return cls(",
+        ]
+        for f in fields:
+            _, _, read = self.field(f)
+            lines.append(f"            {f['name']}={read},")
+        lines.append("        )")
+        return "\n".join(lines) + "\n"
+
     # -- one function --------------------------------------------------------
     def function(self, fn: Dict[str, Any]) -> Tuple[str, str]:
         """(the class it belongs to, or "" for a free function; its text)."""
@@ -139,8 +252,11 @@ class Emitter:
             raise Skip(f"idiom {fn['idiom']}, written by hand")
         if fn["name"] in HAND_WRITTEN:
             raise Skip(HAND_WRITTEN[fn["name"]])
-        if call in ("release", "struct_init"):
-            raise Skip({"release": "Resource.close", "struct_init": "Backend.desc"}[call])
+        if call == "release":
+            raise Skip("Resource.close")
+        if call == "struct_init":
+            vs = self.value_struct(fn["params"][0].get("struct"))
+            raise Skip(f"{value_class(vs['name'])}.defaults" if vs else "Backend.desc")
         if fn["returns"]["base"] != "cuabi_status":
             raise Skip("answers no status")
         by_name = {p["name"]: p for p in fn["params"]}
@@ -155,7 +271,19 @@ class Emitter:
             owner = ""
         derived = {p["name"] for p in fn["params"] if p["role"] in ("count", "size", "two_call_size")}
 
+        # The one value struct a call takes may also be given as keyword
+        # fields, where none is named like another parameter.
+        value_ins = [p for p in fn["params"] if p["role"] == "struct_in" and self.value_struct(p.get("struct"))]
+        keyword_fields: List[Dict[str, Any]] = []
+        if len(value_ins) == 1:
+            vs = self.value_struct(value_ins[0]["struct"])
+            assert vs is not None
+            taken = {ident(q["name"]) for q in fn["params"]} | {"self", "cls", "b", "backend", "status"}
+            if not any(f["name"] in taken or f["name"].endswith(("_arg", "_keep")) for f in vs["fields"][1:]):
+                keyword_fields = vs["fields"][1:]
+
         sig: List[str] = []  # Python parameters
+        kw_sig: List[str] = []  # keyword-only parameters (a value struct's fields)
         prep: List[str] = []  # statements before the call
         args: List[str] = []  # C arguments
         results: List[Tuple[str, str]] = []  # (Python type, expression)
@@ -227,6 +355,25 @@ class Emitter:
                 results.append((cls, f"{cls}._from_handle(b, b.value({name}_box))"))
             elif role == "two_call_buf":
                 two_call = "str" if base == "char" else "bytes"
+            elif role == "struct_in" and self.value_struct(p.get("struct")):
+                cls = value_class(p["struct"])
+                nullable = bool(p.get("nullable"))
+                if keyword_fields:
+                    sig.append(f"{name}: Optional[{cls}]")
+                    kw_sig += [f"{f['name']}: Optional[{self.field(f)[0]}] = None" for f in keyword_fields]
+                    given = "{" + ", ".join(f'"{f["name"]}": {f["name"]}' for f in keyword_fields) + "}"
+                else:
+                    sig.append(f"{name}: Optional[{cls}]" if nullable else f"{name}: {cls}")
+                    given = "None"
+                prep.append(
+                    f'{name}_arg, {name}_keep = _value({name}, {cls}, "{p["name"]}", b, {nullable}, {given})'
+                )
+                args.append(f"{name}_arg")
+            elif role == "struct_out" and self.value_struct(p.get("struct")):
+                cls = value_class(p["struct"])
+                prep.append(f"{name}_arg, {name}_s = {cls}._init(b)")
+                args.append(f"{name}_arg")
+                results.append((cls, f"{cls}._from_native({name}_s)"))
             else:
                 raise Skip(f"parameter `{p['name']}` ({role}) has no generated Python form")
         # Trailing nullable parameters default to None (a stream: the default stream).
@@ -234,8 +381,10 @@ class Emitter:
             if not sig[i].split(": ", 1)[1].startswith("Optional["):
                 break
             sig[i] += " = None"
+        if kw_sig:
+            sig += ["*"] + kw_sig
         if call == "constructor" and receiver is None or owner == "":
-            if sig:
+            if sig and "*" not in sig:
                 sig.append("*")
             sig.append("backend: BackendArg = None")
             prep.insert(0, "b = resolve_backend(backend)")
@@ -286,6 +435,13 @@ class Emitter:
             raise Skip(f"`{member}` is Resource's own")
         doc = one_line(fn["doc"]) if fn["doc"] else fn["name"]
         doc = f"{fn['name']}: {doc}" if fn["doc"] else doc
+        if keyword_fields:
+            p = value_ins[0]
+            doc += (
+                f" ``{ident(p['name'])}``: a cuabi.{value_class(p['struct'])}, or its fields as keywords"
+                " (set over it when both are given)"
+                + (f"; None and no keyword: NULL ({p['null_means']})." if p.get("nullable") else ".")
+            )
         lines: List[str] = []
         indent = "    " if owner else ""
         if call == "constructor":
@@ -322,6 +478,7 @@ def wrap_doc(text: str, indent: str, width: int = 88) -> List[str]:
 
 def objects(model: Dict[str, Any]) -> str:
     em = Emitter(model)
+    values = [s for s in model["structs"] if s.get("value")]
     classes: Dict[str, List[str]] = {class_of(h["name"]): [] for h in model["handles"]}
     free: List[str] = []
     skipped: List[Tuple[str, str]] = []
@@ -340,6 +497,7 @@ def objects(model: Dict[str, Any]) -> str:
         "backends. The hand-written classes extend these; see\n"
         'scripts/regen_api/python_objects.py for the rules."""\n\n'
         "from __future__ import annotations\n\n"
+        "from dataclasses import dataclass, replace\n"
         "from typing import Any, Dict, Optional, Sequence, Tuple, Union\n\n"
         "from . import _api\n"
         "from ._base import (\n"
@@ -347,7 +505,7 @@ def objects(model: Dict[str, Any]) -> str:
         "    Resource,\n    as_bytes,\n    check_int,\n    resolve_backend,\n)\n"
         "from ._loader import Backend\n\n"
     )
-    names = [c for c in classes] + ["register_owner"]
+    names = [value_class(s["name"]) for s in values] + [c for c in classes] + ["register_owner"]
     out.append(
         "BackendArg = Union[Backend, str, None]\n"
         "NOT_READY = _api.CUABI_ERROR_NOT_READY\n\n"
@@ -369,8 +527,30 @@ def objects(model: Dict[str, Any]) -> str:
         "        raise TypeError(\n"
         '            f"{what} must be a cuabi.{owner.__name__}{also}, not {type(obj).__name__}{hint}"\n'
         "        )\n"
-        "    return obj._arg(b)\n"
+        "    return obj._arg(b)\n\n\n"
+        "def _value(\n"
+        "    value: Any, cls: Any, what: str, b: Backend, nullable: bool, fields: Optional[Dict[str, Any]]\n"
+        ") -> Tuple[Any, Any]:\n"
+        '    """The argument for a value-struct parameter and what keeps it alive:\n'
+        "    ``value`` (a ``cls``) with the keyword ``fields`` that are not None set\n"
+        "    over it; None: ``cls()`` with them, or NULL where the parameter is\n"
+        "    nullable and no field is given (``fields`` None: the call takes no\n"
+        '    keyword fields). Anything else: a TypeError naming ``what``."""\n'
+        "    given = {k: v for k, v in (fields or {}).items() if v is not None}\n"
+        "    if value is None and nullable and not given:\n"
+        "        return b.NULL, None\n"
+        "    if value is None and fields is not None:\n"
+        "        value = cls(**given)\n"
+        "    elif not isinstance(value, cls):\n"
+        '        also = " or None" if nullable else ""\n'
+        '        raise TypeError(f"{what} must be a cuabi.{cls.__name__}{also}, not {type(value).__name__}")\n'
+        "    elif given:\n"
+        "        value = replace(value, **given)\n"
+        "    arg, keep = value._to_native(b, what)\n"
+        "    return arg, keep\n"
     )
+    for s in values:
+        out.append("\n\n" + em.value_type(s))
     for h in model["handles"]:
         cls = class_of(h["name"])
         out.append(f"\n\nclass {cls}(Resource):\n")

@@ -14,6 +14,10 @@ Two layers over one C library (``libcuabi``):
   handle, works as a context manager, has ``close()``, and is released when
   garbage-collected, in any order, from any thread. Failures raise
   :class:`CudaError` subclasses.
+* Value types generated from the header's value structs:
+  :class:`AccessPolicyWindow` (``Stream.access_policy_window``,
+  ``Stream.set_access_policy_window``), :class:`ArrayDesc` (``Array.desc``)
+  and :class:`MemoryPoolDesc`; a field left None takes the C init's default.
 
 >>> import numpy as np, cuabi
 >>> dev = cuabi.Device(0)
@@ -69,6 +73,7 @@ from ._launch import LaunchConfig
 from ._link import Library, Linker
 from ._memory import LOCATION_HOST, DeviceArray, DeviceBuffer, MemoryPool, PinnedBuffer
 from ._options import CompileOptions
+from ._objects import AccessPolicyWindow, ArrayDesc, MemoryPoolDesc
 from ._program import Kernel, KernelName, Module, PreparedLaunch, Program
 from ._stream import Event, Graph, GraphExec, Stream
 from .errors import *  # noqa: F401,F403  (CudaError and one subclass per status)
@@ -104,6 +109,9 @@ __all__ = [
     "Texture",
     "Surface",
     "copy_3d",
+    "AccessPolicyWindow",
+    "ArrayDesc",
+    "MemoryPoolDesc",
     "BufferKind",
     "MemoryAdvice",
     "CopyPath",

@@ -5,11 +5,11 @@ CUDA arrays."""
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple, Type, Union
 
 from ._api import AddressMode, ArrayFlag, ArrayFormat, FilterMode, ReadMode
-from ._objects import ArrayBase, SurfaceBase, TextureBase, register_owner
+from ._objects import ArrayBase, ArrayDesc, SurfaceBase, TextureBase, register_owner
 from ._base import Resource, check_i32, check_size, check_u32
 from ._loader import Backend, get_backend
 from ._memory import DeviceArray, DeviceBuffer, _numpy, device_arg
@@ -163,12 +163,15 @@ class Array(ArrayBase):
             flags |= int(ArrayFlag.CUBEMAP)
         nchannels = check_u32(channels, "channels")
         b = dev.backend
-        arg, desc, size = b.struct("cuabi_array_desc")
-        b.call("cuabi_array_desc_init", arg, size)
-        desc.width, desc.height, desc.depth = width, height, depth
-        desc.format = int(fmt)
-        desc.channels = nchannels
-        desc.flags = flags
+        desc = ArrayDesc(
+            width=width,
+            height=height,
+            depth=depth,
+            format=fmt,
+            channels=nchannels,
+            flags=ArrayFlag(flags),
+        )
+        arg, _keep = desc._to_native(b, "desc")
         h = b.get("cuabi_array_create", dev.handle, arg, out="cuabi_array")
         Resource.__init__(self, b, h)
         self.device = dev
@@ -208,15 +211,9 @@ class Array(ArrayBase):
 
     def describe(self) -> Dict[str, int]:
         """The array's description as the core holds it (``cuabi_array_get_desc``):
-        width, height, depth, format, channels and flags."""
-        b = self._b
-        arg, desc, size = b.struct("cuabi_array_desc")
-        b.call("cuabi_array_desc_init", arg, size)
-        b.call("cuabi_array_get_desc", self._handle, arg)
-        return {
-            name: int(getattr(desc, name))
-            for name in ("width", "height", "depth", "format", "channels", "flags")
-        }
+        width, height, depth, format, channels and flags, as ints (:attr:`desc`
+        is the same as a :class:`cuabi.ArrayDesc`)."""
+        return {name: int(value) for name, value in asdict(self.desc).items()}
 
     def _box(self) -> Tuple[int, int, int]:
         """The whole array as a copy box: (width in bytes, rows, slices)."""

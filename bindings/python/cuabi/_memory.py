@@ -19,7 +19,14 @@ from ._api import (
     MemoryAdvice,
     MemoryPoolFlag,
 )
-from ._objects import BufferBase, DeviceBase, HostBufferBase, MemoryPoolBase, register_owner
+from ._objects import (
+    BufferBase,
+    DeviceBase,
+    HostBufferBase,
+    MemoryPoolBase,
+    MemoryPoolDesc,
+    register_owner,
+)
 from ._base import (
     UINT32_MAX,
     Resource,
@@ -880,11 +887,12 @@ class MemoryPool(MemoryPoolBase):
     ) -> None:
         dev = device_arg(device)
         b = dev.backend
-        arg, desc, size = b.struct("cuabi_memory_pool_desc")
-        b.call("cuabi_memory_pool_desc_init", arg, size)
-        desc.max_bytes = check_size(max_bytes, "max_bytes")
-        desc.release_threshold = check_size(release_threshold, "release_threshold")
-        desc.flags = int(MemoryPoolFlag.IPC) if ipc else 0
+        desc = MemoryPoolDesc(
+            max_bytes=check_size(max_bytes, "max_bytes"),
+            release_threshold=check_size(release_threshold, "release_threshold"),
+            flags=MemoryPoolFlag.IPC if ipc else MemoryPoolFlag(0),
+        )
+        arg, _keep = desc._to_native(b, "desc")
         h = b.get("cuabi_memory_pool_create", dev.handle, arg, out="cuabi_memory_pool")
         Resource.__init__(self, b, h)
         self.device = dev

@@ -6,6 +6,7 @@ scripts/regen_api/python_objects.py for the rules."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
 from typing import Any, Dict, Optional, Sequence, Tuple, Union
 
 from . import _api
@@ -47,6 +48,214 @@ def _arg(obj: Any, handle_type: str, base: Any, what: str, b: Backend, nullable:
             f"{what} must be a cuabi.{owner.__name__}{also}, not {type(obj).__name__}{hint}"
         )
     return obj._arg(b)
+
+
+def _value(
+    value: Any, cls: Any, what: str, b: Backend, nullable: bool, fields: Optional[Dict[str, Any]]
+) -> Tuple[Any, Any]:
+    """The argument for a value-struct parameter and what keeps it alive:
+    ``value`` (a ``cls``) with the keyword ``fields`` that are not None set
+    over it; None: ``cls()`` with them, or NULL where the parameter is
+    nullable and no field is given (``fields`` None: the call takes no
+    keyword fields). Anything else: a TypeError naming ``what``."""
+    given = {k: v for k, v in (fields or {}).items() if v is not None}
+    if value is None and nullable and not given:
+        return b.NULL, None
+    if value is None and fields is not None:
+        value = cls(**given)
+    elif not isinstance(value, cls):
+        also = " or None" if nullable else ""
+        raise TypeError(f"{what} must be a cuabi.{cls.__name__}{also}, not {type(value).__name__}")
+    elif given:
+        value = replace(value, **given)
+    arg, keep = value._to_native(b, what)
+    return arg, keep
+
+
+@dataclass
+class MemoryPoolDesc:
+    """cuabi_memory_pool_desc: A new pool's properties. Start from
+    cuabi_memory_pool_desc_init or CUABI_MEMORY_POOL_DESC_INIT. A value: each field left
+    None takes what cuabi_memory_pool_desc_init gives it (``MemoryPoolDesc.defaults()``
+    reads them all), so the C init stays the one source of defaults."""
+
+    max_bytes: Optional[int] = None
+    """The most the pool may reserve, in bytes; 0: no limit but the device's."""
+    release_threshold: Optional[int] = None
+    """Memory the pool keeps reserved when a stream synchronizes instead of giving it
+    back to the device, in bytes (0: give everything back)."""
+    flags: Optional[_api.MemoryPoolFlag] = None
+    """CUABI_MEMORY_POOL_*"""
+
+    @classmethod
+    def defaults(cls, backend: BackendArg = None) -> MemoryPoolDesc:
+        """Every field as cuabi_memory_pool_desc_init gives it."""
+        b = resolve_backend(backend)
+        return cls._from_native(cls._init(b)[1])
+
+    @staticmethod
+    def _init(b: Backend) -> Tuple[Any, Any]:
+        """A cuabi_memory_pool_desc filled by cuabi_memory_pool_desc_init: (the argument
+        that passes it, the struct)."""
+        arg, s, size = b.struct("cuabi_memory_pool_desc")
+        status = b.fn.cuabi_memory_pool_desc_init(arg, size)
+        if status:
+            raise b.error(status, "cuabi_memory_pool_desc_init")
+        return arg, s
+
+    def _to_native(self, b: Backend, what: str) -> Tuple[Any, Any]:
+        """The ``const cuabi_memory_pool_desc*`` argument and the struct it points to
+        (keep both alive over the call): cuabi_memory_pool_desc_init's defaults, then
+        each field that is not None, checked (``what`` names the argument in a refusal)."""
+        arg, s = self._init(b)
+        if self.max_bytes is not None:
+            s.max_bytes = check_int(self.max_bytes, what + ".max_bytes", 0, UINT64_MAX)
+        if self.release_threshold is not None:
+            s.release_threshold = check_int(self.release_threshold, what + ".release_threshold", 0, UINT64_MAX)
+        if self.flags is not None:
+            s.flags = check_int(self.flags, what + ".flags", 0, UINT32_MAX)
+        return arg, s
+
+    @classmethod
+    def _from_native(cls, s: Any) -> MemoryPoolDesc:
+        """Every field of a cuabi_memory_pool_desc (the struct, or a cffi pointer to
+        it)."""
+        return cls(
+            max_bytes=int(s.max_bytes),
+            release_threshold=int(s.release_threshold),
+            flags=_api.MemoryPoolFlag(s.flags),
+        )
+
+
+@dataclass
+class ArrayDesc:
+    """cuabi_array_desc: An array's shape: `width` elements (> 0), `height` rows (0 for
+    1D) and `depth` slices or layers (0 for 1D and 2D); each element `channels` (1, 2 or
+    4) values of `format`. Start from cuabi_array_desc_init or CUABI_ARRAY_DESC_INIT. A
+    value: each field left None takes what cuabi_array_desc_init gives it
+    (``ArrayDesc.defaults()`` reads them all), so the C init stays the one source of
+    defaults."""
+
+    width: Optional[int] = None
+    height: Optional[int] = None
+    depth: Optional[int] = None
+    format: Optional[_api.ArrayFormat] = None
+    channels: Optional[int] = None
+    flags: Optional[_api.ArrayFlag] = None
+    """CUABI_ARRAY_*"""
+
+    @classmethod
+    def defaults(cls, backend: BackendArg = None) -> ArrayDesc:
+        """Every field as cuabi_array_desc_init gives it."""
+        b = resolve_backend(backend)
+        return cls._from_native(cls._init(b)[1])
+
+    @staticmethod
+    def _init(b: Backend) -> Tuple[Any, Any]:
+        """A cuabi_array_desc filled by cuabi_array_desc_init: (the argument that passes
+        it, the struct)."""
+        arg, s, size = b.struct("cuabi_array_desc")
+        status = b.fn.cuabi_array_desc_init(arg, size)
+        if status:
+            raise b.error(status, "cuabi_array_desc_init")
+        return arg, s
+
+    def _to_native(self, b: Backend, what: str) -> Tuple[Any, Any]:
+        """The ``const cuabi_array_desc*`` argument and the struct it points to (keep
+        both alive over the call): cuabi_array_desc_init's defaults, then each field
+        that is not None, checked (``what`` names the argument in a refusal)."""
+        arg, s = self._init(b)
+        if self.width is not None:
+            s.width = check_int(self.width, what + ".width", 0, UINT64_MAX)
+        if self.height is not None:
+            s.height = check_int(self.height, what + ".height", 0, UINT64_MAX)
+        if self.depth is not None:
+            s.depth = check_int(self.depth, what + ".depth", 0, UINT64_MAX)
+        if self.format is not None:
+            s.format = check_int(self.format, what + ".format", INT32_MIN, INT32_MAX)
+        if self.channels is not None:
+            s.channels = check_int(self.channels, what + ".channels", 0, UINT32_MAX)
+        if self.flags is not None:
+            s.flags = check_int(self.flags, what + ".flags", 0, UINT32_MAX)
+        return arg, s
+
+    @classmethod
+    def _from_native(cls, s: Any) -> ArrayDesc:
+        """Every field of a cuabi_array_desc (the struct, or a cffi pointer to it)."""
+        return cls(
+            width=int(s.width),
+            height=int(s.height),
+            depth=int(s.depth),
+            format=_api.ArrayFormat(s.format),
+            channels=int(s.channels),
+            flags=_api.ArrayFlag(s.flags),
+        )
+
+
+@dataclass
+class AccessPolicyWindow:
+    """cuabi_access_policy_window: An L2 access-policy window: of the accesses to [base,
+    base + bytes), the fraction hit_ratio gets hit_property and the rest miss_property.
+    Start from CUABI_ACCESS_POLICY_WINDOW_INIT or cuabi_access_policy_window_init. A
+    value: each field left None takes what cuabi_access_policy_window_init gives it
+    (``AccessPolicyWindow.defaults()`` reads them all), so the C init stays the one
+    source of defaults."""
+
+    base: Optional[int] = None
+    """The device address where the window starts."""
+    bytes: Optional[int] = None
+    """The window's length; at most the device's
+    CU_DEVICE_ATTRIBUTE_MAX_ACCESS_POLICY_WINDOW_SIZE; 0: no window."""
+    hit_ratio: Optional[float] = None
+    """From 0 to 1."""
+    hit_property: Optional[_api.AccessProperty] = None
+    miss_property: Optional[_api.AccessProperty] = None
+
+    @classmethod
+    def defaults(cls, backend: BackendArg = None) -> AccessPolicyWindow:
+        """Every field as cuabi_access_policy_window_init gives it."""
+        b = resolve_backend(backend)
+        return cls._from_native(cls._init(b)[1])
+
+    @staticmethod
+    def _init(b: Backend) -> Tuple[Any, Any]:
+        """A cuabi_access_policy_window filled by cuabi_access_policy_window_init: (the
+        argument that passes it, the struct)."""
+        arg, s, size = b.struct("cuabi_access_policy_window")
+        status = b.fn.cuabi_access_policy_window_init(arg, size)
+        if status:
+            raise b.error(status, "cuabi_access_policy_window_init")
+        return arg, s
+
+    def _to_native(self, b: Backend, what: str) -> Tuple[Any, Any]:
+        """The ``const cuabi_access_policy_window*`` argument and the struct it points
+        to (keep both alive over the call): cuabi_access_policy_window_init's defaults,
+        then each field that is not None, checked (``what`` names the argument in a
+        refusal)."""
+        arg, s = self._init(b)
+        if self.base is not None:
+            s.base = check_int(self.base, what + ".base", 0, UINT64_MAX)
+        if self.bytes is not None:
+            s.bytes = check_int(self.bytes, what + ".bytes", 0, UINT64_MAX)
+        if self.hit_ratio is not None:
+            s.hit_ratio = float(self.hit_ratio)
+        if self.hit_property is not None:
+            s.hit_property = check_int(self.hit_property, what + ".hit_property", INT32_MIN, INT32_MAX)
+        if self.miss_property is not None:
+            s.miss_property = check_int(self.miss_property, what + ".miss_property", INT32_MIN, INT32_MAX)
+        return arg, s
+
+    @classmethod
+    def _from_native(cls, s: Any) -> AccessPolicyWindow:
+        """Every field of a cuabi_access_policy_window (the struct, or a cffi pointer to
+        it)."""
+        return cls(
+            base=int(s.base),
+            bytes=int(s.bytes),
+            hit_ratio=float(s.hit_ratio),
+            hit_property=_api.AccessProperty(s.hit_property),
+            miss_property=_api.AccessProperty(s.miss_property),
+        )
 
 
 class DeviceBase(Resource):
@@ -143,6 +352,17 @@ class DeviceBase(Resource):
         status = b.fn.cuabi_device_synchronize(self._handle)
         if status:
             raise b.error(status, "cuabi_device_synchronize")
+
+    @property
+    def health(self) -> _api.Health:
+        """cuabi_device_get_health: Whether `device` can still run work (cuabi_health),
+        without touching it."""
+        b = self._b
+        health_box = b.out("int32_t")
+        status = b.fn.cuabi_device_get_health(self._handle, b.ref(health_box))
+        if status:
+            raise b.error(status, "cuabi_device_get_health")
+        return _api.Health(b.value(health_box))
 
     @property
     def stream_priority_range(self) -> Tuple[int, int]:
@@ -255,6 +475,14 @@ class DeviceBase(Resource):
         if status:
             raise b.error(status, "cuabi_device_get_peer_attribute")
         return int(b.value(value_box))
+
+    def set_coredump(self, enable: int, path: Optional[Union[str, bytes]], flags: int) -> None:
+        """cuabi_device_set_coredump: The same for `device`'s context only, at any time."""
+        b = self._b
+        path_c = b.NULL if path is None else as_bytes(path, "path")
+        status = b.fn.cuabi_device_set_coredump(self._handle, check_int(enable, "enable", INT32_MIN, INT32_MAX), path_c, check_int(flags, "flags", 0, UINT32_MAX))
+        if status:
+            raise b.error(status, "cuabi_device_set_coredump")
 
     def profiler_start(self) -> None:
         """cuabi_device_profiler_start: Starts the attached profiler's collection for
@@ -886,6 +1114,30 @@ class StreamBase(Resource):
         if status:
             raise b.error(status, "cuabi_stream_set_memory_sync_domain")
 
+    @property
+    def access_policy_window(self) -> AccessPolicyWindow:
+        """cuabi_stream_get_access_policy_window: The stream's access-policy window
+        (bytes 0: none), written into `window` up to its struct_size."""
+        b = self._b
+        window_arg, window_s = AccessPolicyWindow._init(b)
+        status = b.fn.cuabi_stream_get_access_policy_window(self._handle, window_arg)
+        if status:
+            raise b.error(status, "cuabi_stream_get_access_policy_window")
+        return AccessPolicyWindow._from_native(window_s)
+
+    def set_access_policy_window(self, window: Optional[AccessPolicyWindow] = None, *, base: Optional[int] = None, bytes: Optional[int] = None, hit_ratio: Optional[float] = None, hit_property: Optional[_api.AccessProperty] = None, miss_property: Optional[_api.AccessProperty] = None) -> None:
+        """cuabi_stream_set_access_policy_window: Sets the access-policy window of the
+        stream's later kernels. Refused with CUABI_ERROR_INVALID_ARGUMENT naming the
+        field and the bound: bytes past the device's maximum window, a hit_ratio outside
+        [0, 1], an unknown property, a base of 0 with bytes. ``window``: a
+        cuabi.AccessPolicyWindow, or its fields as keywords (set over it when both are
+        given)."""
+        b = self._b
+        window_arg, window_keep = _value(window, AccessPolicyWindow, "window", b, False, {"base": base, "bytes": bytes, "hit_ratio": hit_ratio, "hit_property": hit_property, "miss_property": miss_property})
+        status = b.fn.cuabi_stream_set_access_policy_window(self._handle, window_arg)
+        if status:
+            raise b.error(status, "cuabi_stream_set_access_policy_window")
+
     def write_value(self, buffer: BufferBase, offset: int, value: int, width: int, flags: int) -> None:
         """cuabi_stream_write_value: In the stream's order, writes `value` as a
         `width`-byte word (4 or 8) at `offset` of `buffer`, a device buffer of the
@@ -1143,6 +1395,17 @@ class ArrayBase(Resource):
     _release_fn = "cuabi_array_release"
     _handle_type = "cuabi_array"
 
+    @property
+    def desc(self) -> ArrayDesc:
+        """cuabi_array_get_desc: The array's shape as it was created
+        (`desc->struct_size` must be set)."""
+        b = self._b
+        desc_arg, desc_s = ArrayDesc._init(b)
+        status = b.fn.cuabi_array_get_desc(self._handle, desc_arg)
+        if status:
+            raise b.error(status, "cuabi_array_get_desc")
+        return ArrayDesc._from_native(desc_s)
+
 
 class TextureBase(Resource):
     """cuabi_texture: a texture object"""
@@ -1249,6 +1512,13 @@ def last_error_log(backend: BackendArg = None) -> str:
     return b.two_call(b.fn.cuabi_last_error_log, ()).rstrip(b"\0").decode("utf-8", "replace")
 
 
+def context_lost_message(backend: BackendArg = None) -> str:
+    """cuabi_context_lost_get_message: The message of the call that first found the
+    context lost, naming that call (two-call pattern; "" while the context is usable)."""
+    b = resolve_backend(backend)
+    return b.two_call(b.fn.cuabi_context_lost_get_message, ()).rstrip(b"\0").decode("utf-8", "replace")
+
+
 def init(backend: BackendArg = None) -> None:
     """cuabi_init: Opens the CUDA driver and calls cuInit. Optional: every call that
     needs the driver does this itself the first time. Idempotent and thread-safe; a
@@ -1282,6 +1552,28 @@ def driver_path(backend: BackendArg = None) -> str:
     """cuabi_driver_get_path: Where the driver was loaded from (two-call pattern)."""
     b = resolve_backend(backend)
     return b.two_call(b.fn.cuabi_driver_get_path, ()).rstrip(b"\0").decode("utf-8", "replace")
+
+
+def driver_log_read(last: int, *, backend: BackendArg = None) -> str:
+    """cuabi_driver_log_read: The driver's own log (CUDA 12.9 drivers and later): the
+    lines it wrote about failing calls, kept by cuabi from the driver's opening, the
+    last 256 of the process, oldest first, one per line as "[hh:mm:ss.mmm][thread id][E
+    or W] message" (two-call pattern). `last`: only the last `last` lines (0: all kept).
+    A failing call's message already ends with the lines the driver logged during it (";
+    the driver logged: ..."). CUABI_ERROR_NOT_SUPPORTED when the driver keeps no log."""
+    b = resolve_backend(backend)
+    return b.two_call(b.fn.cuabi_driver_log_read, (check_int(last, "last", 0, UINT64_MAX),)).rstrip(b"\0").decode("utf-8", "replace")
+
+
+def driver_log_dump(path: Union[str, bytes], *, backend: BackendArg = None) -> None:
+    """cuabi_driver_log_dump: Writes the lines of cuabi_driver_log_read (all kept) to
+    the file `path`, replacing it. CUABI_ERROR_IO (the errno in cuabi_last_error_code)
+    when it cannot be written; CUABI_ERROR_NOT_SUPPORTED as cuabi_driver_log_read."""
+    b = resolve_backend(backend)
+    path_c = as_bytes(path, "path")
+    status = b.fn.cuabi_driver_log_dump(path_c)
+    if status:
+        raise b.error(status, "cuabi_driver_log_dump")
 
 
 def nvrtc_version(backend: BackendArg = None) -> Tuple[int, int]:
@@ -1365,6 +1657,24 @@ def cache_clear(backend: BackendArg = None) -> Tuple[int, int]:
     return int(b.value(entries_box)), int(b.value(bytes_box))
 
 
+def coredump_set(enable: int, path: Optional[Union[str, bytes]], flags: int, *, backend: BackendArg = None) -> None:
+    """cuabi_coredump_set: Device core dumps on a GPU exception (a kernel's illegal
+    address, trap ...), for every context created after this call: call it before the
+    first use of a device (cuabi_device_get). `enable` 0 turns them off. The dump is
+    written at `path` (NULL: the driver's default, core.cuda.HOSTNAME.PID; %h, %p and %t
+    in it are replaced by the host name, process id and time), read with cuda-gdb.
+    Without CUABI_COREDUMP_SKIP_ABORT the driver aborts the host process after writing
+    the dump. The CUDA_ENABLE_COREDUMP_ON_EXCEPTION, CUDA_COREDUMP_FILE and
+    CUDA_COREDUMP_GENERATION_FLAGS environment variables, when set before CUDA
+    initialised, take precedence over this call (the driver's rule).
+    CUABI_ERROR_INVALID_ARGUMENT for unknown flags or a path of 1024 bytes or more."""
+    b = resolve_backend(backend)
+    path_c = b.NULL if path is None else as_bytes(path, "path")
+    status = b.fn.cuabi_coredump_set(check_int(enable, "enable", INT32_MIN, INT32_MAX), path_c, check_int(flags, "flags", 0, UINT32_MAX))
+    if status:
+        raise b.error(status, "cuabi_coredump_set")
+
+
 def nvtx_range_push(domain: Optional[Union[str, bytes]], message: Union[str, bytes], argb: int, *, backend: BackendArg = None) -> None:
     """cuabi_nvtx_range_push: Opens a range on the calling thread, nested in the
     thread's open ranges of the same domain. CUABI_ERROR_INVALID_ARGUMENT for a NULL
@@ -1429,6 +1739,7 @@ def nvtx_mark(domain: Optional[Union[str, bytes]], message: Union[str, bytes], a
 #   cuabi_last_error_message: answers no status
 #   cuabi_last_error_code: answers no status
 #   cuabi_last_error_clear: answers no status
+#   cuabi_set_context_lost_callback: idiom host_callback, written by hand
 #   cuabi_device_release: Resource.close
 #   cuabi_program_release: Resource.close
 #   cuabi_program_add_name_expression: Program keeps its name expressions
@@ -1469,8 +1780,8 @@ def nvtx_mark(domain: Optional[Union[str, bytes]], message: Union[str, bytes], a
 #   cuabi_buffer_memset: DeviceBuffer.memset takes a range default
 #   cuabi_host_buffer_register: idiom host_view, written by hand
 #   cuabi_host_buffer_release: Resource.close
-#   cuabi_memory_pool_desc_init: Backend.desc
-#   cuabi_memory_pool_create: parameter `desc` (struct_in) has no generated Python form
+#   cuabi_memory_pool_desc_init: MemoryPoolDesc.defaults
+#   cuabi_memory_pool_create: MemoryPool(device, max_bytes, release_threshold, ipc=) fills a MemoryPoolDesc
 #   cuabi_memory_pool_release: Resource.close
 #   cuabi_buffer_advise: DeviceBuffer.advise takes a range default and a Device location
 #   cuabi_buffer_get_ipc_handle: idiom ipc, written by hand
@@ -1481,10 +1792,9 @@ def nvtx_mark(domain: Optional[Union[str, bytes]], message: Union[str, bytes], a
 #   cuabi_copy_3d_desc_init: Backend.desc
 #   cuabi_copy_3d: parameter `desc` (struct_in) has no generated Python form
 #   cuabi_copy_3d_async: parameter `desc` (struct_in) has no generated Python form
-#   cuabi_array_desc_init: Backend.desc
-#   cuabi_array_create: parameter `desc` (struct_in) has no generated Python form
+#   cuabi_array_desc_init: ArrayDesc.defaults
+#   cuabi_array_create: Array(device, shape, dtype, channels, ...) fills an ArrayDesc from a NumPy shape
 #   cuabi_array_release: Resource.close
-#   cuabi_array_get_desc: parameter `desc` (struct_out) has no generated Python form
 #   cuabi_array_get_handle: `handle` is Resource's own
 #   cuabi_texture_desc_init: Backend.desc
 #   cuabi_texture_create: parameter `desc` (struct_in) has no generated Python form
@@ -1495,9 +1805,7 @@ def nvtx_mark(domain: Optional[Union[str, bytes]], message: Union[str, bytes], a
 #   cuabi_stream_release: Resource.close
 #   cuabi_stream_get_handle: `handle` is Resource's own
 #   cuabi_stream_launch_host_func: idiom host_callback, written by hand
-#   cuabi_access_policy_window_init: Backend.desc
-#   cuabi_stream_get_access_policy_window: parameter `window` (struct_out) has no generated Python form
-#   cuabi_stream_set_access_policy_window: parameter `window` (struct_in) has no generated Python form
+#   cuabi_access_policy_window_init: AccessPolicyWindow.defaults
 #   cuabi_event_release: Resource.close
 #   cuabi_event_record: Event.record returns the event, for chaining
 #   cuabi_graph_release: Resource.close
@@ -1505,6 +1813,9 @@ def nvtx_mark(domain: Optional[Union[str, bytes]], message: Union[str, bytes], a
 #   cuabi_graph_exec_set_kernel_node_args: idiom launch, written by hand
 
 __all__ = [
+    "MemoryPoolDesc",
+    "ArrayDesc",
+    "AccessPolicyWindow",
     "DeviceBase",
     "ProgramBase",
     "ModuleBase",
@@ -1525,9 +1836,12 @@ __all__ = [
     "register_owner",
     "last_error_status",
     "last_error_log",
+    "context_lost_message",
     "init",
     "driver_version",
     "driver_path",
+    "driver_log_read",
+    "driver_log_dump",
     "nvrtc_version",
     "nvrtc_path",
     "device_count",
@@ -1535,6 +1849,7 @@ __all__ = [
     "cache_state",
     "cache_usage",
     "cache_clear",
+    "coredump_set",
     "nvtx_range_push",
     "nvtx_range_pop",
     "nvtx_range_start",

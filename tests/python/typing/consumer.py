@@ -7,8 +7,10 @@ from typing import Any, List
 
 import cuabi
 from cuabi import (
+    AccessPolicyWindow,
     AddressMode,
     Array,
+    ArrayDesc,
     ArrayFormat,
     BACKENDS,
     Backend,
@@ -47,6 +49,7 @@ from cuabi import (
     Linker,
     MemoryAdvice,
     MemoryPool,
+    MemoryPoolDesc,
     Module,
     NameForm,
     NoDeviceError,
@@ -86,8 +89,10 @@ from cuabi import (
 
 
 EXPORTED: List[Any] = [
+    AccessPolicyWindow,
     AddressMode,
     Array,
+    ArrayDesc,
     ArrayFormat,
     BACKENDS,
     Backend,
@@ -126,6 +131,7 @@ EXPORTED: List[Any] = [
     Linker,
     MemoryAdvice,
     MemoryPool,
+    MemoryPoolDesc,
     Module,
     NameForm,
     NoDeviceError,
@@ -172,3 +178,15 @@ def handle(exc: cuabi.CudaError) -> str:
 
 def first_device() -> cuabi.Device:
     return cuabi.Device(0)
+
+
+def window_over(stream: cuabi.Stream, buf: cuabi.DeviceBuffer, nbytes: int) -> float:
+    """A value type in and out: the fields given, the rest the C init's."""
+    stream.set_access_policy_window(
+        AccessPolicyWindow(base=buf.ptr, bytes=nbytes, hit_property=cuabi.capi.AccessProperty.PERSISTING)
+    )
+    stream.set_access_policy_window(bytes=0)
+    got: AccessPolicyWindow = stream.access_policy_window
+    shape: ArrayDesc = Array(stream.device, (4, 8)).desc
+    pool = MemoryPoolDesc.defaults()
+    return (got.hit_ratio or 0.0) + (shape.width or 0) + (pool.max_bytes or 0)
