@@ -4,6 +4,8 @@
 #include "coredump.hpp"
 
 #include <cstdio>
+#include <sys/stat.h>
+
 #include <cstring>
 #include <string>
 #include <vector>
@@ -49,6 +51,26 @@ void set(const DriverApi& d, bool global, CUcoredumpSettings a, const void* valu
   if (r != CUDA_SUCCESS) check_failed(r, (std::string(fn) + " (" + name_of(a) + ")").c_str());
 }
 
+// The driver writes device core dumps through its debugger library,
+// installed beside libcuda.so.1. Without it, a driver asked for dumps was
+// seen (CUDA 13.0, driver 580) to report no fault at all and crash the
+// process at exit: refused here instead.
+std::string debugger_library() {
+  const std::string& driver_file = driver_path();
+  std::vector<std::string> dirs;
+  const size_t slash = driver_file.rfind('/');
+  if (slash != std::string::npos) dirs.push_back(driver_file.substr(0, slash));
+  for (const char* d : {"/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64",
+                        "/usr/lib", "/usr/local/nvidia/lib64"})
+    dirs.push_back(d);
+  for (const std::string& d : dirs) {
+    const std::string candidate = d + "/libcudadebugger.so.1";
+    struct stat st;
+    if (stat(candidate.c_str(), &st) == 0) return candidate;
+  }
+  return "";
+}
+
 }  // namespace
 
 void set_coredump(const Device* device, int32_t enable, const char* path,
@@ -65,6 +87,10 @@ void set_coredump(const Device* device, int32_t enable, const char* path,
   const DriverApi& d = device ? device->make_current() : driver();
   const bool global = device == nullptr;
   const bool on = enable != 0;
+  if (on && debugger_library().empty())
+    fail(CUABI_ERROR_NOT_SUPPORTED,
+         "device core dumps need the driver's debugger library, libcudadebugger.so.1, which is "
+         "not installed beside " + driver_path() + " (it comes with the NVIDIA driver package)");
   if (path) set(d, global, CU_COREDUMP_FILE, path, std::strlen(path) + 1, true);
   const int generation = static_cast<int>(flags);
   set(d, global, CU_COREDUMP_GENERATION_FLAGS, &generation, sizeof generation, false);

@@ -2058,7 +2058,9 @@ typedef uint32_t cuabi_coredump_flags;
  * and CUDA_COREDUMP_GENERATION_FLAGS environment variables, when set before
  * CUDA initialised, take precedence over this call (the driver's rule).
  * CUABI_ERROR_INVALID_ARGUMENT for unknown flags or a path of 1024 bytes or
- * more.
+ * more; CUABI_ERROR_NOT_SUPPORTED, when enabling, where the driver's
+ * debugger library (libcudadebugger.so.1), which writes the dumps, is not
+ * installed.
  * @nullable path: the driver's default, core.cuda.HOSTNAME.PID */
 CUABI_API cuabi_status CUABI_CALL cuabi_coredump_set(int32_t enable, const char* path,
                                                      cuabi_coredump_flags flags);
