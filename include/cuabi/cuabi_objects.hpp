@@ -1151,7 +1151,8 @@ inline cuabi_access_policy_window access_policy_window_init() {
 // process after writing the dump. The CUDA_ENABLE_COREDUMP_ON_EXCEPTION, CUDA_COREDUMP_FILE and
 // CUDA_COREDUMP_GENERATION_FLAGS environment variables, when set before CUDA initialised, take
 // precedence over this call (the driver's rule). CUABI_ERROR_INVALID_ARGUMENT for unknown flags or
-// a path of 1024 bytes or more.
+// a path of 1024 bytes or more; CUABI_ERROR_NOT_SUPPORTED, when enabling, where the driver's
+// debugger library (libcudadebugger.so.1), which writes the dumps, is not installed.
 inline void coredump_set(int32_t enable, const char* path, cuabi_coredump_flags flags) {
   cuabi::check(cuabi_coredump_set(enable, path, flags));
 }

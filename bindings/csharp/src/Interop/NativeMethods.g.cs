@@ -1690,7 +1690,9 @@ namespace Cuabi.Interop
         /// and CUDA_COREDUMP_GENERATION_FLAGS environment variables, when set before
         /// CUDA initialised, take precedence over this call (the driver's rule).
         /// CUABI_ERROR_INVALID_ARGUMENT for unknown flags or a path of 1024 bytes or
-        /// more.
+        /// more; CUABI_ERROR_NOT_SUPPORTED, when enabling, where the driver's
+        /// debugger library (libcudadebugger.so.1), which writes the dumps, is not
+        /// installed.
         /// </summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_coredump_set")]
         public static extern CudaStatus cuabi_coredump_set(int enable, [In] byte[] path, CoredumpFlags flags);
