@@ -80,4 +80,12 @@ deps_test() {
     echo "installing (pip): ${py[*]}"
     python3 -m pip install -q "${py[@]}"
   fi
+  # pip's NVRTC wheel, for the test of NVRTC from pip alone
+  # (tests/packaging/pip-nvrtc.sh), kept in a cache folder.
+  local wheels=${CUABI_TEST_WHEELS:-${XDG_CACHE_HOME:-$HOME/.cache}/cuabi-test-wheels}
+  if ! ls "$wheels"/nvidia_cuda_nvrtc-13*.whl >/dev/null 2>&1; then
+    echo "fetching (pip download): nvidia-cuda-nvrtc 13 into $wheels"
+    python3 -m pip download -q --no-deps --only-binary=:all: -d "$wheels" "nvidia-cuda-nvrtc>=13,<14" ||
+      echo "deps: nvidia-cuda-nvrtc could not be fetched; package_python_pip_nvrtc will be skipped" >&2
+  fi
 }

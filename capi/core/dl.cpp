@@ -48,6 +48,29 @@ std::string newest_in(const std::string& dir, const std::string& base) {
   return best;
 }
 
+// Where pip's NVIDIA wheels put the toolkit's libraries, for a libcuabi that
+// is itself installed in a Python environment (site-packages/cuabi/): the
+// folders of site-packages/nvidia/ beside it (cu13/lib for CUDA 13 wheels;
+// cuda_nvrtc/lib and nvjitlink/lib for CUDA 12's), then conda's lib/.
+std::vector<std::string> python_environment_dirs() {
+  std::vector<std::string> dirs;
+  Dl_info info;
+  if (dladdr(reinterpret_cast<void*>(&newest_in), &info) && info.dli_fname) {
+    const std::string self = info.dli_fname;  // <site>/cuabi/libcuabi.so
+    const size_t slash = self.rfind('/');
+    const size_t up = slash == std::string::npos || slash == 0 ? std::string::npos
+                                                               : self.rfind('/', slash - 1);
+    if (up != std::string::npos) {
+      const std::string nvidia = self.substr(0, up) + "/nvidia/";
+      for (const char* sub : {"cu13/lib", "cu12/lib", "cuda_nvrtc/lib", "nvjitlink/lib"})
+        dirs.push_back(nvidia + sub);
+    }
+  }
+  if (const char* conda = getenv("CONDA_PREFIX"); conda && conda[0])
+    dirs.push_back(std::string(conda) + "/lib");
+  return dirs;
+}
+
 }  // namespace
 
 void* open_toolkit_library(const char* base, const char* env, const int* versions, size_t count,
@@ -66,6 +89,13 @@ void* open_toolkit_library(const char* base, const char* env, const int* version
   if (given && given[0]) return attempt(given, RTLD_NOW | RTLD_LOCAL);
   for (size_t i = 0; i < count; ++i)  // already loaded by someone else in this process
     if (void* h = attempt(base + std::to_string(versions[i]), RTLD_NOW | RTLD_NOLOAD)) return h;
+  // pip's (or conda's) libraries in this library's own Python environment,
+  // before the system's: what the environment was made with.
+  for (const std::string& dir : python_environment_dirs()) {
+    const std::string candidate = newest_in(dir, base);
+    if (!candidate.empty())
+      if (void* h = attempt(candidate, RTLD_NOW | RTLD_LOCAL)) return h;
+  }
   for (size_t i = 0; i < count; ++i)
     if (void* h = attempt(base + std::to_string(versions[i]), RTLD_NOW | RTLD_LOCAL)) return h;
   std::vector<std::string> dirs;

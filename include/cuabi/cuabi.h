@@ -71,7 +71,12 @@
  *
  * Loading.   libcuabi has no link-time dependency on libcuda or libnvrtc. The
  *            driver (libcuda.so.1) and NVRTC (the newest libnvrtc.so.N found)
- *            are opened on first use; see cuabi_init. A function that needs an
+ *            are opened on first use; see cuabi_init. NVRTC and nvJitLink
+ *            are looked for in $CUABI_NVRTC_PATH / $CUABI_NVJITLINK_PATH
+ *            alone when set; else in pip's NVIDIA wheels beside libcuabi in
+ *            its Python environment (site-packages/nvidia/cu13/lib ...) and
+ *            $CONDA_PREFIX/lib, then on the loader's path, $CUDA_HOME and
+ *            /usr/local/cuda. A function that needs an
  *            entry point the installed driver lacks answers
  *            CUABI_ERROR_NOT_SUPPORTED; nothing else is affected.
  *

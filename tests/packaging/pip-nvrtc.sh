@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# NVRTC from pip alone: a fresh virtual environment with the cuabi package
+# and pip's NVRTC wheel (nvidia-cuda-nvrtc, CUDA 13), no CUDA_HOME, no
+# CUDA_PATH, no LD_LIBRARY_PATH, compiles SAXPY to PTX with the wheel's
+# libnvrtc: the core finds it beside itself in site-packages/nvidia/.
+#   tests/packaging/pip-nvrtc.sh path/to/libcuabi.so
+# The NVIDIA wheel comes from $CUABI_TEST_WHEELS (scripts/deps.sh fetches it
+# there); without it the test says so and exits 77 (skipped).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+lib=$(realpath "$1")
+py=${PYTHON:-python3}
+wheels=${CUABI_TEST_WHEELS:-${XDG_CACHE_HOME:-$HOME/.cache}/cuabi-test-wheels}
+nvrtc=$(ls "$wheels"/nvidia_cuda_nvrtc-13*.whl 2>/dev/null | sort -V | tail -n1 || true)
+if [ -z "$nvrtc" ]; then
+  echo "SKIPPED: no nvidia-cuda-nvrtc 13 wheel in $wheels (scripts/deps.sh fetches it with pip; it needs the network)"
+  exit 77
+fi
+work=$(mktemp -d "${TMPDIR:-/tmp}/cuabi-pip-nvrtc.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+unset CUABI_LIBRARY CUABI_BACKEND PYTHONPATH CUABI_NVRTC_PATH CUABI_NVJITLINK_PATH
+export PIP_NO_INDEX=1 PIP_NO_INPUT=1 PIP_DISABLE_PIP_VERSION_CHECK=1 CUABI_CACHE_DIR="$work/cache"
+
+echo "== a virtual environment: the package (this build's libcuabi) and $(basename "$nvrtc")"
+"$py" -m venv --system-site-packages "$work/venv"
+vpy="$work/venv/bin/python"
+"$vpy" -m pip install -q --no-deps "$nvrtc"
+# Built from the source tree with this build's library bundled (no compile).
+cp -rL "$root/bindings/python" "$work/src"
+CUABI_LIBRARY="$lib" "$vpy" -m pip install -q --no-deps --no-build-isolation "$work/src"
+site=$("$vpy" -c 'import sysconfig; print(sysconfig.get_paths()["platlib"])')
+[ -f "$site/nvidia/cu13/lib/libnvrtc.so.13" ] || fail "the wheel put no libnvrtc.so.13 in $site/nvidia/cu13/lib"
+
+echo "== no toolkit named anywhere: SAXPY to PTX with the wheel's NVRTC"
+cd "$work"
+out=$(env -u CUDA_HOME -u CUDA_PATH -u LD_LIBRARY_PATH "$vpy" - <<'PY'
+import cuabi
+print("LIB", cuabi.find_library())
+src = r'''
+extern "C" __global__ void saxpy(float a, const float* x, const float* y, float* out, size_t n) {
+  size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+  if (i < n) out[i] = a * x[i] + y[i];
+}'''
+p = cuabi.Program(src).compile(["-arch=compute_90"])
+print("PTX", ".entry saxpy" in p.ptx)
+print("NVRTC", cuabi.nvrtc_path())
+print("VERSION", cuabi.nvrtc_version())
+PY
+)
+echo "$out"
+grep -qx "LIB $site/cuabi/libcuabi.so" <<<"$out" || fail "the library loaded is not the package's"
+grep -qx "PTX True" <<<"$out" || fail "NVRTC did not compile SAXPY to PTX"
+grep -q "^NVRTC $site/nvidia/cu13/lib/libnvrtc.so.13" <<<"$out" ||
+  fail "the NVRTC loaded is not the wheel's ($site/nvidia/cu13/lib)"
+echo "pip-nvrtc: SAXPY compiled to PTX by pip's NVRTC, found beside the package"
