@@ -6,7 +6,9 @@
 # the Mono runtime, the assemblies it uses, Mono's configuration and
 # libmono-native.so; it needs only the C library (glibc 2.36 or newer, as on
 # the machine that built it) and libcuabi.so. On the target:
-#   OUTDIR/run.sh DIR          DIR holds libcuabi.so (e.g. build)
+#   OUTDIR/run.sh DIR          DIR holds libcuabi.so (e.g. build; the NVTX
+#                              test needs the tool a CMake build puts in
+#                              DIR/tests/nvtx/)
 set -eu
 if [ $# -ne 1 ]; then
     echo "usage: $0 OUTDIR" >&2
@@ -80,6 +82,12 @@ fi
 export CUABI_LIBRARY="$lib"
 export LD_LIBRARY_PATH="$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export CUABI_TEST_REQUIRE_GPU="${CUABI_TEST_REQUIRE_GPU:-1}"
+# The NVTX test needs the test NVTX tool, which a CMake build of DIR makes
+# (tests/nvtx/libcuabi_record_nvtx.so); without it that test fails, saying so.
+tool="$libdir/tests/nvtx/libcuabi_record_nvtx.so"
+if [ -z "${CUABI_TEST_NVTX_TOOL:-}" ] && [ -e "$tool" ]; then
+    export CUABI_TEST_NVTX_TOOL="$tool"
+fi
 cache=$(mktemp -d "${TMPDIR:-/tmp}/cuabi-cs-cache.XXXXXX")
 trap 'rm -rf "$cache"' EXIT INT TERM
 export CUABI_CACHE_DIR="${CUABI_CACHE_DIR:-$cache}"

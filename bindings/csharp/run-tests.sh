@@ -27,5 +27,11 @@ if [ -z "${CUABI_FAULT_FAKE_DRIVER:-}" ]; then
     fake="$(dirname "$lib")/tests/fault/libcuabi_fault_fake_cuda.so"
     [ -e "$fake" ] && export CUABI_FAULT_FAKE_DRIVER="$fake"
 fi
+# The test NVTX tool (tests/nvtx/record_nvtx.c, also made by a CMake build);
+# the NVTX test fails, saying why, without it.
+if [ -z "${CUABI_TEST_NVTX_TOOL:-}" ]; then
+    tool="$(dirname "$lib")/tests/nvtx/libcuabi_record_nvtx.so"
+    [ -e "$tool" ] && export CUABI_TEST_NVTX_TOOL="$tool"
+fi
 cd "$repo"
 mono --debug "$here/out/Cuabi.Tests.exe" "$@"

@@ -45,6 +45,20 @@ receiver, a member of a `partial` part of the binding's class for its object
   another call that makes a handle of such a class returns its object;
 * a failing status throws through Errors.Check, the core's message unchanged.
 
+A scope (the model's `scope` of an opening call, the header's `@scope <name>
+<closer>`) is a sealed IDisposable class of its own, named in PascalCase
+(nvtx_range -> NvtxRange), for `using (new NvtxRange(null, "step", 0)) {...}`:
+its constructor takes the opening call's arguments as the opener's generated
+member does (a method's object first, refused when null) and calls that
+member, keeping the arguments the closing call takes; Close() calls the
+closing call's generated member once and throws its failure; Dispose() calls
+it once unless Close() did, and never throws: a CudaException of the closing
+call (or an ObjectDisposedException of a kept object) is ignored, because
+Dispose runs while a using block is left, where an exception would replace
+the one already leaving it. After the first Close or Dispose both do nothing.
+No finalizer (a scope never disposed stays open). Both calls must have a
+generated member here; otherwise regen stops naming the call.
+
 Names: the function's name without `cuabi_<object>_`, in PascalCase.
 
 What this layer does not write stays hand-written in the binding's classes:
@@ -55,7 +69,9 @@ CuabiLibrary.Load), the roles with no plain C# form here (versioned structs
 that are no value structs, callbacks, arrays, host byte ranges, in-out
 values), and the functions listed
 in HAND_WRITTEN, each with the reason its C# form differs. The generated file
-lists them, so that a reader sees where each function went.
+lists them, so that a reader sees where each function went (a function
+in HAND_WRITTEN is listed with its reason there, also one with an idiom),
+and then the scope classes.
 """
 
 from __future__ import annotations
@@ -135,6 +151,10 @@ HAND_WRITTEN: Dict[str, str] = {
     "cuabi_buffer_free_async": "the library releases the handle: the SafeHandle is closed without a release",
     "cuabi_buffer_get_host_pointer": "DeviceBuffer<T>.HostPointer checks the buffer's kind",
     "cuabi_memory_pool_trim": "its byte count defaults to 0",
+    "cuabi_set_context_lost_callback": (
+        "the static event Cuda.ContextLost (Cuda.cs): one native callback, kept for the process, "
+        "registered when the first handler is added; a handler's exception never reaches native code"
+    ),
 }
 
 PLAIN_CALLS = {"getter", "setter", "action", "string", "blob", "library", "constructor"}
@@ -176,13 +196,13 @@ def value_structs(model: Dict[str, Any]) -> Dict[str, Dict[str, Any]]:
 
 
 def skip_reason(fn: Dict[str, Any], values: Dict[str, Dict[str, Any]]) -> Optional[str]:
+    if fn["name"] in HAND_WRITTEN:
+        return HAND_WRITTEN[fn["name"]]
     if fn.get("idiom"):
         return f"idiom {fn['idiom']}"
     call = fn.get("call")
     if call is None:
         return "no call kind in the model"
-    if fn["name"] in HAND_WRITTEN:
-        return HAND_WRITTEN[fn["name"]]
     if call == "struct_init":
         struct = fn["params"][0].get("struct")
         return f"{value_class(struct)}.Default()" if struct in values else call
@@ -391,21 +411,11 @@ class Emitter:
         ]
         return lines
 
-    def member(self, fn: Dict[str, Any]) -> List[str]:
-        i2, i3 = "        ", "            "
-        name = member_name(fn)
-        params = fn["params"]
-        if fn["call"] == "constructor":
-            # the object a constructor is made from is its first argument
-            params = [dict(p, role="handle") if p["role"] == "receiver" else p for p in params]
-        ins = [p for p in params if p["role"] in ("in", "handle", "string_in", "struct_in")]
-        outs = [p for p in params if p["role"] in ("out", "struct_out")]
-        call = fn["call"]
-        lines: List[str] = []
-        summary = fn["doc"] or f"{fn['name']}; see the conventions of cuabi.h."
-        lines.append(doc(summary + f" ({fn['name']})", i2).rstrip("\n"))
-        sig = []
-        generic = ""  # <T> where a PinnedBuffer<T> is an argument
+    def in_signature(self, ins: List[Dict[str, Any]], outs: List[Dict[str, Any]]) -> Tuple[List[str], str]:
+        """The C# parameters of a member's inputs, and "<T>" where a
+        PinnedBuffer<T> is one of them (else "")."""
+        sig: List[str] = []
+        generic = ""
 
         def optional(p: Dict[str, Any]) -> bool:
             """A nullable handle with only nullable handles after it takes null by default."""
@@ -424,12 +434,35 @@ class Emitter:
                 sig.append(f"{value_class(p['struct'])} {camel(p['name'])}")
             else:
                 sig.append(f"{self.public_type(p['type'])} {camel(p['name'])}")
-        if generic:
-            lines.append(f'{i2}/// <typeparam name="T">The element type of the pinned buffer.</typeparam>')
+        return sig, generic
+
+    @staticmethod
+    def in_docs(ins: List[Dict[str, Any]], indent: str) -> List[str]:
+        """The <param> documentation of a member's inputs."""
+        lines = []
         for p in ins:
             null = p.get("null_means")
             text = f"The {p['name']} argument" + (f" (null: {null})" if null else "") + "."
-            lines.append(f'{i2}/// <param name="{camel(p["name"]).lstrip("@")}">{text}</param>')
+            lines.append(f'{indent}/// <param name="{camel(p["name"]).lstrip("@")}">{text}</param>')
+        return lines
+
+    def member(self, fn: Dict[str, Any]) -> List[str]:
+        i2, i3 = "        ", "            "
+        name = member_name(fn)
+        params = fn["params"]
+        if fn["call"] == "constructor":
+            # the object a constructor is made from is its first argument
+            params = [dict(p, role="handle") if p["role"] == "receiver" else p for p in params]
+        ins = [p for p in params if p["role"] in ("in", "handle", "string_in", "struct_in")]
+        outs = [p for p in params if p["role"] in ("out", "struct_out")]
+        call = fn["call"]
+        lines: List[str] = []
+        summary = fn["doc"] or f"{fn['name']}; see the conventions of cuabi.h."
+        lines.append(doc(summary + f" ({fn['name']})", i2).rstrip("\n"))
+        sig, generic = self.in_signature(ins, outs)
+        if generic:
+            lines.append(f'{i2}/// <typeparam name="T">The element type of the pinned buffer.</typeparam>')
+        lines += self.in_docs(ins, i2)
         body: List[str] = []
         args: List[str] = []
         for p in params:
@@ -573,6 +606,140 @@ class Emitter:
             lines.append(f"{i2}}}")
         return lines
 
+    # -- scopes --------------------------------------------------------------
+    def scope_class(self, fn: Dict[str, Any], closer: Dict[str, Any]) -> List[str]:
+        """The IDisposable class of a scope (the model's `scope` of `fn`): its
+        constructor takes the opening call's arguments and calls the opening
+        call's generated member, keeping the arguments the closing call takes;
+        Close() calls the closing call's generated member once and throws its
+        failure; Dispose() does the same, once, and ignores a failure."""
+        i1, i2, i3 = "    ", "        ", "            "
+        scope = fn["scope"]
+        cls = pascal(scope["name"].split("_"))
+        where = f"regen: csharp: the scope {scope['name']} of {fn['name']}"
+        for f in (fn, closer):
+            reason = skip_reason(f, self.values)
+            if reason is not None:
+                raise SystemExit(f"{where}: {f['name']} has no generated member ({reason})")
+            if f["call"] == "constructor":
+                raise SystemExit(f"{where}: {f['name']} is a constructor")
+        # The receiver of a method is one more argument: the object, first.
+        params = [dict(p, role="handle") if p["role"] == "receiver" else p for p in fn["params"]]
+        ins = [p for p in params if p["role"] in ("in", "handle", "string_in", "struct_in")]
+        if len(ins) != len(params):
+            raise SystemExit(f"{where}: an opening call with outputs")
+        sig, generic = self.in_signature(ins, [])
+        if generic:
+            raise SystemExit(f"{where}: a PinnedBuffer<T> argument (a generic scope class)")
+        types = {}
+        for p, text in zip(ins, sig):
+            types[p["name"]] = text.replace(" = null", "").rsplit(" ", 1)[0]
+
+        def call(f: Dict[str, Any], names: List[str]) -> str:
+            """The generated member of `f` called with the C# arguments `names`."""
+            if not f.get("receiver"):
+                return f"Cuda.{member_name(f)}({', '.join(camel(n) for n in names)})"
+            rest = [camel(n) for n in names if n != f["receiver"]]
+            return f"{camel(f['receiver'])}.{member_name(f)}({', '.join(rest)})"
+
+        opening = call(fn, [p["name"] for p in fn["params"]])
+        keeps = [p["name"] for p in closer["params"]]
+        closing = call(closer, keeps)
+        kept_objects = [n for n in keeps if next(p for p in ins if p["name"] == n)["role"] == "handle"]
+        opener_ref = f"Cuda.{member_name(fn)}" if not fn.get("receiver") else None
+        if fn.get("receiver"):
+            recv = next(p for p in params if p["name"] == fn["receiver"])
+            opener_ref = f"{CLASSES[recv.get('handle_type', recv['type']['base'])][0]}.{member_name(fn)}"
+        if closer.get("receiver"):
+            recv = next(p for p in closer["params"] if p["name"] == closer["receiver"])
+            closer_ref = f"{CLASSES[recv.get('handle_type', recv['type']['base'])][0]}.{member_name(closer)}"
+        else:
+            closer_ref = f"Cuda.{member_name(closer)}"
+        kept_text = ", ".join(f"<c>{camel(n).lstrip('@')}</c>" for n in keeps) or "nothing"
+        lines: List[str] = []
+        summary = "\n".join(
+            textwrap.wrap(
+                f"A scope of {fn['name']}: made, it opens with {fn['name']}; disposed, it closes "
+                f"with {closer['name']}, once.",
+                76,
+            )
+        )
+        if fn["doc"]:
+            summary += "\n" + fn["doc"]
+        lines.append(doc(summary, i1).rstrip("\n"))
+        remarks = (
+            f"For a using block: <c>using (new {cls}(...)) {{ ... }}</c>. The constructor calls "
+            f'<see cref="{opener_ref}"/> and keeps {kept_text} for <see cref="{closer_ref}"/>. '
+            f'<see cref="Close"/> closes the scope early and throws the <see cref="CudaException"/> '
+            f'of a failing {closer["name"]}. <see cref="Dispose"/> closes it if it is still open '
+            f"and never throws: a failure of {closer['name']} there is ignored (Dispose runs while "
+            f"the using block is left, where an exception would replace the one leaving it; call "
+            f"Close to see the failure). After the first Close or Dispose, both do nothing, also "
+            f"when the closing call failed. There is no finalizer: a scope never closed stays open."
+        )
+        lines += tagged_doc(remarks, i1, "remarks")
+        lines.append(f"{i1}public sealed class {cls} : IDisposable")
+        lines.append(f"{i1}{{")
+        for n in keeps:
+            lines.append(f"{i2}private readonly {types[n]} {camel(n)};")
+        lines.append(f"{i2}private int closed;")
+        lines.append("")
+        lines += tagged_doc(
+            f'Opens the scope: <see cref="{opener_ref}"/> ({fn["name"]}) with these arguments.', i2
+        )
+        lines += self.in_docs(ins, i2)
+        lines.append(
+            f'{i2}/// <exception cref="CudaException">{fn["name"]} failed: no scope is open.</exception>'
+        )
+        lines.append(f"{i2}public {cls}({', '.join(sig)})")
+        lines.append(f"{i2}{{")
+        if fn.get("receiver"):
+            n = camel(fn["receiver"])
+            lines.append(f'{i3}if ({n} == null) throw new ArgumentNullException("{n.lstrip("@")}");')
+        lines.append(f"{i3}{opening};")
+        for n in keeps:
+            lines.append(f"{i3}this.{camel(n)} = {camel(n)};")
+        lines.append(f"{i2}}}")
+        lines.append("")
+        lines += tagged_doc(
+            f"Closes the scope now ({closer['name']}) unless it is closed already; a failure "
+            "throws, and the scope counts as closed all the same.",
+            i2,
+        )
+        lines.append(
+            f'{i2}/// <exception cref="CudaException">{closer["name"]} failed, with the library\'s message.</exception>'
+        )
+        lines.append(f"{i2}public void Close()")
+        lines.append(f"{i2}{{")
+        lines.append(f"{i3}if (System.Threading.Interlocked.Exchange(ref closed, 1) != 0) return;")
+        lines.append(f"{i3}{closing};")
+        lines.append(f"{i2}}}")
+        lines.append("")
+        lines += tagged_doc(
+            f"Closes the scope ({closer['name']}) unless it is closed already; never throws: a "
+            "failure is ignored (Close reports it).",
+            i2,
+        )
+        lines.append(f"{i2}public void Dispose()")
+        lines.append(f"{i2}{{")
+        lines.append(f"{i3}if (System.Threading.Interlocked.Exchange(ref closed, 1) != 0) return;")
+        lines.append(f"{i3}try")
+        lines.append(f"{i3}{{")
+        lines.append(f"{i3}    {closing};")
+        lines.append(f"{i3}}}")
+        lines.append(f"{i3}catch (CudaException)")
+        lines.append(f"{i3}{{")
+        lines.append(f"{i3}    // Ignored: Close() reports it.")
+        lines.append(f"{i3}}}")
+        if kept_objects:
+            lines.append(f"{i3}catch (ObjectDisposedException)")
+            lines.append(f"{i3}{{")
+            lines.append(f"{i3}    // A kept object disposed before the scope: nothing left to close.")
+            lines.append(f"{i3}}}")
+        lines.append(f"{i2}}}")
+        lines.append(f"{i1}}}")
+        return lines
+
     def library_member(
         self,
         fn: Dict[str, Any],
@@ -622,6 +789,16 @@ def objects(model: Dict[str, Any]) -> str:
     for s in em.values.values():
         if value_class(s["name"]) in taken:
             raise SystemExit(f"regen: csharp: the value type of {s['name']} would be named like another type")
+    by_name = {fn["name"]: fn for fn in model["functions"]}
+    scopes: List[Tuple[str, Dict[str, Any], List[str]]] = []  # (class, opener, its lines)
+    for fn in model["functions"]:
+        if not fn.get("scope"):
+            continue
+        cls = pascal(fn["scope"]["name"].split("_"))
+        if cls in taken or cls in {value_class(s) for s in em.values}:
+            raise SystemExit(f"regen: csharp: the scope {fn['scope']['name']} would be named like another type")
+        taken.add(cls)
+        scopes.append((cls, fn, em.scope_class(fn, by_name[fn["scope"]["closer"]])))
     for fn in model["functions"]:
         reason = skip_reason(fn, em.values)
         member: List[str] = []
@@ -651,11 +828,16 @@ def objects(model: Dict[str, Any]) -> str:
     )
     for name, reason in skipped:
         out += f"//   {name}: {reason}\n"
+    if scopes:
+        out += "//\n// Scopes (IDisposable classes: made, they open; disposed, they close):\n"
+        for cls, fn, _ in scopes:
+            out += f"//   {cls}: {fn['name']}, closed by {fn['scope']['closer']}\n"
     out += (
         "\nusing System;\nusing System.Globalization;\nusing System.Runtime.CompilerServices;\n"
         "using Cuabi.Interop;\n\nnamespace Cuabi\n{\n"
     )
     parts = ["\n".join(em.value_type(s)) + "\n" for s in em.values.values()]
+    parts += ["\n".join(lines) + "\n" for _, _, lines in scopes]
     if library:
         text = "    public static partial class Cuda\n    {\n"
         text += "\n\n".join("\n".join(m) for m in library) + "\n"

@@ -10,7 +10,7 @@
 //   cuabi_last_error_code: read by the exception mapping (CudaException.cs), not exposed
 //   cuabi_last_error_log: read by the exception mapping (CudaException.cs), not exposed
 //   cuabi_last_error_clear: read by the exception mapping (CudaException.cs), not exposed
-//   cuabi_set_context_lost_callback: idiom host_callback
+//   cuabi_set_context_lost_callback: the static event Cuda.ContextLost (Cuda.cs): one native callback, kept for the process, registered when the first handler is added; a handler's exception never reaches native code
 //   cuabi_nvrtc_get_version: NvrtcVersion is a System.Version
 //   cuabi_device_get_count: Device.Count
 //   cuabi_device_get: makes a handle whose class is not made from the handle alone (FACTORIES)
@@ -96,6 +96,9 @@
 //   cuabi_graph_release: release
 //   cuabi_graph_exec_release: release
 //   cuabi_graph_exec_set_kernel_node_args: idiom launch
+//
+// Scopes (IDisposable classes: made, they open; disposed, they close):
+//   NvtxRange: cuabi_nvtx_range_push, closed by cuabi_nvtx_range_pop
 
 using System;
 using System.Globalization;
@@ -490,6 +493,71 @@ namespace Cuabi
         }
     }
 
+    /// <summary>
+    /// A scope of cuabi_nvtx_range_push: made, it opens with cuabi_nvtx_range_push;
+    /// disposed, it closes with cuabi_nvtx_range_pop, once.
+    /// Opens a range on the calling thread, nested in the thread's open ranges of
+    /// the same domain. CUABI_ERROR_INVALID_ARGUMENT for a NULL message or an
+    /// empty domain name.
+    /// </summary>
+    /// <remarks>
+    /// For a using block: <c>using (new NvtxRange(...)) { ... }</c>. The constructor calls <see
+    /// cref="Cuda.NvtxRangePush"/> and keeps <c>domain</c> for <see cref="Cuda.NvtxRangePop"/>.
+    /// <see cref="Close"/> closes the scope early and throws the <see cref="CudaException"/> of a
+    /// failing cuabi_nvtx_range_pop. <see cref="Dispose"/> closes it if it is still open and never
+    /// throws: a failure of cuabi_nvtx_range_pop there is ignored (Dispose runs while the using
+    /// block is left, where an exception would replace the one leaving it; call Close to see the
+    /// failure). After the first Close or Dispose, both do nothing, also when the closing call
+    /// failed. There is no finalizer: a scope never closed stays open.
+    /// </remarks>
+    public sealed class NvtxRange : IDisposable
+    {
+        private readonly string domain;
+        private int closed;
+
+        /// <summary>
+        /// Opens the scope: <see cref="Cuda.NvtxRangePush"/> (cuabi_nvtx_range_push) with these
+        /// arguments.
+        /// </summary>
+        /// <param name="domain">The domain argument (null: NVTX's default domain).</param>
+        /// <param name="message">The message argument.</param>
+        /// <param name="argb">The argb argument.</param>
+        /// <exception cref="CudaException">cuabi_nvtx_range_push failed: no scope is open.</exception>
+        public NvtxRange(string domain, string message, uint argb)
+        {
+            Cuda.NvtxRangePush(domain, message, argb);
+            this.domain = domain;
+        }
+
+        /// <summary>
+        /// Closes the scope now (cuabi_nvtx_range_pop) unless it is closed already; a failure
+        /// throws, and the scope counts as closed all the same.
+        /// </summary>
+        /// <exception cref="CudaException">cuabi_nvtx_range_pop failed, with the library's message.</exception>
+        public void Close()
+        {
+            if (System.Threading.Interlocked.Exchange(ref closed, 1) != 0) return;
+            Cuda.NvtxRangePop(domain);
+        }
+
+        /// <summary>
+        /// Closes the scope (cuabi_nvtx_range_pop) unless it is closed already; never throws: a
+        /// failure is ignored (Close reports it).
+        /// </summary>
+        public void Dispose()
+        {
+            if (System.Threading.Interlocked.Exchange(ref closed, 1) != 0) return;
+            try
+            {
+                Cuda.NvtxRangePop(domain);
+            }
+            catch (CudaException)
+            {
+                // Ignored: Close() reports it.
+            }
+        }
+    }
+
     public static partial class Cuda
     {
         /// <summary>The library's version as a static string, e.g. "0.1.0". Never NULL. (cuabi_version_string)</summary>
@@ -760,7 +828,9 @@ namespace Cuabi
         /// and CUDA_COREDUMP_GENERATION_FLAGS environment variables, when set before
         /// CUDA initialised, take precedence over this call (the driver's rule).
         /// CUABI_ERROR_INVALID_ARGUMENT for unknown flags or a path of 1024 bytes or
-        /// more. (cuabi_coredump_set)
+        /// more; CUABI_ERROR_NOT_SUPPORTED, when enabling, where the driver's
+        /// debugger library (libcudadebugger.so.1), which writes the dumps, is not
+        /// installed. (cuabi_coredump_set)
         /// </summary>
         /// <param name="enable">The enable argument.</param>
         /// <param name="path">The path argument (null: the driver's default, core.cuda.HOSTNAME.PID).</param>

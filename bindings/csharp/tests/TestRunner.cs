@@ -234,6 +234,10 @@ namespace Cuabi.Tests
                             served = FaultInjection.ServeChild(mode, extra);
                         if (served < 0)
                             served = GeneratedLayerTests.ServeChild(mode, extra);
+                        if (served < 0)
+                            served = NvtxTests.ServeChild(mode, extra);
+                        if (served < 0)
+                            served = HealthTests.ServeChild(mode, extra);
                         if (served >= 0)
                             return served;
                         Console.Error.WriteLine("unknown child mode " + mode);
@@ -268,6 +272,8 @@ namespace Cuabi.Tests
             FaultInjection.Register();
             GeneratedLayerTests.Register();
             DriverLevelTests.Register();
+            NvtxTests.Register();
+            HealthTests.Register();
 
             if (args.Length == 1 && args[0] == "--list")
             {
