@@ -91,6 +91,11 @@ if [ ! -e "$lib/libcuabi.so.0" ] && [ ! -e "$lib/libcuabi.so" ]; then
   exit 2
 fi
 export LD_LIBRARY_PATH="$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+# The test NVTX tool of the same CMake build, which test-nvtx needs (it
+# fails without it): LIB_DIR/tests/nvtx/libcuabi_record_nvtx.so.
+if [ -z "${CUABI_TEST_NVTX_TOOL:-}" ] && [ -e "$lib/tests/nvtx/libcuabi_record_nvtx.so" ]; then
+  export CUABI_TEST_NVTX_TOOL="$lib/tests/nvtx/libcuabi_record_nvtx.so"
+fi
 
 failed=()
 total=0

@@ -9,7 +9,10 @@
 # 1. cargo test over the workspace: unit tests, bindgen's layout tests, the
 #    no-GPU integration tests, the bad-input corpus, fault injection against
 #    the stand-in driver ($CUABI_FAULT_FAKE_DRIVER, else LIB_DIR's
-#    tests/fault/libcuabi_fault_fake_cuda.so; SKIPPED without it), the GPU
+#    tests/fault/libcuabi_fault_fake_cuda.so; SKIPPED without it; the driver's
+#    log and health against it, tests/health.rs, the same), NVTX recorded by
+#    the test tool ($CUABI_TEST_NVTX_TOOL, else LIB_DIR's
+#    tests/nvtx/libcuabi_record_nvtx.so; tests/nvtx.rs FAILS without it), the GPU
 #    tests (each reported ok / FAILED / SKIPPED: no CUDA device) and the
 #    doctests;
 # 2. the downstream crate examples/rust/downstream: built and run;
@@ -37,6 +40,11 @@ if [ $# -ge 1 ]; then
   fake="$CUABI_LIB_DIR/tests/fault/libcuabi_fault_fake_cuda.so"
   if [ -z "${CUABI_FAULT_FAKE_DRIVER:-}" ] && [ -e "$fake" ]; then
     export CUABI_FAULT_FAKE_DRIVER="$fake"
+  fi
+  # The NVTX tool that records what tests/nvtx.rs annotates, likewise.
+  tool="$CUABI_LIB_DIR/tests/nvtx/libcuabi_record_nvtx.so"
+  if [ -z "${CUABI_TEST_NVTX_TOOL:-}" ] && [ -e "$tool" ]; then
+    export CUABI_TEST_NVTX_TOOL="$tool"
   fi
 else
   unset CUABI_LIB_DIR

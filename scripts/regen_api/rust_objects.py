@@ -6,7 +6,8 @@ method in an `impl` block of the crate's owning type of its object:
 * a receiver is `&self`; a borrowed handle `&T` (`Option<&T>` when nullable);
 * scalars are their Rust numbers, enums and flag sets the generated types of
   `generated.rs`; a NUL-terminated string is `&str` (a path
-  `impl AsRef<Path>`), refused naming the parameter when it holds a NUL;
+  `impl AsRef<Path>`; nullable, `Option<&str>` and `Option<&Path>`),
+  refused naming the parameter when it holds a NUL;
 * an array with its count is a slice, a host byte range `&[u8]` or
   `&mut [u8]`;
 * out-parameters are the result: one value, or a tuple of several;
@@ -22,7 +23,13 @@ method in an `impl` block of the crate's owning type of its object:
   the owning type (its handle released on drop);
 * a call that answers `CUABI_ERROR_NOT_READY` without failing (a query)
   returns `Result<bool>`;
-* library-level calls are free functions of the crate.
+* library-level calls are free functions of the crate;
+* a call that opens a scope (the model's `scope`: its name and the call
+  that closes it) also has a function named as the scope, taking the same
+  parameters, that answers a guard (the scope's name in CamelCase:
+  `nvtx_range` answers an `NvtxRange`): it keeps owned copies of the
+  closer's arguments, calls the closer when dropped (a failure ignored:
+  a drop cannot report one) and sooner by `end(self)`, which reports it.
 
 Names: the function's name without `cuabi_<object>_`; Rust's getters drop
 `get_` (a getter, string or blob `cuabi_device_get_name` is `name()`, a
@@ -40,7 +47,7 @@ lists them, so that a reader sees where each function went.
 from __future__ import annotations
 
 import os
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 
 from common import banner
 from rust import OPEN, RENAMED, camel, doc, doc_text, rustfmt
@@ -76,6 +83,7 @@ TYPES: Dict[str, Tuple[str, str, bool]] = {
 HAND_WRITTEN: Dict[str, str] = {
     "cuabi_last_error_status": "Error::last reads the thread's error state",
     "cuabi_last_error_log": "Error::log carries it",
+    "cuabi_set_context_lost_callback": "on_context_lost takes a closure; clear_context_lost_callback",
     "cuabi_device_get_count": "Device::count answers usize",
     "cuabi_device_get_ordinal": "Device::ordinal, kept with the device",
     "cuabi_device_reset": "Device::reset is unsafe: it invalidates every object of the device",
@@ -263,16 +271,31 @@ def statuses(fn: Dict[str, Any]) -> List[str]:
     return list(fn.get("statuses") or [])
 
 
-def method(fn: Dict[str, Any], model: Model) -> Tuple[str, str]:
-    """(the impl block's key: the Rust type or "" for free functions, the
-    method's text), or Skip."""
+class Parts(NamedTuple):
+    """A function's Rust form before its body: where it goes and what it
+    takes, and the C call over the converted arguments."""
+
+    owner: str  # the impl block's key: the Rust type, or "" for a free function
+    call: str  # the model's call kind
+    args: List[str]  # the Rust parameters, `&self` left out
+    prep: List[str]  # statements before the call, converting the parameters
+    c_call: str  # the C call over the converted parameters
+    # (local, Rust type, conversion of the raw value, whether the conversion is a Result)
+    outs: List[Tuple[str, str, str, bool]]
+    two_call: Optional[str]  # "string" or "blob" for the two-call pattern
+    lifetimes: str  # the function's generic parameters, "" or "<...>"
+    method: bool  # takes `&self`
+
+
+def parts(fn: Dict[str, Any], model: Model) -> Parts:
+    """The Rust form of `fn` up to its body, or Skip."""
     call = fn.get("call")
     if call is None:
         raise Skip("the model gives it no call kind")
-    if fn.get("idiom"):
-        raise Skip(f"idiom `{fn['idiom']}`, written by hand")
     if fn["name"] in HAND_WRITTEN:
         raise Skip(HAND_WRITTEN[fn["name"]])
+    if fn.get("idiom"):
+        raise Skip(f"idiom `{fn['idiom']}`, written by hand")
     if call == "struct_init":
         filled = model.value_struct(fn["params"][0].get("struct"))
         if filled is not None:
@@ -384,9 +407,13 @@ def method(fn: Dict[str, Any], model: Model) -> Tuple[str, str]:
             c_args.append("out")
         elif role == "string_in":
             nullable = p.get("nullable")
-            if name == "path" or name.endswith("_path"):
-                if nullable:
-                    raise Skip("a nullable path")
+            if (name == "path" or name.endswith("_path")) and nullable:
+                # `Some(Path::new(..))` or `None` (an `impl AsRef` could not infer `None`).
+                args.append(f"{local}: Option<&std::path::Path>")
+                prep.append(f"let {local} = {local}.map(c_path).transpose()?;")
+                model.uses.add("c_path")
+                c_args.append(f"{local}.as_ref().map_or(std::ptr::null(), |s| s.as_ptr())")
+            elif name == "path" or name.endswith("_path"):
                 args.append(f"{local}: impl AsRef<std::path::Path>")
                 prep.append(f"let {local} = c_path({local}.as_ref())?;")
                 model.uses.add("c_path")
@@ -454,7 +481,18 @@ def method(fn: Dict[str, Any], model: Model) -> Tuple[str, str]:
             raise Skip(f"parameter `{name}` is {role}")
 
     c_call = f"sys::{fn['name']}({', '.join(c_args)})"
-    rust_args = ", ".join(([] if call == "constructor" or receiver is None else ["&self"]) + args)
+    takes_self = call != "constructor" and receiver is not None
+    if model.element_generic:
+        model.uses.add("DeviceRepr")
+        lifetimes = "<" + ", ".join(g for g in (lifetimes[1:-1], "E: DeviceRepr") if g) + ">"
+    return Parts(owner, call, args, prep, c_call, outs, two_call, lifetimes, takes_self)
+
+
+def method(fn: Dict[str, Any], model: Model) -> Tuple[str, str]:
+    """(the impl block's key: the Rust type or "" for free functions, the
+    method's text), or Skip."""
+    owner, call, args, prep, c_call, outs, two_call, lifetimes, takes_self = parts(fn, model)
+    rust_args = ", ".join((["&self"] if takes_self else []) + args)
     name = method_name(fn, model)
     body: List[str] = list(prep)
     if call == "constructor":
@@ -498,11 +536,108 @@ def method(fn: Dict[str, Any], model: Model) -> Tuple[str, str]:
     text = fn.get("doc") or ""
     docs = doc(method_doc(text), "    ", raw=True) if text.strip() else ""
     docs += ("    ///\n" if docs else "") + f"    /// Calls `{fn['name']}`.\n"
-    if model.element_generic:
-        model.uses.add("DeviceRepr")
-        lifetimes = "<" + ", ".join(g for g in (lifetimes[1:-1], "E: DeviceRepr") if g) + ">"
     head = f"    pub fn {name}{lifetimes}({rust_args}) -> Result<{returns}> {{\n"
     return owner, docs + head + "".join(f"        {line}\n" for line in body) + "    }\n"
+
+
+def scope(fn: Dict[str, Any], closer: Dict[str, Any], model: Model) -> Tuple[str, str]:
+    """The scope of `fn` (the model's `scope`: a name and the closing call,
+    whose parameters are some of `fn`'s inputs): (a function named as the
+    scope, taking `fn`'s parameters, that calls `fn` and answers a guard;
+    the guard's type, named as the scope in CamelCase, which keeps owned
+    copies of the closer's arguments and calls the closer when dropped,
+    ignoring a failure, or sooner by `end`, reporting one)."""
+    where = f"regen: rust_objects.py: the scope of {fn['name']}"
+    try:
+        p = parts(fn, model)
+    except Skip as why:
+        raise SystemExit(f"{where}: no Rust form of the opening call: {why}")
+    if p.owner or p.method or p.call == "constructor" or p.outs or p.two_call:
+        raise SystemExit(f"{where}: an opening call with a receiver, an object or a result")
+    name, guard = ident(fn["scope"]["name"]), camel(fn["scope"]["name"])
+    by = {q["name"]: q for q in fn["params"]}
+    fields: List[str] = []  # the guard's fields: the kept arguments, converted
+    inits: List[str] = []
+    closing: List[str] = []  # the closer's arguments, from the fields
+    for c in closer["params"]:
+        q = by[c["name"]]  # kept as the opener takes it (what C++ does too)
+        local = ident(q["name"])
+        if local == "open":
+            raise SystemExit(f"{where}: a kept parameter named `open`, the guard's own field")
+        if q["role"] == "string_in" and q.get("nullable"):
+            fields.append(f"{local}: Option<std::ffi::CString>")
+            closing.append(f"self.{local}.as_ref().map_or(std::ptr::null(), |s| s.as_ptr())")
+        elif q["role"] == "string_in":
+            fields.append(f"{local}: std::ffi::CString")
+            closing.append(f"self.{local}.as_ptr()")
+        elif q["role"] == "in":
+            t = q["type"]
+            fields.append(f"{local}: {model.value_type(t, fn['name'], q['name'])}")
+            if model.enum_type(t["base"]):
+                closing.append(f"self.{local}.raw()")
+            elif model.flags_type(t["base"]):
+                closing.append(f"self.{local}.bits()")
+            else:
+                closing.append(f"self.{local}")
+        else:
+            raise SystemExit(f"{where} keeps `{q['name']}`, a {q['role']}")
+        inits.append(local)
+    model.uses.add("check")
+    opener, close = fn["name"], closer["name"]
+    text = fn.get("doc") or ""
+    docs = doc(method_doc(text), raw=True) + "///\n" if text.strip() else ""
+    docs += doc(
+        f"The scope of `{opener}`: calls it and answers a [`{guard}`], which calls `{close}` "
+        f"when dropped (a failure then ignored) or sooner by [`{guard}::end`] (a failure "
+        "reported).",
+        raw=True,
+    )
+    body = p.prep + [f"check(unsafe {{ {p.c_call} }})?;", f"Ok({guard} {{ {', '.join(inits + ['open: true'])} }})"]
+    function = (
+        docs
+        + f"pub fn {name}{p.lifetimes}({', '.join(p.args)}) -> Result<{guard}> {{\n"
+        + "".join(f"    {line}\n" for line in body)
+        + "}\n"
+    )
+    kept = ", ".join(f"`{q['name']}`" for q in closer["params"])
+    guard_doc = (
+        f"An open scope of `{opener}`, made by [`{name}`]. Dropped, it calls `{close}` "
+        + (f"with its own copies of {kept} " if kept else "")
+        + "and ignores a failure, which a drop cannot report (the calling thread's last "
+        f"error still holds it); [`{guard}::end`] closes it sooner and reports a failure. "
+        "The closing call runs on the thread that drops the guard or calls `end`."
+    )
+    close_call = f"sys::{close}({', '.join(closing)})"
+    type_text = (
+        doc(guard_doc, raw=True)
+        + f'#[must_use = "the scope closes when the guard is dropped: bind it to a name"]\n'
+        + "#[derive(Debug)]\n"
+        + f"pub struct {guard} {{\n"
+        + "".join(f"    {f},\n" for f in fields)
+        + "    open: bool,\n"
+        + "}\n\n"
+        + f"impl {guard} {{\n"
+        + doc(f"Closes the scope now (`{close}`), reporting a failure, which a drop ignores.", "    ", raw=True)
+        + "    pub fn end(mut self) -> Result<()> {\n"
+        + "        self.open = false;\n"
+        + "        self.close()\n"
+        + "    }\n\n"
+        + f"    /// Calls `{close}` with the kept arguments.\n"
+        + "    fn close(&self) -> Result<()> {\n"
+        + f"        check(unsafe {{ {close_call} }})\n"
+        + "    }\n"
+        + "}\n\n"
+        + f"impl Drop for {guard} {{\n"
+        + doc(f"Calls `{close}` unless [`{guard}::end`] did; a failure is ignored.", "    ", raw=True)
+        + "    fn drop(&mut self) {\n"
+        + "        if self.open {\n"
+        + "            // A drop cannot report a failure: end() is the call that does.\n"
+        + "            let _ = self.close();\n"
+        + "        }\n"
+        + "    }\n"
+        + "}\n"
+    )
+    return function, type_text
 
 
 def value_types(model: Model) -> str:
@@ -639,6 +774,8 @@ def objects(description: Dict[str, Any]) -> str:
             raise SystemExit(f"regen: rust_objects.py: HAND_WRITTEN names {name}, which the header does not declare")
     blocks: Dict[str, List[str]] = {}
     skipped: List[Tuple[str, str]] = []
+    guards: List[str] = []
+    by_name = {f["name"]: f for f in description["functions"]}
     for fn in description["functions"]:
         uses = set(model.uses)
         try:
@@ -646,9 +783,13 @@ def objects(description: Dict[str, Any]) -> str:
         except Skip as why:
             model.uses = uses  # what a skipped function named is not imported
             skipped.append((fn["name"], str(why)))
-            continue
-        blocks.setdefault(owner, []).append(text)
-    types = "\n".join(t for t in (value_types(model), new_types(model)) if t)
+        else:
+            blocks.setdefault(owner, []).append(text)
+        if fn.get("scope"):
+            function, guard = scope(fn, by_name[fn["scope"]["closer"]], model)
+            blocks.setdefault("", []).append(function)
+            guards.append(guard)
+    types = "\n".join(t for t in (value_types(model), new_types(model), *guards) if t)
     generics = {t[0]: t[1] for t in TYPES.values()}
     parts = []
     for owner in sorted(blocks, key=lambda o: (o != "", o)):

@@ -62,6 +62,15 @@
 //!   synchronization policy, memory-sync domain, L2 access-policy window:
 //!   [`Stream::set_access_policy_window`]) and stream memory operations
 //!   ([`Stream::write_value`], [`Stream::wait_value`]).
+//! * Observing a process, generated but for one call: NVTX ranges and marks
+//!   for Nsight Systems ([`nvtx_range`] answers an [`NvtxRange`] guard that
+//!   closes the range when dropped; [`nvtx_range_start`], [`nvtx_mark`]),
+//!   [`Device::profiler_start`]; the driver's own log ([`driver_log_read`],
+//!   [`driver_log_dump`]; a failure's message already ends with the lines
+//!   logged during it); health ([`Device::health`] answers a [`Health`],
+//!   [`context_lost_message`], and [`on_context_lost`], which takes a
+//!   closure); device core dumps ([`coredump_set`],
+//!   [`Device::set_coredump`], [`CoredumpFlags`]).
 //!
 //! # SAXPY
 //!
@@ -159,6 +168,7 @@ mod device;
 mod error;
 mod generated;
 mod handle;
+mod health;
 mod host;
 mod ipc;
 mod launch;
@@ -180,6 +190,7 @@ pub use crate::background::Background;
 pub use crate::copy::{Copy3d, PitchedBuffer};
 pub use crate::error::{status_name, Error, Result};
 pub use crate::generated::*;
+pub use crate::health::{clear_context_lost_callback, on_context_lost};
 pub use crate::ipc::{IpcHandle, IPC_HANDLE_SIZE};
 pub use crate::launch::{Dim3, KernelArg, KernelArgs, Launch, LaunchConfig};
 pub use crate::link::LinkOptions;

@@ -14,7 +14,7 @@
 //! * `cuabi_last_error_code`: answers no status
 //! * `cuabi_last_error_log`: Error::log carries it
 //! * `cuabi_last_error_clear`: answers no status
-//! * `cuabi_set_context_lost_callback`: idiom `host_callback`, written by hand
+//! * `cuabi_set_context_lost_callback`: on_context_lost takes a closure; clear_context_lost_callback
 //! * `cuabi_device_get_count`: Device::count answers usize
 //! * `cuabi_device_get`: Device holds more than its handle; made by hand
 //! * `cuabi_device_release`: Drop
@@ -125,16 +125,14 @@
 //! * `cuabi_graph_exec_release`: Drop
 //! * `cuabi_graph_exec_launch`: GraphExec::launch is unsafe: the graph replays its captured arguments
 //! * `cuabi_graph_exec_set_kernel_node_args`: idiom `launch`, written by hand
-//! * `cuabi_coredump_set`: a nullable path
-//! * `cuabi_device_set_coredump`: a nullable path
 
 use crate::error::{
     c_path, c_string, check, check_ready, create, read_list, read_string, unknown, Error, Result,
 };
 use crate::generated::{
     AccessProperty, ArrayFlags, ArrayFormat, BufferKind, CacheState, CaptureMode, CopyPath,
-    FunctionAttribute, Health, Limit, LinkBackend, MemOpFlags, MemSyncDomain, MemoryPoolFlags,
-    NameForm, SyncPolicy, WaitCondition,
+    CoredumpFlags, FunctionAttribute, Health, Limit, LinkBackend, MemOpFlags, MemSyncDomain,
+    MemoryPoolFlags, NameForm, SyncPolicy, WaitCondition,
 };
 use crate::types::{
     Array, Device, DeviceBuffer, DeviceRepr, Event, Function, Graph, GraphExec, Linker, MemoryPool,
@@ -411,6 +409,47 @@ impl TryFrom<sys::cuabi_access_policy_window> for AccessPolicyWindow {
     }
 }
 
+/// An open scope of `cuabi_nvtx_range_push`, made by [`nvtx_range`]. Dropped, it calls
+/// `cuabi_nvtx_range_pop` with its own copies of `domain` and ignores a failure, which a drop
+/// cannot report (the calling thread's last error still holds it); [`NvtxRange::end`] closes it
+/// sooner and reports a failure. The closing call runs on the thread that drops the guard or calls
+/// `end`.
+#[must_use = "the scope closes when the guard is dropped: bind it to a name"]
+#[derive(Debug)]
+pub struct NvtxRange {
+    domain: Option<std::ffi::CString>,
+    open: bool,
+}
+
+impl NvtxRange {
+    /// Closes the scope now (`cuabi_nvtx_range_pop`), reporting a failure, which a drop ignores.
+    pub fn end(mut self) -> Result<()> {
+        self.open = false;
+        self.close()
+    }
+
+    /// Calls `cuabi_nvtx_range_pop` with the kept arguments.
+    fn close(&self) -> Result<()> {
+        check(unsafe {
+            sys::cuabi_nvtx_range_pop(
+                self.domain
+                    .as_ref()
+                    .map_or(std::ptr::null(), |s| s.as_ptr()),
+            )
+        })
+    }
+}
+
+impl Drop for NvtxRange {
+    /// Calls `cuabi_nvtx_range_pop` unless [`NvtxRange::end`] did; a failure is ignored.
+    fn drop(&mut self) {
+        if self.open {
+            // A drop cannot report a failure: end() is the call that does.
+            let _ = self.close();
+        }
+    }
+}
+
 /// The message of the call that first found the context lost, naming that call (two-call
 /// pattern; "" while the context is usable).
 ///
@@ -537,6 +576,34 @@ pub fn cache_clear() -> Result<(u64, u64)> {
     Ok((entries, bytes))
 }
 
+/// Device core dumps on a GPU exception (a kernel's illegal address, trap ...), for every
+/// context created after this call: call it before the first use of a device
+/// (`cuabi_device_get`). `enable` 0 turns them off. The dump is written at `path` (NULL: the
+/// driver's default, core.cuda.HOSTNAME.PID; %h, %p and %t in it are replaced by the host name,
+/// process id and time), read with cuda-gdb. Without `CUABI_COREDUMP_SKIP_ABORT` the driver
+/// aborts the host process after writing the dump. The CUDA_ENABLE_COREDUMP_ON_EXCEPTION,
+/// CUDA_COREDUMP_FILE and CUDA_COREDUMP_GENERATION_FLAGS environment variables, when set before
+/// CUDA initialised, take precedence over this call (the driver's rule).
+/// `CUABI_ERROR_INVALID_ARGUMENT` for unknown flags or a path of 1024 bytes or more;
+/// `CUABI_ERROR_NOT_SUPPORTED`, when enabling, where the driver's debugger library
+/// (libcudadebugger.so.1), which writes the dumps, is not installed.
+///
+/// Calls `cuabi_coredump_set`.
+pub fn coredump_set(
+    enable: i32,
+    path: Option<&std::path::Path>,
+    flags: CoredumpFlags,
+) -> Result<()> {
+    let path = path.map(c_path).transpose()?;
+    check(unsafe {
+        sys::cuabi_coredump_set(
+            enable,
+            path.as_ref().map_or(std::ptr::null(), |s| s.as_ptr()),
+            flags.bits(),
+        )
+    })
+}
+
 /// Opens a range on the calling thread, nested in the thread's open ranges of the same domain.
 /// `CUABI_ERROR_INVALID_ARGUMENT` for a NULL message or an empty domain name.
 ///
@@ -551,6 +618,25 @@ pub fn nvtx_range_push(domain: Option<&str>, message: &str, argb: u32) -> Result
             argb,
         )
     })
+}
+
+/// Opens a range on the calling thread, nested in the thread's open ranges of the same domain.
+/// `CUABI_ERROR_INVALID_ARGUMENT` for a NULL message or an empty domain name.
+///
+/// The scope of `cuabi_nvtx_range_push`: calls it and answers a [`NvtxRange`], which calls
+/// `cuabi_nvtx_range_pop` when dropped (a failure then ignored) or sooner by [`NvtxRange::end`] (a
+/// failure reported).
+pub fn nvtx_range(domain: Option<&str>, message: &str, argb: u32) -> Result<NvtxRange> {
+    let domain = domain.map(|s| c_string("domain", s)).transpose()?;
+    let message = c_string("message", message)?;
+    check(unsafe {
+        sys::cuabi_nvtx_range_push(
+            domain.as_ref().map_or(std::ptr::null(), |s| s.as_ptr()),
+            message.as_ptr(),
+            argb,
+        )
+    })?;
+    Ok(NvtxRange { domain, open: true })
 }
 
 /// Closes the calling thread's innermost open range of `domain`. A thread with no range of that
@@ -751,6 +837,26 @@ impl Device {
             )
         })?;
         Ok(value)
+    }
+
+    /// The same for `device`'s context only, at any time.
+    ///
+    /// Calls `cuabi_device_set_coredump`.
+    pub fn set_coredump(
+        &self,
+        enable: i32,
+        path: Option<&std::path::Path>,
+        flags: CoredumpFlags,
+    ) -> Result<()> {
+        let path = path.map(c_path).transpose()?;
+        check(unsafe {
+            sys::cuabi_device_set_coredump(
+                self.as_raw(),
+                enable,
+                path.as_ref().map_or(std::ptr::null(), |s| s.as_ptr()),
+                flags.bits(),
+            )
+        })
     }
 
     /// Starts the attached profiler's collection for `device`'s context (cuProfilerStart), for a

@@ -136,3 +136,46 @@ fn errors_are_std_errors_and_send() {
     let boxed: Box<dyn std::error::Error + Send + Sync> = Box::new(err.clone());
     assert_eq!(boxed.to_string(), err.to_string());
 }
+
+/// The observing calls are reachable from the crate root with their types,
+/// and what core dumps refuse before the driver is asked is refused by name.
+#[test]
+fn core_dump_settings_are_refused_by_name() {
+    use cuabi::{CoredumpFlags, Health, NvtxRange};
+    use std::path::Path;
+    let _: fn(i32, Option<&Path>, CoredumpFlags) -> cuabi::Result<()> = cuabi::coredump_set;
+    let _: fn(Option<&str>, &str, u32) -> cuabi::Result<NvtxRange> = cuabi::nvtx_range;
+    let _: fn(usize) -> cuabi::Result<String> = cuabi::driver_log_read;
+    let _: fn() -> cuabi::Result<String> = cuabi::context_lost_message;
+    let _: fn() -> cuabi::Result<()> = cuabi::clear_context_lost_callback;
+    assert_eq!(Health::from_raw(sys::CUABI_HEALTH_LOST), Some(Health::Lost));
+    assert_eq!(
+        CoredumpFlags::LIGHTWEIGHT.bits(),
+        (CoredumpFlags::SKIP_NONRELOCATED_ELF_IMAGES
+            | CoredumpFlags::SKIP_GLOBAL_MEMORY
+            | CoredumpFlags::SKIP_SHARED_MEMORY
+            | CoredumpFlags::SKIP_LOCAL_MEMORY)
+            .bits()
+    );
+
+    let err = cuabi::coredump_set(1, None, CoredumpFlags::from_bits(1 << 20))
+        .expect_err("a flag that is none of cuabi_coredump_flag_bits");
+    assert_eq!(err.kind(), ErrorKind::InvalidArgument, "{err}");
+    assert!(
+        err.message()
+            .contains("flags 0x100000 hold bits that are no cuabi_coredump_flag_bits"),
+        "{err}"
+    );
+    let long = "c".repeat(1024);
+    let err = cuabi::coredump_set(1, Some(Path::new(&long)), CoredumpFlags::LIGHTWEIGHT)
+        .expect_err("a path longer than the driver takes");
+    assert_eq!(err.kind(), ErrorKind::InvalidArgument, "{err}");
+    assert!(
+        err.message()
+            .contains("path is 1024 bytes long; the driver takes at most 1023"),
+        "{err}"
+    );
+    let err = cuabi::coredump_set(1, Some(Path::new("core\0")), CoredumpFlags::NONE)
+        .expect_err("a NUL in the path");
+    assert_eq!(err.kind(), ErrorKind::InvalidArgument, "{err}");
+}

@@ -51,3 +51,47 @@ pub fn parse_args() -> Args {
     }
     args
 }
+
+/// Set in a child process started by [`run_child`]: the name of the test it
+/// runs as the child.
+pub const CHILD: &str = "CUABI_TEST_CHILD";
+
+/// Whether this process is the child of test `name` (see [`run_child`]).
+pub fn is_child(name: &str) -> bool {
+    std::env::var(CHILD).is_ok_and(|v| v == name)
+}
+
+/// Runs test `name` of this binary again, alone, in a child process with
+/// `set` added to the environment and `unset` taken from it; the test sees
+/// [`is_child`]`(name)` there and does the child's part. For what must
+/// happen in a process of its own: the environment read at a library's
+/// first call, a state that lasts as long as the process. Panics with the
+/// child's output unless its test passed; answers that output.
+pub fn run_child(name: &str, set: &[(&str, &std::ffi::OsStr)], unset: &[&str]) -> String {
+    let exe = std::env::current_exe().expect("this test binary's path");
+    let mut command = std::process::Command::new(exe);
+    command
+        .args([name, "--exact", "--nocapture", "--test-threads=1"])
+        .env(CHILD, name);
+    for (key, value) in set {
+        command.env(key, value);
+    }
+    for key in unset {
+        command.env_remove(key);
+    }
+    let output = command
+        .output()
+        .unwrap_or_else(|e| panic!("starting the child of {name}: {e}"));
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(
+        output.status.success() && text.contains("test result: ok. 1 passed"),
+        "the child process of {name} ({}) did not pass:\n{}",
+        output.status,
+        text.trim_end()
+    );
+    text
+}
