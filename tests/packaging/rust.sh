@@ -6,12 +6,15 @@
 # 1. `cargo package --workspace --no-verify --allow-dirty --offline`: both
 #    crates; cuabi-sys must carry the C library's sources (libcuabi/) as
 #    files, not links;
-# 2. a new crate in a temporary folder depends on the unpacked crates (the
-#    `cuabi` crate's dependency on cuabi-sys patched to the unpacked one, as
-#    a registry would resolve it) and builds without CUABI_LIB_DIR: the
-#    packaged cuabi-sys builds libcuabi from its own sources with CMake; the
-#    program runs, reports the header's version and the missing driver;
-# 3. the same crate with CUABI_LIB_DIR=LIB_DIR links that library instead.
+# 2. a new crate in a temporary folder, with no build script of its own,
+#    depends on the unpacked crates (the `cuabi` crate's dependency on
+#    cuabi-sys patched to the unpacked one, as a registry would resolve it)
+#    and builds without CUABI_LIB_DIR: the packaged cuabi-sys builds libcuabi
+#    from its own sources with CMake and links it statically; the binary
+#    needs no libcuabi.so, and copied to a fresh folder it runs, reports the
+#    header's version and the missing driver;
+# 3. the same crate with CUABI_LIB_DIR=LIB_DIR links that library instead
+#    (found through LD_LIBRARY_PATH).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 libdir=$(cd "$1" && pwd)
@@ -61,17 +64,8 @@ cuabi-sys = { path = "../crates/cuabi-sys-$want" }
 
 [workspace]
 EOF
-cat >"$work/user/build.rs" <<'EOF'
-fn main() {
-    // cuabi-sys (links = "cuabi") names the folder of the libcuabi it linked.
-    let dir = std::env::var("DEP_CUABI_LIB_DIR").expect("DEP_CUABI_LIB_DIR");
-    println!("cargo:rustc-link-arg=-Wl,--enable-new-dtags,-rpath,{dir}");
-    println!("cargo:rustc-env=CUABI_LINKED_FROM={dir}");
-}
-EOF
 cat >"$work/user/src/main.rs" <<'EOF'
 fn main() {
-    println!("linked {}", env!("CUABI_LINKED_FROM"));
     println!("version {}", cuabi::version_string());
     let raw = unsafe { cuabi_sys::cuabi_version() };
     println!("raw {raw}");
@@ -85,26 +79,37 @@ fn main() {
 }
 EOF
 
-run_user() {  # run_user LABEL: builds and runs the crate; output in $work/LABEL.out
-  (cd "$work/user" && cargo build --offline --quiet --target-dir "$work/user-target-$1")
-  CUABI_DRIVER_PATH="$work/no-driver/libcuda.so.1" "$work/user-target-$1/debug/cuabi-user" |
-    tee "$work/$1.out"
-  grep -qx "version $want" "$work/$1.out" || fail "$1: not version $want"
-  grep -qx "error CUABI_ERROR_DRIVER_NOT_FOUND" "$work/$1.out" || fail "$1: no DRIVER_NOT_FOUND"
-  grep -qF "$work/no-driver/libcuda.so.1" "$work/$1.out" || fail "$1: the path tried is not named"
+run_user() {  # run_user LABEL BINARY [ENV...]: runs the built crate; output in $work/LABEL.out
+  local label=$1 bin=$2
+  shift 2
+  env -u LD_LIBRARY_PATH "$@" CUABI_DRIVER_PATH="$work/no-driver/libcuda.so.1" "$bin" | tee "$work/$label.out"
+  grep -qx "version $want" "$work/$label.out" || fail "$label: not version $want"
+  grep -qx "error CUABI_ERROR_DRIVER_NOT_FOUND" "$work/$label.out" || fail "$label: no DRIVER_NOT_FOUND"
+  grep -qF "$work/no-driver/libcuda.so.1" "$work/$label.out" || fail "$label: the path tried is not named"
+}
+build_user() {  # build_user TARGET_DIR: cargo build of the crate
+  (cd "$work/user" && cargo build --offline --quiet --target-dir "$1")
 }
 
-echo "== outside the repository, no CUABI_LIB_DIR: libcuabi built from the crate's sources"
-run_user vendored
-grep -q "^linked $work/user-target-vendored/debug/build/cuabi-sys-.*/out/cuabi-cmake\$" "$work/vendored.out" ||
-  fail "the library was not built into cuabi-sys's OUT_DIR"
+echo "== outside the repository, no CUABI_LIB_DIR: libcuabi built from the crate's sources, linked in"
+build_user "$work/user-target-vendored"
+bin="$work/user-target-vendored/debug/cuabi-user"
 grep -q "CMAKE_HOME_DIRECTORY:INTERNAL=$work/crates/cuabi-sys-$want/libcuabi\$" \
   "$work"/user-target-vendored/debug/build/cuabi-sys-*/out/cuabi-cmake/CMakeCache.txt ||
   fail "CMake did not build the crate's own sources"
+! ldd "$bin" | grep -q libcuabi || fail "the binary still needs a libcuabi.so: $(ldd "$bin" | grep libcuabi)"
+mkdir -p "$work/elsewhere"
+cp "$bin" "$work/elsewhere/"
+rm -rf "$work/user-target-vendored"  # nothing of the build is left to find
+run_user vendored "$work/elsewhere/cuabi-user"
 
 echo "== outside the repository, CUABI_LIB_DIR=$libdir"
-CUABI_LIB_DIR="$libdir" run_user prebuilt
-grep -qx "linked $(realpath "$libdir")" "$work/prebuilt.out" || fail "CUABI_LIB_DIR was not linked"
+CUABI_LIB_DIR="$libdir" build_user "$work/user-target-prebuilt"
+bin="$work/user-target-prebuilt/debug/cuabi-user"
+ldd "$bin" | grep -q "libcuabi.so.0 => $(realpath "$libdir")/libcuabi.so.0" ||
+  LD_LIBRARY_PATH="$libdir" ldd "$bin" | grep -q "libcuabi.so.0 => $(realpath "$libdir")" ||
+  fail "CUABI_LIB_DIR's library is not the one linked: $(LD_LIBRARY_PATH="$libdir" ldd "$bin" | grep libcuabi)"
+run_user prebuilt "$bin" LD_LIBRARY_PATH="$libdir"
 
 echo
 echo "rust packaging: all checks passed"

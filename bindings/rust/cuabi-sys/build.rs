@@ -2,8 +2,10 @@
 //!
 //! * `CUABI_LIB_DIR` set (an absolute path): link the library in that folder.
 //! * otherwise: build the C library from `libcuabi/` in this crate with
-//!   `cmake` into `OUT_DIR` (the library alone: no tests, examples or tools),
-//!   and link that. In the repository `libcuabi/` holds links to its
+//!   `cmake` into `OUT_DIR` (the library alone: no tests, examples or tools)
+//!   and link it statically (`libcuabi_static.a`, with the C++ runtime): a
+//!   program built this way needs no libcuabi.so at run time and runs from
+//!   any folder, with only the CUDA driver (and NVRTC to compile) installed. In the repository `libcuabi/` holds links to its
 //!   `CMakeLists.txt`, `capi/`, `include/` and `cmake/`; `cargo package`
 //!   stores the files themselves, so the packaged crate builds anywhere with
 //!   CMake, a C++17 compiler and the CUDA toolkit's headers.
@@ -35,14 +37,23 @@ fn main() {
         _ => "libcuabi.so",
     };
 
-    let lib_dir = match env::var_os("CUABI_LIB_DIR").filter(|dir| !dir.is_empty()) {
+    let given = env::var_os("CUABI_LIB_DIR").filter(|dir| !dir.is_empty());
+    let static_link = given.is_none() && target_os == "linux";
+    let lib_dir = match given {
         Some(dir) => given_library(PathBuf::from(dir), lib_file),
-        None => build_with_cmake(&sources, lib_file),
+        None => build_with_cmake(&sources, lib_file, static_link),
     };
     let lib_dir = fs::canonicalize(&lib_dir).unwrap_or(lib_dir);
 
     println!("cargo:rustc-link-search=native={}", lib_dir.display());
-    println!("cargo:rustc-link-lib=dylib=cuabi");
+    if static_link {
+        println!("cargo:rustc-link-lib=static=cuabi_static");
+        for system in ["stdc++", "dl", "pthread"] {
+            println!("cargo:rustc-link-lib=dylib={system}");
+        }
+    } else {
+        println!("cargo:rustc-link-lib=dylib=cuabi");
+    }
     println!("cargo:lib_dir={}", lib_dir.display());
     let include = sources.join("include");
     let include = fs::canonicalize(&include).unwrap_or(include);
@@ -82,7 +93,7 @@ fn given_library(dir: PathBuf, lib_file: &str) -> PathBuf {
     dir
 }
 
-fn build_with_cmake(sources: &Path, lib_file: &str) -> PathBuf {
+fn build_with_cmake(sources: &Path, lib_file: &str, static_link: bool) -> PathBuf {
     let missing: Vec<&str> = SOURCES
         .iter()
         .copied()
@@ -124,13 +135,18 @@ fn build_with_cmake(sources: &Path, lib_file: &str) -> PathBuf {
         "-DCUABI_BUILD_EXAMPLES=OFF",
         "-DCUABI_BUILD_TOOLS=OFF",
         "-DCUABI_WERROR=OFF",
+        "-DCUABI_BUILD_STATIC=ON",
     ];
     run(Command::new(&cmake).args(source).args(options), "configure");
     let mut build = Command::new(&cmake);
     build
         .arg("--build")
         .arg(&build_dir)
-        .args(["--target", "cuabi", "--config", "Release"]);
+        .args(["--target", "cuabi"]);
+    if static_link {
+        build.arg("cuabi_static");
+    }
+    build.args(["--config", "Release"]);
     if let Ok(jobs) = env::var("NUM_JOBS") {
         build.arg("--parallel").arg(jobs);
     }
