@@ -8,8 +8,10 @@
 # (pip honours PIP_FIND_LINKS / PIP_NO_INDEX for an offline wheel folder);
 # without cffi the cffi backend's tests are skipped, with a warning. GPU tests
 # are skipped, with the reason, where there is no CUDA device. The
-# fault-injection test uses $CUABI_FAULT_FAKE_DRIVER, else the stand-in driver
-# of the library's build folder (tests/fault/), and is skipped without one.
+# fault-injection, driver-log and health tests use $CUABI_FAULT_FAKE_DRIVER,
+# else the stand-in driver of the library's build folder (tests/fault/), and
+# are skipped without one. The NVTX test uses $CUABI_TEST_NVTX_TOOL, else the
+# test NVTX tool of that build folder (tests/nvtx/), and FAILS without one.
 # Exits non-zero when a test fails or when no test ran at all.
 set -uo pipefail
 
@@ -56,6 +58,12 @@ export CUABI_LIBRARY="$lib"
 if [ -z "${CUABI_FAULT_FAKE_DRIVER:-}" ] &&
    [ -f "$(dirname "$lib")/tests/fault/libcuabi_fault_fake_cuda.so" ]; then
   export CUABI_FAULT_FAKE_DRIVER="$(dirname "$lib")/tests/fault/libcuabi_fault_fake_cuda.so"
+fi
+# The test NVTX tool (tests/nvtx), built beside the library in a CMake build;
+# without it the NVTX test fails, saying so.
+if [ -z "${CUABI_TEST_NVTX_TOOL:-}" ] &&
+   [ -f "$(dirname "$lib")/tests/nvtx/libcuabi_record_nvtx.so" ]; then
+  export CUABI_TEST_NVTX_TOOL="$(dirname "$lib")/tests/nvtx/libcuabi_record_nvtx.so"
 fi
 # A private compile cache, so runs neither depend on nor fill ~/.cache/cuabi.
 cache="$(mktemp -d "${TMPDIR:-/tmp}/cuabi-pytest-cache.XXXXXX")"

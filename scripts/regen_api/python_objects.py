@@ -28,7 +28,21 @@ The object-layer rules, the same as every language's:
   in its kind's generated class, which owns and releases it (a hand-written
   subclass may need more than the handle, so it makes its own);
 * a failing status raises the existing exception of :mod:`cuabi.errors`
-  (``Backend.error``), with the core's message unchanged.
+  (``Backend.error``), with the core's message unchanged;
+* a scope (the model's `scope` of an opening call: ``@scope nvtx_range
+  cuabi_nvtx_range_pop``) is a class named as the scope, lower case like
+  contextlib's helpers (``cuabi.nvtx_range``): a context manager whose
+  ``__enter__`` calls the opening call's generated form and whose
+  ``__exit__`` calls the closing call's, and, through
+  ``contextlib.ContextDecorator``, a decorator that does both around each
+  call. Its parameters take an order Python callers can shorten, derived
+  from the roles alone (see Emitter.scope_class): required ones first, then
+  those C lets be NULL (default None), then numbers (default 0);
+* ``__all__`` lists the public names, which ``cuabi/__init__.py`` exports
+  by a star import with no list of its own: the value types, the enum
+  classes (of :mod:`cuabi._api`) that the generated members take or answer,
+  the free functions and the scopes. The classes per handle kind are not in
+  it: the hand-written classes extending them are what cuabi exports.
 
 Functions are called through ``backend.fn`` (:class:`cuabi._api.Functions`):
 bound once per backend, never looked up by name on a call. A function with a
@@ -39,7 +53,7 @@ file lists each one with the reason at its end.
 from __future__ import annotations
 
 import keyword
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Set, Tuple
 
 from common import banner, one_line
 from python import enum_class_name
@@ -77,6 +91,13 @@ HAND_WRITTEN = {
     "cuabi_linker_add_file": "Linker.add_file takes an input kind default and a PathLike",
     "cuabi_memory_pool_create": "MemoryPool(device, max_bytes, release_threshold, ipc=) fills a MemoryPoolDesc",
     "cuabi_array_create": "Array(device, shape, dtype, channels, ...) fills an ArrayDesc from a NumPy shape",
+    "cuabi_last_error_status": "Backend.error reads it: a failure raises its CudaError",
+    "cuabi_last_error_log": "Backend.error reads it: CompileError.log carries it",
+    "cuabi_set_context_lost_callback": (
+        "cuabi.on_context_lost(callable) (_context_lost.py): one Python callable, a C trampoline "
+        "per backend kept for the process; an exception it raises never reaches C "
+        "(sys.unraisablehook)"
+    ),
 }
 
 # What every object already has (cuabi._base.Resource).
@@ -115,8 +136,20 @@ class Emitter:
         self.enums = {e["name"]: e for e in model["enums"]}
         self.flags = {f["name"]: f for f in model["flags"]}
         self.structs = {s["name"]: s for s in model["structs"]}
+        # The enum classes (cuabi._api) of the types the public layer takes
+        # and answers: exported beside it (cuabi.Health, cuabi.CoredumpFlag).
+        self.enum_uses: Set[str] = set()
+        # Each function generated: {C name: (its class or "", its member)}.
+        self.made: Dict[str, Tuple[str, str]] = {}
 
     # -- types ---------------------------------------------------------------
+    def note_enum(self, base: str) -> None:
+        """Notes the enum class of `base` (an enum, or a flag set's bits), if any."""
+        if base in self.flags:
+            base = self.flags[base]["bits"]
+        if base in self.enums:
+            self.enum_uses.add(enum_class_name(self.enums[base]))
+
     def box(self, base: str) -> str:
         """The C type of an out-parameter box for a value of type `base`."""
         if base in self.enums:
@@ -129,6 +162,7 @@ class Emitter:
 
     def out_value(self, base: str, expr: str) -> Tuple[str, str]:
         """(the Python type, the conversion of a raw out value)."""
+        self.note_enum(base)
         if base in self.enums and not self.enums[base]["is_flag_bits"]:
             cls = enum_class_name(self.enums[base])
             return f"_api.{cls}", f"_api.{cls}({expr})"
@@ -139,6 +173,7 @@ class Emitter:
     def in_value(self, p: Dict[str, Any]) -> Tuple[str, str]:
         """(the Python type, the checked C argument) of an input value."""
         base, name = p["type"]["base"], ident(p["name"])
+        self.note_enum(base)
         if base in ("float", "double"):
             return "float", f"float({name})"
         if base in self.enums:
@@ -163,6 +198,7 @@ class Emitter:
         struct ``s``)."""
         t, name = f["type"], f["name"]
         base, kind = t["base"], t["kind"]
+        self.note_enum(base)
         read = f"s.{name}"
         if kind == "float":
             return "float", "float({v})", f"float({read})"
@@ -248,10 +284,10 @@ class Emitter:
     def function(self, fn: Dict[str, Any]) -> Tuple[str, str]:
         """(the class it belongs to, or "" for a free function; its text)."""
         call = fn["call"]
-        if fn.get("idiom"):
-            raise Skip(f"idiom {fn['idiom']}, written by hand")
         if fn["name"] in HAND_WRITTEN:
             raise Skip(HAND_WRITTEN[fn["name"]])
+        if fn.get("idiom"):
+            raise Skip(f"idiom {fn['idiom']}, written by hand")
         if call == "release":
             raise Skip("Resource.close")
         if call == "struct_init":
@@ -433,6 +469,7 @@ class Emitter:
         member = name if name is not None else fn["method"]
         if owner and member in RESOURCE_NAMES:
             raise Skip(f"`{member}` is Resource's own")
+        self.made[fn["name"]] = (owner, ident(member))
         doc = one_line(fn["doc"]) if fn["doc"] else fn["name"]
         doc = f"{fn['name']}: {doc}" if fn["doc"] else doc
         if keyword_fields:
@@ -461,6 +498,125 @@ class Emitter:
         return owner, "\n".join(lines) + "\n"
 
 
+    # -- scopes --------------------------------------------------------------
+    def scope_class(self, fn: Dict[str, Any], closer: Dict[str, Any]) -> str:
+        """The class of a scope (the model's `scope` of `fn`), named as the
+        scope (``nvtx_range``, lower case like contextlib's helpers): a
+        context manager and, through contextlib.ContextDecorator, a
+        decorator. Made with the opening call's arguments, which it keeps;
+        ``__enter__`` calls the opening call's generated form, ``__exit__``
+        the closing call's with the kept arguments it takes.
+
+        Its parameters, in an order Python callers can leave the usual ones
+        out of (a generic rule, said in the class's docstring): the
+        receiver, if the opening call has one; then each parameter with no
+        default, in C order; then each one C lets be NULL, defaulting to
+        None (what NULL means); then the numbers, defaulting to 0, C's zero
+        value (a flag set: none; an enum only where it has a 0 value).
+        Holding no state of its own (the opening call answers nothing), one
+        instance may be entered again, nested, and on several threads."""
+        scope = fn["scope"]
+        cls = scope["name"]
+        where = f"regen: python_objects.py: the scope {cls} of {fn['name']}"
+        if not cls.isidentifier() or keyword.iskeyword(cls):
+            raise SystemExit(f"{where}: `{cls}` is no Python class name")
+        for f in (fn, closer):
+            if f["name"] not in self.made:
+                raise SystemExit(f"{where}: {f['name']} has no generated Python form")
+        opener_owner, opener_member = self.made[fn["name"]]
+        closer_owner, closer_member = self.made[closer["name"]]
+        free = not opener_owner
+        if free != (not closer_owner) or (not free and fn["receiver"] != closer["receiver"]):
+            raise SystemExit(f"{where}: the opening and closing calls are not both free functions "
+                             "or both methods of the same object")
+        taken = {"self", "cls"} | ({"backend"} if free else set())
+        # (Python parameter, its account in the docstring), by group.
+        required: List[Tuple[str, str]] = []  # no default: the receiver, then C order
+        nullable: List[Tuple[str, str]] = []
+        numbers: List[Tuple[str, str]] = []
+        receiver = ""
+        for p in fn["params"]:
+            role, name, base = p["role"], ident(p["name"]), p["type"]["base"]
+            if name in taken:
+                raise SystemExit(f"{where}: a parameter named `{name}`, the scope's own")
+            if role == "receiver":
+                receiver = name
+                required.insert(0, (f"{name}: {class_of(base)}", name))
+            elif role in ("string_in", "handle"):
+                ptype = "Union[str, bytes]" if role == "string_in" else class_of(p["handle_type"])
+                if p.get("nullable"):
+                    nullable.append((f"{name}: Optional[{ptype}] = None",
+                                     f"{name}=None ({p.get('null_means') or 'NULL'})"))
+                else:
+                    required.append((f"{name}: {ptype}", name))
+            elif role == "in":
+                ptype, _ = self.in_value(p)
+                zero = "0.0" if ptype == "float" else "0"
+                enum = self.enums.get(base)
+                if enum is not None and not any(int(v["value"]) == 0 for v in enum["values"]):
+                    required.append((f"{name}: {ptype}", name))
+                else:
+                    numbers.append((f"{name}: {ptype} = {zero}", f"{name}={zero}"))
+            else:
+                raise SystemExit(f"{where}: parameter `{p['name']}` ({role}) has no scope form")
+        ordered = required + nullable + numbers
+        order = [d for _, d in ordered]
+        params = ["self"] + [q for q, _ in ordered]
+        if free:
+            params += ["*", "backend: BackendArg = None"]
+        c_order = ", ".join(ident(p["name"]) for p in fn["params"])
+
+        def call(f: Dict[str, Any], member: str) -> str:
+            args = [f"{ident(q['name'])}=self.{ident(q['name'])}" for q in f["params"] if q["role"] != "receiver"]
+            if free:
+                return f"{member}({', '.join(args + ['backend=self.backend'])})"
+            return f"self.{receiver}.{member}({', '.join(args)})"
+
+        opening, closing = call(fn, opener_member), call(closer, closer_member)
+        doc = (
+            f"A scope of {fn['name']}: ``with {cls}(...):`` opens it on entering the block "
+            f"({fn['name']}) and closes it on leaving ({closer['name']}, with the arguments it "
+            f"takes); ``@{cls}(...)`` does the same around each call of the function it "
+            f"decorates. {one_line(fn['doc'])} Parameters, in Python's order: "
+            f"{'; '.join(order)} (in C: {c_order}). The rule, for every scope: required "
+            "parameters first, then those C lets be NULL (None: what NULL means), then numbers "
+            "(0, C's zero value). The scope keeps its arguments and no state of its own: one "
+            "instance may be entered again, nested, and on several threads at once, each entry "
+            f"closing what it opened. Leaving the block, a failure of {closer['name']} is "
+            "raised only when no exception is leaving it already; else it is added to that "
+            "exception as a note (Python 3.11 and later), which goes on."
+        )
+        lines = [f"class {cls}(ContextDecorator):"] + wrap_doc(doc, "    ") + [""]
+        lines.append(f"    def __init__({', '.join(params)}) -> None:")
+        kept = [q.split(":", 1)[0] for q, _ in ordered] + (["backend"] if free else [])
+        lines += [f"        self.{n} = {n}" for n in kept]
+        lines += [
+            "",
+            f"    def __enter__(self) -> {cls}:",
+            f"        {opening}",
+            "        return self",
+            "",
+            "    def __exit__(",
+            "        self,",
+            "        exc_type: Optional[Type[BaseException]],",
+            "        exc: Optional[BaseException],",
+            "        tb: Optional[TracebackType],",
+            "    ) -> None:",
+            "        if exc_type is None:",
+            f"            {closing}",
+            "            return",
+            "        try:",
+            f"            {closing}",
+            "        except Exception as failure:",
+            f'            _note(exc, "{closer["name"]}", failure)',
+            "",
+            "    def __repr__(self) -> str:",
+        ]
+        shown = ", ".join(f"{n}={{self.{n}!r}}" for n in kept if n != "backend")
+        lines.append(f'        return f"{cls}({shown})"')
+        return "\n".join(lines) + "\n"
+
+
 def wrap_doc(text: str, indent: str, width: int = 88) -> List[str]:
     text = text.replace("\\", "\\\\").replace('"""', '\\"\\"\\"')
     words = text.split()
@@ -482,30 +638,58 @@ def objects(model: Dict[str, Any]) -> str:
     classes: Dict[str, List[str]] = {class_of(h["name"]): [] for h in model["handles"]}
     free: List[str] = []
     skipped: List[Tuple[str, str]] = []
+    free_names: List[str] = []
     for fn in model["functions"]:
+        noted = set(em.enum_uses)
         try:
             owner, text = em.function(fn)
         except Skip as why:
+            em.enum_uses = noted  # only what the generated members take and answer
             skipped.append((fn["name"], str(why)))
             continue
         (classes[owner] if owner else free).append(text)
+        if not owner:
+            free_names.append(em.made[fn["name"]][1])
+    by_name = {fn["name"]: fn for fn in model["functions"]}
+    scopes = [em.scope_class(fn, by_name[fn["scope"]["closer"]]) for fn in model["functions"] if fn.get("scope")]
+    value_texts = [em.value_type(s) for s in values]
+
+    # The public names, which cuabi/__init__.py exports as they are: the
+    # value types, the enums the public layer takes and answers, the free
+    # functions and the scopes. The classes per handle kind are extended by
+    # hand-written ones, which cuabi exports instead.
+    value_names = [value_class(s["name"]) for s in values]
+    enum_names = sorted(em.enum_uses)
+    scope_names = [fn["scope"]["name"] for fn in model["functions"] if fn.get("scope")]
+    names = value_names + enum_names + free_names + scope_names
+    clashes = sorted({n for n in names if names.count(n) > 1} | (set(names) & set(classes)))
+    if clashes:
+        raise SystemExit(f"regen: python_objects.py: public names made twice: {', '.join(clashes)}")
 
     out: List[str] = [banner("#")]
     out.append(
         '"""The object layer generated from the API model (include/cuabi/cuabi.json):\n'
-        "a class per handle kind and a free function per library call, for both\n"
-        "backends. The hand-written classes extend these; see\n"
-        'scripts/regen_api/python_objects.py for the rules."""\n\n'
+        "a class per handle kind, a free function per library call and a scope\n"
+        "class per scope, for both backends. The hand-written classes extend\n"
+        "these; ``__all__`` lists the public names, which :mod:`cuabi` exports as\n"
+        "they are. See scripts/regen_api/python_objects.py for the rules.\"\"\"\n\n"
         "from __future__ import annotations\n\n"
+        "from contextlib import ContextDecorator\n"
         "from dataclasses import dataclass, replace\n"
-        "from typing import Any, Dict, Optional, Sequence, Tuple, Union\n\n"
+        "from types import TracebackType\n"
+        "from typing import Any, Dict, Optional, Sequence, Tuple, Type, Union\n\n"
         "from . import _api\n"
+    )
+    if enum_names:
+        out.append("from ._api import (  # exported: the enums of the public layer\n")
+        out += [f"    {n},\n" for n in enum_names]
+        out.append(")\n")
+    out.append(
         "from ._base import (\n"
         "    INT32_MAX,\n    INT32_MIN,\n    UINT32_MAX,\n    UINT64_MAX,\n"
         "    Resource,\n    as_bytes,\n    check_int,\n    resolve_backend,\n)\n"
         "from ._loader import Backend\n\n"
     )
-    names = [value_class(s["name"]) for s in values] + [c for c in classes] + ["register_owner"]
     out.append(
         "BackendArg = Union[Backend, str, None]\n"
         "NOT_READY = _api.CUABI_ERROR_NOT_READY\n\n"
@@ -547,10 +731,16 @@ def objects(model: Dict[str, Any]) -> str:
         "    elif given:\n"
         "        value = replace(value, **given)\n"
         "    arg, keep = value._to_native(b, what)\n"
-        "    return arg, keep\n"
+        "    return arg, keep\n\n\n"
+        "def _note(exc: Optional[BaseException], closer: str, failure: Exception) -> None:\n"
+        '    """A scope\'s closing call failed while ``exc`` left its block: noted\n'
+        '    on ``exc`` (PEP 678, Python 3.11 and later), which goes on."""\n'
+        '    add_note = getattr(exc, "add_note", None)\n'
+        "    if add_note is not None:\n"
+        '        add_note(f"while this exception left the scope, {closer} failed: {failure}")\n'
     )
-    for s in values:
-        out.append("\n\n" + em.value_type(s))
+    for text in value_texts:
+        out.append("\n\n" + text)
     for h in model["handles"]:
         cls = class_of(h["name"])
         out.append(f"\n\nclass {cls}(Resource):\n")
@@ -561,7 +751,8 @@ def objects(model: Dict[str, Any]) -> str:
             out.append("\n" + text)
     for text in free:
         out.append("\n\n" + text)
-        names.append(text.split("def ", 1)[1].split("(", 1)[0])
+    for text in scopes:
+        out.append("\n\n" + text)
     out.append("\n\n# Left to the hand-written layer:\n")
     for name, why in skipped:
         out.append(f"#   {name}: {why}\n")

@@ -18,6 +18,12 @@ Two layers over one C library (``libcuabi``):
   :class:`AccessPolicyWindow` (``Stream.access_policy_window``,
   ``Stream.set_access_policy_window``), :class:`ArrayDesc` (``Array.desc``)
   and :class:`MemoryPoolDesc`; a field left None takes the C init's default.
+* Everything else the generated layer (:mod:`cuabi._objects`) makes public,
+  exported by rule from its ``__all__``: each library call as a function
+  (:func:`driver_log_read`, :func:`nvtx_mark`, :func:`coredump_set` ...),
+  each scope as a context manager and decorator (:class:`nvtx_range`), and
+  the enums they take and answer (:class:`Health`, :class:`CoredumpFlag` ...).
+  :func:`on_context_lost` registers a callable for the context's loss.
 
 >>> import numpy as np, cuabi
 >>> dev = cuabi.Device(0)
@@ -32,19 +38,11 @@ copy installed in this package.
 
 from __future__ import annotations
 
-from . import capi, errors
+from . import _objects, capi, errors
+from ._objects import *  # noqa: F401,F403  (generated: functions, scopes, value types, enums)
 from ._api import CUABI_VERSION_STRING
-from ._device import (
-    Device,
-    device_count,
-    driver_path,
-    driver_version,
-    init,
-    nvrtc_path,
-    nvrtc_version,
-    version,
-    version_string,
-)
+from ._context_lost import on_context_lost
+from ._device import Device, version, version_string
 from ._loader import (
     BACKENDS,
     Backend,
@@ -56,16 +54,11 @@ from ._loader import (
 )
 from ._api import (
     AddressMode,
-    ArrayFormat,
-    BufferKind,
-    CopyPath,
     FilterMode,
-    FunctionAttribute,
     LaunchFlag,
     LinkBackend,
     LinkInput,
     MemoryAdvice,
-    NameForm,
     ReadMode,
 )
 from ._arrays import Array, Surface, Texture, copy_3d
@@ -73,7 +66,6 @@ from ._launch import LaunchConfig
 from ._link import Library, Linker
 from ._memory import LOCATION_HOST, DeviceArray, DeviceBuffer, MemoryPool, PinnedBuffer
 from ._options import CompileOptions
-from ._objects import AccessPolicyWindow, ArrayDesc, MemoryPoolDesc
 from ._program import Kernel, KernelName, Module, PreparedLaunch, Program
 from ._stream import Event, Graph, GraphExec, Stream
 from .errors import *  # noqa: F401,F403  (CudaError and one subclass per status)
@@ -87,7 +79,6 @@ __all__ = [
     "CompileOptions",
     "Module",
     "KernelName",
-    "NameForm",
     "Kernel",
     "PreparedLaunch",
     "Linker",
@@ -96,7 +87,6 @@ __all__ = [
     "LinkBackend",
     "LaunchConfig",
     "LaunchFlag",
-    "FunctionAttribute",
     "Stream",
     "Event",
     "Graph",
@@ -109,25 +99,14 @@ __all__ = [
     "Texture",
     "Surface",
     "copy_3d",
-    "AccessPolicyWindow",
-    "ArrayDesc",
-    "MemoryPoolDesc",
-    "BufferKind",
     "MemoryAdvice",
-    "CopyPath",
-    "ArrayFormat",
     "AddressMode",
     "FilterMode",
     "ReadMode",
     "LOCATION_HOST",
-    "init",
-    "device_count",
     "version",
     "version_string",
-    "driver_version",
-    "driver_path",
-    "nvrtc_version",
-    "nvrtc_path",
+    "on_context_lost",
     "BACKENDS",
     "Backend",
     "find_library",
@@ -136,4 +115,5 @@ __all__ = [
     "set_default_backend",
     "use_backend",
 ]
+__all__ += _objects.__all__
 __all__ += errors.__all__

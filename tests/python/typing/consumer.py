@@ -8,17 +8,22 @@ from typing import Any, List
 import cuabi
 from cuabi import (
     AccessPolicyWindow,
+    AccessProperty,
     AddressMode,
     Array,
     ArrayDesc,
+    ArrayFlag,
     ArrayFormat,
     BACKENDS,
     Backend,
     BufferKind,
+    CacheState,
+    CaptureMode,
     CompileError,
     CompileOptions,
     ContextLostError,
     CopyPath,
+    CoredumpFlag,
     CudaDriverError,
     CudaError,
     Device,
@@ -26,12 +31,14 @@ from cuabi import (
     DeviceBuffer,
     DriverNotFoundError,
     Event,
+    EventFlag,
     FileIOError,
     FilterMode,
     ForkedError,
     FunctionAttribute,
     Graph,
     GraphExec,
+    Health,
     HostFunctionError,
     InsufficientBufferError,
     InternalError,
@@ -44,12 +51,17 @@ from cuabi import (
     LaunchFlag,
     Library,
     LibraryNotFoundError,
+    Limit,
     LinkBackend,
     LinkInput,
     Linker,
+    ManagedFlag,
+    MemOpFlag,
+    MemSyncDomain,
     MemoryAdvice,
     MemoryPool,
     MemoryPoolDesc,
+    MemoryPoolFlag,
     Module,
     NameForm,
     NoDeviceError,
@@ -65,12 +77,23 @@ from cuabi import (
     Program,
     ReadMode,
     Stream,
+    StreamFlag,
     StubDriverError,
     Surface,
+    SyncPolicy,
     Texture,
+    WaitCondition,
+    cache_clear,
+    cache_dir,
+    cache_state,
+    cache_usage,
     capi,
+    context_lost_message,
     copy_3d,
+    coredump_set,
     device_count,
+    driver_log_dump,
+    driver_log_read,
     driver_path,
     driver_version,
     error_class,
@@ -80,6 +103,13 @@ from cuabi import (
     load_backend,
     nvrtc_path,
     nvrtc_version,
+    nvtx_mark,
+    nvtx_range,
+    nvtx_range_end,
+    nvtx_range_pop,
+    nvtx_range_push,
+    nvtx_range_start,
+    on_context_lost,
     set_default_backend,
     status_name,
     use_backend,
@@ -90,17 +120,22 @@ from cuabi import (
 
 EXPORTED: List[Any] = [
     AccessPolicyWindow,
+    AccessProperty,
     AddressMode,
     Array,
     ArrayDesc,
+    ArrayFlag,
     ArrayFormat,
     BACKENDS,
     Backend,
     BufferKind,
+    CacheState,
+    CaptureMode,
     CompileError,
     CompileOptions,
     ContextLostError,
     CopyPath,
+    CoredumpFlag,
     CudaDriverError,
     CudaError,
     Device,
@@ -108,12 +143,14 @@ EXPORTED: List[Any] = [
     DeviceBuffer,
     DriverNotFoundError,
     Event,
+    EventFlag,
     FileIOError,
     FilterMode,
     ForkedError,
     FunctionAttribute,
     Graph,
     GraphExec,
+    Health,
     HostFunctionError,
     InsufficientBufferError,
     InternalError,
@@ -126,12 +163,17 @@ EXPORTED: List[Any] = [
     LaunchFlag,
     Library,
     LibraryNotFoundError,
+    Limit,
     LinkBackend,
     LinkInput,
     Linker,
+    ManagedFlag,
+    MemOpFlag,
+    MemSyncDomain,
     MemoryAdvice,
     MemoryPool,
     MemoryPoolDesc,
+    MemoryPoolFlag,
     Module,
     NameForm,
     NoDeviceError,
@@ -147,12 +189,23 @@ EXPORTED: List[Any] = [
     Program,
     ReadMode,
     Stream,
+    StreamFlag,
     StubDriverError,
     Surface,
+    SyncPolicy,
     Texture,
+    WaitCondition,
+    cache_clear,
+    cache_dir,
+    cache_state,
+    cache_usage,
     capi,
+    context_lost_message,
     copy_3d,
+    coredump_set,
     device_count,
+    driver_log_dump,
+    driver_log_read,
     driver_path,
     driver_version,
     error_class,
@@ -162,6 +215,13 @@ EXPORTED: List[Any] = [
     load_backend,
     nvrtc_path,
     nvrtc_version,
+    nvtx_mark,
+    nvtx_range,
+    nvtx_range_end,
+    nvtx_range_pop,
+    nvtx_range_push,
+    nvtx_range_start,
+    on_context_lost,
     set_default_backend,
     status_name,
     use_backend,
@@ -190,3 +250,36 @@ def window_over(stream: cuabi.Stream, buf: cuabi.DeviceBuffer, nbytes: int) -> f
     shape: ArrayDesc = Array(stream.device, (4, 8)).desc
     pool = MemoryPoolDesc.defaults()
     return (got.hit_ratio or 0.0) + (shape.width or 0) + (pool.max_bytes or 0)
+
+
+def annotated_step(device: cuabi.Device) -> float:
+    """The NVTX scope as a context manager and a decorator, the free
+    functions, health and the driver's log, as a user's script types them."""
+
+    @nvtx_range("step", argb=0xFF00FF00)
+    def step(x: int) -> float:
+        return x / 2
+
+    with nvtx_range("outer", domain="app") as scope:
+        nvtx_mark(None, "tick", 0)
+        nvtx_range_push(None, "inner", 0)
+        nvtx_range_pop()
+        rid: int = nvtx_range_start("app", "async", 0)
+        nvtx_range_end(rid)
+    again: nvtx_range = scope
+    health: Health = device.health
+    device.profiler_start()
+    device.profiler_stop()
+    device.set_coredump(0, None, CoredumpFlag.SKIP_ABORT)
+    coredump_set(0, None, 0)
+    log: str = driver_log_read(0) + context_lost_message()
+    driver_log_dump("/tmp/driver.log")
+
+    def told(message: str) -> None:
+        print(message)
+
+    previous = on_context_lost(told)
+    on_context_lost(previous)
+    state: CacheState = cache_state()
+    entries, size = cache_usage()
+    return step(len(log)) + health + state + entries + size + len(cache_dir()) + len(repr(again))
