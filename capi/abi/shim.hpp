@@ -18,37 +18,34 @@
 #include <utility>
 
 #include "cuabi/cuabi.h"
-#include "health.hpp"
 #include "link.hpp"
 #include "objects.hpp"
 
 namespace cuabi::abi {
 
+// The failure paths of guard, out of line (capi/abi/guard.cpp): each records
+// "<fn>: <message>" as the thread's last error and answers its status; a
+// context found lost is noted (health.hpp). A successful call pays for none
+// of them. Never throw.
+[[gnu::cold, gnu::noinline]] cuabi_status failed(const char* fn, const Error& e) noexcept;
+[[gnu::cold, gnu::noinline]] cuabi_status failed(const char* fn, cuabi_status status,
+                                                 const char* message) noexcept;
+
 // Runs `body`; on an exception records "<fn>: <message>" as the thread's
 // last error and answers its status. Never throws.
 template <class F>
 cuabi_status guard(const char* fn, F&& body) noexcept {
-  auto record = [fn](cuabi_status status, int32_t code, const std::string& message,
-                     const std::string& log) noexcept {
-    try {
-      set_last_error(status, code, std::string(fn) + ": " + message, log);
-    } catch (...) {
-    }
-    return status;
-  };
   try {
     body();
     return CUABI_SUCCESS;
   } catch (const Error& e) {
-    const cuabi_status status = record(e.status(), e.code(), e.message(), e.log);
-    if (status == CUABI_ERROR_CONTEXT_LOST) note_context_lost(std::string(fn) + ": " + e.message());
-    return status;
+    return failed(fn, e);
   } catch (const std::bad_alloc&) {
-    return record(CUABI_ERROR_OUT_OF_MEMORY, 0, "out of host memory", "");
+    return failed(fn, CUABI_ERROR_OUT_OF_MEMORY, "out of host memory");
   } catch (const std::exception& e) {
-    return record(CUABI_ERROR_INTERNAL, 0, e.what(), "");
+    return failed(fn, CUABI_ERROR_INTERNAL, e.what());
   } catch (...) {
-    return record(CUABI_ERROR_INTERNAL, 0, "unknown internal error", "");
+    return failed(fn, CUABI_ERROR_INTERNAL, "unknown internal error");
   }
 }
 

@@ -44,7 +44,12 @@ if grep -q 'cuabi_cpu_tests' "$root/tests/c/CMakeLists.txt" 2>/dev/null; then
 fi
 # Fault injection against the stand-in driver: leaks are LeakSanitizer's too.
 if [ -f "$root/tests/fault/CMakeLists.txt" ]; then
-  cpu_targets+=(cuabi_fault_injection cuabi_fault_fake_cuda cuabi_fake_cuda_test)
+  cpu_targets+=(cuabi_fault_injection cuabi_fault_fake_cuda cuabi_fake_cuda_test
+               cuabi_driver_log_test cuabi_health_test)
+fi
+# NVTX annotations, recorded by the test tool.
+if [ -f "$root/tests/nvtx/CMakeLists.txt" ]; then
+  cpu_targets+=(nvtx_test nvtx_cxx_test cuabi_record_nvtx)
 fi
 cmake --build "$asan" -j "$jobs" --target "${cpu_targets[@]}"
 # Leaks are checked too (LeakSanitizer).
