@@ -7,6 +7,7 @@
 // images refused before the driver), and what needs a device.
 
 using System;
+using System.Collections.Generic;
 using System.Linq;
 using System.Threading.Tasks;
 using Cuabi.Interop;
@@ -42,6 +43,7 @@ namespace Cuabi.Tests
         {
             var c = new Corpus();
             TypedOptionCases(c);
+            CoreCases(c);
             ProgramCases(c);
             NullHandleCases(c);
             LibraryCases(c);
@@ -198,6 +200,167 @@ namespace Cuabi.Tests
                 p.Dispose();
                 var ir = p.LtoIr;
             });
+        }
+
+        // ------------------------------------------------------------------
+        // The core's cases of typed options, as data (tests/corpus/cases.json,
+        // generated into CoreCompileCases.g.cs by scripts/regen)
+        // ------------------------------------------------------------------
+
+        // Why a core case's input is not handed to the library: C#'s types
+        // cannot hold it (listed, with the reason, not run), or the binding's
+        // CompileOptions cannot express it (a failed case).
+        private sealed class NotWritten : Exception
+        {
+            public readonly bool Unwritable;
+
+            public NotWritten(bool unwritable, string why) : base(why)
+            {
+                Unwritable = unwritable;
+            }
+        }
+
+        private static string[] Strings(string field, object value)
+        {
+            var items = value as string[];
+            if (items == null)
+                throw new NotWritten(false, field + " is " + value + ", not a list of strings");
+            return items;
+        }
+
+        private static bool Flag(string field, string property, object value)
+        {
+            if (value is bool)
+                return (bool)value;
+            if (value is long && ((long)value == 0 || (long)value == 1))
+                return (long)value == 1;
+            if (value is long)
+                throw new NotWritten(true, field + " is " + value + ": CompileOptions." + property +
+                                     " is a bool, which holds no " + value);
+            throw new NotWritten(false, field + " is " + value + ", not a flag");
+        }
+
+        // A case's fields as the binding's typed options; the architecture
+        // defaults to compute_75, so an accepted case compiles without a device.
+        internal static CompileOptions CoreOptions(CoreCompileCase core)
+        {
+            var options = new CompileOptions { Architecture = "compute_75" };
+            foreach (var field in core.Fields)
+            {
+                object v = field.Value;
+                switch (field.Key)
+                {
+                    case "arch":
+                        if (!(v is string))
+                            throw new NotWritten(false, "arch is " + v + ", not a string");
+                        options.Architecture = (string)v;
+                        break;
+                    case "cxx_standard":
+                        if (!(v is long) || (long)v < int.MinValue || (long)v > int.MaxValue)
+                            throw new NotWritten(false, "cxx_standard is " + v + ", not an int");
+                        options.Std = (CxxStandard)(int)(long)v;
+                        break;
+                    case "defines":
+                        var given = new List<string>();
+                        foreach (string define in Strings(field.Key, v))
+                        {
+                            int eq = define.IndexOf('=');
+                            string name = eq < 0 ? define : define.Substring(0, eq);
+                            if (options.Defines.ContainsKey(name))
+                                throw new NotWritten(false, "Defines is a dictionary: the macro '" + name + "' cannot be given twice");
+                            options.Defines.Add(name, eq < 0 ? null : define.Substring(eq + 1));
+                            given.Add(name);
+                        }
+                        var passed = new List<string>(given);
+                        passed.Sort(string.CompareOrdinal);
+                        // The order matters where the message names an index.
+                        // Defines is a dictionary passed in the documented ordinal order of
+                        // its names: a case whose message names an index of another order
+                        // cannot be written in C# (its refusal is one of C#'s own cases).
+                        if (!passed.SequenceEqual(given) && core.Needle.Contains("desc->defines["))
+                            throw new NotWritten(true, "CompileOptions passes Defines in the ordinal order of their " +
+                                                 "names (" + string.Join(", ", passed) + "), not the case's (" +
+                                                 string.Join(", ", given) + "), so the library's desc->defines[N] " +
+                                                 "indices differ from the case's");
+                        break;
+                    case "include_paths":
+                        foreach (string path in Strings(field.Key, v))
+                            options.IncludePaths.Add(path);
+                        break;
+                    case "options":
+                        foreach (string option in Strings(field.Key, v))
+                            options.Options.Add(option);
+                        break;
+                    case "fast_math":
+                        options.FastMath = Flag(field.Key, "FastMath", v);
+                        break;
+                    case "line_info":
+                        options.LineInfo = Flag(field.Key, "LineInfo", v);
+                        break;
+                    case "device_debug":
+                        options.Debug = Flag(field.Key, "Debug", v);
+                        break;
+                    case "lto":
+                        options.Dlto = Flag(field.Key, "Dlto", v);
+                        break;
+                    case "relocatable":
+                        options.Rdc = Flag(field.Key, "Rdc", v);
+                        break;
+                    default:
+                        throw new NotWritten(false, "this runner does not map " + field.Key + " = " + v + " to CompileOptions");
+                }
+            }
+            return options;
+        }
+
+        // Every core case of typed options C# can write, through CompileOptions
+        // and Program.Compile: the same status and needle as in every language.
+        // One the binding cannot express is a failed case; one C#'s types
+        // cannot hold is listed with why.
+        private static void CoreCases(Corpus c)
+        {
+            var unwritable = new List<string>();
+            foreach (var core in CoreCompileCases.All)
+            {
+                string name = "core case " + core.Id;
+                CompileOptions options;
+                try
+                {
+                    options = CoreOptions(core);
+                }
+                catch (NotWritten e)
+                {
+                    if (e.Unwritable)
+                    {
+                        unwritable.Add(core.Id + ": " + e.Message);
+                        continue;
+                    }
+                    string why = "the C# CompileOptions cannot express its input: " + e.Message;
+                    c.Fine(name, ctx => ctx.Problem(why));
+                    continue;
+                }
+                if (core.Status == "CUABI_SUCCESS")
+                {
+                    c.Fine(name, ctx => CompileWith(options));
+                    continue;
+                }
+                var statuses = ((CudaStatus[])Enum.GetValues(typeof(CudaStatus)))
+                    .Where(s => Cuabi.Cuda.StatusName(s) == core.Status).ToList();
+                if (statuses.Count != 1)
+                {
+                    string why = "no CudaStatus is named " + core.Status;
+                    c.Fine(name, ctx => ctx.Problem(why));
+                    continue;
+                }
+                c.Cuda(name, "cuabi_program_compile_with", statuses[0], core.Needle, ctx => CompileWith(options));
+            }
+            if (unwritable.Count > 0)
+            {
+                Console.WriteLine("  not run: {0} of the core's {1} compile cases (tests/corpus/cases.json) cannot be written in C#:",
+                    unwritable.Count, CoreCompileCases.All.Length);
+                foreach (string line in unwritable)
+                    Console.WriteLine("    " + line);
+            }
         }
 
         private static void Use(Action<Program> body)

@@ -19,6 +19,7 @@ use cuabi::{
     NameForm, Program,
 };
 
+use super::core_compile_cases::{CoreCompileCase, Value, CORE_COMPILE_CASES};
 use super::{answer, handle, new_program, raw, value, Cases, Cpu, Ctx, Gpu, Ran, Raw, Setup};
 use super::{COMPUTE, TINY};
 
@@ -405,6 +406,8 @@ pub fn cpu_cases() -> Cases<Cpu> {
             raw(ctx, "cuabi_program_get_lto_ir", st)
         },
     );
+    core_cases(&mut c);
+
     c
 }
 
@@ -696,4 +699,190 @@ pub fn gpu_cases() -> Cases<Gpu> {
         },
     );
     c
+}
+
+// ---------------------------------------------------------------------------
+// The core's cases of typed options, as data (tests/corpus/cases.json)
+// ---------------------------------------------------------------------------
+
+/// Why a core case's input is not handed to the library through
+/// [`CompileOptions`].
+enum NotWritten {
+    /// Rust's types cannot hold the value (a `bool` of 2): listed, with the
+    /// reason, not run.
+    Unwritable(String),
+    /// The crate's options could hold it but this runner cannot express it
+    /// (an unknown field, a value of an unexpected type): a failed case.
+    Unexpressed(String),
+}
+
+/// A 0-or-1 field as the `bool` the builder takes.
+fn flag(field: &str, value: &Value) -> Result<bool, NotWritten> {
+    match *value {
+        Value::Bool(on) => Ok(on),
+        Value::Int(0) => Ok(false),
+        Value::Int(1) => Ok(true),
+        Value::Int(n) => Err(NotWritten::Unwritable(format!(
+            "{field} is {n}: CompileOptions::{} takes a bool, which holds no {n}",
+            builder_of(field)
+        ))),
+        ref other => Err(NotWritten::Unexpressed(format!(
+            "{field} is {other:?}, not a flag"
+        ))),
+    }
+}
+
+fn builder_of(field: &str) -> &str {
+    match field {
+        "device_debug" => "device_debug",
+        "lto" => "dlto",
+        "relocatable" => "rdc",
+        other => other,
+    }
+}
+
+fn strings<'v>(field: &str, value: &'v Value) -> Result<&'v [&'static str], NotWritten> {
+    match value {
+        Value::Strs(items) => Ok(items),
+        other => Err(NotWritten::Unexpressed(format!(
+            "{field} is {other:?}, not a list of strings"
+        ))),
+    }
+}
+
+/// A case's fields as the crate's typed options: the architecture defaults to
+/// compute_75, so an accepted case compiles without a device.
+fn rust_options(case: &CoreCompileCase) -> Result<CompileOptions, NotWritten> {
+    let mut options = CompileOptions::new();
+    let mut arch = Some(Arch::Compute(75));
+    for (field, value) in case.fields {
+        options = match (*field, value) {
+            ("arch", Value::Str(text)) => match text.parse::<Arch>() {
+                Ok(a) => {
+                    arch = Some(a);
+                    options
+                }
+                Err(err) => {
+                    return Err(NotWritten::Unwritable(format!(
+                        "arch {text:?} is no Arch (Sm(N) or Compute(N)): {err}"
+                    )))
+                }
+            },
+            ("cxx_standard", Value::Int(n)) => match i32::try_from(*n) {
+                Ok(n) => options.std(CppStd(n)),
+                Err(_) => {
+                    return Err(NotWritten::Unwritable(format!(
+                        "cxx_standard {n} does not fit CppStd's i32"
+                    )))
+                }
+            },
+            ("defines", value) => {
+                for define in strings(field, value)? {
+                    options = match define.split_once('=') {
+                        Some((name, text)) => options.define(name, text),
+                        None => options.define_flag(*define),
+                    };
+                }
+                options
+            }
+            ("include_paths", value) => {
+                for path in strings(field, value)? {
+                    options = options.include_path(*path);
+                }
+                options
+            }
+            ("options", value) => options.options(strings(field, value)?.iter().copied()),
+            ("fast_math", value) => options.fast_math(flag(field, value)?),
+            ("line_info", value) => options.line_info(flag(field, value)?),
+            ("device_debug", value) => options.device_debug(flag(field, value)?),
+            ("lto", value) => options.dlto(flag(field, value)?),
+            ("relocatable", value) => options.rdc(flag(field, value)?),
+            (field, value) => {
+                return Err(NotWritten::Unexpressed(format!(
+                    "this runner does not map {field} = {value:?} to CompileOptions"
+                )))
+            }
+        };
+    }
+    if let Some(arch) = arch {
+        options = options.arch(arch);
+    }
+    Ok(options)
+}
+
+/// The error kind of a status named as `cuabi_status_get_name` names it;
+/// `Ok(None)` for `CUABI_SUCCESS`.
+fn expected_kind(name: &str) -> Result<Option<ErrorKind>, String> {
+    if name == "CUABI_SUCCESS" {
+        return Ok(None);
+    }
+    (1..=1024)
+        .find(|&s| cuabi::status_name(s) == name)
+        .map(|s| Some(ErrorKind::from_status(s)))
+        .ok_or_else(|| format!("no status is named {name}"))
+}
+
+/// The core's cases that Rust's types cannot write, with why.
+fn unwritable() -> Vec<(&'static str, String)> {
+    CORE_COMPILE_CASES
+        .iter()
+        .filter_map(|case| match rust_options(case) {
+            Err(NotWritten::Unwritable(why)) => Some((case.id, why)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Prints the core's cases not run because Rust's types cannot write them.
+pub fn report_unwritable() {
+    let cases = unwritable();
+    if cases.is_empty() {
+        return;
+    }
+    println!(
+        "  not run: {} of the core's {} compile cases (tests/corpus/cases.json) cannot be written \
+         in Rust:",
+        cases.len(),
+        CORE_COMPILE_CASES.len()
+    );
+    for (id, why) in cases {
+        println!("    {id}: {why}");
+    }
+}
+
+/// Every core case of typed options Rust can write, through
+/// `CompileOptions` and `Program::compile_with`: the same status and needle
+/// as in every language. One it cannot express is a failed case.
+fn core_cases(c: &mut Cases<Cpu>) {
+    for case in CORE_COMPILE_CASES {
+        let name = format!("core case {}", case.id);
+        let expected = match expected_kind(case.status) {
+            Ok(kind) => kind,
+            Err(why) => {
+                let why = format!("{}: {why}", case.id);
+                c.add(name, None, "", move |_, _| Err(Setup(why.clone())));
+                continue;
+            }
+        };
+        match rust_options(case) {
+            Ok(options) if expected.is_some() => {
+                c.add(name, expected, case.needle, move |_, ctx| {
+                    refused_before_nvrtc(ctx, options.clone())
+                })
+            }
+            Ok(options) => c.add(name, None, case.needle, move |_, _| {
+                answer(new_program(TINY)?.compile_with(&options))
+            }),
+            Err(NotWritten::Unwritable(_)) => {}
+            Err(NotWritten::Unexpressed(why)) => {
+                let why = format!(
+                    "{}: the Rust CompileOptions cannot express its input: {why}",
+                    case.id
+                );
+                c.add(name, expected, case.needle, move |_, _| {
+                    Err(Setup(why.clone()))
+                });
+            }
+        }
+    }
 }
