@@ -145,11 +145,13 @@
  *                  (launches, argument packing, IPC handle bytes, host
  *                  callbacks, host memory the call keeps using)
  *              @status CUABI_ERROR_<NAME>...
- *              @scope <name> <closing function>: every language also makes
- *                  a scope <name> that opens with this call and closes with
- *                  the other (Python: a context manager and decorator; Rust:
- *                  a guard; C#: an IDisposable; C++: RAII); the closing
- *                  function's parameters are this call's, by name
+ *              @scope <name> <closing function> [thread]: every language
+ *                  also makes a scope <name> that opens with this call and
+ *                  closes with the other (Python: a context manager and
+ *                  decorator; Rust: a guard; C#: an IDisposable; C++: RAII);
+ *                  the closing function's parameters are this call's, by
+ *                  name; `thread`: the scope belongs to the thread that
+ *                  opened it (a Rust guard is then neither Send nor Sync)
  *            Without annotation the idioms are cuabi_function_launch*,
  *            cuabi_launch_plan_*, cuabi_graph_exec_set_kernel_node_args
  *            (launch), *_ipc* (ipc), a call with a callback (host_callback)
@@ -2090,7 +2092,7 @@ CUABI_API cuabi_status CUABI_CALL cuabi_device_set_coredump(cuabi_device device,
  * the same domain. CUABI_ERROR_INVALID_ARGUMENT for a NULL message or an
  * empty domain name.
  * @nullable domain: NVTX's default domain
- * @scope nvtx_range cuabi_nvtx_range_pop */
+ * @scope nvtx_range cuabi_nvtx_range_pop thread */
 CUABI_API cuabi_status CUABI_CALL cuabi_nvtx_range_push(const char* domain, const char* message,
                                                         uint32_t argb);
 /* Closes the calling thread's innermost open range of `domain`. A thread

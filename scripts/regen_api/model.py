@@ -625,9 +625,10 @@ def parse_annotations(fn: Dict[str, Any]) -> Dict[str, Any]:
             notes["statuses"] += rest.split()
         elif tag == "@scope":
             words = rest.split()
-            if len(words) != 2 or not words[1].startswith("cuabi_"):
-                _fail(fn, None, f"`{s}`: @scope needs a name and the closing function")
-            notes["scope"] = {"name": words[0], "closer": words[1]}
+            if len(words) not in (2, 3) or not words[1].startswith("cuabi_") or words[2:] not in ([], ["thread"]):
+                _fail(fn, None, f"`{s}`: @scope needs a name, the closing function and optionally `thread`")
+            # `thread`: the scope belongs to the thread that opened it.
+            notes["scope"] = {"name": words[0], "closer": words[1], "thread": words[2:] == ["thread"]}
         else:
             _fail(fn, None, f"unknown annotation `{tag}` (@param, @nullable, @idiom, @call, @status, @scope)")
     while keep and not keep[-1].strip():

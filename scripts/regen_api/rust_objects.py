@@ -540,6 +540,18 @@ def method(fn: Dict[str, Any], model: Model) -> Tuple[str, str]:
     return owner, docs + head + "".join(f"        {line}\n" for line in body) + "    }\n"
 
 
+def example_args(fn: Dict[str, Any]) -> List[str]:
+    """Arguments that type-check for a doc example of `fn`'s scope: None for
+    a nullable string, "" for a string, 0 for a number."""
+    out = []
+    for q in fn["params"]:
+        if q["role"] == "string_in":
+            out.append("None" if q.get("nullable") else '""')
+        else:
+            out.append("0")
+    return out
+
+
 def scope(fn: Dict[str, Any], closer: Dict[str, Any], model: Model) -> Tuple[str, str]:
     """The scope of `fn` (the model's `scope`: a name and the closing call,
     whose parameters are some of `fn`'s inputs): (a function named as the
@@ -592,6 +604,9 @@ def scope(fn: Dict[str, Any], closer: Dict[str, Any], model: Model) -> Tuple[str
         "reported).",
         raw=True,
     )
+    per_thread = bool(fn["scope"].get("thread"))
+    if per_thread:
+        inits.append("_thread: std::marker::PhantomData")
     body = p.prep + [f"check(unsafe {{ {p.c_call} }})?;", f"Ok({guard} {{ {', '.join(inits + ['open: true'])} }})"]
     function = (
         docs
@@ -606,14 +621,31 @@ def scope(fn: Dict[str, Any], closer: Dict[str, Any], model: Model) -> Tuple[str
         + "and ignores a failure, which a drop cannot report (the calling thread's last "
         f"error still holds it); [`{guard}::end`] closes it sooner and reports a failure. "
         "The closing call runs on the thread that drops the guard or calls `end`."
+        + (
+            " The scope belongs to the thread that opened it: the guard is neither `Send` nor "
+            "`Sync`, so it cannot be closed from another thread."
+            if per_thread
+            else ""
+        )
+    )
+    args = ", ".join(example_args(fn))
+    examples = (
+        "///\n/// This compiles, and the same guard sent to another thread does not:\n///\n"
+        + f"/// ```no_run\n/// fn keep<T>(_: T) {{}}\n/// keep(cuabi::{name}({args}).unwrap());\n/// ```\n///\n"
+        + f"/// ```compile_fail\n/// fn needs_send<T: Send>(_: T) {{}}\n"
+        + f"/// needs_send(cuabi::{name}({args}).unwrap());\n/// ```\n"
+        if per_thread
+        else ""
     )
     close_call = f"sys::{close}({', '.join(closing)})"
     type_text = (
         doc(guard_doc, raw=True)
+        + examples
         + f'#[must_use = "the scope closes when the guard is dropped: bind it to a name"]\n'
         + "#[derive(Debug)]\n"
         + f"pub struct {guard} {{\n"
         + "".join(f"    {f},\n" for f in fields)
+        + ("    _thread: std::marker::PhantomData<*const ()>,\n" if per_thread else "")
         + "    open: bool,\n"
         + "}\n\n"
         + f"impl {guard} {{\n"

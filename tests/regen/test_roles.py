@@ -122,7 +122,8 @@ class Roles(unittest.TestCase):
 
     def test_scopes(self):
         self.assertEqual(_fn(self.d, "cuabi_nvtx_range_push")["scope"],
-                         {"name": "nvtx_range", "closer": "cuabi_nvtx_range_pop", "keeps": ["domain"]})
+                         {"name": "nvtx_range", "closer": "cuabi_nvtx_range_pop", "thread": True,
+                          "keeps": ["domain"]})
         self.assertIsNone(_fn(self.d, "cuabi_nvtx_mark")["scope"])
 
 
@@ -175,16 +176,16 @@ class Undecided(unittest.TestCase):
         self.assertIn("unknown role `listing`", str(caught.exception))
 
     def test_a_scope_whose_closer_takes_what_the_opener_lacks_is_refused(self):
-        text = self._header().replace("@scope nvtx_range cuabi_nvtx_range_pop",
-                                      "@scope nvtx_range cuabi_nvtx_range_end")
+        text = self._header().replace("@scope nvtx_range cuabi_nvtx_range_pop thread",
+                                      "@scope nvtx_range cuabi_nvtx_range_end thread")
         with self.assertRaises(SystemExit) as caught:
             self._describe(text)
         self.assertIn("cuabi_nvtx_range_end's parameter `id` is none of this call's inputs",
                       str(caught.exception))
 
     def test_a_scope_needs_a_declared_closer(self):
-        text = self._header().replace("@scope nvtx_range cuabi_nvtx_range_pop",
-                                      "@scope nvtx_range cuabi_nvtx_range_close")
+        text = self._header().replace("@scope nvtx_range cuabi_nvtx_range_pop thread",
+                                      "@scope nvtx_range cuabi_nvtx_range_close thread")
         with self.assertRaises(SystemExit) as caught:
             self._describe(text)
         self.assertIn("cuabi_nvtx_range_close, which the header does not declare", str(caught.exception))

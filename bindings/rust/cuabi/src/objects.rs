@@ -413,11 +413,25 @@ impl TryFrom<sys::cuabi_access_policy_window> for AccessPolicyWindow {
 /// `cuabi_nvtx_range_pop` with its own copies of `domain` and ignores a failure, which a drop
 /// cannot report (the calling thread's last error still holds it); [`NvtxRange::end`] closes it
 /// sooner and reports a failure. The closing call runs on the thread that drops the guard or calls
-/// `end`.
+/// `end`. The scope belongs to the thread that opened it: the guard is neither `Send` nor `Sync`,
+/// so it cannot be closed from another thread.
+///
+/// This compiles, and the same guard sent to another thread does not:
+///
+/// ```no_run
+/// fn keep<T>(_: T) {}
+/// keep(cuabi::nvtx_range(None, "", 0).unwrap());
+/// ```
+///
+/// ```compile_fail
+/// fn needs_send<T: Send>(_: T) {}
+/// needs_send(cuabi::nvtx_range(None, "", 0).unwrap());
+/// ```
 #[must_use = "the scope closes when the guard is dropped: bind it to a name"]
 #[derive(Debug)]
 pub struct NvtxRange {
     domain: Option<std::ffi::CString>,
+    _thread: std::marker::PhantomData<*const ()>,
     open: bool,
 }
 
@@ -636,7 +650,11 @@ pub fn nvtx_range(domain: Option<&str>, message: &str, argb: u32) -> Result<Nvtx
             argb,
         )
     })?;
-    Ok(NvtxRange { domain, open: true })
+    Ok(NvtxRange {
+        domain,
+        _thread: std::marker::PhantomData,
+        open: true,
+    })
 }
 
 /// Closes the calling thread's innermost open range of `domain`. A thread with no range of that
