@@ -75,12 +75,11 @@ std::string debugger_library() {
 
 void set_coredump(const Device* device, int32_t enable, const char* path,
                   cuabi_coredump_flags flags) {
-  if (flags & ~kKnownFlags)
-    fail_invalid("flags 0x" + [&] {
-      char hex[16];
-      std::snprintf(hex, sizeof hex, "%x", static_cast<unsigned>(flags));
-      return std::string(hex);
-    }() + " hold bits that are no cuabi_coredump_flag_bits");
+  if (flags & ~kKnownFlags) {
+    char hex[16];
+    std::snprintf(hex, sizeof hex, "%x", static_cast<unsigned>(flags));
+    fail_invalid(std::string("flags 0x") + hex + " hold bits that are no cuabi_coredump_flag_bits");
+  }
   if (path && std::strlen(path) >= 1024)
     fail_invalid("path is " + std::to_string(std::strlen(path)) +
                  " bytes long; the driver takes at most 1023");

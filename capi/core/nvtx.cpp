@@ -111,14 +111,9 @@ uint64_t nvtx_range_start(const char* domain, const char* message, uint32_t argb
   nvtxDomainHandle_t d = domain_of(domain);
   Started& s = started();
   const uint64_t id = s.next.fetch_add(1, std::memory_order_relaxed);
-  {
-    std::lock_guard<std::mutex> lock(s.mutex);
-    s.open.emplace(id, std::make_pair(d, nvtxRangeId_t{0}));
-  }
   const nvtxRangeId_t nvtx_id = nvtxDomainRangeStartEx(d, &a);
   std::lock_guard<std::mutex> lock(s.mutex);
-  auto it = s.open.find(id);
-  if (it != s.open.end()) it->second.second = nvtx_id;
+  s.open.emplace(id, std::make_pair(d, nvtx_id));
   return id;
 }
 

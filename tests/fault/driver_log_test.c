@@ -6,7 +6,6 @@
  *   driver_log_test            the stand-in keeps a log
  *   driver_log_test --no-logs  it keeps none (FAKE_CUDA_NO_LOGS=1) */
 #define _GNU_SOURCE
-#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,17 +14,7 @@
 #include <cuda.h>
 
 #include "cuabi/cuabi.h"
-
-static int failures;
-#define EXPECT(cond, ...)                                       \
-  do {                                                          \
-    if (!(cond)) {                                              \
-      fprintf(stderr, "%s:%d: FAILED: ", __FILE__, __LINE__);   \
-      fprintf(stderr, __VA_ARGS__);                             \
-      fprintf(stderr, "\n");                                    \
-      failures++;                                               \
-    }                                                           \
-  } while (0)
+#include "stand_in.h"
 
 static char* read_log(size_t last) {
   size_t size = 0;
@@ -46,13 +35,8 @@ static size_t count_lines(const char* s) {
 
 int main(int argc, char** argv) {
   const int no_logs = argc > 1 && strcmp(argv[1], "--no-logs") == 0;
-  void* fake = dlopen(getenv("CUABI_DRIVER_PATH"), RTLD_NOW | RTLD_LOCAL);
-  void (*fail_entry)(const char*, long, int, int) =
-      fake ? (void (*)(const char*, long, int, int))dlsym(fake, "fake_fail_entry") : NULL;
-  if (!fail_entry) {
-    fprintf(stderr, "CUABI_DRIVER_PATH must name the stand-in driver\n");
-    return 1;
-  }
+  fail_entry_fn fail_entry = stand_in_fail_entry();
+  if (!fail_entry) return 1;
   cuabi_device dev = NULL;
   if (cuabi_device_get(0, &dev) != CUABI_SUCCESS) {
     fprintf(stderr, "no device on the stand-in: %s\n", cuabi_last_error_message());

@@ -3,7 +3,6 @@
  * it, and the callback runs once, on that thread, with that message), and
  * forked in a child forked after CUDA was initialised. */
 #define _GNU_SOURCE
-#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,17 +12,7 @@
 #include <cuda.h>
 
 #include "cuabi/cuabi.h"
-
-static int failures;
-#define EXPECT(cond, ...)                                     \
-  do {                                                        \
-    if (!(cond)) {                                            \
-      fprintf(stderr, "%s:%d: FAILED: ", __FILE__, __LINE__); \
-      fprintf(stderr, __VA_ARGS__);                           \
-      fprintf(stderr, "\n");                                  \
-      failures++;                                             \
-    }                                                         \
-  } while (0)
+#include "stand_in.h"
 
 static int told;
 static char told_message[1024];
@@ -51,13 +40,8 @@ static void message(char* out, size_t n) {
 }
 
 int main(void) {
-  void* fake = dlopen(getenv("CUABI_DRIVER_PATH"), RTLD_NOW | RTLD_LOCAL);
-  void (*fail_entry)(const char*, long, int, int) =
-      fake ? (void (*)(const char*, long, int, int))dlsym(fake, "fake_fail_entry") : NULL;
-  if (!fail_entry) {
-    fprintf(stderr, "CUABI_DRIVER_PATH must name the stand-in driver\n");
-    return 1;
-  }
+  fail_entry_fn fail_entry = stand_in_fail_entry();
+  if (!fail_entry) return 1;
   cuabi_device dev = NULL;
   if (cuabi_device_get(0, &dev) != CUABI_SUCCESS) return 1;
   the_device = dev;
