@@ -5,6 +5,8 @@ and the word checks the core makes (the same refusals as the C corpus)."""
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import time
 
 import numpy as np
@@ -32,6 +34,20 @@ extern "C" __global__ void copy(float* y, const float* x, int n) {
 """
 
 
+@contextlib.contextmanager
+def no_collection():
+    """While a stream waits on a word that later work writes, nothing may
+    synchronize the device: a buffer freed by the garbage collector then
+    (cuMemFree synchronizes) would wait for the word forever. The collector
+    runs first and stays off for the block."""
+    gc.collect()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
 def test_a_kernel_waits_for_the_host_to_write_the_word(device):
     fill = device.compile(SOURCE).get_kernel("spin_then_fill")
     stream = device.create_stream(non_blocking=True)
@@ -40,15 +56,20 @@ def test_a_kernel_waits_for_the_host_to_write_the_word(device):
     word[0] = 0
     n = 1 << 16
     x = device.zeros(n, np.float32)
-    stream.wait_value_host(host, 0, 7, 4, Wait.GEQ, 0)
-    fill(64, 256, (x, np.int32(n), np.float32(3.5), np.int64(0)), stream=stream)
-    time.sleep(0.2)
-    assert not stream.query(), "the kernel ran before the host wrote the word"
-    word[0] = 6
-    time.sleep(0.1)
-    assert not stream.query()
-    word[0] = 7
+    fill(1, 1, (x, np.int32(0), np.float32(0), np.int64(0)), stream=stream)  # loads the kernel
     stream.synchronize()
+    with no_collection():
+        stream.wait_value_host(host, 0, 7, 4, Wait.GEQ, 0)
+        fill(64, 256, (x, np.int32(n), np.float32(3.5), np.int64(0)), stream=stream)
+        try:
+            time.sleep(0.2)
+            assert not stream.query(), "the kernel ran before the host wrote the word"
+            word[0] = 6
+            time.sleep(0.1)
+            assert not stream.query()
+        finally:
+            word[0] = 7  # never leave the stream waiting
+            stream.synchronize()
     assert (x.copy_to_host() == 3.5).all()
 
 
@@ -59,13 +80,18 @@ def test_producer_and_consumer_ordered_by_a_word_alone(device):
     consumer = device.create_stream(non_blocking=True)
     n = 1 << 20
     x, y, flag = device.zeros(n, np.float32), device.zeros(n, np.float32), device.zeros(1, np.uint64)
+    # Both kernels loaded before any stream waits.
+    copy(1, 1, (y, x, np.int32(0)), stream=consumer)
+    fill(1, 1, (x, np.int32(0), np.float32(0), np.int64(0)), stream=producer)
+    device.synchronize()
     for round_ in (1, 2, 3):
-        consumer.wait_value(flag, 0, round_, 8, Wait.EQ, 0)
-        copy(64, 256, (y, x, np.int32(n)), stream=consumer)
         v = np.float32(round_ * 10)
-        fill(64, 256, (x, np.int32(n), v, np.int64(50_000_000)), stream=producer)
-        producer.write_value(flag, 0, round_, 8, 0)
-        consumer.synchronize()
+        with no_collection():
+            consumer.wait_value(flag, 0, round_, 8, Wait.EQ, 0)
+            copy(64, 256, (y, x, np.int32(n)), stream=consumer)
+            fill(64, 256, (x, np.int32(n), v, np.int64(50_000_000)), stream=producer)
+            producer.write_value(flag, 0, round_, 8, 0)
+            consumer.synchronize()
         assert (y.copy_to_host() == v).all(), f"round {round_}: the consumer read before the word"
     assert int(flag.copy_to_host()[0]) == 3
 

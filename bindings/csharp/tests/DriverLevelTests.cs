@@ -512,7 +512,9 @@ extern ""C"" __global__ void copy(float* y, const float* x, int n) {
             {
                 host[0] = 0;
                 x.Memset(0);
+                fill.Launch(1, 1, stream, x, 0, 0f, 0L); // loads the kernel before the stream waits
                 d.Synchronize();
+                Quiesce();
                 stream.WaitValueHost(host, 0, 7, 4, WaitCondition.Geq, MemOpFlags.None);
                 fill.Launch(64, 256, stream, x, n, 3.5f, 0L);
                 try
@@ -532,6 +534,16 @@ extern ""C"" __global__ void copy(float* y, const float* x, int n) {
             }
         }
 
+        // While a stream waits on a word that later work writes, nothing may
+        // synchronize the device: a finalizer freeing memory then (cuMemFree
+        // synchronizes) would wait for the word forever. The finalizers run
+        // first.
+        private static void Quiesce()
+        {
+            GC.Collect();
+            GC.WaitForPendingFinalizers();
+        }
+
         private static void ProducerConsumer()
         {
             const int n = 1 << 20;
@@ -548,9 +560,12 @@ extern ""C"" __global__ void copy(float* y, const float* x, int n) {
                 x.Memset(0);
                 y.Memset(0);
                 flag.Memset(0);
+                copy.Launch(1, 1, consumer, y, x, 0); // both kernels loaded before a stream waits
+                fill.Launch(1, 1, producer, x, 0, 0f, 0L);
                 d.Synchronize();
                 for (int round = 1; round <= 3; round++)
                 {
+                    Quiesce();
                     consumer.WaitValue(flag, 0, (ulong)round, 8, WaitCondition.Eq, MemOpFlags.None);
                     copy.Launch(64, 256, consumer, y, x, n);
                     float v = round * 10;
