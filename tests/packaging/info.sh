@@ -9,7 +9,9 @@
 # (and nothing else) with --clear-cache, an entry written by the core's own
 # cache code (cuabi_test_cache_writer) included; the cache folder follows
 # CUABI_CACHE_DIR, XDG_CACHE_HOME and HOME, is reported off with CUABI_CACHE=0
-# and not used when others can write to it.
+# and not used when others can write to it. --version (the C program) and
+# --help answer on stdout with exit 0, an unknown argument is named with the
+# usage on stderr, exit 2.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 tool=$(realpath "$1")
@@ -138,6 +140,34 @@ for r in c py; do
   has ${r}_home "cache: $work/home/.cache/cuabi (not created yet)"
   run ${r}_usage "${cmd[@]}" --bogus
   status ${r}_usage 2
+done
+
+echo "== --version, --help and a usage error: answers on stdout (exit 0), usage errors on stderr (exit 2)"
+streams() {  # streams NAME COMMAND...: stdout to $work/NAME.stdout, stderr to $work/NAME.stderr
+  local name=$1 rc=0
+  shift
+  "$@" >"$work/$name.stdout" 2>"$work/$name.stderr" || rc=$?
+  echo "$rc" >"$work/$name.rc"
+}
+quiet() { [ ! -s "$work/$1" ] || fail "$1 is not empty: $(cat "$work/$1")"; }
+streams c_version "$tool" --version
+status c_version 0
+[ "$(cat "$work/c_version.stdout")" = "cuabi $want" ] || fail "cuabi --version: $(cat "$work/c_version.stdout")"
+quiet c_version.stderr
+for r in c py; do
+  cmd=("$tool")
+  [ $r = py ] && cmd=("$py" -m cuabi)
+  for flag in --help -h; do
+    streams ${r}_help "${cmd[@]}" $flag
+    status ${r}_help 0
+    grep -q "^usage: " "$work/${r}_help.stdout" || fail "$r $flag prints no usage on stdout"
+    quiet ${r}_help.stderr
+  done
+  streams ${r}_bogus "${cmd[@]}" --bogus
+  status ${r}_bogus 2
+  quiet ${r}_bogus.stdout
+  grep -qxF "cuabi: unknown argument '--bogus'" "$work/${r}_bogus.stderr" || fail "$r --bogus: not named on stderr"
+  grep -q "^usage: " "$work/${r}_bogus.stderr" || fail "$r --bogus: no usage on stderr"
 done
 
 echo "== the default driver search"

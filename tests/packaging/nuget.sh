@@ -3,21 +3,28 @@
 #   tests/packaging/nuget.sh path/to/libcuabi.so [--bundle OUTDIR]
 #
 # 1. bindings/csharp/pack.sh makes Cuabi.<version>.nupkg (the header's
-#    version) holding lib/net472/Cuabi.dll and
-#    runtimes/linux-x64/native/libcuabi.so (this libcuabi);
+#    version) holding lib/net472/Cuabi.dll (one assembly for Mono and .NET)
+#    and runtimes/linux-x64/native/libcuabi.so (this libcuabi);
 # 2. `nuget install` puts it into a fresh consumer folder from a local
 #    folder feed; tests/packaging/nuget/Consumer.cs is built with mcs against
-#    the installed Cuabi.dll, and the assembly and the package's native
-#    library are copied beside it (as a build for linux-x64 lays them out);
+#    the installed Cuabi.dll. No file is copied: Mono loads Cuabi.dll where
+#    the package holds it (MONO_PATH, its assembly search path, names the
+#    package's lib/net472/), and the binding finds libcuabi.so in the
+#    package's runtimes/linux-x64/native/;
 # 3. the consumer runs with neither CUABI_LIBRARY nor LD_LIBRARY_PATH: it
-#    loads the package's libcuabi.so, compiles SAXPY with NVRTC, reports the
-#    missing driver (CUABI_DRIVER_PATH names a file that does not exist, so
-#    this holds on a GPU machine too) and exits 2, or 1 with --require-gpu.
+#    must have loaded runtimes/linux-x64/native/libcuabi.so of the installed
+#    package (the path it prints, CuabiLibrary.LoadedFrom, is checked), then
+#    compiles SAXPY with NVRTC, reports the missing driver (CUABI_DRIVER_PATH
+#    names a file that does not exist, so this holds on a GPU machine too)
+#    and exits 2, or 1 with --require-gpu;
+# 4. with the package's libcuabi.so taken away, the consumer fails (exit 1)
+#    with the binding's DllNotFoundException listing that path as tried.
 #
 # --bundle OUTDIR then makes, for a GPU machine without Mono, OUTDIR/consumer
-# (mkbundle --simple: the consumer, Cuabi.dll and the Mono runtime),
-# OUTDIR/libcuabi.so (the package's) and OUTDIR/run.sh, which runs SAXPY
-# through them and fails unless it ran on a device with the package's library.
+# (mkbundle --simple: the consumer, the package's Cuabi.dll and the Mono
+# runtime), OUTDIR/libcuabi.so (the package's) and OUTDIR/run.sh, which runs
+# SAXPY through them and fails unless it ran on a device with the package's
+# library.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 lib=$(realpath "$1")
@@ -45,11 +52,15 @@ import re, sys, zipfile
 with zipfile.ZipFile(sys.argv[1]) as z:
     names = set(z.namelist())
     for need in ("lib/net472/Cuabi.dll", "lib/net472/Cuabi.xml",
-                 "runtimes/linux-x64/native/libcuabi.so", "Cuabi.nuspec"):
+                 "runtimes/linux-x64/native/libcuabi.so", "Cuabi.nuspec", "LICENSE", "README.md"):
         assert need in names, f"the package lacks {need}: {sorted(names)}"
     spec = z.read("Cuabi.nuspec").decode("utf-8")
     assert re.search(r"<version>%s</version>" % re.escape(sys.argv[2]), spec), spec
     assert re.search(r"<id>Cuabi</id>", spec), spec
+    # The metadata nuget 2.8 can hold: the license (LICENSE is MIT), a description.
+    assert "<licenseUrl>https://opensource.org/licenses/MIT</licenseUrl>" in spec, spec
+    assert "MIT License" in z.read("LICENSE").decode("utf-8"), "LICENSE is not the MIT license"
+    assert re.search(r"<description>[^<]*Mono and \.NET[^<]*</description>", spec), spec
 print("package holds", ", ".join(sorted(n for n in names if "/" in n and not n.startswith(("_rels", "package/")))))
 PY
 
@@ -64,23 +75,43 @@ pkg="$app/packages/Cuabi.$want"
 cmp "$pkg/runtimes/linux-x64/native/libcuabi.so" "$lib" || fail "the package's libcuabi.so is not $lib"
 mcs -nologo -warnaserror+ -sdk:4.7.2 -r:"$pkg/lib/net472/Cuabi.dll" -out:"$app/bin/Consumer.exe" \
   "$root/tests/packaging/nuget/Consumer.cs"
-cp "$pkg/lib/net472/Cuabi.dll" "$pkg/runtimes/linux-x64/native/libcuabi.so" "$app/bin/"
+assembly="$pkg/lib/net472/Cuabi.dll"
+pkg_native="$pkg/runtimes/linux-x64/native/libcuabi.so"
+[ "$(cd "$app/bin" && ls)" = Consumer.exe ] || fail "the consumer's folder holds more than Consumer.exe: $(ls "$app/bin")"
+consumer() { (cd "$work" && MONO_PATH="$pkg/lib/net472" mono "$app/bin/Consumer.exe" "$@"); }
 
 echo "== the consumer, no driver"
 missing="$work/no-driver/libcuda.so.1"
 rc=0
-out=$(cd "$work" && CUABI_DRIVER_PATH="$missing" mono "$app/bin/Consumer.exe" 2>&1) || rc=$?
+out=$(CUABI_DRIVER_PATH="$missing" consumer 2>&1) || rc=$?
 echo "$out"
 [ $rc -eq 2 ] || fail "the consumer exited $rc without a driver, not 2"
 grep -qx "cuabi $want" <<<"$out" || fail "not cuabi $want"
-grep -qx "library $app/bin/libcuabi.so" <<<"$out" || fail "the package's libcuabi.so was not the one loaded"
-grep -qx "assembly $want.0 $app/bin/Cuabi.dll" <<<"$out" || fail "not the package's Cuabi.dll $want.0"
+grep -qx "assembly $want.0 $assembly" <<<"$out" || fail "not the package's Cuabi.dll $want.0, loaded where the package holds it"
+# The library must have been found in the package's runtimes/linux-x64/native/
+# (not beside the consumer, not through the loader's search path).
+loaded=$(sed -n 's/^library //p' <<<"$out")
+[ "$loaded" = "$pkg_native" ] || fail "the binding loaded '$loaded', not the package's $pkg_native"
 grep -qx "compiled saxpy.cu: PTX ok" <<<"$out" || fail "NVRTC did not compile"
 grep -qx "no CUDA driver: CUABI_ERROR_DRIVER_NOT_FOUND" <<<"$out" || fail "no DRIVER_NOT_FOUND"
 grep -qF "$missing" <<<"$out" || fail "the message does not name $missing"
 rc=0
-(cd "$work" && CUABI_DRIVER_PATH="$missing" mono "$app/bin/Consumer.exe" --require-gpu >/dev/null 2>&1) || rc=$?
+CUABI_DRIVER_PATH="$missing" consumer --require-gpu >/dev/null 2>&1 || rc=$?
 [ $rc -eq 1 ] || fail "--require-gpu without a driver exited $rc, not 1"
+
+echo "== the consumer, the package's libcuabi.so taken away"
+mv "$pkg_native" "$work/libcuabi.so.aside"
+rc=0
+out=$(CUABI_DRIVER_PATH="$missing" consumer 2>&1) || rc=$?
+mv "$work/libcuabi.so.aside" "$pkg_native"
+echo "$out"
+if [ $rc -eq 2 ] && grep -q '^library ' <<<"$out"; then
+  fail "without the package's libcuabi.so the consumer still loaded one: $(sed -n 's/^library //p' <<<"$out")"
+fi
+[ $rc -eq 1 ] || fail "without the package's libcuabi.so the consumer exited $rc, not 1"
+grep -q "^consumer: DllNotFoundException: cuabi: could not load the cuabi library" <<<"$out" ||
+  fail "no DllNotFoundException from the binding"
+grep -qxF "  $pkg_native: no such file" <<<"$out" || fail "the message does not list $pkg_native as tried"
 
 if [ -n "$bundle_dir" ]; then
   echo "== mkbundle --simple into $bundle_dir"
@@ -88,16 +119,16 @@ if [ -n "$bundle_dir" ]; then
   prefix=$(dirname "$(dirname "$mono_bin")")
   framework="$prefix/lib/mono/4.5"
   if [ "$prefix" = /usr ]; then etc=/etc/mono; else etc="$prefix/etc/mono"; fi
-  native="$prefix/lib/libmono-native.so"
+  mono_native="$prefix/lib/libmono-native.so"
   # Mono's dllmap, with its native helpers found in the bundle.
   sed 's#\$mono_libdir/##g' "$etc/config" >"$work/config"
   rm -f "$bundle_dir/consumer" "$bundle_dir"/libcuabi.so* "$bundle_dir/run.sh"
   mkbundle --simple --nodeps --i18n none \
     --machine-config "$etc/4.5/machine.config" --config "$work/config" \
-    --library "libmono-native.so,$native" \
-    -o "$bundle_dir/consumer" "$app/bin/Consumer.exe" "$app/bin/Cuabi.dll" "$framework/mscorlib.dll" \
+    --library "libmono-native.so,$mono_native" \
+    -o "$bundle_dir/consumer" "$app/bin/Consumer.exe" "$assembly" "$framework/mscorlib.dll" \
     >"$work/mkbundle.log" 2>&1 || { cat "$work/mkbundle.log" >&2; exit 1; }
-  cp "$app/bin/libcuabi.so" "$bundle_dir/libcuabi.so"
+  cp "$pkg_native" "$bundle_dir/libcuabi.so"
   cat >"$bundle_dir/run.sh" <<EOF
 #!/bin/sh
 # Runs the NuGet consumer (built against the installed Cuabi $want package)

@@ -1,7 +1,8 @@
 // A program that uses cuabi as a NuGet consumer does: it references the
-// Cuabi.dll of the installed package and finds the package's libcuabi.so
-// beside it. It says which library it loaded, compiles SAXPY with NVRTC, and
-// runs it on device 0 where there is one.
+// Cuabi.dll of the installed package, which finds the package's libcuabi.so
+// in its runtimes/linux-x64/native/. It says which library and assembly it
+// loaded (CuabiLibrary.LoadedFrom, the assembly's location), compiles SAXPY
+// with NVRTC, and runs it on device 0 where there is one.
 //
 //   Consumer.exe [--require-gpu]
 //
