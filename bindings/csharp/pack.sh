@@ -3,9 +3,10 @@
 # `apt-get install nuget`):
 #   bindings/csharp/pack.sh OUTDIR [path/to/libcuabi.so]
 # builds the binding with build.sh, lays the package out as Cuabi.nuspec
-# lists it (lib/net472/Cuabi.dll and its documentation, and
-# runtimes/linux-x64/native/libcuabi.so: the library given, default
-# build/libcuabi.so) and writes OUTDIR/Cuabi.<version>.nupkg, the version
+# lists it (lib/net472/Cuabi.dll, the one assembly for Mono and .NET, and
+# its documentation; runtimes/linux-x64/native/libcuabi.so, where the
+# assembly finds it: the library given, default build/libcuabi.so; LICENSE
+# and README.md) and writes OUTDIR/Cuabi.<version>.nupkg, the version
 # being the header's (scripts/regen stamps it into Cuabi.nuspec).
 set -eu
 if [ $# -lt 1 ]; then

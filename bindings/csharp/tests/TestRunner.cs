@@ -154,8 +154,23 @@ namespace Cuabi.Tests
 
         public static Result Run(string mode, IDictionary<string, string> env, params string[] extra)
         {
+            return RunAt(typeof(Child).Assembly.Location, mode, env, extra);
+        }
+
+        /// <summary>Whether this program runs on Mono, which <see cref="RunAt"/> can give a copy of it (with a copy of Cuabi.dll beside it).</summary>
+        public static bool HostRunsCopies
+        {
+            get
+            {
+                string host = Path.GetFileNameWithoutExtension(Process.GetCurrentProcess().MainModule.FileName);
+                return host == "mono" || host == "mono-sgen";
+            }
+        }
+
+        /// <summary>Like <see cref="Run"/>, with the test program at <paramref name="self"/> (a copy of it, where <see cref="HostRunsCopies"/>).</summary>
+        public static Result RunAt(string self, string mode, IDictionary<string, string> env, params string[] extra)
+        {
             string exe = Process.GetCurrentProcess().MainModule.FileName;
-            string self = typeof(Child).Assembly.Location;
             string host = Path.GetFileNameWithoutExtension(exe);
             var args = new StringBuilder();
             if ((host == "mono" || host == "mono-sgen" || host == "dotnet") && !string.IsNullOrEmpty(self))
@@ -272,6 +287,7 @@ namespace Cuabi.Tests
             FaultInjection.Register();
             GeneratedLayerTests.Register();
             DriverLevelTests.Register();
+            LoadingTests.Register();
             NvtxTests.Register();
             HealthTests.Register();
 

@@ -1,22 +1,34 @@
 // Finding libcuabi and binding the "cuabi" DllImport name to it.
 //
 // $CUABI_LIBRARY (a full path) wins when set, and is then the only place
-// tried. Otherwise: libcuabi.so.0 and libcuabi.so next to this assembly, then
-// the same names through the dynamic loader (LD_LIBRARY_PATH, the
-// executable's RUNPATH, /etc/ld.so.cache, the system folders).
+// tried. Otherwise, in order:
+//   1. libcuabi.so in runtimes/<rid>/native/ beside this assembly (a .NET
+//      build's output folder), then, when this assembly sits in a NuGet
+//      package's lib/<framework>/ folder, in the package's own
+//      runtimes/<rid>/native/; <rid> is linux-<the process architecture>
+//      (linux-x64, linux-arm64, ...), as NuGet names the folders;
+//   2. libcuabi.so.0 and libcuabi.so next to this assembly;
+//   3. the same names through the dynamic loader (LD_LIBRARY_PATH, the
+//      executable's RUNPATH, /etc/ld.so.cache, the system folders).
 //
 // The library is opened here first, so that a failure can say where it
-// looked. The DllImport name is then bound to the file that opened: on .NET
-// through NativeLibrary.SetDllImportResolver, on Mono through a global
-// dllmap entry (mono_dllmap_insert). Mono binds a method's native calls
-// when it compiles that method, so this must run before any method calling
-// into NativeMethods is compiled; every entry point of the Cuabi namespace
-// calls Load() first and keeps its native calls in separate methods.
+// looked. The DllImport name is then bound to the file that opened: on Mono
+// (which has no NativeLibrary) through a global dllmap entry
+// (mono_dllmap_insert); on .NET through NativeLibrary.SetDllImportResolver,
+// with a resolver answering the handle already opened. The assembly build.sh makes (mcs against the 4.7.2
+// profile: the one in the NuGet package) runs on both: the profile has no
+// NativeLibrary, so that build finds SetDllImportResolver by reflection at
+// run time; Cuabi.csproj's .NET build calls it directly. Mono binds a
+// method's native calls when it compiles that method, so this must run
+// before any method calling into NativeMethods is compiled; every entry
+// point of the Cuabi namespace calls Load() first and keeps its native calls
+// in separate methods.
 
 using System;
 using System.Collections.Generic;
 using System.IO;
 using System.Reflection;
+using System.Runtime.ExceptionServices;
 using System.Runtime.InteropServices;
 using System.Text;
 
@@ -30,6 +42,7 @@ namespace Cuabi.Interop
 
         private static readonly object Gate = new object();
         private static volatile IntPtr libraryHandle;
+        private static volatile IntPtr resolverHandle; // what the .NET resolver answers
         private static string loadedFrom;
         private static Exception failure;
 
@@ -72,6 +85,12 @@ namespace Cuabi.Interop
             get { return loadedFrom; }
         }
 
+        /// <summary>The handle of the loaded library (zero before <see cref="Load"/>).</summary>
+        internal static IntPtr Handle
+        {
+            get { return libraryHandle; }
+        }
+
         /// <summary>Looks up an exported symbol of the loaded library.</summary>
         /// <param name="name">The symbol name, e.g. "cuabi_version".</param>
         /// <param name="address">Its address, or zero when it is missing.</param>
@@ -108,6 +127,7 @@ namespace Cuabi.Interop
             string here = AssemblyDirectory();
             if (here != null)
             {
+                candidates.AddRange(RuntimesCandidates(here));
                 candidates.Add(Path.Combine(here, "libcuabi.so.0"));
                 candidates.Add(Path.Combine(here, "libcuabi.so"));
             }
@@ -140,6 +160,47 @@ namespace Cuabi.Interop
             throw new DllNotFoundException(message.ToString());
         }
 
+        /// <summary>
+        /// The NuGet runtime identifier of this process's native folder:
+        /// linux-x64, linux-arm64, ... (null where the architecture cannot be told).
+        /// </summary>
+        internal static string RuntimeIdentifier()
+        {
+            try
+            {
+                // The Architecture names lowercased are .NET's: x64, x86, arm, arm64, s390x, ppc64le, ...
+                return "linux-" + RuntimeInformation.ProcessArchitecture.ToString().ToLowerInvariant();
+            }
+            catch (Exception)
+            {
+                return null;
+            }
+        }
+
+        /// <summary>
+        /// The package's native library for an assembly in folder
+        /// <paramref name="here"/>: in runtimes/&lt;rid&gt;/native/ beside it
+        /// (a .NET build's output), then, where <paramref name="here"/> is a
+        /// package's lib/&lt;framework&gt;/, in the package's runtimes/&lt;rid&gt;/native/.
+        /// </summary>
+        internal static List<string> RuntimesCandidates(string here)
+        {
+            var candidates = new List<string>();
+            string rid = RuntimeIdentifier();
+            if (rid == null)
+                return candidates;
+            string native = Path.Combine("runtimes", rid, "native", "libcuabi.so");
+            candidates.Add(Path.Combine(here, native));
+            string lib = Path.GetDirectoryName(here);
+            if (lib != null && Path.GetFileName(lib) == "lib")
+            {
+                string package = Path.GetDirectoryName(lib);
+                if (package != null)
+                    candidates.Add(Path.Combine(package, native));
+            }
+            return candidates;
+        }
+
         private static string AssemblyDirectory()
         {
             try
@@ -152,6 +213,55 @@ namespace Cuabi.Interop
             catch (Exception)
             {
                 return null; // bundled or in-memory assemblies have no folder
+            }
+        }
+
+        /// <summary>
+        /// The DllImport resolver: the library's handle for the "cuabi" name,
+        /// zero (the runtime's own search) for any other.
+        /// </summary>
+        private static IntPtr Resolve(string name, Assembly assembly, DllImportSearchPath? searchPath)
+        {
+            return name == NativeMethods.LibraryName ? resolverHandle : IntPtr.Zero;
+        }
+
+        /// <summary>
+        /// Calls <paramref name="nativeLibrary"/>'s static
+        /// SetDllImportResolver(Assembly, resolver) for this assembly, with a
+        /// delegate of its resolver type over <see cref="Resolve"/>: .NET's
+        /// System.Runtime.InteropServices.NativeLibrary, found at run time by
+        /// a build compiled without it.
+        /// </summary>
+        internal static void InstallResolver(Type nativeLibrary)
+        {
+            MethodInfo set = null;
+            foreach (MethodInfo m in nativeLibrary.GetMethods(BindingFlags.Public | BindingFlags.Static))
+            {
+                ParameterInfo[] p = m.GetParameters();
+                if (m.Name == "SetDllImportResolver" && p.Length == 2 && p[0].ParameterType == typeof(Assembly) &&
+                    typeof(Delegate).IsAssignableFrom(p[1].ParameterType))
+                {
+                    set = m;
+                    break;
+                }
+            }
+            if (set == null)
+                throw new PlatformNotSupportedException(
+                    "cuabi: " + nativeLibrary.FullName + " has no SetDllImportResolver(Assembly, resolver)");
+            Type resolverType = set.GetParameters()[1].ParameterType;
+            MethodInfo resolve = ((Func<string, Assembly, DllImportSearchPath?, IntPtr>)Resolve).Method;
+            Delegate resolver = Delegate.CreateDelegate(resolverType, resolve, false);
+            if (resolver == null)
+                throw new PlatformNotSupportedException(string.Format(
+                    "cuabi: {0} is not a (string, Assembly, DllImportSearchPath?) -> IntPtr delegate",
+                    resolverType.FullName));
+            try
+            {
+                set.Invoke(null, new object[] { typeof(CuabiLibrary).Assembly, resolver });
+            }
+            catch (TargetInvocationException e) when (e.InnerException != null)
+            {
+                ExceptionDispatchInfo.Capture(e.InnerException).Throw();
             }
         }
 
@@ -195,11 +305,8 @@ namespace Cuabi.Interop
 
         private static void Bind(string path, IntPtr handle)
         {
-            NativeLibrary.SetDllImportResolver(typeof(CuabiLibrary).Assembly,
-                delegate(string name, Assembly assembly, DllImportSearchPath? searchPath)
-                {
-                    return name == NativeMethods.LibraryName ? handle : IntPtr.Zero;
-                });
+            resolverHandle = handle;
+            NativeLibrary.SetDllImportResolver(typeof(CuabiLibrary).Assembly, Resolve);
         }
 #else
         private const int RTLD_NOW = 2;
@@ -228,11 +335,33 @@ namespace Cuabi.Interop
 
         private static void Bind(string path, IntPtr handle)
         {
-            if (Type.GetType("Mono.Runtime") == null)
-                throw new PlatformNotSupportedException(
-                    "cuabi: this build of the binding is for Mono; build Cuabi.csproj for .NET");
+            resolverHandle = handle;
+            // .NET (Core 3.0 and later, and .NET's own Mono) has NativeLibrary;
+            // Mono (the Mono project's runtime, whose profile this build is
+            // compiled against) has none, and has the dllmap.
+            Type nativeLibrary = FindNativeLibrary();
+            if (nativeLibrary != null)
+                InstallResolver(nativeLibrary);
+            else if (Type.GetType("Mono.Runtime") != null)
+                BindMono(path);
+            else
+                throw new PlatformNotSupportedException(string.Format(
+                    "cuabi: the \"{0}\" DllImport name cannot be bound to {1}: this runtime is neither Mono nor " +
+                    ".NET with System.Runtime.InteropServices.NativeLibrary (.NET Core 3.0 or later)",
+                    NativeMethods.LibraryName, path));
+        }
+
+        private static void BindMono(string path)
+        {
             // A global map entry: "cuabi" means this file for every assembly.
             MonoRuntime.mono_dllmap_insert(IntPtr.Zero, NativeMethods.LibraryName, null, path, null);
+        }
+
+        private static Type FindNativeLibrary()
+        {
+            const string name = "System.Runtime.InteropServices.NativeLibrary";
+            return typeof(Marshal).Assembly.GetType(name, false)
+                ?? Type.GetType(name + ", System.Runtime.InteropServices", false);
         }
 
         private static class Dl
