@@ -128,7 +128,11 @@ cuabi_status cuabi_device_get_context(cuabi_device device, uint64_t* cu_context)
 
 cuabi_status cuabi_device_synchronize(cuabi_device device) {
   return wait(__func__, device, "device",
-              [](Device&) { check(driver().cuCtxSynchronize(), "cuCtxSynchronize"); });
+              [](Device& d) {
+                const uint64_t tick = launch_tick();
+                check(driver().cuCtxSynchronize(), "cuCtxSynchronize");
+                d.launches.mark_seen(tick);
+              });
 }
 
 cuabi_status cuabi_device_get_stream_priority_range(cuabi_device device, int32_t* least,

@@ -13,8 +13,10 @@ cuabi_status cuabi_stream_begin_capture(cuabi_stream stream, cuabi_capture_mode 
         mode != CUABI_CAPTURE_RELAXED)
       fail_invalid("mode " + std::to_string(mode) + " is not a cuabi_capture_mode");
     s.enter();
+    const uint64_t tick = launch_tick();
     check(driver().cuStreamBeginCapture(s.stream, static_cast<CUstreamCaptureMode>(mode)),
           "cuStreamBeginCapture");
+    s.capture_tick.store(tick, std::memory_order_relaxed);
   });
 }
 
@@ -25,6 +27,9 @@ cuabi_status cuabi_stream_end_capture(cuabi_stream stream, cuabi_graph* out) {
     CUgraph g = nullptr;
     const CUresult r = driver().cuStreamEndCapture(s.stream, &g);
     s.flush_deferred_frees();
+    // The launches of the capture went into the graph: none of them ran.
+    const uint64_t since = s.capture_tick.exchange(0, std::memory_order_relaxed);
+    if (since) s.launches.forget_since(since);
     check(r, "cuStreamEndCapture");
     *out = publish<cuabi_graph>(Ref<Graph>::adopt(new Graph(s.device, g)));
   });

@@ -1,12 +1,17 @@
 // Shims for the library itself: versions, status names, the last error,
 // loading the driver and NVRTC, the compile cache folder, NVTX annotations.
+#include <cstddef>
+#include <cstring>
+
 #include "cache.hpp"
 #include "driver.hpp"
 #include "driver_log.hpp"
 #include "health.hpp"
+#include "launch_log.hpp"
 #include "nvrtc.hpp"
 #include "nvtx.hpp"
 #include "shim.hpp"
+#include "structs.hpp"
 
 using namespace cuabi;
 using namespace cuabi::abi;
@@ -36,6 +41,70 @@ cuabi_status cuabi_last_error_log(char* buf, size_t* size) {
     return CUABI_ERROR_INSUFFICIENT_BUFFER;
   }
   std::memcpy(buf, log.c_str(), n);
+  *size = n;
+  return CUABI_SUCCESS;
+}
+
+cuabi_status cuabi_launch_record_init(cuabi_launch_record* record, size_t struct_size) {
+  return guard(__func__, [&] {
+    const cuabi_launch_record defaults = CUABI_LAUNCH_RECORD_INIT;
+    init_struct(record, struct_size, defaults, "record");
+  });
+}
+
+size_t cuabi_last_error_get_launch_count(void) {
+  const FaultReport* r = last_error().launches.get();
+  return r ? r->launches.size() : 0;
+}
+
+namespace {
+
+// The last error's launch `index`, or null (the readers never touch the
+// state they report, so they answer a bare status).
+const RecordedLaunch* last_error_launch(size_t index) {
+  const FaultReport* r = last_error().launches.get();
+  return r && index < r->launches.size() ? &r->launches[index] : nullptr;
+}
+
+}  // namespace
+
+cuabi_status cuabi_last_error_get_launch(size_t index, cuabi_launch_record* record) {
+  if (!record || record->struct_size < offsetof(cuabi_launch_record, sequence))
+    return CUABI_ERROR_INVALID_ARGUMENT;
+  const RecordedLaunch* l = last_error_launch(index);
+  if (!l) return CUABI_ERROR_OUT_OF_RANGE;
+  cuabi_launch_record out = CUABI_LAUNCH_RECORD_INIT;
+  const LaunchInfo& i = l->info;
+  out.sequence = l->sequence;
+  out.stream_id = i.stream_id;
+  out.device = i.device;
+  out.grid_x = i.grid[0], out.grid_y = i.grid[1], out.grid_z = i.grid[2];
+  out.block_x = i.block[0], out.block_y = i.block[1], out.block_z = i.block[2];
+  out.shared_mem_bytes = i.shared;
+  out.cluster_x = i.cluster[0], out.cluster_y = i.cluster[1], out.cluster_z = i.cluster[2];
+  out.named_by_driver_log = l->named_by_log ? 1 : 0;
+  // A caller's older, shorter struct gets the fields it has.
+  const size_t n = record->struct_size < sizeof(out) ? record->struct_size : sizeof(out);
+  const size_t given = record->struct_size;
+  std::memcpy(record, &out, n);
+  record->struct_size = given;
+  return CUABI_SUCCESS;
+}
+
+cuabi_status cuabi_last_error_get_launch_kernel(size_t index, char* buf, size_t* size) {
+  if (!size) return CUABI_ERROR_INVALID_ARGUMENT;
+  const RecordedLaunch* l = last_error_launch(index);
+  if (!l) return CUABI_ERROR_OUT_OF_RANGE;
+  const size_t n = std::strlen(l->info.kernel) + 1;
+  if (!buf) {
+    *size = n;
+    return CUABI_SUCCESS;
+  }
+  if (*size < n) {
+    *size = n;
+    return CUABI_ERROR_INSUFFICIENT_BUFFER;
+  }
+  std::memcpy(buf, l->info.kernel, n);
   *size = n;
   return CUABI_SUCCESS;
 }

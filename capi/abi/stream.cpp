@@ -29,9 +29,15 @@ cuabi_status cuabi_stream_get_handle(cuabi_stream stream, uint64_t* cu_stream) {
              [](const Stream& s) { return reinterpret_cast<uint64_t>(s.stream); });
 }
 
+cuabi_status cuabi_stream_get_id(cuabi_stream stream, uint64_t* id) {
+  return get(__func__, stream, "stream", id, "id", &Stream::id);
+}
+
 cuabi_status cuabi_stream_synchronize(cuabi_stream stream) {
   return wait(__func__, stream, "stream", [](Stream& s) {
+    const uint64_t launched = s.launches.count();
     check(driver().cuStreamSynchronize(s.stream), "cuStreamSynchronize");
+    s.launches.mark_seen(launched);
     s.take_host_failures();
   });
 }
@@ -45,8 +51,12 @@ cuabi_status cuabi_stream_launch_host_func(cuabi_stream stream, cuabi_host_fn fn
 }
 
 cuabi_status cuabi_stream_query(cuabi_stream stream) {
-  return query(__func__, stream, "stream", "cuStreamQuery",
-               [](Stream& s) { return driver().cuStreamQuery(s.stream); });
+  return query(__func__, stream, "stream", "cuStreamQuery", [](Stream& s) {
+    const uint64_t launched = s.launches.count();
+    const CUresult r = driver().cuStreamQuery(s.stream);
+    if (r == CUDA_SUCCESS) s.launches.mark_seen(launched);
+    return r;
+  });
 }
 
 cuabi_status cuabi_access_policy_window_init(cuabi_access_policy_window* window,

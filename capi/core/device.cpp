@@ -124,11 +124,16 @@ Device::~Device() {
   }
 }
 
+void for_each_device(const std::function<void(const Device&)>& f) {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  for (const Device* d : r.devices)
+    if (d) f(*d);
+}
+
 const DriverApi& Device::make_current() const {
   const DriverApi& d = driver();
-  if (lost())
-    fail(CUABI_ERROR_CONTEXT_LOST, "device " + std::to_string(ordinal) +
-                                       " hit a sticky fault earlier" + kContextLostAdvice);
+  if (lost()) fail_lost();
   CUcontext want = context();
   CUcontext current = nullptr;
   d.cuCtxGetCurrent(&current);
@@ -136,10 +141,14 @@ const DriverApi& Device::make_current() const {
   return d;
 }
 
+void Device::fail_lost() const {
+  fail(CUABI_ERROR_CONTEXT_LOST,
+       "device " + std::to_string(ordinal) + " hit a sticky fault earlier" + fault_report_text() +
+           kContextLostAdvice);
+}
+
 void Device::fail_stale() const {
-  if (lost())
-    fail(CUABI_ERROR_CONTEXT_LOST, "device " + std::to_string(ordinal) +
-                                       " hit a sticky fault earlier" + kContextLostAdvice);
+  if (lost()) fail_lost();
   fail(CUABI_ERROR_CONTEXT_LOST, "this object belongs to device " + std::to_string(ordinal) +
                                      "'s context from before cuabi_device_reset; recreate it");
 }

@@ -10,6 +10,7 @@
 #include "dl.hpp"
 #include "driver_log.hpp"
 #include "fork_guard.hpp"
+#include "launch_log.hpp"
 
 namespace cuabi {
 
@@ -247,8 +248,14 @@ void check_failed(CUresult result, const char* what) {
   }
   cuabi_status status = status_of(result);
   std::string message = std::string(what) + " failed: " + describe(result);
-  message += driver_log_of_failure();
-  if (status == CUABI_ERROR_CONTEXT_LOST) message += kContextLostAdvice;
+  const std::string logged = driver_log_of_failure();
+  message += logged;
+  if (status == CUABI_ERROR_CONTEXT_LOST) {
+    // The first sticky fault fixes the report; every later one repeats it.
+    std::shared_ptr<const FaultReport> report = fault_report(logged);
+    if (report) message += report->text;
+    message += kContextLostAdvice;
+  }
   fail(status, std::move(message), static_cast<int32_t>(result));
 }
 

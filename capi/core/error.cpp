@@ -21,6 +21,7 @@ void set_last_error(cuabi_status status, int32_t code, std::string message, std:
   e.code = code;
   e.message = to_utf8(message);
   e.log = to_utf8(log);
+  e.launches.reset();
 }
 
 namespace {

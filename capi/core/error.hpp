@@ -2,6 +2,7 @@
 // turned into a status plus the calling thread's last-error state.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <utility>
 
@@ -29,11 +30,14 @@ class Error {
 [[noreturn]] void fail_invalid(std::string message);
 
 // The calling thread's last-error state.
+struct FaultReport;  // launch_log.hpp
 struct LastError {
   cuabi_status status = CUABI_SUCCESS;
   int32_t code = 0;
   std::string message;
   std::string log;
+  // A CONTEXT_LOST failure's launches not seen complete (else null).
+  std::shared_ptr<const FaultReport> launches;
 };
 LastError& last_error();
 void set_last_error(cuabi_status status, int32_t code, std::string message, std::string log);

@@ -76,13 +76,18 @@ void submit(const Function& f, const cuabi_launch_config& c, const Pin<Stream>& 
     check(driver().cuLaunchKernel(f.function, c.grid_x, c.grid_y, c.grid_z, c.block_x, c.block_y,
                                   c.block_z, c.shared_mem_bytes, s, params, extra),
           "cuLaunchKernel");
-    return;
+  } else {
+    CUlaunchAttribute attrs[kMaxLaunchAttributes];
+    Ref<Event> event;
+    CUlaunchConfig lc = extended_config(f, c, attrs, &event);
+    lc.hStream = s;
+    check(driver().cuLaunchKernelEx(&lc, f.function, params, extra), "cuLaunchKernelEx");
   }
-  CUlaunchAttribute attrs[kMaxLaunchAttributes];
-  Ref<Event> event;
-  CUlaunchConfig lc = extended_config(f, c, attrs, &event);
-  lc.hStream = s;
-  check(driver().cuLaunchKernelEx(&lc, f.function, params, extra), "cuLaunchKernelEx");
+  Stream* st = stream.get();
+  const uint64_t id = st ? st->id : 0;
+  (st ? st->launches : device.launches.default_ring).record_in_place([&](LaunchInfo& i) {
+    describe_launch(i, f, c, id);
+  });
 }
 
 }  // namespace
@@ -345,6 +350,15 @@ LaunchPlan::LaunchPlan(Ref<Function> fn, const cuabi_launch_config& cfg, Ref<Str
   if (stream && stream->device.get() != &device)
     fail_invalid("the stream belongs to device " + std::to_string(stream->device->ordinal) +
                  ", the kernel to device " + std::to_string(device.ordinal));
+  // Both made in the device's current context, so that the launch need check
+  // only the kernel's.
+  function->module->enter();
+  if (stream) {
+    device.check_epoch(stream->epoch);
+    cu_stream_ = stream->stream;
+  }
+  ring_ = stream ? &stream->launches : &device.launches.default_ring;
+  describe_launch(info_, *function, config, stream ? stream->id : 0);
   args_size = function->args_size;
   // 64-byte aligned (one cache line) and at least one line long, so a binding
   // may view it as any parameter type.
@@ -367,26 +381,25 @@ LaunchPlan::LaunchPlan(Ref<Function> fn, const cuabi_launch_config& cfg, Ref<Str
   }
 }
 
-LaunchPlan::~LaunchPlan() { std::free(args); }
+LaunchPlan::~LaunchPlan() {
+  ring_->detach(&info_);
+  std::free(args);
+}
 
 void LaunchPlan::launch() {
   const Function& f = *function;
   const DriverApi& d = f.module->enter();
-  CUstream s = nullptr;
-  if (stream) {
-    f.module->device->check_epoch(stream->epoch);
-    s = stream->stream;
-  }
   if (extended_) {
     check(d.cuLaunchKernelEx(&ex_config_, f.function, nullptr, args_size ? extra_ : nullptr),
           "cuLaunchKernelEx");
-    return;
+  } else {
+    const cuabi_launch_config& c = config;
+    check(d.cuLaunchKernel(f.function, c.grid_x, c.grid_y, c.grid_z, c.block_x, c.block_y,
+                           c.block_z, c.shared_mem_bytes, cu_stream_, nullptr,
+                           args_size ? extra_ : nullptr),
+          "cuLaunchKernel");
   }
-  const cuabi_launch_config& c = config;
-  check(d.cuLaunchKernel(f.function, c.grid_x, c.grid_y, c.grid_z, c.block_x, c.block_y,
-                                c.block_z, c.shared_mem_bytes, s, nullptr,
-                                args_size ? extra_ : nullptr),
-        "cuLaunchKernel");
+  ring_->record(&info_);
 }
 
 Ref<LaunchPlan> make_plan(Ref<Function> function, const cuabi_launch_config* config,

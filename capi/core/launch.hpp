@@ -1,6 +1,8 @@
 // Checked kernel launches.
 #pragma once
 
+#include <cstddef>
+#include <cstring>
 #include <string>
 
 #include "objects.hpp"
@@ -54,6 +56,19 @@ CUlaunchConfig extended_config(const Function& f, const cuabi_launch_config& c,
 void check_cluster_shape(const Function& f, const cuabi_launch_config& c, uint32_t cluster[3]);
 // cuOccupancyMaxPotentialClusterSize for c's grid, block and shared memory.
 uint32_t max_cluster_size(const Function& f, const cuabi_launch_config& c);
+
+// Writes what the launch records keep of a launch of `f` with `c` on the
+// stream `stream_id` (0: the default stream) to `i`.
+inline void describe_launch(LaunchInfo& i, const Function& f, const cuabi_launch_config& c,
+                            uint64_t stream_id) {
+  i.kernel = f.interned_name;
+  i.stream_id = stream_id;
+  static_assert(offsetof(cuabi_launch_config, cluster_z) - offsetof(cuabi_launch_config, grid_x) ==
+                    offsetof(LaunchInfo, cluster) + 2 * sizeof(uint32_t) - offsetof(LaunchInfo, grid),
+                "LaunchInfo's grid..cluster mirror cuabi_launch_config's");
+  std::memcpy(i.grid, &c.grid_x, offsetof(LaunchInfo, device) - offsetof(LaunchInfo, grid));
+  i.device = f.module->device->ordinal;
+}
 
 Ref<LaunchPlan> make_plan(Ref<Function> function, const cuabi_launch_config* config,
                           Ref<Stream> stream);

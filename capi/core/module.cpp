@@ -276,7 +276,11 @@ Ref<Module> compile_module(Ref<Device> device, const cuabi_compile_desc* desc) {
 }
 
 Function::Function(Ref<Module> mod, std::string fname, CUfunction fn)
-    : Object(kKind), module(std::move(mod)), name(std::move(fname)), function(fn) {
+    : Object(kKind),
+      module(std::move(mod)),
+      name(std::move(fname)),
+      interned_name(intern_kernel_name(name)),
+      function(fn) {
   const DriverApi& d = driver();
   for (size_t i = 0;; ++i) {
     size_t offset = 0, size = 0;

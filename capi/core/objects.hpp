@@ -4,6 +4,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -12,6 +13,7 @@
 
 #include "driver.hpp"
 #include "handles.hpp"
+#include "launch_log.hpp"
 #include "nvrtc.hpp"
 
 namespace cuabi {
@@ -64,9 +66,13 @@ class Device : public Object {
   void set_peer_enabled(int peer, bool enabled);
   bool peer_enabled(int peer) const;
 
+  // The launches recorded on the device's streams (launch_log.hpp).
+  mutable LaunchLog launches;
+
  private:
   explicit Device(int ordinal);
   [[noreturn]] void fail_stale() const;
+  [[noreturn]] void fail_lost() const;
   std::atomic<CUcontext> context_{nullptr};
   std::atomic<uint32_t> epoch_{0};
   std::atomic<bool> lost_{false};
@@ -152,6 +158,7 @@ class Function : public Object {
 
   Ref<Module> module;
   std::string name;
+  const char* interned_name;  // the same text, for the launch records
   CUfunction function;
   bool params_known = false;
   std::vector<ParamInfo> params;
@@ -228,6 +235,12 @@ class Stream : public DeviceChild {
 
   CUstream stream = nullptr;
   bool owned = false;
+  const uint64_t id;  // cuabi_stream_get_id
+  // Its last launches (launch_log.hpp), listed in its device's LaunchLog
+  // while the stream lives.
+  LaunchRing launches;
+  // When the capture in progress began (launch_tick), else 0.
+  std::atomic<uint64_t> capture_tick{0};
 
  private:
   std::mutex host_mutex_;
@@ -372,7 +385,16 @@ class LaunchPlan : public Object {
   CUlaunchConfig ex_config_{};
   CUlaunchAttribute ex_attrs_[5] = {};
   Ref<Event> ex_event_;
+  // Prepared at creation: the stream handle (the stream and the kernel were
+  // checked to share the device's epoch then, so checking the kernel's
+  // suffices at launch), where the launch is recorded and what it records.
+  CUstream cu_stream_ = nullptr;
+  LaunchRing* ring_ = nullptr;
+  LaunchInfo info_;
 };
+
+// Calls `f` for every device object alive, under the registry's lock.
+void for_each_device(const std::function<void(const Device&)>& f);
 
 // The CUstream of an optional stream for work on `device` (NULL: the default
 // stream); refuses a stream of another device.

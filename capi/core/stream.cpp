@@ -1,6 +1,7 @@
 // Streams, host functions, events and graphs.
 #include "stream.hpp"
 
+#include <atomic>
 #include <cstring>
 #include <string>
 #include <thread>
@@ -11,7 +12,17 @@
 
 namespace cuabi {
 
-Stream::Stream(Ref<Device> dev, uint32_t flags, int priority) : DeviceChild(kKind, std::move(dev)) {
+namespace {
+
+uint64_t next_stream_id() {
+  static std::atomic<uint64_t> last{0};
+  return last.fetch_add(1, std::memory_order_relaxed) + 1;
+}
+
+}  // namespace
+
+Stream::Stream(Ref<Device> dev, uint32_t flags, int priority)
+    : DeviceChild(kKind, std::move(dev)), id(next_stream_id()) {
   if (flags & ~static_cast<uint32_t>(CUABI_STREAM_NON_BLOCKING))
     fail_invalid("flags has bits this version does not define: " + std::to_string(flags));
   enter();
@@ -19,12 +30,21 @@ Stream::Stream(Ref<Device> dev, uint32_t flags, int priority) : DeviceChild(kKin
   check(driver().cuStreamCreateWithPriority(&stream, cu_flags, priority),
         "cuStreamCreateWithPriority");
   owned = true;
+  try {
+    device->launches.add(this);
+  } catch (...) {
+    driver().cuStreamDestroy(stream);
+    throw;
+  }
 }
 
 Stream::Stream(Ref<Device> dev, CUstream wrapped)
-    : DeviceChild(kKind, std::move(dev)), stream(wrapped), owned(false) {}
+    : DeviceChild(kKind, std::move(dev)), stream(wrapped), owned(false), id(next_stream_id()) {
+  device->launches.add(this);
+}
 
 Stream::~Stream() {
+  device->launches.remove(this);
   if (!enter_quietly(*this)) return;
   // Frees deferred by a capture that never ended: nothing runs on the stream
   // any more, so the synchronous free is safe.

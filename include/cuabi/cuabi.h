@@ -300,6 +300,50 @@ CUABI_API cuabi_status CUABI_CALL cuabi_last_error_log(char* buf, size_t* size);
 /* Resets this thread's last-error state to "no error". */
 CUABI_API void CUABI_CALL cuabi_last_error_clear(void);
 
+/* A kernel launch the core remembered. The core keeps the last launches of
+ * each stream (and of each device's default stream); when a sticky fault
+ * surfaces, on whatever call, the message of that call and of every later
+ * CONTEXT_LOST failure names the launches not seen complete (no successful
+ * synchronize or query of their stream or device since), most recent first,
+ * and the last error carries them as data: cuabi_last_error_get_launch. */
+typedef struct cuabi_launch_record {
+  size_t struct_size; /* sizeof(cuabi_launch_record) */
+  /* The launch's number on its stream: 1 for the stream's first launch. */
+  uint64_t sequence;
+  /* The stream's id (cuabi_stream_get_id); 0 is the device's default
+   * stream. */
+  uint64_t stream_id;
+  /* The device's ordinal. */
+  int32_t device;
+  uint32_t grid_x, grid_y, grid_z;
+  uint32_t block_x, block_y, block_z;
+  /* Dynamic shared memory, in bytes. */
+  uint32_t shared_mem_bytes;
+  /* The cluster dimensions the launch asked for; 0, 0, 0 for none. */
+  uint32_t cluster_x, cluster_y, cluster_z;
+  /* 1 when a line the driver logged during the failing call names this
+   * launch's kernel, else 0. */
+  uint32_t named_by_driver_log;
+} cuabi_launch_record;
+
+#define CUABI_LAUNCH_RECORD_INIT { sizeof(cuabi_launch_record), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }
+
+/* Fills `record` with the defaults of CUABI_LAUNCH_RECORD_INIT. */
+CUABI_API cuabi_status CUABI_CALL cuabi_launch_record_init(cuabi_launch_record* record,
+                                                           size_t struct_size);
+
+/* How many launches the last error names: those not seen complete when a
+ * sticky fault surfaced (0 for any error but CUABI_ERROR_CONTEXT_LOST). */
+CUABI_API size_t CUABI_CALL cuabi_last_error_get_launch_count(void);
+/* The last error's launch `index` (0 is the most recent). CUABI_ERROR_OUT_OF_RANGE
+ * past cuabi_last_error_get_launch_count. The last-error state is left as it
+ * is, failure or not. */
+CUABI_API cuabi_status CUABI_CALL cuabi_last_error_get_launch(size_t index,
+                                                              cuabi_launch_record* record);
+/* The kernel name of the last error's launch `index` (two-call pattern). */
+CUABI_API cuabi_status CUABI_CALL cuabi_last_error_get_launch_kernel(size_t index, char* buf,
+                                                                     size_t* size);
+
 /* Whether CUDA can still work in this process, answered without touching
  * the device (a server's health check). */
 typedef enum cuabi_health CUABI_ENUM_BASE {
@@ -1757,6 +1801,10 @@ CUABI_API void CUABI_CALL cuabi_stream_release(cuabi_stream stream);
 /* The raw CUstream value, for interop. */
 CUABI_API cuabi_status CUABI_CALL cuabi_stream_get_handle(cuabi_stream stream,
                                                           uint64_t* cu_stream);
+/* The stream's id in this process (1, 2, ... in the order streams were made
+ * or wrapped; 0 is never a stream's): the id launch records and fault
+ * messages name the stream by. */
+CUABI_API cuabi_status CUABI_CALL cuabi_stream_get_id(cuabi_stream stream, uint64_t* id);
 CUABI_API cuabi_status CUABI_CALL cuabi_stream_synchronize(cuabi_stream stream);
 /* CUABI_SUCCESS when all work is done, CUABI_ERROR_NOT_READY when not
  * (NOT_READY does not touch the last-error state). */

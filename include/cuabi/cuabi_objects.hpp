@@ -600,6 +600,11 @@ class stream : public detail::owner<cuabi_stream, cuabi_stream_release>,
   // cuabi_stream_get_handle: The raw CUstream value, for interop.
   uint64_t handle() const;
 
+  // cuabi_stream_get_id: The stream's id in this process (1, 2, ... in the order streams were made
+  // or wrapped; 0 is never a stream's): the id launch records and fault messages name the stream
+  // by.
+  uint64_t id() const;
+
   // cuabi_stream_synchronize
   void synchronize() const;
 
@@ -976,6 +981,13 @@ inline std::string last_error_log() {
 
 // cuabi_last_error_clear: Resets this thread's last-error state to "no error".
 inline void last_error_clear() noexcept { cuabi_last_error_clear(); }
+
+// cuabi_launch_record_init: Fills `record` with the defaults of CUABI_LAUNCH_RECORD_INIT.
+inline cuabi_launch_record launch_record_init() {
+  cuabi_launch_record value;
+  cuabi::check(cuabi_launch_record_init(&value, sizeof value));
+  return value;
+}
 
 // cuabi_context_lost_get_message: The message of the call that first found the context lost, naming
 // that call (two-call pattern; "" while the context is usable).
@@ -1754,6 +1766,12 @@ inline uint64_t stream::handle() const {
   return cu_stream;
 }
 
+inline uint64_t stream::id() const {
+  uint64_t id{};
+  cuabi::check(cuabi_stream_get_id(get(), &id));
+  return id;
+}
+
 inline void stream::synchronize() const { cuabi::check(cuabi_stream_synchronize(get())); }
 
 inline bool stream::query() const { return detail::ready(cuabi_stream_query(get())); }
@@ -2080,6 +2098,10 @@ inline cuabi::module library::get_module(cuabi_device device) const {
 //   cuabi_last_error_code: cuabi::last_error_code
 //   cuabi_last_error_log: cuabi::last_error_log
 //   cuabi_last_error_clear: cuabi::last_error_clear
+//   cuabi_launch_record_init: cuabi::launch_record_init
+//   cuabi_last_error_get_launch_count: cuabi.hpp
+//   cuabi_last_error_get_launch: cuabi.hpp
+//   cuabi_last_error_get_launch_kernel: cuabi.hpp
 //   cuabi_context_lost_get_message: cuabi::context_lost_message
 //   cuabi_set_context_lost_callback: cuabi::set_context_lost_callback
 //   cuabi_init: cuabi::init
@@ -2237,6 +2259,7 @@ inline cuabi::module library::get_module(cuabi_device device) const {
 //   cuabi_stream_wrap: cuabi::stream::wrap
 //   cuabi_stream_release: the owner of cuabi::stream
 //   cuabi_stream_get_handle: cuabi::stream::handle
+//   cuabi_stream_get_id: cuabi::stream::id
 //   cuabi_stream_synchronize: cuabi::stream::synchronize
 //   cuabi_stream_query: cuabi::stream::query
 //   cuabi_stream_wait_event: cuabi::stream::wait_event

@@ -80,6 +80,9 @@ RENAMES: Dict[str, Tuple[str, str]] = {
 # Functions whose C++ form cuabi.hpp writes instead, and why.
 HAND_WRITTEN: Dict[str, str] = {
     "cuabi_launch_plan_create": "launch_plan::create keeps the kernel's layout for the typed setters",
+    "cuabi_last_error_get_launch_count": "cuabi::error::launches() carries them",
+    "cuabi_last_error_get_launch": "cuabi::error::launches() carries them",
+    "cuabi_last_error_get_launch_kernel": "cuabi::error::launches() carries them",
 }
 
 # Default arguments of the C++ forms: (function, parameter) -> value. A

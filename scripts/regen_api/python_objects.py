@@ -93,6 +93,9 @@ HAND_WRITTEN = {
     "cuabi_array_create": "Array(device, shape, dtype, channels, ...) fills an ArrayDesc from a NumPy shape",
     "cuabi_last_error_status": "Backend.error reads it: a failure raises its CudaError",
     "cuabi_last_error_log": "Backend.error reads it: CompileError.log carries it",
+    "cuabi_last_error_get_launch_count": "Backend.error reads them: CudaError.launches",
+    "cuabi_last_error_get_launch": "Backend.error reads them: CudaError.launches",
+    "cuabi_last_error_get_launch_kernel": "Backend.error reads them: CudaError.launches",
     "cuabi_set_context_lost_callback": (
         "cuabi.on_context_lost(callable) (_context_lost.py): one Python callable, a C trampoline "
         "per backend kept for the process; an exception it raises never reaches C "

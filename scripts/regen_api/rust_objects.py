@@ -83,6 +83,9 @@ TYPES: Dict[str, Tuple[str, str, bool]] = {
 HAND_WRITTEN: Dict[str, str] = {
     "cuabi_last_error_status": "Error::last reads the thread's error state",
     "cuabi_last_error_log": "Error::log carries it",
+    "cuabi_last_error_get_launch_count": "Error::launches carries them",
+    "cuabi_last_error_get_launch": "Error::launches carries them",
+    "cuabi_last_error_get_launch_kernel": "Error::launches carries them",
     "cuabi_set_context_lost_callback": "on_context_lost takes a closure; clear_context_lost_callback",
     "cuabi_device_get_count": "Device::count answers usize",
     "cuabi_device_get_ordinal": "Device::ordinal, kept with the device",

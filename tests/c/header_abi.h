@@ -16,6 +16,10 @@
   X(cuabi_last_error_code) \
   X(cuabi_last_error_log) \
   X(cuabi_last_error_clear) \
+  X(cuabi_launch_record_init) \
+  X(cuabi_last_error_get_launch_count) \
+  X(cuabi_last_error_get_launch) \
+  X(cuabi_last_error_get_launch_kernel) \
   X(cuabi_context_lost_get_message) \
   X(cuabi_set_context_lost_callback) \
   X(cuabi_init) \
@@ -173,6 +177,7 @@
   X(cuabi_stream_wrap) \
   X(cuabi_stream_release) \
   X(cuabi_stream_get_handle) \
+  X(cuabi_stream_get_id) \
   X(cuabi_stream_synchronize) \
   X(cuabi_stream_query) \
   X(cuabi_stream_wait_event) \
@@ -407,6 +412,22 @@
 
 /* Sizes and offsets of the public structs, enums and flag sets. */
 #define CUABI_TEST_LAYOUT(X) \
+  X(sizeof(cuabi_launch_record)) \
+  X(offsetof(cuabi_launch_record, struct_size)) \
+  X(offsetof(cuabi_launch_record, sequence)) \
+  X(offsetof(cuabi_launch_record, stream_id)) \
+  X(offsetof(cuabi_launch_record, device)) \
+  X(offsetof(cuabi_launch_record, grid_x)) \
+  X(offsetof(cuabi_launch_record, grid_y)) \
+  X(offsetof(cuabi_launch_record, grid_z)) \
+  X(offsetof(cuabi_launch_record, block_x)) \
+  X(offsetof(cuabi_launch_record, block_y)) \
+  X(offsetof(cuabi_launch_record, block_z)) \
+  X(offsetof(cuabi_launch_record, shared_mem_bytes)) \
+  X(offsetof(cuabi_launch_record, cluster_x)) \
+  X(offsetof(cuabi_launch_record, cluster_y)) \
+  X(offsetof(cuabi_launch_record, cluster_z)) \
+  X(offsetof(cuabi_launch_record, named_by_driver_log)) \
   X(sizeof(cuabi_compile_desc)) \
   X(offsetof(cuabi_compile_desc, struct_size)) \
   X(offsetof(cuabi_compile_desc, source)) \

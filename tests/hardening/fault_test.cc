@@ -205,6 +205,107 @@ TEST_F(GpuFault, StoreFarPastAnAllocation) {
   ExpectANewProcessWorks("after a fault far past an allocation");
 }
 
+// Three launches on two streams after one seen complete; the second writes
+// far out of bounds. The call that finds the fault (the third launch or the
+// synchronize) names the launches not seen complete, most recent first: the
+// out-of-bounds kernel with its grid, block and stream among them, the
+// launch seen complete not; the last error gives them as data.
+TEST_F(GpuFault, TheMessageNamesTheLaunchesNotSeenComplete) {
+  static const char kSource[] = R"(
+extern "C" __global__ void fill(float* x, unsigned n, float v) {
+  unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) x[i] = v;
+}
+extern "C" __global__ void write_far(float* x, unsigned long long far) {
+  x[far + threadIdx.x] = 1.0f;
+}
+)";
+  Module mod;
+  Function fill, write_far;
+  HARDENING_ASSERT_OK(CompileModule(device_, kSource, mod.out()));
+  HARDENING_ASSERT_OK(cuabi_module_get_function(mod, "fill", fill.out()));
+  HARDENING_ASSERT_OK(cuabi_module_get_function(mod, "write_far", write_far.out()));
+  Buffer buffer;
+  Stream a, b;
+  HARDENING_ASSERT_OK(cuabi_buffer_alloc(device_, 1 << 20, buffer.out()));
+  HARDENING_ASSERT_OK(cuabi_stream_create(device_, CUABI_STREAM_NON_BLOCKING, 0, a.out()));
+  HARDENING_ASSERT_OK(cuabi_stream_create(device_, CUABI_STREAM_NON_BLOCKING, 0, b.out()));
+  uint64_t ida = 0, idb = 0, x = 0;
+  HARDENING_ASSERT_OK(cuabi_stream_get_id(a, &ida));
+  HARDENING_ASSERT_OK(cuabi_stream_get_id(b, &idb));
+  HARDENING_ASSERT_OK(cuabi_buffer_get_pointer(buffer, &x));
+  unsigned n = (1 << 20) / 4;
+  float v = 1;
+  unsigned long long far = 1ull << 38;  // 1 TiB past the buffer, in floats
+  void* fill_params[] = {&x, &n, &v};
+  void* far_params[] = {&x, &far};
+  auto config = [](uint32_t grid, uint32_t block) {
+    cuabi_launch_config c = CUABI_LAUNCH_CONFIG_INIT;
+    c.grid_x = grid;
+    c.block_x = block;
+    return c;
+  };
+  cuabi_launch_config seen = config(4, 128), first = config(8, 256), second = config(3, 64),
+                      third = config(16, 32);
+  HARDENING_ASSERT_OK(cuabi_function_launch(fill, &seen, a, fill_params, 3));
+  HARDENING_ASSERT_OK(cuabi_stream_synchronize(a));
+  HARDENING_ASSERT_OK(cuabi_function_launch(fill, &first, a, fill_params, 3));
+  HARDENING_ASSERT_OK(cuabi_function_launch(write_far, &second, b, far_params, 2));
+  std::string seen_by = "cuabi_function_launch";
+  cuabi_status st = cuabi_function_launch(fill, &third, a, fill_params, 3);
+  const bool third_ran = st == CUABI_SUCCESS;
+  if (third_ran) {
+    seen_by = "cuabi_device_synchronize";
+    st = cuabi_device_synchronize(device_);
+  }
+  ASSERT_EQ(StatusName(CUABI_ERROR_CONTEXT_LOST), StatusName(st)) << seen_by << ": " << LastError();
+  const std::string m = cuabi_last_error_message();
+  std::printf("the fault, as %s reported it:\n  %s\n", seen_by.c_str(), m.c_str());
+  const std::string bad = "kernel 'write_far' grid (3, 1, 1) block (64, 1, 1) shared 0 bytes, launch 1 on stream " +
+                          std::to_string(idb) + " of device 0";
+  EXPECT_TRUE(Contains(m, bad)) << m;
+  EXPECT_TRUE(Contains(m, "kernel 'fill' grid (8, 1, 1) block (256, 1, 1) shared 0 bytes, launch 2 on stream " +
+                              std::to_string(ida)))
+      << m;
+  EXPECT_FALSE(Contains(m, "grid (4, 1, 1)")) << "the launch seen complete is named: " << m;
+  EXPECT_TRUE(Contains(m, "; the driver logged: ") ||
+              Contains(m, "the driver logged nothing during the failing call"))
+      << m;
+  std::printf("the driver's log during that call: %s\n",
+              Contains(m, "; the driver logged: ") ? "lines carried in the message" : "none");
+  // As data: the most recent first; the third launch only where it ran.
+  const size_t count = cuabi_last_error_get_launch_count();
+  ASSERT_EQ(third_ran ? 3u : 2u, count) << m;
+  std::vector<std::string> kernels;
+  std::vector<cuabi_launch_record> records;
+  for (size_t i = 0; i < count; ++i) {
+    cuabi_launch_record r = CUABI_LAUNCH_RECORD_INIT;
+    ASSERT_EQ(CUABI_SUCCESS, cuabi_last_error_get_launch(i, &r));
+    char name[64];
+    size_t size = sizeof name;
+    ASSERT_EQ(CUABI_SUCCESS, cuabi_last_error_get_launch_kernel(i, name, &size));
+    kernels.push_back(name);
+    records.push_back(r);
+  }
+  const size_t w = third_ran ? 1 : 0;  // where write_far is
+  EXPECT_EQ("write_far", kernels[w]);
+  EXPECT_EQ(3u, records[w].grid_x);
+  EXPECT_EQ(64u, records[w].block_x);
+  EXPECT_EQ(idb, records[w].stream_id);
+  EXPECT_EQ(1u, records[w].sequence);
+  EXPECT_EQ("fill", kernels[w + 1]);
+  EXPECT_EQ(8u, records[w + 1].grid_x);
+  EXPECT_EQ(2u, records[w + 1].sequence);
+  if (third_ran) {
+    EXPECT_EQ(16u, records[0].grid_x);
+    EXPECT_EQ(3u, records[0].sequence);
+  }
+  // A later call names the same launches.
+  HARDENING_EXPECT_STATUS(CUABI_ERROR_CONTEXT_LOST, cuabi_stream_synchronize(a));
+  EXPECT_TRUE(Contains(cuabi_last_error_message(), bad)) << LastError();
+  EXPECT_EQ(count, cuabi_last_error_get_launch_count());
+}
+
 TEST_F(GpuFault, ResetWithoutAFaultInvalidatesOldObjectsOnly) {
   Module mod;
   Function saxpy;

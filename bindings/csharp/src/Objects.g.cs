@@ -10,6 +10,10 @@
 //   cuabi_last_error_code: read by the exception mapping (CudaException.cs), not exposed
 //   cuabi_last_error_log: read by the exception mapping (CudaException.cs), not exposed
 //   cuabi_last_error_clear: read by the exception mapping (CudaException.cs), not exposed
+//   cuabi_launch_record_init: LaunchRecord.Default()
+//   cuabi_last_error_get_launch_count: read by the exception mapping: CudaException.Launches
+//   cuabi_last_error_get_launch: read by the exception mapping: CudaException.Launches
+//   cuabi_last_error_get_launch_kernel: read by the exception mapping: CudaException.Launches
 //   cuabi_set_context_lost_callback: the static event Cuda.ContextLost (Cuda.cs): one native callback, kept for the process, registered when the first handler is added; a handler's exception never reaches native code
 //   cuabi_nvrtc_get_version: NvrtcVersion is a System.Version
 //   cuabi_device_get_count: Device.Count
@@ -107,6 +111,205 @@ using Cuabi.Interop;
 
 namespace Cuabi
 {
+    /// <summary>
+    /// cuabi_launch_record: A kernel launch the core remembered. The core keeps the last launches of
+    /// each stream (and of each device's default stream); when a sticky fault
+    /// surfaces, on whatever call, the message of that call and of every later
+    /// CONTEXT_LOST failure names the launches not seen complete (no successful
+    /// synchronize or query of their stream or device since), most recent first,
+    /// and the last error carries them as data: cuabi_last_error_get_launch.
+    /// </summary>
+    /// <remarks>
+    /// A value: <see cref="Default"/> gives every field as cuabi_launch_record_init sets it (the C
+    /// init is the one source of defaults; <c>new LaunchRecord()</c> has every field zero). The
+    /// library gets the struct cuabi_launch_record_init fills, with every field set over it.
+    /// </remarks>
+    public struct LaunchRecord : IEquatable<LaunchRecord>
+    {
+        /// <summary>sequence (uint64_t): The launch's number on its stream: 1 for the stream's first launch.</summary>
+        public ulong Sequence { get; set; }
+
+        /// <summary>
+        /// stream_id (uint64_t): The stream's id (cuabi_stream_get_id); 0 is the device's default
+        /// stream.
+        /// </summary>
+        public ulong StreamId { get; set; }
+
+        /// <summary>device (int32_t): The device's ordinal.</summary>
+        public int Device { get; set; }
+
+        /// <summary>grid_x (uint32_t).</summary>
+        public uint GridX { get; set; }
+
+        /// <summary>grid_y (uint32_t).</summary>
+        public uint GridY { get; set; }
+
+        /// <summary>grid_z (uint32_t).</summary>
+        public uint GridZ { get; set; }
+
+        /// <summary>block_x (uint32_t).</summary>
+        public uint BlockX { get; set; }
+
+        /// <summary>block_y (uint32_t).</summary>
+        public uint BlockY { get; set; }
+
+        /// <summary>block_z (uint32_t).</summary>
+        public uint BlockZ { get; set; }
+
+        /// <summary>shared_mem_bytes (uint32_t): Dynamic shared memory, in bytes.</summary>
+        public uint SharedMemBytes { get; set; }
+
+        /// <summary>cluster_x (uint32_t): The cluster dimensions the launch asked for; 0, 0, 0 for none.</summary>
+        public uint ClusterX { get; set; }
+
+        /// <summary>cluster_y (uint32_t): The cluster dimensions the launch asked for; 0, 0, 0 for none.</summary>
+        public uint ClusterY { get; set; }
+
+        /// <summary>cluster_z (uint32_t): The cluster dimensions the launch asked for; 0, 0, 0 for none.</summary>
+        public uint ClusterZ { get; set; }
+
+        /// <summary>
+        /// named_by_driver_log (uint32_t): 1 when a line the driver logged during the failing call names this
+        /// launch's kernel, else 0.
+        /// </summary>
+        public uint NamedByDriverLog { get; set; }
+
+        /// <summary>Every field as cuabi_launch_record_init sets it, read from the library (once).</summary>
+        public static LaunchRecord Default()
+        {
+            CuabiLibrary.Load();
+            return DefaultCore();
+        }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        private static LaunchRecord DefaultCore()
+        {
+            LaunchRecordNative n = LaunchRecordNative.Create();
+            return FromNative(ref n);
+        }
+
+        /// <summary>
+        /// The cuabi_launch_record the library gets: cuabi_launch_record_init's, with every field
+        /// set over it; <paramref name="name"/> names the argument in a refusal.
+        /// </summary>
+        /// <param name="name">The parameter the value is passed as.</param>
+        internal LaunchRecordNative ToNative(string name)
+        {
+            LaunchRecordNative n = LaunchRecordNative.Create();
+            n.sequence = Sequence;
+            n.stream_id = StreamId;
+            n.device = Device;
+            n.grid_x = GridX;
+            n.grid_y = GridY;
+            n.grid_z = GridZ;
+            n.block_x = BlockX;
+            n.block_y = BlockY;
+            n.block_z = BlockZ;
+            n.shared_mem_bytes = SharedMemBytes;
+            n.cluster_x = ClusterX;
+            n.cluster_y = ClusterY;
+            n.cluster_z = ClusterZ;
+            n.named_by_driver_log = NamedByDriverLog;
+            return n;
+        }
+
+        /// <summary>Every field of a cuabi_launch_record.</summary>
+        /// <param name="n">The struct.</param>
+        internal static LaunchRecord FromNative(ref LaunchRecordNative n)
+        {
+            var made = new LaunchRecord();
+            made.Sequence = n.sequence;
+            made.StreamId = n.stream_id;
+            made.Device = n.device;
+            made.GridX = n.grid_x;
+            made.GridY = n.grid_y;
+            made.GridZ = n.grid_z;
+            made.BlockX = n.block_x;
+            made.BlockY = n.block_y;
+            made.BlockZ = n.block_z;
+            made.SharedMemBytes = n.shared_mem_bytes;
+            made.ClusterX = n.cluster_x;
+            made.ClusterY = n.cluster_y;
+            made.ClusterZ = n.cluster_z;
+            made.NamedByDriverLog = n.named_by_driver_log;
+            return made;
+        }
+
+        /// <summary>Whether every field is the same.</summary>
+        /// <param name="other">The other value.</param>
+        public bool Equals(LaunchRecord other)
+        {
+            return Sequence == other.Sequence &&
+                StreamId == other.StreamId &&
+                Device == other.Device &&
+                GridX == other.GridX &&
+                GridY == other.GridY &&
+                GridZ == other.GridZ &&
+                BlockX == other.BlockX &&
+                BlockY == other.BlockY &&
+                BlockZ == other.BlockZ &&
+                SharedMemBytes == other.SharedMemBytes &&
+                ClusterX == other.ClusterX &&
+                ClusterY == other.ClusterY &&
+                ClusterZ == other.ClusterZ &&
+                NamedByDriverLog == other.NamedByDriverLog;
+        }
+
+        /// <summary>Whether <paramref name="obj"/> holds a LaunchRecord with every field the same.</summary>
+        /// <param name="obj">The other object.</param>
+        public override bool Equals(object obj)
+        {
+            return obj is LaunchRecord && Equals((LaunchRecord)obj);
+        }
+
+        /// <summary>A hash of every field.</summary>
+        public override int GetHashCode()
+        {
+            unchecked
+            {
+                int h = 17;
+                h = h * 31 + Sequence.GetHashCode();
+                h = h * 31 + StreamId.GetHashCode();
+                h = h * 31 + Device.GetHashCode();
+                h = h * 31 + GridX.GetHashCode();
+                h = h * 31 + GridY.GetHashCode();
+                h = h * 31 + GridZ.GetHashCode();
+                h = h * 31 + BlockX.GetHashCode();
+                h = h * 31 + BlockY.GetHashCode();
+                h = h * 31 + BlockZ.GetHashCode();
+                h = h * 31 + SharedMemBytes.GetHashCode();
+                h = h * 31 + ClusterX.GetHashCode();
+                h = h * 31 + ClusterY.GetHashCode();
+                h = h * 31 + ClusterZ.GetHashCode();
+                h = h * 31 + NamedByDriverLog.GetHashCode();
+                return h;
+            }
+        }
+
+        /// <summary>Whether every field is the same.</summary>
+        /// <param name="a">A value.</param>
+        /// <param name="b">Another value.</param>
+        public static bool operator ==(LaunchRecord a, LaunchRecord b)
+        {
+            return a.Equals(b);
+        }
+
+        /// <summary>Whether a field differs.</summary>
+        /// <param name="a">A value.</param>
+        /// <param name="b">Another value.</param>
+        public static bool operator !=(LaunchRecord a, LaunchRecord b)
+        {
+            return !a.Equals(b);
+        }
+
+        /// <summary>"LaunchRecord { Field = value, ... }", numbers in the invariant culture.</summary>
+        public override string ToString()
+        {
+            return string.Format(CultureInfo.InvariantCulture, "LaunchRecord {{ Sequence = {0}, StreamId = {1}, Device = {2}, GridX = {3}, GridY = {4}, GridZ = {5}, BlockX = {6}, BlockY = {7}, BlockZ = {8}, SharedMemBytes = {9}, ClusterX = {10}, ClusterY = {11}, ClusterZ = {12}, NamedByDriverLog = {13} }}",
+                Sequence, StreamId, Device, GridX, GridY, GridZ, BlockX, BlockY, BlockZ, SharedMemBytes, ClusterX, ClusterY, ClusterZ, NamedByDriverLog);
+        }
+    }
+
     /// <summary>
     /// cuabi_memory_pool_desc: A new pool's properties. Start from cuabi_memory_pool_desc_init or
     /// CUABI_MEMORY_POOL_DESC_INIT.
@@ -1666,6 +1869,21 @@ namespace Cuabi
                 ulong cuStreamValue;
                 Errors.Check(NativeMethods.cuabi_stream_get_handle(Handle, out cuStreamValue));
                 return cuStreamValue;
+            }
+        }
+
+        /// <summary>
+        /// The stream's id in this process (1, 2, ... in the order streams were made
+        /// or wrapped; 0 is never a stream's): the id launch records and fault
+        /// messages name the stream by. (cuabi_stream_get_id)
+        /// </summary>
+        public ulong Id
+        {
+            get
+            {
+                ulong idValue;
+                Errors.Check(NativeMethods.cuabi_stream_get_id(Handle, out idValue));
+                return idValue;
             }
         }
 

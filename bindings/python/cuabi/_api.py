@@ -1013,6 +1013,34 @@ HANDLE_TYPES: Tuple[str, ...] = (
 )
 
 
+class cuabi_launch_record(ctypes.Structure):
+    """A kernel launch the core remembered. The core keeps the last launches of each
+    stream (and of each device's default stream); when a sticky fault surfaces, on
+    whatever call, the message of that call and of every later CONTEXT_LOST failure
+    names the launches not seen complete (no successful synchronize or query of their
+    stream or device since), most recent first, and the last error carries them as
+    data: cuabi_last_error_get_launch. cuabi_launch_record_init fills its defaults.
+    """
+
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("sequence", ctypes.c_uint64),
+        ("stream_id", ctypes.c_uint64),
+        ("device", ctypes.c_int32),
+        ("grid_x", ctypes.c_uint32),
+        ("grid_y", ctypes.c_uint32),
+        ("grid_z", ctypes.c_uint32),
+        ("block_x", ctypes.c_uint32),
+        ("block_y", ctypes.c_uint32),
+        ("block_z", ctypes.c_uint32),
+        ("shared_mem_bytes", ctypes.c_uint32),
+        ("cluster_x", ctypes.c_uint32),
+        ("cluster_y", ctypes.c_uint32),
+        ("cluster_z", ctypes.c_uint32),
+        ("named_by_driver_log", ctypes.c_uint32),
+    ]
+
+
 class cuabi_compile_desc(ctypes.Structure):
     """What to compile, for cuabi_module_compile (and the options of
     cuabi_program_compile_with). Start from CUABI_COMPILE_DESC_INIT or
@@ -1263,6 +1291,14 @@ DECLARATIONS: List[Tuple[str, Any, List[Any]]] = [
     ("cuabi_last_error_log", cuabi_status, [ctypes.c_char_p, ctypes.POINTER(ctypes.c_size_t)]),
     # void cuabi_last_error_clear(void);
     ("cuabi_last_error_clear", None, []),
+    # cuabi_status cuabi_launch_record_init(cuabi_launch_record* record, size_t struct_size);
+    ("cuabi_launch_record_init", cuabi_status, [ctypes.POINTER(cuabi_launch_record), ctypes.c_size_t]),
+    # size_t cuabi_last_error_get_launch_count(void);
+    ("cuabi_last_error_get_launch_count", ctypes.c_size_t, []),
+    # cuabi_status cuabi_last_error_get_launch(size_t index, cuabi_launch_record* record);
+    ("cuabi_last_error_get_launch", cuabi_status, [ctypes.c_size_t, ctypes.POINTER(cuabi_launch_record)]),
+    # cuabi_status cuabi_last_error_get_launch_kernel(size_t index, char* buf, size_t* size);
+    ("cuabi_last_error_get_launch_kernel", cuabi_status, [ctypes.c_size_t, ctypes.c_char_p, ctypes.POINTER(ctypes.c_size_t)]),
     # cuabi_status cuabi_context_lost_get_message(char* buf, size_t* size);
     ("cuabi_context_lost_get_message", cuabi_status, [ctypes.c_char_p, ctypes.POINTER(ctypes.c_size_t)]),
     # cuabi_status cuabi_set_context_lost_callback(cuabi_context_lost_fn callback, void* user_data);
@@ -1577,6 +1613,8 @@ DECLARATIONS: List[Tuple[str, Any, List[Any]]] = [
     ("cuabi_stream_release", None, [cuabi_stream]),
     # cuabi_status cuabi_stream_get_handle(cuabi_stream stream, uint64_t* cu_stream);
     ("cuabi_stream_get_handle", cuabi_status, [cuabi_stream, ctypes.POINTER(ctypes.c_uint64)]),
+    # cuabi_status cuabi_stream_get_id(cuabi_stream stream, uint64_t* id);
+    ("cuabi_stream_get_id", cuabi_status, [cuabi_stream, ctypes.POINTER(ctypes.c_uint64)]),
     # cuabi_status cuabi_stream_synchronize(cuabi_stream stream);
     ("cuabi_stream_synchronize", cuabi_status, [cuabi_stream]),
     # cuabi_status cuabi_stream_query(cuabi_stream stream);
@@ -1682,6 +1720,10 @@ class Functions:
         "cuabi_last_error_code",
         "cuabi_last_error_log",
         "cuabi_last_error_clear",
+        "cuabi_launch_record_init",
+        "cuabi_last_error_get_launch_count",
+        "cuabi_last_error_get_launch",
+        "cuabi_last_error_get_launch_kernel",
         "cuabi_context_lost_get_message",
         "cuabi_set_context_lost_callback",
         "cuabi_init",
@@ -1839,6 +1881,7 @@ class Functions:
         "cuabi_stream_wrap",
         "cuabi_stream_release",
         "cuabi_stream_get_handle",
+        "cuabi_stream_get_id",
         "cuabi_stream_synchronize",
         "cuabi_stream_query",
         "cuabi_stream_wait_event",
@@ -1893,6 +1936,10 @@ class Functions:
     cuabi_last_error_code: Any
     cuabi_last_error_log: Any
     cuabi_last_error_clear: Any
+    cuabi_launch_record_init: Any
+    cuabi_last_error_get_launch_count: Any
+    cuabi_last_error_get_launch: Any
+    cuabi_last_error_get_launch_kernel: Any
     cuabi_context_lost_get_message: Any
     cuabi_set_context_lost_callback: Any
     cuabi_init: Any
@@ -2050,6 +2097,7 @@ class Functions:
     cuabi_stream_wrap: Any
     cuabi_stream_release: Any
     cuabi_stream_get_handle: Any
+    cuabi_stream_get_id: Any
     cuabi_stream_synchronize: Any
     cuabi_stream_query: Any
     cuabi_stream_wait_event: Any
@@ -2338,6 +2386,7 @@ typedef struct cuabi_linker_s* cuabi_linker;
 typedef struct cuabi_library_s* cuabi_library;
 typedef void (*cuabi_context_lost_fn)(void*, const char*);
 typedef int32_t (*cuabi_host_fn)(void*, char*, size_t);
+typedef struct cuabi_launch_record { size_t struct_size; uint64_t sequence; uint64_t stream_id; int32_t device; uint32_t grid_x; uint32_t grid_y; uint32_t grid_z; uint32_t block_x; uint32_t block_y; uint32_t block_z; uint32_t shared_mem_bytes; uint32_t cluster_x; uint32_t cluster_y; uint32_t cluster_z; uint32_t named_by_driver_log; } cuabi_launch_record;
 typedef struct cuabi_compile_desc { size_t struct_size; const char* source; const char* name; const char* const* options; size_t num_options; const char* const* header_sources; const char* const* header_names; size_t num_headers; const char* const* name_expressions; size_t num_name_expressions; cuabi_output output; cuabi_compile_flags flags; const char* arch; const char* const* defines; size_t num_defines; const char* const* include_paths; size_t num_include_paths; cuabi_cxx_standard cxx_standard; int32_t fast_math; int32_t line_info; int32_t device_debug; int32_t lto; int32_t relocatable; } cuabi_compile_desc;
 typedef struct cuabi_param_info { size_t offset; size_t size; } cuabi_param_info;
 typedef struct cuabi_link_desc { size_t struct_size; cuabi_link_backend backend; cuabi_link_flags flags; const char* const* options; size_t num_options; } cuabi_link_desc;
@@ -2356,6 +2405,10 @@ cuabi_status cuabi_last_error_status(void);
 int32_t cuabi_last_error_code(void);
 cuabi_status cuabi_last_error_log(char* buf, size_t* size);
 void cuabi_last_error_clear(void);
+cuabi_status cuabi_launch_record_init(cuabi_launch_record* record, size_t struct_size);
+size_t cuabi_last_error_get_launch_count(void);
+cuabi_status cuabi_last_error_get_launch(size_t index, cuabi_launch_record* record);
+cuabi_status cuabi_last_error_get_launch_kernel(size_t index, char* buf, size_t* size);
 cuabi_status cuabi_context_lost_get_message(char* buf, size_t* size);
 cuabi_status cuabi_set_context_lost_callback(cuabi_context_lost_fn callback, void* user_data);
 cuabi_status cuabi_init(void);
@@ -2513,6 +2566,7 @@ cuabi_status cuabi_stream_create(cuabi_device device, cuabi_stream_flags flags, 
 cuabi_status cuabi_stream_wrap(cuabi_device device, uint64_t cu_stream, cuabi_stream* out);
 void cuabi_stream_release(cuabi_stream stream);
 cuabi_status cuabi_stream_get_handle(cuabi_stream stream, uint64_t* cu_stream);
+cuabi_status cuabi_stream_get_id(cuabi_stream stream, uint64_t* id);
 cuabi_status cuabi_stream_synchronize(cuabi_stream stream);
 cuabi_status cuabi_stream_query(cuabi_stream stream);
 cuabi_status cuabi_stream_wait_event(cuabi_stream stream, cuabi_event event);
@@ -2794,6 +2848,7 @@ __all__ = [
     "cuabi_context_lost_fn",
     "cuabi_host_fn",
     "HANDLE_TYPES",
+    "cuabi_launch_record",
     "cuabi_compile_desc",
     "cuabi_param_info",
     "cuabi_link_desc",

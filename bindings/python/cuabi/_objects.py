@@ -106,6 +106,113 @@ def _note(exc: Optional[BaseException], closer: str, failure: Exception) -> None
 
 
 @dataclass
+class LaunchRecord:
+    """cuabi_launch_record: A kernel launch the core remembered. The core keeps the last
+    launches of each stream (and of each device's default stream); when a sticky fault
+    surfaces, on whatever call, the message of that call and of every later CONTEXT_LOST
+    failure names the launches not seen complete (no successful synchronize or query of
+    their stream or device since), most recent first, and the last error carries them as
+    data: cuabi_last_error_get_launch. A value: each field left None takes what
+    cuabi_launch_record_init gives it (``LaunchRecord.defaults()`` reads them all), so
+    the C init stays the one source of defaults."""
+
+    sequence: Optional[int] = None
+    """The launch's number on its stream: 1 for the stream's first launch."""
+    stream_id: Optional[int] = None
+    """The stream's id (cuabi_stream_get_id); 0 is the device's default stream."""
+    device: Optional[int] = None
+    """The device's ordinal."""
+    grid_x: Optional[int] = None
+    grid_y: Optional[int] = None
+    grid_z: Optional[int] = None
+    block_x: Optional[int] = None
+    block_y: Optional[int] = None
+    block_z: Optional[int] = None
+    shared_mem_bytes: Optional[int] = None
+    """Dynamic shared memory, in bytes."""
+    cluster_x: Optional[int] = None
+    """The cluster dimensions the launch asked for; 0, 0, 0 for none."""
+    cluster_y: Optional[int] = None
+    """The cluster dimensions the launch asked for; 0, 0, 0 for none."""
+    cluster_z: Optional[int] = None
+    """The cluster dimensions the launch asked for; 0, 0, 0 for none."""
+    named_by_driver_log: Optional[int] = None
+    """1 when a line the driver logged during the failing call names this launch's
+    kernel, else 0."""
+
+    @classmethod
+    def defaults(cls, backend: BackendArg = None) -> LaunchRecord:
+        """Every field as cuabi_launch_record_init gives it."""
+        b = resolve_backend(backend)
+        return cls._from_native(cls._init(b)[1])
+
+    @staticmethod
+    def _init(b: Backend) -> Tuple[Any, Any]:
+        """A cuabi_launch_record filled by cuabi_launch_record_init: (the argument that
+        passes it, the struct)."""
+        arg, s, size = b.struct("cuabi_launch_record")
+        status = b.fn.cuabi_launch_record_init(arg, size)
+        if status:
+            raise b.error(status, "cuabi_launch_record_init")
+        return arg, s
+
+    def _to_native(self, b: Backend, what: str) -> Tuple[Any, Any]:
+        """The ``const cuabi_launch_record*`` argument and the struct it points to (keep
+        both alive over the call): cuabi_launch_record_init's defaults, then each field
+        that is not None, checked (``what`` names the argument in a refusal)."""
+        arg, s = self._init(b)
+        if self.sequence is not None:
+            s.sequence = check_int(self.sequence, what + ".sequence", 0, UINT64_MAX)
+        if self.stream_id is not None:
+            s.stream_id = check_int(self.stream_id, what + ".stream_id", 0, UINT64_MAX)
+        if self.device is not None:
+            s.device = check_int(self.device, what + ".device", INT32_MIN, INT32_MAX)
+        if self.grid_x is not None:
+            s.grid_x = check_int(self.grid_x, what + ".grid_x", 0, UINT32_MAX)
+        if self.grid_y is not None:
+            s.grid_y = check_int(self.grid_y, what + ".grid_y", 0, UINT32_MAX)
+        if self.grid_z is not None:
+            s.grid_z = check_int(self.grid_z, what + ".grid_z", 0, UINT32_MAX)
+        if self.block_x is not None:
+            s.block_x = check_int(self.block_x, what + ".block_x", 0, UINT32_MAX)
+        if self.block_y is not None:
+            s.block_y = check_int(self.block_y, what + ".block_y", 0, UINT32_MAX)
+        if self.block_z is not None:
+            s.block_z = check_int(self.block_z, what + ".block_z", 0, UINT32_MAX)
+        if self.shared_mem_bytes is not None:
+            s.shared_mem_bytes = check_int(self.shared_mem_bytes, what + ".shared_mem_bytes", 0, UINT32_MAX)
+        if self.cluster_x is not None:
+            s.cluster_x = check_int(self.cluster_x, what + ".cluster_x", 0, UINT32_MAX)
+        if self.cluster_y is not None:
+            s.cluster_y = check_int(self.cluster_y, what + ".cluster_y", 0, UINT32_MAX)
+        if self.cluster_z is not None:
+            s.cluster_z = check_int(self.cluster_z, what + ".cluster_z", 0, UINT32_MAX)
+        if self.named_by_driver_log is not None:
+            s.named_by_driver_log = check_int(self.named_by_driver_log, what + ".named_by_driver_log", 0, UINT32_MAX)
+        return arg, s
+
+    @classmethod
+    def _from_native(cls, s: Any) -> LaunchRecord:
+        """Every field of a cuabi_launch_record (the struct, or a cffi pointer to it)."""
+        return cls(
+            sequence=int(s.sequence),
+            stream_id=int(s.stream_id),
+            device=int(s.device),
+            grid_x=int(s.grid_x),
+            grid_y=int(s.grid_y),
+            grid_z=int(s.grid_z),
+            block_x=int(s.block_x),
+            block_y=int(s.block_y),
+            block_z=int(s.block_z),
+            shared_mem_bytes=int(s.shared_mem_bytes),
+            cluster_x=int(s.cluster_x),
+            cluster_y=int(s.cluster_y),
+            cluster_z=int(s.cluster_z),
+            named_by_driver_log=int(s.named_by_driver_log),
+        )
+
+
+@dataclass
 class MemoryPoolDesc:
     """cuabi_memory_pool_desc: A new pool's properties. Start from
     cuabi_memory_pool_desc_init or CUABI_MEMORY_POOL_DESC_INIT. A value: each field left
@@ -1065,6 +1172,18 @@ class StreamBase(Resource):
             raise b.error(status, "cuabi_stream_wrap")
         return StreamBase._from_handle(b, b.value(out_box))
 
+    @property
+    def id(self) -> int:
+        """cuabi_stream_get_id: The stream's id in this process (1, 2, ... in the order
+        streams were made or wrapped; 0 is never a stream's): the id launch records and
+        fault messages name the stream by."""
+        b = self._b
+        id_box = b.out("uint64_t")
+        status = b.fn.cuabi_stream_get_id(self._handle, b.ref(id_box))
+        if status:
+            raise b.error(status, "cuabi_stream_get_id")
+        return int(b.value(id_box))
+
     def synchronize(self) -> None:
         """cuabi_stream_synchronize"""
         b = self._b
@@ -1804,6 +1923,10 @@ class nvtx_range(ContextDecorator):
 #   cuabi_last_error_code: answers no status
 #   cuabi_last_error_log: Backend.error reads it: CompileError.log carries it
 #   cuabi_last_error_clear: answers no status
+#   cuabi_launch_record_init: LaunchRecord.defaults
+#   cuabi_last_error_get_launch_count: Backend.error reads them: CudaError.launches
+#   cuabi_last_error_get_launch: Backend.error reads them: CudaError.launches
+#   cuabi_last_error_get_launch_kernel: Backend.error reads them: CudaError.launches
 #   cuabi_set_context_lost_callback: cuabi.on_context_lost(callable) (_context_lost.py): one Python callable, a C trampoline per backend kept for the process; an exception it raises never reaches C (sys.unraisablehook)
 #   cuabi_device_release: Resource.close
 #   cuabi_program_release: Resource.close
@@ -1878,6 +2001,7 @@ class nvtx_range(ContextDecorator):
 #   cuabi_graph_exec_set_kernel_node_args: idiom launch, written by hand
 
 __all__ = [
+    "LaunchRecord",
     "MemoryPoolDesc",
     "ArrayDesc",
     "AccessPolicyWindow",

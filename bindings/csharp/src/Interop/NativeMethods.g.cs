@@ -121,6 +121,33 @@ namespace Cuabi.Interop
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_last_error_clear")]
         public static extern void cuabi_last_error_clear();
 
+        // cuabi_status cuabi_launch_record_init(cuabi_launch_record* record, size_t struct_size);
+        /// <summary>Fills `record` with the defaults of CUABI_LAUNCH_RECORD_INIT.</summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_launch_record_init")]
+        public static extern CudaStatus cuabi_launch_record_init(ref LaunchRecordNative record, UIntPtr struct_size);
+
+        // size_t cuabi_last_error_get_launch_count(void);
+        /// <summary>
+        /// How many launches the last error names: those not seen complete when a
+        /// sticky fault surfaced (0 for any error but CUABI_ERROR_CONTEXT_LOST).
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_last_error_get_launch_count")]
+        public static extern UIntPtr cuabi_last_error_get_launch_count();
+
+        // cuabi_status cuabi_last_error_get_launch(size_t index, cuabi_launch_record* record);
+        /// <summary>
+        /// The last error's launch `index` (0 is the most recent). CUABI_ERROR_OUT_OF_RANGE
+        /// past cuabi_last_error_get_launch_count. The last-error state is left as it
+        /// is, failure or not.
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_last_error_get_launch")]
+        public static extern CudaStatus cuabi_last_error_get_launch(UIntPtr index, ref LaunchRecordNative record);
+
+        // cuabi_status cuabi_last_error_get_launch_kernel(size_t index, char* buf, size_t* size);
+        /// <summary>The kernel name of the last error's launch `index` (two-call pattern).</summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_last_error_get_launch_kernel")]
+        public static extern CudaStatus cuabi_last_error_get_launch_kernel(UIntPtr index, [Out] byte[] buf, ref UIntPtr size);
+
         // cuabi_status cuabi_context_lost_get_message(char* buf, size_t* size);
         /// <summary>
         /// The message of the call that first found the context lost, naming that
@@ -1432,6 +1459,15 @@ namespace Cuabi.Interop
         /// <summary>The raw CUstream value, for interop.</summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_stream_get_handle")]
         public static extern CudaStatus cuabi_stream_get_handle(SafeStreamHandle stream, out ulong cu_stream);
+
+        // cuabi_status cuabi_stream_get_id(cuabi_stream stream, uint64_t* id);
+        /// <summary>
+        /// The stream's id in this process (1, 2, ... in the order streams were made
+        /// or wrapped; 0 is never a stream's): the id launch records and fault
+        /// messages name the stream by.
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_stream_get_id")]
+        public static extern CudaStatus cuabi_stream_get_id(SafeStreamHandle stream, out ulong id);
 
         // cuabi_status cuabi_stream_synchronize(cuabi_stream stream);
         /// <summary>cuabi_stream_synchronize; see the conventions of cuabi.h.</summary>

@@ -8,6 +8,72 @@ using System.Runtime.InteropServices;
 namespace Cuabi.Interop
 {
     /// <summary>
+    /// cuabi_launch_record: A kernel launch the core remembered. The core keeps the last launches of
+    /// each stream (and of each device's default stream); when a sticky fault
+    /// surfaces, on whatever call, the message of that call and of every later
+    /// CONTEXT_LOST failure names the launches not seen complete (no successful
+    /// synchronize or query of their stream or device since), most recent first,
+    /// and the last error carries them as data: cuabi_last_error_get_launch.
+    /// </summary>
+    [StructLayout(LayoutKind.Sequential)]
+    public struct LaunchRecordNative
+    {
+        /// <summary>sizeof(cuabi_launch_record)</summary>
+        public UIntPtr struct_size;
+        /// <summary>The launch's number on its stream: 1 for the stream's first launch.</summary>
+        public ulong sequence;
+        /// <summary>
+        /// The stream's id (cuabi_stream_get_id); 0 is the device's default
+        /// stream.
+        /// </summary>
+        public ulong stream_id;
+        /// <summary>The device's ordinal.</summary>
+        public int device;
+        /// <summary>grid_x (uint32_t).</summary>
+        public uint grid_x;
+        /// <summary>grid_y (uint32_t).</summary>
+        public uint grid_y;
+        /// <summary>grid_z (uint32_t).</summary>
+        public uint grid_z;
+        /// <summary>block_x (uint32_t).</summary>
+        public uint block_x;
+        /// <summary>block_y (uint32_t).</summary>
+        public uint block_y;
+        /// <summary>block_z (uint32_t).</summary>
+        public uint block_z;
+        /// <summary>Dynamic shared memory, in bytes.</summary>
+        public uint shared_mem_bytes;
+        /// <summary>The cluster dimensions the launch asked for; 0, 0, 0 for none.</summary>
+        public uint cluster_x;
+        /// <summary>The cluster dimensions the launch asked for; 0, 0, 0 for none.</summary>
+        public uint cluster_y;
+        /// <summary>The cluster dimensions the launch asked for; 0, 0, 0 for none.</summary>
+        public uint cluster_z;
+        /// <summary>
+        /// 1 when a line the driver logged during the failing call names this
+        /// launch's kernel, else 0.
+        /// </summary>
+        public uint named_by_driver_log;
+
+        private static LaunchRecordNative defaults;
+        private static volatile bool haveDefaults;
+
+        /// <summary>A cuabi_launch_record filled by cuabi_launch_record_init: the defaults of CUABI_LAUNCH_RECORD_INIT, its struct_size this struct's size.</summary>
+        public static LaunchRecordNative Create()
+        {
+            if (!haveDefaults)
+            {
+                var value = new LaunchRecordNative();
+                var size = (UIntPtr)(uint)Marshal.SizeOf(typeof(LaunchRecordNative));
+                Errors.Check(NativeMethods.cuabi_launch_record_init(ref value, size));
+                defaults = value;
+                haveDefaults = true;
+            }
+            return defaults;
+        }
+    }
+
+    /// <summary>
     /// cuabi_compile_desc: What to compile, for cuabi_module_compile (and the options of
     /// cuabi_program_compile_with). Start from CUABI_COMPILE_DESC_INIT or
     /// cuabi_compile_desc_init.

@@ -58,6 +58,314 @@ extern "C" {
 extern "C" {
     pub fn cuabi_last_error_clear();
 }
+#[repr(C)]
+pub struct cuabi_launch_record {
+    pub struct_size: usize,
+    pub sequence: u64,
+    pub stream_id: u64,
+    pub device: i32,
+    pub grid_x: u32,
+    pub grid_y: u32,
+    pub grid_z: u32,
+    pub block_x: u32,
+    pub block_y: u32,
+    pub block_z: u32,
+    pub shared_mem_bytes: u32,
+    pub cluster_x: u32,
+    pub cluster_y: u32,
+    pub cluster_z: u32,
+    pub named_by_driver_log: u32,
+}
+#[test]
+fn bindgen_test_layout_cuabi_launch_record() {
+    assert_eq!(
+        ::std::mem::size_of::<cuabi_launch_record>(),
+        72usize,
+        concat!("Size of: ", stringify!(cuabi_launch_record))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<cuabi_launch_record>(),
+        8usize,
+        concat!("Alignment of ", stringify!(cuabi_launch_record))
+    );
+    fn test_field_struct_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cuabi_launch_record>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cuabi_launch_record),
+                "::",
+                stringify!(struct_size)
+            )
+        );
+    }
+    test_field_struct_size();
+    fn test_field_sequence() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cuabi_launch_record>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).sequence) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cuabi_launch_record),
+                "::",
+                stringify!(sequence)
+            )
+        );
+    }
+    test_field_sequence();
+    fn test_field_stream_id() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cuabi_launch_record>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).stream_id) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cuabi_launch_record),
+                "::",
+                stringify!(stream_id)
+            )
+        );
+    }
+    test_field_stream_id();
+    fn test_field_device() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cuabi_launch_record>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).device) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cuabi_launch_record),
+                "::",
+                stringify!(device)
+            )
+        );
+    }
+    test_field_device();
+    fn test_field_grid_x() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cuabi_launch_record>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).grid_x) as usize - ptr as usize
+            },
+            28usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cuabi_launch_record),
+                "::",
+                stringify!(grid_x)
+            )
+        );
+    }
+    test_field_grid_x();
+    fn test_field_grid_y() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cuabi_launch_record>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).grid_y) as usize - ptr as usize
+            },
+            32usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cuabi_launch_record),
+                "::",
+                stringify!(grid_y)
+            )
+        );
+    }
+    test_field_grid_y();
+    fn test_field_grid_z() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cuabi_launch_record>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).grid_z) as usize - ptr as usize
+            },
+            36usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cuabi_launch_record),
+                "::",
+                stringify!(grid_z)
+            )
+        );
+    }
+    test_field_grid_z();
+    fn test_field_block_x() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cuabi_launch_record>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).block_x) as usize - ptr as usize
+            },
+            40usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cuabi_launch_record),
+                "::",
+                stringify!(block_x)
+            )
+        );
+    }
+    test_field_block_x();
+    fn test_field_block_y() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cuabi_launch_record>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).block_y) as usize - ptr as usize
+            },
+            44usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cuabi_launch_record),
+                "::",
+                stringify!(block_y)
+            )
+        );
+    }
+    test_field_block_y();
+    fn test_field_block_z() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cuabi_launch_record>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).block_z) as usize - ptr as usize
+            },
+            48usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cuabi_launch_record),
+                "::",
+                stringify!(block_z)
+            )
+        );
+    }
+    test_field_block_z();
+    fn test_field_shared_mem_bytes() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cuabi_launch_record>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).shared_mem_bytes) as usize - ptr as usize
+            },
+            52usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cuabi_launch_record),
+                "::",
+                stringify!(shared_mem_bytes)
+            )
+        );
+    }
+    test_field_shared_mem_bytes();
+    fn test_field_cluster_x() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cuabi_launch_record>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).cluster_x) as usize - ptr as usize
+            },
+            56usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cuabi_launch_record),
+                "::",
+                stringify!(cluster_x)
+            )
+        );
+    }
+    test_field_cluster_x();
+    fn test_field_cluster_y() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cuabi_launch_record>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).cluster_y) as usize - ptr as usize
+            },
+            60usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cuabi_launch_record),
+                "::",
+                stringify!(cluster_y)
+            )
+        );
+    }
+    test_field_cluster_y();
+    fn test_field_cluster_z() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cuabi_launch_record>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).cluster_z) as usize - ptr as usize
+            },
+            64usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cuabi_launch_record),
+                "::",
+                stringify!(cluster_z)
+            )
+        );
+    }
+    test_field_cluster_z();
+    fn test_field_named_by_driver_log() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cuabi_launch_record>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).named_by_driver_log) as usize - ptr as usize
+            },
+            68usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cuabi_launch_record),
+                "::",
+                stringify!(named_by_driver_log)
+            )
+        );
+    }
+    test_field_named_by_driver_log();
+}
+extern "C" {
+    pub fn cuabi_launch_record_init(
+        record: *mut cuabi_launch_record,
+        struct_size: usize,
+    ) -> cuabi_status;
+}
+extern "C" {
+    pub fn cuabi_last_error_get_launch_count() -> usize;
+}
+extern "C" {
+    pub fn cuabi_last_error_get_launch(
+        index: usize,
+        record: *mut cuabi_launch_record,
+    ) -> cuabi_status;
+}
+extern "C" {
+    pub fn cuabi_last_error_get_launch_kernel(
+        index: usize,
+        buf: *mut ::std::os::raw::c_char,
+        size: *mut usize,
+    ) -> cuabi_status;
+}
 pub const CUABI_HEALTH_USABLE: cuabi_health = 0;
 pub const CUABI_HEALTH_LOST: cuabi_health = 1;
 pub const CUABI_HEALTH_FORKED: cuabi_health = 2;
@@ -3057,6 +3365,9 @@ extern "C" {
 }
 extern "C" {
     pub fn cuabi_stream_get_handle(stream: cuabi_stream, cu_stream: *mut u64) -> cuabi_status;
+}
+extern "C" {
+    pub fn cuabi_stream_get_id(stream: cuabi_stream, id: *mut u64) -> cuabi_status;
 }
 extern "C" {
     pub fn cuabi_stream_synchronize(stream: cuabi_stream) -> cuabi_status;

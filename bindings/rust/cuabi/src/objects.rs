@@ -14,6 +14,10 @@
 //! * `cuabi_last_error_code`: answers no status
 //! * `cuabi_last_error_log`: Error::log carries it
 //! * `cuabi_last_error_clear`: answers no status
+//! * `cuabi_launch_record_init`: LaunchRecord's Default
+//! * `cuabi_last_error_get_launch_count`: Error::launches carries them
+//! * `cuabi_last_error_get_launch`: Error::launches carries them
+//! * `cuabi_last_error_get_launch_kernel`: Error::launches carries them
 //! * `cuabi_set_context_lost_callback`: on_context_lost takes a closure; clear_context_lost_callback
 //! * `cuabi_device_get_count`: Device::count answers usize
 //! * `cuabi_device_get`: Device holds more than its handle; made by hand
@@ -139,6 +143,137 @@ use crate::types::{
     Module, PinnedBuffer, Program, Stream,
 };
 use cuabi_sys as sys;
+
+/// A kernel launch the core remembered. The core keeps the last launches of each stream (and of
+/// each device's default stream); when a sticky fault surfaces, on whatever call, the message of
+/// that call and of every later CONTEXT_LOST failure names the launches not seen complete (no
+/// successful synchronize or query of their stream or device since), most recent first, and the
+/// last error carries them as data: `cuabi_last_error_get_launch`.
+///
+/// A value: [`Default`] holds the library's defaults (`cuabi_launch_record_init`); `From` makes the
+/// C struct (the defaults, then every field) and `TryFrom` reads one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct LaunchRecord {
+    /// `sequence` of `cuabi_launch_record`: The launch's number on its stream: 1 for the stream's
+    /// first launch.
+    pub sequence: u64,
+    /// `stream_id` of `cuabi_launch_record`: The stream's id (`cuabi_stream_get_id`); 0 is the
+    /// device's default stream.
+    pub stream_id: u64,
+    /// `device` of `cuabi_launch_record`: The device's ordinal.
+    pub device: i32,
+    /// `grid_x` of `cuabi_launch_record`.
+    pub grid_x: u32,
+    /// `grid_y` of `cuabi_launch_record`.
+    pub grid_y: u32,
+    /// `grid_z` of `cuabi_launch_record`.
+    pub grid_z: u32,
+    /// `block_x` of `cuabi_launch_record`.
+    pub block_x: u32,
+    /// `block_y` of `cuabi_launch_record`.
+    pub block_y: u32,
+    /// `block_z` of `cuabi_launch_record`.
+    pub block_z: u32,
+    /// `shared_mem_bytes` of `cuabi_launch_record`: Dynamic shared memory, in bytes.
+    pub shared_mem_bytes: u32,
+    /// `cluster_x` of `cuabi_launch_record`: The cluster dimensions the launch asked for; 0, 0, 0
+    /// for none.
+    pub cluster_x: u32,
+    /// `cluster_y` of `cuabi_launch_record`: The cluster dimensions the launch asked for; 0, 0, 0
+    /// for none.
+    pub cluster_y: u32,
+    /// `cluster_z` of `cuabi_launch_record`: The cluster dimensions the launch asked for; 0, 0, 0
+    /// for none.
+    pub cluster_z: u32,
+    /// `named_by_driver_log` of `cuabi_launch_record`: 1 when a line the driver logged during the
+    /// failing call names this launch's kernel, else 0.
+    pub named_by_driver_log: u32,
+}
+
+impl LaunchRecord {
+    /// The C struct as `cuabi_launch_record_init` fills it.
+    fn init_raw() -> sys::cuabi_launch_record {
+        // SAFETY: numbers, enums and flag sets alone (a value struct), for which
+        // zero is a value; the init writes the defaults over it.
+        let mut raw: sys::cuabi_launch_record = unsafe { std::mem::zeroed() };
+        let size = std::mem::size_of::<sys::cuabi_launch_record>();
+        // The init refuses only a NULL or a size it cannot read: neither here.
+        if let Err(err) = check(unsafe { sys::cuabi_launch_record_init(&mut raw, size) }) {
+            panic!("{err}");
+        }
+        raw
+    }
+
+    /// The fields of `raw`, which `call` answered (named in the error for an enum value
+    /// this crate does not know).
+    fn from_raw_of(raw: &sys::cuabi_launch_record, _call: &str) -> Result<LaunchRecord> {
+        Ok(LaunchRecord {
+            sequence: raw.sequence,
+            stream_id: raw.stream_id,
+            device: raw.device,
+            grid_x: raw.grid_x,
+            grid_y: raw.grid_y,
+            grid_z: raw.grid_z,
+            block_x: raw.block_x,
+            block_y: raw.block_y,
+            block_z: raw.block_z,
+            shared_mem_bytes: raw.shared_mem_bytes,
+            cluster_x: raw.cluster_x,
+            cluster_y: raw.cluster_y,
+            cluster_z: raw.cluster_z,
+            named_by_driver_log: raw.named_by_driver_log,
+        })
+    }
+}
+
+impl Default for LaunchRecord {
+    /// The library's defaults: `cuabi_launch_record_init`.
+    fn default() -> LaunchRecord {
+        LaunchRecord::from_raw_of(&LaunchRecord::init_raw(), "cuabi_launch_record_init")
+            .unwrap_or_else(|err| panic!("{err}"))
+    }
+}
+
+impl From<LaunchRecord> for sys::cuabi_launch_record {
+    /// The library's defaults (`cuabi_launch_record_init`), then every field of `value`.
+    fn from(value: LaunchRecord) -> sys::cuabi_launch_record {
+        let mut raw = LaunchRecord::init_raw();
+        raw.sequence = value.sequence;
+        raw.stream_id = value.stream_id;
+        raw.device = value.device;
+        raw.grid_x = value.grid_x;
+        raw.grid_y = value.grid_y;
+        raw.grid_z = value.grid_z;
+        raw.block_x = value.block_x;
+        raw.block_y = value.block_y;
+        raw.block_z = value.block_z;
+        raw.shared_mem_bytes = value.shared_mem_bytes;
+        raw.cluster_x = value.cluster_x;
+        raw.cluster_y = value.cluster_y;
+        raw.cluster_z = value.cluster_z;
+        raw.named_by_driver_log = value.named_by_driver_log;
+        raw
+    }
+}
+
+impl TryFrom<&sys::cuabi_launch_record> for LaunchRecord {
+    type Error = Error;
+
+    /// Every field of `raw`; an enum value this crate does not know is
+    /// [`ErrorKind::NotSupported`](crate::ErrorKind::NotSupported).
+    fn try_from(raw: &sys::cuabi_launch_record) -> Result<LaunchRecord> {
+        LaunchRecord::from_raw_of(raw, "cuabi_launch_record")
+    }
+}
+
+impl TryFrom<sys::cuabi_launch_record> for LaunchRecord {
+    type Error = Error;
+
+    /// As `TryFrom<&_>`.
+    fn try_from(raw: sys::cuabi_launch_record) -> Result<LaunchRecord> {
+        LaunchRecord::try_from(&raw)
+    }
+}
 
 /// A new pool's properties. Start from `cuabi_memory_pool_desc_init` or
 /// `CUABI_MEMORY_POOL_DESC_INIT`.
@@ -1307,6 +1442,16 @@ impl Program {
 }
 
 impl Stream {
+    /// The stream's id in this process (1, 2, ... in the order streams were made or wrapped; 0 is
+    /// never a stream's): the id launch records and fault messages name the stream by.
+    ///
+    /// Calls `cuabi_stream_get_id`.
+    pub fn id(&self) -> Result<u64> {
+        let mut id = 0;
+        check(unsafe { sys::cuabi_stream_get_id(self.as_raw(), &mut id) })?;
+        Ok(id)
+    }
+
     /// Calls `cuabi_stream_synchronize`.
     pub fn synchronize(&self) -> Result<()> {
         check(unsafe { sys::cuabi_stream_synchronize(self.as_raw()) })
