@@ -93,17 +93,27 @@ namespace cuabi {
 /* Errors                                                                     */
 /* ------------------------------------------------------------------------- */
 
+/* A launch a sticky fault's error names (cuabi_last_error_get_launch): its
+ * kernel and the rest of its record. */
+struct faulted_launch {
+  std::string kernel;
+  cuabi_launch_record record;
+};
+
 /* A failed cuabi call: its status, the CUresult or nvrtcResult behind it (0 if
- * none), the library's message as cuabi_last_error_message gave it, and the
- * NVRTC log of a failed compile ("" otherwise). what() is
- * "<status name>: <message>". Copying never throws. */
+ * none), the library's message as cuabi_last_error_message gave it, the
+ * NVRTC log of a failed compile ("" otherwise) and, after a sticky fault
+ * (CUABI_ERROR_CONTEXT_LOST), the launches not seen complete, most recent
+ * first. what() is "<status name>: <message>". Copying never throws. */
 class error : public std::runtime_error {
  public:
-  error(cuabi_status status, int32_t code, std::string message, std::string log)
+  error(cuabi_status status, int32_t code, std::string message, std::string log,
+        std::vector<faulted_launch> launches = {})
       : std::runtime_error(std::string(cuabi_status_get_name(status)) + ": " + message),
         status_(status),
         code_(code),
-        text_(std::make_shared<const text>(text{std::move(message), std::move(log)})) {}
+        text_(std::make_shared<const text>(
+            text{std::move(message), std::move(log), std::move(launches)})) {}
 
   cuabi_status status() const noexcept { return status_; }
   /* The status's symbolic name, from the library (cuabi_status_get_name). */
@@ -114,11 +124,15 @@ class error : public std::runtime_error {
   const std::string& message() const noexcept { return text_->message; }
   /* NVRTC's log after CUABI_ERROR_COMPILE, else "". */
   const std::string& log() const noexcept { return text_->log; }
+  /* After CUABI_ERROR_CONTEXT_LOST, the launches not seen complete, most
+   * recent first; else empty. */
+  const std::vector<faulted_launch>& launches() const noexcept { return text_->launches; }
 
  private:
   struct text {
     std::string message;
     std::string log;
+    std::vector<faulted_launch> launches;
   };
   cuabi_status status_;
   int32_t code_;
@@ -159,7 +173,20 @@ template <int32_t... I>
     else
       log.clear();
   }
-  throw_as_status(error(status, code, std::move(message), std::move(log)),
+  std::vector<faulted_launch> launches;
+  const size_t count = status == CUABI_ERROR_CONTEXT_LOST ? cuabi_last_error_get_launch_count() : 0;
+  for (size_t i = 0; i < count; ++i) {
+    faulted_launch l{std::string(), CUABI_LAUNCH_RECORD_INIT};
+    size_t n = 0;
+    if (cuabi_last_error_get_launch(i, &l.record) != CUABI_SUCCESS ||
+        cuabi_last_error_get_launch_kernel(i, nullptr, &n) != CUABI_SUCCESS || n == 0)
+      break;
+    l.kernel.resize(n);
+    if (cuabi_last_error_get_launch_kernel(i, &l.kernel[0], &n) != CUABI_SUCCESS) break;
+    l.kernel.resize(n - 1);
+    launches.push_back(std::move(l));
+  }
+  throw_as_status(error(status, code, std::move(message), std::move(log), std::move(launches)),
                   std::make_integer_sequence<int32_t, CUABI_STATUS_COUNT>{});
 }
 
