@@ -65,7 +65,9 @@ cat > "$dest/run.sh" <<'EOF'
 #   run.sh DIR
 # Exit status: non-zero when any test fails or the example does not pass.
 # GPU tests must run here: a missing device fails them unless
-# CUABI_TEST_REQUIRE_GPU=0 is set.
+# CUABI_TEST_REQUIRE_GPU=0 is set. A GPU test the machine refuses what it
+# needs (device core dumps without the driver's libcudadebugger.so.1) is
+# reported as skipped, with the refusal.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 if [ $# -lt 1 ]; then

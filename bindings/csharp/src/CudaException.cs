@@ -1,11 +1,49 @@
 using System;
+using System.Collections.Generic;
+using System.Collections.ObjectModel;
+using System.Globalization;
 using Cuabi.Interop;
 
 namespace Cuabi
 {
+    /// <summary>
+    /// A kernel launch a lost context's failure names (<see cref="CudaException.Launches"/>):
+    /// one not seen complete when the sticky fault surfaced.
+    /// </summary>
+    public sealed class FaultedLaunch
+    {
+        /// <summary>Creates the value (normally done by the binding from the library's last error).</summary>
+        /// <param name="kernel">The kernel's name.</param>
+        /// <param name="record">The launch: stream, number on it, grid, block, shared memory, cluster.</param>
+        public FaultedLaunch(string kernel, LaunchRecord record)
+        {
+            Kernel = kernel;
+            Record = record;
+        }
+
+        /// <summary>The kernel's name, as the library names it.</summary>
+        public string Kernel { get; }
+
+        /// <summary>
+        /// The launch: its number on its stream (<see cref="LaunchRecord.Sequence"/>), the stream
+        /// (<see cref="LaunchRecord.StreamId"/>, the <see cref="CudaStream.Id"/>; 0 for the device's
+        /// default stream), the device, grid, block, dynamic shared memory, cluster, and whether
+        /// the driver's log named the kernel during the failing call.
+        /// </summary>
+        public LaunchRecord Record { get; }
+
+        /// <summary>"kernel 'name' LaunchRecord { ... }".</summary>
+        public override string ToString()
+        {
+            return string.Format(CultureInfo.InvariantCulture, "kernel '{0}' {1}", Kernel, Record);
+        }
+    }
+
     /// <summary>A cuabi call failed. Carries the library's status, message and, for compiles, NVRTC's log.</summary>
     public class CudaException : Exception
     {
+        private static readonly IReadOnlyList<FaultedLaunch> NoLaunches = new ReadOnlyCollection<FaultedLaunch>(new FaultedLaunch[0]);
+
         /// <summary>Creates the exception (normally done by the binding from the library's last error).</summary>
         /// <param name="status">The failing status.</param>
         /// <param name="statusName">The status's symbolic name, e.g. "CUABI_ERROR_INVALID_HANDLE".</param>
@@ -13,12 +51,34 @@ namespace Cuabi
         /// <param name="code">The raw CUresult or nvrtcResult, 0 if none.</param>
         /// <param name="compileLog">NVRTC's log for a failed compile, else null.</param>
         public CudaException(CudaStatus status, string statusName, string message, int code, string compileLog)
+            : this(status, statusName, message, code, compileLog, null)
+        {
+        }
+
+        /// <summary>Creates the exception (normally done by the binding from the library's last error).</summary>
+        /// <param name="status">The failing status.</param>
+        /// <param name="statusName">The status's symbolic name, e.g. "CUABI_ERROR_CONTEXT_LOST".</param>
+        /// <param name="message">The library's message.</param>
+        /// <param name="code">The raw CUresult or nvrtcResult, 0 if none.</param>
+        /// <param name="compileLog">NVRTC's log for a failed compile, else null.</param>
+        /// <param name="launches">The launches the failure names, most recent first (copied); null for none.</param>
+        public CudaException(CudaStatus status, string statusName, string message, int code, string compileLog,
+            IEnumerable<FaultedLaunch> launches)
             : base(message)
         {
             Status = status;
             StatusName = statusName;
             Code = code;
             CompileLog = compileLog;
+            if (launches == null)
+            {
+                Launches = NoLaunches;
+            }
+            else
+            {
+                var copy = new List<FaultedLaunch>(launches);
+                Launches = copy.Count == 0 ? NoLaunches : new ReadOnlyCollection<FaultedLaunch>(copy);
+            }
         }
 
         /// <summary>The status the library returned.</summary>
@@ -35,6 +95,15 @@ namespace Cuabi
         /// or the linker's log of a failed link (<see cref="Linker.Link"/>); otherwise null.
         /// </summary>
         public string CompileLog { get; private set; }
+
+        /// <summary>
+        /// When <see cref="Status"/> is <see cref="CudaStatus.ContextLost"/>: the kernel launches
+        /// not seen complete when the sticky fault surfaced (no successful synchronize or query
+        /// of their stream or device since), most recent first, the ones the message names;
+        /// on this call and every later failure of the lost context. Empty for any other
+        /// status.
+        /// </summary>
+        public IReadOnlyList<FaultedLaunch> Launches { get; private set; }
     }
 
     /// <summary>
@@ -80,7 +149,49 @@ namespace Cuabi
                 message = name + ": " + Utf8.FromNative(NativeMethods.cuabi_status_get_description(status));
             if (status == CudaStatus.HostFunction)
                 return new HostFunctionException(status, name, message, code);
-            return new CudaException(status, name, message, code, log);
+            List<FaultedLaunch> launches = null;
+            if (status == CudaStatus.ContextLost)
+                launches = ReadLastLaunches();
+            return new CudaException(status, name, message, code, log, launches);
+        }
+
+        /// <summary>
+        /// The last error's launches (cuabi_last_error_get_launch*), most recent first. These
+        /// readers leave the last error as it is and answer a bare status: one that fails
+        /// ends the list there.
+        /// </summary>
+        private static List<FaultedLaunch> ReadLastLaunches()
+        {
+            ulong count = NativeMethods.cuabi_last_error_get_launch_count().ToUInt64();
+            var launches = new List<FaultedLaunch>((int)Math.Min(count, 64));
+            if (count == 0)
+                return launches;
+            LaunchRecordNative init = LaunchRecordNative.Create();
+            for (ulong i = 0; i < count; i++)
+            {
+                var index = (UIntPtr)i;
+                LaunchRecordNative n = init;
+                if (NativeMethods.cuabi_last_error_get_launch(index, ref n) != CudaStatus.Success)
+                    break;
+                string kernel = ReadLaunchKernel(index);
+                if (kernel == null)
+                    break;
+                launches.Add(new FaultedLaunch(kernel, LaunchRecord.FromNative(ref n)));
+            }
+            return launches;
+        }
+
+        private static string ReadLaunchKernel(UIntPtr index)
+        {
+            UIntPtr size = UIntPtr.Zero;
+            if (NativeMethods.cuabi_last_error_get_launch_kernel(index, null, ref size) != CudaStatus.Success)
+                return null;
+            var buf = new byte[checked((int)size.ToUInt64())];
+            if (buf.Length == 0)
+                return "";
+            if (NativeMethods.cuabi_last_error_get_launch_kernel(index, buf, ref size) != CudaStatus.Success)
+                return null;
+            return Utf8.FromBuffer(buf, Math.Min(buf.Length, (int)size.ToUInt64()));
         }
 
         /// <summary>

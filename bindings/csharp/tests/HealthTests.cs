@@ -68,7 +68,8 @@ namespace Cuabi.Tests
 
         // ---- the stand-in's control ------------------------------------------
 
-        private static class Fake
+        /// <summary>The stand-in's fail control, for the child processes of this file and LaunchRecordTests.cs.</summary>
+        internal static class Fake
         {
             private const int RTLD_NOW = 2;
 

@@ -1,7 +1,9 @@
 // A small test runner (no framework): runs every test, prints one line per
 // test, and ends with "N passed, N failed, N skipped". GPU tests skip with the
 // reason when there is no usable device; CUABI_TEST_REQUIRE_GPU=1 turns
-// those skips into failures (for runs on a GPU machine).
+// those skips into failures (for runs on a GPU machine), all but the ones a
+// test marks as the machine's refusal of what it needs (SkipException's
+// machineRefused: the device ran the test, the driver refused the feature).
 //
 //   mono Cuabi.Tests.exe [substring ...]     run the tests whose names contain a substring
 //   mono Cuabi.Tests.exe --list              list the tests
@@ -21,6 +23,19 @@ namespace Cuabi.Tests
     internal sealed class SkipException : Exception
     {
         public SkipException(string reason) : base(reason) { }
+
+        /// <param name="reason">Why.</param>
+        /// <param name="machineRefused">
+        /// The device was there and the test ran on it, but this machine refused
+        /// what the test needs (e.g. the driver cannot write device core dumps):
+        /// a skip even where CUABI_TEST_REQUIRE_GPU=1.
+        /// </param>
+        public SkipException(string reason, bool machineRefused) : base(reason)
+        {
+            MachineRefused = machineRefused;
+        }
+
+        public bool MachineRefused { get; private set; }
     }
 
     internal sealed class TestFailure : Exception
@@ -253,6 +268,8 @@ namespace Cuabi.Tests
                             served = NvtxTests.ServeChild(mode, extra);
                         if (served < 0)
                             served = HealthTests.ServeChild(mode, extra);
+                        if (served < 0)
+                            served = LaunchRecordTests.ServeChild(mode, extra);
                         if (served >= 0)
                             return served;
                         Console.Error.WriteLine("unknown child mode " + mode);
@@ -290,6 +307,7 @@ namespace Cuabi.Tests
             LoadingTests.Register();
             NvtxTests.Register();
             HealthTests.Register();
+            LaunchRecordTests.Register();
 
             if (args.Length == 1 && args[0] == "--list")
             {
@@ -326,7 +344,7 @@ namespace Cuabi.Tests
                 }
                 catch (SkipException s)
                 {
-                    if (test.NeedsGpu && requireGpu)
+                    if (test.NeedsGpu && requireGpu && !s.MachineRefused)
                     {
                         failed++;
                         Console.WriteLine("FAIL  " + test.Name + ": skipped, but CUABI_TEST_REQUIRE_GPU=1: " + s.Message);
