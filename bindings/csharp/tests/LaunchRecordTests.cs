@@ -71,6 +71,7 @@ extern ""C"" __global__ void write_far(float* x, unsigned long long far) {
             Registry.AddGpu("launch records: an out-of-bounds write on one of two streams; the failure names it and the launch "
                 + "after the one seen complete (own process; the parent's device stays usable)", GpuFault);
             Registry.AddGpu("profiler: ProfilerStart and ProfilerStop answer, twice over", Profiler);
+            Registry.AddGpu("driver log: a limit the driver refuses carries the driver's explanation", RefusedLimitExplained);
             Registry.AddGpu("core dumps: a faulting child writes one where the path pattern says when they are on, none when off "
                 + "(own processes)", Coredumps);
         }
@@ -437,6 +438,27 @@ extern ""C"" __global__ void write_far(float* x, unsigned long long far) {
         // ------------------------------------------------------------------
         // The profiler
         // ------------------------------------------------------------------
+
+        // A stack size the driver refuses for a reason the core does not check
+        // first: the message ends with the lines the driver logged during the
+        // call, and DriverLogRead(1) keeps the last of them.
+        private static void RefusedLimitExplained()
+        {
+            if (Cuda.DriverVersion < 12090)
+            {
+                Console.WriteLine("  the driver keeps no log before CUDA 12.9: nothing to check");
+                return;
+            }
+            using (Device device = Device.Get(0))
+            {
+                CudaException e = Assert.ThrowsCuda(CudaStatus.InvalidArgument,
+                    () => device.SetLimit(Limit.StackSize, 1L << 40), "a 1 TiB stack");
+                Assert.Contains("; the driver logged: ", e.Message, "the message");
+                Assert.Contains("from cuCtxSetLimit", e.Message, "the message");
+                string last = Cuda.DriverLogRead(1);
+                Assert.Contains("][E] Returning 1 (CUDA_ERROR_INVALID_VALUE) from cuCtxSetLimit", last, "the last line kept");
+            }
+        }
 
         private static void Profiler()
         {
