@@ -82,6 +82,14 @@ int main(void) {
   cuabi_launch_plan_release(plan); /* its launch is kept */
   EXPECT(launch(f, 7, 128, 0, NULL) == CUABI_SUCCESS, "launch on the default stream");
   EXPECT(launch(f, 11, 256, 64, a) == CUABI_SUCCESS, "launch 2 on a");      /* newest */
+  /* Captured into a graph, not run: not named. */
+  cuabi_graph graph = NULL;
+  EXPECT(cuabi_stream_begin_capture(b, CUABI_CAPTURE_GLOBAL) == CUABI_SUCCESS, "begin capture: %s",
+         cuabi_last_error_message());
+  EXPECT(launch(f, 13, 16, 0, b) == CUABI_SUCCESS, "a launch captured");
+  EXPECT(cuabi_stream_end_capture(b, &graph) == CUABI_SUCCESS, "end capture: %s",
+         cuabi_last_error_message());
+  cuabi_graph_release(graph);
 
   fail_entry("cuCtxSynchronize", 1, CUDA_ERROR_LAUNCH_FAILED, 0);
   cuabi_status st = cuabi_device_synchronize(dev);
@@ -100,6 +108,7 @@ int main(void) {
            (unsigned long long)idb);
   EXPECT(strstr(m, expect) != NULL, "the message:\n  %s\nlacks:\n  %s", m, expect);
   EXPECT(strstr(m, "grid (1, 1, 1)") == NULL, "a launch seen complete is named: %s", m);
+  EXPECT(strstr(m, "grid (13, 1, 1)") == NULL, "a captured launch is named: %s", m);
 
   /* The same as data. */
   EXPECT(cuabi_last_error_get_launch_count() == 5, "%zu launches",
