@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Callable, Iterator, List, Optional
+from typing import Callable, Dict, Iterator, List, Optional
 
 import pytest
 
@@ -59,22 +59,22 @@ def no_device_reason() -> Optional[str]:
     return _device_reason
 
 
-_SUMMARY_LINES = pytest.StashKey[List[str]]()
+_SUMMARY_LINES = pytest.StashKey[Dict[str, List[str]]]()
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "gpu: needs a CUDA device (skipped without one)")
-    config.stash[_SUMMARY_LINES] = []
+    config.stash[_SUMMARY_LINES] = {}
 
 
 def pytest_terminal_summary(
     terminalreporter, exitstatus, config: pytest.Config
 ) -> None:
     """Shows the lines tests recorded with ``summary_line`` (the bad-input
-    corpus's counts), whatever pytest's output capture."""
-    lines = config.stash.get(_SUMMARY_LINES, [])
-    if lines:
-        terminalreporter.section("bad-input corpus")
+    corpus's counts, what a GPU fault test saw), whatever pytest's output
+    capture, under a heading per section."""
+    for section, lines in config.stash.get(_SUMMARY_LINES, {}).items():
+        terminalreporter.section(section)
         for line in lines:
             terminalreporter.write_line(line)
 
@@ -129,9 +129,15 @@ def default_backend() -> _loader.Backend:
 
 
 @pytest.fixture
-def summary_line(request) -> Callable[[str], None]:
-    """``summary_line(text)`` prints ``text`` at the end of the session."""
-    return request.config.stash[_SUMMARY_LINES].append
+def summary_line(request) -> Callable[..., None]:
+    """``summary_line(text, section="bad-input corpus")`` prints ``text`` at
+    the end of the session, under the heading ``section``."""
+    sections = request.config.stash[_SUMMARY_LINES]
+
+    def add(text: str, section: str = "bad-input corpus") -> None:
+        sections.setdefault(section, []).append(text)
+
+    return add
 
 
 @pytest.fixture

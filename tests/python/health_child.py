@@ -19,7 +19,14 @@ CASE is one of
   lost_raising  the handler raises when the context is first lost: the failing
                 call raises its own ContextLostError, the handler's exception
                 goes to sys.unraisablehook, and cuabi goes on working
-(the C tests tests/fault/driver_log_test.c and health_test.c check the same).
+  launches      launches on two streams (one released before the fault) and
+                the default stream, plain and prepared, one stream synchronized
+                in between, then a sticky fault: the ContextLostError's
+                .launches are those not seen complete, most recent first, as
+                its message names them; a later failure carries them again,
+                another kind of error none
+(the C tests tests/fault/driver_log_test.c, health_test.c and launch_log_test.c
+check the same).
 Prints one line per failed check; exits 1 when there is one, 2 when it
 cannot start.
 """
@@ -29,12 +36,13 @@ from __future__ import annotations
 import ctypes
 import io
 import os
+import pickle
 import re
 import sys
 import tempfile
 import threading
 import warnings
-from typing import Any, Callable, List
+from typing import Any, Callable, List, Tuple
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 BINDING = os.path.join(os.path.dirname(os.path.dirname(HERE)), "bindings", "python")
@@ -266,11 +274,116 @@ def case_lost_raising(fake: Fake, dev: cuabi.Device) -> None:
     cuabi.on_context_lost(None)
 
 
+EMPTY2 = b'extern "C" __global__ void empty2(int a, double* b) {}\0'
+FAULT_NAMES = "; launches not seen complete, most recent first: "
+STAND_IN_LOG = "; the driver's log names none of these kernels; the driver now fails"
+
+
+def launched(grid: int, block: int, shared: int, stream_id: int, sequence: int) -> Any:
+    """The FaultedLaunch of an empty2 launch of this test, every field given."""
+    return cuabi.FaultedLaunch("empty2", cuabi.LaunchRecord(
+        sequence=sequence, stream_id=stream_id, device=0, grid_x=grid, grid_y=1, grid_z=1,
+        block_x=block, block_y=1, block_z=1, shared_mem_bytes=shared, cluster_x=0,
+        cluster_y=0, cluster_z=0, named_by_driver_log=0))
+
+
+def named(launches: Tuple[Any, ...]) -> str:
+    """The list the core's message gives for these launches."""
+    items = []
+    for i, launch in enumerate(launches, 1):
+        r = launch.record
+        where = "the default stream" if r.stream_id == 0 else f"stream {r.stream_id}"
+        items.append(
+            f"[{i}] kernel '{launch.kernel}' grid ({r.grid_x}, {r.grid_y}, {r.grid_z}) "
+            f"block ({r.block_x}, {r.block_y}, {r.block_z}) shared {r.shared_mem_bytes} bytes, "
+            f"launch {r.sequence} on {where} of device {r.device}")
+    return FAULT_NAMES + "; ".join(items) + STAND_IN_LOG
+
+
+def case_launches(fake: Fake, dev: cuabi.Device) -> None:
+    kernel = dev.load_module(EMPTY2).get_kernel("empty2")
+    a = dev.create_stream(non_blocking=True)
+    b = dev.create_stream(non_blocking=True)
+    gone = dev.create_stream(non_blocking=True)
+    ida, idb, idgone = a.id, b.id, gone.id
+    check(0 not in (ida, idb, idgone) and len({ida, idb, idgone}) == 3,
+          f"stream ids {ida} {idb} {idgone}")
+    check(a.id == ida, "a stream's id changed")
+    args = (1, None)
+
+    # Seen complete: a's first launch, synchronized.
+    kernel(1, 1, args, stream=a)
+    a.synchronize()
+    # Not seen, in launch order.
+    kernel(2, 32, args, stream=b)  # the oldest
+    kernel(3, 64, args, stream=gone, shared_mem=128)
+    gone.close()  # its launch is kept
+    with kernel.prepare(5, 96, stream=b) as prepared:  # b's second
+        prepared(*args)
+    kernel(7, 128, args)  # the default stream
+    kernel(11, 256, args, stream=a, shared_mem=64)  # the newest
+    expected = (
+        launched(11, 256, 64, ida, 2),
+        launched(7, 128, 0, 0, 1),
+        launched(5, 96, 0, idb, 2),
+        launched(3, 64, 128, idgone, 1),
+        launched(2, 32, 0, idb, 1),
+    )
+
+    exc = lose(fake, dev)
+    if exc is None:
+        return
+    check(exc.launches == expected,
+          "the launches:\n  " + "\n  ".join(map(repr, exc.launches)) + "\nnot\n  "
+          + "\n  ".join(map(repr, expected)))
+    check(type(exc.launches) is tuple, f"launches is a {type(exc.launches).__name__}")
+    check(all(type(x) is cuabi.FaultedLaunch and type(x.record) is cuabi.LaunchRecord
+              for x in exc.launches), "the launches' types")
+    text = named(expected)
+    check(text in exc.message, f"the message:\n  {exc.message}\nlacks:\n  {text}")
+    check(text in str(exc), f"str(): {exc}")
+    check("grid (1, 1, 1)" not in exc.message, f"a launch seen complete is named: {exc.message}")
+    again = pickle.loads(pickle.dumps(exc))
+    check(type(again) is cuabi.ContextLostError and again.launches == expected,
+          f"pickled: {again!r} {getattr(again, 'launches', None)!r}")
+    try:
+        expected[0].kernel = "other"  # type: ignore[misc]
+        failures.append("a FaultedLaunch is not frozen")
+    except AttributeError:
+        pass
+
+    # A later CONTEXT_LOST failure carries the same launches.
+    later = raises(cuabi.ContextLostError, lambda: kernel(1, 1, args, stream=a),
+                   "a launch after the fault")
+    if later is not None:
+        check(later.launches == expected, f"a later launch's failure carries {later.launches!r}")
+        check(text in later.message, f"a later failure's message: {later.message}")
+    later = raises(cuabi.ContextLostError, lambda: dev.alloc(64), "an allocation after the fault")
+    if later is not None:
+        check(later.launches == expected, f"a later allocation's failure carries {later.launches!r}")
+    # Another kind of error: none, from the core and from the binding.
+    be = dev.backend
+    other = raises(cuabi.InvalidArgumentError,
+                   lambda: be.call("cuabi_stream_get_id", b._handle, be.NULL),
+                   "cuabi_stream_get_id with a NULL id")
+    if other is not None:
+        check("id is NULL" in other.message and other.launches == (),
+              f"an INVALID_ARGUMENT failure: {other.message!r} carries {other.launches!r}")
+    other = raises(cuabi.InvalidArgumentError, lambda: dev.set_coredump(1, "x" * 1024, 0),
+                   "a core dump path of 1024 bytes")
+    if other is not None:
+        check(other.launches == (), f"a core dump refusal carries {other.launches!r}")
+    check(cuabi.CudaError("made by hand").launches == (), "a CudaError made by hand")
+    a.close()
+    b.close()
+
+
 CASES = {
     "log": case_log,
     "nologs": case_nologs,
     "lost": case_lost,
     "lost_raising": case_lost_raising,
+    "launches": case_launches,
 }
 
 

@@ -68,6 +68,27 @@ def test_exceptions_carry_their_fields_and_pickle():
     )
 
 
+def test_launches_are_a_tuple_of_faulted_launches_and_pickle():
+    assert cuabi.CudaError("x").launches == () and cuabi.ContextLostError("x").launches == ()
+    launch = cuabi.FaultedLaunch("fill", cuabi.LaunchRecord(sequence=2, stream_id=1, grid_x=8))
+    err = cuabi.ContextLostError("lost", launches=[launch])
+    assert err.launches == (launch,)
+    again = pickle.loads(pickle.dumps(err))
+    assert type(again) is cuabi.ContextLostError and again.launches == (launch,)
+    assert again.launches[0].record.grid_x == 8
+    with pytest.raises(AttributeError):
+        launch.kernel = "other"  # frozen
+
+
+def test_other_errors_carry_no_launches(backend):
+    arg, _, _ = backend.struct("cuabi_launch_record")
+    with pytest.raises(cuabi.InvalidArgumentError) as info:
+        backend.call("cuabi_launch_record_init", arg, 3)
+    assert "cuabi_launch_record_init" in info.value.message
+    assert info.value.launches == ()
+    assert backend.lib.cuabi_last_error_get_launch_count() == 0
+
+
 def test_released_handle_raises_invalid_handle(backend):
     prog = cuabi.Program(SOURCE, backend=backend)
     prog.close()

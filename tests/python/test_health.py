@@ -1,8 +1,9 @@
-"""The driver's log, health and cuabi.on_context_lost through the Python
-binding, against the stand-in driver of tests/fake/ (no GPU), on each
-backend: each case (health_child.py says what it checks) in a child process
-of its own, as cuabi reads CUABI_DRIVER_PATH once per process and a lost
-context stays lost.
+"""The driver's log, health, cuabi.on_context_lost and the launches a
+sticky fault's ContextLostError carries, through the Python binding,
+against the stand-in driver of tests/fake/ (no GPU), on each backend: each
+case (health_child.py says what it checks) in a child process of its own,
+as cuabi reads CUABI_DRIVER_PATH once per process and a lost context stays
+lost.
 
 The stand-in's path comes from $CUABI_FAULT_FAKE_DRIVER (set by the CTest
 registration and by run-tests.sh), as for test_fault_injection.py; the test
@@ -35,7 +36,7 @@ def _fake_driver() -> str:
     return os.path.abspath(path)
 
 
-@pytest.mark.parametrize("case", ["log", "nologs", "lost", "lost_raising"])
+@pytest.mark.parametrize("case", ["log", "nologs", "lost", "lost_raising", "launches"])
 @pytest.mark.parametrize("backend_name", BACKEND_PARAMS)
 def test_against_the_stand_in(backend_name, case, subprocess_env, tmp_path):
     fake = _fake_driver()

@@ -16,7 +16,7 @@ import pytest
 
 import cuabi
 from cuabi import _api, _objects
-from cuabi._objects import AccessPolicyWindow, ArrayDesc, MemoryPoolDesc
+from cuabi._objects import AccessPolicyWindow, ArrayDesc, LaunchRecord, MemoryPoolDesc
 
 DEAD = 0xDEAD0000BEEF
 MODEL = os.path.join(
@@ -27,6 +27,7 @@ VALUE_TYPES = {
     "cuabi_memory_pool_desc": MemoryPoolDesc,
     "cuabi_array_desc": ArrayDesc,
     "cuabi_access_policy_window": AccessPolicyWindow,
+    "cuabi_launch_record": LaunchRecord,
 }
 Prop = _api.AccessProperty
 

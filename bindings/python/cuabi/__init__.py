@@ -23,7 +23,10 @@ Two layers over one C library (``libcuabi``):
   (:func:`driver_log_read`, :func:`nvtx_mark`, :func:`coredump_set` ...),
   each scope as a context manager and decorator (:class:`nvtx_range`), and
   the enums they take and answer (:class:`Health`, :class:`CoredumpFlag` ...).
-  :func:`on_context_lost` registers a callable for the context's loss.
+  :func:`on_context_lost` registers a callable for the context's loss; the
+  :class:`ContextLostError` of a sticky fault lists the launches not seen
+  complete as ``launches`` (:class:`FaultedLaunch`: the kernel's name and
+  its :class:`LaunchRecord`).
 
 >>> import numpy as np, cuabi
 >>> dev = cuabi.Device(0)
@@ -43,6 +46,7 @@ from ._objects import *  # noqa: F401,F403  (generated: functions, scopes, value
 from ._api import CUABI_VERSION_STRING
 from ._context_lost import on_context_lost
 from ._device import Device, version, version_string
+from ._error_base import FaultedLaunch
 from ._loader import (
     BACKENDS,
     Backend,
@@ -107,6 +111,7 @@ __all__ = [
     "version",
     "version_string",
     "on_context_lost",
+    "FaultedLaunch",
     "BACKENDS",
     "Backend",
     "find_library",

@@ -6,6 +6,10 @@ after it failed. Here that callback is a trampoline per backend (a ctypes
 CFUNCTYPE or a cffi callback), made once and kept for the process, so the C
 library never holds a pointer to freed code; it calls the one Python
 callable registered last.
+
+The ContextLostError of the failing call (and of every later one) carries
+the launches not seen complete as ``launches``: Backend.error reads them
+into :class:`~cuabi.LaunchRecord` values, the type registered here.
 """
 
 from __future__ import annotations
@@ -18,7 +22,8 @@ from typing import Any, Callable, Dict, Optional, Tuple, Union
 
 from . import _api
 from ._base import resolve_backend
-from ._loader import Backend
+from ._loader import Backend, register_launch_record_type
+from ._objects import LaunchRecord
 
 __all__ = ["on_context_lost"]
 
@@ -132,3 +137,6 @@ def on_context_lost(
             _handler = previous
             raise b.error(status, "cuabi_set_context_lost_callback")
     return previous
+
+
+register_launch_record_type(LaunchRecord)

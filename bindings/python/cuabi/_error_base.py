@@ -1,15 +1,35 @@
 """The base of cuabi's exceptions: :class:`CudaError`, whose subclasses
 (one per status) are generated in :mod:`cuabi._errors`, and
-:class:`LibraryNotFoundError`. Import them from :mod:`cuabi` or
-:mod:`cuabi.errors`."""
+:class:`LibraryNotFoundError`; and :class:`FaultedLaunch`, a launch a
+sticky fault's error names. Import them from :mod:`cuabi` (the errors from
+:mod:`cuabi.errors` too)."""
 
 from __future__ import annotations
 
-from typing import Any, Callable, List, Optional, Tuple
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable, List, Optional, Tuple
 
 from ._api import STATUS_NAMES
 
-__all__ = ["CudaError", "LibraryNotFoundError", "status_name"]
+if TYPE_CHECKING:  # _objects imports the loader, which imports this module
+    from ._objects import LaunchRecord
+
+__all__ = ["CudaError", "FaultedLaunch", "LibraryNotFoundError", "status_name"]
+
+
+@dataclass(frozen=True)
+class FaultedLaunch:
+    """A launch not seen complete when a sticky fault surfaced, as the
+    failing call's last error names it (``CudaError.launches``): the kernel's
+    name and the launch (``cuabi_last_error_get_launch_kernel`` and
+    ``cuabi_last_error_get_launch``)."""
+
+    kernel: str
+    """The kernel's name."""
+    record: LaunchRecord
+    """Its grid, block, dynamic shared memory, cluster, stream id
+    (``Stream.id``; 0 for the default stream), device and launch number on
+    its stream, and whether the driver's log named it."""
 
 
 class CudaError(Exception):
@@ -21,9 +41,14 @@ class CudaError(Exception):
         message: the last-error message of the failing call.
         code: the raw CUresult or nvrtcResult behind it, 0 if none.
         log: NVRTC's log for a failed compile, else ``""``.
+        launches: for :class:`~cuabi.errors.ContextLostError`, the launches
+            not seen complete when the sticky fault surfaced, most recent
+            first (:class:`FaultedLaunch`; the message names the same);
+            ``()`` for any other error.
     """
 
     status: int = -1
+    launches: Tuple[FaultedLaunch, ...] = ()
 
     def __init__(
         self,
@@ -32,6 +57,7 @@ class CudaError(Exception):
         name: Optional[str] = None,
         code: int = 0,
         log: str = "",
+        launches: Tuple[FaultedLaunch, ...] = (),
     ) -> None:
         if status is None:
             status = type(self).status
@@ -40,6 +66,7 @@ class CudaError(Exception):
         self.message = message
         self.code = code
         self.log = log
+        self.launches = tuple(launches)
         super().__init__(message)
 
     def __str__(self) -> str:
@@ -51,7 +78,10 @@ class CudaError(Exception):
 
     def __reduce__(self) -> Tuple[Callable[..., CudaError], Tuple[Any, ...]]:
         """Keeps the attributes across pickling (multiprocessing)."""
-        return (type(self), (self.message, self.status, self.name, self.code, self.log))
+        return (
+            type(self),
+            (self.message, self.status, self.name, self.code, self.log, self.launches),
+        )
 
 
 class LibraryNotFoundError(OSError):

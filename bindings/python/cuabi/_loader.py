@@ -25,6 +25,7 @@ import threading
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from . import _api
+from ._error_base import FaultedLaunch
 from .errors import CudaError, LibraryNotFoundError, error_class
 
 __all__ = [
@@ -364,7 +365,37 @@ class Backend:
                 log = data.decode("utf-8", "replace").rstrip("\0")
             except CudaError:
                 log = ""
-        return error_class(status)(message, status, name, code, log)
+        if status == _api.CUABI_ERROR_CONTEXT_LOST:
+            launches = self._faulted_launches()
+        else:
+            launches = ()
+        return error_class(status)(message, status, name, code, log, launches)
+
+    def _faulted_launches(self) -> Tuple[FaultedLaunch, ...]:
+        """The launches this thread's last error names (those of a sticky
+        fault), most recent first. The readers leave the last error as it is."""
+        record_type = _launch_record_type
+        if record_type is None:  # the package is still loading
+            return ()
+        lib = self.lib
+        launches: List[FaultedLaunch] = []
+        # Within the count the readers succeed; were one to fail, the list
+        # ends there rather than the error being lost.
+        for index in range(int(lib.cuabi_last_error_get_launch_count())):
+            arg, record = record_type._init(self)
+            if lib.cuabi_last_error_get_launch(index, arg):
+                break
+            try:
+                kernel = self._two_call(lib.cuabi_last_error_get_launch_kernel, (index,))
+            except CudaError:
+                break
+            launches.append(
+                FaultedLaunch(
+                    kernel.rstrip(b"\0").decode("utf-8", "replace"),
+                    record_type._from_native(record),
+                )
+            )
+        return tuple(launches)
 
     def check(self, status: int, func: str = "") -> None:
         if status:
@@ -416,6 +447,20 @@ class Backend:
     def get_bytes(self, func: str, *args: Any) -> bytes:
         """A blob through the two-call pattern (``void* buf, size_t* size``)."""
         return self._two_call(getattr(self.lib, func), args)
+
+
+# The value type of a cuabi_launch_record (cuabi.LaunchRecord), of which
+# Backend.error makes a sticky fault's launches. It is generated in
+# _objects, which imports this module, so _context_lost registers it when
+# the package loads.
+_launch_record_type: Any = None
+
+
+def register_launch_record_type(cls: Any) -> None:
+    """Names the value type of ``cuabi_launch_record`` (its ``_init`` and
+    ``_from_native``) for :meth:`Backend.error`."""
+    global _launch_record_type
+    _launch_record_type = cls
 
 
 # Host functions launched and not yet run: {key: (callable, args)}.

@@ -3,7 +3,7 @@ must see every name of cuabi.__all__ (tests/CMakeLists.txt: python_typing_consum
 
 from __future__ import annotations
 
-from typing import Any, List
+from typing import Any, List, Tuple
 
 import cuabi
 from cuabi import (
@@ -32,6 +32,7 @@ from cuabi import (
     DriverNotFoundError,
     Event,
     EventFlag,
+    FaultedLaunch,
     FileIOError,
     FilterMode,
     ForkedError,
@@ -49,6 +50,7 @@ from cuabi import (
     LOCATION_HOST,
     LaunchConfig,
     LaunchFlag,
+    LaunchRecord,
     Library,
     LibraryNotFoundError,
     Limit,
@@ -144,6 +146,7 @@ EXPORTED: List[Any] = [
     DriverNotFoundError,
     Event,
     EventFlag,
+    FaultedLaunch,
     FileIOError,
     FilterMode,
     ForkedError,
@@ -161,6 +164,7 @@ EXPORTED: List[Any] = [
     LOCATION_HOST,
     LaunchConfig,
     LaunchFlag,
+    LaunchRecord,
     Library,
     LibraryNotFoundError,
     Limit,
@@ -283,3 +287,19 @@ def annotated_step(device: cuabi.Device) -> float:
     state: CacheState = cache_state()
     entries, size = cache_usage()
     return step(len(log)) + health + state + entries + size + len(cache_dir()) + len(repr(again))
+
+
+def faulted(device: cuabi.Device, stream: cuabi.Stream) -> List[str]:
+    """A sticky fault's launches, as a server's log of it types them."""
+    try:
+        device.synchronize()
+    except ContextLostError as exc:
+        launches: Tuple[FaultedLaunch, ...] = exc.launches
+        lines: List[str] = []
+        for launch in launches:
+            record: LaunchRecord = launch.record
+            where = "default stream" if record.stream_id == 0 else f"stream {record.stream_id}"
+            mine = record.stream_id == stream.id
+            lines.append(f"{launch.kernel} grid {record.grid_x} on {where} {mine}")
+        return lines
+    return []
