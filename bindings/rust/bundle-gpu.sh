@@ -78,7 +78,10 @@ cat >"$out/run.sh" <<'RUN'
 #   run.sh LIB_DIR       LIB_DIR holds libcuabi.so.0 (e.g. the repository's build/)
 #
 # Exits non-zero when any binary fails. The GPU tests (test-gpu) print one
-# line per test and "N passed, N failed, N skipped".
+# line per test and "N passed, N failed, N skipped"; some start bin/test-gpu
+# again as their child process (IPC, a sticky fault and its launches, device
+# core dumps). The stand-in driver's tests (test-health, test-fault) run
+# where $CUABI_FAULT_FAKE_DRIVER names it and report SKIPPED otherwise.
 set -u
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 if [ $# -lt 1 ]; then

@@ -2,8 +2,10 @@
 //! [`ErrorKind`](crate::generated::ErrorKind), are generated from the header's
 //! `cuabi_status` (`generated.rs`).
 
+use std::any::Any;
 use std::ffi::{c_char, CStr, CString};
 use std::fmt;
+use std::sync::{Arc, OnceLock};
 
 use cuabi_sys as sys;
 
@@ -13,8 +15,10 @@ use crate::handle::{Owned, Release};
 /// `Result` with this crate's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
-/// A failed cuabi call: its status, the library's message and, after a
-/// failed compile, NVRTC's log.
+/// A failed cuabi call: its status, the library's message, after a failed
+/// compile NVRTC's log and, after a sticky fault
+/// ([`ErrorKind::ContextLost`]), the launches not seen complete
+/// ([`Error::launches`]).
 ///
 /// `Display` prints `NAME: message`, followed by the compile log when there
 /// is one.
@@ -24,6 +28,47 @@ pub struct Error {
     message: String,
     code: i32,
     log: String,
+    launches: Launches,
+}
+
+/// A launch the last error names, as `cuabi_last_error_get_launch` and
+/// `cuabi_last_error_get_launch_kernel` give it: the fields of
+/// `cuabi_launch_record` but `struct_size`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct RecordedLaunch {
+    pub(crate) kernel: String,
+    pub(crate) sequence: u64,
+    pub(crate) stream_id: u64,
+    pub(crate) device: i32,
+    pub(crate) grid: [u32; 3],
+    pub(crate) block: [u32; 3],
+    pub(crate) shared_mem_bytes: u32,
+    pub(crate) cluster: [u32; 3],
+    pub(crate) named_by_driver_log: u32,
+}
+
+/// The launches an error names, read when it is made (before the next call
+/// replaces the last error), and their public form, made once on first use
+/// by the module that defines it (`fault.rs`: its type holds a value type of
+/// the object layer, which lies above this module).
+#[derive(Clone, Default)]
+struct Launches {
+    recorded: Vec<RecordedLaunch>,
+    public: OnceLock<Arc<dyn Any + Send + Sync>>,
+}
+
+impl PartialEq for Launches {
+    fn eq(&self, other: &Launches) -> bool {
+        self.recorded == other.recorded
+    }
+}
+
+impl Eq for Launches {}
+
+impl fmt::Debug for Launches {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.recorded.fmt(f)
+    }
 }
 
 impl Error {
@@ -66,6 +111,23 @@ impl Error {
         Some(self.log.as_str()).filter(|log| !log.is_empty())
     }
 
+    /// `make(recorded launches)`, made on the first call and kept with the
+    /// error (its clones share it): the launches' public form. Every caller
+    /// asks for the same `T`.
+    pub(crate) fn launches_as<T: Any + Send + Sync>(
+        &self,
+        make: impl FnOnce(&[RecordedLaunch]) -> T,
+    ) -> &T {
+        let launches = &self.launches;
+        let public = launches
+            .public
+            .get_or_init(|| Arc::new(make(&launches.recorded)));
+        match public.downcast_ref::<T>() {
+            Some(public) => public,
+            None => unreachable!("the launches were made as another type"),
+        }
+    }
+
     /// The calling thread's last error, after a call answered `status`.
     pub(crate) fn last(status: sys::cuabi_status) -> Error {
         // SAFETY: the last-error readers take no arguments, never fail and
@@ -76,8 +138,17 @@ impl Error {
         let last_status = unsafe { sys::cuabi_last_error_status() };
         let mut error = if last_status == status && !message.is_empty() {
             let code = unsafe { sys::cuabi_last_error_code() };
+            let recorded = if status == sys::CUABI_ERROR_CONTEXT_LOST {
+                last_launches()
+            } else {
+                Vec::new()
+            };
             Error {
                 code,
+                launches: Launches {
+                    recorded,
+                    ..Launches::default()
+                },
                 ..Error::new(status, message)
             }
         } else {
@@ -103,6 +174,7 @@ impl Error {
             message: message.into(),
             code: 0,
             log: String::new(),
+            launches: Launches::default(),
         }
     }
 
@@ -127,6 +199,47 @@ impl fmt::Display for Error {
 }
 
 impl std::error::Error for Error {}
+
+/// The launches the calling thread's last error names
+/// (`cuabi_last_error_get_launch_count` of them, most recent first). The
+/// readers leave the last error as it is.
+fn last_launches() -> Vec<RecordedLaunch> {
+    // SAFETY: takes no arguments and never fails.
+    let count = unsafe { sys::cuabi_last_error_get_launch_count() };
+    let mut launches = Vec::with_capacity(count);
+    for index in 0..count {
+        // SAFETY: numbers alone, for which zero is a value; the init writes
+        // the library's defaults over it.
+        let mut raw: sys::cuabi_launch_record = unsafe { std::mem::zeroed() };
+        let size = std::mem::size_of::<sys::cuabi_launch_record>();
+        // SAFETY: `raw` is a record of `size` bytes, initialised before it
+        // is read into. Neither call touches the last error when it succeeds.
+        let read = unsafe {
+            sys::cuabi_launch_record_init(&mut raw, size) == sys::CUABI_SUCCESS
+                && sys::cuabi_last_error_get_launch(index, &mut raw) == sys::CUABI_SUCCESS
+        };
+        if !read {
+            break;
+        }
+        let Ok(kernel) = read_string(|buf, size| unsafe {
+            sys::cuabi_last_error_get_launch_kernel(index, buf, size)
+        }) else {
+            break;
+        };
+        launches.push(RecordedLaunch {
+            kernel,
+            sequence: raw.sequence,
+            stream_id: raw.stream_id,
+            device: raw.device,
+            grid: [raw.grid_x, raw.grid_y, raw.grid_z],
+            block: [raw.block_x, raw.block_y, raw.block_z],
+            shared_mem_bytes: raw.shared_mem_bytes,
+            cluster: [raw.cluster_x, raw.cluster_y, raw.cluster_z],
+            named_by_driver_log: raw.named_by_driver_log,
+        });
+    }
+    launches
+}
 
 /// The symbolic name of a raw `cuabi_status`, e.g. `"CUABI_ERROR_NOT_FOUND"`,
 /// or `"CUABI_ERROR_UNKNOWN"` for a value the library does not define.

@@ -8,8 +8,9 @@
 //!
 //! * Every fallible call returns [`Result<T>`](Result); an [`Error`] carries
 //!   the library's status ([`Error::kind`], [`Error::name`]), its message
-//!   naming what failed, the raw CUDA or NVRTC code, and NVRTC's log after a
-//!   failed compile.
+//!   naming what failed, the raw CUDA or NVRTC code, NVRTC's log after a
+//!   failed compile and, after a sticky fault, the launches not seen
+//!   complete ([`Error::launches`], each a [`FaultedLaunch`]).
 //! * Every object frees its resource on drop, in any order: the library keeps
 //!   what an object depends on alive (a module its context, a function its
 //!   module).
@@ -166,6 +167,7 @@ mod background;
 mod copy;
 mod device;
 mod error;
+mod fault;
 mod generated;
 mod handle;
 mod health;
@@ -189,6 +191,7 @@ pub use cuabi_sys as sys;
 pub use crate::background::Background;
 pub use crate::copy::{Copy3d, PitchedBuffer};
 pub use crate::error::{status_name, Error, Result};
+pub use crate::fault::FaultedLaunch;
 pub use crate::generated::*;
 pub use crate::health::{clear_context_lost_callback, on_context_lost};
 pub use crate::ipc::{IpcHandle, IPC_HANDLE_SIZE};

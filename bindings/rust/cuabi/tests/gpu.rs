@@ -15,7 +15,10 @@
 //! (kernel listings, linking, libraries, background compiles) is tested in
 //! `gpu/compile.rs`; the driver-level calls of the plain object layer
 //! (context limits, stream attributes with the access-policy window, stream
-//! memory operations) in `gpu/driver_level.rs`.
+//! memory operations) in `gpu/driver_level.rs`; observing a process (the
+//! launches a sticky fault names, in a child process that faults; the
+//! profiler's start and stop; device core dumps, written by a faulting
+//! child) in `gpu/observing.rs`.
 
 mod common;
 
@@ -79,6 +82,8 @@ mod compile;
 mod driver_level;
 #[path = "gpu/memory.rs"]
 mod memory;
+#[path = "gpu/observing.rs"]
+mod observing;
 
 const TESTS: &[(&str, Test)] = tests![
     device_reports_its_properties,
@@ -121,6 +126,10 @@ fn main() -> ExitCode {
     if let Some(code) = memory::run_child() {
         return code;
     }
+    // A run as a faulting child process (the launch log, core dumps).
+    if let Some(code) = observing::run_child() {
+        return code;
+    }
     let args = parse_args();
     let filter = args.filter;
     let tests = || {
@@ -129,6 +138,7 @@ fn main() -> ExitCode {
             .chain(memory::TESTS)
             .chain(compile::TESTS)
             .chain(driver_level::TESTS)
+            .chain(observing::TESTS)
     };
     if args.list {
         for (name, _) in tests() {

@@ -1,15 +1,16 @@
-//! The driver's log and health through the crate, no GPU: against the
-//! stand-in driver of `tests/fake/` (`$CUABI_FAULT_FAKE_DRIVER`, set by
-//! `run-tests.sh` and the CTest entry; SKIPPED without it, as
-//! `tests/fault.rs` is), which logs an injected failure as the real driver
-//! does and, after an injected `CUDA_ERROR_LAUNCH_FAILED`, fails every later
-//! call as the real driver does after a sticky fault.
+//! The driver's log, health and the launches a sticky fault names through
+//! the crate, no GPU: against the stand-in driver of `tests/fake/`
+//! (`$CUABI_FAULT_FAKE_DRIVER`, set by `run-tests.sh` and the CTest entry;
+//! SKIPPED without it, as `tests/fault.rs` is), which logs an injected
+//! failure as the real driver does and, after an injected
+//! `CUDA_ERROR_LAUNCH_FAILED`, fails every later call as the real driver
+//! does after a sticky fault.
 //!
 //! Each test runs in a child process of its own (this binary again, see
 //! `common::run_child`) with `CUABI_DRIVER_PATH` naming the stand-in: the
 //! driver is opened once per process, and a lost context stays lost. What
-//! is expected is what the C tests `tests/fault/driver_log_test.c` and
-//! `tests/fault/health_test.c` expect.
+//! is expected is what the C tests `tests/fault/driver_log_test.c`,
+//! `tests/fault/health_test.c` and `tests/fault/launch_log_test.c` expect.
 
 mod common;
 
@@ -17,11 +18,15 @@ use std::ffi::{c_char, c_int, c_long, c_void, CString, OsStr};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use cuabi::{Device, ErrorKind, Health};
+use cuabi::{
+    Device, Error, ErrorKind, FaultedLaunch, Function, Health, LaunchConfig, LaunchRecord, Stream,
+    StreamFlags,
+};
 
 const LOG: &str = "failures_carry_the_drivers_log_lines_read_and_dumped";
 const NO_LOG: &str = "a_driver_without_a_log_is_reported_and_adds_nothing";
 const LOST: &str = "health_turns_lost_and_the_closure_runs_once";
+const LAUNCHES: &str = "a_sticky_faults_error_carries_the_launches_not_seen_complete";
 
 // From cuda.h.
 const CUDA_ERROR_INVALID_VALUE: c_int = 1;
@@ -303,5 +308,158 @@ fn health_turns_lost_and_the_closure_runs_once() {
     );
 
     cuabi::clear_context_lost_callback().expect("clear");
+    assert_eq!(device.health().expect("health"), Health::Lost);
+}
+
+/// A module image the stand-in loads (any text with `__global__`); it knows
+/// `empty2` by name, with parameters of 4 and 8 bytes.
+const EMPTY2: &[u8] = b"extern \"C\" __global__ void empty2(int a, double* b) {}\0";
+
+/// `empty2(1, NULL)` with `grid` blocks of `block` threads and `shared`
+/// bytes of dynamic shared memory, on `stream` (`None`: the default stream).
+fn launch_empty2(
+    f: &Function,
+    grid: u32,
+    block: u32,
+    shared: u32,
+    stream: Option<&Stream>,
+) -> cuabi::Result<()> {
+    let (a, b) = (1i32, 0u64);
+    let launch = f.launch(LaunchConfig::new(grid, block).with_shared_mem(shared));
+    let launch = match stream {
+        Some(stream) => launch.stream(stream),
+        None => launch,
+    };
+    // SAFETY: the stand-in's empty2 touches no memory.
+    unsafe { launch.args((&a, &b)).run() }
+}
+
+/// What `Error::launches` holds for a launch of `empty2` on device 0.
+fn empty2(grid: u32, block: u32, shared: u32, stream_id: u64, sequence: u64) -> FaultedLaunch {
+    FaultedLaunch {
+        kernel: "empty2".to_owned(),
+        record: LaunchRecord {
+            sequence,
+            stream_id,
+            device: 0,
+            grid_x: grid,
+            grid_y: 1,
+            grid_z: 1,
+            block_x: block,
+            block_y: 1,
+            block_z: 1,
+            shared_mem_bytes: shared,
+            cluster_x: 0,
+            cluster_y: 0,
+            cluster_z: 0,
+            named_by_driver_log: 0,
+        },
+    }
+}
+
+#[test]
+fn a_sticky_faults_error_carries_the_launches_not_seen_complete() {
+    if !common::is_child(LAUNCHES) {
+        return run_against_stand_in(LAUNCHES, &[]);
+    }
+    let device = Device::get(0).expect("the stand-in's device");
+    let module = device
+        .load_module(EMPTY2)
+        .expect("the stand-in loads the source");
+    let f = module.function("empty2").expect("empty2");
+    let stream = || {
+        device
+            .create_stream_with(StreamFlags::NON_BLOCKING, 0)
+            .expect("a stream")
+    };
+    let (a, b, gone) = (stream(), stream(), stream());
+    let id = |s: &Stream| s.id().expect("the stream's id");
+    let (ida, idb, idgone) = (id(&a), id(&b), id(&gone));
+    assert!(
+        ida != 0 && idb != 0 && idgone != 0 && ida != idb && idb != idgone && ida != idgone,
+        "stream ids {ida} {idb} {idgone}"
+    );
+
+    // Another kind of error, before the fault, from the library: no launches.
+    let err = launch_empty2(&f, 0, 1, 0, Some(&a)).expect_err("a grid of 0 blocks");
+    assert_eq!(err.kind(), ErrorKind::InvalidArgument, "{err}");
+    assert!(err.launches().is_empty(), "{:?}", err.launches());
+
+    // Seen complete: stream a's first launch, synchronized.
+    launch_empty2(&f, 1, 1, 0, Some(&a)).expect("launch 1 on a");
+    a.synchronize().expect("synchronize a");
+    // Not seen: in launch order.
+    launch_empty2(&f, 2, 32, 0, Some(&b)).expect("launch 1 on b"); // the oldest
+    launch_empty2(&f, 3, 64, 128, Some(&gone)).expect("launch 1 on gone");
+    drop(gone); // its launch is kept
+    let mut plan = f
+        .plan(LaunchConfig::new(5u32, 96u32), Some(&b))
+        .expect("a plan on b");
+    // SAFETY: as launch_empty2.
+    unsafe { plan.launch_with((&1i32, &0u64)) }.expect("the plan's launch"); // b's 2nd
+    drop(plan); // its launch is kept
+    launch_empty2(&f, 7, 128, 0, None).expect("launch on the default stream");
+    launch_empty2(&f, 11, 256, 64, Some(&a)).expect("launch 2 on a"); // the newest
+
+    fail_entry("cuCtxSynchronize", 1, CUDA_ERROR_LAUNCH_FAILED);
+    let err = device.synchronize().expect_err("the sticky fault");
+    assert_eq!(err.kind(), ErrorKind::ContextLost, "{err}");
+    let listed = format!(
+        "; launches not seen complete, most recent first: \
+         [1] kernel 'empty2' grid (11, 1, 1) block (256, 1, 1) shared 64 bytes, launch 2 on stream {ida} of device 0; \
+         [2] kernel 'empty2' grid (7, 1, 1) block (128, 1, 1) shared 0 bytes, launch 1 on the default stream of device 0; \
+         [3] kernel 'empty2' grid (5, 1, 1) block (96, 1, 1) shared 0 bytes, launch 2 on stream {idb} of device 0; \
+         [4] kernel 'empty2' grid (3, 1, 1) block (64, 1, 1) shared 128 bytes, launch 1 on stream {idgone} of device 0; \
+         [5] kernel 'empty2' grid (2, 1, 1) block (32, 1, 1) shared 0 bytes, launch 1 on stream {idb} of device 0; \
+         the driver's log names none of these kernels; the driver now fails"
+    );
+    assert!(
+        err.message().contains(&listed),
+        "the message:\n  {}\nlacks:\n  {listed}",
+        err.message()
+    );
+    assert!(
+        !err.message().contains("grid (1, 1, 1)"),
+        "a launch seen complete is named: {err}"
+    );
+    // Display is the status's name and the message, the list with it.
+    assert_eq!(
+        err.to_string(),
+        format!("CUABI_ERROR_CONTEXT_LOST: {}", err.message())
+    );
+    assert!(err.to_string().contains(&listed), "{err}");
+
+    // The same as data, most recent first.
+    let expected = [
+        empty2(11, 256, 64, ida, 2),
+        empty2(7, 128, 0, 0, 1),
+        empty2(5, 96, 0, idb, 2),
+        empty2(3, 64, 128, idgone, 1),
+        empty2(2, 32, 0, idb, 1),
+    ];
+    assert_eq!(err.launches(), expected);
+    // A copy of the error carries them too.
+    assert_eq!(err.clone().launches(), expected);
+
+    // A later CONTEXT_LOST failure names the same launches.
+    let later = launch_empty2(&f, 1, 1, 0, Some(&a)).expect_err("a launch after the fault");
+    assert_eq!(later.kind(), ErrorKind::ContextLost, "{later}");
+    assert!(
+        later
+            .message()
+            .contains("[5] kernel 'empty2' grid (2, 1, 1)"),
+        "a later failure: {later}"
+    );
+    assert_eq!(later.launches(), expected);
+    let later: Error = device
+        .alloc::<u8>(64)
+        .expect_err("an allocation after the fault");
+    assert_eq!(later.kind(), ErrorKind::ContextLost, "{later}");
+    assert_eq!(later.launches(), expected);
+
+    // Another kind of error, after the fault: none.
+    let err = cuabi::driver_log_dump("/nonexistent-folder/log.txt").expect_err("a missing folder");
+    assert_eq!(err.kind(), ErrorKind::Io, "{err}");
+    assert!(err.launches().is_empty(), "{:?}", err.launches());
     assert_eq!(device.health().expect("health"), Health::Lost);
 }
