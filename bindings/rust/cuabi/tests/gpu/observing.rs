@@ -19,6 +19,7 @@ use super::{skip, Test, TestResult};
 pub const TESTS: &[(&str, Test)] = tests![
     a_faulting_childs_error_names_the_launches_not_seen_complete,
     profiler_start_and_stop_succeed,
+    a_limit_the_driver_refuses_carries_its_explanation,
     a_faulting_child_writes_a_core_dump_only_when_enabled,
     bad_core_dump_settings_are_refused_by_name,
 ];
@@ -375,6 +376,28 @@ fn profiler_start_and_stop_succeed(device: &Device) -> TestResult {
     // Again: a second collection range.
     device.profiler_start()?;
     device.profiler_stop()?;
+    Ok(())
+}
+
+/// A stack size the driver refuses for a reason the core does not check
+/// first: the error's message ends with the lines the driver logged during
+/// the call, and `driver_log_read(1)` keeps the last of them.
+fn a_limit_the_driver_refuses_carries_its_explanation(device: &Device) -> TestResult {
+    if cuabi::driver_version()? < 12090 {
+        return skip("the driver keeps no log before CUDA 12.9".to_string());
+    }
+    let err = match device.set_limit(cuabi::Limit::StackSize, 1 << 40) {
+        Ok(()) => return Err("a 1 TiB stack was accepted".into()),
+        Err(err) => err,
+    };
+    ensure!(err.kind() == ErrorKind::InvalidArgument, "the refusal: {err}");
+    ensure!(err.message().contains("; the driver logged: "), "no driver log in: {err}");
+    ensure!(err.message().contains("from cuCtxSetLimit"), "no cuCtxSetLimit in: {err}");
+    let last = cuabi::driver_log_read(1)?;
+    ensure!(
+        last.contains("][E] Returning 1 (CUDA_ERROR_INVALID_VALUE) from cuCtxSetLimit"),
+        "the last line kept: {last}"
+    );
     Ok(())
 }
 
