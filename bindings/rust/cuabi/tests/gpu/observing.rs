@@ -390,9 +390,18 @@ fn a_limit_the_driver_refuses_carries_its_explanation(device: &Device) -> TestRe
         Ok(()) => return Err("a 1 TiB stack was accepted".into()),
         Err(err) => err,
     };
-    ensure!(err.kind() == ErrorKind::InvalidArgument, "the refusal: {err}");
-    ensure!(err.message().contains("; the driver logged: "), "no driver log in: {err}");
-    ensure!(err.message().contains("from cuCtxSetLimit"), "no cuCtxSetLimit in: {err}");
+    ensure!(
+        err.kind() == ErrorKind::InvalidArgument,
+        "the refusal: {err}"
+    );
+    ensure!(
+        err.message().contains("; the driver logged: "),
+        "no driver log in: {err}"
+    );
+    ensure!(
+        err.message().contains("from cuCtxSetLimit"),
+        "no cuCtxSetLimit in: {err}"
+    );
     let last = cuabi::driver_log_read(1)?;
     ensure!(
         last.contains("][E] Returning 1 (CUDA_ERROR_INVALID_VALUE) from cuCtxSetLimit"),
