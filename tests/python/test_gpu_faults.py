@@ -31,11 +31,24 @@ COREDUMP_VARS = (
 )
 
 
+CHILD_SECONDS = 120
+
+
 def _run_child(env: Dict[str, str], *args: str) -> Tuple[int, str]:
-    """The child's exit status (or -signal) and its output."""
-    done = subprocess.run(
-        [sys.executable, CHILD, *args], env=env, capture_output=True, text=True, timeout=300
-    )
+    """The child's exit status (or -signal) and its output; a failure of the
+    test, with what the child printed, when it does not exit in
+    CHILD_SECONDS (it is killed)."""
+    try:
+        done = subprocess.run(
+            [sys.executable, CHILD, *args], env=env, capture_output=True, text=True,
+            timeout=CHILD_SECONDS,
+        )
+    except subprocess.TimeoutExpired as exc:
+        said = "".join(
+            x.decode("utf-8", "replace") if isinstance(x, bytes) else (x or "")
+            for x in (exc.stdout, exc.stderr)
+        )
+        pytest.fail(f"the child {' '.join(args)} did not exit in {CHILD_SECONDS} s; it printed:\n{said}")
     return done.returncode, done.stdout + done.stderr
 
 

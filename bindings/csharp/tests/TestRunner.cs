@@ -208,11 +208,29 @@ namespace Cuabi.Tests
             }
             using (var p = Process.Start(psi))
             {
-                string stderr;
-                string stdout = ReadBoth(p, out stderr);
-                return new Result { ExitCode = p.ExitCode, Stdout = stdout, Stderr = stderr };
+                // A child that does not exit in ChildSeconds is killed; its
+                // output then ends with a line saying so.
+                bool killed = false;
+                using (new Timer(_ =>
+                {
+                    try
+                    {
+                        if (!p.HasExited) { killed = true; p.Kill(); }
+                    }
+                    catch (Exception) { }
+                }, null, ChildSeconds * 1000, Timeout.Infinite))
+                {
+                    string stderr;
+                    string stdout = ReadBoth(p, out stderr);
+                    if (killed)
+                        stderr += "\nthe child did not exit in " + ChildSeconds + " s and was killed\n";
+                    return new Result { ExitCode = killed ? 124 : p.ExitCode, Stdout = stdout, Stderr = stderr };
+                }
             }
         }
+
+        /// <summary>How long a child may run before it is killed.</summary>
+        public const int ChildSeconds = 120;
 
         /// <summary>Reads a child's stdout and stderr to the end and waits for it (a plain thread, no thread pool).</summary>
         public static string ReadBoth(Process p, out string stderr)

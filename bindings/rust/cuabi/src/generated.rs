@@ -329,13 +329,11 @@ pub enum FunctionAttribute {
     /// compiled for (`__cluster_dims__`); 0 when it names none. Settable before the first launch
     /// when the kernel names none.
     RequiredClusterWidth,
-    /// `CUABI_FUNC_REQUIRED_CLUSTER_HEIGHT`: The cluster width, height and depth the kernel was
-    /// compiled for (`__cluster_dims__`); 0 when it names none. Settable before the first launch
-    /// when the kernel names none.
+    /// `CUABI_FUNC_REQUIRED_CLUSTER_HEIGHT`: The cluster height, as
+    /// `CUABI_FUNC_REQUIRED_CLUSTER_WIDTH`.
     RequiredClusterHeight,
-    /// `CUABI_FUNC_REQUIRED_CLUSTER_DEPTH`: The cluster width, height and depth the kernel was
-    /// compiled for (`__cluster_dims__`); 0 when it names none. Settable before the first launch
-    /// when the kernel names none.
+    /// `CUABI_FUNC_REQUIRED_CLUSTER_DEPTH`: The cluster depth, as
+    /// `CUABI_FUNC_REQUIRED_CLUSTER_WIDTH`.
     RequiredClusterDepth,
     /// `CUABI_FUNC_NON_PORTABLE_CLUSTER_SIZE_ALLOWED`: 1 to allow clusters larger than the portable
     /// 8 blocks, where the device can run them (settable).
@@ -578,18 +576,17 @@ pub enum MemoryAdvice {
     /// `CUABI_ADVISE_SET_READ_MOSTLY`: Mostly read: every reader keeps its own copy. \`location\`
     /// unused.
     SetReadMostly,
-    /// `CUABI_ADVISE_UNSET_READ_MOSTLY`: Mostly read: every reader keeps its own copy. \`location\`
+    /// `CUABI_ADVISE_UNSET_READ_MOSTLY`: Undoes `CUABI_ADVISE_SET_READ_MOSTLY`. \`location\`
     /// unused.
     UnsetReadMostly,
     /// `CUABI_ADVISE_SET_PREFERRED_LOCATION`: Keep the pages at \`location\` where possible.
     SetPreferredLocation,
-    /// `CUABI_ADVISE_UNSET_PREFERRED_LOCATION`: Keep the pages at \`location\` where possible.
+    /// `CUABI_ADVISE_UNSET_PREFERRED_LOCATION`: Undoes `CUABI_ADVISE_SET_PREFERRED_LOCATION`.
     UnsetPreferredLocation,
     /// `CUABI_ADVISE_SET_ACCESSED_BY`: \`location\` (a device) keeps a mapping, so it never faults
     /// on them.
     SetAccessedBy,
-    /// `CUABI_ADVISE_UNSET_ACCESSED_BY`: \`location\` (a device) keeps a mapping, so it never
-    /// faults on them.
+    /// `CUABI_ADVISE_UNSET_ACCESSED_BY`: Undoes `CUABI_ADVISE_SET_ACCESSED_BY` for \`location\`.
     UnsetAccessedBy,
 }
 
@@ -844,10 +841,10 @@ impl SyncPolicy {
 /// remote one).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum MemSyncDomain {
-    /// `CUABI_MEM_SYNC_DOMAIN_DEFAULT`:
+    /// `CUABI_MEM_SYNC_DOMAIN_DEFAULT`: The domain of a stream's kernels unless set.
     #[default]
     Default,
-    /// `CUABI_MEM_SYNC_DOMAIN_REMOTE`:
+    /// `CUABI_MEM_SYNC_DOMAIN_REMOTE`: The domain for kernels that talk to other GPUs.
     Remote,
 }
 
@@ -873,7 +870,7 @@ impl MemSyncDomain {
 /// How accesses to memory are kept in L2.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum AccessProperty {
-    /// `CUABI_ACCESS_PROPERTY_NORMAL`:
+    /// `CUABI_ACCESS_PROPERTY_NORMAL`: Kept in L2 as any access is.
     #[default]
     Normal,
     /// `CUABI_ACCESS_PROPERTY_STREAMING`: Less likely to stay in L2.
@@ -912,7 +909,7 @@ pub enum WaitCondition {
     /// counting cyclically (a sequence number that wraps).
     #[default]
     Geq,
-    /// `CUABI_WAIT_EQ`: word == value.
+    /// `CUABI_WAIT_EQ`: \*word == value.
     Eq,
     /// `CUABI_WAIT_AND`: (\*word & value) != 0: any bit of value is set.
     And,
@@ -1346,7 +1343,7 @@ impl std::ops::BitOrAssign for StreamFlags {
     }
 }
 
-/// Flags: \``cuabi_mem_op_flags`\`, the bits of \``cuabi_mem_op_flag_bits`\`.
+/// Flags of the stream memory operations: an OR of `cuabi_mem_op_flag_bits`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct MemOpFlags(sys::cuabi_mem_op_flags);
 

@@ -162,17 +162,17 @@ pub struct LaunchRecord {
     pub stream_id: u64,
     /// `device` of `cuabi_launch_record`: The device's ordinal.
     pub device: i32,
-    /// `grid_x` of `cuabi_launch_record`.
+    /// `grid_x` of `cuabi_launch_record`: The grid's dimensions, in blocks.
     pub grid_x: u32,
-    /// `grid_y` of `cuabi_launch_record`.
+    /// `grid_y` of `cuabi_launch_record`: The grid's dimensions, in blocks.
     pub grid_y: u32,
-    /// `grid_z` of `cuabi_launch_record`.
+    /// `grid_z` of `cuabi_launch_record`: The grid's dimensions, in blocks.
     pub grid_z: u32,
-    /// `block_x` of `cuabi_launch_record`.
+    /// `block_x` of `cuabi_launch_record`: The block's dimensions, in threads.
     pub block_x: u32,
-    /// `block_y` of `cuabi_launch_record`.
+    /// `block_y` of `cuabi_launch_record`: The block's dimensions, in threads.
     pub block_y: u32,
-    /// `block_z` of `cuabi_launch_record`.
+    /// `block_z` of `cuabi_launch_record`: The block's dimensions, in threads.
     pub block_z: u32,
     /// `shared_mem_bytes` of `cuabi_launch_record`: Dynamic shared memory, in bytes.
     pub shared_mem_bytes: u32,
@@ -364,15 +364,15 @@ impl TryFrom<sys::cuabi_memory_pool_desc> for MemoryPoolDesc {
 /// struct (the defaults, then every field) and `TryFrom` reads one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct ArrayDesc {
-    /// `width` of `cuabi_array_desc`.
+    /// `width` of `cuabi_array_desc`: the extent in elements, rows and slices or layers
     pub width: usize,
-    /// `height` of `cuabi_array_desc`.
+    /// `height` of `cuabi_array_desc`: the extent in elements, rows and slices or layers
     pub height: usize,
-    /// `depth` of `cuabi_array_desc`.
+    /// `depth` of `cuabi_array_desc`: the extent in elements, rows and slices or layers
     pub depth: usize,
-    /// `format` of `cuabi_array_desc`.
+    /// `format` of `cuabi_array_desc`: each channel's type
     pub format: ArrayFormat,
-    /// `channels` of `cuabi_array_desc`.
+    /// `channels` of `cuabi_array_desc`: values per element: 1, 2 or 4
     pub channels: u32,
     /// `flags` of `cuabi_array_desc`: `CUABI_ARRAY_`\*
     pub flags: ArrayFlags,
@@ -463,9 +463,9 @@ pub struct AccessPolicyWindow {
     pub bytes: usize,
     /// `hit_ratio` of `cuabi_access_policy_window`: From 0 to 1.
     pub hit_ratio: f32,
-    /// `hit_property` of `cuabi_access_policy_window`.
+    /// `hit_property` of `cuabi_access_policy_window`: the property of the hit_ratio fraction
     pub hit_property: AccessProperty,
-    /// `miss_property` of `cuabi_access_policy_window`.
+    /// `miss_property` of `cuabi_access_policy_window`: the property of the other accesses
     pub miss_property: AccessProperty,
 }
 
@@ -864,6 +864,9 @@ impl Device {
         read_string(|buf, size| unsafe { sys::cuabi_device_get_name(self.as_raw(), buf, size) })
     }
 
+    /// The device's compute capability: `major` and `minor` receive its two numbers (9 and 0 for an
+    /// sm_90 device).
+    ///
     /// Calls `cuabi_device_get_compute_capability`.
     pub fn compute_capability(&self) -> Result<(i32, i32)> {
         let mut major = 0;
@@ -874,6 +877,9 @@ impl Device {
         Ok((major, minor))
     }
 
+    /// The device's total memory in bytes (cuDeviceTotalMem); what is free now is
+    /// `cuabi_device_get_memory_info`'s.
+    ///
     /// Calls `cuabi_device_get_total_memory`.
     pub fn total_memory(&self) -> Result<usize> {
         let mut bytes = 0;
@@ -1030,6 +1036,8 @@ impl Device {
 }
 
 impl<T: DeviceRepr> DeviceBuffer<T> {
+    /// How the buffer's memory was obtained (`cuabi_buffer_kind`).
+    ///
     /// Calls `cuabi_buffer_get_kind`.
     pub fn kind(&self) -> Result<BufferKind> {
         let mut kind = 0;
@@ -1061,6 +1069,8 @@ impl Event {
         })
     }
 
+    /// Waits until the work the event's latest record follows has finished (cuEventSynchronize).
+    ///
     /// Calls `cuabi_event_synchronize`.
     pub fn synchronize(&self) -> Result<()> {
         check(unsafe { sys::cuabi_event_synchronize(self.as_raw()) })
@@ -1222,6 +1232,8 @@ impl Function {
 }
 
 impl Graph {
+    /// The number of nodes in the graph, of every kind (cuGraphGetNodes).
+    ///
     /// Calls `cuabi_graph_get_node_count`.
     pub fn node_count(&self) -> Result<usize> {
         let mut count = 0;
@@ -1319,11 +1331,17 @@ impl MemoryPool {
         Ok(MemoryPool { handle })
     }
 
+    /// Sets the memory, in `bytes`, that the pool keeps reserved when a stream synchronizes instead
+    /// of giving it back to the device (0: give everything back;
+    /// `cuabi_memory_pool_desc.release_threshold`).
+    ///
     /// Calls `cuabi_memory_pool_set_release_threshold`.
     pub fn set_release_threshold(&self, bytes: u64) -> Result<()> {
         check(unsafe { sys::cuabi_memory_pool_set_release_threshold(self.as_raw(), bytes) })
     }
 
+    /// The pool's release threshold in bytes (see `cuabi_memory_pool_set_release_threshold`).
+    ///
     /// Calls `cuabi_memory_pool_get_release_threshold`.
     pub fn release_threshold(&self) -> Result<u64> {
         let mut bytes = 0;
@@ -1452,6 +1470,10 @@ impl Stream {
         Ok(id)
     }
 
+    /// Waits until all work queued on the stream has finished. A host function on it that reported
+    /// a failure since the last synchronize answers `CUABI_ERROR_HOST_FUNCTION` with its message
+    /// (several: their number and the first's message); the failure is then cleared.
+    ///
     /// Calls `cuabi_stream_synchronize`.
     pub fn synchronize(&self) -> Result<()> {
         check(unsafe { sys::cuabi_stream_synchronize(self.as_raw()) })

@@ -33,6 +33,9 @@ const COREDUMP_PATH_ENV: &str = "CUABI_GPU_TEST_COREDUMP_PATH";
 /// (`coredump_set` answered [`ErrorKind::NotSupported`]).
 const NO_DUMPS: u8 = 77;
 
+/// How long a child may run before it is killed and the test fails.
+const CHILD_SECONDS: u64 = 120;
+
 /// The driver's variables that take precedence over `coredump_set`: kept
 /// from the children, so that the call decides.
 const COREDUMP_VARS: &[&str] = &[
@@ -246,9 +249,32 @@ fn run_child_process(mode: &str, set: &[(&str, &Path)]) -> Result<ChildRun, Stri
     for key in COREDUMP_VARS {
         command.env_remove(key);
     }
-    let output = command
-        .output()
+    // Killed, and the test failed, when it does not exit in CHILD_SECONDS.
+    let mut child = command
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
         .map_err(|e| format!("starting the child: {e}"))?;
+    let started = std::time::Instant::now();
+    loop {
+        match child.try_wait() {
+            Ok(Some(_)) => break,
+            Ok(None) if started.elapsed().as_secs() >= CHILD_SECONDS => {
+                let _ = child.kill();
+                let output = child.wait_with_output().map_err(|e| e.to_string())?;
+                return Err(format!(
+                    "the child '{mode}' did not exit in {CHILD_SECONDS} s; it printed:\n{}{}",
+                    String::from_utf8_lossy(&output.stdout),
+                    String::from_utf8_lossy(&output.stderr)
+                ));
+            }
+            Ok(None) => std::thread::sleep(std::time::Duration::from_millis(50)),
+            Err(e) => return Err(format!("waiting for the child: {e}")),
+        }
+    }
+    let output = child
+        .wait_with_output()
+        .map_err(|e| format!("reading the child: {e}"))?;
     let code = output
         .status
         .code()
