@@ -26,6 +26,7 @@ and gpu_coredump_test.cc check the same.)
 from __future__ import annotations
 
 import dataclasses
+import gc
 import json
 import os
 import sys
@@ -103,8 +104,12 @@ def coredump(mode: str, path: str) -> int:
     except cuabi.NotSupportedError as exc:
         print(f"gpu_fault_child: {exc.message}", flush=True)
         return 77  # no dumps on this machine: the parent says so
+    # Each stage is said as it is reached, so that a child that stops
+    # answering shows where (the parent kills it after a while).
+    print(f"gpu_fault_child (coredump {mode}): dumps set", flush=True)
     dev = cuabi.Device(0)
     poke = dev.compile(POKE, name="poke.cu", cache=False).get_kernel("poke")
+    print(f"gpu_fault_child (coredump {mode}): poke compiled", flush=True)
     answer = "no error"
     lost = False
     try:
@@ -117,6 +122,9 @@ def coredump(mode: str, path: str) -> int:
     # answer as it pleases; the parent judges by the dump file.
     print(f"gpu_fault_child (coredump {mode}, pid {os.getpid()}): the fault answered {answer}",
           flush=True)
+    del poke, dev
+    gc.collect()
+    print(f"gpu_fault_child (coredump {mode}): released", flush=True)
     return 0 if lost or on else 1
 
 

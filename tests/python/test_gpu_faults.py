@@ -34,21 +34,21 @@ COREDUMP_VARS = (
 CHILD_SECONDS = 120
 
 
-def _run_child(env: Dict[str, str], *args: str) -> Tuple[int, str]:
+def _run_child(env: Dict[str, str], *args: str, seconds: int = CHILD_SECONDS) -> Tuple[int, str]:
     """The child's exit status (or -signal) and its output; a failure of the
     test, with what the child printed, when it does not exit in
     CHILD_SECONDS (it is killed)."""
     try:
         done = subprocess.run(
             [sys.executable, CHILD, *args], env=env, capture_output=True, text=True,
-            timeout=CHILD_SECONDS,
+            timeout=seconds,
         )
     except subprocess.TimeoutExpired as exc:
         said = "".join(
             x.decode("utf-8", "replace") if isinstance(x, bytes) else (x or "")
             for x in (exc.stdout, exc.stderr)
         )
-        pytest.fail(f"the child {' '.join(args)} did not exit in {CHILD_SECONDS} s; it printed:\n{said}")
+        pytest.fail(f"the child {' '.join(args)} did not exit in {seconds} s; it printed:\n{said}")
     return done.returncode, done.stdout + done.stderr
 
 
@@ -128,14 +128,15 @@ def test_a_faulting_child_writes_a_core_dump_only_when_enabled(
     off_dir.mkdir()
     on_dir.mkdir()
 
-    rc, output = _run_child(env, "coredump", "off", str(off_dir / "core.%p"))
+    # A child that faults and exits takes seconds: a minute is plenty.
+    rc, output = _run_child(env, "coredump", "off", str(off_dir / "core.%p"), seconds=60)
     print(output)
     if rc == 77:  # the driver refuses even to turn them off (no dump settings at all)
         pytest.skip(f"this machine cannot set device core dumps: {output.strip()}")
     assert rc == 0, f"the child with dumps off exited {rc}:\n{output}"
     assert not list(off_dir.iterdir()), f"dumps off, yet written: {list(off_dir.iterdir())}"
 
-    rc, output = _run_child(env, "coredump", "on", str(on_dir / "core.%p"))
+    rc, output = _run_child(env, "coredump", "on", str(on_dir / "core.%p"), seconds=60)
     print(output)
     if rc == 77:
         pytest.skip(f"this machine cannot write device core dumps: {output.strip()}")
