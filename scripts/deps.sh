@@ -2,7 +2,7 @@
 # Installs what building and testing cuabi needs and this machine lacks.
 # Idempotent: it installs nothing that is already there. Sourced by the
 # scripts beside it; `deps_build` for the library and examples, `deps_test`
-# for every test suite.
+# for every test suite, `deps_docs` for the reference site (scripts/docs).
 
 _apt_updated=0
 _apt_install() {
@@ -42,8 +42,20 @@ deps_build() {
 # Run from / so that a folder of the same name here (build/) does not count.
 _py_has() { (cd / && python3 -c "import $1") >/dev/null 2>&1; }
 
+# The reference site and its check (scripts/docs): Doxygen for C and C++,
+# pdoc for Python (scripts/docs falls back on pydoc without it); the Rust
+# and C# toolchains come with deps_test.
+deps_docs() {
+  command -v doxygen >/dev/null || _apt_install doxygen
+  if ! _py_has pdoc; then
+    echo "installing (pip): pdoc"
+    python3 -m pip install -q pdoc || echo "deps: pdoc could not be installed; scripts/docs uses pydoc" >&2
+  fi
+}
+
 deps_test() {
   deps_build
+  deps_docs
   _apt_install libgtest-dev valgrind
   command -v mcs >/dev/null && command -v mkbundle >/dev/null || _apt_install mono-mcs mono-devel
   # The NuGet package (tests/packaging/nuget.sh): Debian's Mono nuget.

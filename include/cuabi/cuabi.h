@@ -1,9 +1,11 @@
-/*
+/**
+ * @file
  * cuabi.h — the whole C API of cuabi.
  *
  * cuabi compiles CUDA C++ at run time (NVRTC), moves data and launches kernels
  * (CUDA driver API) behind one stable C ABI that any language can reach.
  *
+ * @verbatim
  * ---------------------------------------------------------------------------
  * Conventions (read these once; every function follows them)
  * ---------------------------------------------------------------------------
@@ -101,6 +103,11 @@
  *            function, type, enum, struct and constant here, with its
  *            comment, for languages that generate their own binding.
  *
+ * Comments.  A comment above a group of functions declared on consecutive
+ *            lines, with no blank line or comment between them, documents
+ *            each of them, in cuabi.json too; Doxygen reads each such group
+ *            between its member-group marks.
+ *
  * Roles.     cuabi.json also says what each function and parameter means,
  *            read from these naming rules:
  *            - A function's object is the longest handle name its name starts
@@ -156,6 +163,7 @@
  *            cuabi_launch_plan_*, cuabi_graph_exec_set_kernel_node_args
  *            (launch), *_ipc* (ipc), a call with a callback (host_callback)
  *            and an *_async call with a host byte range (host_view).
+ * @endverbatim
  */
 #ifndef CUABI_CUABI_H
 #define CUABI_CUABI_H
@@ -195,182 +203,198 @@ extern "C" {
 /* Versions                                                                   */
 /* ------------------------------------------------------------------------- */
 
+/** The major version of this header. */
 #define CUABI_VERSION_MAJOR 0
+/** The minor version of this header. */
 #define CUABI_VERSION_MINOR 3
+/** The patch version of this header. */
 #define CUABI_VERSION_PATCH 0
-/* MAJOR * 10000 + MINOR * 100 + PATCH; compare with cuabi_version(). */
+/** MAJOR * 10000 + MINOR * 100 + PATCH; compare with cuabi_version(). */
 #define CUABI_VERSION_NUMBER \
   (CUABI_VERSION_MAJOR * 10000 + CUABI_VERSION_MINOR * 100 + CUABI_VERSION_PATCH)
-/* The same version as text ("0.1.0"); built from the three numbers above. */
 #define CUABI_VERSION_STRINGIFY_(x) #x
 #define CUABI_VERSION_STRINGIFY(x) CUABI_VERSION_STRINGIFY_(x)
+/** The same version as text ("0.1.0"); built from the three numbers above. */
 #define CUABI_VERSION_STRING                                                    \
   CUABI_VERSION_STRINGIFY(CUABI_VERSION_MAJOR) "." CUABI_VERSION_STRINGIFY(    \
       CUABI_VERSION_MINOR) "." CUABI_VERSION_STRINGIFY(CUABI_VERSION_PATCH)
 
-/* The library's own version number, in the form of CUABI_VERSION_NUMBER. */
+/** The library's own version number, in the form of CUABI_VERSION_NUMBER. */
 CUABI_API uint32_t CUABI_CALL cuabi_version(void);
-/* The library's version as a static string, e.g. "0.1.0". Never NULL. */
+/** The library's version as a static string, e.g. "0.1.0". Never NULL. */
 CUABI_API const char* CUABI_CALL cuabi_version_string(void);
 
 /* ------------------------------------------------------------------------- */
 /* Status codes and the last error                                            */
 /* ------------------------------------------------------------------------- */
 
-/* What every call that can fail returns: CUABI_SUCCESS or why it failed. */
+/** What every call that can fail returns: CUABI_SUCCESS or why it failed. */
 typedef enum cuabi_status CUABI_ENUM_BASE {
-  /* The call succeeded. */
+  /** The call succeeded. */
   CUABI_SUCCESS = 0,
-  /* An argument is out of its domain: a NULL pointer, a zero or oversized
+  /** An argument is out of its domain: a NULL pointer, a zero or oversized
    * count, a kernel argument of the wrong size; the message names it. */
   CUABI_ERROR_INVALID_ARGUMENT = 1,
-  /* A NULL, released, stale or wrong-kind handle. */
+  /** A NULL, released, stale or wrong-kind handle. */
   CUABI_ERROR_INVALID_HANDLE = 2,
-  /* Host or device memory could not be allocated. */
+  /** Host or device memory could not be allocated. */
   CUABI_ERROR_OUT_OF_MEMORY = 3,
-  /* The caller's buffer is too small; *size holds the size needed. */
+  /** The caller's buffer is too small; *size holds the size needed. */
   CUABI_ERROR_INSUFFICIENT_BUFFER = 4,
-  /* An offset or length reaches past the end of a buffer, or an index past
+  /** An offset or length reaches past the end of a buffer, or an index past
    * the end of a list. */
   CUABI_ERROR_OUT_OF_RANGE = 5,
-  /* A named thing does not exist: a kernel, a global, a name expression. */
+  /** A named thing does not exist: a kernel, a global, a name expression. */
   CUABI_ERROR_NOT_FOUND = 6,
-  /* The installed driver or NVRTC lacks what this call needs. */
+  /** The installed driver or NVRTC lacks what this call needs. */
   CUABI_ERROR_NOT_SUPPORTED = 7,
-  /* Work is still in flight (stream or event query). Not a failure. */
+  /** Work is still in flight (stream or event query). Not a failure. */
   CUABI_ERROR_NOT_READY = 8,
-  /* libcuda.so.1 could not be loaded; the message lists every path tried. */
+  /** libcuda.so.1 could not be loaded; the message lists every path tried. */
   CUABI_ERROR_DRIVER_NOT_FOUND = 9,
-  /* The loaded libcuda is the toolkit's stub library, which cannot run
+  /** The loaded libcuda is the toolkit's stub library, which cannot run
    * anything; the real driver is not installed or not on the search path. */
   CUABI_ERROR_STUB_DRIVER = 10,
-  /* The driver works but there is no CUDA device, or the ordinal is past the
+  /** The driver works but there is no CUDA device, or the ordinal is past the
    * last device. */
   CUABI_ERROR_NO_DEVICE = 11,
-  /* No libnvrtc could be loaded; the message lists every path tried. */
+  /** No libnvrtc could be loaded; the message lists every path tried. */
   CUABI_ERROR_NVRTC_NOT_FOUND = 12,
-  /* NVRTC rejected the source or options; cuabi_last_error_log() and
+  /** NVRTC rejected the source or options; cuabi_last_error_log() and
    * cuabi_program_get_log() give its log. */
   CUABI_ERROR_COMPILE = 13,
-  /* The device context hit a sticky fault (an illegal address, a trap, a
+  /** The device context hit a sticky fault (an illegal address, a trap, a
    * launch failure). The driver then fails this and every later CUDA call of
    * the process, on every device, cuabi_device_reset included; the recovery
    * it documents is to end the process and start a new one (other processes
    * are unaffected, on every device). Run untrusted kernels in a child
    * process to survive their faults. */
   CUABI_ERROR_CONTEXT_LOST = 14,
-  /* The process forked after cuabi initialised CUDA; CUDA cannot be used in
+  /** The process forked after cuabi initialised CUDA; CUDA cannot be used in
    * the child. */
   CUABI_ERROR_FORKED = 15,
-  /* Any other CUDA driver failure; cuabi_last_error_code() is the CUresult. */
+  /** Any other CUDA driver failure; cuabi_last_error_code() is the CUresult. */
   CUABI_ERROR_CUDA = 16,
-  /* Any other NVRTC failure; cuabi_last_error_code() is the nvrtcResult. */
+  /** Any other NVRTC failure; cuabi_last_error_code() is the nvrtcResult. */
   CUABI_ERROR_NVRTC = 17,
-  /* A file could not be read or written. */
+  /** A file could not be read or written. */
   CUABI_ERROR_IO = 18,
-  /* A bug in cuabi; please report it with the message. */
+  /** A bug in cuabi; please report it with the message. */
   CUABI_ERROR_INTERNAL = 19,
-  /* A host function (cuabi_stream_launch_host_func) reported a failure; the
+  /** A host function (cuabi_stream_launch_host_func) reported a failure; the
    * message is the one it gave. Answered by the stream's next synchronize. */
   CUABI_ERROR_HOST_FUNCTION = 20,
   CUABI_STATUS_FORCE32 = 0x7FFFFFFF
 } cuabi_status;
-/* One past the largest status this version defines. */
+/** One past the largest status this version defines. */
 #define CUABI_STATUS_COUNT 21
 
-/* The status's symbolic name ("CUABI_ERROR_INVALID_HANDLE"), or
+/** The status's symbolic name ("CUABI_ERROR_INVALID_HANDLE"), or
  * "CUABI_ERROR_UNKNOWN" for a value this version does not define. Static;
  * never NULL. */
 CUABI_API const char* CUABI_CALL cuabi_status_get_name(cuabi_status status);
-/* The status's description, as the comment on its value above says it.
+/** The status's description, as the comment on its value above says it.
  * Static; never NULL. */
 CUABI_API const char* CUABI_CALL cuabi_status_get_description(cuabi_status status);
 
-/* The calling thread's last error. The message names the failing call, the
+/** The calling thread's last error. The message names the failing call, the
  * argument or parameter at fault, and for CUDA/NVRTC failures the library's
  * error name and explanation. Never NULL ("" before any failure); valid until
  * the next cuabi call on this thread. */
 CUABI_API const char* CUABI_CALL cuabi_last_error_message(void);
+/** The status of the calling thread's last failure, as the failed call
+ * returned it; CUABI_SUCCESS before any failure and after
+ * cuabi_last_error_clear. */
 CUABI_API cuabi_status CUABI_CALL cuabi_last_error_status(void);
-/* The CUresult or nvrtcResult behind the last error, 0 if none. */
+/** The CUresult or nvrtcResult behind the last error, 0 if none. */
 CUABI_API int32_t CUABI_CALL cuabi_last_error_code(void);
-/* The NVRTC log of the last failed compile on this thread (two-call pattern;
+/** The NVRTC log of the last failed compile on this thread (two-call pattern;
  * an empty string when the last error was no compile failure). */
 CUABI_API cuabi_status CUABI_CALL cuabi_last_error_log(char* buf, size_t* size);
-/* Resets this thread's last-error state to "no error". */
+/** Resets this thread's last-error state to "no error". */
 CUABI_API void CUABI_CALL cuabi_last_error_clear(void);
 
-/* A kernel launch the core remembered. The core keeps the last launches of
+/** A kernel launch the core remembered. The core keeps the last launches of
  * each stream (and of each device's default stream); when a sticky fault
  * surfaces, on whatever call, the message of that call and of every later
  * CONTEXT_LOST failure names the launches not seen complete (no successful
  * synchronize or query of their stream or device since), most recent first,
  * and the last error carries them as data: cuabi_last_error_get_launch. */
 typedef struct cuabi_launch_record {
-  size_t struct_size; /* sizeof(cuabi_launch_record) */
-  /* The launch's number on its stream: 1 for the stream's first launch. */
+  size_t struct_size; /**< sizeof(cuabi_launch_record) */
+  /** The launch's number on its stream: 1 for the stream's first launch. */
   uint64_t sequence;
-  /* The stream's id (cuabi_stream_get_id); 0 is the device's default
+  /** The stream's id (cuabi_stream_get_id); 0 is the device's default
    * stream. */
   uint64_t stream_id;
-  /* The device's ordinal. */
+  /** The device's ordinal. */
   int32_t device;
-  uint32_t grid_x, grid_y, grid_z;
-  uint32_t block_x, block_y, block_z;
-  /* Dynamic shared memory, in bytes. */
+  /**@{*/
+  uint32_t grid_x, grid_y, grid_z; /**< The grid's dimensions, in blocks. */
+  /**@}*/
+  /**@{*/
+  uint32_t block_x, block_y, block_z; /**< The block's dimensions, in threads. */
+  /**@}*/
+  /** Dynamic shared memory, in bytes. */
   uint32_t shared_mem_bytes;
-  /* The cluster dimensions the launch asked for; 0, 0, 0 for none. */
+  /**@{*/
+  /** The cluster dimensions the launch asked for; 0, 0, 0 for none. */
   uint32_t cluster_x, cluster_y, cluster_z;
-  /* 1 when a line the driver logged during the failing call names this
+  /**@}*/
+  /** 1 when a line the driver logged during the failing call names this
    * launch's kernel, else 0. */
   uint32_t named_by_driver_log;
 } cuabi_launch_record;
 
+/** The defaults of cuabi_launch_record as an initialiser (C, C++); cuabi_launch_record_init
+ * fills the same. */
 #define CUABI_LAUNCH_RECORD_INIT { sizeof(cuabi_launch_record), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }
 
-/* Fills `record` with the defaults of CUABI_LAUNCH_RECORD_INIT. */
+/** Fills `record` with the defaults of CUABI_LAUNCH_RECORD_INIT. */
 CUABI_API cuabi_status CUABI_CALL cuabi_launch_record_init(cuabi_launch_record* record,
                                                            size_t struct_size);
 
-/* How many launches the last error names: those not seen complete when a
+/** How many launches the last error names: those not seen complete when a
  * sticky fault surfaced (0 for any error but CUABI_ERROR_CONTEXT_LOST). */
 CUABI_API size_t CUABI_CALL cuabi_last_error_get_launch_count(void);
-/* The last error's launch `index` (0 is the most recent). CUABI_ERROR_OUT_OF_RANGE
- * past cuabi_last_error_get_launch_count. The last-error state is left as it
- * is, failure or not. */
+/** The last error's launch `index` (0 is the most recent), written into
+ * `record` up to its struct_size. CUABI_ERROR_OUT_OF_RANGE past
+ * cuabi_last_error_get_launch_count; CUABI_ERROR_INVALID_ARGUMENT for a NULL
+ * `record` or a struct_size too small for its first field. The last-error
+ * state is left as it is, failure or not. */
 CUABI_API cuabi_status CUABI_CALL cuabi_last_error_get_launch(size_t index,
                                                               cuabi_launch_record* record);
-/* The kernel name of the last error's launch `index` (two-call pattern). */
+/** The kernel name of the last error's launch `index` (two-call pattern). */
 CUABI_API cuabi_status CUABI_CALL cuabi_last_error_get_launch_kernel(size_t index, char* buf,
                                                                      size_t* size);
 
-/* Whether CUDA can still work in this process, answered without touching
+/** Whether CUDA can still work in this process, answered without touching
  * the device (a server's health check). */
 typedef enum cuabi_health CUABI_ENUM_BASE {
-  /* No call has found the context lost. */
+  /** No call has found the context lost. */
   CUABI_HEALTH_USABLE = 0,
-  /* A call answered CUABI_ERROR_CONTEXT_LOST: the driver fails every later
+  /** A call answered CUABI_ERROR_CONTEXT_LOST: the driver fails every later
    * CUDA call of the process, on every device; the recovery the driver
    * documents is a new process. cuabi_context_lost_get_message says which
    * call found it. */
   CUABI_HEALTH_LOST = 1,
-  /* This process was forked from one that had initialised CUDA: CUDA
+  /** This process was forked from one that had initialised CUDA: CUDA
    * cannot be used here (CUABI_ERROR_FORKED). */
   CUABI_HEALTH_FORKED = 2,
   CUABI_HEALTH_FORCE32 = 0x7FFFFFFF
 } cuabi_health;
 
-/* The message of the call that first found the context lost, naming that
+/** The message of the call that first found the context lost, naming that
  * call (two-call pattern; "" while the context is usable). */
 CUABI_API cuabi_status CUABI_CALL cuabi_context_lost_get_message(char* buf, size_t* size);
 
-/* Called once per process, when a call first finds the context lost, on the
+/** Called once per process, when a call first finds the context lost, on the
  * thread of that call after it has failed (no cuabi lock is held: it may
  * call cuabi, which answers CUABI_ERROR_CONTEXT_LOST for CUDA work).
  * `message` is that call's message, valid during the callback. */
 typedef void(CUABI_CALL* cuabi_context_lost_fn)(void* user_data, const char* message);
 
-/* Registers `callback` (NULL: none) with `user_data`, replacing any earlier
+/** Registers `callback` (NULL: none) with `user_data`, replacing any earlier
  * one. Registered after the context was lost, it is called at once, on this
  * thread, with the message of the call that found it. */
 CUABI_API cuabi_status CUABI_CALL cuabi_set_context_lost_callback(cuabi_context_lost_fn callback,
@@ -380,29 +404,29 @@ CUABI_API cuabi_status CUABI_CALL cuabi_set_context_lost_callback(cuabi_context_
 /* Handles                                                                    */
 /* ------------------------------------------------------------------------- */
 
-typedef struct cuabi_device_s* cuabi_device;           /* a GPU and its primary context */
-typedef struct cuabi_program_s* cuabi_program;         /* an NVRTC program */
-typedef struct cuabi_module_s* cuabi_module;           /* loaded device code */
-typedef struct cuabi_function_s* cuabi_function;       /* a kernel in a module */
-typedef struct cuabi_buffer_s* cuabi_buffer;           /* device memory */
-typedef struct cuabi_host_buffer_s* cuabi_host_buffer; /* page-locked host memory */
-typedef struct cuabi_stream_s* cuabi_stream;           /* a CUDA stream */
-typedef struct cuabi_event_s* cuabi_event;             /* a CUDA event */
-typedef struct cuabi_graph_s* cuabi_graph;             /* a captured graph */
-typedef struct cuabi_graph_exec_s* cuabi_graph_exec;   /* an instantiated graph */
-typedef struct cuabi_launch_plan_s* cuabi_launch_plan; /* a prepared launch */
-typedef struct cuabi_memory_pool_s* cuabi_memory_pool; /* a stream-ordered memory pool */
-typedef struct cuabi_array_s* cuabi_array;             /* a CUDA array (1D, 2D, 3D, layered) */
-typedef struct cuabi_texture_s* cuabi_texture;         /* a texture object */
-typedef struct cuabi_surface_s* cuabi_surface;         /* a surface object */
-typedef struct cuabi_linker_s* cuabi_linker;           /* a link of several device images */
-typedef struct cuabi_library_s* cuabi_library;         /* device code for every context */
+typedef struct cuabi_device_s* cuabi_device;           /**< a GPU and its primary context */
+typedef struct cuabi_program_s* cuabi_program;         /**< an NVRTC program */
+typedef struct cuabi_module_s* cuabi_module;           /**< loaded device code */
+typedef struct cuabi_function_s* cuabi_function;       /**< a kernel in a module */
+typedef struct cuabi_buffer_s* cuabi_buffer;           /**< device memory */
+typedef struct cuabi_host_buffer_s* cuabi_host_buffer; /**< page-locked host memory */
+typedef struct cuabi_stream_s* cuabi_stream;           /**< a CUDA stream */
+typedef struct cuabi_event_s* cuabi_event;             /**< a CUDA event */
+typedef struct cuabi_graph_s* cuabi_graph;             /**< a captured graph */
+typedef struct cuabi_graph_exec_s* cuabi_graph_exec;   /**< an instantiated graph */
+typedef struct cuabi_launch_plan_s* cuabi_launch_plan; /**< a prepared launch */
+typedef struct cuabi_memory_pool_s* cuabi_memory_pool; /**< a stream-ordered memory pool */
+typedef struct cuabi_array_s* cuabi_array;             /**< a CUDA array (1D, 2D, 3D, layered) */
+typedef struct cuabi_texture_s* cuabi_texture;         /**< a texture object */
+typedef struct cuabi_surface_s* cuabi_surface;         /**< a surface object */
+typedef struct cuabi_linker_s* cuabi_linker;           /**< a link of several device images */
+typedef struct cuabi_library_s* cuabi_library;         /**< device code for every context */
 
 /* ------------------------------------------------------------------------- */
 /* Loading and library information                                            */
 /* ------------------------------------------------------------------------- */
 
-/* Opens the CUDA driver and calls cuInit. Optional: every call that needs the
+/** Opens the CUDA driver and calls cuInit. Optional: every call that needs the
  * driver does this itself the first time. Idempotent and thread-safe; a
  * failure is remembered and answered again with the same message.
  *
@@ -419,11 +443,11 @@ typedef struct cuabi_library_s* cuabi_library;         /* device code for every 
  * reports 0. */
 CUABI_API cuabi_status CUABI_CALL cuabi_init(void);
 
-/* The driver's CUDA version (e.g. 13000 for 13.0). */
+/** The driver's CUDA version (e.g. 13000 for 13.0). */
 CUABI_API cuabi_status CUABI_CALL cuabi_driver_get_version(int32_t* version);
-/* Where the driver was loaded from (two-call pattern). */
+/** Where the driver was loaded from (two-call pattern). */
 CUABI_API cuabi_status CUABI_CALL cuabi_driver_get_path(char* buf, size_t* size);
-/* The driver's own log (CUDA 12.9 drivers and later): the lines it wrote
+/** The driver's own log (CUDA 12.9 drivers and later): the lines it wrote
  * about failing calls, kept by cuabi from the driver's opening, the last 256
  * of the process, oldest first, one per line as
  * "[hh:mm:ss.mmm][thread id][E or W] message" (two-call pattern). `last`:
@@ -431,58 +455,75 @@ CUABI_API cuabi_status CUABI_CALL cuabi_driver_get_path(char* buf, size_t* size)
  * ends with the lines the driver logged during it ("; the driver logged:
  * ..."). CUABI_ERROR_NOT_SUPPORTED when the driver keeps no log. */
 CUABI_API cuabi_status CUABI_CALL cuabi_driver_log_read(size_t last, char* buf, size_t* size);
-/* Writes the lines of cuabi_driver_log_read (all kept) to the file `path`,
+/** Writes the lines of cuabi_driver_log_read (all kept) to the file `path`,
  * replacing it. CUABI_ERROR_IO (the errno in cuabi_last_error_code) when it
  * cannot be written; CUABI_ERROR_NOT_SUPPORTED as cuabi_driver_log_read. */
 CUABI_API cuabi_status CUABI_CALL cuabi_driver_log_dump(const char* path);
-/* NVRTC's version; opens NVRTC if needed. */
+/** NVRTC's version: `major` and `minor` receive its two numbers (12 and 8
+ * for NVRTC 12.8). Opens NVRTC if needed; CUABI_ERROR_NVRTC_NOT_FOUND when
+ * no libnvrtc loads. */
 CUABI_API cuabi_status CUABI_CALL cuabi_nvrtc_get_version(int32_t* major, int32_t* minor);
-/* Where NVRTC was loaded from (two-call pattern); opens NVRTC if needed. */
+/** Where NVRTC was loaded from (two-call pattern); opens NVRTC if needed. */
 CUABI_API cuabi_status CUABI_CALL cuabi_nvrtc_get_path(char* buf, size_t* size);
 
 /* ------------------------------------------------------------------------- */
 /* Devices                                                                    */
 /* ------------------------------------------------------------------------- */
 
-/* Number of CUDA devices (0 where the driver sees none). */
+/** Number of CUDA devices, in `count` (0 where the driver sees none). Opens
+ * the driver if needed, answering as cuabi_init does when it cannot. */
 CUABI_API cuabi_status CUABI_CALL cuabi_device_get_count(int32_t* count);
-/* A handle to device `ordinal` that holds its primary context (retained
+/** A handle to device `ordinal` that holds its primary context (retained
  * until the last object that needs it is released). Each call returns a new
  * handle; release each. CUABI_ERROR_NO_DEVICE for an ordinal out of range. */
 CUABI_API cuabi_status CUABI_CALL cuabi_device_get(int32_t ordinal, cuabi_device* out);
+/** Releases a handle of cuabi_device_get. The primary context stays retained
+ * while any object made on the device still lives. */
 CUABI_API void CUABI_CALL cuabi_device_release(cuabi_device device);
 
+/** The ordinal the device was opened with (cuabi_device_get). */
 CUABI_API cuabi_status CUABI_CALL cuabi_device_get_ordinal(cuabi_device device, int32_t* ordinal);
-/* The device's name (two-call pattern). */
+/** The device's name (two-call pattern). */
 CUABI_API cuabi_status CUABI_CALL cuabi_device_get_name(cuabi_device device, char* buf,
                                                         size_t* size);
+/** The device's compute capability: `major` and `minor` receive its two
+ * numbers (9 and 0 for an sm_90 device). */
 CUABI_API cuabi_status CUABI_CALL cuabi_device_get_compute_capability(cuabi_device device,
                                                                       int32_t* major,
                                                                       int32_t* minor);
+/** The device's total memory in bytes (cuDeviceTotalMem); what is free now
+ * is cuabi_device_get_memory_info's. */
 CUABI_API cuabi_status CUABI_CALL cuabi_device_get_total_memory(cuabi_device device,
                                                                 size_t* bytes);
-/* Free and total device memory as the driver sees them now. */
+/** Free and total device memory as the driver sees them now, in bytes:
+ * `free_bytes` and `total_bytes` (cuMemGetInfo in the device's primary
+ * context). */
 CUABI_API cuabi_status CUABI_CALL cuabi_device_get_memory_info(cuabi_device device,
                                                                size_t* free_bytes,
                                                                size_t* total_bytes);
-/* Any CUdevice_attribute of the driver, by its numeric value (see cuda.h). */
+/** Any CUdevice_attribute of the driver, by its numeric value
+ * `cu_attribute` (see cuda.h), in `value`. A value this driver does not
+ * know answers CUABI_ERROR_INVALID_ARGUMENT. */
 CUABI_API cuabi_status CUABI_CALL cuabi_device_get_attribute(cuabi_device device,
                                                              int32_t cu_attribute,
                                                              int32_t* value);
-/* The primary context as a raw CUcontext value, for interop. cuabi keeps it
- * retained while the device handle lives. */
+/** The primary context as a raw CUcontext value in `cu_context`, for
+ * interop. cuabi keeps it retained while the device handle lives. */
 CUABI_API cuabi_status CUABI_CALL cuabi_device_get_context(cuabi_device device,
                                                            uint64_t* cu_context);
-/* Waits for all work on the device's primary context. */
+/** Waits for all work on the device's primary context. */
 CUABI_API cuabi_status CUABI_CALL cuabi_device_synchronize(cuabi_device device);
-/* Whether `device` can still run work (cuabi_health), without touching it. */
+/** Whether `device` can still run work, in `health` (cuabi_health), without
+ * touching it. The answer is the process's: a lost context or a fork
+ * concerns every device. */
 CUABI_API cuabi_status CUABI_CALL cuabi_device_get_health(cuabi_device device,
                                                           cuabi_health* health);
-/* Lowest and highest stream priorities; numerically lower is higher priority. */
+/** Lowest and highest stream priorities, in `least` and `greatest`;
+ * numerically lower is higher priority. */
 CUABI_API cuabi_status CUABI_CALL cuabi_device_get_stream_priority_range(cuabi_device device,
                                                                          int32_t* least,
                                                                          int32_t* greatest);
-/* Resets the device's primary context (cuDevicePrimaryCtxReset): frees
+/** Resets the device's primary context (cuDevicePrimaryCtxReset): frees
  * every allocation, module, stream and event on it, in this process and in
  * every library sharing the primary context (CUDA runtime, CuPy, PyTorch).
  * Every cuabi object made on this device before the reset is then unusable
@@ -493,30 +534,30 @@ CUABI_API cuabi_status CUABI_CALL cuabi_device_get_stream_priority_range(cuabi_d
  * too: start a new process. */
 CUABI_API cuabi_status CUABI_CALL cuabi_device_reset(cuabi_device device);
 
-/* A limit of a device's primary context (cuCtxSetLimit), shared with every
+/** A limit of a device's primary context (cuCtxSetLimit), shared with every
  * library using that context in the process. */
 typedef enum cuabi_limit {
-  /* Bytes of stack for each GPU thread. */
+  /** Bytes of stack for each GPU thread. */
   CUABI_LIMIT_STACK_SIZE = 0,
-  /* Bytes of the buffer device-side printf writes into; what does not fit
+  /** Bytes of the buffer device-side printf writes into; what does not fit
    * by the next synchronize is lost. Set it before the first launch of a
    * kernel that prints: the driver refuses a change after that. */
   CUABI_LIMIT_PRINTF_FIFO_SIZE = 1,
-  /* Bytes of the heap that device-side malloc and new draw from. Set it
+  /** Bytes of the heap that device-side malloc and new draw from. Set it
    * before the first launch of a kernel that allocates. */
   CUABI_LIMIT_MALLOC_HEAP_SIZE = 2,
-  /* Bytes of L2 set aside for accesses marked persisting (an access-policy
+  /** Bytes of L2 set aside for accesses marked persisting (an access-policy
    * window); at most the device's
    * CU_DEVICE_ATTRIBUTE_MAX_PERSISTING_L2_CACHE_SIZE, 0 where it has none. */
   CUABI_LIMIT_PERSISTING_L2_CACHE_SIZE = 3,
   CUABI_LIMIT_FORCE32 = 0x7FFFFFFF
 } cuabi_limit;
 
-/* The current value of `limit` in `device`'s primary context, in bytes.
+/** The current value of `limit` in `device`'s primary context, in bytes.
  * An unknown `limit` answers CUABI_ERROR_INVALID_ARGUMENT naming it. */
 CUABI_API cuabi_status CUABI_CALL cuabi_device_get_limit(cuabi_device device, cuabi_limit limit,
                                                          size_t* value);
-/* Sets `limit` of `device`'s primary context to `value` bytes; the driver may
+/** Sets `limit` of `device`'s primary context to `value` bytes; the driver may
  * round it up (read it back with cuabi_device_get_limit). Refused with
  * CUABI_ERROR_INVALID_ARGUMENT naming the limit and the bound: an unknown
  * limit, a persisting-L2 size past the device's maximum (the maximum in the
@@ -524,7 +565,7 @@ CUABI_API cuabi_status CUABI_CALL cuabi_device_get_limit(cuabi_device device, cu
  * the kernels that use it ran) answers CUABI_ERROR_CUDA with its reason. */
 CUABI_API cuabi_status CUABI_CALL cuabi_device_set_limit(cuabi_device device, cuabi_limit limit,
                                                          size_t value);
-/* Returns every persisting L2 line of `device` to normal
+/** Returns every persisting L2 line of `device` to normal
  * (cuCtxResetPersistingL2Cache). */
 CUABI_API cuabi_status CUABI_CALL cuabi_device_reset_persisting_l2(cuabi_device device);
 
@@ -532,9 +573,10 @@ CUABI_API cuabi_status CUABI_CALL cuabi_device_reset_persisting_l2(cuabi_device 
 /* Programs (NVRTC)                                                           */
 /* ------------------------------------------------------------------------- */
 
-/* Creates an NVRTC program from `source` (NUL-terminated). `name` is the
+/** Creates an NVRTC program from `source` (NUL-terminated). `name` is the
  * file name used in diagnostics (NULL: "cuabi_program.cu"). `num_headers`
- * headers are given as parallel arrays of contents and include names.
+ * headers are given as parallel arrays: `header_sources` holds their
+ * contents and `header_names` the names they are included by.
  * @param header_sources array_in count=num_headers
  * @param header_names array_in count=num_headers
  * @nullable name: "cuabi_program.cu" */
@@ -543,41 +585,43 @@ CUABI_API cuabi_status CUABI_CALL cuabi_program_create(const char* source, const
                                                        const char* const* header_sources,
                                                        const char* const* header_names,
                                                        cuabi_program* out);
+/** Destroys the program (nvrtcDestroyProgram) with its output and log.
+ * Modules loaded from its output do not need it. */
 CUABI_API void CUABI_CALL cuabi_program_release(cuabi_program program);
 
-/* Registers a name expression (e.g. "write_scalar<float>") before compiling,
+/** Registers a name expression (e.g. "write_scalar<float>") before compiling,
  * so its lowered (mangled) name can be queried afterwards. */
 CUABI_API cuabi_status CUABI_CALL cuabi_program_add_name_expression(cuabi_program program,
                                                                     const char* expression);
-/* Compiles with raw NVRTC options (e.g. "--gpu-architecture=sm_90",
- * "--std=c++17"), passed to NVRTC as they are; cuabi_program_compile_with
- * takes the same options as typed values.
+/** Compiles with the `num_options` raw NVRTC options of `options` (e.g.
+ * "--gpu-architecture=sm_90", "--std=c++17"), passed to NVRTC as they are;
+ * cuabi_program_compile_with takes the same options as typed values.
  * With an "sm_XY" architecture NVRTC makes CUBIN; with "compute_XY", PTX.
  * A program compiles once: a second call answers CUABI_ERROR_INVALID_ARGUMENT.
  * Returns CUABI_ERROR_COMPILE when NVRTC rejects the code or the options; the
  * log is kept either way. */
 CUABI_API cuabi_status CUABI_CALL cuabi_program_compile(cuabi_program program, size_t num_options,
                                                         const char* const* options);
-/* The compile log (two-call pattern); "" before compiling. */
+/** The compile log (two-call pattern); "" before compiling. */
 CUABI_API cuabi_status CUABI_CALL cuabi_program_get_log(cuabi_program program, char* buf,
                                                         size_t* size);
-/* The PTX (two-call pattern; a NUL-terminated string, its size counting the
+/** The PTX (two-call pattern; a NUL-terminated string, its size counting the
  * NUL). CUABI_ERROR_NOT_FOUND before a successful compile or when NVRTC made
  * no PTX. */
 CUABI_API cuabi_status CUABI_CALL cuabi_program_get_ptx(cuabi_program program, char* buf,
                                                         size_t* size);
-/* The CUBIN (two-call pattern; binary). CUABI_ERROR_NOT_FOUND before a
+/** The CUBIN (two-call pattern; binary). CUABI_ERROR_NOT_FOUND before a
  * successful compile or when NVRTC made none (a compute_XY target makes only
  * PTX). */
 CUABI_API cuabi_status CUABI_CALL cuabi_program_get_cubin(cuabi_program program, void* buf,
                                                           size_t* size);
-/* The LTO-IR of a program compiled with "-dlto" (two-call pattern; binary),
+/** The LTO-IR of a program compiled with "-dlto" (two-call pattern; binary),
  * for a link-time-optimising link (cuabi_linker_add_program does this
  * itself). CUABI_ERROR_NOT_FOUND before a successful compile or when the
  * program was compiled without "-dlto". */
 CUABI_API cuabi_status CUABI_CALL cuabi_program_get_lto_ir(cuabi_program program, void* buf,
                                                            size_t* size);
-/* The lowered name of a registered name expression (two-call pattern). */
+/** The lowered name of a registered name expression (two-call pattern). */
 CUABI_API cuabi_status CUABI_CALL cuabi_program_get_lowered_name(cuabi_program program,
                                                                  const char* expression,
                                                                  char* buf, size_t* size);
@@ -586,29 +630,30 @@ CUABI_API cuabi_status CUABI_CALL cuabi_program_get_lowered_name(cuabi_program p
 /* Modules and functions                                                      */
 /* ------------------------------------------------------------------------- */
 
-/* What cuabi_module_compile produces. */
+/** What cuabi_module_compile produces. */
 typedef enum cuabi_output CUABI_ENUM_BASE {
-  /* Machine code for the device's own sm_XY: no JIT at load. */
+  /** Machine code for the device's own sm_XY: no JIT at load. */
   CUABI_OUTPUT_CUBIN = 0,
-  /* PTX for compute_XY: the driver JITs it at load. */
+  /** PTX for compute_XY: the driver JITs it at load. */
   CUABI_OUTPUT_PTX = 1,
   CUABI_OUTPUT_FORCE32 = 0x7FFFFFFF
 } cuabi_output;
 
-/* Flags for cuabi_compile_desc.flags: an OR of cuabi_compile_flag_bits. */
+/** Flags for cuabi_compile_desc.flags: an OR of cuabi_compile_flag_bits. */
 typedef uint32_t cuabi_compile_flags;
+/** The bits of cuabi_compile_flags. */
 typedef enum cuabi_compile_flag_bits CUABI_ENUM_BASE {
-  /* Neither read nor write the on-disk cache for this compile. */
+  /** Neither read nor write the on-disk cache for this compile. */
   CUABI_COMPILE_NO_CACHE = 1 << 0,
   CUABI_COMPILE_FLAG_BITS_FORCE32 = 0x7FFFFFFF
 } cuabi_compile_flag_bits;
 
-/* The C++ dialect of a compile (cuabi_compile_desc.cxx_standard): the
+/** The C++ dialect of a compile (cuabi_compile_desc.cxx_standard): the
  * value is the standard's year, CUABI_STD_DEFAULT leaves NVRTC's own
  * (C++17 for NVRTC 12). Any other value is refused with
  * CUABI_ERROR_INVALID_ARGUMENT. */
 typedef enum cuabi_cxx_standard CUABI_ENUM_BASE {
-  CUABI_STD_DEFAULT = 0, /* NVRTC's own (C++17 for NVRTC 12) */
+  CUABI_STD_DEFAULT = 0, /**< NVRTC's own (C++17 for NVRTC 12) */
   CUABI_STD_CXX03 = 3,  /* --std=c++03 */
   CUABI_STD_CXX11 = 11, /* --std=c++11 */
   CUABI_STD_CXX14 = 14, /* --std=c++14 */
@@ -617,7 +662,7 @@ typedef enum cuabi_cxx_standard CUABI_ENUM_BASE {
   CUABI_CXX_STANDARD_FORCE32 = 0x7FFFFFFF
 } cuabi_cxx_standard;
 
-/* What to compile, for cuabi_module_compile (and the options of
+/** What to compile, for cuabi_module_compile (and the options of
  * cuabi_program_compile_with). Start from CUABI_COMPILE_DESC_INIT or
  * cuabi_compile_desc_init.
  *
@@ -656,43 +701,45 @@ typedef enum cuabi_cxx_standard CUABI_ENUM_BASE {
  * A caller built against an older header (struct_size 88, without the
  * typed fields) keeps working: the typed options are then all unset. */
 typedef struct cuabi_compile_desc {
-  size_t struct_size;                    /* sizeof(cuabi_compile_desc) */
-  const char* source;                    /* CUDA C++ source, NUL-terminated */
-  const char* name;                      /* file name for diagnostics; NULL: "cuabi_program.cu" */
-  const char* const* options;            /* raw NVRTC options, after the typed ones */
-  size_t num_options;
-  const char* const* header_sources;     /* contents of each header */
-  const char* const* header_names;       /* include name of each header */
-  size_t num_headers;
-  const char* const* name_expressions;   /* e.g. "write_scalar<float>" */
-  size_t num_name_expressions;
-  cuabi_output output;                   /* CUABI_OUTPUT_CUBIN (default) or _PTX */
-  cuabi_compile_flags flags;             /* CUABI_COMPILE_* */
+  size_t struct_size;                    /**< sizeof(cuabi_compile_desc) */
+  const char* source;                    /**< CUDA C++ source, NUL-terminated */
+  const char* name;                      /**< file name for diagnostics; NULL: "cuabi_program.cu" */
+  const char* const* options;            /**< raw NVRTC options, after the typed ones */
+  size_t num_options;                    /**< the number of `options` */
+  const char* const* header_sources;     /**< contents of each header */
+  const char* const* header_names;       /**< include name of each header */
+  size_t num_headers;                    /**< the number of headers */
+  const char* const* name_expressions;   /**< e.g. "write_scalar<float>" */
+  size_t num_name_expressions;           /**< the number of `name_expressions` */
+  cuabi_output output;                   /**< CUABI_OUTPUT_CUBIN (default) or _PTX */
+  cuabi_compile_flags flags;             /**< CUABI_COMPILE_* */
   /* The typed options (0.3). */
-  const char* arch;                      /* "sm_90", "compute_90"; NULL: the device's own */
-  const char* const* defines;            /* "N", "N=4", "SQUARE(x)=((x)*(x))" */
-  size_t num_defines;
-  const char* const* include_paths;      /* folders searched by #include, in order */
-  size_t num_include_paths;
-  cuabi_cxx_standard cxx_standard;       /* CUABI_STD_DEFAULT: NVRTC's own */
-  int32_t fast_math;                     /* 1: fast, less precise math */
-  int32_t line_info;                     /* 1: source lines for profilers */
-  int32_t device_debug;                  /* 1: debuggable, unoptimised device code */
-  int32_t lto;                           /* 1: LTO-IR for a link-time-optimising link */
-  int32_t relocatable;                   /* 1: relocatable device code, for a link */
+  const char* arch;                      /**< "sm_90", "compute_90"; NULL: the device's own */
+  const char* const* defines;            /**< "N", "N=4", "SQUARE(x)=((x)*(x))" */
+  size_t num_defines;                    /**< the number of `defines` */
+  const char* const* include_paths;      /**< folders searched by `#include`, in order */
+  size_t num_include_paths;              /**< the number of `include_paths` */
+  cuabi_cxx_standard cxx_standard;       /**< CUABI_STD_DEFAULT: NVRTC's own */
+  int32_t fast_math;                     /**< 1: fast, less precise math */
+  int32_t line_info;                     /**< 1: source lines for profilers */
+  int32_t device_debug;                  /**< 1: debuggable, unoptimised device code */
+  int32_t lto;                           /**< 1: LTO-IR for a link-time-optimising link */
+  int32_t relocatable;                   /**< 1: relocatable device code, for a link */
 } cuabi_compile_desc;
 
+/** The defaults of cuabi_compile_desc as an initialiser (C, C++); cuabi_compile_desc_init fills
+ * the same. */
 #define CUABI_COMPILE_DESC_INIT                                                                 \
   { sizeof(cuabi_compile_desc), NULL, NULL, NULL, 0, NULL, NULL, 0, NULL, 0, CUABI_OUTPUT_CUBIN, \
     0, NULL, NULL, 0, NULL, 0, CUABI_STD_DEFAULT, 0, 0, 0, 0, 0 }
 
-/* Fills `desc` with the defaults of CUABI_COMPILE_DESC_INIT (no source, no
+/** Fills `desc` with the defaults of CUABI_COMPILE_DESC_INIT (no source, no
  * options, headers or name expressions, CUBIN output, no flags, every typed
  * option unset), as cuabi_launch_config_init does for its struct. */
 CUABI_API cuabi_status CUABI_CALL cuabi_compile_desc_init(cuabi_compile_desc* desc,
                                                           size_t struct_size);
 
-/* Compiles a program with the options of `desc`: its typed options (arch,
+/** Compiles a program with the options of `desc`: its typed options (arch,
  * cxx_standard, defines, include_paths, fast_math, line_info, device_debug,
  * lto, relocatable), turned into NVRTC options and checked exactly as
  * cuabi_module_compile does, followed by its raw `options`. The program
@@ -706,7 +753,7 @@ CUABI_API cuabi_status CUABI_CALL cuabi_compile_desc_init(cuabi_compile_desc* de
 CUABI_API cuabi_status CUABI_CALL cuabi_program_compile_with(cuabi_program program,
                                                              const cuabi_compile_desc* desc);
 
-/* Compiles `desc` for `device` and loads the result: the one call from source
+/** Compiles `desc` for `device` and loads the result: the one call from source
  * to a module. Unless `arch` or the raw options name an architecture, the
  * target is the device's own: "-arch=sm_XY" for CUBIN (so the driver never
  * JITs) or "-arch=compute_XY" for PTX; if NVRTC is older than the device, the
@@ -730,68 +777,80 @@ CUABI_API cuabi_status CUABI_CALL cuabi_program_compile_with(cuabi_program progr
 CUABI_API cuabi_status CUABI_CALL cuabi_module_compile(cuabi_device device,
                                                        const cuabi_compile_desc* desc,
                                                        cuabi_module* out);
-/* Loads CUBIN, PTX or fatbin bytes. `size` is the image's length in bytes
+/** Loads CUBIN, PTX or fatbin bytes. `size` is the image's length in bytes
  * (PTX need not be NUL-terminated when its length is given). */
 CUABI_API cuabi_status CUABI_CALL cuabi_module_load_data(cuabi_device device, const void* image,
                                                          size_t size, cuabi_module* out);
-/* Loads a CUBIN, PTX or fatbin file. */
+/** Loads a CUBIN, PTX or fatbin file: the bytes at `path`, read whole, as
+ * cuabi_module_load_data loads them. CUABI_ERROR_IO (the errno in
+ * cuabi_last_error_code) when the file cannot be opened or read;
+ * CUABI_ERROR_INVALID_ARGUMENT for an empty one. */
 CUABI_API cuabi_status CUABI_CALL cuabi_module_load_file(cuabi_device device, const char* path,
                                                          cuabi_module* out);
+/** Releases the module handle. The module is unloaded once no function
+ * taken from it lives (each keeps its module loaded); a library's module
+ * leaves the library to cuabi_library_release. */
 CUABI_API void CUABI_CALL cuabi_module_release(cuabi_module module);
 
-/* 1 when cuabi_module_compile served this module from the cache, else 0. */
+/** `hit` receives 1 when the module's image came from the compile cache
+ * (cuabi_module_compile, cuabi_linker_link), else 0. */
 CUABI_API cuabi_status CUABI_CALL cuabi_module_get_from_cache(cuabi_module module, int32_t* hit);
-/* A kernel by its name, or by a name expression given at compile time.
+/** A kernel by its name, or by a name expression given at compile time.
  * CUABI_ERROR_NOT_FOUND when the module has no such kernel. The function
  * keeps its module alive. */
 CUABI_API cuabi_status CUABI_CALL cuabi_module_get_function(cuabi_module module, const char* name,
                                                             cuabi_function* out);
-/* The lowered name of a name expression given at compile time (two-call). */
+/** The lowered name of a name expression given at compile time (two-call). */
 CUABI_API cuabi_status CUABI_CALL cuabi_module_get_lowered_name(cuabi_module module,
                                                                 const char* expression,
                                                                 char* buf, size_t* size);
-/* NVRTC's log of the compile that made this module, warnings included,
+/** NVRTC's log of the compile that made this module, warnings included,
  * also after a successful compile (two-call pattern). "" for a module the
  * compile cache served (the compile that made the image showed its log) and
  * for one loaded from an image, a file, a link or a library. */
 CUABI_API cuabi_status CUABI_CALL cuabi_module_get_compile_log(cuabi_module module, char* buf,
                                                                size_t* size);
-/* How a kernel's name is given. */
+/** How a kernel's name is given. */
 typedef enum cuabi_name_form CUABI_ENUM_BASE {
-  /* As the C++ demangler writes it: "doublify(float*)", with the return
+  /** As the C++ demangler writes it: "doublify(float*)", with the return
    * type for a template's instance ("void ops::scale<float>(float*,
    * float)"); an extern "C" kernel's name as it is. */
   CUABI_NAME_DEMANGLED = 0,
-  /* The symbol in the image ("_Z5scaleIfEvPfi"), as cuModuleGetFunction
+  /** The symbol in the image ("_Z5scaleIfEvPfi"), as cuModuleGetFunction
    * takes it. */
   CUABI_NAME_SYMBOL = 1,
   CUABI_NAME_FORM_FORCE32 = 0x7FFFFFFF
 } cuabi_name_form;
-/* The number of kernels in the module (cuModuleGetFunctionCount; driver 12.4
- * or newer, CUABI_ERROR_NOT_SUPPORTED before). */
+/** The number of kernels in the module, in `count` (cuModuleGetFunctionCount;
+ * driver 12.4 or newer, CUABI_ERROR_NOT_SUPPORTED before). */
 CUABI_API cuabi_status CUABI_CALL cuabi_module_get_kernel_count(cuabi_module module,
                                                                 size_t* count);
-/* The name of kernel `index` (0 to count - 1, in the driver's order) in
+/** The name of kernel `index` (0 to count - 1, in the driver's order) in
  * `form` (two-call pattern). An index past the end answers
  * CUABI_ERROR_OUT_OF_RANGE. */
 CUABI_API cuabi_status CUABI_CALL cuabi_module_get_kernel_name(cuabi_module module, size_t index,
                                                                cuabi_name_form form, char* buf,
                                                                size_t* size);
-/* A __device__ global: its device address and size in bytes. */
+/** A __device__ global by its `name`: its device address in `device_ptr`
+ * and its size in bytes in `bytes`. CUABI_ERROR_NOT_FOUND when the module
+ * has no global of that name. */
 CUABI_API cuabi_status CUABI_CALL cuabi_module_get_global(cuabi_module module, const char* name,
                                                           uint64_t* device_ptr, size_t* bytes);
+/** Releases a kernel handle of cuabi_module_get_function; its module stays
+ * loaded while anything else needs it. */
 CUABI_API void CUABI_CALL cuabi_function_release(cuabi_function function);
 
-/* The kernel's parameters, as the driver reports them (cuFuncGetParamInfo,
- * driver 12.4 or newer; CUABI_ERROR_NOT_SUPPORTED before that). */
+/** The number of the kernel's parameters, in `count`, as the driver reports
+ * them (cuFuncGetParamInfo, driver 12.4 or newer; CUABI_ERROR_NOT_SUPPORTED
+ * before that). */
 CUABI_API cuabi_status CUABI_CALL cuabi_function_get_param_count(cuabi_function function,
                                                                  size_t* count);
-/* One kernel parameter's place in the packed argument block. */
+/** One kernel parameter's place in the packed argument block. */
 typedef struct cuabi_param_info {
-  size_t offset; /* bytes from the start of the block */
-  size_t size;   /* bytes */
+  size_t offset; /**< bytes from the start of the block */
+  size_t size;   /**< bytes */
 } cuabi_param_info;
-/* The kernel's whole parameter layout in one call: `params` receives one
+/** The kernel's whole parameter layout in one call: `params` receives one
  * cuabi_param_info per parameter, in order, and `args_size` (optional) the
  * block's length. `*count` is the capacity of `params` on the way in and the
  * number of parameters on the way out; with params = NULL only the count and
@@ -806,7 +865,7 @@ typedef struct cuabi_param_info {
 CUABI_API cuabi_status CUABI_CALL cuabi_function_get_params(cuabi_function function,
                                                             cuabi_param_info* params,
                                                             size_t* count, size_t* args_size);
-/* Checks, before any launch, that arguments of these byte sizes fit the
+/** Checks, before any launch, that arguments of these byte sizes fit the
  * kernel: `count` against its parameter count and each size against its
  * parameter. A binding calls it once per argument signature it will write
  * (not per launch); a mismatch answers CUABI_ERROR_INVALID_ARGUMENT with the
@@ -815,64 +874,70 @@ CUABI_API cuabi_status CUABI_CALL cuabi_function_get_params(cuabi_function funct
 CUABI_API cuabi_status CUABI_CALL cuabi_function_check_arg_sizes(cuabi_function function,
                                                                  const size_t* sizes,
                                                                  size_t count);
-/* As cuabi_function_check_arg_sizes for one parameter: `index` must name a
+/** As cuabi_function_check_arg_sizes for one parameter: `index` must name a
  * parameter and `size` equal its size. For bindings that write arguments one
  * at a time (a plan's typed setters). */
 CUABI_API cuabi_status CUABI_CALL cuabi_function_check_arg_size(cuabi_function function,
                                                                 size_t index, size_t size);
-/* The byte length of the packed argument block for cuabi_function_launch_packed:
+/** The byte length of the packed argument block for cuabi_function_launch_packed:
  * the last parameter's offset plus its size (0 for no parameters). */
 CUABI_API cuabi_status CUABI_CALL cuabi_function_get_args_size(cuabi_function function,
                                                                size_t* size);
-/* The name the kernel was looked up by (two-call pattern): the name
+/** The name the kernel was looked up by (two-call pattern): the name
  * expression ("write_scalar<float>") when it was found through one, else
  * its symbol name. */
 CUABI_API cuabi_status CUABI_CALL cuabi_function_get_name(cuabi_function function, char* buf,
                                                           size_t* size);
 
-/* The values of the driver's CUfunction_attribute that cuabi names; any
+/** The values of the driver's CUfunction_attribute that cuabi names; any
  * other CUfunction_attribute value may be passed as well. */
 typedef enum cuabi_function_attribute CUABI_ENUM_BASE {
-  /* The most threads per block the kernel can be launched with. */
+  /** The most threads per block the kernel can be launched with. */
   CUABI_FUNC_MAX_THREADS_PER_BLOCK = 0,
-  /* Bytes of static shared memory per block. */
+  /** Bytes of static shared memory per block. */
   CUABI_FUNC_SHARED_SIZE_BYTES = 1,
-  /* Bytes of constant memory. */
+  /** Bytes of constant memory. */
   CUABI_FUNC_CONST_SIZE_BYTES = 2,
-  /* Bytes of local memory per thread. */
+  /** Bytes of local memory per thread. */
   CUABI_FUNC_LOCAL_SIZE_BYTES = 3,
-  /* Registers per thread. */
+  /** Registers per thread. */
   CUABI_FUNC_NUM_REGS = 4,
-  /* The PTX virtual architecture, major * 10 + minor. */
+  /** The PTX virtual architecture, major * 10 + minor. */
   CUABI_FUNC_PTX_VERSION = 5,
-  /* The binary architecture, major * 10 + minor. */
+  /** The binary architecture, major * 10 + minor. */
   CUABI_FUNC_BINARY_VERSION = 6,
-  /* The most dynamic shared memory per block (settable). */
+  /** The most dynamic shared memory per block (settable). */
   CUABI_FUNC_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8,
-  /* The preferred shared memory carve-out, in percent of the most (settable;
+  /** The preferred shared memory carve-out, in percent of the most (settable;
    * -1 for no preference). */
   CUABI_FUNC_PREFERRED_SHARED_MEMORY_CARVEOUT = 9,
-  /* 1 when the kernel must be launched with a cluster size (__cluster_dims__
+  /** 1 when the kernel must be launched with a cluster size (__cluster_dims__
    * or a launch with cluster dimensions). */
   CUABI_FUNC_CLUSTER_SIZE_MUST_BE_SET = 10,
-  /* The cluster width, height and depth the kernel was compiled for
+  /** The cluster width, height and depth the kernel was compiled for
    * (__cluster_dims__); 0 when it names none. Settable before the first
    * launch when the kernel names none. */
   CUABI_FUNC_REQUIRED_CLUSTER_WIDTH = 11,
+  /** The cluster height, as CUABI_FUNC_REQUIRED_CLUSTER_WIDTH. */
   CUABI_FUNC_REQUIRED_CLUSTER_HEIGHT = 12,
+  /** The cluster depth, as CUABI_FUNC_REQUIRED_CLUSTER_WIDTH. */
   CUABI_FUNC_REQUIRED_CLUSTER_DEPTH = 13,
-  /* 1 to allow clusters larger than the portable 8 blocks, where the device
+  /** 1 to allow clusters larger than the portable 8 blocks, where the device
    * can run them (settable). */
   CUABI_FUNC_NON_PORTABLE_CLUSTER_SIZE_ALLOWED = 14,
-  /* The driver's CUclusterSchedulingPolicy preference (settable). */
+  /** The driver's CUclusterSchedulingPolicy preference (settable). */
   CUABI_FUNC_CLUSTER_SCHEDULING_POLICY_PREFERENCE = 15,
   CUABI_FUNCTION_ATTRIBUTE_FORCE32 = 0x7FFFFFFF
 } cuabi_function_attribute;
-/* Any CUfunction_attribute, by its numeric value. */
+/** Any CUfunction_attribute, by its numeric value `attribute`, in `value`.
+ * A value this driver does not know answers CUABI_ERROR_INVALID_ARGUMENT. */
 CUABI_API cuabi_status CUABI_CALL cuabi_function_get_attribute(cuabi_function function,
                                                                cuabi_function_attribute attribute,
                                                                int32_t* value);
-/* Sets a settable CUfunction_attribute (e.g. the dynamic shared memory limit). */
+/** Sets the settable CUfunction_attribute `attribute` (e.g. the dynamic
+ * shared memory limit) to `value`. A value the driver refuses, or an
+ * attribute it cannot set, answers CUABI_ERROR_INVALID_ARGUMENT naming both
+ * (with the driver's logged reason where it gave one). */
 CUABI_API cuabi_status CUABI_CALL cuabi_function_set_attribute(cuabi_function function,
                                                                cuabi_function_attribute attribute,
                                                                int32_t value);
@@ -887,42 +952,43 @@ CUABI_API cuabi_status CUABI_CALL cuabi_function_set_attribute(cuabi_function fu
  * creates it. Its entries are the files named <64 hex digits>.cubin-cache in
  * it; ".tmp-*" files are writes in progress or never finished. */
 
-/* Whether compiles use the cache folder now, and if not, why. */
+/** Whether compiles use the cache folder now, and if not, why. */
 typedef enum cuabi_cache_state CUABI_ENUM_BASE {
-  /* The folder exists and compiles read and write it. */
+  /** The folder exists and compiles read and write it. */
   CUABI_CACHE_STATE_IN_USE = 0,
-  /* The folder does not exist yet: the first compile creates it (mode 0700). */
+  /** The folder does not exist yet: the first compile creates it (mode 0700). */
   CUABI_CACHE_STATE_NOT_CREATED = 1,
-  /* CUABI_CACHE is 0, off or false: compiles neither read nor write it. */
+  /** CUABI_CACHE is 0, off or false: compiles neither read nor write it. */
   CUABI_CACHE_STATE_OFF = 2,
-  /* No folder: CUABI_CACHE_DIR is unset, XDG_CACHE_HOME is no absolute path,
+  /** No folder: CUABI_CACHE_DIR is unset, XDG_CACHE_HOME is no absolute path,
    * and there is no home folder. */
   CUABI_CACHE_STATE_NO_FOLDER = 3,
-  /* The path exists but is not a folder: not used. */
+  /** The path exists but is not a folder: not used. */
   CUABI_CACHE_STATE_NOT_A_FOLDER = 4,
-  /* Owned by another user: not used (they could plant images). */
+  /** Owned by another user: not used (they could plant images). */
   CUABI_CACHE_STATE_OWNED_BY_OTHERS = 5,
-  /* Writable by its group or by others: not used (they could plant images). */
+  /** Writable by its group or by others: not used (they could plant images). */
   CUABI_CACHE_STATE_WRITABLE_BY_OTHERS = 6,
-  /* The path cannot be looked at (a folder above it is not searchable): not used. */
+  /** The path cannot be looked at (a folder above it is not searchable): not used. */
   CUABI_CACHE_STATE_UNREADABLE = 7,
   CUABI_CACHE_STATE_FORCE32 = 0x7FFFFFFF
 } cuabi_cache_state;
 
-/* The cache folder (two-call pattern): $CUABI_CACHE_DIR, else
+/** The cache folder (two-call pattern): $CUABI_CACHE_DIR, else
  * $XDG_CACHE_HOME/cuabi (an absolute XDG_CACHE_HOME), else ~/.cache/cuabi
  * (the home folder from $HOME, else the user database); also while the
  * cache is off or the folder not used. CUABI_ERROR_NOT_FOUND when there is
  * none (CUABI_CACHE_STATE_NO_FOLDER). */
 CUABI_API cuabi_status CUABI_CALL cuabi_cache_get_dir(char* buf, size_t* size);
-/* Whether compiles use the cache folder now (cuabi_cache_state). */
+/** Whether compiles use the cache folder now, in `state`
+ * (cuabi_cache_state). */
 CUABI_API cuabi_status CUABI_CALL cuabi_cache_get_state(cuabi_cache_state* state);
-/* The number of entries in the cache folder and their size in bytes,
+/** The number of entries in the cache folder and their size in bytes,
  * counted whatever its state; 0 and 0 when the folder does not exist.
  * CUABI_ERROR_NOT_FOUND when there is no folder; CUABI_ERROR_IO (the errno
  * in cuabi_last_error_code) when it cannot be read. */
 CUABI_API cuabi_status CUABI_CALL cuabi_cache_get_usage(uint64_t* entries, uint64_t* bytes);
-/* Removes every entry of the cache folder, and every unfinished write, also
+/** Removes every entry of the cache folder, and every unfinished write, also
  * while the cache is off; `entries` and `bytes` receive
  * how many entries were removed and their size. A folder that does not
  * exist is empty: 0 and 0. CUABI_ERROR_NOT_FOUND when there is no folder.
@@ -936,120 +1002,134 @@ CUABI_API cuabi_status CUABI_CALL cuabi_cache_clear(uint64_t* entries, uint64_t*
 /* Linking device code, and libraries                                         */
 /* ------------------------------------------------------------------------- */
 
-/* What a linker input is. */
+/** What a linker input is. */
 typedef enum cuabi_link_input CUABI_ENUM_BASE {
-  /* Told by the bytes (ELF: CUBIN; a fatbin; LTO-IR; otherwise PTX text) or,
+  /** Told by the bytes (ELF: CUBIN; a fatbin; LTO-IR; otherwise PTX text) or,
    * for a file, by its extension (.cubin, .ptx, .fatbin, .ltoir, .o, .a). */
   CUABI_LINK_INPUT_AUTO = 0,
-  /* Machine code for one architecture (-rdc=true for code other inputs call). */
+  /** Machine code for one architecture (-rdc=true for code other inputs call). */
   CUABI_LINK_INPUT_CUBIN = 1,
-  /* PTX text, compiled for the linker's device. */
+  /** PTX text, compiled for the linker's device. */
   CUABI_LINK_INPUT_PTX = 2,
-  /* NVRTC's or nvcc's LTO-IR ("-dlto"); needs the nvJitLink backend. */
+  /** NVRTC's or nvcc's LTO-IR ("-dlto"); needs the nvJitLink backend. */
   CUABI_LINK_INPUT_LTO_IR = 3,
-  /* A fat binary holding CUBIN or PTX for several architectures. */
+  /** A fat binary holding CUBIN or PTX for several architectures. */
   CUABI_LINK_INPUT_FATBIN = 4,
-  /* A host object holding device code (nvcc -rdc -c). */
+  /** A host object holding device code (nvcc -rdc -c). */
   CUABI_LINK_INPUT_OBJECT = 5,
-  /* A static library of such objects (a device library compiled once). */
+  /** A static library of such objects (a device library compiled once). */
   CUABI_LINK_INPUT_LIBRARY = 6,
   CUABI_LINK_INPUT_FORCE32 = 0x7FFFFFFF
 } cuabi_link_input;
 
-/* Which linker does the work. */
+/** Which linker does the work. */
 typedef enum cuabi_link_backend CUABI_ENUM_BASE {
-  /* nvJitLink when it loads, else the driver's linker. */
+  /** nvJitLink when it loads, else the driver's linker. */
   CUABI_LINK_BACKEND_AUTO = 0,
-  /* nvJitLink (libnvJitLink.so.N, opened on first use like NVRTC; looked for
+  /** nvJitLink (libnvJitLink.so.N, opened on first use like NVRTC; looked for
    * as $CUABI_NVJITLINK_PATH alone when set, else as NVRTC is):
    * LTO-IR and link-time optimisation. */
   CUABI_LINK_BACKEND_NVJITLINK = 1,
-  /* The driver's cuLink*: CUBIN, PTX, fatbin, objects and libraries; no
+  /** The driver's cuLink*: CUBIN, PTX, fatbin, objects and libraries; no
    * LTO-IR and no options. */
   CUABI_LINK_BACKEND_DRIVER = 2,
   CUABI_LINK_BACKEND_FORCE32 = 0x7FFFFFFF
 } cuabi_link_backend;
 
-/* Flags for cuabi_link_desc.flags: an OR of cuabi_link_flag_bits. */
+/** Flags for cuabi_link_desc.flags: an OR of cuabi_link_flag_bits. */
 typedef uint32_t cuabi_link_flags;
+/** The bits of cuabi_link_flags. */
 typedef enum cuabi_link_flag_bits CUABI_ENUM_BASE {
-  /* Link-time optimisation over the LTO-IR inputs ("-lto"). */
+  /** Link-time optimisation over the LTO-IR inputs ("-lto"). */
   CUABI_LINK_LTO = 1 << 0,
-  /* Neither read nor write the on-disk cache for this link. */
+  /** Neither read nor write the on-disk cache for this link. */
   CUABI_LINK_NO_CACHE = 1 << 1,
   CUABI_LINK_FLAG_BITS_FORCE32 = 0x7FFFFFFF
 } cuabi_link_flag_bits;
 
-/* How to link. Start from cuabi_link_desc_init or CUABI_LINK_DESC_INIT. */
+/** How to link. Start from cuabi_link_desc_init or CUABI_LINK_DESC_INIT. */
 typedef struct cuabi_link_desc {
-  size_t struct_size; /* sizeof(cuabi_link_desc) */
-  cuabi_link_backend backend;
-  cuabi_link_flags flags; /* CUABI_LINK_* */
-  /* nvJitLink options ("-O3", "-lineinfo", "-maxrregcount=64"); the target
+  size_t struct_size; /**< sizeof(cuabi_link_desc) */
+  cuabi_link_backend backend; /**< which linker; CUABI_LINK_BACKEND_AUTO by default */
+  cuabi_link_flags flags; /**< CUABI_LINK_* */
+  /** nvJitLink options ("-O3", "-lineinfo", "-maxrregcount=64"); the target
    * "-arch=sm_XY" of the linker's device is added unless one is given. */
   const char* const* options;
-  size_t num_options;
+  size_t num_options; /**< the number of `options` */
 } cuabi_link_desc;
 
+/** The defaults of cuabi_link_desc as an initialiser (C, C++); cuabi_link_desc_init fills the
+ * same. */
 #define CUABI_LINK_DESC_INIT \
   { sizeof(cuabi_link_desc), CUABI_LINK_BACKEND_AUTO, 0, NULL, 0 }
 
-/* Fills `desc` with the defaults of CUABI_LINK_DESC_INIT (either backend, no
+/** Fills `desc` with the defaults of CUABI_LINK_DESC_INIT (either backend, no
  * flags, no options). */
 CUABI_API cuabi_status CUABI_CALL cuabi_link_desc_init(cuabi_link_desc* desc, size_t struct_size);
 
-/* A linker for `device`: add inputs, then cuabi_linker_link. `desc` NULL:
+/** A linker for `device`: add inputs, then cuabi_linker_link. `desc` NULL:
  * the defaults. CUABI_LINK_BACKEND_NVJITLINK where nvJitLink cannot be
  * loaded answers CUABI_ERROR_NOT_FOUND listing every path tried. */
 CUABI_API cuabi_status CUABI_CALL cuabi_linker_create(cuabi_device device,
                                                       const cuabi_link_desc* desc,
                                                       cuabi_linker* out);
+/** Releases the linker and the inputs it copied. A module it linked does not
+ * need it. */
 CUABI_API void CUABI_CALL cuabi_linker_release(cuabi_linker linker);
-/* The backend the linker uses (AUTO resolved). */
+/** The backend the linker uses (AUTO resolved). */
 CUABI_API cuabi_status CUABI_CALL cuabi_linker_get_backend(cuabi_linker linker,
                                                            cuabi_link_backend* backend);
-/* Adds `size` bytes of `kind`; `name` (NULL: "input<N>") names the input in
- * the log. The bytes are copied. An input the backend cannot take (LTO-IR
+/** Adds the `size` bytes at `data` as an input of `kind`; `name` (NULL:
+ * "input<N>") names the input in the log. The bytes are copied. NULL data,
+ * 0 bytes, or AUTO for bytes that are no input cuabi can tell answer
+ * CUABI_ERROR_INVALID_ARGUMENT; an input the backend cannot take (LTO-IR
  * for the driver) answers CUABI_ERROR_NOT_SUPPORTED. */
 CUABI_API cuabi_status CUABI_CALL cuabi_linker_add_data(cuabi_linker linker,
                                                         cuabi_link_input kind, const void* data,
                                                         size_t size, const char* name);
-/* Adds a file of `kind` (read now: a later change to the file is not seen). */
+/** Adds the file at `path` as an input of `kind` (read now: a later change
+ * to the file is not seen); AUTO goes by the file's extension, then its
+ * bytes. The refusals of cuabi_linker_add_data, and CUABI_ERROR_IO (the
+ * errno in cuabi_last_error_code) when the file cannot be opened or read. */
 CUABI_API cuabi_status CUABI_CALL cuabi_linker_add_file(cuabi_linker linker,
                                                         cuabi_link_input kind, const char* path);
-/* Adds a compiled program's output: its LTO-IR when compiled with "-dlto",
+/** Adds a compiled program's output: its LTO-IR when compiled with "-dlto",
  * else its CUBIN, else its PTX. Compile device code meant for another
  * program's kernels with "-rdc=true" (or "-dlto"). */
 CUABI_API cuabi_status CUABI_CALL cuabi_linker_add_program(cuabi_linker linker,
                                                            cuabi_program program);
-/* Links what was added and loads the result on the linker's device. A
+/** Links what was added and loads the result on the linker's device. A
  * linker links once. Linked images go through the compile cache, keyed on
  * every input's kind, name and bytes, the options, the backend, the target
  * and the library and driver versions; cuabi_module_get_from_cache says
  * whether this one came from it. A link error answers CUABI_ERROR_COMPILE
  * with the linker's log (cuabi_last_error_log, cuabi_linker_get_log). */
 CUABI_API cuabi_status CUABI_CALL cuabi_linker_link(cuabi_linker linker, cuabi_module* out);
-/* The link's log, information and errors (two-call pattern); "" before
+/** The link's log, information and errors (two-call pattern); "" before
  * linking and after a link served from the cache. */
 CUABI_API cuabi_status CUABI_CALL cuabi_linker_get_log(cuabi_linker linker, char* buf,
                                                        size_t* size);
-/* The linked CUBIN (two-call pattern; binary), for loading elsewhere (a
+/** The linked CUBIN (two-call pattern; binary), for loading elsewhere (a
  * library, another device of the same architecture, a file).
  * CUABI_ERROR_NOT_FOUND before a successful link. */
 CUABI_API cuabi_status CUABI_CALL cuabi_linker_get_image(cuabi_linker linker, void* buf,
                                                          size_t* size);
 
-/* Loads an image (CUBIN, PTX or fatbin bytes, as cuabi_module_load_data
- * takes them) as a library (cuLibraryLoadData, CUDA 12+): loaded once,
- * usable in every device's context, which is what the driver recommends for
- * code not tied to one context. */
+/** Loads an image (CUBIN, PTX or fatbin bytes, as cuabi_module_load_data
+ * takes them: the `size` bytes at `image`) as a library (cuLibraryLoadData,
+ * CUDA 12+): loaded once, usable in every device's context, which is what
+ * the driver recommends for code not tied to one context. Bytes that are
+ * no image answer CUABI_ERROR_INVALID_ARGUMENT here, not at their first
+ * use. */
 CUABI_API cuabi_status CUABI_CALL cuabi_library_load_data(const void* image, size_t size,
                                                           cuabi_library* out);
-/* Loads a CUBIN, PTX or fatbin file as a library. */
+/** Loads a CUBIN, PTX or fatbin file as a library: the bytes at `path`, read
+ * whole, as cuabi_library_load_data loads them. CUABI_ERROR_IO (the errno
+ * in cuabi_last_error_code) when the file cannot be opened or read. */
 CUABI_API cuabi_status CUABI_CALL cuabi_library_load_file(const char* path, cuabi_library* out);
-/* Unloads the library once no module made from it is in use. */
+/** Unloads the library once no module made from it is in use. */
 CUABI_API void CUABI_CALL cuabi_library_release(cuabi_library library);
-/* The library as a module of `device`'s context: its kernels
+/** The library as a module of `device`'s context: its kernels
  * (cuabi_module_get_function, plain C++ names included), globals and
  * listing, without loading the image again. The module keeps the library
  * alive. */
@@ -1061,56 +1141,65 @@ CUABI_API cuabi_status CUABI_CALL cuabi_library_get_module(cuabi_library library
 /* Launch                                                                     */
 /* ------------------------------------------------------------------------- */
 
-/* Flags for cuabi_launch_config.flags: an OR of cuabi_launch_flag_bits. */
+/** Flags for cuabi_launch_config.flags: an OR of cuabi_launch_flag_bits. */
 typedef uint32_t cuabi_launch_flags;
+/** The bits of cuabi_launch_flags. */
 typedef enum cuabi_launch_flag_bits CUABI_ENUM_BASE {
-  /* A cooperative launch: every block of the grid is resident at once, so
+  /** A cooperative launch: every block of the grid is resident at once, so
    * the kernel may synchronise the whole grid (cooperative groups'
    * grid.sync()). A grid larger than the device can keep resident for this
    * block size and shared memory is refused before the driver sees it. */
   CUABI_LAUNCH_COOPERATIVE = 1 << 0,
-  /* Programmatic dependent launch: this kernel may start before the
+  /** Programmatic dependent launch: this kernel may start before the
    * previous kernel on its stream has finished, once every block of that
    * kernel has called cudaTriggerProgrammaticLaunchCompletion() or exited;
    * it must call cudaGridDependencySynchronize() before reading what the
    * previous kernel wrote. */
   CUABI_LAUNCH_PROGRAMMATIC_SERIALIZATION = 1 << 1,
-  /* With programmatic_event: the event fires when every block has started,
+  /** With programmatic_event: the event fires when every block has started,
    * instead of when every block has triggered or exited. */
   CUABI_LAUNCH_PROGRAMMATIC_EVENT_AT_BLOCK_START = 1 << 2,
   CUABI_LAUNCH_FLAG_BITS_FORCE32 = 0x7FFFFFFF
 } cuabi_launch_flag_bits;
 
-/* How a kernel is launched. Start from cuabi_launch_config_init or
+/** How a kernel is launched. Start from cuabi_launch_config_init or
  * CUABI_LAUNCH_CONFIG_INIT. The fields after shared_mem_bytes came with
  * version 0.2; a struct from an older header (struct_size 40) is read with
  * their defaults. A configuration that uses any of them goes through the
  * driver's extended launch (cuLaunchKernelEx). */
 typedef struct cuabi_launch_config {
-  size_t struct_size; /* sizeof(cuabi_launch_config) */
-  uint32_t grid_x, grid_y, grid_z;
-  uint32_t block_x, block_y, block_z;
-  uint32_t shared_mem_bytes;
-  cuabi_launch_flags flags; /* CUABI_LAUNCH_* */
-  /* Thread-block cluster dimensions in blocks; 0, 0, 0 for no cluster. Each
+  size_t struct_size; /**< sizeof(cuabi_launch_config) */
+  /**@{*/
+  uint32_t grid_x, grid_y, grid_z; /**< The grid's dimensions, in blocks (each > 0). */
+  /**@}*/
+  /**@{*/
+  uint32_t block_x, block_y, block_z; /**< The block's dimensions, in threads (each > 0). */
+  /**@}*/
+  uint32_t shared_mem_bytes; /**< dynamic shared memory per block, in bytes */
+  cuabi_launch_flags flags; /**< CUABI_LAUNCH_* */
+  /**@{*/
+  /** Thread-block cluster dimensions in blocks; 0, 0, 0 for no cluster. Each
    * must divide the grid's dimension. At most 8 blocks per cluster unless
    * the kernel allows more (CUABI_FUNC_NON_PORTABLE_CLUSTER_SIZE_ALLOWED) and
    * the device can run them (cuabi_function_get_max_cluster_size). */
   uint32_t cluster_x, cluster_y, cluster_z;
-  /* The launch's priority; 0 keeps the stream's. Within
+  /**@}*/
+  /** The launch's priority; 0 keeps the stream's. Within
    * cuabi_device_get_stream_priority_range. */
   int32_t priority;
-  /* Recorded when the kernel's blocks trigger (or start, with
+  /** Recorded when the kernel's blocks trigger (or start, with
    * CUABI_LAUNCH_PROGRAMMATIC_EVENT_AT_BLOCK_START); a later kernel that
    * waits for it may overlap this one's tail. NULL: none. The event must be
    * made with CUABI_EVENT_DISABLE_TIMING on the kernel's device. */
   cuabi_event programmatic_event;
 } cuabi_launch_config;
 
+/** The defaults of cuabi_launch_config as an initialiser (C, C++); cuabi_launch_config_init
+ * fills the same. */
 #define CUABI_LAUNCH_CONFIG_INIT \
   { sizeof(cuabi_launch_config), 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, NULL }
 
-/* Fills `config` with the defaults of CUABI_LAUNCH_CONFIG_INIT (a 1x1x1 grid
+/** Fills `config` with the defaults of CUABI_LAUNCH_CONFIG_INIT (a 1x1x1 grid
  * of 1x1x1 blocks, no dynamic shared memory, no flags, no cluster, the
  * stream's priority, no programmatic event). `struct_size` is the size of
  * the caller's struct, sizeof(cuabi_launch_config) of the header it was
@@ -1120,9 +1209,11 @@ typedef struct cuabi_launch_config {
 CUABI_API cuabi_status CUABI_CALL cuabi_launch_config_init(cuabi_launch_config* config,
                                                            size_t struct_size);
 
-/* Launches `function` on `stream` (NULL: the device's default stream) with
- * the driver's own argument convention, as cuLaunchKernel takes it: `params`
- * holds `num_params` pointers, each to one argument's value.
+/** Launches `function` with the configuration `config` (its grid, block,
+ * shared memory and the extended options of cuabi_launch_config) on `stream`
+ * (NULL: the device's default stream) with the driver's own argument
+ * convention, as cuLaunchKernel takes it: `params` holds `num_params`
+ * pointers, each to one argument's value.
  *
  * The configuration is checked before the driver sees it (no zero dimension,
  * a block within the kernel's and the device's limits, shared memory within
@@ -1134,8 +1225,10 @@ CUABI_API cuabi_status CUABI_CALL cuabi_function_launch(cuabi_function function,
                                                const cuabi_launch_config* config,
                                                cuabi_stream stream, void* const* params,
                                                size_t num_params);
-/* As cuabi_function_launch, and each argument's size in bytes is checked against the
- * kernel's parameter: passing a 4-byte value to a size_t parameter answers
+/** As cuabi_function_launch (`config`, `stream`, `params` and `num_params`
+ * the same), and each argument's size in bytes is checked against the
+ * kernel's parameter: `param_sizes` holds `num_params` sizes, one for each
+ * pointer of `params`. Passing a 4-byte value to a size_t parameter answers
  * CUABI_ERROR_INVALID_ARGUMENT naming the parameter, instead of running.
  * @param param_sizes array_in count=num_params */
 CUABI_API cuabi_status CUABI_CALL cuabi_function_launch_sized(cuabi_function function,
@@ -1143,72 +1236,81 @@ CUABI_API cuabi_status CUABI_CALL cuabi_function_launch_sized(cuabi_function fun
                                                      cuabi_stream stream, void* const* params,
                                                      const size_t* param_sizes,
                                                      size_t num_params);
-/* As cuabi_function_launch, with every argument in one block laid out at the kernel's
- * parameter offsets (cuabi_function_get_params); `args_size` must equal
+/** As cuabi_function_launch (`config` and `stream` the same), with every
+ * argument in one block, `args`, laid out at the kernel's parameter offsets
+ * (cuabi_function_get_params); `args_size` must equal
  * cuabi_function_get_args_size. One foreign call per launch for a binding. */
 CUABI_API cuabi_status CUABI_CALL cuabi_function_launch_packed(cuabi_function function,
                                                       const cuabi_launch_config* config,
                                                       cuabi_stream stream, const void* args,
                                                       size_t args_size);
 
-/* A prepared launch: the function, configuration and stream checked once,
- * and an argument block owned by the plan, laid out at the kernel's
- * parameter offsets. A binding writes the arguments into that block in place
- * and launches with one call of one argument: the fastest way to launch the
- * same kernel many times. The plan keeps its function and stream alive.
- * Launching reads the block as it is at the call; one thread at a time should
- * write a plan's block and launch it (plans are cheap: make one per thread). */
+/** A prepared launch of `function` with `config` on `stream` (NULL: the
+ * device's default stream): the function, configuration and stream checked
+ * once, as cuabi_function_launch checks them, and an argument block owned by
+ * the plan, laid out at the kernel's parameter offsets. A binding writes the
+ * arguments into that block in place and launches with one call of one
+ * argument: the fastest way to launch the same kernel many times. The plan
+ * keeps its function and stream alive. Launching reads the block as it is at
+ * the call; one thread at a time should write a plan's block and launch it
+ * (plans are cheap: make one per thread). */
 CUABI_API cuabi_status CUABI_CALL cuabi_launch_plan_create(cuabi_function function,
                                                            const cuabi_launch_config* config,
                                                            cuabi_stream stream,
                                                            cuabi_launch_plan* out);
+/** Frees the plan and its argument block (the address
+ * cuabi_launch_plan_get_args gave is then invalid), and lets go of the
+ * function and stream it kept alive. */
 CUABI_API void CUABI_CALL cuabi_launch_plan_release(cuabi_launch_plan plan);
-/* The plan's argument block: its address (valid until the plan is released,
- * zero-filled at creation, 64-byte aligned) and its size, which equals
- * cuabi_function_get_args_size. */
+/** The plan's argument block: its address in `args` (valid until the plan
+ * is released, zero-filled at creation, 64-byte aligned) and its size in
+ * `size`, which equals cuabi_function_get_args_size. */
 CUABI_API cuabi_status CUABI_CALL cuabi_launch_plan_get_args(cuabi_launch_plan plan, void** args,
                                                              size_t* size);
-/* Launches the plan's function with the block's current contents. */
+/** Launches the plan's function with the block's current contents. */
 CUABI_API cuabi_status CUABI_CALL cuabi_launch_plan_launch(cuabi_launch_plan plan);
 
 /* ------------------------------------------------------------------------- */
 /* Occupancy                                                                  */
 /* ------------------------------------------------------------------------- */
 
-/* How many blocks of `block_size` threads, each with `dynamic_shared_bytes`
+/** How many blocks of `block_size` threads, each with `dynamic_shared_bytes`
  * of dynamic shared memory, one multiprocessor keeps resident at once. */
 CUABI_API cuabi_status CUABI_CALL cuabi_function_get_active_blocks_per_sm(
     cuabi_function function, uint32_t block_size, size_t dynamic_shared_bytes,
     uint32_t* blocks);
-/* The block size that maximises occupancy, and the smallest grid that fills
- * the device at that size. Each block uses `shared_bytes_per_block` +
- * `shared_bytes_per_thread` * block size of dynamic shared memory (no
- * callback crosses the ABI). Where two sizes give the same occupancy the
- * larger wins, as with the driver's cuOccupancyMaxPotentialBlockSize.
- * `block_size_limit` caps the answer (0: the kernel's own limit; a limit
- * above the kernel's own is refused). */
+/** The block size that maximises occupancy, in `block_size`, and the
+ * smallest grid that fills the device at that size, in `min_grid_size`.
+ * Each block uses `shared_bytes_per_block` + `shared_bytes_per_thread` *
+ * block size of dynamic shared memory (no callback crosses the ABI). Where
+ * two sizes give the same occupancy the larger wins, as with the driver's
+ * cuOccupancyMaxPotentialBlockSize. `block_size_limit` caps the answer (0:
+ * the kernel's own limit; a limit above the kernel's own is refused). */
 CUABI_API cuabi_status CUABI_CALL cuabi_function_suggest_block_size(
     cuabi_function function, size_t shared_bytes_per_block, size_t shared_bytes_per_thread,
     uint32_t block_size_limit, uint32_t* block_size, uint32_t* min_grid_size);
-/* A launch configuration for `elements` independent work items, one per
- * thread: a 1-D block of the size cuabi_function_suggest_block_size gives,
- * and as many blocks as cover `elements` (at most the device's grid limit),
- * with shared_mem_bytes set from the two shared-memory rules. The other
- * fields are the defaults. `config->struct_size` must be set; `elements` = 0
- * is refused. */
+/** A launch configuration, written into `config`, for `elements` independent
+ * work items, one per thread: a 1-D block of the size
+ * cuabi_function_suggest_block_size gives, and as many blocks as cover
+ * `elements` (at most the device's grid limit), with shared_mem_bytes set
+ * from the two shared-memory rules (`shared_bytes_per_block`,
+ * `shared_bytes_per_thread`, as cuabi_function_suggest_block_size takes
+ * them). The other fields are the defaults. `config->struct_size` must be
+ * set; `elements` = 0 is refused. */
 CUABI_API cuabi_status CUABI_CALL cuabi_function_suggest_config(
     cuabi_function function, uint64_t elements, size_t shared_bytes_per_block,
     size_t shared_bytes_per_thread, cuabi_launch_config* config);
-/* The most dynamic shared memory each block can have while `blocks_per_sm`
- * blocks of `block_size` threads stay resident on one multiprocessor. */
+/** The most dynamic shared memory, in `bytes`, each block can have while
+ * `blocks_per_sm` blocks of `block_size` threads stay resident on one
+ * multiprocessor. */
 CUABI_API cuabi_status CUABI_CALL cuabi_function_get_available_dynamic_shared(
     cuabi_function function, uint32_t blocks_per_sm, uint32_t block_size, size_t* bytes);
-/* The largest cluster size (in blocks) the device can run `function` with,
- * for `config`'s grid, block and shared memory (its cluster fields are not
- * read). */
+/** The largest cluster size (in blocks) the device can run `function` with,
+ * in `cluster_size`, for `config`'s grid, block and shared memory (its
+ * cluster fields are not read). */
 CUABI_API cuabi_status CUABI_CALL cuabi_function_get_max_cluster_size(
     cuabi_function function, const cuabi_launch_config* config, uint32_t* cluster_size);
-/* How many clusters of `config`'s cluster dimensions can be resident on the
+/** How many clusters of `config`'s cluster dimensions can be resident on the
  * device at once. */
 CUABI_API cuabi_status CUABI_CALL cuabi_function_get_max_active_clusters(
     cuabi_function function, const cuabi_launch_config* config, uint32_t* clusters);
@@ -1217,24 +1319,38 @@ CUABI_API cuabi_status CUABI_CALL cuabi_function_get_max_active_clusters(
 /* Device memory                                                              */
 /* ------------------------------------------------------------------------- */
 
-/* Allocates `bytes` (> 0) of device memory. */
+/** Allocates `bytes` (> 0) of device memory. */
 CUABI_API cuabi_status CUABI_CALL cuabi_buffer_alloc(cuabi_device device, size_t bytes,
                                                      cuabi_buffer* out);
-/* Wraps device memory owned by someone else (CuPy, PyTorch, the runtime)
- * without taking ownership: release frees nothing. The owner must keep it
- * alive while the buffer is used. */
+/** Wraps device memory owned by someone else (CuPy, PyTorch, the runtime)
+ * without taking ownership: release frees nothing. `device_ptr` is the
+ * memory's device address (a CUdeviceptr) and `bytes` its size; neither may
+ * be 0 (CUABI_ERROR_INVALID_ARGUMENT). The owner must keep it alive while
+ * the buffer is used. */
 CUABI_API cuabi_status CUABI_CALL cuabi_buffer_wrap(cuabi_device device, uint64_t device_ptr,
                                                     size_t bytes, cuabi_buffer* out);
+/** Frees the buffer's memory as its kind says (cuabi_buffer_kind), once no
+ * texture object reads it: a stream-ordered buffer in order on the stream
+ * it was allocated on, a wrapped buffer not at all (its owner frees it), an
+ * IPC buffer by unmapping, once the last buffer opened over that mapping is
+ * released. */
 CUABI_API void CUABI_CALL cuabi_buffer_release(cuabi_buffer buffer);
-/* The raw CUdeviceptr, for interop and as a kernel argument. */
+/** The raw CUdeviceptr in `ptr`, for interop and as a kernel argument. */
 CUABI_API cuabi_status CUABI_CALL cuabi_buffer_get_pointer(cuabi_buffer buffer, uint64_t* ptr);
+/** The buffer's size in bytes, as allocated, wrapped or opened (a pitched
+ * buffer's is pitch * height). */
 CUABI_API cuabi_status CUABI_CALL cuabi_buffer_get_size(cuabi_buffer buffer, size_t* bytes);
+/** The ordinal of the device the buffer's memory belongs to. */
 CUABI_API cuabi_status CUABI_CALL cuabi_buffer_get_device_ordinal(cuabi_buffer buffer,
                                                                   int32_t* ordinal);
 
-/* Every copy is checked against the buffers' sizes first: a range past the
+/**@{*/
+/** Every copy is checked against the buffers' sizes first: a range past the
  * end answers CUABI_ERROR_OUT_OF_RANGE before the driver sees it. A copy of 0
- * bytes succeeds and does nothing.
+ * bytes succeeds and does nothing. `bytes` bytes are copied from byte
+ * `src_offset` of the buffer `src` or into byte `dst_offset` of the buffer
+ * `dst`; the host side is the host address `src` (to the device) or `dst`
+ * (from it).
  * The synchronous forms (no stream argument) run on the default stream after
  * the work already queued there, and return once the device has finished
  * them. They are not ordered against streams made with
@@ -1255,38 +1371,53 @@ CUABI_API cuabi_status CUABI_CALL cuabi_buffer_copy_to_host_async(cuabi_buffer s
                                                                   size_t src_offset, void* dst,
                                                                   size_t bytes,
                                                                   cuabi_stream stream);
-/* Device to device, on one device or between two (directly or through the
- * host: cuabi_buffer_get_copy_path). Overlapping ranges of the same memory
- * answer CUABI_ERROR_INVALID_ARGUMENT. */
+/**@}*/
+/**@{*/
+/** Device to device, on one device or between two (directly or through the
+ * host: cuabi_buffer_get_copy_path): `bytes` bytes from byte `src_offset` of
+ * `src` to byte `dst_offset` of `dst`, checked against both buffers' sizes
+ * as above (CUABI_ERROR_OUT_OF_RANGE). Overlapping ranges of the same memory
+ * answer CUABI_ERROR_INVALID_ARGUMENT. The *_async form is ordered on
+ * `stream` (NULL: the default stream), which must be of `dst`'s device. */
 CUABI_API cuabi_status CUABI_CALL cuabi_buffer_copy(cuabi_buffer dst, size_t dst_offset,
                                                     cuabi_buffer src, size_t src_offset,
                                                     size_t bytes);
 CUABI_API cuabi_status CUABI_CALL cuabi_buffer_copy_async(cuabi_buffer dst, size_t dst_offset,
                                                           cuabi_buffer src, size_t src_offset,
                                                           size_t bytes, cuabi_stream stream);
-/* Sets `bytes` bytes from `offset` to `value`. */
+/**@}*/
+/**@{*/
+/** Sets `bytes` bytes from byte `offset` of `buffer` to `value`; a range past
+ * the buffer's end answers CUABI_ERROR_OUT_OF_RANGE, and 0 bytes do nothing.
+ * The synchronous form returns once the device has finished; the *_async
+ * form is ordered on `stream` (NULL: the default stream). */
 CUABI_API cuabi_status CUABI_CALL cuabi_buffer_memset(cuabi_buffer buffer, size_t offset,
                                                       uint8_t value, size_t bytes);
 CUABI_API cuabi_status CUABI_CALL cuabi_buffer_memset_async(cuabi_buffer buffer, size_t offset,
                                                             uint8_t value, size_t bytes,
                                                             cuabi_stream stream);
+/**@}*/
 
 /* ------------------------------------------------------------------------- */
 /* Page-locked host memory                                                    */
 /* ------------------------------------------------------------------------- */
 
-/* Allocates `bytes` (> 0) of pinned host memory, usable from every context. */
+/** Allocates `bytes` (> 0) of pinned host memory, usable from every context. */
 CUABI_API cuabi_status CUABI_CALL cuabi_host_buffer_alloc(cuabi_device device, size_t bytes,
                                                    cuabi_host_buffer* out);
-/* Pins existing host memory in place (e.g. a NumPy array's data) until the
- * handle is released. The memory must outlive the handle.
+/** Pins existing host memory in place (e.g. a NumPy array's data) until the
+ * handle is released: the `bytes` bytes at `ptr` (neither NULL nor 0:
+ * CUABI_ERROR_INVALID_ARGUMENT). The memory must outlive the handle.
  * @idiom host_view */
 CUABI_API cuabi_status CUABI_CALL cuabi_host_buffer_register(cuabi_device device, void* ptr,
                                                       size_t bytes, cuabi_host_buffer* out);
-/* Frees (cuabi_host_buffer_alloc) or unpins (cuabi_host_buffer_register) the memory. */
+/** Frees (cuabi_host_buffer_alloc) or unpins (cuabi_host_buffer_register) the memory. */
 CUABI_API void CUABI_CALL cuabi_host_buffer_release(cuabi_host_buffer buffer);
+/** The host address of the pinned memory: the allocation, or the `ptr` that
+ * was registered. Valid while the handle lives. */
 CUABI_API cuabi_status CUABI_CALL cuabi_host_buffer_get_pointer(cuabi_host_buffer buffer,
                                                                 void** ptr);
+/** The pinned memory's size in bytes, as allocated or registered. */
 CUABI_API cuabi_status CUABI_CALL cuabi_host_buffer_get_size(cuabi_host_buffer buffer,
                                                              size_t* bytes);
 
@@ -1294,98 +1425,109 @@ CUABI_API cuabi_status CUABI_CALL cuabi_host_buffer_get_size(cuabi_host_buffer b
 /* Kinds of device memory                                                     */
 /* ------------------------------------------------------------------------- */
 
-/* How a buffer's memory was obtained; decides how it is freed. */
+/** How a buffer's memory was obtained; decides how it is freed. */
 typedef enum cuabi_buffer_kind CUABI_ENUM_BASE {
-  /* cuabi_buffer_alloc (cuMemAlloc). */
+  /** cuabi_buffer_alloc (cuMemAlloc). */
   CUABI_BUFFER_DEVICE = 0,
-  /* cuabi_buffer_alloc_async: from a memory pool, in stream order. */
+  /** cuabi_buffer_alloc_async: from a memory pool, in stream order. */
   CUABI_BUFFER_STREAM_ORDERED = 1,
-  /* cuabi_buffer_alloc_managed: visible to the host and every device. */
+  /** cuabi_buffer_alloc_managed: visible to the host and every device. */
   CUABI_BUFFER_MANAGED = 2,
-  /* cuabi_buffer_alloc_pitched: rows padded to the device's alignment. */
+  /** cuabi_buffer_alloc_pitched: rows padded to the device's alignment. */
   CUABI_BUFFER_PITCHED = 3,
-  /* cuabi_buffer_wrap: owned by someone else; release frees nothing. */
+  /** cuabi_buffer_wrap: owned by someone else; release frees nothing. */
   CUABI_BUFFER_WRAPPED = 4,
-  /* cuabi_buffer_open_ipc: another process's memory, mapped here. */
+  /** cuabi_buffer_open_ipc: another process's memory, mapped here. */
   CUABI_BUFFER_IPC = 5,
   CUABI_BUFFER_KIND_FORCE32 = 0x7FFFFFFF
 } cuabi_buffer_kind;
 
+/** How the buffer's memory was obtained, in `kind` (cuabi_buffer_kind). */
 CUABI_API cuabi_status CUABI_CALL cuabi_buffer_get_kind(cuabi_buffer buffer,
                                                         cuabi_buffer_kind* kind);
 
-/* A location for prefetches and advice: a device ordinal, or the host. */
+/** A location for prefetches and advice: a device ordinal, or the host. */
 #define CUABI_LOCATION_HOST (-1)
 
 /* ------------------------------------------------------------------------- */
 /* Stream-ordered allocation and memory pools                                 */
 /* ------------------------------------------------------------------------- */
 
-/* Flags for cuabi_memory_pool_desc: an OR of cuabi_memory_pool_flag_bits. */
+/** Flags for cuabi_memory_pool_desc: an OR of cuabi_memory_pool_flag_bits. */
 typedef uint32_t cuabi_memory_pool_flags;
+/** The bits of cuabi_memory_pool_flags. */
 typedef enum cuabi_memory_pool_flag_bits CUABI_ENUM_BASE {
-  /* The pool can be shared with other processes as a file descriptor
+  /** The pool can be shared with other processes as a file descriptor
    * (cuabi_memory_pool_export_fd), and its allocations through
    * cuabi_buffer_get_ipc_handle. */
   CUABI_MEMORY_POOL_IPC = 1 << 0,
   CUABI_MEMORY_POOL_FLAG_BITS_FORCE32 = 0x7FFFFFFF
 } cuabi_memory_pool_flag_bits;
 
-/* A new pool's properties. Start from cuabi_memory_pool_desc_init or
+/** A new pool's properties. Start from cuabi_memory_pool_desc_init or
  * CUABI_MEMORY_POOL_DESC_INIT. */
 typedef struct cuabi_memory_pool_desc {
-  size_t struct_size; /* sizeof(cuabi_memory_pool_desc) */
-  /* The most the pool may reserve, in bytes; 0: no limit but the device's. */
+  size_t struct_size; /**< sizeof(cuabi_memory_pool_desc) */
+  /** The most the pool may reserve, in bytes; 0: no limit but the device's. */
   uint64_t max_bytes;
-  /* Memory the pool keeps reserved when a stream synchronizes instead of
+  /** Memory the pool keeps reserved when a stream synchronizes instead of
    * giving it back to the device, in bytes (0: give everything back). */
   uint64_t release_threshold;
-  cuabi_memory_pool_flags flags; /* CUABI_MEMORY_POOL_* */
+  cuabi_memory_pool_flags flags; /**< CUABI_MEMORY_POOL_* */
 } cuabi_memory_pool_desc;
 
+/** The defaults of cuabi_memory_pool_desc as an initialiser (C, C++);
+ * cuabi_memory_pool_desc_init fills the same. */
 #define CUABI_MEMORY_POOL_DESC_INIT { sizeof(cuabi_memory_pool_desc), 0, 0, 0 }
 
-/* Fills `desc` with the defaults of CUABI_MEMORY_POOL_DESC_INIT (as
+/** Fills `desc` with the defaults of CUABI_MEMORY_POOL_DESC_INIT (as
  * cuabi_launch_config_init does for its struct). */
 CUABI_API cuabi_status CUABI_CALL cuabi_memory_pool_desc_init(cuabi_memory_pool_desc* desc,
                                                               size_t struct_size);
-/* A new pool of `device`'s memory. `desc` NULL: the defaults. */
+/** A new pool of `device`'s memory. `desc` NULL: the defaults. */
 CUABI_API cuabi_status CUABI_CALL cuabi_memory_pool_create(cuabi_device device,
                                                            const cuabi_memory_pool_desc* desc,
                                                            cuabi_memory_pool* out);
-/* The device's default pool, the one cuabi_buffer_alloc_async uses when
+/** The device's default pool, the one cuabi_buffer_alloc_async uses when
  * given no pool (and the CUDA runtime's cudaMallocAsync, CuPy's and
  * PyTorch's stream-ordered allocators share). Releasing the handle leaves
  * the pool itself alone. */
 CUABI_API cuabi_status CUABI_CALL cuabi_device_get_default_memory_pool(cuabi_device device,
                                                                        cuabi_memory_pool* out);
-/* Destroys a pool made here once every buffer allocated from it is freed
+/** Destroys a pool made here once every buffer allocated from it is freed
  * (buffers keep their pool alive). */
 CUABI_API void CUABI_CALL cuabi_memory_pool_release(cuabi_memory_pool pool);
+/** Sets the memory, in `bytes`, that the pool keeps reserved when a stream
+ * synchronizes instead of giving it back to the device (0: give everything
+ * back; cuabi_memory_pool_desc.release_threshold). */
 CUABI_API cuabi_status CUABI_CALL cuabi_memory_pool_set_release_threshold(cuabi_memory_pool pool,
                                                                           uint64_t bytes);
+/** The pool's release threshold in bytes (see
+ * cuabi_memory_pool_set_release_threshold). */
 CUABI_API cuabi_status CUABI_CALL cuabi_memory_pool_get_release_threshold(cuabi_memory_pool pool,
                                                                           uint64_t* bytes);
-/* Gives reserved memory back to the device until the pool holds at most
+/** Gives reserved memory back to the device until the pool holds at most
  * `keep_bytes` it is not using; memory in use is never given back. */
 CUABI_API cuabi_status CUABI_CALL cuabi_memory_pool_trim(cuabi_memory_pool pool,
                                                          size_t keep_bytes);
-/* The bytes the pool has reserved from the device, and of those the bytes
- * its live allocations use. */
+/** The bytes the pool has reserved from the device, in `reserved_bytes`,
+ * and of those the bytes its live allocations use, in `used_bytes`. */
 CUABI_API cuabi_status CUABI_CALL cuabi_memory_pool_get_usage(cuabi_memory_pool pool,
                                                               uint64_t* reserved_bytes,
                                                               uint64_t* used_bytes);
-/* A new file descriptor for the pool (made with CUABI_MEMORY_POOL_IPC),
- * owned by the caller: pass it to another process (inherit it, or send it
- * over a Unix socket) for cuabi_memory_pool_import_fd, then close it. */
+/** A new file descriptor for the pool in `fd`, owned by the caller: pass it
+ * to another process (inherit it, or send it over a Unix socket) for
+ * cuabi_memory_pool_import_fd, then close it. A pool made without
+ * CUABI_MEMORY_POOL_IPC, or one imported, answers
+ * CUABI_ERROR_INVALID_ARGUMENT. */
 CUABI_API cuabi_status CUABI_CALL cuabi_memory_pool_export_fd(cuabi_memory_pool pool,
                                                               int32_t* fd);
-/* Opens a pool another process exported, on `device`. `fd` stays the
+/** Opens a pool another process exported, on `device`. `fd` stays the
  * caller's to close. */
 CUABI_API cuabi_status CUABI_CALL cuabi_memory_pool_import_fd(cuabi_device device, int32_t fd,
                                                               cuabi_memory_pool* out);
 
-/* Allocates `bytes` (> 0) in stream order on `stream` (NULL: the default
+/** Allocates `bytes` (> 0) in stream order on `stream` (NULL: the default
  * stream) from `pool` (NULL: the device's default pool): the memory may be
  * used by work on `stream` queued after this call, and by other streams
  * once they wait for it (an event). Cheap, does not synchronise the device,
@@ -1399,7 +1541,7 @@ CUABI_API cuabi_status CUABI_CALL cuabi_buffer_alloc_async(cuabi_device device, 
                                                            cuabi_memory_pool pool,
                                                            cuabi_stream stream,
                                                            cuabi_buffer* out);
-/* Frees a stream-ordered buffer in order on `stream` (NULL: the default
+/** Frees a stream-ordered buffer in order on `stream` (NULL: the default
  * stream), after the work queued there before it, and releases the handle:
  * cuabi never touches that memory again and the handle answers
  * CUABI_ERROR_INVALID_HANDLE from then on. A buffer of another kind answers
@@ -1414,17 +1556,20 @@ CUABI_API cuabi_status CUABI_CALL cuabi_buffer_free_async(cuabi_buffer buffer,
 /* Managed (unified) memory                                                   */
 /* ------------------------------------------------------------------------- */
 
-/* Flags for cuabi_buffer_alloc_managed: an OR of cuabi_managed_flag_bits. */
+/** Flags for cuabi_buffer_alloc_managed: an OR of cuabi_managed_flag_bits. */
 typedef uint32_t cuabi_managed_flags;
+/** The bits of cuabi_managed_flags. */
 typedef enum cuabi_managed_flag_bits CUABI_ENUM_BASE {
-  /* Attached to the host at first: only the host and streams it is attached
+  /** Attached to the host at first: only the host and streams it is attached
    * to may touch it (CU_MEM_ATTACH_HOST). Without it every stream may. */
   CUABI_MANAGED_ATTACH_HOST = 1 << 0,
   CUABI_MANAGED_FLAG_BITS_FORCE32 = 0x7FFFFFFF
 } cuabi_managed_flag_bits;
 
-/* Allocates `bytes` (> 0) of managed memory: one address valid on the host
- * and on every device, migrated on demand.
+/** Allocates `bytes` (> 0) of managed memory on `device`: one address valid
+ * on the host and on every device, migrated on demand. `flags` is an OR of
+ * cuabi_managed_flag_bits (0: every stream may touch it; unknown bits answer
+ * CUABI_ERROR_INVALID_ARGUMENT).
  *
  * When the host may touch it (through cuabi_buffer_get_host_pointer): on a
  * device whose CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS (89) is 1
@@ -1437,31 +1582,35 @@ typedef enum cuabi_managed_flag_bits CUABI_ENUM_BASE {
 CUABI_API cuabi_status CUABI_CALL cuabi_buffer_alloc_managed(cuabi_device device, size_t bytes,
                                                              cuabi_managed_flags flags,
                                                              cuabi_buffer* out);
-/* The host address of a managed buffer (the same value as its device
- * pointer). Another kind of buffer answers CUABI_ERROR_INVALID_ARGUMENT. */
+/** The host address of a managed buffer in `ptr` (the same value as its
+ * device pointer). Another kind of buffer answers
+ * CUABI_ERROR_INVALID_ARGUMENT. */
 CUABI_API cuabi_status CUABI_CALL cuabi_buffer_get_host_pointer(cuabi_buffer buffer, void** ptr);
-/* Migrates [offset, offset + bytes) of a managed buffer to `location` (a
+/** Migrates [offset, offset + bytes) of a managed buffer to `location` (a
  * device ordinal or CUABI_LOCATION_HOST) in order on `stream` (NULL: the
  * default stream), ahead of its use there. */
 CUABI_API cuabi_status CUABI_CALL cuabi_buffer_prefetch_async(cuabi_buffer buffer, size_t offset,
                                                               size_t bytes, int32_t location,
                                                               cuabi_stream stream);
 
-/* Advice on how a managed range is used (the driver's CUmem_advise). */
+/** Advice on how a managed range is used (the driver's CUmem_advise). */
 typedef enum cuabi_memory_advice CUABI_ENUM_BASE {
-  /* Mostly read: every reader keeps its own copy. `location` unused. */
+  /** Mostly read: every reader keeps its own copy. `location` unused. */
   CUABI_ADVISE_SET_READ_MOSTLY = 1,
+  /** Undoes CUABI_ADVISE_SET_READ_MOSTLY. `location` unused. */
   CUABI_ADVISE_UNSET_READ_MOSTLY = 2,
-  /* Keep the pages at `location` where possible. */
+  /** Keep the pages at `location` where possible. */
   CUABI_ADVISE_SET_PREFERRED_LOCATION = 3,
+  /** Undoes CUABI_ADVISE_SET_PREFERRED_LOCATION. */
   CUABI_ADVISE_UNSET_PREFERRED_LOCATION = 4,
-  /* `location` (a device) keeps a mapping, so it never faults on them. */
+  /** `location` (a device) keeps a mapping, so it never faults on them. */
   CUABI_ADVISE_SET_ACCESSED_BY = 5,
+  /** Undoes CUABI_ADVISE_SET_ACCESSED_BY for `location`. */
   CUABI_ADVISE_UNSET_ACCESSED_BY = 6,
   CUABI_MEMORY_ADVICE_FORCE32 = 0x7FFFFFFF
 } cuabi_memory_advice;
 
-/* Gives `advice` for [offset, offset + bytes) of a managed buffer;
+/** Gives `advice` for [offset, offset + bytes) of a managed buffer;
  * `location` is a device ordinal or CUABI_LOCATION_HOST. */
 CUABI_API cuabi_status CUABI_CALL cuabi_buffer_advise(cuabi_buffer buffer, size_t offset,
                                                       size_t bytes, cuabi_memory_advice advice,
@@ -1471,14 +1620,14 @@ CUABI_API cuabi_status CUABI_CALL cuabi_buffer_advise(cuabi_buffer buffer, size_
 /* Sharing memory and events with other processes (IPC)                       */
 /* ------------------------------------------------------------------------- */
 
-/* The size of an IPC handle: plain bytes, to send to another process
+/** The size of an IPC handle: plain bytes, to send to another process
  * through a pipe, a socket or a file. It names the memory (or event), the
  * process that exported it, the GPU it lives on (by UUID, since ordinals
  * differ between processes) and the buffer's size, with a checksum, so a
  * damaged or foreign handle is refused before the driver sees it. */
 #define CUABI_IPC_HANDLE_SIZE 128
 
-/* Writes the IPC handle of `buffer` (CUABI_BUFFER_DEVICE, CUABI_BUFFER_PITCHED,
+/** Writes the IPC handle of `buffer` (CUABI_BUFFER_DEVICE, CUABI_BUFFER_PITCHED,
  * or CUABI_BUFFER_STREAM_ORDERED from a pool made with CUABI_MEMORY_POOL_IPC)
  * into `handle`, which holds `handle_size` >= CUABI_IPC_HANDLE_SIZE bytes.
  * The handle stays valid while the buffer lives in this process. Other kinds
@@ -1486,7 +1635,8 @@ CUABI_API cuabi_status CUABI_CALL cuabi_buffer_advise(cuabi_buffer buffer, size_
  * `handle_size` too small answers CUABI_ERROR_INSUFFICIENT_BUFFER. */
 CUABI_API cuabi_status CUABI_CALL cuabi_buffer_get_ipc_handle(cuabi_buffer buffer, void* handle,
                                                               size_t handle_size);
-/* Opens, on `device`, a buffer another process exported. A handle of a pool
+/** Opens, on `device`, a buffer another process exported: `handle` holds the
+ * `handle_size` bytes cuabi_buffer_get_ipc_handle wrote there. A handle of a pool
  * allocation needs `pool`: that pool, imported here with
  * cuabi_memory_pool_import_fd; other handles take NULL. The buffer
  * (CUABI_BUFFER_IPC) has the exported size; releasing it unmaps the memory,
@@ -1511,11 +1661,13 @@ CUABI_API cuabi_status CUABI_CALL cuabi_buffer_open_ipc(cuabi_device device,
                                                         cuabi_memory_pool pool,
                                                         const void* handle, size_t handle_size,
                                                         cuabi_buffer* out);
-/* Writes the IPC handle of an event made with CUABI_EVENT_INTERPROCESS (and
- * CUABI_EVENT_DISABLE_TIMING), as cuabi_buffer_get_ipc_handle does. */
+/** Writes the IPC handle of an event made with CUABI_EVENT_INTERPROCESS (and
+ * CUABI_EVENT_DISABLE_TIMING) into `handle`, which holds `handle_size` >=
+ * CUABI_IPC_HANDLE_SIZE bytes, as cuabi_buffer_get_ipc_handle does. */
 CUABI_API cuabi_status CUABI_CALL cuabi_event_get_ipc_handle(cuabi_event event, void* handle,
                                                              size_t handle_size);
-/* Opens another process's event on `device`: record it there, wait for it
+/** Opens another process's event on `device`, from the `handle_size` bytes
+ * at `handle` (cuabi_event_get_ipc_handle's): record it there, wait for it
  * here (cuabi_stream_wait_event, cuabi_event_synchronize). A stream of any
  * device may wait on it: cuabi opens the handle again, once, on the
  * stream's device (the driver cannot make a stream of another device wait on
@@ -1527,40 +1679,43 @@ CUABI_API cuabi_status CUABI_CALL cuabi_event_open_ipc(cuabi_device device, cons
 /* Peer access between devices                                                */
 /* ------------------------------------------------------------------------- */
 
-/* 1 when kernels on `device` can access memory of `peer` once peer access is
- * enabled, 0 when not, and 0 for a device and itself (no peer). */
+/** `can_access` receives 1 when kernels on `device` can access memory of
+ * `peer` once peer access is enabled, 0 when not, and 0 for a device and
+ * itself (no peer). */
 CUABI_API cuabi_status CUABI_CALL cuabi_device_can_access_peer(cuabi_device device,
                                                                cuabi_device peer,
                                                                int32_t* can_access);
-/* Lets kernels and copies on `device` reach `peer`'s memory directly.
+/** Lets kernels and copies on `device` reach `peer`'s memory directly.
  * Enabling what is enabled succeeds. A device and itself, or a pair that
  * cannot access each other, answers CUABI_ERROR_INVALID_ARGUMENT /
  * CUABI_ERROR_NOT_SUPPORTED naming the devices. */
 CUABI_API cuabi_status CUABI_CALL cuabi_device_enable_peer_access(cuabi_device device,
                                                                   cuabi_device peer);
-/* Undoes cuabi_device_enable_peer_access; disabling what is not enabled
- * succeeds. A device and itself answers CUABI_ERROR_INVALID_ARGUMENT. */
+/** Undoes cuabi_device_enable_peer_access from `device` to `peer`;
+ * disabling what is not enabled succeeds. A device and itself answers
+ * CUABI_ERROR_INVALID_ARGUMENT. */
 CUABI_API cuabi_status CUABI_CALL cuabi_device_disable_peer_access(cuabi_device device,
                                                                    cuabi_device peer);
-/* Any CUdevice_P2PAttribute of the pair, by its numeric value (see cuda.h);
- * a device and itself answers CUABI_ERROR_INVALID_ARGUMENT. */
+/** Any CUdevice_P2PAttribute of the pair (from `device` to `peer`), by its
+ * numeric value `cu_p2p_attribute` (see cuda.h), in `value`; a device and
+ * itself answers CUABI_ERROR_INVALID_ARGUMENT. */
 CUABI_API cuabi_status CUABI_CALL cuabi_device_get_peer_attribute(cuabi_device device,
                                                                   cuabi_device peer,
                                                                   int32_t cu_p2p_attribute,
                                                                   int32_t* value);
 
-/* How a copy between two buffers travels. */
+/** How a copy between two buffers travels. */
 typedef enum cuabi_copy_path CUABI_ENUM_BASE {
-  /* Both buffers are on one device. */
+  /** Both buffers are on one device. */
   CUABI_COPY_SAME_DEVICE = 0,
-  /* Between devices, directly: peer access is enabled between them. */
+  /** Between devices, directly: peer access is enabled between them. */
   CUABI_COPY_PEER = 1,
-  /* Between devices through host memory: peer access is not enabled. */
+  /** Between devices through host memory: peer access is not enabled. */
   CUABI_COPY_THROUGH_HOST = 2,
   CUABI_COPY_PATH_FORCE32 = 0x7FFFFFFF
 } cuabi_copy_path;
 
-/* How cuabi_buffer_copy from `src` to `dst` travels now. cuabi_buffer_copy
+/** How cuabi_buffer_copy from `src` to `dst` travels now. cuabi_buffer_copy
  * and cuabi_buffer_copy_async copy between devices by either path. */
 CUABI_API cuabi_status CUABI_CALL cuabi_buffer_get_copy_path(cuabi_buffer dst, cuabi_buffer src,
                                                              cuabi_copy_path* path);
@@ -1569,7 +1724,7 @@ CUABI_API cuabi_status CUABI_CALL cuabi_buffer_get_copy_path(cuabi_buffer dst, c
 /* Pitched memory, fills, and copies in two and three dimensions              */
 /* ------------------------------------------------------------------------- */
 
-/* Allocates `height` rows of at least `width_bytes` each, each row padded so
+/** Allocates `height` rows of at least `width_bytes` each, each row padded so
  * that rows of elements of `element_size` (4, 8 or 16) bytes stay aligned
  * for the device (cuMemAllocPitch). The row pitch is
  * cuabi_buffer_get_pitch's; the buffer's size is pitch * height. */
@@ -1577,20 +1732,23 @@ CUABI_API cuabi_status CUABI_CALL cuabi_buffer_alloc_pitched(cuabi_device device
                                                              size_t width_bytes, size_t height,
                                                              uint32_t element_size,
                                                              cuabi_buffer* out);
-/* The row pitch in bytes of a pitched buffer; 0 for every other kind. */
+/** The row pitch in bytes of a pitched buffer; 0 for every other kind. */
 CUABI_API cuabi_status CUABI_CALL cuabi_buffer_get_pitch(cuabi_buffer buffer, size_t* pitch);
 
-/* Sets `count` elements of `element_size` (1, 2 or 4) bytes from `offset`
+/**@{*/
+/** Sets `count` elements of `element_size` (1, 2 or 4) bytes from `offset`
  * (a multiple of `element_size`) to `value` (its low element_size bytes;
- * higher bits must be 0). Checked against the buffer as every copy is. */
+ * higher bits must be 0). Checked against the buffer as every copy is. The
+ * *_async form is ordered on `stream` (NULL: the default stream). */
 CUABI_API cuabi_status CUABI_CALL cuabi_buffer_fill(cuabi_buffer buffer, size_t offset,
                                                     uint32_t value, uint32_t element_size,
                                                     size_t count);
 CUABI_API cuabi_status CUABI_CALL cuabi_buffer_fill_async(cuabi_buffer buffer, size_t offset,
                                                           uint32_t value, uint32_t element_size,
                                                           size_t count, cuabi_stream stream);
+/**@}*/
 
-/* A copy of a box of `width_bytes` x `height` rows x `depth` slices.
+/** A copy of a box of `width_bytes` x `height` rows x `depth` slices.
  * Each side is exactly one of: host memory (`*_host`), a buffer (`*_buffer`)
  * or an array (`*_array`). The box starts at byte `*_x_bytes` of row `*_y`
  * of slice `*_z`. For host memory and buffers, rows are `*_pitch` bytes
@@ -1606,33 +1764,45 @@ CUABI_API cuabi_status CUABI_CALL cuabi_buffer_fill_async(cuabi_buffer buffer, s
  * memory per side, CUABI_ERROR_INVALID_ARGUMENT. Start from
  * cuabi_copy_3d_desc_init or CUABI_COPY_3D_DESC_INIT. */
 typedef struct cuabi_copy_3d_desc {
-  size_t struct_size; /* sizeof(cuabi_copy_3d_desc) */
-  const void* src_host;
-  cuabi_buffer src_buffer;
-  cuabi_array src_array;
-  size_t src_x_bytes, src_y, src_z;
-  size_t src_pitch, src_height;
-  void* dst_host;
-  cuabi_buffer dst_buffer;
-  cuabi_array dst_array;
-  size_t dst_x_bytes, dst_y, dst_z;
-  size_t dst_pitch, dst_height;
-  size_t width_bytes, height, depth;
+  size_t struct_size; /**< sizeof(cuabi_copy_3d_desc) */
+  const void* src_host;   /**< the source in host memory, or NULL */
+  cuabi_buffer src_buffer; /**< the source buffer, or NULL */
+  cuabi_array src_array;  /**< the source array, or NULL */
+  /**@{*/
+  size_t src_x_bytes, src_y, src_z; /**< where the box starts in the source */
+  /**@}*/
+  /**@{*/
+  size_t src_pitch, src_height; /**< the source's row pitch and slice height (0: see above) */
+  /**@}*/
+  void* dst_host;          /**< the destination in host memory, or NULL */
+  cuabi_buffer dst_buffer; /**< the destination buffer, or NULL */
+  cuabi_array dst_array;   /**< the destination array, or NULL */
+  /**@{*/
+  size_t dst_x_bytes, dst_y, dst_z; /**< where the box starts in the destination */
+  /**@}*/
+  /**@{*/
+  size_t dst_pitch, dst_height; /**< the destination's row pitch and slice height (0: see above) */
+  /**@}*/
+  /**@{*/
+  size_t width_bytes, height, depth; /**< the box: bytes per row, rows, slices */
+  /**@}*/
 } cuabi_copy_3d_desc;
 
+/** The defaults of cuabi_copy_3d_desc as an initialiser (C, C++); cuabi_copy_3d_desc_init fills
+ * the same. */
 #define CUABI_COPY_3D_DESC_INIT                                                          \
   { sizeof(cuabi_copy_3d_desc), NULL, NULL, NULL, 0, 0, 0, 0, 0, NULL, NULL, NULL, 0, 0, \
     0, 0, 0, 0, 1, 1 }
 
-/* Fills `desc` with the defaults of CUABI_COPY_3D_DESC_INIT (nothing to copy,
+/** Fills `desc` with the defaults of CUABI_COPY_3D_DESC_INIT (nothing to copy,
  * height and depth 1). */
 CUABI_API cuabi_status CUABI_CALL cuabi_copy_3d_desc_init(cuabi_copy_3d_desc* desc,
                                                           size_t struct_size);
-/* Copies the box and returns once it is done (ordered on the default stream
- * as cuabi_buffer_copy is). */
+/** Copies the box `desc` describes (cuabi_copy_3d_desc) and returns once it
+ * is done (ordered on the default stream as cuabi_buffer_copy is). */
 CUABI_API cuabi_status CUABI_CALL cuabi_copy_3d(const cuabi_copy_3d_desc* desc);
-/* Copies the box in order on `stream` (NULL: the default stream); host
- * memory must stay valid until the stream reaches the copy. */
+/** Copies the box `desc` describes in order on `stream` (NULL: the default
+ * stream); host memory must stay valid until the stream reaches the copy. */
 CUABI_API cuabi_status CUABI_CALL cuabi_copy_3d_async(const cuabi_copy_3d_desc* desc,
                                                       cuabi_stream stream);
 
@@ -1640,139 +1810,167 @@ CUABI_API cuabi_status CUABI_CALL cuabi_copy_3d_async(const cuabi_copy_3d_desc* 
 /* Arrays, texture objects and surface objects                                */
 /* ------------------------------------------------------------------------- */
 
-/* An array element's channel type (the values of the driver's CUarray_format). */
+/** An array element's channel type (the values of the driver's CUarray_format). */
 typedef enum cuabi_array_format CUABI_ENUM_BASE {
-  CUABI_FORMAT_U8 = 0x01,  /* unsigned 8-bit integer */
-  CUABI_FORMAT_U16 = 0x02, /* unsigned 16-bit integer */
-  CUABI_FORMAT_U32 = 0x03, /* unsigned 32-bit integer */
-  CUABI_FORMAT_S8 = 0x08,  /* signed 8-bit integer */
-  CUABI_FORMAT_S16 = 0x09, /* signed 16-bit integer */
-  CUABI_FORMAT_S32 = 0x0a, /* signed 32-bit integer */
-  CUABI_FORMAT_F16 = 0x10, /* 16-bit float (half) */
-  CUABI_FORMAT_F32 = 0x20, /* 32-bit float */
+  CUABI_FORMAT_U8 = 0x01,  /**< unsigned 8-bit integer */
+  CUABI_FORMAT_U16 = 0x02, /**< unsigned 16-bit integer */
+  CUABI_FORMAT_U32 = 0x03, /**< unsigned 32-bit integer */
+  CUABI_FORMAT_S8 = 0x08,  /**< signed 8-bit integer */
+  CUABI_FORMAT_S16 = 0x09, /**< signed 16-bit integer */
+  CUABI_FORMAT_S32 = 0x0a, /**< signed 32-bit integer */
+  CUABI_FORMAT_F16 = 0x10, /**< 16-bit float (half) */
+  CUABI_FORMAT_F32 = 0x20, /**< 32-bit float */
   CUABI_ARRAY_FORMAT_FORCE32 = 0x7FFFFFFF
 } cuabi_array_format;
 
-/* Flags for cuabi_array_desc: an OR of cuabi_array_flag_bits. */
+/** Flags for cuabi_array_desc: an OR of cuabi_array_flag_bits. */
 typedef uint32_t cuabi_array_flags;
+/** The bits of cuabi_array_flags. */
 typedef enum cuabi_array_flag_bits CUABI_ENUM_BASE {
-  /* A layered array: `depth` is the number of layers of 1D or 2D arrays. */
+  /** A layered array: `depth` is the number of layers of 1D or 2D arrays. */
   CUABI_ARRAY_LAYERED = 1 << 0,
-  /* Surface objects may read and write it (cuabi_surface_create). */
+  /** Surface objects may read and write it (cuabi_surface_create). */
   CUABI_ARRAY_SURFACE_LOAD_STORE = 1 << 1,
-  /* Texture gather (tex2Dgather) may read it; 2D arrays only. */
+  /** Texture gather (tex2Dgather) may read it; 2D arrays only. */
   CUABI_ARRAY_TEXTURE_GATHER = 1 << 2,
-  /* A cubemap: six square faces (width == height, depth 6; with
+  /** A cubemap: six square faces (width == height, depth 6; with
    * CUABI_ARRAY_LAYERED, depth is 6 x the number of cubemaps), read with
    * texCubemap. */
   CUABI_ARRAY_CUBEMAP = 1 << 3,
   CUABI_ARRAY_FLAG_BITS_FORCE32 = 0x7FFFFFFF
 } cuabi_array_flag_bits;
 
-/* An array's shape: `width` elements (> 0), `height` rows (0 for 1D) and
+/** An array's shape: `width` elements (> 0), `height` rows (0 for 1D) and
  * `depth` slices or layers (0 for 1D and 2D); each element `channels` (1, 2
  * or 4) values of `format`. Start from cuabi_array_desc_init or
  * CUABI_ARRAY_DESC_INIT. */
 typedef struct cuabi_array_desc {
-  size_t struct_size; /* sizeof(cuabi_array_desc) */
-  size_t width, height, depth;
-  cuabi_array_format format;
-  uint32_t channels;
-  cuabi_array_flags flags; /* CUABI_ARRAY_* */
+  size_t struct_size; /**< sizeof(cuabi_array_desc) */
+  /**@{*/
+  size_t width, height, depth; /**< the extent in elements, rows and slices or layers */
+  /**@}*/
+  cuabi_array_format format; /**< each channel's type */
+  uint32_t channels;         /**< values per element: 1, 2 or 4 */
+  cuabi_array_flags flags; /**< CUABI_ARRAY_* */
 } cuabi_array_desc;
 
+/** The defaults of cuabi_array_desc as an initialiser (C, C++); cuabi_array_desc_init fills the
+ * same. */
 #define CUABI_ARRAY_DESC_INIT \
   { sizeof(cuabi_array_desc), 0, 0, 0, CUABI_FORMAT_F32, 1, 0 }
 
-/* Fills `desc` with the defaults of CUABI_ARRAY_DESC_INIT (no extent, one
+/** Fills `desc` with the defaults of CUABI_ARRAY_DESC_INIT (no extent, one
  * float channel). */
 CUABI_API cuabi_status CUABI_CALL cuabi_array_desc_init(cuabi_array_desc* desc,
                                                         size_t struct_size);
-/* A new array on `device`; the shape is checked against the device's limits
- * first. Fill and read it with cuabi_copy_3d. */
+/** A new array on `device` of the shape `desc` gives (cuabi_array_desc). The
+ * shape is checked first: a zero width, an unknown format or flag, a
+ * channel count other than 1, 2 or 4, a shape the flags do not allow (a
+ * layered array without layers, a cubemap that is not square or not 6
+ * faces deep) or an extent past the device's limits answers
+ * CUABI_ERROR_INVALID_ARGUMENT naming the field. Fill and read it with
+ * cuabi_copy_3d. */
 CUABI_API cuabi_status CUABI_CALL cuabi_array_create(cuabi_device device,
                                                      const cuabi_array_desc* desc,
                                                      cuabi_array* out);
-/* Frees the array once no texture or surface object uses it. */
+/** Frees the array once no texture or surface object uses it. */
 CUABI_API void CUABI_CALL cuabi_array_release(cuabi_array array);
-/* The array's shape as it was created (`desc->struct_size` must be set). */
+/** The array's shape as it was created (`desc->struct_size` must be set). */
 CUABI_API cuabi_status CUABI_CALL cuabi_array_get_desc(cuabi_array array, cuabi_array_desc* desc);
-/* The raw CUarray value, for interop. */
+/** The raw CUarray value in `cu_array`, for interop. */
 CUABI_API cuabi_status CUABI_CALL cuabi_array_get_handle(cuabi_array array, uint64_t* cu_array);
 
-/* How a texture fetch outside [0, extent) is answered (CUaddress_mode). */
+/** How a texture fetch outside [0, extent) is answered (CUaddress_mode). */
 typedef enum cuabi_address_mode CUABI_ENUM_BASE {
-  CUABI_ADDRESS_WRAP = 0,   /* repeats; normalised coordinates only */
-  CUABI_ADDRESS_CLAMP = 1,  /* the nearest edge element */
-  CUABI_ADDRESS_MIRROR = 2, /* mirrored repeats; normalised coordinates only */
-  CUABI_ADDRESS_BORDER = 3, /* the border colour */
+  CUABI_ADDRESS_WRAP = 0,   /**< repeats; normalised coordinates only */
+  CUABI_ADDRESS_CLAMP = 1,  /**< the nearest edge element */
+  CUABI_ADDRESS_MIRROR = 2, /**< mirrored repeats; normalised coordinates only */
+  CUABI_ADDRESS_BORDER = 3, /**< the border colour */
   CUABI_ADDRESS_MODE_FORCE32 = 0x7FFFFFFF
 } cuabi_address_mode;
 
-/* How a fetch between elements is answered (CUfilter_mode). */
+/** How a fetch between elements is answered (CUfilter_mode). */
 typedef enum cuabi_filter_mode CUABI_ENUM_BASE {
-  CUABI_FILTER_POINT = 0,  /* the nearest element */
-  CUABI_FILTER_LINEAR = 1, /* interpolated; float or normalised-float reads only */
+  CUABI_FILTER_POINT = 0,  /**< the nearest element */
+  CUABI_FILTER_LINEAR = 1, /**< interpolated; float or normalised-float reads only */
   CUABI_FILTER_MODE_FORCE32 = 0x7FFFFFFF
 } cuabi_filter_mode;
 
-/* What a fetch returns. */
+/** What a fetch returns. */
 typedef enum cuabi_read_mode CUABI_ENUM_BASE {
-  /* The element's own type. */
+  /** The element's own type. */
   CUABI_READ_ELEMENT_TYPE = 0,
-  /* 8- and 16-bit integers as floats in [0, 1] (unsigned) or [-1, 1]. */
+  /** 8- and 16-bit integers as floats in [0, 1] (unsigned) or [-1, 1]. */
   CUABI_READ_NORMALIZED_FLOAT = 1,
   CUABI_READ_MODE_FORCE32 = 0x7FFFFFFF
 } cuabi_read_mode;
 
-/* A texture object over exactly one of: an array (`array`), or a buffer
+/** A texture object over exactly one of: an array (`array`), or a buffer
  * (`buffer`) read from byte `offset` (a multiple of the device's texture
  * alignment) as `width` elements (height 0: linear memory) or as `height`
  * rows of `width` elements `pitch` bytes apart (0: the buffer's pitch); a
  * buffer's elements are `channels` values of `format`. Start from
  * cuabi_texture_desc_init or CUABI_TEXTURE_DESC_INIT. */
 typedef struct cuabi_texture_desc {
-  size_t struct_size; /* sizeof(cuabi_texture_desc) */
-  cuabi_array array;
-  cuabi_buffer buffer;
-  size_t offset;
+  size_t struct_size; /**< sizeof(cuabi_texture_desc) */
+  cuabi_array array;   /**< the array read, or NULL */
+  cuabi_buffer buffer; /**< the buffer read, or NULL */
+  size_t offset;       /**< a buffer's first byte read (0 for an array) */
+  /**@{*/
+  /** A buffer's shape: elements per row, rows (0: linear memory) and the row
+   * pitch in bytes (0: the buffer's own); 0 for an array. */
   size_t width, height, pitch;
-  cuabi_array_format format;
-  uint32_t channels;
+  /**@}*/
+  cuabi_array_format format; /**< a buffer's channel type (an array's is its own) */
+  uint32_t channels;         /**< a buffer's values per element: 1, 2 or 4 */
+  /**@{*/
+  /** How a fetch outside the extent is answered, per dimension. */
   cuabi_address_mode address_x, address_y, address_z;
-  cuabi_filter_mode filter;
-  cuabi_read_mode read_mode;
-  /* 1: coordinates in [0, 1) across each dimension; 0: element indices. */
+  /**@}*/
+  cuabi_filter_mode filter;   /**< how a fetch between elements is answered */
+  cuabi_read_mode read_mode;  /**< what a fetch returns */
+  /** 1: coordinates in [0, 1) across each dimension; 0: element indices. */
   uint32_t normalized_coords;
-  /* The colour CUABI_ADDRESS_BORDER answers. */
+  /**@{*/
+  /** The colour CUABI_ADDRESS_BORDER answers. */
   float border_r, border_g, border_b, border_a;
+  /**@}*/
 } cuabi_texture_desc;
 
+/** The defaults of cuabi_texture_desc as an initialiser (C, C++); cuabi_texture_desc_init fills
+ * the same. */
 #define CUABI_TEXTURE_DESC_INIT                                                          \
   { sizeof(cuabi_texture_desc), NULL, NULL, 0, 0, 0, 0, CUABI_FORMAT_F32, 1,              \
     CUABI_ADDRESS_CLAMP, CUABI_ADDRESS_CLAMP, CUABI_ADDRESS_CLAMP, CUABI_FILTER_POINT,    \
     CUABI_READ_ELEMENT_TYPE, 0, 0.0f, 0.0f, 0.0f, 0.0f }
 
-/* Fills `desc` with the defaults of CUABI_TEXTURE_DESC_INIT (no memory, one
+/** Fills `desc` with the defaults of CUABI_TEXTURE_DESC_INIT (no memory, one
  * float channel, clamped, point-filtered element reads by index). */
 CUABI_API cuabi_status CUABI_CALL cuabi_texture_desc_init(cuabi_texture_desc* desc,
                                                           size_t struct_size);
-/* A texture object; it keeps its array or buffer alive. Everything is
- * checked first (exactly one memory, the range inside the buffer, modes
- * that need normalised coordinates, linear filtering of integer reads). */
+/** A texture object as `desc` describes it (cuabi_texture_desc); it keeps
+ * its array or buffer alive. Everything is checked first (exactly one
+ * memory, the range inside the buffer, modes that need normalised
+ * coordinates, linear filtering of integer reads): CUABI_ERROR_OUT_OF_RANGE
+ * for a range past the buffer's end, CUABI_ERROR_INVALID_ARGUMENT naming
+ * the field otherwise. */
 CUABI_API cuabi_status CUABI_CALL cuabi_texture_create(const cuabi_texture_desc* desc,
                                                        cuabi_texture* out);
+/** Destroys the texture object and lets go of the array or buffer it kept
+ * alive. */
 CUABI_API void CUABI_CALL cuabi_texture_release(cuabi_texture texture);
-/* The CUtexObject (cudaTextureObject_t): pass it by value, as an 8-byte
- * kernel argument. Valid while the texture handle lives. */
+/** The CUtexObject (cudaTextureObject_t) in `tex_object`: pass it by value,
+ * as an 8-byte kernel argument. Valid while the texture handle lives. */
 CUABI_API cuabi_status CUABI_CALL cuabi_texture_get_handle(cuabi_texture texture,
                                                            uint64_t* tex_object);
 
-/* A surface object over an array made with CUABI_ARRAY_SURFACE_LOAD_STORE;
+/** A surface object over an array made with CUABI_ARRAY_SURFACE_LOAD_STORE;
  * it keeps the array alive. */
 CUABI_API cuabi_status CUABI_CALL cuabi_surface_create(cuabi_array array, cuabi_surface* out);
+/** Destroys the surface object and lets go of the array it kept alive. */
 CUABI_API void CUABI_CALL cuabi_surface_release(cuabi_surface surface);
-/* The CUsurfObject (cudaSurfaceObject_t), an 8-byte kernel argument. */
+/** The CUsurfObject (cudaSurfaceObject_t) in `surf_object`, an 8-byte
+ * kernel argument. Valid while the surface handle lives. */
 CUABI_API cuabi_status CUABI_CALL cuabi_surface_get_handle(cuabi_surface surface,
                                                            uint64_t* surf_object);
 
@@ -1780,39 +1978,49 @@ CUABI_API cuabi_status CUABI_CALL cuabi_surface_get_handle(cuabi_surface surface
 /* Streams                                                                    */
 /* ------------------------------------------------------------------------- */
 
-/* Flags for cuabi_stream_create: an OR of cuabi_stream_flag_bits. */
+/** Flags for cuabi_stream_create: an OR of cuabi_stream_flag_bits. */
 typedef uint32_t cuabi_stream_flags;
+/** The bits of cuabi_stream_flags. */
 typedef enum cuabi_stream_flag_bits CUABI_ENUM_BASE {
-  /* The stream does not synchronise with the default (NULL) stream. */
+  /** The stream does not synchronise with the default (NULL) stream. */
   CUABI_STREAM_NON_BLOCKING = 1 << 0,
   CUABI_STREAM_FLAG_BITS_FORCE32 = 0x7FFFFFFF
 } cuabi_stream_flag_bits;
 
-/* A new stream; `priority` 0 is the default (see
- * cuabi_device_get_stream_priority_range). */
+/** A new stream on `device`. `flags` is an OR of cuabi_stream_flag_bits
+ * (unknown bits answer CUABI_ERROR_INVALID_ARGUMENT); `priority` 0 is the
+ * default (see cuabi_device_get_stream_priority_range). */
 CUABI_API cuabi_status CUABI_CALL cuabi_stream_create(cuabi_device device,
                                                       cuabi_stream_flags flags,
                                                       int32_t priority, cuabi_stream* out);
-/* Wraps a CUstream (a cudaStream_t) owned by someone else; release does not
- * destroy it. It must belong to `device`'s primary context. */
+/** Wraps `cu_stream`, a CUstream (a cudaStream_t) owned by someone else;
+ * release does not destroy it. It must belong to `device`'s primary
+ * context. */
 CUABI_API cuabi_status CUABI_CALL cuabi_stream_wrap(cuabi_device device, uint64_t cu_stream,
                                                     cuabi_stream* out);
+/** Destroys a stream of cuabi_stream_create once nothing uses it (a launch
+ * plan or a stream-ordered buffer keeps its stream); work queued on it still
+ * runs. A wrapped stream is left to its owner. */
 CUABI_API void CUABI_CALL cuabi_stream_release(cuabi_stream stream);
-/* The raw CUstream value, for interop. */
+/** The raw CUstream value in `cu_stream`, for interop. */
 CUABI_API cuabi_status CUABI_CALL cuabi_stream_get_handle(cuabi_stream stream,
                                                           uint64_t* cu_stream);
-/* The stream's id in this process (1, 2, ... in the order streams were made
+/** The stream's id in this process (1, 2, ... in the order streams were made
  * or wrapped; 0 is never a stream's): the id launch records and fault
  * messages name the stream by. */
 CUABI_API cuabi_status CUABI_CALL cuabi_stream_get_id(cuabi_stream stream, uint64_t* id);
+/** Waits until all work queued on the stream has finished. A host function
+ * on it that reported a failure since the last synchronize answers
+ * CUABI_ERROR_HOST_FUNCTION with its message (several: their number and the
+ * first's message); the failure is then cleared. */
 CUABI_API cuabi_status CUABI_CALL cuabi_stream_synchronize(cuabi_stream stream);
-/* CUABI_SUCCESS when all work is done, CUABI_ERROR_NOT_READY when not
+/** CUABI_SUCCESS when all work is done, CUABI_ERROR_NOT_READY when not
  * (NOT_READY does not touch the last-error state). */
 CUABI_API cuabi_status CUABI_CALL cuabi_stream_query(cuabi_stream stream);
-/* Later work on `stream` waits for `event`. */
+/** Later work on `stream` waits for `event`. */
 CUABI_API cuabi_status CUABI_CALL cuabi_stream_wait_event(cuabi_stream stream, cuabi_event event);
 
-/* A host function: called once, on a driver thread, when the stream reaches
+/** A host function: called once, on a driver thread, when the stream reaches
  * it. It must not call CUDA or cuabi functions that would wait on the GPU.
  * Return 0 for success. To report a failure, write a UTF-8 message (at most
  * `message_size` bytes including its NUL) into `message` and return any
@@ -1820,7 +2028,7 @@ CUABI_API cuabi_status CUABI_CALL cuabi_stream_wait_event(cuabi_stream stream, c
  * CUABI_ERROR_HOST_FUNCTION with that message, and the failure is then
  * cleared. Work after the host function still runs. */
 typedef int32_t(CUABI_CALL* cuabi_host_fn)(void* user_data, char* message, size_t message_size);
-/* Runs `fn(user_data, ...)` in stream order on `stream` (not NULL). The
+/** Runs `fn(user_data, ...)` in stream order on `stream` (not NULL). The
  * caller keeps whatever `user_data` points to alive until the function has
  * run. A stream that is capturing a graph answers CUABI_ERROR_NOT_SUPPORTED
  * (a captured host function would run at every replay). */
@@ -1832,89 +2040,94 @@ CUABI_API cuabi_status CUABI_CALL cuabi_stream_launch_host_func(cuabi_stream str
 /* Stream attributes                                                          */
 /* ------------------------------------------------------------------------- */
 
-/* How a host thread waits in a synchronize on the stream's work. */
+/** How a host thread waits in a synchronize on the stream's work. */
 typedef enum cuabi_sync_policy {
-  /* The driver's choice (the default). */
+  /** The driver's choice (the default). */
   CUABI_SYNC_POLICY_AUTO = 1,
-  /* Spin on the CPU: the lowest latency, a busy core. */
+  /** Spin on the CPU: the lowest latency, a busy core. */
   CUABI_SYNC_POLICY_SPIN = 2,
-  /* Spin, yielding the core to other threads between checks. */
+  /** Spin, yielding the core to other threads between checks. */
   CUABI_SYNC_POLICY_YIELD = 3,
-  /* Sleep until the work is done: an idle core, more latency. */
+  /** Sleep until the work is done: an idle core, more latency. */
   CUABI_SYNC_POLICY_BLOCKING_SYNC = 4,
   CUABI_SYNC_POLICY_FORCE32 = 0x7FFFFFFF
 } cuabi_sync_policy;
 
-/* The memory-synchronisation domain of a stream's kernels: a fence in one
+/** The memory-synchronisation domain of a stream's kernels: a fence in one
  * domain need not wait for the memory traffic of the other (kernels that
  * talk to other GPUs, such as NCCL's, run in the remote one). */
 typedef enum cuabi_mem_sync_domain {
+  /** The domain of a stream's kernels unless set. */
   CUABI_MEM_SYNC_DOMAIN_DEFAULT = 0,
+  /** The domain for kernels that talk to other GPUs. */
   CUABI_MEM_SYNC_DOMAIN_REMOTE = 1,
   CUABI_MEM_SYNC_DOMAIN_FORCE32 = 0x7FFFFFFF
 } cuabi_mem_sync_domain;
 
-/* How accesses to memory are kept in L2. */
+/** How accesses to memory are kept in L2. */
 typedef enum cuabi_access_property {
+  /** Kept in L2 as any access is. */
   CUABI_ACCESS_PROPERTY_NORMAL = 0,
-  /* Less likely to stay in L2. */
+  /** Less likely to stay in L2. */
   CUABI_ACCESS_PROPERTY_STREAMING = 1,
-  /* More likely to stay in L2, in the part set aside with
+  /** More likely to stay in L2, in the part set aside with
    * CUABI_LIMIT_PERSISTING_L2_CACHE_SIZE. */
   CUABI_ACCESS_PROPERTY_PERSISTING = 2,
   CUABI_ACCESS_PROPERTY_FORCE32 = 0x7FFFFFFF
 } cuabi_access_property;
 
-/* An L2 access-policy window: of the accesses to [base, base + bytes), the
+/** An L2 access-policy window: of the accesses to [base, base + bytes), the
  * fraction hit_ratio gets hit_property and the rest miss_property. Start
  * from CUABI_ACCESS_POLICY_WINDOW_INIT or cuabi_access_policy_window_init. */
 typedef struct cuabi_access_policy_window {
-  size_t struct_size; /* sizeof(cuabi_access_policy_window) */
-  /* The device address where the window starts. */
+  size_t struct_size; /**< sizeof(cuabi_access_policy_window) */
+  /** The device address where the window starts. */
   uint64_t base;
-  /* The window's length; at most the device's
+  /** The window's length; at most the device's
    * CU_DEVICE_ATTRIBUTE_MAX_ACCESS_POLICY_WINDOW_SIZE; 0: no window. */
   size_t bytes;
-  /* From 0 to 1. */
+  /** From 0 to 1. */
   float hit_ratio;
-  cuabi_access_property hit_property;
-  cuabi_access_property miss_property;
+  cuabi_access_property hit_property;  /**< the property of the hit_ratio fraction */
+  cuabi_access_property miss_property; /**< the property of the other accesses */
 } cuabi_access_policy_window;
 
+/** The defaults of cuabi_access_policy_window as an initialiser (C, C++);
+ * cuabi_access_policy_window_init fills the same. */
 #define CUABI_ACCESS_POLICY_WINDOW_INIT                                                         \
   { sizeof(cuabi_access_policy_window), 0, 0, 1.0f, CUABI_ACCESS_PROPERTY_PERSISTING,           \
     CUABI_ACCESS_PROPERTY_STREAMING }
 
-/* Fills `window` with the defaults of CUABI_ACCESS_POLICY_WINDOW_INIT. */
+/** Fills `window` with the defaults of CUABI_ACCESS_POLICY_WINDOW_INIT. */
 CUABI_API cuabi_status CUABI_CALL cuabi_access_policy_window_init(
     cuabi_access_policy_window* window, size_t struct_size);
 
-/* The stream's synchronization policy. */
+/** The stream's synchronization policy. */
 CUABI_API cuabi_status CUABI_CALL cuabi_stream_get_sync_policy(cuabi_stream stream,
                                                                cuabi_sync_policy* policy);
-/* Sets how host threads wait on the stream's work; an unknown policy answers
+/** Sets how host threads wait on the stream's work; an unknown policy answers
  * CUABI_ERROR_INVALID_ARGUMENT naming it. */
 CUABI_API cuabi_status CUABI_CALL cuabi_stream_set_sync_policy(cuabi_stream stream,
                                                                cuabi_sync_policy policy);
-/* The priority of the stream's work (numerically lower is higher). */
+/** The priority of the stream's work (numerically lower is higher). */
 CUABI_API cuabi_status CUABI_CALL cuabi_stream_get_priority(cuabi_stream stream,
                                                             int32_t* priority);
-/* Sets the priority of the stream's later work; one outside the device's
+/** Sets the priority of the stream's later work; one outside the device's
  * range (cuabi_device_get_stream_priority_range) answers
  * CUABI_ERROR_INVALID_ARGUMENT with the range. */
 CUABI_API cuabi_status CUABI_CALL cuabi_stream_set_priority(cuabi_stream stream,
                                                             int32_t priority);
-/* The memory-synchronisation domain of the stream's kernels. */
+/** The memory-synchronisation domain of the stream's kernels. */
 CUABI_API cuabi_status CUABI_CALL cuabi_stream_get_memory_sync_domain(
     cuabi_stream stream, cuabi_mem_sync_domain* domain);
-/* Sets it; an unknown domain answers CUABI_ERROR_INVALID_ARGUMENT. */
+/** Sets it; an unknown domain answers CUABI_ERROR_INVALID_ARGUMENT. */
 CUABI_API cuabi_status CUABI_CALL cuabi_stream_set_memory_sync_domain(
     cuabi_stream stream, cuabi_mem_sync_domain domain);
-/* The stream's access-policy window (bytes 0: none), written into `window`
+/** The stream's access-policy window (bytes 0: none), written into `window`
  * up to its struct_size. */
 CUABI_API cuabi_status CUABI_CALL cuabi_stream_get_access_policy_window(
     cuabi_stream stream, cuabi_access_policy_window* window);
-/* Sets the access-policy window of the stream's later kernels. Refused with
+/** Sets the access-policy window of the stream's later kernels. Refused with
  * CUABI_ERROR_INVALID_ARGUMENT naming the field and the bound: bytes past
  * the device's maximum window, a hit_ratio outside [0, 1], an unknown
  * property, a base of 0 with bytes. */
@@ -1925,38 +2138,39 @@ CUABI_API cuabi_status CUABI_CALL cuabi_stream_set_access_policy_window(
 /* Stream memory operations                                                   */
 /* ------------------------------------------------------------------------- */
 
-/* When a stream's wait on a value is over (cuabi_stream_wait_value). The
+/** When a stream's wait on a value is over (cuabi_stream_wait_value). The
  * comparisons are of 32- or 64-bit words, as the width says. */
 typedef enum cuabi_wait_condition {
-  /* (int32_t or int64_t)(*word - value) >= 0: the word has reached value,
+  /** (int32_t or int64_t)(*word - value) >= 0: the word has reached value,
    * counting cyclically (a sequence number that wraps). */
   CUABI_WAIT_GEQ = 0,
-  /* *word == value. */
+  /** *word == value. */
   CUABI_WAIT_EQ = 1,
-  /* (*word & value) != 0: any bit of value is set. */
+  /** (*word & value) != 0: any bit of value is set. */
   CUABI_WAIT_AND = 2,
-  /* ~(*word | value) != 0: some bit is clear in both (where the device can:
+  /** ~(*word | value) != 0: some bit is clear in both (where the device can:
    * CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR). */
   CUABI_WAIT_NOR = 3,
   CUABI_WAIT_CONDITION_FORCE32 = 0x7FFFFFFF
 } cuabi_wait_condition;
 
-/* Flags of the stream memory operations. */
+/** Flags of the stream memory operations. */
 typedef enum cuabi_mem_op_flag_bits {
-  /* A wait: once it is over, remote writes (GPUDirect RDMA) that were in
+  /** A wait: once it is over, remote writes (GPUDirect RDMA) that were in
    * flight are flushed before the work after it (where the device can:
    * CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES). */
   CUABI_MEM_OP_FLUSH = 1 << 0,
-  /* A write without the memory barrier before it. The driver's current
+  /** A write without the memory barrier before it. The driver's current
    * stream memory operations do not take it: a write with it answers
    * CUABI_ERROR_NOT_SUPPORTED (every write is fenced). Kept for drivers that
    * take it again. */
   CUABI_MEM_OP_NO_MEMORY_BARRIER = 1 << 1,
   CUABI_MEM_OP_FLAG_BITS_FORCE32 = 0x7FFFFFFF
 } cuabi_mem_op_flag_bits;
+/** Flags of the stream memory operations: an OR of cuabi_mem_op_flag_bits. */
 typedef uint32_t cuabi_mem_op_flags;
 
-/* In the stream's order, writes `value` as a `width`-byte word (4 or 8) at
+/** In the stream's order, writes `value` as a `width`-byte word (4 or 8) at
  * `offset` of `buffer`, a device buffer of the stream's device. Refused with
  * CUABI_ERROR_INVALID_ARGUMENT naming what is wrong: a width other than 4
  * or 8, an offset that is not a multiple of the width, a value that does not
@@ -1966,25 +2180,32 @@ CUABI_API cuabi_status CUABI_CALL cuabi_stream_write_value(cuabi_stream stream,
                                                            cuabi_buffer buffer, size_t offset,
                                                            uint64_t value, uint32_t width,
                                                            cuabi_mem_op_flags flags);
-/* Holds the stream's later work until the `width`-byte word at `offset` of
+/** Holds the stream's later work until the `width`-byte word at `offset` of
  * `buffer` meets `condition` against `value`: a write from another stream,
- * another device or the host ends the wait. The same refusals as
- * cuabi_stream_write_value; CUABI_MEM_OP_NO_MEMORY_BARRIER on a wait, and a
- * condition or flush the device cannot do (named), are refused too. */
+ * another device or the host ends the wait. `flags`: 0 or
+ * CUABI_MEM_OP_FLUSH. The same refusals as cuabi_stream_write_value;
+ * CUABI_MEM_OP_NO_MEMORY_BARRIER on a wait, an unknown condition, and a
+ * condition or flush the device cannot do (CUABI_ERROR_NOT_SUPPORTED,
+ * named), are refused too. */
 CUABI_API cuabi_status CUABI_CALL cuabi_stream_wait_value(cuabi_stream stream,
                                                           cuabi_buffer buffer, size_t offset,
                                                           uint64_t value, uint32_t width,
                                                           cuabi_wait_condition condition,
                                                           cuabi_mem_op_flags flags);
-/* cuabi_stream_write_value into pinned host memory: `buffer` from
- * cuabi_host_buffer_alloc or cuabi_host_buffer_register, which the host can
- * watch. */
+/** cuabi_stream_write_value into pinned host memory, which the host can
+ * watch: `buffer` from cuabi_host_buffer_alloc or
+ * cuabi_host_buffer_register; `offset`, `value`, `width` and `flags` and
+ * their refusals as there (the word checked against the pinned memory's
+ * size). */
 CUABI_API cuabi_status CUABI_CALL cuabi_stream_write_value_host(cuabi_stream stream,
                                                                 cuabi_host_buffer buffer,
                                                                 size_t offset, uint64_t value,
                                                                 uint32_t width,
                                                                 cuabi_mem_op_flags flags);
-/* cuabi_stream_wait_value on pinned host memory: the host ends the wait by
+/** cuabi_stream_wait_value on pinned host memory: `buffer` from
+ * cuabi_host_buffer_alloc or cuabi_host_buffer_register; `offset`, `value`,
+ * `width`, `condition` and `flags` and their refusals as there (the word
+ * checked against the pinned memory's size). The host ends the wait by
  * writing the word. */
 CUABI_API cuabi_status CUABI_CALL cuabi_stream_wait_value_host(cuabi_stream stream,
                                                                cuabi_host_buffer buffer,
@@ -1997,28 +2218,39 @@ CUABI_API cuabi_status CUABI_CALL cuabi_stream_wait_value_host(cuabi_stream stre
 /* Events                                                                     */
 /* ------------------------------------------------------------------------- */
 
-/* Flags for cuabi_event_create: an OR of cuabi_event_flag_bits. */
+/** Flags for cuabi_event_create: an OR of cuabi_event_flag_bits. */
 typedef uint32_t cuabi_event_flags;
+/** The bits of cuabi_event_flags. */
 typedef enum cuabi_event_flag_bits CUABI_ENUM_BASE {
-  /* No timing: cheaper, for synchronisation only. */
+  /** No timing: cheaper, for synchronisation only. */
   CUABI_EVENT_DISABLE_TIMING = 1 << 0,
-  /* Synchronizing sleeps instead of spinning. */
+  /** Synchronizing sleeps instead of spinning. */
   CUABI_EVENT_BLOCKING_SYNC = 1 << 1,
-  /* The event can be shared with another process (cuabi_event_get_ipc_handle).
+  /** The event can be shared with another process (cuabi_event_get_ipc_handle).
    * Needs CUABI_EVENT_DISABLE_TIMING. */
   CUABI_EVENT_INTERPROCESS = 1 << 2,
   CUABI_EVENT_FLAG_BITS_FORCE32 = 0x7FFFFFFF
 } cuabi_event_flag_bits;
 
+/** A new event on `device` with `flags` (cuabi_event_flag_bits; 0: a timing
+ * event). Unknown bits, or CUABI_EVENT_INTERPROCESS without
+ * CUABI_EVENT_DISABLE_TIMING, answer CUABI_ERROR_INVALID_ARGUMENT. */
 CUABI_API cuabi_status CUABI_CALL cuabi_event_create(cuabi_device device, cuabi_event_flags flags,
                                                      cuabi_event* out);
+/** Destroys the event (and, for one opened from another process, each copy
+ * cuabi opened on another device). */
 CUABI_API void CUABI_CALL cuabi_event_release(cuabi_event event);
-/* Records the event on `stream` (NULL: the default stream). */
+/** Records the event on `stream` (NULL: the default stream). */
 CUABI_API cuabi_status CUABI_CALL cuabi_event_record(cuabi_event event, cuabi_stream stream);
+/** Waits until the work the event's latest record follows has finished
+ * (cuEventSynchronize). */
 CUABI_API cuabi_status CUABI_CALL cuabi_event_synchronize(cuabi_event event);
-/* CUABI_SUCCESS when reached, CUABI_ERROR_NOT_READY when not. */
+/** CUABI_SUCCESS when reached, CUABI_ERROR_NOT_READY when not. */
 CUABI_API cuabi_status CUABI_CALL cuabi_event_query(cuabi_event event);
-/* Milliseconds between two recorded, completed events. */
+/** Milliseconds from `start` to `end`, two recorded, completed events, in
+ * `milliseconds`. An event made with CUABI_EVENT_DISABLE_TIMING or never
+ * recorded answers CUABI_ERROR_INVALID_ARGUMENT; one not completed yet
+ * CUABI_ERROR_NOT_READY (a failure here, recorded as the last error). */
 CUABI_API cuabi_status CUABI_CALL cuabi_event_get_elapsed_ms(cuabi_event start, cuabi_event end,
                                                          float* milliseconds);
 
@@ -2026,39 +2258,49 @@ CUABI_API cuabi_status CUABI_CALL cuabi_event_get_elapsed_ms(cuabi_event start, 
 /* Graphs                                                                     */
 /* ------------------------------------------------------------------------- */
 
-/* The values of the driver's CUstreamCaptureMode. */
+/** The values of the driver's CUstreamCaptureMode. */
 typedef enum cuabi_capture_mode CUABI_ENUM_BASE {
-  /* Unsafe calls are refused in every thread while any thread captures. */
+  /** Unsafe calls are refused in every thread while any thread captures. */
   CUABI_CAPTURE_GLOBAL = 0,
-  /* Unsafe calls are refused in the capturing thread only. */
+  /** Unsafe calls are refused in the capturing thread only. */
   CUABI_CAPTURE_THREAD_LOCAL = 1,
-  /* No call is refused. */
+  /** No call is refused. */
   CUABI_CAPTURE_RELAXED = 2,
   CUABI_CAPTURE_MODE_FORCE32 = 0x7FFFFFFF
 } cuabi_capture_mode;
 
-/* Starts capturing the work submitted to `stream` (not the default stream)
- * into a graph instead of running it. */
+/** Starts capturing the work submitted to `stream` (not the default stream)
+ * into a graph instead of running it. `mode` (cuabi_capture_mode) says
+ * which unsafe calls are refused meanwhile; another value answers
+ * CUABI_ERROR_INVALID_ARGUMENT. */
 CUABI_API cuabi_status CUABI_CALL cuabi_stream_begin_capture(cuabi_stream stream,
                                                              cuabi_capture_mode mode);
-/* Ends the capture and returns the graph. */
+/** Ends the capture and returns the graph. */
 CUABI_API cuabi_status CUABI_CALL cuabi_stream_end_capture(cuabi_stream stream, cuabi_graph* out);
+/** Releases the graph handle; the graph is destroyed once no instantiated
+ * graph made from it lives (each keeps it). */
 CUABI_API void CUABI_CALL cuabi_graph_release(cuabi_graph graph);
+/** The number of nodes in the graph, of every kind, in `count`
+ * (cuGraphGetNodes). */
 CUABI_API cuabi_status CUABI_CALL cuabi_graph_get_node_count(cuabi_graph graph, size_t* count);
+/** Instantiates the graph into an executable graph to launch
+ * (cuGraphInstantiateWithFlags). */
 CUABI_API cuabi_status CUABI_CALL cuabi_graph_instantiate(cuabi_graph graph, cuabi_graph_exec* out);
+/** Destroys the instantiated graph and lets go of the graph it was made
+ * from. */
 CUABI_API void CUABI_CALL cuabi_graph_exec_release(cuabi_graph_exec exec);
-/* Runs the instantiated graph on `stream` (NULL: the default stream). */
+/** Runs the instantiated graph on `stream` (NULL: the default stream). */
 CUABI_API cuabi_status CUABI_CALL cuabi_graph_exec_launch(cuabi_graph_exec exec,
                                                           cuabi_stream stream);
-/* Uploads the instantiated graph to the device ahead of its first launch on
+/** Uploads the instantiated graph to the device ahead of its first launch on
  * `stream` (NULL: the default stream), so that launch does not pay for it. */
 CUABI_API cuabi_status CUABI_CALL cuabi_graph_exec_upload(cuabi_graph_exec exec,
                                                           cuabi_stream stream);
-/* The number of kernel nodes in the graph. Kernel nodes are numbered from 0
- * in the order they were added (the order of capture). */
+/** The number of kernel nodes in the graph, in `count`. Kernel nodes are
+ * numbered from 0 in the order they were added (the order of capture). */
 CUABI_API cuabi_status CUABI_CALL cuabi_graph_get_kernel_node_count(cuabi_graph graph,
                                                                     size_t* count);
-/* Replaces the arguments of kernel node `index` of the graph `exec` was
+/** Replaces the arguments of kernel node `index` of the graph `exec` was
  * instantiated from, in `exec` only: its next launch runs the kernel with
  * `args` (one block laid out at the kernel's parameter offsets, as
  * cuabi_function_launch_packed takes it), without instantiating again.
@@ -2069,7 +2311,7 @@ CUABI_API cuabi_status CUABI_CALL cuabi_graph_exec_set_kernel_node_args(cuabi_gr
                                                                         cuabi_function function,
                                                                         const void* args,
                                                                         size_t args_size);
-/* Updates `exec` in place from `graph` (a graph of the same topology with
+/** Updates `exec` in place from `graph` (a graph of the same topology with
  * other parameters, e.g. captured again with new arguments), without
  * instantiating again. A graph whose topology differs answers
  * CUABI_ERROR_INVALID_ARGUMENT naming why, and `exec` is left as it was. */
@@ -2080,29 +2322,29 @@ CUABI_API cuabi_status CUABI_CALL cuabi_graph_exec_update(cuabi_graph_exec exec,
 /* Device core dumps                                                          */
 /* ------------------------------------------------------------------------- */
 
-/* What a device core dump leaves out (CUcoredumpGenerationFlags). */
+/** What a device core dump leaves out (CUcoredumpGenerationFlags). */
 typedef enum cuabi_coredump_flag_bits CUABI_ENUM_BASE {
-  /* CUDA modules that are not relocated at run time. */
+  /** CUDA modules that are not relocated at run time. */
   CUABI_COREDUMP_SKIP_NONRELOCATED_ELF_IMAGES = 1 << 0,
-  /* Device global memory that belongs to no context. */
+  /** Device global memory that belongs to no context. */
   CUABI_COREDUMP_SKIP_GLOBAL_MEMORY = 1 << 1,
-  /* The faulting kernel's shared memory. */
+  /** The faulting kernel's shared memory. */
   CUABI_COREDUMP_SKIP_SHARED_MEMORY = 1 << 2,
-  /* The faulting kernel's local memory. */
+  /** The faulting kernel's local memory. */
   CUABI_COREDUMP_SKIP_LOCAL_MEMORY = 1 << 3,
-  /* No abort() of the host process when the dump is written: the fault is
+  /** No abort() of the host process when the dump is written: the fault is
    * reported as CUABI_ERROR_CONTEXT_LOST, as without a dump. */
   CUABI_COREDUMP_SKIP_ABORT = 1 << 4,
-  /* Constant-bank memory. */
+  /** Constant-bank memory. */
   CUABI_COREDUMP_SKIP_CONSTBANK_MEMORY = 1 << 5,
-  /* A small dump: the four SKIP_*_MEMORY / ELF flags above. */
+  /** A small dump: the four SKIP_*_MEMORY / ELF flags above. */
   CUABI_COREDUMP_LIGHTWEIGHT = 0xF,
   CUABI_COREDUMP_FLAG_BITS_FORCE32 = 0x7FFFFFFF
 } cuabi_coredump_flag_bits;
-/* An OR of cuabi_coredump_flag_bits. */
+/** An OR of cuabi_coredump_flag_bits. */
 typedef uint32_t cuabi_coredump_flags;
 
-/* Device core dumps on a GPU exception (a kernel's illegal address, trap
+/** Device core dumps on a GPU exception (a kernel's illegal address, trap
  * ...), for every context created after this call: call it before the
  * first use of a device (cuabi_device_get). `enable` 0 turns them off. The
  * dump is written at `path` (NULL: the driver's default,
@@ -2119,7 +2361,8 @@ typedef uint32_t cuabi_coredump_flags;
  * @nullable path: the driver's default, core.cuda.HOSTNAME.PID */
 CUABI_API cuabi_status CUABI_CALL cuabi_coredump_set(int32_t enable, const char* path,
                                                      cuabi_coredump_flags flags);
-/* The same for `device`'s context only, at any time.
+/** As cuabi_coredump_set (`enable`, `path` and `flags`, and the refusals,
+ * the same) for `device`'s context only, at any time.
  * @nullable path: the driver's default, core.cuda.HOSTNAME.PID */
 CUABI_API cuabi_status CUABI_CALL cuabi_device_set_coredump(cuabi_device device, int32_t enable,
                                                             const char* path,
@@ -2136,37 +2379,40 @@ CUABI_API cuabi_status CUABI_CALL cuabi_device_set_coredump(cuabi_device device,
  * first use and kept for the process. `argb` colours the annotation
  * (0xAARRGGBB; 0: no colour). A message or domain name is UTF-8. */
 
-/* Opens a range on the calling thread, nested in the thread's open ranges of
- * the same domain. CUABI_ERROR_INVALID_ARGUMENT for a NULL message or an
- * empty domain name.
+/** Opens a range on the calling thread, nested in the thread's open ranges of
+ * the same domain: `message` names it, `argb` colours it (0xAARRGGBB; 0: no
+ * colour), `domain` groups it. CUABI_ERROR_INVALID_ARGUMENT for a NULL
+ * message or an empty domain name.
  * @nullable domain: NVTX's default domain
  * @scope nvtx_range cuabi_nvtx_range_pop thread */
 CUABI_API cuabi_status CUABI_CALL cuabi_nvtx_range_push(const char* domain, const char* message,
                                                         uint32_t argb);
-/* Closes the calling thread's innermost open range of `domain`. A thread
+/** Closes the calling thread's innermost open range of `domain`. A thread
  * with no range of that domain open answers CUABI_ERROR_INVALID_ARGUMENT
  * naming the domain.
  * @nullable domain: NVTX's default domain */
 CUABI_API cuabi_status CUABI_CALL cuabi_nvtx_range_pop(const char* domain);
-/* Opens a range that any thread may end, and answers its id (never 0). The
- * same refusals as cuabi_nvtx_range_push.
+/** Opens a range that any thread may end, and answers its id in `id` (never
+ * 0); `domain`, `message` and `argb` as cuabi_nvtx_range_push takes them,
+ * with the same refusals.
  * @nullable domain: NVTX's default domain */
 CUABI_API cuabi_status CUABI_CALL cuabi_nvtx_range_start(const char* domain, const char* message,
                                                          uint32_t argb, uint64_t* id);
-/* Ends the range `id` of cuabi_nvtx_range_start, from any thread. An id that
+/** Ends the range `id` of cuabi_nvtx_range_start, from any thread. An id that
  * is not an open range (never started, or ended already) answers
  * CUABI_ERROR_INVALID_ARGUMENT naming it. */
 CUABI_API cuabi_status CUABI_CALL cuabi_nvtx_range_end(uint64_t id);
-/* Marks an instant. The same refusals as cuabi_nvtx_range_push.
+/** Marks an instant: `message` in `domain`, coloured `argb` (see above).
+ * The same refusals as cuabi_nvtx_range_push.
  * @nullable domain: NVTX's default domain */
 CUABI_API cuabi_status CUABI_CALL cuabi_nvtx_mark(const char* domain, const char* message,
                                                   uint32_t argb);
-/* Starts the attached profiler's collection for `device`'s context
+/** Starts the attached profiler's collection for `device`'s context
  * (cuProfilerStart), for a profiler started with collection off (Nsight
  * Systems' --capture-range=cudaProfilerApi). Without a profiler it does
  * nothing. */
 CUABI_API cuabi_status CUABI_CALL cuabi_device_profiler_start(cuabi_device device);
-/* Stops it (cuProfilerStop). */
+/** Stops it (cuProfilerStop). */
 CUABI_API cuabi_status CUABI_CALL cuabi_device_profiler_stop(cuabi_device device);
 
 #ifdef __cplusplus

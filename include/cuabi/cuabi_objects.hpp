@@ -32,208 +32,231 @@ class linker;
 class library;
 
 // Results of the calls with several out values, named by their fields.
+/// What cuabi_nvrtc_get_version and cuabi_device_get_compute_capability answer: one field per
+/// out-parameter, named after it.
 struct version_pair {
-  int32_t major{};
-  int32_t minor{};
+  int32_t major{};  ///< the out-parameter `major`
+  int32_t minor{};  ///< the out-parameter `minor`
 };
+/// What cuabi_device_get_memory_info answers: one field per out-parameter, named after it.
 struct memory_info {
-  size_t free_bytes{};
-  size_t total_bytes{};
+  size_t free_bytes{};  ///< the out-parameter `free_bytes`
+  size_t total_bytes{};  ///< the out-parameter `total_bytes`
 };
+/// What cuabi_device_get_stream_priority_range answers: one field per out-parameter, named after
+/// it.
 struct priority_range {
-  int32_t least{};
-  int32_t greatest{};
+  int32_t least{};  ///< the out-parameter `least`
+  int32_t greatest{};  ///< the out-parameter `greatest`
 };
+/// What cuabi_module_get_global answers: one field per out-parameter, named after it.
 struct global_symbol {
-  uint64_t device_ptr{};
-  size_t bytes{};
+  uint64_t device_ptr{};  ///< the out-parameter `device_ptr`
+  size_t bytes{};  ///< the out-parameter `bytes`
 };
+/// What cuabi_cache_get_usage and cuabi_cache_clear answer: one field per out-parameter, named
+/// after it.
 struct cache_entries {
-  uint64_t entries{};
-  uint64_t bytes{};
+  uint64_t entries{};  ///< the out-parameter `entries`
+  uint64_t bytes{};  ///< the out-parameter `bytes`
 };
+/// What cuabi_launch_plan_get_args answers: one field per out-parameter, named after it.
 struct launch_plan_args {
-  void* args{};
-  size_t size{};
+  void* args{};  ///< the out-parameter `args`
+  size_t size{};  ///< the out-parameter `size`
 };
+/// What cuabi_function_suggest_block_size answers: one field per out-parameter, named after it.
 struct block_suggestion {
-  uint32_t block_size{};
-  uint32_t min_grid_size{};
+  uint32_t block_size{};  ///< the out-parameter `block_size`
+  uint32_t min_grid_size{};  ///< the out-parameter `min_grid_size`
 };
+/// What cuabi_memory_pool_get_usage answers: one field per out-parameter, named after it.
 struct memory_pool_usage {
-  uint64_t reserved_bytes{};
-  uint64_t used_bytes{};
+  uint64_t reserved_bytes{};  ///< the out-parameter `reserved_bytes`
+  uint64_t used_bytes{};  ///< the out-parameter `used_bytes`
 };
 
-// A GPU and its primary context (cuabi_device).
+/// A GPU and its primary context (cuabi_device).
 class device : public detail::owner<cuabi_device, cuabi_device_release>,
                public extend<cuabi_device, device> {
  public:
   using owner::get;
   using owner::owner;
 
-  // cuabi_device_get_count: Number of CUDA devices (0 where the driver sees none).
+  /// cuabi_device_get_count: Number of CUDA devices, in `count` (0 where the driver sees none).
+  /// Opens the driver if needed, answering as cuabi_init does when it cannot.
   static int32_t count();
 
-  // cuabi_device_get: A handle to device `ordinal` that holds its primary context (retained until
-  // the last object that needs it is released). Each call returns a new handle; release each.
-  // CUABI_ERROR_NO_DEVICE for an ordinal out of range.
+  /// cuabi_device_get: A handle to device `ordinal` that holds its primary context (retained until
+  /// the last object that needs it is released). Each call returns a new handle; release each.
+  /// CUABI_ERROR_NO_DEVICE for an ordinal out of range.
   static cuabi::device get(int32_t ordinal);
 
-  // cuabi_device_get_ordinal
+  /// cuabi_device_get_ordinal: The ordinal the device was opened with (cuabi_device_get).
   int32_t ordinal() const;
 
-  // cuabi_device_get_name: The device's name (two-call pattern).
+  /// cuabi_device_get_name: The device's name (two-call pattern).
   std::string name() const;
 
-  // cuabi_device_get_compute_capability
+  /// cuabi_device_get_compute_capability: The device's compute capability: `major` and `minor`
+  /// receive its two numbers (9 and 0 for an sm_90 device).
   cuabi::version_pair compute_capability() const;
 
-  // cuabi_device_get_total_memory
+  /// cuabi_device_get_total_memory: The device's total memory in bytes (cuDeviceTotalMem); what is
+  /// free now is cuabi_device_get_memory_info's.
   size_t total_memory() const;
 
-  // cuabi_device_get_memory_info: Free and total device memory as the driver sees them now.
+  /// cuabi_device_get_memory_info: Free and total device memory as the driver sees them now, in
+  /// bytes: `free_bytes` and `total_bytes` (cuMemGetInfo in the device's primary context).
   cuabi::memory_info memory_info() const;
 
-  // cuabi_device_get_attribute: Any CUdevice_attribute of the driver, by its numeric value (see
-  // cuda.h).
+  /// cuabi_device_get_attribute: Any CUdevice_attribute of the driver, by its numeric value
+  /// `cu_attribute` (see cuda.h), in `value`. A value this driver does not know answers
+  /// CUABI_ERROR_INVALID_ARGUMENT.
   int32_t attribute(int32_t cu_attribute) const;
 
-  // cuabi_device_get_context: The primary context as a raw CUcontext value, for interop. cuabi
-  // keeps it retained while the device handle lives.
+  /// cuabi_device_get_context: The primary context as a raw CUcontext value in `cu_context`, for
+  /// interop. cuabi keeps it retained while the device handle lives.
   uint64_t context() const;
 
-  // cuabi_device_synchronize: Waits for all work on the device's primary context.
+  /// cuabi_device_synchronize: Waits for all work on the device's primary context.
   void synchronize() const;
 
-  // cuabi_device_get_health: Whether `device` can still run work (cuabi_health), without touching
-  // it.
+  /// cuabi_device_get_health: Whether `device` can still run work, in `health` (cuabi_health),
+  /// without touching it. The answer is the process's: a lost context or a fork concerns every
+  /// device.
   cuabi_health health() const;
 
-  // cuabi_device_get_stream_priority_range: Lowest and highest stream priorities; numerically lower
-  // is higher priority.
+  /// cuabi_device_get_stream_priority_range: Lowest and highest stream priorities, in `least` and
+  /// `greatest`; numerically lower is higher priority.
   cuabi::priority_range stream_priority_range() const;
 
-  // cuabi_device_reset: Resets the device's primary context (cuDevicePrimaryCtxReset): frees every
-  // allocation, module, stream and event on it, in this process and in every library sharing the
-  // primary context (CUDA runtime, CuPy, PyTorch). Every cuabi object made on this device before
-  // the reset is then unusable (its calls answer CUABI_ERROR_CONTEXT_LOST; releasing it stays
-  // safe): recreate what you need. The device handle itself stays valid. After a sticky fault
-  // (CUABI_ERROR_CONTEXT_LOST) the driver refuses the device to the process for good, and this
-  // answers CUABI_ERROR_CONTEXT_LOST too: start a new process.
+  /// cuabi_device_reset: Resets the device's primary context (cuDevicePrimaryCtxReset): frees every
+  /// allocation, module, stream and event on it, in this process and in every library sharing the
+  /// primary context (CUDA runtime, CuPy, PyTorch). Every cuabi object made on this device before
+  /// the reset is then unusable (its calls answer CUABI_ERROR_CONTEXT_LOST; releasing it stays
+  /// safe): recreate what you need. The device handle itself stays valid. After a sticky fault
+  /// (CUABI_ERROR_CONTEXT_LOST) the driver refuses the device to the process for good, and this
+  /// answers CUABI_ERROR_CONTEXT_LOST too: start a new process.
   void reset_primary_context() const;
 
-  // cuabi_device_get_limit: The current value of `limit` in `device`'s primary context, in bytes.
-  // An unknown `limit` answers CUABI_ERROR_INVALID_ARGUMENT naming it.
+  /// cuabi_device_get_limit: The current value of `limit` in `device`'s primary context, in bytes.
+  /// An unknown `limit` answers CUABI_ERROR_INVALID_ARGUMENT naming it.
   size_t limit(cuabi_limit limit) const;
 
-  // cuabi_device_set_limit: Sets `limit` of `device`'s primary context to `value` bytes; the driver
-  // may round it up (read it back with cuabi_device_get_limit). Refused with
-  // CUABI_ERROR_INVALID_ARGUMENT naming the limit and the bound: an unknown limit, a persisting-L2
-  // size past the device's maximum (the maximum in the message); the driver's own refusal (a printf
-  // or heap size changed after the kernels that use it ran) answers CUABI_ERROR_CUDA with its
-  // reason.
+  /// cuabi_device_set_limit: Sets `limit` of `device`'s primary context to `value` bytes; the
+  /// driver may round it up (read it back with cuabi_device_get_limit). Refused with
+  /// CUABI_ERROR_INVALID_ARGUMENT naming the limit and the bound: an unknown limit, a persisting-L2
+  /// size past the device's maximum (the maximum in the message); the driver's own refusal (a
+  /// printf or heap size changed after the kernels that use it ran) answers CUABI_ERROR_CUDA with
+  /// its reason.
   void set_limit(cuabi_limit limit, size_t value) const;
 
-  // cuabi_device_reset_persisting_l2: Returns every persisting L2 line of `device` to normal
-  // (cuCtxResetPersistingL2Cache).
+  /// cuabi_device_reset_persisting_l2: Returns every persisting L2 line of `device` to normal
+  /// (cuCtxResetPersistingL2Cache).
   void reset_persisting_l2() const;
 
-  // cuabi_device_get_default_memory_pool: The device's default pool, the one
-  // cuabi_buffer_alloc_async uses when given no pool (and the CUDA runtime's cudaMallocAsync,
-  // CuPy's and PyTorch's stream-ordered allocators share). Releasing the handle leaves the pool
-  // itself alone.
+  /// cuabi_device_get_default_memory_pool: The device's default pool, the one
+  /// cuabi_buffer_alloc_async uses when given no pool (and the CUDA runtime's cudaMallocAsync,
+  /// CuPy's and PyTorch's stream-ordered allocators share). Releasing the handle leaves the pool
+  /// itself alone.
   cuabi::memory_pool get_default_memory_pool() const;
 
-  // cuabi_device_can_access_peer: 1 when kernels on `device` can access memory of `peer` once peer
-  // access is enabled, 0 when not, and 0 for a device and itself (no peer).
+  /// cuabi_device_can_access_peer: `can_access` receives 1 when kernels on `device` can access
+  /// memory of `peer` once peer access is enabled, 0 when not, and 0 for a device and itself (no
+  /// peer).
   int32_t can_access_peer(cuabi_device peer) const;
 
-  // cuabi_device_enable_peer_access: Lets kernels and copies on `device` reach `peer`'s memory
-  // directly. Enabling what is enabled succeeds. A device and itself, or a pair that cannot access
-  // each other, answers CUABI_ERROR_INVALID_ARGUMENT / CUABI_ERROR_NOT_SUPPORTED naming the
-  // devices.
+  /// cuabi_device_enable_peer_access: Lets kernels and copies on `device` reach `peer`'s memory
+  /// directly. Enabling what is enabled succeeds. A device and itself, or a pair that cannot access
+  /// each other, answers CUABI_ERROR_INVALID_ARGUMENT / CUABI_ERROR_NOT_SUPPORTED naming the
+  /// devices.
   void enable_peer_access(cuabi_device peer) const;
 
-  // cuabi_device_disable_peer_access: Undoes cuabi_device_enable_peer_access; disabling what is not
-  // enabled succeeds. A device and itself answers CUABI_ERROR_INVALID_ARGUMENT.
+  /// cuabi_device_disable_peer_access: Undoes cuabi_device_enable_peer_access from `device` to
+  /// `peer`; disabling what is not enabled succeeds. A device and itself answers
+  /// CUABI_ERROR_INVALID_ARGUMENT.
   void disable_peer_access(cuabi_device peer) const;
 
-  // cuabi_device_get_peer_attribute: Any CUdevice_P2PAttribute of the pair, by its numeric value
-  // (see cuda.h); a device and itself answers CUABI_ERROR_INVALID_ARGUMENT.
+  /// cuabi_device_get_peer_attribute: Any CUdevice_P2PAttribute of the pair (from `device` to
+  /// `peer`), by its numeric value `cu_p2p_attribute` (see cuda.h), in `value`; a device and itself
+  /// answers CUABI_ERROR_INVALID_ARGUMENT.
   int32_t peer_attribute(cuabi_device peer, int32_t cu_p2p_attribute) const;
 
-  // cuabi_device_set_coredump: The same for `device`'s context only, at any time.
+  /// cuabi_device_set_coredump: As cuabi_coredump_set (`enable`, `path` and `flags`, and the
+  /// refusals, the same) for `device`'s context only, at any time.
   void set_coredump(int32_t enable, const char* path, cuabi_coredump_flags flags) const;
 
-  // cuabi_device_profiler_start: Starts the attached profiler's collection for `device`'s context
-  // (cuProfilerStart), for a profiler started with collection off (Nsight Systems'
-  // --capture-range=cudaProfilerApi). Without a profiler it does nothing.
+  /// cuabi_device_profiler_start: Starts the attached profiler's collection for `device`'s context
+  /// (cuProfilerStart), for a profiler started with collection off (Nsight Systems'
+  /// --capture-range=cudaProfilerApi). Without a profiler it does nothing.
   void profiler_start() const;
 
-  // cuabi_device_profiler_stop: Stops it (cuProfilerStop).
+  /// cuabi_device_profiler_stop: Stops it (cuProfilerStop).
   void profiler_stop() const;
 };
 
-// An NVRTC program (cuabi_program).
+/// An NVRTC program (cuabi_program).
 class program : public detail::owner<cuabi_program, cuabi_program_release>,
                 public extend<cuabi_program, program> {
  public:
   using extend::create;
   using owner::owner;
 
-  // cuabi_program_create: Creates an NVRTC program from `source` (NUL-terminated). `name` is the
-  // file name used in diagnostics (NULL: "cuabi_program.cu"). `num_headers` headers are given as
-  // parallel arrays of contents and include names.
+  /// cuabi_program_create: Creates an NVRTC program from `source` (NUL-terminated). `name` is the
+  /// file name used in diagnostics (NULL: "cuabi_program.cu"). `num_headers` headers are given as
+  /// parallel arrays: `header_sources` holds their contents and `header_names` the names they are
+  /// included by.
   static cuabi::program create(const std::string& source, const char* name,
                                const std::vector<std::string>& header_sources,
                                const std::vector<std::string>& header_names);
 
-  // cuabi_program_add_name_expression: Registers a name expression (e.g. "write_scalar<float>")
-  // before compiling, so its lowered (mangled) name can be queried afterwards.
+  /// cuabi_program_add_name_expression: Registers a name expression (e.g. "write_scalar<float>")
+  /// before compiling, so its lowered (mangled) name can be queried afterwards.
   void add_name_expression(const std::string& expression) const;
 
-  // cuabi_program_compile: Compiles with raw NVRTC options (e.g. "--gpu-architecture=sm_90",
-  // "--std=c++17"), passed to NVRTC as they are; cuabi_program_compile_with takes the same options
-  // as typed values. With an "sm_XY" architecture NVRTC makes CUBIN; with "compute_XY", PTX. A
-  // program compiles once: a second call answers CUABI_ERROR_INVALID_ARGUMENT. Returns
-  // CUABI_ERROR_COMPILE when NVRTC rejects the code or the options; the log is kept either way.
+  /// cuabi_program_compile: Compiles with the `num_options` raw NVRTC options of `options` (e.g.
+  /// "--gpu-architecture=sm_90", "--std=c++17"), passed to NVRTC as they are;
+  /// cuabi_program_compile_with takes the same options as typed values. With an "sm_XY"
+  /// architecture NVRTC makes CUBIN; with "compute_XY", PTX. A program compiles once: a second call
+  /// answers CUABI_ERROR_INVALID_ARGUMENT. Returns CUABI_ERROR_COMPILE when NVRTC rejects the code
+  /// or the options; the log is kept either way.
   void compile(const std::vector<std::string>& options = {}) const;
 
-  // cuabi_program_get_log: The compile log (two-call pattern); "" before compiling.
+  /// cuabi_program_get_log: The compile log (two-call pattern); "" before compiling.
   std::string log() const;
 
-  // cuabi_program_get_ptx: The PTX (two-call pattern; a NUL-terminated string, its size counting
-  // the NUL). CUABI_ERROR_NOT_FOUND before a successful compile or when NVRTC made no PTX.
+  /// cuabi_program_get_ptx: The PTX (two-call pattern; a NUL-terminated string, its size counting
+  /// the NUL). CUABI_ERROR_NOT_FOUND before a successful compile or when NVRTC made no PTX.
   std::string ptx() const;
 
-  // cuabi_program_get_cubin: The CUBIN (two-call pattern; binary). CUABI_ERROR_NOT_FOUND before a
-  // successful compile or when NVRTC made none (a compute_XY target makes only PTX).
+  /// cuabi_program_get_cubin: The CUBIN (two-call pattern; binary). CUABI_ERROR_NOT_FOUND before a
+  /// successful compile or when NVRTC made none (a compute_XY target makes only PTX).
   std::vector<unsigned char> cubin() const;
 
-  // cuabi_program_get_lto_ir: The LTO-IR of a program compiled with "-dlto" (two-call pattern;
-  // binary), for a link-time-optimising link (cuabi_linker_add_program does this itself).
-  // CUABI_ERROR_NOT_FOUND before a successful compile or when the program was compiled without
-  // "-dlto".
+  /// cuabi_program_get_lto_ir: The LTO-IR of a program compiled with "-dlto" (two-call pattern;
+  /// binary), for a link-time-optimising link (cuabi_linker_add_program does this itself).
+  /// CUABI_ERROR_NOT_FOUND before a successful compile or when the program was compiled without
+  /// "-dlto".
   std::vector<unsigned char> lto_ir() const;
 
-  // cuabi_program_get_lowered_name: The lowered name of a registered name expression (two-call
-  // pattern).
+  /// cuabi_program_get_lowered_name: The lowered name of a registered name expression (two-call
+  /// pattern).
   std::string lowered_name(const std::string& expression) const;
 
-  // cuabi_program_compile_with: Compiles a program with the options of `desc`: its typed options
-  // (arch, cxx_standard, defines, include_paths, fast_math, line_info, device_debug, lto,
-  // relocatable), turned into NVRTC options and checked exactly as cuabi_module_compile does,
-  // followed by its raw `options`. The program already has its source, name, headers and name
-  // expressions, and a program's compile never goes through the cache: those fields of `desc`
-  // (source, name, header_*, num_headers, name_expressions, num_name_expressions), `output` and
-  // `flags` must keep their defaults, and a set one is refused with CUABI_ERROR_INVALID_ARGUMENT
-  // naming it. Without `arch` (and no architecture among `options`) NVRTC's default architecture is
-  // used. Otherwise as cuabi_program_compile.
+  /// cuabi_program_compile_with: Compiles a program with the options of `desc`: its typed options
+  /// (arch, cxx_standard, defines, include_paths, fast_math, line_info, device_debug, lto,
+  /// relocatable), turned into NVRTC options and checked exactly as cuabi_module_compile does,
+  /// followed by its raw `options`. The program already has its source, name, headers and name
+  /// expressions, and a program's compile never goes through the cache: those fields of `desc`
+  /// (source, name, header_*, num_headers, name_expressions, num_name_expressions), `output` and
+  /// `flags` must keep their defaults, and a set one is refused with CUABI_ERROR_INVALID_ARGUMENT
+  /// naming it. Without `arch` (and no architecture among `options`) NVRTC's default architecture
+  /// is used. Otherwise as cuabi_program_compile.
   void compile_with(const cuabi_compile_desc& desc) const;
 };
 
-// Loaded device code (cuabi_module).
+/// Loaded device code (cuabi_module).
 class module : public detail::owner<cuabi_module, cuabi_module_release>,
                public extend<cuabi_module, module> {
  public:
@@ -241,701 +264,811 @@ class module : public detail::owner<cuabi_module, cuabi_module_release>,
   using extend::load_data;
   using owner::owner;
 
-  // cuabi_module_compile: Compiles `desc` for `device` and loads the result: the one call from
-  // source to a module. Unless `arch` or the raw options name an architecture, the target is the
-  // device's own: "-arch=sm_XY" for CUBIN (so the driver never JITs) or "-arch=compute_XY" for PTX;
-  // if NVRTC is older than the device, the newest architecture NVRTC knows is used as PTX.
-  //
-  // Compiled images go through an on-disk cache keyed on the source, the headers, every option
-  // (typed and raw), the name expressions, the target, and the NVRTC and driver versions. Entries
-  // are written atomically (temporary file, then rename), carry a checksum, and a corrupt or
-  // foreign entry is discarded and rebuilt, never loaded. The cache folder is $CUABI_CACHE_DIR,
-  // else $XDG_CACHE_HOME/cuabi, else ~/.cache/cuabi; CUABI_CACHE=0 (or CUABI_COMPILE_NO_CACHE)
-  // turns it off. A folder owned by another user or writable by others is not used. A cache that
-  // cannot be read or written never fails a compile. cuabi_cache_get_dir, cuabi_cache_get_state,
-  // cuabi_cache_get_usage and cuabi_cache_clear look at and empty the folder by these same rules.
-  //
-  // Name expressions are resolved and kept with the module: cuabi_module_get_function accepts them
-  // as names. CUABI_ERROR_COMPILE: cuabi_last_error_log() has NVRTC's log.
+  /// cuabi_module_compile: Compiles `desc` for `device` and loads the result: the one call from
+  /// source to a module. Unless `arch` or the raw options name an architecture, the target is the
+  /// device's own: "-arch=sm_XY" for CUBIN (so the driver never JITs) or "-arch=compute_XY" for
+  /// PTX; if NVRTC is older than the device, the newest architecture NVRTC knows is used as PTX.
+  ///
+  /// Compiled images go through an on-disk cache keyed on the source, the headers, every option
+  /// (typed and raw), the name expressions, the target, and the NVRTC and driver versions. Entries
+  /// are written atomically (temporary file, then rename), carry a checksum, and a corrupt or
+  /// foreign entry is discarded and rebuilt, never loaded. The cache folder is $CUABI_CACHE_DIR,
+  /// else $XDG_CACHE_HOME/cuabi, else ~/.cache/cuabi; CUABI_CACHE=0 (or CUABI_COMPILE_NO_CACHE)
+  /// turns it off. A folder owned by another user or writable by others is not used. A cache that
+  /// cannot be read or written never fails a compile. cuabi_cache_get_dir, cuabi_cache_get_state,
+  /// cuabi_cache_get_usage and cuabi_cache_clear look at and empty the folder by these same rules.
+  ///
+  /// Name expressions are resolved and kept with the module: cuabi_module_get_function accepts them
+  /// as names. CUABI_ERROR_COMPILE: cuabi_last_error_log() has NVRTC's log.
   static cuabi::module compile(cuabi_device device, const cuabi_compile_desc& desc);
 
-  // cuabi_module_load_data: Loads CUBIN, PTX or fatbin bytes. `size` is the image's length in bytes
-  // (PTX need not be NUL-terminated when its length is given).
+  /// cuabi_module_load_data: Loads CUBIN, PTX or fatbin bytes. `size` is the image's length in
+  /// bytes (PTX need not be NUL-terminated when its length is given).
   static cuabi::module load_data(cuabi_device device, const void* image, size_t size);
 
-  // cuabi_module_load_file: Loads a CUBIN, PTX or fatbin file.
+  /// cuabi_module_load_file: Loads a CUBIN, PTX or fatbin file: the bytes at `path`, read whole, as
+  /// cuabi_module_load_data loads them. CUABI_ERROR_IO (the errno in cuabi_last_error_code) when
+  /// the file cannot be opened or read; CUABI_ERROR_INVALID_ARGUMENT for an empty one.
   static cuabi::module load_file(cuabi_device device, const std::string& path);
 
-  // cuabi_module_get_from_cache: 1 when cuabi_module_compile served this module from the cache,
-  // else 0.
+  /// cuabi_module_get_from_cache: `hit` receives 1 when the module's image came from the compile
+  /// cache (cuabi_module_compile, cuabi_linker_link), else 0.
   int32_t from_cache() const;
 
-  // cuabi_module_get_function: A kernel by its name, or by a name expression given at compile time.
-  // CUABI_ERROR_NOT_FOUND when the module has no such kernel. The function keeps its module alive.
+  /// cuabi_module_get_function: A kernel by its name, or by a name expression given at compile
+  /// time. CUABI_ERROR_NOT_FOUND when the module has no such kernel. The function keeps its module
+  /// alive.
   cuabi::function get_function(const std::string& name) const;
 
-  // cuabi_module_get_lowered_name: The lowered name of a name expression given at compile time
-  // (two-call).
+  /// cuabi_module_get_lowered_name: The lowered name of a name expression given at compile time
+  /// (two-call).
   std::string lowered_name(const std::string& expression) const;
 
-  // cuabi_module_get_compile_log: NVRTC's log of the compile that made this module, warnings
-  // included, also after a successful compile (two-call pattern). "" for a module the compile cache
-  // served (the compile that made the image showed its log) and for one loaded from an image, a
-  // file, a link or a library.
+  /// cuabi_module_get_compile_log: NVRTC's log of the compile that made this module, warnings
+  /// included, also after a successful compile (two-call pattern). "" for a module the compile
+  /// cache served (the compile that made the image showed its log) and for one loaded from an
+  /// image, a file, a link or a library.
   std::string compile_log() const;
 
-  // cuabi_module_get_kernel_count: The number of kernels in the module (cuModuleGetFunctionCount;
-  // driver 12.4 or newer, CUABI_ERROR_NOT_SUPPORTED before).
+  /// cuabi_module_get_kernel_count: The number of kernels in the module, in `count`
+  /// (cuModuleGetFunctionCount; driver 12.4 or newer, CUABI_ERROR_NOT_SUPPORTED before).
   size_t kernel_count() const;
 
-  // cuabi_module_get_kernel_name: The name of kernel `index` (0 to count - 1, in the driver's
-  // order) in `form` (two-call pattern). An index past the end answers CUABI_ERROR_OUT_OF_RANGE.
+  /// cuabi_module_get_kernel_name: The name of kernel `index` (0 to count - 1, in the driver's
+  /// order) in `form` (two-call pattern). An index past the end answers CUABI_ERROR_OUT_OF_RANGE.
   std::string kernel_name(size_t index, cuabi_name_form form) const;
 
-  // cuabi_module_get_global: A __device__ global: its device address and size in bytes.
+  /// cuabi_module_get_global: A __device__ global by its `name`: its device address in `device_ptr`
+  /// and its size in bytes in `bytes`. CUABI_ERROR_NOT_FOUND when the module has no global of that
+  /// name.
   cuabi::global_symbol global(const std::string& name) const;
 };
 
-// A kernel in a module (cuabi_function).
+/// A kernel in a module (cuabi_function).
 class function : public detail::owner<cuabi_function, cuabi_function_release>,
                  public extend<cuabi_function, function> {
  public:
   using extend::launch;
   using owner::owner;
 
-  // cuabi_function_get_param_count: The kernel's parameters, as the driver reports them
-  // (cuFuncGetParamInfo, driver 12.4 or newer; CUABI_ERROR_NOT_SUPPORTED before that).
+  /// cuabi_function_get_param_count: The number of the kernel's parameters, in `count`, as the
+  /// driver reports them (cuFuncGetParamInfo, driver 12.4 or newer; CUABI_ERROR_NOT_SUPPORTED
+  /// before that).
   size_t param_count() const;
 
-  // cuabi_function_get_params: The kernel's whole parameter layout in one call: `params` receives
-  // one cuabi_param_info per parameter, in order, and `args_size` (optional) the block's length.
-  // `*count` is the capacity of `params` on the way in and the number of parameters on the way out;
-  // with params = NULL only the count and args_size are written. A capacity that is too small
-  // answers CUABI_ERROR_INSUFFICIENT_BUFFER, writes no parameter and stores the count needed.
+  /// cuabi_function_get_params: The kernel's whole parameter layout in one call: `params` receives
+  /// one cuabi_param_info per parameter, in order, and `args_size` (optional) the block's length.
+  /// `*count` is the capacity of `params` on the way in and the number of parameters on the way
+  /// out; with params = NULL only the count and args_size are written. A capacity that is too small
+  /// answers CUABI_ERROR_INSUFFICIENT_BUFFER, writes no parameter and stores the count needed.
   std::vector<cuabi_param_info> params() const;
 
-  // cuabi_function_check_arg_sizes: Checks, before any launch, that arguments of these byte sizes
-  // fit the kernel: `count` against its parameter count and each size against its parameter. A
-  // binding calls it once per argument signature it will write (not per launch); a mismatch answers
-  // CUABI_ERROR_INVALID_ARGUMENT with the same message a launch would give ("kernel 'saxpy'
-  // parameter 4 is 8 bytes, but the argument given is 4 bytes").
+  /// cuabi_function_check_arg_sizes: Checks, before any launch, that arguments of these byte sizes
+  /// fit the kernel: `count` against its parameter count and each size against its parameter. A
+  /// binding calls it once per argument signature it will write (not per launch); a mismatch
+  /// answers CUABI_ERROR_INVALID_ARGUMENT with the same message a launch would give ("kernel
+  /// 'saxpy' parameter 4 is 8 bytes, but the argument given is 4 bytes").
   void check_arg_sizes(const std::vector<size_t>& sizes) const;
 
-  // cuabi_function_check_arg_size: As cuabi_function_check_arg_sizes for one parameter: `index`
-  // must name a parameter and `size` equal its size. For bindings that write arguments one at a
-  // time (a plan's typed setters).
+  /// cuabi_function_check_arg_size: As cuabi_function_check_arg_sizes for one parameter: `index`
+  /// must name a parameter and `size` equal its size. For bindings that write arguments one at a
+  /// time (a plan's typed setters).
   void check_arg_size(size_t index, size_t size) const;
 
-  // cuabi_function_get_args_size: The byte length of the packed argument block for
-  // cuabi_function_launch_packed: the last parameter's offset plus its size (0 for no parameters).
+  /// cuabi_function_get_args_size: The byte length of the packed argument block for
+  /// cuabi_function_launch_packed: the last parameter's offset plus its size (0 for no parameters).
   size_t args_size() const;
 
-  // cuabi_function_get_name: The name the kernel was looked up by (two-call pattern): the name
-  // expression ("write_scalar<float>") when it was found through one, else its symbol name.
+  /// cuabi_function_get_name: The name the kernel was looked up by (two-call pattern): the name
+  /// expression ("write_scalar<float>") when it was found through one, else its symbol name.
   std::string name() const;
 
-  // cuabi_function_get_attribute: Any CUfunction_attribute, by its numeric value.
+  /// cuabi_function_get_attribute: Any CUfunction_attribute, by its numeric value `attribute`, in
+  /// `value`. A value this driver does not know answers CUABI_ERROR_INVALID_ARGUMENT.
   int32_t attribute(cuabi_function_attribute attribute) const;
 
-  // cuabi_function_set_attribute: Sets a settable CUfunction_attribute (e.g. the dynamic shared
-  // memory limit).
+  /// cuabi_function_set_attribute: Sets the settable CUfunction_attribute `attribute` (e.g. the
+  /// dynamic shared memory limit) to `value`. A value the driver refuses, or an attribute it cannot
+  /// set, answers CUABI_ERROR_INVALID_ARGUMENT naming both (with the driver's logged reason where
+  /// it gave one).
   void set_attribute(cuabi_function_attribute attribute, int32_t value) const;
 
-  // cuabi_function_launch: Launches `function` on `stream` (NULL: the device's default stream) with
-  // the driver's own argument convention, as cuLaunchKernel takes it: `params` holds `num_params`
-  // pointers, each to one argument's value.
-  //
-  // The configuration is checked before the driver sees it (no zero dimension, a block within the
-  // kernel's and the device's limits, shared memory within the device's limit), and `num_params`
-  // against the kernel's parameter count; a mismatch answers CUABI_ERROR_INVALID_ARGUMENT and the
-  // message says which. The sizes behind the pointers cannot be checked here: use
-  // cuabi_function_launch_sized or cuabi_function_launch_packed for that.
+  /// cuabi_function_launch: Launches `function` with the configuration `config` (its grid, block,
+  /// shared memory and the extended options of cuabi_launch_config) on `stream` (NULL: the device's
+  /// default stream) with the driver's own argument convention, as cuLaunchKernel takes it:
+  /// `params` holds `num_params` pointers, each to one argument's value.
+  ///
+  /// The configuration is checked before the driver sees it (no zero dimension, a block within the
+  /// kernel's and the device's limits, shared memory within the device's limit), and `num_params`
+  /// against the kernel's parameter count; a mismatch answers CUABI_ERROR_INVALID_ARGUMENT and the
+  /// message says which. The sizes behind the pointers cannot be checked here: use
+  /// cuabi_function_launch_sized or cuabi_function_launch_packed for that.
   void launch(const cuabi_launch_config& config, cuabi_stream stream,
               const std::vector<void*>& params) const;
 
-  // cuabi_function_launch_sized: As cuabi_function_launch, and each argument's size in bytes is
-  // checked against the kernel's parameter: passing a 4-byte value to a size_t parameter answers
-  // CUABI_ERROR_INVALID_ARGUMENT naming the parameter, instead of running.
+  /// cuabi_function_launch_sized: As cuabi_function_launch (`config`, `stream`, `params` and
+  /// `num_params` the same), and each argument's size in bytes is checked against the kernel's
+  /// parameter: `param_sizes` holds `num_params` sizes, one for each pointer of `params`. Passing a
+  /// 4-byte value to a size_t parameter answers CUABI_ERROR_INVALID_ARGUMENT naming the parameter,
+  /// instead of running.
   void launch_sized(const cuabi_launch_config& config, cuabi_stream stream,
                     const std::vector<void*>& params, const std::vector<size_t>& param_sizes) const;
 
-  // cuabi_function_launch_packed: As cuabi_function_launch, with every argument in one block laid
-  // out at the kernel's parameter offsets (cuabi_function_get_params); `args_size` must equal
-  // cuabi_function_get_args_size. One foreign call per launch for a binding.
+  /// cuabi_function_launch_packed: As cuabi_function_launch (`config` and `stream` the same), with
+  /// every argument in one block, `args`, laid out at the kernel's parameter offsets
+  /// (cuabi_function_get_params); `args_size` must equal cuabi_function_get_args_size. One foreign
+  /// call per launch for a binding.
   void launch_packed(const cuabi_launch_config& config, cuabi_stream stream, const void* args,
                      size_t args_size) const;
 
-  // cuabi_function_get_active_blocks_per_sm: How many blocks of `block_size` threads, each with
-  // `dynamic_shared_bytes` of dynamic shared memory, one multiprocessor keeps resident at once.
+  /// cuabi_function_get_active_blocks_per_sm: How many blocks of `block_size` threads, each with
+  /// `dynamic_shared_bytes` of dynamic shared memory, one multiprocessor keeps resident at once.
   uint32_t active_blocks_per_sm(uint32_t block_size, size_t dynamic_shared_bytes = 0) const;
 
-  // cuabi_function_suggest_block_size: The block size that maximises occupancy, and the smallest
-  // grid that fills the device at that size. Each block uses `shared_bytes_per_block` +
-  // `shared_bytes_per_thread` * block size of dynamic shared memory (no callback crosses the ABI).
-  // Where two sizes give the same occupancy the larger wins, as with the driver's
-  // cuOccupancyMaxPotentialBlockSize. `block_size_limit` caps the answer (0: the kernel's own
-  // limit; a limit above the kernel's own is refused).
+  /// cuabi_function_suggest_block_size: The block size that maximises occupancy, in `block_size`,
+  /// and the smallest grid that fills the device at that size, in `min_grid_size`. Each block uses
+  /// `shared_bytes_per_block` + `shared_bytes_per_thread` * block size of dynamic shared memory (no
+  /// callback crosses the ABI). Where two sizes give the same occupancy the larger wins, as with
+  /// the driver's cuOccupancyMaxPotentialBlockSize. `block_size_limit` caps the answer (0: the
+  /// kernel's own limit; a limit above the kernel's own is refused).
   cuabi::block_suggestion suggest_block_size(size_t shared_bytes_per_block = 0,
                                              size_t shared_bytes_per_thread = 0,
                                              uint32_t block_size_limit = 0) const;
 
-  // cuabi_function_suggest_config: A launch configuration for `elements` independent work items,
-  // one per thread: a 1-D block of the size cuabi_function_suggest_block_size gives, and as many
-  // blocks as cover `elements` (at most the device's grid limit), with shared_mem_bytes set from
-  // the two shared-memory rules. The other fields are the defaults. `config->struct_size` must be
-  // set; `elements` = 0 is refused.
+  /// cuabi_function_suggest_config: A launch configuration, written into `config`, for `elements`
+  /// independent work items, one per thread: a 1-D block of the size
+  /// cuabi_function_suggest_block_size gives, and as many blocks as cover `elements` (at most the
+  /// device's grid limit), with shared_mem_bytes set from the two shared-memory rules
+  /// (`shared_bytes_per_block`, `shared_bytes_per_thread`, as cuabi_function_suggest_block_size
+  /// takes them). The other fields are the defaults. `config->struct_size` must be set; `elements`
+  /// = 0 is refused.
   cuabi_launch_config suggest_config(uint64_t elements, size_t shared_bytes_per_block = 0,
                                      size_t shared_bytes_per_thread = 0) const;
 
-  // cuabi_function_get_available_dynamic_shared: The most dynamic shared memory each block can have
-  // while `blocks_per_sm` blocks of `block_size` threads stay resident on one multiprocessor.
+  /// cuabi_function_get_available_dynamic_shared: The most dynamic shared memory, in `bytes`, each
+  /// block can have while `blocks_per_sm` blocks of `block_size` threads stay resident on one
+  /// multiprocessor.
   size_t available_dynamic_shared(uint32_t blocks_per_sm, uint32_t block_size) const;
 
-  // cuabi_function_get_max_cluster_size: The largest cluster size (in blocks) the device can run
-  // `function` with, for `config`'s grid, block and shared memory (its cluster fields are not
-  // read).
+  /// cuabi_function_get_max_cluster_size: The largest cluster size (in blocks) the device can run
+  /// `function` with, in `cluster_size`, for `config`'s grid, block and shared memory (its cluster
+  /// fields are not read).
   uint32_t max_cluster_size(const cuabi_launch_config& config) const;
 
-  // cuabi_function_get_max_active_clusters: How many clusters of `config`'s cluster dimensions can
-  // be resident on the device at once.
+  /// cuabi_function_get_max_active_clusters: How many clusters of `config`'s cluster dimensions can
+  /// be resident on the device at once.
   uint32_t max_active_clusters(const cuabi_launch_config& config) const;
 };
 
-// Device memory (cuabi_buffer).
+/// Device memory (cuabi_buffer).
 class buffer : public detail::owner<cuabi_buffer, cuabi_buffer_release>,
                public extend<cuabi_buffer, buffer> {
  public:
   using owner::owner;
 
-  // cuabi_buffer_alloc: Allocates `bytes` (> 0) of device memory.
+  /// cuabi_buffer_alloc: Allocates `bytes` (> 0) of device memory.
   static cuabi::buffer alloc(cuabi_device device, size_t bytes);
 
-  // cuabi_buffer_wrap: Wraps device memory owned by someone else (CuPy, PyTorch, the runtime)
-  // without taking ownership: release frees nothing. The owner must keep it alive while the buffer
-  // is used.
+  /// cuabi_buffer_wrap: Wraps device memory owned by someone else (CuPy, PyTorch, the runtime)
+  /// without taking ownership: release frees nothing. `device_ptr` is the memory's device address
+  /// (a CUdeviceptr) and `bytes` its size; neither may be 0 (CUABI_ERROR_INVALID_ARGUMENT). The
+  /// owner must keep it alive while the buffer is used.
   static cuabi::buffer wrap(cuabi_device device, uint64_t device_ptr, size_t bytes);
 
-  // cuabi_buffer_get_pointer: The raw CUdeviceptr, for interop and as a kernel argument.
+  /// cuabi_buffer_get_pointer: The raw CUdeviceptr in `ptr`, for interop and as a kernel argument.
   uint64_t pointer() const;
 
-  // cuabi_buffer_get_size
+  /// cuabi_buffer_get_size: The buffer's size in bytes, as allocated, wrapped or opened (a pitched
+  /// buffer's is pitch * height).
   size_t size() const;
 
-  // cuabi_buffer_get_device_ordinal
+  /// cuabi_buffer_get_device_ordinal: The ordinal of the device the buffer's memory belongs to.
   int32_t device_ordinal() const;
 
-  // cuabi_buffer_copy_from_host: Every copy is checked against the buffers' sizes first: a range
-  // past the end answers CUABI_ERROR_OUT_OF_RANGE before the driver sees it. A copy of 0 bytes
-  // succeeds and does nothing. The synchronous forms (no stream argument) run on the default stream
-  // after the work already queued there, and return once the device has finished them. They are not
-  // ordered against streams made with CUABI_STREAM_NON_BLOCKING: synchronise such a stream first.
-  // The *_async forms are ordered on `stream` (NULL: the default stream) and return at once; the
-  // host memory must stay valid until the stream reaches the copy, and is copied asynchronously
-  // only if it is pinned (cuabi_host_buffer_alloc, cuabi_host_buffer_register).
+  /// cuabi_buffer_copy_from_host: Every copy is checked against the buffers' sizes first: a range
+  /// past the end answers CUABI_ERROR_OUT_OF_RANGE before the driver sees it. A copy of 0 bytes
+  /// succeeds and does nothing. `bytes` bytes are copied from byte `src_offset` of the buffer `src`
+  /// or into byte `dst_offset` of the buffer `dst`; the host side is the host address `src` (to the
+  /// device) or `dst` (from it). The synchronous forms (no stream argument) run on the default
+  /// stream after the work already queued there, and return once the device has finished them. They
+  /// are not ordered against streams made with CUABI_STREAM_NON_BLOCKING: synchronise such a stream
+  /// first. The *_async forms are ordered on `stream` (NULL: the default stream) and return at
+  /// once; the host memory must stay valid until the stream reaches the copy, and is copied
+  /// asynchronously only if it is pinned (cuabi_host_buffer_alloc, cuabi_host_buffer_register).
   void copy_from_host(size_t dst_offset, const void* src, size_t bytes) const;
 
-  // cuabi_buffer_copy_to_host
+  /// cuabi_buffer_copy_to_host: Every copy is checked against the buffers' sizes first: a range
+  /// past the end answers CUABI_ERROR_OUT_OF_RANGE before the driver sees it. A copy of 0 bytes
+  /// succeeds and does nothing. `bytes` bytes are copied from byte `src_offset` of the buffer `src`
+  /// or into byte `dst_offset` of the buffer `dst`; the host side is the host address `src` (to the
+  /// device) or `dst` (from it). The synchronous forms (no stream argument) run on the default
+  /// stream after the work already queued there, and return once the device has finished them. They
+  /// are not ordered against streams made with CUABI_STREAM_NON_BLOCKING: synchronise such a stream
+  /// first. The *_async forms are ordered on `stream` (NULL: the default stream) and return at
+  /// once; the host memory must stay valid until the stream reaches the copy, and is copied
+  /// asynchronously only if it is pinned (cuabi_host_buffer_alloc, cuabi_host_buffer_register).
   void copy_to_host(size_t src_offset, void* dst, size_t bytes) const;
 
-  // cuabi_buffer_copy_from_host_async
+  /// cuabi_buffer_copy_from_host_async: Every copy is checked against the buffers' sizes first: a
+  /// range past the end answers CUABI_ERROR_OUT_OF_RANGE before the driver sees it. A copy of 0
+  /// bytes succeeds and does nothing. `bytes` bytes are copied from byte `src_offset` of the buffer
+  /// `src` or into byte `dst_offset` of the buffer `dst`; the host side is the host address `src`
+  /// (to the device) or `dst` (from it). The synchronous forms (no stream argument) run on the
+  /// default stream after the work already queued there, and return once the device has finished
+  /// them. They are not ordered against streams made with CUABI_STREAM_NON_BLOCKING: synchronise
+  /// such a stream first. The *_async forms are ordered on `stream` (NULL: the default stream) and
+  /// return at once; the host memory must stay valid until the stream reaches the copy, and is
+  /// copied asynchronously only if it is pinned (cuabi_host_buffer_alloc,
+  /// cuabi_host_buffer_register).
   void copy_from_host_async(size_t dst_offset, const void* src, size_t bytes,
                             cuabi_stream stream = nullptr) const;
 
-  // cuabi_buffer_copy_to_host_async
+  /// cuabi_buffer_copy_to_host_async: Every copy is checked against the buffers' sizes first: a
+  /// range past the end answers CUABI_ERROR_OUT_OF_RANGE before the driver sees it. A copy of 0
+  /// bytes succeeds and does nothing. `bytes` bytes are copied from byte `src_offset` of the buffer
+  /// `src` or into byte `dst_offset` of the buffer `dst`; the host side is the host address `src`
+  /// (to the device) or `dst` (from it). The synchronous forms (no stream argument) run on the
+  /// default stream after the work already queued there, and return once the device has finished
+  /// them. They are not ordered against streams made with CUABI_STREAM_NON_BLOCKING: synchronise
+  /// such a stream first. The *_async forms are ordered on `stream` (NULL: the default stream) and
+  /// return at once; the host memory must stay valid until the stream reaches the copy, and is
+  /// copied asynchronously only if it is pinned (cuabi_host_buffer_alloc,
+  /// cuabi_host_buffer_register).
   void copy_to_host_async(size_t src_offset, void* dst, size_t bytes,
                           cuabi_stream stream = nullptr) const;
 
-  // cuabi_buffer_copy: Device to device, on one device or between two (directly or through the
-  // host: cuabi_buffer_get_copy_path). Overlapping ranges of the same memory answer
-  // CUABI_ERROR_INVALID_ARGUMENT.
+  /// cuabi_buffer_copy: Device to device, on one device or between two (directly or through the
+  /// host: cuabi_buffer_get_copy_path): `bytes` bytes from byte `src_offset` of `src` to byte
+  /// `dst_offset` of `dst`, checked against both buffers' sizes as above
+  /// (CUABI_ERROR_OUT_OF_RANGE). Overlapping ranges of the same memory answer
+  /// CUABI_ERROR_INVALID_ARGUMENT. The *_async form is ordered on `stream` (NULL: the default
+  /// stream), which must be of `dst`'s device.
   void copy(size_t dst_offset, cuabi_buffer src, size_t src_offset, size_t bytes) const;
 
-  // cuabi_buffer_copy_async
+  /// cuabi_buffer_copy_async: Device to device, on one device or between two (directly or through
+  /// the host: cuabi_buffer_get_copy_path): `bytes` bytes from byte `src_offset` of `src` to byte
+  /// `dst_offset` of `dst`, checked against both buffers' sizes as above
+  /// (CUABI_ERROR_OUT_OF_RANGE). Overlapping ranges of the same memory answer
+  /// CUABI_ERROR_INVALID_ARGUMENT. The *_async form is ordered on `stream` (NULL: the default
+  /// stream), which must be of `dst`'s device.
   void copy_async(size_t dst_offset, cuabi_buffer src, size_t src_offset, size_t bytes,
                   cuabi_stream stream = nullptr) const;
 
-  // cuabi_buffer_memset: Sets `bytes` bytes from `offset` to `value`.
+  /// cuabi_buffer_memset: Sets `bytes` bytes from byte `offset` of `buffer` to `value`; a range
+  /// past the buffer's end answers CUABI_ERROR_OUT_OF_RANGE, and 0 bytes do nothing. The
+  /// synchronous form returns once the device has finished; the *_async form is ordered on `stream`
+  /// (NULL: the default stream).
   void memset(size_t offset, uint8_t value, size_t bytes) const;
 
-  // cuabi_buffer_memset_async
+  /// cuabi_buffer_memset_async: Sets `bytes` bytes from byte `offset` of `buffer` to `value`; a
+  /// range past the buffer's end answers CUABI_ERROR_OUT_OF_RANGE, and 0 bytes do nothing. The
+  /// synchronous form returns once the device has finished; the *_async form is ordered on `stream`
+  /// (NULL: the default stream).
   void memset_async(size_t offset, uint8_t value, size_t bytes,
                     cuabi_stream stream = nullptr) const;
 
-  // cuabi_buffer_get_kind
+  /// cuabi_buffer_get_kind: How the buffer's memory was obtained, in `kind` (cuabi_buffer_kind).
   cuabi_buffer_kind kind() const;
 
-  // cuabi_buffer_alloc_async: Allocates `bytes` (> 0) in stream order on `stream` (NULL: the
-  // default stream) from `pool` (NULL: the device's default pool): the memory may be used by work
-  // on `stream` queued after this call, and by other streams once they wait for it (an event).
-  // Cheap, does not synchronise the device, and can be captured into a graph (the graph then owns
-  // an allocation node; free the buffer in the same capture with cuabi_buffer_free_async, or after
-  // the graph ran). Releasing the buffer frees it in order on the stream it was allocated on (kept
-  // alive by the buffer): work on other streams that uses it must be ordered before that stream or
-  // be finished.
+  /// cuabi_buffer_alloc_async: Allocates `bytes` (> 0) in stream order on `stream` (NULL: the
+  /// default stream) from `pool` (NULL: the device's default pool): the memory may be used by work
+  /// on `stream` queued after this call, and by other streams once they wait for it (an event).
+  /// Cheap, does not synchronise the device, and can be captured into a graph (the graph then owns
+  /// an allocation node; free the buffer in the same capture with cuabi_buffer_free_async, or after
+  /// the graph ran). Releasing the buffer frees it in order on the stream it was allocated on (kept
+  /// alive by the buffer): work on other streams that uses it must be ordered before that stream or
+  /// be finished.
   static cuabi::buffer alloc_async(cuabi_device device, size_t bytes,
                                    cuabi_memory_pool pool = nullptr, cuabi_stream stream = nullptr);
 
-  // cuabi_buffer_free_async: Frees a stream-ordered buffer in order on `stream` (NULL: the default
-  // stream), after the work queued there before it, and releases the handle: cuabi never touches
-  // that memory again and the handle answers CUABI_ERROR_INVALID_HANDLE from then on. A buffer of
-  // another kind answers CUABI_ERROR_INVALID_ARGUMENT (release it instead); so does a buffer a
-  // texture object still uses; the handle stays valid after these refusals. Once the checks pass
-  // the handle is released even if the driver then refuses the free: the buffer is then freed as
-  // its release frees it.
+  /// cuabi_buffer_free_async: Frees a stream-ordered buffer in order on `stream` (NULL: the default
+  /// stream), after the work queued there before it, and releases the handle: cuabi never touches
+  /// that memory again and the handle answers CUABI_ERROR_INVALID_HANDLE from then on. A buffer of
+  /// another kind answers CUABI_ERROR_INVALID_ARGUMENT (release it instead); so does a buffer a
+  /// texture object still uses; the handle stays valid after these refusals. Once the checks pass
+  /// the handle is released even if the driver then refuses the free: the buffer is then freed as
+  /// its release frees it.
   void free_async(cuabi_stream stream = nullptr) const;
 
-  // cuabi_buffer_alloc_managed: Allocates `bytes` (> 0) of managed memory: one address valid on the
-  // host and on every device, migrated on demand.
-  //
-  // When the host may touch it (through cuabi_buffer_get_host_pointer): on a device whose
-  // CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS (89) is 1 (Linux with a Pascal or newer GPU), at
-  // any time, with the usual data-race rules: what a kernel writes is seen by the host after the
-  // kernel is known to have finished (a synchronize), and the host must not write what a running
-  // kernel reads. Where that attribute is 0, the host must not touch any managed memory while any
-  // kernel runs on the device: synchronise the device first.
+  /// cuabi_buffer_alloc_managed: Allocates `bytes` (> 0) of managed memory on `device`: one address
+  /// valid on the host and on every device, migrated on demand. `flags` is an OR of
+  /// cuabi_managed_flag_bits (0: every stream may touch it; unknown bits answer
+  /// CUABI_ERROR_INVALID_ARGUMENT).
+  ///
+  /// When the host may touch it (through cuabi_buffer_get_host_pointer): on a device whose
+  /// CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS (89) is 1 (Linux with a Pascal or newer GPU), at
+  /// any time, with the usual data-race rules: what a kernel writes is seen by the host after the
+  /// kernel is known to have finished (a synchronize), and the host must not write what a running
+  /// kernel reads. Where that attribute is 0, the host must not touch any managed memory while any
+  /// kernel runs on the device: synchronise the device first.
   static cuabi::buffer alloc_managed(cuabi_device device, size_t bytes, cuabi_managed_flags flags);
 
-  // cuabi_buffer_get_host_pointer: The host address of a managed buffer (the same value as its
-  // device pointer). Another kind of buffer answers CUABI_ERROR_INVALID_ARGUMENT.
+  /// cuabi_buffer_get_host_pointer: The host address of a managed buffer in `ptr` (the same value
+  /// as its device pointer). Another kind of buffer answers CUABI_ERROR_INVALID_ARGUMENT.
   void* host_pointer() const;
 
-  // cuabi_buffer_prefetch_async: Migrates [offset, offset + bytes) of a managed buffer to
-  // `location` (a device ordinal or CUABI_LOCATION_HOST) in order on `stream` (NULL: the default
-  // stream), ahead of its use there.
+  /// cuabi_buffer_prefetch_async: Migrates [offset, offset + bytes) of a managed buffer to
+  /// `location` (a device ordinal or CUABI_LOCATION_HOST) in order on `stream` (NULL: the default
+  /// stream), ahead of its use there.
   void prefetch_async(size_t offset, size_t bytes, int32_t location,
                       cuabi_stream stream = nullptr) const;
 
-  // cuabi_buffer_advise: Gives `advice` for [offset, offset + bytes) of a managed buffer;
-  // `location` is a device ordinal or CUABI_LOCATION_HOST.
+  /// cuabi_buffer_advise: Gives `advice` for [offset, offset + bytes) of a managed buffer;
+  /// `location` is a device ordinal or CUABI_LOCATION_HOST.
   void advise(size_t offset, size_t bytes, cuabi_memory_advice advice, int32_t location) const;
 
-  // cuabi_buffer_get_ipc_handle: Writes the IPC handle of `buffer` (CUABI_BUFFER_DEVICE,
-  // CUABI_BUFFER_PITCHED, or CUABI_BUFFER_STREAM_ORDERED from a pool made with
-  // CUABI_MEMORY_POOL_IPC) into `handle`, which holds `handle_size` >= CUABI_IPC_HANDLE_SIZE bytes.
-  // The handle stays valid while the buffer lives in this process. Other kinds answer
-  // CUABI_ERROR_INVALID_ARGUMENT saying which can be shared; `handle_size` too small answers
-  // CUABI_ERROR_INSUFFICIENT_BUFFER.
+  /// cuabi_buffer_get_ipc_handle: Writes the IPC handle of `buffer` (CUABI_BUFFER_DEVICE,
+  /// CUABI_BUFFER_PITCHED, or CUABI_BUFFER_STREAM_ORDERED from a pool made with
+  /// CUABI_MEMORY_POOL_IPC) into `handle`, which holds `handle_size` >= CUABI_IPC_HANDLE_SIZE
+  /// bytes. The handle stays valid while the buffer lives in this process. Other kinds answer
+  /// CUABI_ERROR_INVALID_ARGUMENT saying which can be shared; `handle_size` too small answers
+  /// CUABI_ERROR_INSUFFICIENT_BUFFER.
   void get_ipc_handle(void* handle, size_t handle_size) const;
 
-  // cuabi_buffer_open_ipc: Opens, on `device`, a buffer another process exported. A handle of a
-  // pool allocation needs `pool`: that pool, imported here with cuabi_memory_pool_import_fd; other
-  // handles take NULL. The buffer (CUABI_BUFFER_IPC) has the exported size; releasing it unmaps the
-  // memory, which the exporting process still owns and must keep alive meanwhile. Refused with
-  // CUABI_ERROR_INVALID_ARGUMENT naming why: a handle from this very process (use the buffer
-  // itself), a damaged or foreign one (not CUABI_IPC_HANDLE_SIZE bytes, a bad checksum, an event's
-  // handle); the driver refuses one whose memory was given back to it (freed, or its process ended;
-  // the message then says whether the exporter has ended). Across GPUs: `device` may be another GPU
-  // than the exporter's when it can reach that GPU's memory (cuabi_device_can_access_peer; the
-  // mapping enables peer access for itself); otherwise CUABI_ERROR_INVALID_ARGUMENT names both
-  // devices (open it on the exporter's GPU and copy). A pool allocation opens only through its pool
-  // imported on the exporter's GPU; another device is refused naming both. Opening one handle twice
-  // on one device gives two buffers over one mapping, unmapped when the last is released. A small
-  // buffer shares a driver block with other allocations of its process, which stays mapped while
-  // any of them lives: its handle can then still open after the buffer was freed, so the exporting
-  // process must keep a buffer alive until every importer is done.
+  /// cuabi_buffer_open_ipc: Opens, on `device`, a buffer another process exported: `handle` holds
+  /// the `handle_size` bytes cuabi_buffer_get_ipc_handle wrote there. A handle of a pool allocation
+  /// needs `pool`: that pool, imported here with cuabi_memory_pool_import_fd; other handles take
+  /// NULL. The buffer (CUABI_BUFFER_IPC) has the exported size; releasing it unmaps the memory,
+  /// which the exporting process still owns and must keep alive meanwhile. Refused with
+  /// CUABI_ERROR_INVALID_ARGUMENT naming why: a handle from this very process (use the buffer
+  /// itself), a damaged or foreign one (not CUABI_IPC_HANDLE_SIZE bytes, a bad checksum, an event's
+  /// handle); the driver refuses one whose memory was given back to it (freed, or its process
+  /// ended; the message then says whether the exporter has ended). Across GPUs: `device` may be
+  /// another GPU than the exporter's when it can reach that GPU's memory
+  /// (cuabi_device_can_access_peer; the mapping enables peer access for itself); otherwise
+  /// CUABI_ERROR_INVALID_ARGUMENT names both devices (open it on the exporter's GPU and copy). A
+  /// pool allocation opens only through its pool imported on the exporter's GPU; another device is
+  /// refused naming both. Opening one handle twice on one device gives two buffers over one
+  /// mapping, unmapped when the last is released. A small buffer shares a driver block with other
+  /// allocations of its process, which stays mapped while any of them lives: its handle can then
+  /// still open after the buffer was freed, so the exporting process must keep a buffer alive until
+  /// every importer is done.
   static cuabi::buffer open_ipc(cuabi_device device, cuabi_memory_pool pool, const void* handle,
                                 size_t handle_size);
 
-  // cuabi_buffer_get_copy_path: How cuabi_buffer_copy from `src` to `dst` travels now.
-  // cuabi_buffer_copy and cuabi_buffer_copy_async copy between devices by either path.
+  /// cuabi_buffer_get_copy_path: How cuabi_buffer_copy from `src` to `dst` travels now.
+  /// cuabi_buffer_copy and cuabi_buffer_copy_async copy between devices by either path.
   cuabi_copy_path copy_path(cuabi_buffer src) const;
 
-  // cuabi_buffer_alloc_pitched: Allocates `height` rows of at least `width_bytes` each, each row
-  // padded so that rows of elements of `element_size` (4, 8 or 16) bytes stay aligned for the
-  // device (cuMemAllocPitch). The row pitch is cuabi_buffer_get_pitch's; the buffer's size is pitch
-  // * height.
+  /// cuabi_buffer_alloc_pitched: Allocates `height` rows of at least `width_bytes` each, each row
+  /// padded so that rows of elements of `element_size` (4, 8 or 16) bytes stay aligned for the
+  /// device (cuMemAllocPitch). The row pitch is cuabi_buffer_get_pitch's; the buffer's size is
+  /// pitch * height.
   static cuabi::buffer alloc_pitched(cuabi_device device, size_t width_bytes, size_t height,
                                      uint32_t element_size);
 
-  // cuabi_buffer_get_pitch: The row pitch in bytes of a pitched buffer; 0 for every other kind.
+  /// cuabi_buffer_get_pitch: The row pitch in bytes of a pitched buffer; 0 for every other kind.
   size_t pitch() const;
 
-  // cuabi_buffer_fill: Sets `count` elements of `element_size` (1, 2 or 4) bytes from `offset` (a
-  // multiple of `element_size`) to `value` (its low element_size bytes; higher bits must be 0).
-  // Checked against the buffer as every copy is.
+  /// cuabi_buffer_fill: Sets `count` elements of `element_size` (1, 2 or 4) bytes from `offset` (a
+  /// multiple of `element_size`) to `value` (its low element_size bytes; higher bits must be 0).
+  /// Checked against the buffer as every copy is. The
+  /// *_async form is ordered on `stream` (NULL: the default stream).
   void fill(size_t offset, uint32_t value, uint32_t element_size, size_t count) const;
 
-  // cuabi_buffer_fill_async
+  /// cuabi_buffer_fill_async: Sets `count` elements of `element_size` (1, 2 or 4) bytes from
+  /// `offset` (a multiple of `element_size`) to `value` (its low element_size bytes; higher bits
+  /// must be 0). Checked against the buffer as every copy is. The
+  /// *_async form is ordered on `stream` (NULL: the default stream).
   void fill_async(size_t offset, uint32_t value, uint32_t element_size, size_t count,
                   cuabi_stream stream = nullptr) const;
 };
 
-// Page-locked host memory (cuabi_host_buffer).
+/// Page-locked host memory (cuabi_host_buffer).
 class host_buffer : public detail::owner<cuabi_host_buffer, cuabi_host_buffer_release>,
                     public extend<cuabi_host_buffer, host_buffer> {
  public:
   using owner::owner;
 
-  // cuabi_host_buffer_alloc: Allocates `bytes` (> 0) of pinned host memory, usable from every
-  // context.
+  /// cuabi_host_buffer_alloc: Allocates `bytes` (> 0) of pinned host memory, usable from every
+  /// context.
   static cuabi::host_buffer alloc(cuabi_device device, size_t bytes);
 
-  // cuabi_host_buffer_register: Pins existing host memory in place (e.g. a NumPy array's data)
-  // until the handle is released. The memory must outlive the handle.
+  /// cuabi_host_buffer_register: Pins existing host memory in place (e.g. a NumPy array's data)
+  /// until the handle is released: the `bytes` bytes at `ptr` (neither NULL nor 0:
+  /// CUABI_ERROR_INVALID_ARGUMENT). The memory must outlive the handle.
   static cuabi::host_buffer register_memory(cuabi_device device, void* ptr, size_t bytes);
 
-  // cuabi_host_buffer_get_pointer
+  /// cuabi_host_buffer_get_pointer: The host address of the pinned memory: the allocation, or the
+  /// `ptr` that was registered. Valid while the handle lives.
   void* pointer() const;
 
-  // cuabi_host_buffer_get_size
+  /// cuabi_host_buffer_get_size: The pinned memory's size in bytes, as allocated or registered.
   size_t size() const;
 };
 
-// A CUDA stream (cuabi_stream).
+/// A CUDA stream (cuabi_stream).
 class stream : public detail::owner<cuabi_stream, cuabi_stream_release>,
                public extend<cuabi_stream, stream> {
  public:
   using extend::launch_host_func;
   using owner::owner;
 
-  // cuabi_stream_create: A new stream; `priority` 0 is the default (see
-  // cuabi_device_get_stream_priority_range).
+  /// cuabi_stream_create: A new stream on `device`. `flags` is an OR of cuabi_stream_flag_bits
+  /// (unknown bits answer CUABI_ERROR_INVALID_ARGUMENT); `priority` 0 is the default (see
+  /// cuabi_device_get_stream_priority_range).
   static cuabi::stream create(cuabi_device device, cuabi_stream_flags flags = 0,
                               int32_t priority = 0);
 
-  // cuabi_stream_wrap: Wraps a CUstream (a cudaStream_t) owned by someone else; release does not
-  // destroy it. It must belong to `device`'s primary context.
+  /// cuabi_stream_wrap: Wraps `cu_stream`, a CUstream (a cudaStream_t) owned by someone else;
+  /// release does not destroy it. It must belong to `device`'s primary context.
   static cuabi::stream wrap(cuabi_device device, uint64_t cu_stream);
 
-  // cuabi_stream_get_handle: The raw CUstream value, for interop.
+  /// cuabi_stream_get_handle: The raw CUstream value in `cu_stream`, for interop.
   uint64_t handle() const;
 
-  // cuabi_stream_get_id: The stream's id in this process (1, 2, ... in the order streams were made
-  // or wrapped; 0 is never a stream's): the id launch records and fault messages name the stream
-  // by.
+  /// cuabi_stream_get_id: The stream's id in this process (1, 2, ... in the order streams were made
+  /// or wrapped; 0 is never a stream's): the id launch records and fault messages name the stream
+  /// by.
   uint64_t id() const;
 
-  // cuabi_stream_synchronize
+  /// cuabi_stream_synchronize: Waits until all work queued on the stream has finished. A host
+  /// function on it that reported a failure since the last synchronize answers
+  /// CUABI_ERROR_HOST_FUNCTION with its message (several: their number and the first's message);
+  /// the failure is then cleared.
   void synchronize() const;
 
-  // cuabi_stream_query: CUABI_SUCCESS when all work is done, CUABI_ERROR_NOT_READY when not
-  // (NOT_READY does not touch the last-error state).
+  /// cuabi_stream_query: CUABI_SUCCESS when all work is done, CUABI_ERROR_NOT_READY when not
+  /// (NOT_READY does not touch the last-error state).
   bool query() const;
 
-  // cuabi_stream_wait_event: Later work on `stream` waits for `event`.
+  /// cuabi_stream_wait_event: Later work on `stream` waits for `event`.
   void wait_event(cuabi_event event) const;
 
-  // cuabi_stream_launch_host_func: Runs `fn(user_data, ...)` in stream order on `stream` (not
-  // NULL). The caller keeps whatever `user_data` points to alive until the function has run. A
-  // stream that is capturing a graph answers CUABI_ERROR_NOT_SUPPORTED (a captured host function
-  // would run at every replay).
+  /// cuabi_stream_launch_host_func: Runs `fn(user_data, ...)` in stream order on `stream` (not
+  /// NULL). The caller keeps whatever `user_data` points to alive until the function has run. A
+  /// stream that is capturing a graph answers CUABI_ERROR_NOT_SUPPORTED (a captured host function
+  /// would run at every replay).
   void launch_host_func(cuabi_host_fn fn, void* user_data) const;
 
-  // cuabi_stream_get_sync_policy: The stream's synchronization policy.
+  /// cuabi_stream_get_sync_policy: The stream's synchronization policy.
   cuabi_sync_policy sync_policy() const;
 
-  // cuabi_stream_set_sync_policy: Sets how host threads wait on the stream's work; an unknown
-  // policy answers CUABI_ERROR_INVALID_ARGUMENT naming it.
+  /// cuabi_stream_set_sync_policy: Sets how host threads wait on the stream's work; an unknown
+  /// policy answers CUABI_ERROR_INVALID_ARGUMENT naming it.
   void set_sync_policy(cuabi_sync_policy policy) const;
 
-  // cuabi_stream_get_priority: The priority of the stream's work (numerically lower is higher).
+  /// cuabi_stream_get_priority: The priority of the stream's work (numerically lower is higher).
   int32_t priority() const;
 
-  // cuabi_stream_set_priority: Sets the priority of the stream's later work; one outside the
-  // device's range (cuabi_device_get_stream_priority_range) answers CUABI_ERROR_INVALID_ARGUMENT
-  // with the range.
+  /// cuabi_stream_set_priority: Sets the priority of the stream's later work; one outside the
+  /// device's range (cuabi_device_get_stream_priority_range) answers CUABI_ERROR_INVALID_ARGUMENT
+  /// with the range.
   void set_priority(int32_t priority) const;
 
-  // cuabi_stream_get_memory_sync_domain: The memory-synchronisation domain of the stream's kernels.
+  /// cuabi_stream_get_memory_sync_domain: The memory-synchronisation domain of the stream's
+  /// kernels.
   cuabi_mem_sync_domain memory_sync_domain() const;
 
-  // cuabi_stream_set_memory_sync_domain: Sets it; an unknown domain answers
-  // CUABI_ERROR_INVALID_ARGUMENT.
+  /// cuabi_stream_set_memory_sync_domain: Sets it; an unknown domain answers
+  /// CUABI_ERROR_INVALID_ARGUMENT.
   void set_memory_sync_domain(cuabi_mem_sync_domain domain) const;
 
-  // cuabi_stream_get_access_policy_window: The stream's access-policy window (bytes 0: none),
-  // written into `window` up to its struct_size.
+  /// cuabi_stream_get_access_policy_window: The stream's access-policy window (bytes 0: none),
+  /// written into `window` up to its struct_size.
   cuabi_access_policy_window access_policy_window() const;
 
-  // cuabi_stream_set_access_policy_window: Sets the access-policy window of the stream's later
-  // kernels. Refused with CUABI_ERROR_INVALID_ARGUMENT naming the field and the bound: bytes past
-  // the device's maximum window, a hit_ratio outside [0, 1], an unknown property, a base of 0 with
-  // bytes.
+  /// cuabi_stream_set_access_policy_window: Sets the access-policy window of the stream's later
+  /// kernels. Refused with CUABI_ERROR_INVALID_ARGUMENT naming the field and the bound: bytes past
+  /// the device's maximum window, a hit_ratio outside [0, 1], an unknown property, a base of 0 with
+  /// bytes.
   void set_access_policy_window(const cuabi_access_policy_window& window) const;
 
-  // cuabi_stream_write_value: In the stream's order, writes `value` as a `width`-byte word (4 or 8)
-  // at `offset` of `buffer`, a device buffer of the stream's device. Refused with
-  // CUABI_ERROR_INVALID_ARGUMENT naming what is wrong: a width other than 4 or 8, an offset that is
-  // not a multiple of the width, a value that does not fit in 4 bytes, CUABI_MEM_OP_FLUSH on a
-  // write, unknown flags, a buffer of another device; CUABI_ERROR_OUT_OF_RANGE past the buffer's
-  // end.
+  /// cuabi_stream_write_value: In the stream's order, writes `value` as a `width`-byte word (4 or
+  /// 8) at `offset` of `buffer`, a device buffer of the stream's device. Refused with
+  /// CUABI_ERROR_INVALID_ARGUMENT naming what is wrong: a width other than 4 or 8, an offset that
+  /// is not a multiple of the width, a value that does not fit in 4 bytes, CUABI_MEM_OP_FLUSH on a
+  /// write, unknown flags, a buffer of another device; CUABI_ERROR_OUT_OF_RANGE past the buffer's
+  /// end.
   void write_value(cuabi_buffer buffer, size_t offset, uint64_t value, uint32_t width,
                    cuabi_mem_op_flags flags) const;
 
-  // cuabi_stream_wait_value: Holds the stream's later work until the `width`-byte word at `offset`
-  // of `buffer` meets `condition` against `value`: a write from another stream, another device or
-  // the host ends the wait. The same refusals as cuabi_stream_write_value;
-  // CUABI_MEM_OP_NO_MEMORY_BARRIER on a wait, and a condition or flush the device cannot do
-  // (named), are refused too.
+  /// cuabi_stream_wait_value: Holds the stream's later work until the `width`-byte word at `offset`
+  /// of `buffer` meets `condition` against `value`: a write from another stream, another device or
+  /// the host ends the wait. `flags`: 0 or CUABI_MEM_OP_FLUSH. The same refusals as
+  /// cuabi_stream_write_value; CUABI_MEM_OP_NO_MEMORY_BARRIER on a wait, an unknown condition, and
+  /// a condition or flush the device cannot do (CUABI_ERROR_NOT_SUPPORTED, named), are refused too.
   void wait_value(cuabi_buffer buffer, size_t offset, uint64_t value, uint32_t width,
                   cuabi_wait_condition condition, cuabi_mem_op_flags flags) const;
 
-  // cuabi_stream_write_value_host: cuabi_stream_write_value into pinned host memory: `buffer` from
-  // cuabi_host_buffer_alloc or cuabi_host_buffer_register, which the host can watch.
+  /// cuabi_stream_write_value_host: cuabi_stream_write_value into pinned host memory, which the
+  /// host can watch: `buffer` from cuabi_host_buffer_alloc or cuabi_host_buffer_register; `offset`,
+  /// `value`, `width` and `flags` and their refusals as there (the word checked against the pinned
+  /// memory's size).
   void write_value_host(cuabi_host_buffer buffer, size_t offset, uint64_t value, uint32_t width,
                         cuabi_mem_op_flags flags) const;
 
-  // cuabi_stream_wait_value_host: cuabi_stream_wait_value on pinned host memory: the host ends the
-  // wait by writing the word.
+  /// cuabi_stream_wait_value_host: cuabi_stream_wait_value on pinned host memory: `buffer` from
+  /// cuabi_host_buffer_alloc or cuabi_host_buffer_register; `offset`, `value`, `width`, `condition`
+  /// and `flags` and their refusals as there (the word checked against the pinned memory's size).
+  /// The host ends the wait by writing the word.
   void wait_value_host(cuabi_host_buffer buffer, size_t offset, uint64_t value, uint32_t width,
                        cuabi_wait_condition condition, cuabi_mem_op_flags flags) const;
 
-  // cuabi_stream_begin_capture: Starts capturing the work submitted to `stream` (not the default
-  // stream) into a graph instead of running it.
+  /// cuabi_stream_begin_capture: Starts capturing the work submitted to `stream` (not the default
+  /// stream) into a graph instead of running it. `mode` (cuabi_capture_mode) says which unsafe
+  /// calls are refused meanwhile; another value answers CUABI_ERROR_INVALID_ARGUMENT.
   void begin_capture(cuabi_capture_mode mode = CUABI_CAPTURE_GLOBAL) const;
 
-  // cuabi_stream_end_capture: Ends the capture and returns the graph.
+  /// cuabi_stream_end_capture: Ends the capture and returns the graph.
   cuabi::graph end_capture() const;
 };
 
-// A CUDA event (cuabi_event).
+/// A CUDA event (cuabi_event).
 class event : public detail::owner<cuabi_event, cuabi_event_release>,
               public extend<cuabi_event, event> {
  public:
   using extend::elapsed_ms;
   using owner::owner;
 
-  // cuabi_event_get_ipc_handle: Writes the IPC handle of an event made with
-  // CUABI_EVENT_INTERPROCESS (and CUABI_EVENT_DISABLE_TIMING), as cuabi_buffer_get_ipc_handle does.
+  /// cuabi_event_get_ipc_handle: Writes the IPC handle of an event made with
+  /// CUABI_EVENT_INTERPROCESS (and CUABI_EVENT_DISABLE_TIMING) into `handle`, which holds
+  /// `handle_size` >= CUABI_IPC_HANDLE_SIZE bytes, as cuabi_buffer_get_ipc_handle does.
   void get_ipc_handle(void* handle, size_t handle_size) const;
 
-  // cuabi_event_open_ipc: Opens another process's event on `device`: record it there, wait for it
-  // here (cuabi_stream_wait_event, cuabi_event_synchronize). A stream of any device may wait on it:
-  // cuabi opens the handle again, once, on the stream's device (the driver cannot make a stream of
-  // another device wait on the event as opened). The same refusals as cuabi_buffer_open_ipc.
+  /// cuabi_event_open_ipc: Opens another process's event on `device`, from the `handle_size` bytes
+  /// at `handle` (cuabi_event_get_ipc_handle's): record it there, wait for it here
+  /// (cuabi_stream_wait_event, cuabi_event_synchronize). A stream of any device may wait on it:
+  /// cuabi opens the handle again, once, on the stream's device (the driver cannot make a stream of
+  /// another device wait on the event as opened). The same refusals as cuabi_buffer_open_ipc.
   static cuabi::event open_ipc(cuabi_device device, const void* handle, size_t handle_size);
 
-  // cuabi_event_create
+  /// cuabi_event_create: A new event on `device` with `flags` (cuabi_event_flag_bits; 0: a timing
+  /// event). Unknown bits, or CUABI_EVENT_INTERPROCESS without CUABI_EVENT_DISABLE_TIMING, answer
+  /// CUABI_ERROR_INVALID_ARGUMENT.
   static cuabi::event create(cuabi_device device, cuabi_event_flags flags = 0);
 
-  // cuabi_event_record: Records the event on `stream` (NULL: the default stream).
+  /// cuabi_event_record: Records the event on `stream` (NULL: the default stream).
   void record(cuabi_stream stream = nullptr) const;
 
-  // cuabi_event_synchronize
+  /// cuabi_event_synchronize: Waits until the work the event's latest record follows has finished
+  /// (cuEventSynchronize).
   void synchronize() const;
 
-  // cuabi_event_query: CUABI_SUCCESS when reached, CUABI_ERROR_NOT_READY when not.
+  /// cuabi_event_query: CUABI_SUCCESS when reached, CUABI_ERROR_NOT_READY when not.
   bool query() const;
 
-  // cuabi_event_get_elapsed_ms: Milliseconds between two recorded, completed events.
+  /// cuabi_event_get_elapsed_ms: Milliseconds from `start` to `end`, two recorded, completed
+  /// events, in `milliseconds`. An event made with CUABI_EVENT_DISABLE_TIMING or never recorded
+  /// answers CUABI_ERROR_INVALID_ARGUMENT; one not completed yet CUABI_ERROR_NOT_READY (a failure
+  /// here, recorded as the last error).
   float elapsed_ms(cuabi_event end) const;
 };
 
-// A captured graph (cuabi_graph).
+/// A captured graph (cuabi_graph).
 class graph : public detail::owner<cuabi_graph, cuabi_graph_release>,
               public extend<cuabi_graph, graph> {
  public:
   using owner::owner;
 
-  // cuabi_graph_get_node_count
+  /// cuabi_graph_get_node_count: The number of nodes in the graph, of every kind, in `count`
+  /// (cuGraphGetNodes).
   size_t node_count() const;
 
-  // cuabi_graph_instantiate
+  /// cuabi_graph_instantiate: Instantiates the graph into an executable graph to launch
+  /// (cuGraphInstantiateWithFlags).
   cuabi::graph_exec instantiate() const;
 
-  // cuabi_graph_get_kernel_node_count: The number of kernel nodes in the graph. Kernel nodes are
-  // numbered from 0 in the order they were added (the order of capture).
+  /// cuabi_graph_get_kernel_node_count: The number of kernel nodes in the graph, in `count`. Kernel
+  /// nodes are numbered from 0 in the order they were added (the order of capture).
   size_t kernel_node_count() const;
 };
 
-// An instantiated graph (cuabi_graph_exec).
+/// An instantiated graph (cuabi_graph_exec).
 class graph_exec : public detail::owner<cuabi_graph_exec, cuabi_graph_exec_release>,
                    public extend<cuabi_graph_exec, graph_exec> {
  public:
   using owner::owner;
 
-  // cuabi_graph_exec_launch: Runs the instantiated graph on `stream` (NULL: the default stream).
+  /// cuabi_graph_exec_launch: Runs the instantiated graph on `stream` (NULL: the default stream).
   void launch(cuabi_stream stream = nullptr) const;
 
-  // cuabi_graph_exec_upload: Uploads the instantiated graph to the device ahead of its first launch
-  // on `stream` (NULL: the default stream), so that launch does not pay for it.
+  /// cuabi_graph_exec_upload: Uploads the instantiated graph to the device ahead of its first
+  /// launch on `stream` (NULL: the default stream), so that launch does not pay for it.
   void upload(cuabi_stream stream = nullptr) const;
 
-  // cuabi_graph_exec_set_kernel_node_args: Replaces the arguments of kernel node `index` of the
-  // graph `exec` was instantiated from, in `exec` only: its next launch runs the kernel with `args`
-  // (one block laid out at the kernel's parameter offsets, as cuabi_function_launch_packed takes
-  // it), without instantiating again. `function` must be the node's kernel; `args_size` must equal
-  // its cuabi_function_get_args_size.
+  /// cuabi_graph_exec_set_kernel_node_args: Replaces the arguments of kernel node `index` of the
+  /// graph `exec` was instantiated from, in `exec` only: its next launch runs the kernel with
+  /// `args` (one block laid out at the kernel's parameter offsets, as cuabi_function_launch_packed
+  /// takes it), without instantiating again. `function` must be the node's kernel; `args_size` must
+  /// equal its cuabi_function_get_args_size.
   void set_kernel_node_args_packed(size_t index, cuabi_function function, const void* args,
                                    size_t args_size) const;
 
-  // cuabi_graph_exec_update: Updates `exec` in place from `graph` (a graph of the same topology
-  // with other parameters, e.g. captured again with new arguments), without instantiating again. A
-  // graph whose topology differs answers CUABI_ERROR_INVALID_ARGUMENT naming why, and `exec` is
-  // left as it was.
+  /// cuabi_graph_exec_update: Updates `exec` in place from `graph` (a graph of the same topology
+  /// with other parameters, e.g. captured again with new arguments), without instantiating again. A
+  /// graph whose topology differs answers CUABI_ERROR_INVALID_ARGUMENT naming why, and `exec` is
+  /// left as it was.
   void update(cuabi_graph graph) const;
 };
 
-// A prepared launch (cuabi_launch_plan).
+/// A prepared launch (cuabi_launch_plan).
 class launch_plan : public detail::owner<cuabi_launch_plan, cuabi_launch_plan_release>,
                     public extend<cuabi_launch_plan, launch_plan> {
  public:
   using owner::owner;
 
-  // cuabi_launch_plan_get_args: The plan's argument block: its address (valid until the plan is
-  // released, zero-filled at creation, 64-byte aligned) and its size, which equals
-  // cuabi_function_get_args_size.
+  /// cuabi_launch_plan_get_args: The plan's argument block: its address in `args` (valid until the
+  /// plan is released, zero-filled at creation, 64-byte aligned) and its size in `size`, which
+  /// equals cuabi_function_get_args_size.
   cuabi::launch_plan_args get_args() const;
 
-  // cuabi_launch_plan_launch: Launches the plan's function with the block's current contents.
+  /// cuabi_launch_plan_launch: Launches the plan's function with the block's current contents.
   void launch() const;
 };
 
-// A stream-ordered memory pool (cuabi_memory_pool).
+/// A stream-ordered memory pool (cuabi_memory_pool).
 class memory_pool : public detail::owner<cuabi_memory_pool, cuabi_memory_pool_release>,
                     public extend<cuabi_memory_pool, memory_pool> {
  public:
   using owner::owner;
 
-  // cuabi_memory_pool_desc_init: Fills `desc` with the defaults of CUABI_MEMORY_POOL_DESC_INIT (as
-  // cuabi_launch_config_init does for its struct).
+  /// cuabi_memory_pool_desc_init: Fills `desc` with the defaults of CUABI_MEMORY_POOL_DESC_INIT (as
+  /// cuabi_launch_config_init does for its struct).
   static cuabi_memory_pool_desc desc_init();
 
-  // cuabi_memory_pool_create: A new pool of `device`'s memory. `desc` NULL: the defaults.
+  /// cuabi_memory_pool_create: A new pool of `device`'s memory. `desc` NULL: the defaults.
   static cuabi::memory_pool create(cuabi_device device,
                                    const cuabi_memory_pool_desc* desc = nullptr);
 
-  // cuabi_memory_pool_set_release_threshold
+  /// cuabi_memory_pool_set_release_threshold: Sets the memory, in `bytes`, that the pool keeps
+  /// reserved when a stream synchronizes instead of giving it back to the device (0: give
+  /// everything back; cuabi_memory_pool_desc.release_threshold).
   void set_release_threshold(uint64_t bytes) const;
 
-  // cuabi_memory_pool_get_release_threshold
+  /// cuabi_memory_pool_get_release_threshold: The pool's release threshold in bytes (see
+  /// cuabi_memory_pool_set_release_threshold).
   uint64_t release_threshold() const;
 
-  // cuabi_memory_pool_trim: Gives reserved memory back to the device until the pool holds at most
-  // `keep_bytes` it is not using; memory in use is never given back.
+  /// cuabi_memory_pool_trim: Gives reserved memory back to the device until the pool holds at most
+  /// `keep_bytes` it is not using; memory in use is never given back.
   void trim(size_t keep_bytes) const;
 
-  // cuabi_memory_pool_get_usage: The bytes the pool has reserved from the device, and of those the
-  // bytes its live allocations use.
+  /// cuabi_memory_pool_get_usage: The bytes the pool has reserved from the device, in
+  /// `reserved_bytes`, and of those the bytes its live allocations use, in `used_bytes`.
   cuabi::memory_pool_usage usage() const;
 
-  // cuabi_memory_pool_export_fd: A new file descriptor for the pool (made with
-  // CUABI_MEMORY_POOL_IPC), owned by the caller: pass it to another process (inherit it, or send it
-  // over a Unix socket) for cuabi_memory_pool_import_fd, then close it.
+  /// cuabi_memory_pool_export_fd: A new file descriptor for the pool in `fd`, owned by the caller:
+  /// pass it to another process (inherit it, or send it over a Unix socket) for
+  /// cuabi_memory_pool_import_fd, then close it. A pool made without CUABI_MEMORY_POOL_IPC, or one
+  /// imported, answers CUABI_ERROR_INVALID_ARGUMENT.
   int32_t export_fd() const;
 
-  // cuabi_memory_pool_import_fd: Opens a pool another process exported, on `device`. `fd` stays the
-  // caller's to close.
+  /// cuabi_memory_pool_import_fd: Opens a pool another process exported, on `device`. `fd` stays
+  /// the caller's to close.
   static cuabi::memory_pool import_fd(cuabi_device device, int32_t fd);
 };
 
-// A CUDA array (1D, 2D, 3D, layered) (cuabi_array).
+/// A CUDA array (1D, 2D, 3D, layered) (cuabi_array).
 class array : public detail::owner<cuabi_array, cuabi_array_release>,
               public extend<cuabi_array, array> {
  public:
   using owner::owner;
 
-  // cuabi_array_desc_init: Fills `desc` with the defaults of CUABI_ARRAY_DESC_INIT (no extent, one
-  // float channel).
+  /// cuabi_array_desc_init: Fills `desc` with the defaults of CUABI_ARRAY_DESC_INIT (no extent, one
+  /// float channel).
   static cuabi_array_desc desc_init();
 
-  // cuabi_array_create: A new array on `device`; the shape is checked against the device's limits
-  // first. Fill and read it with cuabi_copy_3d.
+  /// cuabi_array_create: A new array on `device` of the shape `desc` gives (cuabi_array_desc). The
+  /// shape is checked first: a zero width, an unknown format or flag, a channel count other than 1,
+  /// 2 or 4, a shape the flags do not allow (a layered array without layers, a cubemap that is not
+  /// square or not 6 faces deep) or an extent past the device's limits answers
+  /// CUABI_ERROR_INVALID_ARGUMENT naming the field. Fill and read it with cuabi_copy_3d.
   static cuabi::array create(cuabi_device device, const cuabi_array_desc& desc);
 
-  // cuabi_array_get_desc: The array's shape as it was created (`desc->struct_size` must be set).
+  /// cuabi_array_get_desc: The array's shape as it was created (`desc->struct_size` must be set).
   cuabi_array_desc desc() const;
 
-  // cuabi_array_get_handle: The raw CUarray value, for interop.
+  /// cuabi_array_get_handle: The raw CUarray value in `cu_array`, for interop.
   uint64_t handle() const;
 };
 
-// A texture object (cuabi_texture).
+/// A texture object (cuabi_texture).
 class texture : public detail::owner<cuabi_texture, cuabi_texture_release>,
                 public extend<cuabi_texture, texture> {
  public:
   using owner::owner;
 
-  // cuabi_texture_desc_init: Fills `desc` with the defaults of CUABI_TEXTURE_DESC_INIT (no memory,
-  // one float channel, clamped, point-filtered element reads by index).
+  /// cuabi_texture_desc_init: Fills `desc` with the defaults of CUABI_TEXTURE_DESC_INIT (no memory,
+  /// one float channel, clamped, point-filtered element reads by index).
   static cuabi_texture_desc desc_init();
 
-  // cuabi_texture_create: A texture object; it keeps its array or buffer alive. Everything is
-  // checked first (exactly one memory, the range inside the buffer, modes that need normalised
-  // coordinates, linear filtering of integer reads).
+  /// cuabi_texture_create: A texture object as `desc` describes it (cuabi_texture_desc); it keeps
+  /// its array or buffer alive. Everything is checked first (exactly one memory, the range inside
+  /// the buffer, modes that need normalised coordinates, linear filtering of integer reads):
+  /// CUABI_ERROR_OUT_OF_RANGE for a range past the buffer's end, CUABI_ERROR_INVALID_ARGUMENT
+  /// naming the field otherwise.
   static cuabi::texture create(const cuabi_texture_desc& desc);
 
-  // cuabi_texture_get_handle: The CUtexObject (cudaTextureObject_t): pass it by value, as an 8-byte
-  // kernel argument. Valid while the texture handle lives.
+  /// cuabi_texture_get_handle: The CUtexObject (cudaTextureObject_t) in `tex_object`: pass it by
+  /// value, as an 8-byte kernel argument. Valid while the texture handle lives.
   uint64_t handle() const;
 };
 
-// A surface object (cuabi_surface).
+/// A surface object (cuabi_surface).
 class surface : public detail::owner<cuabi_surface, cuabi_surface_release>,
                 public extend<cuabi_surface, surface> {
  public:
   using owner::owner;
 
-  // cuabi_surface_create: A surface object over an array made with CUABI_ARRAY_SURFACE_LOAD_STORE;
-  // it keeps the array alive.
+  /// cuabi_surface_create: A surface object over an array made with CUABI_ARRAY_SURFACE_LOAD_STORE;
+  /// it keeps the array alive.
   static cuabi::surface create(cuabi_array array);
 
-  // cuabi_surface_get_handle: The CUsurfObject (cudaSurfaceObject_t), an 8-byte kernel argument.
+  /// cuabi_surface_get_handle: The CUsurfObject (cudaSurfaceObject_t) in `surf_object`, an 8-byte
+  /// kernel argument. Valid while the surface handle lives.
   uint64_t handle() const;
 };
 
-// A link of several device images (cuabi_linker).
+/// A link of several device images (cuabi_linker).
 class linker : public detail::owner<cuabi_linker, cuabi_linker_release>,
                public extend<cuabi_linker, linker> {
  public:
   using owner::owner;
 
-  // cuabi_linker_create: A linker for `device`: add inputs, then cuabi_linker_link. `desc` NULL:
-  // the defaults. CUABI_LINK_BACKEND_NVJITLINK where nvJitLink cannot be loaded answers
-  // CUABI_ERROR_NOT_FOUND listing every path tried.
+  /// cuabi_linker_create: A linker for `device`: add inputs, then cuabi_linker_link. `desc` NULL:
+  /// the defaults. CUABI_LINK_BACKEND_NVJITLINK where nvJitLink cannot be loaded answers
+  /// CUABI_ERROR_NOT_FOUND listing every path tried.
   static cuabi::linker create(cuabi_device device, const cuabi_link_desc* desc = nullptr);
 
-  // cuabi_linker_get_backend: The backend the linker uses (AUTO resolved).
+  /// cuabi_linker_get_backend: The backend the linker uses (AUTO resolved).
   cuabi_link_backend backend() const;
 
-  // cuabi_linker_add_data: Adds `size` bytes of `kind`; `name` (NULL: "input<N>") names the input
-  // in the log. The bytes are copied. An input the backend cannot take (LTO-IR for the driver)
-  // answers CUABI_ERROR_NOT_SUPPORTED.
+  /// cuabi_linker_add_data: Adds the `size` bytes at `data` as an input of `kind`; `name` (NULL:
+  /// "input<N>") names the input in the log. The bytes are copied. NULL data, 0 bytes, or AUTO for
+  /// bytes that are no input cuabi can tell answer CUABI_ERROR_INVALID_ARGUMENT; an input the
+  /// backend cannot take (LTO-IR for the driver) answers CUABI_ERROR_NOT_SUPPORTED.
   void add_data(cuabi_link_input kind, const void* data, size_t size, const char* name) const;
 
-  // cuabi_linker_add_file: Adds a file of `kind` (read now: a later change to the file is not
-  // seen).
+  /// cuabi_linker_add_file: Adds the file at `path` as an input of `kind` (read now: a later change
+  /// to the file is not seen); AUTO goes by the file's extension, then its bytes. The refusals of
+  /// cuabi_linker_add_data, and CUABI_ERROR_IO (the errno in cuabi_last_error_code) when the file
+  /// cannot be opened or read.
   void add_file(cuabi_link_input kind, const std::string& path) const;
 
-  // cuabi_linker_add_program: Adds a compiled program's output: its LTO-IR when compiled with
-  // "-dlto", else its CUBIN, else its PTX. Compile device code meant for another program's kernels
-  // with "-rdc=true" (or "-dlto").
+  /// cuabi_linker_add_program: Adds a compiled program's output: its LTO-IR when compiled with
+  /// "-dlto", else its CUBIN, else its PTX. Compile device code meant for another program's kernels
+  /// with "-rdc=true" (or "-dlto").
   void add_program(cuabi_program program) const;
 
-  // cuabi_linker_link: Links what was added and loads the result on the linker's device. A linker
-  // links once. Linked images go through the compile cache, keyed on every input's kind, name and
-  // bytes, the options, the backend, the target and the library and driver versions;
-  // cuabi_module_get_from_cache says whether this one came from it. A link error answers
-  // CUABI_ERROR_COMPILE with the linker's log (cuabi_last_error_log, cuabi_linker_get_log).
+  /// cuabi_linker_link: Links what was added and loads the result on the linker's device. A linker
+  /// links once. Linked images go through the compile cache, keyed on every input's kind, name and
+  /// bytes, the options, the backend, the target and the library and driver versions;
+  /// cuabi_module_get_from_cache says whether this one came from it. A link error answers
+  /// CUABI_ERROR_COMPILE with the linker's log (cuabi_last_error_log, cuabi_linker_get_log).
   cuabi::module link() const;
 
-  // cuabi_linker_get_log: The link's log, information and errors (two-call pattern); "" before
-  // linking and after a link served from the cache.
+  /// cuabi_linker_get_log: The link's log, information and errors (two-call pattern); "" before
+  /// linking and after a link served from the cache.
   std::string log() const;
 
-  // cuabi_linker_get_image: The linked CUBIN (two-call pattern; binary), for loading elsewhere (a
-  // library, another device of the same architecture, a file). CUABI_ERROR_NOT_FOUND before a
-  // successful link.
+  /// cuabi_linker_get_image: The linked CUBIN (two-call pattern; binary), for loading elsewhere (a
+  /// library, another device of the same architecture, a file). CUABI_ERROR_NOT_FOUND before a
+  /// successful link.
   std::vector<unsigned char> image() const;
 };
 
-// Device code for every context (cuabi_library).
+/// Device code for every context (cuabi_library).
 class library : public detail::owner<cuabi_library, cuabi_library_release>,
                 public extend<cuabi_library, library> {
  public:
   using owner::owner;
 
-  // cuabi_library_load_data: Loads an image (CUBIN, PTX or fatbin bytes, as cuabi_module_load_data
-  // takes them) as a library (cuLibraryLoadData, CUDA 12+): loaded once, usable in every device's
-  // context, which is what the driver recommends for code not tied to one context.
+  /// cuabi_library_load_data: Loads an image (CUBIN, PTX or fatbin bytes, as cuabi_module_load_data
+  /// takes them: the `size` bytes at `image`) as a library (cuLibraryLoadData, CUDA 12+): loaded
+  /// once, usable in every device's context, which is what the driver recommends for code not tied
+  /// to one context. Bytes that are no image answer CUABI_ERROR_INVALID_ARGUMENT here, not at their
+  /// first use.
   static cuabi::library load_data(const void* image, size_t size);
 
-  // cuabi_library_load_file: Loads a CUBIN, PTX or fatbin file as a library.
+  /// cuabi_library_load_file: Loads a CUBIN, PTX or fatbin file as a library: the bytes at `path`,
+  /// read whole, as cuabi_library_load_data loads them. CUABI_ERROR_IO (the errno in
+  /// cuabi_last_error_code) when the file cannot be opened or read.
   static cuabi::library load_file(const std::string& path);
 
-  // cuabi_library_get_module: The library as a module of `device`'s context: its kernels
-  // (cuabi_module_get_function, plain C++ names included), globals and listing, without loading the
-  // image again. The module keeps the library alive.
+  /// cuabi_library_get_module: The library as a module of `device`'s context: its kernels
+  /// (cuabi_module_get_function, plain C++ names included), globals and listing, without loading
+  /// the image again. The module keeps the library alive.
   cuabi::module get_module(cuabi_device device) const;
 };
 
@@ -943,274 +1076,283 @@ class library : public detail::owner<cuabi_library, cuabi_library_release>,
 // The library
 // ---------------------------------------------------------------------------
 
-// cuabi_version: The library's own version number, in the form of CUABI_VERSION_NUMBER.
+/// cuabi_version: The library's own version number, in the form of CUABI_VERSION_NUMBER.
 inline uint32_t version() noexcept { return cuabi_version(); }
 
-// cuabi_version_string: The library's version as a static string, e.g. "0.1.0". Never NULL.
+/// cuabi_version_string: The library's version as a static string, e.g. "0.1.0". Never NULL.
 inline const char* version_string() noexcept { return cuabi_version_string(); }
 
-// cuabi_status_get_name: The status's symbolic name ("CUABI_ERROR_INVALID_HANDLE"), or
-// "CUABI_ERROR_UNKNOWN" for a value this version does not define. Static; never NULL.
+/// cuabi_status_get_name: The status's symbolic name ("CUABI_ERROR_INVALID_HANDLE"), or
+/// "CUABI_ERROR_UNKNOWN" for a value this version does not define. Static; never NULL.
 inline const char* status_name(cuabi_status status) noexcept {
   return cuabi_status_get_name(status);
 }
 
-// cuabi_status_get_description: The status's description, as the comment on its value above says
-// it. Static; never NULL.
+/// cuabi_status_get_description: The status's description, as the comment on its value above says
+/// it. Static; never NULL.
 inline const char* status_description(cuabi_status status) noexcept {
   return cuabi_status_get_description(status);
 }
 
-// cuabi_last_error_message: The calling thread's last error. The message names the failing call,
-// the argument or parameter at fault, and for CUDA/NVRTC failures the library's error name and
-// explanation. Never NULL ("" before any failure); valid until the next cuabi call on this thread.
+/// cuabi_last_error_message: The calling thread's last error. The message names the failing call,
+/// the argument or parameter at fault, and for CUDA/NVRTC failures the library's error name and
+/// explanation. Never NULL ("" before any failure); valid until the next cuabi call on this thread.
 inline const char* last_error_message() noexcept { return cuabi_last_error_message(); }
 
-// cuabi_last_error_status
+/// cuabi_last_error_status: The status of the calling thread's last failure, as the failed call
+/// returned it; CUABI_SUCCESS before any failure and after cuabi_last_error_clear.
 inline cuabi_status last_error_status() noexcept { return cuabi_last_error_status(); }
 
-// cuabi_last_error_code: The CUresult or nvrtcResult behind the last error, 0 if none.
+/// cuabi_last_error_code: The CUresult or nvrtcResult behind the last error, 0 if none.
 inline int32_t last_error_code() noexcept { return cuabi_last_error_code(); }
 
-// cuabi_last_error_log: The NVRTC log of the last failed compile on this thread (two-call pattern;
-// an empty string when the last error was no compile failure).
+/// cuabi_last_error_log: The NVRTC log of the last failed compile on this thread (two-call pattern;
+/// an empty string when the last error was no compile failure).
 inline std::string last_error_log() {
   return detail::fetch_string(
       [&](char* buf, size_t* size) { return cuabi_last_error_log(buf, size); });
 }
 
-// cuabi_last_error_clear: Resets this thread's last-error state to "no error".
+/// cuabi_last_error_clear: Resets this thread's last-error state to "no error".
 inline void last_error_clear() noexcept { cuabi_last_error_clear(); }
 
-// cuabi_launch_record_init: Fills `record` with the defaults of CUABI_LAUNCH_RECORD_INIT.
+/// cuabi_launch_record_init: Fills `record` with the defaults of CUABI_LAUNCH_RECORD_INIT.
 inline cuabi_launch_record launch_record_init() {
   cuabi_launch_record value;
   cuabi::check(cuabi_launch_record_init(&value, sizeof value));
   return value;
 }
 
-// cuabi_context_lost_get_message: The message of the call that first found the context lost, naming
-// that call (two-call pattern; "" while the context is usable).
+/// cuabi_context_lost_get_message: The message of the call that first found the context lost,
+/// naming that call (two-call pattern; "" while the context is usable).
 inline std::string context_lost_message() {
   return detail::fetch_string(
       [&](char* buf, size_t* size) { return cuabi_context_lost_get_message(buf, size); });
 }
 
-// cuabi_set_context_lost_callback: Registers `callback` (NULL: none) with `user_data`, replacing
-// any earlier one. Registered after the context was lost, it is called at once, on this thread,
-// with the message of the call that found it.
+/// cuabi_set_context_lost_callback: Registers `callback` (NULL: none) with `user_data`, replacing
+/// any earlier one. Registered after the context was lost, it is called at once, on this thread,
+/// with the message of the call that found it.
 inline void set_context_lost_callback(cuabi_context_lost_fn callback, void* user_data) {
   cuabi::check(cuabi_set_context_lost_callback(callback, user_data));
 }
 
-// cuabi_init: Opens the CUDA driver and calls cuInit. Optional: every call that needs the driver
-// does this itself the first time. Idempotent and thread-safe; a failure is remembered and answered
-// again with the same message.
-//
-// The driver is looked for as: $CUABI_DRIVER_PATH alone when set; otherwise "libcuda.so.1" through
-// the dynamic loader, then the usual driver folders. NVRTC (opened by the first compile) is looked
-// for as: $CUABI_NVRTC_PATH alone when set; otherwise a libnvrtc.so.N already loaded in the
-// process, then the loader's search path, then $CUDA_HOME/lib64, $CUDA_PATH/lib64 and
-// /usr/local/cuda/lib64, taking the highest N at the first place that has one.
-//
-// Returns CUABI_ERROR_DRIVER_NOT_FOUND (the message lists every path tried and why each failed),
-// CUABI_ERROR_STUB_DRIVER, or a CUDA failure of cuInit. A machine with a driver but no GPU succeeds
-// here; cuabi_device_get_count then reports 0.
+/// cuabi_init: Opens the CUDA driver and calls cuInit. Optional: every call that needs the driver
+/// does this itself the first time. Idempotent and thread-safe; a failure is remembered and
+/// answered again with the same message.
+///
+/// The driver is looked for as: $CUABI_DRIVER_PATH alone when set; otherwise "libcuda.so.1" through
+/// the dynamic loader, then the usual driver folders. NVRTC (opened by the first compile) is looked
+/// for as: $CUABI_NVRTC_PATH alone when set; otherwise a libnvrtc.so.N already loaded in the
+/// process, then the loader's search path, then $CUDA_HOME/lib64, $CUDA_PATH/lib64 and
+/// /usr/local/cuda/lib64, taking the highest N at the first place that has one.
+///
+/// Returns CUABI_ERROR_DRIVER_NOT_FOUND (the message lists every path tried and why each failed),
+/// CUABI_ERROR_STUB_DRIVER, or a CUDA failure of cuInit. A machine with a driver but no GPU
+/// succeeds here; cuabi_device_get_count then reports 0.
 inline void init() { cuabi::check(cuabi_init()); }
 
-// cuabi_driver_get_version: The driver's CUDA version (e.g. 13000 for 13.0).
+/// cuabi_driver_get_version: The driver's CUDA version (e.g. 13000 for 13.0).
 inline int32_t driver_version() {
   int32_t version{};
   cuabi::check(cuabi_driver_get_version(&version));
   return version;
 }
 
-// cuabi_driver_get_path: Where the driver was loaded from (two-call pattern).
+/// cuabi_driver_get_path: Where the driver was loaded from (two-call pattern).
 inline std::string driver_path() {
   return detail::fetch_string(
       [&](char* buf, size_t* size) { return cuabi_driver_get_path(buf, size); });
 }
 
-// cuabi_driver_log_read: The driver's own log (CUDA 12.9 drivers and later): the lines it wrote
-// about failing calls, kept by cuabi from the driver's opening, the last 256 of the process, oldest
-// first, one per line as "[hh:mm:ss.mmm][thread id][E or W] message" (two-call pattern). `last`:
-// only the last `last` lines (0: all kept). A failing call's message already ends with the lines
-// the driver logged during it ("; the driver logged: ..."). CUABI_ERROR_NOT_SUPPORTED when the
-// driver keeps no log.
+/// cuabi_driver_log_read: The driver's own log (CUDA 12.9 drivers and later): the lines it wrote
+/// about failing calls, kept by cuabi from the driver's opening, the last 256 of the process,
+/// oldest first, one per line as "[hh:mm:ss.mmm][thread id][E or W] message" (two-call pattern).
+/// `last`: only the last `last` lines (0: all kept). A failing call's message already ends with the
+/// lines the driver logged during it ("; the driver logged: ..."). CUABI_ERROR_NOT_SUPPORTED when
+/// the driver keeps no log.
 inline std::string driver_log_read(size_t last) {
   return detail::fetch_string(
       [&](char* buf, size_t* size) { return cuabi_driver_log_read(last, buf, size); });
 }
 
-// cuabi_driver_log_dump: Writes the lines of cuabi_driver_log_read (all kept) to the file `path`,
-// replacing it. CUABI_ERROR_IO (the errno in cuabi_last_error_code) when it cannot be written;
-// CUABI_ERROR_NOT_SUPPORTED as cuabi_driver_log_read.
+/// cuabi_driver_log_dump: Writes the lines of cuabi_driver_log_read (all kept) to the file `path`,
+/// replacing it. CUABI_ERROR_IO (the errno in cuabi_last_error_code) when it cannot be written;
+/// CUABI_ERROR_NOT_SUPPORTED as cuabi_driver_log_read.
 inline void driver_log_dump(const std::string& path) {
   cuabi::check(cuabi_driver_log_dump(path.c_str()));
 }
 
-// cuabi_nvrtc_get_version: NVRTC's version; opens NVRTC if needed.
+/// cuabi_nvrtc_get_version: NVRTC's version: `major` and `minor` receive its two numbers (12 and 8
+/// for NVRTC 12.8). Opens NVRTC if needed; CUABI_ERROR_NVRTC_NOT_FOUND when no libnvrtc loads.
 inline cuabi::version_pair nvrtc_version() {
   cuabi::version_pair r;
   cuabi::check(cuabi_nvrtc_get_version(&r.major, &r.minor));
   return r;
 }
 
-// cuabi_nvrtc_get_path: Where NVRTC was loaded from (two-call pattern); opens NVRTC if needed.
+/// cuabi_nvrtc_get_path: Where NVRTC was loaded from (two-call pattern); opens NVRTC if needed.
 inline std::string nvrtc_path() {
   return detail::fetch_string(
       [&](char* buf, size_t* size) { return cuabi_nvrtc_get_path(buf, size); });
 }
 
-// cuabi_compile_desc_init: Fills `desc` with the defaults of CUABI_COMPILE_DESC_INIT (no source, no
-// options, headers or name expressions, CUBIN output, no flags, every typed option unset), as
-// cuabi_launch_config_init does for its struct.
+/// cuabi_compile_desc_init: Fills `desc` with the defaults of CUABI_COMPILE_DESC_INIT (no source,
+/// no options, headers or name expressions, CUBIN output, no flags, every typed option unset), as
+/// cuabi_launch_config_init does for its struct.
 inline cuabi_compile_desc compile_desc_init() {
   cuabi_compile_desc value;
   cuabi::check(cuabi_compile_desc_init(&value, sizeof value));
   return value;
 }
 
-// cuabi_cache_get_dir: The cache folder (two-call pattern): $CUABI_CACHE_DIR, else
-// $XDG_CACHE_HOME/cuabi (an absolute XDG_CACHE_HOME), else ~/.cache/cuabi (the home folder from
-// $HOME, else the user database); also while the cache is off or the folder not used.
-// CUABI_ERROR_NOT_FOUND when there is none (CUABI_CACHE_STATE_NO_FOLDER).
+/// cuabi_cache_get_dir: The cache folder (two-call pattern): $CUABI_CACHE_DIR, else
+/// $XDG_CACHE_HOME/cuabi (an absolute XDG_CACHE_HOME), else ~/.cache/cuabi (the home folder from
+/// $HOME, else the user database); also while the cache is off or the folder not used.
+/// CUABI_ERROR_NOT_FOUND when there is none (CUABI_CACHE_STATE_NO_FOLDER).
 inline std::string cache_dir() {
   return detail::fetch_string(
       [&](char* buf, size_t* size) { return cuabi_cache_get_dir(buf, size); });
 }
 
-// cuabi_cache_get_state: Whether compiles use the cache folder now (cuabi_cache_state).
+/// cuabi_cache_get_state: Whether compiles use the cache folder now, in `state`
+/// (cuabi_cache_state).
 inline cuabi_cache_state cache_state() {
   cuabi_cache_state state{};
   cuabi::check(cuabi_cache_get_state(&state));
   return state;
 }
 
-// cuabi_cache_get_usage: The number of entries in the cache folder and their size in bytes, counted
-// whatever its state; 0 and 0 when the folder does not exist. CUABI_ERROR_NOT_FOUND when there is
-// no folder; CUABI_ERROR_IO (the errno in cuabi_last_error_code) when it cannot be read.
+/// cuabi_cache_get_usage: The number of entries in the cache folder and their size in bytes,
+/// counted whatever its state; 0 and 0 when the folder does not exist. CUABI_ERROR_NOT_FOUND when
+/// there is no folder; CUABI_ERROR_IO (the errno in cuabi_last_error_code) when it cannot be read.
 inline cuabi::cache_entries cache_usage() {
   cuabi::cache_entries r;
   cuabi::check(cuabi_cache_get_usage(&r.entries, &r.bytes));
   return r;
 }
 
-// cuabi_cache_clear: Removes every entry of the cache folder, and every unfinished write, also
-// while the cache is off; `entries` and `bytes` receive how many entries were removed and their
-// size. A folder that does not exist is empty: 0 and 0. CUABI_ERROR_NOT_FOUND when there is no
-// folder. CUABI_ERROR_IO when the folder is not one cuabi would use (not a folder, owned by another
-// user, writable by others: nothing is removed), cannot be read, or a file in it cannot be removed
-// (the message names it and how many entries were removed before; the errno is in
-// cuabi_last_error_code).
+/// cuabi_cache_clear: Removes every entry of the cache folder, and every unfinished write, also
+/// while the cache is off; `entries` and `bytes` receive how many entries were removed and their
+/// size. A folder that does not exist is empty: 0 and 0. CUABI_ERROR_NOT_FOUND when there is no
+/// folder. CUABI_ERROR_IO when the folder is not one cuabi would use (not a folder, owned by
+/// another user, writable by others: nothing is removed), cannot be read, or a file in it cannot be
+/// removed (the message names it and how many entries were removed before; the errno is in
+/// cuabi_last_error_code).
 inline cuabi::cache_entries cache_clear() {
   cuabi::cache_entries r;
   cuabi::check(cuabi_cache_clear(&r.entries, &r.bytes));
   return r;
 }
 
-// cuabi_link_desc_init: Fills `desc` with the defaults of CUABI_LINK_DESC_INIT (either backend, no
-// flags, no options).
+/// cuabi_link_desc_init: Fills `desc` with the defaults of CUABI_LINK_DESC_INIT (either backend, no
+/// flags, no options).
 inline cuabi_link_desc link_desc_init() {
   cuabi_link_desc value;
   cuabi::check(cuabi_link_desc_init(&value, sizeof value));
   return value;
 }
 
-// cuabi_launch_config_init: Fills `config` with the defaults of CUABI_LAUNCH_CONFIG_INIT (a 1x1x1
-// grid of 1x1x1 blocks, no dynamic shared memory, no flags, no cluster, the stream's priority, no
-// programmatic event). `struct_size` is the size of the caller's struct,
-// sizeof(cuabi_launch_config) of the header it was built with: a smaller, older struct gets the
-// fields it has, a larger one gets zeros past the fields this library knows.
-// CUABI_ERROR_INVALID_ARGUMENT for NULL or a size smaller than the first version of the struct.
+/// cuabi_launch_config_init: Fills `config` with the defaults of CUABI_LAUNCH_CONFIG_INIT (a 1x1x1
+/// grid of 1x1x1 blocks, no dynamic shared memory, no flags, no cluster, the stream's priority, no
+/// programmatic event). `struct_size` is the size of the caller's struct,
+/// sizeof(cuabi_launch_config) of the header it was built with: a smaller, older struct gets the
+/// fields it has, a larger one gets zeros past the fields this library knows.
+/// CUABI_ERROR_INVALID_ARGUMENT for NULL or a size smaller than the first version of the struct.
 inline cuabi_launch_config launch_config_init() {
   cuabi_launch_config value;
   cuabi::check(cuabi_launch_config_init(&value, sizeof value));
   return value;
 }
 
-// cuabi_copy_3d_desc_init: Fills `desc` with the defaults of CUABI_COPY_3D_DESC_INIT (nothing to
-// copy, height and depth 1).
+/// cuabi_copy_3d_desc_init: Fills `desc` with the defaults of CUABI_COPY_3D_DESC_INIT (nothing to
+/// copy, height and depth 1).
 inline cuabi_copy_3d_desc copy_3d_desc_init() {
   cuabi_copy_3d_desc value;
   cuabi::check(cuabi_copy_3d_desc_init(&value, sizeof value));
   return value;
 }
 
-// cuabi_copy_3d: Copies the box and returns once it is done (ordered on the default stream as
-// cuabi_buffer_copy is).
+/// cuabi_copy_3d: Copies the box `desc` describes (cuabi_copy_3d_desc) and returns once it is done
+/// (ordered on the default stream as cuabi_buffer_copy is).
 inline void copy_3d(const cuabi_copy_3d_desc& desc) { cuabi::check(cuabi_copy_3d(&desc)); }
 
-// cuabi_copy_3d_async: Copies the box in order on `stream` (NULL: the default stream); host memory
-// must stay valid until the stream reaches the copy.
+/// cuabi_copy_3d_async: Copies the box `desc` describes in order on `stream` (NULL: the default
+/// stream); host memory must stay valid until the stream reaches the copy.
 inline void copy_3d_async(const cuabi_copy_3d_desc& desc, cuabi_stream stream = nullptr) {
   cuabi::check(cuabi_copy_3d_async(&desc, stream));
 }
 
-// cuabi_access_policy_window_init: Fills `window` with the defaults of
-// CUABI_ACCESS_POLICY_WINDOW_INIT.
+/// cuabi_access_policy_window_init: Fills `window` with the defaults of
+/// CUABI_ACCESS_POLICY_WINDOW_INIT.
 inline cuabi_access_policy_window access_policy_window_init() {
   cuabi_access_policy_window value;
   cuabi::check(cuabi_access_policy_window_init(&value, sizeof value));
   return value;
 }
 
-// cuabi_coredump_set: Device core dumps on a GPU exception (a kernel's illegal address, trap ...),
-// for every context created after this call: call it before the first use of a device
-// (cuabi_device_get). `enable` 0 turns them off. The dump is written at `path` (NULL: the driver's
-// default, core.cuda.HOSTNAME.PID; %h, %p and %t in it are replaced by the host name, process id
-// and time), read with cuda-gdb. Without CUABI_COREDUMP_SKIP_ABORT the driver aborts the host
-// process after writing the dump. The CUDA_ENABLE_COREDUMP_ON_EXCEPTION, CUDA_COREDUMP_FILE and
-// CUDA_COREDUMP_GENERATION_FLAGS environment variables, when set before CUDA initialised, take
-// precedence over this call (the driver's rule). CUABI_ERROR_INVALID_ARGUMENT for unknown flags or
-// a path of 1024 bytes or more; CUABI_ERROR_NOT_SUPPORTED, when enabling, where the driver's
-// debugger library (libcudadebugger.so.1), which writes the dumps, is not installed.
+/// cuabi_coredump_set: Device core dumps on a GPU exception (a kernel's illegal address, trap ...),
+/// for every context created after this call: call it before the first use of a device
+/// (cuabi_device_get). `enable` 0 turns them off. The dump is written at `path` (NULL: the driver's
+/// default, core.cuda.HOSTNAME.PID; %h, %p and %t in it are replaced by the host name, process id
+/// and time), read with cuda-gdb. Without CUABI_COREDUMP_SKIP_ABORT the driver aborts the host
+/// process after writing the dump. The CUDA_ENABLE_COREDUMP_ON_EXCEPTION, CUDA_COREDUMP_FILE and
+/// CUDA_COREDUMP_GENERATION_FLAGS environment variables, when set before CUDA initialised, take
+/// precedence over this call (the driver's rule). CUABI_ERROR_INVALID_ARGUMENT for unknown flags or
+/// a path of 1024 bytes or more; CUABI_ERROR_NOT_SUPPORTED, when enabling, where the driver's
+/// debugger library (libcudadebugger.so.1), which writes the dumps, is not installed.
 inline void coredump_set(int32_t enable, const char* path, cuabi_coredump_flags flags) {
   cuabi::check(cuabi_coredump_set(enable, path, flags));
 }
 
-// cuabi_nvtx_range_push: Opens a range on the calling thread, nested in the thread's open ranges of
-// the same domain. CUABI_ERROR_INVALID_ARGUMENT for a NULL message or an empty domain name.
+/// cuabi_nvtx_range_push: Opens a range on the calling thread, nested in the thread's open ranges
+/// of the same domain: `message` names it, `argb` colours it (0xAARRGGBB; 0: no colour), `domain`
+/// groups it. CUABI_ERROR_INVALID_ARGUMENT for a NULL message or an empty domain name.
 inline void nvtx_range_push(const char* domain, const std::string& message, uint32_t argb) {
   cuabi::check(cuabi_nvtx_range_push(domain, message.c_str(), argb));
 }
 
-// cuabi_nvtx_range_pop: Closes the calling thread's innermost open range of `domain`. A thread with
-// no range of that domain open answers CUABI_ERROR_INVALID_ARGUMENT naming the domain.
+/// cuabi_nvtx_range_pop: Closes the calling thread's innermost open range of `domain`. A thread
+/// with no range of that domain open answers CUABI_ERROR_INVALID_ARGUMENT naming the domain.
 inline void nvtx_range_pop(const char* domain) { cuabi::check(cuabi_nvtx_range_pop(domain)); }
 
-// cuabi_nvtx_range_start: Opens a range that any thread may end, and answers its id (never 0). The
-// same refusals as cuabi_nvtx_range_push.
+/// cuabi_nvtx_range_start: Opens a range that any thread may end, and answers its id in `id` (never
+/// 0); `domain`, `message` and `argb` as cuabi_nvtx_range_push takes them, with the same refusals.
 inline uint64_t nvtx_range_start(const char* domain, const std::string& message, uint32_t argb) {
   uint64_t id{};
   cuabi::check(cuabi_nvtx_range_start(domain, message.c_str(), argb, &id));
   return id;
 }
 
-// cuabi_nvtx_range_end: Ends the range `id` of cuabi_nvtx_range_start, from any thread. An id that
-// is not an open range (never started, or ended already) answers CUABI_ERROR_INVALID_ARGUMENT
-// naming it.
+/// cuabi_nvtx_range_end: Ends the range `id` of cuabi_nvtx_range_start, from any thread. An id that
+/// is not an open range (never started, or ended already) answers CUABI_ERROR_INVALID_ARGUMENT
+/// naming it.
 inline void nvtx_range_end(uint64_t id) { cuabi::check(cuabi_nvtx_range_end(id)); }
 
-// cuabi_nvtx_mark: Marks an instant. The same refusals as cuabi_nvtx_range_push.
+/// cuabi_nvtx_mark: Marks an instant: `message` in `domain`, coloured `argb` (see above). The same
+/// refusals as cuabi_nvtx_range_push.
 inline void nvtx_mark(const char* domain, const std::string& message, uint32_t argb) {
   cuabi::check(cuabi_nvtx_mark(domain, message.c_str(), argb));
 }
 
-// A scope of cuabi_nvtx_range_push: made, it calls cuabi_nvtx_range_push; destroyed, it calls
-// cuabi_nvtx_range_pop (close() does it sooner and reports a failure, which the destructor cannot).
-// Neither copied nor moved.
+/// A scope of cuabi_nvtx_range_push: made, it calls cuabi_nvtx_range_push; destroyed, it calls
+/// cuabi_nvtx_range_pop (close() does it sooner and reports a failure, which the destructor
+/// cannot). Neither copied nor moved.
 class nvtx_range {
  public:
+  /// Opens the scope: calls cuabi_nvtx_range_push, throwing its failure.
   nvtx_range(const char* domain, const std::string& message, uint32_t argb)
       : domain_(domain ? domain : ""), domain_null_(domain == nullptr) {
     cuabi::check(cuabi_nvtx_range_push(domain, message.c_str(), argb));
   }
   nvtx_range(const nvtx_range&) = delete;
   nvtx_range& operator=(const nvtx_range&) = delete;
+  /// Closes the scope if it is open: calls cuabi_nvtx_range_pop, ignoring a failure.
   ~nvtx_range() {
     if (open_) (void)cuabi_nvtx_range_pop(domain_null_ ? nullptr : domain_.c_str());
   }
+  /// Closes the scope now: calls cuabi_nvtx_range_pop, throwing its failure; then nothing is left
+  /// for the destructor. A closed scope's close() does nothing.
   void close() {
     if (!open_) return;
     open_ = false;

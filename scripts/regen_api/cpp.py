@@ -169,8 +169,8 @@ def cls_of(handle: str) -> str:
 
 
 def wrap_comment(text: str, indent: str) -> List[str]:
-    """`text` as // lines no wider than WIDTH: its paragraphs refilled, an
-    indented line (a table, a list) kept on a line of its own."""
+    """`text` as /// lines (Doxygen's) no wider than WIDTH: its paragraphs
+    refilled, an indented line (a table, a list) kept on a line of its own."""
     blocks: List[str] = []  # "" for a blank line
     for raw in text.split("\n"):
         if not raw.strip():
@@ -181,19 +181,19 @@ def wrap_comment(text: str, indent: str) -> List[str]:
             blocks[-1] += " " + raw.strip()
     out: List[str] = []
     for block in blocks:
-        lead = indent + "//"
+        lead = indent + "///"
         if not block:
             out.append(lead)
             continue
         pad = " " * (len(block) - len(block.lstrip()))
         line = lead + " " + pad
         for w in block.split():
-            if len(line) + len(w) > WIDTH and line.strip() != "//":
+            if len(line) + len(w) > WIDTH and line.strip() != "///":
                 out.append(line.rstrip())
                 line = lead + " " + pad
             line += w + " "
         out.append(line.rstrip())
-    while out and out[-1].strip() == "//":
+    while out and out[-1].strip() == "///":
         out.pop()
     return out
 
@@ -269,6 +269,7 @@ class Emitter:
         self.handles = [h["name"] for h in model["handles"]]
         self.structs = {s["name"]: s for s in model["structs"]}
         self.results: Dict[str, List[Tuple[str, str]]] = {}  # struct name -> fields
+        self.result_users: Dict[str, List[str]] = {}  # struct name -> the C functions
         self.result_order: List[str] = []
 
     # -- naming --------------------------------------------------------------
@@ -287,9 +288,10 @@ class Emitter:
             raise Unsupported(f"its C++ name `{rest}` is a keyword: name it in cpp.py's RENAMES")
         return rest
 
-    def result_struct(self, fields: List[Tuple[str, str]], fallback: str) -> str:
+    def result_struct(self, fields: List[Tuple[str, str]], fallback: str, c_name: str) -> str:
         key = tuple(f for _, f in fields)
         name = RESULT_NAMES.get(key, fallback)
+        self.result_users.setdefault(name, []).append(c_name)
         if name in self.results:
             if self.results[name] != fields:
                 raise Unsupported(f"its result struct `{name}` is already another struct")
@@ -526,7 +528,7 @@ class Emitter:
             ]
             if kept:
                 fields = [(f"std::vector<{elem}>", vec)] + [(vt, n) for vt, n, _ in kept]
-                rs = self.result_struct(fields, result_name(f))
+                rs = self.result_struct(fields, result_name(f), fn["name"])
                 f.returns = "cuabi::" + rs
                 f.body.append(f"return {{std::move({vec}), " + ", ".join(n for _, n, _ in kept) + "};")
             else:
@@ -564,7 +566,7 @@ class Emitter:
         if any(p["role"] != "out" for _, _, p in outs):
             raise Unsupported("several outs, not all plain values")
         fields = [(vt, n) for vt, n, _ in outs]
-        rs = self.result_struct(fields, result_name(f))
+        rs = self.result_struct(fields, result_name(f), fn["name"])
         f.returns = "cuabi::" + rs
         names = {n for _, n in fields}
         args2 = [f"&r.{a[1:]}" if a.startswith("&") and a[1:] in names else a for a in args]
@@ -649,15 +651,22 @@ def scope_class(fn: Dict[str, Any], f: Form, closer: Dict[str, Any]) -> List[str
     )
     out.append(f"class {name} {{")
     out.append(" public:")
+    out += wrap_comment(f"Opens the scope: calls {fn['name']}, throwing its failure.", "  ")
     out += wrap_call(name, f.params, "", "  ")
     out.append("      : " + ", ".join(inits) + " {")
     out += ["    " + b for b in f.body]
     out.append("  }")
     out.append(f"  {name}(const {name}&) = delete;")
     out.append(f"  {name}& operator=(const {name}&) = delete;")
+    out += wrap_comment(f"Closes the scope if it is open: calls {closer['name']}, ignoring a failure.", "  ")
     out.append(f"  ~{name}() {{")
     out.append(f"    if (open_) (void){closing};")
     out.append("  }")
+    out += wrap_comment(
+        f"Closes the scope now: calls {closer['name']}, throwing its failure; then nothing is "
+        "left for the destructor. A closed scope's close() does nothing.",
+        "  ",
+    )
     out.append("  void close() {")
     out.append("    if (!open_) return;")
     out.append("    open_ = false;")
@@ -722,10 +731,15 @@ def outputs(model: Dict[str, Any]) -> Dict[str, str]:
     if em.result_order:
         w("// Results of the calls with several out values, named by their fields.\n")
     for rs in em.result_order:
+        users = em.result_users[rs]
+        calls = ", ".join(users[:-1]) + (" and " if len(users) > 1 else "") + users[-1]
+        for line in wrap_comment(f"What {calls} {'answer' if len(users) > 1 else 'answers'}: "
+                                 "one field per out-parameter, named after it.", ""):
+            w(line + "\n")
         w(f"struct {rs} {{\n")
         for vt, n in em.results[rs]:
             init = "" if vt.startswith("std::") else "{}"
-            w(f"  {vt} {n}{init};\n")
+            w(f"  {vt} {n}{init};  ///< the out-parameter `{n}`\n")
         w("};\n")
     w("\n")
 

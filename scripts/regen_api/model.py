@@ -4,9 +4,13 @@ The header is the one source of truth. The C preprocessor (cc -E) expands it
 against the minimal C library stand-ins in fake_libc/, pycparser parses the
 result, and the comments are taken from the header text by position: the
 comment block that ends on the line just above a declaration, or the comment
-that trails it on its own line. The description is plain data (dicts, lists,
-strings, numbers): it is written out as include/cuabi/cuabi.json, and every
-emitter beside this file reads only it.
+that trails it on its own line. Documentation comments are Doxygen's
+(`/** ... */` above, `/**< ... */` trailing); the model reads them and plain
+`/* */` ones alike, and skips Doxygen's member-group marks (`/**@{*/`,
+`/**@}*/`). A comment above a group of functions (declared on consecutive
+lines, with no blank line or comment between them) is each member's. The
+description is plain data (dicts, lists, strings, numbers): it is written out
+as include/cuabi/cuabi.json, and every emitter beside this file reads only it.
 """
 
 from __future__ import annotations
@@ -68,8 +72,15 @@ def _preprocess(path: str, extra: str = "", macros_only: bool = False) -> str:
 # ---------------------------------------------------------------------------
 
 
+# Doxygen's member-group marks: they open and close a group of declarations
+# that share one comment, and document nothing themselves.
+GROUP_MARKS = ("@{", "@}")
+
+
 class Comments:
-    """Every /* */ comment of the header with the lines it spans."""
+    """Every /* */ comment of the header with the lines it spans. A Doxygen
+    opener's own mark (the second `*` of `/**`, the `*<` of `/**<`) is no
+    part of the text; member-group marks are no comments here."""
 
     def __init__(self, text: str) -> None:
         self.blocks: List[Tuple[int, int, str, bool]] = []  # start, end, body, alone on its lines
@@ -91,7 +102,12 @@ class Comments:
                 start, end = line, line + body.count("\n")
                 first = lines[start - 1]
                 alone = first.strip().startswith("/*")
-                self.blocks.append((start, end, body, alone))
+                if body.startswith("*<"):
+                    body = body[2:]
+                elif body.startswith("*"):
+                    body = body[1:]
+                if body.strip() not in GROUP_MARKS:
+                    self.blocks.append((start, end, body, alone))
                 line = end
                 i = j + 2
             else:
@@ -103,9 +119,11 @@ class Comments:
     @staticmethod
     def clean(body: str) -> str:
         out = []
-        for raw in body.split("\n"):
+        for n, raw in enumerate(body.split("\n")):
             s = raw.strip()
-            if s.startswith("*"):
+            # A continuation line's leading `*` is layout; the first line's
+            # text starts right after the opener (`*word == value`).
+            if n > 0 and s.startswith("*"):
                 s = s[1:]
                 if s.startswith(" "):
                     s = s[1:]
@@ -271,10 +289,14 @@ def describe(header: str = HEADER) -> Dict[str, Any]:
     functions: List[Dict[str, Any]] = []
     enum_values: Dict[str, int] = {}
 
+    # The function declared just before, while it ends on the line above the
+    # next declaration: (its last line, its comment) for the group rule.
+    previous: Optional[Tuple[int, str]] = None
     for ext in ast.ext:
         if ext.coord is None or ext.coord.file != header:
             continue
         line = ext.coord.line
+        group_above, previous = previous, None
         if isinstance(ext, c_ast.Typedef):
             t = ext.type
             kind = kinds[ext.name]
@@ -357,12 +379,18 @@ def describe(header: str = HEADER) -> Dict[str, Any]:
                     continue  # (void)
                 params.append({"name": p.name, "type": _type(p.type, kinds)})
             name = ext.name
+            doc = comments.above(line)
+            if doc is None and group_above is not None and group_above[0] == line - 1:
+                # A member of a group: the comment above the group is its own too.
+                doc = group_above[1]
+            doc = doc or ""
+            previous = (_end_line(comments.lines, line), doc)
             functions.append(
                 {
                     "name": name,
                     "returns": _type(fd.type, kinds),
                     "params": params,
-                    "doc": comments.above(line) or "",
+                    "doc": doc,
                     "section": section_of(line),
                     "object": _object_of(name, [h["name"] for h in handles]),
                     "releases": name.endswith("_release"),
@@ -454,6 +482,14 @@ def describe(header: str = HEADER) -> Dict[str, Any]:
         "structs": structs,
         "functions": functions,
     }
+
+
+def _end_line(lines: List[str], line: int) -> int:
+    """The line of the `;` that ends the declaration starting on `line`."""
+    at = line
+    while at < len(lines) and ";" not in lines[at - 1]:
+        at += 1
+    return at
 
 
 def _macro_line(lines: List[str], name: str) -> Optional[int]:

@@ -1,7 +1,11 @@
 """The Rust side.
 
 * cuabi-sys/src/bindings.rs: bindgen's output over the header (its flags live
-  only in bindings/rust/regen-sys.sh, which this calls);
+  only in bindings/rust/regen-sys.sh, which this calls), with each item's
+  documentation written from the model in place of bindgen's own: every
+  function, constant, type, struct and field carries the header's comment
+  (a group's comment for each member, annotation lines left out), so the
+  crate builds with `-D missing_docs` (scripts/docs --check);
 * cuabi/src/generated.rs: the header's enums and flag sets as Rust types
   (ErrorKind from cuabi_status, Output, FunctionAttribute, CaptureMode,
   StreamFlags, LaunchFlags, ...), each value documented with the header's
@@ -66,6 +70,12 @@ def doc(text: str, indent: str = "", raw: bool = False) -> str:
     width = 100 - len(indent) - 4
     lines = textwrap.wrap(body, width, break_long_words=False, break_on_hyphens=False)
     return "".join(f"{indent}/// {line}\n" for line in lines)
+
+
+def doc_paragraphs(text: str, indent: str = "") -> str:
+    """`text` as `///` lines, its paragraphs (blank-line separated) kept."""
+    paragraphs = [p for p in re.split(r"\n\s*\n", text) if p.strip()]
+    return f"{indent}///\n".join(doc(p, indent) for p in paragraphs)
 
 
 def common_prefix(names: List[str]) -> str:
@@ -253,6 +263,78 @@ def bindgen() -> str:
     return out.stdout
 
 
+# bindgen's items: `pub fn NAME(`, `pub const NAME:`, `pub type NAME =`,
+# `pub struct NAME {`, and a struct's `pub FIELD:`.
+_ITEM = re.compile(r"^(\s*)pub (fn|const|type|struct) (\w+)")
+_FIELD = re.compile(r"^(\s+)pub (\w+): ")
+_BINDGEN_DOC = re.compile(r'^\s*#\[doc = ".*"\]\s*$')
+
+
+def sys_docs(model: Dict[str, Any]) -> Dict[str, str]:
+    """Each name bindgen declares, with its documentation from the model."""
+    docs: Dict[str, str] = {}
+    for c in model["constants"]:
+        docs[c["name"]] = c["doc"]
+    for e in model["enums"]:
+        docs[e["name"]] = e["doc"]
+        for v in documented(e["values"]):
+            docs[v["name"]] = v["doc"]
+        # The width enumerator the model leaves out.
+        stem = e["name"][len("cuabi_") :].upper()
+        docs[f"CUABI_{stem}_FORCE32"] = (
+            f"Fixes the width of `{e['name']}` at 32 bits; no value to pass."
+        )
+    for f in model["flags"]:
+        docs[f["name"]] = f["doc"]
+    for h in model["handles"]:
+        docs[h["name"]] = f"A `{h['name']}` handle: {h['doc']}." if h["doc"] else ""
+        docs[h["struct"]] = f"The opaque type a `{h['name']}` handle points to; never dereferenced."
+    for c in model["callbacks"]:
+        docs[c["name"]] = c["doc"]
+    for st in model["structs"]:
+        docs[st["name"]] = st["doc"]
+    for fn in model["functions"]:
+        docs[fn["name"]] = fn["doc"]
+    return docs
+
+
+def documented_bindings(model: Dict[str, Any], text: str) -> str:
+    """bindgen's output with the model's documentation on each item, in place
+    of the comments bindgen copied from the header. An item the model has no
+    text for stays undocumented (`-D missing_docs` then names it)."""
+    docs = sys_docs(model)
+    fields = {st["name"]: {f["name"]: f["doc"] for f in st["fields"]} for st in model["structs"]}
+    out: List[str] = []
+    struct = None
+    for line in text.split("\n"):
+        if _BINDGEN_DOC.match(line):
+            continue
+        item = _ITEM.match(line)
+        text_doc = ""
+        indent = ""
+        if item:
+            indent, kind, name = item.groups()
+            text_doc = docs.get(name, "")
+            if kind == "struct":
+                struct = name if line.rstrip().endswith("{") else None
+        elif struct is not None:
+            if line.startswith("}"):
+                struct = None
+            else:
+                field = _FIELD.match(line)
+                if field:
+                    indent = field.group(1)
+                    text_doc = fields.get(struct, {}).get(field.group(2), "")
+        if text_doc:
+            # Before the item's attributes (#[repr(C)], #[derive(...)]).
+            at = len(out)
+            while at > 0 and out[at - 1].lstrip().startswith("#["):
+                at -= 1
+            out[at:at] = doc_paragraphs(text_doc, indent).rstrip("\n").split("\n")
+        out.append(line)
+    return "\n".join(out)
+
+
 CRATES = ("cuabi", "cuabi-sys")
 
 
@@ -297,7 +379,7 @@ def callbacks_are_nullable(model: Dict[str, Any], bindings: str) -> None:
 
 def outputs(model: Dict[str, Any]) -> Dict[str, str]:
     version = model["version"]["string"]
-    bindings = bindgen()
+    bindings = documented_bindings(model, bindgen())
     callbacks_are_nullable(model, bindings)
     files = {
         os.path.join(RUST, "cuabi-sys", "src", "bindings.rs"): bindings,

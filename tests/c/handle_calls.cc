@@ -413,6 +413,12 @@ std::vector<HandleCall> MakeHandleCalls() {
     *t = p != kU64;
     return s;
   });
+  add("cuabi_stream_get_id", Kind::kStream, [](uintptr_t h, bool* t) {
+    uint64_t id = kU64;
+    cuabi_status s = cuabi_stream_get_id(As<cuabi_stream>(h), &id);
+    *t = id != kU64;
+    return s;
+  });
   add("cuabi_stream_synchronize", Kind::kStream,
       [](uintptr_t h, bool*) { return cuabi_stream_synchronize(As<cuabi_stream>(h)); });
   add("cuabi_stream_query", Kind::kStream,

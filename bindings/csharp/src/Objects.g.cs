@@ -138,22 +138,22 @@ namespace Cuabi
         /// <summary>device (int32_t): The device's ordinal.</summary>
         public int Device { get; set; }
 
-        /// <summary>grid_x (uint32_t).</summary>
+        /// <summary>grid_x (uint32_t): The grid's dimensions, in blocks.</summary>
         public uint GridX { get; set; }
 
-        /// <summary>grid_y (uint32_t).</summary>
+        /// <summary>grid_y (uint32_t): The grid's dimensions, in blocks.</summary>
         public uint GridY { get; set; }
 
-        /// <summary>grid_z (uint32_t).</summary>
+        /// <summary>grid_z (uint32_t): The grid's dimensions, in blocks.</summary>
         public uint GridZ { get; set; }
 
-        /// <summary>block_x (uint32_t).</summary>
+        /// <summary>block_x (uint32_t): The block's dimensions, in threads.</summary>
         public uint BlockX { get; set; }
 
-        /// <summary>block_y (uint32_t).</summary>
+        /// <summary>block_y (uint32_t): The block's dimensions, in threads.</summary>
         public uint BlockY { get; set; }
 
-        /// <summary>block_z (uint32_t).</summary>
+        /// <summary>block_z (uint32_t): The block's dimensions, in threads.</summary>
         public uint BlockZ { get; set; }
 
         /// <summary>shared_mem_bytes (uint32_t): Dynamic shared memory, in bytes.</summary>
@@ -439,19 +439,19 @@ namespace Cuabi
     /// </remarks>
     public struct ArrayDesc : IEquatable<ArrayDesc>
     {
-        /// <summary>width (size_t). Not negative.</summary>
+        /// <summary>width (size_t): the extent in elements, rows and slices or layers Not negative.</summary>
         public long Width { get; set; }
 
-        /// <summary>height (size_t). Not negative.</summary>
+        /// <summary>height (size_t): the extent in elements, rows and slices or layers Not negative.</summary>
         public long Height { get; set; }
 
-        /// <summary>depth (size_t). Not negative.</summary>
+        /// <summary>depth (size_t): the extent in elements, rows and slices or layers Not negative.</summary>
         public long Depth { get; set; }
 
-        /// <summary>format (cuabi_array_format).</summary>
+        /// <summary>format (cuabi_array_format): each channel's type</summary>
         public ArrayFormat Format { get; set; }
 
-        /// <summary>channels (uint32_t).</summary>
+        /// <summary>channels (uint32_t): values per element: 1, 2 or 4</summary>
         public uint Channels { get; set; }
 
         /// <summary>flags (cuabi_array_flags): CUABI_ARRAY_*</summary>
@@ -589,10 +589,10 @@ namespace Cuabi
         /// <summary>hit_ratio (float): From 0 to 1.</summary>
         public float HitRatio { get; set; }
 
-        /// <summary>hit_property (cuabi_access_property).</summary>
+        /// <summary>hit_property (cuabi_access_property): the property of the hit_ratio fraction</summary>
         public AccessProperty HitProperty { get; set; }
 
-        /// <summary>miss_property (cuabi_access_property).</summary>
+        /// <summary>miss_property (cuabi_access_property): the property of the other accesses</summary>
         public AccessProperty MissProperty { get; set; }
 
         /// <summary>Every field as cuabi_access_policy_window_init sets it, read from the library (once).</summary>
@@ -700,8 +700,9 @@ namespace Cuabi
     /// A scope of cuabi_nvtx_range_push: made, it opens with cuabi_nvtx_range_push;
     /// disposed, it closes with cuabi_nvtx_range_pop, once.
     /// Opens a range on the calling thread, nested in the thread's open ranges of
-    /// the same domain. CUABI_ERROR_INVALID_ARGUMENT for a NULL message or an
-    /// empty domain name.
+    /// the same domain: `message` names it, `argb` colours it (0xAARRGGBB; 0: no
+    /// colour), `domain` groups it. CUABI_ERROR_INVALID_ARGUMENT for a NULL
+    /// message or an empty domain name.
     /// </summary>
     /// <remarks>
     /// For a using block: <c>using (new NvtxRange(...)) { ... }</c>. The constructor calls <see
@@ -953,7 +954,10 @@ namespace Cuabi
             return Errors.ReadString(delegate(byte[] b, ref UIntPtr s) { return NativeMethods.cuabi_cache_get_dir(b, ref s); });
         }
 
-        /// <summary>Whether compiles use the cache folder now (cuabi_cache_state). (cuabi_cache_get_state)</summary>
+        /// <summary>
+        /// Whether compiles use the cache folder now, in `state`
+        /// (cuabi_cache_state). (cuabi_cache_get_state)
+        /// </summary>
         public static CacheState CacheState
         {
             get { CuabiLibrary.Load(); return CacheStateCore(); }
@@ -1053,8 +1057,9 @@ namespace Cuabi
 
         /// <summary>
         /// Opens a range on the calling thread, nested in the thread's open ranges of
-        /// the same domain. CUABI_ERROR_INVALID_ARGUMENT for a NULL message or an
-        /// empty domain name. (cuabi_nvtx_range_push)
+        /// the same domain: `message` names it, `argb` colours it (0xAARRGGBB; 0: no
+        /// colour), `domain` groups it. CUABI_ERROR_INVALID_ARGUMENT for a NULL
+        /// message or an empty domain name. (cuabi_nvtx_range_push)
         /// </summary>
         /// <param name="domain">The domain argument (null: NVTX's default domain).</param>
         /// <param name="message">The message argument.</param>
@@ -1094,8 +1099,9 @@ namespace Cuabi
         }
 
         /// <summary>
-        /// Opens a range that any thread may end, and answers its id (never 0). The
-        /// same refusals as cuabi_nvtx_range_push. (cuabi_nvtx_range_start)
+        /// Opens a range that any thread may end, and answers its id in `id` (never
+        /// 0); `domain`, `message` and `argb` as cuabi_nvtx_range_push takes them,
+        /// with the same refusals. (cuabi_nvtx_range_start)
         /// </summary>
         /// <param name="domain">The domain argument (null: NVTX's default domain).</param>
         /// <param name="message">The message argument.</param>
@@ -1135,7 +1141,10 @@ namespace Cuabi
             Errors.Check(NativeMethods.cuabi_nvtx_range_end(id));
         }
 
-        /// <summary>Marks an instant. The same refusals as cuabi_nvtx_range_push. (cuabi_nvtx_mark)</summary>
+        /// <summary>
+        /// Marks an instant: `message` in `domain`, coloured `argb` (see above).
+        /// The same refusals as cuabi_nvtx_range_push. (cuabi_nvtx_mark)
+        /// </summary>
         /// <param name="domain">The domain argument (null: NVTX's default domain).</param>
         /// <param name="message">The message argument.</param>
         /// <param name="argb">The argb argument.</param>
@@ -1167,7 +1176,10 @@ namespace Cuabi
             }
         }
 
-        /// <summary>cuabi_device_get_total_memory; see the conventions of cuabi.h. (cuabi_device_get_total_memory)</summary>
+        /// <summary>
+        /// The device's total memory in bytes (cuDeviceTotalMem); what is free now
+        /// is cuabi_device_get_memory_info's. (cuabi_device_get_total_memory)
+        /// </summary>
         public long TotalMemory
         {
             get
@@ -1178,7 +1190,11 @@ namespace Cuabi
             }
         }
 
-        /// <summary>Any CUdevice_attribute of the driver, by its numeric value (see cuda.h). (cuabi_device_get_attribute)</summary>
+        /// <summary>
+        /// Any CUdevice_attribute of the driver, by its numeric value
+        /// `cu_attribute` (see cuda.h), in `value`. A value this driver does not
+        /// know answers CUABI_ERROR_INVALID_ARGUMENT. (cuabi_device_get_attribute)
+        /// </summary>
         /// <param name="cuAttribute">The cu_attribute argument.</param>
         public int GetAttribute(int cuAttribute)
         {
@@ -1188,8 +1204,8 @@ namespace Cuabi
         }
 
         /// <summary>
-        /// The primary context as a raw CUcontext value, for interop. cuabi keeps it
-        /// retained while the device handle lives. (cuabi_device_get_context)
+        /// The primary context as a raw CUcontext value in `cu_context`, for
+        /// interop. cuabi keeps it retained while the device handle lives. (cuabi_device_get_context)
         /// </summary>
         public ulong Context
         {
@@ -1207,7 +1223,11 @@ namespace Cuabi
             Errors.Check(NativeMethods.cuabi_device_synchronize(Handle));
         }
 
-        /// <summary>Whether `device` can still run work (cuabi_health), without touching it. (cuabi_device_get_health)</summary>
+        /// <summary>
+        /// Whether `device` can still run work, in `health` (cuabi_health), without
+        /// touching it. The answer is the process's: a lost context or a fork
+        /// concerns every device. (cuabi_device_get_health)
+        /// </summary>
         public Health Health
         {
             get
@@ -1302,8 +1322,9 @@ namespace Cuabi
         }
 
         /// <summary>
-        /// Undoes cuabi_device_enable_peer_access; disabling what is not enabled
-        /// succeeds. A device and itself answers CUABI_ERROR_INVALID_ARGUMENT. (cuabi_device_disable_peer_access)
+        /// Undoes cuabi_device_enable_peer_access from `device` to `peer`;
+        /// disabling what is not enabled succeeds. A device and itself answers
+        /// CUABI_ERROR_INVALID_ARGUMENT. (cuabi_device_disable_peer_access)
         /// </summary>
         /// <param name="peer">The peer argument.</param>
         public void DisablePeerAccess(Device peer)
@@ -1314,8 +1335,9 @@ namespace Cuabi
         }
 
         /// <summary>
-        /// Any CUdevice_P2PAttribute of the pair, by its numeric value (see cuda.h);
-        /// a device and itself answers CUABI_ERROR_INVALID_ARGUMENT. (cuabi_device_get_peer_attribute)
+        /// Any CUdevice_P2PAttribute of the pair (from `device` to `peer`), by its
+        /// numeric value `cu_p2p_attribute` (see cuda.h), in `value`; a device and
+        /// itself answers CUABI_ERROR_INVALID_ARGUMENT. (cuabi_device_get_peer_attribute)
         /// </summary>
         /// <param name="peer">The peer argument.</param>
         /// <param name="cuP2pAttribute">The cu_p2p_attribute argument.</param>
@@ -1328,7 +1350,10 @@ namespace Cuabi
             return valueValue;
         }
 
-        /// <summary>The same for `device`'s context only, at any time. (cuabi_device_set_coredump)</summary>
+        /// <summary>
+        /// As cuabi_coredump_set (`enable`, `path` and `flags`, and the refusals,
+        /// the same) for `device`'s context only, at any time. (cuabi_device_set_coredump)
+        /// </summary>
         /// <param name="enable">The enable argument.</param>
         /// <param name="path">The path argument (null: the driver's default, core.cuda.HOSTNAME.PID).</param>
         /// <param name="flags">The flags argument.</param>
@@ -1436,7 +1461,12 @@ namespace Cuabi
 
     public sealed partial class CudaModule
     {
-        /// <summary>Loads a CUBIN, PTX or fatbin file. (cuabi_module_load_file)</summary>
+        /// <summary>
+        /// Loads a CUBIN, PTX or fatbin file: the bytes at `path`, read whole, as
+        /// cuabi_module_load_data loads them. CUABI_ERROR_IO (the errno in
+        /// cuabi_last_error_code) when the file cannot be opened or read;
+        /// CUABI_ERROR_INVALID_ARGUMENT for an empty one. (cuabi_module_load_file)
+        /// </summary>
         /// <param name="device">The device argument.</param>
         /// <param name="path">The path argument.</param>
         public static CudaModule LoadFile(Device device, string path)
@@ -1504,7 +1534,11 @@ namespace Cuabi
             return Errors.ReadString(delegate(byte[] b, ref UIntPtr s) { return NativeMethods.cuabi_module_get_kernel_name(h, (UIntPtr)(ulong)index, form, b, ref s); });
         }
 
-        /// <summary>A __device__ global: its device address and size in bytes. (cuabi_module_get_global)</summary>
+        /// <summary>
+        /// A __device__ global by its `name`: its device address in `device_ptr`
+        /// and its size in bytes in `bytes`. CUABI_ERROR_NOT_FOUND when the module
+        /// has no global of that name. (cuabi_module_get_global)
+        /// </summary>
         /// <param name="name">The name argument.</param>
         /// <param name="devicePtr">Its device_ptr.</param>
         /// <param name="bytes">Its bytes.</param>
@@ -1523,8 +1557,9 @@ namespace Cuabi
     public sealed partial class Kernel
     {
         /// <summary>
-        /// The kernel's parameters, as the driver reports them (cuFuncGetParamInfo,
-        /// driver 12.4 or newer; CUABI_ERROR_NOT_SUPPORTED before that). (cuabi_function_get_param_count)
+        /// The number of the kernel's parameters, in `count`, as the driver reports
+        /// them (cuFuncGetParamInfo, driver 12.4 or newer; CUABI_ERROR_NOT_SUPPORTED
+        /// before that). (cuabi_function_get_param_count)
         /// </summary>
         public long ParamCount
         {
@@ -1564,7 +1599,10 @@ namespace Cuabi
             }
         }
 
-        /// <summary>Any CUfunction_attribute, by its numeric value. (cuabi_function_get_attribute)</summary>
+        /// <summary>
+        /// Any CUfunction_attribute, by its numeric value `attribute`, in `value`.
+        /// A value this driver does not know answers CUABI_ERROR_INVALID_ARGUMENT. (cuabi_function_get_attribute)
+        /// </summary>
         /// <param name="attribute">The attribute argument.</param>
         public int GetAttribute(FunctionAttribute attribute)
         {
@@ -1573,7 +1611,12 @@ namespace Cuabi
             return valueValue;
         }
 
-        /// <summary>Sets a settable CUfunction_attribute (e.g. the dynamic shared memory limit). (cuabi_function_set_attribute)</summary>
+        /// <summary>
+        /// Sets the settable CUfunction_attribute `attribute` (e.g. the dynamic
+        /// shared memory limit) to `value`. A value the driver refuses, or an
+        /// attribute it cannot set, answers CUABI_ERROR_INVALID_ARGUMENT naming both
+        /// (with the driver's logged reason where it gave one). (cuabi_function_set_attribute)
+        /// </summary>
         /// <param name="attribute">The attribute argument.</param>
         /// <param name="value">The value argument.</param>
         public void SetAttribute(FunctionAttribute attribute, int value)
@@ -1596,13 +1639,13 @@ namespace Cuabi
         }
 
         /// <summary>
-        /// The block size that maximises occupancy, and the smallest grid that fills
-        /// the device at that size. Each block uses `shared_bytes_per_block` +
-        /// `shared_bytes_per_thread` * block size of dynamic shared memory (no
-        /// callback crosses the ABI). Where two sizes give the same occupancy the
-        /// larger wins, as with the driver's cuOccupancyMaxPotentialBlockSize.
-        /// `block_size_limit` caps the answer (0: the kernel's own limit; a limit
-        /// above the kernel's own is refused). (cuabi_function_suggest_block_size)
+        /// The block size that maximises occupancy, in `block_size`, and the
+        /// smallest grid that fills the device at that size, in `min_grid_size`.
+        /// Each block uses `shared_bytes_per_block` + `shared_bytes_per_thread` *
+        /// block size of dynamic shared memory (no callback crosses the ABI). Where
+        /// two sizes give the same occupancy the larger wins, as with the driver's
+        /// cuOccupancyMaxPotentialBlockSize. `block_size_limit` caps the answer (0:
+        /// the kernel's own limit; a limit above the kernel's own is refused). (cuabi_function_suggest_block_size)
         /// </summary>
         /// <param name="sharedBytesPerBlock">The shared_bytes_per_block argument.</param>
         /// <param name="sharedBytesPerThread">The shared_bytes_per_thread argument.</param>
@@ -1621,8 +1664,9 @@ namespace Cuabi
         }
 
         /// <summary>
-        /// The most dynamic shared memory each block can have while `blocks_per_sm`
-        /// blocks of `block_size` threads stay resident on one multiprocessor. (cuabi_function_get_available_dynamic_shared)
+        /// The most dynamic shared memory, in `bytes`, each block can have while
+        /// `blocks_per_sm` blocks of `block_size` threads stay resident on one
+        /// multiprocessor. (cuabi_function_get_available_dynamic_shared)
         /// </summary>
         /// <param name="blocksPerSm">The blocks_per_sm argument.</param>
         /// <param name="blockSize">The block_size argument.</param>
@@ -1636,7 +1680,7 @@ namespace Cuabi
 
     public abstract partial class DeviceMemory
     {
-        /// <summary>The raw CUdeviceptr, for interop and as a kernel argument. (cuabi_buffer_get_pointer)</summary>
+        /// <summary>The raw CUdeviceptr in `ptr`, for interop and as a kernel argument. (cuabi_buffer_get_pointer)</summary>
         public ulong Pointer
         {
             get
@@ -1647,7 +1691,10 @@ namespace Cuabi
             }
         }
 
-        /// <summary>cuabi_buffer_get_size; see the conventions of cuabi.h. (cuabi_buffer_get_size)</summary>
+        /// <summary>
+        /// The buffer's size in bytes, as allocated, wrapped or opened (a pitched
+        /// buffer's is pitch * height). (cuabi_buffer_get_size)
+        /// </summary>
         public long Size
         {
             get
@@ -1658,7 +1705,7 @@ namespace Cuabi
             }
         }
 
-        /// <summary>cuabi_buffer_get_device_ordinal; see the conventions of cuabi.h. (cuabi_buffer_get_device_ordinal)</summary>
+        /// <summary>The ordinal of the device the buffer's memory belongs to. (cuabi_buffer_get_device_ordinal)</summary>
         public int DeviceOrdinal
         {
             get
@@ -1671,8 +1718,11 @@ namespace Cuabi
 
         /// <summary>
         /// Device to device, on one device or between two (directly or through the
-        /// host: cuabi_buffer_get_copy_path). Overlapping ranges of the same memory
-        /// answer CUABI_ERROR_INVALID_ARGUMENT. (cuabi_buffer_copy)
+        /// host: cuabi_buffer_get_copy_path): `bytes` bytes from byte `src_offset` of
+        /// `src` to byte `dst_offset` of `dst`, checked against both buffers' sizes
+        /// as above (CUABI_ERROR_OUT_OF_RANGE). Overlapping ranges of the same memory
+        /// answer CUABI_ERROR_INVALID_ARGUMENT. The *_async form is ordered on
+        /// `stream` (NULL: the default stream), which must be of `dst`'s device. (cuabi_buffer_copy)
         /// </summary>
         /// <param name="dstOffset">The dst_offset argument.</param>
         /// <param name="src">The src argument.</param>
@@ -1688,7 +1738,14 @@ namespace Cuabi
             Errors.Check(NativeMethods.cuabi_buffer_copy(Handle, (UIntPtr)(ulong)dstOffset, srcHandle, (UIntPtr)(ulong)srcOffset, (UIntPtr)(ulong)bytes));
         }
 
-        /// <summary>cuabi_buffer_copy_async; see the conventions of cuabi.h. (cuabi_buffer_copy_async)</summary>
+        /// <summary>
+        /// Device to device, on one device or between two (directly or through the
+        /// host: cuabi_buffer_get_copy_path): `bytes` bytes from byte `src_offset` of
+        /// `src` to byte `dst_offset` of `dst`, checked against both buffers' sizes
+        /// as above (CUABI_ERROR_OUT_OF_RANGE). Overlapping ranges of the same memory
+        /// answer CUABI_ERROR_INVALID_ARGUMENT. The *_async form is ordered on
+        /// `stream` (NULL: the default stream), which must be of `dst`'s device. (cuabi_buffer_copy_async)
+        /// </summary>
         /// <param name="dstOffset">The dst_offset argument.</param>
         /// <param name="src">The src argument.</param>
         /// <param name="srcOffset">The src_offset argument.</param>
@@ -1705,7 +1762,12 @@ namespace Cuabi
             Errors.Check(NativeMethods.cuabi_buffer_copy_async(Handle, (UIntPtr)(ulong)dstOffset, srcHandle, (UIntPtr)(ulong)srcOffset, (UIntPtr)(ulong)bytes, streamHandle));
         }
 
-        /// <summary>Sets `bytes` bytes from `offset` to `value`. (cuabi_buffer_memset)</summary>
+        /// <summary>
+        /// Sets `bytes` bytes from byte `offset` of `buffer` to `value`; a range past
+        /// the buffer's end answers CUABI_ERROR_OUT_OF_RANGE, and 0 bytes do nothing.
+        /// The synchronous form returns once the device has finished; the *_async
+        /// form is ordered on `stream` (NULL: the default stream). (cuabi_buffer_memset)
+        /// </summary>
         /// <param name="offset">The offset argument.</param>
         /// <param name="value">The value argument.</param>
         /// <param name="bytes">The bytes argument.</param>
@@ -1716,7 +1778,12 @@ namespace Cuabi
             Errors.Check(NativeMethods.cuabi_buffer_memset(Handle, (UIntPtr)(ulong)offset, value, (UIntPtr)(ulong)bytes));
         }
 
-        /// <summary>cuabi_buffer_memset_async; see the conventions of cuabi.h. (cuabi_buffer_memset_async)</summary>
+        /// <summary>
+        /// Sets `bytes` bytes from byte `offset` of `buffer` to `value`; a range past
+        /// the buffer's end answers CUABI_ERROR_OUT_OF_RANGE, and 0 bytes do nothing.
+        /// The synchronous form returns once the device has finished; the *_async
+        /// form is ordered on `stream` (NULL: the default stream). (cuabi_buffer_memset_async)
+        /// </summary>
         /// <param name="offset">The offset argument.</param>
         /// <param name="value">The value argument.</param>
         /// <param name="bytes">The bytes argument.</param>
@@ -1729,7 +1796,7 @@ namespace Cuabi
             Errors.Check(NativeMethods.cuabi_buffer_memset_async(Handle, (UIntPtr)(ulong)offset, value, (UIntPtr)(ulong)bytes, streamHandle));
         }
 
-        /// <summary>cuabi_buffer_get_kind; see the conventions of cuabi.h. (cuabi_buffer_get_kind)</summary>
+        /// <summary>How the buffer's memory was obtained, in `kind` (cuabi_buffer_kind). (cuabi_buffer_get_kind)</summary>
         public BufferKind Kind
         {
             get
@@ -1800,7 +1867,8 @@ namespace Cuabi
         /// <summary>
         /// Sets `count` elements of `element_size` (1, 2 or 4) bytes from `offset`
         /// (a multiple of `element_size`) to `value` (its low element_size bytes;
-        /// higher bits must be 0). Checked against the buffer as every copy is. (cuabi_buffer_fill)
+        /// higher bits must be 0). Checked against the buffer as every copy is. The
+        /// *_async form is ordered on `stream` (NULL: the default stream). (cuabi_buffer_fill)
         /// </summary>
         /// <param name="offset">The offset argument.</param>
         /// <param name="value">The value argument.</param>
@@ -1813,7 +1881,12 @@ namespace Cuabi
             Errors.Check(NativeMethods.cuabi_buffer_fill(Handle, (UIntPtr)(ulong)offset, value, elementSize, (UIntPtr)(ulong)count));
         }
 
-        /// <summary>cuabi_buffer_fill_async; see the conventions of cuabi.h. (cuabi_buffer_fill_async)</summary>
+        /// <summary>
+        /// Sets `count` elements of `element_size` (1, 2 or 4) bytes from `offset`
+        /// (a multiple of `element_size`) to `value` (its low element_size bytes;
+        /// higher bits must be 0). Checked against the buffer as every copy is. The
+        /// *_async form is ordered on `stream` (NULL: the default stream). (cuabi_buffer_fill_async)
+        /// </summary>
         /// <param name="offset">The offset argument.</param>
         /// <param name="value">The value argument.</param>
         /// <param name="elementSize">The element_size argument.</param>
@@ -1831,8 +1904,9 @@ namespace Cuabi
     public sealed partial class CudaStream
     {
         /// <summary>
-        /// A new stream; `priority` 0 is the default (see
-        /// cuabi_device_get_stream_priority_range). (cuabi_stream_create)
+        /// A new stream on `device`. `flags` is an OR of cuabi_stream_flag_bits
+        /// (unknown bits answer CUABI_ERROR_INVALID_ARGUMENT); `priority` 0 is the
+        /// default (see cuabi_device_get_stream_priority_range). (cuabi_stream_create)
         /// </summary>
         /// <param name="device">The device argument.</param>
         /// <param name="flags">The flags argument.</param>
@@ -1847,8 +1921,9 @@ namespace Cuabi
         }
 
         /// <summary>
-        /// Wraps a CUstream (a cudaStream_t) owned by someone else; release does not
-        /// destroy it. It must belong to `device`'s primary context. (cuabi_stream_wrap)
+        /// Wraps `cu_stream`, a CUstream (a cudaStream_t) owned by someone else;
+        /// release does not destroy it. It must belong to `device`'s primary
+        /// context. (cuabi_stream_wrap)
         /// </summary>
         /// <param name="device">The device argument.</param>
         /// <param name="cuStream">The cu_stream argument.</param>
@@ -1861,7 +1936,7 @@ namespace Cuabi
             return new CudaStream(made);
         }
 
-        /// <summary>The raw CUstream value, for interop. (cuabi_stream_get_handle)</summary>
+        /// <summary>The raw CUstream value in `cu_stream`, for interop. (cuabi_stream_get_handle)</summary>
         public ulong NativeHandle
         {
             get
@@ -1887,7 +1962,12 @@ namespace Cuabi
             }
         }
 
-        /// <summary>cuabi_stream_synchronize; see the conventions of cuabi.h. (cuabi_stream_synchronize)</summary>
+        /// <summary>
+        /// Waits until all work queued on the stream has finished. A host function
+        /// on it that reported a failure since the last synchronize answers
+        /// CUABI_ERROR_HOST_FUNCTION with its message (several: their number and the
+        /// first's message); the failure is then cleared. (cuabi_stream_synchronize)
+        /// </summary>
         public void Synchronize()
         {
             Errors.Check(NativeMethods.cuabi_stream_synchronize(Handle));
@@ -2026,9 +2106,11 @@ namespace Cuabi
         /// <summary>
         /// Holds the stream's later work until the `width`-byte word at `offset` of
         /// `buffer` meets `condition` against `value`: a write from another stream,
-        /// another device or the host ends the wait. The same refusals as
-        /// cuabi_stream_write_value; CUABI_MEM_OP_NO_MEMORY_BARRIER on a wait, and a
-        /// condition or flush the device cannot do (named), are refused too. (cuabi_stream_wait_value)
+        /// another device or the host ends the wait. `flags`: 0 or
+        /// CUABI_MEM_OP_FLUSH. The same refusals as cuabi_stream_write_value;
+        /// CUABI_MEM_OP_NO_MEMORY_BARRIER on a wait, an unknown condition, and a
+        /// condition or flush the device cannot do (CUABI_ERROR_NOT_SUPPORTED,
+        /// named), are refused too. (cuabi_stream_wait_value)
         /// </summary>
         /// <param name="buffer">The buffer argument.</param>
         /// <param name="offset">The offset argument.</param>
@@ -2045,9 +2127,11 @@ namespace Cuabi
         }
 
         /// <summary>
-        /// cuabi_stream_write_value into pinned host memory: `buffer` from
-        /// cuabi_host_buffer_alloc or cuabi_host_buffer_register, which the host can
-        /// watch. (cuabi_stream_write_value_host)
+        /// cuabi_stream_write_value into pinned host memory, which the host can
+        /// watch: `buffer` from cuabi_host_buffer_alloc or
+        /// cuabi_host_buffer_register; `offset`, `value`, `width` and `flags` and
+        /// their refusals as there (the word checked against the pinned memory's
+        /// size). (cuabi_stream_write_value_host)
         /// </summary>
         /// <typeparam name="T">The element type of the pinned buffer.</typeparam>
         /// <param name="buffer">The buffer argument.</param>
@@ -2064,7 +2148,10 @@ namespace Cuabi
         }
 
         /// <summary>
-        /// cuabi_stream_wait_value on pinned host memory: the host ends the wait by
+        /// cuabi_stream_wait_value on pinned host memory: `buffer` from
+        /// cuabi_host_buffer_alloc or cuabi_host_buffer_register; `offset`, `value`,
+        /// `width`, `condition` and `flags` and their refusals as there (the word
+        /// checked against the pinned memory's size). The host ends the wait by
         /// writing the word. (cuabi_stream_wait_value_host)
         /// </summary>
         /// <typeparam name="T">The element type of the pinned buffer.</typeparam>
@@ -2093,7 +2180,11 @@ namespace Cuabi
 
     public sealed partial class CudaEvent
     {
-        /// <summary>cuabi_event_create; see the conventions of cuabi.h. (cuabi_event_create)</summary>
+        /// <summary>
+        /// A new event on `device` with `flags` (cuabi_event_flag_bits; 0: a timing
+        /// event). Unknown bits, or CUABI_EVENT_INTERPROCESS without
+        /// CUABI_EVENT_DISABLE_TIMING, answer CUABI_ERROR_INVALID_ARGUMENT. (cuabi_event_create)
+        /// </summary>
         /// <param name="device">The device argument.</param>
         /// <param name="flags">The flags argument.</param>
         public static CudaEvent Create(Device device, EventFlags flags)
@@ -2113,7 +2204,10 @@ namespace Cuabi
             Errors.Check(NativeMethods.cuabi_event_record(Handle, streamHandle));
         }
 
-        /// <summary>cuabi_event_synchronize; see the conventions of cuabi.h. (cuabi_event_synchronize)</summary>
+        /// <summary>
+        /// Waits until the work the event's latest record follows has finished
+        /// (cuEventSynchronize). (cuabi_event_synchronize)
+        /// </summary>
         public void Synchronize()
         {
             Errors.Check(NativeMethods.cuabi_event_synchronize(Handle));
@@ -2128,7 +2222,12 @@ namespace Cuabi
             return true;
         }
 
-        /// <summary>Milliseconds between two recorded, completed events. (cuabi_event_get_elapsed_ms)</summary>
+        /// <summary>
+        /// Milliseconds from `start` to `end`, two recorded, completed events, in
+        /// `milliseconds`. An event made with CUABI_EVENT_DISABLE_TIMING or never
+        /// recorded answers CUABI_ERROR_INVALID_ARGUMENT; one not completed yet
+        /// CUABI_ERROR_NOT_READY (a failure here, recorded as the last error). (cuabi_event_get_elapsed_ms)
+        /// </summary>
         /// <param name="end">The end argument.</param>
         public float GetElapsedMs(CudaEvent end)
         {
@@ -2142,7 +2241,10 @@ namespace Cuabi
 
     public sealed partial class CudaGraph
     {
-        /// <summary>cuabi_graph_get_node_count; see the conventions of cuabi.h. (cuabi_graph_get_node_count)</summary>
+        /// <summary>
+        /// The number of nodes in the graph, of every kind, in `count`
+        /// (cuGraphGetNodes). (cuabi_graph_get_node_count)
+        /// </summary>
         public long NodeCount
         {
             get
@@ -2153,7 +2255,10 @@ namespace Cuabi
             }
         }
 
-        /// <summary>cuabi_graph_instantiate; see the conventions of cuabi.h. (cuabi_graph_instantiate)</summary>
+        /// <summary>
+        /// Instantiates the graph into an executable graph to launch
+        /// (cuGraphInstantiateWithFlags). (cuabi_graph_instantiate)
+        /// </summary>
         public CudaGraphExec Instantiate()
         {
             SafeGraphExecHandle made;
@@ -2162,8 +2267,8 @@ namespace Cuabi
         }
 
         /// <summary>
-        /// The number of kernel nodes in the graph. Kernel nodes are numbered from 0
-        /// in the order they were added (the order of capture). (cuabi_graph_get_kernel_node_count)
+        /// The number of kernel nodes in the graph, in `count`. Kernel nodes are
+        /// numbered from 0 in the order they were added (the order of capture). (cuabi_graph_get_kernel_node_count)
         /// </summary>
         public long KernelNodeCount
         {
@@ -2227,7 +2332,11 @@ namespace Cuabi
             return new MemoryPool(made);
         }
 
-        /// <summary>cuabi_memory_pool_set_release_threshold; see the conventions of cuabi.h. (cuabi_memory_pool_set_release_threshold)</summary>
+        /// <summary>
+        /// Sets the memory, in `bytes`, that the pool keeps reserved when a stream
+        /// synchronizes instead of giving it back to the device (0: give everything
+        /// back; cuabi_memory_pool_desc.release_threshold). (cuabi_memory_pool_set_release_threshold)
+        /// </summary>
         /// <param name="bytes">The bytes argument.</param>
         public void SetReleaseThreshold(ulong bytes)
         {
@@ -2235,8 +2344,8 @@ namespace Cuabi
         }
 
         /// <summary>
-        /// The bytes the pool has reserved from the device, and of those the bytes
-        /// its live allocations use. (cuabi_memory_pool_get_usage)
+        /// The bytes the pool has reserved from the device, in `reserved_bytes`,
+        /// and of those the bytes its live allocations use, in `used_bytes`. (cuabi_memory_pool_get_usage)
         /// </summary>
         /// <param name="reservedBytes">Its reserved_bytes.</param>
         /// <param name="usedBytes">Its used_bytes.</param>
@@ -2250,9 +2359,11 @@ namespace Cuabi
         }
 
         /// <summary>
-        /// A new file descriptor for the pool (made with CUABI_MEMORY_POOL_IPC),
-        /// owned by the caller: pass it to another process (inherit it, or send it
-        /// over a Unix socket) for cuabi_memory_pool_import_fd, then close it. (cuabi_memory_pool_export_fd)
+        /// A new file descriptor for the pool in `fd`, owned by the caller: pass it
+        /// to another process (inherit it, or send it over a Unix socket) for
+        /// cuabi_memory_pool_import_fd, then close it. A pool made without
+        /// CUABI_MEMORY_POOL_IPC, or one imported, answers
+        /// CUABI_ERROR_INVALID_ARGUMENT. (cuabi_memory_pool_export_fd)
         /// </summary>
         public int ExportFd()
         {
@@ -2280,8 +2391,13 @@ namespace Cuabi
     public sealed partial class CudaArray
     {
         /// <summary>
-        /// A new array on `device`; the shape is checked against the device's limits
-        /// first. Fill and read it with cuabi_copy_3d. (cuabi_array_create)
+        /// A new array on `device` of the shape `desc` gives (cuabi_array_desc). The
+        /// shape is checked first: a zero width, an unknown format or flag, a
+        /// channel count other than 1, 2 or 4, a shape the flags do not allow (a
+        /// layered array without layers, a cubemap that is not square or not 6
+        /// faces deep) or an extent past the device's limits answers
+        /// CUABI_ERROR_INVALID_ARGUMENT naming the field. Fill and read it with
+        /// cuabi_copy_3d. (cuabi_array_create)
         /// </summary>
         /// <param name="device">The device argument.</param>
         /// <param name="desc">The desc argument.</param>
@@ -2306,7 +2422,7 @@ namespace Cuabi
             }
         }
 
-        /// <summary>The raw CUarray value, for interop. (cuabi_array_get_handle)</summary>
+        /// <summary>The raw CUarray value in `cu_array`, for interop. (cuabi_array_get_handle)</summary>
         public ulong NativeHandle
         {
             get
@@ -2331,7 +2447,12 @@ namespace Cuabi
             }
         }
 
-        /// <summary>Adds a file of `kind` (read now: a later change to the file is not seen). (cuabi_linker_add_file)</summary>
+        /// <summary>
+        /// Adds the file at `path` as an input of `kind` (read now: a later change
+        /// to the file is not seen); AUTO goes by the file's extension, then its
+        /// bytes. The refusals of cuabi_linker_add_data, and CUABI_ERROR_IO (the
+        /// errno in cuabi_last_error_code) when the file cannot be opened or read. (cuabi_linker_add_file)
+        /// </summary>
         /// <param name="kind">The kind argument.</param>
         /// <param name="path">The path argument.</param>
         public void AddFile(LinkInput kind, string path)
@@ -2399,7 +2520,11 @@ namespace Cuabi
 
     public sealed partial class CudaLibrary
     {
-        /// <summary>Loads a CUBIN, PTX or fatbin file as a library. (cuabi_library_load_file)</summary>
+        /// <summary>
+        /// Loads a CUBIN, PTX or fatbin file as a library: the bytes at `path`, read
+        /// whole, as cuabi_library_load_data loads them. CUABI_ERROR_IO (the errno
+        /// in cuabi_last_error_code) when the file cannot be opened or read. (cuabi_library_load_file)
+        /// </summary>
         /// <param name="path">The path argument.</param>
         public static CudaLibrary LoadFile(string path)
         {

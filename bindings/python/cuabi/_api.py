@@ -15,11 +15,15 @@ from typing import Any, Dict, List, Tuple
 # Constants
 # ---------------------------------------------------------------------------
 
+# The major version of this header.
 CUABI_VERSION_MAJOR = 0
+# The minor version of this header.
 CUABI_VERSION_MINOR = 3
+# The patch version of this header.
 CUABI_VERSION_PATCH = 0
 # MAJOR * 10000 + MINOR * 100 + PATCH; compare with cuabi_version().
 CUABI_VERSION_NUMBER = 300
+# The same version as text ("0.1.0"); built from the three numbers above.
 CUABI_VERSION_STRING = "0.3.0"
 # One past the largest status this version defines.
 CUABI_STATUS_COUNT = 21
@@ -390,9 +394,7 @@ class Output(enum.IntEnum):
 
 
 class CompileFlag(enum.IntFlag):
-    """cuabi_compile_flag_bits: Flags for cuabi_compile_desc.flags: an OR of
-    cuabi_compile_flag_bits.
-    """
+    """cuabi_compile_flag_bits: The bits of cuabi_compile_flags."""
 
     NO_CACHE = 1
     """Neither read nor write the on-disk cache for this compile."""
@@ -483,8 +485,10 @@ class FunctionAttribute(enum.IntEnum):
     """
 
     REQUIRED_CLUSTER_HEIGHT = 12
+    """The cluster height, as CUABI_FUNC_REQUIRED_CLUSTER_WIDTH."""
 
     REQUIRED_CLUSTER_DEPTH = 13
+    """The cluster depth, as CUABI_FUNC_REQUIRED_CLUSTER_WIDTH."""
 
     NON_PORTABLE_CLUSTER_SIZE_ALLOWED = 14
     """1 to allow clusters larger than the portable 8 blocks, where the device can run
@@ -571,9 +575,7 @@ class LinkBackend(enum.IntEnum):
 
 
 class LinkFlag(enum.IntFlag):
-    """cuabi_link_flag_bits: Flags for cuabi_link_desc.flags: an OR of
-    cuabi_link_flag_bits.
-    """
+    """cuabi_link_flag_bits: The bits of cuabi_link_flags."""
 
     LTO = 1
     """Link-time optimisation over the LTO-IR inputs ("-lto")."""
@@ -583,9 +585,7 @@ class LinkFlag(enum.IntFlag):
 
 
 class LaunchFlag(enum.IntFlag):
-    """cuabi_launch_flag_bits: Flags for cuabi_launch_config.flags: an OR of
-    cuabi_launch_flag_bits.
-    """
+    """cuabi_launch_flag_bits: The bits of cuabi_launch_flags."""
 
     COOPERATIVE = 1
     """A cooperative launch: every block of the grid is resident at once, so the kernel
@@ -631,9 +631,7 @@ class BufferKind(enum.IntEnum):
 
 
 class MemoryPoolFlag(enum.IntFlag):
-    """cuabi_memory_pool_flag_bits: Flags for cuabi_memory_pool_desc: an OR of
-    cuabi_memory_pool_flag_bits.
-    """
+    """cuabi_memory_pool_flag_bits: The bits of cuabi_memory_pool_flags."""
 
     IPC = 1
     """The pool can be shared with other processes as a file descriptor
@@ -643,9 +641,7 @@ class MemoryPoolFlag(enum.IntFlag):
 
 
 class ManagedFlag(enum.IntFlag):
-    """cuabi_managed_flag_bits: Flags for cuabi_buffer_alloc_managed: an OR of
-    cuabi_managed_flag_bits.
-    """
+    """cuabi_managed_flag_bits: The bits of cuabi_managed_flags."""
 
     ATTACH_HOST = 1
     """Attached to the host at first: only the host and streams it is attached to may
@@ -662,16 +658,19 @@ class MemoryAdvice(enum.IntEnum):
     """Mostly read: every reader keeps its own copy. `location` unused."""
 
     UNSET_READ_MOSTLY = 2
+    """Undoes CUABI_ADVISE_SET_READ_MOSTLY. `location` unused."""
 
     SET_PREFERRED_LOCATION = 3
     """Keep the pages at `location` where possible."""
 
     UNSET_PREFERRED_LOCATION = 4
+    """Undoes CUABI_ADVISE_SET_PREFERRED_LOCATION."""
 
     SET_ACCESSED_BY = 5
     """`location` (a device) keeps a mapping, so it never faults on them."""
 
     UNSET_ACCESSED_BY = 6
+    """Undoes CUABI_ADVISE_SET_ACCESSED_BY for `location`."""
 
 
 class CopyPath(enum.IntEnum):
@@ -718,9 +717,7 @@ class ArrayFormat(enum.IntEnum):
 
 
 class ArrayFlag(enum.IntFlag):
-    """cuabi_array_flag_bits: Flags for cuabi_array_desc: an OR of
-    cuabi_array_flag_bits.
-    """
+    """cuabi_array_flag_bits: The bits of cuabi_array_flags."""
 
     LAYERED = 1
     """A layered array: `depth` is the number of layers of 1D or 2D arrays."""
@@ -776,9 +773,7 @@ class ReadMode(enum.IntEnum):
 
 
 class StreamFlag(enum.IntFlag):
-    """cuabi_stream_flag_bits: Flags for cuabi_stream_create: an OR of
-    cuabi_stream_flag_bits.
-    """
+    """cuabi_stream_flag_bits: The bits of cuabi_stream_flags."""
 
     NON_BLOCKING = 1
     """The stream does not synchronise with the default (NULL) stream."""
@@ -808,14 +803,17 @@ class MemSyncDomain(enum.IntEnum):
     """
 
     DEFAULT = 0
+    """The domain of a stream's kernels unless set."""
 
     REMOTE = 1
+    """The domain for kernels that talk to other GPUs."""
 
 
 class AccessProperty(enum.IntEnum):
     """cuabi_access_property: How accesses to memory are kept in L2."""
 
     NORMAL = 0
+    """Kept in L2 as any access is."""
 
     STREAMING = 1
     """Less likely to stay in L2."""
@@ -838,7 +836,7 @@ class WaitCondition(enum.IntEnum):
     """
 
     EQ = 1
-    """word == value."""
+    """*word == value."""
 
     AND = 2
     """(*word & value) != 0: any bit of value is set."""
@@ -866,9 +864,7 @@ class MemOpFlag(enum.IntFlag):
 
 
 class EventFlag(enum.IntFlag):
-    """cuabi_event_flag_bits: Flags for cuabi_event_create: an OR of
-    cuabi_event_flag_bits.
-    """
+    """cuabi_event_flag_bits: The bits of cuabi_event_flags."""
 
     DISABLE_TIMING = 1
     """No timing: cheaper, for synchronisation only."""

@@ -68,6 +68,7 @@ def version(backend: BackendArg = None) -> int:
 
 
 def version_string(backend: BackendArg = None) -> str:
+    """The loaded library's version as text, e.g. "0.3.0" (cuabi_version_string)."""
     b = resolve_backend(backend)
     return b.string(b.lib.cuabi_version_string())
 

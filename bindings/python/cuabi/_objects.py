@@ -123,11 +123,17 @@ class LaunchRecord:
     device: Optional[int] = None
     """The device's ordinal."""
     grid_x: Optional[int] = None
+    """The grid's dimensions, in blocks."""
     grid_y: Optional[int] = None
+    """The grid's dimensions, in blocks."""
     grid_z: Optional[int] = None
+    """The grid's dimensions, in blocks."""
     block_x: Optional[int] = None
+    """The block's dimensions, in threads."""
     block_y: Optional[int] = None
+    """The block's dimensions, in threads."""
     block_z: Optional[int] = None
+    """The block's dimensions, in threads."""
     shared_mem_bytes: Optional[int] = None
     """Dynamic shared memory, in bytes."""
     cluster_x: Optional[int] = None
@@ -277,10 +283,15 @@ class ArrayDesc:
     defaults."""
 
     width: Optional[int] = None
+    """the extent in elements, rows and slices or layers"""
     height: Optional[int] = None
+    """the extent in elements, rows and slices or layers"""
     depth: Optional[int] = None
+    """the extent in elements, rows and slices or layers"""
     format: Optional[_api.ArrayFormat] = None
+    """each channel's type"""
     channels: Optional[int] = None
+    """values per element: 1, 2 or 4"""
     flags: Optional[_api.ArrayFlag] = None
     """CUABI_ARRAY_*"""
 
@@ -349,7 +360,9 @@ class AccessPolicyWindow:
     hit_ratio: Optional[float] = None
     """From 0 to 1."""
     hit_property: Optional[_api.AccessProperty] = None
+    """the property of the hit_ratio fraction"""
     miss_property: Optional[_api.AccessProperty] = None
+    """the property of the other accesses"""
 
     @classmethod
     def defaults(cls, backend: BackendArg = None) -> AccessPolicyWindow:
@@ -418,7 +431,8 @@ class DeviceBase(Resource):
 
     @property
     def ordinal(self) -> int:
-        """cuabi_device_get_ordinal"""
+        """cuabi_device_get_ordinal: The ordinal the device was opened with
+        (cuabi_device_get)."""
         b = self._b
         ordinal_box = b.out("int32_t")
         status = b.fn.cuabi_device_get_ordinal(self._handle, b.ref(ordinal_box))
@@ -434,7 +448,8 @@ class DeviceBase(Resource):
 
     @property
     def compute_capability(self) -> Tuple[int, int]:
-        """cuabi_device_get_compute_capability"""
+        """cuabi_device_get_compute_capability: The device's compute capability: `major`
+        and `minor` receive its two numbers (9 and 0 for an sm_90 device)."""
         b = self._b
         major_box = b.out("int32_t")
         minor_box = b.out("int32_t")
@@ -445,7 +460,8 @@ class DeviceBase(Resource):
 
     @property
     def total_memory(self) -> int:
-        """cuabi_device_get_total_memory"""
+        """cuabi_device_get_total_memory: The device's total memory in bytes
+        (cuDeviceTotalMem); what is free now is cuabi_device_get_memory_info's."""
         b = self._b
         bytes_box = b.out("size_t")
         status = b.fn.cuabi_device_get_total_memory(self._handle, b.ref(bytes_box))
@@ -456,7 +472,8 @@ class DeviceBase(Resource):
     @property
     def memory_info(self) -> Tuple[int, int]:
         """cuabi_device_get_memory_info: Free and total device memory as the driver sees
-        them now."""
+        them now, in bytes: `free_bytes` and `total_bytes` (cuMemGetInfo in the device's
+        primary context)."""
         b = self._b
         free_bytes_box = b.out("size_t")
         total_bytes_box = b.out("size_t")
@@ -467,7 +484,8 @@ class DeviceBase(Resource):
 
     def get_attribute(self, cu_attribute: int) -> int:
         """cuabi_device_get_attribute: Any CUdevice_attribute of the driver, by its
-        numeric value (see cuda.h)."""
+        numeric value `cu_attribute` (see cuda.h), in `value`. A value this driver does
+        not know answers CUABI_ERROR_INVALID_ARGUMENT."""
         b = self._b
         value_box = b.out("int32_t")
         status = b.fn.cuabi_device_get_attribute(self._handle, check_int(cu_attribute, "cu_attribute", INT32_MIN, INT32_MAX), b.ref(value_box))
@@ -477,8 +495,9 @@ class DeviceBase(Resource):
 
     @property
     def context(self) -> int:
-        """cuabi_device_get_context: The primary context as a raw CUcontext value, for
-        interop. cuabi keeps it retained while the device handle lives."""
+        """cuabi_device_get_context: The primary context as a raw CUcontext value in
+        `cu_context`, for interop. cuabi keeps it retained while the device handle
+        lives."""
         b = self._b
         cu_context_box = b.out("uint64_t")
         status = b.fn.cuabi_device_get_context(self._handle, b.ref(cu_context_box))
@@ -495,8 +514,9 @@ class DeviceBase(Resource):
 
     @property
     def health(self) -> _api.Health:
-        """cuabi_device_get_health: Whether `device` can still run work (cuabi_health),
-        without touching it."""
+        """cuabi_device_get_health: Whether `device` can still run work, in `health`
+        (cuabi_health), without touching it. The answer is the process's: a lost context
+        or a fork concerns every device."""
         b = self._b
         health_box = b.out("int32_t")
         status = b.fn.cuabi_device_get_health(self._handle, b.ref(health_box))
@@ -506,8 +526,8 @@ class DeviceBase(Resource):
 
     @property
     def stream_priority_range(self) -> Tuple[int, int]:
-        """cuabi_device_get_stream_priority_range: Lowest and highest stream priorities;
-        numerically lower is higher priority."""
+        """cuabi_device_get_stream_priority_range: Lowest and highest stream priorities,
+        in `least` and `greatest`; numerically lower is higher priority."""
         b = self._b
         least_box = b.out("int32_t")
         greatest_box = b.out("int32_t")
@@ -576,9 +596,9 @@ class DeviceBase(Resource):
         return MemoryPoolBase._from_handle(b, b.value(out_box))
 
     def can_access_peer(self, peer: DeviceBase) -> int:
-        """cuabi_device_can_access_peer: 1 when kernels on `device` can access memory of
-        `peer` once peer access is enabled, 0 when not, and 0 for a device and itself
-        (no peer)."""
+        """cuabi_device_can_access_peer: `can_access` receives 1 when kernels on
+        `device` can access memory of `peer` once peer access is enabled, 0 when not,
+        and 0 for a device and itself (no peer)."""
         b = self._b
         can_access_box = b.out("int32_t")
         status = b.fn.cuabi_device_can_access_peer(self._handle, _arg(peer, "cuabi_device", DeviceBase, "peer", b), b.ref(can_access_box))
@@ -597,18 +617,18 @@ class DeviceBase(Resource):
             raise b.error(status, "cuabi_device_enable_peer_access")
 
     def disable_peer_access(self, peer: DeviceBase) -> None:
-        """cuabi_device_disable_peer_access: Undoes cuabi_device_enable_peer_access;
-        disabling what is not enabled succeeds. A device and itself answers
-        CUABI_ERROR_INVALID_ARGUMENT."""
+        """cuabi_device_disable_peer_access: Undoes cuabi_device_enable_peer_access from
+        `device` to `peer`; disabling what is not enabled succeeds. A device and itself
+        answers CUABI_ERROR_INVALID_ARGUMENT."""
         b = self._b
         status = b.fn.cuabi_device_disable_peer_access(self._handle, _arg(peer, "cuabi_device", DeviceBase, "peer", b))
         if status:
             raise b.error(status, "cuabi_device_disable_peer_access")
 
     def get_peer_attribute(self, peer: DeviceBase, cu_p2p_attribute: int) -> int:
-        """cuabi_device_get_peer_attribute: Any CUdevice_P2PAttribute of the pair, by
-        its numeric value (see cuda.h); a device and itself answers
-        CUABI_ERROR_INVALID_ARGUMENT."""
+        """cuabi_device_get_peer_attribute: Any CUdevice_P2PAttribute of the pair (from
+        `device` to `peer`), by its numeric value `cu_p2p_attribute` (see cuda.h), in
+        `value`; a device and itself answers CUABI_ERROR_INVALID_ARGUMENT."""
         b = self._b
         value_box = b.out("int32_t")
         status = b.fn.cuabi_device_get_peer_attribute(self._handle, _arg(peer, "cuabi_device", DeviceBase, "peer", b), check_int(cu_p2p_attribute, "cu_p2p_attribute", INT32_MIN, INT32_MAX), b.ref(value_box))
@@ -617,7 +637,8 @@ class DeviceBase(Resource):
         return int(b.value(value_box))
 
     def set_coredump(self, enable: int, path: Optional[Union[str, bytes]], flags: int) -> None:
-        """cuabi_device_set_coredump: The same for `device`'s context only, at any time."""
+        """cuabi_device_set_coredump: As cuabi_coredump_set (`enable`, `path` and
+        `flags`, and the refusals, the same) for `device`'s context only, at any time."""
         b = self._b
         path_c = b.NULL if path is None else as_bytes(path, "path")
         status = b.fn.cuabi_device_set_coredump(self._handle, check_int(enable, "enable", INT32_MIN, INT32_MAX), path_c, check_int(flags, "flags", 0, UINT32_MAX))
@@ -652,8 +673,9 @@ class ProgramBase(Resource):
     def create(cls, source: Union[str, bytes], name: Optional[Union[str, bytes]], header_sources: Sequence[Union[str, bytes]], header_names: Sequence[Union[str, bytes]], *, backend: BackendArg = None) -> ProgramBase:
         """cuabi_program_create: Creates an NVRTC program from `source`
         (NUL-terminated). `name` is the file name used in diagnostics (NULL:
-        "cuabi_program.cu"). `num_headers` headers are given as parallel arrays of
-        contents and include names."""
+        "cuabi_program.cu"). `num_headers` headers are given as parallel arrays:
+        `header_sources` holds their contents and `header_names` the names they are
+        included by."""
         b = resolve_backend(backend)
         source_c = as_bytes(source, "source")
         name_c = b.NULL if name is None else as_bytes(name, "name")
@@ -715,7 +737,10 @@ class ModuleBase(Resource):
 
     @classmethod
     def load_file(cls, device: DeviceBase, path: Union[str, bytes]) -> ModuleBase:
-        """cuabi_module_load_file: Loads a CUBIN, PTX or fatbin file."""
+        """cuabi_module_load_file: Loads a CUBIN, PTX or fatbin file: the bytes at
+        `path`, read whole, as cuabi_module_load_data loads them. CUABI_ERROR_IO (the
+        errno in cuabi_last_error_code) when the file cannot be opened or read;
+        CUABI_ERROR_INVALID_ARGUMENT for an empty one."""
         b = device._b
         path_c = as_bytes(path, "path")
         out_box = b.out("cuabi_module")
@@ -726,8 +751,8 @@ class ModuleBase(Resource):
 
     @property
     def from_cache(self) -> int:
-        """cuabi_module_get_from_cache: 1 when cuabi_module_compile served this module
-        from the cache, else 0."""
+        """cuabi_module_get_from_cache: `hit` receives 1 when the module's image came
+        from the compile cache (cuabi_module_compile, cuabi_linker_link), else 0."""
         b = self._b
         hit_box = b.out("int32_t")
         status = b.fn.cuabi_module_get_from_cache(self._handle, b.ref(hit_box))
@@ -753,9 +778,9 @@ class ModuleBase(Resource):
 
     @property
     def kernel_count(self) -> int:
-        """cuabi_module_get_kernel_count: The number of kernels in the module
-        (cuModuleGetFunctionCount; driver 12.4 or newer, CUABI_ERROR_NOT_SUPPORTED
-        before)."""
+        """cuabi_module_get_kernel_count: The number of kernels in the module, in
+        `count` (cuModuleGetFunctionCount; driver 12.4 or newer,
+        CUABI_ERROR_NOT_SUPPORTED before)."""
         b = self._b
         count_box = b.out("size_t")
         status = b.fn.cuabi_module_get_kernel_count(self._handle, b.ref(count_box))
@@ -771,8 +796,9 @@ class ModuleBase(Resource):
         return b.two_call(b.fn.cuabi_module_get_kernel_name, (self._handle, check_int(index, "index", 0, UINT64_MAX), check_int(form, "form", INT32_MIN, INT32_MAX),)).rstrip(b"\0").decode("utf-8", "replace")
 
     def get_global(self, name: Union[str, bytes]) -> Tuple[int, int]:
-        """cuabi_module_get_global: A __device__ global: its device address and size in
-        bytes."""
+        """cuabi_module_get_global: A __device__ global by its `name`: its device
+        address in `device_ptr` and its size in bytes in `bytes`. CUABI_ERROR_NOT_FOUND
+        when the module has no global of that name."""
         b = self._b
         name_c = as_bytes(name, "name")
         device_ptr_box = b.out("uint64_t")
@@ -791,8 +817,8 @@ class FunctionBase(Resource):
 
     @property
     def param_count(self) -> int:
-        """cuabi_function_get_param_count: The kernel's parameters, as the driver
-        reports them (cuFuncGetParamInfo, driver 12.4 or newer;
+        """cuabi_function_get_param_count: The number of the kernel's parameters, in
+        `count`, as the driver reports them (cuFuncGetParamInfo, driver 12.4 or newer;
         CUABI_ERROR_NOT_SUPPORTED before that)."""
         b = self._b
         count_box = b.out("size_t")
@@ -845,7 +871,9 @@ class FunctionBase(Resource):
         return b.two_call(b.fn.cuabi_function_get_name, (self._handle,)).rstrip(b"\0").decode("utf-8", "replace")
 
     def get_attribute(self, attribute: int) -> int:
-        """cuabi_function_get_attribute: Any CUfunction_attribute, by its numeric value."""
+        """cuabi_function_get_attribute: Any CUfunction_attribute, by its numeric value
+        `attribute`, in `value`. A value this driver does not know answers
+        CUABI_ERROR_INVALID_ARGUMENT."""
         b = self._b
         value_box = b.out("int32_t")
         status = b.fn.cuabi_function_get_attribute(self._handle, check_int(attribute, "attribute", INT32_MIN, INT32_MAX), b.ref(value_box))
@@ -854,8 +882,11 @@ class FunctionBase(Resource):
         return int(b.value(value_box))
 
     def set_attribute(self, attribute: int, value: int) -> None:
-        """cuabi_function_set_attribute: Sets a settable CUfunction_attribute (e.g. the
-        dynamic shared memory limit)."""
+        """cuabi_function_set_attribute: Sets the settable CUfunction_attribute
+        `attribute` (e.g. the dynamic shared memory limit) to `value`. A value the
+        driver refuses, or an attribute it cannot set, answers
+        CUABI_ERROR_INVALID_ARGUMENT naming both (with the driver's logged reason where
+        it gave one)."""
         b = self._b
         status = b.fn.cuabi_function_set_attribute(self._handle, check_int(attribute, "attribute", INT32_MIN, INT32_MAX), check_int(value, "value", INT32_MIN, INT32_MAX))
         if status:
@@ -874,12 +905,12 @@ class FunctionBase(Resource):
 
     def suggest_block_size(self, shared_bytes_per_block: int, shared_bytes_per_thread: int, block_size_limit: int) -> Tuple[int, int]:
         """cuabi_function_suggest_block_size: The block size that maximises occupancy,
-        and the smallest grid that fills the device at that size. Each block uses
-        `shared_bytes_per_block` + `shared_bytes_per_thread` * block size of dynamic
-        shared memory (no callback crosses the ABI). Where two sizes give the same
-        occupancy the larger wins, as with the driver's
-        cuOccupancyMaxPotentialBlockSize. `block_size_limit` caps the answer (0: the
-        kernel's own limit; a limit above the kernel's own is refused)."""
+        in `block_size`, and the smallest grid that fills the device at that size, in
+        `min_grid_size`. Each block uses `shared_bytes_per_block` +
+        `shared_bytes_per_thread` * block size of dynamic shared memory (no callback
+        crosses the ABI). Where two sizes give the same occupancy the larger wins, as
+        with the driver's cuOccupancyMaxPotentialBlockSize. `block_size_limit` caps the
+        answer (0: the kernel's own limit; a limit above the kernel's own is refused)."""
         b = self._b
         block_size_box = b.out("uint32_t")
         min_grid_size_box = b.out("uint32_t")
@@ -889,9 +920,9 @@ class FunctionBase(Resource):
         return int(b.value(block_size_box)), int(b.value(min_grid_size_box))
 
     def get_available_dynamic_shared(self, blocks_per_sm: int, block_size: int) -> int:
-        """cuabi_function_get_available_dynamic_shared: The most dynamic shared memory
-        each block can have while `blocks_per_sm` blocks of `block_size` threads stay
-        resident on one multiprocessor."""
+        """cuabi_function_get_available_dynamic_shared: The most dynamic shared memory,
+        in `bytes`, each block can have while `blocks_per_sm` blocks of `block_size`
+        threads stay resident on one multiprocessor."""
         b = self._b
         bytes_box = b.out("size_t")
         status = b.fn.cuabi_function_get_available_dynamic_shared(self._handle, check_int(blocks_per_sm, "blocks_per_sm", 0, UINT32_MAX), check_int(block_size, "block_size", 0, UINT32_MAX), b.ref(bytes_box))
@@ -919,8 +950,10 @@ class BufferBase(Resource):
     @classmethod
     def wrap(cls, device: DeviceBase, device_ptr: int, bytes: int) -> BufferBase:
         """cuabi_buffer_wrap: Wraps device memory owned by someone else (CuPy, PyTorch,
-        the runtime) without taking ownership: release frees nothing. The owner must
-        keep it alive while the buffer is used."""
+        the runtime) without taking ownership: release frees nothing. `device_ptr` is
+        the memory's device address (a CUdeviceptr) and `bytes` its size; neither may be
+        0 (CUABI_ERROR_INVALID_ARGUMENT). The owner must keep it alive while the buffer
+        is used."""
         b = device._b
         out_box = b.out("cuabi_buffer")
         status = b.fn.cuabi_buffer_wrap(device._handle, check_int(device_ptr, "device_ptr", 0, UINT64_MAX), check_int(bytes, "bytes", 0, UINT64_MAX), b.ref(out_box))
@@ -930,8 +963,8 @@ class BufferBase(Resource):
 
     @property
     def pointer(self) -> int:
-        """cuabi_buffer_get_pointer: The raw CUdeviceptr, for interop and as a kernel
-        argument."""
+        """cuabi_buffer_get_pointer: The raw CUdeviceptr in `ptr`, for interop and as a
+        kernel argument."""
         b = self._b
         ptr_box = b.out("uint64_t")
         status = b.fn.cuabi_buffer_get_pointer(self._handle, b.ref(ptr_box))
@@ -941,7 +974,8 @@ class BufferBase(Resource):
 
     @property
     def size(self) -> int:
-        """cuabi_buffer_get_size"""
+        """cuabi_buffer_get_size: The buffer's size in bytes, as allocated, wrapped or
+        opened (a pitched buffer's is pitch * height)."""
         b = self._b
         bytes_box = b.out("size_t")
         status = b.fn.cuabi_buffer_get_size(self._handle, b.ref(bytes_box))
@@ -951,7 +985,8 @@ class BufferBase(Resource):
 
     @property
     def device_ordinal(self) -> int:
-        """cuabi_buffer_get_device_ordinal"""
+        """cuabi_buffer_get_device_ordinal: The ordinal of the device the buffer's
+        memory belongs to."""
         b = self._b
         ordinal_box = b.out("int32_t")
         status = b.fn.cuabi_buffer_get_device_ordinal(self._handle, b.ref(ordinal_box))
@@ -961,22 +996,33 @@ class BufferBase(Resource):
 
     def copy(self, dst_offset: int, src: BufferBase, src_offset: int, bytes: int) -> None:
         """cuabi_buffer_copy: Device to device, on one device or between two (directly
-        or through the host: cuabi_buffer_get_copy_path). Overlapping ranges of the same
-        memory answer CUABI_ERROR_INVALID_ARGUMENT."""
+        or through the host: cuabi_buffer_get_copy_path): `bytes` bytes from byte
+        `src_offset` of `src` to byte `dst_offset` of `dst`, checked against both
+        buffers' sizes as above (CUABI_ERROR_OUT_OF_RANGE). Overlapping ranges of the
+        same memory answer CUABI_ERROR_INVALID_ARGUMENT. The *_async form is ordered on
+        `stream` (NULL: the default stream), which must be of `dst`'s device."""
         b = self._b
         status = b.fn.cuabi_buffer_copy(self._handle, check_int(dst_offset, "dst_offset", 0, UINT64_MAX), _arg(src, "cuabi_buffer", BufferBase, "src", b), check_int(src_offset, "src_offset", 0, UINT64_MAX), check_int(bytes, "bytes", 0, UINT64_MAX))
         if status:
             raise b.error(status, "cuabi_buffer_copy")
 
     def copy_async(self, dst_offset: int, src: BufferBase, src_offset: int, bytes: int, stream: Optional[StreamBase] = None) -> None:
-        """cuabi_buffer_copy_async"""
+        """cuabi_buffer_copy_async: Device to device, on one device or between two
+        (directly or through the host: cuabi_buffer_get_copy_path): `bytes` bytes from
+        byte `src_offset` of `src` to byte `dst_offset` of `dst`, checked against both
+        buffers' sizes as above (CUABI_ERROR_OUT_OF_RANGE). Overlapping ranges of the
+        same memory answer CUABI_ERROR_INVALID_ARGUMENT. The *_async form is ordered on
+        `stream` (NULL: the default stream), which must be of `dst`'s device."""
         b = self._b
         status = b.fn.cuabi_buffer_copy_async(self._handle, check_int(dst_offset, "dst_offset", 0, UINT64_MAX), _arg(src, "cuabi_buffer", BufferBase, "src", b), check_int(src_offset, "src_offset", 0, UINT64_MAX), check_int(bytes, "bytes", 0, UINT64_MAX), b.NULL if stream is None else _arg(stream, "cuabi_stream", StreamBase, "stream", b, True))
         if status:
             raise b.error(status, "cuabi_buffer_copy_async")
 
     def memset_async(self, offset: int, value: int, bytes: int, stream: Optional[StreamBase] = None) -> None:
-        """cuabi_buffer_memset_async"""
+        """cuabi_buffer_memset_async: Sets `bytes` bytes from byte `offset` of `buffer`
+        to `value`; a range past the buffer's end answers CUABI_ERROR_OUT_OF_RANGE, and
+        0 bytes do nothing. The synchronous form returns once the device has finished;
+        the *_async form is ordered on `stream` (NULL: the default stream)."""
         b = self._b
         status = b.fn.cuabi_buffer_memset_async(self._handle, check_int(offset, "offset", 0, UINT64_MAX), check_int(value, "value", 0, 0xFF), check_int(bytes, "bytes", 0, UINT64_MAX), b.NULL if stream is None else _arg(stream, "cuabi_stream", StreamBase, "stream", b, True))
         if status:
@@ -984,7 +1030,8 @@ class BufferBase(Resource):
 
     @property
     def kind(self) -> _api.BufferKind:
-        """cuabi_buffer_get_kind"""
+        """cuabi_buffer_get_kind: How the buffer's memory was obtained, in `kind`
+        (cuabi_buffer_kind)."""
         b = self._b
         kind_box = b.out("int32_t")
         status = b.fn.cuabi_buffer_get_kind(self._handle, b.ref(kind_box))
@@ -1026,9 +1073,11 @@ class BufferBase(Resource):
 
     @classmethod
     def alloc_managed(cls, device: DeviceBase, bytes: int, flags: int) -> BufferBase:
-        """cuabi_buffer_alloc_managed: Allocates `bytes` (> 0) of managed memory: one
-        address valid on the host and on every device, migrated on demand. When the host
-        may touch it (through cuabi_buffer_get_host_pointer): on a device whose
+        """cuabi_buffer_alloc_managed: Allocates `bytes` (> 0) of managed memory on
+        `device`: one address valid on the host and on every device, migrated on demand.
+        `flags` is an OR of cuabi_managed_flag_bits (0: every stream may touch it;
+        unknown bits answer CUABI_ERROR_INVALID_ARGUMENT). When the host may touch it
+        (through cuabi_buffer_get_host_pointer): on a device whose
         CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS (89) is 1 (Linux with a Pascal or
         newer GPU), at any time, with the usual data-race rules: what a kernel writes is
         seen by the host after the kernel is known to have finished (a synchronize), and
@@ -1044,8 +1093,8 @@ class BufferBase(Resource):
 
     @property
     def host_pointer(self) -> int:
-        """cuabi_buffer_get_host_pointer: The host address of a managed buffer (the same
-        value as its device pointer). Another kind of buffer answers
+        """cuabi_buffer_get_host_pointer: The host address of a managed buffer in `ptr`
+        (the same value as its device pointer). Another kind of buffer answers
         CUABI_ERROR_INVALID_ARGUMENT."""
         b = self._b
         ptr_box = b.out("void*")
@@ -1099,7 +1148,10 @@ class BufferBase(Resource):
         return int(b.value(pitch_box))
 
     def fill_async(self, offset: int, value: int, element_size: int, count: int, stream: Optional[StreamBase] = None) -> None:
-        """cuabi_buffer_fill_async"""
+        """cuabi_buffer_fill_async: Sets `count` elements of `element_size` (1, 2 or 4)
+        bytes from `offset` (a multiple of `element_size`) to `value` (its low
+        element_size bytes; higher bits must be 0). Checked against the buffer as every
+        copy is. The *_async form is ordered on `stream` (NULL: the default stream)."""
         b = self._b
         status = b.fn.cuabi_buffer_fill_async(self._handle, check_int(offset, "offset", 0, UINT64_MAX), check_int(value, "value", 0, UINT32_MAX), check_int(element_size, "element_size", 0, UINT32_MAX), check_int(count, "count", 0, UINT64_MAX), b.NULL if stream is None else _arg(stream, "cuabi_stream", StreamBase, "stream", b, True))
         if status:
@@ -1125,7 +1177,8 @@ class HostBufferBase(Resource):
 
     @property
     def pointer(self) -> int:
-        """cuabi_host_buffer_get_pointer"""
+        """cuabi_host_buffer_get_pointer: The host address of the pinned memory: the
+        allocation, or the `ptr` that was registered. Valid while the handle lives."""
         b = self._b
         ptr_box = b.out("void*")
         status = b.fn.cuabi_host_buffer_get_pointer(self._handle, b.ref(ptr_box))
@@ -1135,7 +1188,8 @@ class HostBufferBase(Resource):
 
     @property
     def size(self) -> int:
-        """cuabi_host_buffer_get_size"""
+        """cuabi_host_buffer_get_size: The pinned memory's size in bytes, as allocated
+        or registered."""
         b = self._b
         bytes_box = b.out("size_t")
         status = b.fn.cuabi_host_buffer_get_size(self._handle, b.ref(bytes_box))
@@ -1152,8 +1206,9 @@ class StreamBase(Resource):
 
     @classmethod
     def create(cls, device: DeviceBase, flags: int, priority: int) -> StreamBase:
-        """cuabi_stream_create: A new stream; `priority` 0 is the default (see
-        cuabi_device_get_stream_priority_range)."""
+        """cuabi_stream_create: A new stream on `device`. `flags` is an OR of
+        cuabi_stream_flag_bits (unknown bits answer CUABI_ERROR_INVALID_ARGUMENT);
+        `priority` 0 is the default (see cuabi_device_get_stream_priority_range)."""
         b = device._b
         out_box = b.out("cuabi_stream")
         status = b.fn.cuabi_stream_create(device._handle, check_int(flags, "flags", 0, UINT32_MAX), check_int(priority, "priority", INT32_MIN, INT32_MAX), b.ref(out_box))
@@ -1163,8 +1218,9 @@ class StreamBase(Resource):
 
     @classmethod
     def wrap(cls, device: DeviceBase, cu_stream: int) -> StreamBase:
-        """cuabi_stream_wrap: Wraps a CUstream (a cudaStream_t) owned by someone else;
-        release does not destroy it. It must belong to `device`'s primary context."""
+        """cuabi_stream_wrap: Wraps `cu_stream`, a CUstream (a cudaStream_t) owned by
+        someone else; release does not destroy it. It must belong to `device`'s primary
+        context."""
         b = device._b
         out_box = b.out("cuabi_stream")
         status = b.fn.cuabi_stream_wrap(device._handle, check_int(cu_stream, "cu_stream", 0, UINT64_MAX), b.ref(out_box))
@@ -1185,7 +1241,10 @@ class StreamBase(Resource):
         return int(b.value(id_box))
 
     def synchronize(self) -> None:
-        """cuabi_stream_synchronize"""
+        """cuabi_stream_synchronize: Waits until all work queued on the stream has
+        finished. A host function on it that reported a failure since the last
+        synchronize answers CUABI_ERROR_HOST_FUNCTION with its message (several: their
+        number and the first's message); the failure is then cleared."""
         b = self._b
         status = b.fn.cuabi_stream_synchronize(self._handle)
         if status:
@@ -1306,9 +1365,11 @@ class StreamBase(Resource):
     def wait_value(self, buffer: BufferBase, offset: int, value: int, width: int, condition: int, flags: int) -> None:
         """cuabi_stream_wait_value: Holds the stream's later work until the `width`-byte
         word at `offset` of `buffer` meets `condition` against `value`: a write from
-        another stream, another device or the host ends the wait. The same refusals as
-        cuabi_stream_write_value; CUABI_MEM_OP_NO_MEMORY_BARRIER on a wait, and a
-        condition or flush the device cannot do (named), are refused too."""
+        another stream, another device or the host ends the wait. `flags`: 0 or
+        CUABI_MEM_OP_FLUSH. The same refusals as cuabi_stream_write_value;
+        CUABI_MEM_OP_NO_MEMORY_BARRIER on a wait, an unknown condition, and a condition
+        or flush the device cannot do (CUABI_ERROR_NOT_SUPPORTED, named), are refused
+        too."""
         b = self._b
         status = b.fn.cuabi_stream_wait_value(self._handle, _arg(buffer, "cuabi_buffer", BufferBase, "buffer", b), check_int(offset, "offset", 0, UINT64_MAX), check_int(value, "value", 0, UINT64_MAX), check_int(width, "width", 0, UINT32_MAX), check_int(condition, "condition", INT32_MIN, INT32_MAX), check_int(flags, "flags", 0, UINT32_MAX))
         if status:
@@ -1316,8 +1377,9 @@ class StreamBase(Resource):
 
     def write_value_host(self, buffer: HostBufferBase, offset: int, value: int, width: int, flags: int) -> None:
         """cuabi_stream_write_value_host: cuabi_stream_write_value into pinned host
-        memory: `buffer` from cuabi_host_buffer_alloc or cuabi_host_buffer_register,
-        which the host can watch."""
+        memory, which the host can watch: `buffer` from cuabi_host_buffer_alloc or
+        cuabi_host_buffer_register; `offset`, `value`, `width` and `flags` and their
+        refusals as there (the word checked against the pinned memory's size)."""
         b = self._b
         status = b.fn.cuabi_stream_write_value_host(self._handle, _arg(buffer, "cuabi_host_buffer", HostBufferBase, "buffer", b), check_int(offset, "offset", 0, UINT64_MAX), check_int(value, "value", 0, UINT64_MAX), check_int(width, "width", 0, UINT32_MAX), check_int(flags, "flags", 0, UINT32_MAX))
         if status:
@@ -1325,7 +1387,10 @@ class StreamBase(Resource):
 
     def wait_value_host(self, buffer: HostBufferBase, offset: int, value: int, width: int, condition: int, flags: int) -> None:
         """cuabi_stream_wait_value_host: cuabi_stream_wait_value on pinned host memory:
-        the host ends the wait by writing the word."""
+        `buffer` from cuabi_host_buffer_alloc or cuabi_host_buffer_register; `offset`,
+        `value`, `width`, `condition` and `flags` and their refusals as there (the word
+        checked against the pinned memory's size). The host ends the wait by writing the
+        word."""
         b = self._b
         status = b.fn.cuabi_stream_wait_value_host(self._handle, _arg(buffer, "cuabi_host_buffer", HostBufferBase, "buffer", b), check_int(offset, "offset", 0, UINT64_MAX), check_int(value, "value", 0, UINT64_MAX), check_int(width, "width", 0, UINT32_MAX), check_int(condition, "condition", INT32_MIN, INT32_MAX), check_int(flags, "flags", 0, UINT32_MAX))
         if status:
@@ -1333,7 +1398,9 @@ class StreamBase(Resource):
 
     def begin_capture(self, mode: int) -> None:
         """cuabi_stream_begin_capture: Starts capturing the work submitted to `stream`
-        (not the default stream) into a graph instead of running it."""
+        (not the default stream) into a graph instead of running it. `mode`
+        (cuabi_capture_mode) says which unsafe calls are refused meanwhile; another
+        value answers CUABI_ERROR_INVALID_ARGUMENT."""
         b = self._b
         status = b.fn.cuabi_stream_begin_capture(self._handle, check_int(mode, "mode", INT32_MIN, INT32_MAX))
         if status:
@@ -1357,7 +1424,10 @@ class EventBase(Resource):
 
     @classmethod
     def create(cls, device: DeviceBase, flags: int) -> EventBase:
-        """cuabi_event_create"""
+        """cuabi_event_create: A new event on `device` with `flags`
+        (cuabi_event_flag_bits; 0: a timing event). Unknown bits, or
+        CUABI_EVENT_INTERPROCESS without CUABI_EVENT_DISABLE_TIMING, answer
+        CUABI_ERROR_INVALID_ARGUMENT."""
         b = device._b
         out_box = b.out("cuabi_event")
         status = b.fn.cuabi_event_create(device._handle, check_int(flags, "flags", 0, UINT32_MAX), b.ref(out_box))
@@ -1366,7 +1436,8 @@ class EventBase(Resource):
         return EventBase._from_handle(b, b.value(out_box))
 
     def synchronize(self) -> None:
-        """cuabi_event_synchronize"""
+        """cuabi_event_synchronize: Waits until the work the event's latest record
+        follows has finished (cuEventSynchronize)."""
         b = self._b
         status = b.fn.cuabi_event_synchronize(self._handle)
         if status:
@@ -1384,8 +1455,11 @@ class EventBase(Resource):
         return True
 
     def get_elapsed_ms(self, end: EventBase) -> float:
-        """cuabi_event_get_elapsed_ms: Milliseconds between two recorded, completed
-        events."""
+        """cuabi_event_get_elapsed_ms: Milliseconds from `start` to `end`, two recorded,
+        completed events, in `milliseconds`. An event made with
+        CUABI_EVENT_DISABLE_TIMING or never recorded answers
+        CUABI_ERROR_INVALID_ARGUMENT; one not completed yet CUABI_ERROR_NOT_READY (a
+        failure here, recorded as the last error)."""
         b = self._b
         milliseconds_box = b.out("float")
         status = b.fn.cuabi_event_get_elapsed_ms(self._handle, _arg(end, "cuabi_event", EventBase, "end", b), b.ref(milliseconds_box))
@@ -1402,7 +1476,8 @@ class GraphBase(Resource):
 
     @property
     def node_count(self) -> int:
-        """cuabi_graph_get_node_count"""
+        """cuabi_graph_get_node_count: The number of nodes in the graph, of every kind,
+        in `count` (cuGraphGetNodes)."""
         b = self._b
         count_box = b.out("size_t")
         status = b.fn.cuabi_graph_get_node_count(self._handle, b.ref(count_box))
@@ -1411,7 +1486,8 @@ class GraphBase(Resource):
         return int(b.value(count_box))
 
     def instantiate(self) -> GraphExecBase:
-        """cuabi_graph_instantiate"""
+        """cuabi_graph_instantiate: Instantiates the graph into an executable graph to
+        launch (cuGraphInstantiateWithFlags)."""
         b = self._b
         out_box = b.out("cuabi_graph_exec")
         status = b.fn.cuabi_graph_instantiate(self._handle, b.ref(out_box))
@@ -1421,9 +1497,9 @@ class GraphBase(Resource):
 
     @property
     def kernel_node_count(self) -> int:
-        """cuabi_graph_get_kernel_node_count: The number of kernel nodes in the graph.
-        Kernel nodes are numbered from 0 in the order they were added (the order of
-        capture)."""
+        """cuabi_graph_get_kernel_node_count: The number of kernel nodes in the graph,
+        in `count`. Kernel nodes are numbered from 0 in the order they were added (the
+        order of capture)."""
         b = self._b
         count_box = b.out("size_t")
         status = b.fn.cuabi_graph_get_kernel_node_count(self._handle, b.ref(count_box))
@@ -1480,7 +1556,9 @@ class MemoryPoolBase(Resource):
     _handle_type = "cuabi_memory_pool"
 
     def set_release_threshold(self, bytes: int) -> None:
-        """cuabi_memory_pool_set_release_threshold"""
+        """cuabi_memory_pool_set_release_threshold: Sets the memory, in `bytes`, that
+        the pool keeps reserved when a stream synchronizes instead of giving it back to
+        the device (0: give everything back; cuabi_memory_pool_desc.release_threshold)."""
         b = self._b
         status = b.fn.cuabi_memory_pool_set_release_threshold(self._handle, check_int(bytes, "bytes", 0, UINT64_MAX))
         if status:
@@ -1488,7 +1566,8 @@ class MemoryPoolBase(Resource):
 
     @property
     def release_threshold(self) -> int:
-        """cuabi_memory_pool_get_release_threshold"""
+        """cuabi_memory_pool_get_release_threshold: The pool's release threshold in
+        bytes (see cuabi_memory_pool_set_release_threshold)."""
         b = self._b
         bytes_box = b.out("uint64_t")
         status = b.fn.cuabi_memory_pool_get_release_threshold(self._handle, b.ref(bytes_box))
@@ -1508,7 +1587,8 @@ class MemoryPoolBase(Resource):
     @property
     def usage(self) -> Tuple[int, int]:
         """cuabi_memory_pool_get_usage: The bytes the pool has reserved from the device,
-        and of those the bytes its live allocations use."""
+        in `reserved_bytes`, and of those the bytes its live allocations use, in
+        `used_bytes`."""
         b = self._b
         reserved_bytes_box = b.out("uint64_t")
         used_bytes_box = b.out("uint64_t")
@@ -1518,10 +1598,10 @@ class MemoryPoolBase(Resource):
         return int(b.value(reserved_bytes_box)), int(b.value(used_bytes_box))
 
     def export_fd(self) -> int:
-        """cuabi_memory_pool_export_fd: A new file descriptor for the pool (made with
-        CUABI_MEMORY_POOL_IPC), owned by the caller: pass it to another process (inherit
-        it, or send it over a Unix socket) for cuabi_memory_pool_import_fd, then close
-        it."""
+        """cuabi_memory_pool_export_fd: A new file descriptor for the pool in `fd`,
+        owned by the caller: pass it to another process (inherit it, or send it over a
+        Unix socket) for cuabi_memory_pool_import_fd, then close it. A pool made without
+        CUABI_MEMORY_POOL_IPC, or one imported, answers CUABI_ERROR_INVALID_ARGUMENT."""
         b = self._b
         fd_box = b.out("int32_t")
         status = b.fn.cuabi_memory_pool_export_fd(self._handle, b.ref(fd_box))
@@ -1628,7 +1708,10 @@ class LibraryBase(Resource):
 
     @classmethod
     def load_file(cls, path: Union[str, bytes], *, backend: BackendArg = None) -> LibraryBase:
-        """cuabi_library_load_file: Loads a CUBIN, PTX or fatbin file as a library."""
+        """cuabi_library_load_file: Loads a CUBIN, PTX or fatbin file as a library: the
+        bytes at `path`, read whole, as cuabi_library_load_data loads them.
+        CUABI_ERROR_IO (the errno in cuabi_last_error_code) when the file cannot be
+        opened or read."""
         b = resolve_backend(backend)
         path_c = as_bytes(path, "path")
         out_box = b.out("cuabi_library")
@@ -1714,7 +1797,9 @@ def driver_log_dump(path: Union[str, bytes], *, backend: BackendArg = None) -> N
 
 
 def nvrtc_version(backend: BackendArg = None) -> Tuple[int, int]:
-    """cuabi_nvrtc_get_version: NVRTC's version; opens NVRTC if needed."""
+    """cuabi_nvrtc_get_version: NVRTC's version: `major` and `minor` receive its two
+    numbers (12 and 8 for NVRTC 12.8). Opens NVRTC if needed;
+    CUABI_ERROR_NVRTC_NOT_FOUND when no libnvrtc loads."""
     b = resolve_backend(backend)
     major_box = b.out("int32_t")
     minor_box = b.out("int32_t")
@@ -1732,7 +1817,8 @@ def nvrtc_path(backend: BackendArg = None) -> str:
 
 
 def device_count(backend: BackendArg = None) -> int:
-    """cuabi_device_get_count: Number of CUDA devices (0 where the driver sees none)."""
+    """cuabi_device_get_count: Number of CUDA devices, in `count` (0 where the driver
+    sees none). Opens the driver if needed, answering as cuabi_init does when it cannot."""
     b = resolve_backend(backend)
     count_box = b.out("int32_t")
     status = b.fn.cuabi_device_get_count(b.ref(count_box))
@@ -1752,7 +1838,7 @@ def cache_dir(backend: BackendArg = None) -> str:
 
 
 def cache_state(backend: BackendArg = None) -> _api.CacheState:
-    """cuabi_cache_get_state: Whether compiles use the cache folder now
+    """cuabi_cache_get_state: Whether compiles use the cache folder now, in `state`
     (cuabi_cache_state)."""
     b = resolve_backend(backend)
     state_box = b.out("int32_t")
@@ -1816,8 +1902,9 @@ def coredump_set(enable: int, path: Optional[Union[str, bytes]], flags: int, *, 
 
 def nvtx_range_push(domain: Optional[Union[str, bytes]], message: Union[str, bytes], argb: int, *, backend: BackendArg = None) -> None:
     """cuabi_nvtx_range_push: Opens a range on the calling thread, nested in the
-    thread's open ranges of the same domain. CUABI_ERROR_INVALID_ARGUMENT for a NULL
-    message or an empty domain name."""
+    thread's open ranges of the same domain: `message` names it, `argb` colours it
+    (0xAARRGGBB; 0: no colour), `domain` groups it. CUABI_ERROR_INVALID_ARGUMENT for a
+    NULL message or an empty domain name."""
     b = resolve_backend(backend)
     domain_c = b.NULL if domain is None else as_bytes(domain, "domain")
     message_c = as_bytes(message, "message")
@@ -1839,7 +1926,8 @@ def nvtx_range_pop(domain: Optional[Union[str, bytes]] = None, *, backend: Backe
 
 def nvtx_range_start(domain: Optional[Union[str, bytes]], message: Union[str, bytes], argb: int, *, backend: BackendArg = None) -> int:
     """cuabi_nvtx_range_start: Opens a range that any thread may end, and answers its id
-    (never 0). The same refusals as cuabi_nvtx_range_push."""
+    in `id` (never 0); `domain`, `message` and `argb` as cuabi_nvtx_range_push takes
+    them, with the same refusals."""
     b = resolve_backend(backend)
     domain_c = b.NULL if domain is None else as_bytes(domain, "domain")
     message_c = as_bytes(message, "message")
@@ -1861,7 +1949,8 @@ def nvtx_range_end(id: int, *, backend: BackendArg = None) -> None:
 
 
 def nvtx_mark(domain: Optional[Union[str, bytes]], message: Union[str, bytes], argb: int, *, backend: BackendArg = None) -> None:
-    """cuabi_nvtx_mark: Marks an instant. The same refusals as cuabi_nvtx_range_push."""
+    """cuabi_nvtx_mark: Marks an instant: `message` in `domain`, coloured `argb` (see
+    above). The same refusals as cuabi_nvtx_range_push."""
     b = resolve_backend(backend)
     domain_c = b.NULL if domain is None else as_bytes(domain, "domain")
     message_c = as_bytes(message, "message")
@@ -1875,15 +1964,16 @@ class nvtx_range(ContextDecorator):
     the block (cuabi_nvtx_range_push) and closes it on leaving (cuabi_nvtx_range_pop,
     with the arguments it takes); ``@nvtx_range(...)`` does the same around each call of
     the function it decorates. Opens a range on the calling thread, nested in the
-    thread's open ranges of the same domain. CUABI_ERROR_INVALID_ARGUMENT for a NULL
-    message or an empty domain name. Parameters, in Python's order: message; domain=None
-    (NVTX's default domain); argb=0 (in C: domain, message, argb). The rule, for every
-    scope: required parameters first, then those C lets be NULL (None: what NULL means),
-    then numbers (0, C's zero value). The scope keeps its arguments and no state of its
-    own: one instance may be entered again, nested, and on several threads at once, each
-    entry closing what it opened. Leaving the block, a failure of cuabi_nvtx_range_pop
-    is raised only when no exception is leaving it already; else it is added to that
-    exception as a note (Python 3.11 and later), which goes on."""
+    thread's open ranges of the same domain: `message` names it, `argb` colours it
+    (0xAARRGGBB; 0: no colour), `domain` groups it. CUABI_ERROR_INVALID_ARGUMENT for a
+    NULL message or an empty domain name. Parameters, in Python's order: message;
+    domain=None (NVTX's default domain); argb=0 (in C: domain, message, argb). The rule,
+    for every scope: required parameters first, then those C lets be NULL (None: what
+    NULL means), then numbers (0, C's zero value). The scope keeps its arguments and no
+    state of its own: one instance may be entered again, nested, and on several threads
+    at once, each entry closing what it opened. Leaving the block, a failure of
+    cuabi_nvtx_range_pop is raised only when no exception is leaving it already; else it
+    is added to that exception as a note (Python 3.11 and later), which goes on."""
 
     def __init__(self, message: Union[str, bytes], domain: Optional[Union[str, bytes]] = None, argb: int = 0, *, backend: BackendArg = None) -> None:
         self.message = message

@@ -233,9 +233,9 @@ namespace Cuabi
         /// launch when the kernel names none.
         /// </summary>
         RequiredClusterWidth = 11,
-        /// <summary>CUABI_FUNC_REQUIRED_CLUSTER_HEIGHT.</summary>
+        /// <summary>The cluster height, as CUABI_FUNC_REQUIRED_CLUSTER_WIDTH.</summary>
         RequiredClusterHeight = 12,
-        /// <summary>CUABI_FUNC_REQUIRED_CLUSTER_DEPTH.</summary>
+        /// <summary>The cluster depth, as CUABI_FUNC_REQUIRED_CLUSTER_WIDTH.</summary>
         RequiredClusterDepth = 13,
         /// <summary>
         /// 1 to allow clusters larger than the portable 8 blocks, where the device
@@ -408,15 +408,15 @@ namespace Cuabi
     {
         /// <summary>Mostly read: every reader keeps its own copy. `location` unused.</summary>
         SetReadMostly = 1,
-        /// <summary>CUABI_ADVISE_UNSET_READ_MOSTLY.</summary>
+        /// <summary>Undoes CUABI_ADVISE_SET_READ_MOSTLY. `location` unused.</summary>
         UnsetReadMostly = 2,
         /// <summary>Keep the pages at `location` where possible.</summary>
         SetPreferredLocation = 3,
-        /// <summary>CUABI_ADVISE_UNSET_PREFERRED_LOCATION.</summary>
+        /// <summary>Undoes CUABI_ADVISE_SET_PREFERRED_LOCATION.</summary>
         UnsetPreferredLocation = 4,
         /// <summary>`location` (a device) keeps a mapping, so it never faults on them.</summary>
         SetAccessedBy = 5,
-        /// <summary>CUABI_ADVISE_UNSET_ACCESSED_BY.</summary>
+        /// <summary>Undoes CUABI_ADVISE_SET_ACCESSED_BY for `location`.</summary>
         UnsetAccessedBy = 6,
     }
 
@@ -542,9 +542,9 @@ namespace Cuabi
     /// <remarks>C: cuabi_mem_sync_domain.</remarks>
     public enum MemSyncDomain
     {
-        /// <summary>CUABI_MEM_SYNC_DOMAIN_DEFAULT.</summary>
+        /// <summary>The domain of a stream's kernels unless set.</summary>
         Default = 0,
-        /// <summary>CUABI_MEM_SYNC_DOMAIN_REMOTE.</summary>
+        /// <summary>The domain for kernels that talk to other GPUs.</summary>
         Remote = 1,
     }
 
@@ -552,7 +552,7 @@ namespace Cuabi
     /// <remarks>C: cuabi_access_property.</remarks>
     public enum AccessProperty
     {
-        /// <summary>CUABI_ACCESS_PROPERTY_NORMAL.</summary>
+        /// <summary>Kept in L2 as any access is.</summary>
         Normal = 0,
         /// <summary>Less likely to stay in L2.</summary>
         Streaming = 1,
@@ -575,7 +575,7 @@ namespace Cuabi
         /// counting cyclically (a sequence number that wraps).
         /// </summary>
         Geq = 0,
-        /// <summary>word == value.</summary>
+        /// <summary>*word == value.</summary>
         Eq = 1,
         /// <summary>(*word &amp; value) != 0: any bit of value is set.</summary>
         And = 2,
@@ -586,7 +586,7 @@ namespace Cuabi
         Nor = 3,
     }
 
-    /// <summary>Flags of the stream memory operations.</summary>
+    /// <summary>Flags of the stream memory operations: an OR of cuabi_mem_op_flag_bits.</summary>
     /// <remarks>C: cuabi_mem_op_flags, cuabi_mem_op_flag_bits.</remarks>
     [Flags]
     public enum MemOpFlags : uint

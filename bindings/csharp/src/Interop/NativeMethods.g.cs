@@ -27,19 +27,19 @@ namespace Cuabi.Interop
         /// <see cref="CuabiLibrary"/> maps it to a file.</summary>
         public const string LibraryName = "cuabi";
 
-        /// <summary>CUABI_VERSION_MAJOR of the header these declarations follow.</summary>
+        /// <summary>The major version of this header.</summary>
         public const int CUABI_VERSION_MAJOR = 0;
 
-        /// <summary>CUABI_VERSION_MINOR of the header these declarations follow.</summary>
+        /// <summary>The minor version of this header.</summary>
         public const int CUABI_VERSION_MINOR = 3;
 
-        /// <summary>CUABI_VERSION_PATCH of the header these declarations follow.</summary>
+        /// <summary>The patch version of this header.</summary>
         public const int CUABI_VERSION_PATCH = 0;
 
         /// <summary>MAJOR * 10000 + MINOR * 100 + PATCH; compare with cuabi_version().</summary>
         public const int CUABI_VERSION_NUMBER = 300;
 
-        /// <summary>CUABI_VERSION_STRING of the header these declarations follow.</summary>
+        /// <summary>The same version as text ("0.1.0"); built from the three numbers above.</summary>
         public const string CUABI_VERSION_STRING = "0.3.0";
 
         /// <summary>One past the largest status this version defines.</summary>
@@ -99,7 +99,11 @@ namespace Cuabi.Interop
         public static extern IntPtr cuabi_last_error_message();
 
         // cuabi_status cuabi_last_error_status(void);
-        /// <summary>cuabi_last_error_status; see the conventions of cuabi.h.</summary>
+        /// <summary>
+        /// The status of the calling thread's last failure, as the failed call
+        /// returned it; CUABI_SUCCESS before any failure and after
+        /// cuabi_last_error_clear.
+        /// </summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_last_error_status")]
         public static extern CudaStatus cuabi_last_error_status();
 
@@ -136,9 +140,11 @@ namespace Cuabi.Interop
 
         // cuabi_status cuabi_last_error_get_launch(size_t index, cuabi_launch_record* record);
         /// <summary>
-        /// The last error's launch `index` (0 is the most recent). CUABI_ERROR_OUT_OF_RANGE
-        /// past cuabi_last_error_get_launch_count. The last-error state is left as it
-        /// is, failure or not.
+        /// The last error's launch `index` (0 is the most recent), written into
+        /// `record` up to its struct_size. CUABI_ERROR_OUT_OF_RANGE past
+        /// cuabi_last_error_get_launch_count; CUABI_ERROR_INVALID_ARGUMENT for a NULL
+        /// `record` or a struct_size too small for its first field. The last-error
+        /// state is left as it is, failure or not.
         /// </summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_last_error_get_launch")]
         public static extern CudaStatus cuabi_last_error_get_launch(UIntPtr index, ref LaunchRecordNative record);
@@ -221,7 +227,11 @@ namespace Cuabi.Interop
         public static extern CudaStatus cuabi_driver_log_dump([In] byte[] path);
 
         // cuabi_status cuabi_nvrtc_get_version(int32_t* major, int32_t* minor);
-        /// <summary>NVRTC's version; opens NVRTC if needed.</summary>
+        /// <summary>
+        /// NVRTC's version: `major` and `minor` receive its two numbers (12 and 8
+        /// for NVRTC 12.8). Opens NVRTC if needed; CUABI_ERROR_NVRTC_NOT_FOUND when
+        /// no libnvrtc loads.
+        /// </summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_nvrtc_get_version")]
         public static extern CudaStatus cuabi_nvrtc_get_version(out int major, out int minor);
 
@@ -233,7 +243,10 @@ namespace Cuabi.Interop
         // --- Devices ---
 
         // cuabi_status cuabi_device_get_count(int32_t* count);
-        /// <summary>Number of CUDA devices (0 where the driver sees none).</summary>
+        /// <summary>
+        /// Number of CUDA devices, in `count` (0 where the driver sees none). Opens
+        /// the driver if needed, answering as cuabi_init does when it cannot.
+        /// </summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_device_get_count")]
         public static extern CudaStatus cuabi_device_get_count(out int count);
 
@@ -247,12 +260,15 @@ namespace Cuabi.Interop
         public static extern CudaStatus cuabi_device_get(int ordinal, out SafeDeviceHandle @out);
 
         // void cuabi_device_release(cuabi_device device);
-        /// <summary>Releases a cuabi_device handle; NULL and released handles are ignored.</summary>
+        /// <summary>
+        /// Releases a handle of cuabi_device_get. The primary context stays retained
+        /// while any object made on the device still lives.
+        /// </summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_device_release")]
         public static extern void cuabi_device_release(IntPtr device);
 
         // cuabi_status cuabi_device_get_ordinal(cuabi_device device, int32_t* ordinal);
-        /// <summary>cuabi_device_get_ordinal; see the conventions of cuabi.h.</summary>
+        /// <summary>The ordinal the device was opened with (cuabi_device_get).</summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_device_get_ordinal")]
         public static extern CudaStatus cuabi_device_get_ordinal(SafeDeviceHandle device, out int ordinal);
 
@@ -262,29 +278,43 @@ namespace Cuabi.Interop
         public static extern CudaStatus cuabi_device_get_name(SafeDeviceHandle device, [Out] byte[] buf, ref UIntPtr size);
 
         // cuabi_status cuabi_device_get_compute_capability(cuabi_device device, int32_t* major, int32_t* minor);
-        /// <summary>cuabi_device_get_compute_capability; see the conventions of cuabi.h.</summary>
+        /// <summary>
+        /// The device's compute capability: `major` and `minor` receive its two
+        /// numbers (9 and 0 for an sm_90 device).
+        /// </summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_device_get_compute_capability")]
         public static extern CudaStatus cuabi_device_get_compute_capability(SafeDeviceHandle device, out int major, out int minor);
 
         // cuabi_status cuabi_device_get_total_memory(cuabi_device device, size_t* bytes);
-        /// <summary>cuabi_device_get_total_memory; see the conventions of cuabi.h.</summary>
+        /// <summary>
+        /// The device's total memory in bytes (cuDeviceTotalMem); what is free now
+        /// is cuabi_device_get_memory_info's.
+        /// </summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_device_get_total_memory")]
         public static extern CudaStatus cuabi_device_get_total_memory(SafeDeviceHandle device, out UIntPtr bytes);
 
         // cuabi_status cuabi_device_get_memory_info(cuabi_device device, size_t* free_bytes, size_t* total_bytes);
-        /// <summary>Free and total device memory as the driver sees them now.</summary>
+        /// <summary>
+        /// Free and total device memory as the driver sees them now, in bytes:
+        /// `free_bytes` and `total_bytes` (cuMemGetInfo in the device's primary
+        /// context).
+        /// </summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_device_get_memory_info")]
         public static extern CudaStatus cuabi_device_get_memory_info(SafeDeviceHandle device, out UIntPtr free_bytes, out UIntPtr total_bytes);
 
         // cuabi_status cuabi_device_get_attribute(cuabi_device device, int32_t cu_attribute, int32_t* value);
-        /// <summary>Any CUdevice_attribute of the driver, by its numeric value (see cuda.h).</summary>
+        /// <summary>
+        /// Any CUdevice_attribute of the driver, by its numeric value
+        /// `cu_attribute` (see cuda.h), in `value`. A value this driver does not
+        /// know answers CUABI_ERROR_INVALID_ARGUMENT.
+        /// </summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_device_get_attribute")]
         public static extern CudaStatus cuabi_device_get_attribute(SafeDeviceHandle device, int cu_attribute, out int value);
 
         // cuabi_status cuabi_device_get_context(cuabi_device device, uint64_t* cu_context);
         /// <summary>
-        /// The primary context as a raw CUcontext value, for interop. cuabi keeps it
-        /// retained while the device handle lives.
+        /// The primary context as a raw CUcontext value in `cu_context`, for
+        /// interop. cuabi keeps it retained while the device handle lives.
         /// </summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_device_get_context")]
         public static extern CudaStatus cuabi_device_get_context(SafeDeviceHandle device, out ulong cu_context);
@@ -295,12 +325,19 @@ namespace Cuabi.Interop
         public static extern CudaStatus cuabi_device_synchronize(SafeDeviceHandle device);
 
         // cuabi_status cuabi_device_get_health(cuabi_device device, cuabi_health* health);
-        /// <summary>Whether `device` can still run work (cuabi_health), without touching it.</summary>
+        /// <summary>
+        /// Whether `device` can still run work, in `health` (cuabi_health), without
+        /// touching it. The answer is the process's: a lost context or a fork
+        /// concerns every device.
+        /// </summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_device_get_health")]
         public static extern CudaStatus cuabi_device_get_health(SafeDeviceHandle device, out Health health);
 
         // cuabi_status cuabi_device_get_stream_priority_range(cuabi_device device, int32_t* least, int32_t* greatest);
-        /// <summary>Lowest and highest stream priorities; numerically lower is higher priority.</summary>
+        /// <summary>
+        /// Lowest and highest stream priorities, in `least` and `greatest`;
+        /// numerically lower is higher priority.
+        /// </summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_device_get_stream_priority_range")]
         public static extern CudaStatus cuabi_device_get_stream_priority_range(SafeDeviceHandle device, out int least, out int greatest);
 
@@ -353,13 +390,17 @@ namespace Cuabi.Interop
         /// <summary>
         /// Creates an NVRTC program from `source` (NUL-terminated). `name` is the
         /// file name used in diagnostics (NULL: "cuabi_program.cu"). `num_headers`
-        /// headers are given as parallel arrays of contents and include names.
+        /// headers are given as parallel arrays: `header_sources` holds their
+        /// contents and `header_names` the names they are included by.
         /// </summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_program_create")]
         public static extern CudaStatus cuabi_program_create([In] byte[] source, [In] byte[] name, UIntPtr num_headers, IntPtr header_sources, IntPtr header_names, out SafeProgramHandle @out);
 
         // void cuabi_program_release(cuabi_program program);
-        /// <summary>Releases a cuabi_program handle; NULL and released handles are ignored.</summary>
+        /// <summary>
+        /// Destroys the program (nvrtcDestroyProgram) with its output and log.
+        /// Modules loaded from its output do not need it.
+        /// </summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_program_release")]
         public static extern void cuabi_program_release(IntPtr program);
 
@@ -373,9 +414,9 @@ namespace Cuabi.Interop
 
         // cuabi_status cuabi_program_compile(cuabi_program program, size_t num_options, const char* const* options);
         /// <summary>
-        /// Compiles with raw NVRTC options (e.g. "--gpu-architecture=sm_90",
-        /// "--std=c++17"), passed to NVRTC as they are; cuabi_program_compile_with
-        /// takes the same options as typed values.
+        /// Compiles with the `num_options` raw NVRTC options of `options` (e.g.
+        /// "--gpu-architecture=sm_90", "--std=c++17"), passed to NVRTC as they are;
+        /// cuabi_program_compile_with takes the same options as typed values.
         /// With an "sm_XY" architecture NVRTC makes CUBIN; with "compute_XY", PTX.
         /// A program compiles once: a second call answers CUABI_ERROR_INVALID_ARGUMENT.
         /// Returns CUABI_ERROR_COMPILE when NVRTC rejects the code or the options; the
@@ -486,17 +527,29 @@ namespace Cuabi.Interop
         public static extern CudaStatus cuabi_module_load_data(SafeDeviceHandle device, IntPtr image, UIntPtr size, out SafeModuleHandle @out);
 
         // cuabi_status cuabi_module_load_file(cuabi_device device, const char* path, cuabi_module* out);
-        /// <summary>Loads a CUBIN, PTX or fatbin file.</summary>
+        /// <summary>
+        /// Loads a CUBIN, PTX or fatbin file: the bytes at `path`, read whole, as
+        /// cuabi_module_load_data loads them. CUABI_ERROR_IO (the errno in
+        /// cuabi_last_error_code) when the file cannot be opened or read;
+        /// CUABI_ERROR_INVALID_ARGUMENT for an empty one.
+        /// </summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_module_load_file")]
         public static extern CudaStatus cuabi_module_load_file(SafeDeviceHandle device, [In] byte[] path, out SafeModuleHandle @out);
 
         // void cuabi_module_release(cuabi_module module);
-        /// <summary>Releases a cuabi_module handle; NULL and released handles are ignored.</summary>
+        /// <summary>
+        /// Releases the module handle. The module is unloaded once no function
+        /// taken from it lives (each keeps its module loaded); a library's module
+        /// leaves the library to cuabi_library_release.
+        /// </summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_module_release")]
         public static extern void cuabi_module_release(IntPtr module);
 
         // cuabi_status cuabi_module_get_from_cache(cuabi_module module, int32_t* hit);
-        /// <summary>1 when cuabi_module_compile served this module from the cache, else 0.</summary>
+        /// <summary>
+        /// `hit` receives 1 when the module's image came from the compile cache
+        /// (cuabi_module_compile, cuabi_linker_link), else 0.
+        /// </summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_module_get_from_cache")]
         public static extern CudaStatus cuabi_module_get_from_cache(SafeModuleHandle module, out int hit);
 
@@ -526,8 +579,8 @@ namespace Cuabi.Interop
 
         // cuabi_status cuabi_module_get_kernel_count(cuabi_module module, size_t* count);
         /// <summary>
-        /// The number of kernels in the module (cuModuleGetFunctionCount; driver 12.4
-        /// or newer, CUABI_ERROR_NOT_SUPPORTED before).
+        /// The number of kernels in the module, in `count` (cuModuleGetFunctionCount;
+        /// driver 12.4 or newer, CUABI_ERROR_NOT_SUPPORTED before).
         /// </summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_module_get_kernel_count")]
         public static extern CudaStatus cuabi_module_get_kernel_count(SafeModuleHandle module, out UIntPtr count);
@@ -542,19 +595,27 @@ namespace Cuabi.Interop
         public static extern CudaStatus cuabi_module_get_kernel_name(SafeModuleHandle module, UIntPtr index, NameForm form, [Out] byte[] buf, ref UIntPtr size);
 
         // cuabi_status cuabi_module_get_global(cuabi_module module, const char* name, uint64_t* device_ptr, size_t* bytes);
-        /// <summary>A __device__ global: its device address and size in bytes.</summary>
+        /// <summary>
+        /// A __device__ global by its `name`: its device address in `device_ptr`
+        /// and its size in bytes in `bytes`. CUABI_ERROR_NOT_FOUND when the module
+        /// has no global of that name.
+        /// </summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_module_get_global")]
         public static extern CudaStatus cuabi_module_get_global(SafeModuleHandle module, [In] byte[] name, out ulong device_ptr, out UIntPtr bytes);
 
         // void cuabi_function_release(cuabi_function function);
-        /// <summary>Releases a cuabi_function handle; NULL and released handles are ignored.</summary>
+        /// <summary>
+        /// Releases a kernel handle of cuabi_module_get_function; its module stays
+        /// loaded while anything else needs it.
+        /// </summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_function_release")]
         public static extern void cuabi_function_release(IntPtr function);
 
         // cuabi_status cuabi_function_get_param_count(cuabi_function function, size_t* count);
         /// <summary>
-        /// The kernel's parameters, as the driver reports them (cuFuncGetParamInfo,
-        /// driver 12.4 or newer; CUABI_ERROR_NOT_SUPPORTED before that).
+        /// The number of the kernel's parameters, in `count`, as the driver reports
+        /// them (cuFuncGetParamInfo, driver 12.4 or newer; CUABI_ERROR_NOT_SUPPORTED
+        /// before that).
         /// </summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_function_get_param_count")]
         public static extern CudaStatus cuabi_function_get_param_count(SafeFunctionHandle function, out UIntPtr count);
@@ -611,12 +672,20 @@ namespace Cuabi.Interop
         public static extern CudaStatus cuabi_function_get_name(SafeFunctionHandle function, [Out] byte[] buf, ref UIntPtr size);
 
         // cuabi_status cuabi_function_get_attribute(cuabi_function function, cuabi_function_attribute attribute, int32_t* value);
-        /// <summary>Any CUfunction_attribute, by its numeric value.</summary>
+        /// <summary>
+        /// Any CUfunction_attribute, by its numeric value `attribute`, in `value`.
+        /// A value this driver does not know answers CUABI_ERROR_INVALID_ARGUMENT.
+        /// </summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_function_get_attribute")]
         public static extern CudaStatus cuabi_function_get_attribute(SafeFunctionHandle function, FunctionAttribute attribute, out int value);
 
         // cuabi_status cuabi_function_set_attribute(cuabi_function function, cuabi_function_attribute attribute, int32_t value);
-        /// <summary>Sets a settable CUfunction_attribute (e.g. the dynamic shared memory limit).</summary>
+        /// <summary>
+        /// Sets the settable CUfunction_attribute `attribute` (e.g. the dynamic
+        /// shared memory limit) to `value`. A value the driver refuses, or an
+        /// attribute it cannot set, answers CUABI_ERROR_INVALID_ARGUMENT naming both
+        /// (with the driver's logged reason where it gave one).
+        /// </summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_function_set_attribute")]
         public static extern CudaStatus cuabi_function_set_attribute(SafeFunctionHandle function, FunctionAttribute attribute, int value);
 
@@ -634,7 +703,10 @@ namespace Cuabi.Interop
         public static extern CudaStatus cuabi_cache_get_dir([Out] byte[] buf, ref UIntPtr size);
 
         // cuabi_status cuabi_cache_get_state(cuabi_cache_state* state);
-        /// <summary>Whether compiles use the cache folder now (cuabi_cache_state).</summary>
+        /// <summary>
+        /// Whether compiles use the cache folder now, in `state`
+        /// (cuabi_cache_state).
+        /// </summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_cache_get_state")]
         public static extern CudaStatus cuabi_cache_get_state(out CacheState state);
 
@@ -682,7 +754,10 @@ namespace Cuabi.Interop
         public static extern CudaStatus cuabi_linker_create(SafeDeviceHandle device, ref LinkDescNative desc, out SafeLinkerHandle @out);
 
         // void cuabi_linker_release(cuabi_linker linker);
-        /// <summary>Releases a cuabi_linker handle; NULL and released handles are ignored.</summary>
+        /// <summary>
+        /// Releases the linker and the inputs it copied. A module it linked does not
+        /// need it.
+        /// </summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_linker_release")]
         public static extern void cuabi_linker_release(IntPtr linker);
 
@@ -693,15 +768,22 @@ namespace Cuabi.Interop
 
         // cuabi_status cuabi_linker_add_data(cuabi_linker linker, cuabi_link_input kind, const void* data, size_t size, const char* name);
         /// <summary>
-        /// Adds `size` bytes of `kind`; `name` (NULL: "input&lt;N&gt;") names the input in
-        /// the log. The bytes are copied. An input the backend cannot take (LTO-IR
+        /// Adds the `size` bytes at `data` as an input of `kind`; `name` (NULL:
+        /// "input&lt;N&gt;") names the input in the log. The bytes are copied. NULL data,
+        /// 0 bytes, or AUTO for bytes that are no input cuabi can tell answer
+        /// CUABI_ERROR_INVALID_ARGUMENT; an input the backend cannot take (LTO-IR
         /// for the driver) answers CUABI_ERROR_NOT_SUPPORTED.
         /// </summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_linker_add_data")]
         public static extern CudaStatus cuabi_linker_add_data(SafeLinkerHandle linker, LinkInput kind, IntPtr data, UIntPtr size, [In] byte[] name);
 
         // cuabi_status cuabi_linker_add_file(cuabi_linker linker, cuabi_link_input kind, const char* path);
-        /// <summary>Adds a file of `kind` (read now: a later change to the file is not seen).</summary>
+        /// <summary>
+        /// Adds the file at `path` as an input of `kind` (read now: a later change
+        /// to the file is not seen); AUTO goes by the file's extension, then its
+        /// bytes. The refusals of cuabi_linker_add_data, and CUABI_ERROR_IO (the
+        /// errno in cuabi_last_error_code) when the file cannot be opened or read.
+        /// </summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_linker_add_file")]
         public static extern CudaStatus cuabi_linker_add_file(SafeLinkerHandle linker, LinkInput kind, [In] byte[] path);
 
@@ -746,15 +828,21 @@ namespace Cuabi.Interop
         // cuabi_status cuabi_library_load_data(const void* image, size_t size, cuabi_library* out);
         /// <summary>
         /// Loads an image (CUBIN, PTX or fatbin bytes, as cuabi_module_load_data
-        /// takes them) as a library (cuLibraryLoadData, CUDA 12+): loaded once,
-        /// usable in every device's context, which is what the driver recommends for
-        /// code not tied to one context.
+        /// takes them: the `size` bytes at `image`) as a library (cuLibraryLoadData,
+        /// CUDA 12+): loaded once, usable in every device's context, which is what
+        /// the driver recommends for code not tied to one context. Bytes that are
+        /// no image answer CUABI_ERROR_INVALID_ARGUMENT here, not at their first
+        /// use.
         /// </summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_library_load_data")]
         public static extern CudaStatus cuabi_library_load_data(IntPtr image, UIntPtr size, out SafeLibraryHandle @out);
 
         // cuabi_status cuabi_library_load_file(const char* path, cuabi_library* out);
-        /// <summary>Loads a CUBIN, PTX or fatbin file as a library.</summary>
+        /// <summary>
+        /// Loads a CUBIN, PTX or fatbin file as a library: the bytes at `path`, read
+        /// whole, as cuabi_library_load_data loads them. CUABI_ERROR_IO (the errno
+        /// in cuabi_last_error_code) when the file cannot be opened or read.
+        /// </summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_library_load_file")]
         public static extern CudaStatus cuabi_library_load_file([In] byte[] path, out SafeLibraryHandle @out);
 
@@ -790,9 +878,11 @@ namespace Cuabi.Interop
 
         // cuabi_status cuabi_function_launch(cuabi_function function, const cuabi_launch_config* config, cuabi_stream stream, void* const* params, size_t num_params);
         /// <summary>
-        /// Launches `function` on `stream` (NULL: the device's default stream) with
-        /// the driver's own argument convention, as cuLaunchKernel takes it: `params`
-        /// holds `num_params` pointers, each to one argument's value.
+        /// Launches `function` with the configuration `config` (its grid, block,
+        /// shared memory and the extended options of cuabi_launch_config) on `stream`
+        /// (NULL: the device's default stream) with the driver's own argument
+        /// convention, as cuLaunchKernel takes it: `params` holds `num_params`
+        /// pointers, each to one argument's value.
         ///
         /// The configuration is checked before the driver sees it (no zero dimension,
         /// a block within the kernel's and the device's limits, shared memory within
@@ -806,8 +896,10 @@ namespace Cuabi.Interop
 
         // cuabi_status cuabi_function_launch_sized(cuabi_function function, const cuabi_launch_config* config, cuabi_stream stream, void* const* params, const size_t* param_sizes, size_t num_params);
         /// <summary>
-        /// As cuabi_function_launch, and each argument's size in bytes is checked against the
-        /// kernel's parameter: passing a 4-byte value to a size_t parameter answers
+        /// As cuabi_function_launch (`config`, `stream`, `params` and `num_params`
+        /// the same), and each argument's size in bytes is checked against the
+        /// kernel's parameter: `param_sizes` holds `num_params` sizes, one for each
+        /// pointer of `params`. Passing a 4-byte value to a size_t parameter answers
         /// CUABI_ERROR_INVALID_ARGUMENT naming the parameter, instead of running.
         /// </summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_function_launch_sized")]
@@ -815,8 +907,9 @@ namespace Cuabi.Interop
 
         // cuabi_status cuabi_function_launch_packed(cuabi_function function, const cuabi_launch_config* config, cuabi_stream stream, const void* args, size_t args_size);
         /// <summary>
-        /// As cuabi_function_launch, with every argument in one block laid out at the kernel's
-        /// parameter offsets (cuabi_function_get_params); `args_size` must equal
+        /// As cuabi_function_launch (`config` and `stream` the same), with every
+        /// argument in one block, `args`, laid out at the kernel's parameter offsets
+        /// (cuabi_function_get_params); `args_size` must equal
         /// cuabi_function_get_args_size. One foreign call per launch for a binding.
         /// </summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_function_launch_packed")]
@@ -824,27 +917,33 @@ namespace Cuabi.Interop
 
         // cuabi_status cuabi_launch_plan_create(cuabi_function function, const cuabi_launch_config* config, cuabi_stream stream, cuabi_launch_plan* out);
         /// <summary>
-        /// A prepared launch: the function, configuration and stream checked once,
-        /// and an argument block owned by the plan, laid out at the kernel's
-        /// parameter offsets. A binding writes the arguments into that block in place
-        /// and launches with one call of one argument: the fastest way to launch the
-        /// same kernel many times. The plan keeps its function and stream alive.
-        /// Launching reads the block as it is at the call; one thread at a time should
-        /// write a plan's block and launch it (plans are cheap: make one per thread).
+        /// A prepared launch of `function` with `config` on `stream` (NULL: the
+        /// device's default stream): the function, configuration and stream checked
+        /// once, as cuabi_function_launch checks them, and an argument block owned by
+        /// the plan, laid out at the kernel's parameter offsets. A binding writes the
+        /// arguments into that block in place and launches with one call of one
+        /// argument: the fastest way to launch the same kernel many times. The plan
+        /// keeps its function and stream alive. Launching reads the block as it is at
+        /// the call; one thread at a time should write a plan's block and launch it
+        /// (plans are cheap: make one per thread).
         /// </summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_launch_plan_create")]
         public static extern CudaStatus cuabi_launch_plan_create(SafeFunctionHandle function, ref LaunchConfigNative config, SafeStreamHandle stream, out SafeLaunchPlanHandle @out);
 
         // void cuabi_launch_plan_release(cuabi_launch_plan plan);
-        /// <summary>Releases a cuabi_launch_plan handle; NULL and released handles are ignored.</summary>
+        /// <summary>
+        /// Frees the plan and its argument block (the address
+        /// cuabi_launch_plan_get_args gave is then invalid), and lets go of the
+        /// function and stream it kept alive.
+        /// </summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_launch_plan_release")]
         public static extern void cuabi_launch_plan_release(IntPtr plan);
 
         // cuabi_status cuabi_launch_plan_get_args(cuabi_launch_plan plan, void** args, size_t* size);
         /// <summary>
-        /// The plan's argument block: its address (valid until the plan is released,
-        /// zero-filled at creation, 64-byte aligned) and its size, which equals
-        /// cuabi_function_get_args_size.
+        /// The plan's argument block: its address in `args` (valid until the plan
+        /// is released, zero-filled at creation, 64-byte aligned) and its size in
+        /// `size`, which equals cuabi_function_get_args_size.
         /// </summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_launch_plan_get_args")]
         public static extern CudaStatus cuabi_launch_plan_get_args(SafeLaunchPlanHandle plan, out IntPtr args, out UIntPtr size);
@@ -866,33 +965,36 @@ namespace Cuabi.Interop
 
         // cuabi_status cuabi_function_suggest_block_size(cuabi_function function, size_t shared_bytes_per_block, size_t shared_bytes_per_thread, uint32_t block_size_limit, uint32_t* block_size, uint32_t* min_grid_size);
         /// <summary>
-        /// The block size that maximises occupancy, and the smallest grid that fills
-        /// the device at that size. Each block uses `shared_bytes_per_block` +
-        /// `shared_bytes_per_thread` * block size of dynamic shared memory (no
-        /// callback crosses the ABI). Where two sizes give the same occupancy the
-        /// larger wins, as with the driver's cuOccupancyMaxPotentialBlockSize.
-        /// `block_size_limit` caps the answer (0: the kernel's own limit; a limit
-        /// above the kernel's own is refused).
+        /// The block size that maximises occupancy, in `block_size`, and the
+        /// smallest grid that fills the device at that size, in `min_grid_size`.
+        /// Each block uses `shared_bytes_per_block` + `shared_bytes_per_thread` *
+        /// block size of dynamic shared memory (no callback crosses the ABI). Where
+        /// two sizes give the same occupancy the larger wins, as with the driver's
+        /// cuOccupancyMaxPotentialBlockSize. `block_size_limit` caps the answer (0:
+        /// the kernel's own limit; a limit above the kernel's own is refused).
         /// </summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_function_suggest_block_size")]
         public static extern CudaStatus cuabi_function_suggest_block_size(SafeFunctionHandle function, UIntPtr shared_bytes_per_block, UIntPtr shared_bytes_per_thread, uint block_size_limit, out uint block_size, out uint min_grid_size);
 
         // cuabi_status cuabi_function_suggest_config(cuabi_function function, uint64_t elements, size_t shared_bytes_per_block, size_t shared_bytes_per_thread, cuabi_launch_config* config);
         /// <summary>
-        /// A launch configuration for `elements` independent work items, one per
-        /// thread: a 1-D block of the size cuabi_function_suggest_block_size gives,
-        /// and as many blocks as cover `elements` (at most the device's grid limit),
-        /// with shared_mem_bytes set from the two shared-memory rules. The other
-        /// fields are the defaults. `config-&gt;struct_size` must be set; `elements` = 0
-        /// is refused.
+        /// A launch configuration, written into `config`, for `elements` independent
+        /// work items, one per thread: a 1-D block of the size
+        /// cuabi_function_suggest_block_size gives, and as many blocks as cover
+        /// `elements` (at most the device's grid limit), with shared_mem_bytes set
+        /// from the two shared-memory rules (`shared_bytes_per_block`,
+        /// `shared_bytes_per_thread`, as cuabi_function_suggest_block_size takes
+        /// them). The other fields are the defaults. `config-&gt;struct_size` must be
+        /// set; `elements` = 0 is refused.
         /// </summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_function_suggest_config")]
         public static extern CudaStatus cuabi_function_suggest_config(SafeFunctionHandle function, ulong elements, UIntPtr shared_bytes_per_block, UIntPtr shared_bytes_per_thread, ref LaunchConfigNative config);
 
         // cuabi_status cuabi_function_get_available_dynamic_shared(cuabi_function function, uint32_t blocks_per_sm, uint32_t block_size, size_t* bytes);
         /// <summary>
-        /// The most dynamic shared memory each block can have while `blocks_per_sm`
-        /// blocks of `block_size` threads stay resident on one multiprocessor.
+        /// The most dynamic shared memory, in `bytes`, each block can have while
+        /// `blocks_per_sm` blocks of `block_size` threads stay resident on one
+        /// multiprocessor.
         /// </summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_function_get_available_dynamic_shared")]
         public static extern CudaStatus cuabi_function_get_available_dynamic_shared(SafeFunctionHandle function, uint blocks_per_sm, uint block_size, out UIntPtr bytes);
@@ -900,8 +1002,8 @@ namespace Cuabi.Interop
         // cuabi_status cuabi_function_get_max_cluster_size(cuabi_function function, const cuabi_launch_config* config, uint32_t* cluster_size);
         /// <summary>
         /// The largest cluster size (in blocks) the device can run `function` with,
-        /// for `config`'s grid, block and shared memory (its cluster fields are not
-        /// read).
+        /// in `cluster_size`, for `config`'s grid, block and shared memory (its
+        /// cluster fields are not read).
         /// </summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_function_get_max_cluster_size")]
         public static extern CudaStatus cuabi_function_get_max_cluster_size(SafeFunctionHandle function, ref LaunchConfigNative config, out uint cluster_size);
@@ -924,29 +1026,40 @@ namespace Cuabi.Interop
         // cuabi_status cuabi_buffer_wrap(cuabi_device device, uint64_t device_ptr, size_t bytes, cuabi_buffer* out);
         /// <summary>
         /// Wraps device memory owned by someone else (CuPy, PyTorch, the runtime)
-        /// without taking ownership: release frees nothing. The owner must keep it
-        /// alive while the buffer is used.
+        /// without taking ownership: release frees nothing. `device_ptr` is the
+        /// memory's device address (a CUdeviceptr) and `bytes` its size; neither may
+        /// be 0 (CUABI_ERROR_INVALID_ARGUMENT). The owner must keep it alive while
+        /// the buffer is used.
         /// </summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_buffer_wrap")]
         public static extern CudaStatus cuabi_buffer_wrap(SafeDeviceHandle device, ulong device_ptr, UIntPtr bytes, out SafeBufferHandle @out);
 
         // void cuabi_buffer_release(cuabi_buffer buffer);
-        /// <summary>Releases a cuabi_buffer handle; NULL and released handles are ignored.</summary>
+        /// <summary>
+        /// Frees the buffer's memory as its kind says (cuabi_buffer_kind), once no
+        /// texture object reads it: a stream-ordered buffer in order on the stream
+        /// it was allocated on, a wrapped buffer not at all (its owner frees it), an
+        /// IPC buffer by unmapping, once the last buffer opened over that mapping is
+        /// released.
+        /// </summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_buffer_release")]
         public static extern void cuabi_buffer_release(IntPtr buffer);
 
         // cuabi_status cuabi_buffer_get_pointer(cuabi_buffer buffer, uint64_t* ptr);
-        /// <summary>The raw CUdeviceptr, for interop and as a kernel argument.</summary>
+        /// <summary>The raw CUdeviceptr in `ptr`, for interop and as a kernel argument.</summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_buffer_get_pointer")]
         public static extern CudaStatus cuabi_buffer_get_pointer(SafeBufferHandle buffer, out ulong ptr);
 
         // cuabi_status cuabi_buffer_get_size(cuabi_buffer buffer, size_t* bytes);
-        /// <summary>cuabi_buffer_get_size; see the conventions of cuabi.h.</summary>
+        /// <summary>
+        /// The buffer's size in bytes, as allocated, wrapped or opened (a pitched
+        /// buffer's is pitch * height).
+        /// </summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_buffer_get_size")]
         public static extern CudaStatus cuabi_buffer_get_size(SafeBufferHandle buffer, out UIntPtr bytes);
 
         // cuabi_status cuabi_buffer_get_device_ordinal(cuabi_buffer buffer, int32_t* ordinal);
-        /// <summary>cuabi_buffer_get_device_ordinal; see the conventions of cuabi.h.</summary>
+        /// <summary>The ordinal of the device the buffer's memory belongs to.</summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_buffer_get_device_ordinal")]
         public static extern CudaStatus cuabi_buffer_get_device_ordinal(SafeBufferHandle buffer, out int ordinal);
 
@@ -954,7 +1067,10 @@ namespace Cuabi.Interop
         /// <summary>
         /// Every copy is checked against the buffers' sizes first: a range past the
         /// end answers CUABI_ERROR_OUT_OF_RANGE before the driver sees it. A copy of 0
-        /// bytes succeeds and does nothing.
+        /// bytes succeeds and does nothing. `bytes` bytes are copied from byte
+        /// `src_offset` of the buffer `src` or into byte `dst_offset` of the buffer
+        /// `dst`; the host side is the host address `src` (to the device) or `dst`
+        /// (from it).
         /// The synchronous forms (no stream argument) run on the default stream after
         /// the work already queued there, and return once the device has finished
         /// them. They are not ordered against streams made with
@@ -968,41 +1084,106 @@ namespace Cuabi.Interop
         public static extern CudaStatus cuabi_buffer_copy_from_host(SafeBufferHandle dst, UIntPtr dst_offset, IntPtr src, UIntPtr bytes);
 
         // cuabi_status cuabi_buffer_copy_to_host(cuabi_buffer src, size_t src_offset, void* dst, size_t bytes);
-        /// <summary>cuabi_buffer_copy_to_host; see the conventions of cuabi.h.</summary>
+        /// <summary>
+        /// Every copy is checked against the buffers' sizes first: a range past the
+        /// end answers CUABI_ERROR_OUT_OF_RANGE before the driver sees it. A copy of 0
+        /// bytes succeeds and does nothing. `bytes` bytes are copied from byte
+        /// `src_offset` of the buffer `src` or into byte `dst_offset` of the buffer
+        /// `dst`; the host side is the host address `src` (to the device) or `dst`
+        /// (from it).
+        /// The synchronous forms (no stream argument) run on the default stream after
+        /// the work already queued there, and return once the device has finished
+        /// them. They are not ordered against streams made with
+        /// CUABI_STREAM_NON_BLOCKING: synchronise such a stream first.
+        /// The *_async forms are ordered on `stream` (NULL: the default stream) and
+        /// return at once; the host memory must stay valid until the stream reaches
+        /// the copy, and is copied asynchronously only if it is pinned
+        /// (cuabi_host_buffer_alloc, cuabi_host_buffer_register).
+        /// </summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_buffer_copy_to_host")]
         public static extern CudaStatus cuabi_buffer_copy_to_host(SafeBufferHandle src, UIntPtr src_offset, IntPtr dst, UIntPtr bytes);
 
         // cuabi_status cuabi_buffer_copy_from_host_async(cuabi_buffer dst, size_t dst_offset, const void* src, size_t bytes, cuabi_stream stream);
-        /// <summary>cuabi_buffer_copy_from_host_async; see the conventions of cuabi.h.</summary>
+        /// <summary>
+        /// Every copy is checked against the buffers' sizes first: a range past the
+        /// end answers CUABI_ERROR_OUT_OF_RANGE before the driver sees it. A copy of 0
+        /// bytes succeeds and does nothing. `bytes` bytes are copied from byte
+        /// `src_offset` of the buffer `src` or into byte `dst_offset` of the buffer
+        /// `dst`; the host side is the host address `src` (to the device) or `dst`
+        /// (from it).
+        /// The synchronous forms (no stream argument) run on the default stream after
+        /// the work already queued there, and return once the device has finished
+        /// them. They are not ordered against streams made with
+        /// CUABI_STREAM_NON_BLOCKING: synchronise such a stream first.
+        /// The *_async forms are ordered on `stream` (NULL: the default stream) and
+        /// return at once; the host memory must stay valid until the stream reaches
+        /// the copy, and is copied asynchronously only if it is pinned
+        /// (cuabi_host_buffer_alloc, cuabi_host_buffer_register).
+        /// </summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_buffer_copy_from_host_async")]
         public static extern CudaStatus cuabi_buffer_copy_from_host_async(SafeBufferHandle dst, UIntPtr dst_offset, IntPtr src, UIntPtr bytes, SafeStreamHandle stream);
 
         // cuabi_status cuabi_buffer_copy_to_host_async(cuabi_buffer src, size_t src_offset, void* dst, size_t bytes, cuabi_stream stream);
-        /// <summary>cuabi_buffer_copy_to_host_async; see the conventions of cuabi.h.</summary>
+        /// <summary>
+        /// Every copy is checked against the buffers' sizes first: a range past the
+        /// end answers CUABI_ERROR_OUT_OF_RANGE before the driver sees it. A copy of 0
+        /// bytes succeeds and does nothing. `bytes` bytes are copied from byte
+        /// `src_offset` of the buffer `src` or into byte `dst_offset` of the buffer
+        /// `dst`; the host side is the host address `src` (to the device) or `dst`
+        /// (from it).
+        /// The synchronous forms (no stream argument) run on the default stream after
+        /// the work already queued there, and return once the device has finished
+        /// them. They are not ordered against streams made with
+        /// CUABI_STREAM_NON_BLOCKING: synchronise such a stream first.
+        /// The *_async forms are ordered on `stream` (NULL: the default stream) and
+        /// return at once; the host memory must stay valid until the stream reaches
+        /// the copy, and is copied asynchronously only if it is pinned
+        /// (cuabi_host_buffer_alloc, cuabi_host_buffer_register).
+        /// </summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_buffer_copy_to_host_async")]
         public static extern CudaStatus cuabi_buffer_copy_to_host_async(SafeBufferHandle src, UIntPtr src_offset, IntPtr dst, UIntPtr bytes, SafeStreamHandle stream);
 
         // cuabi_status cuabi_buffer_copy(cuabi_buffer dst, size_t dst_offset, cuabi_buffer src, size_t src_offset, size_t bytes);
         /// <summary>
         /// Device to device, on one device or between two (directly or through the
-        /// host: cuabi_buffer_get_copy_path). Overlapping ranges of the same memory
-        /// answer CUABI_ERROR_INVALID_ARGUMENT.
+        /// host: cuabi_buffer_get_copy_path): `bytes` bytes from byte `src_offset` of
+        /// `src` to byte `dst_offset` of `dst`, checked against both buffers' sizes
+        /// as above (CUABI_ERROR_OUT_OF_RANGE). Overlapping ranges of the same memory
+        /// answer CUABI_ERROR_INVALID_ARGUMENT. The *_async form is ordered on
+        /// `stream` (NULL: the default stream), which must be of `dst`'s device.
         /// </summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_buffer_copy")]
         public static extern CudaStatus cuabi_buffer_copy(SafeBufferHandle dst, UIntPtr dst_offset, SafeBufferHandle src, UIntPtr src_offset, UIntPtr bytes);
 
         // cuabi_status cuabi_buffer_copy_async(cuabi_buffer dst, size_t dst_offset, cuabi_buffer src, size_t src_offset, size_t bytes, cuabi_stream stream);
-        /// <summary>cuabi_buffer_copy_async; see the conventions of cuabi.h.</summary>
+        /// <summary>
+        /// Device to device, on one device or between two (directly or through the
+        /// host: cuabi_buffer_get_copy_path): `bytes` bytes from byte `src_offset` of
+        /// `src` to byte `dst_offset` of `dst`, checked against both buffers' sizes
+        /// as above (CUABI_ERROR_OUT_OF_RANGE). Overlapping ranges of the same memory
+        /// answer CUABI_ERROR_INVALID_ARGUMENT. The *_async form is ordered on
+        /// `stream` (NULL: the default stream), which must be of `dst`'s device.
+        /// </summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_buffer_copy_async")]
         public static extern CudaStatus cuabi_buffer_copy_async(SafeBufferHandle dst, UIntPtr dst_offset, SafeBufferHandle src, UIntPtr src_offset, UIntPtr bytes, SafeStreamHandle stream);
 
         // cuabi_status cuabi_buffer_memset(cuabi_buffer buffer, size_t offset, uint8_t value, size_t bytes);
-        /// <summary>Sets `bytes` bytes from `offset` to `value`.</summary>
+        /// <summary>
+        /// Sets `bytes` bytes from byte `offset` of `buffer` to `value`; a range past
+        /// the buffer's end answers CUABI_ERROR_OUT_OF_RANGE, and 0 bytes do nothing.
+        /// The synchronous form returns once the device has finished; the *_async
+        /// form is ordered on `stream` (NULL: the default stream).
+        /// </summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_buffer_memset")]
         public static extern CudaStatus cuabi_buffer_memset(SafeBufferHandle buffer, UIntPtr offset, byte value, UIntPtr bytes);
 
         // cuabi_status cuabi_buffer_memset_async(cuabi_buffer buffer, size_t offset, uint8_t value, size_t bytes, cuabi_stream stream);
-        /// <summary>cuabi_buffer_memset_async; see the conventions of cuabi.h.</summary>
+        /// <summary>
+        /// Sets `bytes` bytes from byte `offset` of `buffer` to `value`; a range past
+        /// the buffer's end answers CUABI_ERROR_OUT_OF_RANGE, and 0 bytes do nothing.
+        /// The synchronous form returns once the device has finished; the *_async
+        /// form is ordered on `stream` (NULL: the default stream).
+        /// </summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_buffer_memset_async")]
         public static extern CudaStatus cuabi_buffer_memset_async(SafeBufferHandle buffer, UIntPtr offset, byte value, UIntPtr bytes, SafeStreamHandle stream);
 
@@ -1016,7 +1197,8 @@ namespace Cuabi.Interop
         // cuabi_status cuabi_host_buffer_register(cuabi_device device, void* ptr, size_t bytes, cuabi_host_buffer* out);
         /// <summary>
         /// Pins existing host memory in place (e.g. a NumPy array's data) until the
-        /// handle is released. The memory must outlive the handle.
+        /// handle is released: the `bytes` bytes at `ptr` (neither NULL nor 0:
+        /// CUABI_ERROR_INVALID_ARGUMENT). The memory must outlive the handle.
         /// </summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_host_buffer_register")]
         public static extern CudaStatus cuabi_host_buffer_register(SafeDeviceHandle device, IntPtr ptr, UIntPtr bytes, out SafeHostBufferHandle @out);
@@ -1027,19 +1209,22 @@ namespace Cuabi.Interop
         public static extern void cuabi_host_buffer_release(IntPtr buffer);
 
         // cuabi_status cuabi_host_buffer_get_pointer(cuabi_host_buffer buffer, void** ptr);
-        /// <summary>cuabi_host_buffer_get_pointer; see the conventions of cuabi.h.</summary>
+        /// <summary>
+        /// The host address of the pinned memory: the allocation, or the `ptr` that
+        /// was registered. Valid while the handle lives.
+        /// </summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_host_buffer_get_pointer")]
         public static extern CudaStatus cuabi_host_buffer_get_pointer(SafeHostBufferHandle buffer, out IntPtr ptr);
 
         // cuabi_status cuabi_host_buffer_get_size(cuabi_host_buffer buffer, size_t* bytes);
-        /// <summary>cuabi_host_buffer_get_size; see the conventions of cuabi.h.</summary>
+        /// <summary>The pinned memory's size in bytes, as allocated or registered.</summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_host_buffer_get_size")]
         public static extern CudaStatus cuabi_host_buffer_get_size(SafeHostBufferHandle buffer, out UIntPtr bytes);
 
         // --- Kinds of device memory ---
 
         // cuabi_status cuabi_buffer_get_kind(cuabi_buffer buffer, cuabi_buffer_kind* kind);
-        /// <summary>cuabi_buffer_get_kind; see the conventions of cuabi.h.</summary>
+        /// <summary>How the buffer's memory was obtained, in `kind` (cuabi_buffer_kind).</summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_buffer_get_kind")]
         public static extern CudaStatus cuabi_buffer_get_kind(SafeBufferHandle buffer, out BufferKind kind);
 
@@ -1077,12 +1262,19 @@ namespace Cuabi.Interop
         public static extern void cuabi_memory_pool_release(IntPtr pool);
 
         // cuabi_status cuabi_memory_pool_set_release_threshold(cuabi_memory_pool pool, uint64_t bytes);
-        /// <summary>cuabi_memory_pool_set_release_threshold; see the conventions of cuabi.h.</summary>
+        /// <summary>
+        /// Sets the memory, in `bytes`, that the pool keeps reserved when a stream
+        /// synchronizes instead of giving it back to the device (0: give everything
+        /// back; cuabi_memory_pool_desc.release_threshold).
+        /// </summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_memory_pool_set_release_threshold")]
         public static extern CudaStatus cuabi_memory_pool_set_release_threshold(SafeMemoryPoolHandle pool, ulong bytes);
 
         // cuabi_status cuabi_memory_pool_get_release_threshold(cuabi_memory_pool pool, uint64_t* bytes);
-        /// <summary>cuabi_memory_pool_get_release_threshold; see the conventions of cuabi.h.</summary>
+        /// <summary>
+        /// The pool's release threshold in bytes (see
+        /// cuabi_memory_pool_set_release_threshold).
+        /// </summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_memory_pool_get_release_threshold")]
         public static extern CudaStatus cuabi_memory_pool_get_release_threshold(SafeMemoryPoolHandle pool, out ulong bytes);
 
@@ -1096,17 +1288,19 @@ namespace Cuabi.Interop
 
         // cuabi_status cuabi_memory_pool_get_usage(cuabi_memory_pool pool, uint64_t* reserved_bytes, uint64_t* used_bytes);
         /// <summary>
-        /// The bytes the pool has reserved from the device, and of those the bytes
-        /// its live allocations use.
+        /// The bytes the pool has reserved from the device, in `reserved_bytes`,
+        /// and of those the bytes its live allocations use, in `used_bytes`.
         /// </summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_memory_pool_get_usage")]
         public static extern CudaStatus cuabi_memory_pool_get_usage(SafeMemoryPoolHandle pool, out ulong reserved_bytes, out ulong used_bytes);
 
         // cuabi_status cuabi_memory_pool_export_fd(cuabi_memory_pool pool, int32_t* fd);
         /// <summary>
-        /// A new file descriptor for the pool (made with CUABI_MEMORY_POOL_IPC),
-        /// owned by the caller: pass it to another process (inherit it, or send it
-        /// over a Unix socket) for cuabi_memory_pool_import_fd, then close it.
+        /// A new file descriptor for the pool in `fd`, owned by the caller: pass it
+        /// to another process (inherit it, or send it over a Unix socket) for
+        /// cuabi_memory_pool_import_fd, then close it. A pool made without
+        /// CUABI_MEMORY_POOL_IPC, or one imported, answers
+        /// CUABI_ERROR_INVALID_ARGUMENT.
         /// </summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_memory_pool_export_fd")]
         public static extern CudaStatus cuabi_memory_pool_export_fd(SafeMemoryPoolHandle pool, out int fd);
@@ -1153,8 +1347,10 @@ namespace Cuabi.Interop
 
         // cuabi_status cuabi_buffer_alloc_managed(cuabi_device device, size_t bytes, cuabi_managed_flags flags, cuabi_buffer* out);
         /// <summary>
-        /// Allocates `bytes` (&gt; 0) of managed memory: one address valid on the host
-        /// and on every device, migrated on demand.
+        /// Allocates `bytes` (&gt; 0) of managed memory on `device`: one address valid
+        /// on the host and on every device, migrated on demand. `flags` is an OR of
+        /// cuabi_managed_flag_bits (0: every stream may touch it; unknown bits answer
+        /// CUABI_ERROR_INVALID_ARGUMENT).
         ///
         /// When the host may touch it (through cuabi_buffer_get_host_pointer): on a
         /// device whose CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS (89) is 1
@@ -1170,8 +1366,9 @@ namespace Cuabi.Interop
 
         // cuabi_status cuabi_buffer_get_host_pointer(cuabi_buffer buffer, void** ptr);
         /// <summary>
-        /// The host address of a managed buffer (the same value as its device
-        /// pointer). Another kind of buffer answers CUABI_ERROR_INVALID_ARGUMENT.
+        /// The host address of a managed buffer in `ptr` (the same value as its
+        /// device pointer). Another kind of buffer answers
+        /// CUABI_ERROR_INVALID_ARGUMENT.
         /// </summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_buffer_get_host_pointer")]
         public static extern CudaStatus cuabi_buffer_get_host_pointer(SafeBufferHandle buffer, out IntPtr ptr);
@@ -1209,7 +1406,8 @@ namespace Cuabi.Interop
 
         // cuabi_status cuabi_buffer_open_ipc(cuabi_device device, cuabi_memory_pool pool, const void* handle, size_t handle_size, cuabi_buffer* out);
         /// <summary>
-        /// Opens, on `device`, a buffer another process exported. A handle of a pool
+        /// Opens, on `device`, a buffer another process exported: `handle` holds the
+        /// `handle_size` bytes cuabi_buffer_get_ipc_handle wrote there. A handle of a pool
         /// allocation needs `pool`: that pool, imported here with
         /// cuabi_memory_pool_import_fd; other handles take NULL. The buffer
         /// (CUABI_BUFFER_IPC) has the exported size; releasing it unmaps the memory,
@@ -1236,14 +1434,16 @@ namespace Cuabi.Interop
         // cuabi_status cuabi_event_get_ipc_handle(cuabi_event event, void* handle, size_t handle_size);
         /// <summary>
         /// Writes the IPC handle of an event made with CUABI_EVENT_INTERPROCESS (and
-        /// CUABI_EVENT_DISABLE_TIMING), as cuabi_buffer_get_ipc_handle does.
+        /// CUABI_EVENT_DISABLE_TIMING) into `handle`, which holds `handle_size` &gt;=
+        /// CUABI_IPC_HANDLE_SIZE bytes, as cuabi_buffer_get_ipc_handle does.
         /// </summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_event_get_ipc_handle")]
         public static extern CudaStatus cuabi_event_get_ipc_handle(SafeEventHandle @event, IntPtr handle, UIntPtr handle_size);
 
         // cuabi_status cuabi_event_open_ipc(cuabi_device device, const void* handle, size_t handle_size, cuabi_event* out);
         /// <summary>
-        /// Opens another process's event on `device`: record it there, wait for it
+        /// Opens another process's event on `device`, from the `handle_size` bytes
+        /// at `handle` (cuabi_event_get_ipc_handle's): record it there, wait for it
         /// here (cuabi_stream_wait_event, cuabi_event_synchronize). A stream of any
         /// device may wait on it: cuabi opens the handle again, once, on the
         /// stream's device (the driver cannot make a stream of another device wait on
@@ -1256,8 +1456,9 @@ namespace Cuabi.Interop
 
         // cuabi_status cuabi_device_can_access_peer(cuabi_device device, cuabi_device peer, int32_t* can_access);
         /// <summary>
-        /// 1 when kernels on `device` can access memory of `peer` once peer access is
-        /// enabled, 0 when not, and 0 for a device and itself (no peer).
+        /// `can_access` receives 1 when kernels on `device` can access memory of
+        /// `peer` once peer access is enabled, 0 when not, and 0 for a device and
+        /// itself (no peer).
         /// </summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_device_can_access_peer")]
         public static extern CudaStatus cuabi_device_can_access_peer(SafeDeviceHandle device, SafeDeviceHandle peer, out int can_access);
@@ -1274,16 +1475,18 @@ namespace Cuabi.Interop
 
         // cuabi_status cuabi_device_disable_peer_access(cuabi_device device, cuabi_device peer);
         /// <summary>
-        /// Undoes cuabi_device_enable_peer_access; disabling what is not enabled
-        /// succeeds. A device and itself answers CUABI_ERROR_INVALID_ARGUMENT.
+        /// Undoes cuabi_device_enable_peer_access from `device` to `peer`;
+        /// disabling what is not enabled succeeds. A device and itself answers
+        /// CUABI_ERROR_INVALID_ARGUMENT.
         /// </summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_device_disable_peer_access")]
         public static extern CudaStatus cuabi_device_disable_peer_access(SafeDeviceHandle device, SafeDeviceHandle peer);
 
         // cuabi_status cuabi_device_get_peer_attribute(cuabi_device device, cuabi_device peer, int32_t cu_p2p_attribute, int32_t* value);
         /// <summary>
-        /// Any CUdevice_P2PAttribute of the pair, by its numeric value (see cuda.h);
-        /// a device and itself answers CUABI_ERROR_INVALID_ARGUMENT.
+        /// Any CUdevice_P2PAttribute of the pair (from `device` to `peer`), by its
+        /// numeric value `cu_p2p_attribute` (see cuda.h), in `value`; a device and
+        /// itself answers CUABI_ERROR_INVALID_ARGUMENT.
         /// </summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_device_get_peer_attribute")]
         public static extern CudaStatus cuabi_device_get_peer_attribute(SafeDeviceHandle device, SafeDeviceHandle peer, int cu_p2p_attribute, out int value);
@@ -1317,13 +1520,19 @@ namespace Cuabi.Interop
         /// <summary>
         /// Sets `count` elements of `element_size` (1, 2 or 4) bytes from `offset`
         /// (a multiple of `element_size`) to `value` (its low element_size bytes;
-        /// higher bits must be 0). Checked against the buffer as every copy is.
+        /// higher bits must be 0). Checked against the buffer as every copy is. The
+        /// *_async form is ordered on `stream` (NULL: the default stream).
         /// </summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_buffer_fill")]
         public static extern CudaStatus cuabi_buffer_fill(SafeBufferHandle buffer, UIntPtr offset, uint value, uint element_size, UIntPtr count);
 
         // cuabi_status cuabi_buffer_fill_async(cuabi_buffer buffer, size_t offset, uint32_t value, uint32_t element_size, size_t count, cuabi_stream stream);
-        /// <summary>cuabi_buffer_fill_async; see the conventions of cuabi.h.</summary>
+        /// <summary>
+        /// Sets `count` elements of `element_size` (1, 2 or 4) bytes from `offset`
+        /// (a multiple of `element_size`) to `value` (its low element_size bytes;
+        /// higher bits must be 0). Checked against the buffer as every copy is. The
+        /// *_async form is ordered on `stream` (NULL: the default stream).
+        /// </summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_buffer_fill_async")]
         public static extern CudaStatus cuabi_buffer_fill_async(SafeBufferHandle buffer, UIntPtr offset, uint value, uint element_size, UIntPtr count, SafeStreamHandle stream);
 
@@ -1337,16 +1546,16 @@ namespace Cuabi.Interop
 
         // cuabi_status cuabi_copy_3d(const cuabi_copy_3d_desc* desc);
         /// <summary>
-        /// Copies the box and returns once it is done (ordered on the default stream
-        /// as cuabi_buffer_copy is).
+        /// Copies the box `desc` describes (cuabi_copy_3d_desc) and returns once it
+        /// is done (ordered on the default stream as cuabi_buffer_copy is).
         /// </summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_copy_3d")]
         public static extern CudaStatus cuabi_copy_3d(ref Copy3dDescNative desc);
 
         // cuabi_status cuabi_copy_3d_async(const cuabi_copy_3d_desc* desc, cuabi_stream stream);
         /// <summary>
-        /// Copies the box in order on `stream` (NULL: the default stream); host
-        /// memory must stay valid until the stream reaches the copy.
+        /// Copies the box `desc` describes in order on `stream` (NULL: the default
+        /// stream); host memory must stay valid until the stream reaches the copy.
         /// </summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_copy_3d_async")]
         public static extern CudaStatus cuabi_copy_3d_async(ref Copy3dDescNative desc, SafeStreamHandle stream);
@@ -1363,8 +1572,13 @@ namespace Cuabi.Interop
 
         // cuabi_status cuabi_array_create(cuabi_device device, const cuabi_array_desc* desc, cuabi_array* out);
         /// <summary>
-        /// A new array on `device`; the shape is checked against the device's limits
-        /// first. Fill and read it with cuabi_copy_3d.
+        /// A new array on `device` of the shape `desc` gives (cuabi_array_desc). The
+        /// shape is checked first: a zero width, an unknown format or flag, a
+        /// channel count other than 1, 2 or 4, a shape the flags do not allow (a
+        /// layered array without layers, a cubemap that is not square or not 6
+        /// faces deep) or an extent past the device's limits answers
+        /// CUABI_ERROR_INVALID_ARGUMENT naming the field. Fill and read it with
+        /// cuabi_copy_3d.
         /// </summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_array_create")]
         public static extern CudaStatus cuabi_array_create(SafeDeviceHandle device, ref ArrayDescNative desc, out SafeArrayHandle @out);
@@ -1380,7 +1594,7 @@ namespace Cuabi.Interop
         public static extern CudaStatus cuabi_array_get_desc(SafeArrayHandle array, ref ArrayDescNative desc);
 
         // cuabi_status cuabi_array_get_handle(cuabi_array array, uint64_t* cu_array);
-        /// <summary>The raw CUarray value, for interop.</summary>
+        /// <summary>The raw CUarray value in `cu_array`, for interop.</summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_array_get_handle")]
         public static extern CudaStatus cuabi_array_get_handle(SafeArrayHandle array, out ulong cu_array);
 
@@ -1394,22 +1608,28 @@ namespace Cuabi.Interop
 
         // cuabi_status cuabi_texture_create(const cuabi_texture_desc* desc, cuabi_texture* out);
         /// <summary>
-        /// A texture object; it keeps its array or buffer alive. Everything is
-        /// checked first (exactly one memory, the range inside the buffer, modes
-        /// that need normalised coordinates, linear filtering of integer reads).
+        /// A texture object as `desc` describes it (cuabi_texture_desc); it keeps
+        /// its array or buffer alive. Everything is checked first (exactly one
+        /// memory, the range inside the buffer, modes that need normalised
+        /// coordinates, linear filtering of integer reads): CUABI_ERROR_OUT_OF_RANGE
+        /// for a range past the buffer's end, CUABI_ERROR_INVALID_ARGUMENT naming
+        /// the field otherwise.
         /// </summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_texture_create")]
         public static extern CudaStatus cuabi_texture_create(ref TextureDescNative desc, out SafeTextureHandle @out);
 
         // void cuabi_texture_release(cuabi_texture texture);
-        /// <summary>Releases a cuabi_texture handle; NULL and released handles are ignored.</summary>
+        /// <summary>
+        /// Destroys the texture object and lets go of the array or buffer it kept
+        /// alive.
+        /// </summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_texture_release")]
         public static extern void cuabi_texture_release(IntPtr texture);
 
         // cuabi_status cuabi_texture_get_handle(cuabi_texture texture, uint64_t* tex_object);
         /// <summary>
-        /// The CUtexObject (cudaTextureObject_t): pass it by value, as an 8-byte
-        /// kernel argument. Valid while the texture handle lives.
+        /// The CUtexObject (cudaTextureObject_t) in `tex_object`: pass it by value,
+        /// as an 8-byte kernel argument. Valid while the texture handle lives.
         /// </summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_texture_get_handle")]
         public static extern CudaStatus cuabi_texture_get_handle(SafeTextureHandle texture, out ulong tex_object);
@@ -1423,12 +1643,15 @@ namespace Cuabi.Interop
         public static extern CudaStatus cuabi_surface_create(SafeArrayHandle array, out SafeSurfaceHandle @out);
 
         // void cuabi_surface_release(cuabi_surface surface);
-        /// <summary>Releases a cuabi_surface handle; NULL and released handles are ignored.</summary>
+        /// <summary>Destroys the surface object and lets go of the array it kept alive.</summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_surface_release")]
         public static extern void cuabi_surface_release(IntPtr surface);
 
         // cuabi_status cuabi_surface_get_handle(cuabi_surface surface, uint64_t* surf_object);
-        /// <summary>The CUsurfObject (cudaSurfaceObject_t), an 8-byte kernel argument.</summary>
+        /// <summary>
+        /// The CUsurfObject (cudaSurfaceObject_t) in `surf_object`, an 8-byte
+        /// kernel argument. Valid while the surface handle lives.
+        /// </summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_surface_get_handle")]
         public static extern CudaStatus cuabi_surface_get_handle(SafeSurfaceHandle surface, out ulong surf_object);
 
@@ -1436,27 +1659,33 @@ namespace Cuabi.Interop
 
         // cuabi_status cuabi_stream_create(cuabi_device device, cuabi_stream_flags flags, int32_t priority, cuabi_stream* out);
         /// <summary>
-        /// A new stream; `priority` 0 is the default (see
-        /// cuabi_device_get_stream_priority_range).
+        /// A new stream on `device`. `flags` is an OR of cuabi_stream_flag_bits
+        /// (unknown bits answer CUABI_ERROR_INVALID_ARGUMENT); `priority` 0 is the
+        /// default (see cuabi_device_get_stream_priority_range).
         /// </summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_stream_create")]
         public static extern CudaStatus cuabi_stream_create(SafeDeviceHandle device, StreamFlags flags, int priority, out SafeStreamHandle @out);
 
         // cuabi_status cuabi_stream_wrap(cuabi_device device, uint64_t cu_stream, cuabi_stream* out);
         /// <summary>
-        /// Wraps a CUstream (a cudaStream_t) owned by someone else; release does not
-        /// destroy it. It must belong to `device`'s primary context.
+        /// Wraps `cu_stream`, a CUstream (a cudaStream_t) owned by someone else;
+        /// release does not destroy it. It must belong to `device`'s primary
+        /// context.
         /// </summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_stream_wrap")]
         public static extern CudaStatus cuabi_stream_wrap(SafeDeviceHandle device, ulong cu_stream, out SafeStreamHandle @out);
 
         // void cuabi_stream_release(cuabi_stream stream);
-        /// <summary>Releases a cuabi_stream handle; NULL and released handles are ignored.</summary>
+        /// <summary>
+        /// Destroys a stream of cuabi_stream_create once nothing uses it (a launch
+        /// plan or a stream-ordered buffer keeps its stream); work queued on it still
+        /// runs. A wrapped stream is left to its owner.
+        /// </summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_stream_release")]
         public static extern void cuabi_stream_release(IntPtr stream);
 
         // cuabi_status cuabi_stream_get_handle(cuabi_stream stream, uint64_t* cu_stream);
-        /// <summary>The raw CUstream value, for interop.</summary>
+        /// <summary>The raw CUstream value in `cu_stream`, for interop.</summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_stream_get_handle")]
         public static extern CudaStatus cuabi_stream_get_handle(SafeStreamHandle stream, out ulong cu_stream);
 
@@ -1470,7 +1699,12 @@ namespace Cuabi.Interop
         public static extern CudaStatus cuabi_stream_get_id(SafeStreamHandle stream, out ulong id);
 
         // cuabi_status cuabi_stream_synchronize(cuabi_stream stream);
-        /// <summary>cuabi_stream_synchronize; see the conventions of cuabi.h.</summary>
+        /// <summary>
+        /// Waits until all work queued on the stream has finished. A host function
+        /// on it that reported a failure since the last synchronize answers
+        /// CUABI_ERROR_HOST_FUNCTION with its message (several: their number and the
+        /// first's message); the failure is then cleared.
+        /// </summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_stream_synchronize")]
         public static extern CudaStatus cuabi_stream_synchronize(SafeStreamHandle stream);
 
@@ -1577,25 +1811,32 @@ namespace Cuabi.Interop
         /// <summary>
         /// Holds the stream's later work until the `width`-byte word at `offset` of
         /// `buffer` meets `condition` against `value`: a write from another stream,
-        /// another device or the host ends the wait. The same refusals as
-        /// cuabi_stream_write_value; CUABI_MEM_OP_NO_MEMORY_BARRIER on a wait, and a
-        /// condition or flush the device cannot do (named), are refused too.
+        /// another device or the host ends the wait. `flags`: 0 or
+        /// CUABI_MEM_OP_FLUSH. The same refusals as cuabi_stream_write_value;
+        /// CUABI_MEM_OP_NO_MEMORY_BARRIER on a wait, an unknown condition, and a
+        /// condition or flush the device cannot do (CUABI_ERROR_NOT_SUPPORTED,
+        /// named), are refused too.
         /// </summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_stream_wait_value")]
         public static extern CudaStatus cuabi_stream_wait_value(SafeStreamHandle stream, SafeBufferHandle buffer, UIntPtr offset, ulong value, uint width, WaitCondition condition, MemOpFlags flags);
 
         // cuabi_status cuabi_stream_write_value_host(cuabi_stream stream, cuabi_host_buffer buffer, size_t offset, uint64_t value, uint32_t width, cuabi_mem_op_flags flags);
         /// <summary>
-        /// cuabi_stream_write_value into pinned host memory: `buffer` from
-        /// cuabi_host_buffer_alloc or cuabi_host_buffer_register, which the host can
-        /// watch.
+        /// cuabi_stream_write_value into pinned host memory, which the host can
+        /// watch: `buffer` from cuabi_host_buffer_alloc or
+        /// cuabi_host_buffer_register; `offset`, `value`, `width` and `flags` and
+        /// their refusals as there (the word checked against the pinned memory's
+        /// size).
         /// </summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_stream_write_value_host")]
         public static extern CudaStatus cuabi_stream_write_value_host(SafeStreamHandle stream, SafeHostBufferHandle buffer, UIntPtr offset, ulong value, uint width, MemOpFlags flags);
 
         // cuabi_status cuabi_stream_wait_value_host(cuabi_stream stream, cuabi_host_buffer buffer, size_t offset, uint64_t value, uint32_t width, cuabi_wait_condition condition, cuabi_mem_op_flags flags);
         /// <summary>
-        /// cuabi_stream_wait_value on pinned host memory: the host ends the wait by
+        /// cuabi_stream_wait_value on pinned host memory: `buffer` from
+        /// cuabi_host_buffer_alloc or cuabi_host_buffer_register; `offset`, `value`,
+        /// `width`, `condition` and `flags` and their refusals as there (the word
+        /// checked against the pinned memory's size). The host ends the wait by
         /// writing the word.
         /// </summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_stream_wait_value_host")]
@@ -1604,12 +1845,19 @@ namespace Cuabi.Interop
         // --- Events ---
 
         // cuabi_status cuabi_event_create(cuabi_device device, cuabi_event_flags flags, cuabi_event* out);
-        /// <summary>cuabi_event_create; see the conventions of cuabi.h.</summary>
+        /// <summary>
+        /// A new event on `device` with `flags` (cuabi_event_flag_bits; 0: a timing
+        /// event). Unknown bits, or CUABI_EVENT_INTERPROCESS without
+        /// CUABI_EVENT_DISABLE_TIMING, answer CUABI_ERROR_INVALID_ARGUMENT.
+        /// </summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_event_create")]
         public static extern CudaStatus cuabi_event_create(SafeDeviceHandle device, EventFlags flags, out SafeEventHandle @out);
 
         // void cuabi_event_release(cuabi_event event);
-        /// <summary>Releases a cuabi_event handle; NULL and released handles are ignored.</summary>
+        /// <summary>
+        /// Destroys the event (and, for one opened from another process, each copy
+        /// cuabi opened on another device).
+        /// </summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_event_release")]
         public static extern void cuabi_event_release(IntPtr @event);
 
@@ -1619,7 +1867,10 @@ namespace Cuabi.Interop
         public static extern CudaStatus cuabi_event_record(SafeEventHandle @event, SafeStreamHandle stream);
 
         // cuabi_status cuabi_event_synchronize(cuabi_event event);
-        /// <summary>cuabi_event_synchronize; see the conventions of cuabi.h.</summary>
+        /// <summary>
+        /// Waits until the work the event's latest record follows has finished
+        /// (cuEventSynchronize).
+        /// </summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_event_synchronize")]
         public static extern CudaStatus cuabi_event_synchronize(SafeEventHandle @event);
 
@@ -1629,7 +1880,12 @@ namespace Cuabi.Interop
         public static extern CudaStatus cuabi_event_query(SafeEventHandle @event);
 
         // cuabi_status cuabi_event_get_elapsed_ms(cuabi_event start, cuabi_event end, float* milliseconds);
-        /// <summary>Milliseconds between two recorded, completed events.</summary>
+        /// <summary>
+        /// Milliseconds from `start` to `end`, two recorded, completed events, in
+        /// `milliseconds`. An event made with CUABI_EVENT_DISABLE_TIMING or never
+        /// recorded answers CUABI_ERROR_INVALID_ARGUMENT; one not completed yet
+        /// CUABI_ERROR_NOT_READY (a failure here, recorded as the last error).
+        /// </summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_event_get_elapsed_ms")]
         public static extern CudaStatus cuabi_event_get_elapsed_ms(SafeEventHandle start, SafeEventHandle end, out float milliseconds);
 
@@ -1638,7 +1894,9 @@ namespace Cuabi.Interop
         // cuabi_status cuabi_stream_begin_capture(cuabi_stream stream, cuabi_capture_mode mode);
         /// <summary>
         /// Starts capturing the work submitted to `stream` (not the default stream)
-        /// into a graph instead of running it.
+        /// into a graph instead of running it. `mode` (cuabi_capture_mode) says
+        /// which unsafe calls are refused meanwhile; another value answers
+        /// CUABI_ERROR_INVALID_ARGUMENT.
         /// </summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_stream_begin_capture")]
         public static extern CudaStatus cuabi_stream_begin_capture(SafeStreamHandle stream, CaptureMode mode);
@@ -1649,22 +1907,34 @@ namespace Cuabi.Interop
         public static extern CudaStatus cuabi_stream_end_capture(SafeStreamHandle stream, out SafeGraphHandle @out);
 
         // void cuabi_graph_release(cuabi_graph graph);
-        /// <summary>Releases a cuabi_graph handle; NULL and released handles are ignored.</summary>
+        /// <summary>
+        /// Releases the graph handle; the graph is destroyed once no instantiated
+        /// graph made from it lives (each keeps it).
+        /// </summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_graph_release")]
         public static extern void cuabi_graph_release(IntPtr graph);
 
         // cuabi_status cuabi_graph_get_node_count(cuabi_graph graph, size_t* count);
-        /// <summary>cuabi_graph_get_node_count; see the conventions of cuabi.h.</summary>
+        /// <summary>
+        /// The number of nodes in the graph, of every kind, in `count`
+        /// (cuGraphGetNodes).
+        /// </summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_graph_get_node_count")]
         public static extern CudaStatus cuabi_graph_get_node_count(SafeGraphHandle graph, out UIntPtr count);
 
         // cuabi_status cuabi_graph_instantiate(cuabi_graph graph, cuabi_graph_exec* out);
-        /// <summary>cuabi_graph_instantiate; see the conventions of cuabi.h.</summary>
+        /// <summary>
+        /// Instantiates the graph into an executable graph to launch
+        /// (cuGraphInstantiateWithFlags).
+        /// </summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_graph_instantiate")]
         public static extern CudaStatus cuabi_graph_instantiate(SafeGraphHandle graph, out SafeGraphExecHandle @out);
 
         // void cuabi_graph_exec_release(cuabi_graph_exec exec);
-        /// <summary>Releases a cuabi_graph_exec handle; NULL and released handles are ignored.</summary>
+        /// <summary>
+        /// Destroys the instantiated graph and lets go of the graph it was made
+        /// from.
+        /// </summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_graph_exec_release")]
         public static extern void cuabi_graph_exec_release(IntPtr exec);
 
@@ -1683,8 +1953,8 @@ namespace Cuabi.Interop
 
         // cuabi_status cuabi_graph_get_kernel_node_count(cuabi_graph graph, size_t* count);
         /// <summary>
-        /// The number of kernel nodes in the graph. Kernel nodes are numbered from 0
-        /// in the order they were added (the order of capture).
+        /// The number of kernel nodes in the graph, in `count`. Kernel nodes are
+        /// numbered from 0 in the order they were added (the order of capture).
         /// </summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_graph_get_kernel_node_count")]
         public static extern CudaStatus cuabi_graph_get_kernel_node_count(SafeGraphHandle graph, out UIntPtr count);
@@ -1734,7 +2004,10 @@ namespace Cuabi.Interop
         public static extern CudaStatus cuabi_coredump_set(int enable, [In] byte[] path, CoredumpFlags flags);
 
         // cuabi_status cuabi_device_set_coredump(cuabi_device device, int32_t enable, const char* path, cuabi_coredump_flags flags);
-        /// <summary>The same for `device`'s context only, at any time.</summary>
+        /// <summary>
+        /// As cuabi_coredump_set (`enable`, `path` and `flags`, and the refusals,
+        /// the same) for `device`'s context only, at any time.
+        /// </summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_device_set_coredump")]
         public static extern CudaStatus cuabi_device_set_coredump(SafeDeviceHandle device, int enable, [In] byte[] path, CoredumpFlags flags);
 
@@ -1743,8 +2016,9 @@ namespace Cuabi.Interop
         // cuabi_status cuabi_nvtx_range_push(const char* domain, const char* message, uint32_t argb);
         /// <summary>
         /// Opens a range on the calling thread, nested in the thread's open ranges of
-        /// the same domain. CUABI_ERROR_INVALID_ARGUMENT for a NULL message or an
-        /// empty domain name.
+        /// the same domain: `message` names it, `argb` colours it (0xAARRGGBB; 0: no
+        /// colour), `domain` groups it. CUABI_ERROR_INVALID_ARGUMENT for a NULL
+        /// message or an empty domain name.
         /// </summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_nvtx_range_push")]
         public static extern CudaStatus cuabi_nvtx_range_push([In] byte[] domain, [In] byte[] message, uint argb);
@@ -1760,8 +2034,9 @@ namespace Cuabi.Interop
 
         // cuabi_status cuabi_nvtx_range_start(const char* domain, const char* message, uint32_t argb, uint64_t* id);
         /// <summary>
-        /// Opens a range that any thread may end, and answers its id (never 0). The
-        /// same refusals as cuabi_nvtx_range_push.
+        /// Opens a range that any thread may end, and answers its id in `id` (never
+        /// 0); `domain`, `message` and `argb` as cuabi_nvtx_range_push takes them,
+        /// with the same refusals.
         /// </summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_nvtx_range_start")]
         public static extern CudaStatus cuabi_nvtx_range_start([In] byte[] domain, [In] byte[] message, uint argb, out ulong id);
@@ -1776,7 +2051,10 @@ namespace Cuabi.Interop
         public static extern CudaStatus cuabi_nvtx_range_end(ulong id);
 
         // cuabi_status cuabi_nvtx_mark(const char* domain, const char* message, uint32_t argb);
-        /// <summary>Marks an instant. The same refusals as cuabi_nvtx_range_push.</summary>
+        /// <summary>
+        /// Marks an instant: `message` in `domain`, coloured `argb` (see above).
+        /// The same refusals as cuabi_nvtx_range_push.
+        /// </summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_nvtx_mark")]
         public static extern CudaStatus cuabi_nvtx_mark([In] byte[] domain, [In] byte[] message, uint argb);
 

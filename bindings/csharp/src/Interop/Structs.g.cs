@@ -29,17 +29,17 @@ namespace Cuabi.Interop
         public ulong stream_id;
         /// <summary>The device's ordinal.</summary>
         public int device;
-        /// <summary>grid_x (uint32_t).</summary>
+        /// <summary>The grid's dimensions, in blocks.</summary>
         public uint grid_x;
-        /// <summary>grid_y (uint32_t).</summary>
+        /// <summary>The grid's dimensions, in blocks.</summary>
         public uint grid_y;
-        /// <summary>grid_z (uint32_t).</summary>
+        /// <summary>The grid's dimensions, in blocks.</summary>
         public uint grid_z;
-        /// <summary>block_x (uint32_t).</summary>
+        /// <summary>The block's dimensions, in threads.</summary>
         public uint block_x;
-        /// <summary>block_y (uint32_t).</summary>
+        /// <summary>The block's dimensions, in threads.</summary>
         public uint block_y;
-        /// <summary>block_z (uint32_t).</summary>
+        /// <summary>The block's dimensions, in threads.</summary>
         public uint block_z;
         /// <summary>Dynamic shared memory, in bytes.</summary>
         public uint shared_mem_bytes;
@@ -124,17 +124,17 @@ namespace Cuabi.Interop
         public IntPtr name;
         /// <summary>raw NVRTC options, after the typed ones</summary>
         public IntPtr options;
-        /// <summary>num_options (size_t).</summary>
+        /// <summary>the number of `options`</summary>
         public UIntPtr num_options;
         /// <summary>contents of each header</summary>
         public IntPtr header_sources;
         /// <summary>include name of each header</summary>
         public IntPtr header_names;
-        /// <summary>num_headers (size_t).</summary>
+        /// <summary>the number of headers</summary>
         public UIntPtr num_headers;
         /// <summary>e.g. "write_scalar&lt;float&gt;"</summary>
         public IntPtr name_expressions;
-        /// <summary>num_name_expressions (size_t).</summary>
+        /// <summary>the number of `name_expressions`</summary>
         public UIntPtr num_name_expressions;
         /// <summary>CUABI_OUTPUT_CUBIN (default) or _PTX</summary>
         public CompileOutput output;
@@ -144,11 +144,11 @@ namespace Cuabi.Interop
         public IntPtr arch;
         /// <summary>"N", "N=4", "SQUARE(x)=((x)*(x))"</summary>
         public IntPtr defines;
-        /// <summary>num_defines (size_t).</summary>
+        /// <summary>the number of `defines`</summary>
         public UIntPtr num_defines;
-        /// <summary>folders searched by #include, in order</summary>
+        /// <summary>folders searched by `#include`, in order</summary>
         public IntPtr include_paths;
-        /// <summary>num_include_paths (size_t).</summary>
+        /// <summary>the number of `include_paths`</summary>
         public UIntPtr num_include_paths;
         /// <summary>CUABI_STD_DEFAULT: NVRTC's own</summary>
         public CxxStandard cxx_standard;
@@ -197,7 +197,7 @@ namespace Cuabi.Interop
     {
         /// <summary>sizeof(cuabi_link_desc)</summary>
         public UIntPtr struct_size;
-        /// <summary>backend (cuabi_link_backend).</summary>
+        /// <summary>which linker; CUABI_LINK_BACKEND_AUTO by default</summary>
         public LinkBackend backend;
         /// <summary>CUABI_LINK_*</summary>
         public LinkFlags flags;
@@ -206,7 +206,7 @@ namespace Cuabi.Interop
         /// "-arch=sm_XY" of the linker's device is added unless one is given.
         /// </summary>
         public IntPtr options;
-        /// <summary>num_options (size_t).</summary>
+        /// <summary>the number of `options`</summary>
         public UIntPtr num_options;
 
         private static LinkDescNative defaults;
@@ -239,19 +239,19 @@ namespace Cuabi.Interop
     {
         /// <summary>sizeof(cuabi_launch_config)</summary>
         public UIntPtr struct_size;
-        /// <summary>grid_x (uint32_t).</summary>
+        /// <summary>The grid's dimensions, in blocks (each &gt; 0).</summary>
         public uint grid_x;
-        /// <summary>grid_y (uint32_t).</summary>
+        /// <summary>The grid's dimensions, in blocks (each &gt; 0).</summary>
         public uint grid_y;
-        /// <summary>grid_z (uint32_t).</summary>
+        /// <summary>The grid's dimensions, in blocks (each &gt; 0).</summary>
         public uint grid_z;
-        /// <summary>block_x (uint32_t).</summary>
+        /// <summary>The block's dimensions, in threads (each &gt; 0).</summary>
         public uint block_x;
-        /// <summary>block_y (uint32_t).</summary>
+        /// <summary>The block's dimensions, in threads (each &gt; 0).</summary>
         public uint block_y;
-        /// <summary>block_z (uint32_t).</summary>
+        /// <summary>The block's dimensions, in threads (each &gt; 0).</summary>
         public uint block_z;
-        /// <summary>shared_mem_bytes (uint32_t).</summary>
+        /// <summary>dynamic shared memory per block, in bytes</summary>
         public uint shared_mem_bytes;
         /// <summary>CUABI_LAUNCH_*</summary>
         public LaunchFlags flags;
@@ -366,43 +366,43 @@ namespace Cuabi.Interop
     {
         /// <summary>sizeof(cuabi_copy_3d_desc)</summary>
         public UIntPtr struct_size;
-        /// <summary>src_host (const void*).</summary>
+        /// <summary>the source in host memory, or NULL</summary>
         public IntPtr src_host;
-        /// <summary>src_buffer (cuabi_buffer).</summary>
+        /// <summary>the source buffer, or NULL</summary>
         public IntPtr src_buffer;
-        /// <summary>src_array (cuabi_array).</summary>
+        /// <summary>the source array, or NULL</summary>
         public IntPtr src_array;
-        /// <summary>src_x_bytes (size_t).</summary>
+        /// <summary>where the box starts in the source</summary>
         public UIntPtr src_x_bytes;
-        /// <summary>src_y (size_t).</summary>
+        /// <summary>where the box starts in the source</summary>
         public UIntPtr src_y;
-        /// <summary>src_z (size_t).</summary>
+        /// <summary>where the box starts in the source</summary>
         public UIntPtr src_z;
-        /// <summary>src_pitch (size_t).</summary>
+        /// <summary>the source's row pitch and slice height (0: see above)</summary>
         public UIntPtr src_pitch;
-        /// <summary>src_height (size_t).</summary>
+        /// <summary>the source's row pitch and slice height (0: see above)</summary>
         public UIntPtr src_height;
-        /// <summary>dst_host (void*).</summary>
+        /// <summary>the destination in host memory, or NULL</summary>
         public IntPtr dst_host;
-        /// <summary>dst_buffer (cuabi_buffer).</summary>
+        /// <summary>the destination buffer, or NULL</summary>
         public IntPtr dst_buffer;
-        /// <summary>dst_array (cuabi_array).</summary>
+        /// <summary>the destination array, or NULL</summary>
         public IntPtr dst_array;
-        /// <summary>dst_x_bytes (size_t).</summary>
+        /// <summary>where the box starts in the destination</summary>
         public UIntPtr dst_x_bytes;
-        /// <summary>dst_y (size_t).</summary>
+        /// <summary>where the box starts in the destination</summary>
         public UIntPtr dst_y;
-        /// <summary>dst_z (size_t).</summary>
+        /// <summary>where the box starts in the destination</summary>
         public UIntPtr dst_z;
-        /// <summary>dst_pitch (size_t).</summary>
+        /// <summary>the destination's row pitch and slice height (0: see above)</summary>
         public UIntPtr dst_pitch;
-        /// <summary>dst_height (size_t).</summary>
+        /// <summary>the destination's row pitch and slice height (0: see above)</summary>
         public UIntPtr dst_height;
-        /// <summary>width_bytes (size_t).</summary>
+        /// <summary>the box: bytes per row, rows, slices</summary>
         public UIntPtr width_bytes;
-        /// <summary>height (size_t).</summary>
+        /// <summary>the box: bytes per row, rows, slices</summary>
         public UIntPtr height;
-        /// <summary>depth (size_t).</summary>
+        /// <summary>the box: bytes per row, rows, slices</summary>
         public UIntPtr depth;
 
         private static Copy3dDescNative defaults;
@@ -434,15 +434,15 @@ namespace Cuabi.Interop
     {
         /// <summary>sizeof(cuabi_array_desc)</summary>
         public UIntPtr struct_size;
-        /// <summary>width (size_t).</summary>
+        /// <summary>the extent in elements, rows and slices or layers</summary>
         public UIntPtr width;
-        /// <summary>height (size_t).</summary>
+        /// <summary>the extent in elements, rows and slices or layers</summary>
         public UIntPtr height;
-        /// <summary>depth (size_t).</summary>
+        /// <summary>the extent in elements, rows and slices or layers</summary>
         public UIntPtr depth;
-        /// <summary>format (cuabi_array_format).</summary>
+        /// <summary>each channel's type</summary>
         public ArrayFormat format;
-        /// <summary>channels (uint32_t).</summary>
+        /// <summary>values per element: 1, 2 or 4</summary>
         public uint channels;
         /// <summary>CUABI_ARRAY_*</summary>
         public ArrayFlags flags;
@@ -478,31 +478,40 @@ namespace Cuabi.Interop
     {
         /// <summary>sizeof(cuabi_texture_desc)</summary>
         public UIntPtr struct_size;
-        /// <summary>array (cuabi_array).</summary>
+        /// <summary>the array read, or NULL</summary>
         public IntPtr array;
-        /// <summary>buffer (cuabi_buffer).</summary>
+        /// <summary>the buffer read, or NULL</summary>
         public IntPtr buffer;
-        /// <summary>offset (size_t).</summary>
+        /// <summary>a buffer's first byte read (0 for an array)</summary>
         public UIntPtr offset;
-        /// <summary>width (size_t).</summary>
+        /// <summary>
+        /// A buffer's shape: elements per row, rows (0: linear memory) and the row
+        /// pitch in bytes (0: the buffer's own); 0 for an array.
+        /// </summary>
         public UIntPtr width;
-        /// <summary>height (size_t).</summary>
+        /// <summary>
+        /// A buffer's shape: elements per row, rows (0: linear memory) and the row
+        /// pitch in bytes (0: the buffer's own); 0 for an array.
+        /// </summary>
         public UIntPtr height;
-        /// <summary>pitch (size_t).</summary>
+        /// <summary>
+        /// A buffer's shape: elements per row, rows (0: linear memory) and the row
+        /// pitch in bytes (0: the buffer's own); 0 for an array.
+        /// </summary>
         public UIntPtr pitch;
-        /// <summary>format (cuabi_array_format).</summary>
+        /// <summary>a buffer's channel type (an array's is its own)</summary>
         public ArrayFormat format;
-        /// <summary>channels (uint32_t).</summary>
+        /// <summary>a buffer's values per element: 1, 2 or 4</summary>
         public uint channels;
-        /// <summary>address_x (cuabi_address_mode).</summary>
+        /// <summary>How a fetch outside the extent is answered, per dimension.</summary>
         public AddressMode address_x;
-        /// <summary>address_y (cuabi_address_mode).</summary>
+        /// <summary>How a fetch outside the extent is answered, per dimension.</summary>
         public AddressMode address_y;
-        /// <summary>address_z (cuabi_address_mode).</summary>
+        /// <summary>How a fetch outside the extent is answered, per dimension.</summary>
         public AddressMode address_z;
-        /// <summary>filter (cuabi_filter_mode).</summary>
+        /// <summary>how a fetch between elements is answered</summary>
         public FilterMode filter;
-        /// <summary>read_mode (cuabi_read_mode).</summary>
+        /// <summary>what a fetch returns</summary>
         public ReadMode read_mode;
         /// <summary>1: coordinates in [0, 1) across each dimension; 0: element indices.</summary>
         public uint normalized_coords;
@@ -552,9 +561,9 @@ namespace Cuabi.Interop
         public UIntPtr bytes;
         /// <summary>From 0 to 1.</summary>
         public float hit_ratio;
-        /// <summary>hit_property (cuabi_access_property).</summary>
+        /// <summary>the property of the hit_ratio fraction</summary>
         public AccessProperty hit_property;
-        /// <summary>miss_property (cuabi_access_property).</summary>
+        /// <summary>the property of the other accesses</summary>
         public AccessProperty miss_property;
 
         private static AccessPolicyWindowNative defaults;

@@ -432,8 +432,10 @@ extern "C" {
     pub fn cuabi_last_error_get_launch_count() -> usize;
 }
 extern "C" {
-    /// The last error's launch \`index\` (0 is the most recent). `CUABI_ERROR_OUT_OF_RANGE` past
-    /// `cuabi_last_error_get_launch_count`. The last-error state is left as it is, failure or not.
+    /// The last error's launch \`index\` (0 is the most recent), written into \`record\` up to its
+    /// struct_size. `CUABI_ERROR_OUT_OF_RANGE` past `cuabi_last_error_get_launch_count`;
+    /// `CUABI_ERROR_INVALID_ARGUMENT` for a NULL \`record\` or a struct_size too small for its
+    /// first field. The last-error state is left as it is, failure or not.
     pub fn cuabi_last_error_get_launch(
         index: usize,
         record: *mut cuabi_launch_record,
@@ -672,7 +674,8 @@ extern "C" {
     pub fn cuabi_driver_log_dump(path: *const ::std::os::raw::c_char) -> cuabi_status;
 }
 extern "C" {
-    /// NVRTC's version; opens NVRTC if needed.
+    /// NVRTC's version: \`major\` and \`minor\` receive its two numbers (12 and 8 for NVRTC 12.8).
+    /// Opens NVRTC if needed; `CUABI_ERROR_NVRTC_NOT_FOUND` when no libnvrtc loads.
     pub fn cuabi_nvrtc_get_version(major: *mut i32, minor: *mut i32) -> cuabi_status;
 }
 extern "C" {
@@ -681,7 +684,8 @@ extern "C" {
         -> cuabi_status;
 }
 extern "C" {
-    /// Number of CUDA devices (0 where the driver sees none).
+    /// Number of CUDA devices, in \`count\` (0 where the driver sees none). Opens the driver if
+    /// needed, answering as `cuabi_init` does when it cannot.
     pub fn cuabi_device_get_count(count: *mut i32) -> cuabi_status;
 }
 extern "C" {
@@ -722,7 +726,8 @@ extern "C" {
     pub fn cuabi_device_get_total_memory(device: cuabi_device, bytes: *mut usize) -> cuabi_status;
 }
 extern "C" {
-    /// Free and total device memory as the driver sees them now.
+    /// Free and total device memory as the driver sees them now, in bytes: \`free_bytes\` and
+    /// \`total_bytes\` (cuMemGetInfo in the device's primary context).
     pub fn cuabi_device_get_memory_info(
         device: cuabi_device,
         free_bytes: *mut usize,
@@ -730,7 +735,8 @@ extern "C" {
     ) -> cuabi_status;
 }
 extern "C" {
-    /// Any `CUdevice_attribute` of the driver, by its numeric value (see cuda.h).
+    /// Any `CUdevice_attribute` of the driver, by its numeric value \`cu_attribute\` (see cuda.h),
+    /// in \`value\`. A value this driver does not know answers `CUABI_ERROR_INVALID_ARGUMENT`.
     pub fn cuabi_device_get_attribute(
         device: cuabi_device,
         cu_attribute: i32,
@@ -738,8 +744,8 @@ extern "C" {
     ) -> cuabi_status;
 }
 extern "C" {
-    /// The primary context as a raw `CUcontext` value, for interop. cuabi keeps it retained while
-    /// the device handle lives.
+    /// The primary context as a raw `CUcontext` value in \`cu_context\`, for interop. cuabi keeps
+    /// it retained while the device handle lives.
     pub fn cuabi_device_get_context(device: cuabi_device, cu_context: *mut u64) -> cuabi_status;
 }
 extern "C" {
@@ -747,12 +753,14 @@ extern "C" {
     pub fn cuabi_device_synchronize(device: cuabi_device) -> cuabi_status;
 }
 extern "C" {
-    /// Whether \`device\` can still run work (`cuabi_health`), without touching it.
+    /// Whether \`device\` can still run work, in \`health\` (`cuabi_health`), without touching it.
+    /// The answer is the process's: a lost context or a fork concerns every device.
     pub fn cuabi_device_get_health(device: cuabi_device, health: *mut cuabi_health)
         -> cuabi_status;
 }
 extern "C" {
-    /// Lowest and highest stream priorities; numerically lower is higher priority.
+    /// Lowest and highest stream priorities, in \`least\` and \`greatest\`; numerically lower is
+    /// higher priority.
     pub fn cuabi_device_get_stream_priority_range(
         device: cuabi_device,
         least: *mut i32,
@@ -814,7 +822,8 @@ extern "C" {
 extern "C" {
     /// Creates an NVRTC program from \`source\` (NUL-terminated). \`name\` is the file name used in
     /// diagnostics (NULL: "`cuabi_program.cu`"). \`num_headers\` headers are given as parallel
-    /// arrays of contents and include names.
+    /// arrays: \`header_sources\` holds their contents and \`header_names\` the names they are
+    /// included by.
     pub fn cuabi_program_create(
         source: *const ::std::os::raw::c_char,
         name: *const ::std::os::raw::c_char,
@@ -838,11 +847,12 @@ extern "C" {
     ) -> cuabi_status;
 }
 extern "C" {
-    /// Compiles with raw NVRTC options (e.g. "--gpu-architecture=sm_90", "--std=c++17"), passed to
-    /// NVRTC as they are; `cuabi_program_compile_with` takes the same options as typed values. With
-    /// an "sm_XY" architecture NVRTC makes CUBIN; with "compute_XY", PTX. A program compiles once:
-    /// a second call answers `CUABI_ERROR_INVALID_ARGUMENT`. Returns `CUABI_ERROR_COMPILE` when
-    /// NVRTC rejects the code or the options; the log is kept either way.
+    /// Compiles with the \`num_options\` raw NVRTC options of \`options\` (e.g.
+    /// "--gpu-architecture=sm_90", "--std=c++17"), passed to NVRTC as they are;
+    /// `cuabi_program_compile_with` takes the same options as typed values. With an "sm_XY"
+    /// architecture NVRTC makes CUBIN; with "compute_XY", PTX. A program compiles once: a second
+    /// call answers `CUABI_ERROR_INVALID_ARGUMENT`. Returns `CUABI_ERROR_COMPILE` when NVRTC
+    /// rejects the code or the options; the log is kept either way.
     pub fn cuabi_program_compile(
         program: cuabi_program,
         num_options: usize,
@@ -1467,7 +1477,9 @@ extern "C" {
     ) -> cuabi_status;
 }
 extern "C" {
-    /// Loads a CUBIN, PTX or fatbin file.
+    /// Loads a CUBIN, PTX or fatbin file: the bytes at \`path\`, read whole, as
+    /// `cuabi_module_load_data` loads them. `CUABI_ERROR_IO` (the errno in `cuabi_last_error_code`)
+    /// when the file cannot be opened or read; `CUABI_ERROR_INVALID_ARGUMENT` for an empty one.
     pub fn cuabi_module_load_file(
         device: cuabi_device,
         path: *const ::std::os::raw::c_char,
@@ -1481,7 +1493,8 @@ extern "C" {
     pub fn cuabi_module_release(module: cuabi_module);
 }
 extern "C" {
-    /// 1 when `cuabi_module_compile` served this module from the cache, else 0.
+    /// \`hit\` receives 1 when the module's image came from the compile cache
+    /// (`cuabi_module_compile`, `cuabi_linker_link`), else 0.
     pub fn cuabi_module_get_from_cache(module: cuabi_module, hit: *mut i32) -> cuabi_status;
 }
 extern "C" {
@@ -1522,8 +1535,8 @@ pub const CUABI_NAME_FORM_FORCE32: cuabi_name_form = 2147483647;
 /// How a kernel's name is given.
 pub type cuabi_name_form = u32;
 extern "C" {
-    /// The number of kernels in the module (cuModuleGetFunctionCount; driver 12.4 or newer,
-    /// `CUABI_ERROR_NOT_SUPPORTED` before).
+    /// The number of kernels in the module, in \`count\` (cuModuleGetFunctionCount; driver 12.4 or
+    /// newer, `CUABI_ERROR_NOT_SUPPORTED` before).
     pub fn cuabi_module_get_kernel_count(module: cuabi_module, count: *mut usize) -> cuabi_status;
 }
 extern "C" {
@@ -1538,7 +1551,8 @@ extern "C" {
     ) -> cuabi_status;
 }
 extern "C" {
-    /// A `__device__` global: its device address and size in bytes.
+    /// A `__device__` global by its \`name\`: its device address in \`device_ptr\` and its size in
+    /// bytes in \`bytes\`. `CUABI_ERROR_NOT_FOUND` when the module has no global of that name.
     pub fn cuabi_module_get_global(
         module: cuabi_module,
         name: *const ::std::os::raw::c_char,
@@ -1552,8 +1566,8 @@ extern "C" {
     pub fn cuabi_function_release(function: cuabi_function);
 }
 extern "C" {
-    /// The kernel's parameters, as the driver reports them (cuFuncGetParamInfo, driver 12.4 or
-    /// newer; `CUABI_ERROR_NOT_SUPPORTED` before that).
+    /// The number of the kernel's parameters, in \`count\`, as the driver reports them
+    /// (cuFuncGetParamInfo, driver 12.4 or newer; `CUABI_ERROR_NOT_SUPPORTED` before that).
     pub fn cuabi_function_get_param_count(
         function: cuabi_function,
         count: *mut usize,
@@ -1703,7 +1717,8 @@ pub const CUABI_FUNCTION_ATTRIBUTE_FORCE32: cuabi_function_attribute = 214748364
 /// `CUfunction_attribute` value may be passed as well.
 pub type cuabi_function_attribute = u32;
 extern "C" {
-    /// Any `CUfunction_attribute`, by its numeric value.
+    /// Any `CUfunction_attribute`, by its numeric value \`attribute\`, in \`value\`. A value this
+    /// driver does not know answers `CUABI_ERROR_INVALID_ARGUMENT`.
     pub fn cuabi_function_get_attribute(
         function: cuabi_function,
         attribute: cuabi_function_attribute,
@@ -1711,7 +1726,10 @@ extern "C" {
     ) -> cuabi_status;
 }
 extern "C" {
-    /// Sets a settable `CUfunction_attribute` (e.g. the dynamic shared memory limit).
+    /// Sets the settable `CUfunction_attribute` \`attribute\` (e.g. the dynamic shared memory
+    /// limit) to \`value\`. A value the driver refuses, or an attribute it cannot set, answers
+    /// `CUABI_ERROR_INVALID_ARGUMENT` naming both (with the driver's logged reason where it gave
+    /// one).
     pub fn cuabi_function_set_attribute(
         function: cuabi_function,
         attribute: cuabi_function_attribute,
@@ -1747,7 +1765,7 @@ extern "C" {
     pub fn cuabi_cache_get_dir(buf: *mut ::std::os::raw::c_char, size: *mut usize) -> cuabi_status;
 }
 extern "C" {
-    /// Whether compiles use the cache folder now (`cuabi_cache_state`).
+    /// Whether compiles use the cache folder now, in \`state\` (`cuabi_cache_state`).
     pub fn cuabi_cache_get_state(state: *mut cuabi_cache_state) -> cuabi_status;
 }
 extern "C" {
@@ -1946,9 +1964,10 @@ extern "C" {
     ) -> cuabi_status;
 }
 extern "C" {
-    /// Adds \`size\` bytes of \`kind\`; \`name\` (NULL: "input\<N\>") names the input in the log.
-    /// The bytes are copied. An input the backend cannot take (LTO-IR for the driver) answers
-    /// `CUABI_ERROR_NOT_SUPPORTED`.
+    /// Adds the \`size\` bytes at \`data\` as an input of \`kind\`; \`name\` (NULL: "input\<N\>")
+    /// names the input in the log. The bytes are copied. NULL data, 0 bytes, or AUTO for bytes that
+    /// are no input cuabi can tell answer `CUABI_ERROR_INVALID_ARGUMENT`; an input the backend
+    /// cannot take (LTO-IR for the driver) answers `CUABI_ERROR_NOT_SUPPORTED`.
     pub fn cuabi_linker_add_data(
         linker: cuabi_linker,
         kind: cuabi_link_input,
@@ -1958,7 +1977,10 @@ extern "C" {
     ) -> cuabi_status;
 }
 extern "C" {
-    /// Adds a file of \`kind\` (read now: a later change to the file is not seen).
+    /// Adds the file at \`path\` as an input of \`kind\` (read now: a later change to the file is
+    /// not seen); AUTO goes by the file's extension, then its bytes. The refusals of
+    /// `cuabi_linker_add_data`, and `CUABI_ERROR_IO` (the errno in `cuabi_last_error_code`) when
+    /// the file cannot be opened or read.
     pub fn cuabi_linker_add_file(
         linker: cuabi_linker,
         kind: cuabi_link_input,
@@ -1999,9 +2021,11 @@ extern "C" {
     ) -> cuabi_status;
 }
 extern "C" {
-    /// Loads an image (CUBIN, PTX or fatbin bytes, as `cuabi_module_load_data` takes them) as a
-    /// library (cuLibraryLoadData, CUDA 12+): loaded once, usable in every device's context, which
-    /// is what the driver recommends for code not tied to one context.
+    /// Loads an image (CUBIN, PTX or fatbin bytes, as `cuabi_module_load_data` takes them: the
+    /// \`size\` bytes at \`image\`) as a library (cuLibraryLoadData, CUDA 12+): loaded once, usable
+    /// in every device's context, which is what the driver recommends for code not tied to one
+    /// context. Bytes that are no image answer `CUABI_ERROR_INVALID_ARGUMENT` here, not at their
+    /// first use.
     pub fn cuabi_library_load_data(
         image: *const ::std::os::raw::c_void,
         size: usize,
@@ -2009,7 +2033,9 @@ extern "C" {
     ) -> cuabi_status;
 }
 extern "C" {
-    /// Loads a CUBIN, PTX or fatbin file as a library.
+    /// Loads a CUBIN, PTX or fatbin file as a library: the bytes at \`path\`, read whole, as
+    /// `cuabi_library_load_data` loads them. `CUABI_ERROR_IO` (the errno in
+    /// `cuabi_last_error_code`) when the file cannot be opened or read.
     pub fn cuabi_library_load_file(
         path: *const ::std::os::raw::c_char,
         out: *mut cuabi_library,
@@ -2360,9 +2386,10 @@ extern "C" {
     ) -> cuabi_status;
 }
 extern "C" {
-    /// Launches \`function\` on \`stream\` (NULL: the device's default stream) with the driver's
-    /// own argument convention, as cuLaunchKernel takes it: \`params\` holds \`num_params\`
-    /// pointers, each to one argument's value.
+    /// Launches \`function\` with the configuration \`config\` (its grid, block, shared memory and
+    /// the extended options of `cuabi_launch_config`) on \`stream\` (NULL: the device's default
+    /// stream) with the driver's own argument convention, as cuLaunchKernel takes it: \`params\`
+    /// holds \`num_params\` pointers, each to one argument's value.
     ///
     /// The configuration is checked before the driver sees it (no zero dimension, a block within
     /// the kernel's and the device's limits, shared memory within the device's limit), and
@@ -2379,9 +2406,11 @@ extern "C" {
     ) -> cuabi_status;
 }
 extern "C" {
-    /// As `cuabi_function_launch`, and each argument's size in bytes is checked against the
-    /// kernel's parameter: passing a 4-byte value to a size_t parameter answers
-    /// `CUABI_ERROR_INVALID_ARGUMENT` naming the parameter, instead of running.
+    /// As `cuabi_function_launch` (\`config\`, \`stream\`, \`params\` and \`num_params\` the same),
+    /// and each argument's size in bytes is checked against the kernel's parameter: \`param_sizes\`
+    /// holds \`num_params\` sizes, one for each pointer of \`params\`. Passing a 4-byte value to a
+    /// size_t parameter answers `CUABI_ERROR_INVALID_ARGUMENT` naming the parameter, instead of
+    /// running.
     pub fn cuabi_function_launch_sized(
         function: cuabi_function,
         config: *const cuabi_launch_config,
@@ -2392,9 +2421,10 @@ extern "C" {
     ) -> cuabi_status;
 }
 extern "C" {
-    /// As `cuabi_function_launch`, with every argument in one block laid out at the kernel's
-    /// parameter offsets (`cuabi_function_get_params`); \`args_size\` must equal
-    /// `cuabi_function_get_args_size`. One foreign call per launch for a binding.
+    /// As `cuabi_function_launch` (\`config\` and \`stream\` the same), with every argument in one
+    /// block, \`args\`, laid out at the kernel's parameter offsets (`cuabi_function_get_params`);
+    /// \`args_size\` must equal `cuabi_function_get_args_size`. One foreign call per launch for a
+    /// binding.
     pub fn cuabi_function_launch_packed(
         function: cuabi_function,
         config: *const cuabi_launch_config,
@@ -2404,12 +2434,13 @@ extern "C" {
     ) -> cuabi_status;
 }
 extern "C" {
-    /// A prepared launch: the function, configuration and stream checked once, and an argument
-    /// block owned by the plan, laid out at the kernel's parameter offsets. A binding writes the
-    /// arguments into that block in place and launches with one call of one argument: the fastest
-    /// way to launch the same kernel many times. The plan keeps its function and stream alive.
-    /// Launching reads the block as it is at the call; one thread at a time should write a plan's
-    /// block and launch it (plans are cheap: make one per thread).
+    /// A prepared launch of \`function\` with \`config\` on \`stream\` (NULL: the device's default
+    /// stream): the function, configuration and stream checked once, as `cuabi_function_launch`
+    /// checks them, and an argument block owned by the plan, laid out at the kernel's parameter
+    /// offsets. A binding writes the arguments into that block in place and launches with one call
+    /// of one argument: the fastest way to launch the same kernel many times. The plan keeps its
+    /// function and stream alive. Launching reads the block as it is at the call; one thread at a
+    /// time should write a plan's block and launch it (plans are cheap: make one per thread).
     pub fn cuabi_launch_plan_create(
         function: cuabi_function,
         config: *const cuabi_launch_config,
@@ -2423,8 +2454,9 @@ extern "C" {
     pub fn cuabi_launch_plan_release(plan: cuabi_launch_plan);
 }
 extern "C" {
-    /// The plan's argument block: its address (valid until the plan is released, zero-filled at
-    /// creation, 64-byte aligned) and its size, which equals `cuabi_function_get_args_size`.
+    /// The plan's argument block: its address in \`args\` (valid until the plan is released,
+    /// zero-filled at creation, 64-byte aligned) and its size in \`size\`, which equals
+    /// `cuabi_function_get_args_size`.
     pub fn cuabi_launch_plan_get_args(
         plan: cuabi_launch_plan,
         args: *mut *mut ::std::os::raw::c_void,
@@ -2446,12 +2478,12 @@ extern "C" {
     ) -> cuabi_status;
 }
 extern "C" {
-    /// The block size that maximises occupancy, and the smallest grid that fills the device at that
-    /// size. Each block uses \`shared_bytes_per_block\` + \`shared_bytes_per_thread\` \* block size
-    /// of dynamic shared memory (no callback crosses the ABI). Where two sizes give the same
-    /// occupancy the larger wins, as with the driver's cuOccupancyMaxPotentialBlockSize.
-    /// \`block_size_limit\` caps the answer (0: the kernel's own limit; a limit above the kernel's
-    /// own is refused).
+    /// The block size that maximises occupancy, in \`block_size\`, and the smallest grid that fills
+    /// the device at that size, in \`min_grid_size\`. Each block uses \`shared_bytes_per_block\` +
+    /// \`shared_bytes_per_thread\` \* block size of dynamic shared memory (no callback crosses the
+    /// ABI). Where two sizes give the same occupancy the larger wins, as with the driver's
+    /// cuOccupancyMaxPotentialBlockSize. \`block_size_limit\` caps the answer (0: the kernel's own
+    /// limit; a limit above the kernel's own is refused).
     pub fn cuabi_function_suggest_block_size(
         function: cuabi_function,
         shared_bytes_per_block: usize,
@@ -2462,11 +2494,12 @@ extern "C" {
     ) -> cuabi_status;
 }
 extern "C" {
-    /// A launch configuration for \`elements\` independent work items, one per thread: a 1-D block
-    /// of the size `cuabi_function_suggest_block_size` gives, and as many blocks as cover
-    /// \`elements\` (at most the device's grid limit), with shared_mem_bytes set from the two
-    /// shared-memory rules. The other fields are the defaults. \`config-\>struct_size\` must be
-    /// set; \`elements\` = 0 is refused.
+    /// A launch configuration, written into \`config\`, for \`elements\` independent work items,
+    /// one per thread: a 1-D block of the size `cuabi_function_suggest_block_size` gives, and as
+    /// many blocks as cover \`elements\` (at most the device's grid limit), with shared_mem_bytes
+    /// set from the two shared-memory rules (\`shared_bytes_per_block\`,
+    /// \`shared_bytes_per_thread\`, as `cuabi_function_suggest_block_size` takes them). The other
+    /// fields are the defaults. \`config-\>struct_size\` must be set; \`elements\` = 0 is refused.
     pub fn cuabi_function_suggest_config(
         function: cuabi_function,
         elements: u64,
@@ -2476,8 +2509,8 @@ extern "C" {
     ) -> cuabi_status;
 }
 extern "C" {
-    /// The most dynamic shared memory each block can have while \`blocks_per_sm\` blocks of
-    /// \`block_size\` threads stay resident on one multiprocessor.
+    /// The most dynamic shared memory, in \`bytes\`, each block can have while \`blocks_per_sm\`
+    /// blocks of \`block_size\` threads stay resident on one multiprocessor.
     pub fn cuabi_function_get_available_dynamic_shared(
         function: cuabi_function,
         blocks_per_sm: u32,
@@ -2486,8 +2519,9 @@ extern "C" {
     ) -> cuabi_status;
 }
 extern "C" {
-    /// The largest cluster size (in blocks) the device can run \`function\` with, for \`config\`'s
-    /// grid, block and shared memory (its cluster fields are not read).
+    /// The largest cluster size (in blocks) the device can run \`function\` with, in
+    /// \`cluster_size\`, for \`config\`'s grid, block and shared memory (its cluster fields are not
+    /// read).
     pub fn cuabi_function_get_max_cluster_size(
         function: cuabi_function,
         config: *const cuabi_launch_config,
@@ -2512,7 +2546,9 @@ extern "C" {
 }
 extern "C" {
     /// Wraps device memory owned by someone else (CuPy, PyTorch, the runtime) without taking
-    /// ownership: release frees nothing. The owner must keep it alive while the buffer is used.
+    /// ownership: release frees nothing. \`device_ptr\` is the memory's device address (a
+    /// `CUdeviceptr`) and \`bytes\` its size; neither may be 0 (`CUABI_ERROR_INVALID_ARGUMENT`).
+    /// The owner must keep it alive while the buffer is used.
     pub fn cuabi_buffer_wrap(
         device: cuabi_device,
         device_ptr: u64,
@@ -2528,7 +2564,7 @@ extern "C" {
     pub fn cuabi_buffer_release(buffer: cuabi_buffer);
 }
 extern "C" {
-    /// The raw `CUdeviceptr`, for interop and as a kernel argument.
+    /// The raw `CUdeviceptr` in \`ptr\`, for interop and as a kernel argument.
     pub fn cuabi_buffer_get_pointer(buffer: cuabi_buffer, ptr: *mut u64) -> cuabi_status;
 }
 extern "C" {
@@ -2684,8 +2720,9 @@ extern "C" {
     ) -> cuabi_status;
 }
 extern "C" {
-    /// Pins existing host memory in place (e.g. a NumPy array's data) until the handle is released.
-    /// The memory must outlive the handle.
+    /// Pins existing host memory in place (e.g. a NumPy array's data) until the handle is released:
+    /// the \`bytes\` bytes at \`ptr\` (neither NULL nor 0: `CUABI_ERROR_INVALID_ARGUMENT`). The
+    /// memory must outlive the handle.
     pub fn cuabi_host_buffer_register(
         device: cuabi_device,
         ptr: *mut ::std::os::raw::c_void,
@@ -2727,7 +2764,7 @@ pub const CUABI_BUFFER_KIND_FORCE32: cuabi_buffer_kind = 2147483647;
 /// How a buffer's memory was obtained; decides how it is freed.
 pub type cuabi_buffer_kind = u32;
 extern "C" {
-    /// How the buffer's memory was obtained (`cuabi_buffer_kind`).
+    /// How the buffer's memory was obtained, in \`kind\` (`cuabi_buffer_kind`).
     pub fn cuabi_buffer_get_kind(
         buffer: cuabi_buffer,
         kind: *mut cuabi_buffer_kind,
@@ -2889,8 +2926,8 @@ extern "C" {
     pub fn cuabi_memory_pool_trim(pool: cuabi_memory_pool, keep_bytes: usize) -> cuabi_status;
 }
 extern "C" {
-    /// The bytes the pool has reserved from the device, and of those the bytes its live allocations
-    /// use.
+    /// The bytes the pool has reserved from the device, in \`reserved_bytes\`, and of those the
+    /// bytes its live allocations use, in \`used_bytes\`.
     pub fn cuabi_memory_pool_get_usage(
         pool: cuabi_memory_pool,
         reserved_bytes: *mut u64,
@@ -2898,9 +2935,10 @@ extern "C" {
     ) -> cuabi_status;
 }
 extern "C" {
-    /// A new file descriptor for the pool (made with `CUABI_MEMORY_POOL_IPC`), owned by the caller:
-    /// pass it to another process (inherit it, or send it over a Unix socket) for
-    /// `cuabi_memory_pool_import_fd`, then close it.
+    /// A new file descriptor for the pool in \`fd\`, owned by the caller: pass it to another
+    /// process (inherit it, or send it over a Unix socket) for `cuabi_memory_pool_import_fd`, then
+    /// close it. A pool made without `CUABI_MEMORY_POOL_IPC`, or one imported, answers
+    /// `CUABI_ERROR_INVALID_ARGUMENT`.
     pub fn cuabi_memory_pool_export_fd(pool: cuabi_memory_pool, fd: *mut i32) -> cuabi_status;
 }
 extern "C" {
@@ -2948,8 +2986,9 @@ pub const CUABI_MANAGED_FLAG_BITS_FORCE32: cuabi_managed_flag_bits = 2147483647;
 /// The bits of `cuabi_managed_flags`.
 pub type cuabi_managed_flag_bits = u32;
 extern "C" {
-    /// Allocates \`bytes\` (\> 0) of managed memory: one address valid on the host and on every
-    /// device, migrated on demand.
+    /// Allocates \`bytes\` (\> 0) of managed memory on \`device\`: one address valid on the host
+    /// and on every device, migrated on demand. \`flags\` is an OR of `cuabi_managed_flag_bits` (0:
+    /// every stream may touch it; unknown bits answer `CUABI_ERROR_INVALID_ARGUMENT`).
     ///
     /// When the host may touch it (through `cuabi_buffer_get_host_pointer`): on a device whose
     /// CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS (89) is 1 (Linux with a Pascal or newer GPU),
@@ -2965,8 +3004,8 @@ extern "C" {
     ) -> cuabi_status;
 }
 extern "C" {
-    /// The host address of a managed buffer (the same value as its device pointer). Another kind of
-    /// buffer answers `CUABI_ERROR_INVALID_ARGUMENT`.
+    /// The host address of a managed buffer in \`ptr\` (the same value as its device pointer).
+    /// Another kind of buffer answers `CUABI_ERROR_INVALID_ARGUMENT`.
     pub fn cuabi_buffer_get_host_pointer(
         buffer: cuabi_buffer,
         ptr: *mut *mut ::std::os::raw::c_void,
@@ -3025,15 +3064,16 @@ extern "C" {
     ) -> cuabi_status;
 }
 extern "C" {
-    /// Opens, on \`device\`, a buffer another process exported. A handle of a pool allocation needs
-    /// \`pool\`: that pool, imported here with `cuabi_memory_pool_import_fd`; other handles take
-    /// NULL. The buffer (`CUABI_BUFFER_IPC`) has the exported size; releasing it unmaps the memory,
-    /// which the exporting process still owns and must keep alive meanwhile. Refused with
-    /// `CUABI_ERROR_INVALID_ARGUMENT` naming why: a handle from this very process (use the buffer
-    /// itself), a damaged or foreign one (not `CUABI_IPC_HANDLE_SIZE` bytes, a bad checksum, an
-    /// event's handle); the driver refuses one whose memory was given back to it (freed, or its
-    /// process ended; the message then says whether the exporter has ended). Across GPUs:
-    /// \`device\` may be another GPU than the exporter's when it can reach that GPU's memory
+    /// Opens, on \`device\`, a buffer another process exported: \`handle\` holds the
+    /// \`handle_size\` bytes `cuabi_buffer_get_ipc_handle` wrote there. A handle of a pool
+    /// allocation needs \`pool\`: that pool, imported here with `cuabi_memory_pool_import_fd`;
+    /// other handles take NULL. The buffer (`CUABI_BUFFER_IPC`) has the exported size; releasing it
+    /// unmaps the memory, which the exporting process still owns and must keep alive meanwhile.
+    /// Refused with `CUABI_ERROR_INVALID_ARGUMENT` naming why: a handle from this very process (use
+    /// the buffer itself), a damaged or foreign one (not `CUABI_IPC_HANDLE_SIZE` bytes, a bad
+    /// checksum, an event's handle); the driver refuses one whose memory was given back to it
+    /// (freed, or its process ended; the message then says whether the exporter has ended). Across
+    /// GPUs: \`device\` may be another GPU than the exporter's when it can reach that GPU's memory
     /// (`cuabi_device_can_access_peer`; the mapping enables peer access for itself); otherwise
     /// `CUABI_ERROR_INVALID_ARGUMENT` names both devices (open it on the exporter's GPU and copy).
     /// A pool allocation opens only through its pool imported on the exporter's GPU; another device
@@ -3052,7 +3092,8 @@ extern "C" {
 }
 extern "C" {
     /// Writes the IPC handle of an event made with `CUABI_EVENT_INTERPROCESS` (and
-    /// `CUABI_EVENT_DISABLE_TIMING`), as `cuabi_buffer_get_ipc_handle` does.
+    /// `CUABI_EVENT_DISABLE_TIMING`) into \`handle\`, which holds \`handle_size\` \>=
+    /// `CUABI_IPC_HANDLE_SIZE` bytes, as `cuabi_buffer_get_ipc_handle` does.
     pub fn cuabi_event_get_ipc_handle(
         event: cuabi_event,
         handle: *mut ::std::os::raw::c_void,
@@ -3060,7 +3101,8 @@ extern "C" {
     ) -> cuabi_status;
 }
 extern "C" {
-    /// Opens another process's event on \`device\`: record it there, wait for it here
+    /// Opens another process's event on \`device\`, from the \`handle_size\` bytes at \`handle\`
+    /// (`cuabi_event_get_ipc_handle`'s): record it there, wait for it here
     /// (`cuabi_stream_wait_event`, `cuabi_event_synchronize`). A stream of any device may wait on
     /// it: cuabi opens the handle again, once, on the stream's device (the driver cannot make a
     /// stream of another device wait on the event as opened). The same refusals as
@@ -3073,8 +3115,8 @@ extern "C" {
     ) -> cuabi_status;
 }
 extern "C" {
-    /// 1 when kernels on \`device\` can access memory of \`peer\` once peer access is enabled, 0
-    /// when not, and 0 for a device and itself (no peer).
+    /// \`can_access\` receives 1 when kernels on \`device\` can access memory of \`peer\` once peer
+    /// access is enabled, 0 when not, and 0 for a device and itself (no peer).
     pub fn cuabi_device_can_access_peer(
         device: cuabi_device,
         peer: cuabi_device,
@@ -3091,16 +3133,17 @@ extern "C" {
     ) -> cuabi_status;
 }
 extern "C" {
-    /// Undoes `cuabi_device_enable_peer_access`; disabling what is not enabled succeeds. A device
-    /// and itself answers `CUABI_ERROR_INVALID_ARGUMENT`.
+    /// Undoes `cuabi_device_enable_peer_access` from \`device\` to \`peer\`; disabling what is not
+    /// enabled succeeds. A device and itself answers `CUABI_ERROR_INVALID_ARGUMENT`.
     pub fn cuabi_device_disable_peer_access(
         device: cuabi_device,
         peer: cuabi_device,
     ) -> cuabi_status;
 }
 extern "C" {
-    /// Any `CUdevice_P2PAttribute` of the pair, by its numeric value (see cuda.h); a device and
-    /// itself answers `CUABI_ERROR_INVALID_ARGUMENT`.
+    /// Any `CUdevice_P2PAttribute` of the pair (from \`device\` to \`peer\`), by its numeric value
+    /// \`cu_p2p_attribute\` (see cuda.h), in \`value\`; a device and itself answers
+    /// `CUABI_ERROR_INVALID_ARGUMENT`.
     pub fn cuabi_device_get_peer_attribute(
         device: cuabi_device,
         peer: cuabi_device,
@@ -3589,13 +3632,13 @@ extern "C" {
     ) -> cuabi_status;
 }
 extern "C" {
-    /// Copies the box and returns once it is done (ordered on the default stream as
-    /// `cuabi_buffer_copy` is).
+    /// Copies the box \`desc\` describes (`cuabi_copy_3d_desc`) and returns once it is done
+    /// (ordered on the default stream as `cuabi_buffer_copy` is).
     pub fn cuabi_copy_3d(desc: *const cuabi_copy_3d_desc) -> cuabi_status;
 }
 extern "C" {
-    /// Copies the box in order on \`stream\` (NULL: the default stream); host memory must stay
-    /// valid until the stream reaches the copy.
+    /// Copies the box \`desc\` describes in order on \`stream\` (NULL: the default stream); host
+    /// memory must stay valid until the stream reaches the copy.
     pub fn cuabi_copy_3d_async(
         desc: *const cuabi_copy_3d_desc,
         stream: cuabi_stream,
@@ -3793,8 +3836,11 @@ extern "C" {
     pub fn cuabi_array_desc_init(desc: *mut cuabi_array_desc, struct_size: usize) -> cuabi_status;
 }
 extern "C" {
-    /// A new array on \`device\`; the shape is checked against the device's limits first. Fill and
-    /// read it with `cuabi_copy_3d`.
+    /// A new array on \`device\` of the shape \`desc\` gives (`cuabi_array_desc`). The shape is
+    /// checked first: a zero width, an unknown format or flag, a channel count other than 1, 2 or
+    /// 4, a shape the flags do not allow (a layered array without layers, a cubemap that is not
+    /// square or not 6 faces deep) or an extent past the device's limits answers
+    /// `CUABI_ERROR_INVALID_ARGUMENT` naming the field. Fill and read it with `cuabi_copy_3d`.
     pub fn cuabi_array_create(
         device: cuabi_device,
         desc: *const cuabi_array_desc,
@@ -3810,7 +3856,7 @@ extern "C" {
     pub fn cuabi_array_get_desc(array: cuabi_array, desc: *mut cuabi_array_desc) -> cuabi_status;
 }
 extern "C" {
-    /// The raw `CUarray` value, for interop.
+    /// The raw `CUarray` value in \`cu_array\`, for interop.
     pub fn cuabi_array_get_handle(array: cuabi_array, cu_array: *mut u64) -> cuabi_status;
 }
 /// repeats; normalised coordinates only
@@ -4235,9 +4281,11 @@ extern "C" {
     ) -> cuabi_status;
 }
 extern "C" {
-    /// A texture object; it keeps its array or buffer alive. Everything is checked first (exactly
-    /// one memory, the range inside the buffer, modes that need normalised coordinates, linear
-    /// filtering of integer reads).
+    /// A texture object as \`desc\` describes it (`cuabi_texture_desc`); it keeps its array or
+    /// buffer alive. Everything is checked first (exactly one memory, the range inside the buffer,
+    /// modes that need normalised coordinates, linear filtering of integer reads):
+    /// `CUABI_ERROR_OUT_OF_RANGE` for a range past the buffer's end, `CUABI_ERROR_INVALID_ARGUMENT`
+    /// naming the field otherwise.
     pub fn cuabi_texture_create(
         desc: *const cuabi_texture_desc,
         out: *mut cuabi_texture,
@@ -4248,8 +4296,8 @@ extern "C" {
     pub fn cuabi_texture_release(texture: cuabi_texture);
 }
 extern "C" {
-    /// The `CUtexObject` (cudaTextureObject_t): pass it by value, as an 8-byte kernel argument.
-    /// Valid while the texture handle lives.
+    /// The `CUtexObject` (cudaTextureObject_t) in \`tex_object\`: pass it by value, as an 8-byte
+    /// kernel argument. Valid while the texture handle lives.
     pub fn cuabi_texture_get_handle(texture: cuabi_texture, tex_object: *mut u64) -> cuabi_status;
 }
 extern "C" {
@@ -4262,7 +4310,8 @@ extern "C" {
     pub fn cuabi_surface_release(surface: cuabi_surface);
 }
 extern "C" {
-    /// The `CUsurfObject` (cudaSurfaceObject_t), an 8-byte kernel argument.
+    /// The `CUsurfObject` (cudaSurfaceObject_t) in \`surf_object\`, an 8-byte kernel argument.
+    /// Valid while the surface handle lives.
     pub fn cuabi_surface_get_handle(surface: cuabi_surface, surf_object: *mut u64) -> cuabi_status;
 }
 /// Flags for `cuabi_stream_create`: an OR of `cuabi_stream_flag_bits`.
@@ -4274,7 +4323,9 @@ pub const CUABI_STREAM_FLAG_BITS_FORCE32: cuabi_stream_flag_bits = 2147483647;
 /// The bits of `cuabi_stream_flags`.
 pub type cuabi_stream_flag_bits = u32;
 extern "C" {
-    /// A new stream; \`priority\` 0 is the default (see `cuabi_device_get_stream_priority_range`).
+    /// A new stream on \`device\`. \`flags\` is an OR of `cuabi_stream_flag_bits` (unknown bits
+    /// answer `CUABI_ERROR_INVALID_ARGUMENT`); \`priority\` 0 is the default (see
+    /// `cuabi_device_get_stream_priority_range`).
     pub fn cuabi_stream_create(
         device: cuabi_device,
         flags: cuabi_stream_flags,
@@ -4283,8 +4334,8 @@ extern "C" {
     ) -> cuabi_status;
 }
 extern "C" {
-    /// Wraps a `CUstream` (a cudaStream_t) owned by someone else; release does not destroy it. It
-    /// must belong to \`device\`'s primary context.
+    /// Wraps \`cu_stream\`, a `CUstream` (a cudaStream_t) owned by someone else; release does not
+    /// destroy it. It must belong to \`device\`'s primary context.
     pub fn cuabi_stream_wrap(
         device: cuabi_device,
         cu_stream: u64,
@@ -4298,7 +4349,7 @@ extern "C" {
     pub fn cuabi_stream_release(stream: cuabi_stream);
 }
 extern "C" {
-    /// The raw `CUstream` value, for interop.
+    /// The raw `CUstream` value in \`cu_stream\`, for interop.
     pub fn cuabi_stream_get_handle(stream: cuabi_stream, cu_stream: *mut u64) -> cuabi_status;
 }
 extern "C" {
@@ -4621,9 +4672,10 @@ extern "C" {
 extern "C" {
     /// Holds the stream's later work until the \`width\`-byte word at \`offset\` of \`buffer\`
     /// meets \`condition\` against \`value\`: a write from another stream, another device or the
-    /// host ends the wait. The same refusals as `cuabi_stream_write_value`;
-    /// `CUABI_MEM_OP_NO_MEMORY_BARRIER` on a wait, and a condition or flush the device cannot do
-    /// (named), are refused too.
+    /// host ends the wait. \`flags\`: 0 or `CUABI_MEM_OP_FLUSH`. The same refusals as
+    /// `cuabi_stream_write_value`; `CUABI_MEM_OP_NO_MEMORY_BARRIER` on a wait, an unknown
+    /// condition, and a condition or flush the device cannot do (`CUABI_ERROR_NOT_SUPPORTED`,
+    /// named), are refused too.
     pub fn cuabi_stream_wait_value(
         stream: cuabi_stream,
         buffer: cuabi_buffer,
@@ -4635,8 +4687,10 @@ extern "C" {
     ) -> cuabi_status;
 }
 extern "C" {
-    /// `cuabi_stream_write_value` into pinned host memory: \`buffer\` from
-    /// `cuabi_host_buffer_alloc` or `cuabi_host_buffer_register`, which the host can watch.
+    /// `cuabi_stream_write_value` into pinned host memory, which the host can watch: \`buffer\`
+    /// from `cuabi_host_buffer_alloc` or `cuabi_host_buffer_register`; \`offset\`, \`value\`,
+    /// \`width\` and \`flags\` and their refusals as there (the word checked against the pinned
+    /// memory's size).
     pub fn cuabi_stream_write_value_host(
         stream: cuabi_stream,
         buffer: cuabi_host_buffer,
@@ -4647,7 +4701,10 @@ extern "C" {
     ) -> cuabi_status;
 }
 extern "C" {
-    /// `cuabi_stream_wait_value` on pinned host memory: the host ends the wait by writing the word.
+    /// `cuabi_stream_wait_value` on pinned host memory: \`buffer\` from `cuabi_host_buffer_alloc`
+    /// or `cuabi_host_buffer_register`; \`offset\`, \`value\`, \`width\`, \`condition\` and
+    /// \`flags\` and their refusals as there (the word checked against the pinned memory's size).
+    /// The host ends the wait by writing the word.
     pub fn cuabi_stream_wait_value_host(
         stream: cuabi_stream,
         buffer: cuabi_host_buffer,
@@ -4699,7 +4756,10 @@ extern "C" {
     pub fn cuabi_event_query(event: cuabi_event) -> cuabi_status;
 }
 extern "C" {
-    /// Milliseconds between two recorded, completed events.
+    /// Milliseconds from \`start\` to \`end\`, two recorded, completed events, in \`milliseconds\`.
+    /// An event made with `CUABI_EVENT_DISABLE_TIMING` or never recorded answers
+    /// `CUABI_ERROR_INVALID_ARGUMENT`; one not completed yet `CUABI_ERROR_NOT_READY` (a failure
+    /// here, recorded as the last error).
     pub fn cuabi_event_get_elapsed_ms(
         start: cuabi_event,
         end: cuabi_event,
@@ -4718,7 +4778,8 @@ pub const CUABI_CAPTURE_MODE_FORCE32: cuabi_capture_mode = 2147483647;
 pub type cuabi_capture_mode = u32;
 extern "C" {
     /// Starts capturing the work submitted to \`stream\` (not the default stream) into a graph
-    /// instead of running it.
+    /// instead of running it. \`mode\` (`cuabi_capture_mode`) says which unsafe calls are refused
+    /// meanwhile; another value answers `CUABI_ERROR_INVALID_ARGUMENT`.
     pub fn cuabi_stream_begin_capture(
         stream: cuabi_stream,
         mode: cuabi_capture_mode,
@@ -4734,7 +4795,7 @@ extern "C" {
     pub fn cuabi_graph_release(graph: cuabi_graph);
 }
 extern "C" {
-    /// The number of nodes in the graph, of every kind (cuGraphGetNodes).
+    /// The number of nodes in the graph, of every kind, in \`count\` (cuGraphGetNodes).
     pub fn cuabi_graph_get_node_count(graph: cuabi_graph, count: *mut usize) -> cuabi_status;
 }
 extern "C" {
@@ -4755,8 +4816,8 @@ extern "C" {
     pub fn cuabi_graph_exec_upload(exec: cuabi_graph_exec, stream: cuabi_stream) -> cuabi_status;
 }
 extern "C" {
-    /// The number of kernel nodes in the graph. Kernel nodes are numbered from 0 in the order they
-    /// were added (the order of capture).
+    /// The number of kernel nodes in the graph, in \`count\`. Kernel nodes are numbered from 0 in
+    /// the order they were added (the order of capture).
     pub fn cuabi_graph_get_kernel_node_count(graph: cuabi_graph, count: *mut usize)
         -> cuabi_status;
 }
@@ -4821,7 +4882,8 @@ extern "C" {
     ) -> cuabi_status;
 }
 extern "C" {
-    /// The same for \`device\`'s context only, at any time.
+    /// As `cuabi_coredump_set` (\`enable\`, \`path\` and \`flags\`, and the refusals, the same) for
+    /// \`device\`'s context only, at any time.
     pub fn cuabi_device_set_coredump(
         device: cuabi_device,
         enable: i32,
@@ -4830,7 +4892,8 @@ extern "C" {
     ) -> cuabi_status;
 }
 extern "C" {
-    /// Opens a range on the calling thread, nested in the thread's open ranges of the same domain.
+    /// Opens a range on the calling thread, nested in the thread's open ranges of the same domain:
+    /// \`message\` names it, \`argb\` colours it (0xAARRGGBB; 0: no colour), \`domain\` groups it.
     /// `CUABI_ERROR_INVALID_ARGUMENT` for a NULL message or an empty domain name.
     pub fn cuabi_nvtx_range_push(
         domain: *const ::std::os::raw::c_char,
@@ -4844,8 +4907,8 @@ extern "C" {
     pub fn cuabi_nvtx_range_pop(domain: *const ::std::os::raw::c_char) -> cuabi_status;
 }
 extern "C" {
-    /// Opens a range that any thread may end, and answers its id (never 0). The same refusals as
-    /// `cuabi_nvtx_range_push`.
+    /// Opens a range that any thread may end, and answers its id in \`id\` (never 0); \`domain\`,
+    /// \`message\` and \`argb\` as `cuabi_nvtx_range_push` takes them, with the same refusals.
     pub fn cuabi_nvtx_range_start(
         domain: *const ::std::os::raw::c_char,
         message: *const ::std::os::raw::c_char,
@@ -4860,7 +4923,8 @@ extern "C" {
     pub fn cuabi_nvtx_range_end(id: u64) -> cuabi_status;
 }
 extern "C" {
-    /// Marks an instant. The same refusals as `cuabi_nvtx_range_push`.
+    /// Marks an instant: \`message\` in \`domain\`, coloured \`argb\` (see above). The same
+    /// refusals as `cuabi_nvtx_range_push`.
     pub fn cuabi_nvtx_mark(
         domain: *const ::std::os::raw::c_char,
         message: *const ::std::os::raw::c_char,

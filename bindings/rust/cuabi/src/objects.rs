@@ -661,7 +661,8 @@ pub fn driver_log_dump(path: impl AsRef<std::path::Path>) -> Result<()> {
     check(unsafe { sys::cuabi_driver_log_dump(path.as_ptr()) })
 }
 
-/// NVRTC's version; opens NVRTC if needed.
+/// NVRTC's version: `major` and `minor` receive its two numbers (12 and 8 for NVRTC 12.8).
+/// Opens NVRTC if needed; `CUABI_ERROR_NVRTC_NOT_FOUND` when no libnvrtc loads.
 ///
 /// Calls `cuabi_nvrtc_get_version`.
 pub fn nvrtc_version() -> Result<(i32, i32)> {
@@ -688,7 +689,7 @@ pub fn cache_dir() -> Result<String> {
     read_string(|buf, size| unsafe { sys::cuabi_cache_get_dir(buf, size) })
 }
 
-/// Whether compiles use the cache folder now (`cuabi_cache_state`).
+/// Whether compiles use the cache folder now, in `state` (`cuabi_cache_state`).
 ///
 /// Calls `cuabi_cache_get_state`.
 pub fn cache_state() -> Result<CacheState> {
@@ -753,7 +754,8 @@ pub fn coredump_set(
     })
 }
 
-/// Opens a range on the calling thread, nested in the thread's open ranges of the same domain.
+/// Opens a range on the calling thread, nested in the thread's open ranges of the same domain:
+/// `message` names it, `argb` colours it (0xAARRGGBB; 0: no colour), `domain` groups it.
 /// `CUABI_ERROR_INVALID_ARGUMENT` for a NULL message or an empty domain name.
 ///
 /// Calls `cuabi_nvtx_range_push`.
@@ -769,7 +771,8 @@ pub fn nvtx_range_push(domain: Option<&str>, message: &str, argb: u32) -> Result
     })
 }
 
-/// Opens a range on the calling thread, nested in the thread's open ranges of the same domain.
+/// Opens a range on the calling thread, nested in the thread's open ranges of the same domain:
+/// `message` names it, `argb` colours it (0xAARRGGBB; 0: no colour), `domain` groups it.
 /// `CUABI_ERROR_INVALID_ARGUMENT` for a NULL message or an empty domain name.
 ///
 /// The scope of `cuabi_nvtx_range_push`: calls it and answers a [`NvtxRange`], which calls
@@ -803,8 +806,8 @@ pub fn nvtx_range_pop(domain: Option<&str>) -> Result<()> {
     })
 }
 
-/// Opens a range that any thread may end, and answers its id (never 0). The same refusals as
-/// `cuabi_nvtx_range_push`.
+/// Opens a range that any thread may end, and answers its id in `id` (never 0); `domain`,
+/// `message` and `argb` as `cuabi_nvtx_range_push` takes them, with the same refusals.
 ///
 /// Calls `cuabi_nvtx_range_start`.
 pub fn nvtx_range_start(domain: Option<&str>, message: &str, argb: u32) -> Result<u64> {
@@ -830,7 +833,8 @@ pub fn nvtx_range_end(id: u64) -> Result<()> {
     check(unsafe { sys::cuabi_nvtx_range_end(id) })
 }
 
-/// Marks an instant. The same refusals as `cuabi_nvtx_range_push`.
+/// Marks an instant: `message` in `domain`, coloured `argb` (see above). The same refusals as
+/// `cuabi_nvtx_range_push`.
 ///
 /// Calls `cuabi_nvtx_mark`.
 pub fn nvtx_mark(domain: Option<&str>, message: &str, argb: u32) -> Result<()> {
@@ -887,7 +891,8 @@ impl Device {
         Ok(bytes)
     }
 
-    /// Free and total device memory as the driver sees them now.
+    /// Free and total device memory as the driver sees them now, in bytes: `free_bytes` and
+    /// `total_bytes` (cuMemGetInfo in the device's primary context).
     ///
     /// Calls `cuabi_device_get_memory_info`.
     pub fn memory_info(&self) -> Result<(usize, usize)> {
@@ -899,7 +904,8 @@ impl Device {
         Ok((free_bytes, total_bytes))
     }
 
-    /// Any `CUdevice_attribute` of the driver, by its numeric value (see cuda.h).
+    /// Any `CUdevice_attribute` of the driver, by its numeric value `cu_attribute` (see cuda.h), in
+    /// `value`. A value this driver does not know answers `CUABI_ERROR_INVALID_ARGUMENT`.
     ///
     /// Calls `cuabi_device_get_attribute`.
     pub fn attribute(&self, cu_attribute: i32) -> Result<i32> {
@@ -915,7 +921,8 @@ impl Device {
         check(unsafe { sys::cuabi_device_synchronize(self.as_raw()) })
     }
 
-    /// Whether `device` can still run work (`cuabi_health`), without touching it.
+    /// Whether `device` can still run work, in `health` (`cuabi_health`), without touching it. The
+    /// answer is the process's: a lost context or a fork concerns every device.
     ///
     /// Calls `cuabi_device_get_health`.
     pub fn health(&self) -> Result<Health> {
@@ -924,7 +931,8 @@ impl Device {
         Health::from_raw(health).ok_or_else(|| unknown("cuabi_device_get_health", "health", health))
     }
 
-    /// Lowest and highest stream priorities; numerically lower is higher priority.
+    /// Lowest and highest stream priorities, in `least` and `greatest`; numerically lower is higher
+    /// priority.
     ///
     /// Calls `cuabi_device_get_stream_priority_range`.
     pub fn stream_priority_range(&self) -> Result<(i32, i32)> {
@@ -973,16 +981,17 @@ impl Device {
         check(unsafe { sys::cuabi_device_enable_peer_access(self.as_raw(), peer.as_raw()) })
     }
 
-    /// Undoes `cuabi_device_enable_peer_access`; disabling what is not enabled succeeds. A device
-    /// and itself answers `CUABI_ERROR_INVALID_ARGUMENT`.
+    /// Undoes `cuabi_device_enable_peer_access` from `device` to `peer`; disabling what is not
+    /// enabled succeeds. A device and itself answers `CUABI_ERROR_INVALID_ARGUMENT`.
     ///
     /// Calls `cuabi_device_disable_peer_access`.
     pub fn disable_peer_access(&self, peer: &Device) -> Result<()> {
         check(unsafe { sys::cuabi_device_disable_peer_access(self.as_raw(), peer.as_raw()) })
     }
 
-    /// Any `CUdevice_P2PAttribute` of the pair, by its numeric value (see cuda.h); a device and
-    /// itself answers `CUABI_ERROR_INVALID_ARGUMENT`.
+    /// Any `CUdevice_P2PAttribute` of the pair (from `device` to `peer`), by its numeric value
+    /// `cu_p2p_attribute` (see cuda.h), in `value`; a device and itself answers
+    /// `CUABI_ERROR_INVALID_ARGUMENT`.
     ///
     /// Calls `cuabi_device_get_peer_attribute`.
     pub fn peer_attribute(&self, peer: &Device, cu_p2p_attribute: i32) -> Result<i32> {
@@ -998,7 +1007,8 @@ impl Device {
         Ok(value)
     }
 
-    /// The same for `device`'s context only, at any time.
+    /// As `cuabi_coredump_set` (`enable`, `path` and `flags`, and the refusals, the same) for
+    /// `device`'s context only, at any time.
     ///
     /// Calls `cuabi_device_set_coredump`.
     pub fn set_coredump(
@@ -1036,7 +1046,7 @@ impl Device {
 }
 
 impl<T: DeviceRepr> DeviceBuffer<T> {
-    /// How the buffer's memory was obtained (`cuabi_buffer_kind`).
+    /// How the buffer's memory was obtained, in `kind` (`cuabi_buffer_kind`).
     ///
     /// Calls `cuabi_buffer_get_kind`.
     pub fn kind(&self) -> Result<BufferKind> {
@@ -1083,7 +1093,10 @@ impl Event {
         check_ready(unsafe { sys::cuabi_event_query(self.as_raw()) })
     }
 
-    /// Milliseconds between two recorded, completed events.
+    /// Milliseconds from `start` to `end`, two recorded, completed events, in `milliseconds`. An
+    /// event made with `CUABI_EVENT_DISABLE_TIMING` or never recorded answers
+    /// `CUABI_ERROR_INVALID_ARGUMENT`; one not completed yet `CUABI_ERROR_NOT_READY` (a failure
+    /// here, recorded as the last error).
     ///
     /// Calls `cuabi_event_get_elapsed_ms`.
     pub fn elapsed_ms(&self, end: &Event) -> Result<f32> {
@@ -1096,8 +1109,8 @@ impl Event {
 }
 
 impl Function {
-    /// The kernel's parameters, as the driver reports them (cuFuncGetParamInfo, driver 12.4 or
-    /// newer; `CUABI_ERROR_NOT_SUPPORTED` before that).
+    /// The number of the kernel's parameters, in `count`, as the driver reports them
+    /// (cuFuncGetParamInfo, driver 12.4 or newer; `CUABI_ERROR_NOT_SUPPORTED` before that).
     ///
     /// Calls `cuabi_function_get_param_count`.
     pub fn param_count(&self) -> Result<usize> {
@@ -1146,7 +1159,8 @@ impl Function {
         read_string(|buf, size| unsafe { sys::cuabi_function_get_name(self.as_raw(), buf, size) })
     }
 
-    /// Any `CUfunction_attribute`, by its numeric value.
+    /// Any `CUfunction_attribute`, by its numeric value `attribute`, in `value`. A value this
+    /// driver does not know answers `CUABI_ERROR_INVALID_ARGUMENT`.
     ///
     /// Calls `cuabi_function_get_attribute`.
     pub fn attribute(&self, attribute: FunctionAttribute) -> Result<i32> {
@@ -1157,7 +1171,10 @@ impl Function {
         Ok(value)
     }
 
-    /// Sets a settable `CUfunction_attribute` (e.g. the dynamic shared memory limit).
+    /// Sets the settable `CUfunction_attribute` `attribute` (e.g. the dynamic shared memory limit)
+    /// to `value`. A value the driver refuses, or an attribute it cannot set, answers
+    /// `CUABI_ERROR_INVALID_ARGUMENT` naming both (with the driver's logged reason where it gave
+    /// one).
     ///
     /// Calls `cuabi_function_set_attribute`.
     pub fn set_attribute(&self, attribute: FunctionAttribute, value: i32) -> Result<()> {
@@ -1185,11 +1202,12 @@ impl Function {
         Ok(blocks)
     }
 
-    /// The block size that maximises occupancy, and the smallest grid that fills the device at that
-    /// size. Each block uses `shared_bytes_per_block` + `shared_bytes_per_thread` \* block size of
-    /// dynamic shared memory (no callback crosses the ABI). Where two sizes give the same occupancy
-    /// the larger wins, as with the driver's cuOccupancyMaxPotentialBlockSize. `block_size_limit`
-    /// caps the answer (0: the kernel's own limit; a limit above the kernel's own is refused).
+    /// The block size that maximises occupancy, in `block_size`, and the smallest grid that fills
+    /// the device at that size, in `min_grid_size`. Each block uses `shared_bytes_per_block` +
+    /// `shared_bytes_per_thread` \* block size of dynamic shared memory (no callback crosses the
+    /// ABI). Where two sizes give the same occupancy the larger wins, as with the driver's
+    /// cuOccupancyMaxPotentialBlockSize. `block_size_limit` caps the answer (0: the kernel's own
+    /// limit; a limit above the kernel's own is refused).
     ///
     /// Calls `cuabi_function_suggest_block_size`.
     pub fn suggest_block_size(
@@ -1213,8 +1231,8 @@ impl Function {
         Ok((block_size, min_grid_size))
     }
 
-    /// The most dynamic shared memory each block can have while `blocks_per_sm` blocks of
-    /// `block_size` threads stay resident on one multiprocessor.
+    /// The most dynamic shared memory, in `bytes`, each block can have while `blocks_per_sm` blocks
+    /// of `block_size` threads stay resident on one multiprocessor.
     ///
     /// Calls `cuabi_function_get_available_dynamic_shared`.
     pub fn available_dynamic_shared(&self, blocks_per_sm: u32, block_size: u32) -> Result<usize> {
@@ -1232,7 +1250,7 @@ impl Function {
 }
 
 impl Graph {
-    /// The number of nodes in the graph, of every kind (cuGraphGetNodes).
+    /// The number of nodes in the graph, of every kind, in `count` (cuGraphGetNodes).
     ///
     /// Calls `cuabi_graph_get_node_count`.
     pub fn node_count(&self) -> Result<usize> {
@@ -1241,8 +1259,8 @@ impl Graph {
         Ok(count)
     }
 
-    /// The number of kernel nodes in the graph. Kernel nodes are numbered from 0 in the order they
-    /// were added (the order of capture).
+    /// The number of kernel nodes in the graph, in `count`. Kernel nodes are numbered from 0 in the
+    /// order they were added (the order of capture).
     ///
     /// Calls `cuabi_graph_get_kernel_node_count`.
     pub fn kernel_node_count(&self) -> Result<usize> {
@@ -1380,8 +1398,8 @@ impl Module {
         })
     }
 
-    /// The number of kernels in the module (cuModuleGetFunctionCount; driver 12.4 or newer,
-    /// `CUABI_ERROR_NOT_SUPPORTED` before).
+    /// The number of kernels in the module, in `count` (cuModuleGetFunctionCount; driver 12.4 or
+    /// newer, `CUABI_ERROR_NOT_SUPPORTED` before).
     ///
     /// Calls `cuabi_module_get_kernel_count`.
     pub fn kernel_count(&self) -> Result<usize> {
@@ -1597,8 +1615,10 @@ impl Stream {
 
     /// Holds the stream's later work until the `width`-byte word at `offset` of `buffer` meets
     /// `condition` against `value`: a write from another stream, another device or the host ends
-    /// the wait. The same refusals as `cuabi_stream_write_value`; `CUABI_MEM_OP_NO_MEMORY_BARRIER`
-    /// on a wait, and a condition or flush the device cannot do (named), are refused too.
+    /// the wait. `flags`: 0 or `CUABI_MEM_OP_FLUSH`. The same refusals as
+    /// `cuabi_stream_write_value`; `CUABI_MEM_OP_NO_MEMORY_BARRIER` on a wait, an unknown
+    /// condition, and a condition or flush the device cannot do (`CUABI_ERROR_NOT_SUPPORTED`,
+    /// named), are refused too.
     ///
     /// Calls `cuabi_stream_wait_value`.
     pub fn wait_value<E: DeviceRepr>(
@@ -1623,8 +1643,9 @@ impl Stream {
         })
     }
 
-    /// `cuabi_stream_write_value` into pinned host memory: `buffer` from `cuabi_host_buffer_alloc`
-    /// or `cuabi_host_buffer_register`, which the host can watch.
+    /// `cuabi_stream_write_value` into pinned host memory, which the host can watch: `buffer` from
+    /// `cuabi_host_buffer_alloc` or `cuabi_host_buffer_register`; `offset`, `value`, `width` and
+    /// `flags` and their refusals as there (the word checked against the pinned memory's size).
     ///
     /// Calls `cuabi_stream_write_value_host`.
     pub fn write_value_host<E: DeviceRepr>(
@@ -1647,7 +1668,10 @@ impl Stream {
         })
     }
 
-    /// `cuabi_stream_wait_value` on pinned host memory: the host ends the wait by writing the word.
+    /// `cuabi_stream_wait_value` on pinned host memory: `buffer` from `cuabi_host_buffer_alloc` or
+    /// `cuabi_host_buffer_register`; `offset`, `value`, `width`, `condition` and `flags` and their
+    /// refusals as there (the word checked against the pinned memory's size). The host ends the
+    /// wait by writing the word.
     ///
     /// Calls `cuabi_stream_wait_value_host`.
     pub fn wait_value_host<E: DeviceRepr>(
@@ -1673,7 +1697,8 @@ impl Stream {
     }
 
     /// Starts capturing the work submitted to `stream` (not the default stream) into a graph
-    /// instead of running it.
+    /// instead of running it. `mode` (`cuabi_capture_mode`) says which unsafe calls are refused
+    /// meanwhile; another value answers `CUABI_ERROR_INVALID_ARGUMENT`.
     ///
     /// Calls `cuabi_stream_begin_capture`.
     pub fn begin_capture(&self, mode: CaptureMode) -> Result<()> {
