@@ -34,19 +34,25 @@ int main() {
     return 1;
   }
   const cuabi::device device = cuabi::device::open(0);
-  const cuabi::module module = cuabi::module::load_data(device, std::string(kSource, sizeof kSource));
-  const cuabi::function f = module.get_function("empty2");
-  const cuabi::stream s = cuabi::stream::create(device, CUABI_STREAM_NON_BLOCKING);
-  double* nothing = nullptr;
-  f.launch(cuabi::config(2, 32), s, 1, nothing);
-  f.launch(cuabi::config(5, 64, 16), nullptr, 1, nothing);
-  try {
-    s.id();
-    cuabi::check(cuabi_stream_get_id(s.get(), nullptr));
-    expect(false, "a NULL id was accepted");
-  } catch (const cuabi::error& e) {
-    expect(e.status() == CUABI_ERROR_INVALID_ARGUMENT && e.launches().empty(),
-           "an INVALID_ARGUMENT error carries launches");
+  uint64_t stream_id = 0;
+  {
+    // Released before the fault (the stand-in then frees what it handed
+    // out); the stream's launch stays with the device.
+    const cuabi::module module =
+        cuabi::module::load_data(device, std::string(kSource, sizeof kSource));
+    const cuabi::function f = module.get_function("empty2");
+    const cuabi::stream s = cuabi::stream::create(device, CUABI_STREAM_NON_BLOCKING);
+    stream_id = s.id();
+    double* nothing = nullptr;
+    f.launch(cuabi::config(2, 32), s, 1, nothing);
+    f.launch(cuabi::config(5, 64, 16), nullptr, 1, nothing);
+    try {
+      cuabi::check(cuabi_stream_get_id(s.get(), nullptr));
+      expect(false, "a NULL id was accepted");
+    } catch (const cuabi::error& e) {
+      expect(e.status() == CUABI_ERROR_INVALID_ARGUMENT && e.launches().empty(),
+             "an INVALID_ARGUMENT error carries launches");
+    }
   }
   fail_entry("cuCtxSynchronize", 1, CUDA_ERROR_LAUNCH_FAILED, 0);
   try {
@@ -61,7 +67,7 @@ int main() {
                  l[0].record.sequence == 1,
              "the default stream's launch, first");
       expect(l[1].kernel == "empty2" && l[1].record.grid_x == 2 && l[1].record.block_x == 32 &&
-                 l[1].record.stream_id == s.id() && l[1].record.sequence == 1,
+                 l[1].record.stream_id == stream_id && l[1].record.sequence == 1,
              "the stream's launch, second");
     }
     expect(e.message().find("[2] kernel 'empty2' grid (2, 1, 1) block (32, 1, 1)") !=

@@ -45,7 +45,8 @@ fi
 # Fault injection against the stand-in driver: leaks are LeakSanitizer's too.
 if [ -f "$root/tests/fault/CMakeLists.txt" ]; then
   cpu_targets+=(cuabi_fault_injection cuabi_fault_fake_cuda cuabi_fake_cuda_test
-               cuabi_driver_log_test cuabi_health_test)
+               cuabi_driver_log_test cuabi_health_test cuabi_launch_log_test
+               cuabi_launch_log_cpp_test)
 fi
 # NVTX annotations, recorded by the test tool.
 if [ -f "$root/tests/nvtx/CMakeLists.txt" ]; then
