@@ -67,7 +67,7 @@ inline void describe_launch(LaunchInfo& i, const Function& f, const cuabi_launch
                     offsetof(LaunchInfo, cluster) + 2 * sizeof(uint32_t) - offsetof(LaunchInfo, grid),
                 "LaunchInfo's grid..cluster mirror cuabi_launch_config's");
   std::memcpy(i.grid, &c.grid_x, offsetof(LaunchInfo, device) - offsetof(LaunchInfo, grid));
-  i.device = f.module->device->ordinal;
+  i.device = f.device_ordinal;
 }
 
 Ref<LaunchPlan> make_plan(Ref<Function> function, const cuabi_launch_config* config,

@@ -280,6 +280,7 @@ Function::Function(Ref<Module> mod, std::string fname, CUfunction fn)
       module(std::move(mod)),
       name(std::move(fname)),
       interned_name(intern_kernel_name(name)),
+      device_ordinal(module->device->ordinal),
       function(fn) {
   const DriverApi& d = driver();
   for (size_t i = 0;; ++i) {

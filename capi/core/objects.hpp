@@ -159,6 +159,7 @@ class Function : public Object {
   Ref<Module> module;
   std::string name;
   const char* interned_name;  // the same text, for the launch records
+  int32_t device_ordinal;     // its module's device's, for the launch records
   CUfunction function;
   bool params_known = false;
   std::vector<ParamInfo> params;
