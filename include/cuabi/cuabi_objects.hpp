@@ -1300,7 +1300,10 @@ inline cuabi_access_policy_window access_policy_window_init() {
 /// CUDA_COREDUMP_GENERATION_FLAGS environment variables, when set before CUDA initialised, take
 /// precedence over this call (the driver's rule). CUABI_ERROR_INVALID_ARGUMENT for unknown flags or
 /// a path of 1024 bytes or more; CUABI_ERROR_NOT_SUPPORTED, when enabling, where the driver's
-/// debugger library (libcudadebugger.so.1), which writes the dumps, is not installed.
+/// debugger library (libcudadebugger.so.1), which writes the dumps, is not installed. A driver may
+/// take the setting and still write no dump: on an H200 with driver 580 the library was there, a
+/// faulting kernel's error never came and the process did not exit, so try dumps in a process of
+/// their own before relying on them.
 inline void coredump_set(int32_t enable, const char* path, cuabi_coredump_flags flags) {
   cuabi::check(cuabi_coredump_set(enable, path, flags));
 }

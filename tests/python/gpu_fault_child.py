@@ -3,6 +3,7 @@ process that takes it, so each fault runs here, in a process of its own):
 
     CUABI_BACKEND=ctypes python gpu_fault_child.py launches
     CUABI_BACKEND=ctypes python gpu_fault_child.py coredump on|off PATH
+    CUABI_BACKEND=ctypes python gpu_fault_child.py device-setting
 
 launches  compiles fill and write_far with NVRTC; on streams a and b
           launches fill (grid 4, block 128) on a and synchronizes a, then
@@ -19,6 +20,9 @@ coredump  sets device core dumps for the contexts it will create (on or
           whose message it prints); 0 when the fault was reported as a
           ContextLostError, or, with dumps on, whatever the driver answered
           (the dump file is the test).
+device-setting  turns device 0's dumps on (lightweight, no abort) and off
+          again through Device.set_coredump; exits 77 where that is refused
+          as NOT_SUPPORTED, printing why.
 (the C tests tests/hardening/fault_test.cc, tests/c/gpu_fault_child_test.cc
 and gpu_coredump_test.cc check the same.)
 """
@@ -128,12 +132,27 @@ def coredump(mode: str, path: str) -> int:
     return 0 if lost or on else 1
 
 
+def device_setting() -> int:
+    dev = cuabi.Device(0)
+    flags = cuabi.CoredumpFlag.LIGHTWEIGHT | cuabi.CoredumpFlag.SKIP_ABORT
+    try:
+        dev.set_coredump(1, "/tmp/cuabi-%p.core", flags)
+    except cuabi.NotSupportedError as exc:
+        print(f"gpu_fault_child: {exc.message}", flush=True)
+        return 77
+    dev.set_coredump(0, None, 0)
+    print("gpu_fault_child (device-setting): set on, then off", flush=True)
+    return 0
+
+
 def main(argv: List[str]) -> int:
     if argv == ["launches"]:
         return launches()
+    if argv == ["device-setting"]:
+        return device_setting()
     if len(argv) == 3 and argv[0] == "coredump" and argv[1] in ("on", "off"):
         return coredump(argv[1], argv[2])
-    print("usage: gpu_fault_child.py launches | coredump on|off PATH")
+    print("usage: gpu_fault_child.py launches | coredump on|off PATH | device-setting")
     return 2
 
 

@@ -1037,7 +1037,10 @@ namespace Cuabi
         /// CUABI_ERROR_INVALID_ARGUMENT for unknown flags or a path of 1024 bytes or
         /// more; CUABI_ERROR_NOT_SUPPORTED, when enabling, where the driver's
         /// debugger library (libcudadebugger.so.1), which writes the dumps, is not
-        /// installed. (cuabi_coredump_set)
+        /// installed. A driver may take the setting and still write no dump: on an
+        /// H200 with driver 580 the library was there, a faulting kernel's error
+        /// never came and the process did not exit, so try dumps in a process of
+        /// their own before relying on them. (cuabi_coredump_set)
         /// </summary>
         /// <param name="enable">The enable argument.</param>
         /// <param name="path">The path argument (null: the driver's default, core.cuda.HOSTNAME.PID).</param>

@@ -158,6 +158,8 @@ namespace Cuabi.Tests
         public sealed class Result
         {
             public int ExitCode;
+            /// <summary>It did not exit in the time it was given and was killed (<see cref="ExitCode"/> 124).</summary>
+            public bool Killed;
             public string Stdout;
             public string Stderr;
 
@@ -184,6 +186,17 @@ namespace Cuabi.Tests
 
         /// <summary>Like <see cref="Run"/>, with the test program at <paramref name="self"/> (a copy of it, where <see cref="HostRunsCopies"/>).</summary>
         public static Result RunAt(string self, string mode, IDictionary<string, string> env, params string[] extra)
+        {
+            return RunAtWithin(ChildSeconds, self, mode, env, extra);
+        }
+
+        /// <summary>Like <see cref="Run"/>, with the child killed after <paramref name="seconds"/> instead of <see cref="ChildSeconds"/>.</summary>
+        public static Result RunWithin(int seconds, string mode, IDictionary<string, string> env, params string[] extra)
+        {
+            return RunAtWithin(seconds, typeof(Child).Assembly.Location, mode, env, extra);
+        }
+
+        private static Result RunAtWithin(int seconds, string self, string mode, IDictionary<string, string> env, string[] extra)
         {
             string exe = Process.GetCurrentProcess().MainModule.FileName;
             string host = Path.GetFileNameWithoutExtension(exe);
@@ -218,13 +231,13 @@ namespace Cuabi.Tests
                         if (!p.HasExited) { killed = true; p.Kill(); }
                     }
                     catch (Exception) { }
-                }, null, ChildSeconds * 1000, Timeout.Infinite))
+                }, null, seconds * 1000, Timeout.Infinite))
                 {
                     string stderr;
                     string stdout = ReadBoth(p, out stderr);
                     if (killed)
-                        stderr += "\nthe child did not exit in " + ChildSeconds + " s and was killed\n";
-                    return new Result { ExitCode = killed ? 124 : p.ExitCode, Stdout = stdout, Stderr = stderr };
+                        stderr += "\nthe child did not exit in " + seconds + " s and was killed\n";
+                    return new Result { ExitCode = killed ? 124 : p.ExitCode, Stdout = stdout, Stderr = stderr, Killed = killed };
                 }
             }
         }

@@ -1892,7 +1892,10 @@ def coredump_set(enable: int, path: Optional[Union[str, bytes]], flags: int, *, 
     initialised, take precedence over this call (the driver's rule).
     CUABI_ERROR_INVALID_ARGUMENT for unknown flags or a path of 1024 bytes or more;
     CUABI_ERROR_NOT_SUPPORTED, when enabling, where the driver's debugger library
-    (libcudadebugger.so.1), which writes the dumps, is not installed."""
+    (libcudadebugger.so.1), which writes the dumps, is not installed. A driver may take
+    the setting and still write no dump: on an H200 with driver 580 the library was
+    there, a faulting kernel's error never came and the process did not exit, so try
+    dumps in a process of their own before relying on them."""
     b = resolve_backend(backend)
     path_c = b.NULL if path is None else as_bytes(path, "path")
     status = b.fn.cuabi_coredump_set(check_int(enable, "enable", INT32_MIN, INT32_MAX), path_c, check_int(flags, "flags", 0, UINT32_MAX))

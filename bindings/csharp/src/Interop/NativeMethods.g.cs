@@ -1998,7 +1998,10 @@ namespace Cuabi.Interop
         /// CUABI_ERROR_INVALID_ARGUMENT for unknown flags or a path of 1024 bytes or
         /// more; CUABI_ERROR_NOT_SUPPORTED, when enabling, where the driver's
         /// debugger library (libcudadebugger.so.1), which writes the dumps, is not
-        /// installed.
+        /// installed. A driver may take the setting and still write no dump: on an
+        /// H200 with driver 580 the library was there, a faulting kernel's error
+        /// never came and the process did not exit, so try dumps in a process of
+        /// their own before relying on them.
         /// </summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_coredump_set")]
         public static extern CudaStatus cuabi_coredump_set(int enable, [In] byte[] path, CoredumpFlags flags);

@@ -4874,7 +4874,10 @@ extern "C" {
     /// environment variables, when set before CUDA initialised, take precedence over this call (the
     /// driver's rule). `CUABI_ERROR_INVALID_ARGUMENT` for unknown flags or a path of 1024 bytes or
     /// more; `CUABI_ERROR_NOT_SUPPORTED`, when enabling, where the driver's debugger library
-    /// (libcudadebugger.so.1), which writes the dumps, is not installed.
+    /// (libcudadebugger.so.1), which writes the dumps, is not installed. A driver may take the
+    /// setting and still write no dump: on an H200 with driver 580 the library was there, a
+    /// faulting kernel's error never came and the process did not exit, so try dumps in a process
+    /// of their own before relying on them.
     pub fn cuabi_coredump_set(
         enable: i32,
         path: *const ::std::os::raw::c_char,

@@ -55,6 +55,7 @@ pub fn run_child() -> Option<ExitCode> {
     let code = match mode.as_str() {
         "fault" => fault_child(),
         "coredump-on" | "coredump-off" => coredump_child(mode == "coredump-on"),
+        "coredump-device" => coredump_device_child(),
         other => {
             eprintln!("child: unknown mode '{other}'");
             1
@@ -180,6 +181,41 @@ fn fault_child_steps() -> Result<(), Box<dyn std::error::Error>> {
 /// write dumps here; 0 when the fault was reported as
 /// [`ErrorKind::ContextLost`], or, with dumps on, whatever the driver
 /// answered (the dump file is the test); 1 otherwise.
+/// The `coredump-device` child: device 0's dumps on (lightweight, no
+/// abort), then off; exits [`NO_DUMPS`] where that is refused as
+/// [`ErrorKind::NotSupported`].
+fn coredump_device_child() -> u8 {
+    let device = match Device::get(0) {
+        Ok(d) => d,
+        Err(err) => {
+            println!("coredump-device child: {err}");
+            return 1;
+        }
+    };
+    let flags = CoredumpFlags::LIGHTWEIGHT | CoredumpFlags::SKIP_ABORT;
+    match device.set_coredump(1, Some(Path::new("/tmp/cuabi-%p.core")), flags) {
+        Err(err) if err.kind() == ErrorKind::NotSupported => {
+            println!("coredump-device child: {err}");
+            return NO_DUMPS;
+        }
+        Err(err) => {
+            println!("coredump-device child: on: {err}");
+            return 1;
+        }
+        Ok(()) => {}
+    }
+    match device.set_coredump(0, None, CoredumpFlags::NONE) {
+        Ok(()) => {
+            println!("coredump-device child: set on, then off");
+            0
+        }
+        Err(err) => {
+            println!("coredump-device child: off: {err}");
+            1
+        }
+    }
+}
+
 fn coredump_child(on: bool) -> u8 {
     let mode = if on { "on" } else { "off" };
     let Some(path) = std::env::var_os(COREDUMP_PATH_ENV).map(PathBuf::from) else {
@@ -235,10 +271,25 @@ fn coredump_child(on: bool) -> u8 {
 struct ChildRun {
     code: i32,
     output: String,
+    /// It did not exit in the time it was given and was killed.
+    hung: bool,
 }
 
 /// Runs this binary as a child with `CHILD_ENV=mode` and `set` besides.
 fn run_child_process(mode: &str, set: &[(&str, &Path)]) -> Result<ChildRun, String> {
+    let child = run_child_within(mode, set, CHILD_SECONDS)?;
+    if child.hung {
+        return Err(format!(
+            "the child '{mode}' did not exit in {CHILD_SECONDS} s; it printed:\n{}",
+            child.output
+        ));
+    }
+    Ok(child)
+}
+
+/// Like [`run_child_process`], but a child still running after `seconds`
+/// is killed and returned with `hung` set.
+fn run_child_within(mode: &str, set: &[(&str, &Path)], seconds: u64) -> Result<ChildRun, String> {
     use std::os::unix::process::ExitStatusExt;
     let exe = std::env::current_exe().map_err(|e| format!("current_exe: {e}"))?;
     let mut command = Command::new(exe);
@@ -259,14 +310,18 @@ fn run_child_process(mode: &str, set: &[(&str, &Path)]) -> Result<ChildRun, Stri
     loop {
         match child.try_wait() {
             Ok(Some(_)) => break,
-            Ok(None) if started.elapsed().as_secs() >= CHILD_SECONDS => {
+            Ok(None) if started.elapsed().as_secs() >= seconds => {
                 let _ = child.kill();
                 let output = child.wait_with_output().map_err(|e| e.to_string())?;
-                return Err(format!(
-                    "the child '{mode}' did not exit in {CHILD_SECONDS} s; it printed:\n{}{}",
-                    String::from_utf8_lossy(&output.stdout),
-                    String::from_utf8_lossy(&output.stderr)
-                ));
+                return Ok(ChildRun {
+                    code: -1,
+                    output: format!(
+                        "{}{}",
+                        String::from_utf8_lossy(&output.stdout),
+                        String::from_utf8_lossy(&output.stderr)
+                    ),
+                    hung: true,
+                });
             }
             Ok(None) => std::thread::sleep(std::time::Duration::from_millis(50)),
             Err(e) => return Err(format!("waiting for the child: {e}")),
@@ -287,6 +342,7 @@ fn run_child_process(mode: &str, set: &[(&str, &Path)]) -> Result<ChildRun, Stri
             String::from_utf8_lossy(&output.stdout),
             String::from_utf8_lossy(&output.stderr)
         ),
+        hung: false,
     })
 }
 
@@ -471,20 +527,31 @@ fn core_dumps_in(dir: &Path) -> TestResult {
     );
     ensure!(!off.exists(), "a dump was written with dumps off");
 
-    let child = run_child_process("coredump-on", &[(COREDUMP_PATH_ENV, &on)])?;
+    // With dumps on, a driver that cannot write them may report no fault and
+    // then never let the process end: a child still there after 30 s is killed.
+    let child = run_child_within("coredump-on", &[(COREDUMP_PATH_ENV, &on)], 30)?;
     let said = child.output.trim();
-    if child.code == i32::from(NO_DUMPS) {
+    if child.code == i32::from(NO_DUMPS) && !child.hung {
         return no_dumps_here(said);
     }
     let Ok(meta) = std::fs::metadata(&on) else {
         // The driver wrote no dump on this machine: said, not counted as passed.
+        let ended = if child.hung {
+            "did not exit in 30 s".to_string()
+        } else {
+            format!("exited {}", child.code)
+        };
         return skip(format!(
             "the driver wrote no device core dump at {} (dumps enabled, lightweight, \
-             no abort; the child exited {}: {said})",
+             no abort; the child {ended}: {})",
             on.display(),
-            child.code
+            said.replace('\n', " | ")
         ));
     };
+    ensure!(
+        !child.hung,
+        "the child with dumps on wrote a dump but did not exit: {said}"
+    );
     ensure!(
         child.code == 0,
         "the child with dumps on exited {}: {said}",
@@ -523,15 +590,22 @@ fn bad_core_dump_settings_are_refused_by_name(device: &Device) -> TestResult {
         err.kind() == ErrorKind::InvalidArgument && err.message().contains("1024 bytes long"),
         "a path of 1024 bytes: {err}"
     );
-    // A valid per-context setting (where the driver can write dumps), then off.
-    let flags = CoredumpFlags::LIGHTWEIGHT | CoredumpFlags::SKIP_ABORT;
-    match device.set_coredump(1, Some(Path::new("/tmp/cuabi-%p.core")), flags) {
-        Err(err) if err.kind() == ErrorKind::NotSupported => ensure!(
-            err.message().contains("libcudadebugger.so.1"),
-            "the refusal does not name the debugger library: {err}"
-        ),
-        other => other?,
+    // A valid per-context setting (where the driver can write dumps), then
+    // off, in a child: a driver may refuse module loads in a context whose
+    // dumps were turned on after it was made, even once they are off again.
+    let child = run_child_process("coredump-device", &[])?;
+    let said = child.output.trim();
+    if child.code == i32::from(NO_DUMPS) {
+        ensure!(
+            said.contains("libcudadebugger.so.1"),
+            "the refusal does not name the debugger library: {said}"
+        );
+        return no_dumps_here(said);
     }
-    device.set_coredump(0, None, CoredumpFlags::NONE)?;
+    ensure!(
+        child.code == 0 && said.contains("set on, then off"),
+        "the child exited {}: {said}",
+        child.code
+    );
     Ok(())
 }
