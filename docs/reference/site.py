@@ -340,6 +340,27 @@ def python_check() -> int:
     total = len(cuabi.__all__) - len(values)
     print(f"python: {total - len(missing) - len(known)} of {total} names cuabi.__all__ exports "
           f"have a docstring ({len(values)} constants not counted)")
+    # The public methods and properties each exported class defines itself.
+    members = 0
+    for name in cuabi.__all__:
+        cls = getattr(cuabi, name)
+        if not inspect.isclass(cls):
+            continue
+        for attr, value in vars(cls).items():
+            if attr.startswith("_"):
+                continue
+            if isinstance(value, property):
+                doc = value.__doc__
+            else:
+                func = getattr(value, "__func__", value)
+                if not inspect.isroutine(func):
+                    continue
+                doc = func.__doc__
+            members += 1
+            if not (doc or "").strip():
+                missing.append(f"{name}.{attr}")
+    print(f"python: {members - sum('.' in m for m in missing)} of {members} public methods and "
+          "properties of the exported classes have a docstring")
     for name in known:
         print(f"python: known gap: cuabi.{name} has no docstring "
               f"({PYTHON_KNOWN_UNDOCUMENTED[name]})")

@@ -93,20 +93,22 @@ namespace cuabi {
 /* Errors                                                                     */
 /* ------------------------------------------------------------------------- */
 
-/* A launch a sticky fault's error names (cuabi_last_error_get_launch): its
+/** A launch a sticky fault's error names (cuabi_last_error_get_launch): its
  * kernel and the rest of its record. */
 struct faulted_launch {
-  std::string kernel;
-  cuabi_launch_record record;
+  std::string kernel;          ///< the kernel's name
+  cuabi_launch_record record;  ///< grid, block, shared memory, cluster, stream and sequence
 };
 
-/* A failed cuabi call: its status, the CUresult or nvrtcResult behind it (0 if
+/** A failed cuabi call: its status, the CUresult or nvrtcResult behind it (0 if
  * none), the library's message as cuabi_last_error_message gave it, the
  * NVRTC log of a failed compile ("" otherwise) and, after a sticky fault
  * (CUABI_ERROR_CONTEXT_LOST), the launches not seen complete, most recent
  * first. what() is "<status name>: <message>". Copying never throws. */
 class error : public std::runtime_error {
  public:
+  /** An error of `status`, with the driver's or NVRTC's `code`, the
+   * library's `message`, NVRTC's `log` and the faulted `launches`. */
   error(cuabi_status status, int32_t code, std::string message, std::string log,
         std::vector<faulted_launch> launches = {})
       : std::runtime_error(std::string(cuabi_status_get_name(status)) + ": " + message),
@@ -115,16 +117,17 @@ class error : public std::runtime_error {
         text_(std::make_shared<const text>(
             text{std::move(message), std::move(log), std::move(launches)})) {}
 
+  /** The status the call answered. */
   cuabi_status status() const noexcept { return status_; }
-  /* The status's symbolic name, from the library (cuabi_status_get_name). */
+  /** The status's symbolic name, from the library (cuabi_status_get_name). */
   const char* status_name() const noexcept { return cuabi_status_get_name(status_); }
-  /* The driver's CUresult or NVRTC's nvrtcResult, 0 if none. */
+  /** The driver's CUresult or NVRTC's nvrtcResult, 0 if none. */
   int32_t code() const noexcept { return code_; }
-  /* The library's message: names the failing call and what was wrong. */
+  /** The library's message: names the failing call and what was wrong. */
   const std::string& message() const noexcept { return text_->message; }
-  /* NVRTC's log after CUABI_ERROR_COMPILE, else "". */
+  /** NVRTC's log after CUABI_ERROR_COMPILE, else "". */
   const std::string& log() const noexcept { return text_->log; }
-  /* After CUABI_ERROR_CONTEXT_LOST, the launches not seen complete, most
+  /** After CUABI_ERROR_CONTEXT_LOST, the launches not seen complete, most
    * recent first; else empty. */
   const std::vector<faulted_launch>& launches() const noexcept { return text_->launches; }
 
@@ -139,12 +142,13 @@ class error : public std::runtime_error {
   std::shared_ptr<const text> text_;
 };
 
-/* The error of one status, so a caller can catch exactly that one:
+/** The error of one status, so a caller can catch exactly that one:
  * catch (const cuabi::status_error<CUABI_ERROR_OUT_OF_MEMORY>&). */
 template <cuabi_status S>
 class status_error : public error {
  public:
-  static constexpr cuabi_status value = S;
+  static constexpr cuabi_status value = S;  ///< the one status it stands for
+  /** The error `e`, whose status is S. */
   explicit status_error(const error& e) : error(e) {}
 };
 
@@ -192,7 +196,7 @@ template <int32_t... I>
 
 }  // namespace detail
 
-/* Throws the calling thread's last error unless `status` is CUABI_SUCCESS.
+/** Throws the calling thread's last error unless `status` is CUABI_SUCCESS.
  * For C calls made directly: cuabi::check(cuabi_init()). */
 inline void check(cuabi_status status) {
   if (status != CUABI_SUCCESS) detail::throw_last_error(status);
@@ -262,7 +266,7 @@ class owner {
   using handle_type = H;
 
   owner() noexcept = default;
-  /* Adopts `handle` (from a C call): this owner releases it. */
+  /** Adopts `handle` (from a C call): this owner releases it. */
   explicit owner(H handle) noexcept : h_(handle) {}
   owner(const owner&) = delete;
   owner& operator=(const owner&) = delete;
@@ -273,24 +277,24 @@ class owner {
   }
   ~owner() { Release(h_); }
 
-  /* The C handle, still owned here. */
+  /** The C handle, still owned here. */
   H get() const noexcept { return h_; }
-  /* The C handle, for passing to a C function. */
+  /** The C handle, for passing to a C function. */
   operator H() const noexcept { return h_; }  // NOLINT: an owner stands for its handle
   explicit operator bool() const noexcept { return h_ != nullptr; }
-  /* Releases the current handle and returns where a C function may store a
+  /** Releases the current handle and returns where a C function may store a
    * new one: cuabi_buffer_alloc(device, n, buffer.out()). */
   H* out() noexcept {
     reset();
     return &h_;
   }
-  /* Releases the current handle (if any) and owns `handle` instead. */
+  /** Releases the current handle (if any) and owns `handle` instead. */
   void reset(H handle = nullptr) noexcept {
     H old = h_;
     h_ = handle;
     if (old != handle) Release(old);
   }
-  /* Gives the handle up without releasing it; the caller now owns it. */
+  /** Gives the handle up without releasing it; the caller now owns it. */
   H detach() noexcept {
     H h = h_;
     h_ = nullptr;
@@ -303,7 +307,7 @@ class owner {
 
 }  // namespace detail
 
-/* What a generated class of handle kind H inherits beside its owner: empty,
+/** What a generated class of handle kind H inherits beside its owner: empty,
  * unless this file specializes it for H with the idioms of that kind. Self
  * is the generated class. */
 template <class H, class Self>
@@ -316,14 +320,17 @@ class function;
 /* Launch configurations                                                      */
 /* ------------------------------------------------------------------------- */
 
-/* Grid or block dimensions; an integer converts to (x, 1, 1). */
+/** Grid or block dimensions; an integer converts to (x, 1, 1). */
 struct dims {
+  /** (x_, y_, z_); an integer alone converts to (x, 1, 1). */
   constexpr dims(uint32_t x_ = 1, uint32_t y_ = 1, uint32_t z_ = 1) noexcept  // NOLINT
       : x(x_), y(y_), z(z_) {}
-  uint32_t x, y, z;
+  uint32_t x;  ///< the first dimension
+  uint32_t y;  ///< the second dimension
+  uint32_t z;  ///< the third dimension
 };
 
-/* A launch configuration from the library's defaults
+/** A launch configuration from the library's defaults
  * (cuabi_launch_config_init) with this grid, block and dynamic shared memory. */
 inline cuabi_launch_config launch_config(dims grid, dims block, uint32_t shared_mem_bytes = 0) {
   cuabi_launch_config c;
@@ -338,7 +345,7 @@ inline cuabi_launch_config launch_config(dims grid, dims block, uint32_t shared_
   return c;
 }
 
-/* A launch configuration with fluent setters for the extended fields; it
+/** A launch configuration with fluent setters for the extended fields; it
  * converts to const cuabi_launch_config&, so it goes wherever one does:
  *   f.launch(cuabi::config(grid, block).cooperative(), s, args...);
  *   cuabi::config(8, 128).cluster(2).programmatic_serialization();
@@ -346,46 +353,53 @@ inline cuabi_launch_config launch_config(dims grid, dims block, uint32_t shared_
  * library checks each against the kernel and the device first. */
 class config {
  public:
+  /** `grid` blocks of `block` threads with `shared_mem_bytes` of dynamic
+   * shared memory, every other field at its default. */
   config(dims grid, dims block, uint32_t shared_mem_bytes = 0)
       : c_(launch_config(grid, block, shared_mem_bytes)) {}
+  /** A copy of the C struct `c`. */
   explicit config(const cuabi_launch_config& c) : c_(c) {}
 
-  /* Every block resident at once; the kernel may synchronise the grid. */
+  /** Every block resident at once; the kernel may synchronise the grid. */
   config& cooperative(bool on = true) { return flag(CUABI_LAUNCH_COOPERATIVE, on); }
-  /* Thread-block clusters of `d` blocks ((0, 0, 0): none). */
+  /** Thread-block clusters of `d` blocks ((0, 0, 0): none). */
   config& cluster(dims d) {
     c_.cluster_x = d.x;
     c_.cluster_y = d.y;
     c_.cluster_z = d.z;
     return *this;
   }
+  /** No thread-block clusters (the kernel's own cluster dimensions, if any). */
   config& no_cluster() {
     c_.cluster_x = c_.cluster_y = c_.cluster_z = 0;
     return *this;
   }
-  /* Programmatic dependent launch: may start before the previous kernel on
+  /** Programmatic dependent launch: may start before the previous kernel on
    * the stream has finished (it waits with griddepcontrol.wait /
    * cudaGridDependencySynchronize before reading its results). */
   config& programmatic_serialization(bool on = true) {
     return flag(CUABI_LAUNCH_PROGRAMMATIC_SERIALIZATION, on);
   }
-  /* An event (made with CUABI_EVENT_DISABLE_TIMING) recorded when every block
+  /** An event (made with CUABI_EVENT_DISABLE_TIMING) recorded when every block
    * has triggered, or started with `at_block_start`; nullptr: none. */
   config& programmatic_event(cuabi_event e, bool at_block_start = false) {
     c_.programmatic_event = e;
     return flag(CUABI_LAUNCH_PROGRAMMATIC_EVENT_AT_BLOCK_START, e != nullptr && at_block_start);
   }
-  /* The launch's priority (0: the stream's). */
+  /** The launch's priority (0: the stream's). */
   config& priority(int32_t p) {
     c_.priority = p;
     return *this;
   }
+  /** The dynamic shared memory per block, in bytes. */
   config& shared_mem_bytes(uint32_t bytes) {
     c_.shared_mem_bytes = bytes;
     return *this;
   }
 
+  /** The C struct, for the cuabi_launch_* functions. */
   const cuabi_launch_config& get() const noexcept { return c_; }
+  /** The C struct, wherever one is taken. */
   operator const cuabi_launch_config&() const noexcept { return c_; }  // NOLINT
 
  private:
@@ -482,7 +496,7 @@ struct lost_slot {
 
 }  // namespace detail
 
-/* Calls `fn` once, with the failing call's message, when a call first finds
+/** Calls `fn` once, with the failing call's message, when a call first finds
  * the context lost (cuabi_set_context_lost_callback), on that call's thread;
  * at once when the context is lost already. An exception `fn` throws is
  * dropped: it cannot cross the C library. An empty `fn` removes it. */
@@ -500,31 +514,32 @@ inline void on_context_lost(std::function<void(const std::string&)> fn) {
 /* Idioms of each handle kind                                                 */
 /* ------------------------------------------------------------------------- */
 
-/* A GPU and its primary context. */
+/** A GPU and its primary context. */
 template <class Self>
 class extend<cuabi_device, Self> {
  public:
-  /* Device `ordinal` (cuabi_device_get); each call is a new handle. */
+  /** Device `ordinal` (cuabi_device_get); each call is a new handle. */
   static Self open(int32_t ordinal) { return Self::get(ordinal); }
-  /* Names this header used before: memory_info(), context(). */
+  /** Names this header used before: memory_info(), context(). */
   auto memory() const { return self().memory_info(); }
+  /** The device's CUcontext, as an integer (context()). */
   uint64_t cu_context() const { return self().context(); }
 
  private:
   const Self& self() const noexcept { return static_cast<const Self&>(*this); }
 };
 
-/* A CUDA stream. Where a call takes a cuabi_stream, pass a stream or nullptr
+/** A CUDA stream. Where a call takes a cuabi_stream, pass a stream or nullptr
  * for the device's default stream. */
 template <class Self>
 class extend<cuabi_stream, Self> {
  public:
-  /* The raw CUstream value, for interop (handle()). */
+  /** The raw CUstream value, for interop (handle()). */
   uint64_t cu_stream() const { return self().handle(); }
-  /* Later work on this stream waits for `e` (wait_event()). */
+  /** Later work on this stream waits for `e` (wait_event()). */
   void wait(cuabi_event e) const { self().wait_event(e); }
 
-  /* Runs `fn()` (any callable) on a driver thread when the stream reaches
+  /** Runs `fn()` (any callable) on a driver thread when the stream reaches
    * this point. It must not wait on the GPU. If it throws, the exception's
    * what() is the failure the stream's next synchronize() throws, as
    * status_error<CUABI_ERROR_HOST_FUNCTION>. */
@@ -543,11 +558,11 @@ class extend<cuabi_stream, Self> {
   const Self& self() const noexcept { return static_cast<const Self&>(*this); }
 };
 
-/* A CUDA event. */
+/** A CUDA event. */
 template <class Self>
 class extend<cuabi_event, Self> {
  public:
-  /* Milliseconds between two recorded, completed events. */
+  /** Milliseconds between two recorded, completed events. */
   static float elapsed_ms(cuabi_event start, cuabi_event end) {
     float ms = 0;
     check(cuabi_event_get_elapsed_ms(start, end, &ms));
@@ -555,11 +570,11 @@ class extend<cuabi_event, Self> {
   }
 };
 
-/* A stream-ordered memory pool. */
+/** A stream-ordered memory pool. */
 template <class Self>
 class extend<cuabi_memory_pool, Self> {
  public:
-  /* The device's default pool (device::get_default_memory_pool()). */
+  /** The device's default pool (device::get_default_memory_pool()). */
   static Self default_pool(cuabi_device dev) {
     Self p;
     check(cuabi_device_get_default_memory_pool(dev, p.out()));
@@ -567,41 +582,45 @@ class extend<cuabi_memory_pool, Self> {
   }
 };
 
-/* A texture object; value() is the 8-byte kernel argument (handle()). */
+/** A texture object; value() is the 8-byte kernel argument (handle()). */
 template <class Self>
 class extend<cuabi_texture, Self> {
  public:
+  /** The 8-byte kernel argument: the CUtexObject (handle()). */
   uint64_t value() const { return static_cast<const Self&>(*this).handle(); }
 };
 
-/* A surface object; value() is the 8-byte kernel argument (handle()). */
+/** A surface object; value() is the 8-byte kernel argument (handle()). */
 template <class Self>
 class extend<cuabi_surface, Self> {
  public:
+  /** The 8-byte kernel argument: the CUsurfObject (handle()). */
   uint64_t value() const { return static_cast<const Self&>(*this).handle(); }
 };
 
-/* Device memory. Offsets and byte counts are checked by the library against
+/** Device memory. Offsets and byte counts are checked by the library against
  * the buffer's size. */
 template <class Self>
 class extend<cuabi_buffer, Self> {
  public:
-  /* Device to device: `bytes` from `src` at `src_offset` to here at `offset`
+  /** Device to device: `bytes` from `src` at `src_offset` to here at `offset`
    * (copy(), copy_async()). */
   void copy_from(size_t offset, cuabi_buffer src, size_t src_offset, size_t bytes) const {
     self().copy(offset, src, src_offset, bytes);
   }
+  /** As copy_from, ordered on stream `s`. */
   void copy_from_async(size_t offset, cuabi_buffer src, size_t src_offset, size_t bytes,
                        cuabi_stream s) const {
     self().copy_async(offset, src, src_offset, bytes, s);
   }
 
-  /* A whole vector in at `offset` bytes, and `count` elements back out. */
+  /** A whole vector in at `offset` bytes, and `count` elements back out. */
   template <class T>
   void upload(const std::vector<T>& values, size_t offset = 0) const {
     static_assert(std::is_trivially_copyable<T>::value, "upload copies bytes");
     self().copy_from_host(offset, values.data(), values.size() * sizeof(T));
   }
+  /** `count` elements of T from `offset` bytes, as a vector. */
   template <class T>
   std::vector<T> download(size_t count, size_t offset = 0) const {
     static_assert(std::is_trivially_copyable<T>::value, "download copies bytes");
@@ -614,30 +633,31 @@ class extend<cuabi_buffer, Self> {
   const Self& self() const noexcept { return static_cast<const Self&>(*this); }
 };
 
-/* Page-locked host memory. */
+/** Page-locked host memory. */
 template <class Self>
 class extend<cuabi_host_buffer, Self> {
  public:
-  /* The memory's address (pointer()), and the memory as an array of T. */
+  /** The memory's address (pointer()), and the memory as an array of T. */
   void* data() const { return static_cast<const Self&>(*this).pointer(); }
+  /** The memory as an array of T. */
   template <class T>
   T* as() const {
     return static_cast<T*>(data());
   }
 };
 
-/* A header given to a compile: its include name and its contents. */
+/** A header given to a compile: its include name and its contents. */
 struct header {
-  std::string name;
-  std::string source;
+  std::string name;    ///< the name the source's `#include` uses
+  std::string source;  ///< the header's contents
 };
 
-/* An NVRTC program, for when the compiled code itself is wanted (PTX,
+/** An NVRTC program, for when the compiled code itself is wanted (PTX,
  * CUBIN); module::compile goes from source to a module. */
 template <class Self>
 class extend<cuabi_program, Self> {
  public:
-  /* `name` is the file name in diagnostics ("": "cuabi_program.cu"). */
+  /** `name` is the file name in diagnostics ("": "cuabi_program.cu"). */
   static Self create(const std::string& source, const std::string& name = std::string(),
                      const std::vector<header>& headers = {}) {
     std::vector<std::string> sources, names;
@@ -649,31 +669,32 @@ class extend<cuabi_program, Self> {
   }
 };
 
-/* What module::compile compiles with, beside the source. The typed options
+/** What module::compile compiles with, beside the source. The typed options
  * are handed to the library as they are: it turns them into NVRTC options
  * and checks them (cuabi_compile_desc says how). */
 struct compile_options {
-  std::string name;                           // for diagnostics; "": "cuabi_program.cu"
-  std::vector<std::string> options;           // raw NVRTC options, after the typed ones
-  std::vector<header> headers;                // headers the source may include
-  std::vector<std::string> name_expressions;  // e.g. "store<float>"
-  cuabi_output output = CUABI_OUTPUT_CUBIN;   // or CUABI_OUTPUT_PTX
-  cuabi_compile_flags flags = 0;              // CUABI_COMPILE_*
-  std::string arch;                           // "sm_90", "compute_90"; "": the device's own
-  std::vector<std::string> defines;           // "N", "N=4", "SQUARE(x)=((x)*(x))"
-  std::vector<std::string> include_paths;     // folders searched by #include, in order
-  cuabi_cxx_standard cxx_standard = CUABI_STD_DEFAULT;
-  bool fast_math = false;
-  bool line_info = false;
-  bool device_debug = false;
-  bool relocatable = false;
+  std::string name;                           ///< for diagnostics; "": "cuabi_program.cu"
+  std::vector<std::string> options;           ///< raw NVRTC options, after the typed ones
+  std::vector<header> headers;                ///< headers the source may include
+  std::vector<std::string> name_expressions;  ///< e.g. "store<float>"
+  cuabi_output output = CUABI_OUTPUT_CUBIN;   ///< or CUABI_OUTPUT_PTX
+  cuabi_compile_flags flags = 0;              ///< CUABI_COMPILE_*
+  std::string arch;                           ///< "sm_90", "compute_90"; "": the device's own
+  std::vector<std::string> defines;           ///< "N", "N=4", "SQUARE(x)=((x)*(x))"
+  std::vector<std::string> include_paths;     ///< folders searched by `#include`, in order
+  cuabi_cxx_standard cxx_standard =
+      CUABI_STD_DEFAULT;      ///< the C++ standard (-std=); CUABI_STD_DEFAULT: NVRTC's own
+  bool fast_math = false;     ///< fast, less precise math (--use_fast_math)
+  bool line_info = false;     ///< line information for profilers (-lineinfo)
+  bool device_debug = false;  ///< device debug information (-G)
+  bool relocatable = false;   ///< relocatable device code, for linking (-rdc=true)
 };
 
-/* Loaded device code. */
+/** Loaded device code. */
 template <class Self>
 class extend<cuabi_module, Self> {
  public:
-  /* Compiles `source` for `dev` and loads it (cuabi_module_compile, through
+  /** Compiles `source` for `dev` and loads it (cuabi_module_compile, through
    * the on-disk cache); throws status_error<CUABI_ERROR_COMPILE> with NVRTC's
    * log when the code does not compile. */
   static Self compile(cuabi_device dev, const std::string& source,
@@ -712,30 +733,32 @@ class extend<cuabi_module, Self> {
     desc.relocatable = opts.relocatable ? 1 : 0;
     return Self::compile(dev, desc);
   }
-  /* Loads CUBIN, PTX or fatbin bytes. */
+  /** Loads CUBIN, PTX or fatbin bytes. */
   static Self load_data(cuabi_device dev, const std::vector<unsigned char>& image) {
     return Self::load_data(dev, image.data(), image.size());
   }
+  /** Loads CUBIN, PTX or fatbin bytes held as chars. */
   static Self load_data(cuabi_device dev, const std::vector<char>& image) {
     return Self::load_data(dev, image.data(), image.size());
   }
+  /** Loads CUBIN, PTX or fatbin bytes held in a string. */
   static Self load_data(cuabi_device dev, const std::string& image) {
     return Self::load_data(dev, image.data(), image.size());
   }
 };
 
-/* A kernel in a module. */
+/** A kernel in a module. */
 template <class Self>
 class extend<cuabi_function, Self> {
  public:
-  /* check_arg_sizes for the types Args as launch() would pass them. */
+  /** check_arg_sizes for the types Args as launch() would pass them. */
   template <class... Args>
   void check_args() const {
     const size_t sizes[] = {sizeof(detail::kernel_type<Args>)..., 0};
     check(cuabi_function_check_arg_sizes(self().get(), sizes, sizeof...(Args)));
   }
 
-  /* Launches on `s` (nullptr: the default stream) with `args` in the
+  /** Launches on `s` (nullptr: the default stream) with `args` in the
    * kernel's parameter order. Each argument goes with its size, so a value of
    * the wrong size is refused by the library (CUABI_ERROR_INVALID_ARGUMENT
    * naming the parameter) instead of running. */
@@ -756,11 +779,11 @@ class extend<cuabi_function, Self> {
   const Self& self() const noexcept { return static_cast<const Self&>(*this); }
 };
 
-/* An instantiated graph. */
+/** An instantiated graph. */
 template <class Self>
 class extend<cuabi_graph_exec, Self> {
  public:
-  /* Replaces the arguments of kernel node `index` (numbered in capture
+  /** Replaces the arguments of kernel node `index` (numbered in capture
    * order) with `args`, laid out at `f`'s parameter offsets after the library
    * checked their sizes; `f` must be the node's kernel.
    * set_kernel_node_args_packed() takes a block already laid out. */
@@ -768,7 +791,7 @@ class extend<cuabi_graph_exec, Self> {
   void set_kernel_node_args(size_t index, const function& f, const Args&... args) const;
 };
 
-/* A prepared launch (cuabi_launch_plan): configuration and stream checked
+/** A prepared launch (cuabi_launch_plan): configuration and stream checked
  * once, the arguments written in place into the plan's block, then launched
  * with one call. The typed setters check each argument's size once through
  * the library (cuabi_function_check_arg_size, or _sizes for set_args) and
@@ -781,21 +804,26 @@ template <class Self>
 class extend<cuabi_launch_plan, Self> {
  public:
   extend() noexcept = default;
+  /** Takes `other`'s argument block; `other` is left without one. */
   extend(extend&& other) noexcept : layout_(std::exchange(other.layout_, layout())) {}
+  /** Takes `other`'s argument block; `other` is left without one. */
   extend& operator=(extend&& other) noexcept {
     if (this != &other) layout_ = std::exchange(other.layout_, layout());
     return *this;
   }
   ~extend() = default;
 
+  /** A plan launching `f` with `config` on stream `s` (nullptr: the
+   * device's default stream); its arguments are written with set(). */
   static Self create(const function& f, const cuabi_launch_config& config,
                      cuabi_stream s = nullptr);
 
-  /* The argument block: its address and size (the kernel's args_size). */
+  /** The argument block: its address and size (the kernel's args_size). */
   void* args() const noexcept { return layout_.block; }
+  /** The argument block's size in bytes. */
   size_t args_size() const noexcept { return layout_.size; }
 
-  /* Writes argument `index`; its size is checked the first time (and again
+  /** Writes argument `index`; its size is checked the first time (and again
    * only when a value of another size is written there). */
   template <class T>
   void set(size_t index, const T& value) {
@@ -807,7 +835,7 @@ class extend<cuabi_launch_plan, Self> {
     std::memcpy(static_cast<unsigned char*>(layout_.block) + layout_.params[index].offset, &v,
                 sizeof(v));
   }
-  /* Writes every argument; the signature is checked once through
+  /** Writes every argument; the signature is checked once through
    * cuabi_function_check_arg_sizes (again only when another one is used). */
   template <class... Args>
   void set_args(const Args&... args) {
@@ -843,7 +871,7 @@ class extend<cuabi_launch_plan, Self> {
 
 }  // namespace cuabi
 
-/* The classes, with a C++ form of every C function. */
+/** The classes, with a C++ form of every C function. */
 #include <cuabi/cuabi_objects.hpp>
 
 namespace cuabi {

@@ -146,9 +146,11 @@ class Backend:
         raise NotImplementedError
 
     def char_buffer(self, size: int) -> Any:
+        """A writable buffer of ``size`` chars for a two-call string."""
         raise NotImplementedError
 
     def buffer_bytes(self, buf: Any, size: int) -> bytes:
+        """The first ``size`` bytes of a buffer char_buffer made."""
         raise NotImplementedError
 
     def string(self, ptr: Any) -> str:
@@ -173,6 +175,7 @@ class Backend:
         raise NotImplementedError
 
     def size_array(self, items: Sequence[int]) -> Any:
+        """A C array of size_t holding ``items``."""
         raise NotImplementedError
 
     def struct(self, ctype: str, count: int = 0) -> Tuple[Any, Any, int]:
@@ -398,6 +401,7 @@ class Backend:
         return tuple(launches)
 
     def check(self, status: int, func: str = "") -> None:
+        """Raises the CudaError of ``status`` (from ``func``) when it is not success."""
         if status:
             raise self.error(status, func)
 
@@ -414,6 +418,7 @@ class Backend:
         return self.value(box)
 
     def get_many(self, func: str, *args: Any, outs: Sequence[str]) -> Tuple[Any, ...]:
+        """Calls ``func`` with ``args`` and one out-parameter per type of ``outs``; their values."""
         boxes = [self.out(t) for t in outs]
         self.call(func, *args, *[self.ref(b) for b in boxes])
         return tuple(self.value(b) for b in boxes)

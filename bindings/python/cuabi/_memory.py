@@ -746,6 +746,7 @@ class DeviceArray(_ArrayExport):
 
     @property
     def ptr(self) -> int:
+        """The device address of the array's first element."""
         return self.buffer.ptr
 
     @property
@@ -754,10 +755,12 @@ class DeviceArray(_ArrayExport):
 
     @property
     def nbytes(self) -> int:
+        """The bytes the array spans."""
         return self.size * int(self.dtype.itemsize)
 
     @property
     def device(self) -> "Device":
+        """The device whose memory holds the array."""
         return self.buffer.device
 
     def copy_to_host(self, dst: Any = None, stream: Optional[Stream] = None) -> Any:
@@ -767,9 +770,11 @@ class DeviceArray(_ArrayExport):
         return self.buffer.copy_to_host(dst, 0, stream)
 
     def copy_from_host(self, src: Any, stream: Optional[Stream] = None) -> None:
+        """Copies a host array of the same size into the viewed memory."""
         self.buffer.copy_from_host(src, 0, stream)
 
     def to_numpy(self) -> Any:
+        """A NumPy array with a copy of the viewed memory."""
         return self.copy_to_host()
 
     def __repr__(self) -> str:
@@ -837,6 +842,7 @@ class PinnedBuffer(HostBufferBase):
 
     @property
     def nbytes(self) -> int:
+        """The buffer's size in bytes."""
         return self._nbytes
 
     def as_array(self, dtype: Any = "uint8", shape: Shape = None) -> Any:

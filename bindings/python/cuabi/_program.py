@@ -431,6 +431,7 @@ class Kernel(FunctionBase):
 
     @property
     def param_count(self) -> int:
+        """The number of the kernel's parameters."""
         return len((self._layout or self._load_layout()).sizes)
 
     @property
@@ -466,10 +467,12 @@ class Kernel(FunctionBase):
 
     @property
     def max_threads_per_block(self) -> int:
+        """The most threads a block of this kernel can have on its device."""
         return self.attribute(FunctionAttribute.MAX_THREADS_PER_BLOCK)
 
     @property
     def num_regs(self) -> int:
+        """The registers each thread of this kernel uses."""
         return self.attribute(FunctionAttribute.NUM_REGS)
 
     @property
@@ -966,14 +969,17 @@ class PreparedLaunch:
 
     @property
     def grid(self) -> Tuple[int, int, int]:
+        """The grid the launch was prepared with, in blocks."""
         return self.config.grid
 
     @property
     def block(self) -> Tuple[int, int, int]:
+        """The block the launch was prepared with, in threads."""
         return self.config.block
 
     @property
     def shared_mem(self) -> int:
+        """The dynamic shared memory per block, in bytes."""
         return self.config.shared_mem
 
     def _entry(self) -> Tuple[Any, Any, Any, Any]:
@@ -1025,6 +1031,7 @@ class PreparedLaunch:
 
     @property
     def closed(self) -> bool:
+        """Whether close() has released the prepared launch."""
         return self._closed
 
     def __enter__(self) -> "PreparedLaunch":
