@@ -1,0 +1,122 @@
+using System;
+using Cuabi.Interop;
+
+namespace Cuabi
+{
+    /// <summary>
+    /// Device memory with no address yet (cuabi_physical_memory): map it into
+    /// an <see cref="AddressRange"/> to use it. Its size is a multiple of the
+    /// device's granularity (<c>device.GetVmGranularity(out min, out rec)</c>).
+    /// Made by <c>PhysicalMemory.Create(device, bytes, PhysicalMemoryFlags.Exportable)</c>,
+    /// or by <c>PhysicalMemory.ImportFd(device, fd, bytes)</c> in the process
+    /// another one sent <see cref="ExportFd"/>'s descriptor to (over a Unix socket).
+    /// </summary>
+    public sealed partial class PhysicalMemory : IDisposable
+    {
+        private readonly SafePhysicalMemoryHandle handle;
+
+        internal PhysicalMemory(SafePhysicalMemoryHandle handle)
+        {
+            this.handle = handle;
+        }
+
+        /// <summary>The raw handle, for the <see cref="NativeMethods"/> layer.</summary>
+        public SafePhysicalMemoryHandle Handle
+        {
+            get { handle.ThrowIfClosed(this); return handle; }
+        }
+
+        /// <summary>
+        /// Gives the memory back to the driver now; the object is disposed from
+        /// then on. While a range maps it the library refuses (a
+        /// <see cref="CudaException"/> with <see cref="CudaStatus.InvalidArgument"/>)
+        /// and the object stays usable; <see cref="Dispose"/> instead lets the
+        /// last mapping give it back.
+        /// </summary>
+        public void Free()
+        {
+            SafePhysicalMemoryHandle h = Handle;
+            Errors.Check(NativeMethods.cuabi_physical_memory_free(h));
+            // The library released the handle: closed without releasing it again.
+            h.SetHandleAsInvalid();
+        }
+
+        /// <summary>Releases the handle; ranges mapping the memory keep it.</summary>
+        public void Dispose()
+        {
+            handle.Dispose();
+        }
+    }
+
+    /// <summary>
+    /// Reserved device addresses with no memory behind them
+    /// (cuabi_address_range): <c>Map</c> physical memory into it,
+    /// <c>SetAccess</c> for other devices, and use it through
+    /// <see cref="Buffer{T}"/>. It keeps what is mapped into it alive.
+    /// </summary>
+    public sealed partial class AddressRange : IDisposable
+    {
+        private readonly SafeAddressRangeHandle handle;
+
+        internal AddressRange(SafeAddressRangeHandle handle)
+        {
+            this.handle = handle;
+        }
+
+        /// <summary>The raw handle, for the <see cref="NativeMethods"/> layer.</summary>
+        public SafeAddressRangeHandle Handle
+        {
+            get { handle.ThrowIfClosed(this); return handle; }
+        }
+
+        /// <summary>
+        /// A buffer of <paramref name="count"/> elements over the range from byte
+        /// <paramref name="offset"/>, used by <paramref name="device"/>, which
+        /// must have access to every byte (cuabi_buffer_from_range). It keeps the
+        /// range alive, and the range cannot be unmapped while it lives.
+        /// </summary>
+        /// <param name="device">The device whose work uses the buffer.</param>
+        /// <param name="offset">Where the buffer starts, in bytes from the range's start.</param>
+        /// <param name="count">Number of elements.</param>
+        public DeviceBuffer<T> Buffer<T>(Device device, long offset, long count) where T : struct
+        {
+            if (device == null)
+                throw new ArgumentNullException("device");
+            if (offset < 0)
+                throw new ArgumentOutOfRangeException("offset", offset, "cannot be negative");
+            UIntPtr bytes = Ranges.Bytes(count, Element<T>.Require(), "count");
+            SafeBufferHandle h;
+            Errors.Check(NativeMethods.cuabi_buffer_from_range(Handle, device.Handle, (UIntPtr)(ulong)offset, bytes, out h));
+            return new DeviceBuffer<T>(h);
+        }
+
+        /// <summary>Releases the handle: what is mapped is unmapped, the addresses given back, once no buffer views the range.</summary>
+        public void Dispose()
+        {
+            handle.Dispose();
+        }
+    }
+
+    public sealed partial class Device
+    {
+        /// <summary>
+        /// A buffer that grows in place (<see cref="DeviceBuffer{T}.Grow"/>):
+        /// room for <paramref name="reserveCount"/> elements reserved once,
+        /// <paramref name="count"/> of them mapped now and more as it grows, so
+        /// its address and contents stay. Both byte sizes are multiples of the
+        /// device's minimum granularity. It is a <see cref="DeviceBuffer{T}"/>
+        /// like any other (copies, kernels, range checks).
+        /// </summary>
+        /// <param name="count">Elements mapped now (0 allowed).</param>
+        /// <param name="reserveCount">The most elements it can grow to.</param>
+        public DeviceBuffer<T> AllocateGrowable<T>(long count, long reserveCount) where T : struct
+        {
+            int size = Element<T>.Require();
+            UIntPtr bytes = Ranges.Bytes(count, size, "count");
+            UIntPtr reserve = Ranges.Bytes(reserveCount, size, "reserveCount");
+            SafeBufferHandle h;
+            Errors.Check(NativeMethods.cuabi_buffer_alloc_growable(Handle, bytes, reserve, out h));
+            return new DeviceBuffer<T>(h);
+        }
+    }
+}

@@ -1,0 +1,149 @@
+"""Virtual memory: the public classes over the generated ``PhysicalMemoryBase``
+and ``AddressRangeBase``.
+
+The calls themselves (``map``, ``unmap``, ``set_access``, ``export_fd``,
+``size``, ``pointer`` ...) are the generated layer's; what is written here is
+what it cannot know: each object keeps its :class:`Device`, a freed memory
+is closed, and a view of a range is a :class:`DeviceBuffer`. The growable
+buffer is a :class:`DeviceBuffer` too (:meth:`Device.alloc_growable`,
+:meth:`DeviceBuffer.grow`)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Optional
+
+from ._api import PhysicalMemoryFlag
+from ._base import Resource, _release_lock, check_i32, check_size
+from ._hostmem import device_arg
+from ._memory import DeviceBuffer, Shape
+from ._objects import AddressRangeBase, PhysicalMemoryBase, register_owner
+
+if TYPE_CHECKING:
+    from ._device import Device
+
+__all__ = ["PhysicalMemory", "AddressRange"]
+
+
+class PhysicalMemory(PhysicalMemoryBase):
+    """Device memory with no address yet (``cuabi_physical_memory``): map it
+    into an :class:`AddressRange` to use it. Its size is a multiple of the
+    device's :attr:`Device.vm_granularity` (the minimum).
+
+    >>> mem = cuabi.PhysicalMemory(dev, 8 << 20, exportable=True)
+    >>> fd = mem.export_fd()           # to another process, over a Unix socket
+    >>> there = cuabi.PhysicalMemory.import_fd(dev, fd, 8 << 20)   # in that process
+    """
+
+    def __init__(self, device: "Device", nbytes: int, *, exportable: bool = False) -> None:
+        dev = device_arg(device)
+        b = dev.backend
+        flags = int(PhysicalMemoryFlag.EXPORTABLE) if exportable else 0
+        h = b.get(
+            "cuabi_physical_memory_create",
+            dev.handle,
+            check_size(nbytes, "nbytes"),
+            flags,
+            out="cuabi_physical_memory",
+        )
+        Resource.__init__(self, b, h)
+        self.device = dev
+
+    @classmethod
+    def import_fd(cls, device: "Device", fd: int, nbytes: int) -> "PhysicalMemory":  # type: ignore[override]
+        """Opens, on ``device``, the ``nbytes`` of memory another process
+        exported with :meth:`export_fd` (``fd`` received over a Unix socket
+        or inherited; it stays the caller's to close)."""
+        dev = device_arg(device)
+        b = dev.backend
+        h = b.get(
+            "cuabi_physical_memory_import_fd",
+            dev.handle,
+            check_i32(fd, "fd"),
+            check_size(nbytes, "nbytes"),
+            out="cuabi_physical_memory",
+        )
+        mem = cls.__new__(cls)
+        Resource.__init__(mem, b, h)
+        mem.device = dev
+        return mem
+
+    def free(self) -> None:
+        """Gives the memory back now and closes this object; refused
+        (InvalidArgumentError, the object unchanged) while a range maps it.
+        :meth:`close` instead lets the last mapping give it back."""
+        super().free()
+        with _release_lock:
+            self._closed = True  # the core released the handle
+
+    def __repr__(self) -> str:
+        try:
+            return f"<cuabi.PhysicalMemory {self.size} bytes on device {self.device_ordinal}>"
+        except Exception:  # a repr never raises
+            return "<cuabi.PhysicalMemory>"
+
+
+class AddressRange(AddressRangeBase):
+    """Reserved device addresses with no memory behind them
+    (``cuabi_address_range``): :meth:`map` physical memory into it,
+    :meth:`set_access` for other devices, and use it through
+    :meth:`buffer`. It keeps what is mapped into it alive.
+
+    >>> r = cuabi.AddressRange(dev, 64 << 20)
+    >>> r.map(0, mem)
+    >>> r.set_access(0, mem.size, other_dev, cuabi.VmAccess.READWRITE)
+    >>> buf = r.buffer(0, mem.size, dtype="float32")   # a DeviceBuffer
+    """
+
+    def __init__(self, device: "Device", nbytes: int) -> None:
+        dev = device_arg(device)
+        b = dev.backend
+        h = b.get(
+            "cuabi_address_range_reserve",
+            dev.handle,
+            check_size(nbytes, "nbytes"),
+            out="cuabi_address_range",
+        )
+        Resource.__init__(self, b, h)
+        self.device = dev
+
+    def buffer(
+        self,
+        offset: int = 0,
+        nbytes: Optional[int] = None,
+        *,
+        device: Optional["Device"] = None,
+        dtype: Any = None,
+        shape: Shape = None,
+    ) -> DeviceBuffer:
+        """A :class:`DeviceBuffer` over ``nbytes`` (None: to the range's end)
+        from ``offset``, used by ``device`` (None: the range's), which must
+        have access to every byte (``cuabi_buffer_from_range``). The range
+        cannot be unmapped while the buffer lives."""
+        dev = self.device if device is None else device_arg(device)
+        b = self._b
+        offset = check_size(offset, "offset")
+        if nbytes is None:  # past the end: the core names the range
+            nbytes = max(self.size - offset, 0)
+        h = b.get(
+            "cuabi_buffer_from_range",
+            self._handle,
+            dev.handle,
+            offset,
+            check_size(nbytes, "nbytes"),
+            out="cuabi_buffer",
+        )
+        try:
+            return DeviceBuffer(b, h, dev, dtype, shape)
+        except BaseException:
+            b.lib.cuabi_buffer_release(h)
+            raise
+
+    def __repr__(self) -> str:
+        try:
+            return f"<cuabi.AddressRange 0x{self.pointer:x} {self.size} bytes>"
+        except Exception:  # a repr never raises
+            return "<cuabi.AddressRange>"
+
+
+register_owner("cuabi_physical_memory", PhysicalMemory)
+register_owner("cuabi_address_range", AddressRange)

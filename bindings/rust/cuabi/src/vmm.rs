@@ -1,0 +1,119 @@
+//! Virtual memory, by hand where Rust says more than the generated layer:
+//! descriptors as `OwnedFd`/`AsFd`, a free that takes the memory, and the
+//! buffers over virtual memory typed as every [`DeviceBuffer`] is (a
+//! growable buffer, and a view of an [`AddressRange`]). The rest
+//! ([`PhysicalMemory::create`], [`AddressRange::reserve`],
+//! [`AddressRange::map`], [`AddressRange::unmap`],
+//! [`AddressRange::set_access`], [`Device::vm_granularity`] ...) is generated.
+
+#[cfg(unix)]
+use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
+
+use cuabi_sys as sys;
+
+use crate::error::{check, create, out, Error, Result};
+use crate::memory::byte_len;
+use crate::objects::{AddressRange, PhysicalMemory};
+use crate::types::{Device, DeviceBuffer, DeviceRepr};
+
+impl PhysicalMemory {
+    /// A new file descriptor for memory made with
+    /// [`PhysicalMemoryFlags::EXPORTABLE`](crate::PhysicalMemoryFlags::EXPORTABLE),
+    /// to send to another process over a Unix socket (or let a child inherit:
+    /// clear `FD_CLOEXEC` first) for [`PhysicalMemory::import_fd`]. It is the
+    /// caller's and is closed on drop.
+    #[cfg(unix)]
+    pub fn export_fd(&self) -> Result<OwnedFd> {
+        let fd = out(|fd| unsafe { sys::cuabi_physical_memory_export_fd(self.as_raw(), fd) })?;
+        if fd < 0 {
+            return Err(Error::new(
+                sys::CUABI_ERROR_INTERNAL,
+                format!("cuabi_physical_memory_export_fd succeeded with descriptor {fd}"),
+            ));
+        }
+        // SAFETY: a new descriptor, owned by the caller (the header's rule).
+        Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+    }
+
+    /// Opens, on `device` (the GPU the memory is on), the `bytes` of memory
+    /// another process exported with [`PhysicalMemory::export_fd`]. `fd`
+    /// stays the caller's. A descriptor that is no such memory (a file, a
+    /// pipe, a socket) is refused naming what it is.
+    #[cfg(unix)]
+    pub fn import_fd(device: &Device, fd: impl AsFd, bytes: usize) -> Result<PhysicalMemory> {
+        let fd = fd.as_fd().as_raw_fd();
+        let handle = unsafe {
+            create(|out| sys::cuabi_physical_memory_import_fd(device.as_raw(), fd, bytes, out))?
+        };
+        Ok(PhysicalMemory { handle })
+    }
+
+    /// Gives the memory back to the driver now. While a range maps it the
+    /// library refuses, and the memory comes back with the error
+    /// (`Err((self, error))`); dropping it instead lets the last mapping
+    /// give it back.
+    pub fn free(self) -> std::result::Result<(), (PhysicalMemory, Error)> {
+        match check(unsafe { sys::cuabi_physical_memory_free(self.as_raw()) }) {
+            // The library released the handle: the drop's release is ignored.
+            Ok(()) => Ok(()),
+            Err(e) => Err((self, e)),
+        }
+    }
+}
+
+impl AddressRange {
+    /// `len` elements of `T` over the range from byte `offset`, used by
+    /// `device`, which must have access to every byte
+    /// (`cuabi_buffer_from_range`). It keeps the range alive, and the range
+    /// cannot be unmapped while it lives.
+    pub fn buffer<T: DeviceRepr>(
+        &self,
+        device: &Device,
+        offset: usize,
+        len: usize,
+    ) -> Result<DeviceBuffer<T>> {
+        let bytes = byte_len::<T>(len, "AddressRange::buffer")?;
+        unsafe {
+            let handle = create(|out| {
+                sys::cuabi_buffer_from_range(self.as_raw(), device.as_raw(), offset, bytes, out)
+            })?;
+            DeviceBuffer::from_handle(handle, len)
+        }
+    }
+}
+
+impl Device {
+    /// A buffer that grows in place ([`DeviceBuffer::grow`]): room for
+    /// `reserve_len` elements of `T` reserved once, `len` of them mapped now
+    /// and more as it grows, so its address and contents stay. Both byte
+    /// sizes are multiples of [`Device::vm_granularity`]'s minimum. It is a
+    /// [`DeviceBuffer`] like any other.
+    pub fn alloc_growable<T: DeviceRepr>(
+        &self,
+        len: usize,
+        reserve_len: usize,
+    ) -> Result<DeviceBuffer<T>> {
+        let bytes = byte_len::<T>(len, "Device::alloc_growable")?;
+        let reserve = byte_len::<T>(reserve_len, "Device::alloc_growable")?;
+        unsafe {
+            let handle =
+                create(|out| sys::cuabi_buffer_alloc_growable(self.as_raw(), bytes, reserve, out))?;
+            DeviceBuffer::from_handle(handle, len)
+        }
+    }
+}
+
+impl<T: DeviceRepr> DeviceBuffer<T> {
+    /// Grows a growable buffer ([`Device::alloc_growable`]) to `len`
+    /// elements: its address and contents stay, the new elements are
+    /// uninitialised. Past its reservation ([`reserved_size`](Self::reserved_size))
+    /// is [`ErrorKind::OutOfRange`](crate::ErrorKind::OutOfRange); another kind of buffer,
+    /// a size below the current one or off the granularity,
+    /// [`ErrorKind::InvalidArgument`](crate::ErrorKind::InvalidArgument).
+    pub fn grow(&mut self, len: usize) -> Result<()> {
+        let bytes = byte_len::<T>(len, "DeviceBuffer::grow")?;
+        check(unsafe { sys::cuabi_buffer_grow(self.handle.get(), bytes) })?;
+        self.len = len;
+        Ok(())
+    }
+}
