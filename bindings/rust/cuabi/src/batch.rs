@@ -1,0 +1,330 @@
+//! Batches: writes and waits ([`MemOpBatch`]), copies of any direction
+//! ([`CopyBatch`]) and prefetches and discards of managed memory
+//! ([`ManagedRanges`]), each queued on a [`Stream`] in one call.
+//!
+//! The batches only lay out the C arrays the calls take, borrowing the
+//! memory they name for their lifetime; every check, with the index of the
+//! element at fault in the message (`ops[412]: ...`), is the library's.
+
+use std::ffi::c_void;
+use std::marker::PhantomData;
+
+use cuabi_sys as sys;
+
+use crate::error::{check, Result};
+use crate::generated::{CopyBatchFlags, MemOpFlags, WaitCondition};
+use crate::managed::Location;
+use crate::types::{DeviceBuffer, DeviceRepr, PinnedBuffer, Stream};
+
+/// The memory under a word of a [`MemOpBatch`], or one end of a copy of a
+/// [`CopyBatch`]: a device buffer, pinned host memory, or (for copies) plain
+/// host memory. Made with `From` from `&DeviceBuffer<T>`, `&PinnedBuffer<T>`,
+/// and, for copies, `&[T]` (a source) or `&mut [T]` (a destination).
+#[derive(Clone, Copy, Debug)]
+pub struct BatchMemory<'a> {
+    buffer: sys::cuabi_buffer,
+    host_buffer: sys::cuabi_host_buffer,
+    host: *mut c_void,
+    _borrow: PhantomData<&'a ()>,
+}
+
+impl<'a, T: DeviceRepr> From<&'a DeviceBuffer<T>> for BatchMemory<'a> {
+    fn from(b: &'a DeviceBuffer<T>) -> Self {
+        BatchMemory {
+            buffer: b.as_raw(),
+            ..BatchMemory::none()
+        }
+    }
+}
+
+impl<'a, T: DeviceRepr> From<&'a PinnedBuffer<T>> for BatchMemory<'a> {
+    fn from(b: &'a PinnedBuffer<T>) -> Self {
+        BatchMemory {
+            host_buffer: b.as_raw(),
+            ..BatchMemory::none()
+        }
+    }
+}
+
+impl<'a, T: DeviceRepr> From<&'a [T]> for BatchMemory<'a> {
+    fn from(s: &'a [T]) -> Self {
+        BatchMemory {
+            host: s.as_ptr() as *mut c_void,
+            ..BatchMemory::none()
+        }
+    }
+}
+
+impl<'a, T: DeviceRepr> From<&'a mut [T]> for BatchMemory<'a> {
+    fn from(s: &'a mut [T]) -> Self {
+        BatchMemory {
+            host: s.as_mut_ptr().cast(),
+            ..BatchMemory::none()
+        }
+    }
+}
+
+impl BatchMemory<'_> {
+    fn none() -> Self {
+        BatchMemory {
+            buffer: std::ptr::null_mut(),
+            host_buffer: std::ptr::null_mut(),
+            host: std::ptr::null_mut(),
+            _borrow: PhantomData,
+        }
+    }
+}
+
+/// Writes and waits queued in one call ([`Stream::mem_op_batch`], 1 to 255
+/// of them), in order.
+#[derive(Default)]
+pub struct MemOpBatch<'a> {
+    ops: Vec<sys::cuabi_mem_op>,
+    _borrow: PhantomData<&'a ()>,
+}
+
+impl<'a> MemOpBatch<'a> {
+    /// An empty batch.
+    pub fn new() -> Self {
+        MemOpBatch {
+            ops: Vec::new(),
+            _borrow: PhantomData,
+        }
+    }
+
+    fn op(memory: BatchMemory<'a>, offset: usize, value: u64, width: u32) -> sys::cuabi_mem_op {
+        sys::cuabi_mem_op {
+            struct_size: std::mem::size_of::<sys::cuabi_mem_op>(),
+            kind: sys::CUABI_MEM_OP_WRITE,
+            width,
+            buffer: memory.buffer,
+            host_buffer: memory.host_buffer,
+            offset,
+            value,
+            condition: sys::CUABI_WAIT_GEQ,
+            flags: 0,
+        }
+    }
+
+    /// Writes `value` as the `width`-byte word (4 or 8) at byte `offset` of
+    /// `memory` (a device buffer or pinned host memory).
+    pub fn write(
+        mut self,
+        memory: impl Into<BatchMemory<'a>>,
+        offset: usize,
+        value: u64,
+        width: u32,
+    ) -> Self {
+        self.ops.push(Self::op(memory.into(), offset, value, width));
+        self
+    }
+
+    /// Holds the stream's later work until the word meets `condition`
+    /// against `value`; `flags` may hold [`MemOpFlags::FLUSH`].
+    pub fn wait(
+        mut self,
+        memory: impl Into<BatchMemory<'a>>,
+        offset: usize,
+        value: u64,
+        width: u32,
+        condition: WaitCondition,
+        flags: MemOpFlags,
+    ) -> Self {
+        let mut op = Self::op(memory.into(), offset, value, width);
+        op.kind = sys::CUABI_MEM_OP_WAIT;
+        op.condition = condition.raw();
+        op.flags = flags.bits();
+        self.ops.push(op);
+        self
+    }
+
+    /// How many writes and waits the batch holds.
+    pub fn len(&self) -> usize {
+        self.ops.len()
+    }
+
+    /// Whether it holds none.
+    pub fn is_empty(&self) -> bool {
+        self.ops.is_empty()
+    }
+}
+
+/// Copies of any direction queued in one call ([`Stream::copy_batch`]); they
+/// may run in any order among themselves.
+#[derive(Default)]
+pub struct CopyBatch<'a> {
+    ops: Vec<sys::cuabi_copy_op>,
+    _borrow: PhantomData<&'a ()>,
+}
+
+impl<'a> CopyBatch<'a> {
+    /// An empty batch.
+    pub fn new() -> Self {
+        CopyBatch {
+            ops: Vec::new(),
+            _borrow: PhantomData,
+        }
+    }
+
+    /// Adds a copy of `bytes` bytes from byte `src_offset` of `src` to byte
+    /// `dst_offset` of `dst`.
+    pub fn copy(
+        mut self,
+        dst: impl Into<BatchMemory<'a>>,
+        dst_offset: usize,
+        src: impl Into<BatchMemory<'a>>,
+        src_offset: usize,
+        bytes: usize,
+    ) -> Self {
+        let (d, s) = (dst.into(), src.into());
+        self.ops.push(sys::cuabi_copy_op {
+            struct_size: std::mem::size_of::<sys::cuabi_copy_op>(),
+            dst_buffer: d.buffer,
+            dst_host_buffer: d.host_buffer,
+            dst_host: d.host,
+            dst_offset,
+            src_buffer: s.buffer,
+            src_host_buffer: s.host_buffer,
+            src_host: s.host,
+            src_offset,
+            bytes,
+        });
+        self
+    }
+
+    /// How many copies the batch holds.
+    pub fn len(&self) -> usize {
+        self.ops.len()
+    }
+
+    /// Whether it holds none.
+    pub fn is_empty(&self) -> bool {
+        self.ops.is_empty()
+    }
+}
+
+/// Ranges of managed buffers for [`Stream::prefetch_batch`] and the
+/// discards.
+#[derive(Default)]
+pub struct ManagedRanges<'a> {
+    ranges: Vec<sys::cuabi_managed_range>,
+    _borrow: PhantomData<&'a ()>,
+}
+
+impl<'a> ManagedRanges<'a> {
+    /// No ranges yet.
+    pub fn new() -> Self {
+        ManagedRanges {
+            ranges: Vec::new(),
+            _borrow: PhantomData,
+        }
+    }
+
+    /// Adds `bytes` bytes from byte `offset` of `buffer` (a managed buffer:
+    /// pass `&*managed`).
+    pub fn range<T: DeviceRepr>(
+        mut self,
+        buffer: &'a DeviceBuffer<T>,
+        offset: usize,
+        bytes: usize,
+    ) -> Self {
+        self.ranges.push(sys::cuabi_managed_range {
+            struct_size: std::mem::size_of::<sys::cuabi_managed_range>(),
+            buffer: buffer.as_raw(),
+            offset,
+            bytes,
+        });
+        self
+    }
+
+    /// How many ranges there are.
+    pub fn len(&self) -> usize {
+        self.ranges.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.ranges.is_empty()
+    }
+}
+
+impl Stream {
+    /// Queues the batch's writes and waits in one call
+    /// (`cuabi_stream_mem_op_batch`).
+    pub fn mem_op_batch(&self, batch: &MemOpBatch<'_>) -> Result<()> {
+        check(unsafe {
+            sys::cuabi_stream_mem_op_batch(self.as_raw(), batch.ops.as_ptr(), batch.ops.len())
+        })
+    }
+
+    /// Queues the batch's copies in one call (`cuabi_stream_copy_batch`) and
+    /// returns at once.
+    ///
+    /// # Safety
+    /// Plain host memory the batch names must stay alive, and a destination
+    /// must be neither read nor written, until the stream has reached the
+    /// copies (e.g. until [`Stream::synchronize`] returns).
+    pub unsafe fn copy_batch(&self, batch: &CopyBatch<'_>, flags: CopyBatchFlags) -> Result<()> {
+        check(sys::cuabi_stream_copy_batch(
+            self.as_raw(),
+            batch.ops.as_ptr(),
+            batch.ops.len(),
+            flags.bits(),
+        ))
+    }
+
+    /// Migrates every range to `location` in one call
+    /// (`cuabi_stream_prefetch_batch`).
+    pub fn prefetch_batch(&self, ranges: &ManagedRanges<'_>, location: Location) -> Result<()> {
+        let location = location.raw()?;
+        check(unsafe {
+            sys::cuabi_stream_prefetch_batch(
+                self.as_raw(),
+                ranges.ranges.as_ptr(),
+                ranges.ranges.len(),
+                location,
+            )
+        })
+    }
+
+    /// Discards every range's contents in one call
+    /// (`cuabi_stream_discard_batch`): undefined until written again.
+    pub fn discard_batch(&self, ranges: &ManagedRanges<'_>) -> Result<()> {
+        check(unsafe {
+            sys::cuabi_stream_discard_batch(
+                self.as_raw(),
+                ranges.ranges.as_ptr(),
+                ranges.ranges.len(),
+            )
+        })
+    }
+
+    /// [`discard_batch`](Stream::discard_batch) then
+    /// [`prefetch_batch`](Stream::prefetch_batch) in one call.
+    pub fn discard_and_prefetch_batch(
+        &self,
+        ranges: &ManagedRanges<'_>,
+        location: Location,
+    ) -> Result<()> {
+        let location = location.raw()?;
+        check(unsafe {
+            sys::cuabi_stream_discard_and_prefetch_batch(
+                self.as_raw(),
+                ranges.ranges.as_ptr(),
+                ranges.ranges.len(),
+                location,
+            )
+        })
+    }
+}
+
+macro_rules! debug_len {
+    ($($t:ident),*) => {$(
+        impl std::fmt::Debug for $t<'_> {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.debug_struct(stringify!($t)).field("len", &self.len()).finish()
+            }
+        }
+    )*};
+}
+debug_len!(MemOpBatch, CopyBatch, ManagedRanges);
