@@ -1,0 +1,193 @@
+"""Green contexts and tensor maps: the public classes over the generated
+``SmResourceBase``, ``GreenContextBase`` and ``TensorMapBase``.
+
+What the generated layer cannot know is written here: each object keeps the
+:class:`Device` it belongs to (so a green context's streams are ordinary
+:class:`Stream` objects for every launch and copy), a split as a list of
+groups and its remainder, and a tensor map as a kernel argument (its 128
+bytes, by value)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, List, Sequence, Tuple
+
+from ._api import StreamFlag, TensorInterleave, TensorL2Promotion, TensorOobFill, TensorSwizzle
+from ._base import Resource, check_i32, check_u32
+from ._objects import GreenContextBase, SmResourceBase, TensorMapBase, register_owner
+from ._stream import Stream
+
+if TYPE_CHECKING:
+    from ._device import Device
+
+__all__ = ["SmResource", "GreenContext", "TensorMap", "TENSOR_MAP_BYTES"]
+
+TENSOR_MAP_BYTES = 128  # CUABI_TENSOR_MAP_BYTES
+
+
+class SmResource(SmResourceBase):
+    """A set of a device's SMs (``cuabi_sm_resource``): all of a device's
+    (:attr:`Device.sm_resource`), a green context's
+    (:attr:`GreenContext.sm_resource`), or one part of a split. It keeps what
+    it was made from alive.
+
+    >>> groups, rest = dev.sm_resource.split_groups(2)   # two groups of the least size
+    >>> green = groups[0].create_green_context()
+    >>> s = green.create_stream()                         # an ordinary Stream
+    """
+
+    def __init__(self, backend: Any, handle: Any, device: "Device") -> None:
+        Resource.__init__(self, backend, handle)
+        self.device = device
+
+    @classmethod
+    def _of_device(cls, device: "Device") -> "SmResource":
+        h = device._b.get("cuabi_device_get_sm_resource", device._handle, out="cuabi_sm_resource")
+        return cls(device._b, h, device)
+
+    def split(self, group_count: int, min_sm_count: int = 0, index: int = 0) -> "SmResource":
+        """Group ``index`` of a split into ``group_count`` groups of at least
+        ``min_sm_count`` SMs (0: the least the device allows); ``index ==
+        group_count`` is the remainder (cuabi_sm_resource_split)."""
+        h = self._b.get(
+            "cuabi_sm_resource_split",
+            self._handle,
+            check_u32(group_count, "group_count"),
+            check_u32(min_sm_count, "min_sm_count"),
+            check_u32(index, "index"),
+            out="cuabi_sm_resource",
+        )
+        return SmResource(self._b, h, self.device)
+
+    def split_groups(
+        self, group_count: int, min_sm_count: int = 0
+    ) -> Tuple[List["SmResource"], "SmResource"]:
+        """Every group of a split and its remainder, as ``(groups, remainder)``."""
+        groups = [self.split(group_count, min_sm_count, i) for i in range(group_count)]
+        return groups, self.split(group_count, min_sm_count, group_count)
+
+    def create_green_context(self) -> "GreenContext":
+        """A green context on these SMs (cuabi_green_context_create)."""
+        return GreenContext(self)
+
+    def __repr__(self) -> str:
+        try:
+            return f"<cuabi.SmResource {self.sm_count} SMs of device {self.device.ordinal}>"
+        except Exception:  # a repr never raises
+            return "<cuabi.SmResource>"
+
+
+class GreenContext(GreenContextBase):
+    """A context whose kernels run on one set of SMs (``cuabi_green_context``).
+    Its streams (:meth:`create_stream`) are ordinary :class:`Stream` objects;
+    each keeps the context alive, as the context keeps its resource."""
+
+    def __init__(self, resource: SmResource) -> None:
+        if not isinstance(resource, SmResourceBase):
+            raise TypeError(f"resource must be a cuabi.SmResource, not {type(resource).__name__}")
+        b = resource._b
+        h = b.get("cuabi_green_context_create", resource._arg(b), out="cuabi_green_context")
+        Resource.__init__(self, b, h)
+        self.device = resource.device
+
+    @property
+    def sm_resource(self) -> SmResource:
+        """The context's SMs, which may be split again."""
+        h = self._b.get("cuabi_green_context_get_sm_resource", self._handle, out="cuabi_sm_resource")
+        return SmResource(self._b, h, self.device)
+
+    def create_stream(self, priority: int = 0) -> Stream:  # type: ignore[override]
+        """A new non-blocking stream whose work runs in this context
+        (cuabi_green_context_create_stream)."""
+        h = self._b.get(
+            "cuabi_green_context_create_stream",
+            self._handle,
+            int(StreamFlag.NON_BLOCKING),
+            check_i32(priority, "priority"),
+            out="cuabi_stream",
+        )
+        return Stream(self._b, h, self.device)
+
+    def __repr__(self) -> str:
+        try:
+            return f"<cuabi.GreenContext {self.sm_count} SMs of device {self.device.ordinal}>"
+        except Exception:
+            return "<cuabi.GreenContext>"
+
+
+class TensorMap(TensorMapBase):
+    """A TMA descriptor over a device buffer (``cuabi_tensor_map``), made by
+    :meth:`tiled` or :meth:`im2col`, passed to a kernel's ``const
+    __grid_constant__ CUtensorMap`` parameter by value: give the map itself
+    as the argument. Dimension 0 is the innermost (``shape[0]`` is a row's
+    element count); ``strides`` are in bytes with ``strides[0]`` the element
+    size. The map keeps its buffer alive."""
+
+    __cuabi_arg_size__ = TENSOR_MAP_BYTES
+
+    @property
+    def __cuabi_arg_bytes__(self) -> bytes:
+        """The map's 128 bytes, as a kernel argument takes them."""
+        return self.bytes
+
+    @classmethod
+    def _wrap(cls, base: TensorMapBase) -> "TensorMap":
+        obj = cls._from_handle(base._b, base._handle)
+        base._closed = True  # the handle now belongs to obj
+        return obj
+
+    @classmethod
+    def tiled(
+        cls,
+        buffer: Any,
+        data_type: int,
+        sizes: Sequence[int],
+        strides: Sequence[int],
+        box: Sequence[int],
+        *,
+        offset: int = 0,
+        element_strides: Sequence[int] = (),
+        interleave: int = TensorInterleave.NONE,
+        swizzle: int = TensorSwizzle.NONE,
+        l2_promotion: int = TensorL2Promotion.NONE,
+        oob_fill: int = TensorOobFill.ZERO,
+    ) -> "TensorMap":
+        """A tiled map (cuabi_tensor_map_encode_tiled)."""
+        return cls._wrap(
+            TensorMapBase.encode_tiled(
+                buffer, offset, int(data_type), sizes, strides, box, element_strides,
+                int(interleave), int(swizzle), int(l2_promotion), int(oob_fill),
+            )
+        )
+
+    @classmethod
+    def im2col(
+        cls,
+        buffer: Any,
+        data_type: int,
+        sizes: Sequence[int],
+        strides: Sequence[int],
+        lower_corner: Sequence[int],
+        upper_corner: Sequence[int],
+        channels_per_pixel: int,
+        pixels_per_column: int,
+        *,
+        offset: int = 0,
+        element_strides: Sequence[int] = (),
+        interleave: int = TensorInterleave.NONE,
+        swizzle: int = TensorSwizzle.NONE,
+        l2_promotion: int = TensorL2Promotion.NONE,
+        oob_fill: int = TensorOobFill.ZERO,
+    ) -> "TensorMap":
+        """An im2col map (cuabi_tensor_map_encode_im2col)."""
+        return cls._wrap(
+            TensorMapBase.encode_im2col(
+                buffer, offset, int(data_type), sizes, strides, element_strides, lower_corner,
+                upper_corner, channels_per_pixel, pixels_per_column, int(interleave),
+                int(swizzle), int(l2_promotion), int(oob_fill),
+            )
+        )
+
+
+register_owner("cuabi_sm_resource", SmResource)
+register_owner("cuabi_green_context", GreenContext)
+register_owner("cuabi_tensor_map", TensorMap)

@@ -1,0 +1,86 @@
+//! Green contexts and tensor maps: what the generated layer leaves out. The
+//! calls that hand out a new handle of another kind (a device's SM resource,
+//! a part of a split, a green context's resource and streams), and a tensor
+//! map's value as a kernel argument ([`TensorMapValue`], 128 bytes aligned to
+//! 64, for a `const __grid_constant__ CUtensorMap` parameter).
+
+use cuabi_sys as sys;
+
+use crate::error::{create, Result};
+use crate::generated::StreamFlags;
+use crate::objects::{GreenContext, SmResource, TensorMap};
+use crate::types::{Device, DeviceRepr, Stream};
+
+/// The size of a tensor map as a kernel argument (`CUABI_TENSOR_MAP_BYTES`).
+pub const TENSOR_MAP_BYTES: usize = sys::CUABI_TENSOR_MAP_BYTES as usize;
+
+/// A tensor map's value, passed by value to a kernel's `const
+/// __grid_constant__ CUtensorMap` parameter: `launch.args((&map.value()?, &out))`.
+#[repr(C, align(64))]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TensorMapValue(pub [u8; TENSOR_MAP_BYTES]);
+
+// SAFETY: plain bytes, of the parameter's size and alignment.
+unsafe impl DeviceRepr for TensorMapValue {}
+
+impl TensorMap {
+    /// The map's bytes as a kernel argument.
+    pub fn value(&self) -> Result<TensorMapValue> {
+        let mut v = TensorMapValue([0; TENSOR_MAP_BYTES]);
+        let mut size = TENSOR_MAP_BYTES;
+        crate::error::check(unsafe {
+            sys::cuabi_tensor_map_get_bytes(self.as_raw(), v.0.as_mut_ptr().cast(), &mut size)
+        })?;
+        Ok(v)
+    }
+}
+
+impl Device {
+    /// All the device's SMs, to split into green contexts
+    /// (`cuabi_device_get_sm_resource`).
+    pub fn sm_resource(&self) -> Result<SmResource> {
+        let handle =
+            unsafe { create(|out| sys::cuabi_device_get_sm_resource(self.as_raw(), out))? };
+        Ok(SmResource { handle })
+    }
+}
+
+impl SmResource {
+    /// Group `index` of a split into `group_count` groups of at least
+    /// `min_sm_count` SMs (0: the least the device allows); `index ==
+    /// group_count` is the remainder (`cuabi_sm_resource_split`).
+    pub fn split(&self, group_count: u32, min_sm_count: u32, index: u32) -> Result<SmResource> {
+        let handle = unsafe {
+            create(|out| {
+                sys::cuabi_sm_resource_split(self.as_raw(), group_count, min_sm_count, index, out)
+            })?
+        };
+        Ok(SmResource { handle })
+    }
+}
+
+impl GreenContext {
+    /// The context's SMs, which may be split again
+    /// (`cuabi_green_context_get_sm_resource`).
+    pub fn sm_resource(&self) -> Result<SmResource> {
+        let handle =
+            unsafe { create(|out| sys::cuabi_green_context_get_sm_resource(self.as_raw(), out))? };
+        Ok(SmResource { handle })
+    }
+
+    /// A new non-blocking stream whose work runs in this context, an ordinary
+    /// [`Stream`] (`cuabi_green_context_create_stream`).
+    pub fn create_stream(&self, priority: i32) -> Result<Stream> {
+        let handle = unsafe {
+            create(|out| {
+                sys::cuabi_green_context_create_stream(
+                    self.as_raw(),
+                    StreamFlags::NON_BLOCKING.bits(),
+                    priority,
+                    out,
+                )
+            })?
+        };
+        Ok(Stream { handle })
+    }
+}
