@@ -18,8 +18,12 @@
 #include <utility>
 
 #include "cuabi/cuabi.h"
+#include "graph_nodes.hpp"
+#include "green_context.hpp"
 #include "link.hpp"
 #include "objects.hpp"
+#include "tensor_map.hpp"
+#include "vmm.hpp"
 
 namespace cuabi::abi {
 

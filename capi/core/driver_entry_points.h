@@ -40,6 +40,12 @@
   X(cuStreamWriteValue64, 11070)                       \
   X(cuStreamWaitValue32, 11070)                        \
   X(cuStreamWaitValue64, 11070)                        \
+  /* batches: memory operations, copies, prefetches */  \
+  X(cuStreamBatchMemOp, 11070)                         \
+  X(cuMemcpyBatchAsync, 13000)                         \
+  X(cuMemPrefetchBatchAsync, 13000)                    \
+  X(cuMemDiscardBatchAsync, 13000)                     \
+  X(cuMemDiscardAndPrefetchBatchAsync, 13000)          \
   X(cuMemHostGetDevicePointer, 3020)                   \
   X(cuStreamGetAttribute, 11000)                       \
   X(cuStreamSetAttribute, 11000)                       \
@@ -147,6 +153,53 @@
   X(cuLinkDestroy, 5050)                               \
   X(cuLibraryLoadData, 12000)                          \
   X(cuLibraryUnload, 12000)                            \
-  X(cuLibraryGetModule, 12000)
+  X(cuLibraryGetModule, 12000)                         \
+  /* virtual memory */                                 \
+  X(cuMemGetAllocationGranularity, 10020)              \
+  X(cuMemAddressReserve, 10020)                        \
+  X(cuMemAddressFree, 10020)                           \
+  X(cuMemCreate, 10020)                                \
+  X(cuMemRelease, 10020)                               \
+  X(cuMemMap, 10020)                                   \
+  X(cuMemUnmap, 10020)                                 \
+  X(cuMemSetAccess, 10020)                             \
+  X(cuMemExportToShareableHandle, 10020)               \
+  X(cuMemImportFromShareableHandle, 10020)             \
+  X(cuMemGetAllocationPropertiesFromHandle, 10020)     \
+  /* green contexts */                                 \
+  X(cuDeviceGetDevResource, 12040)                     \
+  X(cuDevSmResourceSplitByCount, 12040)                \
+  X(cuDevResourceGenerateDesc, 12040)                  \
+  X(cuGreenCtxCreate, 12040)                           \
+  X(cuGreenCtxDestroy, 12040)                          \
+  X(cuGreenCtxGetDevResource, 12040)                   \
+  X(cuGreenCtxStreamCreate, 12050)                     \
+  /* tensor maps */                                    \
+  X(cuTensorMapEncodeTiled, 12000)                     \
+  X(cuTensorMapEncodeIm2col, 12000)                    \
+  X(cuTensorMapReplaceAddress, 12000)                  \
+  /* graphs built node by node */                      \
+  X(cuGraphCreate, 10000)                              \
+  X(cuGraphAddEmptyNode, 10000)                        \
+  X(cuGraphAddKernelNode, 12000)                       \
+  X(cuGraphKernelNodeSetAttribute, 11000)              \
+  X(cuGraphAddMemcpyNode, 10000)                       \
+  X(cuGraphAddMemsetNode, 10000)                       \
+  X(cuGraphAddHostNode, 10000)                         \
+  X(cuGraphAddEventRecordNode, 11010)                  \
+  X(cuGraphAddEventWaitNode, 11010)                    \
+  X(cuGraphAddChildGraphNode, 10000)                   \
+  X(cuGraphAddMemAllocNode, 11040)                     \
+  X(cuGraphAddMemFreeNode, 11040)                      \
+  X(cuGraphAddDependencies, 10000)                     \
+  X(cuGraphNodeGetDependencies, 10000)                 \
+  X(cuGraphNodeGetDependentNodes, 10000)               \
+  X(cuGraphClone, 10000)                               \
+  X(cuGraphNodeFindInClone, 10000)                     \
+  X(cuStreamBeginCaptureToGraph, 12030)                \
+  X(cuGraphDebugDotPrint, 11030)                       \
+  X(cuGraphConditionalHandleCreate, 12030)             \
+  X(cuGraphAddNode, 12020)                             \
+  X(cuGraphInstantiateWithParams, 12000)
 
 #endif /* CUABI_CORE_DRIVER_ENTRY_POINTS_H */

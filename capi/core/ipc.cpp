@@ -264,9 +264,13 @@ void buffer_ipc_handle(const Buffer& b, void* handle, size_t handle_size) {
           : std::string("only buffers from cuabi_buffer_alloc, "
                         "cuabi_buffer_alloc_pitched, or cuabi_buffer_alloc_async from a "
                         "pool made with CUABI_MEMORY_POOL_IPC can be shared; this one is ") +
-                (b.kind == CUABI_BUFFER_MANAGED   ? "managed memory"
-                 : b.kind == CUABI_BUFFER_WRAPPED ? "wrapped memory owned elsewhere"
-                                                  : "opened from another process"));
+                (b.kind == CUABI_BUFFER_MANAGED    ? "managed memory"
+                 : b.kind == CUABI_BUFFER_WRAPPED  ? "wrapped memory owned elsewhere"
+                 : b.kind == CUABI_BUFFER_GROWABLE ? "a growable buffer"
+                 : b.kind == CUABI_BUFFER_RANGE
+                     ? "a buffer over an address range (share its physical memory with "
+                       "cuabi_physical_memory_export_fd)"
+                     : "opened from another process"));
 }
 
 Ref<Buffer> open_ipc_buffer(Ref<Device> dev, const Pin<MemoryPool>& pool, const void* handle,

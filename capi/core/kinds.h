@@ -29,6 +29,12 @@
   X(Texture, texture)         \
   X(Surface, surface)         \
   X(Linker, linker)           \
-  X(Library, library)
+  X(Library, library)         \
+  X(SmResource, sm_resource)  \
+  X(GreenContext, green_context) \
+  X(TensorMap, tensor_map)     \
+  X(PhysicalMemory, physical_memory) \
+  X(AddressRange, address_range) \
+  X(GraphNode, graph_node)
 
 #endif /* CUABI_CORE_KINDS_H */

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <string>
 
+#include "stream_attributes.hpp"
 #include "structs.hpp"
 
 namespace cuabi {
@@ -78,8 +79,10 @@ void submit(const Function& f, const cuabi_launch_config& c, const Pin<Stream>& 
           "cuLaunchKernel");
   } else {
     CUlaunchAttribute attrs[kMaxLaunchAttributes];
-    Ref<Event> event;
-    CUlaunchConfig lc = extended_config(f, c, attrs, &event);
+    Ref<Event> event, completion;
+    if (c.flags & CUABI_LAUNCH_DEVICE_UPDATABLE_KERNEL_NODE)
+      check_device_updatable(c, stream.get());
+    CUlaunchConfig lc = extended_config(f, c, attrs, &event, &completion);
     lc.hStream = s;
     check(driver().cuLaunchKernelEx(&lc, f.function, params, extra), "cuLaunchKernelEx");
   }
@@ -184,11 +187,134 @@ CUlaunchConfig driver_config(const cuabi_launch_config& c) {
   return lc;
 }
 
+void check_device_updatable(const cuabi_launch_config& c, const Stream* stream) {
+  if (!(c.flags & CUABI_LAUNCH_DEVICE_UPDATABLE_KERNEL_NODE)) return;
+  if (!stream || stream->capture_tick.load(std::memory_order_relaxed) == 0)
+    fail_config(std::string("CUABI_LAUNCH_DEVICE_UPDATABLE_KERNEL_NODE asks for a graph kernel "
+                            "node, but ") +
+                (stream ? "the stream is not capturing a graph"
+                        : "the launch is on the default stream, which does not capture") +
+                " (begin a capture with cuabi_stream_begin_capture)");
+}
+
+namespace {
+
+// The launch attributes of 0.3, checked and written after attrs[n].
+unsigned add_launch_attributes(const Function& f, const cuabi_launch_config& c,
+                               CUlaunchAttribute* attrs, unsigned n, Ref<Event>* completion) {
+  const Device& d = *f.module->device;
+  const std::string dev = "device " + std::to_string(d.ordinal);
+  if (c.access_policy_window.bytes) {
+    attrs[n].id = CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW;
+    attrs[n].value.accessPolicyWindow = checked_access_policy_window(
+        d, c.access_policy_window, "launch configuration: access_policy_window.");
+    ++n;
+  }
+  if (c.sync_policy) {
+    if (c.sync_policy < CUABI_SYNC_POLICY_AUTO || c.sync_policy > CUABI_SYNC_POLICY_BLOCKING_SYNC)
+      fail_config("sync_policy is " + std::to_string(c.sync_policy) +
+                  ", not 0 (the stream's) or one of CUABI_SYNC_POLICY_AUTO (1), _SPIN (2), "
+                  "_YIELD (3), _BLOCKING_SYNC (4)");
+    // CU_LAUNCH_ATTRIBUTE_SYNCHRONIZATION_POLICY is valid for streams only:
+    // cuLaunchKernelEx answers CUDA_ERROR_INVALID_VALUE for it.
+    fail(CUABI_ERROR_NOT_SUPPORTED,
+         "launch configuration: sync_policy " + std::to_string(c.sync_policy) +
+             ": the driver takes a synchronization policy for a stream, not for a launch "
+             "(CU_LAUNCH_ATTRIBUTE_SYNCHRONIZATION_POLICY is valid for streams only); set it on "
+             "the stream with cuabi_stream_set_sync_policy");
+  }
+  if (c.cluster_scheduling_policy) {
+    if (c.cluster_scheduling_policy < CUABI_CLUSTER_SCHEDULING_DEFAULT ||
+        c.cluster_scheduling_policy > CUABI_CLUSTER_SCHEDULING_LOAD_BALANCING)
+      fail_config("cluster_scheduling_policy is " + std::to_string(c.cluster_scheduling_policy) +
+                  ", not one of CUABI_CLUSTER_SCHEDULING_DEFAULT (0), _SPREAD (1), "
+                  "_LOAD_BALANCING (2)");
+    if (!d.cluster_launch)
+      fail_config("cluster_scheduling_policy " + std::to_string(c.cluster_scheduling_policy) +
+                  ": " + dev + " (" + d.name + ", compute capability " +
+                  std::to_string(d.cc_major) + "." + std::to_string(d.cc_minor) +
+                  ") cannot launch thread-block clusters (CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH is "
+                  "0; clusters need compute capability 9.0 or newer)");
+    attrs[n].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE;
+    attrs[n].value.clusterSchedulingPolicyPreference =
+        static_cast<CUclusterSchedulingPolicy>(c.cluster_scheduling_policy);
+    ++n;
+  }
+  if (c.mem_sync_domain != -1) {
+    if (c.mem_sync_domain != CUABI_MEM_SYNC_DOMAIN_DEFAULT &&
+        c.mem_sync_domain != CUABI_MEM_SYNC_DOMAIN_REMOTE)
+      fail_config("mem_sync_domain is " + std::to_string(c.mem_sync_domain) +
+                  ", not -1 (the stream's) or one of CUABI_MEM_SYNC_DOMAIN_DEFAULT (0), "
+                  "_REMOTE (1)");
+    attrs[n].id = CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN;
+    attrs[n].value.memSyncDomain = static_cast<CUlaunchMemSyncDomain>(c.mem_sync_domain);
+    ++n;
+  }
+  if (c.mem_sync_domain_map_default != -1 || c.mem_sync_domain_map_remote != -1) {
+    if (c.mem_sync_domain_map_default == -1 || c.mem_sync_domain_map_remote == -1)
+      fail_config("mem_sync_domain_map_default is " +
+                  std::to_string(c.mem_sync_domain_map_default) +
+                  " and mem_sync_domain_map_remote " +
+                  std::to_string(c.mem_sync_domain_map_remote) +
+                  "; give both or neither (-1, -1: the stream's map)");
+    const int count = d.get_attribute(CU_DEVICE_ATTRIBUTE_MEM_SYNC_DOMAIN_COUNT);
+    const int32_t ids[2] = {c.mem_sync_domain_map_default, c.mem_sync_domain_map_remote};
+    const char* names[2] = {"mem_sync_domain_map_default", "mem_sync_domain_map_remote"};
+    for (int i = 0; i < 2; ++i)
+      if (ids[i] < 0 || ids[i] >= count)
+        fail_config(std::string(names[i]) + " is " + std::to_string(ids[i]) + ", outside " + dev +
+                    "'s memory-synchronisation domains 0 to " + std::to_string(count - 1) +
+                    " (CU_DEVICE_ATTRIBUTE_MEM_SYNC_DOMAIN_COUNT is " + std::to_string(count) +
+                    ")");
+    attrs[n].id = CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP;
+    attrs[n].value.memSyncDomainMap.default_ = static_cast<unsigned char>(ids[0]);
+    attrs[n].value.memSyncDomainMap.remote = static_cast<unsigned char>(ids[1]);
+    ++n;
+  }
+  if (c.shared_carveout != -1) {
+    if (c.shared_carveout < 0 || c.shared_carveout > 100)
+      fail_config("shared_carveout is " + std::to_string(c.shared_carveout) +
+                  ", outside 0 to 100 percent (-1: the kernel's)");
+    attrs[n].id = CU_LAUNCH_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT;
+    attrs[n].value.sharedMemCarveout = static_cast<unsigned>(c.shared_carveout);
+    ++n;
+  }
+  if (c.completion_event) {
+    Pin<Event> e(c.completion_event, "config->completion_event");
+    if (e->device.get() != &d)
+      fail_config("completion_event belongs to device " + std::to_string(e->device->ordinal) +
+                  ", the kernel to device " + std::to_string(d.ordinal));
+    if (e->timing)
+      fail_config("completion_event was made without CUABI_EVENT_DISABLE_TIMING, which a launch "
+                  "completion event needs");
+    if (e->interprocess)
+      fail_config("completion_event is an interprocess event, which a launch completion event "
+                  "may not be");
+    d.check_epoch(e->epoch);
+    attrs[n].id = CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT;
+    attrs[n].value.launchCompletionEvent.event = e->event;
+    attrs[n].value.launchCompletionEvent.flags = 0;
+    ++n;
+    if (completion) *completion = Ref<Event>::share(e.get());
+  }
+  if (c.flags & CUABI_LAUNCH_DEVICE_UPDATABLE_KERNEL_NODE) {
+    attrs[n].id = CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE;
+    attrs[n].value.deviceUpdatableKernelNode.deviceUpdatable = 1;
+    attrs[n].value.deviceUpdatableKernelNode.devNode = nullptr;
+    ++n;
+  }
+  return n;
+}
+
+}  // namespace
+
 CUlaunchConfig extended_config(const Function& f, const cuabi_launch_config& c,
-                               CUlaunchAttribute* attrs, Ref<Event>* event) {
+                               CUlaunchAttribute* attrs, Ref<Event>* event,
+                               Ref<Event>* completion) {
   const Device& d = *f.module->device;
   const uint32_t known = CUABI_LAUNCH_COOPERATIVE | CUABI_LAUNCH_PROGRAMMATIC_SERIALIZATION |
-                         CUABI_LAUNCH_PROGRAMMATIC_EVENT_AT_BLOCK_START;
+                         CUABI_LAUNCH_PROGRAMMATIC_EVENT_AT_BLOCK_START |
+                         CUABI_LAUNCH_DEVICE_UPDATABLE_KERNEL_NODE;
   if (c.flags & ~known)
     fail_config("flags has bits this version does not define: " + std::to_string(c.flags));
   if ((c.flags & CUABI_LAUNCH_PROGRAMMATIC_EVENT_AT_BLOCK_START) && !c.programmatic_event)
@@ -256,6 +382,8 @@ CUlaunchConfig extended_config(const Function& f, const cuabi_launch_config& c,
     ++n;
     if (event) *event = Ref<Event>::share(e.get());
   }
+  if (has_launch_attributes(c) || (c.flags & CUABI_LAUNCH_DEVICE_UPDATABLE_KERNEL_NODE))
+    n = add_launch_attributes(f, c, attrs, n, completion);
   CUlaunchConfig lc = driver_config(c);
   lc.hStream = nullptr;
   lc.attrs = n ? attrs : nullptr;
@@ -315,6 +443,14 @@ void launch_sized(const Function& f, const cuabi_launch_config* config, const Pi
   launch(f, config, stream, params, num_params);
 }
 
+void check_packed_args(const Function& f, const void* args, size_t args_size) {
+  if (args_size != f.args_size)
+    fail_invalid("kernel '" + f.name + "' takes a " + std::to_string(f.args_size) +
+                 "-byte argument block (" + std::to_string(f.params.size()) +
+                 " parameters), but " + std::to_string(args_size) + " bytes were given");
+  if (args_size > 0 && !args) fail_invalid("args is NULL");
+}
+
 void launch_packed(const Function& f, const cuabi_launch_config* config, const Pin<Stream>& stream,
                    const void* args, size_t args_size) {
   if (!f.params_known)
@@ -324,11 +460,7 @@ void launch_packed(const Function& f, const cuabi_launch_config* config, const P
   cuabi_launch_config copy;
   const cuabi_launch_config& c = config_of(config, &copy);
   check_config(f, c);
-  if (args_size != f.args_size)
-    fail_invalid("kernel '" + f.name + "' takes a " + std::to_string(f.args_size) +
-                 "-byte argument block (" + std::to_string(f.params.size()) +
-                 " parameters), but " + std::to_string(args_size) + " bytes were given");
-  if (args_size > 0 && !args) fail_invalid("args is NULL");
+  check_packed_args(f, args, args_size);
   if (args_size == 0) {
     submit(f, c, stream, nullptr, nullptr);
     return;
@@ -375,7 +507,7 @@ LaunchPlan::LaunchPlan(Ref<Function> fn, const cuabi_launch_config& cfg, Ref<Str
   extra_[4] = CU_LAUNCH_PARAM_END;
   if (!is_plain(config)) {
     function->module->enter();
-    ex_config_ = extended_config(*function, config, ex_attrs_, &ex_event_);
+    ex_config_ = extended_config(*function, config, ex_attrs_, &ex_event_, &ex_completion_);
     ex_config_.hStream = stream ? stream->stream : nullptr;
     extended_ = true;
   }
@@ -390,6 +522,8 @@ void LaunchPlan::launch() {
   const Function& f = *function;
   const DriverApi& d = f.module->enter();
   if (extended_) {
+    if (config.flags & CUABI_LAUNCH_DEVICE_UPDATABLE_KERNEL_NODE)
+      check_device_updatable(config, stream.get());
     check(d.cuLaunchKernelEx(&ex_config_, f.function, nullptr, args_size ? extra_ : nullptr),
           "cuLaunchKernelEx");
   } else {

@@ -49,8 +49,8 @@ void check_word(const Stream& stream, size_t size, const Device* device, size_t 
 
 }  // namespace
 
-void stream_write_value(Stream& stream, CUdeviceptr base, size_t size, const Device* device,
-                        size_t offset, uint64_t value, uint32_t width, uint32_t flags) {
+void check_write_value(const Stream& stream, size_t size, const Device* device, size_t offset,
+                       uint64_t value, uint32_t width, uint32_t flags) {
   check_word(stream, size, device, offset, value, width, flags, CUABI_MEM_OP_NO_MEMORY_BARRIER,
              "write");
   // The driver's memory operations since CUDA 11.7 (the entry points cuabi
@@ -59,20 +59,10 @@ void stream_write_value(Stream& stream, CUdeviceptr base, size_t size, const Dev
     fail(CUABI_ERROR_NOT_SUPPORTED,
          "CUABI_MEM_OP_NO_MEMORY_BARRIER: the driver's stream memory operations no longer take "
          "it (every write is fenced)");
-  const DriverApi& d = stream.enter();
-  const unsigned cu_flags = 0;
-  if (width == 4)
-    check(d.cuStreamWriteValue32(stream.stream, base + offset, static_cast<cuuint32_t>(value),
-                                 cu_flags),
-          "cuStreamWriteValue32");
-  else
-    check(d.cuStreamWriteValue64(stream.stream, base + offset, value, cu_flags),
-          "cuStreamWriteValue64");
 }
 
-void stream_wait_value(Stream& stream, CUdeviceptr base, size_t size, const Device* device,
-                       size_t offset, uint64_t value, uint32_t width, int32_t condition,
-                       uint32_t flags) {
+void check_wait_value(const Stream& stream, size_t size, const Device* device, size_t offset,
+                      uint64_t value, uint32_t width, int32_t condition, uint32_t flags) {
   check_word(stream, size, device, offset, value, width, flags, CUABI_MEM_OP_FLUSH, "wait");
   const char* name = condition_name(condition);
   if (!name)
@@ -90,6 +80,26 @@ void stream_wait_value(Stream& stream, CUdeviceptr base, size_t size, const Devi
     fail(CUABI_ERROR_NOT_SUPPORTED, "device " + std::to_string(dev.ordinal) +
                                         " cannot flush remote writes after a wait "
                                         "(CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES is 0)");
+}
+
+void stream_write_value(Stream& stream, CUdeviceptr base, size_t size, const Device* device,
+                        size_t offset, uint64_t value, uint32_t width, uint32_t flags) {
+  check_write_value(stream, size, device, offset, value, width, flags);
+  const DriverApi& d = stream.enter();
+  const unsigned cu_flags = 0;
+  if (width == 4)
+    check(d.cuStreamWriteValue32(stream.stream, base + offset, static_cast<cuuint32_t>(value),
+                                 cu_flags),
+          "cuStreamWriteValue32");
+  else
+    check(d.cuStreamWriteValue64(stream.stream, base + offset, value, cu_flags),
+          "cuStreamWriteValue64");
+}
+
+void stream_wait_value(Stream& stream, CUdeviceptr base, size_t size, const Device* device,
+                       size_t offset, uint64_t value, uint32_t width, int32_t condition,
+                       uint32_t flags) {
+  check_wait_value(stream, size, device, offset, value, width, condition, flags);
   const DriverApi& d = stream.enter();
   unsigned cu_flags = static_cast<unsigned>(condition);
   if (flags & CUABI_MEM_OP_FLUSH) cu_flags |= CU_STREAM_WAIT_VALUE_FLUSH;

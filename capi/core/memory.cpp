@@ -7,6 +7,7 @@
 #include "driver_log.hpp"
 #include "stream.hpp"
 #include "structs.hpp"
+#include "vmm.hpp"
 
 namespace cuabi {
 
@@ -25,10 +26,11 @@ void check_alloc(CUresult r, const char* call, size_t bytes, const Device& devic
 }
 
 void check_range(const Buffer& b, size_t offset, size_t bytes, const char* which) {
-  if (offset > b.size || bytes > b.size - offset)
+  const size_t size = b.size.load(std::memory_order_acquire);  // a growable buffer's grows
+  if (offset > size || bytes > size - offset)
     fail(CUABI_ERROR_OUT_OF_RANGE, std::string(which) + " range [" + str(offset) + ", " +
                                        str(offset) + " + " + str(bytes) +
-                                       ") reaches past the end of the " + str(b.size) +
+                                       ") reaches past the end of the " + str(size) +
                                        "-byte buffer");
 }
 
@@ -46,6 +48,8 @@ const char* kind_text(cuabi_buffer_kind kind) {
     case CUABI_BUFFER_PITCHED: return "a pitched buffer";
     case CUABI_BUFFER_WRAPPED: return "a wrapped buffer";
     case CUABI_BUFFER_IPC: return "a buffer opened from another process";
+    case CUABI_BUFFER_GROWABLE: return "a growable buffer";
+    case CUABI_BUFFER_RANGE: return "a buffer over an address range";
     default: return "a buffer";
   }
 }
@@ -75,6 +79,15 @@ CUmemLocation location_of(int32_t location, const char* what) {
 
 }  // namespace
 
+// The checks above, for the batches (batch.cpp).
+void check_buffer_range(const Buffer& b, size_t offset, size_t bytes, const char* which) {
+  check_range(b, offset, bytes, which);
+}
+void check_managed(const Buffer& b) { need_managed(b); }
+CUmemLocation memory_location(int32_t location, const char* what) {
+  return location_of(location, what);
+}
+
 // ---------------------------------------------------------------------------
 // Buffers
 // ---------------------------------------------------------------------------
@@ -83,6 +96,10 @@ Buffer::Buffer(Ref<Device> dev, cuabi_buffer_kind k, CUdeviceptr p, size_t bytes
     : DeviceChild(kKind, std::move(dev)), ptr(p), size(bytes), kind(k) {}
 
 Buffer::~Buffer() {
+  // Virtual memory: the range (a member) unmaps and frees, once no buffer
+  // holds it.
+  if (kind == CUABI_BUFFER_RANGE && range) range->views.fetch_sub(1, std::memory_order_acq_rel);
+  if (kind == CUABI_BUFFER_GROWABLE || kind == CUABI_BUFFER_RANGE) return;
   if (kind == CUABI_BUFFER_WRAPPED || freed.load(std::memory_order_acquire)) return;
   if (!enter_quietly(*this)) return;
   const DriverApi& d = driver();

@@ -33,6 +33,13 @@ std::pair<uint64_t, uint64_t> pool_usage(const MemoryPool& pool);
 
 // Managed memory.
 void* host_pointer(const Buffer& buffer);
+// The range, managed-memory and location checks of the calls below, for the
+// batches: OUT_OF_RANGE naming `which` range; INVALID_ARGUMENT for a buffer
+// that is not managed; a location's CUmemLocation, or INVALID_ARGUMENT
+// naming `what`.
+void check_buffer_range(const Buffer& b, size_t offset, size_t bytes, const char* which);
+void check_managed(const Buffer& b);
+CUmemLocation memory_location(int32_t location, const char* what);
 void prefetch(const Buffer& buffer, size_t offset, size_t bytes, int32_t location,
               const Pin<Stream>& stream);
 void advise(const Buffer& buffer, size_t offset, size_t bytes, cuabi_memory_advice advice,

@@ -180,10 +180,12 @@ class Function : public Object {
 
 class MemoryPool;
 class Stream;
+class Graph;
 // A mapping of another process's memory (cuIpcOpenMemHandle), shared by every
 // buffer opened from the same handle on the same device: the driver maps a
 // handle once per context, and the last buffer released closes it.
 struct IpcMapping;
+class AddressRange;  // vmm.hpp
 
 class Buffer : public DeviceChild {
  public:
@@ -193,16 +195,24 @@ class Buffer : public DeviceChild {
   Buffer(Ref<Device> device, cuabi_buffer_kind kind, CUdeviceptr ptr, size_t bytes);
   ~Buffer() override;
   CUdeviceptr ptr = 0;
-  size_t size = 0;
+  // Atomic: a growable buffer's size grows (cuabi_buffer_grow) while other
+  // threads check ranges against it; it never shrinks.
+  std::atomic<size_t> size{0};
   cuabi_buffer_kind kind = CUABI_BUFFER_DEVICE;
   size_t pitch = 0;             // CUABI_BUFFER_PITCHED
   Ref<MemoryPool> pool;         // CUABI_BUFFER_STREAM_ORDERED from a pool; IPC from a pool
   Ref<Stream> alloc_stream;     // CUABI_BUFFER_STREAM_ORDERED: freed in order there (empty: NULL stream)
   std::shared_ptr<IpcMapping> ipc_mapping;  // CUABI_BUFFER_IPC opened by cuIpcOpenMemHandle
+  // CUABI_BUFFER_GROWABLE: its own reservation, mapped as it grows;
+  // CUABI_BUFFER_RANGE: the range it views (counted in its views).
+  Ref<AddressRange> range;
   // Set once cuabi_buffer_free_async queued the free: the destructor frees nothing.
   std::atomic<bool> freed{false};
   // Texture objects reading this buffer (a stream-ordered free is refused meanwhile).
   std::atomic<int> users{0};
+  // A buffer taken over from a DLPack tensor (cuabi_buffer_import_dlpack):
+  // holds the tensor, whose deleter runs when this goes.
+  std::shared_ptr<void> dlpack_owner;
 };
 
 class HostBuffer : public DeviceChild {
@@ -242,6 +252,12 @@ class Stream : public DeviceChild {
   LaunchRing launches;
   // When the capture in progress began (launch_tick), else 0.
   std::atomic<uint64_t> capture_tick{0};
+  // The graph a capture into an existing graph fills
+  // (cuabi_stream_begin_capture_to_graph), until the capture ends.
+  Ref<Graph> capture_target;
+  // A stream of cuabi_green_context_create_stream: its green context (a
+  // GreenContext, green_context.hpp), kept alive while the stream lives.
+  Ref<Object> green_context;
 
  private:
   std::mutex host_mutex_;
@@ -266,6 +282,7 @@ class Event : public DeviceChild {
   CUevent event = nullptr;
   bool interprocess = false;
   bool ipc_opened = false;  // opened from another process's handle
+  bool timing = false;      // made without CUABI_EVENT_DISABLE_TIMING
 
  private:
   CUipcEventHandle ipc_handle_{};
@@ -284,6 +301,34 @@ class Graph : public DeviceChild {
   const std::vector<CUgraphNode>& kernel_nodes();
   CUgraph graph;
 
+  // Graphs built node by node (graph_nodes.cpp). A conditional node's body
+  // is not owned: the driver destroys it with its graph; `owner` (the node)
+  // keeps that graph alive, and `parent` is the graph holding the node.
+  bool owned = true;
+  Ref<Object> owner;
+  Ref<Graph> parent;
+  // The graph at the top of the body chain, which keeps what its nodes use.
+  Graph& root() { return parent ? parent->root() : *this; }
+  // Forgets the kernel nodes looked up, after a node was added.
+  void nodes_changed() {
+    std::lock_guard<std::mutex> lock(nodes_mutex_);
+    nodes_known_ = false;
+  }
+  // Guards the fields below (held on the root).
+  std::mutex build_mutex;
+  // What the nodes use (kernels, buffers, events, child graphs), and blocks
+  // the driver's node parameters point to (host node calls): kept as long as
+  // the graph.
+  std::vector<Ref<Object>> uses;
+  std::vector<std::shared_ptr<void>> blocks;
+  // Where the host nodes of the graph (and of its children) report failures.
+  std::vector<std::shared_ptr<void>> host_failures;
+  // The conditional handles made on this graph, the bodies of its
+  // conditional nodes and the addresses of its allocation nodes.
+  std::vector<uint64_t> conditional_handles;
+  std::map<CUgraphNode, std::vector<CUgraph>> bodies;
+  std::map<CUgraphNode, CUdeviceptr> allocations;
+
  private:
   std::mutex nodes_mutex_;
   bool nodes_known_ = false;
@@ -301,6 +346,8 @@ class GraphExec : public DeviceChild {
   // cuGraphExecUpdate from `graph`; afterwards node updates start from its
   // node parameters.
   void update(Ref<Graph> graph);
+  // The graph instantiated from.
+  const Ref<Graph>& origin() const { return origin_; }
 
   CUgraphExec exec;
 
@@ -384,8 +431,9 @@ class LaunchPlan : public Object {
   // these, prepared once.
   bool extended_ = false;
   CUlaunchConfig ex_config_{};
-  CUlaunchAttribute ex_attrs_[5] = {};
+  CUlaunchAttribute ex_attrs_[13] = {};  // kMaxLaunchAttributes
   Ref<Event> ex_event_;
+  Ref<Event> ex_completion_;  // config.completion_event
   // Prepared at creation: the stream handle (the stream and the kernel were
   // checked to share the device's epoch then, so checking the kernel's
   // suffices at launch), where the launch is recorded and what it records.

@@ -85,6 +85,7 @@ Event::Event(Ref<Device> dev, uint32_t flags) : DeviceChild(kKind, std::move(dev
   if (flags & CUABI_EVENT_INTERPROCESS) cu_flags |= CU_EVENT_INTERPROCESS;
   check(driver().cuEventCreate(&event, cu_flags), "cuEventCreate");
   interprocess = (flags & CUABI_EVENT_INTERPROCESS) != 0;
+  timing = (flags & CUABI_EVENT_DISABLE_TIMING) == 0;
 }
 
 Event::Event(Ref<Device> dev, CUevent opened, const CUipcEventHandle& handle)
@@ -222,7 +223,7 @@ void launch_host_func(Ref<Stream> stream, cuabi_host_fn fn, void* user_data) {
 // ---------------------------------------------------------------------------
 
 Graph::~Graph() {
-  if (enter_quietly(*this)) driver().cuGraphDestroy(graph);
+  if (owned && enter_quietly(*this)) driver().cuGraphDestroy(graph);
 }
 
 const std::vector<CUgraphNode>& Graph::kernel_nodes() {

@@ -98,28 +98,36 @@ cuabi_access_policy_window get_access_policy_window(const Stream& stream) {
   return out;
 }
 
+CUaccessPolicyWindow checked_access_policy_window(const Device& device,
+                                                  const cuabi_access_policy_window& w,
+                                                  const std::string& what) {
+  if (!(w.hit_ratio >= 0.0f && w.hit_ratio <= 1.0f))
+    fail_invalid(what + "hit_ratio is " + std::to_string(w.hit_ratio) + "; it is from 0 to 1");
+  check_property(w.hit_property, (what + "hit_property").c_str());
+  check_property(w.miss_property, (what + "miss_property").c_str());
+  if (w.bytes && !w.base) fail_invalid(what + "base is 0 for a window of " +
+                                       std::to_string(w.bytes) + " bytes");
+  const int max = device.get_attribute(CU_DEVICE_ATTRIBUTE_MAX_ACCESS_POLICY_WINDOW_SIZE);
+  if (w.bytes > static_cast<size_t>(max < 0 ? 0 : max))
+    fail_invalid(what + "bytes is " + std::to_string(w.bytes) + ", past device " +
+                 std::to_string(device.ordinal) + "'s maximum window of " +
+                 std::to_string(max) +
+                 " bytes (CU_DEVICE_ATTRIBUTE_MAX_ACCESS_POLICY_WINDOW_SIZE)");
+  CUaccessPolicyWindow v{};
+  v.base_ptr = reinterpret_cast<void*>(w.base);
+  v.num_bytes = w.bytes;
+  v.hitRatio = w.hit_ratio;
+  v.hitProp = static_cast<CUaccessProperty>(w.hit_property);
+  v.missProp = static_cast<CUaccessProperty>(w.miss_property);
+  return v;
+}
+
 void set_access_policy_window(const Stream& stream, const cuabi_access_policy_window* given) {
   if (!given) fail_invalid("window is NULL");
   cuabi_access_policy_window w = CUABI_ACCESS_POLICY_WINDOW_INIT;
   read_struct(given, &w, "window");
-  if (!(w.hit_ratio >= 0.0f && w.hit_ratio <= 1.0f))
-    fail_invalid("window->hit_ratio is " + std::to_string(w.hit_ratio) + "; it is from 0 to 1");
-  check_property(w.hit_property, "window->hit_property");
-  check_property(w.miss_property, "window->miss_property");
-  if (w.bytes && !w.base) fail_invalid("window->base is 0 for a window of " +
-                                       std::to_string(w.bytes) + " bytes");
-  const int max = stream.device->get_attribute(CU_DEVICE_ATTRIBUTE_MAX_ACCESS_POLICY_WINDOW_SIZE);
-  if (w.bytes > static_cast<size_t>(max < 0 ? 0 : max))
-    fail_invalid("window->bytes is " + std::to_string(w.bytes) + ", past device " +
-                 std::to_string(stream.device->ordinal) + "'s maximum window of " +
-                 std::to_string(max) +
-                 " bytes (CU_DEVICE_ATTRIBUTE_MAX_ACCESS_POLICY_WINDOW_SIZE)");
   CUstreamAttrValue v{};
-  v.accessPolicyWindow.base_ptr = reinterpret_cast<void*>(w.base);
-  v.accessPolicyWindow.num_bytes = w.bytes;
-  v.accessPolicyWindow.hitRatio = w.hit_ratio;
-  v.accessPolicyWindow.hitProp = static_cast<CUaccessProperty>(w.hit_property);
-  v.accessPolicyWindow.missProp = static_cast<CUaccessProperty>(w.miss_property);
+  v.accessPolicyWindow = checked_access_policy_window(*stream.device, w, "window->");
   set(stream, CU_STREAM_ATTRIBUTE_ACCESS_POLICY_WINDOW, v, "access policy window");
 }
 

@@ -20,15 +20,33 @@ struct StructHistory {
   static constexpr size_t first_size = sizeof(T);
   static constexpr size_t first_fields = sizeof(T);
 };
+// How many leading bytes a caller's struct of `size` bytes defines, for a
+// size below sizeof(T): that of a version between the first and this one
+// (0: no version has that size). Specialised for a struct that grew more
+// than once, with its sizes in `versions_text`.
+template <class T>
+constexpr size_t middle_version_fields(size_t) { return 0; }
+template <class T>
+inline const char* middle_versions_text() { return ""; }
+
 // 0.1: struct_size, grid, block, shared_mem_bytes (36 bytes, padded to 40).
-// 0.2 added flags, cluster_x/y/z, priority and programmatic_event.
+// 0.2 added flags, cluster_x/y/z, priority and programmatic_event (64).
+// 0.3 added the launch attributes, access_policy_window to completion_event.
 template <>
 struct StructHistory<cuabi_launch_config> {
   static constexpr size_t first_size = 40;
   static constexpr size_t first_fields = offsetof(cuabi_launch_config, flags);
 };
+template <>
+constexpr size_t middle_version_fields<cuabi_launch_config>(size_t size) {
+  return size == offsetof(cuabi_launch_config, access_policy_window) ? size : 0;
+}
+template <>
+inline const char* middle_versions_text<cuabi_launch_config>() { return ", 64,"; }
 static_assert(offsetof(cuabi_launch_config, flags) == 36, "the 0.1 launch config layout moved");
-static_assert(sizeof(cuabi_launch_config) == 64, "the 0.2 launch config layout moved");
+static_assert(offsetof(cuabi_launch_config, access_policy_window) == 64,
+              "the 0.2 launch config layout moved");
+static_assert(sizeof(cuabi_launch_config) == 136, "the 0.3 launch config layout moved");
 
 // 0.1: struct_size to flags (88 bytes). 0.3 added the typed options, arch
 // to relocatable.
@@ -51,10 +69,10 @@ void check_struct_size(size_t size, const std::string& what) {
                                                    " for a struct of the first version)"
                                              : std::string()) +
                  " (initialise it with sizeof or the _INIT macro)");
-  if (size > H::first_size && size < sizeof(T))
+  if (size > H::first_size && size < sizeof(T) && middle_version_fields<T>(size) == 0)
     fail_invalid(what + " is " + std::to_string(size) + ", the size of no version of this struct "
-                 "(expected " + std::to_string(H::first_size) + " or " +
-                 std::to_string(sizeof(T)) + ")");
+                 "(expected " + std::to_string(H::first_size) + middle_versions_text<T>() +
+                 " or " + std::to_string(sizeof(T)) + ")");
   if (size > sizeof(T) + 4096)
     fail_invalid(what + " is " + std::to_string(size) + ", implausibly large (expected " +
                  std::to_string(sizeof(T)) + ")");
@@ -74,7 +92,9 @@ void read_struct(const T* given, T* out, const char* what) {
   }
   check_struct_size<T>(size, std::string(what) + "->struct_size");
   if (size < sizeof(T)) {
-    std::memcpy(static_cast<void*>(out), given, StructHistory<T>::first_fields);
+    const size_t middle = middle_version_fields<T>(size);
+    std::memcpy(static_cast<void*>(out), given,
+                middle ? middle : StructHistory<T>::first_fields);
     out->struct_size = sizeof(T);
     return;
   }

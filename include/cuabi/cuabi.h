@@ -147,10 +147,11 @@
  *              @nullable <name>: <what NULL means>
  *              @call <constructor|getter|setter|action|release|string|blob|
  *                     struct_init|library>
- *              @idiom <launch|arg_packing|ipc|host_callback|host_view>:
+ *              @idiom <launch|arg_packing|ipc|host_callback|host_view|dlpack>:
  *                  the bindings write this call's object form by hand
  *                  (launches, argument packing, IPC handle bytes, host
- *                  callbacks, host memory the call keeps using)
+ *                  callbacks, host memory the call keeps using, DLPack
+ *                  tensors handed over or taken over)
  *              @status CUABI_ERROR_<NAME>...
  *              @scope <name> <closing function> [thread]: every language
  *                  also makes a scope <name> that opens with this call and
@@ -421,6 +422,9 @@ typedef struct cuabi_texture_s* cuabi_texture;         /**< a texture object */
 typedef struct cuabi_surface_s* cuabi_surface;         /**< a surface object */
 typedef struct cuabi_linker_s* cuabi_linker;           /**< a link of several device images */
 typedef struct cuabi_library_s* cuabi_library;         /**< device code for every context */
+typedef struct cuabi_physical_memory_s* cuabi_physical_memory; /**< device memory with no address */
+typedef struct cuabi_address_range_s* cuabi_address_range;     /**< reserved device addresses */
+typedef struct cuabi_graph_node_s* cuabi_graph_node;           /**< a node of a graph */
 
 /* ------------------------------------------------------------------------- */
 /* Loading and library information                                            */
@@ -1159,14 +1163,91 @@ typedef enum cuabi_launch_flag_bits CUABI_ENUM_BASE {
   /** With programmatic_event: the event fires when every block has started,
    * instead of when every block has triggered or exited. */
   CUABI_LAUNCH_PROGRAMMATIC_EVENT_AT_BLOCK_START = 1 << 2,
+  /** The kernel node this launch makes when its stream captures a graph is
+   * device-updatable (its arguments may be changed from a kernel). Only for
+   * a launch on a stream that is capturing; a launch outside a capture is
+   * refused before the driver sees it. A graph with such a node is
+   * instantiated once. */
+  CUABI_LAUNCH_DEVICE_UPDATABLE_KERNEL_NODE = 1 << 3,
   CUABI_LAUNCH_FLAG_BITS_FORCE32 = 0x7FFFFFFF
 } cuabi_launch_flag_bits;
 
+/** How a host thread waits in a synchronize on the stream's work. */
+typedef enum cuabi_sync_policy {
+  /** The driver's choice (the default). */
+  CUABI_SYNC_POLICY_AUTO = 1,
+  /** Spin on the CPU: the lowest latency, a busy core. */
+  CUABI_SYNC_POLICY_SPIN = 2,
+  /** Spin, yielding the core to other threads between checks. */
+  CUABI_SYNC_POLICY_YIELD = 3,
+  /** Sleep until the work is done: an idle core, more latency. */
+  CUABI_SYNC_POLICY_BLOCKING_SYNC = 4,
+  CUABI_SYNC_POLICY_FORCE32 = 0x7FFFFFFF
+} cuabi_sync_policy;
+
+/** The memory-synchronisation domain of a stream's kernels: a fence in one
+ * domain need not wait for the memory traffic of the other (kernels that
+ * talk to other GPUs, such as NCCL's, run in the remote one). */
+typedef enum cuabi_mem_sync_domain {
+  /** The domain of a stream's kernels unless set. */
+  CUABI_MEM_SYNC_DOMAIN_DEFAULT = 0,
+  /** The domain for kernels that talk to other GPUs. */
+  CUABI_MEM_SYNC_DOMAIN_REMOTE = 1,
+  CUABI_MEM_SYNC_DOMAIN_FORCE32 = 0x7FFFFFFF
+} cuabi_mem_sync_domain;
+
+/** How accesses to memory are kept in L2. */
+typedef enum cuabi_access_property {
+  /** Kept in L2 as any access is. */
+  CUABI_ACCESS_PROPERTY_NORMAL = 0,
+  /** Less likely to stay in L2. */
+  CUABI_ACCESS_PROPERTY_STREAMING = 1,
+  /** More likely to stay in L2, in the part set aside with
+   * CUABI_LIMIT_PERSISTING_L2_CACHE_SIZE. */
+  CUABI_ACCESS_PROPERTY_PERSISTING = 2,
+  CUABI_ACCESS_PROPERTY_FORCE32 = 0x7FFFFFFF
+} cuabi_access_property;
+
+/** An L2 access-policy window: of the accesses to [base, base + bytes), the
+ * fraction hit_ratio gets hit_property and the rest miss_property. Start
+ * from CUABI_ACCESS_POLICY_WINDOW_INIT or cuabi_access_policy_window_init. */
+typedef struct cuabi_access_policy_window {
+  size_t struct_size; /**< sizeof(cuabi_access_policy_window) */
+  /** The device address where the window starts. */
+  uint64_t base;
+  /** The window's length; at most the device's
+   * CU_DEVICE_ATTRIBUTE_MAX_ACCESS_POLICY_WINDOW_SIZE; 0: no window. */
+  size_t bytes;
+  /** From 0 to 1. */
+  float hit_ratio;
+  cuabi_access_property hit_property;  /**< the property of the hit_ratio fraction */
+  cuabi_access_property miss_property; /**< the property of the other accesses */
+} cuabi_access_policy_window;
+
+/** The defaults of cuabi_access_policy_window as an initialiser (C, C++);
+ * cuabi_access_policy_window_init fills the same. */
+#define CUABI_ACCESS_POLICY_WINDOW_INIT                                                         \
+  { sizeof(cuabi_access_policy_window), 0, 0, 1.0f, CUABI_ACCESS_PROPERTY_PERSISTING,           \
+    CUABI_ACCESS_PROPERTY_STREAMING }
+
+/** How a cluster's blocks are placed on the device's multiprocessors
+ * (cuabi_launch_config.cluster_scheduling_policy). */
+typedef enum cuabi_cluster_scheduling_policy CUABI_ENUM_BASE {
+  /** The driver's choice. */
+  CUABI_CLUSTER_SCHEDULING_DEFAULT = 0,
+  /** A cluster's blocks spread over the multiprocessors. */
+  CUABI_CLUSTER_SCHEDULING_SPREAD = 1,
+  /** The hardware balances a cluster's blocks over the multiprocessors. */
+  CUABI_CLUSTER_SCHEDULING_LOAD_BALANCING = 2,
+  CUABI_CLUSTER_SCHEDULING_POLICY_FORCE32 = 0x7FFFFFFF
+} cuabi_cluster_scheduling_policy;
+
 /** How a kernel is launched. Start from cuabi_launch_config_init or
  * CUABI_LAUNCH_CONFIG_INIT. The fields after shared_mem_bytes came with
- * version 0.2; a struct from an older header (struct_size 40) is read with
- * their defaults. A configuration that uses any of them goes through the
- * driver's extended launch (cuLaunchKernelEx). */
+ * version 0.2 and the launch attributes after programmatic_event with 0.3;
+ * a struct from an older header (struct_size 40 or 64) is read with the
+ * defaults of the fields it lacks. A configuration that uses any of them
+ * goes through the driver's extended launch (cuLaunchKernelEx). */
 typedef struct cuabi_launch_config {
   size_t struct_size; /**< sizeof(cuabi_launch_config) */
   /**@{*/
@@ -1192,12 +1273,53 @@ typedef struct cuabi_launch_config {
    * waits for it may overlap this one's tail. NULL: none. The event must be
    * made with CUABI_EVENT_DISABLE_TIMING on the kernel's device. */
   cuabi_event programmatic_event;
+  /* Launch attributes (0.3). A configuration with none of them set costs a
+   * launch nothing more; each set one is checked against the kernel and the
+   * device before the driver sees it. They reach the kernel node a captured
+   * launch makes as they reach a launch. */
+  /** The L2 access-policy window of this kernel's accesses; bytes 0 (the
+   * default): none, the stream's applies. Refused with the bound: bytes past
+   * the device's CU_DEVICE_ATTRIBUTE_MAX_ACCESS_POLICY_WINDOW_SIZE, a
+   * hit_ratio outside [0, 1], an unknown property, a base of 0. Its
+   * struct_size is not read (the config's versions it). */
+  cuabi_access_policy_window access_policy_window;
+  /** How a host thread waits for this kernel; 0 (the default): the
+   * stream's. The driver takes a synchronization policy for a stream only:
+   * a known cuabi_sync_policy here answers CUABI_ERROR_NOT_SUPPORTED (set it
+   * with cuabi_stream_set_sync_policy), an unknown one
+   * CUABI_ERROR_INVALID_ARGUMENT. */
+  cuabi_sync_policy sync_policy;
+  /** How a cluster's blocks are placed on multiprocessors; the default
+   * (CUABI_CLUSTER_SCHEDULING_DEFAULT) leaves it to the driver. Another
+   * needs a device that launches clusters. */
+  cuabi_cluster_scheduling_policy cluster_scheduling_policy;
+  /** The kernel's memory-synchronisation domain, a cuabi_mem_sync_domain;
+   * -1 (the default): the stream's. */
+  int32_t mem_sync_domain;
+  /** The domain map: the domain ids the default and the remote domain stand
+   * for, each below the device's CU_DEVICE_ATTRIBUTE_MEM_SYNC_DOMAIN_COUNT;
+   * both -1 (the default): the stream's map. Both are given or neither. */
+  int32_t mem_sync_domain_map_default;
+  int32_t mem_sync_domain_map_remote; /**< see mem_sync_domain_map_default */
+  /** The preferred shared-memory carve-out, in percent of the most shared
+   * memory (0: the most L1, 100: the most shared memory), from 0 to 100; -1
+   * (the default): the kernel's (CUABI_FUNC_PREFERRED_SHARED_MEMORY_CARVEOUT
+   * or the driver's choice). A hint the driver may not follow. */
+  int32_t shared_carveout;
+  /** Recorded once every block of the kernel has started (best effort: no
+   * earlier than that), so that work on another stream that waits for it
+   * may overlap the kernel. NULL (the default): none. The event must be made
+   * with CUABI_EVENT_DISABLE_TIMING on the kernel's device and not be
+   * interprocess. */
+  cuabi_event completion_event;
 } cuabi_launch_config;
 
 /** The defaults of cuabi_launch_config as an initialiser (C, C++); cuabi_launch_config_init
  * fills the same. */
-#define CUABI_LAUNCH_CONFIG_INIT \
-  { sizeof(cuabi_launch_config), 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, NULL }
+#define CUABI_LAUNCH_CONFIG_INIT                                                          \
+  { sizeof(cuabi_launch_config), 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, NULL,                \
+    CUABI_ACCESS_POLICY_WINDOW_INIT, (cuabi_sync_policy)0,                                \
+    CUABI_CLUSTER_SCHEDULING_DEFAULT, -1, -1, -1, -1, NULL }
 
 /** Fills `config` with the defaults of CUABI_LAUNCH_CONFIG_INIT (a 1x1x1 grid
  * of 1x1x1 blocks, no dynamic shared memory, no flags, no cluster, the
@@ -1439,6 +1561,12 @@ typedef enum cuabi_buffer_kind CUABI_ENUM_BASE {
   CUABI_BUFFER_WRAPPED = 4,
   /** cuabi_buffer_open_ipc: another process's memory, mapped here. */
   CUABI_BUFFER_IPC = 5,
+  /** cuabi_buffer_alloc_growable: reserved addresses with memory mapped
+   * behind them as the buffer grows (cuabi_buffer_grow). */
+  CUABI_BUFFER_GROWABLE = 6,
+  /** cuabi_buffer_from_range: a view of memory mapped into an address range,
+   * which it keeps alive; release unmaps nothing. */
+  CUABI_BUFFER_RANGE = 7,
   CUABI_BUFFER_KIND_FORCE32 = 0x7FFFFFFF
 } cuabi_buffer_kind;
 
@@ -1719,6 +1847,186 @@ typedef enum cuabi_copy_path CUABI_ENUM_BASE {
  * and cuabi_buffer_copy_async copy between devices by either path. */
 CUABI_API cuabi_status CUABI_CALL cuabi_buffer_get_copy_path(cuabi_buffer dst, cuabi_buffer src,
                                                              cuabi_copy_path* path);
+
+/* ------------------------------------------------------------------------- */
+/* Virtual memory                                                             */
+/* ------------------------------------------------------------------------- */
+
+/* Device memory in two halves, as the driver's virtual memory calls
+ * (cuMemCreate, cuMemAddressReserve, cuMemMap) have it: physical memory with
+ * no address (cuabi_physical_memory), and a range of device addresses with no
+ * memory behind it (cuabi_address_range). Memory mapped into a range can be
+ * used at the range's addresses by every device given access to it. A range
+ * may be far larger than what is mapped into it and filled as needed (a
+ * growable buffer, cuabi_buffer_alloc_growable, does this for you), and
+ * physical memory can be exported to another process as a file descriptor.
+ *
+ * Every size and offset here (of physical memory, a range, a mapping, an
+ * access setting, a growable buffer) is a multiple of the device's minimum
+ * granularity (cuabi_device_get_vm_granularity, 2 MiB on current GPUs); any
+ * other is refused with CUABI_ERROR_INVALID_ARGUMENT naming the granularity.
+ * Each refusal below comes before the driver sees the call. A range keeps
+ * the memory mapped into it alive, and a buffer viewing a range keeps the
+ * range alive, so handles may be released in any order. */
+
+/** The granularity of `device`'s virtual memory in bytes: `minimum`, of
+ * which every size and offset of physical memory, ranges, mappings and
+ * growable buffers must be a multiple, and `recommended`, a multiple of it
+ * the driver suggests for large allocations. */
+CUABI_API cuabi_status CUABI_CALL cuabi_device_get_vm_granularity(cuabi_device device,
+                                                                  size_t* minimum,
+                                                                  size_t* recommended);
+
+/** Flags for cuabi_physical_memory_create: an OR of
+ * cuabi_physical_memory_flag_bits. */
+typedef uint32_t cuabi_physical_memory_flags;
+/** The bits of cuabi_physical_memory_flags. */
+typedef enum cuabi_physical_memory_flag_bits CUABI_ENUM_BASE {
+  /** The memory can be exported to another process as a POSIX file
+   * descriptor (cuabi_physical_memory_export_fd). */
+  CUABI_PHYSICAL_MEMORY_EXPORTABLE = 1 << 0,
+  CUABI_PHYSICAL_MEMORY_FLAG_BITS_FORCE32 = 0x7FFFFFFF
+} cuabi_physical_memory_flag_bits;
+
+/** `bytes` (> 0, a multiple of the minimum granularity) of physical memory
+ * on `device` (cuMemCreate), with no address yet: map it into a range
+ * (cuabi_address_range_map) to use it. `flags` is an OR of
+ * cuabi_physical_memory_flag_bits (unknown bits answer
+ * CUABI_ERROR_INVALID_ARGUMENT; CUABI_PHYSICAL_MEMORY_EXPORTABLE where the
+ * device cannot export memory as a file descriptor answers
+ * CUABI_ERROR_NOT_SUPPORTED). Out of device memory answers
+ * CUABI_ERROR_OUT_OF_MEMORY. */
+CUABI_API cuabi_status CUABI_CALL cuabi_physical_memory_create(cuabi_device device, size_t bytes,
+                                                               cuabi_physical_memory_flags flags,
+                                                               cuabi_physical_memory* out);
+/** Opens on `device` the physical memory another process exported
+ * (cuabi_physical_memory_export_fd): the same memory, given back to the
+ * driver once every process let go of it. `fd` stays the caller's to close;
+ * `bytes` is the memory's size, as the exporter's
+ * cuabi_physical_memory_get_size gave it (a file descriptor does not carry
+ * it). `device` is the GPU the memory is on; other devices reach it through
+ * a range (cuabi_address_range_set_access). A descriptor that is not open,
+ * or is a file, a directory, a pipe or a socket, is no such memory and is
+ * refused with CUABI_ERROR_INVALID_ARGUMENT naming what it is; so is memory
+ * of another GPU than `device`. */
+CUABI_API cuabi_status CUABI_CALL cuabi_physical_memory_import_fd(cuabi_device device, int32_t fd,
+                                                                  size_t bytes,
+                                                                  cuabi_physical_memory* out);
+/** Drops the handle. The memory goes back to the driver once no range maps
+ * it any more. */
+CUABI_API void CUABI_CALL cuabi_physical_memory_release(cuabi_physical_memory memory);
+/** Gives the memory back to the driver now (cuMemRelease) and releases the
+ * handle, which answers CUABI_ERROR_INVALID_HANDLE from then on. Memory a
+ * range still maps is refused with CUABI_ERROR_INVALID_ARGUMENT naming the
+ * range's address and the mapping's offset (unmap it first, or release the
+ * handle and let the last mapping free it); the handle stays valid after
+ * that refusal. */
+CUABI_API cuabi_status CUABI_CALL cuabi_physical_memory_free(cuabi_physical_memory memory);
+/** The memory's size in bytes. */
+CUABI_API cuabi_status CUABI_CALL cuabi_physical_memory_get_size(cuabi_physical_memory memory,
+                                                                 size_t* bytes);
+/** The ordinal of the device the memory is on. */
+CUABI_API cuabi_status CUABI_CALL cuabi_physical_memory_get_device_ordinal(
+    cuabi_physical_memory memory, int32_t* ordinal);
+/** A new file descriptor for the memory in `fd`, owned by the caller: send
+ * it to another process over a Unix socket (SCM_RIGHTS) or let a child
+ * inherit it, for cuabi_physical_memory_import_fd, then close it. Memory
+ * made without CUABI_PHYSICAL_MEMORY_EXPORTABLE answers
+ * CUABI_ERROR_INVALID_ARGUMENT. */
+CUABI_API cuabi_status CUABI_CALL cuabi_physical_memory_export_fd(cuabi_physical_memory memory,
+                                                                  int32_t* fd);
+
+/** Reserves `bytes` (> 0, a multiple of the minimum granularity) of device
+ * addresses (cuMemAddressReserve), with no memory behind them. `device`
+ * makes the calls (its context); the range may hold memory of any device.
+ * Releasing the range unmaps what is still mapped and gives the addresses
+ * back, once no buffer views it. */
+CUABI_API cuabi_status CUABI_CALL cuabi_address_range_reserve(cuabi_device device, size_t bytes,
+                                                              cuabi_address_range* out);
+/** Drops the handle (see cuabi_address_range_reserve). */
+CUABI_API void CUABI_CALL cuabi_address_range_release(cuabi_address_range range);
+/** The range's first device address in `ptr`. */
+CUABI_API cuabi_status CUABI_CALL cuabi_address_range_get_pointer(cuabi_address_range range,
+                                                                  uint64_t* ptr);
+/** The range's size in bytes, as reserved. */
+CUABI_API cuabi_status CUABI_CALL cuabi_address_range_get_size(cuabi_address_range range,
+                                                               size_t* bytes);
+/** Maps all of `memory` at byte `offset` of the range (cuMemMap) and gives
+ * the memory's own device read and write access there. The range keeps the
+ * memory alive until it is unmapped. `offset` is a multiple of the
+ * granularity; a mapping past the range's end answers
+ * CUABI_ERROR_OUT_OF_RANGE; one over bytes already mapped,
+ * CUABI_ERROR_INVALID_ARGUMENT naming the mapping in the way. */
+CUABI_API cuabi_status CUABI_CALL cuabi_address_range_map(cuabi_address_range range,
+                                                          size_t offset,
+                                                          cuabi_physical_memory memory);
+/** Unmaps the mappings that make up [offset, offset + bytes) of the range
+ * (cuMemUnmap); memory that neither a handle nor another mapping holds goes
+ * back to the driver. Refused with CUABI_ERROR_INVALID_ARGUMENT when a byte
+ * of it is not mapped (naming it), when it cuts a mapping in two, or while a
+ * buffer (cuabi_buffer_from_range) views the range; past the range's end,
+ * CUABI_ERROR_OUT_OF_RANGE. */
+CUABI_API cuabi_status CUABI_CALL cuabi_address_range_unmap(cuabi_address_range range,
+                                                            size_t offset, size_t bytes);
+
+/** What a device may do with memory mapped into a range. */
+typedef enum cuabi_vm_access CUABI_ENUM_BASE {
+  /** Read it. */
+  CUABI_VM_ACCESS_READ = 1,
+  /** Read and write it. */
+  CUABI_VM_ACCESS_READWRITE = 3,
+  CUABI_VM_ACCESS_FORCE32 = 0x7FFFFFFF
+} cuabi_vm_access;
+
+/** Gives `device` `access` (cuabi_vm_access) to [offset, offset + bytes) of
+ * the range (cuMemSetAccess), whichever device the memory is on: kernels
+ * and copies of `device` reach it at the range's addresses from then on.
+ * Every byte must be mapped: an address with no memory behind it is refused
+ * with CUABI_ERROR_INVALID_ARGUMENT naming its offset; past the range's end,
+ * CUABI_ERROR_OUT_OF_RANGE. */
+CUABI_API cuabi_status CUABI_CALL cuabi_address_range_set_access(cuabi_address_range range,
+                                                                 size_t offset, size_t bytes,
+                                                                 cuabi_device device,
+                                                                 cuabi_vm_access access);
+
+/** A buffer (CUABI_BUFFER_RANGE) over [offset, offset + bytes) of the
+ * range, used by `device`: copies, fills and launches reach the mapped
+ * memory through it as through any buffer. It keeps the range alive, and
+ * the range may not be unmapped while it lives. Every byte must be mapped
+ * and `device` must have access to it (cuabi_address_range_set_access; the
+ * memory's own device has it from the mapping), else
+ * CUABI_ERROR_INVALID_ARGUMENT names the address at fault; past the range's
+ * end, CUABI_ERROR_OUT_OF_RANGE. `bytes` > 0; neither needs to be a
+ * multiple of the granularity. */
+CUABI_API cuabi_status CUABI_CALL cuabi_buffer_from_range(cuabi_address_range range,
+                                                          cuabi_device device, size_t offset,
+                                                          size_t bytes, cuabi_buffer* out);
+
+/** A buffer that grows in place (CUABI_BUFFER_GROWABLE): `reserve_bytes` of
+ * device addresses are reserved once and memory of `device` is mapped
+ * behind them as it grows (cuabi_buffer_grow), so its address and contents
+ * stay as they are. It starts with `bytes` of memory (0: none yet; its
+ * pointer is the reservation's start). Both are multiples of the device's
+ * minimum granularity, `bytes` at most `reserve_bytes` (more answers
+ * CUABI_ERROR_OUT_OF_RANGE; out of device memory,
+ * CUABI_ERROR_OUT_OF_MEMORY). Its size (cuabi_buffer_get_size) is the memory
+ * mapped, and copies, fills, launches and every range check use it as they
+ * use any buffer's. It has no IPC handle. */
+CUABI_API cuabi_status CUABI_CALL cuabi_buffer_alloc_growable(cuabi_device device, size_t bytes,
+                                                              size_t reserve_bytes,
+                                                              cuabi_buffer* out);
+/** Grows a growable buffer to `bytes` (a multiple of the granularity),
+ * mapping new memory after what it has: its address and contents stay, and
+ * the new bytes are uninitialised. Calls made once this returned see the
+ * new size; work already queued is unaffected. Past the reservation answers
+ * CUABI_ERROR_OUT_OF_RANGE naming it; a size below the current one, or a
+ * buffer of another kind, CUABI_ERROR_INVALID_ARGUMENT; out of device
+ * memory, CUABI_ERROR_OUT_OF_MEMORY (the buffer is then as it was). */
+CUABI_API cuabi_status CUABI_CALL cuabi_buffer_grow(cuabi_buffer buffer, size_t bytes);
+/** The bytes reserved for a growable buffer in `bytes`: the most it can
+ * grow to. Any other kind of buffer answers its size. */
+CUABI_API cuabi_status CUABI_CALL cuabi_buffer_get_reserved_size(cuabi_buffer buffer,
+                                                                 size_t* bytes);
 
 /* ------------------------------------------------------------------------- */
 /* Pitched memory, fills, and copies in two and three dimensions              */
@@ -2040,63 +2348,8 @@ CUABI_API cuabi_status CUABI_CALL cuabi_stream_launch_host_func(cuabi_stream str
 /* Stream attributes                                                          */
 /* ------------------------------------------------------------------------- */
 
-/** How a host thread waits in a synchronize on the stream's work. */
-typedef enum cuabi_sync_policy {
-  /** The driver's choice (the default). */
-  CUABI_SYNC_POLICY_AUTO = 1,
-  /** Spin on the CPU: the lowest latency, a busy core. */
-  CUABI_SYNC_POLICY_SPIN = 2,
-  /** Spin, yielding the core to other threads between checks. */
-  CUABI_SYNC_POLICY_YIELD = 3,
-  /** Sleep until the work is done: an idle core, more latency. */
-  CUABI_SYNC_POLICY_BLOCKING_SYNC = 4,
-  CUABI_SYNC_POLICY_FORCE32 = 0x7FFFFFFF
-} cuabi_sync_policy;
-
-/** The memory-synchronisation domain of a stream's kernels: a fence in one
- * domain need not wait for the memory traffic of the other (kernels that
- * talk to other GPUs, such as NCCL's, run in the remote one). */
-typedef enum cuabi_mem_sync_domain {
-  /** The domain of a stream's kernels unless set. */
-  CUABI_MEM_SYNC_DOMAIN_DEFAULT = 0,
-  /** The domain for kernels that talk to other GPUs. */
-  CUABI_MEM_SYNC_DOMAIN_REMOTE = 1,
-  CUABI_MEM_SYNC_DOMAIN_FORCE32 = 0x7FFFFFFF
-} cuabi_mem_sync_domain;
-
-/** How accesses to memory are kept in L2. */
-typedef enum cuabi_access_property {
-  /** Kept in L2 as any access is. */
-  CUABI_ACCESS_PROPERTY_NORMAL = 0,
-  /** Less likely to stay in L2. */
-  CUABI_ACCESS_PROPERTY_STREAMING = 1,
-  /** More likely to stay in L2, in the part set aside with
-   * CUABI_LIMIT_PERSISTING_L2_CACHE_SIZE. */
-  CUABI_ACCESS_PROPERTY_PERSISTING = 2,
-  CUABI_ACCESS_PROPERTY_FORCE32 = 0x7FFFFFFF
-} cuabi_access_property;
-
-/** An L2 access-policy window: of the accesses to [base, base + bytes), the
- * fraction hit_ratio gets hit_property and the rest miss_property. Start
- * from CUABI_ACCESS_POLICY_WINDOW_INIT or cuabi_access_policy_window_init. */
-typedef struct cuabi_access_policy_window {
-  size_t struct_size; /**< sizeof(cuabi_access_policy_window) */
-  /** The device address where the window starts. */
-  uint64_t base;
-  /** The window's length; at most the device's
-   * CU_DEVICE_ATTRIBUTE_MAX_ACCESS_POLICY_WINDOW_SIZE; 0: no window. */
-  size_t bytes;
-  /** From 0 to 1. */
-  float hit_ratio;
-  cuabi_access_property hit_property;  /**< the property of the hit_ratio fraction */
-  cuabi_access_property miss_property; /**< the property of the other accesses */
-} cuabi_access_policy_window;
-
-/** The defaults of cuabi_access_policy_window as an initialiser (C, C++);
- * cuabi_access_policy_window_init fills the same. */
-#define CUABI_ACCESS_POLICY_WINDOW_INIT                                                         \
-  { sizeof(cuabi_access_policy_window), 0, 0, 1.0f, CUABI_ACCESS_PROPERTY_PERSISTING,           \
-    CUABI_ACCESS_PROPERTY_STREAMING }
+/* The policy, domain and access-policy window types are declared with the
+ * launch configuration, which takes them too. */
 
 /** Fills `window` with the defaults of CUABI_ACCESS_POLICY_WINDOW_INIT. */
 CUABI_API cuabi_status CUABI_CALL cuabi_access_policy_window_init(
@@ -2215,6 +2468,180 @@ CUABI_API cuabi_status CUABI_CALL cuabi_stream_wait_value_host(cuabi_stream stre
                                                                cuabi_mem_op_flags flags);
 
 /* ------------------------------------------------------------------------- */
+/* Batches: memory operations, copies, prefetches and discards                */
+/* ------------------------------------------------------------------------- */
+/* Each batch call takes an array of versioned structs: every element's
+ * struct_size is the same (the caller's sizeof, from the _INIT macro or the
+ * _init function), and the array's stride is that size. Every element is
+ * checked before the driver sees any; a refusal names the element at fault
+ * by its index ("ops[7]: ..."). */
+
+/** What an element of cuabi_stream_mem_op_batch does. */
+typedef enum cuabi_mem_op_kind CUABI_ENUM_BASE {
+  /** cuabi_stream_write_value. */
+  CUABI_MEM_OP_WRITE = 0,
+  /** cuabi_stream_wait_value. */
+  CUABI_MEM_OP_WAIT = 1,
+  CUABI_MEM_OP_KIND_FORCE32 = 0x7FFFFFFF
+} cuabi_mem_op_kind;
+
+/** One write or wait of a batch (cuabi_stream_mem_op_batch), on a word of
+ * exactly one of `buffer` (device memory of the stream's device) or
+ * `host_buffer` (pinned host memory). The other fields are those of
+ * cuabi_stream_write_value and cuabi_stream_wait_value. Defaults from
+ * CUABI_MEM_OP_INIT or cuabi_mem_op_init: a 4-byte write of 0 at offset 0
+ * with no memory named. */
+typedef struct cuabi_mem_op {
+  size_t struct_size; /**< sizeof(cuabi_mem_op) */
+  /** A write or a wait. */
+  cuabi_mem_op_kind kind;
+  /** The word's width in bytes: 4 or 8. */
+  uint32_t width;
+  /** A device buffer, or NULL with host_buffer. */
+  cuabi_buffer buffer;
+  /** Pinned host memory, or NULL with buffer. */
+  cuabi_host_buffer host_buffer;
+  /** The word's byte offset, a multiple of width. */
+  size_t offset;
+  /** The value written, or compared against. */
+  uint64_t value;
+  /** A wait's condition (ignored for a write). */
+  cuabi_wait_condition condition;
+  /** cuabi_mem_op_flags: CUABI_MEM_OP_FLUSH for a wait, or 0. */
+  cuabi_mem_op_flags flags;
+} cuabi_mem_op;
+
+/** The defaults of cuabi_mem_op as an initialiser (C, C++). */
+#define CUABI_MEM_OP_INIT \
+  { sizeof(cuabi_mem_op), CUABI_MEM_OP_WRITE, 4, NULL, NULL, 0, 0, CUABI_WAIT_GEQ, 0 }
+/** Fills `op` (of `struct_size` bytes) with the defaults of CUABI_MEM_OP_INIT. */
+CUABI_API cuabi_status CUABI_CALL cuabi_mem_op_init(cuabi_mem_op* op, size_t struct_size);
+
+/** Queues `count` (1 to 255) writes and waits on `stream` in one call
+ * (cuStreamBatchMemOp), in the array's order. Each element is checked as
+ * cuabi_stream_write_value or cuabi_stream_wait_value checks its arguments,
+ * all of them before the driver sees any, and a refusal names the element
+ * ("ops[3]: offset 6 is not a multiple of the width"); neither or both of
+ * buffer and host_buffer, an unknown kind, a handle that is not live
+ * (CUABI_ERROR_INVALID_HANDLE) and a struct_size unlike ops[0]'s are
+ * refused too. A count of 0 or past 255 answers
+ * CUABI_ERROR_INVALID_ARGUMENT.
+ * @param ops array_in count=count
+ */
+CUABI_API cuabi_status CUABI_CALL cuabi_stream_mem_op_batch(cuabi_stream stream,
+                                                            const cuabi_mem_op* ops,
+                                                            size_t count);
+
+/** Flags of cuabi_stream_copy_batch: an OR of cuabi_copy_batch_flag_bits. */
+typedef uint32_t cuabi_copy_batch_flags;
+/** The bits of cuabi_copy_batch_flags. */
+typedef enum cuabi_copy_batch_flag_bits CUABI_ENUM_BASE {
+  /** Ask the driver to overlap the copies with the device's kernels
+   * (CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE). */
+  CUABI_COPY_BATCH_PREFER_OVERLAP = 1 << 0,
+  CUABI_COPY_BATCH_FLAG_BITS_FORCE32 = 0x7FFFFFFF
+} cuabi_copy_batch_flag_bits;
+
+/** One copy of a batch (cuabi_stream_copy_batch): `bytes` bytes from the
+ * source to the destination. Each end is exactly one of a device buffer
+ * (`*_buffer`, with `*_offset`), pinned host memory (`*_host_buffer`, with
+ * `*_offset`) or a plain host pointer (`*_host`, which must stay valid until
+ * the stream reaches the copy; `*_offset` is added to it). Defaults from
+ * CUABI_COPY_OP_INIT or cuabi_copy_op_init: every end NULL, 0 bytes. */
+typedef struct cuabi_copy_op {
+  size_t struct_size; /**< sizeof(cuabi_copy_op) */
+  /** The destination's device buffer, or NULL. */
+  cuabi_buffer dst_buffer;
+  /** The destination's pinned host memory, or NULL. */
+  cuabi_host_buffer dst_host_buffer;
+  /** The destination's plain host memory, or NULL. */
+  void* dst_host;
+  /** The byte offset into the destination. */
+  size_t dst_offset;
+  /** The source's device buffer, or NULL. */
+  cuabi_buffer src_buffer;
+  /** The source's pinned host memory, or NULL. */
+  cuabi_host_buffer src_host_buffer;
+  /** The source's plain host memory, or NULL. */
+  const void* src_host;
+  /** The byte offset into the source. */
+  size_t src_offset;
+  /** How many bytes to copy. */
+  size_t bytes;
+} cuabi_copy_op;
+
+/** The defaults of cuabi_copy_op as an initialiser (C, C++). */
+#define CUABI_COPY_OP_INIT \
+  { sizeof(cuabi_copy_op), NULL, NULL, NULL, 0, NULL, NULL, NULL, 0, 0 }
+/** Fills `op` (of `struct_size` bytes) with the defaults of CUABI_COPY_OP_INIT. */
+CUABI_API cuabi_status CUABI_CALL cuabi_copy_op_init(cuabi_copy_op* op, size_t struct_size);
+
+/** Queues `count` (at least 1) copies of any direction on `stream` (not
+ * NULL) in one call (cuMemcpyBatchAsync). The batch as a whole is ordered on
+ * the stream; its copies may run in any order among themselves. Every
+ * element is checked before the driver sees any, and a refusal names it
+ * ("ops[412]: destination range [4000, 4000 + 200) reaches past the end of
+ * the 4096-byte buffer", CUABI_ERROR_OUT_OF_RANGE): an end with none or more
+ * than one of its three memories, a buffer or pinned memory range past its
+ * end, overlapping source and destination, a device buffer of another device
+ * than the stream's, a handle that is not live (CUABI_ERROR_INVALID_HANDLE)
+ * and a struct_size unlike ops[0]'s. Unknown `flags` bits answer
+ * CUABI_ERROR_INVALID_ARGUMENT; a driver before CUDA 13.0 (whose batched
+ * copies, if any, are an older form) answers CUABI_ERROR_NOT_SUPPORTED
+ * naming the entry point.
+ * @param ops array_in count=count
+ */
+CUABI_API cuabi_status CUABI_CALL cuabi_stream_copy_batch(cuabi_stream stream,
+                                                          const cuabi_copy_op* ops, size_t count,
+                                                          cuabi_copy_batch_flags flags);
+
+/** A range of a managed buffer (cuabi_buffer_alloc_managed) for the batched
+ * prefetches and discards. Defaults from CUABI_MANAGED_RANGE_INIT or
+ * cuabi_managed_range_init: no buffer, offset 0, 0 bytes. */
+typedef struct cuabi_managed_range {
+  size_t struct_size; /**< sizeof(cuabi_managed_range) */
+  /** A managed buffer. */
+  cuabi_buffer buffer;
+  /** The range's first byte. */
+  size_t offset;
+  /** The range's length in bytes (> 0). */
+  size_t bytes;
+} cuabi_managed_range;
+
+/** The defaults of cuabi_managed_range as an initialiser (C, C++). */
+#define CUABI_MANAGED_RANGE_INIT { sizeof(cuabi_managed_range), NULL, 0, 0 }
+/** Fills `range` (of `struct_size` bytes) with the defaults of
+ * CUABI_MANAGED_RANGE_INIT. */
+CUABI_API cuabi_status CUABI_CALL cuabi_managed_range_init(cuabi_managed_range* range,
+                                                           size_t struct_size);
+
+/**@{*/
+/** Batched prefetches and discards of managed memory on `stream` (not NULL),
+ * in one call each (cuMemPrefetchBatchAsync, cuMemDiscardBatchAsync,
+ * cuMemDiscardAndPrefetchBatchAsync): every range of `ranges` moves to
+ * `location` (a device ordinal or CUABI_LOCATION_HOST), or is discarded
+ * (its contents undefined until written again; a discarded range's pages
+ * need not move back), or both. Every range is checked before the driver
+ * sees any, and a refusal names it ("ranges[2]: the buffer is a device
+ * buffer (cuabi_buffer_alloc), not managed memory"): a buffer that is not
+ * managed, a range of 0 bytes or past the buffer's end
+ * (CUABI_ERROR_OUT_OF_RANGE), a handle that is not live, a struct_size
+ * unlike ranges[0]'s; an unknown location answers
+ * CUABI_ERROR_INVALID_ARGUMENT. A driver without these entry points (before
+ * CUDA 13.0) answers CUABI_ERROR_NOT_SUPPORTED naming the one it lacks.
+ * @param ranges array_in count=count
+ */
+CUABI_API cuabi_status CUABI_CALL cuabi_stream_prefetch_batch(cuabi_stream stream,
+                                                              const cuabi_managed_range* ranges,
+                                                              size_t count, int32_t location);
+CUABI_API cuabi_status CUABI_CALL cuabi_stream_discard_batch(cuabi_stream stream,
+                                                             const cuabi_managed_range* ranges,
+                                                             size_t count);
+CUABI_API cuabi_status CUABI_CALL cuabi_stream_discard_and_prefetch_batch(
+    cuabi_stream stream, const cuabi_managed_range* ranges, size_t count, int32_t location);
+/**@}*/
+
+/* ------------------------------------------------------------------------- */
 /* Events                                                                     */
 /* ------------------------------------------------------------------------- */
 
@@ -2319,6 +2746,256 @@ CUABI_API cuabi_status CUABI_CALL cuabi_graph_exec_update(cuabi_graph_exec exec,
                                                           cuabi_graph graph);
 
 /* ------------------------------------------------------------------------- */
+/* Graphs built node by node                                                  */
+/* ------------------------------------------------------------------------- */
+
+/** A node's kind (the values of the driver's CUgraphNodeType). */
+typedef enum cuabi_graph_node_type CUABI_ENUM_BASE {
+  /** A kernel (cuabi_graph_add_kernel_node). */
+  CUABI_GRAPH_NODE_KERNEL = 0,
+  /** A copy (cuabi_graph_add_copy_node, _upload_node, _download_node). */
+  CUABI_GRAPH_NODE_MEMCPY = 1,
+  /** A fill (cuabi_graph_add_fill_node). */
+  CUABI_GRAPH_NODE_MEMSET = 2,
+  /** A host function (cuabi_graph_add_host_node). */
+  CUABI_GRAPH_NODE_HOST = 3,
+  /** A child graph (cuabi_graph_add_child_graph_node). */
+  CUABI_GRAPH_NODE_GRAPH = 4,
+  /** No work, only ordering (cuabi_graph_add_empty_node). */
+  CUABI_GRAPH_NODE_EMPTY = 5,
+  /** A wait on an event (cuabi_graph_add_event_wait_node). */
+  CUABI_GRAPH_NODE_WAIT_EVENT = 6,
+  /** An event record (cuabi_graph_add_event_record_node). */
+  CUABI_GRAPH_NODE_EVENT_RECORD = 7,
+  /** An external semaphore signal (captured only). */
+  CUABI_GRAPH_NODE_EXT_SEMAS_SIGNAL = 8,
+  /** An external semaphore wait (captured only). */
+  CUABI_GRAPH_NODE_EXT_SEMAS_WAIT = 9,
+  /** A memory allocation (cuabi_graph_add_mem_alloc_node). */
+  CUABI_GRAPH_NODE_MEM_ALLOC = 10,
+  /** A memory free (cuabi_graph_add_mem_free_node). */
+  CUABI_GRAPH_NODE_MEM_FREE = 11,
+  /** Stream memory operations (captured only). */
+  CUABI_GRAPH_NODE_BATCH_MEM_OP = 12,
+  /** A conditional node (cuabi_graph_add_conditional_node). */
+  CUABI_GRAPH_NODE_CONDITIONAL = 13,
+  CUABI_GRAPH_NODE_TYPE_FORCE32 = 0x7FFFFFFF
+} cuabi_graph_node_type;
+
+/** A conditional node's kind (the values of CUgraphConditionalNodeType). */
+typedef enum cuabi_conditional_type CUABI_ENUM_BASE {
+  /** Body 0 runs when the condition is not zero; with size 2, body 1 (ELSE)
+   * runs when it is zero. */
+  CUABI_CONDITIONAL_IF = 0,
+  /** Body 0 runs again and again while the condition is not zero (checked
+   * before each run). */
+  CUABI_CONDITIONAL_WHILE = 1,
+  /** Body n runs when the condition is n; none when it is size or more. */
+  CUABI_CONDITIONAL_SWITCH = 2,
+  CUABI_CONDITIONAL_TYPE_FORCE32 = 0x7FFFFFFF
+} cuabi_conditional_type;
+
+/** Flags for cuabi_graph_instantiate_with_flags (the values of
+ * CUgraphInstantiate_flags). */
+typedef enum cuabi_graph_instantiate_flag_bits CUABI_ENUM_BASE {
+  /** Memory allocation nodes' allocations not freed in the graph are freed
+   * before each launch. */
+  CUABI_GRAPH_INSTANTIATE_AUTO_FREE_ON_LAUNCH = 1 << 0,
+  /** Upload the graph to the device during instantiation, on upload_stream. */
+  CUABI_GRAPH_INSTANTIATE_UPLOAD = 1 << 1,
+  /** Instantiate the graph so that device code may launch it. */
+  CUABI_GRAPH_INSTANTIATE_DEVICE_LAUNCH = 1 << 2,
+  /** Kernel nodes run at their own priority (cuabi_launch_config.priority),
+   * not the launching stream's. */
+  CUABI_GRAPH_INSTANTIATE_USE_NODE_PRIORITY = 1 << 3,
+  CUABI_GRAPH_INSTANTIATE_FLAG_BITS_FORCE32 = 0x7FFFFFFF
+} cuabi_graph_instantiate_flag_bits;
+/** An OR of cuabi_graph_instantiate_flag_bits. */
+typedef uint32_t cuabi_graph_instantiate_flags;
+
+/** An empty graph on `device`, to fill node by node (cuGraphCreate). Every
+ * cuabi_graph_add_* call of this section adds one node and answers it as a
+ * cuabi_graph_node, which keeps the graph alive; the graph keeps every
+ * kernel, buffer, event and graph its nodes use. Each add call takes
+ * `after`, a node of the same graph the new node depends on (NULL: none);
+ * cuabi_graph_node_add_dependency adds more. A node of another graph
+ * answers CUABI_ERROR_INVALID_ARGUMENT. */
+CUABI_API cuabi_status CUABI_CALL cuabi_graph_create(cuabi_device device, cuabi_graph* out);
+/** Releases the node handle; the node stays in its graph, and the graph
+ * lives while anything else keeps it. */
+CUABI_API void CUABI_CALL cuabi_graph_node_release(cuabi_graph_node node);
+/** A node that does nothing but order: `after` (NULL: none). */
+CUABI_API cuabi_status CUABI_CALL cuabi_graph_add_empty_node(cuabi_graph graph,
+                                                             cuabi_graph_node after,
+                                                             cuabi_graph_node* out);
+/** A kernel node: `function` run with `config` (every field of
+ * cuabi_launch_config: grid, block, shared memory, clusters, cooperative,
+ * priority) and the packed argument block `args` of `args_size` bytes,
+ * copied now. The configuration and the argument block are checked against
+ * the kernel exactly as cuabi_function_launch_packed checks them; the
+ * programmatic fields (CUABI_LAUNCH_PROGRAMMATIC_*, programmatic_event)
+ * answer CUABI_ERROR_NOT_SUPPORTED (a graph orders its nodes by its edges).
+ * `after` (NULL: none).
+ * @idiom launch */
+CUABI_API cuabi_status CUABI_CALL cuabi_graph_add_kernel_node(cuabi_graph graph,
+                                                              cuabi_graph_node after,
+                                                              cuabi_function function,
+                                                              const cuabi_launch_config* config,
+                                                              const void* args, size_t args_size,
+                                                              cuabi_graph_node* out);
+/** A node copying `bytes` from `src` at `src_offset` to `dst` at
+ * `dst_offset` (buffers of the graph's device). A range past a buffer's end
+ * answers CUABI_ERROR_OUT_OF_RANGE, overlapping ranges
+ * CUABI_ERROR_INVALID_ARGUMENT. `after` (NULL: none). */
+CUABI_API cuabi_status CUABI_CALL cuabi_graph_add_copy_node(cuabi_graph graph,
+                                                            cuabi_graph_node after,
+                                                            cuabi_buffer dst, size_t dst_offset,
+                                                            cuabi_buffer src, size_t src_offset,
+                                                            size_t bytes, cuabi_graph_node* out);
+/** A node copying `bytes` from the page-locked `src` at `src_offset` to the
+ * buffer `dst` at `dst_offset`. A range past either end answers
+ * CUABI_ERROR_OUT_OF_RANGE. `after` (NULL: none). */
+CUABI_API cuabi_status CUABI_CALL cuabi_graph_add_upload_node(cuabi_graph graph,
+                                                              cuabi_graph_node after,
+                                                              cuabi_buffer dst, size_t dst_offset,
+                                                              cuabi_host_buffer src,
+                                                              size_t src_offset, size_t bytes,
+                                                              cuabi_graph_node* out);
+/** A node copying `bytes` from the buffer `src` at `src_offset` to the
+ * page-locked `dst` at `dst_offset`. A range past either end answers
+ * CUABI_ERROR_OUT_OF_RANGE. `after` (NULL: none). */
+CUABI_API cuabi_status CUABI_CALL cuabi_graph_add_download_node(cuabi_graph graph,
+                                                                cuabi_graph_node after,
+                                                                cuabi_host_buffer dst,
+                                                                size_t dst_offset, cuabi_buffer src,
+                                                                size_t src_offset, size_t bytes,
+                                                                cuabi_graph_node* out);
+/** A node filling `count` elements of `element_size` bytes (1, 2 or 4) of
+ * `buffer` from `offset` with `value`, checked as cuabi_buffer_fill checks
+ * (CUABI_ERROR_OUT_OF_RANGE past the end). `after` (NULL: none). */
+CUABI_API cuabi_status CUABI_CALL cuabi_graph_add_fill_node(cuabi_graph graph,
+                                                            cuabi_graph_node after,
+                                                            cuabi_buffer buffer, size_t offset,
+                                                            uint32_t value, uint32_t element_size,
+                                                            size_t count, cuabi_graph_node* out);
+/** A node calling `fn(user_data, ...)` at each launch of the graph. A failure
+ * it reports is reported as a stream's host function's is: the next
+ * cuabi_stream_synchronize of the stream the graph was launched on answers
+ * CUABI_ERROR_HOST_FUNCTION with its message (launched on the default
+ * stream: the executable graph's next launch answers it). The caller keeps
+ * `user_data` valid while the graph may run. `after` (NULL: none). */
+CUABI_API cuabi_status CUABI_CALL cuabi_graph_add_host_node(cuabi_graph graph,
+                                                            cuabi_graph_node after,
+                                                            cuabi_host_fn fn, void* user_data,
+                                                            cuabi_graph_node* out);
+/** A node recording `event`. `after` (NULL: none). */
+CUABI_API cuabi_status CUABI_CALL cuabi_graph_add_event_record_node(cuabi_graph graph,
+                                                                    cuabi_graph_node after,
+                                                                    cuabi_event event,
+                                                                    cuabi_graph_node* out);
+/** A node waiting for `event`. `after` (NULL: none). */
+CUABI_API cuabi_status CUABI_CALL cuabi_graph_add_event_wait_node(cuabi_graph graph,
+                                                                  cuabi_graph_node after,
+                                                                  cuabi_event event,
+                                                                  cuabi_graph_node* out);
+/** A node running a copy of `child` (taken now) as one step. `child` may
+ * not be `graph`. `after` (NULL: none). */
+CUABI_API cuabi_status CUABI_CALL cuabi_graph_add_child_graph_node(cuabi_graph graph,
+                                                                   cuabi_graph_node after,
+                                                                   cuabi_graph child,
+                                                                   cuabi_graph_node* out);
+/** A node allocating `bytes` (more than 0) of device memory each time the
+ * graph runs; cuabi_graph_node_get_address answers its address, which
+ * kernel nodes after it may use until a free node (or, with
+ * CUABI_GRAPH_INSTANTIATE_AUTO_FREE_ON_LAUNCH, the next launch) frees it.
+ * `after` (NULL: none). */
+CUABI_API cuabi_status CUABI_CALL cuabi_graph_add_mem_alloc_node(cuabi_graph graph,
+                                                                 cuabi_graph_node after,
+                                                                 size_t bytes,
+                                                                 cuabi_graph_node* out);
+/** A node freeing the allocation of `alloc` (a memory allocation node, not
+ * NULL). Another kind of node answers CUABI_ERROR_INVALID_ARGUMENT. `after`
+ * (NULL: none). */
+CUABI_API cuabi_status CUABI_CALL cuabi_graph_add_mem_free_node(cuabi_graph graph,
+                                                                cuabi_graph_node after,
+                                                                cuabi_graph_node alloc,
+                                                                cuabi_graph_node* out);
+/** A conditional handle of `graph` for conditional nodes and device code's
+ * cudaGraphSetConditional, in `handle`; it is set to `default_value` at
+ * the start of each launch of the graph (CU_GRAPH_COND_ASSIGN_DEFAULT). */
+CUABI_API cuabi_status CUABI_CALL cuabi_graph_create_conditional_handle(cuabi_graph graph,
+                                                                        uint32_t default_value,
+                                                                        uint64_t* handle);
+/** A conditional node of `type` on `handle` (made by
+ * cuabi_graph_create_conditional_handle on this graph or on a graph it is a
+ * body of; another answers CUABI_ERROR_INVALID_ARGUMENT) with `size`
+ * bodies: IF 1 or 2 (the second is ELSE), WHILE 1, SWITCH 1 or more; another
+ * size answers CUABI_ERROR_INVALID_ARGUMENT naming the bound. The bodies are
+ * empty graphs to fill (cuabi_graph_node_get_body). `after` (NULL: none). */
+CUABI_API cuabi_status CUABI_CALL cuabi_graph_add_conditional_node(cuabi_graph graph,
+                                                                   cuabi_graph_node after,
+                                                                   uint64_t handle,
+                                                                   cuabi_conditional_type type,
+                                                                   uint32_t size,
+                                                                   cuabi_graph_node* out);
+/** Makes `node` depend on `dependency` (both of one graph, not the same
+ * node). A dependency that would close a cycle answers
+ * CUABI_ERROR_INVALID_ARGUMENT. */
+CUABI_API cuabi_status CUABI_CALL cuabi_graph_node_add_dependency(cuabi_graph_node node,
+                                                                  cuabi_graph_node dependency);
+/** The node's kind, in `type`. */
+CUABI_API cuabi_status CUABI_CALL cuabi_graph_node_get_type(cuabi_graph_node node,
+                                                            cuabi_graph_node_type* type);
+/** The number of nodes `node` depends on, in `count`. */
+CUABI_API cuabi_status CUABI_CALL cuabi_graph_node_get_dependency_count(cuabi_graph_node node,
+                                                                        size_t* count);
+/** Dependency `index` of `node` (below the count; past it answers
+ * CUABI_ERROR_OUT_OF_RANGE), as a new handle.
+ * @call action */
+CUABI_API cuabi_status CUABI_CALL cuabi_graph_node_get_dependency(cuabi_graph_node node,
+                                                                  size_t index,
+                                                                  cuabi_graph_node* out);
+/** The number of nodes that depend on `node`, in `count`. */
+CUABI_API cuabi_status CUABI_CALL cuabi_graph_node_get_dependent_count(cuabi_graph_node node,
+                                                                       size_t* count);
+/** Dependent `index` of `node` (below the count; past it answers
+ * CUABI_ERROR_OUT_OF_RANGE), as a new handle.
+ * @call action */
+CUABI_API cuabi_status CUABI_CALL cuabi_graph_node_get_dependent(cuabi_graph_node node,
+                                                                 size_t index,
+                                                                 cuabi_graph_node* out);
+/** The device address a memory allocation node allocates, in `address`;
+ * another kind of node answers CUABI_ERROR_INVALID_ARGUMENT. */
+CUABI_API cuabi_status CUABI_CALL cuabi_graph_node_get_address(cuabi_graph_node node,
+                                                               uint64_t* address);
+/** Body `index` of a conditional node (below its size; past it answers
+ * CUABI_ERROR_OUT_OF_RANGE) as a graph to fill like any other; it keeps the
+ * node alive. Another kind of node answers CUABI_ERROR_INVALID_ARGUMENT. */
+CUABI_API cuabi_status CUABI_CALL cuabi_graph_node_get_body(cuabi_graph_node node, size_t index,
+                                                            cuabi_graph* out);
+/** A copy of `graph` with its nodes and edges (cuGraphClone), in `out`.
+ * @call action */
+CUABI_API cuabi_status CUABI_CALL cuabi_graph_clone(cuabi_graph graph, cuabi_graph* out);
+/** Writes the graph as Graphviz DOT text, every node's parameters included,
+ * to the file at `path` (cuGraphDebugDotPrint), for debugging. */
+CUABI_API cuabi_status CUABI_CALL cuabi_graph_write_dot(cuabi_graph graph, const char* path);
+/** Starts capturing the work submitted to `stream` (not the default stream)
+ * into the existing `graph` (of the stream's device), after `after` (NULL:
+ * after nothing); cuabi_stream_end_capture then answers `graph`'s graph as
+ * a new handle. `mode` as cuabi_stream_begin_capture. */
+CUABI_API cuabi_status CUABI_CALL cuabi_stream_begin_capture_to_graph(cuabi_stream stream,
+                                                                      cuabi_graph graph,
+                                                                      cuabi_graph_node after,
+                                                                      cuabi_capture_mode mode);
+/** Instantiates the graph with `flags` (cuabi_graph_instantiate_flags; an
+ * undefined bit answers CUABI_ERROR_INVALID_ARGUMENT). With
+ * CUABI_GRAPH_INSTANTIATE_UPLOAD the graph is uploaded on `upload_stream`
+ * (NULL: the default stream). */
+CUABI_API cuabi_status CUABI_CALL cuabi_graph_instantiate_with_flags(
+    cuabi_graph graph, cuabi_graph_instantiate_flags flags, cuabi_stream upload_stream,
+    cuabi_graph_exec* out);
+
+/* ------------------------------------------------------------------------- */
 /* Device core dumps                                                          */
 /* ------------------------------------------------------------------------- */
 
@@ -2417,6 +3094,406 @@ CUABI_API cuabi_status CUABI_CALL cuabi_nvtx_mark(const char* domain, const char
 CUABI_API cuabi_status CUABI_CALL cuabi_device_profiler_start(cuabi_device device);
 /** Stops it (cuProfilerStop). */
 CUABI_API cuabi_status CUABI_CALL cuabi_device_profiler_stop(cuabi_device device);
+
+/* ------------------------------------------------------------------------- */
+/* Green contexts                                                             */
+/* ------------------------------------------------------------------------- */
+
+typedef struct cuabi_sm_resource_s* cuabi_sm_resource;     /**< a set of a device's SMs */
+typedef struct cuabi_green_context_s* cuabi_green_context; /**< a context confined to a set of SMs */
+
+/** The SMs of `device`, all of them, as a resource to split
+ * (cuDeviceGetDevResource). The resource keeps the device alive. */
+CUABI_API cuabi_status CUABI_CALL cuabi_device_get_sm_resource(cuabi_device device,
+                                                               cuabi_sm_resource* out);
+/** Releases a resource; green contexts made from it keep what they need. */
+CUABI_API void CUABI_CALL cuabi_sm_resource_release(cuabi_sm_resource resource);
+/** The number of SMs in `resource` (0 for an empty remainder). */
+CUABI_API cuabi_status CUABI_CALL cuabi_sm_resource_get_sm_count(cuabi_sm_resource resource,
+                                                                 uint32_t* count);
+/** The fewest SMs one group of a split of `resource` may have (8 on
+ * compute capability 9.0). */
+CUABI_API cuabi_status CUABI_CALL cuabi_sm_resource_get_min_partition_size(
+    cuabi_sm_resource resource, uint32_t* count);
+/** The granularity of a split of `resource`: a group's SM count is a
+ * multiple of it (8 on compute capability 9.0). */
+CUABI_API cuabi_status CUABI_CALL cuabi_sm_resource_get_alignment(cuabi_sm_resource resource,
+                                                                  uint32_t* count);
+/** How many groups of at least `min_sm_count` SMs `resource` splits into
+ * (cuDevSmResourceSplitByCount asked without results). `min_sm_count` 0 asks
+ * for groups of the smallest size the device allows. The same refusals as
+ * cuabi_sm_resource_split. */
+CUABI_API cuabi_status CUABI_CALL cuabi_sm_resource_get_group_count(cuabi_sm_resource resource,
+                                                                    uint32_t min_sm_count,
+                                                                    uint32_t* count);
+/** One part of a split of `resource` into `group_count` groups of at least
+ * `min_sm_count` SMs each (the driver rounds the count up to the resource's
+ * alignment): group `index` for `index` < `group_count`, and for `index` ==
+ * `group_count` the remainder, the SMs left over (possibly none). The same
+ * arguments always give the same split. The part keeps `resource` alive.
+ *
+ * CUABI_ERROR_INVALID_ARGUMENT, naming the bound, before the driver sees it:
+ * `group_count` 0; `min_sm_count` above the resource's SM count or not a
+ * multiple of its alignment; more groups than the resource's SMs make
+ * (`group_count` x the rounded `min_sm_count` > its SM count); `index` past
+ * `group_count`; a resource that is itself a part of a split (make a green
+ * context from it and split cuabi_green_context_get_sm_resource instead).
+ * @call action */
+CUABI_API cuabi_status CUABI_CALL cuabi_sm_resource_split(cuabi_sm_resource resource,
+                                                          uint32_t group_count,
+                                                          uint32_t min_sm_count, uint32_t index,
+                                                          cuabi_sm_resource* out);
+
+/** A green context on the device of `resource`, whose kernels run on the
+ * resource's SMs only (cuDevResourceGenerateDesc, cuGreenCtxCreate). The
+ * context keeps the resource and its device alive. A resource with no SMs
+ * answers CUABI_ERROR_INVALID_ARGUMENT. */
+CUABI_API cuabi_status CUABI_CALL cuabi_green_context_create(cuabi_sm_resource resource,
+                                                             cuabi_green_context* out);
+/** Releases the handle; the context lives on while its streams do. */
+CUABI_API void CUABI_CALL cuabi_green_context_release(cuabi_green_context context);
+/** The number of SMs the context's kernels may use. */
+CUABI_API cuabi_status CUABI_CALL cuabi_green_context_get_sm_count(cuabi_green_context context,
+                                                                   uint32_t* count);
+/** The context's SMs as a resource (cuGreenCtxGetDevResource), which may be
+ * split again. The resource keeps the context alive. */
+CUABI_API cuabi_status CUABI_CALL cuabi_green_context_get_sm_resource(
+    cuabi_green_context context, cuabi_sm_resource* out);
+/** A new stream whose work runs in `context` (cuGreenCtxStreamCreate): an
+ * ordinary cuabi_stream for every launch, copy, event and capture, which
+ * keeps the context alive. Kernels of modules loaded on the context's device
+ * launch on it. `flags` must include CUABI_STREAM_NON_BLOCKING (the driver
+ * requires it of a green context's stream); `priority` as for
+ * cuabi_stream_create. */
+CUABI_API cuabi_status CUABI_CALL cuabi_green_context_create_stream(cuabi_green_context context,
+                                                                    cuabi_stream_flags flags,
+                                                                    int32_t priority,
+                                                                    cuabi_stream* out);
+/** Checks that `stream` (not NULL) runs its work in `context`:
+ * CUABI_ERROR_INVALID_ARGUMENT naming both when it is a stream of another
+ * green context or of the device's primary context. For code that must
+ * confine work to a partition. */
+CUABI_API cuabi_status CUABI_CALL cuabi_green_context_check_stream(cuabi_green_context context,
+                                                                   cuabi_stream stream);
+
+/* ------------------------------------------------------------------------- */
+/* Tensor maps                                                                */
+/* ------------------------------------------------------------------------- */
+
+typedef struct cuabi_tensor_map_s* cuabi_tensor_map; /**< a TMA descriptor over a buffer */
+
+/** The size in bytes of a tensor map as a kernel argument (CUtensorMap,
+ * passed by value, `const __grid_constant__ CUtensorMap`, 64-byte aligned). */
+#define CUABI_TENSOR_MAP_BYTES 128
+
+/** A tensor element's type (CUtensorMapDataType). */
+typedef enum cuabi_tensor_data_type CUABI_ENUM_BASE {
+  CUABI_TENSOR_UINT8 = 0,        /**< 1 byte */
+  CUABI_TENSOR_UINT16 = 1,       /**< 2 bytes */
+  CUABI_TENSOR_UINT32 = 2,       /**< 4 bytes */
+  CUABI_TENSOR_INT32 = 3,        /**< 4 bytes */
+  CUABI_TENSOR_UINT64 = 4,       /**< 8 bytes */
+  CUABI_TENSOR_INT64 = 5,        /**< 8 bytes */
+  CUABI_TENSOR_FLOAT16 = 6,      /**< 2 bytes */
+  CUABI_TENSOR_FLOAT32 = 7,      /**< 4 bytes */
+  CUABI_TENSOR_FLOAT64 = 8,      /**< 8 bytes */
+  CUABI_TENSOR_BFLOAT16 = 9,     /**< 2 bytes */
+  CUABI_TENSOR_FLOAT32_FTZ = 10, /**< 4 bytes, denormals flushed */
+  CUABI_TENSOR_TFLOAT32 = 11,    /**< 4 bytes */
+  CUABI_TENSOR_TFLOAT32_FTZ = 12, /**< 4 bytes, denormals flushed */
+  CUABI_TENSOR_DATA_TYPE_FORCE32 = 0x7FFFFFFF
+} cuabi_tensor_data_type;
+
+/** An interleaved layout (CUtensorMapInterleave). */
+typedef enum cuabi_tensor_interleave CUABI_ENUM_BASE {
+  CUABI_TENSOR_INTERLEAVE_NONE = 0, /**< not interleaved */
+  CUABI_TENSOR_INTERLEAVE_B16 = 1,  /**< 16-byte interleaved channels */
+  CUABI_TENSOR_INTERLEAVE_B32 = 2,  /**< 32-byte interleaved channels */
+  CUABI_TENSOR_INTERLEAVE_FORCE32 = 0x7FFFFFFF
+} cuabi_tensor_interleave;
+
+/** The shared-memory swizzle of a copied box (CUtensorMapSwizzle). */
+typedef enum cuabi_tensor_swizzle CUABI_ENUM_BASE {
+  CUABI_TENSOR_SWIZZLE_NONE = 0,  /**< no swizzle */
+  CUABI_TENSOR_SWIZZLE_B32 = 1,  /**< 16-byte chunks within a 32-byte span */
+  CUABI_TENSOR_SWIZZLE_B64 = 2,  /**< 16-byte chunks within a 64-byte span */
+  CUABI_TENSOR_SWIZZLE_B128 = 3, /**< 16-byte chunks within a 128-byte span */
+  CUABI_TENSOR_SWIZZLE_FORCE32 = 0x7FFFFFFF
+} cuabi_tensor_swizzle;
+
+/** The L2 fetch size (CUtensorMapL2promotion). */
+typedef enum cuabi_tensor_l2_promotion CUABI_ENUM_BASE {
+  CUABI_TENSOR_L2_PROMOTION_NONE = 0, /**< no promotion */
+  CUABI_TENSOR_L2_PROMOTION_B64 = 1,  /**< 64-byte L2 fetches */
+  CUABI_TENSOR_L2_PROMOTION_B128 = 2, /**< 128-byte L2 fetches */
+  CUABI_TENSOR_L2_PROMOTION_B256 = 3, /**< 256-byte L2 fetches */
+  CUABI_TENSOR_L2_PROMOTION_FORCE32 = 0x7FFFFFFF
+} cuabi_tensor_l2_promotion;
+
+/** What fills elements outside the tensor (CUtensorMapFloatOOBfill). */
+typedef enum cuabi_tensor_oob_fill CUABI_ENUM_BASE {
+  /** Zeros. */
+  CUABI_TENSOR_OOB_FILL_ZERO = 0,
+  /** NaN that requests zero in FMA (floating-point types only). */
+  CUABI_TENSOR_OOB_FILL_NAN_REQUEST_ZERO_FMA = 1,
+  CUABI_TENSOR_OOB_FILL_FORCE32 = 0x7FFFFFFF
+} cuabi_tensor_oob_fill;
+
+/** A tiled tensor map (cuTensorMapEncodeTiled) over `buffer` from byte
+ * `offset`: a tensor of `data_type` elements whose rank (1 to 5) is
+ * `num_sizes`, dimension 0 the innermost. `sizes` holds each dimension's
+ * element count (1 to 2^32); `strides` each dimension's stride in bytes
+ * (`strides[0]` the element size; the others multiples of 16, of 32 with
+ * CUABI_TENSOR_INTERLEAVE_B32, below 2^40, and each at least what the
+ * dimension below spans); `box` the box one copy moves (1 to 256 elements a
+ * dimension; without interleave `box[0]` x the element size a multiple of 16
+ * bytes and, with a swizzle, at most the swizzle's span); `element_strides`
+ * the traversal steps (1 to 8; none given: every step 1). `strides`, `box`
+ * and `element_strides` (when given) have one entry per dimension. The
+ * tensor must lie within the buffer and its address be 16-byte aligned (32
+ * with CUABI_TENSOR_INTERLEAVE_B32); interleave needs rank 3 or more,
+ * CUABI_TENSOR_INTERLEAVE_B32 needs CUABI_TENSOR_SWIZZLE_B32, and
+ * CUABI_TENSOR_OOB_FILL_NAN_REQUEST_ZERO_FMA a floating-point type. Each is
+ * refused with CUABI_ERROR_INVALID_ARGUMENT naming the value and its bound
+ * before the driver sees it. The map keeps the buffer alive; it is a kernel
+ * argument of CUABI_TENSOR_MAP_BYTES (cuabi_tensor_map_get_bytes). */
+CUABI_API cuabi_status CUABI_CALL cuabi_tensor_map_encode_tiled(
+    cuabi_buffer buffer, size_t offset, cuabi_tensor_data_type data_type, const size_t* sizes,
+    size_t num_sizes, const size_t* strides, size_t num_strides, const size_t* box,
+    size_t num_box, const size_t* element_strides, size_t num_element_strides,
+    cuabi_tensor_interleave interleave, cuabi_tensor_swizzle swizzle,
+    cuabi_tensor_l2_promotion l2_promotion, cuabi_tensor_oob_fill oob_fill,
+    cuabi_tensor_map* out);
+/** An im2col tensor map (cuTensorMapEncodeIm2col) over `buffer` from byte
+ * `offset`: rank (`num_sizes`) 3 to 5; `sizes`, `strides`, `element_strides`
+ * and the other arguments as cuabi_tensor_map_encode_tiled. `lower_corner`
+ * and `upper_corner` hold the bounding box's corner offsets in the rank - 2
+ * spatial dimensions, each within [-2^15, 2^15) for rank 3, [-2^7, 2^7) for
+ * rank 4 and [-2^4, 2^4) for rank 5; `channels_per_pixel` (1 to 256; times
+ * the element size a multiple of 16 bytes and, with a swizzle, at most its
+ * span) and `pixels_per_column` (1 to 1024) make the box. Refused as the
+ * tiled form, with these bounds too. */
+CUABI_API cuabi_status CUABI_CALL cuabi_tensor_map_encode_im2col(
+    cuabi_buffer buffer, size_t offset, cuabi_tensor_data_type data_type, const size_t* sizes,
+    size_t num_sizes, const size_t* strides, size_t num_strides, const size_t* element_strides,
+    size_t num_element_strides, const int32_t* lower_corner, size_t num_lower_corner,
+    const int32_t* upper_corner, size_t num_upper_corner, uint32_t channels_per_pixel,
+    uint32_t pixels_per_column, cuabi_tensor_interleave interleave, cuabi_tensor_swizzle swizzle,
+    cuabi_tensor_l2_promotion l2_promotion, cuabi_tensor_oob_fill oob_fill,
+    cuabi_tensor_map* out);
+/** Releases a tensor map (and its hold on the buffer). */
+CUABI_API void CUABI_CALL cuabi_tensor_map_release(cuabi_tensor_map map);
+/** Points `map` at `buffer` from byte `offset` (cuTensorMapReplaceAddress),
+ * the rest unchanged; the map now keeps `buffer` alive instead. The same
+ * checks of alignment and extent as the encoding. */
+CUABI_API cuabi_status CUABI_CALL cuabi_tensor_map_replace_address(cuabi_tensor_map map,
+                                                                   cuabi_buffer buffer,
+                                                                   size_t offset);
+/** The map's CUABI_TENSOR_MAP_BYTES bytes, the value of a kernel's
+ * `const __grid_constant__ CUtensorMap` parameter (copy them into 64-byte
+ * aligned storage for cuabi_function_launch). */
+CUABI_API cuabi_status CUABI_CALL cuabi_tensor_map_get_bytes(cuabi_tensor_map map, void* buf,
+                                                             size_t* size);
+
+/* ------------------------------------------------------------------------- */
+/* DLPack                                                                     */
+/* ------------------------------------------------------------------------- */
+
+/* DLPack (https://dmlc.github.io/dlpack) hands a tensor between libraries
+ * without a copy. The structs below have the layout of DLPack 1.x's
+ * DLPackVersion, DLDevice, DLDataType, DLTensor, DLManagedTensor and
+ * DLManagedTensorVersioned, under cuabi names, so that they never clash with
+ * a dlpack.h the caller includes too: a pointer to one is a pointer to the
+ * other (cast it).
+ *
+ * Ownership. A managed tensor belongs to whoever holds it until its deleter
+ * runs; the deleter is called once, by the last holder, with the tensor
+ * itself (a NULL deleter means there is nothing to free).
+ * cuabi_buffer_export_dlpack answers a tensor whose deleter releases the
+ * reference to the buffer the tensor holds. cuabi_buffer_import_dlpack takes
+ * a tensor over on success: the buffer it answers keeps the tensor alive and
+ * calls its deleter once, when the last cuabi reference to the buffer goes
+ * (the buffer's release, or later, when a texture or a queued free still
+ * holds it). On failure the tensor stays the caller's.
+ *
+ * Streams (DLPack's handshake). The producer's work on the memory may still
+ * be queued on its stream when the tensor is handed over. DLPack's
+ * __dlpack__(stream=S) has the consumer name its stream S (a CUstream as an
+ * integer: 1 the legacy default stream, 2 the per-thread default stream, any
+ * other positive value a CUstream of this process, -1 no synchronisation
+ * asked; 0 is ambiguous and refused) and the producer makes S wait for that
+ * work before it answers the tensor: cuabi_stream_dlpack_handoff does that
+ * on the producer's side, cuabi_stream_dlpack_wait on the consumer's
+ * (cuabi's stream waits for a producer's stream). Both record an event and
+ * make the other stream wait on it: neither blocks the host. */
+
+/** DLPack's ABI version as a tensor carries it (DLPackVersion). */
+typedef struct cuabi_dlpack_version {
+  uint32_t major; /**< 1 for DLPack 1.x; another major version has another layout */
+  uint32_t minor; /**< added enum values only */
+} cuabi_dlpack_version;
+
+/** The DLPack version cuabi_buffer_export_dlpack writes; an imported tensor
+ * must have this major version. */
+#define CUABI_DLPACK_MAJOR_VERSION 1
+/** The DLPack minor version cuabi_buffer_export_dlpack writes. */
+#define CUABI_DLPACK_MINOR_VERSION 1
+
+/** DLPack's device types (DLDeviceType) that name CUDA memory; DLPack has
+ * others (CPU 1, ROCm 10, ...), which cuabi refuses. */
+typedef enum cuabi_dlpack_device_type CUABI_ENUM_BASE {
+  CUABI_DLPACK_DEVICE_CUDA = 2,         /**< device memory (kDLCUDA) */
+  CUABI_DLPACK_DEVICE_PINNED_HOST = 3,  /**< page-locked host memory (kDLCUDAHost) */
+  CUABI_DLPACK_DEVICE_MANAGED = 13,     /**< managed memory (kDLCUDAManaged) */
+  CUABI_DLPACK_DEVICE_TYPE_FORCE32 = 0x7FFFFFFF
+} cuabi_dlpack_device_type;
+
+/** DLPack's element type codes (DLDataTypeCode). */
+typedef enum cuabi_dlpack_type_code CUABI_ENUM_BASE {
+  CUABI_DLPACK_INT = 0,     /**< signed integer */
+  CUABI_DLPACK_UINT = 1,    /**< unsigned integer */
+  CUABI_DLPACK_FLOAT = 2,   /**< IEEE floating point */
+  CUABI_DLPACK_OPAQUE = 3,  /**< an opaque handle */
+  CUABI_DLPACK_BFLOAT = 4,  /**< bfloat16 */
+  CUABI_DLPACK_COMPLEX = 5, /**< complex: two floats per element */
+  CUABI_DLPACK_BOOL = 6,    /**< boolean, 8 bits */
+  CUABI_DLPACK_TYPE_CODE_FORCE32 = 0x7FFFFFFF
+} cuabi_dlpack_type_code;
+
+/* A tensor's flags (DLManagedTensorVersioned's `flags`, 64 bits). */
+/** The consumer may only read the memory. */
+#define CUABI_DLPACK_FLAG_READ_ONLY 1
+/** The producer copied the data to make the tensor. */
+#define CUABI_DLPACK_FLAG_IS_COPIED 2
+/** Sub-byte elements are padded to a byte each. */
+#define CUABI_DLPACK_FLAG_IS_SUBBYTE_TYPE_PADDED 4
+
+/** Where a tensor lives (DLDevice). */
+typedef struct cuabi_dlpack_device {
+  int32_t device_type; /**< a cuabi_dlpack_device_type (DLDeviceType) */
+  int32_t device_id;   /**< the device's ordinal (0 for CUDA host memory) */
+} cuabi_dlpack_device;
+
+/** An element type (DLDataType): `lanes` values of `bits` bits each, of kind `code`. */
+typedef struct cuabi_dlpack_dtype {
+  uint8_t code;   /**< a cuabi_dlpack_type_code */
+  uint8_t bits;   /**< bits per lane */
+  uint16_t lanes; /**< lanes per element (1 for a scalar) */
+} cuabi_dlpack_dtype;
+
+/** A tensor (DLTensor): element (i0, i1, ...) is at byte
+ * `byte_offset` + (i0 * strides[0] + i1 * strides[1] + ...) * element size
+ * from `data`. */
+typedef struct cuabi_dlpack_tensor {
+  void* data;                 /**< the device address of the allocation */
+  cuabi_dlpack_device device; /**< where it lives */
+  int32_t ndim;               /**< the number of dimensions (0: a scalar) */
+  cuabi_dlpack_dtype dtype;   /**< the element type */
+  int64_t* shape;             /**< ndim extents */
+  int64_t* strides;           /**< ndim strides in elements; NULL: compact row-major */
+  uint64_t byte_offset;       /**< bytes from data to the first element */
+} cuabi_dlpack_tensor;
+
+struct cuabi_dlpack_managed_tensor;
+struct cuabi_dlpack_managed_tensor_versioned;
+
+/** The deleter of an unversioned (DLPack 0.x) managed tensor. */
+typedef void(CUABI_CALL* cuabi_dlpack_deleter_fn)(struct cuabi_dlpack_managed_tensor* self);
+/** The deleter of a versioned (DLPack 1.x) managed tensor. */
+typedef void(CUABI_CALL* cuabi_dlpack_versioned_deleter_fn)(
+    struct cuabi_dlpack_managed_tensor_versioned* self);
+
+/** An unversioned managed tensor (DLManagedTensor, DLPack before 1.0). */
+typedef struct cuabi_dlpack_managed_tensor {
+  cuabi_dlpack_tensor dl_tensor;   /**< the tensor */
+  void* manager_ctx;               /**< the producer's */
+  cuabi_dlpack_deleter_fn deleter; /**< frees it; NULL: nothing to free */
+} cuabi_dlpack_managed_tensor;
+
+/** A versioned managed tensor (DLManagedTensorVersioned, DLPack 1.x). */
+typedef struct cuabi_dlpack_managed_tensor_versioned {
+  cuabi_dlpack_version version;              /**< the producer's DLPack version */
+  void* manager_ctx;                         /**< the producer's */
+  cuabi_dlpack_versioned_deleter_fn deleter; /**< frees it; NULL: nothing to free */
+  uint64_t flags;                            /**< CUABI_DLPACK_FLAG_* */
+  cuabi_dlpack_tensor dl_tensor;             /**< the tensor */
+} cuabi_dlpack_managed_tensor_versioned;
+
+/** How cuabi_buffer_import_dlpack may use the tensor: an OR of
+ * cuabi_dlpack_import_flag_bits. */
+typedef uint32_t cuabi_dlpack_import_flags;
+/** The bits of cuabi_dlpack_import_flags. */
+typedef enum cuabi_dlpack_import_flag_bits CUABI_ENUM_BASE {
+  /** The caller will only read the memory: a read-only tensor is accepted
+   * (without it, one is refused). */
+  CUABI_DLPACK_IMPORT_READ_ONLY = 1,
+  CUABI_DLPACK_IMPORT_FLAG_BITS_FORCE32 = 0x7FFFFFFF
+} cuabi_dlpack_import_flag_bits;
+
+/** Exports `buffer` as a DLPack 1.x tensor in `out`: `ndim` (0 to 64)
+ * extents `shape` (each >= 0), `strides` in elements (NULL: compact
+ * row-major; negative strides allowed), of `dtype_code`
+ * (cuabi_dlpack_type_code) with `dtype_bits` bits per lane (a multiple of 8
+ * from 8 to 256) and `dtype_lanes` lanes (>= 1),
+ * starting `byte_offset` bytes into the buffer. Every element the shape and
+ * strides reach must lie inside the buffer: CUABI_ERROR_OUT_OF_RANGE names
+ * the reach and the buffer's size otherwise. `flags` may hold
+ * CUABI_DLPACK_FLAG_READ_ONLY only. The tensor's data is the buffer's
+ * address, its byte_offset `byte_offset`, its device CUDA (CUDA managed for
+ * a managed buffer) and the buffer's ordinal. The tensor holds a reference
+ * to the buffer: releasing the buffer's handle frees nothing while the
+ * tensor lives; its deleter, called once by its last holder, drops that
+ * reference and frees the tensor.
+ * @param shape array_in count=ndim
+ * @param strides array_in count=ndim
+ * @nullable strides: compact row-major
+ * @idiom dlpack */
+CUABI_API cuabi_status CUABI_CALL cuabi_buffer_export_dlpack(
+    cuabi_buffer buffer, uint64_t byte_offset, const int64_t* shape, const int64_t* strides,
+    size_t ndim, uint32_t dtype_code, uint32_t dtype_bits, uint32_t dtype_lanes, uint64_t flags,
+    cuabi_dlpack_managed_tensor_versioned** out);
+/** Takes over the DLPack 1.x tensor `tensor` as a borrowed buffer in `out`
+ * (cuabi_buffer_kind CUABI_BUFFER_WRAPPED): its pointer is the tensor's data
+ * + byte_offset, its size the bytes from there to the end of the last
+ * element the shape and strides reach. The buffer keeps the tensor alive;
+ * the tensor's deleter runs once, when the last cuabi reference to the buffer
+ * goes. Refused, with the tensor left the caller's: a major version other
+ * than CUABI_DLPACK_MAJOR_VERSION (CUABI_ERROR_NOT_SUPPORTED); a device type
+ * that is not CUDA, CUDA host or CUDA managed memory, or a device_id that is
+ * no device's ordinal; a negative ndim or ndim over 64, a NULL shape with
+ * ndim > 0, a negative extent; a dtype with 0 bits or 0 lanes, or bits not a
+ * multiple of 8 (sub-byte types: CUABI_ERROR_NOT_SUPPORTED); a negative
+ * stride (CUABI_ERROR_NOT_SUPPORTED: the buffer would start below data);
+ * a tensor of no elements; a NULL data; a read-only tensor
+ * (CUABI_DLPACK_FLAG_READ_ONLY) unless `flags` holds
+ * CUABI_DLPACK_IMPORT_READ_ONLY; each refusal answers
+ * CUABI_ERROR_INVALID_ARGUMENT unless said, naming the field and its bound.
+ * @param tensor in
+ * @idiom dlpack */
+CUABI_API cuabi_status CUABI_CALL cuabi_buffer_import_dlpack(
+    cuabi_dlpack_managed_tensor_versioned* tensor, cuabi_dlpack_import_flags flags,
+    cuabi_buffer* out);
+/** cuabi_buffer_import_dlpack for an unversioned (DLPack before 1.0) tensor,
+ * which has neither version nor flags: it is taken as writable, and checked
+ * as a versioned one is.
+ * @param tensor in
+ * @idiom dlpack */
+CUABI_API cuabi_status CUABI_CALL cuabi_buffer_import_dlpack_unversioned(
+    cuabi_dlpack_managed_tensor* tensor, cuabi_dlpack_import_flags flags, cuabi_buffer* out);
+/** The producer's side of DLPack's stream handshake: makes the consumer's
+ * stream `consumer_stream` (1: the legacy default stream, 2: the per-thread
+ * default stream, another positive value: a CUstream of this process) wait,
+ * without blocking the host, for the work queued on `stream` so far. -1 asks
+ * no synchronisation: nothing is done. 0 and other negative values answer
+ * CUABI_ERROR_INVALID_ARGUMENT (DLPack leaves 0 ambiguous). */
+CUABI_API cuabi_status CUABI_CALL cuabi_stream_dlpack_handoff(cuabi_stream stream,
+                                                              int64_t consumer_stream);
+/** The consumer's side: makes `stream` wait, without blocking the host, for
+ * the work queued so far on the producer's stream `producer_stream` (as
+ * cuabi_stream_dlpack_handoff reads `consumer_stream`: -1 does nothing, 0 and
+ * other negative values are refused). */
+CUABI_API cuabi_status CUABI_CALL cuabi_stream_dlpack_wait(cuabi_stream stream,
+                                                           int64_t producer_stream);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -315,6 +315,14 @@ class extend {};
 
 class buffer;
 class function;
+class tensor_map;
+
+/** A tensor map's value as a kernel receives it (`const __grid_constant__
+ * CUtensorMap`): CUABI_TENSOR_MAP_BYTES bytes, 64-byte aligned. A
+ * cuabi::tensor_map given to launch() passes as this. */
+struct alignas(64) tensor_map_value {
+  unsigned char bytes[CUABI_TENSOR_MAP_BYTES];  ///< the map, opaque
+};
 
 /* ------------------------------------------------------------------------- */
 /* Launch configurations                                                      */
@@ -397,6 +405,62 @@ class config {
     return *this;
   }
 
+  // Launch attributes: each reaches a plain launch, a plan and the kernel
+  // node a captured launch makes.
+  /** The L2 access-policy window of this kernel's accesses (bytes 0: none). */
+  config& access_policy_window(const cuabi_access_policy_window& w) {
+    c_.access_policy_window = w;
+    return *this;
+  }
+  /** The window [base, base + bytes) with `hit_ratio` of its accesses
+   * `hit` and the rest `miss`. */
+  config& access_policy_window(uint64_t base, size_t bytes, float hit_ratio = 1.0f,
+                               cuabi_access_property hit = CUABI_ACCESS_PROPERTY_PERSISTING,
+                               cuabi_access_property miss = CUABI_ACCESS_PROPERTY_STREAMING) {
+    c_.access_policy_window.base = base;
+    c_.access_policy_window.bytes = bytes;
+    c_.access_policy_window.hit_ratio = hit_ratio;
+    c_.access_policy_window.hit_property = hit;
+    c_.access_policy_window.miss_property = miss;
+    return *this;
+  }
+  /** How a host thread waits for this kernel ((cuabi_sync_policy)0: the stream's). */
+  config& sync_policy(cuabi_sync_policy p) {
+    c_.sync_policy = p;
+    return *this;
+  }
+  /** How a cluster's blocks are placed on the multiprocessors. */
+  config& cluster_scheduling(cuabi_cluster_scheduling_policy p) {
+    c_.cluster_scheduling_policy = p;
+    return *this;
+  }
+  /** The kernel's memory-synchronisation domain. */
+  config& mem_sync_domain(cuabi_mem_sync_domain d) {
+    c_.mem_sync_domain = d;
+    return *this;
+  }
+  /** The domain ids the default and the remote domain stand for. */
+  config& mem_sync_domain_map(int32_t default_id, int32_t remote_id) {
+    c_.mem_sync_domain_map_default = default_id;
+    c_.mem_sync_domain_map_remote = remote_id;
+    return *this;
+  }
+  /** The preferred shared-memory carve-out, 0 to 100 percent (-1: the kernel's). */
+  config& shared_carveout(int32_t percent) {
+    c_.shared_carveout = percent;
+    return *this;
+  }
+  /** An event (made with CUABI_EVENT_DISABLE_TIMING) recorded once every
+   * block has started; nullptr: none. */
+  config& completion_event(cuabi_event e) {
+    c_.completion_event = e;
+    return *this;
+  }
+  /** The kernel node a captured launch makes is device-updatable. */
+  config& device_updatable(bool on = true) {
+    return flag(CUABI_LAUNCH_DEVICE_UPDATABLE_KERNEL_NODE, on);
+  }
+
   /** The C struct, for the cuabi_launch_* functions. */
   const cuabi_launch_config& get() const noexcept { return c_; }
   /** The C struct, wherever one is taken. */
@@ -426,6 +490,7 @@ T kernel_value(const T& value) {
   return value;
 }
 inline uint64_t kernel_value(const buffer& b);
+inline tensor_map_value kernel_value(const tensor_map& m);
 
 template <class T>
 using kernel_type = decltype(kernel_value(std::declval<const T&>()));
@@ -881,6 +946,12 @@ namespace cuabi {
 /* ------------------------------------------------------------------------- */
 
 inline uint64_t detail::kernel_value(const buffer& b) { return b.pointer(); }
+inline tensor_map_value detail::kernel_value(const tensor_map& m) {
+  tensor_map_value v{};
+  size_t size = sizeof v.bytes;
+  check(cuabi_tensor_map_get_bytes(m.get(), v.bytes, &size));
+  return v;
+}
 
 template <class Self>
 template <class... Args>
@@ -908,6 +979,61 @@ Self extend<cuabi_launch_plan, Self>::create(const function& f, const cuabi_laun
   l.params = f.params();
   l.checked.assign(l.params.size(), 0);
   return p;
+}
+
+// ---------------------------------------------------------------------------
+// DLPack: buffers handed to frameworks, and their tensors taken over
+// ---------------------------------------------------------------------------
+
+/// Calls a managed tensor's deleter, once (a NULL tensor or deleter: nothing).
+struct dlpack_deleter {
+  /** Runs the tensor's own deleter, once, if it has one. */
+  void operator()(cuabi_dlpack_managed_tensor_versioned* t) const noexcept {
+    if (t && t->deleter) t->deleter(t);
+  }
+};
+
+/// An owned DLPack 1.x tensor: its deleter runs when this goes, unless
+/// release() handed it to a consumer (which then calls it).
+using dlpack_tensor = std::unique_ptr<cuabi_dlpack_managed_tensor_versioned, dlpack_deleter>;
+
+/// DLPack's element type of T: {code, bits, lanes}.
+template <class T>
+constexpr cuabi_dlpack_dtype dlpack_dtype_of() {
+  static_assert(std::is_arithmetic<T>::value, "a DLPack element is a number or a bool");
+  return cuabi_dlpack_dtype{
+      static_cast<uint8_t>(std::is_same<T, bool>::value ? CUABI_DLPACK_BOOL
+                           : std::is_floating_point<T>::value ? CUABI_DLPACK_FLOAT
+                           : std::is_signed<T>::value        ? CUABI_DLPACK_INT
+                                                             : CUABI_DLPACK_UINT),
+      static_cast<uint8_t>(sizeof(T) * 8), 1};
+}
+
+/// `b` as a compact row-major tensor of `shape` elements of T from byte
+/// `byte_offset` (cuabi_buffer_export_dlpack, which checks it against the
+/// buffer's size). The tensor holds the buffer until its deleter runs.
+template <class T>
+dlpack_tensor to_dlpack(const buffer& b, const std::vector<int64_t>& shape,
+                        uint64_t byte_offset = 0, bool read_only = false) {
+  std::vector<int64_t> strides(shape.size());
+  int64_t step = 1;
+  for (size_t i = shape.size(); i-- > 0;) {
+    strides[i] = step;
+    step *= shape[i] > 1 ? shape[i] : 1;
+  }
+  constexpr cuabi_dlpack_dtype dt = dlpack_dtype_of<T>();
+  return dlpack_tensor(b.export_dlpack(byte_offset, shape, strides, dt.code, dt.bits, dt.lanes,
+                                       read_only ? CUABI_DLPACK_FLAG_READ_ONLY : 0u));
+}
+
+/// Takes `tensor` over as a borrowed buffer (cuabi_buffer_import_dlpack): on
+/// success the buffer owns it (its deleter runs when the buffer's last
+/// reference goes) and `tensor` is left empty; on a refusal (thrown) it
+/// stays the caller's.
+inline buffer from_dlpack(dlpack_tensor& tensor, cuabi_dlpack_import_flags flags = 0) {
+  buffer b = buffer::import_dlpack(tensor.get(), flags);
+  (void)tensor.release();
+  return b;
 }
 
 }  // namespace cuabi

@@ -30,6 +30,12 @@ class texture;
 class surface;
 class linker;
 class library;
+class physical_memory;
+class address_range;
+class graph_node;
+class sm_resource;
+class green_context;
+class tensor_map;
 
 // Results of the calls with several out values, named by their fields.
 /// What cuabi_nvrtc_get_version and cuabi_device_get_compute_capability answer: one field per
@@ -74,6 +80,11 @@ struct block_suggestion {
 struct memory_pool_usage {
   uint64_t reserved_bytes{};  ///< the out-parameter `reserved_bytes`
   uint64_t used_bytes{};  ///< the out-parameter `used_bytes`
+};
+/// What cuabi_device_get_vm_granularity answers: one field per out-parameter, named after it.
+struct device_vm_granularity {
+  size_t minimum{};  ///< the out-parameter `minimum`
+  size_t recommended{};  ///< the out-parameter `recommended`
 };
 
 /// A GPU and its primary context (cuabi_device).
@@ -183,6 +194,12 @@ class device : public detail::owner<cuabi_device, cuabi_device_release>,
   /// answers CUABI_ERROR_INVALID_ARGUMENT.
   int32_t peer_attribute(cuabi_device peer, int32_t cu_p2p_attribute) const;
 
+  /// cuabi_device_get_vm_granularity: The granularity of `device`'s virtual memory in bytes:
+  /// `minimum`, of which every size and offset of physical memory, ranges, mappings and growable
+  /// buffers must be a multiple, and `recommended`, a multiple of it the driver suggests for large
+  /// allocations.
+  cuabi::device_vm_granularity vm_granularity() const;
+
   /// cuabi_device_set_coredump: As cuabi_coredump_set (`enable`, `path` and `flags`, and the
   /// refusals, the same) for `device`'s context only, at any time.
   void set_coredump(int32_t enable, const char* path, cuabi_coredump_flags flags) const;
@@ -194,6 +211,10 @@ class device : public detail::owner<cuabi_device, cuabi_device_release>,
 
   /// cuabi_device_profiler_stop: Stops it (cuProfilerStop).
   void profiler_stop() const;
+
+  /// cuabi_device_get_sm_resource: The SMs of `device`, all of them, as a resource to split
+  /// (cuDeviceGetDevResource). The resource keeps the device alive.
+  cuabi::sm_resource get_sm_resource() const;
 };
 
 /// An NVRTC program (cuabi_program).
@@ -630,6 +651,38 @@ class buffer : public detail::owner<cuabi_buffer, cuabi_buffer_release>,
   /// cuabi_buffer_copy and cuabi_buffer_copy_async copy between devices by either path.
   cuabi_copy_path copy_path(cuabi_buffer src) const;
 
+  /// cuabi_buffer_from_range: A buffer (CUABI_BUFFER_RANGE) over [offset, offset + bytes) of the
+  /// range, used by `device`: copies, fills and launches reach the mapped memory through it as
+  /// through any buffer. It keeps the range alive, and the range may not be unmapped while it
+  /// lives. Every byte must be mapped and `device` must have access to it
+  /// (cuabi_address_range_set_access; the memory's own device has it from the mapping), else
+  /// CUABI_ERROR_INVALID_ARGUMENT names the address at fault; past the range's end,
+  /// CUABI_ERROR_OUT_OF_RANGE. `bytes` > 0; neither needs to be a multiple of the granularity.
+  static cuabi::buffer from_range(cuabi_address_range range, cuabi_device device, size_t offset,
+                                  size_t bytes);
+
+  /// cuabi_buffer_alloc_growable: A buffer that grows in place (CUABI_BUFFER_GROWABLE):
+  /// `reserve_bytes` of device addresses are reserved once and memory of `device` is mapped behind
+  /// them as it grows (cuabi_buffer_grow), so its address and contents stay as they are. It starts
+  /// with `bytes` of memory (0: none yet; its pointer is the reservation's start). Both are
+  /// multiples of the device's minimum granularity, `bytes` at most `reserve_bytes` (more answers
+  /// CUABI_ERROR_OUT_OF_RANGE; out of device memory, CUABI_ERROR_OUT_OF_MEMORY). Its size
+  /// (cuabi_buffer_get_size) is the memory mapped, and copies, fills, launches and every range
+  /// check use it as they use any buffer's. It has no IPC handle.
+  static cuabi::buffer alloc_growable(cuabi_device device, size_t bytes, size_t reserve_bytes);
+
+  /// cuabi_buffer_grow: Grows a growable buffer to `bytes` (a multiple of the granularity), mapping
+  /// new memory after what it has: its address and contents stay, and the new bytes are
+  /// uninitialised. Calls made once this returned see the new size; work already queued is
+  /// unaffected. Past the reservation answers CUABI_ERROR_OUT_OF_RANGE naming it; a size below the
+  /// current one, or a buffer of another kind, CUABI_ERROR_INVALID_ARGUMENT; out of device memory,
+  /// CUABI_ERROR_OUT_OF_MEMORY (the buffer is then as it was).
+  void grow(size_t bytes) const;
+
+  /// cuabi_buffer_get_reserved_size: The bytes reserved for a growable buffer in `bytes`: the most
+  /// it can grow to. Any other kind of buffer answers its size.
+  size_t reserved_size() const;
+
   /// cuabi_buffer_alloc_pitched: Allocates `height` rows of at least `width_bytes` each, each row
   /// padded so that rows of elements of `element_size` (4, 8 or 16) bytes stay aligned for the
   /// device (cuMemAllocPitch). The row pitch is cuabi_buffer_get_pitch's; the buffer's size is
@@ -652,6 +705,45 @@ class buffer : public detail::owner<cuabi_buffer, cuabi_buffer_release>,
   /// *_async form is ordered on `stream` (NULL: the default stream).
   void fill_async(size_t offset, uint32_t value, uint32_t element_size, size_t count,
                   cuabi_stream stream = nullptr) const;
+
+  /// cuabi_buffer_export_dlpack: Exports `buffer` as a DLPack 1.x tensor in `out`: `ndim` (0 to 64)
+  /// extents `shape` (each >= 0), `strides` in elements (NULL: compact row-major; negative strides
+  /// allowed), of `dtype_code` (cuabi_dlpack_type_code) with `dtype_bits` bits per lane (a multiple
+  /// of 8 from 8 to 256) and `dtype_lanes` lanes (>= 1), starting `byte_offset` bytes into the
+  /// buffer. Every element the shape and strides reach must lie inside the buffer:
+  /// CUABI_ERROR_OUT_OF_RANGE names the reach and the buffer's size otherwise. `flags` may hold
+  /// CUABI_DLPACK_FLAG_READ_ONLY only. The tensor's data is the buffer's address, its byte_offset
+  /// `byte_offset`, its device CUDA (CUDA managed for a managed buffer) and the buffer's ordinal.
+  /// The tensor holds a reference to the buffer: releasing the buffer's handle frees nothing while
+  /// the tensor lives; its deleter, called once by its last holder, drops that reference and frees
+  /// the tensor.
+  cuabi_dlpack_managed_tensor_versioned* export_dlpack(uint64_t byte_offset,
+                                                       const std::vector<int64_t>& shape,
+                                                       const std::vector<int64_t>& strides,
+                                                       uint32_t dtype_code, uint32_t dtype_bits,
+                                                       uint32_t dtype_lanes, uint64_t flags) const;
+
+  /// cuabi_buffer_import_dlpack: Takes over the DLPack 1.x tensor `tensor` as a borrowed buffer in
+  /// `out` (cuabi_buffer_kind CUABI_BUFFER_WRAPPED): its pointer is the tensor's data +
+  /// byte_offset, its size the bytes from there to the end of the last element the shape and
+  /// strides reach. The buffer keeps the tensor alive; the tensor's deleter runs once, when the
+  /// last cuabi reference to the buffer goes. Refused, with the tensor left the caller's: a major
+  /// version other than CUABI_DLPACK_MAJOR_VERSION (CUABI_ERROR_NOT_SUPPORTED); a device type that
+  /// is not CUDA, CUDA host or CUDA managed memory, or a device_id that is no device's ordinal; a
+  /// negative ndim or ndim over 64, a NULL shape with ndim > 0, a negative extent; a dtype with 0
+  /// bits or 0 lanes, or bits not a multiple of 8 (sub-byte types: CUABI_ERROR_NOT_SUPPORTED); a
+  /// negative stride (CUABI_ERROR_NOT_SUPPORTED: the buffer would start below data); a tensor of no
+  /// elements; a NULL data; a read-only tensor (CUABI_DLPACK_FLAG_READ_ONLY) unless `flags` holds
+  /// CUABI_DLPACK_IMPORT_READ_ONLY; each refusal answers CUABI_ERROR_INVALID_ARGUMENT unless said,
+  /// naming the field and its bound.
+  static cuabi::buffer import_dlpack(cuabi_dlpack_managed_tensor_versioned* tensor,
+                                     cuabi_dlpack_import_flags flags);
+
+  /// cuabi_buffer_import_dlpack_unversioned: cuabi_buffer_import_dlpack for an unversioned (DLPack
+  /// before 1.0) tensor, which has neither version nor flags: it is taken as writable, and checked
+  /// as a versioned one is.
+  static cuabi::buffer import_dlpack_unversioned(cuabi_dlpack_managed_tensor* tensor,
+                                                 cuabi_dlpack_import_flags flags);
 };
 
 /// Page-locked host memory (cuabi_host_buffer).
@@ -785,6 +877,67 @@ class stream : public detail::owner<cuabi_stream, cuabi_stream_release>,
   void wait_value_host(cuabi_host_buffer buffer, size_t offset, uint64_t value, uint32_t width,
                        cuabi_wait_condition condition, cuabi_mem_op_flags flags) const;
 
+  /// cuabi_stream_mem_op_batch: Queues `count` (1 to 255) writes and waits on `stream` in one call
+  /// (cuStreamBatchMemOp), in the array's order. Each element is checked as
+  /// cuabi_stream_write_value or cuabi_stream_wait_value checks its arguments, all of them before
+  /// the driver sees any, and a refusal names the element ("ops[3]: offset 6 is not a multiple of
+  /// the width"); neither or both of buffer and host_buffer, an unknown kind, a handle that is not
+  /// live (CUABI_ERROR_INVALID_HANDLE) and a struct_size unlike ops[0]'s are refused too. A count
+  /// of 0 or past 255 answers CUABI_ERROR_INVALID_ARGUMENT.
+  void mem_op_batch(const std::vector<cuabi_mem_op>& ops) const;
+
+  /// cuabi_stream_copy_batch: Queues `count` (at least 1) copies of any direction on `stream` (not
+  /// NULL) in one call (cuMemcpyBatchAsync). The batch as a whole is ordered on the stream; its
+  /// copies may run in any order among themselves. Every element is checked before the driver sees
+  /// any, and a refusal names it ("ops[412]: destination range [4000, 4000 + 200) reaches past the
+  /// end of the 4096-byte buffer", CUABI_ERROR_OUT_OF_RANGE): an end with none or more than one of
+  /// its three memories, a buffer or pinned memory range past its end, overlapping source and
+  /// destination, a device buffer of another device than the stream's, a handle that is not live
+  /// (CUABI_ERROR_INVALID_HANDLE) and a struct_size unlike ops[0]'s. Unknown `flags` bits answer
+  /// CUABI_ERROR_INVALID_ARGUMENT; a driver before CUDA 13.0 (whose batched copies, if any, are an
+  /// older form) answers CUABI_ERROR_NOT_SUPPORTED naming the entry point.
+  void copy_batch(const std::vector<cuabi_copy_op>& ops, cuabi_copy_batch_flags flags) const;
+
+  /// cuabi_stream_prefetch_batch: Batched prefetches and discards of managed memory on `stream`
+  /// (not NULL), in one call each (cuMemPrefetchBatchAsync, cuMemDiscardBatchAsync,
+  /// cuMemDiscardAndPrefetchBatchAsync): every range of `ranges` moves to `location` (a device
+  /// ordinal or CUABI_LOCATION_HOST), or is discarded (its contents undefined until written again;
+  /// a discarded range's pages need not move back), or both. Every range is checked before the
+  /// driver sees any, and a refusal names it ("ranges[2]: the buffer is a device buffer
+  /// (cuabi_buffer_alloc), not managed memory"): a buffer that is not managed, a range of 0 bytes
+  /// or past the buffer's end (CUABI_ERROR_OUT_OF_RANGE), a handle that is not live, a struct_size
+  /// unlike ranges[0]'s; an unknown location answers CUABI_ERROR_INVALID_ARGUMENT. A driver without
+  /// these entry points (before CUDA 13.0) answers CUABI_ERROR_NOT_SUPPORTED naming the one it
+  /// lacks.
+  void prefetch_batch(const std::vector<cuabi_managed_range>& ranges, int32_t location) const;
+
+  /// cuabi_stream_discard_batch: Batched prefetches and discards of managed memory on `stream` (not
+  /// NULL), in one call each (cuMemPrefetchBatchAsync, cuMemDiscardBatchAsync,
+  /// cuMemDiscardAndPrefetchBatchAsync): every range of `ranges` moves to `location` (a device
+  /// ordinal or CUABI_LOCATION_HOST), or is discarded (its contents undefined until written again;
+  /// a discarded range's pages need not move back), or both. Every range is checked before the
+  /// driver sees any, and a refusal names it ("ranges[2]: the buffer is a device buffer
+  /// (cuabi_buffer_alloc), not managed memory"): a buffer that is not managed, a range of 0 bytes
+  /// or past the buffer's end (CUABI_ERROR_OUT_OF_RANGE), a handle that is not live, a struct_size
+  /// unlike ranges[0]'s; an unknown location answers CUABI_ERROR_INVALID_ARGUMENT. A driver without
+  /// these entry points (before CUDA 13.0) answers CUABI_ERROR_NOT_SUPPORTED naming the one it
+  /// lacks.
+  void discard_batch(const std::vector<cuabi_managed_range>& ranges) const;
+
+  /// cuabi_stream_discard_and_prefetch_batch: Batched prefetches and discards of managed memory on
+  /// `stream` (not NULL), in one call each (cuMemPrefetchBatchAsync, cuMemDiscardBatchAsync,
+  /// cuMemDiscardAndPrefetchBatchAsync): every range of `ranges` moves to `location` (a device
+  /// ordinal or CUABI_LOCATION_HOST), or is discarded (its contents undefined until written again;
+  /// a discarded range's pages need not move back), or both. Every range is checked before the
+  /// driver sees any, and a refusal names it ("ranges[2]: the buffer is a device buffer
+  /// (cuabi_buffer_alloc), not managed memory"): a buffer that is not managed, a range of 0 bytes
+  /// or past the buffer's end (CUABI_ERROR_OUT_OF_RANGE), a handle that is not live, a struct_size
+  /// unlike ranges[0]'s; an unknown location answers CUABI_ERROR_INVALID_ARGUMENT. A driver without
+  /// these entry points (before CUDA 13.0) answers CUABI_ERROR_NOT_SUPPORTED naming the one it
+  /// lacks.
+  void discard_and_prefetch_batch(const std::vector<cuabi_managed_range>& ranges,
+                                  int32_t location) const;
+
   /// cuabi_stream_begin_capture: Starts capturing the work submitted to `stream` (not the default
   /// stream) into a graph instead of running it. `mode` (cuabi_capture_mode) says which unsafe
   /// calls are refused meanwhile; another value answers CUABI_ERROR_INVALID_ARGUMENT.
@@ -792,6 +945,26 @@ class stream : public detail::owner<cuabi_stream, cuabi_stream_release>,
 
   /// cuabi_stream_end_capture: Ends the capture and returns the graph.
   cuabi::graph end_capture() const;
+
+  /// cuabi_stream_begin_capture_to_graph: Starts capturing the work submitted to `stream` (not the
+  /// default stream) into the existing `graph` (of the stream's device), after `after` (NULL: after
+  /// nothing); cuabi_stream_end_capture then answers `graph`'s graph as a new handle. `mode` as
+  /// cuabi_stream_begin_capture.
+  void begin_capture_to_graph(cuabi_graph graph, cuabi_graph_node after,
+                              cuabi_capture_mode mode) const;
+
+  /// cuabi_stream_dlpack_handoff: The producer's side of DLPack's stream handshake: makes the
+  /// consumer's stream `consumer_stream` (1: the legacy default stream, 2: the per-thread default
+  /// stream, another positive value: a CUstream of this process) wait, without blocking the host,
+  /// for the work queued on `stream` so far. -1 asks no synchronisation: nothing is done. 0 and
+  /// other negative values answer CUABI_ERROR_INVALID_ARGUMENT (DLPack leaves 0 ambiguous).
+  void dlpack_handoff(int64_t consumer_stream) const;
+
+  /// cuabi_stream_dlpack_wait: The consumer's side: makes `stream` wait, without blocking the host,
+  /// for the work queued so far on the producer's stream `producer_stream` (as
+  /// cuabi_stream_dlpack_handoff reads `consumer_stream`: -1 does nothing, 0 and other negative
+  /// values are refused).
+  void dlpack_wait(int64_t producer_stream) const;
 };
 
 /// A CUDA event (cuabi_event).
@@ -852,6 +1025,109 @@ class graph : public detail::owner<cuabi_graph, cuabi_graph_release>,
   /// cuabi_graph_get_kernel_node_count: The number of kernel nodes in the graph, in `count`. Kernel
   /// nodes are numbered from 0 in the order they were added (the order of capture).
   size_t kernel_node_count() const;
+
+  /// cuabi_graph_create: An empty graph on `device`, to fill node by node (cuGraphCreate). Every
+  /// cuabi_graph_add_* call of this section adds one node and answers it as a cuabi_graph_node,
+  /// which keeps the graph alive; the graph keeps every kernel, buffer, event and graph its nodes
+  /// use. Each add call takes `after`, a node of the same graph the new node depends on (NULL:
+  /// none); cuabi_graph_node_add_dependency adds more. A node of another graph answers
+  /// CUABI_ERROR_INVALID_ARGUMENT.
+  static cuabi::graph create(cuabi_device device);
+
+  /// cuabi_graph_add_empty_node: A node that does nothing but order: `after` (NULL: none).
+  cuabi::graph_node add_empty_node(cuabi_graph_node after = nullptr) const;
+
+  /// cuabi_graph_add_kernel_node: A kernel node: `function` run with `config` (every field of
+  /// cuabi_launch_config: grid, block, shared memory, clusters, cooperative, priority) and the
+  /// packed argument block `args` of `args_size` bytes, copied now. The configuration and the
+  /// argument block are checked against the kernel exactly as cuabi_function_launch_packed checks
+  /// them; the programmatic fields (CUABI_LAUNCH_PROGRAMMATIC_*, programmatic_event) answer
+  /// CUABI_ERROR_NOT_SUPPORTED (a graph orders its nodes by its edges). `after` (NULL: none).
+  cuabi::graph_node add_kernel_node(cuabi_graph_node after, cuabi_function function,
+                                    const cuabi_launch_config& config, const void* args,
+                                    size_t args_size) const;
+
+  /// cuabi_graph_add_copy_node: A node copying `bytes` from `src` at `src_offset` to `dst` at
+  /// `dst_offset` (buffers of the graph's device). A range past a buffer's end answers
+  /// CUABI_ERROR_OUT_OF_RANGE, overlapping ranges CUABI_ERROR_INVALID_ARGUMENT. `after` (NULL:
+  /// none).
+  cuabi::graph_node add_copy_node(cuabi_graph_node after, cuabi_buffer dst, size_t dst_offset,
+                                  cuabi_buffer src, size_t src_offset, size_t bytes) const;
+
+  /// cuabi_graph_add_upload_node: A node copying `bytes` from the page-locked `src` at `src_offset`
+  /// to the buffer `dst` at `dst_offset`. A range past either end answers CUABI_ERROR_OUT_OF_RANGE.
+  /// `after` (NULL: none).
+  cuabi::graph_node add_upload_node(cuabi_graph_node after, cuabi_buffer dst, size_t dst_offset,
+                                    cuabi_host_buffer src, size_t src_offset, size_t bytes) const;
+
+  /// cuabi_graph_add_download_node: A node copying `bytes` from the buffer `src` at `src_offset` to
+  /// the page-locked `dst` at `dst_offset`. A range past either end answers
+  /// CUABI_ERROR_OUT_OF_RANGE. `after` (NULL: none).
+  cuabi::graph_node add_download_node(cuabi_graph_node after, cuabi_host_buffer dst,
+                                      size_t dst_offset, cuabi_buffer src, size_t src_offset,
+                                      size_t bytes) const;
+
+  /// cuabi_graph_add_fill_node: A node filling `count` elements of `element_size` bytes (1, 2 or 4)
+  /// of `buffer` from `offset` with `value`, checked as cuabi_buffer_fill checks
+  /// (CUABI_ERROR_OUT_OF_RANGE past the end). `after` (NULL: none).
+  cuabi::graph_node add_fill_node(cuabi_graph_node after, cuabi_buffer buffer, size_t offset,
+                                  uint32_t value, uint32_t element_size, size_t count) const;
+
+  /// cuabi_graph_add_host_node: A node calling `fn(user_data, ...)` at each launch of the graph. A
+  /// failure it reports is reported as a stream's host function's is: the next
+  /// cuabi_stream_synchronize of the stream the graph was launched on answers
+  /// CUABI_ERROR_HOST_FUNCTION with its message (launched on the default stream: the executable
+  /// graph's next launch answers it). The caller keeps `user_data` valid while the graph may run.
+  /// `after` (NULL: none).
+  cuabi::graph_node add_host_node(cuabi_graph_node after, cuabi_host_fn fn, void* user_data) const;
+
+  /// cuabi_graph_add_event_record_node: A node recording `event`. `after` (NULL: none).
+  cuabi::graph_node add_event_record_node(cuabi_graph_node after, cuabi_event event) const;
+
+  /// cuabi_graph_add_event_wait_node: A node waiting for `event`. `after` (NULL: none).
+  cuabi::graph_node add_event_wait_node(cuabi_graph_node after, cuabi_event event) const;
+
+  /// cuabi_graph_add_child_graph_node: A node running a copy of `child` (taken now) as one step.
+  /// `child` may not be `graph`. `after` (NULL: none).
+  cuabi::graph_node add_child_graph_node(cuabi_graph_node after, cuabi_graph child) const;
+
+  /// cuabi_graph_add_mem_alloc_node: A node allocating `bytes` (more than 0) of device memory each
+  /// time the graph runs; cuabi_graph_node_get_address answers its address, which kernel nodes
+  /// after it may use until a free node (or, with CUABI_GRAPH_INSTANTIATE_AUTO_FREE_ON_LAUNCH, the
+  /// next launch) frees it. `after` (NULL: none).
+  cuabi::graph_node add_mem_alloc_node(cuabi_graph_node after, size_t bytes) const;
+
+  /// cuabi_graph_add_mem_free_node: A node freeing the allocation of `alloc` (a memory allocation
+  /// node, not NULL). Another kind of node answers CUABI_ERROR_INVALID_ARGUMENT. `after` (NULL:
+  /// none).
+  cuabi::graph_node add_mem_free_node(cuabi_graph_node after, cuabi_graph_node alloc) const;
+
+  /// cuabi_graph_create_conditional_handle: A conditional handle of `graph` for conditional nodes
+  /// and device code's cudaGraphSetConditional, in `handle`; it is set to `default_value` at the
+  /// start of each launch of the graph (CU_GRAPH_COND_ASSIGN_DEFAULT).
+  uint64_t create_conditional_handle(uint32_t default_value) const;
+
+  /// cuabi_graph_add_conditional_node: A conditional node of `type` on `handle` (made by
+  /// cuabi_graph_create_conditional_handle on this graph or on a graph it is a body of; another
+  /// answers CUABI_ERROR_INVALID_ARGUMENT) with `size` bodies: IF 1 or 2 (the second is ELSE),
+  /// WHILE 1, SWITCH 1 or more; another size answers CUABI_ERROR_INVALID_ARGUMENT naming the bound.
+  /// The bodies are empty graphs to fill (cuabi_graph_node_get_body). `after` (NULL: none).
+  cuabi::graph_node add_conditional_node(cuabi_graph_node after, uint64_t handle,
+                                         cuabi_conditional_type type, uint32_t size) const;
+
+  /// cuabi_graph_clone: A copy of `graph` with its nodes and edges (cuGraphClone), in `out`.
+  cuabi::graph clone() const;
+
+  /// cuabi_graph_write_dot: Writes the graph as Graphviz DOT text, every node's parameters
+  /// included, to the file at `path` (cuGraphDebugDotPrint), for debugging.
+  void write_dot(const std::string& path) const;
+
+  /// cuabi_graph_instantiate_with_flags: Instantiates the graph with `flags`
+  /// (cuabi_graph_instantiate_flags; an undefined bit answers CUABI_ERROR_INVALID_ARGUMENT). With
+  /// CUABI_GRAPH_INSTANTIATE_UPLOAD the graph is uploaded on `upload_stream` (NULL: the default
+  /// stream).
+  cuabi::graph_exec instantiate_with_flags(cuabi_graph_instantiate_flags flags,
+                                           cuabi_stream upload_stream = nullptr) const;
 };
 
 /// An instantiated graph (cuabi_graph_exec).
@@ -1070,6 +1346,259 @@ class library : public detail::owner<cuabi_library, cuabi_library_release>,
   /// (cuabi_module_get_function, plain C++ names included), globals and listing, without loading
   /// the image again. The module keeps the library alive.
   cuabi::module get_module(cuabi_device device) const;
+};
+
+/// Device memory with no address (cuabi_physical_memory).
+class physical_memory : public detail::owner<cuabi_physical_memory, cuabi_physical_memory_release>,
+                        public extend<cuabi_physical_memory, physical_memory> {
+ public:
+  using owner::owner;
+
+  /// cuabi_physical_memory_create: `bytes` (> 0, a multiple of the minimum granularity) of physical
+  /// memory on `device` (cuMemCreate), with no address yet: map it into a range
+  /// (cuabi_address_range_map) to use it. `flags` is an OR of cuabi_physical_memory_flag_bits
+  /// (unknown bits answer CUABI_ERROR_INVALID_ARGUMENT; CUABI_PHYSICAL_MEMORY_EXPORTABLE where the
+  /// device cannot export memory as a file descriptor answers CUABI_ERROR_NOT_SUPPORTED). Out of
+  /// device memory answers CUABI_ERROR_OUT_OF_MEMORY.
+  static cuabi::physical_memory create(cuabi_device device, size_t bytes,
+                                       cuabi_physical_memory_flags flags);
+
+  /// cuabi_physical_memory_import_fd: Opens on `device` the physical memory another process
+  /// exported (cuabi_physical_memory_export_fd): the same memory, given back to the driver once
+  /// every process let go of it. `fd` stays the caller's to close; `bytes` is the memory's size, as
+  /// the exporter's cuabi_physical_memory_get_size gave it (a file descriptor does not carry it).
+  /// `device` is the GPU the memory is on; other devices reach it through a range
+  /// (cuabi_address_range_set_access). A descriptor that is not open, or is a file, a directory, a
+  /// pipe or a socket, is no such memory and is refused with CUABI_ERROR_INVALID_ARGUMENT naming
+  /// what it is; so is memory of another GPU than `device`.
+  static cuabi::physical_memory import_fd(cuabi_device device, int32_t fd, size_t bytes);
+
+  /// cuabi_physical_memory_free: Gives the memory back to the driver now (cuMemRelease) and
+  /// releases the handle, which answers CUABI_ERROR_INVALID_HANDLE from then on. Memory a range
+  /// still maps is refused with CUABI_ERROR_INVALID_ARGUMENT naming the range's address and the
+  /// mapping's offset (unmap it first, or release the handle and let the last mapping free it); the
+  /// handle stays valid after that refusal.
+  void free() const;
+
+  /// cuabi_physical_memory_get_size: The memory's size in bytes.
+  size_t size() const;
+
+  /// cuabi_physical_memory_get_device_ordinal: The ordinal of the device the memory is on.
+  int32_t device_ordinal() const;
+
+  /// cuabi_physical_memory_export_fd: A new file descriptor for the memory in `fd`, owned by the
+  /// caller: send it to another process over a Unix socket (SCM_RIGHTS) or let a child inherit it,
+  /// for cuabi_physical_memory_import_fd, then close it. Memory made without
+  /// CUABI_PHYSICAL_MEMORY_EXPORTABLE answers CUABI_ERROR_INVALID_ARGUMENT.
+  int32_t export_fd() const;
+};
+
+/// Reserved device addresses (cuabi_address_range).
+class address_range : public detail::owner<cuabi_address_range, cuabi_address_range_release>,
+                      public extend<cuabi_address_range, address_range> {
+ public:
+  using owner::owner;
+
+  /// cuabi_address_range_reserve: Reserves `bytes` (> 0, a multiple of the minimum granularity) of
+  /// device addresses (cuMemAddressReserve), with no memory behind them. `device` makes the calls
+  /// (its context); the range may hold memory of any device. Releasing the range unmaps what is
+  /// still mapped and gives the addresses back, once no buffer views it.
+  static cuabi::address_range reserve(cuabi_device device, size_t bytes);
+
+  /// cuabi_address_range_get_pointer: The range's first device address in `ptr`.
+  uint64_t pointer() const;
+
+  /// cuabi_address_range_get_size: The range's size in bytes, as reserved.
+  size_t size() const;
+
+  /// cuabi_address_range_map: Maps all of `memory` at byte `offset` of the range (cuMemMap) and
+  /// gives the memory's own device read and write access there. The range keeps the memory alive
+  /// until it is unmapped. `offset` is a multiple of the granularity; a mapping past the range's
+  /// end answers CUABI_ERROR_OUT_OF_RANGE; one over bytes already mapped,
+  /// CUABI_ERROR_INVALID_ARGUMENT naming the mapping in the way.
+  void map(size_t offset, cuabi_physical_memory memory) const;
+
+  /// cuabi_address_range_unmap: Unmaps the mappings that make up [offset, offset + bytes) of the
+  /// range (cuMemUnmap); memory that neither a handle nor another mapping holds goes back to the
+  /// driver. Refused with CUABI_ERROR_INVALID_ARGUMENT when a byte of it is not mapped (naming it),
+  /// when it cuts a mapping in two, or while a buffer (cuabi_buffer_from_range) views the range;
+  /// past the range's end, CUABI_ERROR_OUT_OF_RANGE.
+  void unmap(size_t offset, size_t bytes) const;
+
+  /// cuabi_address_range_set_access: Gives `device` `access` (cuabi_vm_access) to [offset, offset +
+  /// bytes) of the range (cuMemSetAccess), whichever device the memory is on: kernels and copies of
+  /// `device` reach it at the range's addresses from then on. Every byte must be mapped: an address
+  /// with no memory behind it is refused with CUABI_ERROR_INVALID_ARGUMENT naming its offset; past
+  /// the range's end, CUABI_ERROR_OUT_OF_RANGE.
+  void set_access(size_t offset, size_t bytes, cuabi_device device, cuabi_vm_access access) const;
+};
+
+/// A node of a graph (cuabi_graph_node).
+class graph_node : public detail::owner<cuabi_graph_node, cuabi_graph_node_release>,
+                   public extend<cuabi_graph_node, graph_node> {
+ public:
+  using owner::owner;
+
+  /// cuabi_graph_node_add_dependency: Makes `node` depend on `dependency` (both of one graph, not
+  /// the same node). A dependency that would close a cycle answers CUABI_ERROR_INVALID_ARGUMENT.
+  void add_dependency(cuabi_graph_node dependency) const;
+
+  /// cuabi_graph_node_get_type: The node's kind, in `type`.
+  cuabi_graph_node_type type() const;
+
+  /// cuabi_graph_node_get_dependency_count: The number of nodes `node` depends on, in `count`.
+  size_t dependency_count() const;
+
+  /// cuabi_graph_node_get_dependency: Dependency `index` of `node` (below the count; past it
+  /// answers CUABI_ERROR_OUT_OF_RANGE), as a new handle.
+  cuabi::graph_node get_dependency(size_t index) const;
+
+  /// cuabi_graph_node_get_dependent_count: The number of nodes that depend on `node`, in `count`.
+  size_t dependent_count() const;
+
+  /// cuabi_graph_node_get_dependent: Dependent `index` of `node` (below the count; past it answers
+  /// CUABI_ERROR_OUT_OF_RANGE), as a new handle.
+  cuabi::graph_node get_dependent(size_t index) const;
+
+  /// cuabi_graph_node_get_address: The device address a memory allocation node allocates, in
+  /// `address`; another kind of node answers CUABI_ERROR_INVALID_ARGUMENT.
+  uint64_t address() const;
+
+  /// cuabi_graph_node_get_body: Body `index` of a conditional node (below its size; past it answers
+  /// CUABI_ERROR_OUT_OF_RANGE) as a graph to fill like any other; it keeps the node alive. Another
+  /// kind of node answers CUABI_ERROR_INVALID_ARGUMENT.
+  cuabi::graph get_body(size_t index) const;
+};
+
+/// A set of a device's SMs (cuabi_sm_resource).
+class sm_resource : public detail::owner<cuabi_sm_resource, cuabi_sm_resource_release>,
+                    public extend<cuabi_sm_resource, sm_resource> {
+ public:
+  using owner::owner;
+
+  /// cuabi_sm_resource_get_sm_count: The number of SMs in `resource` (0 for an empty remainder).
+  uint32_t sm_count() const;
+
+  /// cuabi_sm_resource_get_min_partition_size: The fewest SMs one group of a split of `resource`
+  /// may have (8 on compute capability 9.0).
+  uint32_t min_partition_size() const;
+
+  /// cuabi_sm_resource_get_alignment: The granularity of a split of `resource`: a group's SM count
+  /// is a multiple of it (8 on compute capability 9.0).
+  uint32_t alignment() const;
+
+  /// cuabi_sm_resource_get_group_count: How many groups of at least `min_sm_count` SMs `resource`
+  /// splits into (cuDevSmResourceSplitByCount asked without results). `min_sm_count` 0 asks for
+  /// groups of the smallest size the device allows. The same refusals as cuabi_sm_resource_split.
+  uint32_t group_count(uint32_t min_sm_count) const;
+
+  /// cuabi_sm_resource_split: One part of a split of `resource` into `group_count` groups of at
+  /// least `min_sm_count` SMs each (the driver rounds the count up to the resource's alignment):
+  /// group `index` for `index` < `group_count`, and for `index` == `group_count` the remainder, the
+  /// SMs left over (possibly none). The same arguments always give the same split. The part keeps
+  /// `resource` alive.
+  ///
+  /// CUABI_ERROR_INVALID_ARGUMENT, naming the bound, before the driver sees it: `group_count` 0;
+  /// `min_sm_count` above the resource's SM count or not a multiple of its alignment; more groups
+  /// than the resource's SMs make (`group_count` x the rounded `min_sm_count` > its SM count);
+  /// `index` past `group_count`; a resource that is itself a part of a split (make a green context
+  /// from it and split cuabi_green_context_get_sm_resource instead).
+  cuabi::sm_resource split(uint32_t group_count, uint32_t min_sm_count, uint32_t index) const;
+};
+
+/// A context confined to a set of SMs (cuabi_green_context).
+class green_context : public detail::owner<cuabi_green_context, cuabi_green_context_release>,
+                      public extend<cuabi_green_context, green_context> {
+ public:
+  using owner::owner;
+
+  /// cuabi_green_context_create: A green context on the device of `resource`, whose kernels run on
+  /// the resource's SMs only (cuDevResourceGenerateDesc, cuGreenCtxCreate). The context keeps the
+  /// resource and its device alive. A resource with no SMs answers CUABI_ERROR_INVALID_ARGUMENT.
+  static cuabi::green_context create(cuabi_sm_resource resource);
+
+  /// cuabi_green_context_get_sm_count: The number of SMs the context's kernels may use.
+  uint32_t sm_count() const;
+
+  /// cuabi_green_context_get_sm_resource: The context's SMs as a resource
+  /// (cuGreenCtxGetDevResource), which may be split again. The resource keeps the context alive.
+  cuabi::sm_resource get_sm_resource() const;
+
+  /// cuabi_green_context_create_stream: A new stream whose work runs in `context`
+  /// (cuGreenCtxStreamCreate): an ordinary cuabi_stream for every launch, copy, event and capture,
+  /// which keeps the context alive. Kernels of modules loaded on the context's device launch on it.
+  /// `flags` must include CUABI_STREAM_NON_BLOCKING (the driver requires it of a green context's
+  /// stream); `priority` as for cuabi_stream_create.
+  cuabi::stream create_stream(cuabi_stream_flags flags, int32_t priority) const;
+
+  /// cuabi_green_context_check_stream: Checks that `stream` (not NULL) runs its work in `context`:
+  /// CUABI_ERROR_INVALID_ARGUMENT naming both when it is a stream of another green context or of
+  /// the device's primary context. For code that must confine work to a partition.
+  void check_stream(cuabi_stream stream) const;
+};
+
+/// A TMA descriptor over a buffer (cuabi_tensor_map).
+class tensor_map : public detail::owner<cuabi_tensor_map, cuabi_tensor_map_release>,
+                   public extend<cuabi_tensor_map, tensor_map> {
+ public:
+  using owner::owner;
+
+  /// cuabi_tensor_map_encode_tiled: A tiled tensor map (cuTensorMapEncodeTiled) over `buffer` from
+  /// byte `offset`: a tensor of `data_type` elements whose rank (1 to 5) is `num_sizes`, dimension
+  /// 0 the innermost. `sizes` holds each dimension's element count (1 to 2^32); `strides` each
+  /// dimension's stride in bytes (`strides[0]` the element size; the others multiples of 16, of 32
+  /// with CUABI_TENSOR_INTERLEAVE_B32, below 2^40, and each at least what the dimension below
+  /// spans); `box` the box one copy moves (1 to 256 elements a dimension; without interleave
+  /// `box[0]` x the element size a multiple of 16 bytes and, with a swizzle, at most the swizzle's
+  /// span); `element_strides` the traversal steps (1 to 8; none given: every step 1). `strides`,
+  /// `box` and `element_strides` (when given) have one entry per dimension. The tensor must lie
+  /// within the buffer and its address be 16-byte aligned (32 with CUABI_TENSOR_INTERLEAVE_B32);
+  /// interleave needs rank 3 or more, CUABI_TENSOR_INTERLEAVE_B32 needs CUABI_TENSOR_SWIZZLE_B32,
+  /// and CUABI_TENSOR_OOB_FILL_NAN_REQUEST_ZERO_FMA a floating-point type. Each is refused with
+  /// CUABI_ERROR_INVALID_ARGUMENT naming the value and its bound before the driver sees it. The map
+  /// keeps the buffer alive; it is a kernel argument of CUABI_TENSOR_MAP_BYTES
+  /// (cuabi_tensor_map_get_bytes).
+  static cuabi::tensor_map encode_tiled(cuabi_buffer buffer, size_t offset,
+                                        cuabi_tensor_data_type data_type,
+                                        const std::vector<size_t>& sizes,
+                                        const std::vector<size_t>& strides,
+                                        const std::vector<size_t>& box,
+                                        const std::vector<size_t>& element_strides,
+                                        cuabi_tensor_interleave interleave,
+                                        cuabi_tensor_swizzle swizzle,
+                                        cuabi_tensor_l2_promotion l2_promotion,
+                                        cuabi_tensor_oob_fill oob_fill);
+
+  /// cuabi_tensor_map_encode_im2col: An im2col tensor map (cuTensorMapEncodeIm2col) over `buffer`
+  /// from byte `offset`: rank (`num_sizes`) 3 to 5; `sizes`, `strides`, `element_strides` and the
+  /// other arguments as cuabi_tensor_map_encode_tiled. `lower_corner` and `upper_corner` hold the
+  /// bounding box's corner offsets in the rank - 2 spatial dimensions, each within [-2^15, 2^15)
+  /// for rank 3, [-2^7, 2^7) for rank 4 and [-2^4, 2^4) for rank 5; `channels_per_pixel` (1 to 256;
+  /// times the element size a multiple of 16 bytes and, with a swizzle, at most its span) and
+  /// `pixels_per_column` (1 to 1024) make the box. Refused as the tiled form, with these bounds
+  /// too.
+  static cuabi::tensor_map encode_im2col(cuabi_buffer buffer, size_t offset,
+                                         cuabi_tensor_data_type data_type,
+                                         const std::vector<size_t>& sizes,
+                                         const std::vector<size_t>& strides,
+                                         const std::vector<size_t>& element_strides,
+                                         const std::vector<int32_t>& lower_corner,
+                                         const std::vector<int32_t>& upper_corner,
+                                         uint32_t channels_per_pixel, uint32_t pixels_per_column,
+                                         cuabi_tensor_interleave interleave,
+                                         cuabi_tensor_swizzle swizzle,
+                                         cuabi_tensor_l2_promotion l2_promotion,
+                                         cuabi_tensor_oob_fill oob_fill);
+
+  /// cuabi_tensor_map_replace_address: Points `map` at `buffer` from byte `offset`
+  /// (cuTensorMapReplaceAddress), the rest unchanged; the map now keeps `buffer` alive instead. The
+  /// same checks of alignment and extent as the encoding.
+  void replace_address(cuabi_buffer buffer, size_t offset) const;
+
+  /// cuabi_tensor_map_get_bytes: The map's CUABI_TENSOR_MAP_BYTES bytes, the value of a kernel's
+  /// `const __grid_constant__ CUtensorMap` parameter (copy them into 64-byte aligned storage for
+  /// cuabi_function_launch).
+  std::vector<unsigned char> bytes() const;
 };
 
 // ---------------------------------------------------------------------------
@@ -1291,6 +1820,28 @@ inline cuabi_access_policy_window access_policy_window_init() {
   return value;
 }
 
+/// cuabi_mem_op_init: Fills `op` (of `struct_size` bytes) with the defaults of CUABI_MEM_OP_INIT.
+inline cuabi_mem_op mem_op_init() {
+  cuabi_mem_op value;
+  cuabi::check(cuabi_mem_op_init(&value, sizeof value));
+  return value;
+}
+
+/// cuabi_copy_op_init: Fills `op` (of `struct_size` bytes) with the defaults of CUABI_COPY_OP_INIT.
+inline cuabi_copy_op copy_op_init() {
+  cuabi_copy_op value;
+  cuabi::check(cuabi_copy_op_init(&value, sizeof value));
+  return value;
+}
+
+/// cuabi_managed_range_init: Fills `range` (of `struct_size` bytes) with the defaults of
+/// CUABI_MANAGED_RANGE_INIT.
+inline cuabi_managed_range managed_range_init() {
+  cuabi_managed_range value;
+  cuabi::check(cuabi_managed_range_init(&value, sizeof value));
+  return value;
+}
+
 /// cuabi_coredump_set: Device core dumps on a GPU exception (a kernel's illegal address, trap ...),
 /// for every context created after this call: call it before the first use of a device
 /// (cuabi_device_get). `enable` 0 turns them off. The dump is written at `path` (NULL: the driver's
@@ -1481,6 +2032,12 @@ inline int32_t device::peer_attribute(cuabi_device peer, int32_t cu_p2p_attribut
   return value;
 }
 
+inline cuabi::device_vm_granularity device::vm_granularity() const {
+  cuabi::device_vm_granularity r;
+  cuabi::check(cuabi_device_get_vm_granularity(get(), &r.minimum, &r.recommended));
+  return r;
+}
+
 inline void device::set_coredump(int32_t enable, const char* path,
                                  cuabi_coredump_flags flags) const {
   cuabi::check(cuabi_device_set_coredump(get(), enable, path, flags));
@@ -1489,6 +2046,12 @@ inline void device::set_coredump(int32_t enable, const char* path,
 inline void device::profiler_start() const { cuabi::check(cuabi_device_profiler_start(get())); }
 
 inline void device::profiler_stop() const { cuabi::check(cuabi_device_profiler_stop(get())); }
+
+inline cuabi::sm_resource device::get_sm_resource() const {
+  cuabi::sm_resource out;
+  cuabi::check(cuabi_device_get_sm_resource(get(), out.out()));
+  return out;
+}
 
 inline cuabi::program program::create(const std::string& source, const char* name,
                                       const std::vector<std::string>& header_sources,
@@ -1845,6 +2408,28 @@ inline cuabi_copy_path buffer::copy_path(cuabi_buffer src) const {
   return path;
 }
 
+inline cuabi::buffer buffer::from_range(cuabi_address_range range, cuabi_device device,
+                                        size_t offset, size_t bytes) {
+  cuabi::buffer out;
+  cuabi::check(cuabi_buffer_from_range(range, device, offset, bytes, out.out()));
+  return out;
+}
+
+inline cuabi::buffer buffer::alloc_growable(cuabi_device device, size_t bytes,
+                                            size_t reserve_bytes) {
+  cuabi::buffer out;
+  cuabi::check(cuabi_buffer_alloc_growable(device, bytes, reserve_bytes, out.out()));
+  return out;
+}
+
+inline void buffer::grow(size_t bytes) const { cuabi::check(cuabi_buffer_grow(get(), bytes)); }
+
+inline size_t buffer::reserved_size() const {
+  size_t bytes{};
+  cuabi::check(cuabi_buffer_get_reserved_size(get(), &bytes));
+  return bytes;
+}
+
 inline cuabi::buffer buffer::alloc_pitched(cuabi_device device, size_t width_bytes, size_t height,
                                            uint32_t element_size) {
   cuabi::buffer out;
@@ -1865,6 +2450,33 @@ inline void buffer::fill(size_t offset, uint32_t value, uint32_t element_size, s
 inline void buffer::fill_async(size_t offset, uint32_t value, uint32_t element_size, size_t count,
                                cuabi_stream stream) const {
   cuabi::check(cuabi_buffer_fill_async(get(), offset, value, element_size, count, stream));
+}
+
+inline cuabi_dlpack_managed_tensor_versioned* buffer::export_dlpack(
+    uint64_t byte_offset, const std::vector<int64_t>& shape, const std::vector<int64_t>& strides,
+    uint32_t dtype_code, uint32_t dtype_bits, uint32_t dtype_lanes, uint64_t flags) const {
+  if (strides.size() != shape.size())
+    throw std::invalid_argument(
+        "cuabi_buffer_export_dlpack: strides and shape differ in length");
+  cuabi_dlpack_managed_tensor_versioned* out{};
+  cuabi::check(cuabi_buffer_export_dlpack(get(), byte_offset, shape.data(), strides.data(),
+                                          shape.size(), dtype_code, dtype_bits, dtype_lanes, flags,
+                                          &out));
+  return out;
+}
+
+inline cuabi::buffer buffer::import_dlpack(cuabi_dlpack_managed_tensor_versioned* tensor,
+                                           cuabi_dlpack_import_flags flags) {
+  cuabi::buffer out;
+  cuabi::check(cuabi_buffer_import_dlpack(tensor, flags, out.out()));
+  return out;
+}
+
+inline cuabi::buffer buffer::import_dlpack_unversioned(cuabi_dlpack_managed_tensor* tensor,
+                                                       cuabi_dlpack_import_flags flags) {
+  cuabi::buffer out;
+  cuabi::check(cuabi_buffer_import_dlpack_unversioned(tensor, flags, out.out()));
+  return out;
 }
 
 inline cuabi::host_buffer host_buffer::alloc(cuabi_device device, size_t bytes) {
@@ -1991,6 +2603,30 @@ inline void stream::wait_value_host(cuabi_host_buffer buffer, size_t offset, uin
   cuabi::check(cuabi_stream_wait_value_host(get(), buffer, offset, value, width, condition, flags));
 }
 
+inline void stream::mem_op_batch(const std::vector<cuabi_mem_op>& ops) const {
+  cuabi::check(cuabi_stream_mem_op_batch(get(), ops.data(), ops.size()));
+}
+
+inline void stream::copy_batch(const std::vector<cuabi_copy_op>& ops,
+                               cuabi_copy_batch_flags flags) const {
+  cuabi::check(cuabi_stream_copy_batch(get(), ops.data(), ops.size(), flags));
+}
+
+inline void stream::prefetch_batch(const std::vector<cuabi_managed_range>& ranges,
+                                   int32_t location) const {
+  cuabi::check(cuabi_stream_prefetch_batch(get(), ranges.data(), ranges.size(), location));
+}
+
+inline void stream::discard_batch(const std::vector<cuabi_managed_range>& ranges) const {
+  cuabi::check(cuabi_stream_discard_batch(get(), ranges.data(), ranges.size()));
+}
+
+inline void stream::discard_and_prefetch_batch(const std::vector<cuabi_managed_range>& ranges,
+                                               int32_t location) const {
+  cuabi::check(
+      cuabi_stream_discard_and_prefetch_batch(get(), ranges.data(), ranges.size(), location));
+}
+
 inline void stream::begin_capture(cuabi_capture_mode mode) const {
   cuabi::check(cuabi_stream_begin_capture(get(), mode));
 }
@@ -1999,6 +2635,19 @@ inline cuabi::graph stream::end_capture() const {
   cuabi::graph out;
   cuabi::check(cuabi_stream_end_capture(get(), out.out()));
   return out;
+}
+
+inline void stream::begin_capture_to_graph(cuabi_graph graph, cuabi_graph_node after,
+                                           cuabi_capture_mode mode) const {
+  cuabi::check(cuabi_stream_begin_capture_to_graph(get(), graph, after, mode));
+}
+
+inline void stream::dlpack_handoff(int64_t consumer_stream) const {
+  cuabi::check(cuabi_stream_dlpack_handoff(get(), consumer_stream));
+}
+
+inline void stream::dlpack_wait(int64_t producer_stream) const {
+  cuabi::check(cuabi_stream_dlpack_wait(get(), producer_stream));
 }
 
 inline void event::get_ipc_handle(void* handle, size_t handle_size) const {
@@ -2047,6 +2696,135 @@ inline size_t graph::kernel_node_count() const {
   size_t count{};
   cuabi::check(cuabi_graph_get_kernel_node_count(get(), &count));
   return count;
+}
+
+inline cuabi::graph graph::create(cuabi_device device) {
+  cuabi::graph out;
+  cuabi::check(cuabi_graph_create(device, out.out()));
+  return out;
+}
+
+inline cuabi::graph_node graph::add_empty_node(cuabi_graph_node after) const {
+  cuabi::graph_node out;
+  cuabi::check(cuabi_graph_add_empty_node(get(), after, out.out()));
+  return out;
+}
+
+inline cuabi::graph_node graph::add_kernel_node(cuabi_graph_node after, cuabi_function function,
+                                                const cuabi_launch_config& config, const void* args,
+                                                size_t args_size) const {
+  cuabi::graph_node out;
+  cuabi::check(
+      cuabi_graph_add_kernel_node(get(), after, function, &config, args, args_size, out.out()));
+  return out;
+}
+
+inline cuabi::graph_node graph::add_copy_node(cuabi_graph_node after, cuabi_buffer dst,
+                                              size_t dst_offset, cuabi_buffer src,
+                                              size_t src_offset, size_t bytes) const {
+  cuabi::graph_node out;
+  cuabi::check(
+      cuabi_graph_add_copy_node(get(), after, dst, dst_offset, src, src_offset, bytes, out.out()));
+  return out;
+}
+
+inline cuabi::graph_node graph::add_upload_node(cuabi_graph_node after, cuabi_buffer dst,
+                                                size_t dst_offset, cuabi_host_buffer src,
+                                                size_t src_offset, size_t bytes) const {
+  cuabi::graph_node out;
+  cuabi::check(cuabi_graph_add_upload_node(get(), after, dst, dst_offset, src, src_offset, bytes,
+                                           out.out()));
+  return out;
+}
+
+inline cuabi::graph_node graph::add_download_node(cuabi_graph_node after, cuabi_host_buffer dst,
+                                                  size_t dst_offset, cuabi_buffer src,
+                                                  size_t src_offset, size_t bytes) const {
+  cuabi::graph_node out;
+  cuabi::check(cuabi_graph_add_download_node(get(), after, dst, dst_offset, src, src_offset, bytes,
+                                             out.out()));
+  return out;
+}
+
+inline cuabi::graph_node graph::add_fill_node(cuabi_graph_node after, cuabi_buffer buffer,
+                                              size_t offset, uint32_t value, uint32_t element_size,
+                                              size_t count) const {
+  cuabi::graph_node out;
+  cuabi::check(cuabi_graph_add_fill_node(get(), after, buffer, offset, value, element_size, count,
+                                         out.out()));
+  return out;
+}
+
+inline cuabi::graph_node graph::add_host_node(cuabi_graph_node after, cuabi_host_fn fn,
+                                              void* user_data) const {
+  cuabi::graph_node out;
+  cuabi::check(cuabi_graph_add_host_node(get(), after, fn, user_data, out.out()));
+  return out;
+}
+
+inline cuabi::graph_node graph::add_event_record_node(cuabi_graph_node after,
+                                                      cuabi_event event) const {
+  cuabi::graph_node out;
+  cuabi::check(cuabi_graph_add_event_record_node(get(), after, event, out.out()));
+  return out;
+}
+
+inline cuabi::graph_node graph::add_event_wait_node(cuabi_graph_node after,
+                                                    cuabi_event event) const {
+  cuabi::graph_node out;
+  cuabi::check(cuabi_graph_add_event_wait_node(get(), after, event, out.out()));
+  return out;
+}
+
+inline cuabi::graph_node graph::add_child_graph_node(cuabi_graph_node after,
+                                                     cuabi_graph child) const {
+  cuabi::graph_node out;
+  cuabi::check(cuabi_graph_add_child_graph_node(get(), after, child, out.out()));
+  return out;
+}
+
+inline cuabi::graph_node graph::add_mem_alloc_node(cuabi_graph_node after, size_t bytes) const {
+  cuabi::graph_node out;
+  cuabi::check(cuabi_graph_add_mem_alloc_node(get(), after, bytes, out.out()));
+  return out;
+}
+
+inline cuabi::graph_node graph::add_mem_free_node(cuabi_graph_node after,
+                                                  cuabi_graph_node alloc) const {
+  cuabi::graph_node out;
+  cuabi::check(cuabi_graph_add_mem_free_node(get(), after, alloc, out.out()));
+  return out;
+}
+
+inline uint64_t graph::create_conditional_handle(uint32_t default_value) const {
+  uint64_t handle{};
+  cuabi::check(cuabi_graph_create_conditional_handle(get(), default_value, &handle));
+  return handle;
+}
+
+inline cuabi::graph_node graph::add_conditional_node(cuabi_graph_node after, uint64_t handle,
+                                                     cuabi_conditional_type type,
+                                                     uint32_t size) const {
+  cuabi::graph_node out;
+  cuabi::check(cuabi_graph_add_conditional_node(get(), after, handle, type, size, out.out()));
+  return out;
+}
+
+inline cuabi::graph graph::clone() const {
+  cuabi::graph out;
+  cuabi::check(cuabi_graph_clone(get(), out.out()));
+  return out;
+}
+
+inline void graph::write_dot(const std::string& path) const {
+  cuabi::check(cuabi_graph_write_dot(get(), path.c_str()));
+}
+
+inline cuabi::graph_exec graph::instantiate_with_flags(cuabi_graph_instantiate_flags flags,
+                                                       cuabi_stream upload_stream) const {
+  cuabi::graph_exec out;
+  cuabi::check(cuabi_graph_instantiate_with_flags(get(), flags, upload_stream, out.out()));
+  return out;
 }
 
 inline void graph_exec::launch(cuabi_stream stream) const {
@@ -2233,6 +3011,229 @@ inline cuabi::module library::get_module(cuabi_device device) const {
   return out;
 }
 
+inline cuabi::physical_memory physical_memory::create(cuabi_device device, size_t bytes,
+                                                      cuabi_physical_memory_flags flags) {
+  cuabi::physical_memory out;
+  cuabi::check(cuabi_physical_memory_create(device, bytes, flags, out.out()));
+  return out;
+}
+
+inline cuabi::physical_memory physical_memory::import_fd(cuabi_device device, int32_t fd,
+                                                         size_t bytes) {
+  cuabi::physical_memory out;
+  cuabi::check(cuabi_physical_memory_import_fd(device, fd, bytes, out.out()));
+  return out;
+}
+
+inline void physical_memory::free() const { cuabi::check(cuabi_physical_memory_free(get())); }
+
+inline size_t physical_memory::size() const {
+  size_t bytes{};
+  cuabi::check(cuabi_physical_memory_get_size(get(), &bytes));
+  return bytes;
+}
+
+inline int32_t physical_memory::device_ordinal() const {
+  int32_t ordinal{};
+  cuabi::check(cuabi_physical_memory_get_device_ordinal(get(), &ordinal));
+  return ordinal;
+}
+
+inline int32_t physical_memory::export_fd() const {
+  int32_t fd{};
+  cuabi::check(cuabi_physical_memory_export_fd(get(), &fd));
+  return fd;
+}
+
+inline cuabi::address_range address_range::reserve(cuabi_device device, size_t bytes) {
+  cuabi::address_range out;
+  cuabi::check(cuabi_address_range_reserve(device, bytes, out.out()));
+  return out;
+}
+
+inline uint64_t address_range::pointer() const {
+  uint64_t ptr{};
+  cuabi::check(cuabi_address_range_get_pointer(get(), &ptr));
+  return ptr;
+}
+
+inline size_t address_range::size() const {
+  size_t bytes{};
+  cuabi::check(cuabi_address_range_get_size(get(), &bytes));
+  return bytes;
+}
+
+inline void address_range::map(size_t offset, cuabi_physical_memory memory) const {
+  cuabi::check(cuabi_address_range_map(get(), offset, memory));
+}
+
+inline void address_range::unmap(size_t offset, size_t bytes) const {
+  cuabi::check(cuabi_address_range_unmap(get(), offset, bytes));
+}
+
+inline void address_range::set_access(size_t offset, size_t bytes, cuabi_device device,
+                                      cuabi_vm_access access) const {
+  cuabi::check(cuabi_address_range_set_access(get(), offset, bytes, device, access));
+}
+
+inline void graph_node::add_dependency(cuabi_graph_node dependency) const {
+  cuabi::check(cuabi_graph_node_add_dependency(get(), dependency));
+}
+
+inline cuabi_graph_node_type graph_node::type() const {
+  cuabi_graph_node_type type{};
+  cuabi::check(cuabi_graph_node_get_type(get(), &type));
+  return type;
+}
+
+inline size_t graph_node::dependency_count() const {
+  size_t count{};
+  cuabi::check(cuabi_graph_node_get_dependency_count(get(), &count));
+  return count;
+}
+
+inline cuabi::graph_node graph_node::get_dependency(size_t index) const {
+  cuabi::graph_node out;
+  cuabi::check(cuabi_graph_node_get_dependency(get(), index, out.out()));
+  return out;
+}
+
+inline size_t graph_node::dependent_count() const {
+  size_t count{};
+  cuabi::check(cuabi_graph_node_get_dependent_count(get(), &count));
+  return count;
+}
+
+inline cuabi::graph_node graph_node::get_dependent(size_t index) const {
+  cuabi::graph_node out;
+  cuabi::check(cuabi_graph_node_get_dependent(get(), index, out.out()));
+  return out;
+}
+
+inline uint64_t graph_node::address() const {
+  uint64_t address{};
+  cuabi::check(cuabi_graph_node_get_address(get(), &address));
+  return address;
+}
+
+inline cuabi::graph graph_node::get_body(size_t index) const {
+  cuabi::graph out;
+  cuabi::check(cuabi_graph_node_get_body(get(), index, out.out()));
+  return out;
+}
+
+inline uint32_t sm_resource::sm_count() const {
+  uint32_t count{};
+  cuabi::check(cuabi_sm_resource_get_sm_count(get(), &count));
+  return count;
+}
+
+inline uint32_t sm_resource::min_partition_size() const {
+  uint32_t count{};
+  cuabi::check(cuabi_sm_resource_get_min_partition_size(get(), &count));
+  return count;
+}
+
+inline uint32_t sm_resource::alignment() const {
+  uint32_t count{};
+  cuabi::check(cuabi_sm_resource_get_alignment(get(), &count));
+  return count;
+}
+
+inline uint32_t sm_resource::group_count(uint32_t min_sm_count) const {
+  uint32_t count{};
+  cuabi::check(cuabi_sm_resource_get_group_count(get(), min_sm_count, &count));
+  return count;
+}
+
+inline cuabi::sm_resource sm_resource::split(uint32_t group_count, uint32_t min_sm_count,
+                                             uint32_t index) const {
+  cuabi::sm_resource out;
+  cuabi::check(cuabi_sm_resource_split(get(), group_count, min_sm_count, index, out.out()));
+  return out;
+}
+
+inline cuabi::green_context green_context::create(cuabi_sm_resource resource) {
+  cuabi::green_context out;
+  cuabi::check(cuabi_green_context_create(resource, out.out()));
+  return out;
+}
+
+inline uint32_t green_context::sm_count() const {
+  uint32_t count{};
+  cuabi::check(cuabi_green_context_get_sm_count(get(), &count));
+  return count;
+}
+
+inline cuabi::sm_resource green_context::get_sm_resource() const {
+  cuabi::sm_resource out;
+  cuabi::check(cuabi_green_context_get_sm_resource(get(), out.out()));
+  return out;
+}
+
+inline cuabi::stream green_context::create_stream(cuabi_stream_flags flags,
+                                                  int32_t priority) const {
+  cuabi::stream out;
+  cuabi::check(cuabi_green_context_create_stream(get(), flags, priority, out.out()));
+  return out;
+}
+
+inline void green_context::check_stream(cuabi_stream stream) const {
+  cuabi::check(cuabi_green_context_check_stream(get(), stream));
+}
+
+inline cuabi::tensor_map tensor_map::encode_tiled(cuabi_buffer buffer, size_t offset,
+                                                  cuabi_tensor_data_type data_type,
+                                                  const std::vector<size_t>& sizes,
+                                                  const std::vector<size_t>& strides,
+                                                  const std::vector<size_t>& box,
+                                                  const std::vector<size_t>& element_strides,
+                                                  cuabi_tensor_interleave interleave,
+                                                  cuabi_tensor_swizzle swizzle,
+                                                  cuabi_tensor_l2_promotion l2_promotion,
+                                                  cuabi_tensor_oob_fill oob_fill) {
+  cuabi::tensor_map out;
+  cuabi::check(cuabi_tensor_map_encode_tiled(buffer, offset, data_type, sizes.data(), sizes.size(),
+                                             strides.data(), strides.size(), box.data(), box.size(),
+                                             element_strides.data(), element_strides.size(),
+                                             interleave, swizzle, l2_promotion, oob_fill,
+                                             out.out()));
+  return out;
+}
+
+inline cuabi::tensor_map tensor_map::encode_im2col(cuabi_buffer buffer, size_t offset,
+                                                   cuabi_tensor_data_type data_type,
+                                                   const std::vector<size_t>& sizes,
+                                                   const std::vector<size_t>& strides,
+                                                   const std::vector<size_t>& element_strides,
+                                                   const std::vector<int32_t>& lower_corner,
+                                                   const std::vector<int32_t>& upper_corner,
+                                                   uint32_t channels_per_pixel,
+                                                   uint32_t pixels_per_column,
+                                                   cuabi_tensor_interleave interleave,
+                                                   cuabi_tensor_swizzle swizzle,
+                                                   cuabi_tensor_l2_promotion l2_promotion,
+                                                   cuabi_tensor_oob_fill oob_fill) {
+  cuabi::tensor_map out;
+  cuabi::check(cuabi_tensor_map_encode_im2col(buffer, offset, data_type, sizes.data(), sizes.size(),
+                                              strides.data(), strides.size(),
+                                              element_strides.data(), element_strides.size(),
+                                              lower_corner.data(), lower_corner.size(),
+                                              upper_corner.data(), upper_corner.size(),
+                                              channels_per_pixel, pixels_per_column, interleave,
+                                              swizzle, l2_promotion, oob_fill, out.out()));
+  return out;
+}
+
+inline void tensor_map::replace_address(cuabi_buffer buffer, size_t offset) const {
+  cuabi::check(cuabi_tensor_map_replace_address(get(), buffer, offset));
+}
+
+inline std::vector<unsigned char> tensor_map::bytes() const {
+  return detail::fetch_bytes(
+      [&](void* buf, size_t* size) { return cuabi_tensor_map_get_bytes(get(), buf, size); });
+}
+
 // Every function of the C API and its C++ form:
 //   cuabi_version: cuabi::version
 //   cuabi_version_string: cuabi::version_string
@@ -2381,6 +3382,25 @@ inline cuabi::module library::get_module(cuabi_device device) const {
 //   cuabi_device_disable_peer_access: cuabi::device::disable_peer_access
 //   cuabi_device_get_peer_attribute: cuabi::device::peer_attribute
 //   cuabi_buffer_get_copy_path: cuabi::buffer::copy_path
+//   cuabi_device_get_vm_granularity: cuabi::device::vm_granularity
+//   cuabi_physical_memory_create: cuabi::physical_memory::create
+//   cuabi_physical_memory_import_fd: cuabi::physical_memory::import_fd
+//   cuabi_physical_memory_release: the owner of cuabi::physical_memory
+//   cuabi_physical_memory_free: cuabi::physical_memory::free
+//   cuabi_physical_memory_get_size: cuabi::physical_memory::size
+//   cuabi_physical_memory_get_device_ordinal: cuabi::physical_memory::device_ordinal
+//   cuabi_physical_memory_export_fd: cuabi::physical_memory::export_fd
+//   cuabi_address_range_reserve: cuabi::address_range::reserve
+//   cuabi_address_range_release: the owner of cuabi::address_range
+//   cuabi_address_range_get_pointer: cuabi::address_range::pointer
+//   cuabi_address_range_get_size: cuabi::address_range::size
+//   cuabi_address_range_map: cuabi::address_range::map
+//   cuabi_address_range_unmap: cuabi::address_range::unmap
+//   cuabi_address_range_set_access: cuabi::address_range::set_access
+//   cuabi_buffer_from_range: cuabi::buffer::from_range
+//   cuabi_buffer_alloc_growable: cuabi::buffer::alloc_growable
+//   cuabi_buffer_grow: cuabi::buffer::grow
+//   cuabi_buffer_get_reserved_size: cuabi::buffer::reserved_size
 //   cuabi_buffer_alloc_pitched: cuabi::buffer::alloc_pitched
 //   cuabi_buffer_get_pitch: cuabi::buffer::pitch
 //   cuabi_buffer_fill: cuabi::buffer::fill
@@ -2422,6 +3442,14 @@ inline cuabi::module library::get_module(cuabi_device device) const {
 //   cuabi_stream_wait_value: cuabi::stream::wait_value
 //   cuabi_stream_write_value_host: cuabi::stream::write_value_host
 //   cuabi_stream_wait_value_host: cuabi::stream::wait_value_host
+//   cuabi_mem_op_init: cuabi::mem_op_init
+//   cuabi_stream_mem_op_batch: cuabi::stream::mem_op_batch
+//   cuabi_copy_op_init: cuabi::copy_op_init
+//   cuabi_stream_copy_batch: cuabi::stream::copy_batch
+//   cuabi_managed_range_init: cuabi::managed_range_init
+//   cuabi_stream_prefetch_batch: cuabi::stream::prefetch_batch
+//   cuabi_stream_discard_batch: cuabi::stream::discard_batch
+//   cuabi_stream_discard_and_prefetch_batch: cuabi::stream::discard_and_prefetch_batch
 //   cuabi_event_create: cuabi::event::create
 //   cuabi_event_release: the owner of cuabi::event
 //   cuabi_event_record: cuabi::event::record
@@ -2439,6 +3467,34 @@ inline cuabi::module library::get_module(cuabi_device device) const {
 //   cuabi_graph_get_kernel_node_count: cuabi::graph::kernel_node_count
 //   cuabi_graph_exec_set_kernel_node_args: cuabi::graph_exec::set_kernel_node_args_packed
 //   cuabi_graph_exec_update: cuabi::graph_exec::update
+//   cuabi_graph_create: cuabi::graph::create
+//   cuabi_graph_node_release: the owner of cuabi::graph_node
+//   cuabi_graph_add_empty_node: cuabi::graph::add_empty_node
+//   cuabi_graph_add_kernel_node: cuabi::graph::add_kernel_node
+//   cuabi_graph_add_copy_node: cuabi::graph::add_copy_node
+//   cuabi_graph_add_upload_node: cuabi::graph::add_upload_node
+//   cuabi_graph_add_download_node: cuabi::graph::add_download_node
+//   cuabi_graph_add_fill_node: cuabi::graph::add_fill_node
+//   cuabi_graph_add_host_node: cuabi::graph::add_host_node
+//   cuabi_graph_add_event_record_node: cuabi::graph::add_event_record_node
+//   cuabi_graph_add_event_wait_node: cuabi::graph::add_event_wait_node
+//   cuabi_graph_add_child_graph_node: cuabi::graph::add_child_graph_node
+//   cuabi_graph_add_mem_alloc_node: cuabi::graph::add_mem_alloc_node
+//   cuabi_graph_add_mem_free_node: cuabi::graph::add_mem_free_node
+//   cuabi_graph_create_conditional_handle: cuabi::graph::create_conditional_handle
+//   cuabi_graph_add_conditional_node: cuabi::graph::add_conditional_node
+//   cuabi_graph_node_add_dependency: cuabi::graph_node::add_dependency
+//   cuabi_graph_node_get_type: cuabi::graph_node::type
+//   cuabi_graph_node_get_dependency_count: cuabi::graph_node::dependency_count
+//   cuabi_graph_node_get_dependency: cuabi::graph_node::get_dependency
+//   cuabi_graph_node_get_dependent_count: cuabi::graph_node::dependent_count
+//   cuabi_graph_node_get_dependent: cuabi::graph_node::get_dependent
+//   cuabi_graph_node_get_address: cuabi::graph_node::address
+//   cuabi_graph_node_get_body: cuabi::graph_node::get_body
+//   cuabi_graph_clone: cuabi::graph::clone
+//   cuabi_graph_write_dot: cuabi::graph::write_dot
+//   cuabi_stream_begin_capture_to_graph: cuabi::stream::begin_capture_to_graph
+//   cuabi_graph_instantiate_with_flags: cuabi::graph::instantiate_with_flags
 //   cuabi_coredump_set: cuabi::coredump_set
 //   cuabi_device_set_coredump: cuabi::device::set_coredump
 //   cuabi_nvtx_range_push: cuabi::nvtx_range_push
@@ -2448,6 +3504,29 @@ inline cuabi::module library::get_module(cuabi_device device) const {
 //   cuabi_nvtx_mark: cuabi::nvtx_mark
 //   cuabi_device_profiler_start: cuabi::device::profiler_start
 //   cuabi_device_profiler_stop: cuabi::device::profiler_stop
+//   cuabi_device_get_sm_resource: cuabi::device::get_sm_resource
+//   cuabi_sm_resource_release: the owner of cuabi::sm_resource
+//   cuabi_sm_resource_get_sm_count: cuabi::sm_resource::sm_count
+//   cuabi_sm_resource_get_min_partition_size: cuabi::sm_resource::min_partition_size
+//   cuabi_sm_resource_get_alignment: cuabi::sm_resource::alignment
+//   cuabi_sm_resource_get_group_count: cuabi::sm_resource::group_count
+//   cuabi_sm_resource_split: cuabi::sm_resource::split
+//   cuabi_green_context_create: cuabi::green_context::create
+//   cuabi_green_context_release: the owner of cuabi::green_context
+//   cuabi_green_context_get_sm_count: cuabi::green_context::sm_count
+//   cuabi_green_context_get_sm_resource: cuabi::green_context::get_sm_resource
+//   cuabi_green_context_create_stream: cuabi::green_context::create_stream
+//   cuabi_green_context_check_stream: cuabi::green_context::check_stream
+//   cuabi_tensor_map_encode_tiled: cuabi::tensor_map::encode_tiled
+//   cuabi_tensor_map_encode_im2col: cuabi::tensor_map::encode_im2col
+//   cuabi_tensor_map_release: the owner of cuabi::tensor_map
+//   cuabi_tensor_map_replace_address: cuabi::tensor_map::replace_address
+//   cuabi_tensor_map_get_bytes: cuabi::tensor_map::bytes
+//   cuabi_buffer_export_dlpack: cuabi::buffer::export_dlpack
+//   cuabi_buffer_import_dlpack: cuabi::buffer::import_dlpack
+//   cuabi_buffer_import_dlpack_unversioned: cuabi::buffer::import_dlpack_unversioned
+//   cuabi_stream_dlpack_handoff: cuabi::stream::dlpack_handoff
+//   cuabi_stream_dlpack_wait: cuabi::stream::dlpack_wait
 //   cuabi_nvtx_range_push (scope): cuabi::nvtx_range
 
 }  // namespace cuabi

@@ -184,6 +184,8 @@ class Types:
             return self.callbacks[base]
         if base in SCALARS:
             return SCALARS[base]
+        if kind == "struct" and base in self.structs:
+            return self.structs[base]  # a struct held by value in another
         raise SystemExit(f"regen: csharp: no C# type for {t['c']}")
 
     def field(self, t: Dict[str, Any]) -> str:

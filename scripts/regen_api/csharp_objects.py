@@ -107,6 +107,12 @@ CLASSES: Dict[str, Tuple[str, str]] = {
     "cuabi_surface": ("Surface", "public sealed partial class Surface"),
     "cuabi_linker": ("Linker", "public sealed partial class Linker"),
     "cuabi_library": ("CudaLibrary", "public sealed partial class CudaLibrary"),
+    "cuabi_sm_resource": ("SmResource", "public sealed partial class SmResource"),
+    "cuabi_green_context": ("GreenContext", "public sealed partial class GreenContext"),
+    "cuabi_tensor_map": ("TensorMap", "public sealed partial class TensorMap"),
+    "cuabi_graph_node": ("GraphNode", "public sealed partial class GraphNode"),
+    "cuabi_physical_memory": ("PhysicalMemory", "public sealed partial class PhysicalMemory"),
+    "cuabi_address_range": ("AddressRange", "public sealed partial class AddressRange"),
 }
 
 # The classes a constructor's static factory makes from the new handle alone
@@ -123,6 +129,12 @@ FACTORIES: Dict[str, str] = {
     "cuabi_graph": "new CudaGraph({})",
     "cuabi_graph_exec": "new CudaGraphExec({})",
     "cuabi_array": "new CudaArray({})",
+    "cuabi_sm_resource": "new SmResource({})",
+    "cuabi_green_context": "new GreenContext({})",
+    "cuabi_tensor_map": "new TensorMap({})",
+    "cuabi_graph_node": "new GraphNode({})",
+    "cuabi_physical_memory": "new PhysicalMemory({})",
+    "cuabi_address_range": "new AddressRange({})",
 }
 
 # Functions whose C# form differs from the plain one, and why.
@@ -152,6 +164,8 @@ HAND_WRITTEN: Dict[str, str] = {
     "cuabi_stream_begin_capture": "its mode defaults to CaptureMode.Global",
     "cuabi_device_can_access_peer": "CanAccessPeer is a bool",
     "cuabi_buffer_free_async": "the library releases the handle: the SafeHandle is closed without a release",
+    "cuabi_physical_memory_free": "the library releases the handle: the SafeHandle is closed without a release",
+    "cuabi_buffer_grow": "DeviceBuffer<T>.Grow takes a count of elements and keeps Count",
     "cuabi_buffer_get_host_pointer": "DeviceBuffer<T>.HostPointer checks the buffer's kind",
     "cuabi_memory_pool_trim": "its byte count defaults to 0",
     "cuabi_set_context_lost_callback": (

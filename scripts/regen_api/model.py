@@ -580,6 +580,8 @@ IDIOMS = {
     "host_callback": "a host function run by the driver",
     "host_view": "host memory that must outlive the call (asynchronous host copies, registered "
     "host memory): a view, not a copy",
+    "dlpack": "a DLPack tensor handed over or taken over (its deleter and its framework's "
+    "capsule or object)",
 }
 
 ROLE_KEYS = {

@@ -145,12 +145,22 @@ def callback_ctype(t: Dict[str, Any]) -> str:
     """The ctypes type of a callback's parameter (see the module docstring)."""
     if t["base"] == "char" and len(t["pointers"]) == 1 and not t["pointers"][0]["const"]:
         return "ctypes.POINTER(ctypes.c_char)"
+    if t["kind"] == "struct" and t["pointers"]:
+        # Callback types come before the structs: the address, raw.
+        return "ctypes.c_void_p"
     return ctype(t)
 
 
 def callback_cdef(c: Dict[str, Any]) -> str:
     """``typedef int32_t (*cuabi_host_fn)(void*, char*, size_t);``"""
-    args = ", ".join(p["type"]["c"] for p in c["params"]) or "void"
+    # A struct a callback points to is declared after the callbacks: by its tag.
+    args = (
+        ", ".join(
+            ("struct " if p["type"]["kind"] == "struct" else "") + p["type"]["c"]
+            for p in c["params"]
+        )
+        or "void"
+    )
     return f"typedef {c['returns']['c']} (*{c['name']})({args});"
 
 

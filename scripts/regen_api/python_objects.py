@@ -380,6 +380,13 @@ class Emitter:
                 )
                 prep.append(f"{name}_arg = b.size_array({name}_c)")
                 args.append(f"{name}_arg")
+            elif role == "array_in" and base == "int32_t" and len(t["pointers"]) == 1:
+                sig.append(f"{name}: Sequence[int]")
+                prep.append(
+                    f'{name}_c = [check_int(v, f"{p["name"]}[{{i}}]", INT32_MIN, INT32_MAX) for i, v in enumerate({name})]'
+                )
+                prep.append(f"{name}_arg = b.int32_array({name}_c)")
+                args.append(f"{name}_arg")
             elif role == "out":
                 box = "void*" if base == "void" else self.box(base)
                 prep.append(f'{name}_box = b.out("{box}")')

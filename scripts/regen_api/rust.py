@@ -370,7 +370,8 @@ def callbacks_are_nullable(model: Dict[str, Any], bindings: str) -> None:
     trampolines as (`Some(trampoline::<F>)`) and NULL as `None`."""
     for callback in model.get("callbacks", []):
         name = callback["name"]
-        if f"pub type {name} = ::std::option::Option<" not in bindings:
+        # rustfmt may wrap a long type after the `=`.
+        if not re.search(rf"pub type {name} =\s*::std::option::Option<", bindings):
             raise SystemExit(
                 f"regen: bindgen did not declare the callback type {name} as "
                 "::std::option::Option<unsafe extern \"C\" fn(...)>; check regen-sys.sh's flags"

@@ -101,6 +101,9 @@ HAND_WRITTEN: Dict[str, str] = {
     "cuabi_memory_pool_get_usage": "MemoryPool::usage answers a PoolUsage",
     "cuabi_memory_pool_export_fd": "MemoryPool::export_fd answers an OwnedFd",
     "cuabi_memory_pool_import_fd": "Device::import_memory_pool takes an AsFd",
+    "cuabi_physical_memory_export_fd": "PhysicalMemory::export_fd answers an OwnedFd",
+    "cuabi_physical_memory_import_fd": "PhysicalMemory::import_fd takes an AsFd",
+    "cuabi_physical_memory_free": "PhysicalMemory::free takes the memory (self)",
     "cuabi_linker_add_data": "Linker::add_data chains (&mut Linker)",
     "cuabi_linker_add_file": "Linker::add_file chains (&mut Linker)",
     "cuabi_linker_add_program": "Linker::add_program chains (&mut Linker)",
@@ -195,6 +198,7 @@ class Model:
         self.structs = {st["name"]: st for st in model["structs"]}
         self.uses: set = set()
         self.element_generic = False  # the method being written borrows typed memory
+        self.new_handle: Optional[str] = None  # see parts()
 
     def types_of(self, c_name: str) -> Tuple[str, str, bool]:
         if c_name in TYPES:
@@ -310,6 +314,9 @@ def parts(fn: Dict[str, Any], model: Model) -> Parts:
         raise Skip("answers no status")
     receiver = receiver_param(fn)
     model.element_generic = False
+    # A method (not a constructor) answering one new handle of a type that
+    # holds only its handle (cuabi_graph_add_empty_node): its Rust type.
+    model.new_handle = None
     if call == "constructor":
         outs = [p for p in fn["params"] if p.get("role") == "out_handle"]
         if len(outs) != 1:
@@ -406,7 +413,10 @@ def parts(fn: Dict[str, Any], model: Model) -> Parts:
             c_args.append(f"&mut {local}")
         elif role == "out_handle":
             if call != "constructor":
-                raise Skip(f"a new handle from a {call}")
+                rust_new, _, plain_new = model.types_of(p["handle_type"])
+                if not plain_new or model.new_handle is not None:
+                    raise Skip(f"a new handle from a {call}")
+                model.new_handle = rust_new.split("<")[0]
             c_args.append("out")
         elif role == "string_in":
             nullable = p.get("nullable")
@@ -491,6 +501,28 @@ def parts(fn: Dict[str, Any], model: Model) -> Parts:
     return Parts(owner, call, args, prep, c_call, outs, two_call, lifetimes, takes_self)
 
 
+_HAND_SOURCES: Optional[Dict[str, str]] = None
+
+
+def hand_written(owner: str, name: str) -> Optional[str]:
+    """The file of the crate's hand-written sources (not the generated ones)
+    with an `impl <owner>` block and a `pub fn <name>(`: such a method is
+    the binding's own, and the generated layer does not write it again."""
+    global _HAND_SOURCES
+    if _HAND_SOURCES is None:
+        src = os.path.join(os.path.dirname(__file__), "..", "..", "bindings", "rust", "cuabi", "src")
+        _HAND_SOURCES = {}
+        if os.path.isdir(src):
+            for entry in sorted(os.listdir(src)):
+                if entry.endswith(".rs") and entry not in ("objects.rs", "generated.rs"):
+                    with open(os.path.join(src, entry), encoding="utf-8") as f:
+                        _HAND_SOURCES[entry] = f.read()
+    for entry, text in _HAND_SOURCES.items():
+        if f"impl {owner} {{" in text and f"pub fn {name}(" in text:
+            return entry
+    return None
+
+
 def method(fn: Dict[str, Any], model: Model) -> Tuple[str, str]:
     """(the impl block's key: the Rust type or "" for free functions, the
     method's text), or Skip."""
@@ -503,6 +535,17 @@ def method(fn: Dict[str, Any], model: Model) -> Tuple[str, str]:
             raise Skip("a constructor with more outs than its handle")
         model.uses.add("create")
         ret = owner.split("<")[0]
+        body.append(f"let handle = unsafe {{ create(|out| {c_call})? }};")
+        body.append(f"Ok({ret} {{ handle }})")
+        returns = ret
+    elif model.new_handle is not None:
+        if outs or two_call:
+            raise Skip("a new handle with more outs")
+        written = hand_written(owner.split("<")[0], name)
+        if written:
+            raise Skip(f"a new handle from a {call}, written by hand in src/{written}")
+        model.uses.add("create")
+        ret = model.new_handle
         body.append(f"let handle = unsafe {{ create(|out| {c_call})? }};")
         body.append(f"Ok({ret} {{ handle }})")
         returns = ret
@@ -540,6 +583,14 @@ def method(fn: Dict[str, Any], model: Model) -> Tuple[str, str]:
     docs = doc(method_doc(text), "    ", raw=True) if text.strip() else ""
     docs += ("    ///\n" if docs else "") + f"    /// Calls `{fn['name']}`.\n"
     head = f"    pub fn {name}{lifetimes}({rust_args}) -> Result<{returns}> {{\n"
+    # The C function's parameters, one for one: as many as it has.
+    allows = []
+    if rust_args.count(":") > 7:
+        allows.append("clippy::too_many_arguments")
+    if name in ("clone", "default", "from_str", "hash", "eq", "cmp", "next", "drop"):
+        allows.append("clippy::should_implement_trait")
+    if allows:
+        head = f"    #[allow({', '.join(allows)})]\n" + head
     return owner, docs + head + "".join(f"        {line}\n" for line in body) + "    }\n"
 
 

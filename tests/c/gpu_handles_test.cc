@@ -100,6 +100,34 @@ class HandleKindsTest : public GpuTest {
     ASSERT_EQ(CUABI_SUCCESS, cuabi_library_load_data(cubin.data(), cubin.size(), &library))
         << LastError();
     Keep(Kind::kLibrary, library);
+    // Green contexts and tensor maps.
+    cuabi_sm_resource sm_resource = nullptr;
+    ASSERT_EQ(CUABI_SUCCESS, cuabi_device_get_sm_resource(device_, &sm_resource)) << LastError();
+    Keep(Kind::kSmResource, sm_resource);
+    cuabi_green_context green_context = nullptr;
+    ASSERT_EQ(CUABI_SUCCESS, cuabi_green_context_create(sm_resource, &green_context))
+        << LastError();
+    Keep(Kind::kGreenContext, green_context);
+    const size_t tm_sizes[1] = {64}, tm_strides[1] = {4}, tm_box[1] = {16};
+    cuabi_tensor_map tensor_map = nullptr;
+    ASSERT_EQ(CUABI_SUCCESS,
+              cuabi_tensor_map_encode_tiled(
+                  buffer, 0, CUABI_TENSOR_FLOAT32, tm_sizes, 1, tm_strides, 1, tm_box, 1, nullptr,
+                  0, CUABI_TENSOR_INTERLEAVE_NONE, CUABI_TENSOR_SWIZZLE_NONE,
+                  CUABI_TENSOR_L2_PROMOTION_NONE, CUABI_TENSOR_OOB_FILL_ZERO, &tensor_map))
+        << LastError();
+    Keep(Kind::kTensorMap, tensor_map);
+    // Virtual memory.
+    size_t granularity = 0, recommended = 0;
+    ASSERT_EQ(CUABI_SUCCESS, cuabi_device_get_vm_granularity(device_, &granularity, &recommended));
+    cuabi_physical_memory physical = nullptr;
+    ASSERT_EQ(CUABI_SUCCESS, cuabi_physical_memory_create(device_, granularity, 0, &physical))
+        << LastError();
+    Keep(Kind::kPhysicalMemory, physical);
+    cuabi_address_range range = nullptr;
+    ASSERT_EQ(CUABI_SUCCESS, cuabi_address_range_reserve(device_, granularity, &range))
+        << LastError();
+    Keep(Kind::kAddressRange, range);
     for (Kind k : AllKinds()) ASSERT_NE(0u, live_[k]) << KindName(k);
   }
 

@@ -468,6 +468,27 @@ std::vector<HandleCall> MakeHandleCalls() {
   add("cuabi_stream_wait_value", Kind::kStream, [](uintptr_t h, bool*) {
     return cuabi_stream_wait_value(As<cuabi_stream>(h), nullptr, 0, 1, 4, CUABI_WAIT_GEQ, 0);
   });
+  // Batches: the stream is pinned before any element is read.
+  add("cuabi_stream_mem_op_batch", Kind::kStream, [](uintptr_t h, bool*) {
+    const cuabi_mem_op op = CUABI_MEM_OP_INIT;
+    return cuabi_stream_mem_op_batch(As<cuabi_stream>(h), &op, 1);
+  });
+  add("cuabi_stream_copy_batch", Kind::kStream, [](uintptr_t h, bool*) {
+    const cuabi_copy_op op = CUABI_COPY_OP_INIT;
+    return cuabi_stream_copy_batch(As<cuabi_stream>(h), &op, 1, 0);
+  });
+  add("cuabi_stream_prefetch_batch", Kind::kStream, [](uintptr_t h, bool*) {
+    const cuabi_managed_range r = CUABI_MANAGED_RANGE_INIT;
+    return cuabi_stream_prefetch_batch(As<cuabi_stream>(h), &r, 1, 0);
+  });
+  add("cuabi_stream_discard_batch", Kind::kStream, [](uintptr_t h, bool*) {
+    const cuabi_managed_range r = CUABI_MANAGED_RANGE_INIT;
+    return cuabi_stream_discard_batch(As<cuabi_stream>(h), &r, 1);
+  });
+  add("cuabi_stream_discard_and_prefetch_batch", Kind::kStream, [](uintptr_t h, bool*) {
+    const cuabi_managed_range r = CUABI_MANAGED_RANGE_INIT;
+    return cuabi_stream_discard_and_prefetch_batch(As<cuabi_stream>(h), &r, 1, 0);
+  });
   add("cuabi_stream_write_value_host", Kind::kStream, [](uintptr_t h, bool*) {
     return cuabi_stream_write_value_host(As<cuabi_stream>(h), nullptr, 0, 1, 4, 0);
   });
@@ -542,6 +563,117 @@ std::vector<HandleCall> MakeHandleCalls() {
     return cuabi_graph_exec_update(As<cuabi_graph_exec>(h), nullptr);
   });
 
+  // Graphs built node by node.
+  add("cuabi_graph_create", Kind::kDevice, [](uintptr_t h, bool* t) {
+    cuabi_graph g = Out<cuabi_graph>();
+    cuabi_status s = cuabi_graph_create(As<cuabi_device>(h), &g);
+    *t = g != Out<cuabi_graph>();
+    return s;
+  });
+#define CUABI_TEST_ADD_NODE(fn, ...)                                  \
+  add(#fn, Kind::kGraph, [](uintptr_t h, bool* t) {                   \
+    cuabi_graph_node n = Out<cuabi_graph_node>();                     \
+    cuabi_status s = fn(As<cuabi_graph>(h), nullptr, __VA_ARGS__, &n); \
+    *t = n != Out<cuabi_graph_node>();                                \
+    return s;                                                         \
+  })
+  add("cuabi_graph_add_empty_node", Kind::kGraph, [](uintptr_t h, bool* t) {
+    cuabi_graph_node n = Out<cuabi_graph_node>();
+    cuabi_status s = cuabi_graph_add_empty_node(As<cuabi_graph>(h), nullptr, &n);
+    *t = n != Out<cuabi_graph_node>();
+    return s;
+  });
+  add("cuabi_graph_add_kernel_node", Kind::kGraph, [](uintptr_t h, bool* t) {
+    cuabi_graph_node n = Out<cuabi_graph_node>();
+    const cuabi_launch_config c = CUABI_LAUNCH_CONFIG_INIT;
+    cuabi_status s = cuabi_graph_add_kernel_node(As<cuabi_graph>(h), nullptr, nullptr, &c,
+                                                 nullptr, 0, &n);
+    *t = n != Out<cuabi_graph_node>();
+    return s;
+  });
+  CUABI_TEST_ADD_NODE(cuabi_graph_add_copy_node, nullptr, 0, nullptr, 0, 4);
+  CUABI_TEST_ADD_NODE(cuabi_graph_add_upload_node, nullptr, 0, nullptr, 0, 4);
+  CUABI_TEST_ADD_NODE(cuabi_graph_add_download_node, nullptr, 0, nullptr, 0, 4);
+  CUABI_TEST_ADD_NODE(cuabi_graph_add_fill_node, nullptr, 0, 0, 4, 1);
+  CUABI_TEST_ADD_NODE(cuabi_graph_add_host_node, nullptr, nullptr);
+  CUABI_TEST_ADD_NODE(cuabi_graph_add_event_record_node, nullptr);
+  CUABI_TEST_ADD_NODE(cuabi_graph_add_event_wait_node, nullptr);
+  CUABI_TEST_ADD_NODE(cuabi_graph_add_child_graph_node, nullptr);
+  CUABI_TEST_ADD_NODE(cuabi_graph_add_mem_alloc_node, size_t(64));
+  CUABI_TEST_ADD_NODE(cuabi_graph_add_mem_free_node, nullptr);
+  CUABI_TEST_ADD_NODE(cuabi_graph_add_conditional_node, uint64_t(1), CUABI_CONDITIONAL_IF, 1u);
+#undef CUABI_TEST_ADD_NODE
+  add("cuabi_graph_create_conditional_handle", Kind::kGraph, [](uintptr_t h, bool* t) {
+    uint64_t v = kU64;
+    cuabi_status s = cuabi_graph_create_conditional_handle(As<cuabi_graph>(h), 0, &v);
+    *t = v != kU64;
+    return s;
+  });
+  add("cuabi_graph_clone", Kind::kGraph, [](uintptr_t h, bool* t) {
+    cuabi_graph g = Out<cuabi_graph>();
+    cuabi_status s = cuabi_graph_clone(As<cuabi_graph>(h), &g);
+    *t = g != Out<cuabi_graph>();
+    return s;
+  });
+  add("cuabi_graph_write_dot", Kind::kGraph, [](uintptr_t h, bool*) {
+    return cuabi_graph_write_dot(As<cuabi_graph>(h), "/nonexistent/graph.dot");
+  });
+  add("cuabi_graph_instantiate_with_flags", Kind::kGraph, [](uintptr_t h, bool* t) {
+    cuabi_graph_exec e = Out<cuabi_graph_exec>();
+    cuabi_status s = cuabi_graph_instantiate_with_flags(As<cuabi_graph>(h), 0, nullptr, &e);
+    *t = e != Out<cuabi_graph_exec>();
+    return s;
+  });
+  add("cuabi_stream_begin_capture_to_graph", Kind::kStream, [](uintptr_t h, bool*) {
+    return cuabi_stream_begin_capture_to_graph(As<cuabi_stream>(h), nullptr, nullptr,
+                                               CUABI_CAPTURE_GLOBAL);
+  });
+  add("cuabi_graph_node_add_dependency", Kind::kGraphNode, [](uintptr_t h, bool*) {
+    return cuabi_graph_node_add_dependency(As<cuabi_graph_node>(h), As<cuabi_graph_node>(h));
+  });
+  add("cuabi_graph_node_get_type", Kind::kGraphNode, [](uintptr_t h, bool* t) {
+    cuabi_graph_node_type v = static_cast<cuabi_graph_node_type>(77);
+    cuabi_status s = cuabi_graph_node_get_type(As<cuabi_graph_node>(h), &v);
+    *t = v != static_cast<cuabi_graph_node_type>(77);
+    return s;
+  });
+  add("cuabi_graph_node_get_dependency_count", Kind::kGraphNode, [](uintptr_t h, bool* t) {
+    size_t n = kSize;
+    cuabi_status s = cuabi_graph_node_get_dependency_count(As<cuabi_graph_node>(h), &n);
+    *t = n != kSize;
+    return s;
+  });
+  add("cuabi_graph_node_get_dependent_count", Kind::kGraphNode, [](uintptr_t h, bool* t) {
+    size_t n = kSize;
+    cuabi_status s = cuabi_graph_node_get_dependent_count(As<cuabi_graph_node>(h), &n);
+    *t = n != kSize;
+    return s;
+  });
+  add("cuabi_graph_node_get_dependency", Kind::kGraphNode, [](uintptr_t h, bool* t) {
+    cuabi_graph_node n = Out<cuabi_graph_node>();
+    cuabi_status s = cuabi_graph_node_get_dependency(As<cuabi_graph_node>(h), 0, &n);
+    *t = n != Out<cuabi_graph_node>();
+    return s;
+  });
+  add("cuabi_graph_node_get_dependent", Kind::kGraphNode, [](uintptr_t h, bool* t) {
+    cuabi_graph_node n = Out<cuabi_graph_node>();
+    cuabi_status s = cuabi_graph_node_get_dependent(As<cuabi_graph_node>(h), 0, &n);
+    *t = n != Out<cuabi_graph_node>();
+    return s;
+  });
+  add("cuabi_graph_node_get_address", Kind::kGraphNode, [](uintptr_t h, bool* t) {
+    uint64_t v = kU64;
+    cuabi_status s = cuabi_graph_node_get_address(As<cuabi_graph_node>(h), &v);
+    *t = v != kU64;
+    return s;
+  });
+  add("cuabi_graph_node_get_body", Kind::kGraphNode, [](uintptr_t h, bool* t) {
+    cuabi_graph g = Out<cuabi_graph>();
+    cuabi_status s = cuabi_graph_node_get_body(As<cuabi_graph_node>(h), 0, &g);
+    *t = g != Out<cuabi_graph>();
+    return s;
+  });
+
   // Launch plans.
   add("cuabi_launch_plan_create", Kind::kFunction, [](uintptr_t h, bool* t) {
     cuabi_launch_config config = CUABI_LAUNCH_CONFIG_INIT;
@@ -567,6 +699,19 @@ std::vector<HandleCall> MakeHandleCalls() {
     *t = k != static_cast<cuabi_buffer_kind>(kI32);
     return s;
   });
+  // DLPack: export and the stream handshake.
+  add("cuabi_buffer_export_dlpack", Kind::kBuffer, [](uintptr_t h, bool* t) {
+    static const int64_t shape[1] = {1};
+    cuabi_dlpack_managed_tensor_versioned* out = Out<cuabi_dlpack_managed_tensor_versioned*>();
+    cuabi_status s = cuabi_buffer_export_dlpack(As<cuabi_buffer>(h), 0, shape, nullptr, 1,
+                                                CUABI_DLPACK_FLOAT, 32, 1, 0, &out);
+    *t = out != Out<cuabi_dlpack_managed_tensor_versioned*>();
+    return s;
+  });
+  add("cuabi_stream_dlpack_handoff", Kind::kStream,
+      [](uintptr_t h, bool*) { return cuabi_stream_dlpack_handoff(As<cuabi_stream>(h), 1); });
+  add("cuabi_stream_dlpack_wait", Kind::kStream,
+      [](uintptr_t h, bool*) { return cuabi_stream_dlpack_wait(As<cuabi_stream>(h), 1); });
   add("cuabi_memory_pool_create", Kind::kDevice, [](uintptr_t h, bool* t) {
     cuabi_memory_pool p = Out<cuabi_memory_pool>();
     cuabi_status s = cuabi_memory_pool_create(As<cuabi_device>(h), nullptr, &p);
@@ -817,6 +962,194 @@ std::vector<HandleCall> MakeHandleCalls() {
     cuabi_module m = Out<cuabi_module>();
     cuabi_status s = cuabi_library_get_module(As<cuabi_library>(h), nullptr, &m);
     *t = m != Out<cuabi_module>();
+    return s;
+  });
+
+  // Green contexts and their SM resources.
+  add("cuabi_device_get_sm_resource", Kind::kDevice, [](uintptr_t h, bool* t) {
+    cuabi_sm_resource r = Out<cuabi_sm_resource>();
+    cuabi_status s = cuabi_device_get_sm_resource(As<cuabi_device>(h), &r);
+    *t = r != Out<cuabi_sm_resource>();
+    return s;
+  });
+  add("cuabi_sm_resource_get_sm_count", Kind::kSmResource, [](uintptr_t h, bool* t) {
+    uint32_t n = kI32;
+    cuabi_status s = cuabi_sm_resource_get_sm_count(As<cuabi_sm_resource>(h), &n);
+    *t = n != static_cast<uint32_t>(kI32);
+    return s;
+  });
+  add("cuabi_sm_resource_get_min_partition_size", Kind::kSmResource, [](uintptr_t h, bool* t) {
+    uint32_t n = kI32;
+    cuabi_status s = cuabi_sm_resource_get_min_partition_size(As<cuabi_sm_resource>(h), &n);
+    *t = n != static_cast<uint32_t>(kI32);
+    return s;
+  });
+  add("cuabi_sm_resource_get_alignment", Kind::kSmResource, [](uintptr_t h, bool* t) {
+    uint32_t n = kI32;
+    cuabi_status s = cuabi_sm_resource_get_alignment(As<cuabi_sm_resource>(h), &n);
+    *t = n != static_cast<uint32_t>(kI32);
+    return s;
+  });
+  add("cuabi_sm_resource_get_group_count", Kind::kSmResource, [](uintptr_t h, bool* t) {
+    uint32_t n = kI32;
+    cuabi_status s = cuabi_sm_resource_get_group_count(As<cuabi_sm_resource>(h), 0, &n);
+    *t = n != static_cast<uint32_t>(kI32);
+    return s;
+  });
+  add("cuabi_sm_resource_split", Kind::kSmResource, [](uintptr_t h, bool* t) {
+    cuabi_sm_resource r = Out<cuabi_sm_resource>();
+    cuabi_status s = cuabi_sm_resource_split(As<cuabi_sm_resource>(h), 1, 0, 0, &r);
+    *t = r != Out<cuabi_sm_resource>();
+    return s;
+  });
+  add("cuabi_green_context_create", Kind::kSmResource, [](uintptr_t h, bool* t) {
+    cuabi_green_context c = Out<cuabi_green_context>();
+    cuabi_status s = cuabi_green_context_create(As<cuabi_sm_resource>(h), &c);
+    *t = c != Out<cuabi_green_context>();
+    return s;
+  });
+  add("cuabi_green_context_get_sm_count", Kind::kGreenContext, [](uintptr_t h, bool* t) {
+    uint32_t n = kI32;
+    cuabi_status s = cuabi_green_context_get_sm_count(As<cuabi_green_context>(h), &n);
+    *t = n != static_cast<uint32_t>(kI32);
+    return s;
+  });
+  add("cuabi_green_context_get_sm_resource", Kind::kGreenContext, [](uintptr_t h, bool* t) {
+    cuabi_sm_resource r = Out<cuabi_sm_resource>();
+    cuabi_status s = cuabi_green_context_get_sm_resource(As<cuabi_green_context>(h), &r);
+    *t = r != Out<cuabi_sm_resource>();
+    return s;
+  });
+  add("cuabi_green_context_create_stream", Kind::kGreenContext, [](uintptr_t h, bool* t) {
+    cuabi_stream st = Out<cuabi_stream>();
+    cuabi_status s = cuabi_green_context_create_stream(As<cuabi_green_context>(h),
+                                                       CUABI_STREAM_NON_BLOCKING, 0, &st);
+    *t = st != Out<cuabi_stream>();
+    return s;
+  });
+  add("cuabi_green_context_check_stream", Kind::kGreenContext, [](uintptr_t h, bool*) {
+    return cuabi_green_context_check_stream(As<cuabi_green_context>(h), nullptr);
+  });
+
+  // Tensor maps.
+  add("cuabi_tensor_map_encode_tiled", Kind::kBuffer, [](uintptr_t h, bool* t) {
+    const size_t sizes[1] = {64}, strides[1] = {4}, box[1] = {16};
+    cuabi_tensor_map m = Out<cuabi_tensor_map>();
+    cuabi_status s = cuabi_tensor_map_encode_tiled(
+        As<cuabi_buffer>(h), 0, CUABI_TENSOR_FLOAT32, sizes, 1, strides, 1, box, 1, nullptr, 0,
+        CUABI_TENSOR_INTERLEAVE_NONE, CUABI_TENSOR_SWIZZLE_NONE, CUABI_TENSOR_L2_PROMOTION_NONE,
+        CUABI_TENSOR_OOB_FILL_ZERO, &m);
+    *t = m != Out<cuabi_tensor_map>();
+    return s;
+  });
+  add("cuabi_tensor_map_encode_im2col", Kind::kBuffer, [](uintptr_t h, bool* t) {
+    const size_t sizes[3] = {16, 8, 2}, strides[3] = {4, 64, 512};
+    const int32_t lower[1] = {0}, upper[1] = {0};
+    cuabi_tensor_map m = Out<cuabi_tensor_map>();
+    cuabi_status s = cuabi_tensor_map_encode_im2col(
+        As<cuabi_buffer>(h), 0, CUABI_TENSOR_FLOAT32, sizes, 3, strides, 3, nullptr, 0, lower, 1,
+        upper, 1, 16, 8, CUABI_TENSOR_INTERLEAVE_NONE, CUABI_TENSOR_SWIZZLE_NONE,
+        CUABI_TENSOR_L2_PROMOTION_NONE, CUABI_TENSOR_OOB_FILL_ZERO, &m);
+    *t = m != Out<cuabi_tensor_map>();
+    return s;
+  });
+  add("cuabi_tensor_map_replace_address", Kind::kTensorMap, [](uintptr_t h, bool*) {
+    return cuabi_tensor_map_replace_address(As<cuabi_tensor_map>(h), nullptr, 0);
+  });
+  add("cuabi_tensor_map_get_bytes", Kind::kTensorMap, [](uintptr_t h, bool* t) {
+    size_t n = kSize;
+    cuabi_status s = cuabi_tensor_map_get_bytes(As<cuabi_tensor_map>(h), nullptr, &n);
+    *t = n != kSize;
+    return s;
+  });
+
+  // Virtual memory.
+  add("cuabi_device_get_vm_granularity", Kind::kDevice, [](uintptr_t h, bool* t) {
+    size_t a = kSize, b = kSize;
+    cuabi_status s = cuabi_device_get_vm_granularity(As<cuabi_device>(h), &a, &b);
+    *t = a != kSize || b != kSize;
+    return s;
+  });
+  add("cuabi_physical_memory_create", Kind::kDevice, [](uintptr_t h, bool* t) {
+    cuabi_physical_memory m = Out<cuabi_physical_memory>();
+    cuabi_status s = cuabi_physical_memory_create(As<cuabi_device>(h), 2 << 20, 0, &m);
+    *t = m != Out<cuabi_physical_memory>();
+    return s;
+  });
+  add("cuabi_physical_memory_import_fd", Kind::kDevice, [](uintptr_t h, bool* t) {
+    cuabi_physical_memory m = Out<cuabi_physical_memory>();
+    cuabi_status s = cuabi_physical_memory_import_fd(As<cuabi_device>(h), 0, 2 << 20, &m);
+    *t = m != Out<cuabi_physical_memory>();
+    return s;
+  });
+  add("cuabi_physical_memory_free", Kind::kPhysicalMemory, [](uintptr_t h, bool*) {
+    return cuabi_physical_memory_free(As<cuabi_physical_memory>(h));
+  });
+  add("cuabi_physical_memory_get_size", Kind::kPhysicalMemory, [](uintptr_t h, bool* t) {
+    size_t n = kSize;
+    cuabi_status s = cuabi_physical_memory_get_size(As<cuabi_physical_memory>(h), &n);
+    *t = n != kSize;
+    return s;
+  });
+  add("cuabi_physical_memory_get_device_ordinal", Kind::kPhysicalMemory, [](uintptr_t h, bool* t) {
+    int32_t o = kI32;
+    cuabi_status s = cuabi_physical_memory_get_device_ordinal(As<cuabi_physical_memory>(h), &o);
+    *t = o != kI32;
+    return s;
+  });
+  add("cuabi_physical_memory_export_fd", Kind::kPhysicalMemory, [](uintptr_t h, bool* t) {
+    int32_t fd = kI32;
+    cuabi_status s = cuabi_physical_memory_export_fd(As<cuabi_physical_memory>(h), &fd);
+    *t = fd != kI32;
+    return s;
+  });
+  add("cuabi_address_range_reserve", Kind::kDevice, [](uintptr_t h, bool* t) {
+    cuabi_address_range r = Out<cuabi_address_range>();
+    cuabi_status s = cuabi_address_range_reserve(As<cuabi_device>(h), 2 << 20, &r);
+    *t = r != Out<cuabi_address_range>();
+    return s;
+  });
+  add("cuabi_address_range_get_pointer", Kind::kAddressRange, [](uintptr_t h, bool* t) {
+    uint64_t p = kU64;
+    cuabi_status s = cuabi_address_range_get_pointer(As<cuabi_address_range>(h), &p);
+    *t = p != kU64;
+    return s;
+  });
+  add("cuabi_address_range_get_size", Kind::kAddressRange, [](uintptr_t h, bool* t) {
+    size_t n = kSize;
+    cuabi_status s = cuabi_address_range_get_size(As<cuabi_address_range>(h), &n);
+    *t = n != kSize;
+    return s;
+  });
+  add("cuabi_address_range_map", Kind::kAddressRange, [](uintptr_t h, bool*) {
+    return cuabi_address_range_map(As<cuabi_address_range>(h), 0, nullptr);
+  });
+  add("cuabi_address_range_unmap", Kind::kAddressRange, [](uintptr_t h, bool*) {
+    return cuabi_address_range_unmap(As<cuabi_address_range>(h), 0, 2 << 20);
+  });
+  add("cuabi_address_range_set_access", Kind::kAddressRange, [](uintptr_t h, bool*) {
+    return cuabi_address_range_set_access(As<cuabi_address_range>(h), 0, 2 << 20, nullptr,
+                                          CUABI_VM_ACCESS_READWRITE);
+  });
+  add("cuabi_buffer_from_range", Kind::kAddressRange, [](uintptr_t h, bool* t) {
+    cuabi_buffer b = Out<cuabi_buffer>();
+    cuabi_status s = cuabi_buffer_from_range(As<cuabi_address_range>(h), nullptr, 0, 64, &b);
+    *t = b != Out<cuabi_buffer>();
+    return s;
+  });
+  add("cuabi_buffer_alloc_growable", Kind::kDevice, [](uintptr_t h, bool* t) {
+    cuabi_buffer b = Out<cuabi_buffer>();
+    cuabi_status s = cuabi_buffer_alloc_growable(As<cuabi_device>(h), 0, 2 << 20, &b);
+    *t = b != Out<cuabi_buffer>();
+    return s;
+  });
+  add("cuabi_buffer_grow", Kind::kBuffer, [](uintptr_t h, bool*) {
+    return cuabi_buffer_grow(As<cuabi_buffer>(h), 2 << 20);
+  });
+  add("cuabi_buffer_get_reserved_size", Kind::kBuffer, [](uintptr_t h, bool* t) {
+    size_t n = kSize;
+    cuabi_status s = cuabi_buffer_get_reserved_size(As<cuabi_buffer>(h), &n);
+    *t = n != kSize;
     return s;
   });
   return v;

@@ -154,6 +154,25 @@
   X(cuabi_device_disable_peer_access) \
   X(cuabi_device_get_peer_attribute) \
   X(cuabi_buffer_get_copy_path) \
+  X(cuabi_device_get_vm_granularity) \
+  X(cuabi_physical_memory_create) \
+  X(cuabi_physical_memory_import_fd) \
+  X(cuabi_physical_memory_release) \
+  X(cuabi_physical_memory_free) \
+  X(cuabi_physical_memory_get_size) \
+  X(cuabi_physical_memory_get_device_ordinal) \
+  X(cuabi_physical_memory_export_fd) \
+  X(cuabi_address_range_reserve) \
+  X(cuabi_address_range_release) \
+  X(cuabi_address_range_get_pointer) \
+  X(cuabi_address_range_get_size) \
+  X(cuabi_address_range_map) \
+  X(cuabi_address_range_unmap) \
+  X(cuabi_address_range_set_access) \
+  X(cuabi_buffer_from_range) \
+  X(cuabi_buffer_alloc_growable) \
+  X(cuabi_buffer_grow) \
+  X(cuabi_buffer_get_reserved_size) \
   X(cuabi_buffer_alloc_pitched) \
   X(cuabi_buffer_get_pitch) \
   X(cuabi_buffer_fill) \
@@ -195,6 +214,14 @@
   X(cuabi_stream_wait_value) \
   X(cuabi_stream_write_value_host) \
   X(cuabi_stream_wait_value_host) \
+  X(cuabi_mem_op_init) \
+  X(cuabi_stream_mem_op_batch) \
+  X(cuabi_copy_op_init) \
+  X(cuabi_stream_copy_batch) \
+  X(cuabi_managed_range_init) \
+  X(cuabi_stream_prefetch_batch) \
+  X(cuabi_stream_discard_batch) \
+  X(cuabi_stream_discard_and_prefetch_batch) \
   X(cuabi_event_create) \
   X(cuabi_event_release) \
   X(cuabi_event_record) \
@@ -212,6 +239,34 @@
   X(cuabi_graph_get_kernel_node_count) \
   X(cuabi_graph_exec_set_kernel_node_args) \
   X(cuabi_graph_exec_update) \
+  X(cuabi_graph_create) \
+  X(cuabi_graph_node_release) \
+  X(cuabi_graph_add_empty_node) \
+  X(cuabi_graph_add_kernel_node) \
+  X(cuabi_graph_add_copy_node) \
+  X(cuabi_graph_add_upload_node) \
+  X(cuabi_graph_add_download_node) \
+  X(cuabi_graph_add_fill_node) \
+  X(cuabi_graph_add_host_node) \
+  X(cuabi_graph_add_event_record_node) \
+  X(cuabi_graph_add_event_wait_node) \
+  X(cuabi_graph_add_child_graph_node) \
+  X(cuabi_graph_add_mem_alloc_node) \
+  X(cuabi_graph_add_mem_free_node) \
+  X(cuabi_graph_create_conditional_handle) \
+  X(cuabi_graph_add_conditional_node) \
+  X(cuabi_graph_node_add_dependency) \
+  X(cuabi_graph_node_get_type) \
+  X(cuabi_graph_node_get_dependency_count) \
+  X(cuabi_graph_node_get_dependency) \
+  X(cuabi_graph_node_get_dependent_count) \
+  X(cuabi_graph_node_get_dependent) \
+  X(cuabi_graph_node_get_address) \
+  X(cuabi_graph_node_get_body) \
+  X(cuabi_graph_clone) \
+  X(cuabi_graph_write_dot) \
+  X(cuabi_stream_begin_capture_to_graph) \
+  X(cuabi_graph_instantiate_with_flags) \
   X(cuabi_coredump_set) \
   X(cuabi_device_set_coredump) \
   X(cuabi_nvtx_range_push) \
@@ -220,7 +275,30 @@
   X(cuabi_nvtx_range_end) \
   X(cuabi_nvtx_mark) \
   X(cuabi_device_profiler_start) \
-  X(cuabi_device_profiler_stop)
+  X(cuabi_device_profiler_stop) \
+  X(cuabi_device_get_sm_resource) \
+  X(cuabi_sm_resource_release) \
+  X(cuabi_sm_resource_get_sm_count) \
+  X(cuabi_sm_resource_get_min_partition_size) \
+  X(cuabi_sm_resource_get_alignment) \
+  X(cuabi_sm_resource_get_group_count) \
+  X(cuabi_sm_resource_split) \
+  X(cuabi_green_context_create) \
+  X(cuabi_green_context_release) \
+  X(cuabi_green_context_get_sm_count) \
+  X(cuabi_green_context_get_sm_resource) \
+  X(cuabi_green_context_create_stream) \
+  X(cuabi_green_context_check_stream) \
+  X(cuabi_tensor_map_encode_tiled) \
+  X(cuabi_tensor_map_encode_im2col) \
+  X(cuabi_tensor_map_release) \
+  X(cuabi_tensor_map_replace_address) \
+  X(cuabi_tensor_map_get_bytes) \
+  X(cuabi_buffer_export_dlpack) \
+  X(cuabi_buffer_import_dlpack) \
+  X(cuabi_buffer_import_dlpack_unversioned) \
+  X(cuabi_stream_dlpack_handoff) \
+  X(cuabi_stream_dlpack_wait)
 
 /* Every enumerator and integer constant, in header order. */
 #define CUABI_TEST_CONSTANTS(X) \
@@ -301,12 +379,27 @@
   X(CUABI_LAUNCH_COOPERATIVE) \
   X(CUABI_LAUNCH_PROGRAMMATIC_SERIALIZATION) \
   X(CUABI_LAUNCH_PROGRAMMATIC_EVENT_AT_BLOCK_START) \
+  X(CUABI_LAUNCH_DEVICE_UPDATABLE_KERNEL_NODE) \
+  X(CUABI_SYNC_POLICY_AUTO) \
+  X(CUABI_SYNC_POLICY_SPIN) \
+  X(CUABI_SYNC_POLICY_YIELD) \
+  X(CUABI_SYNC_POLICY_BLOCKING_SYNC) \
+  X(CUABI_MEM_SYNC_DOMAIN_DEFAULT) \
+  X(CUABI_MEM_SYNC_DOMAIN_REMOTE) \
+  X(CUABI_ACCESS_PROPERTY_NORMAL) \
+  X(CUABI_ACCESS_PROPERTY_STREAMING) \
+  X(CUABI_ACCESS_PROPERTY_PERSISTING) \
+  X(CUABI_CLUSTER_SCHEDULING_DEFAULT) \
+  X(CUABI_CLUSTER_SCHEDULING_SPREAD) \
+  X(CUABI_CLUSTER_SCHEDULING_LOAD_BALANCING) \
   X(CUABI_BUFFER_DEVICE) \
   X(CUABI_BUFFER_STREAM_ORDERED) \
   X(CUABI_BUFFER_MANAGED) \
   X(CUABI_BUFFER_PITCHED) \
   X(CUABI_BUFFER_WRAPPED) \
   X(CUABI_BUFFER_IPC) \
+  X(CUABI_BUFFER_GROWABLE) \
+  X(CUABI_BUFFER_RANGE) \
   X(CUABI_MEMORY_POOL_IPC) \
   X(CUABI_MANAGED_ATTACH_HOST) \
   X(CUABI_ADVISE_SET_READ_MOSTLY) \
@@ -318,6 +411,9 @@
   X(CUABI_COPY_SAME_DEVICE) \
   X(CUABI_COPY_PEER) \
   X(CUABI_COPY_THROUGH_HOST) \
+  X(CUABI_PHYSICAL_MEMORY_EXPORTABLE) \
+  X(CUABI_VM_ACCESS_READ) \
+  X(CUABI_VM_ACCESS_READWRITE) \
   X(CUABI_FORMAT_U8) \
   X(CUABI_FORMAT_U16) \
   X(CUABI_FORMAT_U32) \
@@ -339,27 +435,42 @@
   X(CUABI_READ_ELEMENT_TYPE) \
   X(CUABI_READ_NORMALIZED_FLOAT) \
   X(CUABI_STREAM_NON_BLOCKING) \
-  X(CUABI_SYNC_POLICY_AUTO) \
-  X(CUABI_SYNC_POLICY_SPIN) \
-  X(CUABI_SYNC_POLICY_YIELD) \
-  X(CUABI_SYNC_POLICY_BLOCKING_SYNC) \
-  X(CUABI_MEM_SYNC_DOMAIN_DEFAULT) \
-  X(CUABI_MEM_SYNC_DOMAIN_REMOTE) \
-  X(CUABI_ACCESS_PROPERTY_NORMAL) \
-  X(CUABI_ACCESS_PROPERTY_STREAMING) \
-  X(CUABI_ACCESS_PROPERTY_PERSISTING) \
   X(CUABI_WAIT_GEQ) \
   X(CUABI_WAIT_EQ) \
   X(CUABI_WAIT_AND) \
   X(CUABI_WAIT_NOR) \
   X(CUABI_MEM_OP_FLUSH) \
   X(CUABI_MEM_OP_NO_MEMORY_BARRIER) \
+  X(CUABI_MEM_OP_WRITE) \
+  X(CUABI_MEM_OP_WAIT) \
+  X(CUABI_COPY_BATCH_PREFER_OVERLAP) \
   X(CUABI_EVENT_DISABLE_TIMING) \
   X(CUABI_EVENT_BLOCKING_SYNC) \
   X(CUABI_EVENT_INTERPROCESS) \
   X(CUABI_CAPTURE_GLOBAL) \
   X(CUABI_CAPTURE_THREAD_LOCAL) \
   X(CUABI_CAPTURE_RELAXED) \
+  X(CUABI_GRAPH_NODE_KERNEL) \
+  X(CUABI_GRAPH_NODE_MEMCPY) \
+  X(CUABI_GRAPH_NODE_MEMSET) \
+  X(CUABI_GRAPH_NODE_HOST) \
+  X(CUABI_GRAPH_NODE_GRAPH) \
+  X(CUABI_GRAPH_NODE_EMPTY) \
+  X(CUABI_GRAPH_NODE_WAIT_EVENT) \
+  X(CUABI_GRAPH_NODE_EVENT_RECORD) \
+  X(CUABI_GRAPH_NODE_EXT_SEMAS_SIGNAL) \
+  X(CUABI_GRAPH_NODE_EXT_SEMAS_WAIT) \
+  X(CUABI_GRAPH_NODE_MEM_ALLOC) \
+  X(CUABI_GRAPH_NODE_MEM_FREE) \
+  X(CUABI_GRAPH_NODE_BATCH_MEM_OP) \
+  X(CUABI_GRAPH_NODE_CONDITIONAL) \
+  X(CUABI_CONDITIONAL_IF) \
+  X(CUABI_CONDITIONAL_WHILE) \
+  X(CUABI_CONDITIONAL_SWITCH) \
+  X(CUABI_GRAPH_INSTANTIATE_AUTO_FREE_ON_LAUNCH) \
+  X(CUABI_GRAPH_INSTANTIATE_UPLOAD) \
+  X(CUABI_GRAPH_INSTANTIATE_DEVICE_LAUNCH) \
+  X(CUABI_GRAPH_INSTANTIATE_USE_NODE_PRIORITY) \
   X(CUABI_COREDUMP_SKIP_NONRELOCATED_ELF_IMAGES) \
   X(CUABI_COREDUMP_SKIP_GLOBAL_MEMORY) \
   X(CUABI_COREDUMP_SKIP_SHARED_MEMORY) \
@@ -367,13 +478,56 @@
   X(CUABI_COREDUMP_SKIP_ABORT) \
   X(CUABI_COREDUMP_SKIP_CONSTBANK_MEMORY) \
   X(CUABI_COREDUMP_LIGHTWEIGHT) \
+  X(CUABI_TENSOR_UINT8) \
+  X(CUABI_TENSOR_UINT16) \
+  X(CUABI_TENSOR_UINT32) \
+  X(CUABI_TENSOR_INT32) \
+  X(CUABI_TENSOR_UINT64) \
+  X(CUABI_TENSOR_INT64) \
+  X(CUABI_TENSOR_FLOAT16) \
+  X(CUABI_TENSOR_FLOAT32) \
+  X(CUABI_TENSOR_FLOAT64) \
+  X(CUABI_TENSOR_BFLOAT16) \
+  X(CUABI_TENSOR_FLOAT32_FTZ) \
+  X(CUABI_TENSOR_TFLOAT32) \
+  X(CUABI_TENSOR_TFLOAT32_FTZ) \
+  X(CUABI_TENSOR_INTERLEAVE_NONE) \
+  X(CUABI_TENSOR_INTERLEAVE_B16) \
+  X(CUABI_TENSOR_INTERLEAVE_B32) \
+  X(CUABI_TENSOR_SWIZZLE_NONE) \
+  X(CUABI_TENSOR_SWIZZLE_B32) \
+  X(CUABI_TENSOR_SWIZZLE_B64) \
+  X(CUABI_TENSOR_SWIZZLE_B128) \
+  X(CUABI_TENSOR_L2_PROMOTION_NONE) \
+  X(CUABI_TENSOR_L2_PROMOTION_B64) \
+  X(CUABI_TENSOR_L2_PROMOTION_B128) \
+  X(CUABI_TENSOR_L2_PROMOTION_B256) \
+  X(CUABI_TENSOR_OOB_FILL_ZERO) \
+  X(CUABI_TENSOR_OOB_FILL_NAN_REQUEST_ZERO_FMA) \
+  X(CUABI_DLPACK_DEVICE_CUDA) \
+  X(CUABI_DLPACK_DEVICE_PINNED_HOST) \
+  X(CUABI_DLPACK_DEVICE_MANAGED) \
+  X(CUABI_DLPACK_INT) \
+  X(CUABI_DLPACK_UINT) \
+  X(CUABI_DLPACK_FLOAT) \
+  X(CUABI_DLPACK_OPAQUE) \
+  X(CUABI_DLPACK_BFLOAT) \
+  X(CUABI_DLPACK_COMPLEX) \
+  X(CUABI_DLPACK_BOOL) \
+  X(CUABI_DLPACK_IMPORT_READ_ONLY) \
   X(CUABI_VERSION_MAJOR) \
   X(CUABI_VERSION_MINOR) \
   X(CUABI_VERSION_PATCH) \
   X(CUABI_VERSION_NUMBER) \
   X(CUABI_STATUS_COUNT) \
   X(CUABI_LOCATION_HOST) \
-  X(CUABI_IPC_HANDLE_SIZE)
+  X(CUABI_IPC_HANDLE_SIZE) \
+  X(CUABI_TENSOR_MAP_BYTES) \
+  X(CUABI_DLPACK_MAJOR_VERSION) \
+  X(CUABI_DLPACK_MINOR_VERSION) \
+  X(CUABI_DLPACK_FLAG_READ_ONLY) \
+  X(CUABI_DLPACK_FLAG_IS_COPIED) \
+  X(CUABI_DLPACK_FLAG_IS_SUBBYTE_TYPE_PADDED)
 
 /* Every enum type. */
 #define CUABI_TEST_ENUM_TYPES(X) \
@@ -390,25 +544,41 @@
   X(cuabi_link_backend) \
   X(cuabi_link_flag_bits) \
   X(cuabi_launch_flag_bits) \
+  X(cuabi_sync_policy) \
+  X(cuabi_mem_sync_domain) \
+  X(cuabi_access_property) \
+  X(cuabi_cluster_scheduling_policy) \
   X(cuabi_buffer_kind) \
   X(cuabi_memory_pool_flag_bits) \
   X(cuabi_managed_flag_bits) \
   X(cuabi_memory_advice) \
   X(cuabi_copy_path) \
+  X(cuabi_physical_memory_flag_bits) \
+  X(cuabi_vm_access) \
   X(cuabi_array_format) \
   X(cuabi_array_flag_bits) \
   X(cuabi_address_mode) \
   X(cuabi_filter_mode) \
   X(cuabi_read_mode) \
   X(cuabi_stream_flag_bits) \
-  X(cuabi_sync_policy) \
-  X(cuabi_mem_sync_domain) \
-  X(cuabi_access_property) \
   X(cuabi_wait_condition) \
   X(cuabi_mem_op_flag_bits) \
+  X(cuabi_mem_op_kind) \
+  X(cuabi_copy_batch_flag_bits) \
   X(cuabi_event_flag_bits) \
   X(cuabi_capture_mode) \
-  X(cuabi_coredump_flag_bits)
+  X(cuabi_graph_node_type) \
+  X(cuabi_conditional_type) \
+  X(cuabi_graph_instantiate_flag_bits) \
+  X(cuabi_coredump_flag_bits) \
+  X(cuabi_tensor_data_type) \
+  X(cuabi_tensor_interleave) \
+  X(cuabi_tensor_swizzle) \
+  X(cuabi_tensor_l2_promotion) \
+  X(cuabi_tensor_oob_fill) \
+  X(cuabi_dlpack_device_type) \
+  X(cuabi_dlpack_type_code) \
+  X(cuabi_dlpack_import_flag_bits)
 
 /* Sizes and offsets of the public structs, enums and flag sets. */
 #define CUABI_TEST_LAYOUT(X) \
@@ -461,6 +631,13 @@
   X(offsetof(cuabi_link_desc, flags)) \
   X(offsetof(cuabi_link_desc, options)) \
   X(offsetof(cuabi_link_desc, num_options)) \
+  X(sizeof(cuabi_access_policy_window)) \
+  X(offsetof(cuabi_access_policy_window, struct_size)) \
+  X(offsetof(cuabi_access_policy_window, base)) \
+  X(offsetof(cuabi_access_policy_window, bytes)) \
+  X(offsetof(cuabi_access_policy_window, hit_ratio)) \
+  X(offsetof(cuabi_access_policy_window, hit_property)) \
+  X(offsetof(cuabi_access_policy_window, miss_property)) \
   X(sizeof(cuabi_launch_config)) \
   X(offsetof(cuabi_launch_config, struct_size)) \
   X(offsetof(cuabi_launch_config, grid_x)) \
@@ -476,6 +653,14 @@
   X(offsetof(cuabi_launch_config, cluster_z)) \
   X(offsetof(cuabi_launch_config, priority)) \
   X(offsetof(cuabi_launch_config, programmatic_event)) \
+  X(offsetof(cuabi_launch_config, access_policy_window)) \
+  X(offsetof(cuabi_launch_config, sync_policy)) \
+  X(offsetof(cuabi_launch_config, cluster_scheduling_policy)) \
+  X(offsetof(cuabi_launch_config, mem_sync_domain)) \
+  X(offsetof(cuabi_launch_config, mem_sync_domain_map_default)) \
+  X(offsetof(cuabi_launch_config, mem_sync_domain_map_remote)) \
+  X(offsetof(cuabi_launch_config, shared_carveout)) \
+  X(offsetof(cuabi_launch_config, completion_event)) \
   X(sizeof(cuabi_memory_pool_desc)) \
   X(offsetof(cuabi_memory_pool_desc, struct_size)) \
   X(offsetof(cuabi_memory_pool_desc, max_bytes)) \
@@ -530,13 +715,60 @@
   X(offsetof(cuabi_texture_desc, border_g)) \
   X(offsetof(cuabi_texture_desc, border_b)) \
   X(offsetof(cuabi_texture_desc, border_a)) \
-  X(sizeof(cuabi_access_policy_window)) \
-  X(offsetof(cuabi_access_policy_window, struct_size)) \
-  X(offsetof(cuabi_access_policy_window, base)) \
-  X(offsetof(cuabi_access_policy_window, bytes)) \
-  X(offsetof(cuabi_access_policy_window, hit_ratio)) \
-  X(offsetof(cuabi_access_policy_window, hit_property)) \
-  X(offsetof(cuabi_access_policy_window, miss_property)) \
+  X(sizeof(cuabi_mem_op)) \
+  X(offsetof(cuabi_mem_op, struct_size)) \
+  X(offsetof(cuabi_mem_op, kind)) \
+  X(offsetof(cuabi_mem_op, width)) \
+  X(offsetof(cuabi_mem_op, buffer)) \
+  X(offsetof(cuabi_mem_op, host_buffer)) \
+  X(offsetof(cuabi_mem_op, offset)) \
+  X(offsetof(cuabi_mem_op, value)) \
+  X(offsetof(cuabi_mem_op, condition)) \
+  X(offsetof(cuabi_mem_op, flags)) \
+  X(sizeof(cuabi_copy_op)) \
+  X(offsetof(cuabi_copy_op, struct_size)) \
+  X(offsetof(cuabi_copy_op, dst_buffer)) \
+  X(offsetof(cuabi_copy_op, dst_host_buffer)) \
+  X(offsetof(cuabi_copy_op, dst_host)) \
+  X(offsetof(cuabi_copy_op, dst_offset)) \
+  X(offsetof(cuabi_copy_op, src_buffer)) \
+  X(offsetof(cuabi_copy_op, src_host_buffer)) \
+  X(offsetof(cuabi_copy_op, src_host)) \
+  X(offsetof(cuabi_copy_op, src_offset)) \
+  X(offsetof(cuabi_copy_op, bytes)) \
+  X(sizeof(cuabi_managed_range)) \
+  X(offsetof(cuabi_managed_range, struct_size)) \
+  X(offsetof(cuabi_managed_range, buffer)) \
+  X(offsetof(cuabi_managed_range, offset)) \
+  X(offsetof(cuabi_managed_range, bytes)) \
+  X(sizeof(cuabi_dlpack_version)) \
+  X(offsetof(cuabi_dlpack_version, major)) \
+  X(offsetof(cuabi_dlpack_version, minor)) \
+  X(sizeof(cuabi_dlpack_device)) \
+  X(offsetof(cuabi_dlpack_device, device_type)) \
+  X(offsetof(cuabi_dlpack_device, device_id)) \
+  X(sizeof(cuabi_dlpack_dtype)) \
+  X(offsetof(cuabi_dlpack_dtype, code)) \
+  X(offsetof(cuabi_dlpack_dtype, bits)) \
+  X(offsetof(cuabi_dlpack_dtype, lanes)) \
+  X(sizeof(cuabi_dlpack_tensor)) \
+  X(offsetof(cuabi_dlpack_tensor, data)) \
+  X(offsetof(cuabi_dlpack_tensor, device)) \
+  X(offsetof(cuabi_dlpack_tensor, ndim)) \
+  X(offsetof(cuabi_dlpack_tensor, dtype)) \
+  X(offsetof(cuabi_dlpack_tensor, shape)) \
+  X(offsetof(cuabi_dlpack_tensor, strides)) \
+  X(offsetof(cuabi_dlpack_tensor, byte_offset)) \
+  X(sizeof(cuabi_dlpack_managed_tensor)) \
+  X(offsetof(cuabi_dlpack_managed_tensor, dl_tensor)) \
+  X(offsetof(cuabi_dlpack_managed_tensor, manager_ctx)) \
+  X(offsetof(cuabi_dlpack_managed_tensor, deleter)) \
+  X(sizeof(cuabi_dlpack_managed_tensor_versioned)) \
+  X(offsetof(cuabi_dlpack_managed_tensor_versioned, version)) \
+  X(offsetof(cuabi_dlpack_managed_tensor_versioned, manager_ctx)) \
+  X(offsetof(cuabi_dlpack_managed_tensor_versioned, deleter)) \
+  X(offsetof(cuabi_dlpack_managed_tensor_versioned, flags)) \
+  X(offsetof(cuabi_dlpack_managed_tensor_versioned, dl_tensor)) \
   X(sizeof(cuabi_status)) \
   X(sizeof(cuabi_health)) \
   X(sizeof(cuabi_limit)) \
@@ -550,35 +782,55 @@
   X(sizeof(cuabi_link_backend)) \
   X(sizeof(cuabi_link_flag_bits)) \
   X(sizeof(cuabi_launch_flag_bits)) \
+  X(sizeof(cuabi_sync_policy)) \
+  X(sizeof(cuabi_mem_sync_domain)) \
+  X(sizeof(cuabi_access_property)) \
+  X(sizeof(cuabi_cluster_scheduling_policy)) \
   X(sizeof(cuabi_buffer_kind)) \
   X(sizeof(cuabi_memory_pool_flag_bits)) \
   X(sizeof(cuabi_managed_flag_bits)) \
   X(sizeof(cuabi_memory_advice)) \
   X(sizeof(cuabi_copy_path)) \
+  X(sizeof(cuabi_physical_memory_flag_bits)) \
+  X(sizeof(cuabi_vm_access)) \
   X(sizeof(cuabi_array_format)) \
   X(sizeof(cuabi_array_flag_bits)) \
   X(sizeof(cuabi_address_mode)) \
   X(sizeof(cuabi_filter_mode)) \
   X(sizeof(cuabi_read_mode)) \
   X(sizeof(cuabi_stream_flag_bits)) \
-  X(sizeof(cuabi_sync_policy)) \
-  X(sizeof(cuabi_mem_sync_domain)) \
-  X(sizeof(cuabi_access_property)) \
   X(sizeof(cuabi_wait_condition)) \
   X(sizeof(cuabi_mem_op_flag_bits)) \
+  X(sizeof(cuabi_mem_op_kind)) \
+  X(sizeof(cuabi_copy_batch_flag_bits)) \
   X(sizeof(cuabi_event_flag_bits)) \
   X(sizeof(cuabi_capture_mode)) \
+  X(sizeof(cuabi_graph_node_type)) \
+  X(sizeof(cuabi_conditional_type)) \
+  X(sizeof(cuabi_graph_instantiate_flag_bits)) \
   X(sizeof(cuabi_coredump_flag_bits)) \
+  X(sizeof(cuabi_tensor_data_type)) \
+  X(sizeof(cuabi_tensor_interleave)) \
+  X(sizeof(cuabi_tensor_swizzle)) \
+  X(sizeof(cuabi_tensor_l2_promotion)) \
+  X(sizeof(cuabi_tensor_oob_fill)) \
+  X(sizeof(cuabi_dlpack_device_type)) \
+  X(sizeof(cuabi_dlpack_type_code)) \
+  X(sizeof(cuabi_dlpack_import_flag_bits)) \
   X(sizeof(cuabi_compile_flags)) \
   X(sizeof(cuabi_link_flags)) \
   X(sizeof(cuabi_launch_flags)) \
   X(sizeof(cuabi_memory_pool_flags)) \
   X(sizeof(cuabi_managed_flags)) \
+  X(sizeof(cuabi_physical_memory_flags)) \
   X(sizeof(cuabi_array_flags)) \
   X(sizeof(cuabi_stream_flags)) \
   X(sizeof(cuabi_mem_op_flags)) \
+  X(sizeof(cuabi_copy_batch_flags)) \
   X(sizeof(cuabi_event_flags)) \
-  X(sizeof(cuabi_coredump_flags))
+  X(sizeof(cuabi_graph_instantiate_flags)) \
+  X(sizeof(cuabi_coredump_flags)) \
+  X(sizeof(cuabi_dlpack_import_flags))
 
 /* Expands one list item as an array element. */
 #define CUABI_TEST_ELEMENT(value) value,

@@ -84,6 +84,66 @@ TEST(LaunchConfig, CxxConfigSetsTheExtendedFields) {
   EXPECT_EQ(0u, off.get().cluster_x);
 }
 
+// Launch attributes (0.3): the init leaves each unset (-1, 0, NULL, the
+// window's own defaults with 0 bytes), a 0.2 struct (64 bytes) keeps its
+// size and gets only its fields, and a size between 0.2 and 0.3 is refused
+// listing every version's size.
+TEST(LaunchConfig, InitLeavesEveryLaunchAttributeUnset) {
+  cuabi_launch_config c;
+  std::memset(&c, 0xCD, sizeof c);
+  ASSERT_EQ(CUABI_SUCCESS, cuabi_launch_config_init(&c, sizeof c)) << LastError();
+  EXPECT_EQ(sizeof(cuabi_access_policy_window), c.access_policy_window.struct_size);
+  EXPECT_EQ(0u, c.access_policy_window.bytes);
+  EXPECT_EQ(1.0f, c.access_policy_window.hit_ratio);
+  EXPECT_EQ(0, static_cast<int>(c.sync_policy));
+  EXPECT_EQ(CUABI_CLUSTER_SCHEDULING_DEFAULT, c.cluster_scheduling_policy);
+  EXPECT_EQ(-1, c.mem_sync_domain);
+  EXPECT_EQ(-1, c.mem_sync_domain_map_default);
+  EXPECT_EQ(-1, c.mem_sync_domain_map_remote);
+  EXPECT_EQ(-1, c.shared_carveout);
+  EXPECT_EQ(nullptr, c.completion_event);
+}
+
+TEST(LaunchConfig, TheSecondVersionsSizeIsAcceptedAndWrittenAlone) {
+  unsigned char bytes[sizeof(cuabi_launch_config)];
+  std::memset(bytes, 0xAB, sizeof bytes);
+  ASSERT_EQ(CUABI_SUCCESS,
+            cuabi_launch_config_init(reinterpret_cast<cuabi_launch_config*>(bytes), 64))
+      << LastError();
+  for (size_t i = 64; i < sizeof bytes; ++i)
+    ASSERT_EQ(0xAB, bytes[i]) << "byte " << i << " past a 64-byte struct was written";
+  cuabi_launch_config c;
+  EXPECT_EQ(CUABI_ERROR_INVALID_ARGUMENT, cuabi_launch_config_init(&c, 100));
+  EXPECT_TRUE(Contains(cuabi_last_error_message(), "(expected 40, 64, or 136)"))
+      << cuabi_last_error_message();
+}
+
+TEST(LaunchConfig, CxxConfigSetsTheLaunchAttributes) {
+  const cuabi_event ev = reinterpret_cast<cuabi_event>(uintptr_t{0x1000});
+  const cuabi::config c = cuabi::config(8, 32)
+                              .access_policy_window(0x2000, 4096, 0.5f)
+                              .sync_policy(CUABI_SYNC_POLICY_SPIN)
+                              .cluster_scheduling(CUABI_CLUSTER_SCHEDULING_SPREAD)
+                              .mem_sync_domain(CUABI_MEM_SYNC_DOMAIN_REMOTE)
+                              .mem_sync_domain_map(0, 1)
+                              .shared_carveout(25)
+                              .completion_event(ev)
+                              .device_updatable();
+  const cuabi_launch_config& raw = c;
+  EXPECT_EQ(0x2000u, raw.access_policy_window.base);
+  EXPECT_EQ(4096u, raw.access_policy_window.bytes);
+  EXPECT_EQ(0.5f, raw.access_policy_window.hit_ratio);
+  EXPECT_EQ(CUABI_ACCESS_PROPERTY_PERSISTING, raw.access_policy_window.hit_property);
+  EXPECT_EQ(CUABI_SYNC_POLICY_SPIN, raw.sync_policy);
+  EXPECT_EQ(CUABI_CLUSTER_SCHEDULING_SPREAD, raw.cluster_scheduling_policy);
+  EXPECT_EQ(CUABI_MEM_SYNC_DOMAIN_REMOTE, raw.mem_sync_domain);
+  EXPECT_EQ(0, raw.mem_sync_domain_map_default);
+  EXPECT_EQ(1, raw.mem_sync_domain_map_remote);
+  EXPECT_EQ(25, raw.shared_carveout);
+  EXPECT_EQ(ev, raw.completion_event);
+  EXPECT_EQ(uint32_t{CUABI_LAUNCH_DEVICE_UPDATABLE_KERNEL_NODE}, raw.flags);
+}
+
 TEST(HostFunction, NullStreamIsAnInvalidHandle) {
   EXPECT_EQ(CUABI_ERROR_INVALID_HANDLE,
             cuabi_stream_launch_host_func(

@@ -46,11 +46,15 @@
 
 #include <cuda.h>
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "driver_entry_points.h"
 
@@ -337,6 +341,13 @@ EXPORT CUresult CUDAAPI cuDeviceGetAttribute(int* v, CUdevice_attribute a, CUdev
       break;
     case CU_DEVICE_ATTRIBUTE_WARP_SIZE:
       *v = 32;
+      break;
+    case CU_DEVICE_ATTRIBUTE_MEM_SYNC_DOMAIN_COUNT:  /* an H200's */
+      *v = 4;
+      break;
+    case CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED:
+    case CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED:
+      *v = 1;
       break;
     default:
       *v = 0;
@@ -683,6 +694,25 @@ EXPORT CUresult CUDAAPI cuGraphDestroy(CUgraph g) {
   free(g);
   return (CUresult)f_;
 }
+/* Graphs built node by node: an empty graph and conditional handles, for
+ * the core's checks before any node reaches the driver. */
+EXPORT CUresult CUDAAPI cuGraphCreate(CUgraph* g, unsigned int flags) {
+  FAULT(cuGraphCreate, (g, flags));
+  (void)flags;
+  *g = calloc(1, sizeof(struct CUgraph_st));
+  if (!*g) return CUDA_ERROR_OUT_OF_MEMORY;
+  ++fake_live;
+  return CUDA_SUCCESS;
+}
+EXPORT CUresult CUDAAPI cuGraphConditionalHandleCreate(CUgraphConditionalHandle* h, CUgraph g,
+                                                       CUcontext ctx, unsigned int value,
+                                                       unsigned int flags) {
+  static unsigned long long next = 0x100;
+  FAULT(cuGraphConditionalHandleCreate, (h, g, ctx, value, flags));
+  (void)g, (void)ctx, (void)value, (void)flags;
+  *h = next++;
+  return CUDA_SUCCESS;
+}
 EXPORT CUresult CUDAAPI cuGraphExecDestroy(CUgraphExec e) {
   int f_ = FAKE_GATE(__func__);
   if (e) free(e->recs);
@@ -745,6 +775,17 @@ EXPORT CUresult CUDAAPI cuMemsetD8Async(CUdeviceptr p, unsigned char v, size_t n
   FAULT(cuMemsetD8Async, (p, v, n, s));
   (void)s;
   return INNER(cuMemsetD8(p, v, n));
+}
+EXPORT CUresult CUDAAPI cuMemsetD32(CUdeviceptr p, unsigned int v, size_t n) {
+  FAULT(cuMemsetD32, (p, v, n));
+  unsigned int* q = (unsigned int*)(uintptr_t)p;
+  for (size_t i = 0; i < n; ++i) q[i] = v;
+  return CUDA_SUCCESS;
+}
+EXPORT CUresult CUDAAPI cuMemsetD32Async(CUdeviceptr p, unsigned int v, size_t n, CUstream s) {
+  FAULT(cuMemsetD32Async, (p, v, n, s));
+  (void)s;
+  return INNER(cuMemsetD32(p, v, n));
 }
 EXPORT CUresult CUDAAPI cuMemcpyHtoD(CUdeviceptr d, const void* h, size_t n) {
   FAULT(cuMemcpyHtoD, (d, h, n));
@@ -853,12 +894,332 @@ EXPORT CUresult CUDAAPI cuMemHostUnregister(void* p) {
   return CUDA_SUCCESS;
 }
 
+/* Virtual memory: a range is an inaccessible host mapping (PROT_NONE),
+ * physical memory a memfd, mapping it maps the file there (MAP_SHARED) and
+ * access opens the pages (mprotect). A memfd goes to another process as a
+ * descriptor, as the driver's memory does, so the export and import tests
+ * run here too: both processes see the same pages. Granularity 2 MiB. */
+#define FAKE_VM_GRANULARITY ((size_t)2 << 20)
+typedef struct {
+  int fd;
+  size_t size;
+  int device;
+} fake_physical;
+EXPORT CUresult CUDAAPI cuMemGetAllocationGranularity(size_t* g, const CUmemAllocationProp* prop,
+                                                      CUmemAllocationGranularity_flags option) {
+  FAULT(cuMemGetAllocationGranularity, (g, prop, option));
+  (void)prop, (void)option;
+  *g = FAKE_VM_GRANULARITY;
+  return CUDA_SUCCESS;
+}
+EXPORT CUresult CUDAAPI cuMemAddressReserve(CUdeviceptr* p, size_t size, size_t align,
+                                            CUdeviceptr addr, unsigned long long flags) {
+  FAULT(cuMemAddressReserve, (p, size, align, addr, flags));
+  (void)addr, (void)flags;
+  if (align < FAKE_VM_GRANULARITY) align = FAKE_VM_GRANULARITY;
+  size_t whole = size + align;
+  char* m = mmap(NULL, whole, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (m == MAP_FAILED) return CUDA_ERROR_OUT_OF_MEMORY;
+  char* start = (char*)(((uintptr_t)m + align - 1) & ~(uintptr_t)(align - 1));
+  if (start > m) munmap(m, (size_t)(start - m));
+  if (start + size < m + whole) munmap(start + size, (size_t)(m + whole - (start + size)));
+  ++fake_live;
+  *p = (CUdeviceptr)(uintptr_t)start;
+  return CUDA_SUCCESS;
+}
+EXPORT CUresult CUDAAPI cuMemAddressFree(CUdeviceptr p, size_t size) {
+  int f_ = FAKE_GATE(__func__);
+  if (p) --fake_live;
+  munmap((void*)(uintptr_t)p, size);
+  return (CUresult)f_;
+}
+static CUresult fake_physical_of(int fd, size_t size, int device, CUmemGenericAllocationHandle* h) {
+  fake_physical* m = malloc(sizeof *m);
+  if (!m) return CUDA_ERROR_OUT_OF_MEMORY;
+  *m = (fake_physical){fd, size, device};
+  ++fake_live;
+  *h = (CUmemGenericAllocationHandle)(uintptr_t)m;
+  return CUDA_SUCCESS;
+}
+EXPORT CUresult CUDAAPI cuMemCreate(CUmemGenericAllocationHandle* h, size_t size,
+                                    const CUmemAllocationProp* prop, unsigned long long flags) {
+  FAULT(cuMemCreate, (h, size, prop, flags));
+  (void)flags;
+  if (size == 0 || size % FAKE_VM_GRANULARITY) return CUDA_ERROR_INVALID_VALUE;
+  int fd = memfd_create("fake-cuda-vm", MFD_CLOEXEC);
+  if (fd < 0) return CUDA_ERROR_OUT_OF_MEMORY;
+  if (ftruncate(fd, (off_t)size) != 0) {
+    close(fd);
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  }
+  CUresult r = fake_physical_of(fd, size, prop->location.id, h);
+  if (r) close(fd);
+  return r;
+}
+EXPORT CUresult CUDAAPI cuMemRelease(CUmemGenericAllocationHandle h) {
+  int f_ = FAKE_GATE(__func__);
+  fake_physical* m = (fake_physical*)(uintptr_t)h;
+  if (m) {
+    close(m->fd);  /* mappings keep the pages */
+    free(m);
+    --fake_live;
+  }
+  return (CUresult)f_;
+}
+EXPORT CUresult CUDAAPI cuMemMap(CUdeviceptr p, size_t size, size_t offset,
+                                 CUmemGenericAllocationHandle h, unsigned long long flags) {
+  FAULT(cuMemMap, (p, size, offset, h, flags));
+  (void)flags;
+  fake_physical* m = (fake_physical*)(uintptr_t)h;
+  if (offset + size > m->size) return CUDA_ERROR_INVALID_VALUE;
+  void* at = mmap((void*)(uintptr_t)p, size, PROT_NONE, MAP_SHARED | MAP_FIXED, m->fd, (off_t)offset);
+  return at == MAP_FAILED ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
+}
+EXPORT CUresult CUDAAPI cuMemUnmap(CUdeviceptr p, size_t size) {
+  FAULT(cuMemUnmap, (p, size));
+  void* at = mmap((void*)(uintptr_t)p, size, PROT_NONE,
+                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
+  return at == MAP_FAILED ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
+}
+EXPORT CUresult CUDAAPI cuMemSetAccess(CUdeviceptr p, size_t size, const CUmemAccessDesc* desc,
+                                       size_t count) {
+  FAULT(cuMemSetAccess, (p, size, desc, count));
+  int prot = PROT_NONE;
+  for (size_t i = 0; i < count; ++i) {
+    if (desc[i].flags & CU_MEM_ACCESS_FLAGS_PROT_READ) prot |= PROT_READ;
+    if (desc[i].flags == CU_MEM_ACCESS_FLAGS_PROT_READWRITE) prot |= PROT_READ | PROT_WRITE;
+  }
+  return mprotect((void*)(uintptr_t)p, size, prot) ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
+}
+EXPORT CUresult CUDAAPI cuMemExportToShareableHandle(void* out, CUmemGenericAllocationHandle h,
+                                                     CUmemAllocationHandleType type,
+                                                     unsigned long long flags) {
+  FAULT(cuMemExportToShareableHandle, (out, h, type, flags));
+  (void)flags;
+  if (type != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) return CUDA_ERROR_INVALID_VALUE;
+  int fd = dup(((fake_physical*)(uintptr_t)h)->fd);
+  if (fd < 0) return CUDA_ERROR_OUT_OF_MEMORY;
+  *(int*)out = fd;
+  return CUDA_SUCCESS;
+}
+EXPORT CUresult CUDAAPI cuMemImportFromShareableHandle(CUmemGenericAllocationHandle* h, void* os,
+                                                       CUmemAllocationHandleType type) {
+  FAULT(cuMemImportFromShareableHandle, (h, os, type));
+  if (type != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) return CUDA_ERROR_INVALID_VALUE;
+  int given = (int)(intptr_t)os;
+  /* Only a memfd of this stand-in is its memory. */
+  char link[64], target[128];
+  snprintf(link, sizeof link, "/proc/self/fd/%d", given);
+  ssize_t n = readlink(link, target, sizeof target - 1);
+  struct stat st;
+  if (n < 0 || fstat(given, &st) != 0) return CUDA_ERROR_INVALID_VALUE;
+  target[n] = 0;
+  if (strncmp(target, "/memfd:fake-cuda-vm", 19) != 0) return CUDA_ERROR_INVALID_VALUE;
+  int fd = fcntl(given, F_DUPFD_CLOEXEC, 0);
+  if (fd < 0) return CUDA_ERROR_OUT_OF_MEMORY;
+  CUresult r = fake_physical_of(fd, (size_t)st.st_size, 0, h);
+  if (r) close(fd);
+  return r;
+}
+EXPORT CUresult CUDAAPI cuMemGetAllocationPropertiesFromHandle(CUmemAllocationProp* prop,
+                                                               CUmemGenericAllocationHandle h) {
+  FAULT(cuMemGetAllocationPropertiesFromHandle, (prop, h));
+  memset(prop, 0, sizeof *prop);
+  prop->type = CU_MEM_ALLOCATION_TYPE_PINNED;
+  prop->location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  prop->location.id = ((fake_physical*)(uintptr_t)h)->device;
+  prop->requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+  return CUDA_SUCCESS;
+}
+
 /* NVRTC opens libcuda.so.1 itself and asks it for internal tables; the fake
  * has none, and says so. */
 EXPORT CUresult CUDAAPI cuGetExportTable(const void** table, const CUuuid* id) {
   (void)id;
   *table = NULL;
   return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+/* ---- Batches: memory operations and copies --------------------------------- */
+
+/* Pinned host memory is host memory here: its device address is itself. */
+EXPORT CUresult CUDAAPI cuMemHostGetDevicePointer(CUdeviceptr* d, void* p, unsigned int flags) {
+  FAULT(cuMemHostGetDevicePointer, (d, p, flags));
+  if (!d || !p || flags) return CUDA_ERROR_INVALID_VALUE;
+  *d = (CUdeviceptr)(uintptr_t)p;
+  return CUDA_SUCCESS;
+}
+
+/* Writes land at once; a wait must already be met (nothing runs beside the
+ * caller to end it), else CUDA_ERROR_NOT_SUPPORTED. */
+EXPORT CUresult CUDAAPI cuStreamBatchMemOp(CUstream s, unsigned int count,
+                                           CUstreamBatchMemOpParams* ops, unsigned int flags) {
+  FAULT(cuStreamBatchMemOp, (s, count, ops, flags));
+  (void)s;
+  if (!ops || count == 0 || count >= 256 || flags) return CUDA_ERROR_INVALID_VALUE;
+  for (unsigned int i = 0; i < count; ++i) {
+    const CUstreamBatchMemOpParams* op = &ops[i];
+    switch (op->operation) {
+      case CU_STREAM_MEM_OP_WRITE_VALUE_32:
+        *(volatile cuuint32_t*)(uintptr_t)op->writeValue.address = op->writeValue.value;
+        break;
+      case CU_STREAM_MEM_OP_WRITE_VALUE_64:
+        *(volatile cuuint64_t*)(uintptr_t)op->writeValue.address = op->writeValue.value64;
+        break;
+      case CU_STREAM_MEM_OP_WAIT_VALUE_32:
+      case CU_STREAM_MEM_OP_WAIT_VALUE_64: {
+        const int wide = op->operation == CU_STREAM_MEM_OP_WAIT_VALUE_64;
+        const cuuint64_t word = wide ? *(volatile cuuint64_t*)(uintptr_t)op->waitValue.address
+                                     : *(volatile cuuint32_t*)(uintptr_t)op->waitValue.address;
+        const cuuint64_t value = wide ? op->waitValue.value64 : op->waitValue.value;
+        int met = 0;
+        switch (op->waitValue.flags & 3u) {
+          case CU_STREAM_WAIT_VALUE_GEQ:
+            met = wide ? (int64_t)(word - value) >= 0 : (int32_t)(uint32_t)(word - value) >= 0;
+            break;
+          case CU_STREAM_WAIT_VALUE_EQ: met = word == value; break;
+          case CU_STREAM_WAIT_VALUE_AND: met = (word & value) != 0; break;
+          default: met = (wide ? ~(word | value) : (uint32_t)~(word | value)) != 0; break;
+        }
+        if (!met) return CUDA_ERROR_NOT_SUPPORTED;
+        break;
+      }
+      default: return CUDA_ERROR_INVALID_VALUE;
+    }
+  }
+  return CUDA_SUCCESS;
+}
+
+/* Every address is a host address here: each copy is a memmove. */
+EXPORT CUresult CUDAAPI cuMemcpyBatchAsync(CUdeviceptr* dsts, CUdeviceptr* srcs, size_t* sizes,
+                                           size_t count, CUmemcpyAttributes* attrs,
+                                           size_t* attr_idxs, size_t num_attrs, CUstream s) {
+  FAULT(cuMemcpyBatchAsync, (dsts, srcs, sizes, count, attrs, attr_idxs, num_attrs, s));
+  (void)s;
+  if (!dsts || !srcs || !sizes || count == 0 || !attrs || !attr_idxs || num_attrs == 0 ||
+      num_attrs > count || attr_idxs[0] != 0)
+    return CUDA_ERROR_INVALID_VALUE;
+  for (size_t i = 0; i < count; ++i)
+    memmove((void*)(uintptr_t)dsts[i], (const void*)(uintptr_t)srcs[i], sizes[i]);
+  return CUDA_SUCCESS;
+}
+
+/* ---- green contexts and tensor maps ---------------------------------------- */
+
+/* A device of 16 SMs split in pairs; a green context remembers its SMs. A
+ * resource descriptor has no destroy call in the driver: each is a slot of a
+ * small ring here, not counted as live. A tensor map keeps the address it was
+ * given in its first 8 bytes. */
+#define FAKE_SMS 16u
+#define FAKE_SM_GRANULE 2u
+struct CUgreenCtx_st {
+  unsigned sms;
+};
+struct CUdevResourceDesc_st {
+  CUdevResource resource;
+};
+static struct CUdevResourceDesc_st fake_descs[16];
+static unsigned fake_next_desc;
+
+static void fake_sm_resource(CUdevResource* r, unsigned sms) {
+  memset(r, 0, sizeof *r);
+  r->type = CU_DEV_RESOURCE_TYPE_SM;
+  r->sm.smCount = sms;
+  r->sm.minSmPartitionSize = FAKE_SM_GRANULE;
+  r->sm.smCoscheduledAlignment = FAKE_SM_GRANULE;
+}
+
+EXPORT CUresult CUDAAPI cuDeviceGetDevResource(CUdevice d, CUdevResource* r, CUdevResourceType t) {
+  FAULT(cuDeviceGetDevResource, (d, r, t));
+  (void)d;
+  if (t != CU_DEV_RESOURCE_TYPE_SM) return CUDA_ERROR_INVALID_VALUE;
+  fake_sm_resource(r, FAKE_SMS);
+  return CUDA_SUCCESS;
+}
+EXPORT CUresult CUDAAPI cuDevSmResourceSplitByCount(CUdevResource* result, unsigned* n,
+                                                    const CUdevResource* in, CUdevResource* rest,
+                                                    unsigned flags, unsigned min) {
+  FAULT(cuDevSmResourceSplitByCount, (result, n, in, rest, flags, min));
+  (void)flags;
+  unsigned m = min < FAKE_SM_GRANULE ? FAKE_SM_GRANULE : min;
+  m = (m + FAKE_SM_GRANULE - 1) / FAKE_SM_GRANULE * FAKE_SM_GRANULE;
+  unsigned groups = in->sm.smCount / m;
+  if (!result) {
+    *n = groups;
+    return CUDA_SUCCESS;
+  }
+  unsigned made = *n < groups ? *n : groups;
+  for (unsigned i = 0; i < made; ++i) fake_sm_resource(&result[i], m);
+  if (rest) fake_sm_resource(rest, in->sm.smCount - made * m);
+  *n = made;
+  return CUDA_SUCCESS;
+}
+EXPORT CUresult CUDAAPI cuDevResourceGenerateDesc(CUdevResourceDesc* desc, CUdevResource* r,
+                                                  unsigned n) {
+  FAULT(cuDevResourceGenerateDesc, (desc, r, n));
+  if (n != 1) return CUDA_ERROR_INVALID_VALUE;
+  struct CUdevResourceDesc_st* slot = &fake_descs[fake_next_desc++ % 16u];
+  slot->resource = r[0];
+  *desc = slot;
+  return CUDA_SUCCESS;
+}
+EXPORT CUresult CUDAAPI cuGreenCtxCreate(CUgreenCtx* g, CUdevResourceDesc desc, CUdevice d,
+                                         unsigned flags) {
+  FAULT(cuGreenCtxCreate, (g, desc, d, flags));
+  (void)d;
+  if (!(flags & CU_GREEN_CTX_DEFAULT_STREAM)) return CUDA_ERROR_INVALID_VALUE;
+  *g = calloc(1, sizeof(struct CUgreenCtx_st));
+  if (*g) (*g)->sms = desc->resource.sm.smCount;
+  return handed_out(*g);
+}
+EXPORT CUresult CUDAAPI cuGreenCtxDestroy(CUgreenCtx g) {
+  return taken_back(g, FAKE_GATE(__func__));
+}
+EXPORT CUresult CUDAAPI cuGreenCtxGetDevResource(CUgreenCtx g, CUdevResource* r,
+                                                 CUdevResourceType t) {
+  FAULT(cuGreenCtxGetDevResource, (g, r, t));
+  if (t != CU_DEV_RESOURCE_TYPE_SM) return CUDA_ERROR_INVALID_VALUE;
+  fake_sm_resource(r, g->sms);
+  return CUDA_SUCCESS;
+}
+EXPORT CUresult CUDAAPI cuGreenCtxStreamCreate(CUstream* s, CUgreenCtx g, unsigned flags,
+                                               int prio) {
+  FAULT(cuGreenCtxStreamCreate, (s, g, flags, prio));
+  (void)g;
+  (void)prio;
+  if (!(flags & CU_STREAM_NON_BLOCKING)) return CUDA_ERROR_INVALID_VALUE;
+  return INNER(cuStreamCreate(s, flags));
+}
+EXPORT CUresult CUDAAPI cuTensorMapEncodeTiled(CUtensorMap* map, CUtensorMapDataType t,
+                                               cuuint32_t rank, void* address,
+                                               const cuuint64_t* dims, const cuuint64_t* strides,
+                                               const cuuint32_t* box, const cuuint32_t* steps,
+                                               CUtensorMapInterleave il, CUtensorMapSwizzle sw,
+                                               CUtensorMapL2promotion l2,
+                                               CUtensorMapFloatOOBfill oob) {
+  FAULT(cuTensorMapEncodeTiled,
+        (map, t, rank, address, dims, strides, box, steps, il, sw, l2, oob));
+  memset(map, 0, sizeof *map);
+  map->opaque[0] = (cuuint64_t)(uintptr_t)address;
+  map->opaque[1] = rank;
+  return CUDA_SUCCESS;
+}
+EXPORT CUresult CUDAAPI cuTensorMapEncodeIm2col(
+    CUtensorMap* map, CUtensorMapDataType t, cuuint32_t rank, void* address,
+    const cuuint64_t* dims, const cuuint64_t* strides, const int* lower, const int* upper,
+    cuuint32_t channels, cuuint32_t pixels, const cuuint32_t* steps, CUtensorMapInterleave il,
+    CUtensorMapSwizzle sw, CUtensorMapL2promotion l2, CUtensorMapFloatOOBfill oob) {
+  FAULT(cuTensorMapEncodeIm2col, (map, t, rank, address, dims, strides, lower, upper, channels,
+                                  pixels, steps, il, sw, l2, oob));
+  memset(map, 0, sizeof *map);
+  map->opaque[0] = (cuuint64_t)(uintptr_t)address;
+  map->opaque[1] = rank;
+  return CUDA_SUCCESS;
+}
+EXPORT CUresult CUDAAPI cuTensorMapReplaceAddress(CUtensorMap* map, void* address) {
+  FAULT(cuTensorMapReplaceAddress, (map, address));
+  map->opaque[0] = (cuuint64_t)(uintptr_t)address;
+  return CUDA_SUCCESS;
 }
 
 /* ---- cuGetProcAddress ----------------------------------------------------- */

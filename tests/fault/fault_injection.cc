@@ -339,13 +339,237 @@ done:
   return o;
 }
 
+// Virtual memory: physical memory mapped into a range and used through a
+// buffer over it, exported by fd and imported again into a second range,
+// unmapped and freed; then a growable buffer grown twice, contents checked.
+Outcome virtual_memory() {
+  Outcome o;
+  cuabi_device dev = nullptr;
+  cuabi_physical_memory mem = nullptr, imported = nullptr;
+  cuabi_address_range range = nullptr, second = nullptr;
+  cuabi_buffer view = nullptr, again = nullptr, grown = nullptr;
+  size_t g = 0, recommended = 0;
+  int32_t fd = -1;
+  uint32_t in[64], out[64];
+  for (uint32_t i = 0; i < 64; ++i) in[i] = i * 7 + 1;
+  bool ok = true;
+  TRY(cuabi_device_get(0, &dev));
+  TRY(cuabi_device_get_vm_granularity(dev, &g, &recommended));
+  TRY(cuabi_physical_memory_create(dev, g, CUABI_PHYSICAL_MEMORY_EXPORTABLE, &mem));
+  TRY(cuabi_address_range_reserve(dev, 2 * g, &range));
+  TRY(cuabi_address_range_map(range, g, mem));
+  TRY(cuabi_address_range_set_access(range, g, g, dev, CUABI_VM_ACCESS_READWRITE));
+  TRY(cuabi_buffer_from_range(range, dev, g, g, &view));
+  TRY(cuabi_buffer_copy_from_host(view, 0, in, sizeof in));
+  TRY(cuabi_physical_memory_export_fd(mem, &fd));
+  TRY(cuabi_physical_memory_import_fd(dev, fd, g, &imported));
+  TRY(cuabi_address_range_reserve(dev, g, &second));
+  TRY(cuabi_address_range_map(second, 0, imported));
+  TRY(cuabi_buffer_from_range(second, dev, 0, g, &again));
+  TRY(cuabi_buffer_copy_to_host(again, 0, out, sizeof out));
+  ok = ok && memcmp(in, out, sizeof in) == 0;
+  cuabi_buffer_release(view);
+  view = nullptr;
+  TRY(cuabi_address_range_unmap(range, g, g));
+  TRY(cuabi_physical_memory_free(mem));
+  mem = nullptr;
+  TRY(cuabi_buffer_alloc_growable(dev, g, 4 * g, &grown));
+  TRY(cuabi_buffer_copy_from_host(grown, g - sizeof in, in, sizeof in));
+  TRY(cuabi_buffer_grow(grown, 2 * g));
+  TRY(cuabi_buffer_grow(grown, 4 * g));
+  TRY(cuabi_buffer_copy_from_host(grown, 4 * g - sizeof in, in, sizeof in));
+  TRY(cuabi_buffer_copy_to_host(grown, g - sizeof in, out, sizeof out));
+  ok = ok && memcmp(in, out, sizeof in) == 0;
+  TRY(cuabi_buffer_copy_to_host(grown, 4 * g - sizeof in, out, sizeof out));
+  ok = ok && memcmp(in, out, sizeof in) == 0;
+  o.verified = ok;
+done:
+  if (fd >= 0) close(fd);
+  cuabi_buffer_release(grown);
+  cuabi_buffer_release(again);
+  cuabi_buffer_release(view);
+  cuabi_address_range_release(second);
+  cuabi_address_range_release(range);
+  cuabi_physical_memory_release(imported);
+  cuabi_physical_memory_release(mem);
+  cuabi_device_release(dev);
+  return o;
+}
+
+// Batches: writes and a met wait in one call (device and pinned memory),
+// then copies of every direction in one call, each result verified.
+Outcome batches() {
+  Outcome o;
+  cuabi_device dev = nullptr;
+  cuabi_stream s = nullptr;
+  cuabi_buffer a = nullptr, b = nullptr;
+  cuabi_host_buffer pinned = nullptr;
+  void* hp = nullptr;
+  uint32_t in[64], out[64];
+  uint64_t words[2] = {0, 0};
+  for (uint32_t i = 0; i < 64; ++i) in[i] = i * 11 + 3;
+  bool ok = true;
+  cuabi_mem_op ops[4] = {CUABI_MEM_OP_INIT, CUABI_MEM_OP_INIT, CUABI_MEM_OP_INIT,
+                         CUABI_MEM_OP_INIT};
+  cuabi_copy_op copies[4] = {CUABI_COPY_OP_INIT, CUABI_COPY_OP_INIT, CUABI_COPY_OP_INIT,
+                             CUABI_COPY_OP_INIT};
+  TRY(cuabi_device_get(0, &dev));
+  TRY(cuabi_stream_create(dev, CUABI_STREAM_NON_BLOCKING, 0, &s));
+  TRY(cuabi_buffer_alloc(dev, sizeof in, &a));
+  TRY(cuabi_buffer_alloc(dev, sizeof in, &b));
+  TRY(cuabi_host_buffer_alloc(dev, sizeof in, &pinned));
+  TRY(cuabi_host_buffer_get_pointer(pinned, &hp));
+  memset(hp, 0, sizeof in);
+  ops[0].buffer = a;
+  ops[0].value = 0xC0DE;
+  ops[1].buffer = a;
+  ops[1].offset = 8;
+  ops[1].width = 8;
+  ops[1].value = 0x0102030405060708ull;
+  ops[2].host_buffer = pinned;
+  ops[2].offset = 4;
+  ops[2].value = 7;
+  ops[3].kind = CUABI_MEM_OP_WAIT;
+  ops[3].host_buffer = pinned;
+  ops[3].offset = 4;
+  ops[3].value = 7;
+  ops[3].condition = CUABI_WAIT_EQ;
+  TRY(cuabi_stream_mem_op_batch(s, ops, 4));
+  TRY(cuabi_stream_synchronize(s));
+  TRY(cuabi_buffer_copy_to_host(a, 0, words, sizeof words));
+  ok = ok && (words[0] & 0xFFFFFFFFu) == 0xC0DE && words[1] == 0x0102030405060708ull &&
+       static_cast<uint32_t*>(hp)[1] == 7;
+  copies[0].dst_buffer = a;          // host to device
+  copies[0].src_host = in;
+  copies[0].bytes = sizeof in;
+  copies[1].dst_host_buffer = pinned;  // host to pinned host
+  copies[1].src_host = in;
+  copies[1].bytes = sizeof in;
+  TRY(cuabi_stream_copy_batch(s, copies, 2, 0));
+  copies[2].dst_buffer = b;          // device to device
+  copies[2].src_buffer = a;
+  copies[2].bytes = sizeof in;
+  TRY(cuabi_stream_copy_batch(s, &copies[2], 1, 0));
+  copies[3].dst_host = out;          // device to host
+  copies[3].src_buffer = b;
+  copies[3].bytes = sizeof out;
+  TRY(cuabi_stream_copy_batch(s, &copies[3], 1, CUABI_COPY_BATCH_PREFER_OVERLAP));
+  TRY(cuabi_stream_synchronize(s));
+  ok = ok && memcmp(in, out, sizeof in) == 0 && memcmp(in, hp, sizeof in) == 0;
+  o.verified = ok;
+done:
+  cuabi_host_buffer_release(pinned);
+  cuabi_buffer_release(b);
+  cuabi_buffer_release(a);
+  cuabi_stream_release(s);
+  cuabi_device_release(dev);
+  return o;
+}
+
+// Green contexts and tensor maps: a device's SMs split, a green context of a
+// group and a stream on it, a copy ordered there, a tensor map encoded over a
+// buffer, read, and pointed at another buffer.
+Outcome green_tensor() {
+  Outcome o;
+  cuabi_device dev = nullptr;
+  cuabi_sm_resource all = nullptr, group = nullptr;
+  cuabi_green_context green = nullptr;
+  cuabi_stream s = nullptr;
+  cuabi_buffer a = nullptr, b = nullptr;
+  cuabi_tensor_map map = nullptr;
+  uint32_t in[64], out[64], sms = 0, green_sms = 0;
+  for (uint32_t i = 0; i < 64; ++i) in[i] = i * 7 + 1;
+  const size_t sizes[2] = {16, 4}, strides[2] = {4, 64}, box[2] = {16, 2};
+  unsigned char bytes[CUABI_TENSOR_MAP_BYTES];
+  size_t nbytes = sizeof bytes;
+  uint64_t pb = 0, first = 0;
+  TRY(cuabi_device_get(0, &dev));
+  TRY(cuabi_device_get_sm_resource(dev, &all));
+  TRY(cuabi_sm_resource_split(all, 2, 0, 0, &group));
+  TRY(cuabi_sm_resource_get_sm_count(group, &sms));
+  TRY(cuabi_green_context_create(group, &green));
+  TRY(cuabi_green_context_get_sm_count(green, &green_sms));
+  TRY(cuabi_green_context_create_stream(green, CUABI_STREAM_NON_BLOCKING, 0, &s));
+  TRY(cuabi_buffer_alloc(dev, sizeof in, &a));
+  TRY(cuabi_buffer_alloc(dev, sizeof in, &b));
+  TRY(cuabi_buffer_copy_from_host_async(a, 0, in, sizeof in, s));
+  TRY(cuabi_buffer_copy_to_host_async(a, 0, out, sizeof out, s));
+  TRY(cuabi_stream_synchronize(s));
+  TRY(cuabi_tensor_map_encode_tiled(a, 0, CUABI_TENSOR_UINT32, sizes, 2, strides, 2, box, 2,
+                                    nullptr, 0, CUABI_TENSOR_INTERLEAVE_NONE,
+                                    CUABI_TENSOR_SWIZZLE_NONE, CUABI_TENSOR_L2_PROMOTION_NONE,
+                                    CUABI_TENSOR_OOB_FILL_ZERO, &map));
+  TRY(cuabi_tensor_map_replace_address(map, b, 0));
+  TRY(cuabi_tensor_map_get_bytes(map, bytes, &nbytes));
+  TRY(cuabi_buffer_get_pointer(b, &pb));
+  memcpy(&first, bytes, sizeof first);
+  o.verified = memcmp(in, out, sizeof in) == 0 && sms > 0 && green_sms == sms &&
+               nbytes == CUABI_TENSOR_MAP_BYTES && first == pb;
+done:
+  cuabi_tensor_map_release(map);
+  cuabi_buffer_release(b);
+  cuabi_buffer_release(a);
+  cuabi_stream_release(s);
+  cuabi_green_context_release(green);
+  cuabi_sm_resource_release(group);
+  cuabi_sm_resource_release(all);
+  cuabi_device_release(dev);
+  return o;
+}
+
+// DLPack: a buffer exported as a tensor and taken back as a buffer (its
+// deleter run by the release), and the stream handshake both ways between
+// two streams, a copy ordered after it.
+Outcome dlpack() {
+  Outcome o;
+  cuabi_device dev = nullptr;
+  cuabi_stream producer = nullptr, consumer = nullptr;
+  cuabi_buffer a = nullptr, back = nullptr;
+  cuabi_dlpack_managed_tensor_versioned* t = nullptr;
+  uint32_t in[64], out[64];
+  for (uint32_t i = 0; i < 64; ++i) in[i] = i * 3 + 1;
+  const int64_t shape[1] = {64};
+  uint64_t raw_consumer = 0, raw_producer = 0, pa = 0, pb = 0;
+  TRY(cuabi_device_get(0, &dev));
+  TRY(cuabi_stream_create(dev, CUABI_STREAM_NON_BLOCKING, 0, &producer));
+  TRY(cuabi_stream_create(dev, CUABI_STREAM_NON_BLOCKING, 0, &consumer));
+  TRY(cuabi_stream_get_handle(producer, &raw_producer));
+  TRY(cuabi_stream_get_handle(consumer, &raw_consumer));
+  TRY(cuabi_buffer_alloc(dev, sizeof in, &a));
+  TRY(cuabi_buffer_copy_from_host_async(a, 0, in, sizeof in, producer));
+  TRY(cuabi_stream_dlpack_handoff(producer, static_cast<int64_t>(raw_consumer)));
+  TRY(cuabi_stream_dlpack_wait(consumer, static_cast<int64_t>(raw_producer)));
+  TRY(cuabi_buffer_export_dlpack(a, 0, shape, nullptr, 1, CUABI_DLPACK_UINT, 32, 1, 0, &t));
+  TRY(cuabi_buffer_import_dlpack(t, 0, &back));
+  t = nullptr;  // the buffer owns it now
+  TRY(cuabi_buffer_copy_to_host_async(back, 0, out, sizeof out, consumer));
+  TRY(cuabi_stream_synchronize(consumer));
+  TRY(cuabi_buffer_get_pointer(a, &pa));
+  TRY(cuabi_buffer_get_pointer(back, &pb));
+  o.verified = memcmp(in, out, sizeof in) == 0 && pa == pb;
+done:
+  if (t && t->deleter) t->deleter(t);
+  cuabi_buffer_release(back);
+  cuabi_buffer_release(a);
+  cuabi_stream_release(consumer);
+  cuabi_stream_release(producer);
+  cuabi_device_release(dev);
+  return o;
+}
+
 struct Scenario {
   const char* name;
   Outcome (*run)();
   bool uses_cache;
 };
 const Scenario kScenarios[] = {
-    {"saxpy", saxpy, false}, {"graph", graph, false}, {"cached_compile", cached, true}};
+    {"saxpy", saxpy, false},
+    {"graph", graph, false},
+    {"cached_compile", cached, true},
+    {"virtual_memory", virtual_memory, false},
+    {"batches", batches, false},
+    {"green_tensor", green_tensor, false},
+    {"dlpack", dlpack, false}};
 
 const Scenario* find_scenario(const char* name) {
   for (const Scenario& s : kScenarios)

@@ -189,6 +189,33 @@ Bodies CpuBodies(CpuFixture& f) {
   });
   def("device_reset.null_device",
       [](CaseContext&) -> cuabi_status { return cuabi_device_reset(nullptr); });
+  // --- Batches ----------------------------------------------------------------
+  def("stream_mem_op_batch.null_stream", [](CaseContext&) -> cuabi_status {
+    const cuabi_mem_op op = CUABI_MEM_OP_INIT;
+    return cuabi_stream_mem_op_batch(nullptr, &op, 1);
+  });
+  def("stream_copy_batch.null_stream", [](CaseContext&) -> cuabi_status {
+    const cuabi_copy_op op = CUABI_COPY_OP_INIT;
+    return cuabi_stream_copy_batch(nullptr, &op, 1, 0);
+  });
+  def("stream_prefetch_batch.null_stream", [](CaseContext&) -> cuabi_status {
+    const cuabi_managed_range r = CUABI_MANAGED_RANGE_INIT;
+    return cuabi_stream_prefetch_batch(nullptr, &r, 1, 0);
+  });
+  def("stream_discard_batch.null_stream", [](CaseContext&) -> cuabi_status {
+    const cuabi_managed_range r = CUABI_MANAGED_RANGE_INIT;
+    return cuabi_stream_discard_batch(nullptr, &r, 1);
+  });
+  def("stream_discard_and_prefetch_batch.null_stream", [](CaseContext&) -> cuabi_status {
+    const cuabi_managed_range r = CUABI_MANAGED_RANGE_INIT;
+    return cuabi_stream_discard_and_prefetch_batch(nullptr, &r, 1, 0);
+  });
+  def("mem_op_init.struct_size_too_small", [](CaseContext&) -> cuabi_status {
+    cuabi_mem_op op;
+    return cuabi_mem_op_init(&op, 4);
+  });
+  def("copy_op_init.null_op",
+      [](CaseContext&) -> cuabi_status { return cuabi_copy_op_init(nullptr, sizeof(cuabi_copy_op)); });
   def("stream_write_value.null_stream", [](CaseContext&) -> cuabi_status {
     return cuabi_stream_write_value(nullptr, nullptr, 0, 1, 4, 0);
   });
@@ -1029,6 +1056,130 @@ Bodies CpuBodies(CpuFixture& f) {
   });
   def("library_load_data.garbage_image", [](CaseContext&) -> cuabi_status {
     const char g[] = "not PTX, not CUBIN"; Library l; return cuabi_library_load_data(g, sizeof g, l.out());
+  });
+  // --- DLPack import: each refusal, before the driver is needed -----------
+  // A valid one-dimensional float32 tensor of 16 elements, changed by `edit`;
+  // a refusal must leave it the caller's (its deleter not run) and `out` alone.
+  {
+    static int64_t shape16[1] = {16};
+    static int64_t neg_strides[1] = {-1};
+    static int deleted = 0;
+    struct Dl {
+      static void CUABI_CALL count(cuabi_dlpack_managed_tensor_versioned*) { ++deleted; }
+      static void CUABI_CALL count_unversioned(cuabi_dlpack_managed_tensor*) { ++deleted; }
+    };
+    auto versioned = [](std::function<void(cuabi_dlpack_managed_tensor_versioned&)> edit,
+                        uint32_t flags) -> Body {
+      return [edit, flags](CaseContext& c) -> cuabi_status {
+        cuabi_dlpack_managed_tensor_versioned t{};
+        t.version.major = CUABI_DLPACK_MAJOR_VERSION;
+        t.version.minor = CUABI_DLPACK_MINOR_VERSION;
+        t.deleter = &Dl::count;
+        t.dl_tensor.data = reinterpret_cast<void*>(uintptr_t{0x100000});
+        t.dl_tensor.device.device_type = CUABI_DLPACK_DEVICE_CUDA;
+        t.dl_tensor.ndim = 1;
+        t.dl_tensor.dtype.code = CUABI_DLPACK_FLOAT;
+        t.dl_tensor.dtype.bits = 32;
+        t.dl_tensor.dtype.lanes = 1;
+        t.dl_tensor.shape = shape16;
+        edit(t);
+        deleted = 0;
+        cuabi_buffer out = reinterpret_cast<cuabi_buffer>(uintptr_t{0x1234});
+        const cuabi_status st = cuabi_buffer_import_dlpack(&t, flags, &out);
+        if (st != CUABI_SUCCESS && deleted != 0) c.Problem("a refused tensor's deleter ran");
+        if (st != CUABI_SUCCESS && out != reinterpret_cast<cuabi_buffer>(uintptr_t{0x1234}))
+          c.Problem("out was written");
+        return st;
+      };
+    };
+    using T = cuabi_dlpack_managed_tensor_versioned;
+    def("buffer_import_dlpack.null_tensor", [](CaseContext&) -> cuabi_status {
+      cuabi_buffer out = nullptr;
+      return cuabi_buffer_import_dlpack(nullptr, 0, &out);
+    });
+    def("buffer_import_dlpack.null_out", [](CaseContext&) -> cuabi_status {
+      cuabi_dlpack_managed_tensor_versioned t{};
+      return cuabi_buffer_import_dlpack(&t, 0, nullptr);
+    });
+    def("buffer_import_dlpack.unknown_flags", versioned([](T&) {}, 6));
+    def("buffer_import_dlpack.major_version_0", versioned([](T& t) { t.version.major = 0; }, 0));
+    def("buffer_import_dlpack.major_version_2", versioned([](T& t) { t.version.major = 2; }, 0));
+    def("buffer_import_dlpack.read_only_without_flag",
+        versioned([](T& t) { t.flags = CUABI_DLPACK_FLAG_READ_ONLY; }, 0));
+    def("buffer_import_dlpack.subbyte_padded",
+        versioned([](T& t) { t.flags = CUABI_DLPACK_FLAG_IS_SUBBYTE_TYPE_PADDED; }, 0));
+    def("buffer_import_dlpack.cpu_device",
+        versioned([](T& t) { t.dl_tensor.device.device_type = 1; }, 0));
+    def("buffer_import_dlpack.rocm_device",
+        versioned([](T& t) { t.dl_tensor.device.device_type = 10; }, 0));
+    def("buffer_import_dlpack.zero_bits", versioned([](T& t) { t.dl_tensor.dtype.bits = 0; }, 0));
+    def("buffer_import_dlpack.zero_lanes", versioned([](T& t) { t.dl_tensor.dtype.lanes = 0; }, 0));
+    def("buffer_import_dlpack.subbyte_bits", versioned([](T& t) { t.dl_tensor.dtype.bits = 4; }, 0));
+    def("buffer_import_dlpack.unknown_type_code",
+        versioned([](T& t) { t.dl_tensor.dtype.code = 200; }, 0));
+    def("buffer_import_dlpack.negative_ndim", versioned([](T& t) { t.dl_tensor.ndim = -1; }, 0));
+    def("buffer_import_dlpack.too_many_dims", versioned([](T& t) { t.dl_tensor.ndim = 65; }, 0));
+    def("buffer_import_dlpack.null_shape", versioned([](T& t) { t.dl_tensor.shape = nullptr; }, 0));
+    def("buffer_import_dlpack.negative_extent", versioned([](T& t) {
+          static int64_t bad[1] = {-3};
+          t.dl_tensor.shape = bad;
+        }, 0));
+    def("buffer_import_dlpack.no_elements", versioned([](T& t) {
+          static int64_t none[1] = {0};
+          t.dl_tensor.shape = none;
+        }, 0));
+    def("buffer_import_dlpack.negative_stride",
+        versioned([](T& t) { t.dl_tensor.strides = neg_strides; }, 0));
+    def("buffer_import_dlpack.null_data", versioned([](T& t) { t.dl_tensor.data = nullptr; }, 0));
+    def("buffer_import_dlpack.negative_device_id",
+        versioned([](T& t) { t.dl_tensor.device.device_id = -1; }, 0));
+    def("buffer_import_dlpack_unversioned.cpu_device", [](CaseContext& c) -> cuabi_status {
+      cuabi_dlpack_managed_tensor t{};
+      t.deleter = &Dl::count_unversioned;
+      t.dl_tensor.data = reinterpret_cast<void*>(uintptr_t{0x100000});
+      t.dl_tensor.device.device_type = 1;
+      t.dl_tensor.ndim = 1;
+      t.dl_tensor.dtype.code = CUABI_DLPACK_FLOAT;
+      t.dl_tensor.dtype.bits = 32;
+      t.dl_tensor.dtype.lanes = 1;
+      t.dl_tensor.shape = shape16;
+      deleted = 0;
+      cuabi_buffer out = nullptr;
+      const cuabi_status st = cuabi_buffer_import_dlpack_unversioned(&t, 0, &out);
+      if (deleted != 0) c.Problem("a refused tensor's deleter ran");
+      return st;
+    });
+    def("buffer_import_dlpack_unversioned.null_tensor", [](CaseContext&) -> cuabi_status {
+      cuabi_buffer out = nullptr;
+      return cuabi_buffer_import_dlpack_unversioned(nullptr, 0, &out);
+    });
+    def("buffer_export_dlpack.null_buffer", [](CaseContext&) -> cuabi_status {
+      cuabi_dlpack_managed_tensor_versioned* out = nullptr;
+      return cuabi_buffer_export_dlpack(nullptr, 0, shape16, nullptr, 1, CUABI_DLPACK_FLOAT, 32, 1,
+                                        0, &out);
+    });
+    def("stream_dlpack_handoff.null_stream", [](CaseContext&) -> cuabi_status {
+      return cuabi_stream_dlpack_handoff(nullptr, 1);
+    });
+  }
+  // --- Virtual memory: NULL handles ------------------------------------------
+  def("physical_memory_create.null_device", [](CaseContext&) -> cuabi_status {
+    PhysicalMemory m; return cuabi_physical_memory_create(nullptr, 2 << 20, 0, m.out());
+  });
+  def("physical_memory_free.null_memory", [](CaseContext&) -> cuabi_status {
+    return cuabi_physical_memory_free(nullptr);
+  });
+  def("address_range_reserve.null_device", [](CaseContext&) -> cuabi_status {
+    AddressRange r; return cuabi_address_range_reserve(nullptr, 2 << 20, r.out());
+  });
+  def("address_range_map.null_range", [](CaseContext&) -> cuabi_status {
+    return cuabi_address_range_map(nullptr, 0, nullptr);
+  });
+  def("buffer_grow.null_buffer", [](CaseContext&) -> cuabi_status {
+    return cuabi_buffer_grow(nullptr, 2 << 20);
+  });
+  def("buffer_alloc_growable.null_device", [](CaseContext&) -> cuabi_status {
+    Buffer out; return cuabi_buffer_alloc_growable(nullptr, 0, 2 << 20, out.out());
   });
   return b;
 }

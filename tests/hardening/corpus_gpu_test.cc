@@ -243,6 +243,187 @@ Bodies GpuBodies(GpuFixture& f) {
   });
   def("buffer_memset.memset_past_the_end",
       [a](CaseContext&) -> cuabi_status { return cuabi_buffer_memset(a, 4095, 0, 2); });
+  // --- Batches (memory operations, copies, prefetches, discards) ------------
+  {
+    auto write_op = [](cuabi_buffer buf, size_t offset, uint64_t value, uint32_t width) {
+      cuabi_mem_op op = CUABI_MEM_OP_INIT;
+      op.buffer = buf;
+      op.offset = offset;
+      op.value = value;
+      op.width = width;
+      return op;
+    };
+    auto h2d = [](cuabi_buffer dst, size_t dst_offset, size_t bytes) {
+      cuabi_copy_op op = CUABI_COPY_OP_INIT;
+      op.dst_buffer = dst;
+      op.dst_offset = dst_offset;
+      op.src_host = host;
+      op.bytes = bytes;
+      return op;
+    };
+    def("stream_mem_op_batch.count_of_0", [a, &f, write_op](CaseContext&) -> cuabi_status {
+      const cuabi_mem_op op = write_op(a, 0, 1, 4);
+      return cuabi_stream_mem_op_batch(f.stream, &op, 0);
+    });
+    def("stream_mem_op_batch.count_past_255", [a, &f, write_op](CaseContext&) -> cuabi_status {
+      std::vector<cuabi_mem_op> ops(256, write_op(a, 0, 1, 4));
+      return cuabi_stream_mem_op_batch(f.stream, ops.data(), ops.size());
+    });
+    def("stream_mem_op_batch.null_ops",
+        [&f](CaseContext&) -> cuabi_status { return cuabi_stream_mem_op_batch(f.stream, nullptr, 2); });
+    def("stream_mem_op_batch.a_misaligned_word_in_ops_2",
+        [a, &f, write_op](CaseContext&) -> cuabi_status {
+          const cuabi_mem_op ops[] = {write_op(a, 0, 1, 4), write_op(a, 8, 1, 8),
+                                      write_op(a, 6, 1, 4)};
+          return cuabi_stream_mem_op_batch(f.stream, ops, 3);
+        });
+    def("stream_mem_op_batch.a_word_past_the_end_in_ops_1",
+        [a, &f, write_op](CaseContext&) -> cuabi_status {
+          const cuabi_mem_op ops[] = {write_op(a, 0, 1, 4), write_op(a, 4096, 1, 8)};
+          return cuabi_stream_mem_op_batch(f.stream, ops, 2);
+        });
+    def("stream_mem_op_batch.neither_buffer_nor_host_buffer",
+        [&f, write_op](CaseContext&) -> cuabi_status {
+          const cuabi_mem_op op = write_op(nullptr, 0, 1, 4);
+          return cuabi_stream_mem_op_batch(f.stream, &op, 1);
+        });
+    def("stream_mem_op_batch.a_released_buffer_in_ops_1",
+        [a, dev, &f, write_op](CaseContext&) -> cuabi_status {
+          cuabi_buffer gone = nullptr;
+          cuabi_buffer_alloc(dev, 64, &gone);
+          cuabi_buffer_release(gone);
+          const cuabi_mem_op ops[] = {write_op(a, 0, 1, 4), write_op(gone, 0, 1, 4)};
+          return cuabi_stream_mem_op_batch(f.stream, ops, 2);
+        });
+    def("stream_mem_op_batch.a_struct_size_unlike_ops_0",
+        [a, &f, write_op](CaseContext&) -> cuabi_status {
+          cuabi_mem_op ops[] = {write_op(a, 0, 1, 4), write_op(a, 8, 1, 4)};
+          ops[1].struct_size = 8;
+          return cuabi_stream_mem_op_batch(f.stream, ops, 2);
+        });
+    def("stream_mem_op_batch.an_unknown_kind", [a, &f, write_op](CaseContext&) -> cuabi_status {
+      cuabi_mem_op op = write_op(a, 0, 1, 4);
+      op.kind = static_cast<cuabi_mem_op_kind>(7);
+      return cuabi_stream_mem_op_batch(f.stream, &op, 1);
+    });
+    def("stream_mem_op_batch.two_writes_and_a_wait_that_is_met",
+        [a, &f, write_op](CaseContext& ctx) -> cuabi_status {
+          cuabi_mem_op ops[] = {write_op(a, 0, 0xABCD, 4), write_op(a, 8, 0x1234567890ull, 8),
+                                write_op(a, 0, 0xABCD, 4)};
+          ops[2].kind = CUABI_MEM_OP_WAIT;
+          ops[2].condition = CUABI_WAIT_EQ;
+          const cuabi_status st = cuabi_stream_mem_op_batch(f.stream, ops, 3);
+          cuabi_stream_synchronize(f.stream);
+          uint64_t got[2] = {0, 0};
+          cuabi_buffer_copy_to_host(a, 0, got, 16);
+          if ((got[0] & 0xFFFFFFFFu) != 0xABCD || got[1] != 0x1234567890ull)
+            ctx.Problem("the batch's words did not land");
+          return st;
+        });
+    def("stream_copy_batch.a_destination_past_its_end_in_ops_412",
+        [a, &f, h2d](CaseContext&) -> cuabi_status {
+          std::vector<cuabi_copy_op> ops(500);
+          for (size_t i = 0; i < ops.size(); ++i) ops[i] = h2d(a, i * 8, 8);
+          ops[412] = h2d(a, 4000, 200);
+          return cuabi_stream_copy_batch(f.stream, ops.data(), ops.size(), 0);
+        });
+    def("stream_copy_batch.a_source_past_its_end_in_ops_1",
+        [a, b, &f, h2d](CaseContext&) -> cuabi_status {
+          cuabi_copy_op ops[] = {h2d(a, 0, 8), h2d(a, 0, 100)};
+          ops[1].src_host = nullptr;
+          ops[1].src_buffer = b;
+          ops[1].src_offset = 4000;
+          return cuabi_stream_copy_batch(f.stream, ops, 2, 0);
+        });
+    def("stream_copy_batch.no_destination", [&f, h2d](CaseContext&) -> cuabi_status {
+      const cuabi_copy_op op = h2d(nullptr, 0, 8);
+      return cuabi_stream_copy_batch(f.stream, &op, 1, 0);
+    });
+    def("stream_copy_batch.two_sources", [a, b, &f, h2d](CaseContext&) -> cuabi_status {
+      cuabi_copy_op op = h2d(a, 0, 8);
+      op.src_buffer = b;
+      return cuabi_stream_copy_batch(f.stream, &op, 1, 0);
+    });
+    def("stream_copy_batch.overlapping_ranges_in_ops_3",
+        [a, &f, h2d](CaseContext&) -> cuabi_status {
+          cuabi_copy_op ops[4] = {h2d(a, 0, 8), h2d(a, 8, 8), h2d(a, 16, 8), h2d(a, 100, 64)};
+          ops[3].src_host = nullptr;
+          ops[3].src_buffer = a;
+          ops[3].src_offset = 120;
+          return cuabi_stream_copy_batch(f.stream, ops, 4, 0);
+        });
+    def("stream_copy_batch.unknown_flags", [a, &f, h2d](CaseContext&) -> cuabi_status {
+      const cuabi_copy_op op = h2d(a, 0, 8);
+      return cuabi_stream_copy_batch(f.stream, &op, 1, 0x10);
+    });
+    def("stream_copy_batch.pinned_memory_past_its_end", [a, dev, &f](CaseContext&) -> cuabi_status {
+      cuabi_host_buffer pinned = nullptr;
+      cuabi_host_buffer_alloc(dev, 64, &pinned);
+      cuabi_copy_op op = CUABI_COPY_OP_INIT;
+      op.dst_host_buffer = pinned;
+      op.dst_offset = 32;
+      op.src_buffer = a;
+      op.bytes = 64;
+      const cuabi_status st = cuabi_stream_copy_batch(f.stream, &op, 1, 0);
+      cuabi_host_buffer_release(pinned);
+      return st;
+    });
+    def("stream_copy_batch.a_thousand_host_to_device_copies",
+        [a, &f, h2d](CaseContext& ctx) -> cuabi_status {
+          for (size_t i = 0; i < 4000; ++i) host[i] = static_cast<char>(i * 7 + 3);
+          std::vector<cuabi_copy_op> ops(1000);
+          for (size_t i = 0; i < ops.size(); ++i) {
+            ops[i] = h2d(a, i * 4, 4);
+            ops[i].src_offset = i * 4;
+          }
+          const cuabi_status st = cuabi_stream_copy_batch(f.stream, ops.data(), ops.size(), 0);
+          cuabi_stream_synchronize(f.stream);
+          std::vector<char> back(4000);
+          cuabi_buffer_copy_to_host(a, 0, back.data(), back.size());
+          for (size_t i = 0; i < back.size(); ++i)
+            if (back[i] != static_cast<char>(i * 7 + 3)) {
+              ctx.Problem("byte " + std::to_string(i) + " of the batch's copies is wrong");
+              break;
+            }
+          return st;
+        });
+    auto managed_ranges = [dev](Buffer& m, cuabi_buffer other) {
+      cuabi_buffer_alloc_managed(dev, 4096, 0, m.out());
+      std::vector<cuabi_managed_range> r(2, cuabi_managed_range(CUABI_MANAGED_RANGE_INIT));
+      r[0].buffer = m;
+      r[0].bytes = 2048;
+      r[1].buffer = other ? other : m.get();
+      r[1].offset = 2048;
+      r[1].bytes = 2048;
+      return r;
+    };
+    def("stream_prefetch_batch.a_device_buffer_in_ranges_1",
+        [a, &f, managed_ranges](CaseContext&) -> cuabi_status {
+          Buffer m;
+          auto r = managed_ranges(m, a);
+          return cuabi_stream_prefetch_batch(f.stream, r.data(), r.size(), 0);
+        });
+    def("stream_prefetch_batch.an_unknown_location",
+        [&f, managed_ranges](CaseContext&) -> cuabi_status {
+          Buffer m;
+          auto r = managed_ranges(m, nullptr);
+          return cuabi_stream_prefetch_batch(f.stream, r.data(), r.size(), 99);
+        });
+    def("stream_discard_batch.a_range_past_the_end_in_ranges_1",
+        [&f, managed_ranges](CaseContext&) -> cuabi_status {
+          Buffer m;
+          auto r = managed_ranges(m, nullptr);
+          r[1].bytes = 4096;
+          return cuabi_stream_discard_batch(f.stream, r.data(), r.size());
+        });
+    def("stream_discard_and_prefetch_batch.a_range_of_0_bytes",
+        [&f, managed_ranges](CaseContext&) -> cuabi_status {
+          Buffer m;
+          auto r = managed_ranges(m, nullptr);
+          r[0].bytes = 0;
+          return cuabi_stream_discard_and_prefetch_batch(f.stream, r.data(), r.size(), 0);
+        });
+  }
   // --- Stream memory operations ---------------------------------------------
   def("stream_write_value.a_width_of_3_bytes", [a, &f](CaseContext&) -> cuabi_status {
     return cuabi_stream_write_value(f.stream, a, 0, 1, 3, 0);
@@ -369,6 +550,168 @@ Bodies GpuBodies(GpuFixture& f) {
         big.c.struct_size = sizeof(big);
         SaxpyArgs args(a);
         return cuabi_function_launch_sized(saxpy, &big.c, nullptr, args.params, args.sizes, 5);
+      });
+
+  // --- Launch attributes (cuabi_launch_config's 0.3 fields) -------------------
+  auto launch_on = [saxpy, a](const cuabi_launch_config& c, cuabi_stream s) {
+    SaxpyArgs args(a);
+    return cuabi_function_launch_sized(saxpy, &c, s, args.params, args.sizes, 5);
+  };
+  def("function_launch_sized.access_policy_window_past_the_device_maximum",
+      [launch_cfg, a, dev](CaseContext&) -> cuabi_status {
+        int32_t most = 0;
+        cuabi_device_get_attribute(dev, 109, &most);  // MAX_ACCESS_POLICY_WINDOW_SIZE
+        cuabi_launch_config c = Config(1, 32);
+        cuabi_buffer_get_pointer(a, &c.access_policy_window.base);
+        c.access_policy_window.bytes = static_cast<size_t>(most) + 1;
+        return launch_cfg(c);
+      });
+  def("function_launch_sized.access_policy_window_hit_ratio_above_1",
+      [launch_cfg, a](CaseContext&) -> cuabi_status {
+        cuabi_launch_config c = Config(1, 32);
+        cuabi_buffer_get_pointer(a, &c.access_policy_window.base);
+        c.access_policy_window.bytes = 4096;
+        c.access_policy_window.hit_ratio = 1.5f;
+        return launch_cfg(c);
+      });
+  def("function_launch_sized.access_policy_window_hit_ratio_negative",
+      [launch_cfg, a](CaseContext&) -> cuabi_status {
+        cuabi_launch_config c = Config(1, 32);
+        cuabi_buffer_get_pointer(a, &c.access_policy_window.base);
+        c.access_policy_window.bytes = 4096;
+        c.access_policy_window.hit_ratio = -0.25f;
+        return launch_cfg(c);
+      });
+  def("function_launch_sized.access_policy_window_unknown_hit_property",
+      [launch_cfg, a](CaseContext&) -> cuabi_status {
+        cuabi_launch_config c = Config(1, 32);
+        cuabi_buffer_get_pointer(a, &c.access_policy_window.base);
+        c.access_policy_window.bytes = 4096;
+        c.access_policy_window.hit_property = static_cast<cuabi_access_property>(7);
+        return launch_cfg(c);
+      });
+  def("function_launch_sized.access_policy_window_base_0",
+      [launch_cfg](CaseContext&) -> cuabi_status {
+        cuabi_launch_config c = Config(1, 32);
+        c.access_policy_window.bytes = 4096;
+        return launch_cfg(c);
+      });
+  def("function_launch_sized.unknown_sync_policy", [launch_cfg](CaseContext&) -> cuabi_status {
+    cuabi_launch_config c = Config(1, 32);
+    c.sync_policy = static_cast<cuabi_sync_policy>(9);
+    return launch_cfg(c);
+  });
+  def("function_launch_sized.sync_policy_on_a_launch", [launch_cfg](CaseContext&) -> cuabi_status {
+    cuabi_launch_config c = Config(1, 32);
+    c.sync_policy = CUABI_SYNC_POLICY_SPIN;
+    return launch_cfg(c);
+  });
+  def("function_launch_sized.unknown_cluster_scheduling_policy",
+      [launch_cfg](CaseContext&) -> cuabi_status {
+        cuabi_launch_config c = Config(1, 32);
+        c.cluster_scheduling_policy = static_cast<cuabi_cluster_scheduling_policy>(7);
+        return launch_cfg(c);
+      });
+  def("function_launch_sized.unknown_mem_sync_domain", [launch_cfg](CaseContext&) -> cuabi_status {
+    cuabi_launch_config c = Config(1, 32);
+    c.mem_sync_domain = 2;
+    return launch_cfg(c);
+  });
+  def("function_launch_sized.mem_sync_domain_map_past_the_device_s_domains",
+      [launch_cfg, dev](CaseContext&) -> cuabi_status {
+        int32_t count = 0;
+        cuabi_device_get_attribute(dev, 126, &count);  // MEM_SYNC_DOMAIN_COUNT
+        cuabi_launch_config c = Config(1, 32);
+        c.mem_sync_domain_map_default = 0;
+        c.mem_sync_domain_map_remote = count;
+        return launch_cfg(c);
+      });
+  def("function_launch_sized.mem_sync_domain_map_half_given",
+      [launch_cfg](CaseContext&) -> cuabi_status {
+        cuabi_launch_config c = Config(1, 32);
+        c.mem_sync_domain_map_default = 0;
+        return launch_cfg(c);
+      });
+  def("function_launch_sized.shared_carveout_of_101", [launch_cfg](CaseContext&) -> cuabi_status {
+    cuabi_launch_config c = Config(1, 32);
+    c.shared_carveout = 101;
+    return launch_cfg(c);
+  });
+  def("function_launch_sized.shared_carveout_of_minus_2",
+      [launch_cfg](CaseContext&) -> cuabi_status {
+        cuabi_launch_config c = Config(1, 32);
+        c.shared_carveout = -2;
+        return launch_cfg(c);
+      });
+  def("function_launch_sized.completion_event_that_times",
+      [launch_cfg, &f](CaseContext&) -> cuabi_status {
+        cuabi_launch_config c = Config(1, 32);
+        c.completion_event = f.event;
+        return launch_cfg(c);
+      });
+  def("function_launch_sized.completion_event_released",
+      [launch_cfg, dev](CaseContext&) -> cuabi_status {
+        cuabi_event e = nullptr;
+        cuabi_event_create(dev, CUABI_EVENT_DISABLE_TIMING, &e);
+        cuabi_event_release(e);
+        cuabi_launch_config c = Config(1, 32);
+        c.completion_event = e;
+        return launch_cfg(c);
+      });
+  def("function_launch_sized.device_updatable_node_outside_a_capture",
+      [launch_on, &f](CaseContext&) -> cuabi_status {
+        cuabi_launch_config c = Config(1, 32);
+        c.flags = CUABI_LAUNCH_DEVICE_UPDATABLE_KERNEL_NODE;
+        return launch_on(c, f.stream);
+      });
+  def("function_launch_sized.device_updatable_node_on_the_default_stream",
+      [launch_on](CaseContext&) -> cuabi_status {
+        cuabi_launch_config c = Config(1, 32);
+        c.flags = CUABI_LAUNCH_DEVICE_UPDATABLE_KERNEL_NODE;
+        return launch_on(c, nullptr);
+      });
+  def("launch_plan_create.plan_with_a_shared_carveout_of_101",
+      [saxpy](CaseContext& ctx) -> cuabi_status {
+        cuabi_launch_config c = Config(1, 32);
+        c.shared_carveout = 101;
+        cuabi_launch_plan out = AsHandle<cuabi_launch_plan>(0x99);
+        const cuabi_status st = cuabi_launch_plan_create(saxpy, &c, nullptr, &out);
+        if (HandleValue(out) != 0x99) ctx.Problem("out was written although the call failed");
+        return st;
+      });
+  def("launch_plan_create.plan_with_an_unknown_mem_sync_domain",
+      [saxpy](CaseContext&) -> cuabi_status {
+        cuabi_launch_config c = Config(1, 32);
+        c.mem_sync_domain = 5;
+        cuabi_launch_plan out = nullptr;
+        const cuabi_status st = cuabi_launch_plan_create(saxpy, &c, nullptr, &out);
+        if (st == CUABI_SUCCESS) cuabi_launch_plan_release(out);
+        return st;
+      });
+  def("launch_plan_launch.device_updatable_plan_outside_a_capture",
+      [saxpy, &f](CaseContext& ctx) -> cuabi_status {
+        cuabi_launch_config c = Config(1, 32);
+        c.flags = CUABI_LAUNCH_DEVICE_UPDATABLE_KERNEL_NODE;
+        cuabi_launch_plan plan = nullptr;
+        if (cuabi_launch_plan_create(saxpy, &c, f.stream, &plan) != CUABI_SUCCESS) {
+          ctx.Problem("the plan was refused at creation (the capture is checked at launch)");
+          return CUABI_SUCCESS;
+        }
+        const cuabi_status st = cuabi_launch_plan_launch(plan);
+        cuabi_launch_plan_release(plan);
+        return st;
+      });
+  def("function_launch_sized.config_of_the_0_2_size", [launch_cfg](CaseContext&) -> cuabi_status {
+    cuabi_launch_config c = Config(1, 32);
+    c.struct_size = 64;
+    c.shared_carveout = 101;  // past an 0.2 struct: not read
+    return launch_cfg(c);
+  });
+  def("function_launch_sized.config_of_a_size_between_versions",
+      [launch_cfg](CaseContext&) -> cuabi_status {
+        cuabi_launch_config c = Config(1, 32);
+        c.struct_size = 100;
+        return launch_cfg(c);
       });
 
   // --- Argument lists ----------------------------------------------------------
@@ -1193,6 +1536,566 @@ Bodies GpuBodies(GpuFixture& f) {
   });
   def("module_get_kernel_name.index_past_the_end", [dev, &f](CaseContext&) -> cuabi_status {
     size_t n = 0; return cuabi_module_get_kernel_name(f.saxpy_module, 1000, CUABI_NAME_SYMBOL, nullptr, &n);
+  });
+  // --- DLPack: export past the buffer, bad flags and dtypes; the handshake --
+  {
+    static int64_t one[1] = {1}, s1024[1] = {1024}, rows[2] = {8, 1};
+    auto exporting = [a](uint64_t offset, const int64_t* shape, const int64_t* strides,
+                         size_t ndim, uint32_t bits, uint32_t lanes, uint64_t flags) -> Body {
+      return [=](CaseContext& ctx) -> cuabi_status {
+        cuabi_dlpack_managed_tensor_versioned* out = nullptr;
+        const cuabi_status st = cuabi_buffer_export_dlpack(a, offset, shape, strides, ndim,
+                                                           CUABI_DLPACK_FLOAT, bits, lanes,
+                                                           flags, &out);
+        if (st != CUABI_SUCCESS && out) ctx.Problem("out was written although the call failed");
+        if (out && out->deleter) out->deleter(out);
+        return st;
+      };
+    };
+    static int64_t past[1] = {1025};  // 1025 float32 in a 4096-byte buffer
+    def("buffer_export_dlpack.past_the_end", exporting(0, past, nullptr, 1, 32, 1, 0));
+    def("buffer_export_dlpack.byte_offset_past_the_end", [dev](CaseContext&) -> cuabi_status {
+      Buffer small;
+      if (cuabi_buffer_alloc(dev, 4, small.out())) return CUABI_ERROR_INTERNAL;
+      static int64_t none[1] = {0};
+      cuabi_dlpack_managed_tensor_versioned* out = nullptr;
+      return cuabi_buffer_export_dlpack(small, 8, none, nullptr, 1, CUABI_DLPACK_FLOAT, 32, 1, 0,
+                                        &out);
+    });
+    // 129 rows of 8 floats, 8 apart: 1032 floats, past the 1024 the buffer holds.
+    static int64_t far_rows[2] = {129, 8};
+    def("buffer_export_dlpack.strides_past_the_end", exporting(0, far_rows, rows, 2, 32, 1, 0));
+    static int64_t two[1] = {2};
+    def("buffer_export_dlpack.negative_stride_below_start", [a](CaseContext&) -> cuabi_status {
+      static int64_t neg[1] = {-1};
+      cuabi_dlpack_managed_tensor_versioned* out = nullptr;
+      return cuabi_buffer_export_dlpack(a, 0, two, neg, 1, CUABI_DLPACK_FLOAT, 32, 1, 0, &out);
+    });
+    def("buffer_export_dlpack.unknown_flags",
+        exporting(0, s1024, nullptr, 1, 32, 1, CUABI_DLPACK_FLAG_IS_COPIED));
+    def("buffer_export_dlpack.subbyte_bits", exporting(0, one, nullptr, 1, 4, 1, 0));
+    def("buffer_export_dlpack.zero_lanes", exporting(0, one, nullptr, 1, 32, 0, 0));
+    def("buffer_export_dlpack.too_many_dims", exporting(0, one, nullptr, 65, 32, 1, 0));
+    def("buffer_export_dlpack.null_shape", exporting(0, nullptr, nullptr, 1, 32, 1, 0));
+    def("buffer_export_dlpack.null_out", [a](CaseContext&) -> cuabi_status {
+      return cuabi_buffer_export_dlpack(a, 0, one, nullptr, 1, CUABI_DLPACK_FLOAT, 32, 1, 0,
+                                        nullptr);
+    });
+    def("buffer_import_dlpack.device_id_past_count", [](CaseContext& ctx) -> cuabi_status {
+      static int deleted = 0;
+      struct Dl {
+        static void CUABI_CALL count(cuabi_dlpack_managed_tensor_versioned*) { ++deleted; }
+      };
+      cuabi_dlpack_managed_tensor_versioned t{};
+      t.version.major = CUABI_DLPACK_MAJOR_VERSION;
+      t.deleter = &Dl::count;
+      t.dl_tensor.data = reinterpret_cast<void*>(uintptr_t{0x100000});
+      t.dl_tensor.device.device_type = CUABI_DLPACK_DEVICE_CUDA;
+      t.dl_tensor.device.device_id = 4096;
+      t.dl_tensor.ndim = 1;
+      t.dl_tensor.dtype.code = CUABI_DLPACK_FLOAT;
+      t.dl_tensor.dtype.bits = 32;
+      t.dl_tensor.dtype.lanes = 1;
+      t.dl_tensor.shape = one;
+      deleted = 0;
+      Buffer out;
+      const cuabi_status st = cuabi_buffer_import_dlpack(&t, 0, out.out());
+      if (deleted) ctx.Problem("a refused tensor's deleter ran");
+      return st;
+    });
+    const cuabi_stream stream = f.stream.get();
+    def("stream_dlpack_handoff.zero_stream", [stream](CaseContext&) -> cuabi_status {
+      return cuabi_stream_dlpack_handoff(stream, 0);
+    });
+    def("stream_dlpack_handoff.negative_stream", [stream](CaseContext&) -> cuabi_status {
+      return cuabi_stream_dlpack_handoff(stream, -2);
+    });
+    def("stream_dlpack_wait.zero_stream", [stream](CaseContext&) -> cuabi_status {
+      return cuabi_stream_dlpack_wait(stream, 0);
+    });
+  }
+  // --- Green contexts --------------------------------------------------------
+  // The device's SM resource; its count and alignment for the bounds.
+  auto sms = [dev](SmResource* all, uint32_t* count, uint32_t* align) {
+    cuabi_device_get_sm_resource(dev, all->out());
+    cuabi_sm_resource_get_sm_count(*all, count);
+    cuabi_sm_resource_get_alignment(*all, align);
+  };
+  def("sm_resource_split.zero_groups", [sms](CaseContext&) -> cuabi_status {
+    SmResource all, out; uint32_t n = 0, a = 0; sms(&all, &n, &a); return cuabi_sm_resource_split(all, 0, 0, 0, out.out());
+  });
+  def("sm_resource_split.min_count_above_the_sm_count", [sms](CaseContext&) -> cuabi_status {
+    SmResource all, out; uint32_t n = 0, a = 0; sms(&all, &n, &a); return cuabi_sm_resource_split(all, 1, n + a, 0, out.out());
+  });
+  def("sm_resource_split.min_count_off_the_granularity", [sms](CaseContext&) -> cuabi_status {
+    SmResource all, out; uint32_t n = 0, a = 0; sms(&all, &n, &a); return cuabi_sm_resource_split(all, 1, a + 1, 0, out.out());
+  });
+  def("sm_resource_split.more_groups_than_sms", [sms](CaseContext&) -> cuabi_status {
+    SmResource all, out; uint32_t n = 0, a = 0; sms(&all, &n, &a); return cuabi_sm_resource_split(all, 100000, 0, 0, out.out());
+  });
+  def("sm_resource_split.index_past_the_remainder", [sms](CaseContext&) -> cuabi_status {
+    SmResource all, out; uint32_t n = 0, a = 0; sms(&all, &n, &a); return cuabi_sm_resource_split(all, 1, 0, 2, out.out());
+  });
+  def("sm_resource_split.part_split_again", [sms](CaseContext&) -> cuabi_status {
+    SmResource all, part, out; uint32_t n = 0, a = 0; sms(&all, &n, &a); cuabi_sm_resource_split(all, 1, 0, 0, part.out()); return cuabi_sm_resource_split(part, 1, 0, 0, out.out());
+  });
+  def("sm_resource_get_group_count.min_count_above_the_sm_count", [sms](CaseContext&) -> cuabi_status {
+    SmResource all; uint32_t n = 0, a = 0, g = 0; sms(&all, &n, &a); return cuabi_sm_resource_get_group_count(all, n + a, &g);
+  });
+  def("green_context_create_stream.blocking", [sms](CaseContext&) -> cuabi_status {
+    SmResource all; GreenContext g; Stream s; uint32_t n = 0, a = 0; sms(&all, &n, &a); cuabi_green_context_create(all, g.out()); return cuabi_green_context_create_stream(g, 0, 0, s.out());
+  });
+  def("green_context_create_stream.unknown_flags", [sms](CaseContext&) -> cuabi_status {
+    SmResource all; GreenContext g; Stream s; uint32_t n = 0, a = 0; sms(&all, &n, &a); cuabi_green_context_create(all, g.out()); return cuabi_green_context_create_stream(g, 0x80 | CUABI_STREAM_NON_BLOCKING, 0, s.out());
+  });
+  def("green_context_check_stream.other_green_context", [sms](CaseContext&) -> cuabi_status {
+    SmResource all, p0, p1; GreenContext g0, g1; Stream s1; uint32_t n = 0, a = 0; sms(&all, &n, &a);
+    cuabi_sm_resource_split(all, 2, 0, 0, p0.out()); cuabi_sm_resource_split(all, 2, 0, 1, p1.out());
+    cuabi_green_context_create(p0, g0.out()); cuabi_green_context_create(p1, g1.out());
+    cuabi_green_context_create_stream(g1, CUABI_STREAM_NON_BLOCKING, 0, s1.out());
+    return cuabi_green_context_check_stream(g0, s1);
+  });
+  def("green_context_check_stream.primary_context_stream", [sms, &f](CaseContext&) -> cuabi_status {
+    SmResource all; GreenContext g; uint32_t n = 0, a = 0; sms(&all, &n, &a); cuabi_green_context_create(all, g.out()); return cuabi_green_context_check_stream(g, f.stream);
+  });
+
+  // --- Tensor maps -------------------------------------------------------------
+  // A float tensor over buffer `a` (4096 bytes), dimension 0 innermost; each
+  // case changes one thing of a right 64 x 16 map with a 32 x 8 box.
+  struct Tiled {
+    size_t offset = 0;
+    cuabi_tensor_data_type type = CUABI_TENSOR_FLOAT32;
+    size_t rank = 2;
+    size_t sizes[6] = {64, 16, 1, 1, 1, 1};
+    size_t strides[6] = {4, 256, 4096, 4096, 4096, 4096};
+    size_t box[6] = {32, 8, 1, 1, 1, 1};
+    size_t num_box = 0;  // 0: rank
+    size_t steps[6] = {1, 1, 1, 1, 1, 1};
+    cuabi_tensor_interleave interleave = CUABI_TENSOR_INTERLEAVE_NONE;
+    cuabi_tensor_swizzle swizzle = CUABI_TENSOR_SWIZZLE_NONE;
+    cuabi_tensor_oob_fill oob = CUABI_TENSOR_OOB_FILL_ZERO;
+    cuabi_status Encode(cuabi_buffer buffer, TensorMap* map) const {
+      return cuabi_tensor_map_encode_tiled(buffer, offset, type, sizes, rank, strides, rank, box,
+                                           num_box ? num_box : rank, steps, rank, interleave,
+                                           swizzle, CUABI_TENSOR_L2_PROMOTION_NONE, oob,
+                                           map->out());
+    }
+  };
+  auto tiled = [a](void (*change)(Tiled&)) {
+    Tiled t; change(t); TensorMap m; return t.Encode(a, &m);
+  };
+  def("tensor_map_encode_tiled.misaligned_address", [tiled](CaseContext&) { return tiled([](Tiled& t) { t.offset = 8; }); });
+  def("tensor_map_encode_tiled.rank_6", [tiled](CaseContext&) { return tiled([](Tiled& t) { t.rank = 6; }); });
+  def("tensor_map_encode_tiled.rank_0", [tiled](CaseContext&) { return tiled([](Tiled& t) { t.rank = 0; }); });
+  def("tensor_map_encode_tiled.stride_not_multiple_of_16", [tiled](CaseContext&) { return tiled([](Tiled& t) { t.strides[1] = 260; }); });
+  def("tensor_map_encode_tiled.inner_stride_not_element_size", [tiled](CaseContext&) { return tiled([](Tiled& t) { t.strides[0] = 8; }); });
+  def("tensor_map_encode_tiled.stride_below_the_row", [tiled](CaseContext&) { return tiled([](Tiled& t) { t.strides[1] = 128; }); });
+  def("tensor_map_encode_tiled.box_257", [tiled](CaseContext&) { return tiled([](Tiled& t) { t.box[1] = 257; }); });
+  def("tensor_map_encode_tiled.box_inner_not_16_bytes", [tiled](CaseContext&) { return tiled([](Tiled& t) { t.box[0] = 3; }); });
+  def("tensor_map_encode_tiled.swizzle_narrower_than_box", [tiled](CaseContext&) { return tiled([](Tiled& t) { t.box[0] = 64; t.swizzle = CUABI_TENSOR_SWIZZLE_B64; }); });
+  def("tensor_map_encode_tiled.size_0", [tiled](CaseContext&) { return tiled([](Tiled& t) { t.sizes[0] = 0; }); });
+  def("tensor_map_encode_tiled.past_the_buffer", [tiled](CaseContext&) { return tiled([](Tiled& t) { t.sizes[1] = 64; }); });
+  def("tensor_map_encode_tiled.element_stride_9", [tiled](CaseContext&) { return tiled([](Tiled& t) { t.steps[1] = 9; }); });
+  def("tensor_map_encode_tiled.nan_fill_on_integers", [tiled](CaseContext&) { return tiled([](Tiled& t) { t.type = CUABI_TENSOR_INT32; t.oob = CUABI_TENSOR_OOB_FILL_NAN_REQUEST_ZERO_FMA; }); });
+  def("tensor_map_encode_tiled.interleave_rank_2", [tiled](CaseContext&) { return tiled([](Tiled& t) { t.interleave = CUABI_TENSOR_INTERLEAVE_B16; }); });
+  def("tensor_map_encode_tiled.interleave_32_without_swizzle_32", [tiled](CaseContext&) { return tiled([](Tiled& t) { t.rank = 3; t.sizes[1] = 4; t.interleave = CUABI_TENSOR_INTERLEAVE_B32; }); });
+  def("tensor_map_encode_tiled.unknown_data_type", [tiled](CaseContext&) { return tiled([](Tiled& t) { t.type = static_cast<cuabi_tensor_data_type>(40); }); });
+  def("tensor_map_encode_tiled.box_count_off_the_rank", [tiled](CaseContext&) { return tiled([](Tiled& t) { t.num_box = 1; }); });
+  def("tensor_map_encode_tiled.unknown_swizzle", [tiled](CaseContext&) { return tiled([](Tiled& t) { t.swizzle = static_cast<cuabi_tensor_swizzle>(9); }); });
+  // An NHWC float tensor of 16 channels, 4 x 4 pixels, 2 images (rank 4).
+  auto im2col = [a](size_t rank, size_t num_spatial, int32_t lower0, uint32_t channels, uint32_t pixels) {
+    const size_t sizes[4] = {16, 4, 4, 2}, strides[4] = {4, 64, 256, 1024};
+    const int32_t lower[2] = {lower0, 0}, upper[2] = {0, 0};
+    TensorMap m;
+    return cuabi_tensor_map_encode_im2col(a, 0, CUABI_TENSOR_FLOAT32, sizes, rank, strides, rank, nullptr, 0, lower, num_spatial, upper, num_spatial, channels, pixels, CUABI_TENSOR_INTERLEAVE_NONE, CUABI_TENSOR_SWIZZLE_NONE, CUABI_TENSOR_L2_PROMOTION_NONE, CUABI_TENSOR_OOB_FILL_ZERO, m.out());
+  };
+  def("tensor_map_encode_im2col.rank_2", [im2col](CaseContext&) { return im2col(2, 0, 0, 16, 16); });
+  def("tensor_map_encode_im2col.corner_out_of_range", [im2col](CaseContext&) { return im2col(4, 2, -200, 16, 16); });
+  def("tensor_map_encode_im2col.wrong_corner_count", [im2col](CaseContext&) { return im2col(4, 1, 0, 16, 16); });
+  def("tensor_map_encode_im2col.channels_257", [im2col](CaseContext&) { return im2col(4, 2, 0, 257, 16); });
+  def("tensor_map_encode_im2col.pixels_1025", [im2col](CaseContext&) { return im2col(4, 2, 0, 16, 1025); });
+  def("tensor_map_replace_address.misaligned", [a](CaseContext&) -> cuabi_status {
+    Tiled t; TensorMap m; t.Encode(a, &m); return cuabi_tensor_map_replace_address(m, a, 4);
+  });
+  def("tensor_map_replace_address.too_small_buffer", [a, dev](CaseContext&) -> cuabi_status {
+    Tiled t; TensorMap m; t.Encode(a, &m); Buffer small; cuabi_buffer_alloc(dev, 1024, small.out()); return cuabi_tensor_map_replace_address(m, small, 0);
+  });
+  def("tensor_map_get_bytes.too_small", [a](CaseContext&) -> cuabi_status {
+    Tiled t; TensorMap m; t.Encode(a, &m); unsigned char buf[64]; size_t size = sizeof buf; return cuabi_tensor_map_get_bytes(m, buf, &size);
+  });
+  // --- Virtual memory ----------------------------------------------------------
+  // G: the device's granularity; Mapped: a range of four granules with one
+  // two-granule memory mapped at granule 1.
+  static size_t G = 0;
+  auto granule = [dev]() {
+    if (!G) { size_t r = 0; cuabi_device_get_vm_granularity(dev, &G, &r); }
+    return G;
+  };
+  struct Mapped {
+    PhysicalMemory memory;
+    AddressRange range;
+    explicit Mapped(cuabi_device d, size_t g) {
+      cuabi_physical_memory_create(d, 2 * g, 0, memory.out());
+      cuabi_address_range_reserve(d, 4 * g, range.out());
+      cuabi_address_range_map(range, g, memory);
+    }
+  };
+  def("device_get_vm_granularity.null_minimum", [dev](CaseContext&) -> cuabi_status {
+    size_t r = 0; return cuabi_device_get_vm_granularity(dev, nullptr, &r);
+  });
+  def("physical_memory_create.bytes_off_the_granularity", [dev, granule](CaseContext&) -> cuabi_status {
+    PhysicalMemory m; return cuabi_physical_memory_create(dev, granule() + 4096, 0, m.out());
+  });
+  def("physical_memory_create.zero_bytes", [dev](CaseContext&) -> cuabi_status {
+    PhysicalMemory m; return cuabi_physical_memory_create(dev, 0, 0, m.out());
+  });
+  def("physical_memory_create.unknown_flags", [dev, granule](CaseContext&) -> cuabi_status {
+    PhysicalMemory m; return cuabi_physical_memory_create(dev, granule(), 0x80, m.out());
+  });
+  def("physical_memory_create.one_granule", [dev, granule](CaseContext&) -> cuabi_status {
+    PhysicalMemory m; return cuabi_physical_memory_create(dev, granule(), 0, m.out());
+  });
+  def("address_range_reserve.bytes_off_the_granularity", [dev](CaseContext&) -> cuabi_status {
+    AddressRange r; return cuabi_address_range_reserve(dev, 4096, r.out());
+  });
+  def("address_range_map.offset_off_the_granularity", [dev, granule](CaseContext&) -> cuabi_status {
+    Mapped m(dev, granule()); PhysicalMemory p; cuabi_physical_memory_create(dev, granule(), 0, p.out());
+    return cuabi_address_range_map(m.range, 4096, p);
+  });
+  def("address_range_map.over_a_mapped_range", [dev, granule](CaseContext&) -> cuabi_status {
+    Mapped m(dev, granule()); PhysicalMemory p; cuabi_physical_memory_create(dev, granule(), 0, p.out());
+    return cuabi_address_range_map(m.range, 2 * granule(), p);
+  });
+  def("address_range_map.past_the_end", [dev, granule](CaseContext&) -> cuabi_status {
+    Mapped m(dev, granule()); return cuabi_address_range_map(m.range, 3 * granule(), m.memory);
+  });
+  def("address_range_map.freed_memory_handle", [dev, granule](CaseContext&) -> cuabi_status {
+    Mapped m(dev, granule()); PhysicalMemory p; cuabi_physical_memory_create(dev, granule(), 0, p.out());
+    cuabi_physical_memory_free(p); return cuabi_address_range_map(m.range, 0, p);
+  });
+  def("address_range_unmap.unmapped_bytes", [dev, granule](CaseContext&) -> cuabi_status {
+    Mapped m(dev, granule()); return cuabi_address_range_unmap(m.range, 0, 3 * granule());
+  });
+  def("address_range_unmap.cutting_a_mapping", [dev, granule](CaseContext&) -> cuabi_status {
+    Mapped m(dev, granule()); return cuabi_address_range_unmap(m.range, granule(), granule());
+  });
+  def("address_range_unmap.while_a_buffer_views_it", [dev, granule](CaseContext&) -> cuabi_status {
+    Mapped m(dev, granule()); Buffer v; cuabi_buffer_from_range(m.range, dev, granule(), 64, v.out());
+    return cuabi_address_range_unmap(m.range, granule(), 2 * granule());
+  });
+  def("address_range_set_access.unmapped_address", [dev, granule](CaseContext&) -> cuabi_status {
+    Mapped m(dev, granule());
+    return cuabi_address_range_set_access(m.range, granule(), 3 * granule(), dev, CUABI_VM_ACCESS_READWRITE);
+  });
+  def("address_range_set_access.unknown_access", [dev, granule](CaseContext&) -> cuabi_status {
+    Mapped m(dev, granule());
+    return cuabi_address_range_set_access(m.range, granule(), 2 * granule(), dev, static_cast<cuabi_vm_access>(2));
+  });
+  def("address_range_set_access.read_only", [dev, granule](CaseContext&) -> cuabi_status {
+    Mapped m(dev, granule());
+    return cuabi_address_range_set_access(m.range, granule(), 2 * granule(), dev, CUABI_VM_ACCESS_READ);
+  });
+  def("buffer_from_range.unmapped_address", [dev, granule](CaseContext&) -> cuabi_status {
+    Mapped m(dev, granule()); Buffer v; return cuabi_buffer_from_range(m.range, dev, 0, granule() + 8, v.out());
+  });
+  def("buffer_from_range.past_the_end", [dev, granule](CaseContext&) -> cuabi_status {
+    Mapped m(dev, granule()); Buffer v; return cuabi_buffer_from_range(m.range, dev, granule(), 3 * granule() + 1, v.out());
+  });
+  def("physical_memory_free.still_mapped", [dev, granule](CaseContext&) -> cuabi_status {
+    PhysicalMemory p; cuabi_physical_memory_create(dev, granule(), 0, p.out());
+    AddressRange r; cuabi_address_range_reserve(dev, granule(), r.out()); cuabi_address_range_map(r, 0, p);
+    return cuabi_physical_memory_free(p);
+  });
+  def("physical_memory_export_fd.not_exportable", [dev, granule](CaseContext&) -> cuabi_status {
+    PhysicalMemory p; cuabi_physical_memory_create(dev, granule(), 0, p.out());
+    int32_t fd = -1; return cuabi_physical_memory_export_fd(p, &fd);
+  });
+  def("physical_memory_import_fd.a_pipe", [dev, granule](CaseContext&) -> cuabi_status {
+    int fds[2]; if (pipe(fds)) return CUABI_ERROR_INTERNAL;
+    PhysicalMemory p; cuabi_status st = cuabi_physical_memory_import_fd(dev, fds[0], granule(), p.out());
+    close(fds[0]); close(fds[1]); return st;
+  });
+  def("physical_memory_import_fd.a_file", [dev, granule](CaseContext&) -> cuabi_status {
+    char path[] = "/tmp/cuabi-corpus-XXXXXX"; int fd = mkstemp(path); if (fd < 0) return CUABI_ERROR_INTERNAL;
+    PhysicalMemory p; cuabi_status st = cuabi_physical_memory_import_fd(dev, fd, granule(), p.out());
+    close(fd); unlink(path); return st;
+  });
+  def("physical_memory_import_fd.negative_fd", [dev, granule](CaseContext&) -> cuabi_status {
+    PhysicalMemory p; return cuabi_physical_memory_import_fd(dev, -1, granule(), p.out());
+  });
+  def("physical_memory_import_fd.closed_fd", [dev, granule](CaseContext&) -> cuabi_status {
+    int fds[2]; if (pipe(fds)) return CUABI_ERROR_INTERNAL; close(fds[0]); close(fds[1]);
+    PhysicalMemory p; return cuabi_physical_memory_import_fd(dev, fds[0], granule(), p.out());
+  });
+  def("buffer_alloc_growable.bytes_past_the_reservation", [dev, granule](CaseContext&) -> cuabi_status {
+    Buffer g; return cuabi_buffer_alloc_growable(dev, 2 * granule(), granule(), g.out());
+  });
+  def("buffer_alloc_growable.reserve_off_the_granularity", [dev](CaseContext&) -> cuabi_status {
+    Buffer g; return cuabi_buffer_alloc_growable(dev, 0, 4096, g.out());
+  });
+  def("buffer_grow.past_the_reservation", [dev, granule](CaseContext&) -> cuabi_status {
+    Buffer g; cuabi_buffer_alloc_growable(dev, granule(), 2 * granule(), g.out());
+    return cuabi_buffer_grow(g, 3 * granule());
+  });
+  def("buffer_grow.smaller", [dev, granule](CaseContext&) -> cuabi_status {
+    Buffer g; cuabi_buffer_alloc_growable(dev, 2 * granule(), 2 * granule(), g.out());
+    return cuabi_buffer_grow(g, granule());
+  });
+  def("buffer_grow.off_the_granularity", [dev, granule](CaseContext&) -> cuabi_status {
+    Buffer g; cuabi_buffer_alloc_growable(dev, 0, 2 * granule(), g.out());
+    return cuabi_buffer_grow(g, granule() + 1);
+  });
+  def("buffer_grow.not_growable", [a, granule](CaseContext&) -> cuabi_status {
+    return cuabi_buffer_grow(a, granule());
+  });
+  def("buffer_grow.same_size", [dev, granule](CaseContext&) -> cuabi_status {
+    Buffer g; cuabi_buffer_alloc_growable(dev, granule(), 2 * granule(), g.out());
+    return cuabi_buffer_grow(g, granule());
+  });
+  def("buffer_copy_to_host.growable_past_its_size", [dev, granule](CaseContext&) -> cuabi_status {
+    Buffer g; cuabi_buffer_alloc_growable(dev, granule(), 2 * granule(), g.out());
+    uint32_t word = 0; return cuabi_buffer_copy_to_host(g, granule(), &word, 4);
+  });
+  def("buffer_get_ipc_handle.growable", [dev, granule](CaseContext&) -> cuabi_status {
+    Buffer g; cuabi_buffer_alloc_growable(dev, granule(), granule(), g.out());
+    unsigned char h[CUABI_IPC_HANDLE_SIZE]; return cuabi_buffer_get_ipc_handle(g, h, sizeof h);
+  });
+  // --- Graphs built node by node ----------------------------------------------
+  // A fresh graph of device 0 for each case.
+  auto graph = [dev]() {
+    Graph g;
+    cuabi_graph_create(dev, g.out());
+    return g;
+  };
+  def("graph_add_empty_node.after_a_node_of_another_graph", [graph](CaseContext&) -> cuabi_status {
+    Graph g = graph(), other = graph();
+    GraphNode foreign, n;
+    cuabi_graph_add_empty_node(other, nullptr, foreign.out());
+    return cuabi_graph_add_empty_node(g, foreign, n.out());
+  });
+  def("graph_add_empty_node.after_nothing", [graph](CaseContext& ctx) -> cuabi_status {
+    Graph g = graph();
+    GraphNode n;
+    cuabi_status st = cuabi_graph_add_empty_node(g, nullptr, n.out());
+    size_t count = 0;
+    cuabi_graph_get_node_count(g, &count);
+    if (st == CUABI_SUCCESS && count != 1) ctx.Problem("the graph has " + std::to_string(count) + " nodes");
+    return st;
+  });
+  def("graph_node_add_dependency.of_another_graph", [graph](CaseContext&) -> cuabi_status {
+    Graph g = graph(), other = graph();
+    GraphNode a, b;
+    cuabi_graph_add_empty_node(g, nullptr, a.out());
+    cuabi_graph_add_empty_node(other, nullptr, b.out());
+    return cuabi_graph_node_add_dependency(a, b);
+  });
+  def("graph_node_add_dependency.cycle", [graph](CaseContext&) -> cuabi_status {
+    Graph g = graph();
+    GraphNode a, b, c;
+    cuabi_graph_add_empty_node(g, nullptr, a.out());
+    cuabi_graph_add_empty_node(g, a, b.out());
+    cuabi_graph_add_empty_node(g, b, c.out());
+    return cuabi_graph_node_add_dependency(a, c);
+  });
+  def("graph_node_add_dependency.itself", [graph](CaseContext&) -> cuabi_status {
+    Graph g = graph();
+    GraphNode a;
+    cuabi_graph_add_empty_node(g, nullptr, a.out());
+    return cuabi_graph_node_add_dependency(a, a);
+  });
+  // SAXPY's packed block: float a, float* x, float* y, float* out, size_t n.
+  auto saxpy_block = [a]() {
+    std::vector<unsigned char> block(40, 0);
+    uint64_t p = 0;
+    cuabi_buffer_get_pointer(a, &p);
+    float two = 2.0f;
+    size_t n = 16;
+    std::memcpy(&block[0], &two, 4);
+    std::memcpy(&block[8], &p, 8);
+    std::memcpy(&block[16], &p, 8);
+    std::memcpy(&block[24], &p, 8);
+    std::memcpy(&block[32], &n, 8);
+    return block;
+  };
+  def("graph_add_kernel_node.wrong_argument_block_size", [graph, saxpy](CaseContext&) -> cuabi_status {
+    Graph g = graph();
+    GraphNode n;
+    unsigned char args[12] = {0};
+    const cuabi_launch_config c = Config(1, 32);
+    return cuabi_graph_add_kernel_node(g, nullptr, saxpy, &c, args, sizeof args, n.out());
+  });
+  def("graph_add_kernel_node.zero_grid", [graph, saxpy, saxpy_block](CaseContext&) -> cuabi_status {
+    Graph g = graph();
+    GraphNode n;
+    std::vector<unsigned char> args = saxpy_block();
+    const cuabi_launch_config c = Config(0, 32);
+    return cuabi_graph_add_kernel_node(g, nullptr, saxpy, &c, args.data(), args.size(), n.out());
+  });
+  def("graph_add_kernel_node.block_too_large", [graph, saxpy, saxpy_block](CaseContext&) -> cuabi_status {
+    Graph g = graph();
+    GraphNode n;
+    std::vector<unsigned char> args = saxpy_block();
+    const cuabi_launch_config c = Config(1, 1024);
+    cuabi_launch_config big = c;
+    big.block_y = 2;
+    return cuabi_graph_add_kernel_node(g, nullptr, saxpy, &big, args.data(), args.size(), n.out());
+  });
+  def("graph_add_kernel_node.programmatic_serialization",
+      [graph, saxpy, saxpy_block](CaseContext&) -> cuabi_status {
+        Graph g = graph();
+        GraphNode n;
+        std::vector<unsigned char> args = saxpy_block();
+        cuabi_launch_config c = Config(1, 32);
+        c.flags = CUABI_LAUNCH_PROGRAMMATIC_SERIALIZATION;
+        return cuabi_graph_add_kernel_node(g, nullptr, saxpy, &c, args.data(), args.size(), n.out());
+      });
+  def("graph_add_kernel_node.right", [graph, saxpy, saxpy_block](CaseContext& ctx) -> cuabi_status {
+    Graph g = graph();
+    GraphNode n;
+    std::vector<unsigned char> args = saxpy_block();
+    const cuabi_launch_config c = Config(1, 32);
+    cuabi_status st = cuabi_graph_add_kernel_node(g, nullptr, saxpy, &c, args.data(), args.size(),
+                                                  n.out());
+    cuabi_graph_node_type t = CUABI_GRAPH_NODE_EMPTY;
+    if (st == CUABI_SUCCESS && (cuabi_graph_node_get_type(n, &t) || t != CUABI_GRAPH_NODE_KERNEL))
+      ctx.Problem("the node is not a kernel node");
+    return st;
+  });
+  def("graph_add_copy_node.past_the_end", [graph, a, b](CaseContext&) -> cuabi_status {
+    Graph g = graph();
+    GraphNode n;
+    return cuabi_graph_add_copy_node(g, nullptr, a, 4000, b, 0, 97, n.out());
+  });
+  def("graph_add_copy_node.overlapping", [graph, a](CaseContext&) -> cuabi_status {
+    Graph g = graph();
+    GraphNode n;
+    return cuabi_graph_add_copy_node(g, nullptr, a, 0, a, 8, 64, n.out());
+  });
+  def("graph_add_copy_node.zero_bytes", [graph, a, b](CaseContext&) -> cuabi_status {
+    Graph g = graph();
+    GraphNode n;
+    return cuabi_graph_add_copy_node(g, nullptr, a, 0, b, 0, 0, n.out());
+  });
+  def("graph_add_upload_node.past_the_host_buffer", [graph, dev, a](CaseContext&) -> cuabi_status {
+    Graph g = graph();
+    GraphNode n;
+    HostBuffer h;
+    cuabi_host_buffer_alloc(dev, 64, h.out());
+    return cuabi_graph_add_upload_node(g, nullptr, a, 0, h, 32, 64, n.out());
+  });
+  def("graph_add_download_node.past_the_buffer", [graph, dev, a](CaseContext&) -> cuabi_status {
+    Graph g = graph();
+    GraphNode n;
+    HostBuffer h;
+    cuabi_host_buffer_alloc(dev, 8192, h.out());
+    return cuabi_graph_add_download_node(g, nullptr, h, 0, a, 1, 4096, n.out());
+  });
+  def("graph_add_fill_node.element_size_3", [graph, a](CaseContext&) -> cuabi_status {
+    Graph g = graph();
+    GraphNode n;
+    return cuabi_graph_add_fill_node(g, nullptr, a, 0, 1, 3, 16, n.out());
+  });
+  def("graph_add_fill_node.past_the_end", [graph, a](CaseContext&) -> cuabi_status {
+    Graph g = graph();
+    GraphNode n;
+    return cuabi_graph_add_fill_node(g, nullptr, a, 0, 1, 4, 1025, n.out());
+  });
+  def("graph_add_host_node.null_fn", [graph](CaseContext&) -> cuabi_status {
+    Graph g = graph();
+    GraphNode n;
+    return cuabi_graph_add_host_node(g, nullptr, nullptr, nullptr, n.out());
+  });
+  def("graph_add_child_graph_node.itself", [graph](CaseContext&) -> cuabi_status {
+    Graph g = graph();
+    GraphNode n;
+    return cuabi_graph_add_child_graph_node(g, nullptr, g, n.out());
+  });
+  def("graph_add_mem_alloc_node.zero_bytes", [graph](CaseContext&) -> cuabi_status {
+    Graph g = graph();
+    GraphNode n;
+    return cuabi_graph_add_mem_alloc_node(g, nullptr, 0, n.out());
+  });
+  def("graph_add_mem_free_node.not_an_allocation", [graph](CaseContext&) -> cuabi_status {
+    Graph g = graph();
+    GraphNode e, n;
+    cuabi_graph_add_empty_node(g, nullptr, e.out());
+    return cuabi_graph_add_mem_free_node(g, nullptr, e, n.out());
+  });
+  auto conditional = [graph](cuabi_conditional_type type, uint32_t size, bool foreign) {
+    Graph g = graph(), other = graph();
+    uint64_t h = 0;
+    cuabi_graph_create_conditional_handle(foreign ? other.get() : g.get(), 0, &h);
+    GraphNode n;
+    return cuabi_graph_add_conditional_node(g, nullptr, h, type, size, n.out());
+  };
+  def("graph_add_conditional_node.switch_with_0_cases", [conditional](CaseContext&) -> cuabi_status {
+    return conditional(CUABI_CONDITIONAL_SWITCH, 0, false);
+  });
+  def("graph_add_conditional_node.while_with_2_bodies", [conditional](CaseContext&) -> cuabi_status {
+    return conditional(CUABI_CONDITIONAL_WHILE, 2, false);
+  });
+  def("graph_add_conditional_node.if_with_3_bodies", [conditional](CaseContext&) -> cuabi_status {
+    return conditional(CUABI_CONDITIONAL_IF, 3, false);
+  });
+  def("graph_add_conditional_node.handle_of_another_graph", [conditional](CaseContext&) -> cuabi_status {
+    return conditional(CUABI_CONDITIONAL_IF, 1, true);
+  });
+  def("graph_add_conditional_node.unknown_type", [conditional](CaseContext&) -> cuabi_status {
+    return conditional(static_cast<cuabi_conditional_type>(9), 1, false);
+  });
+  def("graph_node_get_body.not_conditional", [graph](CaseContext&) -> cuabi_status {
+    Graph g = graph(), body;
+    GraphNode e;
+    cuabi_graph_add_empty_node(g, nullptr, e.out());
+    return cuabi_graph_node_get_body(e, 0, body.out());
+  });
+  def("graph_node_get_body.past_the_end", [graph](CaseContext&) -> cuabi_status {
+    Graph g = graph(), body;
+    uint64_t h = 0;
+    cuabi_graph_create_conditional_handle(g, 0, &h);
+    GraphNode n;
+    cuabi_graph_add_conditional_node(g, nullptr, h, CUABI_CONDITIONAL_IF, 2, n.out());
+    return cuabi_graph_node_get_body(n, 2, body.out());
+  });
+  def("graph_node_get_dependency.past_the_end", [graph](CaseContext&) -> cuabi_status {
+    Graph g = graph();
+    GraphNode a, b, d;
+    cuabi_graph_add_empty_node(g, nullptr, a.out());
+    cuabi_graph_add_empty_node(g, a, b.out());
+    return cuabi_graph_node_get_dependency(b, 1, d.out());
+  });
+  def("graph_node_get_address.not_an_allocation", [graph](CaseContext&) -> cuabi_status {
+    Graph g = graph();
+    GraphNode e;
+    cuabi_graph_add_empty_node(g, nullptr, e.out());
+    uint64_t address = 0;
+    return cuabi_graph_node_get_address(e, &address);
+  });
+  def("graph_instantiate_with_flags.undefined_bit", [graph](CaseContext&) -> cuabi_status {
+    Graph g = graph();
+    GraphNode e;
+    cuabi_graph_add_empty_node(g, nullptr, e.out());
+    GraphExec x;
+    return cuabi_graph_instantiate_with_flags(g, 1u << 12, nullptr, x.out());
+  });
+  def("graph_instantiate_with_flags.a_body", [graph](CaseContext&) -> cuabi_status {
+    Graph g = graph(), body;
+    uint64_t h = 0;
+    cuabi_graph_create_conditional_handle(g, 0, &h);
+    GraphNode n;
+    cuabi_graph_add_conditional_node(g, nullptr, h, CUABI_CONDITIONAL_WHILE, 1, n.out());
+    cuabi_graph_node_get_body(n, 0, body.out());
+    GraphExec x;
+    return cuabi_graph_instantiate_with_flags(body, 0, nullptr, x.out());
+  });
+  def("graph_write_dot.null_path", [graph](CaseContext&) -> cuabi_status {
+    Graph g = graph();
+    return cuabi_graph_write_dot(g, nullptr);
+  });
+  def("stream_begin_capture_to_graph.bad_mode", [graph, &f](CaseContext&) -> cuabi_status {
+    Graph g = graph();
+    return cuabi_stream_begin_capture_to_graph(f.stream, g, nullptr,
+                                               static_cast<cuabi_capture_mode>(7));
   });
   return bodies;
 }

@@ -122,7 +122,8 @@ class Outcome:
 def saxpy(backend: str, outcome: Outcome) -> None:
     """The SAXPY flow on the objects: compile, get the kernel, allocate, copy
     in, launch three ways (a plain call on a stream, a prepared launch, a
-    LaunchConfig on the default stream), copy out, verify each."""
+    LaunchConfig on the default stream), copy out, verify each; and between
+    them a batch of memory operations and a batch of copies, verified."""
     hx = np.arange(N, dtype=np.float32)
     hy = (2 * np.arange(N) + 1).astype(np.float32)
     n = np.uint64(N)
@@ -153,6 +154,20 @@ def saxpy(backend: str, outcome: Outcome) -> None:
         stream.synchronize()
         ok = ok and bool(np.array_equal(res, a * hx + hy))
 
+        # Batches: a written word and a met wait, then copies, in one call each.
+        outcome.step = "alloc (batch word)"
+        word = dev.zeros(2, np.uint64)
+        outcome.step = "mem_op_batch"
+        stream.mem_op_batch(
+            [cuabi.MemOp.write(word, 8, 5, 8), cuabi.MemOp.wait(word, 8, 5, 8, 1)]
+        )
+        back = np.zeros(N, np.float32)
+        outcome.step = "copy_batch"
+        stream.copy_batch([cuabi.CopyOp(back, out, out.nbytes), cuabi.CopyOp(y, hy, hy.nbytes)])
+        outcome.step = "stream.synchronize"
+        stream.synchronize()
+        ok = ok and bool(np.array_equal(back, res)) and int(word.copy_to_host()[1]) == 5
+
         a = np.float32(3.0)
         outcome.step = "prepare"
         launch = kernel.prepare(2, N // 2, stream=stream)
@@ -174,6 +189,34 @@ def saxpy(backend: str, outcome: Outcome) -> None:
     outcome.step = "copy out"
     res = out.copy_to_host()
     ok = ok and bool(np.array_equal(res, a * hx + hy))
+
+    # Virtual memory: a growable buffer grown once, and exported memory
+    # imported again and viewed through a range, each checked.
+    outcome.step = "vm_granularity"
+    g = dev.vm_granularity[0]
+    outcome.step = "alloc_growable"
+    grown = dev.alloc_growable(g, 2 * g, np.float32)
+    grown.copy_from_host(res)
+    outcome.step = "grow"
+    grown.grow(2 * g)
+    grown.copy_from_host(res, offset=2 * g - res.nbytes)
+    ok = ok and bool(np.array_equal(grown.copy_to_host()[: N], res))
+    outcome.step = "PhysicalMemory"
+    mem = cuabi.PhysicalMemory(dev, g, exportable=True)
+    outcome.step = "AddressRange.map"
+    r = cuabi.AddressRange(dev, g)
+    r.map(0, mem)
+    r.buffer(dtype=np.float32).copy_from_host(res)
+    outcome.step = "export_fd / import_fd"
+    fd = mem.export_fd()
+    try:
+        again = cuabi.PhysicalMemory.import_fd(dev, fd, g)
+    finally:
+        os.close(fd)
+    outcome.step = "map the import"
+    r2 = cuabi.AddressRange(dev, g)
+    r2.map(0, again)
+    ok = ok and bool(np.array_equal(r2.buffer(0, res.nbytes, dtype=np.float32).copy_to_host(), res))
     outcome.step = "done"
     outcome.verified = ok
 

@@ -93,3 +93,16 @@ def test_the_report_and_clear_cache_use_the_core(cache, monkeypatch):
         f"cache: {cache / 'absent'} (not created yet)",
         "  entries: 0, 0 bytes",
     ]
+
+
+def test_version_prints_the_package_and_the_core(capsys):
+    """``python -m cuabi --version``, as ``cuabi --version``: the package's
+    version, then the loaded core's with its path; exit 0."""
+    from cuabi._loader import load_backend
+
+    assert tool.main(["--version"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == f"cuabi {cuabi.__version__} (Python package)"
+    assert lines[1] == f"libcuabi {cuabi.version_string()} ({load_backend(None).path})"
+    assert tool.main(["-V"]) == 0
+    assert "--version" in tool.USAGE

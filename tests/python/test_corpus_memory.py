@@ -762,6 +762,32 @@ def gpu_cases(b: Backend, f: GpuFixture) -> List[Case]:
         cuabi.Surface(a)
 
     add("a surface over a closed array", IH, "array is not a live cuabi_array", surface_closed_array)
+
+    # --- Batches: the binding lays out the arrays; the core names the element at fault -------
+    MemOp, CopyOp, ManagedRange = cuabi.MemOp, cuabi.CopyOp, cuabi.ManagedRange
+    add("a memory-operation batch holding a tuple", TypeError, "ops[1] must be a cuabi.MemOp, not tuple",
+        lambda ctx: s.mem_op_batch([MemOp.write(plain, 0, 1), (plain, 0, 1)]))
+    add("a memory operation on a str", TypeError,
+        "ops[0].buffer must be a cuabi.DeviceBuffer or cuabi.PinnedBuffer, not str",
+        lambda ctx: s.mem_op_batch([MemOp.write("plain", 0, 1)]))
+    add("a misaligned word in a batch", IA, "cuabi_stream_mem_op_batch: ops[1]: offset 2 is not a multiple",
+        lambda ctx: s.mem_op_batch([MemOp.write(plain, 0, 1), MemOp.write(plain, 2, 1)]))
+    add("an empty memory-operation batch", IA, "cuabi_stream_mem_op_batch: count is 0",
+        lambda ctx: s.mem_op_batch([]))
+    add("a copy batch past a buffer's end", OOR,
+        "cuabi_stream_copy_batch: ops[1]: destination range [4000, 4000 + 200)",
+        lambda ctx: s.copy_batch([CopyOp(plain, np.zeros(8, np.uint8), 8),
+                                  CopyOp(plain, np.zeros(200, np.uint8), 200, 4000)]))
+    add("a copy batch with no source", IA, "ops[0]: none of src_buffer, src_host_buffer and src_host is set",
+        lambda ctx: s.copy_batch([CopyOp(plain, None, 8)]))
+    add("a copy batch holding a MemOp", TypeError, "ops[0] must be a cuabi.CopyOp, not MemOp",
+        lambda ctx: s.copy_batch([MemOp.write(plain, 0, 1)]))
+    add("a prefetch batch over a plain buffer", IA,
+        "cuabi_stream_prefetch_batch: ranges[1]: the buffer is a device buffer",
+        lambda ctx: s.prefetch_batch([ManagedRange(managed), ManagedRange(plain)], dev))
+    add("a discard batch past a managed buffer's end", OOR,
+        "cuabi_stream_discard_batch: ranges[0]: discard range [4000, 4000 + 200)",
+        lambda ctx: s.discard_batch([ManagedRange(managed, 4000, 200)]))
     return t.cases
 
 

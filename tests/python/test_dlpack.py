@@ -11,6 +11,7 @@ import threading
 import numpy as np
 import pytest
 
+import cuabi
 from cuabi import _dlpack
 from cuabi._memory import foreign_memory
 
@@ -442,3 +443,63 @@ def test_wrapping_through_the_cuda_array_interface():
     assert foreign_memory(DEVICE_ADDRESS, 10)[:2] == (DEVICE_ADDRESS, 10)
     with pytest.raises(TypeError, match="neither __cuda_array_interface__"):
         foreign_memory(object())
+
+
+# --- The core's import: refusals named, the capsule left unconsumed ----------
+
+
+@pytest.mark.parametrize(
+    "kwargs, error, needle",
+    [
+        ({"device": (_dlpack.kDLCPU, 0)}, "InvalidArgumentError", "device.device_type is 1"),
+        ({"version": (2, 0)}, "NotSupportedError", "tensor.version is 2.0"),
+        ({"flags": 1}, "InvalidArgumentError", "read-only"),
+        ({"dtype": (_dlpack.kDLInt, 4, 1)}, "NotSupportedError", "dtype.bits is 4"),
+        ({"strides": (-1,)}, "NotSupportedError", "strides[0] is -1"),
+        ({"shape": (0,)}, "InvalidArgumentError", "no elements"),
+    ],
+    ids=["cpu-device", "version-2", "read-only", "sub-byte", "negative-stride", "empty"],
+)
+def test_core_import_refusals_leave_the_capsule_unconsumed(backend, kwargs, error, needle):
+    if not hasattr(backend.lib, "cuabi_buffer_import_dlpack"):
+        pytest.skip(f"{backend.path} predates cuabi_buffer_import_dlpack")
+    args = dict(data=DEVICE_ADDRESS, shape=(16,), version=(1, 1))
+    args.update(kwargs)
+    producer = HandMadeProducer(**args)
+    capsule = producer.__dlpack__(max_version=(1, 1))
+    with pytest.raises(getattr(cuabi, error)) as info:
+        _dlpack.import_capsule(backend, capsule)
+    assert needle in str(info.value)
+    assert producer.deleted == [], "a refused tensor stays its producer's"
+    # Still unconsumed: another consumer may take it.
+    assert _dlpack._PyCapsule_GetName(capsule) == b"dltensor_versioned"
+
+
+def test_core_import_takes_a_read_only_tensor_when_asked(backend):
+    if not hasattr(backend.lib, "cuabi_buffer_import_dlpack"):
+        pytest.skip(f"{backend.path} predates cuabi_buffer_import_dlpack")
+    producer = HandMadeProducer(DEVICE_ADDRESS, (4,), version=(1, 1), flags=1,
+                                device=(_dlpack.kDLCUDA, -1))
+    capsule = producer.__dlpack__(max_version=(1, 1))
+    # Every check passes but the device ordinal -1, which needs no driver.
+    with pytest.raises(cuabi.InvalidArgumentError, match="device_id is -1"):
+        _dlpack.import_capsule(backend, capsule, read_only=True)
+    assert producer.deleted == []
+
+
+def test_export_and_import_through_the_core_on_the_stand_in(backend, subprocess_env):
+    """dlpack_fake_child.py against the stand-in driver, on each backend."""
+    import os
+    import subprocess
+    import sys
+
+    fake = os.environ.get("CUABI_FAULT_FAKE_DRIVER", "")
+    if not fake or not os.path.isfile(fake):
+        pytest.skip("CUABI_FAULT_FAKE_DRIVER is not set to the stand-in driver (a CMake build)")
+    child = os.path.join(os.path.dirname(__file__), "dlpack_fake_child.py")
+    env = dict(subprocess_env, CUABI_DRIVER_PATH=fake, CUABI_NVRTC_PATH=fake, CUABI_CACHE="0")
+    done = subprocess.run(
+        [sys.executable, child, backend.name], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "dlpack on the stand-in: ok" in done.stdout

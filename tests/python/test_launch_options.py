@@ -183,6 +183,42 @@ def test_launch_config_struct_round_trip(backend):
     assert cuabi.LaunchConfig.from_struct(backend, struct) == cfg
 
 
+# Launch attributes: each option reaches its C field on each backend; the
+# ones left unset keep cuabi_launch_config_init's values (-1, 0, NULL), so
+# the core sees a plain launch.
+def test_launch_attributes_reach_the_struct(backend):
+    window = cuabi.AccessPolicyWindow(base=4096, bytes=256, hit_ratio=0.5)
+    cfg = cuabi.LaunchConfig(4, 32, access_policy_window=window, shared_carveout=10,
+                             mem_sync_domain=cuabi.MemSyncDomain.REMOTE,
+                             mem_sync_domain_map=(0, 1), device_updatable=True,
+                             cluster_scheduling=cuabi.ClusterSchedulingPolicy.SPREAD,
+                             sync_policy=9)
+    assert not cfg.is_plain
+    arg = cfg.as_struct(backend)
+    s = arg if backend.name == "cffi" else arg._obj
+    if backend.name == "cffi":
+        s = s[0]
+    w = s.access_policy_window
+    assert (w.base, w.bytes, w.hit_ratio) == (4096, 256, 0.5)
+    assert (int(w.hit_property), int(w.miss_property)) == (2, 1)  # the init's PERSISTING, STREAMING
+    assert (s.shared_carveout, s.mem_sync_domain, s.mem_sync_domain_map_default,
+            s.mem_sync_domain_map_remote, s.cluster_scheduling_policy, s.sync_policy) == (
+        10, 1, 0, 1, 1, 9)  # an unknown policy passes as given: the core refuses it
+    assert s.flags == int(cuabi.LaunchFlag.DEVICE_UPDATABLE_KERNEL_NODE)
+    plain = cuabi.LaunchConfig(4, 32)
+    assert plain.is_plain
+    p = plain.as_struct(backend)
+    p = p if backend.name == "cffi" else p._obj
+    if backend.name == "cffi":
+        p = p[0]
+    assert (p.shared_carveout, p.mem_sync_domain, p.mem_sync_domain_map_default,
+            p.mem_sync_domain_map_remote, p.access_policy_window.bytes, p.sync_policy) == (
+        -1, -1, -1, -1, 0, 0)
+    assert cfg.replace(access_policy_window=None, shared_carveout=None, mem_sync_domain=None,
+                       mem_sync_domain_map=None, device_updatable=False, sync_policy=None,
+                       cluster_scheduling=cuabi.ClusterSchedulingPolicy.DEFAULT).is_plain
+
+
 def _call_trampoline(b: _loader.Backend, key: int, size: int) -> "tuple[int, bytes]":
     """Calls the backend's C trampoline as the core does, through its C
     function pointer; returns (result, the message written)."""

@@ -411,3 +411,80 @@ def test_low_layer_kernel_params_the_ctypes_way():
         cuabi.capi.kernel_params(("x",), (None,))
     with pytest.raises(ValueError, match="2 values but 3 types"):
         cuabi.capi.kernel_params([1, 2], [ctypes.c_int] * 3)
+
+
+# --- A strided array where a kernel takes a pointer ---------------------------
+
+
+class StridedCudaArray:
+    """A CUDA Array Interface view with explicit strides (bytes), as a
+    transposed or sliced CuPy/PyTorch view gives them."""
+
+    def __init__(self, ptr: int, shape, strides, typestr: str = "<f4") -> None:
+        self.__cuda_array_interface__ = {
+            "shape": tuple(shape),
+            "typestr": typestr,
+            "data": (ptr, False),
+            "strides": None if strides is None else tuple(strides),
+            "version": 3,
+        }
+
+
+def test_a_strided_array_is_refused_naming_the_parameter_and_its_strides():
+    view = StridedCudaArray(0x7000_0000, (4, 3), (4, 16))  # a transposed 3x4 float32
+    with pytest.raises(cuabi.InvalidArgumentError) as info:
+        pack_value(view, 8, 2, "saxpy")
+    message = str(info.value)
+    assert "kernel 'saxpy' parameter 2" in message
+    assert "strides (4, 16)" in message
+    assert "(12, 4)" in message  # what contiguous would be
+    assert "base pointer" in message
+    # Through a whole argument list too.
+    with pytest.raises(cuabi.InvalidArgumentError, match=r"parameter 1.*strides \(4, 16\)"):
+        pack_args([2.0, view, 0, 0, 4], SAXPY_OFFSETS, SAXPY_SIZES)
+
+
+def test_contiguous_arrays_and_the_explicit_base_pointer_pass():
+    address = 0x7000_0000
+    # Explicit compact strides, unit extents with any stride, no strides at all.
+    for view in (
+        StridedCudaArray(address, (3, 4), (16, 4)),
+        StridedCudaArray(address, (1, 4), (999, 4)),
+        StridedCudaArray(address, (3, 4), None),
+        StridedCudaArray(address, (0, 4), (4, 16)),  # no elements: nothing to misread
+    ):
+        assert pack_value(view, 8) == struct.pack("<Q", address)
+    # The strided view's base pointer, passed on purpose as an int.
+    assert pack_value(address, 8) == struct.pack("<Q", address)
+
+
+def test_a_strided_dlpack_tensor_is_refused_too():
+    class StridedDLPack:
+        """A DLPack-only producer of a column of a 4x4 int32 matrix."""
+
+        def __init__(self) -> None:
+            self.shape = (4,)
+            self._strides = (ctypes.c_int64 * 1)(4)
+            self._shape = (ctypes.c_int64 * 1)(4)
+
+        def __dlpack_device__(self):
+            return (_dlpack.kDLCUDA, 0)
+
+        def __dlpack__(self, stream=None, max_version=None, dl_device=None, copy=None):
+            t = _dlpack.DLManagedTensor()
+            t.dl_tensor.data = 0x7000_0000
+            t.dl_tensor.device = _dlpack.DLDevice(_dlpack.kDLCUDA, 0)
+            t.dl_tensor.ndim = 1
+            t.dl_tensor.dtype = _dlpack.DLDataType(_dlpack.kDLInt, 32, 1)
+            t.dl_tensor.shape = self._shape
+            t.dl_tensor.strides = self._strides
+            self._keep = t
+            name = ctypes.create_string_buffer(b"dltensor")
+            self._name = name
+            new = ctypes.PYFUNCTYPE(
+                ctypes.py_object, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p
+            )(("PyCapsule_New", ctypes.pythonapi))
+            return new(ctypes.addressof(t), ctypes.addressof(name), None)
+
+    with pytest.raises(cuabi.InvalidArgumentError, match=r"parameter 3.*strides \(16,\)"):
+        pack_value(StridedDLPack(), 8, 3, "k")

@@ -132,6 +132,12 @@ namespace Cuabi
         /// <summary>The raw CUdeviceptr, for interop.</summary>
         public ulong DevicePointer { get; private set; }
 
+        /// <summary>A growable buffer grew to <paramref name="bytes"/>.</summary>
+        internal void Resized(long bytes)
+        {
+            SizeInBytes = bytes;
+        }
+
         /// <summary>The device pointer as a launch argument; <see cref="ObjectDisposedException"/> once disposed.</summary>
         internal ulong LaunchPointer
         {
@@ -364,6 +370,23 @@ namespace Cuabi
 
         /// <summary>Number of elements.</summary>
         public long Count { get; private set; }
+
+        /// <summary>
+        /// Grows a growable buffer (<see cref="Device.AllocateGrowable{T}"/>) to
+        /// <paramref name="count"/> elements in place: its address and contents
+        /// stay, the new elements are uninitialised, and <see cref="Count"/>
+        /// follows. Past its reservation (<see cref="DeviceMemory.ReservedSize"/>)
+        /// throws <see cref="CudaStatus.OutOfRange"/>; another kind of buffer, a
+        /// smaller size or one off the granularity, <see cref="CudaStatus.InvalidArgument"/>.
+        /// </summary>
+        /// <param name="count">The new number of elements.</param>
+        public void Grow(long count)
+        {
+            UIntPtr bytes = Ranges.Bytes(count, Element<T>.Require(), "count");
+            Errors.Check(NativeMethods.cuabi_buffer_grow(Handle, bytes));
+            Resized(checked((long)bytes.ToUInt64()));
+            Count = count;
+        }
 
         /// <summary>Copies all of <paramref name="source"/> to the start of the buffer.</summary>
         /// <param name="source">The host values.</param>

@@ -134,6 +134,87 @@ namespace Cuabi
         /// </summary>
         public CudaEvent ProgrammaticEvent { get; set; }
 
+        // Launch attributes: null (or the default) for "not set"; the stream's
+        // or the kernel's then applies. Each reaches a launch, a prepared
+        // launch and the kernel node a captured launch makes. They live in a
+        // holder (null: none set) so that a plain configuration stays small;
+        // a setter copies it first, keeping the struct's value semantics.
+        private LaunchAttributes attributes;
+
+        private LaunchAttributes Writable()
+        {
+            attributes = attributes == null ? new LaunchAttributes() : attributes.Copy();
+            return attributes;
+        }
+
+        /// <summary>The L2 access-policy window of this kernel's accesses; null: the stream's. Bytes past the device's maximum window, a hit ratio outside [0, 1] or a base of 0 are refused.</summary>
+        public AccessPolicyWindow? AccessPolicyWindow
+        {
+            get { return attributes == null ? null : attributes.AccessPolicyWindow; }
+            set { Writable().AccessPolicyWindow = value; }
+        }
+
+        /// <summary>How a host thread waits for this kernel; null: the stream's. The driver takes a policy for a stream only: one set here is refused as not supported (use <see cref="CudaStream.SetSyncPolicy"/>).</summary>
+        public SyncPolicy? SyncPolicy
+        {
+            get { return attributes == null ? null : attributes.SyncPolicy; }
+            set { Writable().SyncPolicy = value; }
+        }
+
+        /// <summary>How a cluster's blocks are placed on the multiprocessors (needs a device that launches clusters).</summary>
+        public ClusterSchedulingPolicy ClusterScheduling
+        {
+            get { return attributes == null ? ClusterSchedulingPolicy.Default : attributes.ClusterScheduling; }
+            set { Writable().ClusterScheduling = value; }
+        }
+
+        /// <summary>The kernel's memory-synchronisation domain; null: the stream's.</summary>
+        public MemSyncDomain? MemSyncDomain
+        {
+            get { return attributes == null ? null : attributes.MemSyncDomain; }
+            set { Writable().MemSyncDomain = value; }
+        }
+
+        /// <summary>The domain id the default domain stands for (with <see cref="MemSyncDomainMapRemote"/>; both or neither); below the device's domain count.</summary>
+        public int? MemSyncDomainMapDefault
+        {
+            get { return attributes == null ? null : attributes.MemSyncDomainMapDefault; }
+            set { Writable().MemSyncDomainMapDefault = value; }
+        }
+
+        /// <summary>The domain id the remote domain stands for (with <see cref="MemSyncDomainMapDefault"/>).</summary>
+        public int? MemSyncDomainMapRemote
+        {
+            get { return attributes == null ? null : attributes.MemSyncDomainMapRemote; }
+            set { Writable().MemSyncDomainMapRemote = value; }
+        }
+
+        /// <summary>The preferred shared-memory carve-out, 0 to 100 percent of the most shared memory; null: the kernel's. A hint.</summary>
+        public int? SharedCarveout
+        {
+            get { return attributes == null ? null : attributes.SharedCarveout; }
+            set { Writable().SharedCarveout = value; }
+        }
+
+        /// <summary>
+        /// An event (made without timing on the kernel's device) recorded once
+        /// every block of the kernel has started, so that another stream that
+        /// waits for it may overlap the kernel; null for none. Keep it
+        /// undisposed while launches use it.
+        /// </summary>
+        public CudaEvent CompletionEvent
+        {
+            get { return attributes == null ? null : attributes.CompletionEvent; }
+            set { Writable().CompletionEvent = value; }
+        }
+
+        /// <summary>The kernel node a captured launch makes is device-updatable (refused outside a capture).</summary>
+        public bool DeviceUpdatableKernelNode
+        {
+            get { return (flags & LaunchFlags.DeviceUpdatableKernelNode) != 0; }
+            set { Set(LaunchFlags.DeviceUpdatableKernelNode, value); }
+        }
+
         /// <summary>Whether any option past grid, block and shared memory is set.</summary>
         internal bool IsExtended
         {
@@ -141,7 +222,7 @@ namespace Cuabi
             {
                 Dim3 c = Cluster;
                 return flags != LaunchFlags.None || c.X != 0 || c.Y != 0 || c.Z != 0 || Priority != 0 ||
-                       ProgrammaticEvent != null;
+                       ProgrammaticEvent != null || attributes != null;
             }
         }
 
@@ -165,6 +246,8 @@ namespace Cuabi
                 s += ", priority " + Priority;
             if (ProgrammaticEvent != null)
                 s += ", programmatic event";
+            if (attributes != null)
+                s += attributes.Describe();
             return s;
         }
 
@@ -185,6 +268,8 @@ namespace Cuabi
             c.cluster_z = Cluster.Z;
             c.priority = Priority;
             c.programmatic_event = ProgrammaticEvent == null ? IntPtr.Zero : ProgrammaticEvent.Handle.DangerousGetHandle();
+            if (attributes != null)
+                attributes.ToNative(ref c);
             return c;
         }
 
@@ -206,7 +291,77 @@ namespace Cuabi
             return g.X == og.X && g.Y == og.Y && g.Z == og.Z && b.X == ob.X && b.Y == ob.Y && b.Z == ob.Z &&
                    SharedMemoryBytes == other.SharedMemoryBytes && flags == other.flags &&
                    c.X == oc.X && c.Y == oc.Y && c.Z == oc.Z && Priority == other.Priority &&
-                   ReferenceEquals(ProgrammaticEvent, other.ProgrammaticEvent);
+                   ReferenceEquals(ProgrammaticEvent, other.ProgrammaticEvent) &&
+                   LaunchAttributes.Same(attributes, other.attributes);
+        }
+    }
+
+    /// <summary>The launch attributes a <see cref="LaunchConfig"/> sets (its holder; null there: none).</summary>
+    internal sealed class LaunchAttributes
+    {
+        public AccessPolicyWindow? AccessPolicyWindow;
+        public SyncPolicy? SyncPolicy;
+        public ClusterSchedulingPolicy ClusterScheduling;
+        public MemSyncDomain? MemSyncDomain;
+        public int? MemSyncDomainMapDefault, MemSyncDomainMapRemote, SharedCarveout;
+        public CudaEvent CompletionEvent;
+
+        public LaunchAttributes Copy()
+        {
+            return (LaunchAttributes)MemberwiseClone();
+        }
+
+        /// <summary>Writes the attributes that are set into <paramref name="c"/> (which holds the library's defaults).</summary>
+        public void ToNative(ref LaunchConfigNative c)
+        {
+            if (AccessPolicyWindow.HasValue)
+                c.access_policy_window = AccessPolicyWindow.Value.ToNative("AccessPolicyWindow");
+            if (SyncPolicy.HasValue)
+                c.sync_policy = SyncPolicy.Value;
+            c.cluster_scheduling_policy = ClusterScheduling;
+            if (MemSyncDomain.HasValue)
+                c.mem_sync_domain = (int)MemSyncDomain.Value;
+            if (MemSyncDomainMapDefault.HasValue)
+                c.mem_sync_domain_map_default = MemSyncDomainMapDefault.Value;
+            if (MemSyncDomainMapRemote.HasValue)
+                c.mem_sync_domain_map_remote = MemSyncDomainMapRemote.Value;
+            if (SharedCarveout.HasValue)
+                c.shared_carveout = SharedCarveout.Value;
+            if (CompletionEvent != null)
+                c.completion_event = CompletionEvent.Handle.DangerousGetHandle();
+        }
+
+        public string Describe()
+        {
+            string s = "";
+            if (AccessPolicyWindow.HasValue)
+                s += ", access-policy window of " + AccessPolicyWindow.Value.Bytes + " bytes";
+            if (SyncPolicy.HasValue)
+                s += ", sync policy " + SyncPolicy.Value;
+            if (ClusterScheduling != ClusterSchedulingPolicy.Default)
+                s += ", cluster scheduling " + ClusterScheduling;
+            if (MemSyncDomain.HasValue)
+                s += ", memory-sync domain " + MemSyncDomain.Value;
+            if (MemSyncDomainMapDefault.HasValue || MemSyncDomainMapRemote.HasValue)
+                s += ", domain map (" + MemSyncDomainMapDefault + ", " + MemSyncDomainMapRemote + ")";
+            if (SharedCarveout.HasValue)
+                s += ", shared carve-out " + SharedCarveout.Value + "%";
+            if (CompletionEvent != null)
+                s += ", completion event";
+            return s;
+        }
+
+        public static bool Same(LaunchAttributes a, LaunchAttributes b)
+        {
+            if (ReferenceEquals(a, b))
+                return true;
+            if (a == null || b == null)
+                return false;
+            return Nullable.Equals(a.AccessPolicyWindow, b.AccessPolicyWindow) && a.SyncPolicy == b.SyncPolicy &&
+                   a.ClusterScheduling == b.ClusterScheduling && a.MemSyncDomain == b.MemSyncDomain &&
+                   a.MemSyncDomainMapDefault == b.MemSyncDomainMapDefault &&
+                   a.MemSyncDomainMapRemote == b.MemSyncDomainMapRemote && a.SharedCarveout == b.SharedCarveout &&
+                   ReferenceEquals(a.CompletionEvent, b.CompletionEvent);
         }
     }
 
@@ -437,6 +592,7 @@ namespace Cuabi
             uint size;
             Errors.Check(NativeMethods.cuabi_function_get_max_cluster_size(Handle, ref c, out size));
             GC.KeepAlive(config.ProgrammaticEvent);
+            GC.KeepAlive(config.CompletionEvent);
             return checked((int)size);
         }
 
@@ -448,6 +604,7 @@ namespace Cuabi
             uint clusters;
             Errors.Check(NativeMethods.cuabi_function_get_max_active_clusters(Handle, ref c, out clusters));
             GC.KeepAlive(config.ProgrammaticEvent);
+            GC.KeepAlive(config.CompletionEvent);
             return checked((int)clusters);
         }
 
@@ -532,6 +689,7 @@ namespace Cuabi
             // The arguments (device buffers among them) stay reachable until the call returned.
             GC.KeepAlive(args);
             GC.KeepAlive(config.ProgrammaticEvent);
+            GC.KeepAlive(config.CompletionEvent);
             if (status != CudaStatus.Success)
                 throw Errors.FromLastError(status);
         }
@@ -720,6 +878,7 @@ namespace Cuabi
                 GC.KeepAlive(this);
                 GC.KeepAlive(stream);
                 GC.KeepAlive(config.ProgrammaticEvent);
+                GC.KeepAlive(config.CompletionEvent);
             }
             GC.KeepAlive(args);
             if (status != CudaStatus.Success)

@@ -84,6 +84,7 @@ namespace Cuabi
             SafeLaunchPlanHandle h;
             CudaStatus status = NativeMethods.cuabi_launch_plan_create(kernel.Handle, ref native, stream, out h);
             GC.KeepAlive(config.ProgrammaticEvent);
+            GC.KeepAlive(config.CompletionEvent);
             Errors.Check(status);
             try
             {

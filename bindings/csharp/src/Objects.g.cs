@@ -79,6 +79,12 @@
 //   cuabi_event_get_ipc_handle: idiom ipc
 //   cuabi_event_open_ipc: idiom ipc
 //   cuabi_device_can_access_peer: CanAccessPeer is a bool
+//   cuabi_physical_memory_release: release
+//   cuabi_physical_memory_free: the library releases the handle: the SafeHandle is closed without a release
+//   cuabi_address_range_release: release
+//   cuabi_buffer_from_range: makes a handle whose class is not made from the handle alone (FACTORIES)
+//   cuabi_buffer_alloc_growable: makes a handle whose class is not made from the handle alone (FACTORIES)
+//   cuabi_buffer_grow: DeviceBuffer<T>.Grow takes a count of elements and keeps Count
 //   cuabi_buffer_alloc_pitched: makes a handle whose class is not made from the handle alone (FACTORIES)
 //   cuabi_copy_3d_desc_init: struct_init
 //   cuabi_copy_3d: parameter desc: role struct_in
@@ -95,11 +101,30 @@
 //   cuabi_stream_release: release
 //   cuabi_stream_launch_host_func: idiom host_callback
 //   cuabi_access_policy_window_init: AccessPolicyWindow.Default()
+//   cuabi_mem_op_init: struct_init
+//   cuabi_stream_mem_op_batch: parameter ops: role array_in
+//   cuabi_copy_op_init: struct_init
+//   cuabi_stream_copy_batch: parameter ops: role array_in
+//   cuabi_managed_range_init: struct_init
+//   cuabi_stream_prefetch_batch: parameter ranges: role array_in
+//   cuabi_stream_discard_batch: parameter ranges: role array_in
+//   cuabi_stream_discard_and_prefetch_batch: parameter ranges: role array_in
 //   cuabi_event_release: release
 //   cuabi_stream_begin_capture: its mode defaults to CaptureMode.Global
 //   cuabi_graph_release: release
 //   cuabi_graph_exec_release: release
 //   cuabi_graph_exec_set_kernel_node_args: idiom launch
+//   cuabi_graph_node_release: release
+//   cuabi_graph_add_kernel_node: idiom launch
+//   cuabi_graph_add_host_node: idiom host_callback
+//   cuabi_sm_resource_release: release
+//   cuabi_green_context_release: release
+//   cuabi_tensor_map_encode_tiled: parameter sizes: role array_in
+//   cuabi_tensor_map_encode_im2col: parameter sizes: role array_in
+//   cuabi_tensor_map_release: release
+//   cuabi_buffer_export_dlpack: idiom dlpack
+//   cuabi_buffer_import_dlpack: idiom dlpack
+//   cuabi_buffer_import_dlpack_unversioned: idiom dlpack
 //
 // Scopes (IDisposable classes: made, they open; disposed, they close):
 //   NvtxRange: cuabi_nvtx_range_push, closed by cuabi_nvtx_range_pop
@@ -307,6 +332,138 @@ namespace Cuabi
         {
             return string.Format(CultureInfo.InvariantCulture, "LaunchRecord {{ Sequence = {0}, StreamId = {1}, Device = {2}, GridX = {3}, GridY = {4}, GridZ = {5}, BlockX = {6}, BlockY = {7}, BlockZ = {8}, SharedMemBytes = {9}, ClusterX = {10}, ClusterY = {11}, ClusterZ = {12}, NamedByDriverLog = {13} }}",
                 Sequence, StreamId, Device, GridX, GridY, GridZ, BlockX, BlockY, BlockZ, SharedMemBytes, ClusterX, ClusterY, ClusterZ, NamedByDriverLog);
+        }
+    }
+
+    /// <summary>
+    /// cuabi_access_policy_window: An L2 access-policy window: of the accesses to [base, base + bytes), the
+    /// fraction hit_ratio gets hit_property and the rest miss_property. Start
+    /// from CUABI_ACCESS_POLICY_WINDOW_INIT or cuabi_access_policy_window_init.
+    /// </summary>
+    /// <remarks>
+    /// A value: <see cref="Default"/> gives every field as cuabi_access_policy_window_init sets it
+    /// (the C init is the one source of defaults; <c>new AccessPolicyWindow()</c> has every field
+    /// zero). The library gets the struct cuabi_access_policy_window_init fills, with every field
+    /// set over it, a negative size refused naming the field.
+    /// </remarks>
+    public struct AccessPolicyWindow : IEquatable<AccessPolicyWindow>
+    {
+        /// <summary>base (uint64_t): The device address where the window starts.</summary>
+        public ulong Base { get; set; }
+
+        /// <summary>
+        /// bytes (size_t): The window's length; at most the device's
+        /// CU_DEVICE_ATTRIBUTE_MAX_ACCESS_POLICY_WINDOW_SIZE; 0: no window. Not negative.
+        /// </summary>
+        public long Bytes { get; set; }
+
+        /// <summary>hit_ratio (float): From 0 to 1.</summary>
+        public float HitRatio { get; set; }
+
+        /// <summary>hit_property (cuabi_access_property): the property of the hit_ratio fraction</summary>
+        public AccessProperty HitProperty { get; set; }
+
+        /// <summary>miss_property (cuabi_access_property): the property of the other accesses</summary>
+        public AccessProperty MissProperty { get; set; }
+
+        /// <summary>Every field as cuabi_access_policy_window_init sets it, read from the library (once).</summary>
+        public static AccessPolicyWindow Default()
+        {
+            CuabiLibrary.Load();
+            return DefaultCore();
+        }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        private static AccessPolicyWindow DefaultCore()
+        {
+            AccessPolicyWindowNative n = AccessPolicyWindowNative.Create();
+            return FromNative(ref n);
+        }
+
+        /// <summary>
+        /// The cuabi_access_policy_window the library gets: cuabi_access_policy_window_init's, with
+        /// every field set over it; <paramref name="name"/> names the argument in a refusal.
+        /// </summary>
+        /// <param name="name">The parameter the value is passed as.</param>
+        internal AccessPolicyWindowNative ToNative(string name)
+        {
+            if (Bytes < 0) throw new ArgumentOutOfRangeException(name + ".Bytes", Bytes, "must not be negative");
+            AccessPolicyWindowNative n = AccessPolicyWindowNative.Create();
+            n.@base = Base;
+            n.bytes = (UIntPtr)(ulong)Bytes;
+            n.hit_ratio = HitRatio;
+            n.hit_property = HitProperty;
+            n.miss_property = MissProperty;
+            return n;
+        }
+
+        /// <summary>Every field of a cuabi_access_policy_window.</summary>
+        /// <param name="n">The struct.</param>
+        internal static AccessPolicyWindow FromNative(ref AccessPolicyWindowNative n)
+        {
+            var made = new AccessPolicyWindow();
+            made.Base = n.@base;
+            made.Bytes = (long)n.bytes.ToUInt64();
+            made.HitRatio = n.hit_ratio;
+            made.HitProperty = n.hit_property;
+            made.MissProperty = n.miss_property;
+            return made;
+        }
+
+        /// <summary>Whether every field is the same.</summary>
+        /// <param name="other">The other value.</param>
+        public bool Equals(AccessPolicyWindow other)
+        {
+            return Base == other.Base &&
+                Bytes == other.Bytes &&
+                HitRatio.Equals(other.HitRatio) &&
+                HitProperty == other.HitProperty &&
+                MissProperty == other.MissProperty;
+        }
+
+        /// <summary>Whether <paramref name="obj"/> holds a AccessPolicyWindow with every field the same.</summary>
+        /// <param name="obj">The other object.</param>
+        public override bool Equals(object obj)
+        {
+            return obj is AccessPolicyWindow && Equals((AccessPolicyWindow)obj);
+        }
+
+        /// <summary>A hash of every field.</summary>
+        public override int GetHashCode()
+        {
+            unchecked
+            {
+                int h = 17;
+                h = h * 31 + Base.GetHashCode();
+                h = h * 31 + Bytes.GetHashCode();
+                h = h * 31 + HitRatio.GetHashCode();
+                h = h * 31 + HitProperty.GetHashCode();
+                h = h * 31 + MissProperty.GetHashCode();
+                return h;
+            }
+        }
+
+        /// <summary>Whether every field is the same.</summary>
+        /// <param name="a">A value.</param>
+        /// <param name="b">Another value.</param>
+        public static bool operator ==(AccessPolicyWindow a, AccessPolicyWindow b)
+        {
+            return a.Equals(b);
+        }
+
+        /// <summary>Whether a field differs.</summary>
+        /// <param name="a">A value.</param>
+        /// <param name="b">Another value.</param>
+        public static bool operator !=(AccessPolicyWindow a, AccessPolicyWindow b)
+        {
+            return !a.Equals(b);
+        }
+
+        /// <summary>"AccessPolicyWindow { Field = value, ... }", numbers in the invariant culture.</summary>
+        public override string ToString()
+        {
+            return string.Format(CultureInfo.InvariantCulture, "AccessPolicyWindow {{ Base = {0}, Bytes = {1}, HitRatio = {2}, HitProperty = {3}, MissProperty = {4} }}",
+                Base, Bytes, HitRatio, HitProperty, MissProperty);
         }
     }
 
@@ -561,138 +718,6 @@ namespace Cuabi
         {
             return string.Format(CultureInfo.InvariantCulture, "ArrayDesc {{ Width = {0}, Height = {1}, Depth = {2}, Format = {3}, Channels = {4}, Flags = {5} }}",
                 Width, Height, Depth, Format, Channels, Flags);
-        }
-    }
-
-    /// <summary>
-    /// cuabi_access_policy_window: An L2 access-policy window: of the accesses to [base, base + bytes), the
-    /// fraction hit_ratio gets hit_property and the rest miss_property. Start
-    /// from CUABI_ACCESS_POLICY_WINDOW_INIT or cuabi_access_policy_window_init.
-    /// </summary>
-    /// <remarks>
-    /// A value: <see cref="Default"/> gives every field as cuabi_access_policy_window_init sets it
-    /// (the C init is the one source of defaults; <c>new AccessPolicyWindow()</c> has every field
-    /// zero). The library gets the struct cuabi_access_policy_window_init fills, with every field
-    /// set over it, a negative size refused naming the field.
-    /// </remarks>
-    public struct AccessPolicyWindow : IEquatable<AccessPolicyWindow>
-    {
-        /// <summary>base (uint64_t): The device address where the window starts.</summary>
-        public ulong Base { get; set; }
-
-        /// <summary>
-        /// bytes (size_t): The window's length; at most the device's
-        /// CU_DEVICE_ATTRIBUTE_MAX_ACCESS_POLICY_WINDOW_SIZE; 0: no window. Not negative.
-        /// </summary>
-        public long Bytes { get; set; }
-
-        /// <summary>hit_ratio (float): From 0 to 1.</summary>
-        public float HitRatio { get; set; }
-
-        /// <summary>hit_property (cuabi_access_property): the property of the hit_ratio fraction</summary>
-        public AccessProperty HitProperty { get; set; }
-
-        /// <summary>miss_property (cuabi_access_property): the property of the other accesses</summary>
-        public AccessProperty MissProperty { get; set; }
-
-        /// <summary>Every field as cuabi_access_policy_window_init sets it, read from the library (once).</summary>
-        public static AccessPolicyWindow Default()
-        {
-            CuabiLibrary.Load();
-            return DefaultCore();
-        }
-
-        [MethodImpl(MethodImplOptions.NoInlining)]
-        private static AccessPolicyWindow DefaultCore()
-        {
-            AccessPolicyWindowNative n = AccessPolicyWindowNative.Create();
-            return FromNative(ref n);
-        }
-
-        /// <summary>
-        /// The cuabi_access_policy_window the library gets: cuabi_access_policy_window_init's, with
-        /// every field set over it; <paramref name="name"/> names the argument in a refusal.
-        /// </summary>
-        /// <param name="name">The parameter the value is passed as.</param>
-        internal AccessPolicyWindowNative ToNative(string name)
-        {
-            if (Bytes < 0) throw new ArgumentOutOfRangeException(name + ".Bytes", Bytes, "must not be negative");
-            AccessPolicyWindowNative n = AccessPolicyWindowNative.Create();
-            n.@base = Base;
-            n.bytes = (UIntPtr)(ulong)Bytes;
-            n.hit_ratio = HitRatio;
-            n.hit_property = HitProperty;
-            n.miss_property = MissProperty;
-            return n;
-        }
-
-        /// <summary>Every field of a cuabi_access_policy_window.</summary>
-        /// <param name="n">The struct.</param>
-        internal static AccessPolicyWindow FromNative(ref AccessPolicyWindowNative n)
-        {
-            var made = new AccessPolicyWindow();
-            made.Base = n.@base;
-            made.Bytes = (long)n.bytes.ToUInt64();
-            made.HitRatio = n.hit_ratio;
-            made.HitProperty = n.hit_property;
-            made.MissProperty = n.miss_property;
-            return made;
-        }
-
-        /// <summary>Whether every field is the same.</summary>
-        /// <param name="other">The other value.</param>
-        public bool Equals(AccessPolicyWindow other)
-        {
-            return Base == other.Base &&
-                Bytes == other.Bytes &&
-                HitRatio.Equals(other.HitRatio) &&
-                HitProperty == other.HitProperty &&
-                MissProperty == other.MissProperty;
-        }
-
-        /// <summary>Whether <paramref name="obj"/> holds a AccessPolicyWindow with every field the same.</summary>
-        /// <param name="obj">The other object.</param>
-        public override bool Equals(object obj)
-        {
-            return obj is AccessPolicyWindow && Equals((AccessPolicyWindow)obj);
-        }
-
-        /// <summary>A hash of every field.</summary>
-        public override int GetHashCode()
-        {
-            unchecked
-            {
-                int h = 17;
-                h = h * 31 + Base.GetHashCode();
-                h = h * 31 + Bytes.GetHashCode();
-                h = h * 31 + HitRatio.GetHashCode();
-                h = h * 31 + HitProperty.GetHashCode();
-                h = h * 31 + MissProperty.GetHashCode();
-                return h;
-            }
-        }
-
-        /// <summary>Whether every field is the same.</summary>
-        /// <param name="a">A value.</param>
-        /// <param name="b">Another value.</param>
-        public static bool operator ==(AccessPolicyWindow a, AccessPolicyWindow b)
-        {
-            return a.Equals(b);
-        }
-
-        /// <summary>Whether a field differs.</summary>
-        /// <param name="a">A value.</param>
-        /// <param name="b">Another value.</param>
-        public static bool operator !=(AccessPolicyWindow a, AccessPolicyWindow b)
-        {
-            return !a.Equals(b);
-        }
-
-        /// <summary>"AccessPolicyWindow { Field = value, ... }", numbers in the invariant culture.</summary>
-        public override string ToString()
-        {
-            return string.Format(CultureInfo.InvariantCulture, "AccessPolicyWindow {{ Base = {0}, Bytes = {1}, HitRatio = {2}, HitProperty = {3}, MissProperty = {4} }}",
-                Base, Bytes, HitRatio, HitProperty, MissProperty);
         }
     }
 
@@ -1354,6 +1379,23 @@ namespace Cuabi
         }
 
         /// <summary>
+        /// The granularity of `device`'s virtual memory in bytes: `minimum`, of
+        /// which every size and offset of physical memory, ranges, mappings and
+        /// growable buffers must be a multiple, and `recommended`, a multiple of it
+        /// the driver suggests for large allocations. (cuabi_device_get_vm_granularity)
+        /// </summary>
+        /// <param name="minimum">Its minimum.</param>
+        /// <param name="recommended">Its recommended.</param>
+        public void GetVmGranularity(out long minimum, out long recommended)
+        {
+            UIntPtr minimumValue;
+            UIntPtr recommendedValue;
+            Errors.Check(NativeMethods.cuabi_device_get_vm_granularity(Handle, out minimumValue, out recommendedValue));
+            minimum = (long)minimumValue.ToUInt64();
+            recommended = (long)recommendedValue.ToUInt64();
+        }
+
+        /// <summary>
         /// As cuabi_coredump_set (`enable`, `path` and `flags`, and the refusals,
         /// the same) for `device`'s context only, at any time. (cuabi_device_set_coredump)
         /// </summary>
@@ -1381,6 +1423,20 @@ namespace Cuabi
         public void ProfilerStop()
         {
             Errors.Check(NativeMethods.cuabi_device_profiler_stop(Handle));
+        }
+
+        /// <summary>
+        /// The SMs of `device`, all of them, as a resource to split
+        /// (cuDeviceGetDevResource). The resource keeps the device alive. (cuabi_device_get_sm_resource)
+        /// </summary>
+        public SmResource SmResource
+        {
+            get
+            {
+                SafeSmResourceHandle made;
+                Errors.Check(NativeMethods.cuabi_device_get_sm_resource(Handle, out made));
+                return new SmResource(made);
+            }
         }
     }
 
@@ -1856,6 +1912,20 @@ namespace Cuabi
             return pathValue;
         }
 
+        /// <summary>
+        /// The bytes reserved for a growable buffer in `bytes`: the most it can
+        /// grow to. Any other kind of buffer answers its size. (cuabi_buffer_get_reserved_size)
+        /// </summary>
+        public long ReservedSize
+        {
+            get
+            {
+                UIntPtr bytesValue;
+                Errors.Check(NativeMethods.cuabi_buffer_get_reserved_size(Handle, out bytesValue));
+                return (long)bytesValue.ToUInt64();
+            }
+        }
+
         /// <summary>The row pitch in bytes of a pitched buffer; 0 for every other kind. (cuabi_buffer_get_pitch)</summary>
         public long Pitch
         {
@@ -2179,6 +2249,49 @@ namespace Cuabi
             Errors.Check(NativeMethods.cuabi_stream_end_capture(Handle, out made));
             return new CudaGraph(made);
         }
+
+        /// <summary>
+        /// Starts capturing the work submitted to `stream` (not the default stream)
+        /// into the existing `graph` (of the stream's device), after `after` (NULL:
+        /// after nothing); cuabi_stream_end_capture then answers `graph`'s graph as
+        /// a new handle. `mode` as cuabi_stream_begin_capture. (cuabi_stream_begin_capture_to_graph)
+        /// </summary>
+        /// <param name="graph">The graph argument.</param>
+        /// <param name="after">The after argument (null: after nothing).</param>
+        /// <param name="mode">The mode argument.</param>
+        public void BeginCaptureToGraph(CudaGraph graph, GraphNode after, CaptureMode mode)
+        {
+            if (graph == null) throw new ArgumentNullException("graph");
+            var graphHandle = graph.Handle;
+            var afterHandle = after == null ? new SafeGraphNodeHandle(IntPtr.Zero, false) : after.Handle;
+            Errors.Check(NativeMethods.cuabi_stream_begin_capture_to_graph(Handle, graphHandle, afterHandle, mode));
+        }
+
+        /// <summary>
+        /// The producer's side of DLPack's stream handshake: makes the consumer's
+        /// stream `consumer_stream` (1: the legacy default stream, 2: the per-thread
+        /// default stream, another positive value: a CUstream of this process) wait,
+        /// without blocking the host, for the work queued on `stream` so far. -1 asks
+        /// no synchronisation: nothing is done. 0 and other negative values answer
+        /// CUABI_ERROR_INVALID_ARGUMENT (DLPack leaves 0 ambiguous). (cuabi_stream_dlpack_handoff)
+        /// </summary>
+        /// <param name="consumerStream">The consumer_stream argument.</param>
+        public void DlpackHandoff(long consumerStream)
+        {
+            Errors.Check(NativeMethods.cuabi_stream_dlpack_handoff(Handle, consumerStream));
+        }
+
+        /// <summary>
+        /// The consumer's side: makes `stream` wait, without blocking the host, for
+        /// the work queued so far on the producer's stream `producer_stream` (as
+        /// cuabi_stream_dlpack_handoff reads `consumer_stream`: -1 does nothing, 0 and
+        /// other negative values are refused). (cuabi_stream_dlpack_wait)
+        /// </summary>
+        /// <param name="producerStream">The producer_stream argument.</param>
+        public void DlpackWait(long producerStream)
+        {
+            Errors.Check(NativeMethods.cuabi_stream_dlpack_wait(Handle, producerStream));
+        }
     }
 
     public sealed partial class CudaEvent
@@ -2281,6 +2394,285 @@ namespace Cuabi
                 Errors.Check(NativeMethods.cuabi_graph_get_kernel_node_count(Handle, out countValue));
                 return (long)countValue.ToUInt64();
             }
+        }
+
+        /// <summary>
+        /// An empty graph on `device`, to fill node by node (cuGraphCreate). Every
+        /// cuabi_graph_add_* call of this section adds one node and answers it as a
+        /// cuabi_graph_node, which keeps the graph alive; the graph keeps every
+        /// kernel, buffer, event and graph its nodes use. Each add call takes
+        /// `after`, a node of the same graph the new node depends on (NULL: none);
+        /// cuabi_graph_node_add_dependency adds more. A node of another graph
+        /// answers CUABI_ERROR_INVALID_ARGUMENT. (cuabi_graph_create)
+        /// </summary>
+        /// <param name="device">The device argument.</param>
+        public static CudaGraph Create(Device device)
+        {
+            if (device == null) throw new ArgumentNullException("device");
+            var deviceHandle = device.Handle;
+            SafeGraphHandle made;
+            Errors.Check(NativeMethods.cuabi_graph_create(deviceHandle, out made));
+            return new CudaGraph(made);
+        }
+
+        /// <summary>A node that does nothing but order: `after` (NULL: none). (cuabi_graph_add_empty_node)</summary>
+        /// <param name="after">The after argument (null: none).</param>
+        public GraphNode AddEmptyNode(GraphNode after = null)
+        {
+            var afterHandle = after == null ? new SafeGraphNodeHandle(IntPtr.Zero, false) : after.Handle;
+            SafeGraphNodeHandle made;
+            Errors.Check(NativeMethods.cuabi_graph_add_empty_node(Handle, afterHandle, out made));
+            return new GraphNode(made);
+        }
+
+        /// <summary>
+        /// A node copying `bytes` from `src` at `src_offset` to `dst` at
+        /// `dst_offset` (buffers of the graph's device). A range past a buffer's end
+        /// answers CUABI_ERROR_OUT_OF_RANGE, overlapping ranges
+        /// CUABI_ERROR_INVALID_ARGUMENT. `after` (NULL: none). (cuabi_graph_add_copy_node)
+        /// </summary>
+        /// <param name="after">The after argument (null: none).</param>
+        /// <param name="dst">The dst argument.</param>
+        /// <param name="dstOffset">The dst_offset argument.</param>
+        /// <param name="src">The src argument.</param>
+        /// <param name="srcOffset">The src_offset argument.</param>
+        /// <param name="bytes">The bytes argument.</param>
+        public GraphNode AddCopyNode(GraphNode after, DeviceMemory dst, long dstOffset, DeviceMemory src, long srcOffset, long bytes)
+        {
+            var afterHandle = after == null ? new SafeGraphNodeHandle(IntPtr.Zero, false) : after.Handle;
+            if (dst == null) throw new ArgumentNullException("dst");
+            var dstHandle = dst.Handle;
+            if (dstOffset < 0) throw new ArgumentOutOfRangeException("dstOffset", dstOffset, "must not be negative");
+            if (src == null) throw new ArgumentNullException("src");
+            var srcHandle = src.Handle;
+            if (srcOffset < 0) throw new ArgumentOutOfRangeException("srcOffset", srcOffset, "must not be negative");
+            if (bytes < 0) throw new ArgumentOutOfRangeException("bytes", bytes, "must not be negative");
+            SafeGraphNodeHandle made;
+            Errors.Check(NativeMethods.cuabi_graph_add_copy_node(Handle, afterHandle, dstHandle, (UIntPtr)(ulong)dstOffset, srcHandle, (UIntPtr)(ulong)srcOffset, (UIntPtr)(ulong)bytes, out made));
+            return new GraphNode(made);
+        }
+
+        /// <summary>
+        /// A node copying `bytes` from the page-locked `src` at `src_offset` to the
+        /// buffer `dst` at `dst_offset`. A range past either end answers
+        /// CUABI_ERROR_OUT_OF_RANGE. `after` (NULL: none). (cuabi_graph_add_upload_node)
+        /// </summary>
+        /// <typeparam name="T">The element type of the pinned buffer.</typeparam>
+        /// <param name="after">The after argument (null: none).</param>
+        /// <param name="dst">The dst argument.</param>
+        /// <param name="dstOffset">The dst_offset argument.</param>
+        /// <param name="src">The src argument.</param>
+        /// <param name="srcOffset">The src_offset argument.</param>
+        /// <param name="bytes">The bytes argument.</param>
+        public GraphNode AddUploadNode<T>(GraphNode after, DeviceMemory dst, long dstOffset, PinnedBuffer<T> src, long srcOffset, long bytes) where T : struct
+        {
+            var afterHandle = after == null ? new SafeGraphNodeHandle(IntPtr.Zero, false) : after.Handle;
+            if (dst == null) throw new ArgumentNullException("dst");
+            var dstHandle = dst.Handle;
+            if (dstOffset < 0) throw new ArgumentOutOfRangeException("dstOffset", dstOffset, "must not be negative");
+            if (src == null) throw new ArgumentNullException("src");
+            var srcHandle = src.Handle;
+            if (srcOffset < 0) throw new ArgumentOutOfRangeException("srcOffset", srcOffset, "must not be negative");
+            if (bytes < 0) throw new ArgumentOutOfRangeException("bytes", bytes, "must not be negative");
+            SafeGraphNodeHandle made;
+            Errors.Check(NativeMethods.cuabi_graph_add_upload_node(Handle, afterHandle, dstHandle, (UIntPtr)(ulong)dstOffset, srcHandle, (UIntPtr)(ulong)srcOffset, (UIntPtr)(ulong)bytes, out made));
+            return new GraphNode(made);
+        }
+
+        /// <summary>
+        /// A node copying `bytes` from the buffer `src` at `src_offset` to the
+        /// page-locked `dst` at `dst_offset`. A range past either end answers
+        /// CUABI_ERROR_OUT_OF_RANGE. `after` (NULL: none). (cuabi_graph_add_download_node)
+        /// </summary>
+        /// <typeparam name="T">The element type of the pinned buffer.</typeparam>
+        /// <param name="after">The after argument (null: none).</param>
+        /// <param name="dst">The dst argument.</param>
+        /// <param name="dstOffset">The dst_offset argument.</param>
+        /// <param name="src">The src argument.</param>
+        /// <param name="srcOffset">The src_offset argument.</param>
+        /// <param name="bytes">The bytes argument.</param>
+        public GraphNode AddDownloadNode<T>(GraphNode after, PinnedBuffer<T> dst, long dstOffset, DeviceMemory src, long srcOffset, long bytes) where T : struct
+        {
+            var afterHandle = after == null ? new SafeGraphNodeHandle(IntPtr.Zero, false) : after.Handle;
+            if (dst == null) throw new ArgumentNullException("dst");
+            var dstHandle = dst.Handle;
+            if (dstOffset < 0) throw new ArgumentOutOfRangeException("dstOffset", dstOffset, "must not be negative");
+            if (src == null) throw new ArgumentNullException("src");
+            var srcHandle = src.Handle;
+            if (srcOffset < 0) throw new ArgumentOutOfRangeException("srcOffset", srcOffset, "must not be negative");
+            if (bytes < 0) throw new ArgumentOutOfRangeException("bytes", bytes, "must not be negative");
+            SafeGraphNodeHandle made;
+            Errors.Check(NativeMethods.cuabi_graph_add_download_node(Handle, afterHandle, dstHandle, (UIntPtr)(ulong)dstOffset, srcHandle, (UIntPtr)(ulong)srcOffset, (UIntPtr)(ulong)bytes, out made));
+            return new GraphNode(made);
+        }
+
+        /// <summary>
+        /// A node filling `count` elements of `element_size` bytes (1, 2 or 4) of
+        /// `buffer` from `offset` with `value`, checked as cuabi_buffer_fill checks
+        /// (CUABI_ERROR_OUT_OF_RANGE past the end). `after` (NULL: none). (cuabi_graph_add_fill_node)
+        /// </summary>
+        /// <param name="after">The after argument (null: none).</param>
+        /// <param name="buffer">The buffer argument.</param>
+        /// <param name="offset">The offset argument.</param>
+        /// <param name="value">The value argument.</param>
+        /// <param name="elementSize">The element_size argument.</param>
+        /// <param name="count">The count argument.</param>
+        public GraphNode AddFillNode(GraphNode after, DeviceMemory buffer, long offset, uint value, uint elementSize, long count)
+        {
+            var afterHandle = after == null ? new SafeGraphNodeHandle(IntPtr.Zero, false) : after.Handle;
+            if (buffer == null) throw new ArgumentNullException("buffer");
+            var bufferHandle = buffer.Handle;
+            if (offset < 0) throw new ArgumentOutOfRangeException("offset", offset, "must not be negative");
+            if (count < 0) throw new ArgumentOutOfRangeException("count", count, "must not be negative");
+            SafeGraphNodeHandle made;
+            Errors.Check(NativeMethods.cuabi_graph_add_fill_node(Handle, afterHandle, bufferHandle, (UIntPtr)(ulong)offset, value, elementSize, (UIntPtr)(ulong)count, out made));
+            return new GraphNode(made);
+        }
+
+        /// <summary>A node recording `event`. `after` (NULL: none). (cuabi_graph_add_event_record_node)</summary>
+        /// <param name="after">The after argument (null: none).</param>
+        /// <param name="event">The event argument.</param>
+        public GraphNode AddEventRecordNode(GraphNode after, CudaEvent @event)
+        {
+            var afterHandle = after == null ? new SafeGraphNodeHandle(IntPtr.Zero, false) : after.Handle;
+            if (@event == null) throw new ArgumentNullException("event");
+            var eventHandle = @event.Handle;
+            SafeGraphNodeHandle made;
+            Errors.Check(NativeMethods.cuabi_graph_add_event_record_node(Handle, afterHandle, eventHandle, out made));
+            return new GraphNode(made);
+        }
+
+        /// <summary>A node waiting for `event`. `after` (NULL: none). (cuabi_graph_add_event_wait_node)</summary>
+        /// <param name="after">The after argument (null: none).</param>
+        /// <param name="event">The event argument.</param>
+        public GraphNode AddEventWaitNode(GraphNode after, CudaEvent @event)
+        {
+            var afterHandle = after == null ? new SafeGraphNodeHandle(IntPtr.Zero, false) : after.Handle;
+            if (@event == null) throw new ArgumentNullException("event");
+            var eventHandle = @event.Handle;
+            SafeGraphNodeHandle made;
+            Errors.Check(NativeMethods.cuabi_graph_add_event_wait_node(Handle, afterHandle, eventHandle, out made));
+            return new GraphNode(made);
+        }
+
+        /// <summary>
+        /// A node running a copy of `child` (taken now) as one step. `child` may
+        /// not be `graph`. `after` (NULL: none). (cuabi_graph_add_child_graph_node)
+        /// </summary>
+        /// <param name="after">The after argument (null: none).</param>
+        /// <param name="child">The child argument.</param>
+        public GraphNode AddChildGraphNode(GraphNode after, CudaGraph child)
+        {
+            var afterHandle = after == null ? new SafeGraphNodeHandle(IntPtr.Zero, false) : after.Handle;
+            if (child == null) throw new ArgumentNullException("child");
+            var childHandle = child.Handle;
+            SafeGraphNodeHandle made;
+            Errors.Check(NativeMethods.cuabi_graph_add_child_graph_node(Handle, afterHandle, childHandle, out made));
+            return new GraphNode(made);
+        }
+
+        /// <summary>
+        /// A node allocating `bytes` (more than 0) of device memory each time the
+        /// graph runs; cuabi_graph_node_get_address answers its address, which
+        /// kernel nodes after it may use until a free node (or, with
+        /// CUABI_GRAPH_INSTANTIATE_AUTO_FREE_ON_LAUNCH, the next launch) frees it.
+        /// `after` (NULL: none). (cuabi_graph_add_mem_alloc_node)
+        /// </summary>
+        /// <param name="after">The after argument (null: none).</param>
+        /// <param name="bytes">The bytes argument.</param>
+        public GraphNode AddMemAllocNode(GraphNode after, long bytes)
+        {
+            var afterHandle = after == null ? new SafeGraphNodeHandle(IntPtr.Zero, false) : after.Handle;
+            if (bytes < 0) throw new ArgumentOutOfRangeException("bytes", bytes, "must not be negative");
+            SafeGraphNodeHandle made;
+            Errors.Check(NativeMethods.cuabi_graph_add_mem_alloc_node(Handle, afterHandle, (UIntPtr)(ulong)bytes, out made));
+            return new GraphNode(made);
+        }
+
+        /// <summary>
+        /// A node freeing the allocation of `alloc` (a memory allocation node, not
+        /// NULL). Another kind of node answers CUABI_ERROR_INVALID_ARGUMENT. `after`
+        /// (NULL: none). (cuabi_graph_add_mem_free_node)
+        /// </summary>
+        /// <param name="after">The after argument (null: none).</param>
+        /// <param name="alloc">The alloc argument.</param>
+        public GraphNode AddMemFreeNode(GraphNode after, GraphNode alloc)
+        {
+            var afterHandle = after == null ? new SafeGraphNodeHandle(IntPtr.Zero, false) : after.Handle;
+            if (alloc == null) throw new ArgumentNullException("alloc");
+            var allocHandle = alloc.Handle;
+            SafeGraphNodeHandle made;
+            Errors.Check(NativeMethods.cuabi_graph_add_mem_free_node(Handle, afterHandle, allocHandle, out made));
+            return new GraphNode(made);
+        }
+
+        /// <summary>
+        /// A conditional handle of `graph` for conditional nodes and device code's
+        /// cudaGraphSetConditional, in `handle`; it is set to `default_value` at
+        /// the start of each launch of the graph (CU_GRAPH_COND_ASSIGN_DEFAULT). (cuabi_graph_create_conditional_handle)
+        /// </summary>
+        /// <param name="defaultValue">The default_value argument.</param>
+        public ulong CreateConditionalHandle(uint defaultValue)
+        {
+            ulong handleValue;
+            Errors.Check(NativeMethods.cuabi_graph_create_conditional_handle(Handle, defaultValue, out handleValue));
+            return handleValue;
+        }
+
+        /// <summary>
+        /// A conditional node of `type` on `handle` (made by
+        /// cuabi_graph_create_conditional_handle on this graph or on a graph it is a
+        /// body of; another answers CUABI_ERROR_INVALID_ARGUMENT) with `size`
+        /// bodies: IF 1 or 2 (the second is ELSE), WHILE 1, SWITCH 1 or more; another
+        /// size answers CUABI_ERROR_INVALID_ARGUMENT naming the bound. The bodies are
+        /// empty graphs to fill (cuabi_graph_node_get_body). `after` (NULL: none). (cuabi_graph_add_conditional_node)
+        /// </summary>
+        /// <param name="after">The after argument (null: none).</param>
+        /// <param name="handle">The handle argument.</param>
+        /// <param name="type">The type argument.</param>
+        /// <param name="size">The size argument.</param>
+        public GraphNode AddConditionalNode(GraphNode after, ulong handle, ConditionalType type, uint size)
+        {
+            var afterHandle = after == null ? new SafeGraphNodeHandle(IntPtr.Zero, false) : after.Handle;
+            SafeGraphNodeHandle made;
+            Errors.Check(NativeMethods.cuabi_graph_add_conditional_node(Handle, afterHandle, handle, type, size, out made));
+            return new GraphNode(made);
+        }
+
+        /// <summary>A copy of `graph` with its nodes and edges (cuGraphClone), in `out`. (cuabi_graph_clone)</summary>
+        public CudaGraph Clone()
+        {
+            SafeGraphHandle made;
+            Errors.Check(NativeMethods.cuabi_graph_clone(Handle, out made));
+            return new CudaGraph(made);
+        }
+
+        /// <summary>
+        /// Writes the graph as Graphviz DOT text, every node's parameters included,
+        /// to the file at `path` (cuGraphDebugDotPrint), for debugging. (cuabi_graph_write_dot)
+        /// </summary>
+        /// <param name="path">The path argument.</param>
+        public void WriteDot(string path)
+        {
+            if (path == null) throw new ArgumentNullException("path");
+            byte[] pathBytes = Utf8.Encode(path, "path");
+            Errors.Check(NativeMethods.cuabi_graph_write_dot(Handle, pathBytes));
+        }
+
+        /// <summary>
+        /// Instantiates the graph with `flags` (cuabi_graph_instantiate_flags; an
+        /// undefined bit answers CUABI_ERROR_INVALID_ARGUMENT). With
+        /// CUABI_GRAPH_INSTANTIATE_UPLOAD the graph is uploaded on `upload_stream`
+        /// (NULL: the default stream). (cuabi_graph_instantiate_with_flags)
+        /// </summary>
+        /// <param name="flags">The flags argument.</param>
+        /// <param name="uploadStream">The upload_stream argument (null: the default stream).</param>
+        public CudaGraphExec InstantiateWithFlags(GraphInstantiateFlags flags, CudaStream uploadStream = null)
+        {
+            var uploadStreamHandle = uploadStream == null ? SafeStreamHandle.Null : uploadStream.Handle;
+            SafeGraphExecHandle made;
+            Errors.Check(NativeMethods.cuabi_graph_instantiate_with_flags(Handle, flags, uploadStreamHandle, out made));
+            return new CudaGraphExec(made);
         }
     }
 
@@ -2559,6 +2951,483 @@ namespace Cuabi
             SafeModuleHandle made;
             Errors.Check(NativeMethods.cuabi_library_get_module(Handle, deviceHandle, out made));
             return new CudaModule(made);
+        }
+    }
+
+    public sealed partial class SmResource
+    {
+        /// <summary>The number of SMs in `resource` (0 for an empty remainder). (cuabi_sm_resource_get_sm_count)</summary>
+        public uint SmCount
+        {
+            get
+            {
+                uint countValue;
+                Errors.Check(NativeMethods.cuabi_sm_resource_get_sm_count(Handle, out countValue));
+                return countValue;
+            }
+        }
+
+        /// <summary>
+        /// The fewest SMs one group of a split of `resource` may have (8 on
+        /// compute capability 9.0). (cuabi_sm_resource_get_min_partition_size)
+        /// </summary>
+        public uint MinPartitionSize
+        {
+            get
+            {
+                uint countValue;
+                Errors.Check(NativeMethods.cuabi_sm_resource_get_min_partition_size(Handle, out countValue));
+                return countValue;
+            }
+        }
+
+        /// <summary>
+        /// The granularity of a split of `resource`: a group's SM count is a
+        /// multiple of it (8 on compute capability 9.0). (cuabi_sm_resource_get_alignment)
+        /// </summary>
+        public uint Alignment
+        {
+            get
+            {
+                uint countValue;
+                Errors.Check(NativeMethods.cuabi_sm_resource_get_alignment(Handle, out countValue));
+                return countValue;
+            }
+        }
+
+        /// <summary>
+        /// How many groups of at least `min_sm_count` SMs `resource` splits into
+        /// (cuDevSmResourceSplitByCount asked without results). `min_sm_count` 0 asks
+        /// for groups of the smallest size the device allows. The same refusals as
+        /// cuabi_sm_resource_split. (cuabi_sm_resource_get_group_count)
+        /// </summary>
+        /// <param name="minSmCount">The min_sm_count argument.</param>
+        public uint GetGroupCount(uint minSmCount)
+        {
+            uint countValue;
+            Errors.Check(NativeMethods.cuabi_sm_resource_get_group_count(Handle, minSmCount, out countValue));
+            return countValue;
+        }
+
+        /// <summary>
+        /// One part of a split of `resource` into `group_count` groups of at least
+        /// `min_sm_count` SMs each (the driver rounds the count up to the resource's
+        /// alignment): group `index` for `index` &lt; `group_count`, and for `index` ==
+        /// `group_count` the remainder, the SMs left over (possibly none). The same
+        /// arguments always give the same split. The part keeps `resource` alive.
+        ///
+        /// CUABI_ERROR_INVALID_ARGUMENT, naming the bound, before the driver sees it:
+        /// `group_count` 0; `min_sm_count` above the resource's SM count or not a
+        /// multiple of its alignment; more groups than the resource's SMs make
+        /// (`group_count` x the rounded `min_sm_count` &gt; its SM count); `index` past
+        /// `group_count`; a resource that is itself a part of a split (make a green
+        /// context from it and split cuabi_green_context_get_sm_resource instead). (cuabi_sm_resource_split)
+        /// </summary>
+        /// <param name="groupCount">The group_count argument.</param>
+        /// <param name="minSmCount">The min_sm_count argument.</param>
+        /// <param name="index">The index argument.</param>
+        public SmResource Split(uint groupCount, uint minSmCount, uint index)
+        {
+            SafeSmResourceHandle made;
+            Errors.Check(NativeMethods.cuabi_sm_resource_split(Handle, groupCount, minSmCount, index, out made));
+            return new SmResource(made);
+        }
+    }
+
+    public sealed partial class GreenContext
+    {
+        /// <summary>
+        /// A green context on the device of `resource`, whose kernels run on the
+        /// resource's SMs only (cuDevResourceGenerateDesc, cuGreenCtxCreate). The
+        /// context keeps the resource and its device alive. A resource with no SMs
+        /// answers CUABI_ERROR_INVALID_ARGUMENT. (cuabi_green_context_create)
+        /// </summary>
+        /// <param name="resource">The resource argument.</param>
+        public static GreenContext Create(SmResource resource)
+        {
+            if (resource == null) throw new ArgumentNullException("resource");
+            var resourceHandle = resource.Handle;
+            SafeGreenContextHandle made;
+            Errors.Check(NativeMethods.cuabi_green_context_create(resourceHandle, out made));
+            return new GreenContext(made);
+        }
+
+        /// <summary>The number of SMs the context's kernels may use. (cuabi_green_context_get_sm_count)</summary>
+        public uint SmCount
+        {
+            get
+            {
+                uint countValue;
+                Errors.Check(NativeMethods.cuabi_green_context_get_sm_count(Handle, out countValue));
+                return countValue;
+            }
+        }
+
+        /// <summary>
+        /// The context's SMs as a resource (cuGreenCtxGetDevResource), which may be
+        /// split again. The resource keeps the context alive. (cuabi_green_context_get_sm_resource)
+        /// </summary>
+        public SmResource SmResource
+        {
+            get
+            {
+                SafeSmResourceHandle made;
+                Errors.Check(NativeMethods.cuabi_green_context_get_sm_resource(Handle, out made));
+                return new SmResource(made);
+            }
+        }
+
+        /// <summary>
+        /// A new stream whose work runs in `context` (cuGreenCtxStreamCreate): an
+        /// ordinary cuabi_stream for every launch, copy, event and capture, which
+        /// keeps the context alive. Kernels of modules loaded on the context's device
+        /// launch on it. `flags` must include CUABI_STREAM_NON_BLOCKING (the driver
+        /// requires it of a green context's stream); `priority` as for
+        /// cuabi_stream_create. (cuabi_green_context_create_stream)
+        /// </summary>
+        /// <param name="flags">The flags argument.</param>
+        /// <param name="priority">The priority argument.</param>
+        public CudaStream CreateStream(StreamFlags flags, int priority)
+        {
+            SafeStreamHandle made;
+            Errors.Check(NativeMethods.cuabi_green_context_create_stream(Handle, flags, priority, out made));
+            return new CudaStream(made);
+        }
+
+        /// <summary>
+        /// Checks that `stream` (not NULL) runs its work in `context`:
+        /// CUABI_ERROR_INVALID_ARGUMENT naming both when it is a stream of another
+        /// green context or of the device's primary context. For code that must
+        /// confine work to a partition. (cuabi_green_context_check_stream)
+        /// </summary>
+        /// <param name="stream">The stream argument.</param>
+        public void CheckStream(CudaStream stream)
+        {
+            if (stream == null) throw new ArgumentNullException("stream");
+            var streamHandle = stream.Handle;
+            Errors.Check(NativeMethods.cuabi_green_context_check_stream(Handle, streamHandle));
+        }
+    }
+
+    public sealed partial class TensorMap
+    {
+        /// <summary>
+        /// Points `map` at `buffer` from byte `offset` (cuTensorMapReplaceAddress),
+        /// the rest unchanged; the map now keeps `buffer` alive instead. The same
+        /// checks of alignment and extent as the encoding. (cuabi_tensor_map_replace_address)
+        /// </summary>
+        /// <param name="buffer">The buffer argument.</param>
+        /// <param name="offset">The offset argument.</param>
+        public void ReplaceAddress(DeviceMemory buffer, long offset)
+        {
+            if (buffer == null) throw new ArgumentNullException("buffer");
+            var bufferHandle = buffer.Handle;
+            if (offset < 0) throw new ArgumentOutOfRangeException("offset", offset, "must not be negative");
+            Errors.Check(NativeMethods.cuabi_tensor_map_replace_address(Handle, bufferHandle, (UIntPtr)(ulong)offset));
+        }
+
+        /// <summary>
+        /// The map's CUABI_TENSOR_MAP_BYTES bytes, the value of a kernel's
+        /// `const __grid_constant__ CUtensorMap` parameter (copy them into 64-byte
+        /// aligned storage for cuabi_function_launch). (cuabi_tensor_map_get_bytes)
+        /// </summary>
+        public byte[] Bytes
+        {
+            get
+            {
+                var h = Handle;
+                return Errors.ReadBlob(delegate(byte[] b, ref UIntPtr s) { return NativeMethods.cuabi_tensor_map_get_bytes(h, b, ref s); });
+            }
+        }
+    }
+
+    public sealed partial class GraphNode
+    {
+        /// <summary>
+        /// Makes `node` depend on `dependency` (both of one graph, not the same
+        /// node). A dependency that would close a cycle answers
+        /// CUABI_ERROR_INVALID_ARGUMENT. (cuabi_graph_node_add_dependency)
+        /// </summary>
+        /// <param name="dependency">The dependency argument.</param>
+        public void AddDependency(GraphNode dependency)
+        {
+            if (dependency == null) throw new ArgumentNullException("dependency");
+            var dependencyHandle = dependency.Handle;
+            Errors.Check(NativeMethods.cuabi_graph_node_add_dependency(Handle, dependencyHandle));
+        }
+
+        /// <summary>The node's kind, in `type`. (cuabi_graph_node_get_type)</summary>
+        public GraphNodeType Type
+        {
+            get
+            {
+                GraphNodeType typeValue;
+                Errors.Check(NativeMethods.cuabi_graph_node_get_type(Handle, out typeValue));
+                return typeValue;
+            }
+        }
+
+        /// <summary>The number of nodes `node` depends on, in `count`. (cuabi_graph_node_get_dependency_count)</summary>
+        public long DependencyCount
+        {
+            get
+            {
+                UIntPtr countValue;
+                Errors.Check(NativeMethods.cuabi_graph_node_get_dependency_count(Handle, out countValue));
+                return (long)countValue.ToUInt64();
+            }
+        }
+
+        /// <summary>
+        /// Dependency `index` of `node` (below the count; past it answers
+        /// CUABI_ERROR_OUT_OF_RANGE), as a new handle. (cuabi_graph_node_get_dependency)
+        /// </summary>
+        /// <param name="index">The index argument.</param>
+        public GraphNode GetDependency(long index)
+        {
+            if (index < 0) throw new ArgumentOutOfRangeException("index", index, "must not be negative");
+            SafeGraphNodeHandle made;
+            Errors.Check(NativeMethods.cuabi_graph_node_get_dependency(Handle, (UIntPtr)(ulong)index, out made));
+            return new GraphNode(made);
+        }
+
+        /// <summary>The number of nodes that depend on `node`, in `count`. (cuabi_graph_node_get_dependent_count)</summary>
+        public long DependentCount
+        {
+            get
+            {
+                UIntPtr countValue;
+                Errors.Check(NativeMethods.cuabi_graph_node_get_dependent_count(Handle, out countValue));
+                return (long)countValue.ToUInt64();
+            }
+        }
+
+        /// <summary>
+        /// Dependent `index` of `node` (below the count; past it answers
+        /// CUABI_ERROR_OUT_OF_RANGE), as a new handle. (cuabi_graph_node_get_dependent)
+        /// </summary>
+        /// <param name="index">The index argument.</param>
+        public GraphNode GetDependent(long index)
+        {
+            if (index < 0) throw new ArgumentOutOfRangeException("index", index, "must not be negative");
+            SafeGraphNodeHandle made;
+            Errors.Check(NativeMethods.cuabi_graph_node_get_dependent(Handle, (UIntPtr)(ulong)index, out made));
+            return new GraphNode(made);
+        }
+
+        /// <summary>
+        /// The device address a memory allocation node allocates, in `address`;
+        /// another kind of node answers CUABI_ERROR_INVALID_ARGUMENT. (cuabi_graph_node_get_address)
+        /// </summary>
+        public ulong Address
+        {
+            get
+            {
+                ulong addressValue;
+                Errors.Check(NativeMethods.cuabi_graph_node_get_address(Handle, out addressValue));
+                return addressValue;
+            }
+        }
+
+        /// <summary>
+        /// Body `index` of a conditional node (below its size; past it answers
+        /// CUABI_ERROR_OUT_OF_RANGE) as a graph to fill like any other; it keeps the
+        /// node alive. Another kind of node answers CUABI_ERROR_INVALID_ARGUMENT. (cuabi_graph_node_get_body)
+        /// </summary>
+        /// <param name="index">The index argument.</param>
+        public CudaGraph GetBody(long index)
+        {
+            if (index < 0) throw new ArgumentOutOfRangeException("index", index, "must not be negative");
+            SafeGraphHandle made;
+            Errors.Check(NativeMethods.cuabi_graph_node_get_body(Handle, (UIntPtr)(ulong)index, out made));
+            return new CudaGraph(made);
+        }
+    }
+
+    public sealed partial class PhysicalMemory
+    {
+        /// <summary>
+        /// `bytes` (&gt; 0, a multiple of the minimum granularity) of physical memory
+        /// on `device` (cuMemCreate), with no address yet: map it into a range
+        /// (cuabi_address_range_map) to use it. `flags` is an OR of
+        /// cuabi_physical_memory_flag_bits (unknown bits answer
+        /// CUABI_ERROR_INVALID_ARGUMENT; CUABI_PHYSICAL_MEMORY_EXPORTABLE where the
+        /// device cannot export memory as a file descriptor answers
+        /// CUABI_ERROR_NOT_SUPPORTED). Out of device memory answers
+        /// CUABI_ERROR_OUT_OF_MEMORY. (cuabi_physical_memory_create)
+        /// </summary>
+        /// <param name="device">The device argument.</param>
+        /// <param name="bytes">The bytes argument.</param>
+        /// <param name="flags">The flags argument.</param>
+        public static PhysicalMemory Create(Device device, long bytes, PhysicalMemoryFlags flags)
+        {
+            if (device == null) throw new ArgumentNullException("device");
+            var deviceHandle = device.Handle;
+            if (bytes < 0) throw new ArgumentOutOfRangeException("bytes", bytes, "must not be negative");
+            SafePhysicalMemoryHandle made;
+            Errors.Check(NativeMethods.cuabi_physical_memory_create(deviceHandle, (UIntPtr)(ulong)bytes, flags, out made));
+            return new PhysicalMemory(made);
+        }
+
+        /// <summary>
+        /// Opens on `device` the physical memory another process exported
+        /// (cuabi_physical_memory_export_fd): the same memory, given back to the
+        /// driver once every process let go of it. `fd` stays the caller's to close;
+        /// `bytes` is the memory's size, as the exporter's
+        /// cuabi_physical_memory_get_size gave it (a file descriptor does not carry
+        /// it). `device` is the GPU the memory is on; other devices reach it through
+        /// a range (cuabi_address_range_set_access). A descriptor that is not open,
+        /// or is a file, a directory, a pipe or a socket, is no such memory and is
+        /// refused with CUABI_ERROR_INVALID_ARGUMENT naming what it is; so is memory
+        /// of another GPU than `device`. (cuabi_physical_memory_import_fd)
+        /// </summary>
+        /// <param name="device">The device argument.</param>
+        /// <param name="fd">The fd argument.</param>
+        /// <param name="bytes">The bytes argument.</param>
+        public static PhysicalMemory ImportFd(Device device, int fd, long bytes)
+        {
+            if (device == null) throw new ArgumentNullException("device");
+            var deviceHandle = device.Handle;
+            if (bytes < 0) throw new ArgumentOutOfRangeException("bytes", bytes, "must not be negative");
+            SafePhysicalMemoryHandle made;
+            Errors.Check(NativeMethods.cuabi_physical_memory_import_fd(deviceHandle, fd, (UIntPtr)(ulong)bytes, out made));
+            return new PhysicalMemory(made);
+        }
+
+        /// <summary>The memory's size in bytes. (cuabi_physical_memory_get_size)</summary>
+        public long Size
+        {
+            get
+            {
+                UIntPtr bytesValue;
+                Errors.Check(NativeMethods.cuabi_physical_memory_get_size(Handle, out bytesValue));
+                return (long)bytesValue.ToUInt64();
+            }
+        }
+
+        /// <summary>The ordinal of the device the memory is on. (cuabi_physical_memory_get_device_ordinal)</summary>
+        public int DeviceOrdinal
+        {
+            get
+            {
+                int ordinalValue;
+                Errors.Check(NativeMethods.cuabi_physical_memory_get_device_ordinal(Handle, out ordinalValue));
+                return ordinalValue;
+            }
+        }
+
+        /// <summary>
+        /// A new file descriptor for the memory in `fd`, owned by the caller: send
+        /// it to another process over a Unix socket (SCM_RIGHTS) or let a child
+        /// inherit it, for cuabi_physical_memory_import_fd, then close it. Memory
+        /// made without CUABI_PHYSICAL_MEMORY_EXPORTABLE answers
+        /// CUABI_ERROR_INVALID_ARGUMENT. (cuabi_physical_memory_export_fd)
+        /// </summary>
+        public int ExportFd()
+        {
+            int fdValue;
+            Errors.Check(NativeMethods.cuabi_physical_memory_export_fd(Handle, out fdValue));
+            return fdValue;
+        }
+    }
+
+    public sealed partial class AddressRange
+    {
+        /// <summary>
+        /// Reserves `bytes` (&gt; 0, a multiple of the minimum granularity) of device
+        /// addresses (cuMemAddressReserve), with no memory behind them. `device`
+        /// makes the calls (its context); the range may hold memory of any device.
+        /// Releasing the range unmaps what is still mapped and gives the addresses
+        /// back, once no buffer views it. (cuabi_address_range_reserve)
+        /// </summary>
+        /// <param name="device">The device argument.</param>
+        /// <param name="bytes">The bytes argument.</param>
+        public static AddressRange Reserve(Device device, long bytes)
+        {
+            if (device == null) throw new ArgumentNullException("device");
+            var deviceHandle = device.Handle;
+            if (bytes < 0) throw new ArgumentOutOfRangeException("bytes", bytes, "must not be negative");
+            SafeAddressRangeHandle made;
+            Errors.Check(NativeMethods.cuabi_address_range_reserve(deviceHandle, (UIntPtr)(ulong)bytes, out made));
+            return new AddressRange(made);
+        }
+
+        /// <summary>The range's first device address in `ptr`. (cuabi_address_range_get_pointer)</summary>
+        public ulong Pointer
+        {
+            get
+            {
+                ulong ptrValue;
+                Errors.Check(NativeMethods.cuabi_address_range_get_pointer(Handle, out ptrValue));
+                return ptrValue;
+            }
+        }
+
+        /// <summary>The range's size in bytes, as reserved. (cuabi_address_range_get_size)</summary>
+        public long Size
+        {
+            get
+            {
+                UIntPtr bytesValue;
+                Errors.Check(NativeMethods.cuabi_address_range_get_size(Handle, out bytesValue));
+                return (long)bytesValue.ToUInt64();
+            }
+        }
+
+        /// <summary>
+        /// Maps all of `memory` at byte `offset` of the range (cuMemMap) and gives
+        /// the memory's own device read and write access there. The range keeps the
+        /// memory alive until it is unmapped. `offset` is a multiple of the
+        /// granularity; a mapping past the range's end answers
+        /// CUABI_ERROR_OUT_OF_RANGE; one over bytes already mapped,
+        /// CUABI_ERROR_INVALID_ARGUMENT naming the mapping in the way. (cuabi_address_range_map)
+        /// </summary>
+        /// <param name="offset">The offset argument.</param>
+        /// <param name="memory">The memory argument.</param>
+        public void Map(long offset, PhysicalMemory memory)
+        {
+            if (offset < 0) throw new ArgumentOutOfRangeException("offset", offset, "must not be negative");
+            if (memory == null) throw new ArgumentNullException("memory");
+            var memoryHandle = memory.Handle;
+            Errors.Check(NativeMethods.cuabi_address_range_map(Handle, (UIntPtr)(ulong)offset, memoryHandle));
+        }
+
+        /// <summary>
+        /// Unmaps the mappings that make up [offset, offset + bytes) of the range
+        /// (cuMemUnmap); memory that neither a handle nor another mapping holds goes
+        /// back to the driver. Refused with CUABI_ERROR_INVALID_ARGUMENT when a byte
+        /// of it is not mapped (naming it), when it cuts a mapping in two, or while a
+        /// buffer (cuabi_buffer_from_range) views the range; past the range's end,
+        /// CUABI_ERROR_OUT_OF_RANGE. (cuabi_address_range_unmap)
+        /// </summary>
+        /// <param name="offset">The offset argument.</param>
+        /// <param name="bytes">The bytes argument.</param>
+        public void Unmap(long offset, long bytes)
+        {
+            if (offset < 0) throw new ArgumentOutOfRangeException("offset", offset, "must not be negative");
+            if (bytes < 0) throw new ArgumentOutOfRangeException("bytes", bytes, "must not be negative");
+            Errors.Check(NativeMethods.cuabi_address_range_unmap(Handle, (UIntPtr)(ulong)offset, (UIntPtr)(ulong)bytes));
+        }
+
+        /// <summary>
+        /// Gives `device` `access` (cuabi_vm_access) to [offset, offset + bytes) of
+        /// the range (cuMemSetAccess), whichever device the memory is on: kernels
+        /// and copies of `device` reach it at the range's addresses from then on.
+        /// Every byte must be mapped: an address with no memory behind it is refused
+        /// with CUABI_ERROR_INVALID_ARGUMENT naming its offset; past the range's end,
+        /// CUABI_ERROR_OUT_OF_RANGE. (cuabi_address_range_set_access)
+        /// </summary>
+        /// <param name="offset">The offset argument.</param>
+        /// <param name="bytes">The bytes argument.</param>
+        /// <param name="device">The device argument.</param>
+        /// <param name="access">The access argument.</param>
+        public void SetAccess(long offset, long bytes, Device device, VmAccess access)
+        {
+            if (offset < 0) throw new ArgumentOutOfRangeException("offset", offset, "must not be negative");
+            if (bytes < 0) throw new ArgumentOutOfRangeException("bytes", bytes, "must not be negative");
+            if (device == null) throw new ArgumentNullException("device");
+            var deviceHandle = device.Handle;
+            Errors.Check(NativeMethods.cuabi_address_range_set_access(Handle, (UIntPtr)(ulong)offset, (UIntPtr)(ulong)bytes, deviceHandle, access));
         }
     }
 }

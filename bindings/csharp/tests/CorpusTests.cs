@@ -513,7 +513,7 @@ namespace Cuabi.Tests
                 string before = Utf8.FromNative(NativeMethods.cuabi_last_error_message());
                 foreach (MethodInfo release in Releases())
                     release.Invoke(null, new object[] { IntPtr.Zero });
-                ctx.Expect(Releases().Count == 17, Releases().Count + " release declarations");
+                ctx.Expect(Releases().Count == 23, Releases().Count + " release declarations");
                 ctx.Expect(before == Utf8.FromNative(NativeMethods.cuabi_last_error_message()), "a release changed the last error");
             });
             c.Fine("made-up, released and stale values to every generated release", ctx =>
@@ -533,7 +533,7 @@ namespace Cuabi.Tests
             });
             c.Fine("a live program owned by every other SafeHandle class and disposed: only its own class releases it", ctx =>
             {
-                ctx.Expect(HandleClasses().Count == 17, HandleClasses().Count + " SafeHandle classes");
+                ctx.Expect(HandleClasses().Count == 23, HandleClasses().Count + " SafeHandle classes");
                 foreach (Type t in HandleClasses())
                     if (t != typeof(SafeProgramHandle))
                         ((CuabiSafeHandle)Activator.CreateInstance(t, f.Live, true)).Dispose();

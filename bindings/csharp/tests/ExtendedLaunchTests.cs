@@ -135,10 +135,11 @@ extern ""C"" __global__ void pdl_consumer(const int* data, int* out, size_t n)
             Assert.Equal(LaunchFlags.ProgrammaticSerialization | LaunchFlags.ProgrammaticEventAtBlockStart, c.Flags, "flags after set and clear");
             Assert.Contains("cluster (2, 1, 1)", c.ToString(), "ToString");
 
-            // The native struct is the header's: 64 bytes on a 64-bit system, the event last.
+            // The native struct is the header's: 136 bytes on a 64-bit system (64 up
+            // to the programmatic event, then the launch attributes).
             if (IntPtr.Size == 8)
             {
-                Assert.Equal(64, Marshal.SizeOf(typeof(LaunchConfigNative)), "sizeof(cuabi_launch_config)");
+                Assert.Equal(136, Marshal.SizeOf(typeof(LaunchConfigNative)), "sizeof(cuabi_launch_config)");
                 Assert.Equal(56, Marshal.OffsetOf(typeof(LaunchConfigNative), "programmatic_event").ToInt32(), "offset of programmatic_event");
                 Assert.Equal(36, Marshal.OffsetOf(typeof(LaunchConfigNative), "flags").ToInt32(), "offset of flags");
             }

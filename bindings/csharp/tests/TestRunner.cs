@@ -301,6 +301,10 @@ namespace Cuabi.Tests
                             served = HealthTests.ServeChild(mode, extra);
                         if (served < 0)
                             served = LaunchRecordTests.ServeChild(mode, extra);
+                        if (served < 0)
+                            served = LaunchAttributeTests.ServeChild(mode, extra);
+                        if (served < 0)
+                            served = VmmTests.ServeChild(mode, extra);
                         if (served >= 0)
                             return served;
                         Console.Error.WriteLine("unknown child mode " + mode);
@@ -327,7 +331,12 @@ namespace Cuabi.Tests
             GpuTests.Register();
             LaunchPlanTests.Register();
             ExtendedLaunchTests.Register();
+            LaunchAttributeTests.Register();
+            GreenTensorTests.Register();
+            GraphNodeTests.Register();
+            DlpackTests.Register();
             MemoryTests.Register();
+            VmmTests.Register();
             CompileTests.Register();
             CorpusTests.Register();
             MemoryCorpus.Register();
@@ -335,6 +344,7 @@ namespace Cuabi.Tests
             FaultInjection.Register();
             GeneratedLayerTests.Register();
             DriverLevelTests.Register();
+            BatchTests.Register();
             LoadingTests.Register();
             NvtxTests.Register();
             HealthTests.Register();

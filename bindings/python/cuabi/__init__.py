@@ -7,7 +7,8 @@ Two layers over one C library (``libcuabi``):
   (``CUABI_BACKEND=cffi``).
 * The objects here: :class:`Device`, :class:`Program`, :class:`Module`,
   :class:`Kernel`, :class:`Stream`, :class:`Event`, :class:`DeviceBuffer`,
-  :class:`PinnedBuffer`, :class:`MemoryPool`, :class:`Array`,
+  :class:`PinnedBuffer`, :class:`MemoryPool`, :class:`PhysicalMemory`,
+  :class:`AddressRange`, :class:`Array`,
   :class:`Texture`, :class:`Surface`, :class:`Graph`, :class:`GraphExec`,
   :class:`Linker`, :class:`Library` (and :func:`copy_3d` for boxes with
   pitches, :class:`CompileOptions` for NVRTC options as values). Each owns one
@@ -72,6 +73,9 @@ from ._memory import LOCATION_HOST, DeviceArray, DeviceBuffer, MemoryPool, Pinne
 from ._options import CompileOptions
 from ._program import Kernel, KernelName, Module, PreparedLaunch, Program
 from ._stream import Event, Graph, GraphExec, Stream
+from ._green import TENSOR_MAP_BYTES, GreenContext, SmResource, TensorMap
+from ._batch import CopyOp, ManagedRange, MemOp
+from ._vmm import AddressRange, PhysicalMemory
 from .errors import *  # noqa: F401,F403  (CudaError and one subclass per status)
 
 __version__ = CUABI_VERSION_STRING
@@ -99,6 +103,8 @@ __all__ = [
     "DeviceArray",
     "PinnedBuffer",
     "MemoryPool",
+    "PhysicalMemory",
+    "AddressRange",
     "Array",
     "Texture",
     "Surface",
@@ -120,5 +126,16 @@ __all__ = [
     "set_default_backend",
     "use_backend",
 ]
+__all__ += ["SmResource", "GreenContext", "TensorMap", "TENSOR_MAP_BYTES"]
+__all__ += ["MemOp", "CopyOp", "ManagedRange"]
+# The launch attributes' enum no generated call takes (LaunchConfig's
+# cluster_scheduling).
+from ._api import ClusterSchedulingPolicy  # noqa: E402
+
+__all__ += ["ClusterSchedulingPolicy"]
+# DLPack through the core (cuabi_buffer_import_dlpack); buffers export with __dlpack__.
+from ._device import from_dlpack  # noqa: E402
+
+__all__ += ["from_dlpack"]
 __all__ += _objects.__all__
 __all__ += errors.__all__

@@ -3,6 +3,7 @@
     python -m cuabi                 the report: the library, the CUDA driver,
                                     NVRTC, every device, the compile cache
     python -m cuabi --clear-cache   removes every entry of the compile cache
+    python -m cuabi --version       the package's version and the core's (libcuabi)
 
 The report is the one the C program ``cuabi`` prints (``capi/tools/cuabi_info.c``),
 line for line, plus a ``python:`` line naming this package and its backend.
@@ -24,7 +25,7 @@ import sys
 from typing import List, Optional, Sequence, TextIO
 
 USAGE = """\
-usage: python -m cuabi [--clear-cache]
+usage: python -m cuabi [--clear-cache | --version | --help]
 
 Reports what cuabi finds: the library, the CUDA driver, NVRTC, every device
 (name, compute capability, memory) and the compile cache (folder, size,
@@ -33,6 +34,7 @@ found, 1 when one of them is missing (with the reason and every path
 tried), 2 for a usage error.
 
   --clear-cache   remove every entry of the compile cache
+  --version       print the package's and the core's versions and exit
   --help          this text
 """
 
@@ -238,12 +240,31 @@ def report(out: TextIO) -> int:
     return 0 if ok else 1
 
 
+def print_version(out: TextIO) -> int:
+    """``--version``: the package's version, then the core's (the libcuabi
+    this package loads, and where), as ``cuabi --version`` prints the C
+    program's; 1 when the library cannot be loaded (the reason instead)."""
+    from cuabi import _api, _loader
+
+    print(f"cuabi {_api.CUABI_VERSION_STRING} (Python package)", file=out)
+    try:
+        backend = _loader.load_backend(None)
+        core = backend.string(backend.lib.cuabi_version_string())
+    except Exception as exc:  # the reason is the answer
+        print(f"libcuabi: not loaded: {exc}", file=out)
+        return 1
+    print(f"libcuabi {core} ({backend.path})", file=out)
+    return 0
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     clear = False
     for arg in args:
         if arg == "--clear-cache":
             clear = True
+        elif arg in ("--version", "-V"):
+            return print_version(sys.stdout)
         elif arg in ("--help", "-h"):
             sys.stdout.write(USAGE)
             return 0

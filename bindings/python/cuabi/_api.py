@@ -35,6 +35,20 @@ CUABI_LOCATION_HOST = -1
 # size, with a checksum, so a damaged or foreign handle is refused before the driver
 # sees it.
 CUABI_IPC_HANDLE_SIZE = 128
+# The size in bytes of a tensor map as a kernel argument (CUtensorMap, passed by value,
+# `const __grid_constant__ CUtensorMap`, 64-byte aligned).
+CUABI_TENSOR_MAP_BYTES = 128
+# The DLPack version cuabi_buffer_export_dlpack writes; an imported tensor must have
+# this major version.
+CUABI_DLPACK_MAJOR_VERSION = 1
+# The DLPack minor version cuabi_buffer_export_dlpack writes.
+CUABI_DLPACK_MINOR_VERSION = 1
+# The consumer may only read the memory.
+CUABI_DLPACK_FLAG_READ_ONLY = 1
+# The producer copied the data to make the tensor.
+CUABI_DLPACK_FLAG_IS_COPIED = 2
+# Sub-byte elements are padded to a byte each.
+CUABI_DLPACK_FLAG_IS_SUBBYTE_TYPE_PADDED = 4
 
 # cuabi_status
 CUABI_SUCCESS = 0
@@ -138,6 +152,27 @@ CUABI_LINK_NO_CACHE = 2
 CUABI_LAUNCH_COOPERATIVE = 1
 CUABI_LAUNCH_PROGRAMMATIC_SERIALIZATION = 2
 CUABI_LAUNCH_PROGRAMMATIC_EVENT_AT_BLOCK_START = 4
+CUABI_LAUNCH_DEVICE_UPDATABLE_KERNEL_NODE = 8
+
+# cuabi_sync_policy
+CUABI_SYNC_POLICY_AUTO = 1
+CUABI_SYNC_POLICY_SPIN = 2
+CUABI_SYNC_POLICY_YIELD = 3
+CUABI_SYNC_POLICY_BLOCKING_SYNC = 4
+
+# cuabi_mem_sync_domain
+CUABI_MEM_SYNC_DOMAIN_DEFAULT = 0
+CUABI_MEM_SYNC_DOMAIN_REMOTE = 1
+
+# cuabi_access_property
+CUABI_ACCESS_PROPERTY_NORMAL = 0
+CUABI_ACCESS_PROPERTY_STREAMING = 1
+CUABI_ACCESS_PROPERTY_PERSISTING = 2
+
+# cuabi_cluster_scheduling_policy
+CUABI_CLUSTER_SCHEDULING_DEFAULT = 0
+CUABI_CLUSTER_SCHEDULING_SPREAD = 1
+CUABI_CLUSTER_SCHEDULING_LOAD_BALANCING = 2
 
 # cuabi_buffer_kind
 CUABI_BUFFER_DEVICE = 0
@@ -146,6 +181,8 @@ CUABI_BUFFER_MANAGED = 2
 CUABI_BUFFER_PITCHED = 3
 CUABI_BUFFER_WRAPPED = 4
 CUABI_BUFFER_IPC = 5
+CUABI_BUFFER_GROWABLE = 6
+CUABI_BUFFER_RANGE = 7
 
 # cuabi_memory_pool_flag_bits
 CUABI_MEMORY_POOL_IPC = 1
@@ -165,6 +202,13 @@ CUABI_ADVISE_UNSET_ACCESSED_BY = 6
 CUABI_COPY_SAME_DEVICE = 0
 CUABI_COPY_PEER = 1
 CUABI_COPY_THROUGH_HOST = 2
+
+# cuabi_physical_memory_flag_bits
+CUABI_PHYSICAL_MEMORY_EXPORTABLE = 1
+
+# cuabi_vm_access
+CUABI_VM_ACCESS_READ = 1
+CUABI_VM_ACCESS_READWRITE = 3
 
 # cuabi_array_format
 CUABI_FORMAT_U8 = 1
@@ -199,21 +243,6 @@ CUABI_READ_NORMALIZED_FLOAT = 1
 # cuabi_stream_flag_bits
 CUABI_STREAM_NON_BLOCKING = 1
 
-# cuabi_sync_policy
-CUABI_SYNC_POLICY_AUTO = 1
-CUABI_SYNC_POLICY_SPIN = 2
-CUABI_SYNC_POLICY_YIELD = 3
-CUABI_SYNC_POLICY_BLOCKING_SYNC = 4
-
-# cuabi_mem_sync_domain
-CUABI_MEM_SYNC_DOMAIN_DEFAULT = 0
-CUABI_MEM_SYNC_DOMAIN_REMOTE = 1
-
-# cuabi_access_property
-CUABI_ACCESS_PROPERTY_NORMAL = 0
-CUABI_ACCESS_PROPERTY_STREAMING = 1
-CUABI_ACCESS_PROPERTY_PERSISTING = 2
-
 # cuabi_wait_condition
 CUABI_WAIT_GEQ = 0
 CUABI_WAIT_EQ = 1
@@ -223,6 +252,13 @@ CUABI_WAIT_NOR = 3
 # cuabi_mem_op_flag_bits
 CUABI_MEM_OP_FLUSH = 1
 CUABI_MEM_OP_NO_MEMORY_BARRIER = 2
+
+# cuabi_mem_op_kind
+CUABI_MEM_OP_WRITE = 0
+CUABI_MEM_OP_WAIT = 1
+
+# cuabi_copy_batch_flag_bits
+CUABI_COPY_BATCH_PREFER_OVERLAP = 1
 
 # cuabi_event_flag_bits
 CUABI_EVENT_DISABLE_TIMING = 1
@@ -234,6 +270,33 @@ CUABI_CAPTURE_GLOBAL = 0
 CUABI_CAPTURE_THREAD_LOCAL = 1
 CUABI_CAPTURE_RELAXED = 2
 
+# cuabi_graph_node_type
+CUABI_GRAPH_NODE_KERNEL = 0
+CUABI_GRAPH_NODE_MEMCPY = 1
+CUABI_GRAPH_NODE_MEMSET = 2
+CUABI_GRAPH_NODE_HOST = 3
+CUABI_GRAPH_NODE_GRAPH = 4
+CUABI_GRAPH_NODE_EMPTY = 5
+CUABI_GRAPH_NODE_WAIT_EVENT = 6
+CUABI_GRAPH_NODE_EVENT_RECORD = 7
+CUABI_GRAPH_NODE_EXT_SEMAS_SIGNAL = 8
+CUABI_GRAPH_NODE_EXT_SEMAS_WAIT = 9
+CUABI_GRAPH_NODE_MEM_ALLOC = 10
+CUABI_GRAPH_NODE_MEM_FREE = 11
+CUABI_GRAPH_NODE_BATCH_MEM_OP = 12
+CUABI_GRAPH_NODE_CONDITIONAL = 13
+
+# cuabi_conditional_type
+CUABI_CONDITIONAL_IF = 0
+CUABI_CONDITIONAL_WHILE = 1
+CUABI_CONDITIONAL_SWITCH = 2
+
+# cuabi_graph_instantiate_flag_bits
+CUABI_GRAPH_INSTANTIATE_AUTO_FREE_ON_LAUNCH = 1
+CUABI_GRAPH_INSTANTIATE_UPLOAD = 2
+CUABI_GRAPH_INSTANTIATE_DEVICE_LAUNCH = 4
+CUABI_GRAPH_INSTANTIATE_USE_NODE_PRIORITY = 8
+
 # cuabi_coredump_flag_bits
 CUABI_COREDUMP_SKIP_NONRELOCATED_ELF_IMAGES = 1
 CUABI_COREDUMP_SKIP_GLOBAL_MEMORY = 2
@@ -242,6 +305,59 @@ CUABI_COREDUMP_SKIP_LOCAL_MEMORY = 8
 CUABI_COREDUMP_SKIP_ABORT = 16
 CUABI_COREDUMP_SKIP_CONSTBANK_MEMORY = 32
 CUABI_COREDUMP_LIGHTWEIGHT = 15
+
+# cuabi_tensor_data_type
+CUABI_TENSOR_UINT8 = 0
+CUABI_TENSOR_UINT16 = 1
+CUABI_TENSOR_UINT32 = 2
+CUABI_TENSOR_INT32 = 3
+CUABI_TENSOR_UINT64 = 4
+CUABI_TENSOR_INT64 = 5
+CUABI_TENSOR_FLOAT16 = 6
+CUABI_TENSOR_FLOAT32 = 7
+CUABI_TENSOR_FLOAT64 = 8
+CUABI_TENSOR_BFLOAT16 = 9
+CUABI_TENSOR_FLOAT32_FTZ = 10
+CUABI_TENSOR_TFLOAT32 = 11
+CUABI_TENSOR_TFLOAT32_FTZ = 12
+
+# cuabi_tensor_interleave
+CUABI_TENSOR_INTERLEAVE_NONE = 0
+CUABI_TENSOR_INTERLEAVE_B16 = 1
+CUABI_TENSOR_INTERLEAVE_B32 = 2
+
+# cuabi_tensor_swizzle
+CUABI_TENSOR_SWIZZLE_NONE = 0
+CUABI_TENSOR_SWIZZLE_B32 = 1
+CUABI_TENSOR_SWIZZLE_B64 = 2
+CUABI_TENSOR_SWIZZLE_B128 = 3
+
+# cuabi_tensor_l2_promotion
+CUABI_TENSOR_L2_PROMOTION_NONE = 0
+CUABI_TENSOR_L2_PROMOTION_B64 = 1
+CUABI_TENSOR_L2_PROMOTION_B128 = 2
+CUABI_TENSOR_L2_PROMOTION_B256 = 3
+
+# cuabi_tensor_oob_fill
+CUABI_TENSOR_OOB_FILL_ZERO = 0
+CUABI_TENSOR_OOB_FILL_NAN_REQUEST_ZERO_FMA = 1
+
+# cuabi_dlpack_device_type
+CUABI_DLPACK_DEVICE_CUDA = 2
+CUABI_DLPACK_DEVICE_PINNED_HOST = 3
+CUABI_DLPACK_DEVICE_MANAGED = 13
+
+# cuabi_dlpack_type_code
+CUABI_DLPACK_INT = 0
+CUABI_DLPACK_UINT = 1
+CUABI_DLPACK_FLOAT = 2
+CUABI_DLPACK_OPAQUE = 3
+CUABI_DLPACK_BFLOAT = 4
+CUABI_DLPACK_COMPLEX = 5
+CUABI_DLPACK_BOOL = 6
+
+# cuabi_dlpack_import_flag_bits
+CUABI_DLPACK_IMPORT_READ_ONLY = 1
 
 
 # ---------------------------------------------------------------------------
@@ -606,6 +722,73 @@ class LaunchFlag(enum.IntFlag):
     when every block has triggered or exited.
     """
 
+    DEVICE_UPDATABLE_KERNEL_NODE = 8
+    """The kernel node this launch makes when its stream captures a graph is device-
+    updatable (its arguments may be changed from a kernel). Only for a launch on a
+    stream that is capturing; a launch outside a capture is refused before the driver
+    sees it. A graph with such a node is instantiated once.
+    """
+
+
+class SyncPolicy(enum.IntEnum):
+    """cuabi_sync_policy: How a host thread waits in a synchronize on the stream's work.
+    """
+
+    AUTO = 1
+    """The driver's choice (the default)."""
+
+    SPIN = 2
+    """Spin on the CPU: the lowest latency, a busy core."""
+
+    YIELD = 3
+    """Spin, yielding the core to other threads between checks."""
+
+    BLOCKING_SYNC = 4
+    """Sleep until the work is done: an idle core, more latency."""
+
+
+class MemSyncDomain(enum.IntEnum):
+    """cuabi_mem_sync_domain: The memory-synchronisation domain of a stream's kernels: a
+    fence in one domain need not wait for the memory traffic of the other (kernels
+    that talk to other GPUs, such as NCCL's, run in the remote one).
+    """
+
+    DEFAULT = 0
+    """The domain of a stream's kernels unless set."""
+
+    REMOTE = 1
+    """The domain for kernels that talk to other GPUs."""
+
+
+class AccessProperty(enum.IntEnum):
+    """cuabi_access_property: How accesses to memory are kept in L2."""
+
+    NORMAL = 0
+    """Kept in L2 as any access is."""
+
+    STREAMING = 1
+    """Less likely to stay in L2."""
+
+    PERSISTING = 2
+    """More likely to stay in L2, in the part set aside with
+    CUABI_LIMIT_PERSISTING_L2_CACHE_SIZE.
+    """
+
+
+class ClusterSchedulingPolicy(enum.IntEnum):
+    """cuabi_cluster_scheduling_policy: How a cluster's blocks are placed on the
+    device's multiprocessors (cuabi_launch_config.cluster_scheduling_policy).
+    """
+
+    DEFAULT = 0
+    """The driver's choice."""
+
+    SPREAD = 1
+    """A cluster's blocks spread over the multiprocessors."""
+
+    LOAD_BALANCING = 2
+    """The hardware balances a cluster's blocks over the multiprocessors."""
+
 
 class BufferKind(enum.IntEnum):
     """cuabi_buffer_kind: How a buffer's memory was obtained; decides how it is freed.
@@ -628,6 +811,16 @@ class BufferKind(enum.IntEnum):
 
     IPC = 5
     """cuabi_buffer_open_ipc: another process's memory, mapped here."""
+
+    GROWABLE = 6
+    """cuabi_buffer_alloc_growable: reserved addresses with memory mapped behind them as
+    the buffer grows (cuabi_buffer_grow).
+    """
+
+    RANGE = 7
+    """cuabi_buffer_from_range: a view of memory mapped into an address range, which it
+    keeps alive; release unmaps nothing.
+    """
 
 
 class MemoryPoolFlag(enum.IntFlag):
@@ -684,6 +877,25 @@ class CopyPath(enum.IntEnum):
 
     THROUGH_HOST = 2
     """Between devices through host memory: peer access is not enabled."""
+
+
+class PhysicalMemoryFlag(enum.IntFlag):
+    """cuabi_physical_memory_flag_bits: The bits of cuabi_physical_memory_flags."""
+
+    EXPORTABLE = 1
+    """The memory can be exported to another process as a POSIX file descriptor
+    (cuabi_physical_memory_export_fd).
+    """
+
+
+class VmAccess(enum.IntEnum):
+    """cuabi_vm_access: What a device may do with memory mapped into a range."""
+
+    READ = 1
+    """Read it."""
+
+    READWRITE = 3
+    """Read and write it."""
 
 
 class ArrayFormat(enum.IntEnum):
@@ -779,51 +991,6 @@ class StreamFlag(enum.IntFlag):
     """The stream does not synchronise with the default (NULL) stream."""
 
 
-class SyncPolicy(enum.IntEnum):
-    """cuabi_sync_policy: How a host thread waits in a synchronize on the stream's work.
-    """
-
-    AUTO = 1
-    """The driver's choice (the default)."""
-
-    SPIN = 2
-    """Spin on the CPU: the lowest latency, a busy core."""
-
-    YIELD = 3
-    """Spin, yielding the core to other threads between checks."""
-
-    BLOCKING_SYNC = 4
-    """Sleep until the work is done: an idle core, more latency."""
-
-
-class MemSyncDomain(enum.IntEnum):
-    """cuabi_mem_sync_domain: The memory-synchronisation domain of a stream's kernels: a
-    fence in one domain need not wait for the memory traffic of the other (kernels
-    that talk to other GPUs, such as NCCL's, run in the remote one).
-    """
-
-    DEFAULT = 0
-    """The domain of a stream's kernels unless set."""
-
-    REMOTE = 1
-    """The domain for kernels that talk to other GPUs."""
-
-
-class AccessProperty(enum.IntEnum):
-    """cuabi_access_property: How accesses to memory are kept in L2."""
-
-    NORMAL = 0
-    """Kept in L2 as any access is."""
-
-    STREAMING = 1
-    """Less likely to stay in L2."""
-
-    PERSISTING = 2
-    """More likely to stay in L2, in the part set aside with
-    CUABI_LIMIT_PERSISTING_L2_CACHE_SIZE.
-    """
-
-
 class WaitCondition(enum.IntEnum):
     """cuabi_wait_condition: When a stream's wait on a value is over
     (cuabi_stream_wait_value). The comparisons are of 32- or 64-bit words, as the
@@ -863,6 +1030,25 @@ class MemOpFlag(enum.IntFlag):
     """
 
 
+class MemOpKind(enum.IntEnum):
+    """cuabi_mem_op_kind: What an element of cuabi_stream_mem_op_batch does."""
+
+    WRITE = 0
+    """cuabi_stream_write_value."""
+
+    WAIT = 1
+    """cuabi_stream_wait_value."""
+
+
+class CopyBatchFlag(enum.IntFlag):
+    """cuabi_copy_batch_flag_bits: The bits of cuabi_copy_batch_flags."""
+
+    PREFER_OVERLAP = 1
+    """Ask the driver to overlap the copies with the device's kernels
+    (CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE).
+    """
+
+
 class EventFlag(enum.IntFlag):
     """cuabi_event_flag_bits: The bits of cuabi_event_flags."""
 
@@ -889,6 +1075,95 @@ class CaptureMode(enum.IntEnum):
 
     RELAXED = 2
     """No call is refused."""
+
+
+class GraphNodeType(enum.IntEnum):
+    """cuabi_graph_node_type: A node's kind (the values of the driver's
+    CUgraphNodeType).
+    """
+
+    KERNEL = 0
+    """A kernel (cuabi_graph_add_kernel_node)."""
+
+    MEMCPY = 1
+    """A copy (cuabi_graph_add_copy_node, _upload_node, _download_node)."""
+
+    MEMSET = 2
+    """A fill (cuabi_graph_add_fill_node)."""
+
+    HOST = 3
+    """A host function (cuabi_graph_add_host_node)."""
+
+    GRAPH = 4
+    """A child graph (cuabi_graph_add_child_graph_node)."""
+
+    EMPTY = 5
+    """No work, only ordering (cuabi_graph_add_empty_node)."""
+
+    WAIT_EVENT = 6
+    """A wait on an event (cuabi_graph_add_event_wait_node)."""
+
+    EVENT_RECORD = 7
+    """An event record (cuabi_graph_add_event_record_node)."""
+
+    EXT_SEMAS_SIGNAL = 8
+    """An external semaphore signal (captured only)."""
+
+    EXT_SEMAS_WAIT = 9
+    """An external semaphore wait (captured only)."""
+
+    MEM_ALLOC = 10
+    """A memory allocation (cuabi_graph_add_mem_alloc_node)."""
+
+    MEM_FREE = 11
+    """A memory free (cuabi_graph_add_mem_free_node)."""
+
+    BATCH_MEM_OP = 12
+    """Stream memory operations (captured only)."""
+
+    CONDITIONAL = 13
+    """A conditional node (cuabi_graph_add_conditional_node)."""
+
+
+class ConditionalType(enum.IntEnum):
+    """cuabi_conditional_type: A conditional node's kind (the values of
+    CUgraphConditionalNodeType).
+    """
+
+    IF = 0
+    """Body 0 runs when the condition is not zero; with size 2, body 1 (ELSE) runs when
+    it is zero.
+    """
+
+    WHILE = 1
+    """Body 0 runs again and again while the condition is not zero (checked before each
+    run).
+    """
+
+    SWITCH = 2
+    """Body n runs when the condition is n; none when it is size or more."""
+
+
+class GraphInstantiateFlag(enum.IntFlag):
+    """cuabi_graph_instantiate_flag_bits: Flags for cuabi_graph_instantiate_with_flags
+    (the values of CUgraphInstantiate_flags).
+    """
+
+    AUTO_FREE_ON_LAUNCH = 1
+    """Memory allocation nodes' allocations not freed in the graph are freed before each
+    launch.
+    """
+
+    UPLOAD = 2
+    """Upload the graph to the device during instantiation, on upload_stream."""
+
+    DEVICE_LAUNCH = 4
+    """Instantiate the graph so that device code may launch it."""
+
+    USE_NODE_PRIORITY = 8
+    """Kernel nodes run at their own priority (cuabi_launch_config.priority), not the
+    launching stream's.
+    """
 
 
 class CoredumpFlag(enum.IntFlag):
@@ -920,6 +1195,157 @@ class CoredumpFlag(enum.IntFlag):
     """A small dump: the four SKIP_*_MEMORY / ELF flags above."""
 
 
+class TensorDataType(enum.IntEnum):
+    """cuabi_tensor_data_type: A tensor element's type (CUtensorMapDataType)."""
+
+    UINT8 = 0
+    """1 byte"""
+
+    UINT16 = 1
+    """2 bytes"""
+
+    UINT32 = 2
+    """4 bytes"""
+
+    INT32 = 3
+    """4 bytes"""
+
+    UINT64 = 4
+    """8 bytes"""
+
+    INT64 = 5
+    """8 bytes"""
+
+    FLOAT16 = 6
+    """2 bytes"""
+
+    FLOAT32 = 7
+    """4 bytes"""
+
+    FLOAT64 = 8
+    """8 bytes"""
+
+    BFLOAT16 = 9
+    """2 bytes"""
+
+    FLOAT32_FTZ = 10
+    """4 bytes, denormals flushed"""
+
+    TFLOAT32 = 11
+    """4 bytes"""
+
+    TFLOAT32_FTZ = 12
+    """4 bytes, denormals flushed"""
+
+
+class TensorInterleave(enum.IntEnum):
+    """cuabi_tensor_interleave: An interleaved layout (CUtensorMapInterleave)."""
+
+    NONE = 0
+    """not interleaved"""
+
+    B16 = 1
+    """16-byte interleaved channels"""
+
+    B32 = 2
+    """32-byte interleaved channels"""
+
+
+class TensorSwizzle(enum.IntEnum):
+    """cuabi_tensor_swizzle: The shared-memory swizzle of a copied box
+    (CUtensorMapSwizzle).
+    """
+
+    NONE = 0
+    """no swizzle"""
+
+    B32 = 1
+    """16-byte chunks within a 32-byte span"""
+
+    B64 = 2
+    """16-byte chunks within a 64-byte span"""
+
+    B128 = 3
+    """16-byte chunks within a 128-byte span"""
+
+
+class TensorL2Promotion(enum.IntEnum):
+    """cuabi_tensor_l2_promotion: The L2 fetch size (CUtensorMapL2promotion)."""
+
+    NONE = 0
+    """no promotion"""
+
+    B64 = 1
+    """64-byte L2 fetches"""
+
+    B128 = 2
+    """128-byte L2 fetches"""
+
+    B256 = 3
+    """256-byte L2 fetches"""
+
+
+class TensorOobFill(enum.IntEnum):
+    """cuabi_tensor_oob_fill: What fills elements outside the tensor
+    (CUtensorMapFloatOOBfill).
+    """
+
+    ZERO = 0
+    """Zeros."""
+
+    NAN_REQUEST_ZERO_FMA = 1
+    """NaN that requests zero in FMA (floating-point types only)."""
+
+
+class DlpackDeviceType(enum.IntEnum):
+    """cuabi_dlpack_device_type: DLPack's device types (DLDeviceType) that name CUDA
+    memory; DLPack has others (CPU 1, ROCm 10, ...), which cuabi refuses.
+    """
+
+    CUDA = 2
+    """device memory (kDLCUDA)"""
+
+    PINNED_HOST = 3
+    """page-locked host memory (kDLCUDAHost)"""
+
+    MANAGED = 13
+    """managed memory (kDLCUDAManaged)"""
+
+
+class DlpackTypeCode(enum.IntEnum):
+    """cuabi_dlpack_type_code: DLPack's element type codes (DLDataTypeCode)."""
+
+    INT = 0
+    """signed integer"""
+
+    UINT = 1
+    """unsigned integer"""
+
+    FLOAT = 2
+    """IEEE floating point"""
+
+    OPAQUE = 3
+    """an opaque handle"""
+
+    BFLOAT = 4
+    """bfloat16"""
+
+    COMPLEX = 5
+    """complex: two floats per element"""
+
+    BOOL = 6
+    """boolean, 8 bits"""
+
+
+class DlpackImportFlag(enum.IntFlag):
+    """cuabi_dlpack_import_flag_bits: The bits of cuabi_dlpack_import_flags."""
+
+    READ_ONLY = 1
+    """The caller will only read the memory: a read-only tensor is accepted (without it,
+    one is refused).
+    """
+
+
 # ---------------------------------------------------------------------------
 # Types
 # ---------------------------------------------------------------------------
@@ -934,28 +1360,44 @@ cuabi_function_attribute = ctypes.c_int32
 cuabi_cache_state = ctypes.c_int32
 cuabi_link_input = ctypes.c_int32
 cuabi_link_backend = ctypes.c_int32
+cuabi_sync_policy = ctypes.c_int32
+cuabi_mem_sync_domain = ctypes.c_int32
+cuabi_access_property = ctypes.c_int32
+cuabi_cluster_scheduling_policy = ctypes.c_int32
 cuabi_buffer_kind = ctypes.c_int32
 cuabi_memory_advice = ctypes.c_int32
 cuabi_copy_path = ctypes.c_int32
+cuabi_vm_access = ctypes.c_int32
 cuabi_array_format = ctypes.c_int32
 cuabi_address_mode = ctypes.c_int32
 cuabi_filter_mode = ctypes.c_int32
 cuabi_read_mode = ctypes.c_int32
-cuabi_sync_policy = ctypes.c_int32
-cuabi_mem_sync_domain = ctypes.c_int32
-cuabi_access_property = ctypes.c_int32
 cuabi_wait_condition = ctypes.c_int32
+cuabi_mem_op_kind = ctypes.c_int32
 cuabi_capture_mode = ctypes.c_int32
+cuabi_graph_node_type = ctypes.c_int32
+cuabi_conditional_type = ctypes.c_int32
+cuabi_tensor_data_type = ctypes.c_int32
+cuabi_tensor_interleave = ctypes.c_int32
+cuabi_tensor_swizzle = ctypes.c_int32
+cuabi_tensor_l2_promotion = ctypes.c_int32
+cuabi_tensor_oob_fill = ctypes.c_int32
+cuabi_dlpack_device_type = ctypes.c_int32
+cuabi_dlpack_type_code = ctypes.c_int32
 cuabi_compile_flags = ctypes.c_uint32
 cuabi_link_flags = ctypes.c_uint32
 cuabi_launch_flags = ctypes.c_uint32
 cuabi_memory_pool_flags = ctypes.c_uint32
 cuabi_managed_flags = ctypes.c_uint32
+cuabi_physical_memory_flags = ctypes.c_uint32
 cuabi_array_flags = ctypes.c_uint32
 cuabi_stream_flags = ctypes.c_uint32
 cuabi_mem_op_flags = ctypes.c_uint32
+cuabi_copy_batch_flags = ctypes.c_uint32
 cuabi_event_flags = ctypes.c_uint32
+cuabi_graph_instantiate_flags = ctypes.c_uint32
 cuabi_coredump_flags = ctypes.c_uint32
+cuabi_dlpack_import_flags = ctypes.c_uint32
 cuabi_device = ctypes.c_void_p  # a GPU and its primary context
 cuabi_program = ctypes.c_void_p  # an NVRTC program
 cuabi_module = ctypes.c_void_p  # loaded device code
@@ -973,6 +1415,12 @@ cuabi_texture = ctypes.c_void_p  # a texture object
 cuabi_surface = ctypes.c_void_p  # a surface object
 cuabi_linker = ctypes.c_void_p  # a link of several device images
 cuabi_library = ctypes.c_void_p  # device code for every context
+cuabi_physical_memory = ctypes.c_void_p  # device memory with no address
+cuabi_address_range = ctypes.c_void_p  # reserved device addresses
+cuabi_graph_node = ctypes.c_void_p  # a node of a graph
+cuabi_sm_resource = ctypes.c_void_p  # a set of a device's SMs
+cuabi_green_context = ctypes.c_void_p  # a context confined to a set of SMs
+cuabi_tensor_map = ctypes.c_void_p  # a TMA descriptor over a buffer
 
 # Called once per process, when a call first finds the context lost, on the thread of
 # that call after it has failed (no cuabi lock is held: it may call cuabi, which answers
@@ -987,6 +1435,12 @@ cuabi_context_lost_fn = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.POINTER(c
 # cuabi_stream_synchronize answers CUABI_ERROR_HOST_FUNCTION with that message, and the
 # failure is then cleared. Work after the host function still runs.
 cuabi_host_fn = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.POINTER(ctypes.c_char), ctypes.c_size_t)
+
+# The deleter of an unversioned (DLPack 0.x) managed tensor.
+cuabi_dlpack_deleter_fn = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+
+# The deleter of a versioned (DLPack 1.x) managed tensor.
+cuabi_dlpack_versioned_deleter_fn = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 
 HANDLE_TYPES: Tuple[str, ...] = (
     "cuabi_device",
@@ -1006,6 +1460,12 @@ HANDLE_TYPES: Tuple[str, ...] = (
     "cuabi_surface",
     "cuabi_linker",
     "cuabi_library",
+    "cuabi_physical_memory",
+    "cuabi_address_range",
+    "cuabi_graph_node",
+    "cuabi_sm_resource",
+    "cuabi_green_context",
+    "cuabi_tensor_map",
 )
 
 
@@ -1117,12 +1577,30 @@ class cuabi_link_desc(ctypes.Structure):
     ]
 
 
+class cuabi_access_policy_window(ctypes.Structure):
+    """An L2 access-policy window: of the accesses to [base, base + bytes), the fraction
+    hit_ratio gets hit_property and the rest miss_property. Start from
+    CUABI_ACCESS_POLICY_WINDOW_INIT or cuabi_access_policy_window_init.
+    cuabi_access_policy_window_init fills its defaults.
+    """
+
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("base", ctypes.c_uint64),
+        ("bytes", ctypes.c_size_t),
+        ("hit_ratio", ctypes.c_float),
+        ("hit_property", cuabi_access_property),
+        ("miss_property", cuabi_access_property),
+    ]
+
+
 class cuabi_launch_config(ctypes.Structure):
     """How a kernel is launched. Start from cuabi_launch_config_init or
-    CUABI_LAUNCH_CONFIG_INIT. The fields after shared_mem_bytes came with version
-    0.2; a struct from an older header (struct_size 40) is read with their defaults.
-    A configuration that uses any of them goes through the driver's extended launch
-    (cuLaunchKernelEx). cuabi_launch_config_init fills its defaults.
+    CUABI_LAUNCH_CONFIG_INIT. The fields after shared_mem_bytes came with version 0.2
+    and the launch attributes after programmatic_event with 0.3; a struct from an
+    older header (struct_size 40 or 64) is read with the defaults of the fields it
+    lacks. A configuration that uses any of them goes through the driver's extended
+    launch (cuLaunchKernelEx). cuabi_launch_config_init fills its defaults.
     """
 
     _fields_ = [
@@ -1140,6 +1618,14 @@ class cuabi_launch_config(ctypes.Structure):
         ("cluster_z", ctypes.c_uint32),
         ("priority", ctypes.c_int32),
         ("programmatic_event", cuabi_event),
+        ("access_policy_window", cuabi_access_policy_window),
+        ("sync_policy", cuabi_sync_policy),
+        ("cluster_scheduling_policy", cuabi_cluster_scheduling_policy),
+        ("mem_sync_domain", ctypes.c_int32),
+        ("mem_sync_domain_map_default", ctypes.c_int32),
+        ("mem_sync_domain_map_remote", ctypes.c_int32),
+        ("shared_carveout", ctypes.c_int32),
+        ("completion_event", cuabi_event),
     ]
 
 
@@ -1247,20 +1733,131 @@ class cuabi_texture_desc(ctypes.Structure):
     ]
 
 
-class cuabi_access_policy_window(ctypes.Structure):
-    """An L2 access-policy window: of the accesses to [base, base + bytes), the fraction
-    hit_ratio gets hit_property and the rest miss_property. Start from
-    CUABI_ACCESS_POLICY_WINDOW_INIT or cuabi_access_policy_window_init.
-    cuabi_access_policy_window_init fills its defaults.
+class cuabi_mem_op(ctypes.Structure):
+    """One write or wait of a batch (cuabi_stream_mem_op_batch), on a word of exactly
+    one of `buffer` (device memory of the stream's device) or `host_buffer` (pinned
+    host memory). The other fields are those of cuabi_stream_write_value and
+    cuabi_stream_wait_value. Defaults from CUABI_MEM_OP_INIT or cuabi_mem_op_init: a
+    4-byte write of 0 at offset 0 with no memory named. cuabi_mem_op_init fills its
+    defaults.
     """
 
     _fields_ = [
         ("struct_size", ctypes.c_size_t),
-        ("base", ctypes.c_uint64),
+        ("kind", cuabi_mem_op_kind),
+        ("width", ctypes.c_uint32),
+        ("buffer", cuabi_buffer),
+        ("host_buffer", cuabi_host_buffer),
+        ("offset", ctypes.c_size_t),
+        ("value", ctypes.c_uint64),
+        ("condition", cuabi_wait_condition),
+        ("flags", cuabi_mem_op_flags),
+    ]
+
+
+class cuabi_copy_op(ctypes.Structure):
+    """One copy of a batch (cuabi_stream_copy_batch): `bytes` bytes from the source to
+    the destination. Each end is exactly one of a device buffer (`*_buffer`, with
+    `*_offset`), pinned host memory (`*_host_buffer`, with `*_offset`) or a plain
+    host pointer (`*_host`, which must stay valid until the stream reaches the copy;
+    `*_offset` is added to it). Defaults from CUABI_COPY_OP_INIT or
+    cuabi_copy_op_init: every end NULL, 0 bytes. cuabi_copy_op_init fills its
+    defaults.
+    """
+
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("dst_buffer", cuabi_buffer),
+        ("dst_host_buffer", cuabi_host_buffer),
+        ("dst_host", ctypes.c_void_p),
+        ("dst_offset", ctypes.c_size_t),
+        ("src_buffer", cuabi_buffer),
+        ("src_host_buffer", cuabi_host_buffer),
+        ("src_host", ctypes.c_void_p),
+        ("src_offset", ctypes.c_size_t),
         ("bytes", ctypes.c_size_t),
-        ("hit_ratio", ctypes.c_float),
-        ("hit_property", cuabi_access_property),
-        ("miss_property", cuabi_access_property),
+    ]
+
+
+class cuabi_managed_range(ctypes.Structure):
+    """A range of a managed buffer (cuabi_buffer_alloc_managed) for the batched
+    prefetches and discards. Defaults from CUABI_MANAGED_RANGE_INIT or
+    cuabi_managed_range_init: no buffer, offset 0, 0 bytes. cuabi_managed_range_init
+    fills its defaults.
+    """
+
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("buffer", cuabi_buffer),
+        ("offset", ctypes.c_size_t),
+        ("bytes", ctypes.c_size_t),
+    ]
+
+
+class cuabi_dlpack_version(ctypes.Structure):
+    """DLPack's ABI version as a tensor carries it (DLPackVersion)."""
+
+    _fields_ = [
+        ("major", ctypes.c_uint32),
+        ("minor", ctypes.c_uint32),
+    ]
+
+
+class cuabi_dlpack_device(ctypes.Structure):
+    """Where a tensor lives (DLDevice)."""
+
+    _fields_ = [
+        ("device_type", ctypes.c_int32),
+        ("device_id", ctypes.c_int32),
+    ]
+
+
+class cuabi_dlpack_dtype(ctypes.Structure):
+    """An element type (DLDataType): `lanes` values of `bits` bits each, of kind `code`.
+    """
+
+    _fields_ = [
+        ("code", ctypes.c_uint8),
+        ("bits", ctypes.c_uint8),
+        ("lanes", ctypes.c_uint16),
+    ]
+
+
+class cuabi_dlpack_tensor(ctypes.Structure):
+    """A tensor (DLTensor): element (i0, i1, ...) is at byte `byte_offset` + (i0 *
+    strides[0] + i1 * strides[1] + ...) * element size from `data`.
+    """
+
+    _fields_ = [
+        ("data", ctypes.c_void_p),
+        ("device", cuabi_dlpack_device),
+        ("ndim", ctypes.c_int32),
+        ("dtype", cuabi_dlpack_dtype),
+        ("shape", ctypes.POINTER(ctypes.c_int64)),
+        ("strides", ctypes.POINTER(ctypes.c_int64)),
+        ("byte_offset", ctypes.c_uint64),
+    ]
+
+
+class cuabi_dlpack_managed_tensor(ctypes.Structure):
+    """An unversioned managed tensor (DLManagedTensor, DLPack before 1.0)."""
+
+    _fields_ = [
+        ("dl_tensor", cuabi_dlpack_tensor),
+        ("manager_ctx", ctypes.c_void_p),
+        ("deleter", cuabi_dlpack_deleter_fn),
+    ]
+
+
+class cuabi_dlpack_managed_tensor_versioned(ctypes.Structure):
+    """A versioned managed tensor (DLManagedTensorVersioned, DLPack 1.x)."""
+
+    _fields_ = [
+        ("version", cuabi_dlpack_version),
+        ("manager_ctx", ctypes.c_void_p),
+        ("deleter", cuabi_dlpack_versioned_deleter_fn),
+        ("flags", ctypes.c_uint64),
+        ("dl_tensor", cuabi_dlpack_tensor),
     ]
 
 
@@ -1563,6 +2160,44 @@ DECLARATIONS: List[Tuple[str, Any, List[Any]]] = [
     ("cuabi_device_get_peer_attribute", cuabi_status, [cuabi_device, cuabi_device, ctypes.c_int32, ctypes.POINTER(ctypes.c_int32)]),
     # cuabi_status cuabi_buffer_get_copy_path(cuabi_buffer dst, cuabi_buffer src, cuabi_copy_path* path);
     ("cuabi_buffer_get_copy_path", cuabi_status, [cuabi_buffer, cuabi_buffer, ctypes.POINTER(cuabi_copy_path)]),
+    # cuabi_status cuabi_device_get_vm_granularity(cuabi_device device, size_t* minimum, size_t* recommended);
+    ("cuabi_device_get_vm_granularity", cuabi_status, [cuabi_device, ctypes.POINTER(ctypes.c_size_t), ctypes.POINTER(ctypes.c_size_t)]),
+    # cuabi_status cuabi_physical_memory_create(cuabi_device device, size_t bytes, cuabi_physical_memory_flags flags, cuabi_physical_memory* out);
+    ("cuabi_physical_memory_create", cuabi_status, [cuabi_device, ctypes.c_size_t, cuabi_physical_memory_flags, ctypes.POINTER(cuabi_physical_memory)]),
+    # cuabi_status cuabi_physical_memory_import_fd(cuabi_device device, int32_t fd, size_t bytes, cuabi_physical_memory* out);
+    ("cuabi_physical_memory_import_fd", cuabi_status, [cuabi_device, ctypes.c_int32, ctypes.c_size_t, ctypes.POINTER(cuabi_physical_memory)]),
+    # void cuabi_physical_memory_release(cuabi_physical_memory memory);
+    ("cuabi_physical_memory_release", None, [cuabi_physical_memory]),
+    # cuabi_status cuabi_physical_memory_free(cuabi_physical_memory memory);
+    ("cuabi_physical_memory_free", cuabi_status, [cuabi_physical_memory]),
+    # cuabi_status cuabi_physical_memory_get_size(cuabi_physical_memory memory, size_t* bytes);
+    ("cuabi_physical_memory_get_size", cuabi_status, [cuabi_physical_memory, ctypes.POINTER(ctypes.c_size_t)]),
+    # cuabi_status cuabi_physical_memory_get_device_ordinal(cuabi_physical_memory memory, int32_t* ordinal);
+    ("cuabi_physical_memory_get_device_ordinal", cuabi_status, [cuabi_physical_memory, ctypes.POINTER(ctypes.c_int32)]),
+    # cuabi_status cuabi_physical_memory_export_fd(cuabi_physical_memory memory, int32_t* fd);
+    ("cuabi_physical_memory_export_fd", cuabi_status, [cuabi_physical_memory, ctypes.POINTER(ctypes.c_int32)]),
+    # cuabi_status cuabi_address_range_reserve(cuabi_device device, size_t bytes, cuabi_address_range* out);
+    ("cuabi_address_range_reserve", cuabi_status, [cuabi_device, ctypes.c_size_t, ctypes.POINTER(cuabi_address_range)]),
+    # void cuabi_address_range_release(cuabi_address_range range);
+    ("cuabi_address_range_release", None, [cuabi_address_range]),
+    # cuabi_status cuabi_address_range_get_pointer(cuabi_address_range range, uint64_t* ptr);
+    ("cuabi_address_range_get_pointer", cuabi_status, [cuabi_address_range, ctypes.POINTER(ctypes.c_uint64)]),
+    # cuabi_status cuabi_address_range_get_size(cuabi_address_range range, size_t* bytes);
+    ("cuabi_address_range_get_size", cuabi_status, [cuabi_address_range, ctypes.POINTER(ctypes.c_size_t)]),
+    # cuabi_status cuabi_address_range_map(cuabi_address_range range, size_t offset, cuabi_physical_memory memory);
+    ("cuabi_address_range_map", cuabi_status, [cuabi_address_range, ctypes.c_size_t, cuabi_physical_memory]),
+    # cuabi_status cuabi_address_range_unmap(cuabi_address_range range, size_t offset, size_t bytes);
+    ("cuabi_address_range_unmap", cuabi_status, [cuabi_address_range, ctypes.c_size_t, ctypes.c_size_t]),
+    # cuabi_status cuabi_address_range_set_access(cuabi_address_range range, size_t offset, size_t bytes, cuabi_device device, cuabi_vm_access access);
+    ("cuabi_address_range_set_access", cuabi_status, [cuabi_address_range, ctypes.c_size_t, ctypes.c_size_t, cuabi_device, cuabi_vm_access]),
+    # cuabi_status cuabi_buffer_from_range(cuabi_address_range range, cuabi_device device, size_t offset, size_t bytes, cuabi_buffer* out);
+    ("cuabi_buffer_from_range", cuabi_status, [cuabi_address_range, cuabi_device, ctypes.c_size_t, ctypes.c_size_t, ctypes.POINTER(cuabi_buffer)]),
+    # cuabi_status cuabi_buffer_alloc_growable(cuabi_device device, size_t bytes, size_t reserve_bytes, cuabi_buffer* out);
+    ("cuabi_buffer_alloc_growable", cuabi_status, [cuabi_device, ctypes.c_size_t, ctypes.c_size_t, ctypes.POINTER(cuabi_buffer)]),
+    # cuabi_status cuabi_buffer_grow(cuabi_buffer buffer, size_t bytes);
+    ("cuabi_buffer_grow", cuabi_status, [cuabi_buffer, ctypes.c_size_t]),
+    # cuabi_status cuabi_buffer_get_reserved_size(cuabi_buffer buffer, size_t* bytes);
+    ("cuabi_buffer_get_reserved_size", cuabi_status, [cuabi_buffer, ctypes.POINTER(ctypes.c_size_t)]),
     # cuabi_status cuabi_buffer_alloc_pitched(cuabi_device device, size_t width_bytes, size_t height, uint32_t element_size, cuabi_buffer* out);
     ("cuabi_buffer_alloc_pitched", cuabi_status, [cuabi_device, ctypes.c_size_t, ctypes.c_size_t, ctypes.c_uint32, ctypes.POINTER(cuabi_buffer)]),
     # cuabi_status cuabi_buffer_get_pitch(cuabi_buffer buffer, size_t* pitch);
@@ -1645,6 +2280,22 @@ DECLARATIONS: List[Tuple[str, Any, List[Any]]] = [
     ("cuabi_stream_write_value_host", cuabi_status, [cuabi_stream, cuabi_host_buffer, ctypes.c_size_t, ctypes.c_uint64, ctypes.c_uint32, cuabi_mem_op_flags]),
     # cuabi_status cuabi_stream_wait_value_host(cuabi_stream stream, cuabi_host_buffer buffer, size_t offset, uint64_t value, uint32_t width, cuabi_wait_condition condition, cuabi_mem_op_flags flags);
     ("cuabi_stream_wait_value_host", cuabi_status, [cuabi_stream, cuabi_host_buffer, ctypes.c_size_t, ctypes.c_uint64, ctypes.c_uint32, cuabi_wait_condition, cuabi_mem_op_flags]),
+    # cuabi_status cuabi_mem_op_init(cuabi_mem_op* op, size_t struct_size);
+    ("cuabi_mem_op_init", cuabi_status, [ctypes.POINTER(cuabi_mem_op), ctypes.c_size_t]),
+    # cuabi_status cuabi_stream_mem_op_batch(cuabi_stream stream, const cuabi_mem_op* ops, size_t count);
+    ("cuabi_stream_mem_op_batch", cuabi_status, [cuabi_stream, ctypes.POINTER(cuabi_mem_op), ctypes.c_size_t]),
+    # cuabi_status cuabi_copy_op_init(cuabi_copy_op* op, size_t struct_size);
+    ("cuabi_copy_op_init", cuabi_status, [ctypes.POINTER(cuabi_copy_op), ctypes.c_size_t]),
+    # cuabi_status cuabi_stream_copy_batch(cuabi_stream stream, const cuabi_copy_op* ops, size_t count, cuabi_copy_batch_flags flags);
+    ("cuabi_stream_copy_batch", cuabi_status, [cuabi_stream, ctypes.POINTER(cuabi_copy_op), ctypes.c_size_t, cuabi_copy_batch_flags]),
+    # cuabi_status cuabi_managed_range_init(cuabi_managed_range* range, size_t struct_size);
+    ("cuabi_managed_range_init", cuabi_status, [ctypes.POINTER(cuabi_managed_range), ctypes.c_size_t]),
+    # cuabi_status cuabi_stream_prefetch_batch(cuabi_stream stream, const cuabi_managed_range* ranges, size_t count, int32_t location);
+    ("cuabi_stream_prefetch_batch", cuabi_status, [cuabi_stream, ctypes.POINTER(cuabi_managed_range), ctypes.c_size_t, ctypes.c_int32]),
+    # cuabi_status cuabi_stream_discard_batch(cuabi_stream stream, const cuabi_managed_range* ranges, size_t count);
+    ("cuabi_stream_discard_batch", cuabi_status, [cuabi_stream, ctypes.POINTER(cuabi_managed_range), ctypes.c_size_t]),
+    # cuabi_status cuabi_stream_discard_and_prefetch_batch(cuabi_stream stream, const cuabi_managed_range* ranges, size_t count, int32_t location);
+    ("cuabi_stream_discard_and_prefetch_batch", cuabi_status, [cuabi_stream, ctypes.POINTER(cuabi_managed_range), ctypes.c_size_t, ctypes.c_int32]),
     # cuabi_status cuabi_event_create(cuabi_device device, cuabi_event_flags flags, cuabi_event* out);
     ("cuabi_event_create", cuabi_status, [cuabi_device, cuabi_event_flags, ctypes.POINTER(cuabi_event)]),
     # void cuabi_event_release(cuabi_event event);
@@ -1679,6 +2330,62 @@ DECLARATIONS: List[Tuple[str, Any, List[Any]]] = [
     ("cuabi_graph_exec_set_kernel_node_args", cuabi_status, [cuabi_graph_exec, ctypes.c_size_t, cuabi_function, ctypes.c_void_p, ctypes.c_size_t]),
     # cuabi_status cuabi_graph_exec_update(cuabi_graph_exec exec, cuabi_graph graph);
     ("cuabi_graph_exec_update", cuabi_status, [cuabi_graph_exec, cuabi_graph]),
+    # cuabi_status cuabi_graph_create(cuabi_device device, cuabi_graph* out);
+    ("cuabi_graph_create", cuabi_status, [cuabi_device, ctypes.POINTER(cuabi_graph)]),
+    # void cuabi_graph_node_release(cuabi_graph_node node);
+    ("cuabi_graph_node_release", None, [cuabi_graph_node]),
+    # cuabi_status cuabi_graph_add_empty_node(cuabi_graph graph, cuabi_graph_node after, cuabi_graph_node* out);
+    ("cuabi_graph_add_empty_node", cuabi_status, [cuabi_graph, cuabi_graph_node, ctypes.POINTER(cuabi_graph_node)]),
+    # cuabi_status cuabi_graph_add_kernel_node(cuabi_graph graph, cuabi_graph_node after, cuabi_function function, const cuabi_launch_config* config, const void* args, size_t args_size, cuabi_graph_node* out);
+    ("cuabi_graph_add_kernel_node", cuabi_status, [cuabi_graph, cuabi_graph_node, cuabi_function, ctypes.POINTER(cuabi_launch_config), ctypes.c_void_p, ctypes.c_size_t, ctypes.POINTER(cuabi_graph_node)]),
+    # cuabi_status cuabi_graph_add_copy_node(cuabi_graph graph, cuabi_graph_node after, cuabi_buffer dst, size_t dst_offset, cuabi_buffer src, size_t src_offset, size_t bytes, cuabi_graph_node* out);
+    ("cuabi_graph_add_copy_node", cuabi_status, [cuabi_graph, cuabi_graph_node, cuabi_buffer, ctypes.c_size_t, cuabi_buffer, ctypes.c_size_t, ctypes.c_size_t, ctypes.POINTER(cuabi_graph_node)]),
+    # cuabi_status cuabi_graph_add_upload_node(cuabi_graph graph, cuabi_graph_node after, cuabi_buffer dst, size_t dst_offset, cuabi_host_buffer src, size_t src_offset, size_t bytes, cuabi_graph_node* out);
+    ("cuabi_graph_add_upload_node", cuabi_status, [cuabi_graph, cuabi_graph_node, cuabi_buffer, ctypes.c_size_t, cuabi_host_buffer, ctypes.c_size_t, ctypes.c_size_t, ctypes.POINTER(cuabi_graph_node)]),
+    # cuabi_status cuabi_graph_add_download_node(cuabi_graph graph, cuabi_graph_node after, cuabi_host_buffer dst, size_t dst_offset, cuabi_buffer src, size_t src_offset, size_t bytes, cuabi_graph_node* out);
+    ("cuabi_graph_add_download_node", cuabi_status, [cuabi_graph, cuabi_graph_node, cuabi_host_buffer, ctypes.c_size_t, cuabi_buffer, ctypes.c_size_t, ctypes.c_size_t, ctypes.POINTER(cuabi_graph_node)]),
+    # cuabi_status cuabi_graph_add_fill_node(cuabi_graph graph, cuabi_graph_node after, cuabi_buffer buffer, size_t offset, uint32_t value, uint32_t element_size, size_t count, cuabi_graph_node* out);
+    ("cuabi_graph_add_fill_node", cuabi_status, [cuabi_graph, cuabi_graph_node, cuabi_buffer, ctypes.c_size_t, ctypes.c_uint32, ctypes.c_uint32, ctypes.c_size_t, ctypes.POINTER(cuabi_graph_node)]),
+    # cuabi_status cuabi_graph_add_host_node(cuabi_graph graph, cuabi_graph_node after, cuabi_host_fn fn, void* user_data, cuabi_graph_node* out);
+    ("cuabi_graph_add_host_node", cuabi_status, [cuabi_graph, cuabi_graph_node, cuabi_host_fn, ctypes.c_void_p, ctypes.POINTER(cuabi_graph_node)]),
+    # cuabi_status cuabi_graph_add_event_record_node(cuabi_graph graph, cuabi_graph_node after, cuabi_event event, cuabi_graph_node* out);
+    ("cuabi_graph_add_event_record_node", cuabi_status, [cuabi_graph, cuabi_graph_node, cuabi_event, ctypes.POINTER(cuabi_graph_node)]),
+    # cuabi_status cuabi_graph_add_event_wait_node(cuabi_graph graph, cuabi_graph_node after, cuabi_event event, cuabi_graph_node* out);
+    ("cuabi_graph_add_event_wait_node", cuabi_status, [cuabi_graph, cuabi_graph_node, cuabi_event, ctypes.POINTER(cuabi_graph_node)]),
+    # cuabi_status cuabi_graph_add_child_graph_node(cuabi_graph graph, cuabi_graph_node after, cuabi_graph child, cuabi_graph_node* out);
+    ("cuabi_graph_add_child_graph_node", cuabi_status, [cuabi_graph, cuabi_graph_node, cuabi_graph, ctypes.POINTER(cuabi_graph_node)]),
+    # cuabi_status cuabi_graph_add_mem_alloc_node(cuabi_graph graph, cuabi_graph_node after, size_t bytes, cuabi_graph_node* out);
+    ("cuabi_graph_add_mem_alloc_node", cuabi_status, [cuabi_graph, cuabi_graph_node, ctypes.c_size_t, ctypes.POINTER(cuabi_graph_node)]),
+    # cuabi_status cuabi_graph_add_mem_free_node(cuabi_graph graph, cuabi_graph_node after, cuabi_graph_node alloc, cuabi_graph_node* out);
+    ("cuabi_graph_add_mem_free_node", cuabi_status, [cuabi_graph, cuabi_graph_node, cuabi_graph_node, ctypes.POINTER(cuabi_graph_node)]),
+    # cuabi_status cuabi_graph_create_conditional_handle(cuabi_graph graph, uint32_t default_value, uint64_t* handle);
+    ("cuabi_graph_create_conditional_handle", cuabi_status, [cuabi_graph, ctypes.c_uint32, ctypes.POINTER(ctypes.c_uint64)]),
+    # cuabi_status cuabi_graph_add_conditional_node(cuabi_graph graph, cuabi_graph_node after, uint64_t handle, cuabi_conditional_type type, uint32_t size, cuabi_graph_node* out);
+    ("cuabi_graph_add_conditional_node", cuabi_status, [cuabi_graph, cuabi_graph_node, ctypes.c_uint64, cuabi_conditional_type, ctypes.c_uint32, ctypes.POINTER(cuabi_graph_node)]),
+    # cuabi_status cuabi_graph_node_add_dependency(cuabi_graph_node node, cuabi_graph_node dependency);
+    ("cuabi_graph_node_add_dependency", cuabi_status, [cuabi_graph_node, cuabi_graph_node]),
+    # cuabi_status cuabi_graph_node_get_type(cuabi_graph_node node, cuabi_graph_node_type* type);
+    ("cuabi_graph_node_get_type", cuabi_status, [cuabi_graph_node, ctypes.POINTER(cuabi_graph_node_type)]),
+    # cuabi_status cuabi_graph_node_get_dependency_count(cuabi_graph_node node, size_t* count);
+    ("cuabi_graph_node_get_dependency_count", cuabi_status, [cuabi_graph_node, ctypes.POINTER(ctypes.c_size_t)]),
+    # cuabi_status cuabi_graph_node_get_dependency(cuabi_graph_node node, size_t index, cuabi_graph_node* out);
+    ("cuabi_graph_node_get_dependency", cuabi_status, [cuabi_graph_node, ctypes.c_size_t, ctypes.POINTER(cuabi_graph_node)]),
+    # cuabi_status cuabi_graph_node_get_dependent_count(cuabi_graph_node node, size_t* count);
+    ("cuabi_graph_node_get_dependent_count", cuabi_status, [cuabi_graph_node, ctypes.POINTER(ctypes.c_size_t)]),
+    # cuabi_status cuabi_graph_node_get_dependent(cuabi_graph_node node, size_t index, cuabi_graph_node* out);
+    ("cuabi_graph_node_get_dependent", cuabi_status, [cuabi_graph_node, ctypes.c_size_t, ctypes.POINTER(cuabi_graph_node)]),
+    # cuabi_status cuabi_graph_node_get_address(cuabi_graph_node node, uint64_t* address);
+    ("cuabi_graph_node_get_address", cuabi_status, [cuabi_graph_node, ctypes.POINTER(ctypes.c_uint64)]),
+    # cuabi_status cuabi_graph_node_get_body(cuabi_graph_node node, size_t index, cuabi_graph* out);
+    ("cuabi_graph_node_get_body", cuabi_status, [cuabi_graph_node, ctypes.c_size_t, ctypes.POINTER(cuabi_graph)]),
+    # cuabi_status cuabi_graph_clone(cuabi_graph graph, cuabi_graph* out);
+    ("cuabi_graph_clone", cuabi_status, [cuabi_graph, ctypes.POINTER(cuabi_graph)]),
+    # cuabi_status cuabi_graph_write_dot(cuabi_graph graph, const char* path);
+    ("cuabi_graph_write_dot", cuabi_status, [cuabi_graph, ctypes.c_char_p]),
+    # cuabi_status cuabi_stream_begin_capture_to_graph(cuabi_stream stream, cuabi_graph graph, cuabi_graph_node after, cuabi_capture_mode mode);
+    ("cuabi_stream_begin_capture_to_graph", cuabi_status, [cuabi_stream, cuabi_graph, cuabi_graph_node, cuabi_capture_mode]),
+    # cuabi_status cuabi_graph_instantiate_with_flags(cuabi_graph graph, cuabi_graph_instantiate_flags flags, cuabi_stream upload_stream, cuabi_graph_exec* out);
+    ("cuabi_graph_instantiate_with_flags", cuabi_status, [cuabi_graph, cuabi_graph_instantiate_flags, cuabi_stream, ctypes.POINTER(cuabi_graph_exec)]),
     # cuabi_status cuabi_coredump_set(int32_t enable, const char* path, cuabi_coredump_flags flags);
     ("cuabi_coredump_set", cuabi_status, [ctypes.c_int32, ctypes.c_char_p, cuabi_coredump_flags]),
     # cuabi_status cuabi_device_set_coredump(cuabi_device device, int32_t enable, const char* path, cuabi_coredump_flags flags);
@@ -1697,6 +2404,52 @@ DECLARATIONS: List[Tuple[str, Any, List[Any]]] = [
     ("cuabi_device_profiler_start", cuabi_status, [cuabi_device]),
     # cuabi_status cuabi_device_profiler_stop(cuabi_device device);
     ("cuabi_device_profiler_stop", cuabi_status, [cuabi_device]),
+    # cuabi_status cuabi_device_get_sm_resource(cuabi_device device, cuabi_sm_resource* out);
+    ("cuabi_device_get_sm_resource", cuabi_status, [cuabi_device, ctypes.POINTER(cuabi_sm_resource)]),
+    # void cuabi_sm_resource_release(cuabi_sm_resource resource);
+    ("cuabi_sm_resource_release", None, [cuabi_sm_resource]),
+    # cuabi_status cuabi_sm_resource_get_sm_count(cuabi_sm_resource resource, uint32_t* count);
+    ("cuabi_sm_resource_get_sm_count", cuabi_status, [cuabi_sm_resource, ctypes.POINTER(ctypes.c_uint32)]),
+    # cuabi_status cuabi_sm_resource_get_min_partition_size(cuabi_sm_resource resource, uint32_t* count);
+    ("cuabi_sm_resource_get_min_partition_size", cuabi_status, [cuabi_sm_resource, ctypes.POINTER(ctypes.c_uint32)]),
+    # cuabi_status cuabi_sm_resource_get_alignment(cuabi_sm_resource resource, uint32_t* count);
+    ("cuabi_sm_resource_get_alignment", cuabi_status, [cuabi_sm_resource, ctypes.POINTER(ctypes.c_uint32)]),
+    # cuabi_status cuabi_sm_resource_get_group_count(cuabi_sm_resource resource, uint32_t min_sm_count, uint32_t* count);
+    ("cuabi_sm_resource_get_group_count", cuabi_status, [cuabi_sm_resource, ctypes.c_uint32, ctypes.POINTER(ctypes.c_uint32)]),
+    # cuabi_status cuabi_sm_resource_split(cuabi_sm_resource resource, uint32_t group_count, uint32_t min_sm_count, uint32_t index, cuabi_sm_resource* out);
+    ("cuabi_sm_resource_split", cuabi_status, [cuabi_sm_resource, ctypes.c_uint32, ctypes.c_uint32, ctypes.c_uint32, ctypes.POINTER(cuabi_sm_resource)]),
+    # cuabi_status cuabi_green_context_create(cuabi_sm_resource resource, cuabi_green_context* out);
+    ("cuabi_green_context_create", cuabi_status, [cuabi_sm_resource, ctypes.POINTER(cuabi_green_context)]),
+    # void cuabi_green_context_release(cuabi_green_context context);
+    ("cuabi_green_context_release", None, [cuabi_green_context]),
+    # cuabi_status cuabi_green_context_get_sm_count(cuabi_green_context context, uint32_t* count);
+    ("cuabi_green_context_get_sm_count", cuabi_status, [cuabi_green_context, ctypes.POINTER(ctypes.c_uint32)]),
+    # cuabi_status cuabi_green_context_get_sm_resource(cuabi_green_context context, cuabi_sm_resource* out);
+    ("cuabi_green_context_get_sm_resource", cuabi_status, [cuabi_green_context, ctypes.POINTER(cuabi_sm_resource)]),
+    # cuabi_status cuabi_green_context_create_stream(cuabi_green_context context, cuabi_stream_flags flags, int32_t priority, cuabi_stream* out);
+    ("cuabi_green_context_create_stream", cuabi_status, [cuabi_green_context, cuabi_stream_flags, ctypes.c_int32, ctypes.POINTER(cuabi_stream)]),
+    # cuabi_status cuabi_green_context_check_stream(cuabi_green_context context, cuabi_stream stream);
+    ("cuabi_green_context_check_stream", cuabi_status, [cuabi_green_context, cuabi_stream]),
+    # cuabi_status cuabi_tensor_map_encode_tiled(cuabi_buffer buffer, size_t offset, cuabi_tensor_data_type data_type, const size_t* sizes, size_t num_sizes, const size_t* strides, size_t num_strides, const size_t* box, size_t num_box, const size_t* element_strides, size_t num_element_strides, cuabi_tensor_interleave interleave, cuabi_tensor_swizzle swizzle, cuabi_tensor_l2_promotion l2_promotion, cuabi_tensor_oob_fill oob_fill, cuabi_tensor_map* out);
+    ("cuabi_tensor_map_encode_tiled", cuabi_status, [cuabi_buffer, ctypes.c_size_t, cuabi_tensor_data_type, ctypes.POINTER(ctypes.c_size_t), ctypes.c_size_t, ctypes.POINTER(ctypes.c_size_t), ctypes.c_size_t, ctypes.POINTER(ctypes.c_size_t), ctypes.c_size_t, ctypes.POINTER(ctypes.c_size_t), ctypes.c_size_t, cuabi_tensor_interleave, cuabi_tensor_swizzle, cuabi_tensor_l2_promotion, cuabi_tensor_oob_fill, ctypes.POINTER(cuabi_tensor_map)]),
+    # cuabi_status cuabi_tensor_map_encode_im2col(cuabi_buffer buffer, size_t offset, cuabi_tensor_data_type data_type, const size_t* sizes, size_t num_sizes, const size_t* strides, size_t num_strides, const size_t* element_strides, size_t num_element_strides, const int32_t* lower_corner, size_t num_lower_corner, const int32_t* upper_corner, size_t num_upper_corner, uint32_t channels_per_pixel, uint32_t pixels_per_column, cuabi_tensor_interleave interleave, cuabi_tensor_swizzle swizzle, cuabi_tensor_l2_promotion l2_promotion, cuabi_tensor_oob_fill oob_fill, cuabi_tensor_map* out);
+    ("cuabi_tensor_map_encode_im2col", cuabi_status, [cuabi_buffer, ctypes.c_size_t, cuabi_tensor_data_type, ctypes.POINTER(ctypes.c_size_t), ctypes.c_size_t, ctypes.POINTER(ctypes.c_size_t), ctypes.c_size_t, ctypes.POINTER(ctypes.c_size_t), ctypes.c_size_t, ctypes.POINTER(ctypes.c_int32), ctypes.c_size_t, ctypes.POINTER(ctypes.c_int32), ctypes.c_size_t, ctypes.c_uint32, ctypes.c_uint32, cuabi_tensor_interleave, cuabi_tensor_swizzle, cuabi_tensor_l2_promotion, cuabi_tensor_oob_fill, ctypes.POINTER(cuabi_tensor_map)]),
+    # void cuabi_tensor_map_release(cuabi_tensor_map map);
+    ("cuabi_tensor_map_release", None, [cuabi_tensor_map]),
+    # cuabi_status cuabi_tensor_map_replace_address(cuabi_tensor_map map, cuabi_buffer buffer, size_t offset);
+    ("cuabi_tensor_map_replace_address", cuabi_status, [cuabi_tensor_map, cuabi_buffer, ctypes.c_size_t]),
+    # cuabi_status cuabi_tensor_map_get_bytes(cuabi_tensor_map map, void* buf, size_t* size);
+    ("cuabi_tensor_map_get_bytes", cuabi_status, [cuabi_tensor_map, ctypes.c_void_p, ctypes.POINTER(ctypes.c_size_t)]),
+    # cuabi_status cuabi_buffer_export_dlpack(cuabi_buffer buffer, uint64_t byte_offset, const int64_t* shape, const int64_t* strides, size_t ndim, uint32_t dtype_code, uint32_t dtype_bits, uint32_t dtype_lanes, uint64_t flags, cuabi_dlpack_managed_tensor_versioned** out);
+    ("cuabi_buffer_export_dlpack", cuabi_status, [cuabi_buffer, ctypes.c_uint64, ctypes.POINTER(ctypes.c_int64), ctypes.POINTER(ctypes.c_int64), ctypes.c_size_t, ctypes.c_uint32, ctypes.c_uint32, ctypes.c_uint32, ctypes.c_uint64, ctypes.POINTER(ctypes.POINTER(cuabi_dlpack_managed_tensor_versioned))]),
+    # cuabi_status cuabi_buffer_import_dlpack(cuabi_dlpack_managed_tensor_versioned* tensor, cuabi_dlpack_import_flags flags, cuabi_buffer* out);
+    ("cuabi_buffer_import_dlpack", cuabi_status, [ctypes.POINTER(cuabi_dlpack_managed_tensor_versioned), cuabi_dlpack_import_flags, ctypes.POINTER(cuabi_buffer)]),
+    # cuabi_status cuabi_buffer_import_dlpack_unversioned(cuabi_dlpack_managed_tensor* tensor, cuabi_dlpack_import_flags flags, cuabi_buffer* out);
+    ("cuabi_buffer_import_dlpack_unversioned", cuabi_status, [ctypes.POINTER(cuabi_dlpack_managed_tensor), cuabi_dlpack_import_flags, ctypes.POINTER(cuabi_buffer)]),
+    # cuabi_status cuabi_stream_dlpack_handoff(cuabi_stream stream, int64_t consumer_stream);
+    ("cuabi_stream_dlpack_handoff", cuabi_status, [cuabi_stream, ctypes.c_int64]),
+    # cuabi_status cuabi_stream_dlpack_wait(cuabi_stream stream, int64_t producer_stream);
+    ("cuabi_stream_dlpack_wait", cuabi_status, [cuabi_stream, ctypes.c_int64]),
 ]
 
 
@@ -1854,6 +2607,25 @@ class Functions:
         "cuabi_device_disable_peer_access",
         "cuabi_device_get_peer_attribute",
         "cuabi_buffer_get_copy_path",
+        "cuabi_device_get_vm_granularity",
+        "cuabi_physical_memory_create",
+        "cuabi_physical_memory_import_fd",
+        "cuabi_physical_memory_release",
+        "cuabi_physical_memory_free",
+        "cuabi_physical_memory_get_size",
+        "cuabi_physical_memory_get_device_ordinal",
+        "cuabi_physical_memory_export_fd",
+        "cuabi_address_range_reserve",
+        "cuabi_address_range_release",
+        "cuabi_address_range_get_pointer",
+        "cuabi_address_range_get_size",
+        "cuabi_address_range_map",
+        "cuabi_address_range_unmap",
+        "cuabi_address_range_set_access",
+        "cuabi_buffer_from_range",
+        "cuabi_buffer_alloc_growable",
+        "cuabi_buffer_grow",
+        "cuabi_buffer_get_reserved_size",
         "cuabi_buffer_alloc_pitched",
         "cuabi_buffer_get_pitch",
         "cuabi_buffer_fill",
@@ -1895,6 +2667,14 @@ class Functions:
         "cuabi_stream_wait_value",
         "cuabi_stream_write_value_host",
         "cuabi_stream_wait_value_host",
+        "cuabi_mem_op_init",
+        "cuabi_stream_mem_op_batch",
+        "cuabi_copy_op_init",
+        "cuabi_stream_copy_batch",
+        "cuabi_managed_range_init",
+        "cuabi_stream_prefetch_batch",
+        "cuabi_stream_discard_batch",
+        "cuabi_stream_discard_and_prefetch_batch",
         "cuabi_event_create",
         "cuabi_event_release",
         "cuabi_event_record",
@@ -1912,6 +2692,34 @@ class Functions:
         "cuabi_graph_get_kernel_node_count",
         "cuabi_graph_exec_set_kernel_node_args",
         "cuabi_graph_exec_update",
+        "cuabi_graph_create",
+        "cuabi_graph_node_release",
+        "cuabi_graph_add_empty_node",
+        "cuabi_graph_add_kernel_node",
+        "cuabi_graph_add_copy_node",
+        "cuabi_graph_add_upload_node",
+        "cuabi_graph_add_download_node",
+        "cuabi_graph_add_fill_node",
+        "cuabi_graph_add_host_node",
+        "cuabi_graph_add_event_record_node",
+        "cuabi_graph_add_event_wait_node",
+        "cuabi_graph_add_child_graph_node",
+        "cuabi_graph_add_mem_alloc_node",
+        "cuabi_graph_add_mem_free_node",
+        "cuabi_graph_create_conditional_handle",
+        "cuabi_graph_add_conditional_node",
+        "cuabi_graph_node_add_dependency",
+        "cuabi_graph_node_get_type",
+        "cuabi_graph_node_get_dependency_count",
+        "cuabi_graph_node_get_dependency",
+        "cuabi_graph_node_get_dependent_count",
+        "cuabi_graph_node_get_dependent",
+        "cuabi_graph_node_get_address",
+        "cuabi_graph_node_get_body",
+        "cuabi_graph_clone",
+        "cuabi_graph_write_dot",
+        "cuabi_stream_begin_capture_to_graph",
+        "cuabi_graph_instantiate_with_flags",
         "cuabi_coredump_set",
         "cuabi_device_set_coredump",
         "cuabi_nvtx_range_push",
@@ -1921,6 +2729,29 @@ class Functions:
         "cuabi_nvtx_mark",
         "cuabi_device_profiler_start",
         "cuabi_device_profiler_stop",
+        "cuabi_device_get_sm_resource",
+        "cuabi_sm_resource_release",
+        "cuabi_sm_resource_get_sm_count",
+        "cuabi_sm_resource_get_min_partition_size",
+        "cuabi_sm_resource_get_alignment",
+        "cuabi_sm_resource_get_group_count",
+        "cuabi_sm_resource_split",
+        "cuabi_green_context_create",
+        "cuabi_green_context_release",
+        "cuabi_green_context_get_sm_count",
+        "cuabi_green_context_get_sm_resource",
+        "cuabi_green_context_create_stream",
+        "cuabi_green_context_check_stream",
+        "cuabi_tensor_map_encode_tiled",
+        "cuabi_tensor_map_encode_im2col",
+        "cuabi_tensor_map_release",
+        "cuabi_tensor_map_replace_address",
+        "cuabi_tensor_map_get_bytes",
+        "cuabi_buffer_export_dlpack",
+        "cuabi_buffer_import_dlpack",
+        "cuabi_buffer_import_dlpack_unversioned",
+        "cuabi_stream_dlpack_handoff",
+        "cuabi_stream_dlpack_wait",
     )
 
     cuabi_version: Any
@@ -2070,6 +2901,25 @@ class Functions:
     cuabi_device_disable_peer_access: Any
     cuabi_device_get_peer_attribute: Any
     cuabi_buffer_get_copy_path: Any
+    cuabi_device_get_vm_granularity: Any
+    cuabi_physical_memory_create: Any
+    cuabi_physical_memory_import_fd: Any
+    cuabi_physical_memory_release: Any
+    cuabi_physical_memory_free: Any
+    cuabi_physical_memory_get_size: Any
+    cuabi_physical_memory_get_device_ordinal: Any
+    cuabi_physical_memory_export_fd: Any
+    cuabi_address_range_reserve: Any
+    cuabi_address_range_release: Any
+    cuabi_address_range_get_pointer: Any
+    cuabi_address_range_get_size: Any
+    cuabi_address_range_map: Any
+    cuabi_address_range_unmap: Any
+    cuabi_address_range_set_access: Any
+    cuabi_buffer_from_range: Any
+    cuabi_buffer_alloc_growable: Any
+    cuabi_buffer_grow: Any
+    cuabi_buffer_get_reserved_size: Any
     cuabi_buffer_alloc_pitched: Any
     cuabi_buffer_get_pitch: Any
     cuabi_buffer_fill: Any
@@ -2111,6 +2961,14 @@ class Functions:
     cuabi_stream_wait_value: Any
     cuabi_stream_write_value_host: Any
     cuabi_stream_wait_value_host: Any
+    cuabi_mem_op_init: Any
+    cuabi_stream_mem_op_batch: Any
+    cuabi_copy_op_init: Any
+    cuabi_stream_copy_batch: Any
+    cuabi_managed_range_init: Any
+    cuabi_stream_prefetch_batch: Any
+    cuabi_stream_discard_batch: Any
+    cuabi_stream_discard_and_prefetch_batch: Any
     cuabi_event_create: Any
     cuabi_event_release: Any
     cuabi_event_record: Any
@@ -2128,6 +2986,34 @@ class Functions:
     cuabi_graph_get_kernel_node_count: Any
     cuabi_graph_exec_set_kernel_node_args: Any
     cuabi_graph_exec_update: Any
+    cuabi_graph_create: Any
+    cuabi_graph_node_release: Any
+    cuabi_graph_add_empty_node: Any
+    cuabi_graph_add_kernel_node: Any
+    cuabi_graph_add_copy_node: Any
+    cuabi_graph_add_upload_node: Any
+    cuabi_graph_add_download_node: Any
+    cuabi_graph_add_fill_node: Any
+    cuabi_graph_add_host_node: Any
+    cuabi_graph_add_event_record_node: Any
+    cuabi_graph_add_event_wait_node: Any
+    cuabi_graph_add_child_graph_node: Any
+    cuabi_graph_add_mem_alloc_node: Any
+    cuabi_graph_add_mem_free_node: Any
+    cuabi_graph_create_conditional_handle: Any
+    cuabi_graph_add_conditional_node: Any
+    cuabi_graph_node_add_dependency: Any
+    cuabi_graph_node_get_type: Any
+    cuabi_graph_node_get_dependency_count: Any
+    cuabi_graph_node_get_dependency: Any
+    cuabi_graph_node_get_dependent_count: Any
+    cuabi_graph_node_get_dependent: Any
+    cuabi_graph_node_get_address: Any
+    cuabi_graph_node_get_body: Any
+    cuabi_graph_clone: Any
+    cuabi_graph_write_dot: Any
+    cuabi_stream_begin_capture_to_graph: Any
+    cuabi_graph_instantiate_with_flags: Any
     cuabi_coredump_set: Any
     cuabi_device_set_coredump: Any
     cuabi_nvtx_range_push: Any
@@ -2137,6 +3023,29 @@ class Functions:
     cuabi_nvtx_mark: Any
     cuabi_device_profiler_start: Any
     cuabi_device_profiler_stop: Any
+    cuabi_device_get_sm_resource: Any
+    cuabi_sm_resource_release: Any
+    cuabi_sm_resource_get_sm_count: Any
+    cuabi_sm_resource_get_min_partition_size: Any
+    cuabi_sm_resource_get_alignment: Any
+    cuabi_sm_resource_get_group_count: Any
+    cuabi_sm_resource_split: Any
+    cuabi_green_context_create: Any
+    cuabi_green_context_release: Any
+    cuabi_green_context_get_sm_count: Any
+    cuabi_green_context_get_sm_resource: Any
+    cuabi_green_context_create_stream: Any
+    cuabi_green_context_check_stream: Any
+    cuabi_tensor_map_encode_tiled: Any
+    cuabi_tensor_map_encode_im2col: Any
+    cuabi_tensor_map_release: Any
+    cuabi_tensor_map_replace_address: Any
+    cuabi_tensor_map_get_bytes: Any
+    cuabi_buffer_export_dlpack: Any
+    cuabi_buffer_import_dlpack: Any
+    cuabi_buffer_import_dlpack_unversioned: Any
+    cuabi_stream_dlpack_handoff: Any
+    cuabi_stream_dlpack_wait: Any
 
     def __init__(self, lib: Any) -> None:
         for name in self.__slots__:
@@ -2188,6 +3097,12 @@ CDEF = """\
 #define CUABI_STATUS_COUNT 21
 #define CUABI_LOCATION_HOST -1
 #define CUABI_IPC_HANDLE_SIZE 128
+#define CUABI_TENSOR_MAP_BYTES 128
+#define CUABI_DLPACK_MAJOR_VERSION 1
+#define CUABI_DLPACK_MINOR_VERSION 1
+#define CUABI_DLPACK_FLAG_READ_ONLY 1
+#define CUABI_DLPACK_FLAG_IS_COPIED 2
+#define CUABI_DLPACK_FLAG_IS_SUBBYTE_TYPE_PADDED 4
 typedef int32_t cuabi_status;
 #define CUABI_SUCCESS 0
 #define CUABI_ERROR_INVALID_ARGUMENT 1
@@ -2275,6 +3190,23 @@ typedef int32_t cuabi_link_backend;
 #define CUABI_LAUNCH_COOPERATIVE 1
 #define CUABI_LAUNCH_PROGRAMMATIC_SERIALIZATION 2
 #define CUABI_LAUNCH_PROGRAMMATIC_EVENT_AT_BLOCK_START 4
+#define CUABI_LAUNCH_DEVICE_UPDATABLE_KERNEL_NODE 8
+typedef int32_t cuabi_sync_policy;
+#define CUABI_SYNC_POLICY_AUTO 1
+#define CUABI_SYNC_POLICY_SPIN 2
+#define CUABI_SYNC_POLICY_YIELD 3
+#define CUABI_SYNC_POLICY_BLOCKING_SYNC 4
+typedef int32_t cuabi_mem_sync_domain;
+#define CUABI_MEM_SYNC_DOMAIN_DEFAULT 0
+#define CUABI_MEM_SYNC_DOMAIN_REMOTE 1
+typedef int32_t cuabi_access_property;
+#define CUABI_ACCESS_PROPERTY_NORMAL 0
+#define CUABI_ACCESS_PROPERTY_STREAMING 1
+#define CUABI_ACCESS_PROPERTY_PERSISTING 2
+typedef int32_t cuabi_cluster_scheduling_policy;
+#define CUABI_CLUSTER_SCHEDULING_DEFAULT 0
+#define CUABI_CLUSTER_SCHEDULING_SPREAD 1
+#define CUABI_CLUSTER_SCHEDULING_LOAD_BALANCING 2
 typedef int32_t cuabi_buffer_kind;
 #define CUABI_BUFFER_DEVICE 0
 #define CUABI_BUFFER_STREAM_ORDERED 1
@@ -2282,6 +3214,8 @@ typedef int32_t cuabi_buffer_kind;
 #define CUABI_BUFFER_PITCHED 3
 #define CUABI_BUFFER_WRAPPED 4
 #define CUABI_BUFFER_IPC 5
+#define CUABI_BUFFER_GROWABLE 6
+#define CUABI_BUFFER_RANGE 7
 #define CUABI_MEMORY_POOL_IPC 1
 #define CUABI_MANAGED_ATTACH_HOST 1
 typedef int32_t cuabi_memory_advice;
@@ -2295,6 +3229,10 @@ typedef int32_t cuabi_copy_path;
 #define CUABI_COPY_SAME_DEVICE 0
 #define CUABI_COPY_PEER 1
 #define CUABI_COPY_THROUGH_HOST 2
+#define CUABI_PHYSICAL_MEMORY_EXPORTABLE 1
+typedef int32_t cuabi_vm_access;
+#define CUABI_VM_ACCESS_READ 1
+#define CUABI_VM_ACCESS_READWRITE 3
 typedef int32_t cuabi_array_format;
 #define CUABI_FORMAT_U8 1
 #define CUABI_FORMAT_U16 2
@@ -2320,18 +3258,6 @@ typedef int32_t cuabi_read_mode;
 #define CUABI_READ_ELEMENT_TYPE 0
 #define CUABI_READ_NORMALIZED_FLOAT 1
 #define CUABI_STREAM_NON_BLOCKING 1
-typedef int32_t cuabi_sync_policy;
-#define CUABI_SYNC_POLICY_AUTO 1
-#define CUABI_SYNC_POLICY_SPIN 2
-#define CUABI_SYNC_POLICY_YIELD 3
-#define CUABI_SYNC_POLICY_BLOCKING_SYNC 4
-typedef int32_t cuabi_mem_sync_domain;
-#define CUABI_MEM_SYNC_DOMAIN_DEFAULT 0
-#define CUABI_MEM_SYNC_DOMAIN_REMOTE 1
-typedef int32_t cuabi_access_property;
-#define CUABI_ACCESS_PROPERTY_NORMAL 0
-#define CUABI_ACCESS_PROPERTY_STREAMING 1
-#define CUABI_ACCESS_PROPERTY_PERSISTING 2
 typedef int32_t cuabi_wait_condition;
 #define CUABI_WAIT_GEQ 0
 #define CUABI_WAIT_EQ 1
@@ -2339,6 +3265,10 @@ typedef int32_t cuabi_wait_condition;
 #define CUABI_WAIT_NOR 3
 #define CUABI_MEM_OP_FLUSH 1
 #define CUABI_MEM_OP_NO_MEMORY_BARRIER 2
+typedef int32_t cuabi_mem_op_kind;
+#define CUABI_MEM_OP_WRITE 0
+#define CUABI_MEM_OP_WAIT 1
+#define CUABI_COPY_BATCH_PREFER_OVERLAP 1
 #define CUABI_EVENT_DISABLE_TIMING 1
 #define CUABI_EVENT_BLOCKING_SYNC 2
 #define CUABI_EVENT_INTERPROCESS 4
@@ -2346,6 +3276,29 @@ typedef int32_t cuabi_capture_mode;
 #define CUABI_CAPTURE_GLOBAL 0
 #define CUABI_CAPTURE_THREAD_LOCAL 1
 #define CUABI_CAPTURE_RELAXED 2
+typedef int32_t cuabi_graph_node_type;
+#define CUABI_GRAPH_NODE_KERNEL 0
+#define CUABI_GRAPH_NODE_MEMCPY 1
+#define CUABI_GRAPH_NODE_MEMSET 2
+#define CUABI_GRAPH_NODE_HOST 3
+#define CUABI_GRAPH_NODE_GRAPH 4
+#define CUABI_GRAPH_NODE_EMPTY 5
+#define CUABI_GRAPH_NODE_WAIT_EVENT 6
+#define CUABI_GRAPH_NODE_EVENT_RECORD 7
+#define CUABI_GRAPH_NODE_EXT_SEMAS_SIGNAL 8
+#define CUABI_GRAPH_NODE_EXT_SEMAS_WAIT 9
+#define CUABI_GRAPH_NODE_MEM_ALLOC 10
+#define CUABI_GRAPH_NODE_MEM_FREE 11
+#define CUABI_GRAPH_NODE_BATCH_MEM_OP 12
+#define CUABI_GRAPH_NODE_CONDITIONAL 13
+typedef int32_t cuabi_conditional_type;
+#define CUABI_CONDITIONAL_IF 0
+#define CUABI_CONDITIONAL_WHILE 1
+#define CUABI_CONDITIONAL_SWITCH 2
+#define CUABI_GRAPH_INSTANTIATE_AUTO_FREE_ON_LAUNCH 1
+#define CUABI_GRAPH_INSTANTIATE_UPLOAD 2
+#define CUABI_GRAPH_INSTANTIATE_DEVICE_LAUNCH 4
+#define CUABI_GRAPH_INSTANTIATE_USE_NODE_PRIORITY 8
 #define CUABI_COREDUMP_SKIP_NONRELOCATED_ELF_IMAGES 1
 #define CUABI_COREDUMP_SKIP_GLOBAL_MEMORY 2
 #define CUABI_COREDUMP_SKIP_SHARED_MEMORY 4
@@ -2353,16 +3306,64 @@ typedef int32_t cuabi_capture_mode;
 #define CUABI_COREDUMP_SKIP_ABORT 16
 #define CUABI_COREDUMP_SKIP_CONSTBANK_MEMORY 32
 #define CUABI_COREDUMP_LIGHTWEIGHT 15
+typedef int32_t cuabi_tensor_data_type;
+#define CUABI_TENSOR_UINT8 0
+#define CUABI_TENSOR_UINT16 1
+#define CUABI_TENSOR_UINT32 2
+#define CUABI_TENSOR_INT32 3
+#define CUABI_TENSOR_UINT64 4
+#define CUABI_TENSOR_INT64 5
+#define CUABI_TENSOR_FLOAT16 6
+#define CUABI_TENSOR_FLOAT32 7
+#define CUABI_TENSOR_FLOAT64 8
+#define CUABI_TENSOR_BFLOAT16 9
+#define CUABI_TENSOR_FLOAT32_FTZ 10
+#define CUABI_TENSOR_TFLOAT32 11
+#define CUABI_TENSOR_TFLOAT32_FTZ 12
+typedef int32_t cuabi_tensor_interleave;
+#define CUABI_TENSOR_INTERLEAVE_NONE 0
+#define CUABI_TENSOR_INTERLEAVE_B16 1
+#define CUABI_TENSOR_INTERLEAVE_B32 2
+typedef int32_t cuabi_tensor_swizzle;
+#define CUABI_TENSOR_SWIZZLE_NONE 0
+#define CUABI_TENSOR_SWIZZLE_B32 1
+#define CUABI_TENSOR_SWIZZLE_B64 2
+#define CUABI_TENSOR_SWIZZLE_B128 3
+typedef int32_t cuabi_tensor_l2_promotion;
+#define CUABI_TENSOR_L2_PROMOTION_NONE 0
+#define CUABI_TENSOR_L2_PROMOTION_B64 1
+#define CUABI_TENSOR_L2_PROMOTION_B128 2
+#define CUABI_TENSOR_L2_PROMOTION_B256 3
+typedef int32_t cuabi_tensor_oob_fill;
+#define CUABI_TENSOR_OOB_FILL_ZERO 0
+#define CUABI_TENSOR_OOB_FILL_NAN_REQUEST_ZERO_FMA 1
+typedef int32_t cuabi_dlpack_device_type;
+#define CUABI_DLPACK_DEVICE_CUDA 2
+#define CUABI_DLPACK_DEVICE_PINNED_HOST 3
+#define CUABI_DLPACK_DEVICE_MANAGED 13
+typedef int32_t cuabi_dlpack_type_code;
+#define CUABI_DLPACK_INT 0
+#define CUABI_DLPACK_UINT 1
+#define CUABI_DLPACK_FLOAT 2
+#define CUABI_DLPACK_OPAQUE 3
+#define CUABI_DLPACK_BFLOAT 4
+#define CUABI_DLPACK_COMPLEX 5
+#define CUABI_DLPACK_BOOL 6
+#define CUABI_DLPACK_IMPORT_READ_ONLY 1
 typedef uint32_t cuabi_compile_flags;
 typedef uint32_t cuabi_link_flags;
 typedef uint32_t cuabi_launch_flags;
 typedef uint32_t cuabi_memory_pool_flags;
 typedef uint32_t cuabi_managed_flags;
+typedef uint32_t cuabi_physical_memory_flags;
 typedef uint32_t cuabi_array_flags;
 typedef uint32_t cuabi_stream_flags;
 typedef uint32_t cuabi_mem_op_flags;
+typedef uint32_t cuabi_copy_batch_flags;
 typedef uint32_t cuabi_event_flags;
+typedef uint32_t cuabi_graph_instantiate_flags;
 typedef uint32_t cuabi_coredump_flags;
+typedef uint32_t cuabi_dlpack_import_flags;
 typedef struct cuabi_device_s* cuabi_device;
 typedef struct cuabi_program_s* cuabi_program;
 typedef struct cuabi_module_s* cuabi_module;
@@ -2380,18 +3381,35 @@ typedef struct cuabi_texture_s* cuabi_texture;
 typedef struct cuabi_surface_s* cuabi_surface;
 typedef struct cuabi_linker_s* cuabi_linker;
 typedef struct cuabi_library_s* cuabi_library;
+typedef struct cuabi_physical_memory_s* cuabi_physical_memory;
+typedef struct cuabi_address_range_s* cuabi_address_range;
+typedef struct cuabi_graph_node_s* cuabi_graph_node;
+typedef struct cuabi_sm_resource_s* cuabi_sm_resource;
+typedef struct cuabi_green_context_s* cuabi_green_context;
+typedef struct cuabi_tensor_map_s* cuabi_tensor_map;
 typedef void (*cuabi_context_lost_fn)(void*, const char*);
 typedef int32_t (*cuabi_host_fn)(void*, char*, size_t);
+typedef void (*cuabi_dlpack_deleter_fn)(struct cuabi_dlpack_managed_tensor*);
+typedef void (*cuabi_dlpack_versioned_deleter_fn)(struct cuabi_dlpack_managed_tensor_versioned*);
 typedef struct cuabi_launch_record { size_t struct_size; uint64_t sequence; uint64_t stream_id; int32_t device; uint32_t grid_x; uint32_t grid_y; uint32_t grid_z; uint32_t block_x; uint32_t block_y; uint32_t block_z; uint32_t shared_mem_bytes; uint32_t cluster_x; uint32_t cluster_y; uint32_t cluster_z; uint32_t named_by_driver_log; } cuabi_launch_record;
 typedef struct cuabi_compile_desc { size_t struct_size; const char* source; const char* name; const char* const* options; size_t num_options; const char* const* header_sources; const char* const* header_names; size_t num_headers; const char* const* name_expressions; size_t num_name_expressions; cuabi_output output; cuabi_compile_flags flags; const char* arch; const char* const* defines; size_t num_defines; const char* const* include_paths; size_t num_include_paths; cuabi_cxx_standard cxx_standard; int32_t fast_math; int32_t line_info; int32_t device_debug; int32_t lto; int32_t relocatable; } cuabi_compile_desc;
 typedef struct cuabi_param_info { size_t offset; size_t size; } cuabi_param_info;
 typedef struct cuabi_link_desc { size_t struct_size; cuabi_link_backend backend; cuabi_link_flags flags; const char* const* options; size_t num_options; } cuabi_link_desc;
-typedef struct cuabi_launch_config { size_t struct_size; uint32_t grid_x; uint32_t grid_y; uint32_t grid_z; uint32_t block_x; uint32_t block_y; uint32_t block_z; uint32_t shared_mem_bytes; cuabi_launch_flags flags; uint32_t cluster_x; uint32_t cluster_y; uint32_t cluster_z; int32_t priority; cuabi_event programmatic_event; } cuabi_launch_config;
+typedef struct cuabi_access_policy_window { size_t struct_size; uint64_t base; size_t bytes; float hit_ratio; cuabi_access_property hit_property; cuabi_access_property miss_property; } cuabi_access_policy_window;
+typedef struct cuabi_launch_config { size_t struct_size; uint32_t grid_x; uint32_t grid_y; uint32_t grid_z; uint32_t block_x; uint32_t block_y; uint32_t block_z; uint32_t shared_mem_bytes; cuabi_launch_flags flags; uint32_t cluster_x; uint32_t cluster_y; uint32_t cluster_z; int32_t priority; cuabi_event programmatic_event; cuabi_access_policy_window access_policy_window; cuabi_sync_policy sync_policy; cuabi_cluster_scheduling_policy cluster_scheduling_policy; int32_t mem_sync_domain; int32_t mem_sync_domain_map_default; int32_t mem_sync_domain_map_remote; int32_t shared_carveout; cuabi_event completion_event; } cuabi_launch_config;
 typedef struct cuabi_memory_pool_desc { size_t struct_size; uint64_t max_bytes; uint64_t release_threshold; cuabi_memory_pool_flags flags; } cuabi_memory_pool_desc;
 typedef struct cuabi_copy_3d_desc { size_t struct_size; const void* src_host; cuabi_buffer src_buffer; cuabi_array src_array; size_t src_x_bytes; size_t src_y; size_t src_z; size_t src_pitch; size_t src_height; void* dst_host; cuabi_buffer dst_buffer; cuabi_array dst_array; size_t dst_x_bytes; size_t dst_y; size_t dst_z; size_t dst_pitch; size_t dst_height; size_t width_bytes; size_t height; size_t depth; } cuabi_copy_3d_desc;
 typedef struct cuabi_array_desc { size_t struct_size; size_t width; size_t height; size_t depth; cuabi_array_format format; uint32_t channels; cuabi_array_flags flags; } cuabi_array_desc;
 typedef struct cuabi_texture_desc { size_t struct_size; cuabi_array array; cuabi_buffer buffer; size_t offset; size_t width; size_t height; size_t pitch; cuabi_array_format format; uint32_t channels; cuabi_address_mode address_x; cuabi_address_mode address_y; cuabi_address_mode address_z; cuabi_filter_mode filter; cuabi_read_mode read_mode; uint32_t normalized_coords; float border_r; float border_g; float border_b; float border_a; } cuabi_texture_desc;
-typedef struct cuabi_access_policy_window { size_t struct_size; uint64_t base; size_t bytes; float hit_ratio; cuabi_access_property hit_property; cuabi_access_property miss_property; } cuabi_access_policy_window;
+typedef struct cuabi_mem_op { size_t struct_size; cuabi_mem_op_kind kind; uint32_t width; cuabi_buffer buffer; cuabi_host_buffer host_buffer; size_t offset; uint64_t value; cuabi_wait_condition condition; cuabi_mem_op_flags flags; } cuabi_mem_op;
+typedef struct cuabi_copy_op { size_t struct_size; cuabi_buffer dst_buffer; cuabi_host_buffer dst_host_buffer; void* dst_host; size_t dst_offset; cuabi_buffer src_buffer; cuabi_host_buffer src_host_buffer; const void* src_host; size_t src_offset; size_t bytes; } cuabi_copy_op;
+typedef struct cuabi_managed_range { size_t struct_size; cuabi_buffer buffer; size_t offset; size_t bytes; } cuabi_managed_range;
+typedef struct cuabi_dlpack_version { uint32_t major; uint32_t minor; } cuabi_dlpack_version;
+typedef struct cuabi_dlpack_device { int32_t device_type; int32_t device_id; } cuabi_dlpack_device;
+typedef struct cuabi_dlpack_dtype { uint8_t code; uint8_t bits; uint16_t lanes; } cuabi_dlpack_dtype;
+typedef struct cuabi_dlpack_tensor { void* data; cuabi_dlpack_device device; int32_t ndim; cuabi_dlpack_dtype dtype; int64_t* shape; int64_t* strides; uint64_t byte_offset; } cuabi_dlpack_tensor;
+typedef struct cuabi_dlpack_managed_tensor { cuabi_dlpack_tensor dl_tensor; void* manager_ctx; cuabi_dlpack_deleter_fn deleter; } cuabi_dlpack_managed_tensor;
+typedef struct cuabi_dlpack_managed_tensor_versioned { cuabi_dlpack_version version; void* manager_ctx; cuabi_dlpack_versioned_deleter_fn deleter; uint64_t flags; cuabi_dlpack_tensor dl_tensor; } cuabi_dlpack_managed_tensor_versioned;
 uint32_t cuabi_version(void);
 const char* cuabi_version_string(void);
 const char* cuabi_status_get_name(cuabi_status status);
@@ -2539,6 +3557,25 @@ cuabi_status cuabi_device_enable_peer_access(cuabi_device device, cuabi_device p
 cuabi_status cuabi_device_disable_peer_access(cuabi_device device, cuabi_device peer);
 cuabi_status cuabi_device_get_peer_attribute(cuabi_device device, cuabi_device peer, int32_t cu_p2p_attribute, int32_t* value);
 cuabi_status cuabi_buffer_get_copy_path(cuabi_buffer dst, cuabi_buffer src, cuabi_copy_path* path);
+cuabi_status cuabi_device_get_vm_granularity(cuabi_device device, size_t* minimum, size_t* recommended);
+cuabi_status cuabi_physical_memory_create(cuabi_device device, size_t bytes, cuabi_physical_memory_flags flags, cuabi_physical_memory* out);
+cuabi_status cuabi_physical_memory_import_fd(cuabi_device device, int32_t fd, size_t bytes, cuabi_physical_memory* out);
+void cuabi_physical_memory_release(cuabi_physical_memory memory);
+cuabi_status cuabi_physical_memory_free(cuabi_physical_memory memory);
+cuabi_status cuabi_physical_memory_get_size(cuabi_physical_memory memory, size_t* bytes);
+cuabi_status cuabi_physical_memory_get_device_ordinal(cuabi_physical_memory memory, int32_t* ordinal);
+cuabi_status cuabi_physical_memory_export_fd(cuabi_physical_memory memory, int32_t* fd);
+cuabi_status cuabi_address_range_reserve(cuabi_device device, size_t bytes, cuabi_address_range* out);
+void cuabi_address_range_release(cuabi_address_range range);
+cuabi_status cuabi_address_range_get_pointer(cuabi_address_range range, uint64_t* ptr);
+cuabi_status cuabi_address_range_get_size(cuabi_address_range range, size_t* bytes);
+cuabi_status cuabi_address_range_map(cuabi_address_range range, size_t offset, cuabi_physical_memory memory);
+cuabi_status cuabi_address_range_unmap(cuabi_address_range range, size_t offset, size_t bytes);
+cuabi_status cuabi_address_range_set_access(cuabi_address_range range, size_t offset, size_t bytes, cuabi_device device, cuabi_vm_access access);
+cuabi_status cuabi_buffer_from_range(cuabi_address_range range, cuabi_device device, size_t offset, size_t bytes, cuabi_buffer* out);
+cuabi_status cuabi_buffer_alloc_growable(cuabi_device device, size_t bytes, size_t reserve_bytes, cuabi_buffer* out);
+cuabi_status cuabi_buffer_grow(cuabi_buffer buffer, size_t bytes);
+cuabi_status cuabi_buffer_get_reserved_size(cuabi_buffer buffer, size_t* bytes);
 cuabi_status cuabi_buffer_alloc_pitched(cuabi_device device, size_t width_bytes, size_t height, uint32_t element_size, cuabi_buffer* out);
 cuabi_status cuabi_buffer_get_pitch(cuabi_buffer buffer, size_t* pitch);
 cuabi_status cuabi_buffer_fill(cuabi_buffer buffer, size_t offset, uint32_t value, uint32_t element_size, size_t count);
@@ -2580,6 +3617,14 @@ cuabi_status cuabi_stream_write_value(cuabi_stream stream, cuabi_buffer buffer, 
 cuabi_status cuabi_stream_wait_value(cuabi_stream stream, cuabi_buffer buffer, size_t offset, uint64_t value, uint32_t width, cuabi_wait_condition condition, cuabi_mem_op_flags flags);
 cuabi_status cuabi_stream_write_value_host(cuabi_stream stream, cuabi_host_buffer buffer, size_t offset, uint64_t value, uint32_t width, cuabi_mem_op_flags flags);
 cuabi_status cuabi_stream_wait_value_host(cuabi_stream stream, cuabi_host_buffer buffer, size_t offset, uint64_t value, uint32_t width, cuabi_wait_condition condition, cuabi_mem_op_flags flags);
+cuabi_status cuabi_mem_op_init(cuabi_mem_op* op, size_t struct_size);
+cuabi_status cuabi_stream_mem_op_batch(cuabi_stream stream, const cuabi_mem_op* ops, size_t count);
+cuabi_status cuabi_copy_op_init(cuabi_copy_op* op, size_t struct_size);
+cuabi_status cuabi_stream_copy_batch(cuabi_stream stream, const cuabi_copy_op* ops, size_t count, cuabi_copy_batch_flags flags);
+cuabi_status cuabi_managed_range_init(cuabi_managed_range* range, size_t struct_size);
+cuabi_status cuabi_stream_prefetch_batch(cuabi_stream stream, const cuabi_managed_range* ranges, size_t count, int32_t location);
+cuabi_status cuabi_stream_discard_batch(cuabi_stream stream, const cuabi_managed_range* ranges, size_t count);
+cuabi_status cuabi_stream_discard_and_prefetch_batch(cuabi_stream stream, const cuabi_managed_range* ranges, size_t count, int32_t location);
 cuabi_status cuabi_event_create(cuabi_device device, cuabi_event_flags flags, cuabi_event* out);
 void cuabi_event_release(cuabi_event event);
 cuabi_status cuabi_event_record(cuabi_event event, cuabi_stream stream);
@@ -2597,6 +3642,34 @@ cuabi_status cuabi_graph_exec_upload(cuabi_graph_exec exec, cuabi_stream stream)
 cuabi_status cuabi_graph_get_kernel_node_count(cuabi_graph graph, size_t* count);
 cuabi_status cuabi_graph_exec_set_kernel_node_args(cuabi_graph_exec exec, size_t index, cuabi_function function, const void* args, size_t args_size);
 cuabi_status cuabi_graph_exec_update(cuabi_graph_exec exec, cuabi_graph graph);
+cuabi_status cuabi_graph_create(cuabi_device device, cuabi_graph* out);
+void cuabi_graph_node_release(cuabi_graph_node node);
+cuabi_status cuabi_graph_add_empty_node(cuabi_graph graph, cuabi_graph_node after, cuabi_graph_node* out);
+cuabi_status cuabi_graph_add_kernel_node(cuabi_graph graph, cuabi_graph_node after, cuabi_function function, const cuabi_launch_config* config, const void* args, size_t args_size, cuabi_graph_node* out);
+cuabi_status cuabi_graph_add_copy_node(cuabi_graph graph, cuabi_graph_node after, cuabi_buffer dst, size_t dst_offset, cuabi_buffer src, size_t src_offset, size_t bytes, cuabi_graph_node* out);
+cuabi_status cuabi_graph_add_upload_node(cuabi_graph graph, cuabi_graph_node after, cuabi_buffer dst, size_t dst_offset, cuabi_host_buffer src, size_t src_offset, size_t bytes, cuabi_graph_node* out);
+cuabi_status cuabi_graph_add_download_node(cuabi_graph graph, cuabi_graph_node after, cuabi_host_buffer dst, size_t dst_offset, cuabi_buffer src, size_t src_offset, size_t bytes, cuabi_graph_node* out);
+cuabi_status cuabi_graph_add_fill_node(cuabi_graph graph, cuabi_graph_node after, cuabi_buffer buffer, size_t offset, uint32_t value, uint32_t element_size, size_t count, cuabi_graph_node* out);
+cuabi_status cuabi_graph_add_host_node(cuabi_graph graph, cuabi_graph_node after, cuabi_host_fn fn, void* user_data, cuabi_graph_node* out);
+cuabi_status cuabi_graph_add_event_record_node(cuabi_graph graph, cuabi_graph_node after, cuabi_event event, cuabi_graph_node* out);
+cuabi_status cuabi_graph_add_event_wait_node(cuabi_graph graph, cuabi_graph_node after, cuabi_event event, cuabi_graph_node* out);
+cuabi_status cuabi_graph_add_child_graph_node(cuabi_graph graph, cuabi_graph_node after, cuabi_graph child, cuabi_graph_node* out);
+cuabi_status cuabi_graph_add_mem_alloc_node(cuabi_graph graph, cuabi_graph_node after, size_t bytes, cuabi_graph_node* out);
+cuabi_status cuabi_graph_add_mem_free_node(cuabi_graph graph, cuabi_graph_node after, cuabi_graph_node alloc, cuabi_graph_node* out);
+cuabi_status cuabi_graph_create_conditional_handle(cuabi_graph graph, uint32_t default_value, uint64_t* handle);
+cuabi_status cuabi_graph_add_conditional_node(cuabi_graph graph, cuabi_graph_node after, uint64_t handle, cuabi_conditional_type type, uint32_t size, cuabi_graph_node* out);
+cuabi_status cuabi_graph_node_add_dependency(cuabi_graph_node node, cuabi_graph_node dependency);
+cuabi_status cuabi_graph_node_get_type(cuabi_graph_node node, cuabi_graph_node_type* type);
+cuabi_status cuabi_graph_node_get_dependency_count(cuabi_graph_node node, size_t* count);
+cuabi_status cuabi_graph_node_get_dependency(cuabi_graph_node node, size_t index, cuabi_graph_node* out);
+cuabi_status cuabi_graph_node_get_dependent_count(cuabi_graph_node node, size_t* count);
+cuabi_status cuabi_graph_node_get_dependent(cuabi_graph_node node, size_t index, cuabi_graph_node* out);
+cuabi_status cuabi_graph_node_get_address(cuabi_graph_node node, uint64_t* address);
+cuabi_status cuabi_graph_node_get_body(cuabi_graph_node node, size_t index, cuabi_graph* out);
+cuabi_status cuabi_graph_clone(cuabi_graph graph, cuabi_graph* out);
+cuabi_status cuabi_graph_write_dot(cuabi_graph graph, const char* path);
+cuabi_status cuabi_stream_begin_capture_to_graph(cuabi_stream stream, cuabi_graph graph, cuabi_graph_node after, cuabi_capture_mode mode);
+cuabi_status cuabi_graph_instantiate_with_flags(cuabi_graph graph, cuabi_graph_instantiate_flags flags, cuabi_stream upload_stream, cuabi_graph_exec* out);
 cuabi_status cuabi_coredump_set(int32_t enable, const char* path, cuabi_coredump_flags flags);
 cuabi_status cuabi_device_set_coredump(cuabi_device device, int32_t enable, const char* path, cuabi_coredump_flags flags);
 cuabi_status cuabi_nvtx_range_push(const char* domain, const char* message, uint32_t argb);
@@ -2606,6 +3679,29 @@ cuabi_status cuabi_nvtx_range_end(uint64_t id);
 cuabi_status cuabi_nvtx_mark(const char* domain, const char* message, uint32_t argb);
 cuabi_status cuabi_device_profiler_start(cuabi_device device);
 cuabi_status cuabi_device_profiler_stop(cuabi_device device);
+cuabi_status cuabi_device_get_sm_resource(cuabi_device device, cuabi_sm_resource* out);
+void cuabi_sm_resource_release(cuabi_sm_resource resource);
+cuabi_status cuabi_sm_resource_get_sm_count(cuabi_sm_resource resource, uint32_t* count);
+cuabi_status cuabi_sm_resource_get_min_partition_size(cuabi_sm_resource resource, uint32_t* count);
+cuabi_status cuabi_sm_resource_get_alignment(cuabi_sm_resource resource, uint32_t* count);
+cuabi_status cuabi_sm_resource_get_group_count(cuabi_sm_resource resource, uint32_t min_sm_count, uint32_t* count);
+cuabi_status cuabi_sm_resource_split(cuabi_sm_resource resource, uint32_t group_count, uint32_t min_sm_count, uint32_t index, cuabi_sm_resource* out);
+cuabi_status cuabi_green_context_create(cuabi_sm_resource resource, cuabi_green_context* out);
+void cuabi_green_context_release(cuabi_green_context context);
+cuabi_status cuabi_green_context_get_sm_count(cuabi_green_context context, uint32_t* count);
+cuabi_status cuabi_green_context_get_sm_resource(cuabi_green_context context, cuabi_sm_resource* out);
+cuabi_status cuabi_green_context_create_stream(cuabi_green_context context, cuabi_stream_flags flags, int32_t priority, cuabi_stream* out);
+cuabi_status cuabi_green_context_check_stream(cuabi_green_context context, cuabi_stream stream);
+cuabi_status cuabi_tensor_map_encode_tiled(cuabi_buffer buffer, size_t offset, cuabi_tensor_data_type data_type, const size_t* sizes, size_t num_sizes, const size_t* strides, size_t num_strides, const size_t* box, size_t num_box, const size_t* element_strides, size_t num_element_strides, cuabi_tensor_interleave interleave, cuabi_tensor_swizzle swizzle, cuabi_tensor_l2_promotion l2_promotion, cuabi_tensor_oob_fill oob_fill, cuabi_tensor_map* out);
+cuabi_status cuabi_tensor_map_encode_im2col(cuabi_buffer buffer, size_t offset, cuabi_tensor_data_type data_type, const size_t* sizes, size_t num_sizes, const size_t* strides, size_t num_strides, const size_t* element_strides, size_t num_element_strides, const int32_t* lower_corner, size_t num_lower_corner, const int32_t* upper_corner, size_t num_upper_corner, uint32_t channels_per_pixel, uint32_t pixels_per_column, cuabi_tensor_interleave interleave, cuabi_tensor_swizzle swizzle, cuabi_tensor_l2_promotion l2_promotion, cuabi_tensor_oob_fill oob_fill, cuabi_tensor_map* out);
+void cuabi_tensor_map_release(cuabi_tensor_map map);
+cuabi_status cuabi_tensor_map_replace_address(cuabi_tensor_map map, cuabi_buffer buffer, size_t offset);
+cuabi_status cuabi_tensor_map_get_bytes(cuabi_tensor_map map, void* buf, size_t* size);
+cuabi_status cuabi_buffer_export_dlpack(cuabi_buffer buffer, uint64_t byte_offset, const int64_t* shape, const int64_t* strides, size_t ndim, uint32_t dtype_code, uint32_t dtype_bits, uint32_t dtype_lanes, uint64_t flags, cuabi_dlpack_managed_tensor_versioned** out);
+cuabi_status cuabi_buffer_import_dlpack(cuabi_dlpack_managed_tensor_versioned* tensor, cuabi_dlpack_import_flags flags, cuabi_buffer* out);
+cuabi_status cuabi_buffer_import_dlpack_unversioned(cuabi_dlpack_managed_tensor* tensor, cuabi_dlpack_import_flags flags, cuabi_buffer* out);
+cuabi_status cuabi_stream_dlpack_handoff(cuabi_stream stream, int64_t consumer_stream);
+cuabi_status cuabi_stream_dlpack_wait(cuabi_stream stream, int64_t producer_stream);
 """
 
 __all__ = [
@@ -2617,6 +3713,12 @@ __all__ = [
     "CUABI_STATUS_COUNT",
     "CUABI_LOCATION_HOST",
     "CUABI_IPC_HANDLE_SIZE",
+    "CUABI_TENSOR_MAP_BYTES",
+    "CUABI_DLPACK_MAJOR_VERSION",
+    "CUABI_DLPACK_MINOR_VERSION",
+    "CUABI_DLPACK_FLAG_READ_ONLY",
+    "CUABI_DLPACK_FLAG_IS_COPIED",
+    "CUABI_DLPACK_FLAG_IS_SUBBYTE_TYPE_PADDED",
     "CUABI_SUCCESS",
     "CUABI_ERROR_INVALID_ARGUMENT",
     "CUABI_ERROR_INVALID_HANDLE",
@@ -2694,12 +3796,27 @@ __all__ = [
     "CUABI_LAUNCH_COOPERATIVE",
     "CUABI_LAUNCH_PROGRAMMATIC_SERIALIZATION",
     "CUABI_LAUNCH_PROGRAMMATIC_EVENT_AT_BLOCK_START",
+    "CUABI_LAUNCH_DEVICE_UPDATABLE_KERNEL_NODE",
+    "CUABI_SYNC_POLICY_AUTO",
+    "CUABI_SYNC_POLICY_SPIN",
+    "CUABI_SYNC_POLICY_YIELD",
+    "CUABI_SYNC_POLICY_BLOCKING_SYNC",
+    "CUABI_MEM_SYNC_DOMAIN_DEFAULT",
+    "CUABI_MEM_SYNC_DOMAIN_REMOTE",
+    "CUABI_ACCESS_PROPERTY_NORMAL",
+    "CUABI_ACCESS_PROPERTY_STREAMING",
+    "CUABI_ACCESS_PROPERTY_PERSISTING",
+    "CUABI_CLUSTER_SCHEDULING_DEFAULT",
+    "CUABI_CLUSTER_SCHEDULING_SPREAD",
+    "CUABI_CLUSTER_SCHEDULING_LOAD_BALANCING",
     "CUABI_BUFFER_DEVICE",
     "CUABI_BUFFER_STREAM_ORDERED",
     "CUABI_BUFFER_MANAGED",
     "CUABI_BUFFER_PITCHED",
     "CUABI_BUFFER_WRAPPED",
     "CUABI_BUFFER_IPC",
+    "CUABI_BUFFER_GROWABLE",
+    "CUABI_BUFFER_RANGE",
     "CUABI_MEMORY_POOL_IPC",
     "CUABI_MANAGED_ATTACH_HOST",
     "CUABI_ADVISE_SET_READ_MOSTLY",
@@ -2711,6 +3828,9 @@ __all__ = [
     "CUABI_COPY_SAME_DEVICE",
     "CUABI_COPY_PEER",
     "CUABI_COPY_THROUGH_HOST",
+    "CUABI_PHYSICAL_MEMORY_EXPORTABLE",
+    "CUABI_VM_ACCESS_READ",
+    "CUABI_VM_ACCESS_READWRITE",
     "CUABI_FORMAT_U8",
     "CUABI_FORMAT_U16",
     "CUABI_FORMAT_U32",
@@ -2732,27 +3852,42 @@ __all__ = [
     "CUABI_READ_ELEMENT_TYPE",
     "CUABI_READ_NORMALIZED_FLOAT",
     "CUABI_STREAM_NON_BLOCKING",
-    "CUABI_SYNC_POLICY_AUTO",
-    "CUABI_SYNC_POLICY_SPIN",
-    "CUABI_SYNC_POLICY_YIELD",
-    "CUABI_SYNC_POLICY_BLOCKING_SYNC",
-    "CUABI_MEM_SYNC_DOMAIN_DEFAULT",
-    "CUABI_MEM_SYNC_DOMAIN_REMOTE",
-    "CUABI_ACCESS_PROPERTY_NORMAL",
-    "CUABI_ACCESS_PROPERTY_STREAMING",
-    "CUABI_ACCESS_PROPERTY_PERSISTING",
     "CUABI_WAIT_GEQ",
     "CUABI_WAIT_EQ",
     "CUABI_WAIT_AND",
     "CUABI_WAIT_NOR",
     "CUABI_MEM_OP_FLUSH",
     "CUABI_MEM_OP_NO_MEMORY_BARRIER",
+    "CUABI_MEM_OP_WRITE",
+    "CUABI_MEM_OP_WAIT",
+    "CUABI_COPY_BATCH_PREFER_OVERLAP",
     "CUABI_EVENT_DISABLE_TIMING",
     "CUABI_EVENT_BLOCKING_SYNC",
     "CUABI_EVENT_INTERPROCESS",
     "CUABI_CAPTURE_GLOBAL",
     "CUABI_CAPTURE_THREAD_LOCAL",
     "CUABI_CAPTURE_RELAXED",
+    "CUABI_GRAPH_NODE_KERNEL",
+    "CUABI_GRAPH_NODE_MEMCPY",
+    "CUABI_GRAPH_NODE_MEMSET",
+    "CUABI_GRAPH_NODE_HOST",
+    "CUABI_GRAPH_NODE_GRAPH",
+    "CUABI_GRAPH_NODE_EMPTY",
+    "CUABI_GRAPH_NODE_WAIT_EVENT",
+    "CUABI_GRAPH_NODE_EVENT_RECORD",
+    "CUABI_GRAPH_NODE_EXT_SEMAS_SIGNAL",
+    "CUABI_GRAPH_NODE_EXT_SEMAS_WAIT",
+    "CUABI_GRAPH_NODE_MEM_ALLOC",
+    "CUABI_GRAPH_NODE_MEM_FREE",
+    "CUABI_GRAPH_NODE_BATCH_MEM_OP",
+    "CUABI_GRAPH_NODE_CONDITIONAL",
+    "CUABI_CONDITIONAL_IF",
+    "CUABI_CONDITIONAL_WHILE",
+    "CUABI_CONDITIONAL_SWITCH",
+    "CUABI_GRAPH_INSTANTIATE_AUTO_FREE_ON_LAUNCH",
+    "CUABI_GRAPH_INSTANTIATE_UPLOAD",
+    "CUABI_GRAPH_INSTANTIATE_DEVICE_LAUNCH",
+    "CUABI_GRAPH_INSTANTIATE_USE_NODE_PRIORITY",
     "CUABI_COREDUMP_SKIP_NONRELOCATED_ELF_IMAGES",
     "CUABI_COREDUMP_SKIP_GLOBAL_MEMORY",
     "CUABI_COREDUMP_SKIP_SHARED_MEMORY",
@@ -2760,6 +3895,43 @@ __all__ = [
     "CUABI_COREDUMP_SKIP_ABORT",
     "CUABI_COREDUMP_SKIP_CONSTBANK_MEMORY",
     "CUABI_COREDUMP_LIGHTWEIGHT",
+    "CUABI_TENSOR_UINT8",
+    "CUABI_TENSOR_UINT16",
+    "CUABI_TENSOR_UINT32",
+    "CUABI_TENSOR_INT32",
+    "CUABI_TENSOR_UINT64",
+    "CUABI_TENSOR_INT64",
+    "CUABI_TENSOR_FLOAT16",
+    "CUABI_TENSOR_FLOAT32",
+    "CUABI_TENSOR_FLOAT64",
+    "CUABI_TENSOR_BFLOAT16",
+    "CUABI_TENSOR_FLOAT32_FTZ",
+    "CUABI_TENSOR_TFLOAT32",
+    "CUABI_TENSOR_TFLOAT32_FTZ",
+    "CUABI_TENSOR_INTERLEAVE_NONE",
+    "CUABI_TENSOR_INTERLEAVE_B16",
+    "CUABI_TENSOR_INTERLEAVE_B32",
+    "CUABI_TENSOR_SWIZZLE_NONE",
+    "CUABI_TENSOR_SWIZZLE_B32",
+    "CUABI_TENSOR_SWIZZLE_B64",
+    "CUABI_TENSOR_SWIZZLE_B128",
+    "CUABI_TENSOR_L2_PROMOTION_NONE",
+    "CUABI_TENSOR_L2_PROMOTION_B64",
+    "CUABI_TENSOR_L2_PROMOTION_B128",
+    "CUABI_TENSOR_L2_PROMOTION_B256",
+    "CUABI_TENSOR_OOB_FILL_ZERO",
+    "CUABI_TENSOR_OOB_FILL_NAN_REQUEST_ZERO_FMA",
+    "CUABI_DLPACK_DEVICE_CUDA",
+    "CUABI_DLPACK_DEVICE_PINNED_HOST",
+    "CUABI_DLPACK_DEVICE_MANAGED",
+    "CUABI_DLPACK_INT",
+    "CUABI_DLPACK_UINT",
+    "CUABI_DLPACK_FLOAT",
+    "CUABI_DLPACK_OPAQUE",
+    "CUABI_DLPACK_BFLOAT",
+    "CUABI_DLPACK_COMPLEX",
+    "CUABI_DLPACK_BOOL",
+    "CUABI_DLPACK_IMPORT_READ_ONLY",
     "Status",
     "Health",
     "Limit",
@@ -2773,25 +3945,41 @@ __all__ = [
     "LinkBackend",
     "LinkFlag",
     "LaunchFlag",
+    "SyncPolicy",
+    "MemSyncDomain",
+    "AccessProperty",
+    "ClusterSchedulingPolicy",
     "BufferKind",
     "MemoryPoolFlag",
     "ManagedFlag",
     "MemoryAdvice",
     "CopyPath",
+    "PhysicalMemoryFlag",
+    "VmAccess",
     "ArrayFormat",
     "ArrayFlag",
     "AddressMode",
     "FilterMode",
     "ReadMode",
     "StreamFlag",
-    "SyncPolicy",
-    "MemSyncDomain",
-    "AccessProperty",
     "WaitCondition",
     "MemOpFlag",
+    "MemOpKind",
+    "CopyBatchFlag",
     "EventFlag",
     "CaptureMode",
+    "GraphNodeType",
+    "ConditionalType",
+    "GraphInstantiateFlag",
     "CoredumpFlag",
+    "TensorDataType",
+    "TensorInterleave",
+    "TensorSwizzle",
+    "TensorL2Promotion",
+    "TensorOobFill",
+    "DlpackDeviceType",
+    "DlpackTypeCode",
+    "DlpackImportFlag",
     "cuabi_status",
     "cuabi_health",
     "cuabi_limit",
@@ -2802,28 +3990,44 @@ __all__ = [
     "cuabi_cache_state",
     "cuabi_link_input",
     "cuabi_link_backend",
+    "cuabi_sync_policy",
+    "cuabi_mem_sync_domain",
+    "cuabi_access_property",
+    "cuabi_cluster_scheduling_policy",
     "cuabi_buffer_kind",
     "cuabi_memory_advice",
     "cuabi_copy_path",
+    "cuabi_vm_access",
     "cuabi_array_format",
     "cuabi_address_mode",
     "cuabi_filter_mode",
     "cuabi_read_mode",
-    "cuabi_sync_policy",
-    "cuabi_mem_sync_domain",
-    "cuabi_access_property",
     "cuabi_wait_condition",
+    "cuabi_mem_op_kind",
     "cuabi_capture_mode",
+    "cuabi_graph_node_type",
+    "cuabi_conditional_type",
+    "cuabi_tensor_data_type",
+    "cuabi_tensor_interleave",
+    "cuabi_tensor_swizzle",
+    "cuabi_tensor_l2_promotion",
+    "cuabi_tensor_oob_fill",
+    "cuabi_dlpack_device_type",
+    "cuabi_dlpack_type_code",
     "cuabi_compile_flags",
     "cuabi_link_flags",
     "cuabi_launch_flags",
     "cuabi_memory_pool_flags",
     "cuabi_managed_flags",
+    "cuabi_physical_memory_flags",
     "cuabi_array_flags",
     "cuabi_stream_flags",
     "cuabi_mem_op_flags",
+    "cuabi_copy_batch_flags",
     "cuabi_event_flags",
+    "cuabi_graph_instantiate_flags",
     "cuabi_coredump_flags",
+    "cuabi_dlpack_import_flags",
     "cuabi_device",
     "cuabi_program",
     "cuabi_module",
@@ -2841,19 +4045,36 @@ __all__ = [
     "cuabi_surface",
     "cuabi_linker",
     "cuabi_library",
+    "cuabi_physical_memory",
+    "cuabi_address_range",
+    "cuabi_graph_node",
+    "cuabi_sm_resource",
+    "cuabi_green_context",
+    "cuabi_tensor_map",
     "cuabi_context_lost_fn",
     "cuabi_host_fn",
+    "cuabi_dlpack_deleter_fn",
+    "cuabi_dlpack_versioned_deleter_fn",
     "HANDLE_TYPES",
     "cuabi_launch_record",
     "cuabi_compile_desc",
     "cuabi_param_info",
     "cuabi_link_desc",
+    "cuabi_access_policy_window",
     "cuabi_launch_config",
     "cuabi_memory_pool_desc",
     "cuabi_copy_3d_desc",
     "cuabi_array_desc",
     "cuabi_texture_desc",
-    "cuabi_access_policy_window",
+    "cuabi_mem_op",
+    "cuabi_copy_op",
+    "cuabi_managed_range",
+    "cuabi_dlpack_version",
+    "cuabi_dlpack_device",
+    "cuabi_dlpack_dtype",
+    "cuabi_dlpack_tensor",
+    "cuabi_dlpack_managed_tensor",
+    "cuabi_dlpack_managed_tensor_versioned",
     "DECLARATIONS",
     "Functions",
     "STATUS_NAMES",

@@ -7,6 +7,7 @@ import math
 import os
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
+from . import _dlpack
 from ._api import CompileFlag, ManagedFlag, Output, StreamFlag
 from ._fork import note_cuda_initialised
 from ._base import (
@@ -44,6 +45,7 @@ from ._objects import (
 from ._options import CompileOptions, OptionsArg, desc_fields, merged_options
 from ._program import Headers, Module, normalize_headers
 from ._stream import Event, Stream, event_flags, stream_arg
+from ._green import SmResource
 
 __all__ = [
     "Device",
@@ -376,6 +378,29 @@ class Device(DeviceBase):
             b.lib.cuabi_buffer_release(h)
             raise
 
+    def alloc_growable(
+        self, nbytes: int, reserve: int, dtype: Any = None, shape: Shape = None
+    ) -> DeviceBuffer:
+        """A buffer that grows in place (:meth:`DeviceBuffer.grow`): ``reserve``
+        bytes of addresses reserved once, ``nbytes`` (0 allowed) of memory
+        mapped behind them now and more as it grows, so its address and
+        contents stay. Both are multiples of :attr:`vm_granularity` (the
+        minimum). It is a DeviceBuffer like any other (copies, kernels,
+        DLPack); its size is what is mapped."""
+        b = self._b
+        h = b.get(
+            "cuabi_buffer_alloc_growable",
+            self._handle,
+            check_size(nbytes, "nbytes"),
+            check_size(reserve, "reserve"),
+            out="cuabi_buffer",
+        )
+        try:
+            return DeviceBuffer(b, h, self, dtype, shape)
+        except BaseException:
+            b.lib.cuabi_buffer_release(h)
+            raise
+
     @property
     def default_memory_pool(self) -> MemoryPool:
         """The device's default pool: the one ``alloc(n, stream=s)`` uses
@@ -386,6 +411,12 @@ class Device(DeviceBase):
             "cuabi_device_get_default_memory_pool", self._handle, out="cuabi_memory_pool"
         )
         return MemoryPool._wrap(self._b, h, self, is_default=True)
+
+    @property
+    def sm_resource(self) -> SmResource:
+        """All the device's SMs, to split into green contexts
+        (cuabi_device_get_sm_resource)."""
+        return SmResource._of_device(self)
 
     def empty(self, shape: Union[int, Sequence[int]], dtype: Any = "float32") -> DeviceBuffer:
         """An uninitialised typed buffer of ``shape`` and ``dtype``."""
@@ -418,6 +449,13 @@ class Device(DeviceBase):
         taking ownership: ``obj`` is a CuPy/PyTorch/Numba array (CUDA Array
         Interface or DLPack), or an integer address with ``nbytes``. The
         object is kept alive by the buffer."""
+        if (
+            nbytes is None
+            and getattr(obj, "__cuda_array_interface__", None) is None
+            and hasattr(obj, "__dlpack__")
+        ):
+            # DLPack alone: taken over through the core, which checks it.
+            return from_dlpack(obj, backend=self._b)
         ptr, nbytes, dtype, shape, keep = foreign_memory(obj, nbytes)
         h = self._b.get(
             "cuabi_buffer_wrap",
@@ -548,3 +586,47 @@ class _Compile:
         b = dev.backend
         h = b.get("cuabi_module_compile", dev.handle, self.desc, out="cuabi_module")
         return Module(b, h, dev)
+
+
+def from_dlpack(
+    obj: Any,
+    *,
+    stream: Optional[Stream] = None,
+    read_only: bool = False,
+    backend: Any = None,
+) -> DeviceBuffer:
+    """Takes the device memory of a DLPack producer (a PyTorch, CuPy or JAX
+    array, a DLPack capsule) over as a :class:`DeviceBuffer`, without a copy,
+    through the core (cuabi_buffer_import_dlpack), which checks the tensor's
+    device, version, dtype, strides and read-only flag and names what it
+    refuses. The buffer keeps the producer's tensor alive; its deleter runs
+    once, when the buffer's last reference goes.
+
+    ``stream``: the stream that will use the memory; the producer is asked
+    to order it after its own work (DLPack's ``__dlpack__(stream=...)``).
+    ``read_only``: a read-only tensor is taken only with ``read_only=True``.
+    A contiguous tensor of a NumPy element type gives a typed buffer, any
+    other the bytes it spans."""
+    if hasattr(obj, "__dlpack__"):
+        consumer = None if stream is None else (stream.ptr or 1)
+        capsule = _dlpack._ask_capsule(obj, consumer)
+    else:
+        capsule = obj  # a capsule itself
+    tensor = _dlpack.capsule_tensor(capsule)
+    b = resolve_backend(backend)
+    handle = b.handle(_dlpack.import_capsule(b, capsule, read_only), "cuabi_buffer")
+    try:
+        ordinal = int(b.get("cuabi_buffer_get_device_ordinal", handle, out="int32_t"))
+        device = Device(ordinal, backend=b)
+        typed = tensor.contiguous and tensor.typestr is not None
+        return DeviceBuffer(
+            b,
+            handle,
+            device,
+            tensor.typestr if typed else None,
+            tensor.shape if typed else None,
+            None,
+        )
+    except BaseException:
+        b.lib.cuabi_buffer_release(handle)
+        raise

@@ -14,7 +14,7 @@ from __future__ import annotations
 import ctypes
 import sys
 import threading
-from typing import Any, Callable, Dict, NamedTuple, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 __all__ = [
     "DLDevice",
@@ -33,6 +33,8 @@ __all__ = [
     "dlpack_tensor",
     "dtype_to_dlpack",
     "live_exports",
+    "export_capsule",
+    "import_capsule",
 ]
 
 kDLCPU = 1
@@ -234,6 +236,7 @@ class DLPackTensor(NamedTuple):
     nbytes: int
     contiguous: bool  # C-contiguous (row-major, compact)
     read_only: bool  # DLPACK_FLAG_BITMASK_READ_ONLY (versioned capsules only)
+    byte_strides: Optional[Tuple[int, ...]] = None  # in bytes; None: compact
 
 
 DLPACK_FLAG_BITMASK_READ_ONLY = 1
@@ -306,6 +309,9 @@ def capsule_tensor(capsule: Any) -> DLPackTensor:
     for d in shape:
         count *= d
     contiguous = True
+    byte_strides = (
+        tuple(int(t.strides[i]) * itemsize for i in range(ndim)) if t.strides else None
+    )
     if t.strides and count:
         step = 1
         for i in reversed(range(ndim)):
@@ -323,6 +329,7 @@ def capsule_tensor(capsule: Any) -> DLPackTensor:
         nbytes=count * itemsize,
         contiguous=contiguous,
         read_only=read_only,
+        byte_strides=byte_strides,
     )
 
 
@@ -363,3 +370,143 @@ def dlpack_pointer(obj: Any, stream: Optional[int] = None) -> Tuple[int, Any]:
     and the capsule that keeps it valid while held."""
     tensor, capsule = dlpack_tensor(obj, stream)
     return tensor.ptr, capsule
+
+
+# --- Through the core: cuabi_buffer_export_dlpack / cuabi_buffer_import_dlpack
+#
+# The core checks everything (shape and strides against the buffer's size,
+# the dtype, a foreign tensor's device, version, flags and strides) and owns
+# the deleters; this module only moves the managed tensors in and out of
+# capsules. The calls go through ctypes on either backend (the same library
+# the backend loaded, by its path), with handles as integers.
+
+_CORE: Dict[str, Any] = {}
+_CORE_LOCK = threading.Lock()
+
+
+def _core(backend: Any) -> Any:
+    with _CORE_LOCK:
+        lib = _CORE.get(backend.path)
+        if lib is None:
+            lib = ctypes.CDLL(backend.path)
+            lib.cuabi_buffer_export_dlpack.restype = ctypes.c_int32
+            lib.cuabi_buffer_export_dlpack.argtypes = [
+                ctypes.c_void_p,
+                ctypes.c_uint64,
+                ctypes.POINTER(ctypes.c_int64),
+                ctypes.POINTER(ctypes.c_int64),
+                ctypes.c_size_t,
+                ctypes.c_uint32,
+                ctypes.c_uint32,
+                ctypes.c_uint32,
+                ctypes.c_uint64,
+                ctypes.POINTER(ctypes.c_void_p),
+            ]
+            for name in ("cuabi_buffer_import_dlpack", "cuabi_buffer_import_dlpack_unversioned"):
+                fn = getattr(lib, name)
+                fn.restype = ctypes.c_int32
+                fn.argtypes = [ctypes.c_void_p, ctypes.c_uint32, ctypes.POINTER(ctypes.c_void_p)]
+            _CORE[backend.path] = lib
+        return lib
+
+
+def export_capsule(
+    backend: Any,
+    handle: Any,
+    byte_offset: int,
+    shape: Sequence[int],
+    dtype: Any,
+    versioned: bool,
+    read_only: bool = False,
+    on_delete: Optional[Callable[[], None]] = None,
+) -> Any:
+    """A DLPack capsule over the buffer ``handle`` from byte ``byte_offset``
+    (C-contiguous ``shape`` of ``dtype``), made by cuabi_buffer_export_dlpack:
+    the tensor holds the buffer until its deleter runs, which then calls
+    ``on_delete``. ``versioned``: a ``"dltensor_versioned"`` capsule (DLPack
+    1.x), else a ``"dltensor"`` one over the same tensor."""
+    code, bits, lanes = dtype_to_dlpack(dtype)
+    ndim = len(shape)
+    shape_arr = (ctypes.c_int64 * max(ndim, 1))(*shape)
+    strides: List[int] = []
+    step = 1
+    for extent in reversed(shape):
+        strides.append(step)
+        step *= max(int(extent), 1)
+    strides_arr = (ctypes.c_int64 * max(ndim, 1))(*reversed(strides))
+    out = ctypes.c_void_p()
+    status = _core(backend).cuabi_buffer_export_dlpack(
+        backend.handle_int(handle),
+        byte_offset,
+        shape_arr,
+        strides_arr,
+        ndim,
+        code,
+        bits,
+        lanes,
+        DLPACK_FLAG_BITMASK_READ_ONLY if read_only else 0,
+        ctypes.byref(out),
+    )
+    if status:
+        raise backend.error(status, "cuabi_buffer_export_dlpack")
+    address = int(out.value or 0)
+    core_tensor: Any = DLManagedTensorVersioned.from_address(address)
+    core_deleter = _VERSIONED_DELETER_T(int(core_tensor.deleter or 0))
+
+    def delete() -> None:
+        try:
+            core_deleter(address)  # drops the core's reference to the buffer
+        finally:
+            if on_delete is not None:
+                on_delete()
+
+    if versioned:
+        managed: Any = core_tensor
+        core_tensor.deleter = _DELETER_ADDR
+        name = _NAME_VERSIONED
+    else:
+        managed = DLManagedTensor()
+        managed.dl_tensor = core_tensor.dl_tensor  # its arrays live until `delete`
+        managed.manager_ctx = None
+        managed.deleter = _DELETER_ADDR
+        name = _NAME_LEGACY
+    key = ctypes.addressof(managed)
+    with _exports_lock:
+        _exports[key] = (managed if not versioned else None, None, None, None, delete)
+    try:
+        return _PyCapsule_New(key, ctypes.addressof(name), _DESTRUCTOR_ADDR)
+    except BaseException:
+        _deleter(key)
+        raise
+
+
+_VERSIONED_DELETER_T = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+# PyCapsule_SetName keeps the pointer: the names live forever, passed by address.
+_PyCapsule_SetName = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.py_object, ctypes.c_void_p)(
+    ("PyCapsule_SetName", _api)
+)
+_USED_LEGACY = ctypes.create_string_buffer(b"used_dltensor")
+_USED_VERSIONED = ctypes.create_string_buffer(b"used_dltensor_versioned")
+
+
+def import_capsule(backend: Any, capsule: Any, read_only: bool = False) -> Any:
+    """Takes the tensor of an unconsumed DLPack capsule over as a borrowed
+    cuabi buffer (cuabi_buffer_import_dlpack[_unversioned]): the capsule is
+    marked used and the buffer keeps the producer's tensor until its last
+    reference goes. Answers the new buffer handle (an int). A refusal (the
+    core's error, raised) leaves the capsule unconsumed."""
+    name = _PyCapsule_GetName(capsule)
+    if name == b"dltensor_versioned":
+        func, used = "cuabi_buffer_import_dlpack", _USED_VERSIONED
+    elif name == b"dltensor":
+        func, used = "cuabi_buffer_import_dlpack_unversioned", _USED_LEGACY
+    else:
+        raise BufferError(f"not an unconsumed DLPack capsule (its name is {name!r})")
+    address = _PyCapsule_GetPointer(capsule, name)
+    out = ctypes.c_void_p()
+    status = getattr(_core(backend), func)(address, 1 if read_only else 0, ctypes.byref(out))
+    if status:
+        raise backend.error(status, func)
+    # Ours now: the capsule's destructor must not call the deleter.
+    _PyCapsule_SetName(capsule, ctypes.addressof(used))
+    return int(out.value or 0)

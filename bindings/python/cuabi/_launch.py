@@ -1,12 +1,15 @@
 """Launch configurations: grid, block, shared memory and the extended
 launch options (cooperative, thread-block clusters, programmatic dependent
-launch, priority)."""
+launch, priority) and the launch attributes (access-policy window, sync and
+cluster-scheduling policies, memory-sync domain and map, shared-memory
+carve-out, launch completion event, device-updatable kernel node)."""
 
 from __future__ import annotations
 
 from typing import Any, Dict, Optional, Tuple, Union
 
-from ._api import LaunchFlag
+from ._api import ClusterSchedulingPolicy, LaunchFlag, MemSyncDomain, SyncPolicy
+from ._objects import AccessPolicyWindow
 from ._base import check_i32, check_u32, dim3
 from ._loader import Backend
 from ._stream import Event, event_arg
@@ -16,6 +19,17 @@ __all__ = ["LaunchConfig", "Dim3"]
 Dim3 = Union[int, Tuple[int, ...]]
 
 _NO_CLUSTER = (0, 0, 0)
+
+
+def _enum(kind: Any, value: Any, what: str) -> Any:
+    """``value`` as the enum ``kind`` when it names one, else as the int it
+    is (the core refuses an unknown value, naming it); None stays None."""
+    if value is None:
+        return None
+    try:
+        return kind(value)
+    except ValueError:
+        return check_i32(value, what)
 
 
 class LaunchConfig:
@@ -41,6 +55,24 @@ class LaunchConfig:
       ``event_at_block_start``, when they start.
     * ``priority``: the launch's priority; 0 keeps the stream's.
 
+    Launch attributes (None or their default: not set, the stream's or the
+    kernel's applies); they reach a captured launch's graph kernel node too:
+
+    * ``access_policy_window``: an :class:`~cuabi.AccessPolicyWindow` for
+      this kernel's L2 accesses.
+    * ``sync_policy``: a :class:`~cuabi.SyncPolicy`.
+    * ``cluster_scheduling``: a :class:`~cuabi.ClusterSchedulingPolicy`.
+    * ``mem_sync_domain``: a :class:`~cuabi.MemSyncDomain`.
+    * ``mem_sync_domain_map``: ``(default, remote)``, the domain ids the two
+      domains stand for.
+    * ``shared_carveout``: the preferred shared-memory carve-out, 0 to 100
+      percent.
+    * ``completion_event``: a :class:`~cuabi.Event` (made with
+      ``timing=False``) recorded once every block has started; another
+      stream that waits for it may overlap the kernel.
+    * ``device_updatable``: the kernel node a captured launch makes is
+      device-updatable (only while the stream captures).
+
     The core checks the combination (cluster dimensions dividing the grid, a
     cooperative grid that fits the device ...) when the configuration is
     used, and its error names what is wrong.
@@ -56,6 +88,14 @@ class LaunchConfig:
         "programmatic_event",
         "event_at_block_start",
         "priority",
+        "access_policy_window",
+        "sync_policy",
+        "cluster_scheduling",
+        "mem_sync_domain",
+        "mem_sync_domain_map",
+        "shared_carveout",
+        "completion_event",
+        "device_updatable",
         "_key",
     )
 
@@ -68,6 +108,14 @@ class LaunchConfig:
     programmatic_event: Optional[Event]
     event_at_block_start: bool
     priority: int
+    access_policy_window: Optional[AccessPolicyWindow]
+    sync_policy: Optional[SyncPolicy]
+    cluster_scheduling: ClusterSchedulingPolicy
+    mem_sync_domain: Optional[MemSyncDomain]
+    mem_sync_domain_map: Optional[Tuple[int, int]]
+    shared_carveout: Optional[int]
+    completion_event: Optional[Event]
+    device_updatable: bool
     _key: Tuple[Any, ...]
 
     def __init__(
@@ -82,11 +130,36 @@ class LaunchConfig:
         programmatic_event: Optional[Event] = None,
         event_at_block_start: bool = False,
         priority: int = 0,
+        access_policy_window: Optional[AccessPolicyWindow] = None,
+        sync_policy: Optional[SyncPolicy] = None,
+        cluster_scheduling: ClusterSchedulingPolicy = ClusterSchedulingPolicy.DEFAULT,
+        mem_sync_domain: Optional[MemSyncDomain] = None,
+        mem_sync_domain_map: Optional[Tuple[int, int]] = None,
+        shared_carveout: Optional[int] = None,
+        completion_event: Optional[Event] = None,
+        device_updatable: bool = False,
     ) -> None:
-        if programmatic_event is not None and not isinstance(programmatic_event, Event):
+        for name, event in (
+            ("programmatic_event", programmatic_event),
+            ("completion_event", completion_event),
+        ):
+            if event is not None and not isinstance(event, Event):
+                raise TypeError(
+                    f"{name} must be a cuabi.Event or None, not {type(event).__name__}"
+                )
+        if access_policy_window is not None and not isinstance(
+            access_policy_window, AccessPolicyWindow
+        ):
             raise TypeError(
-                "programmatic_event must be a cuabi.Event or None, not "
-                f"{type(programmatic_event).__name__}"
+                "access_policy_window must be a cuabi.AccessPolicyWindow or None, not "
+                f"{type(access_policy_window).__name__}"
+            )
+        domain_map = None
+        if mem_sync_domain_map is not None:
+            default_id, remote_id = mem_sync_domain_map
+            domain_map = (
+                check_i32(default_id, "mem_sync_domain_map[0]"),
+                check_i32(remote_id, "mem_sync_domain_map[1]"),
             )
         values: Dict[str, Any] = {
             "grid": dim3(grid, "grid"),
@@ -98,7 +171,30 @@ class LaunchConfig:
             "programmatic_event": programmatic_event,
             "event_at_block_start": bool(event_at_block_start),
             "priority": check_i32(priority, "priority"),
+            "access_policy_window": access_policy_window,
+            "sync_policy": _enum(SyncPolicy, sync_policy, "sync_policy"),
+            "cluster_scheduling": _enum(
+                ClusterSchedulingPolicy, cluster_scheduling, "cluster_scheduling"
+            ),
+            "mem_sync_domain": _enum(MemSyncDomain, mem_sync_domain, "mem_sync_domain"),
+            "mem_sync_domain_map": domain_map,
+            "shared_carveout": (
+                None if shared_carveout is None else check_i32(shared_carveout, "shared_carveout")
+            ),
+            "completion_event": completion_event,
+            "device_updatable": bool(device_updatable),
         }
+        attributes: Optional[Tuple[Any, ...]] = (
+            id(access_policy_window),
+            values["sync_policy"],
+            int(values["cluster_scheduling"]),
+            values["mem_sync_domain"],
+            domain_map,
+            values["shared_carveout"],
+            id(completion_event),
+        )
+        if attributes == (id(None), None, 0, None, None, None, id(None)):
+            attributes = None
         for name, value in values.items():
             object.__setattr__(self, name, value)
         object.__setattr__(
@@ -112,6 +208,7 @@ class LaunchConfig:
                 values["cluster"],
                 values["priority"],
                 id(programmatic_event),
+                attributes,
             ),
         )
 
@@ -143,12 +240,14 @@ class LaunchConfig:
             flags |= LaunchFlag.PROGRAMMATIC_SERIALIZATION
         if self.event_at_block_start:
             flags |= LaunchFlag.PROGRAMMATIC_EVENT_AT_BLOCK_START
+        if self.device_updatable:
+            flags |= LaunchFlag.DEVICE_UPDATABLE_KERNEL_NODE
         return flags
 
     @property
     def is_plain(self) -> bool:
         """True when only grid, block and shared memory are set."""
-        return bool(self._key[3:] == (0, None, 0, id(None)))
+        return bool(self._key[3:] == (0, None, 0, id(None), None))
 
     def replace(self, **changes: Any) -> "LaunchConfig":
         """A copy with ``changes`` (any of the constructor's arguments)."""
@@ -162,6 +261,26 @@ class LaunchConfig:
     def as_struct(self, backend: Backend) -> Any:
         """A ``const cuabi_launch_config*`` argument for ``backend``."""
         event = self.programmatic_event
+        attributes = None
+        if self._key[-1] is not None:
+            completion = self.completion_event
+            attributes = {
+                "access_policy_window": (
+                    None
+                    if self.access_policy_window is None
+                    else self.access_policy_window._to_native(backend, "access_policy_window")[1]
+                ),
+                "sync_policy": self.sync_policy,
+                "cluster_scheduling": int(self.cluster_scheduling),
+                "mem_sync_domain": self.mem_sync_domain,
+                "mem_sync_domain_map": self.mem_sync_domain_map,
+                "shared_carveout": self.shared_carveout,
+                "completion_event": (
+                    None
+                    if completion is None
+                    else event_arg(completion, backend, "completion_event")
+                ),
+            }
         return backend.launch_config(
             self.grid,
             self.block,
@@ -170,6 +289,7 @@ class LaunchConfig:
             self.cluster or _NO_CLUSTER,
             self.priority,
             None if event is None else event_arg(event, backend, "programmatic_event"),
+            attributes,
         )
 
     @classmethod
@@ -187,6 +307,7 @@ class LaunchConfig:
             programmatic=LaunchFlag.PROGRAMMATIC_SERIALIZATION in flags,
             event_at_block_start=LaunchFlag.PROGRAMMATIC_EVENT_AT_BLOCK_START in flags,
             priority=v["priority"],
+            device_updatable=LaunchFlag.DEVICE_UPDATABLE_KERNEL_NODE in flags,
         )
 
     @property
@@ -201,7 +322,12 @@ class LaunchConfig:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, LaunchConfig):
             return NotImplemented
-        return self._key == other._key and self.programmatic_event is other.programmatic_event
+        return (
+            self._key == other._key
+            and self.programmatic_event is other.programmatic_event
+            and self.completion_event is other.completion_event
+            and self.access_policy_window is other.access_policy_window
+        )
 
     def __hash__(self) -> int:
         return hash(self._key)
@@ -222,4 +348,19 @@ class LaunchConfig:
             parts.append("event_at_block_start=True")
         if self.priority:
             parts.append(f"priority={self.priority}")
+        for name in (
+            "access_policy_window",
+            "sync_policy",
+            "mem_sync_domain",
+            "mem_sync_domain_map",
+            "shared_carveout",
+            "completion_event",
+        ):
+            value = getattr(self, name)
+            if value is not None:
+                parts.append(f"{name}={value!r}")
+        if self.cluster_scheduling:
+            parts.append(f"cluster_scheduling={self.cluster_scheduling!r}")
+        if self.device_updatable:
+            parts.append("device_updatable=True")
         return f"LaunchConfig({', '.join(parts)})"

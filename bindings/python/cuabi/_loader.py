@@ -178,6 +178,10 @@ class Backend:
         """A C array of size_t holding ``items``."""
         raise NotImplementedError
 
+    def int32_array(self, items: Sequence[int]) -> Any:
+        """A C array of int32_t holding ``items``."""
+        raise NotImplementedError
+
     def struct(self, ctype: str, count: int = 0) -> Tuple[Any, Any, int]:
         """A zeroed header struct: (the argument that passes it by address,
         the struct whose fields are set by name, its size). With ``count``,
@@ -222,11 +226,14 @@ class Backend:
         cluster: Tuple[int, int, int] = (0, 0, 0),
         priority: int = 0,
         programmatic_event: Any = None,
+        attributes: Optional[Dict[str, Any]] = None,
     ) -> Any:
         """A ``const cuabi_launch_config*`` argument, reusable across calls:
         the library's defaults (``cuabi_launch_config_init``), then these.
         ``programmatic_event`` is a ``cuabi_event`` argument of this backend
-        (None: none)."""
+        (None: none). ``attributes`` (None: none) holds the launch
+        attributes by field, each None where not set; its
+        ``completion_event`` is a ``cuabi_event`` argument."""
         arg, cfg, size = self.struct("cuabi_launch_config")
         self.call("cuabi_launch_config_init", arg, size)
         cfg.grid_x, cfg.grid_y, cfg.grid_z = grid
@@ -240,6 +247,25 @@ class Backend:
             cfg.priority = priority
         if programmatic_event is not None:
             cfg.programmatic_event = programmatic_event
+        if attributes is not None:
+            window = attributes["access_policy_window"]
+            if window is not None:  # a cuabi_access_policy_window of this backend
+                w = cfg.access_policy_window
+                for name in ("base", "bytes", "hit_ratio", "hit_property", "miss_property"):
+                    setattr(w, name, getattr(window, name))
+            if attributes["sync_policy"] is not None:
+                cfg.sync_policy = int(attributes["sync_policy"])
+            cfg.cluster_scheduling_policy = attributes["cluster_scheduling"]
+            if attributes["mem_sync_domain"] is not None:
+                cfg.mem_sync_domain = int(attributes["mem_sync_domain"])
+            if attributes["mem_sync_domain_map"] is not None:
+                cfg.mem_sync_domain_map_default, cfg.mem_sync_domain_map_remote = attributes[
+                    "mem_sync_domain_map"
+                ]
+            if attributes["shared_carveout"] is not None:
+                cfg.shared_carveout = attributes["shared_carveout"]
+            if attributes["completion_event"] is not None:
+                cfg.completion_event = attributes["completion_event"]
         return arg
 
     def read_launch_config(self, cfg: Any) -> Dict[str, Any]:
@@ -298,6 +324,36 @@ class Backend:
         if status:
             _host_pending.pop(key, None)
             raise self.error(status, "cuabi_stream_launch_host_func")
+
+    def graph_host_node(
+        self, graph: Any, after: Any, fn: Optional[Callable[..., Any]], args: Tuple[Any, ...]
+    ) -> Any:
+        """``cuabi_graph_add_host_node`` running ``fn(*args)`` at every launch
+        of the graph: the entry stays (the graph may run any number of
+        times) unless the core refuses the node. ``fn`` None passes NULL, for
+        the core to refuse. Answers the new node's handle."""
+        box = self.out("cuabi_graph_node")
+        if fn is None:
+            self.call(
+                "cuabi_graph_add_host_node", graph, after, self.null_host_fn(), self.NULL,
+                self.ref(box),
+            )
+            return self.value(box)
+        if not callable(fn):
+            raise TypeError(f"a host function must be callable, not {type(fn).__name__}")
+        key = next(_host_keys)
+        _host_kept[key] = (fn, args)
+        try:
+            status = self.lib.cuabi_graph_add_host_node(
+                graph, after, self.host_trampoline(), self.user_data(key), self.ref(box)
+            )
+        except BaseException:
+            _host_kept.pop(key, None)
+            raise
+        if status:
+            _host_kept.pop(key, None)
+            raise self.error(status, "cuabi_graph_add_host_node")
+        return self.value(box)
 
     def desc(self, ctype: str, **fields: Any) -> Tuple[Any, Any]:
         """A ``const <ctype>*`` argument and what keeps it alive: the
@@ -471,6 +527,8 @@ def register_launch_record_type(cls: Any) -> None:
 # Host functions launched and not yet run: {key: (callable, args)}.
 _host_pending: Dict[int, Tuple[Callable[..., Any], Tuple[Any, ...]]] = {}
 _host_keys = itertools.count(1)
+# Host nodes of graphs, run at every launch: {key: (callable, args)}, kept.
+_host_kept: Dict[int, Tuple[Callable[..., Any], Tuple[Any, ...]]] = {}
 
 
 def host_failure_message(exc: BaseException) -> str:
@@ -494,7 +552,9 @@ def _run_host_func(key: int, write: Callable[[bytes], None], size: int) -> int:
     the entry of ``key`` and turns an exception into the failure message.
     Never raises into the driver."""
     try:
-        entry = _host_pending.pop(key, None)
+        entry = _host_kept.get(key)
+        if entry is None:
+            entry = _host_pending.pop(key, None)
         if entry is None:
             return 0
         fn, args = entry
@@ -598,6 +658,9 @@ class CtypesBackend(Backend):
 
     def size_array(self, items: Sequence[int]) -> Any:
         return (ctypes.c_size_t * len(items))(*items)
+
+    def int32_array(self, items: Sequence[int]) -> Any:
+        return (ctypes.c_int32 * len(items))(*items)
 
     def struct(self, ctype: str, count: int = 0) -> Tuple[Any, Any, int]:
         cls = getattr(_api, ctype)
@@ -726,6 +789,9 @@ class CffiBackend(Backend):
 
     def size_array(self, items: Sequence[int]) -> Any:
         return self.ffi.new("size_t[]", list(items))
+
+    def int32_array(self, items: Sequence[int]) -> Any:
+        return self.ffi.new("int32_t[]", list(items))
 
     def struct(self, ctype: str, count: int = 0) -> Tuple[Any, Any, int]:
         obj = self.ffi.new(f"{ctype}[]", count) if count else self.ffi.new(ctype + " *")

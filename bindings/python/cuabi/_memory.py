@@ -271,10 +271,16 @@ class _ArrayExport:
         dl_device: Optional[Tuple[int, int]] = None,
         copy: Optional[bool] = None,
     ) -> Any:
-        """A DLPack capsule over this memory (no copy).
+        """A DLPack capsule over this memory (no copy), made by the core
+        (cuabi_buffer_export_dlpack): the tensor holds the buffer until the
+        consumer deletes it.
 
-        Work queued on the device is finished first unless ``stream == -1``,
-        so the consumer's stream sees the data complete."""
+        The stream handshake: ``stream`` is the consumer's stream (1 the
+        legacy default stream, 2 the per-thread one, else a CUstream; -1 asks
+        for no synchronisation). Where this memory's stream is known (the
+        stream it was made or typed on) the consumer's stream is made to wait
+        for it without blocking (cuabi_stream_dlpack_handoff); otherwise the
+        device's queued work is finished first."""
         owner = self._owner()
         if copy:
             raise BufferError(
@@ -287,17 +293,20 @@ class _ArrayExport:
         if owner.closed:
             raise InvalidHandleError("the buffer was closed")
         if stream != -1:
-            owner.device.synchronize()
+            producer = self._cai_stream
+            if producer is not None and stream is not None and not producer.closed:
+                producer.dlpack_handoff(int(stream))
+            else:
+                owner.device.synchronize()
         versioned = max_version is not None and tuple(max_version)[0] >= 1
         owner._pin()
         try:
-            return _dlpack.make_capsule(
-                self.ptr,
+            return _dlpack.export_capsule(
+                owner._b,
+                owner._handle,
+                self.ptr - owner.ptr,
                 self.shape,
                 self.dtype,
-                _dlpack.kDLCUDA,
-                owner.device_ordinal,
-                owner=self,
                 versioned=versioned,
                 on_delete=owner._unpin,
             )
@@ -428,6 +437,17 @@ class DeviceBuffer(_ArrayExport, BufferBase):
         with _release_lock:
             self._closed = True  # the core released the handle: never again
         self._on_release()
+
+    # -- growable buffers --------------------------------------------------------
+    def grow(self, nbytes: int) -> None:
+        """Grows a growable buffer (:meth:`Device.alloc_growable`) to ``nbytes``,
+        a multiple of :attr:`Device.vm_granularity`, in place: its address and
+        contents stay, and :attr:`nbytes` and :attr:`shape` (1-D) follow. Past
+        :attr:`reserved_size` raises OutOfRangeError; another kind of buffer,
+        InvalidArgumentError."""
+        super().grow(check_size(nbytes, "nbytes"))
+        self._nbytes = int(self._b.get("cuabi_buffer_get_size", self._handle, out="size_t"))
+        self.shape = _shape_for(None, self._nbytes, _dtype_info(self._dtype)[2], "the buffer")
 
     # -- managed memory ----------------------------------------------------------
     def host_array(self, dtype: Any = None, shape: Shape = None) -> Any:

@@ -20,10 +20,13 @@ from ._api import (  # exported: the enums of the public layer
     BufferKind,
     CacheState,
     CaptureMode,
+    ConditionalType,
     CopyPath,
     CoredumpFlag,
     EventFlag,
     FunctionAttribute,
+    GraphInstantiateFlag,
+    GraphNodeType,
     Health,
     Limit,
     ManagedFlag,
@@ -31,8 +34,15 @@ from ._api import (  # exported: the enums of the public layer
     MemSyncDomain,
     MemoryPoolFlag,
     NameForm,
+    PhysicalMemoryFlag,
     StreamFlag,
     SyncPolicy,
+    TensorDataType,
+    TensorInterleave,
+    TensorL2Promotion,
+    TensorOobFill,
+    TensorSwizzle,
+    VmAccess,
     WaitCondition,
 )
 from ._base import (
@@ -219,6 +229,74 @@ class LaunchRecord:
 
 
 @dataclass
+class AccessPolicyWindow:
+    """cuabi_access_policy_window: An L2 access-policy window: of the accesses to [base,
+    base + bytes), the fraction hit_ratio gets hit_property and the rest miss_property.
+    Start from CUABI_ACCESS_POLICY_WINDOW_INIT or cuabi_access_policy_window_init. A
+    value: each field left None takes what cuabi_access_policy_window_init gives it
+    (``AccessPolicyWindow.defaults()`` reads them all), so the C init stays the one
+    source of defaults."""
+
+    base: Optional[int] = None
+    """The device address where the window starts."""
+    bytes: Optional[int] = None
+    """The window's length; at most the device's
+    CU_DEVICE_ATTRIBUTE_MAX_ACCESS_POLICY_WINDOW_SIZE; 0: no window."""
+    hit_ratio: Optional[float] = None
+    """From 0 to 1."""
+    hit_property: Optional[_api.AccessProperty] = None
+    """the property of the hit_ratio fraction"""
+    miss_property: Optional[_api.AccessProperty] = None
+    """the property of the other accesses"""
+
+    @classmethod
+    def defaults(cls, backend: BackendArg = None) -> AccessPolicyWindow:
+        """Every field as cuabi_access_policy_window_init gives it."""
+        b = resolve_backend(backend)
+        return cls._from_native(cls._init(b)[1])
+
+    @staticmethod
+    def _init(b: Backend) -> Tuple[Any, Any]:
+        """A cuabi_access_policy_window filled by cuabi_access_policy_window_init: (the
+        argument that passes it, the struct)."""
+        arg, s, size = b.struct("cuabi_access_policy_window")
+        status = b.fn.cuabi_access_policy_window_init(arg, size)
+        if status:
+            raise b.error(status, "cuabi_access_policy_window_init")
+        return arg, s
+
+    def _to_native(self, b: Backend, what: str) -> Tuple[Any, Any]:
+        """The ``const cuabi_access_policy_window*`` argument and the struct it points
+        to (keep both alive over the call): cuabi_access_policy_window_init's defaults,
+        then each field that is not None, checked (``what`` names the argument in a
+        refusal)."""
+        arg, s = self._init(b)
+        if self.base is not None:
+            s.base = check_int(self.base, what + ".base", 0, UINT64_MAX)
+        if self.bytes is not None:
+            s.bytes = check_int(self.bytes, what + ".bytes", 0, UINT64_MAX)
+        if self.hit_ratio is not None:
+            s.hit_ratio = float(self.hit_ratio)
+        if self.hit_property is not None:
+            s.hit_property = check_int(self.hit_property, what + ".hit_property", INT32_MIN, INT32_MAX)
+        if self.miss_property is not None:
+            s.miss_property = check_int(self.miss_property, what + ".miss_property", INT32_MIN, INT32_MAX)
+        return arg, s
+
+    @classmethod
+    def _from_native(cls, s: Any) -> AccessPolicyWindow:
+        """Every field of a cuabi_access_policy_window (the struct, or a cffi pointer to
+        it)."""
+        return cls(
+            base=int(s.base),
+            bytes=int(s.bytes),
+            hit_ratio=float(s.hit_ratio),
+            hit_property=_api.AccessProperty(s.hit_property),
+            miss_property=_api.AccessProperty(s.miss_property),
+        )
+
+
+@dataclass
 class MemoryPoolDesc:
     """cuabi_memory_pool_desc: A new pool's properties. Start from
     cuabi_memory_pool_desc_init or CUABI_MEMORY_POOL_DESC_INIT. A value: each field left
@@ -340,74 +418,6 @@ class ArrayDesc:
             format=_api.ArrayFormat(s.format),
             channels=int(s.channels),
             flags=_api.ArrayFlag(s.flags),
-        )
-
-
-@dataclass
-class AccessPolicyWindow:
-    """cuabi_access_policy_window: An L2 access-policy window: of the accesses to [base,
-    base + bytes), the fraction hit_ratio gets hit_property and the rest miss_property.
-    Start from CUABI_ACCESS_POLICY_WINDOW_INIT or cuabi_access_policy_window_init. A
-    value: each field left None takes what cuabi_access_policy_window_init gives it
-    (``AccessPolicyWindow.defaults()`` reads them all), so the C init stays the one
-    source of defaults."""
-
-    base: Optional[int] = None
-    """The device address where the window starts."""
-    bytes: Optional[int] = None
-    """The window's length; at most the device's
-    CU_DEVICE_ATTRIBUTE_MAX_ACCESS_POLICY_WINDOW_SIZE; 0: no window."""
-    hit_ratio: Optional[float] = None
-    """From 0 to 1."""
-    hit_property: Optional[_api.AccessProperty] = None
-    """the property of the hit_ratio fraction"""
-    miss_property: Optional[_api.AccessProperty] = None
-    """the property of the other accesses"""
-
-    @classmethod
-    def defaults(cls, backend: BackendArg = None) -> AccessPolicyWindow:
-        """Every field as cuabi_access_policy_window_init gives it."""
-        b = resolve_backend(backend)
-        return cls._from_native(cls._init(b)[1])
-
-    @staticmethod
-    def _init(b: Backend) -> Tuple[Any, Any]:
-        """A cuabi_access_policy_window filled by cuabi_access_policy_window_init: (the
-        argument that passes it, the struct)."""
-        arg, s, size = b.struct("cuabi_access_policy_window")
-        status = b.fn.cuabi_access_policy_window_init(arg, size)
-        if status:
-            raise b.error(status, "cuabi_access_policy_window_init")
-        return arg, s
-
-    def _to_native(self, b: Backend, what: str) -> Tuple[Any, Any]:
-        """The ``const cuabi_access_policy_window*`` argument and the struct it points
-        to (keep both alive over the call): cuabi_access_policy_window_init's defaults,
-        then each field that is not None, checked (``what`` names the argument in a
-        refusal)."""
-        arg, s = self._init(b)
-        if self.base is not None:
-            s.base = check_int(self.base, what + ".base", 0, UINT64_MAX)
-        if self.bytes is not None:
-            s.bytes = check_int(self.bytes, what + ".bytes", 0, UINT64_MAX)
-        if self.hit_ratio is not None:
-            s.hit_ratio = float(self.hit_ratio)
-        if self.hit_property is not None:
-            s.hit_property = check_int(self.hit_property, what + ".hit_property", INT32_MIN, INT32_MAX)
-        if self.miss_property is not None:
-            s.miss_property = check_int(self.miss_property, what + ".miss_property", INT32_MIN, INT32_MAX)
-        return arg, s
-
-    @classmethod
-    def _from_native(cls, s: Any) -> AccessPolicyWindow:
-        """Every field of a cuabi_access_policy_window (the struct, or a cffi pointer to
-        it)."""
-        return cls(
-            base=int(s.base),
-            bytes=int(s.bytes),
-            hit_ratio=float(s.hit_ratio),
-            hit_property=_api.AccessProperty(s.hit_property),
-            miss_property=_api.AccessProperty(s.miss_property),
         )
 
 
@@ -636,6 +646,20 @@ class DeviceBase(Resource):
             raise b.error(status, "cuabi_device_get_peer_attribute")
         return int(b.value(value_box))
 
+    @property
+    def vm_granularity(self) -> Tuple[int, int]:
+        """cuabi_device_get_vm_granularity: The granularity of `device`'s virtual memory
+        in bytes: `minimum`, of which every size and offset of physical memory, ranges,
+        mappings and growable buffers must be a multiple, and `recommended`, a multiple
+        of it the driver suggests for large allocations."""
+        b = self._b
+        minimum_box = b.out("size_t")
+        recommended_box = b.out("size_t")
+        status = b.fn.cuabi_device_get_vm_granularity(self._handle, b.ref(minimum_box), b.ref(recommended_box))
+        if status:
+            raise b.error(status, "cuabi_device_get_vm_granularity")
+        return int(b.value(minimum_box)), int(b.value(recommended_box))
+
     def set_coredump(self, enable: int, path: Optional[Union[str, bytes]], flags: int) -> None:
         """cuabi_device_set_coredump: As cuabi_coredump_set (`enable`, `path` and
         `flags`, and the refusals, the same) for `device`'s context only, at any time."""
@@ -661,6 +685,17 @@ class DeviceBase(Resource):
         status = b.fn.cuabi_device_profiler_stop(self._handle)
         if status:
             raise b.error(status, "cuabi_device_profiler_stop")
+
+    @property
+    def sm_resource(self) -> SmResourceBase:
+        """cuabi_device_get_sm_resource: The SMs of `device`, all of them, as a resource
+        to split (cuDeviceGetDevResource). The resource keeps the device alive."""
+        b = self._b
+        out_box = b.out("cuabi_sm_resource")
+        status = b.fn.cuabi_device_get_sm_resource(self._handle, b.ref(out_box))
+        if status:
+            raise b.error(status, "cuabi_device_get_sm_resource")
+        return SmResourceBase._from_handle(b, b.value(out_box))
 
 
 class ProgramBase(Resource):
@@ -1124,6 +1159,65 @@ class BufferBase(Resource):
         return _api.CopyPath(b.value(path_box))
 
     @classmethod
+    def from_range(cls, range: AddressRangeBase, device: DeviceBase, offset: int, bytes: int) -> BufferBase:
+        """cuabi_buffer_from_range: A buffer (CUABI_BUFFER_RANGE) over [offset, offset +
+        bytes) of the range, used by `device`: copies, fills and launches reach the
+        mapped memory through it as through any buffer. It keeps the range alive, and
+        the range may not be unmapped while it lives. Every byte must be mapped and
+        `device` must have access to it (cuabi_address_range_set_access; the memory's
+        own device has it from the mapping), else CUABI_ERROR_INVALID_ARGUMENT names the
+        address at fault; past the range's end, CUABI_ERROR_OUT_OF_RANGE. `bytes` > 0;
+        neither needs to be a multiple of the granularity."""
+        b = range._b
+        out_box = b.out("cuabi_buffer")
+        status = b.fn.cuabi_buffer_from_range(range._handle, _arg(device, "cuabi_device", DeviceBase, "device", b), check_int(offset, "offset", 0, UINT64_MAX), check_int(bytes, "bytes", 0, UINT64_MAX), b.ref(out_box))
+        if status:
+            raise b.error(status, "cuabi_buffer_from_range")
+        return BufferBase._from_handle(b, b.value(out_box))
+
+    @classmethod
+    def alloc_growable(cls, device: DeviceBase, bytes: int, reserve_bytes: int) -> BufferBase:
+        """cuabi_buffer_alloc_growable: A buffer that grows in place
+        (CUABI_BUFFER_GROWABLE): `reserve_bytes` of device addresses are reserved once
+        and memory of `device` is mapped behind them as it grows (cuabi_buffer_grow), so
+        its address and contents stay as they are. It starts with `bytes` of memory (0:
+        none yet; its pointer is the reservation's start). Both are multiples of the
+        device's minimum granularity, `bytes` at most `reserve_bytes` (more answers
+        CUABI_ERROR_OUT_OF_RANGE; out of device memory, CUABI_ERROR_OUT_OF_MEMORY). Its
+        size (cuabi_buffer_get_size) is the memory mapped, and copies, fills, launches
+        and every range check use it as they use any buffer's. It has no IPC handle."""
+        b = device._b
+        out_box = b.out("cuabi_buffer")
+        status = b.fn.cuabi_buffer_alloc_growable(device._handle, check_int(bytes, "bytes", 0, UINT64_MAX), check_int(reserve_bytes, "reserve_bytes", 0, UINT64_MAX), b.ref(out_box))
+        if status:
+            raise b.error(status, "cuabi_buffer_alloc_growable")
+        return BufferBase._from_handle(b, b.value(out_box))
+
+    def grow(self, bytes: int) -> None:
+        """cuabi_buffer_grow: Grows a growable buffer to `bytes` (a multiple of the
+        granularity), mapping new memory after what it has: its address and contents
+        stay, and the new bytes are uninitialised. Calls made once this returned see the
+        new size; work already queued is unaffected. Past the reservation answers
+        CUABI_ERROR_OUT_OF_RANGE naming it; a size below the current one, or a buffer of
+        another kind, CUABI_ERROR_INVALID_ARGUMENT; out of device memory,
+        CUABI_ERROR_OUT_OF_MEMORY (the buffer is then as it was)."""
+        b = self._b
+        status = b.fn.cuabi_buffer_grow(self._handle, check_int(bytes, "bytes", 0, UINT64_MAX))
+        if status:
+            raise b.error(status, "cuabi_buffer_grow")
+
+    @property
+    def reserved_size(self) -> int:
+        """cuabi_buffer_get_reserved_size: The bytes reserved for a growable buffer in
+        `bytes`: the most it can grow to. Any other kind of buffer answers its size."""
+        b = self._b
+        bytes_box = b.out("size_t")
+        status = b.fn.cuabi_buffer_get_reserved_size(self._handle, b.ref(bytes_box))
+        if status:
+            raise b.error(status, "cuabi_buffer_get_reserved_size")
+        return int(b.value(bytes_box))
+
+    @classmethod
     def alloc_pitched(cls, device: DeviceBase, width_bytes: int, height: int, element_size: int) -> BufferBase:
         """cuabi_buffer_alloc_pitched: Allocates `height` rows of at least `width_bytes`
         each, each row padded so that rows of elements of `element_size` (4, 8 or 16)
@@ -1415,6 +1509,38 @@ class StreamBase(Resource):
             raise b.error(status, "cuabi_stream_end_capture")
         return GraphBase._from_handle(b, b.value(out_box))
 
+    def begin_capture_to_graph(self, graph: GraphBase, after: Optional[GraphNodeBase], mode: int) -> None:
+        """cuabi_stream_begin_capture_to_graph: Starts capturing the work submitted to
+        `stream` (not the default stream) into the existing `graph` (of the stream's
+        device), after `after` (NULL: after nothing); cuabi_stream_end_capture then
+        answers `graph`'s graph as a new handle. `mode` as cuabi_stream_begin_capture."""
+        b = self._b
+        status = b.fn.cuabi_stream_begin_capture_to_graph(self._handle, _arg(graph, "cuabi_graph", GraphBase, "graph", b), b.NULL if after is None else _arg(after, "cuabi_graph_node", GraphNodeBase, "after", b, True), check_int(mode, "mode", INT32_MIN, INT32_MAX))
+        if status:
+            raise b.error(status, "cuabi_stream_begin_capture_to_graph")
+
+    def dlpack_handoff(self, consumer_stream: int) -> None:
+        """cuabi_stream_dlpack_handoff: The producer's side of DLPack's stream
+        handshake: makes the consumer's stream `consumer_stream` (1: the legacy default
+        stream, 2: the per-thread default stream, another positive value: a CUstream of
+        this process) wait, without blocking the host, for the work queued on `stream`
+        so far. -1 asks no synchronisation: nothing is done. 0 and other negative values
+        answer CUABI_ERROR_INVALID_ARGUMENT (DLPack leaves 0 ambiguous)."""
+        b = self._b
+        status = b.fn.cuabi_stream_dlpack_handoff(self._handle, check_int(consumer_stream, "consumer_stream", -(1 << 63), (1 << 63) - 1))
+        if status:
+            raise b.error(status, "cuabi_stream_dlpack_handoff")
+
+    def dlpack_wait(self, producer_stream: int) -> None:
+        """cuabi_stream_dlpack_wait: The consumer's side: makes `stream` wait, without
+        blocking the host, for the work queued so far on the producer's stream
+        `producer_stream` (as cuabi_stream_dlpack_handoff reads `consumer_stream`: -1
+        does nothing, 0 and other negative values are refused)."""
+        b = self._b
+        status = b.fn.cuabi_stream_dlpack_wait(self._handle, check_int(producer_stream, "producer_stream", -(1 << 63), (1 << 63) - 1))
+        if status:
+            raise b.error(status, "cuabi_stream_dlpack_wait")
+
 
 class EventBase(Resource):
     """cuabi_event: a CUDA event"""
@@ -1506,6 +1632,190 @@ class GraphBase(Resource):
         if status:
             raise b.error(status, "cuabi_graph_get_kernel_node_count")
         return int(b.value(count_box))
+
+    @classmethod
+    def create(cls, device: DeviceBase) -> GraphBase:
+        """cuabi_graph_create: An empty graph on `device`, to fill node by node
+        (cuGraphCreate). Every cuabi_graph_add_* call of this section adds one node and
+        answers it as a cuabi_graph_node, which keeps the graph alive; the graph keeps
+        every kernel, buffer, event and graph its nodes use. Each add call takes
+        `after`, a node of the same graph the new node depends on (NULL: none);
+        cuabi_graph_node_add_dependency adds more. A node of another graph answers
+        CUABI_ERROR_INVALID_ARGUMENT."""
+        b = device._b
+        out_box = b.out("cuabi_graph")
+        status = b.fn.cuabi_graph_create(device._handle, b.ref(out_box))
+        if status:
+            raise b.error(status, "cuabi_graph_create")
+        return GraphBase._from_handle(b, b.value(out_box))
+
+    def add_empty_node(self, after: Optional[GraphNodeBase] = None) -> GraphNodeBase:
+        """cuabi_graph_add_empty_node: A node that does nothing but order: `after`
+        (NULL: none)."""
+        b = self._b
+        out_box = b.out("cuabi_graph_node")
+        status = b.fn.cuabi_graph_add_empty_node(self._handle, b.NULL if after is None else _arg(after, "cuabi_graph_node", GraphNodeBase, "after", b, True), b.ref(out_box))
+        if status:
+            raise b.error(status, "cuabi_graph_add_empty_node")
+        return GraphNodeBase._from_handle(b, b.value(out_box))
+
+    def add_copy_node(self, after: Optional[GraphNodeBase], dst: BufferBase, dst_offset: int, src: BufferBase, src_offset: int, bytes: int) -> GraphNodeBase:
+        """cuabi_graph_add_copy_node: A node copying `bytes` from `src` at `src_offset`
+        to `dst` at `dst_offset` (buffers of the graph's device). A range past a
+        buffer's end answers CUABI_ERROR_OUT_OF_RANGE, overlapping ranges
+        CUABI_ERROR_INVALID_ARGUMENT. `after` (NULL: none)."""
+        b = self._b
+        out_box = b.out("cuabi_graph_node")
+        status = b.fn.cuabi_graph_add_copy_node(self._handle, b.NULL if after is None else _arg(after, "cuabi_graph_node", GraphNodeBase, "after", b, True), _arg(dst, "cuabi_buffer", BufferBase, "dst", b), check_int(dst_offset, "dst_offset", 0, UINT64_MAX), _arg(src, "cuabi_buffer", BufferBase, "src", b), check_int(src_offset, "src_offset", 0, UINT64_MAX), check_int(bytes, "bytes", 0, UINT64_MAX), b.ref(out_box))
+        if status:
+            raise b.error(status, "cuabi_graph_add_copy_node")
+        return GraphNodeBase._from_handle(b, b.value(out_box))
+
+    def add_upload_node(self, after: Optional[GraphNodeBase], dst: BufferBase, dst_offset: int, src: HostBufferBase, src_offset: int, bytes: int) -> GraphNodeBase:
+        """cuabi_graph_add_upload_node: A node copying `bytes` from the page-locked
+        `src` at `src_offset` to the buffer `dst` at `dst_offset`. A range past either
+        end answers CUABI_ERROR_OUT_OF_RANGE. `after` (NULL: none)."""
+        b = self._b
+        out_box = b.out("cuabi_graph_node")
+        status = b.fn.cuabi_graph_add_upload_node(self._handle, b.NULL if after is None else _arg(after, "cuabi_graph_node", GraphNodeBase, "after", b, True), _arg(dst, "cuabi_buffer", BufferBase, "dst", b), check_int(dst_offset, "dst_offset", 0, UINT64_MAX), _arg(src, "cuabi_host_buffer", HostBufferBase, "src", b), check_int(src_offset, "src_offset", 0, UINT64_MAX), check_int(bytes, "bytes", 0, UINT64_MAX), b.ref(out_box))
+        if status:
+            raise b.error(status, "cuabi_graph_add_upload_node")
+        return GraphNodeBase._from_handle(b, b.value(out_box))
+
+    def add_download_node(self, after: Optional[GraphNodeBase], dst: HostBufferBase, dst_offset: int, src: BufferBase, src_offset: int, bytes: int) -> GraphNodeBase:
+        """cuabi_graph_add_download_node: A node copying `bytes` from the buffer `src`
+        at `src_offset` to the page-locked `dst` at `dst_offset`. A range past either
+        end answers CUABI_ERROR_OUT_OF_RANGE. `after` (NULL: none)."""
+        b = self._b
+        out_box = b.out("cuabi_graph_node")
+        status = b.fn.cuabi_graph_add_download_node(self._handle, b.NULL if after is None else _arg(after, "cuabi_graph_node", GraphNodeBase, "after", b, True), _arg(dst, "cuabi_host_buffer", HostBufferBase, "dst", b), check_int(dst_offset, "dst_offset", 0, UINT64_MAX), _arg(src, "cuabi_buffer", BufferBase, "src", b), check_int(src_offset, "src_offset", 0, UINT64_MAX), check_int(bytes, "bytes", 0, UINT64_MAX), b.ref(out_box))
+        if status:
+            raise b.error(status, "cuabi_graph_add_download_node")
+        return GraphNodeBase._from_handle(b, b.value(out_box))
+
+    def add_fill_node(self, after: Optional[GraphNodeBase], buffer: BufferBase, offset: int, value: int, element_size: int, count: int) -> GraphNodeBase:
+        """cuabi_graph_add_fill_node: A node filling `count` elements of `element_size`
+        bytes (1, 2 or 4) of `buffer` from `offset` with `value`, checked as
+        cuabi_buffer_fill checks (CUABI_ERROR_OUT_OF_RANGE past the end). `after` (NULL:
+        none)."""
+        b = self._b
+        out_box = b.out("cuabi_graph_node")
+        status = b.fn.cuabi_graph_add_fill_node(self._handle, b.NULL if after is None else _arg(after, "cuabi_graph_node", GraphNodeBase, "after", b, True), _arg(buffer, "cuabi_buffer", BufferBase, "buffer", b), check_int(offset, "offset", 0, UINT64_MAX), check_int(value, "value", 0, UINT32_MAX), check_int(element_size, "element_size", 0, UINT32_MAX), check_int(count, "count", 0, UINT64_MAX), b.ref(out_box))
+        if status:
+            raise b.error(status, "cuabi_graph_add_fill_node")
+        return GraphNodeBase._from_handle(b, b.value(out_box))
+
+    def add_event_record_node(self, after: Optional[GraphNodeBase], event: EventBase) -> GraphNodeBase:
+        """cuabi_graph_add_event_record_node: A node recording `event`. `after` (NULL:
+        none)."""
+        b = self._b
+        out_box = b.out("cuabi_graph_node")
+        status = b.fn.cuabi_graph_add_event_record_node(self._handle, b.NULL if after is None else _arg(after, "cuabi_graph_node", GraphNodeBase, "after", b, True), _arg(event, "cuabi_event", EventBase, "event", b), b.ref(out_box))
+        if status:
+            raise b.error(status, "cuabi_graph_add_event_record_node")
+        return GraphNodeBase._from_handle(b, b.value(out_box))
+
+    def add_event_wait_node(self, after: Optional[GraphNodeBase], event: EventBase) -> GraphNodeBase:
+        """cuabi_graph_add_event_wait_node: A node waiting for `event`. `after` (NULL:
+        none)."""
+        b = self._b
+        out_box = b.out("cuabi_graph_node")
+        status = b.fn.cuabi_graph_add_event_wait_node(self._handle, b.NULL if after is None else _arg(after, "cuabi_graph_node", GraphNodeBase, "after", b, True), _arg(event, "cuabi_event", EventBase, "event", b), b.ref(out_box))
+        if status:
+            raise b.error(status, "cuabi_graph_add_event_wait_node")
+        return GraphNodeBase._from_handle(b, b.value(out_box))
+
+    def add_child_graph_node(self, after: Optional[GraphNodeBase], child: GraphBase) -> GraphNodeBase:
+        """cuabi_graph_add_child_graph_node: A node running a copy of `child` (taken
+        now) as one step. `child` may not be `graph`. `after` (NULL: none)."""
+        b = self._b
+        out_box = b.out("cuabi_graph_node")
+        status = b.fn.cuabi_graph_add_child_graph_node(self._handle, b.NULL if after is None else _arg(after, "cuabi_graph_node", GraphNodeBase, "after", b, True), _arg(child, "cuabi_graph", GraphBase, "child", b), b.ref(out_box))
+        if status:
+            raise b.error(status, "cuabi_graph_add_child_graph_node")
+        return GraphNodeBase._from_handle(b, b.value(out_box))
+
+    def add_mem_alloc_node(self, after: Optional[GraphNodeBase], bytes: int) -> GraphNodeBase:
+        """cuabi_graph_add_mem_alloc_node: A node allocating `bytes` (more than 0) of
+        device memory each time the graph runs; cuabi_graph_node_get_address answers its
+        address, which kernel nodes after it may use until a free node (or, with
+        CUABI_GRAPH_INSTANTIATE_AUTO_FREE_ON_LAUNCH, the next launch) frees it. `after`
+        (NULL: none)."""
+        b = self._b
+        out_box = b.out("cuabi_graph_node")
+        status = b.fn.cuabi_graph_add_mem_alloc_node(self._handle, b.NULL if after is None else _arg(after, "cuabi_graph_node", GraphNodeBase, "after", b, True), check_int(bytes, "bytes", 0, UINT64_MAX), b.ref(out_box))
+        if status:
+            raise b.error(status, "cuabi_graph_add_mem_alloc_node")
+        return GraphNodeBase._from_handle(b, b.value(out_box))
+
+    def add_mem_free_node(self, after: Optional[GraphNodeBase], alloc: GraphNodeBase) -> GraphNodeBase:
+        """cuabi_graph_add_mem_free_node: A node freeing the allocation of `alloc` (a
+        memory allocation node, not NULL). Another kind of node answers
+        CUABI_ERROR_INVALID_ARGUMENT. `after` (NULL: none)."""
+        b = self._b
+        out_box = b.out("cuabi_graph_node")
+        status = b.fn.cuabi_graph_add_mem_free_node(self._handle, b.NULL if after is None else _arg(after, "cuabi_graph_node", GraphNodeBase, "after", b, True), _arg(alloc, "cuabi_graph_node", GraphNodeBase, "alloc", b), b.ref(out_box))
+        if status:
+            raise b.error(status, "cuabi_graph_add_mem_free_node")
+        return GraphNodeBase._from_handle(b, b.value(out_box))
+
+    def create_conditional_handle(self, default_value: int) -> int:
+        """cuabi_graph_create_conditional_handle: A conditional handle of `graph` for
+        conditional nodes and device code's cudaGraphSetConditional, in `handle`; it is
+        set to `default_value` at the start of each launch of the graph
+        (CU_GRAPH_COND_ASSIGN_DEFAULT)."""
+        b = self._b
+        handle_box = b.out("uint64_t")
+        status = b.fn.cuabi_graph_create_conditional_handle(self._handle, check_int(default_value, "default_value", 0, UINT32_MAX), b.ref(handle_box))
+        if status:
+            raise b.error(status, "cuabi_graph_create_conditional_handle")
+        return int(b.value(handle_box))
+
+    def add_conditional_node(self, after: Optional[GraphNodeBase], handle: int, type: int, size: int) -> GraphNodeBase:
+        """cuabi_graph_add_conditional_node: A conditional node of `type` on `handle`
+        (made by cuabi_graph_create_conditional_handle on this graph or on a graph it is
+        a body of; another answers CUABI_ERROR_INVALID_ARGUMENT) with `size` bodies: IF
+        1 or 2 (the second is ELSE), WHILE 1, SWITCH 1 or more; another size answers
+        CUABI_ERROR_INVALID_ARGUMENT naming the bound. The bodies are empty graphs to
+        fill (cuabi_graph_node_get_body). `after` (NULL: none)."""
+        b = self._b
+        out_box = b.out("cuabi_graph_node")
+        status = b.fn.cuabi_graph_add_conditional_node(self._handle, b.NULL if after is None else _arg(after, "cuabi_graph_node", GraphNodeBase, "after", b, True), check_int(handle, "handle", 0, UINT64_MAX), check_int(type, "type", INT32_MIN, INT32_MAX), check_int(size, "size", 0, UINT32_MAX), b.ref(out_box))
+        if status:
+            raise b.error(status, "cuabi_graph_add_conditional_node")
+        return GraphNodeBase._from_handle(b, b.value(out_box))
+
+    def clone(self) -> GraphBase:
+        """cuabi_graph_clone: A copy of `graph` with its nodes and edges (cuGraphClone),
+        in `out`."""
+        b = self._b
+        out_box = b.out("cuabi_graph")
+        status = b.fn.cuabi_graph_clone(self._handle, b.ref(out_box))
+        if status:
+            raise b.error(status, "cuabi_graph_clone")
+        return GraphBase._from_handle(b, b.value(out_box))
+
+    def write_dot(self, path: Union[str, bytes]) -> None:
+        """cuabi_graph_write_dot: Writes the graph as Graphviz DOT text, every node's
+        parameters included, to the file at `path` (cuGraphDebugDotPrint), for
+        debugging."""
+        b = self._b
+        path_c = as_bytes(path, "path")
+        status = b.fn.cuabi_graph_write_dot(self._handle, path_c)
+        if status:
+            raise b.error(status, "cuabi_graph_write_dot")
+
+    def instantiate_with_flags(self, flags: int, upload_stream: Optional[StreamBase] = None) -> GraphExecBase:
+        """cuabi_graph_instantiate_with_flags: Instantiates the graph with `flags`
+        (cuabi_graph_instantiate_flags; an undefined bit answers
+        CUABI_ERROR_INVALID_ARGUMENT). With CUABI_GRAPH_INSTANTIATE_UPLOAD the graph is
+        uploaded on `upload_stream` (NULL: the default stream)."""
+        b = self._b
+        out_box = b.out("cuabi_graph_exec")
+        status = b.fn.cuabi_graph_instantiate_with_flags(self._handle, check_int(flags, "flags", 0, UINT32_MAX), b.NULL if upload_stream is None else _arg(upload_stream, "cuabi_stream", StreamBase, "upload_stream", b, True), b.ref(out_box))
+        if status:
+            raise b.error(status, "cuabi_graph_instantiate_with_flags")
+        return GraphExecBase._from_handle(b, b.value(out_box))
 
 
 class GraphExecBase(Resource):
@@ -1730,6 +2040,488 @@ class LibraryBase(Resource):
         if status:
             raise b.error(status, "cuabi_library_get_module")
         return ModuleBase._from_handle(b, b.value(out_box))
+
+
+class PhysicalMemoryBase(Resource):
+    """cuabi_physical_memory: device memory with no address"""
+
+    _release_fn = "cuabi_physical_memory_release"
+    _handle_type = "cuabi_physical_memory"
+
+    @classmethod
+    def create(cls, device: DeviceBase, bytes: int, flags: int) -> PhysicalMemoryBase:
+        """cuabi_physical_memory_create: `bytes` (> 0, a multiple of the minimum
+        granularity) of physical memory on `device` (cuMemCreate), with no address yet:
+        map it into a range (cuabi_address_range_map) to use it. `flags` is an OR of
+        cuabi_physical_memory_flag_bits (unknown bits answer
+        CUABI_ERROR_INVALID_ARGUMENT; CUABI_PHYSICAL_MEMORY_EXPORTABLE where the device
+        cannot export memory as a file descriptor answers CUABI_ERROR_NOT_SUPPORTED).
+        Out of device memory answers CUABI_ERROR_OUT_OF_MEMORY."""
+        b = device._b
+        out_box = b.out("cuabi_physical_memory")
+        status = b.fn.cuabi_physical_memory_create(device._handle, check_int(bytes, "bytes", 0, UINT64_MAX), check_int(flags, "flags", 0, UINT32_MAX), b.ref(out_box))
+        if status:
+            raise b.error(status, "cuabi_physical_memory_create")
+        return PhysicalMemoryBase._from_handle(b, b.value(out_box))
+
+    @classmethod
+    def import_fd(cls, device: DeviceBase, fd: int, bytes: int) -> PhysicalMemoryBase:
+        """cuabi_physical_memory_import_fd: Opens on `device` the physical memory
+        another process exported (cuabi_physical_memory_export_fd): the same memory,
+        given back to the driver once every process let go of it. `fd` stays the
+        caller's to close; `bytes` is the memory's size, as the exporter's
+        cuabi_physical_memory_get_size gave it (a file descriptor does not carry it).
+        `device` is the GPU the memory is on; other devices reach it through a range
+        (cuabi_address_range_set_access). A descriptor that is not open, or is a file, a
+        directory, a pipe or a socket, is no such memory and is refused with
+        CUABI_ERROR_INVALID_ARGUMENT naming what it is; so is memory of another GPU than
+        `device`."""
+        b = device._b
+        out_box = b.out("cuabi_physical_memory")
+        status = b.fn.cuabi_physical_memory_import_fd(device._handle, check_int(fd, "fd", INT32_MIN, INT32_MAX), check_int(bytes, "bytes", 0, UINT64_MAX), b.ref(out_box))
+        if status:
+            raise b.error(status, "cuabi_physical_memory_import_fd")
+        return PhysicalMemoryBase._from_handle(b, b.value(out_box))
+
+    def free(self) -> None:
+        """cuabi_physical_memory_free: Gives the memory back to the driver now
+        (cuMemRelease) and releases the handle, which answers CUABI_ERROR_INVALID_HANDLE
+        from then on. Memory a range still maps is refused with
+        CUABI_ERROR_INVALID_ARGUMENT naming the range's address and the mapping's offset
+        (unmap it first, or release the handle and let the last mapping free it); the
+        handle stays valid after that refusal."""
+        b = self._b
+        status = b.fn.cuabi_physical_memory_free(self._handle)
+        if status:
+            raise b.error(status, "cuabi_physical_memory_free")
+
+    @property
+    def size(self) -> int:
+        """cuabi_physical_memory_get_size: The memory's size in bytes."""
+        b = self._b
+        bytes_box = b.out("size_t")
+        status = b.fn.cuabi_physical_memory_get_size(self._handle, b.ref(bytes_box))
+        if status:
+            raise b.error(status, "cuabi_physical_memory_get_size")
+        return int(b.value(bytes_box))
+
+    @property
+    def device_ordinal(self) -> int:
+        """cuabi_physical_memory_get_device_ordinal: The ordinal of the device the
+        memory is on."""
+        b = self._b
+        ordinal_box = b.out("int32_t")
+        status = b.fn.cuabi_physical_memory_get_device_ordinal(self._handle, b.ref(ordinal_box))
+        if status:
+            raise b.error(status, "cuabi_physical_memory_get_device_ordinal")
+        return int(b.value(ordinal_box))
+
+    def export_fd(self) -> int:
+        """cuabi_physical_memory_export_fd: A new file descriptor for the memory in
+        `fd`, owned by the caller: send it to another process over a Unix socket
+        (SCM_RIGHTS) or let a child inherit it, for cuabi_physical_memory_import_fd,
+        then close it. Memory made without CUABI_PHYSICAL_MEMORY_EXPORTABLE answers
+        CUABI_ERROR_INVALID_ARGUMENT."""
+        b = self._b
+        fd_box = b.out("int32_t")
+        status = b.fn.cuabi_physical_memory_export_fd(self._handle, b.ref(fd_box))
+        if status:
+            raise b.error(status, "cuabi_physical_memory_export_fd")
+        return int(b.value(fd_box))
+
+
+class AddressRangeBase(Resource):
+    """cuabi_address_range: reserved device addresses"""
+
+    _release_fn = "cuabi_address_range_release"
+    _handle_type = "cuabi_address_range"
+
+    @classmethod
+    def reserve(cls, device: DeviceBase, bytes: int) -> AddressRangeBase:
+        """cuabi_address_range_reserve: Reserves `bytes` (> 0, a multiple of the minimum
+        granularity) of device addresses (cuMemAddressReserve), with no memory behind
+        them. `device` makes the calls (its context); the range may hold memory of any
+        device. Releasing the range unmaps what is still mapped and gives the addresses
+        back, once no buffer views it."""
+        b = device._b
+        out_box = b.out("cuabi_address_range")
+        status = b.fn.cuabi_address_range_reserve(device._handle, check_int(bytes, "bytes", 0, UINT64_MAX), b.ref(out_box))
+        if status:
+            raise b.error(status, "cuabi_address_range_reserve")
+        return AddressRangeBase._from_handle(b, b.value(out_box))
+
+    @property
+    def pointer(self) -> int:
+        """cuabi_address_range_get_pointer: The range's first device address in `ptr`."""
+        b = self._b
+        ptr_box = b.out("uint64_t")
+        status = b.fn.cuabi_address_range_get_pointer(self._handle, b.ref(ptr_box))
+        if status:
+            raise b.error(status, "cuabi_address_range_get_pointer")
+        return int(b.value(ptr_box))
+
+    @property
+    def size(self) -> int:
+        """cuabi_address_range_get_size: The range's size in bytes, as reserved."""
+        b = self._b
+        bytes_box = b.out("size_t")
+        status = b.fn.cuabi_address_range_get_size(self._handle, b.ref(bytes_box))
+        if status:
+            raise b.error(status, "cuabi_address_range_get_size")
+        return int(b.value(bytes_box))
+
+    def map(self, offset: int, memory: PhysicalMemoryBase) -> None:
+        """cuabi_address_range_map: Maps all of `memory` at byte `offset` of the range
+        (cuMemMap) and gives the memory's own device read and write access there. The
+        range keeps the memory alive until it is unmapped. `offset` is a multiple of the
+        granularity; a mapping past the range's end answers CUABI_ERROR_OUT_OF_RANGE;
+        one over bytes already mapped, CUABI_ERROR_INVALID_ARGUMENT naming the mapping
+        in the way."""
+        b = self._b
+        status = b.fn.cuabi_address_range_map(self._handle, check_int(offset, "offset", 0, UINT64_MAX), _arg(memory, "cuabi_physical_memory", PhysicalMemoryBase, "memory", b))
+        if status:
+            raise b.error(status, "cuabi_address_range_map")
+
+    def unmap(self, offset: int, bytes: int) -> None:
+        """cuabi_address_range_unmap: Unmaps the mappings that make up [offset, offset +
+        bytes) of the range (cuMemUnmap); memory that neither a handle nor another
+        mapping holds goes back to the driver. Refused with CUABI_ERROR_INVALID_ARGUMENT
+        when a byte of it is not mapped (naming it), when it cuts a mapping in two, or
+        while a buffer (cuabi_buffer_from_range) views the range; past the range's end,
+        CUABI_ERROR_OUT_OF_RANGE."""
+        b = self._b
+        status = b.fn.cuabi_address_range_unmap(self._handle, check_int(offset, "offset", 0, UINT64_MAX), check_int(bytes, "bytes", 0, UINT64_MAX))
+        if status:
+            raise b.error(status, "cuabi_address_range_unmap")
+
+    def set_access(self, offset: int, bytes: int, device: DeviceBase, access: int) -> None:
+        """cuabi_address_range_set_access: Gives `device` `access` (cuabi_vm_access) to
+        [offset, offset + bytes) of the range (cuMemSetAccess), whichever device the
+        memory is on: kernels and copies of `device` reach it at the range's addresses
+        from then on. Every byte must be mapped: an address with no memory behind it is
+        refused with CUABI_ERROR_INVALID_ARGUMENT naming its offset; past the range's
+        end, CUABI_ERROR_OUT_OF_RANGE."""
+        b = self._b
+        status = b.fn.cuabi_address_range_set_access(self._handle, check_int(offset, "offset", 0, UINT64_MAX), check_int(bytes, "bytes", 0, UINT64_MAX), _arg(device, "cuabi_device", DeviceBase, "device", b), check_int(access, "access", INT32_MIN, INT32_MAX))
+        if status:
+            raise b.error(status, "cuabi_address_range_set_access")
+
+
+class GraphNodeBase(Resource):
+    """cuabi_graph_node: a node of a graph"""
+
+    _release_fn = "cuabi_graph_node_release"
+    _handle_type = "cuabi_graph_node"
+
+    def add_dependency(self, dependency: GraphNodeBase) -> None:
+        """cuabi_graph_node_add_dependency: Makes `node` depend on `dependency` (both of
+        one graph, not the same node). A dependency that would close a cycle answers
+        CUABI_ERROR_INVALID_ARGUMENT."""
+        b = self._b
+        status = b.fn.cuabi_graph_node_add_dependency(self._handle, _arg(dependency, "cuabi_graph_node", GraphNodeBase, "dependency", b))
+        if status:
+            raise b.error(status, "cuabi_graph_node_add_dependency")
+
+    @property
+    def type(self) -> _api.GraphNodeType:
+        """cuabi_graph_node_get_type: The node's kind, in `type`."""
+        b = self._b
+        type_box = b.out("int32_t")
+        status = b.fn.cuabi_graph_node_get_type(self._handle, b.ref(type_box))
+        if status:
+            raise b.error(status, "cuabi_graph_node_get_type")
+        return _api.GraphNodeType(b.value(type_box))
+
+    @property
+    def dependency_count(self) -> int:
+        """cuabi_graph_node_get_dependency_count: The number of nodes `node` depends on,
+        in `count`."""
+        b = self._b
+        count_box = b.out("size_t")
+        status = b.fn.cuabi_graph_node_get_dependency_count(self._handle, b.ref(count_box))
+        if status:
+            raise b.error(status, "cuabi_graph_node_get_dependency_count")
+        return int(b.value(count_box))
+
+    def get_dependency(self, index: int) -> GraphNodeBase:
+        """cuabi_graph_node_get_dependency: Dependency `index` of `node` (below the
+        count; past it answers CUABI_ERROR_OUT_OF_RANGE), as a new handle."""
+        b = self._b
+        out_box = b.out("cuabi_graph_node")
+        status = b.fn.cuabi_graph_node_get_dependency(self._handle, check_int(index, "index", 0, UINT64_MAX), b.ref(out_box))
+        if status:
+            raise b.error(status, "cuabi_graph_node_get_dependency")
+        return GraphNodeBase._from_handle(b, b.value(out_box))
+
+    @property
+    def dependent_count(self) -> int:
+        """cuabi_graph_node_get_dependent_count: The number of nodes that depend on
+        `node`, in `count`."""
+        b = self._b
+        count_box = b.out("size_t")
+        status = b.fn.cuabi_graph_node_get_dependent_count(self._handle, b.ref(count_box))
+        if status:
+            raise b.error(status, "cuabi_graph_node_get_dependent_count")
+        return int(b.value(count_box))
+
+    def get_dependent(self, index: int) -> GraphNodeBase:
+        """cuabi_graph_node_get_dependent: Dependent `index` of `node` (below the count;
+        past it answers CUABI_ERROR_OUT_OF_RANGE), as a new handle."""
+        b = self._b
+        out_box = b.out("cuabi_graph_node")
+        status = b.fn.cuabi_graph_node_get_dependent(self._handle, check_int(index, "index", 0, UINT64_MAX), b.ref(out_box))
+        if status:
+            raise b.error(status, "cuabi_graph_node_get_dependent")
+        return GraphNodeBase._from_handle(b, b.value(out_box))
+
+    @property
+    def address(self) -> int:
+        """cuabi_graph_node_get_address: The device address a memory allocation node
+        allocates, in `address`; another kind of node answers
+        CUABI_ERROR_INVALID_ARGUMENT."""
+        b = self._b
+        address_box = b.out("uint64_t")
+        status = b.fn.cuabi_graph_node_get_address(self._handle, b.ref(address_box))
+        if status:
+            raise b.error(status, "cuabi_graph_node_get_address")
+        return int(b.value(address_box))
+
+    def get_body(self, index: int) -> GraphBase:
+        """cuabi_graph_node_get_body: Body `index` of a conditional node (below its
+        size; past it answers CUABI_ERROR_OUT_OF_RANGE) as a graph to fill like any
+        other; it keeps the node alive. Another kind of node answers
+        CUABI_ERROR_INVALID_ARGUMENT."""
+        b = self._b
+        out_box = b.out("cuabi_graph")
+        status = b.fn.cuabi_graph_node_get_body(self._handle, check_int(index, "index", 0, UINT64_MAX), b.ref(out_box))
+        if status:
+            raise b.error(status, "cuabi_graph_node_get_body")
+        return GraphBase._from_handle(b, b.value(out_box))
+
+
+class SmResourceBase(Resource):
+    """cuabi_sm_resource: a set of a device's SMs"""
+
+    _release_fn = "cuabi_sm_resource_release"
+    _handle_type = "cuabi_sm_resource"
+
+    @property
+    def sm_count(self) -> int:
+        """cuabi_sm_resource_get_sm_count: The number of SMs in `resource` (0 for an
+        empty remainder)."""
+        b = self._b
+        count_box = b.out("uint32_t")
+        status = b.fn.cuabi_sm_resource_get_sm_count(self._handle, b.ref(count_box))
+        if status:
+            raise b.error(status, "cuabi_sm_resource_get_sm_count")
+        return int(b.value(count_box))
+
+    @property
+    def min_partition_size(self) -> int:
+        """cuabi_sm_resource_get_min_partition_size: The fewest SMs one group of a split
+        of `resource` may have (8 on compute capability 9.0)."""
+        b = self._b
+        count_box = b.out("uint32_t")
+        status = b.fn.cuabi_sm_resource_get_min_partition_size(self._handle, b.ref(count_box))
+        if status:
+            raise b.error(status, "cuabi_sm_resource_get_min_partition_size")
+        return int(b.value(count_box))
+
+    @property
+    def alignment(self) -> int:
+        """cuabi_sm_resource_get_alignment: The granularity of a split of `resource`: a
+        group's SM count is a multiple of it (8 on compute capability 9.0)."""
+        b = self._b
+        count_box = b.out("uint32_t")
+        status = b.fn.cuabi_sm_resource_get_alignment(self._handle, b.ref(count_box))
+        if status:
+            raise b.error(status, "cuabi_sm_resource_get_alignment")
+        return int(b.value(count_box))
+
+    def get_group_count(self, min_sm_count: int) -> int:
+        """cuabi_sm_resource_get_group_count: How many groups of at least `min_sm_count`
+        SMs `resource` splits into (cuDevSmResourceSplitByCount asked without results).
+        `min_sm_count` 0 asks for groups of the smallest size the device allows. The
+        same refusals as cuabi_sm_resource_split."""
+        b = self._b
+        count_box = b.out("uint32_t")
+        status = b.fn.cuabi_sm_resource_get_group_count(self._handle, check_int(min_sm_count, "min_sm_count", 0, UINT32_MAX), b.ref(count_box))
+        if status:
+            raise b.error(status, "cuabi_sm_resource_get_group_count")
+        return int(b.value(count_box))
+
+    def split(self, group_count: int, min_sm_count: int, index: int) -> SmResourceBase:
+        """cuabi_sm_resource_split: One part of a split of `resource` into `group_count`
+        groups of at least `min_sm_count` SMs each (the driver rounds the count up to
+        the resource's alignment): group `index` for `index` < `group_count`, and for
+        `index` == `group_count` the remainder, the SMs left over (possibly none). The
+        same arguments always give the same split. The part keeps `resource` alive.
+        CUABI_ERROR_INVALID_ARGUMENT, naming the bound, before the driver sees it:
+        `group_count` 0; `min_sm_count` above the resource's SM count or not a multiple
+        of its alignment; more groups than the resource's SMs make (`group_count` x the
+        rounded `min_sm_count` > its SM count); `index` past `group_count`; a resource
+        that is itself a part of a split (make a green context from it and split
+        cuabi_green_context_get_sm_resource instead)."""
+        b = self._b
+        out_box = b.out("cuabi_sm_resource")
+        status = b.fn.cuabi_sm_resource_split(self._handle, check_int(group_count, "group_count", 0, UINT32_MAX), check_int(min_sm_count, "min_sm_count", 0, UINT32_MAX), check_int(index, "index", 0, UINT32_MAX), b.ref(out_box))
+        if status:
+            raise b.error(status, "cuabi_sm_resource_split")
+        return SmResourceBase._from_handle(b, b.value(out_box))
+
+
+class GreenContextBase(Resource):
+    """cuabi_green_context: a context confined to a set of SMs"""
+
+    _release_fn = "cuabi_green_context_release"
+    _handle_type = "cuabi_green_context"
+
+    @classmethod
+    def create(cls, resource: SmResourceBase) -> GreenContextBase:
+        """cuabi_green_context_create: A green context on the device of `resource`,
+        whose kernels run on the resource's SMs only (cuDevResourceGenerateDesc,
+        cuGreenCtxCreate). The context keeps the resource and its device alive. A
+        resource with no SMs answers CUABI_ERROR_INVALID_ARGUMENT."""
+        b = resource._b
+        out_box = b.out("cuabi_green_context")
+        status = b.fn.cuabi_green_context_create(resource._handle, b.ref(out_box))
+        if status:
+            raise b.error(status, "cuabi_green_context_create")
+        return GreenContextBase._from_handle(b, b.value(out_box))
+
+    @property
+    def sm_count(self) -> int:
+        """cuabi_green_context_get_sm_count: The number of SMs the context's kernels may
+        use."""
+        b = self._b
+        count_box = b.out("uint32_t")
+        status = b.fn.cuabi_green_context_get_sm_count(self._handle, b.ref(count_box))
+        if status:
+            raise b.error(status, "cuabi_green_context_get_sm_count")
+        return int(b.value(count_box))
+
+    @property
+    def sm_resource(self) -> SmResourceBase:
+        """cuabi_green_context_get_sm_resource: The context's SMs as a resource
+        (cuGreenCtxGetDevResource), which may be split again. The resource keeps the
+        context alive."""
+        b = self._b
+        out_box = b.out("cuabi_sm_resource")
+        status = b.fn.cuabi_green_context_get_sm_resource(self._handle, b.ref(out_box))
+        if status:
+            raise b.error(status, "cuabi_green_context_get_sm_resource")
+        return SmResourceBase._from_handle(b, b.value(out_box))
+
+    def create_stream(self, flags: int, priority: int) -> StreamBase:
+        """cuabi_green_context_create_stream: A new stream whose work runs in `context`
+        (cuGreenCtxStreamCreate): an ordinary cuabi_stream for every launch, copy, event
+        and capture, which keeps the context alive. Kernels of modules loaded on the
+        context's device launch on it. `flags` must include CUABI_STREAM_NON_BLOCKING
+        (the driver requires it of a green context's stream); `priority` as for
+        cuabi_stream_create."""
+        b = self._b
+        out_box = b.out("cuabi_stream")
+        status = b.fn.cuabi_green_context_create_stream(self._handle, check_int(flags, "flags", 0, UINT32_MAX), check_int(priority, "priority", INT32_MIN, INT32_MAX), b.ref(out_box))
+        if status:
+            raise b.error(status, "cuabi_green_context_create_stream")
+        return StreamBase._from_handle(b, b.value(out_box))
+
+    def check_stream(self, stream: StreamBase) -> None:
+        """cuabi_green_context_check_stream: Checks that `stream` (not NULL) runs its
+        work in `context`: CUABI_ERROR_INVALID_ARGUMENT naming both when it is a stream
+        of another green context or of the device's primary context. For code that must
+        confine work to a partition."""
+        b = self._b
+        status = b.fn.cuabi_green_context_check_stream(self._handle, _arg(stream, "cuabi_stream", StreamBase, "stream", b))
+        if status:
+            raise b.error(status, "cuabi_green_context_check_stream")
+
+
+class TensorMapBase(Resource):
+    """cuabi_tensor_map: a TMA descriptor over a buffer"""
+
+    _release_fn = "cuabi_tensor_map_release"
+    _handle_type = "cuabi_tensor_map"
+
+    @classmethod
+    def encode_tiled(cls, buffer: BufferBase, offset: int, data_type: int, sizes: Sequence[int], strides: Sequence[int], box: Sequence[int], element_strides: Sequence[int], interleave: int, swizzle: int, l2_promotion: int, oob_fill: int) -> TensorMapBase:
+        """cuabi_tensor_map_encode_tiled: A tiled tensor map (cuTensorMapEncodeTiled)
+        over `buffer` from byte `offset`: a tensor of `data_type` elements whose rank (1
+        to 5) is `num_sizes`, dimension 0 the innermost. `sizes` holds each dimension's
+        element count (1 to 2^32); `strides` each dimension's stride in bytes
+        (`strides[0]` the element size; the others multiples of 16, of 32 with
+        CUABI_TENSOR_INTERLEAVE_B32, below 2^40, and each at least what the dimension
+        below spans); `box` the box one copy moves (1 to 256 elements a dimension;
+        without interleave `box[0]` x the element size a multiple of 16 bytes and, with
+        a swizzle, at most the swizzle's span); `element_strides` the traversal steps (1
+        to 8; none given: every step 1). `strides`, `box` and `element_strides` (when
+        given) have one entry per dimension. The tensor must lie within the buffer and
+        its address be 16-byte aligned (32 with CUABI_TENSOR_INTERLEAVE_B32); interleave
+        needs rank 3 or more, CUABI_TENSOR_INTERLEAVE_B32 needs
+        CUABI_TENSOR_SWIZZLE_B32, and CUABI_TENSOR_OOB_FILL_NAN_REQUEST_ZERO_FMA a
+        floating-point type. Each is refused with CUABI_ERROR_INVALID_ARGUMENT naming
+        the value and its bound before the driver sees it. The map keeps the buffer
+        alive; it is a kernel argument of CUABI_TENSOR_MAP_BYTES
+        (cuabi_tensor_map_get_bytes)."""
+        b = buffer._b
+        sizes_c = [check_int(v, f"sizes[{i}]", 0, UINT64_MAX) for i, v in enumerate(sizes)]
+        sizes_arg = b.size_array(sizes_c)
+        strides_c = [check_int(v, f"strides[{i}]", 0, UINT64_MAX) for i, v in enumerate(strides)]
+        strides_arg = b.size_array(strides_c)
+        box_c = [check_int(v, f"box[{i}]", 0, UINT64_MAX) for i, v in enumerate(box)]
+        box_arg = b.size_array(box_c)
+        element_strides_c = [check_int(v, f"element_strides[{i}]", 0, UINT64_MAX) for i, v in enumerate(element_strides)]
+        element_strides_arg = b.size_array(element_strides_c)
+        out_box = b.out("cuabi_tensor_map")
+        status = b.fn.cuabi_tensor_map_encode_tiled(buffer._handle, check_int(offset, "offset", 0, UINT64_MAX), check_int(data_type, "data_type", INT32_MIN, INT32_MAX), sizes_arg, len(sizes_c), strides_arg, len(strides_c), box_arg, len(box_c), element_strides_arg, len(element_strides_c), check_int(interleave, "interleave", INT32_MIN, INT32_MAX), check_int(swizzle, "swizzle", INT32_MIN, INT32_MAX), check_int(l2_promotion, "l2_promotion", INT32_MIN, INT32_MAX), check_int(oob_fill, "oob_fill", INT32_MIN, INT32_MAX), b.ref(out_box))
+        if status:
+            raise b.error(status, "cuabi_tensor_map_encode_tiled")
+        return TensorMapBase._from_handle(b, b.value(out_box))
+
+    @classmethod
+    def encode_im2col(cls, buffer: BufferBase, offset: int, data_type: int, sizes: Sequence[int], strides: Sequence[int], element_strides: Sequence[int], lower_corner: Sequence[int], upper_corner: Sequence[int], channels_per_pixel: int, pixels_per_column: int, interleave: int, swizzle: int, l2_promotion: int, oob_fill: int) -> TensorMapBase:
+        """cuabi_tensor_map_encode_im2col: An im2col tensor map
+        (cuTensorMapEncodeIm2col) over `buffer` from byte `offset`: rank (`num_sizes`) 3
+        to 5; `sizes`, `strides`, `element_strides` and the other arguments as
+        cuabi_tensor_map_encode_tiled. `lower_corner` and `upper_corner` hold the
+        bounding box's corner offsets in the rank - 2 spatial dimensions, each within
+        [-2^15, 2^15) for rank 3, [-2^7, 2^7) for rank 4 and [-2^4, 2^4) for rank 5;
+        `channels_per_pixel` (1 to 256; times the element size a multiple of 16 bytes
+        and, with a swizzle, at most its span) and `pixels_per_column` (1 to 1024) make
+        the box. Refused as the tiled form, with these bounds too."""
+        b = buffer._b
+        sizes_c = [check_int(v, f"sizes[{i}]", 0, UINT64_MAX) for i, v in enumerate(sizes)]
+        sizes_arg = b.size_array(sizes_c)
+        strides_c = [check_int(v, f"strides[{i}]", 0, UINT64_MAX) for i, v in enumerate(strides)]
+        strides_arg = b.size_array(strides_c)
+        element_strides_c = [check_int(v, f"element_strides[{i}]", 0, UINT64_MAX) for i, v in enumerate(element_strides)]
+        element_strides_arg = b.size_array(element_strides_c)
+        lower_corner_c = [check_int(v, f"lower_corner[{i}]", INT32_MIN, INT32_MAX) for i, v in enumerate(lower_corner)]
+        lower_corner_arg = b.int32_array(lower_corner_c)
+        upper_corner_c = [check_int(v, f"upper_corner[{i}]", INT32_MIN, INT32_MAX) for i, v in enumerate(upper_corner)]
+        upper_corner_arg = b.int32_array(upper_corner_c)
+        out_box = b.out("cuabi_tensor_map")
+        status = b.fn.cuabi_tensor_map_encode_im2col(buffer._handle, check_int(offset, "offset", 0, UINT64_MAX), check_int(data_type, "data_type", INT32_MIN, INT32_MAX), sizes_arg, len(sizes_c), strides_arg, len(strides_c), element_strides_arg, len(element_strides_c), lower_corner_arg, len(lower_corner_c), upper_corner_arg, len(upper_corner_c), check_int(channels_per_pixel, "channels_per_pixel", 0, UINT32_MAX), check_int(pixels_per_column, "pixels_per_column", 0, UINT32_MAX), check_int(interleave, "interleave", INT32_MIN, INT32_MAX), check_int(swizzle, "swizzle", INT32_MIN, INT32_MAX), check_int(l2_promotion, "l2_promotion", INT32_MIN, INT32_MAX), check_int(oob_fill, "oob_fill", INT32_MIN, INT32_MAX), b.ref(out_box))
+        if status:
+            raise b.error(status, "cuabi_tensor_map_encode_im2col")
+        return TensorMapBase._from_handle(b, b.value(out_box))
+
+    def replace_address(self, buffer: BufferBase, offset: int) -> None:
+        """cuabi_tensor_map_replace_address: Points `map` at `buffer` from byte `offset`
+        (cuTensorMapReplaceAddress), the rest unchanged; the map now keeps `buffer`
+        alive instead. The same checks of alignment and extent as the encoding."""
+        b = self._b
+        status = b.fn.cuabi_tensor_map_replace_address(self._handle, _arg(buffer, "cuabi_buffer", BufferBase, "buffer", b), check_int(offset, "offset", 0, UINT64_MAX))
+        if status:
+            raise b.error(status, "cuabi_tensor_map_replace_address")
+
+    @property
+    def bytes(self) -> bytes:
+        """cuabi_tensor_map_get_bytes: The map's CUABI_TENSOR_MAP_BYTES bytes, the value
+        of a kernel's `const __grid_constant__ CUtensorMap` parameter (copy them into
+        64-byte aligned storage for cuabi_function_launch)."""
+        b = self._b
+        return b.two_call(b.fn.cuabi_tensor_map_get_bytes, (self._handle,))
 
 
 def context_lost_message(backend: BackendArg = None) -> str:
@@ -2069,6 +2861,8 @@ class nvtx_range(ContextDecorator):
 #   cuabi_buffer_open_ipc: idiom ipc, written by hand
 #   cuabi_event_get_ipc_handle: idiom ipc, written by hand
 #   cuabi_event_open_ipc: idiom ipc, written by hand
+#   cuabi_physical_memory_release: Resource.close
+#   cuabi_address_range_release: Resource.close
 #   cuabi_buffer_fill: DeviceBuffer.fill takes a typed value and a range default
 #   cuabi_copy_3d_desc_init: Backend.desc
 #   cuabi_copy_3d: parameter `desc` (struct_in) has no generated Python form
@@ -2087,27 +2881,47 @@ class nvtx_range(ContextDecorator):
 #   cuabi_stream_get_handle: `handle` is Resource's own
 #   cuabi_stream_launch_host_func: idiom host_callback, written by hand
 #   cuabi_access_policy_window_init: AccessPolicyWindow.defaults
+#   cuabi_mem_op_init: Backend.desc
+#   cuabi_stream_mem_op_batch: parameter `ops` (array_in) has no generated Python form
+#   cuabi_copy_op_init: Backend.desc
+#   cuabi_stream_copy_batch: parameter `ops` (array_in) has no generated Python form
+#   cuabi_managed_range_init: Backend.desc
+#   cuabi_stream_prefetch_batch: parameter `ranges` (array_in) has no generated Python form
+#   cuabi_stream_discard_batch: parameter `ranges` (array_in) has no generated Python form
+#   cuabi_stream_discard_and_prefetch_batch: parameter `ranges` (array_in) has no generated Python form
 #   cuabi_event_release: Resource.close
 #   cuabi_event_record: Event.record returns the event, for chaining
 #   cuabi_graph_release: Resource.close
 #   cuabi_graph_exec_release: Resource.close
 #   cuabi_graph_exec_set_kernel_node_args: idiom launch, written by hand
+#   cuabi_graph_node_release: Resource.close
+#   cuabi_graph_add_kernel_node: idiom launch, written by hand
+#   cuabi_graph_add_host_node: idiom host_callback, written by hand
+#   cuabi_sm_resource_release: Resource.close
+#   cuabi_green_context_release: Resource.close
+#   cuabi_tensor_map_release: Resource.close
+#   cuabi_buffer_export_dlpack: idiom dlpack, written by hand
+#   cuabi_buffer_import_dlpack: idiom dlpack, written by hand
+#   cuabi_buffer_import_dlpack_unversioned: idiom dlpack, written by hand
 
 __all__ = [
     "LaunchRecord",
+    "AccessPolicyWindow",
     "MemoryPoolDesc",
     "ArrayDesc",
-    "AccessPolicyWindow",
     "AccessProperty",
     "ArrayFlag",
     "ArrayFormat",
     "BufferKind",
     "CacheState",
     "CaptureMode",
+    "ConditionalType",
     "CopyPath",
     "CoredumpFlag",
     "EventFlag",
     "FunctionAttribute",
+    "GraphInstantiateFlag",
+    "GraphNodeType",
     "Health",
     "Limit",
     "ManagedFlag",
@@ -2115,8 +2929,15 @@ __all__ = [
     "MemSyncDomain",
     "MemoryPoolFlag",
     "NameForm",
+    "PhysicalMemoryFlag",
     "StreamFlag",
     "SyncPolicy",
+    "TensorDataType",
+    "TensorInterleave",
+    "TensorL2Promotion",
+    "TensorOobFill",
+    "TensorSwizzle",
+    "VmAccess",
     "WaitCondition",
     "context_lost_message",
     "init",

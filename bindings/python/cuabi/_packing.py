@@ -15,6 +15,9 @@ Each argument becomes bytes by these rules:
 * A cuabi Texture or Surface passes its 64-bit object value
   (``cudaTextureObject_t``, ``cudaSurfaceObject_t``): 8 bytes.
 * A NumPy structured scalar or a ``ctypes.Structure`` is a struct by value.
+* An object whose class gives ``__cuabi_arg_bytes__`` (a property: the
+  bytes) and ``__cuabi_arg_size__`` (their fixed length) passes those bytes
+  by value: a cuabi TensorMap, a ``const __grid_constant__ CUtensorMap``.
 
 Whether the arguments fit the kernel (their count, and each one's size
 against its parameter's) is the core's check,
@@ -33,7 +36,7 @@ import struct
 import sys
 from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
-from ._dlpack import dlpack_pointer
+from ._dlpack import dlpack_tensor
 from .errors import InvalidArgumentError
 
 __all__ = ["pack_value", "POINTER_SIZE", "ArgumentLayout", "register_pointer_type"]
@@ -120,17 +123,71 @@ def _pack_ctypes(value: Any, size: int, index: int, kernel: Optional[str]) -> by
     return ctypes.string_at(ctypes.addressof(value), ctypes.sizeof(value))
 
 
-def _device_address(value: Any) -> Optional[int]:
+def _compact_strides(shape: Sequence[int], itemsize: int) -> Tuple[int, ...]:
+    """The strides, in bytes, of compact row-major memory of ``shape``."""
+    strides: List[int] = []
+    step = itemsize
+    for extent in reversed(shape):
+        strides.append(step)
+        step *= max(int(extent), 1)
+    return tuple(reversed(strides))
+
+
+def _refuse_strided(
+    value: Any,
+    shape: Sequence[int],
+    strides: Optional[Sequence[int]],
+    itemsize: int,
+    index: int,
+    kernel: Optional[str],
+) -> None:
+    """A kernel's pointer parameter sees one address: an array whose elements
+    are not compact row-major from there (a transposed or sliced view) is
+    refused, naming the parameter and the strides (in bytes). Its base pointer
+    passed as an int is taken as the caller's explicit choice."""
+    if strides is None:
+        return
+    shape = tuple(int(d) for d in shape)
+    strides = tuple(int(s) for s in strides)
+    if any(d == 0 for d in shape):
+        return
+    compact = _compact_strides(shape, itemsize)
+    if all(d == 1 or s == c for d, s, c in zip(shape, strides, compact)):
+        return
+    raise InvalidArgumentError(
+        f"{_where(index, kernel)}: the {_what(value)} is not contiguous (shape {shape}, "
+        f"strides {strides} bytes; contiguous would be {compact}): a kernel's pointer "
+        "parameter sees only its first address. Pass a contiguous copy, or pass its base "
+        "pointer explicitly as an int (for example tensor.data_ptr()) if the kernel "
+        "follows the strides itself"
+    )
+
+
+def _cai_address(value: Any, cai: Dict[str, Any], index: int, kernel: Optional[str]) -> int:
+    """The address of a CUDA Array Interface object, refused if it is strided."""
+    strides = cai.get("strides")
+    if strides is not None:
+        typestr = str(cai.get("typestr", "|u1"))
+        itemsize = int(typestr[2:]) if typestr[2:].isdigit() else 1
+        _refuse_strided(value, cai.get("shape", ()), strides, itemsize, index, kernel)
+    return int(cai["data"][0] or 0)
+
+
+def _device_address(value: Any, index: int = 0, kernel: Optional[str] = None) -> Optional[int]:
     """The device address behind a buffer-like object, or None if it is not one."""
     address = getattr(value, "__cuabi_ptr__", None)
     if address is not None:
         return int(address)
     cai = getattr(value, "__cuda_array_interface__", None)
     if cai is not None:
-        return int(cai["data"][0] or 0)
+        return _cai_address(value, cai, index, kernel)
     if hasattr(value, "__dlpack__") and hasattr(value, "__dlpack_device__"):
-        address, _capsule = dlpack_pointer(value)
-        return int(address)
+        tensor, _capsule = dlpack_tensor(value)
+        if not tensor.contiguous:
+            _refuse_strided(
+                value, tensor.shape, tensor.byte_strides, tensor.itemsize, index, kernel
+            )
+        return int(tensor.ptr)
     return None
 
 
@@ -156,6 +213,8 @@ def _resolve(value: Any) -> Optional[_Packer]:
         return _pack_ctypes
     if isinstance(value, (ctypes.Array, ctypes._Pointer)):
         return _pack_ctypes
+    if isinstance(getattr(t, "__cuabi_arg_bytes__", None), property):
+        return lambda v, s, i, k: bytes(v.__cuabi_arg_bytes__)
     if isinstance(value, enum.Enum):
         return lambda v, s, i, k: pack_value(v.value, s, i, k)
     if isinstance(value, int):  # int subclasses that are not enums
@@ -172,7 +231,7 @@ def _pointer_packer(t: type) -> Optional[_Packer]:
         return lambda v, s, i, k: _POINTER.pack(v.__cuabi_ptr__)
     if isinstance(getattr(t, "__cuda_array_interface__", None), property):
         return lambda v, s, i, k: _POINTER.pack(
-            int(v.__cuda_array_interface__["data"][0] or 0)
+            _cai_address(v, v.__cuda_array_interface__, i, k)
         )
     return None
 
@@ -193,7 +252,7 @@ def pack_value(value: Any, size: int, index: int = 0, kernel: Optional[str] = No
     if packer is None:
         # Not a plain value: a device array (cuabi, CuPy, PyTorch, JAX ...)?
         try:
-            address = _device_address(value)
+            address = _device_address(value, index, kernel)
         except BufferError as exc:
             raise InvalidArgumentError(f"{_where(index, kernel)}: {exc}") from None
         if address is None:
@@ -218,7 +277,7 @@ def _apply_type(value: Any, ctype: Any, index: int, kernel: Optional[str]) -> An
     if ctype is None:
         return value
     if ctype is ctypes.c_void_p:
-        address = _device_address(value)
+        address = _device_address(value, index, kernel)
         if address is not None:
             return ctypes.c_void_p(address)
     if ctype in _U64_TYPES and not isinstance(value, int):
@@ -327,6 +386,9 @@ def _argument_code(t: type, size: int, index: int) -> _Code:
         return general(ctypes.sizeof(t))
     if issubclass(t, complex):
         return general(size)
+    if isinstance(getattr(t, "__cuabi_arg_bytes__", None), property):
+        nbytes = getattr(t, "__cuabi_arg_size__", None)
+        return general(nbytes) if isinstance(nbytes, int) else ("", None, None)
     if issubclass(t, enum.Enum) and not issubclass(t, int):
         return "", None, None
     if issubclass(t, int) or issubclass(t, float):

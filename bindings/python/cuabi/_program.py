@@ -348,6 +348,14 @@ _LAUNCH_OPTIONS = frozenset(
         "programmatic_event",
         "event_at_block_start",
         "priority",
+        "access_policy_window",
+        "sync_policy",
+        "cluster_scheduling",
+        "mem_sync_domain",
+        "mem_sync_domain_map",
+        "shared_carveout",
+        "completion_event",
+        "device_updatable",
     )
 )
 _MAX_SIGNATURES = 256  # per kernel: tuples of argument types
@@ -622,6 +630,27 @@ class Kernel(FunctionBase):
             )
         )
 
+    def _node_launch(
+        self,
+        grid: Any,
+        block: Any,
+        args: Sequence[Any],
+        types: Optional[Sequence[Any]],
+        shared_mem: int,
+        options: Dict[str, Any],
+    ) -> Tuple[Any, bytes]:
+        """A kernel node's ``const cuabi_launch_config*`` argument and packed
+        argument block, made as a launch makes them (Graph.add_kernel_node)."""
+        config = LaunchConfig.of(grid, block, shared_mem, **options)
+        if types is not None:
+            data = self.pack(args, types)
+        else:
+            view = bytearray(self.args_size)
+            if not self._last_packer(view, args):
+                self._packer(args)(view, args)
+            data = bytes(view)
+        return config.as_struct(self._b), data
+
     def pack(self, args: Sequence[Any], types: Optional[Sequence[Any]] = None) -> bytes:
         """The argument block a launch with ``args`` would pass."""
         return (self._layout or self._load_layout()).pack(args, types)
@@ -747,7 +776,10 @@ class Kernel(FunctionBase):
         The keyword options of :class:`LaunchConfig` (``cooperative=True``,
         ``cluster=(2, 1, 1)``, ``programmatic=True``,
         ``programmatic_event=ev``, ``event_at_block_start=True``,
-        ``priority=p``) apply to either form.
+        ``priority=p``, and the launch attributes ``access_policy_window``,
+        ``sync_policy``, ``cluster_scheduling``, ``mem_sync_domain``,
+        ``mem_sync_domain_map``, ``shared_carveout``, ``completion_event``,
+        ``device_updatable``) apply to either form.
         ``types`` (optional, one ctypes type or None per argument) follows
         the overview's ctypes way: each value is converted to its type first."""
         # The configuration launched last, found by identity: no key built,
@@ -804,8 +836,8 @@ class Kernel(FunctionBase):
         may be a :class:`LaunchConfig` (``block`` then left out), and the
         keyword options of LaunchConfig (``cooperative``, ``cluster``,
         ``programmatic``, ``programmatic_event``, ``event_at_block_start``,
-        ``priority``) apply. The configuration is checked here (a bad one
-        raises now)."""
+        ``priority`` and the launch attributes) apply. The configuration is
+        checked here (a bad one raises now)."""
         return PreparedLaunch(self, LaunchConfig.of(grid, block, shared_mem, **options), stream)
 
     def __repr__(self) -> str:
@@ -825,10 +857,12 @@ def _config_and_args(
     programmatic_event: Optional[Event] = None,
     event_at_block_start: bool = False,
     priority: int = 0,
+    **attributes: Any,
 ) -> Tuple[LaunchConfig, Sequence[Any]]:
     """The LaunchConfig and the arguments of a launch with options or a
-    LaunchConfig (``kernel(config, args)`` puts the arguments second)."""
-    options: Dict[str, Any] = {}
+    LaunchConfig (``kernel(config, args)`` puts the arguments second);
+    ``attributes`` are LaunchConfig's launch attributes, as given."""
+    options: Dict[str, Any] = dict(attributes)
     if cooperative:
         options["cooperative"] = cooperative
     if cluster is not None:

@@ -6,10 +6,19 @@ import contextlib
 import weakref
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Optional, Sequence, Tuple, Union
 
-from ._api import CUABI_ERROR_NOT_READY, CUABI_IPC_HANDLE_SIZE, CaptureMode, EventFlag
-from ._hostmem import device_arg, host_address, ipc_handle_arg
-from ._objects import EventBase, FunctionBase, GraphBase, GraphExecBase, StreamBase, register_owner
-from ._base import Resource, check_i32, check_size
+from ._api import CUABI_ERROR_NOT_READY, CUABI_IPC_HANDLE_SIZE, CaptureMode, CopyBatchFlag, EventFlag
+from ._batch import CopyOp, ManagedRange, MemOp, copy_op_array, managed_range_array, mem_op_array
+from ._hostmem import device_arg, host_address, ipc_handle_arg, location_arg
+from ._objects import (
+    EventBase,
+    FunctionBase,
+    GraphBase,
+    GraphExecBase,
+    GraphNodeBase,
+    StreamBase,
+    register_owner,
+)
+from ._base import Resource, check_i32, check_size, check_u32
 from ._loader import Backend
 
 if TYPE_CHECKING:
@@ -175,6 +184,56 @@ class Stream(StreamBase):
             raise
         cap.graph = self.end_capture()
 
+    # --- Batches (the arrays laid out by _batch.py; every check is the
+    # library's, naming the element at fault) --------------------------------
+
+    def mem_op_batch(self, ops: Sequence[MemOp]) -> None:
+        """Queues the writes and waits of ``ops`` (:class:`MemOp`, 1 to 255)
+        in one call, in order (``cuabi_stream_mem_op_batch``)."""
+        b = self._b
+        arr, count, keep = mem_op_array(b, ops)
+        b.call("cuabi_stream_mem_op_batch", self._handle, arr, count)
+        del keep
+
+    def copy_batch(self, ops: Sequence[CopyOp], prefer_overlap: bool = False) -> None:
+        """Queues the copies of ``ops`` (:class:`CopyOp`, any direction) in
+        one call (``cuabi_stream_copy_batch``); they may run in any order
+        among themselves. ``prefer_overlap`` asks the driver to overlap them
+        with kernels."""
+        b = self._b
+        arr, count, keep = copy_op_array(b, ops)
+        flags = int(CopyBatchFlag.PREFER_OVERLAP) if prefer_overlap else 0
+        b.call("cuabi_stream_copy_batch", self._handle, arr, count, flags)
+        del keep
+
+    def prefetch_batch(self, ranges: Sequence[ManagedRange], location: Any) -> None:
+        """Migrates every :class:`ManagedRange` of ``ranges`` to ``location``
+        (a :class:`Device`, an ordinal or ``"host"``) in one call
+        (``cuabi_stream_prefetch_batch``)."""
+        b = self._b
+        where = location_arg(location)
+        arr, count, keep = managed_range_array(b, ranges)
+        b.call("cuabi_stream_prefetch_batch", self._handle, arr, count, where)
+        del keep
+
+    def discard_batch(self, ranges: Sequence[ManagedRange]) -> None:
+        """Discards the contents of every range in one call
+        (``cuabi_stream_discard_batch``): undefined until written again."""
+
+        b = self._b
+        arr, count, keep = managed_range_array(b, ranges)
+        b.call("cuabi_stream_discard_batch", self._handle, arr, count)
+        del keep
+
+    def discard_and_prefetch_batch(self, ranges: Sequence[ManagedRange], location: Any) -> None:
+        """:meth:`discard_batch` then :meth:`prefetch_batch` in one call
+        (``cuabi_stream_discard_and_prefetch_batch``)."""
+        b = self._b
+        where = location_arg(location)
+        arr, count, keep = managed_range_array(b, ranges)
+        b.call("cuabi_stream_discard_and_prefetch_batch", self._handle, arr, count, where)
+        del keep
+
 
 class _Capture:
     graph: Optional["Graph"] = None
@@ -271,6 +330,91 @@ class Graph(GraphBase):
         """An executable graph, launchable many times."""
         h = self._b.get("cuabi_graph_instantiate", self._handle, out="cuabi_graph_exec")
         return GraphExec(self._b, h, self.device)
+
+    # -- graphs built node by node -------------------------------------------
+    # The node kinds without an idiom (copies, fills, events, child graphs,
+    # allocations, conditional nodes, clone, DOT dump, flags) are
+    # GraphBase's generated methods; kernel and host nodes are here.
+
+    @classmethod
+    def create(cls, device: "Device") -> "Graph":  # type: ignore[override]
+        """An empty graph on ``device``, to fill node by node.
+
+        >>> g = cuabi.Graph.create(dev)
+        >>> up = g.add_upload_node(None, buf, 0, host, 0, n)
+        >>> k = g.add_kernel_node(saxpy, 16, 256, (np.float32(2), buf, buf, buf, n), after=up)"""
+        dev = device_arg(device)
+        h = dev.backend.get("cuabi_graph_create", dev.handle, out="cuabi_graph")
+        return cls(dev.backend, h, device)
+
+    def add_kernel_node(
+        self,
+        kernel: "Kernel",
+        grid: Any,
+        block: Any = None,
+        args: Sequence[Any] = (),
+        types: Optional[Sequence[Any]] = None,
+        after: Optional[Any] = None,
+        shared_mem: int = 0,
+        **options: Any,
+    ) -> Any:
+        """A kernel node running ``kernel`` over ``grid`` x ``block`` (or a
+        :class:`LaunchConfig` as ``grid``) with ``args`` packed as a launch
+        packs them; ``after`` (a node of this graph, or None). The
+        configuration and the arguments are checked as a launch's are."""
+        if not isinstance(kernel, FunctionBase) or not hasattr(kernel, "_node_launch"):
+            raise TypeError(f"kernel must be a cuabi.Kernel, not {type(kernel).__name__}")
+        cfg, block_bytes = kernel._node_launch(grid, block, args, types, shared_mem, options)
+        b = self._b
+        h = b.get(
+            "cuabi_graph_add_kernel_node",
+            self._handle,
+            _node_arg(after, b),
+            kernel._arg(b),
+            cfg,
+            block_bytes,
+            len(block_bytes),
+            out="cuabi_graph_node",
+        )
+        return GraphNodeBase._from_handle(b, h)
+
+    def add_host_node(self, fn: Callable[..., Any], *args: Any, after: Optional[Any] = None) -> Any:
+        """A node calling ``fn(*args)`` at every launch of the graph, on a
+        driver thread (holding the GIL). An exception it raises is reported
+        as a stream's host function's is: the next :meth:`Stream.synchronize`
+        of the stream the graph ran on raises :class:`~cuabi.HostFunctionError`.
+        ``fn`` and ``args`` are kept for the life of the process (the graph
+        may run as long as any executable graph made from it)."""
+        b = self._b
+        h = b.graph_host_node(self._handle, _node_arg(after, b), fn, args)
+        return GraphNodeBase._from_handle(b, h)
+
+    def clone(self) -> "Graph":
+        """A copy of the graph, its nodes and edges."""
+        h = self._b.get("cuabi_graph_clone", self._handle, out="cuabi_graph")
+        return Graph(self._b, h, self.device)
+
+    def instantiate_with_flags(  # type: ignore[override]
+        self, flags: int = 0, upload_stream: Optional["Stream"] = None
+    ) -> "GraphExec":
+        """An executable graph made with ``flags`` (:class:`GraphInstantiateFlag`)."""
+        h = self._b.get(
+            "cuabi_graph_instantiate_with_flags",
+            self._handle,
+            check_u32(int(flags), "flags"),
+            stream_arg(upload_stream, self._b),
+            out="cuabi_graph_exec",
+        )
+        return GraphExec(self._b, h, self.device)
+
+
+def _node_arg(node: Optional[Any], b: Backend) -> Any:
+    """The ``cuabi_graph_node`` argument for ``node`` (None: NULL)."""
+    if node is None:
+        return b.NULL
+    if not isinstance(node, GraphNodeBase):
+        raise TypeError(f"after must be a graph node or None, not {type(node).__name__}")
+    return node._arg(b)
 
 
 class GraphExec(GraphExecBase):

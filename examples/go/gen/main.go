@@ -344,6 +344,15 @@ func (g *generator) header(source string) (string, error) {
 		}
 	}
 
+	// Structs are named before the callbacks, which may take pointers to them.
+	b.WriteString("\n/* Structs, declared here and defined below. */\n")
+	for _, s := range d.Structs {
+		if err := g.declare(s.Name, "struct"); err != nil {
+			return "", err
+		}
+		fmt.Fprintf(&b, "typedef struct %s %s;\n", s.Name, s.Name)
+	}
+
 	b.WriteString("\n/* Callbacks. */\n")
 	for _, cb := range d.Callbacks {
 		ret, params, _, err := g.signature(cb)
@@ -359,11 +368,8 @@ func (g *generator) header(source string) (string, error) {
 
 	b.WriteString("\n/* Structs, field for field: the C compiler lays them out as the library's. */\n")
 	for _, s := range d.Structs {
-		if err := g.declare(s.Name, "struct"); err != nil {
-			return "", err
-		}
 		comment(&b, "", s.Doc)
-		fmt.Fprintf(&b, "typedef struct %s {\n", s.Name)
+		fmt.Fprintf(&b, "struct %s {\n", s.Name)
 		for _, f := range s.Fields {
 			decl, err := g.use(f.Type, f.Name, s.Name+"."+f.Name)
 			if err != nil {
@@ -372,7 +378,7 @@ func (g *generator) header(source string) (string, error) {
 			comment(&b, "  ", f.Doc)
 			fmt.Fprintf(&b, "  %s;\n", decl)
 		}
-		fmt.Fprintf(&b, "} %s;\n", s.Name)
+		b.WriteString("};\n")
 	}
 
 	b.WriteString("\n/* One pointer per function, filled by cuabi_go_load. */\nstruct cuabi_go_table {\n")

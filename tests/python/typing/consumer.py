@@ -21,6 +21,7 @@ from cuabi import (
     CaptureMode,
     CompileError,
     CompileOptions,
+    ConditionalType,
     ContextLostError,
     CopyPath,
     CoredumpFlag,
@@ -38,6 +39,8 @@ from cuabi import (
     ForkedError,
     FunctionAttribute,
     Graph,
+    GraphInstantiateFlag,
+    GraphNodeType,
     GraphExec,
     Health,
     HostFunctionError,
@@ -64,6 +67,10 @@ from cuabi import (
     MemoryPool,
     MemoryPoolDesc,
     MemoryPoolFlag,
+    PhysicalMemory,
+    PhysicalMemoryFlag,
+    AddressRange,
+    VmAccess,
     Module,
     NameForm,
     NoDeviceError,
@@ -83,9 +90,23 @@ from cuabi import (
     StubDriverError,
     Surface,
     SyncPolicy,
+    GreenContext,
+    SmResource,
+    ClusterSchedulingPolicy,
+    CopyOp,
+    ManagedRange,
+    MemOp,
+    TENSOR_MAP_BYTES,
+    TensorDataType,
+    TensorInterleave,
+    TensorL2Promotion,
+    TensorMap,
+    TensorOobFill,
+    TensorSwizzle,
     Texture,
     WaitCondition,
     cache_clear,
+    from_dlpack,
     cache_dir,
     cache_state,
     cache_usage,
@@ -135,6 +156,7 @@ EXPORTED: List[Any] = [
     CaptureMode,
     CompileError,
     CompileOptions,
+    ConditionalType,
     ContextLostError,
     CopyPath,
     CoredumpFlag,
@@ -152,6 +174,8 @@ EXPORTED: List[Any] = [
     ForkedError,
     FunctionAttribute,
     Graph,
+    GraphInstantiateFlag,
+    GraphNodeType,
     GraphExec,
     Health,
     HostFunctionError,
@@ -178,6 +202,10 @@ EXPORTED: List[Any] = [
     MemoryPool,
     MemoryPoolDesc,
     MemoryPoolFlag,
+    PhysicalMemory,
+    PhysicalMemoryFlag,
+    AddressRange,
+    VmAccess,
     Module,
     NameForm,
     NoDeviceError,
@@ -197,9 +225,23 @@ EXPORTED: List[Any] = [
     StubDriverError,
     Surface,
     SyncPolicy,
+    GreenContext,
+    SmResource,
+    ClusterSchedulingPolicy,
+    CopyOp,
+    ManagedRange,
+    MemOp,
+    TENSOR_MAP_BYTES,
+    TensorDataType,
+    TensorInterleave,
+    TensorL2Promotion,
+    TensorMap,
+    TensorOobFill,
+    TensorSwizzle,
     Texture,
     WaitCondition,
     cache_clear,
+    from_dlpack,
     cache_dir,
     cache_state,
     cache_usage,
@@ -254,6 +296,22 @@ def window_over(stream: cuabi.Stream, buf: cuabi.DeviceBuffer, nbytes: int) -> f
     shape: ArrayDesc = Array(stream.device, (4, 8)).desc
     pool = MemoryPoolDesc.defaults()
     return (got.hit_ratio or 0.0) + (shape.width or 0) + (pool.max_bytes or 0)
+
+
+def grown(device: cuabi.Device) -> Tuple[int, int]:
+    """Virtual memory as a user types it: a growable buffer is a DeviceBuffer,
+    a range's view is one too."""
+    minimum, _ = device.vm_granularity
+    buf: DeviceBuffer = device.alloc_growable(minimum, 4 * minimum)
+    buf.grow(2 * minimum)
+    mem = PhysicalMemory(device, minimum, exportable=True)
+    rng = AddressRange(device, minimum)
+    rng.map(0, mem)
+    rng.set_access(0, minimum, device, VmAccess.READWRITE)
+    view: DeviceBuffer = rng.buffer()
+    fd: int = mem.export_fd()
+    flag: PhysicalMemoryFlag = PhysicalMemoryFlag.EXPORTABLE
+    return buf.reserved_size + view.nbytes + int(flag), fd
 
 
 def annotated_step(device: cuabi.Device) -> float:

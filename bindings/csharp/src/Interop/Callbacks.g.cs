@@ -30,4 +30,14 @@ namespace Cuabi.Interop
     /// </summary>
     [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
     public delegate int HostFnNative(IntPtr user_data, IntPtr message, UIntPtr message_size);
+
+    // typedef void (*cuabi_dlpack_deleter_fn)(cuabi_dlpack_managed_tensor* self);
+    /// <summary>The deleter of an unversioned (DLPack 0.x) managed tensor.</summary>
+    [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
+    public delegate void DlpackDeleterFnNative(IntPtr self);
+
+    // typedef void (*cuabi_dlpack_versioned_deleter_fn)(cuabi_dlpack_managed_tensor_versioned* self);
+    /// <summary>The deleter of a versioned (DLPack 1.x) managed tensor.</summary>
+    [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
+    public delegate void DlpackVersionedDeleterFnNative(IntPtr self);
 }

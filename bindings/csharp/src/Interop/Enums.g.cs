@@ -353,6 +353,72 @@ namespace Cuabi
         /// instead of when every block has triggered or exited.
         /// </summary>
         ProgrammaticEventAtBlockStart = 4,
+        /// <summary>
+        /// The kernel node this launch makes when its stream captures a graph is
+        /// device-updatable (its arguments may be changed from a kernel). Only for
+        /// a launch on a stream that is capturing; a launch outside a capture is
+        /// refused before the driver sees it. A graph with such a node is
+        /// instantiated once.
+        /// </summary>
+        DeviceUpdatableKernelNode = 8,
+    }
+
+    /// <summary>How a host thread waits in a synchronize on the stream's work.</summary>
+    /// <remarks>C: cuabi_sync_policy.</remarks>
+    public enum SyncPolicy
+    {
+        /// <summary>The driver's choice (the default).</summary>
+        Auto = 1,
+        /// <summary>Spin on the CPU: the lowest latency, a busy core.</summary>
+        Spin = 2,
+        /// <summary>Spin, yielding the core to other threads between checks.</summary>
+        Yield = 3,
+        /// <summary>Sleep until the work is done: an idle core, more latency.</summary>
+        BlockingSync = 4,
+    }
+
+    /// <summary>
+    /// The memory-synchronisation domain of a stream's kernels: a fence in one
+    /// domain need not wait for the memory traffic of the other (kernels that
+    /// talk to other GPUs, such as NCCL's, run in the remote one).
+    /// </summary>
+    /// <remarks>C: cuabi_mem_sync_domain.</remarks>
+    public enum MemSyncDomain
+    {
+        /// <summary>The domain of a stream's kernels unless set.</summary>
+        Default = 0,
+        /// <summary>The domain for kernels that talk to other GPUs.</summary>
+        Remote = 1,
+    }
+
+    /// <summary>How accesses to memory are kept in L2.</summary>
+    /// <remarks>C: cuabi_access_property.</remarks>
+    public enum AccessProperty
+    {
+        /// <summary>Kept in L2 as any access is.</summary>
+        Normal = 0,
+        /// <summary>Less likely to stay in L2.</summary>
+        Streaming = 1,
+        /// <summary>
+        /// More likely to stay in L2, in the part set aside with
+        /// CUABI_LIMIT_PERSISTING_L2_CACHE_SIZE.
+        /// </summary>
+        Persisting = 2,
+    }
+
+    /// <summary>
+    /// How a cluster's blocks are placed on the device's multiprocessors
+    /// (cuabi_launch_config.cluster_scheduling_policy).
+    /// </summary>
+    /// <remarks>C: cuabi_cluster_scheduling_policy.</remarks>
+    public enum ClusterSchedulingPolicy
+    {
+        /// <summary>The driver's choice.</summary>
+        Default = 0,
+        /// <summary>A cluster's blocks spread over the multiprocessors.</summary>
+        Spread = 1,
+        /// <summary>The hardware balances a cluster's blocks over the multiprocessors.</summary>
+        LoadBalancing = 2,
     }
 
     /// <summary>How a buffer's memory was obtained; decides how it is freed.</summary>
@@ -371,6 +437,16 @@ namespace Cuabi
         Wrapped = 4,
         /// <summary>cuabi_buffer_open_ipc: another process's memory, mapped here.</summary>
         Ipc = 5,
+        /// <summary>
+        /// cuabi_buffer_alloc_growable: reserved addresses with memory mapped
+        /// behind them as the buffer grows (cuabi_buffer_grow).
+        /// </summary>
+        Growable = 6,
+        /// <summary>
+        /// cuabi_buffer_from_range: a view of memory mapped into an address range,
+        /// which it keeps alive; release unmaps nothing.
+        /// </summary>
+        Range = 7,
     }
 
     /// <summary>Flags for cuabi_memory_pool_desc: an OR of cuabi_memory_pool_flag_bits.</summary>
@@ -430,6 +506,33 @@ namespace Cuabi
         Peer = 1,
         /// <summary>Between devices through host memory: peer access is not enabled.</summary>
         ThroughHost = 2,
+    }
+
+    /// <summary>
+    /// Flags for cuabi_physical_memory_create: an OR of
+    /// cuabi_physical_memory_flag_bits.
+    /// </summary>
+    /// <remarks>C: cuabi_physical_memory_flags, cuabi_physical_memory_flag_bits.</remarks>
+    [Flags]
+    public enum PhysicalMemoryFlags : uint
+    {
+        /// <summary>No flags.</summary>
+        None = 0,
+        /// <summary>
+        /// The memory can be exported to another process as a POSIX file
+        /// descriptor (cuabi_physical_memory_export_fd).
+        /// </summary>
+        Exportable = 1,
+    }
+
+    /// <summary>What a device may do with memory mapped into a range.</summary>
+    /// <remarks>C: cuabi_vm_access.</remarks>
+    public enum VmAccess
+    {
+        /// <summary>Read it.</summary>
+        Read = 1,
+        /// <summary>Read and write it.</summary>
+        Readwrite = 3,
     }
 
     /// <summary>An array element's channel type (the values of the driver's CUarray_format).</summary>
@@ -520,49 +623,6 @@ namespace Cuabi
         NonBlocking = 1,
     }
 
-    /// <summary>How a host thread waits in a synchronize on the stream's work.</summary>
-    /// <remarks>C: cuabi_sync_policy.</remarks>
-    public enum SyncPolicy
-    {
-        /// <summary>The driver's choice (the default).</summary>
-        Auto = 1,
-        /// <summary>Spin on the CPU: the lowest latency, a busy core.</summary>
-        Spin = 2,
-        /// <summary>Spin, yielding the core to other threads between checks.</summary>
-        Yield = 3,
-        /// <summary>Sleep until the work is done: an idle core, more latency.</summary>
-        BlockingSync = 4,
-    }
-
-    /// <summary>
-    /// The memory-synchronisation domain of a stream's kernels: a fence in one
-    /// domain need not wait for the memory traffic of the other (kernels that
-    /// talk to other GPUs, such as NCCL's, run in the remote one).
-    /// </summary>
-    /// <remarks>C: cuabi_mem_sync_domain.</remarks>
-    public enum MemSyncDomain
-    {
-        /// <summary>The domain of a stream's kernels unless set.</summary>
-        Default = 0,
-        /// <summary>The domain for kernels that talk to other GPUs.</summary>
-        Remote = 1,
-    }
-
-    /// <summary>How accesses to memory are kept in L2.</summary>
-    /// <remarks>C: cuabi_access_property.</remarks>
-    public enum AccessProperty
-    {
-        /// <summary>Kept in L2 as any access is.</summary>
-        Normal = 0,
-        /// <summary>Less likely to stay in L2.</summary>
-        Streaming = 1,
-        /// <summary>
-        /// More likely to stay in L2, in the part set aside with
-        /// CUABI_LIMIT_PERSISTING_L2_CACHE_SIZE.
-        /// </summary>
-        Persisting = 2,
-    }
-
     /// <summary>
     /// When a stream's wait on a value is over (cuabi_stream_wait_value). The
     /// comparisons are of 32- or 64-bit words, as the width says.
@@ -608,6 +668,30 @@ namespace Cuabi
         NoMemoryBarrier = 2,
     }
 
+    /// <summary>What an element of cuabi_stream_mem_op_batch does.</summary>
+    /// <remarks>C: cuabi_mem_op_kind.</remarks>
+    public enum MemOpKind
+    {
+        /// <summary>cuabi_stream_write_value.</summary>
+        Write = 0,
+        /// <summary>cuabi_stream_wait_value.</summary>
+        Wait = 1,
+    }
+
+    /// <summary>Flags of cuabi_stream_copy_batch: an OR of cuabi_copy_batch_flag_bits.</summary>
+    /// <remarks>C: cuabi_copy_batch_flags, cuabi_copy_batch_flag_bits.</remarks>
+    [Flags]
+    public enum CopyBatchFlags : uint
+    {
+        /// <summary>No flags.</summary>
+        None = 0,
+        /// <summary>
+        /// Ask the driver to overlap the copies with the device's kernels
+        /// (CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE).
+        /// </summary>
+        PreferOverlap = 1,
+    }
+
     /// <summary>Flags for cuabi_event_create: an OR of cuabi_event_flag_bits.</summary>
     /// <remarks>C: cuabi_event_flags, cuabi_event_flag_bits.</remarks>
     [Flags]
@@ -638,6 +722,81 @@ namespace Cuabi
         Relaxed = 2,
     }
 
+    /// <summary>A node's kind (the values of the driver's CUgraphNodeType).</summary>
+    /// <remarks>C: cuabi_graph_node_type.</remarks>
+    public enum GraphNodeType
+    {
+        /// <summary>A kernel (cuabi_graph_add_kernel_node).</summary>
+        Kernel = 0,
+        /// <summary>A copy (cuabi_graph_add_copy_node, _upload_node, _download_node).</summary>
+        Memcpy = 1,
+        /// <summary>A fill (cuabi_graph_add_fill_node).</summary>
+        Memset = 2,
+        /// <summary>A host function (cuabi_graph_add_host_node).</summary>
+        Host = 3,
+        /// <summary>A child graph (cuabi_graph_add_child_graph_node).</summary>
+        Graph = 4,
+        /// <summary>No work, only ordering (cuabi_graph_add_empty_node).</summary>
+        Empty = 5,
+        /// <summary>A wait on an event (cuabi_graph_add_event_wait_node).</summary>
+        WaitEvent = 6,
+        /// <summary>An event record (cuabi_graph_add_event_record_node).</summary>
+        EventRecord = 7,
+        /// <summary>An external semaphore signal (captured only).</summary>
+        ExtSemasSignal = 8,
+        /// <summary>An external semaphore wait (captured only).</summary>
+        ExtSemasWait = 9,
+        /// <summary>A memory allocation (cuabi_graph_add_mem_alloc_node).</summary>
+        MemAlloc = 10,
+        /// <summary>A memory free (cuabi_graph_add_mem_free_node).</summary>
+        MemFree = 11,
+        /// <summary>Stream memory operations (captured only).</summary>
+        BatchMemOp = 12,
+        /// <summary>A conditional node (cuabi_graph_add_conditional_node).</summary>
+        Conditional = 13,
+    }
+
+    /// <summary>A conditional node's kind (the values of CUgraphConditionalNodeType).</summary>
+    /// <remarks>C: cuabi_conditional_type.</remarks>
+    public enum ConditionalType
+    {
+        /// <summary>
+        /// Body 0 runs when the condition is not zero; with size 2, body 1 (ELSE)
+        /// runs when it is zero.
+        /// </summary>
+        If = 0,
+        /// <summary>
+        /// Body 0 runs again and again while the condition is not zero (checked
+        /// before each run).
+        /// </summary>
+        While = 1,
+        /// <summary>Body n runs when the condition is n; none when it is size or more.</summary>
+        Switch = 2,
+    }
+
+    /// <summary>An OR of cuabi_graph_instantiate_flag_bits.</summary>
+    /// <remarks>C: cuabi_graph_instantiate_flags, cuabi_graph_instantiate_flag_bits.</remarks>
+    [Flags]
+    public enum GraphInstantiateFlags : uint
+    {
+        /// <summary>No flags.</summary>
+        None = 0,
+        /// <summary>
+        /// Memory allocation nodes' allocations not freed in the graph are freed
+        /// before each launch.
+        /// </summary>
+        AutoFreeOnLaunch = 1,
+        /// <summary>Upload the graph to the device during instantiation, on upload_stream.</summary>
+        Upload = 2,
+        /// <summary>Instantiate the graph so that device code may launch it.</summary>
+        DeviceLaunch = 4,
+        /// <summary>
+        /// Kernel nodes run at their own priority (cuabi_launch_config.priority),
+        /// not the launching stream's.
+        /// </summary>
+        UseNodePriority = 8,
+    }
+
     /// <summary>An OR of cuabi_coredump_flag_bits.</summary>
     /// <remarks>C: cuabi_coredump_flags, cuabi_coredump_flag_bits.</remarks>
     [Flags]
@@ -662,5 +821,139 @@ namespace Cuabi
         SkipConstbankMemory = 32,
         /// <summary>A small dump: the four SKIP_*_MEMORY / ELF flags above.</summary>
         Lightweight = 15,
+    }
+
+    /// <summary>A tensor element's type (CUtensorMapDataType).</summary>
+    /// <remarks>C: cuabi_tensor_data_type.</remarks>
+    public enum TensorDataType
+    {
+        /// <summary>1 byte</summary>
+        Uint8 = 0,
+        /// <summary>2 bytes</summary>
+        Uint16 = 1,
+        /// <summary>4 bytes</summary>
+        Uint32 = 2,
+        /// <summary>4 bytes</summary>
+        Int32 = 3,
+        /// <summary>8 bytes</summary>
+        Uint64 = 4,
+        /// <summary>8 bytes</summary>
+        Int64 = 5,
+        /// <summary>2 bytes</summary>
+        Float16 = 6,
+        /// <summary>4 bytes</summary>
+        Float32 = 7,
+        /// <summary>8 bytes</summary>
+        Float64 = 8,
+        /// <summary>2 bytes</summary>
+        Bfloat16 = 9,
+        /// <summary>4 bytes, denormals flushed</summary>
+        Float32Ftz = 10,
+        /// <summary>4 bytes</summary>
+        Tfloat32 = 11,
+        /// <summary>4 bytes, denormals flushed</summary>
+        Tfloat32Ftz = 12,
+    }
+
+    /// <summary>An interleaved layout (CUtensorMapInterleave).</summary>
+    /// <remarks>C: cuabi_tensor_interleave.</remarks>
+    public enum TensorInterleave
+    {
+        /// <summary>not interleaved</summary>
+        None = 0,
+        /// <summary>16-byte interleaved channels</summary>
+        B16 = 1,
+        /// <summary>32-byte interleaved channels</summary>
+        B32 = 2,
+    }
+
+    /// <summary>The shared-memory swizzle of a copied box (CUtensorMapSwizzle).</summary>
+    /// <remarks>C: cuabi_tensor_swizzle.</remarks>
+    public enum TensorSwizzle
+    {
+        /// <summary>no swizzle</summary>
+        None = 0,
+        /// <summary>16-byte chunks within a 32-byte span</summary>
+        B32 = 1,
+        /// <summary>16-byte chunks within a 64-byte span</summary>
+        B64 = 2,
+        /// <summary>16-byte chunks within a 128-byte span</summary>
+        B128 = 3,
+    }
+
+    /// <summary>The L2 fetch size (CUtensorMapL2promotion).</summary>
+    /// <remarks>C: cuabi_tensor_l2_promotion.</remarks>
+    public enum TensorL2Promotion
+    {
+        /// <summary>no promotion</summary>
+        None = 0,
+        /// <summary>64-byte L2 fetches</summary>
+        B64 = 1,
+        /// <summary>128-byte L2 fetches</summary>
+        B128 = 2,
+        /// <summary>256-byte L2 fetches</summary>
+        B256 = 3,
+    }
+
+    /// <summary>What fills elements outside the tensor (CUtensorMapFloatOOBfill).</summary>
+    /// <remarks>C: cuabi_tensor_oob_fill.</remarks>
+    public enum TensorOobFill
+    {
+        /// <summary>Zeros.</summary>
+        Zero = 0,
+        /// <summary>NaN that requests zero in FMA (floating-point types only).</summary>
+        NanRequestZeroFma = 1,
+    }
+
+    /// <summary>
+    /// DLPack's device types (DLDeviceType) that name CUDA memory; DLPack has
+    /// others (CPU 1, ROCm 10, ...), which cuabi refuses.
+    /// </summary>
+    /// <remarks>C: cuabi_dlpack_device_type.</remarks>
+    public enum DlpackDeviceType
+    {
+        /// <summary>device memory (kDLCUDA)</summary>
+        Cuda = 2,
+        /// <summary>page-locked host memory (kDLCUDAHost)</summary>
+        PinnedHost = 3,
+        /// <summary>managed memory (kDLCUDAManaged)</summary>
+        Managed = 13,
+    }
+
+    /// <summary>DLPack's element type codes (DLDataTypeCode).</summary>
+    /// <remarks>C: cuabi_dlpack_type_code.</remarks>
+    public enum DlpackTypeCode
+    {
+        /// <summary>signed integer</summary>
+        Int = 0,
+        /// <summary>unsigned integer</summary>
+        Uint = 1,
+        /// <summary>IEEE floating point</summary>
+        Float = 2,
+        /// <summary>an opaque handle</summary>
+        Opaque = 3,
+        /// <summary>bfloat16</summary>
+        Bfloat = 4,
+        /// <summary>complex: two floats per element</summary>
+        Complex = 5,
+        /// <summary>boolean, 8 bits</summary>
+        Bool = 6,
+    }
+
+    /// <summary>
+    /// How cuabi_buffer_import_dlpack may use the tensor: an OR of
+    /// cuabi_dlpack_import_flag_bits.
+    /// </summary>
+    /// <remarks>C: cuabi_dlpack_import_flags, cuabi_dlpack_import_flag_bits.</remarks>
+    [Flags]
+    public enum DlpackImportFlags : uint
+    {
+        /// <summary>No flags.</summary>
+        None = 0,
+        /// <summary>
+        /// The caller will only read the memory: a read-only tensor is accepted
+        /// (without it, one is refused).
+        /// </summary>
+        ReadOnly = 1,
     }
 }

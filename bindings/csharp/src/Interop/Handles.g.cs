@@ -381,4 +381,136 @@ namespace Cuabi.Interop
 
         partial void Released();
     }
+
+    /// <summary>A cuabi_physical_memory handle: device memory with no address. Disposing it calls cuabi_physical_memory_release.</summary>
+    public sealed partial class SafePhysicalMemoryHandle : CuabiSafeHandle
+    {
+        /// <summary>A NULL handle (the runtime fills it in for out-parameters).</summary>
+        public SafePhysicalMemoryHandle() { }
+
+        /// <summary>Wraps an existing handle value.</summary>
+        /// <param name="existing">The raw handle value.</param>
+        /// <param name="ownsHandle">Whether disposing this object releases the handle.</param>
+        public SafePhysicalMemoryHandle(IntPtr existing, bool ownsHandle) : base(existing, ownsHandle) { }
+
+        /// <summary>Releases the handle through cuabi_physical_memory_release.</summary>
+        protected override bool ReleaseHandle()
+        {
+            NativeMethods.cuabi_physical_memory_release(handle);
+            Released();
+            return true;
+        }
+
+        partial void Released();
+    }
+
+    /// <summary>A cuabi_address_range handle: reserved device addresses. Disposing it calls cuabi_address_range_release.</summary>
+    public sealed partial class SafeAddressRangeHandle : CuabiSafeHandle
+    {
+        /// <summary>A NULL handle (the runtime fills it in for out-parameters).</summary>
+        public SafeAddressRangeHandle() { }
+
+        /// <summary>Wraps an existing handle value.</summary>
+        /// <param name="existing">The raw handle value.</param>
+        /// <param name="ownsHandle">Whether disposing this object releases the handle.</param>
+        public SafeAddressRangeHandle(IntPtr existing, bool ownsHandle) : base(existing, ownsHandle) { }
+
+        /// <summary>Releases the handle through cuabi_address_range_release.</summary>
+        protected override bool ReleaseHandle()
+        {
+            NativeMethods.cuabi_address_range_release(handle);
+            Released();
+            return true;
+        }
+
+        partial void Released();
+    }
+
+    /// <summary>A cuabi_graph_node handle: a node of a graph. Disposing it calls cuabi_graph_node_release.</summary>
+    public sealed partial class SafeGraphNodeHandle : CuabiSafeHandle
+    {
+        /// <summary>A NULL handle (the runtime fills it in for out-parameters).</summary>
+        public SafeGraphNodeHandle() { }
+
+        /// <summary>Wraps an existing handle value.</summary>
+        /// <param name="existing">The raw handle value.</param>
+        /// <param name="ownsHandle">Whether disposing this object releases the handle.</param>
+        public SafeGraphNodeHandle(IntPtr existing, bool ownsHandle) : base(existing, ownsHandle) { }
+
+        /// <summary>Releases the handle through cuabi_graph_node_release.</summary>
+        protected override bool ReleaseHandle()
+        {
+            NativeMethods.cuabi_graph_node_release(handle);
+            Released();
+            return true;
+        }
+
+        partial void Released();
+    }
+
+    /// <summary>A cuabi_sm_resource handle: a set of a device's SMs. Disposing it calls cuabi_sm_resource_release.</summary>
+    public sealed partial class SafeSmResourceHandle : CuabiSafeHandle
+    {
+        /// <summary>A NULL handle (the runtime fills it in for out-parameters).</summary>
+        public SafeSmResourceHandle() { }
+
+        /// <summary>Wraps an existing handle value.</summary>
+        /// <param name="existing">The raw handle value.</param>
+        /// <param name="ownsHandle">Whether disposing this object releases the handle.</param>
+        public SafeSmResourceHandle(IntPtr existing, bool ownsHandle) : base(existing, ownsHandle) { }
+
+        /// <summary>Releases the handle through cuabi_sm_resource_release.</summary>
+        protected override bool ReleaseHandle()
+        {
+            NativeMethods.cuabi_sm_resource_release(handle);
+            Released();
+            return true;
+        }
+
+        partial void Released();
+    }
+
+    /// <summary>A cuabi_green_context handle: a context confined to a set of SMs. Disposing it calls cuabi_green_context_release.</summary>
+    public sealed partial class SafeGreenContextHandle : CuabiSafeHandle
+    {
+        /// <summary>A NULL handle (the runtime fills it in for out-parameters).</summary>
+        public SafeGreenContextHandle() { }
+
+        /// <summary>Wraps an existing handle value.</summary>
+        /// <param name="existing">The raw handle value.</param>
+        /// <param name="ownsHandle">Whether disposing this object releases the handle.</param>
+        public SafeGreenContextHandle(IntPtr existing, bool ownsHandle) : base(existing, ownsHandle) { }
+
+        /// <summary>Releases the handle through cuabi_green_context_release.</summary>
+        protected override bool ReleaseHandle()
+        {
+            NativeMethods.cuabi_green_context_release(handle);
+            Released();
+            return true;
+        }
+
+        partial void Released();
+    }
+
+    /// <summary>A cuabi_tensor_map handle: a TMA descriptor over a buffer. Disposing it calls cuabi_tensor_map_release.</summary>
+    public sealed partial class SafeTensorMapHandle : CuabiSafeHandle
+    {
+        /// <summary>A NULL handle (the runtime fills it in for out-parameters).</summary>
+        public SafeTensorMapHandle() { }
+
+        /// <summary>Wraps an existing handle value.</summary>
+        /// <param name="existing">The raw handle value.</param>
+        /// <param name="ownsHandle">Whether disposing this object releases the handle.</param>
+        public SafeTensorMapHandle(IntPtr existing, bool ownsHandle) : base(existing, ownsHandle) { }
+
+        /// <summary>Releases the handle through cuabi_tensor_map_release.</summary>
+        protected override bool ReleaseHandle()
+        {
+            NativeMethods.cuabi_tensor_map_release(handle);
+            Released();
+            return true;
+        }
+
+        partial void Released();
+    }
 }

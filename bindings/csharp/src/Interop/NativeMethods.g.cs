@@ -57,6 +57,30 @@ namespace Cuabi.Interop
         /// </summary>
         public const int CUABI_IPC_HANDLE_SIZE = 128;
 
+        /// <summary>
+        /// The size in bytes of a tensor map as a kernel argument (CUtensorMap,
+        /// passed by value, `const __grid_constant__ CUtensorMap`, 64-byte aligned).
+        /// </summary>
+        public const int CUABI_TENSOR_MAP_BYTES = 128;
+
+        /// <summary>
+        /// The DLPack version cuabi_buffer_export_dlpack writes; an imported tensor
+        /// must have this major version.
+        /// </summary>
+        public const int CUABI_DLPACK_MAJOR_VERSION = 1;
+
+        /// <summary>The DLPack minor version cuabi_buffer_export_dlpack writes.</summary>
+        public const int CUABI_DLPACK_MINOR_VERSION = 1;
+
+        /// <summary>The consumer may only read the memory.</summary>
+        public const int CUABI_DLPACK_FLAG_READ_ONLY = 1;
+
+        /// <summary>The producer copied the data to make the tensor.</summary>
+        public const int CUABI_DLPACK_FLAG_IS_COPIED = 2;
+
+        /// <summary>Sub-byte elements are padded to a byte each.</summary>
+        public const int CUABI_DLPACK_FLAG_IS_SUBBYTE_TYPE_PADDED = 4;
+
         // --- Versions ---
 
         // uint32_t cuabi_version(void);
@@ -1499,6 +1523,203 @@ namespace Cuabi.Interop
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_buffer_get_copy_path")]
         public static extern CudaStatus cuabi_buffer_get_copy_path(SafeBufferHandle dst, SafeBufferHandle src, out CopyPath path);
 
+        // --- Virtual memory ---
+
+        // cuabi_status cuabi_device_get_vm_granularity(cuabi_device device, size_t* minimum, size_t* recommended);
+        /// <summary>
+        /// The granularity of `device`'s virtual memory in bytes: `minimum`, of
+        /// which every size and offset of physical memory, ranges, mappings and
+        /// growable buffers must be a multiple, and `recommended`, a multiple of it
+        /// the driver suggests for large allocations.
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_device_get_vm_granularity")]
+        public static extern CudaStatus cuabi_device_get_vm_granularity(SafeDeviceHandle device, out UIntPtr minimum, out UIntPtr recommended);
+
+        // cuabi_status cuabi_physical_memory_create(cuabi_device device, size_t bytes, cuabi_physical_memory_flags flags, cuabi_physical_memory* out);
+        /// <summary>
+        /// `bytes` (&gt; 0, a multiple of the minimum granularity) of physical memory
+        /// on `device` (cuMemCreate), with no address yet: map it into a range
+        /// (cuabi_address_range_map) to use it. `flags` is an OR of
+        /// cuabi_physical_memory_flag_bits (unknown bits answer
+        /// CUABI_ERROR_INVALID_ARGUMENT; CUABI_PHYSICAL_MEMORY_EXPORTABLE where the
+        /// device cannot export memory as a file descriptor answers
+        /// CUABI_ERROR_NOT_SUPPORTED). Out of device memory answers
+        /// CUABI_ERROR_OUT_OF_MEMORY.
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_physical_memory_create")]
+        public static extern CudaStatus cuabi_physical_memory_create(SafeDeviceHandle device, UIntPtr bytes, PhysicalMemoryFlags flags, out SafePhysicalMemoryHandle @out);
+
+        // cuabi_status cuabi_physical_memory_import_fd(cuabi_device device, int32_t fd, size_t bytes, cuabi_physical_memory* out);
+        /// <summary>
+        /// Opens on `device` the physical memory another process exported
+        /// (cuabi_physical_memory_export_fd): the same memory, given back to the
+        /// driver once every process let go of it. `fd` stays the caller's to close;
+        /// `bytes` is the memory's size, as the exporter's
+        /// cuabi_physical_memory_get_size gave it (a file descriptor does not carry
+        /// it). `device` is the GPU the memory is on; other devices reach it through
+        /// a range (cuabi_address_range_set_access). A descriptor that is not open,
+        /// or is a file, a directory, a pipe or a socket, is no such memory and is
+        /// refused with CUABI_ERROR_INVALID_ARGUMENT naming what it is; so is memory
+        /// of another GPU than `device`.
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_physical_memory_import_fd")]
+        public static extern CudaStatus cuabi_physical_memory_import_fd(SafeDeviceHandle device, int fd, UIntPtr bytes, out SafePhysicalMemoryHandle @out);
+
+        // void cuabi_physical_memory_release(cuabi_physical_memory memory);
+        /// <summary>
+        /// Drops the handle. The memory goes back to the driver once no range maps
+        /// it any more.
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_physical_memory_release")]
+        public static extern void cuabi_physical_memory_release(IntPtr memory);
+
+        // cuabi_status cuabi_physical_memory_free(cuabi_physical_memory memory);
+        /// <summary>
+        /// Gives the memory back to the driver now (cuMemRelease) and releases the
+        /// handle, which answers CUABI_ERROR_INVALID_HANDLE from then on. Memory a
+        /// range still maps is refused with CUABI_ERROR_INVALID_ARGUMENT naming the
+        /// range's address and the mapping's offset (unmap it first, or release the
+        /// handle and let the last mapping free it); the handle stays valid after
+        /// that refusal.
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_physical_memory_free")]
+        public static extern CudaStatus cuabi_physical_memory_free(SafePhysicalMemoryHandle memory);
+
+        // cuabi_status cuabi_physical_memory_get_size(cuabi_physical_memory memory, size_t* bytes);
+        /// <summary>The memory's size in bytes.</summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_physical_memory_get_size")]
+        public static extern CudaStatus cuabi_physical_memory_get_size(SafePhysicalMemoryHandle memory, out UIntPtr bytes);
+
+        // cuabi_status cuabi_physical_memory_get_device_ordinal(cuabi_physical_memory memory, int32_t* ordinal);
+        /// <summary>The ordinal of the device the memory is on.</summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_physical_memory_get_device_ordinal")]
+        public static extern CudaStatus cuabi_physical_memory_get_device_ordinal(SafePhysicalMemoryHandle memory, out int ordinal);
+
+        // cuabi_status cuabi_physical_memory_export_fd(cuabi_physical_memory memory, int32_t* fd);
+        /// <summary>
+        /// A new file descriptor for the memory in `fd`, owned by the caller: send
+        /// it to another process over a Unix socket (SCM_RIGHTS) or let a child
+        /// inherit it, for cuabi_physical_memory_import_fd, then close it. Memory
+        /// made without CUABI_PHYSICAL_MEMORY_EXPORTABLE answers
+        /// CUABI_ERROR_INVALID_ARGUMENT.
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_physical_memory_export_fd")]
+        public static extern CudaStatus cuabi_physical_memory_export_fd(SafePhysicalMemoryHandle memory, out int fd);
+
+        // cuabi_status cuabi_address_range_reserve(cuabi_device device, size_t bytes, cuabi_address_range* out);
+        /// <summary>
+        /// Reserves `bytes` (&gt; 0, a multiple of the minimum granularity) of device
+        /// addresses (cuMemAddressReserve), with no memory behind them. `device`
+        /// makes the calls (its context); the range may hold memory of any device.
+        /// Releasing the range unmaps what is still mapped and gives the addresses
+        /// back, once no buffer views it.
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_address_range_reserve")]
+        public static extern CudaStatus cuabi_address_range_reserve(SafeDeviceHandle device, UIntPtr bytes, out SafeAddressRangeHandle @out);
+
+        // void cuabi_address_range_release(cuabi_address_range range);
+        /// <summary>Drops the handle (see cuabi_address_range_reserve).</summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_address_range_release")]
+        public static extern void cuabi_address_range_release(IntPtr range);
+
+        // cuabi_status cuabi_address_range_get_pointer(cuabi_address_range range, uint64_t* ptr);
+        /// <summary>The range's first device address in `ptr`.</summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_address_range_get_pointer")]
+        public static extern CudaStatus cuabi_address_range_get_pointer(SafeAddressRangeHandle range, out ulong ptr);
+
+        // cuabi_status cuabi_address_range_get_size(cuabi_address_range range, size_t* bytes);
+        /// <summary>The range's size in bytes, as reserved.</summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_address_range_get_size")]
+        public static extern CudaStatus cuabi_address_range_get_size(SafeAddressRangeHandle range, out UIntPtr bytes);
+
+        // cuabi_status cuabi_address_range_map(cuabi_address_range range, size_t offset, cuabi_physical_memory memory);
+        /// <summary>
+        /// Maps all of `memory` at byte `offset` of the range (cuMemMap) and gives
+        /// the memory's own device read and write access there. The range keeps the
+        /// memory alive until it is unmapped. `offset` is a multiple of the
+        /// granularity; a mapping past the range's end answers
+        /// CUABI_ERROR_OUT_OF_RANGE; one over bytes already mapped,
+        /// CUABI_ERROR_INVALID_ARGUMENT naming the mapping in the way.
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_address_range_map")]
+        public static extern CudaStatus cuabi_address_range_map(SafeAddressRangeHandle range, UIntPtr offset, SafePhysicalMemoryHandle memory);
+
+        // cuabi_status cuabi_address_range_unmap(cuabi_address_range range, size_t offset, size_t bytes);
+        /// <summary>
+        /// Unmaps the mappings that make up [offset, offset + bytes) of the range
+        /// (cuMemUnmap); memory that neither a handle nor another mapping holds goes
+        /// back to the driver. Refused with CUABI_ERROR_INVALID_ARGUMENT when a byte
+        /// of it is not mapped (naming it), when it cuts a mapping in two, or while a
+        /// buffer (cuabi_buffer_from_range) views the range; past the range's end,
+        /// CUABI_ERROR_OUT_OF_RANGE.
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_address_range_unmap")]
+        public static extern CudaStatus cuabi_address_range_unmap(SafeAddressRangeHandle range, UIntPtr offset, UIntPtr bytes);
+
+        // cuabi_status cuabi_address_range_set_access(cuabi_address_range range, size_t offset, size_t bytes, cuabi_device device, cuabi_vm_access access);
+        /// <summary>
+        /// Gives `device` `access` (cuabi_vm_access) to [offset, offset + bytes) of
+        /// the range (cuMemSetAccess), whichever device the memory is on: kernels
+        /// and copies of `device` reach it at the range's addresses from then on.
+        /// Every byte must be mapped: an address with no memory behind it is refused
+        /// with CUABI_ERROR_INVALID_ARGUMENT naming its offset; past the range's end,
+        /// CUABI_ERROR_OUT_OF_RANGE.
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_address_range_set_access")]
+        public static extern CudaStatus cuabi_address_range_set_access(SafeAddressRangeHandle range, UIntPtr offset, UIntPtr bytes, SafeDeviceHandle device, VmAccess access);
+
+        // cuabi_status cuabi_buffer_from_range(cuabi_address_range range, cuabi_device device, size_t offset, size_t bytes, cuabi_buffer* out);
+        /// <summary>
+        /// A buffer (CUABI_BUFFER_RANGE) over [offset, offset + bytes) of the
+        /// range, used by `device`: copies, fills and launches reach the mapped
+        /// memory through it as through any buffer. It keeps the range alive, and
+        /// the range may not be unmapped while it lives. Every byte must be mapped
+        /// and `device` must have access to it (cuabi_address_range_set_access; the
+        /// memory's own device has it from the mapping), else
+        /// CUABI_ERROR_INVALID_ARGUMENT names the address at fault; past the range's
+        /// end, CUABI_ERROR_OUT_OF_RANGE. `bytes` &gt; 0; neither needs to be a
+        /// multiple of the granularity.
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_buffer_from_range")]
+        public static extern CudaStatus cuabi_buffer_from_range(SafeAddressRangeHandle range, SafeDeviceHandle device, UIntPtr offset, UIntPtr bytes, out SafeBufferHandle @out);
+
+        // cuabi_status cuabi_buffer_alloc_growable(cuabi_device device, size_t bytes, size_t reserve_bytes, cuabi_buffer* out);
+        /// <summary>
+        /// A buffer that grows in place (CUABI_BUFFER_GROWABLE): `reserve_bytes` of
+        /// device addresses are reserved once and memory of `device` is mapped
+        /// behind them as it grows (cuabi_buffer_grow), so its address and contents
+        /// stay as they are. It starts with `bytes` of memory (0: none yet; its
+        /// pointer is the reservation's start). Both are multiples of the device's
+        /// minimum granularity, `bytes` at most `reserve_bytes` (more answers
+        /// CUABI_ERROR_OUT_OF_RANGE; out of device memory,
+        /// CUABI_ERROR_OUT_OF_MEMORY). Its size (cuabi_buffer_get_size) is the memory
+        /// mapped, and copies, fills, launches and every range check use it as they
+        /// use any buffer's. It has no IPC handle.
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_buffer_alloc_growable")]
+        public static extern CudaStatus cuabi_buffer_alloc_growable(SafeDeviceHandle device, UIntPtr bytes, UIntPtr reserve_bytes, out SafeBufferHandle @out);
+
+        // cuabi_status cuabi_buffer_grow(cuabi_buffer buffer, size_t bytes);
+        /// <summary>
+        /// Grows a growable buffer to `bytes` (a multiple of the granularity),
+        /// mapping new memory after what it has: its address and contents stay, and
+        /// the new bytes are uninitialised. Calls made once this returned see the
+        /// new size; work already queued is unaffected. Past the reservation answers
+        /// CUABI_ERROR_OUT_OF_RANGE naming it; a size below the current one, or a
+        /// buffer of another kind, CUABI_ERROR_INVALID_ARGUMENT; out of device
+        /// memory, CUABI_ERROR_OUT_OF_MEMORY (the buffer is then as it was).
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_buffer_grow")]
+        public static extern CudaStatus cuabi_buffer_grow(SafeBufferHandle buffer, UIntPtr bytes);
+
+        // cuabi_status cuabi_buffer_get_reserved_size(cuabi_buffer buffer, size_t* bytes);
+        /// <summary>
+        /// The bytes reserved for a growable buffer in `bytes`: the most it can
+        /// grow to. Any other kind of buffer answers its size.
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_buffer_get_reserved_size")]
+        public static extern CudaStatus cuabi_buffer_get_reserved_size(SafeBufferHandle buffer, out UIntPtr bytes);
+
         // --- Pitched memory, fills, and copies in two and three dimensions ---
 
         // cuabi_status cuabi_buffer_alloc_pitched(cuabi_device device, size_t width_bytes, size_t height, uint32_t element_size, cuabi_buffer* out);
@@ -1842,6 +2063,117 @@ namespace Cuabi.Interop
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_stream_wait_value_host")]
         public static extern CudaStatus cuabi_stream_wait_value_host(SafeStreamHandle stream, SafeHostBufferHandle buffer, UIntPtr offset, ulong value, uint width, WaitCondition condition, MemOpFlags flags);
 
+        // --- Batches: memory operations, copies, prefetches and discards ---
+
+        // cuabi_status cuabi_mem_op_init(cuabi_mem_op* op, size_t struct_size);
+        /// <summary>Fills `op` (of `struct_size` bytes) with the defaults of CUABI_MEM_OP_INIT.</summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_mem_op_init")]
+        public static extern CudaStatus cuabi_mem_op_init(ref MemOpNative op, UIntPtr struct_size);
+
+        // cuabi_status cuabi_stream_mem_op_batch(cuabi_stream stream, const cuabi_mem_op* ops, size_t count);
+        /// <summary>
+        /// Queues `count` (1 to 255) writes and waits on `stream` in one call
+        /// (cuStreamBatchMemOp), in the array's order. Each element is checked as
+        /// cuabi_stream_write_value or cuabi_stream_wait_value checks its arguments,
+        /// all of them before the driver sees any, and a refusal names the element
+        /// ("ops[3]: offset 6 is not a multiple of the width"); neither or both of
+        /// buffer and host_buffer, an unknown kind, a handle that is not live
+        /// (CUABI_ERROR_INVALID_HANDLE) and a struct_size unlike ops[0]'s are
+        /// refused too. A count of 0 or past 255 answers
+        /// CUABI_ERROR_INVALID_ARGUMENT.
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_stream_mem_op_batch")]
+        public static extern CudaStatus cuabi_stream_mem_op_batch(SafeStreamHandle stream, ref MemOpNative ops, UIntPtr count);
+
+        // cuabi_status cuabi_copy_op_init(cuabi_copy_op* op, size_t struct_size);
+        /// <summary>Fills `op` (of `struct_size` bytes) with the defaults of CUABI_COPY_OP_INIT.</summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_copy_op_init")]
+        public static extern CudaStatus cuabi_copy_op_init(ref CopyOpNative op, UIntPtr struct_size);
+
+        // cuabi_status cuabi_stream_copy_batch(cuabi_stream stream, const cuabi_copy_op* ops, size_t count, cuabi_copy_batch_flags flags);
+        /// <summary>
+        /// Queues `count` (at least 1) copies of any direction on `stream` (not
+        /// NULL) in one call (cuMemcpyBatchAsync). The batch as a whole is ordered on
+        /// the stream; its copies may run in any order among themselves. Every
+        /// element is checked before the driver sees any, and a refusal names it
+        /// ("ops[412]: destination range [4000, 4000 + 200) reaches past the end of
+        /// the 4096-byte buffer", CUABI_ERROR_OUT_OF_RANGE): an end with none or more
+        /// than one of its three memories, a buffer or pinned memory range past its
+        /// end, overlapping source and destination, a device buffer of another device
+        /// than the stream's, a handle that is not live (CUABI_ERROR_INVALID_HANDLE)
+        /// and a struct_size unlike ops[0]'s. Unknown `flags` bits answer
+        /// CUABI_ERROR_INVALID_ARGUMENT; a driver before CUDA 13.0 (whose batched
+        /// copies, if any, are an older form) answers CUABI_ERROR_NOT_SUPPORTED
+        /// naming the entry point.
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_stream_copy_batch")]
+        public static extern CudaStatus cuabi_stream_copy_batch(SafeStreamHandle stream, ref CopyOpNative ops, UIntPtr count, CopyBatchFlags flags);
+
+        // cuabi_status cuabi_managed_range_init(cuabi_managed_range* range, size_t struct_size);
+        /// <summary>
+        /// Fills `range` (of `struct_size` bytes) with the defaults of
+        /// CUABI_MANAGED_RANGE_INIT.
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_managed_range_init")]
+        public static extern CudaStatus cuabi_managed_range_init(ref ManagedRangeNative range, UIntPtr struct_size);
+
+        // cuabi_status cuabi_stream_prefetch_batch(cuabi_stream stream, const cuabi_managed_range* ranges, size_t count, int32_t location);
+        /// <summary>
+        /// Batched prefetches and discards of managed memory on `stream` (not NULL),
+        /// in one call each (cuMemPrefetchBatchAsync, cuMemDiscardBatchAsync,
+        /// cuMemDiscardAndPrefetchBatchAsync): every range of `ranges` moves to
+        /// `location` (a device ordinal or CUABI_LOCATION_HOST), or is discarded
+        /// (its contents undefined until written again; a discarded range's pages
+        /// need not move back), or both. Every range is checked before the driver
+        /// sees any, and a refusal names it ("ranges[2]: the buffer is a device
+        /// buffer (cuabi_buffer_alloc), not managed memory"): a buffer that is not
+        /// managed, a range of 0 bytes or past the buffer's end
+        /// (CUABI_ERROR_OUT_OF_RANGE), a handle that is not live, a struct_size
+        /// unlike ranges[0]'s; an unknown location answers
+        /// CUABI_ERROR_INVALID_ARGUMENT. A driver without these entry points (before
+        /// CUDA 13.0) answers CUABI_ERROR_NOT_SUPPORTED naming the one it lacks.
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_stream_prefetch_batch")]
+        public static extern CudaStatus cuabi_stream_prefetch_batch(SafeStreamHandle stream, ref ManagedRangeNative ranges, UIntPtr count, int location);
+
+        // cuabi_status cuabi_stream_discard_batch(cuabi_stream stream, const cuabi_managed_range* ranges, size_t count);
+        /// <summary>
+        /// Batched prefetches and discards of managed memory on `stream` (not NULL),
+        /// in one call each (cuMemPrefetchBatchAsync, cuMemDiscardBatchAsync,
+        /// cuMemDiscardAndPrefetchBatchAsync): every range of `ranges` moves to
+        /// `location` (a device ordinal or CUABI_LOCATION_HOST), or is discarded
+        /// (its contents undefined until written again; a discarded range's pages
+        /// need not move back), or both. Every range is checked before the driver
+        /// sees any, and a refusal names it ("ranges[2]: the buffer is a device
+        /// buffer (cuabi_buffer_alloc), not managed memory"): a buffer that is not
+        /// managed, a range of 0 bytes or past the buffer's end
+        /// (CUABI_ERROR_OUT_OF_RANGE), a handle that is not live, a struct_size
+        /// unlike ranges[0]'s; an unknown location answers
+        /// CUABI_ERROR_INVALID_ARGUMENT. A driver without these entry points (before
+        /// CUDA 13.0) answers CUABI_ERROR_NOT_SUPPORTED naming the one it lacks.
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_stream_discard_batch")]
+        public static extern CudaStatus cuabi_stream_discard_batch(SafeStreamHandle stream, ref ManagedRangeNative ranges, UIntPtr count);
+
+        // cuabi_status cuabi_stream_discard_and_prefetch_batch(cuabi_stream stream, const cuabi_managed_range* ranges, size_t count, int32_t location);
+        /// <summary>
+        /// Batched prefetches and discards of managed memory on `stream` (not NULL),
+        /// in one call each (cuMemPrefetchBatchAsync, cuMemDiscardBatchAsync,
+        /// cuMemDiscardAndPrefetchBatchAsync): every range of `ranges` moves to
+        /// `location` (a device ordinal or CUABI_LOCATION_HOST), or is discarded
+        /// (its contents undefined until written again; a discarded range's pages
+        /// need not move back), or both. Every range is checked before the driver
+        /// sees any, and a refusal names it ("ranges[2]: the buffer is a device
+        /// buffer (cuabi_buffer_alloc), not managed memory"): a buffer that is not
+        /// managed, a range of 0 bytes or past the buffer's end
+        /// (CUABI_ERROR_OUT_OF_RANGE), a handle that is not live, a struct_size
+        /// unlike ranges[0]'s; an unknown location answers
+        /// CUABI_ERROR_INVALID_ARGUMENT. A driver without these entry points (before
+        /// CUDA 13.0) answers CUABI_ERROR_NOT_SUPPORTED naming the one it lacks.
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_stream_discard_and_prefetch_batch")]
+        public static extern CudaStatus cuabi_stream_discard_and_prefetch_batch(SafeStreamHandle stream, ref ManagedRangeNative ranges, UIntPtr count, int location);
+
         // --- Events ---
 
         // cuabi_status cuabi_event_create(cuabi_device device, cuabi_event_flags flags, cuabi_event* out);
@@ -1981,6 +2313,246 @@ namespace Cuabi.Interop
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_graph_exec_update")]
         public static extern CudaStatus cuabi_graph_exec_update(SafeGraphExecHandle exec, SafeGraphHandle graph);
 
+        // --- Graphs built node by node ---
+
+        // cuabi_status cuabi_graph_create(cuabi_device device, cuabi_graph* out);
+        /// <summary>
+        /// An empty graph on `device`, to fill node by node (cuGraphCreate). Every
+        /// cuabi_graph_add_* call of this section adds one node and answers it as a
+        /// cuabi_graph_node, which keeps the graph alive; the graph keeps every
+        /// kernel, buffer, event and graph its nodes use. Each add call takes
+        /// `after`, a node of the same graph the new node depends on (NULL: none);
+        /// cuabi_graph_node_add_dependency adds more. A node of another graph
+        /// answers CUABI_ERROR_INVALID_ARGUMENT.
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_graph_create")]
+        public static extern CudaStatus cuabi_graph_create(SafeDeviceHandle device, out SafeGraphHandle @out);
+
+        // void cuabi_graph_node_release(cuabi_graph_node node);
+        /// <summary>
+        /// Releases the node handle; the node stays in its graph, and the graph
+        /// lives while anything else keeps it.
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_graph_node_release")]
+        public static extern void cuabi_graph_node_release(IntPtr node);
+
+        // cuabi_status cuabi_graph_add_empty_node(cuabi_graph graph, cuabi_graph_node after, cuabi_graph_node* out);
+        /// <summary>A node that does nothing but order: `after` (NULL: none).</summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_graph_add_empty_node")]
+        public static extern CudaStatus cuabi_graph_add_empty_node(SafeGraphHandle graph, SafeGraphNodeHandle after, out SafeGraphNodeHandle @out);
+
+        // cuabi_status cuabi_graph_add_kernel_node(cuabi_graph graph, cuabi_graph_node after, cuabi_function function, const cuabi_launch_config* config, const void* args, size_t args_size, cuabi_graph_node* out);
+        /// <summary>
+        /// A kernel node: `function` run with `config` (every field of
+        /// cuabi_launch_config: grid, block, shared memory, clusters, cooperative,
+        /// priority) and the packed argument block `args` of `args_size` bytes,
+        /// copied now. The configuration and the argument block are checked against
+        /// the kernel exactly as cuabi_function_launch_packed checks them; the
+        /// programmatic fields (CUABI_LAUNCH_PROGRAMMATIC_*, programmatic_event)
+        /// answer CUABI_ERROR_NOT_SUPPORTED (a graph orders its nodes by its edges).
+        /// `after` (NULL: none).
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_graph_add_kernel_node")]
+        public static extern CudaStatus cuabi_graph_add_kernel_node(SafeGraphHandle graph, SafeGraphNodeHandle after, SafeFunctionHandle function, ref LaunchConfigNative config, IntPtr args, UIntPtr args_size, out SafeGraphNodeHandle @out);
+
+        // cuabi_status cuabi_graph_add_copy_node(cuabi_graph graph, cuabi_graph_node after, cuabi_buffer dst, size_t dst_offset, cuabi_buffer src, size_t src_offset, size_t bytes, cuabi_graph_node* out);
+        /// <summary>
+        /// A node copying `bytes` from `src` at `src_offset` to `dst` at
+        /// `dst_offset` (buffers of the graph's device). A range past a buffer's end
+        /// answers CUABI_ERROR_OUT_OF_RANGE, overlapping ranges
+        /// CUABI_ERROR_INVALID_ARGUMENT. `after` (NULL: none).
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_graph_add_copy_node")]
+        public static extern CudaStatus cuabi_graph_add_copy_node(SafeGraphHandle graph, SafeGraphNodeHandle after, SafeBufferHandle dst, UIntPtr dst_offset, SafeBufferHandle src, UIntPtr src_offset, UIntPtr bytes, out SafeGraphNodeHandle @out);
+
+        // cuabi_status cuabi_graph_add_upload_node(cuabi_graph graph, cuabi_graph_node after, cuabi_buffer dst, size_t dst_offset, cuabi_host_buffer src, size_t src_offset, size_t bytes, cuabi_graph_node* out);
+        /// <summary>
+        /// A node copying `bytes` from the page-locked `src` at `src_offset` to the
+        /// buffer `dst` at `dst_offset`. A range past either end answers
+        /// CUABI_ERROR_OUT_OF_RANGE. `after` (NULL: none).
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_graph_add_upload_node")]
+        public static extern CudaStatus cuabi_graph_add_upload_node(SafeGraphHandle graph, SafeGraphNodeHandle after, SafeBufferHandle dst, UIntPtr dst_offset, SafeHostBufferHandle src, UIntPtr src_offset, UIntPtr bytes, out SafeGraphNodeHandle @out);
+
+        // cuabi_status cuabi_graph_add_download_node(cuabi_graph graph, cuabi_graph_node after, cuabi_host_buffer dst, size_t dst_offset, cuabi_buffer src, size_t src_offset, size_t bytes, cuabi_graph_node* out);
+        /// <summary>
+        /// A node copying `bytes` from the buffer `src` at `src_offset` to the
+        /// page-locked `dst` at `dst_offset`. A range past either end answers
+        /// CUABI_ERROR_OUT_OF_RANGE. `after` (NULL: none).
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_graph_add_download_node")]
+        public static extern CudaStatus cuabi_graph_add_download_node(SafeGraphHandle graph, SafeGraphNodeHandle after, SafeHostBufferHandle dst, UIntPtr dst_offset, SafeBufferHandle src, UIntPtr src_offset, UIntPtr bytes, out SafeGraphNodeHandle @out);
+
+        // cuabi_status cuabi_graph_add_fill_node(cuabi_graph graph, cuabi_graph_node after, cuabi_buffer buffer, size_t offset, uint32_t value, uint32_t element_size, size_t count, cuabi_graph_node* out);
+        /// <summary>
+        /// A node filling `count` elements of `element_size` bytes (1, 2 or 4) of
+        /// `buffer` from `offset` with `value`, checked as cuabi_buffer_fill checks
+        /// (CUABI_ERROR_OUT_OF_RANGE past the end). `after` (NULL: none).
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_graph_add_fill_node")]
+        public static extern CudaStatus cuabi_graph_add_fill_node(SafeGraphHandle graph, SafeGraphNodeHandle after, SafeBufferHandle buffer, UIntPtr offset, uint value, uint element_size, UIntPtr count, out SafeGraphNodeHandle @out);
+
+        // cuabi_status cuabi_graph_add_host_node(cuabi_graph graph, cuabi_graph_node after, cuabi_host_fn fn, void* user_data, cuabi_graph_node* out);
+        /// <summary>
+        /// A node calling `fn(user_data, ...)` at each launch of the graph. A failure
+        /// it reports is reported as a stream's host function's is: the next
+        /// cuabi_stream_synchronize of the stream the graph was launched on answers
+        /// CUABI_ERROR_HOST_FUNCTION with its message (launched on the default
+        /// stream: the executable graph's next launch answers it). The caller keeps
+        /// `user_data` valid while the graph may run. `after` (NULL: none).
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_graph_add_host_node")]
+        public static extern CudaStatus cuabi_graph_add_host_node(SafeGraphHandle graph, SafeGraphNodeHandle after, HostFnNative fn, IntPtr user_data, out SafeGraphNodeHandle @out);
+
+        // cuabi_status cuabi_graph_add_event_record_node(cuabi_graph graph, cuabi_graph_node after, cuabi_event event, cuabi_graph_node* out);
+        /// <summary>A node recording `event`. `after` (NULL: none).</summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_graph_add_event_record_node")]
+        public static extern CudaStatus cuabi_graph_add_event_record_node(SafeGraphHandle graph, SafeGraphNodeHandle after, SafeEventHandle @event, out SafeGraphNodeHandle @out);
+
+        // cuabi_status cuabi_graph_add_event_wait_node(cuabi_graph graph, cuabi_graph_node after, cuabi_event event, cuabi_graph_node* out);
+        /// <summary>A node waiting for `event`. `after` (NULL: none).</summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_graph_add_event_wait_node")]
+        public static extern CudaStatus cuabi_graph_add_event_wait_node(SafeGraphHandle graph, SafeGraphNodeHandle after, SafeEventHandle @event, out SafeGraphNodeHandle @out);
+
+        // cuabi_status cuabi_graph_add_child_graph_node(cuabi_graph graph, cuabi_graph_node after, cuabi_graph child, cuabi_graph_node* out);
+        /// <summary>
+        /// A node running a copy of `child` (taken now) as one step. `child` may
+        /// not be `graph`. `after` (NULL: none).
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_graph_add_child_graph_node")]
+        public static extern CudaStatus cuabi_graph_add_child_graph_node(SafeGraphHandle graph, SafeGraphNodeHandle after, SafeGraphHandle child, out SafeGraphNodeHandle @out);
+
+        // cuabi_status cuabi_graph_add_mem_alloc_node(cuabi_graph graph, cuabi_graph_node after, size_t bytes, cuabi_graph_node* out);
+        /// <summary>
+        /// A node allocating `bytes` (more than 0) of device memory each time the
+        /// graph runs; cuabi_graph_node_get_address answers its address, which
+        /// kernel nodes after it may use until a free node (or, with
+        /// CUABI_GRAPH_INSTANTIATE_AUTO_FREE_ON_LAUNCH, the next launch) frees it.
+        /// `after` (NULL: none).
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_graph_add_mem_alloc_node")]
+        public static extern CudaStatus cuabi_graph_add_mem_alloc_node(SafeGraphHandle graph, SafeGraphNodeHandle after, UIntPtr bytes, out SafeGraphNodeHandle @out);
+
+        // cuabi_status cuabi_graph_add_mem_free_node(cuabi_graph graph, cuabi_graph_node after, cuabi_graph_node alloc, cuabi_graph_node* out);
+        /// <summary>
+        /// A node freeing the allocation of `alloc` (a memory allocation node, not
+        /// NULL). Another kind of node answers CUABI_ERROR_INVALID_ARGUMENT. `after`
+        /// (NULL: none).
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_graph_add_mem_free_node")]
+        public static extern CudaStatus cuabi_graph_add_mem_free_node(SafeGraphHandle graph, SafeGraphNodeHandle after, SafeGraphNodeHandle alloc, out SafeGraphNodeHandle @out);
+
+        // cuabi_status cuabi_graph_create_conditional_handle(cuabi_graph graph, uint32_t default_value, uint64_t* handle);
+        /// <summary>
+        /// A conditional handle of `graph` for conditional nodes and device code's
+        /// cudaGraphSetConditional, in `handle`; it is set to `default_value` at
+        /// the start of each launch of the graph (CU_GRAPH_COND_ASSIGN_DEFAULT).
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_graph_create_conditional_handle")]
+        public static extern CudaStatus cuabi_graph_create_conditional_handle(SafeGraphHandle graph, uint default_value, out ulong handle);
+
+        // cuabi_status cuabi_graph_add_conditional_node(cuabi_graph graph, cuabi_graph_node after, uint64_t handle, cuabi_conditional_type type, uint32_t size, cuabi_graph_node* out);
+        /// <summary>
+        /// A conditional node of `type` on `handle` (made by
+        /// cuabi_graph_create_conditional_handle on this graph or on a graph it is a
+        /// body of; another answers CUABI_ERROR_INVALID_ARGUMENT) with `size`
+        /// bodies: IF 1 or 2 (the second is ELSE), WHILE 1, SWITCH 1 or more; another
+        /// size answers CUABI_ERROR_INVALID_ARGUMENT naming the bound. The bodies are
+        /// empty graphs to fill (cuabi_graph_node_get_body). `after` (NULL: none).
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_graph_add_conditional_node")]
+        public static extern CudaStatus cuabi_graph_add_conditional_node(SafeGraphHandle graph, SafeGraphNodeHandle after, ulong handle, ConditionalType type, uint size, out SafeGraphNodeHandle @out);
+
+        // cuabi_status cuabi_graph_node_add_dependency(cuabi_graph_node node, cuabi_graph_node dependency);
+        /// <summary>
+        /// Makes `node` depend on `dependency` (both of one graph, not the same
+        /// node). A dependency that would close a cycle answers
+        /// CUABI_ERROR_INVALID_ARGUMENT.
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_graph_node_add_dependency")]
+        public static extern CudaStatus cuabi_graph_node_add_dependency(SafeGraphNodeHandle node, SafeGraphNodeHandle dependency);
+
+        // cuabi_status cuabi_graph_node_get_type(cuabi_graph_node node, cuabi_graph_node_type* type);
+        /// <summary>The node's kind, in `type`.</summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_graph_node_get_type")]
+        public static extern CudaStatus cuabi_graph_node_get_type(SafeGraphNodeHandle node, out GraphNodeType type);
+
+        // cuabi_status cuabi_graph_node_get_dependency_count(cuabi_graph_node node, size_t* count);
+        /// <summary>The number of nodes `node` depends on, in `count`.</summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_graph_node_get_dependency_count")]
+        public static extern CudaStatus cuabi_graph_node_get_dependency_count(SafeGraphNodeHandle node, out UIntPtr count);
+
+        // cuabi_status cuabi_graph_node_get_dependency(cuabi_graph_node node, size_t index, cuabi_graph_node* out);
+        /// <summary>
+        /// Dependency `index` of `node` (below the count; past it answers
+        /// CUABI_ERROR_OUT_OF_RANGE), as a new handle.
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_graph_node_get_dependency")]
+        public static extern CudaStatus cuabi_graph_node_get_dependency(SafeGraphNodeHandle node, UIntPtr index, out SafeGraphNodeHandle @out);
+
+        // cuabi_status cuabi_graph_node_get_dependent_count(cuabi_graph_node node, size_t* count);
+        /// <summary>The number of nodes that depend on `node`, in `count`.</summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_graph_node_get_dependent_count")]
+        public static extern CudaStatus cuabi_graph_node_get_dependent_count(SafeGraphNodeHandle node, out UIntPtr count);
+
+        // cuabi_status cuabi_graph_node_get_dependent(cuabi_graph_node node, size_t index, cuabi_graph_node* out);
+        /// <summary>
+        /// Dependent `index` of `node` (below the count; past it answers
+        /// CUABI_ERROR_OUT_OF_RANGE), as a new handle.
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_graph_node_get_dependent")]
+        public static extern CudaStatus cuabi_graph_node_get_dependent(SafeGraphNodeHandle node, UIntPtr index, out SafeGraphNodeHandle @out);
+
+        // cuabi_status cuabi_graph_node_get_address(cuabi_graph_node node, uint64_t* address);
+        /// <summary>
+        /// The device address a memory allocation node allocates, in `address`;
+        /// another kind of node answers CUABI_ERROR_INVALID_ARGUMENT.
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_graph_node_get_address")]
+        public static extern CudaStatus cuabi_graph_node_get_address(SafeGraphNodeHandle node, out ulong address);
+
+        // cuabi_status cuabi_graph_node_get_body(cuabi_graph_node node, size_t index, cuabi_graph* out);
+        /// <summary>
+        /// Body `index` of a conditional node (below its size; past it answers
+        /// CUABI_ERROR_OUT_OF_RANGE) as a graph to fill like any other; it keeps the
+        /// node alive. Another kind of node answers CUABI_ERROR_INVALID_ARGUMENT.
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_graph_node_get_body")]
+        public static extern CudaStatus cuabi_graph_node_get_body(SafeGraphNodeHandle node, UIntPtr index, out SafeGraphHandle @out);
+
+        // cuabi_status cuabi_graph_clone(cuabi_graph graph, cuabi_graph* out);
+        /// <summary>A copy of `graph` with its nodes and edges (cuGraphClone), in `out`.</summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_graph_clone")]
+        public static extern CudaStatus cuabi_graph_clone(SafeGraphHandle graph, out SafeGraphHandle @out);
+
+        // cuabi_status cuabi_graph_write_dot(cuabi_graph graph, const char* path);
+        /// <summary>
+        /// Writes the graph as Graphviz DOT text, every node's parameters included,
+        /// to the file at `path` (cuGraphDebugDotPrint), for debugging.
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_graph_write_dot")]
+        public static extern CudaStatus cuabi_graph_write_dot(SafeGraphHandle graph, [In] byte[] path);
+
+        // cuabi_status cuabi_stream_begin_capture_to_graph(cuabi_stream stream, cuabi_graph graph, cuabi_graph_node after, cuabi_capture_mode mode);
+        /// <summary>
+        /// Starts capturing the work submitted to `stream` (not the default stream)
+        /// into the existing `graph` (of the stream's device), after `after` (NULL:
+        /// after nothing); cuabi_stream_end_capture then answers `graph`'s graph as
+        /// a new handle. `mode` as cuabi_stream_begin_capture.
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_stream_begin_capture_to_graph")]
+        public static extern CudaStatus cuabi_stream_begin_capture_to_graph(SafeStreamHandle stream, SafeGraphHandle graph, SafeGraphNodeHandle after, CaptureMode mode);
+
+        // cuabi_status cuabi_graph_instantiate_with_flags(cuabi_graph graph, cuabi_graph_instantiate_flags flags, cuabi_stream upload_stream, cuabi_graph_exec* out);
+        /// <summary>
+        /// Instantiates the graph with `flags` (cuabi_graph_instantiate_flags; an
+        /// undefined bit answers CUABI_ERROR_INVALID_ARGUMENT). With
+        /// CUABI_GRAPH_INSTANTIATE_UPLOAD the graph is uploaded on `upload_stream`
+        /// (NULL: the default stream).
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_graph_instantiate_with_flags")]
+        public static extern CudaStatus cuabi_graph_instantiate_with_flags(SafeGraphHandle graph, GraphInstantiateFlags flags, SafeStreamHandle upload_stream, out SafeGraphExecHandle @out);
+
         // --- Device core dumps ---
 
         // cuabi_status cuabi_coredump_set(int32_t enable, const char* path, cuabi_coredump_flags flags);
@@ -2075,6 +2647,259 @@ namespace Cuabi.Interop
         /// <summary>Stops it (cuProfilerStop).</summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_device_profiler_stop")]
         public static extern CudaStatus cuabi_device_profiler_stop(SafeDeviceHandle device);
+
+        // --- Green contexts ---
+
+        // cuabi_status cuabi_device_get_sm_resource(cuabi_device device, cuabi_sm_resource* out);
+        /// <summary>
+        /// The SMs of `device`, all of them, as a resource to split
+        /// (cuDeviceGetDevResource). The resource keeps the device alive.
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_device_get_sm_resource")]
+        public static extern CudaStatus cuabi_device_get_sm_resource(SafeDeviceHandle device, out SafeSmResourceHandle @out);
+
+        // void cuabi_sm_resource_release(cuabi_sm_resource resource);
+        /// <summary>Releases a resource; green contexts made from it keep what they need.</summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_sm_resource_release")]
+        public static extern void cuabi_sm_resource_release(IntPtr resource);
+
+        // cuabi_status cuabi_sm_resource_get_sm_count(cuabi_sm_resource resource, uint32_t* count);
+        /// <summary>The number of SMs in `resource` (0 for an empty remainder).</summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_sm_resource_get_sm_count")]
+        public static extern CudaStatus cuabi_sm_resource_get_sm_count(SafeSmResourceHandle resource, out uint count);
+
+        // cuabi_status cuabi_sm_resource_get_min_partition_size(cuabi_sm_resource resource, uint32_t* count);
+        /// <summary>
+        /// The fewest SMs one group of a split of `resource` may have (8 on
+        /// compute capability 9.0).
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_sm_resource_get_min_partition_size")]
+        public static extern CudaStatus cuabi_sm_resource_get_min_partition_size(SafeSmResourceHandle resource, out uint count);
+
+        // cuabi_status cuabi_sm_resource_get_alignment(cuabi_sm_resource resource, uint32_t* count);
+        /// <summary>
+        /// The granularity of a split of `resource`: a group's SM count is a
+        /// multiple of it (8 on compute capability 9.0).
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_sm_resource_get_alignment")]
+        public static extern CudaStatus cuabi_sm_resource_get_alignment(SafeSmResourceHandle resource, out uint count);
+
+        // cuabi_status cuabi_sm_resource_get_group_count(cuabi_sm_resource resource, uint32_t min_sm_count, uint32_t* count);
+        /// <summary>
+        /// How many groups of at least `min_sm_count` SMs `resource` splits into
+        /// (cuDevSmResourceSplitByCount asked without results). `min_sm_count` 0 asks
+        /// for groups of the smallest size the device allows. The same refusals as
+        /// cuabi_sm_resource_split.
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_sm_resource_get_group_count")]
+        public static extern CudaStatus cuabi_sm_resource_get_group_count(SafeSmResourceHandle resource, uint min_sm_count, out uint count);
+
+        // cuabi_status cuabi_sm_resource_split(cuabi_sm_resource resource, uint32_t group_count, uint32_t min_sm_count, uint32_t index, cuabi_sm_resource* out);
+        /// <summary>
+        /// One part of a split of `resource` into `group_count` groups of at least
+        /// `min_sm_count` SMs each (the driver rounds the count up to the resource's
+        /// alignment): group `index` for `index` &lt; `group_count`, and for `index` ==
+        /// `group_count` the remainder, the SMs left over (possibly none). The same
+        /// arguments always give the same split. The part keeps `resource` alive.
+        ///
+        /// CUABI_ERROR_INVALID_ARGUMENT, naming the bound, before the driver sees it:
+        /// `group_count` 0; `min_sm_count` above the resource's SM count or not a
+        /// multiple of its alignment; more groups than the resource's SMs make
+        /// (`group_count` x the rounded `min_sm_count` &gt; its SM count); `index` past
+        /// `group_count`; a resource that is itself a part of a split (make a green
+        /// context from it and split cuabi_green_context_get_sm_resource instead).
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_sm_resource_split")]
+        public static extern CudaStatus cuabi_sm_resource_split(SafeSmResourceHandle resource, uint group_count, uint min_sm_count, uint index, out SafeSmResourceHandle @out);
+
+        // cuabi_status cuabi_green_context_create(cuabi_sm_resource resource, cuabi_green_context* out);
+        /// <summary>
+        /// A green context on the device of `resource`, whose kernels run on the
+        /// resource's SMs only (cuDevResourceGenerateDesc, cuGreenCtxCreate). The
+        /// context keeps the resource and its device alive. A resource with no SMs
+        /// answers CUABI_ERROR_INVALID_ARGUMENT.
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_green_context_create")]
+        public static extern CudaStatus cuabi_green_context_create(SafeSmResourceHandle resource, out SafeGreenContextHandle @out);
+
+        // void cuabi_green_context_release(cuabi_green_context context);
+        /// <summary>Releases the handle; the context lives on while its streams do.</summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_green_context_release")]
+        public static extern void cuabi_green_context_release(IntPtr context);
+
+        // cuabi_status cuabi_green_context_get_sm_count(cuabi_green_context context, uint32_t* count);
+        /// <summary>The number of SMs the context's kernels may use.</summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_green_context_get_sm_count")]
+        public static extern CudaStatus cuabi_green_context_get_sm_count(SafeGreenContextHandle context, out uint count);
+
+        // cuabi_status cuabi_green_context_get_sm_resource(cuabi_green_context context, cuabi_sm_resource* out);
+        /// <summary>
+        /// The context's SMs as a resource (cuGreenCtxGetDevResource), which may be
+        /// split again. The resource keeps the context alive.
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_green_context_get_sm_resource")]
+        public static extern CudaStatus cuabi_green_context_get_sm_resource(SafeGreenContextHandle context, out SafeSmResourceHandle @out);
+
+        // cuabi_status cuabi_green_context_create_stream(cuabi_green_context context, cuabi_stream_flags flags, int32_t priority, cuabi_stream* out);
+        /// <summary>
+        /// A new stream whose work runs in `context` (cuGreenCtxStreamCreate): an
+        /// ordinary cuabi_stream for every launch, copy, event and capture, which
+        /// keeps the context alive. Kernels of modules loaded on the context's device
+        /// launch on it. `flags` must include CUABI_STREAM_NON_BLOCKING (the driver
+        /// requires it of a green context's stream); `priority` as for
+        /// cuabi_stream_create.
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_green_context_create_stream")]
+        public static extern CudaStatus cuabi_green_context_create_stream(SafeGreenContextHandle context, StreamFlags flags, int priority, out SafeStreamHandle @out);
+
+        // cuabi_status cuabi_green_context_check_stream(cuabi_green_context context, cuabi_stream stream);
+        /// <summary>
+        /// Checks that `stream` (not NULL) runs its work in `context`:
+        /// CUABI_ERROR_INVALID_ARGUMENT naming both when it is a stream of another
+        /// green context or of the device's primary context. For code that must
+        /// confine work to a partition.
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_green_context_check_stream")]
+        public static extern CudaStatus cuabi_green_context_check_stream(SafeGreenContextHandle context, SafeStreamHandle stream);
+
+        // --- Tensor maps ---
+
+        // cuabi_status cuabi_tensor_map_encode_tiled(cuabi_buffer buffer, size_t offset, cuabi_tensor_data_type data_type, const size_t* sizes, size_t num_sizes, const size_t* strides, size_t num_strides, const size_t* box, size_t num_box, const size_t* element_strides, size_t num_element_strides, cuabi_tensor_interleave interleave, cuabi_tensor_swizzle swizzle, cuabi_tensor_l2_promotion l2_promotion, cuabi_tensor_oob_fill oob_fill, cuabi_tensor_map* out);
+        /// <summary>
+        /// A tiled tensor map (cuTensorMapEncodeTiled) over `buffer` from byte
+        /// `offset`: a tensor of `data_type` elements whose rank (1 to 5) is
+        /// `num_sizes`, dimension 0 the innermost. `sizes` holds each dimension's
+        /// element count (1 to 2^32); `strides` each dimension's stride in bytes
+        /// (`strides[0]` the element size; the others multiples of 16, of 32 with
+        /// CUABI_TENSOR_INTERLEAVE_B32, below 2^40, and each at least what the
+        /// dimension below spans); `box` the box one copy moves (1 to 256 elements a
+        /// dimension; without interleave `box[0]` x the element size a multiple of 16
+        /// bytes and, with a swizzle, at most the swizzle's span); `element_strides`
+        /// the traversal steps (1 to 8; none given: every step 1). `strides`, `box`
+        /// and `element_strides` (when given) have one entry per dimension. The
+        /// tensor must lie within the buffer and its address be 16-byte aligned (32
+        /// with CUABI_TENSOR_INTERLEAVE_B32); interleave needs rank 3 or more,
+        /// CUABI_TENSOR_INTERLEAVE_B32 needs CUABI_TENSOR_SWIZZLE_B32, and
+        /// CUABI_TENSOR_OOB_FILL_NAN_REQUEST_ZERO_FMA a floating-point type. Each is
+        /// refused with CUABI_ERROR_INVALID_ARGUMENT naming the value and its bound
+        /// before the driver sees it. The map keeps the buffer alive; it is a kernel
+        /// argument of CUABI_TENSOR_MAP_BYTES (cuabi_tensor_map_get_bytes).
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_tensor_map_encode_tiled")]
+        public static extern CudaStatus cuabi_tensor_map_encode_tiled(SafeBufferHandle buffer, UIntPtr offset, TensorDataType data_type, [In] UIntPtr[] sizes, UIntPtr num_sizes, [In] UIntPtr[] strides, UIntPtr num_strides, [In] UIntPtr[] box, UIntPtr num_box, [In] UIntPtr[] element_strides, UIntPtr num_element_strides, TensorInterleave interleave, TensorSwizzle swizzle, TensorL2Promotion l2_promotion, TensorOobFill oob_fill, out SafeTensorMapHandle @out);
+
+        // cuabi_status cuabi_tensor_map_encode_im2col(cuabi_buffer buffer, size_t offset, cuabi_tensor_data_type data_type, const size_t* sizes, size_t num_sizes, const size_t* strides, size_t num_strides, const size_t* element_strides, size_t num_element_strides, const int32_t* lower_corner, size_t num_lower_corner, const int32_t* upper_corner, size_t num_upper_corner, uint32_t channels_per_pixel, uint32_t pixels_per_column, cuabi_tensor_interleave interleave, cuabi_tensor_swizzle swizzle, cuabi_tensor_l2_promotion l2_promotion, cuabi_tensor_oob_fill oob_fill, cuabi_tensor_map* out);
+        /// <summary>
+        /// An im2col tensor map (cuTensorMapEncodeIm2col) over `buffer` from byte
+        /// `offset`: rank (`num_sizes`) 3 to 5; `sizes`, `strides`, `element_strides`
+        /// and the other arguments as cuabi_tensor_map_encode_tiled. `lower_corner`
+        /// and `upper_corner` hold the bounding box's corner offsets in the rank - 2
+        /// spatial dimensions, each within [-2^15, 2^15) for rank 3, [-2^7, 2^7) for
+        /// rank 4 and [-2^4, 2^4) for rank 5; `channels_per_pixel` (1 to 256; times
+        /// the element size a multiple of 16 bytes and, with a swizzle, at most its
+        /// span) and `pixels_per_column` (1 to 1024) make the box. Refused as the
+        /// tiled form, with these bounds too.
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_tensor_map_encode_im2col")]
+        public static extern CudaStatus cuabi_tensor_map_encode_im2col(SafeBufferHandle buffer, UIntPtr offset, TensorDataType data_type, [In] UIntPtr[] sizes, UIntPtr num_sizes, [In] UIntPtr[] strides, UIntPtr num_strides, [In] UIntPtr[] element_strides, UIntPtr num_element_strides, [In] int[] lower_corner, UIntPtr num_lower_corner, [In] int[] upper_corner, UIntPtr num_upper_corner, uint channels_per_pixel, uint pixels_per_column, TensorInterleave interleave, TensorSwizzle swizzle, TensorL2Promotion l2_promotion, TensorOobFill oob_fill, out SafeTensorMapHandle @out);
+
+        // void cuabi_tensor_map_release(cuabi_tensor_map map);
+        /// <summary>Releases a tensor map (and its hold on the buffer).</summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_tensor_map_release")]
+        public static extern void cuabi_tensor_map_release(IntPtr map);
+
+        // cuabi_status cuabi_tensor_map_replace_address(cuabi_tensor_map map, cuabi_buffer buffer, size_t offset);
+        /// <summary>
+        /// Points `map` at `buffer` from byte `offset` (cuTensorMapReplaceAddress),
+        /// the rest unchanged; the map now keeps `buffer` alive instead. The same
+        /// checks of alignment and extent as the encoding.
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_tensor_map_replace_address")]
+        public static extern CudaStatus cuabi_tensor_map_replace_address(SafeTensorMapHandle map, SafeBufferHandle buffer, UIntPtr offset);
+
+        // cuabi_status cuabi_tensor_map_get_bytes(cuabi_tensor_map map, void* buf, size_t* size);
+        /// <summary>
+        /// The map's CUABI_TENSOR_MAP_BYTES bytes, the value of a kernel's
+        /// `const __grid_constant__ CUtensorMap` parameter (copy them into 64-byte
+        /// aligned storage for cuabi_function_launch).
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_tensor_map_get_bytes")]
+        public static extern CudaStatus cuabi_tensor_map_get_bytes(SafeTensorMapHandle map, [Out] byte[] buf, ref UIntPtr size);
+
+        // --- DLPack ---
+
+        // cuabi_status cuabi_buffer_export_dlpack(cuabi_buffer buffer, uint64_t byte_offset, const int64_t* shape, const int64_t* strides, size_t ndim, uint32_t dtype_code, uint32_t dtype_bits, uint32_t dtype_lanes, uint64_t flags, cuabi_dlpack_managed_tensor_versioned** out);
+        /// <summary>
+        /// Exports `buffer` as a DLPack 1.x tensor in `out`: `ndim` (0 to 64)
+        /// extents `shape` (each &gt;= 0), `strides` in elements (NULL: compact
+        /// row-major; negative strides allowed), of `dtype_code`
+        /// (cuabi_dlpack_type_code) with `dtype_bits` bits per lane (a multiple of 8
+        /// from 8 to 256) and `dtype_lanes` lanes (&gt;= 1),
+        /// starting `byte_offset` bytes into the buffer. Every element the shape and
+        /// strides reach must lie inside the buffer: CUABI_ERROR_OUT_OF_RANGE names
+        /// the reach and the buffer's size otherwise. `flags` may hold
+        /// CUABI_DLPACK_FLAG_READ_ONLY only. The tensor's data is the buffer's
+        /// address, its byte_offset `byte_offset`, its device CUDA (CUDA managed for
+        /// a managed buffer) and the buffer's ordinal. The tensor holds a reference
+        /// to the buffer: releasing the buffer's handle frees nothing while the
+        /// tensor lives; its deleter, called once by its last holder, drops that
+        /// reference and frees the tensor.
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_buffer_export_dlpack")]
+        public static extern CudaStatus cuabi_buffer_export_dlpack(SafeBufferHandle buffer, ulong byte_offset, [In] long[] shape, [In] long[] strides, UIntPtr ndim, uint dtype_code, uint dtype_bits, uint dtype_lanes, ulong flags, out IntPtr @out);
+
+        // cuabi_status cuabi_buffer_import_dlpack(cuabi_dlpack_managed_tensor_versioned* tensor, cuabi_dlpack_import_flags flags, cuabi_buffer* out);
+        /// <summary>
+        /// Takes over the DLPack 1.x tensor `tensor` as a borrowed buffer in `out`
+        /// (cuabi_buffer_kind CUABI_BUFFER_WRAPPED): its pointer is the tensor's data
+        /// + byte_offset, its size the bytes from there to the end of the last
+        /// element the shape and strides reach. The buffer keeps the tensor alive;
+        /// the tensor's deleter runs once, when the last cuabi reference to the buffer
+        /// goes. Refused, with the tensor left the caller's: a major version other
+        /// than CUABI_DLPACK_MAJOR_VERSION (CUABI_ERROR_NOT_SUPPORTED); a device type
+        /// that is not CUDA, CUDA host or CUDA managed memory, or a device_id that is
+        /// no device's ordinal; a negative ndim or ndim over 64, a NULL shape with
+        /// ndim &gt; 0, a negative extent; a dtype with 0 bits or 0 lanes, or bits not a
+        /// multiple of 8 (sub-byte types: CUABI_ERROR_NOT_SUPPORTED); a negative
+        /// stride (CUABI_ERROR_NOT_SUPPORTED: the buffer would start below data);
+        /// a tensor of no elements; a NULL data; a read-only tensor
+        /// (CUABI_DLPACK_FLAG_READ_ONLY) unless `flags` holds
+        /// CUABI_DLPACK_IMPORT_READ_ONLY; each refusal answers
+        /// CUABI_ERROR_INVALID_ARGUMENT unless said, naming the field and its bound.
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_buffer_import_dlpack")]
+        public static extern CudaStatus cuabi_buffer_import_dlpack(ref DlpackManagedTensorVersionedNative tensor, DlpackImportFlags flags, out SafeBufferHandle @out);
+
+        // cuabi_status cuabi_buffer_import_dlpack_unversioned(cuabi_dlpack_managed_tensor* tensor, cuabi_dlpack_import_flags flags, cuabi_buffer* out);
+        /// <summary>
+        /// cuabi_buffer_import_dlpack for an unversioned (DLPack before 1.0) tensor,
+        /// which has neither version nor flags: it is taken as writable, and checked
+        /// as a versioned one is.
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_buffer_import_dlpack_unversioned")]
+        public static extern CudaStatus cuabi_buffer_import_dlpack_unversioned(ref DlpackManagedTensorNative tensor, DlpackImportFlags flags, out SafeBufferHandle @out);
+
+        // cuabi_status cuabi_stream_dlpack_handoff(cuabi_stream stream, int64_t consumer_stream);
+        /// <summary>
+        /// The producer's side of DLPack's stream handshake: makes the consumer's
+        /// stream `consumer_stream` (1: the legacy default stream, 2: the per-thread
+        /// default stream, another positive value: a CUstream of this process) wait,
+        /// without blocking the host, for the work queued on `stream` so far. -1 asks
+        /// no synchronisation: nothing is done. 0 and other negative values answer
+        /// CUABI_ERROR_INVALID_ARGUMENT (DLPack leaves 0 ambiguous).
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_stream_dlpack_handoff")]
+        public static extern CudaStatus cuabi_stream_dlpack_handoff(SafeStreamHandle stream, long consumer_stream);
+
+        // cuabi_status cuabi_stream_dlpack_wait(cuabi_stream stream, int64_t producer_stream);
+        /// <summary>
+        /// The consumer's side: makes `stream` wait, without blocking the host, for
+        /// the work queued so far on the producer's stream `producer_stream` (as
+        /// cuabi_stream_dlpack_handoff reads `consumer_stream`: -1 does nothing, 0 and
+        /// other negative values are refused).
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_stream_dlpack_wait")]
+        public static extern CudaStatus cuabi_stream_dlpack_wait(SafeStreamHandle stream, long producer_stream);
     }
 
     // The calls made once per launch again, with raw handle values: the

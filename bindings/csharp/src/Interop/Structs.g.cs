@@ -228,11 +228,54 @@ namespace Cuabi.Interop
     }
 
     /// <summary>
+    /// cuabi_access_policy_window: An L2 access-policy window: of the accesses to [base, base + bytes), the
+    /// fraction hit_ratio gets hit_property and the rest miss_property. Start
+    /// from CUABI_ACCESS_POLICY_WINDOW_INIT or cuabi_access_policy_window_init.
+    /// </summary>
+    [StructLayout(LayoutKind.Sequential)]
+    public struct AccessPolicyWindowNative
+    {
+        /// <summary>sizeof(cuabi_access_policy_window)</summary>
+        public UIntPtr struct_size;
+        /// <summary>The device address where the window starts.</summary>
+        public ulong @base;
+        /// <summary>
+        /// The window's length; at most the device's
+        /// CU_DEVICE_ATTRIBUTE_MAX_ACCESS_POLICY_WINDOW_SIZE; 0: no window.
+        /// </summary>
+        public UIntPtr bytes;
+        /// <summary>From 0 to 1.</summary>
+        public float hit_ratio;
+        /// <summary>the property of the hit_ratio fraction</summary>
+        public AccessProperty hit_property;
+        /// <summary>the property of the other accesses</summary>
+        public AccessProperty miss_property;
+
+        private static AccessPolicyWindowNative defaults;
+        private static volatile bool haveDefaults;
+
+        /// <summary>A cuabi_access_policy_window filled by cuabi_access_policy_window_init: the defaults of CUABI_ACCESS_POLICY_WINDOW_INIT, its struct_size this struct's size.</summary>
+        public static AccessPolicyWindowNative Create()
+        {
+            if (!haveDefaults)
+            {
+                var value = new AccessPolicyWindowNative();
+                var size = (UIntPtr)(uint)Marshal.SizeOf(typeof(AccessPolicyWindowNative));
+                Errors.Check(NativeMethods.cuabi_access_policy_window_init(ref value, size));
+                defaults = value;
+                haveDefaults = true;
+            }
+            return defaults;
+        }
+    }
+
+    /// <summary>
     /// cuabi_launch_config: How a kernel is launched. Start from cuabi_launch_config_init or
     /// CUABI_LAUNCH_CONFIG_INIT. The fields after shared_mem_bytes came with
-    /// version 0.2; a struct from an older header (struct_size 40) is read with
-    /// their defaults. A configuration that uses any of them goes through the
-    /// driver's extended launch (cuLaunchKernelEx).
+    /// version 0.2 and the launch attributes after programmatic_event with 0.3;
+    /// a struct from an older header (struct_size 40 or 64) is read with the
+    /// defaults of the fields it lacks. A configuration that uses any of them
+    /// goes through the driver's extended launch (cuLaunchKernelEx).
     /// </summary>
     [StructLayout(LayoutKind.Sequential)]
     public struct LaunchConfigNative
@@ -288,6 +331,56 @@ namespace Cuabi.Interop
         /// made with CUABI_EVENT_DISABLE_TIMING on the kernel's device.
         /// </summary>
         public IntPtr programmatic_event;
+        /// <summary>
+        /// The L2 access-policy window of this kernel's accesses; bytes 0 (the
+        /// default): none, the stream's applies. Refused with the bound: bytes past
+        /// the device's CU_DEVICE_ATTRIBUTE_MAX_ACCESS_POLICY_WINDOW_SIZE, a
+        /// hit_ratio outside [0, 1], an unknown property, a base of 0. Its
+        /// struct_size is not read (the config's versions it).
+        /// </summary>
+        public AccessPolicyWindowNative access_policy_window;
+        /// <summary>
+        /// How a host thread waits for this kernel; 0 (the default): the
+        /// stream's. The driver takes a synchronization policy for a stream only:
+        /// a known cuabi_sync_policy here answers CUABI_ERROR_NOT_SUPPORTED (set it
+        /// with cuabi_stream_set_sync_policy), an unknown one
+        /// CUABI_ERROR_INVALID_ARGUMENT.
+        /// </summary>
+        public SyncPolicy sync_policy;
+        /// <summary>
+        /// How a cluster's blocks are placed on multiprocessors; the default
+        /// (CUABI_CLUSTER_SCHEDULING_DEFAULT) leaves it to the driver. Another
+        /// needs a device that launches clusters.
+        /// </summary>
+        public ClusterSchedulingPolicy cluster_scheduling_policy;
+        /// <summary>
+        /// The kernel's memory-synchronisation domain, a cuabi_mem_sync_domain;
+        /// -1 (the default): the stream's.
+        /// </summary>
+        public int mem_sync_domain;
+        /// <summary>
+        /// The domain map: the domain ids the default and the remote domain stand
+        /// for, each below the device's CU_DEVICE_ATTRIBUTE_MEM_SYNC_DOMAIN_COUNT;
+        /// both -1 (the default): the stream's map. Both are given or neither.
+        /// </summary>
+        public int mem_sync_domain_map_default;
+        /// <summary>see mem_sync_domain_map_default</summary>
+        public int mem_sync_domain_map_remote;
+        /// <summary>
+        /// The preferred shared-memory carve-out, in percent of the most shared
+        /// memory (0: the most L1, 100: the most shared memory), from 0 to 100; -1
+        /// (the default): the kernel's (CUABI_FUNC_PREFERRED_SHARED_MEMORY_CARVEOUT
+        /// or the driver's choice). A hint the driver may not follow.
+        /// </summary>
+        public int shared_carveout;
+        /// <summary>
+        /// Recorded once every block of the kernel has started (best effort: no
+        /// earlier than that), so that work on another stream that waits for it
+        /// may overlap the kernel. NULL (the default): none. The event must be made
+        /// with CUABI_EVENT_DISABLE_TIMING on the kernel's device and not be
+        /// interprocess.
+        /// </summary>
+        public IntPtr completion_event;
 
         private static LaunchConfigNative defaults;
         private static volatile bool haveDefaults;
@@ -543,44 +636,219 @@ namespace Cuabi.Interop
     }
 
     /// <summary>
-    /// cuabi_access_policy_window: An L2 access-policy window: of the accesses to [base, base + bytes), the
-    /// fraction hit_ratio gets hit_property and the rest miss_property. Start
-    /// from CUABI_ACCESS_POLICY_WINDOW_INIT or cuabi_access_policy_window_init.
+    /// cuabi_mem_op: One write or wait of a batch (cuabi_stream_mem_op_batch), on a word of
+    /// exactly one of `buffer` (device memory of the stream's device) or
+    /// `host_buffer` (pinned host memory). The other fields are those of
+    /// cuabi_stream_write_value and cuabi_stream_wait_value. Defaults from
+    /// CUABI_MEM_OP_INIT or cuabi_mem_op_init: a 4-byte write of 0 at offset 0
+    /// with no memory named.
     /// </summary>
     [StructLayout(LayoutKind.Sequential)]
-    public struct AccessPolicyWindowNative
+    public struct MemOpNative
     {
-        /// <summary>sizeof(cuabi_access_policy_window)</summary>
+        /// <summary>sizeof(cuabi_mem_op)</summary>
         public UIntPtr struct_size;
-        /// <summary>The device address where the window starts.</summary>
-        public ulong @base;
-        /// <summary>
-        /// The window's length; at most the device's
-        /// CU_DEVICE_ATTRIBUTE_MAX_ACCESS_POLICY_WINDOW_SIZE; 0: no window.
-        /// </summary>
-        public UIntPtr bytes;
-        /// <summary>From 0 to 1.</summary>
-        public float hit_ratio;
-        /// <summary>the property of the hit_ratio fraction</summary>
-        public AccessProperty hit_property;
-        /// <summary>the property of the other accesses</summary>
-        public AccessProperty miss_property;
+        /// <summary>A write or a wait.</summary>
+        public MemOpKind kind;
+        /// <summary>The word's width in bytes: 4 or 8.</summary>
+        public uint width;
+        /// <summary>A device buffer, or NULL with host_buffer.</summary>
+        public IntPtr buffer;
+        /// <summary>Pinned host memory, or NULL with buffer.</summary>
+        public IntPtr host_buffer;
+        /// <summary>The word's byte offset, a multiple of width.</summary>
+        public UIntPtr offset;
+        /// <summary>The value written, or compared against.</summary>
+        public ulong value;
+        /// <summary>A wait's condition (ignored for a write).</summary>
+        public WaitCondition condition;
+        /// <summary>cuabi_mem_op_flags: CUABI_MEM_OP_FLUSH for a wait, or 0.</summary>
+        public MemOpFlags flags;
 
-        private static AccessPolicyWindowNative defaults;
+        private static MemOpNative defaults;
         private static volatile bool haveDefaults;
 
-        /// <summary>A cuabi_access_policy_window filled by cuabi_access_policy_window_init: the defaults of CUABI_ACCESS_POLICY_WINDOW_INIT, its struct_size this struct's size.</summary>
-        public static AccessPolicyWindowNative Create()
+        /// <summary>A cuabi_mem_op filled by cuabi_mem_op_init: the defaults of CUABI_MEM_OP_INIT, its struct_size this struct's size.</summary>
+        public static MemOpNative Create()
         {
             if (!haveDefaults)
             {
-                var value = new AccessPolicyWindowNative();
-                var size = (UIntPtr)(uint)Marshal.SizeOf(typeof(AccessPolicyWindowNative));
-                Errors.Check(NativeMethods.cuabi_access_policy_window_init(ref value, size));
+                var value = new MemOpNative();
+                var size = (UIntPtr)(uint)Marshal.SizeOf(typeof(MemOpNative));
+                Errors.Check(NativeMethods.cuabi_mem_op_init(ref value, size));
                 defaults = value;
                 haveDefaults = true;
             }
             return defaults;
         }
+    }
+
+    /// <summary>
+    /// cuabi_copy_op: One copy of a batch (cuabi_stream_copy_batch): `bytes` bytes from the
+    /// source to the destination. Each end is exactly one of a device buffer
+    /// (`*_buffer`, with `*_offset`), pinned host memory (`*_host_buffer`, with
+    /// `*_offset`) or a plain host pointer (`*_host`, which must stay valid until
+    /// the stream reaches the copy; `*_offset` is added to it). Defaults from
+    /// CUABI_COPY_OP_INIT or cuabi_copy_op_init: every end NULL, 0 bytes.
+    /// </summary>
+    [StructLayout(LayoutKind.Sequential)]
+    public struct CopyOpNative
+    {
+        /// <summary>sizeof(cuabi_copy_op)</summary>
+        public UIntPtr struct_size;
+        /// <summary>The destination's device buffer, or NULL.</summary>
+        public IntPtr dst_buffer;
+        /// <summary>The destination's pinned host memory, or NULL.</summary>
+        public IntPtr dst_host_buffer;
+        /// <summary>The destination's plain host memory, or NULL.</summary>
+        public IntPtr dst_host;
+        /// <summary>The byte offset into the destination.</summary>
+        public UIntPtr dst_offset;
+        /// <summary>The source's device buffer, or NULL.</summary>
+        public IntPtr src_buffer;
+        /// <summary>The source's pinned host memory, or NULL.</summary>
+        public IntPtr src_host_buffer;
+        /// <summary>The source's plain host memory, or NULL.</summary>
+        public IntPtr src_host;
+        /// <summary>The byte offset into the source.</summary>
+        public UIntPtr src_offset;
+        /// <summary>How many bytes to copy.</summary>
+        public UIntPtr bytes;
+
+        private static CopyOpNative defaults;
+        private static volatile bool haveDefaults;
+
+        /// <summary>A cuabi_copy_op filled by cuabi_copy_op_init: the defaults of CUABI_COPY_OP_INIT, its struct_size this struct's size.</summary>
+        public static CopyOpNative Create()
+        {
+            if (!haveDefaults)
+            {
+                var value = new CopyOpNative();
+                var size = (UIntPtr)(uint)Marshal.SizeOf(typeof(CopyOpNative));
+                Errors.Check(NativeMethods.cuabi_copy_op_init(ref value, size));
+                defaults = value;
+                haveDefaults = true;
+            }
+            return defaults;
+        }
+    }
+
+    /// <summary>
+    /// cuabi_managed_range: A range of a managed buffer (cuabi_buffer_alloc_managed) for the batched
+    /// prefetches and discards. Defaults from CUABI_MANAGED_RANGE_INIT or
+    /// cuabi_managed_range_init: no buffer, offset 0, 0 bytes.
+    /// </summary>
+    [StructLayout(LayoutKind.Sequential)]
+    public struct ManagedRangeNative
+    {
+        /// <summary>sizeof(cuabi_managed_range)</summary>
+        public UIntPtr struct_size;
+        /// <summary>A managed buffer.</summary>
+        public IntPtr buffer;
+        /// <summary>The range's first byte.</summary>
+        public UIntPtr offset;
+        /// <summary>The range's length in bytes (&gt; 0).</summary>
+        public UIntPtr bytes;
+
+        private static ManagedRangeNative defaults;
+        private static volatile bool haveDefaults;
+
+        /// <summary>A cuabi_managed_range filled by cuabi_managed_range_init: the defaults of CUABI_MANAGED_RANGE_INIT, its struct_size this struct's size.</summary>
+        public static ManagedRangeNative Create()
+        {
+            if (!haveDefaults)
+            {
+                var value = new ManagedRangeNative();
+                var size = (UIntPtr)(uint)Marshal.SizeOf(typeof(ManagedRangeNative));
+                Errors.Check(NativeMethods.cuabi_managed_range_init(ref value, size));
+                defaults = value;
+                haveDefaults = true;
+            }
+            return defaults;
+        }
+    }
+
+    /// <summary>cuabi_dlpack_version: DLPack's ABI version as a tensor carries it (DLPackVersion).</summary>
+    [StructLayout(LayoutKind.Sequential)]
+    public struct DlpackVersionNative
+    {
+        /// <summary>1 for DLPack 1.x; another major version has another layout</summary>
+        public uint major;
+        /// <summary>added enum values only</summary>
+        public uint minor;
+    }
+
+    /// <summary>cuabi_dlpack_device: Where a tensor lives (DLDevice).</summary>
+    [StructLayout(LayoutKind.Sequential)]
+    public struct DlpackDeviceNative
+    {
+        /// <summary>a cuabi_dlpack_device_type (DLDeviceType)</summary>
+        public int device_type;
+        /// <summary>the device's ordinal (0 for CUDA host memory)</summary>
+        public int device_id;
+    }
+
+    /// <summary>cuabi_dlpack_dtype: An element type (DLDataType): `lanes` values of `bits` bits each, of kind `code`.</summary>
+    [StructLayout(LayoutKind.Sequential)]
+    public struct DlpackDtypeNative
+    {
+        /// <summary>a cuabi_dlpack_type_code</summary>
+        public byte code;
+        /// <summary>bits per lane</summary>
+        public byte bits;
+        /// <summary>lanes per element (1 for a scalar)</summary>
+        public ushort lanes;
+    }
+
+    /// <summary>
+    /// cuabi_dlpack_tensor: A tensor (DLTensor): element (i0, i1, ...) is at byte
+    /// `byte_offset` + (i0 * strides[0] + i1 * strides[1] + ...) * element size
+    /// from `data`.
+    /// </summary>
+    [StructLayout(LayoutKind.Sequential)]
+    public struct DlpackTensorNative
+    {
+        /// <summary>the device address of the allocation</summary>
+        public IntPtr data;
+        /// <summary>where it lives</summary>
+        public DlpackDeviceNative device;
+        /// <summary>the number of dimensions (0: a scalar)</summary>
+        public int ndim;
+        /// <summary>the element type</summary>
+        public DlpackDtypeNative dtype;
+        /// <summary>ndim extents</summary>
+        public IntPtr shape;
+        /// <summary>ndim strides in elements; NULL: compact row-major</summary>
+        public IntPtr strides;
+        /// <summary>bytes from data to the first element</summary>
+        public ulong byte_offset;
+    }
+
+    /// <summary>cuabi_dlpack_managed_tensor: An unversioned managed tensor (DLManagedTensor, DLPack before 1.0).</summary>
+    [StructLayout(LayoutKind.Sequential)]
+    public struct DlpackManagedTensorNative
+    {
+        /// <summary>the tensor</summary>
+        public DlpackTensorNative dl_tensor;
+        /// <summary>the producer's</summary>
+        public IntPtr manager_ctx;
+        /// <summary>frees it; NULL: nothing to free</summary>
+        public IntPtr deleter;
+    }
+
+    /// <summary>cuabi_dlpack_managed_tensor_versioned: A versioned managed tensor (DLManagedTensorVersioned, DLPack 1.x).</summary>
+    [StructLayout(LayoutKind.Sequential)]
+    public struct DlpackManagedTensorVersionedNative
+    {
+        /// <summary>the producer's DLPack version</summary>
+        public DlpackVersionNative version;
+        /// <summary>the producer's</summary>
+        public IntPtr manager_ctx;
+        /// <summary>frees it; NULL: nothing to free</summary>
+        public IntPtr deleter;
+        /// <summary>CUABI_DLPACK_FLAG_*</summary>
+        public ulong flags;
+        /// <summary>the tensor</summary>
+        public DlpackTensorNative dl_tensor;
     }
 }

@@ -17,6 +17,20 @@ pub const CUABI_LOCATION_HOST: i32 = -1;
 /// UUID, since ordinals differ between processes) and the buffer's size, with a checksum, so a
 /// damaged or foreign handle is refused before the driver sees it.
 pub const CUABI_IPC_HANDLE_SIZE: u32 = 128;
+/// The size in bytes of a tensor map as a kernel argument (`CUtensorMap`, passed by value, \`const
+/// `__grid_constant__` `CUtensorMap`\`, 64-byte aligned).
+pub const CUABI_TENSOR_MAP_BYTES: u32 = 128;
+/// The DLPack version `cuabi_buffer_export_dlpack` writes; an imported tensor must have this major
+/// version.
+pub const CUABI_DLPACK_MAJOR_VERSION: u32 = 1;
+/// The DLPack minor version `cuabi_buffer_export_dlpack` writes.
+pub const CUABI_DLPACK_MINOR_VERSION: u32 = 1;
+/// The consumer may only read the memory.
+pub const CUABI_DLPACK_FLAG_READ_ONLY: u32 = 1;
+/// The producer copied the data to make the tensor.
+pub const CUABI_DLPACK_FLAG_IS_COPIED: u32 = 2;
+/// Sub-byte elements are padded to a byte each.
+pub const CUABI_DLPACK_FLAG_IS_SUBBYTE_TYPE_PADDED: u32 = 4;
 extern "C" {
     /// The library's own version number, in the form of `CUABI_VERSION_NUMBER`.
     pub fn cuabi_version() -> u32;
@@ -626,6 +640,30 @@ pub struct cuabi_library_s {
 }
 /// A \``cuabi_library`\` handle: device code for every context.
 pub type cuabi_library = *mut cuabi_library_s;
+/// The opaque type a \``cuabi_physical_memory`\` handle points to; never dereferenced.
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct cuabi_physical_memory_s {
+    _unused: [u8; 0],
+}
+/// A \``cuabi_physical_memory`\` handle: device memory with no address.
+pub type cuabi_physical_memory = *mut cuabi_physical_memory_s;
+/// The opaque type a \``cuabi_address_range`\` handle points to; never dereferenced.
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct cuabi_address_range_s {
+    _unused: [u8; 0],
+}
+/// A \``cuabi_address_range`\` handle: reserved device addresses.
+pub type cuabi_address_range = *mut cuabi_address_range_s;
+/// The opaque type a \``cuabi_graph_node`\` handle points to; never dereferenced.
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct cuabi_graph_node_s {
+    _unused: [u8; 0],
+}
+/// A \``cuabi_graph_node`\` handle: a node of a graph.
+pub type cuabi_graph_node = *mut cuabi_graph_node_s;
 extern "C" {
     /// Opens the CUDA driver and calls cuInit. Optional: every call that needs the driver does this
     /// itself the first time. Idempotent and thread-safe; a failure is remembered and answered
@@ -2069,14 +2107,197 @@ pub const CUABI_LAUNCH_PROGRAMMATIC_SERIALIZATION: cuabi_launch_flag_bits = 2;
 /// With programmatic_event: the event fires when every block has started, instead of when every
 /// block has triggered or exited.
 pub const CUABI_LAUNCH_PROGRAMMATIC_EVENT_AT_BLOCK_START: cuabi_launch_flag_bits = 4;
+/// The kernel node this launch makes when its stream captures a graph is device-updatable (its
+/// arguments may be changed from a kernel). Only for a launch on a stream that is capturing; a
+/// launch outside a capture is refused before the driver sees it. A graph with such a node is
+/// instantiated once.
+pub const CUABI_LAUNCH_DEVICE_UPDATABLE_KERNEL_NODE: cuabi_launch_flag_bits = 8;
 /// Fixes the width of \``cuabi_launch_flag_bits`\` at 32 bits; no value to pass.
 pub const CUABI_LAUNCH_FLAG_BITS_FORCE32: cuabi_launch_flag_bits = 2147483647;
 /// The bits of `cuabi_launch_flags`.
 pub type cuabi_launch_flag_bits = u32;
+/// The driver's choice (the default).
+pub const CUABI_SYNC_POLICY_AUTO: cuabi_sync_policy = 1;
+/// Spin on the CPU: the lowest latency, a busy core.
+pub const CUABI_SYNC_POLICY_SPIN: cuabi_sync_policy = 2;
+/// Spin, yielding the core to other threads between checks.
+pub const CUABI_SYNC_POLICY_YIELD: cuabi_sync_policy = 3;
+/// Sleep until the work is done: an idle core, more latency.
+pub const CUABI_SYNC_POLICY_BLOCKING_SYNC: cuabi_sync_policy = 4;
+/// Fixes the width of \``cuabi_sync_policy`\` at 32 bits; no value to pass.
+pub const CUABI_SYNC_POLICY_FORCE32: cuabi_sync_policy = 2147483647;
+/// How a host thread waits in a synchronize on the stream's work.
+pub type cuabi_sync_policy = u32;
+/// The domain of a stream's kernels unless set.
+pub const CUABI_MEM_SYNC_DOMAIN_DEFAULT: cuabi_mem_sync_domain = 0;
+/// The domain for kernels that talk to other GPUs.
+pub const CUABI_MEM_SYNC_DOMAIN_REMOTE: cuabi_mem_sync_domain = 1;
+/// Fixes the width of \``cuabi_mem_sync_domain`\` at 32 bits; no value to pass.
+pub const CUABI_MEM_SYNC_DOMAIN_FORCE32: cuabi_mem_sync_domain = 2147483647;
+/// The memory-synchronisation domain of a stream's kernels: a fence in one domain need not wait for
+/// the memory traffic of the other (kernels that talk to other GPUs, such as NCCL's, run in the
+/// remote one).
+pub type cuabi_mem_sync_domain = u32;
+/// Kept in L2 as any access is.
+pub const CUABI_ACCESS_PROPERTY_NORMAL: cuabi_access_property = 0;
+/// Less likely to stay in L2.
+pub const CUABI_ACCESS_PROPERTY_STREAMING: cuabi_access_property = 1;
+/// More likely to stay in L2, in the part set aside with `CUABI_LIMIT_PERSISTING_L2_CACHE_SIZE`.
+pub const CUABI_ACCESS_PROPERTY_PERSISTING: cuabi_access_property = 2;
+/// Fixes the width of \``cuabi_access_property`\` at 32 bits; no value to pass.
+pub const CUABI_ACCESS_PROPERTY_FORCE32: cuabi_access_property = 2147483647;
+/// How accesses to memory are kept in L2.
+pub type cuabi_access_property = u32;
+/// An L2 access-policy window: of the accesses to \[base, base + bytes), the fraction hit_ratio
+/// gets hit_property and the rest miss_property. Start from `CUABI_ACCESS_POLICY_WINDOW_INIT` or
+/// `cuabi_access_policy_window_init`.
+#[repr(C)]
+pub struct cuabi_access_policy_window {
+    /// sizeof(`cuabi_access_policy_window`)
+    pub struct_size: usize,
+    /// The device address where the window starts.
+    pub base: u64,
+    /// The window's length; at most the device's CU_DEVICE_ATTRIBUTE_MAX_ACCESS_POLICY_WINDOW_SIZE;
+    /// 0: no window.
+    pub bytes: usize,
+    /// From 0 to 1.
+    pub hit_ratio: f32,
+    /// the property of the hit_ratio fraction
+    pub hit_property: cuabi_access_property,
+    /// the property of the other accesses
+    pub miss_property: cuabi_access_property,
+}
+#[test]
+fn bindgen_test_layout_cuabi_access_policy_window() {
+    assert_eq!(
+        ::std::mem::size_of::<cuabi_access_policy_window>(),
+        40usize,
+        concat!("Size of: ", stringify!(cuabi_access_policy_window))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<cuabi_access_policy_window>(),
+        8usize,
+        concat!("Alignment of ", stringify!(cuabi_access_policy_window))
+    );
+    fn test_field_struct_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cuabi_access_policy_window>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cuabi_access_policy_window),
+                "::",
+                stringify!(struct_size)
+            )
+        );
+    }
+    test_field_struct_size();
+    fn test_field_base() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cuabi_access_policy_window>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).base) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cuabi_access_policy_window),
+                "::",
+                stringify!(base)
+            )
+        );
+    }
+    test_field_base();
+    fn test_field_bytes() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cuabi_access_policy_window>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).bytes) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cuabi_access_policy_window),
+                "::",
+                stringify!(bytes)
+            )
+        );
+    }
+    test_field_bytes();
+    fn test_field_hit_ratio() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cuabi_access_policy_window>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).hit_ratio) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cuabi_access_policy_window),
+                "::",
+                stringify!(hit_ratio)
+            )
+        );
+    }
+    test_field_hit_ratio();
+    fn test_field_hit_property() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cuabi_access_policy_window>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).hit_property) as usize - ptr as usize
+            },
+            28usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cuabi_access_policy_window),
+                "::",
+                stringify!(hit_property)
+            )
+        );
+    }
+    test_field_hit_property();
+    fn test_field_miss_property() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cuabi_access_policy_window>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).miss_property) as usize - ptr as usize
+            },
+            32usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cuabi_access_policy_window),
+                "::",
+                stringify!(miss_property)
+            )
+        );
+    }
+    test_field_miss_property();
+}
+/// The driver's choice.
+pub const CUABI_CLUSTER_SCHEDULING_DEFAULT: cuabi_cluster_scheduling_policy = 0;
+/// A cluster's blocks spread over the multiprocessors.
+pub const CUABI_CLUSTER_SCHEDULING_SPREAD: cuabi_cluster_scheduling_policy = 1;
+/// The hardware balances a cluster's blocks over the multiprocessors.
+pub const CUABI_CLUSTER_SCHEDULING_LOAD_BALANCING: cuabi_cluster_scheduling_policy = 2;
+/// Fixes the width of \``cuabi_cluster_scheduling_policy`\` at 32 bits; no value to pass.
+pub const CUABI_CLUSTER_SCHEDULING_POLICY_FORCE32: cuabi_cluster_scheduling_policy = 2147483647;
+/// How a cluster's blocks are placed on the device's multiprocessors
+/// (`cuabi_launch_config.cluster_scheduling_policy`).
+pub type cuabi_cluster_scheduling_policy = u32;
 /// How a kernel is launched. Start from `cuabi_launch_config_init` or `CUABI_LAUNCH_CONFIG_INIT`.
-/// The fields after shared_mem_bytes came with version 0.2; a struct from an older header
-/// (struct_size 40) is read with their defaults. A configuration that uses any of them goes through
-/// the driver's extended launch (cuLaunchKernelEx).
+/// The fields after shared_mem_bytes came with version 0.2 and the launch attributes after
+/// programmatic_event with 0.3; a struct from an older header (struct_size 40 or 64) is read with
+/// the defaults of the fields it lacks. A configuration that uses any of them goes through the
+/// driver's extended launch (cuLaunchKernelEx).
 #[repr(C)]
 pub struct cuabi_launch_config {
     /// sizeof(`cuabi_launch_config`)
@@ -2120,12 +2341,45 @@ pub struct cuabi_launch_config {
     /// overlap this one's tail. NULL: none. The event must be made with
     /// `CUABI_EVENT_DISABLE_TIMING` on the kernel's device.
     pub programmatic_event: cuabi_event,
+    /// The L2 access-policy window of this kernel's accesses; bytes 0 (the default): none, the
+    /// stream's applies. Refused with the bound: bytes past the device's
+    /// CU_DEVICE_ATTRIBUTE_MAX_ACCESS_POLICY_WINDOW_SIZE, a hit_ratio outside \[0, 1\], an unknown
+    /// property, a base of 0. Its struct_size is not read (the config's versions it).
+    pub access_policy_window: cuabi_access_policy_window,
+    /// How a host thread waits for this kernel; 0 (the default): the stream's. The driver takes a
+    /// synchronization policy for a stream only: a known `cuabi_sync_policy` here answers
+    /// `CUABI_ERROR_NOT_SUPPORTED` (set it with `cuabi_stream_set_sync_policy`), an unknown one
+    /// `CUABI_ERROR_INVALID_ARGUMENT`.
+    pub sync_policy: cuabi_sync_policy,
+    /// How a cluster's blocks are placed on multiprocessors; the default
+    /// (`CUABI_CLUSTER_SCHEDULING_DEFAULT`) leaves it to the driver. Another needs a device that
+    /// launches clusters.
+    pub cluster_scheduling_policy: cuabi_cluster_scheduling_policy,
+    /// The kernel's memory-synchronisation domain, a `cuabi_mem_sync_domain`; -1 (the default): the
+    /// stream's.
+    pub mem_sync_domain: i32,
+    /// The domain map: the domain ids the default and the remote domain stand for, each below the
+    /// device's CU_DEVICE_ATTRIBUTE_MEM_SYNC_DOMAIN_COUNT; both -1 (the default): the stream's map.
+    /// Both are given or neither.
+    pub mem_sync_domain_map_default: i32,
+    /// see mem_sync_domain_map_default
+    pub mem_sync_domain_map_remote: i32,
+    /// The preferred shared-memory carve-out, in percent of the most shared memory (0: the most L1,
+    /// 100: the most shared memory), from 0 to 100; -1 (the default): the kernel's
+    /// (`CUABI_FUNC_PREFERRED_SHARED_MEMORY_CARVEOUT` or the driver's choice). A hint the driver
+    /// may not follow.
+    pub shared_carveout: i32,
+    /// Recorded once every block of the kernel has started (best effort: no earlier than that), so
+    /// that work on another stream that waits for it may overlap the kernel. NULL (the default):
+    /// none. The event must be made with `CUABI_EVENT_DISABLE_TIMING` on the kernel's device and
+    /// not be interprocess.
+    pub completion_event: cuabi_event,
 }
 #[test]
 fn bindgen_test_layout_cuabi_launch_config() {
     assert_eq!(
         ::std::mem::size_of::<cuabi_launch_config>(),
-        64usize,
+        136usize,
         concat!("Size of: ", stringify!(cuabi_launch_config))
     );
     assert_eq!(
@@ -2371,6 +2625,142 @@ fn bindgen_test_layout_cuabi_launch_config() {
         );
     }
     test_field_programmatic_event();
+    fn test_field_access_policy_window() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cuabi_launch_config>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).access_policy_window) as usize - ptr as usize
+            },
+            64usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cuabi_launch_config),
+                "::",
+                stringify!(access_policy_window)
+            )
+        );
+    }
+    test_field_access_policy_window();
+    fn test_field_sync_policy() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cuabi_launch_config>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).sync_policy) as usize - ptr as usize
+            },
+            104usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cuabi_launch_config),
+                "::",
+                stringify!(sync_policy)
+            )
+        );
+    }
+    test_field_sync_policy();
+    fn test_field_cluster_scheduling_policy() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cuabi_launch_config>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).cluster_scheduling_policy) as usize - ptr as usize
+            },
+            108usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cuabi_launch_config),
+                "::",
+                stringify!(cluster_scheduling_policy)
+            )
+        );
+    }
+    test_field_cluster_scheduling_policy();
+    fn test_field_mem_sync_domain() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cuabi_launch_config>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).mem_sync_domain) as usize - ptr as usize
+            },
+            112usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cuabi_launch_config),
+                "::",
+                stringify!(mem_sync_domain)
+            )
+        );
+    }
+    test_field_mem_sync_domain();
+    fn test_field_mem_sync_domain_map_default() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cuabi_launch_config>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).mem_sync_domain_map_default) as usize - ptr as usize
+            },
+            116usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cuabi_launch_config),
+                "::",
+                stringify!(mem_sync_domain_map_default)
+            )
+        );
+    }
+    test_field_mem_sync_domain_map_default();
+    fn test_field_mem_sync_domain_map_remote() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cuabi_launch_config>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).mem_sync_domain_map_remote) as usize - ptr as usize
+            },
+            120usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cuabi_launch_config),
+                "::",
+                stringify!(mem_sync_domain_map_remote)
+            )
+        );
+    }
+    test_field_mem_sync_domain_map_remote();
+    fn test_field_shared_carveout() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cuabi_launch_config>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).shared_carveout) as usize - ptr as usize
+            },
+            124usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cuabi_launch_config),
+                "::",
+                stringify!(shared_carveout)
+            )
+        );
+    }
+    test_field_shared_carveout();
+    fn test_field_completion_event() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cuabi_launch_config>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).completion_event) as usize - ptr as usize
+            },
+            128usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cuabi_launch_config),
+                "::",
+                stringify!(completion_event)
+            )
+        );
+    }
+    test_field_completion_event();
 }
 extern "C" {
     /// Fills \`config\` with the defaults of `CUABI_LAUNCH_CONFIG_INIT` (a 1x1x1 grid of 1x1x1
@@ -2759,6 +3149,12 @@ pub const CUABI_BUFFER_PITCHED: cuabi_buffer_kind = 3;
 pub const CUABI_BUFFER_WRAPPED: cuabi_buffer_kind = 4;
 /// `cuabi_buffer_open_ipc`: another process's memory, mapped here.
 pub const CUABI_BUFFER_IPC: cuabi_buffer_kind = 5;
+/// `cuabi_buffer_alloc_growable`: reserved addresses with memory mapped behind them as the buffer
+/// grows (`cuabi_buffer_grow`).
+pub const CUABI_BUFFER_GROWABLE: cuabi_buffer_kind = 6;
+/// `cuabi_buffer_from_range`: a view of memory mapped into an address range, which it keeps alive;
+/// release unmaps nothing.
+pub const CUABI_BUFFER_RANGE: cuabi_buffer_kind = 7;
 /// Fixes the width of \``cuabi_buffer_kind`\` at 32 bits; no value to pass.
 pub const CUABI_BUFFER_KIND_FORCE32: cuabi_buffer_kind = 2147483647;
 /// How a buffer's memory was obtained; decides how it is freed.
@@ -3169,6 +3565,213 @@ extern "C" {
         src: cuabi_buffer,
         path: *mut cuabi_copy_path,
     ) -> cuabi_status;
+}
+extern "C" {
+    /// The granularity of \`device\`'s virtual memory in bytes: \`minimum\`, of which every size
+    /// and offset of physical memory, ranges, mappings and growable buffers must be a multiple, and
+    /// \`recommended\`, a multiple of it the driver suggests for large allocations.
+    pub fn cuabi_device_get_vm_granularity(
+        device: cuabi_device,
+        minimum: *mut usize,
+        recommended: *mut usize,
+    ) -> cuabi_status;
+}
+/// Flags for `cuabi_physical_memory_create`: an OR of `cuabi_physical_memory_flag_bits`.
+pub type cuabi_physical_memory_flags = u32;
+/// The memory can be exported to another process as a POSIX file descriptor
+/// (`cuabi_physical_memory_export_fd`).
+pub const CUABI_PHYSICAL_MEMORY_EXPORTABLE: cuabi_physical_memory_flag_bits = 1;
+/// Fixes the width of \``cuabi_physical_memory_flag_bits`\` at 32 bits; no value to pass.
+pub const CUABI_PHYSICAL_MEMORY_FLAG_BITS_FORCE32: cuabi_physical_memory_flag_bits = 2147483647;
+/// The bits of `cuabi_physical_memory_flags`.
+pub type cuabi_physical_memory_flag_bits = u32;
+extern "C" {
+    /// \`bytes\` (\> 0, a multiple of the minimum granularity) of physical memory on \`device\`
+    /// (cuMemCreate), with no address yet: map it into a range (`cuabi_address_range_map`) to use
+    /// it. \`flags\` is an OR of `cuabi_physical_memory_flag_bits` (unknown bits answer
+    /// `CUABI_ERROR_INVALID_ARGUMENT`; `CUABI_PHYSICAL_MEMORY_EXPORTABLE` where the device cannot
+    /// export memory as a file descriptor answers `CUABI_ERROR_NOT_SUPPORTED`). Out of device
+    /// memory answers `CUABI_ERROR_OUT_OF_MEMORY`.
+    pub fn cuabi_physical_memory_create(
+        device: cuabi_device,
+        bytes: usize,
+        flags: cuabi_physical_memory_flags,
+        out: *mut cuabi_physical_memory,
+    ) -> cuabi_status;
+}
+extern "C" {
+    /// Opens on \`device\` the physical memory another process exported
+    /// (`cuabi_physical_memory_export_fd`): the same memory, given back to the driver once every
+    /// process let go of it. \`fd\` stays the caller's to close; \`bytes\` is the memory's size, as
+    /// the exporter's `cuabi_physical_memory_get_size` gave it (a file descriptor does not carry
+    /// it). \`device\` is the GPU the memory is on; other devices reach it through a range
+    /// (`cuabi_address_range_set_access`). A descriptor that is not open, or is a file, a
+    /// directory, a pipe or a socket, is no such memory and is refused with
+    /// `CUABI_ERROR_INVALID_ARGUMENT` naming what it is; so is memory of another GPU than
+    /// \`device\`.
+    pub fn cuabi_physical_memory_import_fd(
+        device: cuabi_device,
+        fd: i32,
+        bytes: usize,
+        out: *mut cuabi_physical_memory,
+    ) -> cuabi_status;
+}
+extern "C" {
+    /// Drops the handle. The memory goes back to the driver once no range maps it any more.
+    pub fn cuabi_physical_memory_release(memory: cuabi_physical_memory);
+}
+extern "C" {
+    /// Gives the memory back to the driver now (cuMemRelease) and releases the handle, which
+    /// answers `CUABI_ERROR_INVALID_HANDLE` from then on. Memory a range still maps is refused with
+    /// `CUABI_ERROR_INVALID_ARGUMENT` naming the range's address and the mapping's offset (unmap it
+    /// first, or release the handle and let the last mapping free it); the handle stays valid after
+    /// that refusal.
+    pub fn cuabi_physical_memory_free(memory: cuabi_physical_memory) -> cuabi_status;
+}
+extern "C" {
+    /// The memory's size in bytes.
+    pub fn cuabi_physical_memory_get_size(
+        memory: cuabi_physical_memory,
+        bytes: *mut usize,
+    ) -> cuabi_status;
+}
+extern "C" {
+    /// The ordinal of the device the memory is on.
+    pub fn cuabi_physical_memory_get_device_ordinal(
+        memory: cuabi_physical_memory,
+        ordinal: *mut i32,
+    ) -> cuabi_status;
+}
+extern "C" {
+    /// A new file descriptor for the memory in \`fd\`, owned by the caller: send it to another
+    /// process over a Unix socket (SCM_RIGHTS) or let a child inherit it, for
+    /// `cuabi_physical_memory_import_fd`, then close it. Memory made without
+    /// `CUABI_PHYSICAL_MEMORY_EXPORTABLE` answers `CUABI_ERROR_INVALID_ARGUMENT`.
+    pub fn cuabi_physical_memory_export_fd(
+        memory: cuabi_physical_memory,
+        fd: *mut i32,
+    ) -> cuabi_status;
+}
+extern "C" {
+    /// Reserves \`bytes\` (\> 0, a multiple of the minimum granularity) of device addresses
+    /// (cuMemAddressReserve), with no memory behind them. \`device\` makes the calls (its context);
+    /// the range may hold memory of any device. Releasing the range unmaps what is still mapped and
+    /// gives the addresses back, once no buffer views it.
+    pub fn cuabi_address_range_reserve(
+        device: cuabi_device,
+        bytes: usize,
+        out: *mut cuabi_address_range,
+    ) -> cuabi_status;
+}
+extern "C" {
+    /// Drops the handle (see `cuabi_address_range_reserve`).
+    pub fn cuabi_address_range_release(range: cuabi_address_range);
+}
+extern "C" {
+    /// The range's first device address in \`ptr\`.
+    pub fn cuabi_address_range_get_pointer(
+        range: cuabi_address_range,
+        ptr: *mut u64,
+    ) -> cuabi_status;
+}
+extern "C" {
+    /// The range's size in bytes, as reserved.
+    pub fn cuabi_address_range_get_size(
+        range: cuabi_address_range,
+        bytes: *mut usize,
+    ) -> cuabi_status;
+}
+extern "C" {
+    /// Maps all of \`memory\` at byte \`offset\` of the range (cuMemMap) and gives the memory's own
+    /// device read and write access there. The range keeps the memory alive until it is unmapped.
+    /// \`offset\` is a multiple of the granularity; a mapping past the range's end answers
+    /// `CUABI_ERROR_OUT_OF_RANGE`; one over bytes already mapped, `CUABI_ERROR_INVALID_ARGUMENT`
+    /// naming the mapping in the way.
+    pub fn cuabi_address_range_map(
+        range: cuabi_address_range,
+        offset: usize,
+        memory: cuabi_physical_memory,
+    ) -> cuabi_status;
+}
+extern "C" {
+    /// Unmaps the mappings that make up \[offset, offset + bytes) of the range (cuMemUnmap); memory
+    /// that neither a handle nor another mapping holds goes back to the driver. Refused with
+    /// `CUABI_ERROR_INVALID_ARGUMENT` when a byte of it is not mapped (naming it), when it cuts a
+    /// mapping in two, or while a buffer (`cuabi_buffer_from_range`) views the range; past the
+    /// range's end, `CUABI_ERROR_OUT_OF_RANGE`.
+    pub fn cuabi_address_range_unmap(
+        range: cuabi_address_range,
+        offset: usize,
+        bytes: usize,
+    ) -> cuabi_status;
+}
+/// Read it.
+pub const CUABI_VM_ACCESS_READ: cuabi_vm_access = 1;
+/// Read and write it.
+pub const CUABI_VM_ACCESS_READWRITE: cuabi_vm_access = 3;
+/// Fixes the width of \``cuabi_vm_access`\` at 32 bits; no value to pass.
+pub const CUABI_VM_ACCESS_FORCE32: cuabi_vm_access = 2147483647;
+/// What a device may do with memory mapped into a range.
+pub type cuabi_vm_access = u32;
+extern "C" {
+    /// Gives \`device\` \`access\` (`cuabi_vm_access`) to \[offset, offset + bytes) of the range
+    /// (cuMemSetAccess), whichever device the memory is on: kernels and copies of \`device\` reach
+    /// it at the range's addresses from then on. Every byte must be mapped: an address with no
+    /// memory behind it is refused with `CUABI_ERROR_INVALID_ARGUMENT` naming its offset; past the
+    /// range's end, `CUABI_ERROR_OUT_OF_RANGE`.
+    pub fn cuabi_address_range_set_access(
+        range: cuabi_address_range,
+        offset: usize,
+        bytes: usize,
+        device: cuabi_device,
+        access: cuabi_vm_access,
+    ) -> cuabi_status;
+}
+extern "C" {
+    /// A buffer (`CUABI_BUFFER_RANGE`) over \[offset, offset + bytes) of the range, used by
+    /// \`device\`: copies, fills and launches reach the mapped memory through it as through any
+    /// buffer. It keeps the range alive, and the range may not be unmapped while it lives. Every
+    /// byte must be mapped and \`device\` must have access to it (`cuabi_address_range_set_access`;
+    /// the memory's own device has it from the mapping), else `CUABI_ERROR_INVALID_ARGUMENT` names
+    /// the address at fault; past the range's end, `CUABI_ERROR_OUT_OF_RANGE`. \`bytes\` \> 0;
+    /// neither needs to be a multiple of the granularity.
+    pub fn cuabi_buffer_from_range(
+        range: cuabi_address_range,
+        device: cuabi_device,
+        offset: usize,
+        bytes: usize,
+        out: *mut cuabi_buffer,
+    ) -> cuabi_status;
+}
+extern "C" {
+    /// A buffer that grows in place (`CUABI_BUFFER_GROWABLE`): \`reserve_bytes\` of device
+    /// addresses are reserved once and memory of \`device\` is mapped behind them as it grows
+    /// (`cuabi_buffer_grow`), so its address and contents stay as they are. It starts with
+    /// \`bytes\` of memory (0: none yet; its pointer is the reservation's start). Both are
+    /// multiples of the device's minimum granularity, \`bytes\` at most \`reserve_bytes\` (more
+    /// answers `CUABI_ERROR_OUT_OF_RANGE`; out of device memory, `CUABI_ERROR_OUT_OF_MEMORY`). Its
+    /// size (`cuabi_buffer_get_size`) is the memory mapped, and copies, fills, launches and every
+    /// range check use it as they use any buffer's. It has no IPC handle.
+    pub fn cuabi_buffer_alloc_growable(
+        device: cuabi_device,
+        bytes: usize,
+        reserve_bytes: usize,
+        out: *mut cuabi_buffer,
+    ) -> cuabi_status;
+}
+extern "C" {
+    /// Grows a growable buffer to \`bytes\` (a multiple of the granularity), mapping new memory
+    /// after what it has: its address and contents stay, and the new bytes are uninitialised. Calls
+    /// made once this returned see the new size; work already queued is unaffected. Past the
+    /// reservation answers `CUABI_ERROR_OUT_OF_RANGE` naming it; a size below the current one, or a
+    /// buffer of another kind, `CUABI_ERROR_INVALID_ARGUMENT`; out of device memory,
+    /// `CUABI_ERROR_OUT_OF_MEMORY` (the buffer is then as it was).
+    pub fn cuabi_buffer_grow(buffer: cuabi_buffer, bytes: usize) -> cuabi_status;
+}
+extern "C" {
+    /// The bytes reserved for a growable buffer in \`bytes\`: the most it can grow to. Any other
+    /// kind of buffer answers its size.
+    pub fn cuabi_buffer_get_reserved_size(buffer: cuabi_buffer, bytes: *mut usize) -> cuabi_status;
 }
 extern "C" {
     /// Allocates \`height\` rows of at least \`width_bytes\` each, each row padded so that rows of
@@ -4396,172 +4999,6 @@ extern "C" {
         user_data: *mut ::std::os::raw::c_void,
     ) -> cuabi_status;
 }
-/// The driver's choice (the default).
-pub const CUABI_SYNC_POLICY_AUTO: cuabi_sync_policy = 1;
-/// Spin on the CPU: the lowest latency, a busy core.
-pub const CUABI_SYNC_POLICY_SPIN: cuabi_sync_policy = 2;
-/// Spin, yielding the core to other threads between checks.
-pub const CUABI_SYNC_POLICY_YIELD: cuabi_sync_policy = 3;
-/// Sleep until the work is done: an idle core, more latency.
-pub const CUABI_SYNC_POLICY_BLOCKING_SYNC: cuabi_sync_policy = 4;
-/// Fixes the width of \``cuabi_sync_policy`\` at 32 bits; no value to pass.
-pub const CUABI_SYNC_POLICY_FORCE32: cuabi_sync_policy = 2147483647;
-/// How a host thread waits in a synchronize on the stream's work.
-pub type cuabi_sync_policy = u32;
-/// The domain of a stream's kernels unless set.
-pub const CUABI_MEM_SYNC_DOMAIN_DEFAULT: cuabi_mem_sync_domain = 0;
-/// The domain for kernels that talk to other GPUs.
-pub const CUABI_MEM_SYNC_DOMAIN_REMOTE: cuabi_mem_sync_domain = 1;
-/// Fixes the width of \``cuabi_mem_sync_domain`\` at 32 bits; no value to pass.
-pub const CUABI_MEM_SYNC_DOMAIN_FORCE32: cuabi_mem_sync_domain = 2147483647;
-/// The memory-synchronisation domain of a stream's kernels: a fence in one domain need not wait for
-/// the memory traffic of the other (kernels that talk to other GPUs, such as NCCL's, run in the
-/// remote one).
-pub type cuabi_mem_sync_domain = u32;
-/// Kept in L2 as any access is.
-pub const CUABI_ACCESS_PROPERTY_NORMAL: cuabi_access_property = 0;
-/// Less likely to stay in L2.
-pub const CUABI_ACCESS_PROPERTY_STREAMING: cuabi_access_property = 1;
-/// More likely to stay in L2, in the part set aside with `CUABI_LIMIT_PERSISTING_L2_CACHE_SIZE`.
-pub const CUABI_ACCESS_PROPERTY_PERSISTING: cuabi_access_property = 2;
-/// Fixes the width of \``cuabi_access_property`\` at 32 bits; no value to pass.
-pub const CUABI_ACCESS_PROPERTY_FORCE32: cuabi_access_property = 2147483647;
-/// How accesses to memory are kept in L2.
-pub type cuabi_access_property = u32;
-/// An L2 access-policy window: of the accesses to \[base, base + bytes), the fraction hit_ratio
-/// gets hit_property and the rest miss_property. Start from `CUABI_ACCESS_POLICY_WINDOW_INIT` or
-/// `cuabi_access_policy_window_init`.
-#[repr(C)]
-pub struct cuabi_access_policy_window {
-    /// sizeof(`cuabi_access_policy_window`)
-    pub struct_size: usize,
-    /// The device address where the window starts.
-    pub base: u64,
-    /// The window's length; at most the device's CU_DEVICE_ATTRIBUTE_MAX_ACCESS_POLICY_WINDOW_SIZE;
-    /// 0: no window.
-    pub bytes: usize,
-    /// From 0 to 1.
-    pub hit_ratio: f32,
-    /// the property of the hit_ratio fraction
-    pub hit_property: cuabi_access_property,
-    /// the property of the other accesses
-    pub miss_property: cuabi_access_property,
-}
-#[test]
-fn bindgen_test_layout_cuabi_access_policy_window() {
-    assert_eq!(
-        ::std::mem::size_of::<cuabi_access_policy_window>(),
-        40usize,
-        concat!("Size of: ", stringify!(cuabi_access_policy_window))
-    );
-    assert_eq!(
-        ::std::mem::align_of::<cuabi_access_policy_window>(),
-        8usize,
-        concat!("Alignment of ", stringify!(cuabi_access_policy_window))
-    );
-    fn test_field_struct_size() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cuabi_access_policy_window>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
-            },
-            0usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cuabi_access_policy_window),
-                "::",
-                stringify!(struct_size)
-            )
-        );
-    }
-    test_field_struct_size();
-    fn test_field_base() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cuabi_access_policy_window>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).base) as usize - ptr as usize
-            },
-            8usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cuabi_access_policy_window),
-                "::",
-                stringify!(base)
-            )
-        );
-    }
-    test_field_base();
-    fn test_field_bytes() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cuabi_access_policy_window>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).bytes) as usize - ptr as usize
-            },
-            16usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cuabi_access_policy_window),
-                "::",
-                stringify!(bytes)
-            )
-        );
-    }
-    test_field_bytes();
-    fn test_field_hit_ratio() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cuabi_access_policy_window>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).hit_ratio) as usize - ptr as usize
-            },
-            24usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cuabi_access_policy_window),
-                "::",
-                stringify!(hit_ratio)
-            )
-        );
-    }
-    test_field_hit_ratio();
-    fn test_field_hit_property() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cuabi_access_policy_window>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).hit_property) as usize - ptr as usize
-            },
-            28usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cuabi_access_policy_window),
-                "::",
-                stringify!(hit_property)
-            )
-        );
-    }
-    test_field_hit_property();
-    fn test_field_miss_property() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cuabi_access_policy_window>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).miss_property) as usize - ptr as usize
-            },
-            32usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cuabi_access_policy_window),
-                "::",
-                stringify!(miss_property)
-            )
-        );
-    }
-    test_field_miss_property();
-}
 extern "C" {
     /// Fills \`window\` with the defaults of `CUABI_ACCESS_POLICY_WINDOW_INIT`.
     pub fn cuabi_access_policy_window_init(
@@ -4715,6 +5152,623 @@ extern "C" {
         flags: cuabi_mem_op_flags,
     ) -> cuabi_status;
 }
+/// `cuabi_stream_write_value`.
+pub const CUABI_MEM_OP_WRITE: cuabi_mem_op_kind = 0;
+/// `cuabi_stream_wait_value`.
+pub const CUABI_MEM_OP_WAIT: cuabi_mem_op_kind = 1;
+/// Fixes the width of \``cuabi_mem_op_kind`\` at 32 bits; no value to pass.
+pub const CUABI_MEM_OP_KIND_FORCE32: cuabi_mem_op_kind = 2147483647;
+/// What an element of `cuabi_stream_mem_op_batch` does.
+pub type cuabi_mem_op_kind = u32;
+/// One write or wait of a batch (`cuabi_stream_mem_op_batch`), on a word of exactly one of
+/// \`buffer\` (device memory of the stream's device) or \`host_buffer\` (pinned host memory). The
+/// other fields are those of `cuabi_stream_write_value` and `cuabi_stream_wait_value`. Defaults
+/// from `CUABI_MEM_OP_INIT` or `cuabi_mem_op_init`: a 4-byte write of 0 at offset 0 with no memory
+/// named.
+#[repr(C)]
+pub struct cuabi_mem_op {
+    /// sizeof(`cuabi_mem_op`)
+    pub struct_size: usize,
+    /// A write or a wait.
+    pub kind: cuabi_mem_op_kind,
+    /// The word's width in bytes: 4 or 8.
+    pub width: u32,
+    /// A device buffer, or NULL with host_buffer.
+    pub buffer: cuabi_buffer,
+    /// Pinned host memory, or NULL with buffer.
+    pub host_buffer: cuabi_host_buffer,
+    /// The word's byte offset, a multiple of width.
+    pub offset: usize,
+    /// The value written, or compared against.
+    pub value: u64,
+    /// A wait's condition (ignored for a write).
+    pub condition: cuabi_wait_condition,
+    /// `cuabi_mem_op_flags`: `CUABI_MEM_OP_FLUSH` for a wait, or 0.
+    pub flags: cuabi_mem_op_flags,
+}
+#[test]
+fn bindgen_test_layout_cuabi_mem_op() {
+    assert_eq!(
+        ::std::mem::size_of::<cuabi_mem_op>(),
+        56usize,
+        concat!("Size of: ", stringify!(cuabi_mem_op))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<cuabi_mem_op>(),
+        8usize,
+        concat!("Alignment of ", stringify!(cuabi_mem_op))
+    );
+    fn test_field_struct_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cuabi_mem_op>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cuabi_mem_op),
+                "::",
+                stringify!(struct_size)
+            )
+        );
+    }
+    test_field_struct_size();
+    fn test_field_kind() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cuabi_mem_op>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).kind) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cuabi_mem_op),
+                "::",
+                stringify!(kind)
+            )
+        );
+    }
+    test_field_kind();
+    fn test_field_width() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cuabi_mem_op>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).width) as usize - ptr as usize
+            },
+            12usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cuabi_mem_op),
+                "::",
+                stringify!(width)
+            )
+        );
+    }
+    test_field_width();
+    fn test_field_buffer() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cuabi_mem_op>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).buffer) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cuabi_mem_op),
+                "::",
+                stringify!(buffer)
+            )
+        );
+    }
+    test_field_buffer();
+    fn test_field_host_buffer() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cuabi_mem_op>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).host_buffer) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cuabi_mem_op),
+                "::",
+                stringify!(host_buffer)
+            )
+        );
+    }
+    test_field_host_buffer();
+    fn test_field_offset() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cuabi_mem_op>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).offset) as usize - ptr as usize
+            },
+            32usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cuabi_mem_op),
+                "::",
+                stringify!(offset)
+            )
+        );
+    }
+    test_field_offset();
+    fn test_field_value() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cuabi_mem_op>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).value) as usize - ptr as usize
+            },
+            40usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cuabi_mem_op),
+                "::",
+                stringify!(value)
+            )
+        );
+    }
+    test_field_value();
+    fn test_field_condition() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cuabi_mem_op>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).condition) as usize - ptr as usize
+            },
+            48usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cuabi_mem_op),
+                "::",
+                stringify!(condition)
+            )
+        );
+    }
+    test_field_condition();
+    fn test_field_flags() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cuabi_mem_op>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).flags) as usize - ptr as usize
+            },
+            52usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cuabi_mem_op),
+                "::",
+                stringify!(flags)
+            )
+        );
+    }
+    test_field_flags();
+}
+extern "C" {
+    /// Fills \`op\` (of \`struct_size\` bytes) with the defaults of `CUABI_MEM_OP_INIT`.
+    pub fn cuabi_mem_op_init(op: *mut cuabi_mem_op, struct_size: usize) -> cuabi_status;
+}
+extern "C" {
+    /// Queues \`count\` (1 to 255) writes and waits on \`stream\` in one call (cuStreamBatchMemOp),
+    /// in the array's order. Each element is checked as `cuabi_stream_write_value` or
+    /// `cuabi_stream_wait_value` checks its arguments, all of them before the driver sees any, and
+    /// a refusal names the element ("ops\[3\]: offset 6 is not a multiple of the width"); neither
+    /// or both of buffer and host_buffer, an unknown kind, a handle that is not live
+    /// (`CUABI_ERROR_INVALID_HANDLE`) and a struct_size unlike ops\[0\]'s are refused too. A count
+    /// of 0 or past 255 answers `CUABI_ERROR_INVALID_ARGUMENT`.
+    pub fn cuabi_stream_mem_op_batch(
+        stream: cuabi_stream,
+        ops: *const cuabi_mem_op,
+        count: usize,
+    ) -> cuabi_status;
+}
+/// Flags of `cuabi_stream_copy_batch`: an OR of `cuabi_copy_batch_flag_bits`.
+pub type cuabi_copy_batch_flags = u32;
+/// Ask the driver to overlap the copies with the device's kernels
+/// (CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE).
+pub const CUABI_COPY_BATCH_PREFER_OVERLAP: cuabi_copy_batch_flag_bits = 1;
+/// Fixes the width of \``cuabi_copy_batch_flag_bits`\` at 32 bits; no value to pass.
+pub const CUABI_COPY_BATCH_FLAG_BITS_FORCE32: cuabi_copy_batch_flag_bits = 2147483647;
+/// The bits of `cuabi_copy_batch_flags`.
+pub type cuabi_copy_batch_flag_bits = u32;
+/// One copy of a batch (`cuabi_stream_copy_batch`): \`bytes\` bytes from the source to the
+/// destination. Each end is exactly one of a device buffer (\`\*_buffer\`, with \`\*_offset\`),
+/// pinned host memory (\`\*_host_buffer\`, with \`\*_offset\`) or a plain host pointer
+/// (\`\*_host\`, which must stay valid until the stream reaches the copy; \`\*_offset\` is added to
+/// it). Defaults from `CUABI_COPY_OP_INIT` or `cuabi_copy_op_init`: every end NULL, 0 bytes.
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct cuabi_copy_op {
+    /// sizeof(`cuabi_copy_op`)
+    pub struct_size: usize,
+    /// The destination's device buffer, or NULL.
+    pub dst_buffer: cuabi_buffer,
+    /// The destination's pinned host memory, or NULL.
+    pub dst_host_buffer: cuabi_host_buffer,
+    /// The destination's plain host memory, or NULL.
+    pub dst_host: *mut ::std::os::raw::c_void,
+    /// The byte offset into the destination.
+    pub dst_offset: usize,
+    /// The source's device buffer, or NULL.
+    pub src_buffer: cuabi_buffer,
+    /// The source's pinned host memory, or NULL.
+    pub src_host_buffer: cuabi_host_buffer,
+    /// The source's plain host memory, or NULL.
+    pub src_host: *const ::std::os::raw::c_void,
+    /// The byte offset into the source.
+    pub src_offset: usize,
+    /// How many bytes to copy.
+    pub bytes: usize,
+}
+#[test]
+fn bindgen_test_layout_cuabi_copy_op() {
+    assert_eq!(
+        ::std::mem::size_of::<cuabi_copy_op>(),
+        80usize,
+        concat!("Size of: ", stringify!(cuabi_copy_op))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<cuabi_copy_op>(),
+        8usize,
+        concat!("Alignment of ", stringify!(cuabi_copy_op))
+    );
+    fn test_field_struct_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cuabi_copy_op>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cuabi_copy_op),
+                "::",
+                stringify!(struct_size)
+            )
+        );
+    }
+    test_field_struct_size();
+    fn test_field_dst_buffer() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cuabi_copy_op>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).dst_buffer) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cuabi_copy_op),
+                "::",
+                stringify!(dst_buffer)
+            )
+        );
+    }
+    test_field_dst_buffer();
+    fn test_field_dst_host_buffer() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cuabi_copy_op>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).dst_host_buffer) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cuabi_copy_op),
+                "::",
+                stringify!(dst_host_buffer)
+            )
+        );
+    }
+    test_field_dst_host_buffer();
+    fn test_field_dst_host() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cuabi_copy_op>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).dst_host) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cuabi_copy_op),
+                "::",
+                stringify!(dst_host)
+            )
+        );
+    }
+    test_field_dst_host();
+    fn test_field_dst_offset() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cuabi_copy_op>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).dst_offset) as usize - ptr as usize
+            },
+            32usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cuabi_copy_op),
+                "::",
+                stringify!(dst_offset)
+            )
+        );
+    }
+    test_field_dst_offset();
+    fn test_field_src_buffer() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cuabi_copy_op>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).src_buffer) as usize - ptr as usize
+            },
+            40usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cuabi_copy_op),
+                "::",
+                stringify!(src_buffer)
+            )
+        );
+    }
+    test_field_src_buffer();
+    fn test_field_src_host_buffer() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cuabi_copy_op>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).src_host_buffer) as usize - ptr as usize
+            },
+            48usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cuabi_copy_op),
+                "::",
+                stringify!(src_host_buffer)
+            )
+        );
+    }
+    test_field_src_host_buffer();
+    fn test_field_src_host() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cuabi_copy_op>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).src_host) as usize - ptr as usize
+            },
+            56usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cuabi_copy_op),
+                "::",
+                stringify!(src_host)
+            )
+        );
+    }
+    test_field_src_host();
+    fn test_field_src_offset() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cuabi_copy_op>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).src_offset) as usize - ptr as usize
+            },
+            64usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cuabi_copy_op),
+                "::",
+                stringify!(src_offset)
+            )
+        );
+    }
+    test_field_src_offset();
+    fn test_field_bytes() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cuabi_copy_op>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).bytes) as usize - ptr as usize
+            },
+            72usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cuabi_copy_op),
+                "::",
+                stringify!(bytes)
+            )
+        );
+    }
+    test_field_bytes();
+}
+extern "C" {
+    /// Fills \`op\` (of \`struct_size\` bytes) with the defaults of `CUABI_COPY_OP_INIT`.
+    pub fn cuabi_copy_op_init(op: *mut cuabi_copy_op, struct_size: usize) -> cuabi_status;
+}
+extern "C" {
+    /// Queues \`count\` (at least 1) copies of any direction on \`stream\` (not NULL) in one call
+    /// (cuMemcpyBatchAsync). The batch as a whole is ordered on the stream; its copies may run in
+    /// any order among themselves. Every element is checked before the driver sees any, and a
+    /// refusal names it ("ops\[412\]: destination range \[4000, 4000 + 200) reaches past the end of
+    /// the 4096-byte buffer", `CUABI_ERROR_OUT_OF_RANGE`): an end with none or more than one of its
+    /// three memories, a buffer or pinned memory range past its end, overlapping source and
+    /// destination, a device buffer of another device than the stream's, a handle that is not live
+    /// (`CUABI_ERROR_INVALID_HANDLE`) and a struct_size unlike ops\[0\]'s. Unknown \`flags\` bits
+    /// answer `CUABI_ERROR_INVALID_ARGUMENT`; a driver before CUDA 13.0 (whose batched copies, if
+    /// any, are an older form) answers `CUABI_ERROR_NOT_SUPPORTED` naming the entry point.
+    pub fn cuabi_stream_copy_batch(
+        stream: cuabi_stream,
+        ops: *const cuabi_copy_op,
+        count: usize,
+        flags: cuabi_copy_batch_flags,
+    ) -> cuabi_status;
+}
+/// A range of a managed buffer (`cuabi_buffer_alloc_managed`) for the batched prefetches and
+/// discards. Defaults from `CUABI_MANAGED_RANGE_INIT` or `cuabi_managed_range_init`: no buffer,
+/// offset 0, 0 bytes.
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct cuabi_managed_range {
+    /// sizeof(`cuabi_managed_range`)
+    pub struct_size: usize,
+    /// A managed buffer.
+    pub buffer: cuabi_buffer,
+    /// The range's first byte.
+    pub offset: usize,
+    /// The range's length in bytes (\> 0).
+    pub bytes: usize,
+}
+#[test]
+fn bindgen_test_layout_cuabi_managed_range() {
+    assert_eq!(
+        ::std::mem::size_of::<cuabi_managed_range>(),
+        32usize,
+        concat!("Size of: ", stringify!(cuabi_managed_range))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<cuabi_managed_range>(),
+        8usize,
+        concat!("Alignment of ", stringify!(cuabi_managed_range))
+    );
+    fn test_field_struct_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cuabi_managed_range>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cuabi_managed_range),
+                "::",
+                stringify!(struct_size)
+            )
+        );
+    }
+    test_field_struct_size();
+    fn test_field_buffer() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cuabi_managed_range>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).buffer) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cuabi_managed_range),
+                "::",
+                stringify!(buffer)
+            )
+        );
+    }
+    test_field_buffer();
+    fn test_field_offset() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cuabi_managed_range>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).offset) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cuabi_managed_range),
+                "::",
+                stringify!(offset)
+            )
+        );
+    }
+    test_field_offset();
+    fn test_field_bytes() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cuabi_managed_range>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).bytes) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cuabi_managed_range),
+                "::",
+                stringify!(bytes)
+            )
+        );
+    }
+    test_field_bytes();
+}
+extern "C" {
+    /// Fills \`range\` (of \`struct_size\` bytes) with the defaults of `CUABI_MANAGED_RANGE_INIT`.
+    pub fn cuabi_managed_range_init(
+        range: *mut cuabi_managed_range,
+        struct_size: usize,
+    ) -> cuabi_status;
+}
+extern "C" {
+    /// Batched prefetches and discards of managed memory on \`stream\` (not NULL), in one call each
+    /// (cuMemPrefetchBatchAsync, cuMemDiscardBatchAsync, cuMemDiscardAndPrefetchBatchAsync): every
+    /// range of \`ranges\` moves to \`location\` (a device ordinal or `CUABI_LOCATION_HOST`), or is
+    /// discarded (its contents undefined until written again; a discarded range's pages need not
+    /// move back), or both. Every range is checked before the driver sees any, and a refusal names
+    /// it ("ranges\[2\]: the buffer is a device buffer (`cuabi_buffer_alloc`), not managed
+    /// memory"): a buffer that is not managed, a range of 0 bytes or past the buffer's end
+    /// (`CUABI_ERROR_OUT_OF_RANGE`), a handle that is not live, a struct_size unlike ranges\[0\]'s;
+    /// an unknown location answers `CUABI_ERROR_INVALID_ARGUMENT`. A driver without these entry
+    /// points (before CUDA 13.0) answers `CUABI_ERROR_NOT_SUPPORTED` naming the one it lacks.
+    pub fn cuabi_stream_prefetch_batch(
+        stream: cuabi_stream,
+        ranges: *const cuabi_managed_range,
+        count: usize,
+        location: i32,
+    ) -> cuabi_status;
+}
+extern "C" {
+    /// Batched prefetches and discards of managed memory on \`stream\` (not NULL), in one call each
+    /// (cuMemPrefetchBatchAsync, cuMemDiscardBatchAsync, cuMemDiscardAndPrefetchBatchAsync): every
+    /// range of \`ranges\` moves to \`location\` (a device ordinal or `CUABI_LOCATION_HOST`), or is
+    /// discarded (its contents undefined until written again; a discarded range's pages need not
+    /// move back), or both. Every range is checked before the driver sees any, and a refusal names
+    /// it ("ranges\[2\]: the buffer is a device buffer (`cuabi_buffer_alloc`), not managed
+    /// memory"): a buffer that is not managed, a range of 0 bytes or past the buffer's end
+    /// (`CUABI_ERROR_OUT_OF_RANGE`), a handle that is not live, a struct_size unlike ranges\[0\]'s;
+    /// an unknown location answers `CUABI_ERROR_INVALID_ARGUMENT`. A driver without these entry
+    /// points (before CUDA 13.0) answers `CUABI_ERROR_NOT_SUPPORTED` naming the one it lacks.
+    pub fn cuabi_stream_discard_batch(
+        stream: cuabi_stream,
+        ranges: *const cuabi_managed_range,
+        count: usize,
+    ) -> cuabi_status;
+}
+extern "C" {
+    /// Batched prefetches and discards of managed memory on \`stream\` (not NULL), in one call each
+    /// (cuMemPrefetchBatchAsync, cuMemDiscardBatchAsync, cuMemDiscardAndPrefetchBatchAsync): every
+    /// range of \`ranges\` moves to \`location\` (a device ordinal or `CUABI_LOCATION_HOST`), or is
+    /// discarded (its contents undefined until written again; a discarded range's pages need not
+    /// move back), or both. Every range is checked before the driver sees any, and a refusal names
+    /// it ("ranges\[2\]: the buffer is a device buffer (`cuabi_buffer_alloc`), not managed
+    /// memory"): a buffer that is not managed, a range of 0 bytes or past the buffer's end
+    /// (`CUABI_ERROR_OUT_OF_RANGE`), a handle that is not live, a struct_size unlike ranges\[0\]'s;
+    /// an unknown location answers `CUABI_ERROR_INVALID_ARGUMENT`. A driver without these entry
+    /// points (before CUDA 13.0) answers `CUABI_ERROR_NOT_SUPPORTED` naming the one it lacks.
+    pub fn cuabi_stream_discard_and_prefetch_batch(
+        stream: cuabi_stream,
+        ranges: *const cuabi_managed_range,
+        count: usize,
+        location: i32,
+    ) -> cuabi_status;
+}
 /// Flags for `cuabi_event_create`: an OR of `cuabi_event_flag_bits`.
 pub type cuabi_event_flags = u32;
 /// No timing: cheaper, for synchronisation only.
@@ -4842,6 +5896,350 @@ extern "C" {
     /// left as it was.
     pub fn cuabi_graph_exec_update(exec: cuabi_graph_exec, graph: cuabi_graph) -> cuabi_status;
 }
+/// A kernel (`cuabi_graph_add_kernel_node`).
+pub const CUABI_GRAPH_NODE_KERNEL: cuabi_graph_node_type = 0;
+/// A copy (`cuabi_graph_add_copy_node`, _upload_node, _download_node).
+pub const CUABI_GRAPH_NODE_MEMCPY: cuabi_graph_node_type = 1;
+/// A fill (`cuabi_graph_add_fill_node`).
+pub const CUABI_GRAPH_NODE_MEMSET: cuabi_graph_node_type = 2;
+/// A host function (`cuabi_graph_add_host_node`).
+pub const CUABI_GRAPH_NODE_HOST: cuabi_graph_node_type = 3;
+/// A child graph (`cuabi_graph_add_child_graph_node`).
+pub const CUABI_GRAPH_NODE_GRAPH: cuabi_graph_node_type = 4;
+/// No work, only ordering (`cuabi_graph_add_empty_node`).
+pub const CUABI_GRAPH_NODE_EMPTY: cuabi_graph_node_type = 5;
+/// A wait on an event (`cuabi_graph_add_event_wait_node`).
+pub const CUABI_GRAPH_NODE_WAIT_EVENT: cuabi_graph_node_type = 6;
+/// An event record (`cuabi_graph_add_event_record_node`).
+pub const CUABI_GRAPH_NODE_EVENT_RECORD: cuabi_graph_node_type = 7;
+/// An external semaphore signal (captured only).
+pub const CUABI_GRAPH_NODE_EXT_SEMAS_SIGNAL: cuabi_graph_node_type = 8;
+/// An external semaphore wait (captured only).
+pub const CUABI_GRAPH_NODE_EXT_SEMAS_WAIT: cuabi_graph_node_type = 9;
+/// A memory allocation (`cuabi_graph_add_mem_alloc_node`).
+pub const CUABI_GRAPH_NODE_MEM_ALLOC: cuabi_graph_node_type = 10;
+/// A memory free (`cuabi_graph_add_mem_free_node`).
+pub const CUABI_GRAPH_NODE_MEM_FREE: cuabi_graph_node_type = 11;
+/// Stream memory operations (captured only).
+pub const CUABI_GRAPH_NODE_BATCH_MEM_OP: cuabi_graph_node_type = 12;
+/// A conditional node (`cuabi_graph_add_conditional_node`).
+pub const CUABI_GRAPH_NODE_CONDITIONAL: cuabi_graph_node_type = 13;
+/// Fixes the width of \``cuabi_graph_node_type`\` at 32 bits; no value to pass.
+pub const CUABI_GRAPH_NODE_TYPE_FORCE32: cuabi_graph_node_type = 2147483647;
+/// A node's kind (the values of the driver's `CUgraphNodeType`).
+pub type cuabi_graph_node_type = u32;
+/// Body 0 runs when the condition is not zero; with size 2, body 1 (ELSE) runs when it is zero.
+pub const CUABI_CONDITIONAL_IF: cuabi_conditional_type = 0;
+/// Body 0 runs again and again while the condition is not zero (checked before each run).
+pub const CUABI_CONDITIONAL_WHILE: cuabi_conditional_type = 1;
+/// Body n runs when the condition is n; none when it is size or more.
+pub const CUABI_CONDITIONAL_SWITCH: cuabi_conditional_type = 2;
+/// Fixes the width of \``cuabi_conditional_type`\` at 32 bits; no value to pass.
+pub const CUABI_CONDITIONAL_TYPE_FORCE32: cuabi_conditional_type = 2147483647;
+/// A conditional node's kind (the values of `CUgraphConditionalNodeType`).
+pub type cuabi_conditional_type = u32;
+/// Memory allocation nodes' allocations not freed in the graph are freed before each launch.
+pub const CUABI_GRAPH_INSTANTIATE_AUTO_FREE_ON_LAUNCH: cuabi_graph_instantiate_flag_bits = 1;
+/// Upload the graph to the device during instantiation, on upload_stream.
+pub const CUABI_GRAPH_INSTANTIATE_UPLOAD: cuabi_graph_instantiate_flag_bits = 2;
+/// Instantiate the graph so that device code may launch it.
+pub const CUABI_GRAPH_INSTANTIATE_DEVICE_LAUNCH: cuabi_graph_instantiate_flag_bits = 4;
+/// Kernel nodes run at their own priority (`cuabi_launch_config.priority`), not the launching
+/// stream's.
+pub const CUABI_GRAPH_INSTANTIATE_USE_NODE_PRIORITY: cuabi_graph_instantiate_flag_bits = 8;
+/// Fixes the width of \``cuabi_graph_instantiate_flag_bits`\` at 32 bits; no value to pass.
+pub const CUABI_GRAPH_INSTANTIATE_FLAG_BITS_FORCE32: cuabi_graph_instantiate_flag_bits = 2147483647;
+/// Flags for `cuabi_graph_instantiate_with_flags` (the values of `CUgraphInstantiate_flags`).
+pub type cuabi_graph_instantiate_flag_bits = u32;
+/// An OR of `cuabi_graph_instantiate_flag_bits`.
+pub type cuabi_graph_instantiate_flags = u32;
+extern "C" {
+    /// An empty graph on \`device\`, to fill node by node (cuGraphCreate). Every
+    /// `cuabi_graph_add_`\* call of this section adds one node and answers it as a
+    /// `cuabi_graph_node`, which keeps the graph alive; the graph keeps every kernel, buffer, event
+    /// and graph its nodes use. Each add call takes \`after\`, a node of the same graph the new
+    /// node depends on (NULL: none); `cuabi_graph_node_add_dependency` adds more. A node of another
+    /// graph answers `CUABI_ERROR_INVALID_ARGUMENT`.
+    pub fn cuabi_graph_create(device: cuabi_device, out: *mut cuabi_graph) -> cuabi_status;
+}
+extern "C" {
+    /// Releases the node handle; the node stays in its graph, and the graph lives while anything
+    /// else keeps it.
+    pub fn cuabi_graph_node_release(node: cuabi_graph_node);
+}
+extern "C" {
+    /// A node that does nothing but order: \`after\` (NULL: none).
+    pub fn cuabi_graph_add_empty_node(
+        graph: cuabi_graph,
+        after: cuabi_graph_node,
+        out: *mut cuabi_graph_node,
+    ) -> cuabi_status;
+}
+extern "C" {
+    /// A kernel node: \`function\` run with \`config\` (every field of `cuabi_launch_config`: grid,
+    /// block, shared memory, clusters, cooperative, priority) and the packed argument block
+    /// \`args\` of \`args_size\` bytes, copied now. The configuration and the argument block are
+    /// checked against the kernel exactly as `cuabi_function_launch_packed` checks them; the
+    /// programmatic fields (`CUABI_LAUNCH_PROGRAMMATIC_`\*, programmatic_event) answer
+    /// `CUABI_ERROR_NOT_SUPPORTED` (a graph orders its nodes by its edges). \`after\` (NULL: none).
+    pub fn cuabi_graph_add_kernel_node(
+        graph: cuabi_graph,
+        after: cuabi_graph_node,
+        function: cuabi_function,
+        config: *const cuabi_launch_config,
+        args: *const ::std::os::raw::c_void,
+        args_size: usize,
+        out: *mut cuabi_graph_node,
+    ) -> cuabi_status;
+}
+extern "C" {
+    /// A node copying \`bytes\` from \`src\` at \`src_offset\` to \`dst\` at \`dst_offset\`
+    /// (buffers of the graph's device). A range past a buffer's end answers
+    /// `CUABI_ERROR_OUT_OF_RANGE`, overlapping ranges `CUABI_ERROR_INVALID_ARGUMENT`. \`after\`
+    /// (NULL: none).
+    pub fn cuabi_graph_add_copy_node(
+        graph: cuabi_graph,
+        after: cuabi_graph_node,
+        dst: cuabi_buffer,
+        dst_offset: usize,
+        src: cuabi_buffer,
+        src_offset: usize,
+        bytes: usize,
+        out: *mut cuabi_graph_node,
+    ) -> cuabi_status;
+}
+extern "C" {
+    /// A node copying \`bytes\` from the page-locked \`src\` at \`src_offset\` to the buffer
+    /// \`dst\` at \`dst_offset\`. A range past either end answers `CUABI_ERROR_OUT_OF_RANGE`.
+    /// \`after\` (NULL: none).
+    pub fn cuabi_graph_add_upload_node(
+        graph: cuabi_graph,
+        after: cuabi_graph_node,
+        dst: cuabi_buffer,
+        dst_offset: usize,
+        src: cuabi_host_buffer,
+        src_offset: usize,
+        bytes: usize,
+        out: *mut cuabi_graph_node,
+    ) -> cuabi_status;
+}
+extern "C" {
+    /// A node copying \`bytes\` from the buffer \`src\` at \`src_offset\` to the page-locked
+    /// \`dst\` at \`dst_offset\`. A range past either end answers `CUABI_ERROR_OUT_OF_RANGE`.
+    /// \`after\` (NULL: none).
+    pub fn cuabi_graph_add_download_node(
+        graph: cuabi_graph,
+        after: cuabi_graph_node,
+        dst: cuabi_host_buffer,
+        dst_offset: usize,
+        src: cuabi_buffer,
+        src_offset: usize,
+        bytes: usize,
+        out: *mut cuabi_graph_node,
+    ) -> cuabi_status;
+}
+extern "C" {
+    /// A node filling \`count\` elements of \`element_size\` bytes (1, 2 or 4) of \`buffer\` from
+    /// \`offset\` with \`value\`, checked as `cuabi_buffer_fill` checks (`CUABI_ERROR_OUT_OF_RANGE`
+    /// past the end). \`after\` (NULL: none).
+    pub fn cuabi_graph_add_fill_node(
+        graph: cuabi_graph,
+        after: cuabi_graph_node,
+        buffer: cuabi_buffer,
+        offset: usize,
+        value: u32,
+        element_size: u32,
+        count: usize,
+        out: *mut cuabi_graph_node,
+    ) -> cuabi_status;
+}
+extern "C" {
+    /// A node calling \`fn(user_data, ...)\` at each launch of the graph. A failure it reports is
+    /// reported as a stream's host function's is: the next `cuabi_stream_synchronize` of the stream
+    /// the graph was launched on answers `CUABI_ERROR_HOST_FUNCTION` with its message (launched on
+    /// the default stream: the executable graph's next launch answers it). The caller keeps
+    /// \`user_data\` valid while the graph may run. \`after\` (NULL: none).
+    pub fn cuabi_graph_add_host_node(
+        graph: cuabi_graph,
+        after: cuabi_graph_node,
+        fn_: cuabi_host_fn,
+        user_data: *mut ::std::os::raw::c_void,
+        out: *mut cuabi_graph_node,
+    ) -> cuabi_status;
+}
+extern "C" {
+    /// A node recording \`event\`. \`after\` (NULL: none).
+    pub fn cuabi_graph_add_event_record_node(
+        graph: cuabi_graph,
+        after: cuabi_graph_node,
+        event: cuabi_event,
+        out: *mut cuabi_graph_node,
+    ) -> cuabi_status;
+}
+extern "C" {
+    /// A node waiting for \`event\`. \`after\` (NULL: none).
+    pub fn cuabi_graph_add_event_wait_node(
+        graph: cuabi_graph,
+        after: cuabi_graph_node,
+        event: cuabi_event,
+        out: *mut cuabi_graph_node,
+    ) -> cuabi_status;
+}
+extern "C" {
+    /// A node running a copy of \`child\` (taken now) as one step. \`child\` may not be \`graph\`.
+    /// \`after\` (NULL: none).
+    pub fn cuabi_graph_add_child_graph_node(
+        graph: cuabi_graph,
+        after: cuabi_graph_node,
+        child: cuabi_graph,
+        out: *mut cuabi_graph_node,
+    ) -> cuabi_status;
+}
+extern "C" {
+    /// A node allocating \`bytes\` (more than 0) of device memory each time the graph runs;
+    /// `cuabi_graph_node_get_address` answers its address, which kernel nodes after it may use
+    /// until a free node (or, with `CUABI_GRAPH_INSTANTIATE_AUTO_FREE_ON_LAUNCH`, the next launch)
+    /// frees it. \`after\` (NULL: none).
+    pub fn cuabi_graph_add_mem_alloc_node(
+        graph: cuabi_graph,
+        after: cuabi_graph_node,
+        bytes: usize,
+        out: *mut cuabi_graph_node,
+    ) -> cuabi_status;
+}
+extern "C" {
+    /// A node freeing the allocation of \`alloc\` (a memory allocation node, not NULL). Another
+    /// kind of node answers `CUABI_ERROR_INVALID_ARGUMENT`. \`after\` (NULL: none).
+    pub fn cuabi_graph_add_mem_free_node(
+        graph: cuabi_graph,
+        after: cuabi_graph_node,
+        alloc: cuabi_graph_node,
+        out: *mut cuabi_graph_node,
+    ) -> cuabi_status;
+}
+extern "C" {
+    /// A conditional handle of \`graph\` for conditional nodes and device code's
+    /// cudaGraphSetConditional, in \`handle\`; it is set to \`default_value\` at the start of each
+    /// launch of the graph (CU_GRAPH_COND_ASSIGN_DEFAULT).
+    pub fn cuabi_graph_create_conditional_handle(
+        graph: cuabi_graph,
+        default_value: u32,
+        handle: *mut u64,
+    ) -> cuabi_status;
+}
+extern "C" {
+    /// A conditional node of \`type\` on \`handle\` (made by
+    /// `cuabi_graph_create_conditional_handle` on this graph or on a graph it is a body of; another
+    /// answers `CUABI_ERROR_INVALID_ARGUMENT`) with \`size\` bodies: IF 1 or 2 (the second is
+    /// ELSE), WHILE 1, SWITCH 1 or more; another size answers `CUABI_ERROR_INVALID_ARGUMENT` naming
+    /// the bound. The bodies are empty graphs to fill (`cuabi_graph_node_get_body`). \`after\`
+    /// (NULL: none).
+    pub fn cuabi_graph_add_conditional_node(
+        graph: cuabi_graph,
+        after: cuabi_graph_node,
+        handle: u64,
+        type_: cuabi_conditional_type,
+        size: u32,
+        out: *mut cuabi_graph_node,
+    ) -> cuabi_status;
+}
+extern "C" {
+    /// Makes \`node\` depend on \`dependency\` (both of one graph, not the same node). A dependency
+    /// that would close a cycle answers `CUABI_ERROR_INVALID_ARGUMENT`.
+    pub fn cuabi_graph_node_add_dependency(
+        node: cuabi_graph_node,
+        dependency: cuabi_graph_node,
+    ) -> cuabi_status;
+}
+extern "C" {
+    /// The node's kind, in \`type\`.
+    pub fn cuabi_graph_node_get_type(
+        node: cuabi_graph_node,
+        type_: *mut cuabi_graph_node_type,
+    ) -> cuabi_status;
+}
+extern "C" {
+    /// The number of nodes \`node\` depends on, in \`count\`.
+    pub fn cuabi_graph_node_get_dependency_count(
+        node: cuabi_graph_node,
+        count: *mut usize,
+    ) -> cuabi_status;
+}
+extern "C" {
+    /// Dependency \`index\` of \`node\` (below the count; past it answers
+    /// `CUABI_ERROR_OUT_OF_RANGE`), as a new handle.
+    pub fn cuabi_graph_node_get_dependency(
+        node: cuabi_graph_node,
+        index: usize,
+        out: *mut cuabi_graph_node,
+    ) -> cuabi_status;
+}
+extern "C" {
+    /// The number of nodes that depend on \`node\`, in \`count\`.
+    pub fn cuabi_graph_node_get_dependent_count(
+        node: cuabi_graph_node,
+        count: *mut usize,
+    ) -> cuabi_status;
+}
+extern "C" {
+    /// Dependent \`index\` of \`node\` (below the count; past it answers
+    /// `CUABI_ERROR_OUT_OF_RANGE`), as a new handle.
+    pub fn cuabi_graph_node_get_dependent(
+        node: cuabi_graph_node,
+        index: usize,
+        out: *mut cuabi_graph_node,
+    ) -> cuabi_status;
+}
+extern "C" {
+    /// The device address a memory allocation node allocates, in \`address\`; another kind of node
+    /// answers `CUABI_ERROR_INVALID_ARGUMENT`.
+    pub fn cuabi_graph_node_get_address(node: cuabi_graph_node, address: *mut u64) -> cuabi_status;
+}
+extern "C" {
+    /// Body \`index\` of a conditional node (below its size; past it answers
+    /// `CUABI_ERROR_OUT_OF_RANGE`) as a graph to fill like any other; it keeps the node alive.
+    /// Another kind of node answers `CUABI_ERROR_INVALID_ARGUMENT`.
+    pub fn cuabi_graph_node_get_body(
+        node: cuabi_graph_node,
+        index: usize,
+        out: *mut cuabi_graph,
+    ) -> cuabi_status;
+}
+extern "C" {
+    /// A copy of \`graph\` with its nodes and edges (cuGraphClone), in \`out\`.
+    pub fn cuabi_graph_clone(graph: cuabi_graph, out: *mut cuabi_graph) -> cuabi_status;
+}
+extern "C" {
+    /// Writes the graph as Graphviz DOT text, every node's parameters included, to the file at
+    /// \`path\` (cuGraphDebugDotPrint), for debugging.
+    pub fn cuabi_graph_write_dot(
+        graph: cuabi_graph,
+        path: *const ::std::os::raw::c_char,
+    ) -> cuabi_status;
+}
+extern "C" {
+    /// Starts capturing the work submitted to \`stream\` (not the default stream) into the existing
+    /// \`graph\` (of the stream's device), after \`after\` (NULL: after nothing);
+    /// `cuabi_stream_end_capture` then answers \`graph\`'s graph as a new handle. \`mode\` as
+    /// `cuabi_stream_begin_capture`.
+    pub fn cuabi_stream_begin_capture_to_graph(
+        stream: cuabi_stream,
+        graph: cuabi_graph,
+        after: cuabi_graph_node,
+        mode: cuabi_capture_mode,
+    ) -> cuabi_status;
+}
+extern "C" {
+    /// Instantiates the graph with \`flags\` (`cuabi_graph_instantiate_flags`; an undefined bit
+    /// answers `CUABI_ERROR_INVALID_ARGUMENT`). With `CUABI_GRAPH_INSTANTIATE_UPLOAD` the graph is
+    /// uploaded on \`upload_stream\` (NULL: the default stream).
+    pub fn cuabi_graph_instantiate_with_flags(
+        graph: cuabi_graph,
+        flags: cuabi_graph_instantiate_flags,
+        upload_stream: cuabi_stream,
+        out: *mut cuabi_graph_exec,
+    ) -> cuabi_status;
+}
 /// CUDA modules that are not relocated at run time.
 pub const CUABI_COREDUMP_SKIP_NONRELOCATED_ELF_IMAGES: cuabi_coredump_flag_bits = 1;
 /// Device global memory that belongs to no context.
@@ -4943,4 +6341,950 @@ extern "C" {
 extern "C" {
     /// Stops it (cuProfilerStop).
     pub fn cuabi_device_profiler_stop(device: cuabi_device) -> cuabi_status;
+}
+/// The opaque type a \``cuabi_sm_resource`\` handle points to; never dereferenced.
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct cuabi_sm_resource_s {
+    _unused: [u8; 0],
+}
+/// A \``cuabi_sm_resource`\` handle: a set of a device's SMs.
+pub type cuabi_sm_resource = *mut cuabi_sm_resource_s;
+/// The opaque type a \``cuabi_green_context`\` handle points to; never dereferenced.
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct cuabi_green_context_s {
+    _unused: [u8; 0],
+}
+/// A \``cuabi_green_context`\` handle: a context confined to a set of SMs.
+pub type cuabi_green_context = *mut cuabi_green_context_s;
+extern "C" {
+    /// The SMs of \`device\`, all of them, as a resource to split (cuDeviceGetDevResource). The
+    /// resource keeps the device alive.
+    pub fn cuabi_device_get_sm_resource(
+        device: cuabi_device,
+        out: *mut cuabi_sm_resource,
+    ) -> cuabi_status;
+}
+extern "C" {
+    /// Releases a resource; green contexts made from it keep what they need.
+    pub fn cuabi_sm_resource_release(resource: cuabi_sm_resource);
+}
+extern "C" {
+    /// The number of SMs in \`resource\` (0 for an empty remainder).
+    pub fn cuabi_sm_resource_get_sm_count(
+        resource: cuabi_sm_resource,
+        count: *mut u32,
+    ) -> cuabi_status;
+}
+extern "C" {
+    /// The fewest SMs one group of a split of \`resource\` may have (8 on compute capability 9.0).
+    pub fn cuabi_sm_resource_get_min_partition_size(
+        resource: cuabi_sm_resource,
+        count: *mut u32,
+    ) -> cuabi_status;
+}
+extern "C" {
+    /// The granularity of a split of \`resource\`: a group's SM count is a multiple of it (8 on
+    /// compute capability 9.0).
+    pub fn cuabi_sm_resource_get_alignment(
+        resource: cuabi_sm_resource,
+        count: *mut u32,
+    ) -> cuabi_status;
+}
+extern "C" {
+    /// How many groups of at least \`min_sm_count\` SMs \`resource\` splits into
+    /// (cuDevSmResourceSplitByCount asked without results). \`min_sm_count\` 0 asks for groups of
+    /// the smallest size the device allows. The same refusals as `cuabi_sm_resource_split`.
+    pub fn cuabi_sm_resource_get_group_count(
+        resource: cuabi_sm_resource,
+        min_sm_count: u32,
+        count: *mut u32,
+    ) -> cuabi_status;
+}
+extern "C" {
+    /// One part of a split of \`resource\` into \`group_count\` groups of at least \`min_sm_count\`
+    /// SMs each (the driver rounds the count up to the resource's alignment): group \`index\` for
+    /// \`index\` \< \`group_count\`, and for \`index\` == \`group_count\` the remainder, the SMs
+    /// left over (possibly none). The same arguments always give the same split. The part keeps
+    /// \`resource\` alive.
+    ///
+    /// `CUABI_ERROR_INVALID_ARGUMENT`, naming the bound, before the driver sees it: \`group_count\`
+    /// 0; \`min_sm_count\` above the resource's SM count or not a multiple of its alignment; more
+    /// groups than the resource's SMs make (\`group_count\` x the rounded \`min_sm_count\` \> its
+    /// SM count); \`index\` past \`group_count\`; a resource that is itself a part of a split (make
+    /// a green context from it and split `cuabi_green_context_get_sm_resource` instead).
+    pub fn cuabi_sm_resource_split(
+        resource: cuabi_sm_resource,
+        group_count: u32,
+        min_sm_count: u32,
+        index: u32,
+        out: *mut cuabi_sm_resource,
+    ) -> cuabi_status;
+}
+extern "C" {
+    /// A green context on the device of \`resource\`, whose kernels run on the resource's SMs only
+    /// (cuDevResourceGenerateDesc, cuGreenCtxCreate). The context keeps the resource and its device
+    /// alive. A resource with no SMs answers `CUABI_ERROR_INVALID_ARGUMENT`.
+    pub fn cuabi_green_context_create(
+        resource: cuabi_sm_resource,
+        out: *mut cuabi_green_context,
+    ) -> cuabi_status;
+}
+extern "C" {
+    /// Releases the handle; the context lives on while its streams do.
+    pub fn cuabi_green_context_release(context: cuabi_green_context);
+}
+extern "C" {
+    /// The number of SMs the context's kernels may use.
+    pub fn cuabi_green_context_get_sm_count(
+        context: cuabi_green_context,
+        count: *mut u32,
+    ) -> cuabi_status;
+}
+extern "C" {
+    /// The context's SMs as a resource (cuGreenCtxGetDevResource), which may be split again. The
+    /// resource keeps the context alive.
+    pub fn cuabi_green_context_get_sm_resource(
+        context: cuabi_green_context,
+        out: *mut cuabi_sm_resource,
+    ) -> cuabi_status;
+}
+extern "C" {
+    /// A new stream whose work runs in \`context\` (cuGreenCtxStreamCreate): an ordinary
+    /// `cuabi_stream` for every launch, copy, event and capture, which keeps the context alive.
+    /// Kernels of modules loaded on the context's device launch on it. \`flags\` must include
+    /// `CUABI_STREAM_NON_BLOCKING` (the driver requires it of a green context's stream);
+    /// \`priority\` as for `cuabi_stream_create`.
+    pub fn cuabi_green_context_create_stream(
+        context: cuabi_green_context,
+        flags: cuabi_stream_flags,
+        priority: i32,
+        out: *mut cuabi_stream,
+    ) -> cuabi_status;
+}
+extern "C" {
+    /// Checks that \`stream\` (not NULL) runs its work in \`context\`:
+    /// `CUABI_ERROR_INVALID_ARGUMENT` naming both when it is a stream of another green context or
+    /// of the device's primary context. For code that must confine work to a partition.
+    pub fn cuabi_green_context_check_stream(
+        context: cuabi_green_context,
+        stream: cuabi_stream,
+    ) -> cuabi_status;
+}
+/// The opaque type a \``cuabi_tensor_map`\` handle points to; never dereferenced.
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct cuabi_tensor_map_s {
+    _unused: [u8; 0],
+}
+/// A \``cuabi_tensor_map`\` handle: a TMA descriptor over a buffer.
+pub type cuabi_tensor_map = *mut cuabi_tensor_map_s;
+/// 1 byte
+pub const CUABI_TENSOR_UINT8: cuabi_tensor_data_type = 0;
+/// 2 bytes
+pub const CUABI_TENSOR_UINT16: cuabi_tensor_data_type = 1;
+/// 4 bytes
+pub const CUABI_TENSOR_UINT32: cuabi_tensor_data_type = 2;
+/// 4 bytes
+pub const CUABI_TENSOR_INT32: cuabi_tensor_data_type = 3;
+/// 8 bytes
+pub const CUABI_TENSOR_UINT64: cuabi_tensor_data_type = 4;
+/// 8 bytes
+pub const CUABI_TENSOR_INT64: cuabi_tensor_data_type = 5;
+/// 2 bytes
+pub const CUABI_TENSOR_FLOAT16: cuabi_tensor_data_type = 6;
+/// 4 bytes
+pub const CUABI_TENSOR_FLOAT32: cuabi_tensor_data_type = 7;
+/// 8 bytes
+pub const CUABI_TENSOR_FLOAT64: cuabi_tensor_data_type = 8;
+/// 2 bytes
+pub const CUABI_TENSOR_BFLOAT16: cuabi_tensor_data_type = 9;
+/// 4 bytes, denormals flushed
+pub const CUABI_TENSOR_FLOAT32_FTZ: cuabi_tensor_data_type = 10;
+/// 4 bytes
+pub const CUABI_TENSOR_TFLOAT32: cuabi_tensor_data_type = 11;
+/// 4 bytes, denormals flushed
+pub const CUABI_TENSOR_TFLOAT32_FTZ: cuabi_tensor_data_type = 12;
+/// Fixes the width of \``cuabi_tensor_data_type`\` at 32 bits; no value to pass.
+pub const CUABI_TENSOR_DATA_TYPE_FORCE32: cuabi_tensor_data_type = 2147483647;
+/// A tensor element's type (`CUtensorMapDataType`).
+pub type cuabi_tensor_data_type = u32;
+/// not interleaved
+pub const CUABI_TENSOR_INTERLEAVE_NONE: cuabi_tensor_interleave = 0;
+/// 16-byte interleaved channels
+pub const CUABI_TENSOR_INTERLEAVE_B16: cuabi_tensor_interleave = 1;
+/// 32-byte interleaved channels
+pub const CUABI_TENSOR_INTERLEAVE_B32: cuabi_tensor_interleave = 2;
+/// Fixes the width of \``cuabi_tensor_interleave`\` at 32 bits; no value to pass.
+pub const CUABI_TENSOR_INTERLEAVE_FORCE32: cuabi_tensor_interleave = 2147483647;
+/// An interleaved layout (`CUtensorMapInterleave`).
+pub type cuabi_tensor_interleave = u32;
+/// no swizzle
+pub const CUABI_TENSOR_SWIZZLE_NONE: cuabi_tensor_swizzle = 0;
+/// 16-byte chunks within a 32-byte span
+pub const CUABI_TENSOR_SWIZZLE_B32: cuabi_tensor_swizzle = 1;
+/// 16-byte chunks within a 64-byte span
+pub const CUABI_TENSOR_SWIZZLE_B64: cuabi_tensor_swizzle = 2;
+/// 16-byte chunks within a 128-byte span
+pub const CUABI_TENSOR_SWIZZLE_B128: cuabi_tensor_swizzle = 3;
+/// Fixes the width of \``cuabi_tensor_swizzle`\` at 32 bits; no value to pass.
+pub const CUABI_TENSOR_SWIZZLE_FORCE32: cuabi_tensor_swizzle = 2147483647;
+/// The shared-memory swizzle of a copied box (`CUtensorMapSwizzle`).
+pub type cuabi_tensor_swizzle = u32;
+/// no promotion
+pub const CUABI_TENSOR_L2_PROMOTION_NONE: cuabi_tensor_l2_promotion = 0;
+/// 64-byte L2 fetches
+pub const CUABI_TENSOR_L2_PROMOTION_B64: cuabi_tensor_l2_promotion = 1;
+/// 128-byte L2 fetches
+pub const CUABI_TENSOR_L2_PROMOTION_B128: cuabi_tensor_l2_promotion = 2;
+/// 256-byte L2 fetches
+pub const CUABI_TENSOR_L2_PROMOTION_B256: cuabi_tensor_l2_promotion = 3;
+/// Fixes the width of \``cuabi_tensor_l2_promotion`\` at 32 bits; no value to pass.
+pub const CUABI_TENSOR_L2_PROMOTION_FORCE32: cuabi_tensor_l2_promotion = 2147483647;
+/// The L2 fetch size (`CUtensorMapL2promotion`).
+pub type cuabi_tensor_l2_promotion = u32;
+/// Zeros.
+pub const CUABI_TENSOR_OOB_FILL_ZERO: cuabi_tensor_oob_fill = 0;
+/// NaN that requests zero in FMA (floating-point types only).
+pub const CUABI_TENSOR_OOB_FILL_NAN_REQUEST_ZERO_FMA: cuabi_tensor_oob_fill = 1;
+/// Fixes the width of \``cuabi_tensor_oob_fill`\` at 32 bits; no value to pass.
+pub const CUABI_TENSOR_OOB_FILL_FORCE32: cuabi_tensor_oob_fill = 2147483647;
+/// What fills elements outside the tensor (`CUtensorMapFloatOOBfill`).
+pub type cuabi_tensor_oob_fill = u32;
+extern "C" {
+    /// A tiled tensor map (cuTensorMapEncodeTiled) over \`buffer\` from byte \`offset\`: a tensor
+    /// of \`data_type\` elements whose rank (1 to 5) is \`num_sizes\`, dimension 0 the innermost.
+    /// \`sizes\` holds each dimension's element count (1 to 2^32); \`strides\` each dimension's
+    /// stride in bytes (\`strides\[0\]\` the element size; the others multiples of 16, of 32 with
+    /// `CUABI_TENSOR_INTERLEAVE_B32`, below 2^40, and each at least what the dimension below
+    /// spans); \`box\` the box one copy moves (1 to 256 elements a dimension; without interleave
+    /// \`box\[0\]\` x the element size a multiple of 16 bytes and, with a swizzle, at most the
+    /// swizzle's span); \`element_strides\` the traversal steps (1 to 8; none given: every step 1).
+    /// \`strides\`, \`box\` and \`element_strides\` (when given) have one entry per dimension. The
+    /// tensor must lie within the buffer and its address be 16-byte aligned (32 with
+    /// `CUABI_TENSOR_INTERLEAVE_B32`); interleave needs rank 3 or more,
+    /// `CUABI_TENSOR_INTERLEAVE_B32` needs `CUABI_TENSOR_SWIZZLE_B32`, and
+    /// `CUABI_TENSOR_OOB_FILL_NAN_REQUEST_ZERO_FMA` a floating-point type. Each is refused with
+    /// `CUABI_ERROR_INVALID_ARGUMENT` naming the value and its bound before the driver sees it. The
+    /// map keeps the buffer alive; it is a kernel argument of `CUABI_TENSOR_MAP_BYTES`
+    /// (`cuabi_tensor_map_get_bytes`).
+    pub fn cuabi_tensor_map_encode_tiled(
+        buffer: cuabi_buffer,
+        offset: usize,
+        data_type: cuabi_tensor_data_type,
+        sizes: *const usize,
+        num_sizes: usize,
+        strides: *const usize,
+        num_strides: usize,
+        box_: *const usize,
+        num_box: usize,
+        element_strides: *const usize,
+        num_element_strides: usize,
+        interleave: cuabi_tensor_interleave,
+        swizzle: cuabi_tensor_swizzle,
+        l2_promotion: cuabi_tensor_l2_promotion,
+        oob_fill: cuabi_tensor_oob_fill,
+        out: *mut cuabi_tensor_map,
+    ) -> cuabi_status;
+}
+extern "C" {
+    /// An im2col tensor map (cuTensorMapEncodeIm2col) over \`buffer\` from byte \`offset\`: rank
+    /// (\`num_sizes\`) 3 to 5; \`sizes\`, \`strides\`, \`element_strides\` and the other arguments
+    /// as `cuabi_tensor_map_encode_tiled`. \`lower_corner\` and \`upper_corner\` hold the bounding
+    /// box's corner offsets in the rank - 2 spatial dimensions, each within \[-2^15, 2^15) for rank
+    /// 3, \[-2^7, 2^7) for rank 4 and \[-2^4, 2^4) for rank 5; \`channels_per_pixel\` (1 to 256;
+    /// times the element size a multiple of 16 bytes and, with a swizzle, at most its span) and
+    /// \`pixels_per_column\` (1 to 1024) make the box. Refused as the tiled form, with these bounds
+    /// too.
+    pub fn cuabi_tensor_map_encode_im2col(
+        buffer: cuabi_buffer,
+        offset: usize,
+        data_type: cuabi_tensor_data_type,
+        sizes: *const usize,
+        num_sizes: usize,
+        strides: *const usize,
+        num_strides: usize,
+        element_strides: *const usize,
+        num_element_strides: usize,
+        lower_corner: *const i32,
+        num_lower_corner: usize,
+        upper_corner: *const i32,
+        num_upper_corner: usize,
+        channels_per_pixel: u32,
+        pixels_per_column: u32,
+        interleave: cuabi_tensor_interleave,
+        swizzle: cuabi_tensor_swizzle,
+        l2_promotion: cuabi_tensor_l2_promotion,
+        oob_fill: cuabi_tensor_oob_fill,
+        out: *mut cuabi_tensor_map,
+    ) -> cuabi_status;
+}
+extern "C" {
+    /// Releases a tensor map (and its hold on the buffer).
+    pub fn cuabi_tensor_map_release(map: cuabi_tensor_map);
+}
+extern "C" {
+    /// Points \`map\` at \`buffer\` from byte \`offset\` (cuTensorMapReplaceAddress), the rest
+    /// unchanged; the map now keeps \`buffer\` alive instead. The same checks of alignment and
+    /// extent as the encoding.
+    pub fn cuabi_tensor_map_replace_address(
+        map: cuabi_tensor_map,
+        buffer: cuabi_buffer,
+        offset: usize,
+    ) -> cuabi_status;
+}
+extern "C" {
+    /// The map's `CUABI_TENSOR_MAP_BYTES` bytes, the value of a kernel's \`const
+    /// `__grid_constant__` `CUtensorMap`\` parameter (copy them into 64-byte aligned storage for
+    /// `cuabi_function_launch`).
+    pub fn cuabi_tensor_map_get_bytes(
+        map: cuabi_tensor_map,
+        buf: *mut ::std::os::raw::c_void,
+        size: *mut usize,
+    ) -> cuabi_status;
+}
+/// DLPack's ABI version as a tensor carries it (DLPackVersion).
+#[repr(C)]
+pub struct cuabi_dlpack_version {
+    /// 1 for DLPack 1.x; another major version has another layout
+    pub major: u32,
+    /// added enum values only
+    pub minor: u32,
+}
+#[test]
+fn bindgen_test_layout_cuabi_dlpack_version() {
+    assert_eq!(
+        ::std::mem::size_of::<cuabi_dlpack_version>(),
+        8usize,
+        concat!("Size of: ", stringify!(cuabi_dlpack_version))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<cuabi_dlpack_version>(),
+        4usize,
+        concat!("Alignment of ", stringify!(cuabi_dlpack_version))
+    );
+    fn test_field_major() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cuabi_dlpack_version>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).major) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cuabi_dlpack_version),
+                "::",
+                stringify!(major)
+            )
+        );
+    }
+    test_field_major();
+    fn test_field_minor() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cuabi_dlpack_version>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).minor) as usize - ptr as usize
+            },
+            4usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cuabi_dlpack_version),
+                "::",
+                stringify!(minor)
+            )
+        );
+    }
+    test_field_minor();
+}
+/// device memory (kDLCUDA)
+pub const CUABI_DLPACK_DEVICE_CUDA: cuabi_dlpack_device_type = 2;
+/// page-locked host memory (kDLCUDAHost)
+pub const CUABI_DLPACK_DEVICE_PINNED_HOST: cuabi_dlpack_device_type = 3;
+/// managed memory (kDLCUDAManaged)
+pub const CUABI_DLPACK_DEVICE_MANAGED: cuabi_dlpack_device_type = 13;
+/// Fixes the width of \``cuabi_dlpack_device_type`\` at 32 bits; no value to pass.
+pub const CUABI_DLPACK_DEVICE_TYPE_FORCE32: cuabi_dlpack_device_type = 2147483647;
+/// DLPack's device types (DLDeviceType) that name CUDA memory; DLPack has others (CPU 1, ROCm 10,
+/// ...), which cuabi refuses.
+pub type cuabi_dlpack_device_type = u32;
+/// signed integer
+pub const CUABI_DLPACK_INT: cuabi_dlpack_type_code = 0;
+/// unsigned integer
+pub const CUABI_DLPACK_UINT: cuabi_dlpack_type_code = 1;
+/// IEEE floating point
+pub const CUABI_DLPACK_FLOAT: cuabi_dlpack_type_code = 2;
+/// an opaque handle
+pub const CUABI_DLPACK_OPAQUE: cuabi_dlpack_type_code = 3;
+/// bfloat16
+pub const CUABI_DLPACK_BFLOAT: cuabi_dlpack_type_code = 4;
+/// complex: two floats per element
+pub const CUABI_DLPACK_COMPLEX: cuabi_dlpack_type_code = 5;
+/// boolean, 8 bits
+pub const CUABI_DLPACK_BOOL: cuabi_dlpack_type_code = 6;
+/// Fixes the width of \``cuabi_dlpack_type_code`\` at 32 bits; no value to pass.
+pub const CUABI_DLPACK_TYPE_CODE_FORCE32: cuabi_dlpack_type_code = 2147483647;
+/// DLPack's element type codes (DLDataTypeCode).
+pub type cuabi_dlpack_type_code = u32;
+/// Where a tensor lives (DLDevice).
+#[repr(C)]
+pub struct cuabi_dlpack_device {
+    /// a `cuabi_dlpack_device_type` (DLDeviceType)
+    pub device_type: i32,
+    /// the device's ordinal (0 for CUDA host memory)
+    pub device_id: i32,
+}
+#[test]
+fn bindgen_test_layout_cuabi_dlpack_device() {
+    assert_eq!(
+        ::std::mem::size_of::<cuabi_dlpack_device>(),
+        8usize,
+        concat!("Size of: ", stringify!(cuabi_dlpack_device))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<cuabi_dlpack_device>(),
+        4usize,
+        concat!("Alignment of ", stringify!(cuabi_dlpack_device))
+    );
+    fn test_field_device_type() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cuabi_dlpack_device>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).device_type) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cuabi_dlpack_device),
+                "::",
+                stringify!(device_type)
+            )
+        );
+    }
+    test_field_device_type();
+    fn test_field_device_id() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cuabi_dlpack_device>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).device_id) as usize - ptr as usize
+            },
+            4usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cuabi_dlpack_device),
+                "::",
+                stringify!(device_id)
+            )
+        );
+    }
+    test_field_device_id();
+}
+/// An element type (DLDataType): \`lanes\` values of \`bits\` bits each, of kind \`code\`.
+#[repr(C)]
+pub struct cuabi_dlpack_dtype {
+    /// a `cuabi_dlpack_type_code`
+    pub code: u8,
+    /// bits per lane
+    pub bits: u8,
+    /// lanes per element (1 for a scalar)
+    pub lanes: u16,
+}
+#[test]
+fn bindgen_test_layout_cuabi_dlpack_dtype() {
+    assert_eq!(
+        ::std::mem::size_of::<cuabi_dlpack_dtype>(),
+        4usize,
+        concat!("Size of: ", stringify!(cuabi_dlpack_dtype))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<cuabi_dlpack_dtype>(),
+        2usize,
+        concat!("Alignment of ", stringify!(cuabi_dlpack_dtype))
+    );
+    fn test_field_code() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cuabi_dlpack_dtype>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).code) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cuabi_dlpack_dtype),
+                "::",
+                stringify!(code)
+            )
+        );
+    }
+    test_field_code();
+    fn test_field_bits() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cuabi_dlpack_dtype>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).bits) as usize - ptr as usize
+            },
+            1usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cuabi_dlpack_dtype),
+                "::",
+                stringify!(bits)
+            )
+        );
+    }
+    test_field_bits();
+    fn test_field_lanes() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cuabi_dlpack_dtype>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).lanes) as usize - ptr as usize
+            },
+            2usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cuabi_dlpack_dtype),
+                "::",
+                stringify!(lanes)
+            )
+        );
+    }
+    test_field_lanes();
+}
+/// A tensor (DLTensor): element (i0, i1, ...) is at byte \`byte_offset\` + (i0 \* strides\[0\] + i1
+/// \* strides\[1\] + ...) \* element size from \`data\`.
+#[repr(C)]
+pub struct cuabi_dlpack_tensor {
+    /// the device address of the allocation
+    pub data: *mut ::std::os::raw::c_void,
+    /// where it lives
+    pub device: cuabi_dlpack_device,
+    /// the number of dimensions (0: a scalar)
+    pub ndim: i32,
+    /// the element type
+    pub dtype: cuabi_dlpack_dtype,
+    /// ndim extents
+    pub shape: *mut i64,
+    /// ndim strides in elements; NULL: compact row-major
+    pub strides: *mut i64,
+    /// bytes from data to the first element
+    pub byte_offset: u64,
+}
+#[test]
+fn bindgen_test_layout_cuabi_dlpack_tensor() {
+    assert_eq!(
+        ::std::mem::size_of::<cuabi_dlpack_tensor>(),
+        48usize,
+        concat!("Size of: ", stringify!(cuabi_dlpack_tensor))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<cuabi_dlpack_tensor>(),
+        8usize,
+        concat!("Alignment of ", stringify!(cuabi_dlpack_tensor))
+    );
+    fn test_field_data() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cuabi_dlpack_tensor>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).data) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cuabi_dlpack_tensor),
+                "::",
+                stringify!(data)
+            )
+        );
+    }
+    test_field_data();
+    fn test_field_device() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cuabi_dlpack_tensor>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).device) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cuabi_dlpack_tensor),
+                "::",
+                stringify!(device)
+            )
+        );
+    }
+    test_field_device();
+    fn test_field_ndim() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cuabi_dlpack_tensor>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).ndim) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cuabi_dlpack_tensor),
+                "::",
+                stringify!(ndim)
+            )
+        );
+    }
+    test_field_ndim();
+    fn test_field_dtype() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cuabi_dlpack_tensor>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).dtype) as usize - ptr as usize
+            },
+            20usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cuabi_dlpack_tensor),
+                "::",
+                stringify!(dtype)
+            )
+        );
+    }
+    test_field_dtype();
+    fn test_field_shape() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cuabi_dlpack_tensor>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).shape) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cuabi_dlpack_tensor),
+                "::",
+                stringify!(shape)
+            )
+        );
+    }
+    test_field_shape();
+    fn test_field_strides() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cuabi_dlpack_tensor>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).strides) as usize - ptr as usize
+            },
+            32usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cuabi_dlpack_tensor),
+                "::",
+                stringify!(strides)
+            )
+        );
+    }
+    test_field_strides();
+    fn test_field_byte_offset() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cuabi_dlpack_tensor>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).byte_offset) as usize - ptr as usize
+            },
+            40usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cuabi_dlpack_tensor),
+                "::",
+                stringify!(byte_offset)
+            )
+        );
+    }
+    test_field_byte_offset();
+}
+/// The deleter of an unversioned (DLPack 0.x) managed tensor.
+pub type cuabi_dlpack_deleter_fn =
+    ::std::option::Option<unsafe extern "C" fn(self_: *mut cuabi_dlpack_managed_tensor)>;
+/// The deleter of a versioned (DLPack 1.x) managed tensor.
+pub type cuabi_dlpack_versioned_deleter_fn =
+    ::std::option::Option<unsafe extern "C" fn(self_: *mut cuabi_dlpack_managed_tensor_versioned)>;
+/// An unversioned managed tensor (DLManagedTensor, DLPack before 1.0).
+#[repr(C)]
+pub struct cuabi_dlpack_managed_tensor {
+    /// the tensor
+    pub dl_tensor: cuabi_dlpack_tensor,
+    /// the producer's
+    pub manager_ctx: *mut ::std::os::raw::c_void,
+    /// frees it; NULL: nothing to free
+    pub deleter: cuabi_dlpack_deleter_fn,
+}
+#[test]
+fn bindgen_test_layout_cuabi_dlpack_managed_tensor() {
+    assert_eq!(
+        ::std::mem::size_of::<cuabi_dlpack_managed_tensor>(),
+        64usize,
+        concat!("Size of: ", stringify!(cuabi_dlpack_managed_tensor))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<cuabi_dlpack_managed_tensor>(),
+        8usize,
+        concat!("Alignment of ", stringify!(cuabi_dlpack_managed_tensor))
+    );
+    fn test_field_dl_tensor() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cuabi_dlpack_managed_tensor>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).dl_tensor) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cuabi_dlpack_managed_tensor),
+                "::",
+                stringify!(dl_tensor)
+            )
+        );
+    }
+    test_field_dl_tensor();
+    fn test_field_manager_ctx() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cuabi_dlpack_managed_tensor>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).manager_ctx) as usize - ptr as usize
+            },
+            48usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cuabi_dlpack_managed_tensor),
+                "::",
+                stringify!(manager_ctx)
+            )
+        );
+    }
+    test_field_manager_ctx();
+    fn test_field_deleter() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cuabi_dlpack_managed_tensor>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).deleter) as usize - ptr as usize
+            },
+            56usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cuabi_dlpack_managed_tensor),
+                "::",
+                stringify!(deleter)
+            )
+        );
+    }
+    test_field_deleter();
+}
+/// A versioned managed tensor (DLManagedTensorVersioned, DLPack 1.x).
+#[repr(C)]
+pub struct cuabi_dlpack_managed_tensor_versioned {
+    /// the producer's DLPack version
+    pub version: cuabi_dlpack_version,
+    /// the producer's
+    pub manager_ctx: *mut ::std::os::raw::c_void,
+    /// frees it; NULL: nothing to free
+    pub deleter: cuabi_dlpack_versioned_deleter_fn,
+    /// `CUABI_DLPACK_FLAG_`\*
+    pub flags: u64,
+    /// the tensor
+    pub dl_tensor: cuabi_dlpack_tensor,
+}
+#[test]
+fn bindgen_test_layout_cuabi_dlpack_managed_tensor_versioned() {
+    assert_eq!(
+        ::std::mem::size_of::<cuabi_dlpack_managed_tensor_versioned>(),
+        80usize,
+        concat!(
+            "Size of: ",
+            stringify!(cuabi_dlpack_managed_tensor_versioned)
+        )
+    );
+    assert_eq!(
+        ::std::mem::align_of::<cuabi_dlpack_managed_tensor_versioned>(),
+        8usize,
+        concat!(
+            "Alignment of ",
+            stringify!(cuabi_dlpack_managed_tensor_versioned)
+        )
+    );
+    fn test_field_version() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cuabi_dlpack_managed_tensor_versioned>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).version) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cuabi_dlpack_managed_tensor_versioned),
+                "::",
+                stringify!(version)
+            )
+        );
+    }
+    test_field_version();
+    fn test_field_manager_ctx() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cuabi_dlpack_managed_tensor_versioned>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).manager_ctx) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cuabi_dlpack_managed_tensor_versioned),
+                "::",
+                stringify!(manager_ctx)
+            )
+        );
+    }
+    test_field_manager_ctx();
+    fn test_field_deleter() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cuabi_dlpack_managed_tensor_versioned>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).deleter) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cuabi_dlpack_managed_tensor_versioned),
+                "::",
+                stringify!(deleter)
+            )
+        );
+    }
+    test_field_deleter();
+    fn test_field_flags() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cuabi_dlpack_managed_tensor_versioned>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).flags) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cuabi_dlpack_managed_tensor_versioned),
+                "::",
+                stringify!(flags)
+            )
+        );
+    }
+    test_field_flags();
+    fn test_field_dl_tensor() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cuabi_dlpack_managed_tensor_versioned>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).dl_tensor) as usize - ptr as usize
+            },
+            32usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cuabi_dlpack_managed_tensor_versioned),
+                "::",
+                stringify!(dl_tensor)
+            )
+        );
+    }
+    test_field_dl_tensor();
+}
+/// How `cuabi_buffer_import_dlpack` may use the tensor: an OR of `cuabi_dlpack_import_flag_bits`.
+pub type cuabi_dlpack_import_flags = u32;
+/// The caller will only read the memory: a read-only tensor is accepted (without it, one is
+/// refused).
+pub const CUABI_DLPACK_IMPORT_READ_ONLY: cuabi_dlpack_import_flag_bits = 1;
+/// Fixes the width of \``cuabi_dlpack_import_flag_bits`\` at 32 bits; no value to pass.
+pub const CUABI_DLPACK_IMPORT_FLAG_BITS_FORCE32: cuabi_dlpack_import_flag_bits = 2147483647;
+/// The bits of `cuabi_dlpack_import_flags`.
+pub type cuabi_dlpack_import_flag_bits = u32;
+extern "C" {
+    /// Exports \`buffer\` as a DLPack 1.x tensor in \`out\`: \`ndim\` (0 to 64) extents \`shape\`
+    /// (each \>= 0), \`strides\` in elements (NULL: compact row-major; negative strides allowed),
+    /// of \`dtype_code\` (`cuabi_dlpack_type_code`) with \`dtype_bits\` bits per lane (a multiple
+    /// of 8 from 8 to 256) and \`dtype_lanes\` lanes (\>= 1), starting \`byte_offset\` bytes into
+    /// the buffer. Every element the shape and strides reach must lie inside the buffer:
+    /// `CUABI_ERROR_OUT_OF_RANGE` names the reach and the buffer's size otherwise. \`flags\` may
+    /// hold `CUABI_DLPACK_FLAG_READ_ONLY` only. The tensor's data is the buffer's address, its
+    /// byte_offset \`byte_offset\`, its device CUDA (CUDA managed for a managed buffer) and the
+    /// buffer's ordinal. The tensor holds a reference to the buffer: releasing the buffer's handle
+    /// frees nothing while the tensor lives; its deleter, called once by its last holder, drops
+    /// that reference and frees the tensor.
+    pub fn cuabi_buffer_export_dlpack(
+        buffer: cuabi_buffer,
+        byte_offset: u64,
+        shape: *const i64,
+        strides: *const i64,
+        ndim: usize,
+        dtype_code: u32,
+        dtype_bits: u32,
+        dtype_lanes: u32,
+        flags: u64,
+        out: *mut *mut cuabi_dlpack_managed_tensor_versioned,
+    ) -> cuabi_status;
+}
+extern "C" {
+    /// Takes over the DLPack 1.x tensor \`tensor\` as a borrowed buffer in \`out\`
+    /// (`cuabi_buffer_kind` `CUABI_BUFFER_WRAPPED`): its pointer is the tensor's data +
+    /// byte_offset, its size the bytes from there to the end of the last element the shape and
+    /// strides reach. The buffer keeps the tensor alive; the tensor's deleter runs once, when the
+    /// last cuabi reference to the buffer goes. Refused, with the tensor left the caller's: a major
+    /// version other than `CUABI_DLPACK_MAJOR_VERSION` (`CUABI_ERROR_NOT_SUPPORTED`); a device type
+    /// that is not CUDA, CUDA host or CUDA managed memory, or a device_id that is no device's
+    /// ordinal; a negative ndim or ndim over 64, a NULL shape with ndim \> 0, a negative extent; a
+    /// dtype with 0 bits or 0 lanes, or bits not a multiple of 8 (sub-byte types:
+    /// `CUABI_ERROR_NOT_SUPPORTED`); a negative stride (`CUABI_ERROR_NOT_SUPPORTED`: the buffer
+    /// would start below data); a tensor of no elements; a NULL data; a read-only tensor
+    /// (`CUABI_DLPACK_FLAG_READ_ONLY`) unless \`flags\` holds `CUABI_DLPACK_IMPORT_READ_ONLY`; each
+    /// refusal answers `CUABI_ERROR_INVALID_ARGUMENT` unless said, naming the field and its bound.
+    pub fn cuabi_buffer_import_dlpack(
+        tensor: *mut cuabi_dlpack_managed_tensor_versioned,
+        flags: cuabi_dlpack_import_flags,
+        out: *mut cuabi_buffer,
+    ) -> cuabi_status;
+}
+extern "C" {
+    /// `cuabi_buffer_import_dlpack` for an unversioned (DLPack before 1.0) tensor, which has
+    /// neither version nor flags: it is taken as writable, and checked as a versioned one is.
+    pub fn cuabi_buffer_import_dlpack_unversioned(
+        tensor: *mut cuabi_dlpack_managed_tensor,
+        flags: cuabi_dlpack_import_flags,
+        out: *mut cuabi_buffer,
+    ) -> cuabi_status;
+}
+extern "C" {
+    /// The producer's side of DLPack's stream handshake: makes the consumer's stream
+    /// \`consumer_stream\` (1: the legacy default stream, 2: the per-thread default stream, another
+    /// positive value: a `CUstream` of this process) wait, without blocking the host, for the work
+    /// queued on \`stream\` so far. -1 asks no synchronisation: nothing is done. 0 and other
+    /// negative values answer `CUABI_ERROR_INVALID_ARGUMENT` (DLPack leaves 0 ambiguous).
+    pub fn cuabi_stream_dlpack_handoff(stream: cuabi_stream, consumer_stream: i64) -> cuabi_status;
+}
+extern "C" {
+    /// The consumer's side: makes \`stream\` wait, without blocking the host, for the work queued
+    /// so far on the producer's stream \`producer_stream\` (as `cuabi_stream_dlpack_handoff` reads
+    /// \`consumer_stream\`: -1 does nothing, 0 and other negative values are refused).
+    pub fn cuabi_stream_dlpack_wait(stream: cuabi_stream, producer_stream: i64) -> cuabi_status;
 }

@@ -524,6 +524,146 @@ impl LinkBackend {
     }
 }
 
+/// How a host thread waits in a synchronize on the stream's work.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SyncPolicy {
+    /// `CUABI_SYNC_POLICY_AUTO`: The driver's choice (the default).
+    Auto,
+    /// `CUABI_SYNC_POLICY_SPIN`: Spin on the CPU: the lowest latency, a busy core.
+    Spin,
+    /// `CUABI_SYNC_POLICY_YIELD`: Spin, yielding the core to other threads between checks.
+    Yield,
+    /// `CUABI_SYNC_POLICY_BLOCKING_SYNC`: Sleep until the work is done: an idle core, more latency.
+    BlockingSync,
+}
+
+impl SyncPolicy {
+    /// The `cuabi_sync_policy` value.
+    pub fn raw(self) -> sys::cuabi_sync_policy {
+        match self {
+            SyncPolicy::Auto => sys::CUABI_SYNC_POLICY_AUTO,
+            SyncPolicy::Spin => sys::CUABI_SYNC_POLICY_SPIN,
+            SyncPolicy::Yield => sys::CUABI_SYNC_POLICY_YIELD,
+            SyncPolicy::BlockingSync => sys::CUABI_SYNC_POLICY_BLOCKING_SYNC,
+        }
+    }
+    /// The variant of a raw `cuabi_sync_policy` value (as the library answers it);
+    /// `None` for a value this version of the crate does not know.
+    pub fn from_raw(value: sys::cuabi_sync_policy) -> Option<SyncPolicy> {
+        match value {
+            sys::CUABI_SYNC_POLICY_AUTO => Some(SyncPolicy::Auto),
+            sys::CUABI_SYNC_POLICY_SPIN => Some(SyncPolicy::Spin),
+            sys::CUABI_SYNC_POLICY_YIELD => Some(SyncPolicy::Yield),
+            sys::CUABI_SYNC_POLICY_BLOCKING_SYNC => Some(SyncPolicy::BlockingSync),
+            _ => None,
+        }
+    }
+}
+
+/// The memory-synchronisation domain of a stream's kernels: a fence in one domain need not wait for
+/// the memory traffic of the other (kernels that talk to other GPUs, such as NCCL's, run in the
+/// remote one).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum MemSyncDomain {
+    /// `CUABI_MEM_SYNC_DOMAIN_DEFAULT`: The domain of a stream's kernels unless set.
+    #[default]
+    Default,
+    /// `CUABI_MEM_SYNC_DOMAIN_REMOTE`: The domain for kernels that talk to other GPUs.
+    Remote,
+}
+
+impl MemSyncDomain {
+    /// The `cuabi_mem_sync_domain` value.
+    pub fn raw(self) -> sys::cuabi_mem_sync_domain {
+        match self {
+            MemSyncDomain::Default => sys::CUABI_MEM_SYNC_DOMAIN_DEFAULT,
+            MemSyncDomain::Remote => sys::CUABI_MEM_SYNC_DOMAIN_REMOTE,
+        }
+    }
+    /// The variant of a raw `cuabi_mem_sync_domain` value (as the library answers it);
+    /// `None` for a value this version of the crate does not know.
+    pub fn from_raw(value: sys::cuabi_mem_sync_domain) -> Option<MemSyncDomain> {
+        match value {
+            sys::CUABI_MEM_SYNC_DOMAIN_DEFAULT => Some(MemSyncDomain::Default),
+            sys::CUABI_MEM_SYNC_DOMAIN_REMOTE => Some(MemSyncDomain::Remote),
+            _ => None,
+        }
+    }
+}
+
+/// How accesses to memory are kept in L2.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum AccessProperty {
+    /// `CUABI_ACCESS_PROPERTY_NORMAL`: Kept in L2 as any access is.
+    #[default]
+    Normal,
+    /// `CUABI_ACCESS_PROPERTY_STREAMING`: Less likely to stay in L2.
+    Streaming,
+    /// `CUABI_ACCESS_PROPERTY_PERSISTING`: More likely to stay in L2, in the part set aside with
+    /// `CUABI_LIMIT_PERSISTING_L2_CACHE_SIZE`.
+    Persisting,
+}
+
+impl AccessProperty {
+    /// The `cuabi_access_property` value.
+    pub fn raw(self) -> sys::cuabi_access_property {
+        match self {
+            AccessProperty::Normal => sys::CUABI_ACCESS_PROPERTY_NORMAL,
+            AccessProperty::Streaming => sys::CUABI_ACCESS_PROPERTY_STREAMING,
+            AccessProperty::Persisting => sys::CUABI_ACCESS_PROPERTY_PERSISTING,
+        }
+    }
+    /// The variant of a raw `cuabi_access_property` value (as the library answers it);
+    /// `None` for a value this version of the crate does not know.
+    pub fn from_raw(value: sys::cuabi_access_property) -> Option<AccessProperty> {
+        match value {
+            sys::CUABI_ACCESS_PROPERTY_NORMAL => Some(AccessProperty::Normal),
+            sys::CUABI_ACCESS_PROPERTY_STREAMING => Some(AccessProperty::Streaming),
+            sys::CUABI_ACCESS_PROPERTY_PERSISTING => Some(AccessProperty::Persisting),
+            _ => None,
+        }
+    }
+}
+
+/// How a cluster's blocks are placed on the device's multiprocessors
+/// (`cuabi_launch_config.cluster_scheduling_policy`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum ClusterSchedulingPolicy {
+    /// `CUABI_CLUSTER_SCHEDULING_DEFAULT`: The driver's choice.
+    #[default]
+    Default,
+    /// `CUABI_CLUSTER_SCHEDULING_SPREAD`: A cluster's blocks spread over the multiprocessors.
+    Spread,
+    /// `CUABI_CLUSTER_SCHEDULING_LOAD_BALANCING`: The hardware balances a cluster's blocks over the
+    /// multiprocessors.
+    LoadBalancing,
+}
+
+impl ClusterSchedulingPolicy {
+    /// The `cuabi_cluster_scheduling_policy` value.
+    pub fn raw(self) -> sys::cuabi_cluster_scheduling_policy {
+        match self {
+            ClusterSchedulingPolicy::Default => sys::CUABI_CLUSTER_SCHEDULING_DEFAULT,
+            ClusterSchedulingPolicy::Spread => sys::CUABI_CLUSTER_SCHEDULING_SPREAD,
+            ClusterSchedulingPolicy::LoadBalancing => sys::CUABI_CLUSTER_SCHEDULING_LOAD_BALANCING,
+        }
+    }
+    /// The variant of a raw `cuabi_cluster_scheduling_policy` value (as the library answers it);
+    /// `None` for a value this version of the crate does not know.
+    pub fn from_raw(
+        value: sys::cuabi_cluster_scheduling_policy,
+    ) -> Option<ClusterSchedulingPolicy> {
+        match value {
+            sys::CUABI_CLUSTER_SCHEDULING_DEFAULT => Some(ClusterSchedulingPolicy::Default),
+            sys::CUABI_CLUSTER_SCHEDULING_SPREAD => Some(ClusterSchedulingPolicy::Spread),
+            sys::CUABI_CLUSTER_SCHEDULING_LOAD_BALANCING => {
+                Some(ClusterSchedulingPolicy::LoadBalancing)
+            }
+            _ => None,
+        }
+    }
+}
+
 /// How a buffer's memory was obtained; decides how it is freed.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum BufferKind {
@@ -541,6 +681,12 @@ pub enum BufferKind {
     Wrapped,
     /// `CUABI_BUFFER_IPC`: `cuabi_buffer_open_ipc`: another process's memory, mapped here.
     Ipc,
+    /// `CUABI_BUFFER_GROWABLE`: `cuabi_buffer_alloc_growable`: reserved addresses with memory
+    /// mapped behind them as the buffer grows (`cuabi_buffer_grow`).
+    Growable,
+    /// `CUABI_BUFFER_RANGE`: `cuabi_buffer_from_range`: a view of memory mapped into an address
+    /// range, which it keeps alive; release unmaps nothing.
+    Range,
 }
 
 impl BufferKind {
@@ -553,6 +699,8 @@ impl BufferKind {
             BufferKind::Pitched => sys::CUABI_BUFFER_PITCHED,
             BufferKind::Wrapped => sys::CUABI_BUFFER_WRAPPED,
             BufferKind::Ipc => sys::CUABI_BUFFER_IPC,
+            BufferKind::Growable => sys::CUABI_BUFFER_GROWABLE,
+            BufferKind::Range => sys::CUABI_BUFFER_RANGE,
         }
     }
     /// The variant of a raw `cuabi_buffer_kind` value (as the library answers it);
@@ -565,6 +713,8 @@ impl BufferKind {
             sys::CUABI_BUFFER_PITCHED => Some(BufferKind::Pitched),
             sys::CUABI_BUFFER_WRAPPED => Some(BufferKind::Wrapped),
             sys::CUABI_BUFFER_IPC => Some(BufferKind::Ipc),
+            sys::CUABI_BUFFER_GROWABLE => Some(BufferKind::Growable),
+            sys::CUABI_BUFFER_RANGE => Some(BufferKind::Range),
             _ => None,
         }
     }
@@ -647,6 +797,34 @@ impl CopyPath {
             sys::CUABI_COPY_SAME_DEVICE => Some(CopyPath::SameDevice),
             sys::CUABI_COPY_PEER => Some(CopyPath::Peer),
             sys::CUABI_COPY_THROUGH_HOST => Some(CopyPath::ThroughHost),
+            _ => None,
+        }
+    }
+}
+
+/// What a device may do with memory mapped into a range.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum VmAccess {
+    /// `CUABI_VM_ACCESS_READ`: Read it.
+    Read,
+    /// `CUABI_VM_ACCESS_READWRITE`: Read and write it.
+    Readwrite,
+}
+
+impl VmAccess {
+    /// The `cuabi_vm_access` value.
+    pub fn raw(self) -> sys::cuabi_vm_access {
+        match self {
+            VmAccess::Read => sys::CUABI_VM_ACCESS_READ,
+            VmAccess::Readwrite => sys::CUABI_VM_ACCESS_READWRITE,
+        }
+    }
+    /// The variant of a raw `cuabi_vm_access` value (as the library answers it);
+    /// `None` for a value this version of the crate does not know.
+    pub fn from_raw(value: sys::cuabi_vm_access) -> Option<VmAccess> {
+        match value {
+            sys::CUABI_VM_ACCESS_READ => Some(VmAccess::Read),
+            sys::CUABI_VM_ACCESS_READWRITE => Some(VmAccess::Readwrite),
             _ => None,
         }
     }
@@ -800,107 +978,6 @@ impl ReadMode {
     }
 }
 
-/// How a host thread waits in a synchronize on the stream's work.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum SyncPolicy {
-    /// `CUABI_SYNC_POLICY_AUTO`: The driver's choice (the default).
-    Auto,
-    /// `CUABI_SYNC_POLICY_SPIN`: Spin on the CPU: the lowest latency, a busy core.
-    Spin,
-    /// `CUABI_SYNC_POLICY_YIELD`: Spin, yielding the core to other threads between checks.
-    Yield,
-    /// `CUABI_SYNC_POLICY_BLOCKING_SYNC`: Sleep until the work is done: an idle core, more latency.
-    BlockingSync,
-}
-
-impl SyncPolicy {
-    /// The `cuabi_sync_policy` value.
-    pub fn raw(self) -> sys::cuabi_sync_policy {
-        match self {
-            SyncPolicy::Auto => sys::CUABI_SYNC_POLICY_AUTO,
-            SyncPolicy::Spin => sys::CUABI_SYNC_POLICY_SPIN,
-            SyncPolicy::Yield => sys::CUABI_SYNC_POLICY_YIELD,
-            SyncPolicy::BlockingSync => sys::CUABI_SYNC_POLICY_BLOCKING_SYNC,
-        }
-    }
-    /// The variant of a raw `cuabi_sync_policy` value (as the library answers it);
-    /// `None` for a value this version of the crate does not know.
-    pub fn from_raw(value: sys::cuabi_sync_policy) -> Option<SyncPolicy> {
-        match value {
-            sys::CUABI_SYNC_POLICY_AUTO => Some(SyncPolicy::Auto),
-            sys::CUABI_SYNC_POLICY_SPIN => Some(SyncPolicy::Spin),
-            sys::CUABI_SYNC_POLICY_YIELD => Some(SyncPolicy::Yield),
-            sys::CUABI_SYNC_POLICY_BLOCKING_SYNC => Some(SyncPolicy::BlockingSync),
-            _ => None,
-        }
-    }
-}
-
-/// The memory-synchronisation domain of a stream's kernels: a fence in one domain need not wait for
-/// the memory traffic of the other (kernels that talk to other GPUs, such as NCCL's, run in the
-/// remote one).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub enum MemSyncDomain {
-    /// `CUABI_MEM_SYNC_DOMAIN_DEFAULT`: The domain of a stream's kernels unless set.
-    #[default]
-    Default,
-    /// `CUABI_MEM_SYNC_DOMAIN_REMOTE`: The domain for kernels that talk to other GPUs.
-    Remote,
-}
-
-impl MemSyncDomain {
-    /// The `cuabi_mem_sync_domain` value.
-    pub fn raw(self) -> sys::cuabi_mem_sync_domain {
-        match self {
-            MemSyncDomain::Default => sys::CUABI_MEM_SYNC_DOMAIN_DEFAULT,
-            MemSyncDomain::Remote => sys::CUABI_MEM_SYNC_DOMAIN_REMOTE,
-        }
-    }
-    /// The variant of a raw `cuabi_mem_sync_domain` value (as the library answers it);
-    /// `None` for a value this version of the crate does not know.
-    pub fn from_raw(value: sys::cuabi_mem_sync_domain) -> Option<MemSyncDomain> {
-        match value {
-            sys::CUABI_MEM_SYNC_DOMAIN_DEFAULT => Some(MemSyncDomain::Default),
-            sys::CUABI_MEM_SYNC_DOMAIN_REMOTE => Some(MemSyncDomain::Remote),
-            _ => None,
-        }
-    }
-}
-
-/// How accesses to memory are kept in L2.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub enum AccessProperty {
-    /// `CUABI_ACCESS_PROPERTY_NORMAL`: Kept in L2 as any access is.
-    #[default]
-    Normal,
-    /// `CUABI_ACCESS_PROPERTY_STREAMING`: Less likely to stay in L2.
-    Streaming,
-    /// `CUABI_ACCESS_PROPERTY_PERSISTING`: More likely to stay in L2, in the part set aside with
-    /// `CUABI_LIMIT_PERSISTING_L2_CACHE_SIZE`.
-    Persisting,
-}
-
-impl AccessProperty {
-    /// The `cuabi_access_property` value.
-    pub fn raw(self) -> sys::cuabi_access_property {
-        match self {
-            AccessProperty::Normal => sys::CUABI_ACCESS_PROPERTY_NORMAL,
-            AccessProperty::Streaming => sys::CUABI_ACCESS_PROPERTY_STREAMING,
-            AccessProperty::Persisting => sys::CUABI_ACCESS_PROPERTY_PERSISTING,
-        }
-    }
-    /// The variant of a raw `cuabi_access_property` value (as the library answers it);
-    /// `None` for a value this version of the crate does not know.
-    pub fn from_raw(value: sys::cuabi_access_property) -> Option<AccessProperty> {
-        match value {
-            sys::CUABI_ACCESS_PROPERTY_NORMAL => Some(AccessProperty::Normal),
-            sys::CUABI_ACCESS_PROPERTY_STREAMING => Some(AccessProperty::Streaming),
-            sys::CUABI_ACCESS_PROPERTY_PERSISTING => Some(AccessProperty::Persisting),
-            _ => None,
-        }
-    }
-}
-
 /// When a stream's wait on a value is over (`cuabi_stream_wait_value`). The comparisons are of 32-
 /// or 64-bit words, as the width says.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -941,6 +1018,35 @@ impl WaitCondition {
     }
 }
 
+/// What an element of `cuabi_stream_mem_op_batch` does.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum MemOpKind {
+    /// `CUABI_MEM_OP_WRITE`: `cuabi_stream_write_value`.
+    #[default]
+    Write,
+    /// `CUABI_MEM_OP_WAIT`: `cuabi_stream_wait_value`.
+    Wait,
+}
+
+impl MemOpKind {
+    /// The `cuabi_mem_op_kind` value.
+    pub fn raw(self) -> sys::cuabi_mem_op_kind {
+        match self {
+            MemOpKind::Write => sys::CUABI_MEM_OP_WRITE,
+            MemOpKind::Wait => sys::CUABI_MEM_OP_WAIT,
+        }
+    }
+    /// The variant of a raw `cuabi_mem_op_kind` value (as the library answers it);
+    /// `None` for a value this version of the crate does not know.
+    pub fn from_raw(value: sys::cuabi_mem_op_kind) -> Option<MemOpKind> {
+        match value {
+            sys::CUABI_MEM_OP_WRITE => Some(MemOpKind::Write),
+            sys::CUABI_MEM_OP_WAIT => Some(MemOpKind::Wait),
+            _ => None,
+        }
+    }
+}
+
 /// The values of the driver's `CUstreamCaptureMode`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum CaptureMode {
@@ -969,6 +1075,414 @@ impl CaptureMode {
             sys::CUABI_CAPTURE_GLOBAL => Some(CaptureMode::Global),
             sys::CUABI_CAPTURE_THREAD_LOCAL => Some(CaptureMode::ThreadLocal),
             sys::CUABI_CAPTURE_RELAXED => Some(CaptureMode::Relaxed),
+            _ => None,
+        }
+    }
+}
+
+/// A node's kind (the values of the driver's `CUgraphNodeType`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum GraphNodeType {
+    /// `CUABI_GRAPH_NODE_KERNEL`: A kernel (`cuabi_graph_add_kernel_node`).
+    #[default]
+    Kernel,
+    /// `CUABI_GRAPH_NODE_MEMCPY`: A copy (`cuabi_graph_add_copy_node`, _upload_node,
+    /// _download_node).
+    Memcpy,
+    /// `CUABI_GRAPH_NODE_MEMSET`: A fill (`cuabi_graph_add_fill_node`).
+    Memset,
+    /// `CUABI_GRAPH_NODE_HOST`: A host function (`cuabi_graph_add_host_node`).
+    Host,
+    /// `CUABI_GRAPH_NODE_GRAPH`: A child graph (`cuabi_graph_add_child_graph_node`).
+    Graph,
+    /// `CUABI_GRAPH_NODE_EMPTY`: No work, only ordering (`cuabi_graph_add_empty_node`).
+    Empty,
+    /// `CUABI_GRAPH_NODE_WAIT_EVENT`: A wait on an event (`cuabi_graph_add_event_wait_node`).
+    WaitEvent,
+    /// `CUABI_GRAPH_NODE_EVENT_RECORD`: An event record (`cuabi_graph_add_event_record_node`).
+    EventRecord,
+    /// `CUABI_GRAPH_NODE_EXT_SEMAS_SIGNAL`: An external semaphore signal (captured only).
+    ExtSemasSignal,
+    /// `CUABI_GRAPH_NODE_EXT_SEMAS_WAIT`: An external semaphore wait (captured only).
+    ExtSemasWait,
+    /// `CUABI_GRAPH_NODE_MEM_ALLOC`: A memory allocation (`cuabi_graph_add_mem_alloc_node`).
+    MemAlloc,
+    /// `CUABI_GRAPH_NODE_MEM_FREE`: A memory free (`cuabi_graph_add_mem_free_node`).
+    MemFree,
+    /// `CUABI_GRAPH_NODE_BATCH_MEM_OP`: Stream memory operations (captured only).
+    BatchMemOp,
+    /// `CUABI_GRAPH_NODE_CONDITIONAL`: A conditional node (`cuabi_graph_add_conditional_node`).
+    Conditional,
+}
+
+impl GraphNodeType {
+    /// The `cuabi_graph_node_type` value.
+    pub fn raw(self) -> sys::cuabi_graph_node_type {
+        match self {
+            GraphNodeType::Kernel => sys::CUABI_GRAPH_NODE_KERNEL,
+            GraphNodeType::Memcpy => sys::CUABI_GRAPH_NODE_MEMCPY,
+            GraphNodeType::Memset => sys::CUABI_GRAPH_NODE_MEMSET,
+            GraphNodeType::Host => sys::CUABI_GRAPH_NODE_HOST,
+            GraphNodeType::Graph => sys::CUABI_GRAPH_NODE_GRAPH,
+            GraphNodeType::Empty => sys::CUABI_GRAPH_NODE_EMPTY,
+            GraphNodeType::WaitEvent => sys::CUABI_GRAPH_NODE_WAIT_EVENT,
+            GraphNodeType::EventRecord => sys::CUABI_GRAPH_NODE_EVENT_RECORD,
+            GraphNodeType::ExtSemasSignal => sys::CUABI_GRAPH_NODE_EXT_SEMAS_SIGNAL,
+            GraphNodeType::ExtSemasWait => sys::CUABI_GRAPH_NODE_EXT_SEMAS_WAIT,
+            GraphNodeType::MemAlloc => sys::CUABI_GRAPH_NODE_MEM_ALLOC,
+            GraphNodeType::MemFree => sys::CUABI_GRAPH_NODE_MEM_FREE,
+            GraphNodeType::BatchMemOp => sys::CUABI_GRAPH_NODE_BATCH_MEM_OP,
+            GraphNodeType::Conditional => sys::CUABI_GRAPH_NODE_CONDITIONAL,
+        }
+    }
+    /// The variant of a raw `cuabi_graph_node_type` value (as the library answers it);
+    /// `None` for a value this version of the crate does not know.
+    pub fn from_raw(value: sys::cuabi_graph_node_type) -> Option<GraphNodeType> {
+        match value {
+            sys::CUABI_GRAPH_NODE_KERNEL => Some(GraphNodeType::Kernel),
+            sys::CUABI_GRAPH_NODE_MEMCPY => Some(GraphNodeType::Memcpy),
+            sys::CUABI_GRAPH_NODE_MEMSET => Some(GraphNodeType::Memset),
+            sys::CUABI_GRAPH_NODE_HOST => Some(GraphNodeType::Host),
+            sys::CUABI_GRAPH_NODE_GRAPH => Some(GraphNodeType::Graph),
+            sys::CUABI_GRAPH_NODE_EMPTY => Some(GraphNodeType::Empty),
+            sys::CUABI_GRAPH_NODE_WAIT_EVENT => Some(GraphNodeType::WaitEvent),
+            sys::CUABI_GRAPH_NODE_EVENT_RECORD => Some(GraphNodeType::EventRecord),
+            sys::CUABI_GRAPH_NODE_EXT_SEMAS_SIGNAL => Some(GraphNodeType::ExtSemasSignal),
+            sys::CUABI_GRAPH_NODE_EXT_SEMAS_WAIT => Some(GraphNodeType::ExtSemasWait),
+            sys::CUABI_GRAPH_NODE_MEM_ALLOC => Some(GraphNodeType::MemAlloc),
+            sys::CUABI_GRAPH_NODE_MEM_FREE => Some(GraphNodeType::MemFree),
+            sys::CUABI_GRAPH_NODE_BATCH_MEM_OP => Some(GraphNodeType::BatchMemOp),
+            sys::CUABI_GRAPH_NODE_CONDITIONAL => Some(GraphNodeType::Conditional),
+            _ => None,
+        }
+    }
+}
+
+/// A conditional node's kind (the values of `CUgraphConditionalNodeType`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum ConditionalType {
+    /// `CUABI_CONDITIONAL_IF`: Body 0 runs when the condition is not zero; with size 2, body 1
+    /// (ELSE) runs when it is zero.
+    #[default]
+    If,
+    /// `CUABI_CONDITIONAL_WHILE`: Body 0 runs again and again while the condition is not zero
+    /// (checked before each run).
+    While,
+    /// `CUABI_CONDITIONAL_SWITCH`: Body n runs when the condition is n; none when it is size or
+    /// more.
+    Switch,
+}
+
+impl ConditionalType {
+    /// The `cuabi_conditional_type` value.
+    pub fn raw(self) -> sys::cuabi_conditional_type {
+        match self {
+            ConditionalType::If => sys::CUABI_CONDITIONAL_IF,
+            ConditionalType::While => sys::CUABI_CONDITIONAL_WHILE,
+            ConditionalType::Switch => sys::CUABI_CONDITIONAL_SWITCH,
+        }
+    }
+    /// The variant of a raw `cuabi_conditional_type` value (as the library answers it);
+    /// `None` for a value this version of the crate does not know.
+    pub fn from_raw(value: sys::cuabi_conditional_type) -> Option<ConditionalType> {
+        match value {
+            sys::CUABI_CONDITIONAL_IF => Some(ConditionalType::If),
+            sys::CUABI_CONDITIONAL_WHILE => Some(ConditionalType::While),
+            sys::CUABI_CONDITIONAL_SWITCH => Some(ConditionalType::Switch),
+            _ => None,
+        }
+    }
+}
+
+/// A tensor element's type (`CUtensorMapDataType`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum TensorDataType {
+    /// `CUABI_TENSOR_UINT8`: 1 byte
+    #[default]
+    Uint8,
+    /// `CUABI_TENSOR_UINT16`: 2 bytes
+    Uint16,
+    /// `CUABI_TENSOR_UINT32`: 4 bytes
+    Uint32,
+    /// `CUABI_TENSOR_INT32`: 4 bytes
+    Int32,
+    /// `CUABI_TENSOR_UINT64`: 8 bytes
+    Uint64,
+    /// `CUABI_TENSOR_INT64`: 8 bytes
+    Int64,
+    /// `CUABI_TENSOR_FLOAT16`: 2 bytes
+    Float16,
+    /// `CUABI_TENSOR_FLOAT32`: 4 bytes
+    Float32,
+    /// `CUABI_TENSOR_FLOAT64`: 8 bytes
+    Float64,
+    /// `CUABI_TENSOR_BFLOAT16`: 2 bytes
+    Bfloat16,
+    /// `CUABI_TENSOR_FLOAT32_FTZ`: 4 bytes, denormals flushed
+    Float32Ftz,
+    /// `CUABI_TENSOR_TFLOAT32`: 4 bytes
+    Tfloat32,
+    /// `CUABI_TENSOR_TFLOAT32_FTZ`: 4 bytes, denormals flushed
+    Tfloat32Ftz,
+}
+
+impl TensorDataType {
+    /// The `cuabi_tensor_data_type` value.
+    pub fn raw(self) -> sys::cuabi_tensor_data_type {
+        match self {
+            TensorDataType::Uint8 => sys::CUABI_TENSOR_UINT8,
+            TensorDataType::Uint16 => sys::CUABI_TENSOR_UINT16,
+            TensorDataType::Uint32 => sys::CUABI_TENSOR_UINT32,
+            TensorDataType::Int32 => sys::CUABI_TENSOR_INT32,
+            TensorDataType::Uint64 => sys::CUABI_TENSOR_UINT64,
+            TensorDataType::Int64 => sys::CUABI_TENSOR_INT64,
+            TensorDataType::Float16 => sys::CUABI_TENSOR_FLOAT16,
+            TensorDataType::Float32 => sys::CUABI_TENSOR_FLOAT32,
+            TensorDataType::Float64 => sys::CUABI_TENSOR_FLOAT64,
+            TensorDataType::Bfloat16 => sys::CUABI_TENSOR_BFLOAT16,
+            TensorDataType::Float32Ftz => sys::CUABI_TENSOR_FLOAT32_FTZ,
+            TensorDataType::Tfloat32 => sys::CUABI_TENSOR_TFLOAT32,
+            TensorDataType::Tfloat32Ftz => sys::CUABI_TENSOR_TFLOAT32_FTZ,
+        }
+    }
+    /// The variant of a raw `cuabi_tensor_data_type` value (as the library answers it);
+    /// `None` for a value this version of the crate does not know.
+    pub fn from_raw(value: sys::cuabi_tensor_data_type) -> Option<TensorDataType> {
+        match value {
+            sys::CUABI_TENSOR_UINT8 => Some(TensorDataType::Uint8),
+            sys::CUABI_TENSOR_UINT16 => Some(TensorDataType::Uint16),
+            sys::CUABI_TENSOR_UINT32 => Some(TensorDataType::Uint32),
+            sys::CUABI_TENSOR_INT32 => Some(TensorDataType::Int32),
+            sys::CUABI_TENSOR_UINT64 => Some(TensorDataType::Uint64),
+            sys::CUABI_TENSOR_INT64 => Some(TensorDataType::Int64),
+            sys::CUABI_TENSOR_FLOAT16 => Some(TensorDataType::Float16),
+            sys::CUABI_TENSOR_FLOAT32 => Some(TensorDataType::Float32),
+            sys::CUABI_TENSOR_FLOAT64 => Some(TensorDataType::Float64),
+            sys::CUABI_TENSOR_BFLOAT16 => Some(TensorDataType::Bfloat16),
+            sys::CUABI_TENSOR_FLOAT32_FTZ => Some(TensorDataType::Float32Ftz),
+            sys::CUABI_TENSOR_TFLOAT32 => Some(TensorDataType::Tfloat32),
+            sys::CUABI_TENSOR_TFLOAT32_FTZ => Some(TensorDataType::Tfloat32Ftz),
+            _ => None,
+        }
+    }
+}
+
+/// An interleaved layout (`CUtensorMapInterleave`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum TensorInterleave {
+    /// `CUABI_TENSOR_INTERLEAVE_NONE`: not interleaved
+    #[default]
+    None,
+    /// `CUABI_TENSOR_INTERLEAVE_B16`: 16-byte interleaved channels
+    B16,
+    /// `CUABI_TENSOR_INTERLEAVE_B32`: 32-byte interleaved channels
+    B32,
+}
+
+impl TensorInterleave {
+    /// The `cuabi_tensor_interleave` value.
+    pub fn raw(self) -> sys::cuabi_tensor_interleave {
+        match self {
+            TensorInterleave::None => sys::CUABI_TENSOR_INTERLEAVE_NONE,
+            TensorInterleave::B16 => sys::CUABI_TENSOR_INTERLEAVE_B16,
+            TensorInterleave::B32 => sys::CUABI_TENSOR_INTERLEAVE_B32,
+        }
+    }
+    /// The variant of a raw `cuabi_tensor_interleave` value (as the library answers it);
+    /// `None` for a value this version of the crate does not know.
+    pub fn from_raw(value: sys::cuabi_tensor_interleave) -> Option<TensorInterleave> {
+        match value {
+            sys::CUABI_TENSOR_INTERLEAVE_NONE => Some(TensorInterleave::None),
+            sys::CUABI_TENSOR_INTERLEAVE_B16 => Some(TensorInterleave::B16),
+            sys::CUABI_TENSOR_INTERLEAVE_B32 => Some(TensorInterleave::B32),
+            _ => None,
+        }
+    }
+}
+
+/// The shared-memory swizzle of a copied box (`CUtensorMapSwizzle`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum TensorSwizzle {
+    /// `CUABI_TENSOR_SWIZZLE_NONE`: no swizzle
+    #[default]
+    None,
+    /// `CUABI_TENSOR_SWIZZLE_B32`: 16-byte chunks within a 32-byte span
+    B32,
+    /// `CUABI_TENSOR_SWIZZLE_B64`: 16-byte chunks within a 64-byte span
+    B64,
+    /// `CUABI_TENSOR_SWIZZLE_B128`: 16-byte chunks within a 128-byte span
+    B128,
+}
+
+impl TensorSwizzle {
+    /// The `cuabi_tensor_swizzle` value.
+    pub fn raw(self) -> sys::cuabi_tensor_swizzle {
+        match self {
+            TensorSwizzle::None => sys::CUABI_TENSOR_SWIZZLE_NONE,
+            TensorSwizzle::B32 => sys::CUABI_TENSOR_SWIZZLE_B32,
+            TensorSwizzle::B64 => sys::CUABI_TENSOR_SWIZZLE_B64,
+            TensorSwizzle::B128 => sys::CUABI_TENSOR_SWIZZLE_B128,
+        }
+    }
+    /// The variant of a raw `cuabi_tensor_swizzle` value (as the library answers it);
+    /// `None` for a value this version of the crate does not know.
+    pub fn from_raw(value: sys::cuabi_tensor_swizzle) -> Option<TensorSwizzle> {
+        match value {
+            sys::CUABI_TENSOR_SWIZZLE_NONE => Some(TensorSwizzle::None),
+            sys::CUABI_TENSOR_SWIZZLE_B32 => Some(TensorSwizzle::B32),
+            sys::CUABI_TENSOR_SWIZZLE_B64 => Some(TensorSwizzle::B64),
+            sys::CUABI_TENSOR_SWIZZLE_B128 => Some(TensorSwizzle::B128),
+            _ => None,
+        }
+    }
+}
+
+/// The L2 fetch size (`CUtensorMapL2promotion`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum TensorL2Promotion {
+    /// `CUABI_TENSOR_L2_PROMOTION_NONE`: no promotion
+    #[default]
+    None,
+    /// `CUABI_TENSOR_L2_PROMOTION_B64`: 64-byte L2 fetches
+    B64,
+    /// `CUABI_TENSOR_L2_PROMOTION_B128`: 128-byte L2 fetches
+    B128,
+    /// `CUABI_TENSOR_L2_PROMOTION_B256`: 256-byte L2 fetches
+    B256,
+}
+
+impl TensorL2Promotion {
+    /// The `cuabi_tensor_l2_promotion` value.
+    pub fn raw(self) -> sys::cuabi_tensor_l2_promotion {
+        match self {
+            TensorL2Promotion::None => sys::CUABI_TENSOR_L2_PROMOTION_NONE,
+            TensorL2Promotion::B64 => sys::CUABI_TENSOR_L2_PROMOTION_B64,
+            TensorL2Promotion::B128 => sys::CUABI_TENSOR_L2_PROMOTION_B128,
+            TensorL2Promotion::B256 => sys::CUABI_TENSOR_L2_PROMOTION_B256,
+        }
+    }
+    /// The variant of a raw `cuabi_tensor_l2_promotion` value (as the library answers it);
+    /// `None` for a value this version of the crate does not know.
+    pub fn from_raw(value: sys::cuabi_tensor_l2_promotion) -> Option<TensorL2Promotion> {
+        match value {
+            sys::CUABI_TENSOR_L2_PROMOTION_NONE => Some(TensorL2Promotion::None),
+            sys::CUABI_TENSOR_L2_PROMOTION_B64 => Some(TensorL2Promotion::B64),
+            sys::CUABI_TENSOR_L2_PROMOTION_B128 => Some(TensorL2Promotion::B128),
+            sys::CUABI_TENSOR_L2_PROMOTION_B256 => Some(TensorL2Promotion::B256),
+            _ => None,
+        }
+    }
+}
+
+/// What fills elements outside the tensor (`CUtensorMapFloatOOBfill`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum TensorOobFill {
+    /// `CUABI_TENSOR_OOB_FILL_ZERO`: Zeros.
+    #[default]
+    Zero,
+    /// `CUABI_TENSOR_OOB_FILL_NAN_REQUEST_ZERO_FMA`: NaN that requests zero in FMA (floating-point
+    /// types only).
+    NanRequestZeroFma,
+}
+
+impl TensorOobFill {
+    /// The `cuabi_tensor_oob_fill` value.
+    pub fn raw(self) -> sys::cuabi_tensor_oob_fill {
+        match self {
+            TensorOobFill::Zero => sys::CUABI_TENSOR_OOB_FILL_ZERO,
+            TensorOobFill::NanRequestZeroFma => sys::CUABI_TENSOR_OOB_FILL_NAN_REQUEST_ZERO_FMA,
+        }
+    }
+    /// The variant of a raw `cuabi_tensor_oob_fill` value (as the library answers it);
+    /// `None` for a value this version of the crate does not know.
+    pub fn from_raw(value: sys::cuabi_tensor_oob_fill) -> Option<TensorOobFill> {
+        match value {
+            sys::CUABI_TENSOR_OOB_FILL_ZERO => Some(TensorOobFill::Zero),
+            sys::CUABI_TENSOR_OOB_FILL_NAN_REQUEST_ZERO_FMA => {
+                Some(TensorOobFill::NanRequestZeroFma)
+            }
+            _ => None,
+        }
+    }
+}
+
+/// DLPack's device types (DLDeviceType) that name CUDA memory; DLPack has others (CPU 1, ROCm 10,
+/// ...), which cuabi refuses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum DlpackDeviceType {
+    /// `CUABI_DLPACK_DEVICE_CUDA`: device memory (kDLCUDA)
+    Cuda,
+    /// `CUABI_DLPACK_DEVICE_PINNED_HOST`: page-locked host memory (kDLCUDAHost)
+    PinnedHost,
+    /// `CUABI_DLPACK_DEVICE_MANAGED`: managed memory (kDLCUDAManaged)
+    Managed,
+}
+
+impl DlpackDeviceType {
+    /// The `cuabi_dlpack_device_type` value.
+    pub fn raw(self) -> sys::cuabi_dlpack_device_type {
+        match self {
+            DlpackDeviceType::Cuda => sys::CUABI_DLPACK_DEVICE_CUDA,
+            DlpackDeviceType::PinnedHost => sys::CUABI_DLPACK_DEVICE_PINNED_HOST,
+            DlpackDeviceType::Managed => sys::CUABI_DLPACK_DEVICE_MANAGED,
+        }
+    }
+    /// The variant of a raw `cuabi_dlpack_device_type` value (as the library answers it);
+    /// `None` for a value this version of the crate does not know.
+    pub fn from_raw(value: sys::cuabi_dlpack_device_type) -> Option<DlpackDeviceType> {
+        match value {
+            sys::CUABI_DLPACK_DEVICE_CUDA => Some(DlpackDeviceType::Cuda),
+            sys::CUABI_DLPACK_DEVICE_PINNED_HOST => Some(DlpackDeviceType::PinnedHost),
+            sys::CUABI_DLPACK_DEVICE_MANAGED => Some(DlpackDeviceType::Managed),
+            _ => None,
+        }
+    }
+}
+
+/// DLPack's element type codes (DLDataTypeCode).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum DlpackTypeCode {
+    /// `CUABI_DLPACK_INT`: signed integer
+    #[default]
+    Int,
+    /// `CUABI_DLPACK_UINT`: unsigned integer
+    Uint,
+    /// `CUABI_DLPACK_FLOAT`: IEEE floating point
+    Float,
+    /// `CUABI_DLPACK_OPAQUE`: an opaque handle
+    Opaque,
+    /// `CUABI_DLPACK_BFLOAT`: bfloat16
+    Bfloat,
+    /// `CUABI_DLPACK_COMPLEX`: complex: two floats per element
+    Complex,
+    /// `CUABI_DLPACK_BOOL`: boolean, 8 bits
+    Bool,
+}
+
+impl DlpackTypeCode {
+    /// The `cuabi_dlpack_type_code` value.
+    pub fn raw(self) -> sys::cuabi_dlpack_type_code {
+        match self {
+            DlpackTypeCode::Int => sys::CUABI_DLPACK_INT,
+            DlpackTypeCode::Uint => sys::CUABI_DLPACK_UINT,
+            DlpackTypeCode::Float => sys::CUABI_DLPACK_FLOAT,
+            DlpackTypeCode::Opaque => sys::CUABI_DLPACK_OPAQUE,
+            DlpackTypeCode::Bfloat => sys::CUABI_DLPACK_BFLOAT,
+            DlpackTypeCode::Complex => sys::CUABI_DLPACK_COMPLEX,
+            DlpackTypeCode::Bool => sys::CUABI_DLPACK_BOOL,
+        }
+    }
+    /// The variant of a raw `cuabi_dlpack_type_code` value (as the library answers it);
+    /// `None` for a value this version of the crate does not know.
+    pub fn from_raw(value: sys::cuabi_dlpack_type_code) -> Option<DlpackTypeCode> {
+        match value {
+            sys::CUABI_DLPACK_INT => Some(DlpackTypeCode::Int),
+            sys::CUABI_DLPACK_UINT => Some(DlpackTypeCode::Uint),
+            sys::CUABI_DLPACK_FLOAT => Some(DlpackTypeCode::Float),
+            sys::CUABI_DLPACK_OPAQUE => Some(DlpackTypeCode::Opaque),
+            sys::CUABI_DLPACK_BFLOAT => Some(DlpackTypeCode::Bfloat),
+            sys::CUABI_DLPACK_COMPLEX => Some(DlpackTypeCode::Complex),
+            sys::CUABI_DLPACK_BOOL => Some(DlpackTypeCode::Bool),
             _ => None,
         }
     }
@@ -1096,6 +1610,12 @@ impl LaunchFlags {
     /// when every block has started, instead of when every block has triggered or exited.
     pub const PROGRAMMATIC_EVENT_AT_BLOCK_START: LaunchFlags =
         LaunchFlags(sys::CUABI_LAUNCH_PROGRAMMATIC_EVENT_AT_BLOCK_START);
+    /// `CUABI_LAUNCH_DEVICE_UPDATABLE_KERNEL_NODE`: The kernel node this launch makes when its
+    /// stream captures a graph is device-updatable (its arguments may be changed from a kernel).
+    /// Only for a launch on a stream that is capturing; a launch outside a capture is refused
+    /// before the driver sees it. A graph with such a node is instantiated once.
+    pub const DEVICE_UPDATABLE_KERNEL_NODE: LaunchFlags =
+        LaunchFlags(sys::CUABI_LAUNCH_DEVICE_UPDATABLE_KERNEL_NODE);
 
     /// The raw `cuabi_launch_flags` bits.
     pub fn bits(self) -> sys::cuabi_launch_flags {
@@ -1232,6 +1752,57 @@ impl std::ops::BitOr for ManagedFlags {
 
 impl std::ops::BitOrAssign for ManagedFlags {
     fn bitor_assign(&mut self, rhs: ManagedFlags) {
+        self.0 |= rhs.0;
+    }
+}
+
+/// Flags for `cuabi_physical_memory_create`: an OR of `cuabi_physical_memory_flag_bits`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct PhysicalMemoryFlags(sys::cuabi_physical_memory_flags);
+
+impl PhysicalMemoryFlags {
+    /// No flag.
+    pub const NONE: PhysicalMemoryFlags = PhysicalMemoryFlags(0);
+    /// `CUABI_PHYSICAL_MEMORY_EXPORTABLE`: The memory can be exported to another process as a POSIX
+    /// file descriptor (`cuabi_physical_memory_export_fd`).
+    pub const EXPORTABLE: PhysicalMemoryFlags =
+        PhysicalMemoryFlags(sys::CUABI_PHYSICAL_MEMORY_EXPORTABLE);
+
+    /// The raw `cuabi_physical_memory_flags` bits.
+    pub fn bits(self) -> sys::cuabi_physical_memory_flags {
+        self.0
+    }
+
+    /// The flags of raw `cuabi_physical_memory_flags` bits, kept as they are (bits this crate
+    /// does not name included).
+    pub const fn from_bits(bits: sys::cuabi_physical_memory_flags) -> PhysicalMemoryFlags {
+        PhysicalMemoryFlags(bits)
+    }
+
+    /// `true` when every flag of `other` is set in `self`.
+    pub fn contains(self, other: PhysicalMemoryFlags) -> bool {
+        self.0 & other.0 == other.0
+    }
+
+    /// `self` with the flags of `other` set when `on`, cleared when not.
+    pub fn with(self, other: PhysicalMemoryFlags, on: bool) -> PhysicalMemoryFlags {
+        if on {
+            PhysicalMemoryFlags(self.0 | other.0)
+        } else {
+            PhysicalMemoryFlags(self.0 & !other.0)
+        }
+    }
+}
+
+impl std::ops::BitOr for PhysicalMemoryFlags {
+    type Output = PhysicalMemoryFlags;
+    fn bitor(self, rhs: PhysicalMemoryFlags) -> PhysicalMemoryFlags {
+        PhysicalMemoryFlags(self.0 | rhs.0)
+    }
+}
+
+impl std::ops::BitOrAssign for PhysicalMemoryFlags {
+    fn bitor_assign(&mut self, rhs: PhysicalMemoryFlags) {
         self.0 |= rhs.0;
     }
 }
@@ -1398,6 +1969,56 @@ impl std::ops::BitOrAssign for MemOpFlags {
     }
 }
 
+/// Flags of `cuabi_stream_copy_batch`: an OR of `cuabi_copy_batch_flag_bits`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct CopyBatchFlags(sys::cuabi_copy_batch_flags);
+
+impl CopyBatchFlags {
+    /// No flag.
+    pub const NONE: CopyBatchFlags = CopyBatchFlags(0);
+    /// `CUABI_COPY_BATCH_PREFER_OVERLAP`: Ask the driver to overlap the copies with the device's
+    /// kernels (CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE).
+    pub const PREFER_OVERLAP: CopyBatchFlags = CopyBatchFlags(sys::CUABI_COPY_BATCH_PREFER_OVERLAP);
+
+    /// The raw `cuabi_copy_batch_flags` bits.
+    pub fn bits(self) -> sys::cuabi_copy_batch_flags {
+        self.0
+    }
+
+    /// The flags of raw `cuabi_copy_batch_flags` bits, kept as they are (bits this crate
+    /// does not name included).
+    pub const fn from_bits(bits: sys::cuabi_copy_batch_flags) -> CopyBatchFlags {
+        CopyBatchFlags(bits)
+    }
+
+    /// `true` when every flag of `other` is set in `self`.
+    pub fn contains(self, other: CopyBatchFlags) -> bool {
+        self.0 & other.0 == other.0
+    }
+
+    /// `self` with the flags of `other` set when `on`, cleared when not.
+    pub fn with(self, other: CopyBatchFlags, on: bool) -> CopyBatchFlags {
+        if on {
+            CopyBatchFlags(self.0 | other.0)
+        } else {
+            CopyBatchFlags(self.0 & !other.0)
+        }
+    }
+}
+
+impl std::ops::BitOr for CopyBatchFlags {
+    type Output = CopyBatchFlags;
+    fn bitor(self, rhs: CopyBatchFlags) -> CopyBatchFlags {
+        CopyBatchFlags(self.0 | rhs.0)
+    }
+}
+
+impl std::ops::BitOrAssign for CopyBatchFlags {
+    fn bitor_assign(&mut self, rhs: CopyBatchFlags) {
+        self.0 |= rhs.0;
+    }
+}
+
 /// Flags for `cuabi_event_create`: an OR of `cuabi_event_flag_bits`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct EventFlags(sys::cuabi_event_flags);
@@ -1448,6 +2069,69 @@ impl std::ops::BitOr for EventFlags {
 
 impl std::ops::BitOrAssign for EventFlags {
     fn bitor_assign(&mut self, rhs: EventFlags) {
+        self.0 |= rhs.0;
+    }
+}
+
+/// An OR of `cuabi_graph_instantiate_flag_bits`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct GraphInstantiateFlags(sys::cuabi_graph_instantiate_flags);
+
+impl GraphInstantiateFlags {
+    /// No flag.
+    pub const NONE: GraphInstantiateFlags = GraphInstantiateFlags(0);
+    /// `CUABI_GRAPH_INSTANTIATE_AUTO_FREE_ON_LAUNCH`: Memory allocation nodes' allocations not
+    /// freed in the graph are freed before each launch.
+    pub const AUTO_FREE_ON_LAUNCH: GraphInstantiateFlags =
+        GraphInstantiateFlags(sys::CUABI_GRAPH_INSTANTIATE_AUTO_FREE_ON_LAUNCH);
+    /// `CUABI_GRAPH_INSTANTIATE_UPLOAD`: Upload the graph to the device during instantiation, on
+    /// upload_stream.
+    pub const UPLOAD: GraphInstantiateFlags =
+        GraphInstantiateFlags(sys::CUABI_GRAPH_INSTANTIATE_UPLOAD);
+    /// `CUABI_GRAPH_INSTANTIATE_DEVICE_LAUNCH`: Instantiate the graph so that device code may
+    /// launch it.
+    pub const DEVICE_LAUNCH: GraphInstantiateFlags =
+        GraphInstantiateFlags(sys::CUABI_GRAPH_INSTANTIATE_DEVICE_LAUNCH);
+    /// `CUABI_GRAPH_INSTANTIATE_USE_NODE_PRIORITY`: Kernel nodes run at their own priority
+    /// (`cuabi_launch_config.priority`), not the launching stream's.
+    pub const USE_NODE_PRIORITY: GraphInstantiateFlags =
+        GraphInstantiateFlags(sys::CUABI_GRAPH_INSTANTIATE_USE_NODE_PRIORITY);
+
+    /// The raw `cuabi_graph_instantiate_flags` bits.
+    pub fn bits(self) -> sys::cuabi_graph_instantiate_flags {
+        self.0
+    }
+
+    /// The flags of raw `cuabi_graph_instantiate_flags` bits, kept as they are (bits this crate
+    /// does not name included).
+    pub const fn from_bits(bits: sys::cuabi_graph_instantiate_flags) -> GraphInstantiateFlags {
+        GraphInstantiateFlags(bits)
+    }
+
+    /// `true` when every flag of `other` is set in `self`.
+    pub fn contains(self, other: GraphInstantiateFlags) -> bool {
+        self.0 & other.0 == other.0
+    }
+
+    /// `self` with the flags of `other` set when `on`, cleared when not.
+    pub fn with(self, other: GraphInstantiateFlags, on: bool) -> GraphInstantiateFlags {
+        if on {
+            GraphInstantiateFlags(self.0 | other.0)
+        } else {
+            GraphInstantiateFlags(self.0 & !other.0)
+        }
+    }
+}
+
+impl std::ops::BitOr for GraphInstantiateFlags {
+    type Output = GraphInstantiateFlags;
+    fn bitor(self, rhs: GraphInstantiateFlags) -> GraphInstantiateFlags {
+        GraphInstantiateFlags(self.0 | rhs.0)
+    }
+}
+
+impl std::ops::BitOrAssign for GraphInstantiateFlags {
+    fn bitor_assign(&mut self, rhs: GraphInstantiateFlags) {
         self.0 |= rhs.0;
     }
 }
@@ -1520,6 +2204,56 @@ impl std::ops::BitOrAssign for CoredumpFlags {
     }
 }
 
+/// How `cuabi_buffer_import_dlpack` may use the tensor: an OR of `cuabi_dlpack_import_flag_bits`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct DlpackImportFlags(sys::cuabi_dlpack_import_flags);
+
+impl DlpackImportFlags {
+    /// No flag.
+    pub const NONE: DlpackImportFlags = DlpackImportFlags(0);
+    /// `CUABI_DLPACK_IMPORT_READ_ONLY`: The caller will only read the memory: a read-only tensor is
+    /// accepted (without it, one is refused).
+    pub const READ_ONLY: DlpackImportFlags = DlpackImportFlags(sys::CUABI_DLPACK_IMPORT_READ_ONLY);
+
+    /// The raw `cuabi_dlpack_import_flags` bits.
+    pub fn bits(self) -> sys::cuabi_dlpack_import_flags {
+        self.0
+    }
+
+    /// The flags of raw `cuabi_dlpack_import_flags` bits, kept as they are (bits this crate
+    /// does not name included).
+    pub const fn from_bits(bits: sys::cuabi_dlpack_import_flags) -> DlpackImportFlags {
+        DlpackImportFlags(bits)
+    }
+
+    /// `true` when every flag of `other` is set in `self`.
+    pub fn contains(self, other: DlpackImportFlags) -> bool {
+        self.0 & other.0 == other.0
+    }
+
+    /// `self` with the flags of `other` set when `on`, cleared when not.
+    pub fn with(self, other: DlpackImportFlags, on: bool) -> DlpackImportFlags {
+        if on {
+            DlpackImportFlags(self.0 | other.0)
+        } else {
+            DlpackImportFlags(self.0 & !other.0)
+        }
+    }
+}
+
+impl std::ops::BitOr for DlpackImportFlags {
+    type Output = DlpackImportFlags;
+    fn bitor(self, rhs: DlpackImportFlags) -> DlpackImportFlags {
+        DlpackImportFlags(self.0 | rhs.0)
+    }
+}
+
+impl std::ops::BitOrAssign for DlpackImportFlags {
+    fn bitor_assign(&mut self, rhs: DlpackImportFlags) {
+        self.0 |= rhs.0;
+    }
+}
+
 impl Release for sys::cuabi_device {
     unsafe fn release(self) {
         sys::cuabi_device_release(self)
@@ -1580,6 +2314,18 @@ impl Release for sys::cuabi_memory_pool {
     }
 }
 
+impl Release for sys::cuabi_physical_memory {
+    unsafe fn release(self) {
+        sys::cuabi_physical_memory_release(self)
+    }
+}
+
+impl Release for sys::cuabi_address_range {
+    unsafe fn release(self) {
+        sys::cuabi_address_range_release(self)
+    }
+}
+
 impl Release for sys::cuabi_array {
     unsafe fn release(self) {
         sys::cuabi_array_release(self)
@@ -1619,5 +2365,29 @@ impl Release for sys::cuabi_graph {
 impl Release for sys::cuabi_graph_exec {
     unsafe fn release(self) {
         sys::cuabi_graph_exec_release(self)
+    }
+}
+
+impl Release for sys::cuabi_graph_node {
+    unsafe fn release(self) {
+        sys::cuabi_graph_node_release(self)
+    }
+}
+
+impl Release for sys::cuabi_sm_resource {
+    unsafe fn release(self) {
+        sys::cuabi_sm_resource_release(self)
+    }
+}
+
+impl Release for sys::cuabi_green_context {
+    unsafe fn release(self) {
+        sys::cuabi_green_context_release(self)
+    }
+}
+
+impl Release for sys::cuabi_tensor_map {
+    unsafe fn release(self) {
+        sys::cuabi_tensor_map_release(self)
     }
 }

@@ -11,8 +11,9 @@ use cuabi_sys as sys;
 
 use crate::copy::PitchedBuffer;
 use crate::error::{check, Result};
-use crate::generated::LaunchFlags;
+use crate::generated::{ClusterSchedulingPolicy, LaunchFlags, MemSyncDomain, SyncPolicy};
 use crate::managed::ManagedBuffer;
+use crate::objects::AccessPolicyWindow;
 use crate::types::{DeviceBuffer, DeviceRepr, Event, Function, Layout, Stream, Surface, Texture};
 
 /// Three dimensions of a grid or a block; made from `u32`, `(u32, u32)` or
@@ -87,7 +88,44 @@ pub struct LaunchConfig {
     pub priority: i32,
     /// The programmatic event's handle value, when one is set.
     programmatic_event: Option<usize>,
+    /// The launch attributes, as the C fields hold them.
+    attributes: Attributes,
+    /// Whether a launch attribute was set: one test on the launch path.
+    has_attributes: bool,
 }
+
+/// The launch attributes of a [`LaunchConfig`] as the C struct's fields hold
+/// them, packed (the window's hit ratio as its bits, so the configuration
+/// stays `Eq` and `Hash`; the enums as their small values; 0 bytes: no
+/// window, 0: no event); their defaults mean "not set".
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+struct Attributes {
+    window_base: u64,
+    window_bytes: usize,
+    window_hit_ratio: u32,
+    window_hit: u8,
+    window_miss: u8,
+    sync_policy: u8,
+    cluster_scheduling: u8,
+    mem_sync_domain: i32,
+    mem_sync_domain_map: (i32, i32),
+    shared_carveout: i32,
+    completion_event: usize,
+}
+
+const NO_ATTRIBUTES: Attributes = Attributes {
+    window_base: 0,
+    window_bytes: 0,
+    window_hit_ratio: 0,
+    window_hit: 0,
+    window_miss: 0,
+    sync_policy: 0,
+    cluster_scheduling: 0,
+    mem_sync_domain: -1,
+    mem_sync_domain_map: (-1, -1),
+    shared_carveout: -1,
+    completion_event: 0,
+};
 
 impl LaunchConfig {
     /// `grid` blocks of `block` threads, no dynamic shared memory, no
@@ -101,7 +139,87 @@ impl LaunchConfig {
             cluster: None,
             priority: 0,
             programmatic_event: None,
+            attributes: NO_ATTRIBUTES,
+            has_attributes: false,
         }
+    }
+
+    /// The L2 access-policy window of this kernel's accesses (a window of 0
+    /// bytes: none, the stream's applies). The library refuses a window past
+    /// the device's maximum, a hit ratio outside \[0, 1\] or a base of 0.
+    pub fn access_policy_window(mut self, window: AccessPolicyWindow) -> LaunchConfig {
+        self.attributes.window_base = window.base;
+        self.attributes.window_bytes = window.bytes;
+        self.attributes.window_hit_ratio = window.hit_ratio.to_bits();
+        self.attributes.window_hit = window.hit_property.raw() as u8;
+        self.attributes.window_miss = window.miss_property.raw() as u8;
+        self.has_attributes = true;
+        self
+    }
+
+    /// How a host thread waits for this kernel (unset: the stream's).
+    pub fn sync_policy(mut self, policy: SyncPolicy) -> LaunchConfig {
+        self.attributes.sync_policy = policy.raw() as u8;
+        self.has_attributes = true;
+        self
+    }
+
+    /// How a cluster's blocks are placed on the multiprocessors.
+    pub fn cluster_scheduling(mut self, policy: ClusterSchedulingPolicy) -> LaunchConfig {
+        self.attributes.cluster_scheduling = policy.raw() as u8;
+        self.has_attributes = true;
+        self
+    }
+
+    /// The kernel's memory-synchronisation domain (unset: the stream's).
+    pub fn mem_sync_domain(mut self, domain: MemSyncDomain) -> LaunchConfig {
+        self.attributes.mem_sync_domain = domain.raw() as i32;
+        self.has_attributes = true;
+        self
+    }
+
+    /// The domain ids the default and the remote domain stand for, each
+    /// below the device's `CU_DEVICE_ATTRIBUTE_MEM_SYNC_DOMAIN_COUNT`.
+    pub fn mem_sync_domain_map(mut self, default: i32, remote: i32) -> LaunchConfig {
+        self.attributes.mem_sync_domain_map = (default, remote);
+        self.has_attributes = true;
+        self
+    }
+
+    /// The preferred shared-memory carve-out, 0 to 100 percent of the most
+    /// shared memory (-1: the kernel's). A hint.
+    pub fn shared_carveout(mut self, percent: i32) -> LaunchConfig {
+        self.attributes.shared_carveout = percent;
+        self.has_attributes = true;
+        self
+    }
+
+    /// Records `event` once every block of the kernel has started, so that
+    /// another stream that waits for it may overlap the kernel. The event
+    /// must be made with
+    /// [`EventFlags::DISABLE_TIMING`](crate::EventFlags::DISABLE_TIMING) and
+    /// be alive when the configuration is used (it holds the handle).
+    pub fn completion_event(mut self, event: &Event) -> LaunchConfig {
+        self.attributes.completion_event = event.as_raw().addr();
+        self.has_attributes = true;
+        self
+    }
+
+    /// The kernel node a captured launch makes is device-updatable when
+    /// `on` (the library refuses it outside a capture).
+    pub fn device_updatable(mut self, on: bool) -> LaunchConfig {
+        self.flags = self
+            .flags
+            .with(LaunchFlags::DEVICE_UPDATABLE_KERNEL_NODE, on);
+        self
+    }
+
+    /// No launch attribute (window, policies, domain and map, carve-out,
+    /// completion event).
+    pub fn without_attributes(mut self) -> LaunchConfig {
+        self.attributes = NO_ATTRIBUTES;
+        self.has_attributes = false;
+        self
     }
 
     /// The same configuration with `bytes` of dynamic shared memory per block.
@@ -192,6 +310,38 @@ impl LaunchConfig {
     #[inline(always)]
     pub(crate) fn raw(&self) -> sys::cuabi_launch_config {
         let cluster = self.cluster.unwrap_or(Dim3 { x: 0, y: 0, z: 0 });
+        let defaults = default_config();
+        let a = &self.attributes;
+        if self.has_attributes {
+            let mut window = copy_window(&defaults.access_policy_window);
+            if a.window_bytes != 0 {
+                window.base = a.window_base;
+                window.bytes = a.window_bytes;
+                window.hit_ratio = f32::from_bits(a.window_hit_ratio);
+                window.hit_property = a.window_hit.into();
+                window.miss_property = a.window_miss.into();
+            }
+            return sys::cuabi_launch_config {
+                access_policy_window: window,
+                sync_policy: a.sync_policy.into(),
+                cluster_scheduling_policy: a.cluster_scheduling.into(),
+                mem_sync_domain: a.mem_sync_domain,
+                mem_sync_domain_map_default: a.mem_sync_domain_map.0,
+                mem_sync_domain_map_remote: a.mem_sync_domain_map.1,
+                shared_carveout: a.shared_carveout,
+                completion_event: std::ptr::without_provenance_mut(a.completion_event),
+                ..self.raw_plain(cluster, defaults)
+            };
+        }
+        self.raw_plain(cluster, defaults)
+    }
+
+    #[inline(always)]
+    fn raw_plain(
+        &self,
+        cluster: Dim3,
+        defaults: &sys::cuabi_launch_config,
+    ) -> sys::cuabi_launch_config {
         sys::cuabi_launch_config {
             grid_x: self.grid.x,
             grid_y: self.grid.y,
@@ -208,13 +358,32 @@ impl LaunchConfig {
             programmatic_event: self
                 .programmatic_event_handle()
                 .unwrap_or(std::ptr::null_mut()),
-            ..*default_config()
+            access_policy_window: copy_window(&defaults.access_policy_window),
+            ..*defaults
         }
     }
 
     /// The configuration a C struct describes (from the library's answer).
     pub(crate) fn from_raw(raw: &sys::cuabi_launch_config) -> LaunchConfig {
         let cluster = (raw.cluster_x, raw.cluster_y, raw.cluster_z);
+        let w = &raw.access_policy_window;
+        let windowed = w.bytes != 0;
+        let attributes = Attributes {
+            window_base: if windowed { w.base } else { 0 },
+            window_bytes: w.bytes,
+            window_hit_ratio: if windowed { w.hit_ratio.to_bits() } else { 0 },
+            window_hit: if windowed { w.hit_property as u8 } else { 0 },
+            window_miss: if windowed { w.miss_property as u8 } else { 0 },
+            sync_policy: raw.sync_policy as u8,
+            cluster_scheduling: raw.cluster_scheduling_policy as u8,
+            mem_sync_domain: raw.mem_sync_domain,
+            mem_sync_domain_map: (
+                raw.mem_sync_domain_map_default,
+                raw.mem_sync_domain_map_remote,
+            ),
+            shared_carveout: raw.shared_carveout,
+            completion_event: raw.completion_event.addr(),
+        };
         LaunchConfig {
             grid: (raw.grid_x, raw.grid_y, raw.grid_z).into(),
             block: (raw.block_x, raw.block_y, raw.block_z).into(),
@@ -224,15 +393,32 @@ impl LaunchConfig {
             priority: raw.priority,
             programmatic_event: (!raw.programmatic_event.is_null())
                 .then(|| raw.programmatic_event.addr()),
+            has_attributes: attributes != NO_ATTRIBUTES,
+            attributes,
         }
     }
 
     /// A C struct with the library's defaults (`cuabi_launch_config_init`),
     /// for the library to fill.
     pub(crate) fn raw_default() -> sys::cuabi_launch_config {
+        let defaults = default_config();
         sys::cuabi_launch_config {
-            ..*default_config()
+            access_policy_window: copy_window(&defaults.access_policy_window),
+            ..*defaults
         }
+    }
+}
+
+/// A copy of the C window struct (bindgen gives it no `Copy`).
+#[inline(always)]
+fn copy_window(w: &sys::cuabi_access_policy_window) -> sys::cuabi_access_policy_window {
+    sys::cuabi_access_policy_window {
+        struct_size: w.struct_size,
+        base: w.base,
+        bytes: w.bytes,
+        hit_ratio: w.hit_ratio,
+        hit_property: w.hit_property,
+        miss_property: w.miss_property,
     }
 }
 

@@ -164,11 +164,14 @@
 
 mod array;
 mod background;
+mod batch;
 mod copy;
 mod device;
+mod dlpack;
 mod error;
 mod fault;
 mod generated;
+mod green;
 mod handle;
 mod health;
 mod host;
@@ -185,14 +188,18 @@ mod program;
 mod stream;
 mod texture;
 mod types;
+mod vmm;
 
 pub use cuabi_sys as sys;
 
 pub use crate::background::Background;
+pub use crate::batch::{BatchMemory, CopyBatch, ManagedRanges, MemOpBatch};
 pub use crate::copy::{Copy3d, PitchedBuffer};
+pub use crate::dlpack::{DlpackElement, DlpackTensor};
 pub use crate::error::{status_name, Error, Result};
 pub use crate::fault::FaultedLaunch;
 pub use crate::generated::*;
+pub use crate::green::{TensorMapValue, TENSOR_MAP_BYTES};
 pub use crate::health::{clear_context_lost_callback, on_context_lost};
 pub use crate::ipc::{IpcHandle, IPC_HANDLE_SIZE};
 pub use crate::launch::{Dim3, KernelArg, KernelArgs, Launch, LaunchConfig};

@@ -97,6 +97,14 @@
 //! * `cuabi_event_get_ipc_handle`: idiom `ipc`, written by hand
 //! * `cuabi_event_open_ipc`: idiom `ipc`, written by hand
 //! * `cuabi_device_can_access_peer`: Device::can_access_peer answers bool
+//! * `cuabi_physical_memory_import_fd`: PhysicalMemory::import_fd takes an AsFd
+//! * `cuabi_physical_memory_release`: Drop
+//! * `cuabi_physical_memory_free`: PhysicalMemory::free takes the memory (self)
+//! * `cuabi_physical_memory_export_fd`: PhysicalMemory::export_fd answers an OwnedFd
+//! * `cuabi_address_range_release`: Drop
+//! * `cuabi_buffer_from_range`: DeviceBuffer holds more than its handle; made by hand
+//! * `cuabi_buffer_alloc_growable`: DeviceBuffer holds more than its handle; made by hand
+//! * `cuabi_buffer_grow`: typed memory: offsets and sizes are elements of T in Rust
 //! * `cuabi_buffer_alloc_pitched`: DeviceBuffer holds more than its handle; made by hand
 //! * `cuabi_buffer_get_pitch`: PitchedBuffer::pitch, kept with the buffer
 //! * `cuabi_buffer_fill`: typed memory: offsets and sizes are elements of T in Rust
@@ -121,6 +129,14 @@
 //! * `cuabi_stream_get_handle`: Stream::cu_stream names the raw CUstream
 //! * `cuabi_stream_launch_host_func`: idiom `host_callback`, written by hand
 //! * `cuabi_access_policy_window_init`: AccessPolicyWindow's Default
+//! * `cuabi_mem_op_init`: the idiom that fills the struct
+//! * `cuabi_stream_mem_op_batch`: array `ops` of const cuabi_mem_op*
+//! * `cuabi_copy_op_init`: the idiom that fills the struct
+//! * `cuabi_stream_copy_batch`: array `ops` of const cuabi_copy_op*
+//! * `cuabi_managed_range_init`: the idiom that fills the struct
+//! * `cuabi_stream_prefetch_batch`: array `ranges` of const cuabi_managed_range*
+//! * `cuabi_stream_discard_batch`: array `ranges` of const cuabi_managed_range*
+//! * `cuabi_stream_discard_and_prefetch_batch`: array `ranges` of const cuabi_managed_range*
 //! * `cuabi_event_create`: Device::create_event and create_event_with
 //! * `cuabi_event_release`: Drop
 //! * `cuabi_stream_end_capture`: Stream::end_capture is a method of the stream it ends
@@ -129,15 +145,31 @@
 //! * `cuabi_graph_exec_release`: Drop
 //! * `cuabi_graph_exec_launch`: GraphExec::launch is unsafe: the graph replays its captured arguments
 //! * `cuabi_graph_exec_set_kernel_node_args`: idiom `launch`, written by hand
+//! * `cuabi_graph_node_release`: Drop
+//! * `cuabi_graph_add_kernel_node`: idiom `launch`, written by hand
+//! * `cuabi_graph_add_host_node`: idiom `host_callback`, written by hand
+//! * `cuabi_device_get_sm_resource`: a new handle from a getter, written by hand in src/green.rs
+//! * `cuabi_sm_resource_release`: Drop
+//! * `cuabi_sm_resource_split`: a new handle from a action, written by hand in src/green.rs
+//! * `cuabi_green_context_release`: Drop
+//! * `cuabi_green_context_get_sm_resource`: a new handle from a getter, written by hand in src/green.rs
+//! * `cuabi_green_context_create_stream`: a new handle from a action, written by hand in src/green.rs
+//! * `cuabi_tensor_map_release`: Drop
+//! * `cuabi_buffer_export_dlpack`: idiom `dlpack`, written by hand
+//! * `cuabi_buffer_import_dlpack`: idiom `dlpack`, written by hand
+//! * `cuabi_buffer_import_dlpack_unversioned`: idiom `dlpack`, written by hand
 
 use crate::error::{
     c_path, c_string, check, check_ready, create, read_list, read_string, unknown, Error, Result,
 };
 use crate::generated::{
-    AccessProperty, ArrayFlags, ArrayFormat, BufferKind, CacheState, CaptureMode, CopyPath,
-    CoredumpFlags, FunctionAttribute, Health, Limit, LinkBackend, MemOpFlags, MemSyncDomain,
-    MemoryPoolFlags, NameForm, SyncPolicy, WaitCondition,
+    AccessProperty, ArrayFlags, ArrayFormat, BufferKind, CacheState, CaptureMode, ConditionalType,
+    CopyPath, CoredumpFlags, FunctionAttribute, GraphInstantiateFlags, GraphNodeType, Health,
+    Limit, LinkBackend, MemOpFlags, MemSyncDomain, MemoryPoolFlags, NameForm, PhysicalMemoryFlags,
+    SyncPolicy, TensorDataType, TensorInterleave, TensorL2Promotion, TensorOobFill, TensorSwizzle,
+    VmAccess, WaitCondition,
 };
+use crate::handle::Owned;
 use crate::types::{
     Array, Device, DeviceBuffer, DeviceRepr, Event, Function, Graph, GraphExec, Linker, MemoryPool,
     Module, PinnedBuffer, Program, Stream,
@@ -272,6 +304,102 @@ impl TryFrom<sys::cuabi_launch_record> for LaunchRecord {
     /// As `TryFrom<&_>`.
     fn try_from(raw: sys::cuabi_launch_record) -> Result<LaunchRecord> {
         LaunchRecord::try_from(&raw)
+    }
+}
+
+/// An L2 access-policy window: of the accesses to \[base, base + bytes), the fraction hit_ratio
+/// gets hit_property and the rest miss_property. Start from `CUABI_ACCESS_POLICY_WINDOW_INIT` or
+/// `cuabi_access_policy_window_init`.
+///
+/// A value: [`Default`] holds the library's defaults (`cuabi_access_policy_window_init`); `From`
+/// makes the C struct (the defaults, then every field) and `TryFrom` reads one.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct AccessPolicyWindow {
+    /// `base` of `cuabi_access_policy_window`: The device address where the window starts.
+    pub base: u64,
+    /// `bytes` of `cuabi_access_policy_window`: The window's length; at most the device's
+    /// CU_DEVICE_ATTRIBUTE_MAX_ACCESS_POLICY_WINDOW_SIZE; 0: no window.
+    pub bytes: usize,
+    /// `hit_ratio` of `cuabi_access_policy_window`: From 0 to 1.
+    pub hit_ratio: f32,
+    /// `hit_property` of `cuabi_access_policy_window`: the property of the hit_ratio fraction
+    pub hit_property: AccessProperty,
+    /// `miss_property` of `cuabi_access_policy_window`: the property of the other accesses
+    pub miss_property: AccessProperty,
+}
+
+impl AccessPolicyWindow {
+    /// The C struct as `cuabi_access_policy_window_init` fills it.
+    fn init_raw() -> sys::cuabi_access_policy_window {
+        // SAFETY: numbers, enums and flag sets alone (a value struct), for which
+        // zero is a value; the init writes the defaults over it.
+        let mut raw: sys::cuabi_access_policy_window = unsafe { std::mem::zeroed() };
+        let size = std::mem::size_of::<sys::cuabi_access_policy_window>();
+        // The init refuses only a NULL or a size it cannot read: neither here.
+        if let Err(err) = check(unsafe { sys::cuabi_access_policy_window_init(&mut raw, size) }) {
+            panic!("{err}");
+        }
+        raw
+    }
+
+    /// The fields of `raw`, which `call` answered (named in the error for an enum value
+    /// this crate does not know).
+    fn from_raw_of(
+        raw: &sys::cuabi_access_policy_window,
+        call: &str,
+    ) -> Result<AccessPolicyWindow> {
+        Ok(AccessPolicyWindow {
+            base: raw.base,
+            bytes: raw.bytes,
+            hit_ratio: raw.hit_ratio,
+            hit_property: AccessProperty::from_raw(raw.hit_property)
+                .ok_or_else(|| unknown(call, "hit_property", raw.hit_property))?,
+            miss_property: AccessProperty::from_raw(raw.miss_property)
+                .ok_or_else(|| unknown(call, "miss_property", raw.miss_property))?,
+        })
+    }
+}
+
+impl Default for AccessPolicyWindow {
+    /// The library's defaults: `cuabi_access_policy_window_init`.
+    fn default() -> AccessPolicyWindow {
+        AccessPolicyWindow::from_raw_of(
+            &AccessPolicyWindow::init_raw(),
+            "cuabi_access_policy_window_init",
+        )
+        .unwrap_or_else(|err| panic!("{err}"))
+    }
+}
+
+impl From<AccessPolicyWindow> for sys::cuabi_access_policy_window {
+    /// The library's defaults (`cuabi_access_policy_window_init`), then every field of `value`.
+    fn from(value: AccessPolicyWindow) -> sys::cuabi_access_policy_window {
+        let mut raw = AccessPolicyWindow::init_raw();
+        raw.base = value.base;
+        raw.bytes = value.bytes;
+        raw.hit_ratio = value.hit_ratio;
+        raw.hit_property = value.hit_property.raw();
+        raw.miss_property = value.miss_property.raw();
+        raw
+    }
+}
+
+impl TryFrom<&sys::cuabi_access_policy_window> for AccessPolicyWindow {
+    type Error = Error;
+
+    /// Every field of `raw`; an enum value this crate does not know is
+    /// [`ErrorKind::NotSupported`](crate::ErrorKind::NotSupported).
+    fn try_from(raw: &sys::cuabi_access_policy_window) -> Result<AccessPolicyWindow> {
+        AccessPolicyWindow::from_raw_of(raw, "cuabi_access_policy_window")
+    }
+}
+
+impl TryFrom<sys::cuabi_access_policy_window> for AccessPolicyWindow {
+    type Error = Error;
+
+    /// As `TryFrom<&_>`.
+    fn try_from(raw: sys::cuabi_access_policy_window) -> Result<AccessPolicyWindow> {
+        AccessPolicyWindow::try_from(&raw)
     }
 }
 
@@ -448,99 +576,81 @@ impl TryFrom<sys::cuabi_array_desc> for ArrayDesc {
     }
 }
 
-/// An L2 access-policy window: of the accesses to \[base, base + bytes), the fraction hit_ratio
-/// gets hit_property and the rest miss_property. Start from `CUABI_ACCESS_POLICY_WINDOW_INIT` or
-/// `cuabi_access_policy_window_init`.
-///
-/// A value: [`Default`] holds the library's defaults (`cuabi_access_policy_window_init`); `From`
-/// makes the C struct (the defaults, then every field) and `TryFrom` reads one.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct AccessPolicyWindow {
-    /// `base` of `cuabi_access_policy_window`: The device address where the window starts.
-    pub base: u64,
-    /// `bytes` of `cuabi_access_policy_window`: The window's length; at most the device's
-    /// CU_DEVICE_ATTRIBUTE_MAX_ACCESS_POLICY_WINDOW_SIZE; 0: no window.
-    pub bytes: usize,
-    /// `hit_ratio` of `cuabi_access_policy_window`: From 0 to 1.
-    pub hit_ratio: f32,
-    /// `hit_property` of `cuabi_access_policy_window`: the property of the hit_ratio fraction
-    pub hit_property: AccessProperty,
-    /// `miss_property` of `cuabi_access_policy_window`: the property of the other accesses
-    pub miss_property: AccessProperty,
+/// device memory with no address
+#[derive(Debug)]
+pub struct PhysicalMemory {
+    pub(crate) handle: Owned<sys::cuabi_physical_memory>,
 }
 
-impl AccessPolicyWindow {
-    /// The C struct as `cuabi_access_policy_window_init` fills it.
-    fn init_raw() -> sys::cuabi_access_policy_window {
-        // SAFETY: numbers, enums and flag sets alone (a value struct), for which
-        // zero is a value; the init writes the defaults over it.
-        let mut raw: sys::cuabi_access_policy_window = unsafe { std::mem::zeroed() };
-        let size = std::mem::size_of::<sys::cuabi_access_policy_window>();
-        // The init refuses only a NULL or a size it cannot read: neither here.
-        if let Err(err) = check(unsafe { sys::cuabi_access_policy_window_init(&mut raw, size) }) {
-            panic!("{err}");
-        }
-        raw
-    }
-
-    /// The fields of `raw`, which `call` answered (named in the error for an enum value
-    /// this crate does not know).
-    fn from_raw_of(
-        raw: &sys::cuabi_access_policy_window,
-        call: &str,
-    ) -> Result<AccessPolicyWindow> {
-        Ok(AccessPolicyWindow {
-            base: raw.base,
-            bytes: raw.bytes,
-            hit_ratio: raw.hit_ratio,
-            hit_property: AccessProperty::from_raw(raw.hit_property)
-                .ok_or_else(|| unknown(call, "hit_property", raw.hit_property))?,
-            miss_property: AccessProperty::from_raw(raw.miss_property)
-                .ok_or_else(|| unknown(call, "miss_property", raw.miss_property))?,
-        })
+impl PhysicalMemory {
+    /// The raw handle, still owned by `self`.
+    pub fn as_raw(&self) -> sys::cuabi_physical_memory {
+        self.handle.get()
     }
 }
 
-impl Default for AccessPolicyWindow {
-    /// The library's defaults: `cuabi_access_policy_window_init`.
-    fn default() -> AccessPolicyWindow {
-        AccessPolicyWindow::from_raw_of(
-            &AccessPolicyWindow::init_raw(),
-            "cuabi_access_policy_window_init",
-        )
-        .unwrap_or_else(|err| panic!("{err}"))
+/// reserved device addresses
+#[derive(Debug)]
+pub struct AddressRange {
+    pub(crate) handle: Owned<sys::cuabi_address_range>,
+}
+
+impl AddressRange {
+    /// The raw handle, still owned by `self`.
+    pub fn as_raw(&self) -> sys::cuabi_address_range {
+        self.handle.get()
     }
 }
 
-impl From<AccessPolicyWindow> for sys::cuabi_access_policy_window {
-    /// The library's defaults (`cuabi_access_policy_window_init`), then every field of `value`.
-    fn from(value: AccessPolicyWindow) -> sys::cuabi_access_policy_window {
-        let mut raw = AccessPolicyWindow::init_raw();
-        raw.base = value.base;
-        raw.bytes = value.bytes;
-        raw.hit_ratio = value.hit_ratio;
-        raw.hit_property = value.hit_property.raw();
-        raw.miss_property = value.miss_property.raw();
-        raw
+/// a node of a graph
+#[derive(Debug)]
+pub struct GraphNode {
+    pub(crate) handle: Owned<sys::cuabi_graph_node>,
+}
+
+impl GraphNode {
+    /// The raw handle, still owned by `self`.
+    pub fn as_raw(&self) -> sys::cuabi_graph_node {
+        self.handle.get()
     }
 }
 
-impl TryFrom<&sys::cuabi_access_policy_window> for AccessPolicyWindow {
-    type Error = Error;
+/// a set of a device's SMs
+#[derive(Debug)]
+pub struct SmResource {
+    pub(crate) handle: Owned<sys::cuabi_sm_resource>,
+}
 
-    /// Every field of `raw`; an enum value this crate does not know is
-    /// [`ErrorKind::NotSupported`](crate::ErrorKind::NotSupported).
-    fn try_from(raw: &sys::cuabi_access_policy_window) -> Result<AccessPolicyWindow> {
-        AccessPolicyWindow::from_raw_of(raw, "cuabi_access_policy_window")
+impl SmResource {
+    /// The raw handle, still owned by `self`.
+    pub fn as_raw(&self) -> sys::cuabi_sm_resource {
+        self.handle.get()
     }
 }
 
-impl TryFrom<sys::cuabi_access_policy_window> for AccessPolicyWindow {
-    type Error = Error;
+/// a context confined to a set of SMs
+#[derive(Debug)]
+pub struct GreenContext {
+    pub(crate) handle: Owned<sys::cuabi_green_context>,
+}
 
-    /// As `TryFrom<&_>`.
-    fn try_from(raw: sys::cuabi_access_policy_window) -> Result<AccessPolicyWindow> {
-        AccessPolicyWindow::try_from(&raw)
+impl GreenContext {
+    /// The raw handle, still owned by `self`.
+    pub fn as_raw(&self) -> sys::cuabi_green_context {
+        self.handle.get()
+    }
+}
+
+/// a TMA descriptor over a buffer
+#[derive(Debug)]
+pub struct TensorMap {
+    pub(crate) handle: Owned<sys::cuabi_tensor_map>,
+}
+
+impl TensorMap {
+    /// The raw handle, still owned by `self`.
+    pub fn as_raw(&self) -> sys::cuabi_tensor_map {
+        self.handle.get()
     }
 }
 
@@ -852,6 +962,85 @@ pub fn nvtx_mark(domain: Option<&str>, message: &str, argb: u32) -> Result<()> {
     })
 }
 
+impl AddressRange {
+    /// Reserves `bytes` (\> 0, a multiple of the minimum granularity) of device addresses
+    /// (cuMemAddressReserve), with no memory behind them. `device` makes the calls (its context);
+    /// the range may hold memory of any device. Releasing the range unmaps what is still mapped and
+    /// gives the addresses back, once no buffer views it.
+    ///
+    /// Calls `cuabi_address_range_reserve`.
+    pub fn reserve(device: &Device, bytes: usize) -> Result<AddressRange> {
+        let handle =
+            unsafe { create(|out| sys::cuabi_address_range_reserve(device.as_raw(), bytes, out))? };
+        Ok(AddressRange { handle })
+    }
+
+    /// The range's first device address in `ptr`.
+    ///
+    /// Calls `cuabi_address_range_get_pointer`.
+    pub fn pointer(&self) -> Result<u64> {
+        let mut ptr = 0;
+        check(unsafe { sys::cuabi_address_range_get_pointer(self.as_raw(), &mut ptr) })?;
+        Ok(ptr)
+    }
+
+    /// The range's size in bytes, as reserved.
+    ///
+    /// Calls `cuabi_address_range_get_size`.
+    pub fn size(&self) -> Result<usize> {
+        let mut bytes = 0;
+        check(unsafe { sys::cuabi_address_range_get_size(self.as_raw(), &mut bytes) })?;
+        Ok(bytes)
+    }
+
+    /// Maps all of `memory` at byte `offset` of the range (cuMemMap) and gives the memory's own
+    /// device read and write access there. The range keeps the memory alive until it is unmapped.
+    /// `offset` is a multiple of the granularity; a mapping past the range's end answers
+    /// `CUABI_ERROR_OUT_OF_RANGE`; one over bytes already mapped, `CUABI_ERROR_INVALID_ARGUMENT`
+    /// naming the mapping in the way.
+    ///
+    /// Calls `cuabi_address_range_map`.
+    pub fn map(&self, offset: usize, memory: &PhysicalMemory) -> Result<()> {
+        check(unsafe { sys::cuabi_address_range_map(self.as_raw(), offset, memory.as_raw()) })
+    }
+
+    /// Unmaps the mappings that make up \[offset, offset + bytes) of the range (cuMemUnmap); memory
+    /// that neither a handle nor another mapping holds goes back to the driver. Refused with
+    /// `CUABI_ERROR_INVALID_ARGUMENT` when a byte of it is not mapped (naming it), when it cuts a
+    /// mapping in two, or while a buffer (`cuabi_buffer_from_range`) views the range; past the
+    /// range's end, `CUABI_ERROR_OUT_OF_RANGE`.
+    ///
+    /// Calls `cuabi_address_range_unmap`.
+    pub fn unmap(&self, offset: usize, bytes: usize) -> Result<()> {
+        check(unsafe { sys::cuabi_address_range_unmap(self.as_raw(), offset, bytes) })
+    }
+
+    /// Gives `device` `access` (`cuabi_vm_access`) to \[offset, offset + bytes) of the range
+    /// (cuMemSetAccess), whichever device the memory is on: kernels and copies of `device` reach it
+    /// at the range's addresses from then on. Every byte must be mapped: an address with no memory
+    /// behind it is refused with `CUABI_ERROR_INVALID_ARGUMENT` naming its offset; past the range's
+    /// end, `CUABI_ERROR_OUT_OF_RANGE`.
+    ///
+    /// Calls `cuabi_address_range_set_access`.
+    pub fn set_access(
+        &self,
+        offset: usize,
+        bytes: usize,
+        device: &Device,
+        access: VmAccess,
+    ) -> Result<()> {
+        check(unsafe {
+            sys::cuabi_address_range_set_access(
+                self.as_raw(),
+                offset,
+                bytes,
+                device.as_raw(),
+                access.raw(),
+            )
+        })
+    }
+}
+
 impl Array {
     /// The array's shape as it was created (`desc->struct_size` must be set).
     ///
@@ -1010,6 +1199,20 @@ impl Device {
         Ok(value)
     }
 
+    /// The granularity of `device`'s virtual memory in bytes: `minimum`, of which every size and
+    /// offset of physical memory, ranges, mappings and growable buffers must be a multiple, and
+    /// `recommended`, a multiple of it the driver suggests for large allocations.
+    ///
+    /// Calls `cuabi_device_get_vm_granularity`.
+    pub fn vm_granularity(&self) -> Result<(usize, usize)> {
+        let mut minimum = 0;
+        let mut recommended = 0;
+        check(unsafe {
+            sys::cuabi_device_get_vm_granularity(self.as_raw(), &mut minimum, &mut recommended)
+        })?;
+        Ok((minimum, recommended))
+    }
+
     /// As `cuabi_coredump_set` (`enable`, `path` and `flags`, and the refusals, the same) for
     /// `device`'s context only, at any time.
     ///
@@ -1066,6 +1269,16 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
         let mut path = 0;
         check(unsafe { sys::cuabi_buffer_get_copy_path(self.as_raw(), src.as_raw(), &mut path) })?;
         CopyPath::from_raw(path).ok_or_else(|| unknown("cuabi_buffer_get_copy_path", "path", path))
+    }
+
+    /// The bytes reserved for a growable buffer in `bytes`: the most it can grow to. Any other kind
+    /// of buffer answers its size.
+    ///
+    /// Calls `cuabi_buffer_get_reserved_size`.
+    pub fn reserved_size(&self) -> Result<usize> {
+        let mut bytes = 0;
+        check(unsafe { sys::cuabi_buffer_get_reserved_size(self.as_raw(), &mut bytes) })?;
+        Ok(bytes)
     }
 }
 
@@ -1271,6 +1484,354 @@ impl Graph {
         check(unsafe { sys::cuabi_graph_get_kernel_node_count(self.as_raw(), &mut count) })?;
         Ok(count)
     }
+
+    /// An empty graph on `device`, to fill node by node (cuGraphCreate). Every `cuabi_graph_add_`\*
+    /// call of this section adds one node and answers it as a `cuabi_graph_node`, which keeps the
+    /// graph alive; the graph keeps every kernel, buffer, event and graph its nodes use. Each add
+    /// call takes `after`, a node of the same graph the new node depends on (NULL: none);
+    /// `cuabi_graph_node_add_dependency` adds more. A node of another graph answers
+    /// `CUABI_ERROR_INVALID_ARGUMENT`.
+    ///
+    /// Calls `cuabi_graph_create`.
+    pub fn create(device: &Device) -> Result<Graph> {
+        let handle = unsafe { create(|out| sys::cuabi_graph_create(device.as_raw(), out))? };
+        Ok(Graph { handle })
+    }
+
+    /// A node that does nothing but order: `after` (NULL: none).
+    ///
+    /// Calls `cuabi_graph_add_empty_node`.
+    pub fn add_empty_node<'h>(&self, after: impl Into<Option<&'h GraphNode>>) -> Result<GraphNode> {
+        let handle = unsafe {
+            create(|out| {
+                sys::cuabi_graph_add_empty_node(
+                    self.as_raw(),
+                    after.into().map_or(std::ptr::null_mut(), |h| h.as_raw()),
+                    out,
+                )
+            })?
+        };
+        Ok(GraphNode { handle })
+    }
+
+    /// A node copying `bytes` from `src` at `src_offset` to `dst` at `dst_offset` (buffers of the
+    /// graph's device). A range past a buffer's end answers `CUABI_ERROR_OUT_OF_RANGE`, overlapping
+    /// ranges `CUABI_ERROR_INVALID_ARGUMENT`. `after` (NULL: none).
+    ///
+    /// Calls `cuabi_graph_add_copy_node`.
+    pub fn add_copy_node<'h, E: DeviceRepr>(
+        &self,
+        after: impl Into<Option<&'h GraphNode>>,
+        dst: &DeviceBuffer<E>,
+        dst_offset: usize,
+        src: &DeviceBuffer<E>,
+        src_offset: usize,
+        bytes: usize,
+    ) -> Result<GraphNode> {
+        let handle = unsafe {
+            create(|out| {
+                sys::cuabi_graph_add_copy_node(
+                    self.as_raw(),
+                    after.into().map_or(std::ptr::null_mut(), |h| h.as_raw()),
+                    dst.as_raw(),
+                    dst_offset,
+                    src.as_raw(),
+                    src_offset,
+                    bytes,
+                    out,
+                )
+            })?
+        };
+        Ok(GraphNode { handle })
+    }
+
+    /// A node copying `bytes` from the page-locked `src` at `src_offset` to the buffer `dst` at
+    /// `dst_offset`. A range past either end answers `CUABI_ERROR_OUT_OF_RANGE`. `after` (NULL:
+    /// none).
+    ///
+    /// Calls `cuabi_graph_add_upload_node`.
+    pub fn add_upload_node<'h, E: DeviceRepr>(
+        &self,
+        after: impl Into<Option<&'h GraphNode>>,
+        dst: &DeviceBuffer<E>,
+        dst_offset: usize,
+        src: &PinnedBuffer<E>,
+        src_offset: usize,
+        bytes: usize,
+    ) -> Result<GraphNode> {
+        let handle = unsafe {
+            create(|out| {
+                sys::cuabi_graph_add_upload_node(
+                    self.as_raw(),
+                    after.into().map_or(std::ptr::null_mut(), |h| h.as_raw()),
+                    dst.as_raw(),
+                    dst_offset,
+                    src.as_raw(),
+                    src_offset,
+                    bytes,
+                    out,
+                )
+            })?
+        };
+        Ok(GraphNode { handle })
+    }
+
+    /// A node copying `bytes` from the buffer `src` at `src_offset` to the page-locked `dst` at
+    /// `dst_offset`. A range past either end answers `CUABI_ERROR_OUT_OF_RANGE`. `after` (NULL:
+    /// none).
+    ///
+    /// Calls `cuabi_graph_add_download_node`.
+    pub fn add_download_node<'h, E: DeviceRepr>(
+        &self,
+        after: impl Into<Option<&'h GraphNode>>,
+        dst: &PinnedBuffer<E>,
+        dst_offset: usize,
+        src: &DeviceBuffer<E>,
+        src_offset: usize,
+        bytes: usize,
+    ) -> Result<GraphNode> {
+        let handle = unsafe {
+            create(|out| {
+                sys::cuabi_graph_add_download_node(
+                    self.as_raw(),
+                    after.into().map_or(std::ptr::null_mut(), |h| h.as_raw()),
+                    dst.as_raw(),
+                    dst_offset,
+                    src.as_raw(),
+                    src_offset,
+                    bytes,
+                    out,
+                )
+            })?
+        };
+        Ok(GraphNode { handle })
+    }
+
+    /// A node filling `count` elements of `element_size` bytes (1, 2 or 4) of `buffer` from
+    /// `offset` with `value`, checked as `cuabi_buffer_fill` checks (`CUABI_ERROR_OUT_OF_RANGE`
+    /// past the end). `after` (NULL: none).
+    ///
+    /// Calls `cuabi_graph_add_fill_node`.
+    pub fn add_fill_node<'h, E: DeviceRepr>(
+        &self,
+        after: impl Into<Option<&'h GraphNode>>,
+        buffer: &DeviceBuffer<E>,
+        offset: usize,
+        value: u32,
+        element_size: u32,
+        count: usize,
+    ) -> Result<GraphNode> {
+        let handle = unsafe {
+            create(|out| {
+                sys::cuabi_graph_add_fill_node(
+                    self.as_raw(),
+                    after.into().map_or(std::ptr::null_mut(), |h| h.as_raw()),
+                    buffer.as_raw(),
+                    offset,
+                    value,
+                    element_size,
+                    count,
+                    out,
+                )
+            })?
+        };
+        Ok(GraphNode { handle })
+    }
+
+    /// A node recording `event`. `after` (NULL: none).
+    ///
+    /// Calls `cuabi_graph_add_event_record_node`.
+    pub fn add_event_record_node<'h>(
+        &self,
+        after: impl Into<Option<&'h GraphNode>>,
+        event: &Event,
+    ) -> Result<GraphNode> {
+        let handle = unsafe {
+            create(|out| {
+                sys::cuabi_graph_add_event_record_node(
+                    self.as_raw(),
+                    after.into().map_or(std::ptr::null_mut(), |h| h.as_raw()),
+                    event.as_raw(),
+                    out,
+                )
+            })?
+        };
+        Ok(GraphNode { handle })
+    }
+
+    /// A node waiting for `event`. `after` (NULL: none).
+    ///
+    /// Calls `cuabi_graph_add_event_wait_node`.
+    pub fn add_event_wait_node<'h>(
+        &self,
+        after: impl Into<Option<&'h GraphNode>>,
+        event: &Event,
+    ) -> Result<GraphNode> {
+        let handle = unsafe {
+            create(|out| {
+                sys::cuabi_graph_add_event_wait_node(
+                    self.as_raw(),
+                    after.into().map_or(std::ptr::null_mut(), |h| h.as_raw()),
+                    event.as_raw(),
+                    out,
+                )
+            })?
+        };
+        Ok(GraphNode { handle })
+    }
+
+    /// A node running a copy of `child` (taken now) as one step. `child` may not be `graph`.
+    /// `after` (NULL: none).
+    ///
+    /// Calls `cuabi_graph_add_child_graph_node`.
+    pub fn add_child_graph_node<'h>(
+        &self,
+        after: impl Into<Option<&'h GraphNode>>,
+        child: &Graph,
+    ) -> Result<GraphNode> {
+        let handle = unsafe {
+            create(|out| {
+                sys::cuabi_graph_add_child_graph_node(
+                    self.as_raw(),
+                    after.into().map_or(std::ptr::null_mut(), |h| h.as_raw()),
+                    child.as_raw(),
+                    out,
+                )
+            })?
+        };
+        Ok(GraphNode { handle })
+    }
+
+    /// A node allocating `bytes` (more than 0) of device memory each time the graph runs;
+    /// `cuabi_graph_node_get_address` answers its address, which kernel nodes after it may use
+    /// until a free node (or, with `CUABI_GRAPH_INSTANTIATE_AUTO_FREE_ON_LAUNCH`, the next launch)
+    /// frees it. `after` (NULL: none).
+    ///
+    /// Calls `cuabi_graph_add_mem_alloc_node`.
+    pub fn add_mem_alloc_node<'h>(
+        &self,
+        after: impl Into<Option<&'h GraphNode>>,
+        bytes: usize,
+    ) -> Result<GraphNode> {
+        let handle = unsafe {
+            create(|out| {
+                sys::cuabi_graph_add_mem_alloc_node(
+                    self.as_raw(),
+                    after.into().map_or(std::ptr::null_mut(), |h| h.as_raw()),
+                    bytes,
+                    out,
+                )
+            })?
+        };
+        Ok(GraphNode { handle })
+    }
+
+    /// A node freeing the allocation of `alloc` (a memory allocation node, not NULL). Another kind
+    /// of node answers `CUABI_ERROR_INVALID_ARGUMENT`. `after` (NULL: none).
+    ///
+    /// Calls `cuabi_graph_add_mem_free_node`.
+    pub fn add_mem_free_node<'h>(
+        &self,
+        after: impl Into<Option<&'h GraphNode>>,
+        alloc: &GraphNode,
+    ) -> Result<GraphNode> {
+        let handle = unsafe {
+            create(|out| {
+                sys::cuabi_graph_add_mem_free_node(
+                    self.as_raw(),
+                    after.into().map_or(std::ptr::null_mut(), |h| h.as_raw()),
+                    alloc.as_raw(),
+                    out,
+                )
+            })?
+        };
+        Ok(GraphNode { handle })
+    }
+
+    /// A conditional handle of `graph` for conditional nodes and device code's
+    /// cudaGraphSetConditional, in `handle`; it is set to `default_value` at the start of each
+    /// launch of the graph (CU_GRAPH_COND_ASSIGN_DEFAULT).
+    ///
+    /// Calls `cuabi_graph_create_conditional_handle`.
+    pub fn create_conditional_handle(&self, default_value: u32) -> Result<u64> {
+        let mut handle = 0;
+        check(unsafe {
+            sys::cuabi_graph_create_conditional_handle(self.as_raw(), default_value, &mut handle)
+        })?;
+        Ok(handle)
+    }
+
+    /// A conditional node of `type` on `handle` (made by `cuabi_graph_create_conditional_handle` on
+    /// this graph or on a graph it is a body of; another answers `CUABI_ERROR_INVALID_ARGUMENT`)
+    /// with `size` bodies: IF 1 or 2 (the second is ELSE), WHILE 1, SWITCH 1 or more; another size
+    /// answers `CUABI_ERROR_INVALID_ARGUMENT` naming the bound. The bodies are empty graphs to fill
+    /// (`cuabi_graph_node_get_body`). `after` (NULL: none).
+    ///
+    /// Calls `cuabi_graph_add_conditional_node`.
+    pub fn add_conditional_node<'h>(
+        &self,
+        after: impl Into<Option<&'h GraphNode>>,
+        handle: u64,
+        r#type: ConditionalType,
+        size: u32,
+    ) -> Result<GraphNode> {
+        let handle = unsafe {
+            create(|out| {
+                sys::cuabi_graph_add_conditional_node(
+                    self.as_raw(),
+                    after.into().map_or(std::ptr::null_mut(), |h| h.as_raw()),
+                    handle,
+                    r#type.raw(),
+                    size,
+                    out,
+                )
+            })?
+        };
+        Ok(GraphNode { handle })
+    }
+
+    /// A copy of `graph` with its nodes and edges (cuGraphClone), in `out`.
+    ///
+    /// Calls `cuabi_graph_clone`.
+    #[allow(clippy::should_implement_trait)]
+    pub fn clone(&self) -> Result<Graph> {
+        let handle = unsafe { create(|out| sys::cuabi_graph_clone(self.as_raw(), out))? };
+        Ok(Graph { handle })
+    }
+
+    /// Writes the graph as Graphviz DOT text, every node's parameters included, to the file at
+    /// `path` (cuGraphDebugDotPrint), for debugging.
+    ///
+    /// Calls `cuabi_graph_write_dot`.
+    pub fn write_dot(&self, path: impl AsRef<std::path::Path>) -> Result<()> {
+        let path = c_path(path.as_ref())?;
+        check(unsafe { sys::cuabi_graph_write_dot(self.as_raw(), path.as_ptr()) })
+    }
+
+    /// Instantiates the graph with `flags` (`cuabi_graph_instantiate_flags`; an undefined bit
+    /// answers `CUABI_ERROR_INVALID_ARGUMENT`). With `CUABI_GRAPH_INSTANTIATE_UPLOAD` the graph is
+    /// uploaded on `upload_stream` (NULL: the default stream).
+    ///
+    /// Calls `cuabi_graph_instantiate_with_flags`.
+    pub fn instantiate_with_flags<'h>(
+        &self,
+        flags: GraphInstantiateFlags,
+        upload_stream: impl Into<Option<&'h Stream>>,
+    ) -> Result<GraphExec> {
+        let handle = unsafe {
+            create(|out| {
+                sys::cuabi_graph_instantiate_with_flags(
+                    self.as_raw(),
+                    flags.bits(),
+                    upload_stream
+                        .into()
+                        .map_or(std::ptr::null_mut(), |h| h.as_raw()),
+                    out,
+                )
+            })?
+        };
+        Ok(GraphExec { handle })
+    }
 }
 
 impl GraphExec {
@@ -1294,6 +1855,118 @@ impl GraphExec {
     /// Calls `cuabi_graph_exec_update`.
     pub fn update(&self, graph: &Graph) -> Result<()> {
         check(unsafe { sys::cuabi_graph_exec_update(self.as_raw(), graph.as_raw()) })
+    }
+}
+
+impl GraphNode {
+    /// Makes `node` depend on `dependency` (both of one graph, not the same node). A dependency
+    /// that would close a cycle answers `CUABI_ERROR_INVALID_ARGUMENT`.
+    ///
+    /// Calls `cuabi_graph_node_add_dependency`.
+    pub fn add_dependency(&self, dependency: &GraphNode) -> Result<()> {
+        check(unsafe { sys::cuabi_graph_node_add_dependency(self.as_raw(), dependency.as_raw()) })
+    }
+
+    /// The node's kind, in `type`.
+    ///
+    /// Calls `cuabi_graph_node_get_type`.
+    pub fn r#type(&self) -> Result<GraphNodeType> {
+        let mut r#type = 0;
+        check(unsafe { sys::cuabi_graph_node_get_type(self.as_raw(), &mut r#type) })?;
+        GraphNodeType::from_raw(r#type)
+            .ok_or_else(|| unknown("cuabi_graph_node_get_type", "type", r#type))
+    }
+
+    /// The number of nodes `node` depends on, in `count`.
+    ///
+    /// Calls `cuabi_graph_node_get_dependency_count`.
+    pub fn dependency_count(&self) -> Result<usize> {
+        let mut count = 0;
+        check(unsafe { sys::cuabi_graph_node_get_dependency_count(self.as_raw(), &mut count) })?;
+        Ok(count)
+    }
+
+    /// Dependency `index` of `node` (below the count; past it answers `CUABI_ERROR_OUT_OF_RANGE`),
+    /// as a new handle.
+    ///
+    /// Calls `cuabi_graph_node_get_dependency`.
+    pub fn get_dependency(&self, index: usize) -> Result<GraphNode> {
+        let handle = unsafe {
+            create(|out| sys::cuabi_graph_node_get_dependency(self.as_raw(), index, out))?
+        };
+        Ok(GraphNode { handle })
+    }
+
+    /// The number of nodes that depend on `node`, in `count`.
+    ///
+    /// Calls `cuabi_graph_node_get_dependent_count`.
+    pub fn dependent_count(&self) -> Result<usize> {
+        let mut count = 0;
+        check(unsafe { sys::cuabi_graph_node_get_dependent_count(self.as_raw(), &mut count) })?;
+        Ok(count)
+    }
+
+    /// Dependent `index` of `node` (below the count; past it answers `CUABI_ERROR_OUT_OF_RANGE`),
+    /// as a new handle.
+    ///
+    /// Calls `cuabi_graph_node_get_dependent`.
+    pub fn get_dependent(&self, index: usize) -> Result<GraphNode> {
+        let handle = unsafe {
+            create(|out| sys::cuabi_graph_node_get_dependent(self.as_raw(), index, out))?
+        };
+        Ok(GraphNode { handle })
+    }
+
+    /// The device address a memory allocation node allocates, in `address`; another kind of node
+    /// answers `CUABI_ERROR_INVALID_ARGUMENT`.
+    ///
+    /// Calls `cuabi_graph_node_get_address`.
+    pub fn address(&self) -> Result<u64> {
+        let mut address = 0;
+        check(unsafe { sys::cuabi_graph_node_get_address(self.as_raw(), &mut address) })?;
+        Ok(address)
+    }
+
+    /// Body `index` of a conditional node (below its size; past it answers
+    /// `CUABI_ERROR_OUT_OF_RANGE`) as a graph to fill like any other; it keeps the node alive.
+    /// Another kind of node answers `CUABI_ERROR_INVALID_ARGUMENT`.
+    ///
+    /// Calls `cuabi_graph_node_get_body`.
+    pub fn body(&self, index: usize) -> Result<Graph> {
+        let handle =
+            unsafe { create(|out| sys::cuabi_graph_node_get_body(self.as_raw(), index, out))? };
+        Ok(Graph { handle })
+    }
+}
+
+impl GreenContext {
+    /// A green context on the device of `resource`, whose kernels run on the resource's SMs only
+    /// (cuDevResourceGenerateDesc, cuGreenCtxCreate). The context keeps the resource and its device
+    /// alive. A resource with no SMs answers `CUABI_ERROR_INVALID_ARGUMENT`.
+    ///
+    /// Calls `cuabi_green_context_create`.
+    pub fn create(resource: &SmResource) -> Result<GreenContext> {
+        let handle =
+            unsafe { create(|out| sys::cuabi_green_context_create(resource.as_raw(), out))? };
+        Ok(GreenContext { handle })
+    }
+
+    /// The number of SMs the context's kernels may use.
+    ///
+    /// Calls `cuabi_green_context_get_sm_count`.
+    pub fn sm_count(&self) -> Result<u32> {
+        let mut count = 0;
+        check(unsafe { sys::cuabi_green_context_get_sm_count(self.as_raw(), &mut count) })?;
+        Ok(count)
+    }
+
+    /// Checks that `stream` (not NULL) runs its work in `context`: `CUABI_ERROR_INVALID_ARGUMENT`
+    /// naming both when it is a stream of another green context or of the device's primary context.
+    /// For code that must confine work to a partition.
+    ///
+    /// Calls `cuabi_green_context_check_stream`.
+    pub fn check_stream(&self, stream: &Stream) -> Result<()> {
+        check(unsafe { sys::cuabi_green_context_check_stream(self.as_raw(), stream.as_raw()) })
     }
 }
 
@@ -1422,6 +2095,49 @@ impl Module {
     }
 }
 
+impl PhysicalMemory {
+    /// `bytes` (\> 0, a multiple of the minimum granularity) of physical memory on `device`
+    /// (cuMemCreate), with no address yet: map it into a range (`cuabi_address_range_map`) to use
+    /// it. `flags` is an OR of `cuabi_physical_memory_flag_bits` (unknown bits answer
+    /// `CUABI_ERROR_INVALID_ARGUMENT`; `CUABI_PHYSICAL_MEMORY_EXPORTABLE` where the device cannot
+    /// export memory as a file descriptor answers `CUABI_ERROR_NOT_SUPPORTED`). Out of device
+    /// memory answers `CUABI_ERROR_OUT_OF_MEMORY`.
+    ///
+    /// Calls `cuabi_physical_memory_create`.
+    pub fn create(
+        device: &Device,
+        bytes: usize,
+        flags: PhysicalMemoryFlags,
+    ) -> Result<PhysicalMemory> {
+        let handle = unsafe {
+            create(|out| {
+                sys::cuabi_physical_memory_create(device.as_raw(), bytes, flags.bits(), out)
+            })?
+        };
+        Ok(PhysicalMemory { handle })
+    }
+
+    /// The memory's size in bytes.
+    ///
+    /// Calls `cuabi_physical_memory_get_size`.
+    pub fn size(&self) -> Result<usize> {
+        let mut bytes = 0;
+        check(unsafe { sys::cuabi_physical_memory_get_size(self.as_raw(), &mut bytes) })?;
+        Ok(bytes)
+    }
+
+    /// The ordinal of the device the memory is on.
+    ///
+    /// Calls `cuabi_physical_memory_get_device_ordinal`.
+    pub fn device_ordinal(&self) -> Result<i32> {
+        let mut ordinal = 0;
+        check(unsafe {
+            sys::cuabi_physical_memory_get_device_ordinal(self.as_raw(), &mut ordinal)
+        })?;
+        Ok(ordinal)
+    }
+}
+
 impl Program {
     /// Registers a name expression (e.g. "write_scalar\<float\>") before compiling, so its lowered
     /// (mangled) name can be queried afterwards.
@@ -1477,6 +2193,49 @@ impl Program {
         read_string(|buf, size| unsafe {
             sys::cuabi_program_get_lowered_name(self.as_raw(), expression.as_ptr(), buf, size)
         })
+    }
+}
+
+impl SmResource {
+    /// The number of SMs in `resource` (0 for an empty remainder).
+    ///
+    /// Calls `cuabi_sm_resource_get_sm_count`.
+    pub fn sm_count(&self) -> Result<u32> {
+        let mut count = 0;
+        check(unsafe { sys::cuabi_sm_resource_get_sm_count(self.as_raw(), &mut count) })?;
+        Ok(count)
+    }
+
+    /// The fewest SMs one group of a split of `resource` may have (8 on compute capability 9.0).
+    ///
+    /// Calls `cuabi_sm_resource_get_min_partition_size`.
+    pub fn min_partition_size(&self) -> Result<u32> {
+        let mut count = 0;
+        check(unsafe { sys::cuabi_sm_resource_get_min_partition_size(self.as_raw(), &mut count) })?;
+        Ok(count)
+    }
+
+    /// The granularity of a split of `resource`: a group's SM count is a multiple of it (8 on
+    /// compute capability 9.0).
+    ///
+    /// Calls `cuabi_sm_resource_get_alignment`.
+    pub fn alignment(&self) -> Result<u32> {
+        let mut count = 0;
+        check(unsafe { sys::cuabi_sm_resource_get_alignment(self.as_raw(), &mut count) })?;
+        Ok(count)
+    }
+
+    /// How many groups of at least `min_sm_count` SMs `resource` splits into
+    /// (cuDevSmResourceSplitByCount asked without results). `min_sm_count` 0 asks for groups of the
+    /// smallest size the device allows. The same refusals as `cuabi_sm_resource_split`.
+    ///
+    /// Calls `cuabi_sm_resource_get_group_count`.
+    pub fn group_count(&self, min_sm_count: u32) -> Result<u32> {
+        let mut count = 0;
+        check(unsafe {
+            sys::cuabi_sm_resource_get_group_count(self.as_raw(), min_sm_count, &mut count)
+        })?;
+        Ok(count)
     }
 }
 
@@ -1706,5 +2465,187 @@ impl Stream {
     /// Calls `cuabi_stream_begin_capture`.
     pub fn begin_capture(&self, mode: CaptureMode) -> Result<()> {
         check(unsafe { sys::cuabi_stream_begin_capture(self.as_raw(), mode.raw()) })
+    }
+
+    /// Starts capturing the work submitted to `stream` (not the default stream) into the existing
+    /// `graph` (of the stream's device), after `after` (NULL: after nothing);
+    /// `cuabi_stream_end_capture` then answers `graph`'s graph as a new handle. `mode` as
+    /// `cuabi_stream_begin_capture`.
+    ///
+    /// Calls `cuabi_stream_begin_capture_to_graph`.
+    pub fn begin_capture_to_graph<'h>(
+        &self,
+        graph: &Graph,
+        after: impl Into<Option<&'h GraphNode>>,
+        mode: CaptureMode,
+    ) -> Result<()> {
+        check(unsafe {
+            sys::cuabi_stream_begin_capture_to_graph(
+                self.as_raw(),
+                graph.as_raw(),
+                after.into().map_or(std::ptr::null_mut(), |h| h.as_raw()),
+                mode.raw(),
+            )
+        })
+    }
+
+    /// The producer's side of DLPack's stream handshake: makes the consumer's stream
+    /// `consumer_stream` (1: the legacy default stream, 2: the per-thread default stream, another
+    /// positive value: a `CUstream` of this process) wait, without blocking the host, for the work
+    /// queued on `stream` so far. -1 asks no synchronisation: nothing is done. 0 and other negative
+    /// values answer `CUABI_ERROR_INVALID_ARGUMENT` (DLPack leaves 0 ambiguous).
+    ///
+    /// Calls `cuabi_stream_dlpack_handoff`.
+    pub fn dlpack_handoff(&self, consumer_stream: i64) -> Result<()> {
+        check(unsafe { sys::cuabi_stream_dlpack_handoff(self.as_raw(), consumer_stream) })
+    }
+
+    /// The consumer's side: makes `stream` wait, without blocking the host, for the work queued so
+    /// far on the producer's stream `producer_stream` (as `cuabi_stream_dlpack_handoff` reads
+    /// `consumer_stream`: -1 does nothing, 0 and other negative values are refused).
+    ///
+    /// Calls `cuabi_stream_dlpack_wait`.
+    pub fn dlpack_wait(&self, producer_stream: i64) -> Result<()> {
+        check(unsafe { sys::cuabi_stream_dlpack_wait(self.as_raw(), producer_stream) })
+    }
+}
+
+impl TensorMap {
+    /// A tiled tensor map (cuTensorMapEncodeTiled) over `buffer` from byte `offset`: a tensor of
+    /// `data_type` elements whose rank (1 to 5) is `num_sizes`, dimension 0 the innermost. `sizes`
+    /// holds each dimension's element count (1 to 2^32); `strides` each dimension's stride in bytes
+    /// (`strides[0]` the element size; the others multiples of 16, of 32 with
+    /// `CUABI_TENSOR_INTERLEAVE_B32`, below 2^40, and each at least what the dimension below
+    /// spans); `box` the box one copy moves (1 to 256 elements a dimension; without interleave
+    /// `box[0]` x the element size a multiple of 16 bytes and, with a swizzle, at most the
+    /// swizzle's span); `element_strides` the traversal steps (1 to 8; none given: every step 1).
+    /// `strides`, `box` and `element_strides` (when given) have one entry per dimension. The tensor
+    /// must lie within the buffer and its address be 16-byte aligned (32 with
+    /// `CUABI_TENSOR_INTERLEAVE_B32`); interleave needs rank 3 or more,
+    /// `CUABI_TENSOR_INTERLEAVE_B32` needs `CUABI_TENSOR_SWIZZLE_B32`, and
+    /// `CUABI_TENSOR_OOB_FILL_NAN_REQUEST_ZERO_FMA` a floating-point type. Each is refused with
+    /// `CUABI_ERROR_INVALID_ARGUMENT` naming the value and its bound before the driver sees it. The
+    /// map keeps the buffer alive; it is a kernel argument of `CUABI_TENSOR_MAP_BYTES`
+    /// (`cuabi_tensor_map_get_bytes`).
+    ///
+    /// Calls `cuabi_tensor_map_encode_tiled`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn encode_tiled<E: DeviceRepr>(
+        buffer: &DeviceBuffer<E>,
+        offset: usize,
+        data_type: TensorDataType,
+        sizes: &[usize],
+        strides: &[usize],
+        r#box: &[usize],
+        element_strides: &[usize],
+        interleave: TensorInterleave,
+        swizzle: TensorSwizzle,
+        l2_promotion: TensorL2Promotion,
+        oob_fill: TensorOobFill,
+    ) -> Result<TensorMap> {
+        let handle = unsafe {
+            create(|out| {
+                sys::cuabi_tensor_map_encode_tiled(
+                    buffer.as_raw(),
+                    offset,
+                    data_type.raw(),
+                    sizes.as_ptr(),
+                    sizes.len(),
+                    strides.as_ptr(),
+                    strides.len(),
+                    r#box.as_ptr(),
+                    r#box.len(),
+                    element_strides.as_ptr(),
+                    element_strides.len(),
+                    interleave.raw(),
+                    swizzle.raw(),
+                    l2_promotion.raw(),
+                    oob_fill.raw(),
+                    out,
+                )
+            })?
+        };
+        Ok(TensorMap { handle })
+    }
+
+    /// An im2col tensor map (cuTensorMapEncodeIm2col) over `buffer` from byte `offset`: rank
+    /// (`num_sizes`) 3 to 5; `sizes`, `strides`, `element_strides` and the other arguments as
+    /// `cuabi_tensor_map_encode_tiled`. `lower_corner` and `upper_corner` hold the bounding box's
+    /// corner offsets in the rank - 2 spatial dimensions, each within \[-2^15, 2^15) for rank 3,
+    /// \[-2^7, 2^7) for rank 4 and \[-2^4, 2^4) for rank 5; `channels_per_pixel` (1 to 256; times
+    /// the element size a multiple of 16 bytes and, with a swizzle, at most its span) and
+    /// `pixels_per_column` (1 to 1024) make the box. Refused as the tiled form, with these bounds
+    /// too.
+    ///
+    /// Calls `cuabi_tensor_map_encode_im2col`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn encode_im2col<E: DeviceRepr>(
+        buffer: &DeviceBuffer<E>,
+        offset: usize,
+        data_type: TensorDataType,
+        sizes: &[usize],
+        strides: &[usize],
+        element_strides: &[usize],
+        lower_corner: &[i32],
+        upper_corner: &[i32],
+        channels_per_pixel: u32,
+        pixels_per_column: u32,
+        interleave: TensorInterleave,
+        swizzle: TensorSwizzle,
+        l2_promotion: TensorL2Promotion,
+        oob_fill: TensorOobFill,
+    ) -> Result<TensorMap> {
+        let handle = unsafe {
+            create(|out| {
+                sys::cuabi_tensor_map_encode_im2col(
+                    buffer.as_raw(),
+                    offset,
+                    data_type.raw(),
+                    sizes.as_ptr(),
+                    sizes.len(),
+                    strides.as_ptr(),
+                    strides.len(),
+                    element_strides.as_ptr(),
+                    element_strides.len(),
+                    lower_corner.as_ptr(),
+                    lower_corner.len(),
+                    upper_corner.as_ptr(),
+                    upper_corner.len(),
+                    channels_per_pixel,
+                    pixels_per_column,
+                    interleave.raw(),
+                    swizzle.raw(),
+                    l2_promotion.raw(),
+                    oob_fill.raw(),
+                    out,
+                )
+            })?
+        };
+        Ok(TensorMap { handle })
+    }
+
+    /// Points `map` at `buffer` from byte `offset` (cuTensorMapReplaceAddress), the rest unchanged;
+    /// the map now keeps `buffer` alive instead. The same checks of alignment and extent as the
+    /// encoding.
+    ///
+    /// Calls `cuabi_tensor_map_replace_address`.
+    pub fn replace_address<E: DeviceRepr>(
+        &self,
+        buffer: &DeviceBuffer<E>,
+        offset: usize,
+    ) -> Result<()> {
+        check(unsafe {
+            sys::cuabi_tensor_map_replace_address(self.as_raw(), buffer.as_raw(), offset)
+        })
+    }
+
+    /// The map's `CUABI_TENSOR_MAP_BYTES` bytes, the value of a kernel's `const __grid_constant__
+    /// CUtensorMap` parameter (copy them into 64-byte aligned storage for `cuabi_function_launch`).
+    ///
+    /// Calls `cuabi_tensor_map_get_bytes`.
+    pub fn bytes(&self) -> Result<Vec<u8>> {
+        read_list(0u8, 0, |buf, size| unsafe {
+            sys::cuabi_tensor_map_get_bytes(self.as_raw(), buf.cast(), size)
+        })
     }
 }

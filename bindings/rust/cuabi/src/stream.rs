@@ -8,7 +8,8 @@ use std::panic::{self, AssertUnwindSafe};
 use cuabi_sys as sys;
 
 use crate::error::{check, create, out, Error, Result};
-use crate::launch::{with_packed, KernelArgs};
+use crate::launch::{with_packed, KernelArgs, LaunchConfig};
+use crate::objects::GraphNode;
 use crate::types::{Event, Function, Graph, GraphExec, Stream};
 
 impl Stream {
@@ -146,6 +147,119 @@ impl GraphExec {
         }
         refuse_args::<T>(function)
     }
+}
+
+impl Graph {
+    /// A kernel node running `function` with `config` and `args` packed as a
+    /// launch packs them, after `after` (a node of this graph, or `None`).
+    /// The configuration and the arguments are checked as a launch's are.
+    ///
+    /// ```no_run
+    /// # fn main() -> cuabi::Result<()> {
+    /// # let device = cuabi::Device::get(0)?;
+    /// # let module = device.compile(
+    /// #     "extern \"C\" __global__ void k(int* x) { *x = 1; }",
+    /// #     &cuabi::CompileOptions::default(),
+    /// # )?;
+    /// # let k = module.function("k")?;
+    /// let x = device.alloc_zeroed::<i32>(1)?;
+    /// let graph = cuabi::Graph::create(&device)?;
+    /// let _node = graph.add_kernel_node(None, &k, &cuabi::LaunchConfig::new(1, 1), (&x,))?;
+    /// # Ok(()) }
+    /// ```
+    pub fn add_kernel_node<T: KernelArgs>(
+        &self,
+        after: Option<&GraphNode>,
+        function: &Function,
+        config: &LaunchConfig,
+        args: T,
+    ) -> Result<GraphNode> {
+        let graph = self.as_raw();
+        let after = after.map_or(std::ptr::null_mut(), GraphNode::as_raw);
+        let cfg = config.raw();
+        if let Some(layout) = function.layout()? {
+            let mut raw: sys::cuabi_graph_node = std::ptr::null_mut();
+            let added = with_packed(layout, &args, |block, size| unsafe {
+                sys::cuabi_graph_add_kernel_node(
+                    graph,
+                    after,
+                    function.as_raw(),
+                    &cfg,
+                    block,
+                    size,
+                    &mut raw,
+                )
+            });
+            if let Some(status) = added {
+                check(status)?;
+                let handle = unsafe {
+                    create(|out: *mut sys::cuabi_graph_node| {
+                        *out = raw;
+                        sys::CUABI_SUCCESS
+                    })?
+                };
+                return Ok(GraphNode { handle });
+            }
+        }
+        refuse_args::<T>(function)?;
+        unreachable!("refuse_args answers an error")
+    }
+
+    /// A node running `f` at every launch of the graph, on a thread of the
+    /// driver, after `after` (a node of this graph, or `None`). A failure
+    /// (`Err` or a panic) is reported as a stream's host function's is: the
+    /// next [`Stream::synchronize`] of the stream the graph ran on answers
+    /// it. `f` lives as long as the process (the graph may run as long as
+    /// any executable graph made from it).
+    pub fn add_host_node<F, E>(&self, after: Option<&GraphNode>, f: F) -> Result<GraphNode>
+    where
+        F: Fn() -> std::result::Result<(), E> + Send + Sync + 'static,
+        E: fmt::Display,
+    {
+        let graph = self.as_raw();
+        let after = after.map_or(std::ptr::null_mut(), GraphNode::as_raw);
+        let data: *mut F = Box::into_raw(Box::new(f));
+        let made = unsafe {
+            create(|out| {
+                sys::cuabi_graph_add_host_node(
+                    graph,
+                    after,
+                    Some(graph_host_trampoline::<F, E>),
+                    data.cast(),
+                    out,
+                )
+            })
+        };
+        match made {
+            Ok(handle) => Ok(GraphNode { handle }),
+            Err(e) => {
+                // Refused: the node never runs it.
+                drop(unsafe { Box::from_raw(data) });
+                Err(e)
+            }
+        }
+    }
+}
+
+/// A graph's host node: runs `F` each time, never unwinding into the driver.
+unsafe extern "C" fn graph_host_trampoline<F, E>(
+    user_data: *mut c_void,
+    message: *mut c_char,
+    message_size: usize,
+) -> i32
+where
+    F: Fn() -> std::result::Result<(), E>,
+    E: fmt::Display,
+{
+    let f = &*user_data.cast::<F>();
+    let ran = panic::catch_unwind(AssertUnwindSafe(|| f().map_err(|e| e.to_string())));
+    let failure = match ran {
+        Ok(Ok(())) => return 0,
+        Ok(Err(text)) => text,
+        Err(payload) => format!("host function panicked: {}", panic_text(payload)),
+    };
+    write_message(&failure, message, message_size);
+    1
 }
 
 /// The error for a tuple that does not fit `function`'s parameters, or for a

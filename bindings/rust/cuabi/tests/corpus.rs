@@ -731,7 +731,96 @@ fn cpu_cases() -> Cases<Cpu> {
         },
     );
 
+    // --- DLPack tensors the core refuses before any driver call; the
+    // refused tensor comes back, its deleter not run
+    for (name, kind, needle, edit) in [
+        (
+            "a DLPack tensor in CPU memory",
+            InvalidArgument,
+            "device.device_type is 1",
+            (|t| t.dl_tensor.device.device_type = 1)
+                as fn(&mut sys::cuabi_dlpack_managed_tensor_versioned),
+        ),
+        (
+            "a DLPack 2.0 tensor",
+            NotSupported,
+            "tensor.version is 2.1",
+            |t| t.version.major = 2,
+        ),
+        (
+            "a read-only DLPack tensor taken as writable",
+            InvalidArgument,
+            "read-only",
+            |t| t.flags = sys::CUABI_DLPACK_FLAG_READ_ONLY as u64,
+        ),
+        (
+            "a DLPack tensor of 4-bit elements",
+            NotSupported,
+            "dtype.bits is 4",
+            |t| t.dl_tensor.dtype.bits = 4,
+        ),
+    ] {
+        c.add(name, kind, needle, move |_, ctx| {
+            let (tensor, deleted) = dlpack_tensor(edit);
+            match DeviceBuffer::<f32>::from_dlpack(tensor, false) {
+                Ok(buffer) => answer(Ok::<_, cuabi::Error>(buffer)),
+                Err((e, back)) => {
+                    ctx.expect(back.is_some(), "the refused tensor came back");
+                    drop(back);
+                    ctx.expect(
+                        deleted.load(Ordering::SeqCst) == 1,
+                        "its deleter ran once, on drop",
+                    );
+                    answer::<()>(Err(e))
+                }
+            }
+        });
+    }
+
     c
+}
+
+/// A DLPack tensor of 16 float32 at a made-up device address, changed by
+/// `edit`, whose deleter counts its calls (the counter answered beside it).
+fn dlpack_tensor(
+    edit: fn(&mut sys::cuabi_dlpack_managed_tensor_versioned),
+) -> (cuabi::DlpackTensor, Arc<AtomicUsize>) {
+    struct Owned {
+        tensor: sys::cuabi_dlpack_managed_tensor_versioned,
+        shape: [i64; 1],
+        deleted: Arc<AtomicUsize>,
+    }
+    unsafe extern "C" fn delete(t: *mut sys::cuabi_dlpack_managed_tensor_versioned) {
+        // SAFETY: manager_ctx is the Box this tensor lives in.
+        let owned = unsafe { Box::from_raw((*t).manager_ctx as *mut Owned) };
+        owned.deleted.fetch_add(1, Ordering::SeqCst);
+    }
+    let deleted = Arc::new(AtomicUsize::new(0));
+    // SAFETY: a plain C struct, zero is a valid value of every field.
+    let mut owned = Box::new(Owned {
+        tensor: unsafe { std::mem::zeroed() },
+        shape: [16],
+        deleted: deleted.clone(),
+    });
+    let shape = owned.shape.as_mut_ptr();
+    let t = &mut owned.tensor;
+    t.version.major = 1;
+    t.version.minor = 1;
+    t.deleter = Some(delete);
+    t.dl_tensor.data = 0x7f00_0000_0000u64 as *mut c_void;
+    t.dl_tensor.device.device_type = sys::CUABI_DLPACK_DEVICE_CUDA as i32;
+    t.dl_tensor.ndim = 1;
+    t.dl_tensor.dtype.code = sys::CUABI_DLPACK_FLOAT as u8;
+    t.dl_tensor.dtype.bits = 32;
+    t.dl_tensor.dtype.lanes = 1;
+    t.dl_tensor.shape = shape;
+    edit(t);
+    let raw = Box::into_raw(owned);
+    // SAFETY: the Box outlives the tensor; the deleter frees it.
+    unsafe {
+        (*raw).tensor.manager_ctx = raw.cast();
+        (cuabi::DlpackTensor::from_raw(&mut (*raw).tensor), deleted)
+    }
 }
 
 // ---------------------------------------------------------------------------

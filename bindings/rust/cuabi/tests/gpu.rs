@@ -76,14 +76,26 @@ macro_rules! tests {
     };
 }
 
+#[path = "gpu/batch.rs"]
+mod batch;
 #[path = "gpu/compile.rs"]
 mod compile;
+#[path = "gpu/dlpack.rs"]
+mod dlpack;
 #[path = "gpu/driver_level.rs"]
 mod driver_level;
+#[path = "gpu/graph_nodes.rs"]
+mod graph_nodes;
+#[path = "gpu/green_tensor.rs"]
+mod green_tensor;
+#[path = "gpu/launch_attributes.rs"]
+mod launch_attributes;
 #[path = "gpu/memory.rs"]
 mod memory;
 #[path = "gpu/observing.rs"]
 mod observing;
+#[path = "gpu/vmm.rs"]
+mod vmm;
 
 const TESTS: &[(&str, Test)] = tests![
     device_reports_its_properties,
@@ -130,6 +142,14 @@ fn main() -> ExitCode {
     if let Some(code) = observing::run_child() {
         return code;
     }
+    // A run as the virtual memory child (memory received by fd).
+    if let Some(code) = vmm::run_child() {
+        return code;
+    }
+    // A run as the printf child (a raised printf FIFO).
+    if let Some(code) = launch_attributes::run_child() {
+        return code;
+    }
     let args = parse_args();
     let filter = args.filter;
     let tests = || {
@@ -138,7 +158,13 @@ fn main() -> ExitCode {
             .chain(memory::TESTS)
             .chain(compile::TESTS)
             .chain(driver_level::TESTS)
+            .chain(dlpack::TESTS)
+            .chain(batch::TESTS)
+            .chain(launch_attributes::TESTS)
+            .chain(graph_nodes::TESTS)
+            .chain(green_tensor::TESTS)
             .chain(observing::TESTS)
+            .chain(vmm::TESTS)
     };
     if args.list {
         for (name, _) in tests() {
