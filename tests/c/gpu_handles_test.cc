@@ -128,6 +128,10 @@ class HandleKindsTest : public GpuTest {
     ASSERT_EQ(CUABI_SUCCESS, cuabi_address_range_reserve(device_, granularity, &range))
         << LastError();
     Keep(Kind::kAddressRange, range);
+    // A node of the captured graph.
+    cuabi_graph_node node = nullptr;
+    ASSERT_EQ(CUABI_SUCCESS, cuabi_graph_add_empty_node(graph, nullptr, &node)) << LastError();
+    Keep(Kind::kGraphNode, node);
     for (Kind k : AllKinds()) ASSERT_NE(0u, live_[k]) << KindName(k);
   }
 
