@@ -96,6 +96,14 @@ void CheckReadStruct(const Given<T>& g, const char* what) {
     FUZZ_CHECK(std::memcmp(reinterpret_cast<const unsigned char*>(&out) + sizeof(size_t),
                            g.bytes.data() + sizeof(size_t), fields - sizeof(size_t)) == 0,
                "the first version's fields not copied");
+  } else if (cuabi::middle_version_fields<T>(n) != 0) {
+    // A struct of a later, still older version: its fields are read.
+    const size_t fields = cuabi::middle_version_fields<T>(n);
+    FUZZ_CHECK(st == CUABI_SUCCESS, "a middle-version struct was refused: " + message);
+    FUZZ_CHECK(out.struct_size == sizeof(T), "struct_size not normalised");
+    FUZZ_CHECK(std::memcmp(reinterpret_cast<const unsigned char*>(&out) + sizeof(size_t),
+                           g.bytes.data() + sizeof(size_t), fields - sizeof(size_t)) == 0,
+               "the middle version's fields not copied");
   } else if (n < sizeof(T) || n > sizeof(T) + 4096) {
     FUZZ_CHECK(st == CUABI_ERROR_INVALID_ARGUMENT,
                "struct_size " + std::to_string(n) + " was not refused as invalid: " + message);

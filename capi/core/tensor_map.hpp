@@ -18,7 +18,7 @@ class TensorMap : public Object {
  public:
   static constexpr Kind kKind = Kind::TensorMap;
   TensorMap() : Object(kKind) {}
-  alignas(64) CUtensorMap map{};
+  CUtensorMap map{};  // 128-byte aligned by its own type
   TensorLayout layout;
   Ref<Buffer> buffer;
 };
