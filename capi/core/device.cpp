@@ -96,6 +96,15 @@ void Device::stream_priority_range(int* least, int* greatest) const {
 
 int Device::get_attribute(CUdevice_attribute attr) const { return attribute(device, attr); }
 
+int Device::mem_sync_domain_count() const {
+  int count = mem_sync_domains_.load(std::memory_order_acquire);
+  if (count < 0) {
+    count = get_attribute(CU_DEVICE_ATTRIBUTE_MEM_SYNC_DOMAIN_COUNT);
+    mem_sync_domains_.store(count, std::memory_order_release);
+  }
+  return count;
+}
+
 void Device::set_peer_enabled(int peer, bool enabled) {
   std::lock_guard<std::mutex> lock(peer_mutex_);
   auto it = std::find(peers_.begin(), peers_.end(), peer);
@@ -142,9 +151,9 @@ const DriverApi& Device::make_current() const {
 }
 
 void Device::fail_lost() const {
-  fail(CUABI_ERROR_CONTEXT_LOST,
-       "device " + std::to_string(ordinal) + " hit a sticky fault earlier" + fault_report_text() +
-           kContextLostAdvice);
+  fail(CUABI_ERROR_CONTEXT_LOST, "device " + std::to_string(ordinal) +
+                                     " hit a sticky fault earlier" + fault_report_text() +
+                                     kContextLostAdvice);
 }
 
 void Device::fail_stale() const {

@@ -14,7 +14,9 @@ namespace cuabi {
 
 namespace {
 
-[[noreturn]] void fail_config(const std::string& what) { fail_invalid("launch configuration: " + what); }
+[[noreturn]] void fail_config(const std::string& what) {
+  fail_invalid("launch configuration: " + what);
+}
 
 }  // namespace
 
@@ -39,19 +41,15 @@ void check_config(const Function& f, const cuabi_launch_config& c) {
   if (c.shared_mem_bytes > shared)
     fail_config(std::to_string(c.shared_mem_bytes) + " bytes of dynamic shared memory; kernel '" +
                 f.name + "' may use at most " + std::to_string(shared) +
-                (shared < d.max_shared_optin
-                     ? " (raise it with cuabi_function_set_attribute("
-                       "CUABI_FUNC_MAX_DYNAMIC_SHARED_SIZE_BYTES), up to " +
-                           std::to_string(d.max_shared_optin) + ")"
-                     : std::string()));
+                (shared < d.max_shared_optin ? " (raise it with cuabi_function_set_attribute("
+                                               "CUABI_FUNC_MAX_DYNAMIC_SHARED_SIZE_BYTES), up to " +
+                                                   std::to_string(d.max_shared_optin) + ")"
+                                             : std::string()));
 }
 
-namespace {
+namespace {}  // namespace
 
-}  // namespace
-
-const cuabi_launch_config& config_of(const cuabi_launch_config* given,
-                                     cuabi_launch_config* copy) {
+const cuabi_launch_config& config_of(const cuabi_launch_config* given, cuabi_launch_config* copy) {
   if (!given) fail_invalid("config is NULL");
   if (given->struct_size == sizeof(cuabi_launch_config)) return *given;
   *copy = CUABI_LAUNCH_CONFIG_INIT;
@@ -113,10 +111,10 @@ void check_cluster_shape(const Function& f, const cuabi_launch_config& c, uint32
                 std::to_string(d.cc_major) + "." + std::to_string(d.cc_minor) +
                 ") cannot launch thread-block clusters (CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH is 0; "
                 "clusters need compute capability 9.0 or newer)");
-  if (has_required && (c.cluster_x != required[0] || c.cluster_y != required[1] ||
-                       c.cluster_z != required[2]))
-    fail_config("cluster " + dims(c.cluster_x, c.cluster_y, c.cluster_z) +
-                " contradicts kernel '" + f.name + "''s compile-time cluster dimensions " +
+  if (has_required &&
+      (c.cluster_x != required[0] || c.cluster_y != required[1] || c.cluster_z != required[2]))
+    fail_config("cluster " + dims(c.cluster_x, c.cluster_y, c.cluster_z) + " contradicts kernel '" +
+                f.name + "''s compile-time cluster dimensions " +
                 dims(required[0], required[1], required[2]) +
                 " (__cluster_dims__); give those or (0, 0, 0)");
   const uint32_t grid[3] = {c.grid_x, c.grid_y, c.grid_z};
@@ -165,8 +163,8 @@ int cooperative_blocks_per_sm(const Function& f, uint64_t threads, uint32_t shar
     if ((cached & ~uint64_t(0xFFFFF)) == key) return static_cast<int>(cached & 0xFFFFF);
   }
   int per_sm = 0;
-  check(driver().cuOccupancyMaxActiveBlocksPerMultiprocessor(
-            &per_sm, f.function, static_cast<int>(threads), shared),
+  check(driver().cuOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, f.function,
+                                                             static_cast<int>(threads), shared),
         "cuOccupancyMaxActiveBlocksPerMultiprocessor");
   if (cacheable && per_sm >= 0 && per_sm < (1 << 20))
     f.cooperative_occupancy.store(key | uint64_t(per_sm), std::memory_order_release);
@@ -203,7 +201,8 @@ namespace {
 unsigned add_launch_attributes(const Function& f, const cuabi_launch_config& c,
                                CUlaunchAttribute* attrs, unsigned n, Ref<Event>* completion) {
   const Device& d = *f.module->device;
-  const std::string dev = "device " + std::to_string(d.ordinal);
+  // Built only for a refusal's message.
+  auto dev = [&d] { return "device " + std::to_string(d.ordinal); };
   if (c.access_policy_window.bytes) {
     attrs[n].id = CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW;
     attrs[n].value.accessPolicyWindow = checked_access_policy_window(
@@ -231,7 +230,7 @@ unsigned add_launch_attributes(const Function& f, const cuabi_launch_config& c,
                   "_LOAD_BALANCING (2)");
     if (!d.cluster_launch)
       fail_config("cluster_scheduling_policy " + std::to_string(c.cluster_scheduling_policy) +
-                  ": " + dev + " (" + d.name + ", compute capability " +
+                  ": " + dev() + " (" + d.name + ", compute capability " +
                   std::to_string(d.cc_major) + "." + std::to_string(d.cc_minor) +
                   ") cannot launch thread-block clusters (CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH is "
                   "0; clusters need compute capability 9.0 or newer)");
@@ -252,17 +251,16 @@ unsigned add_launch_attributes(const Function& f, const cuabi_launch_config& c,
   }
   if (c.mem_sync_domain_map_default != -1 || c.mem_sync_domain_map_remote != -1) {
     if (c.mem_sync_domain_map_default == -1 || c.mem_sync_domain_map_remote == -1)
-      fail_config("mem_sync_domain_map_default is " +
-                  std::to_string(c.mem_sync_domain_map_default) +
-                  " and mem_sync_domain_map_remote " +
-                  std::to_string(c.mem_sync_domain_map_remote) +
-                  "; give both or neither (-1, -1: the stream's map)");
-    const int count = d.get_attribute(CU_DEVICE_ATTRIBUTE_MEM_SYNC_DOMAIN_COUNT);
+      fail_config(
+          "mem_sync_domain_map_default is " + std::to_string(c.mem_sync_domain_map_default) +
+          " and mem_sync_domain_map_remote " + std::to_string(c.mem_sync_domain_map_remote) +
+          "; give both or neither (-1, -1: the stream's map)");
+    const int count = d.mem_sync_domain_count();
     const int32_t ids[2] = {c.mem_sync_domain_map_default, c.mem_sync_domain_map_remote};
     const char* names[2] = {"mem_sync_domain_map_default", "mem_sync_domain_map_remote"};
     for (int i = 0; i < 2; ++i)
       if (ids[i] < 0 || ids[i] >= count)
-        fail_config(std::string(names[i]) + " is " + std::to_string(ids[i]) + ", outside " + dev +
+        fail_config(std::string(names[i]) + " is " + std::to_string(ids[i]) + ", outside " + dev() +
                     "'s memory-synchronisation domains 0 to " + std::to_string(count - 1) +
                     " (CU_DEVICE_ATTRIBUTE_MEM_SYNC_DOMAIN_COUNT is " + std::to_string(count) +
                     ")");
@@ -285,11 +283,13 @@ unsigned add_launch_attributes(const Function& f, const cuabi_launch_config& c,
       fail_config("completion_event belongs to device " + std::to_string(e->device->ordinal) +
                   ", the kernel to device " + std::to_string(d.ordinal));
     if (e->timing)
-      fail_config("completion_event was made without CUABI_EVENT_DISABLE_TIMING, which a launch "
-                  "completion event needs");
+      fail_config(
+          "completion_event was made without CUABI_EVENT_DISABLE_TIMING, which a launch "
+          "completion event needs");
     if (e->interprocess)
-      fail_config("completion_event is an interprocess event, which a launch completion event "
-                  "may not be");
+      fail_config(
+          "completion_event is an interprocess event, which a launch completion event "
+          "may not be");
     d.check_epoch(e->epoch);
     attrs[n].id = CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT;
     attrs[n].value.launchCompletionEvent.event = e->event;
@@ -318,8 +318,9 @@ CUlaunchConfig extended_config(const Function& f, const cuabi_launch_config& c,
   if (c.flags & ~known)
     fail_config("flags has bits this version does not define: " + std::to_string(c.flags));
   if ((c.flags & CUABI_LAUNCH_PROGRAMMATIC_EVENT_AT_BLOCK_START) && !c.programmatic_event)
-    fail_config("CUABI_LAUNCH_PROGRAMMATIC_EVENT_AT_BLOCK_START is set but programmatic_event "
-                "is NULL");
+    fail_config(
+        "CUABI_LAUNCH_PROGRAMMATIC_EVENT_AT_BLOCK_START is set but programmatic_event "
+        "is NULL");
   unsigned n = 0;
   uint32_t cluster[3];
   check_cluster_shape(f, c, cluster);
@@ -341,12 +342,13 @@ CUlaunchConfig extended_config(const Function& f, const cuabi_launch_config& c,
     const uint64_t blocks = uint64_t(c.grid_x) * c.grid_y * c.grid_z;
     if (blocks > resident)
       fail_config("a cooperative grid of " + std::to_string(blocks) +
-                  " blocks is larger than the " + std::to_string(resident) +
-                  " device " + std::to_string(d.ordinal) + " keeps resident: " +
-                  std::to_string(per_sm) + " blocks per multiprocessor (kernel '" + f.name +
-                  "', " + std::to_string(threads) + " threads and " +
-                  std::to_string(c.shared_mem_bytes) + " bytes of dynamic shared memory per "
-                  "block) x " + std::to_string(d.multiprocessors) + " multiprocessors");
+                  " blocks is larger than the " + std::to_string(resident) + " device " +
+                  std::to_string(d.ordinal) + " keeps resident: " + std::to_string(per_sm) +
+                  " blocks per multiprocessor (kernel '" + f.name + "', " +
+                  std::to_string(threads) + " threads and " + std::to_string(c.shared_mem_bytes) +
+                  " bytes of dynamic shared memory per "
+                  "block) x " +
+                  std::to_string(d.multiprocessors) + " multiprocessors");
     attrs[n].id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
     attrs[n].value.cooperative = 1;
     ++n;
@@ -405,8 +407,8 @@ void launch(const Function& f, const cuabi_launch_config* config, const Pin<Stre
   const cuabi_launch_config& c = config_of(config, &copy);
   check_config(f, c);
   check_count(f, num_params);
-  if (num_params > 0 && !params) fail_invalid("params is NULL but num_params is " +
-                                              std::to_string(num_params));
+  if (num_params > 0 && !params)
+    fail_invalid("params is NULL but num_params is " + std::to_string(num_params));
   for (size_t i = 0; i < num_params; ++i)
     if (!params[i]) fail_invalid("params[" + std::to_string(i) + "] is NULL");
   submit(f, c, stream, const_cast<void**>(params), nullptr);
@@ -422,8 +424,8 @@ void check_arg_size(const Function& f, size_t index, size_t size) {
   need_params(f);
   if (index >= f.params.size())
     fail_invalid("kernel '" + f.name + "' takes " + std::to_string(f.params.size()) +
-                 (f.params.size() == 1 ? " parameter" : " parameters") + "; there is no parameter " +
-                 std::to_string(index));
+                 (f.params.size() == 1 ? " parameter" : " parameters") +
+                 "; there is no parameter " + std::to_string(index));
   if (size != f.params[index].size)
     fail_invalid("kernel '" + f.name + "' parameter " + std::to_string(index) + " is " +
                  std::to_string(f.params[index].size) + " bytes, but the argument given is " +
@@ -446,8 +448,8 @@ void launch_sized(const Function& f, const cuabi_launch_config* config, const Pi
 void check_packed_args(const Function& f, const void* args, size_t args_size) {
   if (args_size != f.args_size)
     fail_invalid("kernel '" + f.name + "' takes a " + std::to_string(f.args_size) +
-                 "-byte argument block (" + std::to_string(f.params.size()) +
-                 " parameters), but " + std::to_string(args_size) + " bytes were given");
+                 "-byte argument block (" + std::to_string(f.params.size()) + " parameters), but " +
+                 std::to_string(args_size) + " bytes were given");
   if (args_size > 0 && !args) fail_invalid("args is NULL");
 }
 
@@ -528,10 +530,10 @@ void LaunchPlan::launch() {
           "cuLaunchKernelEx");
   } else {
     const cuabi_launch_config& c = config;
-    check(d.cuLaunchKernel(f.function, c.grid_x, c.grid_y, c.grid_z, c.block_x, c.block_y,
-                           c.block_z, c.shared_mem_bytes, cu_stream_, nullptr,
-                           args_size ? extra_ : nullptr),
-          "cuLaunchKernel");
+    check(
+        d.cuLaunchKernel(f.function, c.grid_x, c.grid_y, c.grid_z, c.block_x, c.block_y, c.block_z,
+                         c.shared_mem_bytes, cu_stream_, nullptr, args_size ? extra_ : nullptr),
+        "cuLaunchKernel");
   }
   ring_->record(&info_);
 }

@@ -55,11 +55,14 @@ class Device : public Object {
   // The stream priority range (least, greatest), a constant of the device:
   // asked of the driver once, with the context current.
   void stream_priority_range(int* least, int* greatest) const;
-  bool cluster_launch = false;      // CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH (0 on drivers without it)
+  bool cluster_launch = false;  // CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH (0 on drivers without it)
 
   CUcontext context() const { return context_.load(std::memory_order_acquire); }
   // A CUdevice_attribute of this device, asked of the driver.
   int get_attribute(CUdevice_attribute attribute) const;
+  // CU_DEVICE_ATTRIBUTE_MEM_SYNC_DOMAIN_COUNT, a constant of the device:
+  // asked of the driver once.
+  int mem_sync_domain_count() const;
 
   // Peer access this process enabled from this device's context to others'
   // (cuabi_device_enable_peer_access), by ordinal.
@@ -81,6 +84,7 @@ class Device : public Object {
   std::vector<int> peers_;
   static constexpr int64_t kNoPriorityRange = INT64_MIN;
   mutable std::atomic<int64_t> priority_range_{kNoPriorityRange};
+  mutable std::atomic<int> mem_sync_domains_{-1};
 };
 
 // Something made in a device's context: keeps the device alive and knows the
@@ -142,7 +146,7 @@ class Module : public DeviceChild {
   CUmodule module = nullptr;
   Ref<Object> library;
   bool from_cache = false;
-  std::string compile_log;  // NVRTC's log of the compile that made it
+  std::string compile_log;                     // NVRTC's log of the compile that made it
   std::map<std::string, std::string> lowered;  // name expression -> lowered name
 };
 
@@ -199,9 +203,10 @@ class Buffer : public DeviceChild {
   // threads check ranges against it; it never shrinks.
   std::atomic<size_t> size{0};
   cuabi_buffer_kind kind = CUABI_BUFFER_DEVICE;
-  size_t pitch = 0;             // CUABI_BUFFER_PITCHED
-  Ref<MemoryPool> pool;         // CUABI_BUFFER_STREAM_ORDERED from a pool; IPC from a pool
-  Ref<Stream> alloc_stream;     // CUABI_BUFFER_STREAM_ORDERED: freed in order there (empty: NULL stream)
+  size_t pitch = 0;      // CUABI_BUFFER_PITCHED
+  Ref<MemoryPool> pool;  // CUABI_BUFFER_STREAM_ORDERED from a pool; IPC from a pool
+  Ref<Stream>
+      alloc_stream;  // CUABI_BUFFER_STREAM_ORDERED: freed in order there (empty: NULL stream)
   std::shared_ptr<IpcMapping> ipc_mapping;  // CUABI_BUFFER_IPC opened by cuIpcOpenMemHandle
   // CUABI_BUFFER_GROWABLE: its own reservation, mapped as it grows;
   // CUABI_BUFFER_RANGE: the range it views (counted in its views).
@@ -218,8 +223,8 @@ class Buffer : public DeviceChild {
 class HostBuffer : public DeviceChild {
  public:
   static constexpr Kind kKind = Kind::HostBuffer;
-  HostBuffer(Ref<Device> device, size_t bytes);                 // allocates pinned memory
-  HostBuffer(Ref<Device> device, void* ptr, size_t bytes);      // pins existing memory
+  HostBuffer(Ref<Device> device, size_t bytes);             // allocates pinned memory
+  HostBuffer(Ref<Device> device, void* ptr, size_t bytes);  // pins existing memory
   ~HostBuffer() override;
   void* ptr = nullptr;
   size_t size = 0;
@@ -367,7 +372,10 @@ class MemoryPool : public DeviceChild {
  public:
   static constexpr Kind kKind = Kind::MemoryPool;
   MemoryPool(Ref<Device> device, CUmemoryPool pool, bool owned, bool ipc, bool imported)
-      : DeviceChild(kKind, std::move(device)), pool(pool), owned(owned), ipc(ipc),
+      : DeviceChild(kKind, std::move(device)),
+        pool(pool),
+        owned(owned),
+        ipc(ipc),
         imported(imported) {}
   ~MemoryPool() override;
   CUmemoryPool pool;
@@ -394,7 +402,7 @@ class Texture : public DeviceChild {
   Texture(Ref<Device> device, CUtexObject texture, Ref<Array> array, Ref<Buffer> buffer);
   ~Texture() override;
   CUtexObject texture = 0;
-  Ref<Array> array;    // what it reads: one of the two
+  Ref<Array> array;  // what it reads: one of the two
   Ref<Buffer> buffer;
 };
 
