@@ -585,6 +585,20 @@ Ref<GraphNode> node_edge(const GraphNode& node, bool dependents, size_t index) {
 }
 
 Ref<Graph> clone_graph(Graph& g) {
+  {
+    // The driver clones no graph that holds a conditional node or is the
+    // body of one; said here in cuabi's words, before the driver is asked.
+    std::lock_guard<std::mutex> lock(g.root().build_mutex);
+    if (g.parent)
+      fail(CUABI_ERROR_NOT_SUPPORTED,
+           "the graph is the body of a conditional node, and the driver clones no such graph: "
+           "clone the graph at the top instead, if it holds no conditional node");
+    if (!g.bodies.empty())
+      fail(CUABI_ERROR_NOT_SUPPORTED,
+           "the graph holds " + str(g.bodies.size()) +
+               (g.bodies.size() == 1 ? " conditional node" : " conditional nodes") +
+               ", and the driver clones no graph that holds one: build the graph again instead");
+  }
   g.enter();
   CUgraph c = nullptr;
   check(driver().cuGraphClone(&c, g.graph), "cuGraphClone");

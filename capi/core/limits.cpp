@@ -55,9 +55,18 @@ void set_limit(const Device& device, cuabi_limit limit, size_t value) {
   }
   const CUresult r = d.cuCtxSetLimit(li.cu, value);
   if (r != CUDA_SUCCESS) {
-    const std::string what = std::string("cuCtxSetLimit (") + li.name + ", " +
-                             std::to_string(value) + " bytes, device " +
-                             std::to_string(device.ordinal) + ")";
+    std::string what = std::string("cuCtxSetLimit (") + li.name + ", " +
+                       std::to_string(value) + " bytes, device " +
+                       std::to_string(device.ordinal);
+    // The driver's bare refusal of a FIFO or heap size once the context has
+    // run a kernel that uses printf or malloc, said in words.
+    if (r == CUDA_ERROR_INVALID_VALUE && limit == CUABI_LIMIT_PRINTF_FIFO_SIZE)
+      what += "; the driver takes a printf FIFO size only before the first kernel that uses "
+              "printf runs on the context";
+    else if (r == CUDA_ERROR_INVALID_VALUE && limit == CUABI_LIMIT_MALLOC_HEAP_SIZE)
+      what += "; the driver takes a malloc heap size only before the first kernel that uses "
+              "malloc runs on the context";
+    what += ")";
     check_failed(r, what.c_str());
   }
 }

@@ -565,8 +565,9 @@ CUABI_API cuabi_status CUABI_CALL cuabi_device_get_limit(cuabi_device device, cu
  * round it up (read it back with cuabi_device_get_limit). Refused with
  * CUABI_ERROR_INVALID_ARGUMENT naming the limit and the bound: an unknown
  * limit, a persisting-L2 size past the device's maximum (the maximum in the
- * message); the driver's own refusal (a printf or heap size changed after
- * the kernels that use it ran) answers CUABI_ERROR_CUDA with its reason. */
+ * message). A printf FIFO or malloc heap size set after a kernel that uses
+ * printf or malloc ran on the context is refused by the driver: that answers
+ * CUABI_ERROR_INVALID_ARGUMENT saying so. */
 CUABI_API cuabi_status CUABI_CALL cuabi_device_set_limit(cuabi_device device, cuabi_limit limit,
                                                          size_t value);
 /** Returns every persisting L2 line of `device` to normal
@@ -2928,7 +2929,9 @@ CUABI_API cuabi_status CUABI_CALL cuabi_graph_create_conditional_handle(cuabi_gr
                                                                         uint64_t* handle);
 /** A conditional node of `type` on `handle` (made by
  * cuabi_graph_create_conditional_handle on this graph or on a graph it is a
- * body of; another answers CUABI_ERROR_INVALID_ARGUMENT) with `size`
+ * body of; a value none of them made answers CUABI_ERROR_INVALID_ARGUMENT.
+ * The driver numbers every graph's handles alike, so a handle of another
+ * graph with the number of one made here cannot be told apart) with `size`
  * bodies: IF 1 or 2 (the second is ELSE), WHILE 1, SWITCH 1 or more; another
  * size answers CUABI_ERROR_INVALID_ARGUMENT naming the bound. The bodies are
  * empty graphs to fill (cuabi_graph_node_get_body). `after` (NULL: none). */
@@ -2973,7 +2976,9 @@ CUABI_API cuabi_status CUABI_CALL cuabi_graph_node_get_address(cuabi_graph_node 
  * node alive. Another kind of node answers CUABI_ERROR_INVALID_ARGUMENT. */
 CUABI_API cuabi_status CUABI_CALL cuabi_graph_node_get_body(cuabi_graph_node node, size_t index,
                                                             cuabi_graph* out);
-/** A copy of `graph` with its nodes and edges (cuGraphClone), in `out`.
+/** A copy of `graph` with its nodes and edges (cuGraphClone), in `out`. A
+ * graph that holds a conditional node, or is the body of one, answers
+ * CUABI_ERROR_NOT_SUPPORTED: the driver clones neither.
  * @call action */
 CUABI_API cuabi_status CUABI_CALL cuabi_graph_clone(cuabi_graph graph, cuabi_graph* out);
 /** Writes the graph as Graphviz DOT text, every node's parameters included,

@@ -158,9 +158,9 @@ class device : public detail::owner<cuabi_device, cuabi_device_release>,
   /// cuabi_device_set_limit: Sets `limit` of `device`'s primary context to `value` bytes; the
   /// driver may round it up (read it back with cuabi_device_get_limit). Refused with
   /// CUABI_ERROR_INVALID_ARGUMENT naming the limit and the bound: an unknown limit, a persisting-L2
-  /// size past the device's maximum (the maximum in the message); the driver's own refusal (a
-  /// printf or heap size changed after the kernels that use it ran) answers CUABI_ERROR_CUDA with
-  /// its reason.
+  /// size past the device's maximum (the maximum in the message). A printf FIFO or malloc heap size
+  /// set after a kernel that uses printf or malloc ran on the context is refused by the driver:
+  /// that answers CUABI_ERROR_INVALID_ARGUMENT saying so.
   void set_limit(cuabi_limit limit, size_t value) const;
 
   /// cuabi_device_reset_persisting_l2: Returns every persisting L2 line of `device` to normal
@@ -1108,14 +1108,18 @@ class graph : public detail::owner<cuabi_graph, cuabi_graph_release>,
   uint64_t create_conditional_handle(uint32_t default_value) const;
 
   /// cuabi_graph_add_conditional_node: A conditional node of `type` on `handle` (made by
-  /// cuabi_graph_create_conditional_handle on this graph or on a graph it is a body of; another
-  /// answers CUABI_ERROR_INVALID_ARGUMENT) with `size` bodies: IF 1 or 2 (the second is ELSE),
-  /// WHILE 1, SWITCH 1 or more; another size answers CUABI_ERROR_INVALID_ARGUMENT naming the bound.
-  /// The bodies are empty graphs to fill (cuabi_graph_node_get_body). `after` (NULL: none).
+  /// cuabi_graph_create_conditional_handle on this graph or on a graph it is a body of; a value
+  /// none of them made answers CUABI_ERROR_INVALID_ARGUMENT. The driver numbers every graph's
+  /// handles alike, so a handle of another graph with the number of one made here cannot be told
+  /// apart) with `size` bodies: IF 1 or 2 (the second is ELSE), WHILE 1, SWITCH 1 or more; another
+  /// size answers CUABI_ERROR_INVALID_ARGUMENT naming the bound. The bodies are empty graphs to
+  /// fill (cuabi_graph_node_get_body). `after` (NULL: none).
   cuabi::graph_node add_conditional_node(cuabi_graph_node after, uint64_t handle,
                                          cuabi_conditional_type type, uint32_t size) const;
 
-  /// cuabi_graph_clone: A copy of `graph` with its nodes and edges (cuGraphClone), in `out`.
+  /// cuabi_graph_clone: A copy of `graph` with its nodes and edges (cuGraphClone), in `out`. A
+  /// graph that holds a conditional node, or is the body of one, answers CUABI_ERROR_NOT_SUPPORTED:
+  /// the driver clones neither.
   cuabi::graph clone() const;
 
   /// cuabi_graph_write_dot: Writes the graph as Graphviz DOT text, every node's parameters

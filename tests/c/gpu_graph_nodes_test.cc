@@ -430,7 +430,11 @@ TEST_F(GraphNodesTest, Refusals) {
   // SWITCH with no case; a handle of another graph.
   uint64_t h = 0, foreign_h = 0;
   ASSERT_EQ(CUABI_SUCCESS, cuabi_graph_create_conditional_handle(g, 0, &h));
+  // The driver numbers every graph's handles alike: the other graph's
+  // second handle is a number this graph never made.
   ASSERT_EQ(CUABI_SUCCESS, cuabi_graph_create_conditional_handle(other, 0, &foreign_h));
+  ASSERT_EQ(CUABI_SUCCESS, cuabi_graph_create_conditional_handle(other, 0, &foreign_h));
+  ASSERT_NE(h, foreign_h);
   EXPECT_EQ(CUABI_ERROR_INVALID_ARGUMENT,
             cuabi_graph_add_conditional_node(g, nullptr, h, CUABI_CONDITIONAL_SWITCH, 0, bad.out()));
   EXPECT_TRUE(Contains(cuabi_last_error_message(), "at least 1 case"));
@@ -438,6 +442,21 @@ TEST_F(GraphNodesTest, Refusals) {
                                               g, nullptr, foreign_h, CUABI_CONDITIONAL_IF, 1,
                                               bad.out()));
   EXPECT_TRUE(Contains(cuabi_last_error_message(), "not made for this graph"));
+  // The driver clones no graph with a conditional node, nor a body.
+  {
+    GraphNode cond;
+    Graph body, copy;
+    ASSERT_EQ(CUABI_SUCCESS, cuabi_graph_add_conditional_node(g, nullptr, h, CUABI_CONDITIONAL_IF,
+                                                              1, cond.out()))
+        << LastError();
+    ASSERT_EQ(CUABI_SUCCESS, cuabi_graph_node_get_body(cond, 0, body.out()));
+    for (cuabi_graph which : {g.get(), body.get()}) {
+      EXPECT_EQ(CUABI_ERROR_NOT_SUPPORTED, cuabi_graph_clone(which, copy.out()));
+      EXPECT_TRUE(Contains(cuabi_last_error_message(), "the driver clones no"))
+          << cuabi_last_error_message();
+      EXPECT_EQ(nullptr, copy.get());
+    }
+  }
   EXPECT_EQ(CUABI_ERROR_INVALID_ARGUMENT, cuabi_graph_add_conditional_node(
                                               g, nullptr, h, CUABI_CONDITIONAL_WHILE, 2,
                                               bad.out()));

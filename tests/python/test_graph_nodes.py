@@ -201,8 +201,17 @@ def test_refusals(device, module):
     h = g.create_conditional_handle(0)
     with pytest.raises(cuabi.InvalidArgumentError, match="at least 1 case"):
         g.add_conditional_node(None, h, _api.ConditionalType.SWITCH, 0)
+    # The driver numbers every graph's handles alike: the other graph's
+    # second handle is a number this graph never made.
+    other.create_conditional_handle(0)
     h_other = other.create_conditional_handle(0)
+    assert h_other != h
     with pytest.raises(cuabi.InvalidArgumentError, match="not made for this graph"):
         g.add_conditional_node(None, h_other, _api.ConditionalType.IF, 1)
+    # The driver clones no graph with a conditional node, nor a body.
+    cond = g.add_conditional_node(None, h, _api.ConditionalType.IF, 1)
+    for which in (g, cond.get_body(0)):
+        with pytest.raises(cuabi.NotSupportedError, match="the driver clones no"):
+            which.clone()
     with pytest.raises(TypeError, match="after"):
         g.add_kernel_node(put, 1, 1, (buf, np.int32(1)), after="node")

@@ -1,8 +1,9 @@
 """The primary context's limits through the object layer (cuabi_device_get_limit,
 cuabi_device_set_limit, cuabi_device_reset_persisting_l2), on both backends:
 round trips, the refusals the core decides, and device printf through a
-FIFO raised in a fresh process (the FIFO can only change before a process's
-first printing kernel) keeping every line."""
+FIFO raised in a fresh process (the FIFO and the heap can only change before
+a context's first kernel that uses them; afterwards the refusal says so)
+keeping every line."""
 
 from __future__ import annotations
 
@@ -25,8 +26,14 @@ import numpy as np
 import cuabi
 from cuabi import _api
 dev = cuabi.Device(0)
+# Before any kernel ran: the heap round-trips, the FIFO is raised.
+heap = dev.get_limit(_api.Limit.MALLOC_HEAP_SIZE)
+dev.set_limit(_api.Limit.MALLOC_HEAP_SIZE, heap * 2 + 4096)
+assert dev.get_limit(_api.Limit.MALLOC_HEAP_SIZE) >= heap * 2 + 4096
+dev.set_limit(_api.Limit.MALLOC_HEAP_SIZE, heap)
 if sys.argv[1] == "raise":
     dev.set_limit(_api.Limit.PRINTF_FIFO_SIZE, 16 << 20)
+    assert dev.get_limit(_api.Limit.PRINTF_FIFO_SIZE) >= 16 << 20
 print("fifo", dev.get_limit(_api.Limit.PRINTF_FIFO_SIZE), flush=True)
 src = ('extern "C" __global__ void chatter(int n) {'
        ' const int i = blockIdx.x * blockDim.x + threadIdx.x;'
@@ -35,10 +42,19 @@ k = dev.compile(src).get_kernel("chatter")
 n = 40000
 k((n + 127) // 128, 128, (np.int32(n),))
 dev.synchronize()
+# After a printing kernel ran, the driver refuses a new FIFO size.
+try:
+    dev.set_limit(_api.Limit.PRINTF_FIFO_SIZE, 32 << 20)
+    print("refusal: none", flush=True)
+except cuabi.InvalidArgumentError as e:
+    print("refusal:", e, flush=True)
 """
 
 
-@pytest.mark.parametrize("limit", [Limit.STACK_SIZE, Limit.PRINTF_FIFO_SIZE, Limit.MALLOC_HEAP_SIZE])
+# The printf FIFO and malloc heap sizes change only before the context's
+# first kernel that uses them: their round trips run in test_printf_fifo's
+# fresh child process.
+@pytest.mark.parametrize("limit", [Limit.STACK_SIZE])
 def test_limit_round_trips(device, limit):
     before = device.get_limit(limit)
     assert before > 0
@@ -73,3 +89,6 @@ def test_printf_fifo(device, backend, subprocess_env, mode):
     assert p.returncode == 0, p.stderr
     lines = sum(1 for line in p.stdout.splitlines() if line.startswith("cuabi printf line "))
     assert lines == 40000, p.stdout[:200]
+    refusal = [line for line in p.stdout.splitlines() if line.startswith("refusal:")]
+    assert len(refusal) == 1 and "CUABI_LIMIT_PRINTF_FIFO_SIZE" in refusal[0], refusal
+    assert "only before the first kernel that uses printf" in refusal[0], refusal

@@ -230,10 +230,24 @@ extern ""C"" __global__ void put(int* where, int value) { *where = value; }
                 e = Assert.ThrowsCuda(CudaStatus.InvalidArgument, () => g.AddConditionalNode(null, h, ConditionalType.Switch, 0),
                     "a SWITCH with no case");
                 Assert.Contains("at least 1 case", e.Message, "the refusal");
+                // The driver numbers every graph's handles alike: the other
+                // graph's second handle is a number this graph never made.
+                other.CreateConditionalHandle(0);
                 ulong hOther = other.CreateConditionalHandle(0);
+                Assert.True(hOther != h, "the other graph's second handle is " + hOther + ", as this graph's");
                 e = Assert.ThrowsCuda(CudaStatus.InvalidArgument, () => g.AddConditionalNode(null, hOther, ConditionalType.If, 1),
                     "a handle of another graph");
                 Assert.Contains("not made for this graph", e.Message, "the refusal");
+                // The driver clones no graph with a conditional node, nor a body.
+                using (var cond = g.AddConditionalNode(null, h, ConditionalType.If, 1))
+                using (var body = cond.GetBody(0))
+                {
+                    foreach (var which in new[] { g, body })
+                    {
+                        e = Assert.ThrowsCuda(CudaStatus.NotSupported, () => which.Clone(), "a clone of a graph with a conditional node");
+                        Assert.Contains("the driver clones no", e.Message, "the refusal");
+                    }
+                }
             }
         }
     }

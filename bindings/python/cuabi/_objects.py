@@ -577,8 +577,9 @@ class DeviceBase(Resource):
         bytes; the driver may round it up (read it back with cuabi_device_get_limit).
         Refused with CUABI_ERROR_INVALID_ARGUMENT naming the limit and the bound: an
         unknown limit, a persisting-L2 size past the device's maximum (the maximum in
-        the message); the driver's own refusal (a printf or heap size changed after the
-        kernels that use it ran) answers CUABI_ERROR_CUDA with its reason."""
+        the message). A printf FIFO or malloc heap size set after a kernel that uses
+        printf or malloc ran on the context is refused by the driver: that answers
+        CUABI_ERROR_INVALID_ARGUMENT saying so."""
         b = self._b
         status = b.fn.cuabi_device_set_limit(self._handle, check_int(limit, "limit", INT32_MIN, INT32_MAX), check_int(value, "value", 0, UINT64_MAX))
         if status:
@@ -1774,8 +1775,10 @@ class GraphBase(Resource):
     def add_conditional_node(self, after: Optional[GraphNodeBase], handle: int, type: int, size: int) -> GraphNodeBase:
         """cuabi_graph_add_conditional_node: A conditional node of `type` on `handle`
         (made by cuabi_graph_create_conditional_handle on this graph or on a graph it is
-        a body of; another answers CUABI_ERROR_INVALID_ARGUMENT) with `size` bodies: IF
-        1 or 2 (the second is ELSE), WHILE 1, SWITCH 1 or more; another size answers
+        a body of; a value none of them made answers CUABI_ERROR_INVALID_ARGUMENT. The
+        driver numbers every graph's handles alike, so a handle of another graph with
+        the number of one made here cannot be told apart) with `size` bodies: IF 1 or 2
+        (the second is ELSE), WHILE 1, SWITCH 1 or more; another size answers
         CUABI_ERROR_INVALID_ARGUMENT naming the bound. The bodies are empty graphs to
         fill (cuabi_graph_node_get_body). `after` (NULL: none)."""
         b = self._b
@@ -1787,7 +1790,8 @@ class GraphBase(Resource):
 
     def clone(self) -> GraphBase:
         """cuabi_graph_clone: A copy of `graph` with its nodes and edges (cuGraphClone),
-        in `out`."""
+        in `out`. A graph that holds a conditional node, or is the body of one, answers
+        CUABI_ERROR_NOT_SUPPORTED: the driver clones neither."""
         b = self._b
         out_box = b.out("cuabi_graph")
         status = b.fn.cuabi_graph_clone(self._handle, b.ref(out_box))

@@ -394,8 +394,9 @@ namespace Cuabi.Interop
         /// round it up (read it back with cuabi_device_get_limit). Refused with
         /// CUABI_ERROR_INVALID_ARGUMENT naming the limit and the bound: an unknown
         /// limit, a persisting-L2 size past the device's maximum (the maximum in the
-        /// message); the driver's own refusal (a printf or heap size changed after
-        /// the kernels that use it ran) answers CUABI_ERROR_CUDA with its reason.
+        /// message). A printf FIFO or malloc heap size set after a kernel that uses
+        /// printf or malloc ran on the context is refused by the driver: that answers
+        /// CUABI_ERROR_INVALID_ARGUMENT saying so.
         /// </summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_device_set_limit")]
         public static extern CudaStatus cuabi_device_set_limit(SafeDeviceHandle device, Limit limit, UIntPtr value);
@@ -2455,7 +2456,9 @@ namespace Cuabi.Interop
         /// <summary>
         /// A conditional node of `type` on `handle` (made by
         /// cuabi_graph_create_conditional_handle on this graph or on a graph it is a
-        /// body of; another answers CUABI_ERROR_INVALID_ARGUMENT) with `size`
+        /// body of; a value none of them made answers CUABI_ERROR_INVALID_ARGUMENT.
+        /// The driver numbers every graph's handles alike, so a handle of another
+        /// graph with the number of one made here cannot be told apart) with `size`
         /// bodies: IF 1 or 2 (the second is ELSE), WHILE 1, SWITCH 1 or more; another
         /// size answers CUABI_ERROR_INVALID_ARGUMENT naming the bound. The bodies are
         /// empty graphs to fill (cuabi_graph_node_get_body). `after` (NULL: none).
@@ -2521,7 +2524,11 @@ namespace Cuabi.Interop
         public static extern CudaStatus cuabi_graph_node_get_body(SafeGraphNodeHandle node, UIntPtr index, out SafeGraphHandle @out);
 
         // cuabi_status cuabi_graph_clone(cuabi_graph graph, cuabi_graph* out);
-        /// <summary>A copy of `graph` with its nodes and edges (cuGraphClone), in `out`.</summary>
+        /// <summary>
+        /// A copy of `graph` with its nodes and edges (cuGraphClone), in `out`. A
+        /// graph that holds a conditional node, or is the body of one, answers
+        /// CUABI_ERROR_NOT_SUPPORTED: the driver clones neither.
+        /// </summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_graph_clone")]
         public static extern CudaStatus cuabi_graph_clone(SafeGraphHandle graph, out SafeGraphHandle @out);
 

@@ -845,8 +845,9 @@ extern "C" {
     /// Sets \`limit\` of \`device\`'s primary context to \`value\` bytes; the driver may round it
     /// up (read it back with `cuabi_device_get_limit`). Refused with `CUABI_ERROR_INVALID_ARGUMENT`
     /// naming the limit and the bound: an unknown limit, a persisting-L2 size past the device's
-    /// maximum (the maximum in the message); the driver's own refusal (a printf or heap size
-    /// changed after the kernels that use it ran) answers `CUABI_ERROR_CUDA` with its reason.
+    /// maximum (the maximum in the message). A printf FIFO or malloc heap size set after a kernel
+    /// that uses printf or malloc ran on the context is refused by the driver: that answers
+    /// `CUABI_ERROR_INVALID_ARGUMENT` saying so.
     pub fn cuabi_device_set_limit(
         device: cuabi_device,
         limit: cuabi_limit,
@@ -6129,11 +6130,12 @@ extern "C" {
 }
 extern "C" {
     /// A conditional node of \`type\` on \`handle\` (made by
-    /// `cuabi_graph_create_conditional_handle` on this graph or on a graph it is a body of; another
-    /// answers `CUABI_ERROR_INVALID_ARGUMENT`) with \`size\` bodies: IF 1 or 2 (the second is
-    /// ELSE), WHILE 1, SWITCH 1 or more; another size answers `CUABI_ERROR_INVALID_ARGUMENT` naming
-    /// the bound. The bodies are empty graphs to fill (`cuabi_graph_node_get_body`). \`after\`
-    /// (NULL: none).
+    /// `cuabi_graph_create_conditional_handle` on this graph or on a graph it is a body of; a value
+    /// none of them made answers `CUABI_ERROR_INVALID_ARGUMENT`. The driver numbers every graph's
+    /// handles alike, so a handle of another graph with the number of one made here cannot be told
+    /// apart) with \`size\` bodies: IF 1 or 2 (the second is ELSE), WHILE 1, SWITCH 1 or more;
+    /// another size answers `CUABI_ERROR_INVALID_ARGUMENT` naming the bound. The bodies are empty
+    /// graphs to fill (`cuabi_graph_node_get_body`). \`after\` (NULL: none).
     pub fn cuabi_graph_add_conditional_node(
         graph: cuabi_graph,
         after: cuabi_graph_node,
@@ -6206,7 +6208,9 @@ extern "C" {
     ) -> cuabi_status;
 }
 extern "C" {
-    /// A copy of \`graph\` with its nodes and edges (cuGraphClone), in \`out\`.
+    /// A copy of \`graph\` with its nodes and edges (cuGraphClone), in \`out\`. A graph that holds
+    /// a conditional node, or is the body of one, answers `CUABI_ERROR_NOT_SUPPORTED`: the driver
+    /// clones neither.
     pub fn cuabi_graph_clone(graph: cuabi_graph, out: *mut cuabi_graph) -> cuabi_status;
 }
 extern "C" {

@@ -268,7 +268,11 @@ fn graph_node_refusals_carry_the_cores_words(device: &Device) -> TestResult {
         ErrorKind::InvalidArgument,
         "at least 1 case",
     )?;
+    // The driver numbers every graph's handles alike: the other graph's
+    // second handle is a number this graph never made.
+    other.create_conditional_handle(0)?;
     let h_other = other.create_conditional_handle(0)?;
+    ensure!(h_other != h, "the other graph's second handle is {h_other}, as this graph's");
     refused(
         graph
             .add_conditional_node(None, h_other, ConditionalType::If, 1)
@@ -276,5 +280,14 @@ fn graph_node_refusals_carry_the_cores_words(device: &Device) -> TestResult {
         ErrorKind::InvalidArgument,
         "not made for this graph",
     )?;
+    // The driver clones no graph with a conditional node, nor a body.
+    let cond = graph.add_conditional_node(None, h, ConditionalType::If, 1)?;
+    for which in [&graph, &cond.body(0)?] {
+        refused(
+            which.clone().map(drop),
+            ErrorKind::NotSupported,
+            "the driver clones no",
+        )?;
+    }
     Ok(())
 }
