@@ -9,8 +9,10 @@ without a device or the framework."""
 from __future__ import annotations
 
 import gc
+import os
 
 import numpy as np
+
 import pytest
 
 import cuabi
@@ -46,6 +48,12 @@ def cp():
 
 @pytest.fixture
 def jax():
+    # JAX takes 75% of every GPU's memory at its first use unless told not
+    # to, and holds it until the process ends: every other process on the
+    # machine (the other backend's suite, the C tests) would then fail to
+    # make a context. It allocates what it uses instead.
+    os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
+    os.environ.setdefault("XLA_PYTHON_CLIENT_ALLOCATOR", "platform")
     jax = pytest.importorskip("jax", reason="JAX is not installed")
     try:
         gpus = jax.devices("gpu")
