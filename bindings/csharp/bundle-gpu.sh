@@ -90,6 +90,12 @@ tool="$libdir/tests/nvtx/libcuabi_record_nvtx.so"
 if [ -z "${CUABI_TEST_NVTX_TOOL:-}" ] && [ -e "$tool" ]; then
     export CUABI_TEST_NVTX_TOOL="$tool"
 fi
+# The DLPack producer library of the same build, which the DLPack tests take
+# tensors from (DIR/tests/dlpack_producer/).
+producer="$libdir/tests/dlpack_producer/libcuabi_test_dlpack_producer.so"
+if [ -z "${CUABI_TEST_DLPACK_PRODUCER:-}" ] && [ -e "$producer" ]; then
+    export CUABI_TEST_DLPACK_PRODUCER="$producer"
+fi
 cache=$(mktemp -d "${TMPDIR:-/tmp}/cuabi-cs-cache.XXXXXX")
 trap 'rm -rf "$cache"' EXIT INT TERM
 export CUABI_CACHE_DIR="${CUABI_CACHE_DIR:-$cache}"

@@ -99,6 +99,12 @@ export LD_LIBRARY_PATH="$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 if [ -z "${CUABI_TEST_NVTX_TOOL:-}" ] && [ -e "$lib/tests/nvtx/libcuabi_record_nvtx.so" ]; then
   export CUABI_TEST_NVTX_TOOL="$lib/tests/nvtx/libcuabi_record_nvtx.so"
 fi
+# The DLPack producer library of the same build, which the DLPack tests take
+# tensors from (they skip without it): LIB_DIR/tests/dlpack_producer/.
+if [ -z "${CUABI_TEST_DLPACK_PRODUCER:-}" ] &&
+  [ -e "$lib/tests/dlpack_producer/libcuabi_test_dlpack_producer.so" ]; then
+  export CUABI_TEST_DLPACK_PRODUCER="$lib/tests/dlpack_producer/libcuabi_test_dlpack_producer.so"
+fi
 
 failed=()
 total=0
