@@ -78,7 +78,7 @@ extern ""C"" __global__ void verify(const unsigned* p, unsigned long long n, uns
                     ulong address = buffer.DevicePointer;
                     Func<ulong, ulong> wrong = n =>
                     {
-                        bad.Fill(0);
+                        bad.Memset(0);
                         verify.Launch(1024, 256, null, buffer, n, salt, bad);
                         return bad.ToArray()[0];
                     };

@@ -87,7 +87,7 @@ fn growable_buffer_grows_to_4_gib_keeping_its_contents(device: &Device) -> TestR
     let mut bad = device.alloc_zeroed::<u64>(1)?;
     let config = LaunchConfig::new(1024, 256);
     let mut wrong = |buf: &DeviceBuffer<u32>, n: u64| -> cuabi::Result<u64> {
-        bad.fill(0)?;
+        bad.fill_bytes(0)?;
         // SAFETY: n u32s of `buf` and one u64 of `bad`, both alive past the copy below.
         unsafe { verify.launch(config).args((buf, &n, &salt, &bad)).run()? };
         Ok(bad.to_vec()?[0])
