@@ -2,7 +2,8 @@
 # NVRTC from pip alone: a fresh virtual environment with the cuabi package
 # and pip's NVRTC wheel (nvidia-cuda-nvrtc, CUDA 13), no CUDA_HOME, no
 # CUDA_PATH, no LD_LIBRARY_PATH, compiles SAXPY to PTX with the wheel's
-# libnvrtc: the core finds it beside itself in site-packages/nvidia/.
+# libnvrtc: the core finds it beside itself in site-packages/nvidia/. Where
+# a GPU exists, the same environment runs SAXPY and checks the result.
 #   tests/packaging/pip-nvrtc.sh path/to/libcuabi.so
 # The NVIDIA wheel comes from $CUABI_TEST_WHEELS (scripts/deps.sh fetches it
 # there); without it the test says so and exits 77 (skipped).
@@ -46,6 +47,23 @@ p = cuabi.Program(src).compile(["-arch=compute_90"])
 print("PTX", ".entry saxpy" in p.ptx)
 print("NVRTC", cuabi.nvrtc_path())
 print("VERSION", cuabi.nvrtc_version())
+# Where a GPU exists, the same environment runs SAXPY and checks it.
+try:
+    count = cuabi.device_count()
+except cuabi.CudaError as e:
+    print("GPU none:", type(e).__name__)
+    count = 0
+if count > 0:
+    import numpy as np
+    dev = cuabi.Device(0)
+    n = 1 << 20
+    x = np.arange(n, dtype=np.float32)
+    y = np.full(n, 2.0, dtype=np.float32)
+    dx, dy, dout = dev.to_device(x), dev.to_device(y), dev.alloc(n * 4, dtype=np.float32)
+    k = dev.compile(src).get_kernel("saxpy")
+    k((n + 255) // 256, 256, (np.float32(3.0), dx, dy, dout, np.uint64(n)))
+    got = dout.copy_to_host(np.empty(n, np.float32))
+    print("GPU SAXPY", bool(np.array_equal(got, 3.0 * x + y)))
 PY
 )
 echo "$out"
@@ -53,4 +71,9 @@ grep -qx "LIB $site/cuabi/libcuabi.so" <<<"$out" || fail "the library loaded is 
 grep -qx "PTX True" <<<"$out" || fail "NVRTC did not compile SAXPY to PTX"
 grep -q "^NVRTC $site/nvidia/cu13/lib/libnvrtc.so.13" <<<"$out" ||
   fail "the NVRTC loaded is not the wheel's ($site/nvidia/cu13/lib)"
-echo "pip-nvrtc: SAXPY compiled to PTX by pip's NVRTC, found beside the package"
+if grep -q "^GPU SAXPY" <<<"$out"; then
+  grep -qx "GPU SAXPY True" <<<"$out" || fail "SAXPY on the GPU gave wrong results"
+  echo "pip-nvrtc: SAXPY compiled by pip's NVRTC, found beside the package, and verified on the GPU"
+else
+  echo "pip-nvrtc: SAXPY compiled to PTX by pip's NVRTC, found beside the package (no GPU to run it)"
+fi
