@@ -272,7 +272,10 @@ fn graph_node_refusals_carry_the_cores_words(device: &Device) -> TestResult {
     // second handle is a number this graph never made.
     other.create_conditional_handle(0)?;
     let h_other = other.create_conditional_handle(0)?;
-    ensure!(h_other != h, "the other graph's second handle is {h_other}, as this graph's");
+    ensure!(
+        h_other != h,
+        "the other graph's second handle is {h_other}, as this graph's"
+    );
     refused(
         graph
             .add_conditional_node(None, h_other, ConditionalType::If, 1)
