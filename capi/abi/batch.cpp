@@ -42,6 +42,12 @@ cuabi_status cuabi_stream_copy_batch(cuabi_stream stream, const cuabi_copy_op* o
               [&](Stream& s) { stream_copy_batch(s, ops, count, flags); });
 }
 
+cuabi_status cuabi_stream_copy_3d_batch(cuabi_stream stream, const cuabi_copy_3d_desc* copies,
+                                        size_t count, cuabi_copy_batch_flags flags) {
+  return with(__func__, stream, "stream",
+              [&](Stream& s) { stream_copy_3d_batch(s, copies, count, flags); });
+}
+
 cuabi_status cuabi_stream_prefetch_batch(cuabi_stream stream, const cuabi_managed_range* ranges,
                                          size_t count, int32_t location) {
   return with(__func__, stream, "stream", [&](Stream& s) {

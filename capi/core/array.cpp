@@ -380,11 +380,13 @@ const DeviceChild* device_side(const CopySide& s) {
 
 }  // namespace
 
-void copy_3d(const CopySide& src, const CopySide& dst, size_t width, size_t height, size_t depth,
-             const Pin<Stream>* stream) {
+Copy3dPlan plan_copy_3d(const CopySide& src, const CopySide& dst, size_t width, size_t height,
+                        size_t depth) {
   if (height == 0) height = 1;
   if (depth == 0) depth = 1;
-  CUDA_MEMCPY3D p{};
+  Copy3dPlan plan;
+  CUDA_MEMCPY3D& p = plan.params;
+  p = CUDA_MEMCPY3D{};
   prepare_side(src, width, height, depth, true, p);
   prepare_side(dst, width, height, depth, false, p);
   const DeviceChild* a = device_side(src);
@@ -395,13 +397,24 @@ void copy_3d(const CopySide& src, const CopySide& dst, size_t width, size_t heig
     fail_invalid("src is on device " + std::to_string(a->device->ordinal) + " and dst on device " +
                  std::to_string(b->device->ordinal) +
                  "; a 3D copy stays on one device (copy between devices with cuabi_buffer_copy)");
+  plan.src_side = a;
+  plan.dst_side = b;
+  p.WidthInBytes = width;
+  p.Height = height;
+  p.Depth = depth;
+  return plan;
+}
+
+void copy_3d(const CopySide& src, const CopySide& dst, size_t width, size_t height, size_t depth,
+             const Pin<Stream>* stream) {
+  Copy3dPlan plan = plan_copy_3d(src, dst, width, height, depth);
+  const DeviceChild* a = plan.src_side;
+  const DeviceChild* b = plan.dst_side;
+  const CUDA_MEMCPY3D& p = plan.params;
   if (width == 0) return;
   const DeviceChild& on = a ? *a : *b;
   on.enter();
   if (a && b && a != b) b->device->check_epoch(b->epoch);
-  p.WidthInBytes = width;
-  p.Height = height;
-  p.Depth = depth;
   if (stream) {
     CUstream s = stream_for(*stream, *on.device);
     check(driver().cuMemcpy3DAsync(&p, s), "cuMemcpy3DAsync");

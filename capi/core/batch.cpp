@@ -245,6 +245,141 @@ void stream_copy_batch(Stream& stream, const cuabi_copy_op* ops, size_t count, u
 }
 
 // ---------------------------------------------------------------------------
+// Copies in three dimensions
+// ---------------------------------------------------------------------------
+
+namespace {
+
+// One side of a box copy as the 3D batch takes it. `type`, the address or
+// array and the layout come from the single copy's checked parameters; a
+// pointer operand starts at the box's first byte (the batch has no x, y, z
+// for pointers) and counts its rows in elements of `element` bytes.
+CUmemcpy3DOperand operand(CUmemorytype type, CUdeviceptr device, const void* host, CUarray array,
+                          size_t x_bytes, size_t y, size_t z, size_t pitch, size_t rows,
+                          size_t depth, size_t element, const Array* held, const Stream& stream,
+                          const char* name) {
+  CUmemcpy3DOperand o;
+  std::memset(&o, 0, sizeof o);
+  if (type == CU_MEMORYTYPE_ARRAY) {
+    o.type = CU_MEMCPY_OPERAND_TYPE_ARRAY;
+    o.op.array.array = array;
+    o.op.array.offset.x = x_bytes / held->element_size();
+    o.op.array.offset.y = y;
+    o.op.array.offset.z = z;
+    return o;
+  }
+  if (pitch % element)
+    fail_invalid(std::string(name) + " pitch " + str(pitch) + " is not whole elements of the " +
+                 "array's " + str(element) +
+                 " bytes; a batched copy with an array counts rows in elements");
+  const CUdeviceptr base = type == CU_MEMORYTYPE_DEVICE
+                               ? device
+                               : static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(host));
+  o.type = CU_MEMCPY_OPERAND_TYPE_POINTER;
+  // The single copy's checks bound this for a buffer; host memory is the
+  // caller's and addressed as cuMemcpy3D would.
+  o.op.ptr.ptr = base + x_bytes + y * pitch + z * pitch * rows;
+  o.op.ptr.rowLength = pitch / element;
+  o.op.ptr.layerHeight = depth > 1 ? rows : 0;
+  o.op.ptr.locHint.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  o.op.ptr.locHint.id = stream.device->ordinal;
+  return o;
+}
+
+}  // namespace
+
+void stream_copy_3d_batch(Stream& stream, const cuabi_copy_3d_desc* copies, size_t count,
+                          uint32_t flags) {
+  if (flags & ~static_cast<uint32_t>(CUABI_COPY_BATCH_PREFER_OVERLAP))
+    fail_invalid("flags has bits this version does not define: " + str(flags));
+  const cuabi_copy_3d_desc defaults = CUABI_COPY_3D_DESC_INIT;
+  const std::vector<cuabi_copy_3d_desc> given =
+      read_array(copies, count, "copies", kNoLimit, defaults);
+  // The handles each element names, held until the call is made.
+  struct Held {
+    Ref<Buffer> src_buffer, dst_buffer;
+    Ref<Array> src_array, dst_array;
+  };
+  std::vector<Held> held(count);
+  std::vector<CUDA_MEMCPY3D_BATCH_OP> ops;
+  ops.reserve(count);
+  const unsigned op_flags = (flags & CUABI_COPY_BATCH_PREFER_OVERLAP)
+                                ? CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE
+                                : CU_MEMCPY_FLAG_DEFAULT;
+  for (size_t i = 0; i < count; ++i) {
+    at("copies", i, [&] {
+      const cuabi_copy_3d_desc& d = given[i];
+      Held& h = held[i];
+      if (d.src_buffer) h.src_buffer = acquire<Buffer>(d.src_buffer, "src_buffer");
+      if (d.dst_buffer) h.dst_buffer = acquire<Buffer>(d.dst_buffer, "dst_buffer");
+      if (d.src_array) h.src_array = acquire<Array>(d.src_array, "src_array");
+      if (d.dst_array) h.dst_array = acquire<Array>(d.dst_array, "dst_array");
+      CopySide src;
+      src.name = "src";
+      src.host = d.src_host;
+      src.buffer = h.src_buffer.get();
+      src.array = h.src_array.get();
+      src.x_bytes = d.src_x_bytes;
+      src.y = d.src_y;
+      src.z = d.src_z;
+      src.pitch = d.src_pitch;
+      src.height = d.src_height;
+      CopySide dst;
+      dst.name = "dst";
+      dst.host = d.dst_host;
+      dst.buffer = h.dst_buffer.get();
+      dst.array = h.dst_array.get();
+      dst.x_bytes = d.dst_x_bytes;
+      dst.y = d.dst_y;
+      dst.z = d.dst_z;
+      dst.pitch = d.dst_pitch;
+      dst.height = d.dst_height;
+      // Every check of cuabi_copy_3d, then the batch's own.
+      const Copy3dPlan plan = plan_copy_3d(src, dst, d.width_bytes, d.height, d.depth);
+      for (const DeviceChild* side : {plan.src_side, plan.dst_side}) {
+        if (!side) continue;
+        if (side->device.get() != stream.device.get())
+          fail_invalid(std::string(side == plan.src_side ? "src" : "dst") + " is on device " +
+                       std::to_string(side->device->ordinal) + ", the stream on device " +
+                       std::to_string(stream.device->ordinal));
+        side->device->check_epoch(side->epoch);
+      }
+      const CUDA_MEMCPY3D& p = plan.params;
+      const Array* sa = h.src_array.get();
+      const Array* da = h.dst_array.get();
+      if (sa && da && sa->element_size() != da->element_size())
+        fail_invalid("the src array's elements are " + str(sa->element_size()) +
+                     " bytes and the dst array's " + str(da->element_size()) +
+                     "; a batched copy between arrays needs equal element sizes");
+      const size_t element = sa ? sa->element_size() : da ? da->element_size() : 1;
+      if (p.WidthInBytes == 0) return;  // as a single copy of 0 bytes: nothing to do
+      CUDA_MEMCPY3D_BATCH_OP op;
+      std::memset(&op, 0, sizeof op);
+      op.src = operand(p.srcMemoryType, p.srcDevice, p.srcHost, p.srcArray, p.srcXInBytes, p.srcY,
+                       p.srcZ, p.srcPitch, p.srcHeight, p.Depth, element, sa, stream, "src");
+      op.dst = operand(p.dstMemoryType, p.dstDevice, p.dstHost, p.dstArray, p.dstXInBytes, p.dstY,
+                       p.dstZ, p.dstPitch, p.dstHeight, p.Depth, element, da, stream, "dst");
+      op.extent.width = p.WidthInBytes / element;
+      op.extent.height = p.Height;
+      op.extent.depth = p.Depth;
+      op.srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM;
+      op.flags = op_flags;
+      ops.push_back(op);
+    });
+  }
+  if (ops.empty()) return;
+  // CUDA 12.8 and 12.9 have an older cuMemcpy3DBatchAsync (with a failIdx
+  // parameter) under the same name; cuabi calls the CUDA 13.0 form only.
+  if (driver_version() < 13000)
+    fail(CUABI_ERROR_NOT_SUPPORTED, "cuMemcpy3DBatchAsync: the driver is CUDA " +
+                                        std::to_string(driver_version() / 1000) + "." +
+                                        std::to_string(driver_version() % 1000 / 10) +
+                                        "; batched 3D copies need CUDA 13.0 or later");
+  const DriverApi& drv = stream.enter();
+  check(drv.cuMemcpy3DBatchAsync(ops.size(), ops.data(), 0, stream.stream), "cuMemcpy3DBatchAsync");
+}
+
+// ---------------------------------------------------------------------------
 // Prefetches and discards of managed memory
 // ---------------------------------------------------------------------------
 

@@ -11,6 +11,8 @@ namespace cuabi {
 
 void stream_mem_op_batch(Stream& stream, const cuabi_mem_op* ops, size_t count);
 void stream_copy_batch(Stream& stream, const cuabi_copy_op* ops, size_t count, uint32_t flags);
+void stream_copy_3d_batch(Stream& stream, const cuabi_copy_3d_desc* copies, size_t count,
+                          uint32_t flags);
 
 enum class ManagedBatch { Prefetch, Discard, DiscardAndPrefetch };
 void stream_managed_batch(Stream& stream, const cuabi_managed_range* ranges, size_t count,

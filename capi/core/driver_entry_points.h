@@ -43,6 +43,7 @@
   /* batches: memory operations, copies, prefetches */  \
   X(cuStreamBatchMemOp, 11070)                         \
   X(cuMemcpyBatchAsync, 13000)                         \
+  X(cuMemcpy3DBatchAsync, 13000)                       \
   X(cuMemPrefetchBatchAsync, 13000)                    \
   X(cuMemDiscardBatchAsync, 13000)                     \
   X(cuMemDiscardAndPrefetchBatchAsync, 13000)          \

@@ -81,6 +81,17 @@ struct CopySide {
 };
 void copy_3d(const CopySide& src, const CopySide& dst, size_t width_bytes, size_t height,
              size_t depth, const Pin<Stream>* stream);
+// Every check of a 3D copy, without the copy: the driver's parameters (Height
+// and Depth 0 made 1; WidthInBytes 0 means nothing to copy) and each side's
+// buffer or array, nullptr for host memory. copy_3d and the 3D batch copy
+// (batch.cpp) both check through here.
+struct Copy3dPlan {
+  CUDA_MEMCPY3D params;
+  const DeviceChild* src_side = nullptr;
+  const DeviceChild* dst_side = nullptr;
+};
+Copy3dPlan plan_copy_3d(const CopySide& src, const CopySide& dst, size_t width_bytes, size_t height,
+                        size_t depth);
 
 // Arrays, textures and surfaces.
 Ref<Array> create_array(Ref<Device> device, const cuabi_array_desc* desc);

@@ -898,6 +898,23 @@ class stream : public detail::owner<cuabi_stream, cuabi_stream_release>,
   /// older form) answers CUABI_ERROR_NOT_SUPPORTED naming the entry point.
   void copy_batch(const std::vector<cuabi_copy_op>& ops, cuabi_copy_batch_flags flags) const;
 
+  /// cuabi_stream_copy_3d_batch: Queues `count` (at least 1) box copies on `stream` (not NULL) in
+  /// one call (cuMemcpy3DBatchAsync). Each element is a cuabi_copy_3d_desc, read as cuabi_copy_3d
+  /// reads it: host memory (which must stay valid until the stream reaches the copy), a buffer
+  /// (pitched or not) or an array on each side, and every check of cuabi_copy_3d applies to each
+  /// element, all of them before the driver sees any; a refusal names the element ("copies[2]: dst
+  /// box reaches byte 5000 of the 4096-byte buffer ...", CUABI_ERROR_OUT_OF_RANGE) and queues
+  /// nothing. Beyond cuabi_copy_3d's checks: a buffer or array of another device than the stream's,
+  /// a copy between two arrays of unlike element sizes, a pitch (host or buffer side of a copy with
+  /// an array) that is not whole elements of the array's, a handle that is not live
+  /// (CUABI_ERROR_INVALID_HANDLE) and a struct_size unlike copies[0]'s. A box of width_bytes 0
+  /// copies nothing. The batch as a whole is ordered on the stream; its copies may run in any order
+  /// among themselves. Unknown `flags` bits answer CUABI_ERROR_INVALID_ARGUMENT; a driver before
+  /// CUDA 13.0 (whose 3D batch, if any, is an older form) answers CUABI_ERROR_NOT_SUPPORTED naming
+  /// the driver's version.
+  void copy_3d_batch(const std::vector<cuabi_copy_3d_desc>& copies,
+                     cuabi_copy_batch_flags flags) const;
+
   /// cuabi_stream_prefetch_batch: Batched prefetches and discards of managed memory on `stream`
   /// (not NULL), in one call each (cuMemPrefetchBatchAsync, cuMemDiscardBatchAsync,
   /// cuMemDiscardAndPrefetchBatchAsync): every range of `ranges` moves to `location` (a device
@@ -2616,6 +2633,11 @@ inline void stream::copy_batch(const std::vector<cuabi_copy_op>& ops,
   cuabi::check(cuabi_stream_copy_batch(get(), ops.data(), ops.size(), flags));
 }
 
+inline void stream::copy_3d_batch(const std::vector<cuabi_copy_3d_desc>& copies,
+                                  cuabi_copy_batch_flags flags) const {
+  cuabi::check(cuabi_stream_copy_3d_batch(get(), copies.data(), copies.size(), flags));
+}
+
 inline void stream::prefetch_batch(const std::vector<cuabi_managed_range>& ranges,
                                    int32_t location) const {
   cuabi::check(cuabi_stream_prefetch_batch(get(), ranges.data(), ranges.size(), location));
@@ -3450,6 +3472,7 @@ inline std::vector<unsigned char> tensor_map::bytes() const {
 //   cuabi_stream_mem_op_batch: cuabi::stream::mem_op_batch
 //   cuabi_copy_op_init: cuabi::copy_op_init
 //   cuabi_stream_copy_batch: cuabi::stream::copy_batch
+//   cuabi_stream_copy_3d_batch: cuabi::stream::copy_3d_batch
 //   cuabi_managed_range_init: cuabi::managed_range_init
 //   cuabi_stream_prefetch_batch: cuabi::stream::prefetch_batch
 //   cuabi_stream_discard_batch: cuabi::stream::discard_batch

@@ -477,6 +477,10 @@ std::vector<HandleCall> MakeHandleCalls() {
     const cuabi_copy_op op = CUABI_COPY_OP_INIT;
     return cuabi_stream_copy_batch(As<cuabi_stream>(h), &op, 1, 0);
   });
+  add("cuabi_stream_copy_3d_batch", Kind::kStream, [](uintptr_t h, bool*) {
+    const cuabi_copy_3d_desc d = CUABI_COPY_3D_DESC_INIT;
+    return cuabi_stream_copy_3d_batch(As<cuabi_stream>(h), &d, 1, 0);
+  });
   add("cuabi_stream_prefetch_batch", Kind::kStream, [](uintptr_t h, bool*) {
     const cuabi_managed_range r = CUABI_MANAGED_RANGE_INIT;
     return cuabi_stream_prefetch_batch(As<cuabi_stream>(h), &r, 1, 0);

@@ -218,6 +218,7 @@
   X(cuabi_stream_mem_op_batch) \
   X(cuabi_copy_op_init) \
   X(cuabi_stream_copy_batch) \
+  X(cuabi_stream_copy_3d_batch) \
   X(cuabi_managed_range_init) \
   X(cuabi_stream_prefetch_batch) \
   X(cuabi_stream_discard_batch) \

@@ -1104,6 +1104,35 @@ EXPORT CUresult CUDAAPI cuMemcpyBatchAsync(CUdeviceptr* dsts, CUdeviceptr* srcs,
   return CUDA_SUCCESS;
 }
 
+/* 3D batch copies: pointer operands only (there are no arrays here), element
+ * size 1; each box copied row by row with the operands' row and layer
+ * strides (0: tightly packed). An array operand answers NOT_SUPPORTED. */
+EXPORT CUresult CUDAAPI cuMemcpy3DBatchAsync(size_t count, CUDA_MEMCPY3D_BATCH_OP* ops,
+                                             unsigned long long flags, CUstream s) {
+  FAULT(cuMemcpy3DBatchAsync, (count, ops, flags, s));
+  (void)s;
+  if (!ops || count == 0 || flags != 0) return CUDA_ERROR_INVALID_VALUE;
+  for (size_t i = 0; i < count; ++i) {
+    const CUDA_MEMCPY3D_BATCH_OP* o = &ops[i];
+    if (o->src.type != CU_MEMCPY_OPERAND_TYPE_POINTER ||
+        o->dst.type != CU_MEMCPY_OPERAND_TYPE_POINTER)
+      return CUDA_ERROR_NOT_SUPPORTED;
+    if (o->srcAccessOrder == CU_MEMCPY_SRC_ACCESS_ORDER_INVALID) return CUDA_ERROR_INVALID_VALUE;
+    const size_t w = o->extent.width, h = o->extent.height, d = o->extent.depth;
+    if (!w || !h || !d) return CUDA_ERROR_INVALID_VALUE;
+    const size_t sr = o->src.op.ptr.rowLength ? o->src.op.ptr.rowLength : w;
+    const size_t sl = o->src.op.ptr.layerHeight ? o->src.op.ptr.layerHeight : h;
+    const size_t dr = o->dst.op.ptr.rowLength ? o->dst.op.ptr.rowLength : w;
+    const size_t dl = o->dst.op.ptr.layerHeight ? o->dst.op.ptr.layerHeight : h;
+    if (sr < w || dr < w || sl < h || dl < h) return CUDA_ERROR_INVALID_VALUE;
+    for (size_t z = 0; z < d; ++z)
+      for (size_t y = 0; y < h; ++y)
+        memmove((void*)(uintptr_t)(o->dst.op.ptr.ptr + (z * dl + y) * dr),
+                (const void*)(uintptr_t)(o->src.op.ptr.ptr + (z * sl + y) * sr), w);
+  }
+  return CUDA_SUCCESS;
+}
+
 /* ---- green contexts and tensor maps ---------------------------------------- */
 
 /* A device of 16 SMs split in pairs; a green context remembers its SMs. A

@@ -413,6 +413,9 @@ Outcome batches() {
                          CUABI_MEM_OP_INIT};
   cuabi_copy_op copies[4] = {CUABI_COPY_OP_INIT, CUABI_COPY_OP_INIT, CUABI_COPY_OP_INIT,
                              CUABI_COPY_OP_INIT};
+  // Two boxes of the buffer read as 8 rows of 32 bytes, in one 3D batch.
+  cuabi_copy_3d_desc boxes[2] = {CUABI_COPY_3D_DESC_INIT, CUABI_COPY_3D_DESC_INIT};
+  unsigned char box_out[256] = {0};
   TRY(cuabi_device_get(0, &dev));
   TRY(cuabi_stream_create(dev, CUABI_STREAM_NON_BLOCKING, 0, &s));
   TRY(cuabi_buffer_alloc(dev, sizeof in, &a));
@@ -456,6 +459,23 @@ Outcome batches() {
   TRY(cuabi_stream_copy_batch(s, &copies[3], 1, CUABI_COPY_BATCH_PREFER_OVERLAP));
   TRY(cuabi_stream_synchronize(s));
   ok = ok && memcmp(in, out, sizeof in) == 0 && memcmp(in, hp, sizeof in) == 0;
+  for (cuabi_copy_3d_desc& box : boxes) {
+    box.src_buffer = b;
+    box.src_pitch = 32;
+    box.dst_host = box_out;
+    box.dst_pitch = 32;
+    box.height = 4;
+  }
+  boxes[0].width_bytes = 32;  // rows 0..3 whole
+  boxes[1].src_x_bytes = boxes[1].dst_x_bytes = 16;
+  boxes[1].src_y = boxes[1].dst_y = 4;
+  boxes[1].width_bytes = 16;  // the right halves of rows 4..7
+  TRY(cuabi_stream_copy_3d_batch(s, boxes, 2, 0));
+  TRY(cuabi_stream_synchronize(s));
+  for (size_t i = 0; i < sizeof box_out; ++i) {
+    const bool copied = i < 128 || i % 32 >= 16;
+    ok = ok && box_out[i] == (copied ? reinterpret_cast<const unsigned char*>(in)[i] : 0);
+  }
   o.verified = ok;
 done:
   cuabi_host_buffer_release(pinned);

@@ -198,6 +198,10 @@ Bodies CpuBodies(CpuFixture& f) {
     const cuabi_copy_op op = CUABI_COPY_OP_INIT;
     return cuabi_stream_copy_batch(nullptr, &op, 1, 0);
   });
+  def("stream_copy_3d_batch.null_stream", [](CaseContext&) -> cuabi_status {
+    const cuabi_copy_3d_desc d = CUABI_COPY_3D_DESC_INIT;
+    return cuabi_stream_copy_3d_batch(nullptr, &d, 1, 0);
+  });
   def("stream_prefetch_batch.null_stream", [](CaseContext&) -> cuabi_status {
     const cuabi_managed_range r = CUABI_MANAGED_RANGE_INIT;
     return cuabi_stream_prefetch_batch(nullptr, &r, 1, 0);

@@ -387,6 +387,69 @@ Bodies GpuBodies(GpuFixture& f) {
             }
           return st;
         });
+    // 3D batch copies: 16-byte x 16-row boxes of host rows 16 bytes apart
+    // into the 4096-byte buffer as rows of 64 bytes.
+    auto box = [](cuabi_buffer dst, size_t dst_x, size_t dst_y, size_t src_y) {
+      cuabi_copy_3d_desc d = CUABI_COPY_3D_DESC_INIT;
+      d.src_host = host;
+      d.src_y = src_y;
+      d.src_pitch = 16;
+      d.dst_buffer = dst;
+      d.dst_x_bytes = dst_x;
+      d.dst_y = dst_y;
+      d.dst_pitch = 64;
+      d.width_bytes = 16;
+      d.height = 16;
+      return d;
+    };
+    def("stream_copy_3d_batch.a_box_past_the_buffer_s_end_in_copies_2",
+        [a, &f, box](CaseContext&) -> cuabi_status {
+          const cuabi_copy_3d_desc d[] = {box(a, 0, 0, 0), box(a, 16, 0, 16), box(a, 0, 60, 0)};
+          return cuabi_stream_copy_3d_batch(f.stream, d, 3, 0);
+        });
+    def("stream_copy_3d_batch.a_pitch_smaller_than_the_row_in_copies_1",
+        [a, &f, box](CaseContext&) -> cuabi_status {
+          cuabi_copy_3d_desc d[] = {box(a, 0, 0, 0), box(a, 0, 0, 0)};
+          d[1].dst_pitch = 8;
+          return cuabi_stream_copy_3d_batch(f.stream, d, 2, 0);
+        });
+    def("stream_copy_3d_batch.both_sides_host_memory", [&f, box](CaseContext&) -> cuabi_status {
+      static char other[1024];
+      cuabi_copy_3d_desc d = box(nullptr, 0, 0, 0);
+      d.dst_host = other;
+      return cuabi_stream_copy_3d_batch(f.stream, &d, 1, 0);
+    });
+    def("stream_copy_3d_batch.unknown_flags", [a, &f, box](CaseContext&) -> cuabi_status {
+      const cuabi_copy_3d_desc d = box(a, 0, 0, 0);
+      return cuabi_stream_copy_3d_batch(f.stream, &d, 1, 0x10);
+    });
+    def("stream_copy_3d_batch.count_0", [a, &f, box](CaseContext&) -> cuabi_status {
+      const cuabi_copy_3d_desc d = box(a, 0, 0, 0);
+      return cuabi_stream_copy_3d_batch(f.stream, &d, 0, 0);
+    });
+    def("stream_copy_3d_batch.three_boxes_host_to_device",
+        [a, &f, box](CaseContext& ctx) -> cuabi_status {
+          for (size_t i = 0; i < 48 * 16; ++i) host[i] = static_cast<char>(i * 5 + 1);
+          cuabi_buffer_memset(a, 0, 0, 4096);
+          cuabi_copy_3d_desc d[3];
+          for (size_t k = 0; k < 3; ++k) d[k] = box(a, k * 16, 0, k * 16);
+          const cuabi_status st = cuabi_stream_copy_3d_batch(f.stream, d, 3, 0);
+          cuabi_stream_synchronize(f.stream);
+          std::vector<char> back(4096);
+          cuabi_buffer_copy_to_host(a, 0, back.data(), back.size());
+          for (size_t row = 0; row < 16; ++row)
+            for (size_t col = 0; col < 64; ++col) {
+              const size_t k = col / 16;
+              const char want =
+                  k < 3 ? static_cast<char>(((k * 16 + row) * 16 + col % 16) * 5 + 1) : 0;
+              if (back[row * 64 + col] != want) {
+                ctx.Problem("byte " + std::to_string(col) + " of row " + std::to_string(row) +
+                            " of the batch's boxes is wrong");
+                return st;
+              }
+            }
+          return st;
+        });
     auto managed_ranges = [dev](Buffer& m, cuabi_buffer other) {
       cuabi_buffer_alloc_managed(dev, 4096, 0, m.out());
       std::vector<cuabi_managed_range> r(2, cuabi_managed_range(CUABI_MANAGED_RANGE_INIT));

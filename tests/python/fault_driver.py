@@ -167,6 +167,19 @@ def saxpy(backend: str, outcome: Outcome) -> None:
         outcome.step = "stream.synchronize"
         stream.synchronize()
         ok = ok and bool(np.array_equal(back, res)) and int(word.copy_to_host()[1]) == 5
+        # A 3D batch: the result read back as 2 boxes of rows of 8 floats.
+        boxes = np.zeros((N // 8, 8), np.float32)
+        half = N // 16
+        outcome.step = "copy_3d_batch"
+        stream.copy_3d_batch([
+            cuabi.Copy3dOp(boxes[:half], out, src_pitch=32),
+            cuabi.Copy3dOp(boxes[half:, 4:], out, src_origin=(16, half, 0), src_pitch=32),
+        ])
+        outcome.step = "stream.synchronize"
+        stream.synchronize()
+        want = res.reshape(N // 8, 8).copy()
+        want[half:, :4] = 0
+        ok = ok and bool(np.array_equal(boxes, want))
 
         a = np.float32(3.0)
         outcome.step = "prepare"

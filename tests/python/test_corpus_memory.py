@@ -782,6 +782,13 @@ def gpu_cases(b: Backend, f: GpuFixture) -> List[Case]:
         lambda ctx: s.copy_batch([CopyOp(plain, None, 8)]))
     add("a copy batch holding a MemOp", TypeError, "ops[0] must be a cuabi.CopyOp, not MemOp",
         lambda ctx: s.copy_batch([MemOp.write(plain, 0, 1)]))
+    add("a 3D batch with a box past a buffer's end", OOR,
+        "cuabi_stream_copy_3d_batch: copies[1]: dst box reaches byte 4816 of the 4096-byte buffer",
+        lambda ctx: s.copy_3d_batch([
+            cuabi.Copy3dOp(plain, np.zeros((16, 16), np.uint8), dst_pitch=64),
+            cuabi.Copy3dOp(plain, np.zeros((16, 16), np.uint8), dst_origin=(0, 60, 0), dst_pitch=64)]))
+    add("a 3D batch holding a CopyOp", TypeError, "copies[0] must be a cuabi.Copy3dOp, not CopyOp",
+        lambda ctx: s.copy_3d_batch([CopyOp(plain, None, 8)]))
     add("a prefetch batch over a plain buffer", IA,
         "cuabi_stream_prefetch_batch: ranges[1]: the buffer is a device buffer",
         lambda ctx: s.prefetch_batch([ManagedRange(managed), ManagedRange(plain)], dev))

@@ -343,22 +343,34 @@ namespace Cuabi
                 throw new ArgumentNullException("Source");
             if (Destination == null)
                 throw new ArgumentNullException("Destination");
-            var d = Copy3dDescNative.Create();
-            d.width_bytes = Ranges.Bytes(WidthBytes, 1, "WidthBytes");
-            d.height = Ranges.Bytes(Height, 1, "Height");
-            d.depth = Ranges.Bytes(Depth, 1, "Depth");
             SafeStreamHandle s = async ? CudaStream.HandleOf(stream) : null;
             var lease = new CopyEnd.Lease();
             try
             {
-                Source.Apply(ref d, false, this, ref lease);
-                Destination.Apply(ref d, true, this, ref lease);
+                Copy3dDescNative d = Describe(ref lease);
                 Errors.Check(async ? NativeMethods.cuabi_copy_3d_async(ref d, s) : NativeMethods.cuabi_copy_3d(ref d));
             }
             finally
             {
                 lease.Release();
             }
+        }
+
+        /// <summary>
+        /// The C struct of this copy, its host sides checked, what it names
+        /// pinned and held in <paramref name="lease"/> (released by the caller
+        /// after the call): <see cref="Copy"/>'s and
+        /// <see cref="CudaStream.Copy3DBatch"/>'s.
+        /// </summary>
+        internal Copy3dDescNative Describe(ref CopyEnd.Lease lease)
+        {
+            var d = Copy3dDescNative.Create();
+            d.width_bytes = Ranges.Bytes(WidthBytes, 1, "WidthBytes");
+            d.height = Ranges.Bytes(Height, 1, "Height");
+            d.depth = Ranges.Bytes(Depth, 1, "Depth");
+            Source.Apply(ref d, false, this, ref lease);
+            Destination.Apply(ref d, true, this, ref lease);
+            return d;
         }
     }
 }

@@ -105,6 +105,7 @@
 //   cuabi_stream_mem_op_batch: parameter ops: role array_in
 //   cuabi_copy_op_init: struct_init
 //   cuabi_stream_copy_batch: parameter ops: role array_in
+//   cuabi_stream_copy_3d_batch: parameter copies: role array_in
 //   cuabi_managed_range_init: struct_init
 //   cuabi_stream_prefetch_batch: parameter ranges: role array_in
 //   cuabi_stream_discard_batch: parameter ranges: role array_in

@@ -345,6 +345,7 @@ namespace Cuabi.Tests
             GeneratedLayerTests.Register();
             DriverLevelTests.Register();
             BatchTests.Register();
+            Batch3DTests.Register();
             LoadingTests.Register();
             NvtxTests.Register();
             HealthTests.Register();

@@ -74,7 +74,7 @@ from ._options import CompileOptions
 from ._program import Kernel, KernelName, Module, PreparedLaunch, Program
 from ._stream import Event, Graph, GraphExec, Stream
 from ._green import TENSOR_MAP_BYTES, GreenContext, SmResource, TensorMap
-from ._batch import CopyOp, ManagedRange, MemOp
+from ._batch import Copy3dOp, CopyOp, ManagedRange, MemOp
 from ._vmm import AddressRange, PhysicalMemory
 from .errors import *  # noqa: F401,F403  (CudaError and one subclass per status)
 
@@ -127,7 +127,7 @@ __all__ = [
     "use_backend",
 ]
 __all__ += ["SmResource", "GreenContext", "TensorMap", "TENSOR_MAP_BYTES"]
-__all__ += ["MemOp", "CopyOp", "ManagedRange"]
+__all__ += ["MemOp", "CopyOp", "Copy3dOp", "ManagedRange"]
 # The launch attributes' enum no generated call takes (LaunchConfig's
 # cluster_scheduling).
 from ._api import ClusterSchedulingPolicy  # noqa: E402

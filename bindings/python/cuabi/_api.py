@@ -2288,6 +2288,8 @@ DECLARATIONS: List[Tuple[str, Any, List[Any]]] = [
     ("cuabi_copy_op_init", cuabi_status, [ctypes.POINTER(cuabi_copy_op), ctypes.c_size_t]),
     # cuabi_status cuabi_stream_copy_batch(cuabi_stream stream, const cuabi_copy_op* ops, size_t count, cuabi_copy_batch_flags flags);
     ("cuabi_stream_copy_batch", cuabi_status, [cuabi_stream, ctypes.POINTER(cuabi_copy_op), ctypes.c_size_t, cuabi_copy_batch_flags]),
+    # cuabi_status cuabi_stream_copy_3d_batch(cuabi_stream stream, const cuabi_copy_3d_desc* copies, size_t count, cuabi_copy_batch_flags flags);
+    ("cuabi_stream_copy_3d_batch", cuabi_status, [cuabi_stream, ctypes.POINTER(cuabi_copy_3d_desc), ctypes.c_size_t, cuabi_copy_batch_flags]),
     # cuabi_status cuabi_managed_range_init(cuabi_managed_range* range, size_t struct_size);
     ("cuabi_managed_range_init", cuabi_status, [ctypes.POINTER(cuabi_managed_range), ctypes.c_size_t]),
     # cuabi_status cuabi_stream_prefetch_batch(cuabi_stream stream, const cuabi_managed_range* ranges, size_t count, int32_t location);
@@ -2671,6 +2673,7 @@ class Functions:
         "cuabi_stream_mem_op_batch",
         "cuabi_copy_op_init",
         "cuabi_stream_copy_batch",
+        "cuabi_stream_copy_3d_batch",
         "cuabi_managed_range_init",
         "cuabi_stream_prefetch_batch",
         "cuabi_stream_discard_batch",
@@ -2965,6 +2968,7 @@ class Functions:
     cuabi_stream_mem_op_batch: Any
     cuabi_copy_op_init: Any
     cuabi_stream_copy_batch: Any
+    cuabi_stream_copy_3d_batch: Any
     cuabi_managed_range_init: Any
     cuabi_stream_prefetch_batch: Any
     cuabi_stream_discard_batch: Any
@@ -3621,6 +3625,7 @@ cuabi_status cuabi_mem_op_init(cuabi_mem_op* op, size_t struct_size);
 cuabi_status cuabi_stream_mem_op_batch(cuabi_stream stream, const cuabi_mem_op* ops, size_t count);
 cuabi_status cuabi_copy_op_init(cuabi_copy_op* op, size_t struct_size);
 cuabi_status cuabi_stream_copy_batch(cuabi_stream stream, const cuabi_copy_op* ops, size_t count, cuabi_copy_batch_flags flags);
+cuabi_status cuabi_stream_copy_3d_batch(cuabi_stream stream, const cuabi_copy_3d_desc* copies, size_t count, cuabi_copy_batch_flags flags);
 cuabi_status cuabi_managed_range_init(cuabi_managed_range* range, size_t struct_size);
 cuabi_status cuabi_stream_prefetch_batch(cuabi_stream stream, const cuabi_managed_range* ranges, size_t count, int32_t location);
 cuabi_status cuabi_stream_discard_batch(cuabi_stream stream, const cuabi_managed_range* ranges, size_t count);

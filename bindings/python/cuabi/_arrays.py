@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple, Ty
 
 from ._api import AddressMode, ArrayFlag, ArrayFormat, FilterMode, ReadMode
 from ._objects import ArrayBase, ArrayDesc, SurfaceBase, TextureBase, register_owner
+from ._batch import register_copy_3d_planner
 from ._base import Resource, check_i32, check_size, check_u32
 from ._loader import Backend, get_backend
 from ._memory import DeviceArray, DeviceBuffer, _numpy, device_arg
@@ -680,58 +681,17 @@ def copy_3d(
 
     The core checks every range of the buffers and arrays before the
     driver sees it (OutOfRangeError names the side and the dimension)."""
-    s = _side(src, "src", False, _row_axes)
-    d = _side(dst, "dst", True, _row_axes)
-    src_at = _xyz(src_origin, "src_origin", 0)
-    dst_at = _xyz(dst_origin, "dst_origin", 0)
-    if extent is None:
-        box = None
-        for kind in ("host", "array", "buffer"):
-            for side in (s, d):
-                if box is None and side.kind == kind:
-                    box = side.box()
-        if box is None:
-            raise ValueError(
-                "copy_3d needs an extent (width_bytes, height, depth): neither side "
-                "is a host array, an Array or a pitched buffer that gives one"
-            )
-    else:
-        box = _xyz(extent, "extent", 1)
-    box = (box[0], max(box[1], 1), max(box[2], 1))  # 0 counts as 1, as in the core
-    pitches = {"src": (src_pitch, src_height), "dst": (dst_pitch, dst_height)}
-    for side, at in ((s, src_at), (d, dst_at)):
-        pitch, height = pitches[side.what]
-        if side.kind == "host":
-            if pitch or height:
-                raise ValueError(
-                    f"{side.what}_pitch and {side.what}_height describe a buffer; a host "
-                    "array's strides give its pitches"
-                )
-            _check_host_box(side, at, box)
-    b: Optional[Backend] = None
-    for side in (d, s):
-        if b is None and side.kind != "host":
-            b = side.obj.backend
+    plan = _Copy3dPlan(
+        dst, src, extent, dst_origin, src_origin, dst_pitch, dst_height, src_pitch, src_height,
+        _row_axes,
+    )
+    b: Optional[Backend] = plan.backend()
     if b is None:
         b = stream.backend if isinstance(stream, Stream) else get_backend()
     arg, desc, size = b.struct("cuabi_copy_3d_desc")
     b.call("cuabi_copy_3d_desc_init", arg, size)
     keep: List[Any] = []
-    for side, at in ((s, src_at), (d, dst_at)):
-        p = side.what
-        pitch, height = pitches[p]
-        if side.kind == "host":
-            setattr(desc, f"{p}_host", b.pointer(side.address))
-            keep.append(side.obj)
-            pitch, height = side.pitch, side.slice_rows
-        else:
-            setattr(desc, f"{p}_{side.kind}", side.obj._arg(b))
-        setattr(desc, f"{p}_x_bytes", at[0])
-        setattr(desc, f"{p}_y", at[1])
-        setattr(desc, f"{p}_z", at[2])
-        setattr(desc, f"{p}_pitch", check_size(pitch, f"{p}_pitch"))
-        setattr(desc, f"{p}_height", check_size(height, f"{p}_height"))
-    desc.width_bytes, desc.height, desc.depth = box
+    plan.fill(b, desc, keep)
     if stream is None:
         b.call("cuabi_copy_3d", arg)
     else:
@@ -739,6 +699,84 @@ def copy_3d(
     del keep
 
 
+class _Copy3dPlan:
+    """One box copy's sides, origins, extent and pitches as copy_3d reads
+    them (the host side checked against its NumPy array), ready to fill a
+    ``cuabi_copy_3d_desc``: copy_3d's and Stream.copy_3d_batch's."""
+
+    def __init__(
+        self,
+        dst: Any,
+        src: Any,
+        extent: Optional[Union[int, Sequence[int]]],
+        dst_origin: Union[int, Sequence[int]],
+        src_origin: Union[int, Sequence[int]],
+        dst_pitch: int,
+        dst_height: int,
+        src_pitch: int,
+        src_height: int,
+        row_axes: Optional[int],
+    ) -> None:
+        s = _side(src, "src", False, row_axes)
+        d = _side(dst, "dst", True, row_axes)
+        src_at = _xyz(src_origin, "src_origin", 0)
+        dst_at = _xyz(dst_origin, "dst_origin", 0)
+        if extent is None:
+            box = None
+            for kind in ("host", "array", "buffer"):
+                for side in (s, d):
+                    if box is None and side.kind == kind:
+                        box = side.box()
+            if box is None:
+                raise ValueError(
+                    "copy_3d needs an extent (width_bytes, height, depth): neither side "
+                    "is a host array, an Array or a pitched buffer that gives one"
+                )
+        else:
+            box = _xyz(extent, "extent", 1)
+        box = (box[0], max(box[1], 1), max(box[2], 1))  # 0 counts as 1, as in the core
+        pitches = {"src": (src_pitch, src_height), "dst": (dst_pitch, dst_height)}
+        for side, at in ((s, src_at), (d, dst_at)):
+            pitch, height = pitches[side.what]
+            if side.kind == "host":
+                if pitch or height:
+                    raise ValueError(
+                        f"{side.what}_pitch and {side.what}_height describe a buffer; a host "
+                        "array's strides give its pitches"
+                    )
+                _check_host_box(side, at, box)
+        self.sides = ((s, src_at), (d, dst_at))
+        self.box = box
+        self.pitches = pitches
+
+    def backend(self) -> Optional[Backend]:
+        """The backend of the first device side, destination first."""
+        for side, _ in reversed(self.sides):
+            if side.kind != "host":
+                return side.obj.backend  # type: ignore[no-any-return]
+        return None
+
+    def fill(self, b: Backend, desc: Any, keep: List[Any]) -> None:
+        """Fills ``desc`` (a cuabi_copy_3d_desc with its defaults); what the
+        call needs alive goes into ``keep``."""
+        for side, at in self.sides:
+            p = side.what
+            pitch, height = self.pitches[p]
+            if side.kind == "host":
+                setattr(desc, f"{p}_host", b.pointer(side.address))
+                keep.append(side.obj)
+                pitch, height = side.pitch, side.slice_rows
+            else:
+                setattr(desc, f"{p}_{side.kind}", side.obj._arg(b))
+            setattr(desc, f"{p}_x_bytes", at[0])
+            setattr(desc, f"{p}_y", at[1])
+            setattr(desc, f"{p}_z", at[2])
+            setattr(desc, f"{p}_pitch", check_size(pitch, f"{p}_pitch"))
+            setattr(desc, f"{p}_height", check_size(height, f"{p}_height"))
+        desc.width_bytes, desc.height, desc.depth = self.box
+
+
+register_copy_3d_planner(_Copy3dPlan)
 register_owner("cuabi_array", Array)
 register_owner("cuabi_texture", Texture)
 register_owner("cuabi_surface", Surface)

@@ -11,7 +11,7 @@ fault in a refusal's message (``ops[412]: ...``), is the library's."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, List, Optional, Sequence, Tuple
+from typing import Any, Callable, List, Optional, Sequence, Tuple, Union
 
 from ._api import MemOpKind, WaitCondition
 from ._base import check_size
@@ -19,7 +19,7 @@ from ._hostmem import host_address
 from ._loader import Backend
 from ._objects import BufferBase, HostBufferBase
 
-__all__ = ["MemOp", "CopyOp", "ManagedRange"]
+__all__ = ["MemOp", "CopyOp", "Copy3dOp", "ManagedRange"]
 
 
 @dataclass
@@ -70,6 +70,26 @@ class CopyOp:
     nbytes: int
     dst_offset: int = 0
     src_offset: int = 0
+
+
+@dataclass
+class Copy3dOp:
+    """One box of :meth:`Stream.copy_3d_batch`: the arguments of
+    :func:`cuabi.copy_3d` as a value. Each side is a NumPy array (host
+    memory, which must stay alive and untouched until the stream reaches the
+    copy), a :class:`DeviceBuffer` (pitched or not) or an :class:`Array`;
+    ``extent = (width_bytes, height, depth)`` and the origins ``(x_bytes, y,
+    z)`` as copy_3d takes them."""
+
+    dst: Any
+    src: Any
+    extent: Optional[Union[int, Sequence[int]]] = None
+    dst_origin: Union[int, Sequence[int]] = (0, 0, 0)
+    src_origin: Union[int, Sequence[int]] = (0, 0, 0)
+    dst_pitch: int = 0
+    dst_height: int = 0
+    src_pitch: int = 0
+    src_height: int = 0
 
 
 @dataclass
@@ -149,6 +169,38 @@ def copy_op_array(b: Backend, ops: Sequence[CopyOp]) -> Tuple[Any, int, List[Any
                 address, _, alive = host_address(obj, writable)
                 keep.append(alive)
                 setattr(e, end + "_host", b.pointer(address))
+    return arr, len(items), keep
+
+
+# How cuabi.copy_3d reads one box (its sides, origins, extent, pitches) and
+# fills a cuabi_copy_3d_desc: registered by the arrays module, which imports
+# the stream module that imports this one.
+_copy_3d_planner: Optional[Callable[..., Any]] = None
+
+
+def register_copy_3d_planner(planner: Callable[..., Any]) -> None:
+    """Sets what lays out each box of :meth:`Stream.copy_3d_batch`."""
+    global _copy_3d_planner
+    _copy_3d_planner = planner
+
+
+def copy_3d_array(b: Backend, copies: Sequence[Copy3dOp]) -> Tuple[Any, int, List[Any]]:
+    """The ``const cuabi_copy_3d_desc*`` array of ``copies``, each element
+    laid out as :func:`cuabi.copy_3d` lays out its one, its count and what
+    keeps it (and the host memory it names) alive."""
+    if _copy_3d_planner is None:
+        raise RuntimeError("cuabi.copy_3d's module is not loaded (import cuabi)")
+    items = _elements(copies, Copy3dOp, "copies")
+    arr, size = _array(b, "cuabi_copy_3d_desc", len(items))
+    keep: List[Any] = [arr, items]
+    for i, c in enumerate(items):
+        plan = _copy_3d_planner(
+            c.dst, c.src, c.extent, c.dst_origin, c.src_origin, c.dst_pitch, c.dst_height,
+            c.src_pitch, c.src_height, None,
+        )
+        e = arr[i]
+        e.struct_size = size  # every other field is set by fill
+        plan.fill(b, e, keep)
     return arr, len(items), keep
 
 

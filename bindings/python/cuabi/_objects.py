@@ -2889,6 +2889,7 @@ class nvtx_range(ContextDecorator):
 #   cuabi_stream_mem_op_batch: parameter `ops` (array_in) has no generated Python form
 #   cuabi_copy_op_init: Backend.desc
 #   cuabi_stream_copy_batch: parameter `ops` (array_in) has no generated Python form
+#   cuabi_stream_copy_3d_batch: parameter `copies` (array_in) has no generated Python form
 #   cuabi_managed_range_init: Backend.desc
 #   cuabi_stream_prefetch_batch: parameter `ranges` (array_in) has no generated Python form
 #   cuabi_stream_discard_batch: parameter `ranges` (array_in) has no generated Python form

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, Optional, Sequence, T
 
 from ._api import CUABI_ERROR_NOT_READY, CUABI_IPC_HANDLE_SIZE, CaptureMode, CopyBatchFlag, EventFlag
 from ._batch import CopyOp, ManagedRange, MemOp, copy_op_array, managed_range_array, mem_op_array
+from ._batch import Copy3dOp, copy_3d_array
 from ._hostmem import device_arg, host_address, ipc_handle_arg, location_arg
 from ._objects import (
     EventBase,
@@ -204,6 +205,19 @@ class Stream(StreamBase):
         arr, count, keep = copy_op_array(b, ops)
         flags = int(CopyBatchFlag.PREFER_OVERLAP) if prefer_overlap else 0
         b.call("cuabi_stream_copy_batch", self._handle, arr, count, flags)
+        del keep
+
+    def copy_3d_batch(self, copies: Sequence[Copy3dOp], prefer_overlap: bool = False) -> None:
+        """Queues the box copies of ``copies`` (:class:`Copy3dOp`, each as
+        :func:`cuabi.copy_3d` takes it: host arrays, buffers, pitched buffers
+        and arrays) in one call (``cuabi_stream_copy_3d_batch``); they may
+        run in any order among themselves. A refusal names the copy at fault
+        (``copies[2]: ...``) and queues none. ``prefer_overlap`` asks the
+        driver to overlap them with kernels."""
+        b = self._b
+        arr, count, keep = copy_3d_array(b, copies)
+        flags = int(CopyBatchFlag.PREFER_OVERLAP) if prefer_overlap else 0
+        b.call("cuabi_stream_copy_3d_batch", self._handle, arr, count, flags)
         del keep
 
     def prefetch_batch(self, ranges: Sequence[ManagedRange], location: Any) -> None:

@@ -2110,6 +2110,29 @@ namespace Cuabi.Interop
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_stream_copy_batch")]
         public static extern CudaStatus cuabi_stream_copy_batch(SafeStreamHandle stream, ref CopyOpNative ops, UIntPtr count, CopyBatchFlags flags);
 
+        // cuabi_status cuabi_stream_copy_3d_batch(cuabi_stream stream, const cuabi_copy_3d_desc* copies, size_t count, cuabi_copy_batch_flags flags);
+        /// <summary>
+        /// Queues `count` (at least 1) box copies on `stream` (not NULL) in one call
+        /// (cuMemcpy3DBatchAsync). Each element is a cuabi_copy_3d_desc, read as
+        /// cuabi_copy_3d reads it: host memory (which must stay valid until the
+        /// stream reaches the copy), a buffer (pitched or not) or an array on each
+        /// side, and every check of cuabi_copy_3d applies to each element, all of
+        /// them before the driver sees any; a refusal names the element
+        /// ("copies[2]: dst box reaches byte 5000 of the 4096-byte buffer ...",
+        /// CUABI_ERROR_OUT_OF_RANGE) and queues nothing. Beyond cuabi_copy_3d's
+        /// checks: a buffer or array of another device than the stream's, a copy
+        /// between two arrays of unlike element sizes, a pitch (host or buffer side
+        /// of a copy with an array) that is not whole elements of the array's, a
+        /// handle that is not live (CUABI_ERROR_INVALID_HANDLE) and a struct_size
+        /// unlike copies[0]'s. A box of width_bytes 0 copies nothing. The batch as
+        /// a whole is ordered on the stream; its copies may run in any order among
+        /// themselves. Unknown `flags` bits answer CUABI_ERROR_INVALID_ARGUMENT; a
+        /// driver before CUDA 13.0 (whose 3D batch, if any, is an older form)
+        /// answers CUABI_ERROR_NOT_SUPPORTED naming the driver's version.
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_stream_copy_3d_batch")]
+        public static extern CudaStatus cuabi_stream_copy_3d_batch(SafeStreamHandle stream, ref Copy3dDescNative copies, UIntPtr count, CopyBatchFlags flags);
+
         // cuabi_status cuabi_managed_range_init(cuabi_managed_range* range, size_t struct_size);
         /// <summary>
         /// Fills `range` (of `struct_size` bytes) with the defaults of

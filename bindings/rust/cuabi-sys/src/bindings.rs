@@ -5614,6 +5614,28 @@ extern "C" {
         flags: cuabi_copy_batch_flags,
     ) -> cuabi_status;
 }
+extern "C" {
+    /// Queues \`count\` (at least 1) box copies on \`stream\` (not NULL) in one call
+    /// (cuMemcpy3DBatchAsync). Each element is a `cuabi_copy_3d_desc`, read as `cuabi_copy_3d`
+    /// reads it: host memory (which must stay valid until the stream reaches the copy), a buffer
+    /// (pitched or not) or an array on each side, and every check of `cuabi_copy_3d` applies to
+    /// each element, all of them before the driver sees any; a refusal names the element
+    /// ("copies\[2\]: dst box reaches byte 5000 of the 4096-byte buffer ...",
+    /// `CUABI_ERROR_OUT_OF_RANGE`) and queues nothing. Beyond `cuabi_copy_3d`'s checks: a buffer or
+    /// array of another device than the stream's, a copy between two arrays of unlike element
+    /// sizes, a pitch (host or buffer side of a copy with an array) that is not whole elements of
+    /// the array's, a handle that is not live (`CUABI_ERROR_INVALID_HANDLE`) and a struct_size
+    /// unlike copies\[0\]'s. A box of width_bytes 0 copies nothing. The batch as a whole is ordered
+    /// on the stream; its copies may run in any order among themselves. Unknown \`flags\` bits
+    /// answer `CUABI_ERROR_INVALID_ARGUMENT`; a driver before CUDA 13.0 (whose 3D batch, if any, is
+    /// an older form) answers `CUABI_ERROR_NOT_SUPPORTED` naming the driver's version.
+    pub fn cuabi_stream_copy_3d_batch(
+        stream: cuabi_stream,
+        copies: *const cuabi_copy_3d_desc,
+        count: usize,
+        flags: cuabi_copy_batch_flags,
+    ) -> cuabi_status;
+}
 /// A range of a managed buffer (`cuabi_buffer_alloc_managed`) for the batched prefetches and
 /// discards. Defaults from `CUABI_MANAGED_RANGE_INIT` or `cuabi_managed_range_init`: no buffer,
 /// offset 0, 0 bytes.

@@ -1,6 +1,7 @@
 //! Batches: writes and waits ([`MemOpBatch`]), copies of any direction
-//! ([`CopyBatch`]) and prefetches and discards of managed memory
-//! ([`ManagedRanges`]), each queued on a [`Stream`] in one call.
+//! ([`CopyBatch`]), boxes of [`Copy3d`] ([`Copy3dBatch`]) and prefetches
+//! and discards of managed memory ([`ManagedRanges`]), each queued on a
+//! [`Stream`] in one call.
 //!
 //! The batches only lay out the C arrays the calls take, borrowing the
 //! memory they name for their lifetime; every check, with the index of the
@@ -11,6 +12,7 @@ use std::marker::PhantomData;
 
 use cuabi_sys as sys;
 
+use crate::copy::Copy3d;
 use crate::error::{check, Result};
 use crate::generated::{CopyBatchFlags, MemOpFlags, WaitCondition};
 use crate::managed::Location;
@@ -203,6 +205,44 @@ impl<'a> CopyBatch<'a> {
     }
 }
 
+/// Box copies ([`Copy3d`]: host memory, buffers, pitched buffers and arrays
+/// in any combination) queued in one call ([`Stream::copy_3d_batch`]); they
+/// may run in any order among themselves. The batch borrows what each copy
+/// borrows, the destinations mutably, for its lifetime.
+#[derive(Default)]
+pub struct Copy3dBatch<'a> {
+    copies: Vec<sys::cuabi_copy_3d_desc>,
+    _borrows: PhantomData<&'a mut ()>,
+}
+
+impl<'a> Copy3dBatch<'a> {
+    /// An empty batch.
+    pub fn new() -> Self {
+        Copy3dBatch {
+            copies: Vec::new(),
+            _borrows: PhantomData,
+        }
+    }
+
+    /// Adds `copy`, laid out as [`Copy3d::run`] lays it out. A host side
+    /// the box reaches past is refused here, as [`Copy3d::run`] refuses it;
+    /// every other check is the library's, when the batch is queued.
+    pub fn copy(mut self, copy: Copy3d<'a>) -> Result<Self> {
+        self.copies.push(copy.raw()?);
+        Ok(self)
+    }
+
+    /// How many copies the batch holds.
+    pub fn len(&self) -> usize {
+        self.copies.len()
+    }
+
+    /// Whether it holds none.
+    pub fn is_empty(&self) -> bool {
+        self.copies.is_empty()
+    }
+}
+
 /// Ranges of managed buffers for [`Stream::prefetch_batch`] and the
 /// discards.
 #[derive(Default)]
@@ -269,6 +309,27 @@ impl Stream {
             self.as_raw(),
             batch.ops.as_ptr(),
             batch.ops.len(),
+            flags.bits(),
+        ))
+    }
+
+    /// Queues the batch's box copies in one call
+    /// (`cuabi_stream_copy_3d_batch`) and returns at once. A refusal names
+    /// the copy at fault (`copies[2]: ...`) and queues none.
+    ///
+    /// # Safety
+    /// Every memory the batch names must stay alive, host memory unchanged
+    /// (a source) or untouched (a destination), until the stream has reached
+    /// the copies (e.g. until [`Stream::synchronize`] returns).
+    pub unsafe fn copy_3d_batch(
+        &self,
+        batch: &Copy3dBatch<'_>,
+        flags: CopyBatchFlags,
+    ) -> Result<()> {
+        check(sys::cuabi_stream_copy_3d_batch(
+            self.as_raw(),
+            batch.copies.as_ptr(),
+            batch.copies.len(),
             flags.bits(),
         ))
     }

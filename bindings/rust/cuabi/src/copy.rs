@@ -338,8 +338,9 @@ impl<'a> Copy3d<'a> {
         check(sys::cuabi_copy_3d_async(&desc, stream))
     }
 
-    /// The C struct, from the library's defaults; host sides checked.
-    fn raw(&self) -> Result<sys::cuabi_copy_3d_desc> {
+    /// The C struct, from the library's defaults; host sides checked (also
+    /// an element of a `Copy3dBatch`).
+    pub(crate) fn raw(&self) -> Result<sys::cuabi_copy_3d_desc> {
         let (width, height, depth) = self.extent;
         if let Side::Host(_, bytes) = self.src {
             host_range("source", bytes, &self.src_place, self.extent)?;

@@ -193,7 +193,7 @@ mod vmm;
 pub use cuabi_sys as sys;
 
 pub use crate::background::Background;
-pub use crate::batch::{BatchMemory, CopyBatch, ManagedRanges, MemOpBatch};
+pub use crate::batch::{BatchMemory, Copy3dBatch, CopyBatch, ManagedRanges, MemOpBatch};
 pub use crate::copy::{Copy3d, PitchedBuffer};
 pub use crate::dlpack::{DlpackElement, DlpackTensor};
 pub use crate::error::{status_name, Error, Result};

@@ -133,6 +133,7 @@
 //! * `cuabi_stream_mem_op_batch`: array `ops` of const cuabi_mem_op*
 //! * `cuabi_copy_op_init`: the idiom that fills the struct
 //! * `cuabi_stream_copy_batch`: array `ops` of const cuabi_copy_op*
+//! * `cuabi_stream_copy_3d_batch`: array `copies` of const cuabi_copy_3d_desc*
 //! * `cuabi_managed_range_init`: the idiom that fills the struct
 //! * `cuabi_stream_prefetch_batch`: array `ranges` of const cuabi_managed_range*
 //! * `cuabi_stream_discard_batch`: array `ranges` of const cuabi_managed_range*

@@ -78,6 +78,8 @@ macro_rules! tests {
 
 #[path = "gpu/batch.rs"]
 mod batch;
+#[path = "gpu/batch_3d.rs"]
+mod batch_3d;
 #[path = "gpu/compile.rs"]
 mod compile;
 #[path = "gpu/dlpack.rs"]
@@ -160,6 +162,7 @@ fn main() -> ExitCode {
             .chain(driver_level::TESTS)
             .chain(dlpack::TESTS)
             .chain(batch::TESTS)
+            .chain(batch_3d::TESTS)
             .chain(launch_attributes::TESTS)
             .chain(graph_nodes::TESTS)
             .chain(green_tensor::TESTS)
