@@ -17,17 +17,8 @@ struct PinnedSide {
       : buffer_pin(buffer, name == std::string("src") ? "desc->src_buffer" : "desc->dst_buffer",
                    true),
         array_pin(array, name == std::string("src") ? "desc->src_array" : "desc->dst_array",
-                  true) {
-    side.name = name;
-    side.host = host;
-    side.buffer = buffer_pin.get();
-    side.array = array_pin.get();
-    side.x_bytes = x;
-    side.y = y;
-    side.z = z;
-    side.pitch = pitch;
-    side.height = height;
-  }
+                  true),
+        side{name, host, buffer_pin.get(), array_pin.get(), x, y, z, pitch, height} {}
   Pin<Buffer> buffer_pin;
   Pin<Array> array_pin;
   CopySide side;

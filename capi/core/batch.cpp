@@ -314,26 +314,10 @@ void stream_copy_3d_batch(Stream& stream, const cuabi_copy_3d_desc* copies, size
       if (d.dst_buffer) h.dst_buffer = acquire<Buffer>(d.dst_buffer, "dst_buffer");
       if (d.src_array) h.src_array = acquire<Array>(d.src_array, "src_array");
       if (d.dst_array) h.dst_array = acquire<Array>(d.dst_array, "dst_array");
-      CopySide src;
-      src.name = "src";
-      src.host = d.src_host;
-      src.buffer = h.src_buffer.get();
-      src.array = h.src_array.get();
-      src.x_bytes = d.src_x_bytes;
-      src.y = d.src_y;
-      src.z = d.src_z;
-      src.pitch = d.src_pitch;
-      src.height = d.src_height;
-      CopySide dst;
-      dst.name = "dst";
-      dst.host = d.dst_host;
-      dst.buffer = h.dst_buffer.get();
-      dst.array = h.dst_array.get();
-      dst.x_bytes = d.dst_x_bytes;
-      dst.y = d.dst_y;
-      dst.z = d.dst_z;
-      dst.pitch = d.dst_pitch;
-      dst.height = d.dst_height;
+      const CopySide src{"src", d.src_host, h.src_buffer.get(), h.src_array.get(),
+                         d.src_x_bytes, d.src_y, d.src_z, d.src_pitch, d.src_height};
+      const CopySide dst{"dst", d.dst_host, h.dst_buffer.get(), h.dst_array.get(),
+                         d.dst_x_bytes, d.dst_y, d.dst_z, d.dst_pitch, d.dst_height};
       // Every check of cuabi_copy_3d, then the batch's own.
       const Copy3dPlan plan = plan_copy_3d(src, dst, d.width_bytes, d.height, d.depth);
       for (const DeviceChild* side : {plan.src_side, plan.dst_side}) {
