@@ -1,6 +1,7 @@
 // Shims for stream capture and graphs.
 #include "shim.hpp"
 #include "stream.hpp"
+#include "structs.hpp"
 
 using namespace cuabi;
 using namespace cuabi::abi;
@@ -332,6 +333,119 @@ cuabi_status cuabi_graph_instantiate_with_flags(cuabi_graph graph,
     need(out, "out");
     *out = publish<cuabi_graph_exec>(instantiate_with_flags(std::move(g), flags, s));
   });
+}
+
+cuabi_status cuabi_graph_add_copy_3d_node(cuabi_graph graph, cuabi_graph_node after,
+                                          const cuabi_copy_3d_desc* desc, cuabi_graph_node* out) {
+  return add(__func__, graph, after, out, [&](Ref<Graph> g, const GraphNode* a) {
+    need(desc, "desc");
+    cuabi_copy_3d_desc d = CUABI_COPY_3D_DESC_INIT;
+    read_struct(desc, &d, "desc");
+    return add_copy_3d_node(std::move(g), a, d);
+  });
+}
+
+}  // extern "C"
+
+// ---------------------------------------------------------------------------
+// Updates of an executable graph's nodes in place (graph_nodes.cpp)
+// ---------------------------------------------------------------------------
+
+namespace {
+
+// Pins the executable graph and the node, then runs `body`.
+template <class Body>
+cuabi_status update(const char* fn, cuabi_graph_exec exec, cuabi_graph_node node,
+                    Body&& body) noexcept {
+  return guard(fn, [&] {
+    Pin<GraphExec> e(exec, "exec");
+    Pin<GraphNode> n(node, "node");
+    body(*e.get(), *n.get());
+  });
+}
+
+}  // namespace
+
+extern "C" {
+
+cuabi_status cuabi_graph_exec_set_kernel_node(cuabi_graph_exec exec, cuabi_graph_node node,
+                                              cuabi_function function,
+                                              const cuabi_launch_config* config, const void* args,
+                                              size_t args_size) {
+  return update(__func__, exec, node, [&](GraphExec& e, const GraphNode& n) {
+    exec_set_kernel_node(e, n, acquire<Function>(function, "function"), config, args, args_size);
+  });
+}
+
+cuabi_status cuabi_graph_exec_set_copy_node(cuabi_graph_exec exec, cuabi_graph_node node,
+                                            cuabi_buffer dst, size_t dst_offset, cuabi_buffer src,
+                                            size_t src_offset, size_t bytes) {
+  return update(__func__, exec, node, [&](GraphExec& e, const GraphNode& n) {
+    exec_set_copy_node(e, n, acquire<Buffer>(dst, "dst"), dst_offset, acquire<Buffer>(src, "src"),
+                       src_offset, bytes);
+  });
+}
+
+cuabi_status cuabi_graph_exec_set_upload_node(cuabi_graph_exec exec, cuabi_graph_node node,
+                                              cuabi_buffer dst, size_t dst_offset,
+                                              cuabi_host_buffer src, size_t src_offset,
+                                              size_t bytes) {
+  return update(__func__, exec, node, [&](GraphExec& e, const GraphNode& n) {
+    exec_set_upload_node(e, n, acquire<Buffer>(dst, "dst"), dst_offset,
+                         acquire<HostBuffer>(src, "src"), src_offset, bytes);
+  });
+}
+
+cuabi_status cuabi_graph_exec_set_download_node(cuabi_graph_exec exec, cuabi_graph_node node,
+                                                cuabi_host_buffer dst, size_t dst_offset,
+                                                cuabi_buffer src, size_t src_offset,
+                                                size_t bytes) {
+  return update(__func__, exec, node, [&](GraphExec& e, const GraphNode& n) {
+    exec_set_download_node(e, n, acquire<HostBuffer>(dst, "dst"), dst_offset,
+                           acquire<Buffer>(src, "src"), src_offset, bytes);
+  });
+}
+
+cuabi_status cuabi_graph_exec_set_fill_node(cuabi_graph_exec exec, cuabi_graph_node node,
+                                            cuabi_buffer buffer, size_t offset, uint32_t value,
+                                            uint32_t element_size, size_t count) {
+  return update(__func__, exec, node, [&](GraphExec& e, const GraphNode& n) {
+    exec_set_fill_node(e, n, acquire<Buffer>(buffer, "buffer"), offset, value, element_size,
+                       count);
+  });
+}
+
+cuabi_status cuabi_graph_exec_set_host_node(cuabi_graph_exec exec, cuabi_graph_node node,
+                                            cuabi_host_fn fn, void* user_data) {
+  return update(__func__, exec, node,
+                [&](GraphExec& e, const GraphNode& n) { exec_set_host_node(e, n, fn, user_data); });
+}
+
+cuabi_status cuabi_graph_exec_set_event_node(cuabi_graph_exec exec, cuabi_graph_node node,
+                                             cuabi_event event) {
+  return update(__func__, exec, node, [&](GraphExec& e, const GraphNode& n) {
+    exec_set_event_node(e, n, acquire<Event>(event, "event"));
+  });
+}
+
+cuabi_status cuabi_graph_exec_set_node_enabled(cuabi_graph_exec exec, cuabi_graph_node node,
+                                               int32_t enabled) {
+  return update(__func__, exec, node, [&](GraphExec& e, const GraphNode& n) {
+    exec_set_node_enabled(e, n, enabled != 0);
+  });
+}
+
+cuabi_status cuabi_graph_exec_get_node_enabled(cuabi_graph_exec exec, cuabi_graph_node node,
+                                               int32_t* enabled) {
+  return update(__func__, exec, node, [&](GraphExec& e, const GraphNode& n) {
+    need(enabled, "enabled");
+    *enabled = exec_node_enabled(e, n) ? 1 : 0;
+  });
+}
+
+cuabi_status cuabi_graph_exec_get_launch_handle(cuabi_graph_exec exec, uint64_t* cu_graph_exec) {
+  return get(__func__, exec, "exec", cu_graph_exec, "cu_graph_exec",
+             [](const GraphExec& e) { return reinterpret_cast<uint64_t>(e.exec); });
 }
 
 }  // extern "C"

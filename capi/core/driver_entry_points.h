@@ -201,6 +201,14 @@
   X(cuGraphDebugDotPrint, 11030)                       \
   X(cuGraphConditionalHandleCreate, 12030)             \
   X(cuGraphAddNode, 12020)                             \
-  X(cuGraphInstantiateWithParams, 12000)
+  X(cuGraphInstantiateWithParams, 12000)               \
+  X(cuGraphMemcpyNodeGetParams, 10000)                 \
+  X(cuGraphExecMemcpyNodeSetParams, 10020)             \
+  X(cuGraphExecMemsetNodeSetParams, 10020)             \
+  X(cuGraphExecHostNodeSetParams, 10020)               \
+  X(cuGraphExecEventRecordNodeSetEvent, 11010)         \
+  X(cuGraphExecEventWaitNodeSetEvent, 11010)           \
+  X(cuGraphNodeSetEnabled, 11060)                      \
+  X(cuGraphNodeGetEnabled, 11060)
 
 #endif /* CUABI_CORE_DRIVER_ENTRY_POINTS_H */

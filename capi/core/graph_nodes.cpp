@@ -8,8 +8,11 @@
 #include <string>
 #include <thread>
 
+#include "handles.hpp"
 #include "launch.hpp"
+#include "memory.hpp"
 #include "stream.hpp"
+#include "text.hpp"
 
 namespace cuabi {
 
@@ -121,14 +124,6 @@ void keep(Graph& g, const Ref<T>& used) {
   root.uses.push_back(Ref<Object>::share(used.get()));
 }
 
-void check_buffer_range(const Buffer& b, size_t offset, size_t bytes, const char* which) {
-  if (offset > b.size || bytes > b.size - offset)
-    fail(CUABI_ERROR_OUT_OF_RANGE, std::string(which) + " range [" + str(offset) + ", " +
-                                       str(offset) + " + " + str(bytes) +
-                                       ") reaches past the end of the " + str(b.size) +
-                                       "-byte buffer");
-}
-
 void check_host_range(const HostBuffer& b, size_t offset, size_t bytes, const char* which) {
   if (offset > b.size || bytes > b.size - offset)
     fail(CUABI_ERROR_OUT_OF_RANGE, std::string(which) + " range [" + str(offset) + ", " +
@@ -148,6 +143,91 @@ CUDA_MEMCPY3D linear_copy(size_t bytes) {
   c.Height = 1;
   c.Depth = 1;
   return c;
+}
+
+// The checked parameters of a copy, upload, download or fill node on `g`'s
+// device: what adding the node and updating it in an executable graph share.
+CUDA_MEMCPY3D copy_params(const Graph& g, const Buffer& dst, size_t dst_offset, const Buffer& src,
+                          size_t src_offset, size_t bytes) {
+  same_device(g, *dst.device, "dst");
+  same_device(g, *src.device, "src");
+  check_buffer_range(dst, dst_offset, bytes, "destination");
+  check_buffer_range(src, src_offset, bytes, "source");
+  need_bytes(bytes);
+  const CUdeviceptr d = dst.ptr + dst_offset, s = src.ptr + src_offset;
+  if (d < s + bytes && s < d + bytes)
+    fail_invalid("the source and destination ranges overlap (" + str(bytes) +
+                 " bytes at device addresses " + str(s) + " and " + str(d) +
+                 "); copies between overlapping ranges are undefined");
+  CUDA_MEMCPY3D c = linear_copy(bytes);
+  c.srcMemoryType = CU_MEMORYTYPE_DEVICE;
+  c.srcDevice = s;
+  c.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+  c.dstDevice = d;
+  return c;
+}
+
+CUDA_MEMCPY3D upload_params(const Graph& g, const Buffer& dst, size_t dst_offset,
+                            const HostBuffer& src, size_t src_offset, size_t bytes) {
+  same_device(g, *dst.device, "dst");
+  check_buffer_range(dst, dst_offset, bytes, "destination");
+  check_host_range(src, src_offset, bytes, "source");
+  need_bytes(bytes);
+  CUDA_MEMCPY3D c = linear_copy(bytes);
+  c.srcMemoryType = CU_MEMORYTYPE_HOST;
+  c.srcHost = static_cast<const char*>(src.ptr) + src_offset;
+  c.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+  c.dstDevice = dst.ptr + dst_offset;
+  return c;
+}
+
+CUDA_MEMCPY3D download_params(const Graph& g, const HostBuffer& dst, size_t dst_offset,
+                              const Buffer& src, size_t src_offset, size_t bytes) {
+  same_device(g, *src.device, "src");
+  check_host_range(dst, dst_offset, bytes, "destination");
+  check_buffer_range(src, src_offset, bytes, "source");
+  need_bytes(bytes);
+  CUDA_MEMCPY3D c = linear_copy(bytes);
+  c.srcMemoryType = CU_MEMORYTYPE_DEVICE;
+  c.srcDevice = src.ptr + src_offset;
+  c.dstMemoryType = CU_MEMORYTYPE_HOST;
+  c.dstHost = static_cast<char*>(dst.ptr) + dst_offset;
+  return c;
+}
+
+CUDA_MEMSET_NODE_PARAMS fill_params(const Graph& g, const Buffer& b, size_t offset, uint32_t value,
+                                    uint32_t element_size, size_t count) {
+  same_device(g, *b.device, "buffer");
+  if (element_size != 1 && element_size != 2 && element_size != 4)
+    fail_invalid("element_size is " + std::to_string(element_size) + "; expected 1, 2 or 4");
+  if (element_size < 4 && (value >> (8 * element_size)) != 0)
+    fail_invalid("value " + std::to_string(value) + " does not fit in " +
+                 std::to_string(element_size) + " byte(s)");
+  if ((b.ptr + offset) % element_size != 0)
+    fail_invalid("offset " + str(offset) + " does not put the fill on a " +
+                 std::to_string(element_size) + "-byte boundary");
+  if (count > SIZE_MAX / element_size)
+    fail(CUABI_ERROR_OUT_OF_RANGE, "count " + str(count) + " x element_size overflows");
+  check_buffer_range(b, offset, count * element_size, "fill");
+  if (count == 0) fail_invalid("count is 0; a fill node fills at least 1 element");
+  CUDA_MEMSET_NODE_PARAMS p;
+  std::memset(&p, 0, sizeof p);
+  p.dst = b.ptr + offset;
+  p.pitch = 0;
+  p.value = value;
+  p.elementSize = element_size;
+  p.width = count;
+  p.height = 1;
+  return p;
+}
+
+// Adds a memory copy node of `c` (checked already).
+Ref<GraphNode> add_memcpy(const Ref<Graph>& g, const GraphNode* after, const CUDA_MEMCPY3D& c) {
+  const CUgraph graph = g->graph;
+  const CUcontext ctx = g->device->context();
+  return add_node(g, after, [&](const CUgraphNode* deps, size_t n, CUgraphNode* out) {
+    check(driver().cuGraphAddMemcpyNode(out, graph, deps, n, &c, ctx), "cuGraphAddMemcpyNode");
+  });
 }
 
 }  // namespace
@@ -220,27 +300,8 @@ Ref<GraphNode> add_kernel_node(Ref<Graph> g, const GraphNode* after, Ref<Functio
 
 Ref<GraphNode> add_copy_node(Ref<Graph> g, const GraphNode* after, Ref<Buffer> dst,
                              size_t dst_offset, Ref<Buffer> src, size_t src_offset, size_t bytes) {
-  same_device(*g, *dst->device, "dst");
-  same_device(*g, *src->device, "src");
-  check_buffer_range(*dst, dst_offset, bytes, "destination");
-  check_buffer_range(*src, src_offset, bytes, "source");
-  need_bytes(bytes);
-  const CUdeviceptr d = dst->ptr + dst_offset, s = src->ptr + src_offset;
-  if (d < s + bytes && s < d + bytes)
-    fail_invalid("the source and destination ranges overlap (" + str(bytes) +
-                 " bytes at device addresses " + str(s) + " and " + str(d) +
-                 "); copies between overlapping ranges are undefined");
-  CUDA_MEMCPY3D c = linear_copy(bytes);
-  c.srcMemoryType = CU_MEMORYTYPE_DEVICE;
-  c.srcDevice = s;
-  c.dstMemoryType = CU_MEMORYTYPE_DEVICE;
-  c.dstDevice = d;
-  const CUgraph graph = g->graph;
-  const CUcontext ctx = g->device->context();
-  Ref<GraphNode> node =
-      add_node(g, after, [&](const CUgraphNode* deps, size_t n, CUgraphNode* out) {
-        check(driver().cuGraphAddMemcpyNode(out, graph, deps, n, &c, ctx), "cuGraphAddMemcpyNode");
-      });
+  const CUDA_MEMCPY3D c = copy_params(*g, *dst, dst_offset, *src, src_offset, bytes);
+  Ref<GraphNode> node = add_memcpy(g, after, c);
   keep(*g, std::move(dst));
   keep(*g, std::move(src));
   return node;
@@ -249,21 +310,8 @@ Ref<GraphNode> add_copy_node(Ref<Graph> g, const GraphNode* after, Ref<Buffer> d
 Ref<GraphNode> add_upload_node(Ref<Graph> g, const GraphNode* after, Ref<Buffer> dst,
                                size_t dst_offset, Ref<HostBuffer> src, size_t src_offset,
                                size_t bytes) {
-  same_device(*g, *dst->device, "dst");
-  check_buffer_range(*dst, dst_offset, bytes, "destination");
-  check_host_range(*src, src_offset, bytes, "source");
-  need_bytes(bytes);
-  CUDA_MEMCPY3D c = linear_copy(bytes);
-  c.srcMemoryType = CU_MEMORYTYPE_HOST;
-  c.srcHost = static_cast<const char*>(src->ptr) + src_offset;
-  c.dstMemoryType = CU_MEMORYTYPE_DEVICE;
-  c.dstDevice = dst->ptr + dst_offset;
-  const CUgraph graph = g->graph;
-  const CUcontext ctx = g->device->context();
-  Ref<GraphNode> node =
-      add_node(g, after, [&](const CUgraphNode* deps, size_t n, CUgraphNode* out) {
-        check(driver().cuGraphAddMemcpyNode(out, graph, deps, n, &c, ctx), "cuGraphAddMemcpyNode");
-      });
+  const CUDA_MEMCPY3D c = upload_params(*g, *dst, dst_offset, *src, src_offset, bytes);
+  Ref<GraphNode> node = add_memcpy(g, after, c);
   keep(*g, std::move(dst));
   keep(*g, std::move(src));
   return node;
@@ -272,49 +320,42 @@ Ref<GraphNode> add_upload_node(Ref<Graph> g, const GraphNode* after, Ref<Buffer>
 Ref<GraphNode> add_download_node(Ref<Graph> g, const GraphNode* after, Ref<HostBuffer> dst,
                                  size_t dst_offset, Ref<Buffer> src, size_t src_offset,
                                  size_t bytes) {
-  same_device(*g, *src->device, "src");
-  check_host_range(*dst, dst_offset, bytes, "destination");
-  check_buffer_range(*src, src_offset, bytes, "source");
-  need_bytes(bytes);
-  CUDA_MEMCPY3D c = linear_copy(bytes);
-  c.srcMemoryType = CU_MEMORYTYPE_DEVICE;
-  c.srcDevice = src->ptr + src_offset;
-  c.dstMemoryType = CU_MEMORYTYPE_HOST;
-  c.dstHost = static_cast<char*>(dst->ptr) + dst_offset;
-  const CUgraph graph = g->graph;
-  const CUcontext ctx = g->device->context();
-  Ref<GraphNode> node =
-      add_node(g, after, [&](const CUgraphNode* deps, size_t n, CUgraphNode* out) {
-        check(driver().cuGraphAddMemcpyNode(out, graph, deps, n, &c, ctx), "cuGraphAddMemcpyNode");
-      });
+  const CUDA_MEMCPY3D c = download_params(*g, *dst, dst_offset, *src, src_offset, bytes);
+  Ref<GraphNode> node = add_memcpy(g, after, c);
   keep(*g, std::move(dst));
   keep(*g, std::move(src));
   return node;
 }
 
+Ref<GraphNode> add_copy_3d_node(Ref<Graph> g, const GraphNode* after,
+                                const cuabi_copy_3d_desc& d) {
+  Ref<Buffer> src_buffer, dst_buffer;
+  Ref<Array> src_array, dst_array;
+  if (d.src_buffer) src_buffer = acquire<Buffer>(d.src_buffer, "desc->src_buffer");
+  if (d.dst_buffer) dst_buffer = acquire<Buffer>(d.dst_buffer, "desc->dst_buffer");
+  if (d.src_array) src_array = acquire<Array>(d.src_array, "desc->src_array");
+  if (d.dst_array) dst_array = acquire<Array>(d.dst_array, "desc->dst_array");
+  const CopySide src{"src", d.src_host, src_buffer.get(), src_array.get(),
+                     d.src_x_bytes, d.src_y, d.src_z, d.src_pitch, d.src_height};
+  const CopySide dst{"dst", d.dst_host, dst_buffer.get(), dst_array.get(),
+                     d.dst_x_bytes, d.dst_y, d.dst_z, d.dst_pitch, d.dst_height};
+  // Every check of cuabi_copy_3d.
+  const Copy3dPlan plan = plan_copy_3d(src, dst, d.width_bytes, d.height, d.depth);
+  for (const DeviceChild* side : {plan.src_side, plan.dst_side})
+    if (side) same_device(*g, *side->device, side == plan.src_side ? "src" : "dst");
+  if (plan.params.WidthInBytes == 0)
+    fail_invalid("width_bytes is 0; a copy node copies at least 1 byte");
+  Ref<GraphNode> node = add_memcpy(g, after, plan.params);
+  if (src_buffer) keep(*g, std::move(src_buffer));
+  if (dst_buffer) keep(*g, std::move(dst_buffer));
+  if (src_array) keep(*g, std::move(src_array));
+  if (dst_array) keep(*g, std::move(dst_array));
+  return node;
+}
+
 Ref<GraphNode> add_fill_node(Ref<Graph> g, const GraphNode* after, Ref<Buffer> b, size_t offset,
                              uint32_t value, uint32_t element_size, size_t count) {
-  same_device(*g, *b->device, "buffer");
-  if (element_size != 1 && element_size != 2 && element_size != 4)
-    fail_invalid("element_size is " + std::to_string(element_size) + "; expected 1, 2 or 4");
-  if (element_size < 4 && (value >> (8 * element_size)) != 0)
-    fail_invalid("value " + std::to_string(value) + " does not fit in " +
-                 std::to_string(element_size) + " byte(s)");
-  if ((b->ptr + offset) % element_size != 0)
-    fail_invalid("offset " + str(offset) + " does not put the fill on a " +
-                 std::to_string(element_size) + "-byte boundary");
-  if (count > SIZE_MAX / element_size)
-    fail(CUABI_ERROR_OUT_OF_RANGE, "count " + str(count) + " x element_size overflows");
-  check_buffer_range(*b, offset, count * element_size, "fill");
-  if (count == 0) fail_invalid("count is 0; a fill node fills at least 1 element");
-  CUDA_MEMSET_NODE_PARAMS p;
-  std::memset(&p, 0, sizeof p);
-  p.dst = b->ptr + offset;
-  p.pitch = 0;
-  p.value = value;
-  p.elementSize = element_size;
-  p.width = count;
-  p.height = 1;
+  const CUDA_MEMSET_NODE_PARAMS p = fill_params(*g, *b, offset, value, element_size, count);
   const CUgraph graph = g->graph;
   const CUcontext ctx = g->device->context();
   Ref<GraphNode> node =
@@ -710,6 +751,269 @@ void launch_graph(GraphExec& e, const Pin<Stream>& stream) {
     check(r, "cuLaunchHostFunc");
   }
   ref.detach();  // the reference now belongs to the call
+}
+
+// ---------------------------------------------------------------------------
+// Updates of an instantiated graph's nodes in place
+// ---------------------------------------------------------------------------
+
+namespace {
+
+const char* kind_name(CUgraphNodeType t) {
+  switch (t) {
+    case CU_GRAPH_NODE_TYPE_KERNEL: return "a kernel node";
+    case CU_GRAPH_NODE_TYPE_MEMCPY: return "a copy node";
+    case CU_GRAPH_NODE_TYPE_MEMSET: return "a fill node";
+    case CU_GRAPH_NODE_TYPE_HOST: return "a host node";
+    case CU_GRAPH_NODE_TYPE_GRAPH: return "a child graph node";
+    case CU_GRAPH_NODE_TYPE_EMPTY: return "an empty node";
+    case CU_GRAPH_NODE_TYPE_WAIT_EVENT: return "an event wait node";
+    case CU_GRAPH_NODE_TYPE_EVENT_RECORD: return "an event record node";
+    case CU_GRAPH_NODE_TYPE_MEM_ALLOC: return "a memory allocation node";
+    case CU_GRAPH_NODE_TYPE_MEM_FREE: return "a memory free node";
+    case CU_GRAPH_NODE_TYPE_CONDITIONAL: return "a conditional node";
+    default: return "a node of another kind";
+  }
+}
+
+// Checks that `node` names a node of `e` (a node of the graph `e` was
+// instantiated from, or of one of its bodies) and answers its driver type.
+CUgraphNodeType node_of(GraphExec& e, const GraphNode& node) {
+  if (&node.graph->root() != e.origin().get())
+    fail_invalid("the node is not a node of the graph this executable graph was instantiated "
+                 "from");
+  e.enter();
+  CUgraphNodeType t = CU_GRAPH_NODE_TYPE_EMPTY;
+  check(driver().cuGraphNodeGetType(node.node, &t), "cuGraphNodeGetType");
+  return t;
+}
+
+void need_kind(CUgraphNodeType have, CUgraphNodeType want) {
+  if (have != want)
+    fail_invalid(std::string("the node is ") + kind_name(have) + ", not " + kind_name(want) +
+                 "; an update keeps a node's kind");
+}
+
+// What a copy node copies, told from its parameters: "copy" (buffer to
+// buffer), "upload", "download", or "3D copy" for any other (a box, an array).
+const char* copy_kind(const CUDA_MEMCPY3D& c) {
+  const bool linear = c.Height <= 1 && c.Depth <= 1 && !c.srcArray && !c.dstArray &&
+                      c.srcXInBytes == 0 && c.dstXInBytes == 0 && c.srcY == 0 && c.dstY == 0 &&
+                      c.srcZ == 0 && c.dstZ == 0;
+  if (!linear) return "a 3D copy node";
+  if (c.srcMemoryType == CU_MEMORYTYPE_DEVICE && c.dstMemoryType == CU_MEMORYTYPE_DEVICE)
+    return "a copy node";
+  if (c.srcMemoryType == CU_MEMORYTYPE_HOST && c.dstMemoryType == CU_MEMORYTYPE_DEVICE)
+    return "an upload node";
+  if (c.srcMemoryType == CU_MEMORYTYPE_DEVICE && c.dstMemoryType == CU_MEMORYTYPE_HOST)
+    return "a download node";
+  return "a 3D copy node";
+}
+
+void set_memcpy(GraphExec& e, const GraphNode& node, const CUDA_MEMCPY3D& c, const char* want) {
+  need_kind(node_of(e, node), CU_GRAPH_NODE_TYPE_MEMCPY);
+  CUDA_MEMCPY3D now;
+  std::memset(&now, 0, sizeof now);
+  check(driver().cuGraphMemcpyNodeGetParams(node.node, &now), "cuGraphMemcpyNodeGetParams");
+  const char* have = copy_kind(now);
+  if (std::strcmp(have, want) != 0) {
+    if (std::strcmp(have, "a 3D copy node") == 0)
+      fail(CUABI_ERROR_NOT_SUPPORTED,
+           "the node is a 3D copy node, and the driver updates only copies of one dimension in "
+           "an executable graph: change the graph and call cuabi_graph_exec_update");
+    fail_invalid(std::string("the node is ") + have + ", not " + want +
+                 "; an update keeps a node's kind");
+  }
+  check(driver().cuGraphExecMemcpyNodeSetParams(e.exec, node.node, &c, e.device->context()),
+        "cuGraphExecMemcpyNodeSetParams");
+}
+
+void keep_used(GraphExec& e, Ref<Object> used) {
+  std::lock_guard<std::mutex> lock(e.updates_mutex);
+  e.uses.push_back(std::move(used));
+}
+
+// The parameter layout of a kernel the driver names, as Function reads it.
+std::vector<ParamInfo> layout_of(CUfunction f) {
+  std::vector<ParamInfo> params;
+  for (size_t i = 0;; ++i) {
+    size_t offset = 0, size = 0;
+    const CUresult r = driver().cuFuncGetParamInfo(f, i, &offset, &size);
+    if (r == CUDA_ERROR_INVALID_VALUE) break;
+    check(r, "cuFuncGetParamInfo");
+    params.push_back({offset, size});
+  }
+  return params;
+}
+
+std::string signature(const std::vector<ParamInfo>& params) {
+  std::string s = std::to_string(params.size()) +
+                  (params.size() == 1 ? " parameter (" : " parameters (");
+  for (size_t i = 0; i < params.size(); ++i)
+    s += (i ? ", " : "") + str(params[i].size) + " bytes at " + str(params[i].offset);
+  return s + ")";
+}
+
+}  // namespace
+
+void exec_set_kernel_node(GraphExec& e, const GraphNode& node, Ref<Function> f,
+                          const cuabi_launch_config* config, const void* args, size_t args_size) {
+  if (!config) fail_invalid("config is NULL");
+  const Graph& g = *e.origin();
+  same_device(g, *f->module->device, "the kernel");
+  if (!f->params_known)
+    fail(CUABI_ERROR_NOT_SUPPORTED,
+         "kernel nodes need the kernel's parameter layout, which the driver does not report "
+         "(cuFuncGetParamInfo needs CUDA 12.4)");
+  cuabi_launch_config copy;
+  const cuabi_launch_config& c = config_of(config, &copy);
+  check_config(*f, c);
+  check_packed_args(*f, args, args_size);
+  if (!is_plain(c))
+    fail(CUABI_ERROR_NOT_SUPPORTED,
+         "launch configuration: an executable graph's kernel node takes a new grid, block, "
+         "shared memory and arguments; its clusters, cooperative launch, priority and other "
+         "launch attributes stay as instantiated (the driver changes none in place): give only "
+         "grid, block and shared memory, or change the graph and call cuabi_graph_exec_update");
+  need_kind(node_of(e, node), CU_GRAPH_NODE_TYPE_KERNEL);
+  const DriverApi& d = driver();
+  CUDA_KERNEL_NODE_PARAMS p;
+  std::memset(&p, 0, sizeof p);
+  check(d.cuGraphKernelNodeGetParams(node.node, &p), "cuGraphKernelNodeGetParams");
+  if (p.func != f->function) {
+    const std::vector<ParamInfo> was = layout_of(p.func);
+    bool same = was.size() == f->params.size();
+    for (size_t i = 0; same && i < was.size(); ++i)
+      same = was[i].offset == f->params[i].offset && was[i].size == f->params[i].size;
+    if (!same) {
+      const char* name = nullptr;
+      std::string other = d.cuFuncGetName(&name, p.func) == CUDA_SUCCESS && name
+                              ? "'" + to_utf8(name) + "'"
+                              : std::string("the node's kernel");
+      t_missing_entry_point = nullptr;
+      fail_invalid("kernel '" + f->name + "' takes " + signature(f->params) + " and the node's " +
+                   "kernel " + other + " " + signature(was) +
+                   "; an update keeps the kernel's signature");
+    }
+  }
+  std::vector<void*> pointers(f->params.size());
+  for (size_t i = 0; i < f->params.size(); ++i)
+    pointers[i] = const_cast<char*>(static_cast<const char*>(args) + f->params[i].offset);
+  p.func = f->function;
+  p.gridDimX = c.grid_x;
+  p.gridDimY = c.grid_y;
+  p.gridDimZ = c.grid_z;
+  p.blockDimX = c.block_x;
+  p.blockDimY = c.block_y;
+  p.blockDimZ = c.block_z;
+  p.sharedMemBytes = c.shared_mem_bytes;
+  p.kernelParams = pointers.empty() ? nullptr : pointers.data();
+  p.extra = nullptr;
+  p.kern = nullptr;
+  p.ctx = nullptr;
+  check(d.cuGraphExecKernelNodeSetParams(e.exec, node.node, &p), "cuGraphExecKernelNodeSetParams");
+  keep_used(e, Ref<Object>::share(f.get()));
+}
+
+void exec_set_copy_node(GraphExec& e, const GraphNode& node, Ref<Buffer> dst, size_t dst_offset,
+                        Ref<Buffer> src, size_t src_offset, size_t bytes) {
+  const CUDA_MEMCPY3D c = copy_params(*e.origin(), *dst, dst_offset, *src, src_offset, bytes);
+  set_memcpy(e, node, c, "a copy node");
+  keep_used(e, Ref<Object>::share(dst.get()));
+  keep_used(e, Ref<Object>::share(src.get()));
+}
+
+void exec_set_upload_node(GraphExec& e, const GraphNode& node, Ref<Buffer> dst,
+                          size_t dst_offset, Ref<HostBuffer> src, size_t src_offset,
+                          size_t bytes) {
+  const CUDA_MEMCPY3D c = upload_params(*e.origin(), *dst, dst_offset, *src, src_offset, bytes);
+  set_memcpy(e, node, c, "an upload node");
+  keep_used(e, Ref<Object>::share(dst.get()));
+  keep_used(e, Ref<Object>::share(src.get()));
+}
+
+void exec_set_download_node(GraphExec& e, const GraphNode& node, Ref<HostBuffer> dst,
+                            size_t dst_offset, Ref<Buffer> src, size_t src_offset, size_t bytes) {
+  const CUDA_MEMCPY3D c = download_params(*e.origin(), *dst, dst_offset, *src, src_offset, bytes);
+  set_memcpy(e, node, c, "a download node");
+  keep_used(e, Ref<Object>::share(dst.get()));
+  keep_used(e, Ref<Object>::share(src.get()));
+}
+
+void exec_set_fill_node(GraphExec& e, const GraphNode& node, Ref<Buffer> b, size_t offset,
+                        uint32_t value, uint32_t element_size, size_t count) {
+  const CUDA_MEMSET_NODE_PARAMS p =
+      fill_params(*e.origin(), *b, offset, value, element_size, count);
+  need_kind(node_of(e, node), CU_GRAPH_NODE_TYPE_MEMSET);
+  check(driver().cuGraphExecMemsetNodeSetParams(e.exec, node.node, &p, e.device->context()),
+        "cuGraphExecMemsetNodeSetParams");
+  keep_used(e, Ref<Object>::share(b.get()));
+}
+
+void exec_set_host_node(GraphExec& e, const GraphNode& node, cuabi_host_fn fn, void* user_data) {
+  if (!fn) fail_invalid("fn is NULL");
+  need_kind(node_of(e, node), CU_GRAPH_NODE_TYPE_HOST);
+  // The failures go where the graph's host nodes report theirs (a host node
+  // exists, so the box does).
+  Graph& root = *e.origin();
+  std::shared_ptr<void> box;
+  {
+    std::lock_guard<std::mutex> lock(root.build_mutex);
+    if (root.host_failures.empty()) root.host_failures.push_back(std::make_shared<HostFailures>());
+    box = root.host_failures.front();
+  }
+  auto call = std::make_shared<HostNodeCall>(
+      HostNodeCall{fn, user_data, std::static_pointer_cast<HostFailures>(box)});
+  CUDA_HOST_NODE_PARAMS p;
+  std::memset(&p, 0, sizeof p);
+  p.fn = &host_node_trampoline;
+  p.userData = call.get();
+  std::lock_guard<std::mutex> lock(e.updates_mutex);
+  check(driver().cuGraphExecHostNodeSetParams(e.exec, node.node, &p),
+        "cuGraphExecHostNodeSetParams");
+  // The block the node points to now lives as long as the executable graph
+  // (the previous one too: a launch under way may still call it).
+  e.blocks.push_back(std::move(call));
+}
+
+void exec_set_event_node(GraphExec& e, const GraphNode& node, Ref<Event> event) {
+  same_device(*e.origin(), *event->device, "the event");
+  const CUgraphNodeType t = node_of(e, node);
+  if (t == CU_GRAPH_NODE_TYPE_EVENT_RECORD)
+    check(driver().cuGraphExecEventRecordNodeSetEvent(e.exec, node.node, event->event),
+          "cuGraphExecEventRecordNodeSetEvent");
+  else if (t == CU_GRAPH_NODE_TYPE_WAIT_EVENT)
+    check(driver().cuGraphExecEventWaitNodeSetEvent(e.exec, node.node, event->event),
+          "cuGraphExecEventWaitNodeSetEvent");
+  else
+    fail_invalid(std::string("the node is ") + kind_name(t) +
+                 ", not an event record or event wait node; an update keeps a node's kind");
+  keep_used(e, Ref<Object>::share(event.get()));
+}
+
+namespace {
+
+void need_switchable(CUgraphNodeType t) {
+  if (t != CU_GRAPH_NODE_TYPE_KERNEL && t != CU_GRAPH_NODE_TYPE_MEMCPY &&
+      t != CU_GRAPH_NODE_TYPE_MEMSET)
+    fail(CUABI_ERROR_NOT_SUPPORTED,
+         std::string("the node is ") + kind_name(t) +
+             "; the driver enables and disables only kernel, copy and fill nodes");
+}
+
+}  // namespace
+
+void exec_set_node_enabled(GraphExec& e, const GraphNode& node, bool enabled) {
+  need_switchable(node_of(e, node));
+  check(driver().cuGraphNodeSetEnabled(e.exec, node.node, enabled ? 1 : 0),
+        "cuGraphNodeSetEnabled");
+}
+
+bool exec_node_enabled(GraphExec& e, const GraphNode& node) {
+  need_switchable(node_of(e, node));
+  unsigned on = 0;
+  check(driver().cuGraphNodeGetEnabled(e.exec, node.node, &on), "cuGraphNodeGetEnabled");
+  return on != 0;
 }
 
 }  // namespace cuabi

@@ -29,6 +29,9 @@ Ref<GraphNode> add_upload_node(Ref<Graph> g, const GraphNode* after, Ref<Buffer>
 Ref<GraphNode> add_download_node(Ref<Graph> g, const GraphNode* after, Ref<HostBuffer> dst,
                                  size_t dst_offset, Ref<Buffer> src, size_t src_offset,
                                  size_t bytes);
+// A node copying the box `desc` describes, checked as cuabi_copy_3d checks.
+Ref<GraphNode> add_copy_3d_node(Ref<Graph> g, const GraphNode* after,
+                                const cuabi_copy_3d_desc& desc);
 Ref<GraphNode> add_fill_node(Ref<Graph> g, const GraphNode* after, Ref<Buffer> b, size_t offset,
                              uint32_t value, uint32_t element_size, size_t count);
 Ref<GraphNode> add_host_node(Ref<Graph> g, const GraphNode* after, cuabi_host_fn fn,
@@ -57,5 +60,24 @@ Ref<GraphExec> instantiate_with_flags(Ref<Graph> g, uint32_t flags, const Pin<St
 // cuGraphLaunch, and the failures of the graph's host nodes reported on the
 // stream (launch_graph on the default stream: at the next launch).
 void launch_graph(GraphExec& e, const Pin<Stream>& stream);
+
+// Updates of an instantiated graph's node in place (node a node of the graph
+// `e` was instantiated from, or of one of its bodies), each checked as adding
+// the node checks, and refused for a node of another kind.
+void exec_set_kernel_node(GraphExec& e, const GraphNode& node, Ref<Function> f,
+                          const cuabi_launch_config* config, const void* args, size_t args_size);
+void exec_set_copy_node(GraphExec& e, const GraphNode& node, Ref<Buffer> dst, size_t dst_offset,
+                        Ref<Buffer> src, size_t src_offset, size_t bytes);
+void exec_set_upload_node(GraphExec& e, const GraphNode& node, Ref<Buffer> dst,
+                          size_t dst_offset, Ref<HostBuffer> src, size_t src_offset,
+                          size_t bytes);
+void exec_set_download_node(GraphExec& e, const GraphNode& node, Ref<HostBuffer> dst,
+                            size_t dst_offset, Ref<Buffer> src, size_t src_offset, size_t bytes);
+void exec_set_fill_node(GraphExec& e, const GraphNode& node, Ref<Buffer> b, size_t offset,
+                        uint32_t value, uint32_t element_size, size_t count);
+void exec_set_host_node(GraphExec& e, const GraphNode& node, cuabi_host_fn fn, void* user_data);
+void exec_set_event_node(GraphExec& e, const GraphNode& node, Ref<Event> event);
+void exec_set_node_enabled(GraphExec& e, const GraphNode& node, bool enabled);
+bool exec_node_enabled(GraphExec& e, const GraphNode& node);
 
 }  // namespace cuabi

@@ -355,6 +355,12 @@ class GraphExec : public DeviceChild {
   const Ref<Graph>& origin() const { return origin_; }
 
   CUgraphExec exec;
+  // What nodes updated in place use (kernels, buffers, events) and the
+  // blocks their parameters point to (host node calls), kept as long as the
+  // executable graph; guarded by updates_mutex (graph_nodes.cpp).
+  std::mutex updates_mutex;
+  std::vector<Ref<Object>> uses;
+  std::vector<std::shared_ptr<void>> blocks;
 
  private:
   std::mutex mutex_;

@@ -2898,6 +2898,17 @@ CUABI_API cuabi_status CUABI_CALL cuabi_graph_add_download_node(cuabi_graph grap
                                                                 size_t dst_offset, cuabi_buffer src,
                                                                 size_t src_offset, size_t bytes,
                                                                 cuabi_graph_node* out);
+/** A node copying the box `desc` describes (cuabi_copy_3d_desc: host
+ * memory, buffers, pitched memory and arrays of the graph's device), every
+ * range checked as cuabi_copy_3d checks it; an empty box (width_bytes 0)
+ * answers CUABI_ERROR_INVALID_ARGUMENT. The graph keeps the buffers and
+ * arrays; host memory is the caller's to keep valid while the graph may run
+ * (page-locked memory, a cuabi_host_buffer's, lets the copy run
+ * asynchronously). `after` (NULL: none). */
+CUABI_API cuabi_status CUABI_CALL cuabi_graph_add_copy_3d_node(cuabi_graph graph,
+                                                               cuabi_graph_node after,
+                                                               const cuabi_copy_3d_desc* desc,
+                                                               cuabi_graph_node* out);
 /** A node filling `count` elements of `element_size` bytes (1, 2 or 4) of
  * `buffer` from `offset` with `value`, checked as cuabi_buffer_fill checks
  * (CUABI_ERROR_OUT_OF_RANGE past the end). `after` (NULL: none). */
@@ -3026,6 +3037,85 @@ CUABI_API cuabi_status CUABI_CALL cuabi_stream_begin_capture_to_graph(cuabi_stre
 CUABI_API cuabi_status CUABI_CALL cuabi_graph_instantiate_with_flags(
     cuabi_graph graph, cuabi_graph_instantiate_flags flags, cuabi_stream upload_stream,
     cuabi_graph_exec* out);
+
+/* Updating an executable graph's nodes in place. `node` is a node of the
+ * graph `exec` was instantiated from (or of one of its bodies); a node of
+ * another graph answers CUABI_ERROR_INVALID_ARGUMENT, as does a node of
+ * another kind than the call updates (an update keeps a node's kind), both
+ * named in the message. The new parameters are checked as adding the node
+ * checks them, take effect at the next launch of `exec` (a launch under way
+ * is not changed) and leave the graph itself as it was. `exec` keeps what
+ * the new parameters use. */
+
+/** Gives kernel node `node` the kernel `function`, the grid, block and
+ * shared memory of `config` (not NULL) and the packed argument block `args`
+ * of `args_size` bytes, copied now (cuGraphExecKernelNodeSetParams). The
+ * configuration and arguments are checked as cuabi_graph_add_kernel_node
+ * checks them. A kernel whose parameters (count, sizes, offsets) differ from
+ * the node's kernel's answers CUABI_ERROR_INVALID_ARGUMENT naming both
+ * signatures. A config with fields past shared_mem_bytes (clusters,
+ * cooperative, priority, launch attributes) answers
+ * CUABI_ERROR_NOT_SUPPORTED: those stay as instantiated.
+ * @idiom launch */
+CUABI_API cuabi_status CUABI_CALL cuabi_graph_exec_set_kernel_node(
+    cuabi_graph_exec exec, cuabi_graph_node node, cuabi_function function,
+    const cuabi_launch_config* config, const void* args, size_t args_size);
+/** Gives copy node `node` (of cuabi_graph_add_copy_node) a new range, checked
+ * as adding it checks. A 3D copy node answers CUABI_ERROR_NOT_SUPPORTED: the
+ * driver updates only one-dimensional copies in place. */
+CUABI_API cuabi_status CUABI_CALL cuabi_graph_exec_set_copy_node(
+    cuabi_graph_exec exec, cuabi_graph_node node, cuabi_buffer dst, size_t dst_offset,
+    cuabi_buffer src, size_t src_offset, size_t bytes);
+/** Gives upload node `node` (of cuabi_graph_add_upload_node) a new range,
+ * checked as adding it checks. */
+CUABI_API cuabi_status CUABI_CALL cuabi_graph_exec_set_upload_node(
+    cuabi_graph_exec exec, cuabi_graph_node node, cuabi_buffer dst, size_t dst_offset,
+    cuabi_host_buffer src, size_t src_offset, size_t bytes);
+/** Gives download node `node` (of cuabi_graph_add_download_node) a new
+ * range, checked as adding it checks. */
+CUABI_API cuabi_status CUABI_CALL cuabi_graph_exec_set_download_node(
+    cuabi_graph_exec exec, cuabi_graph_node node, cuabi_host_buffer dst, size_t dst_offset,
+    cuabi_buffer src, size_t src_offset, size_t bytes);
+/** Gives fill node `node` a new buffer range and value, checked as
+ * cuabi_graph_add_fill_node checks. */
+CUABI_API cuabi_status CUABI_CALL cuabi_graph_exec_set_fill_node(
+    cuabi_graph_exec exec, cuabi_graph_node node, cuabi_buffer buffer, size_t offset,
+    uint32_t value, uint32_t element_size, size_t count);
+/** Makes host node `node` call `fn(user_data, ...)`, its failures reported
+ * as cuabi_graph_add_host_node's are. */
+CUABI_API cuabi_status CUABI_CALL cuabi_graph_exec_set_host_node(cuabi_graph_exec exec,
+                                                                 cuabi_graph_node node,
+                                                                 cuabi_host_fn fn,
+                                                                 void* user_data);
+/** Makes event record or event wait node `node` record or wait for `event`
+ * (of the graph's device). */
+CUABI_API cuabi_status CUABI_CALL cuabi_graph_exec_set_event_node(cuabi_graph_exec exec,
+                                                                  cuabi_graph_node node,
+                                                                  cuabi_event event);
+/** Enables (`enabled` not 0) or disables `node` in `exec` (cuGraphNodeSetEnabled):
+ * a disabled node does nothing at launch and its dependents wait as before.
+ * Only kernel, copy and fill nodes can be disabled; another kind answers
+ * CUABI_ERROR_NOT_SUPPORTED naming it. */
+CUABI_API cuabi_status CUABI_CALL cuabi_graph_exec_set_node_enabled(cuabi_graph_exec exec,
+                                                                    cuabi_graph_node node,
+                                                                    int32_t enabled);
+/** Whether `node` is enabled in `exec`: 1 or 0 in `enabled`; the same
+ * refusals as cuabi_graph_exec_set_node_enabled. */
+CUABI_API cuabi_status CUABI_CALL cuabi_graph_exec_get_node_enabled(cuabi_graph_exec exec,
+                                                                    cuabi_graph_node node,
+                                                                    int32_t* enabled);
+/** The value device code launches `exec` by, in `cu_graph_exec` (the raw
+ * CUgraphExec, also for interop): a kernel argument for cudaGraphLaunch
+ * with cudaStreamGraphFireAndForget or cudaStreamGraphTailLaunch, of a graph
+ * instantiated with CUABI_GRAPH_INSTANTIATE_DEVICE_LAUNCH. Device code
+ * launches a graph only from a kernel that itself runs in a graph (the
+ * driver refuses a stream launch of such a kernel), and only a graph
+ * uploaded first (CUABI_GRAPH_INSTANTIATE_UPLOAD, cuabi_graph_exec_upload or
+ * a launch from the host); `exec` must outlive every launch. NVRTC declares
+ * no cudaGraphLaunch: a program declares it, and needs no relocatable code
+ * nor the device runtime library (see the README). */
+CUABI_API cuabi_status CUABI_CALL cuabi_graph_exec_get_launch_handle(cuabi_graph_exec exec,
+                                                              uint64_t* cu_graph_exec);
 
 /* ------------------------------------------------------------------------- */
 /* Device core dumps                                                          */

@@ -1084,6 +1084,14 @@ class graph : public detail::owner<cuabi_graph, cuabi_graph_release>,
                                       size_t dst_offset, cuabi_buffer src, size_t src_offset,
                                       size_t bytes) const;
 
+  /// cuabi_graph_add_copy_3d_node: A node copying the box `desc` describes (cuabi_copy_3d_desc:
+  /// host memory, buffers, pitched memory and arrays of the graph's device), every range checked as
+  /// cuabi_copy_3d checks it; an empty box (width_bytes 0) answers CUABI_ERROR_INVALID_ARGUMENT.
+  /// The graph keeps the buffers and arrays; host memory is the caller's to keep valid while the
+  /// graph may run (page-locked memory, a cuabi_host_buffer's, lets the copy run asynchronously).
+  /// `after` (NULL: none).
+  cuabi::graph_node add_copy_3d_node(cuabi_graph_node after, const cuabi_copy_3d_desc& desc) const;
+
   /// cuabi_graph_add_fill_node: A node filling `count` elements of `element_size` bytes (1, 2 or 4)
   /// of `buffer` from `offset` with `value`, checked as cuabi_buffer_fill checks
   /// (CUABI_ERROR_OUT_OF_RANGE past the end). `after` (NULL: none).
@@ -1177,6 +1185,65 @@ class graph_exec : public detail::owner<cuabi_graph_exec, cuabi_graph_exec_relea
   /// graph whose topology differs answers CUABI_ERROR_INVALID_ARGUMENT naming why, and `exec` is
   /// left as it was.
   void update(cuabi_graph graph) const;
+
+  /// cuabi_graph_exec_set_kernel_node: Gives kernel node `node` the kernel `function`, the grid,
+  /// block and shared memory of `config` (not NULL) and the packed argument block `args` of
+  /// `args_size` bytes, copied now (cuGraphExecKernelNodeSetParams). The configuration and
+  /// arguments are checked as cuabi_graph_add_kernel_node checks them. A kernel whose parameters
+  /// (count, sizes, offsets) differ from the node's kernel's answers CUABI_ERROR_INVALID_ARGUMENT
+  /// naming both signatures. A config with fields past shared_mem_bytes (clusters, cooperative,
+  /// priority, launch attributes) answers CUABI_ERROR_NOT_SUPPORTED: those stay as instantiated.
+  void set_kernel_node(cuabi_graph_node node, cuabi_function function,
+                       const cuabi_launch_config& config, const void* args, size_t args_size) const;
+
+  /// cuabi_graph_exec_set_copy_node: Gives copy node `node` (of cuabi_graph_add_copy_node) a new
+  /// range, checked as adding it checks. A 3D copy node answers CUABI_ERROR_NOT_SUPPORTED: the
+  /// driver updates only one-dimensional copies in place.
+  void set_copy_node(cuabi_graph_node node, cuabi_buffer dst, size_t dst_offset, cuabi_buffer src,
+                     size_t src_offset, size_t bytes) const;
+
+  /// cuabi_graph_exec_set_upload_node: Gives upload node `node` (of cuabi_graph_add_upload_node) a
+  /// new range, checked as adding it checks.
+  void set_upload_node(cuabi_graph_node node, cuabi_buffer dst, size_t dst_offset,
+                       cuabi_host_buffer src, size_t src_offset, size_t bytes) const;
+
+  /// cuabi_graph_exec_set_download_node: Gives download node `node` (of
+  /// cuabi_graph_add_download_node) a new range, checked as adding it checks.
+  void set_download_node(cuabi_graph_node node, cuabi_host_buffer dst, size_t dst_offset,
+                         cuabi_buffer src, size_t src_offset, size_t bytes) const;
+
+  /// cuabi_graph_exec_set_fill_node: Gives fill node `node` a new buffer range and value, checked
+  /// as cuabi_graph_add_fill_node checks.
+  void set_fill_node(cuabi_graph_node node, cuabi_buffer buffer, size_t offset, uint32_t value,
+                     uint32_t element_size, size_t count) const;
+
+  /// cuabi_graph_exec_set_host_node: Makes host node `node` call `fn(user_data, ...)`, its failures
+  /// reported as cuabi_graph_add_host_node's are.
+  void set_host_node(cuabi_graph_node node, cuabi_host_fn fn, void* user_data) const;
+
+  /// cuabi_graph_exec_set_event_node: Makes event record or event wait node `node` record or wait
+  /// for `event` (of the graph's device).
+  void set_event_node(cuabi_graph_node node, cuabi_event event) const;
+
+  /// cuabi_graph_exec_set_node_enabled: Enables (`enabled` not 0) or disables `node` in `exec`
+  /// (cuGraphNodeSetEnabled): a disabled node does nothing at launch and its dependents wait as
+  /// before. Only kernel, copy and fill nodes can be disabled; another kind answers
+  /// CUABI_ERROR_NOT_SUPPORTED naming it.
+  void set_node_enabled(cuabi_graph_node node, int32_t enabled) const;
+
+  /// cuabi_graph_exec_get_node_enabled: Whether `node` is enabled in `exec`: 1 or 0 in `enabled`;
+  /// the same refusals as cuabi_graph_exec_set_node_enabled.
+  int32_t node_enabled(cuabi_graph_node node) const;
+
+  /// cuabi_graph_exec_get_launch_handle: The value device code launches `exec` by, in
+  /// `cu_graph_exec` (the raw CUgraphExec, also for interop): a kernel argument for cudaGraphLaunch
+  /// with cudaStreamGraphFireAndForget or cudaStreamGraphTailLaunch, of a graph instantiated with
+  /// CUABI_GRAPH_INSTANTIATE_DEVICE_LAUNCH. Device code launches a graph only from a kernel that
+  /// itself runs in a graph (the driver refuses a stream launch of such a kernel), and only a graph
+  /// uploaded first (CUABI_GRAPH_INSTANTIATE_UPLOAD, cuabi_graph_exec_upload or a launch from the
+  /// host); `exec` must outlive every launch. NVRTC declares no cudaGraphLaunch: a program declares
+  /// it, and needs no relocatable code nor the device runtime library (see the README).
+  uint64_t launch_handle() const;
 };
 
 /// A prepared launch (cuabi_launch_plan).
@@ -2772,6 +2839,13 @@ inline cuabi::graph_node graph::add_download_node(cuabi_graph_node after, cuabi_
   return out;
 }
 
+inline cuabi::graph_node graph::add_copy_3d_node(cuabi_graph_node after,
+                                                 const cuabi_copy_3d_desc& desc) const {
+  cuabi::graph_node out;
+  cuabi::check(cuabi_graph_add_copy_3d_node(get(), after, &desc, out.out()));
+  return out;
+}
+
 inline cuabi::graph_node graph::add_fill_node(cuabi_graph_node after, cuabi_buffer buffer,
                                               size_t offset, uint32_t value, uint32_t element_size,
                                               size_t count) const {
@@ -2868,6 +2942,63 @@ inline void graph_exec::set_kernel_node_args_packed(size_t index, cuabi_function
 
 inline void graph_exec::update(cuabi_graph graph) const {
   cuabi::check(cuabi_graph_exec_update(get(), graph));
+}
+
+inline void graph_exec::set_kernel_node(cuabi_graph_node node, cuabi_function function,
+                                        const cuabi_launch_config& config, const void* args,
+                                        size_t args_size) const {
+  cuabi::check(cuabi_graph_exec_set_kernel_node(get(), node, function, &config, args, args_size));
+}
+
+inline void graph_exec::set_copy_node(cuabi_graph_node node, cuabi_buffer dst, size_t dst_offset,
+                                      cuabi_buffer src, size_t src_offset, size_t bytes) const {
+  cuabi::check(
+      cuabi_graph_exec_set_copy_node(get(), node, dst, dst_offset, src, src_offset, bytes));
+}
+
+inline void graph_exec::set_upload_node(cuabi_graph_node node, cuabi_buffer dst, size_t dst_offset,
+                                        cuabi_host_buffer src, size_t src_offset,
+                                        size_t bytes) const {
+  cuabi::check(
+      cuabi_graph_exec_set_upload_node(get(), node, dst, dst_offset, src, src_offset, bytes));
+}
+
+inline void graph_exec::set_download_node(cuabi_graph_node node, cuabi_host_buffer dst,
+                                          size_t dst_offset, cuabi_buffer src, size_t src_offset,
+                                          size_t bytes) const {
+  cuabi::check(
+      cuabi_graph_exec_set_download_node(get(), node, dst, dst_offset, src, src_offset, bytes));
+}
+
+inline void graph_exec::set_fill_node(cuabi_graph_node node, cuabi_buffer buffer, size_t offset,
+                                      uint32_t value, uint32_t element_size, size_t count) const {
+  cuabi::check(
+      cuabi_graph_exec_set_fill_node(get(), node, buffer, offset, value, element_size, count));
+}
+
+inline void graph_exec::set_host_node(cuabi_graph_node node, cuabi_host_fn fn,
+                                      void* user_data) const {
+  cuabi::check(cuabi_graph_exec_set_host_node(get(), node, fn, user_data));
+}
+
+inline void graph_exec::set_event_node(cuabi_graph_node node, cuabi_event event) const {
+  cuabi::check(cuabi_graph_exec_set_event_node(get(), node, event));
+}
+
+inline void graph_exec::set_node_enabled(cuabi_graph_node node, int32_t enabled) const {
+  cuabi::check(cuabi_graph_exec_set_node_enabled(get(), node, enabled));
+}
+
+inline int32_t graph_exec::node_enabled(cuabi_graph_node node) const {
+  int32_t enabled{};
+  cuabi::check(cuabi_graph_exec_get_node_enabled(get(), node, &enabled));
+  return enabled;
+}
+
+inline uint64_t graph_exec::launch_handle() const {
+  uint64_t cu_graph_exec{};
+  cuabi::check(cuabi_graph_exec_get_launch_handle(get(), &cu_graph_exec));
+  return cu_graph_exec;
 }
 
 inline cuabi::launch_plan_args launch_plan::get_args() const {
@@ -3501,6 +3632,7 @@ inline std::vector<unsigned char> tensor_map::bytes() const {
 //   cuabi_graph_add_copy_node: cuabi::graph::add_copy_node
 //   cuabi_graph_add_upload_node: cuabi::graph::add_upload_node
 //   cuabi_graph_add_download_node: cuabi::graph::add_download_node
+//   cuabi_graph_add_copy_3d_node: cuabi::graph::add_copy_3d_node
 //   cuabi_graph_add_fill_node: cuabi::graph::add_fill_node
 //   cuabi_graph_add_host_node: cuabi::graph::add_host_node
 //   cuabi_graph_add_event_record_node: cuabi::graph::add_event_record_node
@@ -3522,6 +3654,16 @@ inline std::vector<unsigned char> tensor_map::bytes() const {
 //   cuabi_graph_write_dot: cuabi::graph::write_dot
 //   cuabi_stream_begin_capture_to_graph: cuabi::stream::begin_capture_to_graph
 //   cuabi_graph_instantiate_with_flags: cuabi::graph::instantiate_with_flags
+//   cuabi_graph_exec_set_kernel_node: cuabi::graph_exec::set_kernel_node
+//   cuabi_graph_exec_set_copy_node: cuabi::graph_exec::set_copy_node
+//   cuabi_graph_exec_set_upload_node: cuabi::graph_exec::set_upload_node
+//   cuabi_graph_exec_set_download_node: cuabi::graph_exec::set_download_node
+//   cuabi_graph_exec_set_fill_node: cuabi::graph_exec::set_fill_node
+//   cuabi_graph_exec_set_host_node: cuabi::graph_exec::set_host_node
+//   cuabi_graph_exec_set_event_node: cuabi::graph_exec::set_event_node
+//   cuabi_graph_exec_set_node_enabled: cuabi::graph_exec::set_node_enabled
+//   cuabi_graph_exec_get_node_enabled: cuabi::graph_exec::node_enabled
+//   cuabi_graph_exec_get_launch_handle: cuabi::graph_exec::launch_handle
 //   cuabi_coredump_set: cuabi::coredump_set
 //   cuabi_device_set_coredump: cuabi::device::set_coredump
 //   cuabi_nvtx_range_push: cuabi::nvtx_range_push

@@ -21,7 +21,8 @@ const char* kSource =
     "  *iterations += 1;\n"
     "  if (--*counter <= 0) cudaGraphSetConditional(h, 0);\n"
     "}\n"
-    "extern \"C\" __global__ void put(int* where, int value) { *where = value; }\n";
+    "extern \"C\" __global__ void put(int* where, int value) { *where = value; }\n"
+    "extern \"C\" __global__ void add(int* where, int value) { *where += value; }\n";
 
 class CxxGraphNodesTest : public GpuTest {
  protected:
@@ -107,6 +108,60 @@ TEST_F(CxxGraphNodesTest, RefusalsAreErrorsWithTheCoresWords) {
   } catch (const cuabi::error& e) {
     EXPECT_EQ(CUABI_ERROR_INVALID_ARGUMENT, e.status());
     EXPECT_NE(std::string::npos, std::string(e.what()).find("cycle")) << e.what();
+  }
+}
+
+// An executable graph changed in place through graph_exec's methods: a
+// kernel node's kernel and arguments, a fill node's value, a node disabled;
+// a 3D copy node; and a refusal as cuabi::error.
+TEST_F(CxxGraphNodesTest, AnExecutableGraphChangedInPlace) {
+  Module m = Compile(kSource);
+  Function put = GetFunction(m, "put");
+  Function add = GetFunction(m, "add");
+  Buffer out = Alloc(16);
+  const uint64_t po = Pointer(out);
+  auto pack = [&](int32_t v) {
+    std::vector<char> p(12);
+    std::memcpy(p.data(), &po, 8);
+    std::memcpy(p.data() + 8, &v, 4);
+    return p;
+  };
+  cuabi::graph g = cuabi::graph::create(device_.get());
+  cuabi_launch_config c = CUABI_LAUNCH_CONFIG_INIT;
+  std::vector<char> p = pack(5);
+  cuabi::graph_node k = g.add_kernel_node(nullptr, put.get(), c, p.data(), p.size());
+  cuabi::graph_node f = g.add_fill_node(k.get(), out.get(), 4, 0x33, 4, 1);
+  // A 3D copy node: the 8 bytes written copied to bytes 8..15.
+  cuabi_copy_3d_desc d = CUABI_COPY_3D_DESC_INIT;
+  d.src_buffer = out.get();
+  d.dst_buffer = out.get();
+  d.dst_x_bytes = 8;
+  d.width_bytes = 8;
+  g.add_copy_3d_node(f.get(), d);
+  cuabi::graph_exec e = g.instantiate();
+  ASSERT_EQ(CUABI_SUCCESS, cuabi_graph_exec_launch(e.get(), nullptr)) << LastError();
+  ASSERT_EQ(CUABI_SUCCESS, cuabi_device_synchronize(device_)) << LastError();
+  EXPECT_EQ((std::vector<int32_t>{5, 0x33, 5, 0x33}), Download<int32_t>(out, 4));
+  // add(out, 7) instead of put, and 0x44 instead of 0x33.
+  p = pack(7);
+  e.set_kernel_node(k.get(), add.get(), c, p.data(), p.size());
+  e.set_fill_node(f.get(), out.get(), 4, 0x44, 4, 1);
+  ASSERT_EQ(CUABI_SUCCESS, cuabi_graph_exec_launch(e.get(), nullptr)) << LastError();
+  ASSERT_EQ(CUABI_SUCCESS, cuabi_device_synchronize(device_)) << LastError();
+  EXPECT_EQ((std::vector<int32_t>{12, 0x44, 12, 0x44}), Download<int32_t>(out, 4));
+  e.set_node_enabled(k.get(), 0);
+  EXPECT_EQ(0, e.node_enabled(k.get()));
+  ASSERT_EQ(CUABI_SUCCESS, cuabi_graph_exec_launch(e.get(), nullptr)) << LastError();
+  ASSERT_EQ(CUABI_SUCCESS, cuabi_device_synchronize(device_)) << LastError();
+  EXPECT_EQ(12, Download<int32_t>(out, 1)[0]) << "the disabled kernel node did not run";
+  EXPECT_NE(0u, e.launch_handle());
+  try {
+    e.set_fill_node(k.get(), out.get(), 0, 1, 4, 1);
+    FAIL() << "a kernel node took a fill's parameters";
+  } catch (const cuabi::error& err) {
+    EXPECT_EQ(CUABI_ERROR_INVALID_ARGUMENT, err.status());
+    EXPECT_NE(std::string::npos, std::string(err.what()).find("the node is a kernel node, not a fill node"))
+        << err.what();
   }
 }
 

@@ -566,6 +566,49 @@ std::vector<HandleCall> MakeHandleCalls() {
   add("cuabi_graph_exec_update", Kind::kGraphExec, [](uintptr_t h, bool*) {
     return cuabi_graph_exec_update(As<cuabi_graph_exec>(h), nullptr);
   });
+  // Updates in place: the executable graph is checked before the node.
+  add("cuabi_graph_exec_set_kernel_node", Kind::kGraphExec, [](uintptr_t h, bool*) {
+    const cuabi_launch_config c = CUABI_LAUNCH_CONFIG_INIT;
+    unsigned char args[8] = {0};
+    return cuabi_graph_exec_set_kernel_node(As<cuabi_graph_exec>(h), nullptr, nullptr, &c, args,
+                                            sizeof args);
+  });
+  add("cuabi_graph_exec_set_copy_node", Kind::kGraphExec, [](uintptr_t h, bool*) {
+    return cuabi_graph_exec_set_copy_node(As<cuabi_graph_exec>(h), nullptr, nullptr, 0, nullptr,
+                                          0, 16);
+  });
+  add("cuabi_graph_exec_set_upload_node", Kind::kGraphExec, [](uintptr_t h, bool*) {
+    return cuabi_graph_exec_set_upload_node(As<cuabi_graph_exec>(h), nullptr, nullptr, 0,
+                                            nullptr, 0, 16);
+  });
+  add("cuabi_graph_exec_set_download_node", Kind::kGraphExec, [](uintptr_t h, bool*) {
+    return cuabi_graph_exec_set_download_node(As<cuabi_graph_exec>(h), nullptr, nullptr, 0,
+                                              nullptr, 0, 16);
+  });
+  add("cuabi_graph_exec_set_fill_node", Kind::kGraphExec, [](uintptr_t h, bool*) {
+    return cuabi_graph_exec_set_fill_node(As<cuabi_graph_exec>(h), nullptr, nullptr, 0, 0, 4, 1);
+  });
+  add("cuabi_graph_exec_set_host_node", Kind::kGraphExec, [](uintptr_t h, bool*) {
+    return cuabi_graph_exec_set_host_node(As<cuabi_graph_exec>(h), nullptr, nullptr, nullptr);
+  });
+  add("cuabi_graph_exec_set_event_node", Kind::kGraphExec, [](uintptr_t h, bool*) {
+    return cuabi_graph_exec_set_event_node(As<cuabi_graph_exec>(h), nullptr, nullptr);
+  });
+  add("cuabi_graph_exec_set_node_enabled", Kind::kGraphExec, [](uintptr_t h, bool*) {
+    return cuabi_graph_exec_set_node_enabled(As<cuabi_graph_exec>(h), nullptr, 0);
+  });
+  add("cuabi_graph_exec_get_node_enabled", Kind::kGraphExec, [](uintptr_t h, bool* t) {
+    int32_t v = kI32;
+    cuabi_status s = cuabi_graph_exec_get_node_enabled(As<cuabi_graph_exec>(h), nullptr, &v);
+    *t = v != kI32;
+    return s;
+  });
+  add("cuabi_graph_exec_get_launch_handle", Kind::kGraphExec, [](uintptr_t h, bool* t) {
+    uint64_t v = kU64;
+    cuabi_status s = cuabi_graph_exec_get_launch_handle(As<cuabi_graph_exec>(h), &v);
+    *t = v != kU64;
+    return s;
+  });
 
   // Graphs built node by node.
   add("cuabi_graph_create", Kind::kDevice, [](uintptr_t h, bool* t) {
@@ -599,6 +642,16 @@ std::vector<HandleCall> MakeHandleCalls() {
   CUABI_TEST_ADD_NODE(cuabi_graph_add_upload_node, nullptr, 0, nullptr, 0, 4);
   CUABI_TEST_ADD_NODE(cuabi_graph_add_download_node, nullptr, 0, nullptr, 0, 4);
   CUABI_TEST_ADD_NODE(cuabi_graph_add_fill_node, nullptr, 0, 0, 4, 1);
+  add("cuabi_graph_add_copy_3d_node", Kind::kGraph, [](uintptr_t h, bool* t) {
+    cuabi_graph_node n = Out<cuabi_graph_node>();
+    cuabi_copy_3d_desc d = CUABI_COPY_3D_DESC_INIT;
+    d.src_host = g_host;
+    d.dst_host = g_host + 128;
+    d.width_bytes = 16;
+    cuabi_status s = cuabi_graph_add_copy_3d_node(As<cuabi_graph>(h), nullptr, &d, &n);
+    *t = n != Out<cuabi_graph_node>();
+    return s;
+  });
   CUABI_TEST_ADD_NODE(cuabi_graph_add_host_node, nullptr, nullptr);
   CUABI_TEST_ADD_NODE(cuabi_graph_add_event_record_node, nullptr);
   CUABI_TEST_ADD_NODE(cuabi_graph_add_event_wait_node, nullptr);

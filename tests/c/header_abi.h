@@ -247,6 +247,7 @@
   X(cuabi_graph_add_copy_node) \
   X(cuabi_graph_add_upload_node) \
   X(cuabi_graph_add_download_node) \
+  X(cuabi_graph_add_copy_3d_node) \
   X(cuabi_graph_add_fill_node) \
   X(cuabi_graph_add_host_node) \
   X(cuabi_graph_add_event_record_node) \
@@ -268,6 +269,16 @@
   X(cuabi_graph_write_dot) \
   X(cuabi_stream_begin_capture_to_graph) \
   X(cuabi_graph_instantiate_with_flags) \
+  X(cuabi_graph_exec_set_kernel_node) \
+  X(cuabi_graph_exec_set_copy_node) \
+  X(cuabi_graph_exec_set_upload_node) \
+  X(cuabi_graph_exec_set_download_node) \
+  X(cuabi_graph_exec_set_fill_node) \
+  X(cuabi_graph_exec_set_host_node) \
+  X(cuabi_graph_exec_set_event_node) \
+  X(cuabi_graph_exec_set_node_enabled) \
+  X(cuabi_graph_exec_get_node_enabled) \
+  X(cuabi_graph_exec_get_launch_handle) \
   X(cuabi_coredump_set) \
   X(cuabi_device_set_coredump) \
   X(cuabi_nvtx_range_push) \

@@ -2063,6 +2063,63 @@ Bodies GpuBodies(GpuFixture& f) {
     GraphNode n;
     return cuabi_graph_add_fill_node(g, nullptr, a, 0, 1, 4, 1025, n.out());
   });
+  def("graph_add_copy_3d_node.empty_box", [graph, a, b](CaseContext&) -> cuabi_status {
+    Graph g = graph();
+    GraphNode n;
+    cuabi_copy_3d_desc d = CUABI_COPY_3D_DESC_INIT;
+    d.src_buffer = a;
+    d.dst_buffer = b;
+    d.width_bytes = 0;
+    return cuabi_graph_add_copy_3d_node(g, nullptr, &d, n.out());
+  });
+  def("graph_add_copy_3d_node.null_desc", [graph](CaseContext&) -> cuabi_status {
+    Graph g = graph();
+    GraphNode n;
+    return cuabi_graph_add_copy_3d_node(g, nullptr, nullptr, n.out());
+  });
+  // An executable graph of one copy node (a -> b, 64 bytes) and one empty
+  // node, and `update` run on it.
+  auto with_exec = [graph, a, b](auto update) -> cuabi_status {
+    Graph g = graph();
+    GraphNode copy, empty;
+    GraphExec e;
+    if (cuabi_graph_add_copy_node(g, nullptr, b, 0, a, 0, 64, copy.out()) != CUABI_SUCCESS ||
+        cuabi_graph_add_empty_node(g, copy, empty.out()) != CUABI_SUCCESS ||
+        cuabi_graph_instantiate(g, e.out()) != CUABI_SUCCESS)
+      return CUABI_ERROR_INTERNAL;
+    return update(cuabi_graph_exec(e), cuabi_graph_node(copy), cuabi_graph_node(empty));
+  };
+  def("graph_exec_set_fill_node.a_copy_node", [with_exec, a](CaseContext&) -> cuabi_status {
+    return with_exec([a](cuabi_graph_exec e, cuabi_graph_node copy, cuabi_graph_node) {
+      return cuabi_graph_exec_set_fill_node(e, copy, a, 0, 1, 4, 4);
+    });
+  });
+  def("graph_exec_set_copy_node.past_the_end", [with_exec, a, b](CaseContext&) -> cuabi_status {
+    return with_exec([a, b](cuabi_graph_exec e, cuabi_graph_node copy, cuabi_graph_node) {
+      return cuabi_graph_exec_set_copy_node(e, copy, b, 4090, a, 0, 64);
+    });
+  });
+  def("graph_exec_set_copy_node.a_node_of_another_graph",
+      [with_exec, graph, a, b](CaseContext&) -> cuabi_status {
+        Graph other = graph();
+        GraphNode foreign;
+        if (cuabi_graph_add_copy_node(other, nullptr, b, 0, a, 0, 64, foreign.out()))
+          return CUABI_ERROR_INTERNAL;
+        cuabi_graph_node f = foreign;
+        return with_exec([a, b, f](cuabi_graph_exec e, cuabi_graph_node, cuabi_graph_node) {
+          return cuabi_graph_exec_set_copy_node(e, f, b, 0, a, 0, 64);
+        });
+      });
+  def("graph_exec_set_node_enabled.an_empty_node", [with_exec](CaseContext&) -> cuabi_status {
+    return with_exec([](cuabi_graph_exec e, cuabi_graph_node, cuabi_graph_node empty) {
+      return cuabi_graph_exec_set_node_enabled(e, empty, 0);
+    });
+  });
+  def("graph_exec_set_node_enabled.a_copy_node", [with_exec](CaseContext&) -> cuabi_status {
+    return with_exec([](cuabi_graph_exec e, cuabi_graph_node copy, cuabi_graph_node) {
+      return cuabi_graph_exec_set_node_enabled(e, copy, 0);
+    });
+  });
   def("graph_add_host_node.null_fn", [graph](CaseContext&) -> cuabi_status {
     Graph g = graph();
     GraphNode n;

@@ -117,7 +117,10 @@
 //   cuabi_graph_exec_set_kernel_node_args: idiom launch
 //   cuabi_graph_node_release: release
 //   cuabi_graph_add_kernel_node: idiom launch
+//   cuabi_graph_add_copy_3d_node: parameter desc: role struct_in
 //   cuabi_graph_add_host_node: idiom host_callback
+//   cuabi_graph_exec_set_kernel_node: idiom launch
+//   cuabi_graph_exec_set_host_node: idiom host_callback
 //   cuabi_sm_resource_release: release
 //   cuabi_green_context_release: release
 //   cuabi_tensor_map_encode_tiled: parameter sizes: role array_in
@@ -2717,6 +2720,168 @@ namespace Cuabi
             if (graph == null) throw new ArgumentNullException("graph");
             var graphHandle = graph.Handle;
             Errors.Check(NativeMethods.cuabi_graph_exec_update(Handle, graphHandle));
+        }
+
+        /// <summary>
+        /// Gives copy node `node` (of cuabi_graph_add_copy_node) a new range, checked
+        /// as adding it checks. A 3D copy node answers CUABI_ERROR_NOT_SUPPORTED: the
+        /// driver updates only one-dimensional copies in place. (cuabi_graph_exec_set_copy_node)
+        /// </summary>
+        /// <param name="node">The node argument.</param>
+        /// <param name="dst">The dst argument.</param>
+        /// <param name="dstOffset">The dst_offset argument.</param>
+        /// <param name="src">The src argument.</param>
+        /// <param name="srcOffset">The src_offset argument.</param>
+        /// <param name="bytes">The bytes argument.</param>
+        public void SetCopyNode(GraphNode node, DeviceMemory dst, long dstOffset, DeviceMemory src, long srcOffset, long bytes)
+        {
+            if (node == null) throw new ArgumentNullException("node");
+            var nodeHandle = node.Handle;
+            if (dst == null) throw new ArgumentNullException("dst");
+            var dstHandle = dst.Handle;
+            if (dstOffset < 0) throw new ArgumentOutOfRangeException("dstOffset", dstOffset, "must not be negative");
+            if (src == null) throw new ArgumentNullException("src");
+            var srcHandle = src.Handle;
+            if (srcOffset < 0) throw new ArgumentOutOfRangeException("srcOffset", srcOffset, "must not be negative");
+            if (bytes < 0) throw new ArgumentOutOfRangeException("bytes", bytes, "must not be negative");
+            Errors.Check(NativeMethods.cuabi_graph_exec_set_copy_node(Handle, nodeHandle, dstHandle, (UIntPtr)(ulong)dstOffset, srcHandle, (UIntPtr)(ulong)srcOffset, (UIntPtr)(ulong)bytes));
+        }
+
+        /// <summary>
+        /// Gives upload node `node` (of cuabi_graph_add_upload_node) a new range,
+        /// checked as adding it checks. (cuabi_graph_exec_set_upload_node)
+        /// </summary>
+        /// <typeparam name="T">The element type of the pinned buffer.</typeparam>
+        /// <param name="node">The node argument.</param>
+        /// <param name="dst">The dst argument.</param>
+        /// <param name="dstOffset">The dst_offset argument.</param>
+        /// <param name="src">The src argument.</param>
+        /// <param name="srcOffset">The src_offset argument.</param>
+        /// <param name="bytes">The bytes argument.</param>
+        public void SetUploadNode<T>(GraphNode node, DeviceMemory dst, long dstOffset, PinnedBuffer<T> src, long srcOffset, long bytes) where T : struct
+        {
+            if (node == null) throw new ArgumentNullException("node");
+            var nodeHandle = node.Handle;
+            if (dst == null) throw new ArgumentNullException("dst");
+            var dstHandle = dst.Handle;
+            if (dstOffset < 0) throw new ArgumentOutOfRangeException("dstOffset", dstOffset, "must not be negative");
+            if (src == null) throw new ArgumentNullException("src");
+            var srcHandle = src.Handle;
+            if (srcOffset < 0) throw new ArgumentOutOfRangeException("srcOffset", srcOffset, "must not be negative");
+            if (bytes < 0) throw new ArgumentOutOfRangeException("bytes", bytes, "must not be negative");
+            Errors.Check(NativeMethods.cuabi_graph_exec_set_upload_node(Handle, nodeHandle, dstHandle, (UIntPtr)(ulong)dstOffset, srcHandle, (UIntPtr)(ulong)srcOffset, (UIntPtr)(ulong)bytes));
+        }
+
+        /// <summary>
+        /// Gives download node `node` (of cuabi_graph_add_download_node) a new
+        /// range, checked as adding it checks. (cuabi_graph_exec_set_download_node)
+        /// </summary>
+        /// <typeparam name="T">The element type of the pinned buffer.</typeparam>
+        /// <param name="node">The node argument.</param>
+        /// <param name="dst">The dst argument.</param>
+        /// <param name="dstOffset">The dst_offset argument.</param>
+        /// <param name="src">The src argument.</param>
+        /// <param name="srcOffset">The src_offset argument.</param>
+        /// <param name="bytes">The bytes argument.</param>
+        public void SetDownloadNode<T>(GraphNode node, PinnedBuffer<T> dst, long dstOffset, DeviceMemory src, long srcOffset, long bytes) where T : struct
+        {
+            if (node == null) throw new ArgumentNullException("node");
+            var nodeHandle = node.Handle;
+            if (dst == null) throw new ArgumentNullException("dst");
+            var dstHandle = dst.Handle;
+            if (dstOffset < 0) throw new ArgumentOutOfRangeException("dstOffset", dstOffset, "must not be negative");
+            if (src == null) throw new ArgumentNullException("src");
+            var srcHandle = src.Handle;
+            if (srcOffset < 0) throw new ArgumentOutOfRangeException("srcOffset", srcOffset, "must not be negative");
+            if (bytes < 0) throw new ArgumentOutOfRangeException("bytes", bytes, "must not be negative");
+            Errors.Check(NativeMethods.cuabi_graph_exec_set_download_node(Handle, nodeHandle, dstHandle, (UIntPtr)(ulong)dstOffset, srcHandle, (UIntPtr)(ulong)srcOffset, (UIntPtr)(ulong)bytes));
+        }
+
+        /// <summary>
+        /// Gives fill node `node` a new buffer range and value, checked as
+        /// cuabi_graph_add_fill_node checks. (cuabi_graph_exec_set_fill_node)
+        /// </summary>
+        /// <param name="node">The node argument.</param>
+        /// <param name="buffer">The buffer argument.</param>
+        /// <param name="offset">The offset argument.</param>
+        /// <param name="value">The value argument.</param>
+        /// <param name="elementSize">The element_size argument.</param>
+        /// <param name="count">The count argument.</param>
+        public void SetFillNode(GraphNode node, DeviceMemory buffer, long offset, uint value, uint elementSize, long count)
+        {
+            if (node == null) throw new ArgumentNullException("node");
+            var nodeHandle = node.Handle;
+            if (buffer == null) throw new ArgumentNullException("buffer");
+            var bufferHandle = buffer.Handle;
+            if (offset < 0) throw new ArgumentOutOfRangeException("offset", offset, "must not be negative");
+            if (count < 0) throw new ArgumentOutOfRangeException("count", count, "must not be negative");
+            Errors.Check(NativeMethods.cuabi_graph_exec_set_fill_node(Handle, nodeHandle, bufferHandle, (UIntPtr)(ulong)offset, value, elementSize, (UIntPtr)(ulong)count));
+        }
+
+        /// <summary>
+        /// Makes event record or event wait node `node` record or wait for `event`
+        /// (of the graph's device). (cuabi_graph_exec_set_event_node)
+        /// </summary>
+        /// <param name="node">The node argument.</param>
+        /// <param name="event">The event argument.</param>
+        public void SetEventNode(GraphNode node, CudaEvent @event)
+        {
+            if (node == null) throw new ArgumentNullException("node");
+            var nodeHandle = node.Handle;
+            if (@event == null) throw new ArgumentNullException("event");
+            var eventHandle = @event.Handle;
+            Errors.Check(NativeMethods.cuabi_graph_exec_set_event_node(Handle, nodeHandle, eventHandle));
+        }
+
+        /// <summary>
+        /// Enables (`enabled` not 0) or disables `node` in `exec` (cuGraphNodeSetEnabled):
+        /// a disabled node does nothing at launch and its dependents wait as before.
+        /// Only kernel, copy and fill nodes can be disabled; another kind answers
+        /// CUABI_ERROR_NOT_SUPPORTED naming it. (cuabi_graph_exec_set_node_enabled)
+        /// </summary>
+        /// <param name="node">The node argument.</param>
+        /// <param name="enabled">The enabled argument.</param>
+        public void SetNodeEnabled(GraphNode node, int enabled)
+        {
+            if (node == null) throw new ArgumentNullException("node");
+            var nodeHandle = node.Handle;
+            Errors.Check(NativeMethods.cuabi_graph_exec_set_node_enabled(Handle, nodeHandle, enabled));
+        }
+
+        /// <summary>
+        /// Whether `node` is enabled in `exec`: 1 or 0 in `enabled`; the same
+        /// refusals as cuabi_graph_exec_set_node_enabled. (cuabi_graph_exec_get_node_enabled)
+        /// </summary>
+        /// <param name="node">The node argument.</param>
+        public int GetNodeEnabled(GraphNode node)
+        {
+            if (node == null) throw new ArgumentNullException("node");
+            var nodeHandle = node.Handle;
+            int enabledValue;
+            Errors.Check(NativeMethods.cuabi_graph_exec_get_node_enabled(Handle, nodeHandle, out enabledValue));
+            return enabledValue;
+        }
+
+        /// <summary>
+        /// The value device code launches `exec` by, in `cu_graph_exec` (the raw
+        /// CUgraphExec, also for interop): a kernel argument for cudaGraphLaunch
+        /// with cudaStreamGraphFireAndForget or cudaStreamGraphTailLaunch, of a graph
+        /// instantiated with CUABI_GRAPH_INSTANTIATE_DEVICE_LAUNCH. Device code
+        /// launches a graph only from a kernel that itself runs in a graph (the
+        /// driver refuses a stream launch of such a kernel), and only a graph
+        /// uploaded first (CUABI_GRAPH_INSTANTIATE_UPLOAD, cuabi_graph_exec_upload or
+        /// a launch from the host); `exec` must outlive every launch. NVRTC declares
+        /// no cudaGraphLaunch: a program declares it, and needs no relocatable code
+        /// nor the device runtime library (see the README). (cuabi_graph_exec_get_launch_handle)
+        /// </summary>
+        public ulong LaunchHandle
+        {
+            get
+            {
+                ulong cuGraphExecValue;
+                Errors.Check(NativeMethods.cuabi_graph_exec_get_launch_handle(Handle, out cuGraphExecValue));
+                return cuGraphExecValue;
+            }
         }
     }
 

@@ -2346,6 +2346,8 @@ DECLARATIONS: List[Tuple[str, Any, List[Any]]] = [
     ("cuabi_graph_add_upload_node", cuabi_status, [cuabi_graph, cuabi_graph_node, cuabi_buffer, ctypes.c_size_t, cuabi_host_buffer, ctypes.c_size_t, ctypes.c_size_t, ctypes.POINTER(cuabi_graph_node)]),
     # cuabi_status cuabi_graph_add_download_node(cuabi_graph graph, cuabi_graph_node after, cuabi_host_buffer dst, size_t dst_offset, cuabi_buffer src, size_t src_offset, size_t bytes, cuabi_graph_node* out);
     ("cuabi_graph_add_download_node", cuabi_status, [cuabi_graph, cuabi_graph_node, cuabi_host_buffer, ctypes.c_size_t, cuabi_buffer, ctypes.c_size_t, ctypes.c_size_t, ctypes.POINTER(cuabi_graph_node)]),
+    # cuabi_status cuabi_graph_add_copy_3d_node(cuabi_graph graph, cuabi_graph_node after, const cuabi_copy_3d_desc* desc, cuabi_graph_node* out);
+    ("cuabi_graph_add_copy_3d_node", cuabi_status, [cuabi_graph, cuabi_graph_node, ctypes.POINTER(cuabi_copy_3d_desc), ctypes.POINTER(cuabi_graph_node)]),
     # cuabi_status cuabi_graph_add_fill_node(cuabi_graph graph, cuabi_graph_node after, cuabi_buffer buffer, size_t offset, uint32_t value, uint32_t element_size, size_t count, cuabi_graph_node* out);
     ("cuabi_graph_add_fill_node", cuabi_status, [cuabi_graph, cuabi_graph_node, cuabi_buffer, ctypes.c_size_t, ctypes.c_uint32, ctypes.c_uint32, ctypes.c_size_t, ctypes.POINTER(cuabi_graph_node)]),
     # cuabi_status cuabi_graph_add_host_node(cuabi_graph graph, cuabi_graph_node after, cuabi_host_fn fn, void* user_data, cuabi_graph_node* out);
@@ -2388,6 +2390,26 @@ DECLARATIONS: List[Tuple[str, Any, List[Any]]] = [
     ("cuabi_stream_begin_capture_to_graph", cuabi_status, [cuabi_stream, cuabi_graph, cuabi_graph_node, cuabi_capture_mode]),
     # cuabi_status cuabi_graph_instantiate_with_flags(cuabi_graph graph, cuabi_graph_instantiate_flags flags, cuabi_stream upload_stream, cuabi_graph_exec* out);
     ("cuabi_graph_instantiate_with_flags", cuabi_status, [cuabi_graph, cuabi_graph_instantiate_flags, cuabi_stream, ctypes.POINTER(cuabi_graph_exec)]),
+    # cuabi_status cuabi_graph_exec_set_kernel_node(cuabi_graph_exec exec, cuabi_graph_node node, cuabi_function function, const cuabi_launch_config* config, const void* args, size_t args_size);
+    ("cuabi_graph_exec_set_kernel_node", cuabi_status, [cuabi_graph_exec, cuabi_graph_node, cuabi_function, ctypes.POINTER(cuabi_launch_config), ctypes.c_void_p, ctypes.c_size_t]),
+    # cuabi_status cuabi_graph_exec_set_copy_node(cuabi_graph_exec exec, cuabi_graph_node node, cuabi_buffer dst, size_t dst_offset, cuabi_buffer src, size_t src_offset, size_t bytes);
+    ("cuabi_graph_exec_set_copy_node", cuabi_status, [cuabi_graph_exec, cuabi_graph_node, cuabi_buffer, ctypes.c_size_t, cuabi_buffer, ctypes.c_size_t, ctypes.c_size_t]),
+    # cuabi_status cuabi_graph_exec_set_upload_node(cuabi_graph_exec exec, cuabi_graph_node node, cuabi_buffer dst, size_t dst_offset, cuabi_host_buffer src, size_t src_offset, size_t bytes);
+    ("cuabi_graph_exec_set_upload_node", cuabi_status, [cuabi_graph_exec, cuabi_graph_node, cuabi_buffer, ctypes.c_size_t, cuabi_host_buffer, ctypes.c_size_t, ctypes.c_size_t]),
+    # cuabi_status cuabi_graph_exec_set_download_node(cuabi_graph_exec exec, cuabi_graph_node node, cuabi_host_buffer dst, size_t dst_offset, cuabi_buffer src, size_t src_offset, size_t bytes);
+    ("cuabi_graph_exec_set_download_node", cuabi_status, [cuabi_graph_exec, cuabi_graph_node, cuabi_host_buffer, ctypes.c_size_t, cuabi_buffer, ctypes.c_size_t, ctypes.c_size_t]),
+    # cuabi_status cuabi_graph_exec_set_fill_node(cuabi_graph_exec exec, cuabi_graph_node node, cuabi_buffer buffer, size_t offset, uint32_t value, uint32_t element_size, size_t count);
+    ("cuabi_graph_exec_set_fill_node", cuabi_status, [cuabi_graph_exec, cuabi_graph_node, cuabi_buffer, ctypes.c_size_t, ctypes.c_uint32, ctypes.c_uint32, ctypes.c_size_t]),
+    # cuabi_status cuabi_graph_exec_set_host_node(cuabi_graph_exec exec, cuabi_graph_node node, cuabi_host_fn fn, void* user_data);
+    ("cuabi_graph_exec_set_host_node", cuabi_status, [cuabi_graph_exec, cuabi_graph_node, cuabi_host_fn, ctypes.c_void_p]),
+    # cuabi_status cuabi_graph_exec_set_event_node(cuabi_graph_exec exec, cuabi_graph_node node, cuabi_event event);
+    ("cuabi_graph_exec_set_event_node", cuabi_status, [cuabi_graph_exec, cuabi_graph_node, cuabi_event]),
+    # cuabi_status cuabi_graph_exec_set_node_enabled(cuabi_graph_exec exec, cuabi_graph_node node, int32_t enabled);
+    ("cuabi_graph_exec_set_node_enabled", cuabi_status, [cuabi_graph_exec, cuabi_graph_node, ctypes.c_int32]),
+    # cuabi_status cuabi_graph_exec_get_node_enabled(cuabi_graph_exec exec, cuabi_graph_node node, int32_t* enabled);
+    ("cuabi_graph_exec_get_node_enabled", cuabi_status, [cuabi_graph_exec, cuabi_graph_node, ctypes.POINTER(ctypes.c_int32)]),
+    # cuabi_status cuabi_graph_exec_get_launch_handle(cuabi_graph_exec exec, uint64_t* cu_graph_exec);
+    ("cuabi_graph_exec_get_launch_handle", cuabi_status, [cuabi_graph_exec, ctypes.POINTER(ctypes.c_uint64)]),
     # cuabi_status cuabi_coredump_set(int32_t enable, const char* path, cuabi_coredump_flags flags);
     ("cuabi_coredump_set", cuabi_status, [ctypes.c_int32, ctypes.c_char_p, cuabi_coredump_flags]),
     # cuabi_status cuabi_device_set_coredump(cuabi_device device, int32_t enable, const char* path, cuabi_coredump_flags flags);
@@ -2702,6 +2724,7 @@ class Functions:
         "cuabi_graph_add_copy_node",
         "cuabi_graph_add_upload_node",
         "cuabi_graph_add_download_node",
+        "cuabi_graph_add_copy_3d_node",
         "cuabi_graph_add_fill_node",
         "cuabi_graph_add_host_node",
         "cuabi_graph_add_event_record_node",
@@ -2723,6 +2746,16 @@ class Functions:
         "cuabi_graph_write_dot",
         "cuabi_stream_begin_capture_to_graph",
         "cuabi_graph_instantiate_with_flags",
+        "cuabi_graph_exec_set_kernel_node",
+        "cuabi_graph_exec_set_copy_node",
+        "cuabi_graph_exec_set_upload_node",
+        "cuabi_graph_exec_set_download_node",
+        "cuabi_graph_exec_set_fill_node",
+        "cuabi_graph_exec_set_host_node",
+        "cuabi_graph_exec_set_event_node",
+        "cuabi_graph_exec_set_node_enabled",
+        "cuabi_graph_exec_get_node_enabled",
+        "cuabi_graph_exec_get_launch_handle",
         "cuabi_coredump_set",
         "cuabi_device_set_coredump",
         "cuabi_nvtx_range_push",
@@ -2997,6 +3030,7 @@ class Functions:
     cuabi_graph_add_copy_node: Any
     cuabi_graph_add_upload_node: Any
     cuabi_graph_add_download_node: Any
+    cuabi_graph_add_copy_3d_node: Any
     cuabi_graph_add_fill_node: Any
     cuabi_graph_add_host_node: Any
     cuabi_graph_add_event_record_node: Any
@@ -3018,6 +3052,16 @@ class Functions:
     cuabi_graph_write_dot: Any
     cuabi_stream_begin_capture_to_graph: Any
     cuabi_graph_instantiate_with_flags: Any
+    cuabi_graph_exec_set_kernel_node: Any
+    cuabi_graph_exec_set_copy_node: Any
+    cuabi_graph_exec_set_upload_node: Any
+    cuabi_graph_exec_set_download_node: Any
+    cuabi_graph_exec_set_fill_node: Any
+    cuabi_graph_exec_set_host_node: Any
+    cuabi_graph_exec_set_event_node: Any
+    cuabi_graph_exec_set_node_enabled: Any
+    cuabi_graph_exec_get_node_enabled: Any
+    cuabi_graph_exec_get_launch_handle: Any
     cuabi_coredump_set: Any
     cuabi_device_set_coredump: Any
     cuabi_nvtx_range_push: Any
@@ -3654,6 +3698,7 @@ cuabi_status cuabi_graph_add_kernel_node(cuabi_graph graph, cuabi_graph_node aft
 cuabi_status cuabi_graph_add_copy_node(cuabi_graph graph, cuabi_graph_node after, cuabi_buffer dst, size_t dst_offset, cuabi_buffer src, size_t src_offset, size_t bytes, cuabi_graph_node* out);
 cuabi_status cuabi_graph_add_upload_node(cuabi_graph graph, cuabi_graph_node after, cuabi_buffer dst, size_t dst_offset, cuabi_host_buffer src, size_t src_offset, size_t bytes, cuabi_graph_node* out);
 cuabi_status cuabi_graph_add_download_node(cuabi_graph graph, cuabi_graph_node after, cuabi_host_buffer dst, size_t dst_offset, cuabi_buffer src, size_t src_offset, size_t bytes, cuabi_graph_node* out);
+cuabi_status cuabi_graph_add_copy_3d_node(cuabi_graph graph, cuabi_graph_node after, const cuabi_copy_3d_desc* desc, cuabi_graph_node* out);
 cuabi_status cuabi_graph_add_fill_node(cuabi_graph graph, cuabi_graph_node after, cuabi_buffer buffer, size_t offset, uint32_t value, uint32_t element_size, size_t count, cuabi_graph_node* out);
 cuabi_status cuabi_graph_add_host_node(cuabi_graph graph, cuabi_graph_node after, cuabi_host_fn fn, void* user_data, cuabi_graph_node* out);
 cuabi_status cuabi_graph_add_event_record_node(cuabi_graph graph, cuabi_graph_node after, cuabi_event event, cuabi_graph_node* out);
@@ -3675,6 +3720,16 @@ cuabi_status cuabi_graph_clone(cuabi_graph graph, cuabi_graph* out);
 cuabi_status cuabi_graph_write_dot(cuabi_graph graph, const char* path);
 cuabi_status cuabi_stream_begin_capture_to_graph(cuabi_stream stream, cuabi_graph graph, cuabi_graph_node after, cuabi_capture_mode mode);
 cuabi_status cuabi_graph_instantiate_with_flags(cuabi_graph graph, cuabi_graph_instantiate_flags flags, cuabi_stream upload_stream, cuabi_graph_exec* out);
+cuabi_status cuabi_graph_exec_set_kernel_node(cuabi_graph_exec exec, cuabi_graph_node node, cuabi_function function, const cuabi_launch_config* config, const void* args, size_t args_size);
+cuabi_status cuabi_graph_exec_set_copy_node(cuabi_graph_exec exec, cuabi_graph_node node, cuabi_buffer dst, size_t dst_offset, cuabi_buffer src, size_t src_offset, size_t bytes);
+cuabi_status cuabi_graph_exec_set_upload_node(cuabi_graph_exec exec, cuabi_graph_node node, cuabi_buffer dst, size_t dst_offset, cuabi_host_buffer src, size_t src_offset, size_t bytes);
+cuabi_status cuabi_graph_exec_set_download_node(cuabi_graph_exec exec, cuabi_graph_node node, cuabi_host_buffer dst, size_t dst_offset, cuabi_buffer src, size_t src_offset, size_t bytes);
+cuabi_status cuabi_graph_exec_set_fill_node(cuabi_graph_exec exec, cuabi_graph_node node, cuabi_buffer buffer, size_t offset, uint32_t value, uint32_t element_size, size_t count);
+cuabi_status cuabi_graph_exec_set_host_node(cuabi_graph_exec exec, cuabi_graph_node node, cuabi_host_fn fn, void* user_data);
+cuabi_status cuabi_graph_exec_set_event_node(cuabi_graph_exec exec, cuabi_graph_node node, cuabi_event event);
+cuabi_status cuabi_graph_exec_set_node_enabled(cuabi_graph_exec exec, cuabi_graph_node node, int32_t enabled);
+cuabi_status cuabi_graph_exec_get_node_enabled(cuabi_graph_exec exec, cuabi_graph_node node, int32_t* enabled);
+cuabi_status cuabi_graph_exec_get_launch_handle(cuabi_graph_exec exec, uint64_t* cu_graph_exec);
 cuabi_status cuabi_coredump_set(int32_t enable, const char* path, cuabi_coredump_flags flags);
 cuabi_status cuabi_device_set_coredump(cuabi_device device, int32_t enable, const char* path, cuabi_coredump_flags flags);
 cuabi_status cuabi_nvtx_range_push(const char* domain, const char* message, uint32_t argb);

@@ -1855,6 +1855,87 @@ class GraphExecBase(Resource):
         if status:
             raise b.error(status, "cuabi_graph_exec_update")
 
+    def set_copy_node(self, node: GraphNodeBase, dst: BufferBase, dst_offset: int, src: BufferBase, src_offset: int, bytes: int) -> None:
+        """cuabi_graph_exec_set_copy_node: Gives copy node `node` (of
+        cuabi_graph_add_copy_node) a new range, checked as adding it checks. A 3D copy
+        node answers CUABI_ERROR_NOT_SUPPORTED: the driver updates only one-dimensional
+        copies in place."""
+        b = self._b
+        status = b.fn.cuabi_graph_exec_set_copy_node(self._handle, _arg(node, "cuabi_graph_node", GraphNodeBase, "node", b), _arg(dst, "cuabi_buffer", BufferBase, "dst", b), check_int(dst_offset, "dst_offset", 0, UINT64_MAX), _arg(src, "cuabi_buffer", BufferBase, "src", b), check_int(src_offset, "src_offset", 0, UINT64_MAX), check_int(bytes, "bytes", 0, UINT64_MAX))
+        if status:
+            raise b.error(status, "cuabi_graph_exec_set_copy_node")
+
+    def set_upload_node(self, node: GraphNodeBase, dst: BufferBase, dst_offset: int, src: HostBufferBase, src_offset: int, bytes: int) -> None:
+        """cuabi_graph_exec_set_upload_node: Gives upload node `node` (of
+        cuabi_graph_add_upload_node) a new range, checked as adding it checks."""
+        b = self._b
+        status = b.fn.cuabi_graph_exec_set_upload_node(self._handle, _arg(node, "cuabi_graph_node", GraphNodeBase, "node", b), _arg(dst, "cuabi_buffer", BufferBase, "dst", b), check_int(dst_offset, "dst_offset", 0, UINT64_MAX), _arg(src, "cuabi_host_buffer", HostBufferBase, "src", b), check_int(src_offset, "src_offset", 0, UINT64_MAX), check_int(bytes, "bytes", 0, UINT64_MAX))
+        if status:
+            raise b.error(status, "cuabi_graph_exec_set_upload_node")
+
+    def set_download_node(self, node: GraphNodeBase, dst: HostBufferBase, dst_offset: int, src: BufferBase, src_offset: int, bytes: int) -> None:
+        """cuabi_graph_exec_set_download_node: Gives download node `node` (of
+        cuabi_graph_add_download_node) a new range, checked as adding it checks."""
+        b = self._b
+        status = b.fn.cuabi_graph_exec_set_download_node(self._handle, _arg(node, "cuabi_graph_node", GraphNodeBase, "node", b), _arg(dst, "cuabi_host_buffer", HostBufferBase, "dst", b), check_int(dst_offset, "dst_offset", 0, UINT64_MAX), _arg(src, "cuabi_buffer", BufferBase, "src", b), check_int(src_offset, "src_offset", 0, UINT64_MAX), check_int(bytes, "bytes", 0, UINT64_MAX))
+        if status:
+            raise b.error(status, "cuabi_graph_exec_set_download_node")
+
+    def set_fill_node(self, node: GraphNodeBase, buffer: BufferBase, offset: int, value: int, element_size: int, count: int) -> None:
+        """cuabi_graph_exec_set_fill_node: Gives fill node `node` a new buffer range and
+        value, checked as cuabi_graph_add_fill_node checks."""
+        b = self._b
+        status = b.fn.cuabi_graph_exec_set_fill_node(self._handle, _arg(node, "cuabi_graph_node", GraphNodeBase, "node", b), _arg(buffer, "cuabi_buffer", BufferBase, "buffer", b), check_int(offset, "offset", 0, UINT64_MAX), check_int(value, "value", 0, UINT32_MAX), check_int(element_size, "element_size", 0, UINT32_MAX), check_int(count, "count", 0, UINT64_MAX))
+        if status:
+            raise b.error(status, "cuabi_graph_exec_set_fill_node")
+
+    def set_event_node(self, node: GraphNodeBase, event: EventBase) -> None:
+        """cuabi_graph_exec_set_event_node: Makes event record or event wait node `node`
+        record or wait for `event` (of the graph's device)."""
+        b = self._b
+        status = b.fn.cuabi_graph_exec_set_event_node(self._handle, _arg(node, "cuabi_graph_node", GraphNodeBase, "node", b), _arg(event, "cuabi_event", EventBase, "event", b))
+        if status:
+            raise b.error(status, "cuabi_graph_exec_set_event_node")
+
+    def set_node_enabled(self, node: GraphNodeBase, enabled: int) -> None:
+        """cuabi_graph_exec_set_node_enabled: Enables (`enabled` not 0) or disables
+        `node` in `exec` (cuGraphNodeSetEnabled): a disabled node does nothing at launch
+        and its dependents wait as before. Only kernel, copy and fill nodes can be
+        disabled; another kind answers CUABI_ERROR_NOT_SUPPORTED naming it."""
+        b = self._b
+        status = b.fn.cuabi_graph_exec_set_node_enabled(self._handle, _arg(node, "cuabi_graph_node", GraphNodeBase, "node", b), check_int(enabled, "enabled", INT32_MIN, INT32_MAX))
+        if status:
+            raise b.error(status, "cuabi_graph_exec_set_node_enabled")
+
+    def get_node_enabled(self, node: GraphNodeBase) -> int:
+        """cuabi_graph_exec_get_node_enabled: Whether `node` is enabled in `exec`: 1 or
+        0 in `enabled`; the same refusals as cuabi_graph_exec_set_node_enabled."""
+        b = self._b
+        enabled_box = b.out("int32_t")
+        status = b.fn.cuabi_graph_exec_get_node_enabled(self._handle, _arg(node, "cuabi_graph_node", GraphNodeBase, "node", b), b.ref(enabled_box))
+        if status:
+            raise b.error(status, "cuabi_graph_exec_get_node_enabled")
+        return int(b.value(enabled_box))
+
+    @property
+    def launch_handle(self) -> int:
+        """cuabi_graph_exec_get_launch_handle: The value device code launches `exec` by,
+        in `cu_graph_exec` (the raw CUgraphExec, also for interop): a kernel argument
+        for cudaGraphLaunch with cudaStreamGraphFireAndForget or
+        cudaStreamGraphTailLaunch, of a graph instantiated with
+        CUABI_GRAPH_INSTANTIATE_DEVICE_LAUNCH. Device code launches a graph only from a
+        kernel that itself runs in a graph (the driver refuses a stream launch of such a
+        kernel), and only a graph uploaded first (CUABI_GRAPH_INSTANTIATE_UPLOAD,
+        cuabi_graph_exec_upload or a launch from the host); `exec` must outlive every
+        launch. NVRTC declares no cudaGraphLaunch: a program declares it, and needs no
+        relocatable code nor the device runtime library (see the README)."""
+        b = self._b
+        cu_graph_exec_box = b.out("uint64_t")
+        status = b.fn.cuabi_graph_exec_get_launch_handle(self._handle, b.ref(cu_graph_exec_box))
+        if status:
+            raise b.error(status, "cuabi_graph_exec_get_launch_handle")
+        return int(b.value(cu_graph_exec_box))
+
 
 class LaunchPlanBase(Resource):
     """cuabi_launch_plan: a prepared launch"""
@@ -2901,7 +2982,10 @@ class nvtx_range(ContextDecorator):
 #   cuabi_graph_exec_set_kernel_node_args: idiom launch, written by hand
 #   cuabi_graph_node_release: Resource.close
 #   cuabi_graph_add_kernel_node: idiom launch, written by hand
+#   cuabi_graph_add_copy_3d_node: parameter `desc` (struct_in) has no generated Python form
 #   cuabi_graph_add_host_node: idiom host_callback, written by hand
+#   cuabi_graph_exec_set_kernel_node: idiom launch, written by hand
+#   cuabi_graph_exec_set_host_node: idiom host_callback, written by hand
 #   cuabi_sm_resource_release: Resource.close
 #   cuabi_green_context_release: Resource.close
 #   cuabi_tensor_map_release: Resource.close

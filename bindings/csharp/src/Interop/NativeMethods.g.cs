@@ -2407,6 +2407,19 @@ namespace Cuabi.Interop
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_graph_add_download_node")]
         public static extern CudaStatus cuabi_graph_add_download_node(SafeGraphHandle graph, SafeGraphNodeHandle after, SafeHostBufferHandle dst, UIntPtr dst_offset, SafeBufferHandle src, UIntPtr src_offset, UIntPtr bytes, out SafeGraphNodeHandle @out);
 
+        // cuabi_status cuabi_graph_add_copy_3d_node(cuabi_graph graph, cuabi_graph_node after, const cuabi_copy_3d_desc* desc, cuabi_graph_node* out);
+        /// <summary>
+        /// A node copying the box `desc` describes (cuabi_copy_3d_desc: host
+        /// memory, buffers, pitched memory and arrays of the graph's device), every
+        /// range checked as cuabi_copy_3d checks it; an empty box (width_bytes 0)
+        /// answers CUABI_ERROR_INVALID_ARGUMENT. The graph keeps the buffers and
+        /// arrays; host memory is the caller's to keep valid while the graph may run
+        /// (page-locked memory, a cuabi_host_buffer's, lets the copy run
+        /// asynchronously). `after` (NULL: none).
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_graph_add_copy_3d_node")]
+        public static extern CudaStatus cuabi_graph_add_copy_3d_node(SafeGraphHandle graph, SafeGraphNodeHandle after, ref Copy3dDescNative desc, out SafeGraphNodeHandle @out);
+
         // cuabi_status cuabi_graph_add_fill_node(cuabi_graph graph, cuabi_graph_node after, cuabi_buffer buffer, size_t offset, uint32_t value, uint32_t element_size, size_t count, cuabi_graph_node* out);
         /// <summary>
         /// A node filling `count` elements of `element_size` bytes (1, 2 or 4) of
@@ -2582,6 +2595,104 @@ namespace Cuabi.Interop
         /// </summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_graph_instantiate_with_flags")]
         public static extern CudaStatus cuabi_graph_instantiate_with_flags(SafeGraphHandle graph, GraphInstantiateFlags flags, SafeStreamHandle upload_stream, out SafeGraphExecHandle @out);
+
+        // cuabi_status cuabi_graph_exec_set_kernel_node(cuabi_graph_exec exec, cuabi_graph_node node, cuabi_function function, const cuabi_launch_config* config, const void* args, size_t args_size);
+        /// <summary>
+        /// Gives kernel node `node` the kernel `function`, the grid, block and
+        /// shared memory of `config` (not NULL) and the packed argument block `args`
+        /// of `args_size` bytes, copied now (cuGraphExecKernelNodeSetParams). The
+        /// configuration and arguments are checked as cuabi_graph_add_kernel_node
+        /// checks them. A kernel whose parameters (count, sizes, offsets) differ from
+        /// the node's kernel's answers CUABI_ERROR_INVALID_ARGUMENT naming both
+        /// signatures. A config with fields past shared_mem_bytes (clusters,
+        /// cooperative, priority, launch attributes) answers
+        /// CUABI_ERROR_NOT_SUPPORTED: those stay as instantiated.
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_graph_exec_set_kernel_node")]
+        public static extern CudaStatus cuabi_graph_exec_set_kernel_node(SafeGraphExecHandle exec, SafeGraphNodeHandle node, SafeFunctionHandle function, ref LaunchConfigNative config, IntPtr args, UIntPtr args_size);
+
+        // cuabi_status cuabi_graph_exec_set_copy_node(cuabi_graph_exec exec, cuabi_graph_node node, cuabi_buffer dst, size_t dst_offset, cuabi_buffer src, size_t src_offset, size_t bytes);
+        /// <summary>
+        /// Gives copy node `node` (of cuabi_graph_add_copy_node) a new range, checked
+        /// as adding it checks. A 3D copy node answers CUABI_ERROR_NOT_SUPPORTED: the
+        /// driver updates only one-dimensional copies in place.
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_graph_exec_set_copy_node")]
+        public static extern CudaStatus cuabi_graph_exec_set_copy_node(SafeGraphExecHandle exec, SafeGraphNodeHandle node, SafeBufferHandle dst, UIntPtr dst_offset, SafeBufferHandle src, UIntPtr src_offset, UIntPtr bytes);
+
+        // cuabi_status cuabi_graph_exec_set_upload_node(cuabi_graph_exec exec, cuabi_graph_node node, cuabi_buffer dst, size_t dst_offset, cuabi_host_buffer src, size_t src_offset, size_t bytes);
+        /// <summary>
+        /// Gives upload node `node` (of cuabi_graph_add_upload_node) a new range,
+        /// checked as adding it checks.
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_graph_exec_set_upload_node")]
+        public static extern CudaStatus cuabi_graph_exec_set_upload_node(SafeGraphExecHandle exec, SafeGraphNodeHandle node, SafeBufferHandle dst, UIntPtr dst_offset, SafeHostBufferHandle src, UIntPtr src_offset, UIntPtr bytes);
+
+        // cuabi_status cuabi_graph_exec_set_download_node(cuabi_graph_exec exec, cuabi_graph_node node, cuabi_host_buffer dst, size_t dst_offset, cuabi_buffer src, size_t src_offset, size_t bytes);
+        /// <summary>
+        /// Gives download node `node` (of cuabi_graph_add_download_node) a new
+        /// range, checked as adding it checks.
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_graph_exec_set_download_node")]
+        public static extern CudaStatus cuabi_graph_exec_set_download_node(SafeGraphExecHandle exec, SafeGraphNodeHandle node, SafeHostBufferHandle dst, UIntPtr dst_offset, SafeBufferHandle src, UIntPtr src_offset, UIntPtr bytes);
+
+        // cuabi_status cuabi_graph_exec_set_fill_node(cuabi_graph_exec exec, cuabi_graph_node node, cuabi_buffer buffer, size_t offset, uint32_t value, uint32_t element_size, size_t count);
+        /// <summary>
+        /// Gives fill node `node` a new buffer range and value, checked as
+        /// cuabi_graph_add_fill_node checks.
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_graph_exec_set_fill_node")]
+        public static extern CudaStatus cuabi_graph_exec_set_fill_node(SafeGraphExecHandle exec, SafeGraphNodeHandle node, SafeBufferHandle buffer, UIntPtr offset, uint value, uint element_size, UIntPtr count);
+
+        // cuabi_status cuabi_graph_exec_set_host_node(cuabi_graph_exec exec, cuabi_graph_node node, cuabi_host_fn fn, void* user_data);
+        /// <summary>
+        /// Makes host node `node` call `fn(user_data, ...)`, its failures reported
+        /// as cuabi_graph_add_host_node's are.
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_graph_exec_set_host_node")]
+        public static extern CudaStatus cuabi_graph_exec_set_host_node(SafeGraphExecHandle exec, SafeGraphNodeHandle node, HostFnNative fn, IntPtr user_data);
+
+        // cuabi_status cuabi_graph_exec_set_event_node(cuabi_graph_exec exec, cuabi_graph_node node, cuabi_event event);
+        /// <summary>
+        /// Makes event record or event wait node `node` record or wait for `event`
+        /// (of the graph's device).
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_graph_exec_set_event_node")]
+        public static extern CudaStatus cuabi_graph_exec_set_event_node(SafeGraphExecHandle exec, SafeGraphNodeHandle node, SafeEventHandle @event);
+
+        // cuabi_status cuabi_graph_exec_set_node_enabled(cuabi_graph_exec exec, cuabi_graph_node node, int32_t enabled);
+        /// <summary>
+        /// Enables (`enabled` not 0) or disables `node` in `exec` (cuGraphNodeSetEnabled):
+        /// a disabled node does nothing at launch and its dependents wait as before.
+        /// Only kernel, copy and fill nodes can be disabled; another kind answers
+        /// CUABI_ERROR_NOT_SUPPORTED naming it.
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_graph_exec_set_node_enabled")]
+        public static extern CudaStatus cuabi_graph_exec_set_node_enabled(SafeGraphExecHandle exec, SafeGraphNodeHandle node, int enabled);
+
+        // cuabi_status cuabi_graph_exec_get_node_enabled(cuabi_graph_exec exec, cuabi_graph_node node, int32_t* enabled);
+        /// <summary>
+        /// Whether `node` is enabled in `exec`: 1 or 0 in `enabled`; the same
+        /// refusals as cuabi_graph_exec_set_node_enabled.
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_graph_exec_get_node_enabled")]
+        public static extern CudaStatus cuabi_graph_exec_get_node_enabled(SafeGraphExecHandle exec, SafeGraphNodeHandle node, out int enabled);
+
+        // cuabi_status cuabi_graph_exec_get_launch_handle(cuabi_graph_exec exec, uint64_t* cu_graph_exec);
+        /// <summary>
+        /// The value device code launches `exec` by, in `cu_graph_exec` (the raw
+        /// CUgraphExec, also for interop): a kernel argument for cudaGraphLaunch
+        /// with cudaStreamGraphFireAndForget or cudaStreamGraphTailLaunch, of a graph
+        /// instantiated with CUABI_GRAPH_INSTANTIATE_DEVICE_LAUNCH. Device code
+        /// launches a graph only from a kernel that itself runs in a graph (the
+        /// driver refuses a stream launch of such a kernel), and only a graph
+        /// uploaded first (CUABI_GRAPH_INSTANTIATE_UPLOAD, cuabi_graph_exec_upload or
+        /// a launch from the host); `exec` must outlive every launch. NVRTC declares
+        /// no cudaGraphLaunch: a program declares it, and needs no relocatable code
+        /// nor the device runtime library (see the README).
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_graph_exec_get_launch_handle")]
+        public static extern CudaStatus cuabi_graph_exec_get_launch_handle(SafeGraphExecHandle exec, out ulong cu_graph_exec);
 
         // --- Device core dumps ---
 

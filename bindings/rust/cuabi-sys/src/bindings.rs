@@ -6062,6 +6062,20 @@ extern "C" {
     ) -> cuabi_status;
 }
 extern "C" {
+    /// A node copying the box \`desc\` describes (`cuabi_copy_3d_desc`: host memory, buffers,
+    /// pitched memory and arrays of the graph's device), every range checked as `cuabi_copy_3d`
+    /// checks it; an empty box (width_bytes 0) answers `CUABI_ERROR_INVALID_ARGUMENT`. The graph
+    /// keeps the buffers and arrays; host memory is the caller's to keep valid while the graph may
+    /// run (page-locked memory, a `cuabi_host_buffer`'s, lets the copy run asynchronously).
+    /// \`after\` (NULL: none).
+    pub fn cuabi_graph_add_copy_3d_node(
+        graph: cuabi_graph,
+        after: cuabi_graph_node,
+        desc: *const cuabi_copy_3d_desc,
+        out: *mut cuabi_graph_node,
+    ) -> cuabi_status;
+}
+extern "C" {
     /// A node filling \`count\` elements of \`element_size\` bytes (1, 2 or 4) of \`buffer\` from
     /// \`offset\` with \`value\`, checked as `cuabi_buffer_fill` checks (`CUABI_ERROR_OUT_OF_RANGE`
     /// past the end). \`after\` (NULL: none).
@@ -6264,6 +6278,129 @@ extern "C" {
         flags: cuabi_graph_instantiate_flags,
         upload_stream: cuabi_stream,
         out: *mut cuabi_graph_exec,
+    ) -> cuabi_status;
+}
+extern "C" {
+    /// Gives kernel node \`node\` the kernel \`function\`, the grid, block and shared memory of
+    /// \`config\` (not NULL) and the packed argument block \`args\` of \`args_size\` bytes, copied
+    /// now (cuGraphExecKernelNodeSetParams). The configuration and arguments are checked as
+    /// `cuabi_graph_add_kernel_node` checks them. A kernel whose parameters (count, sizes, offsets)
+    /// differ from the node's kernel's answers `CUABI_ERROR_INVALID_ARGUMENT` naming both
+    /// signatures. A config with fields past shared_mem_bytes (clusters, cooperative, priority,
+    /// launch attributes) answers `CUABI_ERROR_NOT_SUPPORTED`: those stay as instantiated.
+    pub fn cuabi_graph_exec_set_kernel_node(
+        exec: cuabi_graph_exec,
+        node: cuabi_graph_node,
+        function: cuabi_function,
+        config: *const cuabi_launch_config,
+        args: *const ::std::os::raw::c_void,
+        args_size: usize,
+    ) -> cuabi_status;
+}
+extern "C" {
+    /// Gives copy node \`node\` (of `cuabi_graph_add_copy_node`) a new range, checked as adding it
+    /// checks. A 3D copy node answers `CUABI_ERROR_NOT_SUPPORTED`: the driver updates only
+    /// one-dimensional copies in place.
+    pub fn cuabi_graph_exec_set_copy_node(
+        exec: cuabi_graph_exec,
+        node: cuabi_graph_node,
+        dst: cuabi_buffer,
+        dst_offset: usize,
+        src: cuabi_buffer,
+        src_offset: usize,
+        bytes: usize,
+    ) -> cuabi_status;
+}
+extern "C" {
+    /// Gives upload node \`node\` (of `cuabi_graph_add_upload_node`) a new range, checked as adding
+    /// it checks.
+    pub fn cuabi_graph_exec_set_upload_node(
+        exec: cuabi_graph_exec,
+        node: cuabi_graph_node,
+        dst: cuabi_buffer,
+        dst_offset: usize,
+        src: cuabi_host_buffer,
+        src_offset: usize,
+        bytes: usize,
+    ) -> cuabi_status;
+}
+extern "C" {
+    /// Gives download node \`node\` (of `cuabi_graph_add_download_node`) a new range, checked as
+    /// adding it checks.
+    pub fn cuabi_graph_exec_set_download_node(
+        exec: cuabi_graph_exec,
+        node: cuabi_graph_node,
+        dst: cuabi_host_buffer,
+        dst_offset: usize,
+        src: cuabi_buffer,
+        src_offset: usize,
+        bytes: usize,
+    ) -> cuabi_status;
+}
+extern "C" {
+    /// Gives fill node \`node\` a new buffer range and value, checked as
+    /// `cuabi_graph_add_fill_node` checks.
+    pub fn cuabi_graph_exec_set_fill_node(
+        exec: cuabi_graph_exec,
+        node: cuabi_graph_node,
+        buffer: cuabi_buffer,
+        offset: usize,
+        value: u32,
+        element_size: u32,
+        count: usize,
+    ) -> cuabi_status;
+}
+extern "C" {
+    /// Makes host node \`node\` call \`fn(user_data, ...)\`, its failures reported as
+    /// `cuabi_graph_add_host_node`'s are.
+    pub fn cuabi_graph_exec_set_host_node(
+        exec: cuabi_graph_exec,
+        node: cuabi_graph_node,
+        fn_: cuabi_host_fn,
+        user_data: *mut ::std::os::raw::c_void,
+    ) -> cuabi_status;
+}
+extern "C" {
+    /// Makes event record or event wait node \`node\` record or wait for \`event\` (of the graph's
+    /// device).
+    pub fn cuabi_graph_exec_set_event_node(
+        exec: cuabi_graph_exec,
+        node: cuabi_graph_node,
+        event: cuabi_event,
+    ) -> cuabi_status;
+}
+extern "C" {
+    /// Enables (\`enabled\` not 0) or disables \`node\` in \`exec\` (cuGraphNodeSetEnabled): a
+    /// disabled node does nothing at launch and its dependents wait as before. Only kernel, copy
+    /// and fill nodes can be disabled; another kind answers `CUABI_ERROR_NOT_SUPPORTED` naming it.
+    pub fn cuabi_graph_exec_set_node_enabled(
+        exec: cuabi_graph_exec,
+        node: cuabi_graph_node,
+        enabled: i32,
+    ) -> cuabi_status;
+}
+extern "C" {
+    /// Whether \`node\` is enabled in \`exec\`: 1 or 0 in \`enabled\`; the same refusals as
+    /// `cuabi_graph_exec_set_node_enabled`.
+    pub fn cuabi_graph_exec_get_node_enabled(
+        exec: cuabi_graph_exec,
+        node: cuabi_graph_node,
+        enabled: *mut i32,
+    ) -> cuabi_status;
+}
+extern "C" {
+    /// The value device code launches \`exec\` by, in \`cu_graph_exec\` (the raw `CUgraphExec`,
+    /// also for interop): a kernel argument for cudaGraphLaunch with cudaStreamGraphFireAndForget
+    /// or cudaStreamGraphTailLaunch, of a graph instantiated with
+    /// `CUABI_GRAPH_INSTANTIATE_DEVICE_LAUNCH`. Device code launches a graph only from a kernel
+    /// that itself runs in a graph (the driver refuses a stream launch of such a kernel), and only
+    /// a graph uploaded first (`CUABI_GRAPH_INSTANTIATE_UPLOAD`, `cuabi_graph_exec_upload` or a
+    /// launch from the host); \`exec\` must outlive every launch. NVRTC declares no
+    /// cudaGraphLaunch: a program declares it, and needs no relocatable code nor the device runtime
+    /// library (see the README).
+    pub fn cuabi_graph_exec_get_launch_handle(
+        exec: cuabi_graph_exec,
+        cu_graph_exec: *mut u64,
     ) -> cuabi_status;
 }
 /// CUDA modules that are not relocated at run time.

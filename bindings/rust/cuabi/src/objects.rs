@@ -148,7 +148,10 @@
 //! * `cuabi_graph_exec_set_kernel_node_args`: idiom `launch`, written by hand
 //! * `cuabi_graph_node_release`: Drop
 //! * `cuabi_graph_add_kernel_node`: idiom `launch`, written by hand
+//! * `cuabi_graph_add_copy_3d_node`: parameter `desc` is struct_in
 //! * `cuabi_graph_add_host_node`: idiom `host_callback`, written by hand
+//! * `cuabi_graph_exec_set_kernel_node`: idiom `launch`, written by hand
+//! * `cuabi_graph_exec_set_host_node`: idiom `host_callback`, written by hand
 //! * `cuabi_device_get_sm_resource`: a new handle from a getter, written by hand in src/green.rs
 //! * `cuabi_sm_resource_release`: Drop
 //! * `cuabi_sm_resource_split`: a new handle from a action, written by hand in src/green.rs
@@ -1861,6 +1864,163 @@ impl GraphExec {
     /// Calls `cuabi_graph_exec_update`.
     pub fn update(&self, graph: &Graph) -> Result<()> {
         check(unsafe { sys::cuabi_graph_exec_update(self.as_raw(), graph.as_raw()) })
+    }
+
+    /// Gives copy node `node` (of `cuabi_graph_add_copy_node`) a new range, checked as adding it
+    /// checks. A 3D copy node answers `CUABI_ERROR_NOT_SUPPORTED`: the driver updates only
+    /// one-dimensional copies in place.
+    ///
+    /// Calls `cuabi_graph_exec_set_copy_node`.
+    pub fn set_copy_node<E: DeviceRepr>(
+        &self,
+        node: &GraphNode,
+        dst: &DeviceBuffer<E>,
+        dst_offset: usize,
+        src: &DeviceBuffer<E>,
+        src_offset: usize,
+        bytes: usize,
+    ) -> Result<()> {
+        check(unsafe {
+            sys::cuabi_graph_exec_set_copy_node(
+                self.as_raw(),
+                node.as_raw(),
+                dst.as_raw(),
+                dst_offset,
+                src.as_raw(),
+                src_offset,
+                bytes,
+            )
+        })
+    }
+
+    /// Gives upload node `node` (of `cuabi_graph_add_upload_node`) a new range, checked as adding
+    /// it checks.
+    ///
+    /// Calls `cuabi_graph_exec_set_upload_node`.
+    pub fn set_upload_node<E: DeviceRepr>(
+        &self,
+        node: &GraphNode,
+        dst: &DeviceBuffer<E>,
+        dst_offset: usize,
+        src: &PinnedBuffer<E>,
+        src_offset: usize,
+        bytes: usize,
+    ) -> Result<()> {
+        check(unsafe {
+            sys::cuabi_graph_exec_set_upload_node(
+                self.as_raw(),
+                node.as_raw(),
+                dst.as_raw(),
+                dst_offset,
+                src.as_raw(),
+                src_offset,
+                bytes,
+            )
+        })
+    }
+
+    /// Gives download node `node` (of `cuabi_graph_add_download_node`) a new range, checked as
+    /// adding it checks.
+    ///
+    /// Calls `cuabi_graph_exec_set_download_node`.
+    pub fn set_download_node<E: DeviceRepr>(
+        &self,
+        node: &GraphNode,
+        dst: &PinnedBuffer<E>,
+        dst_offset: usize,
+        src: &DeviceBuffer<E>,
+        src_offset: usize,
+        bytes: usize,
+    ) -> Result<()> {
+        check(unsafe {
+            sys::cuabi_graph_exec_set_download_node(
+                self.as_raw(),
+                node.as_raw(),
+                dst.as_raw(),
+                dst_offset,
+                src.as_raw(),
+                src_offset,
+                bytes,
+            )
+        })
+    }
+
+    /// Gives fill node `node` a new buffer range and value, checked as `cuabi_graph_add_fill_node`
+    /// checks.
+    ///
+    /// Calls `cuabi_graph_exec_set_fill_node`.
+    pub fn set_fill_node<E: DeviceRepr>(
+        &self,
+        node: &GraphNode,
+        buffer: &DeviceBuffer<E>,
+        offset: usize,
+        value: u32,
+        element_size: u32,
+        count: usize,
+    ) -> Result<()> {
+        check(unsafe {
+            sys::cuabi_graph_exec_set_fill_node(
+                self.as_raw(),
+                node.as_raw(),
+                buffer.as_raw(),
+                offset,
+                value,
+                element_size,
+                count,
+            )
+        })
+    }
+
+    /// Makes event record or event wait node `node` record or wait for `event` (of the graph's
+    /// device).
+    ///
+    /// Calls `cuabi_graph_exec_set_event_node`.
+    pub fn set_event_node(&self, node: &GraphNode, event: &Event) -> Result<()> {
+        check(unsafe {
+            sys::cuabi_graph_exec_set_event_node(self.as_raw(), node.as_raw(), event.as_raw())
+        })
+    }
+
+    /// Enables (`enabled` not 0) or disables `node` in `exec` (cuGraphNodeSetEnabled): a disabled
+    /// node does nothing at launch and its dependents wait as before. Only kernel, copy and fill
+    /// nodes can be disabled; another kind answers `CUABI_ERROR_NOT_SUPPORTED` naming it.
+    ///
+    /// Calls `cuabi_graph_exec_set_node_enabled`.
+    pub fn set_node_enabled(&self, node: &GraphNode, enabled: i32) -> Result<()> {
+        check(unsafe {
+            sys::cuabi_graph_exec_set_node_enabled(self.as_raw(), node.as_raw(), enabled)
+        })
+    }
+
+    /// Whether `node` is enabled in `exec`: 1 or 0 in `enabled`; the same refusals as
+    /// `cuabi_graph_exec_set_node_enabled`.
+    ///
+    /// Calls `cuabi_graph_exec_get_node_enabled`.
+    pub fn node_enabled(&self, node: &GraphNode) -> Result<i32> {
+        let mut enabled = 0;
+        check(unsafe {
+            sys::cuabi_graph_exec_get_node_enabled(self.as_raw(), node.as_raw(), &mut enabled)
+        })?;
+        Ok(enabled)
+    }
+
+    /// The value device code launches `exec` by, in `cu_graph_exec` (the raw `CUgraphExec`, also
+    /// for interop): a kernel argument for cudaGraphLaunch with cudaStreamGraphFireAndForget or
+    /// cudaStreamGraphTailLaunch, of a graph instantiated with
+    /// `CUABI_GRAPH_INSTANTIATE_DEVICE_LAUNCH`. Device code launches a graph only from a kernel
+    /// that itself runs in a graph (the driver refuses a stream launch of such a kernel), and only
+    /// a graph uploaded first (`CUABI_GRAPH_INSTANTIATE_UPLOAD`, `cuabi_graph_exec_upload` or a
+    /// launch from the host); `exec` must outlive every launch. NVRTC declares no cudaGraphLaunch:
+    /// a program declares it, and needs no relocatable code nor the device runtime library (see the
+    /// README).
+    ///
+    /// Calls `cuabi_graph_exec_get_launch_handle`.
+    pub fn launch_handle(&self) -> Result<u64> {
+        let mut cu_graph_exec = 0;
+        check(unsafe {
+            sys::cuabi_graph_exec_get_launch_handle(self.as_raw(), &mut cu_graph_exec)
+        })?;
+        Ok(cu_graph_exec)
     }
 }
 
