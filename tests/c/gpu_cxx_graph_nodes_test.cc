@@ -136,6 +136,8 @@ TEST_F(CxxGraphNodesTest, AnExecutableGraphChangedInPlace) {
   d.src_buffer = out.get();
   d.dst_buffer = out.get();
   d.dst_x_bytes = 8;
+  d.src_pitch = 16;
+  d.dst_pitch = 16;
   d.width_bytes = 8;
   g.add_copy_3d_node(f.get(), d);
   cuabi::graph_exec e = g.instantiate();

@@ -42,7 +42,7 @@ const char* kSource =
 constexpr uint64_t kTailLaunch = 0x0100000000000000ull;
 constexpr uint64_t kFireAndForget = 0x0200000000000000ull;
 
-class GraphUpdateTest : public GpuTest {
+class ExecNodeUpdateTest : public GpuTest {
  protected:
   void SetUp() override {
     GpuTest::SetUp();
@@ -103,7 +103,7 @@ int32_t CUABI_CALL Mark(void* user_data, char*, size_t) {
   return 0;
 }
 
-TEST_F(GraphUpdateTest, EveryNodeKindTakesNewParametersWithoutInstantiatingAgain) {
+TEST_F(ExecNodeUpdateTest, EveryNodeKindTakesNewParametersWithoutInstantiatingAgain) {
   Function axpb = GetFunction(module_, "axpb");
   Function axmb = GetFunction(module_, "axmb");
   const int n = 2048;
@@ -190,7 +190,7 @@ TEST_F(GraphUpdateTest, EveryNodeKindTakesNewParametersWithoutInstantiatingAgain
   for (int i = 0; i < n; ++i) ASSERT_EQ(2.0f * x[i] + 1.0f, pout[i]) << "element " << i;
 }
 
-TEST_F(GraphUpdateTest, NodesAreDisabledAndEnabledAgain) {
+TEST_F(ExecNodeUpdateTest, NodesAreDisabledAndEnabledAgain) {
   Function bump = GetFunction(module_, "bump");
   Buffer counter = Alloc(16);
   ASSERT_EQ(CUABI_SUCCESS, cuabi_buffer_memset(counter, 0, 0, 16));
@@ -236,7 +236,7 @@ TEST_F(GraphUpdateTest, NodesAreDisabledAndEnabledAgain) {
   EXPECT_EQ(CUABI_ERROR_NOT_SUPPORTED, cuabi_graph_exec_get_node_enabled(e, host, &on));
 }
 
-TEST_F(GraphUpdateTest, TheRefusalsNameWhatWasWrong) {
+TEST_F(ExecNodeUpdateTest, TheRefusalsNameWhatWasWrong) {
   Function axpb = GetFunction(module_, "axpb");
   Function put = GetFunction(module_, "put");
   Buffer a = Alloc(4096), b = Alloc(4096);
@@ -314,7 +314,7 @@ TEST_F(GraphUpdateTest, TheRefusalsNameWhatWasWrong) {
   EXPECT_EQ(CUABI_SUCCESS, cuabi_stream_synchronize(stream_)) << LastError();
 }
 
-TEST_F(GraphUpdateTest, A3dCopyNodeCopiesABoxIntoPitchedMemoryAndAnArray) {
+TEST_F(ExecNodeUpdateTest, A3dCopyNodeCopiesABoxIntoPitchedMemoryAndAnArray) {
   const size_t w = 40, h = 24;  // floats per row, rows
   HostBuffer host;
   ASSERT_EQ(CUABI_SUCCESS, cuabi_host_buffer_alloc(device_, w * h * 4, host.out()));
@@ -389,8 +389,8 @@ TEST_F(GraphUpdateTest, A3dCopyNodeCopiesABoxIntoPitchedMemoryAndAnArray) {
   EXPECT_EQ(CUABI_ERROR_NOT_SUPPORTED, cuabi_graph_exec_set_copy_node(e, n2, a, 0, b, 0, 64));
   EXPECT_TRUE(Contains(cuabi_last_error_message(), "3D copy node")) << cuabi_last_error_message();
   // Refusals: a box past the array, an empty box, no desc.
-  cuabi_copy_3d_desc bad = d2;
-  bad.dst_y = h - 8;
+  cuabi_copy_3d_desc bad = d3;
+  bad.src_y = 8;
   GraphNode nb;
   EXPECT_EQ(CUABI_ERROR_OUT_OF_RANGE, cuabi_graph_add_copy_3d_node(g, nullptr, &bad, nb.out()));
   bad = d3;
@@ -401,7 +401,7 @@ TEST_F(GraphUpdateTest, A3dCopyNodeCopiesABoxIntoPitchedMemoryAndAnArray) {
   EXPECT_EQ(CUABI_ERROR_INVALID_ARGUMENT, cuabi_graph_add_copy_3d_node(g, nullptr, nullptr, nb.out()));
 }
 
-TEST_F(GraphUpdateTest, AKernelLaunchesADeviceGraphFireAndForgetThenAsATailLaunch) {
+TEST_F(ExecNodeUpdateTest, AKernelLaunchesADeviceGraphFireAndForgetThenAsATailLaunch) {
   Function bump = GetFunction(module_, "bump");
   Function launcher = GetFunction(module_, "launch_graph");
   Buffer words = Alloc(16);
