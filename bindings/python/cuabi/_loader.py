@@ -333,27 +333,40 @@ class Backend:
         times) unless the core refuses the node. ``fn`` None passes NULL, for
         the core to refuse. Answers the new node's handle."""
         box = self.out("cuabi_graph_node")
+        self._kept_host_call("cuabi_graph_add_host_node", fn, args, graph, after,
+                             tail=(self.ref(box),))
+        return self.value(box)
+
+    def exec_host_node(
+        self, exec_: Any, node: Any, fn: Optional[Callable[..., Any]], args: Tuple[Any, ...]
+    ) -> None:
+        """``cuabi_graph_exec_set_host_node`` making host node ``node`` run
+        ``fn(*args)``, kept as :meth:`graph_host_node` keeps its entry."""
+        self._kept_host_call("cuabi_graph_exec_set_host_node", fn, args, exec_, node)
+
+    def _kept_host_call(
+        self, name: str, fn: Optional[Callable[..., Any]], args: Tuple[Any, ...], *lead: Any,
+        tail: Tuple[Any, ...] = (),
+    ) -> None:
+        """Calls ``name(*lead, trampoline, key, *tail)`` with ``fn(*args)``
+        kept for the life of the process unless the core refuses; ``fn``
+        None passes NULL, for the core to refuse."""
         if fn is None:
-            self.call(
-                "cuabi_graph_add_host_node", graph, after, self.null_host_fn(), self.NULL,
-                self.ref(box),
-            )
-            return self.value(box)
+            self.call(name, *lead, self.null_host_fn(), self.NULL, *tail)
+            return
         if not callable(fn):
             raise TypeError(f"a host function must be callable, not {type(fn).__name__}")
         key = next(_host_keys)
         _host_kept[key] = (fn, args)
         try:
-            status = self.lib.cuabi_graph_add_host_node(
-                graph, after, self.host_trampoline(), self.user_data(key), self.ref(box)
-            )
+            status = getattr(self.lib, name)(*lead, self.host_trampoline(), self.user_data(key),
+                                             *tail)
         except BaseException:
             _host_kept.pop(key, None)
             raise
         if status:
             _host_kept.pop(key, None)
-            raise self.error(status, "cuabi_graph_add_host_node")
-        return self.value(box)
+            raise self.error(status, name)
 
     def desc(self, ctype: str, **fields: Any) -> Tuple[Any, Any]:
         """A ``const <ctype>*`` argument and what keeps it alive: the

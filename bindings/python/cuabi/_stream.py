@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import weakref
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Any, Callable, Iterator, List, Optional, Sequence, Tuple, Union
 
 from ._api import CUABI_ERROR_NOT_READY, CUABI_IPC_HANDLE_SIZE, CaptureMode, CopyBatchFlag, EventFlag
 from ._batch import CopyOp, ManagedRange, MemOp, copy_op_array, managed_range_array, mem_op_array
@@ -403,6 +403,26 @@ class Graph(GraphBase):
         h = b.graph_host_node(self._handle, _node_arg(after, b), fn, args)
         return GraphNodeBase._from_handle(b, h)
 
+    def add_copy_3d_node(self, copy: Copy3dOp, after: Optional[Any] = None) -> Any:
+        """A node copying the box ``copy`` describes (:class:`Copy3dOp`, the
+        arguments of :func:`cuabi.copy_3d`: host arrays, buffers, pitched
+        buffers and arrays) at every launch, checked as copy_3d checks it;
+        ``after`` (a node of this graph, or None). This object keeps the
+        host arrays it names; they must stay alive, and hold what the copy
+        should read, while an executable graph made from it may run."""
+        b = self._b
+        arr, _, keep = copy_3d_array(b, [copy])
+        h = b.get(
+            "cuabi_graph_add_copy_3d_node", self._handle, _node_arg(after, b), arr,
+            out="cuabi_graph_node",
+        )
+        kept: Optional[List[Any]] = getattr(self, "_kept_host_memory", None)
+        if kept is None:
+            kept = []
+            self._kept_host_memory = kept
+        kept.append(keep)
+        return GraphNodeBase._from_handle(b, h)
+
     def clone(self) -> "Graph":
         """A copy of the graph, its nodes and edges."""
         h = self._b.get("cuabi_graph_clone", self._handle, out="cuabi_graph")
@@ -431,6 +451,16 @@ def _node_arg(node: Optional[Any], b: Backend) -> Any:
     return node._arg(b)
 
 
+def _exec_node_arg(node: Any, b: Backend) -> Any:
+    """The ``cuabi_graph_node`` argument of an update (None: NULL, which the
+    core refuses)."""
+    if node is None:
+        return b.NULL
+    if not isinstance(node, GraphNodeBase):
+        raise TypeError(f"node must be a graph node, not {type(node).__name__}")
+    return node._arg(b)
+
+
 class GraphExec(GraphExecBase):
     """An instantiated graph (``cuabi_graph_exec``)."""
 
@@ -440,6 +470,44 @@ class GraphExec(GraphExecBase):
 
     # launch, upload: GraphExecBase.
     __call__ = GraphExecBase.launch
+
+    def set_kernel_node(
+        self,
+        node: Any,
+        kernel: "Kernel",
+        grid: Any,
+        block: Any = None,
+        args: Sequence[Any] = (),
+        types: Optional[Sequence[Any]] = None,
+        shared_mem: int = 0,
+        **options: Any,
+    ) -> None:
+        """Gives kernel node ``node`` (of the graph this was instantiated
+        from) ``kernel`` over ``grid`` x ``block`` with ``args``, packed and
+        checked as :meth:`Graph.add_kernel_node` packs and checks them, in
+        this executable graph only: its next launch uses them. The kernel's
+        signature stays the node's, and launch attributes (clusters,
+        cooperative, priority) stay as instantiated."""
+        if not isinstance(kernel, FunctionBase) or not hasattr(kernel, "_node_launch"):
+            raise TypeError(f"kernel must be a cuabi.Kernel, not {type(kernel).__name__}")
+        cfg, block_bytes = kernel._node_launch(grid, block, args, types, shared_mem, options)
+        b = self._b
+        b.call(
+            "cuabi_graph_exec_set_kernel_node",
+            self._handle,
+            _exec_node_arg(node, b),
+            kernel._arg(b),
+            cfg,
+            block_bytes,
+            len(block_bytes),
+        )
+
+    def set_host_node(self, node: Any, fn: Callable[..., Any], *args: Any) -> None:
+        """Makes host node ``node`` call ``fn(*args)`` in this executable
+        graph, its exceptions reported as :meth:`Graph.add_host_node`'s are;
+        ``fn`` and ``args`` are kept for the life of the process."""
+        b = self._b
+        b.exec_host_node(self._handle, _exec_node_arg(node, b), fn, args)
 
     def set_kernel_node_args(
         self,
