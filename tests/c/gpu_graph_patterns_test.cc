@@ -67,7 +67,9 @@ class GraphPatternsTest : public GpuTest {
     std::vector<char> block(size);
     size_t index = 0;
     auto put = [&](const auto& v) {
-      std::memcpy(block.data() + params[index++].offset, &v, sizeof v);
+      const size_t at = params[index++].offset;
+      if (at + sizeof v <= block.size()) std::memcpy(&block[at], &v, sizeof v);
+      else ADD_FAILURE() << "parameter " << index - 1 << " lies past the argument block";
     };
     (put(values), ...);
     return block;
