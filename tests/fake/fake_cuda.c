@@ -11,9 +11,10 @@
  * name, with the parameter layouts NVRTC gives them on x86-64: empty2 and
  * empty16 (which do nothing) and saxpy (computed on the host, so results
  * verify). Stream capture records launches into a graph that a graph launch
- * replays. The entry points are exported under their cuda.h names (so a
- * program linked with -lcuda runs) and through cuGetProcAddress (as cuabi
- * looks them up).
+ * replays; a graph built node by node holds kernel, copy and fill nodes too
+ * (its own section below). The entry points are exported under their
+ * cuda.h names (so a program linked with -lcuda runs) and through
+ * cuGetProcAddress (as cuabi looks them up).
  *
  * Its entry points are cuabi's: cuGetProcAddress answers every entry of
  * capi/core/driver_entry_points.h, with the function exported here under
@@ -237,7 +238,10 @@ static double now_ms(void) {
   return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
+static int run_built_node(const launch_rec* r); /* graphs built node by node, below */
+
 static void run(const launch_rec* r) {
+  if (run_built_node(r)) return;
   if (strcmp(r->k->name, "saxpy") != 0) return;
   float a;
   float *x, *y, *out;
@@ -720,6 +724,168 @@ EXPORT CUresult CUDAAPI cuGraphExecDestroy(CUgraphExec e) {
   free(e);
   return (CUresult)f_;
 }
+
+/* ---- graphs built node by node: kernel, copy and fill nodes ---------------
+ * For the node-built graphs of the binding fault suites
+ * (cuabi_graph_add_kernel_node, _copy_node, _upload_node, _download_node,
+ * _fill_node). A node is a record of the graph, as a captured launch is,
+ * and its handle points at the record (as cuGraphGetNodes answers it); a
+ * graph launch runs the records in the order they were added, which is an
+ * order of the edges `after` makes (the dependencies are not kept
+ * otherwise). A copy node copies a box between host and "device" pointers
+ * (an array side answers CUDA_ERROR_NOT_SUPPORTED); a fill node sets
+ * `height` rows of `width` elements of 1, 2 or 4 bytes. */
+
+static const kernel_info copy_node_info = {"(copy node)", 0, {0}, {0}, 0};
+static const kernel_info fill_node_info = {"(fill node)", 0, {0}, {0}, 0};
+
+typedef struct {
+  char* dst;
+  const char* src;
+  size_t width, height, depth;
+  size_t dst_pitch, dst_layer, src_pitch, src_layer; /* in bytes */
+} copy_node_args;
+
+typedef struct {
+  char* dst;
+  size_t pitch, width, height;
+  unsigned value, element_size;
+} fill_node_args;
+
+/* Runs `r` when it is a copy or fill node (answering 1), else answers 0. */
+static int run_built_node(const launch_rec* r) {
+  if (r->k == &copy_node_info) {
+    copy_node_args c;
+    memcpy(&c, r->args, sizeof c);
+    for (size_t z = 0; z < c.depth; ++z)
+      for (size_t y = 0; y < c.height; ++y)
+        memmove(c.dst + z * c.dst_layer + y * c.dst_pitch,
+                c.src + z * c.src_layer + y * c.src_pitch, c.width);
+    return 1;
+  }
+  if (r->k == &fill_node_info) {
+    fill_node_args f;
+    memcpy(&f, r->args, sizeof f);
+    for (size_t y = 0; y < f.height; ++y)
+      for (size_t i = 0; i < f.width; ++i) {
+        char* at = f.dst + y * f.pitch + i * f.element_size;
+        if (f.element_size == 1) {
+          uint8_t v = (uint8_t)f.value;
+          memcpy(at, &v, 1);
+        } else if (f.element_size == 2) {
+          uint16_t v = (uint16_t)f.value;
+          memcpy(at, &v, 2);
+        } else {
+          memcpy(at, &f.value, 4);
+        }
+      }
+    return 1;
+  }
+  return 0;
+}
+
+static CUresult node_added(CUgraph g, const launch_rec* r, CUgraphNode* out) {
+  if (g->n == g->cap) {
+    size_t cap = g->cap ? 2 * g->cap : 256;
+    launch_rec* grown = realloc(g->recs, cap * sizeof(launch_rec));
+    if (!grown) return CUDA_ERROR_OUT_OF_MEMORY;
+    g->recs = grown;
+    g->cap = cap;
+  }
+  g->recs[g->n] = *r;
+  *out = (CUgraphNode)(g->recs + g->n);
+  ++g->n;
+  return CUDA_SUCCESS;
+}
+
+EXPORT CUresult CUDAAPI cuGraphAddKernelNode(CUgraphNode* out, CUgraph g, const CUgraphNode* deps,
+                                             size_t ndeps, const CUDA_KERNEL_NODE_PARAMS* p) {
+  FAULT(cuGraphAddKernelNode, (out, g, deps, ndeps, p));
+  (void)deps, (void)ndeps;
+  if (!out || !g || !p || !p->func || !p->gridDimX || !p->gridDimY || !p->gridDimZ ||
+      !p->blockDimX || !p->blockDimY || !p->blockDimZ)
+    return CUDA_ERROR_INVALID_VALUE;
+  const kernel_info* k = p->func->k;
+  launch_rec r;
+  memset(&r, 0, sizeof(r));
+  r.k = k;
+  r.threads = p->gridDimX * p->gridDimY * p->gridDimZ * p->blockDimX * p->blockDimY * p->blockDimZ;
+  if (p->kernelParams) {
+    for (int i = 0; i < k->count; ++i)
+      memcpy(r.args + k->offset[i], p->kernelParams[i], k->size[i]);
+  } else if (k->count) {
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  return node_added(g, &r, out);
+}
+
+/* A side of a CUDA_MEMCPY3D as a pointer and strides, or NULL (an array). */
+static char* copy_side(CUmemorytype type, const void* host, CUdeviceptr device, size_t x, size_t y,
+                       size_t z, size_t pitch, size_t height) {
+  char* base;
+  if (type == CU_MEMORYTYPE_HOST)
+    base = (char*)(uintptr_t)host;
+  else if (type == CU_MEMORYTYPE_DEVICE || type == CU_MEMORYTYPE_UNIFIED)
+    base = (char*)(uintptr_t)device;
+  else
+    return NULL;
+  return base ? base + x + (z * height + y) * pitch : NULL;
+}
+
+EXPORT CUresult CUDAAPI cuGraphAddMemcpyNode(CUgraphNode* out, CUgraph g, const CUgraphNode* deps,
+                                             size_t ndeps, const CUDA_MEMCPY3D* c, CUcontext ctx) {
+  FAULT(cuGraphAddMemcpyNode, (out, g, deps, ndeps, c, ctx));
+  (void)deps, (void)ndeps, (void)ctx;
+  if (!out || !g || !c || !c->WidthInBytes || !c->Height || !c->Depth)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (c->srcMemoryType == CU_MEMORYTYPE_ARRAY || c->dstMemoryType == CU_MEMORYTYPE_ARRAY)
+    return CUDA_ERROR_NOT_SUPPORTED;
+  copy_node_args a;
+  memset(&a, 0, sizeof a);
+  a.width = c->WidthInBytes;
+  a.height = c->Height;
+  a.depth = c->Depth;
+  a.src_pitch = c->srcPitch ? c->srcPitch : c->WidthInBytes;
+  a.dst_pitch = c->dstPitch ? c->dstPitch : c->WidthInBytes;
+  a.src_layer = a.src_pitch * (c->srcHeight ? c->srcHeight : c->Height);
+  a.dst_layer = a.dst_pitch * (c->dstHeight ? c->dstHeight : c->Height);
+  if (a.src_pitch < a.width || a.dst_pitch < a.width) return CUDA_ERROR_INVALID_VALUE;
+  a.src = copy_side(c->srcMemoryType, c->srcHost, c->srcDevice, c->srcXInBytes, c->srcY, c->srcZ,
+                    a.src_pitch, a.src_layer / a.src_pitch);
+  a.dst = copy_side(c->dstMemoryType, c->dstHost, c->dstDevice, c->dstXInBytes, c->dstY, c->dstZ,
+                    a.dst_pitch, a.dst_layer / a.dst_pitch);
+  if (!a.src || !a.dst) return CUDA_ERROR_INVALID_VALUE;
+  launch_rec r;
+  memset(&r, 0, sizeof(r));
+  r.k = &copy_node_info;
+  memcpy(r.args, &a, sizeof a);
+  return node_added(g, &r, out);
+}
+
+EXPORT CUresult CUDAAPI cuGraphAddMemsetNode(CUgraphNode* out, CUgraph g, const CUgraphNode* deps,
+                                             size_t ndeps, const CUDA_MEMSET_NODE_PARAMS* p,
+                                             CUcontext ctx) {
+  FAULT(cuGraphAddMemsetNode, (out, g, deps, ndeps, p, ctx));
+  (void)deps, (void)ndeps, (void)ctx;
+  if (!out || !g || !p || !p->dst || !p->width || !p->height ||
+      (p->elementSize != 1 && p->elementSize != 2 && p->elementSize != 4) ||
+      (p->height > 1 && p->pitch < p->width * p->elementSize))
+    return CUDA_ERROR_INVALID_VALUE;
+  fill_node_args f;
+  memset(&f, 0, sizeof f);
+  f.dst = (char*)(uintptr_t)p->dst;
+  f.pitch = p->pitch;
+  f.width = p->width;
+  f.height = p->height;
+  f.value = p->value;
+  f.element_size = p->elementSize;
+  launch_rec r;
+  memset(&r, 0, sizeof(r));
+  r.k = &fill_node_info;
+  memcpy(r.args, &f, sizeof f);
+  return node_added(g, &r, out);
+}
+/* ---- end of graphs built node by node ---------------------------------------- */
 
 EXPORT CUresult CUDAAPI cuEventCreate(CUevent* e, unsigned int flags) {
   FAULT(cuEventCreate, (e, flags));

@@ -3,8 +3,11 @@
 //! `$CUABI_FAULT_FAKE_DRIVER` (set by `run-tests.sh` and the CTest entry).
 //!
 //! Each scenario (the SAXPY flow through `Device::compile`, a `Launch` and a
-//! `LaunchPlan`; the same kernel through `Program` and `Device::load_module`)
-//! runs once clean to count the driver and NVRTC calls, then once per call
+//! `LaunchPlan`; the same kernel through `Program` and `Device::load_module`;
+//! and, as `tests/fault/fault_injection.cc` has them, a graph captured and
+//! replayed (plus one built node by node), virtual memory mapped, exported
+//! and grown, batches of memory operations, copies and 3D copies, and a green
+//! context's stream with a tensor map) runs once clean to count the driver and NVRTC calls, then once per call
 //! index with that call failing: `CUDA_ERROR_OUT_OF_MEMORY` and
 //! `CUDA_ERROR_INVALID_VALUE` for driver calls, `NVRTC_ERROR_COMPILATION` and
 //! `NVRTC_ERROR_OUT_OF_MEMORY` for NVRTC ones (the sticky
@@ -34,7 +37,13 @@ use std::panic::{self, AssertUnwindSafe};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use cuabi::{CompileOptions, Device, Error, ErrorKind, LaunchConfig, Program};
+use cuabi::{
+    AddressRange, CaptureMode, CompileOptions, Copy3d, Copy3dBatch, CopyBatch, CopyBatchFlags,
+    Device, Error, ErrorKind, Graph, GreenContext, LaunchConfig, MemOpBatch, MemOpFlags,
+    PhysicalMemory, PhysicalMemoryFlags, Program, StreamFlags, TensorDataType, TensorInterleave,
+    TensorL2Promotion, TensorMap, TensorOobFill, TensorSwizzle, VmAccess, WaitCondition,
+    TENSOR_MAP_BYTES,
+};
 
 const TEST_NAME: &str = "fault_injection";
 
@@ -269,6 +278,279 @@ fn program() -> Result<bool, Outcome> {
     Ok(h.check(a, &out))
 }
 
+/// The words the scenarios below move around: `mul * i + add`.
+fn words(mul: u32, add: u32) -> Vec<u32> {
+    (0..64u32).map(|i| i * mul + add).collect()
+}
+
+/// A graph, as the C suite's: a launch captured on a stream, the graph
+/// instantiated and replayed twice; then (beyond the C suite's) a graph
+/// built node by node (an upload, a fill, the kernel, a device-to-device
+/// copy and a download) instantiated and launched, each verified.
+fn graph() -> Result<bool, Outcome> {
+    let h = Host::new();
+    let device = Device::get(0)?;
+    let module = device.compile(SAXPY, &CompileOptions::new().name("saxpy.cu").no_cache())?;
+    let kernel = module.function("saxpy")?;
+    let mut d_x = device.alloc::<f32>(N)?;
+    let mut d_y = device.alloc::<f32>(N)?;
+    let d_out = device.alloc::<f32>(N)?;
+    let stream = device.create_stream()?;
+    let (a, n) = (2.5f32, N);
+    let mut out = vec![-1.0f32; N];
+    // SAFETY: the host vectors and the buffers outlive the stream's
+    // synchronization below.
+    unsafe {
+        d_x.copy_from_async(&h.x, &stream)?;
+        d_y.copy_from_async(&h.y, &stream)?;
+    }
+    stream.begin_capture(CaptureMode::ThreadLocal)?;
+    // SAFETY: captured, not run: the graph runs it below, while the buffers
+    // live.
+    let captured = unsafe {
+        kernel
+            .launch(LaunchConfig::new(1u32, N as u32))
+            .stream(&stream)
+            .args((&a, &d_x, &d_y, &d_out, &n))
+            .run()
+    };
+    if let Err(err) = captured {
+        let _ = stream.end_capture(); // leave no capture open
+        return Err(err.into());
+    }
+    let captured = stream.end_capture()?;
+    let nodes = captured.node_count()?;
+    let exec = captured.instantiate()?;
+    // SAFETY: the buffers and `out` outlive the synchronization below.
+    unsafe {
+        exec.launch(&stream)?;
+        exec.launch(&stream)?;
+        d_out.copy_to_async(&mut out, &stream)?;
+    }
+    stream.synchronize()?;
+    let mut ok = nodes == 1 && h.check(a, &out);
+
+    // Built node by node: x uploaded from pinned memory, a buffer filled
+    // with ones, saxpy of the two, its result copied to another buffer and
+    // that downloaded to pinned memory.
+    let a = 1.5f32;
+    let mut pinned_x = device.alloc_pinned::<f32>(N)?;
+    pinned_x.copy_from_slice(&h.x);
+    let mut pinned_out = device.alloc_pinned::<f32>(N)?;
+    pinned_out.fill(-1.0);
+    let d_x2 = device.alloc::<f32>(N)?;
+    let d_ones = device.alloc::<f32>(N)?;
+    let d_out2 = device.alloc::<f32>(N)?;
+    let d_copy = device.alloc::<f32>(N)?;
+    let built = Graph::create(&device)?;
+    let up = built.add_upload_node(None, &d_x2, 0, &pinned_x, 0, N * 4)?;
+    let fill = built.add_fill_node(Some(&up), &d_ones, 0, 1.0f32.to_bits(), 4, N)?;
+    let saxpy = built.add_kernel_node(
+        Some(&fill),
+        &kernel,
+        &LaunchConfig::new(2u32, (N / 2) as u32),
+        (&a, &d_x2, &d_ones, &d_out2, &n),
+    )?;
+    let copy = built.add_copy_node(Some(&saxpy), &d_copy, 0, &d_out2, 0, N * 4)?;
+    built.add_download_node(Some(&copy), &pinned_out, 0, &d_copy, 0, N * 4)?;
+    let nodes = built.node_count()?;
+    let exec = built.instantiate()?;
+    // SAFETY: the buffers and the pinned memory outlive the synchronization
+    // below.
+    unsafe { exec.launch(&stream)? };
+    stream.synchronize()?;
+    ok &= nodes == 5 && (0..N).all(|i| pinned_out[i] == a * h.x[i] + 1.0);
+    Ok(ok)
+}
+
+/// Virtual memory, as the C suite's: exportable physical memory mapped into
+/// a range and used through a buffer over it, exported by a file descriptor
+/// and imported again into a second range, unmapped and freed; then a
+/// growable buffer grown twice, its contents checked.
+fn virtual_memory() -> Result<bool, Outcome> {
+    let device = Device::get(0)?;
+    let (g, _recommended) = device.vm_granularity()?;
+    let words_per_g = g / 4;
+    let input = words(7, 1);
+    let mut out = vec![0u32; input.len()];
+    let memory = PhysicalMemory::create(&device, g, PhysicalMemoryFlags::EXPORTABLE)?;
+    let range = AddressRange::reserve(&device, 2 * g)?;
+    range.map(g, &memory)?;
+    range.set_access(g, g, &device, VmAccess::Readwrite)?;
+    let mut view = range.buffer::<u32>(&device, g, words_per_g)?;
+    view.copy_from(&input)?;
+    let fd = memory.export_fd()?;
+    let imported = PhysicalMemory::import_fd(&device, &fd, g)?;
+    let second = AddressRange::reserve(&device, g)?;
+    second.map(0, &imported)?;
+    let again = second.buffer::<u32>(&device, 0, words_per_g)?;
+    again.copy_to(&mut out)?;
+    let mut ok = out == input;
+    drop(view);
+    range.unmap(g, g)?;
+    memory.free().map_err(|(_, err)| err)?;
+
+    let mut grown = device.alloc_growable::<u32>(words_per_g, 4 * words_per_g)?;
+    grown.copy_from_at(words_per_g - input.len(), &input)?;
+    grown.grow(2 * words_per_g)?;
+    grown.grow(4 * words_per_g)?;
+    grown.copy_from_at(4 * words_per_g - input.len(), &input)?;
+    out.fill(0);
+    grown.copy_to_at(words_per_g - input.len(), &mut out)?;
+    ok &= out == input;
+    out.fill(0);
+    grown.copy_to_at(4 * words_per_g - input.len(), &mut out)?;
+    ok &= out == input;
+    Ok(ok)
+}
+
+/// Batches, as the C suite's: 32- and 64-bit writes and a met wait in one
+/// call (device and pinned memory), copies of every direction in batches,
+/// then two boxes of a buffer read as 8 rows of 32 bytes in one 3D batch,
+/// each result verified.
+fn batches() -> Result<bool, Outcome> {
+    let device = Device::get(0)?;
+    let s = device.create_stream_with(StreamFlags::NON_BLOCKING, 0)?;
+    let input = words(11, 3);
+    let mut out = vec![0u32; input.len()];
+    let bytes = input.len() * 4;
+    let a = device.alloc::<u32>(input.len())?;
+    let b = device.alloc::<u32>(input.len())?;
+    let mut pinned = device.alloc_pinned::<u32>(input.len())?;
+    pinned.fill(0);
+
+    let ops = MemOpBatch::new()
+        .write(&a, 0, 0xC0DE, 4)
+        .write(&a, 8, 0x0102_0304_0506_0708, 8)
+        .write(&pinned, 4, 7, 4)
+        .wait(&pinned, 4, 7, 4, WaitCondition::Eq, MemOpFlags::NONE);
+    s.mem_op_batch(&ops)?;
+    s.synchronize()?;
+    drop(ops);
+    let mut head = [0u32; 4];
+    a.copy_to(&mut head)?;
+    let wide = u64::from(head[2]) | u64::from(head[3]) << 32;
+    let mut ok = head[0] == 0xC0DE && wide == 0x0102_0304_0506_0708 && pinned[1] == 7;
+
+    let up = CopyBatch::new()
+        .copy(&a, 0, &input[..], 0, bytes) // host to device
+        .copy(&pinned, 0, &input[..], 0, bytes); // host to pinned host
+    let across = CopyBatch::new().copy(&b, 0, &a, 0, bytes); // device to device
+    let down = CopyBatch::new().copy(&mut out[..], 0, &b, 0, bytes); // device to host
+                                                                     // SAFETY: the host memory and the buffers outlive the synchronization
+                                                                     // below, and nothing reads a destination before it.
+    unsafe {
+        s.copy_batch(&up, CopyBatchFlags::NONE)?;
+        s.copy_batch(&across, CopyBatchFlags::NONE)?;
+        s.copy_batch(&down, CopyBatchFlags::PREFER_OVERLAP)?;
+    }
+    s.synchronize()?;
+    drop((up, across, down));
+    ok &= out == input && pinned[..] == input[..];
+
+    // Rows 0..3 whole, and the right halves of rows 4..7.
+    let mut box_out = vec![0u8; 256];
+    let (top, bottom) = box_out.split_at_mut(128);
+    let boxes = Copy3dBatch::new()
+        .copy(
+            Copy3d::new()
+                .from_buffer(&b)
+                .src_layout(32, 0)
+                .to_host(top)
+                .dst_layout(32, 0)
+                .extent(32, 4, 1),
+        )?
+        .copy(
+            Copy3d::new()
+                .from_buffer(&b)
+                .src_offset(16, 4, 0)
+                .src_layout(32, 0)
+                .to_host(bottom)
+                .dst_offset(16, 0, 0)
+                .dst_layout(32, 0)
+                .extent(16, 4, 1),
+        )?;
+    // SAFETY: as above.
+    unsafe { s.copy_3d_batch(&boxes, CopyBatchFlags::NONE)? };
+    s.synchronize()?;
+    drop(boxes);
+    let source: Vec<u8> = input.iter().flat_map(|w| w.to_ne_bytes()).collect();
+    ok &= (0..box_out.len()).all(|i| {
+        let copied = i < 128 || i % 32 >= 16;
+        box_out[i] == if copied { source[i] } else { 0 }
+    });
+    Ok(ok)
+}
+
+/// Green contexts and tensor maps, as the C suite's: a device's SMs split,
+/// a green context of a group and a stream on it, copies ordered there (and
+/// here a SAXPY launched there too), a tensor map encoded over a buffer,
+/// read, and pointed at another buffer.
+fn green_tensor() -> Result<bool, Outcome> {
+    let h = Host::new();
+    let device = Device::get(0)?;
+    let all = device.sm_resource()?;
+    let group = all.split(2, 0, 0)?;
+    let sms = group.sm_count()?;
+    let green = GreenContext::create(&group)?;
+    let green_sms = green.sm_count()?;
+    let s = green.create_stream(0)?;
+    let input = words(7, 1);
+    let mut out = vec![0u32; input.len()];
+    let mut a = device.alloc::<u32>(input.len())?;
+    let b = device.alloc::<u32>(input.len())?;
+    // SAFETY: the host vectors and the buffers outlive the synchronization
+    // below.
+    unsafe {
+        a.copy_from_async(&input, &s)?;
+        a.copy_to_async(&mut out, &s)?;
+    }
+    s.synchronize()?;
+    let mut ok = out == input && sms > 0 && green_sms == sms;
+
+    let module = device.compile(SAXPY, &CompileOptions::new().name("saxpy.cu").no_cache())?;
+    let kernel = module.function("saxpy")?;
+    let mut d_x = device.alloc::<f32>(N)?;
+    let mut d_y = device.alloc::<f32>(N)?;
+    let d_out = device.alloc::<f32>(N)?;
+    let (alpha, n) = (6.0f32, N);
+    let mut result = vec![-1.0f32; N];
+    // SAFETY: as above.
+    unsafe {
+        d_x.copy_from_async(&h.x, &s)?;
+        d_y.copy_from_async(&h.y, &s)?;
+        kernel
+            .launch(LaunchConfig::new(2u32, (N / 2) as u32))
+            .stream(&s)
+            .args((&alpha, &d_x, &d_y, &d_out, &n))
+            .run()?;
+        d_out.copy_to_async(&mut result, &s)?;
+    }
+    s.synchronize()?;
+    ok &= h.check(alpha, &result);
+
+    let map = TensorMap::encode_tiled(
+        &a,
+        0,
+        TensorDataType::Uint32,
+        &[16, 4],
+        &[4, 64],
+        &[16, 2],
+        &[],
+        TensorInterleave::None,
+        TensorSwizzle::None,
+        TensorL2Promotion::None,
+        TensorOobFill::Zero,
+    )?;
+    map.replace_address(&b, 0)?;
+    let bytes = map.bytes()?;
+    let first = bytes
+        .get(..8)
+        .map(|w| u64::from_ne_bytes(w.try_into().expect("8 bytes")));
+    ok &= bytes.len() == TENSOR_MAP_BYTES && first == Some(b.device_ptr());
+    Ok(ok)
+}
+
 struct Scenario {
     name: &'static str,
     run: fn() -> Result<bool, Outcome>,
@@ -282,6 +564,22 @@ const SCENARIOS: &[Scenario] = &[
     Scenario {
         name: "program",
         run: program,
+    },
+    Scenario {
+        name: "graph",
+        run: graph,
+    },
+    Scenario {
+        name: "virtual_memory",
+        run: virtual_memory,
+    },
+    Scenario {
+        name: "batches",
+        run: batches,
+    },
+    Scenario {
+        name: "green_tensor",
+        run: green_tensor,
     },
 ];
 
