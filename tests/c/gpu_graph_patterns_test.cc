@@ -6,6 +6,8 @@
 #include <cstring>
 #include <vector>
 
+#include <cuabi/cuabi.hpp>
+
 #include "gpu_support.h"
 
 namespace cuabi_test {
@@ -186,6 +188,45 @@ TEST_F(GraphPatternsTest, AThousandNodesOfChainedDiamondsReplayInOrder) {
     std::vector<uint32_t> got = Download<uint32_t>(v, nodes);
     for (int k = 0; k < nodes; ++k) ASSERT_EQ(want[k], got[k]) << "replay " << replay << " node " << k;
   }
+}
+
+// The same loop through the C++ face: cuabi::graph, its WHILE node and body.
+TEST_F(GraphPatternsTest, TheJacobiLoopThroughTheCxxFace) {
+  Function jacobi = GetFunction(module_, "jacobi");
+  const int n = 32;
+  const float tol = 1e-4f;
+  std::vector<float> b(n);
+  for (int i = 0; i < n; ++i) b[i] = float(i % 5) + 1.0f;
+  Buffer x = Alloc(n * 4), bb = Alloc(n * 4), iterations = Alloc(4);
+  Upload(x, std::vector<float>(n, 0.0f));
+  Upload(bb, b);
+  Upload(iterations, std::vector<int32_t>{0});
+  cuabi::graph g = cuabi::graph::create(device_.get());
+  const uint64_t h = g.create_conditional_handle(1);
+  cuabi::graph_node loop = g.add_conditional_node(nullptr, h, CUABI_CONDITIONAL_WHILE, 1);
+  cuabi_launch_config c = CUABI_LAUNCH_CONFIG_INIT;
+  c.block_x = n;
+  std::vector<char> args = Pack(jacobi.get(), Pointer(x), Pointer(bb), int32_t(n), tol,
+                                Pointer(iterations), h);
+  loop.get_body(0).add_kernel_node(nullptr, jacobi.get(), c, args.data(), args.size());
+  cuabi::graph_exec e = g.instantiate();
+  ASSERT_EQ(CUABI_SUCCESS, cuabi_graph_exec_launch(e.get(), nullptr)) << LastError();
+  ASSERT_EQ(CUABI_SUCCESS, cuabi_device_synchronize(device_)) << LastError();
+  std::vector<float> want(n, 0.0f), next(n);
+  int steps = 0;
+  for (float r = 1.0f; r >= tol; ++steps) {
+    for (int i = 0; i < n; ++i)
+      next[i] = (b[i] + (i > 0 ? want[i - 1] : 0.0f) + (i < n - 1 ? want[i + 1] : 0.0f)) / 4.0f;
+    want = next;
+    r = 0.0f;
+    for (int i = 0; i < n; ++i)
+      r = std::fmax(r, std::fabs(b[i] - (4.0f * want[i] - (i > 0 ? want[i - 1] : 0.0f) -
+                                         (i < n - 1 ? want[i + 1] : 0.0f))));
+    ASSERT_LT(steps, 10000);
+  }
+  EXPECT_EQ(steps, Download<int32_t>(iterations, 1)[0]);
+  std::vector<float> got = Download<float>(x, n);
+  for (int i = 0; i < n; ++i) EXPECT_NEAR(want[i], got[i], 1e-5f) << "x[" << i << "]";
 }
 
 }  // namespace
