@@ -115,7 +115,7 @@ def main() -> int:
             options=cc.ProgramOptions(arch=f"sm_{major}{minor}"),
         )
         ckern = prog.compile("cubin").get_kernel("inc")
-        cbuf = cdev.allocate(4)
+        cbuf = cdev.allocate(4, stream=cdev.create_stream())
         cfg = cc.LaunchConfig(grid=1, block=32)
 
         def cc_builder() -> None:
