@@ -1987,6 +1987,49 @@ Bodies GpuBodies(GpuFixture& f) {
     const cuabi_launch_config c = Config(1, 32);
     return cuabi_graph_add_kernel_node(g, nullptr, saxpy, &c, args, sizeof args, n.out());
   });
+  def("graph_exec_set_kernel_node.another_signature",
+      [graph, saxpy, saxpy_block, dev](CaseContext& ctx) -> cuabi_status {
+        cuabi_compile_desc d = CUABI_COMPILE_DESC_INIT;
+        d.source = "extern \"C\" __global__ void one(float* p) { p[0] = 1.0f; }";
+        d.flags = CUABI_COMPILE_NO_CACHE;
+        Module m;
+        Function one;
+        if (cuabi_module_compile(dev, &d, m.out()) != CUABI_SUCCESS ||
+            cuabi_module_get_function(m, "one", one.out()) != CUABI_SUCCESS) {
+          ctx.Problem("could not compile the other kernel: " + LastError());
+          return CUABI_ERROR_INTERNAL;
+        }
+        Graph g = graph();
+        GraphNode n;
+        GraphExec e;
+        std::vector<unsigned char> args = saxpy_block();
+        const cuabi_launch_config c = Config(1, 32);
+        if (cuabi_graph_add_kernel_node(g, nullptr, saxpy, &c, args.data(), args.size(),
+                                        n.out()) != CUABI_SUCCESS ||
+            cuabi_graph_instantiate(g, e.out()) != CUABI_SUCCESS)
+          return CUABI_ERROR_INTERNAL;
+        unsigned char block[8] = {0};
+        return cuabi_graph_exec_set_kernel_node(e, n, one, &c, block, sizeof block);
+      });
+  def("graph_instantiate_with_flags.device_launch_of_a_host_node", [graph](CaseContext&) -> cuabi_status {
+    Graph g = graph();
+    GraphNode n;
+    if (cuabi_graph_add_host_node(g, nullptr,
+                                  [](void*, char*, size_t) -> int32_t { return 0; }, nullptr,
+                                  n.out()) != CUABI_SUCCESS)
+      return CUABI_ERROR_INTERNAL;
+    GraphExec e;
+    return cuabi_graph_instantiate_with_flags(g, CUABI_GRAPH_INSTANTIATE_DEVICE_LAUNCH, nullptr,
+                                              e.out());
+  });
+  def("graph_add_copy_node.released_buffer", [graph, dev, a](CaseContext&) -> cuabi_status {
+    Graph g = graph();
+    GraphNode n;
+    cuabi_buffer gone = nullptr;
+    if (cuabi_buffer_alloc(dev, 64, &gone) != CUABI_SUCCESS) return CUABI_ERROR_INTERNAL;
+    cuabi_buffer_release(gone);
+    return cuabi_graph_add_copy_node(g, nullptr, a, 0, gone, 0, 64, n.out());
+  });
   def("graph_add_kernel_node.zero_grid", [graph, saxpy, saxpy_block](CaseContext&) -> cuabi_status {
     Graph g = graph();
     GraphNode n;
