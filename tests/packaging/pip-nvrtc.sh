@@ -27,9 +27,13 @@ echo "== a virtual environment: the package (this build's libcuabi) and $(basena
 "$py" -m venv --system-site-packages "$work/venv"
 vpy="$work/venv/bin/python"
 "$vpy" -m pip install -q --no-deps "$nvrtc"
-# Built from the source tree with this build's library bundled (no compile).
+# A wheel built from the source tree with this build's library bundled (no
+# compile), by the interpreter running this script: the build backend
+# (scikit-build-core) may sit in its user site, which a virtual environment
+# does not see.
 cp -rL "$root/bindings/python" "$work/src"
-CUABI_LIBRARY="$lib" "$vpy" -m pip install -q --no-deps --no-build-isolation "$work/src"
+CUABI_LIBRARY="$lib" "$py" -m pip wheel -q --no-deps --no-build-isolation -w "$work/dist" "$work/src"
+"$vpy" -m pip install -q --no-deps "$work"/dist/cuabi-*.whl
 site=$("$vpy" -c 'import sysconfig; print(sysconfig.get_paths()["platlib"])')
 [ -f "$site/nvidia/cu13/lib/libnvrtc.so.13" ] || fail "the wheel put no libnvrtc.so.13 in $site/nvidia/cu13/lib"
 
@@ -54,16 +58,22 @@ except cuabi.CudaError as e:
     print("GPU none:", type(e).__name__)
     count = 0
 if count > 0:
-    import numpy as np
+    # No NumPy: a pip-only environment may have none (the package does not
+    # need it); array('f') is the host memory, Python floats the scalars.
+    from array import array
     dev = cuabi.Device(0)
     n = 1 << 20
-    x = np.arange(n, dtype=np.float32)
-    y = np.full(n, 2.0, dtype=np.float32)
-    dx, dy, dout = dev.to_device(x), dev.to_device(y), dev.alloc(n * 4, dtype=np.float32)
+    x = array("f", range(n))
+    y = array("f", [2.0]) * n
+    dx, dy, dout = dev.alloc(n * 4), dev.alloc(n * 4), dev.alloc(n * 4)
+    dx.copy_from_host(x)
+    dy.copy_from_host(y)
     k = dev.compile(src).get_kernel("saxpy")
-    k((n + 255) // 256, 256, (np.float32(3.0), dx, dy, dout, np.uint64(n)))
-    got = dout.copy_to_host(np.empty(n, np.float32))
-    print("GPU SAXPY", bool(np.array_equal(got, 3.0 * x + y)))
+    k((n + 255) // 256, 256, (3.0, dx, dy, dout, n))
+    got = array("f", bytes(n * 4))
+    dout.copy_to_host(got)
+    want = array("f", [3.0 * a + b for a, b in zip(x, y)])
+    print("GPU SAXPY", got == want)
 PY
 )
 echo "$out"
