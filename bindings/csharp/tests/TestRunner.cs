@@ -334,6 +334,7 @@ namespace Cuabi.Tests
             LaunchAttributeTests.Register();
             GreenTensorTests.Register();
             GraphNodeTests.Register();
+            GraphPatternsTests.Register();
             DlpackTests.Register();
             MemoryTests.Register();
             VmmTests.Register();

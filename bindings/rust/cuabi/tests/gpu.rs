@@ -88,6 +88,8 @@ mod dlpack;
 mod driver_level;
 #[path = "gpu/graph_nodes.rs"]
 mod graph_nodes;
+#[path = "gpu/graph_patterns.rs"]
+mod graph_patterns;
 #[path = "gpu/green_tensor.rs"]
 mod green_tensor;
 #[path = "gpu/launch_attributes.rs"]
@@ -165,6 +167,7 @@ fn main() -> ExitCode {
             .chain(batch_3d::TESTS)
             .chain(launch_attributes::TESTS)
             .chain(graph_nodes::TESTS)
+            .chain(graph_patterns::TESTS)
             .chain(green_tensor::TESTS)
             .chain(observing::TESTS)
             .chain(vmm::TESTS)
