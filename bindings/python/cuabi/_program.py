@@ -359,6 +359,10 @@ _LAUNCH_OPTIONS = frozenset(
     )
 )
 _MAX_SIGNATURES = 256  # per kernel: tuples of argument types
+# The launch configuration structs of plain kernel nodes, by (backend, grid,
+# block, shared memory): read-only once made.
+_NODE_CONFIGS: Dict[Any, Any] = {}
+_PLAIN_DIMS = (int, tuple)
 
 
 class Kernel(FunctionBase):
@@ -640,8 +644,28 @@ class Kernel(FunctionBase):
         options: Dict[str, Any],
     ) -> Tuple[Any, bytes]:
         """A kernel node's ``const cuabi_launch_config*`` argument and packed
-        argument block, made as a launch makes them (Graph.add_kernel_node)."""
-        config = LaunchConfig.of(grid, block, shared_mem, **options)
+        argument block, made as a launch makes them (Graph.add_kernel_node).
+        A plain grid, block and shared memory seen before reuse their
+        struct: a graph built node by node asks for the same one each time."""
+        struct = None
+        key: Any = None
+        if (
+            not options
+            and type(shared_mem) is int
+            and type(grid) in _PLAIN_DIMS
+            and type(block) in _PLAIN_DIMS
+        ):
+            key = (self._b, grid, block, shared_mem)
+            try:
+                struct = _NODE_CONFIGS.get(key)
+            except TypeError:  # unhashable (a list): made each time
+                key = None
+        if struct is None:
+            struct = LaunchConfig.of(grid, block, shared_mem, **options).as_struct(self._b)
+            if key is not None:
+                if len(_NODE_CONFIGS) >= _MAX_SIGNATURES:
+                    _NODE_CONFIGS.clear()
+                _NODE_CONFIGS[key] = struct
         if types is not None:
             data = self.pack(args, types)
         else:
@@ -649,7 +673,7 @@ class Kernel(FunctionBase):
             if not self._last_packer(view, args):
                 self._packer(args)(view, args)
             data = bytes(view)
-        return config.as_struct(self._b), data
+        return struct, data
 
     def pack(self, args: Sequence[Any], types: Optional[Sequence[Any]] = None) -> bytes:
         """The argument block a launch with ``args`` would pass."""
