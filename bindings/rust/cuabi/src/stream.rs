@@ -84,6 +84,64 @@ impl Graph {
 }
 
 impl GraphExec {
+    /// Gives kernel node `node` (of the graph this was instantiated from)
+    /// `function` with `config`'s grid, block and shared memory and `args`,
+    /// packed and checked as [`Graph::add_kernel_node`] packs and checks
+    /// them, in this executable graph only: its next launches use them,
+    /// without instantiating again. The library refuses a node of another
+    /// kind or graph, a kernel of another signature, and launch attributes
+    /// in `config` (they stay as instantiated), naming which.
+    pub fn set_kernel_node<T: KernelArgs>(
+        &mut self,
+        node: &GraphNode,
+        function: &Function,
+        config: &LaunchConfig,
+        args: T,
+    ) -> Result<()> {
+        let exec = self.as_raw();
+        let cfg = config.raw();
+        if let Some(layout) = function.layout()? {
+            let set = with_packed(layout, &args, |block, size| unsafe {
+                sys::cuabi_graph_exec_set_kernel_node(
+                    exec,
+                    node.as_raw(),
+                    function.as_raw(),
+                    &cfg,
+                    block,
+                    size,
+                )
+            });
+            if let Some(status) = set {
+                return check(status);
+            }
+        }
+        refuse_args::<T>(function)
+    }
+
+    /// Makes host node `node` run `f` in this executable graph, its failures
+    /// reported as [`Graph::add_host_node`]'s are. `f` lives as long as the
+    /// process (a launch under way may still call the one it replaces).
+    pub fn set_host_node<F, E>(&mut self, node: &GraphNode, f: F) -> Result<()>
+    where
+        F: Fn() -> std::result::Result<(), E> + Send + Sync + 'static,
+        E: fmt::Display,
+    {
+        let data: *mut F = Box::into_raw(Box::new(f));
+        let set = check(unsafe {
+            sys::cuabi_graph_exec_set_host_node(
+                self.as_raw(),
+                node.as_raw(),
+                Some(graph_host_trampoline::<F, E>),
+                data.cast(),
+            )
+        });
+        if set.is_err() {
+            // Refused: the node never runs it.
+            drop(unsafe { Box::from_raw(data) });
+        }
+        set
+    }
+
     /// Queues the whole graph on `stream`.
     ///
     /// # Safety

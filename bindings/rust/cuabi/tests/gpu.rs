@@ -90,6 +90,8 @@ mod driver_level;
 mod graph_nodes;
 #[path = "gpu/graph_patterns.rs"]
 mod graph_patterns;
+#[path = "gpu/graph_update.rs"]
+mod graph_update;
 #[path = "gpu/green_tensor.rs"]
 mod green_tensor;
 #[path = "gpu/launch_attributes.rs"]
@@ -168,6 +170,7 @@ fn main() -> ExitCode {
             .chain(launch_attributes::TESTS)
             .chain(graph_nodes::TESTS)
             .chain(graph_patterns::TESTS)
+            .chain(graph_update::TESTS)
             .chain(green_tensor::TESTS)
             .chain(observing::TESTS)
             .chain(vmm::TESTS)
