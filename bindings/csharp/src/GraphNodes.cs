@@ -42,27 +42,56 @@ namespace Cuabi
         /// </summary>
         /// <exception cref="ArgumentException">The count, a type or a size does not fit the kernel.</exception>
         /// <exception cref="CudaException">The library refused the node; the message names why.</exception>
-        public unsafe GraphNode AddKernelNode(GraphNode after, Kernel kernel, LaunchConfig config, params object[] args)
+        public GraphNode AddKernelNode(GraphNode after, Kernel kernel, LaunchConfig config, params object[] args)
         {
             if (kernel == null)
                 throw new ArgumentNullException("kernel");
             SafeGraphHandle h = Handle;
             SafeGraphNodeHandle afterHandle = after == null ? new SafeGraphNodeHandle(IntPtr.Zero, false) : after.Handle;
-            ArgumentLayout layout = kernel.GetLayout();
-            int size = layout.BlockSize;
-            var block = new byte[Math.Max(size, 1)];
             LaunchConfigNative native = config.ToNative();
-            CudaStatus status;
-            SafeGraphNodeHandle made;
-            fixed (byte* b = block)
-            {
-                layout.Write(args, b);
-                status = NativeMethods.cuabi_graph_add_kernel_node(h, afterHandle, kernel.Handle, ref native,
-                    size == 0 ? IntPtr.Zero : (IntPtr)b, (UIntPtr)(uint)size, out made);
-            }
-            GC.KeepAlive(args);
+            SafeGraphNodeHandle made = null;
+            CudaStatus status = KernelNodes.WithPacked(kernel, args, (block, size) =>
+                NativeMethods.cuabi_graph_add_kernel_node(h, afterHandle, kernel.Handle, ref native, block, size, out made));
             GC.KeepAlive(after);
             Errors.Check(status);
+            return new GraphNode(made);
+        }
+
+        /// <summary>
+        /// A node copying the box <paramref name="copy"/> describes at every
+        /// launch of the graph, after <paramref name="after"/> (or null),
+        /// checked as <see cref="Copy3D.Copy"/> checks it. Host memory must
+        /// stay valid while the graph may run: pinned memory or a raw address,
+        /// not a managed array. The graph keeps the buffers and arrays alive.
+        /// </summary>
+        /// <exception cref="ArgumentException">A side is a managed array, or the box reaches past host memory.</exception>
+        /// <exception cref="CudaException">The library refused a range, a pitch or a side; the message names it.</exception>
+        public GraphNode AddCopy3DNode(GraphNode after, Copy3D copy)
+        {
+            if (copy == null)
+                throw new ArgumentNullException("copy");
+            if (copy.Source == null)
+                throw new ArgumentNullException("copy.Source");
+            if (copy.Destination == null)
+                throw new ArgumentNullException("copy.Destination");
+            if (copy.Source.IsManagedArray || copy.Destination.IsManagedArray)
+                throw new ArgumentException(
+                    "a managed array is pinned only while a call runs; a graph's copy needs host memory that stays put " +
+                    "(CopyEnd.Host(PinnedBuffer<T>))", copy.Source.IsManagedArray ? "copy.Source" : "copy.Destination");
+            SafeGraphHandle h = Handle;
+            SafeGraphNodeHandle afterHandle = after == null ? new SafeGraphNodeHandle(IntPtr.Zero, false) : after.Handle;
+            var lease = new CopyEnd.Lease();
+            SafeGraphNodeHandle made;
+            try
+            {
+                Copy3dDescNative d = copy.Describe(ref lease);
+                Errors.Check(NativeMethods.cuabi_graph_add_copy_3d_node(h, afterHandle, ref d, out made));
+            }
+            finally
+            {
+                lease.Release();
+            }
+            GC.KeepAlive(after);
             return new GraphNode(made);
         }
 
@@ -105,6 +134,91 @@ namespace Cuabi
                 throw e;
             }
             return new GraphNode(made);
+        }
+    }
+
+    public sealed partial class CudaGraphExec
+    {
+        /// <summary>
+        /// Gives kernel node <paramref name="node"/> (of the graph this was
+        /// instantiated from) <paramref name="kernel"/> with the grid, block
+        /// and shared memory of <paramref name="config"/> and
+        /// <paramref name="args"/>, packed and checked as
+        /// <see cref="CudaGraph.AddKernelNode"/> packs and checks them, in this
+        /// executable graph only: its next launches use them. The library
+        /// refuses a node of another kind or graph, a kernel of another
+        /// signature, and launch attributes (they stay as instantiated).
+        /// </summary>
+        /// <exception cref="ArgumentException">The count, a type or a size does not fit the kernel.</exception>
+        /// <exception cref="CudaException">The library refused the update; the message names why.</exception>
+        public void SetKernelNode(GraphNode node, Kernel kernel, LaunchConfig config, params object[] args)
+        {
+            if (kernel == null)
+                throw new ArgumentNullException("kernel");
+            SafeGraphExecHandle h = Handle;
+            SafeGraphNodeHandle n = node == null ? new SafeGraphNodeHandle(IntPtr.Zero, false) : node.Handle;
+            LaunchConfigNative native = config.ToNative();
+            CudaStatus status = KernelNodes.WithPacked(kernel, args, (block, size) =>
+                NativeMethods.cuabi_graph_exec_set_kernel_node(h, n, kernel.Handle, ref native, block, size));
+            GC.KeepAlive(node);
+            Errors.Check(status);
+        }
+
+        /// <summary>
+        /// Makes host node <paramref name="node"/> call
+        /// <paramref name="callback"/> in this executable graph, its exceptions
+        /// reported as <see cref="CudaGraph.AddHostNode"/>'s are. The callback
+        /// is kept for the life of the process.
+        /// </summary>
+        public void SetHostNode(GraphNode node, Action callback)
+        {
+            SafeGraphExecHandle h = Handle;
+            SafeGraphNodeHandle n = node == null ? new SafeGraphNodeHandle(IntPtr.Zero, false) : node.Handle;
+            if (callback == null)
+            {
+                Errors.Check(NativeMethods.cuabi_graph_exec_set_host_node(h, n, null, IntPtr.Zero));
+                return;
+            }
+            GCHandle keep = GCHandle.Alloc(callback);
+            CudaStatus status;
+            try
+            {
+                status = NativeMethods.cuabi_graph_exec_set_host_node(h, n, GraphHostNodes.Trampoline, GCHandle.ToIntPtr(keep));
+            }
+            catch
+            {
+                keep.Free();
+                throw;
+            }
+            GC.KeepAlive(node);
+            if (status != CudaStatus.Success)
+            {
+                CudaException e = Errors.FromLastError(status);
+                keep.Free();
+                throw e;
+            }
+        }
+    }
+
+    /// <summary>Kernel nodes' argument blocks, packed as a launch packs them.</summary>
+    internal static class KernelNodes
+    {
+        internal delegate CudaStatus BlockCall(IntPtr block, UIntPtr size);
+
+        /// <summary>Packs <paramref name="args"/> at <paramref name="kernel"/>'s offsets and calls <paramref name="call"/> with the block.</summary>
+        internal static unsafe CudaStatus WithPacked(Kernel kernel, object[] args, BlockCall call)
+        {
+            ArgumentLayout layout = kernel.GetLayout();
+            int size = layout.BlockSize;
+            var block = new byte[Math.Max(size, 1)];
+            CudaStatus status;
+            fixed (byte* b = block)
+            {
+                layout.Write(args, b);
+                status = call(size == 0 ? IntPtr.Zero : (IntPtr)b, (UIntPtr)(uint)size);
+            }
+            GC.KeepAlive(args);
+            return status;
         }
     }
 

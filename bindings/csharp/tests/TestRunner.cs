@@ -335,6 +335,7 @@ namespace Cuabi.Tests
             GreenTensorTests.Register();
             GraphNodeTests.Register();
             GraphPatternsTests.Register();
+            GraphUpdateTests.Register();
             DlpackTests.Register();
             MemoryTests.Register();
             VmmTests.Register();
