@@ -48,12 +48,12 @@ void saxpy(float a, float *x, float *y, float *out, size_t n)
 
         public static void Register()
         {
-            Registry.Add("fault injection: each driver and NVRTC call of SAXPY fails in turn (stand-in driver, own process)", Run);
+            Registry.Add("fault injection: each driver and NVRTC call of SAXPY, graphs, virtual memory, batches, green contexts and tensor maps fails in turn (stand-in driver, own process)", RunParent);
         }
 
         // ---- the parent side -------------------------------------------------
 
-        private static void Run()
+        private static void RunParent()
         {
             string fake = Environment.GetEnvironmentVariable("CUABI_FAULT_FAKE_DRIVER");
             if (string.IsNullOrEmpty(fake))
@@ -156,18 +156,280 @@ void saxpy(float a, float *x, float *y, float *out, size_t n)
             return true;
         }
 
-        private static Outcome Saxpy()
+        private sealed class Scenario
+        {
+            public string Name;
+            public Action<Outcome> Body;
+        }
+
+        // What is failed call by call: the SAXPY flow, then graphs, virtual
+        // memory and batches, as the C suite's scenarios do.
+        private static readonly Scenario[] Scenarios =
+        {
+            new Scenario { Name = "saxpy", Body = SaxpyBody },
+            new Scenario { Name = "graph", Body = GraphBody },
+            new Scenario { Name = "virtual_memory", Body = VirtualMemoryBody },
+            new Scenario { Name = "batches", Body = BatchesBody },
+            new Scenario { Name = "green_tensor", Body = GreenTensorBody },
+        };
+
+        private static Outcome Run(Scenario scenario)
         {
             var o = new Outcome();
             try
             {
-                SaxpyBody(o);
+                scenario.Body(o);
             }
             catch (Exception e)
             {
                 o.Error = e;
             }
             return o;
+        }
+
+        // A graph captured from a stream (a launch of SAXPY), then one built
+        // node by node (upload, fill, kernel, copy, download), each
+        // instantiated, launched and verified.
+        private static void GraphBody(Outcome o)
+        {
+            var hx = new float[N];
+            var hy = new float[N];
+            for (int i = 0; i < N; i++)
+            {
+                hx[i] = i;
+                hy[i] = 2 * i + 1;
+            }
+            bool ok = true;
+            o.Step = "Device.Get";
+            using (Device d = Device.Get(0))
+            {
+                o.Step = "Device.Compile";
+                using (CudaModule m = d.Compile(SaxpySource, new CompileOptions { Name = "saxpy.cu", UseCache = false }))
+                using (Kernel k = m.GetKernel("saxpy"))
+                using (DeviceBuffer<float> dx = d.AllocateFrom(hx))
+                using (DeviceBuffer<float> dy = d.AllocateFrom(hy))
+                using (DeviceBuffer<float> dout = d.Allocate<float>(N))
+                using (CudaStream stream = d.CreateStream(StreamFlags.NonBlocking))
+                {
+                    o.Step = "capture";
+                    stream.BeginCapture(CaptureMode.ThreadLocal);
+                    CudaGraph captured = null;
+                    try
+                    {
+                        k.Launch(2, N / 2, stream, 2.0f, dx, dy, dout, (ulong)N);
+                    }
+                    finally
+                    {
+                        captured = stream.EndCapture();
+                    }
+                    using (captured)
+                    {
+                        o.Step = "CudaGraph.Instantiate (captured)";
+                        using (CudaGraphExec exec = captured.Instantiate())
+                        {
+                            exec.Launch(stream);
+                            stream.Synchronize();
+                            ok &= Check(2.0f, hx, hy, dout.ToArray());
+                        }
+                    }
+                    o.Step = "a graph built node by node";
+                    using (PinnedBuffer<float> pin = d.AllocatePinned<float>(N))
+                    using (PinnedBuffer<float> pout = d.AllocatePinned<float>(N))
+                    using (DeviceBuffer<float> ones = d.Allocate<float>(N))
+                    using (DeviceBuffer<float> copy = d.Allocate<float>(N))
+                    using (CudaGraph g = CudaGraph.Create(d))
+                    {
+                        pin.CopyFrom(hx);
+                        using (GraphNode up = g.AddUploadNode(null, dx, 0, pin, 0, N * 4L))
+                        using (GraphNode fill = g.AddFillNode(up, ones, 0, 0x3F800000u, 4, N))
+                        using (GraphNode kern = g.AddKernelNode(fill, k, new LaunchConfig(2, N / 2), 3.0f, dx, ones, dout, (ulong)N))
+                        using (GraphNode cp = g.AddCopyNode(kern, copy, 0, dout, 0, N * 4L))
+                        using (GraphNode down = g.AddDownloadNode(cp, pout, 0, copy, 0, N * 4L))
+                        using (CudaGraphExec exec = g.Instantiate())
+                        {
+                            o.Step = "CudaGraphExec.Launch (built)";
+                            exec.Launch(stream);
+                            stream.Synchronize();
+                            var one = new float[N];
+                            for (int i = 0; i < N; i++)
+                                one[i] = 1.0f;
+                            ok &= Check(3.0f, hx, one, pout.ToArray());
+                        }
+                    }
+                }
+                o.Step = "Device.Dispose";
+            }
+            o.Step = "done";
+            o.Verified = ok;
+        }
+
+        // Virtual memory: physical memory mapped into a reserved range, a
+        // buffer over it written and read back, then unmapped and freed; a
+        // growable buffer grown twice, its contents checked at both ends.
+        private static void VirtualMemoryBody(Outcome o)
+        {
+            bool ok = true;
+            o.Step = "Device.Get";
+            using (Device d = Device.Get(0))
+            {
+                long g, recommended;
+                o.Step = "Device.GetVmGranularity";
+                d.GetVmGranularity(out g, out recommended);
+                var pattern = new int[64];
+                for (int i = 0; i < pattern.Length; i++)
+                    pattern[i] = i * 31 + 7;
+                o.Step = "PhysicalMemory.Create";
+                using (PhysicalMemory memory = PhysicalMemory.Create(d, 2 * g, PhysicalMemoryFlags.None))
+                using (AddressRange range = AddressRange.Reserve(d, 4 * g))
+                {
+                    o.Step = "AddressRange.Map";
+                    range.Map(0, memory);
+                    range.SetAccess(0, 2 * g, d, VmAccess.Readwrite);
+                    using (DeviceBuffer<int> view = range.Buffer<int>(d, 0, 2 * g / 4))
+                    {
+                        o.Step = "write and read the view";
+                        view.CopyFrom(pattern);
+                        int[] back = view.ToArray();
+                        for (int i = 0; i < pattern.Length; i++)
+                            ok &= back[i] == pattern[i];
+                    }
+                    o.Step = "AddressRange.Unmap";
+                    range.Unmap(0, 2 * g);
+                    memory.Free();
+                }
+                o.Step = "Device.AllocateGrowable";
+                using (DeviceBuffer<int> grown = d.AllocateGrowable<int>(g / 4, 4 * g / 4))
+                {
+                    grown.CopyFrom(pattern);
+                    o.Step = "DeviceBuffer.Grow";
+                    grown.Grow(2 * g / 4);
+                    grown.Grow(4 * g / 4);
+                    grown.CopyFrom(pattern, 0, 4 * g / 4 - pattern.Length, pattern.Length);
+                    int[] all = grown.ToArray();
+                    for (int i = 0; i < pattern.Length; i++)
+                        ok &= all[i] == pattern[i] && all[all.Length - pattern.Length + i] == pattern[i];
+                }
+                o.Step = "Device.Dispose";
+            }
+            o.Step = "done";
+            o.Verified = ok;
+        }
+
+        // Green contexts and tensor maps: the device's SMs split, a green
+        // context of one group, SAXPY launched on its stream and verified; a
+        // tiled tensor map encoded, its address replaced, its bytes read.
+        private static void GreenTensorBody(Outcome o)
+        {
+            var hx = new float[N];
+            var hy = new float[N];
+            for (int i = 0; i < N; i++)
+            {
+                hx[i] = i;
+                hy[i] = 2 * i + 1;
+            }
+            bool ok = true;
+            o.Step = "Device.Get";
+            using (Device d = Device.Get(0))
+            {
+                o.Step = "Device.Compile";
+                using (CudaModule m = d.Compile(SaxpySource, new CompileOptions { Name = "saxpy.cu", UseCache = false }))
+                using (Kernel k = m.GetKernel("saxpy"))
+                using (DeviceBuffer<float> dx = d.AllocateFrom(hx))
+                using (DeviceBuffer<float> dy = d.AllocateFrom(hy))
+                using (DeviceBuffer<float> dout = d.Allocate<float>(N))
+                {
+                    o.Step = "Device.SmResource";
+                    using (SmResource all = d.SmResource)
+                    using (SmResource group = all.Split(2, 0, 0))
+                    using (GreenContext green = GreenContext.Create(group))
+                    {
+                        ok &= green.SmCount == group.SmCount && group.SmCount > 0;
+                        o.Step = "GreenContext.CreateStream";
+                        using (CudaStream gs = green.CreateStream(StreamFlags.NonBlocking, 0))
+                        {
+                            o.Step = "launch on the green stream";
+                            k.Launch(2, N / 2, gs, 2.0f, dx, dy, dout, (ulong)N);
+                            gs.Synchronize();
+                            ok &= Check(2.0f, hx, hy, dout.ToArray());
+                        }
+                    }
+                    o.Step = "TensorMap.EncodeTiled";
+                    using (TensorMap map = TensorMap.EncodeTiled(dx, 0, TensorDataType.Float32, new long[] { 16, N / 16 },
+                        new long[] { 4, 16 * 4 }, new long[] { 16, 8 }, null, TensorInterleave.None, TensorSwizzle.None))
+                    {
+                        o.Step = "TensorMap.ReplaceAddress";
+                        map.ReplaceAddress(dy, 0);
+                        byte[] bytes = map.Bytes;
+                        ok &= bytes.Length == 128 && BitConverter.ToUInt64(bytes, 0) == dy.DevicePointer;
+                    }
+                }
+                o.Step = "Device.Dispose";
+            }
+            o.Step = "done";
+            o.Verified = ok;
+        }
+
+        // Batches: writes and a met wait in one call (device and pinned
+        // memory), copies of every direction in one call, and a 3D batch of
+        // two boxes, each result verified.
+        private static void BatchesBody(Outcome o)
+        {
+            bool ok = true;
+            var input = new uint[64];
+            for (uint i = 0; i < 64; i++)
+                input[i] = i * 11 + 3;
+            o.Step = "Device.Get";
+            using (Device d = Device.Get(0))
+            using (CudaStream s = d.CreateStream(StreamFlags.NonBlocking))
+            using (DeviceBuffer<uint> a = d.Allocate<uint>(64))
+            using (DeviceBuffer<uint> b = d.Allocate<uint>(64))
+            using (PinnedBuffer<uint> pinned = d.AllocatePinned<uint>(64))
+            {
+                for (int i = 0; i < 64; i++)
+                    pinned[i] = 0;
+                a.Memset(0);
+                o.Step = "CudaStream.MemOpBatch";
+                s.MemOpBatch(new MemOpBatch()
+                    .Write(a, 0, 0xC0DE, 4)
+                    .Write(a, 8, 0x0102030405060708UL, 8)
+                    .Write(BatchMemory.Pinned(pinned), 4, 7, 4)
+                    .Wait(BatchMemory.Pinned(pinned), 4, 7, 4, WaitCondition.Eq));
+                s.Synchronize();
+                uint[] words = a.ToArray();
+                ok &= words[0] == 0xC0DE && words[2] == 0x05060708u && words[3] == 0x01020304u && pinned[1] == 7;
+                o.Step = "CudaStream.CopyBatch";
+                var output = new uint[64];
+                using (s.CopyBatch(new CopyBatch().Copy(a, 0, input, 0, 256).Copy(BatchMemory.Pinned(pinned), 0, input, 0, 256)))
+                    s.Synchronize();
+                using (s.CopyBatch(new CopyBatch().Copy(b, 0, a, 0, 256)))
+                    s.Synchronize();
+                using (s.CopyBatch(new CopyBatch().Copy(output, 0, b, 0, 256), CopyBatchFlags.PreferOverlap))
+                    s.Synchronize();
+                for (int i = 0; i < 64; i++)
+                    ok &= output[i] == input[i] && pinned[i] == input[i];
+                o.Step = "CudaStream.Copy3DBatch";
+                using (PinnedBuffer<uint> boxes = d.AllocatePinned<uint>(64))
+                {
+                    // The buffer as 8 rows of 8 words: rows 0-3 whole, and the
+                    // right halves of rows 4-7, in one call.
+                    for (int i = 0; i < 64; i++)
+                        boxes[i] = 0;
+                    s.Copy3DBatch(new[]
+                    {
+                        new Copy3D(CopyEnd.Device(b, 32), CopyEnd.Host(boxes, 32), 32, 4),
+                        new Copy3D(CopyEnd.Device(b, 32).At(16, 4), CopyEnd.Host(boxes, 32).At(16, 4), 16, 4),
+                    });
+                    s.Synchronize();
+                    for (int row = 0; row < 8; row++)
+                        for (int col = 0; col < 8; col++)
+                        {
+                            bool copied = row < 4 || col >= 4;
+                            ok &= boxes[row * 8 + col] == (copied ? input[row * 8 + col] : 0u);
+                        }
+                }
+            }
+            o.Step = "done";
+            o.Verified = ok;
         }
 
         // Compile (Program to CUBIN, and Device.Compile), get the kernels,
@@ -357,7 +619,7 @@ void saxpy(float a, float *x, float *y, float *out, size_t n)
             Console.WriteLine("fault injection (C#): seed " + seed);
 
             // The clean run loads the driver and NVRTC (cuabi opens them on first use).
-            Outcome warm = Saxpy();
+            Outcome warm = Run(Scenarios[0]);
             Collect();
             string why = Fake.Open(path);
             if (why != null)
@@ -365,106 +627,115 @@ void saxpy(float a, float *x, float *y, float *out, size_t n)
                 Console.Error.WriteLine(why);
                 return 5;
             }
-            if (warm.Error != null || !warm.Verified)
-            {
-                Console.WriteLine("NOT HANDLED: saxpy: the clean run fails: "
-                    + (warm.Error != null ? Describe(warm.Error) + " at " + warm.Step + "\n" + warm.Error : "wrong results"));
-                Console.WriteLine("fault injection (C#): 0 calls failed in turn, 0 handled");
-                return 1;
-            }
-            long baseline = Fake.Live;
-            Fake.Reset();
-            Outcome counted = Saxpy();
-            long calls = Fake.Calls;
-            var names = new List<string>();
-            for (long i = 1; i <= calls; i++)
-                names.Add(Fake.CallName(i) ?? "?");
-            Collect();
-            if (Environment.GetEnvironmentVariable("CUABI_FAULT_LIST") == "1")
-                for (int i = 0; i < names.Count; i++)
-                    Console.WriteLine("  call " + (i + 1) + ": " + names[i]);
-            if (counted.Error != null || !counted.Verified || Fake.Live != baseline)
-            {
-                Console.WriteLine("NOT HANDLED: saxpy: the counted clean run fails: "
-                    + (counted.Error != null ? Describe(counted.Error)
-                       : !counted.Verified ? "wrong results" : "leaks " + (Fake.Live - baseline) + " driver resources"));
-                Console.WriteLine("fault injection (C#): 0 calls failed in turn, 0 handled");
-                return 1;
-            }
-
-            var cases = new List<Case>();
-            for (int i = 1; i <= calls; i++)
-            {
-                string name = names[i - 1];
-                if (IsNvrtc(name))
-                {
-                    cases.Add(new Case { Index = i, Code = NvrtcErrorCompilation });
-                    cases.Add(new Case { Index = i, Code = NvrtcErrorOutOfMemory });
-                }
-                else
-                {
-                    cases.Add(new Case { Index = i, Code = CudaErrorOutOfMemory });
-                    // INVALID_VALUE is how cuFuncGetParamInfo says the index is
-                    // past the last parameter: failing it with that only
-                    // shortens the list.
-                    if (name != "cuFuncGetParamInfo")
-                        cases.Add(new Case { Index = i, Code = CudaErrorInvalidValue });
-                }
-            }
-            if (cases.Count > maxRuns)
-            {
-                var rng = new Random(seed);
-                cases = cases.OrderBy(c => rng.Next()).Take(maxRuns)
-                    .OrderBy(c => c.Index).ThenBy(c => c.Code).ToList();
-            }
-
-            long failedRuns = 0, handled = 0, tolerated = 0;
+            long failedRuns = 0, handled = 0;
             var toleratedNames = new SortedSet<string>(StringComparer.Ordinal);
             var problems = new List<string>();
-            foreach (Case c in cases)
+            foreach (Scenario scenario in Scenarios)
             {
-                string expected = names[(int)c.Index - 1];
-                bool nvrtc = IsNvrtc(expected);
-                Fake.Reset();
-                Fake.FailCall(c.Index, nvrtc ? 0 : c.Code, nvrtc ? c.Code : 0);
-                Outcome o = Saxpy();
-                string failed = Fake.FailedName;
-                Fake.Reset();
-                Collect();
-                if (failed == null)
-                    continue; // the run made fewer calls this time
-                failedRuns++;
-                var whys = new List<string>();
-                string report = JudgeReport(o, failed, nvrtc, c.Code);
-                if (report != null)
-                    whys.Add(report);
-                long live = Fake.Live;
-                if (live != baseline)
-                    whys.Add("leaked " + (live - baseline) + " driver resources (after disposal and the finalizers)");
-                Outcome again = Saxpy();
-                Collect();
-                if (again.Error != null || !again.Verified)
-                    whys.Add("the same scenario then fails with no fault: "
-                        + (again.Error != null ? Describe(again.Error) + " at " + again.Step : "wrong results"));
-                if (Fake.Live != live)
-                    whys.Add("the clean run after it leaks " + (Fake.Live - live) + " driver resources");
-                if (whys.Count == 0)
+                if (scenario != Scenarios[0])
                 {
-                    handled++;
-                    if (o.Error == null)
+                    warm = Run(scenario);
+                    Collect();
+                }
+                if (warm.Error != null || !warm.Verified)
+                {
+                    problems.Add(scenario.Name + ": the clean run fails: "
+                        + (warm.Error != null ? Describe(warm.Error) + " at " + warm.Step + "\n" + warm.Error : "wrong results"));
+                    continue;
+                }
+                long baseline = Fake.Live;
+                Fake.Reset();
+                Outcome counted = Run(scenario);
+                long calls = Fake.Calls;
+                var names = new List<string>();
+                for (long i = 1; i <= calls; i++)
+                    names.Add(Fake.CallName(i) ?? "?");
+                Collect();
+                if (Environment.GetEnvironmentVariable("CUABI_FAULT_LIST") == "1")
+                    for (int i = 0; i < names.Count; i++)
+                        Console.WriteLine("  " + scenario.Name + " call " + (i + 1) + ": " + names[i]);
+                if (counted.Error != null || !counted.Verified || Fake.Live != baseline)
+                {
+                    problems.Add(scenario.Name + ": the counted clean run fails: "
+                        + (counted.Error != null ? Describe(counted.Error)
+                           : !counted.Verified ? "wrong results" : "leaks " + (Fake.Live - baseline) + " driver resources"));
+                    continue;
+                }
+
+                var cases = new List<Case>();
+                for (int i = 1; i <= calls; i++)
+                {
+                    string name = names[i - 1];
+                    if (IsNvrtc(name))
                     {
-                        tolerated++;
-                        toleratedNames.Add(failed);
+                        cases.Add(new Case { Index = i, Code = NvrtcErrorCompilation });
+                        cases.Add(new Case { Index = i, Code = NvrtcErrorOutOfMemory });
+                    }
+                    else
+                    {
+                        cases.Add(new Case { Index = i, Code = CudaErrorOutOfMemory });
+                        // INVALID_VALUE is how cuFuncGetParamInfo says the index is
+                        // past the last parameter: failing it with that only
+                        // shortens the list.
+                        if (name != "cuFuncGetParamInfo")
+                            cases.Add(new Case { Index = i, Code = CudaErrorInvalidValue });
                     }
                 }
-                else
+                if (cases.Count > maxRuns)
                 {
-                    problems.Add("saxpy call " + c.Index + " (" + failed + ", " + CodeName(nvrtc, c.Code) + "): "
-                        + string.Join("; ", whys));
+                    var rng = new Random(seed);
+                    cases = cases.OrderBy(c => rng.Next()).Take(maxRuns)
+                        .OrderBy(c => c.Index).ThenBy(c => c.Code).ToList();
                 }
+
+                long scenarioRuns = 0, scenarioHandled = 0, tolerated = 0;
+                foreach (Case c in cases)
+                {
+                    string expected = names[(int)c.Index - 1];
+                    bool nvrtc = IsNvrtc(expected);
+                    Fake.Reset();
+                    Fake.FailCall(c.Index, nvrtc ? 0 : c.Code, nvrtc ? c.Code : 0);
+                    Outcome o = Run(scenario);
+                    string failed = Fake.FailedName;
+                    Fake.Reset();
+                    Collect();
+                    if (failed == null)
+                        continue; // the run made fewer calls this time
+                    scenarioRuns++;
+                    var whys = new List<string>();
+                    string report = JudgeReport(o, failed, nvrtc, c.Code);
+                    if (report != null)
+                        whys.Add(report);
+                    long live = Fake.Live;
+                    if (live != baseline)
+                        whys.Add("leaked " + (live - baseline) + " driver resources (after disposal and the finalizers)");
+                    Outcome again = Run(scenario);
+                    Collect();
+                    if (again.Error != null || !again.Verified)
+                        whys.Add("the same scenario then fails with no fault: "
+                            + (again.Error != null ? Describe(again.Error) + " at " + again.Step : "wrong results"));
+                    if (Fake.Live != live)
+                        whys.Add("the clean run after it leaks " + (Fake.Live - live) + " driver resources");
+                    if (whys.Count == 0)
+                    {
+                        scenarioHandled++;
+                        if (o.Error == null)
+                        {
+                            tolerated++;
+                            toleratedNames.Add(failed);
+                        }
+                    }
+                    else
+                    {
+                        problems.Add(scenario.Name + " call " + c.Index + " (" + failed + ", " + CodeName(nvrtc, c.Code) + "): "
+                            + string.Join("; ", whys));
+                    }
+                }
+                Console.WriteLine("  {0} {1} calls; {2} failed in turn, {3} handled ({4} tolerated with correct results)",
+                    scenario.Name, calls, scenarioRuns, scenarioHandled, tolerated);
+                failedRuns += scenarioRuns;
+                handled += scenarioHandled;
             }
-            Console.WriteLine("  saxpy {0} calls; {1} failed in turn, {2} handled ({3} tolerated with correct results)",
-                calls, failedRuns, handled, tolerated);
             Console.WriteLine("fault injection (C#): {0} calls failed in turn, {1} handled", failedRuns, handled);
             Console.WriteLine("  failures tolerated with correct results:" + string.Concat(toleratedNames.Select(n => " " + n)));
             foreach (string p in problems)
