@@ -31,7 +31,9 @@
 //! * [`Stream::launch_host_func`] runs a `Send` closure in stream order; an
 //!   error or panic in it is answered by the stream's next synchronize.
 //! * [`GraphExec::set_kernel_node_args`] and [`GraphExec::update`] change an
-//!   instantiated graph without instantiating it again.
+//!   instantiated graph without instantiating it again;
+//!   [`GraphExec::set_kernel_node`], [`GraphExec::set_host_node`] and the
+//!   other `set_*_node` methods change one node of it in place.
 //! * Memory beyond [`Device::alloc`]: stream-ordered allocation from
 //!   [`MemoryPool`]s ([`Device::alloc_async`], [`DeviceBuffer::free_async`]),
 //!   [`ManagedBuffer`]s with a safe host view and prefetch and advice,

@@ -92,7 +92,7 @@ impl GraphExec {
     /// kind or graph, a kernel of another signature, and launch attributes
     /// in `config` (they stay as instantiated), naming which.
     pub fn set_kernel_node<T: KernelArgs>(
-        &mut self,
+        &self,
         node: &GraphNode,
         function: &Function,
         config: &LaunchConfig,
@@ -100,46 +100,34 @@ impl GraphExec {
     ) -> Result<()> {
         let exec = self.as_raw();
         let cfg = config.raw();
-        if let Some(layout) = function.layout()? {
-            let set = with_packed(layout, &args, |block, size| unsafe {
-                sys::cuabi_graph_exec_set_kernel_node(
-                    exec,
-                    node.as_raw(),
-                    function.as_raw(),
-                    &cfg,
-                    block,
-                    size,
-                )
-            });
-            if let Some(status) = set {
-                return check(status);
-            }
-        }
-        refuse_args::<T>(function)
+        call_packed(function, &args, |block, size| unsafe {
+            sys::cuabi_graph_exec_set_kernel_node(
+                exec,
+                node.as_raw(),
+                function.as_raw(),
+                &cfg,
+                block,
+                size,
+            )
+        })
     }
 
     /// Makes host node `node` run `f` in this executable graph, its failures
-    /// reported as [`Graph::add_host_node`]'s are. `f` lives as long as the
-    /// process (a launch under way may still call the one it replaces).
-    pub fn set_host_node<F, E>(&mut self, node: &GraphNode, f: F) -> Result<()>
+    /// reported as [`Graph::add_host_node`]'s are (the next
+    /// [`Stream::synchronize`] of the stream the graph ran on answers them).
+    /// `f` lives as long as the process, as `add_host_node`'s does: the
+    /// executable graph may run it as long as it exists, and a launch under
+    /// way may still call the function it replaces. A refused update drops
+    /// `f` here.
+    pub fn set_host_node<F, E>(&self, node: &GraphNode, f: F) -> Result<()>
     where
         F: Fn() -> std::result::Result<(), E> + Send + Sync + 'static,
         E: fmt::Display,
     {
-        let data: *mut F = Box::into_raw(Box::new(f));
-        let set = check(unsafe {
-            sys::cuabi_graph_exec_set_host_node(
-                self.as_raw(),
-                node.as_raw(),
-                Some(graph_host_trampoline::<F, E>),
-                data.cast(),
-            )
-        });
-        if set.is_err() {
-            // Refused: the node never runs it.
-            drop(unsafe { Box::from_raw(data) });
-        }
-        set
+        let exec = self.as_raw();
+        give_host_node_fn(f, |call, data| {
+            check(unsafe { sys::cuabi_graph_exec_set_host_node(exec, node.as_raw(), call, data) })
+        })
     }
 
     /// Queues the whole graph on `stream`.
@@ -189,21 +177,9 @@ impl GraphExec {
         args: T,
     ) -> Result<()> {
         let exec = self.as_raw();
-        if let Some(layout) = function.layout()? {
-            let set = with_packed(layout, &args, |block, size| unsafe {
-                sys::cuabi_graph_exec_set_kernel_node_args(
-                    exec,
-                    index,
-                    function.as_raw(),
-                    block,
-                    size,
-                )
-            });
-            if let Some(status) = set {
-                return check(status);
-            }
-        }
-        refuse_args::<T>(function)
+        call_packed(function, &args, |block, size| unsafe {
+            sys::cuabi_graph_exec_set_kernel_node_args(exec, index, function.as_raw(), block, size)
+        })
     }
 }
 
@@ -235,32 +211,25 @@ impl Graph {
         let graph = self.as_raw();
         let after = after.map_or(std::ptr::null_mut(), GraphNode::as_raw);
         let cfg = config.raw();
-        if let Some(layout) = function.layout()? {
-            let mut raw: sys::cuabi_graph_node = std::ptr::null_mut();
-            let added = with_packed(layout, &args, |block, size| unsafe {
-                sys::cuabi_graph_add_kernel_node(
-                    graph,
-                    after,
-                    function.as_raw(),
-                    &cfg,
-                    block,
-                    size,
-                    &mut raw,
-                )
-            });
-            if let Some(status) = added {
-                check(status)?;
-                let handle = unsafe {
-                    create(|out: *mut sys::cuabi_graph_node| {
-                        *out = raw;
-                        sys::CUABI_SUCCESS
-                    })?
-                };
-                return Ok(GraphNode { handle });
-            }
-        }
-        refuse_args::<T>(function)?;
-        unreachable!("refuse_args answers an error")
+        let mut raw: sys::cuabi_graph_node = std::ptr::null_mut();
+        call_packed(function, &args, |block, size| unsafe {
+            sys::cuabi_graph_add_kernel_node(
+                graph,
+                after,
+                function.as_raw(),
+                &cfg,
+                block,
+                size,
+                &mut raw,
+            )
+        })?;
+        let handle = unsafe {
+            create(|out: *mut sys::cuabi_graph_node| {
+                *out = raw;
+                sys::CUABI_SUCCESS
+            })?
+        };
+        Ok(GraphNode { handle })
     }
 
     /// A node running `f` at every launch of the graph, on a thread of the
@@ -276,27 +245,51 @@ impl Graph {
     {
         let graph = self.as_raw();
         let after = after.map_or(std::ptr::null_mut(), GraphNode::as_raw);
-        let data: *mut F = Box::into_raw(Box::new(f));
-        let made = unsafe {
-            create(|out| {
-                sys::cuabi_graph_add_host_node(
-                    graph,
-                    after,
-                    Some(graph_host_trampoline::<F, E>),
-                    data.cast(),
-                    out,
-                )
-            })
-        };
-        match made {
-            Ok(handle) => Ok(GraphNode { handle }),
-            Err(e) => {
-                // Refused: the node never runs it.
-                drop(unsafe { Box::from_raw(data) });
-                Err(e)
-            }
+        let handle = give_host_node_fn(f, |call, data| unsafe {
+            create(|out| sys::cuabi_graph_add_host_node(graph, after, call, data, out))
+        })?;
+        Ok(GraphNode { handle })
+    }
+}
+
+/// Packs `args` at `function`'s parameter offsets, as a launch packs them,
+/// and answers `call(block, size)`'s status (a kernel node added or
+/// updated). A tuple that does not fit the kernel, or a kernel whose layout
+/// the driver does not report, calls nothing: the library's check answers
+/// the error naming why ([`refuse_args`]).
+fn call_packed<T: KernelArgs>(
+    function: &Function,
+    args: &T,
+    call: impl FnOnce(*const c_void, usize) -> sys::cuabi_status,
+) -> Result<()> {
+    if let Some(layout) = function.layout()? {
+        if let Some(status) = with_packed(layout, args, call) {
+            return check(status);
         }
     }
+    refuse_args::<T>(function)
+}
+
+/// Gives `f` to a host node through `give(fn, user_data)` (adding the node
+/// or updating it in an executable graph), with [`graph_host_trampoline`]
+/// calling it. Taken, `f` is never freed: the node may run it as long as
+/// the process lives. Refused (`give`'s error, read before `f` is dropped),
+/// the node never runs it and it is dropped here.
+fn give_host_node_fn<F, E, R>(
+    f: F,
+    give: impl FnOnce(sys::cuabi_host_fn, *mut c_void) -> Result<R>,
+) -> Result<R>
+where
+    F: Fn() -> std::result::Result<(), E> + Send + Sync + 'static,
+    E: fmt::Display,
+{
+    let data: *mut F = Box::into_raw(Box::new(f));
+    let given = give(Some(graph_host_trampoline::<F, E>), data.cast());
+    if given.is_err() {
+        // SAFETY: refused, so no node holds `data`.
+        drop(unsafe { Box::from_raw(data) });
+    }
+    given
 }
 
 /// A graph's host node: runs `F` each time, never unwinding into the driver.
@@ -518,6 +511,46 @@ mod tests {
         let data = Box::into_raw(Box::new(failing)).cast::<c_void>();
         let ret = unsafe { host_trampoline::<Failing, &str>(data, std::ptr::null_mut(), 0) };
         assert_eq!(ret, 1);
+    }
+
+    #[test]
+    fn a_host_node_keeps_its_closure_and_a_refusal_frees_it_at_once() {
+        type NodeFn = Box<dyn Fn() -> std::result::Result<(), String> + Send + Sync>;
+        let drops = Arc::new(AtomicUsize::new(0));
+        let d = Dropped(Arc::clone(&drops));
+        let f: NodeFn = Box::new(move || {
+            let _keep = &d;
+            Ok(())
+        });
+        let refused = give_host_node_fn(f, |_, _| {
+            Err::<(), _>(Error::new(sys::CUABI_ERROR_INVALID_ARGUMENT, "refused"))
+        });
+        assert_eq!(refused.unwrap_err().message(), "refused");
+        assert_eq!(drops.load(Ordering::SeqCst), 1, "freed once when refused");
+
+        // Taken: the node holds it, and calls it through the trampoline.
+        let (ran, drops) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+        let (r, d) = (Arc::clone(&ran), Dropped(Arc::clone(&drops)));
+        let f: NodeFn = Box::new(move || {
+            let _keep = &d;
+            r.fetch_add(1, Ordering::SeqCst);
+            Ok(())
+        });
+        let mut held = std::ptr::null_mut();
+        give_host_node_fn(f, |call, data| {
+            held = data;
+            let call = call.expect("a trampoline");
+            for _ in 0..2 {
+                assert_eq!(unsafe { call(data, std::ptr::null_mut(), 0) }, 0);
+            }
+            Ok(())
+        })
+        .expect("taken");
+        assert_eq!(ran.load(Ordering::SeqCst), 2, "called at every launch");
+        assert_eq!(drops.load(Ordering::SeqCst), 0, "kept while taken");
+        // SAFETY: no node holds it in this test; free it as the node never does.
+        drop(unsafe { Box::from_raw(held.cast::<NodeFn>()) });
+        assert_eq!(drops.load(Ordering::SeqCst), 1);
     }
 
     #[test]
