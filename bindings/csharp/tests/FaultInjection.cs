@@ -1,8 +1,12 @@
-// Fault injection through the C# binding, no GPU: the SAXPY flow through the
-// binding's objects (Program, Device.Compile, CudaModule, Kernel, buffers,
-// pinned buffers, a stream, events, a LaunchPlan) against the stand-in driver
-// and NVRTC of tests/fake/, with each driver and NVRTC call it
-// makes failing in turn.
+// Fault injection through the C# binding, no GPU: the C suite's scenarios
+// (tests/fault/fault_injection.cc) through the binding's objects -- the SAXPY
+// flow (Program, Device.Compile, CudaModule, Kernel, buffers, pinned buffers,
+// a stream, events, a LaunchPlan), graphs, virtual memory (with a file
+// descriptor export and import), batches, green contexts and tensor maps, a
+// cached compile (the cache folder one of the test's own, its temporary
+// files and a failed compile's entries checked) and DLPack -- against the
+// stand-in driver and NVRTC of tests/fake/, with each driver and NVRTC call
+// they make failing in turn.
 //
 // cuabi reads CUABI_DRIVER_PATH and CUABI_NVRTC_PATH once per process, so the
 // test runs this program again as a child with both pointing at the stand-in
@@ -38,6 +42,10 @@ namespace Cuabi.Tests
 
         private const int N = 256;
 
+        // Names the child's cache folder, which the cached_compile scenario
+        // empties before each run (never a folder the test did not make).
+        private const string FaultCacheDir = "CUABI_FAULT_CACHE_DIR";
+
         private const string SaxpySource = @"extern ""C"" __global__
 void saxpy(float a, float *x, float *y, float *out, size_t n)
 {
@@ -48,7 +56,7 @@ void saxpy(float a, float *x, float *y, float *out, size_t n)
 
         public static void Register()
         {
-            Registry.Add("fault injection: each driver and NVRTC call of SAXPY, graphs, virtual memory, batches, green contexts and tensor maps fails in turn (stand-in driver, own process)", RunParent);
+            Registry.Add("fault injection: each driver and NVRTC call of SAXPY, graphs, virtual memory, batches, green contexts and tensor maps, a cached compile and DLPack fails in turn (stand-in driver, own process)", RunParent);
         }
 
         // ---- the parent side -------------------------------------------------
@@ -61,13 +69,34 @@ void saxpy(float a, float *x, float *y, float *out, size_t n)
                     + "build/tests/fault/libcuabi_fault_fake_cuda.so exists only in a CMake build)");
             if (!System.IO.File.Exists(fake))
                 throw new SkipException("no stand-in driver at " + fake + " (CUABI_FAULT_FAKE_DRIVER)");
+            // The cached_compile scenario empties the cache folder before
+            // each run: one of the test's own.
+            string cacheDir = System.IO.Path.Combine(System.IO.Path.GetTempPath(),
+                "cuabi-cs-fault-cache-" + System.Diagnostics.Process.GetCurrentProcess().Id);
+            System.IO.Directory.CreateDirectory(cacheDir);
             var env = new Dictionary<string, string>
             {
                 { "CUABI_DRIVER_PATH", fake },
                 { "CUABI_NVRTC_PATH", fake },
                 { "CUABI_CACHE", null },
+                { "CUABI_CACHE_DIR", cacheDir },
+                { FaultCacheDir, cacheDir },
             };
-            Child.Result r = Child.Run(ChildMode, env);
+            Child.Result r;
+            try
+            {
+                r = Child.Run(ChildMode, env);
+            }
+            finally
+            {
+                try
+                {
+                    System.IO.Directory.Delete(cacheDir, true);
+                }
+                catch (System.IO.IOException)
+                {
+                }
+            }
             bool counted = false;
             foreach (string line in (r.Stdout ?? "").Split('\n'))
             {
@@ -146,6 +175,7 @@ void saxpy(float a, float *x, float *y, float *out, size_t n)
             public Exception Error;   // what the scenario threw, or null
             public string Step = "";  // the step it was at
             public bool Verified;     // every result checked (when nothing was thrown)
+            public bool FirstCompileFailed; // cached_compile: the compile that stores an entry threw
         }
 
         private static bool Check(float a, float[] x, float[] y, float[] got)
@@ -160,6 +190,7 @@ void saxpy(float a, float *x, float *y, float *out, size_t n)
         {
             public string Name;
             public Action<Outcome> Body;
+            public bool UsesCache;    // the cache folder is emptied before each run
         }
 
         // What is failed call by call: the SAXPY flow, then graphs, virtual
@@ -171,10 +202,14 @@ void saxpy(float a, float *x, float *y, float *out, size_t n)
             new Scenario { Name = "virtual_memory", Body = VirtualMemoryBody },
             new Scenario { Name = "batches", Body = BatchesBody },
             new Scenario { Name = "green_tensor", Body = GreenTensorBody },
+            new Scenario { Name = "cached_compile", Body = CachedCompileBody, UsesCache = true },
+            new Scenario { Name = "dlpack", Body = DlpackBody },
         };
 
         private static Outcome Run(Scenario scenario)
         {
+            if (scenario.UsesCache)
+                ClearCache();
             var o = new Outcome();
             try
             {
@@ -264,8 +299,10 @@ void saxpy(float a, float *x, float *y, float *out, size_t n)
         }
 
         // Virtual memory: physical memory mapped into a reserved range, a
-        // buffer over it written and read back, then unmapped and freed; a
-        // growable buffer grown twice, its contents checked at both ends.
+        // buffer over it written and read back, the memory exported by file
+        // descriptor and imported into a second range, read there, then
+        // unmapped and freed; a growable buffer grown twice, its contents
+        // checked at both ends.
         private static void VirtualMemoryBody(Outcome o)
         {
             bool ok = true;
@@ -279,7 +316,7 @@ void saxpy(float a, float *x, float *y, float *out, size_t n)
                 for (int i = 0; i < pattern.Length; i++)
                     pattern[i] = i * 31 + 7;
                 o.Step = "PhysicalMemory.Create";
-                using (PhysicalMemory memory = PhysicalMemory.Create(d, 2 * g, PhysicalMemoryFlags.None))
+                using (PhysicalMemory memory = PhysicalMemory.Create(d, 2 * g, PhysicalMemoryFlags.Exportable))
                 using (AddressRange range = AddressRange.Reserve(d, 4 * g))
                 {
                     o.Step = "AddressRange.Map";
@@ -292,6 +329,32 @@ void saxpy(float a, float *x, float *y, float *out, size_t n)
                         int[] back = view.ToArray();
                         for (int i = 0; i < pattern.Length; i++)
                             ok &= back[i] == pattern[i];
+                    }
+                    // The memory exported by file descriptor and imported
+                    // again, mapped into a second range: the same contents.
+                    o.Step = "PhysicalMemory.ExportFd";
+                    int fd = memory.ExportFd();
+                    try
+                    {
+                        o.Step = "PhysicalMemory.ImportFd";
+                        using (PhysicalMemory imported = PhysicalMemory.ImportFd(d, fd, 2 * g))
+                        using (AddressRange second = AddressRange.Reserve(d, 2 * g))
+                        {
+                            o.Step = "AddressRange.Map (imported)";
+                            second.Map(0, imported);
+                            second.SetAccess(0, 2 * g, d, VmAccess.Readwrite);
+                            using (DeviceBuffer<int> again = second.Buffer<int>(d, 0, 2 * g / 4))
+                            {
+                                o.Step = "read the imported memory";
+                                int[] seen = again.ToArray();
+                                for (int i = 0; i < pattern.Length; i++)
+                                    ok &= seen[i] == pattern[i];
+                            }
+                        }
+                    }
+                    finally
+                    {
+                        Posix.close(fd); // the caller's, imported or not
                     }
                     o.Step = "AddressRange.Unmap";
                     range.Unmap(0, 2 * g);
@@ -310,6 +373,130 @@ void saxpy(float a, float *x, float *y, float *out, size_t n)
                         ok &= all[i] == pattern[i] && all[all.Length - pattern.Length + i] == pattern[i];
                 }
                 o.Step = "Device.Dispose";
+            }
+            o.Step = "done";
+            o.Verified = ok;
+        }
+
+        // ---- the cache folder (cached_compile) -------------------------------
+
+        private static string CacheFolder
+        {
+            get { return Environment.GetEnvironmentVariable(FaultCacheDir); }
+        }
+
+        private static void ClearCache()
+        {
+            string dir = CacheFolder;
+            if (string.IsNullOrEmpty(dir) || !System.IO.Directory.Exists(dir))
+                return;
+            foreach (string f in System.IO.Directory.GetFiles(dir))
+                System.IO.File.Delete(f);
+        }
+
+        // Entries in the cache folder; `temporary` counts the .tmp files.
+        private static int CacheFiles(out int temporary)
+        {
+            int n = 0;
+            temporary = 0;
+            string dir = CacheFolder;
+            if (string.IsNullOrEmpty(dir) || !System.IO.Directory.Exists(dir))
+                return 0;
+            foreach (string f in System.IO.Directory.GetFiles(dir))
+            {
+                if (System.IO.Path.GetFileName(f).StartsWith(".tmp", StringComparison.Ordinal))
+                    temporary++;
+                else
+                    n++;
+            }
+            return n;
+        }
+
+        // A cached compile: the first compiles and stores an entry, the
+        // second loads it; the cached kernel launched and verified.
+        private static void CachedCompileBody(Outcome o)
+        {
+            var hx = new float[N];
+            var hy = new float[N];
+            for (int i = 0; i < N; i++)
+            {
+                hx[i] = i;
+                hy[i] = 2 * i + 1;
+            }
+            bool ok = true;
+            o.Step = "Device.Get";
+            using (Device d = Device.Get(0))
+            {
+                o.Step = "Device.Compile (stores)";
+                o.FirstCompileFailed = true;
+                using (CudaModule m1 = d.Compile(SaxpySource, new CompileOptions { Name = "saxpy.cu" }))
+                {
+                    o.FirstCompileFailed = false;
+                    o.Step = "CudaModule.FromCache (first)";
+                    ok &= !m1.FromCache;
+                }
+                o.Step = "Device.Compile (loads)";
+                using (CudaModule m2 = d.Compile(SaxpySource, new CompileOptions { Name = "saxpy.cu" }))
+                {
+                    o.Step = "CudaModule.FromCache (second)";
+                    ok &= m2.FromCache;
+                    o.Step = "CudaModule.GetKernel";
+                    using (Kernel k = m2.GetKernel("saxpy"))
+                    using (DeviceBuffer<float> dx = d.AllocateFrom(hx))
+                    using (DeviceBuffer<float> dy = d.AllocateFrom(hy))
+                    using (DeviceBuffer<float> dout = d.Allocate<float>(N))
+                    {
+                        o.Step = "launch of the cached kernel";
+                        k.Launch(2, N / 2, null, 2.0f, dx, dy, dout, (ulong)N);
+                        ok &= Check(2.0f, hx, hy, dout.ToArray());
+                    }
+                }
+                o.Step = "Device.Dispose";
+            }
+            o.Step = "done";
+            o.Verified = ok;
+        }
+
+        // DLPack: a buffer exported as a tensor and taken back as a buffer
+        // (the tensor's deleter run when that buffer goes), and the stream
+        // handshake both ways between two streams, a copy ordered after it.
+        private static void DlpackBody(Outcome o)
+        {
+            var input = new uint[64];
+            for (uint i = 0; i < 64; i++)
+                input[i] = i * 3 + 1;
+            bool ok = true;
+            o.Step = "Device.Get";
+            using (Device d = Device.Get(0))
+            using (CudaStream producer = d.CreateStream(StreamFlags.NonBlocking))
+            using (CudaStream consumer = d.CreateStream(StreamFlags.NonBlocking))
+            using (PinnedBuffer<uint> pin = d.AllocatePinned<uint>(64))
+            using (PinnedBuffer<uint> pout = d.AllocatePinned<uint>(64))
+            using (DeviceBuffer<uint> a = d.Allocate<uint>(64))
+            {
+                pin.CopyFrom(input);
+                for (int i = 0; i < 64; i++)
+                    pout[i] = 0;
+                o.Step = "copy in on the producer";
+                a.CopyFromAsync(pin, producer);
+                o.Step = "CudaStream.DlpackHandoff";
+                producer.DlpackHandoff((long)consumer.NativeHandle);
+                o.Step = "CudaStream.DlpackWait";
+                consumer.DlpackWait((long)producer.NativeHandle);
+                o.Step = "Dlpack.Export";
+                using (DlpackTensor t = Dlpack.Export(a, new long[] { 64 }))
+                {
+                    o.Step = "Dlpack.Import";
+                    using (DeviceBuffer<uint> back = Dlpack.Import<uint>(t))
+                    {
+                        o.Step = "copy out on the consumer";
+                        back.CopyToAsync(pout, consumer);
+                        consumer.Synchronize();
+                        for (int i = 0; i < 64; i++)
+                            ok &= pout[i] == input[i];
+                        ok &= back.DevicePointer == a.DevicePointer && back.Count == 64;
+                    }
+                }
             }
             o.Step = "done";
             o.Verified = ok;
@@ -709,6 +896,15 @@ void saxpy(float a, float *x, float *y, float *out, size_t n)
                     long live = Fake.Live;
                     if (live != baseline)
                         whys.Add("leaked " + (live - baseline) + " driver resources (after disposal and the finalizers)");
+                    if (scenario.UsesCache)
+                    {
+                        int temporary;
+                        int entries = CacheFiles(out temporary);
+                        if (temporary > 0)
+                            whys.Add(temporary + " temporary files left in the cache");
+                        if (o.FirstCompileFailed && entries > 0)
+                            whys.Add("a failed compile left " + entries + " cache entries");
+                    }
                     Outcome again = Run(scenario);
                     Collect();
                     if (again.Error != null || !again.Verified)
