@@ -62,7 +62,10 @@ namespace Cuabi
         /// launch of the graph, after <paramref name="after"/> (or null),
         /// checked as <see cref="Copy3D.Copy"/> checks it. Host memory must
         /// stay valid while the graph may run: pinned memory or a raw address,
-        /// not a managed array. The graph keeps the buffers and arrays alive.
+        /// not a managed array. As with <see cref="Copy3D.CopyAsync"/>, a
+        /// <see cref="PinnedBuffer{T}"/> is held only while the node is made:
+        /// keep it (undisposed) while an instantiation of the graph may run.
+        /// The graph keeps the device memory and arrays it names alive.
         /// </summary>
         /// <exception cref="ArgumentException">A side is a managed array, or the box reaches past host memory.</exception>
         /// <exception cref="CudaException">The library refused a range, a pitch or a side; the message names it.</exception>
@@ -108,31 +111,10 @@ namespace Cuabi
         {
             SafeGraphHandle h = Handle;
             SafeGraphNodeHandle afterHandle = after == null ? new SafeGraphNodeHandle(IntPtr.Zero, false) : after.Handle;
-            SafeGraphNodeHandle made;
-            if (callback == null)
-            {
-                Errors.Check(NativeMethods.cuabi_graph_add_host_node(h, afterHandle, null, IntPtr.Zero, out made));
-                return new GraphNode(made);
-            }
-            GCHandle keep = GCHandle.Alloc(callback);
-            CudaStatus status;
-            try
-            {
-                status = NativeMethods.cuabi_graph_add_host_node(h, afterHandle, GraphHostNodes.Trampoline,
-                    GCHandle.ToIntPtr(keep), out made);
-            }
-            catch
-            {
-                keep.Free();
-                throw;
-            }
+            SafeGraphNodeHandle made = null;
+            GraphHostNodes.Install(callback, (fn, userData) =>
+                NativeMethods.cuabi_graph_add_host_node(h, afterHandle, fn, userData, out made));
             GC.KeepAlive(after);
-            if (status != CudaStatus.Success)
-            {
-                CudaException e = Errors.FromLastError(status);
-                keep.Free();
-                throw e;
-            }
             return new GraphNode(made);
         }
     }
@@ -165,38 +147,23 @@ namespace Cuabi
         }
 
         /// <summary>
-        /// Makes host node <paramref name="node"/> call
-        /// <paramref name="callback"/> in this executable graph, its exceptions
-        /// reported as <see cref="CudaGraph.AddHostNode"/>'s are. The callback
-        /// is kept for the life of the process.
+        /// Makes host node <paramref name="node"/> (of the graph this was
+        /// instantiated from) call <paramref name="callback"/> in this
+        /// executable graph only, from its next launch on. An exception it
+        /// throws is reported as <see cref="CudaGraph.AddHostNode"/>'s are: the
+        /// next <see cref="CudaStream.Synchronize"/> of the stream the graph ran
+        /// on throws it as a <see cref="CudaException"/>. The callback is kept
+        /// for the life of the process (so at least as long as this executable
+        /// graph, and a launch under way that may still call it).
         /// </summary>
+        /// <exception cref="CudaException">The library refused: a node of another kind or graph, or no callback.</exception>
         public void SetHostNode(GraphNode node, Action callback)
         {
             SafeGraphExecHandle h = Handle;
             SafeGraphNodeHandle n = node == null ? new SafeGraphNodeHandle(IntPtr.Zero, false) : node.Handle;
-            if (callback == null)
-            {
-                Errors.Check(NativeMethods.cuabi_graph_exec_set_host_node(h, n, null, IntPtr.Zero));
-                return;
-            }
-            GCHandle keep = GCHandle.Alloc(callback);
-            CudaStatus status;
-            try
-            {
-                status = NativeMethods.cuabi_graph_exec_set_host_node(h, n, GraphHostNodes.Trampoline, GCHandle.ToIntPtr(keep));
-            }
-            catch
-            {
-                keep.Free();
-                throw;
-            }
+            GraphHostNodes.Install(callback, (fn, userData) =>
+                NativeMethods.cuabi_graph_exec_set_host_node(h, n, fn, userData));
             GC.KeepAlive(node);
-            if (status != CudaStatus.Success)
-            {
-                CudaException e = Errors.FromLastError(status);
-                keep.Free();
-                throw e;
-            }
         }
     }
 
@@ -227,6 +194,42 @@ namespace Cuabi
     {
         /// <summary>Held for the life of the process, so that the function pointer given out stays valid.</summary>
         internal static readonly HostFnNative Trampoline = Run;
+
+        internal delegate CudaStatus HostCall(HostFnNative fn, IntPtr userData);
+
+        /// <summary>
+        /// Gives <paramref name="call"/> the trampoline and a handle of
+        /// <paramref name="callback"/>, kept for the life of the process (a
+        /// launch under way may call it after its graph is gone); freed again
+        /// when the library refuses. A null callback goes to the library as
+        /// NULL, for it to refuse.
+        /// </summary>
+        /// <exception cref="CudaException">The library refused; the message names why.</exception>
+        internal static void Install(Action callback, HostCall call)
+        {
+            if (callback == null)
+            {
+                Errors.Check(call(null, IntPtr.Zero));
+                return;
+            }
+            GCHandle keep = GCHandle.Alloc(callback);
+            CudaStatus status;
+            try
+            {
+                status = call(Trampoline, GCHandle.ToIntPtr(keep));
+            }
+            catch
+            {
+                keep.Free();
+                throw;
+            }
+            if (status != CudaStatus.Success)
+            {
+                CudaException e = Errors.FromLastError(status);
+                keep.Free();
+                throw e;
+            }
+        }
 
         private static int Run(IntPtr userData, IntPtr message, UIntPtr messageSize)
         {
