@@ -284,7 +284,7 @@ namespace Cuabi
         /// <param name="args">One argument per kernel parameter.</param>
         /// <exception cref="ArgumentException">The count, a type or a size does not fit the kernel; the message names the parameter.</exception>
         /// <exception cref="CudaException">The library refused: no such node, or not its kernel.</exception>
-        public unsafe void SetKernelNodeArgs(int index, Kernel kernel, params object[] args)
+        public void SetKernelNodeArgs(int index, Kernel kernel, params object[] args)
         {
             if (index < 0)
                 throw new ArgumentOutOfRangeException("index", index, "cannot be negative");
@@ -292,18 +292,8 @@ namespace Cuabi
                 throw new ArgumentNullException("kernel");
             SafeGraphExecHandle h = Handle;
             SafeFunctionHandle fn = kernel.Handle;
-            ArgumentLayout layout = kernel.GetLayout();
-            int size = layout.BlockSize;
-            var block = new byte[Math.Max(size, 1)];
-            CudaStatus status;
-            fixed (byte* b = block)
-            {
-                layout.Write(args, b);
-                status = NativeMethods.cuabi_graph_exec_set_kernel_node_args(h, (UIntPtr)(uint)index, fn,
-                    size == 0 ? IntPtr.Zero : (IntPtr)b, (UIntPtr)(uint)size);
-            }
-            GC.KeepAlive(args);
-            Errors.Check(status);
+            Errors.Check(KernelNodes.WithPacked(kernel, args, (block, size) =>
+                NativeMethods.cuabi_graph_exec_set_kernel_node_args(h, (UIntPtr)(uint)index, fn, block, size)));
         }
 
         /// <summary>Releases the instantiation.</summary>
