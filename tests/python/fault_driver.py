@@ -122,8 +122,9 @@ class Outcome:
 def saxpy(backend: str, outcome: Outcome) -> None:
     """The SAXPY flow on the objects: compile, get the kernel, allocate, copy
     in, launch three ways (a plain call on a stream, a prepared launch, a
-    LaunchConfig on the default stream), copy out, verify each; and between
-    them a batch of memory operations and a batch of copies, verified."""
+    LaunchConfig on the default stream), copy out, verify each; between
+    them a batch of memory operations and a batch of copies; then virtual
+    memory and a graph built node by node, each verified."""
     hx = np.arange(N, dtype=np.float32)
     hy = (2 * np.arange(N) + 1).astype(np.float32)
     n = np.uint64(N)
@@ -230,6 +231,28 @@ def saxpy(backend: str, outcome: Outcome) -> None:
     r2 = cuabi.AddressRange(dev, g)
     r2.map(0, again)
     ok = ok and bool(np.array_equal(r2.buffer(0, res.nbytes, dtype=np.float32).copy_to_host(), res))
+
+    # A graph built node by node: upload, fill, kernel, copy, download.
+    outcome.step = "Graph.create"
+    graph = cuabi.Graph.create(dev)
+    outcome.step = "host_alloc (graph)"
+    pin_in, pin_out = dev.host_alloc(N * 4), dev.host_alloc(N * 4)
+    pin_in.as_array(np.float32)[:] = hx
+    outcome.step = "alloc (graph)"
+    gx, ones, gout, gcopy = (dev.alloc(N * 4) for _ in range(4))
+    outcome.step = "add nodes"
+    up = graph.add_upload_node(None, gx, 0, pin_in, 0, N * 4)
+    fill = graph.add_fill_node(up, ones, 0, 0x3F800000, 4, N)  # 1.0f
+    kern = graph.add_kernel_node(kernel, 2, N // 2, (np.float32(3.0), gx, ones, gout, n), after=fill)
+    copy = graph.add_copy_node(kern, gcopy, 0, gout, 0, N * 4)
+    graph.add_download_node(copy, pin_out, 0, gcopy, 0, N * 4)
+    outcome.step = "Graph.instantiate"
+    exe = graph.instantiate()
+    outcome.step = "GraphExec.launch"
+    exe.launch()
+    outcome.step = "device.synchronize (graph)"
+    dev.synchronize()
+    ok = ok and bool(np.array_equal(pin_out.as_array(np.float32), np.float32(3.0) * hx + 1))
     outcome.step = "done"
     outcome.verified = ok
 
@@ -271,7 +294,7 @@ def main(argv: List[str]) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("fake")
     ap.add_argument(
-        "--max-runs", type=int, default=int(os.environ.get("CUABI_FAULT_MAX_RUNS", "400"))
+        "--max-runs", type=int, default=int(os.environ.get("CUABI_FAULT_MAX_RUNS", "600"))
     )
     ap.add_argument("--seed", type=int, default=None)
     args = ap.parse_args(argv)
