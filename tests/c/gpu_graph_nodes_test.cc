@@ -59,26 +59,6 @@ class GraphNodesTest : public GpuTest {
     return c;
   }
 
-  // The packed argument block of `values` at the kernel's offsets.
-  template <typename... T>
-  static std::vector<char> Pack(cuabi_function f, const T&... values) {
-    std::vector<cuabi_param_info> params(sizeof...(T));
-    size_t count = params.size(), size = 0;
-    EXPECT_EQ(CUABI_SUCCESS, cuabi_function_get_params(f, params.data(), &count, &size))
-        << LastError();
-    EXPECT_EQ(sizeof...(T), count);
-    std::vector<char> block(size);
-    size_t index = 0;
-    (PackOne(params, block, index++, values), ...);
-    return block;
-  }
-  template <typename T>
-  static void PackOne(const std::vector<cuabi_param_info>& params, std::vector<char>& block,
-                      size_t index, const T& v) {
-    ASSERT_EQ(sizeof(T), params[index].size) << "parameter " << index;
-    std::memcpy(block.data() + params[index].offset, &v, sizeof(T));
-  }
-
   GraphNode KernelNode(cuabi_graph g, cuabi_graph_node after, cuabi_function f,
                        const std::vector<char>& args, uint32_t grid = 1, uint32_t block = 1) {
     GraphNode n;

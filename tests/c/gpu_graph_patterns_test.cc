@@ -60,23 +60,6 @@ class GraphPatternsTest : public GpuTest {
     module_ = Compile(kSource);
   }
 
-  template <typename... T>
-  static std::vector<char> Pack(cuabi_function f, const T&... values) {
-    std::vector<cuabi_param_info> params(sizeof...(T));
-    size_t count = params.size(), size = 0;
-    EXPECT_EQ(CUABI_SUCCESS, cuabi_function_get_params(f, params.data(), &count, &size))
-        << LastError();
-    std::vector<char> block(size);
-    size_t index = 0;
-    auto put = [&](const auto& v) {
-      const size_t at = params[index++].offset;
-      if (at + sizeof v <= block.size()) std::memcpy(&block[at], &v, sizeof v);
-      else ADD_FAILURE() << "parameter " << index - 1 << " lies past the argument block";
-    };
-    (put(values), ...);
-    return block;
-  }
-
   Module module_;
 };
 

@@ -62,25 +62,6 @@ class ExecNodeUpdateTest : public GpuTest {
     return c;
   }
 
-  template <typename... T>
-  static std::vector<char> Pack(cuabi_function f, const T&... values) {
-    std::vector<cuabi_param_info> params(sizeof...(T));
-    size_t count = params.size(), size = 0;
-    EXPECT_EQ(CUABI_SUCCESS, cuabi_function_get_params(f, params.data(), &count, &size))
-        << LastError();
-    EXPECT_EQ(sizeof...(T), count);
-    std::vector<char> block(size);
-    size_t index = 0;
-    (PackOne(params, block, index++, values), ...);
-    return block;
-  }
-  template <typename T>
-  static void PackOne(const std::vector<cuabi_param_info>& params, std::vector<char>& block,
-                      size_t index, const T& v) {
-    ASSERT_EQ(sizeof(T), params[index].size) << "parameter " << index;
-    std::memcpy(block.data() + params[index].offset, &v, sizeof(T));
-  }
-
   void Launch(cuabi_graph_exec e) {
     ASSERT_EQ(CUABI_SUCCESS, cuabi_graph_exec_launch(e, stream_)) << LastError();
     ASSERT_EQ(CUABI_SUCCESS, cuabi_stream_synchronize(stream_)) << LastError();

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstring>
 #include <random>
 #include <string>
 #include <utility>
@@ -25,6 +26,29 @@ class GpuTest : public ::testing::Test {
     ASSERT_EQ(CUABI_SUCCESS, cuabi_device_get(0, device_.out())) << LastError();
     ASSERT_EQ(CUABI_SUCCESS, cuabi_device_get_compute_capability(device_, &cc_major_, &cc_minor_))
         << LastError();
+  }
+
+  // The packed argument block of `values` at `f`'s parameter offsets, each
+  // value's size checked against its parameter's (for kernel nodes and
+  // packed launches).
+  template <typename... T>
+  static std::vector<char> Pack(cuabi_function f, const T&... values) {
+    std::vector<cuabi_param_info> params(sizeof...(T));
+    size_t count = params.size(), size = 0;
+    EXPECT_EQ(CUABI_SUCCESS, cuabi_function_get_params(f, params.data(), &count, &size))
+        << LastError();
+    EXPECT_EQ(sizeof...(T), count);
+    std::vector<char> block(size);
+    size_t index = 0;
+    auto put = [&](const auto& v) {
+      const size_t i = index++;
+      if (i >= count || params[i].size != sizeof v || params[i].offset + sizeof v > block.size())
+        ADD_FAILURE() << "parameter " << i << " does not take a " << sizeof v << "-byte value";
+      else
+        std::memcpy(&block[params[i].offset], &v, sizeof v);
+    };
+    (put(values), ...);
+    return block;
   }
 
   // "sm_90" / "compute_90" for this device.

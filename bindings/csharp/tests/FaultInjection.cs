@@ -178,6 +178,18 @@ void saxpy(float a, float *x, float *y, float *out, size_t n)
             public bool FirstCompileFailed; // cached_compile: the compile that stores an entry threw
         }
 
+        // SAXPY's inputs: x[i] = i, y[i] = 2 i + 1.
+        private static void SaxpyInputs(out float[] hx, out float[] hy)
+        {
+            hx = new float[N];
+            hy = new float[N];
+            for (int i = 0; i < N; i++)
+            {
+                hx[i] = i;
+                hy[i] = 2 * i + 1;
+            }
+        }
+
         private static bool Check(float a, float[] x, float[] y, float[] got)
         {
             for (int i = 0; i < N; i++)
@@ -227,13 +239,8 @@ void saxpy(float a, float *x, float *y, float *out, size_t n)
         // instantiated, launched and verified.
         private static void GraphBody(Outcome o)
         {
-            var hx = new float[N];
-            var hy = new float[N];
-            for (int i = 0; i < N; i++)
-            {
-                hx[i] = i;
-                hy[i] = 2 * i + 1;
-            }
+            float[] hx, hy;
+            SaxpyInputs(out hx, out hy);
             bool ok = true;
             o.Step = "Device.Get";
             using (Device d = Device.Get(0))
@@ -416,13 +423,8 @@ void saxpy(float a, float *x, float *y, float *out, size_t n)
         // second loads it; the cached kernel launched and verified.
         private static void CachedCompileBody(Outcome o)
         {
-            var hx = new float[N];
-            var hy = new float[N];
-            for (int i = 0; i < N; i++)
-            {
-                hx[i] = i;
-                hy[i] = 2 * i + 1;
-            }
+            float[] hx, hy;
+            SaxpyInputs(out hx, out hy);
             bool ok = true;
             o.Step = "Device.Get";
             using (Device d = Device.Get(0))
@@ -507,13 +509,8 @@ void saxpy(float a, float *x, float *y, float *out, size_t n)
         // tiled tensor map encoded, its address replaced, its bytes read.
         private static void GreenTensorBody(Outcome o)
         {
-            var hx = new float[N];
-            var hy = new float[N];
-            for (int i = 0; i < N; i++)
-            {
-                hx[i] = i;
-                hy[i] = 2 * i + 1;
-            }
+            float[] hx, hy;
+            SaxpyInputs(out hx, out hy);
             bool ok = true;
             o.Step = "Device.Get";
             using (Device d = Device.Get(0))
@@ -624,13 +621,8 @@ void saxpy(float a, float *x, float *y, float *out, size_t n)
         // in a using, so an exception anywhere disposes what was made.
         private static void SaxpyBody(Outcome o)
         {
-            var hx = new float[N];
-            var hy = new float[N];
-            for (int i = 0; i < N; i++)
-            {
-                hx[i] = i;
-                hy[i] = 2 * i + 1;
-            }
+            float[] hx, hy;
+            SaxpyInputs(out hx, out hy);
             bool ok = true;
             o.Step = "Device.Get";
             using (Device d = Device.Get(0))
