@@ -828,9 +828,11 @@ void set_memcpy(GraphExec& e, const GraphNode& node, const CUDA_MEMCPY3D& c, con
         "cuGraphExecMemcpyNodeSetParams");
 }
 
-void keep_used(GraphExec& e, Ref<Object> used) {
+// What `node` uses after an update, in place of what its last update used
+// (the graph keeps what the node was built with).
+void keep_used(GraphExec& e, const GraphNode& node, std::vector<Ref<Object>> used) {
   std::lock_guard<std::mutex> lock(e.updates_mutex);
-  e.uses.push_back(std::move(used));
+  e.node_uses[node.node] = std::move(used);
 }
 
 // The parameter layout of a kernel the driver names, as Function reads it.
@@ -912,15 +914,14 @@ void exec_set_kernel_node(GraphExec& e, const GraphNode& node, Ref<Function> f,
   p.kern = nullptr;
   p.ctx = nullptr;
   check(d.cuGraphExecKernelNodeSetParams(e.exec, node.node, &p), "cuGraphExecKernelNodeSetParams");
-  keep_used(e, Ref<Object>::share(f.get()));
+  keep_used(e, node, {Ref<Object>::share(f.get())});
 }
 
 void exec_set_copy_node(GraphExec& e, const GraphNode& node, Ref<Buffer> dst, size_t dst_offset,
                         Ref<Buffer> src, size_t src_offset, size_t bytes) {
   const CUDA_MEMCPY3D c = copy_params(*e.origin(), *dst, dst_offset, *src, src_offset, bytes);
   set_memcpy(e, node, c, "a copy node");
-  keep_used(e, Ref<Object>::share(dst.get()));
-  keep_used(e, Ref<Object>::share(src.get()));
+  keep_used(e, node, {Ref<Object>::share(dst.get()), Ref<Object>::share(src.get())});
 }
 
 void exec_set_upload_node(GraphExec& e, const GraphNode& node, Ref<Buffer> dst,
@@ -928,16 +929,14 @@ void exec_set_upload_node(GraphExec& e, const GraphNode& node, Ref<Buffer> dst,
                           size_t bytes) {
   const CUDA_MEMCPY3D c = upload_params(*e.origin(), *dst, dst_offset, *src, src_offset, bytes);
   set_memcpy(e, node, c, "an upload node");
-  keep_used(e, Ref<Object>::share(dst.get()));
-  keep_used(e, Ref<Object>::share(src.get()));
+  keep_used(e, node, {Ref<Object>::share(dst.get()), Ref<Object>::share(src.get())});
 }
 
 void exec_set_download_node(GraphExec& e, const GraphNode& node, Ref<HostBuffer> dst,
                             size_t dst_offset, Ref<Buffer> src, size_t src_offset, size_t bytes) {
   const CUDA_MEMCPY3D c = download_params(*e.origin(), *dst, dst_offset, *src, src_offset, bytes);
   set_memcpy(e, node, c, "a download node");
-  keep_used(e, Ref<Object>::share(dst.get()));
-  keep_used(e, Ref<Object>::share(src.get()));
+  keep_used(e, node, {Ref<Object>::share(dst.get()), Ref<Object>::share(src.get())});
 }
 
 void exec_set_fill_node(GraphExec& e, const GraphNode& node, Ref<Buffer> b, size_t offset,
@@ -947,7 +946,7 @@ void exec_set_fill_node(GraphExec& e, const GraphNode& node, Ref<Buffer> b, size
   need_kind(node_of(e, node), CU_GRAPH_NODE_TYPE_MEMSET);
   check(driver().cuGraphExecMemsetNodeSetParams(e.exec, node.node, &p, e.device->context()),
         "cuGraphExecMemsetNodeSetParams");
-  keep_used(e, Ref<Object>::share(b.get()));
+  keep_used(e, node, {Ref<Object>::share(b.get())});
 }
 
 void exec_set_host_node(GraphExec& e, const GraphNode& node, cuabi_host_fn fn, void* user_data) {
@@ -988,7 +987,7 @@ void exec_set_event_node(GraphExec& e, const GraphNode& node, Ref<Event> event) 
   else
     fail_invalid(std::string("the node is ") + kind_name(t) +
                  ", not an event record or event wait node; an update keeps a node's kind");
-  keep_used(e, Ref<Object>::share(event.get()));
+  keep_used(e, node, {Ref<Object>::share(event.get())});
 }
 
 namespace {

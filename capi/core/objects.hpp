@@ -355,11 +355,13 @@ class GraphExec : public DeviceChild {
   const Ref<Graph>& origin() const { return origin_; }
 
   CUgraphExec exec;
-  // What nodes updated in place use (kernels, buffers, events) and the
-  // blocks their parameters point to (host node calls), kept as long as the
-  // executable graph; guarded by updates_mutex (graph_nodes.cpp).
+  // What each node updated in place uses now (kernels, buffers, events),
+  // replaced by its next update, so that updating in a loop holds no more;
+  // and the blocks host node updates point to (a launch under way may still
+  // call an earlier one), kept as long as the executable graph. Guarded by
+  // updates_mutex (graph_nodes.cpp).
   std::mutex updates_mutex;
-  std::vector<Ref<Object>> uses;
+  std::map<CUgraphNode, std::vector<Ref<Object>>> node_uses;
   std::vector<std::shared_ptr<void>> blocks;
 
  private:

@@ -3045,7 +3045,7 @@ CUABI_API cuabi_status CUABI_CALL cuabi_graph_instantiate_with_flags(
  * named in the message. The new parameters are checked as adding the node
  * checks them, take effect at the next launch of `exec` (a launch under way
  * is not changed) and leave the graph itself as it was. `exec` keeps what
- * the new parameters use. */
+ * the new parameters use until the node's next update. */
 
 /** Gives kernel node `node` the kernel `function`, the grid, block and
  * shared memory of `config` (not NULL) and the packed argument block `args`
