@@ -128,6 +128,14 @@
  *              struct pointer a struct in (const) or out, a callback takes
  *              the `user_data` beside it, any other pointer is an
  *              out-parameter and any other value an input.
+ *            - A versioned struct naming cuabi objects or host memory (a
+ *              handle or pointer field: cuabi_copy_3d_desc) is built: each
+ *              binding lays it out from one type of its own (Python's
+ *              Copy3dOp, Rust's Copy3d, C#'s Copy3D), and a function taking
+ *              one is generated over that type. What it names is lasting
+ *              where the library uses it after the call returns: for the
+ *              receiver's life (a graph's node) or until the stream reaches
+ *              the work (an *_async call, a stream's batch).
  *            - NULL: a cuabi_stream that is not the receiver may be NULL (the
  *              default stream) unless its comment says "(not NULL)"; a
  *              parameter whose comment reads `x` (NULL: meaning), `x` NULL:

@@ -18,3 +18,36 @@ def one_line(doc: str) -> str:
 def c_string(text: str) -> str:
     """A C/C++/C#/Rust string literal body for plain text."""
     return text.replace("\\", "\\\\").replace('"', '\\"')
+
+
+def built_types(folder: str, suffixes: tuple, pattern: str) -> dict:
+    """The hand-written type each binding declares for a built struct (the
+    model's `built`: it names cuabi objects or host memory), read from the
+    binding's own sources under `folder` (files ending in `suffixes` whose
+    first line is not the generated banner): {what `pattern`'s group
+    "struct" matched: (the file's name without its suffix, group "type")}.
+    A binding declares one where it lays the struct out (Python:
+    ``register_layout("cuabi_copy_3d_desc", Copy3dOp, ...)``; Rust:
+    ``unsafe impl Describes<sys::cuabi_copy_3d_desc> for Copy3d<'_>``; C#:
+    ``class Copy3D : IDescribes<Copy3dDescNative>``), and every function
+    taking that struct is generated over it."""
+    import os
+    import re
+
+    found: dict = {}
+    rx = re.compile(pattern)
+    root = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), folder)
+    for dirpath, _, files in os.walk(root):
+        for name in sorted(files):
+            if not name.endswith(suffixes):
+                continue
+            with open(os.path.join(dirpath, name), encoding="utf-8") as f:
+                text = f.read()
+            if BANNER in text.split("\n", 1)[0]:
+                continue
+            for m in rx.finditer(text):
+                struct = m.group("struct")
+                if struct in found:
+                    raise SystemExit(f"regen: {folder}: two types declared for {struct}")
+                found[struct] = (os.path.splitext(name)[0], m.group("type"))
+    return found

@@ -43,7 +43,7 @@ NUSPEC = "bindings/csharp/Cuabi.nuspec"
 ENUM_NAMES = {"cuabi_status": "CudaStatus", "cuabi_output": "CompileOutput"}
 
 # Words kept in capitals in C# names (two-letter acronyms, as .NET does).
-ACRONYMS = {"IO"}
+ACRONYMS = {"IO", "3D"}  # Copy3D, not Copy3d
 
 # The calls a binding makes once per launch. They are declared a second time
 # with raw handle values (FastNativeMethods): a SafeHandle argument costs an

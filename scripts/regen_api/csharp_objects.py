@@ -79,7 +79,7 @@ from __future__ import annotations
 import textwrap
 from typing import Any, Dict, List, Optional, Tuple
 
-from common import banner
+from common import banner, built_types
 from csharp import Types, doc, ident, pascal, stem, struct_name
 
 OUT = "bindings/csharp/src/Objects.g.cs"
@@ -139,6 +139,8 @@ FACTORIES: Dict[str, str] = {
 
 # Functions whose C# form differs from the plain one, and why.
 HAND_WRITTEN: Dict[str, str] = {
+    "cuabi_copy_3d": "Copy3D.Copy(): the object describing the box runs it (pinning a managed array for the call)",
+    "cuabi_copy_3d_async": "Copy3D.CopyAsync(stream): the object describing the box queues it",
     "cuabi_device_get_compute_capability": "a ComputeCapability value",
     "cuabi_device_get_memory_info": "kept as GetMemoryInfo(out long free, out long total)",
     "cuabi_device_get_stream_priority_range": "kept as GetStreamPriorityRange(out int, out int)",
@@ -173,6 +175,24 @@ HAND_WRITTEN: Dict[str, str] = {
         "registered when the first handler is added; a handler's exception never reaches native code"
     ),
 }
+
+# The class describing each built struct (the model's `built`: it names
+# cuabi objects or host memory), as the binding's own sources declare it:
+# `public sealed class Copy3D : IDescribes<Copy3dDescNative>`. A member
+# taking one is generated over that class; the struct it describes lives
+# while the call runs, with what it names held by its lease.
+BUILT_TYPES = built_types(
+    "bindings/csharp/src", (".cs",), r"class (?P<type>\w+)\s*:[^{]*\bIDescribes<(?P<struct>\w+Native)>"
+)
+
+
+def built_class(p: Dict[str, Any]) -> Optional[str]:
+    """The class describing a struct_in parameter's built struct, if any."""
+    if p.get("role") != "struct_in" or p.get("nullable"):
+        return None
+    found = BUILT_TYPES.get(struct_name(p.get("struct") or ""))
+    return found[1] if found else None
+
 
 PLAIN_CALLS = {"getter", "setter", "action", "string", "blob", "library", "constructor"}
 PLAIN_ROLES = {"receiver", "in", "out", "handle", "string_in", "two_call_buf", "two_call_size", "out_handle"}
@@ -237,6 +257,8 @@ def skip_reason(fn: Dict[str, Any], values: Dict[str, Dict[str, Any]]) -> Option
             return "no class for its object"
     for p in fn["params"]:
         role = p.get("role")
+        if built_class(p):
+            continue
         if role in VALUE_ROLES and p.get("struct") in values:
             if p.get("nullable") and (role == "struct_out" or "default" not in p.get("null_means", "")):
                 return f"parameter {p['name']}: a value struct whose NULL means {p.get('null_means')!r}"
@@ -445,6 +467,8 @@ class Emitter:
                 if cls == "PinnedBuffer":
                     cls, generic = "PinnedBuffer<T>", "<T>"
                 sig.append(f"{cls} {camel(p['name'])}" + (" = null" if p.get("nullable") and optional(p) else ""))
+            elif built_class(p):
+                sig.append(f"{built_class(p)} {camel(p['name'])}")
             elif p["role"] == "struct_in" and p.get("nullable"):
                 sig.append(f"{value_class(p['struct'])}? {camel(p['name'])}" + (" = null" if optional(p) else ""))
             elif p["role"] == "struct_in":
@@ -482,6 +506,7 @@ class Emitter:
         lines += self.in_docs(ins, i2)
         body: List[str] = []
         args: List[str] = []
+        leases: List[str] = []  # what built structs hold while the call runs
         for p in params:
             role, n = p["role"], camel(p["name"])
             if role == "receiver":
@@ -513,6 +538,18 @@ class Emitter:
                     body.append(f'{i3}if ({n} == null) throw new ArgumentNullException("{bare}");')
                 body.append(f'{i3}byte[] {bare}Bytes = Utf8.Encode({n}, "{bare}");')
                 args.append(f"{bare}Bytes")
+            elif built_class(p):
+                bare = n.lstrip("@")
+                native = struct_name(p["struct"])
+                lasting = "true" if p.get("lasting") else "false"
+                body.append(f'{i3}if ({n} == null) throw new ArgumentNullException("{bare}");')
+                body.append(f"{i3}IDisposable {bare}Lease;")
+                body.append(
+                    f"{i3}{native} {bare}Native = ((IDescribes<{native}>){n})"
+                    f'.Describe("{bare}", {lasting}, out {bare}Lease);'
+                )
+                leases.append(f"{bare}Lease")
+                args.append(f"ref {bare}Native")
             elif role == "struct_in":
                 bare = n.lstrip("@")
                 native = struct_name(p["struct"])
@@ -595,6 +632,14 @@ class Emitter:
             body.append(f"{i3}Errors.Check({native_call});")
             for p in outs:
                 body.append(f"{i3}{camel(p['name'])} = {result(p)};")
+        if leases:
+            # The call runs while the built structs' leases hold what they name.
+            at = next(i for i, line in enumerate(body) if "NativeMethods." in line)
+            body[at : at + 1] = (
+                [f"{i3}try", f"{i3}{{", "    " + body[at], f"{i3}}}", f"{i3}finally", f"{i3}{{"]
+                + [f"{i3}    {lease}.Dispose();" for lease in leases]
+                + [f"{i3}}}"]
+            )
         where = " where T : struct" if generic else ""
         if call == "constructor" and fn.get("receiver"):
             lines.append(f"{i2}public static {ret} {name}{generic}({', '.join(sig)}){where}")
@@ -771,7 +816,8 @@ class Emitter:
         non-inlined method holding the native call (Mono binds a method's native
         calls when it compiles the method)."""
         i2, i3 = "        ", "            "
-        args = ", ".join(("out " if a.startswith("out ") else "") + a.split()[-1] for a in sig)
+        # Each parameter's name, passed on (a default value left out).
+        args = ", ".join(("out " if a.startswith("out ") else "") + a.split("=")[0].split()[-1] for a in sig)
         call = f"{name}Core{generic}({args})"
         where = " where T : struct" if generic else ""
         lines: List[str] = []

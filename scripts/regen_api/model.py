@@ -413,6 +413,17 @@ def describe(header: str = HEADER) -> Dict[str, Any]:
             and s["init"]
             and all(not f["type"]["pointers"] and f["type"]["kind"] in VALUE_KINDS for f in s["fields"][1:])
         )
+        # A built struct: versioned, filled by its init, and naming cuabi
+        # objects or host memory (handles, pointers). Each language lays it
+        # out from one hand-written type of its own (Python's Copy3dOp, Rust's
+        # Copy3d, C#'s Copy3D: what pins, borrows and checks the host side),
+        # and every function taking it is generated over that type.
+        s["built"] = bool(
+            s["versioned"]
+            and s["init"]
+            and not s["value"]
+            and any(f["type"]["pointers"] or f["type"]["kind"] == "handle" for f in s["fields"][1:])
+        )
 
     # Object-like CUABI_ macros with a constant value.
     defines = _preprocess(header, macros_only=True)
@@ -929,6 +940,17 @@ def assign_roles(
     if receiver is not None and call == "setter" and method.startswith("set_"):
         if len(inputs) == 1 and inputs[0]["role"] == "in":
             prop = method[len("set_") :]
+
+    # What a built struct names may be used after the call returns: by the
+    # receiver while it lives (a graph's node: "receiver"), or until a
+    # stream reaches the work (an *_async call, work queued on a stream
+    # receiver: "queued"). Host memory it names must stay valid that long.
+    for p in params:
+        if p["role"] in ("struct_in", "array_in") and struct_by_name.get(p["type"]["base"], {}).get("built"):
+            if receiver is not None and receiver["type"]["base"] == "cuabi_graph":
+                p["lasting"] = "receiver"
+            elif name.endswith("_async") or (receiver is not None and receiver["type"]["base"] == "cuabi_stream"):
+                p["lasting"] = "queued"
 
     fn["call"] = call
     fn["receiver"] = receiver["name"] if receiver is not None else None

@@ -55,7 +55,7 @@ from __future__ import annotations
 import keyword
 from typing import Any, Dict, List, Optional, Set, Tuple
 
-from common import banner, one_line
+from common import banner, built_types, one_line
 from python import enum_class_name
 
 OBJECTS = "bindings/python/cuabi/_objects.py"
@@ -91,6 +91,11 @@ HAND_WRITTEN = {
     "cuabi_linker_add_file": "Linker.add_file takes an input kind default and a PathLike",
     "cuabi_memory_pool_create": "MemoryPool(device, max_bytes, release_threshold, ipc=) fills a MemoryPoolDesc",
     "cuabi_array_create": "Array(device, shape, dtype, channels, ...) fills an ArrayDesc from a NumPy shape",
+    "cuabi_copy_3d": (
+        "cuabi.copy_3d(dst, src, extent, ..., stream=) takes a box's sides, origins and "
+        "pitches as arguments (Copy3dOp's fields); stream= picks cuabi_copy_3d_async"
+    ),
+    "cuabi_copy_3d_async": "cuabi.copy_3d(..., stream=s)",
     "cuabi_last_error_status": "Backend.error reads it: a failure raises its CudaError",
     "cuabi_last_error_log": "Backend.error reads it: CompileError.log carries it",
     "cuabi_last_error_get_launch_count": "Backend.error reads them: CudaError.launches",
@@ -102,6 +107,17 @@ HAND_WRITTEN = {
         "(sys.unraisablehook)"
     ),
 }
+
+# The hand-written type describing each built struct (the model's `built`:
+# it names cuabi objects or host memory), as the package's own modules
+# declare it: ``register_layout("cuabi_copy_3d_desc", Copy3dOp, ...)``. A
+# function taking one is generated over that type: it passes the C struct
+# the registered layout makes, and where the struct is `lasting` for the
+# receiver's life (a graph's node) the receiver keeps what that layout keeps
+# alive (Resource._hold).
+BUILT_TYPES = built_types(
+    "bindings/python/cuabi", (".py",), r'register_layout\(\s*"(?P<struct>cuabi_\w+)",\s*(?P<type>\w+),'
+)
 
 # What every object already has (cuabi._base.Resource).
 RESOURCE_NAMES = {"backend", "handle", "closed", "close"}
@@ -142,6 +158,8 @@ class Emitter:
         # The enum classes (cuabi._api) of the types the public layer takes
         # and answers: exported beside it (cuabi.Health, cuabi.CoredumpFlag).
         self.enum_uses: Set[str] = set()
+        # The hand-written types of built structs the generated code names.
+        self.built_uses: Set[Tuple[str, str]] = set()
         # Each function generated: {C name: (its class or "", its member)}.
         self.made: Dict[str, Tuple[str, str]] = {}
 
@@ -327,6 +345,7 @@ class Emitter:
         args: List[str] = []  # C arguments
         results: List[Tuple[str, str]] = []  # (Python type, expression)
         two_call: Optional[str] = None
+        post: List[str] = []  # statements after a successful call
         backend_expr = "b"
         for p in fn["params"]:
             role, name, t = p["role"], ident(p["name"]), p["type"]
@@ -415,6 +434,14 @@ class Emitter:
                     f'{name}_arg, {name}_keep = _value({name}, {cls}, "{p["name"]}", b, {nullable}, {given})'
                 )
                 args.append(f"{name}_arg")
+            elif role == "struct_in" and p.get("struct") in BUILT_TYPES and not p.get("nullable"):
+                module, cls = BUILT_TYPES[p["struct"]]
+                self.built_uses.add((module, cls))
+                sig.append(f'{name}: "{cls}"')
+                prep.append(f'{name}_arg, {name}_keep = _built({name}, "{p["struct"]}", "{p["name"]}", b)')
+                args.append(f"{name}_arg")
+                if p.get("lasting") == "receiver":
+                    post.append(f"self._hold({name}_keep)")
             elif role == "struct_out" and self.value_struct(p.get("struct")):
                 cls = value_class(p["struct"])
                 prep.append(f"{name}_arg, {name}_s = {cls}._init(b)")
@@ -454,7 +481,7 @@ class Emitter:
                 f"status = b.fn.{fn['name']}({', '.join(args)})",
                 "if status:",
                 f'    raise b.error(status, "{fn["name"]}")',
-            ]
+            ] + post
             if fn.get("ready_query"):
                 # NOT_READY is an answer, not a failure: True when done.
                 body = prep + [
@@ -687,7 +714,7 @@ def objects(model: Dict[str, Any]) -> str:
         "from contextlib import ContextDecorator\n"
         "from dataclasses import dataclass, replace\n"
         "from types import TracebackType\n"
-        "from typing import Any, Dict, Optional, Sequence, Tuple, Type, Union\n\n"
+        "from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Tuple, Type, Union\n\n"
         "from . import _api\n"
     )
     if enum_names:
@@ -700,6 +727,10 @@ def objects(model: Dict[str, Any]) -> str:
         "    Resource,\n    as_bytes,\n    check_int,\n    resolve_backend,\n)\n"
         "from ._loader import Backend\n\n"
     )
+    if em.built_uses:
+        out.append("if TYPE_CHECKING:  # the hand-written types of built structs\n")
+        out += [f"    from .{module} import {cls}\n" for module, cls in sorted(em.built_uses)]
+        out.append("\n")
     out.append(
         "BackendArg = Union[Backend, str, None]\n"
         "NOT_READY = _api.CUABI_ERROR_NOT_READY\n\n"
@@ -722,6 +753,25 @@ def objects(model: Dict[str, Any]) -> str:
         '            f"{what} must be a cuabi.{owner.__name__}{also}, not {type(obj).__name__}{hint}"\n'
         "        )\n"
         "    return obj._arg(b)\n\n\n"
+        "# How each built struct is laid out: (the hand-written type that\n"
+        "# describes one, what lays a list of them out as a C array).\n"
+        "_LAYOUTS: Dict[str, Tuple[Any, Callable[[Backend, List[Any]], Tuple[Any, int, List[Any]]]]] = {}\n\n\n"
+        "def register_layout(\n"
+        "    struct: str, cls: Any, lay_out: Callable[[Backend, List[Any]], Tuple[Any, int, List[Any]]]\n"
+        ") -> None:\n"
+        '    """Names ``cls`` as the type describing a ``struct`` and ``lay_out`` as\n'
+        '    what makes the C array of a list of them: (the array, its count, what\n'
+        '    keeps it and what it names alive)."""\n'
+        "    _LAYOUTS[struct] = (cls, lay_out)\n\n\n"
+        "def _built(value: Any, struct: str, what: str, b: Backend) -> Tuple[Any, List[Any]]:\n"
+        '    """The argument for a built-struct parameter (``value``, of the type\n'
+        '    registered for ``struct``) and what keeps it and what it names alive;\n'
+        '    anything else: a TypeError naming ``what``."""\n'
+        "    cls, lay_out = _LAYOUTS[struct]\n"
+        "    if not isinstance(value, cls):\n"
+        '        raise TypeError(f"{what} must be a cuabi.{cls.__name__}, not {type(value).__name__}")\n'
+        "    arg, _, keep = lay_out(b, [value])\n"
+        "    return arg, keep\n\n\n"
         "def _value(\n"
         "    value: Any, cls: Any, what: str, b: Backend, nullable: bool, fields: Optional[Dict[str, Any]]\n"
         ") -> Tuple[Any, Any]:\n"

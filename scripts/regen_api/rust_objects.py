@@ -49,7 +49,7 @@ from __future__ import annotations
 import os
 from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 
-from common import banner
+from common import banner, built_types
 from rust import OPEN, RENAMED, camel, doc, doc_text, rustfmt
 
 OBJECTS = os.path.join("bindings", "rust", "cuabi", "src", "objects.rs")
@@ -87,6 +87,8 @@ HAND_WRITTEN: Dict[str, str] = {
     "cuabi_last_error_get_launch": "Error::launches carries them",
     "cuabi_last_error_get_launch_kernel": "Error::launches carries them",
     "cuabi_set_context_lost_callback": "on_context_lost takes a closure; clear_context_lost_callback",
+    "cuabi_copy_3d": "Copy3d::run: the builder describing the box runs it",
+    "cuabi_copy_3d_async": "Copy3d::run_async: the builder describing the box queues it",
     "cuabi_device_get_count": "Device::count answers usize",
     "cuabi_device_get_ordinal": "Device::ordinal, kept with the device",
     "cuabi_device_reset": "Device::reset is unsafe: it invalidates every object of the device",
@@ -198,6 +200,9 @@ class Model:
         self.structs = {st["name"]: st for st in model["structs"]}
         self.uses: set = set()
         self.element_generic = False  # the method being written borrows typed memory
+        # (parameter, lasting, describing type) of each built struct whose
+        # memory the library goes on using after the call: the method is unsafe.
+        self.unsafe_because: List[Tuple[str, str, str]] = []
         self.new_handle: Optional[str] = None  # see parts()
 
     def types_of(self, c_name: str) -> Tuple[str, str, bool]:
@@ -314,6 +319,7 @@ def parts(fn: Dict[str, Any], model: Model) -> Parts:
         raise Skip("answers no status")
     receiver = receiver_param(fn)
     model.element_generic = False
+    model.unsafe_because = []
     # A method (not a constructor) answering one new handle of a type that
     # holds only its handle (cuabi_graph_add_empty_node): its Rust type.
     model.new_handle = None
@@ -464,6 +470,16 @@ def parts(fn: Dict[str, Any], model: Model) -> Parts:
             else:
                 args.append(f"{local}: &mut [u8]")
                 c_args.append(f"{local}.as_mut_ptr().cast()")
+        elif role == "struct_in" and p.get("struct") in BUILT_TYPES and not p.get("nullable"):
+            # A built struct: whatever describes one (the crate's Copy3d for
+            # a cuabi_copy_3d_desc), laid out by its Describes impl.
+            raw = f"sys::{p['struct']}"
+            args.append(f"{local}: &impl Describes<{raw}>")
+            prep.append(f"let {local} = {local}.describe()?;")
+            c_args.append(f"&{local}")
+            model.uses.add("Describes")
+            if p.get("lasting"):
+                model.unsafe_because.append((name, p["lasting"], BUILT_TYPES[p["struct"]][1]))
         elif role in ("struct_in", "struct_out"):
             st = model.value_struct(p.get("struct"))
             if st is None:
@@ -500,6 +516,13 @@ def parts(fn: Dict[str, Any], model: Model) -> Parts:
         lifetimes = "<" + ", ".join(g for g in (lifetimes[1:-1], "E: DeviceRepr") if g) + ">"
     return Parts(owner, call, args, prep, c_call, outs, two_call, lifetimes, takes_self)
 
+
+# The type describing each built struct (the model's `built`), as the
+# crate's hand-written modules declare it:
+# `unsafe impl Describes<sys::cuabi_copy_3d_desc> for Copy3d<'_>`.
+BUILT_TYPES = built_types(
+    "bindings/rust/cuabi/src", (".rs",), r"unsafe impl Describes<sys::(?P<struct>cuabi_\w+)> for (?P<type>\w+)"
+)
 
 _HAND_SOURCES: Optional[Dict[str, str]] = None
 
@@ -582,7 +605,24 @@ def method(fn: Dict[str, Any], model: Model) -> Tuple[str, str]:
     text = fn.get("doc") or ""
     docs = doc(method_doc(text), "    ", raw=True) if text.strip() else ""
     docs += ("    ///\n" if docs else "") + f"    /// Calls `{fn['name']}`.\n"
-    head = f"    pub fn {name}{lifetimes}({rust_args}) -> Result<{returns}> {{\n"
+    unsafe = ""
+    if model.unsafe_because:
+        unsafe = "unsafe "
+        docs += "    ///\n    /// # Safety\n"
+        for param, lasting, described in model.unsafe_because:
+            until = (
+                "while an executable graph made from it may run"
+                if lasting == "receiver"
+                else "until the stream has reached the work"
+            )
+            docs += doc(
+                f"The memory `{param}` (a `{described}`) names must stay alive, host memory "
+                f"unchanged (read) or untouched (written), {until}: the library goes on using "
+                "it after this returns. It keeps the cuabi objects alive itself.",
+                "    ",
+                raw=True,
+            )
+    head = f"    pub {unsafe}fn {name}{lifetimes}({rust_args}) -> Result<{returns}> {{\n"
     # The C function's parameters, one for one: as many as it has.
     allows = []
     if rust_args.count(":") > 7:
@@ -892,7 +932,7 @@ def objects(description: Dict[str, Any]) -> str:
         type_uses.add("DeviceRepr")
     type_uses -= {rust_type_name(h["name"]) for h in description["handles"] if h["name"] not in TYPES}
     # The layers below this one only: the owning types and the generated enums.
-    owners = {t[0].split("<")[0] for t in TYPES.values()} | {"DeviceRepr"}
+    owners = {t[0].split("<")[0] for t in TYPES.values()} | {"DeviceRepr", "Describes"}
     crate_uses = sorted(type_uses & owners)
     enum_uses = sorted(type_uses - owners)
     uses = ["use cuabi_sys as sys;\n"]

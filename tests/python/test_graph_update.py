@@ -5,6 +5,8 @@ tail launch), and the core's refusals as exceptions with its words."""
 
 from __future__ import annotations
 
+import gc
+
 import numpy as np
 import pytest
 
@@ -177,11 +179,14 @@ def test_a_3d_copy_node_copies_a_box_into_pitched_memory_and_an_array(device, mo
     cuabi.copy_3d(arr, np.zeros((h, w), np.float32))
     back = np.full((h, w), -1, np.float32)
     g = cuabi.Graph.create(device)
-    n1 = g.add_copy_3d_node(cuabi.Copy3dOp(pitched, host, (24 * 4, 16), src_origin=(8 * 4, 4)))
-    n2 = g.add_copy_3d_node(cuabi.Copy3dOp(arr, pitched, (24 * 4, 16), dst_origin=(8 * 4, 4)),
-                            after=n1)
-    n3 = g.add_copy_3d_node(cuabi.Copy3dOp(back, arr), after=n2)
+    # The source is a copy nobody else holds: the graph keeps host memory
+    # its nodes name for as long as it lives, and so does its clone.
+    n1 = g.add_copy_3d_node(None, cuabi.Copy3dOp(pitched, host.copy(), (24 * 4, 16), src_origin=(8 * 4, 4)))
+    n2 = g.add_copy_3d_node(n1, cuabi.Copy3dOp(arr, pitched, (24 * 4, 16), dst_origin=(8 * 4, 4)))
+    n3 = g.add_copy_3d_node(n2, cuabi.Copy3dOp(back, arr))
     assert n3.type == _api.GraphNodeType.MEMCPY
+    gc.collect()
+    scribble = [np.full((h, w), -7, np.float32) for _ in range(8)]  # reuses what was freed
     _run(g.instantiate(), stream)
     want = np.zeros((h, w), np.float32)
     want[4:20, 8:32] = host[4:20, 8:32]
@@ -190,7 +195,16 @@ def test_a_3d_copy_node_copies_a_box_into_pitched_memory_and_an_array(device, mo
     with pytest.raises(cuabi.NotSupportedError, match="3D copy node"):
         exe.set_copy_node(n2, device.alloc(64), 0, device.alloc(64), 0, 64)
     with pytest.raises(cuabi.OutOfRangeError):
-        g.add_copy_3d_node(cuabi.Copy3dOp(back, arr, src_origin=(0, 8)))
+        g.add_copy_3d_node(None, cuabi.Copy3dOp(back, arr, src_origin=(0, 8)))
+    with pytest.raises(TypeError, match="desc must be a cuabi.Copy3dOp, not tuple"):
+        g.add_copy_3d_node(None, (back, arr))
+    back[:] = -1
+    twin = g.clone()
+    del g, n1, n2, n3, exe
+    gc.collect()
+    scribble += [np.full((h, w), -7, np.float32) for _ in range(8)]
+    _run(twin.instantiate(), stream)
+    np.testing.assert_array_equal(back, want)
 
 
 def test_a_kernel_launches_a_device_graph_fire_and_forget_then_tail(device, module, stream):

@@ -45,6 +45,38 @@ class Roles(unittest.TestCase):
         self.assertFalse(by["cuabi_compile_desc"]["value"])  # strings
         self.assertFalse(by["cuabi_param_info"]["value"])  # not versioned
 
+    def test_built_structs_name_objects_or_host_memory_and_say_how_long(self):
+        by = {s["name"]: s for s in self.d["structs"]}
+        self.assertTrue(by["cuabi_copy_3d_desc"]["built"])  # buffers, arrays, host memory
+        self.assertFalse(by["cuabi_access_policy_window"]["built"])  # a value struct
+        self.assertFalse(by["cuabi_param_info"]["built"])  # not versioned
+        # What the library uses after the call: for a graph's life, until a
+        # stream reaches it, or only during the call.
+        self.assertEqual(_param(_fn(self.d, "cuabi_graph_add_copy_3d_node"), "desc")["lasting"], "receiver")
+        self.assertEqual(_param(_fn(self.d, "cuabi_copy_3d_async"), "desc")["lasting"], "queued")
+        self.assertEqual(_param(_fn(self.d, "cuabi_stream_copy_3d_batch"), "copies")["lasting"], "queued")
+        self.assertNotIn("lasting", _param(_fn(self.d, "cuabi_copy_3d"), "desc"))
+
+    def test_every_binding_generates_a_function_taking_a_built_struct(self):
+        import csharp_objects
+        import python_objects
+        import rust_objects
+
+        self.assertEqual(python_objects.BUILT_TYPES["cuabi_copy_3d_desc"], ("_batch", "Copy3dOp"))
+        self.assertEqual(rust_objects.BUILT_TYPES["cuabi_copy_3d_desc"][1], "Copy3d")
+        self.assertEqual(csharp_objects.BUILT_TYPES["Copy3DDescNative"][1], "Copy3D")
+        root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+        def read(path):
+            with open(os.path.join(root, path), encoding="utf-8") as f:
+                return f.read()
+
+        self.assertIn('def add_copy_3d_node(self, after: Optional[GraphNodeBase], desc: "Copy3dOp")',
+                      read("bindings/python/cuabi/_objects.py"))
+        self.assertIn("desc: &impl Describes<sys::cuabi_copy_3d_desc>", read("bindings/rust/cuabi/src/objects.rs"))
+        self.assertIn("public GraphNode AddCopy3DNode(GraphNode after, Copy3D desc)",
+                      read("bindings/csharp/src/Objects.g.cs"))
+
     def test_every_function_and_parameter_has_a_known_role(self):
         for fn in self.d["functions"]:
             self.assertIn(fn["call"], model.CALLS, fn["name"])

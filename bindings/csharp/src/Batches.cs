@@ -249,8 +249,8 @@ namespace Cuabi
         {
             if (copies == null) throw new ArgumentNullException(nameof(copies));
             int count = copies.Count;
-            var descs = new Copy3dDescNative[Math.Max(count, 1)];
-            descs[0] = Copy3dDescNative.Create();
+            var descs = new Copy3DDescNative[Math.Max(count, 1)];
+            descs[0] = Copy3DDescNative.Create();
             var leases = new CopyEnd.Lease[count];
             try
             {

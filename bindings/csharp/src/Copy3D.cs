@@ -137,7 +137,7 @@ namespace Cuabi
         /// Writes this side into the descriptor, pinning a managed array and
         /// holding the handles it names; <see cref="Lease.Release"/> undoes that.
         /// </summary>
-        internal void Apply(ref Copy3dDescNative d, bool destination, Copy3D copy, ref Lease lease)
+        internal void Apply(ref Copy3DDescNative d, bool destination, Copy3D copy, ref Lease lease)
         {
             UIntPtr x = Ranges.Bytes(XBytes, 1, "XBytes"), y = Ranges.Bytes(Y, 1, "Y"), z = Ranges.Bytes(Z, 1, "Z");
             UIntPtr pitch = Ranges.Bytes(PitchBytes, 1, "PitchBytes"), height = Ranges.Bytes(SliceHeight, 1, "SliceHeight");
@@ -281,7 +281,7 @@ namespace Cuabi
     /// copy.Copy();
     /// </code>
     /// </example>
-    public sealed class Copy3D
+    public sealed class Copy3D : IDescribes<Copy3DDescNative>
     {
         /// <summary>A copy from <paramref name="source"/> to <paramref name="destination"/>.</summary>
         /// <param name="source">Where the box is read.</param>
@@ -347,7 +347,7 @@ namespace Cuabi
             var lease = new CopyEnd.Lease();
             try
             {
-                Copy3dDescNative d = Describe(ref lease);
+                Copy3DDescNative d = Describe(ref lease);
                 Errors.Check(async ? NativeMethods.cuabi_copy_3d_async(ref d, s) : NativeMethods.cuabi_copy_3d(ref d));
             }
             finally
@@ -362,9 +362,44 @@ namespace Cuabi
         /// after the call): <see cref="Copy"/>'s and
         /// <see cref="CudaStream.Copy3DBatch"/>'s.
         /// </summary>
-        internal Copy3dDescNative Describe(ref CopyEnd.Lease lease)
+        Copy3DDescNative IDescribes<Copy3DDescNative>.Describe(string what, bool lasting, out IDisposable lease)
         {
-            var d = Copy3dDescNative.Create();
+            if (Source == null)
+                throw new ArgumentNullException(what + ".Source");
+            if (Destination == null)
+                throw new ArgumentNullException(what + ".Destination");
+            if (lasting && (Source.IsManagedArray || Destination.IsManagedArray))
+                throw new ArgumentException(
+                    "a managed array is pinned only while a call runs; the library uses this copy's host memory after the " +
+                    "call returns (CopyEnd.Host(PinnedBuffer<T>))", what + (Source.IsManagedArray ? ".Source" : ".Destination"));
+            var held = new HeldLease();
+            try
+            {
+                Copy3DDescNative d = Describe(ref held.Lease);
+                lease = held;
+                return d;
+            }
+            catch
+            {
+                held.Dispose();
+                throw;
+            }
+        }
+
+        /// <summary>A lease handed out by <see cref="IDescribes{T}.Describe"/>.</summary>
+        private sealed class HeldLease : IDisposable
+        {
+            internal CopyEnd.Lease Lease;
+
+            public void Dispose()
+            {
+                Lease.Release();
+            }
+        }
+
+        internal Copy3DDescNative Describe(ref CopyEnd.Lease lease)
+        {
+            var d = Copy3DDescNative.Create();
             d.width_bytes = Ranges.Bytes(WidthBytes, 1, "WidthBytes");
             d.height = Ranges.Bytes(Height, 1, "Height");
             d.depth = Ranges.Bytes(Depth, 1, "Depth");

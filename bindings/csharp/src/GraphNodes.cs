@@ -58,47 +58,6 @@ namespace Cuabi
         }
 
         /// <summary>
-        /// A node copying the box <paramref name="copy"/> describes at every
-        /// launch of the graph, after <paramref name="after"/> (or null),
-        /// checked as <see cref="Copy3D.Copy"/> checks it. Host memory must
-        /// stay valid while the graph may run: pinned memory or a raw address,
-        /// not a managed array. As with <see cref="Copy3D.CopyAsync"/>, a
-        /// <see cref="PinnedBuffer{T}"/> is held only while the node is made:
-        /// keep it (undisposed) while an instantiation of the graph may run.
-        /// The graph keeps the device memory and arrays it names alive.
-        /// </summary>
-        /// <exception cref="ArgumentException">A side is a managed array, or the box reaches past host memory.</exception>
-        /// <exception cref="CudaException">The library refused a range, a pitch or a side; the message names it.</exception>
-        public GraphNode AddCopy3DNode(GraphNode after, Copy3D copy)
-        {
-            if (copy == null)
-                throw new ArgumentNullException("copy");
-            if (copy.Source == null)
-                throw new ArgumentNullException("copy.Source");
-            if (copy.Destination == null)
-                throw new ArgumentNullException("copy.Destination");
-            if (copy.Source.IsManagedArray || copy.Destination.IsManagedArray)
-                throw new ArgumentException(
-                    "a managed array is pinned only while a call runs; a graph's copy needs host memory that stays put " +
-                    "(CopyEnd.Host(PinnedBuffer<T>))", copy.Source.IsManagedArray ? "copy.Source" : "copy.Destination");
-            SafeGraphHandle h = Handle;
-            SafeGraphNodeHandle afterHandle = after == null ? new SafeGraphNodeHandle(IntPtr.Zero, false) : after.Handle;
-            var lease = new CopyEnd.Lease();
-            SafeGraphNodeHandle made;
-            try
-            {
-                Copy3dDescNative d = copy.Describe(ref lease);
-                Errors.Check(NativeMethods.cuabi_graph_add_copy_3d_node(h, afterHandle, ref d, out made));
-            }
-            finally
-            {
-                lease.Release();
-            }
-            GC.KeepAlive(after);
-            return new GraphNode(made);
-        }
-
-        /// <summary>
         /// A node calling <paramref name="callback"/> at every launch of the
         /// graph, on a driver thread, after <paramref name="after"/> (or null).
         /// An exception it throws is reported as a stream's host function's is:

@@ -87,8 +87,8 @@
 //   cuabi_buffer_grow: DeviceBuffer<T>.Grow takes a count of elements and keeps Count
 //   cuabi_buffer_alloc_pitched: makes a handle whose class is not made from the handle alone (FACTORIES)
 //   cuabi_copy_3d_desc_init: struct_init
-//   cuabi_copy_3d: parameter desc: role struct_in
-//   cuabi_copy_3d_async: parameter desc: role struct_in
+//   cuabi_copy_3d: Copy3D.Copy(): the object describing the box runs it (pinning a managed array for the call)
+//   cuabi_copy_3d_async: Copy3D.CopyAsync(stream): the object describing the box queues it
 //   cuabi_array_desc_init: ArrayDesc.Default()
 //   cuabi_array_release: release
 //   cuabi_texture_desc_init: struct_init
@@ -117,7 +117,6 @@
 //   cuabi_graph_exec_set_kernel_node_args: idiom launch
 //   cuabi_graph_node_release: release
 //   cuabi_graph_add_kernel_node: idiom launch
-//   cuabi_graph_add_copy_3d_node: parameter desc: role struct_in
 //   cuabi_graph_add_host_node: idiom host_callback
 //   cuabi_graph_exec_set_kernel_node: idiom launch
 //   cuabi_graph_exec_set_host_node: idiom host_callback
@@ -2508,6 +2507,35 @@ namespace Cuabi
             if (bytes < 0) throw new ArgumentOutOfRangeException("bytes", bytes, "must not be negative");
             SafeGraphNodeHandle made;
             Errors.Check(NativeMethods.cuabi_graph_add_download_node(Handle, afterHandle, dstHandle, (UIntPtr)(ulong)dstOffset, srcHandle, (UIntPtr)(ulong)srcOffset, (UIntPtr)(ulong)bytes, out made));
+            return new GraphNode(made);
+        }
+
+        /// <summary>
+        /// A node copying the box `desc` describes (cuabi_copy_3d_desc: host
+        /// memory, buffers, pitched memory and arrays of the graph's device), every
+        /// range checked as cuabi_copy_3d checks it; an empty box (width_bytes 0)
+        /// answers CUABI_ERROR_INVALID_ARGUMENT. The graph keeps the buffers and
+        /// arrays; host memory is the caller's to keep valid while the graph may run
+        /// (page-locked memory, a cuabi_host_buffer's, lets the copy run
+        /// asynchronously). `after` (NULL: none). (cuabi_graph_add_copy_3d_node)
+        /// </summary>
+        /// <param name="after">The after argument (null: none).</param>
+        /// <param name="desc">The desc argument.</param>
+        public GraphNode AddCopy3DNode(GraphNode after, Copy3D desc)
+        {
+            var afterHandle = after == null ? new SafeGraphNodeHandle(IntPtr.Zero, false) : after.Handle;
+            if (desc == null) throw new ArgumentNullException("desc");
+            IDisposable descLease;
+            Copy3DDescNative descNative = ((IDescribes<Copy3DDescNative>)desc).Describe("desc", true, out descLease);
+            SafeGraphNodeHandle made;
+            try
+            {
+                Errors.Check(NativeMethods.cuabi_graph_add_copy_3d_node(Handle, afterHandle, ref descNative, out made));
+            }
+            finally
+            {
+                descLease.Dispose();
+            }
             return new GraphNode(made);
         }
 

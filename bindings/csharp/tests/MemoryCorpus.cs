@@ -205,7 +205,7 @@ namespace Cuabi.Tests
             c.Cuda("a 3D copy with no memory on either side", "cuabi_copy_3d", CudaStatus.InvalidArgument,
                 "src: none of src_host, src_buffer, src_array is set", ctx =>
                 {
-                    var d = Copy3dDescNative.Create();
+                    var d = Copy3DDescNative.Create();
                     d.width_bytes = (UIntPtr)4u;
                     Check(NativeMethods.cuabi_copy_3d(ref d));
                 });
@@ -215,7 +215,7 @@ namespace Cuabi.Tests
                 "src pitch 8 is smaller than the row", ctx => new Copy3D(CopyEnd.Host(host, 8), CopyEnd.Host(new float[64]), 16, 2).Copy());
             c.Cuda("a 3D copy with a made-up buffer", "cuabi_copy_3d", CudaStatus.InvalidHandle, "is not a live cuabi_buffer", ctx =>
             {
-                var d = Copy3dDescNative.Create();
+                var d = Copy3DDescNative.Create();
                 d.src_buffer = new IntPtr(0x5A5A5A5A);
                 d.dst_buffer = new IntPtr(0x5A5A5A5B);
                 d.width_bytes = (UIntPtr)4u;

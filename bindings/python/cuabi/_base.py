@@ -98,6 +98,12 @@ class Resource:
         ):  # partly constructed, or interpreter shutdown
             pass
 
+    def _hold(self, keep: Any) -> None:
+        """Keeps ``keep`` (host memory a call named, which the library goes on
+        using) for as long as this object lives."""
+        held = self.__dict__.setdefault("_held", [])
+        held.append(keep)
+
     def _on_release(self) -> None:
         """Runs once, just before the handle is released: drops what a
         subclass cached from it (must not raise)."""

@@ -17,7 +17,7 @@ from ._api import MemOpKind, WaitCondition
 from ._base import check_size
 from ._hostmem import host_address
 from ._loader import Backend
-from ._objects import BufferBase, HostBufferBase
+from ._objects import BufferBase, HostBufferBase, register_layout
 
 __all__ = ["MemOp", "CopyOp", "Copy3dOp", "ManagedRange"]
 
@@ -202,6 +202,9 @@ def copy_3d_array(b: Backend, copies: Sequence[Copy3dOp]) -> Tuple[Any, int, Lis
         e.struct_size = size  # every other field is set by fill
         plan.fill(b, e, keep)
     return arr, len(items), keep
+
+
+register_layout("cuabi_copy_3d_desc", Copy3dOp, copy_3d_array)
 
 
 def managed_range_array(b: Backend, ranges: Sequence[ManagedRange]) -> Tuple[Any, int, List[Any]]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from contextlib import ContextDecorator
 from dataclasses import dataclass, replace
 from types import TracebackType
-from typing import Any, Dict, Optional, Sequence, Tuple, Type, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Tuple, Type, Union
 
 from . import _api
 from ._api import (  # exported: the enums of the public layer
@@ -57,6 +57,9 @@ from ._base import (
 )
 from ._loader import Backend
 
+if TYPE_CHECKING:  # the hand-written types of built structs
+    from ._batch import Copy3dOp
+
 BackendArg = Union[Backend, str, None]
 NOT_READY = _api.CUABI_ERROR_NOT_READY
 
@@ -83,6 +86,31 @@ def _arg(obj: Any, handle_type: str, base: Any, what: str, b: Backend, nullable:
             f"{what} must be a cuabi.{owner.__name__}{also}, not {type(obj).__name__}{hint}"
         )
     return obj._arg(b)
+
+
+# How each built struct is laid out: (the hand-written type that
+# describes one, what lays a list of them out as a C array).
+_LAYOUTS: Dict[str, Tuple[Any, Callable[[Backend, List[Any]], Tuple[Any, int, List[Any]]]]] = {}
+
+
+def register_layout(
+    struct: str, cls: Any, lay_out: Callable[[Backend, List[Any]], Tuple[Any, int, List[Any]]]
+) -> None:
+    """Names ``cls`` as the type describing a ``struct`` and ``lay_out`` as
+    what makes the C array of a list of them: (the array, its count, what
+    keeps it and what it names alive)."""
+    _LAYOUTS[struct] = (cls, lay_out)
+
+
+def _built(value: Any, struct: str, what: str, b: Backend) -> Tuple[Any, List[Any]]:
+    """The argument for a built-struct parameter (``value``, of the type
+    registered for ``struct``) and what keeps it and what it names alive;
+    anything else: a TypeError naming ``what``."""
+    cls, lay_out = _LAYOUTS[struct]
+    if not isinstance(value, cls):
+        raise TypeError(f"{what} must be a cuabi.{cls.__name__}, not {type(value).__name__}")
+    arg, _, keep = lay_out(b, [value])
+    return arg, keep
 
 
 def _value(
@@ -1694,6 +1722,23 @@ class GraphBase(Resource):
             raise b.error(status, "cuabi_graph_add_download_node")
         return GraphNodeBase._from_handle(b, b.value(out_box))
 
+    def add_copy_3d_node(self, after: Optional[GraphNodeBase], desc: "Copy3dOp") -> GraphNodeBase:
+        """cuabi_graph_add_copy_3d_node: A node copying the box `desc` describes
+        (cuabi_copy_3d_desc: host memory, buffers, pitched memory and arrays of the
+        graph's device), every range checked as cuabi_copy_3d checks it; an empty box
+        (width_bytes 0) answers CUABI_ERROR_INVALID_ARGUMENT. The graph keeps the
+        buffers and arrays; host memory is the caller's to keep valid while the graph
+        may run (page-locked memory, a cuabi_host_buffer's, lets the copy run
+        asynchronously). `after` (NULL: none)."""
+        b = self._b
+        desc_arg, desc_keep = _built(desc, "cuabi_copy_3d_desc", "desc", b)
+        out_box = b.out("cuabi_graph_node")
+        status = b.fn.cuabi_graph_add_copy_3d_node(self._handle, b.NULL if after is None else _arg(after, "cuabi_graph_node", GraphNodeBase, "after", b, True), desc_arg, b.ref(out_box))
+        if status:
+            raise b.error(status, "cuabi_graph_add_copy_3d_node")
+        self._hold(desc_keep)
+        return GraphNodeBase._from_handle(b, b.value(out_box))
+
     def add_fill_node(self, after: Optional[GraphNodeBase], buffer: BufferBase, offset: int, value: int, element_size: int, count: int) -> GraphNodeBase:
         """cuabi_graph_add_fill_node: A node filling `count` elements of `element_size`
         bytes (1, 2 or 4) of `buffer` from `offset` with `value`, checked as
@@ -2950,8 +2995,8 @@ class nvtx_range(ContextDecorator):
 #   cuabi_address_range_release: Resource.close
 #   cuabi_buffer_fill: DeviceBuffer.fill takes a typed value and a range default
 #   cuabi_copy_3d_desc_init: Backend.desc
-#   cuabi_copy_3d: parameter `desc` (struct_in) has no generated Python form
-#   cuabi_copy_3d_async: parameter `desc` (struct_in) has no generated Python form
+#   cuabi_copy_3d: cuabi.copy_3d(dst, src, extent, ..., stream=) takes a box's sides, origins and pitches as arguments (Copy3dOp's fields); stream= picks cuabi_copy_3d_async
+#   cuabi_copy_3d_async: cuabi.copy_3d(..., stream=s)
 #   cuabi_array_desc_init: ArrayDesc.defaults
 #   cuabi_array_create: Array(device, shape, dtype, channels, ...) fills an ArrayDesc from a NumPy shape
 #   cuabi_array_release: Resource.close
@@ -2982,7 +3027,6 @@ class nvtx_range(ContextDecorator):
 #   cuabi_graph_exec_set_kernel_node_args: idiom launch, written by hand
 #   cuabi_graph_node_release: Resource.close
 #   cuabi_graph_add_kernel_node: idiom launch, written by hand
-#   cuabi_graph_add_copy_3d_node: parameter `desc` (struct_in) has no generated Python form
 #   cuabi_graph_add_host_node: idiom host_callback, written by hand
 #   cuabi_graph_exec_set_kernel_node: idiom launch, written by hand
 #   cuabi_graph_exec_set_host_node: idiom host_callback, written by hand

@@ -403,30 +403,13 @@ class Graph(GraphBase):
         h = b.graph_host_node(self._handle, _node_arg(after, b), fn, args)
         return GraphNodeBase._from_handle(b, h)
 
-    def add_copy_3d_node(self, copy: Copy3dOp, after: Optional[Any] = None) -> Any:
-        """A node copying the box ``copy`` describes (:class:`Copy3dOp`, the
-        arguments of :func:`cuabi.copy_3d`: host arrays, buffers, pitched
-        buffers and arrays) at every launch, checked as copy_3d checks it;
-        ``after`` (a node of this graph, or None). This object keeps the
-        host arrays it names; they must stay alive, and hold what the copy
-        should read, while an executable graph made from it may run."""
-        b = self._b
-        arr, _, keep = copy_3d_array(b, [copy])
-        h = b.get(
-            "cuabi_graph_add_copy_3d_node", self._handle, _node_arg(after, b), arr,
-            out="cuabi_graph_node",
-        )
-        kept: Optional[List[Any]] = getattr(self, "_kept_host_memory", None)
-        if kept is None:
-            kept = []
-            self._kept_host_memory = kept
-        kept.append(keep)
-        return GraphNodeBase._from_handle(b, h)
-
     def clone(self) -> "Graph":
         """A copy of the graph, its nodes and edges."""
         h = self._b.get("cuabi_graph_clone", self._handle, out="cuabi_graph")
-        return Graph(self._b, h, self.device)
+        copy = Graph(self._b, h, self.device)
+        for keep in self.__dict__.get("_held", ()):
+            copy._hold(keep)  # the host memory its copy nodes name
+        return copy
 
     def instantiate_with_flags(  # type: ignore[override]
         self, flags: int = 0, upload_stream: Optional["Stream"] = None

@@ -1764,7 +1764,7 @@ namespace Cuabi.Interop
         /// height and depth 1).
         /// </summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_copy_3d_desc_init")]
-        public static extern CudaStatus cuabi_copy_3d_desc_init(ref Copy3dDescNative desc, UIntPtr struct_size);
+        public static extern CudaStatus cuabi_copy_3d_desc_init(ref Copy3DDescNative desc, UIntPtr struct_size);
 
         // cuabi_status cuabi_copy_3d(const cuabi_copy_3d_desc* desc);
         /// <summary>
@@ -1772,7 +1772,7 @@ namespace Cuabi.Interop
         /// is done (ordered on the default stream as cuabi_buffer_copy is).
         /// </summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_copy_3d")]
-        public static extern CudaStatus cuabi_copy_3d(ref Copy3dDescNative desc);
+        public static extern CudaStatus cuabi_copy_3d(ref Copy3DDescNative desc);
 
         // cuabi_status cuabi_copy_3d_async(const cuabi_copy_3d_desc* desc, cuabi_stream stream);
         /// <summary>
@@ -1780,7 +1780,7 @@ namespace Cuabi.Interop
         /// stream); host memory must stay valid until the stream reaches the copy.
         /// </summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_copy_3d_async")]
-        public static extern CudaStatus cuabi_copy_3d_async(ref Copy3dDescNative desc, SafeStreamHandle stream);
+        public static extern CudaStatus cuabi_copy_3d_async(ref Copy3DDescNative desc, SafeStreamHandle stream);
 
         // --- Arrays, texture objects and surface objects ---
 
@@ -2131,7 +2131,7 @@ namespace Cuabi.Interop
         /// answers CUABI_ERROR_NOT_SUPPORTED naming the driver's version.
         /// </summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_stream_copy_3d_batch")]
-        public static extern CudaStatus cuabi_stream_copy_3d_batch(SafeStreamHandle stream, ref Copy3dDescNative copies, UIntPtr count, CopyBatchFlags flags);
+        public static extern CudaStatus cuabi_stream_copy_3d_batch(SafeStreamHandle stream, ref Copy3DDescNative copies, UIntPtr count, CopyBatchFlags flags);
 
         // cuabi_status cuabi_managed_range_init(cuabi_managed_range* range, size_t struct_size);
         /// <summary>
@@ -2418,7 +2418,7 @@ namespace Cuabi.Interop
         /// asynchronously). `after` (NULL: none).
         /// </summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_graph_add_copy_3d_node")]
-        public static extern CudaStatus cuabi_graph_add_copy_3d_node(SafeGraphHandle graph, SafeGraphNodeHandle after, ref Copy3dDescNative desc, out SafeGraphNodeHandle @out);
+        public static extern CudaStatus cuabi_graph_add_copy_3d_node(SafeGraphHandle graph, SafeGraphNodeHandle after, ref Copy3DDescNative desc, out SafeGraphNodeHandle @out);
 
         // cuabi_status cuabi_graph_add_fill_node(cuabi_graph graph, cuabi_graph_node after, cuabi_buffer buffer, size_t offset, uint32_t value, uint32_t element_size, size_t count, cuabi_graph_node* out);
         /// <summary>

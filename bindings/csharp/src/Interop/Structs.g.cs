@@ -455,7 +455,7 @@ namespace Cuabi.Interop
     /// cuabi_copy_3d_desc_init or CUABI_COPY_3D_DESC_INIT.
     /// </summary>
     [StructLayout(LayoutKind.Sequential)]
-    public struct Copy3dDescNative
+    public struct Copy3DDescNative
     {
         /// <summary>sizeof(cuabi_copy_3d_desc)</summary>
         public UIntPtr struct_size;
@@ -498,16 +498,16 @@ namespace Cuabi.Interop
         /// <summary>the box: bytes per row, rows, slices</summary>
         public UIntPtr depth;
 
-        private static Copy3dDescNative defaults;
+        private static Copy3DDescNative defaults;
         private static volatile bool haveDefaults;
 
         /// <summary>A cuabi_copy_3d_desc filled by cuabi_copy_3d_desc_init: the defaults of CUABI_COPY_3D_DESC_INIT, its struct_size this struct's size.</summary>
-        public static Copy3dDescNative Create()
+        public static Copy3DDescNative Create()
         {
             if (!haveDefaults)
             {
-                var value = new Copy3dDescNative();
-                var size = (UIntPtr)(uint)Marshal.SizeOf(typeof(Copy3dDescNative));
+                var value = new Copy3DDescNative();
+                var size = (UIntPtr)(uint)Marshal.SizeOf(typeof(Copy3DDescNative));
                 Errors.Check(NativeMethods.cuabi_copy_3d_desc_init(ref value, size));
                 defaults = value;
                 haveDefaults = true;

@@ -10,8 +10,7 @@ use cuabi_sys as sys;
 
 use crate::error::{check, create, out, Error, Result};
 use crate::memory::byte_len;
-use crate::objects::GraphNode;
-use crate::types::{Array, Device, DeviceBuffer, DeviceRepr, Graph, Stream};
+use crate::types::{Array, Describes, Device, DeviceBuffer, DeviceRepr, Stream};
 
 /// `height` rows of `width` elements of `T` on the device, each row padded
 /// to the device's alignment: row `y` starts [`pitch`](Self::pitch) bytes
@@ -437,27 +436,11 @@ impl fmt::Debug for Copy3d<'_> {
     }
 }
 
-impl Graph {
-    /// A node copying the box `copy` describes at every launch of the graph,
-    /// after `after` (a node of this graph, or `None`), checked as
-    /// [`Copy3d::run`] checks it (`cuabi_graph_add_copy_3d_node`).
-    ///
-    /// # Safety
-    /// Every memory the copy names must stay alive, and host memory
-    /// unchanged (the source) or untouched (the destination) while the
-    /// graph runs, as long as an executable graph made from this graph may
-    /// be launched. The graph keeps the buffers and arrays alive; host
-    /// memory is the caller's.
-    pub unsafe fn add_copy_3d_node(
-        &self,
-        after: Option<&GraphNode>,
-        copy: &Copy3d<'_>,
-    ) -> Result<GraphNode> {
-        let desc = copy.raw()?;
-        let graph = self.as_raw();
-        let after = after.map_or(std::ptr::null_mut(), GraphNode::as_raw);
-        let handle = create(|out| sys::cuabi_graph_add_copy_3d_node(graph, after, &desc, out))?;
-        Ok(GraphNode { handle })
+// SAFETY: raw() names the value's borrowed memory and live objects only,
+// host sides checked against their slices.
+unsafe impl Describes<sys::cuabi_copy_3d_desc> for Copy3d<'_> {
+    fn describe(&self) -> Result<sys::cuabi_copy_3d_desc> {
+        self.raw()
     }
 }
 

@@ -213,7 +213,7 @@ pub use crate::pool::{MemoryPoolOptions, PoolUsage};
 pub use crate::program::{Arch, CompileOptions, CppStd};
 pub use crate::texture::{TextureOptions, TextureSource};
 pub use crate::types::{
-    Array, Device, DeviceBuffer, DeviceRepr, Event, Function, Graph, GraphExec, LaunchPlan,
+    Array, Describes, Device, DeviceBuffer, DeviceRepr, Event, Function, Graph, GraphExec, LaunchPlan,
     Library, Linker, MemoryPool, Module, ParamInfo, PinnedBuffer, PinnedSlice, Program, Stream,
     Surface, Texture,
 };

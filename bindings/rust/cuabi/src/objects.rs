@@ -110,8 +110,8 @@
 //! * `cuabi_buffer_fill`: typed memory: offsets and sizes are elements of T in Rust
 //! * `cuabi_buffer_fill_async`: typed memory: offsets and sizes are elements of T in Rust
 //! * `cuabi_copy_3d_desc_init`: the idiom that fills the struct
-//! * `cuabi_copy_3d`: parameter `desc` is struct_in
-//! * `cuabi_copy_3d_async`: parameter `desc` is struct_in
+//! * `cuabi_copy_3d`: Copy3d::run: the builder describing the box runs it
+//! * `cuabi_copy_3d_async`: Copy3d::run_async: the builder describing the box queues it
 //! * `cuabi_array_desc_init`: ArrayDesc's Default
 //! * `cuabi_array_create`: Array holds more than its handle; made by hand
 //! * `cuabi_array_release`: Drop
@@ -148,7 +148,6 @@
 //! * `cuabi_graph_exec_set_kernel_node_args`: idiom `launch`, written by hand
 //! * `cuabi_graph_node_release`: Drop
 //! * `cuabi_graph_add_kernel_node`: idiom `launch`, written by hand
-//! * `cuabi_graph_add_copy_3d_node`: parameter `desc` is struct_in
 //! * `cuabi_graph_add_host_node`: idiom `host_callback`, written by hand
 //! * `cuabi_graph_exec_set_kernel_node`: idiom `launch`, written by hand
 //! * `cuabi_graph_exec_set_host_node`: idiom `host_callback`, written by hand
@@ -175,8 +174,8 @@ use crate::generated::{
 };
 use crate::handle::Owned;
 use crate::types::{
-    Array, Device, DeviceBuffer, DeviceRepr, Event, Function, Graph, GraphExec, Linker, MemoryPool,
-    Module, PinnedBuffer, Program, Stream,
+    Array, Describes, Device, DeviceBuffer, DeviceRepr, Event, Function, Graph, GraphExec, Linker,
+    MemoryPool, Module, PinnedBuffer, Program, Stream,
 };
 use cuabi_sys as sys;
 
@@ -1605,6 +1604,38 @@ impl Graph {
                     src.as_raw(),
                     src_offset,
                     bytes,
+                    out,
+                )
+            })?
+        };
+        Ok(GraphNode { handle })
+    }
+
+    /// A node copying the box `desc` describes (`cuabi_copy_3d_desc`: host memory, buffers, pitched
+    /// memory and arrays of the graph's device), every range checked as `cuabi_copy_3d` checks it;
+    /// an empty box (width_bytes 0) answers `CUABI_ERROR_INVALID_ARGUMENT`. The graph keeps the
+    /// buffers and arrays; host memory is the caller's to keep valid while the graph may run
+    /// (page-locked memory, a `cuabi_host_buffer`'s, lets the copy run asynchronously). `after`
+    /// (NULL: none).
+    ///
+    /// Calls `cuabi_graph_add_copy_3d_node`.
+    ///
+    /// # Safety
+    /// The memory `desc` (a `Copy3d`) names must stay alive, host memory unchanged (read) or
+    /// untouched (written), while an executable graph made from it may run: the library goes on
+    /// using it after this returns. It keeps the cuabi objects alive itself.
+    pub unsafe fn add_copy_3d_node<'h>(
+        &self,
+        after: impl Into<Option<&'h GraphNode>>,
+        desc: &impl Describes<sys::cuabi_copy_3d_desc>,
+    ) -> Result<GraphNode> {
+        let desc = desc.describe()?;
+        let handle = unsafe {
+            create(|out| {
+                sys::cuabi_graph_add_copy_3d_node(
+                    self.as_raw(),
+                    after.into().map_or(std::ptr::null_mut(), |h| h.as_raw()),
+                    &desc,
                     out,
                 )
             })?

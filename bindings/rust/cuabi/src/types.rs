@@ -58,6 +58,22 @@ as_raw!(
 /// `char`, references and enums therefore do not qualify.
 pub unsafe trait DeviceRepr: Copy + 'static {}
 
+/// A Rust value that lays out a C struct naming cuabi objects or host
+/// memory (a built struct of the header, such as `cuabi_copy_3d_desc`):
+/// [`Copy3d`](crate::Copy3d) describes a `cuabi_copy_3d_desc`. The
+/// methods taking such a struct take any `&impl Describes<...>`.
+///
+/// # Safety
+///
+/// [`describe`](Self::describe) must answer a struct whose handles are the
+/// value's live objects and whose host memory is valid, and as large as the
+/// struct says, for as long as the value's borrows last.
+pub unsafe trait Describes<Raw> {
+    /// The C struct, from the library's defaults; what the library cannot
+    /// check (host memory's extent) checked here.
+    fn describe(&self) -> crate::error::Result<Raw>;
+}
+
 macro_rules! device_repr {
     ($($t:ty),*) => {$(
         // SAFETY: a primitive number; every bit pattern is a valid value.
