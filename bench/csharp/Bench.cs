@@ -441,27 +441,44 @@ void saxpy(float a, float *x, float *y, float *out, size_t n)
             }
         const float a = 2.0f;
 
+        // CUABI_BENCH_PHASES=1: also where the time to first result went
+        // (the saxpy_phases record, ms per step), to find what to cut.
+        bool phases = Environment.GetEnvironmentVariable("CUABI_BENCH_PHASES") == "1";
+        var marks = new List<KeyValuePair<string, long>>();
+        Action<string> mark = name =>
+        {
+            if (phases)
+                marks.Add(new KeyValuePair<string, long>(name, Stopwatch.GetTimestamp()));
+        };
         long t0 = Stopwatch.GetTimestamp();
         Device device = Device.Get(0);
+        mark("device");
         var options = new CompileOptions { Name = "saxpy.cu" };
         options.Options.Add("--fmad=false");
         CudaModule module = device.Compile(Saxpy, options);
+        mark("compile");
         bool hit = module.FromCache;
         Kernel kernel = module.GetKernel("saxpy");
+        mark("kernel");
         DeviceBuffer<float> dX = device.Allocate<float>(n);
         DeviceBuffer<float> dY = device.Allocate<float>(n);
         DeviceBuffer<float> dOut = device.Allocate<float>(n);
         CudaStream stream = device.CreateStream();
         CudaEvent start = device.CreateEvent(), stop = device.CreateEvent();
+        mark("allocate");
         dX.CopyFrom(hX);
         dY.CopyFrom(hY);
+        mark("upload");
         var config = new LaunchConfig(new Dim3(SaxpyBlocks), new Dim3(SaxpyThreads));
         object[] args = { a, dX, dY, dOut, (ulong)n };
         start.Record(stream);
         kernel.Launch(config, stream, args);
+        mark("launch");
         stop.Record(stream);
         stream.Synchronize();
+        mark("synchronize");
         dOut.CopyTo(hOut);
+        mark("download");
         int bad = 0;
         for (int i = 0; i < n; i++)
         {
@@ -475,6 +492,17 @@ void saxpy(float a, float *x, float *y, float *out, size_t n)
             return 1;
         }
         float first = stop.ElapsedSince(start);
+        if (phases)
+        {
+            var parts = new StringBuilder();
+            long at = t0;
+            foreach (var m in marks)
+            {
+                parts.Append(",\"" + m.Key + "\":" + Num(Ms(m.Value - at)));
+                at = m.Value;
+            }
+            Emit("saxpy_phases", ",\"unit\":\"ms\"" + parts);
+        }
         Emit("saxpy_app", ",\"unit\":\"ms\",\"value\":" + Num(appMs) + ",\"n\":1,\"cache\":\"" +
             (hit ? "hit" : "miss") + "\",\"verified\":true");
         Guard("saxpy_kernel", () =>
