@@ -213,9 +213,9 @@ pub use crate::pool::{MemoryPoolOptions, PoolUsage};
 pub use crate::program::{Arch, CompileOptions, CppStd};
 pub use crate::texture::{TextureOptions, TextureSource};
 pub use crate::types::{
-    Array, Describes, Device, DeviceBuffer, DeviceRepr, Event, Function, Graph, GraphExec, LaunchPlan,
-    Library, Linker, MemoryPool, Module, ParamInfo, PinnedBuffer, PinnedSlice, Program, Stream,
-    Surface, Texture,
+    Array, Describes, Device, DeviceBuffer, DeviceRepr, Event, Function, Graph, GraphExec,
+    LaunchPlan, Library, Linker, MemoryPool, Module, ParamInfo, PinnedBuffer, PinnedSlice, Program,
+    Stream, Surface, Texture,
 };
 
 /// The version of the C header this crate was built against, as
