@@ -129,6 +129,37 @@ cuabi_status cuabi_buffer_free_async(cuabi_buffer buffer, cuabi_stream stream) {
   });
 }
 
+// -- allocation answering the address too (one call per buffer object) ------
+
+cuabi_status cuabi_buffer_alloc_with_pointer(cuabi_device device, size_t bytes,
+                                             cuabi_buffer* out, uint64_t* ptr) {
+  return guard(__func__, [&] {
+    Ref<Device> d = acquire<Device>(device, "device");
+    need(out, "out");
+    need(ptr, "ptr");
+    Ref<Buffer> b = alloc_device(std::move(d), bytes);
+    const uint64_t address = b->ptr;
+    *out = publish<cuabi_buffer>(std::move(b));
+    *ptr = address;
+  });
+}
+
+cuabi_status cuabi_buffer_alloc_async_with_pointer(cuabi_device device, size_t bytes,
+                                                   cuabi_memory_pool pool, cuabi_stream stream,
+                                                   cuabi_buffer* out, uint64_t* ptr) {
+  return guard(__func__, [&] {
+    Ref<Device> d = acquire<Device>(device, "device");
+    Pin<MemoryPool> p(pool, "pool", true);
+    Pin<Stream> s(stream, "stream", true);
+    need(out, "out");
+    need(ptr, "ptr");
+    Ref<Buffer> b = alloc_async(std::move(d), bytes, p, s);
+    const uint64_t address = b->ptr;
+    *out = publish<cuabi_buffer>(std::move(b));
+    *ptr = address;
+  });
+}
+
 cuabi_status cuabi_buffer_alloc_managed(cuabi_device device, size_t bytes,
                                         cuabi_managed_flags flags, cuabi_buffer* out) {
   return create(__func__, device, "device", out,

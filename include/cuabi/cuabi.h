@@ -1689,6 +1689,32 @@ CUABI_API cuabi_status CUABI_CALL cuabi_buffer_alloc_async(cuabi_device device, 
 CUABI_API cuabi_status CUABI_CALL cuabi_buffer_free_async(cuabi_buffer buffer,
                                                           cuabi_stream stream);
 
+/* Allocation that answers the address too: one call per buffer for a
+ * binding's object (its handle and its address), where cuabi_buffer_alloc
+ * or cuabi_buffer_alloc_async and then cuabi_buffer_get_pointer take two. */
+
+/** cuabi_buffer_alloc (`bytes` > 0 of device memory, cuMemAlloc) that also
+ * answers the new buffer's device address in `ptr`, as
+ * cuabi_buffer_get_pointer would. The same checks and statuses as
+ * cuabi_buffer_alloc (CUABI_ERROR_OUT_OF_MEMORY when the device has too
+ * little memory); on failure neither `out` nor `ptr` is written. */
+CUABI_API cuabi_status CUABI_CALL cuabi_buffer_alloc_with_pointer(cuabi_device device,
+                                                                  size_t bytes,
+                                                                  cuabi_buffer* out,
+                                                                  uint64_t* ptr);
+/** cuabi_buffer_alloc_async that also answers the new buffer's device
+ * address in `ptr`, as cuabi_buffer_get_pointer would: `bytes` (> 0) in
+ * stream order on `stream` (NULL: the default stream) from `pool` (NULL: the
+ * device's default pool). The same checks, statuses and stream order as
+ * cuabi_buffer_alloc_async (CUABI_ERROR_OUT_OF_MEMORY when the pool cannot
+ * grow); on failure neither `out` nor `ptr` is written. */
+CUABI_API cuabi_status CUABI_CALL cuabi_buffer_alloc_async_with_pointer(cuabi_device device,
+                                                                        size_t bytes,
+                                                                        cuabi_memory_pool pool,
+                                                                        cuabi_stream stream,
+                                                                        cuabi_buffer* out,
+                                                                        uint64_t* ptr);
+
 /* ------------------------------------------------------------------------- */
 /* Managed (unified) memory                                                   */
 /* ------------------------------------------------------------------------- */

@@ -3526,6 +3526,8 @@ inline std::vector<unsigned char> tensor_map::bytes() const {
 //   cuabi_memory_pool_import_fd: cuabi::memory_pool::import_fd
 //   cuabi_buffer_alloc_async: cuabi::buffer::alloc_async
 //   cuabi_buffer_free_async: cuabi::buffer::free_async
+//   cuabi_buffer_alloc_with_pointer: cuabi.hpp
+//   cuabi_buffer_alloc_async_with_pointer: cuabi.hpp
 //   cuabi_buffer_alloc_managed: cuabi::buffer::alloc_managed
 //   cuabi_buffer_get_host_pointer: cuabi::buffer::host_pointer
 //   cuabi_buffer_prefetch_async: cuabi::buffer::prefetch_async

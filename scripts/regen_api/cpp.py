@@ -83,6 +83,11 @@ HAND_WRITTEN: Dict[str, str] = {
     "cuabi_last_error_get_launch_count": "cuabi::error::launches() carries them",
     "cuabi_last_error_get_launch": "cuabi::error::launches() carries them",
     "cuabi_last_error_get_launch_kernel": "cuabi::error::launches() carries them",
+    # A new owner and its address from one call: buffer::alloc_with_pointer
+    # and buffer::alloc_async_with_pointer (cuabi.hpp) answer the address
+    # through a reference beside the owner they return.
+    "cuabi_buffer_alloc_with_pointer": "buffer::alloc_with_pointer answers the address by reference",
+    "cuabi_buffer_alloc_async_with_pointer": "buffer::alloc_async_with_pointer answers the address by reference",
 }
 
 # Default arguments of the C++ forms: (function, parameter) -> value. A

@@ -820,6 +820,22 @@ std::vector<HandleCall> MakeHandleCalls() {
   add("cuabi_buffer_free_async", Kind::kBuffer, [](uintptr_t h, bool*) {
     return cuabi_buffer_free_async(As<cuabi_buffer>(h), nullptr);
   });
+  // Allocation answering the address too: neither out-parameter written.
+  add("cuabi_buffer_alloc_with_pointer", Kind::kDevice, [](uintptr_t h, bool* t) {
+    cuabi_buffer b = Out<cuabi_buffer>();
+    uint64_t p = Out<uint64_t>();
+    cuabi_status s = cuabi_buffer_alloc_with_pointer(As<cuabi_device>(h), 64, &b, &p);
+    *t = b != Out<cuabi_buffer>() || p != Out<uint64_t>();
+    return s;
+  });
+  add("cuabi_buffer_alloc_async_with_pointer", Kind::kDevice, [](uintptr_t h, bool* t) {
+    cuabi_buffer b = Out<cuabi_buffer>();
+    uint64_t p = Out<uint64_t>();
+    cuabi_status s =
+        cuabi_buffer_alloc_async_with_pointer(As<cuabi_device>(h), 64, nullptr, nullptr, &b, &p);
+    *t = b != Out<cuabi_buffer>() || p != Out<uint64_t>();
+    return s;
+  });
   add("cuabi_buffer_alloc_managed", Kind::kDevice, [](uintptr_t h, bool* t) {
     cuabi_buffer b = Out<cuabi_buffer>();
     cuabi_status s = cuabi_buffer_alloc_managed(As<cuabi_device>(h), 64, 0, &b);

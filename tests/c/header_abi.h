@@ -141,6 +141,8 @@
   X(cuabi_memory_pool_import_fd) \
   X(cuabi_buffer_alloc_async) \
   X(cuabi_buffer_free_async) \
+  X(cuabi_buffer_alloc_with_pointer) \
+  X(cuabi_buffer_alloc_async_with_pointer) \
   X(cuabi_buffer_alloc_managed) \
   X(cuabi_buffer_get_host_pointer) \
   X(cuabi_buffer_prefetch_async) \

@@ -1185,6 +1185,15 @@ Bodies CpuBodies(CpuFixture& f) {
   def("buffer_alloc_growable.null_device", [](CaseContext&) -> cuabi_status {
     Buffer out; return cuabi_buffer_alloc_growable(nullptr, 0, 2 << 20, out.out());
   });
+  // Allocation answering the address too.
+  def("buffer_alloc_with_pointer.null_device", [](CaseContext&) -> cuabi_status {
+    Buffer out; uint64_t ptr = 0;
+    return cuabi_buffer_alloc_with_pointer(nullptr, 64, out.out(), &ptr);
+  });
+  def("buffer_alloc_async_with_pointer.null_device", [](CaseContext&) -> cuabi_status {
+    Buffer out; uint64_t ptr = 0;
+    return cuabi_buffer_alloc_async_with_pointer(nullptr, 64, nullptr, nullptr, out.out(), &ptr);
+  });
   return b;
 }
 

@@ -2260,6 +2260,79 @@ Bodies GpuBodies(GpuFixture& f) {
     return cuabi_stream_begin_capture_to_graph(f.stream, g, nullptr,
                                                static_cast<cuabi_capture_mode>(7));
   });
+
+  // --- Allocation answering the address too (cuabi_buffer_alloc*_with_pointer) --
+  // A refused call writes neither out-parameter.
+  auto untouched = [](CaseContext& ctx, cuabi_buffer out, uint64_t ptr) {
+    if (HandleValue(out) != 0x99) ctx.Problem("out was written although the call failed");
+    if (ptr != 0x77) ctx.Problem("ptr was written although the call failed");
+  };
+  def("buffer_alloc_with_pointer.zero_bytes", [dev, untouched](CaseContext& ctx) -> cuabi_status {
+    cuabi_buffer out = AsHandle<cuabi_buffer>(0x99);
+    uint64_t ptr = 0x77;
+    cuabi_status st = cuabi_buffer_alloc_with_pointer(dev, 0, &out, &ptr);
+    untouched(ctx, out, ptr);
+    return st;
+  });
+  def("buffer_alloc_with_pointer.null_ptr", [dev](CaseContext& ctx) -> cuabi_status {
+    cuabi_buffer out = AsHandle<cuabi_buffer>(0x99);
+    cuabi_status st = cuabi_buffer_alloc_with_pointer(dev, 64, &out, nullptr);
+    if (HandleValue(out) != 0x99) ctx.Problem("out was written although the call failed");
+    return st;
+  });
+  def("buffer_alloc_with_pointer.2pow50_bytes", [dev, untouched](CaseContext& ctx) -> cuabi_status {
+    cuabi_buffer out = AsHandle<cuabi_buffer>(0x99);
+    uint64_t ptr = 0x77;
+    cuabi_status st = cuabi_buffer_alloc_with_pointer(dev, size_t(1) << 50, &out, &ptr);
+    untouched(ctx, out, ptr);
+    return st;
+  });
+  def("buffer_alloc_with_pointer.the_address_is_the_buffer_s", [dev](CaseContext& ctx) -> cuabi_status {
+    Buffer out;
+    uint64_t ptr = 0, got = 1;
+    cuabi_status st = cuabi_buffer_alloc_with_pointer(dev, 256, out.out(), &ptr);
+    if (st == CUABI_SUCCESS) {
+      cuabi_buffer_get_pointer(out, &got);
+      if (ptr == 0 || ptr != got) ctx.Problem("ptr is not what cuabi_buffer_get_pointer answers");
+    }
+    return st;
+  });
+  def("buffer_alloc_async_with_pointer.zero_bytes", [dev, untouched](CaseContext& ctx) -> cuabi_status {
+    cuabi_buffer out = AsHandle<cuabi_buffer>(0x99);
+    uint64_t ptr = 0x77;
+    cuabi_status st = cuabi_buffer_alloc_async_with_pointer(dev, 0, nullptr, nullptr, &out, &ptr);
+    untouched(ctx, out, ptr);
+    return st;
+  });
+  def("buffer_alloc_async_with_pointer.null_ptr", [dev, &f](CaseContext& ctx) -> cuabi_status {
+    cuabi_buffer out = AsHandle<cuabi_buffer>(0x99);
+    cuabi_status st =
+        cuabi_buffer_alloc_async_with_pointer(dev, 64, nullptr, f.stream, &out, nullptr);
+    if (HandleValue(out) != 0x99) ctx.Problem("out was written although the call failed");
+    return st;
+  });
+  def("buffer_alloc_async_with_pointer.2pow50_bytes", [dev, untouched](CaseContext& ctx) -> cuabi_status {
+    cuabi_buffer out = AsHandle<cuabi_buffer>(0x99);
+    uint64_t ptr = 0x77;
+    cuabi_status st =
+        cuabi_buffer_alloc_async_with_pointer(dev, size_t(1) << 50, nullptr, nullptr, &out, &ptr);
+    cuabi_device_synchronize(dev);
+    untouched(ctx, out, ptr);
+    return st;
+  });
+  def("buffer_alloc_async_with_pointer.the_address_is_the_buffer_s",
+      [dev, &f](CaseContext& ctx) -> cuabi_status {
+        Buffer out;
+        uint64_t ptr = 0, got = 1;
+        cuabi_status st =
+            cuabi_buffer_alloc_async_with_pointer(dev, 256, nullptr, f.stream, out.out(), &ptr);
+        if (st == CUABI_SUCCESS) {
+          cuabi_buffer_get_pointer(out, &got);
+          if (ptr == 0 || ptr != got) ctx.Problem("ptr is not what cuabi_buffer_get_pointer answers");
+          cuabi_stream_synchronize(f.stream);
+        }
+        return st;
+      });
   return bodies;
 }
 

@@ -389,7 +389,7 @@ def gpu_cases(b: Backend, f: GpuFixture) -> List[Case]:
             ctx.problem(f"the buffer stopped working: {exc}")
 
     # --- Stream-ordered allocation and pools --------------------------------------------
-    add("alloc of 0 bytes on a stream", IA, "cuabi_buffer_alloc_async: bytes is 0",
+    add("alloc of 0 bytes on a stream", IA, "cuabi_buffer_alloc_async_with_pointer: bytes is 0",
         lambda ctx: dev.alloc(0, stream=s))
     add("alloc with a str as the pool", TypeError, "pool must be a cuabi.MemoryPool or None, not str",
         lambda ctx: dev.alloc(64, pool="default"))

@@ -449,9 +449,11 @@ def reaching_calls(b):
     host = np.zeros((4, 8), np.float32)
     return [
         # (what, call, the function the core names)
-        ("alloc", lambda: dev.alloc(64), "cuabi_buffer_alloc"),
-        ("alloc on a stream", lambda: dev.alloc(64, stream=stream), "cuabi_buffer_alloc_async"),
-        ("alloc from a pool", lambda: dev.alloc(64, pool=pool), "cuabi_buffer_alloc_async"),
+        ("alloc", lambda: dev.alloc(64), "cuabi_buffer_alloc_with_pointer"),
+        ("alloc on a stream", lambda: dev.alloc(64, stream=stream),
+         "cuabi_buffer_alloc_async_with_pointer"),
+        ("alloc from a pool", lambda: dev.alloc(64, pool=pool),
+         "cuabi_buffer_alloc_async_with_pointer"),
         ("alloc_managed", lambda: dev.alloc_managed(64, attach_host=True), "cuabi_buffer_alloc_managed"),
         ("alloc_pitched", lambda: dev.alloc_pitched(64, 4, 8), "cuabi_buffer_alloc_pitched"),
         ("default_memory_pool", lambda: dev.default_memory_pool, "cuabi_device_get_default_memory_pool"),
@@ -472,7 +474,7 @@ def reaching_calls(b):
         ("pool.trim", lambda: pool.trim(10), "cuabi_memory_pool_trim"),
         ("pool.usage", lambda: pool.usage, "cuabi_memory_pool_get_usage"),
         ("pool.export_fd", lambda: pool.export_fd(), "cuabi_memory_pool_export_fd"),
-        ("pool.alloc", lambda: pool.alloc(64, stream), "cuabi_buffer_alloc_async"),
+        ("pool.alloc", lambda: pool.alloc(64, stream), "cuabi_buffer_alloc_async_with_pointer"),
         ("buf.kind", lambda: buf.kind, "cuabi_buffer_get_kind"),
         ("buf.pitch", lambda: buf.pitch, "cuabi_buffer_get_pitch"),
         ("buf.free", lambda: buf.free(), "cuabi_buffer_free_async"),

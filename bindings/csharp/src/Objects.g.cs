@@ -72,6 +72,8 @@
 //   cuabi_memory_pool_trim: its byte count defaults to 0
 //   cuabi_buffer_alloc_async: makes a handle whose class is not made from the handle alone (FACTORIES)
 //   cuabi_buffer_free_async: the library releases the handle: the SafeHandle is closed without a release
+//   cuabi_buffer_alloc_with_pointer: makes a handle whose class is not made from the handle alone (FACTORIES)
+//   cuabi_buffer_alloc_async_with_pointer: makes a handle whose class is not made from the handle alone (FACTORIES)
 //   cuabi_buffer_alloc_managed: makes a handle whose class is not made from the handle alone (FACTORIES)
 //   cuabi_buffer_get_host_pointer: DeviceBuffer<T>.HostPointer checks the buffer's kind
 //   cuabi_buffer_get_ipc_handle: idiom ipc

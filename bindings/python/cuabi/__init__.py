@@ -70,6 +70,7 @@ from ._arrays import Array, Surface, Texture, copy_3d
 from ._launch import LaunchConfig
 from ._link import Library, Linker
 from ._memory import LOCATION_HOST, DeviceArray, DeviceBuffer, MemoryPool, PinnedBuffer
+from ._buffer_cache import BufferCache
 from ._options import CompileOptions
 from ._program import Kernel, KernelName, Module, PreparedLaunch, Program
 from ._stream import Event, Graph, GraphExec, Stream
@@ -100,6 +101,7 @@ __all__ = [
     "Graph",
     "GraphExec",
     "DeviceBuffer",
+    "BufferCache",
     "DeviceArray",
     "PinnedBuffer",
     "MemoryPool",

@@ -2134,6 +2134,10 @@ DECLARATIONS: List[Tuple[str, Any, List[Any]]] = [
     ("cuabi_buffer_alloc_async", cuabi_status, [cuabi_device, ctypes.c_size_t, cuabi_memory_pool, cuabi_stream, ctypes.POINTER(cuabi_buffer)]),
     # cuabi_status cuabi_buffer_free_async(cuabi_buffer buffer, cuabi_stream stream);
     ("cuabi_buffer_free_async", cuabi_status, [cuabi_buffer, cuabi_stream]),
+    # cuabi_status cuabi_buffer_alloc_with_pointer(cuabi_device device, size_t bytes, cuabi_buffer* out, uint64_t* ptr);
+    ("cuabi_buffer_alloc_with_pointer", cuabi_status, [cuabi_device, ctypes.c_size_t, ctypes.POINTER(cuabi_buffer), ctypes.POINTER(ctypes.c_uint64)]),
+    # cuabi_status cuabi_buffer_alloc_async_with_pointer(cuabi_device device, size_t bytes, cuabi_memory_pool pool, cuabi_stream stream, cuabi_buffer* out, uint64_t* ptr);
+    ("cuabi_buffer_alloc_async_with_pointer", cuabi_status, [cuabi_device, ctypes.c_size_t, cuabi_memory_pool, cuabi_stream, ctypes.POINTER(cuabi_buffer), ctypes.POINTER(ctypes.c_uint64)]),
     # cuabi_status cuabi_buffer_alloc_managed(cuabi_device device, size_t bytes, cuabi_managed_flags flags, cuabi_buffer* out);
     ("cuabi_buffer_alloc_managed", cuabi_status, [cuabi_device, ctypes.c_size_t, cuabi_managed_flags, ctypes.POINTER(cuabi_buffer)]),
     # cuabi_status cuabi_buffer_get_host_pointer(cuabi_buffer buffer, void** ptr);
@@ -2618,6 +2622,8 @@ class Functions:
         "cuabi_memory_pool_import_fd",
         "cuabi_buffer_alloc_async",
         "cuabi_buffer_free_async",
+        "cuabi_buffer_alloc_with_pointer",
+        "cuabi_buffer_alloc_async_with_pointer",
         "cuabi_buffer_alloc_managed",
         "cuabi_buffer_get_host_pointer",
         "cuabi_buffer_prefetch_async",
@@ -2924,6 +2930,8 @@ class Functions:
     cuabi_memory_pool_import_fd: Any
     cuabi_buffer_alloc_async: Any
     cuabi_buffer_free_async: Any
+    cuabi_buffer_alloc_with_pointer: Any
+    cuabi_buffer_alloc_async_with_pointer: Any
     cuabi_buffer_alloc_managed: Any
     cuabi_buffer_get_host_pointer: Any
     cuabi_buffer_prefetch_async: Any
@@ -3592,6 +3600,8 @@ cuabi_status cuabi_memory_pool_export_fd(cuabi_memory_pool pool, int32_t* fd);
 cuabi_status cuabi_memory_pool_import_fd(cuabi_device device, int32_t fd, cuabi_memory_pool* out);
 cuabi_status cuabi_buffer_alloc_async(cuabi_device device, size_t bytes, cuabi_memory_pool pool, cuabi_stream stream, cuabi_buffer* out);
 cuabi_status cuabi_buffer_free_async(cuabi_buffer buffer, cuabi_stream stream);
+cuabi_status cuabi_buffer_alloc_with_pointer(cuabi_device device, size_t bytes, cuabi_buffer* out, uint64_t* ptr);
+cuabi_status cuabi_buffer_alloc_async_with_pointer(cuabi_device device, size_t bytes, cuabi_memory_pool pool, cuabi_stream stream, cuabi_buffer* out, uint64_t* ptr);
 cuabi_status cuabi_buffer_alloc_managed(cuabi_device device, size_t bytes, cuabi_managed_flags flags, cuabi_buffer* out);
 cuabi_status cuabi_buffer_get_host_pointer(cuabi_buffer buffer, void** ptr);
 cuabi_status cuabi_buffer_prefetch_async(cuabi_buffer buffer, size_t offset, size_t bytes, int32_t location, cuabi_stream stream);

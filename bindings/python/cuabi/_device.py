@@ -28,9 +28,13 @@ from ._memory import (
     PinnedBuffer,
     Shape,
     _dtype_info,
+    _shape_for,
     foreign_memory,
     host_address,
 )
+from ._api import BufferKind
+from ._buffer_cache import CAPTURES, BufferCache, cache_for, trim_device
+from .errors import OutOfMemoryError
 from ._background import submit
 from ._objects import (
     DeviceBase,
@@ -282,6 +286,19 @@ class Device(DeviceBase):
         return Module(b, h, self)
 
     # -- memory ------------------------------------------------------------
+    # The device's BufferCache, found on first use (see buffer_cache).
+    _cache_obj: Optional[BufferCache] = None
+
+    @property
+    def buffer_cache(self) -> BufferCache:
+        """The cache of freed stream-ordered blocks of this device
+        (:class:`~cuabi.BufferCache`, shared by every Device object of the
+        same ordinal and backend): what it holds, its hits, ``trim()``."""
+        cache = self._cache_obj
+        if cache is None:
+            cache = self._cache_obj = cache_for(self._b, self._ordinal)
+        return cache
+
     def alloc(
         self,
         nbytes: int,
@@ -293,6 +310,9 @@ class Device(DeviceBase):
     ) -> DeviceBuffer:
         """``nbytes`` of device memory (typed when ``dtype``/``shape`` are given).
 
+        Without ``stream`` and ``pool``: ``cuMemAlloc``, synchronous; close()
+        (or collection) frees it (``cuMemFree``).
+
         With ``stream`` or ``pool``, the allocation is stream-ordered
         (``cuabi_buffer_alloc_async``): from ``pool`` (None: the device's
         default pool) in order on ``stream`` (None: the default stream). It
@@ -300,29 +320,134 @@ class Device(DeviceBase):
         wait for an event first), costs no device synchronisation, and can
         be captured into a graph. Free it in order with
         :meth:`DeviceBuffer.free`; a close() (or collection) frees it in
-        order on the stream it was allocated on."""
+        order on the stream it was allocated on.
+
+        From the default pool on a stream, a block of exactly ``nbytes`` that
+        was freed on that stream is taken from :attr:`buffer_cache` without a
+        call (:class:`~cuabi.BufferCache`). An allocation that fails for lack
+        of memory trims the cache and is tried once more."""
         b = self._b
+        cache = self._cache_obj
+        if cache is None:
+            cache = self.buffer_cache
+        if pool is None and stream is not None:
+            # The cache first, without a call: a block of this size freed on
+            # this stream (the hot path, kept to attribute reads).
+            if (
+                stream.__class__ is Stream
+                and nbytes.__class__ is int
+                and cache._on
+                and not CAPTURES[0]
+                and stream._b is b
+                and not self._closed
+            ):
+                sh = stream._handle
+                entries = cache._free.get((sh, nbytes))
+                if entries:
+                    try:
+                        h, ptr, origin = entries.pop()
+                    except IndexError:  # taken by another thread meanwhile
+                        pass
+                    else:
+                        cache._held -= nbytes
+                        cache.hits += 1
+                        if dtype is None and shape is None:
+                            buf = _new_buffer(DeviceBuffer)
+                            buf._b = b
+                            buf._handle = h
+                            buf.device = self
+                            buf._ptr = ptr
+                            buf._nbytes = nbytes
+                            buf._kind = _STREAM_ORDERED
+                            buf.shape = (nbytes,)
+                            buf._cache = cache
+                            buf._stream = stream
+                            buf._origin = origin
+                            return buf
+                        try:
+                            checked = _typed(dtype, shape, nbytes)
+                        except BaseException:
+                            if not cache._give(sh, nbytes, h, ptr, origin):
+                                if b.lib.cuabi_buffer_free_async(h, sh):
+                                    b.lib.cuabi_buffer_release(h)
+                            raise
+                        buf = DeviceBuffer._made(b, h, ptr, nbytes, self, checked, _STREAM_ORDERED)
+                        buf._cache = cache
+                        buf._stream = stream
+                        buf._origin = origin
+                        return buf
         nbytes = check_size(nbytes, "nbytes")
+        typed = None if dtype is None and shape is None else _typed(dtype, shape, nbytes)
         if stream is None and pool is None:
-            h = b.get("cuabi_buffer_alloc", self._handle, nbytes, out="cuabi_buffer")
-        else:
-            if pool is not None and not isinstance(pool, MemoryPool):
-                raise TypeError(
-                    f"pool must be a cuabi.MemoryPool or None, not {type(pool).__name__}"
-                )
-            h = b.get(
-                "cuabi_buffer_alloc_async",
-                self._handle,
-                nbytes,
-                b.NULL if pool is None else pool._arg(b),
-                stream_arg(stream, b),
-                out="cuabi_buffer",
+            # cuMemAlloc: one call answering the handle and the address.
+            h, ptr = self._alloc_with_pointer(cache, "cuabi_buffer_alloc_with_pointer",
+                                              self._handle, nbytes)
+            try:
+                return DeviceBuffer._made(b, h, ptr, nbytes, self, typed, BufferKind.DEVICE)
+            except BaseException:
+                b.lib.cuabi_buffer_release(h)
+                raise
+        if pool is not None and not isinstance(pool, MemoryPool):
+            raise TypeError(
+                f"pool must be a cuabi.MemoryPool or None, not {type(pool).__name__}"
             )
+        s = stream_arg(stream, b)
+        cached = (
+            pool is None
+            and stream is not None
+            and stream._b is b
+            and cache._on
+            and not CAPTURES[0]
+            and cache._dead_handle(self) is not None
+        )
+        entry = cache._take(s, nbytes) if cached and not self._closed else None
+        origin = s
+        if entry is not None:
+            h, ptr, origin = entry
+        else:
+            h, ptr = self._alloc_with_pointer(
+                cache, "cuabi_buffer_alloc_async_with_pointer", self._handle, nbytes,
+                b.NULL if pool is None else pool._arg(b), s,
+            )
+            if cached:
+                cache.misses += 1
         try:
-            return DeviceBuffer(b, h, self, dtype, shape, pool=pool)
+            buf = DeviceBuffer._made(b, h, ptr, nbytes, self, typed, _STREAM_ORDERED)
         except BaseException:
             b.lib.cuabi_buffer_release(h)
             raise
+        if pool is not None:
+            buf.pool = pool
+        elif cached:
+            buf._cache = cache  # freed into the cache (see DeviceBuffer.free)
+            buf._stream = stream
+            buf._origin = origin
+        return buf
+
+    def _alloc_with_pointer(self, cache: BufferCache, func: str, *args: Any) -> Tuple[Any, int]:
+        """(handle, address) of one allocation call; a failure for lack of
+        memory trims the cache (waiting for its streams) and tries once more."""
+        b = self._b
+        call = getattr(b.lib, func)
+        for attempt in (0, 1):
+            hbox, pbox = b.out("cuabi_buffer"), b.out("uint64_t")
+            status = call(*args, b.ref(hbox), b.ref(pbox))
+            if not status:
+                return b.value(hbox), int(b.value(pbox))
+            err = b.error(status, func)
+            if attempt or not isinstance(err, OutOfMemoryError) or not cache._free:
+                raise err
+            if not cache._trim_for_memory():
+                raise err
+        raise AssertionError("unreachable")
+
+    def reset(self) -> None:
+        """Destroys the primary context's allocations, modules, streams and
+        events and resets its state (``cuabi_device_reset``), in this process
+        and in every library sharing the primary context. The blocks of
+        :attr:`buffer_cache` are freed first."""
+        trim_device(self._b, self._ordinal)
+        super().reset()
 
     def alloc_managed(
         self,
@@ -567,6 +692,16 @@ class Device(DeviceBase):
 
 
 register_owner("cuabi_device", Device)
+
+
+_STREAM_ORDERED = BufferKind.STREAM_ORDERED
+_new_buffer = object.__new__
+
+
+def _typed(dtype: Any, shape: Shape, nbytes: int) -> Tuple[Any, str, Tuple[int, ...]]:
+    """(dtype, typestr, shape) of a typed buffer of ``nbytes``, checked."""
+    dt, typestr, itemsize = _dtype_info(dtype)
+    return dt, typestr, _shape_for(shape, nbytes, itemsize, "the buffer")
 
 
 class _Compile:

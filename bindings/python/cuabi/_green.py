@@ -152,6 +152,7 @@ class TensorMap(TensorMapBase):
         oob_fill: int = TensorOobFill.ZERO,
     ) -> "TensorMap":
         """A tiled map (cuabi_tensor_map_encode_tiled)."""
+        _lend(buffer)
         return cls._wrap(
             TensorMapBase.encode_tiled(
                 buffer, offset, int(data_type), sizes, strides, box, element_strides,
@@ -179,6 +180,7 @@ class TensorMap(TensorMapBase):
         oob_fill: int = TensorOobFill.ZERO,
     ) -> "TensorMap":
         """An im2col map (cuabi_tensor_map_encode_im2col)."""
+        _lend(buffer)
         return cls._wrap(
             TensorMapBase.encode_im2col(
                 buffer, offset, int(data_type), sizes, strides, element_strides, lower_corner,
@@ -186,6 +188,13 @@ class TensorMap(TensorMapBase):
                 int(swizzle), int(l2_promotion), int(oob_fill),
             )
         )
+
+
+def _lend(buffer: Any) -> None:
+    """A tensor map keeps its buffer in the core: the buffer is then freed
+    only through the library, never handed back to the buffer cache."""
+    if getattr(buffer, "_cache", None) is not None:
+        buffer._lent = True
 
 
 register_owner("cuabi_sm_resource", SmResource)

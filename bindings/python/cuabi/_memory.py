@@ -40,6 +40,8 @@ from ._loader import Backend
 from ._packing import register_pointer_type
 from ._hostmem import Location, device_arg, host_address, ipc_handle_arg, location_arg
 from ._stream import Stream, stream_arg
+from . import _buffer_cache
+from ._buffer_cache import CAPTURES, BufferCache
 from .errors import InvalidArgumentError, InvalidHandleError
 
 if TYPE_CHECKING:
@@ -328,6 +330,60 @@ class DeviceBuffer(_ArrayExport, BufferBase):
     argument it passes its address.
     """
 
+    # What :meth:`_made` leaves unset: the class answers these defaults, so a
+    # buffer of ``Device.alloc`` sets only what differs (see _buffer_cache).
+    _closed = False
+    _pins = 0
+    _deferred = False
+    _foreign: Any = None
+    pool: Optional["MemoryPool"] = None
+    _rows: Optional[Tuple[int, int]] = None
+    _kind: Optional[BufferKind] = None
+    _pitch: Optional[int] = None
+    _ordinal: Optional[int] = None
+    _dtype: Any = None
+    _typestr = "|u1"
+    _cai_stream: Optional[Stream] = None
+    # The cache a stream-ordered buffer of the default pool goes back to on
+    # free() and close() (None: freed through the library), the stream it
+    # was allocated on (close() hands it back there), and whether a call
+    # that keeps the buffer (a texture, a graph node ...) was given it: then
+    # the library frees it, once those users are gone.
+    _cache: Optional[BufferCache] = None
+    _stream: Optional[Stream] = None
+    _lent = False
+    # The handle of the stream the library allocated the block on: where
+    # cuabi_buffer_release frees it. A block reused on another stream (freed
+    # on that one first) is freed in order on _stream instead.
+    _origin: Any = None
+
+    @classmethod
+    def _made(
+        cls,
+        backend: Backend,
+        handle: Any,
+        ptr: int,
+        nbytes: int,
+        device: "Device",
+        typed: Optional[Tuple[Any, str, Tuple[int, ...]]],
+        kind: BufferKind,
+    ) -> "DeviceBuffer":
+        """A buffer over a handle whose address and size are known (one
+        allocation call, or a block of the cache), made without a call.
+        ``typed``: (dtype, typestr, shape) checked already, or None (bytes)."""
+        self = cls.__new__(cls)
+        self._b = backend
+        self._handle = handle
+        self.device = device
+        self._ptr = ptr
+        self._nbytes = nbytes
+        self._kind = kind
+        if typed is None:
+            self.shape = (nbytes,)
+        else:
+            self._dtype, self._typestr, self.shape = typed
+        return self
+
     def __init__(
         self,
         backend: Backend,
@@ -365,6 +421,53 @@ class DeviceBuffer(_ArrayExport, BufferBase):
         # A kernel argument packs _ptr without a call (see _packing); None
         # makes that fail, and the general rules then raise through .ptr.
         self._ptr = None
+
+    def _release(self, force: bool) -> None:
+        # A stream-ordered buffer of the default pool goes back to the cache,
+        # on the stream it was allocated on (where its release would free it).
+        cache = self._cache
+        if cache is None:
+            Resource._release(self, force)
+            return
+        try:
+            with _release_lock:
+                if self._closed:
+                    return
+                if self._pins and not force:
+                    self._deferred = True
+                    return
+                self._closed = True
+            stream = self._stream
+            handle, ptr = self._handle, self._ptr or 0
+            self._ptr = None
+            self._handle = cache._dead
+            assert stream is not None
+            if (
+                self._lent
+                or CAPTURES[0]
+                or stream._closed
+                or not cache._give(stream._handle, self._nbytes, handle, ptr, self._origin)
+            ):
+                _free_through_library(self._b, handle, stream, self._origin)
+        except (AttributeError, TypeError, AssertionError):  # interpreter shutdown
+            pass
+
+    def __del__(self) -> None:
+        # Nothing to do for a buffer already freed or closed (the common
+        # case of free()): no call, no lock.
+        if self._closed:
+            return
+        try:
+            self._release(force=True)
+        except Exception:  # never raise from a finalizer
+            pass
+
+    def _arg(self, backend: Backend) -> Any:
+        # Given to another object's call (a texture, a graph node, a copy
+        # description ...), which may keep it: from now on only the library
+        # frees it, after those users.
+        self._lent = True
+        return Resource._arg(self, backend)
 
     @property
     def ptr(self) -> int:
@@ -423,8 +526,52 @@ class DeviceBuffer(_ArrayExport, BufferBase):
         of buffer, or one a texture object still reads, raises the core's
         InvalidArgumentError and stays as it was (release it with
         :meth:`close`). While a view or export of it is alive (``as_array``,
-        ``host_array``, ``__dlpack__``) it raises InvalidArgumentError."""
+        ``host_array``, ``__dlpack__``) it raises InvalidArgumentError.
+
+        A buffer of the device's default pool goes to the device's
+        :attr:`~Device.buffer_cache` instead, on ``stream``'s list: the next
+        ``Device.alloc`` of the same size on that stream takes it back without
+        a call, in stream order (see :class:`~cuabi.BufferCache`)."""
         b = self._b
+        cache = self._cache
+        if (
+            cache is not None
+            and stream.__class__ is Stream
+            and not self._lent
+            and not CAPTURES[0]
+            and stream._b is b
+            and not stream._closed
+            and stream.device._ordinal == cache.ordinal
+        ):
+            assert stream is not None
+            with _release_lock:
+                closed, pins = self._closed, self._pins
+                if not closed and not pins:
+                    self._closed = True
+            if pins:
+                raise InvalidArgumentError(
+                    f"the buffer has {pins} live view(s) or export(s) (as_array, host_array, "
+                    "__dlpack__); drop them before freeing it"
+                )
+            if not closed:
+                # Into the cache, on this stream's list (BufferCache._give,
+                # inlined: this is the hot path).
+                handle, ptr = self._handle, self._ptr or 0
+                self._ptr = None
+                self._handle = cache._dead  # the object's handle is a released one now
+                nbytes = self._nbytes
+                limit = cache._max
+                if cache._on and (limit is None or cache._held + nbytes <= limit):
+                    key = (stream._handle, nbytes)
+                    entries = cache._free.get(key)
+                    if entries is None:
+                        entries = cache._free.setdefault(key, [])
+                    entries.append((handle, ptr, self._origin))
+                    cache._held += nbytes
+                elif b.lib.cuabi_buffer_free_async(handle, stream._handle):
+                    b.lib.cuabi_buffer_release(handle)  # in order on its own stream
+                return
+            # Closed: the core names the released handle, as below.
         s = stream_arg(stream, b)
         with _release_lock:
             pins = self._pins
@@ -697,10 +844,22 @@ class DeviceBuffer(_ArrayExport, BufferBase):
         if nbytes is None:  # past the end: the core names the source range
             nbytes = max(src.nbytes - src_offset, 0)
         nbytes = check_size(nbytes, "nbytes")
+        b = self._b
+        # A copy keeps neither buffer: the source's handle is passed as it is
+        # (not lent, see _arg), so it may still go back to the cache.
+        src_arg = Resource._arg(src, b)
         if stream is None:
-            self.copy(dst_offset, src, src_offset, nbytes)
+            b.call("cuabi_buffer_copy", self._handle, dst_offset, src_arg, src_offset, nbytes)
         else:
-            self.copy_async(dst_offset, src, src_offset, nbytes, stream)
+            b.call(
+                "cuabi_buffer_copy_async",
+                self._handle,
+                dst_offset,
+                src_arg,
+                src_offset,
+                nbytes,
+                stream_arg(stream, b),
+            )
 
     def memset(
         self,
@@ -731,6 +890,24 @@ class DeviceBuffer(_ArrayExport, BufferBase):
 
 
 register_pointer_type(DeviceBuffer, "_ptr")
+
+
+def _free_through_library(b: Backend, handle: Any, stream: Stream, origin: Any) -> None:
+    """Frees a block of the cache's kind that is not kept: its release frees
+    it in order on the stream the library allocated it on (``origin``); a
+    block reused on another stream (``stream``, where it was freed before)
+    is freed in order on that one, unless it cannot be ordered there (the
+    stream closed, a capture begun on it, a texture still reading it: then
+    the release, which waits for the texture)."""
+    if (
+        origin is not None
+        and origin != stream._handle
+        and not stream._closed
+        and not stream._capturing
+        and not b.lib.cuabi_buffer_free_async(handle, stream._handle)
+    ):
+        return
+    b.lib.cuabi_buffer_release(handle)
 
 
 class DeviceArray(_ArrayExport):
@@ -897,7 +1074,11 @@ class MemoryPool(MemoryPoolBase):
     :attr:`Device.default_memory_pool` is the device's own pool, the one
     ``dev.alloc(n, stream=s)`` uses (and CuPy's and PyTorch's stream-ordered
     allocators). A pool made here is destroyed once it is closed and every
-    buffer allocated from it is freed."""
+    buffer allocated from it is freed.
+
+    The default pool's ``usage`` counts the blocks :attr:`Device.buffer_cache`
+    holds as used (they are freed buffers kept for reuse); its :meth:`trim`
+    gives them back first."""
 
 
     device: "Device"
@@ -958,8 +1139,13 @@ class MemoryPool(MemoryPoolBase):
 
     def trim(self, keep: int = 0) -> None:
         """Gives reserved memory back to the device until the pool holds at
-        most ``keep`` bytes it is not using (memory in use is never given back)."""
-        self._b.call("cuabi_memory_pool_trim", self._handle, check_size(keep, "keep"))
+        most ``keep`` bytes it is not using (memory in use is never given back).
+        The default pool's trim first gives back the blocks its device's
+        :attr:`~Device.buffer_cache` holds."""
+        keep = check_size(keep, "keep")
+        if self.is_default and not self._closed:
+            _buffer_cache.trim_device(self._b, self.device.ordinal)
+        self._b.call("cuabi_memory_pool_trim", self._handle, keep)
 
     def alloc(
         self,

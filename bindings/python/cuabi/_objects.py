@@ -1136,6 +1136,37 @@ class BufferBase(Resource):
             raise b.error(status, "cuabi_buffer_free_async")
 
     @classmethod
+    def alloc_with_pointer(cls, device: DeviceBase, bytes: int) -> Tuple[BufferBase, int]:
+        """cuabi_buffer_alloc_with_pointer: cuabi_buffer_alloc (`bytes` > 0 of device
+        memory, cuMemAlloc) that also answers the new buffer's device address in `ptr`,
+        as cuabi_buffer_get_pointer would. The same checks and statuses as
+        cuabi_buffer_alloc (CUABI_ERROR_OUT_OF_MEMORY when the device has too little
+        memory); on failure neither `out` nor `ptr` is written."""
+        b = device._b
+        out_box = b.out("cuabi_buffer")
+        ptr_box = b.out("uint64_t")
+        status = b.fn.cuabi_buffer_alloc_with_pointer(device._handle, check_int(bytes, "bytes", 0, UINT64_MAX), b.ref(out_box), b.ref(ptr_box))
+        if status:
+            raise b.error(status, "cuabi_buffer_alloc_with_pointer")
+        return BufferBase._from_handle(b, b.value(out_box)), int(b.value(ptr_box))
+
+    @classmethod
+    def alloc_async_with_pointer(cls, device: DeviceBase, bytes: int, pool: Optional[MemoryPoolBase] = None, stream: Optional[StreamBase] = None) -> Tuple[BufferBase, int]:
+        """cuabi_buffer_alloc_async_with_pointer: cuabi_buffer_alloc_async that also
+        answers the new buffer's device address in `ptr`, as cuabi_buffer_get_pointer
+        would: `bytes` (> 0) in stream order on `stream` (NULL: the default stream) from
+        `pool` (NULL: the device's default pool). The same checks, statuses and stream
+        order as cuabi_buffer_alloc_async (CUABI_ERROR_OUT_OF_MEMORY when the pool
+        cannot grow); on failure neither `out` nor `ptr` is written."""
+        b = device._b
+        out_box = b.out("cuabi_buffer")
+        ptr_box = b.out("uint64_t")
+        status = b.fn.cuabi_buffer_alloc_async_with_pointer(device._handle, check_int(bytes, "bytes", 0, UINT64_MAX), b.NULL if pool is None else _arg(pool, "cuabi_memory_pool", MemoryPoolBase, "pool", b, True), b.NULL if stream is None else _arg(stream, "cuabi_stream", StreamBase, "stream", b, True), b.ref(out_box), b.ref(ptr_box))
+        if status:
+            raise b.error(status, "cuabi_buffer_alloc_async_with_pointer")
+        return BufferBase._from_handle(b, b.value(out_box)), int(b.value(ptr_box))
+
+    @classmethod
     def alloc_managed(cls, device: DeviceBase, bytes: int, flags: int) -> BufferBase:
         """cuabi_buffer_alloc_managed: Allocates `bytes` (> 0) of managed memory on
         `device`: one address valid on the host and on every device, migrated on demand.

@@ -20,6 +20,7 @@ from ._objects import (
     register_owner,
 )
 from ._base import Resource, check_i32, check_size, check_u32
+from ._buffer_cache import CAPTURES, stream_closing
 from ._loader import Backend
 
 if TYPE_CHECKING:
@@ -96,7 +97,20 @@ class Stream(StreamBase):
         # theirs when this stream is closed (launching then fails).
         self._plan_users: "weakref.WeakSet[Any]" = weakref.WeakSet()
 
+    # True between a begin_capture made here and its end_capture (counted in
+    # CAPTURES, which turns the buffer cache off meanwhile).
+    _capturing = False
+
     def _on_release(self) -> None:
+        if self._capturing:
+            self._capturing = False
+            CAPTURES[0] -= 1
+        try:
+            # The blocks the buffer cache holds for this stream are freed in
+            # order on it while its handle still lives.
+            stream_closing(self)
+        except Exception:  # interpreter shutdown
+            pass
         try:
             users = list(self._plan_users)
         except Exception:  # interpreter shutdown
@@ -166,10 +180,32 @@ class Stream(StreamBase):
                 f"unknown capture mode {mode!r}; use one of {', '.join(_CAPTURE_MODES)}"
             )
         super().begin_capture(value)
+        self._capture_begun()
+
+    def begin_capture_to_graph(
+        self, graph: GraphBase, after: Optional[GraphNodeBase], mode: int
+    ) -> None:
+        """Starts capturing the work submitted to this stream into ``graph``
+        after ``after`` (None: after nothing); :meth:`end_capture` then
+        answers that graph. ``mode`` as :meth:`begin_capture`."""
+        super().begin_capture_to_graph(graph, after, mode)
+        self._capture_begun()
+
+    def _capture_begun(self) -> None:
+        # While any capture begun here runs, the buffer cache is bypassed:
+        # allocations and frees become the graph's nodes (see _buffer_cache).
+        if not self._capturing:
+            self._capturing = True
+            CAPTURES[0] += 1
 
     def end_capture(self) -> "Graph":
         """Ends the capture and returns the graph."""
-        h = self._b.get("cuabi_stream_end_capture", self._handle, out="cuabi_graph")
+        try:
+            h = self._b.get("cuabi_stream_end_capture", self._handle, out="cuabi_graph")
+        finally:
+            if self._capturing:
+                self._capturing = False
+                CAPTURES[0] -= 1
         return Graph(self._b, h, self.device)
 
     @contextlib.contextmanager

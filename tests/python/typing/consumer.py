@@ -16,6 +16,7 @@ from cuabi import (
     ArrayFormat,
     BACKENDS,
     Backend,
+    BufferCache,
     BufferKind,
     CacheState,
     CaptureMode,
@@ -152,6 +153,7 @@ EXPORTED: List[Any] = [
     ArrayFormat,
     BACKENDS,
     Backend,
+    BufferCache,
     BufferKind,
     CacheState,
     CaptureMode,
@@ -363,3 +365,13 @@ def faulted(device: cuabi.Device, stream: cuabi.Stream) -> List[str]:
             lines.append(f"{launch.kernel} grid {record.grid_x} on {where} {mine}")
         return lines
     return []
+
+
+def cache_use(device: Device, stream: cuabi.Stream) -> Tuple[int, int]:
+    """The buffer cache as a user reads and trims it."""
+    cache: BufferCache = device.buffer_cache
+    buf = device.alloc(256, stream=stream)
+    buf.free(stream)
+    cache.max_bytes = 1 << 30
+    freed: int = cache.trim(stream)
+    return cache.held_bytes + freed, cache.hits

@@ -1368,6 +1368,29 @@ namespace Cuabi.Interop
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_buffer_free_async")]
         public static extern CudaStatus cuabi_buffer_free_async(SafeBufferHandle buffer, SafeStreamHandle stream);
 
+        // cuabi_status cuabi_buffer_alloc_with_pointer(cuabi_device device, size_t bytes, cuabi_buffer* out, uint64_t* ptr);
+        /// <summary>
+        /// cuabi_buffer_alloc (`bytes` &gt; 0 of device memory, cuMemAlloc) that also
+        /// answers the new buffer's device address in `ptr`, as
+        /// cuabi_buffer_get_pointer would. The same checks and statuses as
+        /// cuabi_buffer_alloc (CUABI_ERROR_OUT_OF_MEMORY when the device has too
+        /// little memory); on failure neither `out` nor `ptr` is written.
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_buffer_alloc_with_pointer")]
+        public static extern CudaStatus cuabi_buffer_alloc_with_pointer(SafeDeviceHandle device, UIntPtr bytes, out SafeBufferHandle @out, out ulong ptr);
+
+        // cuabi_status cuabi_buffer_alloc_async_with_pointer(cuabi_device device, size_t bytes, cuabi_memory_pool pool, cuabi_stream stream, cuabi_buffer* out, uint64_t* ptr);
+        /// <summary>
+        /// cuabi_buffer_alloc_async that also answers the new buffer's device
+        /// address in `ptr`, as cuabi_buffer_get_pointer would: `bytes` (&gt; 0) in
+        /// stream order on `stream` (NULL: the default stream) from `pool` (NULL: the
+        /// device's default pool). The same checks, statuses and stream order as
+        /// cuabi_buffer_alloc_async (CUABI_ERROR_OUT_OF_MEMORY when the pool cannot
+        /// grow); on failure neither `out` nor `ptr` is written.
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_buffer_alloc_async_with_pointer")]
+        public static extern CudaStatus cuabi_buffer_alloc_async_with_pointer(SafeDeviceHandle device, UIntPtr bytes, SafeMemoryPoolHandle pool, SafeStreamHandle stream, out SafeBufferHandle @out, out ulong ptr);
+
         // --- Managed (unified) memory ---
 
         // cuabi_status cuabi_buffer_alloc_managed(cuabi_device device, size_t bytes, cuabi_managed_flags flags, cuabi_buffer* out);

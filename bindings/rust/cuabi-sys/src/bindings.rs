@@ -3373,6 +3373,33 @@ extern "C" {
     /// release frees it.
     pub fn cuabi_buffer_free_async(buffer: cuabi_buffer, stream: cuabi_stream) -> cuabi_status;
 }
+extern "C" {
+    /// `cuabi_buffer_alloc` (\`bytes\` \> 0 of device memory, cuMemAlloc) that also answers the new
+    /// buffer's device address in \`ptr\`, as `cuabi_buffer_get_pointer` would. The same checks and
+    /// statuses as `cuabi_buffer_alloc` (`CUABI_ERROR_OUT_OF_MEMORY` when the device has too little
+    /// memory); on failure neither \`out\` nor \`ptr\` is written.
+    pub fn cuabi_buffer_alloc_with_pointer(
+        device: cuabi_device,
+        bytes: usize,
+        out: *mut cuabi_buffer,
+        ptr: *mut u64,
+    ) -> cuabi_status;
+}
+extern "C" {
+    /// `cuabi_buffer_alloc_async` that also answers the new buffer's device address in \`ptr\`, as
+    /// `cuabi_buffer_get_pointer` would: \`bytes\` (\> 0) in stream order on \`stream\` (NULL: the
+    /// default stream) from \`pool\` (NULL: the device's default pool). The same checks, statuses
+    /// and stream order as `cuabi_buffer_alloc_async` (`CUABI_ERROR_OUT_OF_MEMORY` when the pool
+    /// cannot grow); on failure neither \`out\` nor \`ptr\` is written.
+    pub fn cuabi_buffer_alloc_async_with_pointer(
+        device: cuabi_device,
+        bytes: usize,
+        pool: cuabi_memory_pool,
+        stream: cuabi_stream,
+        out: *mut cuabi_buffer,
+        ptr: *mut u64,
+    ) -> cuabi_status;
+}
 /// Flags for `cuabi_buffer_alloc_managed`: an OR of `cuabi_managed_flag_bits`.
 pub type cuabi_managed_flags = u32;
 /// Attached to the host at first: only the host and streams it is attached to may touch it

@@ -88,6 +88,8 @@
 //! * `cuabi_memory_pool_import_fd`: Device::import_memory_pool takes an AsFd
 //! * `cuabi_buffer_alloc_async`: DeviceBuffer holds more than its handle; made by hand
 //! * `cuabi_buffer_free_async`: typed memory: offsets and sizes are elements of T in Rust
+//! * `cuabi_buffer_alloc_with_pointer`: DeviceBuffer holds more than its handle; made by hand
+//! * `cuabi_buffer_alloc_async_with_pointer`: DeviceBuffer holds more than its handle; made by hand
 //! * `cuabi_buffer_alloc_managed`: DeviceBuffer holds more than its handle; made by hand
 //! * `cuabi_buffer_get_host_pointer`: ManagedBuffer's host view
 //! * `cuabi_buffer_prefetch_async`: typed memory: offsets and sizes are elements of T in Rust
