@@ -36,6 +36,8 @@ LABELS = {
     "py_cffi": "Python cffi",
     "py_high": "Python high layer (ctypes)",
     "py_high_cffi": "Python high layer (cffi)",
+    "py_compiled": "Python compiled (cffi API mode)",
+    "py_high_compiled": "Python high layer (compiled)",
     "rust": "Rust",
     "csharp": "C#",
     "cuda_core": "cuda.core",
@@ -43,7 +45,8 @@ LABELS = {
     "cupy": "CuPy RawModule",
 }
 ORDER = list(LABELS)
-CUABI = ["c_cuabi", "py_ctypes", "py_cffi", "py_high", "py_high_cffi", "rust", "csharp"]
+CUABI = ["c_cuabi", "py_ctypes", "py_cffi", "py_compiled", "py_high", "py_high_cffi",
+         "py_high_compiled", "rust", "csharp"]
 COPIES = ["copy_h2d_pageable", "copy_d2h_pageable", "copy_h2d_pinned", "copy_d2h_pinned"]
 CPU_FIGURES = [
     ("compile_nvrtc", "NVRTC compile of SAXPY"),
@@ -243,11 +246,14 @@ def evaluate_targets(R: Results) -> List[Dict[str, Any]]:
         launch_delta("csharp", bench, 0.5, "launch-csharp")
         launch_delta("py_cffi", bench, 0.3, "launch-cffi")
         ahead("py_cffi", "cuda_core", bench, "launch-cffi-vs-cuda.core")
+        launch_delta("py_compiled", bench, 0.15, "launch-compiled")
+        ahead("py_compiled", "cuda_core", bench, "launch-compiled-vs-cuda.core")
         launch_delta("py_ctypes", bench, 1.0, "launch-ctypes")
         ahead("py_ctypes", "cupy", bench, "launch-ctypes-vs-cupy")
         ahead("py_ctypes", "cuda_bindings", bench, "launch-ctypes-vs-cuda.bindings")
         ahead("py_high", "cuda_core", bench, "launch-high-vs-cuda.core")
         ahead("py_high_cffi", "cuda_core", bench, "launch-high-cffi-vs-cuda.core")
+        ahead("py_high_compiled", "cuda_core", bench, "launch-high-compiled-vs-cuda.core")
 
     for impl in CUABI:
         ratios = {}

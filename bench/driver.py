@@ -43,13 +43,16 @@ IMPLS: List[Tuple[str, str, str]] = [
     ("py_cffi", "Python cffi", "py"),
     ("py_high", "Python high layer (ctypes)", "py"),
     ("py_high_cffi", "Python high layer (cffi)", "py"),
+    ("py_compiled", "Python compiled (cffi API mode)", "py"),
+    ("py_high_compiled", "Python high layer (compiled)", "py"),
     ("rust", "Rust", "native"),
     ("csharp", "C#", "native"),
     ("cuda_core", "cuda.core", "peer"),
     ("cuda_bindings", "cuda.bindings", "peer"),
     ("cupy", "CuPy RawModule", "peer"),
 ]
-CUABI_IMPLS = ("c_cuabi", "py_ctypes", "py_cffi", "py_high", "py_high_cffi", "rust", "csharp")
+CUABI_IMPLS = ("c_cuabi", "py_ctypes", "py_cffi", "py_compiled", "py_high", "py_high_cffi",
+               "py_high_compiled", "rust", "csharp")
 
 
 class Runner:
@@ -85,9 +88,9 @@ class Runner:
         if impl in ("c_raw", "c_cuabi"):
             exe = os.path.join(ns.c_build, "bench_raw" if impl == "c_raw" else "bench_cuabi")
             return [exe, mode] if os.access(exe, os.X_OK) else None
-        if impl in ("py_ctypes", "py_cffi"):
+        if impl in ("py_ctypes", "py_cffi", "py_compiled"):
             return [py, os.path.join(HERE, "python", "bench_lowlevel.py"), mode]
-        if impl in ("py_high", "py_high_cffi"):
+        if impl in ("py_high", "py_high_cffi", "py_high_compiled"):
             return [py, os.path.join(HERE, "python", "bench_high.py"), mode]
         if impl == "rust":
             exe = os.path.join(ns.carry, "rust", "cuabi-bench")
@@ -114,6 +117,8 @@ class Runner:
             env["CUABI_BACKEND"] = "ctypes"
         elif impl in ("py_cffi", "py_high_cffi"):
             env["CUABI_BACKEND"] = "cffi"
+        elif impl in ("py_compiled", "py_high_compiled"):
+            env["CUABI_BACKEND"] = "compiled"
         if impl == "c_raw" and mode == "cpu" and self.ns.stub_driver:
             # bench_raw needs a libcuda.so.1 to start; CPU mode times only NVRTC.
             env["LD_LIBRARY_PATH"] = (
@@ -147,6 +152,9 @@ class Runner:
             "py_high": "import cuabi, numpy",
             "py_cffi": "import cuabi, numpy, cffi",
             "py_high_cffi": "import cuabi, numpy, cffi",
+            # The compiled module beside CUABI_LIBRARY (built with libcuabi).
+            "py_compiled": "import cuabi, numpy; cuabi.load_backend('compiled')",
+            "py_high_compiled": "import cuabi, numpy; cuabi.load_backend('compiled')",
             "cuda_core": "import numpy; import cuda.core",
             "cuda_bindings": "import numpy; from cuda.bindings import driver, nvrtc",
             "cupy": "import numpy, cupy",

@@ -17,7 +17,7 @@ COPY_BENCHES = (
 )
 # Series that are references or peers, never one of the implementation's paths.
 NOT_PATHS = {"c_ref", "raw", "cuda_core"}
-PYTHON = ["py_ctypes", "py_cffi", "py_high", "py_high_cffi"]
+PYTHON = ["py_ctypes", "py_cffi", "py_compiled", "py_high", "py_high_cffi", "py_high_compiled"]
 PY_PEERS = ["cuda_core", "cupy", "cuda_bindings"]
 
 
@@ -150,10 +150,11 @@ def targets(P, label) -> List[Dict[str, Any]]:
     launch_limit("rust", 0.2, "launch-rust")
     launch_limit("csharp", 0.5, "launch-csharp")
     launch_limit("py_cffi", 0.3, "launch-cffi")
+    launch_limit("py_compiled", 0.15, "launch-compiled")
     launch_limit("py_ctypes", 1.0, "launch-ctypes")
 
     # The object layer against cuda.core, interleaved in one process.
-    for impl in ("py_high", "py_high_cffi"):
+    for impl in ("py_high", "py_high_cffi", "py_high_compiled"):
         for bench in LAUNCH_BENCHES:
             n = bench.split("_")[2].replace("args", "")
             rec = P.get((impl, bench))
@@ -168,7 +169,8 @@ def targets(P, label) -> List[Dict[str, Any]]:
 
     # Low layers against peers measured in their own processes: each is paired
     # with c_ref, and the two differences are compared.
-    for impl, peer in (("py_cffi", "cuda_core"), ("py_ctypes", "cupy"), ("py_ctypes", "cuda_bindings")):
+    for impl, peer in (("py_cffi", "cuda_core"), ("py_compiled", "cuda_core"), ("py_ctypes", "cupy"),
+                       ("py_ctypes", "cuda_bindings")):
         for bench in LAUNCH_BENCHES:
             n = bench.split("_")[2].replace("args", "")
             a, b = P.get((impl, bench)), P.get((peer, bench))
@@ -196,7 +198,8 @@ def targets(P, label) -> List[Dict[str, Any]]:
             return "met"
         return "undecided"
 
-    cuabi = ["c_cuabi", "py_ctypes", "py_cffi", "py_high", "py_high_cffi", "rust", "csharp"]
+    cuabi = ["c_cuabi", "py_ctypes", "py_cffi", "py_compiled", "py_high", "py_high_cffi",
+             "py_high_compiled", "rust", "csharp"]
     for impl in cuabi:
         ivs, parts, details = [], [], []
         for bench, name in COPY_BENCHES:

@@ -14,8 +14,8 @@
 #   --carry DIR  folder from bench/prepare-carry.sh with the Rust and C#
 #                executables (default .carry/bench); with --cpu-only they are
 #                built there first when missing and cargo / mcs are present
-#   --impls      a subset of: c_raw c_cuabi py_ctypes py_cffi py_high
-#                py_high_cffi rust csharp cuda_core cuda_bindings cupy
+#   --impls      a subset of: c_raw c_cuabi py_ctypes py_cffi py_compiled py_high
+#                py_high_cffi py_high_compiled rust csharp cuda_core cuda_bindings cupy
 #   --figures    a subset of: paired graph compile saxpy first (the default),
 #                launch copy (unpaired, GPU mode)
 #   --quick      fewer repetitions (a smoke run)
@@ -92,11 +92,23 @@ if [ ! -e "$lib_dir/libcuabi.so" ]; then
     lib_dir="$here/.build/core"
     # shellcheck disable=SC2086
     { cmake -S "$repo" -B "$lib_dir" $gen -DCMAKE_BUILD_TYPE=Release -DCUABI_BUILD_TESTS=OFF \
-          -DCUABI_BUILD_EXAMPLES=OFF -DCUABI_BINDING_TESTS=OFF &&
+          -DCUABI_BUILD_EXAMPLES=OFF -DCUABI_BINDING_TESTS=OFF \
+          -DPython_EXECUTABLE="$(command -v "$python")" &&
       cmake --build "$lib_dir"; } >"$out/logs/build-core.log" 2>&1 ||
         say "building the core FAILED (logs/build-core.log): cuabi implementations will be skipped"
 fi
 lib_dir=$(cd "$lib_dir" 2>/dev/null && pwd || echo "$lib_dir")
+# The compiled Python backend (py_compiled, py_high_compiled) needs the module
+# cuabi._cuabi_cffi beside libcuabi.so: a CMake build of the tree writes it
+# (target cuabi_python_compiled, with cffi and Python's C headers for this
+# Python); without it those implementations are skipped, saying so.
+if ! ls "$lib_dir"/_cuabi_cffi.*so >/dev/null 2>&1 && [ -f "$lib_dir/CMakeCache.txt" ]; then
+    say "building the compiled Python module in $lib_dir (logs/build-compiled.log)"
+    { cmake -S "$repo" -B "$lib_dir" -DCUABI_PYTHON_COMPILED=ON \
+          -DPython_EXECUTABLE="$(command -v "$python")" &&
+      cmake --build "$lib_dir" --target cuabi_python_compiled; } >"$out/logs/build-compiled.log" 2>&1 ||
+        say "no compiled Python module (logs/build-compiled.log): py_compiled is skipped"
+fi
 
 # --- the C benchmarks -----------------------------------------------------------------
 c_build="$here/.build/c"

@@ -62,6 +62,9 @@ deps_test() {
   command -v nuget >/dev/null || _apt_install nuget
   # A fresh virtual environment for the Python package's test.
   (cd / && python3 -c "import ensurepip, venv") >/dev/null 2>&1 || _apt_install python3-venv
+  # Python's C headers, for the compiled backend's module (cuabi._cuabi_cffi).
+  (cd / && python3 -c "import sysconfig, os, sys; sys.exit(not os.path.isfile(os.path.join(sysconfig.get_paths()['include'], 'Python.h')))") ||
+    _apt_install python3-dev
   # The Go example (examples/go): Debian's Go toolchain; cgo uses the gcc above.
   command -v go >/dev/null || _apt_install golang-go
   command -v bindgen >/dev/null || _apt_install bindgen

@@ -1,6 +1,6 @@
 """cuabi's Pythonic layer (Device, Module, Kernel, DeviceBuffer, Stream ...)
 over the backend named by ``$CUABI_BACKEND``: reported as ``py_high``
-(ctypes, the default) or ``py_high_cffi``.
+(ctypes), ``py_high_cffi`` or ``py_high_compiled``.
 
 The launch figure is the layer's own call, ``kernel(grid, block, args,
 stream=s)``, with Python floats and ints and DeviceBuffer objects as

@@ -1,6 +1,7 @@
 """cuabi's low layer from Python: every ``cuabi_*`` function called as the
 header declares it, through the backend named by ``$CUABI_BACKEND``
-(``ctypes`` or ``cffi``). Results are reported as ``py_ctypes`` / ``py_cffi``.
+(``ctypes``, ``cffi`` or ``compiled``, cffi's API mode). Results are
+reported as ``py_ctypes`` / ``py_cffi`` / ``py_compiled``.
 
 The launch hot path is one ``cuabi_function_launch_packed`` call with an argument
 block packed once (the low layer's equivalent of the raw driver's fixed
@@ -112,7 +113,7 @@ class LowLevel:
         """A reusable argument block for the backend, as the cheapest argument
         for a ``const void*`` (a cdata for cffi; for ctypes a c_void_p, which
         ctypes passes without converting) and what keeps its memory alive."""
-        if self.b.name == "cffi":
+        if self.b.name in ("cffi", "compiled"):
             blk = self.b.ffi.new("char[]", data)
             return blk, blk
         buf = ctypes.create_string_buffer(data, len(data))
@@ -122,7 +123,7 @@ class LowLevel:
         """A writable buffer over memory the library owns (a plan's argument
         block), for struct.pack_into: a ctypes array for ctypes, a cffi
         buffer for cffi."""
-        if self.b.name == "cffi":
+        if self.b.name in ("cffi", "compiled"):
             ffi = self.b.ffi
             return ffi.buffer(ffi.cast("char *", address), size)
         return memoryview((ctypes.c_char * size).from_address(address)).cast("B")
@@ -222,7 +223,7 @@ class LowLevel:
         backend's own FFI (ctypes, or cffi's dlopen with its own cdef), with
         the reference's CUfunction and the same argument values. Returns
         (launch, what keeps its arguments alive)."""
-        if self.b.name != "cffi":
+        if self.b.name not in ("cffi", "compiled"):
             params, keep = bl.ctypes_params(nargs, ptr)
             return bl.ctypes_raw_launch(function, stream, params), (params, keep)
         ffi, cuda = _cffi_driver()
@@ -514,7 +515,7 @@ class LowLevel:
         if kind == "query":
             if arg not in ("success", "not_ready"):
                 raise SystemExit(f"unknown path {ns.path!r}")
-            if b.name == "cffi":
+            if b.name in ("cffi", "compiled"):
                 _cffi_driver()[1].instructions_fake_set_stream_query(arg == "not_ready")
             else:
                 bl.stand_in_query_switch(arg == "not_ready")

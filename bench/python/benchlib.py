@@ -649,10 +649,18 @@ def _warm_pycache(marker: str, paths: str, command: Sequence[str]) -> int:
     if not os.environ.get("PYTHONPYCACHEPREFIX"):
         print("pycache: PYTHONPYCACHEPREFIX is not set", file=sys.stderr)
         return 2
-    if os.environ.get("CUABI_BACKEND") == "cffi" and importlib.util.find_spec("cffi") is None:
+    if os.environ.get("CUABI_BACKEND") in ("cffi", "compiled") and importlib.util.find_spec("cffi") is None:
         # No marker: the runner then reports the implementation skipped
         # (its marker missing) instead of failing where cffi is not installed.
         print("pycache: cffi is not installed; the cffi implementation is skipped")
+        return 0
+    lib_dir = os.path.dirname(os.environ.get("CUABI_LIBRARY", ""))
+    if os.environ.get("CUABI_BACKEND") == "compiled" and not any(
+        n.startswith("_cuabi_cffi.") for n in (os.listdir(lib_dir) if os.path.isdir(lib_dir) else ())
+    ):
+        # As for cffi: no marker, and the runner names the module missing.
+        print(f"pycache: no compiled module (_cuabi_cffi) beside CUABI_LIBRARY in {lib_dir!r}; "
+              "the compiled implementation is skipped")
         return 0
     env = dict(os.environ)
     env.pop("PYTHONDONTWRITEBYTECODE", None)

@@ -68,8 +68,12 @@ for r in c py; do
   grep -qE '^nvrtc: ([0-9]+\.[0-9]+|not available \(CUABI_ERROR_NVRTC_NOT_FOUND\))$' "$work/$r.out" ||
     fail "$r: no nvrtc line"
 done
-grep -q "^  python: cuabi $want (ctypes backend) at $root/bindings/python/cuabi$" "$work/py.out" ||
-  fail "python -m cuabi does not name the package it runs from"
+# The default backend: compiled where its module lies beside the library.
+backend=ctypes
+ls "$(dirname "$lib")"/_cuabi_cffi.*so >/dev/null 2>&1 && "$py" -c 'import cffi' 2>/dev/null &&
+  backend=compiled
+grep -q "^  python: cuabi $want ($backend backend) at $root/bindings/python/cuabi$" "$work/py.out" ||
+  fail "python -m cuabi does not name the package it runs from and its $backend backend"
 grep -v '^  python: ' "$work/py.out" | diff -u "$work/c.out" - || fail "the C and Python reports differ"
 
 echo "== --clear-cache removes the entries and unfinished writes, nothing else"

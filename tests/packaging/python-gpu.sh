@@ -6,7 +6,9 @@
 # PACKAGE is a wheel, an sdist or a source folder; pip options such as
 # `--find-links DIR` give what building an sdist needs (scikit-build-core).
 # The machine's numpy is seen through a .pth file, as nothing can be
-# downloaded. Run by scripts/gpu-pass.
+# downloaded. With EXPECT_BACKEND=compiled, `python -m cuabi` must report
+# the compiled backend (cuabi._cuabi_cffi) in use: the package's dependency,
+# cffi, then comes from a `--find-links` folder. Run by scripts/gpu-pass.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 venv=$1
@@ -26,6 +28,14 @@ echo "== pip install --no-index $* $(basename "$package")"
 
 echo "== python -m cuabi"
 (cd /tmp && EXPECT_LIBRARY_UNDER="$venv" bash "$root/tests/packaging/check-info.sh" "$venv/bin/python" -m cuabi)
+
+if [ -n "${EXPECT_BACKEND:-}" ]; then
+  echo "== the default backend is $EXPECT_BACKEND"
+  report=$(cd /tmp && "$venv/bin/python" -m cuabi 2>&1 || true)
+  grep -E '^  python: ' <<<"$report"
+  grep -q "^  python: cuabi .* ($EXPECT_BACKEND backend) at " <<<"$report" ||
+    { echo "FAIL: the installed package does not use the $EXPECT_BACKEND backend" >&2; exit 1; }
+fi
 
 echo "== examples/python/saxpy.py"
 (cd /tmp && "$venv/bin/python" "$root/examples/python/saxpy.py")

@@ -10,9 +10,15 @@
 #    compiles, a missing driver raises DriverNotFoundError naming the path
 #    tried, `python -m cuabi` and the `cuabi` command report it and exit 1,
 #    $CUABI_LIBRARY still wins, a missing library is named, and `cuabi[cffi]`
-#    asks for cffi; the wheel's RECORD is complete and correct;
+#    asks for cffi; the wheel's RECORD is complete and correct; without cffi
+#    the package runs on ctypes and says why the compiled module is unused;
+# 2b. the wheel installed with its dependency (cffi) into a fresh virtual
+#    environment uses the compiled path (cuabi._cuabi_cffi) and
+#    `python -m cuabi` says so; with $CUABI_LIBRARY the module binds to
+#    that library;
 # 3. a wheel built from the source tree (pip wheel bindings/python) compiles
 #    libcuabi; one made with CUABI_LIBRARY set at build time bundles that file;
+#    one made where cffi cannot be imported builds, without the module, saying why;
 # 4. an editable install runs from the source tree with the library beside
 #    its modules.
 set -euo pipefail
@@ -38,7 +44,7 @@ export PIP_NO_INDEX=1 PIP_NO_INPUT=1 PIP_DISABLE_PIP_VERSION_CHECK=1 CUABI_CACHE
 echo "== scripts/package-python"
 bash "$root/scripts/package-python" "$work/dist"
 sdist="$work/dist/cuabi-$want.tar.gz"
-wheel=$(ls "$work"/dist/cuabi-"$want"-py3-none-manylinux_*.whl) || fail "no manylinux wheel of version $want"
+wheel=$(ls "$work"/dist/cuabi-"$want"-cp38-abi3-manylinux_*.whl) || fail "no manylinux wheel of version $want"
 [ -f "$sdist" ] || fail "no sdist cuabi-$want.tar.gz"
 
 echo "== the sdist carries the C library's sources as files"
@@ -81,7 +87,8 @@ with zipfile.ZipFile(path) as whl:
         assert digest == f"sha256={want}" and int(size) == len(data), name
     wheel_meta = whl.read(f"cuabi-{version}.dist-info/WHEEL").decode()
     assert "Root-Is-Purelib: false" in wheel_meta, wheel_meta
-    assert "Tag: py3-none-manylinux_" in wheel_meta, wheel_meta
+    assert "Tag: cp38-abi3-manylinux_" in wheel_meta, wheel_meta
+    assert "cuabi/_cuabi_cffi.abi3.so" in names, "the wheel lacks the compiled module"
 print(f"{len(names)} files, each listed and intact")
 PY
 
@@ -107,6 +114,11 @@ grep -qx "LIBVERSION $want" <<<"$out" || fail "the bundled library's version is 
 grep -qx "FILE $site/cuabi/__init__.py" <<<"$out" || fail "cuabi was not imported from $site"
 grep -qx "LIB $site/cuabi/libcuabi.so" <<<"$out" || fail "the library loaded is not the wheel's"
 grep -qx "PTX True" <<<"$out" || fail "NVRTC did not compile"
+# Installed with --no-deps, this environment has no cffi: ctypes, saying why.
+out=$(CUABI_DRIVER_PATH="$work/no-driver/libcuda.so.1" "$vpy" -m cuabi 2>&1 || true)
+grep -q "^  python: cuabi $want (ctypes backend) at " <<<"$out" || fail "without cffi the backend is not ctypes: $out"
+grep -qxF "  python: compiled module $site/cuabi/_cuabi_cffi.abi3.so (not used: the compiled backend needs the cffi package (pip install cffi); the ctypes backend (CUABI_BACKEND=ctypes) needs nothing)" <<<"$out" ||
+  fail "without cffi the report does not say why the compiled module is unused: $out"
 
 echo "== no driver: DriverNotFoundError, and the report says what was tried"
 missing="$work/no-driver/libcuda.so.1"
@@ -150,13 +162,69 @@ mv "$work/libcuabi.so.aside" "$site/cuabi/libcuabi.so"
 grep -q "LibraryNotFoundError" <<<"$out" && grep -qF "$site/cuabi/libcuabi.so" <<<"$out" ||
   fail "the failure does not name $site/cuabi/libcuabi.so: $out"
 
+echo "== the wheel with its dependency (cffi): the compiled path"
+# cffi from a folder of wheels (\$CUABI_TEST_WHEELS, else .whl/ of the
+# checkout) when one there installs; else a virtual environment that sees
+# this Python's own packages, where cffi is installed.
+wheels=${CUABI_TEST_WHEELS:-$root/.whl}
+"$py" -m venv "$work/venv-c"
+cpy="$work/venv-c/bin/python"
+if ! "$cpy" -m pip install -q --no-index --find-links "$wheels" "$wheel" 2>"$work/pip-c.log"; then
+  "$py" -c 'import cffi' 2>/dev/null || fail "no cffi wheel for this Python in $wheels and no cffi here"
+  echo "(no cffi wheel for this Python in $wheels: a virtual environment over this Python's packages)"
+  rm -rf "$work/venv-c"
+  "$py" -m venv --system-site-packages "$work/venv-c"
+  "$cpy" -m pip install -q --no-index --no-deps "$wheel"
+fi
+csite=$("$cpy" -c 'import sysconfig; print(sysconfig.get_paths()["platlib"])')
+for cmd in "$cpy -m cuabi" "$work/venv-c/bin/cuabi"; do
+  out=$(CUABI_DRIVER_PATH="$work/no-driver/libcuda.so.1" $cmd 2>&1 || true)
+  echo "$out"
+  grep -q "^  python: cuabi $want (compiled backend) at $csite/cuabi$" <<<"$out" ||
+    fail "$cmd: the installed wheel does not use the compiled backend"
+  grep -qxF "  python: compiled module $csite/cuabi/_cuabi_cffi.abi3.so (in use)" <<<"$out" ||
+    fail "$cmd: the report does not name the compiled module in use"
+done
+out=$("$cpy" - <<'PY'
+import ctypes, cuabi
+b = cuabi.get_backend()
+p = cuabi.Program('extern "C" __global__ void f() {}').compile(["-arch=compute_75"])
+print("BACKEND", b.name, p.backend.name, ".entry f" in p.ptx)
+want = ctypes.cast(ctypes.CDLL(b.path).cuabi_version, ctypes.c_void_p).value
+print("BOUND", int(b.ffi.cast("uintptr_t", b.lib._cuabi_cffi_version_address())) == want)
+PY
+)
+echo "$out"
+grep -qx "BACKEND compiled compiled True" <<<"$out" || fail "NVRTC through the compiled backend: $out"
+grep -qx "BOUND True" <<<"$out" || fail "the compiled module calls another libcuabi than the wheel's"
+# CUABI_LIBRARY names another library (no module beside it): the wheel's
+# module binds to that one, loaded first.
+mkdir -p "$work/other"
+cp "$(realpath "$lib")" "$work/other/libcuabi.so"
+out=$(CUABI_LIBRARY="$work/other/libcuabi.so" "$cpy" - <<'PY'
+import ctypes, cuabi
+b = cuabi.get_backend()
+want = ctypes.cast(ctypes.CDLL(b.path).cuabi_version, ctypes.c_void_p).value
+print(b.name, b.path, b.module_path,
+      int(b.ffi.cast("uintptr_t", b.lib._cuabi_cffi_version_address())) == want)
+PY
+)
+echo "$out"
+[ "$out" = "compiled $work/other/libcuabi.so $csite/cuabi/_cuabi_cffi.abi3.so True" ] ||
+  fail "with CUABI_LIBRARY the wheel's module does not bind to that library: $out"
+for name in ctypes cffi; do
+  out=$(CUABI_BACKEND=$name "$cpy" -c 'import cuabi; print(cuabi.get_backend().name)')
+  [ "$out" = "$name" ] || fail "CUABI_BACKEND=$name gave $out"
+done
+
 echo "== the cffi extra"
 "$vpy" - <<'PY'
 from importlib.metadata import metadata, entry_points
 m = metadata("cuabi")
 reqs = m.get_all("Requires-Dist") or []
 assert 'cffi>=1.15; extra == "cffi"' in reqs, reqs
-assert not [r for r in reqs if "extra" not in r], f"hard dependencies: {reqs}"
+# cffi, the compiled module's runtime, is the one hard dependency.
+assert [r for r in reqs if "extra" not in r] == ["cffi>=1.15"], f"hard dependencies: {reqs}"
 assert "cffi" in (m.get_all("Provides-Extra") or [])
 scripts = [e for e in entry_points(group="console_scripts") if e.name == "cuabi"]
 assert scripts and scripts[0].value == "cuabi.__main__:main", scripts
@@ -170,6 +238,7 @@ import sys, zipfile
 with zipfile.ZipFile(sys.argv[1]) as whl:
     whl.extract("cuabi/libcuabi.so", sys.argv[2])
     assert "cuabi/include/cuabi/cuabi.h" in whl.namelist()
+    assert "cuabi/_cuabi_cffi.abi3.so" in whl.namelist(), "no compiled module"
 PY
 readelf -d "$work/tree-lib/cuabi/libcuabi.so" | grep -q 'SONAME.*\[libcuabi\.so\.0\]' ||
   fail "the wheel built from the tree holds no libcuabi"
@@ -186,8 +255,24 @@ with zipfile.ZipFile(sys.argv[1]) as whl, open(sys.argv[2], "rb") as f:
 print("bundled", sys.argv[2])
 PY
 
+echo "== without cffi at build time: the wheel is built without the compiled module"
+mkdir -p "$work/no-cffi/cffi"
+echo 'raise ImportError("cffi hidden for this test")' >"$work/no-cffi/cffi/__init__.py"
+PYTHONPATH="$work/no-cffi" CUABI_LIBRARY="$lib" "$py" -m pip wheel -v --no-build-isolation --no-deps \
+  -w "$work/no-module" "$root/bindings/python" >"$work/no-module.log" 2>&1 ||
+  { tail -30 "$work/no-module.log"; fail "the wheel did not build without cffi"; }
+grep -q "cuabi: no compiled Python module (cffi is not installed" "$work/no-module.log" ||
+  fail "the build without cffi does not say why it has no compiled module"
+"$py" - "$work"/no-module/cuabi-*.whl <<'PY'
+import sys, zipfile
+with zipfile.ZipFile(sys.argv[1]) as whl:
+    names = whl.namelist()
+assert "cuabi/libcuabi.so" in names and not [n for n in names if "_cuabi_cffi" in n], names
+print("built without the module:", sys.argv[1].rsplit("/", 1)[-1])
+PY
+
 echo "== an editable install runs from the source tree"
-for f in "$pkg/libcuabi.so" "$pkg/include"; do
+for f in "$pkg/libcuabi.so" "$pkg/include" "$pkg/_cuabi_cffi.abi3.so"; do
   [ -e "$f" ] || made+=("$f")
 done
 "$py" -m venv --system-site-packages "$work/venv-edit"

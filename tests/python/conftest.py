@@ -37,6 +37,23 @@ def have_cffi() -> bool:
     return True
 
 
+_compiled_reason: Optional[str] = None
+_compiled_checked = False
+
+
+def no_compiled_reason() -> Optional[str]:
+    """None when the compiled backend (cuabi._cuabi_cffi) loads, else why
+    not (for skip messages)."""
+    global _compiled_reason, _compiled_checked
+    if not _compiled_checked:
+        _compiled_checked = True
+        try:
+            _loader.load_backend("compiled")
+        except (ImportError, OSError) as exc:
+            _compiled_reason = f"the compiled backend is not available: {exc}"
+    return _compiled_reason
+
+
 _device_reason: Optional[str] = None
 _device_checked = False
 
@@ -97,7 +114,8 @@ def pytest_report_header(config: pytest.Config) -> str:
     return (
         f"cuabi package: {os.path.dirname(cuabi.__file__)}\n"
         f"libcuabi: {lib}\n"
-        f"cffi: {'yes' if have_cffi() else 'no'}; device: {no_device_reason() or 'yes'}"
+        f"cffi: {'yes' if have_cffi() else 'no'}; "
+        f"compiled: {no_compiled_reason() or 'yes'}; device: {no_device_reason() or 'yes'}"
     )
 
 
@@ -109,20 +127,29 @@ BACKEND_PARAMS = [
             not have_cffi(), reason="cffi is not installed (pip install cffi)"
         ),
     ),
+    pytest.param(
+        "compiled",
+        marks=pytest.mark.skipif(
+            no_compiled_reason() is not None, reason=str(no_compiled_reason())
+        ),
+    ),
 ]
 
 
 @pytest.fixture(params=BACKEND_PARAMS)
 def backend(request) -> _loader.Backend:
-    """Each backend in turn (cffi skipped, with the reason, where it is missing)."""
+    """Each backend in turn (cffi and compiled skipped, with the reason,
+    where they are missing)."""
     return _loader.load_backend(request.param)
 
 
 @pytest.fixture
 def default_backend() -> _loader.Backend:
     """The backend objects use when none is named: ``$CUABI_BACKEND``, else
-    ctypes. Skips, with the reason, where it is cffi and cffi is missing."""
-    name = (os.environ.get("CUABI_BACKEND") or "ctypes").strip().lower()
+    the compiled one where it loads, else ctypes. Skips, with the reason,
+    where it is cffi and cffi is missing (a CUABI_BACKEND=compiled that
+    cannot load fails)."""
+    name = (os.environ.get("CUABI_BACKEND") or "auto").strip().lower()
     if name == "cffi" and not have_cffi():
         pytest.skip("CUABI_BACKEND=cffi but cffi is not installed (pip install cffi)")
     return _loader.load_backend(name)

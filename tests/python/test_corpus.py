@@ -250,7 +250,7 @@ class Raw:
     def got(self, box: Any) -> int:
         """The integer in an out-parameter box (a handle's raw value too)."""
         v = self.b.value(box)
-        if self.b.name == "cffi" and not isinstance(v, (int, float)):
+        if self.b.name in ("cffi", "compiled") and not isinstance(v, (int, float)):
             return int(self.b.ffi.cast("uintptr_t", v))
         return int(v or 0)
 

@@ -18,17 +18,10 @@ import subprocess
 import sys
 
 import pytest
+from conftest import BACKEND_PARAMS
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DRIVER = os.path.join(HERE, "fault_driver.py")
-
-
-def _have_cffi() -> bool:
-    try:
-        import cffi  # noqa: F401
-    except ImportError:
-        return False
-    return True
 
 
 def _fake_driver() -> str:
@@ -43,18 +36,7 @@ def _fake_driver() -> str:
     return os.path.abspath(path)
 
 
-@pytest.mark.parametrize(
-    "backend_name",
-    [
-        "ctypes",
-        pytest.param(
-            "cffi",
-            marks=pytest.mark.skipif(
-                not _have_cffi(), reason="cffi is not installed (pip install cffi)"
-            ),
-        ),
-    ],
-)
+@pytest.mark.parametrize("backend_name", BACKEND_PARAMS)
 def test_fault_injection(backend_name, subprocess_env, tmp_path, capsys):
     """Each call of the SAXPY flow failed in turn: a CudaError naming the
     failed entry point (or verified results), no leak once the objects are

@@ -169,7 +169,7 @@ def test_launch_config_struct_round_trip(backend):
     cfg = cuabi.LaunchConfig((4, 2), (64,), 256, cooperative=True, cluster=(2, 1, 1),
                              programmatic=True, priority=-2)
     arg = cfg.as_struct(backend)
-    struct = arg if backend.name == "cffi" else arg._obj
+    struct = arg if backend.name in ("cffi", "compiled") else arg._obj
     fields = backend.read_launch_config(struct)
     assert fields == {
         "grid": (4, 2, 1),
@@ -195,8 +195,8 @@ def test_launch_attributes_reach_the_struct(backend):
                              sync_policy=9)
     assert not cfg.is_plain
     arg = cfg.as_struct(backend)
-    s = arg if backend.name == "cffi" else arg._obj
-    if backend.name == "cffi":
+    s = arg if backend.name in ("cffi", "compiled") else arg._obj
+    if backend.name in ("cffi", "compiled"):
         s = s[0]
     w = s.access_policy_window
     assert (w.base, w.bytes, w.hit_ratio) == (4096, 256, 0.5)
@@ -208,8 +208,8 @@ def test_launch_attributes_reach_the_struct(backend):
     plain = cuabi.LaunchConfig(4, 32)
     assert plain.is_plain
     p = plain.as_struct(backend)
-    p = p if backend.name == "cffi" else p._obj
-    if backend.name == "cffi":
+    p = p if backend.name in ("cffi", "compiled") else p._obj
+    if backend.name in ("cffi", "compiled"):
         p = p[0]
     assert (p.shared_carveout, p.mem_sync_domain, p.mem_sync_domain_map_default,
             p.mem_sync_domain_map_remote, p.access_policy_window.bytes, p.sync_policy) == (

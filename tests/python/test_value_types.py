@@ -17,6 +17,7 @@ import pytest
 import cuabi
 from cuabi import _api, _objects
 from cuabi._objects import AccessPolicyWindow, ArrayDesc, LaunchRecord, MemoryPoolDesc
+from conftest import BACKEND_PARAMS
 
 DEAD = 0xDEAD0000BEEF
 MODEL = os.path.join(
@@ -241,7 +242,7 @@ print("refusals ok")
 """
 
 
-@pytest.mark.parametrize("backend_name", ["ctypes", "cffi"])
+@pytest.mark.parametrize("backend_name", BACKEND_PARAMS)
 def test_the_cores_window_refusals_on_the_stand_in_driver(backend_name, subprocess_env, tmp_path):
     if backend_name == "cffi":
         pytest.importorskip("cffi")

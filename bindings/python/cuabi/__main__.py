@@ -6,7 +6,9 @@
     python -m cuabi --version       the package's version and the core's (libcuabi)
 
 The report is the one the C program ``cuabi`` prints (``capi/tools/cuabi_info.c``),
-line for line, plus a ``python:`` line naming this package and its backend.
+line for line, plus ``python:`` lines naming this package, its backend, and
+the compiled module (cuabi._cuabi_cffi): in use, present but not used and
+why, or absent.
 Exit status: 0 when the driver and NVRTC load and at least one device is
 listed; 1 when any of them is missing (the report says why, with every path
 tried) or libcuabi itself cannot be loaded; 2 for a usage error.
@@ -151,6 +153,26 @@ def library_file(path: str) -> str:
     return os.path.realpath(path) if os.sep in path else path
 
 
+def compiled_line(backend: object) -> str:
+    """What the report says of the compiled module (cuabi._cuabi_cffi):
+    the file in use, or where it is and why it is not used, or that the
+    installation has none."""
+    from cuabi import _loader  # as report() imports the package: inside, guarded
+
+    path = getattr(backend, "module_path", None)
+    if path:
+        return f"compiled module {path} (in use)"
+    found = _loader.compiled_module_candidates(getattr(backend, "path", ""))
+    chosen = os.environ.get("CUABI_BACKEND", "").strip().lower()
+    if chosen and chosen != "auto":
+        why = f"CUABI_BACKEND={chosen}"
+    else:
+        why = _loader.compiled_status()[1] or "not loaded"
+    if found:
+        return f"compiled module {found[0]} (not used: {why})"
+    return f"compiled module: none ({why})"
+
+
 def report(out: TextIO) -> int:
     """Prints the report; returns the exit status."""
     try:
@@ -172,6 +194,7 @@ def report(out: TextIO) -> int:
         f"  library: {library_file(backend.path)}",
         f"  python: cuabi {cuabi.__version__} ({backend.name} backend) at "
         f"{os.path.dirname(os.path.abspath(cuabi.__file__))}",
+        f"  python: {compiled_line(backend)}",
     ]
     if cuabi.version() // 10000 != cuabi.capi.CUABI_VERSION_MAJOR:
         lines.append(

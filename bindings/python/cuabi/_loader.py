@@ -6,11 +6,24 @@ folder of a source checkout, and through the system's dynamic loader. When
 none loads, :class:`~cuabi.errors.LibraryNotFoundError` lists every path
 tried and why each failed.
 
-Backends: ``ctypes`` (default, standard library only) and ``cffi`` (ABI
-mode); both take their declarations from :mod:`cuabi._api`, generated from
-the header. ``$CUABI_BACKEND`` picks the default; :func:`load_backend`
-gives either one explicitly, and :func:`use_backend` switches the default
-for the objects created afterwards.
+Backends: ``compiled`` (cffi's API mode: the extension module
+``_cuabi_cffi``, built with the wheel and linked to libcuabi), ``cffi`` (ABI
+mode, ``ffi.dlopen``) and ``ctypes`` (standard library only). All three take
+their declarations from :mod:`cuabi._api`, generated from the header (the
+compiled module is cffi's C source of its ``CDEF``). ``$CUABI_BACKEND``
+picks the default; unset (or ``auto``), it is ``compiled`` where the module
+is present and binds to the library found, else ``ctypes``
+(:func:`compiled_status` says which and why). :func:`load_backend` gives
+any one explicitly, and :func:`use_backend` switches the default for the
+objects created afterwards.
+
+The compiled module is looked for beside the library loaded (a CMake build
+writes it beside ``libcuabi.so``), then in this package. The library is
+loaded first, so the module binds to that library, wherever
+``$CUABI_LIBRARY`` points; the module is used only when the function
+addresses it calls are that library's. Named explicitly, ``compiled``
+raises ImportError saying why when it cannot be used; as the default, it
+falls back to ``ctypes``.
 """
 
 from __future__ import annotations
@@ -18,6 +31,8 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import importlib
+import importlib.machinery
+import importlib.util
 import itertools
 import os
 import sys
@@ -32,6 +47,8 @@ __all__ = [
     "Backend",
     "CtypesBackend",
     "CffiBackend",
+    "CompiledBackend",
+    "compiled_status",
     "library_candidates",
     "find_library",
     "load_backend",
@@ -41,7 +58,7 @@ __all__ = [
     "BACKENDS",
 ]
 
-BACKENDS: Tuple[str, ...] = ("ctypes", "cffi")
+BACKENDS: Tuple[str, ...] = ("ctypes", "cffi", "compiled")
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 
@@ -733,17 +750,8 @@ class CffiBackend(Backend):
     name = "cffi"
 
     def __init__(self, path: Optional[str] = None) -> None:
-        try:  # optional, and typed here as a module of unknown types
-            cffi = importlib.import_module("cffi")
-        except ImportError as exc:
-            raise ImportError(
-                "the cffi backend needs the cffi package (pip install cffi); "
-                "the ctypes backend (CUABI_BACKEND=ctypes) needs nothing"
-            ) from exc
-        ffi = cffi.FFI()
-        ffi.cdef(_api.CDEF)
         candidates = [path] if path else library_candidates()
-        path, lib = _try_load(candidates, ffi.dlopen)
+        ffi, path, lib = self._bind(candidates)
         missing: Dict[str, str] = {}
         for name, _, _ in _api.DECLARATIONS:
             try:
@@ -755,6 +763,15 @@ class CffiBackend(Backend):
         self._void_pp = ffi.typeof("void * *")
         self._trampoline: Any = None
         super().__init__(path, lib, missing)
+
+    def _bind(self, candidates: Sequence[str]) -> Tuple[Any, str, Any]:
+        """``(ffi, path, lib)``: the first candidate opened with ``ffi.dlopen``
+        under the generated cdef (ABI mode)."""
+        cffi = _import_cffi(self.name)
+        ffi = cffi.FFI()
+        ffi.cdef(_api.CDEF)
+        path, lib = _try_load(candidates, ffi.dlopen)
+        return ffi, path, lib
 
     def out(self, ctype: str) -> Any:
         return self.ffi.new(ctype + " *")
@@ -845,27 +862,156 @@ class CffiBackend(Backend):
         return self.ffi.cast("void *", key)
 
 
+def _import_cffi(backend: str) -> Any:
+    try:  # optional, and typed here as a module of unknown types
+        return importlib.import_module("cffi")
+    except ImportError as exc:
+        raise ImportError(
+            f"the {backend} backend needs the cffi package (pip install cffi); "
+            "the ctypes backend (CUABI_BACKEND=ctypes) needs nothing"
+        ) from exc
+
+
+COMPILED_MODULE = "_cuabi_cffi"
+
+
+def compiled_module_candidates(library: str) -> List[str]:
+    """The compiled module's files that exist, in the order they are tried:
+    beside ``library`` (a path), then in this package."""
+    folders = []
+    if os.sep in library:
+        folders.append(os.path.dirname(os.path.abspath(library)))
+    folders.append(_PACKAGE_DIR)
+    found: List[str] = []
+    for folder in folders:
+        for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+            path = os.path.join(folder, COMPILED_MODULE + suffix)
+            if path not in found and os.path.isfile(path):
+                found.append(path)
+    return found
+
+
+def _import_compiled(path: str) -> Any:
+    """The compiled module at ``path``, imported as ``cuabi._cuabi_cffi``
+    (once per file)."""
+    name = f"{__package__ or 'cuabi'}.{COMPILED_MODULE}"
+    module = sys.modules.get(name)
+    if module is not None and getattr(module, "__file__", None) == path:
+        return module
+    loader = importlib.machinery.ExtensionFileLoader(name, path)
+    spec = importlib.util.spec_from_file_location(name, path, loader=loader)
+    if spec is None:
+        raise ImportError(f"{path}: not an extension module")
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    sys.modules.setdefault(name, module)
+    return module
+
+
+class CompiledBackend(CffiBackend):
+    """The compiled backend: cffi's API (out-of-line) mode, the extension
+    module ``_cuabi_cffi`` linked to libcuabi. Everything but how ``ffi``
+    and ``lib`` are obtained is the cffi backend's; each call goes from
+    Python to the library through C the compiler wrote, with no libffi call
+    in between."""
+
+    name = "compiled"
+
+    def _bind(self, candidates: Sequence[str]) -> Tuple[Any, str, Any]:
+        _import_cffi(self.name)  # the module's runtime, _cffi_backend, comes with it
+        # The library first: the module's link to libcuabi (its soname) then
+        # resolves to this one, wherever it lies.
+        path, cdll = _try_load(candidates, ctypes.CDLL)
+        modules = compiled_module_candidates(path)
+        if not modules:
+            folder = os.path.dirname(os.path.abspath(path)) if os.sep in path else None
+            where = " and ".join(f for f in (folder, _PACKAGE_DIR) if f)
+            raise ImportError(
+                f"no {COMPILED_MODULE} module in {where} (built without cffi or a C "
+                "compiler); CUABI_BACKEND=cffi or ctypes need none"
+            )
+        reasons: List[str] = []
+        want = ctypes.cast(cdll.cuabi_version, ctypes.c_void_p).value
+        for module_path in modules:
+            try:
+                module = _import_compiled(module_path)
+            except ImportError as exc:  # e.g. a library older than the module
+                reasons.append(f"{module_path}: {exc}")
+                continue
+            ffi, lib = module.ffi, module.lib
+            bound = int(ffi.cast("uintptr_t", lib._cuabi_cffi_version_address()))
+            if bound != want:
+                reasons.append(
+                    f"{module_path}: binds to another libcuabi than {path} (one "
+                    "loaded earlier in this process with the same soname)"
+                )
+                continue
+            self._cdll = cdll  # keeps the library loaded
+            self.module_path = module_path
+            return ffi, path, lib
+        raise ImportError(
+            "the compiled backend cannot use its module:\n  " + "\n  ".join(reasons)
+        )
+
+
+# Why the default backend is not the compiled one (None while it is, or
+# before the default was chosen).
+_compiled_reason: Optional[str] = None
+
+
+def compiled_status() -> Tuple[Optional[str], Optional[str]]:
+    """``(module, reason)``: the compiled module's file the default backend
+    uses (None when it uses none), and why not (None when it does, or when
+    ``$CUABI_BACKEND`` named another backend)."""
+    backend = get_backend()
+    if isinstance(backend, CompiledBackend):
+        return backend.module_path, None
+    return None, _compiled_reason
+
+
 _lock = threading.Lock()
 _loaded: Dict[Tuple[str, Optional[str]], Backend] = {}
 _default: Optional[Backend] = None
 
 
+_CLASSES = {"ctypes": CtypesBackend, "cffi": CffiBackend, "compiled": CompiledBackend}
+
+
 def load_backend(name: Optional[str] = None, path: Optional[str] = None) -> Backend:
-    """The backend ``name`` (``"ctypes"`` or ``"cffi"``; default
-    ``$CUABI_BACKEND`` or ``"ctypes"``) over the library at ``path`` (default:
+    """The backend ``name`` (``"compiled"``, ``"cffi"`` or ``"ctypes"``;
+    default ``$CUABI_BACKEND``, else ``"auto"``: compiled where its module is
+    present and binds, else ctypes) over the library at ``path`` (default:
     the search described in this module). Loaded once per (name, path)."""
-    name = (name or os.environ.get("CUABI_BACKEND") or "ctypes").strip().lower()
-    if name not in BACKENDS:
+    global _compiled_reason
+    name = (name or os.environ.get("CUABI_BACKEND") or "auto").strip().lower()
+    if name != "auto" and name not in BACKENDS:
         raise ValueError(
-            f"unknown cuabi backend {name!r}; choose one of {', '.join(BACKENDS)}"
+            f"unknown cuabi backend {name!r}; choose one of {', '.join(BACKENDS)} or auto"
         )
+    if name == "auto":
+        chosen = _loaded.get(("auto", path))
+        if chosen is not None:
+            return chosen
+        try:
+            compiled = load_backend("compiled", path)
+        except LibraryNotFoundError:
+            raise
+        except ImportError as exc:  # no module, no cffi, or bound elsewhere
+            _compiled_reason = "; ".join(
+                line.strip() for line in str(exc).splitlines() if line.strip()
+            ) or type(exc).__name__
+            chosen = _loaded[("auto", path)] = load_backend("ctypes", path)
+            return chosen
+        _compiled_reason = None
+        _loaded[("auto", path)] = compiled
+        return compiled
     key = (name, path)
     with _lock:
-        backend = _loaded.get(key)
-        if backend is None:
-            backend = CtypesBackend(path) if name == "ctypes" else CffiBackend(path)
-            _loaded[key] = backend
-        return backend
+        loaded = _loaded.get(key)
+        if loaded is None:
+            loaded = _CLASSES[name](path)
+            _loaded[key] = loaded
+        return loaded
 
 
 def get_backend() -> Backend:

@@ -1,7 +1,7 @@
 """The low layer: ``include/cuabi/cuabi.h`` one to one.
 
 >>> from cuabi import capi
->>> L = capi.load()               # $CUABI_BACKEND, default "ctypes"
+>>> L = capi.load("ctypes")       # or "cffi", "compiled"; none: $CUABI_BACKEND, else auto
 >>> lib = L.lib                   # every cuabi_* function, as the header declares it
 >>> n = ctypes.c_int32()
 >>> L.check(lib.cuabi_device_get_count(ctypes.byref(n)))
@@ -15,7 +15,10 @@ types, structs and prototypes. With the ctypes backend, ``lib`` is a
 defaults by its ``*_init`` function (``lib.cuabi_launch_config_init``).
 With the cffi backend (``load("cffi")``), ``lib`` comes from ``ffi.dlopen``
 with the header's declarations, ``L.ffi`` is the FFI and the constants are
-also on ``lib``.
+also on ``lib``. The compiled backend (``load("compiled")``) is the same
+``ffi`` and ``lib`` from the extension module ``cuabi._cuabi_cffi`` (cffi's
+API mode, linked to libcuabi). With no name, ``$CUABI_BACKEND`` decides,
+else the compiled backend where its module is present, else ctypes.
 
 ``L.check(status)`` raises the :class:`~cuabi.CudaError` subclass of a
 non-zero status with this thread's last-error message.
@@ -62,8 +65,10 @@ __all__ += _api.__all__
 
 
 def load(backend: Optional[str] = None, path: Optional[str] = None) -> Backend:
-    """The library through ``backend`` (``"ctypes"`` or ``"cffi"``; default
-    ``$CUABI_BACKEND`` or ctypes), from ``path`` or the usual search."""
+    """The library through ``backend`` (``"ctypes"``, ``"cffi"``,
+    ``"compiled"`` or ``"auto"``; default ``$CUABI_BACKEND``, else auto: the
+    compiled backend where its module is present, else ctypes), from
+    ``path`` or the usual search."""
     return load_backend(backend, path)
 
 
