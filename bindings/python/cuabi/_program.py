@@ -363,6 +363,7 @@ _MAX_SIGNATURES = 256  # per kernel: tuples of argument types
 # block, shared memory): read-only once made.
 _NODE_CONFIGS: Dict[Any, Any] = {}
 _PLAIN_DIMS = (int, tuple)
+_NOT_A_HANDLE = object()  # what no remembered stream handle is
 
 
 class Kernel(FunctionBase):
@@ -404,11 +405,21 @@ class Kernel(FunctionBase):
         # every kernel that holds a plan on it drop its plans (before its id
         # can be reused).
         self._plans: Optional[Dict[Any, List[Any]]] = {}
-        # The plain configuration launched last, checked by identity before
-        # any key is built: (grid, block, shared_mem, the stream's handle
-        # object or None, its pool). The handle object, not the Stream, so
-        # that the Stream is not kept alive; it is cleared with the plans.
-        self._memo: Optional[Tuple[Any, Any, Any, Any, List[Any]]] = None
+        # The plain configuration launched last, checked by identity (or, for
+        # ints and tuples, by value) before any key is built: (grid, block,
+        # shared_mem, the stream's handle
+        # object or None, its pool, the plain launcher of the argument types
+        # launched last, see _plain_launcher). The handle object, not the
+        # Stream, so that the Stream is not kept alive; it is cleared with
+        # the plans.
+        self._memo: Optional[Tuple[Any, Any, Any, Any, List[Any], Any]] = None
+        # The one remembered before it, tried second, so that launches
+        # alternating between two configurations (two streams, two sizes)
+        # both find theirs.
+        self._memo2: Optional[Tuple[Any, Any, Any, Any, List[Any], Any]] = None
+        # {tuple of argument types: launch(pool, args) -> bool}, see
+        # _plain_launcher.
+        self._plain_launchers: Dict[Tuple[type, ...], Callable[[List[Any], Any], bool]] = {}
         # {tuple of argument types: pack(view, args) -> bool}, shared by all
         # threads, and the one used last, tried first.
         self._packers: Dict[Tuple[type, ...], Callable[[Any, Any], bool]] = {}
@@ -420,7 +431,7 @@ class Kernel(FunctionBase):
 
     def _on_release(self) -> None:
         self._plans = None
-        self._memo = None
+        self._memo = self._memo2 = None
         try:
             for prepared in list(self._prepared):
                 prepared._pool = None
@@ -429,10 +440,11 @@ class Kernel(FunctionBase):
 
     def _forget_plans(self) -> None:
         """A stream some plan was made on was closed: drop every plan (the
-        next launch makes new ones, or fails on that stream)."""
-        self._memo = None
+        next launch makes new ones, or fails on that stream). The plans
+        before the memo (see _launch)."""
         if self._plans is not None:
             self._plans = {}
+        self._memo = self._memo2 = None
 
     @property
     def name(self) -> str:
@@ -726,6 +738,32 @@ class Kernel(FunctionBase):
         self._prepared_classes[types] = cls
         return cls
 
+    def _plain_launcher(
+        self, packer: Callable[[Any, Any], bool]
+    ) -> Callable[[List[Any], Any], bool]:
+        """``launch(pool, args) -> bool``: the plain call's launch of
+        arguments of ``packer``'s types with a plan of ``pool`` (see
+        ``__call__``). For arguments of exactly these types, as many, and a
+        free plan in the pool, it packs (as ``packer`` does: one
+        ``struct.pack_into`` where the types decide the bytes, else the
+        general rules), launches, gives the plan back, raises the launch's
+        error and returns True; for anything else it touches nothing and
+        returns False, and the call goes the general way. Compiled, as a
+        prepared launch's call, once per signature and kept."""
+        types: Tuple[type, ...] = getattr(packer, "types", ())
+        fn = self._plain_launchers.get(types)
+        if fn is None:
+            exprs = getattr(packer, "exprs", None)
+            if exprs is None or getattr(packer, "format", None) is None:
+                fn = functools.partial(_plain_launch_by, packer, self._b.error)
+            else:
+                layout = self._layout or self._load_layout()
+                fn = _compile_plain_launcher(self, layout, types, exprs)
+            if len(self._plain_launchers) >= _MAX_SIGNATURES:
+                self._plain_launchers.clear()
+            self._plain_launchers[types] = fn
+        return fn
+
     def _take_plan(
         self,
         grid: Any,
@@ -734,13 +772,15 @@ class Kernel(FunctionBase):
         shared_mem: int,
         stream: Optional[Stream],
         options: Dict[str, Any],
-    ) -> Tuple[List[Any], Tuple[Any, Any, Any, Any], Sequence[Any]]:
+    ) -> Tuple[List[Any], Tuple[Any, Any, Any, Any], Sequence[Any], Any]:
         """The general way to a plan (the fast way is the identity check of
         ``_memo`` in ``__call__``): (its pool, an entry taken out of it, the
-        arguments). Checks the options, makes the LaunchConfig of a launch
-        with options or a LaunchConfig, finds the pool of the configuration
-        and the stream, and takes a free plan from it, made when there is
-        none (first use, or another thread holds it)."""
+        arguments, the plans the pool is in when the configuration may be
+        remembered by identity, else None).
+        Checks the options, makes the LaunchConfig of a launch with options
+        or a LaunchConfig, finds the pool of the configuration and the
+        stream, and takes a free plan from it, made when there is none
+        (first use, or another thread holds it)."""
         if options:
             unknown = [name for name in options if name not in _LAUNCH_OPTIONS]
             if unknown:
@@ -774,12 +814,10 @@ class Kernel(FunctionBase):
             if config is None:
                 config = LaunchConfig(grid, block, shared_mem)
             entry = _make_plan(self, self, config, stream)
-        if plain and plans is not None and key[0] is grid and key[1] is block:
-            # A plain configuration as given (not normalised): the next
-            # launch with the very same grid, block and stream finds it by
-            # identity. The stream's handle object, not the Stream.
-            self._memo = (grid, block, shared_mem, None if stream is None else stream._handle, pool)
-        return pool, entry, args
+        # A plain configuration as given (not normalised: hashable, so no
+        # list that could change in place) may be found again by identity.
+        remember = plain and plans is not None and key[0] is grid and key[1] is block
+        return pool, entry, args, plans if remember else None
 
     def __call__(
         self,
@@ -806,41 +844,103 @@ class Kernel(FunctionBase):
         ``device_updatable``) apply to either form.
         ``types`` (optional, one ctypes type or None per argument) follows
         the overview's ctypes way: each value is converted to its type first."""
-        # The configuration launched last, found by identity: no key built,
-        # no option looked at (the options are only those passed).
+        # The plain configuration launched last (then the one before it),
+        # found by identity (the very grid, block and shared_mem objects,
+        # the stream's handle object) or by the value of ints and tuples, no
+        # key built and no option looked at; its plain launcher checks the arguments' count and exact
+        # types, then takes a plan of the configuration's pool, packs and
+        # launches in one frame. Anything else (other objects, other types,
+        # no free plan) goes the general way.
         memo = self._memo
-        try:
-            hit = (
-                memo is not None
-                and grid is memo[0]
-                and block is memo[1]
-                and shared_mem is memo[2]
-                and not options
-                and (None if stream is None else stream._handle) is memo[3]
-            )
-        except AttributeError:  # not a Stream: the general way raises the TypeError
-            hit = False
-        entry = None
-        if hit:
-            pool = memo[4]  # type: ignore[index]
+        if memo is not None and types is None and not options:
             try:
-                entry = pool.pop()
-            except IndexError:  # emptied by other threads for a moment
-                pass
-            else:
-                if entry is None:  # the marker: other threads hold every plan
-                    pool.insert(0, None)
-        if entry is None:
-            pool, entry, args = self._take_plan(grid, block, args, shared_mem, stream, options)
+                handle = None if stream is None else stream._handle
+            except AttributeError:  # not a Stream: the general way raises the TypeError
+                handle = _NOT_A_HANDLE
+            if (
+                handle is memo[3]
+                and (
+                    (grid is memo[0] and block is memo[1] and shared_mem is memo[2])
+                    # Equal ints and tuples made anew for each call, as
+                    # ``kernel((n + 255) // 256, 256, ...)`` makes them:
+                    # compared as the plans' keys compare.
+                    or (
+                        type(grid) in _PLAIN_DIMS
+                        and type(block) in _PLAIN_DIMS
+                        and type(shared_mem) is int
+                        and grid == memo[0]
+                        and block == memo[1]
+                        and shared_mem == memo[2]
+                    )
+                )
+                and memo[5](memo[4], args)
+            ):
+                return
+            memo = self._memo2
+            if (
+                memo is not None
+                and handle is memo[3]
+                and (
+                    (grid is memo[0] and block is memo[1] and shared_mem is memo[2])
+                    or (
+                        type(grid) in _PLAIN_DIMS
+                        and type(block) in _PLAIN_DIMS
+                        and type(shared_mem) is int
+                        and grid == memo[0]
+                        and block == memo[1]
+                        and shared_mem == memo[2]
+                    )
+                )
+                and memo[5](memo[4], args)
+            ):
+                return
+        self._launch(grid, block, args, stream, shared_mem, types, options)
+
+    def _launch(
+        self,
+        grid: Any,
+        block: Any,
+        args: Sequence[Any],
+        stream: Optional[Stream],
+        shared_mem: int,
+        types: Optional[Sequence[Any]],
+        options: Dict[str, Any],
+    ) -> None:
+        """The general way of ``__call__``: checks the options, finds (or
+        makes) the plan of the configuration and the stream, packs with the
+        packer of the arguments' types and launches; then remembers a plain
+        configuration given as it is, with the plain launcher of these types,
+        for the identity check of the next call."""
+        pool, entry, args, plans = self._take_plan(
+            grid, block, args, shared_mem, stream, options
+        )
         view, launch, plan_arg, plan = entry
         try:
             if types is not None:
                 args = (self._layout or self._load_layout()).apply_types(args, types)
-            if not self._last_packer(view, args):
-                self._packer(args)(view, args)
+            packer = self._last_packer
+            if not packer(view, args):
+                packer = self._packer(args)
+                packer(view, args)
             status = launch(plan_arg)
         finally:
             pool.append(entry)
+        if plans is not None and types is None:
+            memo = (
+                grid,
+                block,
+                shared_mem,
+                None if stream is None else stream._handle,
+                pool,
+                self._plain_launcher(packer),
+            )
+            self._memo2 = self._memo
+            self._memo = memo
+            # Closed, or a stream closed, meanwhile: both drop the plans
+            # (a new dict, or None) before the memos, so one of the two
+            # clears them.
+            if self._plans is not plans:
+                self._memo = self._memo2 = None
         if status:
             raise self._b.error(status, "cuabi_launch_plan_launch")
 
@@ -933,6 +1033,88 @@ def __call__(self, *args):
     if status:
         raise _error(status, "cuabi_launch_plan_launch")
 """
+
+
+_PLAIN_LAUNCH = """\
+def launch(pool, args):
+    {unpack}
+    try:
+        entry = pool.pop()
+    except IndexError:
+        return False
+    if entry is None:
+        pool.insert(0, None)
+        return False
+    view, launch, plan_arg, plan = entry
+    try:
+        try:
+            _pack_into(view, 0{exprs})
+        except Exception:
+            _general(view, args)
+        status = launch(plan_arg)
+    finally:
+        pool.append(entry)
+    if status:
+        raise _error(status, "cuabi_launch_plan_launch")
+    return True
+"""
+
+
+def _unpack_source(n: int, mismatch: str) -> str:
+    """Code that unpacks ``args`` into ``a0`` ... ``a<n-1>`` and runs
+    ``mismatch`` (a return) unless they are exactly ``n`` values of exactly
+    the types ``_t0`` ... (generated from indices only)."""
+    if not n:
+        return f"if args:\n        {mismatch}"
+    names = "".join(f"a{i}, " for i in range(n))
+    checks = " or ".join(f"type(a{i}) is not _t{i}" for i in range(n))
+    return (
+        f"try:\n        {names}= args\n    except (TypeError, ValueError):\n"
+        f"        {mismatch}\n    if {checks}:\n        {mismatch}"
+    )
+
+
+def _compile_plain_launcher(
+    kernel: "Kernel", layout: ArgumentLayout, types: Tuple[type, ...], exprs: Sequence[str]
+) -> Callable[[List[Any], Any], bool]:
+    """Kernel._plain_launcher's function for arguments of exactly ``types``:
+    the compiled packer's checks and ``struct.pack_into`` written into the
+    launch itself, as in a prepared launch's call. Generated from indices
+    and the packer's expressions only."""
+    source = _PLAIN_LAUNCH.format(
+        unpack=_unpack_source(len(types), "return False"),
+        exprs="".join(", " + e for e in exprs),
+    )
+    packer, _ = layout.compiled_form(types)
+    env = layout.compile_env(packer, types)
+    env["_error"] = kernel._b.error
+    name = f"<cuabi plain launch of {layout.kernel or 'a kernel'}>"
+    exec(compile(source, name, "exec"), env)
+    return env["launch"]  # type: ignore[no-any-return]
+
+
+def _plain_launch_by(
+    packer: Callable[[Any, Any], bool], error: Callable[..., Exception], pool: List[Any], args: Any
+) -> bool:
+    """Kernel._plain_launcher's function where the values decide the
+    packing (NumPy arrays, structured scalars ...): ``packer`` packs or
+    declines, as in the general way."""
+    entry = _take(pool)
+    if entry is None:
+        return False
+    view, launch, plan_arg, plan = entry
+    status = 0
+    try:
+        packed = packer(view, args)
+        if packed:
+            status = launch(plan_arg)
+    finally:
+        pool.append(entry)
+    if not packed:
+        return False
+    if status:
+        raise error(status, "cuabi_launch_plan_launch")
+    return True
 
 
 def _compile_prepared_class(
