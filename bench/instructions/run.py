@@ -11,7 +11,10 @@ stand-in driver and how much in cuabi, and its budget. Checks:
   * cuabi_launch_plan_launch costs at most 150 instructions more than the
     raw cuLaunchKernel call (2 and 16 arguments);
   * cuabi_stream_query answering CUABI_ERROR_NOT_READY costs no more than
-    answering CUABI_SUCCESS.
+    answering CUABI_SUCCESS;
+  * every count is a count: a path's instructions per call less the empty
+    loop's must be positive (own_count), else it is printed as UNMEASURED,
+    never as a number, and the run fails.
 
 A miss names itself ("BUDGET MISSED: ...") and prints callgrind_annotate's
 top functions for that path. budgets.json's "accepted_misses" maps a path
@@ -129,6 +132,18 @@ def per_call(dumps, path, n, m):
     return (t1 - t0) / m, (d1 - d0) / m
 
 
+def own_count(total, loop):
+    """(a path's own instructions per call, None), its per-call total less
+    the empty loop's; or (None, why) when that cannot be a count: a total or
+    a loop that is not positive, or a total no larger than the loop (the
+    loop's cost would be subtracted from something that does not contain
+    it). Never negative, never zero."""
+    if loop <= 0 or total <= 0 or total - loop < 0.5:
+        return None, ("cannot be counted: %.1f instructions per call less the empty loop's "
+                      "%.1f is not a positive count" % (total, loop))
+    return round(total - loop), None
+
+
 def top_functions(dumps, path, n, m, program, lines=14):
     """callgrind_annotate's top functions (inclusive) of a path's longer loop,
     per call, leaving out the measuring program's own frames."""
@@ -190,18 +205,29 @@ def main():
     try:
         dumps = run_callgrind(args, out_dir)
         loop, _ = per_call(dumps, "loop", args.n, args.m)
-        counts = {}
+        counts, unmeasured = {}, []
+
+        def count(name):
+            total, driver = per_call(dumps, name, args.n, args.m)
+            value, why = own_count(total, loop)
+            if why:
+                unmeasured.append("instructions %s: %s" % (name, why))
+            return value, round(driver)
+
         for name, _ in LAUNCH_PATHS:
             for k in (2, 16):
-                total, driver = per_call(dumps, "%s/%d" % (name, k), args.n, args.m)
-                counts["%s/%d" % (name, k)] = (round(total - loop), round(driver))
+                counts["%s/%d" % (name, k)] = count("%s/%d" % (name, k))
         for name, _ in QUERY_PATHS:
-            total, driver = per_call(dumps, name, args.n, args.m)
-            counts[name] = (round(total - loop), round(driver))
+            counts[name] = count(name)
         nvtx = {}
         for name in NVTX_PATHS:
-            total, _ = per_call(dumps, name, args.n, args.m)
-            nvtx[name] = round(total - loop)
+            nvtx[name] = count(name)[0]
+        if unmeasured:
+            # Never a number for a count that cannot be taken, and never a pass.
+            for text in unmeasured:
+                print("UNMEASURED: " + text)
+            print("FAILED: %d count(s) could not be taken; no budget is checked" % len(unmeasured))
+            return 1
         print("instructions per NVTX range push + pop, no tool attached: default domain %d, "
               "named domain %d" % (nvtx["nvtx/default"], nvtx["nvtx/named"]))
         return report(args, budgets, counts, dumps, out_dir)
