@@ -52,7 +52,18 @@ function(cuabi_add_python_compiled_module target)
     DEPENDS ${A_GENERATOR} ${A_API}
     COMMENT "cffi: the C source of cuabi._cuabi_cffi"
     VERBATIM)
-  add_library(${target} MODULE ${_c})
+  # Beside it, the cffi backend's cdef parsed ahead (cffi's out-of-line ABI
+  # mode, plain Python): that backend imports it instead of parsing the
+  # cdef at start-up.
+  set(_abi ${A_OUTPUT_DIRECTORY}/_cuabi_cffi_abi.py)
+  add_custom_command(
+    OUTPUT ${_abi}
+    COMMAND ${CMAKE_COMMAND} -E make_directory ${A_OUTPUT_DIRECTORY}
+    COMMAND ${Python_EXECUTABLE} ${A_GENERATOR} --api ${A_API} --abi-out ${_abi}
+    DEPENDS ${A_GENERATOR} ${A_API}
+    COMMENT "cffi: the cdef of cuabi's cffi backend, parsed ahead"
+    VERBATIM)
+  add_library(${target} MODULE ${_c} ${_abi})
   target_include_directories(${target} PRIVATE ${A_INCLUDE_DIR})
   target_include_directories(${target} SYSTEM PRIVATE ${Python_INCLUDE_DIRS})
   target_link_libraries(${target} PRIVATE ${A_LIBRARY})

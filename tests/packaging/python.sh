@@ -89,6 +89,7 @@ with zipfile.ZipFile(path) as whl:
     assert "Root-Is-Purelib: false" in wheel_meta, wheel_meta
     assert "Tag: cp38-abi3-manylinux_" in wheel_meta, wheel_meta
     assert "cuabi/_cuabi_cffi.abi3.so" in names, "the wheel lacks the compiled module"
+    assert "cuabi/_cuabi_cffi_abi.py" in names, "the wheel lacks the cffi backend's cdef parsed ahead"
 print(f"{len(names)} files, each listed and intact")
 PY
 
@@ -272,7 +273,7 @@ print("built without the module:", sys.argv[1].rsplit("/", 1)[-1])
 PY
 
 echo "== an editable install runs from the source tree"
-for f in "$pkg/libcuabi.so" "$pkg/include" "$pkg/_cuabi_cffi.abi3.so"; do
+for f in "$pkg/libcuabi.so" "$pkg/include" "$pkg/_cuabi_cffi.abi3.so" "$pkg/_cuabi_cffi_abi.py"; do
   [ -e "$f" ] || made+=("$f")
 done
 "$py" -m venv --system-site-packages "$work/venv-edit"

@@ -748,6 +748,9 @@ class CffiBackend(Backend):
     :mod:`cuabi._api`)."""
 
     name = "cffi"
+    #: Where the cdef came from: the ``_cuabi_cffi_abi.py`` parsed ahead, or
+    #: "parsed at load".
+    cdef_from = ""
 
     def __init__(self, path: Optional[str] = None) -> None:
         candidates = [path] if path else library_candidates()
@@ -766,10 +769,16 @@ class CffiBackend(Backend):
 
     def _bind(self, candidates: Sequence[str]) -> Tuple[Any, str, Any]:
         """``(ffi, path, lib)``: the first candidate opened with ``ffi.dlopen``
-        under the generated cdef (ABI mode)."""
+        under the generated cdef (ABI mode). The cdef comes parsed ahead
+        (:data:`cdef_from`) where a build left ``_cuabi_cffi_abi.py`` beside
+        a candidate or in the package, made from this very cdef; else it is
+        parsed here (about 40 ms of the process's start)."""
         cffi = _import_cffi(self.name)
-        ffi = cffi.FFI()
-        ffi.cdef(_api.CDEF)
+        ffi, self.cdef_from = _parsed_ahead(candidates)
+        if ffi is None:
+            ffi = cffi.FFI()
+            ffi.cdef(_api.CDEF)
+            self.cdef_from = "parsed at load"
         path, lib = _try_load(candidates, ffi.dlopen)
         return ffi, path, lib
 
@@ -860,6 +869,38 @@ class CffiBackend(Backend):
 
     def user_data(self, key: int) -> Any:
         return self.ffi.cast("void *", key)
+
+
+ABI_MODULE = "_cuabi_cffi_abi"
+_CDEF_SHA256: List[str] = []
+
+
+def _parsed_ahead(candidates: Sequence[str]) -> Tuple[Any, str]:
+    """``(ffi, its file)``: the ``ffi`` of a ``_cuabi_cffi_abi.py`` (cffi's out-of-line ABI mode,
+    written by bindings/python/build_cffi_module.py at build time) beside a
+    candidate library file or in the package, made from the cdef of
+    :mod:`cuabi._api` (its ``CDEF_SHA256``); ``(None, "")`` where there is none."""
+    folders = [os.path.dirname(os.path.abspath(c)) for c in candidates if os.sep in c and os.path.isfile(c)]
+    folders.append(os.path.dirname(os.path.abspath(__file__)))
+    for folder in folders:
+        path = os.path.join(folder, ABI_MODULE + ".py")
+        if not os.path.isfile(path):
+            continue
+        if not _CDEF_SHA256:
+            import hashlib
+
+            _CDEF_SHA256.append(hashlib.sha256(_api.CDEF.encode("utf-8")).hexdigest())
+        try:
+            spec = importlib.util.spec_from_file_location("cuabi." + ABI_MODULE, path)
+            if spec is None or spec.loader is None:
+                continue
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+        except Exception:  # noqa: BLE001 - another cffi's format, a broken file: parse instead
+            continue
+        if getattr(module, "CDEF_SHA256", None) == _CDEF_SHA256[0]:
+            return module.ffi, path
+    return None, ""
 
 
 def _import_cffi(backend: str) -> Any:
