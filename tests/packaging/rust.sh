@@ -106,9 +106,11 @@ run_user vendored "$work/elsewhere/cuabi-user"
 echo "== outside the repository, CUABI_LIB_DIR=$libdir"
 CUABI_LIB_DIR="$libdir" build_user "$work/user-target-prebuilt"
 bin="$work/user-target-prebuilt/debug/cuabi-user"
-ldd "$bin" | grep -q "libcuabi.so.0 => $(realpath "$libdir")/libcuabi.so.0" ||
-  LD_LIBRARY_PATH="$libdir" ldd "$bin" | grep -q "libcuabi.so.0 => $(realpath "$libdir")" ||
-  fail "CUABI_LIB_DIR's library is not the one linked: $(LD_LIBRARY_PATH="$libdir" ldd "$bin" | grep libcuabi)"
+# ldd's output is read whole before grep looks at it: `ldd | grep -q` under
+# pipefail fails whenever grep's early exit cuts ldd off (SIGPIPE).
+linked=$(ldd "$bin"; LD_LIBRARY_PATH="$libdir" ldd "$bin")
+grep -q "libcuabi.so.0 => $(realpath "$libdir")/libcuabi.so.0" <<<"$linked" ||
+  fail "CUABI_LIB_DIR's library is not the one linked: $(grep libcuabi <<<"$linked")"
 run_user prebuilt "$bin" LD_LIBRARY_PATH="$libdir"
 
 echo

@@ -40,6 +40,8 @@ def _cdef_from(lib: str) -> str:
     """
     env = dict(os.environ)
     env.pop("CUABI_BACKEND", None)
+    package_parent = os.path.dirname(os.path.dirname(os.path.abspath(_loader.__file__)))
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (package_parent, env.get("PYTHONPATH")) if p)
     done = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=env,
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
