@@ -81,15 +81,23 @@ class Resource:
         them, so that memory somebody still reads is never freed."""
         self._release(force=False)
 
+    def _claim_release(self, force: bool) -> bool:
+        """True once, for the caller that is to release the handle now; False
+        when it is released already, or (not ``force``) while a view or
+        export is alive: the release then waits for the last of them."""
+        with _release_lock:
+            if self._closed:
+                return False
+            if self._pins and not force:
+                self._deferred = True
+                return False
+            self._closed = True
+            return True
+
     def _release(self, force: bool) -> None:
         try:
-            with _release_lock:
-                if self._closed:
-                    return
-                if self._pins and not force:
-                    self._deferred = True
-                    return
-                self._closed = True
+            if not self._claim_release(force):
+                return
             self._on_release()
             getattr(self._b.lib, self._release_fn)(self._handle)
         except (

@@ -430,13 +430,8 @@ class DeviceBuffer(_ArrayExport, BufferBase):
             Resource._release(self, force)
             return
         try:
-            with _release_lock:
-                if self._closed:
-                    return
-                if self._pins and not force:
-                    self._deferred = True
-                    return
-                self._closed = True
+            if not self._claim_release(force):
+                return
             stream = self._stream
             handle, ptr = self._handle, self._ptr or 0
             self._ptr = None
