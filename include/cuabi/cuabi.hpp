@@ -668,23 +668,6 @@ class extend<cuabi_surface, Self> {
 template <class Self>
 class extend<cuabi_buffer, Self> {
  public:
-  /** cuabi_buffer_alloc_with_pointer: `bytes` of device memory (cuMemAlloc),
-   * its address written to `ptr`, from one call. */
-  static Self alloc_with_pointer(cuabi_device device, size_t bytes, uint64_t& ptr) {
-    Self b;
-    check(cuabi_buffer_alloc_with_pointer(device, bytes, b.out(), &ptr));
-    return b;
-  }
-  /** cuabi_buffer_alloc_async_with_pointer: `bytes` in stream order on
-   * `stream` (nullptr: the default stream) from `pool` (nullptr: the
-   * device's default pool), its address written to `ptr`, from one call. */
-  static Self alloc_async_with_pointer(cuabi_device device, size_t bytes, cuabi_memory_pool pool,
-                                       cuabi_stream stream, uint64_t& ptr) {
-    Self b;
-    check(cuabi_buffer_alloc_async_with_pointer(device, bytes, pool, stream, b.out(), &ptr));
-    return b;
-  }
-
   /** Device to device: `bytes` from `src` at `src_offset` to here at `offset`
    * (copy(), copy_async()). */
   void copy_from(size_t offset, cuabi_buffer src, size_t src_offset, size_t bytes) const {

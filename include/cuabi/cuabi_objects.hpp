@@ -591,6 +591,22 @@ class buffer : public detail::owner<cuabi_buffer, cuabi_buffer_release>,
   /// its release frees it.
   void free_async(cuabi_stream stream = nullptr) const;
 
+  /// cuabi_buffer_alloc_with_pointer: cuabi_buffer_alloc (`bytes` > 0 of device memory, cuMemAlloc)
+  /// that also answers the new buffer's device address in `ptr`, as cuabi_buffer_get_pointer would.
+  /// The same checks and statuses as cuabi_buffer_alloc (CUABI_ERROR_OUT_OF_MEMORY when the device
+  /// has too little memory); on failure neither `out` nor `ptr` is written.
+  static cuabi::buffer alloc_with_pointer(cuabi_device device, size_t bytes, uint64_t& ptr);
+
+  /// cuabi_buffer_alloc_async_with_pointer: cuabi_buffer_alloc_async that also answers the new
+  /// buffer's device address in `ptr`, as cuabi_buffer_get_pointer would: `bytes` (> 0) in stream
+  /// order on `stream` (NULL: the default stream) from `pool` (NULL: the device's default pool).
+  /// The same checks, statuses and stream order as cuabi_buffer_alloc_async
+  /// (CUABI_ERROR_OUT_OF_MEMORY when the pool cannot grow); on failure neither `out` nor `ptr` is
+  /// written.
+  static cuabi::buffer alloc_async_with_pointer(cuabi_device device, size_t bytes,
+                                                cuabi_memory_pool pool, cuabi_stream stream,
+                                                uint64_t& ptr);
+
   /// cuabi_buffer_alloc_managed: Allocates `bytes` (> 0) of managed memory on `device`: one address
   /// valid on the host and on every device, migrated on demand. `flags` is an OR of
   /// cuabi_managed_flag_bits (0: every stream may touch it; unknown bits answer
@@ -2456,6 +2472,20 @@ inline void buffer::free_async(cuabi_stream stream) const {
   cuabi::check(cuabi_buffer_free_async(get(), stream));
 }
 
+inline cuabi::buffer buffer::alloc_with_pointer(cuabi_device device, size_t bytes, uint64_t& ptr) {
+  cuabi::buffer out;
+  cuabi::check(cuabi_buffer_alloc_with_pointer(device, bytes, out.out(), &ptr));
+  return out;
+}
+
+inline cuabi::buffer buffer::alloc_async_with_pointer(cuabi_device device, size_t bytes,
+                                                      cuabi_memory_pool pool, cuabi_stream stream,
+                                                      uint64_t& ptr) {
+  cuabi::buffer out;
+  cuabi::check(cuabi_buffer_alloc_async_with_pointer(device, bytes, pool, stream, out.out(), &ptr));
+  return out;
+}
+
 inline cuabi::buffer buffer::alloc_managed(cuabi_device device, size_t bytes,
                                            cuabi_managed_flags flags) {
   cuabi::buffer out;
@@ -3526,8 +3556,8 @@ inline std::vector<unsigned char> tensor_map::bytes() const {
 //   cuabi_memory_pool_import_fd: cuabi::memory_pool::import_fd
 //   cuabi_buffer_alloc_async: cuabi::buffer::alloc_async
 //   cuabi_buffer_free_async: cuabi::buffer::free_async
-//   cuabi_buffer_alloc_with_pointer: cuabi.hpp
-//   cuabi_buffer_alloc_async_with_pointer: cuabi.hpp
+//   cuabi_buffer_alloc_with_pointer: cuabi::buffer::alloc_with_pointer
+//   cuabi_buffer_alloc_async_with_pointer: cuabi::buffer::alloc_async_with_pointer
 //   cuabi_buffer_alloc_managed: cuabi::buffer::alloc_managed
 //   cuabi_buffer_get_host_pointer: cuabi::buffer::host_pointer
 //   cuabi_buffer_prefetch_async: cuabi::buffer::prefetch_async

@@ -83,11 +83,6 @@ HAND_WRITTEN: Dict[str, str] = {
     "cuabi_last_error_get_launch_count": "cuabi::error::launches() carries them",
     "cuabi_last_error_get_launch": "cuabi::error::launches() carries them",
     "cuabi_last_error_get_launch_kernel": "cuabi::error::launches() carries them",
-    # A new owner and its address from one call: buffer::alloc_with_pointer
-    # and buffer::alloc_async_with_pointer (cuabi.hpp) answer the address
-    # through a reference beside the owner they return.
-    "cuabi_buffer_alloc_with_pointer": "buffer::alloc_with_pointer answers the address by reference",
-    "cuabi_buffer_alloc_async_with_pointer": "buffer::alloc_async_with_pointer answers the address by reference",
 }
 
 # Default arguments of the C++ forms: (function, parameter) -> value. A
@@ -400,6 +395,12 @@ class Emitter:
                 if pname in given and given[pname][0]["role"] == "array_out":
                     args.append(f"&{pname}")
                     continue
+                cpp_params.append((c_type(t, drop=1, top_const=False) + "&", pname, None, p))
+                args.append(f"&{pname}")
+            elif role == "out" and call == "constructor" and len(made) == 1:
+                # A constructor's other outs (cuabi_buffer_alloc_with_pointer's
+                # address): answered through references after the inputs; the
+                # new owner is what the call returns.
                 cpp_params.append((c_type(t, drop=1, top_const=False) + "&", pname, None, p))
                 args.append(f"&{pname}")
             elif role == "out":
