@@ -200,6 +200,9 @@ def test_out_of_memory_trims_the_cache_and_retries(device):
         for buf in held:
             buf.free(s)
         assert cache.blocks == 2
+        free_now, _ = device.memory_info
+        if free_now >= 2 * chunk:  # the set-up again: it no longer fails at first
+            pytest.skip(f"another process freed device memory meanwhile ({free_now} bytes free)")
         big = device.alloc(2 * chunk, stream=t)  # fails at first, then fits
         assert cache.blocks == 0, "the cache was not trimmed"
         big.memset(3, stream=t)
