@@ -17,8 +17,13 @@ method in an `impl` block of the crate's owning type of its object:
   defaults), `From` makes the C struct (the init, then every field) and
   `TryFrom` reads one (an enum value this crate does not know is the
   crate's `unknown` error). A `struct_in` of one is `&Type` (a nullable one
-  `impl Into<Option<&Type>>`), a `struct_out` the result;
+  `impl Into<Option<&Type>>`), a `struct_out` the result; one that a call
+  takes is also a builder: `new()` (the defaults) and a setter named as
+  each field;
 * a two-call string is a `String`, a two-call blob a `Vec<u8>`;
+* a file descriptor (an `int32_t` named `fd`) is `impl AsFd` when given,
+  which stays the caller's, and an `OwnedFd` when answered, which the
+  caller owns (the header's rule); such a method is Unix's alone;
 * a constructor is an associated function of the type it makes, returning
   the owning type (its handle released on drop);
 * a call that answers `CUABI_ERROR_NOT_READY` without failing (a query)
@@ -33,7 +38,9 @@ method in an `impl` block of the crate's owning type of its object:
 
 Names: the function's name without `cuabi_<object>_`; Rust's getters drop
 `get_` (a getter, string or blob `cuabi_device_get_name` is `name()`, a
-library call `cuabi_driver_get_version` is `driver_version()`).
+library call `cuabi_driver_get_version` is `driver_version()`), but for the
+few RUST_NAMES gives (`cuabi_stream_get_handle` is `cu_stream()`). An out
+of BOOLEAN_OUTS, a 1-or-0 flag, is a `bool`.
 
 What this layer does not write stays in the crate's idiom modules:
 functions with an `idiom`, the roles it has no safe Rust form for (versioned
@@ -92,34 +99,15 @@ HAND_WRITTEN: Dict[str, str] = {
     "cuabi_device_get_count": "Device::count answers usize",
     "cuabi_device_get_ordinal": "Device::ordinal, kept with the device",
     "cuabi_device_reset": "Device::reset is unsafe: it invalidates every object of the device",
-    "cuabi_device_get_context": "Device::cu_context names the raw CUcontext",
-    "cuabi_device_can_access_peer": "Device::can_access_peer answers bool",
-    "cuabi_module_get_from_cache": "Module::from_cache answers bool",
     "cuabi_module_get_global": "Module::global answers a Global",
-    "cuabi_stream_get_handle": "Stream::cu_stream names the raw CUstream",
-    "cuabi_stream_end_capture": "Stream::end_capture is a method of the stream it ends",
-    "cuabi_graph_instantiate": "Graph::instantiate is a method of the graph",
     "cuabi_graph_exec_launch": "GraphExec::launch is unsafe: the graph replays its captured arguments",
     "cuabi_memory_pool_get_usage": "MemoryPool::usage answers a PoolUsage",
-    "cuabi_memory_pool_export_fd": "MemoryPool::export_fd answers an OwnedFd",
-    "cuabi_memory_pool_import_fd": "Device::import_memory_pool takes an AsFd",
-    "cuabi_physical_memory_export_fd": "PhysicalMemory::export_fd answers an OwnedFd",
-    "cuabi_physical_memory_import_fd": "PhysicalMemory::import_fd takes an AsFd",
     "cuabi_physical_memory_free": "PhysicalMemory::free takes the memory (self)",
     "cuabi_linker_add_data": "Linker::add_data chains (&mut Linker)",
     "cuabi_linker_add_file": "Linker::add_file chains (&mut Linker)",
     "cuabi_linker_add_program": "Linker::add_program chains (&mut Linker)",
     "cuabi_linker_link": "Linker::link is a method of the linker",
-    "cuabi_library_load_data": "Library::load",
-    "cuabi_library_load_file": "Library::load_file",
-    "cuabi_library_get_module": "Library::module",
-    "cuabi_module_load_data": "Device::load_module",
-    "cuabi_module_load_file": "Device::load_module_file",
-    "cuabi_stream_create": "Device::create_stream and create_stream_with",
     "cuabi_stream_wrap": "Device::wrap_stream is unsafe: the CUstream must outlive the Stream",
-    "cuabi_event_create": "Device::create_event and create_event_with",
-    "cuabi_device_get_default_memory_pool": "Device::default_memory_pool",
-    "cuabi_array_get_handle": "Array::cu_array names the raw CUarray",
     "cuabi_texture_get_handle": "Texture::object, read once when made",
     "cuabi_surface_get_handle": "Surface::object, read once when made",
     "cuabi_buffer_get_pointer": "DeviceBuffer::device_ptr, read once when made",
@@ -130,6 +118,16 @@ HAND_WRITTEN: Dict[str, str] = {
     "cuabi_host_buffer_get_pointer": "PinnedBuffer derefs to its slice",
     "cuabi_host_buffer_get_size": "PinnedBuffer::len, kept with the buffer",
 }
+
+# Rust names other than the rule's: the raw CUDA handles say which they are.
+RUST_NAMES: Dict[str, str] = {
+    "cuabi_device_get_context": "cu_context",
+    "cuabi_stream_get_handle": "cu_stream",
+    "cuabi_array_get_handle": "cu_array",
+}
+
+# Outs that hold 1 or 0 for yes or no (the header's int32_t flags): `bool`.
+BOOLEAN_OUTS = {("cuabi_module_get_from_cache", "hit"), ("cuabi_device_can_access_peer", "can_access")}
 
 # Typed memory: the buffer and host-buffer calls take byte offsets and
 # sizes, which the crate's DeviceBuffer<T> and PinnedBuffer<T> give in
@@ -174,6 +172,11 @@ def method_doc(text: str) -> str:
     return "".join(plain(s) if i % 2 == 0 else f"`{s}`" for i, s in enumerate(spans))
 
 
+def is_fd(p: Dict[str, Any]) -> bool:
+    """A file descriptor: an `int32_t` (given or answered) named `fd`."""
+    return p["name"] == "fd" and p["type"]["base"] == "int32_t"
+
+
 def ident(name: str) -> str:
     return f"r#{name}" if name in KEYWORDS else name
 
@@ -198,12 +201,17 @@ class Model:
         self.flags = {f["name"]: f for f in model["flags"]}
         self.handles = {h["name"]: h for h in model["handles"]}
         self.structs = {st["name"]: st for st in model["structs"]}
+        # The structs some call takes (its struct_in), not only answers.
+        self.taken = {
+            p.get("struct") for f in model["functions"] for p in f["params"] if p.get("role") == "struct_in"
+        }
         self.uses: set = set()
         self.element_generic = False  # the method being written borrows typed memory
         # (parameter, lasting, describing type) of each built struct whose
         # memory the library goes on using after the call: the method is unsafe.
         self.unsafe_because: List[Tuple[str, str, str]] = []
         self.new_handle: Optional[str] = None  # see parts()
+        self.unix = False  # the method takes or answers a file descriptor
 
     def types_of(self, c_name: str) -> Tuple[str, str, bool]:
         if c_name in TYPES:
@@ -249,6 +257,8 @@ class Model:
 
 
 def method_name(fn: Dict[str, Any], model: Model) -> str:
+    if fn["name"] in RUST_NAMES:
+        return RUST_NAMES[fn["name"]]
     name, obj = fn["name"], fn.get("object")
     prefixes = []
     if obj:
@@ -320,6 +330,7 @@ def parts(fn: Dict[str, Any], model: Model) -> Parts:
     receiver = receiver_param(fn)
     model.element_generic = False
     model.unsafe_because = []
+    model.unix = False
     # A method (not a constructor) answering one new handle of a type that
     # holds only its handle (cuabi_graph_add_empty_node): its Rust type.
     model.new_handle = None
@@ -383,6 +394,12 @@ def parts(fn: Dict[str, Any], model: Model) -> Parts:
             else:
                 args.append(f"{local}: {ref}")
                 c_args.append(f"{local}.as_raw()")
+        elif role == "in" and is_fd(p):
+            # The caller's descriptor, lent for the call.
+            model.unix = True
+            args.append(f"{local}: impl std::os::fd::AsFd")
+            prep.append(f"let {local} = std::os::fd::AsRawFd::as_raw_fd(&{local}.as_fd());")
+            c_args.append(local)
         elif role == "in":
             if t["pointers"]:
                 raise Skip(f"parameter `{name}` is an in value behind a pointer")
@@ -394,10 +411,20 @@ def parts(fn: Dict[str, Any], model: Model) -> Parts:
                 c_args.append(f"{local}.bits()")
             else:
                 c_args.append(local)
+        elif role == "out" and is_fd(p):
+            # A new descriptor, the caller's (a negative one is refused).
+            model.unix = True
+            prep.append(f"let mut {local} = 0;")
+            conv = f'crate::error::owned_fd("{fn["name"]}", {local})'
+            outs.append((local, "std::os::fd::OwnedFd", conv, True))
+            c_args.append(f"&mut {local}")
         elif role == "out":
             if len(t["pointers"]) == 2 and t["base"] == "void":
                 outs.append((local, "*mut std::ffi::c_void", "", False))
                 prep.append(f"let mut {local} = std::ptr::null_mut();")
+            elif (fn["name"], name) in BOOLEAN_OUTS:
+                prep.append(f"let mut {local} = 0;")
+                outs.append((local, "bool", f"{local} != 0", False))
             elif len(t["pointers"]) == 1:
                 rust = model.value_type(t, fn["name"], name)
                 enum = model.enum_type(t["base"])
@@ -625,12 +652,14 @@ def method(fn: Dict[str, Any], model: Model) -> Tuple[str, str]:
     head = f"    pub {unsafe}fn {name}{lifetimes}({rust_args}) -> Result<{returns}> {{\n"
     # The C function's parameters, one for one: as many as it has.
     allows = []
-    if rust_args.count(":") > 7:
+    if len(args) + takes_self > 7:  # clippy's limit: seven
         allows.append("clippy::too_many_arguments")
     if name in ("clone", "default", "from_str", "hash", "eq", "cmp", "next", "drop"):
         allows.append("clippy::should_implement_trait")
     if allows:
         head = f"    #[allow({', '.join(allows)})]\n" + head
+    if model.unix:
+        head = "    #[cfg(unix)]\n" + head
     return owner, docs + head + "".join(f"        {line}\n" for line in body) + "    }\n"
 
 
@@ -776,7 +805,7 @@ def value_types(model: Model) -> str:
             continue
         name, init, rust = st["name"], st["init"], struct_type(st)
         fields = st["fields"][1:]
-        decls, to_c, from_c = [], [], []
+        decls, to_c, from_c, setters = [], [], [], []
         floats = enums = False
         for f in fields:
             field, t = ident(f["name"]), f["type"]
@@ -787,6 +816,12 @@ def value_types(model: Model) -> str:
             floats = floats or ty in ("f32", "f64")
             text = f"`{f['name']}` of `{name}`" + (f": {f['doc']}" if f["doc"].strip() else ".")
             decls.append(doc(method_doc(text), "    ", raw=True) + f"    pub {field}: {ty},\n")
+            setters.append(
+                "\n"
+                + doc(method_doc(f"Sets {text[0].lower()}{text[1:]}"), "    ", raw=True)
+                + f"    pub fn {field}(mut self, {field}: {ty}) -> {rust} {{\n"
+                + f"        self.{field} = {field};\n        self\n    }}\n"
+            )
             enum = model.enum_type(t["base"])
             if enum:
                 enums = True
@@ -805,6 +840,13 @@ def value_types(model: Model) -> str:
                 to_c.append(f"raw.{field} = value.{field};")
                 from_c.append(f"{field}: raw.{field},")
         model.uses.update({"check", "Error"})
+        builder = ""
+        if name in model.taken:
+            builder = (
+                f"\n    /// The library's defaults (`{init}`), as [`Default`] gives them; each setter\n"
+                "    /// below sets its field.\n"
+                f"    pub fn new() -> {rust} {{\n        {rust}::default()\n    }}\n" + "".join(setters)
+            )
         derives = "Debug, Clone, Copy, PartialEq" + ("" if floats else ", Eq, Hash")
         text = st.get("doc") or f"A `{name}`."
         out.append(
@@ -839,6 +881,7 @@ def value_types(model: Model) -> str:
             + "".join(f"            {line}\n" for line in from_c)
             + "        })\n"
             + "    }\n"
+            + builder
             + "}\n\n"
             + f"impl Default for {rust} {{\n"
             + f"    /// The library's defaults: `{init}`.\n"

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use cuabi_sys as sys;
 
 use crate::copy::Copy3d;
-use crate::error::{create, out, Error, Result};
+use crate::error::{create, Error, Result};
 use crate::generated::{ArrayFlags, ArrayFormat};
 use crate::objects::ArrayDesc;
 use crate::types::{Array, Device, DeviceRepr};
@@ -95,11 +95,6 @@ impl Array {
     /// The raw handle, owned by `self` and its clones.
     pub fn as_raw(&self) -> sys::cuabi_array {
         self.handle.get()
-    }
-
-    /// The raw `CUarray`, for interop.
-    pub fn cu_array(&self) -> Result<u64> {
-        out(|cu_array| unsafe { sys::cuabi_array_get_handle(self.as_raw(), cu_array) })
     }
 
     /// Fills the whole array from `src`, elements packed row after row and

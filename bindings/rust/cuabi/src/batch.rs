@@ -16,7 +16,7 @@ use crate::copy::Copy3d;
 use crate::error::{check, Result};
 use crate::generated::{CopyBatchFlags, MemOpFlags, WaitCondition};
 use crate::managed::Location;
-use crate::types::{DeviceBuffer, DeviceRepr, PinnedBuffer, Stream};
+use crate::types::{Describes, DeviceBuffer, DeviceRepr, PinnedBuffer, Stream};
 
 /// The memory under a word of a [`MemOpBatch`], or one end of a copy of a
 /// [`CopyBatch`]: a device buffer, pinned host memory, or (for copies) plain
@@ -86,14 +86,6 @@ pub struct MemOpBatch<'a> {
 }
 
 impl<'a> MemOpBatch<'a> {
-    /// An empty batch.
-    pub fn new() -> Self {
-        MemOpBatch {
-            ops: Vec::new(),
-            _borrow: PhantomData,
-        }
-    }
-
     fn op(memory: BatchMemory<'a>, offset: usize, value: u64, width: u32) -> sys::cuabi_mem_op {
         sys::cuabi_mem_op {
             struct_size: std::mem::size_of::<sys::cuabi_mem_op>(),
@@ -139,16 +131,6 @@ impl<'a> MemOpBatch<'a> {
         self.ops.push(op);
         self
     }
-
-    /// How many writes and waits the batch holds.
-    pub fn len(&self) -> usize {
-        self.ops.len()
-    }
-
-    /// Whether it holds none.
-    pub fn is_empty(&self) -> bool {
-        self.ops.is_empty()
-    }
 }
 
 /// Copies of any direction queued in one call ([`Stream::copy_batch`]); they
@@ -160,14 +142,6 @@ pub struct CopyBatch<'a> {
 }
 
 impl<'a> CopyBatch<'a> {
-    /// An empty batch.
-    pub fn new() -> Self {
-        CopyBatch {
-            ops: Vec::new(),
-            _borrow: PhantomData,
-        }
-    }
-
     /// Adds a copy of `bytes` bytes from byte `src_offset` of `src` to byte
     /// `dst_offset` of `dst`.
     pub fn copy(
@@ -193,16 +167,6 @@ impl<'a> CopyBatch<'a> {
         });
         self
     }
-
-    /// How many copies the batch holds.
-    pub fn len(&self) -> usize {
-        self.ops.len()
-    }
-
-    /// Whether it holds none.
-    pub fn is_empty(&self) -> bool {
-        self.ops.is_empty()
-    }
 }
 
 /// Box copies ([`Copy3d`]: host memory, buffers, pitched buffers and arrays
@@ -216,30 +180,12 @@ pub struct Copy3dBatch<'a> {
 }
 
 impl<'a> Copy3dBatch<'a> {
-    /// An empty batch.
-    pub fn new() -> Self {
-        Copy3dBatch {
-            copies: Vec::new(),
-            _borrows: PhantomData,
-        }
-    }
-
     /// Adds `copy`, laid out as [`Copy3d::run`] lays it out. A host side
     /// the box reaches past is refused here, as [`Copy3d::run`] refuses it;
     /// every other check is the library's, when the batch is queued.
     pub fn copy(mut self, copy: Copy3d<'a>) -> Result<Self> {
-        self.copies.push(copy.raw()?);
+        self.copies.push(copy.describe()?);
         Ok(self)
-    }
-
-    /// How many copies the batch holds.
-    pub fn len(&self) -> usize {
-        self.copies.len()
-    }
-
-    /// Whether it holds none.
-    pub fn is_empty(&self) -> bool {
-        self.copies.is_empty()
     }
 }
 
@@ -252,14 +198,6 @@ pub struct ManagedRanges<'a> {
 }
 
 impl<'a> ManagedRanges<'a> {
-    /// No ranges yet.
-    pub fn new() -> Self {
-        ManagedRanges {
-            ranges: Vec::new(),
-            _borrow: PhantomData,
-        }
-    }
-
     /// Adds `bytes` bytes from byte `offset` of `buffer` (a managed buffer:
     /// pass `&*managed`).
     pub fn range<T: DeviceRepr>(
@@ -275,16 +213,6 @@ impl<'a> ManagedRanges<'a> {
             bytes,
         });
         self
-    }
-
-    /// How many ranges there are.
-    pub fn len(&self) -> usize {
-        self.ranges.len()
-    }
-
-    /// Whether there are none.
-    pub fn is_empty(&self) -> bool {
-        self.ranges.is_empty()
     }
 }
 
@@ -379,8 +307,28 @@ impl Stream {
     }
 }
 
-macro_rules! debug_len {
-    ($($t:ident),*) => {$(
+/// What every batch has: `new` (empty), `len`, `is_empty`, and `Debug`
+/// showing the length; `$field` holds the entries, which the docs call
+/// `$what`.
+macro_rules! batch {
+    ($($t:ident.$field:ident: $what:literal;)*) => {$(
+        impl $t<'_> {
+            #[doc = concat!("An empty batch: no ", $what, " yet.")]
+            pub fn new() -> Self {
+                Self::default()
+            }
+
+            #[doc = concat!("How many ", $what, " the batch holds.")]
+            pub fn len(&self) -> usize {
+                self.$field.len()
+            }
+
+            #[doc = concat!("Whether it holds no ", $what, ".")]
+            pub fn is_empty(&self) -> bool {
+                self.$field.is_empty()
+            }
+        }
+
         impl std::fmt::Debug for $t<'_> {
             fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.debug_struct(stringify!($t)).field("len", &self.len()).finish()
@@ -388,4 +336,10 @@ macro_rules! debug_len {
         }
     )*};
 }
-debug_len!(MemOpBatch, CopyBatch, ManagedRanges);
+
+batch! {
+    MemOpBatch.ops: "writes and waits";
+    CopyBatch.ops: "copies";
+    Copy3dBatch.copies: "copies";
+    ManagedRanges.ranges: "ranges";
+}

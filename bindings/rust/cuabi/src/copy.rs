@@ -321,7 +321,7 @@ impl<'a> Copy3d<'a> {
     /// Copies the box and returns once it is done (ordered on the default
     /// stream as [`DeviceBuffer::copy_from_buffer`] is).
     pub fn run(&self) -> Result<()> {
-        let desc = self.raw()?;
+        let desc = self.describe()?;
         check(unsafe { sys::cuabi_copy_3d(&desc) })
     }
 
@@ -333,46 +333,9 @@ impl<'a> Copy3d<'a> {
     /// stream has reached the copy. Host memory that is not pinned is
     /// copied before this returns, as the driver does.
     pub unsafe fn run_async(&self, stream: Option<&Stream>) -> Result<()> {
-        let desc = self.raw()?;
+        let desc = self.describe()?;
         let stream = stream.map_or(std::ptr::null_mut(), Stream::as_raw);
         check(sys::cuabi_copy_3d_async(&desc, stream))
-    }
-
-    /// The C struct, from the library's defaults; host sides checked (also
-    /// an element of a `Copy3dBatch`).
-    pub(crate) fn raw(&self) -> Result<sys::cuabi_copy_3d_desc> {
-        let (width, height, depth) = self.extent;
-        if let Side::Host(_, bytes) = self.src {
-            host_range("source", bytes, &self.src_place, self.extent)?;
-        }
-        if let Side::Host(_, bytes) = self.dst {
-            host_range("destination", bytes, &self.dst_place, self.extent)?;
-        }
-        // SAFETY: pointers, handles and integers, for which zero is a
-        // value; the library fills in its defaults.
-        let mut desc: sys::cuabi_copy_3d_desc = unsafe { std::mem::zeroed() };
-        let size = size_of::<sys::cuabi_copy_3d_desc>();
-        check(unsafe { sys::cuabi_copy_3d_desc_init(&mut desc, size) })?;
-        match self.src {
-            Side::None => {}
-            Side::Host(ptr, _) => desc.src_host = ptr,
-            Side::Buffer(buffer) => desc.src_buffer = buffer,
-            Side::Array(array) => desc.src_array = array,
-        }
-        match self.dst {
-            Side::None => {}
-            Side::Host(ptr, _) => desc.dst_host = ptr.cast_mut(),
-            Side::Buffer(buffer) => desc.dst_buffer = buffer,
-            Side::Array(array) => desc.dst_array = array,
-        }
-        let s = &self.src_place;
-        (desc.src_x_bytes, desc.src_y, desc.src_z) = (s.x_bytes, s.y, s.z);
-        (desc.src_pitch, desc.src_height) = (s.pitch, s.height);
-        let d = &self.dst_place;
-        (desc.dst_x_bytes, desc.dst_y, desc.dst_z) = (d.x_bytes, d.y, d.z);
-        (desc.dst_pitch, desc.dst_height) = (d.pitch, d.height);
-        (desc.width_bytes, desc.height, desc.depth) = (width, height, depth);
-        Ok(desc)
     }
 }
 
@@ -436,11 +399,44 @@ impl fmt::Debug for Copy3d<'_> {
     }
 }
 
-// SAFETY: raw() names the value's borrowed memory and live objects only,
-// host sides checked against their slices.
+// SAFETY: the struct names the value's borrowed memory and live objects
+// only, host sides checked against their slices.
 unsafe impl Describes<sys::cuabi_copy_3d_desc> for Copy3d<'_> {
+    /// The C struct, from the library's defaults; host sides checked (also
+    /// an element of a `Copy3dBatch`).
     fn describe(&self) -> Result<sys::cuabi_copy_3d_desc> {
-        self.raw()
+        let (width, height, depth) = self.extent;
+        if let Side::Host(_, bytes) = self.src {
+            host_range("source", bytes, &self.src_place, self.extent)?;
+        }
+        if let Side::Host(_, bytes) = self.dst {
+            host_range("destination", bytes, &self.dst_place, self.extent)?;
+        }
+        // SAFETY: pointers, handles and integers, for which zero is a
+        // value; the library fills in its defaults.
+        let mut desc: sys::cuabi_copy_3d_desc = unsafe { std::mem::zeroed() };
+        let size = size_of::<sys::cuabi_copy_3d_desc>();
+        check(unsafe { sys::cuabi_copy_3d_desc_init(&mut desc, size) })?;
+        match self.src {
+            Side::None => {}
+            Side::Host(ptr, _) => desc.src_host = ptr,
+            Side::Buffer(buffer) => desc.src_buffer = buffer,
+            Side::Array(array) => desc.src_array = array,
+        }
+        match self.dst {
+            Side::None => {}
+            Side::Host(ptr, _) => desc.dst_host = ptr.cast_mut(),
+            Side::Buffer(buffer) => desc.dst_buffer = buffer,
+            Side::Array(array) => desc.dst_array = array,
+        }
+        let s = &self.src_place;
+        (desc.src_x_bytes, desc.src_y, desc.src_z) = (s.x_bytes, s.y, s.z);
+        (desc.src_pitch, desc.src_height) = (s.pitch, s.height);
+        let d = &self.dst_place;
+        (desc.dst_x_bytes, desc.dst_y, desc.dst_z) = (d.x_bytes, d.y, d.z);
+        (desc.dst_pitch, desc.dst_height) = (d.pitch, d.height);
+        (desc.width_bytes, desc.height, desc.depth) = (width, height, depth);
+        Ok(desc)
     }
 }
 

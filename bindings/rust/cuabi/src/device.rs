@@ -7,7 +7,7 @@ use std::path::Path;
 use cuabi_sys as sys;
 
 use crate::background::Background;
-use crate::error::{c_path, check, create, out, Error, Result};
+use crate::error::{check, create, out, Error, Result};
 use crate::generated::{EventFlags, StreamFlags};
 use crate::link::LinkOptions;
 use crate::memory::byte_len;
@@ -56,22 +56,6 @@ impl Device {
     pub fn arch(&self) -> Result<Arch> {
         let (major, minor) = self.compute_capability()?;
         Ok(Arch::from_capability(major, minor))
-    }
-
-    /// The primary context as a raw `CUcontext`, for interop; it stays
-    /// retained while this `Device` lives.
-    pub fn cu_context(&self) -> Result<u64> {
-        out(|context| unsafe { sys::cuabi_device_get_context(self.as_raw(), context) })
-    }
-
-    /// `true` when kernels and copies on this device can reach `peer`'s
-    /// memory directly once [`enable_peer_access`](Self::enable_peer_access)
-    /// allows it; `false` when not, and for a device and itself (no peer).
-    pub fn can_access_peer(&self, peer: &Device) -> Result<bool> {
-        let can = out(|can: &mut i32| unsafe {
-            sys::cuabi_device_can_access_peer(self.as_raw(), peer.as_raw(), can)
-        })?;
-        Ok(can != 0)
     }
 
     /// Resets the primary context, freeing everything on it. After a sticky
@@ -162,10 +146,7 @@ impl Device {
     /// A new stream; `priority` 0 is the default (see
     /// [`Device::stream_priority_range`]).
     pub fn create_stream_with(&self, flags: StreamFlags, priority: i32) -> Result<Stream> {
-        let handle = unsafe {
-            create(|out| sys::cuabi_stream_create(self.as_raw(), flags.bits(), priority, out))?
-        };
-        Ok(Stream { handle })
+        Stream::create(self, flags, priority)
     }
 
     /// Wraps a `CUstream` (a `cudaStream_t`) owned by someone else; dropping
@@ -186,9 +167,7 @@ impl Device {
 
     /// A new event with `flags`.
     pub fn create_event_with(&self, flags: EventFlags) -> Result<Event> {
-        let handle =
-            unsafe { create(|out| sys::cuabi_event_create(self.as_raw(), flags.bits(), out))? };
-        Ok(Event { handle })
+        Event::create(self, flags)
     }
 
     /// Compiles `source` for this device and loads it: from CUDA C++ to a
@@ -236,21 +215,12 @@ impl Device {
 
     /// Loads a CUBIN, PTX or fatbin image.
     pub fn load_module(&self, image: &[u8]) -> Result<Module> {
-        let handle = unsafe {
-            create(|out| {
-                sys::cuabi_module_load_data(self.as_raw(), image.as_ptr().cast(), image.len(), out)
-            })?
-        };
-        Ok(Module { handle })
+        Module::load_data(self, image)
     }
 
     /// Loads a CUBIN, PTX or fatbin file.
     pub fn load_module_file(&self, path: impl AsRef<Path>) -> Result<Module> {
-        let path = c_path(path.as_ref())?;
-        let handle = unsafe {
-            create(|out| sys::cuabi_module_load_file(self.as_raw(), path.as_ptr(), out))?
-        };
-        Ok(Module { handle })
+        Module::load_file(self, path)
     }
 }
 

@@ -10,8 +10,12 @@ use std::mem::size_of;
 
 use cuabi_sys as sys;
 
-use crate::error::{check, create, out, Error, Result};
+use crate::error::{check, create, Error, Result};
 use crate::types::{DeviceBuffer, DeviceRepr};
+
+/// What an imported tensor's buffer is, in the error when its bytes are no
+/// whole number of elements.
+const SPANS: &str = "DeviceBuffer::from_dlpack: the tensor spans";
 
 /// The DLPack element type of a Rust number: its type code
 /// (`CUABI_DLPACK_INT`, `UINT`, `FLOAT`, `BOOL`) and bits.
@@ -187,7 +191,7 @@ impl<T: DlpackElement> DeviceBuffer<T> {
             Err(e) => return Err((e, Some(tensor))),
         };
         let _ = tensor.into_raw();
-        Self::spanning(owned).map_err(|e| (e, None))
+        Self::whole(owned, SPANS).map_err(|e| (e, None))
     }
 
     /// [`from_dlpack`](Self::from_dlpack) for an unversioned (DLPack
@@ -206,20 +210,6 @@ impl<T: DlpackElement> DeviceBuffer<T> {
             0
         };
         let owned = create(|out| sys::cuabi_buffer_import_dlpack_unversioned(tensor, flags, out))?;
-        Self::spanning(owned)
-    }
-
-    fn spanning(owned: crate::handle::Owned<sys::cuabi_buffer>) -> Result<DeviceBuffer<T>> {
-        let bytes = out(|bytes| unsafe { sys::cuabi_buffer_get_size(owned.get(), bytes) })?;
-        let size = size_of::<T>();
-        if bytes % size != 0 {
-            return Err(Error::invalid(format!(
-                "DeviceBuffer::from_dlpack: the tensor spans {bytes} bytes, not a whole number \
-                 of {size}-byte {}",
-                std::any::type_name::<T>()
-            )));
-        }
-        // SAFETY: the buffer holds `bytes` = len * size bytes.
-        unsafe { DeviceBuffer::from_handle(owned, bytes / size) }
+        Self::whole(owned, SPANS)
     }
 }

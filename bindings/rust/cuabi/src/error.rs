@@ -283,6 +283,21 @@ pub(crate) fn out<T: Default>(call: impl FnOnce(&mut T) -> sys::cuabi_status) ->
     Ok(value)
 }
 
+/// A new descriptor `call` answered, owned by the caller (the header's
+/// rule); a negative one, which no call that succeeds answers, is an
+/// internal error naming `call`.
+#[cfg(unix)]
+pub(crate) fn owned_fd(call: &str, fd: i32) -> Result<std::os::fd::OwnedFd> {
+    if fd < 0 {
+        return Err(Error::new(
+            sys::CUABI_ERROR_INTERNAL,
+            format!("{call} succeeded with descriptor {fd}"),
+        ));
+    }
+    // SAFETY: a new descriptor, owned by the caller.
+    Ok(unsafe { std::os::fd::FromRawFd::from_raw_fd(fd) })
+}
+
 /// A value a newer library answers that this crate does not name.
 pub(crate) fn unknown(call: &str, what: &str, raw: u32) -> Error {
     Error::new(

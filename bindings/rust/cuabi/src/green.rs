@@ -1,15 +1,14 @@
-//! Green contexts and tensor maps: what the generated layer leaves out. The
-//! calls that hand out a new handle of another kind (a device's SM resource,
-//! a part of a split, a green context's resource and streams), and a tensor
-//! map's value as a kernel argument ([`TensorMapValue`], 128 bytes aligned to
-//! 64, for a `const __grid_constant__ CUtensorMap` parameter).
+//! Green contexts and tensor maps: what the generated layer leaves out. A
+//! green context's streams (always non-blocking), and a tensor map's value
+//! as a kernel argument ([`TensorMapValue`], 128 bytes aligned to 64, for a
+//! `const __grid_constant__ CUtensorMap` parameter).
 
 use cuabi_sys as sys;
 
 use crate::error::{create, Result};
 use crate::generated::StreamFlags;
-use crate::objects::{GreenContext, SmResource, TensorMap};
-use crate::types::{Device, DeviceRepr, Stream};
+use crate::objects::{GreenContext, TensorMap};
+use crate::types::{DeviceRepr, Stream};
 
 /// The size of a tensor map as a kernel argument (`CUABI_TENSOR_MAP_BYTES`).
 pub const TENSOR_MAP_BYTES: usize = sys::CUABI_TENSOR_MAP_BYTES as usize;
@@ -35,39 +34,7 @@ impl TensorMap {
     }
 }
 
-impl Device {
-    /// All the device's SMs, to split into green contexts
-    /// (`cuabi_device_get_sm_resource`).
-    pub fn sm_resource(&self) -> Result<SmResource> {
-        let handle =
-            unsafe { create(|out| sys::cuabi_device_get_sm_resource(self.as_raw(), out))? };
-        Ok(SmResource { handle })
-    }
-}
-
-impl SmResource {
-    /// Group `index` of a split into `group_count` groups of at least
-    /// `min_sm_count` SMs (0: the least the device allows); `index ==
-    /// group_count` is the remainder (`cuabi_sm_resource_split`).
-    pub fn split(&self, group_count: u32, min_sm_count: u32, index: u32) -> Result<SmResource> {
-        let handle = unsafe {
-            create(|out| {
-                sys::cuabi_sm_resource_split(self.as_raw(), group_count, min_sm_count, index, out)
-            })?
-        };
-        Ok(SmResource { handle })
-    }
-}
-
 impl GreenContext {
-    /// The context's SMs, which may be split again
-    /// (`cuabi_green_context_get_sm_resource`).
-    pub fn sm_resource(&self) -> Result<SmResource> {
-        let handle =
-            unsafe { create(|out| sys::cuabi_green_context_get_sm_resource(self.as_raw(), out))? };
-        Ok(SmResource { handle })
-    }
-
     /// A new non-blocking stream whose work runs in this context, an ordinary
     /// [`Stream`] (`cuabi_green_context_create_stream`).
     pub fn create_stream(&self, priority: i32) -> Result<Stream> {

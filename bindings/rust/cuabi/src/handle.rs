@@ -64,10 +64,12 @@ impl<R: Release> Drop for Owned<R> {
     }
 }
 
-/// `as_raw` for each object type listed, whose handle is its field `handle`.
+/// `as_raw` for each object type listed (followed by its generic
+/// parameters, if any: `DeviceBuffer<T> [T: DeviceRepr]`), whose handle is
+/// its field `handle`.
 macro_rules! as_raw {
-    ($($object:ty => $raw:ty),* $(,)?) => {$(
-        impl $object {
+    ($($object:ty $([$($generics:tt)*])? => $raw:ty),* $(,)?) => {$(
+        impl$(<$($generics)*>)? $object {
             /// The raw handle, still owned by `self`.
             pub fn as_raw(&self) -> $raw {
                 self.handle.get()

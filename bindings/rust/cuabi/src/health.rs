@@ -104,10 +104,8 @@ unsafe extern "C" fn trampoline(_user_data: *mut c_void, message: *const c_char)
         }
     };
     if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(run)) {
-        // A payload whose drop panics again is leaked instead.
-        if let Err(again) = panic::catch_unwind(AssertUnwindSafe(move || drop(payload))) {
-            std::mem::forget(again);
-        }
+        // Dropped with panics caught; the text is not needed.
+        crate::stream::panic_text(payload);
     }
 }
 

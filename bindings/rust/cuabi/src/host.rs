@@ -31,11 +31,6 @@ impl<T: DeviceRepr> PinnedBuffer<T> {
         std::ptr::write_bytes(ptr.as_ptr(), 0, len);
         Ok(PinnedBuffer { handle, ptr, len })
     }
-
-    /// The raw handle, still owned by `self`.
-    pub fn as_raw(&self) -> sys::cuabi_host_buffer {
-        self.handle.get()
-    }
 }
 
 impl<T: DeviceRepr> Deref for PinnedBuffer<T> {
@@ -60,13 +55,6 @@ impl<T: DeviceRepr> fmt::Debug for PinnedBuffer<T> {
             .field("len", &self.len)
             .field("ptr", &self.ptr)
             .finish()
-    }
-}
-
-impl<'a, T: DeviceRepr> PinnedSlice<'a, T> {
-    /// The raw handle, still owned by `self`.
-    pub fn as_raw(&self) -> sys::cuabi_host_buffer {
-        self.handle.get()
     }
 }
 

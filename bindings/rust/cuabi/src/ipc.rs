@@ -1,11 +1,11 @@
 //! Sharing device memory, memory pools and events with other processes.
 
+use std::ffi::c_void;
 use std::fmt;
-use std::mem::size_of;
 
 use cuabi_sys as sys;
 
-use crate::error::{check, create, out, Error, Result};
+use crate::error::{check, create, Error, Result};
 use crate::types::{Device, DeviceBuffer, DeviceRepr, Event, MemoryPool};
 
 /// The size of an [`IpcHandle`] in bytes (`CUABI_IPC_HANDLE_SIZE`).
@@ -97,6 +97,16 @@ impl IpcHandle {
     }
 }
 
+impl IpcHandle {
+    /// The handle `get(bytes, size)` writes into `size` bytes at `bytes` (a
+    /// `cuabi_*_get_ipc_handle` call).
+    fn read(get: impl FnOnce(*mut c_void, usize) -> sys::cuabi_status) -> Result<IpcHandle> {
+        let mut bytes = [0u8; IPC_HANDLE_SIZE];
+        check(get(bytes.as_mut_ptr().cast(), IPC_HANDLE_SIZE))?;
+        Ok(IpcHandle(bytes))
+    }
+}
+
 impl From<[u8; IPC_HANDLE_SIZE]> for IpcHandle {
     fn from(bytes: [u8; IPC_HANDLE_SIZE]) -> IpcHandle {
         IpcHandle(bytes)
@@ -134,15 +144,9 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
     /// [`ErrorKind::InvalidArgument`](crate::generated::ErrorKind::InvalidArgument)
     /// saying which can.
     pub fn ipc_handle(&self) -> Result<IpcHandle> {
-        let mut bytes = [0u8; IPC_HANDLE_SIZE];
-        check(unsafe {
-            sys::cuabi_buffer_get_ipc_handle(
-                self.as_raw(),
-                bytes.as_mut_ptr().cast(),
-                IPC_HANDLE_SIZE,
-            )
-        })?;
-        Ok(IpcHandle(bytes))
+        IpcHandle::read(|bytes, size| unsafe {
+            sys::cuabi_buffer_get_ipc_handle(self.as_raw(), bytes, size)
+        })
     }
 }
 
@@ -152,15 +156,9 @@ impl Event {
     /// [`EventFlags::INTERPROCESS`](crate::EventFlags::INTERPROCESS) and
     /// [`EventFlags::DISABLE_TIMING`](crate::EventFlags::DISABLE_TIMING).
     pub fn ipc_handle(&self) -> Result<IpcHandle> {
-        let mut bytes = [0u8; IPC_HANDLE_SIZE];
-        check(unsafe {
-            sys::cuabi_event_get_ipc_handle(
-                self.as_raw(),
-                bytes.as_mut_ptr().cast(),
-                IPC_HANDLE_SIZE,
-            )
-        })?;
-        Ok(IpcHandle(bytes))
+        IpcHandle::read(|bytes, size| unsafe {
+            sys::cuabi_event_get_ipc_handle(self.as_raw(), bytes, size)
+        })
     }
 }
 
@@ -195,18 +193,7 @@ impl Device {
                 )
             })?
         };
-        let bytes = out(|bytes| unsafe { sys::cuabi_buffer_get_size(owned.get(), bytes) })?;
-        let size = size_of::<T>();
-        if size != 0 && bytes % size != 0 {
-            return Err(Error::invalid(format!(
-                "Device::open_ipc_buffer: the exported buffer holds {bytes} bytes, not a whole \
-                 number of {size}-byte {}",
-                std::any::type_name::<T>()
-            )));
-        }
-        let len = bytes.checked_div(size).unwrap_or(0);
-        // SAFETY: the buffer holds `bytes` >= len * size bytes.
-        unsafe { DeviceBuffer::from_handle(owned, len) }
+        DeviceBuffer::whole(owned, "Device::open_ipc_buffer: the exported buffer holds")
     }
 
     /// Opens on this device an event another process exported

@@ -147,51 +147,41 @@ impl LaunchConfig {
     /// The L2 access-policy window of this kernel's accesses (a window of 0
     /// bytes: none, the stream's applies). The library refuses a window past
     /// the device's maximum, a hit ratio outside \[0, 1\] or a base of 0.
-    pub fn access_policy_window(mut self, window: AccessPolicyWindow) -> LaunchConfig {
-        self.attributes.window_base = window.base;
-        self.attributes.window_bytes = window.bytes;
-        self.attributes.window_hit_ratio = window.hit_ratio.to_bits();
-        self.attributes.window_hit = window.hit_property.raw() as u8;
-        self.attributes.window_miss = window.miss_property.raw() as u8;
-        self.has_attributes = true;
-        self
+    pub fn access_policy_window(self, window: AccessPolicyWindow) -> LaunchConfig {
+        self.with_attributes(|a| {
+            a.window_base = window.base;
+            a.window_bytes = window.bytes;
+            a.window_hit_ratio = window.hit_ratio.to_bits();
+            a.window_hit = window.hit_property.raw() as u8;
+            a.window_miss = window.miss_property.raw() as u8;
+        })
     }
 
     /// How a host thread waits for this kernel (unset: the stream's).
-    pub fn sync_policy(mut self, policy: SyncPolicy) -> LaunchConfig {
-        self.attributes.sync_policy = policy.raw() as u8;
-        self.has_attributes = true;
-        self
+    pub fn sync_policy(self, policy: SyncPolicy) -> LaunchConfig {
+        self.with_attributes(|a| a.sync_policy = policy.raw() as u8)
     }
 
     /// How a cluster's blocks are placed on the multiprocessors.
-    pub fn cluster_scheduling(mut self, policy: ClusterSchedulingPolicy) -> LaunchConfig {
-        self.attributes.cluster_scheduling = policy.raw() as u8;
-        self.has_attributes = true;
-        self
+    pub fn cluster_scheduling(self, policy: ClusterSchedulingPolicy) -> LaunchConfig {
+        self.with_attributes(|a| a.cluster_scheduling = policy.raw() as u8)
     }
 
     /// The kernel's memory-synchronisation domain (unset: the stream's).
-    pub fn mem_sync_domain(mut self, domain: MemSyncDomain) -> LaunchConfig {
-        self.attributes.mem_sync_domain = domain.raw() as i32;
-        self.has_attributes = true;
-        self
+    pub fn mem_sync_domain(self, domain: MemSyncDomain) -> LaunchConfig {
+        self.with_attributes(|a| a.mem_sync_domain = domain.raw() as i32)
     }
 
     /// The domain ids the default and the remote domain stand for, each
     /// below the device's `CU_DEVICE_ATTRIBUTE_MEM_SYNC_DOMAIN_COUNT`.
-    pub fn mem_sync_domain_map(mut self, default: i32, remote: i32) -> LaunchConfig {
-        self.attributes.mem_sync_domain_map = (default, remote);
-        self.has_attributes = true;
-        self
+    pub fn mem_sync_domain_map(self, default: i32, remote: i32) -> LaunchConfig {
+        self.with_attributes(|a| a.mem_sync_domain_map = (default, remote))
     }
 
     /// The preferred shared-memory carve-out, 0 to 100 percent of the most
     /// shared memory (-1: the kernel's). A hint.
-    pub fn shared_carveout(mut self, percent: i32) -> LaunchConfig {
-        self.attributes.shared_carveout = percent;
-        self.has_attributes = true;
-        self
+    pub fn shared_carveout(self, percent: i32) -> LaunchConfig {
+        self.with_attributes(|a| a.shared_carveout = percent)
     }
 
     /// Records `event` once every block of the kernel has started, so that
@@ -199,10 +189,8 @@ impl LaunchConfig {
     /// must be made with
     /// [`EventFlags::DISABLE_TIMING`](crate::EventFlags::DISABLE_TIMING) and
     /// be alive when the configuration is used (it holds the handle).
-    pub fn completion_event(mut self, event: &Event) -> LaunchConfig {
-        self.attributes.completion_event = event.as_raw().addr();
-        self.has_attributes = true;
-        self
+    pub fn completion_event(self, event: &Event) -> LaunchConfig {
+        self.with_attributes(|a| a.completion_event = event.as_raw().addr())
     }
 
     /// The kernel node a captured launch makes is device-updatable when
@@ -211,6 +199,15 @@ impl LaunchConfig {
         self.flags = self
             .flags
             .with(LaunchFlags::DEVICE_UPDATABLE_KERNEL_NODE, on);
+        self
+    }
+
+    /// The configuration with `set` applied to its launch attributes, which
+    /// it then has.
+    #[inline(always)]
+    fn with_attributes(mut self, set: impl FnOnce(&mut Attributes)) -> LaunchConfig {
+        set(&mut self.attributes);
+        self.has_attributes = true;
         self
     }
 
@@ -492,50 +489,30 @@ impl<T: DeviceRepr> sealed::Sealed for T {
 }
 impl<T: DeviceRepr> KernelArg for T {}
 
-impl<T: DeviceRepr> sealed::Sealed for DeviceBuffer<T> {
-    const SIZE: usize = size_of::<u64>();
-    #[inline(always)]
-    fn arg_bytes(&self) -> (*const c_void, usize) {
-        (self.ptr_field().cast(), Self::SIZE)
-    }
+/// Implements [`KernelArg`] for types passed as the 8-byte value of their
+/// `u64` field `$field` (a device address, a texture or surface object),
+/// where it is stored (a buffer's own or, through `Deref`, its
+/// [`DeviceBuffer`]'s).
+macro_rules! by_address {
+    ($([$($generics:tt)*] $ty:ty => $field:ident;)*) => {$(
+        impl<$($generics)*> sealed::Sealed for $ty {
+            const SIZE: usize = size_of::<u64>();
+            #[inline(always)]
+            fn arg_bytes(&self) -> (*const c_void, usize) {
+                (std::ptr::from_ref::<u64>(&self.$field).cast(), Self::SIZE)
+            }
+        }
+        impl<$($generics)*> KernelArg for $ty {}
+    )*};
 }
-impl<T: DeviceRepr> KernelArg for DeviceBuffer<T> {}
 
-impl<T: DeviceRepr> sealed::Sealed for ManagedBuffer<T> {
-    const SIZE: usize = size_of::<u64>();
-    #[inline(always)]
-    fn arg_bytes(&self) -> (*const c_void, usize) {
-        (self.ptr_field().cast(), Self::SIZE)
-    }
+by_address! {
+    [T: DeviceRepr] DeviceBuffer<T> => ptr;
+    [T: DeviceRepr] ManagedBuffer<T> => ptr;
+    [T: DeviceRepr] PitchedBuffer<T> => ptr;
+    [] Texture<'_> => object;
+    [] Surface => object;
 }
-impl<T: DeviceRepr> KernelArg for ManagedBuffer<T> {}
-
-impl<T: DeviceRepr> sealed::Sealed for PitchedBuffer<T> {
-    const SIZE: usize = size_of::<u64>();
-    #[inline(always)]
-    fn arg_bytes(&self) -> (*const c_void, usize) {
-        (self.ptr_field().cast(), Self::SIZE)
-    }
-}
-impl<T: DeviceRepr> KernelArg for PitchedBuffer<T> {}
-
-impl sealed::Sealed for Texture<'_> {
-    const SIZE: usize = size_of::<u64>();
-    #[inline(always)]
-    fn arg_bytes(&self) -> (*const c_void, usize) {
-        (self.object_field().cast(), Self::SIZE)
-    }
-}
-impl KernelArg for Texture<'_> {}
-
-impl sealed::Sealed for Surface {
-    const SIZE: usize = size_of::<u64>();
-    #[inline(always)]
-    fn arg_bytes(&self) -> (*const c_void, usize) {
-        (self.object_field().cast(), Self::SIZE)
-    }
-}
-impl KernelArg for Surface {}
 
 /// Every argument of a launch at once: a tuple of references to
 /// [`KernelArg`]s, one per kernel parameter in order, such as
@@ -747,23 +724,20 @@ impl<'a> Launch<'a> {
         let args = self.args.as_slice();
 
         if let Some(layout) = self.function.layout()? {
-            let mut stack = StackBlock([0; STACK_BLOCK]);
-            let mut heap = Vec::<u128>::new();
-            let block: *mut u8 = if layout.args_size <= STACK_BLOCK {
-                stack.0.as_mut_ptr()
-            } else {
-                heap.resize(layout.args_size.div_ceil(16), 0);
-                heap.as_mut_ptr().cast()
-            };
-            if pack(layout, args, block) {
-                let size = layout.args_size;
-                return check(sys::cuabi_function_launch_packed(
-                    function,
-                    &config,
-                    stream,
-                    block.cast_const().cast(),
-                    size,
-                ));
+            let size = layout.args_size;
+            let launched = with_block(size, |block| {
+                pack(layout, args, block).then(|| {
+                    check(sys::cuabi_function_launch_packed(
+                        function,
+                        &config,
+                        stream,
+                        block.cast_const().cast(),
+                        size,
+                    ))
+                })
+            });
+            if let Some(result) = launched {
+                return result;
             }
         }
         run_sized(function, &config, stream, args)
@@ -777,6 +751,21 @@ const STACK_BLOCK: usize = 256;
 /// A zeroed argument block on the stack; zero, so padding is too.
 #[repr(C, align(16))]
 struct StackBlock([u8; STACK_BLOCK]);
+
+/// Calls `f` with a zeroed, 16-byte aligned argument block of `size` bytes:
+/// on the stack when it fits [`STACK_BLOCK`], else on the heap.
+#[inline(always)]
+fn with_block<R>(size: usize, f: impl FnOnce(*mut u8) -> R) -> R {
+    let mut stack = StackBlock([0; STACK_BLOCK]);
+    let mut heap = Vec::<u128>::new();
+    let block: *mut u8 = if size <= STACK_BLOCK {
+        stack.0.as_mut_ptr()
+    } else {
+        heap.resize(size.div_ceil(16), 0);
+        heap.as_mut_ptr().cast()
+    };
+    f(block)
+}
 
 /// A launch whose arguments do not fit the layout, or whose kernel's layout
 /// the driver cannot report: the library checks every argument's size
@@ -886,21 +875,15 @@ pub(crate) fn with_packed<T: KernelArgs, R>(
     if !fits {
         return None;
     }
-    let mut stack = StackBlock([0; STACK_BLOCK]);
-    let mut heap = Vec::<u128>::new();
-    let block: *mut u8 = if layout.args_size <= STACK_BLOCK {
-        stack.0.as_mut_ptr()
-    } else {
-        heap.resize(layout.args_size.div_ceil(16), 0);
-        heap.as_mut_ptr().cast()
-    };
-    // SAFETY: each argument is `size` readable bytes (the sealed traits'
-    // rule), `size` is its parameter's, and the Layout keeps every parameter
-    // within the block's `args_size` bytes.
-    args.each(|index, ptr, size| unsafe {
-        copy_arg(ptr.cast(), block.add(layout.params[index].offset), size)
-    });
-    Some(f(block.cast_const().cast(), layout.args_size))
+    Some(with_block(layout.args_size, |block| {
+        // SAFETY: each argument is `size` readable bytes (the sealed traits'
+        // rule), `size` is its parameter's, and the Layout keeps every
+        // parameter within the block's `args_size` bytes.
+        args.each(|index, ptr, size| unsafe {
+            copy_arg(ptr.cast(), block.add(layout.params[index].offset), size)
+        });
+        f(block.cast_const().cast(), layout.args_size)
+    }))
 }
 
 #[cfg(test)]

@@ -169,26 +169,7 @@ impl Library {
     /// Loads a CUBIN, PTX or fatbin image (from [`Program::cubin`],
     /// [`Linker::image`], a file's bytes).
     pub fn load(image: &[u8]) -> Result<Library> {
-        let handle = unsafe {
-            create(|out| sys::cuabi_library_load_data(image.as_ptr().cast(), image.len(), out))?
-        };
-        Ok(Library { handle })
-    }
-
-    /// Loads a CUBIN, PTX or fatbin file.
-    pub fn load_file(path: impl AsRef<Path>) -> Result<Library> {
-        let path = c_path(path.as_ref())?;
-        let handle = unsafe { create(|out| sys::cuabi_library_load_file(path.as_ptr(), out))? };
-        Ok(Library { handle })
-    }
-
-    /// The library as a module of `device`: its kernels (plain C++ names
-    /// included), globals and listing.
-    pub fn module(&self, device: &Device) -> Result<Module> {
-        let handle = unsafe {
-            create(|out| sys::cuabi_library_get_module(self.as_raw(), device.as_raw(), out))?
-        };
-        Ok(Module { handle })
+        Library::load_data(image)
     }
 }
 

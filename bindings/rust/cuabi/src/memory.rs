@@ -36,6 +36,24 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
         })
     }
 
+    /// A buffer of every element of `T` the buffer `handle` holds; refused
+    /// when its bytes are no whole number of elements, with a message that
+    /// starts with `what` (the call and the memory, to which it adds "N
+    /// bytes").
+    pub(crate) fn whole(handle: Owned<sys::cuabi_buffer>, what: &str) -> Result<Self> {
+        let bytes = out(|bytes| unsafe { sys::cuabi_buffer_get_size(handle.get(), bytes) })?;
+        let size = size_of::<T>();
+        if size != 0 && bytes % size != 0 {
+            return Err(Error::invalid(format!(
+                "{what} {bytes} bytes, not a whole number of {size}-byte {}",
+                std::any::type_name::<T>()
+            )));
+        }
+        let len = bytes.checked_div(size).unwrap_or(0);
+        // SAFETY: the buffer holds `bytes` >= len * size bytes.
+        unsafe { DeviceBuffer::from_handle(handle, len) }
+    }
+
     /// The number of elements.
     pub fn len(&self) -> usize {
         self.len
@@ -62,11 +80,6 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
             sys::cuabi_buffer_get_device_ordinal(self.handle.get(), ordinal)
         })?;
         Ok(usize::try_from(ordinal).unwrap_or(0))
-    }
-
-    /// Where the device address is stored, for a launch to point at.
-    pub(crate) fn ptr_field(&self) -> *const u64 {
-        &self.ptr
     }
 
     /// Frees a stream-ordered buffer (one from
@@ -133,11 +146,6 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
             self.len,
             stream.as_raw(),
         ))
-    }
-
-    /// The raw handle, still owned by `self`.
-    pub fn as_raw(&self) -> sys::cuabi_buffer {
-        self.handle.get()
     }
 
     /// Copies `src` into the buffer's first `src.len()` elements; returns once

@@ -7,7 +7,6 @@ use cuabi_sys as sys;
 
 use crate::error::{c_string, check, create, out, read_list, Result};
 use crate::generated::{ErrorKind, NameForm};
-use crate::handle::Owned;
 use crate::launch::{Launch, LaunchConfig};
 use crate::types::{Function, LaunchPlan, Layout, Module, ParamInfo, Stream};
 
@@ -32,14 +31,6 @@ pub struct Global {
 }
 
 impl Module {
-    /// `true` when [`Device::compile`](crate::Device::compile) served this
-    /// module from the on-disk cache instead of running NVRTC.
-    pub fn from_cache(&self) -> Result<bool> {
-        let hit =
-            out(|hit: &mut i32| unsafe { sys::cuabi_module_get_from_cache(self.as_raw(), hit) })?;
-        Ok(hit != 0)
-    }
-
     /// The kernel called `name`, or named by a name expression given at
     /// compile time (e.g. `"scale<float>"`);
     /// [`ErrorKind::NotFound`](crate::ErrorKind::NotFound) when there is
@@ -99,11 +90,6 @@ impl Module {
 }
 
 impl Function {
-    /// The handle, for a plan to keep.
-    pub(crate) fn shared_handle(&self) -> Arc<Owned<sys::cuabi_function>> {
-        Arc::clone(&self.handle)
-    }
-
     /// Offset and size of every parameter, in order.
     pub fn params(&self) -> Result<Vec<ParamInfo>> {
         Ok(self.read_params()?.0)

@@ -23,7 +23,6 @@
 //! * `cuabi_device_get`: Device holds more than its handle; made by hand
 //! * `cuabi_device_release`: Drop
 //! * `cuabi_device_get_ordinal`: Device::ordinal, kept with the device
-//! * `cuabi_device_get_context`: Device::cu_context names the raw CUcontext
 //! * `cuabi_device_reset`: Device::reset is unsafe: it invalidates every object of the device
 //! * `cuabi_program_create`: array `header_sources` of const char* const*
 //! * `cuabi_program_release`: Drop
@@ -31,10 +30,7 @@
 //! * `cuabi_compile_desc_init`: the idiom that fills the struct
 //! * `cuabi_program_compile_with`: parameter `desc` is struct_in
 //! * `cuabi_module_compile`: parameter `desc` is struct_in
-//! * `cuabi_module_load_data`: Device::load_module
-//! * `cuabi_module_load_file`: Device::load_module_file
 //! * `cuabi_module_release`: Drop
-//! * `cuabi_module_get_from_cache`: Module::from_cache answers bool
 //! * `cuabi_module_get_function`: a new handle from a getter
 //! * `cuabi_module_get_global`: Module::global answers a Global
 //! * `cuabi_function_release`: Drop
@@ -46,10 +42,7 @@
 //! * `cuabi_linker_add_file`: Linker::add_file chains (&mut Linker)
 //! * `cuabi_linker_add_program`: Linker::add_program chains (&mut Linker)
 //! * `cuabi_linker_link`: Linker::link is a method of the linker
-//! * `cuabi_library_load_data`: Library::load
-//! * `cuabi_library_load_file`: Library::load_file
 //! * `cuabi_library_release`: Drop
-//! * `cuabi_library_get_module`: Library::module
 //! * `cuabi_launch_config_init`: the idiom that fills the struct
 //! * `cuabi_function_launch`: idiom `launch`, written by hand
 //! * `cuabi_function_launch_sized`: idiom `launch`, written by hand
@@ -81,11 +74,8 @@
 //! * `cuabi_host_buffer_get_pointer`: PinnedBuffer derefs to its slice
 //! * `cuabi_host_buffer_get_size`: PinnedBuffer::len, kept with the buffer
 //! * `cuabi_memory_pool_desc_init`: MemoryPoolDesc's Default
-//! * `cuabi_device_get_default_memory_pool`: Device::default_memory_pool
 //! * `cuabi_memory_pool_release`: Drop
 //! * `cuabi_memory_pool_get_usage`: MemoryPool::usage answers a PoolUsage
-//! * `cuabi_memory_pool_export_fd`: MemoryPool::export_fd answers an OwnedFd
-//! * `cuabi_memory_pool_import_fd`: Device::import_memory_pool takes an AsFd
 //! * `cuabi_buffer_alloc_async`: DeviceBuffer holds more than its handle; made by hand
 //! * `cuabi_buffer_free_async`: typed memory: offsets and sizes are elements of T in Rust
 //! * `cuabi_buffer_alloc_with_pointer`: DeviceBuffer holds more than its handle; made by hand
@@ -98,11 +88,8 @@
 //! * `cuabi_buffer_open_ipc`: idiom `ipc`, written by hand
 //! * `cuabi_event_get_ipc_handle`: idiom `ipc`, written by hand
 //! * `cuabi_event_open_ipc`: idiom `ipc`, written by hand
-//! * `cuabi_device_can_access_peer`: Device::can_access_peer answers bool
-//! * `cuabi_physical_memory_import_fd`: PhysicalMemory::import_fd takes an AsFd
 //! * `cuabi_physical_memory_release`: Drop
 //! * `cuabi_physical_memory_free`: PhysicalMemory::free takes the memory (self)
-//! * `cuabi_physical_memory_export_fd`: PhysicalMemory::export_fd answers an OwnedFd
 //! * `cuabi_address_range_release`: Drop
 //! * `cuabi_buffer_from_range`: DeviceBuffer holds more than its handle; made by hand
 //! * `cuabi_buffer_alloc_growable`: DeviceBuffer holds more than its handle; made by hand
@@ -117,7 +104,6 @@
 //! * `cuabi_array_desc_init`: ArrayDesc's Default
 //! * `cuabi_array_create`: Array holds more than its handle; made by hand
 //! * `cuabi_array_release`: Drop
-//! * `cuabi_array_get_handle`: Array::cu_array names the raw CUarray
 //! * `cuabi_texture_desc_init`: the idiom that fills the struct
 //! * `cuabi_texture_create`: Texture holds more than its handle; made by hand
 //! * `cuabi_texture_release`: Drop
@@ -125,10 +111,8 @@
 //! * `cuabi_surface_create`: Surface holds more than its handle; made by hand
 //! * `cuabi_surface_release`: Drop
 //! * `cuabi_surface_get_handle`: Surface::object, read once when made
-//! * `cuabi_stream_create`: Device::create_stream and create_stream_with
 //! * `cuabi_stream_wrap`: Device::wrap_stream is unsafe: the CUstream must outlive the Stream
 //! * `cuabi_stream_release`: Drop
-//! * `cuabi_stream_get_handle`: Stream::cu_stream names the raw CUstream
 //! * `cuabi_stream_launch_host_func`: idiom `host_callback`, written by hand
 //! * `cuabi_access_policy_window_init`: AccessPolicyWindow's Default
 //! * `cuabi_mem_op_init`: the idiom that fills the struct
@@ -140,11 +124,8 @@
 //! * `cuabi_stream_prefetch_batch`: array `ranges` of const cuabi_managed_range*
 //! * `cuabi_stream_discard_batch`: array `ranges` of const cuabi_managed_range*
 //! * `cuabi_stream_discard_and_prefetch_batch`: array `ranges` of const cuabi_managed_range*
-//! * `cuabi_event_create`: Device::create_event and create_event_with
 //! * `cuabi_event_release`: Drop
-//! * `cuabi_stream_end_capture`: Stream::end_capture is a method of the stream it ends
 //! * `cuabi_graph_release`: Drop
-//! * `cuabi_graph_instantiate`: Graph::instantiate is a method of the graph
 //! * `cuabi_graph_exec_release`: Drop
 //! * `cuabi_graph_exec_launch`: GraphExec::launch is unsafe: the graph replays its captured arguments
 //! * `cuabi_graph_exec_set_kernel_node_args`: idiom `launch`, written by hand
@@ -153,11 +134,8 @@
 //! * `cuabi_graph_add_host_node`: idiom `host_callback`, written by hand
 //! * `cuabi_graph_exec_set_kernel_node`: idiom `launch`, written by hand
 //! * `cuabi_graph_exec_set_host_node`: idiom `host_callback`, written by hand
-//! * `cuabi_device_get_sm_resource`: a new handle from a getter, written by hand in src/green.rs
 //! * `cuabi_sm_resource_release`: Drop
-//! * `cuabi_sm_resource_split`: a new handle from a action, written by hand in src/green.rs
 //! * `cuabi_green_context_release`: Drop
-//! * `cuabi_green_context_get_sm_resource`: a new handle from a getter, written by hand in src/green.rs
 //! * `cuabi_green_context_create_stream`: a new handle from a action, written by hand in src/green.rs
 //! * `cuabi_tensor_map_release`: Drop
 //! * `cuabi_buffer_export_dlpack`: idiom `dlpack`, written by hand
@@ -169,15 +147,15 @@ use crate::error::{
 };
 use crate::generated::{
     AccessProperty, ArrayFlags, ArrayFormat, BufferKind, CacheState, CaptureMode, ConditionalType,
-    CopyPath, CoredumpFlags, FunctionAttribute, GraphInstantiateFlags, GraphNodeType, Health,
-    Limit, LinkBackend, MemOpFlags, MemSyncDomain, MemoryPoolFlags, NameForm, PhysicalMemoryFlags,
-    SyncPolicy, TensorDataType, TensorInterleave, TensorL2Promotion, TensorOobFill, TensorSwizzle,
-    VmAccess, WaitCondition,
+    CopyPath, CoredumpFlags, EventFlags, FunctionAttribute, GraphInstantiateFlags, GraphNodeType,
+    Health, Limit, LinkBackend, MemOpFlags, MemSyncDomain, MemoryPoolFlags, NameForm,
+    PhysicalMemoryFlags, StreamFlags, SyncPolicy, TensorDataType, TensorInterleave,
+    TensorL2Promotion, TensorOobFill, TensorSwizzle, VmAccess, WaitCondition,
 };
 use crate::handle::Owned;
 use crate::types::{
-    Array, Describes, Device, DeviceBuffer, DeviceRepr, Event, Function, Graph, GraphExec, Linker,
-    MemoryPool, Module, PinnedBuffer, Program, Stream,
+    Array, Describes, Device, DeviceBuffer, DeviceRepr, Event, Function, Graph, GraphExec, Library,
+    Linker, MemoryPool, Module, PinnedBuffer, Program, Stream,
 };
 use cuabi_sys as sys;
 
@@ -363,6 +341,43 @@ impl AccessPolicyWindow {
                 .ok_or_else(|| unknown(call, "miss_property", raw.miss_property))?,
         })
     }
+
+    /// The library's defaults (`cuabi_access_policy_window_init`), as [`Default`] gives them; each setter
+    /// below sets its field.
+    pub fn new() -> AccessPolicyWindow {
+        AccessPolicyWindow::default()
+    }
+
+    /// Sets `base` of `cuabi_access_policy_window`: The device address where the window starts.
+    pub fn base(mut self, base: u64) -> AccessPolicyWindow {
+        self.base = base;
+        self
+    }
+
+    /// Sets `bytes` of `cuabi_access_policy_window`: The window's length; at most the device's
+    /// CU_DEVICE_ATTRIBUTE_MAX_ACCESS_POLICY_WINDOW_SIZE; 0: no window.
+    pub fn bytes(mut self, bytes: usize) -> AccessPolicyWindow {
+        self.bytes = bytes;
+        self
+    }
+
+    /// Sets `hit_ratio` of `cuabi_access_policy_window`: From 0 to 1.
+    pub fn hit_ratio(mut self, hit_ratio: f32) -> AccessPolicyWindow {
+        self.hit_ratio = hit_ratio;
+        self
+    }
+
+    /// Sets `hit_property` of `cuabi_access_policy_window`: the property of the hit_ratio fraction
+    pub fn hit_property(mut self, hit_property: AccessProperty) -> AccessPolicyWindow {
+        self.hit_property = hit_property;
+        self
+    }
+
+    /// Sets `miss_property` of `cuabi_access_policy_window`: the property of the other accesses
+    pub fn miss_property(mut self, miss_property: AccessProperty) -> AccessPolicyWindow {
+        self.miss_property = miss_property;
+        self
+    }
 }
 
 impl Default for AccessPolicyWindow {
@@ -448,6 +463,33 @@ impl MemoryPoolDesc {
             release_threshold: raw.release_threshold,
             flags: MemoryPoolFlags::from_bits(raw.flags),
         })
+    }
+
+    /// The library's defaults (`cuabi_memory_pool_desc_init`), as [`Default`] gives them; each setter
+    /// below sets its field.
+    pub fn new() -> MemoryPoolDesc {
+        MemoryPoolDesc::default()
+    }
+
+    /// Sets `max_bytes` of `cuabi_memory_pool_desc`: The most the pool may reserve, in bytes; 0: no
+    /// limit but the device's.
+    pub fn max_bytes(mut self, max_bytes: u64) -> MemoryPoolDesc {
+        self.max_bytes = max_bytes;
+        self
+    }
+
+    /// Sets `release_threshold` of `cuabi_memory_pool_desc`: Memory the pool keeps reserved when a
+    /// stream synchronizes instead of giving it back to the device, in bytes (0: give everything
+    /// back).
+    pub fn release_threshold(mut self, release_threshold: u64) -> MemoryPoolDesc {
+        self.release_threshold = release_threshold;
+        self
+    }
+
+    /// Sets `flags` of `cuabi_memory_pool_desc`: `CUABI_MEMORY_POOL_`\*
+    pub fn flags(mut self, flags: MemoryPoolFlags) -> MemoryPoolDesc {
+        self.flags = flags;
+        self
     }
 }
 
@@ -537,6 +579,48 @@ impl ArrayDesc {
             channels: raw.channels,
             flags: ArrayFlags::from_bits(raw.flags),
         })
+    }
+
+    /// The library's defaults (`cuabi_array_desc_init`), as [`Default`] gives them; each setter
+    /// below sets its field.
+    pub fn new() -> ArrayDesc {
+        ArrayDesc::default()
+    }
+
+    /// Sets `width` of `cuabi_array_desc`: the extent in elements, rows and slices or layers
+    pub fn width(mut self, width: usize) -> ArrayDesc {
+        self.width = width;
+        self
+    }
+
+    /// Sets `height` of `cuabi_array_desc`: the extent in elements, rows and slices or layers
+    pub fn height(mut self, height: usize) -> ArrayDesc {
+        self.height = height;
+        self
+    }
+
+    /// Sets `depth` of `cuabi_array_desc`: the extent in elements, rows and slices or layers
+    pub fn depth(mut self, depth: usize) -> ArrayDesc {
+        self.depth = depth;
+        self
+    }
+
+    /// Sets `format` of `cuabi_array_desc`: each channel's type
+    pub fn format(mut self, format: ArrayFormat) -> ArrayDesc {
+        self.format = format;
+        self
+    }
+
+    /// Sets `channels` of `cuabi_array_desc`: values per element: 1, 2 or 4
+    pub fn channels(mut self, channels: u32) -> ArrayDesc {
+        self.channels = channels;
+        self
+    }
+
+    /// Sets `flags` of `cuabi_array_desc`: `CUABI_ARRAY_`\*
+    pub fn flags(mut self, flags: ArrayFlags) -> ArrayDesc {
+        self.flags = flags;
+        self
     }
 }
 
@@ -1055,6 +1139,15 @@ impl Array {
         check(unsafe { sys::cuabi_array_get_desc(self.as_raw(), &mut desc) })?;
         ArrayDesc::from_raw_of(&desc, "cuabi_array_get_desc")
     }
+
+    /// The raw `CUarray` value in `cu_array`, for interop.
+    ///
+    /// Calls `cuabi_array_get_handle`.
+    pub fn cu_array(&self) -> Result<u64> {
+        let mut cu_array = 0;
+        check(unsafe { sys::cuabi_array_get_handle(self.as_raw(), &mut cu_array) })?;
+        Ok(cu_array)
+    }
 }
 
 impl Device {
@@ -1109,6 +1202,16 @@ impl Device {
         let mut value = 0;
         check(unsafe { sys::cuabi_device_get_attribute(self.as_raw(), cu_attribute, &mut value) })?;
         Ok(value)
+    }
+
+    /// The primary context as a raw `CUcontext` value in `cu_context`, for interop. cuabi keeps it
+    /// retained while the device handle lives.
+    ///
+    /// Calls `cuabi_device_get_context`.
+    pub fn cu_context(&self) -> Result<u64> {
+        let mut cu_context = 0;
+        check(unsafe { sys::cuabi_device_get_context(self.as_raw(), &mut cu_context) })?;
+        Ok(cu_context)
     }
 
     /// Waits for all work on the device's primary context.
@@ -1168,6 +1271,29 @@ impl Device {
     /// Calls `cuabi_device_reset_persisting_l2`.
     pub fn reset_persisting_l2(&self) -> Result<()> {
         check(unsafe { sys::cuabi_device_reset_persisting_l2(self.as_raw()) })
+    }
+
+    /// The device's default pool, the one `cuabi_buffer_alloc_async` uses when given no pool (and
+    /// the CUDA runtime's cudaMallocAsync, CuPy's and PyTorch's stream-ordered allocators share).
+    /// Releasing the handle leaves the pool itself alone.
+    ///
+    /// Calls `cuabi_device_get_default_memory_pool`.
+    pub fn default_memory_pool(&self) -> Result<MemoryPool> {
+        let handle =
+            unsafe { create(|out| sys::cuabi_device_get_default_memory_pool(self.as_raw(), out))? };
+        Ok(MemoryPool { handle })
+    }
+
+    /// `can_access` receives 1 when kernels on `device` can access memory of `peer` once peer
+    /// access is enabled, 0 when not, and 0 for a device and itself (no peer).
+    ///
+    /// Calls `cuabi_device_can_access_peer`.
+    pub fn can_access_peer(&self, peer: &Device) -> Result<bool> {
+        let mut can_access = 0;
+        check(unsafe {
+            sys::cuabi_device_can_access_peer(self.as_raw(), peer.as_raw(), &mut can_access)
+        })?;
+        Ok(can_access != 0)
     }
 
     /// Lets kernels and copies on `device` reach `peer`'s memory directly. Enabling what is enabled
@@ -1255,6 +1381,16 @@ impl Device {
     pub fn profiler_stop(&self) -> Result<()> {
         check(unsafe { sys::cuabi_device_profiler_stop(self.as_raw()) })
     }
+
+    /// The SMs of `device`, all of them, as a resource to split (cuDeviceGetDevResource). The
+    /// resource keeps the device alive.
+    ///
+    /// Calls `cuabi_device_get_sm_resource`.
+    pub fn sm_resource(&self) -> Result<SmResource> {
+        let handle =
+            unsafe { create(|out| sys::cuabi_device_get_sm_resource(self.as_raw(), out))? };
+        Ok(SmResource { handle })
+    }
 }
 
 impl<T: DeviceRepr> DeviceBuffer<T> {
@@ -1289,6 +1425,17 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
 }
 
 impl Event {
+    /// A new event on `device` with `flags` (`cuabi_event_flag_bits`; 0: a timing event). Unknown
+    /// bits, or `CUABI_EVENT_INTERPROCESS` without `CUABI_EVENT_DISABLE_TIMING`, answer
+    /// `CUABI_ERROR_INVALID_ARGUMENT`.
+    ///
+    /// Calls `cuabi_event_create`.
+    pub fn create(device: &Device, flags: EventFlags) -> Result<Event> {
+        let handle =
+            unsafe { create(|out| sys::cuabi_event_create(device.as_raw(), flags.bits(), out))? };
+        Ok(Event { handle })
+    }
+
     /// Records the event on `stream` (NULL: the default stream).
     ///
     /// Calls `cuabi_event_record`.
@@ -1479,6 +1626,14 @@ impl Graph {
         let mut count = 0;
         check(unsafe { sys::cuabi_graph_get_node_count(self.as_raw(), &mut count) })?;
         Ok(count)
+    }
+
+    /// Instantiates the graph into an executable graph to launch (cuGraphInstantiateWithFlags).
+    ///
+    /// Calls `cuabi_graph_instantiate`.
+    pub fn instantiate(&self) -> Result<GraphExec> {
+        let handle = unsafe { create(|out| sys::cuabi_graph_instantiate(self.as_raw(), out))? };
+        Ok(GraphExec { handle })
     }
 
     /// The number of kernel nodes in the graph, in `count`. Kernel nodes are numbered from 0 in the
@@ -2159,6 +2314,16 @@ impl GreenContext {
         Ok(count)
     }
 
+    /// The context's SMs as a resource (cuGreenCtxGetDevResource), which may be split again. The
+    /// resource keeps the context alive.
+    ///
+    /// Calls `cuabi_green_context_get_sm_resource`.
+    pub fn sm_resource(&self) -> Result<SmResource> {
+        let handle =
+            unsafe { create(|out| sys::cuabi_green_context_get_sm_resource(self.as_raw(), out))? };
+        Ok(SmResource { handle })
+    }
+
     /// Checks that `stream` (not NULL) runs its work in `context`: `CUABI_ERROR_INVALID_ARGUMENT`
     /// naming both when it is a stream of another green context or of the device's primary context.
     /// For code that must confine work to a partition.
@@ -2166,6 +2331,45 @@ impl GreenContext {
     /// Calls `cuabi_green_context_check_stream`.
     pub fn check_stream(&self, stream: &Stream) -> Result<()> {
         check(unsafe { sys::cuabi_green_context_check_stream(self.as_raw(), stream.as_raw()) })
+    }
+}
+
+impl Library {
+    /// Loads an image (CUBIN, PTX or fatbin bytes, as `cuabi_module_load_data` takes them: the
+    /// `size` bytes at `image`) as a library (cuLibraryLoadData, CUDA 12+): loaded once, usable in
+    /// every device's context, which is what the driver recommends for code not tied to one
+    /// context. Bytes that are no image answer `CUABI_ERROR_INVALID_ARGUMENT` here, not at their
+    /// first use.
+    ///
+    /// Calls `cuabi_library_load_data`.
+    pub fn load_data(image: &[u8]) -> Result<Library> {
+        let handle = unsafe {
+            create(|out| sys::cuabi_library_load_data(image.as_ptr().cast(), image.len(), out))?
+        };
+        Ok(Library { handle })
+    }
+
+    /// Loads a CUBIN, PTX or fatbin file as a library: the bytes at `path`, read whole, as
+    /// `cuabi_library_load_data` loads them. `CUABI_ERROR_IO` (the errno in
+    /// `cuabi_last_error_code`) when the file cannot be opened or read.
+    ///
+    /// Calls `cuabi_library_load_file`.
+    pub fn load_file(path: impl AsRef<std::path::Path>) -> Result<Library> {
+        let path = c_path(path.as_ref())?;
+        let handle = unsafe { create(|out| sys::cuabi_library_load_file(path.as_ptr(), out))? };
+        Ok(Library { handle })
+    }
+
+    /// The library as a module of `device`'s context: its kernels (`cuabi_module_get_function`,
+    /// plain C++ names included), globals and listing, without loading the image again. The module
+    /// keeps the library alive.
+    ///
+    /// Calls `cuabi_library_get_module`.
+    pub fn module(&self, device: &Device) -> Result<Module> {
+        let handle = unsafe {
+            create(|out| sys::cuabi_library_get_module(self.as_raw(), device.as_raw(), out))?
+        };
+        Ok(Module { handle })
     }
 }
 
@@ -2249,9 +2453,74 @@ impl MemoryPool {
     pub fn trim(&self, keep_bytes: usize) -> Result<()> {
         check(unsafe { sys::cuabi_memory_pool_trim(self.as_raw(), keep_bytes) })
     }
+
+    /// A new file descriptor for the pool in `fd`, owned by the caller: pass it to another process
+    /// (inherit it, or send it over a Unix socket) for `cuabi_memory_pool_import_fd`, then close
+    /// it. A pool made without `CUABI_MEMORY_POOL_IPC`, or one imported, answers
+    /// `CUABI_ERROR_INVALID_ARGUMENT`.
+    ///
+    /// Calls `cuabi_memory_pool_export_fd`.
+    #[cfg(unix)]
+    pub fn export_fd(&self) -> Result<std::os::fd::OwnedFd> {
+        let mut fd = 0;
+        check(unsafe { sys::cuabi_memory_pool_export_fd(self.as_raw(), &mut fd) })?;
+        crate::error::owned_fd("cuabi_memory_pool_export_fd", fd)
+    }
+
+    /// Opens a pool another process exported, on `device`. `fd` stays the caller's to close.
+    ///
+    /// Calls `cuabi_memory_pool_import_fd`.
+    #[cfg(unix)]
+    pub fn import_fd(device: &Device, fd: impl std::os::fd::AsFd) -> Result<MemoryPool> {
+        let fd = std::os::fd::AsRawFd::as_raw_fd(&fd.as_fd());
+        let handle =
+            unsafe { create(|out| sys::cuabi_memory_pool_import_fd(device.as_raw(), fd, out))? };
+        Ok(MemoryPool { handle })
+    }
 }
 
 impl Module {
+    /// Loads CUBIN, PTX or fatbin bytes. `size` is the image's length in bytes (PTX need not be
+    /// NUL-terminated when its length is given).
+    ///
+    /// Calls `cuabi_module_load_data`.
+    pub fn load_data(device: &Device, image: &[u8]) -> Result<Module> {
+        let handle = unsafe {
+            create(|out| {
+                sys::cuabi_module_load_data(
+                    device.as_raw(),
+                    image.as_ptr().cast(),
+                    image.len(),
+                    out,
+                )
+            })?
+        };
+        Ok(Module { handle })
+    }
+
+    /// Loads a CUBIN, PTX or fatbin file: the bytes at `path`, read whole, as
+    /// `cuabi_module_load_data` loads them. `CUABI_ERROR_IO` (the errno in `cuabi_last_error_code`)
+    /// when the file cannot be opened or read; `CUABI_ERROR_INVALID_ARGUMENT` for an empty one.
+    ///
+    /// Calls `cuabi_module_load_file`.
+    pub fn load_file(device: &Device, path: impl AsRef<std::path::Path>) -> Result<Module> {
+        let path = c_path(path.as_ref())?;
+        let handle = unsafe {
+            create(|out| sys::cuabi_module_load_file(device.as_raw(), path.as_ptr(), out))?
+        };
+        Ok(Module { handle })
+    }
+
+    /// `hit` receives 1 when the module's image came from the compile cache
+    /// (`cuabi_module_compile`, `cuabi_linker_link`), else 0.
+    ///
+    /// Calls `cuabi_module_get_from_cache`.
+    pub fn from_cache(&self) -> Result<bool> {
+        let mut hit = 0;
+        check(unsafe { sys::cuabi_module_get_from_cache(self.as_raw(), &mut hit) })?;
+        Ok(hit != 0)
+    }
+
     /// The lowered name of a name expression given at compile time (two-call).
     ///
     /// Calls `cuabi_module_get_lowered_name`.
@@ -2316,6 +2585,29 @@ impl PhysicalMemory {
         Ok(PhysicalMemory { handle })
     }
 
+    /// Opens on `device` the physical memory another process exported
+    /// (`cuabi_physical_memory_export_fd`): the same memory, given back to the driver once every
+    /// process let go of it. `fd` stays the caller's to close; `bytes` is the memory's size, as the
+    /// exporter's `cuabi_physical_memory_get_size` gave it (a file descriptor does not carry it).
+    /// `device` is the GPU the memory is on; other devices reach it through a range
+    /// (`cuabi_address_range_set_access`). A descriptor that is not open, or is a file, a
+    /// directory, a pipe or a socket, is no such memory and is refused with
+    /// `CUABI_ERROR_INVALID_ARGUMENT` naming what it is; so is memory of another GPU than `device`.
+    ///
+    /// Calls `cuabi_physical_memory_import_fd`.
+    #[cfg(unix)]
+    pub fn import_fd(
+        device: &Device,
+        fd: impl std::os::fd::AsFd,
+        bytes: usize,
+    ) -> Result<PhysicalMemory> {
+        let fd = std::os::fd::AsRawFd::as_raw_fd(&fd.as_fd());
+        let handle = unsafe {
+            create(|out| sys::cuabi_physical_memory_import_fd(device.as_raw(), fd, bytes, out))?
+        };
+        Ok(PhysicalMemory { handle })
+    }
+
     /// The memory's size in bytes.
     ///
     /// Calls `cuabi_physical_memory_get_size`.
@@ -2334,6 +2626,19 @@ impl PhysicalMemory {
             sys::cuabi_physical_memory_get_device_ordinal(self.as_raw(), &mut ordinal)
         })?;
         Ok(ordinal)
+    }
+
+    /// A new file descriptor for the memory in `fd`, owned by the caller: send it to another
+    /// process over a Unix socket (SCM_RIGHTS) or let a child inherit it, for
+    /// `cuabi_physical_memory_import_fd`, then close it. Memory made without
+    /// `CUABI_PHYSICAL_MEMORY_EXPORTABLE` answers `CUABI_ERROR_INVALID_ARGUMENT`.
+    ///
+    /// Calls `cuabi_physical_memory_export_fd`.
+    #[cfg(unix)]
+    pub fn export_fd(&self) -> Result<std::os::fd::OwnedFd> {
+        let mut fd = 0;
+        check(unsafe { sys::cuabi_physical_memory_export_fd(self.as_raw(), &mut fd) })?;
+        crate::error::owned_fd("cuabi_physical_memory_export_fd", fd)
     }
 }
 
@@ -2436,9 +2741,51 @@ impl SmResource {
         })?;
         Ok(count)
     }
+
+    /// One part of a split of `resource` into `group_count` groups of at least `min_sm_count` SMs
+    /// each (the driver rounds the count up to the resource's alignment): group `index` for `index`
+    /// \< `group_count`, and for `index` == `group_count` the remainder, the SMs left over
+    /// (possibly none). The same arguments always give the same split. The part keeps `resource`
+    /// alive. `CUABI_ERROR_INVALID_ARGUMENT`, naming the bound, before the driver sees it:
+    /// `group_count` 0; `min_sm_count` above the resource's SM count or not a multiple of its
+    /// alignment; more groups than the resource's SMs make (`group_count` x the rounded
+    /// `min_sm_count` \> its SM count); `index` past `group_count`; a resource that is itself a
+    /// part of a split (make a green context from it and split
+    /// `cuabi_green_context_get_sm_resource` instead).
+    ///
+    /// Calls `cuabi_sm_resource_split`.
+    pub fn split(&self, group_count: u32, min_sm_count: u32, index: u32) -> Result<SmResource> {
+        let handle = unsafe {
+            create(|out| {
+                sys::cuabi_sm_resource_split(self.as_raw(), group_count, min_sm_count, index, out)
+            })?
+        };
+        Ok(SmResource { handle })
+    }
 }
 
 impl Stream {
+    /// A new stream on `device`. `flags` is an OR of `cuabi_stream_flag_bits` (unknown bits answer
+    /// `CUABI_ERROR_INVALID_ARGUMENT`); `priority` 0 is the default (see
+    /// `cuabi_device_get_stream_priority_range`).
+    ///
+    /// Calls `cuabi_stream_create`.
+    pub fn create(device: &Device, flags: StreamFlags, priority: i32) -> Result<Stream> {
+        let handle = unsafe {
+            create(|out| sys::cuabi_stream_create(device.as_raw(), flags.bits(), priority, out))?
+        };
+        Ok(Stream { handle })
+    }
+
+    /// The raw `CUstream` value in `cu_stream`, for interop.
+    ///
+    /// Calls `cuabi_stream_get_handle`.
+    pub fn cu_stream(&self) -> Result<u64> {
+        let mut cu_stream = 0;
+        check(unsafe { sys::cuabi_stream_get_handle(self.as_raw(), &mut cu_stream) })?;
+        Ok(cu_stream)
+    }
+
     /// The stream's id in this process (1, 2, ... in the order streams were made or wrapped; 0 is
     /// never a stream's): the id launch records and fault messages name the stream by.
     ///
@@ -2664,6 +3011,14 @@ impl Stream {
     /// Calls `cuabi_stream_begin_capture`.
     pub fn begin_capture(&self, mode: CaptureMode) -> Result<()> {
         check(unsafe { sys::cuabi_stream_begin_capture(self.as_raw(), mode.raw()) })
+    }
+
+    /// Ends the capture and returns the graph.
+    ///
+    /// Calls `cuabi_stream_end_capture`.
+    pub fn end_capture(&self) -> Result<Graph> {
+        let handle = unsafe { create(|out| sys::cuabi_stream_end_capture(self.as_raw(), out))? };
+        Ok(Graph { handle })
     }
 
     /// Starts capturing the work submitted to `stream` (not the default stream) into the existing

@@ -4,6 +4,7 @@
 use std::ffi::c_void;
 use std::fmt;
 use std::ptr::NonNull;
+use std::sync::Arc;
 
 use cuabi_sys as sys;
 
@@ -46,7 +47,7 @@ impl LaunchPlan {
         };
         Ok(LaunchPlan {
             handle,
-            function: function.shared_handle(),
+            function: Arc::clone(&function.handle),
             kernel,
             block,
             size,
@@ -93,7 +94,8 @@ impl LaunchPlan {
         }
         // SAFETY: the library accepted `size` for parameter `index`, which
         // lies within the block; `ptr` points to `size` readable bytes.
-        unsafe { self.write(index, ptr, size) };
+        let offset = self.params[index].offset;
+        unsafe { copy_arg(ptr.cast(), self.block.as_ptr().add(offset), size) };
         Ok(self)
     }
 
@@ -191,17 +193,6 @@ impl LaunchPlan {
                 format!("kernel '{}': check and layout disagree", self.kernel),
             )),
         }
-    }
-
-    /// Copies `size` bytes from `src` to parameter `index`'s offset.
-    ///
-    /// # Safety
-    /// `size` is parameter `index`'s size (as `remember` found it);
-    /// `src` points to `size` readable bytes outside the block.
-    #[inline(always)]
-    unsafe fn write(&mut self, index: usize, src: *const c_void, size: usize) {
-        let dst = self.block.as_ptr().add(self.params[index].offset);
-        std::ptr::copy_nonoverlapping(src.cast::<u8>(), dst, size);
     }
 }
 

@@ -1,11 +1,11 @@
 //! Stream-ordered allocation and memory pools.
 
 #[cfg(unix)]
-use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::AsFd;
 
 use cuabi_sys as sys;
 
-use crate::error::{create, out, Error, Result};
+use crate::error::{create, out, Result};
 use crate::generated::MemoryPoolFlags;
 use crate::memory::byte_len;
 use crate::objects::MemoryPoolDesc;
@@ -24,8 +24,9 @@ pub struct PoolUsage {
 /// generated value type of `cuabi_memory_pool_desc`, before it was generated.
 pub type MemoryPoolOptions = MemoryPoolDesc;
 
-/// Builder methods, each setting its field: what is not set keeps the
-/// library's default (`cuabi_memory_pool_desc_init`, [`Default`]).
+/// Builder methods beside the generated ones (`new` and a setter per
+/// field): what is not set keeps the library's default
+/// (`cuabi_memory_pool_desc_init`, [`Default`]).
 ///
 /// ```
 /// use cuabi::{MemoryPoolDesc, MemoryPoolFlags};
@@ -34,30 +35,6 @@ pub type MemoryPoolOptions = MemoryPoolDesc;
 /// assert!(desc.flags.contains(MemoryPoolFlags::IPC));
 /// ```
 impl MemoryPoolDesc {
-    /// The library's defaults.
-    pub fn new() -> MemoryPoolDesc {
-        MemoryPoolDesc::default()
-    }
-
-    /// The most the pool may reserve, in bytes (0: no limit but the device's).
-    pub fn max_bytes(mut self, bytes: u64) -> MemoryPoolDesc {
-        self.max_bytes = bytes;
-        self
-    }
-
-    /// Memory the pool keeps reserved when a stream synchronizes, instead
-    /// of giving it back to the device, in bytes.
-    pub fn release_threshold(mut self, bytes: u64) -> MemoryPoolDesc {
-        self.release_threshold = bytes;
-        self
-    }
-
-    /// The pool's flags, in place of those set before.
-    pub fn flags(mut self, flags: MemoryPoolFlags) -> MemoryPoolDesc {
-        self.flags = flags;
-        self
-    }
-
     /// Whether the pool can be shared with other processes
     /// ([`MemoryPoolFlags::IPC`]): its file descriptor through
     /// [`MemoryPool::export_fd`], its allocations through
@@ -78,24 +55,6 @@ impl MemoryPool {
             reserved_bytes,
             used_bytes,
         })
-    }
-
-    /// A new file descriptor for the pool, made with
-    /// [`MemoryPoolDesc::ipc`], to pass to another process (inherited,
-    /// or sent over a Unix socket) for [`Device::import_memory_pool`]. The
-    /// descriptor is the caller's and is closed on drop; for a child process
-    /// to inherit it, make sure `FD_CLOEXEC` is clear on it before spawning.
-    #[cfg(unix)]
-    pub fn export_fd(&self) -> Result<OwnedFd> {
-        let fd = out(|fd| unsafe { sys::cuabi_memory_pool_export_fd(self.as_raw(), fd) })?;
-        if fd < 0 {
-            return Err(Error::new(
-                sys::CUABI_ERROR_INTERNAL,
-                format!("cuabi_memory_pool_export_fd succeeded with descriptor {fd}"),
-            ));
-        }
-        // SAFETY: a new descriptor, owned by the caller (the header's rule).
-        Ok(unsafe { OwnedFd::from_raw_fd(fd) })
     }
 }
 
@@ -133,23 +92,12 @@ impl Device {
         MemoryPool::create(self, desc)
     }
 
-    /// The device's default pool, the one [`Device::alloc_async`] uses when
-    /// given none. Dropping the handle leaves the pool alone.
-    pub fn default_memory_pool(&self) -> Result<MemoryPool> {
-        let handle =
-            unsafe { create(|out| sys::cuabi_device_get_default_memory_pool(self.as_raw(), out))? };
-        Ok(MemoryPool { handle })
-    }
-
     /// Opens, on this device, a pool another process exported with
     /// [`MemoryPool::export_fd`]. `fd` stays the caller's. Open the pool's
     /// allocations with [`Device::open_ipc_buffer`], giving it this pool.
     #[cfg(unix)]
     pub fn import_memory_pool(&self, fd: impl AsFd) -> Result<MemoryPool> {
-        let fd = fd.as_fd().as_raw_fd();
-        let handle =
-            unsafe { create(|out| sys::cuabi_memory_pool_import_fd(self.as_raw(), fd, out))? };
-        Ok(MemoryPool { handle })
+        MemoryPool::import_fd(self, fd)
     }
 }
 

@@ -7,17 +7,13 @@ use std::panic::{self, AssertUnwindSafe};
 
 use cuabi_sys as sys;
 
-use crate::error::{check, create, out, Error, Result};
+use crate::error::{check, create, Error, Result};
+use crate::handle::Owned;
 use crate::launch::{with_packed, KernelArgs, LaunchConfig};
 use crate::objects::GraphNode;
-use crate::types::{Event, Function, Graph, GraphExec, Stream};
+use crate::types::{Function, Graph, GraphExec, Stream};
 
 impl Stream {
-    /// The raw `CUstream` (a `cudaStream_t`), for interop.
-    pub fn cu_stream(&self) -> Result<u64> {
-        out(|raw| unsafe { sys::cuabi_stream_get_handle(self.as_raw(), raw) })
-    }
-
     /// Runs `f` in stream order: once the work queued before it is done, on
     /// a thread of the driver, before the work queued after it starts.
     ///
@@ -63,23 +59,6 @@ impl Stream {
     {
         // SAFETY: the trampoline is made for exactly this F and E.
         unsafe { launch_host_func_raw(self.as_raw(), f) }
-    }
-
-    /// Ends the capture begun by [`Stream::begin_capture`] and returns what
-    /// was captured.
-    pub fn end_capture(&self) -> Result<Graph> {
-        let handle = unsafe { create(|out| sys::cuabi_stream_end_capture(self.as_raw(), out))? };
-        Ok(Graph { handle })
-    }
-}
-
-impl Event {}
-
-impl Graph {
-    /// Makes an executable graph that can be launched many times.
-    pub fn instantiate(&self) -> Result<GraphExec> {
-        let handle = unsafe { create(|out| sys::cuabi_graph_instantiate(self.as_raw(), out))? };
-        Ok(GraphExec { handle })
     }
 }
 
@@ -223,12 +202,8 @@ impl Graph {
                 &mut raw,
             )
         })?;
-        let handle = unsafe {
-            create(|out: *mut sys::cuabi_graph_node| {
-                *out = raw;
-                sys::CUABI_SUCCESS
-            })?
-        };
+        // SAFETY: the call succeeded, so it made the node, which we now own.
+        let handle = unsafe { Owned::new(raw) };
         Ok(GraphNode { handle })
     }
 
@@ -303,14 +278,7 @@ where
     E: fmt::Display,
 {
     let f = &*user_data.cast::<F>();
-    let ran = panic::catch_unwind(AssertUnwindSafe(|| f().map_err(|e| e.to_string())));
-    let failure = match ran {
-        Ok(Ok(())) => return 0,
-        Ok(Err(text)) => text,
-        Err(payload) => format!("host function panicked: {}", panic_text(payload)),
-    };
-    write_message(&failure, message, message_size);
-    1
+    run_host_fn(f, message, message_size)
 }
 
 /// The error for a tuple that does not fit `function`'s parameters, or for a
@@ -372,6 +340,21 @@ where
     E: fmt::Display,
 {
     let f = Box::from_raw(user_data.cast::<F>());
+    run_host_fn(f, message, message_size)
+}
+
+/// Runs a host function's `f` with panics caught (`f` itself dropped within
+/// the catch when it moves into the closure), answering 0 for success, or 1
+/// with the failure's text (`Err`'s `Display`, or the panic's message)
+/// written into the `message_size`-byte `message`.
+///
+/// # Safety
+/// `message` is NULL or has `message_size` writable bytes.
+unsafe fn run_host_fn<E: fmt::Display>(
+    f: impl FnOnce() -> std::result::Result<(), E>,
+    message: *mut c_char,
+    message_size: usize,
+) -> i32 {
     let ran = panic::catch_unwind(AssertUnwindSafe(move || f().map_err(|e| e.to_string())));
     let failure = match ran {
         Ok(Ok(())) => return 0,
@@ -383,8 +366,9 @@ where
 }
 
 /// The text of a panic's payload (a `&str` or a `String`, as `panic!` makes
-/// them); the payload is dropped with panics caught too.
-fn panic_text(payload: Box<dyn Any + Send>) -> String {
+/// them); the payload is dropped with panics caught too (a payload whose
+/// drop panics again is leaked instead).
+pub(crate) fn panic_text(payload: Box<dyn Any + Send>) -> String {
     let text = payload
         .downcast_ref::<&str>()
         .map(|s| (*s).to_owned())

@@ -215,16 +215,6 @@ impl<'a> Texture<'a> {
     pub fn object(&self) -> u64 {
         self.object
     }
-
-    /// The raw handle, still owned by `self`.
-    pub fn as_raw(&self) -> sys::cuabi_texture {
-        self.handle.get()
-    }
-
-    /// Where the object's value is stored, for a launch to point at.
-    pub(crate) fn object_field(&self) -> *const u64 {
-        &self.object
-    }
 }
 
 impl fmt::Debug for Texture<'_> {
@@ -253,11 +243,6 @@ impl Surface {
     /// lives.
     pub fn object(&self) -> u64 {
         self.object
-    }
-
-    /// Where the object's value is stored, for a launch to point at.
-    pub(crate) fn object_field(&self) -> *const u64 {
-        &self.object
     }
 }
 

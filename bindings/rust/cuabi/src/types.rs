@@ -27,6 +27,10 @@ as_raw!(
     Surface => sys::cuabi_surface,
     Linker => sys::cuabi_linker,
     Library => sys::cuabi_library,
+    DeviceBuffer<T> [T: DeviceRepr] => sys::cuabi_buffer,
+    PinnedBuffer<T> [T: DeviceRepr] => sys::cuabi_host_buffer,
+    PinnedSlice<'_, T> [T: DeviceRepr] => sys::cuabi_host_buffer,
+    Texture<'_> => sys::cuabi_texture,
 );
 
 /// Plain data that may be copied to and from the device byte for byte and

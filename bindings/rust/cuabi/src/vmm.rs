@@ -1,53 +1,20 @@
 //! Virtual memory, by hand where Rust says more than the generated layer:
-//! descriptors as `OwnedFd`/`AsFd`, a free that takes the memory, and the
+//! a free that takes the memory, and the
 //! buffers over virtual memory typed as every [`DeviceBuffer`] is (a
 //! growable buffer, and a view of an [`AddressRange`]). The rest
-//! ([`PhysicalMemory::create`], [`AddressRange::reserve`],
+//! ([`PhysicalMemory::create`], [`PhysicalMemory::export_fd`],
+//! [`PhysicalMemory::import_fd`], [`AddressRange::reserve`],
 //! [`AddressRange::map`], [`AddressRange::unmap`],
 //! [`AddressRange::set_access`], [`Device::vm_granularity`] ...) is generated.
 
-#[cfg(unix)]
-use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
-
 use cuabi_sys as sys;
 
-use crate::error::{check, create, out, Error, Result};
+use crate::error::{check, create, Error, Result};
 use crate::memory::byte_len;
 use crate::objects::{AddressRange, PhysicalMemory};
 use crate::types::{Device, DeviceBuffer, DeviceRepr};
 
 impl PhysicalMemory {
-    /// A new file descriptor for memory made with
-    /// [`PhysicalMemoryFlags::EXPORTABLE`](crate::PhysicalMemoryFlags::EXPORTABLE),
-    /// to send to another process over a Unix socket (or let a child inherit:
-    /// clear `FD_CLOEXEC` first) for [`PhysicalMemory::import_fd`]. It is the
-    /// caller's and is closed on drop.
-    #[cfg(unix)]
-    pub fn export_fd(&self) -> Result<OwnedFd> {
-        let fd = out(|fd| unsafe { sys::cuabi_physical_memory_export_fd(self.as_raw(), fd) })?;
-        if fd < 0 {
-            return Err(Error::new(
-                sys::CUABI_ERROR_INTERNAL,
-                format!("cuabi_physical_memory_export_fd succeeded with descriptor {fd}"),
-            ));
-        }
-        // SAFETY: a new descriptor, owned by the caller (the header's rule).
-        Ok(unsafe { OwnedFd::from_raw_fd(fd) })
-    }
-
-    /// Opens, on `device` (the GPU the memory is on), the `bytes` of memory
-    /// another process exported with [`PhysicalMemory::export_fd`]. `fd`
-    /// stays the caller's. A descriptor that is no such memory (a file, a
-    /// pipe, a socket) is refused naming what it is.
-    #[cfg(unix)]
-    pub fn import_fd(device: &Device, fd: impl AsFd, bytes: usize) -> Result<PhysicalMemory> {
-        let fd = fd.as_fd().as_raw_fd();
-        let handle = unsafe {
-            create(|out| sys::cuabi_physical_memory_import_fd(device.as_raw(), fd, bytes, out))?
-        };
-        Ok(PhysicalMemory { handle })
-    }
-
     /// Gives the memory back to the driver now. While a range maps it the
     /// library refuses, and the memory comes back with the error
     /// (`Err((self, error))`); dropping it instead lets the last mapping
