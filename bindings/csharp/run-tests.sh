@@ -34,4 +34,4 @@ if [ -z "${CUABI_TEST_NVTX_TOOL:-}" ]; then
     [ -e "$tool" ] && export CUABI_TEST_NVTX_TOOL="$tool"
 fi
 cd "$repo"
-mono --debug "$here/out/Cuabi.Tests.exe" "$@"
+mono --debug "${CUABI_CSHARP_OUT:-$here/out}/Cuabi.Tests.exe" "$@"

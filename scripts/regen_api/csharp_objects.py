@@ -18,7 +18,9 @@ receiver, a member of a `partial` part of the binding's class for its object
 * out-parameters are the result: a getter `get_x` with one out value and no
   input is the read-only property `X`, otherwise a method returning the value,
   or C# out-parameters where there are several;
-* a two-call string is a `string`, a two-call blob a `byte[]`;
+* a two-call string is a `string`, a two-call blob a `byte[]`; an integer
+  out-parameter of BOOLEANS (1 or 0) a `bool`, a value of AS_INT an `int`;
+  the out-values of a getter of COMPOSED one value of the type made from them;
 * a value struct (the model's `value`: versioned, an init, numbers, enums
   and flag sets alone) is a public struct of its own, generated here
   (cuabi_access_policy_window -> AccessPolicyWindow): one read-write
@@ -35,7 +37,8 @@ receiver, a member of a `partial` part of the binding's class for its object
 * a pinned host buffer argument (PinnedBuffer<T>, a generic class) makes the
   method generic in T (`where T : struct`); offsets stay in bytes;
 * a query that answers CUABI_ERROR_NOT_READY without failing returns bool;
-* a library-level call is a static member of the static class Cuda, which
+* a library-level call is a static member of the static class Cuda (or, when
+  its name names an object, of that object's class: Device.Count), which
   loads the library first and keeps the native call in a separate,
   non-inlined method (Mono binds a method's native calls when it compiles it);
 * a getter whose property would be `Handle` (the raw driver handle) is
@@ -43,6 +46,9 @@ receiver, a member of a `partial` part of the binding's class for its object
 * a constructor is a static factory of the class it makes, taking the object
   it is made from first (FACTORIES: the classes made from their handle alone);
   another call that makes a handle of such a class returns its object;
+* a call of CONSUMES releases its receiver's handle itself: once it
+  succeeded, the object's SafeHandle is closed without a release (the object
+  is disposed);
 * a failing status throws through Errors.Check, the core's message unchanged.
 
 A scope (the model's `scope` of an opening call, the header's `@scope <name>
@@ -59,10 +65,17 @@ the one already leaving it. After the first Close or Dispose both do nothing.
 No finalizer (a scope never disposed stays open). Both calls must have a
 generated member here; otherwise regen stops naming the call.
 
+Every class of CLASSES also gets its handle plumbing here: the field `handle`
+(its SafeHandle), the property `Handle` (ObjectDisposedException once
+disposed), Dispose() (the release function, through the SafeHandle, with
+that function's documentation; IDisposable), and for a class made from its
+handle alone (FACTORIES) the constructor `internal X(SafeXHandle handle)`,
+each unless CORE_BY_HAND or CONSTRUCTED_BY_HAND leaves it to the class.
+
 Names: the function's name without `cuabi_<object>_`, in PascalCase.
 
 What this layer does not write stays hand-written in the binding's classes:
-functions with an `idiom`, releases (Dispose), constructors of classes
+functions with an `idiom`, the Dispose() of CORE_BY_HAND, constructors of classes
 that hold more than their handle (a device's ordinal, a buffer's element type), library
 calls (the static class Cuda binds its native calls only after
 CuabiLibrary.Load), the roles with no plain C# form here (versioned structs
@@ -80,7 +93,7 @@ import textwrap
 from typing import Any, Dict, List, Optional, Tuple
 
 from common import banner, built_types
-from csharp import Types, doc, ident, pascal, stem, struct_name
+from csharp import Types, doc, handle_class, ident, pascal, stem, struct_name
 
 OUT = "bindings/csharp/src/Objects.g.cs"
 
@@ -137,20 +150,54 @@ FACTORIES: Dict[str, str] = {
     "cuabi_address_range": "new AddressRange({})",
 }
 
+# Each class's handle plumbing is generated too: the field `handle` (its
+# SafeHandle), the property `Handle` (ObjectDisposedException once disposed)
+# and Dispose(), the release call through the SafeHandle (the release
+# function's documentation), except the parts a class writes by hand:
+CORE_BY_HAND: Dict[str, Dict[str, str]] = {
+    "cuabi_function": {
+        "Handle": "Kernel.Handle checks the kernel's own disposed flag, which its launch plans also read",
+        "Dispose": "Kernel.Dispose() also drops the launch plans it prepared for itself",
+    },
+    "cuabi_launch_plan": {"Dispose": "LaunchPlan.Dispose() also forgets the argument block and its arguments"},
+}
+
+# The classes made from their handle alone (FACTORIES) get the constructor
+# `internal X(SafeXHandle handle)` that keeps it, except these, whose
+# constructor reads more from the handle.
+CONSTRUCTED_BY_HAND = {"cuabi_array": "a CudaArray reads its shape once, when made"}
+
+# Calls that release their receiver's handle themselves (the header: "...
+# and releases the handle"): once one succeeded, the generated member closes
+# the object's SafeHandle without a release, so that neither Dispose() nor
+# the finalizer releases the handle again.
+CONSUMES = {"cuabi_buffer_free_async", "cuabi_physical_memory_free"}
+
+# Out-parameters (function, parameter) the header says receive 1 or 0 (a
+# yes or no): a bool.
+BOOLEANS = {("cuabi_module_get_from_cache", "hit"), ("cuabi_device_can_access_peer", "can_access")}
+
+# Values the binding gives as an `int` (they always fit one; a count past
+# int.MaxValue throws OverflowException): (function, out-parameter), or
+# (function, "") for the value it returns.
+AS_INT = {("cuabi_module_get_kernel_count", "count"), ("cuabi_version", "")}
+
+# The C# default values of trailing arguments: (function, parameter) -> value.
+DEFAULTS = {("cuabi_stream_begin_capture", "mode"): "CaptureMode.Global"}
+
+# Getters whose several out-values are one value of a C# type made from
+# them in order (`new ComputeCapability(major, minor)`): function -> type.
+COMPOSED = {"cuabi_device_get_compute_capability": "ComputeCapability", "cuabi_nvrtc_get_version": "Version"}
+
 # Functions whose C# form differs from the plain one, and why.
 HAND_WRITTEN: Dict[str, str] = {
     "cuabi_copy_3d": "Copy3D.Copy(): the object describing the box runs it (pinning a managed array for the call)",
     "cuabi_copy_3d_async": "Copy3D.CopyAsync(stream): the object describing the box queues it",
-    "cuabi_device_get_compute_capability": "a ComputeCapability value",
     "cuabi_device_get_memory_info": "kept as GetMemoryInfo(out long free, out long total)",
-    "cuabi_device_get_stream_priority_range": "kept as GetStreamPriorityRange(out int, out int)",
     "cuabi_device_get_ordinal": "Ordinal is read once, when the Device is made",
-    "cuabi_module_get_from_cache": "FromCache is a bool",
-    "cuabi_module_get_kernel_count": "KernelCount is an int",
     "cuabi_function_get_name": "Name is read once and kept",
     "cuabi_host_buffer_get_pointer": "Pointer is read once, when the buffer is made",
     "cuabi_memory_pool_get_release_threshold": "ReleaseThreshold is a long, with a setter",
-    "cuabi_version": "Version is an int",
     "cuabi_last_error_message": "read by the exception mapping (CudaException.cs), not exposed",
     "cuabi_last_error_status": "read by the exception mapping (CudaException.cs), not exposed",
     "cuabi_last_error_code": "read by the exception mapping (CudaException.cs), not exposed",
@@ -159,16 +206,7 @@ HAND_WRITTEN: Dict[str, str] = {
     "cuabi_last_error_get_launch": "read by the exception mapping: CudaException.Launches",
     "cuabi_last_error_get_launch_kernel": "read by the exception mapping: CudaException.Launches",
     "cuabi_last_error_clear": "read by the exception mapping (CudaException.cs), not exposed",
-    "cuabi_nvrtc_get_version": "NvrtcVersion is a System.Version",
-    "cuabi_device_get_count": "Device.Count",
-    "cuabi_texture_get_handle": "the raw CUtexObject value; Handle is the SafeHandle",
-    "cuabi_surface_get_handle": "the raw CUsurfObject value; Handle is the SafeHandle",
-    "cuabi_stream_begin_capture": "its mode defaults to CaptureMode.Global",
-    "cuabi_device_can_access_peer": "CanAccessPeer is a bool",
-    "cuabi_buffer_free_async": "the library releases the handle: the SafeHandle is closed without a release",
-    "cuabi_physical_memory_free": "the library releases the handle: the SafeHandle is closed without a release",
     "cuabi_buffer_grow": "DeviceBuffer<T>.Grow takes a count of elements and keeps Count",
-    "cuabi_buffer_get_host_pointer": "DeviceBuffer<T>.HostPointer checks the buffer's kind",
     "cuabi_memory_pool_trim": "its byte count defaults to 0",
     "cuabi_set_context_lost_callback": (
         "the static event Cuda.ContextLost (Cuda.cs): one native callback, kept for the process, "
@@ -202,8 +240,19 @@ VALUE_ROLES = {"struct_in", "struct_out"}
 VALUE_MEMBERS = {"Default", "DefaultCore", "ToNative", "FromNative", "Equals", "GetHashCode", "ToString", "GetType"}
 
 
+def static_owner(fn: Dict[str, Any]) -> Optional[str]:
+    """The handle type whose class a library call is a static member of: its
+    object's (cuabi_device_get_count is Device.Count); None for Cuda's."""
+    if fn.get("receiver") or fn.get("call") != "library" or not fn.get("object"):
+        return None
+    owner = "cuabi_" + fn["object"]
+    return owner if owner in CLASSES else None
+
+
 def member_name(fn: Dict[str, Any]) -> str:
     words = fn["method"].split("_")
+    if static_owner(fn) and fn["method"].startswith(fn["object"] + "_"):
+        words = words[len(fn["object"].split("_")) :]  # Device.Count, not Device.DeviceCount
     return pascal(words)
 
 
@@ -295,6 +344,10 @@ class Emitter:
         """The C# type a caller gets for an out-parameter."""
         if p["role"] == "struct_out":
             return value_class(p["struct"])
+        if p.get("boolean"):
+            return "bool"
+        if p.get("as_int"):
+            return "int"
         return self.public_type(p["type"])
 
     # -- value structs -------------------------------------------------------
@@ -451,8 +504,8 @@ class Emitter:
         return lines
 
     def in_signature(self, ins: List[Dict[str, Any]], outs: List[Dict[str, Any]]) -> Tuple[List[str], str]:
-        """The C# parameters of a member's inputs, and "<T>" where a
-        PinnedBuffer<T> is one of them (else "")."""
+        """The C# parameters of a member's inputs (with their DEFAULTS), and
+        "<T>" where a PinnedBuffer<T> is one of them (else "")."""
         sig: List[str] = []
         generic = ""
 
@@ -474,7 +527,10 @@ class Emitter:
             elif p["role"] == "struct_in":
                 sig.append(f"{value_class(p['struct'])} {camel(p['name'])}")
             else:
-                sig.append(f"{self.public_type(p['type'])} {camel(p['name'])}")
+                default = p.get("default")
+                sig.append(f"{self.public_type(p['type'])} {camel(p['name'])}" + (f" = {default}" if default else ""))
+        if any(p.get("default") for p in ins[:-1]) or (outs and any(p.get("default") for p in ins)):
+            raise SystemExit("regen: csharp: a default value (DEFAULTS) is not on the last argument")
         return sig, generic
 
     @staticmethod
@@ -490,7 +546,15 @@ class Emitter:
     def member(self, fn: Dict[str, Any]) -> List[str]:
         i2, i3 = "        ", "            "
         name = member_name(fn)
-        params = fn["params"]
+        params = [dict(p, boolean=True) if (fn["name"], p["name"]) in BOOLEANS else p for p in fn["params"]]
+        params = [dict(p, as_int=True) if (fn["name"], p["name"]) in AS_INT else p for p in params]
+        params = [
+            dict(p, default=DEFAULTS[fn["name"], p["name"]]) if (fn["name"], p["name"]) in DEFAULTS else p
+            for p in params
+        ]
+        for p in params:
+            if p.get("boolean") and (p["role"] != "out" or p["type"]["kind"] != "int"):
+                raise SystemExit(f"regen: csharp: {fn['name']}.{p['name']} in BOOLEANS is no integer out-parameter")
         if fn["call"] == "constructor":
             # the object a constructor is made from is its first argument
             params = [dict(p, role="handle") if p["role"] == "receiver" else p for p in params]
@@ -507,10 +571,20 @@ class Emitter:
         body: List[str] = []
         args: List[str] = []
         leases: List[str] = []  # what built structs hold while the call runs
+        consumes = fn["name"] in CONSUMES
+        if consumes:
+            if call != "action" or outs or fn["returns"]["base"] != "cuabi_status":
+                raise SystemExit(f"regen: csharp: {fn['name']} in CONSUMES is no action answering a status")
+            body.append(f"{i3}var h = Handle;")
+            lines.append(
+                f"{i2}/// <remarks>The library releases the handle: once this succeeded the object is "
+                "disposed (its members throw ObjectDisposedException), and neither Dispose nor the "
+                "finalizer releases the handle again.</remarks>"
+            )
         for p in params:
             role, n = p["role"], camel(p["name"])
             if role == "receiver":
-                args.append("Handle")
+                args.append("h" if consumes else "Handle")
             elif role == "handle":
                 cls = CLASSES[p.get("handle_type", p["type"]["base"])][0]
                 base = p["type"]["base"]
@@ -580,8 +654,13 @@ class Emitter:
             v = camel(p["name"]).lstrip("@") + "Value"
             if p["role"] == "struct_out":
                 return f"{value_class(p['struct'])}.FromNative(ref {v})"
+            if p.get("as_int"):
+                wide = p["type"]["base"] in ("size_t", "uintptr_t")
+                return f"checked((int){v}.ToUInt64())" if wide else f"checked((int){v})"
             if p["type"]["base"] in ("size_t", "uintptr_t"):
                 return f"(long){v}.ToUInt64()"
+            if p.get("boolean"):
+                return f"{v} != 0"
             return v
 
         if call in ("string", "blob"):
@@ -608,6 +687,9 @@ class Emitter:
             elif t["kind"] == "char":
                 ret = "string"
                 body.append(f"{i3}return Utf8.FromNative({native_call});")
+            elif (fn["name"], "") in AS_INT:
+                ret = "int"
+                body.append(f"{i3}return checked((int){native_call});")
             else:
                 ret = self.types.returns(t)
                 body.append(f"{i3}return {native_call};")
@@ -617,6 +699,10 @@ class Emitter:
             body.append(f"{i3}if (status == CudaStatus.NotReady) return false;")
             body.append(f"{i3}Errors.Check(status);")
             body.append(f"{i3}return true;")
+        elif fn["name"] in COMPOSED:
+            ret = COMPOSED[fn["name"]]
+            body.append(f"{i3}Errors.Check({native_call});")
+            body.append(f"{i3}return new {ret}({', '.join(result(p) for p in outs)});")
         elif len(outs) == 1:
             ret = self.out_type(outs[0])
             body.append(f"{i3}Errors.Check({native_call});")
@@ -624,6 +710,8 @@ class Emitter:
         elif not outs:
             ret = "void"
             body.append(f"{i3}Errors.Check({native_call});")
+            if consumes:
+                body.append(f"{i3}h.SetHandleAsInvalid(); // released by the library: closed without a release")
         else:
             ret = "void"
             for p in outs:
@@ -668,6 +756,49 @@ class Emitter:
             lines.append(f"{i2}}}")
         return lines
 
+    # -- handle plumbing -----------------------------------------------------
+    def core(self, handle: str, release: Optional[Dict[str, Any]]) -> List[str]:
+        """A class's field `handle`, its constructor from the handle alone
+        (FACTORIES but CONSTRUCTED_BY_HAND), the property `Handle` and
+        Dispose() (the release), each unless CORE_BY_HAND writes it."""
+        i2, i3 = "        ", "            "
+        cls, safe = CLASSES[handle][0], handle_class(handle)
+        by_hand = CORE_BY_HAND.get(handle, {})
+        lines = [f"{i2}private readonly {safe} handle;"]
+        if handle in FACTORIES and handle not in CONSTRUCTED_BY_HAND:
+            lines += [
+                "",
+                f"{i2}internal {cls}({safe} handle)",
+                f"{i2}{{",
+                f"{i3}this.handle = handle;",
+                f"{i2}}}",
+            ]
+        if "Handle" not in by_hand:
+            lines += [
+                "",
+                doc("The raw handle, for the <see cref=\"NativeMethods\"/> layer.", i2).rstrip("\n"),
+                f'{i2}/// <exception cref="ObjectDisposedException">The object was disposed.</exception>',
+                f"{i2}public {safe} Handle",
+                f"{i2}{{",
+                f"{i3}get {{ handle.ThrowIfClosed(this); return handle; }}",
+                f"{i2}}}",
+            ]
+        if "Dispose" not in by_hand:
+            if release is None:
+                raise SystemExit(f"regen: csharp: {handle} has no release function for Dispose()")
+            summary = f"{release['doc']} ({release['name']})" if release["doc"] else release["name"]
+            lines += [
+                "",
+                doc(summary, i2).rstrip("\n"),
+                f"{i2}/// <remarks>Once disposed, or once the library released the handle, "
+                "Dispose does nothing.</remarks>",
+                f"{i2}public void Dispose()",
+                f"{i2}{{",
+                f"{i3}handle.Dispose();",
+                f"{i2}}}",
+            ]
+        return lines
+
     # -- scopes --------------------------------------------------------------
     def scope_class(self, fn: Dict[str, Any], closer: Dict[str, Any]) -> List[str]:
         """The IDisposable class of a scope (the model's `scope` of `fn`): its
@@ -695,7 +826,7 @@ class Emitter:
             raise SystemExit(f"{where}: a PinnedBuffer<T> argument (a generic scope class)")
         types = {}
         for p, text in zip(ins, sig):
-            types[p["name"]] = text.replace(" = null", "").rsplit(" ", 1)[0]
+            types[p["name"]] = text.split(" = ")[0].rsplit(" ", 1)[0]
 
         def call(f: Dict[str, Any], names: List[str]) -> str:
             """The generated member of `f` called with the C# arguments `names`."""
@@ -862,7 +993,17 @@ def objects(model: Dict[str, Any]) -> str:
             raise SystemExit(f"regen: csharp: the scope {fn['scope']['name']} would be named like another type")
         taken.add(cls)
         scopes.append((cls, fn, em.scope_class(fn, by_name[fn["scope"]["closer"]])))
+    releases: Dict[str, Dict[str, Any]] = {}  # each handle type's release function
     for fn in model["functions"]:
+        if fn.get("releases") and fn.get("receiver"):
+            recv = next(p for p in fn["params"] if p["name"] == fn["receiver"])
+            releases[recv["type"]["base"]] = fn
+    for fn in model["functions"]:
+        released = next((h for h, r in releases.items() if r is fn), None)
+        if released in CLASSES:
+            if "Dispose" in CORE_BY_HAND.get(released, {}):
+                skipped.append((fn["name"], CORE_BY_HAND[released]["Dispose"]))
+            continue  # otherwise the class's generated Dispose()
         reason = skip_reason(fn, em.values)
         member: List[str] = []
         if reason is None:
@@ -877,7 +1018,8 @@ def objects(model: Dict[str, Any]) -> str:
             by_class[made.get("handle_type", made["type"]["base"])].append(member)
             continue
         if not fn.get("receiver"):
-            library.append(member)
+            owner = static_owner(fn)
+            (by_class[owner] if owner else library).append(member)
             continue
         recv = next(p for p in fn["params"] if p["name"] == fn["receiver"])
         by_class[recv["type"]["base"]].append(member)
@@ -907,9 +1049,11 @@ def objects(model: Dict[str, Any]) -> str:
         text += "    }\n"
         parts.append(text)
     for handle, members in by_class.items():
-        if not members:
-            continue
-        decl = CLASSES[handle][1]
+        members.insert(0, em.core(handle, releases.get(handle)))
+        decl = CLASSES[handle][1] + " : IDisposable"
+        if " where " in decl:  # a generic class: its interfaces before its constraint
+            head, where = CLASSES[handle][1].split(" where ", 1)
+            decl = f"{head} : IDisposable where {where}"
         text = f"    {decl}\n    {{\n"
         text += "\n\n".join("\n".join(m) for m in members) + "\n"
         text += "    }\n"

@@ -14,10 +14,7 @@ namespace Cuabi
         /// <summary>The 8-byte argument; <see cref="ObjectDisposedException"/> once disposed.</summary>
         ulong LaunchValue { get; }
 
-        /// <summary>Whether the object was disposed (or released by its finalizer).</summary>
-        bool IsDisposed { get; }
-
-        /// <summary>The handle whose <see cref="SafeHandle.IsClosed"/> is <see cref="IsDisposed"/> (what plans check per launch).</summary>
+        /// <summary>The handle, closed once the object was disposed (or released by its finalizer): what plans check per launch.</summary>
         SafeHandle Lifetime { get; }
 
         /// <summary>What the object is, for messages: "device memory", "texture object", "surface object".</summary>
@@ -33,7 +30,6 @@ namespace Cuabi
     /// </summary>
     public sealed partial class CudaArray : IDisposable
     {
-        private readonly SafeArrayHandle handle;
         private readonly ArrayDesc desc; // read once: an array's shape never changes
 
         internal CudaArray(SafeArrayHandle handle)
@@ -48,12 +44,6 @@ namespace Cuabi
                 handle.Dispose();
                 throw;
             }
-        }
-
-        /// <summary>The raw handle, for the <see cref="NativeMethods"/> layer.</summary>
-        public SafeArrayHandle Handle
-        {
-            get { handle.ThrowIfClosed(this); return handle; }
         }
 
         /// <summary>Elements per row.</summary>
@@ -112,12 +102,6 @@ namespace Cuabi
         public Surface CreateSurface()
         {
             return Surface.Create(this);
-        }
-
-        /// <summary>Releases the array (freed once no texture or surface object uses it).</summary>
-        public void Dispose()
-        {
-            handle.Dispose();
         }
 
         /// <summary>"CudaArray width x height x depth format xN".</summary>
@@ -212,23 +196,12 @@ namespace Cuabi
     /// </example>
     public sealed partial class Texture : IDisposable, IArgumentObject
     {
-        private readonly SafeTextureHandle handle;
         private readonly object source;
-        private readonly ulong value;
 
         private Texture(SafeTextureHandle handle, object source)
         {
             this.handle = handle;
             this.source = source;
-            try
-            {
-                Errors.Check(NativeMethods.cuabi_texture_get_handle(handle, out value));
-            }
-            catch
-            {
-                handle.Dispose();
-                throw;
-            }
         }
 
         /// <summary>A texture over all of <paramref name="array"/>; its element type is the array's.</summary>
@@ -313,18 +286,6 @@ namespace Cuabi
             return new Texture(h, source);
         }
 
-        /// <summary>The raw handle, for the <see cref="NativeMethods"/> layer.</summary>
-        public SafeTextureHandle Handle
-        {
-            get { handle.ThrowIfClosed(this); return handle; }
-        }
-
-        /// <summary>The CUtexObject (cudaTextureObject_t): the 8-byte kernel argument. Valid until disposal.</summary>
-        public ulong NativeHandle
-        {
-            get { handle.ThrowIfClosed(this); return value; }
-        }
-
         /// <summary>What the texture reads: the <see cref="CudaArray"/> or <see cref="DeviceMemory"/> it was made over.</summary>
         public object Source
         {
@@ -336,11 +297,6 @@ namespace Cuabi
             get { return NativeHandle; }
         }
 
-        bool IArgumentObject.IsDisposed
-        {
-            get { return handle.IsClosed; }
-        }
-
         SafeHandle IArgumentObject.Lifetime
         {
             get { return handle; }
@@ -349,12 +305,6 @@ namespace Cuabi
         string IArgumentObject.What
         {
             get { return "texture object"; }
-        }
-
-        /// <summary>Releases the texture object (launches already made still read it).</summary>
-        public void Dispose()
-        {
-            handle.Dispose();
         }
     }
 
@@ -368,23 +318,12 @@ namespace Cuabi
     /// </summary>
     public sealed partial class Surface : IDisposable, IArgumentObject
     {
-        private readonly SafeSurfaceHandle handle;
         private readonly CudaArray array;
-        private readonly ulong value;
 
         private Surface(SafeSurfaceHandle handle, CudaArray array)
         {
             this.handle = handle;
             this.array = array;
-            try
-            {
-                Errors.Check(NativeMethods.cuabi_surface_get_handle(handle, out value));
-            }
-            catch
-            {
-                handle.Dispose();
-                throw;
-            }
         }
 
         /// <summary>A surface object over <paramref name="array"/>.</summary>
@@ -399,18 +338,6 @@ namespace Cuabi
             return new Surface(h, array);
         }
 
-        /// <summary>The raw handle, for the <see cref="NativeMethods"/> layer.</summary>
-        public SafeSurfaceHandle Handle
-        {
-            get { handle.ThrowIfClosed(this); return handle; }
-        }
-
-        /// <summary>The CUsurfObject (cudaSurfaceObject_t): the 8-byte kernel argument. Valid until disposal.</summary>
-        public ulong NativeHandle
-        {
-            get { handle.ThrowIfClosed(this); return value; }
-        }
-
         /// <summary>The array the surface reads and writes.</summary>
         public CudaArray Array
         {
@@ -422,11 +349,6 @@ namespace Cuabi
             get { return NativeHandle; }
         }
 
-        bool IArgumentObject.IsDisposed
-        {
-            get { return handle.IsClosed; }
-        }
-
         SafeHandle IArgumentObject.Lifetime
         {
             get { return handle; }
@@ -435,12 +357,6 @@ namespace Cuabi
         string IArgumentObject.What
         {
             get { return "surface object"; }
-        }
-
-        /// <summary>Releases the surface object (launches already made still use it).</summary>
-        public void Dispose()
-        {
-            handle.Dispose();
         }
     }
 }

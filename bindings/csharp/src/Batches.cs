@@ -60,6 +60,7 @@ namespace Cuabi
         private readonly List<SafeHandle> held = new List<SafeHandle>();
         private readonly List<GCHandle> pins = new List<GCHandle>();
         private readonly Dictionary<Array, IntPtr> pinned = new Dictionary<Array, IntPtr>();
+        private readonly List<object> kept = new List<object>();
 
         internal IntPtr Hold(SafeHandle h)
         {
@@ -79,6 +80,13 @@ namespace Cuabi
             return p;
         }
 
+        /// <summary>Keeps <paramref name="o"/> (a pinned buffer) reachable until disposal; answers <paramref name="p"/>.</summary>
+        internal IntPtr Keep(object o, IntPtr p)
+        {
+            kept.Add(o);
+            return p;
+        }
+
         /// <summary>Lets go of the handles and the pinned arrays.</summary>
         public void Dispose()
         {
@@ -87,6 +95,8 @@ namespace Cuabi
             pinned.Clear();
             foreach (SafeHandle h in held) h.DangerousRelease();
             held.Clear();
+            GC.KeepAlive(kept);
+            kept.Clear();
         }
     }
 
@@ -251,8 +261,7 @@ namespace Cuabi
             int count = copies.Count;
             var descs = new Copy3DDescNative[Math.Max(count, 1)];
             descs[0] = Copy3DDescNative.Create();
-            var leases = new CopyEnd.Lease[count];
-            try
+            using (var lease = new BatchLease())
             {
                 for (int i = 0; i < count; i++)
                 {
@@ -267,14 +276,9 @@ namespace Cuabi
                         throw new ArgumentException(
                             "copies[" + i + "] names a managed array, pinned only while a call runs; a batch needs " +
                             "host memory that stays put (CopyEnd.Host(PinnedBuffer<T>))", nameof(copies));
-                    descs[i] = c.Describe(ref leases[i]);
+                    descs[i] = c.Describe(lease);
                 }
                 Errors.Check(NativeMethods.cuabi_stream_copy_3d_batch(Handle, ref descs[0], (UIntPtr)(uint)count, flags));
-            }
-            finally
-            {
-                for (int i = 0; i < count; i++)
-                    leases[i].Release();
             }
         }
 

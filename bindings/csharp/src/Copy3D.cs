@@ -135,9 +135,9 @@ namespace Cuabi
 
         /// <summary>
         /// Writes this side into the descriptor, pinning a managed array and
-        /// holding the handles it names; <see cref="Lease.Release"/> undoes that.
+        /// holding the handles it names, in <paramref name="lease"/>; disposing it undoes that.
         /// </summary>
-        internal void Apply(ref Copy3DDescNative d, bool destination, Copy3D copy, ref Lease lease)
+        internal void Apply(ref Copy3DDescNative d, bool destination, Copy3D copy, BatchLease lease)
         {
             UIntPtr x = Ranges.Bytes(XBytes, 1, "XBytes"), y = Ranges.Bytes(Y, 1, "Y"), z = Ranges.Bytes(Z, 1, "Z");
             UIntPtr pitch = Ranges.Bytes(PitchBytes, 1, "PitchBytes"), height = Ranges.Bytes(SliceHeight, 1, "SliceHeight");
@@ -209,59 +209,6 @@ namespace Cuabi
             {
                 throw new ArgumentException("the box's extent in the " + side + "'s host memory overflows 64 bits",
                     destination ? "Destination" : "Source");
-            }
-        }
-
-        /// <summary>What a copy pinned and held while it ran.</summary>
-        internal struct Lease
-        {
-            private GCHandle pin0, pin1;
-            private SafeHandle held0, held1;
-            private object kept0, kept1;
-
-            internal IntPtr Pin(Array a)
-            {
-                GCHandle pin = GCHandle.Alloc(a, GCHandleType.Pinned);
-                if (!pin0.IsAllocated)
-                    pin0 = pin;
-                else
-                    pin1 = pin;
-                return pin.AddrOfPinnedObject();
-            }
-
-            internal IntPtr Hold(SafeHandle h)
-            {
-                bool added = false;
-                h.DangerousAddRef(ref added);
-                if (held0 == null)
-                    held0 = h;
-                else
-                    held1 = h;
-                return h.DangerousGetHandle();
-            }
-
-            internal IntPtr Keep(object o, IntPtr p)
-            {
-                if (kept0 == null)
-                    kept0 = o;
-                else
-                    kept1 = o;
-                return p;
-            }
-
-            internal void Release()
-            {
-                if (pin0.IsAllocated)
-                    pin0.Free();
-                if (pin1.IsAllocated)
-                    pin1.Free();
-                if (held0 != null)
-                    held0.DangerousRelease();
-                if (held1 != null)
-                    held1.DangerousRelease();
-                held0 = held1 = null;
-                GC.KeepAlive(kept0);
-                GC.KeepAlive(kept1);
             }
         }
     }
@@ -344,15 +291,10 @@ namespace Cuabi
             if (Destination == null)
                 throw new ArgumentNullException("Destination");
             SafeStreamHandle s = async ? CudaStream.HandleOf(stream) : null;
-            var lease = new CopyEnd.Lease();
-            try
+            using (var lease = new BatchLease())
             {
-                Copy3DDescNative d = Describe(ref lease);
+                Copy3DDescNative d = Describe(lease);
                 Errors.Check(async ? NativeMethods.cuabi_copy_3d_async(ref d, s) : NativeMethods.cuabi_copy_3d(ref d));
-            }
-            finally
-            {
-                lease.Release();
             }
         }
 
@@ -372,10 +314,10 @@ namespace Cuabi
                 throw new ArgumentException(
                     "a managed array is pinned only while a call runs; the library uses this copy's host memory after the " +
                     "call returns (CopyEnd.Host(PinnedBuffer<T>))", what + (Source.IsManagedArray ? ".Source" : ".Destination"));
-            var held = new HeldLease();
+            var held = new BatchLease();
             try
             {
-                Copy3DDescNative d = Describe(ref held.Lease);
+                Copy3DDescNative d = Describe(held);
                 lease = held;
                 return d;
             }
@@ -386,25 +328,14 @@ namespace Cuabi
             }
         }
 
-        /// <summary>A lease handed out by <see cref="IDescribes{T}.Describe"/>.</summary>
-        private sealed class HeldLease : IDisposable
-        {
-            internal CopyEnd.Lease Lease;
-
-            public void Dispose()
-            {
-                Lease.Release();
-            }
-        }
-
-        internal Copy3DDescNative Describe(ref CopyEnd.Lease lease)
+        internal Copy3DDescNative Describe(BatchLease lease)
         {
             var d = Copy3DDescNative.Create();
             d.width_bytes = Ranges.Bytes(WidthBytes, 1, "WidthBytes");
             d.height = Ranges.Bytes(Height, 1, "Height");
             d.depth = Ranges.Bytes(Depth, 1, "Depth");
-            Source.Apply(ref d, false, this, ref lease);
-            Destination.Apply(ref d, true, this, ref lease);
+            Source.Apply(ref d, false, this, lease);
+            Destination.Apply(ref d, true, this, lease);
             return d;
         }
     }

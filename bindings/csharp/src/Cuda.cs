@@ -17,18 +17,6 @@ namespace Cuabi
     /// </remarks>
     public static partial class Cuda
     {
-        /// <summary>The library's version number (MAJOR * 10000 + MINOR * 100 + PATCH).</summary>
-        public static int Version
-        {
-            get { CuabiLibrary.Load(); return VersionCore(); }
-        }
-
-        /// <summary>NVRTC's version (opens NVRTC if needed).</summary>
-        public static Version NvrtcVersion
-        {
-            get { CuabiLibrary.Load(); return NvrtcVersionCore(); }
-        }
-
         // ---- the context lost: an event over cuabi_set_context_lost_callback ----
 
         private static readonly object contextLostGate = new object();
@@ -153,20 +141,6 @@ namespace Cuabi
             {
                 // Documented: a handler's exception is ignored.
             }
-        }
-
-        [MethodImpl(MethodImplOptions.NoInlining)]
-        private static int VersionCore()
-        {
-            return (int)NativeMethods.cuabi_version();
-        }
-
-        [MethodImpl(MethodImplOptions.NoInlining)]
-        private static Version NvrtcVersionCore()
-        {
-            int major, minor;
-            Errors.Check(NativeMethods.cuabi_nvrtc_get_version(out major, out minor));
-            return new Version(major, minor);
         }
     }
 }

@@ -13,13 +13,6 @@ namespace Cuabi
     {
         private static readonly byte[] NoBytes = new byte[1];
 
-        private readonly SafeLibraryHandle handle;
-
-        private CudaLibrary(SafeLibraryHandle handle)
-        {
-            this.handle = handle;
-        }
-
         /// <summary>Loads CUBIN, PTX or fatbin bytes (e.g. <see cref="Program.Cubin"/>, <see cref="Linker.Image"/>) as a library.</summary>
         /// <param name="image">The image.</param>
         /// <exception cref="CudaException"><see cref="CudaStatus.InvalidArgument"/> for no bytes; a driver error for an image it refuses.</exception>
@@ -31,18 +24,6 @@ namespace Cuabi
             return LoadCore(image);
         }
 
-        /// <summary>The raw handle, for the <see cref="NativeMethods"/> layer.</summary>
-        public SafeLibraryHandle Handle
-        {
-            get { handle.ThrowIfClosed(this); return handle; }
-        }
-
-        /// <summary>Releases the library; it is unloaded once no module made from it is in use.</summary>
-        public void Dispose()
-        {
-            handle.Dispose();
-        }
-
         [MethodImpl(MethodImplOptions.NoInlining)]
         private static unsafe CudaLibrary LoadCore(byte[] image)
         {
@@ -52,6 +33,5 @@ namespace Cuabi
                 Errors.Check(NativeMethods.cuabi_library_load_data((IntPtr)p, (UIntPtr)(uint)image.Length, out h));
             return new CudaLibrary(h);
         }
-
     }
 }

@@ -57,42 +57,7 @@ namespace Cuabi
     /// <summary>Loaded device code. Kernels taken from it keep it alive.</summary>
     public sealed partial class CudaModule : IDisposable
     {
-        private readonly SafeModuleHandle handle;
         private ReadOnlyCollection<ModuleKernel> kernels;
-
-        internal CudaModule(SafeModuleHandle handle)
-        {
-            this.handle = handle;
-        }
-
-        /// <summary>The raw handle, for the <see cref="NativeMethods"/> layer.</summary>
-        public SafeModuleHandle Handle
-        {
-            get { handle.ThrowIfClosed(this); return handle; }
-        }
-
-        /// <summary>True when <see cref="Device.Compile"/> or <see cref="Linker.Link"/> served this module from the on-disk cache.</summary>
-        public bool FromCache
-        {
-            get
-            {
-                int hit;
-                Errors.Check(NativeMethods.cuabi_module_get_from_cache(Handle, out hit));
-                return hit != 0;
-            }
-        }
-
-        /// <summary>The number of kernels in the module (driver 12.4 or newer).</summary>
-        /// <exception cref="CudaException"><see cref="CudaStatus.NotSupported"/> with an older driver.</exception>
-        public int KernelCount
-        {
-            get
-            {
-                UIntPtr count;
-                Errors.Check(NativeMethods.cuabi_module_get_kernel_count(Handle, out count));
-                return checked((int)count.ToUInt64());
-            }
-        }
 
         /// <summary>The name of kernel <paramref name="index"/> (0 to <see cref="KernelCount"/> - 1, in the driver's order).</summary>
         /// <param name="index">The kernel's index.</param>
@@ -151,18 +116,10 @@ namespace Cuabi
         /// <exception cref="CudaException"><see cref="CudaStatus.NotFound"/> when there is no such global.</exception>
         public ModuleGlobal GetGlobal(string name)
         {
-            if (name == null)
-                throw new ArgumentNullException("name");
             ulong ptr;
-            UIntPtr bytes;
-            Errors.Check(NativeMethods.cuabi_module_get_global(Handle, Utf8.Encode(name, "name"), out ptr, out bytes));
-            return new ModuleGlobal(ptr, (long)bytes.ToUInt64());
-        }
-
-        /// <summary>Releases the module (kernels taken from it stay usable).</summary>
-        public void Dispose()
-        {
-            handle.Dispose();
+            long bytes;
+            GetGlobal(name, out ptr, out bytes);
+            return new ModuleGlobal(ptr, bytes);
         }
     }
 }

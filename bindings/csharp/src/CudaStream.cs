@@ -11,19 +11,6 @@ namespace Cuabi
     /// </summary>
     public sealed partial class CudaStream : IDisposable
     {
-        private readonly SafeStreamHandle handle;
-
-        internal CudaStream(SafeStreamHandle handle)
-        {
-            this.handle = handle;
-        }
-
-        /// <summary>The raw handle, for the <see cref="NativeMethods"/> layer.</summary>
-        public SafeStreamHandle Handle
-        {
-            get { handle.ThrowIfClosed(this); return handle; }
-        }
-
         /// <summary>True when all work submitted to the stream is done (does not wait).</summary>
         public bool IsComplete
         {
@@ -45,42 +32,8 @@ namespace Cuabi
         public void LaunchHostFunc(Action callback)
         {
             SafeStreamHandle h = Handle;
-            if (callback == null)
-            {
-                Errors.Check(NativeMethods.cuabi_stream_launch_host_func(h, null, IntPtr.Zero));
-                return;
-            }
-            GCHandle keep = GCHandle.Alloc(callback);
-            CudaStatus status;
-            try
-            {
-                status = NativeMethods.cuabi_stream_launch_host_func(h, HostFunctions.Trampoline, GCHandle.ToIntPtr(keep));
-            }
-            catch
-            {
-                keep.Free();
-                throw;
-            }
-            if (status != CudaStatus.Success)
-            {
-                // Refused: the callback will never run, so its handle is freed here.
-                CudaException e = Errors.FromLastError(status);
-                keep.Free();
-                throw e;
-            }
-        }
-
-        /// <summary>Starts capturing the work submitted to this stream into a graph instead of running it.</summary>
-        /// <param name="mode">The capture mode.</param>
-        public void BeginCapture(CaptureMode mode = CaptureMode.Global)
-        {
-            Errors.Check(NativeMethods.cuabi_stream_begin_capture(Handle, mode));
-        }
-
-        /// <summary>Releases the stream (pending work still completes).</summary>
-        public void Dispose()
-        {
-            handle.Dispose();
+            HostFunctions.Install(callback, HostFunctions.Trampoline, (fn, userData) =>
+                NativeMethods.cuabi_stream_launch_host_func(h, fn, userData));
         }
 
         /// <summary>The stream's handle, or the NULL (default) stream for null.</summary>
@@ -101,6 +54,44 @@ namespace Cuabi
 
         /// <summary>Held for the life of the process, so that the function pointer given out stays valid.</summary>
         internal static readonly HostFnNative Trampoline = Run;
+
+        internal delegate CudaStatus HostCall(HostFnNative fn, IntPtr userData);
+
+        /// <summary>
+        /// Gives <paramref name="call"/> <paramref name="trampoline"/> and a
+        /// handle of <paramref name="callback"/>, which the trampoline frees
+        /// after one run (a stream's host function: <see cref="Trampoline"/>) or
+        /// keeps for the life of the process (a graph's host node: a launch under
+        /// way may call it after its graph is gone). Refused by the library, the
+        /// callback never runs, so its handle is freed here. A null callback goes
+        /// to the library as NULL, for it to refuse.
+        /// </summary>
+        /// <exception cref="CudaException">The library refused; the message names why.</exception>
+        internal static void Install(Action callback, HostFnNative trampoline, HostCall call)
+        {
+            if (callback == null)
+            {
+                Errors.Check(call(null, IntPtr.Zero));
+                return;
+            }
+            GCHandle keep = GCHandle.Alloc(callback);
+            CudaStatus status;
+            try
+            {
+                status = call(trampoline, GCHandle.ToIntPtr(keep));
+            }
+            catch
+            {
+                keep.Free();
+                throw;
+            }
+            if (status != CudaStatus.Success)
+            {
+                CudaException e = Errors.FromLastError(status);
+                keep.Free();
+                throw e;
+            }
+        }
 
         private static int Run(IntPtr userData, IntPtr message, UIntPtr messageSize)
         {
@@ -152,19 +143,6 @@ namespace Cuabi
     /// <summary>A CUDA event: a marker in a stream, for synchronisation and timing.</summary>
     public sealed partial class CudaEvent : IDisposable
     {
-        private readonly SafeEventHandle handle;
-
-        internal CudaEvent(SafeEventHandle handle)
-        {
-            this.handle = handle;
-        }
-
-        /// <summary>The raw handle, for the <see cref="NativeMethods"/> layer.</summary>
-        public SafeEventHandle Handle
-        {
-            get { handle.ThrowIfClosed(this); return handle; }
-        }
-
         /// <summary>True when the event has been reached (does not wait).</summary>
         public bool IsComplete
         {
@@ -225,53 +203,16 @@ namespace Cuabi
             }));
             return new CudaEvent(h);
         }
-
-        /// <summary>Releases the event.</summary>
-        public void Dispose()
-        {
-            handle.Dispose();
-        }
     }
 
     /// <summary>A graph captured from a stream (<see cref="CudaStream.EndCapture"/>).</summary>
     public sealed partial class CudaGraph : IDisposable
     {
-        private readonly SafeGraphHandle handle;
-
-        internal CudaGraph(SafeGraphHandle handle)
-        {
-            this.handle = handle;
-        }
-
-        /// <summary>The raw handle, for the <see cref="NativeMethods"/> layer.</summary>
-        public SafeGraphHandle Handle
-        {
-            get { handle.ThrowIfClosed(this); return handle; }
-        }
-
-        /// <summary>Releases the graph (instantiations stay usable).</summary>
-        public void Dispose()
-        {
-            handle.Dispose();
-        }
     }
 
     /// <summary>An instantiated graph.</summary>
     public sealed partial class CudaGraphExec : IDisposable
     {
-        private readonly SafeGraphExecHandle handle;
-
-        internal CudaGraphExec(SafeGraphExecHandle handle)
-        {
-            this.handle = handle;
-        }
-
-        /// <summary>The raw handle, for the <see cref="NativeMethods"/> layer.</summary>
-        public SafeGraphExecHandle Handle
-        {
-            get { handle.ThrowIfClosed(this); return handle; }
-        }
-
         /// <summary>
         /// Replaces the arguments of kernel node <paramref name="index"/> (see
         /// <see cref="CudaGraph.KernelNodeCount"/>) in this instantiation only:
@@ -294,12 +235,6 @@ namespace Cuabi
             SafeFunctionHandle fn = kernel.Handle;
             Errors.Check(KernelNodes.WithPacked(kernel, args, (block, size) =>
                 NativeMethods.cuabi_graph_exec_set_kernel_node_args(h, (UIntPtr)(uint)index, fn, block, size)));
-        }
-
-        /// <summary>Releases the instantiation.</summary>
-        public void Dispose()
-        {
-            handle.Dispose();
         }
     }
 }

@@ -38,19 +38,10 @@ namespace Cuabi
     /// </summary>
     public sealed partial class Device : IDisposable
     {
-        private readonly SafeDeviceHandle handle;
-
         private Device(SafeDeviceHandle handle)
         {
             this.handle = handle;
             Ordinal = OrdinalCore(handle);
-        }
-
-        /// <summary>The number of CUDA devices (0 where the driver sees none).</summary>
-        /// <exception cref="CudaException">No usable driver (<see cref="CudaStatus.DriverNotFound"/>, <see cref="CudaStatus.StubDriver"/>).</exception>
-        public static int Count
-        {
-            get { CuabiLibrary.Load(); return CountCore(); }
         }
 
         /// <summary>Device <paramref name="ordinal"/>; each call returns a new object to dispose.</summary>
@@ -62,25 +53,8 @@ namespace Cuabi
             return GetCore(ordinal);
         }
 
-        /// <summary>The raw handle, for the <see cref="NativeMethods"/> layer.</summary>
-        public SafeDeviceHandle Handle
-        {
-            get { handle.ThrowIfClosed(this); return handle; }
-        }
-
         /// <summary>The device's ordinal.</summary>
         public int Ordinal { get; private set; }
-
-        /// <summary>The device's compute capability.</summary>
-        public ComputeCapability ComputeCapability
-        {
-            get
-            {
-                int major, minor;
-                Errors.Check(NativeMethods.cuabi_device_get_compute_capability(Handle, out major, out minor));
-                return new ComputeCapability(major, minor);
-            }
-        }
 
         /// <summary>Free and total device memory in bytes, as the driver sees them now.</summary>
         /// <param name="free">Free bytes.</param>
@@ -97,14 +71,6 @@ namespace Cuabi
         public ulong NativeContext
         {
             get { return Context; }
-        }
-
-        /// <summary>Lowest and highest stream priorities (numerically lower is higher priority).</summary>
-        /// <param name="least">The lowest priority (the default, 0).</param>
-        /// <param name="greatest">The highest priority.</param>
-        public void GetStreamPriorityRange(out int least, out int greatest)
-        {
-            Errors.Check(NativeMethods.cuabi_device_get_stream_priority_range(Handle, out least, out greatest));
         }
 
         /// <summary>
@@ -313,9 +279,7 @@ namespace Cuabi
         /// </summary>
         public MemoryPool GetDefaultMemoryPool()
         {
-            SafeMemoryPoolHandle h;
-            Errors.Check(NativeMethods.cuabi_device_get_default_memory_pool(Handle, out h));
-            return new MemoryPool(h);
+            return DefaultMemoryPool;
         }
 
         // ------------------------------------------------------------------
@@ -326,7 +290,7 @@ namespace Cuabi
         /// Allocates managed (unified) memory for <paramref name="count"/>
         /// elements: one address valid on the host and on every device,
         /// migrated on demand. The host reaches it through the buffer's host
-        /// view (<c>ReadHost</c> and <c>WriteHost</c>, of one element or of arrays, <see cref="DeviceBuffer{T}.HostPointer"/>, and with .NET
+        /// view (<c>ReadHost</c> and <c>WriteHost</c>, of one element or of arrays, <see cref="DeviceMemory.HostPointer"/>, and with .NET
         /// <c>AsSpan()</c>); kernels take the buffer like any other.
         /// </summary>
         /// <remarks>
@@ -384,25 +348,6 @@ namespace Cuabi
         }
 
         // ------------------------------------------------------------------
-        // Peer access
-        // ------------------------------------------------------------------
-
-        /// <summary>
-        /// Whether kernels on this device can access <paramref name="peer"/>'s
-        /// memory once peer access is enabled; false for a device and itself
-        /// (no peer).
-        /// </summary>
-        /// <param name="peer">The other device.</param>
-        public bool CanAccessPeer(Device peer)
-        {
-            if (peer == null)
-                throw new ArgumentNullException("peer");
-            int can;
-            Errors.Check(NativeMethods.cuabi_device_can_access_peer(Handle, peer.Handle, out can));
-            return can != 0;
-        }
-
-        // ------------------------------------------------------------------
         // Arrays
         // ------------------------------------------------------------------
 
@@ -455,24 +400,10 @@ namespace Cuabi
             return CudaEvent.Create(this, flags);
         }
 
-        /// <summary>Releases the device handle; objects made from it stay usable.</summary>
-        public void Dispose()
-        {
-            handle.Dispose();
-        }
-
         /// <summary>"Device ordinal".</summary>
         public override string ToString()
         {
             return "Device " + Ordinal;
-        }
-
-        [MethodImpl(MethodImplOptions.NoInlining)]
-        private static int CountCore()
-        {
-            int count;
-            Errors.Check(NativeMethods.cuabi_device_get_count(out count));
-            return count;
         }
 
         [MethodImpl(MethodImplOptions.NoInlining)]

@@ -13,7 +13,7 @@ namespace Cuabi
 
         private static int Measure()
         {
-            if (!IsPlainData(typeof(T)))
+            if (!PlainData.Is(typeof(T)))
                 return 0;
             var probe = new T[2];
             GCHandle pin;
@@ -36,14 +36,6 @@ namespace Cuabi
             }
         }
 
-        // Primitives, enums, pointers, and structs made only of those: what
-        // may be copied as raw bytes. (Mono pins arrays of any struct, so
-        // pinning alone does not tell.)
-        private static bool IsPlainData(Type t)
-        {
-            return PlainData.Is(t);
-        }
-
         /// <summary>Bytes per element; throws when T cannot be copied as raw bytes.</summary>
         internal static int Require()
         {
@@ -52,9 +44,36 @@ namespace Cuabi
                     " cannot be copied to or from the device: it holds references; use a value type made of numbers, enums, pointers and such structs");
             return Size;
         }
+
+        /// <summary>
+        /// Copies <paramref name="count"/> elements between host memory at
+        /// <paramref name="address"/> and <paramref name="array"/> from
+        /// <paramref name="index"/> (checked by the caller): into the array when
+        /// <paramref name="toArray"/>, else out of it. The caller keeps the memory alive.
+        /// </summary>
+        internal static unsafe void HostCopy(IntPtr address, T[] array, int index, int count, bool toArray)
+        {
+            if (count == 0)
+                return;
+            long bytes = (long)count * Size;
+            var pin = GCHandle.Alloc(array, GCHandleType.Pinned);
+            try
+            {
+                void* managed = (void*)Marshal.UnsafeAddrOfPinnedArrayElement(array, index);
+                if (toArray)
+                    Buffer.MemoryCopy((void*)address, managed, bytes, bytes);
+                else
+                    Buffer.MemoryCopy(managed, (void*)address, bytes, bytes);
+            }
+            finally
+            {
+                pin.Free();
+            }
+        }
     }
 
     /// <summary>Which types are plain data: numbers, enums, pointers and structs made only of those.</summary>
+    /// <remarks>What may be copied as raw bytes. (Mono pins arrays of any struct, so pinning alone does not tell.)</remarks>
     internal static class PlainData
     {
         internal static bool Is(Type t)
@@ -102,8 +121,6 @@ namespace Cuabi
     /// </summary>
     public abstract partial class DeviceMemory : IDisposable, IArgumentObject
     {
-        private readonly SafeBufferHandle handle;
-
         internal DeviceMemory(SafeBufferHandle handle)
         {
             this.handle = handle;
@@ -121,12 +138,6 @@ namespace Cuabi
                 handle.Dispose();
                 throw;
             }
-        }
-
-        /// <summary>The raw handle, for the <see cref="NativeMethods"/> layer.</summary>
-        public SafeBufferHandle Handle
-        {
-            get { handle.ThrowIfClosed(this); return handle; }
         }
 
         /// <summary>The raw CUdeviceptr, for interop.</summary>
@@ -148,20 +159,9 @@ namespace Cuabi
             }
         }
 
-        /// <summary>Whether the memory was disposed (or released by its finalizer, or freed by <see cref="FreeAsync"/>).</summary>
-        internal bool IsDisposed
-        {
-            get { return handle.IsClosed; }
-        }
-
         ulong IArgumentObject.LaunchValue
         {
             get { return LaunchPointer; }
-        }
-
-        bool IArgumentObject.IsDisposed
-        {
-            get { return handle.IsClosed; }
         }
 
         SafeHandle IArgumentObject.Lifetime
@@ -194,29 +194,6 @@ namespace Cuabi
         }
 
         /// <summary>
-        /// Frees stream-ordered memory (<see cref="Device.AllocateAsync{T}"/>) in
-        /// order on <paramref name="stream"/>: after the work queued there before
-        /// this call. The object is disposed from then on (every member but
-        /// <see cref="Dispose"/> throws <see cref="ObjectDisposedException"/>, and
-        /// neither <see cref="Dispose"/> nor the finalizer touches the memory
-        /// again). Work on other streams that uses the memory must be ordered
-        /// before <paramref name="stream"/> or be finished.
-        /// </summary>
-        /// <param name="stream">The stream, or null for the default stream.</param>
-        /// <exception cref="CudaException">
-        /// <see cref="CudaStatus.InvalidArgument"/> for memory of another kind
-        /// (dispose it instead) or memory a texture object still uses; the
-        /// object stays usable.
-        /// </exception>
-        public void FreeAsync(CudaStream stream)
-        {
-            SafeBufferHandle h = Handle;
-            Errors.Check(NativeMethods.cuabi_buffer_free_async(h, CudaStream.HandleOf(stream)));
-            // The library released the handle: closed without releasing it again.
-            h.SetHandleAsInvalid();
-        }
-
-        /// <summary>
         /// The memory's IPC handle: <see cref="IpcHandleSize"/> plain bytes
         /// another process opens with <see cref="DeviceBuffer{T}.OpenIpc"/>
         /// (send them through a pipe, a socket or a file). Valid while this
@@ -243,26 +220,7 @@ namespace Cuabi
         {
             if (source == null)
                 throw new ArgumentNullException("source");
-            CopyPath path;
-            Errors.Check(NativeMethods.cuabi_buffer_get_copy_path(Handle, source.Handle, out path));
-            return path;
-        }
-
-        /// <summary>
-        /// Frees the memory: device, managed and pitched memory at once;
-        /// stream-ordered memory in order on the stream it was allocated on;
-        /// memory opened from another process is unmapped; wrapped memory is
-        /// forgotten. Does nothing after <see cref="FreeAsync"/>.
-        /// </summary>
-        public void Dispose()
-        {
-            handle.Dispose();
-        }
-
-        /// <summary>The raw handle even when closed, for disposal checks of objects built over this memory.</summary>
-        internal SafeBufferHandle RawHandle
-        {
-            get { return handle; }
+            return GetCopyPath(source);
         }
     }
 
@@ -641,22 +599,6 @@ namespace Cuabi
         // Managed memory: the host view, prefetches and advice
         // ------------------------------------------------------------------
 
-        /// <summary>
-        /// The host address of managed memory (<see cref="Device.AllocateManaged{T}"/>),
-        /// the same value as <see cref="DeviceMemory.DevicePointer"/>; valid until disposal.
-        /// When the host may touch it: see <see cref="Device.AllocateManaged{T}"/>.
-        /// </summary>
-        /// <exception cref="CudaException"><see cref="CudaStatus.InvalidArgument"/> for memory of another kind.</exception>
-        public IntPtr HostPointer
-        {
-            get
-            {
-                IntPtr p;
-                Errors.Check(NativeMethods.cuabi_buffer_get_host_pointer(Handle, out p));
-                return p;
-            }
-        }
-
         /// <summary>Reads element <paramref name="index"/> of managed memory through the host view (a plain host read).</summary>
         /// <param name="index">Element index.</param>
         public T ReadHost(long index)
@@ -688,25 +630,13 @@ namespace Cuabi
         /// <param name="destination">The array to fill.</param>
         /// <param name="destinationIndex">First element of <paramref name="destination"/>.</param>
         /// <param name="count">Number of elements.</param>
-        public unsafe void ReadHost(long sourceIndex, T[] destination, int destinationIndex, int count)
+        public void ReadHost(long sourceIndex, T[] destination, int destinationIndex, int count)
         {
             if (destination == null)
                 throw new ArgumentNullException("destination");
             Ranges.CheckArray(destination.Length, destinationIndex, count, "destination");
-            IntPtr src = HostAddress(sourceIndex, count);
-            if (count == 0)
-                return;
-            long bytes = (long)count * Element<T>.Size;
-            var pin = GCHandle.Alloc(destination, GCHandleType.Pinned);
-            try
-            {
-                Buffer.MemoryCopy((void*)src, (void*)Marshal.UnsafeAddrOfPinnedArrayElement(destination, destinationIndex), bytes, bytes);
-            }
-            finally
-            {
-                pin.Free();
-                GC.KeepAlive(this);
-            }
+            Element<T>.HostCopy(HostAddress(sourceIndex, count), destination, destinationIndex, count, true);
+            GC.KeepAlive(this);
         }
 
         /// <summary>Copies all of <paramref name="source"/> to the start of managed memory through the host view (no driver copy).</summary>
@@ -723,25 +653,13 @@ namespace Cuabi
         /// <param name="sourceIndex">First element of <paramref name="source"/>.</param>
         /// <param name="destinationIndex">First element of the buffer.</param>
         /// <param name="count">Number of elements.</param>
-        public unsafe void WriteHost(T[] source, int sourceIndex, long destinationIndex, int count)
+        public void WriteHost(T[] source, int sourceIndex, long destinationIndex, int count)
         {
             if (source == null)
                 throw new ArgumentNullException("source");
             Ranges.CheckArray(source.Length, sourceIndex, count, "source");
-            IntPtr dst = HostAddress(destinationIndex, count);
-            if (count == 0)
-                return;
-            long bytes = (long)count * Element<T>.Size;
-            var pin = GCHandle.Alloc(source, GCHandleType.Pinned);
-            try
-            {
-                Buffer.MemoryCopy((void*)Marshal.UnsafeAddrOfPinnedArrayElement(source, sourceIndex), (void*)dst, bytes, bytes);
-            }
-            finally
-            {
-                pin.Free();
-                GC.KeepAlive(this);
-            }
+            Element<T>.HostCopy(HostAddress(destinationIndex, count), source, sourceIndex, count, false);
+            GC.KeepAlive(this);
         }
 
 #if CUABI_SPAN

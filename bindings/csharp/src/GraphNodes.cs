@@ -11,24 +11,6 @@ namespace Cuabi
     /// </summary>
     public sealed partial class GraphNode : IDisposable
     {
-        private readonly SafeGraphNodeHandle handle;
-
-        internal GraphNode(SafeGraphNodeHandle handle)
-        {
-            this.handle = handle;
-        }
-
-        /// <summary>The raw handle, for the <see cref="NativeMethods"/> layer.</summary>
-        public SafeGraphNodeHandle Handle
-        {
-            get { handle.ThrowIfClosed(this); return handle; }
-        }
-
-        /// <summary>Releases the handle; the node stays in its graph.</summary>
-        public void Dispose()
-        {
-            handle.Dispose();
-        }
     }
 
     public sealed partial class CudaGraph
@@ -71,7 +53,7 @@ namespace Cuabi
             SafeGraphHandle h = Handle;
             SafeGraphNodeHandle afterHandle = after == null ? new SafeGraphNodeHandle(IntPtr.Zero, false) : after.Handle;
             SafeGraphNodeHandle made = null;
-            GraphHostNodes.Install(callback, (fn, userData) =>
+            HostFunctions.Install(callback, GraphHostNodes.Trampoline, (fn, userData) =>
                 NativeMethods.cuabi_graph_add_host_node(h, afterHandle, fn, userData, out made));
             GC.KeepAlive(after);
             return new GraphNode(made);
@@ -120,7 +102,7 @@ namespace Cuabi
         {
             SafeGraphExecHandle h = Handle;
             SafeGraphNodeHandle n = node == null ? new SafeGraphNodeHandle(IntPtr.Zero, false) : node.Handle;
-            GraphHostNodes.Install(callback, (fn, userData) =>
+            HostFunctions.Install(callback, GraphHostNodes.Trampoline, (fn, userData) =>
                 NativeMethods.cuabi_graph_exec_set_host_node(h, n, fn, userData));
             GC.KeepAlive(node);
         }
@@ -153,42 +135,6 @@ namespace Cuabi
     {
         /// <summary>Held for the life of the process, so that the function pointer given out stays valid.</summary>
         internal static readonly HostFnNative Trampoline = Run;
-
-        internal delegate CudaStatus HostCall(HostFnNative fn, IntPtr userData);
-
-        /// <summary>
-        /// Gives <paramref name="call"/> the trampoline and a handle of
-        /// <paramref name="callback"/>, kept for the life of the process (a
-        /// launch under way may call it after its graph is gone); freed again
-        /// when the library refuses. A null callback goes to the library as
-        /// NULL, for it to refuse.
-        /// </summary>
-        /// <exception cref="CudaException">The library refused; the message names why.</exception>
-        internal static void Install(Action callback, HostCall call)
-        {
-            if (callback == null)
-            {
-                Errors.Check(call(null, IntPtr.Zero));
-                return;
-            }
-            GCHandle keep = GCHandle.Alloc(callback);
-            CudaStatus status;
-            try
-            {
-                status = call(Trampoline, GCHandle.ToIntPtr(keep));
-            }
-            catch
-            {
-                keep.Free();
-                throw;
-            }
-            if (status != CudaStatus.Success)
-            {
-                CudaException e = Errors.FromLastError(status);
-                keep.Free();
-                throw e;
-            }
-        }
 
         private static int Run(IntPtr userData, IntPtr message, UIntPtr messageSize)
         {

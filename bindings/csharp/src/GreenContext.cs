@@ -11,24 +11,6 @@ namespace Cuabi
     /// </summary>
     public sealed partial class SmResource : IDisposable
     {
-        private readonly SafeSmResourceHandle handle;
-
-        internal SmResource(SafeSmResourceHandle handle)
-        {
-            this.handle = handle;
-        }
-
-        /// <summary>The raw handle, for the <see cref="NativeMethods"/> layer.</summary>
-        public SafeSmResourceHandle Handle
-        {
-            get { handle.ThrowIfClosed(this); return handle; }
-        }
-
-        /// <summary>Releases the handle; green contexts made from it keep what they need.</summary>
-        public void Dispose()
-        {
-            handle.Dispose();
-        }
     }
 
     /// <summary>
@@ -38,24 +20,6 @@ namespace Cuabi
     /// </summary>
     public sealed partial class GreenContext : IDisposable
     {
-        private readonly SafeGreenContextHandle handle;
-
-        internal GreenContext(SafeGreenContextHandle handle)
-        {
-            this.handle = handle;
-        }
-
-        /// <summary>The raw handle, for the <see cref="NativeMethods"/> layer.</summary>
-        public SafeGreenContextHandle Handle
-        {
-            get { handle.ThrowIfClosed(this); return handle; }
-        }
-
-        /// <summary>Releases the handle; the context lives on while its streams do.</summary>
-        public void Dispose()
-        {
-            handle.Dispose();
-        }
     }
 
     /// <summary>
@@ -66,19 +30,6 @@ namespace Cuabi
     /// </summary>
     public sealed partial class TensorMap : IDisposable
     {
-        private readonly SafeTensorMapHandle handle;
-
-        internal TensorMap(SafeTensorMapHandle handle)
-        {
-            this.handle = handle;
-        }
-
-        /// <summary>The raw handle, for the <see cref="NativeMethods"/> layer.</summary>
-        public SafeTensorMapHandle Handle
-        {
-            get { handle.ThrowIfClosed(this); return handle; }
-        }
-
         /// <summary>The map as a kernel argument: its 128 bytes by value.</summary>
         public unsafe TensorMapValue Value
         {
@@ -180,12 +131,6 @@ namespace Cuabi
             for (int i = 0; i < values.Length; i++)
                 r[i] = Size(values[i], name + "[" + i + "]");
             return r;
-        }
-
-        /// <summary>Releases the map and its hold on the buffer.</summary>
-        public void Dispose()
-        {
-            handle.Dispose();
         }
     }
 

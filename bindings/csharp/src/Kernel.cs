@@ -442,7 +442,6 @@ namespace Cuabi
         // Prepared launches kept per kernel.
         private const int PlanSlots = 4;
 
-        private readonly SafeFunctionHandle handle;
         private readonly LaunchPlan[] plans = new LaunchPlan[PlanSlots];
         private volatile ArgumentLayout layout;
         // Set by Dispose. The handle itself closes only once the plans holding
@@ -463,11 +462,6 @@ namespace Cuabi
         {
             internal LaunchConfig Config;
             internal IntPtr Stream;
-        }
-
-        internal Kernel(SafeFunctionHandle handle)
-        {
-            this.handle = handle;
         }
 
         /// <summary>The raw handle, for the <see cref="NativeMethods"/> layer.</summary>
@@ -520,7 +514,7 @@ namespace Cuabi
         {
             uint blocks;
             Errors.Check(NativeMethods.cuabi_function_get_active_blocks_per_sm(Handle, Unsigned(blockSize, "blockSize"),
-                Size(dynamicSharedBytes, "dynamicSharedBytes"), out blocks));
+                Ranges.Bytes(dynamicSharedBytes, 1, "dynamicSharedBytes"), out blocks));
             return checked((int)blocks);
         }
 
@@ -537,9 +531,9 @@ namespace Cuabi
         public BlockSizeSuggestion SuggestBlockSize(long sharedBytesPerBlock = 0, long sharedBytesPerThread = 0, int blockSizeLimit = 0)
         {
             uint blockSize, minGrid;
-            Errors.Check(NativeMethods.cuabi_function_suggest_block_size(Handle, Size(sharedBytesPerBlock, "sharedBytesPerBlock"),
-                Size(sharedBytesPerThread, "sharedBytesPerThread"), Unsigned(blockSizeLimit, "blockSizeLimit"), out blockSize,
-                out minGrid));
+            Errors.Check(NativeMethods.cuabi_function_suggest_block_size(Handle,
+                Ranges.Bytes(sharedBytesPerBlock, 1, "sharedBytesPerBlock"), Ranges.Bytes(sharedBytesPerThread, 1, "sharedBytesPerThread"),
+                Unsigned(blockSizeLimit, "blockSizeLimit"), out blockSize, out minGrid));
             return new BlockSizeSuggestion(checked((int)blockSize), checked((int)minGrid));
         }
 
@@ -559,8 +553,8 @@ namespace Cuabi
             if (elements < 0)
                 throw new ArgumentOutOfRangeException("elements", elements, "cannot be negative");
             var c = LaunchConfigNative.Create();
-            Errors.Check(NativeMethods.cuabi_function_suggest_config(Handle, (ulong)elements, Size(sharedBytesPerBlock, "sharedBytesPerBlock"),
-                Size(sharedBytesPerThread, "sharedBytesPerThread"), ref c));
+            Errors.Check(NativeMethods.cuabi_function_suggest_config(Handle, (ulong)elements,
+                Ranges.Bytes(sharedBytesPerBlock, 1, "sharedBytesPerBlock"), Ranges.Bytes(sharedBytesPerThread, 1, "sharedBytesPerThread"), ref c));
             return LaunchConfig.FromNative(ref c);
         }
 
@@ -613,13 +607,6 @@ namespace Cuabi
             if (value < 0)
                 throw new ArgumentOutOfRangeException(name, value, "cannot be negative");
             return (uint)value;
-        }
-
-        private static UIntPtr Size(long value, string name)
-        {
-            if (value < 0)
-                throw new ArgumentOutOfRangeException(name, value, "cannot be negative");
-            return (UIntPtr)(ulong)value;
         }
 
         /// <summary>Launches the kernel.</summary>

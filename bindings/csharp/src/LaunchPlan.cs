@@ -51,7 +51,6 @@ namespace Cuabi
     /// </remarks>
     public sealed partial class LaunchPlan : IDisposable
     {
-        private readonly SafeLaunchPlanHandle handle;
         private readonly IntPtr raw;
         private readonly ArgumentLayout layout;
         private readonly string kernelName;
@@ -113,12 +112,6 @@ namespace Cuabi
             var layout = new ArgumentLayout(new SafeFunctionHandle(IntPtr.Zero, false), parameters, blockSize);
             return new LaunchPlan(new SafeLaunchPlanHandle(IntPtr.Zero, false), block, layout, new LaunchConfig(1, 1),
                 SafeStreamHandle.Null, kernelName);
-        }
-
-        /// <summary>The raw handle, for the <see cref="NativeMethods"/> layer.</summary>
-        public SafeLaunchPlanHandle Handle
-        {
-            get { handle.ThrowIfClosed(this); return handle; }
         }
 
         /// <summary>The name of the kernel the plan launches.</summary>
@@ -226,14 +219,11 @@ namespace Cuabi
         /// <exception cref="ArgumentNullException"><paramref name="buffer"/> is null.</exception>
         /// <exception cref="ArgumentException">The parameter is not 8 bytes; the message names it.</exception>
         /// <exception cref="ObjectDisposedException">The plan or the buffer was disposed.</exception>
-        public unsafe void Set(int index, DeviceMemory buffer)
+        public void Set(int index, DeviceMemory buffer)
         {
             if (buffer == null)
                 throw new ArgumentNullException("buffer", "argument " + index + " is null; set IntPtr.Zero for a NULL pointer parameter");
-            byte* dst = Slot(index, buffer.GetType());
-            *(ulong*)dst = buffer.LaunchPointer;
-            RememberBuffer(index, buffer);
-            GC.KeepAlive(this);
+            SetObject(index, buffer, "buffer");
         }
 
         /// <summary>
@@ -292,7 +282,7 @@ namespace Cuabi
             for (int i = 0; i < writers.Length; i++)
             {
                 var o = args[i] as IArgumentObject;
-                if (o != null && o.IsDisposed)
+                if (o != null && o.Lifetime.IsClosed)
                     throw new ObjectDisposedException(args[i].GetType().FullName, "argument " + i + " is " + Article(o.What) + " that was disposed");
             }
             for (int i = 0; i < writers.Length; i++)
@@ -445,7 +435,7 @@ namespace Cuabi
         {
             IArgumentObject[] b = buffers;
             for (int i = 0; i < b.Length; i++)
-                if (b[i] != null && b[i].IsDisposed)
+                if (b[i] != null && b[i].Lifetime.IsClosed)
                     throw new ObjectDisposedException(b[i].GetType().FullName, string.Format(
                         "kernel '{0}': the {1} set as argument {2} was disposed; set the parameter again before launching",
                         kernelName, b[i].What, i));

@@ -64,8 +64,6 @@ namespace Cuabi
     {
         private static readonly byte[] NoBytes = new byte[1];
 
-        private readonly SafeLinkerHandle handle;
-
         /// <summary>A linker for <paramref name="device"/>.</summary>
         /// <param name="device">The device the result is for and loaded on.</param>
         /// <param name="options">How to link; null for the defaults.</param>
@@ -93,12 +91,6 @@ namespace Cuabi
             }
         }
 
-        /// <summary>The raw handle, for the <see cref="NativeMethods"/> layer.</summary>
-        public SafeLinkerHandle Handle
-        {
-            get { handle.ThrowIfClosed(this); return handle; }
-        }
-
         /// <summary>
         /// Adds a compiled program's output: its LTO-IR when compiled with
         /// "-dlto", else its CUBIN, else its PTX.
@@ -110,9 +102,7 @@ namespace Cuabi
         /// </exception>
         public void Add(Program program)
         {
-            if (program == null)
-                throw new ArgumentNullException("program");
-            Errors.Check(NativeMethods.cuabi_linker_add_program(Handle, program.Handle));
+            AddProgram(program);
         }
 
         /// <summary>Adds bytes of device code (copied now).</summary>
@@ -159,12 +149,6 @@ namespace Cuabi
             SafeModuleHandle module;
             Errors.Check(NativeMethods.cuabi_linker_link(linker, out module));
             return module;
-        }
-
-        /// <summary>Releases the linker (modules it made stay usable).</summary>
-        public void Dispose()
-        {
-            handle.Dispose();
         }
     }
 }

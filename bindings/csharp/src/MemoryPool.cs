@@ -124,19 +124,6 @@ namespace Cuabi
         /// <summary>The NULL pool: the device's default pool where the library takes a pool.</summary>
         internal static readonly SafeMemoryPoolHandle NullHandle = new SafeMemoryPoolHandle(IntPtr.Zero, false);
 
-        private readonly SafeMemoryPoolHandle handle;
-
-        internal MemoryPool(SafeMemoryPoolHandle handle)
-        {
-            this.handle = handle;
-        }
-
-        /// <summary>The raw handle, for the <see cref="NativeMethods"/> layer.</summary>
-        public SafeMemoryPoolHandle Handle
-        {
-            get { handle.ThrowIfClosed(this); return handle; }
-        }
-
         /// <summary>
         /// Memory the pool keeps reserved when a stream synchronizes instead of
         /// giving it back to the device, in bytes (0: give everything back).
@@ -177,12 +164,6 @@ namespace Cuabi
         public void Trim(long keepBytes = 0)
         {
             Errors.Check(NativeMethods.cuabi_memory_pool_trim(Handle, Ranges.Bytes(keepBytes, 1, "keepBytes")));
-        }
-
-        /// <summary>Releases the pool object (see the remarks of <see cref="MemoryPool"/>).</summary>
-        public void Dispose()
-        {
-            handle.Dispose();
         }
 
         /// <summary>The pool's handle, or the NULL (default) pool for null.</summary>

@@ -4,7 +4,6 @@
 // (scripts/regen_api/csharp_objects.py says how they are formed).
 //
 // Written by hand elsewhere in the binding:
-//   cuabi_version: Version is an int
 //   cuabi_last_error_message: read by the exception mapping (CudaException.cs), not exposed
 //   cuabi_last_error_status: read by the exception mapping (CudaException.cs), not exposed
 //   cuabi_last_error_code: read by the exception mapping (CudaException.cs), not exposed
@@ -15,40 +14,29 @@
 //   cuabi_last_error_get_launch: read by the exception mapping: CudaException.Launches
 //   cuabi_last_error_get_launch_kernel: read by the exception mapping: CudaException.Launches
 //   cuabi_set_context_lost_callback: the static event Cuda.ContextLost (Cuda.cs): one native callback, kept for the process, registered when the first handler is added; a handler's exception never reaches native code
-//   cuabi_nvrtc_get_version: NvrtcVersion is a System.Version
-//   cuabi_device_get_count: Device.Count
 //   cuabi_device_get: makes a handle whose class is not made from the handle alone (FACTORIES)
-//   cuabi_device_release: release
 //   cuabi_device_get_ordinal: Ordinal is read once, when the Device is made
-//   cuabi_device_get_compute_capability: a ComputeCapability value
 //   cuabi_device_get_memory_info: kept as GetMemoryInfo(out long free, out long total)
-//   cuabi_device_get_stream_priority_range: kept as GetStreamPriorityRange(out int, out int)
 //   cuabi_program_create: makes a handle whose class is not made from the handle alone (FACTORIES)
-//   cuabi_program_release: release
 //   cuabi_program_compile: parameter options: role array_in
 //   cuabi_compile_desc_init: struct_init
 //   cuabi_program_compile_with: parameter desc: role struct_in
 //   cuabi_module_compile: parameter desc: role struct_in
 //   cuabi_module_load_data: parameter image: role bytes_in
-//   cuabi_module_release: release
-//   cuabi_module_get_from_cache: FromCache is a bool
-//   cuabi_module_get_kernel_count: KernelCount is an int
-//   cuabi_function_release: release
+//   cuabi_function_release: Kernel.Dispose() also drops the launch plans it prepared for itself
 //   cuabi_function_get_params: idiom arg_packing
 //   cuabi_function_check_arg_sizes: parameter sizes: role array_in
 //   cuabi_function_get_name: Name is read once and kept
 //   cuabi_link_desc_init: struct_init
 //   cuabi_linker_create: makes a handle whose class is not made from the handle alone (FACTORIES)
-//   cuabi_linker_release: release
 //   cuabi_linker_add_data: parameter data: role bytes_in
 //   cuabi_library_load_data: parameter image: role bytes_in
-//   cuabi_library_release: release
 //   cuabi_launch_config_init: struct_init
 //   cuabi_function_launch: idiom launch
 //   cuabi_function_launch_sized: idiom launch
 //   cuabi_function_launch_packed: idiom launch
 //   cuabi_launch_plan_create: idiom launch
-//   cuabi_launch_plan_release: idiom launch
+//   cuabi_launch_plan_release: LaunchPlan.Dispose() also forgets the argument block and its arguments
 //   cuabi_launch_plan_get_args: idiom launch
 //   cuabi_launch_plan_launch: idiom launch
 //   cuabi_function_suggest_config: parameter config: role struct_out
@@ -56,34 +44,25 @@
 //   cuabi_function_get_max_active_clusters: parameter config: role struct_in
 //   cuabi_buffer_alloc: makes a handle whose class is not made from the handle alone (FACTORIES)
 //   cuabi_buffer_wrap: makes a handle whose class is not made from the handle alone (FACTORIES)
-//   cuabi_buffer_release: release
 //   cuabi_buffer_copy_from_host: parameter src: role bytes_in
 //   cuabi_buffer_copy_to_host: parameter dst: role bytes_out
 //   cuabi_buffer_copy_from_host_async: idiom host_view
 //   cuabi_buffer_copy_to_host_async: idiom host_view
 //   cuabi_host_buffer_alloc: makes a handle whose class is not made from the handle alone (FACTORIES)
 //   cuabi_host_buffer_register: idiom host_view
-//   cuabi_host_buffer_release: release
 //   cuabi_host_buffer_get_pointer: Pointer is read once, when the buffer is made
 //   cuabi_host_buffer_get_size: no class for its object
 //   cuabi_memory_pool_desc_init: MemoryPoolDesc.Default()
-//   cuabi_memory_pool_release: release
 //   cuabi_memory_pool_get_release_threshold: ReleaseThreshold is a long, with a setter
 //   cuabi_memory_pool_trim: its byte count defaults to 0
 //   cuabi_buffer_alloc_async: makes a handle whose class is not made from the handle alone (FACTORIES)
-//   cuabi_buffer_free_async: the library releases the handle: the SafeHandle is closed without a release
 //   cuabi_buffer_alloc_with_pointer: makes a handle whose class is not made from the handle alone (FACTORIES)
 //   cuabi_buffer_alloc_async_with_pointer: makes a handle whose class is not made from the handle alone (FACTORIES)
 //   cuabi_buffer_alloc_managed: makes a handle whose class is not made from the handle alone (FACTORIES)
-//   cuabi_buffer_get_host_pointer: DeviceBuffer<T>.HostPointer checks the buffer's kind
 //   cuabi_buffer_get_ipc_handle: idiom ipc
 //   cuabi_buffer_open_ipc: idiom ipc
 //   cuabi_event_get_ipc_handle: idiom ipc
 //   cuabi_event_open_ipc: idiom ipc
-//   cuabi_device_can_access_peer: CanAccessPeer is a bool
-//   cuabi_physical_memory_release: release
-//   cuabi_physical_memory_free: the library releases the handle: the SafeHandle is closed without a release
-//   cuabi_address_range_release: release
 //   cuabi_buffer_from_range: makes a handle whose class is not made from the handle alone (FACTORIES)
 //   cuabi_buffer_alloc_growable: makes a handle whose class is not made from the handle alone (FACTORIES)
 //   cuabi_buffer_grow: DeviceBuffer<T>.Grow takes a count of elements and keeps Count
@@ -92,15 +71,9 @@
 //   cuabi_copy_3d: Copy3D.Copy(): the object describing the box runs it (pinning a managed array for the call)
 //   cuabi_copy_3d_async: Copy3D.CopyAsync(stream): the object describing the box queues it
 //   cuabi_array_desc_init: ArrayDesc.Default()
-//   cuabi_array_release: release
 //   cuabi_texture_desc_init: struct_init
 //   cuabi_texture_create: makes a handle whose class is not made from the handle alone (FACTORIES)
-//   cuabi_texture_release: release
-//   cuabi_texture_get_handle: the raw CUtexObject value; Handle is the SafeHandle
 //   cuabi_surface_create: makes a handle whose class is not made from the handle alone (FACTORIES)
-//   cuabi_surface_release: release
-//   cuabi_surface_get_handle: the raw CUsurfObject value; Handle is the SafeHandle
-//   cuabi_stream_release: release
 //   cuabi_stream_launch_host_func: idiom host_callback
 //   cuabi_access_policy_window_init: AccessPolicyWindow.Default()
 //   cuabi_mem_op_init: struct_init
@@ -112,21 +85,13 @@
 //   cuabi_stream_prefetch_batch: parameter ranges: role array_in
 //   cuabi_stream_discard_batch: parameter ranges: role array_in
 //   cuabi_stream_discard_and_prefetch_batch: parameter ranges: role array_in
-//   cuabi_event_release: release
-//   cuabi_stream_begin_capture: its mode defaults to CaptureMode.Global
-//   cuabi_graph_release: release
-//   cuabi_graph_exec_release: release
 //   cuabi_graph_exec_set_kernel_node_args: idiom launch
-//   cuabi_graph_node_release: release
 //   cuabi_graph_add_kernel_node: idiom launch
 //   cuabi_graph_add_host_node: idiom host_callback
 //   cuabi_graph_exec_set_kernel_node: idiom launch
 //   cuabi_graph_exec_set_host_node: idiom host_callback
-//   cuabi_sm_resource_release: release
-//   cuabi_green_context_release: release
 //   cuabi_tensor_map_encode_tiled: parameter sizes: role array_in
 //   cuabi_tensor_map_encode_im2col: parameter sizes: role array_in
-//   cuabi_tensor_map_release: release
 //   cuabi_buffer_export_dlpack: idiom dlpack
 //   cuabi_buffer_import_dlpack: idiom dlpack
 //   cuabi_buffer_import_dlpack_unversioned: idiom dlpack
@@ -794,6 +759,18 @@ namespace Cuabi
 
     public static partial class Cuda
     {
+        /// <summary>The library's own version number, in the form of CUABI_VERSION_NUMBER. (cuabi_version)</summary>
+        public static int Version
+        {
+            get { CuabiLibrary.Load(); return VersionCore(); }
+        }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        private static int VersionCore()
+        {
+            return checked((int)NativeMethods.cuabi_version());
+        }
+
         /// <summary>The library's version as a static string, e.g. "0.1.0". Never NULL. (cuabi_version_string)</summary>
         public static string VersionString
         {
@@ -952,6 +929,25 @@ namespace Cuabi
             if (path == null) throw new ArgumentNullException("path");
             byte[] pathBytes = Utf8.Encode(path, "path");
             Errors.Check(NativeMethods.cuabi_driver_log_dump(pathBytes));
+        }
+
+        /// <summary>
+        /// NVRTC's version: `major` and `minor` receive its two numbers (12 and 8
+        /// for NVRTC 12.8). Opens NVRTC if needed; CUABI_ERROR_NVRTC_NOT_FOUND when
+        /// no libnvrtc loads. (cuabi_nvrtc_get_version)
+        /// </summary>
+        public static Version NvrtcVersion
+        {
+            get { CuabiLibrary.Load(); return NvrtcVersionCore(); }
+        }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        private static Version NvrtcVersionCore()
+        {
+            int majorValue;
+            int minorValue;
+            Errors.Check(NativeMethods.cuabi_nvrtc_get_version(out majorValue, out minorValue));
+            return new Version(majorValue, minorValue);
         }
 
         /// <summary>Where NVRTC was loaded from (two-call pattern); opens NVRTC if needed. (cuabi_nvrtc_get_path)</summary>
@@ -1197,8 +1193,44 @@ namespace Cuabi
         }
     }
 
-    public sealed partial class Device
+    public sealed partial class Device : IDisposable
     {
+        private readonly SafeDeviceHandle handle;
+
+        /// <summary>The raw handle, for the &lt;see cref="NativeMethods"/&gt; layer.</summary>
+        /// <exception cref="ObjectDisposedException">The object was disposed.</exception>
+        public SafeDeviceHandle Handle
+        {
+            get { handle.ThrowIfClosed(this); return handle; }
+        }
+
+        /// <summary>
+        /// Releases a handle of cuabi_device_get. The primary context stays retained
+        /// while any object made on the device still lives. (cuabi_device_release)
+        /// </summary>
+        /// <remarks>Once disposed, or once the library released the handle, Dispose does nothing.</remarks>
+        public void Dispose()
+        {
+            handle.Dispose();
+        }
+
+        /// <summary>
+        /// Number of CUDA devices, in `count` (0 where the driver sees none). Opens
+        /// the driver if needed, answering as cuabi_init does when it cannot. (cuabi_device_get_count)
+        /// </summary>
+        public static int Count
+        {
+            get { CuabiLibrary.Load(); return CountCore(); }
+        }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        private static int CountCore()
+        {
+            int countValue;
+            Errors.Check(NativeMethods.cuabi_device_get_count(out countValue));
+            return countValue;
+        }
+
         /// <summary>The device's name (two-call pattern). (cuabi_device_get_name)</summary>
         public string Name
         {
@@ -1206,6 +1238,21 @@ namespace Cuabi
             {
                 var h = Handle;
                 return Errors.ReadString(delegate(byte[] b, ref UIntPtr s) { return NativeMethods.cuabi_device_get_name(h, b, ref s); });
+            }
+        }
+
+        /// <summary>
+        /// The device's compute capability: `major` and `minor` receive its two
+        /// numbers (9 and 0 for an sm_90 device). (cuabi_device_get_compute_capability)
+        /// </summary>
+        public ComputeCapability ComputeCapability
+        {
+            get
+            {
+                int majorValue;
+                int minorValue;
+                Errors.Check(NativeMethods.cuabi_device_get_compute_capability(Handle, out majorValue, out minorValue));
+                return new ComputeCapability(majorValue, minorValue);
             }
         }
 
@@ -1269,6 +1316,21 @@ namespace Cuabi
                 Errors.Check(NativeMethods.cuabi_device_get_health(Handle, out healthValue));
                 return healthValue;
             }
+        }
+
+        /// <summary>
+        /// Lowest and highest stream priorities, in `least` and `greatest`;
+        /// numerically lower is higher priority. (cuabi_device_get_stream_priority_range)
+        /// </summary>
+        /// <param name="least">Its least.</param>
+        /// <param name="greatest">Its greatest.</param>
+        public void GetStreamPriorityRange(out int least, out int greatest)
+        {
+            int leastValue;
+            int greatestValue;
+            Errors.Check(NativeMethods.cuabi_device_get_stream_priority_range(Handle, out leastValue, out greatestValue));
+            least = leastValue;
+            greatest = greatestValue;
         }
 
         /// <summary>
@@ -1339,6 +1401,21 @@ namespace Cuabi
                 Errors.Check(NativeMethods.cuabi_device_get_default_memory_pool(Handle, out made));
                 return new MemoryPool(made);
             }
+        }
+
+        /// <summary>
+        /// `can_access` receives 1 when kernels on `device` can access memory of
+        /// `peer` once peer access is enabled, 0 when not, and 0 for a device and
+        /// itself (no peer). (cuabi_device_can_access_peer)
+        /// </summary>
+        /// <param name="peer">The peer argument.</param>
+        public bool CanAccessPeer(Device peer)
+        {
+            if (peer == null) throw new ArgumentNullException("peer");
+            var peerHandle = peer.Handle;
+            int canAccessValue;
+            Errors.Check(NativeMethods.cuabi_device_can_access_peer(Handle, peerHandle, out canAccessValue));
+            return canAccessValue != 0;
         }
 
         /// <summary>
@@ -1446,8 +1523,27 @@ namespace Cuabi
         }
     }
 
-    public sealed partial class Program
+    public sealed partial class Program : IDisposable
     {
+        private readonly SafeProgramHandle handle;
+
+        /// <summary>The raw handle, for the &lt;see cref="NativeMethods"/&gt; layer.</summary>
+        /// <exception cref="ObjectDisposedException">The object was disposed.</exception>
+        public SafeProgramHandle Handle
+        {
+            get { handle.ThrowIfClosed(this); return handle; }
+        }
+
+        /// <summary>
+        /// Destroys the program (nvrtcDestroyProgram) with its output and log.
+        /// Modules loaded from its output do not need it. (cuabi_program_release)
+        /// </summary>
+        /// <remarks>Once disposed, or once the library released the handle, Dispose does nothing.</remarks>
+        public void Dispose()
+        {
+            handle.Dispose();
+        }
+
         /// <summary>
         /// Registers a name expression (e.g. "write_scalar&lt;float&gt;") before compiling,
         /// so its lowered (mangled) name can be queried afterwards. (cuabi_program_add_name_expression)
@@ -1524,8 +1620,33 @@ namespace Cuabi
         }
     }
 
-    public sealed partial class CudaModule
+    public sealed partial class CudaModule : IDisposable
     {
+        private readonly SafeModuleHandle handle;
+
+        internal CudaModule(SafeModuleHandle handle)
+        {
+            this.handle = handle;
+        }
+
+        /// <summary>The raw handle, for the &lt;see cref="NativeMethods"/&gt; layer.</summary>
+        /// <exception cref="ObjectDisposedException">The object was disposed.</exception>
+        public SafeModuleHandle Handle
+        {
+            get { handle.ThrowIfClosed(this); return handle; }
+        }
+
+        /// <summary>
+        /// Releases the module handle. The module is unloaded once no function
+        /// taken from it lives (each keeps its module loaded); a library's module
+        /// leaves the library to cuabi_library_release. (cuabi_module_release)
+        /// </summary>
+        /// <remarks>Once disposed, or once the library released the handle, Dispose does nothing.</remarks>
+        public void Dispose()
+        {
+            handle.Dispose();
+        }
+
         /// <summary>
         /// Loads a CUBIN, PTX or fatbin file: the bytes at `path`, read whole, as
         /// cuabi_module_load_data loads them. CUABI_ERROR_IO (the errno in
@@ -1543,6 +1664,20 @@ namespace Cuabi
             SafeModuleHandle made;
             Errors.Check(NativeMethods.cuabi_module_load_file(deviceHandle, pathBytes, out made));
             return new CudaModule(made);
+        }
+
+        /// <summary>
+        /// `hit` receives 1 when the module's image came from the compile cache
+        /// (cuabi_module_compile, cuabi_linker_link), else 0. (cuabi_module_get_from_cache)
+        /// </summary>
+        public bool FromCache
+        {
+            get
+            {
+                int hitValue;
+                Errors.Check(NativeMethods.cuabi_module_get_from_cache(Handle, out hitValue));
+                return hitValue != 0;
+            }
         }
 
         /// <summary>
@@ -1586,6 +1721,20 @@ namespace Cuabi
         }
 
         /// <summary>
+        /// The number of kernels in the module, in `count` (cuModuleGetFunctionCount;
+        /// driver 12.4 or newer, CUABI_ERROR_NOT_SUPPORTED before). (cuabi_module_get_kernel_count)
+        /// </summary>
+        public int KernelCount
+        {
+            get
+            {
+                UIntPtr countValue;
+                Errors.Check(NativeMethods.cuabi_module_get_kernel_count(Handle, out countValue));
+                return checked((int)countValue.ToUInt64());
+            }
+        }
+
+        /// <summary>
         /// The name of kernel `index` (0 to count - 1, in the driver's order) in
         /// `form` (two-call pattern). An index past the end answers
         /// CUABI_ERROR_OUT_OF_RANGE. (cuabi_module_get_kernel_name)
@@ -1619,8 +1768,15 @@ namespace Cuabi
         }
     }
 
-    public sealed partial class Kernel
+    public sealed partial class Kernel : IDisposable
     {
+        private readonly SafeFunctionHandle handle;
+
+        internal Kernel(SafeFunctionHandle handle)
+        {
+            this.handle = handle;
+        }
+
         /// <summary>
         /// The number of the kernel's parameters, in `count`, as the driver reports
         /// them (cuFuncGetParamInfo, driver 12.4 or newer; CUABI_ERROR_NOT_SUPPORTED
@@ -1743,8 +1899,30 @@ namespace Cuabi
         }
     }
 
-    public abstract partial class DeviceMemory
+    public abstract partial class DeviceMemory : IDisposable
     {
+        private readonly SafeBufferHandle handle;
+
+        /// <summary>The raw handle, for the &lt;see cref="NativeMethods"/&gt; layer.</summary>
+        /// <exception cref="ObjectDisposedException">The object was disposed.</exception>
+        public SafeBufferHandle Handle
+        {
+            get { handle.ThrowIfClosed(this); return handle; }
+        }
+
+        /// <summary>
+        /// Frees the buffer's memory as its kind says (cuabi_buffer_kind), once no
+        /// texture object reads it: a stream-ordered buffer in order on the stream
+        /// it was allocated on, a wrapped buffer not at all (its owner frees it), an
+        /// IPC buffer by unmapping, once the last buffer opened over that mapping is
+        /// released. (cuabi_buffer_release)
+        /// </summary>
+        /// <remarks>Once disposed, or once the library released the handle, Dispose does nothing.</remarks>
+        public void Dispose()
+        {
+            handle.Dispose();
+        }
+
         /// <summary>The raw CUdeviceptr in `ptr`, for interop and as a kernel argument. (cuabi_buffer_get_pointer)</summary>
         public ulong Pointer
         {
@@ -1873,6 +2051,41 @@ namespace Cuabi
         }
 
         /// <summary>
+        /// Frees a stream-ordered buffer in order on `stream` (NULL: the default
+        /// stream), after the work queued there before it, and releases the handle:
+        /// cuabi never touches that memory again and the handle answers
+        /// CUABI_ERROR_INVALID_HANDLE from then on. A buffer of another kind answers
+        /// CUABI_ERROR_INVALID_ARGUMENT (release it instead); so does a buffer a
+        /// texture object still uses; the handle stays valid after these refusals.
+        /// Once the checks pass the handle is released even if the driver then
+        /// refuses the free: the buffer is then freed as its release frees it. (cuabi_buffer_free_async)
+        /// </summary>
+        /// <param name="stream">The stream argument (null: the default stream).</param>
+        /// <remarks>The library releases the handle: once this succeeded the object is disposed (its members throw ObjectDisposedException), and neither Dispose nor the finalizer releases the handle again.</remarks>
+        public void FreeAsync(CudaStream stream = null)
+        {
+            var h = Handle;
+            var streamHandle = stream == null ? SafeStreamHandle.Null : stream.Handle;
+            Errors.Check(NativeMethods.cuabi_buffer_free_async(h, streamHandle));
+            h.SetHandleAsInvalid(); // released by the library: closed without a release
+        }
+
+        /// <summary>
+        /// The host address of a managed buffer in `ptr` (the same value as its
+        /// device pointer). Another kind of buffer answers
+        /// CUABI_ERROR_INVALID_ARGUMENT. (cuabi_buffer_get_host_pointer)
+        /// </summary>
+        public IntPtr HostPointer
+        {
+            get
+            {
+                IntPtr ptrValue;
+                Errors.Check(NativeMethods.cuabi_buffer_get_host_pointer(Handle, out ptrValue));
+                return ptrValue;
+            }
+        }
+
+        /// <summary>
         /// Migrates [offset, offset + bytes) of a managed buffer to `location` (a
         /// device ordinal or CUABI_LOCATION_HOST) in order on `stream` (NULL: the
         /// default stream), ahead of its use there. (cuabi_buffer_prefetch_async)
@@ -1980,8 +2193,52 @@ namespace Cuabi
         }
     }
 
-    public sealed partial class CudaStream
+    public sealed partial class PinnedBuffer<T> : IDisposable where T : struct
     {
+        private readonly SafeHostBufferHandle handle;
+
+        /// <summary>The raw handle, for the &lt;see cref="NativeMethods"/&gt; layer.</summary>
+        /// <exception cref="ObjectDisposedException">The object was disposed.</exception>
+        public SafeHostBufferHandle Handle
+        {
+            get { handle.ThrowIfClosed(this); return handle; }
+        }
+
+        /// <summary>Frees (cuabi_host_buffer_alloc) or unpins (cuabi_host_buffer_register) the memory. (cuabi_host_buffer_release)</summary>
+        /// <remarks>Once disposed, or once the library released the handle, Dispose does nothing.</remarks>
+        public void Dispose()
+        {
+            handle.Dispose();
+        }
+    }
+
+    public sealed partial class CudaStream : IDisposable
+    {
+        private readonly SafeStreamHandle handle;
+
+        internal CudaStream(SafeStreamHandle handle)
+        {
+            this.handle = handle;
+        }
+
+        /// <summary>The raw handle, for the &lt;see cref="NativeMethods"/&gt; layer.</summary>
+        /// <exception cref="ObjectDisposedException">The object was disposed.</exception>
+        public SafeStreamHandle Handle
+        {
+            get { handle.ThrowIfClosed(this); return handle; }
+        }
+
+        /// <summary>
+        /// Destroys a stream of cuabi_stream_create once nothing uses it (a launch
+        /// plan or a stream-ordered buffer keeps its stream); work queued on it still
+        /// runs. A wrapped stream is left to its owner. (cuabi_stream_release)
+        /// </summary>
+        /// <remarks>Once disposed, or once the library released the handle, Dispose does nothing.</remarks>
+        public void Dispose()
+        {
+            handle.Dispose();
+        }
+
         /// <summary>
         /// A new stream on `device`. `flags` is an OR of cuabi_stream_flag_bits
         /// (unknown bits answer CUABI_ERROR_INVALID_ARGUMENT); `priority` 0 is the
@@ -2248,6 +2505,18 @@ namespace Cuabi
             Errors.Check(NativeMethods.cuabi_stream_wait_value_host(Handle, bufferHandle, (UIntPtr)(ulong)offset, value, width, condition, flags));
         }
 
+        /// <summary>
+        /// Starts capturing the work submitted to `stream` (not the default stream)
+        /// into a graph instead of running it. `mode` (cuabi_capture_mode) says
+        /// which unsafe calls are refused meanwhile; another value answers
+        /// CUABI_ERROR_INVALID_ARGUMENT. (cuabi_stream_begin_capture)
+        /// </summary>
+        /// <param name="mode">The mode argument.</param>
+        public void BeginCapture(CaptureMode mode = CaptureMode.Global)
+        {
+            Errors.Check(NativeMethods.cuabi_stream_begin_capture(Handle, mode));
+        }
+
         /// <summary>Ends the capture and returns the graph. (cuabi_stream_end_capture)</summary>
         public CudaGraph EndCapture()
         {
@@ -2300,8 +2569,32 @@ namespace Cuabi
         }
     }
 
-    public sealed partial class CudaEvent
+    public sealed partial class CudaEvent : IDisposable
     {
+        private readonly SafeEventHandle handle;
+
+        internal CudaEvent(SafeEventHandle handle)
+        {
+            this.handle = handle;
+        }
+
+        /// <summary>The raw handle, for the &lt;see cref="NativeMethods"/&gt; layer.</summary>
+        /// <exception cref="ObjectDisposedException">The object was disposed.</exception>
+        public SafeEventHandle Handle
+        {
+            get { handle.ThrowIfClosed(this); return handle; }
+        }
+
+        /// <summary>
+        /// Destroys the event (and, for one opened from another process, each copy
+        /// cuabi opened on another device). (cuabi_event_release)
+        /// </summary>
+        /// <remarks>Once disposed, or once the library released the handle, Dispose does nothing.</remarks>
+        public void Dispose()
+        {
+            handle.Dispose();
+        }
+
         /// <summary>
         /// A new event on `device` with `flags` (cuabi_event_flag_bits; 0: a timing
         /// event). Unknown bits, or CUABI_EVENT_INTERPROCESS without
@@ -2361,8 +2654,32 @@ namespace Cuabi
         }
     }
 
-    public sealed partial class CudaGraph
+    public sealed partial class CudaGraph : IDisposable
     {
+        private readonly SafeGraphHandle handle;
+
+        internal CudaGraph(SafeGraphHandle handle)
+        {
+            this.handle = handle;
+        }
+
+        /// <summary>The raw handle, for the &lt;see cref="NativeMethods"/&gt; layer.</summary>
+        /// <exception cref="ObjectDisposedException">The object was disposed.</exception>
+        public SafeGraphHandle Handle
+        {
+            get { handle.ThrowIfClosed(this); return handle; }
+        }
+
+        /// <summary>
+        /// Releases the graph handle; the graph is destroyed once no instantiated
+        /// graph made from it lives (each keeps it). (cuabi_graph_release)
+        /// </summary>
+        /// <remarks>Once disposed, or once the library released the handle, Dispose does nothing.</remarks>
+        public void Dispose()
+        {
+            handle.Dispose();
+        }
+
         /// <summary>
         /// The number of nodes in the graph, of every kind, in `count`
         /// (cuGraphGetNodes). (cuabi_graph_get_node_count)
@@ -2717,8 +3034,32 @@ namespace Cuabi
         }
     }
 
-    public sealed partial class CudaGraphExec
+    public sealed partial class CudaGraphExec : IDisposable
     {
+        private readonly SafeGraphExecHandle handle;
+
+        internal CudaGraphExec(SafeGraphExecHandle handle)
+        {
+            this.handle = handle;
+        }
+
+        /// <summary>The raw handle, for the &lt;see cref="NativeMethods"/&gt; layer.</summary>
+        /// <exception cref="ObjectDisposedException">The object was disposed.</exception>
+        public SafeGraphExecHandle Handle
+        {
+            get { handle.ThrowIfClosed(this); return handle; }
+        }
+
+        /// <summary>
+        /// Destroys the instantiated graph and lets go of the graph it was made
+        /// from. (cuabi_graph_exec_release)
+        /// </summary>
+        /// <remarks>Once disposed, or once the library released the handle, Dispose does nothing.</remarks>
+        public void Dispose()
+        {
+            handle.Dispose();
+        }
+
         /// <summary>Runs the instantiated graph on `stream` (NULL: the default stream). (cuabi_graph_exec_launch)</summary>
         /// <param name="stream">The stream argument (null: the default stream).</param>
         public void Launch(CudaStream stream = null)
@@ -2915,8 +3256,44 @@ namespace Cuabi
         }
     }
 
-    public sealed partial class MemoryPool
+    public sealed partial class LaunchPlan : IDisposable
     {
+        private readonly SafeLaunchPlanHandle handle;
+
+        /// <summary>The raw handle, for the &lt;see cref="NativeMethods"/&gt; layer.</summary>
+        /// <exception cref="ObjectDisposedException">The object was disposed.</exception>
+        public SafeLaunchPlanHandle Handle
+        {
+            get { handle.ThrowIfClosed(this); return handle; }
+        }
+    }
+
+    public sealed partial class MemoryPool : IDisposable
+    {
+        private readonly SafeMemoryPoolHandle handle;
+
+        internal MemoryPool(SafeMemoryPoolHandle handle)
+        {
+            this.handle = handle;
+        }
+
+        /// <summary>The raw handle, for the &lt;see cref="NativeMethods"/&gt; layer.</summary>
+        /// <exception cref="ObjectDisposedException">The object was disposed.</exception>
+        public SafeMemoryPoolHandle Handle
+        {
+            get { handle.ThrowIfClosed(this); return handle; }
+        }
+
+        /// <summary>
+        /// Destroys a pool made here once every buffer allocated from it is freed
+        /// (buffers keep their pool alive). (cuabi_memory_pool_release)
+        /// </summary>
+        /// <remarks>Once disposed, or once the library released the handle, Dispose does nothing.</remarks>
+        public void Dispose()
+        {
+            handle.Dispose();
+        }
+
         /// <summary>A new pool of `device`'s memory. `desc` NULL: the defaults. (cuabi_memory_pool_create)</summary>
         /// <param name="device">The device argument.</param>
         /// <param name="desc">The desc argument (null: the defaults).</param>
@@ -2986,8 +3363,24 @@ namespace Cuabi
         }
     }
 
-    public sealed partial class CudaArray
+    public sealed partial class CudaArray : IDisposable
     {
+        private readonly SafeArrayHandle handle;
+
+        /// <summary>The raw handle, for the &lt;see cref="NativeMethods"/&gt; layer.</summary>
+        /// <exception cref="ObjectDisposedException">The object was disposed.</exception>
+        public SafeArrayHandle Handle
+        {
+            get { handle.ThrowIfClosed(this); return handle; }
+        }
+
+        /// <summary>Frees the array once no texture or surface object uses it. (cuabi_array_release)</summary>
+        /// <remarks>Once disposed, or once the library released the handle, Dispose does nothing.</remarks>
+        public void Dispose()
+        {
+            handle.Dispose();
+        }
+
         /// <summary>
         /// A new array on `device` of the shape `desc` gives (cuabi_array_desc). The
         /// shape is checked first: a zero width, an unknown format or flag, a
@@ -3032,8 +3425,96 @@ namespace Cuabi
         }
     }
 
-    public sealed partial class Linker
+    public sealed partial class Texture : IDisposable
     {
+        private readonly SafeTextureHandle handle;
+
+        /// <summary>The raw handle, for the &lt;see cref="NativeMethods"/&gt; layer.</summary>
+        /// <exception cref="ObjectDisposedException">The object was disposed.</exception>
+        public SafeTextureHandle Handle
+        {
+            get { handle.ThrowIfClosed(this); return handle; }
+        }
+
+        /// <summary>
+        /// Destroys the texture object and lets go of the array or buffer it kept
+        /// alive. (cuabi_texture_release)
+        /// </summary>
+        /// <remarks>Once disposed, or once the library released the handle, Dispose does nothing.</remarks>
+        public void Dispose()
+        {
+            handle.Dispose();
+        }
+
+        /// <summary>
+        /// The CUtexObject (cudaTextureObject_t) in `tex_object`: pass it by value,
+        /// as an 8-byte kernel argument. Valid while the texture handle lives. (cuabi_texture_get_handle)
+        /// </summary>
+        public ulong NativeHandle
+        {
+            get
+            {
+                ulong texObjectValue;
+                Errors.Check(NativeMethods.cuabi_texture_get_handle(Handle, out texObjectValue));
+                return texObjectValue;
+            }
+        }
+    }
+
+    public sealed partial class Surface : IDisposable
+    {
+        private readonly SafeSurfaceHandle handle;
+
+        /// <summary>The raw handle, for the &lt;see cref="NativeMethods"/&gt; layer.</summary>
+        /// <exception cref="ObjectDisposedException">The object was disposed.</exception>
+        public SafeSurfaceHandle Handle
+        {
+            get { handle.ThrowIfClosed(this); return handle; }
+        }
+
+        /// <summary>Destroys the surface object and lets go of the array it kept alive. (cuabi_surface_release)</summary>
+        /// <remarks>Once disposed, or once the library released the handle, Dispose does nothing.</remarks>
+        public void Dispose()
+        {
+            handle.Dispose();
+        }
+
+        /// <summary>
+        /// The CUsurfObject (cudaSurfaceObject_t) in `surf_object`, an 8-byte
+        /// kernel argument. Valid while the surface handle lives. (cuabi_surface_get_handle)
+        /// </summary>
+        public ulong NativeHandle
+        {
+            get
+            {
+                ulong surfObjectValue;
+                Errors.Check(NativeMethods.cuabi_surface_get_handle(Handle, out surfObjectValue));
+                return surfObjectValue;
+            }
+        }
+    }
+
+    public sealed partial class Linker : IDisposable
+    {
+        private readonly SafeLinkerHandle handle;
+
+        /// <summary>The raw handle, for the &lt;see cref="NativeMethods"/&gt; layer.</summary>
+        /// <exception cref="ObjectDisposedException">The object was disposed.</exception>
+        public SafeLinkerHandle Handle
+        {
+            get { handle.ThrowIfClosed(this); return handle; }
+        }
+
+        /// <summary>
+        /// Releases the linker and the inputs it copied. A module it linked does not
+        /// need it. (cuabi_linker_release)
+        /// </summary>
+        /// <remarks>Once disposed, or once the library released the handle, Dispose does nothing.</remarks>
+        public void Dispose()
+        {
+            handle.Dispose();
+        }
+
         /// <summary>The backend the linker uses (AUTO resolved). (cuabi_linker_get_backend)</summary>
         public LinkBackend Backend
         {
@@ -3116,8 +3597,29 @@ namespace Cuabi
         }
     }
 
-    public sealed partial class CudaLibrary
+    public sealed partial class CudaLibrary : IDisposable
     {
+        private readonly SafeLibraryHandle handle;
+
+        internal CudaLibrary(SafeLibraryHandle handle)
+        {
+            this.handle = handle;
+        }
+
+        /// <summary>The raw handle, for the &lt;see cref="NativeMethods"/&gt; layer.</summary>
+        /// <exception cref="ObjectDisposedException">The object was disposed.</exception>
+        public SafeLibraryHandle Handle
+        {
+            get { handle.ThrowIfClosed(this); return handle; }
+        }
+
+        /// <summary>Unloads the library once no module made from it is in use. (cuabi_library_release)</summary>
+        /// <remarks>Once disposed, or once the library released the handle, Dispose does nothing.</remarks>
+        public void Dispose()
+        {
+            handle.Dispose();
+        }
+
         /// <summary>
         /// Loads a CUBIN, PTX or fatbin file as a library: the bytes at `path`, read
         /// whole, as cuabi_library_load_data loads them. CUABI_ERROR_IO (the errno
@@ -3157,8 +3659,29 @@ namespace Cuabi
         }
     }
 
-    public sealed partial class SmResource
+    public sealed partial class SmResource : IDisposable
     {
+        private readonly SafeSmResourceHandle handle;
+
+        internal SmResource(SafeSmResourceHandle handle)
+        {
+            this.handle = handle;
+        }
+
+        /// <summary>The raw handle, for the &lt;see cref="NativeMethods"/&gt; layer.</summary>
+        /// <exception cref="ObjectDisposedException">The object was disposed.</exception>
+        public SafeSmResourceHandle Handle
+        {
+            get { handle.ThrowIfClosed(this); return handle; }
+        }
+
+        /// <summary>Releases a resource; green contexts made from it keep what they need. (cuabi_sm_resource_release)</summary>
+        /// <remarks>Once disposed, or once the library released the handle, Dispose does nothing.</remarks>
+        public void Dispose()
+        {
+            handle.Dispose();
+        }
+
         /// <summary>The number of SMs in `resource` (0 for an empty remainder). (cuabi_sm_resource_get_sm_count)</summary>
         public uint SmCount
         {
@@ -3237,8 +3760,29 @@ namespace Cuabi
         }
     }
 
-    public sealed partial class GreenContext
+    public sealed partial class GreenContext : IDisposable
     {
+        private readonly SafeGreenContextHandle handle;
+
+        internal GreenContext(SafeGreenContextHandle handle)
+        {
+            this.handle = handle;
+        }
+
+        /// <summary>The raw handle, for the &lt;see cref="NativeMethods"/&gt; layer.</summary>
+        /// <exception cref="ObjectDisposedException">The object was disposed.</exception>
+        public SafeGreenContextHandle Handle
+        {
+            get { handle.ThrowIfClosed(this); return handle; }
+        }
+
+        /// <summary>Releases the handle; the context lives on while its streams do. (cuabi_green_context_release)</summary>
+        /// <remarks>Once disposed, or once the library released the handle, Dispose does nothing.</remarks>
+        public void Dispose()
+        {
+            handle.Dispose();
+        }
+
         /// <summary>
         /// A green context on the device of `resource`, whose kernels run on the
         /// resource's SMs only (cuDevResourceGenerateDesc, cuGreenCtxCreate). The
@@ -3312,8 +3856,29 @@ namespace Cuabi
         }
     }
 
-    public sealed partial class TensorMap
+    public sealed partial class TensorMap : IDisposable
     {
+        private readonly SafeTensorMapHandle handle;
+
+        internal TensorMap(SafeTensorMapHandle handle)
+        {
+            this.handle = handle;
+        }
+
+        /// <summary>The raw handle, for the &lt;see cref="NativeMethods"/&gt; layer.</summary>
+        /// <exception cref="ObjectDisposedException">The object was disposed.</exception>
+        public SafeTensorMapHandle Handle
+        {
+            get { handle.ThrowIfClosed(this); return handle; }
+        }
+
+        /// <summary>Releases a tensor map (and its hold on the buffer). (cuabi_tensor_map_release)</summary>
+        /// <remarks>Once disposed, or once the library released the handle, Dispose does nothing.</remarks>
+        public void Dispose()
+        {
+            handle.Dispose();
+        }
+
         /// <summary>
         /// Points `map` at `buffer` from byte `offset` (cuTensorMapReplaceAddress),
         /// the rest unchanged; the map now keeps `buffer` alive instead. The same
@@ -3344,8 +3909,32 @@ namespace Cuabi
         }
     }
 
-    public sealed partial class GraphNode
+    public sealed partial class GraphNode : IDisposable
     {
+        private readonly SafeGraphNodeHandle handle;
+
+        internal GraphNode(SafeGraphNodeHandle handle)
+        {
+            this.handle = handle;
+        }
+
+        /// <summary>The raw handle, for the &lt;see cref="NativeMethods"/&gt; layer.</summary>
+        /// <exception cref="ObjectDisposedException">The object was disposed.</exception>
+        public SafeGraphNodeHandle Handle
+        {
+            get { handle.ThrowIfClosed(this); return handle; }
+        }
+
+        /// <summary>
+        /// Releases the node handle; the node stays in its graph, and the graph
+        /// lives while anything else keeps it. (cuabi_graph_node_release)
+        /// </summary>
+        /// <remarks>Once disposed, or once the library released the handle, Dispose does nothing.</remarks>
+        public void Dispose()
+        {
+            handle.Dispose();
+        }
+
         /// <summary>
         /// Makes `node` depend on `dependency` (both of one graph, not the same
         /// node). A dependency that would close a cycle answers
@@ -3447,8 +4036,32 @@ namespace Cuabi
         }
     }
 
-    public sealed partial class PhysicalMemory
+    public sealed partial class PhysicalMemory : IDisposable
     {
+        private readonly SafePhysicalMemoryHandle handle;
+
+        internal PhysicalMemory(SafePhysicalMemoryHandle handle)
+        {
+            this.handle = handle;
+        }
+
+        /// <summary>The raw handle, for the &lt;see cref="NativeMethods"/&gt; layer.</summary>
+        /// <exception cref="ObjectDisposedException">The object was disposed.</exception>
+        public SafePhysicalMemoryHandle Handle
+        {
+            get { handle.ThrowIfClosed(this); return handle; }
+        }
+
+        /// <summary>
+        /// Drops the handle. The memory goes back to the driver once no range maps
+        /// it any more. (cuabi_physical_memory_release)
+        /// </summary>
+        /// <remarks>Once disposed, or once the library released the handle, Dispose does nothing.</remarks>
+        public void Dispose()
+        {
+            handle.Dispose();
+        }
+
         /// <summary>
         /// `bytes` (&gt; 0, a multiple of the minimum granularity) of physical memory
         /// on `device` (cuMemCreate), with no address yet: map it into a range
@@ -3497,6 +4110,22 @@ namespace Cuabi
             return new PhysicalMemory(made);
         }
 
+        /// <summary>
+        /// Gives the memory back to the driver now (cuMemRelease) and releases the
+        /// handle, which answers CUABI_ERROR_INVALID_HANDLE from then on. Memory a
+        /// range still maps is refused with CUABI_ERROR_INVALID_ARGUMENT naming the
+        /// range's address and the mapping's offset (unmap it first, or release the
+        /// handle and let the last mapping free it); the handle stays valid after
+        /// that refusal. (cuabi_physical_memory_free)
+        /// </summary>
+        /// <remarks>The library releases the handle: once this succeeded the object is disposed (its members throw ObjectDisposedException), and neither Dispose nor the finalizer releases the handle again.</remarks>
+        public void Free()
+        {
+            var h = Handle;
+            Errors.Check(NativeMethods.cuabi_physical_memory_free(h));
+            h.SetHandleAsInvalid(); // released by the library: closed without a release
+        }
+
         /// <summary>The memory's size in bytes. (cuabi_physical_memory_get_size)</summary>
         public long Size
         {
@@ -3534,8 +4163,29 @@ namespace Cuabi
         }
     }
 
-    public sealed partial class AddressRange
+    public sealed partial class AddressRange : IDisposable
     {
+        private readonly SafeAddressRangeHandle handle;
+
+        internal AddressRange(SafeAddressRangeHandle handle)
+        {
+            this.handle = handle;
+        }
+
+        /// <summary>The raw handle, for the &lt;see cref="NativeMethods"/&gt; layer.</summary>
+        /// <exception cref="ObjectDisposedException">The object was disposed.</exception>
+        public SafeAddressRangeHandle Handle
+        {
+            get { handle.ThrowIfClosed(this); return handle; }
+        }
+
+        /// <summary>Drops the handle (see cuabi_address_range_reserve). (cuabi_address_range_release)</summary>
+        /// <remarks>Once disposed, or once the library released the handle, Dispose does nothing.</remarks>
+        public void Dispose()
+        {
+            handle.Dispose();
+        }
+
         /// <summary>
         /// Reserves `bytes` (&gt; 0, a multiple of the minimum granularity) of device
         /// addresses (cuMemAddressReserve), with no memory behind them. `device`

@@ -13,7 +13,6 @@ namespace Cuabi
     /// <typeparam name="T">A blittable value type.</typeparam>
     public sealed partial class PinnedBuffer<T> : IDisposable where T : struct
     {
-        private readonly SafeHostBufferHandle handle;
         private readonly IntPtr pointer;
         private readonly T[] registered;
 
@@ -70,12 +69,6 @@ namespace Cuabi
             return new PinnedBuffer<T>(h, array);
         }
 
-        /// <summary>The raw handle, for the <see cref="NativeMethods"/> layer.</summary>
-        public SafeHostBufferHandle Handle
-        {
-            get { handle.ThrowIfClosed(this); return handle; }
-        }
-
         /// <summary>Number of elements.</summary>
         public long Count { get; private set; }
 
@@ -99,87 +92,40 @@ namespace Cuabi
 
         /// <summary>One element (reads and writes host memory; not for bulk use: see <see cref="CopyFrom(T[])"/>).</summary>
         /// <param name="index">Element index.</param>
-        public unsafe T this[long index]
+        public T this[long index]
         {
             get
             {
-                int size = Element<T>.Require();
-                IntPtr p = AddressOf(index, 1);
                 var one = new T[1];
-                var pin = GCHandle.Alloc(one, GCHandleType.Pinned);
-                try
-                {
-                    Buffer.MemoryCopy((void*)p, (void*)pin.AddrOfPinnedObject(), size, size);
-                }
-                finally
-                {
-                    pin.Free();
-                    GC.KeepAlive(this);
-                }
+                Element<T>.HostCopy(AddressOf(index, 1), one, 0, 1, true);
+                GC.KeepAlive(this);
                 return one[0];
             }
             set
             {
-                int size = Element<T>.Require();
-                IntPtr p = AddressOf(index, 1);
-                var one = new[] { value };
-                var pin = GCHandle.Alloc(one, GCHandleType.Pinned);
-                try
-                {
-                    Buffer.MemoryCopy((void*)pin.AddrOfPinnedObject(), (void*)p, size, size);
-                }
-                finally
-                {
-                    pin.Free();
-                    GC.KeepAlive(this);
-                }
+                Element<T>.HostCopy(AddressOf(index, 1), new[] { value }, 0, 1, false);
+                GC.KeepAlive(this);
             }
         }
 
         /// <summary>Copies <paramref name="source"/> to the start of this memory (a plain host copy).</summary>
         /// <param name="source">The values to copy.</param>
-        public unsafe void CopyFrom(T[] source)
+        public void CopyFrom(T[] source)
         {
             if (source == null)
                 throw new ArgumentNullException("source");
-            int size = Element<T>.Require();
-            IntPtr dst = AddressOf(0, source.Length);
-            if (source.Length == 0)
-                return;
-            var pin = GCHandle.Alloc(source, GCHandleType.Pinned);
-            try
-            {
-                long bytes = (long)source.Length * size;
-                Buffer.MemoryCopy((void*)pin.AddrOfPinnedObject(), (void*)dst, bytes, bytes);
-            }
-            finally
-            {
-                pin.Free();
-                GC.KeepAlive(this);
-            }
+            Element<T>.HostCopy(AddressOf(0, source.Length), source, 0, source.Length, false);
+            GC.KeepAlive(this);
         }
 
         /// <summary>Copies the start of this memory into all of <paramref name="destination"/> (a plain host copy).</summary>
         /// <param name="destination">The array to fill.</param>
-        public unsafe void CopyTo(T[] destination)
+        public void CopyTo(T[] destination)
         {
             if (destination == null)
                 throw new ArgumentNullException("destination");
-            int size = Element<T>.Require();
-            IntPtr src = AddressOf(0, destination.Length);
-            if (destination.Length == 0)
-                return;
-            var pin = GCHandle.Alloc(destination, GCHandleType.Pinned);
-            try
-            {
-                long bytes = (long)destination.Length * size;
-                Buffer.MemoryCopy((void*)src, (void*)pin.AddrOfPinnedObject(), bytes, bytes);
-            }
-            finally
-            {
-                pin.Free();
-                GC.KeepAlive(this);
-            }
+            Element<T>.HostCopy(AddressOf(0, destination.Length), destination, 0, destination.Length, true);
+            GC.KeepAlive(this);
         }
 
         /// <summary>All elements, copied to a new array.</summary>
@@ -201,12 +147,6 @@ namespace Cuabi
             return new Span<T>((void*)Pointer, (int)Count);
         }
 #endif
-
-        /// <summary>Frees (or unpins and unregisters) the memory.</summary>
-        public void Dispose()
-        {
-            handle.Dispose();
-        }
 
         /// <summary>The address of element <paramref name="index"/>, after checking that <paramref name="count"/> elements from it fit.</summary>
         internal IntPtr AddressOf(long index, long count)

@@ -13,8 +13,6 @@ namespace Cuabi
     /// </summary>
     public sealed partial class Program : IDisposable
     {
-        private readonly SafeProgramHandle handle;
-
         /// <summary>Creates a program from source.</summary>
         /// <param name="source">CUDA C++ source.</param>
         /// <param name="name">File name used in diagnostics (null: "cuabi_program.cu").</param>
@@ -26,12 +24,6 @@ namespace Cuabi
                 throw new ArgumentNullException("source");
             CuabiLibrary.Load();
             handle = Create(source, name, headers);
-        }
-
-        /// <summary>The raw handle, for the <see cref="NativeMethods"/> layer.</summary>
-        public SafeProgramHandle Handle
-        {
-            get { handle.ThrowIfClosed(this); return handle; }
         }
 
         /// <summary>
@@ -173,12 +165,6 @@ namespace Cuabi
             foreach (byte[] e in expressions)
                 Errors.Check(NativeMethods.cuabi_program_add_name_expression(h, e));
             return desc;
-        }
-
-        /// <summary>Releases the program.</summary>
-        public void Dispose()
-        {
-            handle.Dispose();
         }
 
         [MethodImpl(MethodImplOptions.NoInlining)]

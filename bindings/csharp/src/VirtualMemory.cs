@@ -13,39 +13,6 @@ namespace Cuabi
     /// </summary>
     public sealed partial class PhysicalMemory : IDisposable
     {
-        private readonly SafePhysicalMemoryHandle handle;
-
-        internal PhysicalMemory(SafePhysicalMemoryHandle handle)
-        {
-            this.handle = handle;
-        }
-
-        /// <summary>The raw handle, for the <see cref="NativeMethods"/> layer.</summary>
-        public SafePhysicalMemoryHandle Handle
-        {
-            get { handle.ThrowIfClosed(this); return handle; }
-        }
-
-        /// <summary>
-        /// Gives the memory back to the driver now; the object is disposed from
-        /// then on. While a range maps it the library refuses (a
-        /// <see cref="CudaException"/> with <see cref="CudaStatus.InvalidArgument"/>)
-        /// and the object stays usable; <see cref="Dispose"/> instead lets the
-        /// last mapping give it back.
-        /// </summary>
-        public void Free()
-        {
-            SafePhysicalMemoryHandle h = Handle;
-            Errors.Check(NativeMethods.cuabi_physical_memory_free(h));
-            // The library released the handle: closed without releasing it again.
-            h.SetHandleAsInvalid();
-        }
-
-        /// <summary>Releases the handle; ranges mapping the memory keep it.</summary>
-        public void Dispose()
-        {
-            handle.Dispose();
-        }
     }
 
     /// <summary>
@@ -56,19 +23,6 @@ namespace Cuabi
     /// </summary>
     public sealed partial class AddressRange : IDisposable
     {
-        private readonly SafeAddressRangeHandle handle;
-
-        internal AddressRange(SafeAddressRangeHandle handle)
-        {
-            this.handle = handle;
-        }
-
-        /// <summary>The raw handle, for the <see cref="NativeMethods"/> layer.</summary>
-        public SafeAddressRangeHandle Handle
-        {
-            get { handle.ThrowIfClosed(this); return handle; }
-        }
-
         /// <summary>
         /// A buffer of <paramref name="count"/> elements over the range from byte
         /// <paramref name="offset"/>, used by <paramref name="device"/>, which
@@ -88,12 +42,6 @@ namespace Cuabi
             SafeBufferHandle h;
             Errors.Check(NativeMethods.cuabi_buffer_from_range(Handle, device.Handle, (UIntPtr)(ulong)offset, bytes, out h));
             return new DeviceBuffer<T>(h);
-        }
-
-        /// <summary>Releases the handle: what is mapped is unmapped, the addresses given back, once no buffer views the range.</summary>
-        public void Dispose()
-        {
-            handle.Dispose();
         }
     }
 
