@@ -127,7 +127,9 @@
  *              is the size_t named num_<name> or a `count` right after it, a
  *              struct pointer a struct in (const) or out, a callback takes
  *              the `user_data` beside it, any other pointer is an
- *              out-parameter and any other value an input.
+ *              out-parameter and any other value an input. An int32_t
+ *              out-parameter whose comment reads "`x` receives 1 when" is a
+ *              flag (1 or 0): a bool in each language.
  *            - A versioned struct naming cuabi objects or host memory (a
  *              handle or pointer field: cuabi_copy_3d_desc) is built: each
  *              binding lays it out from one type of its own (Python's

@@ -176,7 +176,7 @@ class device : public detail::owner<cuabi_device, cuabi_device_release>,
   /// cuabi_device_can_access_peer: `can_access` receives 1 when kernels on `device` can access
   /// memory of `peer` once peer access is enabled, 0 when not, and 0 for a device and itself (no
   /// peer).
-  int32_t can_access_peer(cuabi_device peer) const;
+  bool can_access_peer(cuabi_device peer) const;
 
   /// cuabi_device_enable_peer_access: Lets kernels and copies on `device` reach `peer`'s memory
   /// directly. Enabling what is enabled succeeds. A device and itself, or a pair that cannot access
@@ -314,7 +314,7 @@ class module : public detail::owner<cuabi_module, cuabi_module_release>,
 
   /// cuabi_module_get_from_cache: `hit` receives 1 when the module's image came from the compile
   /// cache (cuabi_module_compile, cuabi_linker_link), else 0.
-  int32_t from_cache() const;
+  bool from_cache() const;
 
   /// cuabi_module_get_function: A kernel by its name, or by a name expression given at compile
   /// time. CUABI_ERROR_NOT_FOUND when the module has no such kernel. The function keeps its module
@@ -2116,10 +2116,10 @@ inline cuabi::memory_pool device::get_default_memory_pool() const {
   return out;
 }
 
-inline int32_t device::can_access_peer(cuabi_device peer) const {
+inline bool device::can_access_peer(cuabi_device peer) const {
   int32_t can_access{};
   cuabi::check(cuabi_device_can_access_peer(get(), peer, &can_access));
-  return can_access;
+  return can_access != 0;
 }
 
 inline void device::enable_peer_access(cuabi_device peer) const {
@@ -2228,10 +2228,10 @@ inline cuabi::module module::load_file(cuabi_device device, const std::string& p
   return out;
 }
 
-inline int32_t module::from_cache() const {
+inline bool module::from_cache() const {
   int32_t hit{};
   cuabi::check(cuabi_module_get_from_cache(get(), &hit));
-  return hit;
+  return hit != 0;
 }
 
 inline cuabi::function module::get_function(const std::string& name) const {

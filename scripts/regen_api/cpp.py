@@ -566,6 +566,10 @@ class Emitter:
                 f.body = prep + [f"{vt} {oname};"]
             else:
                 f.body = prep + [f"{vt} {oname}{init}{{}};"]
+            if p.get("flag"):  # it receives 1 or 0: a bool
+                f.returns = "bool"
+                f.body += call_line + [f"return {oname} != 0;"]
+                return f
             f.body += call_line + [f"return {oname};"]
             return f
         # Several out values: a struct of them.

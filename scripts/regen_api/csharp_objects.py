@@ -18,8 +18,8 @@ receiver, a member of a `partial` part of the binding's class for its object
 * out-parameters are the result: a getter `get_x` with one out value and no
   input is the read-only property `X`, otherwise a method returning the value,
   or C# out-parameters where there are several;
-* a two-call string is a `string`, a two-call blob a `byte[]`; an integer
-  out-parameter of BOOLEANS (1 or 0) a `bool`, a value of AS_INT an `int`;
+* a two-call string is a `string`, a two-call blob a `byte[]`; a flag
+  out-parameter (the model's `flag`: 1 or 0) a `bool`, a value of AS_INT an `int`;
   the out-values of a getter of COMPOSED one value of the type made from them;
 * a value struct (the model's `value`: versioned, an init, numbers, enums
   and flag sets alone) is a public struct of its own, generated here
@@ -172,10 +172,6 @@ CONSTRUCTED_BY_HAND = {"cuabi_array": "a CudaArray reads its shape once, when ma
 # the object's SafeHandle without a release, so that neither Dispose() nor
 # the finalizer releases the handle again.
 CONSUMES = {"cuabi_buffer_free_async", "cuabi_physical_memory_free"}
-
-# Out-parameters (function, parameter) the header says receive 1 or 0 (a
-# yes or no): a bool.
-BOOLEANS = {("cuabi_module_get_from_cache", "hit"), ("cuabi_device_can_access_peer", "can_access")}
 
 # Values the binding gives as an `int` (they always fit one; a count past
 # int.MaxValue throws OverflowException): (function, out-parameter), or
@@ -546,7 +542,7 @@ class Emitter:
     def member(self, fn: Dict[str, Any]) -> List[str]:
         i2, i3 = "        ", "            "
         name = member_name(fn)
-        params = [dict(p, boolean=True) if (fn["name"], p["name"]) in BOOLEANS else p for p in fn["params"]]
+        params = [dict(p, boolean=True) if p.get("flag") else p for p in fn["params"]]
         params = [dict(p, as_int=True) if (fn["name"], p["name"]) in AS_INT else p for p in params]
         params = [
             dict(p, default=DEFAULTS[fn["name"], p["name"]]) if (fn["name"], p["name"]) in DEFAULTS else p
@@ -554,7 +550,7 @@ class Emitter:
         ]
         for p in params:
             if p.get("boolean") and (p["role"] != "out" or p["type"]["kind"] != "int"):
-                raise SystemExit(f"regen: csharp: {fn['name']}.{p['name']} in BOOLEANS is no integer out-parameter")
+                raise SystemExit(f"regen: csharp: {fn['name']}.{p['name']} is a flag but no integer out-parameter")
         if fn["call"] == "constructor":
             # the object a constructor is made from is its first argument
             params = [dict(p, role="handle") if p["role"] == "receiver" else p for p in params]

@@ -841,6 +841,17 @@ def assign_roles(
                 p["nullable"] = True
                 p["null_means"] = " ".join(m.group(2).split())
 
+    # Flags: an int32_t out whose comment reads "`x` receives 1 when ..."
+    # answers 1 or 0, a bool in each language.
+    for p in params:
+        if (
+            p["role"] == "out"
+            and p["type"]["base"] == "int32_t"
+            and ptrs(p) == 1
+            and f"`{p['name']}` receives 1 when" in " ".join(fn["doc"].split())
+        ):
+            p["flag"] = True
+
     # The call kind and the receiver.
     outs_new = [p for p in params if p["role"] == "out_handle"]
     receiver = None

@@ -39,8 +39,8 @@ method in an `impl` block of the crate's owning type of its object:
 Names: the function's name without `cuabi_<object>_`; Rust's getters drop
 `get_` (a getter, string or blob `cuabi_device_get_name` is `name()`, a
 library call `cuabi_driver_get_version` is `driver_version()`), but for the
-few RUST_NAMES gives (`cuabi_stream_get_handle` is `cu_stream()`). An out
-of BOOLEAN_OUTS, a 1-or-0 flag, is a `bool`.
+few RUST_NAMES gives (`cuabi_stream_get_handle` is `cu_stream()`). A flag
+out (the model's `flag`: it receives 1 or 0) is a `bool`.
 
 What this layer does not write stays in the crate's idiom modules:
 functions with an `idiom`, the roles it has no safe Rust form for (versioned
@@ -125,9 +125,6 @@ RUST_NAMES: Dict[str, str] = {
     "cuabi_stream_get_handle": "cu_stream",
     "cuabi_array_get_handle": "cu_array",
 }
-
-# Outs that hold 1 or 0 for yes or no (the header's int32_t flags): `bool`.
-BOOLEAN_OUTS = {("cuabi_module_get_from_cache", "hit"), ("cuabi_device_can_access_peer", "can_access")}
 
 # Typed memory: the buffer and host-buffer calls take byte offsets and
 # sizes, which the crate's DeviceBuffer<T> and PinnedBuffer<T> give in
@@ -422,7 +419,7 @@ def parts(fn: Dict[str, Any], model: Model) -> Parts:
             if len(t["pointers"]) == 2 and t["base"] == "void":
                 outs.append((local, "*mut std::ffi::c_void", "", False))
                 prep.append(f"let mut {local} = std::ptr::null_mut();")
-            elif (fn["name"], name) in BOOLEAN_OUTS:
+            elif p.get("flag"):
                 prep.append(f"let mut {local} = 0;")
                 outs.append((local, "bool", f"{local} != 0", False))
             elif len(t["pointers"]) == 1:

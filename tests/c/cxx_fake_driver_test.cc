@@ -171,7 +171,7 @@ TEST(FakeDriver, BlobsStringsAndOwnedResultsFromAProgram) {
   EXPECT_FALSE(cubin.empty());
   const cuabi::device d = cuabi::device::get(0);
   const cuabi::module m = cuabi::module::load_data(d, cubin);
-  EXPECT_EQ(0, m.from_cache());
+  EXPECT_FALSE(m.from_cache());
   EXPECT_EQ("saxpy", m.get_function("saxpy").name());
   EXPECT_THROW(m.get_function("no_such_kernel"), cuabi::status_error<CUABI_ERROR_NOT_FOUND>);
 }

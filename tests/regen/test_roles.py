@@ -77,6 +77,24 @@ class Roles(unittest.TestCase):
         self.assertIn("public GraphNode AddCopy3DNode(GraphNode after, Copy3D desc)",
                       read("bindings/csharp/src/Objects.g.cs"))
 
+    def test_flags_are_bools_in_every_language(self):
+        flags = {
+            (f["name"], p["name"]) for f in self.d["functions"] for p in f["params"] if p.get("flag")
+        }
+        self.assertEqual(
+            flags, {("cuabi_module_get_from_cache", "hit"), ("cuabi_device_can_access_peer", "can_access")}
+        )
+        # "1 or 0 in `enabled`" does not read as the rule: an int32_t out.
+        self.assertNotIn("flag", _param(_fn(self.d, "cuabi_graph_exec_get_node_enabled"), "enabled"))
+
+        def read(path):
+            with open(os.path.join(REPO, path), encoding="utf-8") as f:
+                return f.read()
+
+        self.assertIn("pub fn from_cache(&self) -> Result<bool>", read("bindings/rust/cuabi/src/objects.rs"))
+        self.assertIn("public bool FromCache", read("bindings/csharp/src/Objects.g.cs"))
+        self.assertIn("bool can_access_peer(cuabi_device peer) const;", read("include/cuabi/cuabi_objects.hpp"))
+
     def test_every_function_and_parameter_has_a_known_role(self):
         for fn in self.d["functions"]:
             self.assertIn(fn["call"], model.CALLS, fn["name"])
