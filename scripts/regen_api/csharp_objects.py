@@ -37,12 +37,21 @@ receiver, a member of a `partial` part of the binding's class for its object
 * a pinned host buffer argument (PinnedBuffer<T>, a generic class) makes the
   method generic in T (`where T : struct`); offsets stay in bytes;
 * a query that answers CUABI_ERROR_NOT_READY without failing returns bool;
+* a host-callback call (the model's idiom `host_callback`, HOST_TRAMPOLINES)
+  takes an `Action` (`stream.LaunchHostFunc(callback)`,
+  `graph.AddHostNode(after, callback)`), handed over with its trampoline;
+* an IPC call (the model's idiom `ipc`, ipc_shape) exports the object's
+  handle bytes as a `byte[]` (`GetIpcHandle()`) or, as a constructor, opens
+  the object from them (`CudaEvent.OpenIpc(device, handle)`), through the
+  binding's Ipc helpers (DeviceBuffer.cs);
 * a library-level call is a static member of the static class Cuda (or, when
   its name names an object, of that object's class: Device.Count), which
   loads the library first and keeps the native call in a separate,
   non-inlined method (Mono binds a method's native calls when it compiles it);
 * a getter whose property would be `Handle` (the raw driver handle) is
   `NativeHandle`: `Handle` is the SafeHandle;
+* a getter of CACHED (a value fixed while the handle lives) asks the library
+  on its first read only and keeps the value;
 * a constructor is a static factory of the class it makes, taking the object
   it is made from first (FACTORIES: the classes made from their handle alone);
   another call that makes a handle of such a class returns its object;
@@ -70,7 +79,10 @@ Every class of CLASSES also gets its handle plumbing here: the field `handle`
 disposed), Dispose() (the release function, through the SafeHandle, with
 that function's documentation; IDisposable), and for a class made from its
 handle alone (FACTORIES) the constructor `internal X(SafeXHandle handle)`,
-each unless CORE_BY_HAND or CONSTRUCTED_BY_HAND leaves it to the class.
+each unless CORE_BY_HAND or CONSTRUCTED_BY_HAND leaves it to the class; a
+class a kernel takes as an argument (ARGUMENT_OBJECTS) also gets its
+IArgumentObject part (the value a launch passes, its SafeHandle as the
+lifetime launch plans check, and what it is, for messages).
 
 Names: the function's name without `cuabi_<object>_`, in PascalCase.
 
@@ -162,6 +174,17 @@ CORE_BY_HAND: Dict[str, Dict[str, str]] = {
     "cuabi_launch_plan": {"Dispose": "LaunchPlan.Dispose() also forgets the argument block and its arguments"},
 }
 
+# The classes a kernel takes as an argument (IArgumentObject, Arrays.cs): the
+# 8-byte value a launch passes (a member of the class) and what the object is,
+# for messages. Their IArgumentObject part is generated with the handle
+# plumbing: LaunchValue, Lifetime (the SafeHandle, closed once disposed) and
+# What.
+ARGUMENT_OBJECTS: Dict[str, Tuple[str, str]] = {
+    "cuabi_buffer": ("LaunchPointer", "device memory"),
+    "cuabi_texture": ("NativeHandle", "texture object"),
+    "cuabi_surface": ("NativeHandle", "surface object"),
+}
+
 # The classes made from their handle alone (FACTORIES) get the constructor
 # `internal X(SafeXHandle handle)` that keeps it, except these, whose
 # constructor reads more from the handle.
@@ -185,6 +208,22 @@ DEFAULTS = {("cuabi_stream_begin_capture", "mode"): "CaptureMode.Global"}
 # them in order (`new ComputeCapability(major, minor)`): function -> type.
 COMPOSED = {"cuabi_device_get_compute_capability": "ComputeCapability", "cuabi_nvrtc_get_version": "Version"}
 
+# Getters whose value never changes while the handle lives (the raw driver
+# handle of a texture or surface object, an argument of every launch that
+# takes one): the property asks the library on its first read and keeps the
+# value; a later read only checks that the object was not disposed.
+CACHED = {"cuabi_texture_get_handle", "cuabi_surface_get_handle"}
+
+# The trampoline of each host-callback call (the model's idiom
+# `host_callback` with a cuabi_host_fn): a stream's host function runs once
+# (HostFunctions.Trampoline frees the delegate's handle after the run); a
+# graph's host node may run at every launch (HostFunctions.KeptTrampoline
+# keeps it for the process).
+HOST_TRAMPOLINES = {
+    "cuabi_stream_launch_host_func": "HostFunctions.Trampoline",
+    "cuabi_graph_add_host_node": "HostFunctions.KeptTrampoline",
+}
+
 # Functions whose C# form differs from the plain one, and why.
 HAND_WRITTEN: Dict[str, str] = {
     "cuabi_copy_3d": "Copy3D.Copy(): the object describing the box runs it (pinning a managed array for the call)",
@@ -202,6 +241,16 @@ HAND_WRITTEN: Dict[str, str] = {
     "cuabi_last_error_get_launch": "read by the exception mapping: CudaException.Launches",
     "cuabi_last_error_get_launch_kernel": "read by the exception mapping: CudaException.Launches",
     "cuabi_last_error_clear": "read by the exception mapping (CudaException.cs), not exposed",
+    "cuabi_buffer_alloc": "Device.Allocate<T> makes a typed buffer through cuabi_buffer_alloc_with_pointer",
+    "cuabi_buffer_alloc_async": "Device.AllocateAsync<T> makes a typed buffer through cuabi_buffer_alloc_async_with_pointer",
+    "cuabi_buffer_alloc_with_pointer": (
+        "Device.Allocate<T>(count): a DeviceBuffer<T> of count elements, its handle and address from this one call"
+    ),
+    "cuabi_buffer_alloc_async_with_pointer": (
+        "Device.AllocateAsync<T>(count, stream, pool): a DeviceBuffer<T> of count elements, "
+        "its handle and address from this one call"
+    ),
+    "cuabi_graph_exec_set_host_node": "CudaGraphExec.SetHostNode gives a null node to the library, which refuses it",
     "cuabi_buffer_grow": "DeviceBuffer<T>.Grow takes a count of elements and keeps Count",
     "cuabi_memory_pool_trim": "its byte count defaults to 0",
     "cuabi_set_context_lost_callback": (
@@ -277,9 +326,29 @@ def value_structs(model: Dict[str, Any]) -> Dict[str, Dict[str, Any]]:
     return {s["name"]: s for s in model["structs"] if s.get("value")}
 
 
+def ipc_shape(fn: Dict[str, Any]) -> Optional[str]:
+    """Which IPC call `fn` is (the model's idiom `ipc`), when its C# form is
+    generated: "export", an object's handle bytes out (a byte[]), or "open",
+    a constructor of a FACTORIES class from handle bytes in; None otherwise
+    (a buffer is made with its element type: DeviceBuffer<T>.OpenIpc)."""
+    roles = [p["role"] for p in fn["params"]]
+    recv = fn["params"][0]["type"]["base"]
+    if roles == ["receiver", "bytes_out", "size"] and recv in CLASSES:
+        return "export"
+    if fn["call"] == "constructor" and roles == ["receiver", "bytes_in", "size", "out_handle"]:
+        made = fn["params"][3]
+        if recv in CLASSES and made.get("handle_type", made["type"]["base"]) in FACTORIES:
+            return "open"
+    return None
+
+
 def skip_reason(fn: Dict[str, Any], values: Dict[str, Dict[str, Any]]) -> Optional[str]:
     if fn["name"] in HAND_WRITTEN:
         return HAND_WRITTEN[fn["name"]]
+    if fn.get("idiom") == "ipc" and ipc_shape(fn) is not None:
+        return None
+    if fn.get("idiom") == "host_callback" and fn["name"] in HOST_TRAMPOLINES:
+        return None
     if fn.get("idiom"):
         return f"idiom {fn['idiom']}"
     call = fn.get("call")
@@ -539,8 +608,94 @@ class Emitter:
             lines.append(f'{indent}/// <param name="{camel(p["name"]).lstrip("@")}">{text}</param>')
         return lines
 
+    def ipc_member(self, fn: Dict[str, Any]) -> List[str]:
+        """An IPC call (ipc_shape): the handle's bytes out through Ipc.Handle
+        (CUABI_IPC_HANDLE_SIZE bytes), or the object opened from them through
+        Ipc.Open (null refused; an empty array passes a real address, so that
+        the library's refusal names the size)."""
+        i2, i3 = "        ", "            "
+        name, call = member_name(fn), f"NativeMethods.{fn['name']}"
+        lines = [doc(f"{fn['doc']} ({fn['name']})", i2).rstrip("\n")]
+        if ipc_shape(fn) == "export":
+            return lines + [
+                f"{i2}public byte[] {name}()",
+                f"{i2}{{",
+                f"{i3}return Ipc.Handle(delegate(IntPtr p, UIntPtr size) {{ return {call}(Handle, p, size); }});",
+                f"{i2}}}",
+            ]
+        recv, data, _, made = fn["params"]
+        ht = made.get("handle_type", made["type"]["base"])
+        a, b = camel(recv["name"]), camel(data["name"])
+        return lines + self.in_docs([recv, data], i2) + [
+            f"{i2}public static {CLASSES[ht][0]} {name}({CLASSES[recv['type']['base']][0]} {a}, byte[] {b})",
+            f"{i2}{{",
+            f'{i3}if ({a} == null) throw new ArgumentNullException("{a}");',
+            f"{i3}var {a}Handle = {a}.Handle;",
+            f"{i3}{handle_class(ht)} made = null;",
+            f"{i3}Errors.Check(Ipc.Open({b}, delegate(IntPtr bytes, UIntPtr size)",
+            f"{i3}{{",
+            f"{i3}    return {call}({a}Handle, bytes, size, out made);",
+            f"{i3}}}));",
+            f"{i3}return {FACTORIES[ht].format('made')};",
+            f"{i2}}}",
+        ]
+
+    def host_member(self, fn: Dict[str, Any]) -> List[str]:
+        """A host-callback call (HOST_TRAMPOLINES): the callback is an Action,
+        handed to the library with its trampoline through
+        HostFunctions.Install (a null one goes to the library as NULL, for it
+        to refuse); an exception it throws becomes the failure the library
+        reports. Handle arguments as in member(); a new handle is the result."""
+        i2, i3 = "        ", "            "
+        params = fn["params"]
+        handles = [p for p in params if p["role"] == "handle"]
+        made = next((p for p in params if p["role"] == "out_handle"), None)
+        if any(p["role"] not in ("receiver", "handle", "callback", "user_data", "out_handle") for p in params):
+            raise SystemExit(f"regen: csharp: {fn['name']} in HOST_TRAMPOLINES has a parameter it cannot pass")
+        lines = [doc(f"{fn['doc']} ({fn['name']})", i2).rstrip("\n")]
+        lines += self.in_docs(handles, i2)
+        lines += [
+            f'{i2}/// <param name="callback">What to run (on a driver thread); null is refused by the library.</param>',
+            f"{i2}/// <remarks>An exception the callback throws is caught (it never reaches the driver's thread) "
+            "and becomes the failure the library reports: the next Synchronize of the stream it ran on throws "
+            "a HostFunctionException with the message \"ExceptionType: message\".</remarks>",
+        ]
+        ret = CLASSES[made.get("handle_type", made["type"]["base"])][0] if made else "void"
+        sig = [f"{CLASSES[p.get('handle_type', p['type']['base'])][0]} {camel(p['name'])}" for p in handles]
+        body = [f"{i3}var h = Handle;"]
+        args = []
+        for p in params:
+            n = camel(p["name"])
+            if p["role"] == "receiver":
+                args.append("h")
+            elif p["role"] == "handle":
+                if p.get("nullable"):
+                    safe = self.types.value(p["type"])
+                    body.append(f"{i3}var {n}Handle = {n} == null ? new {safe}(IntPtr.Zero, false) : {n}.Handle;")
+                else:
+                    body.append(f'{i3}if ({n} == null) throw new ArgumentNullException("{n}");')
+                    body.append(f"{i3}var {n}Handle = {n}.Handle;")
+                args.append(f"{n}Handle")
+            elif p["role"] == "callback":
+                args.append("fn")
+            elif p["role"] == "user_data":
+                args.append("userData")
+            else:
+                body.append(f"{i3}{handle_class(p.get('handle_type', p['type']['base']))} made = null;")
+                args.append("out made")
+        body.append(f"{i3}HostFunctions.Install(callback, {HOST_TRAMPOLINES[fn['name']]}, (fn, userData) =>")
+        body.append(f"{i3}    NativeMethods.{fn['name']}({', '.join(args)}));")
+        if made:
+            body.append(f"{i3}return {FACTORIES[made.get('handle_type', made['type']['base'])].format('made')};")
+        sig.append("Action callback")
+        return lines + [f"{i2}public {ret} {member_name(fn)}({', '.join(sig)})", f"{i2}{{"] + body + [f"{i2}}}"]
+
     def member(self, fn: Dict[str, Any]) -> List[str]:
         i2, i3 = "        ", "            "
+        if fn.get("idiom") == "ipc":
+            return self.ipc_member(fn)
+        if fn.get("idiom") == "host_callback":
+            return self.host_member(fn)
         name = member_name(fn)
         params = [dict(p, boolean=True) if p.get("flag") else p for p in fn["params"]]
         params = [dict(p, as_int=True) if (fn["name"], p["name"]) in AS_INT else p for p in params]
@@ -738,6 +893,8 @@ class Emitter:
             pname = pascal(fn["property"].split("_"))
             if pname == "Handle":
                 pname = "NativeHandle"  # Handle is the SafeHandle
+            if fn["name"] in CACHED:
+                body = self.cached(body, ret, "cached" + pname, lines)
             lines.append(f"{i2}public {ret} {pname}")
             lines.append(f"{i2}{{")
             lines.append(f"{i3}get")
@@ -751,6 +908,23 @@ class Emitter:
             lines += body
             lines.append(f"{i2}}}")
         return lines
+
+    def cached(self, body: List[str], ret: str, field: str, lines: List[str]) -> List[str]:
+        """A getter of CACHED: its fields (declared into `lines`) and the body
+        that calls the library on the first read only. The flag is written
+        after the value (Volatile), so a thread that sees it set sees the value."""
+        i2, i3 = "        ", "            "
+        *call, last = body
+        if not last.strip().startswith("return "):
+            raise SystemExit(f"regen: csharp: a CACHED getter must end in a return: {last.strip()}")
+        value = last.strip()[len("return ") : -1]
+        lines[0:0] = [f"{i2}private {ret} {field};", f"{i2}private bool {field}Read;", ""]
+        return (
+            [f"{i3}handle.ThrowIfClosed(this);", f"{i3}if (!System.Threading.Volatile.Read(ref {field}Read))", f"{i3}{{"]
+            + ["    " + b for b in call]
+            + [f"{i3}    {field} = {value};", f"{i3}    System.Threading.Volatile.Write(ref {field}Read, true);", f"{i3}}}"]
+            + [f"{i3}return {field};"]
+        )
 
     # -- handle plumbing -----------------------------------------------------
     def core(self, handle: str, release: Optional[Dict[str, Any]]) -> List[str]:
@@ -779,6 +953,14 @@ class Emitter:
                 f"{i3}get {{ handle.ThrowIfClosed(this); return handle; }}",
                 f"{i2}}}",
             ]
+        if handle in ARGUMENT_OBJECTS:
+            value, what = ARGUMENT_OBJECTS[handle]
+            for ret, member, result in (
+                ("ulong", "LaunchValue", value),
+                ("System.Runtime.InteropServices.SafeHandle", "Lifetime", "handle"),
+                ("string", "What", f'"{what}"'),
+            ):
+                lines += ["", f"{i2}{ret} IArgumentObject.{member}", f"{i2}{{", f"{i3}get {{ return {result}; }}", f"{i2}}}"]
         if "Dispose" not in by_hand:
             if release is None:
                 raise SystemExit(f"regen: csharp: {handle} has no release function for Dispose()")
@@ -1046,10 +1228,11 @@ def objects(model: Dict[str, Any]) -> str:
         parts.append(text)
     for handle, members in by_class.items():
         members.insert(0, em.core(handle, releases.get(handle)))
-        decl = CLASSES[handle][1] + " : IDisposable"
+        bases = "IDisposable, IArgumentObject" if handle in ARGUMENT_OBJECTS else "IDisposable"
+        decl = CLASSES[handle][1] + " : " + bases
         if " where " in decl:  # a generic class: its interfaces before its constraint
             head, where = CLASSES[handle][1].split(" where ", 1)
-            decl = f"{head} : IDisposable where {where}"
+            decl = f"{head} : {bases} where {where}"
         text = f"    {decl}\n    {{\n"
         text += "\n\n".join("\n".join(m) for m in members) + "\n"
         text += "    }\n"

@@ -250,8 +250,7 @@ namespace Cuabi
         /// <exception cref="ArgumentException">The type cannot be passed, or its size differs from the parameter's.</exception>
         internal ArgumentWriter Accept(int index, Type type)
         {
-            if (index < 0)
-                throw new ArgumentOutOfRangeException("index", index, "cannot be negative");
+            Ranges.NotNegative(index, "index");
             ArgumentWriter writer = index < Accepted.Length ? Accepted[index] : null;
             if (writer != null && ReferenceEquals(writer.Type, type))
                 return writer;

@@ -262,8 +262,7 @@ namespace Cuabi
         {
             if (memory == null)
                 throw new ArgumentNullException("memory");
-            if (channels < 0)
-                throw new ArgumentOutOfRangeException("channels", channels, "cannot be negative");
+            Ranges.NotNegative(channels, "channels");
             var d = TextureDescNative.Create();
             SafeBufferHandle b = memory.Handle;
             d.buffer = b.DangerousGetHandle();
@@ -290,21 +289,6 @@ namespace Cuabi
         public object Source
         {
             get { return source; }
-        }
-
-        ulong IArgumentObject.LaunchValue
-        {
-            get { return NativeHandle; }
-        }
-
-        SafeHandle IArgumentObject.Lifetime
-        {
-            get { return handle; }
-        }
-
-        string IArgumentObject.What
-        {
-            get { return "texture object"; }
         }
     }
 
@@ -342,21 +326,6 @@ namespace Cuabi
         public CudaArray Array
         {
             get { return array; }
-        }
-
-        ulong IArgumentObject.LaunchValue
-        {
-            get { return NativeHandle; }
-        }
-
-        SafeHandle IArgumentObject.Lifetime
-        {
-            get { return handle; }
-        }
-
-        string IArgumentObject.What
-        {
-            get { return "surface object"; }
         }
     }
 }

@@ -205,12 +205,8 @@ namespace Cuabi
                 for (int i = 0; i < batch.Count; i++)
                 {
                     MemOpNative op = batch.Ops[i];
-                    BatchMemory m = batch.Memory[i];
-                    if (m.Handle != null)
-                    {
-                        IntPtr h = lease.Hold(m.Handle);
-                        if (m.IsPinned) op.host_buffer = h; else op.buffer = h;
-                    }
+                    IntPtr host = IntPtr.Zero; // a mem op takes no host array: one given leaves the op without memory
+                    Fill(lease, batch.Memory[i], ref op.buffer, ref op.host_buffer, ref host);
                     ops[i] = op;
                 }
                 Errors.Check(NativeMethods.cuabi_stream_mem_op_batch(Handle, ref ops[0], (UIntPtr)(uint)batch.Count));

@@ -66,8 +66,7 @@ namespace Cuabi
         /// <exception cref="CudaException"><see cref="CudaStatus.OutOfRange"/> for an index past the last kernel.</exception>
         public string GetKernelName(int index, NameForm form = NameForm.Demangled)
         {
-            if (index < 0)
-                throw new ArgumentOutOfRangeException("index", index, "cannot be negative");
+            Ranges.NotNegative(index, "index");
             return GetKernelName((long)index, form);
         }
 

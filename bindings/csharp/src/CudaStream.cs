@@ -17,25 +17,6 @@ namespace Cuabi
             get { return Query(); }
         }
 
-        /// <summary>
-        /// Runs <paramref name="callback"/> once, in stream order, on a driver
-        /// thread: after the work submitted before it, and before the work
-        /// submitted after it. The callback must not wait on the GPU (no
-        /// synchronize, no synchronous copies). The delegate is kept alive until
-        /// it has run. An exception it throws is caught (it never reaches the
-        /// driver's thread) and becomes the failure that the stream's next
-        /// <see cref="Synchronize"/> throws as a <see cref="HostFunctionException"/>
-        /// with the message "ExceptionType: message"; the work after it still runs.
-        /// </summary>
-        /// <param name="callback">What to run; null is refused by the library.</param>
-        /// <exception cref="CudaException">The library refused the host function (then it never runs).</exception>
-        public void LaunchHostFunc(Action callback)
-        {
-            SafeStreamHandle h = Handle;
-            HostFunctions.Install(callback, HostFunctions.Trampoline, (fn, userData) =>
-                NativeMethods.cuabi_stream_launch_host_func(h, fn, userData));
-        }
-
         /// <summary>The stream's handle, or the NULL (default) stream for null.</summary>
         internal static SafeStreamHandle HandleOf(CudaStream stream)
         {
@@ -44,16 +25,22 @@ namespace Cuabi
     }
 
     /// <summary>
-    /// The one native entry point of every host function: runs the delegate
-    /// its user data names (a GCHandle, freed here, once), and turns an
-    /// exception into the failure message the library reports.
+    /// The native entry points of every host function: they run the delegate
+    /// its user data names (a GCHandle), and turn an exception into the
+    /// failure message the library reports.
     /// </summary>
     internal static class HostFunctions
     {
         private static readonly Encoding Lenient = new UTF8Encoding(false, false);
 
-        /// <summary>Held for the life of the process, so that the function pointer given out stays valid.</summary>
-        internal static readonly HostFnNative Trampoline = Run;
+        /// <summary>
+        /// A stream's host function: its delegate's handle is freed here, at its one run. Held
+        /// for the life of the process, so that the function pointer given out stays valid.
+        /// </summary>
+        internal static readonly HostFnNative Trampoline = RunOnce;
+
+        /// <summary>A graph's host node: its delegate is kept, for the node runs at each launch of the graph.</summary>
+        internal static readonly HostFnNative KeptTrampoline = RunKept;
 
         internal delegate CudaStatus HostCall(HostFnNative fn, IntPtr userData);
 
@@ -61,8 +48,8 @@ namespace Cuabi
         /// Gives <paramref name="call"/> <paramref name="trampoline"/> and a
         /// handle of <paramref name="callback"/>, which the trampoline frees
         /// after one run (a stream's host function: <see cref="Trampoline"/>) or
-        /// keeps for the life of the process (a graph's host node: a launch under
-        /// way may call it after its graph is gone). Refused by the library, the
+        /// keeps for the life of the process (a graph's host node: <see cref="KeptTrampoline"/>;
+        /// a launch under way may call it after its graph is gone). Refused by the library, the
         /// callback never runs, so its handle is freed here. A null callback goes
         /// to the library as NULL, for it to refuse.
         /// </summary>
@@ -93,27 +80,30 @@ namespace Cuabi
             }
         }
 
-        private static int Run(IntPtr userData, IntPtr message, UIntPtr messageSize)
+        private static int RunOnce(IntPtr userData, IntPtr message, UIntPtr messageSize)
+        {
+            return Run(userData, message, messageSize, true);
+        }
+
+        private static int RunKept(IntPtr userData, IntPtr message, UIntPtr messageSize)
+        {
+            return Run(userData, message, messageSize, false);
+        }
+
+        private static int Run(IntPtr userData, IntPtr message, UIntPtr messageSize, bool once)
         {
             try
             {
                 GCHandle keep = GCHandle.FromIntPtr(userData);
                 var callback = (Action)keep.Target;
-                keep.Free();
-                try
-                {
-                    callback();
-                    return 0;
-                }
-                catch (Exception e)
-                {
-                    WriteMessage(message, messageSize, e.GetType().FullName + ": " + e.Message);
-                    return 1;
-                }
+                if (once)
+                    keep.Free();
+                callback();
+                return 0;
             }
             catch (Exception e)
             {
-                // Nothing may unwind into the driver's thread.
+                // The callback's exception (or one here): nothing may unwind into the driver's thread.
                 try
                 {
                     WriteMessage(message, messageSize, e.GetType().FullName + ": " + e.Message);
@@ -167,42 +157,6 @@ namespace Cuabi
                 throw new ArgumentNullException("end");
             return start.GetElapsedMs(end);
         }
-
-        /// <summary>
-        /// The event's IPC handle: <see cref="DeviceMemory.IpcHandleSize"/>
-        /// plain bytes another process opens with <see cref="OpenIpc"/>, to wait
-        /// there for what this process records. The event must be made with
-        /// <see cref="EventFlags.Interprocess"/> | <see cref="EventFlags.DisableTiming"/>.
-        /// </summary>
-        /// <exception cref="CudaException"><see cref="CudaStatus.InvalidArgument"/> for an event made without those flags.</exception>
-        public byte[] GetIpcHandle()
-        {
-            return Ipc.Handle(delegate(IntPtr p, UIntPtr size) { return NativeMethods.cuabi_event_get_ipc_handle(Handle, p, size); });
-        }
-
-        /// <summary>
-        /// Opens, on <paramref name="device"/>, an event another process exported
-        /// with <see cref="GetIpcHandle"/>: the other process records it, this one
-        /// waits for it (<see cref="Synchronize"/>, <see cref="CudaStream.WaitEvent"/>).
-        /// </summary>
-        /// <param name="device">The device to open it on.</param>
-        /// <param name="handle">The handle's bytes.</param>
-        /// <exception cref="CudaException">
-        /// <see cref="CudaStatus.InvalidArgument"/> naming why for a handle of
-        /// this very process, a damaged or foreign one, or a buffer's handle.
-        /// </exception>
-        public static CudaEvent OpenIpc(Device device, byte[] handle)
-        {
-            if (device == null)
-                throw new ArgumentNullException("device");
-            SafeDeviceHandle d = device.Handle;
-            SafeEventHandle h = null;
-            Errors.Check(Ipc.Open(handle, delegate(IntPtr bytes, UIntPtr size)
-            {
-                return NativeMethods.cuabi_event_open_ipc(d, bytes, size, out h);
-            }));
-            return new CudaEvent(h);
-        }
     }
 
     /// <summary>A graph captured from a stream (<see cref="CudaStream.EndCapture"/>).</summary>
@@ -227,8 +181,7 @@ namespace Cuabi
         /// <exception cref="CudaException">The library refused: no such node, or not its kernel.</exception>
         public void SetKernelNodeArgs(int index, Kernel kernel, params object[] args)
         {
-            if (index < 0)
-                throw new ArgumentOutOfRangeException("index", index, "cannot be negative");
+            Ranges.NotNegative(index, "index");
             if (kernel == null)
                 throw new ArgumentNullException("kernel");
             SafeGraphExecHandle h = Handle;

@@ -193,7 +193,7 @@ namespace Cuabi
         /// <param name="count">Number of elements (&gt; 0).</param>
         public DeviceBuffer<T> Allocate<T>(long count) where T : struct
         {
-            return new DeviceBuffer<T>(this, count);
+            return DeviceBuffer<T>.Allocate(this, count);
         }
 
         /// <summary>Allocates device memory and copies <paramref name="source"/> into it.</summary>
@@ -203,7 +203,7 @@ namespace Cuabi
         {
             if (source == null)
                 throw new ArgumentNullException("source");
-            var buffer = new DeviceBuffer<T>(this, source.Length);
+            var buffer = DeviceBuffer<T>.Allocate(this, source.Length);
             try
             {
                 buffer.CopyFrom(source);
@@ -250,11 +250,7 @@ namespace Cuabi
         /// <param name="pool">The pool, or null for the device's default pool.</param>
         public DeviceBuffer<T> AllocateAsync<T>(long count, CudaStream stream, MemoryPool pool = null) where T : struct
         {
-            UIntPtr bytes = Ranges.Bytes(count, Element<T>.Require(), "count");
-            SafeBufferHandle h;
-            Errors.Check(NativeMethods.cuabi_buffer_alloc_async(Handle, bytes, MemoryPool.HandleOf(pool),
-                CudaStream.HandleOf(stream), out h));
-            return new DeviceBuffer<T>(h);
+            return DeviceBuffer<T>.Allocate(this, count, true, stream, pool);
         }
 
         /// <summary>A new memory pool of this device's memory.</summary>
@@ -336,10 +332,8 @@ namespace Cuabi
         {
             int size = Element<T>.Require();
             UIntPtr widthBytes = Ranges.Bytes(width, size, "width");
-            if (height < 0)
-                throw new ArgumentOutOfRangeException("height", height, "cannot be negative");
-            if (accessSize < 0)
-                throw new ArgumentOutOfRangeException("accessSize", accessSize, "cannot be negative");
+            Ranges.NotNegative(height, "height");
+            Ranges.NotNegative(accessSize, "accessSize");
             if (accessSize == 0)
                 accessSize = size % 16 == 0 ? 16 : size % 8 == 0 ? 8 : 4;
             SafeBufferHandle h;
@@ -370,19 +364,12 @@ namespace Cuabi
         {
             var desc = ArrayDesc.Default();
             desc.Format = format;
-            desc.Channels = (uint)Checked(channels, "channels");
-            desc.Width = Checked(width, "width");
-            desc.Height = Checked(height, "height");
-            desc.Depth = Checked(depth, "depth");
+            desc.Channels = (uint)Ranges.NotNegative(channels, "channels");
+            desc.Width = Ranges.NotNegative(width, "width");
+            desc.Height = Ranges.NotNegative(height, "height");
+            desc.Depth = Ranges.NotNegative(depth, "depth");
             desc.Flags = flags;
             return CudaArray.Create(this, desc);
-        }
-
-        private static long Checked(long value, string name)
-        {
-            if (value < 0)
-                throw new ArgumentOutOfRangeException(name, value, "cannot be negative");
-            return value;
         }
 
         /// <summary>Creates a stream.</summary>

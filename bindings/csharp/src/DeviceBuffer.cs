@@ -94,19 +94,24 @@ namespace Cuabi
     {
         internal static void CheckArray(int arrayLength, int index, int count, string arrayName)
         {
-            if (index < 0)
-                throw new ArgumentOutOfRangeException(arrayName + "Index", index, "cannot be negative");
-            if (count < 0)
-                throw new ArgumentOutOfRangeException("count", count, "cannot be negative");
+            NotNegative(index, arrayName + "Index");
+            NotNegative(count, "count");
             if ((long)index + count > arrayLength)
                 throw new ArgumentException(string.Format(
                     "{0} elements from index {1} reach past the end of {2} (length {3})", count, index, arrayName, arrayLength));
         }
 
+        /// <summary><paramref name="value"/>, refused with an <see cref="ArgumentOutOfRangeException"/> for <paramref name="name"/> when negative.</summary>
+        internal static long NotNegative(long value, string name)
+        {
+            if (value < 0)
+                throw new ArgumentOutOfRangeException(name, value, "cannot be negative");
+            return value;
+        }
+
         internal static UIntPtr Bytes(long elements, int elementSize, string what)
         {
-            if (elements < 0)
-                throw new ArgumentOutOfRangeException(what, elements, "cannot be negative");
+            NotNegative(elements, what);
             if (elementSize > 0 && (ulong)elements > ulong.MaxValue / (ulong)elementSize)
                 throw new ArgumentOutOfRangeException(what, elements, string.Format(
                     "{0} elements of {1} bytes are more bytes than a 64-bit size can hold", elements, elementSize));
@@ -140,6 +145,14 @@ namespace Cuabi
             }
         }
 
+        /// <summary>Memory the library just allocated, whose address and size it answered with the handle.</summary>
+        internal DeviceMemory(SafeBufferHandle handle, ulong pointer, long bytes)
+        {
+            this.handle = handle;
+            DevicePointer = pointer;
+            SizeInBytes = bytes;
+        }
+
         /// <summary>The raw CUdeviceptr, for interop.</summary>
         public ulong DevicePointer { get; private set; }
 
@@ -159,21 +172,6 @@ namespace Cuabi
             }
         }
 
-        ulong IArgumentObject.LaunchValue
-        {
-            get { return LaunchPointer; }
-        }
-
-        SafeHandle IArgumentObject.Lifetime
-        {
-            get { return handle; }
-        }
-
-        string IArgumentObject.What
-        {
-            get { return "device memory"; }
-        }
-
         /// <summary>The size in bytes.</summary>
         public long SizeInBytes { get; private set; }
 
@@ -191,20 +189,6 @@ namespace Cuabi
         {
             Errors.Check(NativeMethods.cuabi_buffer_memset_async(Handle, UIntPtr.Zero, value, (UIntPtr)(ulong)SizeInBytes,
                 CudaStream.HandleOf(stream)));
-        }
-
-        /// <summary>
-        /// The memory's IPC handle: <see cref="IpcHandleSize"/> plain bytes
-        /// another process opens with <see cref="DeviceBuffer{T}.OpenIpc"/>
-        /// (send them through a pipe, a socket or a file). Valid while this
-        /// memory lives. Device and pitched memory can be shared, and
-        /// stream-ordered memory from a pool made with
-        /// <see cref="MemoryPoolOptions.Ipc"/>.
-        /// </summary>
-        /// <exception cref="CudaException"><see cref="CudaStatus.InvalidArgument"/> for a kind that cannot be shared; the message says which can.</exception>
-        public byte[] GetIpcHandle()
-        {
-            return Ipc.Handle(delegate(IntPtr p, UIntPtr size) { return NativeMethods.cuabi_buffer_get_ipc_handle(Handle, p, size); });
         }
 
         /// <summary>The size of an IPC handle in bytes (CUABI_IPC_HANDLE_SIZE, 128).</summary>
@@ -259,7 +243,8 @@ namespace Cuabi
     /// <typeparam name="T">A blittable value type (float, int, a struct of such, ...).</typeparam>
     public sealed class DeviceBuffer<T> : DeviceMemory where T : struct
     {
-        internal DeviceBuffer(Device device, long count) : base(Allocate(device, count))
+        private DeviceBuffer(SafeBufferHandle handle, ulong pointer, long count)
+            : base(handle, pointer, count * Element<T>.Size)
         {
             Count = count;
         }
@@ -362,22 +347,7 @@ namespace Cuabi
         /// <param name="count">Number of elements.</param>
         public void CopyFrom(T[] source, int sourceIndex, long destinationIndex, int count)
         {
-            if (source == null)
-                throw new ArgumentNullException("source");
-            int size = Element<T>.Require();
-            Ranges.CheckArray(source.Length, sourceIndex, count, "source");
-            UIntPtr offset = Ranges.Bytes(destinationIndex, size, "destinationIndex");
-            var h = Handle;
-            var pin = GCHandle.Alloc(source, GCHandleType.Pinned);
-            try
-            {
-                IntPtr src = count == 0 ? IntPtr.Zero : Marshal.UnsafeAddrOfPinnedArrayElement(source, sourceIndex);
-                Errors.Check(NativeMethods.cuabi_buffer_copy_from_host(h, offset, src, Ranges.Bytes(count, size, "count")));
-            }
-            finally
-            {
-                pin.Free();
-            }
+            ArrayCopy(source, "source", sourceIndex, destinationIndex, "destinationIndex", count, true);
         }
 
         /// <summary>Copies the start of the buffer into all of <paramref name="destination"/>.</summary>
@@ -396,17 +366,29 @@ namespace Cuabi
         /// <param name="count">Number of elements.</param>
         public void CopyTo(long sourceIndex, T[] destination, int destinationIndex, int count)
         {
-            if (destination == null)
-                throw new ArgumentNullException("destination");
+            ArrayCopy(destination, "destination", destinationIndex, sourceIndex, "sourceIndex", count, false);
+        }
+
+        /// <summary>
+        /// Copies <paramref name="count"/> elements between the host <paramref name="array"/> from
+        /// <paramref name="arrayIndex"/> (pinned for the call) and the buffer from element
+        /// <paramref name="index"/>: into the buffer when <paramref name="toBuffer"/>, else out of it.
+        /// </summary>
+        private void ArrayCopy(T[] array, string arrayName, int arrayIndex, long index, string indexName, int count, bool toBuffer)
+        {
+            if (array == null)
+                throw new ArgumentNullException(arrayName);
             int size = Element<T>.Require();
-            Ranges.CheckArray(destination.Length, destinationIndex, count, "destination");
-            UIntPtr offset = Ranges.Bytes(sourceIndex, size, "sourceIndex");
+            Ranges.CheckArray(array.Length, arrayIndex, count, arrayName);
+            UIntPtr offset = Ranges.Bytes(index, size, indexName);
             var h = Handle;
-            var pin = GCHandle.Alloc(destination, GCHandleType.Pinned);
+            var pin = GCHandle.Alloc(array, GCHandleType.Pinned);
             try
             {
-                IntPtr dst = count == 0 ? IntPtr.Zero : Marshal.UnsafeAddrOfPinnedArrayElement(destination, destinationIndex);
-                Errors.Check(NativeMethods.cuabi_buffer_copy_to_host(h, offset, dst, Ranges.Bytes(count, size, "count")));
+                IntPtr host = count == 0 ? IntPtr.Zero : Marshal.UnsafeAddrOfPinnedArrayElement(array, arrayIndex);
+                UIntPtr bytes = Ranges.Bytes(count, size, "count");
+                Errors.Check(toBuffer ? NativeMethods.cuabi_buffer_copy_from_host(h, offset, host, bytes)
+                                      : NativeMethods.cuabi_buffer_copy_to_host(h, offset, host, bytes));
             }
             finally
             {
@@ -724,10 +706,8 @@ namespace Cuabi
         private IntPtr HostAddress(long index, long count)
         {
             int size = Element<T>.Require();
-            if (index < 0)
-                throw new ArgumentOutOfRangeException("index", index, "cannot be negative");
-            if (count < 0)
-                throw new ArgumentOutOfRangeException("count", count, "cannot be negative");
+            Ranges.NotNegative(index, "index");
+            Ranges.NotNegative(count, "count");
             IntPtr p = HostPointer; // refused by the library for memory that is not managed
             if (index + count > Count)
                 throw new ArgumentException(string.Format(
@@ -741,14 +721,25 @@ namespace Cuabi
             return "DeviceBuffer<" + typeof(T).Name + ">[" + Count + "]";
         }
 
-        private static SafeBufferHandle Allocate(Device device, long count)
+        /// <summary>
+        /// <paramref name="count"/> elements of device memory on <paramref name="device"/>, the handle and
+        /// address from one call: in stream order on <paramref name="stream"/> from <paramref name="pool"/>
+        /// when <paramref name="streamOrdered"/>, else at once.
+        /// </summary>
+        internal static DeviceBuffer<T> Allocate(Device device, long count, bool streamOrdered = false,
+            CudaStream stream = null, MemoryPool pool = null)
         {
             if (device == null)
                 throw new ArgumentNullException("device");
             UIntPtr bytes = Ranges.Bytes(count, Element<T>.Require(), "count");
             SafeBufferHandle h;
-            Errors.Check(NativeMethods.cuabi_buffer_alloc(device.Handle, bytes, out h));
-            return h;
+            ulong ptr;
+            if (streamOrdered)
+                Errors.Check(NativeMethods.cuabi_buffer_alloc_async_with_pointer(device.Handle, bytes,
+                    MemoryPool.HandleOf(pool), CudaStream.HandleOf(stream), out h, out ptr));
+            else
+                Errors.Check(NativeMethods.cuabi_buffer_alloc_with_pointer(device.Handle, bytes, out h, out ptr));
+            return new DeviceBuffer<T>(h, ptr, count);
         }
     }
 }

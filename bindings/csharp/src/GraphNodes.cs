@@ -38,26 +38,6 @@ namespace Cuabi
             Errors.Check(status);
             return new GraphNode(made);
         }
-
-        /// <summary>
-        /// A node calling <paramref name="callback"/> at every launch of the
-        /// graph, on a driver thread, after <paramref name="after"/> (or null).
-        /// An exception it throws is reported as a stream's host function's is:
-        /// the next <see cref="CudaStream.Synchronize"/> of the stream the graph
-        /// ran on throws it as a <see cref="CudaException"/>. The callback is
-        /// kept for the life of the process (the graph may run as long as any
-        /// instantiation of it lives).
-        /// </summary>
-        public GraphNode AddHostNode(GraphNode after, Action callback)
-        {
-            SafeGraphHandle h = Handle;
-            SafeGraphNodeHandle afterHandle = after == null ? new SafeGraphNodeHandle(IntPtr.Zero, false) : after.Handle;
-            SafeGraphNodeHandle made = null;
-            HostFunctions.Install(callback, GraphHostNodes.Trampoline, (fn, userData) =>
-                NativeMethods.cuabi_graph_add_host_node(h, afterHandle, fn, userData, out made));
-            GC.KeepAlive(after);
-            return new GraphNode(made);
-        }
     }
 
     public sealed partial class CudaGraphExec
@@ -102,7 +82,7 @@ namespace Cuabi
         {
             SafeGraphExecHandle h = Handle;
             SafeGraphNodeHandle n = node == null ? new SafeGraphNodeHandle(IntPtr.Zero, false) : node.Handle;
-            HostFunctions.Install(callback, GraphHostNodes.Trampoline, (fn, userData) =>
+            HostFunctions.Install(callback, HostFunctions.KeptTrampoline, (fn, userData) =>
                 NativeMethods.cuabi_graph_exec_set_host_node(h, n, fn, userData));
             GC.KeepAlive(node);
         }
@@ -127,34 +107,6 @@ namespace Cuabi
             }
             GC.KeepAlive(args);
             return status;
-        }
-    }
-
-    /// <summary>The trampoline of graphs' host nodes: runs the callback at each launch, keeping it.</summary>
-    internal static class GraphHostNodes
-    {
-        /// <summary>Held for the life of the process, so that the function pointer given out stays valid.</summary>
-        internal static readonly HostFnNative Trampoline = Run;
-
-        private static int Run(IntPtr userData, IntPtr message, UIntPtr messageSize)
-        {
-            try
-            {
-                var callback = (Action)GCHandle.FromIntPtr(userData).Target;
-                callback();
-                return 0;
-            }
-            catch (Exception e)
-            {
-                try
-                {
-                    HostFunctions.WriteMessage(message, messageSize, e.GetType().FullName + ": " + e.Message);
-                }
-                catch
-                {
-                }
-                return 1;
-            }
         }
     }
 }

@@ -512,10 +512,8 @@ namespace Cuabi
         /// <exception cref="ArgumentOutOfRangeException">A negative argument.</exception>
         public int GetActiveBlocksPerMultiprocessor(int blockSize, long dynamicSharedBytes = 0)
         {
-            uint blocks;
-            Errors.Check(NativeMethods.cuabi_function_get_active_blocks_per_sm(Handle, Unsigned(blockSize, "blockSize"),
-                Ranges.Bytes(dynamicSharedBytes, 1, "dynamicSharedBytes"), out blocks));
-            return checked((int)blocks);
+            return checked((int)GetActiveBlocksPerSm((uint)Ranges.NotNegative(blockSize, "blockSize"),
+                Ranges.NotNegative(dynamicSharedBytes, "dynamicSharedBytes")));
         }
 
         /// <summary>
@@ -531,9 +529,8 @@ namespace Cuabi
         public BlockSizeSuggestion SuggestBlockSize(long sharedBytesPerBlock = 0, long sharedBytesPerThread = 0, int blockSizeLimit = 0)
         {
             uint blockSize, minGrid;
-            Errors.Check(NativeMethods.cuabi_function_suggest_block_size(Handle,
-                Ranges.Bytes(sharedBytesPerBlock, 1, "sharedBytesPerBlock"), Ranges.Bytes(sharedBytesPerThread, 1, "sharedBytesPerThread"),
-                Unsigned(blockSizeLimit, "blockSizeLimit"), out blockSize, out minGrid));
+            SuggestBlockSize(Ranges.NotNegative(sharedBytesPerBlock, "sharedBytesPerBlock"), Ranges.NotNegative(sharedBytesPerThread,
+                "sharedBytesPerThread"), (uint)Ranges.NotNegative(blockSizeLimit, "blockSizeLimit"), out blockSize, out minGrid);
             return new BlockSizeSuggestion(checked((int)blockSize), checked((int)minGrid));
         }
 
@@ -550,8 +547,7 @@ namespace Cuabi
         /// <exception cref="ArgumentOutOfRangeException">A negative argument.</exception>
         public LaunchConfig SuggestConfig(long elements, long sharedBytesPerBlock = 0, long sharedBytesPerThread = 0)
         {
-            if (elements < 0)
-                throw new ArgumentOutOfRangeException("elements", elements, "cannot be negative");
+            Ranges.NotNegative(elements, "elements");
             var c = LaunchConfigNative.Create();
             Errors.Check(NativeMethods.cuabi_function_suggest_config(Handle, (ulong)elements,
                 Ranges.Bytes(sharedBytesPerBlock, 1, "sharedBytesPerBlock"), Ranges.Bytes(sharedBytesPerThread, 1, "sharedBytesPerThread"), ref c));
@@ -568,10 +564,8 @@ namespace Cuabi
         /// <exception cref="ArgumentOutOfRangeException">A negative argument.</exception>
         public long GetAvailableDynamicSharedMemory(int blocksPerMultiprocessor, int blockSize)
         {
-            UIntPtr bytes;
-            Errors.Check(NativeMethods.cuabi_function_get_available_dynamic_shared(Handle,
-                Unsigned(blocksPerMultiprocessor, "blocksPerMultiprocessor"), Unsigned(blockSize, "blockSize"), out bytes));
-            return checked((long)bytes.ToUInt64());
+            return GetAvailableDynamicShared((uint)Ranges.NotNegative(blocksPerMultiprocessor, "blocksPerMultiprocessor"),
+                (uint)Ranges.NotNegative(blockSize, "blockSize"));
         }
 
         /// <summary>
@@ -600,13 +594,6 @@ namespace Cuabi
             GC.KeepAlive(config.ProgrammaticEvent);
             GC.KeepAlive(config.CompletionEvent);
             return checked((int)clusters);
-        }
-
-        private static uint Unsigned(int value, string name)
-        {
-            if (value < 0)
-                throw new ArgumentOutOfRangeException(name, value, "cannot be negative");
-            return (uint)value;
         }
 
         /// <summary>Launches the kernel.</summary>

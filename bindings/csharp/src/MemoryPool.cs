@@ -138,8 +138,7 @@ namespace Cuabi
             }
             set
             {
-                if (value < 0)
-                    throw new ArgumentOutOfRangeException("value", value, "cannot be negative");
+                Ranges.NotNegative(value, "value");
                 Errors.Check(NativeMethods.cuabi_memory_pool_set_release_threshold(Handle, (ulong)value));
             }
         }

@@ -42,7 +42,7 @@
 //   cuabi_function_suggest_config: parameter config: role struct_out
 //   cuabi_function_get_max_cluster_size: parameter config: role struct_in
 //   cuabi_function_get_max_active_clusters: parameter config: role struct_in
-//   cuabi_buffer_alloc: makes a handle whose class is not made from the handle alone (FACTORIES)
+//   cuabi_buffer_alloc: Device.Allocate<T> makes a typed buffer through cuabi_buffer_alloc_with_pointer
 //   cuabi_buffer_wrap: makes a handle whose class is not made from the handle alone (FACTORIES)
 //   cuabi_buffer_copy_from_host: parameter src: role bytes_in
 //   cuabi_buffer_copy_to_host: parameter dst: role bytes_out
@@ -55,14 +55,11 @@
 //   cuabi_memory_pool_desc_init: MemoryPoolDesc.Default()
 //   cuabi_memory_pool_get_release_threshold: ReleaseThreshold is a long, with a setter
 //   cuabi_memory_pool_trim: its byte count defaults to 0
-//   cuabi_buffer_alloc_async: makes a handle whose class is not made from the handle alone (FACTORIES)
-//   cuabi_buffer_alloc_with_pointer: makes a handle whose class is not made from the handle alone (FACTORIES)
-//   cuabi_buffer_alloc_async_with_pointer: makes a handle whose class is not made from the handle alone (FACTORIES)
+//   cuabi_buffer_alloc_async: Device.AllocateAsync<T> makes a typed buffer through cuabi_buffer_alloc_async_with_pointer
+//   cuabi_buffer_alloc_with_pointer: Device.Allocate<T>(count): a DeviceBuffer<T> of count elements, its handle and address from this one call
+//   cuabi_buffer_alloc_async_with_pointer: Device.AllocateAsync<T>(count, stream, pool): a DeviceBuffer<T> of count elements, its handle and address from this one call
 //   cuabi_buffer_alloc_managed: makes a handle whose class is not made from the handle alone (FACTORIES)
-//   cuabi_buffer_get_ipc_handle: idiom ipc
 //   cuabi_buffer_open_ipc: idiom ipc
-//   cuabi_event_get_ipc_handle: idiom ipc
-//   cuabi_event_open_ipc: idiom ipc
 //   cuabi_buffer_from_range: makes a handle whose class is not made from the handle alone (FACTORIES)
 //   cuabi_buffer_alloc_growable: makes a handle whose class is not made from the handle alone (FACTORIES)
 //   cuabi_buffer_grow: DeviceBuffer<T>.Grow takes a count of elements and keeps Count
@@ -74,7 +71,6 @@
 //   cuabi_texture_desc_init: struct_init
 //   cuabi_texture_create: makes a handle whose class is not made from the handle alone (FACTORIES)
 //   cuabi_surface_create: makes a handle whose class is not made from the handle alone (FACTORIES)
-//   cuabi_stream_launch_host_func: idiom host_callback
 //   cuabi_access_policy_window_init: AccessPolicyWindow.Default()
 //   cuabi_mem_op_init: struct_init
 //   cuabi_stream_mem_op_batch: parameter ops: role array_in
@@ -87,9 +83,8 @@
 //   cuabi_stream_discard_and_prefetch_batch: parameter ranges: role array_in
 //   cuabi_graph_exec_set_kernel_node_args: idiom launch
 //   cuabi_graph_add_kernel_node: idiom launch
-//   cuabi_graph_add_host_node: idiom host_callback
 //   cuabi_graph_exec_set_kernel_node: idiom launch
-//   cuabi_graph_exec_set_host_node: idiom host_callback
+//   cuabi_graph_exec_set_host_node: CudaGraphExec.SetHostNode gives a null node to the library, which refuses it
 //   cuabi_tensor_map_encode_tiled: parameter sizes: role array_in
 //   cuabi_tensor_map_encode_im2col: parameter sizes: role array_in
 //   cuabi_buffer_export_dlpack: idiom dlpack
@@ -1899,7 +1894,7 @@ namespace Cuabi
         }
     }
 
-    public abstract partial class DeviceMemory : IDisposable
+    public abstract partial class DeviceMemory : IDisposable, IArgumentObject
     {
         private readonly SafeBufferHandle handle;
 
@@ -1908,6 +1903,21 @@ namespace Cuabi
         public SafeBufferHandle Handle
         {
             get { handle.ThrowIfClosed(this); return handle; }
+        }
+
+        ulong IArgumentObject.LaunchValue
+        {
+            get { return LaunchPointer; }
+        }
+
+        System.Runtime.InteropServices.SafeHandle IArgumentObject.Lifetime
+        {
+            get { return handle; }
+        }
+
+        string IArgumentObject.What
+        {
+            get { return "device memory"; }
         }
 
         /// <summary>
@@ -2115,6 +2125,19 @@ namespace Cuabi
             if (offset < 0) throw new ArgumentOutOfRangeException("offset", offset, "must not be negative");
             if (bytes < 0) throw new ArgumentOutOfRangeException("bytes", bytes, "must not be negative");
             Errors.Check(NativeMethods.cuabi_buffer_advise(Handle, (UIntPtr)(ulong)offset, (UIntPtr)(ulong)bytes, advice, location));
+        }
+
+        /// <summary>
+        /// Writes the IPC handle of `buffer` (CUABI_BUFFER_DEVICE, CUABI_BUFFER_PITCHED,
+        /// or CUABI_BUFFER_STREAM_ORDERED from a pool made with CUABI_MEMORY_POOL_IPC)
+        /// into `handle`, which holds `handle_size` &gt;= CUABI_IPC_HANDLE_SIZE bytes.
+        /// The handle stays valid while the buffer lives in this process. Other kinds
+        /// answer CUABI_ERROR_INVALID_ARGUMENT saying which can be shared;
+        /// `handle_size` too small answers CUABI_ERROR_INSUFFICIENT_BUFFER. (cuabi_buffer_get_ipc_handle)
+        /// </summary>
+        public byte[] GetIpcHandle()
+        {
+            return Ipc.Handle(delegate(IntPtr p, UIntPtr size) { return NativeMethods.cuabi_buffer_get_ipc_handle(Handle, p, size); });
         }
 
         /// <summary>
@@ -2328,6 +2351,21 @@ namespace Cuabi
             if (@event == null) throw new ArgumentNullException("event");
             var eventHandle = @event.Handle;
             Errors.Check(NativeMethods.cuabi_stream_wait_event(Handle, eventHandle));
+        }
+
+        /// <summary>
+        /// Runs `fn(user_data, ...)` in stream order on `stream` (not NULL). The
+        /// caller keeps whatever `user_data` points to alive until the function has
+        /// run. A stream that is capturing a graph answers CUABI_ERROR_NOT_SUPPORTED
+        /// (a captured host function would run at every replay). (cuabi_stream_launch_host_func)
+        /// </summary>
+        /// <param name="callback">What to run (on a driver thread); null is refused by the library.</param>
+        /// <remarks>An exception the callback throws is caught (it never reaches the driver's thread) and becomes the failure the library reports: the next Synchronize of the stream it ran on throws a HostFunctionException with the message "ExceptionType: message".</remarks>
+        public void LaunchHostFunc(Action callback)
+        {
+            var h = Handle;
+            HostFunctions.Install(callback, HostFunctions.Trampoline, (fn, userData) =>
+                NativeMethods.cuabi_stream_launch_host_func(h, fn, userData));
         }
 
         /// <summary>The stream's synchronization policy. (cuabi_stream_get_sync_policy)</summary>
@@ -2593,6 +2631,38 @@ namespace Cuabi
         public void Dispose()
         {
             handle.Dispose();
+        }
+
+        /// <summary>
+        /// Writes the IPC handle of an event made with CUABI_EVENT_INTERPROCESS (and
+        /// CUABI_EVENT_DISABLE_TIMING) into `handle`, which holds `handle_size` &gt;=
+        /// CUABI_IPC_HANDLE_SIZE bytes, as cuabi_buffer_get_ipc_handle does. (cuabi_event_get_ipc_handle)
+        /// </summary>
+        public byte[] GetIpcHandle()
+        {
+            return Ipc.Handle(delegate(IntPtr p, UIntPtr size) { return NativeMethods.cuabi_event_get_ipc_handle(Handle, p, size); });
+        }
+
+        /// <summary>
+        /// Opens another process's event on `device`, from the `handle_size` bytes
+        /// at `handle` (cuabi_event_get_ipc_handle's): record it there, wait for it
+        /// here (cuabi_stream_wait_event, cuabi_event_synchronize). A stream of any
+        /// device may wait on it: cuabi opens the handle again, once, on the
+        /// stream's device (the driver cannot make a stream of another device wait on
+        /// the event as opened). The same refusals as cuabi_buffer_open_ipc. (cuabi_event_open_ipc)
+        /// </summary>
+        /// <param name="device">The device argument.</param>
+        /// <param name="handle">The handle argument.</param>
+        public static CudaEvent OpenIpc(Device device, byte[] handle)
+        {
+            if (device == null) throw new ArgumentNullException("device");
+            var deviceHandle = device.Handle;
+            SafeEventHandle made = null;
+            Errors.Check(Ipc.Open(handle, delegate(IntPtr bytes, UIntPtr size)
+            {
+                return NativeMethods.cuabi_event_open_ipc(deviceHandle, bytes, size, out made);
+            }));
+            return new CudaEvent(made);
         }
 
         /// <summary>
@@ -2878,6 +2948,27 @@ namespace Cuabi
             if (count < 0) throw new ArgumentOutOfRangeException("count", count, "must not be negative");
             SafeGraphNodeHandle made;
             Errors.Check(NativeMethods.cuabi_graph_add_fill_node(Handle, afterHandle, bufferHandle, (UIntPtr)(ulong)offset, value, elementSize, (UIntPtr)(ulong)count, out made));
+            return new GraphNode(made);
+        }
+
+        /// <summary>
+        /// A node calling `fn(user_data, ...)` at each launch of the graph. A failure
+        /// it reports is reported as a stream's host function's is: the next
+        /// cuabi_stream_synchronize of the stream the graph was launched on answers
+        /// CUABI_ERROR_HOST_FUNCTION with its message (launched on the default
+        /// stream: the executable graph's next launch answers it). The caller keeps
+        /// `user_data` valid while the graph may run. `after` (NULL: none). (cuabi_graph_add_host_node)
+        /// </summary>
+        /// <param name="after">The after argument (null: none).</param>
+        /// <param name="callback">What to run (on a driver thread); null is refused by the library.</param>
+        /// <remarks>An exception the callback throws is caught (it never reaches the driver's thread) and becomes the failure the library reports: the next Synchronize of the stream it ran on throws a HostFunctionException with the message "ExceptionType: message".</remarks>
+        public GraphNode AddHostNode(GraphNode after, Action callback)
+        {
+            var h = Handle;
+            var afterHandle = after == null ? new SafeGraphNodeHandle(IntPtr.Zero, false) : after.Handle;
+            SafeGraphNodeHandle made = null;
+            HostFunctions.Install(callback, HostFunctions.KeptTrampoline, (fn, userData) =>
+                NativeMethods.cuabi_graph_add_host_node(h, afterHandle, fn, userData, out made));
             return new GraphNode(made);
         }
 
@@ -3425,7 +3516,7 @@ namespace Cuabi
         }
     }
 
-    public sealed partial class Texture : IDisposable
+    public sealed partial class Texture : IDisposable, IArgumentObject
     {
         private readonly SafeTextureHandle handle;
 
@@ -3434,6 +3525,21 @@ namespace Cuabi
         public SafeTextureHandle Handle
         {
             get { handle.ThrowIfClosed(this); return handle; }
+        }
+
+        ulong IArgumentObject.LaunchValue
+        {
+            get { return NativeHandle; }
+        }
+
+        System.Runtime.InteropServices.SafeHandle IArgumentObject.Lifetime
+        {
+            get { return handle; }
+        }
+
+        string IArgumentObject.What
+        {
+            get { return "texture object"; }
         }
 
         /// <summary>
@@ -3446,6 +3552,9 @@ namespace Cuabi
             handle.Dispose();
         }
 
+        private ulong cachedNativeHandle;
+        private bool cachedNativeHandleRead;
+
         /// <summary>
         /// The CUtexObject (cudaTextureObject_t) in `tex_object`: pass it by value,
         /// as an 8-byte kernel argument. Valid while the texture handle lives. (cuabi_texture_get_handle)
@@ -3454,14 +3563,20 @@ namespace Cuabi
         {
             get
             {
-                ulong texObjectValue;
-                Errors.Check(NativeMethods.cuabi_texture_get_handle(Handle, out texObjectValue));
-                return texObjectValue;
+                handle.ThrowIfClosed(this);
+                if (!System.Threading.Volatile.Read(ref cachedNativeHandleRead))
+                {
+                    ulong texObjectValue;
+                    Errors.Check(NativeMethods.cuabi_texture_get_handle(Handle, out texObjectValue));
+                    cachedNativeHandle = texObjectValue;
+                    System.Threading.Volatile.Write(ref cachedNativeHandleRead, true);
+                }
+                return cachedNativeHandle;
             }
         }
     }
 
-    public sealed partial class Surface : IDisposable
+    public sealed partial class Surface : IDisposable, IArgumentObject
     {
         private readonly SafeSurfaceHandle handle;
 
@@ -3472,12 +3587,30 @@ namespace Cuabi
             get { handle.ThrowIfClosed(this); return handle; }
         }
 
+        ulong IArgumentObject.LaunchValue
+        {
+            get { return NativeHandle; }
+        }
+
+        System.Runtime.InteropServices.SafeHandle IArgumentObject.Lifetime
+        {
+            get { return handle; }
+        }
+
+        string IArgumentObject.What
+        {
+            get { return "surface object"; }
+        }
+
         /// <summary>Destroys the surface object and lets go of the array it kept alive. (cuabi_surface_release)</summary>
         /// <remarks>Once disposed, or once the library released the handle, Dispose does nothing.</remarks>
         public void Dispose()
         {
             handle.Dispose();
         }
+
+        private ulong cachedNativeHandle;
+        private bool cachedNativeHandleRead;
 
         /// <summary>
         /// The CUsurfObject (cudaSurfaceObject_t) in `surf_object`, an 8-byte
@@ -3487,9 +3620,15 @@ namespace Cuabi
         {
             get
             {
-                ulong surfObjectValue;
-                Errors.Check(NativeMethods.cuabi_surface_get_handle(Handle, out surfObjectValue));
-                return surfObjectValue;
+                handle.ThrowIfClosed(this);
+                if (!System.Threading.Volatile.Read(ref cachedNativeHandleRead))
+                {
+                    ulong surfObjectValue;
+                    Errors.Check(NativeMethods.cuabi_surface_get_handle(Handle, out surfObjectValue));
+                    cachedNativeHandle = surfObjectValue;
+                    System.Threading.Volatile.Write(ref cachedNativeHandleRead, true);
+                }
+                return cachedNativeHandle;
             }
         }
     }

@@ -152,10 +152,8 @@ namespace Cuabi
         internal IntPtr AddressOf(long index, long count)
         {
             handle.ThrowIfClosed(this);
-            if (index < 0)
-                throw new ArgumentOutOfRangeException("index", index, "cannot be negative");
-            if (count < 0)
-                throw new ArgumentOutOfRangeException("count", count, "cannot be negative");
+            Ranges.NotNegative(index, "index");
+            Ranges.NotNegative(count, "count");
             if (index + count > Count)
                 throw new ArgumentException(string.Format(
                     "{0} elements from index {1} reach past the end of the pinned buffer ({2} elements)", count, index, Count));

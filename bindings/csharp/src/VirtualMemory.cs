@@ -36,8 +36,7 @@ namespace Cuabi
         {
             if (device == null)
                 throw new ArgumentNullException("device");
-            if (offset < 0)
-                throw new ArgumentOutOfRangeException("offset", offset, "cannot be negative");
+            Ranges.NotNegative(offset, "offset");
             UIntPtr bytes = Ranges.Bytes(count, Element<T>.Require(), "count");
             SafeBufferHandle h;
             Errors.Check(NativeMethods.cuabi_buffer_from_range(Handle, device.Handle, (UIntPtr)(ulong)offset, bytes, out h));

@@ -996,10 +996,10 @@ namespace Cuabi.Tests
             c.Throws<ArgumentException>("an element type that holds references", null, "holds references",
                 ctx => d.Allocate<WithReference>(4));
             c.Throws<ArgumentNullException>("AllocateFrom null", "source", "source", ctx => d.AllocateFrom<float>(null));
-            c.Cuda("zero elements", "cuabi_buffer_alloc", CudaStatus.InvalidArgument, "bytes is 0", ctx => d.Allocate<float>(0));
-            c.Cuda("AllocateFrom an empty array", "cuabi_buffer_alloc", CudaStatus.InvalidArgument, "bytes is 0",
+            c.Cuda("zero elements", "cuabi_buffer_alloc_with_pointer", CudaStatus.InvalidArgument, "bytes is 0", ctx => d.Allocate<float>(0));
+            c.Cuda("AllocateFrom an empty array", "cuabi_buffer_alloc_with_pointer", CudaStatus.InvalidArgument, "bytes is 0",
                 ctx => d.AllocateFrom(new float[0]));
-            c.Cuda("2^50 bytes, then the process keeps working", "cuabi_buffer_alloc", CudaStatus.OutOfMemory, "out of device memory",
+            c.Cuda("2^50 bytes, then the process keeps working", "cuabi_buffer_alloc_with_pointer", CudaStatus.OutOfMemory, "out of device memory",
                 ctx => d.Allocate<byte>(1L << 50), ctx => StillWorks(ctx, f));
             c.Throws<ArgumentOutOfRangeException>("a negative pinned count", "count", "cannot be negative", ctx => d.AllocatePinned<int>(-5));
             c.Throws<ArgumentException>("registering an empty array", "array", "is empty",

@@ -696,6 +696,20 @@ void saxpy(float a, float *x, float *y, float *out, size_t n)
                                                 ok &= Check(4.0f, hx, hy, pout.ToArray());
                                             }
 
+                                            o.Step = "Device.AllocateAsync (a = 6)";
+                                            DeviceBuffer<float> ordered = d.AllocateAsync<float>(N, stream);
+                                            try
+                                            {
+                                                k1.Launch(2, N / 2, stream, 6.0f, dx, dy, ordered, (ulong)N);
+                                                ordered.CopyToAsync(pout, stream);
+                                                stream.Synchronize();
+                                                ok &= Check(6.0f, hx, hy, pout.ToArray());
+                                            }
+                                            finally
+                                            {
+                                                ordered.Dispose(); // freed in order on the stream
+                                            }
+
                                             o.Step = "launch of the Device.Compile kernel (a = 5)";
                                             k2.Launch(1, N, null, 5.0f, dx, dy, dout, (ulong)N);
                                             var hout = new float[N];

@@ -57,6 +57,7 @@ template <typename T> __global__ void fill(T* p, T v, size_t n)
             Registry.AddGpu("module: name expressions and globals", NameExpressionsAndGlobals);
             Registry.AddGpu("memory: async copies through pinned and registered host memory", AsyncPinnedCopies);
             Registry.AddGpu("memory: memset, device-to-device copy, ranges checked", MemoryOps);
+            Registry.AddGpu("memory: allocation answers the address with the handle (sync and stream-ordered)", AllocationAddress);
             Registry.AddGpu("events: timing, queries and cross-stream waits", Events);
             Registry.AddGpu("graphs: a captured stream replays", Graphs);
             Registry.AddGpu("handles: disposal order does not matter", DisposalOrder);
@@ -431,6 +432,44 @@ template <typename T> __global__ void fill(T* p, T v, size_t n)
                 }
                 for (int i = 0; i < 1000; i++)
                     Assert.Equal(i * 3 + 1, dst[i], "registered dst[" + i + "]");
+            }
+        }
+
+        private static void AllocationAddress()
+        {
+            using (var d = Device.Get(0))
+            using (var stream = d.CreateStream())
+            using (var m = Kernels(d))
+            using (var k = m.GetKernel("add_one"))
+            {
+                using (var a = d.Allocate<int>(64))
+                {
+                    Assert.Equal(a.Pointer, a.DevicePointer, "Allocate: the address is the buffer's pointer");
+                    Assert.Equal(256L, a.SizeInBytes, "Allocate: SizeInBytes");
+                    Assert.Equal(64L, a.Count, "Allocate: Count");
+                    a.Memset(0x01);
+                    k.Launch(1, 64, null, a, 64UL);
+                    Assert.True(a.ToArray().All(v => v == 0x01010102), "Allocate: memset and a kernel write through it");
+                }
+                var b = d.AllocateAsync<int>(64, stream);
+                try
+                {
+                    Assert.Equal(b.Pointer, b.DevicePointer, "AllocateAsync: the address is the buffer's pointer");
+                    Assert.Equal(256L, b.SizeInBytes, "AllocateAsync: SizeInBytes");
+                    Assert.Equal(64L, b.Count, "AllocateAsync: Count");
+                    b.MemsetAsync(0x02, stream);
+                    k.Launch(1, 64, stream, b, 64UL);
+                    stream.Synchronize();
+                    Assert.True(b.ToArray().All(v => v == 0x02020203), "AllocateAsync: memset and a kernel write through it");
+                }
+                finally
+                {
+                    b.FreeAsync(stream);
+                    stream.Synchronize();
+                }
+                Assert.ThrowsCuda(CudaStatus.InvalidArgument, () => d.Allocate<int>(0), "Allocate: 0 elements");
+                Assert.ThrowsCuda(CudaStatus.InvalidArgument, () => d.AllocateAsync<int>(0, stream), "AllocateAsync: 0 elements");
+                Assert.ThrowsCuda(CudaStatus.OutOfMemory, () => d.Allocate<byte>(1L << 50), "Allocate: 2^50 bytes");
             }
         }
 

@@ -386,7 +386,7 @@ extern ""C"" __global__ void touch(cudaSurfaceObject_t surf, int x)
                 b.Dispose();
                 f.Stream.Synchronize();
             });
-            c.Cuda("a stream-ordered allocation of 0 elements", "cuabi_buffer_alloc_async", CudaStatus.InvalidArgument, "bytes is 0",
+            c.Cuda("a stream-ordered allocation of 0 elements", "cuabi_buffer_alloc_async_with_pointer", CudaStatus.InvalidArgument, "bytes is 0",
                 ctx => d.AllocateAsync<float>(0, f.Stream));
             c.Throws<ArgumentOutOfRangeException>("a stream-ordered allocation of -1 elements", "count", "cannot be negative",
                 ctx => d.AllocateAsync<float>(-1, f.Stream));

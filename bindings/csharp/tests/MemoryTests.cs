@@ -871,6 +871,9 @@ extern ""C"" __global__ void surf_update(cudaSurfaceObject_t surf, int width, in
                 {
                     Assert.True(ReferenceEquals(array, tex.Source), "Source is the array");
                     Assert.True(tex.NativeHandle != 0, "NativeHandle");
+                    ulong texObject;
+                    Errors.Check(NativeMethods.cuabi_texture_get_handle(tex.Handle, out texObject));
+                    Assert.Equal(texObject, tex.NativeHandle, "NativeHandle (kept) is the library's");
                     // Texel centres sit at (i + 0.5) / extent; between them the value is interpolated,
                     // and v(x, y) = x + 10 y is linear, so the expected value is exact at these
                     // fractions (multiples of 1/256, the filter's weight precision).
@@ -939,6 +942,9 @@ extern ""C"" __global__ void surf_update(cudaSurfaceObject_t surf, int width, in
             {
                 Assert.True(ReferenceEquals(array, surface.Array), "Array");
                 Assert.True(surface.NativeHandle != 0, "NativeHandle");
+                ulong surfObject;
+                Errors.Check(NativeMethods.cuabi_surface_get_handle(surface.Handle, out surfObject));
+                Assert.Equal(surfObject, surface.NativeHandle, "NativeHandle (kept) is the library's");
                 float[] values = Values(w * h, i => (i % w) + 100 * (i / w));
                 new Copy3D(CopyEnd.Host(values), CopyEnd.Array(array), w * 4, h).Copy();
                 update.Launch(new LaunchConfig(new Dim3(1, h), new Dim3(32)), null, surface, w, h);
