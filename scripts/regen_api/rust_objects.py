@@ -26,6 +26,10 @@ method in an `impl` block of the crate's owning type of its object:
   caller owns (the header's rule); such a method is Unix's alone;
 * a constructor is an associated function of the type it makes, returning
   the owning type (its handle released on drop);
+* a call of CHAINING, which adds to its receiver and answers nothing, takes
+  `&mut self` and answers `Result<&mut Self>`, so that calls chain
+  (`Linker::add_program`, `add_data`, `add_file`); STRING_WHAT names a
+  string whose parameter name alone would not say what it is;
 * a call that answers `CUABI_ERROR_NOT_READY` without failing (a query)
   returns `Result<bool>`;
 * library-level calls are free functions of the crate;
@@ -103,9 +107,6 @@ HAND_WRITTEN: Dict[str, str] = {
     "cuabi_graph_exec_launch": "GraphExec::launch is unsafe: the graph replays its captured arguments",
     "cuabi_memory_pool_get_usage": "MemoryPool::usage answers a PoolUsage",
     "cuabi_physical_memory_free": "PhysicalMemory::free takes the memory (self)",
-    "cuabi_linker_add_data": "Linker::add_data chains (&mut Linker)",
-    "cuabi_linker_add_file": "Linker::add_file chains (&mut Linker)",
-    "cuabi_linker_add_program": "Linker::add_program chains (&mut Linker)",
     "cuabi_linker_link": "Linker::link is a method of the linker",
     "cuabi_stream_wrap": "Device::wrap_stream is unsafe: the CUstream must outlive the Stream",
     "cuabi_texture_get_handle": "Texture::object, read once when made",
@@ -117,6 +118,12 @@ HAND_WRITTEN: Dict[str, str] = {
     "cuabi_buffer_get_pitch": "PitchedBuffer::pitch, kept with the buffer",
     "cuabi_host_buffer_get_pointer": "PinnedBuffer derefs to its slice",
     "cuabi_host_buffer_get_size": "PinnedBuffer::len, kept with the buffer",
+    "cuabi_buffer_alloc": "Device::alloc calls cuabi_buffer_alloc_with_pointer instead",
+    "cuabi_buffer_alloc_async": "Device::alloc_async calls cuabi_buffer_alloc_async_with_pointer instead",
+    "cuabi_buffer_alloc_with_pointer": "DeviceBuffer holds more than its handle: Device::alloc, one call",
+    "cuabi_buffer_alloc_async_with_pointer": (
+        "DeviceBuffer holds more than its handle: Device::alloc_async, one call"
+    ),
 }
 
 # Rust names other than the rule's: the raw CUDA handles say which they are.
@@ -125,6 +132,15 @@ RUST_NAMES: Dict[str, str] = {
     "cuabi_stream_get_handle": "cu_stream",
     "cuabi_array_get_handle": "cu_array",
 }
+
+# Calls that add to their receiver and answer nothing, made to chain: the
+# method takes `&mut self` and answers `Result<&mut Self>`
+# (`linker.add_program(&a)?.add_file(LinkInput::Auto, "b.o")?`).
+CHAINING = {"cuabi_linker_add_data", "cuabi_linker_add_file", "cuabi_linker_add_program"}
+
+# What a string's error names when it holds a NUL byte, where the
+# parameter's name alone would not say ("input name contains a NUL byte").
+STRING_WHAT: Dict[Tuple[str, str], str] = {("cuabi_linker_add_data", "name"): "input name"}
 
 # Typed memory: the buffer and host-buffer calls take byte offsets and
 # sizes, which the crate's DeviceBuffer<T> and PinnedBuffer<T> give in
@@ -462,8 +478,9 @@ def parts(fn: Dict[str, Any], model: Model) -> Parts:
                 model.uses.add("c_path")
                 c_args.append(f"{local}.as_ptr()")
             elif nullable:
+                what = STRING_WHAT.get((fn["name"], name), name)
                 args.append(f"{local}: Option<&str>")
-                prep.append(f'let {local} = {local}.map(|s| c_string("{name}", s)).transpose()?;')
+                prep.append(f'let {local} = {local}.map(|s| c_string("{what}", s)).transpose()?;')
                 c_args.append(f"{local}.as_ref().map_or(std::ptr::null(), |s| s.as_ptr())")
                 model.uses.add("c_string")
             else:
@@ -574,10 +591,18 @@ def method(fn: Dict[str, Any], model: Model) -> Tuple[str, str]:
     """(the impl block's key: the Rust type or "" for free functions, the
     method's text), or Skip."""
     owner, call, args, prep, c_call, outs, two_call, lifetimes, takes_self = parts(fn, model)
-    rust_args = ", ".join((["&self"] if takes_self else []) + args)
+    chains = fn["name"] in CHAINING
+    rust_args = ", ".join(([("&mut self" if chains else "&self")] if takes_self else []) + args)
     name = method_name(fn, model)
     body: List[str] = list(prep)
-    if call == "constructor":
+    if chains:
+        if outs or two_call or not takes_self or model.new_handle is not None:
+            raise SystemExit(f"regen: rust_objects.py: {fn['name']} answers more than its status")
+        model.uses.add("check")
+        body.append(f"check(unsafe {{ {c_call} }})?;")
+        body.append("Ok(self)")
+        returns = f"&mut {owner}"
+    elif call == "constructor":
         if outs or two_call:
             raise Skip("a constructor with more outs than its handle")
         model.uses.add("create")

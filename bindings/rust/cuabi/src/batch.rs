@@ -30,40 +30,25 @@ pub struct BatchMemory<'a> {
     _borrow: PhantomData<&'a ()>,
 }
 
-impl<'a, T: DeviceRepr> From<&'a DeviceBuffer<T>> for BatchMemory<'a> {
-    fn from(b: &'a DeviceBuffer<T>) -> Self {
-        BatchMemory {
-            buffer: b.as_raw(),
-            ..BatchMemory::none()
+/// `From` each kind of memory, setting the one field that names it.
+macro_rules! batch_memory_from {
+    ($($from:ty, |$m:ident| $field:ident: $value:expr;)*) => {$(
+        impl<'a, T: DeviceRepr> From<$from> for BatchMemory<'a> {
+            fn from($m: $from) -> Self {
+                BatchMemory {
+                    $field: $value,
+                    ..BatchMemory::none()
+                }
+            }
         }
-    }
+    )*};
 }
 
-impl<'a, T: DeviceRepr> From<&'a PinnedBuffer<T>> for BatchMemory<'a> {
-    fn from(b: &'a PinnedBuffer<T>) -> Self {
-        BatchMemory {
-            host_buffer: b.as_raw(),
-            ..BatchMemory::none()
-        }
-    }
-}
-
-impl<'a, T: DeviceRepr> From<&'a [T]> for BatchMemory<'a> {
-    fn from(s: &'a [T]) -> Self {
-        BatchMemory {
-            host: s.as_ptr() as *mut c_void,
-            ..BatchMemory::none()
-        }
-    }
-}
-
-impl<'a, T: DeviceRepr> From<&'a mut [T]> for BatchMemory<'a> {
-    fn from(s: &'a mut [T]) -> Self {
-        BatchMemory {
-            host: s.as_mut_ptr().cast(),
-            ..BatchMemory::none()
-        }
-    }
+batch_memory_from! {
+    &'a DeviceBuffer<T>, |b| buffer: b.as_raw();
+    &'a PinnedBuffer<T>, |b| host_buffer: b.as_raw();
+    &'a [T], |s| host: s.as_ptr() as *mut c_void;
+    &'a mut [T], |s| host: s.as_mut_ptr().cast();
 }
 
 impl BatchMemory<'_> {

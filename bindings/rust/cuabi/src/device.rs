@@ -77,8 +77,9 @@ impl Device {
     pub fn alloc<T: DeviceRepr>(&self, len: usize) -> Result<DeviceBuffer<T>> {
         let bytes = byte_len::<T>(len, "Device::alloc")?;
         unsafe {
-            let handle = create(|out| sys::cuabi_buffer_alloc(self.as_raw(), bytes, out))?;
-            DeviceBuffer::from_handle(handle, len)
+            DeviceBuffer::alloc_with(len, |out, ptr| {
+                sys::cuabi_buffer_alloc_with_pointer(self.as_raw(), bytes, out, ptr)
+            })
         }
     }
 

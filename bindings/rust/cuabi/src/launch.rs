@@ -310,7 +310,10 @@ impl LaunchConfig {
         let defaults = default_config();
         let a = &self.attributes;
         if self.has_attributes {
-            let mut window = copy_window(&defaults.access_policy_window);
+            // Copies of the C window, field by field (bindgen gives it no `Copy`).
+            let mut window = sys::cuabi_access_policy_window {
+                ..defaults.access_policy_window
+            };
             if a.window_bytes != 0 {
                 window.base = a.window_base;
                 window.bytes = a.window_bytes;
@@ -355,7 +358,9 @@ impl LaunchConfig {
             programmatic_event: self
                 .programmatic_event_handle()
                 .unwrap_or(std::ptr::null_mut()),
-            access_policy_window: copy_window(&defaults.access_policy_window),
+            access_policy_window: sys::cuabi_access_policy_window {
+                ..defaults.access_policy_window
+            },
             ..*defaults
         }
     }
@@ -400,22 +405,11 @@ impl LaunchConfig {
     pub(crate) fn raw_default() -> sys::cuabi_launch_config {
         let defaults = default_config();
         sys::cuabi_launch_config {
-            access_policy_window: copy_window(&defaults.access_policy_window),
+            access_policy_window: sys::cuabi_access_policy_window {
+                ..defaults.access_policy_window
+            },
             ..*defaults
         }
-    }
-}
-
-/// A copy of the C window struct (bindgen gives it no `Copy`).
-#[inline(always)]
-fn copy_window(w: &sys::cuabi_access_policy_window) -> sys::cuabi_access_policy_window {
-    sys::cuabi_access_policy_window {
-        struct_size: w.struct_size,
-        base: w.base,
-        bytes: w.bytes,
-        hit_ratio: w.hit_ratio,
-        hit_property: w.hit_property,
-        miss_property: w.miss_property,
     }
 }
 

@@ -1,15 +1,13 @@
 //! Linking device code into one image, and libraries loaded once for every
 //! device.
 
-use std::path::Path;
-
 use cuabi_sys as sys;
 
 use crate::background::Background;
-use crate::error::{c_path, c_string, check, create, Result};
-use crate::generated::{LinkBackend, LinkFlags, LinkInput};
+use crate::error::{check, create, Result};
+use crate::generated::{LinkBackend, LinkFlags};
 use crate::program::CStrings;
-use crate::types::{Device, Library, Linker, Module, Program};
+use crate::types::{Device, Library, Linker, Module};
 
 /// How a [`Linker`] links: [`Device::create_linker`]. A builder; what is
 /// not set keeps the library's default (`cuabi_link_desc_init`: either
@@ -106,47 +104,6 @@ impl Linker {
         Ok(Linker { handle })
     }
 
-    /// Adds a compiled program's output: its LTO-IR when it was compiled
-    /// with `-dlto`, else its CUBIN, else its PTX. The bytes are copied:
-    /// the program may be dropped afterwards.
-    pub fn add_program(&mut self, program: &Program) -> Result<&mut Linker> {
-        check(unsafe { sys::cuabi_linker_add_program(self.as_raw(), program.as_raw()) })?;
-        Ok(self)
-    }
-
-    /// Adds `data` of `kind` ([`LinkInput::Auto`]: told by the bytes);
-    /// `name` names the input in the log (`None`: `input<N>`). The bytes are
-    /// copied. An input the backend cannot take (LTO-IR for the driver) is
-    /// [`ErrorKind::NotSupported`](crate::ErrorKind::NotSupported).
-    pub fn add_data(
-        &mut self,
-        kind: LinkInput,
-        data: &[u8],
-        name: Option<&str>,
-    ) -> Result<&mut Linker> {
-        let name = name.map(|n| c_string("input name", n)).transpose()?;
-        let name_ptr = name.as_ref().map_or(std::ptr::null(), |n| n.as_ptr());
-        check(unsafe {
-            sys::cuabi_linker_add_data(
-                self.as_raw(),
-                kind.raw(),
-                data.as_ptr().cast(),
-                data.len(),
-                name_ptr,
-            )
-        })?;
-        Ok(self)
-    }
-
-    /// Adds the file at `path`, of `kind` ([`LinkInput::Auto`]: told by its
-    /// extension, `.cubin`, `.ptx`, `.fatbin`, `.ltoir`, `.o`, `.a`, else by
-    /// its bytes). The file is read now; a later change is not seen.
-    pub fn add_file(&mut self, kind: LinkInput, path: impl AsRef<Path>) -> Result<&mut Linker> {
-        let path = c_path(path.as_ref())?;
-        check(unsafe { sys::cuabi_linker_add_file(self.as_raw(), kind.raw(), path.as_ptr()) })?;
-        Ok(self)
-    }
-
     /// Links what was added and loads the result on the linker's device.
     /// A second call is refused: make a new linker to link again.
     pub fn link(&mut self) -> Result<Module> {
@@ -166,7 +123,7 @@ impl Linker {
 }
 
 impl Library {
-    /// Loads a CUBIN, PTX or fatbin image (from [`Program::cubin`],
+    /// Loads a CUBIN, PTX or fatbin image (from [`Program::cubin`](crate::types::Program::cubin),
     /// [`Linker::image`], a file's bytes).
     pub fn load(image: &[u8]) -> Result<Library> {
         Library::load_data(image)

@@ -7,7 +7,7 @@ use std::mem::size_of;
 
 use cuabi_sys as sys;
 
-use crate::error::{check, out, Error, Result};
+use crate::error::{check, create, out, Error, Result};
 use crate::handle::Owned;
 use crate::types::{DeviceBuffer, DeviceRepr, Stream};
 
@@ -28,6 +28,26 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
     /// `handle` owns a buffer of at least `len * size_of::<T>()` bytes.
     pub(crate) unsafe fn from_handle(handle: Owned<sys::cuabi_buffer>, len: usize) -> Result<Self> {
         let ptr = out(|ptr| sys::cuabi_buffer_get_pointer(handle.get(), ptr))?;
+        Ok(DeviceBuffer {
+            handle,
+            ptr,
+            len,
+            _element: PhantomData,
+        })
+    }
+
+    /// A new buffer of `len` elements that `alloc` makes, answering its
+    /// handle and its device address in one call
+    /// (`cuabi_buffer_alloc_with_pointer` and its stream-ordered form).
+    ///
+    /// # Safety
+    /// `alloc` makes a buffer of at least `len * size_of::<T>()` bytes.
+    pub(crate) unsafe fn alloc_with(
+        len: usize,
+        alloc: impl FnOnce(*mut sys::cuabi_buffer, *mut u64) -> sys::cuabi_status,
+    ) -> Result<Self> {
+        let mut ptr = 0;
+        let handle = create(|out| alloc(out, &mut ptr))?;
         Ok(DeviceBuffer {
             handle,
             ptr,

@@ -38,9 +38,6 @@
 //! * `cuabi_link_desc_init`: the idiom that fills the struct
 //! * `cuabi_linker_create`: parameter `desc` is struct_in
 //! * `cuabi_linker_release`: Drop
-//! * `cuabi_linker_add_data`: Linker::add_data chains (&mut Linker)
-//! * `cuabi_linker_add_file`: Linker::add_file chains (&mut Linker)
-//! * `cuabi_linker_add_program`: Linker::add_program chains (&mut Linker)
 //! * `cuabi_linker_link`: Linker::link is a method of the linker
 //! * `cuabi_library_release`: Drop
 //! * `cuabi_launch_config_init`: the idiom that fills the struct
@@ -54,7 +51,7 @@
 //! * `cuabi_function_suggest_config`: parameter `config` is struct_out
 //! * `cuabi_function_get_max_cluster_size`: parameter `config` is struct_in
 //! * `cuabi_function_get_max_active_clusters`: parameter `config` is struct_in
-//! * `cuabi_buffer_alloc`: DeviceBuffer holds more than its handle; made by hand
+//! * `cuabi_buffer_alloc`: Device::alloc calls cuabi_buffer_alloc_with_pointer instead
 //! * `cuabi_buffer_wrap`: DeviceBuffer holds more than its handle; made by hand
 //! * `cuabi_buffer_release`: Drop
 //! * `cuabi_buffer_get_pointer`: DeviceBuffer::device_ptr, read once when made
@@ -76,10 +73,10 @@
 //! * `cuabi_memory_pool_desc_init`: MemoryPoolDesc's Default
 //! * `cuabi_memory_pool_release`: Drop
 //! * `cuabi_memory_pool_get_usage`: MemoryPool::usage answers a PoolUsage
-//! * `cuabi_buffer_alloc_async`: DeviceBuffer holds more than its handle; made by hand
+//! * `cuabi_buffer_alloc_async`: Device::alloc_async calls cuabi_buffer_alloc_async_with_pointer instead
 //! * `cuabi_buffer_free_async`: typed memory: offsets and sizes are elements of T in Rust
-//! * `cuabi_buffer_alloc_with_pointer`: DeviceBuffer holds more than its handle; made by hand
-//! * `cuabi_buffer_alloc_async_with_pointer`: DeviceBuffer holds more than its handle; made by hand
+//! * `cuabi_buffer_alloc_with_pointer`: DeviceBuffer holds more than its handle: Device::alloc, one call
+//! * `cuabi_buffer_alloc_async_with_pointer`: DeviceBuffer holds more than its handle: Device::alloc_async, one call
 //! * `cuabi_buffer_alloc_managed`: DeviceBuffer holds more than its handle; made by hand
 //! * `cuabi_buffer_get_host_pointer`: ManagedBuffer's host view
 //! * `cuabi_buffer_prefetch_async`: typed memory: offsets and sizes are elements of T in Rust
@@ -148,7 +145,7 @@ use crate::error::{
 use crate::generated::{
     AccessProperty, ArrayFlags, ArrayFormat, BufferKind, CacheState, CaptureMode, ConditionalType,
     CopyPath, CoredumpFlags, EventFlags, FunctionAttribute, GraphInstantiateFlags, GraphNodeType,
-    Health, Limit, LinkBackend, MemOpFlags, MemSyncDomain, MemoryPoolFlags, NameForm,
+    Health, Limit, LinkBackend, LinkInput, MemOpFlags, MemSyncDomain, MemoryPoolFlags, NameForm,
     PhysicalMemoryFlags, StreamFlags, SyncPolicy, TensorDataType, TensorInterleave,
     TensorL2Promotion, TensorOobFill, TensorSwizzle, VmAccess, WaitCondition,
 };
@@ -2382,6 +2379,57 @@ impl Linker {
         check(unsafe { sys::cuabi_linker_get_backend(self.as_raw(), &mut backend) })?;
         LinkBackend::from_raw(backend)
             .ok_or_else(|| unknown("cuabi_linker_get_backend", "backend", backend))
+    }
+
+    /// Adds the `size` bytes at `data` as an input of `kind`; `name` (NULL: "input\<N\>") names the
+    /// input in the log. The bytes are copied. NULL data, 0 bytes, or AUTO for bytes that are no
+    /// input cuabi can tell answer `CUABI_ERROR_INVALID_ARGUMENT`; an input the backend cannot take
+    /// (LTO-IR for the driver) answers `CUABI_ERROR_NOT_SUPPORTED`.
+    ///
+    /// Calls `cuabi_linker_add_data`.
+    pub fn add_data(
+        &mut self,
+        kind: LinkInput,
+        data: &[u8],
+        name: Option<&str>,
+    ) -> Result<&mut Linker> {
+        let name = name.map(|s| c_string("input name", s)).transpose()?;
+        check(unsafe {
+            sys::cuabi_linker_add_data(
+                self.as_raw(),
+                kind.raw(),
+                data.as_ptr().cast(),
+                data.len(),
+                name.as_ref().map_or(std::ptr::null(), |s| s.as_ptr()),
+            )
+        })?;
+        Ok(self)
+    }
+
+    /// Adds the file at `path` as an input of `kind` (read now: a later change to the file is not
+    /// seen); AUTO goes by the file's extension, then its bytes. The refusals of
+    /// `cuabi_linker_add_data`, and `CUABI_ERROR_IO` (the errno in `cuabi_last_error_code`) when
+    /// the file cannot be opened or read.
+    ///
+    /// Calls `cuabi_linker_add_file`.
+    pub fn add_file(
+        &mut self,
+        kind: LinkInput,
+        path: impl AsRef<std::path::Path>,
+    ) -> Result<&mut Linker> {
+        let path = c_path(path.as_ref())?;
+        check(unsafe { sys::cuabi_linker_add_file(self.as_raw(), kind.raw(), path.as_ptr()) })?;
+        Ok(self)
+    }
+
+    /// Adds a compiled program's output: its LTO-IR when compiled with "-dlto", else its CUBIN,
+    /// else its PTX. Compile device code meant for another program's kernels with "-rdc=true" (or
+    /// "-dlto").
+    ///
+    /// Calls `cuabi_linker_add_program`.
+    pub fn add_program(&mut self, program: &Program) -> Result<&mut Linker> {
+        check(unsafe { sys::cuabi_linker_add_program(self.as_raw(), program.as_raw()) })?;
+        Ok(self)
     }
 
     /// The link's log, information and errors (two-call pattern); "" before linking and after a

@@ -5,7 +5,7 @@ use std::os::fd::AsFd;
 
 use cuabi_sys as sys;
 
-use crate::error::{create, out, Result};
+use crate::error::{out, Result};
 use crate::generated::MemoryPoolFlags;
 use crate::memory::byte_len;
 use crate::objects::MemoryPoolDesc;
@@ -80,10 +80,16 @@ impl Device {
         let pool = pool.map_or(std::ptr::null_mut(), MemoryPool::as_raw);
         let stream = stream.map_or(std::ptr::null_mut(), Stream::as_raw);
         unsafe {
-            let handle = create(|out| {
-                sys::cuabi_buffer_alloc_async(self.as_raw(), bytes, pool, stream, out)
-            })?;
-            DeviceBuffer::from_handle(handle, len)
+            DeviceBuffer::alloc_with(len, |out, ptr| {
+                sys::cuabi_buffer_alloc_async_with_pointer(
+                    self.as_raw(),
+                    bytes,
+                    pool,
+                    stream,
+                    out,
+                    ptr,
+                )
+            })
         }
     }
 

@@ -24,6 +24,7 @@ use super::{Rng, Test, TestResult};
 
 pub const TESTS: &[(&str, Test)] = tests![
     buffers_report_their_kind,
+    allocations_answer_their_address_in_one_call,
     stream_ordered_allocation_from_a_user_pool,
     stream_ordered_allocation_from_the_default_pool,
     capture_allocates_and_frees_in_the_graph,
@@ -202,6 +203,38 @@ fn expect_err<T>(
         Err(err) if err.kind() == kind && err.message().contains(needle) => Ok(()),
         Err(err) => Err(format!("{what}: expected {kind:?} holding '{needle}', got {err}").into()),
     }
+}
+
+/// `Device::alloc` and `alloc_async` answer the handle and the device
+/// address in one call (`cuabi_buffer_alloc_with_pointer` and its
+/// stream-ordered form): the address is the one the buffer reports, and
+/// memory written through it (a buffer wrapping that address) is the
+/// buffer's.
+fn allocations_answer_their_address_in_one_call(device: &Device) -> TestResult {
+    let stream = device.create_stream()?;
+    let plain = device.alloc::<u32>(256)?;
+    let ordered = device.alloc_async::<u32>(256, None, Some(&stream))?;
+    stream.synchronize()?;
+    for (what, buffer, value) in [("alloc", &plain, 0x1234_5678), ("alloc_async", &ordered, 7)] {
+        let mut reported = 0u64;
+        let status = unsafe { sys::cuabi_buffer_get_pointer(buffer.as_raw(), &mut reported) };
+        ensure!(
+            status == sys::CUABI_SUCCESS
+                && buffer.device_ptr() != 0
+                && buffer.device_ptr() == reported,
+            "{what}: device_ptr {:#x}, cuabi_buffer_get_pointer {reported:#x}",
+            buffer.device_ptr()
+        );
+        let mut through = unsafe { device.wrap_buffer::<u32>(buffer.device_ptr(), 256)? };
+        through.fill(value)?;
+        let seen = buffer.to_vec()?;
+        ensure!(
+            seen.iter().all(|&v| v == value),
+            "{what}: written through the address, read back {:?}",
+            &seen[..4]
+        );
+    }
+    Ok(())
 }
 
 fn buffers_report_their_kind(device: &Device) -> TestResult {
