@@ -230,6 +230,14 @@ def api(model: Dict[str, Any]) -> str:
     out += [f'    "{h["name"]}",\n' for h in model["handles"]]
     out.append(")\n")
     names.append("HANDLE_TYPES")
+    # The ctypes type of an out-parameter box (CtypesBackend.out): each
+    # scalar, a pointer, and a handle. Not exported (capi's names are the header's).
+    out.append("\n# The ctypes type of an out-parameter box of each C type (CtypesBackend.out).\n")
+    out.append("OUT_BOXES: Dict[str, Any] = {\n")
+    out += [f'    "{c}": {t},\n' for c, t in CTYPES_SCALARS.items() if c not in ("char", "uintptr_t")]
+    out.append('    "void*": ctypes.c_void_p,\n')
+    out += [f'    "{h["name"]}": ctypes.c_void_p,\n' for h in model["handles"]]
+    out.append("}\n")
 
     for s in model["structs"]:
         out.append(f"\n\nclass {s['name']}(ctypes.Structure):\n")

@@ -21,6 +21,12 @@ The object-layer rules, the same as every language's:
   fields as keywords, set over it); the struct passed is the init's, then
   each field given, range-checked. A ``struct_out`` parameter is returned as
   one, every field read back (enums and flag sets as their classes);
+* an array of a built struct (``array_in`` of ``cuabi_mem_op``) takes a
+  sequence of its registered type, laid out by its registered layout
+  (``register_layout``), which checks each element and names the one at
+  fault; its count parameter is the layout's count;
+* a library call that takes nothing and answers a number or a string
+  instead of a status (``cuabi_version``) is a free function returning it;
 * a constructor is a classmethod of the made object's class
   (``BufferBase.alloc(device, bytes)``);
 * a library call is a free function taking ``backend=None``;
@@ -96,7 +102,11 @@ HAND_WRITTEN = {
         "pitches as arguments (Copy3dOp's fields); stream= picks cuabi_copy_3d_async"
     ),
     "cuabi_copy_3d_async": "cuabi.copy_3d(..., stream=s)",
+    "cuabi_stream_copy_batch": "Stream.copy_batch takes prefer_overlap= for its one flag",
+    "cuabi_stream_copy_3d_batch": "Stream.copy_3d_batch takes prefer_overlap= for its one flag",
     "cuabi_last_error_status": "Backend.error reads it: a failure raises its CudaError",
+    "cuabi_last_error_message": "Backend.error reads it: CudaError's message",
+    "cuabi_last_error_code": "Backend.error reads it: CudaError.code",
     "cuabi_last_error_log": "Backend.error reads it: CompileError.log carries it",
     "cuabi_last_error_get_launch_count": "Backend.error reads them: CudaError.launches",
     "cuabi_last_error_get_launch": "Backend.error reads them: CudaError.launches",
@@ -315,7 +325,7 @@ class Emitter:
             vs = self.value_struct(fn["params"][0].get("struct"))
             raise Skip(f"{value_class(vs['name'])}.defaults" if vs else "Backend.desc")
         if fn["returns"]["base"] != "cuabi_status":
-            raise Skip("answers no status")
+            return self.plain_value(fn)
         by_name = {p["name"]: p for p in fn["params"]}
         receiver = by_name.get(fn["receiver"]) if fn["receiver"] else None
         outs = [p for p in fn["params"] if p["role"] in ("out", "out_handle")]
@@ -362,7 +372,10 @@ class Emitter:
                 if role == "two_call_size":
                     continue
                 of = by_name[p["of"]]
-                args.append(f"len({ident(of['name'])}_c)" if of["role"] == "array_in" else f"len({ident(of['name'])})")
+                if of["role"] == "array_in" and of["type"]["base"] in BUILT_TYPES:
+                    args.append(f"{ident(of['name'])}_n")  # the count its layout gives
+                else:
+                    args.append(f"len({ident(of['name'])}_c)" if of["role"] == "array_in" else f"len({ident(of['name'])})")
                 continue
             if role == "in":
                 ptype, arg = self.in_value(p)
@@ -392,6 +405,16 @@ class Emitter:
                 )
                 prep.append(f"{name}_arg, {name}_keep = b.string_array({name}_c)")
                 args.append(f"{name}_arg")
+            elif role == "array_in" and base in BUILT_TYPES and len(t["pointers"]) == 1:
+                # An array of a built struct: laid out by its registered layout,
+                # which checks each element and names the one at fault.
+                module, cls = BUILT_TYPES[base]
+                self.built_uses.add((module, cls))
+                sig.append(f'{name}: Sequence["{cls}"]')
+                prep.append(f'{name}_arg, {name}_n, {name}_keep = _built_array({name}, "{base}", b)')
+                args.append(f"{name}_arg")
+                if p.get("lasting") == "receiver":
+                    post.append(f"self._hold({name}_keep)")
             elif role == "array_in" and base == "size_t" and len(t["pointers"]) == 1:
                 sig.append(f"{name}: Sequence[int]")
                 prep.append(
@@ -534,6 +557,26 @@ class Emitter:
         lines += [indent + "    " + line for line in body]
         return owner, "\n".join(lines) + "\n"
 
+
+    def plain_value(self, fn: Dict[str, Any]) -> Tuple[str, str]:
+        """A library call taking nothing and answering a number or a string
+        instead of a status (``cuabi_version``): a free function returning
+        it (``cuabi.version()``)."""
+        r = fn["returns"]
+        if fn["call"] != "library" or fn["params"]:
+            raise Skip("answers no status")
+        if r["base"] == "char" and len(r["pointers"]) == 1:
+            rtype, value = "str", f"b.string(b.fn.{fn['name']}())"
+        elif r["base"] in INT_RANGES and not r["pointers"]:
+            rtype, value = "int", f"int(b.fn.{fn['name']}())"
+        else:
+            raise Skip("answers no status")
+        self.made[fn["name"]] = ("", ident(fn["method"]))
+        doc = f"{fn['name']}: {one_line(fn['doc'])}" if fn["doc"] else fn["name"]
+        lines = [f"def {ident(fn['method'])}(backend: BackendArg = None) -> {rtype}:"]
+        lines += wrap_doc(doc, "    ")
+        lines += ["    b = resolve_backend(backend)", f"    return {value}"]
+        return "", "\n".join(lines) + "\n"
 
     # -- scopes --------------------------------------------------------------
     def scope_class(self, fn: Dict[str, Any], closer: Dict[str, Any]) -> str:
@@ -772,6 +815,11 @@ def objects(model: Dict[str, Any]) -> str:
         '        raise TypeError(f"{what} must be a cuabi.{cls.__name__}, not {type(value).__name__}")\n'
         "    arg, _, keep = lay_out(b, [value])\n"
         "    return arg, keep\n\n\n"
+        "def _built_array(values: Sequence[Any], struct: str, b: Backend) -> Tuple[Any, int, List[Any]]:\n"
+        '    """The argument for an array of built structs (``values``, each of the\n'
+        "    type registered for ``struct``, which its layout checks, naming the\n"
+        '    element at fault), its count and what keeps it and what it names alive."""\n'
+        "    return _LAYOUTS[struct][1](b, list(values))\n\n\n"
         "def _value(\n"
         "    value: Any, cls: Any, what: str, b: Backend, nullable: bool, fields: Optional[Dict[str, Any]]\n"
         ") -> Tuple[Any, Any]:\n"

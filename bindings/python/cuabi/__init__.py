@@ -46,7 +46,7 @@ from . import _objects, capi, errors
 from ._objects import *  # noqa: F401,F403  (generated: functions, scopes, value types, enums)
 from ._api import CUABI_VERSION_STRING
 from ._context_lost import on_context_lost
-from ._device import Device, version, version_string
+from ._device import Device
 from ._error_base import FaultedLaunch
 from ._loader import (
     BACKENDS,
@@ -116,8 +116,6 @@ __all__ = [
     "FilterMode",
     "ReadMode",
     "LOCATION_HOST",
-    "version",
-    "version_string",
     "on_context_lost",
     "FaultedLaunch",
     "BACKENDS",

@@ -1468,6 +1468,45 @@ HANDLE_TYPES: Tuple[str, ...] = (
     "cuabi_tensor_map",
 )
 
+# The ctypes type of an out-parameter box of each C type (CtypesBackend.out).
+OUT_BOXES: Dict[str, Any] = {
+    "int8_t": ctypes.c_int8,
+    "int16_t": ctypes.c_int16,
+    "int32_t": ctypes.c_int32,
+    "int64_t": ctypes.c_int64,
+    "uint8_t": ctypes.c_uint8,
+    "uint16_t": ctypes.c_uint16,
+    "uint32_t": ctypes.c_uint32,
+    "uint64_t": ctypes.c_uint64,
+    "size_t": ctypes.c_size_t,
+    "float": ctypes.c_float,
+    "double": ctypes.c_double,
+    "void*": ctypes.c_void_p,
+    "cuabi_device": ctypes.c_void_p,
+    "cuabi_program": ctypes.c_void_p,
+    "cuabi_module": ctypes.c_void_p,
+    "cuabi_function": ctypes.c_void_p,
+    "cuabi_buffer": ctypes.c_void_p,
+    "cuabi_host_buffer": ctypes.c_void_p,
+    "cuabi_stream": ctypes.c_void_p,
+    "cuabi_event": ctypes.c_void_p,
+    "cuabi_graph": ctypes.c_void_p,
+    "cuabi_graph_exec": ctypes.c_void_p,
+    "cuabi_launch_plan": ctypes.c_void_p,
+    "cuabi_memory_pool": ctypes.c_void_p,
+    "cuabi_array": ctypes.c_void_p,
+    "cuabi_texture": ctypes.c_void_p,
+    "cuabi_surface": ctypes.c_void_p,
+    "cuabi_linker": ctypes.c_void_p,
+    "cuabi_library": ctypes.c_void_p,
+    "cuabi_physical_memory": ctypes.c_void_p,
+    "cuabi_address_range": ctypes.c_void_p,
+    "cuabi_graph_node": ctypes.c_void_p,
+    "cuabi_sm_resource": ctypes.c_void_p,
+    "cuabi_green_context": ctypes.c_void_p,
+    "cuabi_tensor_map": ctypes.c_void_p,
+}
+
 
 class cuabi_launch_record(ctypes.Structure):
     """A kernel launch the core remembered. The core keeps the last launches of each

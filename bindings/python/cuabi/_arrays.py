@@ -15,7 +15,7 @@ from ._base import Resource, check_i32, check_size, check_u32
 from ._loader import Backend, get_backend
 from ._memory import DeviceArray, DeviceBuffer, _numpy, device_arg
 from ._packing import register_pointer_type
-from ._stream import Stream, stream_arg
+from ._stream import Stream, call_ordered
 from .errors import InvalidHandleError, OutOfRangeError
 
 if TYPE_CHECKING:
@@ -481,13 +481,11 @@ class Surface(_ObjectValue, SurfaceBase):
     def __init__(self, array: Array) -> None:
         if not isinstance(array, Array):
             raise TypeError(f"a surface's array must be a cuabi.Array, not {type(array).__name__}")
-        b = array.backend
-        h = b.get("cuabi_surface_create", array.handle, out="cuabi_surface")
-        Resource.__init__(self, b, h)
+        self._own(SurfaceBase.create(array))
         self.array = array
         self.device = array.device
         try:
-            self._value = int(b.get("cuabi_surface_get_handle", h, out="uint64_t"))
+            self._value = int(self._b.get("cuabi_surface_get_handle", self._handle, out="uint64_t"))
         except BaseException:
             self.close()
             raise
@@ -692,10 +690,7 @@ def copy_3d(
     b.call("cuabi_copy_3d_desc_init", arg, size)
     keep: List[Any] = []
     plan.fill(b, desc, keep)
-    if stream is None:
-        b.call("cuabi_copy_3d", arg)
-    else:
-        b.call("cuabi_copy_3d_async", arg, stream_arg(stream, b))
+    call_ordered(b, "cuabi_copy_3d", stream, arg)
     del keep
 
 

@@ -57,6 +57,26 @@ class Resource:
         Resource.__init__(obj, backend, handle)
         return obj
 
+    def _handed_over(self) -> Any:
+        """This object's handle (what a generated method answered), which
+        another object owns from now on: this one lets it go."""
+        self._closed = True
+        return self._handle
+
+    def _own(self, base: "Resource") -> None:
+        """Makes this object the owner of ``base``'s handle (the object a
+        generated constructor answered), which lets it go."""
+        Resource.__init__(self, base._b, base._handed_over())
+
+    @classmethod
+    def _take(cls: Type[R], base: "Resource", **attrs: Any) -> R:
+        """An object of this class owning ``base``'s handle (the object a
+        generated method answered), with the attributes ``attrs``."""
+        obj = cls.__new__(cls)
+        obj._own(base)
+        obj.__dict__.update(attrs)
+        return obj
+
     @property
     def backend(self) -> Backend:
         """The backend (and library) this object was created through."""

@@ -146,6 +146,9 @@ def mem_op_array(b: Backend, ops: Sequence[MemOp]) -> Tuple[Any, int, List[Any]]
     return arr, len(items), keep
 
 
+register_layout("cuabi_mem_op", MemOp, mem_op_array)
+
+
 def copy_op_array(b: Backend, ops: Sequence[CopyOp]) -> Tuple[Any, int, List[Any]]:
     """The ``const cuabi_copy_op*`` array of ``ops``, its count and what
     keeps it (and the host memory it names) alive."""
@@ -229,3 +232,6 @@ def managed_range_array(b: Backend, ranges: Sequence[ManagedRange]) -> Tuple[Any
         else:
             e.bytes = check_size(r.nbytes, f"ranges[{i}].nbytes")
     return arr, len(items), keep
+
+
+register_layout("cuabi_managed_range", ManagedRange, managed_range_array)

@@ -11,7 +11,6 @@ from . import _dlpack
 from ._api import CompileFlag, ManagedFlag, Output, StreamFlag
 from ._fork import note_cuda_initialised
 from ._base import (
-    Resource,
     as_bytes,
     check_i32,
     check_size,
@@ -37,7 +36,11 @@ from ._buffer_cache import CAPTURES, BufferCache, cache_for, trim_device
 from .errors import OutOfMemoryError
 from ._background import submit
 from ._objects import (
+    BufferBase,
     DeviceBase,
+    EventBase,
+    HostBufferBase,
+    StreamBase,
     device_count,
     driver_path,
     driver_version,
@@ -45,6 +48,8 @@ from ._objects import (
     nvrtc_path,
     nvrtc_version,
     register_owner,
+    version,
+    version_string,
 )
 from ._options import CompileOptions, OptionsArg, desc_fields, merged_options
 from ._program import Headers, Module, normalize_headers
@@ -64,23 +69,6 @@ __all__ = [
 ]
 
 BackendArg = Union[Backend, str, None]
-
-
-
-
-def version(backend: BackendArg = None) -> int:
-    """The library's version number (MAJOR * 10000 + MINOR * 100 + PATCH)."""
-    return int(resolve_backend(backend).lib.cuabi_version())
-
-
-def version_string(backend: BackendArg = None) -> str:
-    """The loaded library's version as text, e.g. "0.3.0" (cuabi_version_string)."""
-    b = resolve_backend(backend)
-    return b.string(b.lib.cuabi_version_string())
-
-
-
-
 
 
 _OUTPUTS = {o.name.lower(): o for o in Output}
@@ -121,8 +109,7 @@ class Device(DeviceBase):
     def __init__(self, ordinal: int = 0, *, backend: BackendArg = None) -> None:
         b = resolve_backend(backend)
         ordinal = check_i32(ordinal, "ordinal")
-        h = b.get("cuabi_device_get", ordinal, out="cuabi_device")
-        super().__init__(b, h)
+        self._own(DeviceBase.get(ordinal, backend=b))
         self._ordinal = ordinal
         note_cuda_initialised()
 
@@ -463,20 +450,9 @@ class Device(DeviceBase):
         :meth:`~DeviceBuffer.advise` steer where it lives. ``attach_host``:
         attached to the host at first (only the host, and streams it is
         attached to, may touch it)."""
-        b = self._b
         flags = int(ManagedFlag.ATTACH_HOST) if attach_host else 0
-        h = b.get(
-            "cuabi_buffer_alloc_managed",
-            self._handle,
-            check_size(nbytes, "nbytes"),
-            flags,
-            out="cuabi_buffer",
-        )
-        try:
-            return DeviceBuffer(b, h, self, dtype, shape)
-        except BaseException:
-            b.lib.cuabi_buffer_release(h)
-            raise
+        base = BufferBase.alloc_managed(self, check_size(nbytes, "nbytes"), flags)
+        return DeviceBuffer._adopt(self._b, base._handed_over(), self, dtype, shape)
 
     def alloc_pitched(
         self, width_bytes: int, height: int, element_size: int = 4
@@ -486,22 +462,12 @@ class Device(DeviceBase):
         aligned for the device. The row pitch is the buffer's
         :attr:`~DeviceBuffer.pitch`; its size is pitch * height. Copy rows in
         and out with :func:`cuabi.copy_3d`, or read them as a texture."""
-        b = self._b
         width_bytes = check_size(width_bytes, "width_bytes")
         height = check_size(height, "height")
-        h = b.get(
-            "cuabi_buffer_alloc_pitched",
-            self._handle,
-            width_bytes,
-            height,
-            check_u32(element_size, "element_size"),
-            out="cuabi_buffer",
+        base = BufferBase.alloc_pitched(
+            self, width_bytes, height, check_u32(element_size, "element_size")
         )
-        try:
-            return DeviceBuffer(b, h, self, rows=(width_bytes, height))
-        except BaseException:
-            b.lib.cuabi_buffer_release(h)
-            raise
+        return DeviceBuffer._adopt(self._b, base._handed_over(), self, rows=(width_bytes, height))
 
     def alloc_growable(
         self, nbytes: int, reserve: int, dtype: Any = None, shape: Shape = None
@@ -512,19 +478,10 @@ class Device(DeviceBase):
         contents stay. Both are multiples of :attr:`vm_granularity` (the
         minimum). It is a DeviceBuffer like any other (copies, kernels,
         DLPack); its size is what is mapped."""
-        b = self._b
-        h = b.get(
-            "cuabi_buffer_alloc_growable",
-            self._handle,
-            check_size(nbytes, "nbytes"),
-            check_size(reserve, "reserve"),
-            out="cuabi_buffer",
+        base = BufferBase.alloc_growable(
+            self, check_size(nbytes, "nbytes"), check_size(reserve, "reserve")
         )
-        try:
-            return DeviceBuffer(b, h, self, dtype, shape)
-        except BaseException:
-            b.lib.cuabi_buffer_release(h)
-            raise
+        return DeviceBuffer._adopt(self._b, base._handed_over(), self, dtype, shape)
 
     @property
     def default_memory_pool(self) -> MemoryPool:
@@ -532,16 +489,13 @@ class Device(DeviceBase):
         when given no pool, shared with the CUDA runtime's cudaMallocAsync
         (and so with CuPy's and PyTorch's stream-ordered allocators).
         Closing this object leaves the pool itself alone."""
-        h = self._b.get(
-            "cuabi_device_get_default_memory_pool", self._handle, out="cuabi_memory_pool"
-        )
-        return MemoryPool._wrap(self._b, h, self, is_default=True)
+        return MemoryPool._take(super().default_memory_pool, device=self, is_default=True)
 
     @property
     def sm_resource(self) -> SmResource:
         """All the device's SMs, to split into green contexts
         (cuabi_device_get_sm_resource)."""
-        return SmResource._of_device(self)
+        return SmResource._take(super().sm_resource, device=self)
 
     def empty(self, shape: Union[int, Sequence[int]], dtype: Any = "float32") -> DeviceBuffer:
         """An uninitialised typed buffer of ``shape`` and ``dtype``."""
@@ -582,30 +536,14 @@ class Device(DeviceBase):
             # DLPack alone: taken over through the core, which checks it.
             return from_dlpack(obj, backend=self._b)
         ptr, nbytes, dtype, shape, keep = foreign_memory(obj, nbytes)
-        h = self._b.get(
-            "cuabi_buffer_wrap",
-            self._handle,
-            check_size(ptr, "device_ptr"),
-            check_size(nbytes, "nbytes"),
-            out="cuabi_buffer",
-        )
-        try:
-            return DeviceBuffer(
-                self._b, h, self, dtype, shape if dtype is not None else None, keep
-            )
-        except BaseException:
-            self._b.lib.cuabi_buffer_release(h)
-            raise
+        h = BufferBase.wrap(self, check_size(ptr, "device_ptr"), check_size(nbytes, "nbytes"))
+        typed_shape = shape if dtype is not None else None
+        return DeviceBuffer._adopt(self._b, h._handed_over(), self, dtype, typed_shape, keep)
 
     def host_alloc(self, nbytes: int) -> PinnedBuffer:
         """``nbytes`` of page-locked host memory."""
-        h = self._b.get(
-            "cuabi_host_buffer_alloc",
-            self._handle,
-            check_size(nbytes, "nbytes"),
-            out="cuabi_host_buffer",
-        )
-        return PinnedBuffer(self._b, h, self)
+        base = HostBufferBase.alloc(self, check_size(nbytes, "nbytes"))
+        return PinnedBuffer(self._b, base._handed_over(), self)
 
     def pin(self, array: Any) -> PinnedBuffer:
         """Pins ``array`` (a writable, C-contiguous NumPy array or buffer) in
@@ -627,14 +565,8 @@ class Device(DeviceBase):
     def create_stream(self, non_blocking: bool = False, priority: int = 0) -> Stream:
         """A new stream (``non_blocking``: no implicit sync with the default stream)."""
         flags = StreamFlag.NON_BLOCKING if non_blocking else 0
-        h = self._b.get(
-            "cuabi_stream_create",
-            self._handle,
-            flags,
-            check_i32(priority, "priority"),
-            out="cuabi_stream",
-        )
-        return Stream(self._b, h, self)
+        base = StreamBase.create(self, flags, check_i32(priority, "priority"))
+        return Stream(self._b, base._handed_over(), self)
 
     def wrap_stream(self, stream: Any) -> Stream:
         """A Stream over someone else's CUstream (not destroyed on release):
@@ -650,13 +582,8 @@ class Device(DeviceBase):
             raw = int(stream.ptr)
         else:
             raise TypeError(f"cannot find a CUstream in a {type(stream).__name__}")
-        h = self._b.get(
-            "cuabi_stream_wrap",
-            self._handle,
-            check_size(raw, "cu_stream"),
-            out="cuabi_stream",
-        )
-        return Stream(self._b, h, self, owner=stream)
+        base = StreamBase.wrap(self, check_size(raw, "cu_stream"))
+        return Stream(self._b, base._handed_over(), self, owner=stream)
 
     def create_event(
         self,
@@ -668,9 +595,8 @@ class Device(DeviceBase):
         interprocess=...)``. ``timing=False`` is cheaper, for ordering only;
         ``interprocess=True`` makes one another process can open
         (:meth:`Event.ipc_handle`), which needs timing off (the default then)."""
-        flags = event_flags(timing, blocking_sync, interprocess)
-        h = self._b.get("cuabi_event_create", self._handle, flags, out="cuabi_event")
-        return Event(self._b, h, self)
+        base = EventBase.create(self, event_flags(timing, blocking_sync, interprocess))
+        return Event(self._b, base._handed_over(), self)
 
     # -- peers ---------------------------------------------------------------------
     # enable_peer_access, disable_peer_access: DeviceBase.

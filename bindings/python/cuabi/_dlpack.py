@@ -365,13 +365,6 @@ def dlpack_tensor(obj: Any, stream: Optional[int] = None) -> Tuple[DLPackTensor,
     return tensor, capsule
 
 
-def dlpack_pointer(obj: Any, stream: Optional[int] = None) -> Tuple[int, Any]:
-    """The device address behind an object that implements ``__dlpack__``,
-    and the capsule that keeps it valid while held."""
-    tensor, capsule = dlpack_tensor(obj, stream)
-    return tensor.ptr, capsule
-
-
 # --- Through the core: cuabi_buffer_export_dlpack / cuabi_buffer_import_dlpack
 #
 # The core checks everything (shape and strides against the buffer's size,

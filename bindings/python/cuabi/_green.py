@@ -39,24 +39,16 @@ class SmResource(SmResourceBase):
         Resource.__init__(self, backend, handle)
         self.device = device
 
-    @classmethod
-    def _of_device(cls, device: "Device") -> "SmResource":
-        h = device._b.get("cuabi_device_get_sm_resource", device._handle, out="cuabi_sm_resource")
-        return cls(device._b, h, device)
-
     def split(self, group_count: int, min_sm_count: int = 0, index: int = 0) -> "SmResource":
         """Group ``index`` of a split into ``group_count`` groups of at least
         ``min_sm_count`` SMs (0: the least the device allows); ``index ==
         group_count`` is the remainder (cuabi_sm_resource_split)."""
-        h = self._b.get(
-            "cuabi_sm_resource_split",
-            self._handle,
+        base = super().split(
             check_u32(group_count, "group_count"),
             check_u32(min_sm_count, "min_sm_count"),
             check_u32(index, "index"),
-            out="cuabi_sm_resource",
         )
-        return SmResource(self._b, h, self.device)
+        return SmResource._take(base, device=self.device)
 
     def split_groups(
         self, group_count: int, min_sm_count: int = 0
@@ -84,28 +76,19 @@ class GreenContext(GreenContextBase):
     def __init__(self, resource: SmResource) -> None:
         if not isinstance(resource, SmResourceBase):
             raise TypeError(f"resource must be a cuabi.SmResource, not {type(resource).__name__}")
-        b = resource._b
-        h = b.get("cuabi_green_context_create", resource._arg(b), out="cuabi_green_context")
-        Resource.__init__(self, b, h)
+        self._own(GreenContextBase.create(resource))
         self.device = resource.device
 
     @property
     def sm_resource(self) -> SmResource:
         """The context's SMs, which may be split again."""
-        h = self._b.get("cuabi_green_context_get_sm_resource", self._handle, out="cuabi_sm_resource")
-        return SmResource(self._b, h, self.device)
+        return SmResource._take(super().sm_resource, device=self.device)
 
     def create_stream(self, priority: int = 0) -> Stream:  # type: ignore[override]
         """A new non-blocking stream whose work runs in this context
         (cuabi_green_context_create_stream)."""
-        h = self._b.get(
-            "cuabi_green_context_create_stream",
-            self._handle,
-            int(StreamFlag.NON_BLOCKING),
-            check_i32(priority, "priority"),
-            out="cuabi_stream",
-        )
-        return Stream(self._b, h, self.device)
+        base = super().create_stream(int(StreamFlag.NON_BLOCKING), check_i32(priority, "priority"))
+        return Stream(self._b, base._handed_over(), self.device)
 
     def __repr__(self) -> str:
         try:
@@ -130,12 +113,6 @@ class TensorMap(TensorMapBase):
         return self.bytes
 
     @classmethod
-    def _wrap(cls, base: TensorMapBase) -> "TensorMap":
-        obj = cls._from_handle(base._b, base._handle)
-        base._closed = True  # the handle now belongs to obj
-        return obj
-
-    @classmethod
     def tiled(
         cls,
         buffer: Any,
@@ -153,7 +130,7 @@ class TensorMap(TensorMapBase):
     ) -> "TensorMap":
         """A tiled map (cuabi_tensor_map_encode_tiled)."""
         _lend(buffer)
-        return cls._wrap(
+        return cls._take(
             TensorMapBase.encode_tiled(
                 buffer, offset, int(data_type), sizes, strides, box, element_strides,
                 int(interleave), int(swizzle), int(l2_promotion), int(oob_fill),
@@ -181,7 +158,7 @@ class TensorMap(TensorMapBase):
     ) -> "TensorMap":
         """An im2col map (cuabi_tensor_map_encode_im2col)."""
         _lend(buffer)
-        return cls._wrap(
+        return cls._take(
             TensorMapBase.encode_im2col(
                 buffer, offset, int(data_type), sizes, strides, element_strides, lower_corner,
                 upper_corner, channels_per_pixel, pixels_per_column, int(interleave),

@@ -9,9 +9,10 @@ from typing import TYPE_CHECKING, Any, Optional, Sequence, Union
 from ._api import LinkBackend, LinkFlag, LinkInput
 from ._background import submit
 from ._objects import DeviceBase, LibraryBase, LinkerBase, register_owner
-from ._base import Resource, as_bytes, check_i32, no_nul, resolve_backend
+from ._base import as_bytes, check_i32, no_nul, resolve_backend
 from ._loader import Backend
 from ._memory import device_arg, host_address
+from ._options import raw_options
 from ._program import Module, Program
 from .errors import CompileError
 
@@ -49,21 +50,6 @@ def input_kind(kind: InputKind) -> int:
     """A cuabi_link_input from a LinkInput, its name ("auto", "cubin", "ptx",
     "lto_ir", "fatbin", "object", "library") or an int."""
     return _enum_arg(kind, _INPUTS, "link input kind")
-
-
-def _link_options(options: Any) -> Sequence[bytes]:
-    if options is None:
-        return []
-    if isinstance(options, (str, bytes)):
-        options = [options]
-    try:
-        items = list(options)
-    except TypeError:
-        raise TypeError(
-            "options must be a str or a sequence of nvJitLink option strings, "
-            f"not {type(options).__name__}"
-        ) from None
-    return [as_bytes(o, "option") for o in items]
 
 
 def _is_path(obj: Any) -> bool:
@@ -110,7 +96,7 @@ class Linker(LinkerBase):
         for flag, what in ((lto, "lto"), (cache, "cache")):
             if not isinstance(flag, bool):
                 raise TypeError(f"{what} must be True or False, not {type(flag).__name__}")
-        opts = _link_options(options)
+        opts = raw_options(options, "a str or a sequence of nvJitLink option strings")
         arr, keep = b.string_array(opts)
         flags = (LinkFlag.LTO if lto else 0) | (0 if cache else LinkFlag.NO_CACHE)
         desc, keep2 = b.link_desc(
@@ -264,9 +250,7 @@ class Library(LibraryBase):
         """The library as a module of ``device``: its kernels (plain C++
         names included), globals and listing."""
         dev = device_arg(device)
-        b = self._b
-        h = b.get("cuabi_library_get_module", self._handle, dev._arg(b), out="cuabi_module")
-        return Module(b, h, dev)
+        return Module._take(super().get_module(dev), device=dev)
 
     module = get_module
 

@@ -210,11 +210,6 @@ class Backend:
         char*``, None for NULL, an array); ``keep`` keeps it alive."""
         raise NotImplementedError
 
-    def packed_launcher(self) -> Callable[[Any, Any, Any, bytes, int], int]:
-        """``f(function, config, stream, args, args_size) -> status``: the
-        cuabi_function_launch_packed entry point, taking the block as ``bytes``."""
-        return self.lib.cuabi_function_launch_packed  # type: ignore[no-any-return]
-
     def memory_view(self, address: int, size: int) -> Any:
         """A writable buffer over ``size`` bytes at ``address`` (memory the
         library owns, e.g. a launch plan's argument block), for
@@ -324,23 +319,7 @@ class Backend:
         """``cuabi_stream_launch_host_func`` running ``fn(*args)``: kept alive
         until it has run, dropped at once when the core refuses the launch.
         ``fn`` None passes NULL, for the core to refuse."""
-        if fn is None:
-            self.call("cuabi_stream_launch_host_func", stream, self.null_host_fn(), self.NULL)
-            return
-        if not callable(fn):
-            raise TypeError(f"a host function must be callable, not {type(fn).__name__}")
-        key = next(_host_keys)
-        _host_pending[key] = (fn, args)
-        try:
-            status = self.lib.cuabi_stream_launch_host_func(
-                stream, self.host_trampoline(), self.user_data(key)
-            )
-        except BaseException:
-            _host_pending.pop(key, None)
-            raise
-        if status:
-            _host_pending.pop(key, None)
-            raise self.error(status, "cuabi_stream_launch_host_func")
+        self._host_call(_host_pending, "cuabi_stream_launch_host_func", fn, args, stream)
 
     def graph_host_node(
         self, graph: Any, after: Any, fn: Optional[Callable[..., Any]], args: Tuple[Any, ...]
@@ -350,8 +329,8 @@ class Backend:
         times) unless the core refuses the node. ``fn`` None passes NULL, for
         the core to refuse. Answers the new node's handle."""
         box = self.out("cuabi_graph_node")
-        self._kept_host_call("cuabi_graph_add_host_node", fn, args, graph, after,
-                             tail=(self.ref(box),))
+        self._host_call(_host_kept, "cuabi_graph_add_host_node", fn, args, graph, after,
+                        tail=(self.ref(box),))
         return self.value(box)
 
     def exec_host_node(
@@ -359,30 +338,36 @@ class Backend:
     ) -> None:
         """``cuabi_graph_exec_set_host_node`` making host node ``node`` run
         ``fn(*args)``, kept as :meth:`graph_host_node` keeps its entry."""
-        self._kept_host_call("cuabi_graph_exec_set_host_node", fn, args, exec_, node)
+        self._host_call(_host_kept, "cuabi_graph_exec_set_host_node", fn, args, exec_, node)
 
-    def _kept_host_call(
-        self, name: str, fn: Optional[Callable[..., Any]], args: Tuple[Any, ...], *lead: Any,
+    def _host_call(
+        self,
+        table: Dict[int, Tuple[Callable[..., Any], Tuple[Any, ...]]],
+        name: str,
+        fn: Optional[Callable[..., Any]],
+        args: Tuple[Any, ...],
+        *lead: Any,
         tail: Tuple[Any, ...] = (),
     ) -> None:
         """Calls ``name(*lead, trampoline, key, *tail)`` with ``fn(*args)``
-        kept for the life of the process unless the core refuses; ``fn``
-        None passes NULL, for the core to refuse."""
+        entered in ``table`` (_host_pending: until it has run; _host_kept:
+        for the life of the process) unless the core refuses; ``fn`` None
+        passes NULL, for the core to refuse."""
         if fn is None:
             self.call(name, *lead, self.null_host_fn(), self.NULL, *tail)
             return
         if not callable(fn):
             raise TypeError(f"a host function must be callable, not {type(fn).__name__}")
         key = next(_host_keys)
-        _host_kept[key] = (fn, args)
+        table[key] = (fn, args)
         try:
             status = getattr(self.lib, name)(*lead, self.host_trampoline(), self.user_data(key),
                                              *tail)
         except BaseException:
-            _host_kept.pop(key, None)
+            table.pop(key, None)
             raise
         if status:
-            _host_kept.pop(key, None)
+            table.pop(key, None)
             raise self.error(status, name)
 
     def desc(self, ctype: str, **fields: Any) -> Tuple[Any, Any]:
@@ -450,7 +435,7 @@ class Backend:
         log = ""
         if status == _api.CUABI_ERROR_COMPILE:
             try:
-                data = self._two_call(lib.cuabi_last_error_log, ())
+                data = self.two_call(lib.cuabi_last_error_log, ())
                 log = data.decode("utf-8", "replace").rstrip("\0")
             except CudaError:
                 log = ""
@@ -475,7 +460,7 @@ class Backend:
             if lib.cuabi_last_error_get_launch(index, arg):
                 break
             try:
-                kernel = self._two_call(lib.cuabi_last_error_get_launch_kernel, (index,))
+                kernel = self.two_call(lib.cuabi_last_error_get_launch_kernel, (index,))
             except CudaError:
                 break
             launches.append(
@@ -512,9 +497,6 @@ class Backend:
     def two_call(self, fn: Any, args: Tuple[Any, ...]) -> bytes:
         """``fn(*args, buf, &size)`` through the two-call pattern: the bytes
         written (a string's with its NUL)."""
-        return self._two_call(fn, args)
-
-    def _two_call(self, fn: Any, args: Tuple[Any, ...]) -> bytes:
         name = getattr(fn, "__name__", "")
         size = self.out("size_t")
         status = fn(*args, self.NULL, self.ref(size))
@@ -532,12 +514,8 @@ class Backend:
 
     def get_string(self, func: str, *args: Any) -> str:
         """A string through the two-call pattern (``char* buf, size_t* size``)."""
-        data = self._two_call(getattr(self.lib, func), args)
+        data = self.two_call(getattr(self.lib, func), args)
         return data.rstrip(b"\0").decode("utf-8", "replace")
-
-    def get_bytes(self, func: str, *args: Any) -> bytes:
-        """A blob through the two-call pattern (``void* buf, size_t* size``)."""
-        return self._two_call(getattr(self.lib, func), args)
 
 
 # The value type of a cuabi_launch_record (cuabi.LaunchRecord), of which
@@ -600,19 +578,6 @@ def _run_host_func(key: int, write: Callable[[bytes], None], size: int) -> int:
         return 1
 
 
-_CTYPES_SCALARS = {
-    "uint8_t": ctypes.c_uint8,
-    "int32_t": ctypes.c_int32,
-    "int64_t": ctypes.c_int64,
-    "double": ctypes.c_double,
-    "uint32_t": ctypes.c_uint32,
-    "size_t": ctypes.c_size_t,
-    "uint64_t": ctypes.c_uint64,
-    "float": ctypes.c_float,
-    "void*": ctypes.c_void_p,
-}
-
-
 # cuabi_status (*)(handle), its argument left undeclared: see
 # CtypesBackend.handle_caller. Releases the GIL during the call, as every
 # call into the library does.
@@ -645,11 +610,9 @@ class CtypesBackend(Backend):
         super().__init__(path, cdll, missing)
 
     def out(self, ctype: str) -> Any:
-        cls = _CTYPES_SCALARS.get(ctype)
+        cls = _api.OUT_BOXES.get(ctype)
         if cls is None:
-            if ctype not in _api.HANDLE_TYPES:
-                raise TypeError(f"no out-parameter type {ctype!r}")
-            cls = ctypes.c_void_p
+            raise TypeError(f"no out-parameter type {ctype!r}")
         return cls()
 
     def ref(self, box: Any) -> Any:

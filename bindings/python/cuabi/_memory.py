@@ -4,7 +4,6 @@ protocols."""
 
 from __future__ import annotations
 
-import ctypes
 import math
 import operator
 import sys
@@ -37,9 +36,9 @@ from ._base import (
     check_u32,
 )
 from ._loader import Backend
-from ._packing import register_pointer_type
+from ._packing import _compact_strides, register_pointer_type
 from ._hostmem import Location, device_arg, host_address, ipc_handle_arg, location_arg
-from ._stream import Stream, stream_arg
+from ._stream import Stream, call_ordered, stream_arg
 from . import _buffer_cache
 from ._buffer_cache import CAPTURES, BufferCache
 from .errors import InvalidArgumentError, InvalidHandleError
@@ -165,14 +164,6 @@ def _shape_for(shape: Shape, nbytes: int, itemsize: int, what: str) -> Tuple[int
     return dims
 
 
-def _c_strides(shape: Tuple[int, ...], itemsize: int) -> Tuple[int, ...]:
-    expect, step = [], itemsize
-    for extent in reversed(shape):
-        expect.append(step)
-        step *= extent
-    return tuple(reversed(expect))
-
-
 def foreign_memory(
     obj: Any, nbytes: Optional[int] = None
 ) -> Tuple[int, int, Any, Any, Any]:
@@ -194,7 +185,7 @@ def foreign_memory(
         shape: Any = tuple(int(d) for d in cai["shape"])
         strides = cai.get("strides")
         if strides is not None and math.prod(shape):
-            expect = _c_strides(shape, itemsize)
+            expect = _compact_strides(shape, itemsize)
             if any(int(s) != e for s, e, d in zip(strides, expect, shape) if d != 1):
                 raise ValueError("only C-contiguous arrays can be wrapped")
         size = math.prod(shape) * itemsize
@@ -405,14 +396,24 @@ class DeviceBuffer(_ArrayExport, BufferBase):
         self._rows = rows
         self._kind: Optional[BufferKind] = None
         self._pitch: Optional[int] = None
-        self._ptr: Optional[int] = int(
-            backend.get("cuabi_buffer_get_pointer", handle, out="uint64_t")
-        )
-        self._nbytes = int(backend.get("cuabi_buffer_get_size", handle, out="size_t"))
+        self._ptr: Optional[int] = self.pointer
+        self._nbytes = int(self._b.get("cuabi_buffer_get_size", self._handle, out="size_t"))
         self._ordinal: Optional[int] = None
         self._dtype, self._typestr, itemsize = _dtype_info(dtype)
         self.shape = _shape_for(shape, self._nbytes, itemsize, "the buffer")
         self._cai_stream = None
+
+    @classmethod
+    def _adopt(
+        cls, backend: Backend, handle: Any, device: "Device", *args: Any, **kw: Any
+    ) -> "DeviceBuffer":
+        """``cls(backend, handle, device, *args, **kw)`` for a handle the
+        library just gave: should that fail, the handle is released."""
+        try:
+            return cls(backend, handle, device, *args, **kw)
+        except BaseException:
+            backend.lib.cuabi_buffer_release(handle)
+            raise
 
     def _owner(self) -> "DeviceBuffer":
         return self
@@ -634,17 +635,9 @@ class DeviceBuffer(_ArrayExport, BufferBase):
         default stream), ahead of its use there. ``location`` is a
         :class:`Device`, a device ordinal, or ``"host"``
         (:data:`cuabi.LOCATION_HOST`)."""
-        b = self._b
         where = location_arg(location)
         offset, nbytes = self._range(offset, nbytes)
-        b.call(
-            "cuabi_buffer_prefetch_async",
-            self._handle,
-            offset,
-            nbytes,
-            where,
-            stream_arg(stream, b),
-        )
+        self.prefetch_async(offset, nbytes, where, stream)
 
     def advise(
         self,
@@ -702,11 +695,7 @@ class DeviceBuffer(_ArrayExport, BufferBase):
             nbytes,
             out="cuabi_buffer",
         )
-        try:
-            return cls(b, h, dev, pool=pool)
-        except BaseException:
-            b.lib.cuabi_buffer_release(h)
-            raise
+        return cls._adopt(b, h, dev, pool=pool)
 
     def copy_path(self, src: "DeviceBuffer") -> CopyPath:
         """How a copy from ``src`` into this buffer (:meth:`copy_from`)
@@ -768,23 +757,8 @@ class DeviceBuffer(_ArrayExport, BufferBase):
         address, nbytes, _keep = host_address(src, writable=False)
         offset = check_size(offset, "offset")
         b = self._b
-        if stream is None:
-            b.call(
-                "cuabi_buffer_copy_from_host",
-                self._handle,
-                offset,
-                b.pointer(address),
-                nbytes,
-            )
-        else:
-            b.call(
-                "cuabi_buffer_copy_from_host_async",
-                self._handle,
-                offset,
-                b.pointer(address),
-                nbytes,
-                stream_arg(stream, b),
-            )
+        call_ordered(b, "cuabi_buffer_copy_from_host", stream, self._handle, offset,
+                     b.pointer(address), nbytes)
 
     def copy_to_host(
         self, dst: Any = None, offset: int = 0, stream: Optional[Stream] = None
@@ -800,23 +774,8 @@ class DeviceBuffer(_ArrayExport, BufferBase):
                 dst = _numpy().empty(self.shape, self.dtype)
         address, nbytes, _keep = host_address(dst, writable=True)
         b = self._b
-        if stream is None:
-            b.call(
-                "cuabi_buffer_copy_to_host",
-                self._handle,
-                offset,
-                b.pointer(address),
-                nbytes,
-            )
-        else:
-            b.call(
-                "cuabi_buffer_copy_to_host_async",
-                self._handle,
-                offset,
-                b.pointer(address),
-                nbytes,
-                stream_arg(stream, b),
-            )
+        call_ordered(b, "cuabi_buffer_copy_to_host", stream, self._handle, offset,
+                     b.pointer(address), nbytes)
         return dst
 
     def copy_from(
@@ -843,18 +802,8 @@ class DeviceBuffer(_ArrayExport, BufferBase):
         # A copy keeps neither buffer: the source's handle is passed as it is
         # (not lent, see _arg), so it may still go back to the cache.
         src_arg = Resource._arg(src, b)
-        if stream is None:
-            b.call("cuabi_buffer_copy", self._handle, dst_offset, src_arg, src_offset, nbytes)
-        else:
-            b.call(
-                "cuabi_buffer_copy_async",
-                self._handle,
-                dst_offset,
-                src_arg,
-                src_offset,
-                nbytes,
-                stream_arg(stream, b),
-            )
+        call_ordered(b, "cuabi_buffer_copy", stream, self._handle, dst_offset, src_arg,
+                     src_offset, nbytes)
 
     def memset(
         self,
@@ -1018,12 +967,8 @@ class PinnedBuffer(HostBufferBase):
         super().__init__(backend, handle)
         self.device = device
         self.array = array  # the registered host memory, kept alive while pinned
-        self._ptr = int(
-            backend.get("cuabi_host_buffer_get_pointer", handle, out="void*")
-        )
-        self._nbytes = int(
-            backend.get("cuabi_host_buffer_get_size", handle, out="size_t")
-        )
+        self._ptr = self.pointer
+        self._nbytes = self.size
 
     @property
     def ptr(self) -> int:
@@ -1101,27 +1046,14 @@ class MemoryPool(MemoryPoolBase):
         self.is_default = False
 
     @classmethod
-    def _wrap(
-        cls, backend: Backend, handle: Any, device: "Device", is_default: bool = False
-    ) -> "MemoryPool":
-        pool = cls.__new__(cls)
-        Resource.__init__(pool, backend, handle)
-        pool.device = device
-        pool.is_default = is_default
-        return pool
-
-    @classmethod
     def import_fd(cls, device: DeviceBase, fd: int) -> "MemoryPool":
         """Opens, on ``device``, a pool another process exported with
         :meth:`export_fd` (``fd`` inherited or received over a Unix socket;
         it stays the caller's to close). Open its buffers with
         ``DeviceBuffer.open_ipc(device, handle, pool=this pool)``."""
         dev = device_arg(device)
-        b = dev.backend
-        h = b.get(
-            "cuabi_memory_pool_import_fd", dev.handle, check_i32(fd, "fd"), out="cuabi_memory_pool"
-        )
-        return cls._wrap(b, h, dev)
+        base = super().import_fd(dev, check_i32(fd, "fd"))
+        return cls._take(base, device=dev, is_default=False)
 
     @property
     def release_threshold(self) -> int:

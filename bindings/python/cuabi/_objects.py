@@ -59,6 +59,8 @@ from ._loader import Backend
 
 if TYPE_CHECKING:  # the hand-written types of built structs
     from ._batch import Copy3dOp
+    from ._batch import ManagedRange
+    from ._batch import MemOp
 
 BackendArg = Union[Backend, str, None]
 NOT_READY = _api.CUABI_ERROR_NOT_READY
@@ -111,6 +113,13 @@ def _built(value: Any, struct: str, what: str, b: Backend) -> Tuple[Any, List[An
         raise TypeError(f"{what} must be a cuabi.{cls.__name__}, not {type(value).__name__}")
     arg, _, keep = lay_out(b, [value])
     return arg, keep
+
+
+def _built_array(values: Sequence[Any], struct: str, b: Backend) -> Tuple[Any, int, List[Any]]:
+    """The argument for an array of built structs (``values``, each of the
+    type registered for ``struct``, which its layout checks, naming the
+    element at fault), its count and what keeps it and what it names alive."""
+    return _LAYOUTS[struct][1](b, list(values))
 
 
 def _value(
@@ -1550,6 +1559,79 @@ class StreamBase(Resource):
         if status:
             raise b.error(status, "cuabi_stream_wait_value_host")
 
+    def mem_op_batch(self, ops: Sequence["MemOp"]) -> None:
+        """cuabi_stream_mem_op_batch: Queues `count` (1 to 255) writes and waits on
+        `stream` in one call (cuStreamBatchMemOp), in the array's order. Each element is
+        checked as cuabi_stream_write_value or cuabi_stream_wait_value checks its
+        arguments, all of them before the driver sees any, and a refusal names the
+        element ("ops[3]: offset 6 is not a multiple of the width"); neither or both of
+        buffer and host_buffer, an unknown kind, a handle that is not live
+        (CUABI_ERROR_INVALID_HANDLE) and a struct_size unlike ops[0]'s are refused too.
+        A count of 0 or past 255 answers CUABI_ERROR_INVALID_ARGUMENT."""
+        b = self._b
+        ops_arg, ops_n, ops_keep = _built_array(ops, "cuabi_mem_op", b)
+        status = b.fn.cuabi_stream_mem_op_batch(self._handle, ops_arg, ops_n)
+        if status:
+            raise b.error(status, "cuabi_stream_mem_op_batch")
+
+    def prefetch_batch(self, ranges: Sequence["ManagedRange"], location: int) -> None:
+        """cuabi_stream_prefetch_batch: Batched prefetches and discards of managed
+        memory on `stream` (not NULL), in one call each (cuMemPrefetchBatchAsync,
+        cuMemDiscardBatchAsync, cuMemDiscardAndPrefetchBatchAsync): every range of
+        `ranges` moves to `location` (a device ordinal or CUABI_LOCATION_HOST), or is
+        discarded (its contents undefined until written again; a discarded range's pages
+        need not move back), or both. Every range is checked before the driver sees any,
+        and a refusal names it ("ranges[2]: the buffer is a device buffer
+        (cuabi_buffer_alloc), not managed memory"): a buffer that is not managed, a
+        range of 0 bytes or past the buffer's end (CUABI_ERROR_OUT_OF_RANGE), a handle
+        that is not live, a struct_size unlike ranges[0]'s; an unknown location answers
+        CUABI_ERROR_INVALID_ARGUMENT. A driver without these entry points (before CUDA
+        13.0) answers CUABI_ERROR_NOT_SUPPORTED naming the one it lacks."""
+        b = self._b
+        ranges_arg, ranges_n, ranges_keep = _built_array(ranges, "cuabi_managed_range", b)
+        status = b.fn.cuabi_stream_prefetch_batch(self._handle, ranges_arg, ranges_n, check_int(location, "location", INT32_MIN, INT32_MAX))
+        if status:
+            raise b.error(status, "cuabi_stream_prefetch_batch")
+
+    def discard_batch(self, ranges: Sequence["ManagedRange"]) -> None:
+        """cuabi_stream_discard_batch: Batched prefetches and discards of managed memory
+        on `stream` (not NULL), in one call each (cuMemPrefetchBatchAsync,
+        cuMemDiscardBatchAsync, cuMemDiscardAndPrefetchBatchAsync): every range of
+        `ranges` moves to `location` (a device ordinal or CUABI_LOCATION_HOST), or is
+        discarded (its contents undefined until written again; a discarded range's pages
+        need not move back), or both. Every range is checked before the driver sees any,
+        and a refusal names it ("ranges[2]: the buffer is a device buffer
+        (cuabi_buffer_alloc), not managed memory"): a buffer that is not managed, a
+        range of 0 bytes or past the buffer's end (CUABI_ERROR_OUT_OF_RANGE), a handle
+        that is not live, a struct_size unlike ranges[0]'s; an unknown location answers
+        CUABI_ERROR_INVALID_ARGUMENT. A driver without these entry points (before CUDA
+        13.0) answers CUABI_ERROR_NOT_SUPPORTED naming the one it lacks."""
+        b = self._b
+        ranges_arg, ranges_n, ranges_keep = _built_array(ranges, "cuabi_managed_range", b)
+        status = b.fn.cuabi_stream_discard_batch(self._handle, ranges_arg, ranges_n)
+        if status:
+            raise b.error(status, "cuabi_stream_discard_batch")
+
+    def discard_and_prefetch_batch(self, ranges: Sequence["ManagedRange"], location: int) -> None:
+        """cuabi_stream_discard_and_prefetch_batch: Batched prefetches and discards of
+        managed memory on `stream` (not NULL), in one call each
+        (cuMemPrefetchBatchAsync, cuMemDiscardBatchAsync,
+        cuMemDiscardAndPrefetchBatchAsync): every range of `ranges` moves to `location`
+        (a device ordinal or CUABI_LOCATION_HOST), or is discarded (its contents
+        undefined until written again; a discarded range's pages need not move back), or
+        both. Every range is checked before the driver sees any, and a refusal names it
+        ("ranges[2]: the buffer is a device buffer (cuabi_buffer_alloc), not managed
+        memory"): a buffer that is not managed, a range of 0 bytes or past the buffer's
+        end (CUABI_ERROR_OUT_OF_RANGE), a handle that is not live, a struct_size unlike
+        ranges[0]'s; an unknown location answers CUABI_ERROR_INVALID_ARGUMENT. A driver
+        without these entry points (before CUDA 13.0) answers CUABI_ERROR_NOT_SUPPORTED
+        naming the one it lacks."""
+        b = self._b
+        ranges_arg, ranges_n, ranges_keep = _built_array(ranges, "cuabi_managed_range", b)
+        status = b.fn.cuabi_stream_discard_and_prefetch_batch(self._handle, ranges_arg, ranges_n, check_int(location, "location", INT32_MIN, INT32_MAX))
+        if status:
+            raise b.error(status, "cuabi_stream_discard_and_prefetch_batch")
+
     def begin_capture(self, mode: int) -> None:
         """cuabi_stream_begin_capture: Starts capturing the work submitted to `stream`
         (not the default stream) into a graph instead of running it. `mode`
@@ -2685,6 +2767,20 @@ class TensorMapBase(Resource):
         return b.two_call(b.fn.cuabi_tensor_map_get_bytes, (self._handle,))
 
 
+def version(backend: BackendArg = None) -> int:
+    """cuabi_version: The library's own version number, in the form of
+    CUABI_VERSION_NUMBER."""
+    b = resolve_backend(backend)
+    return int(b.fn.cuabi_version())
+
+
+def version_string(backend: BackendArg = None) -> str:
+    """cuabi_version_string: The library's version as a static string, e.g. "0.1.0".
+    Never NULL."""
+    b = resolve_backend(backend)
+    return b.string(b.fn.cuabi_version_string())
+
+
 def context_lost_message(backend: BackendArg = None) -> str:
     """cuabi_context_lost_get_message: The message of the call that first found the
     context lost, naming that call (two-call pattern; "" while the context is usable)."""
@@ -2960,13 +3056,11 @@ class nvtx_range(ContextDecorator):
 
 
 # Left to the hand-written layer:
-#   cuabi_version: answers no status
-#   cuabi_version_string: answers no status
 #   cuabi_status_get_name: answers no status
 #   cuabi_status_get_description: answers no status
-#   cuabi_last_error_message: answers no status
+#   cuabi_last_error_message: Backend.error reads it: CudaError's message
 #   cuabi_last_error_status: Backend.error reads it: a failure raises its CudaError
-#   cuabi_last_error_code: answers no status
+#   cuabi_last_error_code: Backend.error reads it: CudaError.code
 #   cuabi_last_error_log: Backend.error reads it: CompileError.log carries it
 #   cuabi_last_error_clear: answers no status
 #   cuabi_launch_record_init: LaunchRecord.defaults
@@ -3043,14 +3137,10 @@ class nvtx_range(ContextDecorator):
 #   cuabi_stream_launch_host_func: idiom host_callback, written by hand
 #   cuabi_access_policy_window_init: AccessPolicyWindow.defaults
 #   cuabi_mem_op_init: Backend.desc
-#   cuabi_stream_mem_op_batch: parameter `ops` (array_in) has no generated Python form
 #   cuabi_copy_op_init: Backend.desc
-#   cuabi_stream_copy_batch: parameter `ops` (array_in) has no generated Python form
-#   cuabi_stream_copy_3d_batch: parameter `copies` (array_in) has no generated Python form
+#   cuabi_stream_copy_batch: Stream.copy_batch takes prefer_overlap= for its one flag
+#   cuabi_stream_copy_3d_batch: Stream.copy_3d_batch takes prefer_overlap= for its one flag
 #   cuabi_managed_range_init: Backend.desc
-#   cuabi_stream_prefetch_batch: parameter `ranges` (array_in) has no generated Python form
-#   cuabi_stream_discard_batch: parameter `ranges` (array_in) has no generated Python form
-#   cuabi_stream_discard_and_prefetch_batch: parameter `ranges` (array_in) has no generated Python form
 #   cuabi_event_release: Resource.close
 #   cuabi_event_record: Event.record returns the event, for chaining
 #   cuabi_graph_release: Resource.close
@@ -3103,6 +3193,8 @@ __all__ = [
     "TensorSwizzle",
     "VmAccess",
     "WaitCondition",
+    "version",
+    "version_string",
     "context_lost_message",
     "init",
     "driver_version",

@@ -37,7 +37,7 @@ from ._api import CxxStandard
 from ._base import as_bytes
 from ._loader import Backend
 
-__all__ = ["CompileOptions", "OptionsArg", "merged_options", "desc_fields"]
+__all__ = ["CompileOptions", "OptionsArg", "merged_options", "desc_fields", "raw_options"]
 
 DefineValue = Union[str, int, float, bool, None]
 Defines = Union[
@@ -245,7 +245,12 @@ def check_names(typed: Mapping[str, Any]) -> None:
             )
 
 
-def _raw(options: RawOptions) -> List[bytes]:
+def raw_options(
+    options: RawOptions,
+    expected: str = "a str, bytes, a sequence of them or a cuabi.CompileOptions",
+) -> List[bytes]:
+    """Raw option strings (one, a sequence, or None) as bytes; anything
+    else raises TypeError saying it must be ``expected``."""
     if options is None:
         return []
     if isinstance(options, (str, bytes)):
@@ -253,10 +258,7 @@ def _raw(options: RawOptions) -> List[bytes]:
     try:
         items = list(options)
     except TypeError:
-        raise TypeError(
-            "options must be a str, bytes, a sequence of them or a cuabi.CompileOptions, "
-            f"not {type(options).__name__}"
-        ) from None
+        raise TypeError(f"options must be {expected}, not {type(options).__name__}") from None
     return [as_bytes(o, "option") for o in items]
 
 
@@ -268,7 +270,7 @@ def merged_options(
     the raw strings, which follow the typed ``extra`` ones)."""
     if isinstance(options, CompileOptions):
         return (options.replace(**typed) if typed else options), []
-    raw = _raw(options)
+    raw = raw_options(options)
     check_names(typed)
     return CompileOptions(**typed), raw
 

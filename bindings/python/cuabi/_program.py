@@ -614,15 +614,7 @@ class Kernel(FunctionBase):
         """The largest cluster (in blocks) the device can run this kernel
         with, for the grid, block and shared memory given (or a LaunchConfig,
         whose cluster is not read)."""
-        config = LaunchConfig.of(grid, block, shared_mem)
-        return int(
-            self._b.get(
-                "cuabi_function_get_max_cluster_size",
-                self._handle,
-                config.as_struct(self._b),
-                out="uint32_t",
-            )
-        )
+        return self._per_config("cuabi_function_get_max_cluster_size", grid, block, shared_mem)
 
     def max_active_clusters(
         self,
@@ -634,17 +626,15 @@ class Kernel(FunctionBase):
     ) -> int:
         """How many clusters of the configuration's cluster dimensions can be
         resident on the device at once."""
-        config = LaunchConfig.of(
-            grid, block, shared_mem, **({} if cluster is None else {"cluster": cluster})
+        options = {} if cluster is None else {"cluster": cluster}
+        return self._per_config(
+            "cuabi_function_get_max_active_clusters", grid, block, shared_mem, **options
         )
-        return int(
-            self._b.get(
-                "cuabi_function_get_max_active_clusters",
-                self._handle,
-                config.as_struct(self._b),
-                out="uint32_t",
-            )
-        )
+
+    def _per_config(self, func: str, grid: Any, block: Any, shared_mem: int, **options: Any) -> int:
+        """``func(kernel, config, &count)`` for the LaunchConfig of these arguments."""
+        config = LaunchConfig.of(grid, block, shared_mem, **options).as_struct(self._b)
+        return int(self._b.get(func, self._handle, config, out="uint32_t"))
 
     def _node_launch(
         self,
@@ -1125,18 +1115,10 @@ def _compile_prepared_class(
     compiled packer's checks and ``struct.pack_into`` written into the
     launch itself. Generated from indices and the packer's expressions
     only."""
-    n = len(types)
-    if n:
-        names = "".join(f"a{i}, " for i in range(n))
-        checks = " or ".join(f"type(a{i}) is not _t{i}" for i in range(n))
-        unpack = (
-            f"try:\n        {names}= args\n    except (TypeError, ValueError):\n"
-            f"        return _generic(self, *args)\n    if {checks}:\n"
-            "        return _generic(self, *args)"
-        )
-    else:
-        unpack = "if args:\n        return _generic(self, *args)"
-    source = _PREPARED_CALL.format(unpack=unpack, exprs="".join(", " + e for e in exprs))
+    source = _PREPARED_CALL.format(
+        unpack=_unpack_source(len(types), "return _generic(self, *args)"),
+        exprs="".join(", " + e for e in exprs),
+    )
     packer, _ = layout.compiled_form(types)
     env = layout.compile_env(packer, types)
     env.update({"_generic": PreparedLaunch.__call__, "_error": kernel._b.error})

@@ -7,8 +7,7 @@ import weakref
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Optional, Sequence, Tuple, Union
 
 from ._api import CUABI_ERROR_NOT_READY, CUABI_IPC_HANDLE_SIZE, CaptureMode, CopyBatchFlag, EventFlag
-from ._batch import CopyOp, ManagedRange, MemOp, copy_op_array, managed_range_array, mem_op_array
-from ._batch import Copy3dOp, copy_3d_array
+from ._batch import Copy3dOp, CopyOp, ManagedRange, copy_3d_array, copy_op_array
 from ._hostmem import device_arg, host_address, ipc_handle_arg, location_arg
 from ._objects import (
     EventBase,
@@ -33,6 +32,7 @@ __all__ = [
     "Graph",
     "GraphExec",
     "stream_arg",
+    "call_ordered",
     "event_arg",
     "event_flags",
 ]
@@ -50,6 +50,14 @@ def stream_arg(stream: Optional["Stream"], backend: Backend) -> Any:
             "(wrap a foreign stream with Device.wrap_stream)"
         )
     return stream._arg(backend)
+
+
+def call_ordered(b: Backend, func: str, stream: Optional["Stream"], *args: Any) -> None:
+    """``func(*args)``; with a ``stream``, its ``*_async`` form in order on it."""
+    if stream is None:
+        b.call(func, *args)
+    else:
+        b.call(func + "_async", *args, stream_arg(stream, b))
 
 
 def event_arg(event: "Event", backend: Backend, what: str = "event") -> Any:
@@ -201,12 +209,12 @@ class Stream(StreamBase):
     def end_capture(self) -> "Graph":
         """Ends the capture and returns the graph."""
         try:
-            h = self._b.get("cuabi_stream_end_capture", self._handle, out="cuabi_graph")
+            graph = super().end_capture()
         finally:
             if self._capturing:
                 self._capturing = False
                 CAPTURES[0] -= 1
-        return Graph(self._b, h, self.device)
+        return Graph._take(graph, device=self.device)
 
     @contextlib.contextmanager
     def capture(self, mode: Union[str, int] = "global") -> Iterator["_Capture"]:
@@ -223,14 +231,6 @@ class Stream(StreamBase):
 
     # --- Batches (the arrays laid out by _batch.py; every check is the
     # library's, naming the element at fault) --------------------------------
-
-    def mem_op_batch(self, ops: Sequence[MemOp]) -> None:
-        """Queues the writes and waits of ``ops`` (:class:`MemOp`, 1 to 255)
-        in one call, in order (``cuabi_stream_mem_op_batch``)."""
-        b = self._b
-        arr, count, keep = mem_op_array(b, ops)
-        b.call("cuabi_stream_mem_op_batch", self._handle, arr, count)
-        del keep
 
     def copy_batch(self, ops: Sequence[CopyOp], prefer_overlap: bool = False) -> None:
         """Queues the copies of ``ops`` (:class:`CopyOp`, any direction) in
@@ -260,29 +260,12 @@ class Stream(StreamBase):
         """Migrates every :class:`ManagedRange` of ``ranges`` to ``location``
         (a :class:`Device`, an ordinal or ``"host"``) in one call
         (``cuabi_stream_prefetch_batch``)."""
-        b = self._b
-        where = location_arg(location)
-        arr, count, keep = managed_range_array(b, ranges)
-        b.call("cuabi_stream_prefetch_batch", self._handle, arr, count, where)
-        del keep
-
-    def discard_batch(self, ranges: Sequence[ManagedRange]) -> None:
-        """Discards the contents of every range in one call
-        (``cuabi_stream_discard_batch``): undefined until written again."""
-
-        b = self._b
-        arr, count, keep = managed_range_array(b, ranges)
-        b.call("cuabi_stream_discard_batch", self._handle, arr, count)
-        del keep
+        super().prefetch_batch(ranges, location_arg(location))
 
     def discard_and_prefetch_batch(self, ranges: Sequence[ManagedRange], location: Any) -> None:
         """:meth:`discard_batch` then :meth:`prefetch_batch` in one call
         (``cuabi_stream_discard_and_prefetch_batch``)."""
-        b = self._b
-        where = location_arg(location)
-        arr, count, keep = managed_range_array(b, ranges)
-        b.call("cuabi_stream_discard_and_prefetch_batch", self._handle, arr, count, where)
-        del keep
+        super().discard_and_prefetch_batch(ranges, location_arg(location))
 
 
 class _Capture:
@@ -322,10 +305,7 @@ class Event(EventBase):
         dev = device_arg(device)
         if handle is not None or owner is not None:
             raise TypeError("Event(device, ...) takes its options as keywords")
-        b = dev.backend
-        flags = event_flags(timing, blocking_sync, interprocess)
-        h = b.get("cuabi_event_create", dev.handle, flags, out="cuabi_event")
-        super().__init__(b, h)
+        self._own(EventBase.create(dev, event_flags(timing, blocking_sync, interprocess)))
         self.device = dev
 
     def ipc_handle(self) -> bytes:
@@ -378,8 +358,7 @@ class Graph(GraphBase):
 
     def instantiate(self) -> "GraphExec":
         """An executable graph, launchable many times."""
-        h = self._b.get("cuabi_graph_instantiate", self._handle, out="cuabi_graph_exec")
-        return GraphExec(self._b, h, self.device)
+        return GraphExec._take(super().instantiate(), device=self.device)
 
     # -- graphs built node by node -------------------------------------------
     # The node kinds without an idiom (copies, fills, events, child graphs,
@@ -393,9 +372,7 @@ class Graph(GraphBase):
         >>> g = cuabi.Graph.create(dev)
         >>> up = g.add_upload_node(None, buf, 0, host, 0, n)
         >>> k = g.add_kernel_node(saxpy, 16, 256, (np.float32(2), buf, buf, buf, n), after=up)"""
-        dev = device_arg(device)
-        h = dev.backend.get("cuabi_graph_create", dev.handle, out="cuabi_graph")
-        return cls(dev.backend, h, device)
+        return cls._take(GraphBase.create(device_arg(device)), device=device)
 
     def add_kernel_node(
         self,
@@ -441,8 +418,7 @@ class Graph(GraphBase):
 
     def clone(self) -> "Graph":
         """A copy of the graph, its nodes and edges."""
-        h = self._b.get("cuabi_graph_clone", self._handle, out="cuabi_graph")
-        copy = Graph(self._b, h, self.device)
+        copy = Graph._take(super().clone(), device=self.device)
         for keep in self.__dict__.get("_held", ()):
             copy._hold(keep)  # the host memory its copy nodes name
         return copy
@@ -461,22 +437,14 @@ class Graph(GraphBase):
         return GraphExec(self._b, h, self.device)
 
 
-def _node_arg(node: Optional[Any], b: Backend) -> Any:
-    """The ``cuabi_graph_node`` argument for ``node`` (None: NULL)."""
+def _node_arg(node: Optional[Any], b: Backend, what: str = "after") -> Any:
+    """The ``cuabi_graph_node`` argument for ``node`` (None: NULL, which
+    ``after`` allows and the core refuses as an update's ``node``)."""
     if node is None:
         return b.NULL
     if not isinstance(node, GraphNodeBase):
-        raise TypeError(f"after must be a graph node or None, not {type(node).__name__}")
-    return node._arg(b)
-
-
-def _exec_node_arg(node: Any, b: Backend) -> Any:
-    """The ``cuabi_graph_node`` argument of an update (None: NULL, which the
-    core refuses)."""
-    if node is None:
-        return b.NULL
-    if not isinstance(node, GraphNodeBase):
-        raise TypeError(f"node must be a graph node, not {type(node).__name__}")
+        also = " or None" if what == "after" else ""
+        raise TypeError(f"{what} must be a graph node{also}, not {type(node).__name__}")
     return node._arg(b)
 
 
@@ -514,7 +482,7 @@ class GraphExec(GraphExecBase):
         b.call(
             "cuabi_graph_exec_set_kernel_node",
             self._handle,
-            _exec_node_arg(node, b),
+            _node_arg(node, b, "node"),
             kernel._arg(b),
             cfg,
             block_bytes,
@@ -526,7 +494,7 @@ class GraphExec(GraphExecBase):
         graph, its exceptions reported as :meth:`Graph.add_host_node`'s are;
         ``fn`` and ``args`` are kept for the life of the process."""
         b = self._b
-        b.exec_host_node(self._handle, _exec_node_arg(node, b), fn, args)
+        b.exec_host_node(self._handle, _node_arg(node, b, "node"), fn, args)
 
     def set_kernel_node_args(
         self,

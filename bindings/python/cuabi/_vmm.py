@@ -13,10 +13,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Optional
 
 from ._api import PhysicalMemoryFlag
-from ._base import Resource, _release_lock, check_i32, check_size
+from ._base import _release_lock, check_i32, check_size
 from ._hostmem import device_arg
 from ._memory import DeviceBuffer, Shape
-from ._objects import AddressRangeBase, PhysicalMemoryBase, register_owner
+from ._objects import AddressRangeBase, BufferBase, PhysicalMemoryBase, register_owner
 
 if TYPE_CHECKING:
     from ._device import Device
@@ -36,16 +36,8 @@ class PhysicalMemory(PhysicalMemoryBase):
 
     def __init__(self, device: "Device", nbytes: int, *, exportable: bool = False) -> None:
         dev = device_arg(device)
-        b = dev.backend
         flags = int(PhysicalMemoryFlag.EXPORTABLE) if exportable else 0
-        h = b.get(
-            "cuabi_physical_memory_create",
-            dev.handle,
-            check_size(nbytes, "nbytes"),
-            flags,
-            out="cuabi_physical_memory",
-        )
-        Resource.__init__(self, b, h)
+        self._own(PhysicalMemoryBase.create(dev, check_size(nbytes, "nbytes"), flags))
         self.device = dev
 
     @classmethod
@@ -54,18 +46,8 @@ class PhysicalMemory(PhysicalMemoryBase):
         exported with :meth:`export_fd` (``fd`` received over a Unix socket
         or inherited; it stays the caller's to close)."""
         dev = device_arg(device)
-        b = dev.backend
-        h = b.get(
-            "cuabi_physical_memory_import_fd",
-            dev.handle,
-            check_i32(fd, "fd"),
-            check_size(nbytes, "nbytes"),
-            out="cuabi_physical_memory",
-        )
-        mem = cls.__new__(cls)
-        Resource.__init__(mem, b, h)
-        mem.device = dev
-        return mem
+        base = super().import_fd(dev, check_i32(fd, "fd"), check_size(nbytes, "nbytes"))
+        return cls._take(base, device=dev)
 
     def free(self) -> None:
         """Gives the memory back now and closes this object; refused
@@ -96,14 +78,7 @@ class AddressRange(AddressRangeBase):
 
     def __init__(self, device: "Device", nbytes: int) -> None:
         dev = device_arg(device)
-        b = dev.backend
-        h = b.get(
-            "cuabi_address_range_reserve",
-            dev.handle,
-            check_size(nbytes, "nbytes"),
-            out="cuabi_address_range",
-        )
-        Resource.__init__(self, b, h)
+        self._own(AddressRangeBase.reserve(dev, check_size(nbytes, "nbytes")))
         self.device = dev
 
     def buffer(
@@ -124,19 +99,8 @@ class AddressRange(AddressRangeBase):
         offset = check_size(offset, "offset")
         if nbytes is None:  # past the end: the core names the range
             nbytes = max(self.size - offset, 0)
-        h = b.get(
-            "cuabi_buffer_from_range",
-            self._handle,
-            dev.handle,
-            offset,
-            check_size(nbytes, "nbytes"),
-            out="cuabi_buffer",
-        )
-        try:
-            return DeviceBuffer(b, h, dev, dtype, shape)
-        except BaseException:
-            b.lib.cuabi_buffer_release(h)
-            raise
+        base = BufferBase.from_range(self, dev, offset, check_size(nbytes, "nbytes"))
+        return DeviceBuffer._adopt(b, base._handed_over(), dev, dtype, shape)
 
     def __repr__(self) -> str:
         try:
