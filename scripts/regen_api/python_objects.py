@@ -433,7 +433,10 @@ class Emitter:
                 box = "void*" if base == "void" else self.box(base)
                 prep.append(f'{name}_box = b.out("{box}")')
                 args.append(f"b.ref({name}_box)")
-                results.append(self.out_value(base, f"b.value({name}_box)"))
+                if p.get("flag"):  # it receives 1 or 0
+                    results.append(("bool", f"bool(b.value({name}_box))"))
+                else:
+                    results.append(self.out_value(base, f"b.value({name}_box)"))
             elif role == "out_handle":
                 prep.append(f'{name}_box = b.out("{p["handle_type"]}")')
                 args.append(f"b.ref({name}_box)")

@@ -91,6 +91,7 @@ class Roles(unittest.TestCase):
             with open(os.path.join(REPO, path), encoding="utf-8") as f:
                 return f.read()
 
+        self.assertIn("def from_cache(self) -> bool:", read("bindings/python/cuabi/_objects.py"))
         self.assertIn("pub fn from_cache(&self) -> Result<bool>", read("bindings/rust/cuabi/src/objects.rs"))
         self.assertIn("public bool FromCache", read("bindings/csharp/src/Objects.g.cs"))
         self.assertIn("bool can_access_peer(cuabi_device peer) const;", read("include/cuabi/cuabi_objects.hpp"))

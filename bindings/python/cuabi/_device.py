@@ -599,13 +599,7 @@ class Device(DeviceBase):
         return Event(self._b, base._handed_over(), self)
 
     # -- peers ---------------------------------------------------------------------
-    # enable_peer_access, disable_peer_access: DeviceBase.
-    def can_access_peer(self, other: DeviceBase) -> bool:
-        """True when kernels and copies on this device can reach ``other``'s
-        memory directly once :meth:`enable_peer_access` is called; False when
-        not, and False for a device and itself (no peer)."""
-        return bool(super().can_access_peer(other))
-
+    # can_access_peer, enable_peer_access, disable_peer_access: DeviceBase.
     def peer_attribute(self, other: DeviceBase, attribute: Union[int, str]) -> int:
         """A CUdevice_P2PAttribute of this device and ``other``: its value, or
         its name ("performance_rank", "access_supported",

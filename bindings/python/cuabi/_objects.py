@@ -643,7 +643,7 @@ class DeviceBase(Resource):
             raise b.error(status, "cuabi_device_get_default_memory_pool")
         return MemoryPoolBase._from_handle(b, b.value(out_box))
 
-    def can_access_peer(self, peer: DeviceBase) -> int:
+    def can_access_peer(self, peer: DeviceBase) -> bool:
         """cuabi_device_can_access_peer: `can_access` receives 1 when kernels on
         `device` can access memory of `peer` once peer access is enabled, 0 when not,
         and 0 for a device and itself (no peer)."""
@@ -652,7 +652,7 @@ class DeviceBase(Resource):
         status = b.fn.cuabi_device_can_access_peer(self._handle, _arg(peer, "cuabi_device", DeviceBase, "peer", b), b.ref(can_access_box))
         if status:
             raise b.error(status, "cuabi_device_can_access_peer")
-        return int(b.value(can_access_box))
+        return bool(b.value(can_access_box))
 
     def enable_peer_access(self, peer: DeviceBase) -> None:
         """cuabi_device_enable_peer_access: Lets kernels and copies on `device` reach
@@ -823,7 +823,7 @@ class ModuleBase(Resource):
         return ModuleBase._from_handle(b, b.value(out_box))
 
     @property
-    def from_cache(self) -> int:
+    def from_cache(self) -> bool:
         """cuabi_module_get_from_cache: `hit` receives 1 when the module's image came
         from the compile cache (cuabi_module_compile, cuabi_linker_link), else 0."""
         b = self._b
@@ -831,7 +831,7 @@ class ModuleBase(Resource):
         status = b.fn.cuabi_module_get_from_cache(self._handle, b.ref(hit_box))
         if status:
             raise b.error(status, "cuabi_module_get_from_cache")
-        return int(b.value(hit_box))
+        return bool(b.value(hit_box))
 
     def get_lowered_name(self, expression: Union[str, bytes]) -> str:
         """cuabi_module_get_lowered_name: The lowered name of a name expression given at

@@ -233,12 +233,6 @@ class Module(ModuleBase):
         super().__init__(backend, handle)
         self.device = device
 
-    @property
-    def from_cache(self) -> bool:
-        """True when Device.compile (or Linker.link) served this module from
-        the on-disk cache."""
-        return bool(super().from_cache)
-
     def kernel_name(
         self, index: int, form: Union[NameForm, int, str] = NameForm.DEMANGLED
     ) -> str:
