@@ -34,6 +34,10 @@ receiver, a member of a `partial` part of the binding's class for its object
   the init's struct). A `struct_out` parameter is filled from the init's
   struct and returned as one, every field read back (an enum value the
   binding does not name stays the number, as the enum getters return it);
+* a struct of HAND_STRUCTS (one that names objects, so no value struct:
+  cuabi_launch_config) is the binding's hand-written type for it
+  (LaunchConfig): the call gets its ToNative(), and its KeepAlive() runs
+  after the call, so that what the struct names lives until then;
 * a pinned host buffer argument (PinnedBuffer<T>, a generic class) makes the
   method generic in T (`where T : struct`); offsets stay in bytes;
 * a query that answers CUABI_ERROR_NOT_READY without failing returns bool;
@@ -84,6 +88,11 @@ class a kernel takes as an argument (ARGUMENT_OBJECTS) also gets its
 IArgumentObject part (the value a launch passes, its SafeHandle as the
 lifetime launch plans check, and what it is, for messages).
 
+A hand-written type that holds a flag set (FLAG_PROPERTIES: LaunchConfig,
+MemoryPoolOptions) gets, in a partial part of its own, one bool property
+per bit of the set, named and documented as the bit (LaunchConfig.Cooperative),
+reading it and setting or clearing it alone.
+
 Names: the function's name without `cuabi_<object>_`, in PascalCase.
 
 What this layer does not write stays hand-written in the binding's classes:
@@ -105,7 +114,7 @@ import textwrap
 from typing import Any, Dict, List, Optional, Tuple
 
 from common import banner, built_types
-from csharp import Types, doc, handle_class, ident, pascal, stem, struct_name
+from csharp import Types, doc, enum_name, handle_class, ident, pascal, stem, struct_name, value_names
 
 OUT = "bindings/csharp/src/Objects.g.cs"
 
@@ -196,10 +205,22 @@ CONSTRUCTED_BY_HAND = {"cuabi_array": "a CudaArray reads its shape once, when ma
 # the finalizer releases the handle again.
 CONSUMES = {"cuabi_buffer_free_async", "cuabi_physical_memory_free"}
 
+# The hand-written C# types of header structs that are no value structs (they
+# name objects: a launch configuration's events), C struct -> C# type: a
+# struct_in parameter of one takes the type, passes the struct its
+# ToNative() gives, and keeps what that names alive through its KeepAlive()
+# until the call returned (Kernel.GetMaxClusterSize(config)).
+HAND_STRUCTS: Dict[str, str] = {"cuabi_launch_config": "LaunchConfig"}
+
 # Values the binding gives as an `int` (they always fit one; a count past
 # int.MaxValue throws OverflowException): (function, out-parameter), or
 # (function, "") for the value it returns.
-AS_INT = {("cuabi_module_get_kernel_count", "count"), ("cuabi_version", "")}
+AS_INT = {
+    ("cuabi_module_get_kernel_count", "count"),
+    ("cuabi_version", ""),
+    ("cuabi_function_get_max_cluster_size", "cluster_size"),
+    ("cuabi_function_get_max_active_clusters", "clusters"),
+}
 
 # The C# default values of trailing arguments: (function, parameter) -> value.
 DEFAULTS = {("cuabi_stream_begin_capture", "mode"): "CaptureMode.Global"}
@@ -223,6 +244,39 @@ HOST_TRAMPOLINES = {
     "cuabi_stream_launch_host_func": "HostFunctions.Trampoline",
     "cuabi_graph_add_host_node": "HostFunctions.KeptTrampoline",
 }
+
+# The hand-written types that hold a flag set (the C# declaration of their
+# partial part -> the flag bits' enum, the member holding the set): each bit
+# of the set is a bool property of the type, named and documented as the
+# bit, that reads it and sets or clears it alone; a bit the header adds
+# reaches them through scripts/regen alone.
+FLAG_PROPERTIES: Dict[str, Tuple[str, str]] = {
+    "public partial struct LaunchConfig": ("cuabi_launch_flag_bits", "flags"),
+    "public sealed partial class MemoryPoolOptions": ("cuabi_memory_pool_flag_bits", "Flags"),
+}
+
+
+def flag_properties(model: Dict[str, Any]) -> List[str]:
+    """The partial parts of FLAG_PROPERTIES: one bool property per bit of the set."""
+    enums = {e["name"]: e for e in model["enums"] if e["is_flag_bits"]}
+    parts = []
+    for decl, (bits, member) in FLAG_PROPERTIES.items():
+        if bits not in enums:
+            raise SystemExit(f"regen: csharp: FLAG_PROPERTIES names {bits}, which is no flag set of the header")
+        e, cs = enums[bits], enum_name(bits)
+        props = []
+        for v, name in zip(e["values"], value_names(model, e)):
+            bit = f"{cs}.{name}"
+            props.append(
+                doc(v["doc"] or f"{v['name']}.", "        ")
+                + f"        public bool {name}\n        {{\n"
+                + f"            get {{ return ({member} & {bit}) != 0; }}\n"
+                + f"            set {{ {member} = value ? {member} | {bit} : {member} & ~{bit}; }}\n"
+                + "        }\n"
+            )
+        parts.append(f"    {decl}\n    {{\n" + "\n".join(props) + "    }\n")
+    return parts
+
 
 # Functions whose C# form differs from the plain one, and why.
 HAND_WRITTEN: Dict[str, str] = {
@@ -371,7 +425,7 @@ def skip_reason(fn: Dict[str, Any], values: Dict[str, Dict[str, Any]]) -> Option
             return "no class for its object"
     for p in fn["params"]:
         role = p.get("role")
-        if built_class(p):
+        if built_class(p) or (role == "struct_in" and p.get("struct") in HAND_STRUCTS and not p.get("nullable")):
             continue
         if role in VALUE_ROLES and p.get("struct") in values:
             if p.get("nullable") and (role == "struct_out" or "default" not in p.get("null_means", "")):
@@ -587,6 +641,8 @@ class Emitter:
                 sig.append(f"{cls} {camel(p['name'])}" + (" = null" if p.get("nullable") and optional(p) else ""))
             elif built_class(p):
                 sig.append(f"{built_class(p)} {camel(p['name'])}")
+            elif p["role"] == "struct_in" and p.get("struct") in HAND_STRUCTS:
+                sig.append(f"{HAND_STRUCTS[p['struct']]} {camel(p['name'])}")
             elif p["role"] == "struct_in" and p.get("nullable"):
                 sig.append(f"{value_class(p['struct'])}? {camel(p['name'])}" + (" = null" if optional(p) else ""))
             elif p["role"] == "struct_in":
@@ -722,6 +778,7 @@ class Emitter:
         body: List[str] = []
         args: List[str] = []
         leases: List[str] = []  # what built structs hold while the call runs
+        kept: List[str] = []  # what the structs of HAND_STRUCTS name, kept alive past the call
         consumes = fn["name"] in CONSUMES
         if consumes:
             if call != "action" or outs or fn["returns"]["base"] != "cuabi_status":
@@ -775,6 +832,11 @@ class Emitter:
                 )
                 leases.append(f"{bare}Lease")
                 args.append(f"ref {bare}Native")
+            elif role == "struct_in" and p.get("struct") in HAND_STRUCTS:
+                bare = n.lstrip("@")
+                body.append(f"{i3}{struct_name(p['struct'])} {bare}Native = {n}.ToNative();")
+                args.append(f"ref {bare}Native")
+                kept.append(f"{i3}{n}.KeepAlive();")
             elif role == "struct_in":
                 bare = n.lstrip("@")
                 native = struct_name(p["struct"])
@@ -871,6 +933,9 @@ class Emitter:
             body.append(f"{i3}Errors.Check({native_call});")
             for p in outs:
                 body.append(f"{i3}{camel(p['name'])} = {result(p)};")
+        if kept:
+            at = next(i for i, line in enumerate(body) if "NativeMethods." in line)
+            body[at + 1 : at + 1] = kept
         if leases:
             # The call runs while the built structs' leases hold what they name.
             at = next(i for i, line in enumerate(body) if "NativeMethods." in line)
@@ -1221,6 +1286,7 @@ def objects(model: Dict[str, Any]) -> str:
     )
     parts = ["\n".join(em.value_type(s)) + "\n" for s in em.values.values()]
     parts += ["\n".join(lines) + "\n" for _, _, lines in scopes]
+    parts += flag_properties(model)
     if library:
         text = "    public static partial class Cuda\n    {\n"
         text += "\n\n".join("\n".join(m) for m in library) + "\n"

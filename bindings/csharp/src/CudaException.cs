@@ -143,7 +143,7 @@ namespace Cuabi
             int code = NativeMethods.cuabi_last_error_code();
             string log = null;
             if (status == CudaStatus.Compile)
-                log = ReadLastLog();
+                log = TryReadText(NativeMethods.cuabi_last_error_log, "");
             string name = Utf8.FromNative(NativeMethods.cuabi_status_get_name(status));
             if (string.IsNullOrEmpty(message))
                 message = name + ": " + Utf8.FromNative(NativeMethods.cuabi_status_get_description(status));
@@ -173,25 +173,15 @@ namespace Cuabi
                 LaunchRecordNative n = init;
                 if (NativeMethods.cuabi_last_error_get_launch(index, ref n) != CudaStatus.Success)
                     break;
-                string kernel = ReadLaunchKernel(index);
+                string kernel = TryReadText(delegate(byte[] b, ref UIntPtr s)
+                {
+                    return NativeMethods.cuabi_last_error_get_launch_kernel(index, b, ref s);
+                }, null);
                 if (kernel == null)
                     break;
                 launches.Add(new FaultedLaunch(kernel, LaunchRecord.FromNative(ref n)));
             }
             return launches;
-        }
-
-        private static string ReadLaunchKernel(UIntPtr index)
-        {
-            UIntPtr size = UIntPtr.Zero;
-            if (NativeMethods.cuabi_last_error_get_launch_kernel(index, null, ref size) != CudaStatus.Success)
-                return null;
-            var buf = new byte[checked((int)size.ToUInt64())];
-            if (buf.Length == 0)
-                return "";
-            if (NativeMethods.cuabi_last_error_get_launch_kernel(index, buf, ref size) != CudaStatus.Success)
-                return null;
-            return Utf8.FromBuffer(buf, Math.Min(buf.Length, (int)size.ToUInt64()));
         }
 
         /// <summary>
@@ -209,15 +199,22 @@ namespace Cuabi
             return new ArgumentException(e.Message, paramName, e);
         }
 
-        private static string ReadLastLog()
+        /// <summary>
+        /// The two-call pattern for a reader of the last error, which leaves it as it is and
+        /// throws nothing: null when the size query fails, "" for an empty text, and
+        /// <paramref name="failed"/> when the read fails.
+        /// </summary>
+        private static string TryReadText(TwoCall call, string failed)
         {
             UIntPtr size = UIntPtr.Zero;
-            if (NativeMethods.cuabi_last_error_log(null, ref size) != CudaStatus.Success)
+            if (call(null, ref size) != CudaStatus.Success)
                 return null;
-            var buf = new byte[(int)size.ToUInt64()];
-            if (buf.Length == 0 || NativeMethods.cuabi_last_error_log(buf, ref size) != CudaStatus.Success)
+            var buf = new byte[checked((int)size.ToUInt64())];
+            if (buf.Length == 0)
                 return "";
-            return Utf8.FromBuffer(buf, buf.Length);
+            if (call(buf, ref size) != CudaStatus.Success)
+                return failed;
+            return Utf8.FromBuffer(buf, Math.Min(buf.Length, (int)size.ToUInt64()));
         }
 
         /// <summary>Callback shape of the two-call functions: (buf, ref size) -> status.</summary>

@@ -145,7 +145,7 @@ namespace Cuabi
             }
         }
 
-        /// <summary>Memory the library just allocated, whose address and size it answered with the handle.</summary>
+        /// <summary>Memory whose address and size come with the handle (allocated in one call, or wrapped).</summary>
         internal DeviceMemory(SafeBufferHandle handle, ulong pointer, long bytes)
         {
             this.handle = handle;
@@ -249,11 +249,6 @@ namespace Cuabi
             Count = count;
         }
 
-        private DeviceBuffer(SafeBufferHandle handle, long count) : base(handle)
-        {
-            Count = count;
-        }
-
         /// <summary>A buffer over a handle the library just made; its count is its size in whole elements.</summary>
         internal DeviceBuffer(SafeBufferHandle handle) : base(handle)
         {
@@ -308,7 +303,7 @@ namespace Cuabi
             UIntPtr bytes = Ranges.Bytes(count, Element<T>.Require(), "count");
             SafeBufferHandle h;
             Errors.Check(NativeMethods.cuabi_buffer_wrap(device.Handle, devicePointer, bytes, out h));
-            return new DeviceBuffer<T>(h, count);
+            return new DeviceBuffer<T>(h, devicePointer, count); // the address and size it wraps
         }
 
         /// <summary>Number of elements.</summary>

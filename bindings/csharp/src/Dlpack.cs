@@ -11,8 +11,6 @@ namespace Cuabi
     /// </summary>
     public sealed class DlpackTensor : IDisposable
     {
-        // DLManagedTensorVersioned: deleter @16, flags @24, dl_tensor @32
-        // (data @32, ndim @48, shape @56, strides @64, byte_offset @72).
         [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
         private delegate void Deleter(IntPtr self);
 
@@ -32,75 +30,75 @@ namespace Cuabi
         }
 
         /// <summary>The tensor's address, still owned by this.</summary>
-        public IntPtr Pointer
+        public unsafe IntPtr Pointer
         {
-            get { return Live(); }
+            get { return (IntPtr)Live(); }
         }
 
         /// <summary>The device address of the allocation (DLPack's <c>data</c>).</summary>
-        public ulong Data
+        public unsafe ulong Data
         {
-            get { return (ulong)Marshal.ReadInt64(Live(), 32); }
+            get { return (ulong)Live()->dl_tensor.data.ToInt64(); }
         }
 
         /// <summary>Bytes from <see cref="Data"/> to the first element.</summary>
-        public ulong ByteOffset
+        public unsafe ulong ByteOffset
         {
-            get { return (ulong)Marshal.ReadInt64(Live(), 72); }
+            get { return Live()->dl_tensor.byte_offset; }
         }
 
         /// <summary>The DLPack flags (<c>CUABI_DLPACK_FLAG_*</c>).</summary>
-        public ulong Flags
+        public unsafe ulong Flags
         {
-            get { return (ulong)Marshal.ReadInt64(Live(), 24); }
+            get { return Live()->flags; }
         }
 
         /// <summary>The extents.</summary>
         public long[] Shape
         {
-            get { return Longs(56); }
+            get { return Longs(false); }
         }
 
         /// <summary>The strides in elements; null for compact row-major.</summary>
-        public long[] Strides
+        public unsafe long[] Strides
         {
-            get { return Marshal.ReadIntPtr(Live(), 64) == IntPtr.Zero ? null : Longs(64); }
+            get { return Live()->dl_tensor.strides == IntPtr.Zero ? null : Longs(true); }
         }
 
-        private long[] Longs(int field)
+        private unsafe long[] Longs(bool strides)
         {
-            IntPtr t = Live();
-            int ndim = Marshal.ReadInt32(t, 48);
-            long[] values = new long[Math.Max(ndim, 0)];
-            IntPtr p = Marshal.ReadIntPtr(t, field);
+            DlpackTensorNative* t = &Live()->dl_tensor;
+            long[] values = new long[Math.Max(t->ndim, 0)];
+            IntPtr p = strides ? t->strides : t->shape;
             if (p != IntPtr.Zero && values.Length > 0)
                 Marshal.Copy(p, values, 0, values.Length);
             return values;
         }
 
-        private IntPtr Live()
+        /// <summary>The tensor, read through the header's layout; <see cref="ObjectDisposedException"/> once deleted or handed over.</summary>
+        private unsafe DlpackManagedTensorVersionedNative* Live()
         {
             if (tensor == IntPtr.Zero)
                 throw new ObjectDisposedException("DlpackTensor", "the tensor was deleted or handed over");
-            return tensor;
+            return (DlpackManagedTensorVersionedNative*)tensor;
         }
 
         /// <summary>Gives the tensor up (to a consumer, which must call its deleter).</summary>
-        public IntPtr Release()
+        public unsafe IntPtr Release()
         {
-            IntPtr t = Live();
+            IntPtr t = (IntPtr)Live();
             tensor = IntPtr.Zero;
             return t;
         }
 
         /// <summary>Calls the tensor's deleter, once.</summary>
-        public void Dispose()
+        public unsafe void Dispose()
         {
             IntPtr t = tensor;
             tensor = IntPtr.Zero;
             if (t == IntPtr.Zero)
                 return;
-            IntPtr deleter = Marshal.ReadIntPtr(t, 16);
+            IntPtr deleter = ((DlpackManagedTensorVersionedNative*)t)->deleter;
             if (deleter == IntPtr.Zero)
                 return;
             // Mono answers the original delegate for a pointer made from one
@@ -124,12 +122,6 @@ namespace Cuabi
     /// </summary>
     public static class Dlpack
     {
-        [DllImport(NativeMethods.LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_buffer_import_dlpack")]
-        private static extern CudaStatus ImportVersioned(IntPtr tensor, DlpackImportFlags flags, out SafeBufferHandle buffer);
-
-        [DllImport(NativeMethods.LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_buffer_import_dlpack_unversioned")]
-        private static extern CudaStatus ImportUnversioned(IntPtr tensor, DlpackImportFlags flags, out SafeBufferHandle buffer);
-
         private static void TypeOf(Type t, out uint code, out uint bits)
         {
             code = 2; // float
@@ -175,12 +167,13 @@ namespace Cuabi
         /// <paramref name="tensor"/> is emptied; on a refusal (thrown) it stays
         /// the caller's. <paramref name="readOnly"/> accepts a read-only tensor.
         /// </summary>
-        public static DeviceBuffer<T> Import<T>(DlpackTensor tensor, bool readOnly = false) where T : struct
+        public static unsafe DeviceBuffer<T> Import<T>(DlpackTensor tensor, bool readOnly = false) where T : struct
         {
             if (tensor == null)
                 throw new ArgumentNullException("tensor");
             SafeBufferHandle h;
-            Errors.Check(ImportVersioned(tensor.Pointer, readOnly ? DlpackImportFlags.ReadOnly : 0, out h));
+            Errors.Check(NativeMethods.cuabi_buffer_import_dlpack(ref *(DlpackManagedTensorVersionedNative*)tensor.Pointer,
+                readOnly ? DlpackImportFlags.ReadOnly : 0, out h));
             tensor.Release();
             return new DeviceBuffer<T>(h);
         }
@@ -190,10 +183,11 @@ namespace Cuabi
         /// managed tensor at <paramref name="tensor"/>, taken as writable.
         /// On success the buffer owns it; on a refusal it stays the caller's.
         /// </summary>
-        public static DeviceBuffer<T> ImportUnversioned<T>(IntPtr tensor, bool readOnly = false) where T : struct
+        public static unsafe DeviceBuffer<T> ImportUnversioned<T>(IntPtr tensor, bool readOnly = false) where T : struct
         {
             SafeBufferHandle h;
-            Errors.Check(ImportUnversioned(tensor, readOnly ? DlpackImportFlags.ReadOnly : 0, out h));
+            Errors.Check(NativeMethods.cuabi_buffer_import_dlpack_unversioned(ref *(DlpackManagedTensorNative*)tensor,
+                readOnly ? DlpackImportFlags.ReadOnly : 0, out h));
             return new DeviceBuffer<T>(h);
         }
     }

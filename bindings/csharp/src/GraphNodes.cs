@@ -35,6 +35,7 @@ namespace Cuabi
             CudaStatus status = KernelNodes.WithPacked(kernel, args, (block, size) =>
                 NativeMethods.cuabi_graph_add_kernel_node(h, afterHandle, kernel.Handle, ref native, block, size, out made));
             GC.KeepAlive(after);
+            config.KeepAlive();
             Errors.Check(status);
             return new GraphNode(made);
         }
@@ -64,6 +65,7 @@ namespace Cuabi
             CudaStatus status = KernelNodes.WithPacked(kernel, args, (block, size) =>
                 NativeMethods.cuabi_graph_exec_set_kernel_node(h, n, kernel.Handle, ref native, block, size));
             GC.KeepAlive(node);
+            config.KeepAlive();
             Errors.Check(status);
         }
 

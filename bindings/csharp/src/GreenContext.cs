@@ -72,7 +72,7 @@ namespace Cuabi
             UIntPtr[] s = Sizes(sizes, "sizes"), st = Sizes(strides, "strides"), b = Sizes(box, "box");
             UIntPtr[] e = Sizes(elementStrides ?? new long[0], "elementStrides");
             SafeTensorMapHandle h;
-            Errors.Check(NativeMethods.cuabi_tensor_map_encode_tiled(buffer.Handle, Size(offset, "offset"), dataType,
+            Errors.Check(NativeMethods.cuabi_tensor_map_encode_tiled(buffer.Handle, Ranges.Bytes(offset, 1, "offset"), dataType,
                 s, (UIntPtr)(uint)s.Length, st, (UIntPtr)(uint)st.Length, b, (UIntPtr)(uint)b.Length,
                 e, (UIntPtr)(uint)e.Length, interleave, swizzle, l2Promotion, oobFill, out h));
             return new TensorMap(h);
@@ -108,19 +108,12 @@ namespace Cuabi
             UIntPtr[] s = Sizes(sizes, "sizes"), st = Sizes(strides, "strides");
             UIntPtr[] e = Sizes(elementStrides ?? new long[0], "elementStrides");
             SafeTensorMapHandle h;
-            Errors.Check(NativeMethods.cuabi_tensor_map_encode_im2col(buffer.Handle, Size(offset, "offset"), dataType,
+            Errors.Check(NativeMethods.cuabi_tensor_map_encode_im2col(buffer.Handle, Ranges.Bytes(offset, 1, "offset"), dataType,
                 s, (UIntPtr)(uint)s.Length, st, (UIntPtr)(uint)st.Length, e, (UIntPtr)(uint)e.Length,
                 lowerCorner, (UIntPtr)(uint)lowerCorner.Length, upperCorner, (UIntPtr)(uint)upperCorner.Length,
                 channelsPerPixel, pixelsPerColumn, TensorInterleave.None, swizzle, TensorL2Promotion.None,
                 TensorOobFill.Zero, out h));
             return new TensorMap(h);
-        }
-
-        private static UIntPtr Size(long v, string name)
-        {
-            if (v < 0)
-                throw new ArgumentOutOfRangeException(name, v, name + " is negative");
-            return (UIntPtr)(ulong)v;
         }
 
         private static UIntPtr[] Sizes(long[] values, string name)
@@ -129,7 +122,7 @@ namespace Cuabi
                 throw new ArgumentNullException(name);
             UIntPtr[] r = new UIntPtr[values.Length];
             for (int i = 0; i < values.Length; i++)
-                r[i] = Size(values[i], name + "[" + i + "]");
+                r[i] = Ranges.Bytes(values[i], 1, name + "[" + i + "]");
             return r;
         }
     }

@@ -56,7 +56,7 @@ namespace Cuabi
     /// kernel.Launch(config, stream, data, n);
     /// </code>
     /// </example>
-    public struct LaunchConfig
+    public partial struct LaunchConfig
     {
         private LaunchFlags flags;
 
@@ -79,41 +79,11 @@ namespace Cuabi
         /// <summary>Dynamic shared memory per block, in bytes.</summary>
         public uint SharedMemoryBytes { get; set; }
 
-        /// <summary>Every launch flag at once (the properties below set and clear single ones).</summary>
+        /// <summary>Every launch flag at once (the bool property of each flag, generated, sets and clears it alone).</summary>
         public LaunchFlags Flags
         {
             get { return flags; }
             set { flags = value; }
-        }
-
-        /// <summary>
-        /// A cooperative launch: every block of the grid is resident at once,
-        /// so the kernel may synchronise the whole grid. A grid larger than the
-        /// device can keep resident is refused.
-        /// </summary>
-        public bool Cooperative
-        {
-            get { return (flags & LaunchFlags.Cooperative) != 0; }
-            set { Set(LaunchFlags.Cooperative, value); }
-        }
-
-        /// <summary>
-        /// Programmatic dependent launch: the kernel may start before the
-        /// previous kernel on its stream has finished, once every block of that
-        /// kernel has triggered (griddepcontrol.launch_dependents) or exited; it
-        /// must wait (griddepcontrol.wait) before reading what that kernel wrote.
-        /// </summary>
-        public bool ProgrammaticSerialization
-        {
-            get { return (flags & LaunchFlags.ProgrammaticSerialization) != 0; }
-            set { Set(LaunchFlags.ProgrammaticSerialization, value); }
-        }
-
-        /// <summary>With <see cref="ProgrammaticEvent"/>: the event fires when every block has started instead of when every block has triggered or exited.</summary>
-        public bool ProgrammaticEventAtBlockStart
-        {
-            get { return (flags & LaunchFlags.ProgrammaticEventAtBlockStart) != 0; }
-            set { Set(LaunchFlags.ProgrammaticEventAtBlockStart, value); }
         }
 
         /// <summary>
@@ -208,13 +178,6 @@ namespace Cuabi
             set { Writable().CompletionEvent = value; }
         }
 
-        /// <summary>The kernel node a captured launch makes is device-updatable (refused outside a capture).</summary>
-        public bool DeviceUpdatableKernelNode
-        {
-            get { return (flags & LaunchFlags.DeviceUpdatableKernelNode) != 0; }
-            set { Set(LaunchFlags.DeviceUpdatableKernelNode, value); }
-        }
-
         /// <summary>Whether any option past grid, block and shared memory is set.</summary>
         internal bool IsExtended
         {
@@ -224,11 +187,6 @@ namespace Cuabi
                 return flags != LaunchFlags.None || c.X != 0 || c.Y != 0 || c.Z != 0 || Priority != 0 ||
                        ProgrammaticEvent != null || attributes != null;
             }
-        }
-
-        private void Set(LaunchFlags flag, bool on)
-        {
-            flags = on ? flags | flag : flags & ~flag;
         }
 
         /// <summary>"grid x block", with the extended options that are set.</summary>
@@ -251,7 +209,7 @@ namespace Cuabi
             return s;
         }
 
-        /// <summary>The native struct. The programmatic event's raw handle is in it: keep the event reachable until the call that takes the struct returned.</summary>
+        /// <summary>The native struct. The events' raw handles are in it: <see cref="KeepAlive"/> after the call that takes the struct.</summary>
         internal LaunchConfigNative ToNative()
         {
             var c = LaunchConfigNative.Create();
@@ -271,6 +229,13 @@ namespace Cuabi
             if (attributes != null)
                 attributes.ToNative(ref c);
             return c;
+        }
+
+        /// <summary>Keeps the events <see cref="ToNative"/> names alive until here: call it after the call that took the struct.</summary>
+        internal void KeepAlive()
+        {
+            GC.KeepAlive(ProgrammaticEvent);
+            GC.KeepAlive(CompletionEvent);
         }
 
         /// <summary>A configuration from the native struct (its programmatic event, which has no owner here, is left out).</summary>
@@ -568,34 +533,6 @@ namespace Cuabi
                 (uint)Ranges.NotNegative(blockSize, "blockSize"));
         }
 
-        /// <summary>
-        /// The largest cluster size, in blocks, the device can run this kernel
-        /// with for <paramref name="config"/>'s grid, block and shared memory
-        /// (its cluster is not read).
-        /// </summary>
-        /// <param name="config">The launch configuration.</param>
-        public int GetMaxClusterSize(LaunchConfig config)
-        {
-            var c = config.ToNative();
-            uint size;
-            Errors.Check(NativeMethods.cuabi_function_get_max_cluster_size(Handle, ref c, out size));
-            GC.KeepAlive(config.ProgrammaticEvent);
-            GC.KeepAlive(config.CompletionEvent);
-            return checked((int)size);
-        }
-
-        /// <summary>How many clusters of <paramref name="config"/>'s <see cref="LaunchConfig.Cluster"/> dimensions can be resident on the device at once.</summary>
-        /// <param name="config">The launch configuration, with its cluster set.</param>
-        public int GetMaxActiveClusters(LaunchConfig config)
-        {
-            var c = config.ToNative();
-            uint clusters;
-            Errors.Check(NativeMethods.cuabi_function_get_max_active_clusters(Handle, ref c, out clusters));
-            GC.KeepAlive(config.ProgrammaticEvent);
-            GC.KeepAlive(config.CompletionEvent);
-            return checked((int)clusters);
-        }
-
         /// <summary>Launches the kernel.</summary>
         /// <param name="grid">Blocks in the grid.</param>
         /// <param name="block">Threads in a block.</param>
@@ -637,7 +574,7 @@ namespace Cuabi
         /// </exception>
         /// <exception cref="ObjectDisposedException">The kernel, the stream, or a device buffer, texture or surface among the arguments was disposed.</exception>
         /// <exception cref="CudaException">The library refused or the driver failed the launch.</exception>
-        public unsafe void Launch(LaunchConfig config, CudaStream stream, params object[] args)
+        public void Launch(LaunchConfig config, CudaStream stream, params object[] args)
         {
             if (disposed)
                 throw new ObjectDisposedException(GetType().FullName);
@@ -645,21 +582,7 @@ namespace Cuabi
             ArgumentLayout l = layout ?? GetLayout();
             int slot;
             LaunchPlan plan = RentPlan(ref config, s, out slot);
-            if (plan == null)
-            {
-                LaunchUnprepared(ref config, s, l, args);
-                return;
-            }
-            CudaStatus status;
-            try
-            {
-                l.Write(args, plan.Block);
-                status = FastNativeMethods.cuabi_launch_plan_launch(plan.RawHandle);
-            }
-            finally
-            {
-                ReturnPlan(plan, slot);
-            }
+            CudaStatus status = plan != null ? LaunchWith(plan, slot, l, args) : LaunchUnprepared(ref config, s, l, args);
             // The arguments (device buffers among them) stay reachable until the call returned.
             GC.KeepAlive(args);
             GC.KeepAlive(config.ProgrammaticEvent);
@@ -801,62 +724,57 @@ namespace Cuabi
             }
         }
 
+        /// <summary>Writes the arguments into <paramref name="plan"/>'s block and launches it, then puts the plan back (in <paramref name="slot"/>, or anywhere for -1).</summary>
+        private unsafe CudaStatus LaunchWith(LaunchPlan plan, int slot, ArgumentLayout l, object[] args)
+        {
+            try
+            {
+                l.Write(args, plan.Block);
+                return FastNativeMethods.cuabi_launch_plan_launch(plan.RawHandle);
+            }
+            finally
+            {
+                ReturnPlan(plan, slot);
+            }
+        }
+
         /// <summary>
         /// A launch with no idle prepared launch for its configuration:
         /// prepares one when the configuration was seen among the last launches
         /// that found none (and keeps it), otherwise packs the arguments on the
-        /// stack and launches with cuabi_function_launch_packed.
+        /// stack (on the heap past <see cref="StackBlockLimit"/>) and launches
+        /// with cuabi_function_launch_packed.
         /// </summary>
         [MethodImpl(MethodImplOptions.NoInlining)]
-        private unsafe void LaunchUnprepared(ref LaunchConfig config, SafeStreamHandle stream, ArgumentLayout l, object[] args)
+        private unsafe CudaStatus LaunchUnprepared(ref LaunchConfig config, SafeStreamHandle stream, ArgumentLayout l, object[] args)
         {
-            LaunchPlan plan = MissedBefore(ref config, stream) ? LaunchPlan.Create(this, l, config, stream, null) : null;
-            CudaStatus status;
-            if (plan != null)
+            if (MissedBefore(ref config, stream))
+                return LaunchWith(LaunchPlan.Create(this, l, config, stream, null), -1, l, args);
+            var native = config.ToNative();
+            int size = l.BlockSize;
+            if (size > StackBlockLimit)
             {
-                try
-                {
-                    l.Write(args, plan.Block);
-                    status = FastNativeMethods.cuabi_launch_plan_launch(plan.RawHandle);
-                }
-                finally
-                {
-                    ReturnPlan(plan, -1);
-                }
+                fixed (byte* heap = new byte[size])
+                    return LaunchPacked(ref native, stream, l, args, heap, size);
             }
-            else
-            {
-                var native = config.ToNative();
-                int size = l.BlockSize;
-                if (size <= StackBlockLimit)
-                {
-                    byte* block = stackalloc byte[Math.Max(size, 1)];
-                    for (int i = 0; i < size; i++)
-                        block[i] = 0;
-                    l.Write(args, block);
-                    status = FastNativeMethods.cuabi_function_launch_packed(handle.DangerousGetHandle(), ref native,
-                        stream.DangerousGetHandle(), size == 0 ? IntPtr.Zero : (IntPtr)block, (UIntPtr)(uint)size);
-                }
-                else
-                {
-                    var heap = new byte[size];
-                    fixed (byte* block = heap)
-                    {
-                        l.Write(args, block);
-                        status = FastNativeMethods.cuabi_function_launch_packed(handle.DangerousGetHandle(), ref native,
-                            stream.DangerousGetHandle(), (IntPtr)block, (UIntPtr)(uint)size);
-                    }
-                }
-                // The raw handle values are checked by the library; these keep
-                // their owners from being finalized before the call returned.
-                GC.KeepAlive(this);
-                GC.KeepAlive(stream);
-                GC.KeepAlive(config.ProgrammaticEvent);
-                GC.KeepAlive(config.CompletionEvent);
-            }
-            GC.KeepAlive(args);
-            if (status != CudaStatus.Success)
-                throw Errors.FromLastError(status);
+            byte* block = stackalloc byte[Math.Max(size, 1)];
+            for (int i = 0; i < size; i++)
+                block[i] = 0;
+            return LaunchPacked(ref native, stream, l, args, block, size);
+        }
+
+        /// <summary>Writes the arguments into <paramref name="block"/> and launches with cuabi_function_launch_packed.</summary>
+        private unsafe CudaStatus LaunchPacked(ref LaunchConfigNative native, SafeStreamHandle stream, ArgumentLayout l,
+            object[] args, byte* block, int size)
+        {
+            l.Write(args, block);
+            CudaStatus status = FastNativeMethods.cuabi_function_launch_packed(handle.DangerousGetHandle(), ref native,
+                stream.DangerousGetHandle(), size == 0 ? IntPtr.Zero : (IntPtr)block, (UIntPtr)(uint)size);
+            // The raw handle values are checked by the library; these keep
+            // their owners from being finalized before the call returned.
+            GC.KeepAlive(this);
+            GC.KeepAlive(stream);
+            return status;
         }
 
         /// <summary>

@@ -82,8 +82,7 @@ namespace Cuabi
             var native = config.ToNative();
             SafeLaunchPlanHandle h;
             CudaStatus status = NativeMethods.cuabi_launch_plan_create(kernel.Handle, ref native, stream, out h);
-            GC.KeepAlive(config.ProgrammaticEvent);
-            GC.KeepAlive(config.CompletionEvent);
+            config.KeepAlive();
             Errors.Check(status);
             try
             {

@@ -55,7 +55,7 @@ namespace Cuabi
     }
 
     /// <summary>A new memory pool's properties (<see cref="Device.CreateMemoryPool"/>).</summary>
-    public sealed class MemoryPoolOptions
+    public sealed partial class MemoryPoolOptions
     {
         /// <summary>The most the pool may reserve, in bytes; 0 (the default): no limit but the device's.</summary>
         public long MaxBytes { get; set; }
@@ -66,17 +66,6 @@ namespace Cuabi
         /// everything back. Can be changed later (<see cref="MemoryPool.ReleaseThreshold"/>).
         /// </summary>
         public long ReleaseThreshold { get; set; }
-
-        /// <summary>
-        /// Whether the pool can be shared with other processes
-        /// (<see cref="MemoryPool.ExportFd"/>), and its allocations through
-        /// <see cref="DeviceMemory.GetIpcHandle"/>.
-        /// </summary>
-        public bool Ipc
-        {
-            get { return (Flags & MemoryPoolFlags.Ipc) != 0; }
-            set { Flags = value ? Flags | MemoryPoolFlags.Ipc : Flags & ~MemoryPoolFlags.Ipc; }
-        }
 
         /// <summary>Every flag at once.</summary>
         public MemoryPoolFlags Flags { get; set; }

@@ -40,8 +40,6 @@
 //   cuabi_launch_plan_get_args: idiom launch
 //   cuabi_launch_plan_launch: idiom launch
 //   cuabi_function_suggest_config: parameter config: role struct_out
-//   cuabi_function_get_max_cluster_size: parameter config: role struct_in
-//   cuabi_function_get_max_active_clusters: parameter config: role struct_in
 //   cuabi_buffer_alloc: Device.Allocate<T> makes a typed buffer through cuabi_buffer_alloc_with_pointer
 //   cuabi_buffer_wrap: makes a handle whose class is not made from the handle alone (FACTORIES)
 //   cuabi_buffer_copy_from_host: parameter src: role bytes_in
@@ -749,6 +747,71 @@ namespace Cuabi
             {
                 // Ignored: Close() reports it.
             }
+        }
+    }
+
+    public partial struct LaunchConfig
+    {
+        /// <summary>
+        /// A cooperative launch: every block of the grid is resident at once, so
+        /// the kernel may synchronise the whole grid (cooperative groups'
+        /// grid.sync()). A grid larger than the device can keep resident for this
+        /// block size and shared memory is refused before the driver sees it.
+        /// </summary>
+        public bool Cooperative
+        {
+            get { return (flags & LaunchFlags.Cooperative) != 0; }
+            set { flags = value ? flags | LaunchFlags.Cooperative : flags & ~LaunchFlags.Cooperative; }
+        }
+
+        /// <summary>
+        /// Programmatic dependent launch: this kernel may start before the
+        /// previous kernel on its stream has finished, once every block of that
+        /// kernel has called cudaTriggerProgrammaticLaunchCompletion() or exited;
+        /// it must call cudaGridDependencySynchronize() before reading what the
+        /// previous kernel wrote.
+        /// </summary>
+        public bool ProgrammaticSerialization
+        {
+            get { return (flags & LaunchFlags.ProgrammaticSerialization) != 0; }
+            set { flags = value ? flags | LaunchFlags.ProgrammaticSerialization : flags & ~LaunchFlags.ProgrammaticSerialization; }
+        }
+
+        /// <summary>
+        /// With programmatic_event: the event fires when every block has started,
+        /// instead of when every block has triggered or exited.
+        /// </summary>
+        public bool ProgrammaticEventAtBlockStart
+        {
+            get { return (flags & LaunchFlags.ProgrammaticEventAtBlockStart) != 0; }
+            set { flags = value ? flags | LaunchFlags.ProgrammaticEventAtBlockStart : flags & ~LaunchFlags.ProgrammaticEventAtBlockStart; }
+        }
+
+        /// <summary>
+        /// The kernel node this launch makes when its stream captures a graph is
+        /// device-updatable (its arguments may be changed from a kernel). Only for
+        /// a launch on a stream that is capturing; a launch outside a capture is
+        /// refused before the driver sees it. A graph with such a node is
+        /// instantiated once.
+        /// </summary>
+        public bool DeviceUpdatableKernelNode
+        {
+            get { return (flags & LaunchFlags.DeviceUpdatableKernelNode) != 0; }
+            set { flags = value ? flags | LaunchFlags.DeviceUpdatableKernelNode : flags & ~LaunchFlags.DeviceUpdatableKernelNode; }
+        }
+    }
+
+    public sealed partial class MemoryPoolOptions
+    {
+        /// <summary>
+        /// The pool can be shared with other processes as a file descriptor
+        /// (cuabi_memory_pool_export_fd), and its allocations through
+        /// cuabi_buffer_get_ipc_handle.
+        /// </summary>
+        public bool Ipc
+        {
+            get { return (Flags & MemoryPoolFlags.Ipc) != 0; }
+            set { Flags = value ? Flags | MemoryPoolFlags.Ipc : Flags & ~MemoryPoolFlags.Ipc; }
         }
     }
 
@@ -1891,6 +1954,35 @@ namespace Cuabi
             UIntPtr bytesValue;
             Errors.Check(NativeMethods.cuabi_function_get_available_dynamic_shared(Handle, blocksPerSm, blockSize, out bytesValue));
             return (long)bytesValue.ToUInt64();
+        }
+
+        /// <summary>
+        /// The largest cluster size (in blocks) the device can run `function` with,
+        /// in `cluster_size`, for `config`'s grid, block and shared memory (its
+        /// cluster fields are not read). (cuabi_function_get_max_cluster_size)
+        /// </summary>
+        /// <param name="config">The config argument.</param>
+        public int GetMaxClusterSize(LaunchConfig config)
+        {
+            LaunchConfigNative configNative = config.ToNative();
+            uint clusterSizeValue;
+            Errors.Check(NativeMethods.cuabi_function_get_max_cluster_size(Handle, ref configNative, out clusterSizeValue));
+            config.KeepAlive();
+            return checked((int)clusterSizeValue);
+        }
+
+        /// <summary>
+        /// How many clusters of `config`'s cluster dimensions can be resident on the
+        /// device at once. (cuabi_function_get_max_active_clusters)
+        /// </summary>
+        /// <param name="config">The config argument.</param>
+        public int GetMaxActiveClusters(LaunchConfig config)
+        {
+            LaunchConfigNative configNative = config.ToNative();
+            uint clustersValue;
+            Errors.Check(NativeMethods.cuabi_function_get_max_active_clusters(Handle, ref configNative, out clustersValue));
+            config.KeepAlive();
+            return checked((int)clustersValue);
         }
     }
 
