@@ -210,6 +210,11 @@ class Backend:
         char*``, None for NULL, an array); ``keep`` keeps it alive."""
         raise NotImplementedError
 
+    def packed_launcher(self) -> Callable[[Any, Any, Any, bytes, int], int]:
+        """``f(function, config, stream, args, args_size) -> status``: the
+        cuabi_function_launch_packed entry point, taking the block as ``bytes``."""
+        return self.lib.cuabi_function_launch_packed  # type: ignore[no-any-return]
+
     def memory_view(self, address: int, size: int) -> Any:
         """A writable buffer over ``size`` bytes at ``address`` (memory the
         library owns, e.g. a launch plan's argument block), for
@@ -516,6 +521,10 @@ class Backend:
         """A string through the two-call pattern (``char* buf, size_t* size``)."""
         data = self.two_call(getattr(self.lib, func), args)
         return data.rstrip(b"\0").decode("utf-8", "replace")
+
+    def get_bytes(self, func: str, *args: Any) -> bytes:
+        """A blob through the two-call pattern (``void* buf, size_t* size``)."""
+        return self.two_call(getattr(self.lib, func), args)
 
 
 # The value type of a cuabi_launch_record (cuabi.LaunchRecord), of which
