@@ -31,8 +31,9 @@ The object-layer rules, the same as every language's:
   (``BufferBase.alloc(device, bytes)``);
 * a library call is a free function taking ``backend=None``;
 * a new handle (a constructor's, or a method's of another kind) is returned
-  in its kind's generated class, which owns and releases it (a hand-written
-  subclass may need more than the handle, so it makes its own);
+  in its kind's public class where a hand-written one declares itself that
+  (``register_owner``: see OWNERS), made by that class's ``_made_by`` hook,
+  else in its kind's generated class; either owns and releases it;
 * a failing status raises the existing exception of :mod:`cuabi.errors`
   (``Backend.error``), with the core's message unchanged;
 * a scope (the model's `scope` of an opening call: ``@scope nvtx_range
@@ -129,6 +130,16 @@ BUILT_TYPES = built_types(
     "bindings/python/cuabi", (".py",), r'register_layout\(\s*"(?P<struct>cuabi_\w+)",\s*(?P<type>\w+),'
 )
 
+# The public class of each handle kind, as the package's own modules declare
+# it: ``register_owner("cuabi_stream", Stream)``. A generated method or
+# constructor making a handle of that kind answers an object of that class
+# (annotated by name, imported for type checking only, so the generated layer
+# imports no hand-written module), made by the class's ``_made_by`` hook
+# (Resource._made_by: the handle and what made it, whose device it keeps).
+OWNERS = built_types(
+    "bindings/python/cuabi", (".py",), r'register_owner\(\s*"(?P<struct>cuabi_\w+)",\s*(?P<type>\w+)\)'
+)
+
 # What every object already has (cuabi._base.Resource).
 RESOURCE_NAMES = {"backend", "handle", "closed", "close"}
 
@@ -170,6 +181,8 @@ class Emitter:
         self.enum_uses: Set[str] = set()
         # The hand-written types of built structs the generated code names.
         self.built_uses: Set[Tuple[str, str]] = set()
+        # The public classes (OWNERS) the generated code answers.
+        self.owner_uses: Set[Tuple[str, str]] = set()
         # Each function generated: {C name: (its class or "", its member)}.
         self.made: Dict[str, Tuple[str, str]] = {}
 
@@ -440,10 +453,17 @@ class Emitter:
             elif role == "out_handle":
                 prep.append(f'{name}_box = b.out("{p["handle_type"]}")')
                 args.append(f"b.ref({name}_box)")
-                # The generated class: a hand-written subclass may need more
-                # than its handle (the device it belongs to, caches).
-                cls = class_of(p["handle_type"])
-                results.append((cls, f"{cls}._from_handle(b, b.value({name}_box))"))
+                ht = p["handle_type"]
+                if ht in OWNERS:
+                    # Its public class, made by its hook from the handle and
+                    # what made it: the receiver, or a constructor's first handle.
+                    module, cls = OWNERS[ht]
+                    self.owner_uses.add((module, cls))
+                    by = "None" if receiver is None else ident(receiver["name"]) if call == "constructor" else "self"
+                    results.append((f'"{cls}"', f'_OWNERS["{ht}"]._made_by(b, b.value({name}_box), {by})'))
+                else:
+                    cls = class_of(ht)
+                    results.append((cls, f"{cls}._from_handle(b, b.value({name}_box))"))
             elif role == "two_call_buf":
                 two_call = "str" if base == "char" else "bytes"
             elif role == "struct_in" and self.value_struct(p.get("struct")):
@@ -521,6 +541,9 @@ class Emitter:
                 rtype = "bool"
             elif not results:
                 rtype = "None"
+            elif len(results) == 1 and results[0][1].startswith("_OWNERS["):
+                rtype = results[0][0]  # a public class, typed here (the hook answers Any)
+                body += [f"made: {rtype} = {results[0][1]}", "return made"]
             elif len(results) == 1:
                 rtype = results[0][0]
                 body.append(f"return {results[0][1]}")
@@ -773,19 +796,22 @@ def objects(model: Dict[str, Any]) -> str:
         "    Resource,\n    as_bytes,\n    check_int,\n    resolve_backend,\n)\n"
         "from ._loader import Backend\n\n"
     )
-    if em.built_uses:
-        out.append("if TYPE_CHECKING:  # the hand-written types of built structs\n")
-        out += [f"    from .{module} import {cls}\n" for module, cls in sorted(em.built_uses)]
+    if em.built_uses or em.owner_uses:
+        out.append("if TYPE_CHECKING:  # the hand-written types of built structs and public classes\n")
+        out += [f"    from .{module} import {cls}\n" for module, cls in sorted(em.built_uses | em.owner_uses)]
         out.append("\n")
     out.append(
         "BackendArg = Union[Backend, str, None]\n"
         "NOT_READY = _api.CUABI_ERROR_NOT_READY\n\n"
-        "# The public class of each kind of handle, named when an argument of\n"
-        "# another type is refused: the hand-written one registered for it.\n"
+        "# The public class of each kind of handle, the hand-written one registered\n"
+        "# for it: what a generated call answers a new handle of that kind in (made\n"
+        "# by its _made_by hook), and what is named when an argument of another\n"
+        "# type is refused.\n"
         "_OWNERS: Dict[str, Any] = {}\n\n\n"
         "def register_owner(handle_type: str, cls: Any) -> None:\n"
         '    """Names ``cls`` (which extends the generated class of ``handle_type``)\n'
-        '    as the class an argument of that kind must be."""\n'
+        '    as the public class of that kind: what a generated call answers and\n'
+        '    an argument of that kind must be (scripts/regen finds these calls)."""\n'
         "    _OWNERS[handle_type] = cls\n\n\n"
         "def _arg(obj: Any, handle_type: str, base: Any, what: str, b: Backend, nullable: bool = False) -> Any:\n"
         '    """The handle argument for ``obj``; a TypeError naming ``what`` for\n'

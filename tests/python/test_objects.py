@@ -111,3 +111,22 @@ def test_library_functions_are_free_functions(backend):
     assert cuabi.driver_version is _objects.driver_version
     assert cuabi.device_count is _objects.device_count
     assert cuabi.init is _objects.init
+
+
+def test_generated_methods_answer_the_public_classes(backend):
+    # Each public class declares itself its kind's (register_owner); the
+    # generated layer makes a new handle of that kind in it, through its
+    # _made_by hook, which keeps the device of what made it.
+    for kind, public in [("stream", cuabi.Stream), ("graph", cuabi.Graph), ("buffer", cuabi.DeviceBuffer),
+                         ("sm_resource", cuabi.SmResource), ("memory_pool", cuabi.MemoryPool)]:
+        assert _objects._OWNERS["cuabi_" + kind] is public
+    dev = stale(backend, cuabi.Device, "device")
+    graph = cuabi.Graph._made_by(backend, backend.handle(DEAD, "cuabi_graph"), dev)
+    exe = cuabi.GraphExec._made_by(backend, backend.handle(DEAD, "cuabi_graph_exec"), graph)
+    stream = cuabi.Stream._made_by(backend, backend.handle(DEAD, "cuabi_stream"), dev)
+    pool = cuabi.MemoryPool._made_by(backend, backend.handle(DEAD, "cuabi_memory_pool"), dev)
+    assert (type(graph), type(exe), type(stream)) == (cuabi.Graph, cuabi.GraphExec, cuabi.Stream)
+    assert graph.device is dev and exe.device is dev and stream.device is dev and pool.device is dev
+    assert not pool.is_default and stream._owner is None
+    for obj in (graph, exe, stream, pool, dev):
+        obj._closed = True  # never released: the handles are no library's

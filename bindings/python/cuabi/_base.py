@@ -57,25 +57,24 @@ class Resource:
         Resource.__init__(obj, backend, handle)
         return obj
 
-    def _handed_over(self) -> Any:
-        """This object's handle (what a generated method answered), which
-        another object owns from now on: this one lets it go."""
-        self._closed = True
-        return self._handle
+    @classmethod
+    def _made_by(cls: Type[R], backend: Backend, handle: Any, by: Optional["Resource"]) -> R:
+        """An object owning ``handle``, which a generated method or
+        constructor of ``by`` (its receiver, or a constructor's first handle;
+        None if none) was just given: the hook by which generated code makes
+        a public class (``register_owner``). It keeps the device ``by`` is or
+        belongs to as ``device``; a class needing more overrides it."""
+        obj = cls._from_handle(backend, handle)
+        device = device_of(by)
+        if device is not None:
+            obj.__dict__["device"] = device
+        return obj
 
     def _own(self, base: "Resource") -> None:
         """Makes this object the owner of ``base``'s handle (the object a
         generated constructor answered), which lets it go."""
-        Resource.__init__(self, base._b, base._handed_over())
-
-    @classmethod
-    def _take(cls: Type[R], base: "Resource", **attrs: Any) -> R:
-        """An object of this class owning ``base``'s handle (the object a
-        generated method answered), with the attributes ``attrs``."""
-        obj = cls.__new__(cls)
-        obj._own(base)
-        obj.__dict__.update(attrs)
-        return obj
+        base._closed = True
+        Resource.__init__(self, base._b, base._handle)
 
     @property
     def backend(self) -> Backend:
@@ -177,6 +176,11 @@ class Resource:
             else f"handle=0x{self._b.handle_int(self._handle):x}"
         )
         return f"<cuabi.{type(self).__name__} {state}>"
+
+
+def device_of(by: Optional[Resource]) -> Any:
+    """The device ``by`` is or belongs to (its ``device``), or None."""
+    return by if by is None or by._handle_type == "cuabi_device" else getattr(by, "device", None)
 
 
 def dim3(value: Union[int, Tuple[int, ...], Any], what: str) -> Tuple[int, int, int]:

@@ -15,7 +15,6 @@ from ._base import (
     check_i32,
     check_size,
     check_u32,
-    no_nul,
     opt_bytes,
     resolve_backend,
 )
@@ -40,6 +39,7 @@ from ._objects import (
     DeviceBase,
     EventBase,
     HostBufferBase,
+    ModuleBase,
     StreamBase,
     device_count,
     driver_path,
@@ -54,7 +54,6 @@ from ._objects import (
 from ._options import CompileOptions, OptionsArg, desc_fields, merged_options
 from ._program import Headers, Module, normalize_headers
 from ._stream import Event, Stream, event_flags, stream_arg
-from ._green import SmResource
 
 __all__ = [
     "Device",
@@ -257,19 +256,17 @@ class Device(DeviceBase):
     def load_module(self, image: Union[bytes, str, "os.PathLike[str]"]) -> Module:
         """Loads CUBIN, PTX or fatbin: ``bytes`` are the image, a ``str`` or
         path-like is a file name."""
+        if not isinstance(image, (bytes, bytearray, memoryview)):
+            return ModuleBase.load_file(self, os.fsencode(image))
         b = self._b
-        if isinstance(image, (bytes, bytearray, memoryview)):
-            address, nbytes, _keep = host_address(bytes(image), writable=False)
-            h = b.get(
-                "cuabi_module_load_data",
-                self._handle,
-                b.pointer(address),
-                nbytes,
-                out="cuabi_module",
-            )
-        else:
-            path = no_nul(os.fsencode(image), "path")
-            h = b.get("cuabi_module_load_file", self._handle, path, out="cuabi_module")
+        address, nbytes, _keep = host_address(bytes(image), writable=False)
+        h = b.get(
+            "cuabi_module_load_data",
+            self._handle,
+            b.pointer(address),
+            nbytes,
+            out="cuabi_module",
+        )
         return Module(b, h, self)
 
     # -- memory ------------------------------------------------------------
@@ -451,8 +448,7 @@ class Device(DeviceBase):
         attached to the host at first (only the host, and streams it is
         attached to, may touch it)."""
         flags = int(ManagedFlag.ATTACH_HOST) if attach_host else 0
-        base = BufferBase.alloc_managed(self, check_size(nbytes, "nbytes"), flags)
-        return DeviceBuffer._adopt(self._b, base._handed_over(), self, dtype, shape)
+        return BufferBase.alloc_managed(self, check_size(nbytes, "nbytes"), flags)._typed(dtype, shape)
 
     def alloc_pitched(
         self, width_bytes: int, height: int, element_size: int = 4
@@ -464,10 +460,11 @@ class Device(DeviceBase):
         and out with :func:`cuabi.copy_3d`, or read them as a texture."""
         width_bytes = check_size(width_bytes, "width_bytes")
         height = check_size(height, "height")
-        base = BufferBase.alloc_pitched(
+        buf = BufferBase.alloc_pitched(
             self, width_bytes, height, check_u32(element_size, "element_size")
         )
-        return DeviceBuffer._adopt(self._b, base._handed_over(), self, rows=(width_bytes, height))
+        buf._rows = (width_bytes, height)
+        return buf
 
     def alloc_growable(
         self, nbytes: int, reserve: int, dtype: Any = None, shape: Shape = None
@@ -478,10 +475,9 @@ class Device(DeviceBase):
         contents stay. Both are multiples of :attr:`vm_granularity` (the
         minimum). It is a DeviceBuffer like any other (copies, kernels,
         DLPack); its size is what is mapped."""
-        base = BufferBase.alloc_growable(
+        return BufferBase.alloc_growable(
             self, check_size(nbytes, "nbytes"), check_size(reserve, "reserve")
-        )
-        return DeviceBuffer._adopt(self._b, base._handed_over(), self, dtype, shape)
+        )._typed(dtype, shape)
 
     @property
     def default_memory_pool(self) -> MemoryPool:
@@ -489,13 +485,9 @@ class Device(DeviceBase):
         when given no pool, shared with the CUDA runtime's cudaMallocAsync
         (and so with CuPy's and PyTorch's stream-ordered allocators).
         Closing this object leaves the pool itself alone."""
-        return MemoryPool._take(super().default_memory_pool, device=self, is_default=True)
-
-    @property
-    def sm_resource(self) -> SmResource:
-        """All the device's SMs, to split into green contexts
-        (cuabi_device_get_sm_resource)."""
-        return SmResource._take(super().sm_resource, device=self)
+        pool = super().default_memory_pool
+        pool.is_default = True
+        return pool
 
     def empty(self, shape: Union[int, Sequence[int]], dtype: Any = "float32") -> DeviceBuffer:
         """An uninitialised typed buffer of ``shape`` and ``dtype``."""
@@ -536,14 +528,12 @@ class Device(DeviceBase):
             # DLPack alone: taken over through the core, which checks it.
             return from_dlpack(obj, backend=self._b)
         ptr, nbytes, dtype, shape, keep = foreign_memory(obj, nbytes)
-        h = BufferBase.wrap(self, check_size(ptr, "device_ptr"), check_size(nbytes, "nbytes"))
-        typed_shape = shape if dtype is not None else None
-        return DeviceBuffer._adopt(self._b, h._handed_over(), self, dtype, typed_shape, keep)
+        buf = BufferBase.wrap(self, check_size(ptr, "device_ptr"), check_size(nbytes, "nbytes"))
+        return buf._typed(dtype, shape if dtype is not None else None, keep)
 
     def host_alloc(self, nbytes: int) -> PinnedBuffer:
         """``nbytes`` of page-locked host memory."""
-        base = HostBufferBase.alloc(self, check_size(nbytes, "nbytes"))
-        return PinnedBuffer(self._b, base._handed_over(), self)
+        return HostBufferBase.alloc(self, check_size(nbytes, "nbytes"))
 
     def pin(self, array: Any) -> PinnedBuffer:
         """Pins ``array`` (a writable, C-contiguous NumPy array or buffer) in
@@ -565,8 +555,7 @@ class Device(DeviceBase):
     def create_stream(self, non_blocking: bool = False, priority: int = 0) -> Stream:
         """A new stream (``non_blocking``: no implicit sync with the default stream)."""
         flags = StreamFlag.NON_BLOCKING if non_blocking else 0
-        base = StreamBase.create(self, flags, check_i32(priority, "priority"))
-        return Stream(self._b, base._handed_over(), self)
+        return StreamBase.create(self, flags, check_i32(priority, "priority"))
 
     def wrap_stream(self, stream: Any) -> Stream:
         """A Stream over someone else's CUstream (not destroyed on release):
@@ -582,8 +571,9 @@ class Device(DeviceBase):
             raw = int(stream.ptr)
         else:
             raise TypeError(f"cannot find a CUstream in a {type(stream).__name__}")
-        base = StreamBase.wrap(self, check_size(raw, "cu_stream"))
-        return Stream(self._b, base._handed_over(), self, owner=stream)
+        wrapped = StreamBase.wrap(self, check_size(raw, "cu_stream"))
+        wrapped._owner = stream  # kept alive
+        return wrapped
 
     def create_event(
         self,
@@ -595,8 +585,7 @@ class Device(DeviceBase):
         interprocess=...)``. ``timing=False`` is cheaper, for ordering only;
         ``interprocess=True`` makes one another process can open
         (:meth:`Event.ipc_handle`), which needs timing off (the default then)."""
-        base = EventBase.create(self, event_flags(timing, blocking_sync, interprocess))
-        return Event(self._b, base._handed_over(), self)
+        return EventBase.create(self, event_flags(timing, blocking_sync, interprocess))
 
     # -- peers ---------------------------------------------------------------------
     # can_access_peer, enable_peer_access, disable_peer_access: DeviceBase.

@@ -162,6 +162,16 @@ _DESTRUCTOR = _DESTRUCTOR_T(_capsule_destructor)
 _DESTRUCTOR_ADDR = ctypes.cast(_DESTRUCTOR, ctypes.c_void_p).value
 
 
+def _compact_strides(shape: Sequence[int], itemsize: int) -> Tuple[int, ...]:
+    """The strides, in bytes (in elements for an ``itemsize`` of 1), of compact row-major memory of ``shape``."""
+    strides: List[int] = []
+    step = itemsize
+    for extent in reversed(shape):
+        strides.append(step)
+        step *= max(int(extent), 1)
+    return tuple(reversed(strides))
+
+
 def dtype_to_dlpack(dtype: Any) -> Tuple[int, int, int]:
     """(code, bits, lanes) of a NumPy dtype."""
     import numpy as np
@@ -190,12 +200,7 @@ def make_capsule(
     code, bits, lanes = dtype_to_dlpack(dtype)
     ndim = len(shape)
     shape_arr = (ctypes.c_int64 * max(ndim, 1))(*shape)
-    strides = []
-    step = 1
-    for extent in reversed(shape):
-        strides.append(step)
-        step *= max(int(extent), 1)
-    strides_arr = (ctypes.c_int64 * max(ndim, 1))(*reversed(strides))
+    strides_arr = (ctypes.c_int64 * max(ndim, 1))(*_compact_strides(shape, 1))
     if versioned:
         managed: Any = DLManagedTensorVersioned()
         managed.version = DLPackVersion(DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION)
@@ -421,12 +426,7 @@ def export_capsule(
     code, bits, lanes = dtype_to_dlpack(dtype)
     ndim = len(shape)
     shape_arr = (ctypes.c_int64 * max(ndim, 1))(*shape)
-    strides: List[int] = []
-    step = 1
-    for extent in reversed(shape):
-        strides.append(step)
-        step *= max(int(extent), 1)
-    strides_arr = (ctypes.c_int64 * max(ndim, 1))(*reversed(strides))
+    strides_arr = (ctypes.c_int64 * max(ndim, 1))(*_compact_strides(shape, 1))
     out = ctypes.c_void_p()
     status = _core(backend).cuabi_buffer_export_dlpack(
         backend.handle_int(handle),

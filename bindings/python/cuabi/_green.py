@@ -43,12 +43,11 @@ class SmResource(SmResourceBase):
         """Group ``index`` of a split into ``group_count`` groups of at least
         ``min_sm_count`` SMs (0: the least the device allows); ``index ==
         group_count`` is the remainder (cuabi_sm_resource_split)."""
-        base = super().split(
+        return super().split(
             check_u32(group_count, "group_count"),
             check_u32(min_sm_count, "min_sm_count"),
             check_u32(index, "index"),
         )
-        return SmResource._take(base, device=self.device)
 
     def split_groups(
         self, group_count: int, min_sm_count: int = 0
@@ -79,16 +78,10 @@ class GreenContext(GreenContextBase):
         self._own(GreenContextBase.create(resource))
         self.device = resource.device
 
-    @property
-    def sm_resource(self) -> SmResource:
-        """The context's SMs, which may be split again."""
-        return SmResource._take(super().sm_resource, device=self.device)
-
     def create_stream(self, priority: int = 0) -> Stream:  # type: ignore[override]
         """A new non-blocking stream whose work runs in this context
         (cuabi_green_context_create_stream)."""
-        base = super().create_stream(int(StreamFlag.NON_BLOCKING), check_i32(priority, "priority"))
-        return Stream(self._b, base._handed_over(), self.device)
+        return super().create_stream(int(StreamFlag.NON_BLOCKING), check_i32(priority, "priority"))
 
     def __repr__(self) -> str:
         try:
@@ -130,11 +123,9 @@ class TensorMap(TensorMapBase):
     ) -> "TensorMap":
         """A tiled map (cuabi_tensor_map_encode_tiled)."""
         _lend(buffer)
-        return cls._take(
-            TensorMapBase.encode_tiled(
-                buffer, offset, int(data_type), sizes, strides, box, element_strides,
-                int(interleave), int(swizzle), int(l2_promotion), int(oob_fill),
-            )
+        return TensorMapBase.encode_tiled(
+            buffer, offset, int(data_type), sizes, strides, box, element_strides,
+            int(interleave), int(swizzle), int(l2_promotion), int(oob_fill),
         )
 
     @classmethod
@@ -158,12 +149,10 @@ class TensorMap(TensorMapBase):
     ) -> "TensorMap":
         """An im2col map (cuabi_tensor_map_encode_im2col)."""
         _lend(buffer)
-        return cls._take(
-            TensorMapBase.encode_im2col(
-                buffer, offset, int(data_type), sizes, strides, element_strides, lower_corner,
-                upper_corner, channels_per_pixel, pixels_per_column, int(interleave),
-                int(swizzle), int(l2_promotion), int(oob_fill),
-            )
+        return TensorMapBase.encode_im2col(
+            buffer, offset, int(data_type), sizes, strides, element_strides, lower_corner,
+            upper_corner, channels_per_pixel, pixels_per_column, int(interleave),
+            int(swizzle), int(l2_promotion), int(oob_fill),
         )
 
 

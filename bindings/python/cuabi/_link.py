@@ -183,9 +183,8 @@ class Linker(LinkerBase):
         """Links what was added and loads the result on the device. Raises
         CompileError with the linker's ``.log`` when the link fails (a
         missing symbol, an input of another architecture ...)."""
-        b = self._b
         try:
-            h = b.get("cuabi_linker_link", self._handle, out="cuabi_module")
+            return super().link()
         except CompileError as exc:
             if not exc.log:
                 try:
@@ -193,7 +192,6 @@ class Linker(LinkerBase):
                 except Exception:
                     pass
             raise
-        return Module(b, h, self.device)
 
     def link_async(
         self, *, executor: Optional[concurrent.futures.Executor] = None
@@ -250,7 +248,9 @@ class Library(LibraryBase):
         """The library as a module of ``device``: its kernels (plain C++
         names included), globals and listing."""
         dev = device_arg(device)
-        return Module._take(super().get_module(dev), device=dev)
+        module = super().get_module(dev)
+        module.device = dev
+        return module
 
     module = get_module
 

@@ -34,9 +34,11 @@ from ._base import (
     check_int,
     check_size,
     check_u32,
+    device_of,
 )
 from ._loader import Backend
-from ._packing import _compact_strides, register_pointer_type
+from ._dlpack import _compact_strides
+from ._packing import register_pointer_type
 from ._hostmem import Location, device_arg, host_address, ipc_handle_arg, location_arg
 from ._stream import Stream, call_ordered, stream_arg
 from . import _buffer_cache
@@ -389,7 +391,6 @@ class DeviceBuffer(_ArrayExport, BufferBase):
     ) -> None:
         Resource.__init__(self, backend, handle)
         self.device = device
-        self._foreign = owner  # wrapped memory's owner, kept alive
         # The pool a stream-ordered or IPC buffer came from (the core keeps
         # it alive too), and a pitched buffer's (width_bytes, height).
         self.pool = pool
@@ -399,9 +400,16 @@ class DeviceBuffer(_ArrayExport, BufferBase):
         self._ptr: Optional[int] = self.pointer
         self._nbytes = int(self._b.get("cuabi_buffer_get_size", self._handle, out="size_t"))
         self._ordinal: Optional[int] = None
+        self._typed(dtype, shape, owner)
+        self._cai_stream = None
+
+    def _typed(self, dtype: Any, shape: Shape, owner: Any = None) -> "DeviceBuffer":
+        """This buffer, just made, as ``shape`` of ``dtype`` (None: bytes),
+        keeping ``owner`` (wrapped memory's owner) alive."""
+        self._foreign = owner
         self._dtype, self._typestr, itemsize = _dtype_info(dtype)
         self.shape = _shape_for(shape, self._nbytes, itemsize, "the buffer")
-        self._cai_stream = None
+        return self
 
     @classmethod
     def _adopt(
@@ -414,6 +422,10 @@ class DeviceBuffer(_ArrayExport, BufferBase):
         except BaseException:
             backend.lib.cuabi_buffer_release(handle)
             raise
+
+    @classmethod
+    def _made_by(cls, backend: Backend, handle: Any, by: Any) -> Any:
+        return cls._adopt(backend, handle, device_of(by))
 
     def _owner(self) -> "DeviceBuffer":
         return self
@@ -970,6 +982,10 @@ class PinnedBuffer(HostBufferBase):
         self._ptr = self.pointer
         self._nbytes = self.size
 
+    @classmethod
+    def _made_by(cls, backend: Backend, handle: Any, by: Any) -> Any:
+        return cls(backend, handle, device_of(by))
+
     @property
     def ptr(self) -> int:
         """The host address."""
@@ -1022,7 +1038,7 @@ class MemoryPool(MemoryPoolBase):
 
 
     device: "Device"
-    is_default: bool
+    is_default = False  # the device's default pool (Device.default_memory_pool)
 
     def __init__(
         self,
@@ -1043,7 +1059,6 @@ class MemoryPool(MemoryPoolBase):
         h = b.get("cuabi_memory_pool_create", dev.handle, arg, out="cuabi_memory_pool")
         Resource.__init__(self, b, h)
         self.device = dev
-        self.is_default = False
 
     @classmethod
     def import_fd(cls, device: DeviceBase, fd: int) -> "MemoryPool":
@@ -1051,9 +1066,7 @@ class MemoryPool(MemoryPoolBase):
         :meth:`export_fd` (``fd`` inherited or received over a Unix socket;
         it stays the caller's to close). Open its buffers with
         ``DeviceBuffer.open_ipc(device, handle, pool=this pool)``."""
-        dev = device_arg(device)
-        base = super().import_fd(dev, check_i32(fd, "fd"))
-        return cls._take(base, device=dev, is_default=False)
+        return super().import_fd(device_arg(device), check_i32(fd, "fd"))
 
     @property
     def release_threshold(self) -> int:

@@ -57,22 +57,42 @@ from ._base import (
 )
 from ._loader import Backend
 
-if TYPE_CHECKING:  # the hand-written types of built structs
+if TYPE_CHECKING:  # the hand-written types of built structs and public classes
+    from ._arrays import Surface
     from ._batch import Copy3dOp
     from ._batch import ManagedRange
     from ._batch import MemOp
+    from ._device import Device
+    from ._green import GreenContext
+    from ._green import SmResource
+    from ._green import TensorMap
+    from ._link import Library
+    from ._memory import DeviceBuffer
+    from ._memory import MemoryPool
+    from ._memory import PinnedBuffer
+    from ._program import Module
+    from ._program import Program
+    from ._stream import Event
+    from ._stream import Graph
+    from ._stream import GraphExec
+    from ._stream import Stream
+    from ._vmm import AddressRange
+    from ._vmm import PhysicalMemory
 
 BackendArg = Union[Backend, str, None]
 NOT_READY = _api.CUABI_ERROR_NOT_READY
 
-# The public class of each kind of handle, named when an argument of
-# another type is refused: the hand-written one registered for it.
+# The public class of each kind of handle, the hand-written one registered
+# for it: what a generated call answers a new handle of that kind in (made
+# by its _made_by hook), and what is named when an argument of another
+# type is refused.
 _OWNERS: Dict[str, Any] = {}
 
 
 def register_owner(handle_type: str, cls: Any) -> None:
     """Names ``cls`` (which extends the generated class of ``handle_type``)
-    as the class an argument of that kind must be."""
+    as the public class of that kind: what a generated call answers and
+    an argument of that kind must be (scripts/regen finds these calls)."""
     _OWNERS[handle_type] = cls
 
 
@@ -465,7 +485,7 @@ class DeviceBase(Resource):
     _handle_type = "cuabi_device"
 
     @classmethod
-    def get(cls, ordinal: int, *, backend: BackendArg = None) -> DeviceBase:
+    def get(cls, ordinal: int, *, backend: BackendArg = None) -> "Device":
         """cuabi_device_get: A handle to device `ordinal` that holds its primary context
         (retained until the last object that needs it is released). Each call returns a
         new handle; release each. CUABI_ERROR_NO_DEVICE for an ordinal out of range."""
@@ -474,7 +494,8 @@ class DeviceBase(Resource):
         status = b.fn.cuabi_device_get(check_int(ordinal, "ordinal", INT32_MIN, INT32_MAX), b.ref(out_box))
         if status:
             raise b.error(status, "cuabi_device_get")
-        return DeviceBase._from_handle(b, b.value(out_box))
+        made: "Device" = _OWNERS["cuabi_device"]._made_by(b, b.value(out_box), None)
+        return made
 
     @property
     def ordinal(self) -> int:
@@ -631,7 +652,7 @@ class DeviceBase(Resource):
             raise b.error(status, "cuabi_device_reset_persisting_l2")
 
     @property
-    def default_memory_pool(self) -> MemoryPoolBase:
+    def default_memory_pool(self) -> "MemoryPool":
         """cuabi_device_get_default_memory_pool: The device's default pool, the one
         cuabi_buffer_alloc_async uses when given no pool (and the CUDA runtime's
         cudaMallocAsync, CuPy's and PyTorch's stream-ordered allocators share).
@@ -641,7 +662,8 @@ class DeviceBase(Resource):
         status = b.fn.cuabi_device_get_default_memory_pool(self._handle, b.ref(out_box))
         if status:
             raise b.error(status, "cuabi_device_get_default_memory_pool")
-        return MemoryPoolBase._from_handle(b, b.value(out_box))
+        made: "MemoryPool" = _OWNERS["cuabi_memory_pool"]._made_by(b, b.value(out_box), self)
+        return made
 
     def can_access_peer(self, peer: DeviceBase) -> bool:
         """cuabi_device_can_access_peer: `can_access` receives 1 when kernels on
@@ -725,7 +747,7 @@ class DeviceBase(Resource):
             raise b.error(status, "cuabi_device_profiler_stop")
 
     @property
-    def sm_resource(self) -> SmResourceBase:
+    def sm_resource(self) -> "SmResource":
         """cuabi_device_get_sm_resource: The SMs of `device`, all of them, as a resource
         to split (cuDeviceGetDevResource). The resource keeps the device alive."""
         b = self._b
@@ -733,7 +755,8 @@ class DeviceBase(Resource):
         status = b.fn.cuabi_device_get_sm_resource(self._handle, b.ref(out_box))
         if status:
             raise b.error(status, "cuabi_device_get_sm_resource")
-        return SmResourceBase._from_handle(b, b.value(out_box))
+        made: "SmResource" = _OWNERS["cuabi_sm_resource"]._made_by(b, b.value(out_box), self)
+        return made
 
 
 class ProgramBase(Resource):
@@ -743,7 +766,7 @@ class ProgramBase(Resource):
     _handle_type = "cuabi_program"
 
     @classmethod
-    def create(cls, source: Union[str, bytes], name: Optional[Union[str, bytes]], header_sources: Sequence[Union[str, bytes]], header_names: Sequence[Union[str, bytes]], *, backend: BackendArg = None) -> ProgramBase:
+    def create(cls, source: Union[str, bytes], name: Optional[Union[str, bytes]], header_sources: Sequence[Union[str, bytes]], header_names: Sequence[Union[str, bytes]], *, backend: BackendArg = None) -> "Program":
         """cuabi_program_create: Creates an NVRTC program from `source`
         (NUL-terminated). `name` is the file name used in diagnostics (NULL:
         "cuabi_program.cu"). `num_headers` headers are given as parallel arrays:
@@ -760,7 +783,8 @@ class ProgramBase(Resource):
         status = b.fn.cuabi_program_create(source_c, name_c, len(header_sources_c), header_sources_arg, header_names_arg, b.ref(out_box))
         if status:
             raise b.error(status, "cuabi_program_create")
-        return ProgramBase._from_handle(b, b.value(out_box))
+        made: "Program" = _OWNERS["cuabi_program"]._made_by(b, b.value(out_box), None)
+        return made
 
     @property
     def log(self) -> str:
@@ -809,7 +833,7 @@ class ModuleBase(Resource):
     _handle_type = "cuabi_module"
 
     @classmethod
-    def load_file(cls, device: DeviceBase, path: Union[str, bytes]) -> ModuleBase:
+    def load_file(cls, device: DeviceBase, path: Union[str, bytes]) -> "Module":
         """cuabi_module_load_file: Loads a CUBIN, PTX or fatbin file: the bytes at
         `path`, read whole, as cuabi_module_load_data loads them. CUABI_ERROR_IO (the
         errno in cuabi_last_error_code) when the file cannot be opened or read;
@@ -820,7 +844,8 @@ class ModuleBase(Resource):
         status = b.fn.cuabi_module_load_file(device._handle, path_c, b.ref(out_box))
         if status:
             raise b.error(status, "cuabi_module_load_file")
-        return ModuleBase._from_handle(b, b.value(out_box))
+        made: "Module" = _OWNERS["cuabi_module"]._made_by(b, b.value(out_box), device)
+        return made
 
     @property
     def from_cache(self) -> bool:
@@ -1011,17 +1036,18 @@ class BufferBase(Resource):
     _handle_type = "cuabi_buffer"
 
     @classmethod
-    def alloc(cls, device: DeviceBase, bytes: int) -> BufferBase:
+    def alloc(cls, device: DeviceBase, bytes: int) -> "DeviceBuffer":
         """cuabi_buffer_alloc: Allocates `bytes` (> 0) of device memory."""
         b = device._b
         out_box = b.out("cuabi_buffer")
         status = b.fn.cuabi_buffer_alloc(device._handle, check_int(bytes, "bytes", 0, UINT64_MAX), b.ref(out_box))
         if status:
             raise b.error(status, "cuabi_buffer_alloc")
-        return BufferBase._from_handle(b, b.value(out_box))
+        made: "DeviceBuffer" = _OWNERS["cuabi_buffer"]._made_by(b, b.value(out_box), device)
+        return made
 
     @classmethod
-    def wrap(cls, device: DeviceBase, device_ptr: int, bytes: int) -> BufferBase:
+    def wrap(cls, device: DeviceBase, device_ptr: int, bytes: int) -> "DeviceBuffer":
         """cuabi_buffer_wrap: Wraps device memory owned by someone else (CuPy, PyTorch,
         the runtime) without taking ownership: release frees nothing. `device_ptr` is
         the memory's device address (a CUdeviceptr) and `bytes` its size; neither may be
@@ -1032,7 +1058,8 @@ class BufferBase(Resource):
         status = b.fn.cuabi_buffer_wrap(device._handle, check_int(device_ptr, "device_ptr", 0, UINT64_MAX), check_int(bytes, "bytes", 0, UINT64_MAX), b.ref(out_box))
         if status:
             raise b.error(status, "cuabi_buffer_wrap")
-        return BufferBase._from_handle(b, b.value(out_box))
+        made: "DeviceBuffer" = _OWNERS["cuabi_buffer"]._made_by(b, b.value(out_box), device)
+        return made
 
     @property
     def pointer(self) -> int:
@@ -1113,7 +1140,7 @@ class BufferBase(Resource):
         return _api.BufferKind(b.value(kind_box))
 
     @classmethod
-    def alloc_async(cls, device: DeviceBase, bytes: int, pool: Optional[MemoryPoolBase] = None, stream: Optional[StreamBase] = None) -> BufferBase:
+    def alloc_async(cls, device: DeviceBase, bytes: int, pool: Optional[MemoryPoolBase] = None, stream: Optional[StreamBase] = None) -> "DeviceBuffer":
         """cuabi_buffer_alloc_async: Allocates `bytes` (> 0) in stream order on `stream`
         (NULL: the default stream) from `pool` (NULL: the device's default pool): the
         memory may be used by work on `stream` queued after this call, and by other
@@ -1128,7 +1155,8 @@ class BufferBase(Resource):
         status = b.fn.cuabi_buffer_alloc_async(device._handle, check_int(bytes, "bytes", 0, UINT64_MAX), b.NULL if pool is None else _arg(pool, "cuabi_memory_pool", MemoryPoolBase, "pool", b, True), b.NULL if stream is None else _arg(stream, "cuabi_stream", StreamBase, "stream", b, True), b.ref(out_box))
         if status:
             raise b.error(status, "cuabi_buffer_alloc_async")
-        return BufferBase._from_handle(b, b.value(out_box))
+        made: "DeviceBuffer" = _OWNERS["cuabi_buffer"]._made_by(b, b.value(out_box), device)
+        return made
 
     def free_async(self, stream: Optional[StreamBase] = None) -> None:
         """cuabi_buffer_free_async: Frees a stream-ordered buffer in order on `stream`
@@ -1145,7 +1173,7 @@ class BufferBase(Resource):
             raise b.error(status, "cuabi_buffer_free_async")
 
     @classmethod
-    def alloc_with_pointer(cls, device: DeviceBase, bytes: int) -> Tuple[BufferBase, int]:
+    def alloc_with_pointer(cls, device: DeviceBase, bytes: int) -> Tuple["DeviceBuffer", int]:
         """cuabi_buffer_alloc_with_pointer: cuabi_buffer_alloc (`bytes` > 0 of device
         memory, cuMemAlloc) that also answers the new buffer's device address in `ptr`,
         as cuabi_buffer_get_pointer would. The same checks and statuses as
@@ -1157,10 +1185,10 @@ class BufferBase(Resource):
         status = b.fn.cuabi_buffer_alloc_with_pointer(device._handle, check_int(bytes, "bytes", 0, UINT64_MAX), b.ref(out_box), b.ref(ptr_box))
         if status:
             raise b.error(status, "cuabi_buffer_alloc_with_pointer")
-        return BufferBase._from_handle(b, b.value(out_box)), int(b.value(ptr_box))
+        return _OWNERS["cuabi_buffer"]._made_by(b, b.value(out_box), device), int(b.value(ptr_box))
 
     @classmethod
-    def alloc_async_with_pointer(cls, device: DeviceBase, bytes: int, pool: Optional[MemoryPoolBase] = None, stream: Optional[StreamBase] = None) -> Tuple[BufferBase, int]:
+    def alloc_async_with_pointer(cls, device: DeviceBase, bytes: int, pool: Optional[MemoryPoolBase] = None, stream: Optional[StreamBase] = None) -> Tuple["DeviceBuffer", int]:
         """cuabi_buffer_alloc_async_with_pointer: cuabi_buffer_alloc_async that also
         answers the new buffer's device address in `ptr`, as cuabi_buffer_get_pointer
         would: `bytes` (> 0) in stream order on `stream` (NULL: the default stream) from
@@ -1173,10 +1201,10 @@ class BufferBase(Resource):
         status = b.fn.cuabi_buffer_alloc_async_with_pointer(device._handle, check_int(bytes, "bytes", 0, UINT64_MAX), b.NULL if pool is None else _arg(pool, "cuabi_memory_pool", MemoryPoolBase, "pool", b, True), b.NULL if stream is None else _arg(stream, "cuabi_stream", StreamBase, "stream", b, True), b.ref(out_box), b.ref(ptr_box))
         if status:
             raise b.error(status, "cuabi_buffer_alloc_async_with_pointer")
-        return BufferBase._from_handle(b, b.value(out_box)), int(b.value(ptr_box))
+        return _OWNERS["cuabi_buffer"]._made_by(b, b.value(out_box), device), int(b.value(ptr_box))
 
     @classmethod
-    def alloc_managed(cls, device: DeviceBase, bytes: int, flags: int) -> BufferBase:
+    def alloc_managed(cls, device: DeviceBase, bytes: int, flags: int) -> "DeviceBuffer":
         """cuabi_buffer_alloc_managed: Allocates `bytes` (> 0) of managed memory on
         `device`: one address valid on the host and on every device, migrated on demand.
         `flags` is an OR of cuabi_managed_flag_bits (0: every stream may touch it;
@@ -1193,7 +1221,8 @@ class BufferBase(Resource):
         status = b.fn.cuabi_buffer_alloc_managed(device._handle, check_int(bytes, "bytes", 0, UINT64_MAX), check_int(flags, "flags", 0, UINT32_MAX), b.ref(out_box))
         if status:
             raise b.error(status, "cuabi_buffer_alloc_managed")
-        return BufferBase._from_handle(b, b.value(out_box))
+        made: "DeviceBuffer" = _OWNERS["cuabi_buffer"]._made_by(b, b.value(out_box), device)
+        return made
 
     @property
     def host_pointer(self) -> int:
@@ -1228,7 +1257,7 @@ class BufferBase(Resource):
         return _api.CopyPath(b.value(path_box))
 
     @classmethod
-    def from_range(cls, range: AddressRangeBase, device: DeviceBase, offset: int, bytes: int) -> BufferBase:
+    def from_range(cls, range: AddressRangeBase, device: DeviceBase, offset: int, bytes: int) -> "DeviceBuffer":
         """cuabi_buffer_from_range: A buffer (CUABI_BUFFER_RANGE) over [offset, offset +
         bytes) of the range, used by `device`: copies, fills and launches reach the
         mapped memory through it as through any buffer. It keeps the range alive, and
@@ -1242,10 +1271,11 @@ class BufferBase(Resource):
         status = b.fn.cuabi_buffer_from_range(range._handle, _arg(device, "cuabi_device", DeviceBase, "device", b), check_int(offset, "offset", 0, UINT64_MAX), check_int(bytes, "bytes", 0, UINT64_MAX), b.ref(out_box))
         if status:
             raise b.error(status, "cuabi_buffer_from_range")
-        return BufferBase._from_handle(b, b.value(out_box))
+        made: "DeviceBuffer" = _OWNERS["cuabi_buffer"]._made_by(b, b.value(out_box), range)
+        return made
 
     @classmethod
-    def alloc_growable(cls, device: DeviceBase, bytes: int, reserve_bytes: int) -> BufferBase:
+    def alloc_growable(cls, device: DeviceBase, bytes: int, reserve_bytes: int) -> "DeviceBuffer":
         """cuabi_buffer_alloc_growable: A buffer that grows in place
         (CUABI_BUFFER_GROWABLE): `reserve_bytes` of device addresses are reserved once
         and memory of `device` is mapped behind them as it grows (cuabi_buffer_grow), so
@@ -1260,7 +1290,8 @@ class BufferBase(Resource):
         status = b.fn.cuabi_buffer_alloc_growable(device._handle, check_int(bytes, "bytes", 0, UINT64_MAX), check_int(reserve_bytes, "reserve_bytes", 0, UINT64_MAX), b.ref(out_box))
         if status:
             raise b.error(status, "cuabi_buffer_alloc_growable")
-        return BufferBase._from_handle(b, b.value(out_box))
+        made: "DeviceBuffer" = _OWNERS["cuabi_buffer"]._made_by(b, b.value(out_box), device)
+        return made
 
     def grow(self, bytes: int) -> None:
         """cuabi_buffer_grow: Grows a growable buffer to `bytes` (a multiple of the
@@ -1287,7 +1318,7 @@ class BufferBase(Resource):
         return int(b.value(bytes_box))
 
     @classmethod
-    def alloc_pitched(cls, device: DeviceBase, width_bytes: int, height: int, element_size: int) -> BufferBase:
+    def alloc_pitched(cls, device: DeviceBase, width_bytes: int, height: int, element_size: int) -> "DeviceBuffer":
         """cuabi_buffer_alloc_pitched: Allocates `height` rows of at least `width_bytes`
         each, each row padded so that rows of elements of `element_size` (4, 8 or 16)
         bytes stay aligned for the device (cuMemAllocPitch). The row pitch is
@@ -1297,7 +1328,8 @@ class BufferBase(Resource):
         status = b.fn.cuabi_buffer_alloc_pitched(device._handle, check_int(width_bytes, "width_bytes", 0, UINT64_MAX), check_int(height, "height", 0, UINT64_MAX), check_int(element_size, "element_size", 0, UINT32_MAX), b.ref(out_box))
         if status:
             raise b.error(status, "cuabi_buffer_alloc_pitched")
-        return BufferBase._from_handle(b, b.value(out_box))
+        made: "DeviceBuffer" = _OWNERS["cuabi_buffer"]._made_by(b, b.value(out_box), device)
+        return made
 
     @property
     def pitch(self) -> int:
@@ -1328,7 +1360,7 @@ class HostBufferBase(Resource):
     _handle_type = "cuabi_host_buffer"
 
     @classmethod
-    def alloc(cls, device: DeviceBase, bytes: int) -> HostBufferBase:
+    def alloc(cls, device: DeviceBase, bytes: int) -> "PinnedBuffer":
         """cuabi_host_buffer_alloc: Allocates `bytes` (> 0) of pinned host memory,
         usable from every context."""
         b = device._b
@@ -1336,7 +1368,8 @@ class HostBufferBase(Resource):
         status = b.fn.cuabi_host_buffer_alloc(device._handle, check_int(bytes, "bytes", 0, UINT64_MAX), b.ref(out_box))
         if status:
             raise b.error(status, "cuabi_host_buffer_alloc")
-        return HostBufferBase._from_handle(b, b.value(out_box))
+        made: "PinnedBuffer" = _OWNERS["cuabi_host_buffer"]._made_by(b, b.value(out_box), device)
+        return made
 
     @property
     def pointer(self) -> int:
@@ -1368,7 +1401,7 @@ class StreamBase(Resource):
     _handle_type = "cuabi_stream"
 
     @classmethod
-    def create(cls, device: DeviceBase, flags: int, priority: int) -> StreamBase:
+    def create(cls, device: DeviceBase, flags: int, priority: int) -> "Stream":
         """cuabi_stream_create: A new stream on `device`. `flags` is an OR of
         cuabi_stream_flag_bits (unknown bits answer CUABI_ERROR_INVALID_ARGUMENT);
         `priority` 0 is the default (see cuabi_device_get_stream_priority_range)."""
@@ -1377,10 +1410,11 @@ class StreamBase(Resource):
         status = b.fn.cuabi_stream_create(device._handle, check_int(flags, "flags", 0, UINT32_MAX), check_int(priority, "priority", INT32_MIN, INT32_MAX), b.ref(out_box))
         if status:
             raise b.error(status, "cuabi_stream_create")
-        return StreamBase._from_handle(b, b.value(out_box))
+        made: "Stream" = _OWNERS["cuabi_stream"]._made_by(b, b.value(out_box), device)
+        return made
 
     @classmethod
-    def wrap(cls, device: DeviceBase, cu_stream: int) -> StreamBase:
+    def wrap(cls, device: DeviceBase, cu_stream: int) -> "Stream":
         """cuabi_stream_wrap: Wraps `cu_stream`, a CUstream (a cudaStream_t) owned by
         someone else; release does not destroy it. It must belong to `device`'s primary
         context."""
@@ -1389,7 +1423,8 @@ class StreamBase(Resource):
         status = b.fn.cuabi_stream_wrap(device._handle, check_int(cu_stream, "cu_stream", 0, UINT64_MAX), b.ref(out_box))
         if status:
             raise b.error(status, "cuabi_stream_wrap")
-        return StreamBase._from_handle(b, b.value(out_box))
+        made: "Stream" = _OWNERS["cuabi_stream"]._made_by(b, b.value(out_box), device)
+        return made
 
     @property
     def id(self) -> int:
@@ -1642,14 +1677,15 @@ class StreamBase(Resource):
         if status:
             raise b.error(status, "cuabi_stream_begin_capture")
 
-    def end_capture(self) -> GraphBase:
+    def end_capture(self) -> "Graph":
         """cuabi_stream_end_capture: Ends the capture and returns the graph."""
         b = self._b
         out_box = b.out("cuabi_graph")
         status = b.fn.cuabi_stream_end_capture(self._handle, b.ref(out_box))
         if status:
             raise b.error(status, "cuabi_stream_end_capture")
-        return GraphBase._from_handle(b, b.value(out_box))
+        made: "Graph" = _OWNERS["cuabi_graph"]._made_by(b, b.value(out_box), self)
+        return made
 
     def begin_capture_to_graph(self, graph: GraphBase, after: Optional[GraphNodeBase], mode: int) -> None:
         """cuabi_stream_begin_capture_to_graph: Starts capturing the work submitted to
@@ -1691,7 +1727,7 @@ class EventBase(Resource):
     _handle_type = "cuabi_event"
 
     @classmethod
-    def create(cls, device: DeviceBase, flags: int) -> EventBase:
+    def create(cls, device: DeviceBase, flags: int) -> "Event":
         """cuabi_event_create: A new event on `device` with `flags`
         (cuabi_event_flag_bits; 0: a timing event). Unknown bits, or
         CUABI_EVENT_INTERPROCESS without CUABI_EVENT_DISABLE_TIMING, answer
@@ -1701,7 +1737,8 @@ class EventBase(Resource):
         status = b.fn.cuabi_event_create(device._handle, check_int(flags, "flags", 0, UINT32_MAX), b.ref(out_box))
         if status:
             raise b.error(status, "cuabi_event_create")
-        return EventBase._from_handle(b, b.value(out_box))
+        made: "Event" = _OWNERS["cuabi_event"]._made_by(b, b.value(out_box), device)
+        return made
 
     def synchronize(self) -> None:
         """cuabi_event_synchronize: Waits until the work the event's latest record
@@ -1753,7 +1790,7 @@ class GraphBase(Resource):
             raise b.error(status, "cuabi_graph_get_node_count")
         return int(b.value(count_box))
 
-    def instantiate(self) -> GraphExecBase:
+    def instantiate(self) -> "GraphExec":
         """cuabi_graph_instantiate: Instantiates the graph into an executable graph to
         launch (cuGraphInstantiateWithFlags)."""
         b = self._b
@@ -1761,7 +1798,8 @@ class GraphBase(Resource):
         status = b.fn.cuabi_graph_instantiate(self._handle, b.ref(out_box))
         if status:
             raise b.error(status, "cuabi_graph_instantiate")
-        return GraphExecBase._from_handle(b, b.value(out_box))
+        made: "GraphExec" = _OWNERS["cuabi_graph_exec"]._made_by(b, b.value(out_box), self)
+        return made
 
     @property
     def kernel_node_count(self) -> int:
@@ -1776,7 +1814,7 @@ class GraphBase(Resource):
         return int(b.value(count_box))
 
     @classmethod
-    def create(cls, device: DeviceBase) -> GraphBase:
+    def create(cls, device: DeviceBase) -> "Graph":
         """cuabi_graph_create: An empty graph on `device`, to fill node by node
         (cuGraphCreate). Every cuabi_graph_add_* call of this section adds one node and
         answers it as a cuabi_graph_node, which keeps the graph alive; the graph keeps
@@ -1789,7 +1827,8 @@ class GraphBase(Resource):
         status = b.fn.cuabi_graph_create(device._handle, b.ref(out_box))
         if status:
             raise b.error(status, "cuabi_graph_create")
-        return GraphBase._from_handle(b, b.value(out_box))
+        made: "Graph" = _OWNERS["cuabi_graph"]._made_by(b, b.value(out_box), device)
+        return made
 
     def add_empty_node(self, after: Optional[GraphNodeBase] = None) -> GraphNodeBase:
         """cuabi_graph_add_empty_node: A node that does nothing but order: `after`
@@ -1946,7 +1985,7 @@ class GraphBase(Resource):
             raise b.error(status, "cuabi_graph_add_conditional_node")
         return GraphNodeBase._from_handle(b, b.value(out_box))
 
-    def clone(self) -> GraphBase:
+    def clone(self) -> "Graph":
         """cuabi_graph_clone: A copy of `graph` with its nodes and edges (cuGraphClone),
         in `out`. A graph that holds a conditional node, or is the body of one, answers
         CUABI_ERROR_NOT_SUPPORTED: the driver clones neither."""
@@ -1955,7 +1994,8 @@ class GraphBase(Resource):
         status = b.fn.cuabi_graph_clone(self._handle, b.ref(out_box))
         if status:
             raise b.error(status, "cuabi_graph_clone")
-        return GraphBase._from_handle(b, b.value(out_box))
+        made: "Graph" = _OWNERS["cuabi_graph"]._made_by(b, b.value(out_box), self)
+        return made
 
     def write_dot(self, path: Union[str, bytes]) -> None:
         """cuabi_graph_write_dot: Writes the graph as Graphviz DOT text, every node's
@@ -1967,7 +2007,7 @@ class GraphBase(Resource):
         if status:
             raise b.error(status, "cuabi_graph_write_dot")
 
-    def instantiate_with_flags(self, flags: int, upload_stream: Optional[StreamBase] = None) -> GraphExecBase:
+    def instantiate_with_flags(self, flags: int, upload_stream: Optional[StreamBase] = None) -> "GraphExec":
         """cuabi_graph_instantiate_with_flags: Instantiates the graph with `flags`
         (cuabi_graph_instantiate_flags; an undefined bit answers
         CUABI_ERROR_INVALID_ARGUMENT). With CUABI_GRAPH_INSTANTIATE_UPLOAD the graph is
@@ -1977,7 +2017,8 @@ class GraphBase(Resource):
         status = b.fn.cuabi_graph_instantiate_with_flags(self._handle, check_int(flags, "flags", 0, UINT32_MAX), b.NULL if upload_stream is None else _arg(upload_stream, "cuabi_stream", StreamBase, "upload_stream", b, True), b.ref(out_box))
         if status:
             raise b.error(status, "cuabi_graph_instantiate_with_flags")
-        return GraphExecBase._from_handle(b, b.value(out_box))
+        made: "GraphExec" = _OWNERS["cuabi_graph_exec"]._made_by(b, b.value(out_box), self)
+        return made
 
 
 class GraphExecBase(Resource):
@@ -2163,7 +2204,7 @@ class MemoryPoolBase(Resource):
         return int(b.value(fd_box))
 
     @classmethod
-    def import_fd(cls, device: DeviceBase, fd: int) -> MemoryPoolBase:
+    def import_fd(cls, device: DeviceBase, fd: int) -> "MemoryPool":
         """cuabi_memory_pool_import_fd: Opens a pool another process exported, on
         `device`. `fd` stays the caller's to close."""
         b = device._b
@@ -2171,7 +2212,8 @@ class MemoryPoolBase(Resource):
         status = b.fn.cuabi_memory_pool_import_fd(device._handle, check_int(fd, "fd", INT32_MIN, INT32_MAX), b.ref(out_box))
         if status:
             raise b.error(status, "cuabi_memory_pool_import_fd")
-        return MemoryPoolBase._from_handle(b, b.value(out_box))
+        made: "MemoryPool" = _OWNERS["cuabi_memory_pool"]._made_by(b, b.value(out_box), device)
+        return made
 
 
 class ArrayBase(Resource):
@@ -2206,7 +2248,7 @@ class SurfaceBase(Resource):
     _handle_type = "cuabi_surface"
 
     @classmethod
-    def create(cls, array: ArrayBase) -> SurfaceBase:
+    def create(cls, array: ArrayBase) -> "Surface":
         """cuabi_surface_create: A surface object over an array made with
         CUABI_ARRAY_SURFACE_LOAD_STORE; it keeps the array alive."""
         b = array._b
@@ -2214,7 +2256,8 @@ class SurfaceBase(Resource):
         status = b.fn.cuabi_surface_create(array._handle, b.ref(out_box))
         if status:
             raise b.error(status, "cuabi_surface_create")
-        return SurfaceBase._from_handle(b, b.value(out_box))
+        made: "Surface" = _OWNERS["cuabi_surface"]._made_by(b, b.value(out_box), array)
+        return made
 
 
 class LinkerBase(Resource):
@@ -2223,7 +2266,7 @@ class LinkerBase(Resource):
     _release_fn = "cuabi_linker_release"
     _handle_type = "cuabi_linker"
 
-    def link(self) -> ModuleBase:
+    def link(self) -> "Module":
         """cuabi_linker_link: Links what was added and loads the result on the linker's
         device. A linker links once. Linked images go through the compile cache, keyed
         on every input's kind, name and bytes, the options, the backend, the target and
@@ -2235,7 +2278,8 @@ class LinkerBase(Resource):
         status = b.fn.cuabi_linker_link(self._handle, b.ref(out_box))
         if status:
             raise b.error(status, "cuabi_linker_link")
-        return ModuleBase._from_handle(b, b.value(out_box))
+        made: "Module" = _OWNERS["cuabi_module"]._made_by(b, b.value(out_box), self)
+        return made
 
     @property
     def log(self) -> str:
@@ -2260,7 +2304,7 @@ class LibraryBase(Resource):
     _handle_type = "cuabi_library"
 
     @classmethod
-    def load_file(cls, path: Union[str, bytes], *, backend: BackendArg = None) -> LibraryBase:
+    def load_file(cls, path: Union[str, bytes], *, backend: BackendArg = None) -> "Library":
         """cuabi_library_load_file: Loads a CUBIN, PTX or fatbin file as a library: the
         bytes at `path`, read whole, as cuabi_library_load_data loads them.
         CUABI_ERROR_IO (the errno in cuabi_last_error_code) when the file cannot be
@@ -2271,9 +2315,10 @@ class LibraryBase(Resource):
         status = b.fn.cuabi_library_load_file(path_c, b.ref(out_box))
         if status:
             raise b.error(status, "cuabi_library_load_file")
-        return LibraryBase._from_handle(b, b.value(out_box))
+        made: "Library" = _OWNERS["cuabi_library"]._made_by(b, b.value(out_box), None)
+        return made
 
-    def get_module(self, device: DeviceBase) -> ModuleBase:
+    def get_module(self, device: DeviceBase) -> "Module":
         """cuabi_library_get_module: The library as a module of `device`'s context: its
         kernels (cuabi_module_get_function, plain C++ names included), globals and
         listing, without loading the image again. The module keeps the library alive."""
@@ -2282,7 +2327,8 @@ class LibraryBase(Resource):
         status = b.fn.cuabi_library_get_module(self._handle, _arg(device, "cuabi_device", DeviceBase, "device", b), b.ref(out_box))
         if status:
             raise b.error(status, "cuabi_library_get_module")
-        return ModuleBase._from_handle(b, b.value(out_box))
+        made: "Module" = _OWNERS["cuabi_module"]._made_by(b, b.value(out_box), self)
+        return made
 
 
 class PhysicalMemoryBase(Resource):
@@ -2292,7 +2338,7 @@ class PhysicalMemoryBase(Resource):
     _handle_type = "cuabi_physical_memory"
 
     @classmethod
-    def create(cls, device: DeviceBase, bytes: int, flags: int) -> PhysicalMemoryBase:
+    def create(cls, device: DeviceBase, bytes: int, flags: int) -> "PhysicalMemory":
         """cuabi_physical_memory_create: `bytes` (> 0, a multiple of the minimum
         granularity) of physical memory on `device` (cuMemCreate), with no address yet:
         map it into a range (cuabi_address_range_map) to use it. `flags` is an OR of
@@ -2305,10 +2351,11 @@ class PhysicalMemoryBase(Resource):
         status = b.fn.cuabi_physical_memory_create(device._handle, check_int(bytes, "bytes", 0, UINT64_MAX), check_int(flags, "flags", 0, UINT32_MAX), b.ref(out_box))
         if status:
             raise b.error(status, "cuabi_physical_memory_create")
-        return PhysicalMemoryBase._from_handle(b, b.value(out_box))
+        made: "PhysicalMemory" = _OWNERS["cuabi_physical_memory"]._made_by(b, b.value(out_box), device)
+        return made
 
     @classmethod
-    def import_fd(cls, device: DeviceBase, fd: int, bytes: int) -> PhysicalMemoryBase:
+    def import_fd(cls, device: DeviceBase, fd: int, bytes: int) -> "PhysicalMemory":
         """cuabi_physical_memory_import_fd: Opens on `device` the physical memory
         another process exported (cuabi_physical_memory_export_fd): the same memory,
         given back to the driver once every process let go of it. `fd` stays the
@@ -2324,7 +2371,8 @@ class PhysicalMemoryBase(Resource):
         status = b.fn.cuabi_physical_memory_import_fd(device._handle, check_int(fd, "fd", INT32_MIN, INT32_MAX), check_int(bytes, "bytes", 0, UINT64_MAX), b.ref(out_box))
         if status:
             raise b.error(status, "cuabi_physical_memory_import_fd")
-        return PhysicalMemoryBase._from_handle(b, b.value(out_box))
+        made: "PhysicalMemory" = _OWNERS["cuabi_physical_memory"]._made_by(b, b.value(out_box), device)
+        return made
 
     def free(self) -> None:
         """cuabi_physical_memory_free: Gives the memory back to the driver now
@@ -2380,7 +2428,7 @@ class AddressRangeBase(Resource):
     _handle_type = "cuabi_address_range"
 
     @classmethod
-    def reserve(cls, device: DeviceBase, bytes: int) -> AddressRangeBase:
+    def reserve(cls, device: DeviceBase, bytes: int) -> "AddressRange":
         """cuabi_address_range_reserve: Reserves `bytes` (> 0, a multiple of the minimum
         granularity) of device addresses (cuMemAddressReserve), with no memory behind
         them. `device` makes the calls (its context); the range may hold memory of any
@@ -2391,7 +2439,8 @@ class AddressRangeBase(Resource):
         status = b.fn.cuabi_address_range_reserve(device._handle, check_int(bytes, "bytes", 0, UINT64_MAX), b.ref(out_box))
         if status:
             raise b.error(status, "cuabi_address_range_reserve")
-        return AddressRangeBase._from_handle(b, b.value(out_box))
+        made: "AddressRange" = _OWNERS["cuabi_address_range"]._made_by(b, b.value(out_box), device)
+        return made
 
     @property
     def pointer(self) -> int:
@@ -2529,7 +2578,7 @@ class GraphNodeBase(Resource):
             raise b.error(status, "cuabi_graph_node_get_address")
         return int(b.value(address_box))
 
-    def get_body(self, index: int) -> GraphBase:
+    def get_body(self, index: int) -> "Graph":
         """cuabi_graph_node_get_body: Body `index` of a conditional node (below its
         size; past it answers CUABI_ERROR_OUT_OF_RANGE) as a graph to fill like any
         other; it keeps the node alive. Another kind of node answers
@@ -2539,7 +2588,8 @@ class GraphNodeBase(Resource):
         status = b.fn.cuabi_graph_node_get_body(self._handle, check_int(index, "index", 0, UINT64_MAX), b.ref(out_box))
         if status:
             raise b.error(status, "cuabi_graph_node_get_body")
-        return GraphBase._from_handle(b, b.value(out_box))
+        made: "Graph" = _OWNERS["cuabi_graph"]._made_by(b, b.value(out_box), self)
+        return made
 
 
 class SmResourceBase(Resource):
@@ -2593,7 +2643,7 @@ class SmResourceBase(Resource):
             raise b.error(status, "cuabi_sm_resource_get_group_count")
         return int(b.value(count_box))
 
-    def split(self, group_count: int, min_sm_count: int, index: int) -> SmResourceBase:
+    def split(self, group_count: int, min_sm_count: int, index: int) -> "SmResource":
         """cuabi_sm_resource_split: One part of a split of `resource` into `group_count`
         groups of at least `min_sm_count` SMs each (the driver rounds the count up to
         the resource's alignment): group `index` for `index` < `group_count`, and for
@@ -2610,7 +2660,8 @@ class SmResourceBase(Resource):
         status = b.fn.cuabi_sm_resource_split(self._handle, check_int(group_count, "group_count", 0, UINT32_MAX), check_int(min_sm_count, "min_sm_count", 0, UINT32_MAX), check_int(index, "index", 0, UINT32_MAX), b.ref(out_box))
         if status:
             raise b.error(status, "cuabi_sm_resource_split")
-        return SmResourceBase._from_handle(b, b.value(out_box))
+        made: "SmResource" = _OWNERS["cuabi_sm_resource"]._made_by(b, b.value(out_box), self)
+        return made
 
 
 class GreenContextBase(Resource):
@@ -2620,7 +2671,7 @@ class GreenContextBase(Resource):
     _handle_type = "cuabi_green_context"
 
     @classmethod
-    def create(cls, resource: SmResourceBase) -> GreenContextBase:
+    def create(cls, resource: SmResourceBase) -> "GreenContext":
         """cuabi_green_context_create: A green context on the device of `resource`,
         whose kernels run on the resource's SMs only (cuDevResourceGenerateDesc,
         cuGreenCtxCreate). The context keeps the resource and its device alive. A
@@ -2630,7 +2681,8 @@ class GreenContextBase(Resource):
         status = b.fn.cuabi_green_context_create(resource._handle, b.ref(out_box))
         if status:
             raise b.error(status, "cuabi_green_context_create")
-        return GreenContextBase._from_handle(b, b.value(out_box))
+        made: "GreenContext" = _OWNERS["cuabi_green_context"]._made_by(b, b.value(out_box), resource)
+        return made
 
     @property
     def sm_count(self) -> int:
@@ -2644,7 +2696,7 @@ class GreenContextBase(Resource):
         return int(b.value(count_box))
 
     @property
-    def sm_resource(self) -> SmResourceBase:
+    def sm_resource(self) -> "SmResource":
         """cuabi_green_context_get_sm_resource: The context's SMs as a resource
         (cuGreenCtxGetDevResource), which may be split again. The resource keeps the
         context alive."""
@@ -2653,9 +2705,10 @@ class GreenContextBase(Resource):
         status = b.fn.cuabi_green_context_get_sm_resource(self._handle, b.ref(out_box))
         if status:
             raise b.error(status, "cuabi_green_context_get_sm_resource")
-        return SmResourceBase._from_handle(b, b.value(out_box))
+        made: "SmResource" = _OWNERS["cuabi_sm_resource"]._made_by(b, b.value(out_box), self)
+        return made
 
-    def create_stream(self, flags: int, priority: int) -> StreamBase:
+    def create_stream(self, flags: int, priority: int) -> "Stream":
         """cuabi_green_context_create_stream: A new stream whose work runs in `context`
         (cuGreenCtxStreamCreate): an ordinary cuabi_stream for every launch, copy, event
         and capture, which keeps the context alive. Kernels of modules loaded on the
@@ -2667,7 +2720,8 @@ class GreenContextBase(Resource):
         status = b.fn.cuabi_green_context_create_stream(self._handle, check_int(flags, "flags", 0, UINT32_MAX), check_int(priority, "priority", INT32_MIN, INT32_MAX), b.ref(out_box))
         if status:
             raise b.error(status, "cuabi_green_context_create_stream")
-        return StreamBase._from_handle(b, b.value(out_box))
+        made: "Stream" = _OWNERS["cuabi_stream"]._made_by(b, b.value(out_box), self)
+        return made
 
     def check_stream(self, stream: StreamBase) -> None:
         """cuabi_green_context_check_stream: Checks that `stream` (not NULL) runs its
@@ -2687,7 +2741,7 @@ class TensorMapBase(Resource):
     _handle_type = "cuabi_tensor_map"
 
     @classmethod
-    def encode_tiled(cls, buffer: BufferBase, offset: int, data_type: int, sizes: Sequence[int], strides: Sequence[int], box: Sequence[int], element_strides: Sequence[int], interleave: int, swizzle: int, l2_promotion: int, oob_fill: int) -> TensorMapBase:
+    def encode_tiled(cls, buffer: BufferBase, offset: int, data_type: int, sizes: Sequence[int], strides: Sequence[int], box: Sequence[int], element_strides: Sequence[int], interleave: int, swizzle: int, l2_promotion: int, oob_fill: int) -> "TensorMap":
         """cuabi_tensor_map_encode_tiled: A tiled tensor map (cuTensorMapEncodeTiled)
         over `buffer` from byte `offset`: a tensor of `data_type` elements whose rank (1
         to 5) is `num_sizes`, dimension 0 the innermost. `sizes` holds each dimension's
@@ -2719,10 +2773,11 @@ class TensorMapBase(Resource):
         status = b.fn.cuabi_tensor_map_encode_tiled(buffer._handle, check_int(offset, "offset", 0, UINT64_MAX), check_int(data_type, "data_type", INT32_MIN, INT32_MAX), sizes_arg, len(sizes_c), strides_arg, len(strides_c), box_arg, len(box_c), element_strides_arg, len(element_strides_c), check_int(interleave, "interleave", INT32_MIN, INT32_MAX), check_int(swizzle, "swizzle", INT32_MIN, INT32_MAX), check_int(l2_promotion, "l2_promotion", INT32_MIN, INT32_MAX), check_int(oob_fill, "oob_fill", INT32_MIN, INT32_MAX), b.ref(out_box))
         if status:
             raise b.error(status, "cuabi_tensor_map_encode_tiled")
-        return TensorMapBase._from_handle(b, b.value(out_box))
+        made: "TensorMap" = _OWNERS["cuabi_tensor_map"]._made_by(b, b.value(out_box), buffer)
+        return made
 
     @classmethod
-    def encode_im2col(cls, buffer: BufferBase, offset: int, data_type: int, sizes: Sequence[int], strides: Sequence[int], element_strides: Sequence[int], lower_corner: Sequence[int], upper_corner: Sequence[int], channels_per_pixel: int, pixels_per_column: int, interleave: int, swizzle: int, l2_promotion: int, oob_fill: int) -> TensorMapBase:
+    def encode_im2col(cls, buffer: BufferBase, offset: int, data_type: int, sizes: Sequence[int], strides: Sequence[int], element_strides: Sequence[int], lower_corner: Sequence[int], upper_corner: Sequence[int], channels_per_pixel: int, pixels_per_column: int, interleave: int, swizzle: int, l2_promotion: int, oob_fill: int) -> "TensorMap":
         """cuabi_tensor_map_encode_im2col: An im2col tensor map
         (cuTensorMapEncodeIm2col) over `buffer` from byte `offset`: rank (`num_sizes`) 3
         to 5; `sizes`, `strides`, `element_strides` and the other arguments as
@@ -2747,7 +2802,8 @@ class TensorMapBase(Resource):
         status = b.fn.cuabi_tensor_map_encode_im2col(buffer._handle, check_int(offset, "offset", 0, UINT64_MAX), check_int(data_type, "data_type", INT32_MIN, INT32_MAX), sizes_arg, len(sizes_c), strides_arg, len(strides_c), element_strides_arg, len(element_strides_c), lower_corner_arg, len(lower_corner_c), upper_corner_arg, len(upper_corner_c), check_int(channels_per_pixel, "channels_per_pixel", 0, UINT32_MAX), check_int(pixels_per_column, "pixels_per_column", 0, UINT32_MAX), check_int(interleave, "interleave", INT32_MIN, INT32_MAX), check_int(swizzle, "swizzle", INT32_MIN, INT32_MAX), check_int(l2_promotion, "l2_promotion", INT32_MIN, INT32_MAX), check_int(oob_fill, "oob_fill", INT32_MIN, INT32_MAX), b.ref(out_box))
         if status:
             raise b.error(status, "cuabi_tensor_map_encode_im2col")
-        return TensorMapBase._from_handle(b, b.value(out_box))
+        made: "TensorMap" = _OWNERS["cuabi_tensor_map"]._made_by(b, b.value(out_box), buffer)
+        return made
 
     def replace_address(self, buffer: BufferBase, offset: int) -> None:
         """cuabi_tensor_map_replace_address: Points `map` at `buffer` from byte `offset`

@@ -36,7 +36,7 @@ import struct
 import sys
 from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
-from ._dlpack import dlpack_tensor
+from ._dlpack import _compact_strides, dlpack_tensor
 from .errors import InvalidArgumentError
 
 __all__ = ["pack_value", "POINTER_SIZE", "ArgumentLayout", "register_pointer_type"]
@@ -121,16 +121,6 @@ def _pack_numpy(value: Any, size: int, index: int, kernel: Optional[str]) -> byt
 
 def _pack_ctypes(value: Any, size: int, index: int, kernel: Optional[str]) -> bytes:
     return ctypes.string_at(ctypes.addressof(value), ctypes.sizeof(value))
-
-
-def _compact_strides(shape: Sequence[int], itemsize: int) -> Tuple[int, ...]:
-    """The strides, in bytes, of compact row-major memory of ``shape``."""
-    strides: List[int] = []
-    step = itemsize
-    for extent in reversed(shape):
-        strides.append(step)
-        step *= max(int(extent), 1)
-    return tuple(reversed(strides))
 
 
 def _refuse_strided(

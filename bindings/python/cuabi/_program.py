@@ -24,14 +24,11 @@ from ._api import FunctionAttribute, NameForm
 from ._background import submit
 from ._objects import FunctionBase, LaunchPlanBase, ModuleBase, ProgramBase, register_owner
 from ._base import (
-    Resource,
     as_bytes,
     check_i32,
     check_size,
     check_u32,
     dim3,
-    opt_bytes,
-    resolve_backend,
 )
 from ._launch import Dim3, LaunchConfig
 from ._loader import Backend
@@ -134,20 +131,9 @@ class Program(ProgramBase):
         *,
         backend: Union[Backend, str, None] = None,
     ) -> None:
-        b = resolve_backend(backend)
         srcs, names = normalize_headers(headers)
-        src_arr, keep1 = b.string_array(srcs)
-        name_arr, keep2 = b.string_array(names)
-        h = b.get(
-            "cuabi_program_create",
-            as_bytes(source, "source"),
-            opt_bytes(name, "name") or b.NULL,
-            len(srcs),
-            src_arr,
-            name_arr,
-            out="cuabi_program",
-        )
-        super().__init__(b, h)
+        # An empty name is NULL too: the core's default file name.
+        self._own(ProgramBase.create(source, name or None, srcs, names, backend=backend))
         self.name_expressions: List[str] = []
         for expr in name_expressions:
             self.add_name_expression(expr)

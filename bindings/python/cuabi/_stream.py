@@ -18,7 +18,7 @@ from ._objects import (
     StreamBase,
     register_owner,
 )
-from ._base import Resource, check_i32, check_size, check_u32
+from ._base import Resource, check_i32, check_size, check_u32, device_of
 from ._buffer_cache import CAPTURES, stream_closing
 from ._loader import Backend
 
@@ -104,6 +104,10 @@ class Stream(StreamBase):
         # stream; a plan keeps its stream alive in the core, so they drop
         # theirs when this stream is closed (launching then fails).
         self._plan_users: "weakref.WeakSet[Any]" = weakref.WeakSet()
+
+    @classmethod
+    def _made_by(cls, backend: Backend, handle: Any, by: Any) -> Any:
+        return cls(backend, handle, device_of(by))
 
     # True between a begin_capture made here and its end_capture (counted in
     # CAPTURES, which turns the buffer cache off meanwhile).
@@ -214,7 +218,7 @@ class Stream(StreamBase):
             if self._capturing:
                 self._capturing = False
                 CAPTURES[0] -= 1
-        return Graph._take(graph, device=self.device)
+        return graph
 
     @contextlib.contextmanager
     def capture(self, mode: Union[str, int] = "global") -> Iterator["_Capture"]:
@@ -356,10 +360,6 @@ class Graph(GraphBase):
         super().__init__(backend, handle)
         self.device = device
 
-    def instantiate(self) -> "GraphExec":
-        """An executable graph, launchable many times."""
-        return GraphExec._take(super().instantiate(), device=self.device)
-
     # -- graphs built node by node -------------------------------------------
     # The node kinds without an idiom (copies, fills, events, child graphs,
     # allocations, conditional nodes, clone, DOT dump, flags) are
@@ -372,7 +372,7 @@ class Graph(GraphBase):
         >>> g = cuabi.Graph.create(dev)
         >>> up = g.add_upload_node(None, buf, 0, host, 0, n)
         >>> k = g.add_kernel_node(saxpy, 16, 256, (np.float32(2), buf, buf, buf, n), after=up)"""
-        return cls._take(GraphBase.create(device_arg(device)), device=device)
+        return GraphBase.create(device_arg(device))
 
     def add_kernel_node(
         self,
@@ -418,7 +418,7 @@ class Graph(GraphBase):
 
     def clone(self) -> "Graph":
         """A copy of the graph, its nodes and edges."""
-        copy = Graph._take(super().clone(), device=self.device)
+        copy = super().clone()
         for keep in self.__dict__.get("_held", ()):
             copy._hold(keep)  # the host memory its copy nodes name
         return copy

@@ -45,9 +45,7 @@ class PhysicalMemory(PhysicalMemoryBase):
         """Opens, on ``device``, the ``nbytes`` of memory another process
         exported with :meth:`export_fd` (``fd`` received over a Unix socket
         or inherited; it stays the caller's to close)."""
-        dev = device_arg(device)
-        base = super().import_fd(dev, check_i32(fd, "fd"), check_size(nbytes, "nbytes"))
-        return cls._take(base, device=dev)
+        return super().import_fd(device_arg(device), check_i32(fd, "fd"), check_size(nbytes, "nbytes"))
 
     def free(self) -> None:
         """Gives the memory back now and closes this object; refused
@@ -95,12 +93,12 @@ class AddressRange(AddressRangeBase):
         have access to every byte (``cuabi_buffer_from_range``). The range
         cannot be unmapped while the buffer lives."""
         dev = self.device if device is None else device_arg(device)
-        b = self._b
         offset = check_size(offset, "offset")
         if nbytes is None:  # past the end: the core names the range
             nbytes = max(self.size - offset, 0)
-        base = BufferBase.from_range(self, dev, offset, check_size(nbytes, "nbytes"))
-        return DeviceBuffer._adopt(b, base._handed_over(), dev, dtype, shape)
+        buf = BufferBase.from_range(self, dev, offset, check_size(nbytes, "nbytes"))
+        buf.device = dev  # the device using it, not the range's
+        return buf._typed(dtype, shape)
 
     def __repr__(self) -> str:
         try:
