@@ -113,10 +113,13 @@
  *            - A function's object is the longest handle name its name starts
  *              with (cuabi_host_buffer_get_size: host_buffer). Its receiver
  *              is its first parameter of that handle type. *_release
- *              releases; cuabi_<struct>_init(desc, struct_size) fills a
- *              struct; a function whose one new handle (`cuabi_X* out`) is
- *              of its own object constructs one, made from its first other
- *              handle if any (cuabi_buffer_alloc(device, ...)); *_set_* sets;
+ *              releases; a call whose comment says it "releases the handle"
+ *              consumes its receiver once it succeeds
+ *              (cuabi_buffer_free_async); cuabi_<struct>_init(desc,
+ *              struct_size) fills a struct; a function whose one new
+ *              handle (`cuabi_X* out`) is of its own object constructs one,
+ *              made from its first other handle if any
+ *              (cuabi_buffer_alloc(device, ...)); *_set_* sets;
  *              *_get_* with out-parameters gets; `char* buf, size_t* size`
  *              (`void* buf, size_t* size`) returns a string (a blob) by the
  *              two-call pattern; with no receiver it is a library call.

@@ -59,9 +59,10 @@ receiver, a member of a `partial` part of the binding's class for its object
 * a constructor is a static factory of the class it makes, taking the object
   it is made from first (FACTORIES: the classes made from their handle alone);
   another call that makes a handle of such a class returns its object;
-* a call of CONSUMES releases its receiver's handle itself: once it
-  succeeded, the object's SafeHandle is closed without a release (the object
-  is disposed);
+* a call the model says consumes its receiver (it releases the handle itself)
+  closes the object's SafeHandle without a release once it succeeded, so
+  that neither Dispose() nor the finalizer releases the handle again (the
+  object is disposed);
 * a failing status throws through Errors.Check, the core's message unchanged.
 
 A scope (the model's `scope` of an opening call, the header's `@scope <name>
@@ -198,12 +199,6 @@ ARGUMENT_OBJECTS: Dict[str, Tuple[str, str]] = {
 # `internal X(SafeXHandle handle)` that keeps it, except these, whose
 # constructor reads more from the handle.
 CONSTRUCTED_BY_HAND = {"cuabi_array": "a CudaArray reads its shape once, when made"}
-
-# Calls that release their receiver's handle themselves (the header: "...
-# and releases the handle"): once one succeeded, the generated member closes
-# the object's SafeHandle without a release, so that neither Dispose() nor
-# the finalizer releases the handle again.
-CONSUMES = {"cuabi_buffer_free_async", "cuabi_physical_memory_free"}
 
 # The hand-written C# types of header structs that are no value structs (they
 # name objects: a launch configuration's events), C struct -> C# type: a
@@ -779,10 +774,10 @@ class Emitter:
         args: List[str] = []
         leases: List[str] = []  # what built structs hold while the call runs
         kept: List[str] = []  # what the structs of HAND_STRUCTS name, kept alive past the call
-        consumes = fn["name"] in CONSUMES
+        consumes = fn.get("consumes", False)
         if consumes:
             if call != "action" or outs or fn["returns"]["base"] != "cuabi_status":
-                raise SystemExit(f"regen: csharp: {fn['name']} in CONSUMES is no action answering a status")
+                raise SystemExit(f"regen: csharp: {fn['name']} consumes its receiver but is no action answering a status")
             body.append(f"{i3}var h = Handle;")
             lines.append(
                 f"{i2}/// <remarks>The library releases the handle: once this succeeded the object is "

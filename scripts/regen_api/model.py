@@ -971,6 +971,11 @@ def assign_roles(
     fn["method"] = method
     fn["property"] = prop
     fn["ready_query"] = name.endswith("_query")
+    # A call that releases its receiver's handle itself once it succeeds
+    # (its comment says it "releases the handle": cuabi_buffer_free_async).
+    fn["consumes"] = (
+        call == "action" and receiver is not None and "releases the handle" in " ".join(fn["doc"].split())
+    )
     for p in params:
         if p["role"] not in ROLES:
             _fail(fn, p["name"], f"unknown role {p['role']}")

@@ -96,6 +96,11 @@ class Roles(unittest.TestCase):
         self.assertIn("public bool FromCache", read("bindings/csharp/src/Objects.g.cs"))
         self.assertIn("bool can_access_peer(cuabi_device peer) const;", read("include/cuabi/cuabi_objects.hpp"))
 
+    def test_calls_that_release_their_receiver_consume_it(self):
+        consumes = {f["name"] for f in self.d["functions"] if f["consumes"]}
+        self.assertEqual(consumes, {"cuabi_buffer_free_async", "cuabi_physical_memory_free"})
+        self.assertFalse(_fn(self.d, "cuabi_buffer_release")["consumes"])
+
     def test_every_function_and_parameter_has_a_known_role(self):
         for fn in self.d["functions"]:
             self.assertIn(fn["call"], model.CALLS, fn["name"])
