@@ -37,7 +37,9 @@ receiver, a member of a `partial` part of the binding's class for its object
 * a struct of HAND_STRUCTS (one that names objects, so no value struct:
   cuabi_launch_config) is the binding's hand-written type for it
   (LaunchConfig): the call gets its ToNative(), and its KeepAlive() runs
-  after the call, so that what the struct names lives until then;
+  after the call, so that what the struct names lives until then; its
+  fields, as properties, and those conversions are generated too
+  (STRUCT_FIELDS), in a partial part of the type;
 * a pinned host buffer argument (PinnedBuffer<T>, a generic class) makes the
   method generic in T (`where T : struct`); offsets stay in bytes;
 * a query that answers CUABI_ERROR_NOT_READY without failing returns bool;
@@ -115,7 +117,7 @@ import textwrap
 from typing import Any, Dict, List, Optional, Tuple
 
 from common import banner, built_types
-from csharp import Types, doc, enum_name, handle_class, ident, pascal, stem, struct_name, value_names
+from csharp import Types, doc, enum_name, handle_class, ident, pascal, stem, struct_name, value_names, xml
 
 OUT = "bindings/csharp/src/Objects.g.cs"
 
@@ -207,6 +209,251 @@ CONSTRUCTED_BY_HAND = {"cuabi_array": "a CudaArray reads its shape once, when ma
 # until the call returned (Kernel.GetMaxClusterSize(config)).
 HAND_STRUCTS: Dict[str, str] = {"cuabi_launch_config": "LaunchConfig"}
 
+# The fields of a struct of HAND_STRUCTS, written here in a partial part of
+# its type (the hand-written part keeps its constructors, ToString and what
+# reads several fields at once): one read-write property per field after
+# struct_size in the header's order, an x/y/z group of uint32_t fields
+# (grid_x, grid_y, grid_z) one Dim3 property (Grid), a handle the binding's
+# class for it (null: NULL), named as value structs name theirs unless
+# `names` says otherwise; and ToNative() (the init's struct with every field
+# set over it, a handle as its raw value), KeepAlive() (the handles, after
+# the call that took the struct), FromNative() (every field but the handles
+# and the held ones) and SameAs() (the same values, the same objects). The
+# fields from `held` on live in a holder class of the given name, null while
+# none is set, so that a configuration using none of them stays small (a
+# setter copies the holder first, keeping the struct's value semantics):
+# each is a nullable property (null: not set, the init's value goes to the
+# library) unless `plain` lists it (then its zero is the init's value too);
+# `types` gives a field the enum its documentation names.
+STRUCT_FIELDS: Dict[str, Dict[str, Any]] = {
+    "cuabi_launch_config": {
+        "names": {"shared_mem_bytes": "SharedMemoryBytes", "cluster_scheduling_policy": "ClusterScheduling"},
+        "held": ("access_policy_window", "LaunchAttributes"),
+        "plain": {"cluster_scheduling_policy"},
+        "types": {"mem_sync_domain": "cuabi_mem_sync_domain"},
+    },
+}
+
+
+# What the documentation of an object a STRUCT_FIELDS value names adds.
+HELD_OBJECT = "\nThe value references the object (null: none): keep it undisposed while calls use it."
+
+
+def struct_fields(model: Dict[str, Any], types: Types) -> List[str]:
+    """The partial parts of STRUCT_FIELDS (see there), and their holder classes."""
+    i1, i2, i3, i4 = "    ", "        ", "            ", "                "
+    structs = {s["name"]: s for s in model["structs"]}
+    parts = []
+    for name, spec in STRUCT_FIELDS.items():
+        cls, native = HAND_STRUCTS[name], struct_name(name)
+        fields = structs[name]["fields"][1:]  # after struct_size
+        items: List[Tuple[str, str, str, List[Dict[str, Any]]]] = []  # (property, C# type, kind, fields)
+        i = 0
+        while i < len(fields):
+            f = fields[i]
+            group = [g["name"] for g in fields[i : i + 3]]
+            stem_ = f["name"][:-2]
+            if f["name"].endswith("_x") and group == [stem_ + "_x", stem_ + "_y", stem_ + "_z"]:
+                items.append((pascal(stem_.split("_")), "Dim3", "dim3", fields[i : i + 3]))
+                i += 3
+                continue
+            prop = spec["names"].get(f["name"], pascal(f["name"].split("_")))
+            t = f["type"]
+            if f["name"] in spec["types"]:
+                items.append((prop, types.enums[spec["types"][f["name"]]], "retyped", [f]))
+            elif t["kind"] == "handle":
+                items.append((prop, CLASSES[t["base"]][0], "handle", [f]))
+            elif t["kind"] == "struct":
+                items.append((prop, value_class(t["base"]), "value", [f]))
+            elif t["kind"] == "flags":
+                items.append((prop, types.value(t), "flags", [f]))
+            else:
+                items.append((prop, types.value(t), "plain", [f]))
+            i += 1
+        first_held, holder = spec["held"]
+        at = next(k for k, it in enumerate(items) if it[3][0]["name"] == first_held)
+        own, held = items[:at], items[at:]
+
+        def nullable(it: Tuple[str, str, str, List[Dict[str, Any]]]) -> bool:
+            return it[2] != "handle" and it[3][0]["name"] not in spec["plain"]
+
+        def held_type(it: Tuple[str, str, str, List[Dict[str, Any]]]) -> str:
+            return it[1] + ("?" if nullable(it) else "")
+
+        lines = [f"{i1}public partial struct {cls}", f"{i1}{{"]
+        for prop, ctype, kind, fs in own:
+            if kind == "flags":  # the field FLAG_PROPERTIES's bool properties read and write
+                lines += [f"{i2}private {ctype} {ident(fs[0]['name'])};", ""]
+        for prop, ctype, kind, fs in own:
+            text = fs[0]["doc"] or f"{fs[0]['name']}."
+            if kind == "flags":
+                text += ": every flag at once (each flag's bool property sets and clears it alone)."
+            if kind == "handle":
+                text += HELD_OBJECT
+            lines.append(doc(text, i2).rstrip("\n"))
+            if kind == "flags":
+                lines += [
+                    f"{i2}public {ctype} {prop}",
+                    f"{i2}{{",
+                    f"{i3}get {{ return {ident(fs[0]['name'])}; }}",
+                    f"{i3}set {{ {ident(fs[0]['name'])} = value; }}",
+                    f"{i2}}}",
+                ]
+            else:
+                lines.append(f"{i2}public {ctype} {prop} {{ get; set; }}")
+            lines.append("")
+        lines += [
+            f"{i2}// The fields from {first_held} on (null: none set).",
+            f"{i2}private {holder} attributes;",
+            "",
+            f"{i2}private {holder} Writable()",
+            f"{i2}{{",
+            f"{i3}attributes = attributes == null ? new {holder}() : attributes.Copy();",
+            f"{i3}return attributes;",
+            f"{i2}}}",
+            "",
+        ]
+        for it in held:
+            prop, ctype, kind, fs = it
+            text = fs[0]["doc"] or f"{fs[0]['name']}."
+            if nullable(it):
+                text += "\nNull (the default here): not set, the library's default applies."
+            if kind == "handle":
+                text += HELD_OBJECT
+            empty = "null" if nullable(it) or kind == "handle" else f"default({ctype})"
+            lines.append(doc(text, i2).rstrip("\n"))
+            lines += [
+                f"{i2}public {held_type(it)} {prop}",
+                f"{i2}{{",
+                f"{i3}get {{ return attributes == null ? {empty} : attributes.{prop}; }}",
+                f"{i3}set {{ Writable().{prop} = value; }}",
+                f"{i2}}}",
+                "",
+            ]
+        handles = [prop for prop, _, kind, _ in items if kind == "handle"]
+        lines += [
+            f"{i2}/// <summary>The native struct. The objects' raw handles are in it: <see cref=\"KeepAlive\"/> "
+            "after the call that takes the struct.</summary>",
+            f"{i2}internal {native} ToNative()",
+            f"{i2}{{",
+            f"{i3}var c = {native}.Create();",
+        ]
+        for prop, ctype, kind, fs in own:
+            if kind == "dim3":
+                lines += [f"{i3}c.{ident(f['name'])} = {prop}.{f['name'][-1].upper()};" for f in fs]
+            elif kind == "handle":
+                lines.append(
+                    f"{i3}c.{ident(fs[0]['name'])} = {prop} == null ? IntPtr.Zero : {prop}.Handle.DangerousGetHandle();"
+                )
+            else:
+                lines.append(f"{i3}c.{ident(fs[0]['name'])} = {ident(fs[0]['name']) if kind == 'flags' else prop};")
+        lines += [
+            f"{i3}if (attributes != null)",
+            f"{i4}attributes.ToNative(ref c);",
+            f"{i3}return c;",
+            f"{i2}}}",
+            "",
+            f"{i2}/// <summary>Keeps the objects <see cref=\"ToNative\"/> names alive until here: call it after "
+            "the call that took the struct.</summary>",
+            f"{i2}internal void KeepAlive()",
+            f"{i2}{{",
+        ]
+        lines += [f"{i3}GC.KeepAlive({prop});" for prop in handles]
+        lines += [
+            f"{i2}}}",
+            "",
+            f"{i2}/// <summary>A value from the native struct (the objects it names, which have no owner here, "
+            "and the held fields are left out).</summary>",
+            f"{i2}internal static {cls} FromNative(ref {native} c)",
+            f"{i2}{{",
+            f"{i3}var made = new {cls}();",
+        ]
+        for prop, ctype, kind, fs in own:
+            if kind == "dim3":
+                lines.append(f"{i3}made.{prop} = new Dim3({', '.join('c.' + ident(f['name']) for f in fs)});")
+            elif kind != "handle":
+                lines.append(f"{i3}made.{prop} = c.{ident(fs[0]['name'])};")
+        lines += [f"{i3}return made;", f"{i2}}}", ""]
+        dims = [prop for prop, _, kind, _ in own if kind == "dim3"]
+        compare = []
+        for prop, ctype, kind, fs in own:
+            if kind == "dim3":
+                v = dims.index(prop)
+                compare += [f"d{v}.{a} == o{v}.{a}" for a in "XYZ"]
+            elif kind == "handle":
+                compare.append(f"ReferenceEquals({prop}, other.{prop})")
+            elif kind == "flags":
+                compare.append(f"{ident(fs[0]['name'])} == other.{ident(fs[0]['name'])}")
+            else:
+                compare.append(f"{prop} == other.{prop}")
+        compare.append(f"{holder}.Same(attributes, other.attributes)")
+        lines += [
+            f"{i2}/// <summary>Whether <paramref name=\"other\"/> holds the same values (the same objects).</summary>",
+            f"{i2}internal bool SameAs(ref {cls} other)",
+            f"{i2}{{",
+            f"{i3}Dim3 "
+            + ", ".join([f"d{v} = {d}" for v, d in enumerate(dims)] + [f"o{v} = other.{d}" for v, d in enumerate(dims)])
+            + ";",
+            f"{i3}return " + (" &&\n" + i4).join(compare) + ";",
+            f"{i2}}}",
+            f"{i1}}}",
+            "",
+            f"{i1}/// <summary>The fields of a <see cref=\"{cls}\"/> from {first_held} on "
+            "(its holder; null there: none set).</summary>",
+            f"{i1}internal sealed class {holder}",
+            f"{i1}{{",
+        ]
+        lines += [f"{i2}public {held_type(it)} {it[0]};" for it in held]
+        lines += [
+            "",
+            f"{i2}public {holder} Copy()",
+            f"{i2}{{",
+            f"{i3}return ({holder})MemberwiseClone();",
+            f"{i2}}}",
+            "",
+            f"{i2}/// <summary>Writes the fields that are set into <paramref name=\"c\"/> "
+            "(which holds the library's defaults).</summary>",
+            f"{i2}public void ToNative(ref {native} c)",
+            f"{i2}{{",
+        ]
+        for it in held:
+            prop, ctype, kind, fs = it
+            member = "c." + ident(fs[0]["name"])
+            if kind == "handle":
+                lines += [f"{i3}if ({prop} != null)", f"{i4}{member} = {prop}.Handle.DangerousGetHandle();"]
+            elif not nullable(it):
+                lines.append(f"{i3}{member} = {prop};")
+            else:
+                value = {"value": f'{prop}.Value.ToNative("{prop}")', "retyped": f"(int){prop}.Value"}.get(
+                    kind, f"{prop}.Value"
+                )
+                lines += [f"{i3}if ({prop}.HasValue)", f"{i4}{member} = {value};"]
+        same = []
+        for it in held:
+            prop, ctype, kind, fs = it
+            if kind == "handle":
+                same.append(f"ReferenceEquals(a.{prop}, b.{prop})")
+            elif kind == "value":
+                same.append(f"Nullable.Equals(a.{prop}, b.{prop})")
+            else:
+                same.append(f"a.{prop} == b.{prop}")
+        lines += [
+            f"{i2}}}",
+            "",
+            f"{i2}public static bool Same({holder} a, {holder} b)",
+            f"{i2}{{",
+            f"{i3}if (ReferenceEquals(a, b))",
+            f"{i4}return true;",
+            f"{i3}if (a == null || b == null)",
+            f"{i4}return false;",
+            f"{i3}return " + (" &&\n" + i4).join(same) + ";",
+            f"{i2}}}",
+            f"{i1}}}",
+        ]
+        parts.append("\n".join(lines) + "\n")
+    return parts
+
+
 # Values the binding gives as an `int` (they always fit one; a count past
 # int.MaxValue throws OverflowException): (function, out-parameter), or
 # (function, "") for the value it returns.
@@ -218,7 +465,14 @@ AS_INT = {
 }
 
 # The C# default values of trailing arguments: (function, parameter) -> value.
-DEFAULTS = {("cuabi_stream_begin_capture", "mode"): "CaptureMode.Global"}
+DEFAULTS = {
+    ("cuabi_stream_begin_capture", "mode"): "CaptureMode.Global",
+    ("cuabi_tensor_map_encode_tiled", "element_strides"): "null",
+    ("cuabi_tensor_map_encode_tiled", "interleave"): "TensorInterleave.None",
+    ("cuabi_tensor_map_encode_tiled", "swizzle"): "TensorSwizzle.None",
+    ("cuabi_tensor_map_encode_tiled", "l2_promotion"): "TensorL2Promotion.None",
+    ("cuabi_tensor_map_encode_tiled", "oob_fill"): "TensorOobFill.Zero",
+}
 
 # Getters whose several out-values are one value of a C# type made from
 # them in order (`new ComputeCapability(major, minor)`): function -> type.
@@ -302,6 +556,7 @@ HAND_WRITTEN: Dict[str, str] = {
     "cuabi_graph_exec_set_host_node": "CudaGraphExec.SetHostNode gives a null node to the library, which refuses it",
     "cuabi_buffer_grow": "DeviceBuffer<T>.Grow takes a count of elements and keeps Count",
     "cuabi_memory_pool_trim": "its byte count defaults to 0",
+    "cuabi_function_check_arg_sizes": "ArgumentLayout checks a launch's argument sizes through it (ArgumentPacking.cs)",
     "cuabi_set_context_lost_callback": (
         "the static event Cuda.ContextLost (Cuda.cs): one native callback, kept for the process, "
         "registered when the first handler is added; a handler's exception never reaches native code"
@@ -332,6 +587,22 @@ VALUE_ROLES = {"struct_in", "struct_out"}
 
 # What every value type already has, which no field's property may be named.
 VALUE_MEMBERS = {"Default", "DefaultCore", "ToNative", "FromNative", "Equals", "GetHashCode", "ToString", "GetType"}
+
+
+def numeric_array(p: Dict[str, Any]) -> bool:
+    """An array of numbers in (the model's `array_in` of size_t or 32-bit
+    integers, with its count): a C# array, size_t elements a long[] refused
+    naming the element when one is negative, its length the count."""
+    return p.get("role") == "array_in" and p["type"]["base"] in ("size_t", "int32_t", "uint32_t")
+
+
+def bytes_in_before(fn: Dict[str, Any], p: Dict[str, Any]) -> bool:
+    """Whether `p` (a size) counts the bytes of the `bytes_in` just before it:
+    bytes in are a byte[] (null refused naming it), pinned for the call
+    through Ipc.Open (an empty array passes a real address, so that the
+    library's refusal names the size), its length the size."""
+    i = fn["params"].index(p)
+    return i > 0 and fn["params"][i - 1].get("role") == "bytes_in"
 
 
 def static_owner(fn: Dict[str, Any]) -> Optional[str]:
@@ -425,6 +696,12 @@ def skip_reason(fn: Dict[str, Any], values: Dict[str, Dict[str, Any]]) -> Option
         if role in VALUE_ROLES and p.get("struct") in values:
             if p.get("nullable") and (role == "struct_out" or "default" not in p.get("null_means", "")):
                 return f"parameter {p['name']}: a value struct whose NULL means {p.get('null_means')!r}"
+            continue
+        if role == "bytes_in" and not p.get("nullable") or role == "size" and bytes_in_before(fn, p):
+            continue
+        if role == "array_in" and numeric_array(p) or role == "count" and numeric_array(
+            next(q for q in fn["params"] if q["name"] == p.get("of"))
+        ):
             continue
         if role not in PLAIN_ROLES:
             return f"parameter {p['name']}: role {role}"
@@ -638,6 +915,11 @@ class Emitter:
                 sig.append(f"{built_class(p)} {camel(p['name'])}")
             elif p["role"] == "struct_in" and p.get("struct") in HAND_STRUCTS:
                 sig.append(f"{HAND_STRUCTS[p['struct']]} {camel(p['name'])}")
+            elif p["role"] == "bytes_in":
+                sig.append(f"byte[] {camel(p['name'])}")
+            elif p["role"] == "array_in":
+                default = p.get("default")
+                sig.append(f"{self.public_type(p['type'])}[] {camel(p['name'])}" + (f" = {default}" if default else ""))
             elif p["role"] == "struct_in" and p.get("nullable"):
                 sig.append(f"{value_class(p['struct'])}? {camel(p['name'])}" + (" = null" if optional(p) else ""))
             elif p["role"] == "struct_in":
@@ -645,8 +927,9 @@ class Emitter:
             else:
                 default = p.get("default")
                 sig.append(f"{self.public_type(p['type'])} {camel(p['name'])}" + (f" = {default}" if default else ""))
-        if any(p.get("default") for p in ins[:-1]) or (outs and any(p.get("default") for p in ins)):
-            raise SystemExit("regen: csharp: a default value (DEFAULTS) is not on the last argument")
+        defaulted = [bool(p.get("default")) for p in ins]
+        if (True in defaulted and not all(defaulted[defaulted.index(True) :])) or (outs and any(defaulted)):
+            raise SystemExit("regen: csharp: a default value (DEFAULTS) is not on the last arguments")
         return sig, generic
 
     @staticmethod
@@ -655,7 +938,7 @@ class Emitter:
         lines = []
         for p in ins:
             null = p.get("null_means")
-            text = f"The {p['name']} argument" + (f" (null: {null})" if null else "") + "."
+            text = f"The {p['name']} argument" + (f" (null: {xml(null)})" if null else "") + "."
             lines.append(f'{indent}/// <param name="{camel(p["name"]).lstrip("@")}">{text}</param>')
         return lines
 
@@ -760,7 +1043,7 @@ class Emitter:
         if fn["call"] == "constructor":
             # the object a constructor is made from is its first argument
             params = [dict(p, role="handle") if p["role"] == "receiver" else p for p in params]
-        ins = [p for p in params if p["role"] in ("in", "handle", "string_in", "struct_in")]
+        ins = [p for p in params if p["role"] in ("in", "handle", "string_in", "struct_in", "array_in", "bytes_in")]
         outs = [p for p in params if p["role"] in ("out", "struct_out")]
         call = fn["call"]
         lines: List[str] = []
@@ -809,6 +1092,28 @@ class Emitter:
                     args.append(f"(UIntPtr)(ulong){n}")
                 else:
                     args.append(n)
+            elif role == "array_in":
+                bare = n.lstrip("@")
+                if p.get("default") == "null":  # null by default: no elements
+                    body.append(f"{i3}{n} = {n} ?? new {self.public_type(p['type'])}[0];")
+                else:
+                    body.append(f'{i3}if ({n} == null) throw new ArgumentNullException("{bare}");')
+                if p["type"]["base"] == "size_t":
+                    body += [
+                        f"{i3}var {bare}Values = new UIntPtr[{n}.Length];",
+                        f"{i3}for (int i = 0; i < {n}.Length; i++)",
+                        f"{i3}    {bare}Values[i] = {n}[i] < 0 ? throw new ArgumentOutOfRangeException("
+                        f'"{bare}[" + i + "]", {n}[i], "must not be negative") : (UIntPtr)(ulong){n}[i];',
+                    ]
+                    args.append(f"{bare}Values")
+                else:
+                    args.append(n)
+            elif role == "count":
+                args.append(f"(UIntPtr)(uint){camel(p['of'])}.Length")
+            elif role == "bytes_in":
+                args.append(f"{n.lstrip('@')}Pointer")
+            elif role == "size":  # of the bytes in before it (bytes_in_before)
+                args.append(f"{camel(params[params.index(p) - 1]['name']).lstrip('@')}Size")
             elif role == "string_in":
                 bare = n.lstrip("@")
                 if not p.get("nullable"):
@@ -852,11 +1157,19 @@ class Emitter:
                 body.append(f"{i3}{native} {n.lstrip('@')}Value;")
                 args.append(f"out {n.lstrip('@')}Value")
             elif role == "out_handle":
-                body.append(f"{i3}{self.types.value(p['type'])} made;")
+                pinned = any(q["role"] == "bytes_in" for q in params)  # written in a delegate
+                body.append(f"{i3}{self.types.value(p['type'])} made" + (" = null;" if pinned else ";"))
                 args.append("out made")
             elif role in ("two_call_buf", "two_call_size"):
                 args.append("b" if role == "two_call_buf" else "ref s")
         native_call = f"NativeMethods.{fn['name']}({', '.join(args)})"
+        for p in params:
+            if p["role"] == "bytes_in":  # pinned for the call (bytes_in_before)
+                b = camel(p["name"]).lstrip("@")
+                native_call = (
+                    f"Ipc.Open({camel(p['name'])}, delegate(IntPtr {b}Pointer, UIntPtr {b}Size) "
+                    f'{{ return {native_call}; }}, "{b}")'
+                )
 
         def result(p: Dict[str, Any]) -> str:
             v = camel(p["name"]).lstrip("@") + "Value"
@@ -1056,7 +1369,7 @@ class Emitter:
                 raise SystemExit(f"{where}: {f['name']} is a constructor")
         # The receiver of a method is one more argument: the object, first.
         params = [dict(p, role="handle") if p["role"] == "receiver" else p for p in fn["params"]]
-        ins = [p for p in params if p["role"] in ("in", "handle", "string_in", "struct_in")]
+        ins = [p for p in params if p["role"] in ("in", "handle", "string_in", "struct_in", "array_in", "bytes_in")]
         if len(ins) != len(params):
             raise SystemExit(f"{where}: an opening call with outputs")
         sig, generic = self.in_signature(ins, [])
@@ -1282,6 +1595,7 @@ def objects(model: Dict[str, Any]) -> str:
     parts = ["\n".join(em.value_type(s)) + "\n" for s in em.values.values()]
     parts += ["\n".join(lines) + "\n" for _, _, lines in scopes]
     parts += flag_properties(model)
+    parts += struct_fields(model, em.types)
     if library:
         text = "    public static partial class Cuda\n    {\n"
         text += "\n\n".join("\n".join(m) for m in library) + "\n"

@@ -1,7 +1,8 @@
 """Roles of the C# object layer (scripts/regen_api/csharp_objects.py): the
 flag properties (FLAG_PROPERTIES: each bit of a flag set a hand-written type
 holds is a bool property of that type, from the model's bits alone) and the
-hand-written struct types (HAND_STRUCTS: a LaunchConfig argument).
+hand-written struct types (HAND_STRUCTS: a LaunchConfig argument; STRUCT_FIELDS:
+its fields and conversions), and arrays of numbers in.
 
   python3 tests/regen/test_csharp_objects.py
 """
@@ -57,6 +58,61 @@ class HandStructs(unittest.TestCase):
         self.assertLess(text.index("LaunchConfigNative configNative = config.ToNative();"), call)
         self.assertGreater(text.index("config.KeepAlive();"), call)
         self.assertIsNone(csharp_objects.skip_reason(fn, csharp_objects.value_structs(d)))
+
+
+class StructFields(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.d = model.describe()
+        cls.text = "".join(csharp_objects.struct_fields(cls.d, csharp_objects.Emitter(cls.d).types))
+
+    def test_fields_are_properties_with_their_conversions(self):
+        self.assertIn("    public partial struct LaunchConfig\n", self.text)
+        self.assertIn("        public Dim3 Grid { get; set; }\n", self.text)  # grid_x, grid_y, grid_z
+        self.assertIn("        public uint SharedMemoryBytes { get; set; }\n", self.text)  # renamed
+        self.assertIn("        public CudaEvent ProgrammaticEvent { get; set; }\n", self.text)
+        self.assertIn("        private LaunchFlags flags;\n", self.text)  # FLAG_PROPERTIES's member
+        self.assertIn("            c.grid_y = Grid.Y;\n", self.text)
+        self.assertIn("            made.Cluster = new Dim3(c.cluster_x, c.cluster_y, c.cluster_z);\n", self.text)
+        self.assertIn("            GC.KeepAlive(CompletionEvent);\n", self.text)
+        self.assertIn("LaunchAttributes.Same(attributes, other.attributes);", self.text)
+
+    def test_held_fields_live_in_the_holder(self):
+        self.assertIn("    internal sealed class LaunchAttributes\n", self.text)
+        self.assertIn("        public AccessPolicyWindow? AccessPolicyWindow;\n", self.text)
+        self.assertIn("        public ClusterSchedulingPolicy ClusterScheduling;\n", self.text)  # plain
+        self.assertIn("                c.mem_sync_domain = (int)MemSyncDomain.Value;\n", self.text)  # retyped
+        self.assertIn("            set { Writable().SharedCarveout = value; }\n", self.text)
+
+    def test_a_field_the_header_adds_becomes_a_property(self):
+        d = dict(self.d, structs=[dict(s) for s in self.d["structs"]])
+        s = next(s for s in d["structs"] if s["name"] == "cuabi_launch_config")
+        int32 = {"c": "int32_t", "base": "int32_t", "kind": "int", "const": False, "pointers": []}
+        s["fields"] = s["fields"] + [{"name": "spin_count", "type": int32, "doc": "Spins."}]
+        text = "".join(csharp_objects.struct_fields(d, csharp_objects.Emitter(d).types))
+        self.assertIn("        public int? SpinCount\n", text)
+        self.assertIn("                c.spin_count = SpinCount.Value;\n", text)
+        self.assertIn("a.SpinCount == b.SpinCount", text)
+
+
+class NumericArrays(unittest.TestCase):
+    def test_an_array_of_sizes_is_a_long_array(self):
+        d = model.describe()
+        fn = next(f for f in d["functions"] if f["name"] == "cuabi_tensor_map_encode_tiled")
+        self.assertIsNone(csharp_objects.skip_reason(fn, csharp_objects.value_structs(d)))
+        text = "\n".join(csharp_objects.Emitter(d).member(fn))
+        self.assertIn("long[] sizes, long[] strides, long[] box, long[] elementStrides = null,", text)
+        self.assertIn('if (sizes == null) throw new ArgumentNullException("sizes");', text)
+        self.assertIn('throw new ArgumentOutOfRangeException("box[" + i + "]"', text)
+        self.assertIn("elementStrides = elementStrides ?? new long[0];", text)
+        self.assertIn("sizesValues, (UIntPtr)(uint)sizes.Length,", text)
+
+    def test_an_array_of_ints_is_passed_as_it_is(self):
+        d = model.describe()
+        fn = next(f for f in d["functions"] if f["name"] == "cuabi_tensor_map_encode_im2col")
+        text = "\n".join(csharp_objects.Emitter(d).member(fn))
+        self.assertIn("int[] lowerCorner", text)
+        self.assertIn("lowerCorner, (UIntPtr)(uint)lowerCorner.Length,", text)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 using System;
 using System.Runtime.InteropServices;
 using System.Threading.Tasks;
+using Cuabi.Interop;
 
 namespace Cuabi
 {
@@ -18,6 +19,29 @@ namespace Cuabi
         /// value). <paramref name="resources"/> (the call's marshalled
         /// strings) are disposed after the call, or now if it cannot start.
         /// </summary>
+        /// <summary>
+        /// <see cref="Run{T}(SafeHandle, Func{IntPtr, T}, IDisposable)"/> of a call
+        /// that needs marshalled strings: <paramref name="prepare"/> writes them
+        /// now (what it throws, it throws here, the strings freed), and
+        /// <paramref name="call"/> runs on the thread pool with what it made.
+        /// </summary>
+        internal static Task<T> Run<TPrepared, T>(SafeHandle handle, Func<NativeStrings, TPrepared> prepare,
+            Func<IntPtr, TPrepared, T> call)
+        {
+            var strings = new NativeStrings();
+            TPrepared prepared;
+            try
+            {
+                prepared = prepare(strings);
+            }
+            catch
+            {
+                strings.Dispose();
+                throw;
+            }
+            return Run(handle, raw => call(raw, prepared), strings);
+        }
+
         internal static Task<T> Run<T>(SafeHandle handle, Func<IntPtr, T> call, IDisposable resources)
         {
             bool added = false;

@@ -277,43 +277,42 @@ namespace Cuabi
         /// <exception cref="ArgumentException">A side is a managed array (pinned only for a call), or the box reaches past host memory.</exception>
         public void CopyAsync(CudaStream stream)
         {
-            if ((Source != null && Source.IsManagedArray) || (Destination != null && Destination.IsManagedArray))
-                throw new ArgumentException(
-                    "a managed array is pinned only while a call runs; an asynchronous copy needs host memory that stays put " +
-                    "(CopyEnd.Host(PinnedBuffer<T>)), or use Copy()", Source != null && Source.IsManagedArray ? "Source" : "Destination");
             Run(stream, true);
         }
 
         private void Run(CudaStream stream, bool async)
         {
-            if (Source == null)
-                throw new ArgumentNullException("Source");
-            if (Destination == null)
-                throw new ArgumentNullException("Destination");
-            SafeStreamHandle s = async ? CudaStream.HandleOf(stream) : null;
-            using (var lease = new BatchLease())
-            {
-                Copy3DDescNative d = Describe(lease);
-                Errors.Check(async ? NativeMethods.cuabi_copy_3d_async(ref d, s) : NativeMethods.cuabi_copy_3d(ref d));
-            }
+            IDisposable lease;
+            Copy3DDescNative d = Describe("", async ? "an asynchronous copy needs host memory that stays put " +
+                "(CopyEnd.Host(PinnedBuffer<T>)), or use Copy()" : null, out lease);
+            using (lease)
+                Errors.Check(async ? NativeMethods.cuabi_copy_3d_async(ref d, CudaStream.HandleOf(stream)) : NativeMethods.cuabi_copy_3d(ref d));
+        }
+
+        Copy3DDescNative IDescribes<Copy3DDescNative>.Describe(string what, bool lasting, out IDisposable lease)
+        {
+            return Describe(what + ".", lasting ? "the library uses this copy's host memory after the call returns " +
+                "(CopyEnd.Host(PinnedBuffer<T>))" : null, out lease);
         }
 
         /// <summary>
         /// The C struct of this copy, its host sides checked, what it names
         /// pinned and held in <paramref name="lease"/> (released by the caller
-        /// after the call): <see cref="Copy"/>'s and
-        /// <see cref="CudaStream.Copy3DBatch"/>'s.
+        /// after the call): <see cref="Copy"/>'s, <see cref="CopyAsync"/>'s and
+        /// a generated member's. A side that is a managed array is refused,
+        /// saying why after "pinned only while a call runs; ", when
+        /// <paramref name="lasting"/> says why (the library uses the memory
+        /// after the call); <paramref name="what"/> prefixes the sides' names.
         /// </summary>
-        Copy3DDescNative IDescribes<Copy3DDescNative>.Describe(string what, bool lasting, out IDisposable lease)
+        private Copy3DDescNative Describe(string what, string lasting, out IDisposable lease)
         {
             if (Source == null)
-                throw new ArgumentNullException(what + ".Source");
+                throw new ArgumentNullException(what + "Source");
             if (Destination == null)
-                throw new ArgumentNullException(what + ".Destination");
-            if (lasting && (Source.IsManagedArray || Destination.IsManagedArray))
-                throw new ArgumentException(
-                    "a managed array is pinned only while a call runs; the library uses this copy's host memory after the " +
-                    "call returns (CopyEnd.Host(PinnedBuffer<T>))", what + (Source.IsManagedArray ? ".Source" : ".Destination"));
+                throw new ArgumentNullException(what + "Destination");
+            if (lasting != null && (Source.IsManagedArray || Destination.IsManagedArray))
+                throw new ArgumentException("a managed array is pinned only while a call runs; " + lasting,
+                    what + (Source.IsManagedArray ? "Source" : "Destination"));
             var held = new BatchLease();
             try
             {

@@ -105,20 +105,8 @@ namespace Cuabi
         /// <param name="options">As for <see cref="Compile"/>.</param>
         public Task<CudaModule> CompileAsync(string source, CompileOptions options = null)
         {
-            var strings = new NativeStrings();
-            CompileDescNative desc;
-            SafeDeviceHandle h;
-            try
-            {
-                desc = Describe(source, options, strings);
-                h = Handle;
-            }
-            catch
-            {
-                strings.Dispose();
-                throw;
-            }
-            return Background.Run(h, raw => new CudaModule(CompileCore(new SafeDeviceHandle(raw, false), ref desc)), strings);
+            return Background.Run(Handle, strings => Describe(source, options, strings),
+                (raw, desc) => new CudaModule(CompileCore(new SafeDeviceHandle(raw, false), ref desc)));
         }
 
         private static SafeModuleHandle CompileCore(SafeDeviceHandle device, ref CompileDescNative desc)
@@ -160,16 +148,13 @@ namespace Cuabi
         /// <summary>Loads CUBIN, PTX or fatbin bytes, e.g. <see cref="Program.Cubin"/>.</summary>
         /// <param name="image">The image bytes (not empty).</param>
         /// <exception cref="ArgumentException"><paramref name="image"/> is empty.</exception>
-        public unsafe CudaModule LoadModule(byte[] image)
+        public CudaModule LoadModule(byte[] image)
         {
             if (image == null)
                 throw new ArgumentNullException("image");
             if (image.Length == 0)
                 throw new ArgumentException("is empty: a module image has at least one byte", "image");
-            SafeModuleHandle module;
-            fixed (byte* p = image)
-                Errors.Check(NativeMethods.cuabi_module_load_data(Handle, (IntPtr)p, (UIntPtr)(uint)image.Length, out module));
-            return new CudaModule(module);
+            return CudaModule.LoadData(this, image);
         }
 
         /// <summary>Loads PTX text, e.g. <see cref="Program.Ptx"/>; the driver JIT-compiles it for this device.</summary>

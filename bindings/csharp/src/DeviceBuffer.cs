@@ -131,12 +131,8 @@ namespace Cuabi
             this.handle = handle;
             try
             {
-                ulong ptr;
-                UIntPtr bytes;
-                Errors.Check(NativeMethods.cuabi_buffer_get_pointer(handle, out ptr));
-                Errors.Check(NativeMethods.cuabi_buffer_get_size(handle, out bytes));
-                DevicePointer = ptr;
-                SizeInBytes = (long)bytes.ToUInt64();
+                DevicePointer = Pointer;
+                SizeInBytes = Size;
             }
             catch
             {
@@ -179,7 +175,7 @@ namespace Cuabi
         /// <param name="value">The byte value.</param>
         public void Memset(byte value)
         {
-            Errors.Check(NativeMethods.cuabi_buffer_memset(Handle, UIntPtr.Zero, value, (UIntPtr)(ulong)SizeInBytes));
+            Memset(0, value, SizeInBytes);
         }
 
         /// <summary>Sets every byte to <paramref name="value"/>, ordered on <paramref name="stream"/>.</summary>
@@ -187,8 +183,7 @@ namespace Cuabi
         /// <param name="stream">The stream, or null for the default stream.</param>
         public void MemsetAsync(byte value, CudaStream stream)
         {
-            Errors.Check(NativeMethods.cuabi_buffer_memset_async(Handle, UIntPtr.Zero, value, (UIntPtr)(ulong)SizeInBytes,
-                CudaStream.HandleOf(stream)));
+            MemsetAsync(0, value, SizeInBytes, stream);
         }
 
         /// <summary>The size of an IPC handle in bytes (CUABI_IPC_HANDLE_SIZE, 128).</summary>
@@ -208,7 +203,7 @@ namespace Cuabi
         }
     }
 
-    /// <summary>Reads an IPC handle through a (pointer, size) call.</summary>
+    /// <summary>Reads an IPC handle through a (pointer, size) call, and passes bytes (an IPC handle's, an image's) to one.</summary>
     internal static class Ipc
     {
         private static readonly byte[] Empty = new byte[1];
@@ -223,11 +218,11 @@ namespace Cuabi
             return bytes;
         }
 
-        /// <summary>Calls <paramref name="open"/> with the handle's bytes pinned; their length is the library's to check.</summary>
-        internal static unsafe CudaStatus Open(byte[] handle, Writer open)
+        /// <summary>Calls <paramref name="open"/> with the bytes pinned; their length is the library's to check. Null is refused naming <paramref name="name"/>.</summary>
+        internal static unsafe CudaStatus Open(byte[] handle, Writer open, string name = "handle")
         {
             if (handle == null)
-                throw new ArgumentNullException("handle");
+                throw new ArgumentNullException(name);
             // An empty array is passed as a real address of 0 bytes, so that
             // the library's refusal names the size, not a NULL.
             fixed (byte* p = handle.Length == 0 ? Empty : handle)

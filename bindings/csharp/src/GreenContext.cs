@@ -44,41 +44,6 @@ namespace Cuabi
         }
 
         /// <summary>
-        /// A tiled map (cuabi_tensor_map_encode_tiled) over <paramref name="buffer"/>
-        /// from byte <paramref name="offset"/>: one entry per dimension in
-        /// <paramref name="sizes"/> (elements), <paramref name="strides"/> (bytes,
-        /// strides[0] the element size) and <paramref name="box"/>;
-        /// <paramref name="elementStrides"/> empty or null for every step 1.
-        /// Dimension 0 is the innermost. The core checks every bound.
-        /// </summary>
-        /// <param name="buffer">The tensor's memory.</param>
-        /// <param name="offset">The tensor's first byte in the buffer.</param>
-        /// <param name="dataType">The element type.</param>
-        /// <param name="sizes">Each dimension's element count.</param>
-        /// <param name="strides">Each dimension's stride in bytes.</param>
-        /// <param name="box">The box one copy moves, in elements.</param>
-        /// <param name="elementStrides">The traversal steps, or null.</param>
-        /// <param name="interleave">The interleaved layout.</param>
-        /// <param name="swizzle">The shared-memory swizzle.</param>
-        /// <param name="l2Promotion">The L2 fetch size.</param>
-        /// <param name="oobFill">What fills elements outside the tensor.</param>
-        public static TensorMap EncodeTiled(DeviceMemory buffer, long offset, TensorDataType dataType,
-            long[] sizes, long[] strides, long[] box, long[] elementStrides = null,
-            TensorInterleave interleave = TensorInterleave.None, TensorSwizzle swizzle = TensorSwizzle.None,
-            TensorL2Promotion l2Promotion = TensorL2Promotion.None, TensorOobFill oobFill = TensorOobFill.Zero)
-        {
-            if (buffer == null)
-                throw new ArgumentNullException("buffer");
-            UIntPtr[] s = Sizes(sizes, "sizes"), st = Sizes(strides, "strides"), b = Sizes(box, "box");
-            UIntPtr[] e = Sizes(elementStrides ?? new long[0], "elementStrides");
-            SafeTensorMapHandle h;
-            Errors.Check(NativeMethods.cuabi_tensor_map_encode_tiled(buffer.Handle, Ranges.Bytes(offset, 1, "offset"), dataType,
-                s, (UIntPtr)(uint)s.Length, st, (UIntPtr)(uint)st.Length, b, (UIntPtr)(uint)b.Length,
-                e, (UIntPtr)(uint)e.Length, interleave, swizzle, l2Promotion, oobFill, out h));
-            return new TensorMap(h);
-        }
-
-        /// <summary>
         /// An im2col map (cuabi_tensor_map_encode_im2col): rank 3 to 5, the
         /// arguments as <see cref="EncodeTiled"/>, with the bounding box's
         /// corners in the rank - 2 spatial dimensions and the pixels' channels
@@ -99,31 +64,9 @@ namespace Cuabi
             long[] sizes, long[] strides, int[] lowerCorner, int[] upperCorner, uint channelsPerPixel,
             uint pixelsPerColumn, long[] elementStrides = null, TensorSwizzle swizzle = TensorSwizzle.None)
         {
-            if (buffer == null)
-                throw new ArgumentNullException("buffer");
-            if (lowerCorner == null)
-                throw new ArgumentNullException("lowerCorner");
-            if (upperCorner == null)
-                throw new ArgumentNullException("upperCorner");
-            UIntPtr[] s = Sizes(sizes, "sizes"), st = Sizes(strides, "strides");
-            UIntPtr[] e = Sizes(elementStrides ?? new long[0], "elementStrides");
-            SafeTensorMapHandle h;
-            Errors.Check(NativeMethods.cuabi_tensor_map_encode_im2col(buffer.Handle, Ranges.Bytes(offset, 1, "offset"), dataType,
-                s, (UIntPtr)(uint)s.Length, st, (UIntPtr)(uint)st.Length, e, (UIntPtr)(uint)e.Length,
-                lowerCorner, (UIntPtr)(uint)lowerCorner.Length, upperCorner, (UIntPtr)(uint)upperCorner.Length,
-                channelsPerPixel, pixelsPerColumn, TensorInterleave.None, swizzle, TensorL2Promotion.None,
-                TensorOobFill.Zero, out h));
-            return new TensorMap(h);
-        }
-
-        private static UIntPtr[] Sizes(long[] values, string name)
-        {
-            if (values == null)
-                throw new ArgumentNullException(name);
-            UIntPtr[] r = new UIntPtr[values.Length];
-            for (int i = 0; i < values.Length; i++)
-                r[i] = Ranges.Bytes(values[i], 1, name + "[" + i + "]");
-            return r;
+            return EncodeIm2col(buffer, offset, dataType, sizes, strides, elementStrides ?? new long[0], lowerCorner,
+                upperCorner, channelsPerPixel, pixelsPerColumn, TensorInterleave.None, swizzle, TensorL2Promotion.None,
+                TensorOobFill.Zero);
         }
     }
 

@@ -58,8 +58,6 @@ namespace Cuabi
     /// </example>
     public partial struct LaunchConfig
     {
-        private LaunchFlags flags;
-
         /// <summary>Creates a launch configuration (no extended options).</summary>
         /// <param name="grid">Blocks in the grid.</param>
         /// <param name="block">Threads in a block.</param>
@@ -72,111 +70,9 @@ namespace Cuabi
             SharedMemoryBytes = sharedMemoryBytes;
         }
 
-        /// <summary>Blocks in the grid.</summary>
-        public Dim3 Grid { get; set; }
-        /// <summary>Threads in a block.</summary>
-        public Dim3 Block { get; set; }
-        /// <summary>Dynamic shared memory per block, in bytes.</summary>
-        public uint SharedMemoryBytes { get; set; }
-
-        /// <summary>Every launch flag at once (the bool property of each flag, generated, sets and clears it alone).</summary>
-        public LaunchFlags Flags
-        {
-            get { return flags; }
-            set { flags = value; }
-        }
-
-        /// <summary>
-        /// Thread-block cluster dimensions, in blocks; the default (0, 0, 0)
-        /// launches without clusters. Each must divide the grid's dimension.
-        /// </summary>
-        public Dim3 Cluster { get; set; }
-
-        /// <summary>The launch's priority; 0 keeps the stream's (see <see cref="Device.GetStreamPriorityRange"/>).</summary>
-        public int Priority { get; set; }
-
-        /// <summary>
-        /// An event recorded when the kernel's blocks trigger (or start, with
-        /// <see cref="ProgrammaticEventAtBlockStart"/>), so that a later kernel
-        /// waiting for it may overlap this one's tail; null for none. It must be
-        /// made without timing on the kernel's device. The configuration
-        /// references it; keep it undisposed while launches use it.
-        /// </summary>
-        public CudaEvent ProgrammaticEvent { get; set; }
-
-        // Launch attributes: null (or the default) for "not set"; the stream's
-        // or the kernel's then applies. Each reaches a launch, a prepared
-        // launch and the kernel node a captured launch makes. They live in a
-        // holder (null: none set) so that a plain configuration stays small;
-        // a setter copies it first, keeping the struct's value semantics.
-        private LaunchAttributes attributes;
-
-        private LaunchAttributes Writable()
-        {
-            attributes = attributes == null ? new LaunchAttributes() : attributes.Copy();
-            return attributes;
-        }
-
-        /// <summary>The L2 access-policy window of this kernel's accesses; null: the stream's. Bytes past the device's maximum window, a hit ratio outside [0, 1] or a base of 0 are refused.</summary>
-        public AccessPolicyWindow? AccessPolicyWindow
-        {
-            get { return attributes == null ? null : attributes.AccessPolicyWindow; }
-            set { Writable().AccessPolicyWindow = value; }
-        }
-
-        /// <summary>How a host thread waits for this kernel; null: the stream's. The driver takes a policy for a stream only: one set here is refused as not supported (use <see cref="CudaStream.SetSyncPolicy"/>).</summary>
-        public SyncPolicy? SyncPolicy
-        {
-            get { return attributes == null ? null : attributes.SyncPolicy; }
-            set { Writable().SyncPolicy = value; }
-        }
-
-        /// <summary>How a cluster's blocks are placed on the multiprocessors (needs a device that launches clusters).</summary>
-        public ClusterSchedulingPolicy ClusterScheduling
-        {
-            get { return attributes == null ? ClusterSchedulingPolicy.Default : attributes.ClusterScheduling; }
-            set { Writable().ClusterScheduling = value; }
-        }
-
-        /// <summary>The kernel's memory-synchronisation domain; null: the stream's.</summary>
-        public MemSyncDomain? MemSyncDomain
-        {
-            get { return attributes == null ? null : attributes.MemSyncDomain; }
-            set { Writable().MemSyncDomain = value; }
-        }
-
-        /// <summary>The domain id the default domain stands for (with <see cref="MemSyncDomainMapRemote"/>; both or neither); below the device's domain count.</summary>
-        public int? MemSyncDomainMapDefault
-        {
-            get { return attributes == null ? null : attributes.MemSyncDomainMapDefault; }
-            set { Writable().MemSyncDomainMapDefault = value; }
-        }
-
-        /// <summary>The domain id the remote domain stands for (with <see cref="MemSyncDomainMapDefault"/>).</summary>
-        public int? MemSyncDomainMapRemote
-        {
-            get { return attributes == null ? null : attributes.MemSyncDomainMapRemote; }
-            set { Writable().MemSyncDomainMapRemote = value; }
-        }
-
-        /// <summary>The preferred shared-memory carve-out, 0 to 100 percent of the most shared memory; null: the kernel's. A hint.</summary>
-        public int? SharedCarveout
-        {
-            get { return attributes == null ? null : attributes.SharedCarveout; }
-            set { Writable().SharedCarveout = value; }
-        }
-
-        /// <summary>
-        /// An event (made without timing on the kernel's device) recorded once
-        /// every block of the kernel has started, so that another stream that
-        /// waits for it may overlap the kernel; null for none. Keep it
-        /// undisposed while launches use it.
-        /// </summary>
-        public CudaEvent CompletionEvent
-        {
-            get { return attributes == null ? null : attributes.CompletionEvent; }
-            set { Writable().CompletionEvent = value; }
-        }
+        // Its fields (one property each, the launch attributes in a holder
+        // that stays null while none is set), ToNative, KeepAlive, FromNative
+        // and SameAs are generated (Objects.g.cs) from cuabi_launch_config.
 
         /// <summary>Whether any option past grid, block and shared memory is set.</summary>
         internal bool IsExtended
@@ -204,101 +100,6 @@ namespace Cuabi
                 s += ", priority " + Priority;
             if (ProgrammaticEvent != null)
                 s += ", programmatic event";
-            if (attributes != null)
-                s += attributes.Describe();
-            return s;
-        }
-
-        /// <summary>The native struct. The events' raw handles are in it: <see cref="KeepAlive"/> after the call that takes the struct.</summary>
-        internal LaunchConfigNative ToNative()
-        {
-            var c = LaunchConfigNative.Create();
-            c.grid_x = Grid.X;
-            c.grid_y = Grid.Y;
-            c.grid_z = Grid.Z;
-            c.block_x = Block.X;
-            c.block_y = Block.Y;
-            c.block_z = Block.Z;
-            c.shared_mem_bytes = SharedMemoryBytes;
-            c.flags = flags;
-            c.cluster_x = Cluster.X;
-            c.cluster_y = Cluster.Y;
-            c.cluster_z = Cluster.Z;
-            c.priority = Priority;
-            c.programmatic_event = ProgrammaticEvent == null ? IntPtr.Zero : ProgrammaticEvent.Handle.DangerousGetHandle();
-            if (attributes != null)
-                attributes.ToNative(ref c);
-            return c;
-        }
-
-        /// <summary>Keeps the events <see cref="ToNative"/> names alive until here: call it after the call that took the struct.</summary>
-        internal void KeepAlive()
-        {
-            GC.KeepAlive(ProgrammaticEvent);
-            GC.KeepAlive(CompletionEvent);
-        }
-
-        /// <summary>A configuration from the native struct (its programmatic event, which has no owner here, is left out).</summary>
-        internal static LaunchConfig FromNative(ref LaunchConfigNative c)
-        {
-            var config = new LaunchConfig(new Dim3(c.grid_x, c.grid_y, c.grid_z), new Dim3(c.block_x, c.block_y, c.block_z),
-                c.shared_mem_bytes);
-            config.flags = c.flags;
-            config.Cluster = new Dim3(c.cluster_x, c.cluster_y, c.cluster_z);
-            config.Priority = c.priority;
-            return config;
-        }
-
-        /// <summary>Whether <paramref name="other"/> launches the same way (the same event object, if any).</summary>
-        internal bool SameAs(ref LaunchConfig other)
-        {
-            Dim3 g = Grid, b = Block, c = Cluster, og = other.Grid, ob = other.Block, oc = other.Cluster;
-            return g.X == og.X && g.Y == og.Y && g.Z == og.Z && b.X == ob.X && b.Y == ob.Y && b.Z == ob.Z &&
-                   SharedMemoryBytes == other.SharedMemoryBytes && flags == other.flags &&
-                   c.X == oc.X && c.Y == oc.Y && c.Z == oc.Z && Priority == other.Priority &&
-                   ReferenceEquals(ProgrammaticEvent, other.ProgrammaticEvent) &&
-                   LaunchAttributes.Same(attributes, other.attributes);
-        }
-    }
-
-    /// <summary>The launch attributes a <see cref="LaunchConfig"/> sets (its holder; null there: none).</summary>
-    internal sealed class LaunchAttributes
-    {
-        public AccessPolicyWindow? AccessPolicyWindow;
-        public SyncPolicy? SyncPolicy;
-        public ClusterSchedulingPolicy ClusterScheduling;
-        public MemSyncDomain? MemSyncDomain;
-        public int? MemSyncDomainMapDefault, MemSyncDomainMapRemote, SharedCarveout;
-        public CudaEvent CompletionEvent;
-
-        public LaunchAttributes Copy()
-        {
-            return (LaunchAttributes)MemberwiseClone();
-        }
-
-        /// <summary>Writes the attributes that are set into <paramref name="c"/> (which holds the library's defaults).</summary>
-        public void ToNative(ref LaunchConfigNative c)
-        {
-            if (AccessPolicyWindow.HasValue)
-                c.access_policy_window = AccessPolicyWindow.Value.ToNative("AccessPolicyWindow");
-            if (SyncPolicy.HasValue)
-                c.sync_policy = SyncPolicy.Value;
-            c.cluster_scheduling_policy = ClusterScheduling;
-            if (MemSyncDomain.HasValue)
-                c.mem_sync_domain = (int)MemSyncDomain.Value;
-            if (MemSyncDomainMapDefault.HasValue)
-                c.mem_sync_domain_map_default = MemSyncDomainMapDefault.Value;
-            if (MemSyncDomainMapRemote.HasValue)
-                c.mem_sync_domain_map_remote = MemSyncDomainMapRemote.Value;
-            if (SharedCarveout.HasValue)
-                c.shared_carveout = SharedCarveout.Value;
-            if (CompletionEvent != null)
-                c.completion_event = CompletionEvent.Handle.DangerousGetHandle();
-        }
-
-        public string Describe()
-        {
-            string s = "";
             if (AccessPolicyWindow.HasValue)
                 s += ", access-policy window of " + AccessPolicyWindow.Value.Bytes + " bytes";
             if (SyncPolicy.HasValue)
@@ -314,19 +115,6 @@ namespace Cuabi
             if (CompletionEvent != null)
                 s += ", completion event";
             return s;
-        }
-
-        public static bool Same(LaunchAttributes a, LaunchAttributes b)
-        {
-            if (ReferenceEquals(a, b))
-                return true;
-            if (a == null || b == null)
-                return false;
-            return Nullable.Equals(a.AccessPolicyWindow, b.AccessPolicyWindow) && a.SyncPolicy == b.SyncPolicy &&
-                   a.ClusterScheduling == b.ClusterScheduling && a.MemSyncDomain == b.MemSyncDomain &&
-                   a.MemSyncDomainMapDefault == b.MemSyncDomainMapDefault &&
-                   a.MemSyncDomainMapRemote == b.MemSyncDomainMapRemote && a.SharedCarveout == b.SharedCarveout &&
-                   ReferenceEquals(a.CompletionEvent, b.CompletionEvent);
         }
     }
 

@@ -62,8 +62,6 @@ namespace Cuabi
     /// </example>
     public sealed partial class Linker : IDisposable
     {
-        private static readonly byte[] NoBytes = new byte[1];
-
         /// <summary>A linker for <paramref name="device"/>.</summary>
         /// <param name="device">The device the result is for and loaded on.</param>
         /// <param name="options">How to link; null for the defaults.</param>
@@ -113,15 +111,11 @@ namespace Cuabi
         /// <see cref="CudaStatus.InvalidArgument"/> for no bytes, bytes whose kind cannot be told, or an unknown kind;
         /// <see cref="CudaStatus.NotSupported"/> for LTO-IR given to the driver's linker.
         /// </exception>
-        public unsafe void AddData(byte[] data, LinkInput kind = LinkInput.Auto, string name = null)
+        public void AddData(byte[] data, LinkInput kind = LinkInput.Auto, string name = null)
         {
             if (data == null)
                 throw new ArgumentNullException("data");
-            var h = Handle;
-            byte[] n = Utf8.Encode(name, "name");
-            // An empty array still passes an address, so the library names the size.
-            fixed (byte* p = data.Length == 0 ? NoBytes : data)
-                Errors.Check(NativeMethods.cuabi_linker_add_data(h, kind, (IntPtr)p, (UIntPtr)(uint)data.Length, n));
+            AddData(kind, data, name);
         }
 
         /// <summary>Adds a file of device code (read now: a later change to the file is not seen).</summary>

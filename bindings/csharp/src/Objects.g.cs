@@ -22,15 +22,12 @@
 //   cuabi_compile_desc_init: struct_init
 //   cuabi_program_compile_with: parameter desc: role struct_in
 //   cuabi_module_compile: parameter desc: role struct_in
-//   cuabi_module_load_data: parameter image: role bytes_in
 //   cuabi_function_release: Kernel.Dispose() also drops the launch plans it prepared for itself
 //   cuabi_function_get_params: idiom arg_packing
-//   cuabi_function_check_arg_sizes: parameter sizes: role array_in
+//   cuabi_function_check_arg_sizes: ArgumentLayout checks a launch's argument sizes through it (ArgumentPacking.cs)
 //   cuabi_function_get_name: Name is read once and kept
 //   cuabi_link_desc_init: struct_init
 //   cuabi_linker_create: makes a handle whose class is not made from the handle alone (FACTORIES)
-//   cuabi_linker_add_data: parameter data: role bytes_in
-//   cuabi_library_load_data: parameter image: role bytes_in
 //   cuabi_launch_config_init: struct_init
 //   cuabi_function_launch: idiom launch
 //   cuabi_function_launch_sized: idiom launch
@@ -42,7 +39,6 @@
 //   cuabi_function_suggest_config: parameter config: role struct_out
 //   cuabi_buffer_alloc: Device.Allocate<T> makes a typed buffer through cuabi_buffer_alloc_with_pointer
 //   cuabi_buffer_wrap: makes a handle whose class is not made from the handle alone (FACTORIES)
-//   cuabi_buffer_copy_from_host: parameter src: role bytes_in
 //   cuabi_buffer_copy_to_host: parameter dst: role bytes_out
 //   cuabi_buffer_copy_from_host_async: idiom host_view
 //   cuabi_buffer_copy_to_host_async: idiom host_view
@@ -83,8 +79,6 @@
 //   cuabi_graph_add_kernel_node: idiom launch
 //   cuabi_graph_exec_set_kernel_node: idiom launch
 //   cuabi_graph_exec_set_host_node: CudaGraphExec.SetHostNode gives a null node to the library, which refuses it
-//   cuabi_tensor_map_encode_tiled: parameter sizes: role array_in
-//   cuabi_tensor_map_encode_im2col: parameter sizes: role array_in
 //   cuabi_buffer_export_dlpack: idiom dlpack
 //   cuabi_buffer_import_dlpack: idiom dlpack
 //   cuabi_buffer_import_dlpack_unversioned: idiom dlpack
@@ -812,6 +806,274 @@ namespace Cuabi
         {
             get { return (Flags & MemoryPoolFlags.Ipc) != 0; }
             set { Flags = value ? Flags | MemoryPoolFlags.Ipc : Flags & ~MemoryPoolFlags.Ipc; }
+        }
+    }
+
+    public partial struct LaunchConfig
+    {
+        private LaunchFlags flags;
+
+        /// <summary>The grid's dimensions, in blocks (each &gt; 0).</summary>
+        public Dim3 Grid { get; set; }
+
+        /// <summary>The block's dimensions, in threads (each &gt; 0).</summary>
+        public Dim3 Block { get; set; }
+
+        /// <summary>dynamic shared memory per block, in bytes</summary>
+        public uint SharedMemoryBytes { get; set; }
+
+        /// <summary>CUABI_LAUNCH_*: every flag at once (each flag's bool property sets and clears it alone).</summary>
+        public LaunchFlags Flags
+        {
+            get { return flags; }
+            set { flags = value; }
+        }
+
+        /// <summary>
+        /// Thread-block cluster dimensions in blocks; 0, 0, 0 for no cluster. Each
+        /// must divide the grid's dimension. At most 8 blocks per cluster unless
+        /// the kernel allows more (CUABI_FUNC_NON_PORTABLE_CLUSTER_SIZE_ALLOWED) and
+        /// the device can run them (cuabi_function_get_max_cluster_size).
+        /// </summary>
+        public Dim3 Cluster { get; set; }
+
+        /// <summary>
+        /// The launch's priority; 0 keeps the stream's. Within
+        /// cuabi_device_get_stream_priority_range.
+        /// </summary>
+        public int Priority { get; set; }
+
+        /// <summary>
+        /// Recorded when the kernel's blocks trigger (or start, with
+        /// CUABI_LAUNCH_PROGRAMMATIC_EVENT_AT_BLOCK_START); a later kernel that
+        /// waits for it may overlap this one's tail. NULL: none. The event must be
+        /// made with CUABI_EVENT_DISABLE_TIMING on the kernel's device.
+        /// The value references the object (null: none): keep it undisposed while calls use it.
+        /// </summary>
+        public CudaEvent ProgrammaticEvent { get; set; }
+
+        // The fields from access_policy_window on (null: none set).
+        private LaunchAttributes attributes;
+
+        private LaunchAttributes Writable()
+        {
+            attributes = attributes == null ? new LaunchAttributes() : attributes.Copy();
+            return attributes;
+        }
+
+        /// <summary>
+        /// The L2 access-policy window of this kernel's accesses; bytes 0 (the
+        /// default): none, the stream's applies. Refused with the bound: bytes past
+        /// the device's CU_DEVICE_ATTRIBUTE_MAX_ACCESS_POLICY_WINDOW_SIZE, a
+        /// hit_ratio outside [0, 1], an unknown property, a base of 0. Its
+        /// struct_size is not read (the config's versions it).
+        /// Null (the default here): not set, the library's default applies.
+        /// </summary>
+        public AccessPolicyWindow? AccessPolicyWindow
+        {
+            get { return attributes == null ? null : attributes.AccessPolicyWindow; }
+            set { Writable().AccessPolicyWindow = value; }
+        }
+
+        /// <summary>
+        /// How a host thread waits for this kernel; 0 (the default): the
+        /// stream's. The driver takes a synchronization policy for a stream only:
+        /// a known cuabi_sync_policy here answers CUABI_ERROR_NOT_SUPPORTED (set it
+        /// with cuabi_stream_set_sync_policy), an unknown one
+        /// CUABI_ERROR_INVALID_ARGUMENT.
+        /// Null (the default here): not set, the library's default applies.
+        /// </summary>
+        public SyncPolicy? SyncPolicy
+        {
+            get { return attributes == null ? null : attributes.SyncPolicy; }
+            set { Writable().SyncPolicy = value; }
+        }
+
+        /// <summary>
+        /// How a cluster's blocks are placed on multiprocessors; the default
+        /// (CUABI_CLUSTER_SCHEDULING_DEFAULT) leaves it to the driver. Another
+        /// needs a device that launches clusters.
+        /// </summary>
+        public ClusterSchedulingPolicy ClusterScheduling
+        {
+            get { return attributes == null ? default(ClusterSchedulingPolicy) : attributes.ClusterScheduling; }
+            set { Writable().ClusterScheduling = value; }
+        }
+
+        /// <summary>
+        /// The kernel's memory-synchronisation domain, a cuabi_mem_sync_domain;
+        /// -1 (the default): the stream's.
+        /// Null (the default here): not set, the library's default applies.
+        /// </summary>
+        public MemSyncDomain? MemSyncDomain
+        {
+            get { return attributes == null ? null : attributes.MemSyncDomain; }
+            set { Writable().MemSyncDomain = value; }
+        }
+
+        /// <summary>
+        /// The domain map: the domain ids the default and the remote domain stand
+        /// for, each below the device's CU_DEVICE_ATTRIBUTE_MEM_SYNC_DOMAIN_COUNT;
+        /// both -1 (the default): the stream's map. Both are given or neither.
+        /// Null (the default here): not set, the library's default applies.
+        /// </summary>
+        public int? MemSyncDomainMapDefault
+        {
+            get { return attributes == null ? null : attributes.MemSyncDomainMapDefault; }
+            set { Writable().MemSyncDomainMapDefault = value; }
+        }
+
+        /// <summary>
+        /// see mem_sync_domain_map_default
+        /// Null (the default here): not set, the library's default applies.
+        /// </summary>
+        public int? MemSyncDomainMapRemote
+        {
+            get { return attributes == null ? null : attributes.MemSyncDomainMapRemote; }
+            set { Writable().MemSyncDomainMapRemote = value; }
+        }
+
+        /// <summary>
+        /// The preferred shared-memory carve-out, in percent of the most shared
+        /// memory (0: the most L1, 100: the most shared memory), from 0 to 100; -1
+        /// (the default): the kernel's (CUABI_FUNC_PREFERRED_SHARED_MEMORY_CARVEOUT
+        /// or the driver's choice). A hint the driver may not follow.
+        /// Null (the default here): not set, the library's default applies.
+        /// </summary>
+        public int? SharedCarveout
+        {
+            get { return attributes == null ? null : attributes.SharedCarveout; }
+            set { Writable().SharedCarveout = value; }
+        }
+
+        /// <summary>
+        /// Recorded once every block of the kernel has started (best effort: no
+        /// earlier than that), so that work on another stream that waits for it
+        /// may overlap the kernel. NULL (the default): none. The event must be made
+        /// with CUABI_EVENT_DISABLE_TIMING on the kernel's device and not be
+        /// interprocess.
+        /// The value references the object (null: none): keep it undisposed while calls use it.
+        /// </summary>
+        public CudaEvent CompletionEvent
+        {
+            get { return attributes == null ? null : attributes.CompletionEvent; }
+            set { Writable().CompletionEvent = value; }
+        }
+
+        /// <summary>The native struct. The objects' raw handles are in it: <see cref="KeepAlive"/> after the call that takes the struct.</summary>
+        internal LaunchConfigNative ToNative()
+        {
+            var c = LaunchConfigNative.Create();
+            c.grid_x = Grid.X;
+            c.grid_y = Grid.Y;
+            c.grid_z = Grid.Z;
+            c.block_x = Block.X;
+            c.block_y = Block.Y;
+            c.block_z = Block.Z;
+            c.shared_mem_bytes = SharedMemoryBytes;
+            c.flags = flags;
+            c.cluster_x = Cluster.X;
+            c.cluster_y = Cluster.Y;
+            c.cluster_z = Cluster.Z;
+            c.priority = Priority;
+            c.programmatic_event = ProgrammaticEvent == null ? IntPtr.Zero : ProgrammaticEvent.Handle.DangerousGetHandle();
+            if (attributes != null)
+                attributes.ToNative(ref c);
+            return c;
+        }
+
+        /// <summary>Keeps the objects <see cref="ToNative"/> names alive until here: call it after the call that took the struct.</summary>
+        internal void KeepAlive()
+        {
+            GC.KeepAlive(ProgrammaticEvent);
+            GC.KeepAlive(CompletionEvent);
+        }
+
+        /// <summary>A value from the native struct (the objects it names, which have no owner here, and the held fields are left out).</summary>
+        internal static LaunchConfig FromNative(ref LaunchConfigNative c)
+        {
+            var made = new LaunchConfig();
+            made.Grid = new Dim3(c.grid_x, c.grid_y, c.grid_z);
+            made.Block = new Dim3(c.block_x, c.block_y, c.block_z);
+            made.SharedMemoryBytes = c.shared_mem_bytes;
+            made.Flags = c.flags;
+            made.Cluster = new Dim3(c.cluster_x, c.cluster_y, c.cluster_z);
+            made.Priority = c.priority;
+            return made;
+        }
+
+        /// <summary>Whether <paramref name="other"/> holds the same values (the same objects).</summary>
+        internal bool SameAs(ref LaunchConfig other)
+        {
+            Dim3 d0 = Grid, d1 = Block, d2 = Cluster, o0 = other.Grid, o1 = other.Block, o2 = other.Cluster;
+            return d0.X == o0.X &&
+                d0.Y == o0.Y &&
+                d0.Z == o0.Z &&
+                d1.X == o1.X &&
+                d1.Y == o1.Y &&
+                d1.Z == o1.Z &&
+                SharedMemoryBytes == other.SharedMemoryBytes &&
+                flags == other.flags &&
+                d2.X == o2.X &&
+                d2.Y == o2.Y &&
+                d2.Z == o2.Z &&
+                Priority == other.Priority &&
+                ReferenceEquals(ProgrammaticEvent, other.ProgrammaticEvent) &&
+                LaunchAttributes.Same(attributes, other.attributes);
+        }
+    }
+
+    /// <summary>The fields of a <see cref="LaunchConfig"/> from access_policy_window on (its holder; null there: none set).</summary>
+    internal sealed class LaunchAttributes
+    {
+        public AccessPolicyWindow? AccessPolicyWindow;
+        public SyncPolicy? SyncPolicy;
+        public ClusterSchedulingPolicy ClusterScheduling;
+        public MemSyncDomain? MemSyncDomain;
+        public int? MemSyncDomainMapDefault;
+        public int? MemSyncDomainMapRemote;
+        public int? SharedCarveout;
+        public CudaEvent CompletionEvent;
+
+        public LaunchAttributes Copy()
+        {
+            return (LaunchAttributes)MemberwiseClone();
+        }
+
+        /// <summary>Writes the fields that are set into <paramref name="c"/> (which holds the library's defaults).</summary>
+        public void ToNative(ref LaunchConfigNative c)
+        {
+            if (AccessPolicyWindow.HasValue)
+                c.access_policy_window = AccessPolicyWindow.Value.ToNative("AccessPolicyWindow");
+            if (SyncPolicy.HasValue)
+                c.sync_policy = SyncPolicy.Value;
+            c.cluster_scheduling_policy = ClusterScheduling;
+            if (MemSyncDomain.HasValue)
+                c.mem_sync_domain = (int)MemSyncDomain.Value;
+            if (MemSyncDomainMapDefault.HasValue)
+                c.mem_sync_domain_map_default = MemSyncDomainMapDefault.Value;
+            if (MemSyncDomainMapRemote.HasValue)
+                c.mem_sync_domain_map_remote = MemSyncDomainMapRemote.Value;
+            if (SharedCarveout.HasValue)
+                c.shared_carveout = SharedCarveout.Value;
+            if (CompletionEvent != null)
+                c.completion_event = CompletionEvent.Handle.DangerousGetHandle();
+        }
+
+        public static bool Same(LaunchAttributes a, LaunchAttributes b)
+        {
+            if (ReferenceEquals(a, b))
+                return true;
+            if (a == null || b == null)
+                return false;
+            return Nullable.Equals(a.AccessPolicyWindow, b.AccessPolicyWindow) &&
+                a.SyncPolicy == b.SyncPolicy &&
+                a.ClusterScheduling == b.ClusterScheduling &&
+                a.MemSyncDomain == b.MemSyncDomain &&
+                a.MemSyncDomainMapDefault == b.MemSyncDomainMapDefault &&
+                a.MemSyncDomainMapRemote == b.MemSyncDomainMapRemote &&
+                a.SharedCarveout == b.SharedCarveout &&
+                ReferenceEquals(a.CompletionEvent, b.CompletionEvent);
         }
     }
 
@@ -1706,6 +1968,21 @@ namespace Cuabi
         }
 
         /// <summary>
+        /// Loads CUBIN, PTX or fatbin bytes. `size` is the image's length in bytes
+        /// (PTX need not be NUL-terminated when its length is given). (cuabi_module_load_data)
+        /// </summary>
+        /// <param name="device">The device argument.</param>
+        /// <param name="image">The image argument.</param>
+        public static CudaModule LoadData(Device device, byte[] image)
+        {
+            if (device == null) throw new ArgumentNullException("device");
+            var deviceHandle = device.Handle;
+            SafeModuleHandle made = null;
+            Errors.Check(Ipc.Open(image, delegate(IntPtr imagePointer, UIntPtr imageSize) { return NativeMethods.cuabi_module_load_data(deviceHandle, imagePointer, imageSize, out made); }, "image"));
+            return new CudaModule(made);
+        }
+
+        /// <summary>
         /// Loads a CUBIN, PTX or fatbin file: the bytes at `path`, read whole, as
         /// cuabi_module_load_data loads them. CUABI_ERROR_IO (the errno in
         /// cuabi_last_error_code) when the file cannot be opened or read;
@@ -2059,6 +2336,30 @@ namespace Cuabi
                 Errors.Check(NativeMethods.cuabi_buffer_get_device_ordinal(Handle, out ordinalValue));
                 return ordinalValue;
             }
+        }
+
+        /// <summary>
+        /// Every copy is checked against the buffers' sizes first: a range past the
+        /// end answers CUABI_ERROR_OUT_OF_RANGE before the driver sees it. A copy of 0
+        /// bytes succeeds and does nothing. `bytes` bytes are copied from byte
+        /// `src_offset` of the buffer `src` or into byte `dst_offset` of the buffer
+        /// `dst`; the host side is the host address `src` (to the device) or `dst`
+        /// (from it).
+        /// The synchronous forms (no stream argument) run on the default stream after
+        /// the work already queued there, and return once the device has finished
+        /// them. They are not ordered against streams made with
+        /// CUABI_STREAM_NON_BLOCKING: synchronise such a stream first.
+        /// The *_async forms are ordered on `stream` (NULL: the default stream) and
+        /// return at once; the host memory must stay valid until the stream reaches
+        /// the copy, and is copied asynchronously only if it is pinned
+        /// (cuabi_host_buffer_alloc, cuabi_host_buffer_register). (cuabi_buffer_copy_from_host)
+        /// </summary>
+        /// <param name="dstOffset">The dst_offset argument.</param>
+        /// <param name="src">The src argument.</param>
+        public void CopyFromHost(long dstOffset, byte[] src)
+        {
+            if (dstOffset < 0) throw new ArgumentOutOfRangeException("dstOffset", dstOffset, "must not be negative");
+            Errors.Check(Ipc.Open(src, delegate(IntPtr srcPointer, UIntPtr srcSize) { return NativeMethods.cuabi_buffer_copy_from_host(Handle, (UIntPtr)(ulong)dstOffset, srcPointer, srcSize); }, "src"));
         }
 
         /// <summary>
@@ -3758,6 +4059,22 @@ namespace Cuabi
         }
 
         /// <summary>
+        /// Adds the `size` bytes at `data` as an input of `kind`; `name` (NULL:
+        /// "input&lt;N&gt;") names the input in the log. The bytes are copied. NULL data,
+        /// 0 bytes, or AUTO for bytes that are no input cuabi can tell answer
+        /// CUABI_ERROR_INVALID_ARGUMENT; an input the backend cannot take (LTO-IR
+        /// for the driver) answers CUABI_ERROR_NOT_SUPPORTED. (cuabi_linker_add_data)
+        /// </summary>
+        /// <param name="kind">The kind argument.</param>
+        /// <param name="data">The data argument.</param>
+        /// <param name="name">The name argument (null: "input&lt;N&gt;").</param>
+        public void AddData(LinkInput kind, byte[] data, string name)
+        {
+            byte[] nameBytes = Utf8.Encode(name, "name");
+            Errors.Check(Ipc.Open(data, delegate(IntPtr dataPointer, UIntPtr dataSize) { return NativeMethods.cuabi_linker_add_data(Handle, kind, dataPointer, dataSize, nameBytes); }, "data"));
+        }
+
+        /// <summary>
         /// Adds the file at `path` as an input of `kind` (read now: a later change
         /// to the file is not seen); AUTO goes by the file's extension, then its
         /// bytes. The refusals of cuabi_linker_add_data, and CUABI_ERROR_IO (the
@@ -3849,6 +4166,29 @@ namespace Cuabi
         public void Dispose()
         {
             handle.Dispose();
+        }
+
+        /// <summary>
+        /// Loads an image (CUBIN, PTX or fatbin bytes, as cuabi_module_load_data
+        /// takes them: the `size` bytes at `image`) as a library (cuLibraryLoadData,
+        /// CUDA 12+): loaded once, usable in every device's context, which is what
+        /// the driver recommends for code not tied to one context. Bytes that are
+        /// no image answer CUABI_ERROR_INVALID_ARGUMENT here, not at their first
+        /// use. (cuabi_library_load_data)
+        /// </summary>
+        /// <param name="image">The image argument.</param>
+        public static CudaLibrary LoadData(byte[] image)
+        {
+            CuabiLibrary.Load();
+            return LoadDataCore(image);
+        }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        private static CudaLibrary LoadDataCore(byte[] image)
+        {
+            SafeLibraryHandle made = null;
+            Errors.Check(Ipc.Open(image, delegate(IntPtr imagePointer, UIntPtr imageSize) { return NativeMethods.cuabi_library_load_data(imagePointer, imageSize, out made); }, "image"));
+            return new CudaLibrary(made);
         }
 
         /// <summary>
@@ -4108,6 +4448,112 @@ namespace Cuabi
         public void Dispose()
         {
             handle.Dispose();
+        }
+
+        /// <summary>
+        /// A tiled tensor map (cuTensorMapEncodeTiled) over `buffer` from byte
+        /// `offset`: a tensor of `data_type` elements whose rank (1 to 5) is
+        /// `num_sizes`, dimension 0 the innermost. `sizes` holds each dimension's
+        /// element count (1 to 2^32); `strides` each dimension's stride in bytes
+        /// (`strides[0]` the element size; the others multiples of 16, of 32 with
+        /// CUABI_TENSOR_INTERLEAVE_B32, below 2^40, and each at least what the
+        /// dimension below spans); `box` the box one copy moves (1 to 256 elements a
+        /// dimension; without interleave `box[0]` x the element size a multiple of 16
+        /// bytes and, with a swizzle, at most the swizzle's span); `element_strides`
+        /// the traversal steps (1 to 8; none given: every step 1). `strides`, `box`
+        /// and `element_strides` (when given) have one entry per dimension. The
+        /// tensor must lie within the buffer and its address be 16-byte aligned (32
+        /// with CUABI_TENSOR_INTERLEAVE_B32); interleave needs rank 3 or more,
+        /// CUABI_TENSOR_INTERLEAVE_B32 needs CUABI_TENSOR_SWIZZLE_B32, and
+        /// CUABI_TENSOR_OOB_FILL_NAN_REQUEST_ZERO_FMA a floating-point type. Each is
+        /// refused with CUABI_ERROR_INVALID_ARGUMENT naming the value and its bound
+        /// before the driver sees it. The map keeps the buffer alive; it is a kernel
+        /// argument of CUABI_TENSOR_MAP_BYTES (cuabi_tensor_map_get_bytes). (cuabi_tensor_map_encode_tiled)
+        /// </summary>
+        /// <param name="buffer">The buffer argument.</param>
+        /// <param name="offset">The offset argument.</param>
+        /// <param name="dataType">The data_type argument.</param>
+        /// <param name="sizes">The sizes argument.</param>
+        /// <param name="strides">The strides argument.</param>
+        /// <param name="box">The box argument.</param>
+        /// <param name="elementStrides">The element_strides argument.</param>
+        /// <param name="interleave">The interleave argument.</param>
+        /// <param name="swizzle">The swizzle argument.</param>
+        /// <param name="l2Promotion">The l2_promotion argument.</param>
+        /// <param name="oobFill">The oob_fill argument.</param>
+        public static TensorMap EncodeTiled(DeviceMemory buffer, long offset, TensorDataType dataType, long[] sizes, long[] strides, long[] box, long[] elementStrides = null, TensorInterleave interleave = TensorInterleave.None, TensorSwizzle swizzle = TensorSwizzle.None, TensorL2Promotion l2Promotion = TensorL2Promotion.None, TensorOobFill oobFill = TensorOobFill.Zero)
+        {
+            if (buffer == null) throw new ArgumentNullException("buffer");
+            var bufferHandle = buffer.Handle;
+            if (offset < 0) throw new ArgumentOutOfRangeException("offset", offset, "must not be negative");
+            if (sizes == null) throw new ArgumentNullException("sizes");
+            var sizesValues = new UIntPtr[sizes.Length];
+            for (int i = 0; i < sizes.Length; i++)
+                sizesValues[i] = sizes[i] < 0 ? throw new ArgumentOutOfRangeException("sizes[" + i + "]", sizes[i], "must not be negative") : (UIntPtr)(ulong)sizes[i];
+            if (strides == null) throw new ArgumentNullException("strides");
+            var stridesValues = new UIntPtr[strides.Length];
+            for (int i = 0; i < strides.Length; i++)
+                stridesValues[i] = strides[i] < 0 ? throw new ArgumentOutOfRangeException("strides[" + i + "]", strides[i], "must not be negative") : (UIntPtr)(ulong)strides[i];
+            if (box == null) throw new ArgumentNullException("box");
+            var boxValues = new UIntPtr[box.Length];
+            for (int i = 0; i < box.Length; i++)
+                boxValues[i] = box[i] < 0 ? throw new ArgumentOutOfRangeException("box[" + i + "]", box[i], "must not be negative") : (UIntPtr)(ulong)box[i];
+            elementStrides = elementStrides ?? new long[0];
+            var elementStridesValues = new UIntPtr[elementStrides.Length];
+            for (int i = 0; i < elementStrides.Length; i++)
+                elementStridesValues[i] = elementStrides[i] < 0 ? throw new ArgumentOutOfRangeException("elementStrides[" + i + "]", elementStrides[i], "must not be negative") : (UIntPtr)(ulong)elementStrides[i];
+            SafeTensorMapHandle made;
+            Errors.Check(NativeMethods.cuabi_tensor_map_encode_tiled(bufferHandle, (UIntPtr)(ulong)offset, dataType, sizesValues, (UIntPtr)(uint)sizes.Length, stridesValues, (UIntPtr)(uint)strides.Length, boxValues, (UIntPtr)(uint)box.Length, elementStridesValues, (UIntPtr)(uint)elementStrides.Length, interleave, swizzle, l2Promotion, oobFill, out made));
+            return new TensorMap(made);
+        }
+
+        /// <summary>
+        /// An im2col tensor map (cuTensorMapEncodeIm2col) over `buffer` from byte
+        /// `offset`: rank (`num_sizes`) 3 to 5; `sizes`, `strides`, `element_strides`
+        /// and the other arguments as cuabi_tensor_map_encode_tiled. `lower_corner`
+        /// and `upper_corner` hold the bounding box's corner offsets in the rank - 2
+        /// spatial dimensions, each within [-2^15, 2^15) for rank 3, [-2^7, 2^7) for
+        /// rank 4 and [-2^4, 2^4) for rank 5; `channels_per_pixel` (1 to 256; times
+        /// the element size a multiple of 16 bytes and, with a swizzle, at most its
+        /// span) and `pixels_per_column` (1 to 1024) make the box. Refused as the
+        /// tiled form, with these bounds too. (cuabi_tensor_map_encode_im2col)
+        /// </summary>
+        /// <param name="buffer">The buffer argument.</param>
+        /// <param name="offset">The offset argument.</param>
+        /// <param name="dataType">The data_type argument.</param>
+        /// <param name="sizes">The sizes argument.</param>
+        /// <param name="strides">The strides argument.</param>
+        /// <param name="elementStrides">The element_strides argument.</param>
+        /// <param name="lowerCorner">The lower_corner argument.</param>
+        /// <param name="upperCorner">The upper_corner argument.</param>
+        /// <param name="channelsPerPixel">The channels_per_pixel argument.</param>
+        /// <param name="pixelsPerColumn">The pixels_per_column argument.</param>
+        /// <param name="interleave">The interleave argument.</param>
+        /// <param name="swizzle">The swizzle argument.</param>
+        /// <param name="l2Promotion">The l2_promotion argument.</param>
+        /// <param name="oobFill">The oob_fill argument.</param>
+        public static TensorMap EncodeIm2col(DeviceMemory buffer, long offset, TensorDataType dataType, long[] sizes, long[] strides, long[] elementStrides, int[] lowerCorner, int[] upperCorner, uint channelsPerPixel, uint pixelsPerColumn, TensorInterleave interleave, TensorSwizzle swizzle, TensorL2Promotion l2Promotion, TensorOobFill oobFill)
+        {
+            if (buffer == null) throw new ArgumentNullException("buffer");
+            var bufferHandle = buffer.Handle;
+            if (offset < 0) throw new ArgumentOutOfRangeException("offset", offset, "must not be negative");
+            if (sizes == null) throw new ArgumentNullException("sizes");
+            var sizesValues = new UIntPtr[sizes.Length];
+            for (int i = 0; i < sizes.Length; i++)
+                sizesValues[i] = sizes[i] < 0 ? throw new ArgumentOutOfRangeException("sizes[" + i + "]", sizes[i], "must not be negative") : (UIntPtr)(ulong)sizes[i];
+            if (strides == null) throw new ArgumentNullException("strides");
+            var stridesValues = new UIntPtr[strides.Length];
+            for (int i = 0; i < strides.Length; i++)
+                stridesValues[i] = strides[i] < 0 ? throw new ArgumentOutOfRangeException("strides[" + i + "]", strides[i], "must not be negative") : (UIntPtr)(ulong)strides[i];
+            if (elementStrides == null) throw new ArgumentNullException("elementStrides");
+            var elementStridesValues = new UIntPtr[elementStrides.Length];
+            for (int i = 0; i < elementStrides.Length; i++)
+                elementStridesValues[i] = elementStrides[i] < 0 ? throw new ArgumentOutOfRangeException("elementStrides[" + i + "]", elementStrides[i], "must not be negative") : (UIntPtr)(ulong)elementStrides[i];
+            if (lowerCorner == null) throw new ArgumentNullException("lowerCorner");
+            if (upperCorner == null) throw new ArgumentNullException("upperCorner");
+            SafeTensorMapHandle made;
+            Errors.Check(NativeMethods.cuabi_tensor_map_encode_im2col(bufferHandle, (UIntPtr)(ulong)offset, dataType, sizesValues, (UIntPtr)(uint)sizes.Length, stridesValues, (UIntPtr)(uint)strides.Length, elementStridesValues, (UIntPtr)(uint)elementStrides.Length, lowerCorner, (UIntPtr)(uint)lowerCorner.Length, upperCorner, (UIntPtr)(uint)upperCorner.Length, channelsPerPixel, pixelsPerColumn, interleave, swizzle, l2Promotion, oobFill, out made));
+            return new TensorMap(made);
         }
 
         /// <summary>

@@ -82,23 +82,11 @@ namespace Cuabi
         /// <param name="options">NVRTC options.</param>
         public Task<Program> CompileAsync(params string[] options)
         {
-            var h = Handle;
-            var strings = new NativeStrings();
-            IntPtr array;
-            try
-            {
-                array = strings.Array(options, "options");
-            }
-            catch
-            {
-                strings.Dispose();
-                throw;
-            }
-            return Background.Run(h, raw =>
+            return Background.Run(Handle, strings => strings.Array(options, "options"), (raw, array) =>
             {
                 Errors.Check(CompileCore(new SafeProgramHandle(raw, false), options, array));
                 return this;
-            }, strings);
+            });
         }
 
         /// <summary>
@@ -110,23 +98,11 @@ namespace Cuabi
         /// <param name="options">The options.</param>
         public Task<Program> CompileAsync(CompileOptions options)
         {
-            var h = Handle;
-            var strings = new NativeStrings();
-            CompileDescNative desc;
-            try
-            {
-                desc = Prepare(options, strings);
-            }
-            catch
-            {
-                strings.Dispose();
-                throw;
-            }
-            return Background.Run(h, raw =>
+            return Background.Run(Handle, strings => Prepare(options, strings), (raw, desc) =>
             {
                 Errors.Check(NativeMethods.cuabi_program_compile_with(new SafeProgramHandle(raw, false), ref desc));
                 return this;
-            }, strings);
+            });
         }
 
         private static CudaStatus CompileCore(SafeProgramHandle h, string[] options, IntPtr array)

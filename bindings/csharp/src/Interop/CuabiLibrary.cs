@@ -15,10 +15,11 @@
 // looked. The DllImport name is then bound to the file that opened: on Mono
 // (which has no NativeLibrary) through a global dllmap entry
 // (mono_dllmap_insert); on .NET through NativeLibrary.SetDllImportResolver,
-// with a resolver answering the handle already opened. The assembly build.sh makes (mcs against the 4.7.2
-// profile: the one in the NuGet package) runs on both: the profile has no
-// NativeLibrary, so that build finds SetDllImportResolver by reflection at
-// run time; Cuabi.csproj's .NET build calls it directly. Mono binds a
+// with a resolver answering the handle already opened. One code serves both
+// builds: the assembly build.sh makes (mcs against the 4.7.2 profile: the one
+// in the NuGet package), whose profile has no NativeLibrary, and
+// Cuabi.csproj's .NET build; each opens the file with dlopen and finds
+// SetDllImportResolver by reflection at run time. Mono binds a
 // method's native calls when it compiles that method, so this must run
 // before any method calling into NativeMethods is compiled; every entry
 // point of the Cuabi namespace calls Load() first and keeps its native calls
@@ -98,12 +99,8 @@ namespace Cuabi.Interop
         public static bool TryGetExport(string name, out IntPtr address)
         {
             Load();
-#if NETCOREAPP
-            return NativeLibrary.TryGetExport(libraryHandle, name, out address);
-#else
             address = Dl.dlsym(libraryHandle, name);
             return address != IntPtr.Zero;
-#endif
         }
 
         private static IntPtr Open(out string path)
@@ -265,50 +262,6 @@ namespace Cuabi.Interop
             }
         }
 
-#if NETCOREAPP
-        private static IntPtr TryOpen(string name, out string error)
-        {
-            try
-            {
-                error = null;
-                return NativeLibrary.Load(name);
-            }
-            catch (Exception e)
-            {
-                error = e.Message;
-                return IntPtr.Zero;
-            }
-        }
-
-        private static string ResolvePath(IntPtr handle, string name)
-        {
-            return LinkMapPath(handle) ?? name;
-        }
-
-        private static unsafe string LinkMapPath(IntPtr handle)
-        {
-            // On glibc a dlopen handle is the library's struct link_map,
-            // whose second field is its file name.
-            try
-            {
-                if (!RuntimeInformation.IsOSPlatform(OSPlatform.Linux))
-                    return null;
-                IntPtr name = ((IntPtr*)handle)[1];
-                string s = Utf8.FromNative(name);
-                return string.IsNullOrEmpty(s) ? null : s;
-            }
-            catch (Exception)
-            {
-                return null;
-            }
-        }
-
-        private static void Bind(string path, IntPtr handle)
-        {
-            resolverHandle = handle;
-            NativeLibrary.SetDllImportResolver(typeof(CuabiLibrary).Assembly, Resolve);
-        }
-#else
         private const int RTLD_NOW = 2;
         private const int RTLD_GLOBAL = 0x100;
         private const int RTLD_DI_LINKMAP = 2;
@@ -388,6 +341,5 @@ namespace Cuabi.Interop
                 [MarshalAs(UnmanagedType.LPStr)] string dll, [MarshalAs(UnmanagedType.LPStr)] string func,
                 [MarshalAs(UnmanagedType.LPStr)] string tdll, [MarshalAs(UnmanagedType.LPStr)] string tfunc);
         }
-#endif
     }
 }
