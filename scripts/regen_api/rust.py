@@ -230,16 +230,41 @@ def releases(model: Dict[str, Any]) -> str:
     return "\n".join(out)
 
 
+def inits(model: Dict[str, Any]) -> str:
+    """`Versioned` for each versioned struct: its `_init` function, which
+    `crate::error::init_struct` calls over a zeroed struct."""
+    out = [
+        "/// A versioned struct of the header (first field `struct_size`) and its `_init`.\n"
+        "///\n/// # Safety\n"
+        "/// Zero is a value of every field (numbers, enums, pointers and handles), and\n"
+        "/// [`init`](Versioned::init) is the struct's `_init` function.\n"
+        "pub(crate) unsafe trait Versioned {\n"
+        "    /// Fills the `size` bytes at `raw` with the library's defaults.\n"
+        "    ///\n    /// # Safety\n    /// `raw` points to `size` writable bytes.\n"
+        "    unsafe fn init(raw: *mut Self, size: usize) -> sys::cuabi_status;\n}\n"
+    ]
+    for st in model["structs"]:
+        if st.get("init"):
+            out.append(
+                f"unsafe impl Versioned for sys::{st['name']} {{\n"
+                "    unsafe fn init(raw: *mut Self, size: usize) -> sys::cuabi_status {\n"
+                f"        sys::{st['init']}(raw, size)\n    }}\n}}\n"
+            )
+    return "\n".join(out)
+
+
 def generated(model: Dict[str, Any]) -> str:
     by_name = {e["name"]: e for e in model["enums"]}
     parts = [plain_enum(e) for e in model["enums"] if not e["is_flag_bits"]]
     parts += [flag_set(f, by_name[f["bits"]]) for f in model["flags"]]
     parts.append(releases(model))
+    parts.append(inits(model))
     text = (
         banner("//")
         + "//! What the header defines as data: its enums and flag sets as Rust types,\n"
-        "//! each value with the header's comment, and the release function of each\n"
-        "//! handle type.\n\nuse cuabi_sys as sys;\n\nuse crate::handle::Release;\n\n"
+        "//! each value with the header's comment, the release function of each\n"
+        "//! handle type and the init function of each versioned struct.\n\n"
+        "use cuabi_sys as sys;\n\nuse crate::handle::Release;\n\n"
         + "\n".join(parts)
     )
     return rustfmt(text)

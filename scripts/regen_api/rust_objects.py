@@ -10,7 +10,8 @@ method in an `impl` block of the crate's owning type of its object:
   refused naming the parameter when it holds a NUL;
 * an array with its count is a slice, a host byte range `&[u8]` or
   `&mut [u8]`;
-* out-parameters are the result: one value, or a tuple of several;
+* out-parameters are the result: one value, or a tuple of several (for
+  the getters of COMPOSED, a value of the crate's type named there);
 * a value struct (the model's `value`: versioned, an init, numbers, enums
   and flag sets alone) is a Rust value type of its own, written here with
   its fields: `Default` is the C init's values (the only source of the
@@ -20,6 +21,13 @@ method in an `impl` block of the crate's owning type of its object:
   `impl Into<Option<&Type>>`), a `struct_out` the result; one that a call
   takes is also a builder: `new()` (the defaults) and a setter named as
   each field;
+* a built struct (the model's `built`) is `&impl Describes<sys::X>` (the
+  crate's hand-written type that lays it out), an array of one
+  `&impl DescribesEach<sys::X>` (a batch); where the library goes on using
+  it after the call (`lasting`) and it names host memory, the method is
+  `unsafe` (the cuabi objects it names the library keeps alive itself);
+* an `int32_t` named `location` (a device ordinal or
+  `CUABI_LOCATION_HOST`) is the crate's `Location`;
 * a two-call string is a `String`, a two-call blob a `Vec<u8>`;
 * a file descriptor (an `int32_t` named `fd`) is `impl AsFd` when given,
   which stays the caller's, and an `OwnedFd` when answered, which the
@@ -30,6 +38,10 @@ method in an `impl` block of the crate's owning type of its object:
   `&mut self` and answers `Result<&mut Self>`, so that calls chain
   (`Linker::add_program`, `add_data`, `add_file`); STRING_WHAT names a
   string whose parameter name alone would not say what it is;
+* a call that consumes its receiver (the model's `consumes`: it releases
+  the handle itself once it succeeds) takes `self` and answers
+  `Result<(), (Self, Error)>`: refused, the object comes back with the error
+  (`DeviceBuffer::free_async`, `PhysicalMemory::free`);
 * a call that answers `CUABI_ERROR_NOT_READY` without failing (a query)
   returns `Result<bool>`;
 * library-level calls are free functions of the crate;
@@ -64,6 +76,7 @@ from common import banner, built_types
 from rust import OPEN, RENAMED, camel, doc, doc_text, rustfmt
 
 OBJECTS = os.path.join("bindings", "rust", "cuabi", "src", "objects.rs")
+VALUES = os.path.join("bindings", "rust", "cuabi", "src", "values.rs")
 
 # The crate's owning type for each handle kind: (type as written in an impl
 # block and a return type, generic parameters of the impl block, whether the
@@ -105,8 +118,6 @@ HAND_WRITTEN: Dict[str, str] = {
     "cuabi_device_reset": "Device::reset is unsafe: it invalidates every object of the device",
     "cuabi_module_get_global": "Module::global answers a Global",
     "cuabi_graph_exec_launch": "GraphExec::launch is unsafe: the graph replays its captured arguments",
-    "cuabi_memory_pool_get_usage": "MemoryPool::usage answers a PoolUsage",
-    "cuabi_physical_memory_free": "PhysicalMemory::free takes the memory (self)",
     "cuabi_linker_link": "Linker::link is a method of the linker",
     "cuabi_stream_wrap": "Device::wrap_stream is unsafe: the CUstream must outlive the Stream",
     "cuabi_texture_get_handle": "Texture::object, read once when made",
@@ -125,6 +136,11 @@ HAND_WRITTEN: Dict[str, str] = {
         "DeviceBuffer holds more than its handle: Device::alloc_async, one call"
     ),
 }
+
+# Getters whose out-values make one value of a type of the crate's
+# (`types.rs`), its fields named as the out-parameters: MemoryPool::usage
+# answers a PoolUsage { reserved_bytes, used_bytes }.
+COMPOSED: Dict[str, str] = {"cuabi_memory_pool_get_usage": "PoolUsage"}
 
 # Rust names other than the rule's: the raw CUDA handles say which they are.
 RUST_NAMES: Dict[str, str] = {
@@ -257,6 +273,19 @@ class Model:
         st = self.structs.get(c_name or "")
         return st if st is not None and st.get("value") else None
 
+    def built_struct(self, c_name: str) -> bool:
+        """Whether `c_name` is a built struct: versioned, naming cuabi objects
+        or host memory."""
+        st = self.structs.get(c_name)
+        return bool(st and st.get("built"))
+
+    def names_host_memory(self, c_name: str) -> bool:
+        """Whether struct `c_name` has a pointer field that is no handle (host
+        memory): what the library uses after a call must then outlive it,
+        which the caller promises (the method is unsafe). The cuabi objects
+        it names the library keeps alive itself."""
+        return any(f["type"]["pointers"] for f in self.structs[c_name]["fields"])
+
     def borrowed(self, c_name: str) -> str:
         """`&T` for a borrowed handle of kind `c_name`."""
         rust, generics, _ = self.types_of(c_name)
@@ -357,7 +386,7 @@ def parts(fn: Dict[str, Any], model: Model) -> Parts:
         owner = rust
     elif receiver is not None:
         owner = model.types_of(receiver["type"]["base"])[0]
-        if receiver["type"]["base"] in TYPED_MEMORY and call != "getter":
+        if receiver["type"]["base"] in TYPED_MEMORY and call != "getter" and not fn.get("consumes"):
             raise Skip("typed memory: offsets and sizes are elements of T in Rust")
     elif fn.get("object") and f"cuabi_{fn['object']}" in model.handles:
         # No receiver but an object (cuabi_device_get_count): an associated function.
@@ -413,6 +442,12 @@ def parts(fn: Dict[str, Any], model: Model) -> Parts:
             args.append(f"{local}: impl std::os::fd::AsFd")
             prep.append(f"let {local} = std::os::fd::AsRawFd::as_raw_fd(&{local}.as_fd());")
             c_args.append(local)
+        elif role == "in" and name == "location" and t["base"] == "int32_t" and not t["pointers"]:
+            # A device ordinal or CUABI_LOCATION_HOST: the crate's Location.
+            args.append(f"{local}: Location")
+            prep.append(f"let {local} = {local}.raw()?;")
+            c_args.append(local)
+            model.uses.add("Location")
         elif role == "in":
             if t["pointers"]:
                 raise Skip(f"parameter `{name}` is an in value behind a pointer")
@@ -488,6 +523,17 @@ def parts(fn: Dict[str, Any], model: Model) -> Parts:
                 prep.append(f'let {local} = c_string("{name}", {local})?;')
                 c_args.append(f"{local}.as_ptr()")
                 model.uses.add("c_string")
+        elif role == "array_in" and model.built_struct(t["base"]) and len(t["pointers"]) == 1:
+            # An array of a built struct: whatever lays out its entries (a
+            # batch), through its DescribesEach impl.
+            args.append(f"{local}: &impl DescribesEach<sys::{t['base']}>")
+            prep.append(f"let {local} = {local}.entries();")
+            c_args.append(f"{local}.as_ptr()")
+            model.uses.add("DescribesEach")
+            if p.get("lasting") and model.names_host_memory(t["base"]):
+                model.unsafe_because.append((name, p["lasting"], f"an array of `{t['base']}`"))
+            if p.get("count") not in derived:
+                raise Skip(f"array `{name}` without its count")
         elif role in ("array_in", "array_out"):
             if len(t["pointers"]) != 1 or t["base"] not in SCALARS:
                 raise Skip(f"array `{name}` of {t['c']}")
@@ -519,8 +565,8 @@ def parts(fn: Dict[str, Any], model: Model) -> Parts:
             prep.append(f"let {local} = {local}.describe()?;")
             c_args.append(f"&{local}")
             model.uses.add("Describes")
-            if p.get("lasting"):
-                model.unsafe_because.append((name, p["lasting"], BUILT_TYPES[p["struct"]][1]))
+            if p.get("lasting") and model.names_host_memory(p["struct"]):
+                model.unsafe_because.append((name, p["lasting"], f"a `{BUILT_TYPES[p['struct']][1]}`"))
         elif role in ("struct_in", "struct_out"):
             st = model.value_struct(p.get("struct"))
             if st is None:
@@ -578,7 +624,7 @@ def hand_written(owner: str, name: str) -> Optional[str]:
         _HAND_SOURCES = {}
         if os.path.isdir(src):
             for entry in sorted(os.listdir(src)):
-                if entry.endswith(".rs") and entry not in ("objects.rs", "generated.rs"):
+                if entry.endswith(".rs") and entry not in ("objects.rs", "generated.rs", "values.rs"):
                     with open(os.path.join(src, entry), encoding="utf-8") as f:
                         _HAND_SOURCES[entry] = f.read()
     for entry, text in _HAND_SOURCES.items():
@@ -632,6 +678,20 @@ def method(fn: Dict[str, Any], model: Model) -> Tuple[str, str]:
             model.uses.add("read_list")
             body.append(f"read_list(0u8, 0, |buf, size| unsafe {{ {c_call} }})")
             returns = "Vec<u8>"
+    elif fn.get("consumes"):
+        if outs or not takes_self:
+            raise SystemExit(f"regen: rust_objects.py: {fn['name']} consumes its receiver but answers more")
+        model.uses.update({"check", "Error"})
+        body.append(f"match check(unsafe {{ {c_call} }}) {{")
+        body.append("    // The library released the handle: `self` gives it up unreleased.")
+        body.append("    Ok(()) => {")
+        body.append("        let Self { handle, .. } = self;")
+        body.append("        handle.into_raw();")
+        body.append("        Ok(())")
+        body.append("    }")
+        body.append("    Err(err) => Err((self, err)),")
+        body.append("}")
+        returns = "(), (Self, Error)"
     elif not outs and "CUABI_ERROR_NOT_READY" in statuses(fn):
         model.uses.add("check_ready")
         body.append(f"check_ready(unsafe {{ {c_call} }})")
@@ -648,12 +708,25 @@ def method(fn: Dict[str, Any], model: Model) -> Tuple[str, str]:
             if len(outs) == 1:
                 body.append(outs[0][2] if outs[0][3] else f"Ok({values[0]})")
                 returns = outs[0][1]
+            elif fn["name"] in COMPOSED:
+                returns = COMPOSED[fn["name"]]
+                model.uses.add(returns)
+                fields = [o[0] if v == o[0] else f"{o[0]}: {v}" for o, v in zip(outs, values)]
+                body.append(f"Ok({returns} {{ {', '.join(fields)} }})")
             else:
                 body.append(f"Ok(({', '.join(values)}))")
                 returns = "(" + ", ".join(o[1] for o in outs) + ")"
     text = fn.get("doc") or ""
     docs = doc(method_doc(text), "    ", raw=True) if text.strip() else ""
     docs += ("    ///\n" if docs else "") + f"    /// Calls `{fn['name']}`.\n"
+    if fn.get("consumes"):
+        rust_args = rust_args.replace("&self", "self", 1)
+        docs += "    ///\n" + doc(
+            "Takes `self`: once the call succeeds the library has released the handle; refused, "
+            "`self` comes back with the error, still owning its handle (dropping it releases it).",
+            "    ",
+            raw=True,
+        )
     unsafe = ""
     if model.unsafe_because:
         unsafe = "unsafe "
@@ -665,13 +738,14 @@ def method(fn: Dict[str, Any], model: Model) -> Tuple[str, str]:
                 else "until the stream has reached the work"
             )
             docs += doc(
-                f"The memory `{param}` (a `{described}`) names must stay alive, host memory "
+                f"The memory `{param}` ({described}) names must stay alive, host memory "
                 f"unchanged (read) or untouched (written), {until}: the library goes on using "
                 "it after this returns. It keeps the cuabi objects alive itself.",
                 "    ",
                 raw=True,
             )
-    head = f"    pub {unsafe}fn {name}{lifetimes}({rust_args}) -> Result<{returns}> {{\n"
+    result = f"std::result::Result<{returns}>" if fn.get("consumes") else f"Result<{returns}>"
+    head = f"    pub {unsafe}fn {name}{lifetimes}({rust_args}) -> {result} {{\n"
     # The C function's parameters, one for one: as many as it has.
     allows = []
     if len(args) + takes_self > 7:  # clippy's limit: seven
@@ -817,10 +891,13 @@ def scope(fn: Dict[str, Any], closer: Dict[str, Any], model: Model) -> Tuple[str
     return function, type_text
 
 
-def value_types(model: Model) -> str:
+def value_types(model: Model, definitions: bool = False) -> str:
     """A Rust value type for each value struct of the model: its fields but
     `struct_size`, `Default` from the struct's init, and the conversions to
-    and from the C struct."""
+    and from the C struct. With `definitions`, the types themselves (for
+    values.rs, below the error module: the error of a sticky fault holds
+    LaunchRecords), each without enum fields with `read`, the infallible
+    reading of the C struct; else their impls (for objects.rs)."""
     out = []
     for st in model.model["structs"]:
         if not st.get("value"):
@@ -861,7 +938,7 @@ def value_types(model: Model) -> str:
             else:
                 to_c.append(f"raw.{field} = value.{field};")
                 from_c.append(f"{field}: raw.{field},")
-        model.uses.update({"check", "Error"})
+        model.uses.update({"init_struct", "Error"})
         builder = ""
         if name in model.taken:
             builder = (
@@ -871,37 +948,47 @@ def value_types(model: Model) -> str:
             )
         derives = "Debug, Clone, Copy, PartialEq" + ("" if floats else ", Eq, Hash")
         text = st.get("doc") or f"A `{name}`."
-        out.append(
-            doc(method_doc(text), raw=True)
-            + "///\n"
-            + doc(
-                f"A value: [`Default`] holds the library's defaults (`{init}`); `From` makes "
-                f"the C struct (the defaults, then every field) and `TryFrom` reads one.",
-                raw=True,
+        if definitions:
+            read = ""
+            if not enums:
+                read = (
+                    f"\nimpl {rust} {{\n"
+                    f"    /// The fields of `raw`.\n"
+                    f"    pub(crate) fn read(raw: &sys::{name}) -> {rust} {{\n"
+                    f"        {rust} {{\n"
+                    + "".join(f"            {line}\n" for line in from_c)
+                    + "        }\n    }\n}\n"
+                )
+            out.append(
+                doc(method_doc(text), raw=True)
+                + "///\n"
+                + doc(
+                    f"A value: [`Default`] holds the library's defaults (`{init}`); `From` makes "
+                    f"the C struct (the defaults, then every field) and `TryFrom` reads one.",
+                    raw=True,
+                )
+                + f"#[derive({derives})]\n"
+                + f"pub struct {rust} {{\n"
+                + "".join(decls)
+                + "}\n"
+                + read
             )
-            + f"#[derive({derives})]\n"
-            + f"pub struct {rust} {{\n"
-            + "".join(decls)
-            + "}\n\n"
-            + f"impl {rust} {{\n"
+            continue
+        out.append(
+            f"impl {rust} {{\n"
             + f"    /// The C struct as `{init}` fills it.\n"
             + f"    fn init_raw() -> sys::{name} {{\n"
-            + "        // SAFETY: numbers, enums and flag sets alone (a value struct), for which\n"
-            + "        // zero is a value; the init writes the defaults over it.\n"
-            + f"        let mut raw: sys::{name} = unsafe {{ std::mem::zeroed() }};\n"
-            + f"        let size = std::mem::size_of::<sys::{name}>();\n"
             + "        // The init refuses only a NULL or a size it cannot read: neither here.\n"
-            + f"        if let Err(err) = check(unsafe {{ sys::{init}(&mut raw, size) }}) {{\n"
-            + '            panic!("{err}");\n'
-            + "        }\n"
-            + "        raw\n"
+            + '        init_struct().unwrap_or_else(|err| panic!("{err}"))\n'
             + "    }\n\n"
             + "    /// The fields of `raw`, which `call` answered (named in the error for an enum value\n"
             + "    /// this crate does not know).\n"
             + f"    fn from_raw_of(raw: &sys::{name}, {'call' if enums else '_call'}: &str) -> Result<{rust}> {{\n"
-            + f"        Ok({rust} {{\n"
-            + "".join(f"            {line}\n" for line in from_c)
-            + "        })\n"
+            + (
+                f"        Ok({rust} {{\n" + "".join(f"            {line}\n" for line in from_c) + "        })\n"
+                if enums
+                else f"        Ok({rust}::read(raw))\n"
+            )
             + "    }\n"
             + builder
             + "}\n\n"
@@ -989,7 +1076,18 @@ def objects(description: Dict[str, Any]) -> str:
             continue
         model.uses.add(owner.split("<")[0])
         parts.append(f"impl{generics.get(owner, '')} {owner} {{\n" + "\n".join(blocks[owner]) + "}\n")
-    helpers = ("c_path", "c_string", "check", "check_ready", "create", "Error", "read_list", "read_string", "unknown")
+    helpers = (
+        "c_path",
+        "c_string",
+        "check",
+        "check_ready",
+        "create",
+        "Error",
+        "init_struct",
+        "read_list",
+        "read_string",
+        "unknown",
+    )
     error_uses = sorted(u for u in model.uses if u in helpers)
     handle_uses = sorted(u for u in model.uses if u == "Owned")
     type_uses = {u for u in model.uses if u not in error_uses + handle_uses and u[:1].isupper()}
@@ -997,7 +1095,8 @@ def objects(description: Dict[str, Any]) -> str:
         type_uses.add("DeviceRepr")
     type_uses -= {rust_type_name(h["name"]) for h in description["handles"] if h["name"] not in TYPES}
     # The layers below this one only: the owning types and the generated enums.
-    owners = {t[0].split("<")[0] for t in TYPES.values()} | {"DeviceRepr", "Describes"}
+    owners = {t[0].split("<")[0] for t in TYPES.values()} | {"DeviceRepr", "Describes", "DescribesEach", "Location"}
+    owners |= set(COMPOSED.values())
     crate_uses = sorted(type_uses & owners)
     enum_uses = sorted(type_uses - owners)
     uses = ["use cuabi_sys as sys;\n"]
@@ -1011,6 +1110,9 @@ def objects(description: Dict[str, Any]) -> str:
         uses.append(f"use crate::generated::{{{', '.join(enum_uses)}}};\n")
     if crate_uses:
         uses.append(f"use crate::types::{{{', '.join(crate_uses)}}};\n")
+    values = sorted(struct_type(st) for st in description["structs"] if st.get("value"))
+    if values:
+        uses.append(f"use crate::values::{{{', '.join(values)}}};\n")
     listing = "".join(f"//! * `{name}`: {why}\n" for name, why in skipped)
     text = (
         banner("//")
@@ -1028,5 +1130,27 @@ def objects(description: Dict[str, Any]) -> str:
     return rustfmt(text)
 
 
+def values(description: Dict[str, Any]) -> str:
+    """values.rs: the value types of the value structs (their impls are in
+    objects.rs)."""
+    model = Model(description)
+    types = value_types(model, definitions=True)
+    enum_uses = sorted(u for u in model.uses if u[:1].isupper() and u not in ("Error",))
+    uses = "use cuabi_sys as sys;\n"
+    if enum_uses:
+        uses += f"\nuse crate::generated::{{{', '.join(enum_uses)}}};\n"
+    text = (
+        banner("//")
+        + "//! The value types of the header's value structs (scripts/regen_api/rust_objects.py):\n"
+        "//! their fields, below the error module, whose sticky-fault errors hold\n"
+        "//! [`LaunchRecord`]s. Their `Default`, builders and conversions are in\n"
+        "//! `objects.rs`.\n\n"
+        + uses
+        + "\n"
+        + types
+    )
+    return rustfmt(text)
+
+
 def outputs(description: Dict[str, Any]) -> Dict[str, str]:
-    return {OBJECTS: objects(description)}
+    return {OBJECTS: objects(description), VALUES: values(description)}

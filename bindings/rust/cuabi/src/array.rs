@@ -7,8 +7,8 @@ use cuabi_sys as sys;
 use crate::copy::Copy3d;
 use crate::error::{create, Error, Result};
 use crate::generated::{ArrayFlags, ArrayFormat};
-use crate::objects::ArrayDesc;
 use crate::types::{Array, Device, DeviceRepr};
+use crate::values::ArrayDesc;
 
 /// Shapes of [`ArrayDesc`], the generated value type of `cuabi_array_desc`:
 /// the library checks one against the device's limits when the array is

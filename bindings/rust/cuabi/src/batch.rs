@@ -1,7 +1,8 @@
 //! Batches: writes and waits ([`MemOpBatch`]), copies of any direction
 //! ([`CopyBatch`]), boxes of [`Copy3d`] ([`Copy3dBatch`]) and prefetches
 //! and discards of managed memory ([`ManagedRanges`]), each queued on a
-//! [`Stream`] in one call.
+//! [`Stream`](crate::Stream) in one call by the generated method that takes
+//! it.
 //!
 //! The batches only lay out the C arrays the calls take, borrowing the
 //! memory they name for their lifetime; every check, with the index of the
@@ -13,10 +14,9 @@ use std::marker::PhantomData;
 use cuabi_sys as sys;
 
 use crate::copy::Copy3d;
-use crate::error::{check, Result};
-use crate::generated::{CopyBatchFlags, MemOpFlags, WaitCondition};
-use crate::managed::Location;
-use crate::types::{Describes, DeviceBuffer, DeviceRepr, PinnedBuffer, Stream};
+use crate::error::Result;
+use crate::generated::{MemOpFlags, WaitCondition};
+use crate::types::{Describes, DescribesEach, DeviceBuffer, DeviceRepr, PinnedBuffer};
 
 /// The memory under a word of a [`MemOpBatch`], or one end of a copy of a
 /// [`CopyBatch`]: a device buffer, pinned host memory, or (for copies) plain
@@ -62,8 +62,9 @@ impl BatchMemory<'_> {
     }
 }
 
-/// Writes and waits queued in one call ([`Stream::mem_op_batch`], 1 to 255
-/// of them), in order.
+/// Writes and waits queued in one call
+/// ([`Stream::mem_op_batch`](crate::Stream::mem_op_batch), 1 to 255 of
+/// them), in order.
 #[derive(Default)]
 pub struct MemOpBatch<'a> {
     ops: Vec<sys::cuabi_mem_op>,
@@ -118,8 +119,9 @@ impl<'a> MemOpBatch<'a> {
     }
 }
 
-/// Copies of any direction queued in one call ([`Stream::copy_batch`]); they
-/// may run in any order among themselves.
+/// Copies of any direction queued in one call
+/// ([`Stream::copy_batch`](crate::Stream::copy_batch)); they may run in any
+/// order among themselves.
 #[derive(Default)]
 pub struct CopyBatch<'a> {
     ops: Vec<sys::cuabi_copy_op>,
@@ -155,9 +157,10 @@ impl<'a> CopyBatch<'a> {
 }
 
 /// Box copies ([`Copy3d`]: host memory, buffers, pitched buffers and arrays
-/// in any combination) queued in one call ([`Stream::copy_3d_batch`]); they
-/// may run in any order among themselves. The batch borrows what each copy
-/// borrows, the destinations mutably, for its lifetime.
+/// in any combination) queued in one call
+/// ([`Stream::copy_3d_batch`](crate::Stream::copy_3d_batch)); they may run in
+/// any order among themselves. The batch borrows what each copy borrows, the
+/// destinations mutably, for its lifetime.
 #[derive(Default)]
 pub struct Copy3dBatch<'a> {
     copies: Vec<sys::cuabi_copy_3d_desc>,
@@ -174,8 +177,8 @@ impl<'a> Copy3dBatch<'a> {
     }
 }
 
-/// Ranges of managed buffers for [`Stream::prefetch_batch`] and the
-/// discards.
+/// Ranges of managed buffers for
+/// [`Stream::prefetch_batch`](crate::Stream::prefetch_batch) and the discards.
 #[derive(Default)]
 pub struct ManagedRanges<'a> {
     ranges: Vec<sys::cuabi_managed_range>,
@@ -201,102 +204,20 @@ impl<'a> ManagedRanges<'a> {
     }
 }
 
-impl Stream {
-    /// Queues the batch's writes and waits in one call
-    /// (`cuabi_stream_mem_op_batch`).
-    pub fn mem_op_batch(&self, batch: &MemOpBatch<'_>) -> Result<()> {
-        check(unsafe {
-            sys::cuabi_stream_mem_op_batch(self.as_raw(), batch.ops.as_ptr(), batch.ops.len())
-        })
-    }
-
-    /// Queues the batch's copies in one call (`cuabi_stream_copy_batch`) and
-    /// returns at once.
-    ///
-    /// # Safety
-    /// Plain host memory the batch names must stay alive, and a destination
-    /// must be neither read nor written, until the stream has reached the
-    /// copies (e.g. until [`Stream::synchronize`] returns).
-    pub unsafe fn copy_batch(&self, batch: &CopyBatch<'_>, flags: CopyBatchFlags) -> Result<()> {
-        check(sys::cuabi_stream_copy_batch(
-            self.as_raw(),
-            batch.ops.as_ptr(),
-            batch.ops.len(),
-            flags.bits(),
-        ))
-    }
-
-    /// Queues the batch's box copies in one call
-    /// (`cuabi_stream_copy_3d_batch`) and returns at once. A refusal names
-    /// the copy at fault (`copies[2]: ...`) and queues none.
-    ///
-    /// # Safety
-    /// Every memory the batch names must stay alive, host memory unchanged
-    /// (a source) or untouched (a destination), until the stream has reached
-    /// the copies (e.g. until [`Stream::synchronize`] returns).
-    pub unsafe fn copy_3d_batch(
-        &self,
-        batch: &Copy3dBatch<'_>,
-        flags: CopyBatchFlags,
-    ) -> Result<()> {
-        check(sys::cuabi_stream_copy_3d_batch(
-            self.as_raw(),
-            batch.copies.as_ptr(),
-            batch.copies.len(),
-            flags.bits(),
-        ))
-    }
-
-    /// Migrates every range to `location` in one call
-    /// (`cuabi_stream_prefetch_batch`).
-    pub fn prefetch_batch(&self, ranges: &ManagedRanges<'_>, location: Location) -> Result<()> {
-        let location = location.raw()?;
-        check(unsafe {
-            sys::cuabi_stream_prefetch_batch(
-                self.as_raw(),
-                ranges.ranges.as_ptr(),
-                ranges.ranges.len(),
-                location,
-            )
-        })
-    }
-
-    /// Discards every range's contents in one call
-    /// (`cuabi_stream_discard_batch`): undefined until written again.
-    pub fn discard_batch(&self, ranges: &ManagedRanges<'_>) -> Result<()> {
-        check(unsafe {
-            sys::cuabi_stream_discard_batch(
-                self.as_raw(),
-                ranges.ranges.as_ptr(),
-                ranges.ranges.len(),
-            )
-        })
-    }
-
-    /// [`discard_batch`](Stream::discard_batch) then
-    /// [`prefetch_batch`](Stream::prefetch_batch) in one call.
-    pub fn discard_and_prefetch_batch(
-        &self,
-        ranges: &ManagedRanges<'_>,
-        location: Location,
-    ) -> Result<()> {
-        let location = location.raw()?;
-        check(unsafe {
-            sys::cuabi_stream_discard_and_prefetch_batch(
-                self.as_raw(),
-                ranges.ranges.as_ptr(),
-                ranges.ranges.len(),
-                location,
-            )
-        })
-    }
-}
-
-/// What every batch has: `new` (empty), `len`, `is_empty`, and `Debug`
-/// showing the length; `$field` holds the entries, which the docs call
-/// `$what`.
+/// What every batch has: `new` (empty), `len`, `is_empty`, `Debug`
+/// showing the length, and the C array of its entries (`$field`, of
+/// `$raw`, which the docs call `$what`) for the generated call that takes
+/// it ([`DescribesEach`]).
 macro_rules! batch {
-    ($($t:ident.$field:ident: $what:literal;)*) => {$(
+    ($($t:ident.$field:ident: $raw:ty, $what:literal;)*) => {$(
+        // SAFETY: the entries name the batch's borrowed memory and live
+        // objects only.
+        unsafe impl DescribesEach<$raw> for $t<'_> {
+            fn entries(&self) -> &[$raw] {
+                &self.$field
+            }
+        }
+
         impl $t<'_> {
             #[doc = concat!("An empty batch: no ", $what, " yet.")]
             pub fn new() -> Self {
@@ -323,8 +244,8 @@ macro_rules! batch {
 }
 
 batch! {
-    MemOpBatch.ops: "writes and waits";
-    CopyBatch.ops: "copies";
-    Copy3dBatch.copies: "copies";
-    ManagedRanges.ranges: "ranges";
+    MemOpBatch.ops: sys::cuabi_mem_op, "writes and waits";
+    CopyBatch.ops: sys::cuabi_copy_op, "copies";
+    Copy3dBatch.copies: sys::cuabi_copy_3d_desc, "copies";
+    ManagedRanges.ranges: sys::cuabi_managed_range, "ranges";
 }

@@ -8,7 +8,7 @@ use std::ops::{Deref, DerefMut};
 
 use cuabi_sys as sys;
 
-use crate::error::{check, create, out, Error, Result};
+use crate::error::{check, create, init_struct, out, Error, Result};
 use crate::memory::byte_len;
 use crate::types::{Array, Describes, Device, DeviceBuffer, DeviceRepr, Stream};
 
@@ -412,11 +412,7 @@ unsafe impl Describes<sys::cuabi_copy_3d_desc> for Copy3d<'_> {
         if let Side::Host(_, bytes) = self.dst {
             host_range("destination", bytes, &self.dst_place, self.extent)?;
         }
-        // SAFETY: pointers, handles and integers, for which zero is a
-        // value; the library fills in its defaults.
-        let mut desc: sys::cuabi_copy_3d_desc = unsafe { std::mem::zeroed() };
-        let size = size_of::<sys::cuabi_copy_3d_desc>();
-        check(unsafe { sys::cuabi_copy_3d_desc_init(&mut desc, size) })?;
+        let mut desc: sys::cuabi_copy_3d_desc = init_struct()?;
         match self.src {
             Side::None => {}
             Side::Host(ptr, _) => desc.src_host = ptr,

@@ -2,15 +2,14 @@
 //! [`ErrorKind`](crate::generated::ErrorKind), are generated from the header's
 //! `cuabi_status` (`generated.rs`).
 
-use std::any::Any;
 use std::ffi::{c_char, CStr, CString};
 use std::fmt;
-use std::sync::{Arc, OnceLock};
 
 use cuabi_sys as sys;
 
-use crate::generated::ErrorKind;
+use crate::generated::{ErrorKind, Versioned};
 use crate::handle::{Owned, Release};
+use crate::values::LaunchRecord;
 
 /// `Result` with this crate's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -28,47 +27,22 @@ pub struct Error {
     message: String,
     code: i32,
     log: String,
-    launches: Launches,
+    launches: Vec<FaultedLaunch>,
 }
 
-/// A launch the last error names, as `cuabi_last_error_get_launch` and
-/// `cuabi_last_error_get_launch_kernel` give it: the fields of
-/// `cuabi_launch_record` but `struct_size`.
+/// A launch that a sticky fault's [`Error`] names: one not seen complete
+/// (no successful synchronize or query of its stream or device since) when
+/// the fault surfaced, as `cuabi_last_error_get_launch` and
+/// `cuabi_last_error_get_launch_kernel` give it.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct RecordedLaunch {
-    pub(crate) kernel: String,
-    pub(crate) sequence: u64,
-    pub(crate) stream_id: u64,
-    pub(crate) device: i32,
-    pub(crate) grid: [u32; 3],
-    pub(crate) block: [u32; 3],
-    pub(crate) shared_mem_bytes: u32,
-    pub(crate) cluster: [u32; 3],
-    pub(crate) named_by_driver_log: u32,
-}
-
-/// The launches an error names, read when it is made (before the next call
-/// replaces the last error), and their public form, made once on first use
-/// by the module that defines it (`fault.rs`: its type holds a value type of
-/// the object layer, which lies above this module).
-#[derive(Clone, Default)]
-struct Launches {
-    recorded: Vec<RecordedLaunch>,
-    public: OnceLock<Arc<dyn Any + Send + Sync>>,
-}
-
-impl PartialEq for Launches {
-    fn eq(&self, other: &Launches) -> bool {
-        self.recorded == other.recorded
-    }
-}
-
-impl Eq for Launches {}
-
-impl fmt::Debug for Launches {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.recorded.fmt(f)
-    }
+pub struct FaultedLaunch {
+    /// The kernel's name.
+    pub kernel: String,
+    /// The rest of what the library recorded: grid, block, dynamic shared
+    /// memory, cluster, the stream's id ([`Stream::id`](crate::Stream::id);
+    /// 0 for the device's default stream), the launch's number on its
+    /// stream, the device, and whether the driver's log named the kernel.
+    pub record: LaunchRecord,
 }
 
 impl Error {
@@ -111,21 +85,12 @@ impl Error {
         Some(self.log.as_str()).filter(|log| !log.is_empty())
     }
 
-    /// `make(recorded launches)`, made on the first call and kept with the
-    /// error (its clones share it): the launches' public form. Every caller
-    /// asks for the same `T`.
-    pub(crate) fn launches_as<T: Any + Send + Sync>(
-        &self,
-        make: impl FnOnce(&[RecordedLaunch]) -> T,
-    ) -> &T {
-        let launches = &self.launches;
-        let public = launches
-            .public
-            .get_or_init(|| Arc::new(make(&launches.recorded)));
-        match public.downcast_ref::<T>() {
-            Some(public) => public,
-            None => unreachable!("the launches were made as another type"),
-        }
+    /// After a sticky fault ([`ErrorKind::ContextLost`]), the launches not
+    /// seen complete when it surfaced, most recent first: those the message
+    /// names, read when the error was made. Empty for every other error, and
+    /// for a lost context where the library remembered no launch.
+    pub fn launches(&self) -> &[FaultedLaunch] {
+        &self.launches
     }
 
     /// The calling thread's last error, after a call answered `status`.
@@ -138,17 +103,14 @@ impl Error {
         let last_status = unsafe { sys::cuabi_last_error_status() };
         let mut error = if last_status == status && !message.is_empty() {
             let code = unsafe { sys::cuabi_last_error_code() };
-            let recorded = if status == sys::CUABI_ERROR_CONTEXT_LOST {
+            let launches = if status == sys::CUABI_ERROR_CONTEXT_LOST {
                 last_launches()
             } else {
                 Vec::new()
             };
             Error {
                 code,
-                launches: Launches {
-                    recorded,
-                    ..Launches::default()
-                },
+                launches,
                 ..Error::new(status, message)
             }
         } else {
@@ -174,7 +136,7 @@ impl Error {
             message: message.into(),
             code: 0,
             log: String::new(),
-            launches: Launches::default(),
+            launches: Vec::new(),
         }
     }
 
@@ -203,22 +165,17 @@ impl std::error::Error for Error {}
 /// The launches the calling thread's last error names
 /// (`cuabi_last_error_get_launch_count` of them, most recent first). The
 /// readers leave the last error as it is.
-fn last_launches() -> Vec<RecordedLaunch> {
+fn last_launches() -> Vec<FaultedLaunch> {
     // SAFETY: takes no arguments and never fails.
     let count = unsafe { sys::cuabi_last_error_get_launch_count() };
     let mut launches = Vec::with_capacity(count);
     for index in 0..count {
-        // SAFETY: numbers alone, for which zero is a value; the init writes
-        // the library's defaults over it.
-        let mut raw: sys::cuabi_launch_record = unsafe { std::mem::zeroed() };
-        let size = std::mem::size_of::<sys::cuabi_launch_record>();
-        // SAFETY: `raw` is a record of `size` bytes, initialised before it
-        // is read into. Neither call touches the last error when it succeeds.
-        let read = unsafe {
-            sys::cuabi_launch_record_init(&mut raw, size) == sys::CUABI_SUCCESS
-                && sys::cuabi_last_error_get_launch(index, &mut raw) == sys::CUABI_SUCCESS
+        // Neither call touches the last error when it succeeds.
+        let Ok(mut raw) = init_struct::<sys::cuabi_launch_record>() else {
+            break;
         };
-        if !read {
+        // SAFETY: `raw` is a record of this header's size, initialised.
+        if unsafe { sys::cuabi_last_error_get_launch(index, &mut raw) } != sys::CUABI_SUCCESS {
             break;
         }
         let Ok(kernel) = read_string(|buf, size| unsafe {
@@ -226,16 +183,9 @@ fn last_launches() -> Vec<RecordedLaunch> {
         }) else {
             break;
         };
-        launches.push(RecordedLaunch {
+        launches.push(FaultedLaunch {
             kernel,
-            sequence: raw.sequence,
-            stream_id: raw.stream_id,
-            device: raw.device,
-            grid: [raw.grid_x, raw.grid_y, raw.grid_z],
-            block: [raw.block_x, raw.block_y, raw.block_z],
-            shared_mem_bytes: raw.shared_mem_bytes,
-            cluster: [raw.cluster_x, raw.cluster_y, raw.cluster_z],
-            named_by_driver_log: raw.named_by_driver_log,
+            record: LaunchRecord::read(&raw),
         });
     }
     launches
@@ -304,6 +254,16 @@ pub(crate) fn unknown(call: &str, what: &str, raw: u32) -> Error {
         sys::CUABI_ERROR_NOT_SUPPORTED,
         format!("{call} answered {what} {raw}, which this version of the crate does not know"),
     )
+}
+
+/// A versioned struct of the header as its `_init` fills it: the library's
+/// defaults, `struct_size` this header's.
+pub(crate) fn init_struct<T: Versioned>() -> Result<T> {
+    // SAFETY: zero is a value of every field (Versioned's rule); the init
+    // writes the defaults over it, into a struct of the size it is told.
+    let mut raw: T = unsafe { std::mem::zeroed() };
+    check(unsafe { T::init(&mut raw, std::mem::size_of::<T>()) })?;
+    Ok(raw)
 }
 
 /// Creates an object through a C function with one handle out-parameter.

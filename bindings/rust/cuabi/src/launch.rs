@@ -10,11 +10,13 @@ use std::sync::OnceLock;
 use cuabi_sys as sys;
 
 use crate::copy::PitchedBuffer;
-use crate::error::{check, Result};
+use crate::error::{check, init_struct, Result};
 use crate::generated::{ClusterSchedulingPolicy, LaunchFlags, MemSyncDomain, SyncPolicy};
 use crate::managed::ManagedBuffer;
-use crate::objects::AccessPolicyWindow;
-use crate::types::{DeviceBuffer, DeviceRepr, Event, Function, Layout, Stream, Surface, Texture};
+use crate::types::{
+    Describes, DeviceBuffer, DeviceRepr, Event, Function, Layout, Stream, Surface, Texture,
+};
+use crate::values::AccessPolicyWindow;
 
 /// Three dimensions of a grid or a block; made from `u32`, `(u32, u32)` or
 /// `(u32, u32, u32)`, missing dimensions being 1.
@@ -413,6 +415,15 @@ impl LaunchConfig {
     }
 }
 
+// SAFETY: the struct names no host memory; its event handles are checked
+// by the library.
+unsafe impl Describes<sys::cuabi_launch_config> for LaunchConfig {
+    /// The C struct, from the library's defaults.
+    fn describe(&self) -> Result<sys::cuabi_launch_config> {
+        Ok(self.raw())
+    }
+}
+
 /// The library's defaults for the C struct (`cuabi_launch_config_init`), read
 /// once: its `struct_size`, and whatever fields a newer header adds.
 fn default_config() -> &'static sys::cuabi_launch_config {
@@ -427,14 +438,11 @@ fn default_config() -> &'static sys::cuabi_launch_config {
     static DEFAULT: OnceLock<Defaults> = OnceLock::new();
     &DEFAULT
         .get_or_init(|| {
-            // SAFETY: integers and a handle, for which zero is a value
-            // (NULL). The call cannot fail for a struct of this header's
-            // size; if it did, `struct_size` would stay 0 and the library
-            // would refuse every launch, saying why.
-            let mut config: sys::cuabi_launch_config = unsafe { std::mem::zeroed() };
-            let size = size_of::<sys::cuabi_launch_config>();
-            unsafe { sys::cuabi_launch_config_init(&mut config, size) };
-            Defaults(config)
+            // The init cannot fail for a struct of this header's size; if it
+            // did, `struct_size` would stay 0 and the library would refuse
+            // every launch, saying why.
+            // SAFETY: integers and handles, for which zero is a value (NULL).
+            Defaults(init_struct().unwrap_or_else(|_| unsafe { std::mem::zeroed() }))
         })
         .0
 }

@@ -171,7 +171,6 @@ mod copy;
 mod device;
 mod dlpack;
 mod error;
-mod fault;
 mod generated;
 mod green;
 mod handle;
@@ -190,6 +189,7 @@ mod program;
 mod stream;
 mod texture;
 mod types;
+mod values;
 mod vmm;
 
 pub use cuabi_sys as sys;
@@ -198,25 +198,25 @@ pub use crate::background::Background;
 pub use crate::batch::{BatchMemory, Copy3dBatch, CopyBatch, ManagedRanges, MemOpBatch};
 pub use crate::copy::{Copy3d, PitchedBuffer};
 pub use crate::dlpack::{DlpackElement, DlpackTensor};
-pub use crate::error::{status_name, Error, Result};
-pub use crate::fault::FaultedLaunch;
+pub use crate::error::{status_name, Error, FaultedLaunch, Result};
 pub use crate::generated::*;
 pub use crate::green::{TensorMapValue, TENSOR_MAP_BYTES};
 pub use crate::health::{clear_context_lost_callback, on_context_lost};
 pub use crate::ipc::{IpcHandle, IPC_HANDLE_SIZE};
 pub use crate::launch::{Dim3, KernelArg, KernelArgs, Launch, LaunchConfig};
 pub use crate::link::LinkOptions;
-pub use crate::managed::{Location, ManagedBuffer, ManagedView};
+pub use crate::managed::{ManagedBuffer, ManagedView};
 pub use crate::module::{Global, KernelName};
 pub use crate::objects::*;
-pub use crate::pool::{MemoryPoolOptions, PoolUsage};
+pub use crate::pool::MemoryPoolOptions;
 pub use crate::program::{Arch, CompileOptions, CppStd};
 pub use crate::texture::{TextureOptions, TextureSource};
 pub use crate::types::{
-    Array, Describes, Device, DeviceBuffer, DeviceRepr, Event, Function, Graph, GraphExec,
-    LaunchPlan, Library, Linker, MemoryPool, Module, ParamInfo, PinnedBuffer, PinnedSlice, Program,
-    Stream, Surface, Texture,
+    Array, Describes, DescribesEach, Device, DeviceBuffer, DeviceRepr, Event, Function, Graph,
+    GraphExec, LaunchPlan, Library, Linker, Location, MemoryPool, Module, ParamInfo, PinnedBuffer,
+    PinnedSlice, PoolUsage, Program, Stream, Surface, Texture,
 };
+pub use crate::values::*;
 
 /// The version of the C header this crate was built against, as
 /// `MAJOR * 10000 + MINOR * 100 + PATCH`; compare with [`version`].

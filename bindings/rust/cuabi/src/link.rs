@@ -4,7 +4,7 @@
 use cuabi_sys as sys;
 
 use crate::background::Background;
-use crate::error::{check, create, Result};
+use crate::error::{create, init_struct, Result};
 use crate::generated::{LinkBackend, LinkFlags};
 use crate::program::CStrings;
 use crate::types::{Device, Library, Linker, Module};
@@ -91,11 +91,7 @@ impl Linker {
     pub fn new(device: &Device, options: &LinkOptions) -> Result<Linker> {
         let option_strings = options.options.iter().map(String::as_str);
         let strings = CStrings::new(option_strings, |i, _| format!("link option {i}"))?;
-        // SAFETY: pointers, integers and 32-bit enums, for which zero is a
-        // value; the library fills in its defaults.
-        let mut desc: sys::cuabi_link_desc = unsafe { std::mem::zeroed() };
-        let size = std::mem::size_of::<sys::cuabi_link_desc>();
-        check(unsafe { sys::cuabi_link_desc_init(&mut desc, size) })?;
+        let mut desc: sys::cuabi_link_desc = init_struct()?;
         desc.backend = options.backend.raw();
         desc.flags = options.flags.bits();
         (desc.options, desc.num_options) = (strings.ptrs.as_ptr(), strings.ptrs.len());

@@ -10,36 +10,11 @@ use cuabi_sys as sys;
 use crate::error::{check, create, Error, Result};
 use crate::generated::{ManagedFlags, MemoryAdvice};
 use crate::memory::byte_len;
-use crate::types::{Device, DeviceBuffer, DeviceRepr, Stream};
+use crate::types::{Device, DeviceBuffer, DeviceRepr, Location, Stream};
 
 /// `CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS`: 1 when the host may touch
 /// managed memory while kernels run.
 const CONCURRENT_MANAGED_ACCESS: i32 = 89;
-
-/// Where managed memory is prefetched to, or what advice is about.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Location {
-    /// The device with this ordinal.
-    Device(usize),
-    /// The host.
-    Host,
-}
-
-impl Location {
-    /// The library's `int32_t` location: a device ordinal or
-    /// `CUABI_LOCATION_HOST`.
-    pub(crate) fn raw(self) -> Result<i32> {
-        match self {
-            Location::Host => Ok(sys::CUABI_LOCATION_HOST),
-            Location::Device(ordinal) => i32::try_from(ordinal).map_err(|_| {
-                Error::invalid(format!(
-                    "location Device({ordinal}): the library takes a device ordinal up to {}",
-                    i32::MAX
-                ))
-            }),
-        }
-    }
-}
 
 impl From<&Device> for Location {
     fn from(device: &Device) -> Location {

@@ -102,36 +102,6 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
         Ok(usize::try_from(ordinal).unwrap_or(0))
     }
 
-    /// Frees a stream-ordered buffer (one from
-    /// [`Device::alloc_async`](crate::Device::alloc_async)) in order on
-    /// `stream` (`None`: the device's default stream): its memory goes back
-    /// to its pool once the work queued there before this call is done.
-    /// The buffer is consumed; the library never touches its memory again.
-    ///
-    /// Work on other streams that still uses the buffer must be ordered
-    /// before this point of `stream` (an event) or be finished, as for any
-    /// buffer dropped while a kernel may use it. Inside a stream capture
-    /// this adds the graph's free node.
-    ///
-    /// A buffer of another kind is refused with
-    /// [`ErrorKind::InvalidArgument`](crate::generated::ErrorKind::InvalidArgument)
-    /// and then released as dropping it would; a [`Texture`](crate::Texture)
-    /// over the buffer borrows it, so the buffer cannot be consumed while
-    /// one exists.
-    pub fn free_async(self, stream: Option<&Stream>) -> Result<()> {
-        let DeviceBuffer { handle, .. } = self;
-        let raw = handle.into_raw();
-        let stream = stream.map_or(std::ptr::null_mut(), Stream::as_raw);
-        // SAFETY: the handle is ours; on success the call released it.
-        let result = check(unsafe { sys::cuabi_buffer_free_async(raw, stream) });
-        if result.is_err() {
-            // Refused: the handle is still live and still ours. Release
-            // leaves the error just read alone.
-            drop(unsafe { Owned::new(raw) });
-        }
-        result
-    }
-
     /// Sets every element to `value`, which is 1, 2 or 4 bytes wide (`u8`,
     /// `u16`, `i16`, `u32`, `f32`, `[u8; 4]`, ...): its bytes are repeated
     /// as they are. Other element sizes are refused by the library with

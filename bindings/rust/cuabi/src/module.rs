@@ -169,23 +169,6 @@ impl Function {
         Ok(LaunchConfig::from_raw(&raw))
     }
 
-    /// The largest cluster size, in blocks, the device can run the kernel
-    /// with for `config`'s grid, block and shared memory (its cluster is not
-    /// read).
-    pub fn max_cluster_size(&self, config: &LaunchConfig) -> Result<u32> {
-        let raw = config.raw();
-        out(|size| unsafe { sys::cuabi_function_get_max_cluster_size(self.as_raw(), &raw, size) })
-    }
-
-    /// How many clusters of `config`'s cluster dimensions can be resident on
-    /// the device at once.
-    pub fn max_active_clusters(&self, config: &LaunchConfig) -> Result<u32> {
-        let raw = config.raw();
-        out(|clusters| unsafe {
-            sys::cuabi_function_get_max_active_clusters(self.as_raw(), &raw, clusters)
-        })
-    }
-
     /// The parameter layout, read from the driver on first use; `None` when
     /// the driver cannot report it.
     #[inline]

@@ -49,8 +49,6 @@
 //! * `cuabi_launch_plan_get_args`: idiom `launch`, written by hand
 //! * `cuabi_launch_plan_launch`: idiom `launch`, written by hand
 //! * `cuabi_function_suggest_config`: parameter `config` is struct_out
-//! * `cuabi_function_get_max_cluster_size`: parameter `config` is struct_in
-//! * `cuabi_function_get_max_active_clusters`: parameter `config` is struct_in
 //! * `cuabi_buffer_alloc`: Device::alloc calls cuabi_buffer_alloc_with_pointer instead
 //! * `cuabi_buffer_wrap`: DeviceBuffer holds more than its handle; made by hand
 //! * `cuabi_buffer_release`: Drop
@@ -72,9 +70,7 @@
 //! * `cuabi_host_buffer_get_size`: PinnedBuffer::len, kept with the buffer
 //! * `cuabi_memory_pool_desc_init`: MemoryPoolDesc's Default
 //! * `cuabi_memory_pool_release`: Drop
-//! * `cuabi_memory_pool_get_usage`: MemoryPool::usage answers a PoolUsage
 //! * `cuabi_buffer_alloc_async`: Device::alloc_async calls cuabi_buffer_alloc_async_with_pointer instead
-//! * `cuabi_buffer_free_async`: typed memory: offsets and sizes are elements of T in Rust
 //! * `cuabi_buffer_alloc_with_pointer`: DeviceBuffer holds more than its handle: Device::alloc, one call
 //! * `cuabi_buffer_alloc_async_with_pointer`: DeviceBuffer holds more than its handle: Device::alloc_async, one call
 //! * `cuabi_buffer_alloc_managed`: DeviceBuffer holds more than its handle; made by hand
@@ -86,7 +82,6 @@
 //! * `cuabi_event_get_ipc_handle`: idiom `ipc`, written by hand
 //! * `cuabi_event_open_ipc`: idiom `ipc`, written by hand
 //! * `cuabi_physical_memory_release`: Drop
-//! * `cuabi_physical_memory_free`: PhysicalMemory::free takes the memory (self)
 //! * `cuabi_address_range_release`: Drop
 //! * `cuabi_buffer_from_range`: DeviceBuffer holds more than its handle; made by hand
 //! * `cuabi_buffer_alloc_growable`: DeviceBuffer holds more than its handle; made by hand
@@ -113,14 +108,8 @@
 //! * `cuabi_stream_launch_host_func`: idiom `host_callback`, written by hand
 //! * `cuabi_access_policy_window_init`: AccessPolicyWindow's Default
 //! * `cuabi_mem_op_init`: the idiom that fills the struct
-//! * `cuabi_stream_mem_op_batch`: array `ops` of const cuabi_mem_op*
 //! * `cuabi_copy_op_init`: the idiom that fills the struct
-//! * `cuabi_stream_copy_batch`: array `ops` of const cuabi_copy_op*
-//! * `cuabi_stream_copy_3d_batch`: array `copies` of const cuabi_copy_3d_desc*
 //! * `cuabi_managed_range_init`: the idiom that fills the struct
-//! * `cuabi_stream_prefetch_batch`: array `ranges` of const cuabi_managed_range*
-//! * `cuabi_stream_discard_batch`: array `ranges` of const cuabi_managed_range*
-//! * `cuabi_stream_discard_and_prefetch_batch`: array `ranges` of const cuabi_managed_range*
 //! * `cuabi_event_release`: Drop
 //! * `cuabi_graph_release`: Drop
 //! * `cuabi_graph_exec_release`: Drop
@@ -140,101 +129,36 @@
 //! * `cuabi_buffer_import_dlpack_unversioned`: idiom `dlpack`, written by hand
 
 use crate::error::{
-    c_path, c_string, check, check_ready, create, read_list, read_string, unknown, Error, Result,
+    c_path, c_string, check, check_ready, create, init_struct, read_list, read_string, unknown,
+    Error, Result,
 };
 use crate::generated::{
     AccessProperty, ArrayFlags, ArrayFormat, BufferKind, CacheState, CaptureMode, ConditionalType,
-    CopyPath, CoredumpFlags, EventFlags, FunctionAttribute, GraphInstantiateFlags, GraphNodeType,
-    Health, Limit, LinkBackend, LinkInput, MemOpFlags, MemSyncDomain, MemoryPoolFlags, NameForm,
-    PhysicalMemoryFlags, StreamFlags, SyncPolicy, TensorDataType, TensorInterleave,
-    TensorL2Promotion, TensorOobFill, TensorSwizzle, VmAccess, WaitCondition,
+    CopyBatchFlags, CopyPath, CoredumpFlags, EventFlags, FunctionAttribute, GraphInstantiateFlags,
+    GraphNodeType, Health, Limit, LinkBackend, LinkInput, MemOpFlags, MemSyncDomain,
+    MemoryPoolFlags, NameForm, PhysicalMemoryFlags, StreamFlags, SyncPolicy, TensorDataType,
+    TensorInterleave, TensorL2Promotion, TensorOobFill, TensorSwizzle, VmAccess, WaitCondition,
 };
 use crate::handle::Owned;
 use crate::types::{
-    Array, Describes, Device, DeviceBuffer, DeviceRepr, Event, Function, Graph, GraphExec, Library,
-    Linker, MemoryPool, Module, PinnedBuffer, Program, Stream,
+    Array, Describes, DescribesEach, Device, DeviceBuffer, DeviceRepr, Event, Function, Graph,
+    GraphExec, Library, Linker, Location, MemoryPool, Module, PinnedBuffer, PoolUsage, Program,
+    Stream,
 };
+use crate::values::{AccessPolicyWindow, ArrayDesc, LaunchRecord, MemoryPoolDesc};
 use cuabi_sys as sys;
-
-/// A kernel launch the core remembered. The core keeps the last launches of each stream (and of
-/// each device's default stream); when a sticky fault surfaces, on whatever call, the message of
-/// that call and of every later CONTEXT_LOST failure names the launches not seen complete (no
-/// successful synchronize or query of their stream or device since), most recent first, and the
-/// last error carries them as data: `cuabi_last_error_get_launch`.
-///
-/// A value: [`Default`] holds the library's defaults (`cuabi_launch_record_init`); `From` makes the
-/// C struct (the defaults, then every field) and `TryFrom` reads one.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct LaunchRecord {
-    /// `sequence` of `cuabi_launch_record`: The launch's number on its stream: 1 for the stream's
-    /// first launch.
-    pub sequence: u64,
-    /// `stream_id` of `cuabi_launch_record`: The stream's id (`cuabi_stream_get_id`); 0 is the
-    /// device's default stream.
-    pub stream_id: u64,
-    /// `device` of `cuabi_launch_record`: The device's ordinal.
-    pub device: i32,
-    /// `grid_x` of `cuabi_launch_record`: The grid's dimensions, in blocks.
-    pub grid_x: u32,
-    /// `grid_y` of `cuabi_launch_record`: The grid's dimensions, in blocks.
-    pub grid_y: u32,
-    /// `grid_z` of `cuabi_launch_record`: The grid's dimensions, in blocks.
-    pub grid_z: u32,
-    /// `block_x` of `cuabi_launch_record`: The block's dimensions, in threads.
-    pub block_x: u32,
-    /// `block_y` of `cuabi_launch_record`: The block's dimensions, in threads.
-    pub block_y: u32,
-    /// `block_z` of `cuabi_launch_record`: The block's dimensions, in threads.
-    pub block_z: u32,
-    /// `shared_mem_bytes` of `cuabi_launch_record`: Dynamic shared memory, in bytes.
-    pub shared_mem_bytes: u32,
-    /// `cluster_x` of `cuabi_launch_record`: The cluster dimensions the launch asked for; 0, 0, 0
-    /// for none.
-    pub cluster_x: u32,
-    /// `cluster_y` of `cuabi_launch_record`: The cluster dimensions the launch asked for; 0, 0, 0
-    /// for none.
-    pub cluster_y: u32,
-    /// `cluster_z` of `cuabi_launch_record`: The cluster dimensions the launch asked for; 0, 0, 0
-    /// for none.
-    pub cluster_z: u32,
-    /// `named_by_driver_log` of `cuabi_launch_record`: 1 when a line the driver logged during the
-    /// failing call names this launch's kernel, else 0.
-    pub named_by_driver_log: u32,
-}
 
 impl LaunchRecord {
     /// The C struct as `cuabi_launch_record_init` fills it.
     fn init_raw() -> sys::cuabi_launch_record {
-        // SAFETY: numbers, enums and flag sets alone (a value struct), for which
-        // zero is a value; the init writes the defaults over it.
-        let mut raw: sys::cuabi_launch_record = unsafe { std::mem::zeroed() };
-        let size = std::mem::size_of::<sys::cuabi_launch_record>();
         // The init refuses only a NULL or a size it cannot read: neither here.
-        if let Err(err) = check(unsafe { sys::cuabi_launch_record_init(&mut raw, size) }) {
-            panic!("{err}");
-        }
-        raw
+        init_struct().unwrap_or_else(|err| panic!("{err}"))
     }
 
     /// The fields of `raw`, which `call` answered (named in the error for an enum value
     /// this crate does not know).
     fn from_raw_of(raw: &sys::cuabi_launch_record, _call: &str) -> Result<LaunchRecord> {
-        Ok(LaunchRecord {
-            sequence: raw.sequence,
-            stream_id: raw.stream_id,
-            device: raw.device,
-            grid_x: raw.grid_x,
-            grid_y: raw.grid_y,
-            grid_z: raw.grid_z,
-            block_x: raw.block_x,
-            block_y: raw.block_y,
-            block_z: raw.block_z,
-            shared_mem_bytes: raw.shared_mem_bytes,
-            cluster_x: raw.cluster_x,
-            cluster_y: raw.cluster_y,
-            cluster_z: raw.cluster_z,
-            named_by_driver_log: raw.named_by_driver_log,
-        })
+        Ok(LaunchRecord::read(raw))
     }
 }
 
@@ -287,39 +211,11 @@ impl TryFrom<sys::cuabi_launch_record> for LaunchRecord {
     }
 }
 
-/// An L2 access-policy window: of the accesses to \[base, base + bytes), the fraction hit_ratio
-/// gets hit_property and the rest miss_property. Start from `CUABI_ACCESS_POLICY_WINDOW_INIT` or
-/// `cuabi_access_policy_window_init`.
-///
-/// A value: [`Default`] holds the library's defaults (`cuabi_access_policy_window_init`); `From`
-/// makes the C struct (the defaults, then every field) and `TryFrom` reads one.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct AccessPolicyWindow {
-    /// `base` of `cuabi_access_policy_window`: The device address where the window starts.
-    pub base: u64,
-    /// `bytes` of `cuabi_access_policy_window`: The window's length; at most the device's
-    /// CU_DEVICE_ATTRIBUTE_MAX_ACCESS_POLICY_WINDOW_SIZE; 0: no window.
-    pub bytes: usize,
-    /// `hit_ratio` of `cuabi_access_policy_window`: From 0 to 1.
-    pub hit_ratio: f32,
-    /// `hit_property` of `cuabi_access_policy_window`: the property of the hit_ratio fraction
-    pub hit_property: AccessProperty,
-    /// `miss_property` of `cuabi_access_policy_window`: the property of the other accesses
-    pub miss_property: AccessProperty,
-}
-
 impl AccessPolicyWindow {
     /// The C struct as `cuabi_access_policy_window_init` fills it.
     fn init_raw() -> sys::cuabi_access_policy_window {
-        // SAFETY: numbers, enums and flag sets alone (a value struct), for which
-        // zero is a value; the init writes the defaults over it.
-        let mut raw: sys::cuabi_access_policy_window = unsafe { std::mem::zeroed() };
-        let size = std::mem::size_of::<sys::cuabi_access_policy_window>();
         // The init refuses only a NULL or a size it cannot read: neither here.
-        if let Err(err) = check(unsafe { sys::cuabi_access_policy_window_init(&mut raw, size) }) {
-            panic!("{err}");
-        }
-        raw
+        init_struct().unwrap_or_else(|err| panic!("{err}"))
     }
 
     /// The fields of `raw`, which `call` answered (named in the error for an enum value
@@ -420,46 +316,17 @@ impl TryFrom<sys::cuabi_access_policy_window> for AccessPolicyWindow {
     }
 }
 
-/// A new pool's properties. Start from `cuabi_memory_pool_desc_init` or
-/// `CUABI_MEMORY_POOL_DESC_INIT`.
-///
-/// A value: [`Default`] holds the library's defaults (`cuabi_memory_pool_desc_init`); `From` makes
-/// the C struct (the defaults, then every field) and `TryFrom` reads one.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct MemoryPoolDesc {
-    /// `max_bytes` of `cuabi_memory_pool_desc`: The most the pool may reserve, in bytes; 0: no
-    /// limit but the device's.
-    pub max_bytes: u64,
-    /// `release_threshold` of `cuabi_memory_pool_desc`: Memory the pool keeps reserved when a
-    /// stream synchronizes instead of giving it back to the device, in bytes (0: give everything
-    /// back).
-    pub release_threshold: u64,
-    /// `flags` of `cuabi_memory_pool_desc`: `CUABI_MEMORY_POOL_`\*
-    pub flags: MemoryPoolFlags,
-}
-
 impl MemoryPoolDesc {
     /// The C struct as `cuabi_memory_pool_desc_init` fills it.
     fn init_raw() -> sys::cuabi_memory_pool_desc {
-        // SAFETY: numbers, enums and flag sets alone (a value struct), for which
-        // zero is a value; the init writes the defaults over it.
-        let mut raw: sys::cuabi_memory_pool_desc = unsafe { std::mem::zeroed() };
-        let size = std::mem::size_of::<sys::cuabi_memory_pool_desc>();
         // The init refuses only a NULL or a size it cannot read: neither here.
-        if let Err(err) = check(unsafe { sys::cuabi_memory_pool_desc_init(&mut raw, size) }) {
-            panic!("{err}");
-        }
-        raw
+        init_struct().unwrap_or_else(|err| panic!("{err}"))
     }
 
     /// The fields of `raw`, which `call` answered (named in the error for an enum value
     /// this crate does not know).
     fn from_raw_of(raw: &sys::cuabi_memory_pool_desc, _call: &str) -> Result<MemoryPoolDesc> {
-        Ok(MemoryPoolDesc {
-            max_bytes: raw.max_bytes,
-            release_threshold: raw.release_threshold,
-            flags: MemoryPoolFlags::from_bits(raw.flags),
-        })
+        Ok(MemoryPoolDesc::read(raw))
     }
 
     /// The library's defaults (`cuabi_memory_pool_desc_init`), as [`Default`] gives them; each setter
@@ -528,40 +395,11 @@ impl TryFrom<sys::cuabi_memory_pool_desc> for MemoryPoolDesc {
     }
 }
 
-/// An array's shape: `width` elements (\> 0), `height` rows (0 for 1D) and `depth` slices or layers
-/// (0 for 1D and 2D); each element `channels` (1, 2 or 4) values of `format`. Start from
-/// `cuabi_array_desc_init` or `CUABI_ARRAY_DESC_INIT`.
-///
-/// A value: [`Default`] holds the library's defaults (`cuabi_array_desc_init`); `From` makes the C
-/// struct (the defaults, then every field) and `TryFrom` reads one.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct ArrayDesc {
-    /// `width` of `cuabi_array_desc`: the extent in elements, rows and slices or layers
-    pub width: usize,
-    /// `height` of `cuabi_array_desc`: the extent in elements, rows and slices or layers
-    pub height: usize,
-    /// `depth` of `cuabi_array_desc`: the extent in elements, rows and slices or layers
-    pub depth: usize,
-    /// `format` of `cuabi_array_desc`: each channel's type
-    pub format: ArrayFormat,
-    /// `channels` of `cuabi_array_desc`: values per element: 1, 2 or 4
-    pub channels: u32,
-    /// `flags` of `cuabi_array_desc`: `CUABI_ARRAY_`\*
-    pub flags: ArrayFlags,
-}
-
 impl ArrayDesc {
     /// The C struct as `cuabi_array_desc_init` fills it.
     fn init_raw() -> sys::cuabi_array_desc {
-        // SAFETY: numbers, enums and flag sets alone (a value struct), for which
-        // zero is a value; the init writes the defaults over it.
-        let mut raw: sys::cuabi_array_desc = unsafe { std::mem::zeroed() };
-        let size = std::mem::size_of::<sys::cuabi_array_desc>();
         // The init refuses only a NULL or a size it cannot read: neither here.
-        if let Err(err) = check(unsafe { sys::cuabi_array_desc_init(&mut raw, size) }) {
-            panic!("{err}");
-        }
-        raw
+        init_struct().unwrap_or_else(|err| panic!("{err}"))
     }
 
     /// The fields of `raw`, which `call` answered (named in the error for an enum value
@@ -1400,6 +1238,38 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
         BufferKind::from_raw(kind).ok_or_else(|| unknown("cuabi_buffer_get_kind", "kind", kind))
     }
 
+    /// Frees a stream-ordered buffer in order on `stream` (NULL: the default stream), after the
+    /// work queued there before it, and releases the handle: cuabi never touches that memory again
+    /// and the handle answers `CUABI_ERROR_INVALID_HANDLE` from then on. A buffer of another kind
+    /// answers `CUABI_ERROR_INVALID_ARGUMENT` (release it instead); so does a buffer a texture
+    /// object still uses; the handle stays valid after these refusals. Once the checks pass the
+    /// handle is released even if the driver then refuses the free: the buffer is then freed as its
+    /// release frees it.
+    ///
+    /// Calls `cuabi_buffer_free_async`.
+    ///
+    /// Takes `self`: once the call succeeds the library has released the handle; refused, `self`
+    /// comes back with the error, still owning its handle (dropping it releases it).
+    pub fn free_async<'h>(
+        self,
+        stream: impl Into<Option<&'h Stream>>,
+    ) -> std::result::Result<(), (Self, Error)> {
+        match check(unsafe {
+            sys::cuabi_buffer_free_async(
+                self.as_raw(),
+                stream.into().map_or(std::ptr::null_mut(), |h| h.as_raw()),
+            )
+        }) {
+            // The library released the handle: `self` gives it up unreleased.
+            Ok(()) => {
+                let Self { handle, .. } = self;
+                handle.into_raw();
+                Ok(())
+            }
+            Err(err) => Err((self, err)),
+        }
+    }
+
     /// How `cuabi_buffer_copy` from `src` to `dst` travels now. `cuabi_buffer_copy` and
     /// `cuabi_buffer_copy_async` copy between devices by either path.
     ///
@@ -1612,6 +1482,37 @@ impl Function {
             )
         })?;
         Ok(bytes)
+    }
+
+    /// The largest cluster size (in blocks) the device can run `function` with, in `cluster_size`,
+    /// for `config`'s grid, block and shared memory (its cluster fields are not read).
+    ///
+    /// Calls `cuabi_function_get_max_cluster_size`.
+    pub fn max_cluster_size(
+        &self,
+        config: &impl Describes<sys::cuabi_launch_config>,
+    ) -> Result<u32> {
+        let config = config.describe()?;
+        let mut cluster_size = 0;
+        check(unsafe {
+            sys::cuabi_function_get_max_cluster_size(self.as_raw(), &config, &mut cluster_size)
+        })?;
+        Ok(cluster_size)
+    }
+
+    /// How many clusters of `config`'s cluster dimensions can be resident on the device at once.
+    ///
+    /// Calls `cuabi_function_get_max_active_clusters`.
+    pub fn max_active_clusters(
+        &self,
+        config: &impl Describes<sys::cuabi_launch_config>,
+    ) -> Result<u32> {
+        let config = config.describe()?;
+        let mut clusters = 0;
+        check(unsafe {
+            sys::cuabi_function_get_max_active_clusters(self.as_raw(), &config, &mut clusters)
+        })?;
+        Ok(clusters)
     }
 }
 
@@ -2502,6 +2403,22 @@ impl MemoryPool {
         check(unsafe { sys::cuabi_memory_pool_trim(self.as_raw(), keep_bytes) })
     }
 
+    /// The bytes the pool has reserved from the device, in `reserved_bytes`, and of those the bytes
+    /// its live allocations use, in `used_bytes`.
+    ///
+    /// Calls `cuabi_memory_pool_get_usage`.
+    pub fn usage(&self) -> Result<PoolUsage> {
+        let mut reserved_bytes = 0;
+        let mut used_bytes = 0;
+        check(unsafe {
+            sys::cuabi_memory_pool_get_usage(self.as_raw(), &mut reserved_bytes, &mut used_bytes)
+        })?;
+        Ok(PoolUsage {
+            reserved_bytes,
+            used_bytes,
+        })
+    }
+
     /// A new file descriptor for the pool in `fd`, owned by the caller: pass it to another process
     /// (inherit it, or send it over a Unix socket) for `cuabi_memory_pool_import_fd`, then close
     /// it. A pool made without `CUABI_MEMORY_POOL_IPC`, or one imported, answers
@@ -2654,6 +2571,28 @@ impl PhysicalMemory {
             create(|out| sys::cuabi_physical_memory_import_fd(device.as_raw(), fd, bytes, out))?
         };
         Ok(PhysicalMemory { handle })
+    }
+
+    /// Gives the memory back to the driver now (cuMemRelease) and releases the handle, which
+    /// answers `CUABI_ERROR_INVALID_HANDLE` from then on. Memory a range still maps is refused with
+    /// `CUABI_ERROR_INVALID_ARGUMENT` naming the range's address and the mapping's offset (unmap it
+    /// first, or release the handle and let the last mapping free it); the handle stays valid after
+    /// that refusal.
+    ///
+    /// Calls `cuabi_physical_memory_free`.
+    ///
+    /// Takes `self`: once the call succeeds the library has released the handle; refused, `self`
+    /// comes back with the error, still owning its handle (dropping it releases it).
+    pub fn free(self) -> std::result::Result<(), (Self, Error)> {
+        match check(unsafe { sys::cuabi_physical_memory_free(self.as_raw()) }) {
+            // The library released the handle: `self` gives it up unreleased.
+            Ok(()) => {
+                let Self { handle, .. } = self;
+                handle.into_raw();
+                Ok(())
+            }
+            Err(err) => Err((self, err)),
+        }
     }
 
     /// The memory's size in bytes.
@@ -3048,6 +2987,160 @@ impl Stream {
                 width,
                 condition.raw(),
                 flags.bits(),
+            )
+        })
+    }
+
+    /// Queues `count` (1 to 255) writes and waits on `stream` in one call (cuStreamBatchMemOp), in
+    /// the array's order. Each element is checked as `cuabi_stream_write_value` or
+    /// `cuabi_stream_wait_value` checks its arguments, all of them before the driver sees any, and
+    /// a refusal names the element ("ops\[3\]: offset 6 is not a multiple of the width"); neither
+    /// or both of buffer and host_buffer, an unknown kind, a handle that is not live
+    /// (`CUABI_ERROR_INVALID_HANDLE`) and a struct_size unlike ops\[0\]'s are refused too. A count
+    /// of 0 or past 255 answers `CUABI_ERROR_INVALID_ARGUMENT`.
+    ///
+    /// Calls `cuabi_stream_mem_op_batch`.
+    pub fn mem_op_batch(&self, ops: &impl DescribesEach<sys::cuabi_mem_op>) -> Result<()> {
+        let ops = ops.entries();
+        check(unsafe { sys::cuabi_stream_mem_op_batch(self.as_raw(), ops.as_ptr(), ops.len()) })
+    }
+
+    /// Queues `count` (at least 1) copies of any direction on `stream` (not NULL) in one call
+    /// (cuMemcpyBatchAsync). The batch as a whole is ordered on the stream; its copies may run in
+    /// any order among themselves. Every element is checked before the driver sees any, and a
+    /// refusal names it ("ops\[412\]: destination range \[4000, 4000 + 200) reaches past the end of
+    /// the 4096-byte buffer", `CUABI_ERROR_OUT_OF_RANGE`): an end with none or more than one of its
+    /// three memories, a buffer or pinned memory range past its end, overlapping source and
+    /// destination, a device buffer of another device than the stream's, a handle that is not live
+    /// (`CUABI_ERROR_INVALID_HANDLE`) and a struct_size unlike ops\[0\]'s. Unknown `flags` bits
+    /// answer `CUABI_ERROR_INVALID_ARGUMENT`; a driver before CUDA 13.0 (whose batched copies, if
+    /// any, are an older form) answers `CUABI_ERROR_NOT_SUPPORTED` naming the entry point.
+    ///
+    /// Calls `cuabi_stream_copy_batch`.
+    ///
+    /// # Safety
+    /// The memory `ops` (an array of `cuabi_copy_op`) names must stay alive, host memory unchanged
+    /// (read) or untouched (written), until the stream has reached the work: the library goes on
+    /// using it after this returns. It keeps the cuabi objects alive itself.
+    pub unsafe fn copy_batch(
+        &self,
+        ops: &impl DescribesEach<sys::cuabi_copy_op>,
+        flags: CopyBatchFlags,
+    ) -> Result<()> {
+        let ops = ops.entries();
+        check(unsafe {
+            sys::cuabi_stream_copy_batch(self.as_raw(), ops.as_ptr(), ops.len(), flags.bits())
+        })
+    }
+
+    /// Queues `count` (at least 1) box copies on `stream` (not NULL) in one call
+    /// (cuMemcpy3DBatchAsync). Each element is a `cuabi_copy_3d_desc`, read as `cuabi_copy_3d`
+    /// reads it: host memory (which must stay valid until the stream reaches the copy), a buffer
+    /// (pitched or not) or an array on each side, and every check of `cuabi_copy_3d` applies to
+    /// each element, all of them before the driver sees any; a refusal names the element
+    /// ("copies\[2\]: dst box reaches byte 5000 of the 4096-byte buffer ...",
+    /// `CUABI_ERROR_OUT_OF_RANGE`) and queues nothing. Beyond `cuabi_copy_3d`'s checks: a buffer or
+    /// array of another device than the stream's, a copy between two arrays of unlike element
+    /// sizes, a pitch (host or buffer side of a copy with an array) that is not whole elements of
+    /// the array's, a handle that is not live (`CUABI_ERROR_INVALID_HANDLE`) and a struct_size
+    /// unlike copies\[0\]'s. A box of width_bytes 0 copies nothing. The batch as a whole is ordered
+    /// on the stream; its copies may run in any order among themselves. Unknown `flags` bits answer
+    /// `CUABI_ERROR_INVALID_ARGUMENT`; a driver before CUDA 13.0 (whose 3D batch, if any, is an
+    /// older form) answers `CUABI_ERROR_NOT_SUPPORTED` naming the driver's version.
+    ///
+    /// Calls `cuabi_stream_copy_3d_batch`.
+    ///
+    /// # Safety
+    /// The memory `copies` (an array of `cuabi_copy_3d_desc`) names must stay alive, host memory
+    /// unchanged (read) or untouched (written), until the stream has reached the work: the library
+    /// goes on using it after this returns. It keeps the cuabi objects alive itself.
+    pub unsafe fn copy_3d_batch(
+        &self,
+        copies: &impl DescribesEach<sys::cuabi_copy_3d_desc>,
+        flags: CopyBatchFlags,
+    ) -> Result<()> {
+        let copies = copies.entries();
+        check(unsafe {
+            sys::cuabi_stream_copy_3d_batch(
+                self.as_raw(),
+                copies.as_ptr(),
+                copies.len(),
+                flags.bits(),
+            )
+        })
+    }
+
+    /// Batched prefetches and discards of managed memory on `stream` (not NULL), in one call each
+    /// (cuMemPrefetchBatchAsync, cuMemDiscardBatchAsync, cuMemDiscardAndPrefetchBatchAsync): every
+    /// range of `ranges` moves to `location` (a device ordinal or `CUABI_LOCATION_HOST`), or is
+    /// discarded (its contents undefined until written again; a discarded range's pages need not
+    /// move back), or both. Every range is checked before the driver sees any, and a refusal names
+    /// it ("ranges\[2\]: the buffer is a device buffer (`cuabi_buffer_alloc`), not managed
+    /// memory"): a buffer that is not managed, a range of 0 bytes or past the buffer's end
+    /// (`CUABI_ERROR_OUT_OF_RANGE`), a handle that is not live, a struct_size unlike ranges\[0\]'s;
+    /// an unknown location answers `CUABI_ERROR_INVALID_ARGUMENT`. A driver without these entry
+    /// points (before CUDA 13.0) answers `CUABI_ERROR_NOT_SUPPORTED` naming the one it lacks.
+    ///
+    /// Calls `cuabi_stream_prefetch_batch`.
+    pub fn prefetch_batch(
+        &self,
+        ranges: &impl DescribesEach<sys::cuabi_managed_range>,
+        location: Location,
+    ) -> Result<()> {
+        let ranges = ranges.entries();
+        let location = location.raw()?;
+        check(unsafe {
+            sys::cuabi_stream_prefetch_batch(self.as_raw(), ranges.as_ptr(), ranges.len(), location)
+        })
+    }
+
+    /// Batched prefetches and discards of managed memory on `stream` (not NULL), in one call each
+    /// (cuMemPrefetchBatchAsync, cuMemDiscardBatchAsync, cuMemDiscardAndPrefetchBatchAsync): every
+    /// range of `ranges` moves to `location` (a device ordinal or `CUABI_LOCATION_HOST`), or is
+    /// discarded (its contents undefined until written again; a discarded range's pages need not
+    /// move back), or both. Every range is checked before the driver sees any, and a refusal names
+    /// it ("ranges\[2\]: the buffer is a device buffer (`cuabi_buffer_alloc`), not managed
+    /// memory"): a buffer that is not managed, a range of 0 bytes or past the buffer's end
+    /// (`CUABI_ERROR_OUT_OF_RANGE`), a handle that is not live, a struct_size unlike ranges\[0\]'s;
+    /// an unknown location answers `CUABI_ERROR_INVALID_ARGUMENT`. A driver without these entry
+    /// points (before CUDA 13.0) answers `CUABI_ERROR_NOT_SUPPORTED` naming the one it lacks.
+    ///
+    /// Calls `cuabi_stream_discard_batch`.
+    pub fn discard_batch(
+        &self,
+        ranges: &impl DescribesEach<sys::cuabi_managed_range>,
+    ) -> Result<()> {
+        let ranges = ranges.entries();
+        check(unsafe {
+            sys::cuabi_stream_discard_batch(self.as_raw(), ranges.as_ptr(), ranges.len())
+        })
+    }
+
+    /// Batched prefetches and discards of managed memory on `stream` (not NULL), in one call each
+    /// (cuMemPrefetchBatchAsync, cuMemDiscardBatchAsync, cuMemDiscardAndPrefetchBatchAsync): every
+    /// range of `ranges` moves to `location` (a device ordinal or `CUABI_LOCATION_HOST`), or is
+    /// discarded (its contents undefined until written again; a discarded range's pages need not
+    /// move back), or both. Every range is checked before the driver sees any, and a refusal names
+    /// it ("ranges\[2\]: the buffer is a device buffer (`cuabi_buffer_alloc`), not managed
+    /// memory"): a buffer that is not managed, a range of 0 bytes or past the buffer's end
+    /// (`CUABI_ERROR_OUT_OF_RANGE`), a handle that is not live, a struct_size unlike ranges\[0\]'s;
+    /// an unknown location answers `CUABI_ERROR_INVALID_ARGUMENT`. A driver without these entry
+    /// points (before CUDA 13.0) answers `CUABI_ERROR_NOT_SUPPORTED` naming the one it lacks.
+    ///
+    /// Calls `cuabi_stream_discard_and_prefetch_batch`.
+    pub fn discard_and_prefetch_batch(
+        &self,
+        ranges: &impl DescribesEach<sys::cuabi_managed_range>,
+        location: Location,
+    ) -> Result<()> {
+        let ranges = ranges.entries();
+        let location = location.raw()?;
+        check(unsafe {
+            sys::cuabi_stream_discard_and_prefetch_batch(
+                self.as_raw(),
+                ranges.as_ptr(),
+                ranges.len(),
+                location,
             )
         })
     }

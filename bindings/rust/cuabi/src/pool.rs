@@ -5,20 +5,11 @@ use std::os::fd::AsFd;
 
 use cuabi_sys as sys;
 
-use crate::error::{out, Result};
+use crate::error::Result;
 use crate::generated::MemoryPoolFlags;
 use crate::memory::byte_len;
-use crate::objects::MemoryPoolDesc;
 use crate::types::{Device, DeviceBuffer, DeviceRepr, MemoryPool, Stream};
-
-/// What a [`MemoryPool`] holds: [`MemoryPool::usage`].
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub struct PoolUsage {
-    /// Bytes the pool has reserved from the device.
-    pub reserved_bytes: u64,
-    /// Of those, the bytes its live allocations use.
-    pub used_bytes: u64,
-}
+use crate::values::MemoryPoolDesc;
 
 /// A new pool's properties: the name this crate gave [`MemoryPoolDesc`], the
 /// generated value type of `cuabi_memory_pool_desc`, before it was generated.
@@ -42,19 +33,6 @@ impl MemoryPoolDesc {
     pub fn ipc(mut self, on: bool) -> MemoryPoolDesc {
         self.flags = self.flags.with(MemoryPoolFlags::IPC, on);
         self
-    }
-}
-
-impl MemoryPool {
-    /// The bytes the pool has reserved, and of those the bytes in use.
-    pub fn usage(&self) -> Result<PoolUsage> {
-        let (reserved_bytes, used_bytes) = out(|(reserved, used): &mut (u64, u64)| unsafe {
-            sys::cuabi_memory_pool_get_usage(self.as_raw(), reserved, used)
-        })?;
-        Ok(PoolUsage {
-            reserved_bytes,
-            used_bytes,
-        })
     }
 }
 

@@ -8,7 +8,7 @@ use std::str::FromStr;
 use cuabi_sys as sys;
 
 use crate::background::Background;
-use crate::error::{c_string, check, create, Error, Result};
+use crate::error::{c_string, check, create, init_struct, Error, Result};
 use crate::generated::{CompileFlags, CxxStandard, Output};
 use crate::types::Program;
 
@@ -560,11 +560,7 @@ impl CompileDesc {
         let arch = opts.arch.map(|a| c_string("architecture", &a.to_string()));
         let arch = arch.transpose()?;
 
-        // SAFETY: pointers and integers, for which zero is a value; the
-        // library fills in its defaults.
-        let mut desc: sys::cuabi_compile_desc = unsafe { std::mem::zeroed() };
-        let size = std::mem::size_of::<sys::cuabi_compile_desc>();
-        check(unsafe { sys::cuabi_compile_desc_init(&mut desc, size) })?;
+        let mut desc: sys::cuabi_compile_desc = init_struct()?;
         (desc.options, desc.num_options) = (options.ptrs.as_ptr(), options.ptrs.len());
         desc.arch = arch.as_ref().map_or(std::ptr::null(), |a| a.as_ptr());
         desc.cxx_standard = opts

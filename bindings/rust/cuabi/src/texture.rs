@@ -6,7 +6,7 @@ use std::marker::PhantomData;
 
 use cuabi_sys as sys;
 
-use crate::error::{check, create, out, Result};
+use crate::error::{create, init_struct, out, Result};
 use crate::generated::{AddressMode, ArrayFormat, FilterMode, ReadMode};
 use crate::types::{Array, DeviceBuffer, DeviceRepr, Surface, Texture};
 
@@ -171,11 +171,7 @@ impl fmt::Debug for TextureSource<'_> {
 impl<'a> Texture<'a> {
     /// A texture object over `source`, sampled as `options` say.
     pub fn new(source: TextureSource<'a>, options: &TextureOptions) -> Result<Texture<'a>> {
-        // SAFETY: pointers, handles, integers and floats, for which zero is
-        // a value; the library fills in its defaults.
-        let mut desc: sys::cuabi_texture_desc = unsafe { std::mem::zeroed() };
-        let size = std::mem::size_of::<sys::cuabi_texture_desc>();
-        check(unsafe { sys::cuabi_texture_desc_init(&mut desc, size) })?;
+        let mut desc: sys::cuabi_texture_desc = init_struct()?;
         if let Some(array) = &source.array {
             desc.array = array.as_raw();
         }

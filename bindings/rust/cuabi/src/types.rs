@@ -11,6 +11,7 @@ use std::sync::{Arc, OnceLock};
 
 use cuabi_sys as sys;
 
+use crate::error::{Error, Result};
 use crate::handle::{as_raw, Owned};
 
 as_raw!(
@@ -76,6 +77,45 @@ pub unsafe trait Describes<Raw> {
     /// The C struct, from the library's defaults; what the library cannot
     /// check (host memory's extent) checked here.
     fn describe(&self) -> crate::error::Result<Raw>;
+}
+
+/// A Rust value that lays out an array of a built struct of the header (a
+/// batch: [`MemOpBatch`](crate::MemOpBatch) lays out `cuabi_mem_op`s). The
+/// methods taking such an array take any `&impl DescribesEach<...>`.
+///
+/// # Safety
+///
+/// [`entries`](Self::entries) must answer structs whose handles are the
+/// value's live objects and whose host memory is valid, and as large as
+/// each struct says, for as long as the value's borrows last.
+pub unsafe trait DescribesEach<Raw> {
+    /// The C structs, in order.
+    fn entries(&self) -> &[Raw];
+}
+
+/// Where managed memory is prefetched to, or what advice is about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Location {
+    /// The device with this ordinal.
+    Device(usize),
+    /// The host.
+    Host,
+}
+
+impl Location {
+    /// The library's `int32_t` location: a device ordinal or
+    /// `CUABI_LOCATION_HOST`.
+    pub(crate) fn raw(self) -> Result<i32> {
+        match self {
+            Location::Host => Ok(sys::CUABI_LOCATION_HOST),
+            Location::Device(ordinal) => i32::try_from(ordinal).map_err(|_| {
+                Error::invalid(format!(
+                    "location Device({ordinal}): the library takes a device ordinal up to {}",
+                    i32::MAX
+                ))
+            }),
+        }
+    }
 }
 
 macro_rules! device_repr {
@@ -369,7 +409,7 @@ unsafe impl Sync for LaunchPlan {}
 /// let stream = device.create_stream()?;
 /// let scratch = device.alloc_async::<f32>(1 << 20, Some(&pool), Some(&stream))?;
 /// // ... kernels on `stream` use `scratch` ...
-/// scratch.free_async(Some(&stream))?;
+/// scratch.free_async(Some(&stream)).map_err(|(_, e)| e)?;
 /// stream.synchronize()?;
 /// assert_eq!(pool.usage()?.used_bytes, 0);
 /// pool.trim(0)?; // give the 64 MiB the pool kept back to the device
@@ -379,6 +419,15 @@ unsafe impl Sync for LaunchPlan {}
 #[derive(Debug)]
 pub struct MemoryPool {
     pub(crate) handle: Owned<sys::cuabi_memory_pool>,
+}
+
+/// What a [`MemoryPool`] holds: [`MemoryPool::usage`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct PoolUsage {
+    /// Bytes the pool has reserved from the device.
+    pub reserved_bytes: u64,
+    /// Of those, the bytes its live allocations use.
+    pub used_bytes: u64,
 }
 
 /// A CUDA array: memory laid out for texture fetches and surface
@@ -414,7 +463,7 @@ pub struct Array {
 ///     TextureSource::linear(&buffer, ArrayFormat::F32, 1, 256),
 ///     &TextureOptions::new(),
 /// )?;
-/// buffer.free_async(None)?; // error: `buffer` is borrowed by the texture
+/// buffer.free_async(None).map_err(|(_, e)| e)?; // error: `buffer` is borrowed by the texture
 /// drop(texture);
 /// # Ok(())
 /// # }

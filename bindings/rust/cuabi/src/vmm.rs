@@ -1,32 +1,17 @@
 //! Virtual memory, by hand where Rust says more than the generated layer:
-//! a free that takes the memory, and the
-//! buffers over virtual memory typed as every [`DeviceBuffer`] is (a
+//! the buffers over virtual memory typed as every [`DeviceBuffer`] is (a
 //! growable buffer, and a view of an [`AddressRange`]). The rest
-//! ([`PhysicalMemory::create`], [`PhysicalMemory::export_fd`],
+//! ([`PhysicalMemory::create`], [`PhysicalMemory::free`], [`PhysicalMemory::export_fd`],
 //! [`PhysicalMemory::import_fd`], [`AddressRange::reserve`],
 //! [`AddressRange::map`], [`AddressRange::unmap`],
 //! [`AddressRange::set_access`], [`Device::vm_granularity`] ...) is generated.
 
 use cuabi_sys as sys;
 
-use crate::error::{check, create, Error, Result};
+use crate::error::{check, create, Result};
 use crate::memory::byte_len;
-use crate::objects::{AddressRange, PhysicalMemory};
+use crate::objects::AddressRange;
 use crate::types::{Device, DeviceBuffer, DeviceRepr};
-
-impl PhysicalMemory {
-    /// Gives the memory back to the driver now. While a range maps it the
-    /// library refuses, and the memory comes back with the error
-    /// (`Err((self, error))`); dropping it instead lets the last mapping
-    /// give it back.
-    pub fn free(self) -> std::result::Result<(), (PhysicalMemory, Error)> {
-        match check(unsafe { sys::cuabi_physical_memory_free(self.as_raw()) }) {
-            // The library released the handle: the drop's release is ignored.
-            Ok(()) => Ok(()),
-            Err(e) => Err((self, e)),
-        }
-    }
-}
 
 impl AddressRange {
     /// `len` elements of `T` over the range from byte `offset`, used by

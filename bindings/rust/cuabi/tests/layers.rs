@@ -1,6 +1,6 @@
 //! The crate's modules read in one direction: `cuabi_sys`, then the layer
 //! generated from the header with the types it extends (`handle`,
-//! `generated`, `error`, `types`, `objects`), then the hand-written idioms,
+//! `generated`, `values`, `error`, `types`, `objects`), then the hand-written idioms,
 //! which may use each other but never in a circle. A module's dependencies
 //! are the `crate::<module>` paths in its code (comments left out).
 
@@ -9,7 +9,7 @@ use std::path::Path;
 
 /// The generated layer and what it stands on, lowest first: each may use
 /// only those before it.
-const BASE: [&str; 5] = ["handle", "generated", "error", "types", "objects"];
+const BASE: [&str; 6] = ["handle", "generated", "values", "error", "types", "objects"];
 
 /// Every module of `src/` (but the crate root) and the modules it uses;
 /// `None` where the sources are not on this machine (a test binary bundled

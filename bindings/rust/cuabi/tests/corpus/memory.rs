@@ -502,7 +502,11 @@ pub fn gpu_cases() -> Cases<Gpu> {
         InvalidArgument,
         "not stream-ordered (cuabi_buffer_alloc_async): release it instead",
         |g, ctx| {
-            let ran = answer(counting(g, 64)?.free_async(Some(&g.stream)));
+            let ran = answer(
+                counting(g, 64)?
+                    .free_async(Some(&g.stream))
+                    .map_err(|(_, e)| e),
+            );
             g.keeps_working(ctx);
             ran
         },
@@ -514,7 +518,7 @@ pub fn gpu_cases() -> Cases<Gpu> {
         |g, ctx| {
             let owner = counting(g, 64)?;
             let wrapped = unsafe { g.device.wrap_buffer::<u32>(owner.device_ptr(), 64)? };
-            let ran = answer(wrapped.free_async(None));
+            let ran = answer(wrapped.free_async(None).map_err(|(_, e)| e));
             still_counting(ctx, &owner);
             ran
         },
@@ -548,7 +552,7 @@ pub fn gpu_cases() -> Cases<Gpu> {
             drop(texture);
             ctx.check(
                 "free_async once the texture is gone",
-                buffer.free_async(Some(&g.stream)),
+                buffer.free_async(Some(&g.stream)).map_err(|(_, e)| e),
             );
             ctx.check("synchronize", g.stream.synchronize());
             ran
@@ -561,7 +565,7 @@ pub fn gpu_cases() -> Cases<Gpu> {
         |g, ctx| {
             let buffer = g.device.alloc_async::<f32>(16, None, Some(&g.stream))?;
             let v = value(buffer.as_raw());
-            buffer.free_async(Some(&g.stream))?;
+            buffer.free_async(Some(&g.stream)).map_err(|(_, e)| e)?;
             g.stream.synchronize()?;
             let mut bytes = 0usize;
             raw(ctx, "cuabi_buffer_get_size", unsafe {
@@ -811,7 +815,10 @@ pub fn gpu_cases() -> Cases<Gpu> {
         |g, ctx| {
             let b = g.device.alloc_async::<u32>(16, None, Some(&g.stream))?;
             let ran = answer(b.ipc_handle());
-            ctx.check("free_async", b.free_async(Some(&g.stream)));
+            ctx.check(
+                "free_async",
+                b.free_async(Some(&g.stream)).map_err(|(_, e)| e),
+            );
             ran
         },
     );

@@ -271,7 +271,7 @@ fn buffers_report_their_kind(device: &Device) -> TestResult {
     // A wrapped buffer is not freed in stream order: refused, and the
     // memory it names is left alone.
     expect_err(
-        wrapped.free_async(None),
+        wrapped.free_async(None).map_err(|(_, e)| e),
         ErrorKind::InvalidArgument,
         "not stream-ordered",
         "free_async of a wrapped buffer",
@@ -329,8 +329,8 @@ fn stream_ordered_allocation_from_a_user_pool(device: &Device) -> TestResult {
     }
     let (x_raw, out_raw) = (x.as_raw(), out.as_raw());
     // Freed in order after the copy back.
-    x.free_async(Some(&stream))?;
-    out.free_async(Some(&stream))?;
+    x.free_async(Some(&stream)).map_err(|(_, e)| e)?;
+    out.free_async(Some(&stream)).map_err(|(_, e)| e)?;
     stream.synchronize()?;
     let want: Vec<f32> = hx.iter().map(|v| v * 3.0 + 0.5).collect();
     ensure_same!(pinned[..], want[..], "scale_add through pool memory");
@@ -373,7 +373,7 @@ fn stream_ordered_allocation_from_a_user_pool(device: &Device) -> TestResult {
         kept.to_vec()? == vec![9u32; 256],
         "a buffer of a dropped pool"
     );
-    kept.free_async(Some(&stream))?;
+    kept.free_async(Some(&stream)).map_err(|(_, e)| e)?;
     stream.synchronize()?;
     Ok(())
 }
@@ -396,7 +396,7 @@ fn stream_ordered_allocation_from_the_default_pool(device: &Device) -> TestResul
     device.synchronize()?;
     x.copy_from(&vec![1.5f32; 1 << 16])?;
     ensure!(x.to_vec()?.iter().all(|&v| v == 1.5), "round trip");
-    x.free_async(None)?;
+    x.free_async(None).map_err(|(_, e)| e)?;
     device.synchronize()?;
     ensure!(
         pool.usage()?.used_bytes == before.used_bytes,
@@ -431,7 +431,7 @@ fn capture_allocates_and_frees_in_the_graph(device: &Device) -> TestResult {
                 .args((&x, &scratch, &out, &n))
                 .run()?;
         }
-        scratch.free_async(Some(&stream))
+        scratch.free_async(Some(&stream)).map_err(|(_, e)| e)
     })();
     // End the capture even when queuing failed, so the stream is usable.
     let graph = stream.end_capture();
@@ -798,7 +798,7 @@ fn ipc_pool_allocation_through_an_exported_fd(device: &Device) -> TestResult {
         want,
         "what the child wrote into the pool allocation"
     );
-    buffer.free_async(Some(&stream))?;
+    buffer.free_async(Some(&stream)).map_err(|(_, e)| e)?;
     stream.synchronize()?;
 
     // A pool made without IPC exports nothing, nor do its allocations.
@@ -816,7 +816,7 @@ fn ipc_pool_allocation_through_an_exported_fd(device: &Device) -> TestResult {
         "made without CUABI_MEMORY_POOL_IPC",
         "ipc_handle of a private pool's allocation",
     )?;
-    local.free_async(Some(&stream))?;
+    local.free_async(Some(&stream)).map_err(|(_, e)| e)?;
     stream.synchronize()?;
     Ok(())
 }
