@@ -405,10 +405,34 @@ def enums(model: Dict[str, Any]) -> str:
     return out
 
 
+def end_setter(s: Dict[str, Any], types: Types) -> str:
+    """SetEnd() of a struct whose src_* fields each have a dst_* field of the
+    same type after them (a copy's two ends): it sets one end's fields, the
+    dst_* ones when `destination`, else the src_* ones, to the values given
+    in the fields' order; "" for another struct."""
+    fields = {f["name"]: types.field(f["type"]) for f in s["fields"]}
+    src = [f for f in s["fields"] if f["name"].startswith("src_")]
+    if not src or any(fields.get("dst_" + f["name"][4:]) != fields[f["name"]] for f in src):
+        return ""
+    i2, i3, i4 = "        ", "            ", "                "
+    names = [f["name"][4:] for f in src]
+    args = [ident(n.split("_")[0] + pascal(n.split("_")[1:])) for n in names]
+    summary = "Sets one end's fields, the dst_* ones when destination is true, else the src_* ones: "
+    summary += ", ".join(names) + "."
+    params = ", ".join(f"{types.field(f['type'])} {a}" for f, a in zip(src, args))
+    text = f"\n{doc(summary, i2)}{i2}public void SetEnd(bool destination, {params})\n{i2}{{\n"
+    for prefix, test in (("dst_", "if (destination)"), ("src_", "else")):
+        text += f"{i3}{test}\n{i3}{{\n"
+        text += "".join(f"{i4}{ident(prefix + n)} = {a};\n" for n, a in zip(names, args))
+        text += f"{i3}}}\n"
+    return text + f"{i2}}}\n"
+
+
 def structs(model: Dict[str, Any], types: Types) -> str:
     out = header(
         "The header's structs, field for field. A struct that has a *_init\n"
-        "function gets Create(): the library's defaults, asked once and copied.",
+        "function gets Create(): the library's defaults, asked once and copied;\n"
+        "one whose src_* fields pair with dst_* ones (a copy's two ends) SetEnd().",
         ["System", "System.Runtime.InteropServices"],
     )
     i1, i2, i3, i4 = "    ", "        ", "            ", "                "
@@ -440,6 +464,7 @@ def structs(model: Dict[str, Any], types: Types) -> str:
                 f"{i4}defaults = value;\n{i4}haveDefaults = true;\n{i3}}}\n"
                 f"{i3}return defaults;\n{i2}}}\n"
             )
+        body += end_setter(s, types)
         body += f"{i1}}}\n"
         blocks.append(body)
     out += "\n".join(blocks) + "}\n"

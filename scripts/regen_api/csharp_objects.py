@@ -40,6 +40,12 @@ receiver, a member of a `partial` part of the binding's class for its object
   after the call, so that what the struct names lives until then; its
   fields, as properties, and those conversions are generated too
   (STRUCT_FIELDS), in a partial part of the type;
+* a hand-written option class that carries a run of a struct's numbers and
+  enums (TextureOptions, CompileOptions's switches: FIELD_CLASSES) gets one
+  property per field and WriteTo(ref native) in a partial part of its own;
+* a class that keeps a value read once, when made (a CudaArray's shape:
+  KEPT_VALUES), reads it in its generated constructor and gets a read-only
+  property per field of it;
 * a pinned host buffer argument (PinnedBuffer<T>, a generic class) makes the
   method generic in T (`where T : struct`); offsets stay in bytes;
 * a query that answers CUABI_ERROR_NOT_READY without failing returns bool;
@@ -86,7 +92,8 @@ Every class of CLASSES also gets its handle plumbing here: the field `handle`
 disposed), Dispose() (the release function, through the SafeHandle, with
 that function's documentation; IDisposable), and for a class made from its
 handle alone (FACTORIES) the constructor `internal X(SafeXHandle handle)`,
-each unless CORE_BY_HAND or CONSTRUCTED_BY_HAND leaves it to the class; a
+each unless CORE_BY_HAND leaves it to the class (a class of KEPT_VALUES
+also reads its kept value there, and gets a property per field of it); a
 class a kernel takes as an argument (ARGUMENT_OBJECTS) also gets its
 IArgumentObject part (the value a launch passes, its SafeHandle as the
 lifetime launch plans check, and what it is, for messages).
@@ -153,10 +160,10 @@ CLASSES: Dict[str, Tuple[str, str]] = {
 }
 
 # The classes a constructor's static factory makes from the new handle alone
-# (a CudaArray reads its shape from it; the others hold more than their
-# handle: a Device its ordinal, a buffer its element type, a surface its
-# array).
+# (a CudaArray reads its shape from it, a Device its ordinal; the others hold
+# more than their handle: a buffer its element type, a surface its array).
 FACTORIES: Dict[str, str] = {
+    "cuabi_device": "new Device({})",
     "cuabi_stream": "new CudaStream({})",
     "cuabi_event": "new CudaEvent({})",
     "cuabi_memory_pool": "new MemoryPool({})",
@@ -198,9 +205,18 @@ ARGUMENT_OBJECTS: Dict[str, Tuple[str, str]] = {
 }
 
 # The classes made from their handle alone (FACTORIES) get the constructor
-# `internal X(SafeXHandle handle)` that keeps it, except these, whose
-# constructor reads more from the handle.
-CONSTRUCTED_BY_HAND = {"cuabi_array": "a CudaArray reads its shape once, when made"}
+# `internal X(SafeXHandle handle)` that keeps it. These also keep a value
+# read once, when made (an array's shape, a device's ordinal never change):
+# handle type -> (the getter, of a value struct's struct_out or one scalar
+# out value, the fields given as another C# type). The constructor reads it
+# into the field `kept` (disposing the handle when that fails); a struct's
+# fields are each a read-only property of the class, in the header's order
+# (a field of the last item cast to its type), a scalar is the getter's
+# property (which HAND_WRITTEN then names).
+KEPT_VALUES: Dict[str, Tuple[str, Dict[str, str]]] = {
+    "cuabi_array": ("cuabi_array_get_desc", {"channels": "int"}),
+    "cuabi_device": ("cuabi_device_get_ordinal", {}),
+}
 
 # The hand-written C# types of header structs that are no value structs (they
 # name objects: a launch configuration's events), C struct -> C# type: a
@@ -224,13 +240,15 @@ HAND_STRUCTS: Dict[str, str] = {"cuabi_launch_config": "LaunchConfig"}
 # setter copies the holder first, keeping the struct's value semantics):
 # each is a nullable property (null: not set, the init's value goes to the
 # library) unless `plain` lists it (then its zero is the init's value too);
-# `types` gives a field the enum its documentation names.
+# `types` gives a field the enum its documentation names; IsExtended says
+# whether any field from `extended` on is set (not zero, not null).
 STRUCT_FIELDS: Dict[str, Dict[str, Any]] = {
     "cuabi_launch_config": {
         "names": {"shared_mem_bytes": "SharedMemoryBytes", "cluster_scheduling_policy": "ClusterScheduling"},
         "held": ("access_policy_window", "LaunchAttributes"),
         "plain": {"cluster_scheduling_policy"},
         "types": {"mem_sync_domain": "cuabi_mem_sync_domain"},
+        "extended": "flags",
     },
 }
 
@@ -396,6 +414,29 @@ def struct_fields(model: Dict[str, Any], types: Types) -> List[str]:
             + ";",
             f"{i3}return " + (" &&\n" + i4).join(compare) + ";",
             f"{i2}}}",
+            "",
+        ]
+        at = next(k for k, it in enumerate(own) if it[3][0]["name"] == spec["extended"])
+        tested = []
+        for prop, ctype, kind, fs in own[at:]:
+            if kind == "dim3":
+                tested += [f"{prop}.{a} != 0" for a in "XYZ"]
+            elif kind == "handle":
+                tested.append(f"{prop} != null")
+            elif kind == "flags":
+                tested.append(f"{ident(fs[0]['name'])} != 0")
+            else:
+                tested.append(f"{prop} != 0")
+        tested.append("attributes != null")
+        lines += [
+            f"{i2}/// <summary>Whether any field from {spec['extended']} on is set.</summary>",
+            f"{i2}internal bool IsExtended",
+            f"{i2}{{",
+            f"{i3}get",
+            f"{i3}{{",
+            f"{i4}return " + (" ||\n" + i4 + "       ").join(tested) + ";",
+            f"{i3}}}",
+            f"{i2}}}",
             f"{i1}}}",
             "",
             f"{i1}/// <summary>The fields of a <see cref=\"{cls}\"/> from {first_held} on "
@@ -480,9 +521,9 @@ COMPOSED = {"cuabi_device_get_compute_capability": "ComputeCapability", "cuabi_n
 
 # Getters whose value never changes while the handle lives (the raw driver
 # handle of a texture or surface object, an argument of every launch that
-# takes one): the property asks the library on its first read and keeps the
+# takes one; a kernel's name): the property asks the library on its first read and keeps the
 # value; a later read only checks that the object was not disposed.
-CACHED = {"cuabi_texture_get_handle", "cuabi_surface_get_handle"}
+CACHED = {"cuabi_texture_get_handle", "cuabi_surface_get_handle", "cuabi_function_get_name"}
 
 # The trampoline of each host-callback call (the model's idiom
 # `host_callback` with a cuabi_host_fn): a stream's host function runs once
@@ -527,13 +568,69 @@ def flag_properties(model: Dict[str, Any]) -> List[str]:
     return parts
 
 
+# Hand-written option classes that carry a run of a built struct's numbers
+# and enums (a texture's addressing, filtering and border colour), C struct
+# -> (the class's C# declaration, the first and last field of the run,
+# property names where the .NET name differs, the 32-bit integer fields that
+# are bools): one read-write property per field in the header's order and
+# WriteTo(ref native), which sets those fields of the struct (a bool as 1 or
+# 0), are generated in a partial part of the class; its constructor (the
+# defaults) and what sets several fields at once stay hand-written.
+FIELD_CLASSES: Dict[str, Tuple[str, str, str, Dict[str, str], Tuple[str, ...]]] = {
+    "cuabi_texture_desc": (
+        "public sealed partial class TextureOptions",
+        "address_x",
+        "border_a",
+        {
+            "normalized_coords": "NormalizedCoordinates",
+            "border_r": "BorderRed",
+            "border_g": "BorderGreen",
+            "border_b": "BorderBlue",
+            "border_a": "BorderAlpha",
+        },
+        ("normalized_coords",),
+    ),
+    "cuabi_compile_desc": (
+        "public sealed partial class CompileOptions",
+        "fast_math",
+        "relocatable",
+        {"device_debug": "Debug", "lto": "Dlto", "relocatable": "Rdc"},
+        ("fast_math", "line_info", "device_debug", "lto", "relocatable"),
+    ),
+}
+
+
+def field_classes(model: Dict[str, Any], types: Types) -> List[str]:
+    """The partial parts of FIELD_CLASSES (see there)."""
+    i2, i3 = "        ", "            "
+    structs = {s["name"]: s for s in model["structs"]}
+    parts = []
+    for name, (decl, first, last, names, bools) in FIELD_CLASSES.items():
+        fields = [f["name"] for f in structs[name]["fields"]]
+        run = structs[name]["fields"][fields.index(first) : fields.index(last) + 1]
+        props, writes = [], []
+        for f in run:
+            prop = names.get(f["name"], pascal(f["name"].split("_")))
+            ctype = "bool" if f["name"] in bools else types.value(f["type"])
+            text = f"{f['name']}: {f['doc']}" if f["doc"] else f"{f['name']}."
+            props.append(doc(text, i2) + f"{i2}public {ctype} {prop} {{ get; set; }}\n")
+            one = "1u : 0u" if f["type"]["base"] == "uint32_t" else "1 : 0"
+            value = f"{prop} ? {one}" if f["name"] in bools else prop
+            writes.append(f"{i3}d.{ident(f['name'])} = {value};\n")
+        props.append(
+            f"{i2}/// <summary>Sets the fields from {first} to {last} of <paramref name=\"d\"/>.</summary>\n"
+            f"{i2}internal void WriteTo(ref {struct_name(name)} d)\n{i2}{{\n" + "".join(writes) + f"{i2}}}\n"
+        )
+        parts.append(f"    {decl}\n    {{\n" + "\n".join(props) + "    }\n")
+    return parts
+
+
 # Functions whose C# form differs from the plain one, and why.
 HAND_WRITTEN: Dict[str, str] = {
     "cuabi_copy_3d": "Copy3D.Copy(): the object describing the box runs it (pinning a managed array for the call)",
     "cuabi_copy_3d_async": "Copy3D.CopyAsync(stream): the object describing the box queues it",
     "cuabi_device_get_memory_info": "kept as GetMemoryInfo(out long free, out long total)",
-    "cuabi_device_get_ordinal": "Ordinal is read once, when the Device is made",
-    "cuabi_function_get_name": "Name is read once and kept",
+    "cuabi_device_get_ordinal": "Device.Ordinal is read once, when the Device is made (KEPT_VALUES)",
     "cuabi_host_buffer_get_pointer": "Pointer is read once, when the buffer is made",
     "cuabi_memory_pool_get_release_threshold": "ReleaseThreshold is a long, with a setter",
     "cuabi_last_error_message": "read by the exception mapping (CudaException.cs), not exposed",
@@ -716,6 +813,7 @@ class Emitter:
     def __init__(self, model: Dict[str, Any]) -> None:
         self.types = Types(model)
         self.values = value_structs(model)
+        self.functions = {f["name"]: f for f in model["functions"]}
 
     def public_type(self, t: Dict[str, Any]) -> str:
         """The C# type a caller sees for a scalar, enum or flags value."""
@@ -1302,13 +1400,13 @@ class Emitter:
     # -- handle plumbing -----------------------------------------------------
     def core(self, handle: str, release: Optional[Dict[str, Any]]) -> List[str]:
         """A class's field `handle`, its constructor from the handle alone
-        (FACTORIES but CONSTRUCTED_BY_HAND), the property `Handle` and
+        (FACTORIES; with KEPT_VALUES its kept value), the property `Handle` and
         Dispose() (the release), each unless CORE_BY_HAND writes it."""
         i2, i3 = "        ", "            "
         cls, safe = CLASSES[handle][0], handle_class(handle)
         by_hand = CORE_BY_HAND.get(handle, {})
         lines = [f"{i2}private readonly {safe} handle;"]
-        if handle in FACTORIES and handle not in CONSTRUCTED_BY_HAND:
+        if handle in FACTORIES and handle not in KEPT_VALUES:
             lines += [
                 "",
                 f"{i2}internal {cls}({safe} handle)",
@@ -1316,6 +1414,8 @@ class Emitter:
                 f"{i3}this.handle = handle;",
                 f"{i2}}}",
             ]
+        if handle in KEPT_VALUES:
+            lines += self.kept_value(handle)
         if "Handle" not in by_hand:
             lines += [
                 "",
@@ -1346,6 +1446,59 @@ class Emitter:
                 f"{i2}public void Dispose()",
                 f"{i2}{{",
                 f"{i3}handle.Dispose();",
+                f"{i2}}}",
+            ]
+        return lines
+
+    def kept_value(self, handle: str) -> List[str]:
+        """The constructor of a class of KEPT_VALUES, the field it fills and a property per field."""
+        i2, i3, i4 = "        ", "            ", "                "
+        cls, safe = CLASSES[handle][0], handle_class(handle)
+        getter, types = KEPT_VALUES[handle]
+        fn = self.functions[getter]
+        prop = pascal(fn["property"].split("_"))
+        out = next(p for p in fn["params"] if p.get("role") in ("out", "struct_out"))
+        struct = out.get("struct") if out["role"] == "struct_out" else None
+        value = value_class(struct) if struct else self.out_type(out)
+        # A value struct through its generated property; a scalar, whose
+        # property is this kept value, from the library here.
+        read = [f"{i4}kept = {prop};"] if struct else [
+            f"{i4}{value} value;",
+            f"{i4}Errors.Check(NativeMethods.{getter}(handle, out value));",
+            f"{i4}kept = value;",
+        ]
+        lines = [
+            "",
+            f"{i2}private readonly {value} kept; // read once: {getter}",
+            "",
+            f"{i2}internal {cls}({safe} handle)",
+            f"{i2}{{",
+            f"{i3}this.handle = handle;",
+            f"{i3}try",
+            f"{i3}{{",
+            *read,
+            f"{i3}}}",
+            f"{i3}catch",
+            f"{i3}{{",
+            f"{i4}handle.Dispose();",
+            f"{i4}throw;",
+            f"{i3}}}",
+            f"{i2}}}",
+        ]
+        if not struct:
+            text = f"{fn['doc']} Read once, when made. ({getter})" if fn["doc"] else getter
+            return lines + ["", doc(text, i2).rstrip("\n"), f"{i2}public {value} {prop}", f"{i2}{{",
+                            f"{i3}get {{ return kept; }}", f"{i2}}}"]
+        for f in self.values[struct]["fields"][1:]:
+            name = pascal(f["name"].split("_"))  # as the value struct names it
+            cast = f"({types[f['name']]})" if f["name"] in types else ""
+            ctype = types.get(f["name"]) or self.public_type(f["type"])
+            lines += [
+                "",
+                doc(f"{f['name']}: {f['doc']}" if f["doc"] else f["name"], i2).rstrip("\n"),
+                f"{i2}public {ctype} {name}",
+                f"{i2}{{",
+                f"{i3}get {{ return {cast}kept.{name}; }}",
                 f"{i2}}}",
             ]
         return lines
@@ -1596,6 +1749,7 @@ def objects(model: Dict[str, Any]) -> str:
     parts += ["\n".join(lines) + "\n" for _, _, lines in scopes]
     parts += flag_properties(model)
     parts += struct_fields(model, em.types)
+    parts += field_classes(model, em.types)
     if library:
         text = "    public static partial class Cuda\n    {\n"
         text += "\n\n".join("\n".join(m) for m in library) + "\n"

@@ -2,7 +2,9 @@
 flag properties (FLAG_PROPERTIES: each bit of a flag set a hand-written type
 holds is a bool property of that type, from the model's bits alone) and the
 hand-written struct types (HAND_STRUCTS: a LaunchConfig argument; STRUCT_FIELDS:
-its fields and conversions), and arrays of numbers in.
+its fields and conversions), the option classes (FIELD_CLASSES: a run of a
+struct's fields), the kept values (KEPT_VALUES: a CudaArray's shape), a
+copy's two ends (SetEnd of Structs.g.cs), and arrays of numbers in.
 
   python3 tests/regen/test_csharp_objects.py
 """
@@ -93,6 +95,54 @@ class StructFields(unittest.TestCase):
         self.assertIn("        public int? SpinCount\n", text)
         self.assertIn("                c.spin_count = SpinCount.Value;\n", text)
         self.assertIn("a.SpinCount == b.SpinCount", text)
+        self.assertNotIn("SpinCount != 0", text)  # held: IsExtended tests the holder
+
+    def test_is_extended_tests_every_field_from_flags_on(self):
+        self.assertIn("        internal bool IsExtended\n", self.text)
+        tests = ("flags != 0", "Cluster.Z != 0", "Priority != 0", "ProgrammaticEvent != null", "attributes != null")
+        for test in tests:
+            self.assertIn(test, self.text)
+        self.assertNotIn("SharedMemoryBytes != 0", self.text)  # before flags
+
+
+class FieldClasses(unittest.TestCase):
+    def test_a_run_of_fields_is_properties_and_write_to(self):
+        d = model.describe()
+        text = "".join(csharp_objects.field_classes(d, csharp_objects.Emitter(d).types))
+        self.assertIn("    public sealed partial class TextureOptions\n", text)
+        self.assertIn("        public AddressMode AddressZ { get; set; }\n", text)
+        self.assertIn("        public float BorderRed { get; set; }\n", text)  # renamed
+        self.assertIn("            d.normalized_coords = NormalizedCoordinates ? 1u : 0u;\n", text)  # uint32_t bool
+        self.assertIn("            d.relocatable = Rdc ? 1 : 0;\n", text)  # int32_t bool
+        self.assertNotIn("d.channels", text)  # before the run
+        self.assertIn("internal void WriteTo(ref CompileDescNative d)", text)
+
+
+class KeptValues(unittest.TestCase):
+    def test_a_kept_value_is_read_once_and_its_fields_are_properties(self):
+        d = model.describe()
+        text = "\n".join(csharp_objects.Emitter(d).core("cuabi_array", {"name": "cuabi_array_release", "doc": ""}))
+        self.assertIn("private readonly ArrayDesc kept; // read once: cuabi_array_get_desc", text)
+        self.assertIn("                kept = Desc;\n", text)
+        self.assertIn("                handle.Dispose();\n", text)
+        self.assertIn("        public int Channels\n", text)
+        self.assertIn("get { return (int)kept.Channels; }", text)
+        self.assertIn("        public long Depth\n", text)
+
+
+class EndSetter(unittest.TestCase):
+    def test_paired_src_and_dst_fields_get_set_end(self):
+        import csharp  # noqa: E402
+
+        d = model.describe()
+        types = csharp.Types(d)
+        structs = {s["name"]: s for s in d["structs"]}
+        text = csharp.end_setter(structs["cuabi_copy_3d_desc"], types)
+        self.assertIn("public void SetEnd(bool destination, IntPtr host, IntPtr buffer, IntPtr array, UIntPtr xBytes,",
+                      text)
+        self.assertIn("                dst_x_bytes = xBytes;\n", text)
+        self.assertIn("                src_height = height;\n", text)
+        self.assertEqual(csharp.end_setter(structs["cuabi_launch_config"], types), "")
 
 
 class NumericArrays(unittest.TestCase):

@@ -28,73 +28,22 @@ namespace Cuabi
     /// or a <see cref="Surface"/>. The library frees it once it is disposed and
     /// no texture or surface object uses it.
     /// </summary>
+    /// <remarks>Its shape is read once, when made; its properties (Width to Flags) are generated (Objects.g.cs).</remarks>
     public sealed partial class CudaArray : IDisposable
     {
-        private readonly ArrayDesc desc; // read once: an array's shape never changes
-
-        internal CudaArray(SafeArrayHandle handle)
-        {
-            this.handle = handle;
-            try
-            {
-                desc = Desc;
-            }
-            catch
-            {
-                handle.Dispose();
-                throw;
-            }
-        }
-
-        /// <summary>Elements per row.</summary>
-        public long Width
-        {
-            get { return desc.Width; }
-        }
-
-        /// <summary>Rows; 0 for a 1D array.</summary>
-        public long Height
-        {
-            get { return desc.Height; }
-        }
-
-        /// <summary>Slices, or layers of a layered array; 0 for 1D and 2D arrays.</summary>
-        public long Depth
-        {
-            get { return desc.Depth; }
-        }
-
-        /// <summary>The channel type.</summary>
-        public ArrayFormat Format
-        {
-            get { return desc.Format; }
-        }
-
-        /// <summary>Values per element: 1, 2 or 4.</summary>
-        public int Channels
-        {
-            get { return (int)desc.Channels; }
-        }
-
-        /// <summary>The flags it was made with.</summary>
-        public ArrayFlags Flags
-        {
-            get { return desc.Flags; }
-        }
-
         /// <summary>Bytes per element: the channel type's size times <see cref="Channels"/>.</summary>
         public int ElementSize
         {
             get
             {
                 int channel;
-                switch (desc.Format)
+                switch (Format)
                 {
                     case ArrayFormat.U8: case ArrayFormat.S8: channel = 1; break;
                     case ArrayFormat.U16: case ArrayFormat.S16: case ArrayFormat.F16: channel = 2; break;
                     default: channel = 4; break;
                 }
-                return channel * (int)desc.Channels;
+                return channel * Channels;
             }
         }
 
@@ -112,7 +61,8 @@ namespace Cuabi
     }
 
     /// <summary>How a <see cref="Texture"/> reads: addressing, filtering, read mode, coordinates, border colour.</summary>
-    public sealed class TextureOptions
+    /// <remarks>Its properties, one per field of cuabi_texture_desc from address_x to border_a, are generated (Objects.g.cs).</remarks>
+    public sealed partial class TextureOptions
     {
         /// <summary>The defaults: clamped, point-filtered element reads by index.</summary>
         public TextureOptions()
@@ -121,15 +71,6 @@ namespace Cuabi
             AddressY = AddressMode.Clamp;
             AddressZ = AddressMode.Clamp;
         }
-
-        /// <summary>What a fetch outside [0, width) answers.</summary>
-        public AddressMode AddressX { get; set; }
-
-        /// <summary>What a fetch outside [0, height) answers.</summary>
-        public AddressMode AddressY { get; set; }
-
-        /// <summary>What a fetch outside [0, depth) answers.</summary>
-        public AddressMode AddressZ { get; set; }
 
         /// <summary>Sets <see cref="AddressX"/>, <see cref="AddressY"/> and <see cref="AddressZ"/> at once.</summary>
         public AddressMode Address
@@ -140,41 +81,6 @@ namespace Cuabi
                 AddressY = value;
                 AddressZ = value;
             }
-        }
-
-        /// <summary>Point (the nearest element) or linear (interpolated; float or normalised-float reads only).</summary>
-        public FilterMode Filter { get; set; }
-
-        /// <summary>The element's own type, or 8- and 16-bit integers as normalised floats.</summary>
-        public ReadMode ReadMode { get; set; }
-
-        /// <summary>Coordinates in [0, 1) across each dimension instead of element indices.</summary>
-        public bool NormalizedCoordinates { get; set; }
-
-        /// <summary>The border colour's red (first) channel, what <see cref="AddressMode.Border"/> answers.</summary>
-        public float BorderRed { get; set; }
-
-        /// <summary>The border colour's green (second) channel.</summary>
-        public float BorderGreen { get; set; }
-
-        /// <summary>The border colour's blue (third) channel.</summary>
-        public float BorderBlue { get; set; }
-
-        /// <summary>The border colour's alpha (fourth) channel.</summary>
-        public float BorderAlpha { get; set; }
-
-        internal void WriteTo(ref TextureDescNative d)
-        {
-            d.address_x = AddressX;
-            d.address_y = AddressY;
-            d.address_z = AddressZ;
-            d.filter = Filter;
-            d.read_mode = ReadMode;
-            d.normalized_coords = NormalizedCoordinates ? 1u : 0u;
-            d.border_r = BorderRed;
-            d.border_g = BorderGreen;
-            d.border_b = BorderBlue;
-            d.border_a = BorderAlpha;
         }
     }
 

@@ -156,28 +156,7 @@ namespace Cuabi
                 else
                     host = address;
             }
-            if (destination)
-            {
-                d.dst_host = host;
-                d.dst_buffer = buffer;
-                d.dst_array = arr;
-                d.dst_x_bytes = x;
-                d.dst_y = y;
-                d.dst_z = z;
-                d.dst_pitch = pitch;
-                d.dst_height = height;
-            }
-            else
-            {
-                d.src_host = host;
-                d.src_buffer = buffer;
-                d.src_array = arr;
-                d.src_x_bytes = x;
-                d.src_y = y;
-                d.src_z = z;
-                d.src_pitch = pitch;
-                d.src_height = height;
-            }
+            d.SetEnd(destination, host, buffer, arr, x, y, z, pitch, height);
         }
 
         /// <summary>

@@ -1,6 +1,5 @@
 using System;
 using System.Collections.Generic;
-using System.Runtime.CompilerServices;
 using System.Threading.Tasks;
 using Cuabi.Interop;
 
@@ -38,23 +37,7 @@ namespace Cuabi
     /// </summary>
     public sealed partial class Device : IDisposable
     {
-        private Device(SafeDeviceHandle handle)
-        {
-            this.handle = handle;
-            Ordinal = OrdinalCore(handle);
-        }
-
-        /// <summary>Device <paramref name="ordinal"/>; each call returns a new object to dispose.</summary>
-        /// <param name="ordinal">0 for the first device.</param>
-        /// <exception cref="CudaException"><see cref="CudaStatus.NoDevice"/> for an ordinal out of range, or no usable driver.</exception>
-        public static Device Get(int ordinal)
-        {
-            CuabiLibrary.Load();
-            return GetCore(ordinal);
-        }
-
-        /// <summary>The device's ordinal.</summary>
-        public int Ordinal { get; private set; }
+        // Get(ordinal), the constructor and Ordinal (read once) are generated (Objects.g.cs).
 
         /// <summary>Free and total device memory in bytes, as the driver sees them now.</summary>
         /// <param name="free">Free bytes.</param>
@@ -376,21 +359,6 @@ namespace Cuabi
         public override string ToString()
         {
             return "Device " + Ordinal;
-        }
-
-        [MethodImpl(MethodImplOptions.NoInlining)]
-        private static Device GetCore(int ordinal)
-        {
-            SafeDeviceHandle h;
-            Errors.Check(NativeMethods.cuabi_device_get(ordinal, out h));
-            return new Device(h);
-        }
-
-        private static int OrdinalCore(SafeDeviceHandle h)
-        {
-            int ordinal;
-            Errors.Check(NativeMethods.cuabi_device_get_ordinal(h, out ordinal));
-            return ordinal;
         }
     }
 }

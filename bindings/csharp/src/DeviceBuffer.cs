@@ -46,6 +46,19 @@ namespace Cuabi
         }
 
         /// <summary>
+        /// The address of element <paramref name="index"/> of the <paramref name="total"/> elements
+        /// from <paramref name="start"/>, once <paramref name="count"/> elements from it are known
+        /// to fit; <paramref name="what"/> names the memory in the message.
+        /// </summary>
+        internal static IntPtr At(IntPtr start, long total, long index, long count, string what)
+        {
+            if (index + count > total)
+                throw new ArgumentException(string.Format(
+                    "{0} elements from index {1} reach past the end of the {2} ({3} elements)", count, index, what, total));
+            return new IntPtr(start.ToInt64() + index * Size);
+        }
+
+        /// <summary>
         /// Copies <paramref name="count"/> elements between host memory at
         /// <paramref name="address"/> and <paramref name="array"/> from
         /// <paramref name="index"/> (checked by the caller): into the array when
@@ -695,14 +708,11 @@ namespace Cuabi
         /// <summary>The host address of element <paramref name="index"/>, once <paramref name="count"/> elements from it are known to fit.</summary>
         private IntPtr HostAddress(long index, long count)
         {
-            int size = Element<T>.Require();
+            Element<T>.Require();
             Ranges.NotNegative(index, "index");
             Ranges.NotNegative(count, "count");
-            IntPtr p = HostPointer; // refused by the library for memory that is not managed
-            if (index + count > Count)
-                throw new ArgumentException(string.Format(
-                    "{0} elements from index {1} reach past the end of the managed buffer ({2} elements)", count, index, Count));
-            return new IntPtr(p.ToInt64() + index * size);
+            // HostPointer is refused by the library for memory that is not managed.
+            return Element<T>.At(HostPointer, Count, index, count, "managed buffer");
         }
 
         /// <summary>"DeviceBuffer&lt;T&gt;[count]".</summary>

@@ -71,19 +71,8 @@ namespace Cuabi
         }
 
         // Its fields (one property each, the launch attributes in a holder
-        // that stays null while none is set), ToNative, KeepAlive, FromNative
-        // and SameAs are generated (Objects.g.cs) from cuabi_launch_config.
-
-        /// <summary>Whether any option past grid, block and shared memory is set.</summary>
-        internal bool IsExtended
-        {
-            get
-            {
-                Dim3 c = Cluster;
-                return flags != LaunchFlags.None || c.X != 0 || c.Y != 0 || c.Z != 0 || Priority != 0 ||
-                       ProgrammaticEvent != null || attributes != null;
-            }
-        }
+        // that stays null while none is set), ToNative, KeepAlive, FromNative,
+        // SameAs and IsExtended are generated (Objects.g.cs) from cuabi_launch_config.
 
         /// <summary>"grid x block", with the extended options that are set.</summary>
         public override string ToString()
@@ -201,7 +190,6 @@ namespace Cuabi
         // it (LaunchPlan keeps its kernel's handle for the argument checks)
         // are released too.
         private volatile bool disposed;
-        private string name;
         private int nextVictim;
         // The configurations of the last launches that found no prepared
         // launch: one seen again among them is prepared, so that up to
@@ -225,20 +213,6 @@ namespace Cuabi
                 if (disposed)
                     throw new ObjectDisposedException(GetType().FullName);
                 return handle;
-            }
-        }
-
-        /// <summary>The name the kernel was taken by (its extern "C" name or the name expression).</summary>
-        public string Name
-        {
-            get
-            {
-                if (name == null)
-                {
-                    var h = Handle;
-                    name = Errors.ReadString(delegate(byte[] b, ref UIntPtr s) { return NativeMethods.cuabi_function_get_name(h, b, ref s); });
-                }
-                return name;
             }
         }
 

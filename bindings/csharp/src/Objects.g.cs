@@ -14,8 +14,7 @@
 //   cuabi_last_error_get_launch: read by the exception mapping: CudaException.Launches
 //   cuabi_last_error_get_launch_kernel: read by the exception mapping: CudaException.Launches
 //   cuabi_set_context_lost_callback: the static event Cuda.ContextLost (Cuda.cs): one native callback, kept for the process, registered when the first handler is added; a handler's exception never reaches native code
-//   cuabi_device_get: makes a handle whose class is not made from the handle alone (FACTORIES)
-//   cuabi_device_get_ordinal: Ordinal is read once, when the Device is made
+//   cuabi_device_get_ordinal: Device.Ordinal is read once, when the Device is made (KEPT_VALUES)
 //   cuabi_device_get_memory_info: kept as GetMemoryInfo(out long free, out long total)
 //   cuabi_program_create: makes a handle whose class is not made from the handle alone (FACTORIES)
 //   cuabi_program_compile: parameter options: role array_in
@@ -25,7 +24,6 @@
 //   cuabi_function_release: Kernel.Dispose() also drops the launch plans it prepared for itself
 //   cuabi_function_get_params: idiom arg_packing
 //   cuabi_function_check_arg_sizes: ArgumentLayout checks a launch's argument sizes through it (ArgumentPacking.cs)
-//   cuabi_function_get_name: Name is read once and kept
 //   cuabi_link_desc_init: struct_init
 //   cuabi_linker_create: makes a handle whose class is not made from the handle alone (FACTORIES)
 //   cuabi_launch_config_init: struct_init
@@ -1021,6 +1019,21 @@ namespace Cuabi
                 ReferenceEquals(ProgrammaticEvent, other.ProgrammaticEvent) &&
                 LaunchAttributes.Same(attributes, other.attributes);
         }
+
+        /// <summary>Whether any field from flags on is set.</summary>
+        internal bool IsExtended
+        {
+            get
+            {
+                return flags != 0 ||
+                       Cluster.X != 0 ||
+                       Cluster.Y != 0 ||
+                       Cluster.Z != 0 ||
+                       Priority != 0 ||
+                       ProgrammaticEvent != null ||
+                       attributes != null;
+            }
+        }
     }
 
     /// <summary>The fields of a <see cref="LaunchConfig"/> from access_policy_window on (its holder; null there: none set).</summary>
@@ -1074,6 +1087,82 @@ namespace Cuabi
                 a.MemSyncDomainMapRemote == b.MemSyncDomainMapRemote &&
                 a.SharedCarveout == b.SharedCarveout &&
                 ReferenceEquals(a.CompletionEvent, b.CompletionEvent);
+        }
+    }
+
+    public sealed partial class TextureOptions
+    {
+        /// <summary>address_x: How a fetch outside the extent is answered, per dimension.</summary>
+        public AddressMode AddressX { get; set; }
+
+        /// <summary>address_y: How a fetch outside the extent is answered, per dimension.</summary>
+        public AddressMode AddressY { get; set; }
+
+        /// <summary>address_z: How a fetch outside the extent is answered, per dimension.</summary>
+        public AddressMode AddressZ { get; set; }
+
+        /// <summary>filter: how a fetch between elements is answered</summary>
+        public FilterMode Filter { get; set; }
+
+        /// <summary>read_mode: what a fetch returns</summary>
+        public ReadMode ReadMode { get; set; }
+
+        /// <summary>normalized_coords: 1: coordinates in [0, 1) across each dimension; 0: element indices.</summary>
+        public bool NormalizedCoordinates { get; set; }
+
+        /// <summary>border_r: The colour CUABI_ADDRESS_BORDER answers.</summary>
+        public float BorderRed { get; set; }
+
+        /// <summary>border_g: The colour CUABI_ADDRESS_BORDER answers.</summary>
+        public float BorderGreen { get; set; }
+
+        /// <summary>border_b: The colour CUABI_ADDRESS_BORDER answers.</summary>
+        public float BorderBlue { get; set; }
+
+        /// <summary>border_a: The colour CUABI_ADDRESS_BORDER answers.</summary>
+        public float BorderAlpha { get; set; }
+
+        /// <summary>Sets the fields from address_x to border_a of <paramref name="d"/>.</summary>
+        internal void WriteTo(ref TextureDescNative d)
+        {
+            d.address_x = AddressX;
+            d.address_y = AddressY;
+            d.address_z = AddressZ;
+            d.filter = Filter;
+            d.read_mode = ReadMode;
+            d.normalized_coords = NormalizedCoordinates ? 1u : 0u;
+            d.border_r = BorderRed;
+            d.border_g = BorderGreen;
+            d.border_b = BorderBlue;
+            d.border_a = BorderAlpha;
+        }
+    }
+
+    public sealed partial class CompileOptions
+    {
+        /// <summary>fast_math: 1: fast, less precise math</summary>
+        public bool FastMath { get; set; }
+
+        /// <summary>line_info: 1: source lines for profilers</summary>
+        public bool LineInfo { get; set; }
+
+        /// <summary>device_debug: 1: debuggable, unoptimised device code</summary>
+        public bool Debug { get; set; }
+
+        /// <summary>lto: 1: LTO-IR for a link-time-optimising link</summary>
+        public bool Dlto { get; set; }
+
+        /// <summary>relocatable: 1: relocatable device code, for a link</summary>
+        public bool Rdc { get; set; }
+
+        /// <summary>Sets the fields from fast_math to relocatable of <paramref name="d"/>.</summary>
+        internal void WriteTo(ref CompileDescNative d)
+        {
+            d.fast_math = FastMath ? 1 : 0;
+            d.line_info = LineInfo ? 1 : 0;
+            d.device_debug = Debug ? 1 : 0;
+            d.lto = Dlto ? 1 : 0;
+            d.relocatable = Rdc ? 1 : 0;
         }
     }
 
@@ -1517,6 +1606,30 @@ namespace Cuabi
     {
         private readonly SafeDeviceHandle handle;
 
+        private readonly int kept; // read once: cuabi_device_get_ordinal
+
+        internal Device(SafeDeviceHandle handle)
+        {
+            this.handle = handle;
+            try
+            {
+                int value;
+                Errors.Check(NativeMethods.cuabi_device_get_ordinal(handle, out value));
+                kept = value;
+            }
+            catch
+            {
+                handle.Dispose();
+                throw;
+            }
+        }
+
+        /// <summary>The ordinal the device was opened with (cuabi_device_get). Read once, when made. (cuabi_device_get_ordinal)</summary>
+        public int Ordinal
+        {
+            get { return kept; }
+        }
+
         /// <summary>The raw handle, for the &lt;see cref="NativeMethods"/&gt; layer.</summary>
         /// <exception cref="ObjectDisposedException">The object was disposed.</exception>
         public SafeDeviceHandle Handle
@@ -1549,6 +1662,26 @@ namespace Cuabi
             int countValue;
             Errors.Check(NativeMethods.cuabi_device_get_count(out countValue));
             return countValue;
+        }
+
+        /// <summary>
+        /// A handle to device `ordinal` that holds its primary context (retained
+        /// until the last object that needs it is released). Each call returns a new
+        /// handle; release each. CUABI_ERROR_NO_DEVICE for an ordinal out of range. (cuabi_device_get)
+        /// </summary>
+        /// <param name="ordinal">The ordinal argument.</param>
+        public static Device Get(int ordinal)
+        {
+            CuabiLibrary.Load();
+            return GetCore(ordinal);
+        }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        private static Device GetCore(int ordinal)
+        {
+            SafeDeviceHandle made;
+            Errors.Check(NativeMethods.cuabi_device_get(ordinal, out made));
+            return new Device(made);
         }
 
         /// <summary>The device's name (two-call pattern). (cuabi_device_get_name)</summary>
@@ -2152,6 +2285,29 @@ namespace Cuabi
                 UIntPtr sizeValue;
                 Errors.Check(NativeMethods.cuabi_function_get_args_size(Handle, out sizeValue));
                 return (long)sizeValue.ToUInt64();
+            }
+        }
+
+        private string cachedName;
+        private bool cachedNameRead;
+
+        /// <summary>
+        /// The name the kernel was looked up by (two-call pattern): the name
+        /// expression ("write_scalar&lt;float&gt;") when it was found through one, else
+        /// its symbol name. (cuabi_function_get_name)
+        /// </summary>
+        public string Name
+        {
+            get
+            {
+                handle.ThrowIfClosed(this);
+                if (!System.Threading.Volatile.Read(ref cachedNameRead))
+                {
+                    var h = Handle;
+                    cachedName = Errors.ReadString(delegate(byte[] b, ref UIntPtr s) { return NativeMethods.cuabi_function_get_name(h, b, ref s); });
+                    System.Threading.Volatile.Write(ref cachedNameRead, true);
+                }
+                return cachedName;
             }
         }
 
@@ -3850,6 +4006,58 @@ namespace Cuabi
     public sealed partial class CudaArray : IDisposable
     {
         private readonly SafeArrayHandle handle;
+
+        private readonly ArrayDesc kept; // read once: cuabi_array_get_desc
+
+        internal CudaArray(SafeArrayHandle handle)
+        {
+            this.handle = handle;
+            try
+            {
+                kept = Desc;
+            }
+            catch
+            {
+                handle.Dispose();
+                throw;
+            }
+        }
+
+        /// <summary>width: the extent in elements, rows and slices or layers</summary>
+        public long Width
+        {
+            get { return kept.Width; }
+        }
+
+        /// <summary>height: the extent in elements, rows and slices or layers</summary>
+        public long Height
+        {
+            get { return kept.Height; }
+        }
+
+        /// <summary>depth: the extent in elements, rows and slices or layers</summary>
+        public long Depth
+        {
+            get { return kept.Depth; }
+        }
+
+        /// <summary>format: each channel's type</summary>
+        public ArrayFormat Format
+        {
+            get { return kept.Format; }
+        }
+
+        /// <summary>channels: values per element: 1, 2 or 4</summary>
+        public int Channels
+        {
+            get { return (int)kept.Channels; }
+        }
+
+        /// <summary>flags: CUABI_ARRAY_*</summary>
+        public ArrayFlags Flags
+        {
+            get { return kept.Flags; }
+        }
 
         /// <summary>The raw handle, for the &lt;see cref="NativeMethods"/&gt; layer.</summary>
         /// <exception cref="ObjectDisposedException">The object was disposed.</exception>

@@ -28,7 +28,8 @@ namespace Cuabi
     /// };
     /// </code>
     /// </example>
-    public sealed class CompileOptions
+    /// <remarks>Its switches, fast_math to relocatable of cuabi_compile_desc, are generated (Objects.g.cs).</remarks>
+    public sealed partial class CompileOptions
     {
         /// <summary>Empty options: the library's default output (CUBIN for the device), cache on.</summary>
         public CompileOptions()
@@ -86,28 +87,6 @@ namespace Cuabi
         /// <summary>Folders searched for #include files, in order.</summary>
         public IList<string> IncludePaths { get; private set; }
 
-        /// <summary>Fast, less precise math.</summary>
-        public bool FastMath { get; set; }
-
-        /// <summary>Source line information for profilers.</summary>
-        public bool LineInfo { get; set; }
-
-        /// <summary>Device code for the debugger, unoptimised.</summary>
-        public bool Debug { get; set; }
-
-        /// <summary>
-        /// Relocatable device code: device functions a <see cref="Linker"/>
-        /// resolves across programs.
-        /// </summary>
-        public bool Rdc { get; set; }
-
-        /// <summary>
-        /// LTO-IR for a link-time-optimising link (
-        /// <see cref="Program.LtoIr"/>, <see cref="Linker"/> with
-        /// <see cref="LinkOptions.Lto"/>). Such a program has no CUBIN or PTX.
-        /// </summary>
-        public bool Dlto { get; set; }
-
         // Fills the option fields of `desc` (architecture to relocatable code,
         // and the raw options), naming a value C cannot take with `prefix` +
         // its property (e.g. "options.Defines[N]"). The library checks the
@@ -128,11 +107,7 @@ namespace Cuabi
             desc.num_defines = (UIntPtr)(uint)texts.Count;
             desc.include_paths = strings.Array(IncludePaths, prefix + "IncludePaths");
             desc.num_include_paths = (UIntPtr)(uint)IncludePaths.Count;
-            desc.fast_math = FastMath ? 1 : 0;
-            desc.line_info = LineInfo ? 1 : 0;
-            desc.device_debug = Debug ? 1 : 0;
-            desc.lto = Dlto ? 1 : 0;
-            desc.relocatable = Rdc ? 1 : 0;
+            WriteTo(ref desc); // fast_math to relocatable
             desc.options = strings.Array(Options, prefix + "Options");
             desc.num_options = (UIntPtr)(uint)Options.Count;
         }

@@ -154,10 +154,7 @@ namespace Cuabi
             handle.ThrowIfClosed(this);
             Ranges.NotNegative(index, "index");
             Ranges.NotNegative(count, "count");
-            if (index + count > Count)
-                throw new ArgumentException(string.Format(
-                    "{0} elements from index {1} reach past the end of the pinned buffer ({2} elements)", count, index, Count));
-            return new IntPtr(pointer.ToInt64() + index * Element<T>.Size);
+            return Element<T>.At(pointer, Count, index, count, "pinned buffer");
         }
 
         private static IntPtr PointerOf(SafeHostBufferHandle h)
