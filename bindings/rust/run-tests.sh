@@ -20,7 +20,7 @@
 # 4. rustfmt --check, and clippy with warnings as errors when clippy is installed.
 #
 # The generated files (cuabi-sys/src/bindings.rs, cuabi/src/generated.rs,
-# values.rs and objects.rs, the crates' versions) are checked by `scripts/regen --check`,
+# values.rs, objects.rs and builders.rs, the crates' versions) are checked by `scripts/regen --check`,
 # with the others.
 set -euo pipefail
 

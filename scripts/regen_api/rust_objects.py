@@ -11,7 +11,8 @@ method in an `impl` block of the crate's owning type of its object:
 * an array with its count is a slice, a host byte range `&[u8]` or
   `&mut [u8]`;
 * out-parameters are the result: one value, or a tuple of several (for
-  the getters of COMPOSED, a value of the crate's type named there);
+  the getters of COMPOSED, a value of the type named there, written in
+  values.rs with a field per out-parameter);
 * a value struct (the model's `value`: versioned, an init, numbers, enums
   and flag sets alone) is a Rust value type of its own, written here with
   its fields: `Default` is the C init's values (the only source of the
@@ -33,7 +34,15 @@ method in an `impl` block of the crate's owning type of its object:
   which stays the caller's, and an `OwnedFd` when answered, which the
   caller owns (the header's rule); such a method is Unix's alone;
 * a constructor is an associated function of the type it makes, returning
-  the owning type (its handle released on drop);
+  the owning type (its handle released on drop); one of MADE_BY is also a
+  method of the device it is made from (`Device::create_stream_with`);
+* every owning type has `as_raw`, its raw handle;
+* a hand-written builder of a built struct named in OPTIONS holds the
+  struct's number, enum and flag fields it sets as they are in a generated
+  `<Struct>Fields` (`Default` the init's values, `write` into the C struct),
+  and its setters of them are generated in builders.rs
+  (`CompileOptions::fast_math`, `LinkOptions::backend`,
+  `TextureOptions::filter`);
 * a call of CHAINING, which adds to its receiver and answers nothing, takes
   `&mut self` and answers `Result<&mut Self>`, so that calls chain
   (`Linker::add_program`, `add_data`, `add_file`); STRING_WHAT names a
@@ -116,7 +125,6 @@ HAND_WRITTEN: Dict[str, str] = {
     "cuabi_device_get_count": "Device::count answers usize",
     "cuabi_device_get_ordinal": "Device::ordinal, kept with the device",
     "cuabi_device_reset": "Device::reset is unsafe: it invalidates every object of the device",
-    "cuabi_module_get_global": "Module::global answers a Global",
     "cuabi_graph_exec_launch": "GraphExec::launch is unsafe: the graph replays its captured arguments",
     "cuabi_linker_link": "Linker::link is a method of the linker",
     "cuabi_stream_wrap": "Device::wrap_stream is unsafe: the CUstream must outlive the Stream",
@@ -140,7 +148,59 @@ HAND_WRITTEN: Dict[str, str] = {
 # Getters whose out-values make one value of a type of the crate's
 # (`types.rs`), its fields named as the out-parameters: MemoryPool::usage
 # answers a PoolUsage { reserved_bytes, used_bytes }.
-COMPOSED: Dict[str, str] = {"cuabi_memory_pool_get_usage": "PoolUsage"}
+# A field named otherwise than its out-parameter is in COMPOSED_FIELDS
+# (`Module::global` answers a Global { device_ptr, size_bytes }).
+COMPOSED: Dict[str, str] = {"cuabi_memory_pool_get_usage": "PoolUsage", "cuabi_module_get_global": "Global"}
+COMPOSED_FIELDS: Dict[Tuple[str, str], str] = {("cuabi_module_get_global", "bytes"): "size_bytes"}
+
+# Built structs whose number, enum and flag fields a hand-written builder of
+# the crate sets (the rest of the struct, its memory and strings, stays the
+# builder's own): each maps the header's field to its setter's name (None:
+# the builder sets it by a method of its own, `address_modes` setting three).
+# The builder holds the fields in a generated `<Struct>Fields` (objects.rs:
+# `Default` the init's values, `write` into the C struct) as `fields`, and
+# the setters are generated in builders.rs.
+OPTIONS: Dict[str, Tuple[str, str, Dict[str, Optional[str]]]] = {
+    "cuabi_compile_desc": (
+        "CompileOptions",
+        "program",
+        {
+            "fast_math": "fast_math",
+            "line_info": "line_info",
+            "device_debug": "device_debug",
+            "lto": "dlto",
+            "relocatable": "rdc",
+        },
+    ),
+    "cuabi_link_desc": ("LinkOptions", "link", {"backend": "backend", "flags": "flags"}),
+    "cuabi_texture_desc": (
+        "TextureOptions",
+        "texture",
+        {
+            "address_x": None,
+            "address_y": None,
+            "address_z": None,
+            "filter": "filter",
+            "read_mode": "read_mode",
+            "normalized_coords": "normalized_coords",
+            "border_r": None,
+            "border_g": None,
+            "border_b": None,
+            "border_a": None,
+        },
+    ),
+}
+
+# Constructors also made a method of the object they are made from, named
+# here: `device.create_stream_with(flags, priority)` is
+# `Stream::create(&device, flags, priority)`.
+MADE_BY: Dict[str, str] = {
+    "cuabi_stream_create": "create_stream_with",
+    "cuabi_event_create": "create_event_with",
+    "cuabi_module_load_data": "load_module",
+    "cuabi_module_load_file": "load_module_file",
+    "cuabi_memory_pool_import_fd": "import_memory_pool",
+}
 
 # Rust names other than the rule's: the raw CUDA handles say which they are.
 RUST_NAMES: Dict[str, str] = {
@@ -156,7 +216,10 @@ CHAINING = {"cuabi_linker_add_data", "cuabi_linker_add_file", "cuabi_linker_add_
 
 # What a string's error names when it holds a NUL byte, where the
 # parameter's name alone would not say ("input name contains a NUL byte").
-STRING_WHAT: Dict[Tuple[str, str], str] = {("cuabi_linker_add_data", "name"): "input name"}
+STRING_WHAT: Dict[Tuple[str, str], str] = {
+    ("cuabi_linker_add_data", "name"): "input name",
+    ("cuabi_module_get_global", "name"): "global name",
+}
 
 # Typed memory: the buffer and host-buffer calls take byte offsets and
 # sizes, which the crate's DeviceBuffer<T> and PinnedBuffer<T> give in
@@ -241,6 +304,7 @@ class Model:
         self.unsafe_because: List[Tuple[str, str, str]] = []
         self.new_handle: Optional[str] = None  # see parts()
         self.unix = False  # the method takes or answers a file descriptor
+        self.made_by: List[str] = []  # the methods of MADE_BY, of Device
 
     def types_of(self, c_name: str) -> Tuple[str, str, bool]:
         if c_name in TYPES:
@@ -501,6 +565,7 @@ def parts(fn: Dict[str, Any], model: Model) -> Parts:
             c_args.append("out")
         elif role == "string_in":
             nullable = p.get("nullable")
+            what = STRING_WHAT.get((fn["name"], name), name)
             if (name == "path" or name.endswith("_path")) and nullable:
                 # `Some(Path::new(..))` or `None` (an `impl AsRef` could not infer `None`).
                 args.append(f"{local}: Option<&std::path::Path>")
@@ -513,14 +578,13 @@ def parts(fn: Dict[str, Any], model: Model) -> Parts:
                 model.uses.add("c_path")
                 c_args.append(f"{local}.as_ptr()")
             elif nullable:
-                what = STRING_WHAT.get((fn["name"], name), name)
                 args.append(f"{local}: Option<&str>")
                 prep.append(f'let {local} = {local}.map(|s| c_string("{what}", s)).transpose()?;')
                 c_args.append(f"{local}.as_ref().map_or(std::ptr::null(), |s| s.as_ptr())")
                 model.uses.add("c_string")
             else:
                 args.append(f"{local}: &str")
-                prep.append(f'let {local} = c_string("{name}", {local})?;')
+                prep.append(f'let {local} = c_string("{what}", {local})?;')
                 c_args.append(f"{local}.as_ptr()")
                 model.uses.add("c_string")
         elif role == "array_in" and model.built_struct(t["base"]) and len(t["pointers"]) == 1:
@@ -711,7 +775,8 @@ def method(fn: Dict[str, Any], model: Model) -> Tuple[str, str]:
             elif fn["name"] in COMPOSED:
                 returns = COMPOSED[fn["name"]]
                 model.uses.add(returns)
-                fields = [o[0] if v == o[0] else f"{o[0]}: {v}" for o, v in zip(outs, values)]
+                names = [COMPOSED_FIELDS.get((fn["name"], o[0]), o[0]) for o in outs]
+                fields = [v if v == n else f"{n}: {v}" for n, v in zip(names, values)]
                 body.append(f"Ok({returns} {{ {', '.join(fields)} }})")
             else:
                 body.append(f"Ok(({', '.join(values)}))")
@@ -756,6 +821,17 @@ def method(fn: Dict[str, Any], model: Model) -> Tuple[str, str]:
         head = f"    #[allow({', '.join(allows)})]\n" + head
     if model.unix:
         head = "    #[cfg(unix)]\n" + head
+    if fn["name"] in MADE_BY:
+        if call != "constructor" or not args[0].startswith(("device: &Device",)):
+            raise SystemExit(f"regen: rust_objects.py: MADE_BY names {fn['name']}, no constructor from a device")
+        ret = owner.split("<")[0]
+        given = ", ".join(a.split(":")[0] for a in args[1:])
+        model.made_by.append(
+            f"    /// [`{ret}::{name}`] on this device.\n"
+            + ("    #[cfg(unix)]\n" if model.unix else "")
+            + f"    pub fn {MADE_BY[fn['name']]}{lifetimes}(&self, {', '.join(args[1:])}) -> Result<{ret}> {{\n"
+            + f"        {ret}::{name}(self, {given})\n    }}\n"
+        )
     return owner, docs + head + "".join(f"        {line}\n" for line in body) + "    }\n"
 
 
@@ -1067,7 +1143,14 @@ def objects(description: Dict[str, Any]) -> str:
             function, guard = scope(fn, by_name[fn["scope"]["closer"]], model)
             blocks.setdefault("", []).append(function)
             guards.append(guard)
-    types = "\n".join(t for t in (value_types(model), new_types(model), *guards) if t)
+    blocks.setdefault("Device", []).extend(model.made_by)
+    for c_name, (owner, _, _) in TYPES.items():
+        blocks.setdefault(owner, []).insert(
+            0,
+            "    /// The raw handle, still owned by `self`.\n"
+            f"    pub fn as_raw(&self) -> sys::{c_name} {{\n        self.handle.get()\n    }}\n",
+        )
+    types = "\n".join(t for t in (value_types(model), option_fields(model), new_types(model), *guards) if t)
     generics = {t[0]: t[1] for t in TYPES.values()}
     parts = []
     for owner in sorted(blocks, key=lambda o: (o != "", o)):
@@ -1096,9 +1179,8 @@ def objects(description: Dict[str, Any]) -> str:
     type_uses -= {rust_type_name(h["name"]) for h in description["handles"] if h["name"] not in TYPES}
     # The layers below this one only: the owning types and the generated enums.
     owners = {t[0].split("<")[0] for t in TYPES.values()} | {"DeviceRepr", "Describes", "DescribesEach", "Location"}
-    owners |= set(COMPOSED.values())
     crate_uses = sorted(type_uses & owners)
-    enum_uses = sorted(type_uses - owners)
+    enum_uses = sorted(type_uses - owners - set(COMPOSED.values()))
     uses = ["use cuabi_sys as sys;\n"]
     if error_uses:
         uses.append(f"use crate::error::{{{', '.join(error_uses + ['Result'])}}};\n")
@@ -1111,6 +1193,7 @@ def objects(description: Dict[str, Any]) -> str:
     if crate_uses:
         uses.append(f"use crate::types::{{{', '.join(crate_uses)}}};\n")
     values = sorted(struct_type(st) for st in description["structs"] if st.get("value"))
+    values += sorted(t for t in COMPOSED.values() if t in model.uses)
     if values:
         uses.append(f"use crate::values::{{{', '.join(values)}}};\n")
     listing = "".join(f"//! * `{name}`: {why}\n" for name, why in skipped)
@@ -1130,11 +1213,34 @@ def objects(description: Dict[str, Any]) -> str:
     return rustfmt(text)
 
 
+def composed_types(model: Model) -> str:
+    """values.rs: the type of each COMPOSED getter's answer, a field per
+    out-parameter (COMPOSED_FIELDS naming those named otherwise)."""
+    out = []
+    for fn in model.model["functions"]:
+        if fn["name"] not in COMPOSED:
+            continue
+        rust, outs = COMPOSED[fn["name"]], [p for p in fn["params"] if p["role"] == "out"]
+        owner = rust_type_name(fn["params"][0]["type"]["base"])
+        getter = f"{owner}::{method_name(fn, model)}"
+        fields = []
+        for p in outs:
+            field = COMPOSED_FIELDS.get((fn["name"], p["name"]), p["name"])
+            ty = model.value_type(p["type"], fn["name"], p["name"])
+            fields.append(f"    /// `{p['name']}` of `{fn['name']}`.\n    pub {field}: {ty},\n")
+        out.append(
+            doc(f"What [`{getter}`](crate::{getter}) answers: " + method_doc(fn["doc"]), raw=True)
+            + "#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]\n"
+            + f"pub struct {rust} {{\n" + "".join(fields) + "}\n"
+        )
+    return "\n".join(out)
+
+
 def values(description: Dict[str, Any]) -> str:
     """values.rs: the value types of the value structs (their impls are in
     objects.rs)."""
     model = Model(description)
-    types = value_types(model, definitions=True)
+    types = value_types(model, definitions=True) + "\n" + composed_types(model)
     enum_uses = sorted(u for u in model.uses if u[:1].isupper() and u not in ("Error",))
     uses = "use cuabi_sys as sys;\n"
     if enum_uses:
@@ -1152,5 +1258,108 @@ def values(description: Dict[str, Any]) -> str:
     return rustfmt(text)
 
 
+def option_struct_field(st: Dict[str, Any], name: str) -> Dict[str, Any]:
+    """Field `name` of struct `st`, which OPTIONS names."""
+    for f in st["fields"]:
+        if f["name"] == name:
+            return f
+    raise SystemExit(f"regen: rust_objects.py: OPTIONS names {st['name']}.{name}, which the header does not declare")
+
+
+def option_field(model: Model, st: Dict[str, Any], f: Dict[str, Any]) -> Tuple[str, str, str, str]:
+    """(Rust type, C-struct-to-Rust expression of `raw.<field>`, Rust-to-C
+    expression of `self.<field>`, doc) of field `f` of an OPTIONS struct: an
+    integer documented "1: ..." is a bool, an enum or flag set its
+    generated type, a number itself."""
+    name, t, text = f["name"], f["type"], " ".join(f["doc"].split())
+    base = t["base"]
+    if t["pointers"] or base not in SCALARS and not (model.enum_type(base) or model.flags_type(base)):
+        raise SystemExit(f"regen: rust_objects.py: OPTIONS field {st['name']}.{name} is no number, enum or flag set")
+    if base in SCALARS and text.startswith("1: "):
+        text = "`true`: " + text[3:].replace("; 0: ", "; `false`: ")
+        return "bool", f"raw.{name} != 0", f"{SCALARS[base]}::from(self.{name})", text
+    enum, flags = model.enum_type(base), model.flags_type(base)
+    if enum:
+        unknown = f'crate::error::unknown("{st["init"]}", "{name}", raw.{name})'
+        read = f"crate::generated::{enum}::from_raw(raw.{name}).ok_or_else(|| {unknown})?"
+        return f"crate::generated::{enum}", read, f"self.{name}.raw()", text
+    if flags:
+        return f"crate::generated::{flags}", f"crate::generated::{flags}::from_bits(raw.{name})", f"self.{name}.bits()", text
+    return SCALARS[base], f"raw.{name}", f"self.{name}", text
+
+
+def option_fields(model: Model) -> str:
+    """objects.rs: the `<Struct>Fields` of each OPTIONS struct."""
+    out = []
+    for c_name, (owner, _, fields) in OPTIONS.items():
+        st = model.structs[c_name]
+        rust = struct_type(st) + "Fields"
+        decls, reads, writes, floats = [], [], [], False
+        for name in fields:
+            ty, read, write, text = option_field(model, st, option_struct_field(st, name))
+            floats = floats or ty == "f32"
+            decls.append(doc(method_doc(f"`{name}`: {text}"), "    ", raw=True) + f"    pub(crate) {name}: {ty},\n")
+            reads.append(f"                {name}: {read},\n")
+            writes.append(f"        raw.{name} = {write};\n")
+        derives = "Debug, Clone, Copy, PartialEq" + ("" if floats else ", Eq, Hash")
+        out.append(
+            f"/// The fields of `{c_name}` that [`{owner}`](crate::{owner}) sets through its generated\n"
+            f"/// setters (builders.rs); [`Default`] holds the library's defaults (`{st['init']}`).\n"
+            f"#[derive({derives})]\n"
+            f"pub(crate) struct {rust} {{\n" + "".join(decls) + "}\n\n"
+            f"impl {rust} {{\n"
+            "    /// Writes the fields into `raw`, leaving its others alone.\n"
+            f"    pub(crate) fn write(&self, raw: &mut sys::{c_name}) {{\n" + "".join(writes) + "    }\n}\n\n"
+            f"impl Default for {rust} {{\n"
+            f"    /// The library's defaults: `{st['init']}`.\n"
+            f"    fn default() -> {rust} {{\n"
+            f"        let read = || -> Result<{rust}> {{\n"
+            f"            let raw: sys::{c_name} = crate::error::init_struct()?;\n"
+            f"            Ok({rust} {{\n" + "".join(reads) + "            })\n"
+            "        };\n"
+            '        read().unwrap_or_else(|err| panic!("{err}"))\n'
+            "    }\n}\n"
+        )
+    return "\n".join(out)
+
+
+BUILDERS = os.path.join("bindings", "rust", "cuabi", "src", "builders.rs")
+
+
+def builders(description: Dict[str, Any]) -> str:
+    """builders.rs: the setters of the OPTIONS builders, each setting its
+    field of the builder's `fields`."""
+    model = Model(description)
+    uses, blocks = [], []
+    for c_name, (owner, module, fields) in OPTIONS.items():
+        st = model.structs[c_name]
+        uses.append(f"use crate::{module}::{owner};\n")
+        setters = []
+        for name, setter in fields.items():
+            if setter is None:
+                continue
+            ty, _, _, text = option_field(model, st, option_struct_field(st, name))
+            ty = ty.replace("crate::generated::", "")
+            if ty[:1].isupper():
+                uses.append(f"use crate::generated::{ty};\n")
+            arg = "on" if ty == "bool" else setter
+            setters.append(
+                doc(method_doc(f"Sets `{name}` of `{c_name}`: {text}"), "    ", raw=True)
+                + f"    pub fn {setter}(mut self, {arg}: {ty}) -> {owner} {{\n"
+                + f"        self.fields.{name} = {arg};\n        self\n    }}\n"
+            )
+        blocks.append(f"impl {owner} {{\n" + "\n".join(setters) + "}\n")
+    text = (
+        banner("//")
+        + "//! The setters of the crate's builders of built structs, one per number, enum or\n"
+        "//! flag field the builder sets as it is (scripts/regen_api/rust_objects.py, OPTIONS);\n"
+        "//! the builders themselves, and their other methods, are the idiom modules'.\n\n"
+        + "".join(sorted(set(uses)))
+        + "\n"
+        + "\n".join(blocks)
+    )
+    return rustfmt(text)
+
+
 def outputs(description: Dict[str, Any]) -> Dict[str, str]:
-    return {OBJECTS: objects(description), VALUES: values(description)}
+    return {OBJECTS: objects(description), VALUES: values(description), BUILDERS: builders(description)}

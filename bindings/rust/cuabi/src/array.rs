@@ -92,11 +92,6 @@ impl Device {
 }
 
 impl Array {
-    /// The raw handle, owned by `self` and its clones.
-    pub fn as_raw(&self) -> sys::cuabi_array {
-        self.handle.get()
-    }
-
     /// Fills the whole array from `src`, elements packed row after row and
     /// slice (or layer) after slice; returns once `src` may be reused. `src`
     /// must hold at least the array's bytes (else

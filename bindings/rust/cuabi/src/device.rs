@@ -2,7 +2,6 @@
 
 use std::ffi::c_void;
 use std::fmt;
-use std::path::Path;
 
 use cuabi_sys as sys;
 
@@ -144,12 +143,6 @@ impl Device {
         self.create_stream_with(StreamFlags::NONE, 0)
     }
 
-    /// A new stream; `priority` 0 is the default (see
-    /// [`Device::stream_priority_range`]).
-    pub fn create_stream_with(&self, flags: StreamFlags, priority: i32) -> Result<Stream> {
-        Stream::create(self, flags, priority)
-    }
-
     /// Wraps a `CUstream` (a `cudaStream_t`) owned by someone else; dropping
     /// the [`Stream`] does not destroy it.
     ///
@@ -164,11 +157,6 @@ impl Device {
     /// A new timing event.
     pub fn create_event(&self) -> Result<Event> {
         self.create_event_with(EventFlags::NONE)
-    }
-
-    /// A new event with `flags`.
-    pub fn create_event_with(&self, flags: EventFlags) -> Result<Event> {
-        Event::create(self, flags)
     }
 
     /// Compiles `source` for this device and loads it: from CUDA C++ to a
@@ -212,16 +200,6 @@ impl Device {
     /// driver JIT-compiles it for this device.
     pub fn load_ptx(&self, ptx: &str) -> Result<Module> {
         self.load_module(ptx.as_bytes())
-    }
-
-    /// Loads a CUBIN, PTX or fatbin image.
-    pub fn load_module(&self, image: &[u8]) -> Result<Module> {
-        Module::load_data(self, image)
-    }
-
-    /// Loads a CUBIN, PTX or fatbin file.
-    pub fn load_module_file(&self, path: impl AsRef<Path>) -> Result<Module> {
-        Module::load_file(self, path)
     }
 }
 

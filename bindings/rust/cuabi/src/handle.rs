@@ -64,21 +64,6 @@ impl<R: Release> Drop for Owned<R> {
     }
 }
 
-/// `as_raw` for each object type listed (followed by its generic
-/// parameters, if any: `DeviceBuffer<T> [T: DeviceRepr]`), whose handle is
-/// its field `handle`.
-macro_rules! as_raw {
-    ($($object:ty $([$($generics:tt)*])? => $raw:ty),* $(,)?) => {$(
-        impl$(<$($generics)*>)? $object {
-            /// The raw handle, still owned by `self`.
-            pub fn as_raw(&self) -> $raw {
-                self.handle.get()
-            }
-        }
-    )*};
-}
-pub(crate) use as_raw;
-
 #[cfg(test)]
 mod tests {
     use super::*;

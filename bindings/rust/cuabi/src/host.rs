@@ -18,19 +18,31 @@ impl<T: DeviceRepr> PinnedBuffer<T> {
         handle: Owned<sys::cuabi_host_buffer>,
         len: usize,
     ) -> Result<Self> {
-        let mut raw: *mut c_void = std::ptr::null_mut();
-        check(sys::cuabi_host_buffer_get_pointer(handle.get(), &mut raw))?;
-        let ptr = NonNull::new(raw.cast::<T>())
-            .ok_or_else(|| Error::invalid("cuabi_host_buffer_get_pointer gave NULL"))?;
-        if ptr.as_ptr().align_offset(std::mem::align_of::<T>()) != 0 {
-            let element = std::any::type_name::<T>();
-            let why = format!("pinned memory at {ptr:p} is not aligned for {element}");
-            return Err(Error::invalid(why));
-        }
+        let ptr = host_ptr("cuabi_host_buffer_get_pointer", "pinned", |raw| {
+            sys::cuabi_host_buffer_get_pointer(handle.get(), raw)
+        })?;
         // Fresh pinned memory is uninitialised; zero it so that it holds valid `T`s.
         std::ptr::write_bytes(ptr.as_ptr(), 0, len);
         Ok(PinnedBuffer { handle, ptr, len })
     }
+}
+
+/// The host address `get` writes (through the library's `call`) as a
+/// pointer to `T`s; NULL, or misaligned for `T`, is an internal error.
+pub(crate) fn host_ptr<T>(
+    call: &str,
+    what: &str,
+    get: impl FnOnce(*mut *mut c_void) -> sys::cuabi_status,
+) -> Result<NonNull<T>> {
+    let mut raw: *mut c_void = std::ptr::null_mut();
+    check(get(&mut raw))?;
+    let element = std::any::type_name::<T>();
+    let why = match NonNull::new(raw.cast::<T>()) {
+        Some(ptr) if ptr.as_ptr().align_offset(std::mem::align_of::<T>()) == 0 => return Ok(ptr),
+        Some(ptr) => format!("{what} memory at {ptr:p} is not aligned for {element}"),
+        None => format!("{call} gave NULL"),
+    };
+    Err(Error::new(sys::CUABI_ERROR_INTERNAL, why))
 }
 
 impl<T: DeviceRepr> Deref for PinnedBuffer<T> {
@@ -55,6 +67,13 @@ impl<T: DeviceRepr> fmt::Debug for PinnedBuffer<T> {
             .field("len", &self.len)
             .field("ptr", &self.ptr)
             .finish()
+    }
+}
+
+impl<T: DeviceRepr> PinnedSlice<'_, T> {
+    /// The raw handle, still owned by `self`.
+    pub fn as_raw(&self) -> sys::cuabi_host_buffer {
+        self.handle.get()
     }
 }
 

@@ -167,6 +167,7 @@
 mod array;
 mod background;
 mod batch;
+mod builders;
 mod copy;
 mod device;
 mod dlpack;
@@ -206,16 +207,12 @@ pub use crate::ipc::{IpcHandle, IPC_HANDLE_SIZE};
 pub use crate::launch::{Dim3, KernelArg, KernelArgs, Launch, LaunchConfig};
 pub use crate::link::LinkOptions;
 pub use crate::managed::{ManagedBuffer, ManagedView};
-pub use crate::module::{Global, KernelName};
+pub use crate::module::KernelName;
 pub use crate::objects::*;
 pub use crate::pool::MemoryPoolOptions;
 pub use crate::program::{Arch, CompileOptions, CppStd};
 pub use crate::texture::{TextureOptions, TextureSource};
-pub use crate::types::{
-    Array, Describes, DescribesEach, Device, DeviceBuffer, DeviceRepr, Event, Function, Graph,
-    GraphExec, LaunchPlan, Library, Linker, Location, MemoryPool, Module, ParamInfo, PinnedBuffer,
-    PinnedSlice, PoolUsage, Program, Stream, Surface, Texture,
-};
+pub use crate::types::*;
 pub use crate::values::*;
 
 /// The version of the C header this crate was built against, as

@@ -5,7 +5,8 @@ use cuabi_sys as sys;
 
 use crate::background::Background;
 use crate::error::{create, init_struct, Result};
-use crate::generated::{LinkBackend, LinkFlags};
+use crate::generated::LinkFlags;
+use crate::objects::LinkDescFields;
 use crate::program::CStrings;
 use crate::types::{Device, Library, Linker, Module};
 
@@ -24,8 +25,7 @@ use crate::types::{Device, Library, Linker, Module};
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct LinkOptions {
-    backend: LinkBackend,
-    flags: LinkFlags,
+    pub(crate) fields: LinkDescFields,
     options: Vec<String>,
 }
 
@@ -35,38 +35,24 @@ impl LinkOptions {
         LinkOptions::default()
     }
 
-    /// Which linker does the work: [`LinkBackend::Auto`] (the default)
-    /// takes nvJitLink when it loads, else the driver's.
-    pub fn backend(mut self, backend: LinkBackend) -> Self {
-        self.backend = backend;
-        self
-    }
-
     /// Link-time optimisation over the LTO-IR inputs (`-lto`; nvJitLink
     /// only): inputs compiled with [`CompileOptions::dlto`](crate::CompileOptions::dlto).
     pub fn lto(mut self, on: bool) -> Self {
-        self.flags = self.flags.with(LinkFlags::LTO, on);
+        self.fields.flags = self.fields.flags.with(LinkFlags::LTO, on);
         self
     }
 
     /// Neither reads nor writes the on-disk cache for this link.
     pub fn no_cache(mut self) -> Self {
-        self.flags |= LinkFlags::NO_CACHE;
-        self
-    }
-
-    /// The flags as a set, replacing those set before
-    /// ([`lto`](Self::lto) and [`no_cache`](Self::no_cache) set one each).
-    pub fn flags(mut self, flags: LinkFlags) -> Self {
-        self.flags = flags;
+        self.fields.flags |= LinkFlags::NO_CACHE;
         self
     }
 
     /// Adds one nvJitLink option (`"-O3"`, `"-lineinfo"`,
     /// `"-maxrregcount=64"`); `-arch=sm_XY` of the linker's device is added
     /// unless one is given. The driver's linker takes none: the library
-    /// refuses options with [`LinkBackend::Driver`], or with
-    /// [`LinkBackend::Auto`] where nvJitLink is missing.
+    /// refuses options with [`LinkBackend::Driver`](crate::LinkBackend::Driver), or with
+    /// [`LinkBackend::Auto`](crate::LinkBackend::Auto) where nvJitLink is missing.
     pub fn option(mut self, option: impl Into<String>) -> Self {
         self.options.push(option.into());
         self
@@ -85,15 +71,14 @@ impl LinkOptions {
 
 impl Linker {
     /// A linker for `device`, the same as [`Device::create_linker`].
-    /// [`LinkBackend::Nvjitlink`] where nvJitLink cannot be loaded is
+    /// [`LinkBackend::Nvjitlink`](crate::LinkBackend::Nvjitlink) where nvJitLink cannot be loaded is
     /// [`ErrorKind::NotFound`](crate::ErrorKind::NotFound) listing every
     /// path tried.
     pub fn new(device: &Device, options: &LinkOptions) -> Result<Linker> {
         let option_strings = options.options.iter().map(String::as_str);
         let strings = CStrings::new(option_strings, |i, _| format!("link option {i}"))?;
         let mut desc: sys::cuabi_link_desc = init_struct()?;
-        desc.backend = options.backend.raw();
-        desc.flags = options.flags.bits();
+        options.fields.write(&mut desc);
         (desc.options, desc.num_options) = (strings.ptrs.as_ptr(), strings.ptrs.len());
         let handle =
             unsafe { create(|out| sys::cuabi_linker_create(device.as_raw(), &desc, out))? };
@@ -129,19 +114,20 @@ impl Library {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::generated::LinkBackend;
 
     #[test]
     fn link_options_set_and_clear_flags() {
         let options = LinkOptions::new().lto(true).no_cache();
-        assert_eq!(options.flags, LinkFlags::LTO | LinkFlags::NO_CACHE);
-        assert_eq!(options.clone().lto(false).flags, LinkFlags::NO_CACHE);
-        assert_eq!(options.flags(LinkFlags::NONE).flags, LinkFlags::NONE);
+        assert_eq!(options.fields.flags, LinkFlags::LTO | LinkFlags::NO_CACHE);
+        assert_eq!(options.clone().lto(false).fields.flags, LinkFlags::NO_CACHE);
+        assert_eq!(options.flags(LinkFlags::NONE).fields.flags, LinkFlags::NONE);
         let options = LinkOptions::new()
             .backend(LinkBackend::Driver)
             .option("-O3")
             .options(["-lineinfo"]);
-        assert_eq!(options.backend, LinkBackend::Driver);
+        assert_eq!(options.fields.backend, LinkBackend::Driver);
         assert_eq!(options.options, ["-O3", "-lineinfo"]);
-        assert_eq!(LinkOptions::new().backend, LinkBackend::Auto);
+        assert_eq!(LinkOptions::new().fields.backend, LinkBackend::Auto);
     }
 }

@@ -1,6 +1,5 @@
 //! Managed (unified) memory: one address for the host and every device.
 
-use std::ffi::c_void;
 use std::fmt;
 use std::ops::{Deref, DerefMut};
 use std::ptr::NonNull;
@@ -9,6 +8,7 @@ use cuabi_sys as sys;
 
 use crate::error::{check, create, Error, Result};
 use crate::generated::{ManagedFlags, MemoryAdvice};
+use crate::host::host_ptr;
 use crate::memory::byte_len;
 use crate::types::{Device, DeviceBuffer, DeviceRepr, Location, Stream};
 
@@ -115,19 +115,9 @@ impl Device {
             })?;
             DeviceBuffer::from_handle(handle, len)?
         };
-        let mut raw: *mut c_void = std::ptr::null_mut();
-        check(unsafe { sys::cuabi_buffer_get_host_pointer(buffer.as_raw(), &mut raw) })?;
-        let host = NonNull::new(raw.cast::<T>()).ok_or_else(|| {
-            Error::new(
-                sys::CUABI_ERROR_INTERNAL,
-                "cuabi_buffer_get_host_pointer gave NULL",
-            )
+        let host = host_ptr("cuabi_buffer_get_host_pointer", "managed", |raw| unsafe {
+            sys::cuabi_buffer_get_host_pointer(buffer.as_raw(), raw)
         })?;
-        if host.as_ptr().align_offset(std::mem::align_of::<T>()) != 0 {
-            let element = std::any::type_name::<T>();
-            let why = format!("managed memory at {host:p} is not aligned for {element}");
-            return Err(Error::new(sys::CUABI_ERROR_INTERNAL, why));
-        }
         // Defined contents: zeros, written by the device before any view
         // (a view synchronizes first).
         buffer.fill_bytes(0)?;

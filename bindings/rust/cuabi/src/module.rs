@@ -5,7 +5,7 @@ use std::sync::{Arc, OnceLock};
 
 use cuabi_sys as sys;
 
-use crate::error::{c_string, check, create, out, read_list, Result};
+use crate::error::{c_string, check, create, read_list, Result};
 use crate::generated::{ErrorKind, NameForm};
 use crate::launch::{Launch, LaunchConfig};
 use crate::types::{Function, LaunchPlan, Layout, Module, ParamInfo, Stream};
@@ -19,15 +19,6 @@ pub struct KernelName {
     /// The symbol in the image, `"_ZN3ops5scaleIfEEvPT_S1_"`, as the driver
     /// takes it.
     pub symbol: String,
-}
-
-/// A `__device__` global variable of a [`Module`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct Global {
-    /// Its device address (`CUdeviceptr`).
-    pub device_ptr: u64,
-    /// Its size in bytes.
-    pub size_bytes: usize,
 }
 
 impl Module {
@@ -74,18 +65,6 @@ impl Module {
                 })
             })
             .collect()
-    }
-
-    /// The `__device__` global called `name`.
-    pub fn global(&self, name: &str) -> Result<Global> {
-        let name = c_string("global name", name)?;
-        let (device_ptr, size_bytes) = out(|(ptr, size): &mut (u64, usize)| unsafe {
-            sys::cuabi_module_get_global(self.as_raw(), name.as_ptr(), ptr, size)
-        })?;
-        Ok(Global {
-            device_ptr,
-            size_bytes,
-        })
     }
 }
 

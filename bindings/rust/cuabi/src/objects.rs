@@ -32,7 +32,6 @@
 //! * `cuabi_module_compile`: parameter `desc` is struct_in
 //! * `cuabi_module_release`: Drop
 //! * `cuabi_module_get_function`: a new handle from a getter
-//! * `cuabi_module_get_global`: Module::global answers a Global
 //! * `cuabi_function_release`: Drop
 //! * `cuabi_function_get_params`: idiom `arg_packing`, written by hand
 //! * `cuabi_link_desc_init`: the idiom that fills the struct
@@ -142,10 +141,12 @@ use crate::generated::{
 use crate::handle::Owned;
 use crate::types::{
     Array, Describes, DescribesEach, Device, DeviceBuffer, DeviceRepr, Event, Function, Graph,
-    GraphExec, Library, Linker, Location, MemoryPool, Module, PinnedBuffer, PoolUsage, Program,
-    Stream,
+    GraphExec, LaunchPlan, Library, Linker, Location, MemoryPool, Module, PinnedBuffer, Program,
+    Stream, Surface, Texture,
 };
-use crate::values::{AccessPolicyWindow, ArrayDesc, LaunchRecord, MemoryPoolDesc};
+use crate::values::{
+    AccessPolicyWindow, ArrayDesc, Global, LaunchRecord, MemoryPoolDesc, PoolUsage,
+};
 use cuabi_sys as sys;
 
 impl LaunchRecord {
@@ -497,6 +498,159 @@ impl TryFrom<sys::cuabi_array_desc> for ArrayDesc {
     /// As `TryFrom<&_>`.
     fn try_from(raw: sys::cuabi_array_desc) -> Result<ArrayDesc> {
         ArrayDesc::try_from(&raw)
+    }
+}
+
+/// The fields of `cuabi_compile_desc` that [`CompileOptions`](crate::CompileOptions) sets through its generated
+/// setters (builders.rs); [`Default`] holds the library's defaults (`cuabi_compile_desc_init`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) struct CompileDescFields {
+    /// `fast_math`: `true`: fast, less precise math
+    pub(crate) fast_math: bool,
+    /// `line_info`: `true`: source lines for profilers
+    pub(crate) line_info: bool,
+    /// `device_debug`: `true`: debuggable, unoptimised device code
+    pub(crate) device_debug: bool,
+    /// `lto`: `true`: LTO-IR for a link-time-optimising link
+    pub(crate) lto: bool,
+    /// `relocatable`: `true`: relocatable device code, for a link
+    pub(crate) relocatable: bool,
+}
+
+impl CompileDescFields {
+    /// Writes the fields into `raw`, leaving its others alone.
+    pub(crate) fn write(&self, raw: &mut sys::cuabi_compile_desc) {
+        raw.fast_math = i32::from(self.fast_math);
+        raw.line_info = i32::from(self.line_info);
+        raw.device_debug = i32::from(self.device_debug);
+        raw.lto = i32::from(self.lto);
+        raw.relocatable = i32::from(self.relocatable);
+    }
+}
+
+impl Default for CompileDescFields {
+    /// The library's defaults: `cuabi_compile_desc_init`.
+    fn default() -> CompileDescFields {
+        let read = || -> Result<CompileDescFields> {
+            let raw: sys::cuabi_compile_desc = crate::error::init_struct()?;
+            Ok(CompileDescFields {
+                fast_math: raw.fast_math != 0,
+                line_info: raw.line_info != 0,
+                device_debug: raw.device_debug != 0,
+                lto: raw.lto != 0,
+                relocatable: raw.relocatable != 0,
+            })
+        };
+        read().unwrap_or_else(|err| panic!("{err}"))
+    }
+}
+
+/// The fields of `cuabi_link_desc` that [`LinkOptions`](crate::LinkOptions) sets through its generated
+/// setters (builders.rs); [`Default`] holds the library's defaults (`cuabi_link_desc_init`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) struct LinkDescFields {
+    /// `backend`: which linker; `CUABI_LINK_BACKEND_AUTO` by default
+    pub(crate) backend: crate::generated::LinkBackend,
+    /// `flags`: `CUABI_LINK_`\*
+    pub(crate) flags: crate::generated::LinkFlags,
+}
+
+impl LinkDescFields {
+    /// Writes the fields into `raw`, leaving its others alone.
+    pub(crate) fn write(&self, raw: &mut sys::cuabi_link_desc) {
+        raw.backend = self.backend.raw();
+        raw.flags = self.flags.bits();
+    }
+}
+
+impl Default for LinkDescFields {
+    /// The library's defaults: `cuabi_link_desc_init`.
+    fn default() -> LinkDescFields {
+        let read = || -> Result<LinkDescFields> {
+            let raw: sys::cuabi_link_desc = crate::error::init_struct()?;
+            Ok(LinkDescFields {
+                backend: crate::generated::LinkBackend::from_raw(raw.backend).ok_or_else(|| {
+                    crate::error::unknown("cuabi_link_desc_init", "backend", raw.backend)
+                })?,
+                flags: crate::generated::LinkFlags::from_bits(raw.flags),
+            })
+        };
+        read().unwrap_or_else(|err| panic!("{err}"))
+    }
+}
+
+/// The fields of `cuabi_texture_desc` that [`TextureOptions`](crate::TextureOptions) sets through its generated
+/// setters (builders.rs); [`Default`] holds the library's defaults (`cuabi_texture_desc_init`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct TextureDescFields {
+    /// `address_x`: How a fetch outside the extent is answered, per dimension.
+    pub(crate) address_x: crate::generated::AddressMode,
+    /// `address_y`: How a fetch outside the extent is answered, per dimension.
+    pub(crate) address_y: crate::generated::AddressMode,
+    /// `address_z`: How a fetch outside the extent is answered, per dimension.
+    pub(crate) address_z: crate::generated::AddressMode,
+    /// `filter`: how a fetch between elements is answered
+    pub(crate) filter: crate::generated::FilterMode,
+    /// `read_mode`: what a fetch returns
+    pub(crate) read_mode: crate::generated::ReadMode,
+    /// `normalized_coords`: `true`: coordinates in \[0, 1) across each dimension; `false`: element
+    /// indices.
+    pub(crate) normalized_coords: bool,
+    /// `border_r`: The colour `CUABI_ADDRESS_BORDER` answers.
+    pub(crate) border_r: f32,
+    /// `border_g`: The colour `CUABI_ADDRESS_BORDER` answers.
+    pub(crate) border_g: f32,
+    /// `border_b`: The colour `CUABI_ADDRESS_BORDER` answers.
+    pub(crate) border_b: f32,
+    /// `border_a`: The colour `CUABI_ADDRESS_BORDER` answers.
+    pub(crate) border_a: f32,
+}
+
+impl TextureDescFields {
+    /// Writes the fields into `raw`, leaving its others alone.
+    pub(crate) fn write(&self, raw: &mut sys::cuabi_texture_desc) {
+        raw.address_x = self.address_x.raw();
+        raw.address_y = self.address_y.raw();
+        raw.address_z = self.address_z.raw();
+        raw.filter = self.filter.raw();
+        raw.read_mode = self.read_mode.raw();
+        raw.normalized_coords = u32::from(self.normalized_coords);
+        raw.border_r = self.border_r;
+        raw.border_g = self.border_g;
+        raw.border_b = self.border_b;
+        raw.border_a = self.border_a;
+    }
+}
+
+impl Default for TextureDescFields {
+    /// The library's defaults: `cuabi_texture_desc_init`.
+    fn default() -> TextureDescFields {
+        let read = || -> Result<TextureDescFields> {
+            let raw: sys::cuabi_texture_desc = crate::error::init_struct()?;
+            Ok(TextureDescFields {
+                address_x: crate::generated::AddressMode::from_raw(raw.address_x).ok_or_else(
+                    || crate::error::unknown("cuabi_texture_desc_init", "address_x", raw.address_x),
+                )?,
+                address_y: crate::generated::AddressMode::from_raw(raw.address_y).ok_or_else(
+                    || crate::error::unknown("cuabi_texture_desc_init", "address_y", raw.address_y),
+                )?,
+                address_z: crate::generated::AddressMode::from_raw(raw.address_z).ok_or_else(
+                    || crate::error::unknown("cuabi_texture_desc_init", "address_z", raw.address_z),
+                )?,
+                filter: crate::generated::FilterMode::from_raw(raw.filter).ok_or_else(|| {
+                    crate::error::unknown("cuabi_texture_desc_init", "filter", raw.filter)
+                })?,
+                read_mode: crate::generated::ReadMode::from_raw(raw.read_mode).ok_or_else(
+                    || crate::error::unknown("cuabi_texture_desc_init", "read_mode", raw.read_mode),
+                )?,
+                normalized_coords: raw.normalized_coords != 0,
+                border_r: raw.border_r,
+                border_g: raw.border_g,
+                border_b: raw.border_b,
+                border_a: raw.border_a,
+            })
+        };
+        read().unwrap_or_else(|err| panic!("{err}"))
     }
 }
 
@@ -966,6 +1120,11 @@ impl AddressRange {
 }
 
 impl Array {
+    /// The raw handle, still owned by `self`.
+    pub fn as_raw(&self) -> sys::cuabi_array {
+        self.handle.get()
+    }
+
     /// The array's shape as it was created (`desc->struct_size` must be set).
     ///
     /// Calls `cuabi_array_get_desc`.
@@ -986,6 +1145,11 @@ impl Array {
 }
 
 impl Device {
+    /// The raw handle, still owned by `self`.
+    pub fn as_raw(&self) -> sys::cuabi_device {
+        self.handle.get()
+    }
+
     /// The device's name (two-call pattern).
     ///
     /// Calls `cuabi_device_get_name`.
@@ -1226,9 +1390,40 @@ impl Device {
             unsafe { create(|out| sys::cuabi_device_get_sm_resource(self.as_raw(), out))? };
         Ok(SmResource { handle })
     }
+
+    /// [`Module::load_data`] on this device.
+    pub fn load_module(&self, image: &[u8]) -> Result<Module> {
+        Module::load_data(self, image)
+    }
+
+    /// [`Module::load_file`] on this device.
+    pub fn load_module_file(&self, path: impl AsRef<std::path::Path>) -> Result<Module> {
+        Module::load_file(self, path)
+    }
+
+    /// [`MemoryPool::import_fd`] on this device.
+    #[cfg(unix)]
+    pub fn import_memory_pool(&self, fd: impl std::os::fd::AsFd) -> Result<MemoryPool> {
+        MemoryPool::import_fd(self, fd)
+    }
+
+    /// [`Stream::create`] on this device.
+    pub fn create_stream_with(&self, flags: StreamFlags, priority: i32) -> Result<Stream> {
+        Stream::create(self, flags, priority)
+    }
+
+    /// [`Event::create`] on this device.
+    pub fn create_event_with(&self, flags: EventFlags) -> Result<Event> {
+        Event::create(self, flags)
+    }
 }
 
 impl<T: DeviceRepr> DeviceBuffer<T> {
+    /// The raw handle, still owned by `self`.
+    pub fn as_raw(&self) -> sys::cuabi_buffer {
+        self.handle.get()
+    }
+
     /// How the buffer's memory was obtained, in `kind` (`cuabi_buffer_kind`).
     ///
     /// Calls `cuabi_buffer_get_kind`.
@@ -1292,6 +1487,11 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
 }
 
 impl Event {
+    /// The raw handle, still owned by `self`.
+    pub fn as_raw(&self) -> sys::cuabi_event {
+        self.handle.get()
+    }
+
     /// A new event on `device` with `flags` (`cuabi_event_flag_bits`; 0: a timing event). Unknown
     /// bits, or `CUABI_EVENT_INTERPROCESS` without `CUABI_EVENT_DISABLE_TIMING`, answer
     /// `CUABI_ERROR_INVALID_ARGUMENT`.
@@ -1345,6 +1545,11 @@ impl Event {
 }
 
 impl Function {
+    /// The raw handle, still owned by `self`.
+    pub fn as_raw(&self) -> sys::cuabi_function {
+        self.handle.get()
+    }
+
     /// The number of the kernel's parameters, in `count`, as the driver reports them
     /// (cuFuncGetParamInfo, driver 12.4 or newer; `CUABI_ERROR_NOT_SUPPORTED` before that).
     ///
@@ -1517,6 +1722,11 @@ impl Function {
 }
 
 impl Graph {
+    /// The raw handle, still owned by `self`.
+    pub fn as_raw(&self) -> sys::cuabi_graph {
+        self.handle.get()
+    }
+
     /// The number of nodes in the graph, of every kind, in `count` (cuGraphGetNodes).
     ///
     /// Calls `cuabi_graph_get_node_count`.
@@ -1930,6 +2140,11 @@ impl Graph {
 }
 
 impl GraphExec {
+    /// The raw handle, still owned by `self`.
+    pub fn as_raw(&self) -> sys::cuabi_graph_exec {
+        self.handle.get()
+    }
+
     /// Uploads the instantiated graph to the device ahead of its first launch on `stream` (NULL:
     /// the default stream), so that launch does not pay for it.
     ///
@@ -2232,7 +2447,19 @@ impl GreenContext {
     }
 }
 
+impl LaunchPlan {
+    /// The raw handle, still owned by `self`.
+    pub fn as_raw(&self) -> sys::cuabi_launch_plan {
+        self.handle.get()
+    }
+}
+
 impl Library {
+    /// The raw handle, still owned by `self`.
+    pub fn as_raw(&self) -> sys::cuabi_library {
+        self.handle.get()
+    }
+
     /// Loads an image (CUBIN, PTX or fatbin bytes, as `cuabi_module_load_data` takes them: the
     /// `size` bytes at `image`) as a library (cuLibraryLoadData, CUDA 12+): loaded once, usable in
     /// every device's context, which is what the driver recommends for code not tied to one
@@ -2272,6 +2499,11 @@ impl Library {
 }
 
 impl Linker {
+    /// The raw handle, still owned by `self`.
+    pub fn as_raw(&self) -> sys::cuabi_linker {
+        self.handle.get()
+    }
+
     /// The backend the linker uses (AUTO resolved).
     ///
     /// Calls `cuabi_linker_get_backend`.
@@ -2353,6 +2585,11 @@ impl Linker {
 }
 
 impl MemoryPool {
+    /// The raw handle, still owned by `self`.
+    pub fn as_raw(&self) -> sys::cuabi_memory_pool {
+        self.handle.get()
+    }
+
     /// A new pool of `device`'s memory. `desc` NULL: the defaults.
     ///
     /// Calls `cuabi_memory_pool_create`.
@@ -2445,6 +2682,11 @@ impl MemoryPool {
 }
 
 impl Module {
+    /// The raw handle, still owned by `self`.
+    pub fn as_raw(&self) -> sys::cuabi_module {
+        self.handle.get()
+    }
+
     /// Loads CUBIN, PTX or fatbin bytes. `size` is the image's length in bytes (PTX need not be
     /// NUL-terminated when its length is given).
     ///
@@ -2524,6 +2766,23 @@ impl Module {
     pub fn kernel_name(&self, index: usize, form: NameForm) -> Result<String> {
         read_string(|buf, size| unsafe {
             sys::cuabi_module_get_kernel_name(self.as_raw(), index, form.raw(), buf, size)
+        })
+    }
+
+    /// A `__device__` global by its `name`: its device address in `device_ptr` and its size in
+    /// bytes in `bytes`. `CUABI_ERROR_NOT_FOUND` when the module has no global of that name.
+    ///
+    /// Calls `cuabi_module_get_global`.
+    pub fn global(&self, name: &str) -> Result<Global> {
+        let name = c_string("global name", name)?;
+        let mut device_ptr = 0;
+        let mut bytes = 0;
+        check(unsafe {
+            sys::cuabi_module_get_global(self.as_raw(), name.as_ptr(), &mut device_ptr, &mut bytes)
+        })?;
+        Ok(Global {
+            device_ptr,
+            size_bytes: bytes,
         })
     }
 }
@@ -2629,7 +2888,19 @@ impl PhysicalMemory {
     }
 }
 
+impl<T: DeviceRepr> PinnedBuffer<T> {
+    /// The raw handle, still owned by `self`.
+    pub fn as_raw(&self) -> sys::cuabi_host_buffer {
+        self.handle.get()
+    }
+}
+
 impl Program {
+    /// The raw handle, still owned by `self`.
+    pub fn as_raw(&self) -> sys::cuabi_program {
+        self.handle.get()
+    }
+
     /// Registers a name expression (e.g. "write_scalar\<float\>") before compiling, so its lowered
     /// (mangled) name can be queried afterwards.
     ///
@@ -2752,6 +3023,11 @@ impl SmResource {
 }
 
 impl Stream {
+    /// The raw handle, still owned by `self`.
+    pub fn as_raw(&self) -> sys::cuabi_stream {
+        self.handle.get()
+    }
+
     /// A new stream on `device`. `flags` is an OR of `cuabi_stream_flag_bits` (unknown bits answer
     /// `CUABI_ERROR_INVALID_ARGUMENT`); `priority` 0 is the default (see
     /// `cuabi_device_get_stream_priority_range`).
@@ -3205,6 +3481,13 @@ impl Stream {
     }
 }
 
+impl Surface {
+    /// The raw handle, still owned by `self`.
+    pub fn as_raw(&self) -> sys::cuabi_surface {
+        self.handle.get()
+    }
+}
+
 impl TensorMap {
     /// A tiled tensor map (cuTensorMapEncodeTiled) over `buffer` from byte `offset`: a tensor of
     /// `data_type` elements whose rank (1 to 5) is `num_sizes`, dimension 0 the innermost. `sizes`
@@ -3342,5 +3625,12 @@ impl TensorMap {
         read_list(0u8, 0, |buf, size| unsafe {
             sys::cuabi_tensor_map_get_bytes(self.as_raw(), buf.cast(), size)
         })
+    }
+}
+
+impl<'a> Texture<'a> {
+    /// The raw handle, still owned by `self`.
+    pub fn as_raw(&self) -> sys::cuabi_texture {
+        self.handle.get()
     }
 }

@@ -1,8 +1,5 @@
 //! Stream-ordered allocation and memory pools.
 
-#[cfg(unix)]
-use std::os::fd::AsFd;
-
 use cuabi_sys as sys;
 
 use crate::error::Result;
@@ -74,14 +71,6 @@ impl Device {
     /// A new memory pool of this device's memory: [`MemoryPool::create`].
     pub fn create_memory_pool(&self, desc: &MemoryPoolDesc) -> Result<MemoryPool> {
         MemoryPool::create(self, desc)
-    }
-
-    /// Opens, on this device, a pool another process exported with
-    /// [`MemoryPool::export_fd`]. `fd` stays the caller's. Open the pool's
-    /// allocations with [`Device::open_ipc_buffer`], giving it this pool.
-    #[cfg(unix)]
-    pub fn import_memory_pool(&self, fd: impl AsFd) -> Result<MemoryPool> {
-        MemoryPool::import_fd(self, fd)
     }
 }
 

@@ -10,6 +10,7 @@ use cuabi_sys as sys;
 use crate::background::Background;
 use crate::error::{c_string, check, create, init_struct, Error, Result};
 use crate::generated::{CompileFlags, CxxStandard, Output};
+use crate::objects::CompileDescFields;
 use crate::types::Program;
 
 impl Program {
@@ -191,11 +192,7 @@ pub struct CompileOptions {
     std: Option<CppStd>,
     defines: Vec<(String, Option<String>)>,
     include_paths: Vec<PathBuf>,
-    fast_math: bool,
-    line_info: bool,
-    device_debug: bool,
-    dlto: bool,
-    rdc: bool,
+    pub(crate) fields: CompileDescFields,
 }
 
 impl CompileOptions {
@@ -243,41 +240,6 @@ impl CompileOptions {
     /// headers given with [`header`](Self::header).
     pub fn include_path(mut self, path: impl Into<PathBuf>) -> Self {
         self.include_paths.push(path.into());
-        self
-    }
-
-    /// Fast, less precise math: `__sinf` for `sinf`,
-    /// flushing denormals, approximate division and square root.
-    pub fn fast_math(mut self, on: bool) -> Self {
-        self.fast_math = on;
-        self
-    }
-
-    /// Line information for profilers.
-    pub fn line_info(mut self, on: bool) -> Self {
-        self.line_info = on;
-        self
-    }
-
-    /// Device debug information, without optimisation.
-    pub fn device_debug(mut self, on: bool) -> Self {
-        self.device_debug = on;
-        self
-    }
-
-    /// LTO-IR for a link-time-optimising link: read it with
-    /// [`Program::lto_ir`], or add the program to a
-    /// [`Linker`](crate::Linker) made with [`LinkOptions::lto`](crate::LinkOptions::lto).
-    pub fn dlto(mut self, on: bool) -> Self {
-        self.dlto = on;
-        self
-    }
-
-    /// Relocatable device code: the program may call
-    /// `extern __device__` functions another program defines, resolved by a
-    /// [`Linker`](crate::Linker).
-    pub fn rdc(mut self, on: bool) -> Self {
-        self.rdc = on;
         self
     }
 
@@ -569,11 +531,7 @@ impl CompileDesc {
         (desc.defines, desc.num_defines) = (defines.ptrs.as_ptr(), defines.ptrs.len());
         desc.include_paths = paths.ptrs.as_ptr();
         desc.num_include_paths = paths.ptrs.len();
-        desc.fast_math = i32::from(opts.fast_math);
-        desc.line_info = i32::from(opts.line_info);
-        desc.device_debug = i32::from(opts.device_debug);
-        desc.lto = i32::from(opts.dlto);
-        desc.relocatable = i32::from(opts.rdc);
+        opts.fields.write(&mut desc);
         let none = || CStrings::new(std::iter::empty(), |_, _| String::new());
         Ok(CompileDesc {
             _strings: [options, defines, paths, none()?, none()?, none()?],

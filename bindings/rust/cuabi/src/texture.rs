@@ -7,7 +7,8 @@ use std::marker::PhantomData;
 use cuabi_sys as sys;
 
 use crate::error::{create, init_struct, out, Result};
-use crate::generated::{AddressMode, ArrayFormat, FilterMode, ReadMode};
+use crate::generated::{AddressMode, ArrayFormat};
+use crate::objects::TextureDescFields;
 use crate::types::{Array, DeviceBuffer, DeviceRepr, Surface, Texture};
 
 /// How a [`Texture`] samples: address modes, filtering, what a fetch
@@ -25,11 +26,7 @@ use crate::types::{Array, DeviceBuffer, DeviceRepr, Surface, Texture};
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct TextureOptions {
-    address: Option<[AddressMode; 3]>,
-    filter: Option<FilterMode>,
-    read_mode: Option<ReadMode>,
-    normalized_coords: Option<bool>,
-    border_color: Option<[f32; 4]>,
+    pub(crate) fields: TextureDescFields,
 }
 
 impl TextureOptions {
@@ -51,33 +48,15 @@ impl TextureOptions {
         y: AddressMode,
         z: AddressMode,
     ) -> TextureOptions {
-        self.address = Some([x, y, z]);
-        self
-    }
-
-    /// Point or linear filtering; linear only for float reads (a float
-    /// format, or [`ReadMode::NormalizedFloat`]).
-    pub fn filter(mut self, filter: FilterMode) -> TextureOptions {
-        self.filter = Some(filter);
-        self
-    }
-
-    /// What a fetch returns.
-    pub fn read_mode(mut self, mode: ReadMode) -> TextureOptions {
-        self.read_mode = Some(mode);
-        self
-    }
-
-    /// Coordinates in [0, 1) across each dimension when `on`; element
-    /// indices when not.
-    pub fn normalized_coords(mut self, on: bool) -> TextureOptions {
-        self.normalized_coords = Some(on);
+        let f = &mut self.fields;
+        (f.address_x, f.address_y, f.address_z) = (x, y, z);
         self
     }
 
     /// The colour [`AddressMode::Border`] answers, as red, green, blue, alpha.
     pub fn border_color(mut self, rgba: [f32; 4]) -> TextureOptions {
-        self.border_color = Some(rgba);
+        let f = &mut self.fields;
+        [f.border_r, f.border_g, f.border_b, f.border_a] = rgba;
         self
     }
 }
@@ -181,21 +160,7 @@ impl<'a> Texture<'a> {
         if let Some((format, channels)) = source.format {
             (desc.format, desc.channels) = (format.raw(), channels);
         }
-        if let Some([x, y, z]) = options.address {
-            (desc.address_x, desc.address_y, desc.address_z) = (x.raw(), y.raw(), z.raw());
-        }
-        if let Some(filter) = options.filter {
-            desc.filter = filter.raw();
-        }
-        if let Some(mode) = options.read_mode {
-            desc.read_mode = mode.raw();
-        }
-        if let Some(on) = options.normalized_coords {
-            desc.normalized_coords = u32::from(on);
-        }
-        if let Some([r, g, b, a]) = options.border_color {
-            (desc.border_r, desc.border_g, desc.border_b, desc.border_a) = (r, g, b, a);
-        }
+        options.fields.write(&mut desc);
         let handle = unsafe { create(|out| sys::cuabi_texture_create(&desc, out))? };
         let object = out(|object| unsafe { sys::cuabi_texture_get_handle(handle.get(), object) })?;
         Ok(Texture {
@@ -254,29 +219,37 @@ impl fmt::Debug for Surface {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::generated::{FilterMode, ReadMode};
 
     #[test]
     fn options_keep_what_was_set() {
         let options = TextureOptions::new();
         assert_eq!(options, TextureOptions::default());
-        assert!(options.address.is_none() && options.filter.is_none());
+        // What is not set is the library's default (cuabi_texture_desc_init).
+        let f = options.fields;
+        assert_eq!(f.address_x, AddressMode::Clamp);
+        assert_eq!(f.filter, FilterMode::Point);
         let options = options
             .address_mode(AddressMode::Border)
             .filter(FilterMode::Linear)
             .read_mode(ReadMode::NormalizedFloat)
             .normalized_coords(true)
             .border_color([0.25, 0.5, 0.75, 1.0]);
-        assert_eq!(options.address, Some([AddressMode::Border; 3]));
+        let f = options.fields;
+        let address = [f.address_x, f.address_y, f.address_z];
+        assert_eq!(address, [AddressMode::Border; 3]);
         let options =
             options.address_modes(AddressMode::Wrap, AddressMode::Clamp, AddressMode::Mirror);
+        let f = options.fields;
         assert_eq!(
-            options.address,
-            Some([AddressMode::Wrap, AddressMode::Clamp, AddressMode::Mirror])
+            [f.address_x, f.address_y, f.address_z],
+            [AddressMode::Wrap, AddressMode::Clamp, AddressMode::Mirror]
         );
-        assert_eq!(options.filter, Some(FilterMode::Linear));
-        assert_eq!(options.read_mode, Some(ReadMode::NormalizedFloat));
-        assert_eq!(options.normalized_coords, Some(true));
-        assert_eq!(options.border_color, Some([0.25, 0.5, 0.75, 1.0]));
+        assert_eq!(f.filter, FilterMode::Linear);
+        assert_eq!(f.read_mode, ReadMode::NormalizedFloat);
+        assert!(f.normalized_coords);
+        let border = [f.border_r, f.border_g, f.border_b, f.border_a];
+        assert_eq!(border, [0.25, 0.5, 0.75, 1.0]);
         fn assert_send_sync<T: Send + Sync>() {}
         assert_send_sync::<Texture<'static>>();
         assert_send_sync::<Surface>();

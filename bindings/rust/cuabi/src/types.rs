@@ -12,27 +12,7 @@ use std::sync::{Arc, OnceLock};
 use cuabi_sys as sys;
 
 use crate::error::{Error, Result};
-use crate::handle::{as_raw, Owned};
-
-as_raw!(
-    Device => sys::cuabi_device,
-    Program => sys::cuabi_program,
-    Module => sys::cuabi_module,
-    Function => sys::cuabi_function,
-    Stream => sys::cuabi_stream,
-    Event => sys::cuabi_event,
-    Graph => sys::cuabi_graph,
-    GraphExec => sys::cuabi_graph_exec,
-    LaunchPlan => sys::cuabi_launch_plan,
-    MemoryPool => sys::cuabi_memory_pool,
-    Surface => sys::cuabi_surface,
-    Linker => sys::cuabi_linker,
-    Library => sys::cuabi_library,
-    DeviceBuffer<T> [T: DeviceRepr] => sys::cuabi_buffer,
-    PinnedBuffer<T> [T: DeviceRepr] => sys::cuabi_host_buffer,
-    PinnedSlice<'_, T> [T: DeviceRepr] => sys::cuabi_host_buffer,
-    Texture<'_> => sys::cuabi_texture,
-);
+use crate::handle::Owned;
 
 /// Plain data that may be copied to and from the device byte for byte and
 /// passed to a kernel by value.
@@ -419,15 +399,6 @@ unsafe impl Sync for LaunchPlan {}
 #[derive(Debug)]
 pub struct MemoryPool {
     pub(crate) handle: Owned<sys::cuabi_memory_pool>,
-}
-
-/// What a [`MemoryPool`] holds: [`MemoryPool::usage`].
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub struct PoolUsage {
-    /// Bytes the pool has reserved from the device.
-    pub reserved_bytes: u64,
-    /// Of those, the bytes its live allocations use.
-    pub used_bytes: u64,
 }
 
 /// A CUDA array: memory laid out for texture fetches and surface

@@ -147,3 +147,25 @@ pub struct ArrayDesc {
     /// `flags` of `cuabi_array_desc`: `CUABI_ARRAY_`\*
     pub flags: ArrayFlags,
 }
+
+/// What [`Module::global`](crate::Module::global) answers: A `__device__` global by its `name`: its
+/// device address in `device_ptr` and its size in bytes in `bytes`. `CUABI_ERROR_NOT_FOUND` when
+/// the module has no global of that name.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Global {
+    /// `device_ptr` of `cuabi_module_get_global`.
+    pub device_ptr: u64,
+    /// `bytes` of `cuabi_module_get_global`.
+    pub size_bytes: usize,
+}
+
+/// What [`MemoryPool::usage`](crate::MemoryPool::usage) answers: The bytes the pool has reserved
+/// from the device, in `reserved_bytes`, and of those the bytes its live allocations use, in
+/// `used_bytes`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct PoolUsage {
+    /// `reserved_bytes` of `cuabi_memory_pool_get_usage`.
+    pub reserved_bytes: u64,
+    /// `used_bytes` of `cuabi_memory_pool_get_usage`.
+    pub used_bytes: u64,
+}

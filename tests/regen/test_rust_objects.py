@@ -1,0 +1,60 @@
+"""The Rust object layer's tables (scripts/regen_api/rust_objects.py) name
+what the header declares, and what they make lands in the generated files.
+
+  python3 tests/regen/test_rust_objects.py
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import unittest
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(REPO, "scripts", "regen_api"))
+
+import model  # noqa: E402
+import rust_objects  # noqa: E402
+
+HEADER = os.path.join(REPO, "include", "cuabi", "cuabi.h")
+
+
+def read(path):
+    with open(os.path.join(REPO, path), encoding="utf-8") as f:
+        return f.read()
+
+
+class RustTables(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.d = model.describe(HEADER)
+
+    def test_options_name_fields_of_built_structs(self):
+        structs = {st["name"]: st for st in self.d["structs"]}
+        for c_name, (_, _, fields) in rust_objects.OPTIONS.items():
+            self.assertTrue(structs[c_name].get("built"), c_name)
+            names = {f["name"] for f in structs[c_name]["fields"]}
+            self.assertLessEqual(set(fields), names, c_name)
+
+    def test_builders_set_their_fields_under_the_builders_names(self):
+        text = read("bindings/rust/cuabi/src/builders.rs")
+        self.assertIn("pub fn dlto(mut self, on: bool) -> CompileOptions {\n        self.fields.lto = on;", text)
+        self.assertIn("pub fn backend(mut self, backend: LinkBackend) -> LinkOptions {", text)
+        self.assertNotIn("fn address_x(", text)  # set by TextureOptions::address_modes
+        objects = read("bindings/rust/cuabi/src/objects.rs")
+        self.assertIn("raw.relocatable = i32::from(self.relocatable);", objects)
+
+    def test_made_by_and_composed_name_constructors_and_getters(self):
+        functions = {f["name"]: f for f in self.d["functions"]}
+        for name in rust_objects.MADE_BY:
+            self.assertEqual(functions[name]["call"], "constructor", name)
+        for name in rust_objects.COMPOSED:
+            self.assertEqual(functions[name]["call"], "getter", name)
+        objects = read("bindings/rust/cuabi/src/objects.rs")
+        self.assertIn("pub fn create_stream_with(&self, flags: StreamFlags, priority: i32) -> Result<Stream> {", objects)
+        self.assertIn("size_bytes: bytes,", objects)
+        self.assertIn("pub struct Global {", read("bindings/rust/cuabi/src/values.rs"))
+
+
+if __name__ == "__main__":
+    unittest.main()
