@@ -22,9 +22,13 @@ The object-layer rules, the same as every language's:
   each field given, range-checked. A ``struct_out`` parameter is returned as
   one, every field read back (enums and flag sets as their classes);
 * an array of a built struct (``array_in`` of ``cuabi_mem_op``) takes a
-  sequence of its registered type, laid out by its registered layout
-  (``register_layout``), which checks each element and names the one at
-  fault; its count parameter is the layout's count;
+  sequence of its registered type (each element checked, the one at fault
+  named), laid out by its registered layout (``register_layout``); its
+  count parameter is the layout's count;
+* host bytes a call reads (``bytes_in``: ``cuabi_module_load_data``'s
+  image) are bytes, a bytearray or a memoryview, their size derived;
+* an ``int32_t location`` (a prefetch's, an advice's: a device ordinal or
+  CUABI_LOCATION_HOST) also takes a Device or ``"host"``;
 * a library call that takes nothing and answers a number or a string
   instead of a status (``cuabi_version``) is a free function returning it;
 * a constructor is a classmethod of the made object's class
@@ -34,6 +38,9 @@ The object-layer rules, the same as every language's:
   in its kind's public class where a hand-written one declares itself that
   (``register_owner``: see OWNERS), made by that class's ``_made_by`` hook,
   else in its kind's generated class; either owns and releases it;
+* a consuming call (the model's `consumes`: the library releases the
+  receiver's handle once it succeeds, ``cuabi_buffer_free_async``) closes
+  the receiver after it (``Resource._consumed``);
 * a failing status raises the existing exception of :mod:`cuabi.errors`
   (``Backend.error``), with the core's message unchanged;
 * a scope (the model's `scope` of an opening call: ``@scope nvtx_range
@@ -91,20 +98,15 @@ HAND_WRITTEN = {
     "cuabi_buffer_advise": "DeviceBuffer.advise takes a range default and a Device location",
     "cuabi_buffer_fill": "DeviceBuffer.fill takes a typed value and a range default",
     "cuabi_buffer_memset": "DeviceBuffer.memset takes a range default",
-    "cuabi_program_add_name_expression": "Program keeps its name expressions",
     "cuabi_program_compile": "Program.compile takes CompileOptions and typed options",
     "cuabi_module_get_function": "Module.get_function is get_kernel (a Kernel of its module)",
-    "cuabi_linker_add_program": "Linker.add_program returns the linker, for chaining",
     "cuabi_linker_add_file": "Linker.add_file takes an input kind default and a PathLike",
-    "cuabi_memory_pool_create": "MemoryPool(device, max_bytes, release_threshold, ipc=) fills a MemoryPoolDesc",
-    "cuabi_array_create": "Array(device, shape, dtype, channels, ...) fills an ArrayDesc from a NumPy shape",
     "cuabi_copy_3d": (
         "cuabi.copy_3d(dst, src, extent, ..., stream=) takes a box's sides, origins and "
         "pitches as arguments (Copy3dOp's fields); stream= picks cuabi_copy_3d_async"
     ),
     "cuabi_copy_3d_async": "cuabi.copy_3d(..., stream=s)",
-    "cuabi_stream_copy_batch": "Stream.copy_batch takes prefer_overlap= for its one flag",
-    "cuabi_stream_copy_3d_batch": "Stream.copy_3d_batch takes prefer_overlap= for its one flag",
+    "cuabi_buffer_copy_from_host": "DeviceBuffer.copy_from_host takes any host array and stream=",
     "cuabi_last_error_status": "Backend.error reads it: a failure raises its CudaError",
     "cuabi_last_error_message": "Backend.error reads it: CudaError's message",
     "cuabi_last_error_code": "Backend.error reads it: CudaError.code",
@@ -118,6 +120,33 @@ HAND_WRITTEN = {
         "(sys.unraisablehook)"
     ),
 }
+
+# Python names of generated members that differ from the model's: a getter
+# named after what Resource already has (``handle``, ``backend``), given the
+# public name the package has always had for it.
+PY_NAMES = {
+    "cuabi_stream_get_handle": "ptr",
+    "cuabi_array_get_handle": "cu_array",
+    "cuabi_linker_get_backend": "link_backend",
+}
+
+# Second public names of generated members: ``lowered_name =
+# get_lowered_name`` in the class (the package's name for the call beside
+# the model's).
+PY_ALIASES = {
+    "cuabi_program_get_lowered_name": "lowered_name",
+    "cuabi_module_get_lowered_name": "lowered_name",
+    "cuabi_device_get_attribute": "attribute",
+    "cuabi_event_get_elapsed_ms": "elapsed_ms",
+    "cuabi_stream_wait_event": "wait",
+    "cuabi_function_get_available_dynamic_shared": "available_dynamic_shared",
+}
+
+# Idioms whose calls are generated where every parameter has a Python form
+# (the rest of the idiom is written by hand): the ipc idiom's openings take
+# the handle's bytes (bytes_in); its handles' reads (a fixed-size bytes_out)
+# are Python's own.
+GENERATED_IDIOMS = {"ipc"}
 
 # The hand-written type describing each built struct (the model's `built`:
 # it names cuabi objects or host memory), as the package's own modules
@@ -330,7 +359,7 @@ class Emitter:
         call = fn["call"]
         if fn["name"] in HAND_WRITTEN:
             raise Skip(HAND_WRITTEN[fn["name"]])
-        if fn.get("idiom"):
+        if fn.get("idiom") and fn["idiom"] not in GENERATED_IDIOMS:
             raise Skip(f"idiom {fn['idiom']}, written by hand")
         if call == "release":
             raise Skip("Resource.close")
@@ -385,12 +414,16 @@ class Emitter:
                 if role == "two_call_size":
                     continue
                 of = by_name[p["of"]]
-                if of["role"] == "array_in" and of["type"]["base"] in BUILT_TYPES:
-                    args.append(f"{ident(of['name'])}_n")  # the count its layout gives
+                if of["role"] == "array_in" and of["type"]["base"] in BUILT_TYPES or of["role"] == "bytes_in":
+                    args.append(f"{ident(of['name'])}_n")  # the count its layout gives, the bytes' size
                 else:
                     args.append(f"len({ident(of['name'])}_c)" if of["role"] == "array_in" else f"len({ident(of['name'])})")
                 continue
-            if role == "in":
+            if role == "in" and p["name"] == "location" and base == "int32_t":
+                # A prefetch's or an advice's location: a Device, an ordinal or "host".
+                sig.append(f"{name}: Union[DeviceBase, int, str]")
+                args.append(f'_READERS["location"]({name}, "{p["name"]}")')
+            elif role == "in":
                 ptype, arg = self.in_value(p)
                 sig.append(f"{name}: {ptype}")
                 args.append(arg)
@@ -403,6 +436,11 @@ class Emitter:
                 else:
                     sig.append(f"{name}: {cls}")
                     args.append(f'_arg({name}, "{ht}", {cls}, "{p["name"]}", b)')
+            elif role == "bytes_in" and not p.get("nullable"):
+                # Host bytes the call reads (and copies) before it returns.
+                sig.append(f"{name}: Union[bytes, bytearray, memoryview]")
+                prep.append(f"{name}_arg, {name}_n, {name}_keep = _bytes_in({name}, b)")
+                args.append(f"{name}_arg")
             elif role == "string_in":
                 if p.get("nullable"):
                     sig.append(f"{name}: Optional[Union[str, bytes]]")
@@ -419,12 +457,12 @@ class Emitter:
                 prep.append(f"{name}_arg, {name}_keep = b.string_array({name}_c)")
                 args.append(f"{name}_arg")
             elif role == "array_in" and base in BUILT_TYPES and len(t["pointers"]) == 1:
-                # An array of a built struct: laid out by its registered layout,
-                # which checks each element and names the one at fault.
+                # An array of a built struct: each element checked (the one at
+                # fault named), laid out by its registered layout.
                 module, cls = BUILT_TYPES[base]
                 self.built_uses.add((module, cls))
                 sig.append(f'{name}: Sequence["{cls}"]')
-                prep.append(f'{name}_arg, {name}_n, {name}_keep = _built_array({name}, "{base}", b)')
+                prep.append(f'{name}_arg, {name}_n, {name}_keep = _built_array({name}, "{base}", "{p["name"]}", b)')
                 args.append(f"{name}_arg")
                 if p.get("lasting") == "receiver":
                     post.append(f"self._hold({name}_keep)")
@@ -502,6 +540,9 @@ class Emitter:
             sig[i] += " = None"
         if kw_sig:
             sig += ["*"] + kw_sig
+        if fn.get("consumes"):
+            # The library released the receiver's handle: the object is closed.
+            post.append("self._consumed()")
         if call == "constructor" and receiver is None or owner == "":
             if sig and "*" not in sig:
                 sig.append("*")
@@ -552,7 +593,13 @@ class Emitter:
                 body.append("return " + ", ".join(r[1] for r in results))
 
         name = fn["property"] if (fn.get("property") and call != "setter" and owner and not sig) else None
-        member = name if name is not None else fn["method"]
+        method = fn["method"]
+        if fn["name"] in PY_NAMES:
+            if name is not None:
+                name = PY_NAMES[fn["name"]]
+            else:
+                method = PY_NAMES[fn["name"]]
+        member = name if name is not None else method
         if owner and member in RESOURCE_NAMES:
             raise Skip(f"`{member}` is Resource's own")
         self.made[fn["name"]] = (owner, ident(member))
@@ -570,7 +617,7 @@ class Emitter:
         if call == "constructor":
             lines.append(f"{indent}@classmethod")
             params = ["cls"] + sig
-            lines.append(f"{indent}def {ident(fn['method'])}({', '.join(params)}) -> {rtype}:")
+            lines.append(f"{indent}def {ident(method)}({', '.join(params)}) -> {rtype}:")
         elif name is not None:
             lines.append(f"{indent}@property")
             lines.append(f"{indent}def {ident(name)}(self) -> {rtype}:")
@@ -578,9 +625,11 @@ class Emitter:
             params = (["self"] if owner else []) + sig
             if params and params[-1] == "*":
                 params.pop()
-            lines.append(f"{indent}def {ident(fn['method'])}({', '.join(params)}) -> {rtype}:")
+            lines.append(f"{indent}def {ident(method)}({', '.join(params)}) -> {rtype}:")
         lines += wrap_doc(doc, indent + "    ")
         lines += [indent + "    " + line for line in body]
+        if fn["name"] in PY_ALIASES:
+            lines += ["", f"{indent}{PY_ALIASES[fn['name']]} = {ident(member)}"]
         return owner, "\n".join(lines) + "\n"
 
 
@@ -835,6 +884,20 @@ def objects(model: Dict[str, Any]) -> str:
         '    what makes the C array of a list of them: (the array, its count, what\n'
         '    keeps it and what it names alive)."""\n'
         "    _LAYOUTS[struct] = (cls, lay_out)\n\n\n"
+        "# What reads a Python value as some C values, registered by cuabi._hostmem:\n"
+        '# "host", ``read(obj, writable) -> (address, nbytes, keep-alive)`` of a\n'
+        '# C-contiguous host buffer; "location", ``read(value, what) -> int`` of a\n'
+        '# Device, a device ordinal or "host".\n'
+        "_READERS: Dict[str, Callable[..., Any]] = {}\n\n\n"
+        "def register_reader(kind: str, read: Callable[..., Any]) -> None:\n"
+        '    """Names ``read`` as what reads a Python value as a C value of ``kind``."""\n'
+        "    _READERS[kind] = read\n\n\n"
+        "def _bytes_in(data: Any, b: Backend) -> Tuple[Any, int, Any]:\n"
+        '    """The ``const void*`` argument for host bytes ``data`` (bytes, bytearray,\n'
+        "    memoryview or another C-contiguous buffer), their size and what keeps\n"
+        '    them alive."""\n'
+        '    address, nbytes, keep = _READERS["host"](data, writable=False)\n'
+        "    return b.pointer(address), nbytes, keep\n\n\n"
         "def _built(value: Any, struct: str, what: str, b: Backend) -> Tuple[Any, List[Any]]:\n"
         '    """The argument for a built-struct parameter (``value``, of the type\n'
         '    registered for ``struct``) and what keeps it and what it names alive;\n'
@@ -844,11 +907,17 @@ def objects(model: Dict[str, Any]) -> str:
         '        raise TypeError(f"{what} must be a cuabi.{cls.__name__}, not {type(value).__name__}")\n'
         "    arg, _, keep = lay_out(b, [value])\n"
         "    return arg, keep\n\n\n"
-        "def _built_array(values: Sequence[Any], struct: str, b: Backend) -> Tuple[Any, int, List[Any]]:\n"
+        "def _built_array(values: Sequence[Any], struct: str, what: str, b: Backend) -> Tuple[Any, int, List[Any]]:\n"
         '    """The argument for an array of built structs (``values``, each of the\n'
-        "    type registered for ``struct``, which its layout checks, naming the\n"
-        '    element at fault), its count and what keeps it and what it names alive."""\n'
-        "    return _LAYOUTS[struct][1](b, list(values))\n\n\n"
+        "    type registered for ``struct``; anything else: a TypeError naming\n"
+        '    ``what`` and the element at fault), its count and what keeps it and\n'
+        '    what it names alive."""\n'
+        "    cls, lay_out = _LAYOUTS[struct]\n"
+        "    items = list(values)\n"
+        "    for i, item in enumerate(items):\n"
+        "        if not isinstance(item, cls):\n"
+        '            raise TypeError(f"{what}[{i}] must be a cuabi.{cls.__name__}, not {type(item).__name__}")\n'
+        "    return lay_out(b, items)\n\n\n"
         "def _value(\n"
         "    value: Any, cls: Any, what: str, b: Backend, nullable: bool, fields: Optional[Dict[str, Any]]\n"
         ") -> Tuple[Any, Any]:\n"

@@ -61,8 +61,6 @@ from ._api import (
     AddressMode,
     FilterMode,
     LaunchFlag,
-    LinkBackend,
-    LinkInput,
     MemoryAdvice,
     ReadMode,
 )
@@ -92,8 +90,6 @@ __all__ = [
     "PreparedLaunch",
     "Linker",
     "Library",
-    "LinkInput",
-    "LinkBackend",
     "LaunchConfig",
     "LaunchFlag",
     "Stream",

@@ -9,7 +9,7 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple, Type, Union
 
 from ._api import AddressMode, ArrayFlag, ArrayFormat, FilterMode, ReadMode
-from ._objects import ArrayBase, ArrayDesc, SurfaceBase, TextureBase, register_owner
+from ._objects import ArrayBase, SurfaceBase, TextureBase, register_owner
 from ._batch import register_copy_3d_planner
 from ._base import Resource, check_i32, check_size, check_u32
 from ._loader import Backend, get_backend
@@ -163,18 +163,10 @@ class Array(ArrayBase):
         if cubemap:
             flags |= int(ArrayFlag.CUBEMAP)
         nchannels = check_u32(channels, "channels")
-        b = dev.backend
-        desc = ArrayDesc(
-            width=width,
-            height=height,
-            depth=depth,
-            format=fmt,
-            channels=nchannels,
+        self._own(ArrayBase.create(
+            dev, width=width, height=height, depth=depth, format=fmt, channels=nchannels,
             flags=ArrayFlag(flags),
-        )
-        arg, _keep = desc._to_native(b, "desc")
-        h = b.get("cuabi_array_create", dev.handle, arg, out="cuabi_array")
-        Resource.__init__(self, b, h)
+        ))
         self.device = dev
         self.shape = dims
         self.format = fmt
@@ -204,11 +196,6 @@ class Array(ArrayBase):
         """(width, height, depth) as the core has them: elements, rows (0
         for 1D), slices or layers (0 for 1D and 2D)."""
         return self._extent
-
-    @property
-    def cu_array(self) -> int:
-        """The raw CUarray value, for interop."""
-        return int(self._b.get("cuabi_array_get_handle", self._handle, out="uint64_t"))
 
     def describe(self) -> Dict[str, int]:
         """The array's description as the core holds it (``cuabi_array_get_desc``):

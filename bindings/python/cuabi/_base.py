@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import operator
 import threading
-from typing import Any, Optional, Tuple, Type, TypeVar, Union
+from typing import Any, Mapping, Optional, Tuple, Type, TypeVar, Union
 
 from ._loader import Backend, get_backend, load_backend
 from .errors import InvalidArgumentError
@@ -124,6 +124,13 @@ class Resource:
             TypeError,
         ):  # partly constructed, or interpreter shutdown
             pass
+
+    def _consumed(self) -> None:
+        """A consuming call (``cuabi_buffer_free_async``) released the handle:
+        closed from now on, never released again."""
+        with _release_lock:
+            self._closed = True
+        self._on_release()
 
     def _hold(self, keep: Any) -> None:
         """Keeps ``keep`` (host memory a call named, which the library goes on
@@ -249,6 +256,18 @@ def check_size(value: Any, what: str) -> int:
 def check_i32(value: Any, what: str) -> int:
     """An ``int32_t`` argument."""
     return check_int(value, what, INT32_MIN, INT32_MAX)
+
+
+def named(value: Any, table: Mapping[str, Any], what: str, param: str, hint: str = "") -> int:
+    """An enum value given by its name in ``table`` (lower case; any case,
+    spaces around ignored) or as an int (``param``, which the core checks).
+    An unknown name raises ValueError naming ``what`` and the names."""
+    if isinstance(value, str):
+        member = table.get(value.strip().lower())
+        if member is None:
+            raise ValueError(f"unknown {what} {value!r}; use one of {', '.join(table)}{hint}")
+        return int(member)
+    return check_i32(value, param)
 
 
 def no_nul(data: bytes, what: str) -> bytes:

@@ -106,14 +106,6 @@ def _handle(obj: Any, base: Any, b: Backend) -> Any:
     return obj._arg(b) if isinstance(obj, base) else b.NULL
 
 
-def _elements(items: Sequence[Any], cls: Any, what: str) -> List[Any]:
-    items = list(items)
-    for i, item in enumerate(items):
-        if not isinstance(item, cls):
-            raise TypeError(f"{what}[{i}] must be a cuabi.{cls.__name__}, not {type(item).__name__}")
-    return items
-
-
 def _array(b: Backend, ctype: str, count: int) -> Tuple[Any, int]:
     # At least one element, so that an empty batch reaches the library's
     # own refusal (count is 0) with a valid pointer.
@@ -124,10 +116,9 @@ def _array(b: Backend, ctype: str, count: int) -> Tuple[Any, int]:
 def mem_op_array(b: Backend, ops: Sequence[MemOp]) -> Tuple[Any, int, List[Any]]:
     """The ``const cuabi_mem_op*`` array of ``ops``, its count and what keeps
     it alive."""
-    items = _elements(ops, MemOp, "ops")
-    arr, size = _array(b, "cuabi_mem_op", len(items))
-    keep: List[Any] = [arr, items]
-    for i, op in enumerate(items):
+    arr, size = _array(b, "cuabi_mem_op", len(ops))
+    keep: List[Any] = [arr, ops]
+    for i, op in enumerate(ops):
         e = arr[i]
         e.struct_size = size
         e.kind = int(op.kind)
@@ -143,7 +134,7 @@ def mem_op_array(b: Backend, ops: Sequence[MemOp]) -> Tuple[Any, int, List[Any]]
         e.value = check_size(op.value, f"ops[{i}].value")
         e.condition = int(op.condition)
         e.flags = int(op.flags)
-    return arr, len(items), keep
+    return arr, len(ops), keep
 
 
 register_layout("cuabi_mem_op", MemOp, mem_op_array)
@@ -152,10 +143,9 @@ register_layout("cuabi_mem_op", MemOp, mem_op_array)
 def copy_op_array(b: Backend, ops: Sequence[CopyOp]) -> Tuple[Any, int, List[Any]]:
     """The ``const cuabi_copy_op*`` array of ``ops``, its count and what
     keeps it (and the host memory it names) alive."""
-    items = _elements(ops, CopyOp, "ops")
-    arr, size = _array(b, "cuabi_copy_op", len(items))
-    keep: List[Any] = [arr, items]
-    for i, op in enumerate(items):
+    arr, size = _array(b, "cuabi_copy_op", len(ops))
+    keep: List[Any] = [arr, ops]
+    for i, op in enumerate(ops):
         e = arr[i]
         e.struct_size = size
         e.bytes = check_size(op.nbytes, f"ops[{i}].nbytes")
@@ -172,7 +162,10 @@ def copy_op_array(b: Backend, ops: Sequence[CopyOp]) -> Tuple[Any, int, List[Any
                 address, _, alive = host_address(obj, writable)
                 keep.append(alive)
                 setattr(e, end + "_host", b.pointer(address))
-    return arr, len(items), keep
+    return arr, len(ops), keep
+
+
+register_layout("cuabi_copy_op", CopyOp, copy_op_array)
 
 
 # How cuabi.copy_3d reads one box (its sides, origins, extent, pitches) and
@@ -193,10 +186,9 @@ def copy_3d_array(b: Backend, copies: Sequence[Copy3dOp]) -> Tuple[Any, int, Lis
     keeps it (and the host memory it names) alive."""
     if _copy_3d_planner is None:
         raise RuntimeError("cuabi.copy_3d's module is not loaded (import cuabi)")
-    items = _elements(copies, Copy3dOp, "copies")
-    arr, size = _array(b, "cuabi_copy_3d_desc", len(items))
-    keep: List[Any] = [arr, items]
-    for i, c in enumerate(items):
+    arr, size = _array(b, "cuabi_copy_3d_desc", len(copies))
+    keep: List[Any] = [arr, copies]
+    for i, c in enumerate(copies):
         plan = _copy_3d_planner(
             c.dst, c.src, c.extent, c.dst_origin, c.src_origin, c.dst_pitch, c.dst_height,
             c.src_pitch, c.src_height, None,
@@ -204,7 +196,7 @@ def copy_3d_array(b: Backend, copies: Sequence[Copy3dOp]) -> Tuple[Any, int, Lis
         e = arr[i]
         e.struct_size = size  # every other field is set by fill
         plan.fill(b, e, keep)
-    return arr, len(items), keep
+    return arr, len(copies), keep
 
 
 register_layout("cuabi_copy_3d_desc", Copy3dOp, copy_3d_array)
@@ -213,10 +205,9 @@ register_layout("cuabi_copy_3d_desc", Copy3dOp, copy_3d_array)
 def managed_range_array(b: Backend, ranges: Sequence[ManagedRange]) -> Tuple[Any, int, List[Any]]:
     """The ``const cuabi_managed_range*`` array of ``ranges``, its count and
     what keeps it alive."""
-    items = _elements(ranges, ManagedRange, "ranges")
-    arr, size = _array(b, "cuabi_managed_range", len(items))
-    keep: List[Any] = [arr, items]
-    for i, r in enumerate(items):
+    arr, size = _array(b, "cuabi_managed_range", len(ranges))
+    keep: List[Any] = [arr, ranges]
+    for i, r in enumerate(ranges):
         e = arr[i]
         e.struct_size = size
         if not isinstance(r.buffer, BufferBase):
@@ -231,7 +222,7 @@ def managed_range_array(b: Backend, ranges: Sequence[ManagedRange]) -> Tuple[Any
             e.bytes = total - offset if offset <= total else 0
         else:
             e.bytes = check_size(r.nbytes, f"ranges[{i}].nbytes")
-    return arr, len(items), keep
+    return arr, len(ranges), keep
 
 
 register_layout("cuabi_managed_range", ManagedRange, managed_range_array)

@@ -14,7 +14,6 @@ into :class:`~cuabi.LaunchRecord` values, the type registered here.
 
 from __future__ import annotations
 
-import ctypes
 import sys
 import threading
 import traceback
@@ -80,19 +79,11 @@ def _trampoline(b: Backend) -> Any:
     kept = _trampolines.get(id(b))
     if kept is not None:
         return kept[1]
-    ffi = getattr(b, "ffi", None)
-    if ffi is not None:
 
-        def lost_cffi(user_data: Any, message: Any) -> None:
-            _call("" if message == ffi.NULL else ffi.string(message).decode("utf-8", "replace"))
+    def lost(user_data: Any, message: Any) -> None:
+        _call(b.string(message))
 
-        t = ffi.callback("cuabi_context_lost_fn", lost_cffi)
-    else:
-
-        def lost_ctypes(user_data: Any, message: Any) -> None:
-            _call(ctypes.string_at(message).decode("utf-8", "replace") if message else "")
-
-        t = _api.cuabi_context_lost_fn(lost_ctypes)
+    t = b.callback("cuabi_context_lost_fn", lost)
     _trampolines[id(b)] = (b, t)
     return t
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import concurrent.futures
+import functools
 import math
 import os
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
@@ -15,6 +16,7 @@ from ._base import (
     check_i32,
     check_size,
     check_u32,
+    named,
     opt_bytes,
     resolve_backend,
 )
@@ -81,19 +83,6 @@ PEER_ATTRIBUTES: Dict[str, int] = {
 }
 
 
-def _peer_attribute_value(attribute: Union[int, str]) -> int:
-    if isinstance(attribute, str):
-        value = PEER_ATTRIBUTES.get(attribute.strip().lower())
-        if value is None:
-            names = ", ".join(PEER_ATTRIBUTES)
-            raise ValueError(
-                f"unknown peer attribute {attribute!r}; use one of {names} "
-                "(or any CUdevice_P2PAttribute value)"
-            )
-        return value
-    return check_i32(attribute, "attribute")
-
-
 class Device(DeviceBase):
     """A GPU and its primary context (``cuabi_device``), the one CuPy and
     PyTorch use too. Every other object is made from a device.
@@ -124,10 +113,6 @@ class Device(DeviceBase):
         """``"sm_XY"`` for this device."""
         major, minor = self.compute_capability
         return f"sm_{major}{minor}"
-
-    def attribute(self, cu_attribute: int) -> int:
-        """Any CUdevice_attribute, by its numeric value."""
-        return self.get_attribute(cu_attribute)
 
     @property
     def multiprocessor_count(self) -> int:
@@ -202,7 +187,7 @@ class Device(DeviceBase):
         name: Optional[str],
         output: str,
         cache: bool,
-    ) -> "_Compile":
+    ) -> "functools.partial[Module]":
         """Checks and converts every argument of a compile; the result makes
         the foreign call (on whichever thread calls it)."""
         b = self._b
@@ -227,7 +212,7 @@ class Device(DeviceBase):
             flags=0 if cache else CompileFlag.NO_CACHE,
             **fields,
         )
-        return _Compile(self, desc, (opts, srcs, names, exprs, k1, k2, k3, k4, k5))
+        return functools.partial(_compile, self, desc, (opts, srcs, names, exprs, k1, k2, k3, k4, k5))
 
     def link(
         self,
@@ -258,16 +243,7 @@ class Device(DeviceBase):
         path-like is a file name."""
         if not isinstance(image, (bytes, bytearray, memoryview)):
             return ModuleBase.load_file(self, os.fsencode(image))
-        b = self._b
-        address, nbytes, _keep = host_address(bytes(image), writable=False)
-        h = b.get(
-            "cuabi_module_load_data",
-            self._handle,
-            b.pointer(address),
-            nbytes,
-            out="cuabi_module",
-        )
-        return Module(b, h, self)
+        return ModuleBase.load_data(self, bytes(image))
 
     # -- memory ------------------------------------------------------------
     # The device's BufferCache, found on first use (see buffer_cache).
@@ -594,7 +570,9 @@ class Device(DeviceBase):
         its name ("performance_rank", "access_supported",
         "native_atomic_supported", "cuda_array_access_supported"). A device
         and itself raises InvalidArgumentError."""
-        return self.get_peer_attribute(other, _peer_attribute_value(attribute))
+        return self.get_peer_attribute(other, named(
+            attribute, PEER_ATTRIBUTES, "peer attribute", "attribute",
+            " (or any CUdevice_P2PAttribute value)"))
 
     def __repr__(self) -> str:
         return f"<cuabi.Device {self.ordinal}{' closed' if self._closed else ''}>"
@@ -613,23 +591,13 @@ def _typed(dtype: Any, shape: Shape, nbytes: int) -> Tuple[Any, str, Tuple[int, 
     return dt, typestr, _shape_for(shape, nbytes, itemsize, "the buffer")
 
 
-class _Compile:
-    """A compile whose arguments are checked and converted: calling it makes
-    the one foreign call (``cuabi_module_compile``, the GIL released) and
-    wraps the module. Holds what the description points to."""
-
-    __slots__ = ("device", "desc", "keep")
-
-    def __init__(self, device: Device, desc: Any, keep: Any) -> None:
-        self.device = device
-        self.desc = desc
-        self.keep = keep
-
-    def __call__(self) -> Module:
-        dev = self.device
-        b = dev.backend
-        h = b.get("cuabi_module_compile", dev.handle, self.desc, out="cuabi_module")
-        return Module(b, h, dev)
+def _compile(device: Device, desc: Any, keep: Any) -> Module:
+    """A compile whose arguments are checked and converted: the one foreign
+    call (``cuabi_module_compile``, the GIL released), its module wrapped.
+    ``keep`` holds what the description points to."""
+    b = device.backend
+    h = b.get("cuabi_module_compile", device.handle, desc, out="cuabi_module")
+    return Module(b, h, device)
 
 
 def from_dlpack(

@@ -16,6 +16,16 @@ import sys
 import threading
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
+# dlpack.h's structs as the header declares them (the managed tensors below
+# keep their deleter as an address).
+from ._api import cuabi_dlpack_device as DLDevice
+from ._api import cuabi_dlpack_dtype as DLDataType
+from ._api import cuabi_dlpack_tensor as DLTensor
+from ._api import cuabi_dlpack_version as DLPackVersion
+from ._api import cuabi_dlpack_managed_tensor as _CoreTensor
+from ._api import cuabi_dlpack_managed_tensor_versioned as _CoreTensorVersioned
+from ._loader import load_backend
+
 __all__ = [
     "DLDevice",
     "DLDataType",
@@ -52,40 +62,12 @@ DLPACK_MAJOR_VERSION = 1
 DLPACK_MINOR_VERSION = 0
 
 
-class DLDevice(ctypes.Structure):
-    _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
-
-
-class DLDataType(ctypes.Structure):
-    _fields_ = [
-        ("code", ctypes.c_uint8),
-        ("bits", ctypes.c_uint8),
-        ("lanes", ctypes.c_uint16),
-    ]
-
-
-class DLTensor(ctypes.Structure):
-    _fields_ = [
-        ("data", ctypes.c_void_p),
-        ("device", DLDevice),
-        ("ndim", ctypes.c_int32),
-        ("dtype", DLDataType),
-        ("shape", ctypes.POINTER(ctypes.c_int64)),
-        ("strides", ctypes.POINTER(ctypes.c_int64)),
-        ("byte_offset", ctypes.c_uint64),
-    ]
-
-
 class DLManagedTensor(ctypes.Structure):
     _fields_ = [
         ("dl_tensor", DLTensor),
         ("manager_ctx", ctypes.c_void_p),
         ("deleter", ctypes.c_void_p),
     ]
-
-
-class DLPackVersion(ctypes.Structure):
-    _fields_ = [("major", ctypes.c_uint32), ("minor", ctypes.c_uint32)]
 
 
 class DLManagedTensorVersioned(ctypes.Structure):
@@ -219,9 +201,15 @@ def make_capsule(
     t.byte_offset = 0
     managed.manager_ctx = None
     managed.deleter = _DELETER_ADDR
+    return _capsule(managed, name, (managed, shape_arr, strides_arr, owner, on_delete))
+
+
+def _capsule(managed: Any, name: Any, entry: Tuple[Any, Any, Any, Any, Any]) -> Any:
+    """A capsule named ``name`` over ``managed`` (whose deleter is ours),
+    ``entry`` kept in the exports until the deleter runs."""
     address = ctypes.addressof(managed)
     with _exports_lock:
-        _exports[address] = (managed, shape_arr, strides_arr, owner, on_delete)
+        _exports[address] = entry
     try:
         return _PyCapsule_New(address, ctypes.addressof(name), _DESTRUCTOR_ADDR)
     except BaseException:
@@ -376,36 +364,12 @@ def dlpack_tensor(obj: Any, stream: Optional[int] = None) -> Tuple[DLPackTensor,
 # the dtype, a foreign tensor's device, version, flags and strides) and owns
 # the deleters; this module only moves the managed tensors in and out of
 # capsules. The calls go through ctypes on either backend (the same library
-# the backend loaded, by its path), with handles as integers.
-
-_CORE: Dict[str, Any] = {}
-_CORE_LOCK = threading.Lock()
+# the backend loaded, by its path, with the header's prototypes), with
+# handles as integers.
 
 
 def _core(backend: Any) -> Any:
-    with _CORE_LOCK:
-        lib = _CORE.get(backend.path)
-        if lib is None:
-            lib = ctypes.CDLL(backend.path)
-            lib.cuabi_buffer_export_dlpack.restype = ctypes.c_int32
-            lib.cuabi_buffer_export_dlpack.argtypes = [
-                ctypes.c_void_p,
-                ctypes.c_uint64,
-                ctypes.POINTER(ctypes.c_int64),
-                ctypes.POINTER(ctypes.c_int64),
-                ctypes.c_size_t,
-                ctypes.c_uint32,
-                ctypes.c_uint32,
-                ctypes.c_uint32,
-                ctypes.c_uint64,
-                ctypes.POINTER(ctypes.c_void_p),
-            ]
-            for name in ("cuabi_buffer_import_dlpack", "cuabi_buffer_import_dlpack_unversioned"):
-                fn = getattr(lib, name)
-                fn.restype = ctypes.c_int32
-                fn.argtypes = [ctypes.c_void_p, ctypes.c_uint32, ctypes.POINTER(ctypes.c_void_p)]
-            _CORE[backend.path] = lib
-        return lib
+    return load_backend("ctypes", backend.path).lib
 
 
 def export_capsule(
@@ -427,7 +391,7 @@ def export_capsule(
     ndim = len(shape)
     shape_arr = (ctypes.c_int64 * max(ndim, 1))(*shape)
     strides_arr = (ctypes.c_int64 * max(ndim, 1))(*_compact_strides(shape, 1))
-    out = ctypes.c_void_p()
+    out = ctypes.POINTER(_CoreTensorVersioned)()
     status = _core(backend).cuabi_buffer_export_dlpack(
         backend.handle_int(handle),
         byte_offset,
@@ -442,7 +406,7 @@ def export_capsule(
     )
     if status:
         raise backend.error(status, "cuabi_buffer_export_dlpack")
-    address = int(out.value or 0)
+    address = int(ctypes.cast(out, ctypes.c_void_p).value or 0)
     core_tensor: Any = DLManagedTensorVersioned.from_address(address)
     core_deleter = _VERSIONED_DELETER_T(int(core_tensor.deleter or 0))
 
@@ -463,14 +427,7 @@ def export_capsule(
         managed.manager_ctx = None
         managed.deleter = _DELETER_ADDR
         name = _NAME_LEGACY
-    key = ctypes.addressof(managed)
-    with _exports_lock:
-        _exports[key] = (managed if not versioned else None, None, None, None, delete)
-    try:
-        return _PyCapsule_New(key, ctypes.addressof(name), _DESTRUCTOR_ADDR)
-    except BaseException:
-        _deleter(key)
-        raise
+    return _capsule(managed, name, (managed if not versioned else None, None, None, None, delete))
 
 
 _VERSIONED_DELETER_T = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
@@ -489,15 +446,16 @@ def import_capsule(backend: Any, capsule: Any, read_only: bool = False) -> Any:
     reference goes. Answers the new buffer handle (an int). A refusal (the
     core's error, raised) leaves the capsule unconsumed."""
     name = _PyCapsule_GetName(capsule)
+    tensor: Any
     if name == b"dltensor_versioned":
-        func, used = "cuabi_buffer_import_dlpack", _USED_VERSIONED
+        func, used, tensor = "cuabi_buffer_import_dlpack", _USED_VERSIONED, _CoreTensorVersioned
     elif name == b"dltensor":
-        func, used = "cuabi_buffer_import_dlpack_unversioned", _USED_LEGACY
+        func, used, tensor = "cuabi_buffer_import_dlpack_unversioned", _USED_LEGACY, _CoreTensor
     else:
         raise BufferError(f"not an unconsumed DLPack capsule (its name is {name!r})")
-    address = _PyCapsule_GetPointer(capsule, name)
+    managed = ctypes.byref(tensor.from_address(_PyCapsule_GetPointer(capsule, name)))
     out = ctypes.c_void_p()
-    status = getattr(_core(backend), func)(address, 1 if read_only else 0, ctypes.byref(out))
+    status = getattr(_core(backend), func)(managed, 1 if read_only else 0, ctypes.byref(out))
     if status:
         raise backend.error(status, func)
     # Ours now: the capsule's destructor must not call the deleter.

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, List, Sequence, Tuple
 
 from ._api import StreamFlag, TensorInterleave, TensorL2Promotion, TensorOobFill, TensorSwizzle
-from ._base import Resource, check_i32, check_u32
+from ._base import check_i32, check_u32
 from ._objects import GreenContextBase, SmResourceBase, TensorMapBase, register_owner
 from ._stream import Stream
 
@@ -35,9 +35,7 @@ class SmResource(SmResourceBase):
     >>> s = green.create_stream()                         # an ordinary Stream
     """
 
-    def __init__(self, backend: Any, handle: Any, device: "Device") -> None:
-        Resource.__init__(self, backend, handle)
-        self.device = device
+    device: "Device"
 
     def split(self, group_count: int, min_sm_count: int = 0, index: int = 0) -> "SmResource":
         """Group ``index`` of a split into ``group_count`` groups of at least

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Tuple, Union, cast
 
 from ._api import CUABI_LOCATION_HOST
 from ._base import check_i32
-from ._objects import DeviceBase, HostBufferBase
+from ._objects import DeviceBase, HostBufferBase, register_reader
 
 if TYPE_CHECKING:
     from ._device import Device
@@ -117,3 +117,8 @@ def host_address(obj: Any, writable: bool) -> Tuple[int, int, Any]:
         return int(arr.ctypes.data), view.nbytes, (obj, view, arr)
     copy = (ctypes.c_char * view.nbytes).from_buffer_copy(view)
     return ctypes.addressof(copy), view.nbytes, copy
+
+
+# The generated calls taking host bytes or a location read them through these.
+register_reader("host", host_address)
+register_reader("location", location_arg)

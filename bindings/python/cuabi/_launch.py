@@ -6,6 +6,7 @@ carve-out, launch completion event, device-updatable kernel node)."""
 
 from __future__ import annotations
 
+import inspect
 from typing import Any, Dict, Optional, Tuple, Union
 
 from ._api import ClusterSchedulingPolicy, LaunchFlag, MemSyncDomain, SyncPolicy
@@ -78,27 +79,6 @@ class LaunchConfig:
     used, and its error names what is wrong.
     """
 
-    __slots__ = (
-        "grid",
-        "block",
-        "shared_mem",
-        "cooperative",
-        "cluster",
-        "programmatic",
-        "programmatic_event",
-        "event_at_block_start",
-        "priority",
-        "access_policy_window",
-        "sync_policy",
-        "cluster_scheduling",
-        "mem_sync_domain",
-        "mem_sync_domain_map",
-        "shared_carveout",
-        "completion_event",
-        "device_updatable",
-        "_key",
-    )
-
     grid: Tuple[int, int, int]
     block: Tuple[int, int, int]
     shared_mem: int
@@ -110,13 +90,14 @@ class LaunchConfig:
     priority: int
     access_policy_window: Optional[AccessPolicyWindow]
     sync_policy: Optional[SyncPolicy]
-    cluster_scheduling: ClusterSchedulingPolicy
     mem_sync_domain: Optional[MemSyncDomain]
     mem_sync_domain_map: Optional[Tuple[int, int]]
     shared_carveout: Optional[int]
     completion_event: Optional[Event]
+    cluster_scheduling: ClusterSchedulingPolicy
     device_updatable: bool
     _key: Tuple[Any, ...]
+    __slots__ = tuple(__annotations__)  # each field above, and no __dict__
 
     def __init__(
         self,
@@ -260,27 +241,24 @@ class LaunchConfig:
 
     def as_struct(self, backend: Backend) -> Any:
         """A ``const cuabi_launch_config*`` argument for ``backend``."""
-        event = self.programmatic_event
-        attributes = None
-        if self._key[-1] is not None:
-            completion = self.completion_event
-            attributes = {
-                "access_policy_window": (
-                    None
-                    if self.access_policy_window is None
-                    else self.access_policy_window._to_native(backend, "access_policy_window")[1]
-                ),
-                "sync_policy": self.sync_policy,
-                "cluster_scheduling": int(self.cluster_scheduling),
-                "mem_sync_domain": self.mem_sync_domain,
-                "mem_sync_domain_map": self.mem_sync_domain_map,
-                "shared_carveout": self.shared_carveout,
-                "completion_event": (
-                    None
-                    if completion is None
-                    else event_arg(completion, backend, "completion_event")
-                ),
-            }
+        event, window, completion = (
+            self.programmatic_event, self.access_policy_window, self.completion_event
+        )
+        domain_map = self.mem_sync_domain_map or (None, None)
+        attributes = None if self._key[-1] is None else {  # by the struct's fields
+            "access_policy_window": (
+                None if window is None else window._to_native(backend, "access_policy_window")[1]
+            ),
+            "sync_policy": self.sync_policy,
+            "cluster_scheduling_policy": self.cluster_scheduling,
+            "mem_sync_domain": self.mem_sync_domain,
+            "mem_sync_domain_map_default": domain_map[0],
+            "mem_sync_domain_map_remote": domain_map[1],
+            "shared_carveout": self.shared_carveout,
+            "completion_event": (
+                None if completion is None else event_arg(completion, backend, "completion_event")
+            ),
+        }
         return backend.launch_config(
             self.grid,
             self.block,
@@ -333,34 +311,14 @@ class LaunchConfig:
         return hash(self._key)
 
     def __repr__(self) -> str:
+        # Grid and block, then each field (in their order) that is not its default.
         parts = [f"grid={self.grid}", f"block={self.block}"]
-        if self.shared_mem:
-            parts.append(f"shared_mem={self.shared_mem}")
-        if self.cooperative:
-            parts.append("cooperative=True")
-        if self.cluster is not None:
-            parts.append(f"cluster={self.cluster}")
-        if self.programmatic:
-            parts.append("programmatic=True")
-        if self.programmatic_event is not None:
-            parts.append(f"programmatic_event={self.programmatic_event!r}")
-        if self.event_at_block_start:
-            parts.append("event_at_block_start=True")
-        if self.priority:
-            parts.append(f"priority={self.priority}")
-        for name in (
-            "access_policy_window",
-            "sync_policy",
-            "mem_sync_domain",
-            "mem_sync_domain_map",
-            "shared_carveout",
-            "completion_event",
-        ):
+        for name in self.__slots__[2:-1]:
             value = getattr(self, name)
-            if value is not None:
+            if value != _DEFAULTS[name]:
                 parts.append(f"{name}={value!r}")
-        if self.cluster_scheduling:
-            parts.append(f"cluster_scheduling={self.cluster_scheduling!r}")
-        if self.device_updatable:
-            parts.append("device_updatable=True")
         return f"LaunchConfig({', '.join(parts)})"
+
+
+# Each option's default, as LaunchConfig() takes it (its repr leaves them out).
+_DEFAULTS = {n: p.default for n, p in inspect.signature(LaunchConfig).parameters.items()}

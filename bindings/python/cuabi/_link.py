@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING, Any, Optional, Sequence, Union
 from ._api import LinkBackend, LinkFlag, LinkInput
 from ._background import submit
 from ._objects import DeviceBase, LibraryBase, LinkerBase, register_owner
-from ._base import as_bytes, check_i32, no_nul, resolve_backend
+from ._base import named, no_nul, resolve_backend
 from ._loader import Backend
-from ._memory import device_arg, host_address
+from ._memory import device_arg
 from ._options import raw_options
 from ._program import Module, Program
 from .errors import CompileError
@@ -33,17 +33,12 @@ _BACKENDS = {k.name.lower(): k for k in LinkBackend}
 def _enum_arg(value: Any, table: Any, what: str) -> int:
     """An enum value from a member, its name (case-insensitive) or an int
     (which the core checks)."""
-    if isinstance(value, str):
-        member = table.get(value.strip().lower())
-        if member is None:
-            raise ValueError(f"unknown {what} {value!r}; use one of {', '.join(table)}")
-        return int(member)
-    if isinstance(value, bool) or not isinstance(value, int):
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
         raise TypeError(
             f"{what} must be one of {', '.join(table)} (or its enum), "
             f"not {type(value).__name__}"
         )
-    return check_i32(value, what)
+    return named(value, table, what, what)
 
 
 def input_kind(kind: InputKind) -> int:
@@ -106,25 +101,17 @@ class Linker(LinkerBase):
         super().__init__(b, h)
         self.device = dev
 
-    @property
-    def link_backend(self) -> LinkBackend:
-        """The linker doing the work: LinkBackend.NVJITLINK or .DRIVER
-        (``"auto"`` resolved)."""
-        return LinkBackend(int(self._b.get("cuabi_linker_get_backend", self._handle)))
-
     # -- inputs ---------------------------------------------------------------
 
-    def add_program(self, program: Program) -> "Linker":
+    def add_program(self, program: Program) -> "Linker":  # type: ignore[override]
         """Adds a compiled program's output: its LTO-IR when compiled with
         ``lto=True``, else its CUBIN, else its PTX. Device code another
         program's kernels call must be compiled with ``relocatable=True``
         (or ``lto=True``). Returns self."""
-        if not isinstance(program, Program):
-            raise TypeError(f"program must be a cuabi.Program, not {type(program).__name__}")
-        self._b.call("cuabi_linker_add_program", self._handle, program._arg(self._b))
+        super().add_program(program)
         return self
 
-    def add_data(
+    def add_data(  # type: ignore[override]
         self,
         data: Union[bytes, bytearray, memoryview],
         kind: InputKind = "auto",
@@ -138,17 +125,7 @@ class Linker(LinkerBase):
             raise TypeError(
                 "data must be bytes (PTX text encoded), not str; add a file with add_file"
             )
-        code = input_kind(kind)
-        address, nbytes, _keep = host_address(data, writable=False)
-        b = self._b
-        self._b.call(
-            "cuabi_linker_add_data",
-            self._handle,
-            code,
-            b.pointer(address),
-            nbytes,
-            b.NULL if name is None else as_bytes(name, "name"),
-        )
+        super().add_data(input_kind(kind), data, name)
         return self
 
     def add_file(self, path: PathArg, kind: InputKind = "auto") -> "Linker":
@@ -232,17 +209,14 @@ class Library(LibraryBase):
     ) -> None:
         b = resolve_backend(backend)
         if isinstance(image, (bytes, bytearray, memoryview)):
-            address, nbytes, _keep = host_address(image, writable=False)
-            h = b.get("cuabi_library_load_data", b.pointer(address), nbytes, out="cuabi_library")
+            self._own(LibraryBase.load_data(image, backend=b))
         elif _is_path(image):
-            path = no_nul(os.fsencode(image), "path")
-            h = b.get("cuabi_library_load_file", path, out="cuabi_library")
+            self._own(LibraryBase.load_file(os.fsencode(image), backend=b))
         else:
             raise TypeError(
                 "a library's image is CUBIN, PTX or fatbin bytes or a file path, "
                 f"not {type(image).__name__}"
             )
-        super().__init__(b, h)
 
     def get_module(self, device: DeviceBase) -> Module:
         """The library as a module of ``device``: its kernels (plain C++

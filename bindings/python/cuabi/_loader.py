@@ -131,6 +131,7 @@ class Backend:
         # Every function bound once: the generated layer calls through these.
         self.fn = _api.Functions(lib)
         self.missing = missing
+        self._trampoline: Any = None
         version = int(lib.cuabi_version())
         if version // 10000 != _api.CUABI_VERSION_MAJOR:
             raise LibraryNotFoundError(
@@ -171,7 +172,7 @@ class Backend:
         raise NotImplementedError
 
     def string(self, ptr: Any) -> str:
-        """A ``const char*`` result as ``str``."""
+        """A ``const char*`` result (or a callback's ``char*`` argument) as ``str``."""
         raise NotImplementedError
 
     def pointer(self, address: int) -> Any:
@@ -248,9 +249,10 @@ class Backend:
         """A ``const cuabi_launch_config*`` argument, reusable across calls:
         the library's defaults (``cuabi_launch_config_init``), then these.
         ``programmatic_event`` is a ``cuabi_event`` argument of this backend
-        (None: none). ``attributes`` (None: none) holds the launch
-        attributes by field, each None where not set; its
-        ``completion_event`` is a ``cuabi_event`` argument."""
+        (None: none). ``attributes`` (None: none) holds launch
+        attributes by the struct's field names, each None where not set;
+        its ``access_policy_window`` is a ``cuabi_access_policy_window`` of
+        this backend, its ``completion_event`` a ``cuabi_event`` argument."""
         arg, cfg, size = self.struct("cuabi_launch_config")
         self.call("cuabi_launch_config_init", arg, size)
         cfg.grid_x, cfg.grid_y, cfg.grid_z = grid
@@ -264,25 +266,14 @@ class Backend:
             cfg.priority = priority
         if programmatic_event is not None:
             cfg.programmatic_event = programmatic_event
-        if attributes is not None:
-            window = attributes["access_policy_window"]
-            if window is not None:  # a cuabi_access_policy_window of this backend
-                w = cfg.access_policy_window
-                for name in ("base", "bytes", "hit_ratio", "hit_property", "miss_property"):
-                    setattr(w, name, getattr(window, name))
-            if attributes["sync_policy"] is not None:
-                cfg.sync_policy = int(attributes["sync_policy"])
-            cfg.cluster_scheduling_policy = attributes["cluster_scheduling"]
-            if attributes["mem_sync_domain"] is not None:
-                cfg.mem_sync_domain = int(attributes["mem_sync_domain"])
-            if attributes["mem_sync_domain_map"] is not None:
-                cfg.mem_sync_domain_map_default, cfg.mem_sync_domain_map_remote = attributes[
-                    "mem_sync_domain_map"
-                ]
-            if attributes["shared_carveout"] is not None:
-                cfg.shared_carveout = attributes["shared_carveout"]
-            if attributes["completion_event"] is not None:
-                cfg.completion_event = attributes["completion_event"]
+        for name, value in (attributes or {}).items():
+            if value is None:
+                continue
+            if name == "access_policy_window":  # a cuabi_access_policy_window of this backend
+                for field in ("base", "bytes", "hit_ratio", "hit_property", "miss_property"):
+                    setattr(cfg.access_policy_window, field, getattr(value, field))
+            else:
+                setattr(cfg, name, int(value) if isinstance(value, int) else value)
         return arg
 
     def read_launch_config(self, cfg: Any) -> Dict[str, Any]:
@@ -306,9 +297,28 @@ class Backend:
     # the user data, and the trampoline takes the entry out (exactly once)
     # and runs it. No per-call closure is made or freed on the driver thread.
 
+    def callback(self, ctype: str, fn: Callable[..., Any], error: Any = None) -> Any:
+        """A C function pointer of the header's type ``ctype`` calling ``fn``
+        (``error``: what it answers should ``fn`` raise); the caller keeps it."""
+        raise NotImplementedError
+
+    def memmove(self, dst: Any, src: bytes, size: int) -> Any:
+        """Copies ``size`` bytes of ``src`` to the C pointer ``dst``."""
+        raise NotImplementedError
+
     def host_trampoline(self) -> Any:
         """The ``cuabi_host_fn`` argument every host function launch passes."""
-        raise NotImplementedError
+        if self._trampoline is None:
+            key_of, memmove = self.handle_int, self.memmove
+
+            def trampoline(user_data: Any, message: Any, size: int) -> int:
+                def write(data: bytes) -> None:
+                    memmove(message, data, len(data))
+
+                return _run_host_func(key_of(user_data), write, int(size))
+
+            self._trampoline = self.callback("cuabi_host_fn", trampoline, error=1)
+        return self._trampoline
 
     def user_data(self, key: int) -> Any:
         """The ``void* user_data`` argument carrying ``key``."""
@@ -614,7 +624,6 @@ class CtypesBackend(Backend):
                 continue
             fn.restype = restype
             fn.argtypes = argtypes
-        self._trampoline: Any = None
         self._handle_callers: Dict[str, Any] = {}
         super().__init__(path, cdll, missing)
 
@@ -641,7 +650,9 @@ class CtypesBackend(Backend):
         return bytes(buf.raw[:size])
 
     def string(self, ptr: Any) -> str:
-        return ptr.decode("utf-8", "replace") if ptr else ""
+        if not ptr:
+            return ""
+        return (ptr if isinstance(ptr, bytes) else ctypes.string_at(ptr)).decode("utf-8", "replace")
 
     def pointer(self, address: int) -> Any:
         return address or None
@@ -695,16 +706,10 @@ class CtypesBackend(Backend):
             return fn, None  # NULL, for the core to refuse
         return fn, ctypes.byref(ctypes.c_char.from_address(int(handle)))
 
-    def host_trampoline(self) -> Any:
-        if self._trampoline is None:
-            def trampoline(user_data: Optional[int], message: Any, size: int) -> int:
-                def write(data: bytes) -> None:
-                    ctypes.memmove(message, data, len(data))
+    def callback(self, ctype: str, fn: Callable[..., Any], error: Any = None) -> Any:
+        return getattr(_api, ctype)(fn)
 
-                return _run_host_func(int(user_data or 0), write, int(size))
-
-            self._trampoline = _api.cuabi_host_fn(trampoline)
-        return self._trampoline
+    memmove = staticmethod(ctypes.memmove)  # type: ignore[assignment]
 
     def null_host_fn(self) -> Any:
         # ctypes takes only a function-pointer instance for this argtype; one
@@ -736,7 +741,6 @@ class CffiBackend(Backend):
         self.ffi = ffi
         self.NULL = ffi.NULL
         self._void_pp = ffi.typeof("void * *")
-        self._trampoline: Any = None
         super().__init__(path, lib, missing)
 
     def _bind(self, candidates: Sequence[str]) -> Tuple[Any, str, Any]:
@@ -824,20 +828,11 @@ class CffiBackend(Backend):
     def handle_caller(self, func: str, handle: Any) -> Tuple[Callable[[Any], int], Any]:
         return getattr(self.lib, func), handle
 
-    def host_trampoline(self) -> Any:
-        if self._trampoline is None:
-            ffi = self.ffi
+    def callback(self, ctype: str, fn: Callable[..., Any], error: Any = None) -> Any:
+        return self.ffi.callback(ctype, fn, error=error)
 
-            def trampoline(user_data: Any, message: Any, size: int) -> int:
-                def write(data: bytes) -> None:
-                    ffi.memmove(message, data, len(data))
-
-                return _run_host_func(
-                    int(ffi.cast("uintptr_t", user_data)), write, int(size)
-                )
-
-            self._trampoline = ffi.callback("cuabi_host_fn", trampoline, error=1)
-        return self._trampoline
+    def memmove(self, dst: Any, src: bytes, size: int) -> Any:
+        return self.ffi.memmove(dst, src, size)
 
     def user_data(self, key: int) -> Any:
         return self.ffi.cast("void *", key)

@@ -23,7 +23,6 @@ from ._objects import (
     DeviceBase,
     HostBufferBase,
     MemoryPoolBase,
-    MemoryPoolDesc,
     register_owner,
 )
 from ._base import (
@@ -589,9 +588,7 @@ class DeviceBuffer(_ArrayExport, BufferBase):
                 "__dlpack__); drop them before freeing it"
             )
         b.call("cuabi_buffer_free_async", self._handle, s)
-        with _release_lock:
-            self._closed = True  # the core released the handle: never again
-        self._on_release()
+        self._consumed()  # the core released the handle: never again
 
     # -- growable buffers --------------------------------------------------------
     def grow(self, nbytes: int) -> None:
@@ -683,7 +680,7 @@ class DeviceBuffer(_ArrayExport, BufferBase):
         return b.buffer_bytes(out, CUABI_IPC_HANDLE_SIZE)
 
     @classmethod
-    def open_ipc(
+    def open_ipc(  # type: ignore[override]
         cls, device: "Device", handle: Any, pool: Optional["MemoryPool"] = None
     ) -> "DeviceBuffer":
         """Opens, on ``device``, a buffer another process exported with
@@ -693,21 +690,9 @@ class DeviceBuffer(_ArrayExport, BufferBase):
         exported size; closing it unmaps the memory, which the other process
         still owns and must keep alive meanwhile. A handle of this very
         process, a damaged or foreign one raises InvalidArgumentError."""
-        dev = device_arg(device)
-        data = ipc_handle_arg(handle)
-        b = dev.backend
-        if pool is not None and not isinstance(pool, MemoryPool):
-            raise TypeError(f"pool must be a cuabi.MemoryPool or None, not {type(pool).__name__}")
-        address, nbytes, _keep = host_address(data, writable=False)
-        h = b.get(
-            "cuabi_buffer_open_ipc",
-            dev.handle,
-            b.NULL if pool is None else pool._arg(b),
-            b.pointer(address),
-            nbytes,
-            out="cuabi_buffer",
-        )
-        return cls._adopt(b, h, dev, pool=pool)
+        buf = super().open_ipc(device_arg(device), pool, ipc_handle_arg(handle))
+        buf.pool = pool
+        return buf
 
     def copy_path(self, src: "DeviceBuffer") -> CopyPath:
         """How a copy from ``src`` into this buffer (:meth:`copy_from`)
@@ -827,10 +812,7 @@ class DeviceBuffer(_ArrayExport, BufferBase):
         """Sets ``nbytes`` bytes (default: to the end) from ``offset`` to ``value``."""
         if not 0 <= int(value) <= 255:
             raise ValueError(f"memset value {value} is not a byte (0 to 255)")
-        offset = check_size(offset, "offset")
-        if nbytes is None:
-            nbytes = max(self._nbytes - offset, 0)
-        nbytes = check_size(nbytes, "nbytes")
+        offset, nbytes = self._range(offset, nbytes)
         if stream is None:
             self._b.call("cuabi_buffer_memset", self._handle, offset, value, nbytes)
         else:
@@ -1049,15 +1031,12 @@ class MemoryPool(MemoryPoolBase):
         ipc: bool = False,
     ) -> None:
         dev = device_arg(device)
-        b = dev.backend
-        desc = MemoryPoolDesc(
+        self._own(MemoryPoolBase.create(
+            dev,
             max_bytes=check_size(max_bytes, "max_bytes"),
             release_threshold=check_size(release_threshold, "release_threshold"),
             flags=MemoryPoolFlag.IPC if ipc else MemoryPoolFlag(0),
-        )
-        arg, _keep = desc._to_native(b, "desc")
-        h = b.get("cuabi_memory_pool_create", dev.handle, arg, out="cuabi_memory_pool")
-        Resource.__init__(self, b, h)
+        ))
         self.device = dev
 
     @classmethod

@@ -21,6 +21,7 @@ from ._api import (  # exported: the enums of the public layer
     CacheState,
     CaptureMode,
     ConditionalType,
+    CopyBatchFlag,
     CopyPath,
     CoredumpFlag,
     EventFlag,
@@ -29,6 +30,8 @@ from ._api import (  # exported: the enums of the public layer
     GraphNodeType,
     Health,
     Limit,
+    LinkBackend,
+    LinkInput,
     ManagedFlag,
     MemOpFlag,
     MemSyncDomain,
@@ -58,8 +61,10 @@ from ._base import (
 from ._loader import Backend
 
 if TYPE_CHECKING:  # the hand-written types of built structs and public classes
+    from ._arrays import Array
     from ._arrays import Surface
     from ._batch import Copy3dOp
+    from ._batch import CopyOp
     from ._batch import ManagedRange
     from ._batch import MemOp
     from ._device import Device
@@ -124,6 +129,26 @@ def register_layout(
     _LAYOUTS[struct] = (cls, lay_out)
 
 
+# What reads a Python value as some C values, registered by cuabi._hostmem:
+# "host", ``read(obj, writable) -> (address, nbytes, keep-alive)`` of a
+# C-contiguous host buffer; "location", ``read(value, what) -> int`` of a
+# Device, a device ordinal or "host".
+_READERS: Dict[str, Callable[..., Any]] = {}
+
+
+def register_reader(kind: str, read: Callable[..., Any]) -> None:
+    """Names ``read`` as what reads a Python value as a C value of ``kind``."""
+    _READERS[kind] = read
+
+
+def _bytes_in(data: Any, b: Backend) -> Tuple[Any, int, Any]:
+    """The ``const void*`` argument for host bytes ``data`` (bytes, bytearray,
+    memoryview or another C-contiguous buffer), their size and what keeps
+    them alive."""
+    address, nbytes, keep = _READERS["host"](data, writable=False)
+    return b.pointer(address), nbytes, keep
+
+
 def _built(value: Any, struct: str, what: str, b: Backend) -> Tuple[Any, List[Any]]:
     """The argument for a built-struct parameter (``value``, of the type
     registered for ``struct``) and what keeps it and what it names alive;
@@ -135,11 +160,17 @@ def _built(value: Any, struct: str, what: str, b: Backend) -> Tuple[Any, List[An
     return arg, keep
 
 
-def _built_array(values: Sequence[Any], struct: str, b: Backend) -> Tuple[Any, int, List[Any]]:
+def _built_array(values: Sequence[Any], struct: str, what: str, b: Backend) -> Tuple[Any, int, List[Any]]:
     """The argument for an array of built structs (``values``, each of the
-    type registered for ``struct``, which its layout checks, naming the
-    element at fault), its count and what keeps it and what it names alive."""
-    return _LAYOUTS[struct][1](b, list(values))
+    type registered for ``struct``; anything else: a TypeError naming
+    ``what`` and the element at fault), its count and what keeps it and
+    what it names alive."""
+    cls, lay_out = _LAYOUTS[struct]
+    items = list(values)
+    for i, item in enumerate(items):
+        if not isinstance(item, cls):
+            raise TypeError(f"{what}[{i}] must be a cuabi.{cls.__name__}, not {type(item).__name__}")
+    return lay_out(b, items)
 
 
 def _value(
@@ -561,6 +592,8 @@ class DeviceBase(Resource):
             raise b.error(status, "cuabi_device_get_attribute")
         return int(b.value(value_box))
 
+    attribute = get_attribute
+
     @property
     def context(self) -> int:
         """cuabi_device_get_context: The primary context as a raw CUcontext value in
@@ -786,6 +819,16 @@ class ProgramBase(Resource):
         made: "Program" = _OWNERS["cuabi_program"]._made_by(b, b.value(out_box), None)
         return made
 
+    def add_name_expression(self, expression: Union[str, bytes]) -> None:
+        """cuabi_program_add_name_expression: Registers a name expression (e.g.
+        "write_scalar<float>") before compiling, so its lowered (mangled) name can be
+        queried afterwards."""
+        b = self._b
+        expression_c = as_bytes(expression, "expression")
+        status = b.fn.cuabi_program_add_name_expression(self._handle, expression_c)
+        if status:
+            raise b.error(status, "cuabi_program_add_name_expression")
+
     @property
     def log(self) -> str:
         """cuabi_program_get_log: The compile log (two-call pattern); "" before
@@ -825,12 +868,28 @@ class ProgramBase(Resource):
         expression_c = as_bytes(expression, "expression")
         return b.two_call(b.fn.cuabi_program_get_lowered_name, (self._handle, expression_c,)).rstrip(b"\0").decode("utf-8", "replace")
 
+    lowered_name = get_lowered_name
+
 
 class ModuleBase(Resource):
     """cuabi_module: loaded device code"""
 
     _release_fn = "cuabi_module_release"
     _handle_type = "cuabi_module"
+
+    @classmethod
+    def load_data(cls, device: DeviceBase, image: Union[bytes, bytearray, memoryview]) -> "Module":
+        """cuabi_module_load_data: Loads CUBIN, PTX or fatbin bytes. `size` is the
+        image's length in bytes (PTX need not be NUL-terminated when its length is
+        given)."""
+        b = device._b
+        image_arg, image_n, image_keep = _bytes_in(image, b)
+        out_box = b.out("cuabi_module")
+        status = b.fn.cuabi_module_load_data(device._handle, image_arg, image_n, b.ref(out_box))
+        if status:
+            raise b.error(status, "cuabi_module_load_data")
+        made: "Module" = _OWNERS["cuabi_module"]._made_by(b, b.value(out_box), device)
+        return made
 
     @classmethod
     def load_file(cls, device: DeviceBase, path: Union[str, bytes]) -> "Module":
@@ -864,6 +923,8 @@ class ModuleBase(Resource):
         b = self._b
         expression_c = as_bytes(expression, "expression")
         return b.two_call(b.fn.cuabi_module_get_lowered_name, (self._handle, expression_c,)).rstrip(b"\0").decode("utf-8", "replace")
+
+    lowered_name = get_lowered_name
 
     @property
     def compile_log(self) -> str:
@@ -1028,6 +1089,8 @@ class FunctionBase(Resource):
             raise b.error(status, "cuabi_function_get_available_dynamic_shared")
         return int(b.value(bytes_box))
 
+    available_dynamic_shared = get_available_dynamic_shared
+
 
 class BufferBase(Resource):
     """cuabi_buffer: device memory"""
@@ -1171,6 +1234,7 @@ class BufferBase(Resource):
         status = b.fn.cuabi_buffer_free_async(self._handle, b.NULL if stream is None else _arg(stream, "cuabi_stream", StreamBase, "stream", b, True))
         if status:
             raise b.error(status, "cuabi_buffer_free_async")
+        self._consumed()
 
     @classmethod
     def alloc_with_pointer(cls, device: DeviceBase, bytes: int) -> Tuple["DeviceBuffer", int]:
@@ -1236,14 +1300,46 @@ class BufferBase(Resource):
             raise b.error(status, "cuabi_buffer_get_host_pointer")
         return int(b.value(ptr_box))
 
-    def prefetch_async(self, offset: int, bytes: int, location: int, stream: Optional[StreamBase] = None) -> None:
+    def prefetch_async(self, offset: int, bytes: int, location: Union[DeviceBase, int, str], stream: Optional[StreamBase] = None) -> None:
         """cuabi_buffer_prefetch_async: Migrates [offset, offset + bytes) of a managed
         buffer to `location` (a device ordinal or CUABI_LOCATION_HOST) in order on
         `stream` (NULL: the default stream), ahead of its use there."""
         b = self._b
-        status = b.fn.cuabi_buffer_prefetch_async(self._handle, check_int(offset, "offset", 0, UINT64_MAX), check_int(bytes, "bytes", 0, UINT64_MAX), check_int(location, "location", INT32_MIN, INT32_MAX), b.NULL if stream is None else _arg(stream, "cuabi_stream", StreamBase, "stream", b, True))
+        status = b.fn.cuabi_buffer_prefetch_async(self._handle, check_int(offset, "offset", 0, UINT64_MAX), check_int(bytes, "bytes", 0, UINT64_MAX), _READERS["location"](location, "location"), b.NULL if stream is None else _arg(stream, "cuabi_stream", StreamBase, "stream", b, True))
         if status:
             raise b.error(status, "cuabi_buffer_prefetch_async")
+
+    @classmethod
+    def open_ipc(cls, device: DeviceBase, pool: Optional[MemoryPoolBase], handle: Union[bytes, bytearray, memoryview]) -> "DeviceBuffer":
+        """cuabi_buffer_open_ipc: Opens, on `device`, a buffer another process exported:
+        `handle` holds the `handle_size` bytes cuabi_buffer_get_ipc_handle wrote there.
+        A handle of a pool allocation needs `pool`: that pool, imported here with
+        cuabi_memory_pool_import_fd; other handles take NULL. The buffer
+        (CUABI_BUFFER_IPC) has the exported size; releasing it unmaps the memory, which
+        the exporting process still owns and must keep alive meanwhile. Refused with
+        CUABI_ERROR_INVALID_ARGUMENT naming why: a handle from this very process (use
+        the buffer itself), a damaged or foreign one (not CUABI_IPC_HANDLE_SIZE bytes, a
+        bad checksum, an event's handle); the driver refuses one whose memory was given
+        back to it (freed, or its process ended; the message then says whether the
+        exporter has ended). Across GPUs: `device` may be another GPU than the
+        exporter's when it can reach that GPU's memory (cuabi_device_can_access_peer;
+        the mapping enables peer access for itself); otherwise
+        CUABI_ERROR_INVALID_ARGUMENT names both devices (open it on the exporter's GPU
+        and copy). A pool allocation opens only through its pool imported on the
+        exporter's GPU; another device is refused naming both. Opening one handle twice
+        on one device gives two buffers over one mapping, unmapped when the last is
+        released. A small buffer shares a driver block with other allocations of its
+        process, which stays mapped while any of them lives: its handle can then still
+        open after the buffer was freed, so the exporting process must keep a buffer
+        alive until every importer is done."""
+        b = device._b
+        handle_arg, handle_n, handle_keep = _bytes_in(handle, b)
+        out_box = b.out("cuabi_buffer")
+        status = b.fn.cuabi_buffer_open_ipc(device._handle, b.NULL if pool is None else _arg(pool, "cuabi_memory_pool", MemoryPoolBase, "pool", b, True), handle_arg, handle_n, b.ref(out_box))
+        if status:
+            raise b.error(status, "cuabi_buffer_open_ipc")
+        made: "DeviceBuffer" = _OWNERS["cuabi_buffer"]._made_by(b, b.value(out_box), device)
+        return made
 
     def get_copy_path(self, src: BufferBase) -> _api.CopyPath:
         """cuabi_buffer_get_copy_path: How cuabi_buffer_copy from `src` to `dst` travels
@@ -1427,6 +1523,16 @@ class StreamBase(Resource):
         return made
 
     @property
+    def ptr(self) -> int:
+        """cuabi_stream_get_handle: The raw CUstream value in `cu_stream`, for interop."""
+        b = self._b
+        cu_stream_box = b.out("uint64_t")
+        status = b.fn.cuabi_stream_get_handle(self._handle, b.ref(cu_stream_box))
+        if status:
+            raise b.error(status, "cuabi_stream_get_handle")
+        return int(b.value(cu_stream_box))
+
+    @property
     def id(self) -> int:
         """cuabi_stream_get_id: The stream's id in this process (1, 2, ... in the order
         streams were made or wrapped; 0 is never a stream's): the id launch records and
@@ -1465,6 +1571,8 @@ class StreamBase(Resource):
         status = b.fn.cuabi_stream_wait_event(self._handle, _arg(event, "cuabi_event", EventBase, "event", b))
         if status:
             raise b.error(status, "cuabi_stream_wait_event")
+
+    wait = wait_event
 
     @property
     def sync_policy(self) -> _api.SyncPolicy:
@@ -1604,12 +1712,54 @@ class StreamBase(Resource):
         (CUABI_ERROR_INVALID_HANDLE) and a struct_size unlike ops[0]'s are refused too.
         A count of 0 or past 255 answers CUABI_ERROR_INVALID_ARGUMENT."""
         b = self._b
-        ops_arg, ops_n, ops_keep = _built_array(ops, "cuabi_mem_op", b)
+        ops_arg, ops_n, ops_keep = _built_array(ops, "cuabi_mem_op", "ops", b)
         status = b.fn.cuabi_stream_mem_op_batch(self._handle, ops_arg, ops_n)
         if status:
             raise b.error(status, "cuabi_stream_mem_op_batch")
 
-    def prefetch_batch(self, ranges: Sequence["ManagedRange"], location: int) -> None:
+    def copy_batch(self, ops: Sequence["CopyOp"], flags: int) -> None:
+        """cuabi_stream_copy_batch: Queues `count` (at least 1) copies of any direction
+        on `stream` (not NULL) in one call (cuMemcpyBatchAsync). The batch as a whole is
+        ordered on the stream; its copies may run in any order among themselves. Every
+        element is checked before the driver sees any, and a refusal names it
+        ("ops[412]: destination range [4000, 4000 + 200) reaches past the end of the
+        4096-byte buffer", CUABI_ERROR_OUT_OF_RANGE): an end with none or more than one
+        of its three memories, a buffer or pinned memory range past its end, overlapping
+        source and destination, a device buffer of another device than the stream's, a
+        handle that is not live (CUABI_ERROR_INVALID_HANDLE) and a struct_size unlike
+        ops[0]'s. Unknown `flags` bits answer CUABI_ERROR_INVALID_ARGUMENT; a driver
+        before CUDA 13.0 (whose batched copies, if any, are an older form) answers
+        CUABI_ERROR_NOT_SUPPORTED naming the entry point."""
+        b = self._b
+        ops_arg, ops_n, ops_keep = _built_array(ops, "cuabi_copy_op", "ops", b)
+        status = b.fn.cuabi_stream_copy_batch(self._handle, ops_arg, ops_n, check_int(flags, "flags", 0, UINT32_MAX))
+        if status:
+            raise b.error(status, "cuabi_stream_copy_batch")
+
+    def copy_3d_batch(self, copies: Sequence["Copy3dOp"], flags: int) -> None:
+        """cuabi_stream_copy_3d_batch: Queues `count` (at least 1) box copies on
+        `stream` (not NULL) in one call (cuMemcpy3DBatchAsync). Each element is a
+        cuabi_copy_3d_desc, read as cuabi_copy_3d reads it: host memory (which must stay
+        valid until the stream reaches the copy), a buffer (pitched or not) or an array
+        on each side, and every check of cuabi_copy_3d applies to each element, all of
+        them before the driver sees any; a refusal names the element ("copies[2]: dst
+        box reaches byte 5000 of the 4096-byte buffer ...", CUABI_ERROR_OUT_OF_RANGE)
+        and queues nothing. Beyond cuabi_copy_3d's checks: a buffer or array of another
+        device than the stream's, a copy between two arrays of unlike element sizes, a
+        pitch (host or buffer side of a copy with an array) that is not whole elements
+        of the array's, a handle that is not live (CUABI_ERROR_INVALID_HANDLE) and a
+        struct_size unlike copies[0]'s. A box of width_bytes 0 copies nothing. The batch
+        as a whole is ordered on the stream; its copies may run in any order among
+        themselves. Unknown `flags` bits answer CUABI_ERROR_INVALID_ARGUMENT; a driver
+        before CUDA 13.0 (whose 3D batch, if any, is an older form) answers
+        CUABI_ERROR_NOT_SUPPORTED naming the driver's version."""
+        b = self._b
+        copies_arg, copies_n, copies_keep = _built_array(copies, "cuabi_copy_3d_desc", "copies", b)
+        status = b.fn.cuabi_stream_copy_3d_batch(self._handle, copies_arg, copies_n, check_int(flags, "flags", 0, UINT32_MAX))
+        if status:
+            raise b.error(status, "cuabi_stream_copy_3d_batch")
+
+    def prefetch_batch(self, ranges: Sequence["ManagedRange"], location: Union[DeviceBase, int, str]) -> None:
         """cuabi_stream_prefetch_batch: Batched prefetches and discards of managed
         memory on `stream` (not NULL), in one call each (cuMemPrefetchBatchAsync,
         cuMemDiscardBatchAsync, cuMemDiscardAndPrefetchBatchAsync): every range of
@@ -1623,8 +1773,8 @@ class StreamBase(Resource):
         CUABI_ERROR_INVALID_ARGUMENT. A driver without these entry points (before CUDA
         13.0) answers CUABI_ERROR_NOT_SUPPORTED naming the one it lacks."""
         b = self._b
-        ranges_arg, ranges_n, ranges_keep = _built_array(ranges, "cuabi_managed_range", b)
-        status = b.fn.cuabi_stream_prefetch_batch(self._handle, ranges_arg, ranges_n, check_int(location, "location", INT32_MIN, INT32_MAX))
+        ranges_arg, ranges_n, ranges_keep = _built_array(ranges, "cuabi_managed_range", "ranges", b)
+        status = b.fn.cuabi_stream_prefetch_batch(self._handle, ranges_arg, ranges_n, _READERS["location"](location, "location"))
         if status:
             raise b.error(status, "cuabi_stream_prefetch_batch")
 
@@ -1642,12 +1792,12 @@ class StreamBase(Resource):
         CUABI_ERROR_INVALID_ARGUMENT. A driver without these entry points (before CUDA
         13.0) answers CUABI_ERROR_NOT_SUPPORTED naming the one it lacks."""
         b = self._b
-        ranges_arg, ranges_n, ranges_keep = _built_array(ranges, "cuabi_managed_range", b)
+        ranges_arg, ranges_n, ranges_keep = _built_array(ranges, "cuabi_managed_range", "ranges", b)
         status = b.fn.cuabi_stream_discard_batch(self._handle, ranges_arg, ranges_n)
         if status:
             raise b.error(status, "cuabi_stream_discard_batch")
 
-    def discard_and_prefetch_batch(self, ranges: Sequence["ManagedRange"], location: int) -> None:
+    def discard_and_prefetch_batch(self, ranges: Sequence["ManagedRange"], location: Union[DeviceBase, int, str]) -> None:
         """cuabi_stream_discard_and_prefetch_batch: Batched prefetches and discards of
         managed memory on `stream` (not NULL), in one call each
         (cuMemPrefetchBatchAsync, cuMemDiscardBatchAsync,
@@ -1662,8 +1812,8 @@ class StreamBase(Resource):
         without these entry points (before CUDA 13.0) answers CUABI_ERROR_NOT_SUPPORTED
         naming the one it lacks."""
         b = self._b
-        ranges_arg, ranges_n, ranges_keep = _built_array(ranges, "cuabi_managed_range", b)
-        status = b.fn.cuabi_stream_discard_and_prefetch_batch(self._handle, ranges_arg, ranges_n, check_int(location, "location", INT32_MIN, INT32_MAX))
+        ranges_arg, ranges_n, ranges_keep = _built_array(ranges, "cuabi_managed_range", "ranges", b)
+        status = b.fn.cuabi_stream_discard_and_prefetch_batch(self._handle, ranges_arg, ranges_n, _READERS["location"](location, "location"))
         if status:
             raise b.error(status, "cuabi_stream_discard_and_prefetch_batch")
 
@@ -1727,6 +1877,23 @@ class EventBase(Resource):
     _handle_type = "cuabi_event"
 
     @classmethod
+    def open_ipc(cls, device: DeviceBase, handle: Union[bytes, bytearray, memoryview]) -> "Event":
+        """cuabi_event_open_ipc: Opens another process's event on `device`, from the
+        `handle_size` bytes at `handle` (cuabi_event_get_ipc_handle's): record it there,
+        wait for it here (cuabi_stream_wait_event, cuabi_event_synchronize). A stream of
+        any device may wait on it: cuabi opens the handle again, once, on the stream's
+        device (the driver cannot make a stream of another device wait on the event as
+        opened). The same refusals as cuabi_buffer_open_ipc."""
+        b = device._b
+        handle_arg, handle_n, handle_keep = _bytes_in(handle, b)
+        out_box = b.out("cuabi_event")
+        status = b.fn.cuabi_event_open_ipc(device._handle, handle_arg, handle_n, b.ref(out_box))
+        if status:
+            raise b.error(status, "cuabi_event_open_ipc")
+        made: "Event" = _OWNERS["cuabi_event"]._made_by(b, b.value(out_box), device)
+        return made
+
+    @classmethod
     def create(cls, device: DeviceBase, flags: int) -> "Event":
         """cuabi_event_create: A new event on `device` with `flags`
         (cuabi_event_flag_bits; 0: a timing event). Unknown bits, or
@@ -1771,6 +1938,8 @@ class EventBase(Resource):
         if status:
             raise b.error(status, "cuabi_event_get_elapsed_ms")
         return float(b.value(milliseconds_box))
+
+    elapsed_ms = get_elapsed_ms
 
 
 class GraphBase(Resource):
@@ -2149,6 +2318,20 @@ class MemoryPoolBase(Resource):
     _release_fn = "cuabi_memory_pool_release"
     _handle_type = "cuabi_memory_pool"
 
+    @classmethod
+    def create(cls, device: DeviceBase, desc: Optional[MemoryPoolDesc] = None, *, max_bytes: Optional[int] = None, release_threshold: Optional[int] = None, flags: Optional[_api.MemoryPoolFlag] = None) -> "MemoryPool":
+        """cuabi_memory_pool_create: A new pool of `device`'s memory. `desc` NULL: the
+        defaults. ``desc``: a cuabi.MemoryPoolDesc, or its fields as keywords (set over
+        it when both are given); None and no keyword: NULL (the defaults)."""
+        b = device._b
+        desc_arg, desc_keep = _value(desc, MemoryPoolDesc, "desc", b, True, {"max_bytes": max_bytes, "release_threshold": release_threshold, "flags": flags})
+        out_box = b.out("cuabi_memory_pool")
+        status = b.fn.cuabi_memory_pool_create(device._handle, desc_arg, b.ref(out_box))
+        if status:
+            raise b.error(status, "cuabi_memory_pool_create")
+        made: "MemoryPool" = _OWNERS["cuabi_memory_pool"]._made_by(b, b.value(out_box), device)
+        return made
+
     def set_release_threshold(self, bytes: int) -> None:
         """cuabi_memory_pool_set_release_threshold: Sets the memory, in `bytes`, that
         the pool keeps reserved when a stream synchronizes instead of giving it back to
@@ -2222,6 +2405,24 @@ class ArrayBase(Resource):
     _release_fn = "cuabi_array_release"
     _handle_type = "cuabi_array"
 
+    @classmethod
+    def create(cls, device: DeviceBase, desc: Optional[ArrayDesc] = None, *, width: Optional[int] = None, height: Optional[int] = None, depth: Optional[int] = None, format: Optional[_api.ArrayFormat] = None, channels: Optional[int] = None, flags: Optional[_api.ArrayFlag] = None) -> "Array":
+        """cuabi_array_create: A new array on `device` of the shape `desc` gives
+        (cuabi_array_desc). The shape is checked first: a zero width, an unknown format
+        or flag, a channel count other than 1, 2 or 4, a shape the flags do not allow (a
+        layered array without layers, a cubemap that is not square or not 6 faces deep)
+        or an extent past the device's limits answers CUABI_ERROR_INVALID_ARGUMENT
+        naming the field. Fill and read it with cuabi_copy_3d. ``desc``: a
+        cuabi.ArrayDesc, or its fields as keywords (set over it when both are given)."""
+        b = device._b
+        desc_arg, desc_keep = _value(desc, ArrayDesc, "desc", b, False, {"width": width, "height": height, "depth": depth, "format": format, "channels": channels, "flags": flags})
+        out_box = b.out("cuabi_array")
+        status = b.fn.cuabi_array_create(device._handle, desc_arg, b.ref(out_box))
+        if status:
+            raise b.error(status, "cuabi_array_create")
+        made: "Array" = _OWNERS["cuabi_array"]._made_by(b, b.value(out_box), device)
+        return made
+
     @property
     def desc(self) -> ArrayDesc:
         """cuabi_array_get_desc: The array's shape as it was created
@@ -2232,6 +2433,16 @@ class ArrayBase(Resource):
         if status:
             raise b.error(status, "cuabi_array_get_desc")
         return ArrayDesc._from_native(desc_s)
+
+    @property
+    def cu_array(self) -> int:
+        """cuabi_array_get_handle: The raw CUarray value in `cu_array`, for interop."""
+        b = self._b
+        cu_array_box = b.out("uint64_t")
+        status = b.fn.cuabi_array_get_handle(self._handle, b.ref(cu_array_box))
+        if status:
+            raise b.error(status, "cuabi_array_get_handle")
+        return int(b.value(cu_array_box))
 
 
 class TextureBase(Resource):
@@ -2265,6 +2476,38 @@ class LinkerBase(Resource):
 
     _release_fn = "cuabi_linker_release"
     _handle_type = "cuabi_linker"
+
+    @property
+    def link_backend(self) -> _api.LinkBackend:
+        """cuabi_linker_get_backend: The backend the linker uses (AUTO resolved)."""
+        b = self._b
+        backend_box = b.out("int32_t")
+        status = b.fn.cuabi_linker_get_backend(self._handle, b.ref(backend_box))
+        if status:
+            raise b.error(status, "cuabi_linker_get_backend")
+        return _api.LinkBackend(b.value(backend_box))
+
+    def add_data(self, kind: int, data: Union[bytes, bytearray, memoryview], name: Optional[Union[str, bytes]] = None) -> None:
+        """cuabi_linker_add_data: Adds the `size` bytes at `data` as an input of `kind`;
+        `name` (NULL: "input<N>") names the input in the log. The bytes are copied. NULL
+        data, 0 bytes, or AUTO for bytes that are no input cuabi can tell answer
+        CUABI_ERROR_INVALID_ARGUMENT; an input the backend cannot take (LTO-IR for the
+        driver) answers CUABI_ERROR_NOT_SUPPORTED."""
+        b = self._b
+        data_arg, data_n, data_keep = _bytes_in(data, b)
+        name_c = b.NULL if name is None else as_bytes(name, "name")
+        status = b.fn.cuabi_linker_add_data(self._handle, check_int(kind, "kind", INT32_MIN, INT32_MAX), data_arg, data_n, name_c)
+        if status:
+            raise b.error(status, "cuabi_linker_add_data")
+
+    def add_program(self, program: ProgramBase) -> None:
+        """cuabi_linker_add_program: Adds a compiled program's output: its LTO-IR when
+        compiled with "-dlto", else its CUBIN, else its PTX. Compile device code meant
+        for another program's kernels with "-rdc=true" (or "-dlto")."""
+        b = self._b
+        status = b.fn.cuabi_linker_add_program(self._handle, _arg(program, "cuabi_program", ProgramBase, "program", b))
+        if status:
+            raise b.error(status, "cuabi_linker_add_program")
 
     def link(self) -> "Module":
         """cuabi_linker_link: Links what was added and loads the result on the linker's
@@ -2302,6 +2545,22 @@ class LibraryBase(Resource):
 
     _release_fn = "cuabi_library_release"
     _handle_type = "cuabi_library"
+
+    @classmethod
+    def load_data(cls, image: Union[bytes, bytearray, memoryview], *, backend: BackendArg = None) -> "Library":
+        """cuabi_library_load_data: Loads an image (CUBIN, PTX or fatbin bytes, as
+        cuabi_module_load_data takes them: the `size` bytes at `image`) as a library
+        (cuLibraryLoadData, CUDA 12+): loaded once, usable in every device's context,
+        which is what the driver recommends for code not tied to one context. Bytes that
+        are no image answer CUABI_ERROR_INVALID_ARGUMENT here, not at their first use."""
+        b = resolve_backend(backend)
+        image_arg, image_n, image_keep = _bytes_in(image, b)
+        out_box = b.out("cuabi_library")
+        status = b.fn.cuabi_library_load_data(image_arg, image_n, b.ref(out_box))
+        if status:
+            raise b.error(status, "cuabi_library_load_data")
+        made: "Library" = _OWNERS["cuabi_library"]._made_by(b, b.value(out_box), None)
+        return made
 
     @classmethod
     def load_file(cls, path: Union[str, bytes], *, backend: BackendArg = None) -> "Library":
@@ -2385,6 +2644,7 @@ class PhysicalMemoryBase(Resource):
         status = b.fn.cuabi_physical_memory_free(self._handle)
         if status:
             raise b.error(status, "cuabi_physical_memory_free")
+        self._consumed()
 
     @property
     def size(self) -> int:
@@ -3126,12 +3386,10 @@ class nvtx_range(ContextDecorator):
 #   cuabi_set_context_lost_callback: cuabi.on_context_lost(callable) (_context_lost.py): one Python callable, a C trampoline per backend kept for the process; an exception it raises never reaches C (sys.unraisablehook)
 #   cuabi_device_release: Resource.close
 #   cuabi_program_release: Resource.close
-#   cuabi_program_add_name_expression: Program keeps its name expressions
 #   cuabi_program_compile: Program.compile takes CompileOptions and typed options
 #   cuabi_compile_desc_init: Backend.desc
 #   cuabi_program_compile_with: parameter `desc` (struct_in) has no generated Python form
 #   cuabi_module_compile: parameter `desc` (struct_in) has no generated Python form
-#   cuabi_module_load_data: parameter `image` (bytes_in) has no generated Python form
 #   cuabi_module_release: Resource.close
 #   cuabi_module_get_function: Module.get_function is get_kernel (a Kernel of its module)
 #   cuabi_function_release: Resource.close
@@ -3139,11 +3397,7 @@ class nvtx_range(ContextDecorator):
 #   cuabi_link_desc_init: Backend.desc
 #   cuabi_linker_create: parameter `desc` (struct_in) has no generated Python form
 #   cuabi_linker_release: Resource.close
-#   cuabi_linker_get_backend: `backend` is Resource's own
-#   cuabi_linker_add_data: parameter `data` (bytes_in) has no generated Python form
 #   cuabi_linker_add_file: Linker.add_file takes an input kind default and a PathLike
-#   cuabi_linker_add_program: Linker.add_program returns the linker, for chaining
-#   cuabi_library_load_data: parameter `image` (bytes_in) has no generated Python form
 #   cuabi_library_release: Resource.close
 #   cuabi_launch_config_init: Backend.desc
 #   cuabi_function_launch: idiom launch, written by hand
@@ -3157,7 +3411,7 @@ class nvtx_range(ContextDecorator):
 #   cuabi_function_get_max_cluster_size: parameter `config` (struct_in) has no generated Python form
 #   cuabi_function_get_max_active_clusters: parameter `config` (struct_in) has no generated Python form
 #   cuabi_buffer_release: Resource.close
-#   cuabi_buffer_copy_from_host: parameter `src` (bytes_in) has no generated Python form
+#   cuabi_buffer_copy_from_host: DeviceBuffer.copy_from_host takes any host array and stream=
 #   cuabi_buffer_copy_to_host: parameter `dst` (bytes_out) has no generated Python form
 #   cuabi_buffer_copy_from_host_async: idiom host_view, written by hand
 #   cuabi_buffer_copy_to_host_async: idiom host_view, written by hand
@@ -3165,13 +3419,10 @@ class nvtx_range(ContextDecorator):
 #   cuabi_host_buffer_register: idiom host_view, written by hand
 #   cuabi_host_buffer_release: Resource.close
 #   cuabi_memory_pool_desc_init: MemoryPoolDesc.defaults
-#   cuabi_memory_pool_create: MemoryPool(device, max_bytes, release_threshold, ipc=) fills a MemoryPoolDesc
 #   cuabi_memory_pool_release: Resource.close
 #   cuabi_buffer_advise: DeviceBuffer.advise takes a range default and a Device location
-#   cuabi_buffer_get_ipc_handle: idiom ipc, written by hand
-#   cuabi_buffer_open_ipc: idiom ipc, written by hand
-#   cuabi_event_get_ipc_handle: idiom ipc, written by hand
-#   cuabi_event_open_ipc: idiom ipc, written by hand
+#   cuabi_buffer_get_ipc_handle: parameter `handle` (bytes_out) has no generated Python form
+#   cuabi_event_get_ipc_handle: parameter `handle` (bytes_out) has no generated Python form
 #   cuabi_physical_memory_release: Resource.close
 #   cuabi_address_range_release: Resource.close
 #   cuabi_buffer_fill: DeviceBuffer.fill takes a typed value and a range default
@@ -3179,9 +3430,7 @@ class nvtx_range(ContextDecorator):
 #   cuabi_copy_3d: cuabi.copy_3d(dst, src, extent, ..., stream=) takes a box's sides, origins and pitches as arguments (Copy3dOp's fields); stream= picks cuabi_copy_3d_async
 #   cuabi_copy_3d_async: cuabi.copy_3d(..., stream=s)
 #   cuabi_array_desc_init: ArrayDesc.defaults
-#   cuabi_array_create: Array(device, shape, dtype, channels, ...) fills an ArrayDesc from a NumPy shape
 #   cuabi_array_release: Resource.close
-#   cuabi_array_get_handle: `handle` is Resource's own
 #   cuabi_texture_desc_init: Backend.desc
 #   cuabi_texture_create: parameter `desc` (struct_in) has no generated Python form
 #   cuabi_texture_release: Resource.close
@@ -3189,13 +3438,10 @@ class nvtx_range(ContextDecorator):
 #   cuabi_surface_release: Resource.close
 #   cuabi_surface_get_handle: `handle` is Resource's own
 #   cuabi_stream_release: Resource.close
-#   cuabi_stream_get_handle: `handle` is Resource's own
 #   cuabi_stream_launch_host_func: idiom host_callback, written by hand
 #   cuabi_access_policy_window_init: AccessPolicyWindow.defaults
 #   cuabi_mem_op_init: Backend.desc
 #   cuabi_copy_op_init: Backend.desc
-#   cuabi_stream_copy_batch: Stream.copy_batch takes prefer_overlap= for its one flag
-#   cuabi_stream_copy_3d_batch: Stream.copy_3d_batch takes prefer_overlap= for its one flag
 #   cuabi_managed_range_init: Backend.desc
 #   cuabi_event_release: Resource.close
 #   cuabi_event_record: Event.record returns the event, for chaining
@@ -3226,6 +3472,7 @@ __all__ = [
     "CacheState",
     "CaptureMode",
     "ConditionalType",
+    "CopyBatchFlag",
     "CopyPath",
     "CoredumpFlag",
     "EventFlag",
@@ -3234,6 +3481,8 @@ __all__ = [
     "GraphNodeType",
     "Health",
     "Limit",
+    "LinkBackend",
+    "LinkInput",
     "ManagedFlag",
     "MemOpFlag",
     "MemSyncDomain",

@@ -143,19 +143,22 @@ def _defines(value: Any) -> Tuple[Tuple[str, Optional[str]], ...]:
     return tuple(out)
 
 
-def _paths(value: Any, what: str) -> Tuple[str, ...]:
+def _listed(value: Any, single: Tuple[type, ...], what: str, expected: str) -> List[Any]:
+    """``value`` as a list: None as none, one ``single`` item as one, else
+    its items; anything else a TypeError saying ``what`` must be ``expected``."""
     if value is None:
-        return ()
-    if isinstance(value, (str, bytes, os.PathLike)):
-        value = [value]
+        return []
+    if isinstance(value, single):
+        return [value]
     try:
-        items = list(value)
+        return list(value)
     except TypeError:
-        raise TypeError(
-            f"{what} must be a path or a sequence of paths, not {type(value).__name__}"
-        ) from None
+        raise TypeError(f"{what} must be {expected}, not {type(value).__name__}") from None
+
+
+def _paths(value: Any, what: str) -> Tuple[str, ...]:
     out = []
-    for item in items:
+    for item in _listed(value, (str, bytes, os.PathLike), what, "a path or a sequence of paths"):
         if not isinstance(item, (str, os.PathLike)):
             raise TypeError(f"{what}: a path must be a str or os.PathLike, not "
                             f"{type(item).__name__}")
@@ -164,18 +167,8 @@ def _paths(value: Any, what: str) -> Tuple[str, ...]:
 
 
 def _extra(value: Any) -> Tuple[str, ...]:
-    if value is None:
-        return ()
-    if isinstance(value, (str, bytes)):
-        value = [value]
-    try:
-        items = list(value)
-    except TypeError:
-        raise TypeError(
-            f"extra must be a str or a sequence of option strings, not {type(value).__name__}"
-        ) from None
     out = []
-    for item in items:
+    for item in _listed(value, (str, bytes), "extra", "a str or a sequence of option strings"):
         if isinstance(item, bytes):
             item = item.decode("utf-8")
         if not isinstance(item, str):
@@ -251,15 +244,7 @@ def raw_options(
 ) -> List[bytes]:
     """Raw option strings (one, a sequence, or None) as bytes; anything
     else raises TypeError saying it must be ``expected``."""
-    if options is None:
-        return []
-    if isinstance(options, (str, bytes)):
-        options = [options]
-    try:
-        items = list(options)
-    except TypeError:
-        raise TypeError(f"options must be {expected}, not {type(options).__name__}") from None
-    return [as_bytes(o, "option") for o in items]
+    return [as_bytes(o, "option") for o in _listed(options, (str, bytes), "options", expected)]
 
 
 def merged_options(

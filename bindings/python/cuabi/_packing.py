@@ -199,9 +199,9 @@ def _resolve(value: Any) -> Optional[_Packer]:
         return _pack_numpy
     if t is ctypes.c_void_p:
         return lambda v, s, i, k: _POINTER.pack(v.value or 0)
-    if isinstance(value, (ctypes._SimpleCData, ctypes.Structure, ctypes.Union)):
-        return _pack_ctypes
-    if isinstance(value, (ctypes.Array, ctypes._Pointer)):
+    if isinstance(
+        value, (ctypes._SimpleCData, ctypes.Structure, ctypes.Union, ctypes.Array, ctypes._Pointer)
+    ):
         return _pack_ctypes
     if isinstance(getattr(t, "__cuabi_arg_bytes__", None), property):
         return lambda v, s, i, k: bytes(v.__cuabi_arg_bytes__)

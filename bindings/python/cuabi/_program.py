@@ -25,16 +25,16 @@ from ._background import submit
 from ._objects import FunctionBase, LaunchPlanBase, ModuleBase, ProgramBase, register_owner
 from ._base import (
     as_bytes,
-    check_i32,
     check_size,
     check_u32,
     dim3,
+    named,
 )
 from ._launch import Dim3, LaunchConfig
 from ._loader import Backend
 from ._options import CompileOptions, OptionsArg, desc_fields, merged_options
 from ._packing import ArgumentLayout, no_packer
-from ._stream import Event, Stream, stream_arg
+from ._stream import Stream, stream_arg
 from .errors import CompileError, InvalidHandleError, NotFoundError
 
 if TYPE_CHECKING:
@@ -56,19 +56,14 @@ Headers = Union[
 GridOrConfig = Union[Dim3, LaunchConfig]
 
 
+_ATTRIBUTES = {m.name.lower(): m for m in FunctionAttribute}
+
+
 def _attribute_value(attribute: Union[int, str]) -> int:
     """A CUfunction_attribute from a FunctionAttribute, an int, or a member's
     name ("max_dynamic_shared_size_bytes", case-insensitive)."""
-    if isinstance(attribute, str):
-        try:
-            return int(FunctionAttribute[attribute.upper()])
-        except KeyError:
-            names = ", ".join(m.name.lower() for m in FunctionAttribute)
-            raise ValueError(
-                f"unknown kernel attribute {attribute!r}; use one of {names} "
-                "(or any CUfunction_attribute value)"
-            ) from None
-    return check_i32(attribute, "attribute")
+    return named(attribute, _ATTRIBUTES, "kernel attribute", "attribute",
+                 " (or any CUfunction_attribute value)")
 
 
 def normalize_headers(headers: Headers) -> Tuple[List[bytes], List[bytes]]:
@@ -85,19 +80,6 @@ def normalize_headers(headers: Headers) -> Tuple[List[bytes], List[bytes]]:
 
 
 _NAME_FORMS = {f.name.lower(): f for f in NameForm}
-
-
-def _name_form(form: Union[NameForm, int, str]) -> int:
-    """A cuabi_name_form from a NameForm, its name ("demangled", "symbol")
-    or an int (which the core checks)."""
-    if isinstance(form, str):
-        value = _NAME_FORMS.get(form.strip().lower())
-        if value is None:
-            raise ValueError(
-                f"unknown name form {form!r}; use one of {', '.join(_NAME_FORMS)}"
-            )
-        return int(value)
-    return check_i32(form, "form")
 
 
 class KernelName(NamedTuple):
@@ -138,14 +120,10 @@ class Program(ProgramBase):
         for expr in name_expressions:
             self.add_name_expression(expr)
 
-    def add_name_expression(self, expression: str) -> None:
+    def add_name_expression(self, expression: str) -> None:  # type: ignore[override]
         """Registers e.g. ``"write_scalar<float>"`` before compiling, so its
         lowered name can be looked up after."""
-        self._b.call(
-            "cuabi_program_add_name_expression",
-            self._handle,
-            as_bytes(expression, "expression"),
-        )
+        super().add_name_expression(expression)
         self.name_expressions.append(expression)
 
     def compile(self, options: OptionsArg = (), **typed: Any) -> "Program":
@@ -189,10 +167,6 @@ class Program(ProgramBase):
             raise
         return self
 
-    def lowered_name(self, expression: str) -> str:
-        """The mangled name of a registered name expression."""
-        return self.get_lowered_name(expression)
-
     @property
     def lowered_names(self) -> Dict[str, str]:
         """Every registered name expression with its lowered name."""
@@ -225,7 +199,7 @@ class Module(ModuleBase):
         """The name of kernel ``index`` (0 to :attr:`kernel_count` - 1, in the
         driver's order): ``form`` ``"demangled"`` (as C++ writes it) or
         ``"symbol"`` (the image's symbol). OutOfRangeError past the end."""
-        return self.get_kernel_name(index, _name_form(form))
+        return self.get_kernel_name(index, named(form, _NAME_FORMS, "name form", "form"))
 
     @property
     def kernels(self) -> List[KernelName]:
@@ -261,10 +235,6 @@ class Module(ModuleBase):
 
     get_function = get_kernel
     __getitem__ = get_kernel
-
-    def lowered_name(self, expression: str) -> str:
-        """The mangled name of a name expression given at compile time."""
-        return self.get_lowered_name(expression)
 
 
 class _LaunchPlan(LaunchPlanBase):
@@ -320,24 +290,8 @@ def _take(pool: List[Any]) -> Any:
 
 
 _MAX_PLANS = 32  # per kernel: (grid, block, shared_mem, id(stream)) or (config, id(stream))
-_LAUNCH_OPTIONS = frozenset(
-    (
-        "cooperative",
-        "cluster",
-        "programmatic",
-        "programmatic_event",
-        "event_at_block_start",
-        "priority",
-        "access_policy_window",
-        "sync_policy",
-        "cluster_scheduling",
-        "mem_sync_domain",
-        "mem_sync_domain_map",
-        "shared_carveout",
-        "completion_event",
-        "device_updatable",
-    )
-)
+# The keyword options of a launch: LaunchConfig's, past grid, block and shared_mem.
+_LAUNCH_OPTIONS = frozenset(LaunchConfig.__slots__) - {"grid", "block", "shared_mem", "_key"}
 _MAX_SIGNATURES = 256  # per kernel: tuples of argument types
 # The launch configuration structs of plain kernel nodes, by (backend, grid,
 # block, shared memory): read-only once made.
@@ -582,12 +536,6 @@ class Kernel(FunctionBase):
         config = LaunchConfig.from_struct(self._b, cfg)
         return config.replace(**options) if options else config
 
-    def available_dynamic_shared(self, blocks_per_sm: int, block_size: int) -> int:
-        """The most dynamic shared memory each block can have while
-        ``blocks_per_sm`` blocks of ``block_size`` threads stay resident on
-        one multiprocessor."""
-        return self.get_available_dynamic_shared(blocks_per_sm, block_size)
-
     def max_cluster_size(
         self, grid: GridOrConfig, block: Optional[Dim3] = None, shared_mem: int = 0
     ) -> int:
@@ -648,14 +596,18 @@ class Kernel(FunctionBase):
                 if len(_NODE_CONFIGS) >= _MAX_SIGNATURES:
                     _NODE_CONFIGS.clear()
                 _NODE_CONFIGS[key] = struct
+        return struct, self._node_args(args, types)
+
+    def _node_args(self, args: Sequence[Any], types: Optional[Sequence[Any]]) -> bytes:
+        """The argument block of a kernel node (or its update), packed as a
+        launch packs it: the compiled packer of these argument types, one
+        ``struct.pack_into``, the signature checked once."""
         if types is not None:
-            data = self.pack(args, types)
-        else:
-            view = bytearray(self.args_size)
-            if not self._last_packer(view, args):
-                self._packer(args)(view, args)
-            data = bytes(view)
-        return struct, data
+            return self.pack(args, types)
+        view = bytearray(self.args_size)
+        if not self._last_packer(view, args):
+            self._packer(args)(view, args)
+        return bytes(view)
 
     def pack(self, args: Sequence[Any], types: Optional[Sequence[Any]] = None) -> bytes:
         """The argument block a launch with ``args`` would pass."""
@@ -728,7 +680,7 @@ class Kernel(FunctionBase):
                 fn = functools.partial(_plain_launch_by, packer, self._b.error)
             else:
                 layout = self._layout or self._load_layout()
-                fn = _compile_plain_launcher(self, layout, types, exprs)
+                fn = _compile_launch(self, layout, types, exprs, prepared=False)
             if len(self._plain_launchers) >= _MAX_SIGNATURES:
                 self._plain_launchers.clear()
             self._plain_launchers[types] = fn
@@ -760,7 +712,7 @@ class Kernel(FunctionBase):
         config: Optional[LaunchConfig] = None
         plain = not options and not isinstance(grid, LaunchConfig)
         if not plain:
-            config, args = _config_and_args(grid, block, args, shared_mem, **options)
+            config, args = _config_and_args(grid, block, args, shared_mem, options)
             key: Any = (config, id(stream))
         else:
             if block is None:
@@ -945,30 +897,17 @@ def _config_and_args(
     block: Any,
     args: Sequence[Any],
     shared_mem: int,
-    cooperative: bool = False,
-    cluster: Optional[Dim3] = None,
-    programmatic: bool = False,
-    programmatic_event: Optional[Event] = None,
-    event_at_block_start: bool = False,
-    priority: int = 0,
-    **attributes: Any,
+    options: Dict[str, Any],
 ) -> Tuple[LaunchConfig, Sequence[Any]]:
-    """The LaunchConfig and the arguments of a launch with options or a
-    LaunchConfig (``kernel(config, args)`` puts the arguments second);
-    ``attributes`` are LaunchConfig's launch attributes, as given."""
-    options: Dict[str, Any] = dict(attributes)
-    if cooperative:
-        options["cooperative"] = cooperative
-    if cluster is not None:
-        options["cluster"] = cluster
-    if programmatic:
-        options["programmatic"] = programmatic
-    if programmatic_event is not None:
-        options["programmatic_event"] = programmatic_event
-    if event_at_block_start:
-        options["event_at_block_start"] = event_at_block_start
-    if priority:
-        options["priority"] = priority
+    """The LaunchConfig and the arguments of a launch with ``options`` (of
+    LaunchConfig) or a LaunchConfig (``kernel(config, args)`` puts the
+    arguments second). The launch options left at their defaults replace
+    nothing of a LaunchConfig; its launch attributes apply as given."""
+    options = {
+        name: value
+        for name, value in options.items()
+        if not (name in _UNSET_WHEN_NONE and value is None or name in _UNSET_WHEN_FALSE and not value)
+    }
     if isinstance(grid, LaunchConfig):
         if block is not None:
             if args:
@@ -980,9 +919,33 @@ def _config_and_args(
     return LaunchConfig.of(grid, block, shared_mem, **options), args
 
 
-_PREPARED_CALL = """\
-def __call__(self, *args):
+_UNSET_WHEN_NONE = frozenset(("cluster", "programmatic_event"))
+_UNSET_WHEN_FALSE = frozenset(("cooperative", "programmatic", "event_at_block_start", "priority"))
+
+
+# The compiled launch of one signature (a prepared launch's ``__call__``, a
+# plain call's ``launch``), generated from indices and the packer's
+# expressions only: checks the arguments, takes a plan (``take``: its
+# ``mismatch`` when none is free), packs with one ``struct.pack_into`` and
+# launches.
+_LAUNCH_SOURCE = """\
+def {name}({params}):
     {unpack}
+{take}
+    view, launch, plan_arg, plan = entry
+    try:
+        try:
+            _pack_into(view, 0{exprs})
+        except Exception:
+            _general(view, args)
+        status = launch(plan_arg)
+    finally:
+        pool.append(entry)
+    if status:
+        raise _error(status, "cuabi_launch_plan_launch"){done}
+"""
+
+_PREPARED_TAKE = """\
     pool = self._pool
     try:
         entry = pool.pop()
@@ -990,44 +953,16 @@ def __call__(self, *args):
             pool.insert(0, None)
             raise IndexError
     except (IndexError, AttributeError):
-        return _generic(self, *args)
-    view, launch, plan_arg, plan = entry
-    try:
-        try:
-            _pack_into(view, 0{exprs})
-        except Exception:
-            _general(view, args)
-        status = launch(plan_arg)
-    finally:
-        pool.append(entry)
-    if status:
-        raise _error(status, "cuabi_launch_plan_launch")
-"""
+        return _generic(self, *args)"""
 
-
-_PLAIN_LAUNCH = """\
-def launch(pool, args):
-    {unpack}
+_PLAIN_TAKE = """\
     try:
         entry = pool.pop()
     except IndexError:
         return False
     if entry is None:
         pool.insert(0, None)
-        return False
-    view, launch, plan_arg, plan = entry
-    try:
-        try:
-            _pack_into(view, 0{exprs})
-        except Exception:
-            _general(view, args)
-        status = launch(plan_arg)
-    finally:
-        pool.append(entry)
-    if status:
-        raise _error(status, "cuabi_launch_plan_launch")
-    return True
-"""
+        return False"""
 
 
 def _unpack_source(n: int, mismatch: str) -> str:
@@ -1044,23 +979,34 @@ def _unpack_source(n: int, mismatch: str) -> str:
     )
 
 
-def _compile_plain_launcher(
-    kernel: "Kernel", layout: ArgumentLayout, types: Tuple[type, ...], exprs: Sequence[str]
-) -> Callable[[List[Any], Any], bool]:
-    """Kernel._plain_launcher's function for arguments of exactly ``types``:
-    the compiled packer's checks and ``struct.pack_into`` written into the
-    launch itself, as in a prepared launch's call. Generated from indices
-    and the packer's expressions only."""
-    source = _PLAIN_LAUNCH.format(
-        unpack=_unpack_source(len(types), "return False"),
+def _compile_launch(
+    kernel: "Kernel",
+    layout: ArgumentLayout,
+    types: Tuple[type, ...],
+    exprs: Sequence[str],
+    prepared: bool,
+) -> Any:
+    """The compiled launch of arguments of exactly ``types``: a prepared
+    launch's ``__call__`` (``prepared``; anything else goes to
+    PreparedLaunch.__call__) or Kernel._plain_launcher's ``launch(pool,
+    args) -> bool`` (anything else answers False): the compiled packer's
+    checks and ``struct.pack_into`` written into the launch itself."""
+    mismatch = "return _generic(self, *args)" if prepared else "return False"
+    source = _LAUNCH_SOURCE.format(
+        name="__call__" if prepared else "launch",
+        params="self, *args" if prepared else "pool, args",
+        unpack=_unpack_source(len(types), mismatch),
+        take=_PREPARED_TAKE if prepared else _PLAIN_TAKE,
         exprs="".join(", " + e for e in exprs),
+        done="" if prepared else "\n    return True",
     )
     packer, _ = layout.compiled_form(types)
     env = layout.compile_env(packer, types)
-    env["_error"] = kernel._b.error
-    name = f"<cuabi plain launch of {layout.kernel or 'a kernel'}>"
+    env.update({"_generic": PreparedLaunch.__call__, "_error": kernel._b.error})
+    what = "prepared launch" if prepared else "plain launch"
+    name = f"<cuabi {what} of {layout.kernel or 'a kernel'}>"
     exec(compile(source, name, "exec"), env)
-    return env["launch"]  # type: ignore[no-any-return]
+    return env["__call__" if prepared else "launch"]
 
 
 def _plain_launch_by(
@@ -1091,20 +1037,8 @@ def _compile_prepared_class(
     kernel: "Kernel", layout: ArgumentLayout, types: Tuple[type, ...], exprs: Sequence[str]
 ) -> type:
     """A PreparedLaunch subclass whose ``__call__`` is compiled for
-    arguments of exactly ``types`` (see Kernel._prepared_class): the
-    compiled packer's checks and ``struct.pack_into`` written into the
-    launch itself. Generated from indices and the packer's expressions
-    only."""
-    source = _PREPARED_CALL.format(
-        unpack=_unpack_source(len(types), "return _generic(self, *args)"),
-        exprs="".join(", " + e for e in exprs),
-    )
-    packer, _ = layout.compiled_form(types)
-    env = layout.compile_env(packer, types)
-    env.update({"_generic": PreparedLaunch.__call__, "_error": kernel._b.error})
-    name = f"<cuabi prepared launch of {layout.kernel or 'a kernel'}>"
-    exec(compile(source, name, "exec"), env)
-    call = env["__call__"]
+    arguments of exactly ``types`` (see Kernel._prepared_class)."""
+    call = _compile_launch(kernel, layout, types, exprs, prepared=True)
     call.__doc__ = PreparedLaunch.__call__.__doc__
     return type(
         "PreparedLaunch",

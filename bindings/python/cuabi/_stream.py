@@ -7,8 +7,8 @@ import weakref
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Optional, Sequence, Tuple, Union
 
 from ._api import CUABI_ERROR_NOT_READY, CUABI_IPC_HANDLE_SIZE, CaptureMode, CopyBatchFlag, EventFlag
-from ._batch import Copy3dOp, CopyOp, ManagedRange, copy_3d_array, copy_op_array
-from ._hostmem import device_arg, host_address, ipc_handle_arg, location_arg
+from ._batch import Copy3dOp, CopyOp
+from ._hostmem import device_arg, ipc_handle_arg
 from ._objects import (
     EventBase,
     FunctionBase,
@@ -18,7 +18,7 @@ from ._objects import (
     StreamBase,
     register_owner,
 )
-from ._base import Resource, check_i32, check_size, check_u32, device_of
+from ._base import check_size, device_of, named
 from ._buffer_cache import CAPTURES, stream_closing
 from ._loader import Backend
 
@@ -130,11 +130,6 @@ class Stream(StreamBase):
         for user in users:
             user._forget_plans()
 
-    @property
-    def ptr(self) -> int:
-        """The raw ``CUstream`` (``cudaStream_t``) value, for other libraries."""
-        return int(self._b.get("cuabi_stream_get_handle", self._handle, out="uint64_t"))
-
     def __cuda_stream__(self) -> Tuple[int, int]:
         """The CUDA stream protocol: (version, CUstream)."""
         return (0, self.ptr)
@@ -151,10 +146,6 @@ class Stream(StreamBase):
         if status:
             raise self._b.error(status, "cuabi_stream_query")
         return True
-
-    def wait(self, event: "Event") -> None:
-        """Makes later work on this stream wait for ``event``."""
-        self.wait_event(event)
 
     def launch_host_func(self, fn: Callable[..., Any], *args: Any) -> None:
         """Runs ``fn(*args)`` in stream order, once the work queued before it
@@ -183,15 +174,7 @@ class Stream(StreamBase):
         """Starts capturing the work submitted to this stream into a graph.
         ``mode``: "global", "thread_local" or "relaxed" (or the CUABI_CAPTURE_* value).
         """
-        if isinstance(mode, str):
-            value = _CAPTURE_MODES.get(mode, mode)
-        else:
-            value = check_i32(mode, "mode")
-        if isinstance(value, str):
-            raise ValueError(
-                f"unknown capture mode {mode!r}; use one of {', '.join(_CAPTURE_MODES)}"
-            )
-        super().begin_capture(value)
+        super().begin_capture(named(mode, _CAPTURE_MODES, "capture mode", "mode"))
         self._capture_begun()
 
     def begin_capture_to_graph(
@@ -236,40 +219,26 @@ class Stream(StreamBase):
     # --- Batches (the arrays laid out by _batch.py; every check is the
     # library's, naming the element at fault) --------------------------------
 
-    def copy_batch(self, ops: Sequence[CopyOp], prefer_overlap: bool = False) -> None:
+    def copy_batch(  # type: ignore[override]
+        self, ops: Sequence[CopyOp], prefer_overlap: bool = False
+    ) -> None:
         """Queues the copies of ``ops`` (:class:`CopyOp`, any direction) in
         one call (``cuabi_stream_copy_batch``); they may run in any order
         among themselves. ``prefer_overlap`` asks the driver to overlap them
         with kernels."""
-        b = self._b
-        arr, count, keep = copy_op_array(b, ops)
-        flags = int(CopyBatchFlag.PREFER_OVERLAP) if prefer_overlap else 0
-        b.call("cuabi_stream_copy_batch", self._handle, arr, count, flags)
-        del keep
+        super().copy_batch(ops, int(CopyBatchFlag.PREFER_OVERLAP) if prefer_overlap else 0)
 
-    def copy_3d_batch(self, copies: Sequence[Copy3dOp], prefer_overlap: bool = False) -> None:
+    def copy_3d_batch(  # type: ignore[override]
+        self, copies: Sequence[Copy3dOp], prefer_overlap: bool = False
+    ) -> None:
         """Queues the box copies of ``copies`` (:class:`Copy3dOp`, each as
         :func:`cuabi.copy_3d` takes it: host arrays, buffers, pitched buffers
         and arrays) in one call (``cuabi_stream_copy_3d_batch``); they may
         run in any order among themselves. A refusal names the copy at fault
         (``copies[2]: ...``) and queues none. ``prefer_overlap`` asks the
         driver to overlap them with kernels."""
-        b = self._b
-        arr, count, keep = copy_3d_array(b, copies)
-        flags = int(CopyBatchFlag.PREFER_OVERLAP) if prefer_overlap else 0
-        b.call("cuabi_stream_copy_3d_batch", self._handle, arr, count, flags)
-        del keep
+        super().copy_3d_batch(copies, int(CopyBatchFlag.PREFER_OVERLAP) if prefer_overlap else 0)
 
-    def prefetch_batch(self, ranges: Sequence[ManagedRange], location: Any) -> None:
-        """Migrates every :class:`ManagedRange` of ``ranges`` to ``location``
-        (a :class:`Device`, an ordinal or ``"host"``) in one call
-        (``cuabi_stream_prefetch_batch``)."""
-        super().prefetch_batch(ranges, location_arg(location))
-
-    def discard_and_prefetch_batch(self, ranges: Sequence[ManagedRange], location: Any) -> None:
-        """:meth:`discard_batch` then :meth:`prefetch_batch` in one call
-        (``cuabi_stream_discard_and_prefetch_batch``)."""
-        super().discard_and_prefetch_batch(ranges, location_arg(location))
 
 
 class _Capture:
@@ -322,29 +291,18 @@ class Event(EventBase):
         return b.buffer_bytes(out, CUABI_IPC_HANDLE_SIZE)
 
     @classmethod
-    def open_ipc(cls, device: "Device", handle: Any) -> "Event":
+    def open_ipc(cls, device: "Device", handle: Any) -> "Event":  # type: ignore[override]
         """Opens another process's event on ``device`` (``handle``: the bytes
         of its :meth:`ipc_handle`): the other process records it, this one
         waits for it (:meth:`Stream.wait`, :meth:`synchronize`). A handle of
         this very process, a damaged or foreign one raises
         InvalidArgumentError."""
-        dev = device_arg(device)
-        data = ipc_handle_arg(handle)
-        b = dev.backend
-        address, nbytes, _keep = host_address(data, writable=False)
-        h = b.get(
-            "cuabi_event_open_ipc", dev.handle, b.pointer(address), nbytes, out="cuabi_event"
-        )
-        return cls(b, h, dev)
+        return super().open_ipc(device_arg(device), ipc_handle_arg(handle))
 
     def record(self, stream: Optional[Stream] = None) -> "Event":
         """Records the event on ``stream`` (None: the default stream); returns self."""
         self._b.call("cuabi_event_record", self._handle, stream_arg(stream, self._b))
         return self
-
-    def elapsed_ms(self, end: "Event") -> float:
-        """Milliseconds from this (recorded, completed) event to ``end``."""
-        return self.get_elapsed_ms(end)
 
     def __sub__(self, start: "Event") -> float:
         """``end - start``: the milliseconds between two events."""
@@ -356,9 +314,7 @@ class Event(EventBase):
 class Graph(GraphBase):
     """A graph captured from a stream (``cuabi_graph``)."""
 
-    def __init__(self, backend: Backend, handle: Any, device: "Device") -> None:
-        super().__init__(backend, handle)
-        self.device = device
+    device: "Device"
 
     # -- graphs built node by node -------------------------------------------
     # The node kinds without an idiom (copies, fills, events, child graphs,
@@ -427,14 +383,7 @@ class Graph(GraphBase):
         self, flags: int = 0, upload_stream: Optional["Stream"] = None
     ) -> "GraphExec":
         """An executable graph made with ``flags`` (:class:`GraphInstantiateFlag`)."""
-        h = self._b.get(
-            "cuabi_graph_instantiate_with_flags",
-            self._handle,
-            check_u32(int(flags), "flags"),
-            stream_arg(upload_stream, self._b),
-            out="cuabi_graph_exec",
-        )
-        return GraphExec(self._b, h, self.device)
+        return super().instantiate_with_flags(int(flags), upload_stream)
 
 
 def _node_arg(node: Optional[Any], b: Backend, what: str = "after") -> Any:
@@ -451,9 +400,7 @@ def _node_arg(node: Optional[Any], b: Backend, what: str = "after") -> Any:
 class GraphExec(GraphExecBase):
     """An instantiated graph (``cuabi_graph_exec``)."""
 
-    def __init__(self, backend: Backend, handle: Any, device: "Device") -> None:
-        super().__init__(backend, handle)
-        self.device = device
+    device: "Device"
 
     # launch, upload: GraphExecBase.
     __call__ = GraphExecBase.launch
@@ -514,17 +461,9 @@ class GraphExec(GraphExecBase):
         >>> for a in range(100):
         ...     exec_.set_kernel_node_args(0, saxpy, (np.float32(a), x, y, out, n))
         ...     exec_.launch(stream)"""
-        if not isinstance(kernel, FunctionBase) or not hasattr(kernel, "pack"):
+        if not isinstance(kernel, FunctionBase) or not hasattr(kernel, "_node_args"):
             raise TypeError(f"kernel must be a cuabi.Kernel, not {type(kernel).__name__}")
-        if types is not None:
-            block = kernel.pack(args, types)
-        else:
-            # The kernel's compiled packer for these argument types, as its
-            # launches use: one struct.pack_into, signature checked once.
-            view = bytearray(kernel.args_size)
-            if not kernel._last_packer(view, args):
-                kernel._packer(args)(view, args)
-            block = bytes(view)
+        block = kernel._node_args(args, types)
         self._b.call(
             "cuabi_graph_exec_set_kernel_node_args",
             self._handle,

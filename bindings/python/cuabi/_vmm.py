@@ -2,9 +2,9 @@
 and ``AddressRangeBase``.
 
 The calls themselves (``map``, ``unmap``, ``set_access``, ``export_fd``,
-``size``, ``pointer`` ...) are the generated layer's; what is written here is
-what it cannot know: each object keeps its :class:`Device`, a freed memory
-is closed, and a view of a range is a :class:`DeviceBuffer`. The growable
+``size``, ``pointer``, ``free``, which closes the object ...) are the
+generated layer's; what is written here is what it cannot know: each object
+keeps its :class:`Device`, and a view of a range is a :class:`DeviceBuffer`. The growable
 buffer is a :class:`DeviceBuffer` too (:meth:`Device.alloc_growable`,
 :meth:`DeviceBuffer.grow`)."""
 
@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Optional
 
 from ._api import PhysicalMemoryFlag
-from ._base import _release_lock, check_i32, check_size
+from ._base import check_i32, check_size
 from ._hostmem import device_arg
 from ._memory import DeviceBuffer, Shape
 from ._objects import AddressRangeBase, BufferBase, PhysicalMemoryBase, register_owner
@@ -46,14 +46,6 @@ class PhysicalMemory(PhysicalMemoryBase):
         exported with :meth:`export_fd` (``fd`` received over a Unix socket
         or inherited; it stays the caller's to close)."""
         return super().import_fd(device_arg(device), check_i32(fd, "fd"), check_size(nbytes, "nbytes"))
-
-    def free(self) -> None:
-        """Gives the memory back now and closes this object; refused
-        (InvalidArgumentError, the object unchanged) while a range maps it.
-        :meth:`close` instead lets the last mapping give it back."""
-        super().free()
-        with _release_lock:
-            self._closed = True  # the core released the handle
 
     def __repr__(self) -> str:
         try:
