@@ -46,6 +46,13 @@ receiver, a member of a `partial` part of the binding's class for its object
 * a class that keeps a value read once, when made (a CudaArray's shape:
   KEPT_VALUES), reads it in its generated constructor and gets a read-only
   property per field of it;
+* a call of a buffer on a byte range (WHOLE_RANGES) also gets members over
+  the whole buffer: DeviceBuffer<T>'s over `count` elements of T from
+  element `index` and over all its elements (PrefetchAsync, Advise), or
+  DeviceMemory's over all its bytes (Memset(value));
+* a constructor of a buffer whose sizes count elements of T (TYPED_BUFFERS)
+  is a generic member of its receiver's class returning a DeviceBuffer<T>
+  (device.AllocateManaged<float>(n));
 * a pinned host buffer argument (PinnedBuffer<T>, a generic class) makes the
   method generic in T (`where T : struct`); offsets stay in bytes;
 * a query that answers CUABI_ERROR_NOT_READY without failing returns bool;
@@ -623,6 +630,148 @@ def field_classes(model: Dict[str, Any], types: Types) -> List[str]:
         )
         parts.append(f"    {decl}\n    {{\n" + "\n".join(props) + "    }\n")
     return parts
+
+
+# Calls of a buffer on a byte range that also get members over the whole
+# buffer: function -> (where, its offset and size parameters, parameters
+# given as another C# type: name -> (the type, the expression passing it)).
+# "elements": DeviceBuffer<T> makes the call over elements of T, in a
+# partial part of its own: the member over `count` elements from element
+# `index` (both refused when negative or past a 64-bit size, and T refused
+# when it cannot be copied as raw bytes) and the member over all of the
+# buffer's elements (buffer.PrefetchAsync(index, count, location, stream),
+# buffer.PrefetchAsync(location, stream)). "bytes": DeviceMemory gets the
+# member over all of its bytes beside the generated one (Memset(value)).
+LOCATION = {"location": ("MemoryLocation", "location.Value")}
+WHOLE_RANGES: Dict[str, Tuple[str, Tuple[str, str], Dict[str, Tuple[str, str]]]] = {
+    "cuabi_buffer_prefetch_async": ("elements", ("offset", "bytes"), LOCATION),
+    "cuabi_buffer_advise": ("elements", ("offset", "bytes"), LOCATION),
+    "cuabi_buffer_memset": ("bytes", ("offset", "bytes"), {}),
+    "cuabi_buffer_memset_async": ("bytes", ("offset", "bytes"), {}),
+}
+
+
+def whole_ranges(model: Dict[str, Any], types: Types) -> Tuple[List[str], List[List[str]]]:
+    """The members of WHOLE_RANGES (see there): the partial part of DeviceBuffer<T>,
+    and DeviceMemory's members."""
+    i2, i3 = "        ", "            "
+    fns = {f["name"]: f for f in model["functions"]}
+    elements: List[str] = []
+    memory: List[List[str]] = []
+    for name, (where, (offset, size), given) in WHOLE_RANGES.items():
+        fn = fns[name]
+        method = member_name(fn)
+        # the other parameters; the native call's arguments; the whole member's call,
+        # and the byte-range member's parameter types, both in the C order
+        sig, args, whole, ctypes, docs = [], ["Handle"], [], [], []
+        for p in fn["params"]:
+            n, arg, t = p["name"], camel(p["name"]), p["type"]
+            null = f" (null: {xml(p['null_means'])})" if p.get("null_means") else ""
+            if p["role"] == "receiver":
+                continue
+            if n in (offset, size):
+                index = "index" if n == offset else "count"
+                args.append(f'Ranges.Bytes({index}, size, "{index}")')
+                whole.append("0" if n == offset else "SizeInBytes")
+                ctypes.append("long")
+                continue
+            if n in given:
+                sig.append(f"{given[n][0]} {arg}")
+                args.append(given[n][1])
+            elif p["role"] == "handle" and p.get("handle_type") == "cuabi_stream":
+                sig.append(f"CudaStream {arg}")
+                args.append(f"CudaStream.HandleOf({arg})")
+            elif p["role"] == "in" and not t["pointers"] and t["kind"] in ("enum", "int", "uint"):
+                sig.append(f"{types.value(t)} {arg}")
+                args.append(arg)
+            else:
+                raise SystemExit(f"regen: csharp: WHOLE_RANGES: {name}.{n} has no C# form here")
+            whole.append(arg)
+            ctypes.append(sig[-1].split(" ")[0])
+            docs.append(f'{i2}/// <param name="{arg}">The {n} argument{null}.</param>')
+        if where == "elements":
+            whole = ["0", "Count"] + [a for a in whole if a not in ("0", "SizeInBytes")]
+            ctypes = ["long", "long"] + [c.split(" ")[0] for c in sig]
+            here = f"Here over elements of T: `{offset}` and `{size}` are `count` elements from element `index`."
+            elements.append(
+                doc(f"{fn['doc'] or name}\n{here} ({name})", i2)
+                + f'{i2}/// <param name="index">The first element.</param>\n'
+                + f'{i2}/// <param name="count">How many elements.</param>\n'
+                + "".join(d + "\n" for d in docs)
+                + f"{i2}public void {method}({', '.join(['long index', 'long count'] + sig)})\n{i2}{{\n"
+                + f"{i3}int size = Element<T>.Require();\n"
+                + f"{i3}Errors.Check(NativeMethods.{name}({', '.join(args)}));\n{i2}}}\n"
+            )
+        member = (
+            f'{i2}/// <summary>As <see cref="{method}({", ".join(ctypes)})"/>, over all of the {where}.</summary>\n'
+            + "".join(d + "\n" for d in docs)
+            + f"{i2}public void {method}({', '.join(sig)})\n{i2}{{\n{i3}{method}({', '.join(whole)});\n{i2}}}\n"
+        )
+        if where == "elements":
+            elements.append(member)
+        else:
+            memory.append(member.rstrip("\n").split("\n"))
+    part = "    public sealed partial class DeviceBuffer<T> where T : struct\n    {\n" + "\n".join(elements) + "    }\n"
+    return [part], memory
+
+
+# Constructors of buffers whose sizes are counts of elements of T: function
+# -> (the member's name, its byte sizes as counts: parameter -> name, default
+# values: parameter -> C#). Each is a generic member of its receiver's class,
+# `where T : struct` (device.AllocateManaged<float>(n)), returning a
+# DeviceBuffer<T>: T is refused when it cannot be copied as raw bytes, each
+# count when negative or past a 64-bit size in bytes, another size (an
+# offset, in bytes) when negative, a null object naming its parameter.
+TYPED_BUFFERS: Dict[str, Tuple[str, Dict[str, str], Dict[str, str]]] = {
+    "cuabi_buffer_alloc_managed": ("AllocateManaged", {"bytes": "count"}, {"flags": "ManagedFlags.None"}),
+    "cuabi_buffer_alloc_growable": ("AllocateGrowable", {"bytes": "count", "reserve_bytes": "reserveCount"}, {}),
+    "cuabi_buffer_from_range": ("Buffer", {"bytes": "count"}, {}),
+}
+
+
+def typed_buffer(fn: Dict[str, Any], types: Types) -> List[str]:
+    """The member of TYPED_BUFFERS for `fn` (see there)."""
+    i2, i3 = "        ", "            "
+    method, counts, defaults = TYPED_BUFFERS[fn["name"]]
+    sig, docs, checks, args = [], [], [], []
+    for p in fn["params"]:
+        n, t, arg = p["name"], p["type"], camel(p["name"])
+        if p["role"] == "receiver":
+            args.append("Handle")
+        elif p["role"] == "out_handle":
+            args.append("out h")
+        elif n in counts:
+            sig.append(f"long {counts[n]}")
+            docs.append(f'{i2}/// <param name="{counts[n]}">Its {n}, in elements of T.</param>')
+            args.append(counts[n] + "Bytes")
+        elif p["role"] == "handle" and not p.get("nullable") and p.get("handle_type") in CLASSES:
+            sig.append(f"{CLASSES[p['handle_type']][0]} {arg}")
+            docs.append(f'{i2}/// <param name="{arg}">The {n} argument.</param>')
+            checks.append(f'{i3}if ({arg} == null)\n{i3}    throw new ArgumentNullException("{arg}");')
+            args.append(f"{arg}.Handle")
+        elif p["role"] == "in" and t["kind"] == "size" and not t["pointers"]:
+            sig.append(f"long {arg}")
+            docs.append(f'{i2}/// <param name="{arg}">The {n} argument.</param>')
+            checks.append(f'{i3}Ranges.NotNegative({arg}, "{arg}");')
+            args.append(f"(UIntPtr)(ulong){arg}")
+        elif p["role"] == "in" and t["kind"] in ("enum", "flags") and not t["pointers"]:
+            sig.append(f"{types.value(t)} {arg}" + (f" = {defaults[n]}" if n in defaults else ""))
+            docs.append(f'{i2}/// <param name="{arg}">The {n} argument.</param>')
+            args.append(arg)
+        else:
+            raise SystemExit(f"regen: csharp: TYPED_BUFFERS: {fn['name']}.{n} has no C# form here")
+    sizes = " and ".join(f"`{n}`" for n in counts)
+    lines = [doc(f"{fn['doc'] or fn['name']}\nHere {sizes} count elements of T. ({fn['name']})", i2).rstrip("\n")]
+    lines.append(f'{i2}/// <typeparam name="T">A value type of numbers, enums, pointers and such structs.</typeparam>')
+    lines += docs
+    lines.append(f"{i2}public DeviceBuffer<T> {method}<T>({', '.join(sig)}) where T : struct\n{i2}{{")
+    lines += checks
+    lines.append(f"{i3}int size = Element<T>.Require();")
+    lines += [f'{i3}UIntPtr {c}Bytes = Ranges.Bytes({c}, size, "{c}");' for c in counts.values()]
+    lines.append(f"{i3}SafeBufferHandle h;")
+    lines.append(f"{i3}Errors.Check(NativeMethods.{fn['name']}({', '.join(args)}));")
+    lines.append(f"{i3}return new DeviceBuffer<T>(h);\n{i2}}}")
+    return lines
 
 
 # Functions whose C# form differs from the plain one, and why.
@@ -1708,6 +1857,9 @@ def objects(model: Dict[str, Any]) -> str:
             if "Dispose" in CORE_BY_HAND.get(released, {}):
                 skipped.append((fn["name"], CORE_BY_HAND[released]["Dispose"]))
             continue  # otherwise the class's generated Dispose()
+        if fn["name"] in TYPED_BUFFERS:
+            by_class[fn["params"][0]["type"]["base"]].append(typed_buffer(fn, em.types))
+            continue
         reason = skip_reason(fn, em.values)
         member: List[str] = []
         if reason is None:
@@ -1750,6 +1902,9 @@ def objects(model: Dict[str, Any]) -> str:
     parts += flag_properties(model)
     parts += struct_fields(model, em.types)
     parts += field_classes(model, em.types)
+    ranges, memory = whole_ranges(model, em.types)
+    parts += ranges
+    by_class["cuabi_buffer"] += memory
     if library:
         text = "    public static partial class Cuda\n    {\n"
         text += "\n\n".join("\n".join(m) for m in library) + "\n"

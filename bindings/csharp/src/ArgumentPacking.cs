@@ -22,22 +22,26 @@ namespace Cuabi
             Invalid,
             Memory,
             Object,
-            Boolean,
+            // The numbers, valued and ordered as Type.GetTypeCode names them.
+            Boolean = TypeCode.Boolean,
+            Char,
             SByte,
             Byte,
-            Char,
             Int16,
             UInt16,
             Int32,
             UInt32,
-            Single,
             Int64,
             UInt64,
+            Single,
             Double,
             IntPtr,
             UIntPtr,
             Struct,
         }
+
+        // The bytes of each number, Boolean to Double in Type.GetTypeCode's order.
+        private static readonly int[] NumberSizes = { 1, 2, 1, 1, 2, 2, 4, 4, 8, 8, 4, 8 };
 
         private static readonly Dictionary<Type, ArgumentWriter> Known = new Dictionary<Type, ArgumentWriter>();
 
@@ -77,21 +81,9 @@ namespace Cuabi
                 return new ArgumentWriter(t, Kinds.Memory, 8);
             if (typeof(IArgumentObject).IsAssignableFrom(t)) // textures and surfaces: their 8-byte object
                 return new ArgumentWriter(t, Kinds.Object, 8);
-            switch (Type.GetTypeCode(t)) // an enum answers its underlying type's code
-            {
-                case TypeCode.Boolean: return new ArgumentWriter(t, Kinds.Boolean, 1);
-                case TypeCode.SByte: return new ArgumentWriter(t, Kinds.SByte, 1);
-                case TypeCode.Byte: return new ArgumentWriter(t, Kinds.Byte, 1);
-                case TypeCode.Char: return new ArgumentWriter(t, Kinds.Char, 2);
-                case TypeCode.Int16: return new ArgumentWriter(t, Kinds.Int16, 2);
-                case TypeCode.UInt16: return new ArgumentWriter(t, Kinds.UInt16, 2);
-                case TypeCode.Int32: return new ArgumentWriter(t, Kinds.Int32, 4);
-                case TypeCode.UInt32: return new ArgumentWriter(t, Kinds.UInt32, 4);
-                case TypeCode.Single: return new ArgumentWriter(t, Kinds.Single, 4);
-                case TypeCode.Int64: return new ArgumentWriter(t, Kinds.Int64, 8);
-                case TypeCode.UInt64: return new ArgumentWriter(t, Kinds.UInt64, 8);
-                case TypeCode.Double: return new ArgumentWriter(t, Kinds.Double, 8);
-            }
+            TypeCode code = Type.GetTypeCode(t); // an enum answers its underlying type's code
+            if (code >= TypeCode.Boolean && code <= TypeCode.Double)
+                return new ArgumentWriter(t, (Kinds)code, NumberSizes[code - TypeCode.Boolean]);
             if (t == typeof(IntPtr))
                 return new ArgumentWriter(t, Kinds.IntPtr, IntPtr.Size);
             if (t == typeof(UIntPtr))
@@ -242,19 +234,16 @@ namespace Cuabi
         }
 
         /// <summary>
-        /// The writer for a <paramref name="type"/> argument to parameter
-        /// <paramref name="index"/>, checked by the library
-        /// (cuabi_function_check_arg_size) unless accepted before, and then kept.
+        /// Has the library check a <paramref name="type"/> argument to parameter
+        /// <paramref name="index"/> (cuabi_function_check_arg_size), one not
+        /// accepted for it before, and keeps its writer.
         /// </summary>
         /// <exception cref="ArgumentOutOfRangeException"><paramref name="index"/> is not a parameter of the kernel.</exception>
         /// <exception cref="ArgumentException">The type cannot be passed, or its size differs from the parameter's.</exception>
-        internal ArgumentWriter Accept(int index, Type type)
+        internal void Accept(int index, Type type)
         {
             Ranges.NotNegative(index, "index");
-            ArgumentWriter writer = index < Accepted.Length ? Accepted[index] : null;
-            if (writer != null && ReferenceEquals(writer.Type, type))
-                return writer;
-            writer = Passable(type, index, "value");
+            ArgumentWriter writer = Passable(type, index, "value");
             CudaStatus status = NativeMethods.cuabi_function_check_arg_size(Function, (UIntPtr)(uint)index,
                 (UIntPtr)(uint)writer.Size);
             if (status == CudaStatus.InvalidArgument && index >= Accepted.Length)
@@ -262,7 +251,6 @@ namespace Cuabi
             if (status != CudaStatus.Success)
                 throw Errors.FromArgumentCheck(status, "value");
             Accepted[index] = writer;
-            return writer;
         }
 
         /// <summary>The writer for <paramref name="type"/>; throws when its values cannot be passed to a kernel at all.</summary>

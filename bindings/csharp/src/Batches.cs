@@ -80,7 +80,7 @@ namespace Cuabi
             return p;
         }
 
-        /// <summary>Keeps <paramref name="o"/> (a pinned buffer) reachable until disposal; answers <paramref name="p"/>.</summary>
+        /// <summary>Keeps <paramref name="o"/> (what holds pinned memory) reachable until disposal; answers <paramref name="p"/>.</summary>
         internal IntPtr Keep(object o, IntPtr p)
         {
             kept.Add(o);
@@ -199,18 +199,13 @@ namespace Cuabi
         public void MemOpBatch(MemOpBatch batch)
         {
             if (batch == null) throw new ArgumentNullException(nameof(batch));
-            var ops = new MemOpNative[Math.Max(batch.Count, 1)];
-            using (var lease = new BatchLease())
+            Queue(batch.Count, (lease, i) =>
             {
-                for (int i = 0; i < batch.Count; i++)
-                {
-                    MemOpNative op = batch.Ops[i];
-                    IntPtr host = IntPtr.Zero; // a mem op takes no host array: one given leaves the op without memory
-                    Fill(lease, batch.Memory[i], ref op.buffer, ref op.host_buffer, ref host);
-                    ops[i] = op;
-                }
-                Errors.Check(NativeMethods.cuabi_stream_mem_op_batch(Handle, ref ops[0], (UIntPtr)(uint)batch.Count));
-            }
+                MemOpNative op = batch.Ops[i];
+                IntPtr host = IntPtr.Zero; // a mem op takes no host array: one given leaves the op without memory
+                Fill(lease, batch.Memory[i], ref op.buffer, ref op.host_buffer, ref host);
+                return op;
+            }, (ref MemOpNative first, UIntPtr n) => NativeMethods.cuabi_stream_mem_op_batch(Handle, ref first, n), false);
         }
 
         /// <summary>Queues the batch's copies in one call (cuabi_stream_copy_batch) and returns at
@@ -220,26 +215,13 @@ namespace Cuabi
         public BatchLease CopyBatch(CopyBatch batch, CopyBatchFlags flags = 0)
         {
             if (batch == null) throw new ArgumentNullException(nameof(batch));
-            var ops = new CopyOpNative[Math.Max(batch.Count, 1)];
-            var lease = new BatchLease();
-            try
+            return Queue(batch.Count, (lease, i) =>
             {
-                for (int i = 0; i < batch.Count; i++)
-                {
-                    CopyOpNative op = batch.Ops[i];
-                    BatchMemory dst = batch.Dst[i], src = batch.Src[i];
-                    Fill(lease, dst, ref op.dst_buffer, ref op.dst_host_buffer, ref op.dst_host);
-                    Fill(lease, src, ref op.src_buffer, ref op.src_host_buffer, ref op.src_host);
-                    ops[i] = op;
-                }
-                Errors.Check(NativeMethods.cuabi_stream_copy_batch(Handle, ref ops[0], (UIntPtr)(uint)batch.Count, flags));
-                return lease;
-            }
-            catch
-            {
-                lease.Dispose();
-                throw;
-            }
+                CopyOpNative op = batch.Ops[i];
+                Fill(lease, batch.Dst[i], ref op.dst_buffer, ref op.dst_host_buffer, ref op.dst_host);
+                Fill(lease, batch.Src[i], ref op.src_buffer, ref op.src_host_buffer, ref op.src_host);
+                return op;
+            }, (ref CopyOpNative first, UIntPtr n) => NativeMethods.cuabi_stream_copy_batch(Handle, ref first, n, flags), true);
         }
 
         /// <summary>Queues the box copies of <paramref name="copies"/> in one call
@@ -254,28 +236,51 @@ namespace Cuabi
         public void Copy3DBatch(IList<Copy3D> copies, CopyBatchFlags flags = 0)
         {
             if (copies == null) throw new ArgumentNullException(nameof(copies));
-            int count = copies.Count;
-            var descs = new Copy3DDescNative[Math.Max(count, 1)];
-            descs[0] = Copy3DDescNative.Create();
-            using (var lease = new BatchLease())
+            Queue(copies.Count, (lease, i) =>
+            {
+                Copy3D c = copies[i];
+                if (c == null)
+                    throw new ArgumentNullException(nameof(copies), "copies[" + i + "] is null");
+                if (c.Source == null)
+                    throw new ArgumentNullException(nameof(copies), "copies[" + i + "].Source is null");
+                if (c.Destination == null)
+                    throw new ArgumentNullException(nameof(copies), "copies[" + i + "].Destination is null");
+                if (c.Source.IsManagedArray || c.Destination.IsManagedArray)
+                    throw new ArgumentException(
+                        "copies[" + i + "] names a managed array, pinned only while a call runs; a batch needs " +
+                        "host memory that stays put (CopyEnd.Host(PinnedBuffer<T>))", nameof(copies));
+                return c.Describe(lease);
+            }, (ref Copy3DDescNative first, UIntPtr n) => NativeMethods.cuabi_stream_copy_3d_batch(Handle, ref first, n, flags), false);
+        }
+
+        private delegate CudaStatus BatchCall<TNative>(ref TNative first, UIntPtr count);
+
+        /// <summary>
+        /// Queues <paramref name="count"/> elements, each laid out by <paramref name="describe"/>,
+        /// in one <paramref name="call"/>. What they name is held by a lease: returned when
+        /// <paramref name="keep"/> (the caller releases it later), else released after the call.
+        /// </summary>
+        private static BatchLease Queue<TNative>(int count, Func<BatchLease, int, TNative> describe,
+            BatchCall<TNative> call, bool keep) where TNative : struct
+        {
+            // An empty batch still passes an element (the library refuses the count, reading none).
+            var items = new TNative[Math.Max(count, 1)];
+            var lease = new BatchLease();
+            try
             {
                 for (int i = 0; i < count; i++)
-                {
-                    Copy3D c = copies[i];
-                    if (c == null)
-                        throw new ArgumentNullException(nameof(copies), "copies[" + i + "] is null");
-                    if (c.Source == null)
-                        throw new ArgumentNullException(nameof(copies), "copies[" + i + "].Source is null");
-                    if (c.Destination == null)
-                        throw new ArgumentNullException(nameof(copies), "copies[" + i + "].Destination is null");
-                    if (c.Source.IsManagedArray || c.Destination.IsManagedArray)
-                        throw new ArgumentException(
-                            "copies[" + i + "] names a managed array, pinned only while a call runs; a batch needs " +
-                            "host memory that stays put (CopyEnd.Host(PinnedBuffer<T>))", nameof(copies));
-                    descs[i] = c.Describe(lease);
-                }
-                Errors.Check(NativeMethods.cuabi_stream_copy_3d_batch(Handle, ref descs[0], (UIntPtr)(uint)count, flags));
+                    items[i] = describe(lease, i);
+                Errors.Check(call(ref items[0], (UIntPtr)(uint)count));
             }
+            catch
+            {
+                lease.Dispose();
+                throw;
+            }
+            if (keep)
+                return lease;
+            lease.Dispose();
+            return null;
         }
 
         private static void Fill(BatchLease lease, BatchMemory m, ref IntPtr buffer, ref IntPtr hostBuffer, ref IntPtr host)
@@ -291,47 +296,39 @@ namespace Cuabi
             }
         }
 
-        private delegate CudaStatus RangesCall(SafeStreamHandle s, ref ManagedRangeNative r, UIntPtr n);
-
-        private void Ranges(ManagedRanges ranges, RangesCall call)
+        private void Ranges(ManagedRanges ranges, BatchCall<ManagedRangeNative> call)
         {
             if (ranges == null) throw new ArgumentNullException(nameof(ranges));
-            var raw = new ManagedRangeNative[Math.Max(ranges.Count, 1)];
-            using (var lease = new BatchLease())
+            Queue(ranges.Count, (lease, i) =>
             {
-                for (int i = 0; i < ranges.Count; i++)
-                {
-                    ManagedRangeNative r = ranges.Ranges[i];
-                    DeviceMemory b = ranges.Buffers[i];
-                    r.buffer = lease.Hold(b.Handle);
-                    raw[i] = r;
-                }
-                Errors.Check(call(Handle, ref raw[0], (UIntPtr)(uint)ranges.Count));
-            }
+                ManagedRangeNative r = ranges.Ranges[i];
+                r.buffer = lease.Hold(ranges.Buffers[i].Handle);
+                return r;
+            }, call, false);
         }
 
         /// <summary>Migrates every range to <paramref name="location"/> in one call
         /// (cuabi_stream_prefetch_batch).</summary>
         public void PrefetchBatch(ManagedRanges ranges, MemoryLocation location)
         {
-            Ranges(ranges, (SafeStreamHandle s, ref ManagedRangeNative r, UIntPtr n) =>
-                NativeMethods.cuabi_stream_prefetch_batch(s, ref r, n, location.Value));
+            Ranges(ranges, (ref ManagedRangeNative r, UIntPtr n) =>
+                NativeMethods.cuabi_stream_prefetch_batch(Handle, ref r, n, location.Value));
         }
 
         /// <summary>Discards every range's contents in one call (cuabi_stream_discard_batch):
         /// undefined until written again.</summary>
         public void DiscardBatch(ManagedRanges ranges)
         {
-            Ranges(ranges, (SafeStreamHandle s, ref ManagedRangeNative r, UIntPtr n) =>
-                NativeMethods.cuabi_stream_discard_batch(s, ref r, n));
+            Ranges(ranges, (ref ManagedRangeNative r, UIntPtr n) =>
+                NativeMethods.cuabi_stream_discard_batch(Handle, ref r, n));
         }
 
         /// <summary>Discards, then migrates every range to <paramref name="location"/>, in one call
         /// (cuabi_stream_discard_and_prefetch_batch).</summary>
         public void DiscardAndPrefetchBatch(ManagedRanges ranges, MemoryLocation location)
         {
-            Ranges(ranges, (SafeStreamHandle s, ref ManagedRangeNative r, UIntPtr n) =>
-                NativeMethods.cuabi_stream_discard_and_prefetch_batch(s, ref r, n, location.Value));
+            Ranges(ranges, (ref ManagedRangeNative r, UIntPtr n) =>
+                NativeMethods.cuabi_stream_discard_and_prefetch_batch(Handle, ref r, n, location.Value));
         }
     }
 }

@@ -18,20 +18,18 @@ namespace Cuabi
     public sealed class CopyEnd
     {
         private readonly Array managed;        // a managed array, pinned for the call
-        private readonly object pinned;        // a PinnedBuffer<T>, kept reachable while a call runs
-        private readonly Func<IntPtr> pinnedAddress; // its address, read (and checked for disposal) at each call
-        private readonly IntPtr address;       // host memory at the caller's address
+        // Other host memory's address, read at each call: a PinnedBuffer<T>'s (checked for
+        // disposal; the delegate keeps the buffer reachable while a call runs) or the caller's.
+        private readonly Func<IntPtr> hostAddress;
         private readonly long hostBytes;       // the bytes of a managed array or pinned buffer (-1: unknown)
         private readonly DeviceMemory memory;
         private readonly CudaArray array;
 
-        private CopyEnd(Array managed, object pinned, Func<IntPtr> pinnedAddress, IntPtr address, long hostBytes,
-            DeviceMemory memory, CudaArray array, long pitchBytes, long sliceHeight)
+        private CopyEnd(Array managed, Func<IntPtr> hostAddress, long hostBytes, DeviceMemory memory, CudaArray array,
+            long pitchBytes, long sliceHeight)
         {
             this.managed = managed;
-            this.pinned = pinned;
-            this.pinnedAddress = pinnedAddress;
-            this.address = address;
+            this.hostAddress = hostAddress;
             this.hostBytes = hostBytes;
             this.memory = memory;
             this.array = array;
@@ -53,7 +51,7 @@ namespace Cuabi
             if (values == null)
                 throw new ArgumentNullException("values");
             long bytes = (long)Ranges.Bytes(values.Length, Element<T>.Require(), "values.Length").ToUInt64();
-            return new CopyEnd(values, null, null, IntPtr.Zero, bytes, null, null, pitchBytes, sliceHeight);
+            return new CopyEnd(values, null, bytes, null, null, pitchBytes, sliceHeight);
         }
 
         /// <summary>Pinned host memory (usable by <see cref="Copy3D.CopyAsync"/>); the box must lie inside it.</summary>
@@ -65,7 +63,7 @@ namespace Cuabi
         {
             if (values == null)
                 throw new ArgumentNullException("values");
-            return new CopyEnd(null, values, () => values.Pointer, IntPtr.Zero, values.SizeInBytes, null, null, pitchBytes, sliceHeight);
+            return new CopyEnd(null, () => values.Pointer, values.SizeInBytes, null, null, pitchBytes, sliceHeight);
         }
 
         /// <summary>
@@ -78,7 +76,7 @@ namespace Cuabi
         /// <param name="sliceHeight">Rows from one slice to the next; 0: the copy's height.</param>
         public static CopyEnd Host(IntPtr address, long pitchBytes = 0, long sliceHeight = 0)
         {
-            return new CopyEnd(null, null, null, address, -1, null, null, pitchBytes, sliceHeight);
+            return new CopyEnd(null, () => address, -1, null, null, pitchBytes, sliceHeight);
         }
 
         /// <summary>Device memory (any kind: pitched, stream-ordered, managed, ...); the library checks the box against it.</summary>
@@ -89,7 +87,7 @@ namespace Cuabi
         {
             if (memory == null)
                 throw new ArgumentNullException("memory");
-            return new CopyEnd(null, null, null, IntPtr.Zero, -1, memory, null, pitchBytes, sliceHeight);
+            return new CopyEnd(null, null, -1, memory, null, pitchBytes, sliceHeight);
         }
 
         /// <summary>A CUDA array; offsets and the copy's width are in bytes of whole elements, checked against its extent by the library.</summary>
@@ -98,7 +96,7 @@ namespace Cuabi
         {
             if (array == null)
                 throw new ArgumentNullException("array");
-            return new CopyEnd(null, null, null, IntPtr.Zero, -1, null, array, 0, 0);
+            return new CopyEnd(null, null, -1, null, array, 0, 0);
         }
 
         /// <summary>Where the box starts in a row, in bytes.</summary>
@@ -149,12 +147,7 @@ namespace Cuabi
             else
             {
                 CheckHostExtent(copy, destination);
-                if (managed != null)
-                    host = lease.Pin(managed);
-                else if (pinned != null)
-                    host = lease.Keep(pinned, pinnedAddress()); // ObjectDisposedException once disposed
-                else
-                    host = address;
+                host = managed != null ? lease.Pin(managed) : lease.Keep(hostAddress, hostAddress()); // a disposed buffer throws
             }
             d.SetEnd(destination, host, buffer, arr, x, y, z, pitch, height);
         }

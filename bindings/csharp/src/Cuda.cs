@@ -73,15 +73,15 @@ namespace Cuabi
                     return;
                 // Outside the lock: registered after the loss, the library calls
                 // back at once, on this thread.
-                CudaStatus status = RegisterContextLostCore();
-                if (status != CudaStatus.Success)
+                CudaException error = RegisterContextLostCore();
+                if (error != null)
                 {
                     lock (contextLostGate)
                     {
                         contextLostHandlers -= value;
                         contextLostRegistered = false;
                     }
-                    throw ContextLostError(status);
+                    throw error;
                 }
             }
             remove
@@ -93,16 +93,12 @@ namespace Cuabi
             }
         }
 
+        /// <summary>Registers the native callback; the library's refusal, or null.</summary>
         [MethodImpl(MethodImplOptions.NoInlining)]
-        private static CudaStatus RegisterContextLostCore()
+        private static CudaException RegisterContextLostCore()
         {
-            return NativeMethods.cuabi_set_context_lost_callback(ContextLostTrampoline, IntPtr.Zero);
-        }
-
-        [MethodImpl(MethodImplOptions.NoInlining)]
-        private static CudaException ContextLostError(CudaStatus status)
-        {
-            return Errors.FromLastError(status);
+            CudaStatus status = NativeMethods.cuabi_set_context_lost_callback(ContextLostTrampoline, IntPtr.Zero);
+            return status == CudaStatus.Success ? null : Errors.FromLastError(status);
         }
 
         // The native callback: runs each handler once, catching what they throw.

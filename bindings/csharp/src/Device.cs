@@ -1,5 +1,4 @@
 using System;
-using System.Collections.Generic;
 using System.Threading.Tasks;
 using Cuabi.Interop;
 
@@ -109,16 +108,7 @@ namespace Cuabi
             desc.source = strings.String(source, "source");
             desc.name = strings.String(o.Name, "options.Name");
             o.Fill(ref desc, strings, "options.");
-            var names = new List<string>();
-            var contents = new List<string>();
-            foreach (var header in o.Headers)
-            {
-                names.Add(header.Key);
-                contents.Add(header.Value);
-            }
-            desc.header_names = strings.Array(names, "options.Headers (name)");
-            desc.header_sources = strings.Array(contents, "options.Headers (source)");
-            desc.num_headers = (UIntPtr)(uint)names.Count;
+            desc.num_headers = strings.Headers(o.Headers, "options.Headers", out desc.header_names, out desc.header_sources);
             desc.name_expressions = strings.Array(o.NameExpressions, "options.NameExpressions");
             desc.num_name_expressions = (UIntPtr)(uint)o.NameExpressions.Count;
             if (o.Output.HasValue)
@@ -247,37 +237,8 @@ namespace Cuabi
         }
 
         // ------------------------------------------------------------------
-        // Managed and pitched memory
+        // Pitched memory (AllocateManaged<T> is generated: Objects.g.cs)
         // ------------------------------------------------------------------
-
-        /// <summary>
-        /// Allocates managed (unified) memory for <paramref name="count"/>
-        /// elements: one address valid on the host and on every device,
-        /// migrated on demand. The host reaches it through the buffer's host
-        /// view (<c>ReadHost</c> and <c>WriteHost</c>, of one element or of arrays, <see cref="DeviceMemory.HostPointer"/>, and with .NET
-        /// <c>AsSpan()</c>); kernels take the buffer like any other.
-        /// </summary>
-        /// <remarks>
-        /// When the host may touch it: on a device whose
-        /// CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS (89,
-        /// <see cref="GetAttribute"/>) is 1 (Linux with a Pascal or newer GPU),
-        /// at any time, with the usual data-race rules: what a kernel writes is
-        /// seen by the host once the kernel is known to have finished (a
-        /// synchronize), and the host must not write what a running kernel
-        /// reads. Where that attribute is 0, the host must not touch any managed
-        /// memory while any kernel runs on the device: synchronise the device
-        /// first.
-        /// </remarks>
-        /// <typeparam name="T">A blittable value type.</typeparam>
-        /// <param name="count">Number of elements (&gt; 0).</param>
-        /// <param name="flags"><see cref="ManagedFlags.AttachHost"/> to attach it to the host at first.</param>
-        public DeviceBuffer<T> AllocateManaged<T>(long count, ManagedFlags flags = ManagedFlags.None) where T : struct
-        {
-            UIntPtr bytes = Ranges.Bytes(count, Element<T>.Require(), "count");
-            SafeBufferHandle h;
-            Errors.Check(NativeMethods.cuabi_buffer_alloc_managed(Handle, bytes, flags, out h));
-            return new DeviceBuffer<T>(h);
-        }
 
         /// <summary>
         /// Allocates <paramref name="height"/> rows of <paramref name="width"/>

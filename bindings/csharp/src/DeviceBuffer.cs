@@ -184,21 +184,6 @@ namespace Cuabi
         /// <summary>The size in bytes.</summary>
         public long SizeInBytes { get; private set; }
 
-        /// <summary>Sets every byte to <paramref name="value"/>.</summary>
-        /// <param name="value">The byte value.</param>
-        public void Memset(byte value)
-        {
-            Memset(0, value, SizeInBytes);
-        }
-
-        /// <summary>Sets every byte to <paramref name="value"/>, ordered on <paramref name="stream"/>.</summary>
-        /// <param name="value">The byte value.</param>
-        /// <param name="stream">The stream, or null for the default stream.</param>
-        public void MemsetAsync(byte value, CudaStream stream)
-        {
-            MemsetAsync(0, value, SizeInBytes, stream);
-        }
-
         /// <summary>The size of an IPC handle in bytes (CUABI_IPC_HANDLE_SIZE, 128).</summary>
         public const int IpcHandleSize = NativeMethods.CUABI_IPC_HANDLE_SIZE;
 
@@ -249,7 +234,7 @@ namespace Cuabi
     /// throws <see cref="CudaException"/> with <see cref="CudaStatus.OutOfRange"/>).
     /// </summary>
     /// <typeparam name="T">A blittable value type (float, int, a struct of such, ...).</typeparam>
-    public sealed class DeviceBuffer<T> : DeviceMemory where T : struct
+    public sealed partial class DeviceBuffer<T> : DeviceMemory where T : struct
     {
         private DeviceBuffer(SafeBufferHandle handle, ulong pointer, long count)
             : base(handle, pointer, count * Element<T>.Size)
@@ -288,7 +273,7 @@ namespace Cuabi
                 throw new ArgumentNullException("device");
             Element<T>.Require();
             SafeDeviceHandle d = device.Handle;
-            SafeMemoryPoolHandle p = pool == null ? MemoryPool.NullHandle : pool.Handle;
+            SafeMemoryPoolHandle p = MemoryPool.HandleOf(pool);
             SafeBufferHandle h = null;
             Errors.Check(Ipc.Open(handle, delegate(IntPtr bytes, UIntPtr size)
             {
@@ -661,49 +646,6 @@ namespace Cuabi
             return new Span<T>((void*)p, (int)Count);
         }
 #endif
-
-        /// <summary>Migrates all of managed memory to <paramref name="location"/> in order on <paramref name="stream"/>, ahead of its use there.</summary>
-        /// <param name="location">A device, or <see cref="MemoryLocation.Host"/>.</param>
-        /// <param name="stream">The stream, or null for the default stream.</param>
-        public void PrefetchAsync(MemoryLocation location, CudaStream stream)
-        {
-            PrefetchAsync(0, Count, location, stream);
-        }
-
-        /// <summary>Migrates <paramref name="count"/> elements from <paramref name="index"/> of managed memory to <paramref name="location"/>, in order on <paramref name="stream"/>.</summary>
-        /// <param name="index">First element.</param>
-        /// <param name="count">Number of elements.</param>
-        /// <param name="location">A device, or <see cref="MemoryLocation.Host"/>.</param>
-        /// <param name="stream">The stream, or null for the default stream.</param>
-        public void PrefetchAsync(long index, long count, MemoryLocation location, CudaStream stream)
-        {
-            int size = Element<T>.Require();
-            Errors.Check(NativeMethods.cuabi_buffer_prefetch_async(Handle, Ranges.Bytes(index, size, "index"),
-                Ranges.Bytes(count, size, "count"), location.Value, CudaStream.HandleOf(stream)));
-        }
-
-        /// <summary>Gives <paramref name="advice"/> for all of managed memory.</summary>
-        /// <param name="advice">The advice.</param>
-        /// <param name="location">
-        /// The device (or <see cref="MemoryLocation.Host"/>) the advice is about;
-        /// read-mostly advice does not use it.
-        /// </param>
-        public void Advise(MemoryAdvice advice, MemoryLocation location)
-        {
-            Advise(0, Count, advice, location);
-        }
-
-        /// <summary>Gives <paramref name="advice"/> for <paramref name="count"/> elements from <paramref name="index"/> of managed memory.</summary>
-        /// <param name="index">First element.</param>
-        /// <param name="count">Number of elements.</param>
-        /// <param name="advice">The advice.</param>
-        /// <param name="location">The device or <see cref="MemoryLocation.Host"/>; read-mostly advice does not use it.</param>
-        public void Advise(long index, long count, MemoryAdvice advice, MemoryLocation location)
-        {
-            int size = Element<T>.Require();
-            Errors.Check(NativeMethods.cuabi_buffer_advise(Handle, Ranges.Bytes(index, size, "index"),
-                Ranges.Bytes(count, size, "count"), advice, location.Value));
-        }
 
         /// <summary>The host address of element <paramref name="index"/>, once <paramref name="count"/> elements from it are known to fit.</summary>
         private IntPtr HostAddress(long index, long count)

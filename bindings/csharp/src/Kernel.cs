@@ -340,6 +340,7 @@ namespace Cuabi
         {
             if (disposed)
                 throw new ObjectDisposedException(GetType().FullName);
+            // CudaStream.HandleOf written out: called here, it costs the hot path a call.
             SafeStreamHandle s = stream == null ? SafeStreamHandle.Null : stream.Handle;
             ArgumentLayout l = layout ?? GetLayout();
             int slot;
@@ -378,7 +379,7 @@ namespace Cuabi
         /// <returns>A new plan, to be disposed; its arguments start as zero bytes.</returns>
         public LaunchPlan Prepare(LaunchConfig config, CudaStream stream = null)
         {
-            SafeStreamHandle s = stream == null ? SafeStreamHandle.Null : stream.Handle;
+            SafeStreamHandle s = CudaStream.HandleOf(stream);
             return LaunchPlan.Create(this, GetLayout(), config, s, Name);
         }
 
@@ -476,13 +477,15 @@ namespace Cuabi
                 old.Dispose();
         }
 
-        private void DropPlans()
+        /// <summary>Disposes the idle prepared launches: all of them, or those of disposed streams alone.</summary>
+        private void DropPlans(bool closedStreamsOnly = false)
         {
             for (int i = 0; i < plans.Length; i++)
             {
-                LaunchPlan old = Interlocked.Exchange(ref plans[i], null);
-                if (old != null)
-                    old.Dispose();
+                LaunchPlan p = Volatile.Read(ref plans[i]);
+                if (p != null && (!closedStreamsOnly || p.StreamHandle.IsClosed) &&
+                    Interlocked.CompareExchange(ref plans[i], null, p) == p)
+                    p.Dispose();
             }
         }
 
@@ -514,29 +517,22 @@ namespace Cuabi
                 return LaunchWith(LaunchPlan.Create(this, l, config, stream, null), -1, l, args);
             var native = config.ToNative();
             int size = l.BlockSize;
-            if (size > StackBlockLimit)
+            byte[] heap = size > StackBlockLimit ? new byte[size] : null;
+            byte* stack = stackalloc byte[heap == null ? Math.Max(size, 1) : 1];
+            fixed (byte* onHeap = heap)
             {
-                fixed (byte* heap = new byte[size])
-                    return LaunchPacked(ref native, stream, l, args, heap, size);
+                byte* block = heap == null ? stack : onHeap;
+                for (int i = 0; heap == null && i < size; i++)
+                    block[i] = 0;
+                l.Write(args, block);
+                CudaStatus status = FastNativeMethods.cuabi_function_launch_packed(handle.DangerousGetHandle(), ref native,
+                    stream.DangerousGetHandle(), size == 0 ? IntPtr.Zero : (IntPtr)block, (UIntPtr)(uint)size);
+                // The raw handle values are checked by the library; these keep
+                // their owners from being finalized before the call returned.
+                GC.KeepAlive(this);
+                GC.KeepAlive(stream);
+                return status;
             }
-            byte* block = stackalloc byte[Math.Max(size, 1)];
-            for (int i = 0; i < size; i++)
-                block[i] = 0;
-            return LaunchPacked(ref native, stream, l, args, block, size);
-        }
-
-        /// <summary>Writes the arguments into <paramref name="block"/> and launches with cuabi_function_launch_packed.</summary>
-        private unsafe CudaStatus LaunchPacked(ref LaunchConfigNative native, SafeStreamHandle stream, ArgumentLayout l,
-            object[] args, byte* block, int size)
-        {
-            l.Write(args, block);
-            CudaStatus status = FastNativeMethods.cuabi_function_launch_packed(handle.DangerousGetHandle(), ref native,
-                stream.DangerousGetHandle(), size == 0 ? IntPtr.Zero : (IntPtr)block, (UIntPtr)(uint)size);
-            // The raw handle values are checked by the library; these keep
-            // their owners from being finalized before the call returned.
-            GC.KeepAlive(this);
-            GC.KeepAlive(stream);
-            return status;
         }
 
         /// <summary>
@@ -547,12 +543,7 @@ namespace Cuabi
         {
             // Plans of disposed streams are dropped here, so that they do not
             // keep those streams alive.
-            for (int i = 0; i < plans.Length; i++)
-            {
-                LaunchPlan p = Volatile.Read(ref plans[i]);
-                if (p != null && p.StreamHandle.IsClosed && Interlocked.CompareExchange(ref plans[i], null, p) == p)
-                    p.Dispose();
-            }
+            DropPlans(true);
             var key = new MissKey { Config = c, Stream = stream.DangerousGetHandle() };
             for (int i = 0; i < misses.Length; i++)
             {

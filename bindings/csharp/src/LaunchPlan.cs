@@ -51,11 +51,12 @@ namespace Cuabi
     /// </remarks>
     public sealed partial class LaunchPlan : IDisposable
     {
-        private readonly IntPtr raw;
-        private readonly ArgumentLayout layout;
-        private readonly string kernelName;
+        /// <summary>The plan's handle value, for the launches (the kernel's included).</summary>
+        internal readonly IntPtr RawHandle;
+        /// <summary>The layout, whose accepted writers the setters share with the kernel.</summary>
+        internal readonly ArgumentLayout Layout;
         private readonly LaunchConfig config;
-        private readonly SafeStreamHandle stream;
+        internal readonly SafeStreamHandle StreamHandle;
         // The argument block, owned by the library; null once disposed.
         private unsafe byte* block;
         // The device memory, texture or surface set as each argument (null where none), and how many.
@@ -68,12 +69,12 @@ namespace Cuabi
             SafeStreamHandle stream, string kernelName)
         {
             this.handle = handle;
-            raw = handle.DangerousGetHandle();
+            RawHandle = handle.DangerousGetHandle();
             this.block = (byte*)block;
-            this.layout = layout;
+            Layout = layout;
             this.config = config;
-            this.stream = stream;
-            this.kernelName = kernelName;
+            StreamHandle = stream;
+            KernelName = kernelName;
         }
 
         internal static LaunchPlan Create(Kernel kernel, ArgumentLayout layout, LaunchConfig config, SafeStreamHandle stream,
@@ -114,10 +115,7 @@ namespace Cuabi
         }
 
         /// <summary>The name of the kernel the plan launches.</summary>
-        public string KernelName
-        {
-            get { return kernelName; }
-        }
+        public string KernelName { get; }
 
         /// <summary>The configuration of every launch of the plan (grid, block, shared memory and the extended options).</summary>
         public LaunchConfig Config
@@ -128,13 +126,13 @@ namespace Cuabi
         /// <summary>The kernel's parameters: where each argument sits in the block and its size.</summary>
         public ReadOnlyCollection<KernelParameter> Parameters
         {
-            get { return Array.AsReadOnly(layout.Parameters); }
+            get { return Array.AsReadOnly(Layout.Parameters); }
         }
 
         /// <summary>The byte length of the argument block.</summary>
         public int ArgumentBlockSize
         {
-            get { return layout.BlockSize; }
+            get { return Layout.BlockSize; }
         }
 
         /// <summary>
@@ -190,7 +188,8 @@ namespace Cuabi
                 *(char*)dst = __refvalue(__makeref(value), char);
             else
                 Argument<T>.Writer.Write(value, dst); // enums and structs: boxed
-            ForgetBuffer(index);
+            if (buffers != null && buffers[index] != null)
+                SetBuffer(index, null);
             GC.KeepAlive(this); // the block is not freed by a finalizer before the write
         }
 
@@ -220,9 +219,7 @@ namespace Cuabi
         /// <exception cref="ObjectDisposedException">The plan or the buffer was disposed.</exception>
         public void Set(int index, DeviceMemory buffer)
         {
-            if (buffer == null)
-                throw new ArgumentNullException("buffer", "argument " + index + " is null; set IntPtr.Zero for a NULL pointer parameter");
-            SetObject(index, buffer, "buffer");
+            SetObject(index, buffer, "buffer", "; set IntPtr.Zero for a NULL pointer parameter");
         }
 
         /// <summary>
@@ -255,13 +252,13 @@ namespace Cuabi
             SetObject(index, surface, "surface");
         }
 
-        private unsafe void SetObject(int index, IArgumentObject value, string name)
+        private unsafe void SetObject(int index, IArgumentObject value, string name, string hint = "")
         {
             if (value == null)
-                throw new ArgumentNullException(name, "argument " + index + " is null");
+                throw new ArgumentNullException(name, "argument " + index + " is null" + hint);
             byte* dst = Slot(index, value.GetType());
             *(ulong*)dst = value.LaunchValue;
-            RememberBuffer(index, value);
+            SetBuffer(index, value);
             GC.KeepAlive(this);
         }
 
@@ -277,7 +274,7 @@ namespace Cuabi
         public unsafe void SetArguments(params object[] args)
         {
             byte* b = Block;
-            ArgumentWriter[] writers = layout.Check(args);
+            ArgumentWriter[] writers = Layout.Check(args);
             for (int i = 0; i < writers.Length; i++)
             {
                 var o = args[i] as IArgumentObject;
@@ -286,12 +283,8 @@ namespace Cuabi
             }
             for (int i = 0; i < writers.Length; i++)
             {
-                writers[i].Write(args[i], b + layout.Offsets[i]);
-                var o = args[i] as IArgumentObject;
-                if (o != null)
-                    RememberBuffer(i, o);
-                else
-                    ForgetBuffer(i);
+                writers[i].Write(args[i], b + Layout.Offsets[i]);
+                SetBuffer(i, args[i] as IArgumentObject);
             }
             GC.KeepAlive(this);
         }
@@ -315,7 +308,7 @@ namespace Cuabi
                     if (h[i].IsClosed)
                         ThrowDisposedBuffer();
             }
-            CudaStatus status = FastNativeMethods.cuabi_launch_plan_launch(raw);
+            CudaStatus status = FastNativeMethods.cuabi_launch_plan_launch(RawHandle);
             GC.KeepAlive(this); // neither the plan nor its buffers are finalized during the call
             if (status != CudaStatus.Success)
                 throw Errors.FromLastError(status);
@@ -334,7 +327,7 @@ namespace Cuabi
         /// <summary>"LaunchPlan kernel grid x block".</summary>
         public override string ToString()
         {
-            return "LaunchPlan " + (kernelName ?? "") + " " + config.Grid + " x " + config.Block +
+            return "LaunchPlan " + (KernelName ?? "") + " " + config.Grid + " x " + config.Block +
                    (handle.IsClosed ? " (disposed)" : "");
         }
 
@@ -352,37 +345,21 @@ namespace Cuabi
             }
         }
 
-        internal IntPtr RawHandle
-        {
-            get { return raw; }
-        }
-
-        internal SafeStreamHandle StreamHandle
-        {
-            get { return stream; }
-        }
-
         /// <summary>Whether this plan launches with <paramref name="c"/> on <paramref name="s"/>.</summary>
         internal bool Matches(ref LaunchConfig c, SafeStreamHandle s)
         {
-            return ReferenceEquals(stream, s) && config.SameAs(ref c);
-        }
-
-        /// <summary>The layout, whose accepted writers the setters share with the kernel.</summary>
-        internal ArgumentLayout Layout
-        {
-            get { return layout; }
+            return ReferenceEquals(StreamHandle, s) && config.SameAs(ref c);
         }
 
         /// <summary>The address of argument <paramref name="index"/>, once the library accepted a <paramref name="type"/> for it.</summary>
         private unsafe byte* Slot(int index, Type type)
         {
             byte* b = Block;
-            ArgumentWriter[] accepted = layout.Accepted;
+            ArgumentWriter[] accepted = Layout.Accepted;
             ArgumentWriter w = (uint)index < (uint)accepted.Length ? accepted[index] : null;
             if (w == null || !ReferenceEquals(w.Type, type))
-                layout.Accept(index, type);
-            return b + layout.Offsets[index];
+                Layout.Accept(index, type);
+            return b + Layout.Offsets[index];
         }
 
         /// <summary>"device memory", "a texture object", "a surface object".</summary>
@@ -391,27 +368,20 @@ namespace Cuabi
             return what == "device memory" ? what : "a " + what;
         }
 
-        private void RememberBuffer(int index, IArgumentObject buffer)
+        /// <summary>Records <paramref name="buffer"/> (null: none) as what argument <paramref name="index"/> names.</summary>
+        private void SetBuffer(int index, IArgumentObject buffer)
         {
             if (buffers == null)
             {
-                buffers = new IArgumentObject[layout.Parameters.Length];
+                if (buffer == null)
+                    return;
+                buffers = new IArgumentObject[Layout.Parameters.Length];
                 held = new SafeHandle[buffers.Length];
             }
             if (ReferenceEquals(buffers[index], buffer))
                 return; // set again: nothing changes
             buffers[index] = buffer;
             Pack();
-        }
-
-        private void ForgetBuffer(int index)
-        {
-            IArgumentObject[] b = buffers;
-            if (b != null && b[index] != null)
-            {
-                b[index] = null;
-                Pack();
-            }
         }
 
         /// <summary>Refills <see cref="held"/> and <see cref="bufferCount"/> from <see cref="buffers"/>.</summary>
@@ -437,8 +407,8 @@ namespace Cuabi
                 if (b[i] != null && b[i].Lifetime.IsClosed)
                     throw new ObjectDisposedException(b[i].GetType().FullName, string.Format(
                         "kernel '{0}': the {1} set as argument {2} was disposed; set the parameter again before launching",
-                        kernelName, b[i].What, i));
-            throw new ObjectDisposedException(GetType().FullName, "kernel '" + kernelName + "': an argument was disposed");
+                        KernelName, b[i].What, i));
+            throw new ObjectDisposedException(GetType().FullName, "kernel '" + KernelName + "': an argument was disposed");
         }
 
         /// <summary>The writer of <typeparamref name="T"/>, found once, for the enums and structs of <see cref="Set{T}(int, T)"/>.</summary>

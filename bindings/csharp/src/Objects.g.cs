@@ -50,10 +50,7 @@
 //   cuabi_buffer_alloc_async: Device.AllocateAsync<T> makes a typed buffer through cuabi_buffer_alloc_async_with_pointer
 //   cuabi_buffer_alloc_with_pointer: Device.Allocate<T>(count): a DeviceBuffer<T> of count elements, its handle and address from this one call
 //   cuabi_buffer_alloc_async_with_pointer: Device.AllocateAsync<T>(count, stream, pool): a DeviceBuffer<T> of count elements, its handle and address from this one call
-//   cuabi_buffer_alloc_managed: makes a handle whose class is not made from the handle alone (FACTORIES)
 //   cuabi_buffer_open_ipc: idiom ipc
-//   cuabi_buffer_from_range: makes a handle whose class is not made from the handle alone (FACTORIES)
-//   cuabi_buffer_alloc_growable: makes a handle whose class is not made from the handle alone (FACTORIES)
 //   cuabi_buffer_grow: DeviceBuffer<T>.Grow takes a count of elements and keeps Count
 //   cuabi_buffer_alloc_pitched: makes a handle whose class is not made from the handle alone (FACTORIES)
 //   cuabi_copy_3d_desc_init: struct_init
@@ -1166,6 +1163,56 @@ namespace Cuabi
         }
     }
 
+    public sealed partial class DeviceBuffer<T> where T : struct
+    {
+        /// <summary>
+        /// Migrates [offset, offset + bytes) of a managed buffer to `location` (a
+        /// device ordinal or CUABI_LOCATION_HOST) in order on `stream` (NULL: the
+        /// default stream), ahead of its use there.
+        /// Here over elements of T: `offset` and `bytes` are `count` elements from element `index`. (cuabi_buffer_prefetch_async)
+        /// </summary>
+        /// <param name="index">The first element.</param>
+        /// <param name="count">How many elements.</param>
+        /// <param name="location">The location argument.</param>
+        /// <param name="stream">The stream argument (null: the default stream).</param>
+        public void PrefetchAsync(long index, long count, MemoryLocation location, CudaStream stream)
+        {
+            int size = Element<T>.Require();
+            Errors.Check(NativeMethods.cuabi_buffer_prefetch_async(Handle, Ranges.Bytes(index, size, "index"), Ranges.Bytes(count, size, "count"), location.Value, CudaStream.HandleOf(stream)));
+        }
+
+        /// <summary>As <see cref="PrefetchAsync(long, long, MemoryLocation, CudaStream)"/>, over all of the elements.</summary>
+        /// <param name="location">The location argument.</param>
+        /// <param name="stream">The stream argument (null: the default stream).</param>
+        public void PrefetchAsync(MemoryLocation location, CudaStream stream)
+        {
+            PrefetchAsync(0, Count, location, stream);
+        }
+
+        /// <summary>
+        /// Gives `advice` for [offset, offset + bytes) of a managed buffer;
+        /// `location` is a device ordinal or CUABI_LOCATION_HOST.
+        /// Here over elements of T: `offset` and `bytes` are `count` elements from element `index`. (cuabi_buffer_advise)
+        /// </summary>
+        /// <param name="index">The first element.</param>
+        /// <param name="count">How many elements.</param>
+        /// <param name="advice">The advice argument.</param>
+        /// <param name="location">The location argument.</param>
+        public void Advise(long index, long count, MemoryAdvice advice, MemoryLocation location)
+        {
+            int size = Element<T>.Require();
+            Errors.Check(NativeMethods.cuabi_buffer_advise(Handle, Ranges.Bytes(index, size, "index"), Ranges.Bytes(count, size, "count"), advice, location.Value));
+        }
+
+        /// <summary>As <see cref="Advise(long, long, MemoryAdvice, MemoryLocation)"/>, over all of the elements.</summary>
+        /// <param name="advice">The advice argument.</param>
+        /// <param name="location">The location argument.</param>
+        public void Advise(MemoryAdvice advice, MemoryLocation location)
+        {
+            Advise(0, Count, advice, location);
+        }
+    }
+
     public static partial class Cuda
     {
         /// <summary>The library's own version number, in the form of CUABI_VERSION_NUMBER. (cuabi_version)</summary>
@@ -1857,6 +1904,34 @@ namespace Cuabi
         }
 
         /// <summary>
+        /// Allocates `bytes` (&gt; 0) of managed memory on `device`: one address valid
+        /// on the host and on every device, migrated on demand. `flags` is an OR of
+        /// cuabi_managed_flag_bits (0: every stream may touch it; unknown bits answer
+        /// CUABI_ERROR_INVALID_ARGUMENT).
+        ///
+        /// When the host may touch it (through cuabi_buffer_get_host_pointer): on a
+        /// device whose CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS (89) is 1
+        /// (Linux with a Pascal or newer GPU), at any time, with the usual data-race
+        /// rules: what a kernel writes is seen by the host after the kernel is known
+        /// to have finished (a synchronize), and the host must not write what a
+        /// running kernel reads. Where that attribute is 0, the host must not touch
+        /// any managed memory while any kernel runs on the device: synchronise the
+        /// device first.
+        /// Here `bytes` count elements of T. (cuabi_buffer_alloc_managed)
+        /// </summary>
+        /// <typeparam name="T">A value type of numbers, enums, pointers and such structs.</typeparam>
+        /// <param name="count">Its bytes, in elements of T.</param>
+        /// <param name="flags">The flags argument.</param>
+        public DeviceBuffer<T> AllocateManaged<T>(long count, ManagedFlags flags = ManagedFlags.None) where T : struct
+        {
+            int size = Element<T>.Require();
+            UIntPtr countBytes = Ranges.Bytes(count, size, "count");
+            SafeBufferHandle h;
+            Errors.Check(NativeMethods.cuabi_buffer_alloc_managed(Handle, countBytes, flags, out h));
+            return new DeviceBuffer<T>(h);
+        }
+
+        /// <summary>
         /// `can_access` receives 1 when kernels on `device` can access memory of
         /// `peer` once peer access is enabled, 0 when not, and 0 for a device and
         /// itself (no peer). (cuabi_device_can_access_peer)
@@ -1929,6 +2004,32 @@ namespace Cuabi
             Errors.Check(NativeMethods.cuabi_device_get_vm_granularity(Handle, out minimumValue, out recommendedValue));
             minimum = (long)minimumValue.ToUInt64();
             recommended = (long)recommendedValue.ToUInt64();
+        }
+
+        /// <summary>
+        /// A buffer that grows in place (CUABI_BUFFER_GROWABLE): `reserve_bytes` of
+        /// device addresses are reserved once and memory of `device` is mapped
+        /// behind them as it grows (cuabi_buffer_grow), so its address and contents
+        /// stay as they are. It starts with `bytes` of memory (0: none yet; its
+        /// pointer is the reservation's start). Both are multiples of the device's
+        /// minimum granularity, `bytes` at most `reserve_bytes` (more answers
+        /// CUABI_ERROR_OUT_OF_RANGE; out of device memory,
+        /// CUABI_ERROR_OUT_OF_MEMORY). Its size (cuabi_buffer_get_size) is the memory
+        /// mapped, and copies, fills, launches and every range check use it as they
+        /// use any buffer's. It has no IPC handle.
+        /// Here `bytes` and `reserve_bytes` count elements of T. (cuabi_buffer_alloc_growable)
+        /// </summary>
+        /// <typeparam name="T">A value type of numbers, enums, pointers and such structs.</typeparam>
+        /// <param name="count">Its bytes, in elements of T.</param>
+        /// <param name="reserveCount">Its reserve_bytes, in elements of T.</param>
+        public DeviceBuffer<T> AllocateGrowable<T>(long count, long reserveCount) where T : struct
+        {
+            int size = Element<T>.Require();
+            UIntPtr countBytes = Ranges.Bytes(count, size, "count");
+            UIntPtr reserveCountBytes = Ranges.Bytes(reserveCount, size, "reserveCount");
+            SafeBufferHandle h;
+            Errors.Check(NativeMethods.cuabi_buffer_alloc_growable(Handle, countBytes, reserveCountBytes, out h));
+            return new DeviceBuffer<T>(h);
         }
 
         /// <summary>
@@ -2762,6 +2863,21 @@ namespace Cuabi
             if (count < 0) throw new ArgumentOutOfRangeException("count", count, "must not be negative");
             var streamHandle = stream == null ? SafeStreamHandle.Null : stream.Handle;
             Errors.Check(NativeMethods.cuabi_buffer_fill_async(Handle, (UIntPtr)(ulong)offset, value, elementSize, (UIntPtr)(ulong)count, streamHandle));
+        }
+
+        /// <summary>As <see cref="Memset(long, byte, long)"/>, over all of the bytes.</summary>
+        /// <param name="value">The value argument.</param>
+        public void Memset(byte value)
+        {
+            Memset(0, value, SizeInBytes);
+        }
+
+        /// <summary>As <see cref="MemsetAsync(long, byte, long, CudaStream)"/>, over all of the bytes.</summary>
+        /// <param name="value">The value argument.</param>
+        /// <param name="stream">The stream argument (null: the default stream).</param>
+        public void MemsetAsync(byte value, CudaStream stream)
+        {
+            MemsetAsync(0, value, SizeInBytes, stream);
         }
     }
 
@@ -5166,6 +5282,34 @@ namespace Cuabi
             if (device == null) throw new ArgumentNullException("device");
             var deviceHandle = device.Handle;
             Errors.Check(NativeMethods.cuabi_address_range_set_access(Handle, (UIntPtr)(ulong)offset, (UIntPtr)(ulong)bytes, deviceHandle, access));
+        }
+
+        /// <summary>
+        /// A buffer (CUABI_BUFFER_RANGE) over [offset, offset + bytes) of the
+        /// range, used by `device`: copies, fills and launches reach the mapped
+        /// memory through it as through any buffer. It keeps the range alive, and
+        /// the range may not be unmapped while it lives. Every byte must be mapped
+        /// and `device` must have access to it (cuabi_address_range_set_access; the
+        /// memory's own device has it from the mapping), else
+        /// CUABI_ERROR_INVALID_ARGUMENT names the address at fault; past the range's
+        /// end, CUABI_ERROR_OUT_OF_RANGE. `bytes` &gt; 0; neither needs to be a
+        /// multiple of the granularity.
+        /// Here `bytes` count elements of T. (cuabi_buffer_from_range)
+        /// </summary>
+        /// <typeparam name="T">A value type of numbers, enums, pointers and such structs.</typeparam>
+        /// <param name="device">The device argument.</param>
+        /// <param name="offset">The offset argument.</param>
+        /// <param name="count">Its bytes, in elements of T.</param>
+        public DeviceBuffer<T> Buffer<T>(Device device, long offset, long count) where T : struct
+        {
+            if (device == null)
+                throw new ArgumentNullException("device");
+            Ranges.NotNegative(offset, "offset");
+            int size = Element<T>.Require();
+            UIntPtr countBytes = Ranges.Bytes(count, size, "count");
+            SafeBufferHandle h;
+            Errors.Check(NativeMethods.cuabi_buffer_from_range(Handle, device.Handle, (UIntPtr)(ulong)offset, countBytes, out h));
+            return new DeviceBuffer<T>(h);
         }
     }
 }

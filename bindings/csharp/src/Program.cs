@@ -146,23 +146,13 @@ namespace Cuabi
         [MethodImpl(MethodImplOptions.NoInlining)]
         private static SafeProgramHandle Create(string source, string name, IDictionary<string, string> headers)
         {
-            var names = new List<string>();
-            var contents = new List<string>();
-            if (headers != null)
-            {
-                foreach (var header in headers)
-                {
-                    names.Add(header.Key);
-                    contents.Add(header.Value);
-                }
-            }
             using (var strings = new NativeStrings())
             {
-                IntPtr headerSources = strings.Array(contents, "headers (source)");
-                IntPtr headerNames = strings.Array(names, "headers (name)");
+                IntPtr headerNames, headerSources;
+                UIntPtr count = strings.Headers(headers, "headers", out headerNames, out headerSources);
                 SafeProgramHandle h;
                 Errors.Check(NativeMethods.cuabi_program_create(Utf8.Encode(source, "source"), Utf8.Encode(name, "name"),
-                    (UIntPtr)(uint)names.Count, headerSources, headerNames, out h));
+                    count, headerSources, headerNames, out h));
                 return h;
             }
         }

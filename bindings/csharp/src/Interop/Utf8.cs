@@ -121,6 +121,24 @@ namespace Cuabi.Interop
             return array;
         }
 
+        /// <summary>Headers' names and sources as two arrays of copies (as <see cref="Array"/> makes them), and how many.</summary>
+        public UIntPtr Headers(IEnumerable<KeyValuePair<string, string>> headers, string argument, out IntPtr names, out IntPtr sources)
+        {
+            var keys = new List<string>();
+            var values = new List<string>();
+            if (headers != null)
+            {
+                foreach (var header in headers)
+                {
+                    keys.Add(header.Key);
+                    values.Add(header.Value);
+                }
+            }
+            names = Array(keys, argument + " (name)");
+            sources = Array(values, argument + " (source)");
+            return (UIntPtr)(uint)keys.Count;
+        }
+
         private IntPtr Alloc(int bytes)
         {
             IntPtr p = Marshal.AllocHGlobal(bytes);
