@@ -122,10 +122,13 @@ HAND_WRITTEN = {
 }
 
 # Python names of generated members that differ from the model's: a getter
-# named after what Resource already has (``handle``, ``backend``), given the
+# named after what Resource already has (``handle``, ``backend``), or a call
+# the package has always named otherwise (``ipc_handle()``), given the
 # public name the package has always had for it.
 PY_NAMES = {
     "cuabi_stream_get_handle": "ptr",
+    "cuabi_buffer_get_ipc_handle": "ipc_handle",
+    "cuabi_event_get_ipc_handle": "ipc_handle",
     "cuabi_array_get_handle": "cu_array",
     "cuabi_linker_get_backend": "link_backend",
 }
@@ -142,10 +145,11 @@ PY_ALIASES = {
     "cuabi_function_get_available_dynamic_shared": "available_dynamic_shared",
 }
 
-# Idioms whose calls are generated where every parameter has a Python form
-# (the rest of the idiom is written by hand): the ipc idiom's openings take
-# the handle's bytes (bytes_in); its handles' reads (a fixed-size bytes_out)
-# are Python's own.
+# Idioms whose calls are generated where every parameter has a Python form:
+# the ipc idiom's openings take
+# the handle's bytes (bytes_in); its handles' reads (``ipc_handle()``, a
+# bytes_out of CUABI_IPC_HANDLE_SIZE bytes) answer them as ``bytes``, and
+# the idiom needs nothing written by hand.
 GENERATED_IDIOMS = {"ipc"}
 
 # The hand-written type describing each built struct (the model's `built`:
@@ -414,7 +418,9 @@ class Emitter:
                 if role == "two_call_size":
                     continue
                 of = by_name[p["of"]]
-                if of["role"] == "array_in" and of["type"]["base"] in BUILT_TYPES or of["role"] == "bytes_in":
+                if of["role"] == "bytes_out" and fn.get("idiom") == "ipc":
+                    args.append("_api.CUABI_IPC_HANDLE_SIZE")
+                elif of["role"] == "array_in" and of["type"]["base"] in BUILT_TYPES or of["role"] == "bytes_in":
                     args.append(f"{ident(of['name'])}_n")  # the count its layout gives, the bytes' size
                 else:
                     args.append(f"len({ident(of['name'])}_c)" if of["role"] == "array_in" else f"len({ident(of['name'])})")
@@ -441,6 +447,11 @@ class Emitter:
                 sig.append(f"{name}: Union[bytes, bytearray, memoryview]")
                 prep.append(f"{name}_arg, {name}_n, {name}_keep = _bytes_in({name}, b)")
                 args.append(f"{name}_arg")
+            elif role == "bytes_out" and fn.get("idiom") == "ipc":
+                # An IPC handle's bytes, read into a buffer of their size.
+                prep.append(f"{name}_buf = b.char_buffer(_api.CUABI_IPC_HANDLE_SIZE)")
+                args.append(f"{name}_buf")
+                results.append(("bytes", f"b.buffer_bytes({name}_buf, _api.CUABI_IPC_HANDLE_SIZE)"))
             elif role == "string_in":
                 if p.get("nullable"):
                     sig.append(f"{name}: Optional[Union[str, bytes]]")

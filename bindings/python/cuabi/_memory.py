@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Any, Dict, Optional, Sequence, Tuple, Union
 
 from . import _dlpack
 from ._api import (
-    CUABI_IPC_HANDLE_SIZE,
     CUABI_LOCATION_HOST,
     BufferKind,
     CopyPath,
@@ -667,18 +666,6 @@ class DeviceBuffer(_ArrayExport, BufferBase):
         self._b.call("cuabi_buffer_advise", self._handle, offset, nbytes, value, where)
 
     # -- other processes and other devices ---------------------------------------
-    def ipc_handle(self) -> bytes:
-        """This buffer's IPC handle: 128 bytes (``cuabi.capi.CUABI_IPC_HANDLE_SIZE``)
-        to send to another process (a pipe, a socket, a file, or hex on a
-        command line), which opens it with :meth:`open_ipc`. Valid while this
-        buffer lives. Plain and pitched buffers can be shared, and
-        stream-ordered ones from a pool made with ``ipc=True``; other kinds
-        raise InvalidArgumentError."""
-        b = self._b
-        out = b.char_buffer(CUABI_IPC_HANDLE_SIZE)
-        b.call("cuabi_buffer_get_ipc_handle", self._handle, out, CUABI_IPC_HANDLE_SIZE)
-        return b.buffer_bytes(out, CUABI_IPC_HANDLE_SIZE)
-
     @classmethod
     def open_ipc(  # type: ignore[override]
         cls, device: "Device", handle: Any, pool: Optional["MemoryPool"] = None

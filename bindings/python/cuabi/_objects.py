@@ -1309,6 +1309,20 @@ class BufferBase(Resource):
         if status:
             raise b.error(status, "cuabi_buffer_prefetch_async")
 
+    def ipc_handle(self) -> bytes:
+        """cuabi_buffer_get_ipc_handle: Writes the IPC handle of `buffer`
+        (CUABI_BUFFER_DEVICE, CUABI_BUFFER_PITCHED, or CUABI_BUFFER_STREAM_ORDERED from
+        a pool made with CUABI_MEMORY_POOL_IPC) into `handle`, which holds `handle_size`
+        >= CUABI_IPC_HANDLE_SIZE bytes. The handle stays valid while the buffer lives in
+        this process. Other kinds answer CUABI_ERROR_INVALID_ARGUMENT saying which can
+        be shared; `handle_size` too small answers CUABI_ERROR_INSUFFICIENT_BUFFER."""
+        b = self._b
+        handle_buf = b.char_buffer(_api.CUABI_IPC_HANDLE_SIZE)
+        status = b.fn.cuabi_buffer_get_ipc_handle(self._handle, handle_buf, _api.CUABI_IPC_HANDLE_SIZE)
+        if status:
+            raise b.error(status, "cuabi_buffer_get_ipc_handle")
+        return b.buffer_bytes(handle_buf, _api.CUABI_IPC_HANDLE_SIZE)
+
     @classmethod
     def open_ipc(cls, device: DeviceBase, pool: Optional[MemoryPoolBase], handle: Union[bytes, bytearray, memoryview]) -> "DeviceBuffer":
         """cuabi_buffer_open_ipc: Opens, on `device`, a buffer another process exported:
@@ -1875,6 +1889,18 @@ class EventBase(Resource):
 
     _release_fn = "cuabi_event_release"
     _handle_type = "cuabi_event"
+
+    def ipc_handle(self) -> bytes:
+        """cuabi_event_get_ipc_handle: Writes the IPC handle of an event made with
+        CUABI_EVENT_INTERPROCESS (and CUABI_EVENT_DISABLE_TIMING) into `handle`, which
+        holds `handle_size` >= CUABI_IPC_HANDLE_SIZE bytes, as
+        cuabi_buffer_get_ipc_handle does."""
+        b = self._b
+        handle_buf = b.char_buffer(_api.CUABI_IPC_HANDLE_SIZE)
+        status = b.fn.cuabi_event_get_ipc_handle(self._handle, handle_buf, _api.CUABI_IPC_HANDLE_SIZE)
+        if status:
+            raise b.error(status, "cuabi_event_get_ipc_handle")
+        return b.buffer_bytes(handle_buf, _api.CUABI_IPC_HANDLE_SIZE)
 
     @classmethod
     def open_ipc(cls, device: DeviceBase, handle: Union[bytes, bytearray, memoryview]) -> "Event":
@@ -3421,8 +3447,6 @@ class nvtx_range(ContextDecorator):
 #   cuabi_memory_pool_desc_init: MemoryPoolDesc.defaults
 #   cuabi_memory_pool_release: Resource.close
 #   cuabi_buffer_advise: DeviceBuffer.advise takes a range default and a Device location
-#   cuabi_buffer_get_ipc_handle: parameter `handle` (bytes_out) has no generated Python form
-#   cuabi_event_get_ipc_handle: parameter `handle` (bytes_out) has no generated Python form
 #   cuabi_physical_memory_release: Resource.close
 #   cuabi_address_range_release: Resource.close
 #   cuabi_buffer_fill: DeviceBuffer.fill takes a typed value and a range default

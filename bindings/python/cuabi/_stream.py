@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import contextlib
 import weakref
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, Optional, Sequence, Tuple, Union
 
-from ._api import CUABI_ERROR_NOT_READY, CUABI_IPC_HANDLE_SIZE, CaptureMode, CopyBatchFlag, EventFlag
+from ._api import CUABI_ERROR_NOT_READY, CaptureMode, CopyBatchFlag, EventFlag
 from ._batch import Copy3dOp, CopyOp
 from ._hostmem import device_arg, ipc_handle_arg
 from ._objects import (
@@ -281,15 +281,6 @@ class Event(EventBase):
         self._own(EventBase.create(dev, event_flags(timing, blocking_sync, interprocess)))
         self.device = dev
 
-    def ipc_handle(self) -> bytes:
-        """This event's IPC handle: 128 bytes for another process, which
-        opens it with :meth:`open_ipc`, to wait there for what this process
-        records. The event must be made with ``interprocess=True``."""
-        b = self._b
-        out = b.char_buffer(CUABI_IPC_HANDLE_SIZE)
-        b.call("cuabi_event_get_ipc_handle", self._handle, out, CUABI_IPC_HANDLE_SIZE)
-        return b.buffer_bytes(out, CUABI_IPC_HANDLE_SIZE)
-
     @classmethod
     def open_ipc(cls, device: "Device", handle: Any) -> "Event":  # type: ignore[override]
         """Opens another process's event on ``device`` (``handle``: the bytes
@@ -345,20 +336,10 @@ class Graph(GraphBase):
         :class:`LaunchConfig` as ``grid``) with ``args`` packed as a launch
         packs them; ``after`` (a node of this graph, or None). The
         configuration and the arguments are checked as a launch's are."""
-        if not isinstance(kernel, FunctionBase) or not hasattr(kernel, "_node_launch"):
-            raise TypeError(f"kernel must be a cuabi.Kernel, not {type(kernel).__name__}")
-        cfg, block_bytes = kernel._node_launch(grid, block, args, types, shared_mem, options)
         b = self._b
-        h = b.get(
-            "cuabi_graph_add_kernel_node",
-            self._handle,
-            _node_arg(after, b),
-            kernel._arg(b),
-            cfg,
-            block_bytes,
-            len(block_bytes),
-            out="cuabi_graph_node",
-        )
+        node = _kernel_node(kernel, b, grid, block, args, types, shared_mem, options)
+        h = b.get("cuabi_graph_add_kernel_node", self._handle, _node_arg(after, b), *node,
+                  out="cuabi_graph_node")
         return GraphNodeBase._from_handle(b, h)
 
     def add_host_node(self, fn: Callable[..., Any], *args: Any, after: Optional[Any] = None) -> Any:
@@ -384,6 +365,19 @@ class Graph(GraphBase):
     ) -> "GraphExec":
         """An executable graph made with ``flags`` (:class:`GraphInstantiateFlag`)."""
         return super().instantiate_with_flags(int(flags), upload_stream)
+
+
+def _kernel_node(
+    kernel: Any, b: Backend, grid: Any, block: Any, args: Sequence[Any],
+    types: Optional[Sequence[Any]], shared_mem: int, options: Dict[str, Any],
+) -> Tuple[Any, Any, bytes, int]:
+    """A kernel node's kernel, ``const cuabi_launch_config*`` and argument
+    block (with its size) arguments, made as a launch makes them
+    (Graph.add_kernel_node, GraphExec.set_kernel_node)."""
+    if not isinstance(kernel, FunctionBase) or not hasattr(kernel, "_node_launch"):
+        raise TypeError(f"kernel must be a cuabi.Kernel, not {type(kernel).__name__}")
+    cfg, block_bytes = kernel._node_launch(grid, block, args, types, shared_mem, options)
+    return kernel._arg(b), cfg, block_bytes, len(block_bytes)
 
 
 def _node_arg(node: Optional[Any], b: Backend, what: str = "after") -> Any:
@@ -422,19 +416,9 @@ class GraphExec(GraphExecBase):
         this executable graph only: its next launch uses them. The kernel's
         signature stays the node's, and launch attributes (clusters,
         cooperative, priority) stay as instantiated."""
-        if not isinstance(kernel, FunctionBase) or not hasattr(kernel, "_node_launch"):
-            raise TypeError(f"kernel must be a cuabi.Kernel, not {type(kernel).__name__}")
-        cfg, block_bytes = kernel._node_launch(grid, block, args, types, shared_mem, options)
         b = self._b
-        b.call(
-            "cuabi_graph_exec_set_kernel_node",
-            self._handle,
-            _node_arg(node, b, "node"),
-            kernel._arg(b),
-            cfg,
-            block_bytes,
-            len(block_bytes),
-        )
+        given = _kernel_node(kernel, b, grid, block, args, types, shared_mem, options)
+        b.call("cuabi_graph_exec_set_kernel_node", self._handle, _node_arg(node, b, "node"), *given)
 
     def set_host_node(self, node: Any, fn: Callable[..., Any], *args: Any) -> None:
         """Makes host node ``node`` call ``fn(*args)`` in this executable
