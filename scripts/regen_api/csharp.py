@@ -361,6 +361,8 @@ def handles(model: Dict[str, Any]) -> str:
         text += f'{i2}/// <param name="existing">The raw handle value.</param>\n'
         text += f'{i2}/// <param name="ownsHandle">Whether disposing this object releases the handle.</param>\n'
         text += f"{i2}public {cls}(IntPtr existing, bool ownsHandle) : base(existing, ownsHandle) {{ }}\n\n"
+        text += doc("The NULL handle, shared and never released: a null object's, where the library takes NULL.", i2)
+        text += f"{i2}internal static readonly {cls} Null = new {cls}(IntPtr.Zero, false);\n\n"
         text += doc(f"Releases the handle through {release}.", i2)
         text += f"{i2}protected override bool ReleaseHandle()\n{i2}{{\n"
         text += f"{i3}NativeMethods.{release}(handle);\n{i3}Released();\n{i3}return true;\n{i2}}}\n\n"

@@ -8,7 +8,7 @@ receiver, a member of a `partial` part of the binding's class for its object
   ObjectDisposedException once the object is disposed);
 * a borrowed handle is the binding's class for it (CLASSES), refused with
   ArgumentNullException naming the parameter when null, unless the model
-  marks it nullable (a null stream is the default stream);
+  marks it nullable (a null stream is the default stream: HandleOf);
 * a NUL-terminated string is refused with ArgumentNullException naming the
   parameter when null, unless nullable;
 * scalars are C# numbers (size_t is long, refused with
@@ -100,7 +100,10 @@ disposed), Dispose() (the release function, through the SafeHandle, with
 that function's documentation; IDisposable), and for a class made from its
 handle alone (FACTORIES) the constructor `internal X(SafeXHandle handle)`,
 each unless CORE_BY_HAND leaves it to the class (a class of KEPT_VALUES
-also reads its kept value there, and gets a property per field of it); a
+also reads its kept value there, and gets a property per field of it), and
+the static HandleOf(x): x's handle, or for null the SafeHandle class's
+shared NULL handle (Handles.g.cs: Null), which a nullable handle parameter
+passes (a null stream is the default stream, a null pool the default pool); a
 class a kernel takes as an argument (ARGUMENT_OBJECTS) also gets its
 IArgumentObject part (the value a launch passes, its SafeHandle as the
 lifetime launch plans check, and what it is, for messages).
@@ -1320,11 +1323,8 @@ class Emitter:
                 args.append("h" if consumes else "Handle")
             elif role == "handle":
                 cls = CLASSES[p.get("handle_type", p["type"]["base"])][0]
-                base = p["type"]["base"]
-                safe = self.types.value(p["type"])
                 if p.get("nullable"):
-                    null = "SafeStreamHandle.Null" if base == "cuabi_stream" else f"new {safe}(IntPtr.Zero, false)"
-                    body.append(f"{i3}var {n.lstrip('@')}Handle = {n} == null ? {null} : {n}.Handle;")
+                    body.append(f"{i3}var {n.lstrip('@')}Handle = {cls}.HandleOf({n});")
                 else:
                     body.append(f'{i3}if ({n} == null) throw new ArgumentNullException("{n.lstrip("@")}");')
                     body.append(f"{i3}var {n.lstrip('@')}Handle = {n}.Handle;")
@@ -1552,7 +1552,7 @@ class Emitter:
         (FACTORIES; with KEPT_VALUES its kept value), the property `Handle` and
         Dispose() (the release), each unless CORE_BY_HAND writes it."""
         i2, i3 = "        ", "            "
-        cls, safe = CLASSES[handle][0], handle_class(handle)
+        (cls, decl), safe = CLASSES[handle], handle_class(handle)
         by_hand = CORE_BY_HAND.get(handle, {})
         lines = [f"{i2}private readonly {safe} handle;"]
         if handle in FACTORIES and handle not in KEPT_VALUES:
@@ -1575,6 +1575,14 @@ class Emitter:
                 f"{i3}get {{ handle.ThrowIfClosed(this); return handle; }}",
                 f"{i2}}}",
             ]
+        lines += [
+            "",
+            doc("The object's handle, or the NULL handle for null (where the library takes NULL).", i2).rstrip("\n"),
+            f"{i2}internal static {safe} HandleOf({cls}{'<T>' if '<T>' in decl else ''} value)",
+            f"{i2}{{",
+            f"{i3}return value == null ? {safe}.Null : value.Handle;",
+            f"{i2}}}",
+        ]
         if handle in ARGUMENT_OBJECTS:
             value, what = ARGUMENT_OBJECTS[handle]
             for ret, member, result in (

@@ -143,7 +143,7 @@ namespace Cuabi
             int code = NativeMethods.cuabi_last_error_code();
             string log = null;
             if (status == CudaStatus.Compile)
-                log = TryReadText(NativeMethods.cuabi_last_error_log, "");
+                log = ReadString(NativeMethods.cuabi_last_error_log, true, new byte[0]);
             string name = Utf8.FromNative(NativeMethods.cuabi_status_get_name(status));
             if (string.IsNullOrEmpty(message))
                 message = name + ": " + Utf8.FromNative(NativeMethods.cuabi_status_get_description(status));
@@ -173,10 +173,10 @@ namespace Cuabi
                 LaunchRecordNative n = init;
                 if (NativeMethods.cuabi_last_error_get_launch(index, ref n) != CudaStatus.Success)
                     break;
-                string kernel = TryReadText(delegate(byte[] b, ref UIntPtr s)
+                string kernel = ReadString(delegate(byte[] b, ref UIntPtr s)
                 {
                     return NativeMethods.cuabi_last_error_get_launch_kernel(index, b, ref s);
-                }, null);
+                }, true);
                 if (kernel == null)
                     break;
                 launches.Add(new FaultedLaunch(kernel, LaunchRecord.FromNative(ref n)));
@@ -199,38 +199,30 @@ namespace Cuabi
             return new ArgumentException(e.Message, paramName, e);
         }
 
-        /// <summary>
-        /// The two-call pattern for a reader of the last error, which leaves it as it is and
-        /// throws nothing: null when the size query fails, "" for an empty text, and
-        /// <paramref name="failed"/> when the read fails.
-        /// </summary>
-        private static string TryReadText(TwoCall call, string failed)
-        {
-            UIntPtr size = UIntPtr.Zero;
-            if (call(null, ref size) != CudaStatus.Success)
-                return null;
-            var buf = new byte[checked((int)size.ToUInt64())];
-            if (buf.Length == 0)
-                return "";
-            if (call(buf, ref size) != CudaStatus.Success)
-                return failed;
-            return Utf8.FromBuffer(buf, Math.Min(buf.Length, (int)size.ToUInt64()));
-        }
-
         /// <summary>Callback shape of the two-call functions: (buf, ref size) -> status.</summary>
         internal delegate CudaStatus TwoCall(byte[] buffer, ref UIntPtr size);
 
-        /// <summary>Runs the two-call pattern and returns the bytes (without a string's NUL).</summary>
-        internal static byte[] ReadBlob(TwoCall call)
+        /// <summary>
+        /// Runs the two-call pattern and returns the bytes (without a string's NUL). A reader
+        /// of the last error (<paramref name="quiet"/>), which leaves it as it is, throws
+        /// nothing and reads once: null when the size query fails, and
+        /// <paramref name="failed"/> when the read fails.
+        /// </summary>
+        internal static byte[] ReadBlob(TwoCall call, bool quiet = false, byte[] failed = null)
         {
             UIntPtr size = UIntPtr.Zero;
-            Check(call(null, ref size));
+            CudaStatus status = call(null, ref size);
+            if (quiet && status != CudaStatus.Success)
+                return null;
+            Check(status);
             for (int attempt = 0; ; attempt++)
             {
                 var buf = new byte[checked((int)size.ToUInt64())];
                 if (buf.Length == 0)
                     return buf;
-                CudaStatus status = call(buf, ref size);
+                status = call(buf, ref size);
+                if (quiet && status != CudaStatus.Success)
+                    return failed;
                 // The value can grow between the calls (a log being written);
                 // the library then reports the size it needs now.
                 if (status == CudaStatus.InsufficientBuffer && attempt < 4)
@@ -242,11 +234,11 @@ namespace Cuabi
             }
         }
 
-        /// <summary>Runs the two-call pattern for a string.</summary>
-        internal static string ReadString(TwoCall call)
+        /// <summary>Runs the two-call pattern for a string (as <see cref="ReadBlob"/>; null where it answers null).</summary>
+        internal static string ReadString(TwoCall call, bool quiet = false, byte[] failed = null)
         {
-            byte[] bytes = ReadBlob(call);
-            return Utf8.FromBuffer(bytes, bytes.Length);
+            byte[] bytes = ReadBlob(call, quiet, failed);
+            return bytes == null ? null : Utf8.FromBuffer(bytes, bytes.Length);
         }
     }
 }

@@ -16,12 +16,6 @@ namespace Cuabi
         {
             get { return Query(); }
         }
-
-        /// <summary>The stream's handle, or the NULL (default) stream for null.</summary>
-        internal static SafeStreamHandle HandleOf(CudaStream stream)
-        {
-            return stream == null ? SafeStreamHandle.Null : stream.Handle;
-        }
     }
 
     /// <summary>

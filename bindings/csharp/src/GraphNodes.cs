@@ -29,7 +29,7 @@ namespace Cuabi
             if (kernel == null)
                 throw new ArgumentNullException("kernel");
             SafeGraphHandle h = Handle;
-            SafeGraphNodeHandle afterHandle = after == null ? new SafeGraphNodeHandle(IntPtr.Zero, false) : after.Handle;
+            SafeGraphNodeHandle afterHandle = GraphNode.HandleOf(after);
             LaunchConfigNative native = config.ToNative();
             SafeGraphNodeHandle made = null;
             CudaStatus status = KernelNodes.WithPacked(kernel, args, (block, size) =>
@@ -60,7 +60,7 @@ namespace Cuabi
             if (kernel == null)
                 throw new ArgumentNullException("kernel");
             SafeGraphExecHandle h = Handle;
-            SafeGraphNodeHandle n = node == null ? new SafeGraphNodeHandle(IntPtr.Zero, false) : node.Handle;
+            SafeGraphNodeHandle n = GraphNode.HandleOf(node);
             LaunchConfigNative native = config.ToNative();
             CudaStatus status = KernelNodes.WithPacked(kernel, args, (block, size) =>
                 NativeMethods.cuabi_graph_exec_set_kernel_node(h, n, kernel.Handle, ref native, block, size));
@@ -83,7 +83,7 @@ namespace Cuabi
         public void SetHostNode(GraphNode node, Action callback)
         {
             SafeGraphExecHandle h = Handle;
-            SafeGraphNodeHandle n = node == null ? new SafeGraphNodeHandle(IntPtr.Zero, false) : node.Handle;
+            SafeGraphNodeHandle n = GraphNode.HandleOf(node);
             HostFunctions.Install(callback, HostFunctions.KeptTrampoline, (fn, userData) =>
                 NativeMethods.cuabi_graph_exec_set_host_node(h, n, fn, userData));
             GC.KeepAlive(node);

@@ -110,9 +110,6 @@ namespace Cuabi
     /// </remarks>
     public sealed partial class MemoryPool : IDisposable
     {
-        /// <summary>The NULL pool: the device's default pool where the library takes a pool.</summary>
-        internal static readonly SafeMemoryPoolHandle NullHandle = new SafeMemoryPoolHandle(IntPtr.Zero, false);
-
         /// <summary>
         /// Memory the pool keeps reserved when a stream synchronizes instead of
         /// giving it back to the device, in bytes (0: give everything back).
@@ -152,12 +149,6 @@ namespace Cuabi
         public void Trim(long keepBytes = 0)
         {
             Errors.Check(NativeMethods.cuabi_memory_pool_trim(Handle, Ranges.Bytes(keepBytes, 1, "keepBytes")));
-        }
-
-        /// <summary>The pool's handle, or the NULL (default) pool for null.</summary>
-        internal static SafeMemoryPoolHandle HandleOf(MemoryPool pool)
-        {
-            return pool == null ? NullHandle : pool.Handle;
         }
     }
 }

@@ -1684,6 +1684,12 @@ namespace Cuabi
             get { handle.ThrowIfClosed(this); return handle; }
         }
 
+        /// <summary>The object's handle, or the NULL handle for null (where the library takes NULL).</summary>
+        internal static SafeDeviceHandle HandleOf(Device value)
+        {
+            return value == null ? SafeDeviceHandle.Null : value.Handle;
+        }
+
         /// <summary>
         /// Releases a handle of cuabi_device_get. The primary context stays retained
         /// while any object made on the device still lives. (cuabi_device_release)
@@ -2088,6 +2094,12 @@ namespace Cuabi
             get { handle.ThrowIfClosed(this); return handle; }
         }
 
+        /// <summary>The object's handle, or the NULL handle for null (where the library takes NULL).</summary>
+        internal static SafeProgramHandle HandleOf(Program value)
+        {
+            return value == null ? SafeProgramHandle.Null : value.Handle;
+        }
+
         /// <summary>
         /// Destroys the program (nvrtcDestroyProgram) with its output and log.
         /// Modules loaded from its output do not need it. (cuabi_program_release)
@@ -2188,6 +2200,12 @@ namespace Cuabi
         public SafeModuleHandle Handle
         {
             get { handle.ThrowIfClosed(this); return handle; }
+        }
+
+        /// <summary>The object's handle, or the NULL handle for null (where the library takes NULL).</summary>
+        internal static SafeModuleHandle HandleOf(CudaModule value)
+        {
+            return value == null ? SafeModuleHandle.Null : value.Handle;
         }
 
         /// <summary>
@@ -2344,6 +2362,12 @@ namespace Cuabi
         internal Kernel(SafeFunctionHandle handle)
         {
             this.handle = handle;
+        }
+
+        /// <summary>The object's handle, or the NULL handle for null (where the library takes NULL).</summary>
+        internal static SafeFunctionHandle HandleOf(Kernel value)
+        {
+            return value == null ? SafeFunctionHandle.Null : value.Handle;
         }
 
         /// <summary>
@@ -2531,6 +2555,12 @@ namespace Cuabi
             get { handle.ThrowIfClosed(this); return handle; }
         }
 
+        /// <summary>The object's handle, or the NULL handle for null (where the library takes NULL).</summary>
+        internal static SafeBufferHandle HandleOf(DeviceMemory value)
+        {
+            return value == null ? SafeBufferHandle.Null : value.Handle;
+        }
+
         ulong IArgumentObject.LaunchValue
         {
             get { return LaunchPointer; }
@@ -2661,7 +2691,7 @@ namespace Cuabi
             var srcHandle = src.Handle;
             if (srcOffset < 0) throw new ArgumentOutOfRangeException("srcOffset", srcOffset, "must not be negative");
             if (bytes < 0) throw new ArgumentOutOfRangeException("bytes", bytes, "must not be negative");
-            var streamHandle = stream == null ? SafeStreamHandle.Null : stream.Handle;
+            var streamHandle = CudaStream.HandleOf(stream);
             Errors.Check(NativeMethods.cuabi_buffer_copy_async(Handle, (UIntPtr)(ulong)dstOffset, srcHandle, (UIntPtr)(ulong)srcOffset, (UIntPtr)(ulong)bytes, streamHandle));
         }
 
@@ -2695,7 +2725,7 @@ namespace Cuabi
         {
             if (offset < 0) throw new ArgumentOutOfRangeException("offset", offset, "must not be negative");
             if (bytes < 0) throw new ArgumentOutOfRangeException("bytes", bytes, "must not be negative");
-            var streamHandle = stream == null ? SafeStreamHandle.Null : stream.Handle;
+            var streamHandle = CudaStream.HandleOf(stream);
             Errors.Check(NativeMethods.cuabi_buffer_memset_async(Handle, (UIntPtr)(ulong)offset, value, (UIntPtr)(ulong)bytes, streamHandle));
         }
 
@@ -2725,7 +2755,7 @@ namespace Cuabi
         public void FreeAsync(CudaStream stream = null)
         {
             var h = Handle;
-            var streamHandle = stream == null ? SafeStreamHandle.Null : stream.Handle;
+            var streamHandle = CudaStream.HandleOf(stream);
             Errors.Check(NativeMethods.cuabi_buffer_free_async(h, streamHandle));
             h.SetHandleAsInvalid(); // released by the library: closed without a release
         }
@@ -2758,7 +2788,7 @@ namespace Cuabi
         {
             if (offset < 0) throw new ArgumentOutOfRangeException("offset", offset, "must not be negative");
             if (bytes < 0) throw new ArgumentOutOfRangeException("bytes", bytes, "must not be negative");
-            var streamHandle = stream == null ? SafeStreamHandle.Null : stream.Handle;
+            var streamHandle = CudaStream.HandleOf(stream);
             Errors.Check(NativeMethods.cuabi_buffer_prefetch_async(Handle, (UIntPtr)(ulong)offset, (UIntPtr)(ulong)bytes, location, streamHandle));
         }
 
@@ -2861,7 +2891,7 @@ namespace Cuabi
         {
             if (offset < 0) throw new ArgumentOutOfRangeException("offset", offset, "must not be negative");
             if (count < 0) throw new ArgumentOutOfRangeException("count", count, "must not be negative");
-            var streamHandle = stream == null ? SafeStreamHandle.Null : stream.Handle;
+            var streamHandle = CudaStream.HandleOf(stream);
             Errors.Check(NativeMethods.cuabi_buffer_fill_async(Handle, (UIntPtr)(ulong)offset, value, elementSize, (UIntPtr)(ulong)count, streamHandle));
         }
 
@@ -2892,6 +2922,12 @@ namespace Cuabi
             get { handle.ThrowIfClosed(this); return handle; }
         }
 
+        /// <summary>The object's handle, or the NULL handle for null (where the library takes NULL).</summary>
+        internal static SafeHostBufferHandle HandleOf(PinnedBuffer<T> value)
+        {
+            return value == null ? SafeHostBufferHandle.Null : value.Handle;
+        }
+
         /// <summary>Frees (cuabi_host_buffer_alloc) or unpins (cuabi_host_buffer_register) the memory. (cuabi_host_buffer_release)</summary>
         /// <remarks>Once disposed, or once the library released the handle, Dispose does nothing.</remarks>
         public void Dispose()
@@ -2914,6 +2950,12 @@ namespace Cuabi
         public SafeStreamHandle Handle
         {
             get { handle.ThrowIfClosed(this); return handle; }
+        }
+
+        /// <summary>The object's handle, or the NULL handle for null (where the library takes NULL).</summary>
+        internal static SafeStreamHandle HandleOf(CudaStream value)
+        {
+            return value == null ? SafeStreamHandle.Null : value.Handle;
         }
 
         /// <summary>
@@ -3241,7 +3283,7 @@ namespace Cuabi
         {
             if (graph == null) throw new ArgumentNullException("graph");
             var graphHandle = graph.Handle;
-            var afterHandle = after == null ? new SafeGraphNodeHandle(IntPtr.Zero, false) : after.Handle;
+            var afterHandle = GraphNode.HandleOf(after);
             Errors.Check(NativeMethods.cuabi_stream_begin_capture_to_graph(Handle, graphHandle, afterHandle, mode));
         }
 
@@ -3286,6 +3328,12 @@ namespace Cuabi
         public SafeEventHandle Handle
         {
             get { handle.ThrowIfClosed(this); return handle; }
+        }
+
+        /// <summary>The object's handle, or the NULL handle for null (where the library takes NULL).</summary>
+        internal static SafeEventHandle HandleOf(CudaEvent value)
+        {
+            return value == null ? SafeEventHandle.Null : value.Handle;
         }
 
         /// <summary>
@@ -3350,7 +3398,7 @@ namespace Cuabi
         /// <param name="stream">The stream argument (null: the default stream).</param>
         public void Record(CudaStream stream = null)
         {
-            var streamHandle = stream == null ? SafeStreamHandle.Null : stream.Handle;
+            var streamHandle = CudaStream.HandleOf(stream);
             Errors.Check(NativeMethods.cuabi_event_record(Handle, streamHandle));
         }
 
@@ -3403,6 +3451,12 @@ namespace Cuabi
         public SafeGraphHandle Handle
         {
             get { handle.ThrowIfClosed(this); return handle; }
+        }
+
+        /// <summary>The object's handle, or the NULL handle for null (where the library takes NULL).</summary>
+        internal static SafeGraphHandle HandleOf(CudaGraph value)
+        {
+            return value == null ? SafeGraphHandle.Null : value.Handle;
         }
 
         /// <summary>
@@ -3477,7 +3531,7 @@ namespace Cuabi
         /// <param name="after">The after argument (null: none).</param>
         public GraphNode AddEmptyNode(GraphNode after = null)
         {
-            var afterHandle = after == null ? new SafeGraphNodeHandle(IntPtr.Zero, false) : after.Handle;
+            var afterHandle = GraphNode.HandleOf(after);
             SafeGraphNodeHandle made;
             Errors.Check(NativeMethods.cuabi_graph_add_empty_node(Handle, afterHandle, out made));
             return new GraphNode(made);
@@ -3497,7 +3551,7 @@ namespace Cuabi
         /// <param name="bytes">The bytes argument.</param>
         public GraphNode AddCopyNode(GraphNode after, DeviceMemory dst, long dstOffset, DeviceMemory src, long srcOffset, long bytes)
         {
-            var afterHandle = after == null ? new SafeGraphNodeHandle(IntPtr.Zero, false) : after.Handle;
+            var afterHandle = GraphNode.HandleOf(after);
             if (dst == null) throw new ArgumentNullException("dst");
             var dstHandle = dst.Handle;
             if (dstOffset < 0) throw new ArgumentOutOfRangeException("dstOffset", dstOffset, "must not be negative");
@@ -3524,7 +3578,7 @@ namespace Cuabi
         /// <param name="bytes">The bytes argument.</param>
         public GraphNode AddUploadNode<T>(GraphNode after, DeviceMemory dst, long dstOffset, PinnedBuffer<T> src, long srcOffset, long bytes) where T : struct
         {
-            var afterHandle = after == null ? new SafeGraphNodeHandle(IntPtr.Zero, false) : after.Handle;
+            var afterHandle = GraphNode.HandleOf(after);
             if (dst == null) throw new ArgumentNullException("dst");
             var dstHandle = dst.Handle;
             if (dstOffset < 0) throw new ArgumentOutOfRangeException("dstOffset", dstOffset, "must not be negative");
@@ -3551,7 +3605,7 @@ namespace Cuabi
         /// <param name="bytes">The bytes argument.</param>
         public GraphNode AddDownloadNode<T>(GraphNode after, PinnedBuffer<T> dst, long dstOffset, DeviceMemory src, long srcOffset, long bytes) where T : struct
         {
-            var afterHandle = after == null ? new SafeGraphNodeHandle(IntPtr.Zero, false) : after.Handle;
+            var afterHandle = GraphNode.HandleOf(after);
             if (dst == null) throw new ArgumentNullException("dst");
             var dstHandle = dst.Handle;
             if (dstOffset < 0) throw new ArgumentOutOfRangeException("dstOffset", dstOffset, "must not be negative");
@@ -3577,7 +3631,7 @@ namespace Cuabi
         /// <param name="desc">The desc argument.</param>
         public GraphNode AddCopy3DNode(GraphNode after, Copy3D desc)
         {
-            var afterHandle = after == null ? new SafeGraphNodeHandle(IntPtr.Zero, false) : after.Handle;
+            var afterHandle = GraphNode.HandleOf(after);
             if (desc == null) throw new ArgumentNullException("desc");
             IDisposable descLease;
             Copy3DDescNative descNative = ((IDescribes<Copy3DDescNative>)desc).Describe("desc", true, out descLease);
@@ -3606,7 +3660,7 @@ namespace Cuabi
         /// <param name="count">The count argument.</param>
         public GraphNode AddFillNode(GraphNode after, DeviceMemory buffer, long offset, uint value, uint elementSize, long count)
         {
-            var afterHandle = after == null ? new SafeGraphNodeHandle(IntPtr.Zero, false) : after.Handle;
+            var afterHandle = GraphNode.HandleOf(after);
             if (buffer == null) throw new ArgumentNullException("buffer");
             var bufferHandle = buffer.Handle;
             if (offset < 0) throw new ArgumentOutOfRangeException("offset", offset, "must not be negative");
@@ -3642,7 +3696,7 @@ namespace Cuabi
         /// <param name="event">The event argument.</param>
         public GraphNode AddEventRecordNode(GraphNode after, CudaEvent @event)
         {
-            var afterHandle = after == null ? new SafeGraphNodeHandle(IntPtr.Zero, false) : after.Handle;
+            var afterHandle = GraphNode.HandleOf(after);
             if (@event == null) throw new ArgumentNullException("event");
             var eventHandle = @event.Handle;
             SafeGraphNodeHandle made;
@@ -3655,7 +3709,7 @@ namespace Cuabi
         /// <param name="event">The event argument.</param>
         public GraphNode AddEventWaitNode(GraphNode after, CudaEvent @event)
         {
-            var afterHandle = after == null ? new SafeGraphNodeHandle(IntPtr.Zero, false) : after.Handle;
+            var afterHandle = GraphNode.HandleOf(after);
             if (@event == null) throw new ArgumentNullException("event");
             var eventHandle = @event.Handle;
             SafeGraphNodeHandle made;
@@ -3671,7 +3725,7 @@ namespace Cuabi
         /// <param name="child">The child argument.</param>
         public GraphNode AddChildGraphNode(GraphNode after, CudaGraph child)
         {
-            var afterHandle = after == null ? new SafeGraphNodeHandle(IntPtr.Zero, false) : after.Handle;
+            var afterHandle = GraphNode.HandleOf(after);
             if (child == null) throw new ArgumentNullException("child");
             var childHandle = child.Handle;
             SafeGraphNodeHandle made;
@@ -3690,7 +3744,7 @@ namespace Cuabi
         /// <param name="bytes">The bytes argument.</param>
         public GraphNode AddMemAllocNode(GraphNode after, long bytes)
         {
-            var afterHandle = after == null ? new SafeGraphNodeHandle(IntPtr.Zero, false) : after.Handle;
+            var afterHandle = GraphNode.HandleOf(after);
             if (bytes < 0) throw new ArgumentOutOfRangeException("bytes", bytes, "must not be negative");
             SafeGraphNodeHandle made;
             Errors.Check(NativeMethods.cuabi_graph_add_mem_alloc_node(Handle, afterHandle, (UIntPtr)(ulong)bytes, out made));
@@ -3706,7 +3760,7 @@ namespace Cuabi
         /// <param name="alloc">The alloc argument.</param>
         public GraphNode AddMemFreeNode(GraphNode after, GraphNode alloc)
         {
-            var afterHandle = after == null ? new SafeGraphNodeHandle(IntPtr.Zero, false) : after.Handle;
+            var afterHandle = GraphNode.HandleOf(after);
             if (alloc == null) throw new ArgumentNullException("alloc");
             var allocHandle = alloc.Handle;
             SafeGraphNodeHandle made;
@@ -3743,7 +3797,7 @@ namespace Cuabi
         /// <param name="size">The size argument.</param>
         public GraphNode AddConditionalNode(GraphNode after, ulong handle, ConditionalType type, uint size)
         {
-            var afterHandle = after == null ? new SafeGraphNodeHandle(IntPtr.Zero, false) : after.Handle;
+            var afterHandle = GraphNode.HandleOf(after);
             SafeGraphNodeHandle made;
             Errors.Check(NativeMethods.cuabi_graph_add_conditional_node(Handle, afterHandle, handle, type, size, out made));
             return new GraphNode(made);
@@ -3783,7 +3837,7 @@ namespace Cuabi
         /// <param name="uploadStream">The upload_stream argument (null: the default stream).</param>
         public CudaGraphExec InstantiateWithFlags(GraphInstantiateFlags flags, CudaStream uploadStream = null)
         {
-            var uploadStreamHandle = uploadStream == null ? SafeStreamHandle.Null : uploadStream.Handle;
+            var uploadStreamHandle = CudaStream.HandleOf(uploadStream);
             SafeGraphExecHandle made;
             Errors.Check(NativeMethods.cuabi_graph_instantiate_with_flags(Handle, flags, uploadStreamHandle, out made));
             return new CudaGraphExec(made);
@@ -3806,6 +3860,12 @@ namespace Cuabi
             get { handle.ThrowIfClosed(this); return handle; }
         }
 
+        /// <summary>The object's handle, or the NULL handle for null (where the library takes NULL).</summary>
+        internal static SafeGraphExecHandle HandleOf(CudaGraphExec value)
+        {
+            return value == null ? SafeGraphExecHandle.Null : value.Handle;
+        }
+
         /// <summary>
         /// Destroys the instantiated graph and lets go of the graph it was made
         /// from. (cuabi_graph_exec_release)
@@ -3820,7 +3880,7 @@ namespace Cuabi
         /// <param name="stream">The stream argument (null: the default stream).</param>
         public void Launch(CudaStream stream = null)
         {
-            var streamHandle = stream == null ? SafeStreamHandle.Null : stream.Handle;
+            var streamHandle = CudaStream.HandleOf(stream);
             Errors.Check(NativeMethods.cuabi_graph_exec_launch(Handle, streamHandle));
         }
 
@@ -3831,7 +3891,7 @@ namespace Cuabi
         /// <param name="stream">The stream argument (null: the default stream).</param>
         public void Upload(CudaStream stream = null)
         {
-            var streamHandle = stream == null ? SafeStreamHandle.Null : stream.Handle;
+            var streamHandle = CudaStream.HandleOf(stream);
             Errors.Check(NativeMethods.cuabi_graph_exec_upload(Handle, streamHandle));
         }
 
@@ -4022,6 +4082,12 @@ namespace Cuabi
         {
             get { handle.ThrowIfClosed(this); return handle; }
         }
+
+        /// <summary>The object's handle, or the NULL handle for null (where the library takes NULL).</summary>
+        internal static SafeLaunchPlanHandle HandleOf(LaunchPlan value)
+        {
+            return value == null ? SafeLaunchPlanHandle.Null : value.Handle;
+        }
     }
 
     public sealed partial class MemoryPool : IDisposable
@@ -4038,6 +4104,12 @@ namespace Cuabi
         public SafeMemoryPoolHandle Handle
         {
             get { handle.ThrowIfClosed(this); return handle; }
+        }
+
+        /// <summary>The object's handle, or the NULL handle for null (where the library takes NULL).</summary>
+        internal static SafeMemoryPoolHandle HandleOf(MemoryPool value)
+        {
+            return value == null ? SafeMemoryPoolHandle.Null : value.Handle;
         }
 
         /// <summary>
@@ -4182,6 +4254,12 @@ namespace Cuabi
             get { handle.ThrowIfClosed(this); return handle; }
         }
 
+        /// <summary>The object's handle, or the NULL handle for null (where the library takes NULL).</summary>
+        internal static SafeArrayHandle HandleOf(CudaArray value)
+        {
+            return value == null ? SafeArrayHandle.Null : value.Handle;
+        }
+
         /// <summary>Frees the array once no texture or surface object uses it. (cuabi_array_release)</summary>
         /// <remarks>Once disposed, or once the library released the handle, Dispose does nothing.</remarks>
         public void Dispose()
@@ -4244,6 +4322,12 @@ namespace Cuabi
             get { handle.ThrowIfClosed(this); return handle; }
         }
 
+        /// <summary>The object's handle, or the NULL handle for null (where the library takes NULL).</summary>
+        internal static SafeTextureHandle HandleOf(Texture value)
+        {
+            return value == null ? SafeTextureHandle.Null : value.Handle;
+        }
+
         ulong IArgumentObject.LaunchValue
         {
             get { return NativeHandle; }
@@ -4304,6 +4388,12 @@ namespace Cuabi
             get { handle.ThrowIfClosed(this); return handle; }
         }
 
+        /// <summary>The object's handle, or the NULL handle for null (where the library takes NULL).</summary>
+        internal static SafeSurfaceHandle HandleOf(Surface value)
+        {
+            return value == null ? SafeSurfaceHandle.Null : value.Handle;
+        }
+
         ulong IArgumentObject.LaunchValue
         {
             get { return NativeHandle; }
@@ -4359,6 +4449,12 @@ namespace Cuabi
         public SafeLinkerHandle Handle
         {
             get { handle.ThrowIfClosed(this); return handle; }
+        }
+
+        /// <summary>The object's handle, or the NULL handle for null (where the library takes NULL).</summary>
+        internal static SafeLinkerHandle HandleOf(Linker value)
+        {
+            return value == null ? SafeLinkerHandle.Null : value.Handle;
         }
 
         /// <summary>
@@ -4485,6 +4581,12 @@ namespace Cuabi
             get { handle.ThrowIfClosed(this); return handle; }
         }
 
+        /// <summary>The object's handle, or the NULL handle for null (where the library takes NULL).</summary>
+        internal static SafeLibraryHandle HandleOf(CudaLibrary value)
+        {
+            return value == null ? SafeLibraryHandle.Null : value.Handle;
+        }
+
         /// <summary>Unloads the library once no module made from it is in use. (cuabi_library_release)</summary>
         /// <remarks>Once disposed, or once the library released the handle, Dispose does nothing.</remarks>
         public void Dispose()
@@ -4568,6 +4670,12 @@ namespace Cuabi
         public SafeSmResourceHandle Handle
         {
             get { handle.ThrowIfClosed(this); return handle; }
+        }
+
+        /// <summary>The object's handle, or the NULL handle for null (where the library takes NULL).</summary>
+        internal static SafeSmResourceHandle HandleOf(SmResource value)
+        {
+            return value == null ? SafeSmResourceHandle.Null : value.Handle;
         }
 
         /// <summary>Releases a resource; green contexts made from it keep what they need. (cuabi_sm_resource_release)</summary>
@@ -4671,6 +4779,12 @@ namespace Cuabi
             get { handle.ThrowIfClosed(this); return handle; }
         }
 
+        /// <summary>The object's handle, or the NULL handle for null (where the library takes NULL).</summary>
+        internal static SafeGreenContextHandle HandleOf(GreenContext value)
+        {
+            return value == null ? SafeGreenContextHandle.Null : value.Handle;
+        }
+
         /// <summary>Releases the handle; the context lives on while its streams do. (cuabi_green_context_release)</summary>
         /// <remarks>Once disposed, or once the library released the handle, Dispose does nothing.</remarks>
         public void Dispose()
@@ -4765,6 +4879,12 @@ namespace Cuabi
         public SafeTensorMapHandle Handle
         {
             get { handle.ThrowIfClosed(this); return handle; }
+        }
+
+        /// <summary>The object's handle, or the NULL handle for null (where the library takes NULL).</summary>
+        internal static SafeTensorMapHandle HandleOf(TensorMap value)
+        {
+            return value == null ? SafeTensorMapHandle.Null : value.Handle;
         }
 
         /// <summary>Releases a tensor map (and its hold on the buffer). (cuabi_tensor_map_release)</summary>
@@ -4926,6 +5046,12 @@ namespace Cuabi
             get { handle.ThrowIfClosed(this); return handle; }
         }
 
+        /// <summary>The object's handle, or the NULL handle for null (where the library takes NULL).</summary>
+        internal static SafeGraphNodeHandle HandleOf(GraphNode value)
+        {
+            return value == null ? SafeGraphNodeHandle.Null : value.Handle;
+        }
+
         /// <summary>
         /// Releases the node handle; the node stays in its graph, and the graph
         /// lives while anything else keeps it. (cuabi_graph_node_release)
@@ -5053,6 +5179,12 @@ namespace Cuabi
             get { handle.ThrowIfClosed(this); return handle; }
         }
 
+        /// <summary>The object's handle, or the NULL handle for null (where the library takes NULL).</summary>
+        internal static SafePhysicalMemoryHandle HandleOf(PhysicalMemory value)
+        {
+            return value == null ? SafePhysicalMemoryHandle.Null : value.Handle;
+        }
+
         /// <summary>
         /// Drops the handle. The memory goes back to the driver once no range maps
         /// it any more. (cuabi_physical_memory_release)
@@ -5178,6 +5310,12 @@ namespace Cuabi
         public SafeAddressRangeHandle Handle
         {
             get { handle.ThrowIfClosed(this); return handle; }
+        }
+
+        /// <summary>The object's handle, or the NULL handle for null (where the library takes NULL).</summary>
+        internal static SafeAddressRangeHandle HandleOf(AddressRange value)
+        {
+            return value == null ? SafeAddressRangeHandle.Null : value.Handle;
         }
 
         /// <summary>Drops the handle (see cuabi_address_range_reserve). (cuabi_address_range_release)</summary>

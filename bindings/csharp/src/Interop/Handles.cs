@@ -59,12 +59,6 @@ namespace Cuabi.Interop
         }
     }
 
-    public sealed partial class SafeStreamHandle
-    {
-        /// <summary>The NULL stream (the device's default stream), shared and never released.</summary>
-        internal static readonly SafeStreamHandle Null = new SafeStreamHandle(IntPtr.Zero, false);
-    }
-
     public sealed partial class SafeLaunchPlanHandle
     {
         // The function the plan launches, held (DangerousAddRef) so that its

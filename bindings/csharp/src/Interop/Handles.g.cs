@@ -19,6 +19,9 @@ namespace Cuabi.Interop
         /// <param name="ownsHandle">Whether disposing this object releases the handle.</param>
         public SafeDeviceHandle(IntPtr existing, bool ownsHandle) : base(existing, ownsHandle) { }
 
+        /// <summary>The NULL handle, shared and never released: a null object's, where the library takes NULL.</summary>
+        internal static readonly SafeDeviceHandle Null = new SafeDeviceHandle(IntPtr.Zero, false);
+
         /// <summary>Releases the handle through cuabi_device_release.</summary>
         protected override bool ReleaseHandle()
         {
@@ -40,6 +43,9 @@ namespace Cuabi.Interop
         /// <param name="existing">The raw handle value.</param>
         /// <param name="ownsHandle">Whether disposing this object releases the handle.</param>
         public SafeProgramHandle(IntPtr existing, bool ownsHandle) : base(existing, ownsHandle) { }
+
+        /// <summary>The NULL handle, shared and never released: a null object's, where the library takes NULL.</summary>
+        internal static readonly SafeProgramHandle Null = new SafeProgramHandle(IntPtr.Zero, false);
 
         /// <summary>Releases the handle through cuabi_program_release.</summary>
         protected override bool ReleaseHandle()
@@ -63,6 +69,9 @@ namespace Cuabi.Interop
         /// <param name="ownsHandle">Whether disposing this object releases the handle.</param>
         public SafeModuleHandle(IntPtr existing, bool ownsHandle) : base(existing, ownsHandle) { }
 
+        /// <summary>The NULL handle, shared and never released: a null object's, where the library takes NULL.</summary>
+        internal static readonly SafeModuleHandle Null = new SafeModuleHandle(IntPtr.Zero, false);
+
         /// <summary>Releases the handle through cuabi_module_release.</summary>
         protected override bool ReleaseHandle()
         {
@@ -84,6 +93,9 @@ namespace Cuabi.Interop
         /// <param name="existing">The raw handle value.</param>
         /// <param name="ownsHandle">Whether disposing this object releases the handle.</param>
         public SafeFunctionHandle(IntPtr existing, bool ownsHandle) : base(existing, ownsHandle) { }
+
+        /// <summary>The NULL handle, shared and never released: a null object's, where the library takes NULL.</summary>
+        internal static readonly SafeFunctionHandle Null = new SafeFunctionHandle(IntPtr.Zero, false);
 
         /// <summary>Releases the handle through cuabi_function_release.</summary>
         protected override bool ReleaseHandle()
@@ -107,6 +119,9 @@ namespace Cuabi.Interop
         /// <param name="ownsHandle">Whether disposing this object releases the handle.</param>
         public SafeBufferHandle(IntPtr existing, bool ownsHandle) : base(existing, ownsHandle) { }
 
+        /// <summary>The NULL handle, shared and never released: a null object's, where the library takes NULL.</summary>
+        internal static readonly SafeBufferHandle Null = new SafeBufferHandle(IntPtr.Zero, false);
+
         /// <summary>Releases the handle through cuabi_buffer_release.</summary>
         protected override bool ReleaseHandle()
         {
@@ -128,6 +143,9 @@ namespace Cuabi.Interop
         /// <param name="existing">The raw handle value.</param>
         /// <param name="ownsHandle">Whether disposing this object releases the handle.</param>
         public SafeHostBufferHandle(IntPtr existing, bool ownsHandle) : base(existing, ownsHandle) { }
+
+        /// <summary>The NULL handle, shared and never released: a null object's, where the library takes NULL.</summary>
+        internal static readonly SafeHostBufferHandle Null = new SafeHostBufferHandle(IntPtr.Zero, false);
 
         /// <summary>Releases the handle through cuabi_host_buffer_release.</summary>
         protected override bool ReleaseHandle()
@@ -151,6 +169,9 @@ namespace Cuabi.Interop
         /// <param name="ownsHandle">Whether disposing this object releases the handle.</param>
         public SafeStreamHandle(IntPtr existing, bool ownsHandle) : base(existing, ownsHandle) { }
 
+        /// <summary>The NULL handle, shared and never released: a null object's, where the library takes NULL.</summary>
+        internal static readonly SafeStreamHandle Null = new SafeStreamHandle(IntPtr.Zero, false);
+
         /// <summary>Releases the handle through cuabi_stream_release.</summary>
         protected override bool ReleaseHandle()
         {
@@ -172,6 +193,9 @@ namespace Cuabi.Interop
         /// <param name="existing">The raw handle value.</param>
         /// <param name="ownsHandle">Whether disposing this object releases the handle.</param>
         public SafeEventHandle(IntPtr existing, bool ownsHandle) : base(existing, ownsHandle) { }
+
+        /// <summary>The NULL handle, shared and never released: a null object's, where the library takes NULL.</summary>
+        internal static readonly SafeEventHandle Null = new SafeEventHandle(IntPtr.Zero, false);
 
         /// <summary>Releases the handle through cuabi_event_release.</summary>
         protected override bool ReleaseHandle()
@@ -195,6 +219,9 @@ namespace Cuabi.Interop
         /// <param name="ownsHandle">Whether disposing this object releases the handle.</param>
         public SafeGraphHandle(IntPtr existing, bool ownsHandle) : base(existing, ownsHandle) { }
 
+        /// <summary>The NULL handle, shared and never released: a null object's, where the library takes NULL.</summary>
+        internal static readonly SafeGraphHandle Null = new SafeGraphHandle(IntPtr.Zero, false);
+
         /// <summary>Releases the handle through cuabi_graph_release.</summary>
         protected override bool ReleaseHandle()
         {
@@ -216,6 +243,9 @@ namespace Cuabi.Interop
         /// <param name="existing">The raw handle value.</param>
         /// <param name="ownsHandle">Whether disposing this object releases the handle.</param>
         public SafeGraphExecHandle(IntPtr existing, bool ownsHandle) : base(existing, ownsHandle) { }
+
+        /// <summary>The NULL handle, shared and never released: a null object's, where the library takes NULL.</summary>
+        internal static readonly SafeGraphExecHandle Null = new SafeGraphExecHandle(IntPtr.Zero, false);
 
         /// <summary>Releases the handle through cuabi_graph_exec_release.</summary>
         protected override bool ReleaseHandle()
@@ -239,6 +269,9 @@ namespace Cuabi.Interop
         /// <param name="ownsHandle">Whether disposing this object releases the handle.</param>
         public SafeLaunchPlanHandle(IntPtr existing, bool ownsHandle) : base(existing, ownsHandle) { }
 
+        /// <summary>The NULL handle, shared and never released: a null object's, where the library takes NULL.</summary>
+        internal static readonly SafeLaunchPlanHandle Null = new SafeLaunchPlanHandle(IntPtr.Zero, false);
+
         /// <summary>Releases the handle through cuabi_launch_plan_release.</summary>
         protected override bool ReleaseHandle()
         {
@@ -260,6 +293,9 @@ namespace Cuabi.Interop
         /// <param name="existing">The raw handle value.</param>
         /// <param name="ownsHandle">Whether disposing this object releases the handle.</param>
         public SafeMemoryPoolHandle(IntPtr existing, bool ownsHandle) : base(existing, ownsHandle) { }
+
+        /// <summary>The NULL handle, shared and never released: a null object's, where the library takes NULL.</summary>
+        internal static readonly SafeMemoryPoolHandle Null = new SafeMemoryPoolHandle(IntPtr.Zero, false);
 
         /// <summary>Releases the handle through cuabi_memory_pool_release.</summary>
         protected override bool ReleaseHandle()
@@ -283,6 +319,9 @@ namespace Cuabi.Interop
         /// <param name="ownsHandle">Whether disposing this object releases the handle.</param>
         public SafeArrayHandle(IntPtr existing, bool ownsHandle) : base(existing, ownsHandle) { }
 
+        /// <summary>The NULL handle, shared and never released: a null object's, where the library takes NULL.</summary>
+        internal static readonly SafeArrayHandle Null = new SafeArrayHandle(IntPtr.Zero, false);
+
         /// <summary>Releases the handle through cuabi_array_release.</summary>
         protected override bool ReleaseHandle()
         {
@@ -304,6 +343,9 @@ namespace Cuabi.Interop
         /// <param name="existing">The raw handle value.</param>
         /// <param name="ownsHandle">Whether disposing this object releases the handle.</param>
         public SafeTextureHandle(IntPtr existing, bool ownsHandle) : base(existing, ownsHandle) { }
+
+        /// <summary>The NULL handle, shared and never released: a null object's, where the library takes NULL.</summary>
+        internal static readonly SafeTextureHandle Null = new SafeTextureHandle(IntPtr.Zero, false);
 
         /// <summary>Releases the handle through cuabi_texture_release.</summary>
         protected override bool ReleaseHandle()
@@ -327,6 +369,9 @@ namespace Cuabi.Interop
         /// <param name="ownsHandle">Whether disposing this object releases the handle.</param>
         public SafeSurfaceHandle(IntPtr existing, bool ownsHandle) : base(existing, ownsHandle) { }
 
+        /// <summary>The NULL handle, shared and never released: a null object's, where the library takes NULL.</summary>
+        internal static readonly SafeSurfaceHandle Null = new SafeSurfaceHandle(IntPtr.Zero, false);
+
         /// <summary>Releases the handle through cuabi_surface_release.</summary>
         protected override bool ReleaseHandle()
         {
@@ -348,6 +393,9 @@ namespace Cuabi.Interop
         /// <param name="existing">The raw handle value.</param>
         /// <param name="ownsHandle">Whether disposing this object releases the handle.</param>
         public SafeLinkerHandle(IntPtr existing, bool ownsHandle) : base(existing, ownsHandle) { }
+
+        /// <summary>The NULL handle, shared and never released: a null object's, where the library takes NULL.</summary>
+        internal static readonly SafeLinkerHandle Null = new SafeLinkerHandle(IntPtr.Zero, false);
 
         /// <summary>Releases the handle through cuabi_linker_release.</summary>
         protected override bool ReleaseHandle()
@@ -371,6 +419,9 @@ namespace Cuabi.Interop
         /// <param name="ownsHandle">Whether disposing this object releases the handle.</param>
         public SafeLibraryHandle(IntPtr existing, bool ownsHandle) : base(existing, ownsHandle) { }
 
+        /// <summary>The NULL handle, shared and never released: a null object's, where the library takes NULL.</summary>
+        internal static readonly SafeLibraryHandle Null = new SafeLibraryHandle(IntPtr.Zero, false);
+
         /// <summary>Releases the handle through cuabi_library_release.</summary>
         protected override bool ReleaseHandle()
         {
@@ -392,6 +443,9 @@ namespace Cuabi.Interop
         /// <param name="existing">The raw handle value.</param>
         /// <param name="ownsHandle">Whether disposing this object releases the handle.</param>
         public SafePhysicalMemoryHandle(IntPtr existing, bool ownsHandle) : base(existing, ownsHandle) { }
+
+        /// <summary>The NULL handle, shared and never released: a null object's, where the library takes NULL.</summary>
+        internal static readonly SafePhysicalMemoryHandle Null = new SafePhysicalMemoryHandle(IntPtr.Zero, false);
 
         /// <summary>Releases the handle through cuabi_physical_memory_release.</summary>
         protected override bool ReleaseHandle()
@@ -415,6 +469,9 @@ namespace Cuabi.Interop
         /// <param name="ownsHandle">Whether disposing this object releases the handle.</param>
         public SafeAddressRangeHandle(IntPtr existing, bool ownsHandle) : base(existing, ownsHandle) { }
 
+        /// <summary>The NULL handle, shared and never released: a null object's, where the library takes NULL.</summary>
+        internal static readonly SafeAddressRangeHandle Null = new SafeAddressRangeHandle(IntPtr.Zero, false);
+
         /// <summary>Releases the handle through cuabi_address_range_release.</summary>
         protected override bool ReleaseHandle()
         {
@@ -436,6 +493,9 @@ namespace Cuabi.Interop
         /// <param name="existing">The raw handle value.</param>
         /// <param name="ownsHandle">Whether disposing this object releases the handle.</param>
         public SafeGraphNodeHandle(IntPtr existing, bool ownsHandle) : base(existing, ownsHandle) { }
+
+        /// <summary>The NULL handle, shared and never released: a null object's, where the library takes NULL.</summary>
+        internal static readonly SafeGraphNodeHandle Null = new SafeGraphNodeHandle(IntPtr.Zero, false);
 
         /// <summary>Releases the handle through cuabi_graph_node_release.</summary>
         protected override bool ReleaseHandle()
@@ -459,6 +519,9 @@ namespace Cuabi.Interop
         /// <param name="ownsHandle">Whether disposing this object releases the handle.</param>
         public SafeSmResourceHandle(IntPtr existing, bool ownsHandle) : base(existing, ownsHandle) { }
 
+        /// <summary>The NULL handle, shared and never released: a null object's, where the library takes NULL.</summary>
+        internal static readonly SafeSmResourceHandle Null = new SafeSmResourceHandle(IntPtr.Zero, false);
+
         /// <summary>Releases the handle through cuabi_sm_resource_release.</summary>
         protected override bool ReleaseHandle()
         {
@@ -481,6 +544,9 @@ namespace Cuabi.Interop
         /// <param name="ownsHandle">Whether disposing this object releases the handle.</param>
         public SafeGreenContextHandle(IntPtr existing, bool ownsHandle) : base(existing, ownsHandle) { }
 
+        /// <summary>The NULL handle, shared and never released: a null object's, where the library takes NULL.</summary>
+        internal static readonly SafeGreenContextHandle Null = new SafeGreenContextHandle(IntPtr.Zero, false);
+
         /// <summary>Releases the handle through cuabi_green_context_release.</summary>
         protected override bool ReleaseHandle()
         {
@@ -502,6 +568,9 @@ namespace Cuabi.Interop
         /// <param name="existing">The raw handle value.</param>
         /// <param name="ownsHandle">Whether disposing this object releases the handle.</param>
         public SafeTensorMapHandle(IntPtr existing, bool ownsHandle) : base(existing, ownsHandle) { }
+
+        /// <summary>The NULL handle, shared and never released: a null object's, where the library takes NULL.</summary>
+        internal static readonly SafeTensorMapHandle Null = new SafeTensorMapHandle(IntPtr.Zero, false);
 
         /// <summary>Releases the handle through cuabi_tensor_map_release.</summary>
         protected override bool ReleaseHandle()
