@@ -30,6 +30,11 @@ method in an `impl` block of the crate's owning type of its object:
 * an `int32_t` named `location` (a device ordinal or
   `CUABI_LOCATION_HOST`) is the crate's `Location`;
 * a two-call string is a `String`, a two-call blob a `Vec<u8>`;
+* a count or device ordinal of USIZE_OUTS (an `int32_t` never negative) is
+  a `usize` (`Device::count`, `DeviceBuffer::device_ordinal`);
+* an IPC handle (the bytes and their size of the model's `ipc` idiom) is
+  the crate's `IpcHandle`: `&IpcHandle` given, an `IpcHandle` answered
+  (`DeviceBuffer::ipc_handle`, `Event::open_ipc`);
 * a file descriptor (an `int32_t` named `fd`) is `impl AsFd` when given,
   which stays the caller's, and an `OwnedFd` when answered, which the
   caller owns (the header's rule); such a method is Unix's alone;
@@ -122,7 +127,6 @@ HAND_WRITTEN: Dict[str, str] = {
     "cuabi_set_context_lost_callback": "on_context_lost takes a closure; clear_context_lost_callback",
     "cuabi_copy_3d": "Copy3d::run: the builder describing the box runs it",
     "cuabi_copy_3d_async": "Copy3d::run_async: the builder describing the box queues it",
-    "cuabi_device_get_count": "Device::count answers usize",
     "cuabi_device_get_ordinal": "Device::ordinal, kept with the device",
     "cuabi_device_reset": "Device::reset is unsafe: it invalidates every object of the device",
     "cuabi_graph_exec_launch": "GraphExec::launch is unsafe: the graph replays its captured arguments",
@@ -132,7 +136,6 @@ HAND_WRITTEN: Dict[str, str] = {
     "cuabi_surface_get_handle": "Surface::object, read once when made",
     "cuabi_buffer_get_pointer": "DeviceBuffer::device_ptr, read once when made",
     "cuabi_buffer_get_size": "DeviceBuffer::size_bytes, kept with the buffer",
-    "cuabi_buffer_get_device_ordinal": "DeviceBuffer::device_ordinal answers usize",
     "cuabi_buffer_get_host_pointer": "ManagedBuffer's host view",
     "cuabi_buffer_get_pitch": "PitchedBuffer::pitch, kept with the buffer",
     "cuabi_host_buffer_get_pointer": "PinnedBuffer derefs to its slice",
@@ -200,13 +203,22 @@ MADE_BY: Dict[str, str] = {
     "cuabi_module_load_data": "load_module",
     "cuabi_module_load_file": "load_module_file",
     "cuabi_memory_pool_import_fd": "import_memory_pool",
+    "cuabi_event_open_ipc": "open_ipc_event",
 }
+
+# Outs the header gives as an `int32_t` that is never negative, a count or
+# a device ordinal, which Rust answers as the `usize` it indexes with
+# (`Device::count`, `DeviceBuffer::device_ordinal`).
+USIZE_OUTS = {("cuabi_device_get_count", "count"), ("cuabi_buffer_get_device_ordinal", "ordinal")}
 
 # Rust names other than the rule's: the raw CUDA handles say which they are.
 RUST_NAMES: Dict[str, str] = {
     "cuabi_device_get_context": "cu_context",
     "cuabi_stream_get_handle": "cu_stream",
     "cuabi_array_get_handle": "cu_array",
+    "cuabi_device_get_count": "count",
+    "cuabi_buffer_get_ipc_handle": "ipc_handle",
+    "cuabi_event_get_ipc_handle": "ipc_handle",
 }
 
 # Calls that add to their receiver and answer nothing, made to chain: the
@@ -422,7 +434,8 @@ def parts(fn: Dict[str, Any], model: Model) -> Parts:
         raise Skip("the model gives it no call kind")
     if fn["name"] in HAND_WRITTEN:
         raise Skip(HAND_WRITTEN[fn["name"]])
-    if fn.get("idiom"):
+    ipc = fn.get("idiom") == "ipc"  # its bytes are an IpcHandle
+    if fn.get("idiom") and not ipc:
         raise Skip(f"idiom `{fn['idiom']}`, written by hand")
     if call == "struct_init":
         filled = model.value_struct(fn["params"][0].get("struct"))
@@ -450,7 +463,8 @@ def parts(fn: Dict[str, Any], model: Model) -> Parts:
         owner = rust
     elif receiver is not None:
         owner = model.types_of(receiver["type"]["base"])[0]
-        if receiver["type"]["base"] in TYPED_MEMORY and call != "getter" and not fn.get("consumes"):
+        typed = receiver["type"]["base"] in TYPED_MEMORY and not ipc
+        if typed and call != "getter" and not fn.get("consumes"):
             raise Skip("typed memory: offsets and sizes are elements of T in Rust")
     elif fn.get("object") and f"cuabi_{fn['object']}" in model.handles:
         # No receiver but an object (cuabi_device_get_count): an associated function.
@@ -537,6 +551,9 @@ def parts(fn: Dict[str, Any], model: Model) -> Parts:
             elif p.get("flag"):
                 prep.append(f"let mut {local} = 0;")
                 outs.append((local, "bool", f"{local} != 0", False))
+            elif (fn["name"], name) in USIZE_OUTS:
+                prep.append(f"let mut {local} = 0;")
+                outs.append((local, "usize", f"usize::try_from({local}).unwrap_or(0)", False))
             elif len(t["pointers"]) == 1:
                 rust = model.value_type(t, fn["name"], name)
                 enum = model.enum_type(t["base"])
@@ -610,6 +627,17 @@ def parts(fn: Dict[str, Any], model: Model) -> Parts:
                 c_args.append(f"{local}.as_mut_ptr()")
             if p.get("count") not in derived:
                 raise Skip(f"array `{name}` without its count")
+        elif role in ("bytes_in", "bytes_out") and ipc:
+            # An IPC handle: its bytes, and their size from them.
+            if role == "bytes_in":
+                args.append(f"{local}: &IpcHandle")
+                prep.append(f"let {local} = {local}.as_bytes();")
+                c_args.append(f"{local}.as_ptr().cast()")
+            else:
+                prep.append(f"let mut {local} = [0u8; IpcHandle::SIZE];")
+                c_args.append(f"{local}.as_mut_ptr().cast()")
+                outs.append((local, "IpcHandle", f"IpcHandle::from({local})", False))
+            model.uses.add("IpcHandle")
         elif role in ("bytes_in", "bytes_out"):
             if p.get("size") not in derived:
                 raise Skip(f"bytes `{name}` without their size")
@@ -1178,7 +1206,8 @@ def objects(description: Dict[str, Any]) -> str:
         type_uses.add("DeviceRepr")
     type_uses -= {rust_type_name(h["name"]) for h in description["handles"] if h["name"] not in TYPES}
     # The layers below this one only: the owning types and the generated enums.
-    owners = {t[0].split("<")[0] for t in TYPES.values()} | {"DeviceRepr", "Describes", "DescribesEach", "Location"}
+    owners = {t[0].split("<")[0] for t in TYPES.values()}
+    owners |= {"DeviceRepr", "Describes", "DescribesEach", "IpcHandle", "Location"}
     crate_uses = sorted(type_uses & owners)
     enum_uses = sorted(type_uses - owners - set(COMPOSED.values()))
     uses = ["use cuabi_sys as sys;\n"]

@@ -55,6 +55,15 @@ class RustTables(unittest.TestCase):
         self.assertIn("size_bytes: bytes,", objects)
         self.assertIn("pub struct Global {", read("bindings/rust/cuabi/src/values.rs"))
 
+    def test_ipc_handles_are_the_crates_ipc_handle(self):
+        objects = read("bindings/rust/cuabi/src/objects.rs")
+        # Answered by the buffer's and the event's getter, given to an open.
+        self.assertEqual(objects.count("pub fn ipc_handle(&self) -> Result<IpcHandle> {"), 2)
+        self.assertIn("pub fn open_ipc(device: &Device, handle: &IpcHandle) -> Result<Event> {", objects)
+        self.assertIn("pub fn open_ipc_event(&self, handle: &IpcHandle) -> Result<Event> {", objects)
+        # A DeviceBuffer holds more than its handle: its open stays the crate's.
+        self.assertIn("`cuabi_buffer_open_ipc`: DeviceBuffer holds more than its handle", objects)
+
 
 if __name__ == "__main__":
     unittest.main()

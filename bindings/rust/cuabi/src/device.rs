@@ -6,7 +6,7 @@ use std::fmt;
 use cuabi_sys as sys;
 
 use crate::background::Background;
-use crate::error::{check, create, out, Error, Result};
+use crate::error::{check, create, Error, Result};
 use crate::generated::{EventFlags, StreamFlags};
 use crate::link::LinkOptions;
 use crate::memory::byte_len;
@@ -16,14 +16,6 @@ use crate::types::{
 };
 
 impl Device {
-    /// The number of CUDA devices; 0 where the driver sees none. Fails with
-    /// [`ErrorKind::DriverNotFound`](crate::ErrorKind::DriverNotFound) where
-    /// no driver is installed.
-    pub fn count() -> Result<usize> {
-        let count = out(|count: &mut i32| unsafe { sys::cuabi_device_get_count(count) })?;
-        Ok(usize::try_from(count).unwrap_or(0))
-    }
-
     /// Device `ordinal` (0 for the first);
     /// [`ErrorKind::NoDevice`](crate::ErrorKind::NoDevice) when there is no
     /// such device.

@@ -93,7 +93,10 @@ impl Error {
         &self.launches
     }
 
-    /// The calling thread's last error, after a call answered `status`.
+    /// The calling thread's last error, after a call answered `status`;
+    /// kept out of line: launches inline [`check`].
+    #[cold]
+    #[inline(never)]
     pub(crate) fn last(status: sys::cuabi_status) -> Error {
         // SAFETY: the last-error readers take no arguments, never fail and
         // return NUL-terminated strings valid until the next cuabi call on
@@ -200,7 +203,7 @@ pub fn status_name(status: sys::cuabi_status) -> &'static str {
 
 /// # Safety
 /// `ptr` is NULL or a NUL-terminated string that lives as long as the library.
-unsafe fn static_str(ptr: *const c_char) -> &'static str {
+pub(crate) unsafe fn static_str(ptr: *const c_char) -> &'static str {
     if ptr.is_null() {
         return "";
     }
@@ -213,15 +216,8 @@ pub(crate) fn check(status: sys::cuabi_status) -> Result<()> {
     if status == sys::CUABI_SUCCESS {
         Ok(())
     } else {
-        Err(failed(status))
+        Err(Error::last(status))
     }
-}
-
-/// The error of a failed call, kept out of line: launches inline [`check`].
-#[cold]
-#[inline(never)]
-fn failed(status: sys::cuabi_status) -> Error {
-    Error::last(status)
 }
 
 /// The value a call writes through its out-parameter(s): `call` gets a

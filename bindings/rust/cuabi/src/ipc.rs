@@ -1,37 +1,11 @@
 //! Sharing device memory, memory pools and events with other processes.
 
-use std::ffi::c_void;
 use std::fmt;
 
 use cuabi_sys as sys;
 
-use crate::error::{check, create, Error, Result};
-use crate::types::{Device, DeviceBuffer, DeviceRepr, Event, MemoryPool};
-
-/// The size of an [`IpcHandle`] in bytes (`CUABI_IPC_HANDLE_SIZE`).
-pub const IPC_HANDLE_SIZE: usize = sys::CUABI_IPC_HANDLE_SIZE as usize;
-
-/// A device buffer's or an event's handle for another process: 128 plain
-/// bytes to send through a pipe, a socket or a file
-/// ([`as_bytes`](Self::as_bytes), [`to_hex`](Self::to_hex)).
-///
-/// It names the memory (or event), the process that exported it and the
-/// buffer's size, with a checksum: the library refuses a damaged or foreign
-/// handle, or one opened in the process that made it, with
-/// [`ErrorKind::InvalidArgument`](crate::generated::ErrorKind::InvalidArgument) naming
-/// why, before the driver sees it.
-///
-/// ```
-/// use cuabi::IpcHandle;
-/// let handle = IpcHandle::from([7u8; IpcHandle::SIZE]);
-/// let text = handle.to_hex();
-/// assert_eq!(text.len(), 2 * IpcHandle::SIZE);
-/// assert_eq!(IpcHandle::from_hex(&text).unwrap(), handle);
-/// let err = IpcHandle::from_hex("abc").unwrap_err();
-/// assert!(err.message().contains("3 hex digits"));
-/// ```
-#[derive(Clone, Copy, PartialEq, Eq, Hash)]
-pub struct IpcHandle([u8; IPC_HANDLE_SIZE]);
+use crate::error::{create, Error, Result};
+use crate::types::{Device, DeviceBuffer, DeviceRepr, IpcHandle, MemoryPool, IPC_HANDLE_SIZE};
 
 impl IpcHandle {
     /// The size of a handle in bytes.
@@ -97,16 +71,6 @@ impl IpcHandle {
     }
 }
 
-impl IpcHandle {
-    /// The handle `get(bytes, size)` writes into `size` bytes at `bytes` (a
-    /// `cuabi_*_get_ipc_handle` call).
-    fn read(get: impl FnOnce(*mut c_void, usize) -> sys::cuabi_status) -> Result<IpcHandle> {
-        let mut bytes = [0u8; IPC_HANDLE_SIZE];
-        check(get(bytes.as_mut_ptr().cast(), IPC_HANDLE_SIZE))?;
-        Ok(IpcHandle(bytes))
-    }
-}
-
 impl From<[u8; IPC_HANDLE_SIZE]> for IpcHandle {
     fn from(bytes: [u8; IPC_HANDLE_SIZE]) -> IpcHandle {
         IpcHandle(bytes)
@@ -130,35 +94,6 @@ impl AsRef<[u8]> for IpcHandle {
 impl fmt::Debug for IpcHandle {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "IpcHandle({}...)", &self.to_hex()[..16])
-    }
-}
-
-impl<T: DeviceRepr> DeviceBuffer<T> {
-    /// The buffer's handle for another process, which opens it with
-    /// [`Device::open_ipc_buffer`]. Valid while this buffer lives; the
-    /// other process must be done with the memory before it is dropped here.
-    ///
-    /// Buffers from [`Device::alloc`], [`Device::alloc_pitched`] and, from a
-    /// pool made with [`MemoryPoolDesc::ipc`](crate::MemoryPoolDesc::ipc),
-    /// [`Device::alloc_async`] can be shared; other kinds are refused with
-    /// [`ErrorKind::InvalidArgument`](crate::generated::ErrorKind::InvalidArgument)
-    /// saying which can.
-    pub fn ipc_handle(&self) -> Result<IpcHandle> {
-        IpcHandle::read(|bytes, size| unsafe {
-            sys::cuabi_buffer_get_ipc_handle(self.as_raw(), bytes, size)
-        })
-    }
-}
-
-impl Event {
-    /// The event's handle for another process, which opens it with
-    /// [`Device::open_ipc_event`]. The event must have been made with
-    /// [`EventFlags::INTERPROCESS`](crate::EventFlags::INTERPROCESS) and
-    /// [`EventFlags::DISABLE_TIMING`](crate::EventFlags::DISABLE_TIMING).
-    pub fn ipc_handle(&self) -> Result<IpcHandle> {
-        IpcHandle::read(|bytes, size| unsafe {
-            sys::cuabi_event_get_ipc_handle(self.as_raw(), bytes, size)
-        })
     }
 }
 
@@ -194,25 +129,6 @@ impl Device {
             })?
         };
         DeviceBuffer::whole(owned, "Device::open_ipc_buffer: the exported buffer holds")
-    }
-
-    /// Opens on this device an event another process exported
-    /// ([`Event::ipc_handle`]): record it there, wait for it here
-    /// ([`Stream::wait_event`](crate::Stream::wait_event),
-    /// [`Event::synchronize`]). Refused as [`Device::open_ipc_buffer`]
-    /// refuses a handle.
-    pub fn open_ipc_event(&self, handle: &IpcHandle) -> Result<Event> {
-        let handle = unsafe {
-            create(|out| {
-                sys::cuabi_event_open_ipc(
-                    self.as_raw(),
-                    handle.0.as_ptr().cast(),
-                    IPC_HANDLE_SIZE,
-                    out,
-                )
-            })?
-        };
-        Ok(Event { handle })
     }
 }
 

@@ -203,7 +203,6 @@ pub use crate::error::{status_name, Error, FaultedLaunch, Result};
 pub use crate::generated::*;
 pub use crate::green::{TensorMapValue, TENSOR_MAP_BYTES};
 pub use crate::health::{clear_context_lost_callback, on_context_lost};
-pub use crate::ipc::{IpcHandle, IPC_HANDLE_SIZE};
 pub use crate::launch::{Dim3, KernelArg, KernelArgs, Launch, LaunchConfig};
 pub use crate::link::LinkOptions;
 pub use crate::managed::{ManagedBuffer, ManagedView};
@@ -227,7 +226,5 @@ pub fn version() -> u32 {
 /// The loaded library's version, e.g. `"0.1.0"`.
 pub fn version_string() -> &'static str {
     // SAFETY: a static NUL-terminated string, never NULL.
-    unsafe { std::ffi::CStr::from_ptr(sys::cuabi_version_string()) }
-        .to_str()
-        .unwrap_or("")
+    unsafe { error::static_str(sys::cuabi_version_string()) }
 }

@@ -94,14 +94,6 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
         self.ptr
     }
 
-    /// The ordinal of the device that holds the memory.
-    pub fn device_ordinal(&self) -> Result<usize> {
-        let ordinal = out(|ordinal: &mut i32| unsafe {
-            sys::cuabi_buffer_get_device_ordinal(self.handle.get(), ordinal)
-        })?;
-        Ok(usize::try_from(ordinal).unwrap_or(0))
-    }
-
     /// Sets every element to `value`, which is 1, 2 or 4 bytes wide (`u8`,
     /// `u16`, `i16`, `u32`, `f32`, `[u8; 4]`, ...): its bytes are repeated
     /// as they are. Other element sizes are refused by the library with

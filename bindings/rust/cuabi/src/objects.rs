@@ -19,7 +19,6 @@
 //! * `cuabi_last_error_get_launch`: Error::launches carries them
 //! * `cuabi_last_error_get_launch_kernel`: Error::launches carries them
 //! * `cuabi_set_context_lost_callback`: on_context_lost takes a closure; clear_context_lost_callback
-//! * `cuabi_device_get_count`: Device::count answers usize
 //! * `cuabi_device_get`: Device holds more than its handle; made by hand
 //! * `cuabi_device_release`: Drop
 //! * `cuabi_device_get_ordinal`: Device::ordinal, kept with the device
@@ -53,7 +52,6 @@
 //! * `cuabi_buffer_release`: Drop
 //! * `cuabi_buffer_get_pointer`: DeviceBuffer::device_ptr, read once when made
 //! * `cuabi_buffer_get_size`: DeviceBuffer::size_bytes, kept with the buffer
-//! * `cuabi_buffer_get_device_ordinal`: DeviceBuffer::device_ordinal answers usize
 //! * `cuabi_buffer_copy_from_host`: typed memory: offsets and sizes are elements of T in Rust
 //! * `cuabi_buffer_copy_to_host`: typed memory: offsets and sizes are elements of T in Rust
 //! * `cuabi_buffer_copy_from_host_async`: idiom `host_view`, written by hand
@@ -76,10 +74,7 @@
 //! * `cuabi_buffer_get_host_pointer`: ManagedBuffer's host view
 //! * `cuabi_buffer_prefetch_async`: typed memory: offsets and sizes are elements of T in Rust
 //! * `cuabi_buffer_advise`: typed memory: offsets and sizes are elements of T in Rust
-//! * `cuabi_buffer_get_ipc_handle`: idiom `ipc`, written by hand
-//! * `cuabi_buffer_open_ipc`: idiom `ipc`, written by hand
-//! * `cuabi_event_get_ipc_handle`: idiom `ipc`, written by hand
-//! * `cuabi_event_open_ipc`: idiom `ipc`, written by hand
+//! * `cuabi_buffer_open_ipc`: DeviceBuffer holds more than its handle; made by hand
 //! * `cuabi_physical_memory_release`: Drop
 //! * `cuabi_address_range_release`: Drop
 //! * `cuabi_buffer_from_range`: DeviceBuffer holds more than its handle; made by hand
@@ -141,8 +136,8 @@ use crate::generated::{
 use crate::handle::Owned;
 use crate::types::{
     Array, Describes, DescribesEach, Device, DeviceBuffer, DeviceRepr, Event, Function, Graph,
-    GraphExec, LaunchPlan, Library, Linker, Location, MemoryPool, Module, PinnedBuffer, Program,
-    Stream, Surface, Texture,
+    GraphExec, IpcHandle, LaunchPlan, Library, Linker, Location, MemoryPool, Module, PinnedBuffer,
+    Program, Stream, Surface, Texture,
 };
 use crate::values::{
     AccessPolicyWindow, ArrayDesc, Global, LaunchRecord, MemoryPoolDesc, PoolUsage,
@@ -1150,6 +1145,16 @@ impl Device {
         self.handle.get()
     }
 
+    /// Number of CUDA devices, in `count` (0 where the driver sees none). Opens the driver if
+    /// needed, answering as `cuabi_init` does when it cannot.
+    ///
+    /// Calls `cuabi_device_get_count`.
+    pub fn count() -> Result<usize> {
+        let mut count = 0;
+        check(unsafe { sys::cuabi_device_get_count(&mut count) })?;
+        Ok(usize::try_from(count).unwrap_or(0))
+    }
+
     /// The device's name (two-call pattern).
     ///
     /// Calls `cuabi_device_get_name`.
@@ -1407,6 +1412,11 @@ impl Device {
         MemoryPool::import_fd(self, fd)
     }
 
+    /// [`Event::open_ipc`] on this device.
+    pub fn open_ipc_event(&self, handle: &IpcHandle) -> Result<Event> {
+        Event::open_ipc(self, handle)
+    }
+
     /// [`Stream::create`] on this device.
     pub fn create_stream_with(&self, flags: StreamFlags, priority: i32) -> Result<Stream> {
         Stream::create(self, flags, priority)
@@ -1422,6 +1432,15 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
     /// The raw handle, still owned by `self`.
     pub fn as_raw(&self) -> sys::cuabi_buffer {
         self.handle.get()
+    }
+
+    /// The ordinal of the device the buffer's memory belongs to.
+    ///
+    /// Calls `cuabi_buffer_get_device_ordinal`.
+    pub fn device_ordinal(&self) -> Result<usize> {
+        let mut ordinal = 0;
+        check(unsafe { sys::cuabi_buffer_get_device_ordinal(self.as_raw(), &mut ordinal) })?;
+        Ok(usize::try_from(ordinal).unwrap_or(0))
     }
 
     /// How the buffer's memory was obtained, in `kind` (`cuabi_buffer_kind`).
@@ -1465,6 +1484,25 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
         }
     }
 
+    /// Writes the IPC handle of `buffer` (`CUABI_BUFFER_DEVICE`, `CUABI_BUFFER_PITCHED`, or
+    /// `CUABI_BUFFER_STREAM_ORDERED` from a pool made with `CUABI_MEMORY_POOL_IPC`) into `handle`,
+    /// which holds `handle_size` \>= `CUABI_IPC_HANDLE_SIZE` bytes. The handle stays valid while
+    /// the buffer lives in this process. Other kinds answer `CUABI_ERROR_INVALID_ARGUMENT` saying
+    /// which can be shared; `handle_size` too small answers `CUABI_ERROR_INSUFFICIENT_BUFFER`.
+    ///
+    /// Calls `cuabi_buffer_get_ipc_handle`.
+    pub fn ipc_handle(&self) -> Result<IpcHandle> {
+        let mut handle = [0u8; IpcHandle::SIZE];
+        check(unsafe {
+            sys::cuabi_buffer_get_ipc_handle(
+                self.as_raw(),
+                handle.as_mut_ptr().cast(),
+                handle.len(),
+            )
+        })?;
+        Ok(IpcHandle::from(handle))
+    }
+
     /// How `cuabi_buffer_copy` from `src` to `dst` travels now. `cuabi_buffer_copy` and
     /// `cuabi_buffer_copy_async` copy between devices by either path.
     ///
@@ -1490,6 +1528,42 @@ impl Event {
     /// The raw handle, still owned by `self`.
     pub fn as_raw(&self) -> sys::cuabi_event {
         self.handle.get()
+    }
+
+    /// Writes the IPC handle of an event made with `CUABI_EVENT_INTERPROCESS` (and
+    /// `CUABI_EVENT_DISABLE_TIMING`) into `handle`, which holds `handle_size` \>=
+    /// `CUABI_IPC_HANDLE_SIZE` bytes, as `cuabi_buffer_get_ipc_handle` does.
+    ///
+    /// Calls `cuabi_event_get_ipc_handle`.
+    pub fn ipc_handle(&self) -> Result<IpcHandle> {
+        let mut handle = [0u8; IpcHandle::SIZE];
+        check(unsafe {
+            sys::cuabi_event_get_ipc_handle(self.as_raw(), handle.as_mut_ptr().cast(), handle.len())
+        })?;
+        Ok(IpcHandle::from(handle))
+    }
+
+    /// Opens another process's event on `device`, from the `handle_size` bytes at `handle`
+    /// (`cuabi_event_get_ipc_handle`'s): record it there, wait for it here
+    /// (`cuabi_stream_wait_event`, `cuabi_event_synchronize`). A stream of any device may wait on
+    /// it: cuabi opens the handle again, once, on the stream's device (the driver cannot make a
+    /// stream of another device wait on the event as opened). The same refusals as
+    /// `cuabi_buffer_open_ipc`.
+    ///
+    /// Calls `cuabi_event_open_ipc`.
+    pub fn open_ipc(device: &Device, handle: &IpcHandle) -> Result<Event> {
+        let handle = handle.as_bytes();
+        let handle = unsafe {
+            create(|out| {
+                sys::cuabi_event_open_ipc(
+                    device.as_raw(),
+                    handle.as_ptr().cast(),
+                    handle.len(),
+                    out,
+                )
+            })?
+        };
+        Ok(Event { handle })
     }
 
     /// A new event on `device` with `flags` (`cuabi_event_flag_bits`; 0: a timing event). Unknown

@@ -110,6 +110,31 @@ device_repr!(u8, i8, u16, i16, u32, i32, u64, i64, usize, isize, f32, f64);
 // SAFETY: an array of plain data is plain data, with no padding between elements.
 unsafe impl<T: DeviceRepr, const N: usize> DeviceRepr for [T; N] {}
 
+/// The size of an [`IpcHandle`] in bytes (`CUABI_IPC_HANDLE_SIZE`).
+pub const IPC_HANDLE_SIZE: usize = sys::CUABI_IPC_HANDLE_SIZE as usize;
+
+/// A device buffer's or an event's handle for another process: 128 plain
+/// bytes to send through a pipe, a socket or a file
+/// ([`as_bytes`](Self::as_bytes), [`to_hex`](Self::to_hex)).
+///
+/// It names the memory (or event), the process that exported it and the
+/// buffer's size, with a checksum: the library refuses a damaged or foreign
+/// handle, or one opened in the process that made it, with
+/// [`ErrorKind::InvalidArgument`](crate::generated::ErrorKind::InvalidArgument) naming
+/// why, before the driver sees it.
+///
+/// ```
+/// use cuabi::IpcHandle;
+/// let handle = IpcHandle::from([7u8; IpcHandle::SIZE]);
+/// let text = handle.to_hex();
+/// assert_eq!(text.len(), 2 * IpcHandle::SIZE);
+/// assert_eq!(IpcHandle::from_hex(&text).unwrap(), handle);
+/// let err = IpcHandle::from_hex("abc").unwrap_err();
+/// assert!(err.message().contains("3 hex digits"));
+/// ```
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct IpcHandle(pub(crate) [u8; IPC_HANDLE_SIZE]);
+
 /// `len` elements of `T` in device memory, freed on drop.
 ///
 /// Made by [`Device::alloc`](crate::Device::alloc),
