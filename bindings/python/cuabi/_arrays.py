@@ -23,17 +23,10 @@ if TYPE_CHECKING:
 
 __all__ = ["Array", "Texture", "Surface", "copy_3d", "array_format"]
 
-# The NumPy dtype of one channel of each array format.
-_FORMAT_DTYPES: Dict[ArrayFormat, str] = {
-    ArrayFormat.U8: "uint8",
-    ArrayFormat.U16: "uint16",
-    ArrayFormat.U32: "uint32",
-    ArrayFormat.S8: "int8",
-    ArrayFormat.S16: "int16",
-    ArrayFormat.S32: "int32",
-    ArrayFormat.F16: "float16",
-    ArrayFormat.F32: "float32",
-}
+# The NumPy dtype of one channel of each array format, from its name (U8:
+# uint8, S16: int16, F32: float32 ...).
+_KINDS = {"U": "uint", "S": "int", "F": "float"}
+_FORMAT_DTYPES: Dict[ArrayFormat, str] = {f: _KINDS[f.name[0]] + f.name[1:] for f in ArrayFormat}
 
 
 def array_format(value: Any) -> ArrayFormat:
@@ -137,42 +130,40 @@ class Array(ArrayBase):
         dev = device_arg(device)
         fmt = array_format(dtype)
         dims = _ints(shape, "shape")
-        if layered:
-            if len(dims) not in (2, 3):
-                raise ValueError(
-                    "a layered array's shape is (layers, width) or (layers, height, width), "
-                    f"not {dims}"
-                )
-            width, height, depth = dims[-1], (dims[1] if len(dims) == 3 else 0), dims[0]
-        else:
-            if not 1 <= len(dims) <= 3:
-                raise ValueError(
-                    "an array's shape is (width,), (height, width) or "
-                    f"(depth, height, width), not {dims}"
-                )
-            width = dims[-1]
-            height = dims[-2] if len(dims) >= 2 else 0
-            depth = dims[-3] if len(dims) == 3 else 0
-        flags = 0
-        if layered:
-            flags |= int(ArrayFlag.LAYERED)
-        if surface:
-            flags |= int(ArrayFlag.SURFACE_LOAD_STORE)
-        if gather:
-            flags |= int(ArrayFlag.TEXTURE_GATHER)
-        if cubemap:
-            flags |= int(ArrayFlag.CUBEMAP)
+        if layered and len(dims) not in (2, 3):
+            raise ValueError(
+                "a layered array's shape is (layers, width) or (layers, height, width), "
+                f"not {dims}"
+            )
+        if not 1 <= len(dims) <= 3:
+            raise ValueError(
+                "an array's shape is (width,), (height, width) or "
+                f"(depth, height, width), not {dims}"
+            )
+        # (width, height, depth) from NumPy's order, 0 for the missing ones;
+        # a layered array's layers (its first axis) are its depth.
+        rest = dims[1:] if layered else dims
+        width, height, depth = rest[::-1] + (0,) * (3 - len(dims)) + (dims[:1] if layered else ())
+        flags = ArrayFlag(0)
+        for on, flag in (
+            (layered, ArrayFlag.LAYERED),
+            (surface, ArrayFlag.SURFACE_LOAD_STORE),
+            (gather, ArrayFlag.TEXTURE_GATHER),
+            (cubemap, ArrayFlag.CUBEMAP),
+        ):
+            if on:
+                flags |= flag
         nchannels = check_u32(channels, "channels")
         self._own(ArrayBase.create(
             dev, width=width, height=height, depth=depth, format=fmt, channels=nchannels,
-            flags=ArrayFlag(flags),
+            flags=flags,
         ))
         self.device = dev
         self.shape = dims
         self.format = fmt
         self.channels = nchannels
         self.layered = bool(layered)
-        self.flags = ArrayFlag(flags)
+        self.flags = flags
         self._extent = (width, height, depth)
 
     @property
@@ -417,26 +408,23 @@ class Texture(_ObjectValue, TextureBase):
         element = int(_format_dtype(fmt).itemsize) * max(nchannels, 1)
         offset = check_size(offset, "offset")
         row_pitch = 0 if pitch is None else check_size(pitch, "pitch")
+        rows = None if row_pitch else source._rows  # the buffer's own, unless a pitch is given
         if height is None:
             own_pitch = source.pitch
-            if row_pitch or own_pitch:  # rows: the buffer's, or as many as fit
-                rows = source._rows
-                if rows is not None and not row_pitch:
-                    height = rows[1]
-                else:
-                    height = max(source.nbytes - offset, 0) // (row_pitch or own_pitch)
-            else:
+            if not (row_pitch or own_pitch):
                 height = 0
+            elif rows is not None:
+                height = rows[1]
+            else:  # as many rows as fit
+                height = max(source.nbytes - offset, 0) // (row_pitch or own_pitch)
         height = check_size(height, "height")
         if width is None:
-            if height:
-                rows = source._rows
-                if rows is not None and not row_pitch:
-                    width = rows[0] // element
-                else:
-                    width = (row_pitch or source.pitch) // element
-            else:
+            if not height:
                 width = max(source.nbytes - offset, 0) // element
+            elif rows is not None:
+                width = rows[0] // element
+            else:
+                width = (row_pitch or source.pitch) // element
         desc.buffer = source._arg(b)
         desc.offset = offset
         desc.width = check_size(width, "width")

@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 import operator
 import sys
-from typing import TYPE_CHECKING, Any, Dict, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, Optional, Sequence, Tuple, Union
 
 from . import _dlpack
 from ._api import (
@@ -393,13 +393,9 @@ class DeviceBuffer(_ArrayExport, BufferBase):
         # it alive too), and a pitched buffer's (width_bytes, height).
         self.pool = pool
         self._rows = rows
-        self._kind: Optional[BufferKind] = None
-        self._pitch: Optional[int] = None
         self._ptr: Optional[int] = self.pointer
         self._nbytes = int(self._b.get("cuabi_buffer_get_size", self._handle, out="size_t"))
-        self._ordinal: Optional[int] = None
         self._typed(dtype, shape, owner)
-        self._cai_stream = None
 
     def _typed(self, dtype: Any, shape: Shape, owner: Any = None) -> "DeviceBuffer":
         """This buffer, just made, as ``shape`` of ``dtype`` (None: bytes),
@@ -484,9 +480,7 @@ class DeviceBuffer(_ArrayExport, BufferBase):
             )
         return self._ptr
 
-    @property
-    def __cuabi_ptr__(self) -> int:  # what a kernel argument passes
-        return self.ptr
+    __cuabi_ptr__ = ptr  # what a kernel argument passes
 
     @property
     def nbytes(self) -> int:
@@ -615,18 +609,14 @@ class DeviceBuffer(_ArrayExport, BufferBase):
         managed memory while any kernel runs on the device: synchronize the
         device first. Another kind of buffer raises InvalidArgumentError."""
         address = self.host_pointer
-        np = _numpy()
         if dtype is None:
             dtype = self._dtype
             if shape is None and dtype is not None:
                 shape = self.shape
-        dt, typestr, itemsize = _dtype_info(dtype)
-        dims = _shape_for(shape, self._nbytes, itemsize, "the managed buffer")
-        descr = dt.descr if dt is not None and dt.fields is not None else None
-        return np.asarray(_HostView(self, address, typestr, dims, descr))
+        return _HostView.array(self, lambda: address, dtype, shape, self._nbytes, "managed")
 
-    def _range(self, offset: int, nbytes: Optional[int]) -> Tuple[int, int]:
-        offset = check_size(offset, "offset")
+    def _range(self, offset: int, nbytes: Optional[int], what: str = "offset") -> Tuple[int, int]:
+        offset = check_size(offset, what)
         if nbytes is None:  # past the end: the core names the range
             nbytes = max(self._nbytes - offset, 0)
         return offset, check_size(nbytes, "nbytes")
@@ -685,11 +675,7 @@ class DeviceBuffer(_ArrayExport, BufferBase):
         """How a copy from ``src`` into this buffer (:meth:`copy_from`)
         travels now: ``CopyPath.SAME_DEVICE``, ``PEER`` (peer access is
         enabled between the devices) or ``THROUGH_HOST``."""
-        if isinstance(src, DeviceArray):
-            src = src.buffer
-        if not isinstance(src, DeviceBuffer):
-            raise TypeError(f"src must be a DeviceBuffer, not {type(src).__name__}")
-        return self.get_copy_path(src)
+        return self.get_copy_path(_source_buffer(src))
 
     # -- fills ---------------------------------------------------------------------
     def fill(
@@ -773,15 +759,9 @@ class DeviceBuffer(_ArrayExport, BufferBase):
         """Copies ``nbytes`` (default: all of ``src``) device to device, on
         one device or between two (directly where peer access is enabled,
         else through the host: :meth:`copy_path`)."""
-        if isinstance(src, DeviceArray):
-            src = src.buffer
-        if not isinstance(src, DeviceBuffer):
-            raise TypeError(f"src must be a DeviceBuffer, not {type(src).__name__}")
+        src = _source_buffer(src)
         dst_offset = check_size(dst_offset, "dst_offset")
-        src_offset = check_size(src_offset, "src_offset")
-        if nbytes is None:  # past the end: the core names the source range
-            nbytes = max(src.nbytes - src_offset, 0)
-        nbytes = check_size(nbytes, "nbytes")
+        src_offset, nbytes = src._range(src_offset, nbytes, "src_offset")
         b = self._b
         # A copy keeps neither buffer: the source's handle is passed as it is
         # (not lent, see _arg), so it may still go back to the cache.
@@ -815,6 +795,15 @@ class DeviceBuffer(_ArrayExport, BufferBase):
 
 
 register_pointer_type(DeviceBuffer, "_ptr")
+
+
+def _source_buffer(src: Any) -> DeviceBuffer:
+    """The buffer of a device-to-device copy's ``src`` (a DeviceArray's own)."""
+    if isinstance(src, DeviceArray):
+        src = src.buffer
+    if not isinstance(src, DeviceBuffer):
+        raise TypeError(f"src must be a DeviceBuffer, not {type(src).__name__}")
+    return src
 
 
 def _free_through_library(b: Backend, handle: Any, stream: Stream, origin: Any) -> None:
@@ -871,9 +860,7 @@ class DeviceArray(_ArrayExport):
         """The device address of the array's first element."""
         return self.buffer.ptr
 
-    @property
-    def __cuabi_ptr__(self) -> int:
-        return self.buffer.ptr
+    __cuabi_ptr__ = ptr
 
     @property
     def nbytes(self) -> int:
@@ -927,6 +914,20 @@ class _HostView:
         self.owner = owner
         owner._pin()
 
+    @classmethod
+    def array(
+        cls, owner: Resource, address: Callable[[], int], dtype: Any, shape: Shape,
+        nbytes: int, what: str,
+    ) -> Any:
+        """A NumPy array of ``dtype`` and ``shape`` (None: as many items as
+        fit the ``what`` buffer's ``nbytes``) over ``owner``'s host memory at
+        ``address()`` (asked once the shape is checked), no copy."""
+        np = _numpy()
+        dt, typestr, itemsize = _dtype_info(dtype)
+        dims = _shape_for(shape, nbytes, itemsize, f"the {what} buffer")
+        descr = dt.descr if dt is not None and dt.fields is not None else None
+        return np.asarray(cls(owner, address(), typestr, dims, descr))
+
     def __del__(self) -> None:
         try:
             self.owner._unpin()
@@ -969,11 +970,7 @@ class PinnedBuffer(HostBufferBase):
 
     def as_array(self, dtype: Any = "uint8", shape: Shape = None) -> Any:
         """A NumPy array over this memory (no copy); it keeps the buffer alive."""
-        np = _numpy()
-        dt, typestr, itemsize = _dtype_info(dtype)
-        dims = _shape_for(shape, self._nbytes, itemsize, "the pinned buffer")
-        descr = dt.descr if dt is not None and dt.fields is not None else None
-        return np.asarray(_HostView(self, self.ptr, typestr, dims, descr))
+        return _HostView.array(self, lambda: self.ptr, dtype, shape, self._nbytes, "pinned")
 
     def __repr__(self) -> str:
         state = "closed" if self._closed else f"ptr=0x{self._ptr:x}"

@@ -190,8 +190,6 @@ def _resolve(value: Any) -> Optional[_Packer]:
     t = type(value)
     if t is float:
         return _pack_float
-    if t is bool or t is int:
-        return lambda v, s, i, k: _pack_int(int(v), s, i, k)
     if t is complex:
         return _pack_complex
     np = sys.modules.get("numpy")
@@ -207,7 +205,7 @@ def _resolve(value: Any) -> Optional[_Packer]:
         return lambda v, s, i, k: bytes(v.__cuabi_arg_bytes__)
     if isinstance(value, enum.Enum):
         return lambda v, s, i, k: pack_value(v.value, s, i, k)
-    if isinstance(value, int):  # int subclasses that are not enums
+    if isinstance(value, int):  # ints, bools and int subclasses that are not enums
         return lambda v, s, i, k: _pack_int(int(v), s, i, k)
     if isinstance(value, float):
         return lambda v, s, i, k: _pack_float(float(v), s, i, k)
