@@ -11,7 +11,9 @@
 # Rust and C# figures). Writes DIR/base-K and DIR/this-K result folders and
 # DIR/before-after.md (--summary-only writes it from the rounds already in
 # DIR), which lists for every launch path the median of each
-# tree's rounds, their difference and the larger of the two trees' spreads.
+# tree's rounds, their difference and the larger of the two trees' spreads;
+# with --figures paired, also each paired launch path's cost over raw C in
+# both trees with its interval, slower only where the intervals part.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/.." && pwd)
@@ -94,6 +96,45 @@ for i, k in keys:
     lines.append(f"| {i} | {k} | {mb:.3f} ({'/'.join(f'{v:.3f}' for v in b)}) | {mt:.3f} ({'/'.join(f'{v:.3f}' for v in t)}) | {d:+.3f} | {spread:.3f} | {verdict} |")
 lines.append("")
 lines.append(f"before-after: {len(keys)} launch paths, {slower} slower beyond the run-to-run spread")
+
+# The paired launch figures (--figures paired): each path's cost over raw C
+# (minus_c_ref) with its bootstrap interval. Across a tree's rounds: the median
+# of the medians, and the widest interval. A path is slower when this tree's
+# interval lies wholly above the base tree's.
+def load_paired(side):
+    runs = []
+    for r in range(1, rounds + 1):
+        try:
+            with open(os.path.join(out, f"{side}-{r}", "results.json")) as f:
+                runs.append(json.load(f).get("paired") or {})
+        except (OSError, ValueError):
+            pass
+    return runs
+pbase, pthis = load_paired("base"), load_paired("this")
+def cells(runs, i, k, path):
+    return [run[i][k]["minus_c_ref"][path] for run in runs
+            if i in run and k in run[i] and path in (run[i][k].get("minus_c_ref") or {})]
+pkeys = sorted({(i, k, path) for runs in (pbase, pthis) for run in runs for i in run if i != "*"
+                for k in run[i] if k.startswith("paired_launch")
+                for path in (run[i][k].get("minus_c_ref") or {})})
+if pkeys:
+    lines += ["", "Paired launch figures, us over raw C (median [widest interval] across rounds):", "",
+              "| implementation | figure | path | base | this | this - base | verdict |",
+              "|---|---|---|---|---|---|---|"]
+    pslower = 0
+    for i, k, path in pkeys:
+        b, t = cells(pbase, i, k, path), cells(pthis, i, k, path)
+        if not b or not t:
+            lines.append(f"| {i} | {k} | {path} | {'-' if not b else ''} | {'-' if not t else ''} | | not in both |")
+            continue
+        def agg(c):
+            return (statistics.median(x["median"] for x in c), min(x["lo"] for x in c), max(x["hi"] for x in c))
+        (bm, blo, bhi), (tm, tlo, thi) = agg(b), agg(t)
+        verdict = "slower beyond interval" if tlo > bhi else "faster beyond interval" if thi < blo else "within interval"
+        pslower += verdict.startswith("slower")
+        lines.append(f"| {i} | {k} | {path} | {bm:+.3f} [{blo:+.3f}, {bhi:+.3f}] | {tm:+.3f} [{tlo:+.3f}, {thi:+.3f}] | {tm - bm:+.3f} | {verdict} |")
+    lines.append("")
+    lines.append(f"before-after (paired): {len(pkeys)} launch paths, {pslower} slower beyond their intervals")
 text = "\n".join(lines) + "\n"
 with open(os.path.join(out, "before-after.md"), "w") as f:
     f.write(text)
