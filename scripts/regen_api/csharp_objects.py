@@ -50,6 +50,11 @@ receiver, a member of a `partial` part of the binding's class for its object
   the whole buffer: DeviceBuffer<T>'s over `count` elements of T from
   element `index` and over all its elements (PrefetchAsync, Advise), or
   DeviceMemory's over all its bytes (Memset(value));
+* a hand-written member over a range of a host array or pinned buffer and
+  of the buffer (WHOLE_FORMS) gets its member over all of them: the indexes
+  0 and the count the array's or pinned buffer's length, else the buffer's
+  Count (buffer.CopyFrom(values), buffer.CopyToAsync(pinned, stream),
+  buffer.Fill(value));
 * a constructor of a buffer whose sizes count elements of T (TYPED_BUFFERS)
   is a generic member of its receiver's class returning a DeviceBuffer<T>
   (device.AllocateManaged<float>(n));
@@ -716,6 +721,93 @@ def whole_ranges(model: Dict[str, Any], types: Types) -> Tuple[List[str], List[L
             memory.append(member.rstrip("\n").split("\n"))
     part = "    public sealed partial class DeviceBuffer<T> where T : struct\n    {\n" + "\n".join(elements) + "    }\n"
     return [part], memory
+
+
+# Hand-written members over a range that also get a member over all of it,
+# generated beside them: class -> [(method, the ranged member's parameters,
+# the whole member's summary)]. The whole member takes the ranged one's
+# parameters less its indexes (`index`, `*Index`: 0) and `count`: the length
+# of its host array (a `T[]`: .Length) or pinned buffer (a `PinnedBuffer<T>`:
+# .Count), else the buffer's own Count; that array or pinned buffer is refused
+# when null, naming it (buffer.CopyFrom(values) is buffer.CopyFrom(values, 0,
+# 0, values.Length)). Its parameters are documented from WHOLE_FORM_PARAMS.
+WHOLE_FORMS: Dict[str, List[Tuple[str, str, str]]] = {
+    "DeviceBuffer<T>": [
+        ("CopyFrom", "T[] source, int sourceIndex, long destinationIndex, int count",
+         'Copies all of <paramref name="source"/> to the start of the buffer.'),
+        ("CopyTo", "long sourceIndex, T[] destination, int destinationIndex, int count",
+         'Copies the start of the buffer into all of <paramref name="destination"/>.'),
+        ("CopyFromAsync", "PinnedBuffer<T> source, long sourceIndex, long destinationIndex, long count, CudaStream stream",
+         'Copies pinned host memory into the buffer, ordered on <paramref name="stream"/> (asynchronous).'),
+        ("CopyToAsync", "long sourceIndex, PinnedBuffer<T> destination, long destinationIndex, long count, CudaStream stream",
+         'Copies the buffer into pinned host memory, ordered on <paramref name="stream"/> (asynchronous).'),
+        ("ReadHost", "long sourceIndex, T[] destination, int destinationIndex, int count",
+         'Copies the start of managed memory into all of <paramref name="destination"/> through the host view (no driver copy).'),
+        ("WriteHost", "T[] source, int sourceIndex, long destinationIndex, int count",
+         'Copies all of <paramref name="source"/> to the start of managed memory through the host view (no driver copy).'),
+        ("Fill", "T value, long index, long count",
+         "Sets every element to <paramref name=\"value\"/>. Elements of 1, 2 or\n"
+         "4 bytes (byte, ushort, short, int, uint, float, ...): the value's\n"
+         "bytes are repeated. For bytes of other element types see\n"
+         '<see cref="DeviceMemory.Memset(byte)"/>.'),
+        ("FillAsync", "T value, long index, long count, CudaStream stream",
+         'Sets every element to <paramref name="value"/>, in order on <paramref name="stream"/>; see <see cref="Fill(T)"/>.'),
+    ],
+}
+WHOLE_FORM_PARAMS: Dict[str, str] = {
+    "T[] source": "The host values.",
+    "T[] destination": "The host array to fill.",
+    "PinnedBuffer<T> source": "Pinned host memory; it must stay alive until the stream reaches the copy.",
+    "PinnedBuffer<T> destination": "Pinned host memory; read it after the stream reached the copy.",
+    "CudaStream stream": "The stream, or null for the default stream.",
+    "T value": "The value.",
+}
+# What a whole member throws beyond its ranged member: method -> (exception, when).
+WHOLE_FORM_THROWS: Dict[str, Tuple[str, str]] = {
+    "Fill": ("ArgumentException", '<typeparamref name="T"/> is not 1, 2 or 4 bytes.'),
+}
+
+
+def summary_doc(text: str, indent: str) -> str:
+    """A <summary> of `text`, which is XML already (it names parameters)."""
+    lines = text.split("\n")
+    if len(lines) == 1:
+        return f"{indent}/// <summary>{text}</summary>\n"
+    return f"{indent}/// <summary>\n" + "".join(f"{indent}/// {line}\n" for line in lines) + f"{indent}/// </summary>\n"
+
+
+def whole_forms() -> List[str]:
+    """The members of WHOLE_FORMS (see there), a partial part of each class."""
+    i2, i3 = "        ", "            "
+    parts = []
+    for cls, forms in WHOLE_FORMS.items():
+        members = []
+        for method, ranged, summary in forms:
+            params = [p.strip().rsplit(" ", 1) for p in ranged.split(",")]
+            length = {"T[]": "Length", "PinnedBuffer<T>": "Count"}
+            host = [f"{n}.{length[t]}" for t, n in params if t in length]
+            args, sig, docs = [], [], []
+            for t, n in params:
+                if n == "index" or n.endswith("Index"):
+                    args.append("0")
+                elif n == "count":
+                    args.append(host[0] if host else "Count")
+                else:
+                    args.append(n)
+                    sig.append(f"{t} {n}")
+                    docs.append(f'{i2}/// <param name="{n}">{WHOLE_FORM_PARAMS[f"{t} {n}"]}</param>\n')
+            check = "".join(
+                f'{i3}if ({n} == null)\n{i3}    throw new ArgumentNullException("{n}");\n' for t, n in params if t in length
+            )
+            throws = WHOLE_FORM_THROWS.get(method)
+            members.append(
+                summary_doc(summary, i2) + "".join(docs)
+                + (f'{i2}/// <exception cref="{throws[0]}">{throws[1]}</exception>\n' if throws else "")
+                + f"{i2}public void {method}({', '.join(sig)})\n{i2}{{\n{check}"
+                + f"{i3}{method}({', '.join(args)});\n{i2}}}\n"
+            )
+        parts.append(f"    public sealed partial class {cls} where T : struct\n    {{\n" + "\n".join(members) + "    }\n")
+    return parts
 
 
 # Constructors of buffers whose sizes are counts of elements of T: function
@@ -1912,6 +2004,7 @@ def objects(model: Dict[str, Any]) -> str:
     parts += field_classes(model, em.types)
     ranges, memory = whole_ranges(model, em.types)
     parts += ranges
+    parts += whole_forms()
     by_class["cuabi_buffer"] += memory
     if library:
         text = "    public static partial class Cuda\n    {\n"

@@ -62,9 +62,10 @@ namespace Cuabi
         /// Copies <paramref name="count"/> elements between host memory at
         /// <paramref name="address"/> and <paramref name="array"/> from
         /// <paramref name="index"/> (checked by the caller): into the array when
-        /// <paramref name="toArray"/>, else out of it. The caller keeps the memory alive.
+        /// <paramref name="toArray"/>, else out of it; <paramref name="owner"/>, which holds the
+        /// memory, is kept alive until the copy is done.
         /// </summary>
-        internal static unsafe void HostCopy(IntPtr address, T[] array, int index, int count, bool toArray)
+        internal static unsafe void HostCopy(IntPtr address, T[] array, int index, int count, bool toArray, object owner)
         {
             if (count == 0)
                 return;
@@ -81,6 +82,7 @@ namespace Cuabi
             finally
             {
                 pin.Free();
+                GC.KeepAlive(owner);
             }
         }
     }
@@ -105,13 +107,16 @@ namespace Cuabi
     /// <summary>Helpers shared by the buffer types.</summary>
     internal static class Ranges
     {
-        internal static void CheckArray(int arrayLength, int index, int count, string arrayName)
+        /// <summary>Refuses a null <paramref name="array"/>, and a range of it that is negative or reaches past its end, naming <paramref name="arrayName"/>.</summary>
+        internal static void CheckArray(Array array, int index, int count, string arrayName)
         {
+            if (array == null)
+                throw new ArgumentNullException(arrayName);
             NotNegative(index, arrayName + "Index");
             NotNegative(count, "count");
-            if ((long)index + count > arrayLength)
+            if ((long)index + count > array.Length)
                 throw new ArgumentException(string.Format(
-                    "{0} elements from index {1} reach past the end of {2} (length {3})", count, index, arrayName, arrayLength));
+                    "{0} elements from index {1} reach past the end of {2} (length {3})", count, index, arrayName, array.Length));
         }
 
         /// <summary><paramref name="value"/>, refused with an <see cref="ArgumentOutOfRangeException"/> for <paramref name="name"/> when negative.</summary>
@@ -319,15 +324,6 @@ namespace Cuabi
             Count = count;
         }
 
-        /// <summary>Copies all of <paramref name="source"/> to the start of the buffer.</summary>
-        /// <param name="source">The host values.</param>
-        public void CopyFrom(T[] source)
-        {
-            if (source == null)
-                throw new ArgumentNullException("source");
-            CopyFrom(source, 0, 0, source.Length);
-        }
-
         /// <summary>Copies <paramref name="count"/> elements from <paramref name="source"/> into the buffer.</summary>
         /// <param name="source">The host values.</param>
         /// <param name="sourceIndex">First element of <paramref name="source"/> to copy.</param>
@@ -336,15 +332,6 @@ namespace Cuabi
         public void CopyFrom(T[] source, int sourceIndex, long destinationIndex, int count)
         {
             ArrayCopy(source, "source", sourceIndex, destinationIndex, "destinationIndex", count, true);
-        }
-
-        /// <summary>Copies the start of the buffer into all of <paramref name="destination"/>.</summary>
-        /// <param name="destination">The host array to fill.</param>
-        public void CopyTo(T[] destination)
-        {
-            if (destination == null)
-                throw new ArgumentNullException("destination");
-            CopyTo(0, destination, 0, destination.Length);
         }
 
         /// <summary>Copies <paramref name="count"/> elements of the buffer into <paramref name="destination"/>.</summary>
@@ -364,24 +351,38 @@ namespace Cuabi
         /// </summary>
         private void ArrayCopy(T[] array, string arrayName, int arrayIndex, long index, string indexName, int count, bool toBuffer)
         {
-            if (array == null)
-                throw new ArgumentNullException(arrayName);
-            int size = Element<T>.Require();
-            Ranges.CheckArray(array.Length, arrayIndex, count, arrayName);
-            UIntPtr offset = Ranges.Bytes(index, size, indexName);
-            var h = Handle;
+            Ranges.CheckArray(array, arrayIndex, count, arrayName);
             var pin = GCHandle.Alloc(array, GCHandleType.Pinned);
             try
             {
                 IntPtr host = count == 0 ? IntPtr.Zero : Marshal.UnsafeAddrOfPinnedArrayElement(array, arrayIndex);
-                UIntPtr bytes = Ranges.Bytes(count, size, "count");
-                Errors.Check(toBuffer ? NativeMethods.cuabi_buffer_copy_from_host(h, offset, host, bytes)
-                                      : NativeMethods.cuabi_buffer_copy_to_host(h, offset, host, bytes));
+                HostCopy(index, indexName, host, count, toBuffer, false, null);
             }
             finally
             {
                 pin.Free();
             }
+        }
+
+        /// <summary>
+        /// The one copy between the buffer and host memory, which every host copy forwards to:
+        /// <paramref name="count"/> elements between <paramref name="host"/> and the buffer from element
+        /// <paramref name="index"/> (named <paramref name="indexName"/> when negative): into the buffer
+        /// when <paramref name="toBuffer"/>, else out of it; in order on <paramref name="stream"/> when
+        /// <paramref name="ordered"/>. The library checks the range against the buffer.
+        /// </summary>
+        private void HostCopy(long index, string indexName, IntPtr host, long count, bool toBuffer, bool ordered, CudaStream stream)
+        {
+            int size = Element<T>.Size; // a DeviceBuffer<T> is only made for a T that passed Element<T>.Require()
+            UIntPtr offset = Ranges.Bytes(index, size, indexName);
+            UIntPtr bytes = Ranges.Bytes(count, size, "count");
+            var h = Handle;
+            if (!ordered)
+                Errors.Check(toBuffer ? NativeMethods.cuabi_buffer_copy_from_host(h, offset, host, bytes)
+                                      : NativeMethods.cuabi_buffer_copy_to_host(h, offset, host, bytes));
+            else
+                Errors.Check(toBuffer ? NativeMethods.cuabi_buffer_copy_from_host_async(h, offset, host, bytes, CudaStream.HandleOf(stream))
+                                      : NativeMethods.cuabi_buffer_copy_to_host_async(h, offset, host, bytes, CudaStream.HandleOf(stream)));
         }
 
         /// <summary>The whole buffer, copied to a new array.</summary>
@@ -394,16 +395,6 @@ namespace Cuabi
             return result;
         }
 
-        /// <summary>Copies pinned host memory into the buffer, ordered on <paramref name="stream"/> (asynchronous).</summary>
-        /// <param name="source">Pinned host memory; it must stay alive until the stream reaches the copy.</param>
-        /// <param name="stream">The stream, or null for the default stream.</param>
-        public void CopyFromAsync(PinnedBuffer<T> source, CudaStream stream)
-        {
-            if (source == null)
-                throw new ArgumentNullException("source");
-            CopyFromAsync(source, 0, 0, source.Count, stream);
-        }
-
         /// <summary>Copies a range of pinned host memory into the buffer, ordered on <paramref name="stream"/>.</summary>
         /// <param name="source">Pinned host memory; it must stay alive until the stream reaches the copy.</param>
         /// <param name="sourceIndex">First element of <paramref name="source"/>.</param>
@@ -414,20 +405,7 @@ namespace Cuabi
         {
             if (source == null)
                 throw new ArgumentNullException("source");
-            int size = Element<T>.Require();
-            IntPtr src = source.AddressOf(sourceIndex, count);
-            Errors.Check(NativeMethods.cuabi_buffer_copy_from_host_async(Handle, Ranges.Bytes(destinationIndex, size, "destinationIndex"),
-                src, Ranges.Bytes(count, size, "count"), CudaStream.HandleOf(stream)));
-        }
-
-        /// <summary>Copies the buffer into pinned host memory, ordered on <paramref name="stream"/> (asynchronous).</summary>
-        /// <param name="destination">Pinned host memory; read it after the stream reached the copy.</param>
-        /// <param name="stream">The stream, or null for the default stream.</param>
-        public void CopyToAsync(PinnedBuffer<T> destination, CudaStream stream)
-        {
-            if (destination == null)
-                throw new ArgumentNullException("destination");
-            CopyToAsync(0, destination, 0, destination.Count, stream);
+            HostCopy(destinationIndex, "destinationIndex", source.AddressOf(sourceIndex, count), count, true, true, stream);
         }
 
         /// <summary>Copies a range of the buffer into pinned host memory, ordered on <paramref name="stream"/>.</summary>
@@ -440,10 +418,7 @@ namespace Cuabi
         {
             if (destination == null)
                 throw new ArgumentNullException("destination");
-            int size = Element<T>.Require();
-            IntPtr dst = destination.AddressOf(destinationIndex, count);
-            Errors.Check(NativeMethods.cuabi_buffer_copy_to_host_async(Handle, Ranges.Bytes(sourceIndex, size, "sourceIndex"),
-                dst, Ranges.Bytes(count, size, "count"), CudaStream.HandleOf(stream)));
+            HostCopy(sourceIndex, "sourceIndex", destination.AddressOf(destinationIndex, count), count, false, true, stream);
         }
 
         /// <summary>Copies all of another device buffer to the start of this one.</summary>
@@ -472,24 +447,18 @@ namespace Cuabi
         /// <param name="source">The host values.</param>
         public unsafe void CopyFrom(ReadOnlySpan<T> source)
         {
-            int size = Element<T>.Require();
-            var h = Handle;
             ReadOnlySpan<byte> bytes = MemoryMarshal.AsBytes(source);
             fixed (byte* p = bytes)
-                Errors.Check(NativeMethods.cuabi_buffer_copy_from_host(h, UIntPtr.Zero, (IntPtr)p,
-                    Ranges.Bytes(source.Length, size, "source.Length")));
+                HostCopy(0, "index", (IntPtr)p, source.Length, true, false, null);
         }
 
         /// <summary>Copies the start of the buffer into all of <paramref name="destination"/>.</summary>
         /// <param name="destination">The host memory to fill.</param>
         public unsafe void CopyTo(Span<T> destination)
         {
-            int size = Element<T>.Require();
-            var h = Handle;
             Span<byte> bytes = MemoryMarshal.AsBytes(destination);
             fixed (byte* p = bytes)
-                Errors.Check(NativeMethods.cuabi_buffer_copy_to_host(h, UIntPtr.Zero, (IntPtr)p,
-                    Ranges.Bytes(destination.Length, size, "destination.Length")));
+                HostCopy(0, "index", (IntPtr)p, destination.Length, false, false, null);
         }
 #endif
 
@@ -497,37 +466,13 @@ namespace Cuabi
         // Fills
         // ------------------------------------------------------------------
 
-        /// <summary>
-        /// Sets every element to <paramref name="value"/>. Elements of 1, 2 or
-        /// 4 bytes (byte, ushort, short, int, uint, float, ...): the value's
-        /// bytes are repeated. For bytes of other element types see
-        /// <see cref="DeviceMemory.Memset(byte)"/>.
-        /// </summary>
-        /// <param name="value">The value.</param>
-        /// <exception cref="ArgumentException"><typeparamref name="T"/> is not 1, 2 or 4 bytes.</exception>
-        public void Fill(T value)
-        {
-            Fill(value, 0, Count);
-        }
-
         /// <summary>Sets <paramref name="count"/> elements from <paramref name="index"/> to <paramref name="value"/>; see <see cref="Fill(T)"/>.</summary>
         /// <param name="value">The value.</param>
         /// <param name="index">The first element.</param>
         /// <param name="count">How many elements; the library checks the range against the buffer.</param>
         public void Fill(T value, long index, long count)
         {
-            uint size;
-            uint bits = FillBits(value, out size);
-            Errors.Check(NativeMethods.cuabi_buffer_fill(Handle, Ranges.Bytes(index, (int)size, "index"), bits, size,
-                Ranges.Bytes(count, 1, "count")));
-        }
-
-        /// <summary>Sets every element to <paramref name="value"/>, in order on <paramref name="stream"/>; see <see cref="Fill(T)"/>.</summary>
-        /// <param name="value">The value.</param>
-        /// <param name="stream">The stream, or null for the default stream.</param>
-        public void FillAsync(T value, CudaStream stream)
-        {
-            FillAsync(value, 0, Count, stream);
+            FillRange(value, index, count, false, null);
         }
 
         /// <summary>Sets <paramref name="count"/> elements from <paramref name="index"/> to <paramref name="value"/>, in order on <paramref name="stream"/>.</summary>
@@ -537,32 +482,23 @@ namespace Cuabi
         /// <param name="stream">The stream, or null for the default stream.</param>
         public void FillAsync(T value, long index, long count, CudaStream stream)
         {
-            uint size;
-            uint bits = FillBits(value, out size);
-            Errors.Check(NativeMethods.cuabi_buffer_fill_async(Handle, Ranges.Bytes(index, (int)size, "index"), bits, size,
-                Ranges.Bytes(count, 1, "count"), CudaStream.HandleOf(stream)));
+            FillRange(value, index, count, true, stream);
         }
 
-        /// <summary>The value's bytes as the low bits of a 32-bit word, and its size.</summary>
-        private static unsafe uint FillBits(T value, out uint size)
+        /// <summary>The one fill: the value's bytes as the low bits of a 32-bit word; in order on <paramref name="stream"/> when <paramref name="ordered"/>.</summary>
+        private unsafe void FillRange(T value, long index, long count, bool ordered, CudaStream stream)
         {
-            int s = Element<T>.Require();
-            if (s != 1 && s != 2 && s != 4)
+            int size = Element<T>.Size;
+            if (size != 1 && size != 2 && size != 4)
                 throw new ArgumentException(string.Format(
-                    "Fill writes elements of 1, 2 or 4 bytes; {0} is {1} bytes (use Memset for bytes)", typeof(T).FullName, s), "value");
-            var one = new[] { value };
+                    "Fill writes elements of 1, 2 or 4 bytes; {0} is {1} bytes (use Memset for bytes)", typeof(T).FullName, size), "value");
             uint bits = 0;
-            var pin = GCHandle.Alloc(one, GCHandleType.Pinned);
-            try
-            {
-                Buffer.MemoryCopy((void*)pin.AddrOfPinnedObject(), &bits, 4, s); // little-endian: the low bytes
-            }
-            finally
-            {
-                pin.Free();
-            }
-            size = (uint)s;
-            return bits;
+            Element<T>.HostCopy((IntPtr)(&bits), new[] { value }, 0, 1, false, null); // little-endian: the low bytes
+            var h = Handle;
+            UIntPtr offset = Ranges.Bytes(index, size, "index");
+            UIntPtr elements = Ranges.Bytes(count, 1, "count");
+            Errors.Check(ordered ? NativeMethods.cuabi_buffer_fill_async(h, offset, bits, (uint)size, elements, CudaStream.HandleOf(stream))
+                                 : NativeMethods.cuabi_buffer_fill(h, offset, bits, (uint)size, elements));
         }
 
         // ------------------------------------------------------------------
@@ -586,15 +522,6 @@ namespace Cuabi
             WriteHost(new[] { value }, 0, index, 1);
         }
 
-        /// <summary>Copies the start of managed memory into all of <paramref name="destination"/> through the host view (no driver copy).</summary>
-        /// <param name="destination">The array to fill.</param>
-        public void ReadHost(T[] destination)
-        {
-            if (destination == null)
-                throw new ArgumentNullException("destination");
-            ReadHost(0, destination, 0, destination.Length);
-        }
-
         /// <summary>Copies <paramref name="count"/> elements of managed memory into <paramref name="destination"/> through the host view.</summary>
         /// <param name="sourceIndex">First element of the buffer.</param>
         /// <param name="destination">The array to fill.</param>
@@ -602,20 +529,7 @@ namespace Cuabi
         /// <param name="count">Number of elements.</param>
         public void ReadHost(long sourceIndex, T[] destination, int destinationIndex, int count)
         {
-            if (destination == null)
-                throw new ArgumentNullException("destination");
-            Ranges.CheckArray(destination.Length, destinationIndex, count, "destination");
-            Element<T>.HostCopy(HostAddress(sourceIndex, count), destination, destinationIndex, count, true);
-            GC.KeepAlive(this);
-        }
-
-        /// <summary>Copies all of <paramref name="source"/> to the start of managed memory through the host view (no driver copy).</summary>
-        /// <param name="source">The values.</param>
-        public void WriteHost(T[] source)
-        {
-            if (source == null)
-                throw new ArgumentNullException("source");
-            WriteHost(source, 0, 0, source.Length);
+            ViewCopy(destination, "destination", destinationIndex, sourceIndex, count, true);
         }
 
         /// <summary>Copies <paramref name="count"/> elements of <paramref name="source"/> into managed memory through the host view.</summary>
@@ -625,11 +539,20 @@ namespace Cuabi
         /// <param name="count">Number of elements.</param>
         public void WriteHost(T[] source, int sourceIndex, long destinationIndex, int count)
         {
-            if (source == null)
-                throw new ArgumentNullException("source");
-            Ranges.CheckArray(source.Length, sourceIndex, count, "source");
-            Element<T>.HostCopy(HostAddress(destinationIndex, count), source, sourceIndex, count, false);
-            GC.KeepAlive(this);
+            ViewCopy(source, "source", sourceIndex, destinationIndex, count, false);
+        }
+
+        /// <summary>
+        /// The one copy through the host view: <paramref name="count"/> elements between
+        /// <paramref name="array"/> from <paramref name="arrayIndex"/> and managed memory from element
+        /// <paramref name="index"/>: into the array when <paramref name="toArray"/>, else out of it.
+        /// </summary>
+        private void ViewCopy(T[] array, string arrayName, int arrayIndex, long index, int count, bool toArray)
+        {
+            Ranges.CheckArray(array, arrayIndex, count, arrayName);
+            Ranges.NotNegative(index, "index");
+            // HostPointer is refused by the library for memory that is not managed.
+            Element<T>.HostCopy(Element<T>.At(HostPointer, Count, index, count, "managed buffer"), array, arrayIndex, count, toArray, this);
         }
 
 #if CUABI_SPAN
@@ -646,16 +569,6 @@ namespace Cuabi
             return new Span<T>((void*)p, (int)Count);
         }
 #endif
-
-        /// <summary>The host address of element <paramref name="index"/>, once <paramref name="count"/> elements from it are known to fit.</summary>
-        private IntPtr HostAddress(long index, long count)
-        {
-            Element<T>.Require();
-            Ranges.NotNegative(index, "index");
-            Ranges.NotNegative(count, "count");
-            // HostPointer is refused by the library for memory that is not managed.
-            return Element<T>.At(HostPointer, Count, index, count, "managed buffer");
-        }
 
         /// <summary>"DeviceBuffer&lt;T&gt;[count]".</summary>
         public override string ToString()

@@ -1213,6 +1213,86 @@ namespace Cuabi
         }
     }
 
+    public sealed partial class DeviceBuffer<T> where T : struct
+    {
+        /// <summary>Copies all of <paramref name="source"/> to the start of the buffer.</summary>
+        /// <param name="source">The host values.</param>
+        public void CopyFrom(T[] source)
+        {
+            if (source == null)
+                throw new ArgumentNullException("source");
+            CopyFrom(source, 0, 0, source.Length);
+        }
+
+        /// <summary>Copies the start of the buffer into all of <paramref name="destination"/>.</summary>
+        /// <param name="destination">The host array to fill.</param>
+        public void CopyTo(T[] destination)
+        {
+            if (destination == null)
+                throw new ArgumentNullException("destination");
+            CopyTo(0, destination, 0, destination.Length);
+        }
+
+        /// <summary>Copies pinned host memory into the buffer, ordered on <paramref name="stream"/> (asynchronous).</summary>
+        /// <param name="source">Pinned host memory; it must stay alive until the stream reaches the copy.</param>
+        /// <param name="stream">The stream, or null for the default stream.</param>
+        public void CopyFromAsync(PinnedBuffer<T> source, CudaStream stream)
+        {
+            if (source == null)
+                throw new ArgumentNullException("source");
+            CopyFromAsync(source, 0, 0, source.Count, stream);
+        }
+
+        /// <summary>Copies the buffer into pinned host memory, ordered on <paramref name="stream"/> (asynchronous).</summary>
+        /// <param name="destination">Pinned host memory; read it after the stream reached the copy.</param>
+        /// <param name="stream">The stream, or null for the default stream.</param>
+        public void CopyToAsync(PinnedBuffer<T> destination, CudaStream stream)
+        {
+            if (destination == null)
+                throw new ArgumentNullException("destination");
+            CopyToAsync(0, destination, 0, destination.Count, stream);
+        }
+
+        /// <summary>Copies the start of managed memory into all of <paramref name="destination"/> through the host view (no driver copy).</summary>
+        /// <param name="destination">The host array to fill.</param>
+        public void ReadHost(T[] destination)
+        {
+            if (destination == null)
+                throw new ArgumentNullException("destination");
+            ReadHost(0, destination, 0, destination.Length);
+        }
+
+        /// <summary>Copies all of <paramref name="source"/> to the start of managed memory through the host view (no driver copy).</summary>
+        /// <param name="source">The host values.</param>
+        public void WriteHost(T[] source)
+        {
+            if (source == null)
+                throw new ArgumentNullException("source");
+            WriteHost(source, 0, 0, source.Length);
+        }
+
+        /// <summary>
+        /// Sets every element to <paramref name="value"/>. Elements of 1, 2 or
+        /// 4 bytes (byte, ushort, short, int, uint, float, ...): the value's
+        /// bytes are repeated. For bytes of other element types see
+        /// <see cref="DeviceMemory.Memset(byte)"/>.
+        /// </summary>
+        /// <param name="value">The value.</param>
+        /// <exception cref="ArgumentException"><typeparamref name="T"/> is not 1, 2 or 4 bytes.</exception>
+        public void Fill(T value)
+        {
+            Fill(value, 0, Count);
+        }
+
+        /// <summary>Sets every element to <paramref name="value"/>, in order on <paramref name="stream"/>; see <see cref="Fill(T)"/>.</summary>
+        /// <param name="value">The value.</param>
+        /// <param name="stream">The stream, or null for the default stream.</param>
+        public void FillAsync(T value, CudaStream stream)
+        {
+            FillAsync(value, 0, Count, stream);
+        }
+    }
+
     public static partial class Cuda
     {
         /// <summary>The library's own version number, in the form of CUABI_VERSION_NUMBER. (cuabi_version)</summary>

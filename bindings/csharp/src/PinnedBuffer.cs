@@ -97,15 +97,10 @@ namespace Cuabi
             get
             {
                 var one = new T[1];
-                Element<T>.HostCopy(AddressOf(index, 1), one, 0, 1, true);
-                GC.KeepAlive(this);
+                HostCopy(index, one, true);
                 return one[0];
             }
-            set
-            {
-                Element<T>.HostCopy(AddressOf(index, 1), new[] { value }, 0, 1, false);
-                GC.KeepAlive(this);
-            }
+            set { HostCopy(index, new[] { value }, false); }
         }
 
         /// <summary>Copies <paramref name="source"/> to the start of this memory (a plain host copy).</summary>
@@ -114,8 +109,7 @@ namespace Cuabi
         {
             if (source == null)
                 throw new ArgumentNullException("source");
-            Element<T>.HostCopy(AddressOf(0, source.Length), source, 0, source.Length, false);
-            GC.KeepAlive(this);
+            HostCopy(0, source, false);
         }
 
         /// <summary>Copies the start of this memory into all of <paramref name="destination"/> (a plain host copy).</summary>
@@ -124,8 +118,13 @@ namespace Cuabi
         {
             if (destination == null)
                 throw new ArgumentNullException("destination");
-            Element<T>.HostCopy(AddressOf(0, destination.Length), destination, 0, destination.Length, true);
-            GC.KeepAlive(this);
+            HostCopy(0, destination, true);
+        }
+
+        /// <summary>The one host copy: all of <paramref name="array"/> and this memory from element <paramref name="index"/>, into the array when <paramref name="toArray"/>, else out of it.</summary>
+        private void HostCopy(long index, T[] array, bool toArray)
+        {
+            Element<T>.HostCopy(AddressOf(index, array.Length), array, 0, array.Length, toArray, this);
         }
 
         /// <summary>All elements, copied to a new array.</summary>
