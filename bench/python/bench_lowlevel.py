@@ -81,11 +81,7 @@ class LowLevel:
 
     def compile_module(self, source: str, options=(), flags: int = 0):
         b = self.b
-        opts = [o.encode() for o in options]
-        arr, _keep = b.string_array(opts)
-        desc, _keep2 = b.compile_desc(
-            source=source.encode(), options=arr, num_options=len(opts), flags=flags
-        )
+        desc, _keep = C.fill_compile_desc(b, source=source, options=list(options), flags=flags)
         return b.get("cuabi_module_compile", self.device(), desc, out="cuabi_module")
 
     def function(self, module, name: str):

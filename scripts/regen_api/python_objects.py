@@ -21,6 +21,12 @@ The object-layer rules, the same as every language's:
   fields as keywords, set over it); the struct passed is the init's, then
   each field given, range-checked. A ``struct_out`` parameter is returned as
   one, every field read back (enums and flag sets as their classes);
+* a descriptor struct a hand-written class fills (DESC_FILLERS: a built
+  struct with an init, ``cuabi_compile_desc``) gets ``fill_<struct>(b,
+  **fields)``: the init's defaults, then each keyword given, converted by
+  its field's type (enums by ``enum_in``, 0/1 fields by ``flag_in``,
+  numbers range-checked, string arrays from sequences, their counts
+  derived);
 * an array of a built struct (``array_in`` of ``cuabi_mem_op``) takes a
   sequence of its registered type (each element checked, the one at fault
   named), laid out by its registered layout (``register_layout``); its
@@ -173,6 +179,32 @@ OWNERS = built_types(
     "bindings/python/cuabi", (".py",), r'register_owner\(\s*"(?P<struct>cuabi_\w+)",\s*(?P<type>\w+)\)'
 )
 
+# Descriptor structs filled from keyword arguments: for each (a built struct
+# with an init), a function ``fill_<struct>(b, **fields)`` taking every field
+# after struct_size as a keyword (None: what the init gives it) and answering
+# (the ``const <struct>*`` argument, what keeps it alive: the struct first).
+# A field's value is converted by its type: an enum's by ``enum_in`` (a
+# member, an int the core checks or a member's name), a number range-checked,
+# a ``const char*`` from str or bytes, a ``const char* const*`` from a
+# sequence of them (each checked, named ``field[i]``; the count field after
+# it, ``num_...``, is then its length and no keyword), a handle as an
+# argument of the backend. The value is each struct's table: the fields'
+# public names where they differ (``debug`` for ``device_debug``), the int
+# fields the core reads as 0/1 (``"bool"``: True/False, by ``flag_in``), and
+# what an enum's refusal names (``"enum:link backend"``).
+DESC_FILLERS: Dict[str, Dict[str, str]] = {
+    "cuabi_compile_desc": {
+        "device_debug": "debug",
+        "fast_math": "bool",
+        "line_info": "bool",
+        "debug": "bool",
+        "lto": "bool",
+        "relocatable": "bool",
+    },
+    "cuabi_link_desc": {"backend": "enum:link backend"},
+    "cuabi_texture_desc": {"normalized_coords": "bool"},
+}
+
 # What every object already has (cuabi._base.Resource).
 RESOURCE_NAMES = {"backend", "handle", "closed", "close"}
 
@@ -293,6 +325,70 @@ class Emitter:
         # Any int in (the core names an unknown value); read back as the class:
         # an unknown value raises its ValueError, as the generated getters do.
         return f"_api.{cls}", f"check_int({{v}}, {{what}}, {low}, {high})", f"_api.{cls}({read})"
+
+    def desc_filler(self, s: Dict[str, Any]) -> str:
+        """``fill_<struct>``: a descriptor struct filled from keyword
+        arguments (see DESC_FILLERS)."""
+        name, init, table = s["name"], s["init"], DESC_FILLERS[s["name"]]
+        fields = s["fields"][1:]  # after struct_size
+        names = {f["name"] for f in fields}
+        count_of: Dict[str, str] = {}  # a string array's count field
+        for i, f in enumerate(fields):
+            if f["type"]["c"] == "const char* const*":
+                later = [g["name"] for g in fields[i + 1 :] if g["name"].startswith("num_")]
+                count = "num_" + f["name"] if "num_" + f["name"] in names else later[0]
+                count_of[f["name"]] = count
+        params: List[str] = []
+        body: List[str] = []
+        for f in fields:
+            t, field = f["type"], f["name"]
+            if field in count_of.values():
+                continue
+            rename = table.get(field, "")
+            py = rename if rename.isidentifier() and rename != "bool" else field
+            spec = table.get(py, "")  # "bool", "enum:<what>" or none
+            if t["kind"] == "handle":
+                ptype, conv = "Any", py
+            elif t["c"] == "const char*":
+                ptype, conv = "Union[str, bytes, None]", f'b.field(as_bytes({py}, "{py}"), keep)'
+            elif t["c"] == "const char* const*":
+                ptype, conv = "Optional[Sequence[Union[str, bytes]]]", f'_strings(b, {py}, "{py}", keep)'
+                body += [f"    if {py} is not None:", f"        s.{field}, s.{count_of[field]} = {conv}"]
+                params.append(f"    {py}: {ptype} = None,")
+                continue
+            elif t["kind"] == "float":
+                ptype, conv = "Optional[float]", f"float({py})"
+            elif t["kind"] == "enum":
+                cls = enum_class_name(self.enums[t["base"]])
+                what = spec[len("enum:") :] if spec.startswith("enum:") else py.replace("_", " ")
+                ptype, conv = f"Union[_api.{cls}, int, str, None]", f'enum_in({py}, _api.{cls}, "{what}")'
+            elif spec == "bool":
+                ptype, conv = "Union[bool, int, None]", f'flag_in({py}, "{py}")'
+            else:
+                base = self.flags[t["base"]]["type"] if t["kind"] == "flags" else t["base"]
+                low, high = INT_RANGES[base]
+                ptype, conv = "Optional[int]", f'check_int({py}, "{py}", {low}, {high})'
+            params.append(f"    {py}: {ptype} = None,")
+            body += [f"    if {py} is not None:", f"        s.{field} = {conv}"]
+        doc = (
+            f"The ``const {name}*`` argument and what keeps it alive (the struct first): "
+            f"{init}'s defaults, then each field given (not None), converted by its type."
+        )
+        return "\n".join(
+            [f"def fill_{name[len('cuabi_'):]}(", "    b: Backend,", "    *,"]
+            + params
+            + [") -> Tuple[Any, List[Any]]:"]
+            + wrap_doc(doc, "    ")
+            + [
+                f'    arg, s, size = b.struct("{name}")',
+                f"    status = b.fn.{init}(arg, size)",
+                "    if status:",
+                f'        raise b.error(status, "{init}")',
+                "    keep: List[Any] = [s]",
+            ]
+            + body
+            + ["    return arg, keep"]
+        ) + "\n"
 
     def value_type(self, s: Dict[str, Any]) -> str:
         """The dataclass of a value struct."""
@@ -853,7 +949,7 @@ def objects(model: Dict[str, Any]) -> str:
     out.append(
         "from ._base import (\n"
         "    INT32_MAX,\n    INT32_MIN,\n    UINT32_MAX,\n    UINT64_MAX,\n"
-        "    Resource,\n    as_bytes,\n    check_int,\n    resolve_backend,\n)\n"
+        "    Resource,\n    as_bytes,\n    check_int,\n    named,\n    resolve_backend,\n)\n"
         "from ._loader import Backend\n\n"
     )
     if em.built_uses or em.owner_uses:
@@ -949,6 +1045,30 @@ def objects(model: Dict[str, Any]) -> str:
         "        value = replace(value, **given)\n"
         "    arg, keep = value._to_native(b, what)\n"
         "    return arg, keep\n\n\n"
+        "def enum_in(value: Any, cls: Any, what: str) -> int:\n"
+        '    """An enum value: a member or an int (which the core checks), or a\n'
+        '    member\'s name (any case); anything else a TypeError naming ``what``."""\n'
+        "    table = {member.name.lower(): member for member in cls}\n"
+        "    if isinstance(value, bool) or not isinstance(value, (int, str)):\n"
+        "        raise TypeError(\n"
+        "            f\"{what} must be one of {', '.join(table)} (or its enum), \"\n"
+        "            f\"not {type(value).__name__}\"\n"
+        "        )\n"
+        "    return named(value, table, what, what)\n\n\n"
+        "def flag_in(value: Any, what: str) -> Union[bool, int]:\n"
+        '    """A field the core reads as 0 or 1: True/False, or an int handed to\n'
+        '    the core as it is (which refuses anything but 0 and 1)."""\n'
+        "    if isinstance(value, (bool, int)):\n"
+        "        return value\n"
+        '    raise TypeError(f"{what} must be True or False, not {type(value).__name__}")\n\n\n'
+        "def _strings(b: Backend, items: Sequence[Any], what: str, keep: List[Any]) -> Tuple[Any, int]:\n"
+        '    """A ``const char* const*`` field\'s array of ``items`` (each str or bytes,\n'
+        '    the one at fault named ``what[i]``) and its count; ``keep`` keeps them\n'
+        '    alive."""\n'
+        '    raw = [as_bytes(item, f"{what}[{i}]") for i, item in enumerate(items)]\n'
+        "    arr, held = b.string_array(raw)\n"
+        "    keep += [raw, held]\n"
+        "    return b.field(arr, keep), len(raw)\n\n\n"
         "def _note(exc: Optional[BaseException], closer: str, failure: Exception) -> None:\n"
         '    """A scope\'s closing call failed while ``exc`` left its block: noted\n'
         '    on ``exc`` (PEP 678, Python 3.11 and later), which goes on."""\n'
@@ -958,6 +1078,8 @@ def objects(model: Dict[str, Any]) -> str:
     )
     for text in value_texts:
         out.append("\n\n" + text)
+    for struct in DESC_FILLERS:
+        out.append("\n\n" + em.desc_filler(em.structs[struct]))
     for h in model["handles"]:
         cls = class_of(h["name"])
         out.append(f"\n\nclass {cls}(Resource):\n")

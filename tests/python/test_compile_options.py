@@ -17,6 +17,7 @@ import pytest
 
 import cuabi
 from cuabi._api import CxxStandard
+from cuabi._objects import fill_compile_desc
 from cuabi._options import desc_fields
 from kernels import SAXPY
 
@@ -56,20 +57,29 @@ def test_every_typed_option_fills_its_desc_field(backend):
         relocatable=True,
         extra=["-O3", "--extra-device-vectorization"],
     )
-    fields, keep = desc_fields(backend, opts)
-    defines, paths, extra = keep[:3]
-    assert fields["arch"] == b"sm_90"
-    assert fields["cxx_standard"] == 17
+    _, keep = fill_compile_desc(backend, **desc_fields(opts))
+    desc, text = keep[0], backend_text(backend)
+    assert text(desc.arch) == b"sm_90"
+    assert desc.cxx_standard == 17
+    defines = [text(desc.defines[i]) for i in range(desc.num_defines)]
     assert defines == [b"N=256", b"FLAG", b"ON=1", b"OFF=0", b"SCALE=2.5", b"NAME=x"]
-    assert fields["num_defines"] == 6
-    assert paths == [b"/opt/inc", b"/srv/more"] and fields["num_include_paths"] == 2
-    assert extra == [b"-O3", b"--extra-device-vectorization"] and fields["num_options"] == 2
+    assert desc.num_defines == 6
+    paths = [text(desc.include_paths[i]) for i in range(desc.num_include_paths)]
+    assert paths == [b"/opt/inc", b"/srv/more"] and desc.num_include_paths == 2
+    extra = [text(desc.options[i]) for i in range(desc.num_options)]
+    assert extra == [b"-O3", b"--extra-device-vectorization"] and desc.num_options == 2
     for name in ("fast_math", "line_info", "device_debug", "lto", "relocatable"):
-        assert fields[name] == 1, name
-    empty, _ = desc_fields(backend, cuabi.CompileOptions())
-    assert empty["arch"] is None and empty["cxx_standard"] == 0
-    assert empty["num_defines"] == empty["num_include_paths"] == empty["num_options"] == 0
-    assert not any(empty[n] for n in ("fast_math", "line_info", "device_debug", "lto"))
+        assert getattr(desc, name) == 1, name
+    empty = fill_compile_desc(backend, **desc_fields(cuabi.CompileOptions()))[1][0]
+    assert not empty.arch and empty.cxx_standard == 0
+    assert empty.num_defines == empty.num_include_paths == empty.num_options == 0
+    assert not any(getattr(empty, n) for n in ("fast_math", "line_info", "device_debug", "lto"))
+
+
+def backend_text(backend):
+    """Reads a ``const char*`` field as bytes, under either backend."""
+    ffi = getattr(backend, "ffi", None)
+    return (lambda p: ffi.string(p)) if ffi is not None else (lambda p: p)
 
 
 def test_option_values_in_their_other_forms():

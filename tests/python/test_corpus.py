@@ -40,6 +40,7 @@ import pytest
 import cuabi
 from cuabi import capi
 from cuabi._loader import Backend
+from cuabi._objects import fill_compile_desc
 from conftest import no_device_reason
 from kernels import SAXPY
 
@@ -366,7 +367,7 @@ def cpu_cases(b: Backend, f: CpuFixture) -> List[Case]:
         lambda ctx: r.check(
             lib.cuabi_module_compile(
                 r.h("device", pv),
-                b.compile_desc(source=TINY.encode())[0],
+                fill_compile_desc(b, source=TINY.encode())[0],
                 r.ref(r.out("cuabi_module")),
             )
         ),
@@ -1950,7 +1951,7 @@ def gpu_cases(b: Backend, f: GpuFixture) -> List[Case]:
         IA,
         "desc->source is NULL",
         lambda ctx: r.check(
-            lib.cuabi_module_compile(dev.handle, b.compile_desc()[0], r.ref(r.out("cuabi_module")))
+            lib.cuabi_module_compile(dev.handle, fill_compile_desc(b)[0], r.ref(r.out("cuabi_module")))
         ),
     )
 

@@ -10,6 +10,7 @@ import pytest
 import cuabi
 from cuabi import LinkBackend, LinkInput
 from cuabi._base import Resource
+from cuabi._objects import fill_link_desc
 
 MADE_UP = 0xDEADBEEF
 
@@ -127,9 +128,8 @@ def test_the_enums_and_names_of_the_header():
 
 
 def test_the_low_layers_link_description(backend):
-    opts, keep_opts = backend.string_array([b"-O3"])
-    arg, keep = backend.link_desc(backend=int(LinkBackend.DRIVER), flags=1, options=opts,
-                                  num_options=1)
+    arg, keep = fill_link_desc(backend, backend=int(LinkBackend.DRIVER), flags=1,
+                               options=[b"-O3"])
     desc = keep[0]
     size = backend.struct("cuabi_link_desc")[2]
     assert int(desc.struct_size) == size  # the library's defaults came first

@@ -12,6 +12,7 @@ import pytest
 
 import cuabi
 from cuabi import _loader
+from cuabi._objects import fill_compile_desc
 from conftest import BINDING, have_cffi
 
 
@@ -185,7 +186,7 @@ def test_struct_defaults_come_from_the_library(backend):
     fields = ("grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z")
     assert cfg.struct_size == size and [getattr(cfg, f) for f in fields] == [1] * 6
     assert cfg.shared_mem_bytes == 0
-    _, keep = backend.compile_desc(source=b"int x;", num_options=0)
+    _, keep = fill_compile_desc(backend, source=b"int x;", options=[])
     desc = keep[0]
     assert desc.output == cuabi.capi.Output.CUBIN and desc.flags == 0
     assert desc.num_headers == 0 and desc.num_name_expressions == 0

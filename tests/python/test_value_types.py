@@ -63,9 +63,10 @@ def test_every_value_struct_of_the_model_has_its_value_type():
 def test_defaults_are_the_c_inits(backend, ctype):
     cls = VALUE_TYPES[ctype]
     got = cls.defaults(backend)
-    # The same init through the low layer's own path (Backend.desc).
-    _, keep = backend.desc(ctype)
-    assert dataclasses.astuple(got) == tuple(read(keep[0], fields_of(ctype)).values())
+    # The same init through the low layer's own path (the struct, its init).
+    arg, desc, size = backend.struct(ctype)
+    backend.call(ctype + "_init", arg, size)
+    assert dataclasses.astuple(got) == tuple(read(desc, fields_of(ctype)).values())
     assert all(v is not None for v in dataclasses.astuple(got))
 
 

@@ -9,7 +9,7 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple, Type, Union
 
 from ._api import AddressMode, ArrayFlag, ArrayFormat, FilterMode, ReadMode
-from ._objects import ArrayBase, SurfaceBase, TextureBase, register_owner
+from ._objects import ArrayBase, SurfaceBase, TextureBase, fill_texture_desc, register_owner
 from ._batch import register_copy_3d_planner
 from ._base import Resource, check_i32, check_size, check_u32
 from ._loader import Backend, get_backend
@@ -358,26 +358,26 @@ class Texture(_ObjectValue, TextureBase):
         if len(colour) != 4:
             raise ValueError(f"border_color must be 4 values (r, g, b, a), not {len(colour)}")
         b = source.backend
-        arg, desc, size = b.struct("cuabi_texture_desc")
-        b.call("cuabi_texture_desc_init", arg, size)
         if isinstance(source, Array):
             if dtype is not None or channels is not None:
                 raise TypeError(
                     "dtype and channels describe a buffer's elements; an Array has its own"
                 )
-            desc.array = source._arg(b)
             # A buffer's range, refused by the core for an array when given.
-            desc.offset = check_size(offset, "offset")
-            desc.width = 0 if width is None else check_size(width, "width")
-            desc.height = 0 if height is None else check_size(height, "height")
-            desc.pitch = 0 if pitch is None else check_size(pitch, "pitch")
+            fields: Dict[str, Any] = dict(
+                array=source._arg(b), offset=offset, width=width, height=height, pitch=pitch
+            )
         else:
-            self._describe_buffer(b, desc, source, dtype, channels, width, height, pitch, offset)
-        desc.address_x, desc.address_y, desc.address_z = address
-        desc.filter = _mode(FilterMode, filter_mode, "filter mode")
-        desc.read_mode = _mode(ReadMode, read_mode, "read mode")
-        desc.normalized_coords = 1 if normalized_coords else 0
-        desc.border_r, desc.border_g, desc.border_b, desc.border_a = (float(c) for c in colour)
+            fields = self._describe_buffer(b, source, dtype, channels, width, height, pitch, offset)
+        fields.update(zip(("address_x", "address_y", "address_z"), address))
+        fields.update(zip(("border_r", "border_g", "border_b", "border_a"), colour))
+        arg, _keep = fill_texture_desc(
+            b,
+            filter=_mode(FilterMode, filter_mode, "filter mode"),
+            read_mode=_mode(ReadMode, read_mode, "read mode"),
+            normalized_coords=1 if normalized_coords else 0,
+            **fields,
+        )
         h = b.get("cuabi_texture_create", arg, out="cuabi_texture")
         Resource.__init__(self, b, h)
         self.source = source  # kept alive with the texture, as the core keeps it
@@ -391,7 +391,6 @@ class Texture(_ObjectValue, TextureBase):
     @staticmethod
     def _describe_buffer(
         b: Backend,
-        desc: Any,
         source: DeviceBuffer,
         dtype: Any,
         channels: Optional[int],
@@ -399,7 +398,8 @@ class Texture(_ObjectValue, TextureBase):
         height: Optional[int],
         pitch: Optional[int],
         offset: int,
-    ) -> None:
+    ) -> Dict[str, Any]:
+        """fill_texture_desc's fields for a buffer, what is not given derived."""
         if dtype is None:
             fmt = ArrayFormat.F32 if source._dtype is None else array_format(source._dtype)
         else:
@@ -425,13 +425,8 @@ class Texture(_ObjectValue, TextureBase):
                 width = rows[0] // element
             else:
                 width = (row_pitch or source.pitch) // element
-        desc.buffer = source._arg(b)
-        desc.offset = offset
-        desc.width = check_size(width, "width")
-        desc.height = height
-        desc.pitch = row_pitch
-        desc.format = int(fmt)
-        desc.channels = nchannels
+        return dict(buffer=source._arg(b), offset=offset, width=width, height=height,
+                    pitch=row_pitch, format=int(fmt), channels=nchannels)
 
     @property
     def tex_object(self) -> int:

@@ -46,6 +46,7 @@ from ._objects import (
     device_count,
     driver_path,
     driver_version,
+    fill_compile_desc,
     init,
     nvrtc_path,
     nvrtc_version,
@@ -196,23 +197,18 @@ class Device(DeviceBase):
             raise ValueError(f"output must be {choices}, not {output!r}")
         srcs, names = normalize_headers(headers)
         exprs = [as_bytes(e, "name expression") for e in name_expressions]
-        fields, k1 = desc_fields(b, opts, raw)
-        src_arr, k2 = b.string_array(srcs)
-        name_arr, k3 = b.string_array(names)
-        expr_arr, k4 = b.string_array(exprs)
-        desc, k5 = b.compile_desc(
+        desc, keep = fill_compile_desc(
+            b,
             source=as_bytes(source, "source"),
             name=opt_bytes(name, "name"),
-            header_sources=src_arr,
-            header_names=name_arr,
-            num_headers=len(srcs),
-            name_expressions=expr_arr,
-            num_name_expressions=len(exprs),
+            header_sources=srcs,
+            header_names=names,
+            name_expressions=exprs,
             output=_OUTPUTS[output],
             flags=0 if cache else CompileFlag.NO_CACHE,
-            **fields,
+            **desc_fields(opts, raw),
         )
-        return functools.partial(_compile, self, desc, (opts, srcs, names, exprs, k1, k2, k3, k4, k5))
+        return functools.partial(_compile, self, desc, (opts, keep))
 
     def link(
         self,

@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, Any, Optional, Sequence, Union
 
 from ._api import LinkBackend, LinkFlag, LinkInput
 from ._background import submit
-from ._objects import DeviceBase, LibraryBase, LinkerBase, register_owner
-from ._base import named, no_nul, resolve_backend
+from ._objects import DeviceBase, LibraryBase, LinkerBase, enum_in, fill_link_desc, register_owner
+from ._base import no_nul, resolve_backend
 from ._loader import Backend
 from ._memory import device_arg
 from ._options import raw_options
@@ -26,25 +26,10 @@ ImageArg = Union[bytes, bytearray, memoryview, PathArg]
 InputKind = Union[LinkInput, int, str]
 BackendKind = Union[LinkBackend, int, str]
 
-_INPUTS = {k.name.lower(): k for k in LinkInput}
-_BACKENDS = {k.name.lower(): k for k in LinkBackend}
-
-
-def _enum_arg(value: Any, table: Any, what: str) -> int:
-    """An enum value from a member, its name (case-insensitive) or an int
-    (which the core checks)."""
-    if isinstance(value, bool) or not isinstance(value, (int, str)):
-        raise TypeError(
-            f"{what} must be one of {', '.join(table)} (or its enum), "
-            f"not {type(value).__name__}"
-        )
-    return named(value, table, what, what)
-
-
 def input_kind(kind: InputKind) -> int:
     """A cuabi_link_input from a LinkInput, its name ("auto", "cubin", "ptx",
     "lto_ir", "fatbin", "object", "library") or an int."""
-    return _enum_arg(kind, _INPUTS, "link input kind")
+    return enum_in(kind, LinkInput, "link input kind")
 
 
 def _is_path(obj: Any) -> bool:
@@ -87,16 +72,13 @@ class Linker(LinkerBase):
     ) -> None:
         dev = device_arg(device)
         b = dev.backend
-        which = _enum_arg(link_backend, _BACKENDS, "link backend")
+        which = enum_in(link_backend, LinkBackend, "link backend")
         for flag, what in ((lto, "lto"), (cache, "cache")):
             if not isinstance(flag, bool):
                 raise TypeError(f"{what} must be True or False, not {type(flag).__name__}")
         opts = raw_options(options, "a str or a sequence of nvJitLink option strings")
-        arr, keep = b.string_array(opts)
         flags = (LinkFlag.LTO if lto else 0) | (0 if cache else LinkFlag.NO_CACHE)
-        desc, keep2 = b.link_desc(
-            backend=which, flags=int(flags), options=arr, num_options=len(opts)
-        )
+        desc, keep = fill_link_desc(b, backend=which, flags=int(flags), options=opts)
         h = b.get("cuabi_linker_create", dev._arg(b), desc, out="cuabi_linker")
         super().__init__(b, h)
         self.device = dev

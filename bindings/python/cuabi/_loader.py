@@ -385,26 +385,6 @@ class Backend:
             table.pop(key, None)
             raise self.error(status, name)
 
-    def desc(self, ctype: str, **fields: Any) -> Tuple[Any, Any]:
-        """A ``const <ctype>*`` argument and what keeps it alive: the
-        library's defaults (its ``<ctype>_init``), then ``fields``."""
-        arg, desc, size = self.struct(ctype)
-        self.call(ctype + "_init", arg, size)
-        keep: List[Any] = [desc]
-        for key, value in fields.items():
-            setattr(desc, key, self.field(value, keep))
-        return arg, keep
-
-    def compile_desc(self, **fields: Any) -> Tuple[Any, Any]:
-        """A ``const cuabi_compile_desc*`` argument and what keeps it alive:
-        the library's defaults (``cuabi_compile_desc_init``), then ``fields``."""
-        return self.desc("cuabi_compile_desc", **fields)
-
-    def link_desc(self, **fields: Any) -> Tuple[Any, Any]:
-        """A ``const cuabi_link_desc*`` argument and what keeps it alive:
-        the library's defaults (``cuabi_link_desc_init``), then ``fields``."""
-        return self.desc("cuabi_link_desc", **fields)
-
     def plan_block(self, plan: Any) -> Any:
         """A launch plan's argument block as a writable buffer (see
         :meth:`memory_view`); valid until the plan is released."""

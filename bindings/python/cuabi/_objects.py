@@ -56,6 +56,7 @@ from ._base import (
     Resource,
     as_bytes,
     check_int,
+    named,
     resolve_backend,
 )
 from ._loader import Backend
@@ -193,6 +194,36 @@ def _value(
         value = replace(value, **given)
     arg, keep = value._to_native(b, what)
     return arg, keep
+
+
+def enum_in(value: Any, cls: Any, what: str) -> int:
+    """An enum value: a member or an int (which the core checks), or a
+    member's name (any case); anything else a TypeError naming ``what``."""
+    table = {member.name.lower(): member for member in cls}
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise TypeError(
+            f"{what} must be one of {', '.join(table)} (or its enum), "
+            f"not {type(value).__name__}"
+        )
+    return named(value, table, what, what)
+
+
+def flag_in(value: Any, what: str) -> Union[bool, int]:
+    """A field the core reads as 0 or 1: True/False, or an int handed to
+    the core as it is (which refuses anything but 0 and 1)."""
+    if isinstance(value, (bool, int)):
+        return value
+    raise TypeError(f"{what} must be True or False, not {type(value).__name__}")
+
+
+def _strings(b: Backend, items: Sequence[Any], what: str, keep: List[Any]) -> Tuple[Any, int]:
+    """A ``const char* const*`` field's array of ``items`` (each str or bytes,
+    the one at fault named ``what[i]``) and its count; ``keep`` keeps them
+    alive."""
+    raw = [as_bytes(item, f"{what}[{i}]") for i, item in enumerate(items)]
+    arr, held = b.string_array(raw)
+    keep += [raw, held]
+    return b.field(arr, keep), len(raw)
 
 
 def _note(exc: Optional[BaseException], closer: str, failure: Exception) -> None:
@@ -507,6 +538,165 @@ class ArrayDesc:
             channels=int(s.channels),
             flags=_api.ArrayFlag(s.flags),
         )
+
+
+def fill_compile_desc(
+    b: Backend,
+    *,
+    source: Union[str, bytes, None] = None,
+    name: Union[str, bytes, None] = None,
+    options: Optional[Sequence[Union[str, bytes]]] = None,
+    header_sources: Optional[Sequence[Union[str, bytes]]] = None,
+    header_names: Optional[Sequence[Union[str, bytes]]] = None,
+    name_expressions: Optional[Sequence[Union[str, bytes]]] = None,
+    output: Union[_api.Output, int, str, None] = None,
+    flags: Optional[int] = None,
+    arch: Union[str, bytes, None] = None,
+    defines: Optional[Sequence[Union[str, bytes]]] = None,
+    include_paths: Optional[Sequence[Union[str, bytes]]] = None,
+    cxx_standard: Union[_api.CxxStandard, int, str, None] = None,
+    fast_math: Union[bool, int, None] = None,
+    line_info: Union[bool, int, None] = None,
+    debug: Union[bool, int, None] = None,
+    lto: Union[bool, int, None] = None,
+    relocatable: Union[bool, int, None] = None,
+) -> Tuple[Any, List[Any]]:
+    """The ``const cuabi_compile_desc*`` argument and what keeps it alive (the struct
+    first): cuabi_compile_desc_init's defaults, then each field given (not None),
+    converted by its type."""
+    arg, s, size = b.struct("cuabi_compile_desc")
+    status = b.fn.cuabi_compile_desc_init(arg, size)
+    if status:
+        raise b.error(status, "cuabi_compile_desc_init")
+    keep: List[Any] = [s]
+    if source is not None:
+        s.source = b.field(as_bytes(source, "source"), keep)
+    if name is not None:
+        s.name = b.field(as_bytes(name, "name"), keep)
+    if options is not None:
+        s.options, s.num_options = _strings(b, options, "options", keep)
+    if header_sources is not None:
+        s.header_sources, s.num_headers = _strings(b, header_sources, "header_sources", keep)
+    if header_names is not None:
+        s.header_names, s.num_headers = _strings(b, header_names, "header_names", keep)
+    if name_expressions is not None:
+        s.name_expressions, s.num_name_expressions = _strings(b, name_expressions, "name_expressions", keep)
+    if output is not None:
+        s.output = enum_in(output, _api.Output, "output")
+    if flags is not None:
+        s.flags = check_int(flags, "flags", 0, UINT32_MAX)
+    if arch is not None:
+        s.arch = b.field(as_bytes(arch, "arch"), keep)
+    if defines is not None:
+        s.defines, s.num_defines = _strings(b, defines, "defines", keep)
+    if include_paths is not None:
+        s.include_paths, s.num_include_paths = _strings(b, include_paths, "include_paths", keep)
+    if cxx_standard is not None:
+        s.cxx_standard = enum_in(cxx_standard, _api.CxxStandard, "cxx standard")
+    if fast_math is not None:
+        s.fast_math = flag_in(fast_math, "fast_math")
+    if line_info is not None:
+        s.line_info = flag_in(line_info, "line_info")
+    if debug is not None:
+        s.device_debug = flag_in(debug, "debug")
+    if lto is not None:
+        s.lto = flag_in(lto, "lto")
+    if relocatable is not None:
+        s.relocatable = flag_in(relocatable, "relocatable")
+    return arg, keep
+
+
+def fill_link_desc(
+    b: Backend,
+    *,
+    backend: Union[_api.LinkBackend, int, str, None] = None,
+    flags: Optional[int] = None,
+    options: Optional[Sequence[Union[str, bytes]]] = None,
+) -> Tuple[Any, List[Any]]:
+    """The ``const cuabi_link_desc*`` argument and what keeps it alive (the struct
+    first): cuabi_link_desc_init's defaults, then each field given (not None), converted
+    by its type."""
+    arg, s, size = b.struct("cuabi_link_desc")
+    status = b.fn.cuabi_link_desc_init(arg, size)
+    if status:
+        raise b.error(status, "cuabi_link_desc_init")
+    keep: List[Any] = [s]
+    if backend is not None:
+        s.backend = enum_in(backend, _api.LinkBackend, "link backend")
+    if flags is not None:
+        s.flags = check_int(flags, "flags", 0, UINT32_MAX)
+    if options is not None:
+        s.options, s.num_options = _strings(b, options, "options", keep)
+    return arg, keep
+
+
+def fill_texture_desc(
+    b: Backend,
+    *,
+    array: Any = None,
+    buffer: Any = None,
+    offset: Optional[int] = None,
+    width: Optional[int] = None,
+    height: Optional[int] = None,
+    pitch: Optional[int] = None,
+    format: Union[_api.ArrayFormat, int, str, None] = None,
+    channels: Optional[int] = None,
+    address_x: Union[_api.AddressMode, int, str, None] = None,
+    address_y: Union[_api.AddressMode, int, str, None] = None,
+    address_z: Union[_api.AddressMode, int, str, None] = None,
+    filter: Union[_api.FilterMode, int, str, None] = None,
+    read_mode: Union[_api.ReadMode, int, str, None] = None,
+    normalized_coords: Union[bool, int, None] = None,
+    border_r: Optional[float] = None,
+    border_g: Optional[float] = None,
+    border_b: Optional[float] = None,
+    border_a: Optional[float] = None,
+) -> Tuple[Any, List[Any]]:
+    """The ``const cuabi_texture_desc*`` argument and what keeps it alive (the struct
+    first): cuabi_texture_desc_init's defaults, then each field given (not None),
+    converted by its type."""
+    arg, s, size = b.struct("cuabi_texture_desc")
+    status = b.fn.cuabi_texture_desc_init(arg, size)
+    if status:
+        raise b.error(status, "cuabi_texture_desc_init")
+    keep: List[Any] = [s]
+    if array is not None:
+        s.array = array
+    if buffer is not None:
+        s.buffer = buffer
+    if offset is not None:
+        s.offset = check_int(offset, "offset", 0, UINT64_MAX)
+    if width is not None:
+        s.width = check_int(width, "width", 0, UINT64_MAX)
+    if height is not None:
+        s.height = check_int(height, "height", 0, UINT64_MAX)
+    if pitch is not None:
+        s.pitch = check_int(pitch, "pitch", 0, UINT64_MAX)
+    if format is not None:
+        s.format = enum_in(format, _api.ArrayFormat, "format")
+    if channels is not None:
+        s.channels = check_int(channels, "channels", 0, UINT32_MAX)
+    if address_x is not None:
+        s.address_x = enum_in(address_x, _api.AddressMode, "address x")
+    if address_y is not None:
+        s.address_y = enum_in(address_y, _api.AddressMode, "address y")
+    if address_z is not None:
+        s.address_z = enum_in(address_z, _api.AddressMode, "address z")
+    if filter is not None:
+        s.filter = enum_in(filter, _api.FilterMode, "filter")
+    if read_mode is not None:
+        s.read_mode = enum_in(read_mode, _api.ReadMode, "read mode")
+    if normalized_coords is not None:
+        s.normalized_coords = flag_in(normalized_coords, "normalized_coords")
+    if border_r is not None:
+        s.border_r = float(border_r)
+    if border_g is not None:
+        s.border_g = float(border_g)
+    if border_b is not None:
+        s.border_b = float(border_b)
+    if border_a is not None:
+        s.border_a = float(border_a)
+    return arg, keep
 
 
 class DeviceBase(Resource):

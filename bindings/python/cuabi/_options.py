@@ -33,9 +33,8 @@ from typing import (
     cast,
 )
 
-from ._api import CxxStandard
 from ._base import as_bytes
-from ._loader import Backend
+from ._objects import flag_in
 
 __all__ = ["CompileOptions", "OptionsArg", "merged_options", "desc_fields", "raw_options"]
 
@@ -49,14 +48,6 @@ OptionsArg = Union["CompileOptions", RawOptions]
 
 # "c++17" as the number the core takes (17); the core decides which exist.
 _STD_TEXT = re.compile(r"c\+\+([0-9]{1,4})\Z")
-
-
-def _flag(value: Any, what: str) -> Union[bool, int]:
-    """True/False, or an int handed to the core as it is (which refuses
-    anything but 0 and 1)."""
-    if isinstance(value, (bool, int)):
-        return value
-    raise TypeError(f"{what} must be True or False, not {type(value).__name__}")
 
 
 def _arch(value: Any) -> Optional[str]:
@@ -213,7 +204,7 @@ class CompileOptions:
         set_(self, "defines", _defines(self.defines))
         set_(self, "include_paths", _paths(self.include_paths, "include_paths"))
         for name in ("fast_math", "line_info", "debug", "lto", "relocatable"):
-            set_(self, name, _flag(getattr(self, name), name))
+            set_(self, name, flag_in(getattr(self, name), name))
         set_(self, "extra", _extra(self.extra))
 
     def replace(self, **changes: Any) -> "CompileOptions":
@@ -260,39 +251,23 @@ def merged_options(
     return CompileOptions(**typed), raw
 
 
-def desc_fields(
-    b: Backend, options: CompileOptions, raw: Sequence[bytes] = ()
-) -> Tuple[Dict[str, Any], List[Any]]:
-    """The ``cuabi_compile_desc`` fields ``options`` and the raw option
-    strings ``raw`` fill, and what keeps their arrays alive."""
+def desc_fields(options: CompileOptions, raw: Sequence[bytes] = ()) -> Dict[str, Any]:
+    """The keywords of :func:`fill_compile_desc <cuabi._objects.fill_compile_desc>`
+    that ``options`` and the raw option strings ``raw`` give."""
     defines = [
         as_bytes(name if value is None else f"{name}={value}", f"defines[{name!r}]")
         for name, value in cast(Tuple[Tuple[str, Optional[str]], ...], options.defines)
     ]
-    paths = [
-        as_bytes(p, f"include_paths[{i}]")
-        for i, p in enumerate(cast(Tuple[str, ...], options.include_paths))
-    ]
     extra = [as_bytes(o, "option") for o in cast(Tuple[str, ...], options.extra)]
-    extra += raw
-    define_arr, k1 = b.string_array(defines)
-    path_arr, k2 = b.string_array(paths)
-    extra_arr, k3 = b.string_array(extra)
-    arch = cast(Optional[str], options.arch)
-    std = cast(Optional[int], options.std)
-    fields: Dict[str, Any] = dict(
-        arch=None if arch is None else as_bytes(arch, "arch"),
-        cxx_standard=CxxStandard.DEFAULT if std is None else std,
-        defines=define_arr,
-        num_defines=len(defines),
-        include_paths=path_arr,
-        num_include_paths=len(paths),
-        fast_math=int(options.fast_math),
-        line_info=int(options.line_info),
-        device_debug=int(options.debug),
-        lto=int(options.lto),
-        relocatable=int(options.relocatable),
-        options=extra_arr,
-        num_options=len(extra),
+    return dict(
+        arch=options.arch,
+        cxx_standard=options.std,
+        defines=defines,
+        include_paths=options.include_paths,
+        fast_math=options.fast_math,
+        line_info=options.line_info,
+        debug=options.debug,
+        lto=options.lto,
+        relocatable=options.relocatable,
+        options=extra + list(raw),
     )
-    return fields, [defines, paths, extra, k1, k2, k3]

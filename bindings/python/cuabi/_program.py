@@ -22,7 +22,14 @@ from typing import (
 
 from ._api import FunctionAttribute, NameForm
 from ._background import submit
-from ._objects import FunctionBase, LaunchPlanBase, ModuleBase, ProgramBase, register_owner
+from ._objects import (
+    FunctionBase,
+    LaunchPlanBase,
+    ModuleBase,
+    ProgramBase,
+    fill_compile_desc,
+    register_owner,
+)
 from ._base import (
     as_bytes,
     check_size,
@@ -154,8 +161,7 @@ class Program(ProgramBase):
         return submit(self._compile, opts, raw, on=executor)
 
     def _compile(self, opts: CompileOptions, raw: List[bytes]) -> "Program":
-        fields, _keep = desc_fields(self._b, opts, raw)
-        desc, _keep_desc = self._b.compile_desc(**fields)
+        desc, _keep = fill_compile_desc(self._b, **desc_fields(opts, raw))
         try:
             self._b.call("cuabi_program_compile_with", self._handle, desc)
         except CompileError as exc:

@@ -30,6 +30,12 @@ its argument block for ``struct.Struct.pack_into``, valid until the plan is
 released, and ``f, arg = L.plan_launcher(plan)`` gives the launch as
 ``f(arg)``, with nothing converted per call (``L.handle_caller(name, handle)``
 does the same for any function taking one handle, e.g. a stream's query).
+
+``desc, keep = fill_link_desc(L, backend="nvjitlink", flags=...)`` (and
+``fill_compile_desc``, ``fill_texture_desc``, generated from the header's
+descriptor structs) gives a descriptor argument filled with the library's
+defaults first, then each keyword converted by its field's type; ``keep``
+holds what the argument points to.
 """
 
 from __future__ import annotations
@@ -42,6 +48,7 @@ from typing import Any, List, Optional, Sequence
 from . import _api
 from ._api import *  # noqa: F401,F403  (the header's constants, enums and types)
 from ._packing import _apply_type
+from ._objects import fill_compile_desc, fill_link_desc, fill_texture_desc
 from ._loader import (
     BACKENDS,
     Backend,
@@ -60,6 +67,9 @@ __all__ = [
     "library_candidates",
     "KernelParams",
     "kernel_params",
+    "fill_compile_desc",
+    "fill_link_desc",
+    "fill_texture_desc",
 ]
 __all__ += _api.__all__
 
