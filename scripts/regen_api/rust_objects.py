@@ -32,6 +32,11 @@ method in an `impl` block of the crate's owning type of its object:
 * a two-call string is a `String`, a two-call blob a `Vec<u8>`;
 * a count or device ordinal of USIZE_OUTS (an `int32_t` never negative) is
   a `usize` (`Device::count`, `DeviceBuffer::device_ordinal`);
+* a buffer's byte range of ELEMENT_RANGES is elements of T, from element
+  `offset`: `len` of them or a host slice's, and the same over all of the
+  buffer (`DeviceBuffer::copy_from_at` and `copy_from`, `copy_to_at`,
+  `fill_range`, `ManagedBuffer::prefetch_range` and `prefetch`,
+  `advise_range`);
 * an IPC handle (the bytes and their size of the model's `ipc` idiom) is
   the crate's `IpcHandle`: `&IpcHandle` given, an `IpcHandle` answered
   (`DeviceBuffer::ipc_handle`, `Event::open_ipc`);
@@ -238,6 +243,27 @@ STRING_WHAT: Dict[Tuple[str, str], str] = {
 # elements of T; their Rust forms, but for the getters, are written with the
 # types.
 TYPED_MEMORY = {"cuabi_buffer", "cuabi_host_buffer"}
+
+# Calls over a range of a buffer (its offset, and `bytes`, a `count` of
+# elements or a host byte range) that the crate's typed buffers make over
+# elements of T: function -> (the owning type, the name of its two methods,
+# the range's name in their error). The range is elements from element
+# `offset`: `len` of them, `<name>_range(offset, len, ..)`, or a host slice
+# of them, `<name>_at(offset, slice, ..)`, `&[T]` copied into the buffer or
+# `&mut [T]` filled from it; bytes that overflow usize are refused as past
+# the end (DeviceBuffer::range), the library checks the rest. A fill's
+# `value` and `element_size` are one `T` (fill_value). A call that writes
+# the buffer (a copy into it, a fill) takes `&mut self`. `<name>(..)` is the
+# same over all of the buffer's elements, or from element 0. A nullable
+# stream is an `Option<&Stream>`.
+MANAGED = "ManagedBuffer<T>"
+ELEMENT_RANGES: Dict[str, Tuple[str, str, str]] = {
+    "cuabi_buffer_copy_from_host": ("DeviceBuffer<T>", "copy_from", "destination"),
+    "cuabi_buffer_copy_to_host": ("DeviceBuffer<T>", "copy_to", "source"),
+    "cuabi_buffer_fill": ("DeviceBuffer<T>", "fill", "fill"),
+    "cuabi_buffer_prefetch_async": (MANAGED, "prefetch", "prefetch"),
+    "cuabi_buffer_advise": (MANAGED, "advise", "advise"),
+}
 
 SCALARS = {
     "int8_t": "i8",
@@ -464,7 +490,9 @@ def parts(fn: Dict[str, Any], model: Model) -> Parts:
     elif receiver is not None:
         owner = model.types_of(receiver["type"]["base"])[0]
         typed = receiver["type"]["base"] in TYPED_MEMORY and not ipc
-        if typed and call != "getter" and not fn.get("consumes"):
+        if fn["name"] in ELEMENT_RANGES:
+            owner = ELEMENT_RANGES[fn["name"]][0]
+        elif typed and call != "getter" and not fn.get("consumes"):
             raise Skip("typed memory: offsets and sizes are elements of T in Rust")
     elif fn.get("object") and f"cuabi_{fn['object']}" in model.handles:
         # No receiver but an object (cuabi_device_get_count): an associated function.
@@ -497,6 +525,37 @@ def parts(fn: Dict[str, Any], model: Model) -> Parts:
             if call == "constructor":
                 args.append(f"{local}: {model.borrowed(t['base'])}")
             continue
+        offsets = ("offset", f"{fn.get('receiver')}_offset")
+        ranged = name in offsets + ("bytes", "count", "value", "element_size") or role in ("bytes_in", "bytes_out")
+        if fn["name"] in ELEMENT_RANGES and ranged:
+            # Elements of T: the byte range of elements `offset..offset + len`.
+            which = ELEMENT_RANGES[fn["name"]][2]
+            if name in offsets:
+                args.append("offset: usize")
+                c_args.append("offset")
+            elif name == "bytes":
+                if role == "in":
+                    args.append("len: usize")
+                    prep.append(f'let (offset, bytes) = self.range("{which}", offset, len)?;')
+                c_args.append("bytes")
+            elif name == "count":
+                args.append("len: usize")
+                prep.append(f'let (offset, _) = self.range("{which}", offset, len)?;')
+                c_args.append("len")
+            elif name == "value":
+                # Its bytes and their size, as cuabi_buffer_fill takes them.
+                args.append("value: T")
+                prep.append("let (value, element_size) = fill_value(&value);")
+                model.uses.add("fill_value")
+                c_args.append("value")
+            elif name == "element_size":
+                c_args.append("element_size")
+            elif role in ("bytes_in", "bytes_out"):
+                mut = "mut " if role == "bytes_out" else ""
+                args.append(f"{local}: &{mut}[T]")
+                prep.append(f'let (offset, bytes) = self.range("{which}", offset, {local}.len())?;')
+                c_args.append(f"{local}.as_{mut.strip() + '_' if mut else ''}ptr().cast()")
+            continue
         if name in derived:
             of = p.get("of")
             if role == "two_call_size":
@@ -506,7 +565,10 @@ def parts(fn: Dict[str, Any], model: Model) -> Parts:
             continue
         if role == "handle":
             ref = model.borrowed(p.get("handle_type") or t["base"])
-            if p.get("nullable"):
+            if p.get("nullable") and fn["name"] in ELEMENT_RANGES:
+                args.append(f"{local}: Option<{ref}>")
+                c_args.append(f"{local}.map_or(std::ptr::null_mut(), {ref[1:]}::as_raw)")
+            elif p.get("nullable"):
                 # `&t` and `None` both: Into<Option<&T>>.
                 args.append(f"{local}: impl Into<Option<&'h {ref[1:]}>>")
                 lifetimes = "<'h>"
@@ -689,6 +751,8 @@ def parts(fn: Dict[str, Any], model: Model) -> Parts:
             raise Skip(f"parameter `{name}` is {role}")
 
     c_call = f"sys::{fn['name']}({', '.join(c_args)})"
+    if fn["name"] in ELEMENT_RANGES:  # the range leads: `offset`, then `len`
+        args.sort(key=lambda a: {"offset: usize": 0, "len: usize": 1}.get(a, 2))
     takes_self = call != "constructor" and receiver is not None
     if model.element_generic:
         model.uses.add("DeviceRepr")
@@ -732,6 +796,12 @@ def method(fn: Dict[str, Any], model: Model) -> Tuple[str, str]:
     chains = fn["name"] in CHAINING
     rust_args = ", ".join(([("&mut self" if chains else "&self")] if takes_self else []) + args)
     name = method_name(fn, model)
+    whole = ELEMENT_RANGES.get(fn["name"], ("", "", ""))[1]
+    slice_arg = next((a for a in args if a.endswith("[T]")), None)
+    if whole:
+        name = f"{whole}_at" if slice_arg else f"{whole}_range"
+        if (slice_arg and "&[T]" in slice_arg) or "value: T" in args:  # written
+            rust_args = rust_args.replace("&self", "&mut self", 1)
     body: List[str] = list(prep)
     if chains:
         if outs or two_call or not takes_self or model.new_handle is not None:
@@ -811,6 +881,24 @@ def method(fn: Dict[str, Any], model: Model) -> Tuple[str, str]:
                 returns = "(" + ", ".join(o[1] for o in outs) + ")"
     text = fn.get("doc") or ""
     docs = doc(method_doc(text), "    ", raw=True) if text.strip() else ""
+    if whole:
+        what = f"`{slice_arg.split(':')[0]}.len()`" if slice_arg else "`len`"
+        size = "`count` is `len`" if "value: T" in args else f"`bytes` is {what} of them"
+        value = (
+            " `value` is a `T` 1, 2 or 4 bytes wide (`u8`, `u16`, `i16`, `u32`, `f32`, `[u8; 4]`, ...), "
+            "whose bytes are repeated as they are; other element sizes are refused by the library with "
+            "[`ErrorKind::InvalidArgument`](crate::generated::ErrorKind::InvalidArgument) naming the "
+            "element size. May return before the device is done, as "
+            "[`fill_bytes`](Self::fill_bytes) does."
+            if "value: T" in args
+            else ""
+        )
+        docs += "    ///\n" + doc(
+            f"Here `offset` counts elements of `T`, and {size}. A range past the end is refused with "
+            f"[`ErrorKind::OutOfRange`](crate::generated::ErrorKind::OutOfRange).{value}",
+            "    ",
+            raw=True,
+        )
     docs += ("    ///\n" if docs else "") + f"    /// Calls `{fn['name']}`.\n"
     if fn.get("consumes"):
         rust_args = rust_args.replace("&self", "self", 1)
@@ -860,7 +948,19 @@ def method(fn: Dict[str, Any], model: Model) -> Tuple[str, str]:
             + f"    pub fn {MADE_BY[fn['name']]}{lifetimes}(&self, {', '.join(args[1:])}) -> Result<{ret}> {{\n"
             + f"        {ret}::{name}(self, {given})\n    }}\n"
         )
-    return owner, docs + head + "".join(f"        {line}\n" for line in body) + "    }\n"
+    text = docs + head + "".join(f"        {line}\n" for line in body) + "    }\n"
+    if whole:
+        # The same over all of the buffer's elements.
+        rest = [a for a in args if not a.startswith(("offset:", "len:"))]
+        given = ", ".join(["0"] + ([] if slice_arg else ["self.len()"]) + [a.split(":")[0] for a in rest])
+        over = "from element 0" if slice_arg else "over all of the buffer's elements"
+        receiver_arg = rust_args.split(",")[0]
+        text += (
+            f"\n    /// As [`{name}`](Self::{name}), {over}.\n"
+            f"    pub fn {whole}({', '.join([receiver_arg] + rest)}) -> Result<()> {{\n"
+            f"        self.{name}({given})\n    }}\n"
+        )
+    return owner, text
 
 
 def example_args(fn: Dict[str, Any]) -> List[str]:
@@ -1180,6 +1280,7 @@ def objects(description: Dict[str, Any]) -> str:
         )
     types = "\n".join(t for t in (value_types(model), option_fields(model), new_types(model), *guards) if t)
     generics = {t[0]: t[1] for t in TYPES.values()}
+    generics[MANAGED] = "<T: DeviceRepr>"
     parts = []
     for owner in sorted(blocks, key=lambda o: (o != "", o)):
         if owner == "":
@@ -1208,7 +1309,8 @@ def objects(description: Dict[str, Any]) -> str:
     # The layers below this one only: the owning types and the generated enums.
     owners = {t[0].split("<")[0] for t in TYPES.values()}
     owners |= {"DeviceRepr", "Describes", "DescribesEach", "IpcHandle", "Location"}
-    crate_uses = sorted(type_uses & owners)
+    owners |= {owner.split("<")[0] for owner, _, _ in ELEMENT_RANGES.values()}
+    crate_uses = sorted(type_uses & owners) + sorted(u for u in model.uses if u == "fill_value")
     enum_uses = sorted(type_uses - owners - set(COMPOSED.values()))
     uses = ["use cuabi_sys as sys;\n"]
     if error_uses:

@@ -64,6 +64,20 @@ class RustTables(unittest.TestCase):
         # A DeviceBuffer holds more than its handle: its open stays the crate's.
         self.assertIn("`cuabi_buffer_open_ipc`: DeviceBuffer holds more than its handle", objects)
 
+    def test_element_ranges_are_typed_buffer_methods_over_elements(self):
+        functions = {f["name"]: f for f in self.d["functions"]}
+        for name in rust_objects.ELEMENT_RANGES:
+            self.assertEqual(functions[name]["object"], "buffer", name)
+        objects = read("bindings/rust/cuabi/src/objects.rs")
+        self.assertIn("pub fn copy_from_at(&mut self, offset: usize, src: &[T]) -> Result<()> {", objects)
+        self.assertIn('let (offset, bytes) = self.range("source", offset, dst.len())?;', objects)
+        self.assertIn("pub fn copy_to(&self, dst: &mut [T]) -> Result<()> {", objects)
+        self.assertIn("pub fn fill_range(&mut self, offset: usize, len: usize, value: T) -> Result<()> {", objects)
+        self.assertIn("let (value, element_size) = fill_value(&value);", objects)
+        self.assertIn("impl<T: DeviceRepr> ManagedBuffer<T> {", objects)
+        self.assertIn("pub fn prefetch(&self, location: Location, stream: Option<&Stream>) -> Result<()> {", objects)
+        self.assertIn("self.advise_range(0, self.len(), advice, location)", objects)
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -12,9 +12,9 @@ use cuabi_sys as sys;
 use crate::copy::PitchedBuffer;
 use crate::error::{check, init_struct, Result};
 use crate::generated::{ClusterSchedulingPolicy, LaunchFlags, MemSyncDomain, SyncPolicy};
-use crate::managed::ManagedBuffer;
 use crate::types::{
-    Describes, DeviceBuffer, DeviceRepr, Event, Function, Layout, Stream, Surface, Texture,
+    Describes, DeviceBuffer, DeviceRepr, Event, Function, Layout, ManagedBuffer, Stream, Surface,
+    Texture,
 };
 use crate::values::AccessPolicyWindow;
 

@@ -205,7 +205,7 @@ pub use crate::green::{TensorMapValue, TENSOR_MAP_BYTES};
 pub use crate::health::{clear_context_lost_callback, on_context_lost};
 pub use crate::launch::{Dim3, KernelArg, KernelArgs, Launch, LaunchConfig};
 pub use crate::link::LinkOptions;
-pub use crate::managed::{ManagedBuffer, ManagedView};
+pub use crate::managed::ManagedView;
 pub use crate::module::KernelName;
 pub use crate::objects::*;
 pub use crate::pool::MemoryPoolOptions;

@@ -2,15 +2,14 @@
 
 use std::fmt;
 use std::ops::{Deref, DerefMut};
-use std::ptr::NonNull;
 
 use cuabi_sys as sys;
 
-use crate::error::{check, create, Error, Result};
-use crate::generated::{ManagedFlags, MemoryAdvice};
+use crate::error::{create, Error, Result};
+use crate::generated::ManagedFlags;
 use crate::host::host_ptr;
 use crate::memory::byte_len;
-use crate::types::{Device, DeviceBuffer, DeviceRepr, Location, Stream};
+use crate::types::{Device, DeviceBuffer, DeviceRepr, Location, ManagedBuffer};
 
 /// `CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS`: 1 when the host may touch
 /// managed memory while kernels run.
@@ -21,82 +20,6 @@ impl From<&Device> for Location {
         Location::Device(device.ordinal())
     }
 }
-
-/// `len` elements of `T` in managed memory: one address valid on the host
-/// and on every device, migrated on demand. Made, zeroed, by
-/// [`Device::alloc_managed`]; freed on drop.
-///
-/// It dereferences to its [`DeviceBuffer`] for what reads it (copies out,
-/// its device address, [`DeviceBuffer::to_vec`]) and passes to a kernel as
-/// a buffer does; [`fill`](Self::fill), [`fill_bytes`](Self::fill_bytes) and
-/// [`copy_from_buffer`](Self::copy_from_buffer) write it from the device.
-/// The host reaches the same memory through [`host_view`](Self::host_view).
-/// (There is no `&mut DeviceBuffer` to it: the buffer a `ManagedBuffer`
-/// views cannot be swapped for another.)
-///
-/// # When the host may touch it
-///
-/// The header's rule (`cuabi_buffer_alloc_managed`): on a device with
-/// concurrent managed access (`CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS`
-/// = 1: Linux with a Pascal or newer GPU) at any time, with the usual
-/// data-race rules: what a kernel writes is seen by the host once the
-/// kernel is known to have finished, and the host must not touch what a
-/// running kernel reads or writes. Without it, the host must not touch any
-/// managed memory while any kernel runs on the device.
-///
-/// [`host_view`](Self::host_view) keeps that rule safely: it borrows the
-/// buffer mutably, so no launch can be given the buffer while the view
-/// lives, and it synchronizes the buffer's device first, so every kernel,
-/// copy and fill queued there before has finished. It is refused on a
-/// device without concurrent managed access, where a kernel that does not
-/// even use the buffer would make host access fault;
-/// [`as_host_slice`](Self::as_host_slice) and
-/// [`as_host_slice_mut`](Self::as_host_slice_mut) are the `unsafe` way
-/// there, and anywhere the caller keeps the rule itself.
-///
-/// ```no_run
-/// # fn f(device: &cuabi::Device, double: &cuabi::Function) -> cuabi::Result<()> {
-/// use cuabi::{LaunchConfig, Location, ManagedFlags};
-/// let n = 1024usize;
-/// let mut data = device.alloc_managed::<f32>(n, ManagedFlags::NONE)?;
-/// for (i, x) in data.host_view()?.iter_mut().enumerate() {
-///     *x = i as f32;
-/// }
-/// data.prefetch(Location::Device(device.ordinal()), None)?;
-/// // SAFETY: the kernel doubles n floats of `data`.
-/// unsafe { double.launch(LaunchConfig::new(4, 256)).arg(&data).arg(&n).run()? };
-/// let view = data.host_view()?; // waits for the kernel
-/// assert_eq!(view[3], 6.0);
-/// # Ok(())
-/// # }
-/// ```
-///
-/// A launch cannot be given the buffer while a view lends it to the host:
-///
-/// ```compile_fail
-/// # fn f(device: &cuabi::Device, double: &cuabi::Function) -> cuabi::Result<()> {
-/// # use cuabi::{LaunchConfig, ManagedFlags};
-/// let n = 1024usize;
-/// let mut data = device.alloc_managed::<f32>(n, ManagedFlags::NONE)?;
-/// let mut view = data.host_view()?;
-/// // error: `data` is borrowed mutably by `view`
-/// unsafe { double.launch(LaunchConfig::new(4, 256)).arg(&data).arg(&n).run()? };
-/// view[0] = 1.0;
-/// # Ok(())
-/// # }
-/// ```
-pub struct ManagedBuffer<T: DeviceRepr> {
-    buffer: DeviceBuffer<T>,
-    host: NonNull<T>,
-    /// The buffer's device, for `host_view`'s synchronize.
-    device: Device,
-    concurrent: bool,
-}
-
-// SAFETY: the buffer owns its memory like a Vec<T> does; the host view is
-// reached through `&mut self` only, unless through the unsafe accessors.
-unsafe impl<T: DeviceRepr + Send> Send for ManagedBuffer<T> {}
-unsafe impl<T: DeviceRepr + Sync> Sync for ManagedBuffer<T> {}
 
 impl Device {
     /// `len` elements of managed memory (see [`ManagedBuffer`]), every byte
@@ -208,51 +131,6 @@ impl<T: DeviceRepr> ManagedBuffer<T> {
     /// buffer, as [`DeviceBuffer::copy_from_buffer`] does.
     pub fn copy_from_buffer(&mut self, src: &DeviceBuffer<T>) -> Result<()> {
         self.buffer.copy_from_buffer(src)
-    }
-
-    /// Migrates the whole buffer to `location` in order on `stream`
-    /// (`None`: the default stream), ahead of its use there.
-    pub fn prefetch(&self, location: Location, stream: Option<&Stream>) -> Result<()> {
-        self.prefetch_range(0, self.buffer.len(), location, stream)
-    }
-
-    /// Migrates elements `offset..offset + len` to `location` in order on
-    /// `stream`; a range past the end is refused with
-    /// [`ErrorKind::OutOfRange`](crate::generated::ErrorKind::OutOfRange).
-    pub fn prefetch_range(
-        &self,
-        offset: usize,
-        len: usize,
-        location: Location,
-        stream: Option<&Stream>,
-    ) -> Result<()> {
-        let (offset, bytes) = self.buffer.range("prefetch", offset, len)?;
-        let location = location.raw()?;
-        let stream = stream.map_or(std::ptr::null_mut(), Stream::as_raw);
-        check(unsafe {
-            sys::cuabi_buffer_prefetch_async(self.buffer.as_raw(), offset, bytes, location, stream)
-        })
-    }
-
-    /// Gives `advice` about the whole buffer at `location` (unused by the
-    /// read-mostly advice; a device for accessed-by).
-    pub fn advise(&self, advice: MemoryAdvice, location: Location) -> Result<()> {
-        self.advise_range(0, self.buffer.len(), advice, location)
-    }
-
-    /// Gives `advice` about elements `offset..offset + len`.
-    pub fn advise_range(
-        &self,
-        offset: usize,
-        len: usize,
-        advice: MemoryAdvice,
-        location: Location,
-    ) -> Result<()> {
-        let (offset, bytes) = self.buffer.range("advise", offset, len)?;
-        let location = location.raw()?;
-        check(unsafe {
-            sys::cuabi_buffer_advise(self.buffer.as_raw(), offset, bytes, advice.raw(), location)
-        })
     }
 }
 

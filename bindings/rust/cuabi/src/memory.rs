@@ -9,7 +9,7 @@ use cuabi_sys as sys;
 
 use crate::error::{check, create, out, Error, Result};
 use crate::handle::Owned;
-use crate::types::{DeviceBuffer, DeviceRepr, Stream};
+use crate::types::{fill_value, DeviceBuffer, DeviceRepr, Stream};
 
 /// The byte length of `len` elements of `T`, or an error naming `what`.
 pub(crate) fn byte_len<T>(len: usize, what: &str) -> Result<usize> {
@@ -94,25 +94,6 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
         self.ptr
     }
 
-    /// Sets every element to `value`, which is 1, 2 or 4 bytes wide (`u8`,
-    /// `u16`, `i16`, `u32`, `f32`, `[u8; 4]`, ...): its bytes are repeated
-    /// as they are. Other element sizes are refused by the library with
-    /// [`ErrorKind::InvalidArgument`](crate::generated::ErrorKind::InvalidArgument)
-    /// naming the element size. May return before the device is done, as
-    /// [`fill_bytes`](Self::fill_bytes) does.
-    pub fn fill(&mut self, value: T) -> Result<()> {
-        self.fill_range(0, self.len, value)
-    }
-
-    /// Sets elements `offset..offset + len` to `value`, as
-    /// [`fill`](Self::fill) does; a range past the end is refused with
-    /// [`ErrorKind::OutOfRange`](crate::generated::ErrorKind::OutOfRange).
-    pub fn fill_range(&mut self, offset: usize, len: usize, value: T) -> Result<()> {
-        let (offset, _) = self.range("fill", offset, len)?;
-        let (bits, size) = fill_value(&value);
-        check(unsafe { sys::cuabi_buffer_fill(self.handle.get(), offset, bits, size, len) })
-    }
-
     /// Queues setting every element to `value` on `stream`, as
     /// [`fill`](Self::fill) does.
     ///
@@ -128,41 +109,6 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
             self.len,
             stream.as_raw(),
         ))
-    }
-
-    /// Copies `src` into the buffer's first `src.len()` elements; returns once
-    /// `src` may be reused.
-    pub fn copy_from(&mut self, src: &[T]) -> Result<()> {
-        self.copy_from_at(0, src)
-    }
-
-    /// Copies `src` into the buffer from element `offset` on; returns once
-    /// `src` may be reused.
-    pub fn copy_from_at(&mut self, offset: usize, src: &[T]) -> Result<()> {
-        let (offset, bytes) = self.range("destination", offset, src.len())?;
-        check(unsafe {
-            sys::cuabi_buffer_copy_from_host(self.handle.get(), offset, src.as_ptr().cast(), bytes)
-        })
-    }
-
-    /// Fills `dst` from the buffer's first `dst.len()` elements; returns with
-    /// the data.
-    pub fn copy_to(&self, dst: &mut [T]) -> Result<()> {
-        self.copy_to_at(0, dst)
-    }
-
-    /// Fills `dst` from the buffer's elements from `offset` on; returns with
-    /// the data.
-    pub fn copy_to_at(&self, offset: usize, dst: &mut [T]) -> Result<()> {
-        let (offset, bytes) = self.range("source", offset, dst.len())?;
-        check(unsafe {
-            sys::cuabi_buffer_copy_to_host(
-                self.handle.get(),
-                offset,
-                dst.as_mut_ptr().cast(),
-                bytes,
-            )
-        })
     }
 
     /// The whole buffer, copied into a new `Vec`.
@@ -290,30 +236,6 @@ impl<T: DeviceRepr> fmt::Debug for DeviceBuffer<T> {
             .field("device_ptr", &format_args!("{:#x}", self.ptr))
             .finish()
     }
-}
-
-/// A fill value's bytes as `cuabi_buffer_fill` takes them (its low
-/// `size_of::<T>()` bytes, in memory order) and its size. A value wider than
-/// 4 bytes passes 0: the library refuses its element size, naming it.
-fn fill_value<T: DeviceRepr>(value: &T) -> (u32, u32) {
-    let size = size_of::<T>();
-    let mut bytes = [0u8; 4];
-    if size <= 4 {
-        // SAFETY: `T` is plain data of `size` <= 4 readable bytes.
-        unsafe {
-            std::ptr::copy_nonoverlapping(
-                (value as *const T).cast::<u8>(),
-                bytes.as_mut_ptr(),
-                size,
-            )
-        };
-    }
-    // Little-endian: the first bytes in memory are the low bytes, which the
-    // device writes back in the same order.
-    (
-        u32::from_le_bytes(bytes),
-        u32::try_from(size).unwrap_or(u32::MAX),
-    )
 }
 
 #[cfg(test)]

@@ -52,8 +52,6 @@
 //! * `cuabi_buffer_release`: Drop
 //! * `cuabi_buffer_get_pointer`: DeviceBuffer::device_ptr, read once when made
 //! * `cuabi_buffer_get_size`: DeviceBuffer::size_bytes, kept with the buffer
-//! * `cuabi_buffer_copy_from_host`: typed memory: offsets and sizes are elements of T in Rust
-//! * `cuabi_buffer_copy_to_host`: typed memory: offsets and sizes are elements of T in Rust
 //! * `cuabi_buffer_copy_from_host_async`: idiom `host_view`, written by hand
 //! * `cuabi_buffer_copy_to_host_async`: idiom `host_view`, written by hand
 //! * `cuabi_buffer_copy`: typed memory: offsets and sizes are elements of T in Rust
@@ -72,8 +70,6 @@
 //! * `cuabi_buffer_alloc_async_with_pointer`: DeviceBuffer holds more than its handle: Device::alloc_async, one call
 //! * `cuabi_buffer_alloc_managed`: DeviceBuffer holds more than its handle; made by hand
 //! * `cuabi_buffer_get_host_pointer`: ManagedBuffer's host view
-//! * `cuabi_buffer_prefetch_async`: typed memory: offsets and sizes are elements of T in Rust
-//! * `cuabi_buffer_advise`: typed memory: offsets and sizes are elements of T in Rust
 //! * `cuabi_buffer_open_ipc`: DeviceBuffer holds more than its handle; made by hand
 //! * `cuabi_physical_memory_release`: Drop
 //! * `cuabi_address_range_release`: Drop
@@ -82,7 +78,6 @@
 //! * `cuabi_buffer_grow`: typed memory: offsets and sizes are elements of T in Rust
 //! * `cuabi_buffer_alloc_pitched`: DeviceBuffer holds more than its handle; made by hand
 //! * `cuabi_buffer_get_pitch`: PitchedBuffer::pitch, kept with the buffer
-//! * `cuabi_buffer_fill`: typed memory: offsets and sizes are elements of T in Rust
 //! * `cuabi_buffer_fill_async`: typed memory: offsets and sizes are elements of T in Rust
 //! * `cuabi_copy_3d_desc_init`: the idiom that fills the struct
 //! * `cuabi_copy_3d`: Copy3d::run: the builder describing the box runs it
@@ -129,15 +124,15 @@ use crate::error::{
 use crate::generated::{
     AccessProperty, ArrayFlags, ArrayFormat, BufferKind, CacheState, CaptureMode, ConditionalType,
     CopyBatchFlags, CopyPath, CoredumpFlags, EventFlags, FunctionAttribute, GraphInstantiateFlags,
-    GraphNodeType, Health, Limit, LinkBackend, LinkInput, MemOpFlags, MemSyncDomain,
+    GraphNodeType, Health, Limit, LinkBackend, LinkInput, MemOpFlags, MemSyncDomain, MemoryAdvice,
     MemoryPoolFlags, NameForm, PhysicalMemoryFlags, StreamFlags, SyncPolicy, TensorDataType,
     TensorInterleave, TensorL2Promotion, TensorOobFill, TensorSwizzle, VmAccess, WaitCondition,
 };
 use crate::handle::Owned;
 use crate::types::{
-    Array, Describes, DescribesEach, Device, DeviceBuffer, DeviceRepr, Event, Function, Graph,
-    GraphExec, IpcHandle, LaunchPlan, Library, Linker, Location, MemoryPool, Module, PinnedBuffer,
-    Program, Stream, Surface, Texture,
+    fill_value, Array, Describes, DescribesEach, Device, DeviceBuffer, DeviceRepr, Event, Function,
+    Graph, GraphExec, IpcHandle, LaunchPlan, Library, Linker, Location, ManagedBuffer, MemoryPool,
+    Module, PinnedBuffer, Program, Stream, Surface, Texture,
 };
 use crate::values::{
     AccessPolicyWindow, ArrayDesc, Global, LaunchRecord, MemoryPoolDesc, PoolUsage,
@@ -1443,6 +1438,62 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
         Ok(usize::try_from(ordinal).unwrap_or(0))
     }
 
+    /// Every copy is checked against the buffers' sizes first: a range past the end answers
+    /// `CUABI_ERROR_OUT_OF_RANGE` before the driver sees it. A copy of 0 bytes succeeds and does
+    /// nothing. `bytes` bytes are copied from byte `src_offset` of the buffer `src` or into byte
+    /// `dst_offset` of the buffer `dst`; the host side is the host address `src` (to the device) or
+    /// `dst` (from it). The synchronous forms (no stream argument) run on the default stream after
+    /// the work already queued there, and return once the device has finished them. They are not
+    /// ordered against streams made with `CUABI_STREAM_NON_BLOCKING`: synchronise such a stream
+    /// first. The \*_async forms are ordered on `stream` (NULL: the default stream) and return at
+    /// once; the host memory must stay valid until the stream reaches the copy, and is copied
+    /// asynchronously only if it is pinned (`cuabi_host_buffer_alloc`,
+    /// `cuabi_host_buffer_register`).
+    ///
+    /// Here `offset` counts elements of `T`, and `bytes` is `src.len()` of them. A range past the
+    /// end is refused with [`ErrorKind::OutOfRange`](crate::generated::ErrorKind::OutOfRange).
+    ///
+    /// Calls `cuabi_buffer_copy_from_host`.
+    pub fn copy_from_at(&mut self, offset: usize, src: &[T]) -> Result<()> {
+        let (offset, bytes) = self.range("destination", offset, src.len())?;
+        check(unsafe {
+            sys::cuabi_buffer_copy_from_host(self.as_raw(), offset, src.as_ptr().cast(), bytes)
+        })
+    }
+
+    /// As [`copy_from_at`](Self::copy_from_at), from element 0.
+    pub fn copy_from(&mut self, src: &[T]) -> Result<()> {
+        self.copy_from_at(0, src)
+    }
+
+    /// Every copy is checked against the buffers' sizes first: a range past the end answers
+    /// `CUABI_ERROR_OUT_OF_RANGE` before the driver sees it. A copy of 0 bytes succeeds and does
+    /// nothing. `bytes` bytes are copied from byte `src_offset` of the buffer `src` or into byte
+    /// `dst_offset` of the buffer `dst`; the host side is the host address `src` (to the device) or
+    /// `dst` (from it). The synchronous forms (no stream argument) run on the default stream after
+    /// the work already queued there, and return once the device has finished them. They are not
+    /// ordered against streams made with `CUABI_STREAM_NON_BLOCKING`: synchronise such a stream
+    /// first. The \*_async forms are ordered on `stream` (NULL: the default stream) and return at
+    /// once; the host memory must stay valid until the stream reaches the copy, and is copied
+    /// asynchronously only if it is pinned (`cuabi_host_buffer_alloc`,
+    /// `cuabi_host_buffer_register`).
+    ///
+    /// Here `offset` counts elements of `T`, and `bytes` is `dst.len()` of them. A range past the
+    /// end is refused with [`ErrorKind::OutOfRange`](crate::generated::ErrorKind::OutOfRange).
+    ///
+    /// Calls `cuabi_buffer_copy_to_host`.
+    pub fn copy_to_at(&self, offset: usize, dst: &mut [T]) -> Result<()> {
+        let (offset, bytes) = self.range("source", offset, dst.len())?;
+        check(unsafe {
+            sys::cuabi_buffer_copy_to_host(self.as_raw(), offset, dst.as_mut_ptr().cast(), bytes)
+        })
+    }
+
+    /// As [`copy_to_at`](Self::copy_to_at), from element 0.
+    pub fn copy_to(&self, dst: &mut [T]) -> Result<()> {
+        self.copy_to_at(0, dst)
+    }
+
     /// How the buffer's memory was obtained, in `kind` (`cuabi_buffer_kind`).
     ///
     /// Calls `cuabi_buffer_get_kind`.
@@ -1521,6 +1572,31 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
         let mut bytes = 0;
         check(unsafe { sys::cuabi_buffer_get_reserved_size(self.as_raw(), &mut bytes) })?;
         Ok(bytes)
+    }
+
+    /// Sets `count` elements of `element_size` (1, 2 or 4) bytes from `offset` (a multiple of
+    /// `element_size`) to `value` (its low element_size bytes; higher bits must be 0). Checked
+    /// against the buffer as every copy is. The \*_async form is ordered on `stream` (NULL: the
+    /// default stream).
+    ///
+    /// Here `offset` counts elements of `T`, and `count` is `len`. A range past the end is refused
+    /// with [`ErrorKind::OutOfRange`](crate::generated::ErrorKind::OutOfRange). `value` is a `T` 1,
+    /// 2 or 4 bytes wide (`u8`, `u16`, `i16`, `u32`, `f32`, `[u8; 4]`, ...), whose bytes are
+    /// repeated as they are; other element sizes are refused by the library with
+    /// [`ErrorKind::InvalidArgument`](crate::generated::ErrorKind::InvalidArgument) naming the
+    /// element size. May return before the device is done, as [`fill_bytes`](Self::fill_bytes)
+    /// does.
+    ///
+    /// Calls `cuabi_buffer_fill`.
+    pub fn fill_range(&mut self, offset: usize, len: usize, value: T) -> Result<()> {
+        let (value, element_size) = fill_value(&value);
+        let (offset, _) = self.range("fill", offset, len)?;
+        check(unsafe { sys::cuabi_buffer_fill(self.as_raw(), offset, value, element_size, len) })
+    }
+
+    /// As [`fill_range`](Self::fill_range), over all of the buffer's elements.
+    pub fn fill(&mut self, value: T) -> Result<()> {
+        self.fill_range(0, self.len(), value)
     }
 }
 
@@ -2655,6 +2731,67 @@ impl Linker {
         read_list(0u8, 0, |buf, size| unsafe {
             sys::cuabi_linker_get_image(self.as_raw(), buf.cast(), size)
         })
+    }
+}
+
+impl<T: DeviceRepr> ManagedBuffer<T> {
+    /// Migrates \[offset, offset + bytes) of a managed buffer to `location` (a device ordinal or
+    /// `CUABI_LOCATION_HOST`) in order on `stream` (NULL: the default stream), ahead of its use
+    /// there.
+    ///
+    /// Here `offset` counts elements of `T`, and `bytes` is `len` of them. A range past the end is
+    /// refused with [`ErrorKind::OutOfRange`](crate::generated::ErrorKind::OutOfRange).
+    ///
+    /// Calls `cuabi_buffer_prefetch_async`.
+    pub fn prefetch_range(
+        &self,
+        offset: usize,
+        len: usize,
+        location: Location,
+        stream: Option<&Stream>,
+    ) -> Result<()> {
+        let (offset, bytes) = self.range("prefetch", offset, len)?;
+        let location = location.raw()?;
+        check(unsafe {
+            sys::cuabi_buffer_prefetch_async(
+                self.as_raw(),
+                offset,
+                bytes,
+                location,
+                stream.map_or(std::ptr::null_mut(), Stream::as_raw),
+            )
+        })
+    }
+
+    /// As [`prefetch_range`](Self::prefetch_range), over all of the buffer's elements.
+    pub fn prefetch(&self, location: Location, stream: Option<&Stream>) -> Result<()> {
+        self.prefetch_range(0, self.len(), location, stream)
+    }
+
+    /// Gives `advice` for \[offset, offset + bytes) of a managed buffer; `location` is a device
+    /// ordinal or `CUABI_LOCATION_HOST`.
+    ///
+    /// Here `offset` counts elements of `T`, and `bytes` is `len` of them. A range past the end is
+    /// refused with [`ErrorKind::OutOfRange`](crate::generated::ErrorKind::OutOfRange).
+    ///
+    /// Calls `cuabi_buffer_advise`.
+    pub fn advise_range(
+        &self,
+        offset: usize,
+        len: usize,
+        advice: MemoryAdvice,
+        location: Location,
+    ) -> Result<()> {
+        let (offset, bytes) = self.range("advise", offset, len)?;
+        let location = location.raw()?;
+        check(unsafe {
+            sys::cuabi_buffer_advise(self.as_raw(), offset, bytes, advice.raw(), location)
+        })
+    }
+
+    /// As [`advise_range`](Self::advise_range), over all of the buffer's elements.
+    pub fn advise(&self, advice: MemoryAdvice, location: Location) -> Result<()> {
+        self.advise_range(0, self.len(), advice, location)
     }
 }
 

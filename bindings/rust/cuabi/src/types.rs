@@ -179,6 +179,30 @@ pub struct DeviceBuffer<T: DeviceRepr> {
     pub(crate) _element: PhantomData<T>,
 }
 
+/// A fill value's bytes as `cuabi_buffer_fill` takes them (its low
+/// `size_of::<T>()` bytes, in memory order) and its size. A value wider than
+/// 4 bytes passes 0: the library refuses its element size, naming it.
+pub(crate) fn fill_value<T: DeviceRepr>(value: &T) -> (u32, u32) {
+    let size = size_of::<T>();
+    let mut bytes = [0u8; 4];
+    if size <= 4 {
+        // SAFETY: `T` is plain data of `size` <= 4 readable bytes.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                (value as *const T).cast::<u8>(),
+                bytes.as_mut_ptr(),
+                size,
+            )
+        };
+    }
+    // Little-endian: the first bytes in memory are the low bytes, which the
+    // device writes back in the same order.
+    (
+        u32::from_le_bytes(bytes),
+        u32::try_from(size).unwrap_or(u32::MAX),
+    )
+}
+
 /// `len` elements of `T` in page-locked host memory, allocated by the library
 /// (`cuabi_host_buffer_alloc`), zeroed, and freed on drop.
 ///
@@ -207,6 +231,82 @@ pub struct PinnedSlice<'a, T: DeviceRepr> {
     pub(crate) handle: Owned<sys::cuabi_host_buffer>,
     pub(crate) slice: &'a mut [T],
 }
+
+/// `len` elements of `T` in managed memory: one address valid on the host
+/// and on every device, migrated on demand. Made, zeroed, by
+/// [`Device::alloc_managed`]; freed on drop.
+///
+/// It dereferences to its [`DeviceBuffer`] for what reads it (copies out,
+/// its device address, [`DeviceBuffer::to_vec`]) and passes to a kernel as
+/// a buffer does; [`fill`](Self::fill), [`fill_bytes`](Self::fill_bytes) and
+/// [`copy_from_buffer`](Self::copy_from_buffer) write it from the device.
+/// The host reaches the same memory through [`host_view`](Self::host_view).
+/// (There is no `&mut DeviceBuffer` to it: the buffer a `ManagedBuffer`
+/// views cannot be swapped for another.)
+///
+/// # When the host may touch it
+///
+/// The header's rule (`cuabi_buffer_alloc_managed`): on a device with
+/// concurrent managed access (`CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS`
+/// = 1: Linux with a Pascal or newer GPU) at any time, with the usual
+/// data-race rules: what a kernel writes is seen by the host once the
+/// kernel is known to have finished, and the host must not touch what a
+/// running kernel reads or writes. Without it, the host must not touch any
+/// managed memory while any kernel runs on the device.
+///
+/// [`host_view`](Self::host_view) keeps that rule safely: it borrows the
+/// buffer mutably, so no launch can be given the buffer while the view
+/// lives, and it synchronizes the buffer's device first, so every kernel,
+/// copy and fill queued there before has finished. It is refused on a
+/// device without concurrent managed access, where a kernel that does not
+/// even use the buffer would make host access fault;
+/// [`as_host_slice`](Self::as_host_slice) and
+/// [`as_host_slice_mut`](Self::as_host_slice_mut) are the `unsafe` way
+/// there, and anywhere the caller keeps the rule itself.
+///
+/// ```no_run
+/// # fn f(device: &cuabi::Device, double: &cuabi::Function) -> cuabi::Result<()> {
+/// use cuabi::{LaunchConfig, Location, ManagedFlags};
+/// let n = 1024usize;
+/// let mut data = device.alloc_managed::<f32>(n, ManagedFlags::NONE)?;
+/// for (i, x) in data.host_view()?.iter_mut().enumerate() {
+///     *x = i as f32;
+/// }
+/// data.prefetch(Location::Device(device.ordinal()), None)?;
+/// // SAFETY: the kernel doubles n floats of `data`.
+/// unsafe { double.launch(LaunchConfig::new(4, 256)).arg(&data).arg(&n).run()? };
+/// let view = data.host_view()?; // waits for the kernel
+/// assert_eq!(view[3], 6.0);
+/// # Ok(())
+/// # }
+/// ```
+///
+/// A launch cannot be given the buffer while a view lends it to the host:
+///
+/// ```compile_fail
+/// # fn f(device: &cuabi::Device, double: &cuabi::Function) -> cuabi::Result<()> {
+/// # use cuabi::{LaunchConfig, ManagedFlags};
+/// let n = 1024usize;
+/// let mut data = device.alloc_managed::<f32>(n, ManagedFlags::NONE)?;
+/// let mut view = data.host_view()?;
+/// // error: `data` is borrowed mutably by `view`
+/// unsafe { double.launch(LaunchConfig::new(4, 256)).arg(&data).arg(&n).run()? };
+/// view[0] = 1.0;
+/// # Ok(())
+/// # }
+/// ```
+pub struct ManagedBuffer<T: DeviceRepr> {
+    pub(crate) buffer: DeviceBuffer<T>,
+    pub(crate) host: NonNull<T>,
+    /// The buffer's device, for `host_view`'s synchronize.
+    pub(crate) device: Device,
+    pub(crate) concurrent: bool,
+}
+
+// SAFETY: the buffer owns its memory like a Vec<T> does; the host view is
+// reached through `&mut self` only, unless through the unsafe accessors.
+unsafe impl<T: DeviceRepr + Send> Send for ManagedBuffer<T> {}
+unsafe impl<T: DeviceRepr + Sync> Sync for ManagedBuffer<T> {}
 
 /// A GPU and its primary context (the one the CUDA runtime, CuPy and
 /// PyTorch use, so their allocations and streams are shared with cuabi).
