@@ -29,7 +29,7 @@ import sys
 import tempfile
 import threading
 import time
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Mapping, Optional, Tuple
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
@@ -180,7 +180,7 @@ class Runner:
         mode: str,
         args: List[str],
         timeout: float,
-        env_extra: Optional[Dict[str, str]] = None,
+        env_extra: Optional[Mapping[str, Optional[str]]] = None,
         wall_bench: Optional[str] = None,
         tags: Optional[Dict[str, object]] = None,
         quiet: bool = False,
@@ -201,7 +201,11 @@ class Runner:
         assert cmd is not None
         cmd = cmd + args
         env = self.env_for(impl, mode)
-        env.update(env_extra or {})
+        for key, value in (env_extra or {}).items():
+            if value is None:  # unset
+                env.pop(key, None)
+            else:
+                env[key] = value
         log_path = os.path.join(self.logs, name + ".log")
         records: List[Dict[str, object]] = []
         result_ms = None
@@ -341,12 +345,23 @@ class Runner:
         ns = self.ns
         folders: Dict[str, str] = {}
         args = ["--kernel-reps", "1"]
+
+        def warm_env(folder: str) -> Dict[str, Optional[str]]:
+            # Warm as a program's second run is: its kernels in the cache
+            # folder and, for Python, the bytecode its first run wrote (into
+            # the folder, every implementation alike). Without this, where
+            # PYTHONDONTWRITEBYTECODE is set, every run compiles whatever
+            # has no bytecode beside it (a source tree, a wheel unpacked
+            # without compiling) and nothing of what pip installed.
+            return {"CUABI_CACHE_DIR": folder, "CUPY_CACHE_DIR": folder,
+                    "PYTHONPYCACHEPREFIX": os.path.join(folder, "pycache"),
+                    "PYTHONDONTWRITEBYTECODE": None}
+
         for impl in impls:
             folder = tempfile.mkdtemp(prefix=f"{impl}-first-", dir=self.cache_root)
             folders[impl] = folder
             self.run_step(f"{impl}-first-fill", impl, "saxpy", args, ns.saxpy_timeout,
-                          {"CUABI_CACHE_DIR": folder, "CUPY_CACHE_DIR": folder},
-                          tags={"cache_state": "fill"})
+                          warm_env(folder), tags={"cache_state": "fill"})
         in_process: Dict[str, List[Optional[float]]] = {i: [] for i in impls}
         wall: Dict[str, List[Optional[float]]] = {i: [] for i in impls}
         n = len(impls)
@@ -354,8 +369,7 @@ class Runner:
             for j in range(n):
                 impl = impls[(r + j) % n]
                 res = self.run_step(f"{impl}-first-{r + 1}", impl, "saxpy", args, ns.saxpy_timeout,
-                                    {"CUABI_CACHE_DIR": folders[impl],
-                                     "CUPY_CACHE_DIR": folders[impl]},
+                                    warm_env(folders[impl]),
                                     tags={"cache_state": "fill"}, quiet=True)
                 app = next((x for x in res.get("records", [])
                             if x.get("bench") == "saxpy_app" and "value" in x), None)
