@@ -53,6 +53,9 @@ method in an `impl` block of the crate's owning type of its object:
   and its setters of them are generated in builders.rs
   (`CompileOptions::fast_math`, `LinkOptions::backend`,
   `TextureOptions::filter`);
+* a flag bit of FLAG_SETTERS is a builder's setter of its own, generated
+  in builders.rs too, that sets or clears it (`LaunchConfig::cooperative`,
+  `LinkOptions::lto`) or only sets it (`CompileOptions::no_cache`);
 * a call of CHAINING, which adds to its receiver and answers nothing, takes
   `&mut self` and answers `Result<&mut Self>`, so that calls chain
   (`Linker::add_program`, `add_data`, `add_file`); STRING_WHAT names a
@@ -197,6 +200,34 @@ OPTIONS: Dict[str, Tuple[str, str, Dict[str, Optional[str]]]] = {
             "border_a": None,
         },
     ),
+}
+
+# Flag bits that a builder of the crate sets by a setter of their own: the
+# bit -> (the builder, its module, the builder's field holding the flag
+# set, the setter's name, whether the setter takes `on: bool` and sets or
+# clears the bit (`LaunchConfig::cooperative(true)`) rather than only
+# setting it (`CompileOptions::no_cache()`)). Generated in builders.rs, each
+# documented by its bit's comment in the header.
+FLAG_SETTERS: Dict[str, Tuple[str, str, str, str, bool]] = {
+    "CUABI_LAUNCH_COOPERATIVE": ("LaunchConfig", "launch", "flags", "cooperative", True),
+    "CUABI_LAUNCH_PROGRAMMATIC_SERIALIZATION": (
+        "LaunchConfig",
+        "launch",
+        "flags",
+        "programmatic_serialization",
+        True,
+    ),
+    "CUABI_LAUNCH_PROGRAMMATIC_EVENT_AT_BLOCK_START": (
+        "LaunchConfig",
+        "launch",
+        "flags",
+        "programmatic_event_at_block_start",
+        True,
+    ),
+    "CUABI_LAUNCH_DEVICE_UPDATABLE_KERNEL_NODE": ("LaunchConfig", "launch", "flags", "device_updatable", True),
+    "CUABI_LINK_LTO": ("LinkOptions", "link", "fields.flags", "lto", True),
+    "CUABI_LINK_NO_CACHE": ("LinkOptions", "link", "fields.flags", "no_cache", False),
+    "CUABI_COMPILE_NO_CACHE": ("CompileOptions", "program", "flags", "no_cache", False),
 }
 
 # Constructors also made a method of the object they are made from, named
@@ -1457,15 +1488,27 @@ def option_fields(model: Model) -> str:
 BUILDERS = os.path.join("bindings", "rust", "cuabi", "src", "builders.rs")
 
 
+def flag_bit(model: Model, bit: str) -> Tuple[str, str, str]:
+    """(the Rust flag set, its constant, the header's comment) of flag bit
+    `bit`, which FLAG_SETTERS names."""
+    for flags in model.flags.values():
+        for v in model.enums[flags["bits"]]["values"]:
+            if v["name"] == bit:
+                rust = model.flags_type(flags["name"]) or ""
+                prefix = "CUABI_" + flags["name"][len("cuabi_") : -len("_flags")].upper() + "_"
+                return rust, bit[len(prefix) :], " ".join(v["doc"].split())
+    raise SystemExit(f"regen: rust_objects.py: FLAG_SETTERS names {bit}, which no flag set of the header holds")
+
+
 def builders(description: Dict[str, Any]) -> str:
     """builders.rs: the setters of the OPTIONS builders, each setting its
-    field of the builder's `fields`."""
+    field of the builder's `fields`, and those of FLAG_SETTERS, each setting
+    or clearing its bit."""
     model = Model(description)
-    uses, blocks = [], []
+    uses, setters = [], {}  # setters: the builder -> its setters' texts
     for c_name, (owner, module, fields) in OPTIONS.items():
         st = model.structs[c_name]
         uses.append(f"use crate::{module}::{owner};\n")
-        setters = []
         for name, setter in fields.items():
             if setter is None:
                 continue
@@ -1474,17 +1517,30 @@ def builders(description: Dict[str, Any]) -> str:
             if ty[:1].isupper():
                 uses.append(f"use crate::generated::{ty};\n")
             arg = "on" if ty == "bool" else setter
-            setters.append(
+            setters.setdefault(owner, []).append(
                 doc(method_doc(f"Sets `{name}` of `{c_name}`: {text}"), "    ", raw=True)
                 + f"    pub fn {setter}(mut self, {arg}: {ty}) -> {owner} {{\n"
                 + f"        self.fields.{name} = {arg};\n        self\n    }}\n"
             )
-        blocks.append(f"impl {owner} {{\n" + "\n".join(setters) + "}\n")
+    for bit, (owner, module, field, setter, switch) in FLAG_SETTERS.items():
+        rust, const, text = flag_bit(model, bit)
+        uses += [f"use crate::{module}::{owner};\n", f"use crate::generated::{rust};\n"]
+        if switch:
+            what, arg = f"Sets `{bit}` when `on`, clears it when not", ", on: bool"
+            body = f"self.{field} = self.{field}.with({rust}::{const}, on);"
+        else:
+            what, arg, body = f"Sets `{bit}`", "", f"self.{field} |= {rust}::{const};"
+        setters.setdefault(owner, []).append(
+            doc(method_doc(f"{what}: {text}"), "    ", raw=True)
+            + f"    pub fn {setter}(mut self{arg}) -> {owner} {{\n        {body}\n        self\n    }}\n"
+        )
+    blocks = [f"impl {owner} {{\n" + "\n".join(texts) + "}\n" for owner, texts in setters.items()]
     text = (
         banner("//")
         + "//! The setters of the crate's builders of built structs, one per number, enum or\n"
-        "//! flag field the builder sets as it is (scripts/regen_api/rust_objects.py, OPTIONS);\n"
-        "//! the builders themselves, and their other methods, are the idiom modules'.\n\n"
+        "//! flag field the builder sets as it is (scripts/regen_api/rust_objects.py, OPTIONS),\n"
+        "//! and one per flag bit a builder sets or clears (FLAG_SETTERS); the builders\n"
+        "//! themselves, and their other methods, are the idiom modules'.\n\n"
         + "".join(sorted(set(uses)))
         + "\n"
         + "\n".join(blocks)

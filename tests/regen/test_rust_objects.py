@@ -44,6 +44,20 @@ class RustTables(unittest.TestCase):
         objects = read("bindings/rust/cuabi/src/objects.rs")
         self.assertIn("raw.relocatable = i32::from(self.relocatable);", objects)
 
+    def test_flag_setters_name_bits_of_the_headers_flag_sets(self):
+        bits = {v["name"] for e in self.d["enums"] if e["is_flag_bits"] for v in e["values"]}
+        self.assertLessEqual(set(rust_objects.FLAG_SETTERS), bits)
+        text = read("bindings/rust/cuabi/src/builders.rs")
+        self.assertIn(
+            "pub fn cooperative(mut self, on: bool) -> LaunchConfig {\n"
+            "        self.flags = self.flags.with(LaunchFlags::COOPERATIVE, on);",
+            text,
+        )
+        self.assertIn(
+            "pub fn no_cache(mut self) -> CompileOptions {\n        self.flags |= CompileFlags::NO_CACHE;", text
+        )
+        self.assertIn("self.fields.flags = self.fields.flags.with(LinkFlags::LTO, on);", text)
+
     def test_made_by_and_composed_name_constructors_and_getters(self):
         functions = {f["name"]: f for f in self.d["functions"]}
         for name in rust_objects.MADE_BY:

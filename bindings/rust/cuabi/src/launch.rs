@@ -195,15 +195,6 @@ impl LaunchConfig {
         self.with_attributes(|a| a.completion_event = event.as_raw().addr())
     }
 
-    /// The kernel node a captured launch makes is device-updatable when
-    /// `on` (the library refuses it outside a capture).
-    pub fn device_updatable(mut self, on: bool) -> LaunchConfig {
-        self.flags = self
-            .flags
-            .with(LaunchFlags::DEVICE_UPDATABLE_KERNEL_NODE, on);
-        self
-    }
-
     /// The configuration with `set` applied to its launch attributes, which
     /// it then has.
     #[inline(always)]
@@ -227,14 +218,6 @@ impl LaunchConfig {
         self
     }
 
-    /// A cooperative launch when `on`: every block is resident at once, so
-    /// the kernel may synchronise the whole grid. The library refuses a grid
-    /// larger than the device can keep resident.
-    pub fn cooperative(mut self, on: bool) -> LaunchConfig {
-        self.flags = self.flags.with(LaunchFlags::COOPERATIVE, on);
-        self
-    }
-
     /// Thread-block clusters of `x` by `y` by `z` blocks; each must divide
     /// the grid's dimension (at most 8 blocks per cluster unless the kernel
     /// allows more, see [`Function::max_cluster_size`]).
@@ -249,16 +232,6 @@ impl LaunchConfig {
         self
     }
 
-    /// Programmatic dependent launch when `on`: the kernel may start before
-    /// the previous kernel on its stream has finished, once that kernel's
-    /// blocks have triggered (`griddepcontrol.launch_dependents`) or exited;
-    /// it must wait (`griddepcontrol.wait`) before reading what that kernel
-    /// wrote.
-    pub fn programmatic_serialization(mut self, on: bool) -> LaunchConfig {
-        self.flags = self.flags.with(LaunchFlags::PROGRAMMATIC_SERIALIZATION, on);
-        self
-    }
-
     /// Records `event` when the kernel's blocks trigger (or start, with
     /// [`programmatic_event_at_block_start`](Self::programmatic_event_at_block_start));
     /// a later kernel that waits for it may overlap this one's tail. The
@@ -269,15 +242,6 @@ impl LaunchConfig {
     /// handle is refused by the library).
     pub fn programmatic_event(mut self, event: &Event) -> LaunchConfig {
         self.programmatic_event = Some(event.as_raw().addr());
-        self
-    }
-
-    /// With a programmatic event: record it when every block has started
-    /// (`on`), instead of when every block has triggered or exited.
-    pub fn programmatic_event_at_block_start(mut self, on: bool) -> LaunchConfig {
-        self.flags = self
-            .flags
-            .with(LaunchFlags::PROGRAMMATIC_EVENT_AT_BLOCK_START, on);
         self
     }
 
@@ -309,42 +273,7 @@ impl LaunchConfig {
     #[inline(always)]
     pub(crate) fn raw(&self) -> sys::cuabi_launch_config {
         let cluster = self.cluster.unwrap_or(Dim3 { x: 0, y: 0, z: 0 });
-        let defaults = default_config();
-        let a = &self.attributes;
-        if self.has_attributes {
-            // Copies of the C window, field by field (bindgen gives it no `Copy`).
-            let mut window = sys::cuabi_access_policy_window {
-                ..defaults.access_policy_window
-            };
-            if a.window_bytes != 0 {
-                window.base = a.window_base;
-                window.bytes = a.window_bytes;
-                window.hit_ratio = f32::from_bits(a.window_hit_ratio);
-                window.hit_property = a.window_hit.into();
-                window.miss_property = a.window_miss.into();
-            }
-            return sys::cuabi_launch_config {
-                access_policy_window: window,
-                sync_policy: a.sync_policy.into(),
-                cluster_scheduling_policy: a.cluster_scheduling.into(),
-                mem_sync_domain: a.mem_sync_domain,
-                mem_sync_domain_map_default: a.mem_sync_domain_map.0,
-                mem_sync_domain_map_remote: a.mem_sync_domain_map.1,
-                shared_carveout: a.shared_carveout,
-                completion_event: std::ptr::without_provenance_mut(a.completion_event),
-                ..self.raw_plain(cluster, defaults)
-            };
-        }
-        self.raw_plain(cluster, defaults)
-    }
-
-    #[inline(always)]
-    fn raw_plain(
-        &self,
-        cluster: Dim3,
-        defaults: &sys::cuabi_launch_config,
-    ) -> sys::cuabi_launch_config {
-        sys::cuabi_launch_config {
+        let mut raw = sys::cuabi_launch_config {
             grid_x: self.grid.x,
             grid_y: self.grid.y,
             grid_z: self.grid.z,
@@ -360,11 +289,27 @@ impl LaunchConfig {
             programmatic_event: self
                 .programmatic_event_handle()
                 .unwrap_or(std::ptr::null_mut()),
-            access_policy_window: sys::cuabi_access_policy_window {
-                ..defaults.access_policy_window
-            },
-            ..*defaults
+            ..LaunchConfig::raw_default()
+        };
+        if self.has_attributes {
+            let a = &self.attributes;
+            if a.window_bytes != 0 {
+                let window = &mut raw.access_policy_window;
+                window.base = a.window_base;
+                window.bytes = a.window_bytes;
+                window.hit_ratio = f32::from_bits(a.window_hit_ratio);
+                window.hit_property = a.window_hit.into();
+                window.miss_property = a.window_miss.into();
+            }
+            raw.sync_policy = a.sync_policy.into();
+            raw.cluster_scheduling_policy = a.cluster_scheduling.into();
+            raw.mem_sync_domain = a.mem_sync_domain;
+            raw.mem_sync_domain_map_default = a.mem_sync_domain_map.0;
+            raw.mem_sync_domain_map_remote = a.mem_sync_domain_map.1;
+            raw.shared_carveout = a.shared_carveout;
+            raw.completion_event = std::ptr::without_provenance_mut(a.completion_event);
         }
+        raw
     }
 
     /// The configuration a C struct describes (from the library's answer).
@@ -404,6 +349,7 @@ impl LaunchConfig {
 
     /// A C struct with the library's defaults (`cuabi_launch_config_init`),
     /// for the library to fill.
+    #[inline(always)]
     pub(crate) fn raw_default() -> sys::cuabi_launch_config {
         let defaults = default_config();
         sys::cuabi_launch_config {
@@ -889,271 +835,4 @@ pub(crate) fn with_packed<T: KernelArgs, R>(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::types::ParamInfo;
-    use sealed::SealedArgs;
-
-    /// SAXPY's parameters: float a, float *x, float *y, float *out, size_t n.
-    fn saxpy_layout() -> Layout {
-        let p = |offset, size| ParamInfo { offset, size };
-        let params = vec![p(0, 4), p(8, 8), p(16, 8), p(24, 8), p(32, 8)];
-        Layout::new(params, 40).unwrap()
-    }
-
-    fn arg<T: DeviceRepr>(value: &T) -> Arg {
-        let (ptr, size) = sealed::Sealed::arg_bytes(value);
-        Arg { ptr, size }
-    }
-
-    /// Packs `args` into a 40-byte block of 0xAA; `None` when they do not fit.
-    fn packed(layout: &Layout, args: &[Arg]) -> Option<Vec<u8>> {
-        let mut block = vec![0xAAu8; 40];
-        unsafe { pack(layout, args, block.as_mut_ptr()) }.then_some(block)
-    }
-
-    #[test]
-    fn arguments_land_at_their_offsets() {
-        let (a, x, y, out, n) = (2.0f32, 0x1000u64, 0x2000u64, 0x3000u64, 1usize << 24);
-        let block = packed(
-            &saxpy_layout(),
-            &[arg(&a), arg(&x), arg(&y), arg(&out), arg(&n)],
-        )
-        .expect("SAXPY's arguments fit");
-        let mut want = 2.0f32.to_ne_bytes().to_vec();
-        want.extend([0xAA; 4]); // padding is left alone
-        for v in [x, y, out, n as u64] {
-            want.extend(v.to_ne_bytes());
-        }
-        assert_eq!(block, want);
-    }
-
-    #[test]
-    fn every_size_is_copied_whole() {
-        // The sizes copied without memcpy, and the others.
-        for size in [1usize, 2, 3, 4, 6, 8, 12, 16, 24, 40] {
-            let layout = Layout::new(vec![ParamInfo { offset: 0, size }], 40).unwrap();
-            let value: Vec<u8> = (1..=size as u8).collect();
-            let arg = Arg {
-                ptr: value.as_ptr().cast(),
-                size,
-            };
-            let block = packed(&layout, &[arg]).unwrap();
-            assert_eq!(&block[..size], &value[..], "size {size}");
-            assert!(block[size..].iter().all(|&b| b == 0xAA), "size {size}");
-        }
-    }
-
-    #[test]
-    fn a_wrong_size_or_count_does_not_fit() {
-        let layout = saxpy_layout();
-        let (a, p, n, n32, a64) = (2.0f32, 0u64, 16usize, 16u32, 2.0f64);
-        assert!(packed(&layout, &[arg(&a), arg(&p), arg(&p), arg(&p), arg(&n32)]).is_none());
-        assert!(packed(&layout, &[arg(&a64), arg(&p), arg(&p), arg(&p), arg(&n)]).is_none());
-        assert!(packed(&layout, &[arg(&a), arg(&p), arg(&p), arg(&p)]).is_none());
-        let six = [arg(&a), arg(&p), arg(&p), arg(&p), arg(&n), arg(&n)];
-        assert!(packed(&layout, &six).is_none());
-        assert!(packed(&layout, &[]).is_none());
-    }
-
-    #[test]
-    fn tuples_give_their_signature_and_visit_in_order() {
-        #[derive(Clone, Copy)]
-        #[repr(C)]
-        struct Params {
-            scale: f32,
-            count: i32,
-            offset: f64,
-        }
-        unsafe impl DeviceRepr for Params {}
-        let (a, b, c) = (
-            1u8,
-            Params {
-                scale: 1.5,
-                count: -3,
-                offset: 0.25,
-            },
-            [3u16; 3],
-        );
-        let mut seen = Vec::new();
-        (&a, &b, &c).each(|i, ptr, size| seen.push((i, ptr, size)));
-        let want: [(usize, *const c_void, usize); 3] = [
-            (0, (&a as *const u8).cast(), 1),
-            (1, (&b as *const Params).cast(), 16),
-            (2, (&c as *const [u16; 3]).cast(), 6),
-        ];
-        assert_eq!(seen, want);
-        assert_eq!(<(&u8, &Params, &[u16; 3])>::SIZES, [1, 16, 6]);
-        assert_eq!(<(&f32, &DeviceBuffer<f32>)>::SIZES, [4, 8]);
-        assert!(<()>::SIZES.is_empty());
-        let v = 0u32;
-        let longest = (
-            &v, &v, &v, &v, &v, &v, &v, &v, &v, &v, &v, &v, &v, &v, &v, &v, &v, &v, &v, &v, &v, &v,
-            &v, &v,
-        );
-        let mut count = 0;
-        longest.each(|i, _, _| {
-            assert_eq!(i, count);
-            count += 1;
-        });
-        assert_eq!(count, 24);
-    }
-
-    #[test]
-    fn threads_reuse_their_argument_list() {
-        std::thread::spawn(|| {
-            let first = take_spare();
-            let address = first.as_ptr();
-            assert!(first.capacity() >= FIRST_CAPACITY);
-            give_back(first);
-            // The next launch of this thread gets the same list back, empty.
-            let second = take_spare();
-            assert_eq!(second.as_ptr(), address);
-            assert!(second.is_empty());
-            // A launch built while another holds the list gets its own.
-            let mut nested = take_spare();
-            assert_ne!(nested.as_ptr(), address);
-            let value = 1u32;
-            nested.extend(std::iter::repeat_n(arg(&value), 100));
-            let grown = nested.capacity();
-            give_back(second);
-            give_back(nested);
-            // The thread keeps the larger list, emptied.
-            let third = take_spare();
-            assert_eq!(third.capacity(), grown);
-            assert!(third.is_empty());
-            // A huge list is not kept.
-            give_back(third);
-            let mut huge = take_spare();
-            huge.extend(std::iter::repeat_n(arg(&value), MAX_KEPT + 1));
-            give_back(huge);
-            assert_eq!(take_spare().capacity(), FIRST_CAPACITY);
-        })
-        .join()
-        .unwrap();
-    }
-
-    #[test]
-    fn extended_options_reach_the_c_struct_and_come_back() {
-        let plain = LaunchConfig::new(8, 32).raw();
-        assert_eq!(plain.flags, 0);
-        assert_eq!(
-            (plain.cluster_x, plain.cluster_y, plain.cluster_z),
-            (0, 0, 0)
-        );
-        assert_eq!(plain.priority, 0);
-        assert!(plain.programmatic_event.is_null());
-
-        let config = LaunchConfig::new((8, 2), 32)
-            .cooperative(true)
-            .programmatic_serialization(true)
-            .programmatic_event_at_block_start(true)
-            .cluster(2, 1, 1)
-            .priority(-3);
-        let raw = config.raw();
-        assert_eq!(
-            raw.flags,
-            sys::CUABI_LAUNCH_COOPERATIVE
-                | sys::CUABI_LAUNCH_PROGRAMMATIC_SERIALIZATION
-                | sys::CUABI_LAUNCH_PROGRAMMATIC_EVENT_AT_BLOCK_START
-        );
-        assert_eq!((raw.cluster_x, raw.cluster_y, raw.cluster_z), (2, 1, 1));
-        assert_eq!(raw.priority, -3);
-        assert_eq!(LaunchConfig::from_raw(&raw), config);
-
-        // Options switch off again.
-        let off = config
-            .cooperative(false)
-            .programmatic_serialization(false)
-            .without_cluster();
-        assert_eq!(off.flags, LaunchFlags::PROGRAMMATIC_EVENT_AT_BLOCK_START);
-        let raw = off.raw();
-        assert_eq!((raw.cluster_x, raw.cluster_y, raw.cluster_z), (0, 0, 0));
-        assert_eq!(LaunchConfig::from_raw(&raw).cluster, None);
-
-        // The programmatic event travels as its handle.
-        let fake: sys::cuabi_event = std::ptr::without_provenance_mut(0x1234_0500_0007);
-        let mut with_event = LaunchConfig::new(1, 1);
-        with_event.programmatic_event = Some(fake.addr());
-        assert_eq!(with_event.raw().programmatic_event, fake);
-        assert_eq!(with_event.programmatic_event_handle(), Some(fake));
-        assert_eq!(
-            with_event
-                .without_programmatic_event()
-                .raw()
-                .programmatic_event,
-            std::ptr::null_mut()
-        );
-        fn assert_send_sync<T: Send + Sync>() {}
-        assert_send_sync::<LaunchConfig>();
-    }
-
-    #[test]
-    fn tuples_pack_at_the_layouts_offsets_or_not_at_all() {
-        let layout = saxpy_layout();
-        let (a, x, y, out, n) = (2.0f32, 0x1000u64, 0x2000u64, 0x3000u64, 7usize);
-        let block = with_packed(&layout, &(&a, &x, &y, &out, &n), |ptr, size| {
-            assert_eq!(size, 40);
-            unsafe { std::slice::from_raw_parts(ptr.cast::<u8>(), size) }.to_vec()
-        })
-        .expect("SAXPY's tuple fits");
-        let mut want = 2.0f32.to_ne_bytes().to_vec();
-        want.extend([0; 4]); // padding is zero
-        for v in [x, y, out, n as u64] {
-            want.extend(v.to_ne_bytes());
-        }
-        assert_eq!(block, want);
-        let n32 = 7u32;
-        let called = with_packed(&layout, &(&a, &x, &y, &out, &n32), |_, _| ());
-        assert!(called.is_none(), "a 4-byte n does not fit");
-        assert!(with_packed(&layout, &(&a, &x, &y, &out), |_, _| ()).is_none());
-        // A block larger than the stack's goes to the heap, aligned.
-        let big = Layout::new(
-            vec![
-                ParamInfo { offset: 0, size: 4 },
-                ParamInfo {
-                    offset: 296,
-                    size: 8,
-                },
-            ],
-            304,
-        )
-        .unwrap();
-        let (first, last) = (5u32, 9u64);
-        let tail = with_packed(&big, &(&first, &last), |ptr, size| {
-            assert_eq!((size, ptr.addr() % 16), (304, 0));
-            let bytes = unsafe { std::slice::from_raw_parts(ptr.cast::<u8>(), size) };
-            (
-                bytes[..4].to_vec(),
-                bytes[296..].to_vec(),
-                bytes[4..296].iter().all(|&b| b == 0),
-            )
-        })
-        .unwrap();
-        assert_eq!(
-            tail,
-            (
-                5u32.to_ne_bytes().to_vec(),
-                9u64.to_ne_bytes().to_vec(),
-                true
-            )
-        );
-    }
-
-    #[test]
-    fn configs_take_the_librarys_defaults() {
-        let raw = LaunchConfig::new((4, 5, 6), (7, 8))
-            .with_shared_mem(100)
-            .raw();
-        assert_eq!(raw.struct_size, size_of::<sys::cuabi_launch_config>());
-        assert_eq!((raw.grid_x, raw.grid_y, raw.grid_z), (4, 5, 6));
-        assert_eq!((raw.block_x, raw.block_y, raw.block_z), (7, 8, 1));
-        assert_eq!(raw.shared_mem_bytes, 100);
-        let default = default_config();
-        assert_eq!(
-            (default.grid_x, default.block_z, default.shared_mem_bytes),
-            (1, 1, 0)
-        );
-        assert_eq!(std::mem::align_of::<StackBlock>(), 16);
-    }
-}
+mod tests;

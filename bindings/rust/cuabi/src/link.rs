@@ -5,7 +5,6 @@ use cuabi_sys as sys;
 
 use crate::background::Background;
 use crate::error::{create, init_struct, Result};
-use crate::generated::LinkFlags;
 use crate::objects::LinkDescFields;
 use crate::program::CStrings;
 use crate::types::{Device, Library, Linker, Module};
@@ -33,19 +32,6 @@ impl LinkOptions {
     /// The library's defaults.
     pub fn new() -> LinkOptions {
         LinkOptions::default()
-    }
-
-    /// Link-time optimisation over the LTO-IR inputs (`-lto`; nvJitLink
-    /// only): inputs compiled with [`CompileOptions::dlto`](crate::CompileOptions::dlto).
-    pub fn lto(mut self, on: bool) -> Self {
-        self.fields.flags = self.fields.flags.with(LinkFlags::LTO, on);
-        self
-    }
-
-    /// Neither reads nor writes the on-disk cache for this link.
-    pub fn no_cache(mut self) -> Self {
-        self.fields.flags |= LinkFlags::NO_CACHE;
-        self
     }
 
     /// Adds one nvJitLink option (`"-O3"`, `"-lineinfo"`,
@@ -112,22 +98,4 @@ impl Library {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::generated::LinkBackend;
-
-    #[test]
-    fn link_options_set_and_clear_flags() {
-        let options = LinkOptions::new().lto(true).no_cache();
-        assert_eq!(options.fields.flags, LinkFlags::LTO | LinkFlags::NO_CACHE);
-        assert_eq!(options.clone().lto(false).fields.flags, LinkFlags::NO_CACHE);
-        assert_eq!(options.flags(LinkFlags::NONE).fields.flags, LinkFlags::NONE);
-        let options = LinkOptions::new()
-            .backend(LinkBackend::Driver)
-            .option("-O3")
-            .options(["-lineinfo"]);
-        assert_eq!(options.fields.backend, LinkBackend::Driver);
-        assert_eq!(options.options, ["-O3", "-lineinfo"]);
-        assert_eq!(LinkOptions::new().fields.backend, LinkBackend::Auto);
-    }
-}
+mod tests;
