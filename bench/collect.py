@@ -381,7 +381,7 @@ def markdown(
         (
             "GPU",
             (
-                f"{gpu} (cc {env.get('cc', '?')}), driver {env.get('driver', '?')}"
+                f"{gpu} (cc {env.get('cc') or '?'}), driver {env.get('driver') or '?'}"
                 if R.mode == "gpu"
                 else "none"
             ),
@@ -792,6 +792,11 @@ def environment(R: Results, out_dir: str) -> Dict[str, Any]:
             env["driver"] = i["driver"]
         if i.get("nvrtc"):
             env["nvrtc"] = i["nvrtc"]
+    smi = R.session.get("gpu") or {}
+    if not env.get("gpu") and smi.get("device"):
+        env["gpu"] = smi["device"]
+    if not env.get("driver") and smi.get("driver"):
+        env["driver"] = smi["driver"]
     if R.mode != "gpu":
         env["gpu"] = None
     env["peer_versions"] = {

@@ -491,6 +491,21 @@ class Runner:
                 )
 
 
+def gpu_from_nvidia_smi() -> Optional[Dict[str, str]]:
+    """{device, driver} of the first GPU as nvidia-smi names it, or None:
+    the results' header where no implementation reported its device (a run
+    of figures that record none, such as "first" alone)."""
+    try:
+        line = subprocess.run(
+            ["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
+            capture_output=True, text=True, timeout=30,
+        ).stdout.strip().splitlines()[0]
+        name, driver = (x.strip() for x in line.split(",", 1))
+        return {"device": name, "driver": driver}
+    except (OSError, subprocess.SubprocessError, IndexError, ValueError):
+        return None
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument("--mode", choices=("gpu", "cpu"), required=True)
@@ -545,6 +560,7 @@ def main() -> int:
             "mode": ns.mode,
             "started": time.strftime("%Y-%m-%dT%H:%M:%S"),
             "settings": {k: (sorted(v) if isinstance(v, set) else v) for k, v in vars(ns).items()},
+            "gpu": gpu_from_nvidia_smi() if ns.mode == "gpu" else None,
         }
     )
     runnable = []
