@@ -38,12 +38,22 @@ The object-layer rules, the same as every language's:
 * a library call that takes nothing and answers a number or a string
   instead of a status (``cuabi_version``) is a free function returning it;
 * a constructor is a classmethod of the made object's class
-  (``BufferBase.alloc(device, bytes)``);
+  (``BufferBase.alloc(device, bytes)``), which checks its receiver as any
+  handle argument is checked (a TypeError naming it);
 * a library call is a free function taking ``backend=None``;
 * a new handle (a constructor's, or a method's of another kind) is returned
   in its kind's public class where a hand-written one declares itself that
   (``register_owner``: see OWNERS), made by that class's ``_made_by`` hook,
-  else in its kind's generated class; either owns and releases it;
+  else in its kind's generated class; either owns and releases it. The
+  hook is given the device the call names, where it names one (the made
+  object belongs to it: ``LibraryBase.get_module(device)``), else the
+  receiver. A copy of a receiver whose kind keeps what calls name
+  (``GraphBase.clone``) keeps what the receiver keeps;
+* an IPC opening's handle bytes are read by the "ipc" reader
+  (``register_reader``) first, which refuses a str;
+* a row of PY_CHAIN makes a method answer its receiver (for chaining), a
+  row of PY_DEFAULTS gives trailing parameters defaults, and a row of
+  BOOL_FLAGS takes a flag-set parameter as one bool choosing one flag;
 * a consuming call (the model's `consumes`: the library releases the
   receiver's handle once it succeeds, ``cuabi_buffer_free_async``) closes
   the receiver after it (``Resource._consumed``);
@@ -100,7 +110,6 @@ BOXES = {"int32_t", "uint32_t", "int64_t", "size_t", "uint64_t", "float", "doubl
 # Functions whose Python form differs from the generated one (defaults,
 # chaining, richer arguments), written in the hand-written classes.
 HAND_WRITTEN = {
-    "cuabi_event_record": "Event.record returns the event, for chaining",
     "cuabi_buffer_advise": "DeviceBuffer.advise takes a range default and a Device location",
     "cuabi_buffer_fill": "DeviceBuffer.fill takes a typed value and a range default",
     "cuabi_buffer_memset": "DeviceBuffer.memset takes a range default",
@@ -149,6 +158,27 @@ PY_ALIASES = {
     "cuabi_event_get_elapsed_ms": "elapsed_ms",
     "cuabi_stream_wait_event": "wait",
     "cuabi_function_get_available_dynamic_shared": "available_dynamic_shared",
+    "cuabi_library_get_module": "module",
+}
+
+# Calls whose generated method answers its receiver, for chaining
+# (``ev.record(s).synchronize()``, ``linker.add_program(a).add_program(b)``):
+# ``return self``, typed as the receiver's own class.
+PY_CHAIN = {"cuabi_event_record", "cuabi_linker_add_program"}
+
+# Defaults of generated parameters, by function and parameter: the Python
+# value written after ``=`` (every later parameter must have one too).
+PY_DEFAULTS: Dict[str, Dict[str, str]] = {
+    "cuabi_sm_resource_split": {"min_sm_count": "0", "index": "0"},
+    "cuabi_graph_instantiate_with_flags": {"flags": "0"},
+}
+
+# A flag-set parameter taken as one bool choosing one of its flags:
+# {function: {parameter: (the Python name, the flag's member)}}; False (the
+# default) passes 0, True the flag.
+BOOL_FLAGS: Dict[str, Dict[str, Tuple[str, str]]] = {
+    "cuabi_stream_copy_batch": {"flags": ("prefer_overlap", "PREFER_OVERLAP")},
+    "cuabi_stream_copy_3d_batch": {"flags": ("prefer_overlap", "PREFER_OVERLAP")},
 }
 
 # Idioms whose calls are generated where every parameter has a Python form:
@@ -202,7 +232,13 @@ DESC_FILLERS: Dict[str, Dict[str, str]] = {
         "relocatable": "bool",
     },
     "cuabi_link_desc": {"backend": "enum:link backend"},
-    "cuabi_texture_desc": {"normalized_coords": "bool"},
+    "cuabi_texture_desc": {
+        "normalized_coords": "bool",
+        "address_x": "enum:address mode",
+        "address_y": "enum:address mode",
+        "address_z": "enum:address mode",
+        "filter": "enum:filter mode",
+    },
 }
 
 # What every object already has (cuabi._base.Resource).
@@ -248,6 +284,13 @@ class Emitter:
         self.built_uses: Set[Tuple[str, str]] = set()
         # The public classes (OWNERS) the generated code answers.
         self.owner_uses: Set[Tuple[str, str]] = set()
+        # The kinds that keep what a call names for their life (a `lasting`
+        # parameter for the receiver: a graph's nodes' host memory).
+        self.holding = {
+            next(q["type"]["base"] for q in fn["params"] if q["role"] == "receiver")
+            for fn in model["functions"]
+            if any(q.get("lasting") == "receiver" for q in fn["params"])
+        }
         # Each function generated: {C name: (its class or "", its member)}.
         self.made: Dict[str, Tuple[str, str]] = {}
 
@@ -505,7 +548,7 @@ class Emitter:
             if p is receiver:
                 if call == "constructor":
                     sig.append(f"{name}: {class_of(base)}")
-                    prep.append(f"b = {name}._b")
+                    prep.append(f'b = _of({name}, "{base}", {class_of(base)}, "{p["name"]}")._b')
                     args.append(f"{name}._handle")
                 else:
                     args.append("self._handle")
@@ -525,6 +568,12 @@ class Emitter:
                 # A prefetch's or an advice's location: a Device, an ordinal or "host".
                 sig.append(f"{name}: Union[DeviceBase, int, str]")
                 args.append(f'_READERS["location"]({name}, "{p["name"]}")')
+            elif role == "in" and p["name"] in BOOL_FLAGS.get(fn["name"], {}):
+                py, member = BOOL_FLAGS[fn["name"]][p["name"]]
+                self.note_enum(base)
+                cls = enum_class_name(self.enums[self.flags[base]["bits"]])
+                sig.append(f"{py}: bool = False")
+                args.append(f"int(_api.{cls}.{member}) if {py} else 0")
             elif role == "in":
                 ptype, arg = self.in_value(p)
                 sig.append(f"{name}: {ptype}")
@@ -541,7 +590,9 @@ class Emitter:
             elif role == "bytes_in" and not p.get("nullable"):
                 # Host bytes the call reads (and copies) before it returns.
                 sig.append(f"{name}: Union[bytes, bytearray, memoryview]")
-                prep.append(f"{name}_arg, {name}_n, {name}_keep = _bytes_in({name}, b)")
+                # An IPC handle is first read as one (the "ipc" reader: bytes, not str).
+                data = f'_READERS["ipc"]({name})' if fn.get("idiom") == "ipc" else name
+                prep.append(f"{name}_arg, {name}_n, {name}_keep = _bytes_in({data}, b)")
                 args.append(f"{name}_arg")
             elif role == "bytes_out" and fn.get("idiom") == "ipc":
                 # An IPC handle's bytes, read into a buffer of their size.
@@ -601,10 +652,16 @@ class Emitter:
                 ht = p["handle_type"]
                 if ht in OWNERS:
                     # Its public class, made by its hook from the handle and
-                    # what made it: the receiver, or a constructor's first handle.
+                    # what made it: the device the call names (the one the
+                    # object belongs to), else the receiver, or a
+                    # constructor's first handle.
                     module, cls = OWNERS[ht]
                     self.owner_uses.add((module, cls))
                     by = "None" if receiver is None else ident(receiver["name"]) if call == "constructor" else "self"
+                    devices = [q for q in fn["params"] if q["role"] == "handle" and not q.get("nullable")
+                               and q["handle_type"] == "cuabi_device"]
+                    if devices:
+                        by = ident(devices[0]["name"])
                     results.append((f'"{cls}"', f'_OWNERS["{ht}"]._made_by(b, b.value({name}_box), {by})'))
                 else:
                     cls = class_of(ht)
@@ -645,6 +702,15 @@ class Emitter:
             if not sig[i].split(": ", 1)[1].startswith("Optional["):
                 break
             sig[i] += " = None"
+        defaults = PY_DEFAULTS.get(fn["name"], {})
+        for i in range(len(sig) - 1, -1, -1):
+            pname = sig[i].split(":", 1)[0]
+            if pname in defaults:
+                if any("=" not in q for q in sig[i + 1 :]):
+                    raise SystemExit(f"regen: PY_DEFAULTS: {fn['name']}.{pname} is no trailing parameter")
+                sig[i] += f" = {defaults[pname]}"
+        if set(defaults) - {q.split(":", 1)[0] for q in sig}:
+            raise SystemExit(f"regen: PY_DEFAULTS: {fn['name']} has no parameter {sorted(defaults)}")
         if kw_sig:
             sig += ["*"] + kw_sig
         if fn.get("consumes"):
@@ -687,11 +753,22 @@ class Emitter:
                     "return True",
                 ]
                 rtype = "bool"
+            elif fn["name"] in PY_CHAIN:
+                if results or not owner or call == "constructor":
+                    raise SystemExit(f"regen: PY_CHAIN: {fn['name']} answers no receiver")
+                rtype = "_Self"
+                body.append("return self")
             elif not results:
                 rtype = "None"
             elif len(results) == 1 and results[0][1].startswith("_OWNERS["):
                 rtype = results[0][0]  # a public class, typed here (the hook answers Any)
-                body += [f"made: {rtype} = {results[0][1]}", "return made"]
+                body.append(f"made: {rtype} = {results[0][1]}")
+                made_kind = next(p["handle_type"] for p in fn["params"] if p["role"] == "out_handle")
+                if call != "constructor" and receiver is not None and made_kind == receiver["type"]["base"] \
+                        and made_kind in self.holding:
+                    # A copy of the receiver (a graph's clone) names what it names: it keeps it too.
+                    body += ['for keep in self.__dict__.get("_held", ()):', "    made._hold(keep)"]
+                body.append("return made")
             elif len(results) == 1:
                 rtype = results[0][0]
                 body.append(f"return {results[0][1]}")
@@ -729,7 +806,7 @@ class Emitter:
             lines.append(f"{indent}@property")
             lines.append(f"{indent}def {ident(name)}(self) -> {rtype}:")
         else:
-            params = (["self"] if owner else []) + sig
+            params = (["self: _Self" if rtype == "_Self" else "self"] if owner else []) + sig
             if params and params[-1] == "*":
                 params.pop()
             lines.append(f"{indent}def {ident(method)}({', '.join(params)}) -> {rtype}:")
@@ -939,7 +1016,7 @@ def objects(model: Dict[str, Any]) -> str:
         "from contextlib import ContextDecorator\n"
         "from dataclasses import dataclass, replace\n"
         "from types import TracebackType\n"
-        "from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Tuple, Type, Union\n\n"
+        "from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Tuple, Type, TypeVar, Union\n\n"
         "from . import _api\n"
     )
     if enum_names:
@@ -958,6 +1035,7 @@ def objects(model: Dict[str, Any]) -> str:
         out.append("\n")
     out.append(
         "BackendArg = Union[Backend, str, None]\n"
+        "_Self = TypeVar(\"_Self\", bound=Resource)  # a chaining method's receiver (PY_CHAIN)\n"
         "NOT_READY = _api.CUABI_ERROR_NOT_READY\n\n"
         "# The public class of each kind of handle, the hand-written one registered\n"
         "# for it: what a generated call answers a new handle of that kind in (made\n"
@@ -969,10 +1047,10 @@ def objects(model: Dict[str, Any]) -> str:
         '    as the public class of that kind: what a generated call answers and\n'
         '    an argument of that kind must be (scripts/regen finds these calls)."""\n'
         "    _OWNERS[handle_type] = cls\n\n\n"
-        "def _arg(obj: Any, handle_type: str, base: Any, what: str, b: Backend, nullable: bool = False) -> Any:\n"
-        '    """The handle argument for ``obj``; a TypeError naming ``what`` for\n'
-        "    anything but an object of that kind (and the public class's\n"
-        '    ``_arg_hint``, if it has one)."""\n'
+        "def _of(obj: Any, handle_type: str, base: Any, what: str, nullable: bool = False) -> Any:\n"
+        '    """``obj``, an object of the kind ``base``; a TypeError naming ``what``\n'
+        "    for anything else (and the public class's ``_arg_hint``, if it has\n"
+        '    one)."""\n'
         "    if not isinstance(obj, base):\n"
         "        owner = _OWNERS.get(handle_type, base)\n"
         '        also = " or None" if nullable else ""\n'
@@ -980,7 +1058,10 @@ def objects(model: Dict[str, Any]) -> str:
         "        raise TypeError(\n"
         '            f"{what} must be a cuabi.{owner.__name__}{also}, not {type(obj).__name__}{hint}"\n'
         "        )\n"
-        "    return obj._arg(b)\n\n\n"
+        "    return obj\n\n\n"
+        "def _arg(obj: Any, handle_type: str, base: Any, what: str, b: Backend, nullable: bool = False) -> Any:\n"
+        '    """The handle argument for ``obj``, checked by ``_of``."""\n'
+        "    return _of(obj, handle_type, base, what, nullable)._arg(b)\n\n\n"
         "# How each built struct is laid out: (the hand-written type that\n"
         "# describes one, what lays a list of them out as a C array).\n"
         "_LAYOUTS: Dict[str, Tuple[Any, Callable[[Backend, List[Any]], Tuple[Any, int, List[Any]]]]] = {}\n\n\n"
@@ -994,7 +1075,8 @@ def objects(model: Dict[str, Any]) -> str:
         "# What reads a Python value as some C values, registered by cuabi._hostmem:\n"
         '# "host", ``read(obj, writable) -> (address, nbytes, keep-alive)`` of a\n'
         '# C-contiguous host buffer; "location", ``read(value, what) -> int`` of a\n'
-        '# Device, a device ordinal or "host".\n'
+        '# Device, a device ordinal or "host"; "ipc", ``read(handle) -> bytes`` of an\n'
+        "# IPC handle.\n"
         "_READERS: Dict[str, Callable[..., Any]] = {}\n\n\n"
         "def register_reader(kind: str, read: Callable[..., Any]) -> None:\n"
         '    """Names ``read`` as what reads a Python value as a C value of ``kind``."""\n'
@@ -1049,7 +1131,7 @@ def objects(model: Dict[str, Any]) -> str:
         '    """An enum value: a member or an int (which the core checks), or a\n'
         '    member\'s name (any case); anything else a TypeError naming ``what``."""\n'
         "    table = {member.name.lower(): member for member in cls}\n"
-        "    if isinstance(value, bool) or not isinstance(value, (int, str)):\n"
+        '    if isinstance(value, bool) or not (isinstance(value, str) or hasattr(value, "__index__")):\n'
         "        raise TypeError(\n"
         "            f\"{what} must be one of {', '.join(table)} (or its enum), \"\n"
         "            f\"not {type(value).__name__}\"\n"

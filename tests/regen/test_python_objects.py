@@ -72,5 +72,65 @@ class DescFillers(unittest.TestCase):
         self.assertNotIn("cuabi_texture_desc_init", read("bindings/python/cuabi/_arrays.py"))
 
 
+class RowTables(unittest.TestCase):
+    """PY_CHAIN, PY_DEFAULTS and BOOL_FLAGS name what the header declares,
+    and each row's shape lands in the generated layer."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.d = model.describe(HEADER)
+        cls.functions = {fn["name"]: fn for fn in cls.d["functions"]}
+        cls.flags = {f["name"] for f in cls.d["flags"]}
+        cls.objects = read(python_objects.OBJECTS)
+
+    def params(self, fn):
+        return {p["name"]: p for p in self.functions[fn]["params"]}
+
+    def test_chaining_methods_answer_their_receiver(self):
+        for fn in python_objects.PY_CHAIN:
+            self.assertTrue(self.functions[fn]["receiver"], fn)
+            self.assertNotIn(fn, python_objects.HAND_WRITTEN)
+        text = self.objects
+        self.assertIn('_Self = TypeVar("_Self", bound=Resource)', text)
+        self.assertIn("def record(self: _Self, stream: Optional[StreamBase] = None) -> _Self:", text)
+        self.assertIn("def add_program(self: _Self, program: ProgramBase) -> _Self:", text)
+        body = text.split("def add_program(self: _Self")[1].split("\n\n")[0]
+        self.assertTrue(body.rstrip().endswith("return self"), body)
+
+    def test_defaults_name_trailing_parameters(self):
+        for fn, defaults in python_objects.PY_DEFAULTS.items():
+            params = self.params(fn)
+            for name in defaults:
+                self.assertIn(name, params, f"{fn}.{name}")
+        self.assertIn("def split(self, group_count: int, min_sm_count: int = 0, index: int = 0)", self.objects)
+        self.assertIn("def instantiate_with_flags(self, flags: int = 0, upload_stream:", self.objects)
+
+    def test_bool_flags_choose_one_flag_of_a_flag_set(self):
+        for fn, table in python_objects.BOOL_FLAGS.items():
+            params = self.params(fn)
+            for name, (py, member) in table.items():
+                self.assertIn(params[name]["type"]["base"], self.flags, f"{fn}.{name}")
+                self.assertTrue(py.isidentifier() and member.isupper(), (py, member))
+        text = self.objects
+        self.assertIn("def copy_batch(self, ops: Sequence[\"CopyOp\"], prefer_overlap: bool = False)", text)
+        self.assertIn("int(_api.CopyBatchFlag.PREFER_OVERLAP) if prefer_overlap else 0", text)
+
+    def test_a_made_object_belongs_to_the_device_the_call_names(self):
+        # cuabi_library_get_module(library, device): the module is the device's.
+        text = self.objects.split("def get_module(self, device: DeviceBase)")[1].split("module = get_module")[0]
+        self.assertIn('_OWNERS["cuabi_module"]._made_by(b, b.value(out_box), device)', text)
+
+    def test_a_constructor_checks_its_receiver(self):
+        self.assertIn('b = _of(device, "cuabi_device", DeviceBase, "device")._b', self.objects)
+
+    def test_a_copy_of_a_holding_receiver_keeps_what_it_keeps(self):
+        text = self.objects.split("    def clone(self)")[1].split("\n\n")[0]
+        self.assertIn('for keep in self.__dict__.get("_held", ()):\n            made._hold(keep)', text)
+
+    def test_ipc_openings_read_the_handle_as_one(self):
+        self.assertIn('_bytes_in(_READERS["ipc"](handle), b)', self.objects)
+        self.assertIn('register_reader("ipc", ipc_handle_arg)', read("bindings/python/cuabi/_hostmem.py"))
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -46,7 +46,8 @@ from . import _objects, capi, errors
 from ._objects import *  # noqa: F401,F403  (generated: functions, scopes, value types, enums)
 from ._api import CUABI_VERSION_STRING
 from ._context_lost import on_context_lost
-from ._device import Device
+# DLPack through the core (cuabi_buffer_import_dlpack); buffers export with __dlpack__.
+from ._device import Device, from_dlpack
 from ._error_base import FaultedLaunch
 from ._loader import (
     BACKENDS,
@@ -59,6 +60,9 @@ from ._loader import (
 )
 from ._api import (
     AddressMode,
+    # The launch attributes' enum no generated call takes (LaunchConfig's
+    # cluster_scheduling).
+    ClusterSchedulingPolicy,
     FilterMode,
     LaunchFlag,
     MemoryAdvice,
@@ -124,14 +128,6 @@ __all__ = [
 ]
 __all__ += ["SmResource", "GreenContext", "TensorMap", "TENSOR_MAP_BYTES"]
 __all__ += ["MemOp", "CopyOp", "Copy3dOp", "ManagedRange"]
-# The launch attributes' enum no generated call takes (LaunchConfig's
-# cluster_scheduling).
-from ._api import ClusterSchedulingPolicy  # noqa: E402
-
-__all__ += ["ClusterSchedulingPolicy"]
-# DLPack through the core (cuabi_buffer_import_dlpack); buffers export with __dlpack__.
-from ._device import from_dlpack  # noqa: E402
-
-__all__ += ["from_dlpack"]
+__all__ += ["ClusterSchedulingPolicy", "from_dlpack"]
 __all__ += _objects.__all__
 __all__ += errors.__all__

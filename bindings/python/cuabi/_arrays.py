@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import sys
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple, Type, Union
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple, Union
 
-from ._api import AddressMode, ArrayFlag, ArrayFormat, FilterMode, ReadMode
+from ._api import ArrayFlag, ArrayFormat
 from ._objects import ArrayBase, SurfaceBase, TextureBase, fill_texture_desc, register_owner
-from ._batch import register_copy_3d_planner
-from ._base import Resource, check_i32, check_size, check_u32
+from ._batch import Copy3dOp, register_copy_3d_planner
+from ._base import Resource, check_size, check_u32
 from ._loader import Backend, get_backend
 from ._memory import DeviceArray, DeviceBuffer, _numpy, device_arg
 from ._packing import register_pointer_type
@@ -255,21 +255,6 @@ class Array(ArrayBase):
 # ---------------------------------------------------------------------------
 
 
-def _mode(enum_cls: Type[Any], value: Any, what: str) -> int:
-    """A mode given as its enum member, its value or its name (any case)."""
-    if isinstance(value, str):
-        member = enum_cls.__members__.get(value.strip().upper())
-        if member is None:
-            names = ", ".join(repr(n.lower()) for n in enum_cls.__members__)
-            raise ValueError(f"unknown {what} {value!r}; use one of {names}")
-        return int(member)
-    if isinstance(value, bool) or not hasattr(value, "__index__"):
-        raise TypeError(
-            f"{what} must be a {enum_cls.__name__} or its name, not {type(value).__name__}"
-        )
-    return check_i32(value, what)
-
-
 class _ObjectValue(Resource):
     """A texture or surface object: its 64-bit value passes, by value, as a
     kernel argument (8 bytes: ``cudaTextureObject_t``,
@@ -353,7 +338,6 @@ class Texture(_ObjectValue, TextureBase):
         if not 1 <= len(modes) <= 3:
             raise ValueError(f"address_mode must have 1 to 3 modes (x, y, z), not {len(modes)}")
         modes = modes + (modes[-1],) * (3 - len(modes))
-        address = [_mode(AddressMode, m, "address mode") for m in modes]
         colour = tuple(border_color)
         if len(colour) != 4:
             raise ValueError(f"border_color must be 4 values (r, g, b, a), not {len(colour)}")
@@ -369,12 +353,12 @@ class Texture(_ObjectValue, TextureBase):
             )
         else:
             fields = self._describe_buffer(b, source, dtype, channels, width, height, pitch, offset)
-        fields.update(zip(("address_x", "address_y", "address_z"), address))
+        fields.update(zip(("address_x", "address_y", "address_z"), modes))
         fields.update(zip(("border_r", "border_g", "border_b", "border_a"), colour))
         arg, _keep = fill_texture_desc(
             b,
-            filter=_mode(FilterMode, filter_mode, "filter mode"),
-            read_mode=_mode(ReadMode, read_mode, "read mode"),
+            filter=filter_mode,
+            read_mode=read_mode,
             normalized_coords=1 if normalized_coords else 0,
             **fields,
         )
@@ -649,10 +633,9 @@ def copy_3d(
 
     The core checks every range of the buffers and arrays before the
     driver sees it (OutOfRangeError names the side and the dimension)."""
-    plan = _Copy3dPlan(
-        dst, src, extent, dst_origin, src_origin, dst_pitch, dst_height, src_pitch, src_height,
-        _row_axes,
-    )
+    op = Copy3dOp(dst, src, extent, dst_origin, src_origin, dst_pitch, dst_height, src_pitch,
+                  src_height)
+    plan = _Copy3dPlan(op, _row_axes)
     b: Optional[Backend] = plan.backend()
     if b is None:
         b = stream.backend if isinstance(stream, Stream) else get_backend()
@@ -669,24 +652,12 @@ class _Copy3dPlan:
     them (the host side checked against its NumPy array), ready to fill a
     ``cuabi_copy_3d_desc``: copy_3d's and Stream.copy_3d_batch's."""
 
-    def __init__(
-        self,
-        dst: Any,
-        src: Any,
-        extent: Optional[Union[int, Sequence[int]]],
-        dst_origin: Union[int, Sequence[int]],
-        src_origin: Union[int, Sequence[int]],
-        dst_pitch: int,
-        dst_height: int,
-        src_pitch: int,
-        src_height: int,
-        row_axes: Optional[int],
-    ) -> None:
-        s = _side(src, "src", False, row_axes)
-        d = _side(dst, "dst", True, row_axes)
-        src_at = _xyz(src_origin, "src_origin", 0)
-        dst_at = _xyz(dst_origin, "dst_origin", 0)
-        if extent is None:
+    def __init__(self, op: Copy3dOp, row_axes: Optional[int]) -> None:
+        s = _side(op.src, "src", False, row_axes)
+        d = _side(op.dst, "dst", True, row_axes)
+        src_at = _xyz(op.src_origin, "src_origin", 0)
+        dst_at = _xyz(op.dst_origin, "dst_origin", 0)
+        if op.extent is None:
             box = None
             for kind in ("host", "array", "buffer"):
                 for side in (s, d):
@@ -698,9 +669,9 @@ class _Copy3dPlan:
                     "is a host array, an Array or a pitched buffer that gives one"
                 )
         else:
-            box = _xyz(extent, "extent", 1)
+            box = _xyz(op.extent, "extent", 1)
         box = (box[0], max(box[1], 1), max(box[2], 1))  # 0 counts as 1, as in the core
-        pitches = {"src": (src_pitch, src_height), "dst": (dst_pitch, dst_height)}
+        pitches = {"src": (op.src_pitch, op.src_height), "dst": (op.dst_pitch, op.dst_height)}
         for side, at in ((s, src_at), (d, dst_at)):
             pitch, height = pitches[side.what]
             if side.kind == "host":

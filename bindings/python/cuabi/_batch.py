@@ -170,7 +170,7 @@ register_layout("cuabi_copy_op", CopyOp, copy_op_array)
 
 # How cuabi.copy_3d reads one box (its sides, origins, extent, pitches) and
 # fills a cuabi_copy_3d_desc: registered by the arrays module, which imports
-# the stream module that imports this one.
+# this one.
 _copy_3d_planner: Optional[Callable[..., Any]] = None
 
 
@@ -189,10 +189,7 @@ def copy_3d_array(b: Backend, copies: Sequence[Copy3dOp]) -> Tuple[Any, int, Lis
     arr, size = _array(b, "cuabi_copy_3d_desc", len(copies))
     keep: List[Any] = [arr, copies]
     for i, c in enumerate(copies):
-        plan = _copy_3d_planner(
-            c.dst, c.src, c.extent, c.dst_origin, c.src_origin, c.dst_pitch, c.dst_height,
-            c.src_pitch, c.src_height, None,
-        )
+        plan = _copy_3d_planner(c, None)
         e = arr[i]
         e.struct_size = size  # every other field is set by fill
         plan.fill(b, e, keep)

@@ -12,18 +12,18 @@ destructor. The deleter only drops Python references, may run on any thread
 from __future__ import annotations
 
 import ctypes
+import math
 import sys
 import threading
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
-# dlpack.h's structs as the header declares them (the managed tensors below
-# keep their deleter as an address).
+# dlpack.h's structs as the header declares them.
 from ._api import cuabi_dlpack_device as DLDevice
 from ._api import cuabi_dlpack_dtype as DLDataType
 from ._api import cuabi_dlpack_tensor as DLTensor
 from ._api import cuabi_dlpack_version as DLPackVersion
-from ._api import cuabi_dlpack_managed_tensor as _CoreTensor
-from ._api import cuabi_dlpack_managed_tensor_versioned as _CoreTensorVersioned
+from ._api import cuabi_dlpack_managed_tensor as DLManagedTensor
+from ._api import cuabi_dlpack_managed_tensor_versioned as DLManagedTensorVersioned
 from ._loader import load_backend
 
 __all__ = [
@@ -60,24 +60,6 @@ kDLBool = 6
 
 DLPACK_MAJOR_VERSION = 1
 DLPACK_MINOR_VERSION = 0
-
-
-class DLManagedTensor(ctypes.Structure):
-    _fields_ = [
-        ("dl_tensor", DLTensor),
-        ("manager_ctx", ctypes.c_void_p),
-        ("deleter", ctypes.c_void_p),
-    ]
-
-
-class DLManagedTensorVersioned(ctypes.Structure):
-    _fields_ = [
-        ("version", DLPackVersion),
-        ("manager_ctx", ctypes.c_void_p),
-        ("deleter", ctypes.c_void_p),
-        ("flags", ctypes.c_uint64),
-        ("dl_tensor", DLTensor),
-    ]
 
 
 # Private prototypes: ctypes.pythonapi's attributes are shared by every user
@@ -125,9 +107,9 @@ def _deleter(managed: int) -> None:
             pass
 
 
+# The header's cuabi_dlpack_deleter_fn (ctypes makes one type of one signature).
 _DELETER_T = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 _DELETER = _DELETER_T(_deleter)
-_DELETER_ADDR = ctypes.cast(_DELETER, ctypes.c_void_p).value
 
 
 def _capsule_destructor(capsule: int) -> None:
@@ -139,8 +121,7 @@ def _capsule_destructor(capsule: int) -> None:
             return
 
 
-_DESTRUCTOR_T = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
-_DESTRUCTOR = _DESTRUCTOR_T(_capsule_destructor)
+_DESTRUCTOR = _DELETER_T(_capsule_destructor)
 _DESTRUCTOR_ADDR = ctypes.cast(_DESTRUCTOR, ctypes.c_void_p).value
 
 
@@ -200,7 +181,7 @@ def make_capsule(
     t.strides = ctypes.cast(strides_arr, ctypes.POINTER(ctypes.c_int64))
     t.byte_offset = 0
     managed.manager_ctx = None
-    managed.deleter = _DELETER_ADDR
+    managed.deleter = _DELETER
     return _capsule(managed, name, (managed, shape_arr, strides_arr, owner, on_delete))
 
 
@@ -298,20 +279,13 @@ def capsule_tensor(capsule: Any) -> DLPackTensor:
             "a whole number of bytes per element"
         )
     itemsize = bits * lanes // 8
-    count = 1
-    for d in shape:
-        count *= d
-    contiguous = True
-    byte_strides = (
-        tuple(int(t.strides[i]) * itemsize for i in range(ndim)) if t.strides else None
+    count = math.prod(shape)
+    strides = tuple(int(t.strides[i]) for i in range(ndim)) if t.strides else None
+    compact = _compact_strides(shape, 1)
+    contiguous = not (strides and count) or all(
+        s == c for s, c, d in zip(strides, compact, shape) if d != 1
     )
-    if t.strides and count:
-        step = 1
-        for i in reversed(range(ndim)):
-            if shape[i] != 1 and int(t.strides[i]) != step:
-                contiguous = False
-                break
-            step *= shape[i]
+    byte_strides = None if strides is None else tuple(s * itemsize for s in strides)
     return DLPackTensor(
         ptr=(t.data or 0) + int(t.byte_offset),
         device_type=int(t.device.device_type),
@@ -391,7 +365,7 @@ def export_capsule(
     ndim = len(shape)
     shape_arr = (ctypes.c_int64 * max(ndim, 1))(*shape)
     strides_arr = (ctypes.c_int64 * max(ndim, 1))(*_compact_strides(shape, 1))
-    out = ctypes.POINTER(_CoreTensorVersioned)()
+    out = ctypes.POINTER(DLManagedTensorVersioned)()
     status = _core(backend).cuabi_buffer_export_dlpack(
         backend.handle_int(handle),
         byte_offset,
@@ -408,7 +382,8 @@ def export_capsule(
         raise backend.error(status, "cuabi_buffer_export_dlpack")
     address = int(ctypes.cast(out, ctypes.c_void_p).value or 0)
     core_tensor: Any = DLManagedTensorVersioned.from_address(address)
-    core_deleter = _VERSIONED_DELETER_T(int(core_tensor.deleter or 0))
+    # A copy of the address: the field is overwritten below.
+    core_deleter = _DELETER_T(ctypes.cast(core_tensor.deleter, ctypes.c_void_p).value or 0)
 
     def delete() -> None:
         try:
@@ -419,18 +394,17 @@ def export_capsule(
 
     if versioned:
         managed: Any = core_tensor
-        core_tensor.deleter = _DELETER_ADDR
+        core_tensor.deleter = _DELETER
         name = _NAME_VERSIONED
     else:
         managed = DLManagedTensor()
         managed.dl_tensor = core_tensor.dl_tensor  # its arrays live until `delete`
         managed.manager_ctx = None
-        managed.deleter = _DELETER_ADDR
+        managed.deleter = _DELETER
         name = _NAME_LEGACY
     return _capsule(managed, name, (managed if not versioned else None, None, None, None, delete))
 
 
-_VERSIONED_DELETER_T = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 # PyCapsule_SetName keeps the pointer: the names live forever, passed by address.
 _PyCapsule_SetName = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.py_object, ctypes.c_void_p)(
     ("PyCapsule_SetName", _api)
@@ -448,9 +422,9 @@ def import_capsule(backend: Any, capsule: Any, read_only: bool = False) -> Any:
     name = _PyCapsule_GetName(capsule)
     tensor: Any
     if name == b"dltensor_versioned":
-        func, used, tensor = "cuabi_buffer_import_dlpack", _USED_VERSIONED, _CoreTensorVersioned
+        func, used, tensor = "cuabi_buffer_import_dlpack", _USED_VERSIONED, DLManagedTensorVersioned
     elif name == b"dltensor":
-        func, used, tensor = "cuabi_buffer_import_dlpack_unversioned", _USED_LEGACY, _CoreTensor
+        func, used, tensor = "cuabi_buffer_import_dlpack_unversioned", _USED_LEGACY, DLManagedTensor
     else:
         raise BufferError(f"not an unconsumed DLPack capsule (its name is {name!r})")
     managed = ctypes.byref(tensor.from_address(_PyCapsule_GetPointer(capsule, name)))

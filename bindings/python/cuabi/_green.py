@@ -12,7 +12,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, List, Sequence, Tuple
 
 from ._api import StreamFlag, TensorInterleave, TensorL2Promotion, TensorOobFill, TensorSwizzle
-from ._base import check_i32, check_u32
 from ._objects import GreenContextBase, SmResourceBase, TensorMapBase, register_owner
 from ._stream import Stream
 
@@ -36,16 +35,6 @@ class SmResource(SmResourceBase):
     """
 
     device: "Device"
-
-    def split(self, group_count: int, min_sm_count: int = 0, index: int = 0) -> "SmResource":
-        """Group ``index`` of a split into ``group_count`` groups of at least
-        ``min_sm_count`` SMs (0: the least the device allows); ``index ==
-        group_count`` is the remainder (cuabi_sm_resource_split)."""
-        return super().split(
-            check_u32(group_count, "group_count"),
-            check_u32(min_sm_count, "min_sm_count"),
-            check_u32(index, "index"),
-        )
 
     def split_groups(
         self, group_count: int, min_sm_count: int = 0
@@ -71,15 +60,13 @@ class GreenContext(GreenContextBase):
     each keeps the context alive, as the context keeps its resource."""
 
     def __init__(self, resource: SmResource) -> None:
-        if not isinstance(resource, SmResourceBase):
-            raise TypeError(f"resource must be a cuabi.SmResource, not {type(resource).__name__}")
         self._own(GreenContextBase.create(resource))
         self.device = resource.device
 
     def create_stream(self, priority: int = 0) -> Stream:  # type: ignore[override]
         """A new non-blocking stream whose work runs in this context
         (cuabi_green_context_create_stream)."""
-        return super().create_stream(int(StreamFlag.NON_BLOCKING), check_i32(priority, "priority"))
+        return super().create_stream(int(StreamFlag.NON_BLOCKING), priority)
 
     def __repr__(self) -> str:
         try:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Tuple, Union, cast
 
 from ._api import CUABI_LOCATION_HOST
 from ._base import check_i32
-from ._objects import DeviceBase, HostBufferBase, register_reader
+from ._objects import DeviceBase, HostBufferBase, _of, register_reader
 
 if TYPE_CHECKING:
     from ._device import Device
@@ -22,9 +22,7 @@ Location = Union["Device", int, str]
 
 def device_arg(device: Any, what: str = "device") -> "Device":
     """``device`` when it is a cuabi.Device; a TypeError naming ``what`` otherwise."""
-    if not isinstance(device, DeviceBase):
-        raise TypeError(f"{what} must be a cuabi.Device, not {type(device).__name__}")
-    return cast("Device", device)
+    return cast("Device", _of(device, "cuabi_device", DeviceBase, what))
 
 
 def location_arg(location: Location, what: str = "location") -> int:
@@ -119,6 +117,7 @@ def host_address(obj: Any, writable: bool) -> Tuple[int, int, Any]:
     return ctypes.addressof(copy), view.nbytes, copy
 
 
-# The generated calls taking host bytes or a location read them through these.
+# The generated calls taking host bytes, a location or an IPC handle read them through these.
 register_reader("host", host_address)
 register_reader("location", location_arg)
+register_reader("ipc", ipc_handle_arg)

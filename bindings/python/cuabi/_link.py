@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Optional, Sequence, Union
 
 from ._api import LinkBackend, LinkFlag, LinkInput
 from ._background import submit
-from ._objects import DeviceBase, LibraryBase, LinkerBase, enum_in, fill_link_desc, register_owner
+from ._objects import LibraryBase, LinkerBase, enum_in, fill_link_desc, register_owner
 from ._base import no_nul, resolve_backend
 from ._loader import Backend
 from ._memory import device_arg
@@ -72,26 +72,17 @@ class Linker(LinkerBase):
     ) -> None:
         dev = device_arg(device)
         b = dev.backend
-        which = enum_in(link_backend, LinkBackend, "link backend")
         for flag, what in ((lto, "lto"), (cache, "cache")):
             if not isinstance(flag, bool):
                 raise TypeError(f"{what} must be True or False, not {type(flag).__name__}")
         opts = raw_options(options, "a str or a sequence of nvJitLink option strings")
         flags = (LinkFlag.LTO if lto else 0) | (0 if cache else LinkFlag.NO_CACHE)
-        desc, keep = fill_link_desc(b, backend=which, flags=int(flags), options=opts)
+        desc, keep = fill_link_desc(b, backend=link_backend, flags=int(flags), options=opts)
         h = b.get("cuabi_linker_create", dev._arg(b), desc, out="cuabi_linker")
         super().__init__(b, h)
         self.device = dev
 
     # -- inputs ---------------------------------------------------------------
-
-    def add_program(self, program: Program) -> "Linker":  # type: ignore[override]
-        """Adds a compiled program's output: its LTO-IR when compiled with
-        ``lto=True``, else its CUBIN, else its PTX. Device code another
-        program's kernels call must be compiled with ``relocatable=True``
-        (or ``lto=True``). Returns self."""
-        super().add_program(program)
-        return self
 
     def add_data(  # type: ignore[override]
         self,
@@ -199,16 +190,6 @@ class Library(LibraryBase):
                 "a library's image is CUBIN, PTX or fatbin bytes or a file path, "
                 f"not {type(image).__name__}"
             )
-
-    def get_module(self, device: DeviceBase) -> Module:
-        """The library as a module of ``device``: its kernels (plain C++
-        names included), globals and listing."""
-        dev = device_arg(device)
-        module = super().get_module(dev)
-        module.device = dev
-        return module
-
-    module = get_module
 
 
 register_owner("cuabi_linker", Linker)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from contextlib import ContextDecorator
 from dataclasses import dataclass, replace
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Tuple, Type, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Tuple, Type, TypeVar, Union
 
 from . import _api
 from ._api import (  # exported: the enums of the public layer
@@ -86,6 +86,7 @@ if TYPE_CHECKING:  # the hand-written types of built structs and public classes
     from ._vmm import PhysicalMemory
 
 BackendArg = Union[Backend, str, None]
+_Self = TypeVar("_Self", bound=Resource)  # a chaining method's receiver (PY_CHAIN)
 NOT_READY = _api.CUABI_ERROR_NOT_READY
 
 # The public class of each kind of handle, the hand-written one registered
@@ -102,10 +103,10 @@ def register_owner(handle_type: str, cls: Any) -> None:
     _OWNERS[handle_type] = cls
 
 
-def _arg(obj: Any, handle_type: str, base: Any, what: str, b: Backend, nullable: bool = False) -> Any:
-    """The handle argument for ``obj``; a TypeError naming ``what`` for
-    anything but an object of that kind (and the public class's
-    ``_arg_hint``, if it has one)."""
+def _of(obj: Any, handle_type: str, base: Any, what: str, nullable: bool = False) -> Any:
+    """``obj``, an object of the kind ``base``; a TypeError naming ``what``
+    for anything else (and the public class's ``_arg_hint``, if it has
+    one)."""
     if not isinstance(obj, base):
         owner = _OWNERS.get(handle_type, base)
         also = " or None" if nullable else ""
@@ -113,7 +114,12 @@ def _arg(obj: Any, handle_type: str, base: Any, what: str, b: Backend, nullable:
         raise TypeError(
             f"{what} must be a cuabi.{owner.__name__}{also}, not {type(obj).__name__}{hint}"
         )
-    return obj._arg(b)
+    return obj
+
+
+def _arg(obj: Any, handle_type: str, base: Any, what: str, b: Backend, nullable: bool = False) -> Any:
+    """The handle argument for ``obj``, checked by ``_of``."""
+    return _of(obj, handle_type, base, what, nullable)._arg(b)
 
 
 # How each built struct is laid out: (the hand-written type that
@@ -133,7 +139,8 @@ def register_layout(
 # What reads a Python value as some C values, registered by cuabi._hostmem:
 # "host", ``read(obj, writable) -> (address, nbytes, keep-alive)`` of a
 # C-contiguous host buffer; "location", ``read(value, what) -> int`` of a
-# Device, a device ordinal or "host".
+# Device, a device ordinal or "host"; "ipc", ``read(handle) -> bytes`` of an
+# IPC handle.
 _READERS: Dict[str, Callable[..., Any]] = {}
 
 
@@ -200,7 +207,7 @@ def enum_in(value: Any, cls: Any, what: str) -> int:
     """An enum value: a member or an int (which the core checks), or a
     member's name (any case); anything else a TypeError naming ``what``."""
     table = {member.name.lower(): member for member in cls}
-    if isinstance(value, bool) or not isinstance(value, (int, str)):
+    if isinstance(value, bool) or not (isinstance(value, str) or hasattr(value, "__index__")):
         raise TypeError(
             f"{what} must be one of {', '.join(table)} (or its enum), "
             f"not {type(value).__name__}"
@@ -677,13 +684,13 @@ def fill_texture_desc(
     if channels is not None:
         s.channels = check_int(channels, "channels", 0, UINT32_MAX)
     if address_x is not None:
-        s.address_x = enum_in(address_x, _api.AddressMode, "address x")
+        s.address_x = enum_in(address_x, _api.AddressMode, "address mode")
     if address_y is not None:
-        s.address_y = enum_in(address_y, _api.AddressMode, "address y")
+        s.address_y = enum_in(address_y, _api.AddressMode, "address mode")
     if address_z is not None:
-        s.address_z = enum_in(address_z, _api.AddressMode, "address z")
+        s.address_z = enum_in(address_z, _api.AddressMode, "address mode")
     if filter is not None:
-        s.filter = enum_in(filter, _api.FilterMode, "filter")
+        s.filter = enum_in(filter, _api.FilterMode, "filter mode")
     if read_mode is not None:
         s.read_mode = enum_in(read_mode, _api.ReadMode, "read mode")
     if normalized_coords is not None:
@@ -1072,7 +1079,7 @@ class ModuleBase(Resource):
         """cuabi_module_load_data: Loads CUBIN, PTX or fatbin bytes. `size` is the
         image's length in bytes (PTX need not be NUL-terminated when its length is
         given)."""
-        b = device._b
+        b = _of(device, "cuabi_device", DeviceBase, "device")._b
         image_arg, image_n, image_keep = _bytes_in(image, b)
         out_box = b.out("cuabi_module")
         status = b.fn.cuabi_module_load_data(device._handle, image_arg, image_n, b.ref(out_box))
@@ -1087,7 +1094,7 @@ class ModuleBase(Resource):
         `path`, read whole, as cuabi_module_load_data loads them. CUABI_ERROR_IO (the
         errno in cuabi_last_error_code) when the file cannot be opened or read;
         CUABI_ERROR_INVALID_ARGUMENT for an empty one."""
-        b = device._b
+        b = _of(device, "cuabi_device", DeviceBase, "device")._b
         path_c = as_bytes(path, "path")
         out_box = b.out("cuabi_module")
         status = b.fn.cuabi_module_load_file(device._handle, path_c, b.ref(out_box))
@@ -1291,7 +1298,7 @@ class BufferBase(Resource):
     @classmethod
     def alloc(cls, device: DeviceBase, bytes: int) -> "DeviceBuffer":
         """cuabi_buffer_alloc: Allocates `bytes` (> 0) of device memory."""
-        b = device._b
+        b = _of(device, "cuabi_device", DeviceBase, "device")._b
         out_box = b.out("cuabi_buffer")
         status = b.fn.cuabi_buffer_alloc(device._handle, check_int(bytes, "bytes", 0, UINT64_MAX), b.ref(out_box))
         if status:
@@ -1306,7 +1313,7 @@ class BufferBase(Resource):
         the memory's device address (a CUdeviceptr) and `bytes` its size; neither may be
         0 (CUABI_ERROR_INVALID_ARGUMENT). The owner must keep it alive while the buffer
         is used."""
-        b = device._b
+        b = _of(device, "cuabi_device", DeviceBase, "device")._b
         out_box = b.out("cuabi_buffer")
         status = b.fn.cuabi_buffer_wrap(device._handle, check_int(device_ptr, "device_ptr", 0, UINT64_MAX), check_int(bytes, "bytes", 0, UINT64_MAX), b.ref(out_box))
         if status:
@@ -1403,7 +1410,7 @@ class BufferBase(Resource):
         the graph ran). Releasing the buffer frees it in order on the stream it was
         allocated on (kept alive by the buffer): work on other streams that uses it must
         be ordered before that stream or be finished."""
-        b = device._b
+        b = _of(device, "cuabi_device", DeviceBase, "device")._b
         out_box = b.out("cuabi_buffer")
         status = b.fn.cuabi_buffer_alloc_async(device._handle, check_int(bytes, "bytes", 0, UINT64_MAX), b.NULL if pool is None else _arg(pool, "cuabi_memory_pool", MemoryPoolBase, "pool", b, True), b.NULL if stream is None else _arg(stream, "cuabi_stream", StreamBase, "stream", b, True), b.ref(out_box))
         if status:
@@ -1433,7 +1440,7 @@ class BufferBase(Resource):
         as cuabi_buffer_get_pointer would. The same checks and statuses as
         cuabi_buffer_alloc (CUABI_ERROR_OUT_OF_MEMORY when the device has too little
         memory); on failure neither `out` nor `ptr` is written."""
-        b = device._b
+        b = _of(device, "cuabi_device", DeviceBase, "device")._b
         out_box = b.out("cuabi_buffer")
         ptr_box = b.out("uint64_t")
         status = b.fn.cuabi_buffer_alloc_with_pointer(device._handle, check_int(bytes, "bytes", 0, UINT64_MAX), b.ref(out_box), b.ref(ptr_box))
@@ -1449,7 +1456,7 @@ class BufferBase(Resource):
         `pool` (NULL: the device's default pool). The same checks, statuses and stream
         order as cuabi_buffer_alloc_async (CUABI_ERROR_OUT_OF_MEMORY when the pool
         cannot grow); on failure neither `out` nor `ptr` is written."""
-        b = device._b
+        b = _of(device, "cuabi_device", DeviceBase, "device")._b
         out_box = b.out("cuabi_buffer")
         ptr_box = b.out("uint64_t")
         status = b.fn.cuabi_buffer_alloc_async_with_pointer(device._handle, check_int(bytes, "bytes", 0, UINT64_MAX), b.NULL if pool is None else _arg(pool, "cuabi_memory_pool", MemoryPoolBase, "pool", b, True), b.NULL if stream is None else _arg(stream, "cuabi_stream", StreamBase, "stream", b, True), b.ref(out_box), b.ref(ptr_box))
@@ -1470,7 +1477,7 @@ class BufferBase(Resource):
         the host must not write what a running kernel reads. Where that attribute is 0,
         the host must not touch any managed memory while any kernel runs on the device:
         synchronise the device first."""
-        b = device._b
+        b = _of(device, "cuabi_device", DeviceBase, "device")._b
         out_box = b.out("cuabi_buffer")
         status = b.fn.cuabi_buffer_alloc_managed(device._handle, check_int(bytes, "bytes", 0, UINT64_MAX), check_int(flags, "flags", 0, UINT32_MAX), b.ref(out_box))
         if status:
@@ -1536,8 +1543,8 @@ class BufferBase(Resource):
         process, which stays mapped while any of them lives: its handle can then still
         open after the buffer was freed, so the exporting process must keep a buffer
         alive until every importer is done."""
-        b = device._b
-        handle_arg, handle_n, handle_keep = _bytes_in(handle, b)
+        b = _of(device, "cuabi_device", DeviceBase, "device")._b
+        handle_arg, handle_n, handle_keep = _bytes_in(_READERS["ipc"](handle), b)
         out_box = b.out("cuabi_buffer")
         status = b.fn.cuabi_buffer_open_ipc(device._handle, b.NULL if pool is None else _arg(pool, "cuabi_memory_pool", MemoryPoolBase, "pool", b, True), handle_arg, handle_n, b.ref(out_box))
         if status:
@@ -1566,12 +1573,12 @@ class BufferBase(Resource):
         own device has it from the mapping), else CUABI_ERROR_INVALID_ARGUMENT names the
         address at fault; past the range's end, CUABI_ERROR_OUT_OF_RANGE. `bytes` > 0;
         neither needs to be a multiple of the granularity."""
-        b = range._b
+        b = _of(range, "cuabi_address_range", AddressRangeBase, "range")._b
         out_box = b.out("cuabi_buffer")
         status = b.fn.cuabi_buffer_from_range(range._handle, _arg(device, "cuabi_device", DeviceBase, "device", b), check_int(offset, "offset", 0, UINT64_MAX), check_int(bytes, "bytes", 0, UINT64_MAX), b.ref(out_box))
         if status:
             raise b.error(status, "cuabi_buffer_from_range")
-        made: "DeviceBuffer" = _OWNERS["cuabi_buffer"]._made_by(b, b.value(out_box), range)
+        made: "DeviceBuffer" = _OWNERS["cuabi_buffer"]._made_by(b, b.value(out_box), device)
         return made
 
     @classmethod
@@ -1585,7 +1592,7 @@ class BufferBase(Resource):
         CUABI_ERROR_OUT_OF_RANGE; out of device memory, CUABI_ERROR_OUT_OF_MEMORY). Its
         size (cuabi_buffer_get_size) is the memory mapped, and copies, fills, launches
         and every range check use it as they use any buffer's. It has no IPC handle."""
-        b = device._b
+        b = _of(device, "cuabi_device", DeviceBase, "device")._b
         out_box = b.out("cuabi_buffer")
         status = b.fn.cuabi_buffer_alloc_growable(device._handle, check_int(bytes, "bytes", 0, UINT64_MAX), check_int(reserve_bytes, "reserve_bytes", 0, UINT64_MAX), b.ref(out_box))
         if status:
@@ -1623,7 +1630,7 @@ class BufferBase(Resource):
         each, each row padded so that rows of elements of `element_size` (4, 8 or 16)
         bytes stay aligned for the device (cuMemAllocPitch). The row pitch is
         cuabi_buffer_get_pitch's; the buffer's size is pitch * height."""
-        b = device._b
+        b = _of(device, "cuabi_device", DeviceBase, "device")._b
         out_box = b.out("cuabi_buffer")
         status = b.fn.cuabi_buffer_alloc_pitched(device._handle, check_int(width_bytes, "width_bytes", 0, UINT64_MAX), check_int(height, "height", 0, UINT64_MAX), check_int(element_size, "element_size", 0, UINT32_MAX), b.ref(out_box))
         if status:
@@ -1663,7 +1670,7 @@ class HostBufferBase(Resource):
     def alloc(cls, device: DeviceBase, bytes: int) -> "PinnedBuffer":
         """cuabi_host_buffer_alloc: Allocates `bytes` (> 0) of pinned host memory,
         usable from every context."""
-        b = device._b
+        b = _of(device, "cuabi_device", DeviceBase, "device")._b
         out_box = b.out("cuabi_host_buffer")
         status = b.fn.cuabi_host_buffer_alloc(device._handle, check_int(bytes, "bytes", 0, UINT64_MAX), b.ref(out_box))
         if status:
@@ -1705,7 +1712,7 @@ class StreamBase(Resource):
         """cuabi_stream_create: A new stream on `device`. `flags` is an OR of
         cuabi_stream_flag_bits (unknown bits answer CUABI_ERROR_INVALID_ARGUMENT);
         `priority` 0 is the default (see cuabi_device_get_stream_priority_range)."""
-        b = device._b
+        b = _of(device, "cuabi_device", DeviceBase, "device")._b
         out_box = b.out("cuabi_stream")
         status = b.fn.cuabi_stream_create(device._handle, check_int(flags, "flags", 0, UINT32_MAX), check_int(priority, "priority", INT32_MIN, INT32_MAX), b.ref(out_box))
         if status:
@@ -1718,7 +1725,7 @@ class StreamBase(Resource):
         """cuabi_stream_wrap: Wraps `cu_stream`, a CUstream (a cudaStream_t) owned by
         someone else; release does not destroy it. It must belong to `device`'s primary
         context."""
-        b = device._b
+        b = _of(device, "cuabi_device", DeviceBase, "device")._b
         out_box = b.out("cuabi_stream")
         status = b.fn.cuabi_stream_wrap(device._handle, check_int(cu_stream, "cu_stream", 0, UINT64_MAX), b.ref(out_box))
         if status:
@@ -1921,7 +1928,7 @@ class StreamBase(Resource):
         if status:
             raise b.error(status, "cuabi_stream_mem_op_batch")
 
-    def copy_batch(self, ops: Sequence["CopyOp"], flags: int) -> None:
+    def copy_batch(self, ops: Sequence["CopyOp"], prefer_overlap: bool = False) -> None:
         """cuabi_stream_copy_batch: Queues `count` (at least 1) copies of any direction
         on `stream` (not NULL) in one call (cuMemcpyBatchAsync). The batch as a whole is
         ordered on the stream; its copies may run in any order among themselves. Every
@@ -1936,11 +1943,11 @@ class StreamBase(Resource):
         CUABI_ERROR_NOT_SUPPORTED naming the entry point."""
         b = self._b
         ops_arg, ops_n, ops_keep = _built_array(ops, "cuabi_copy_op", "ops", b)
-        status = b.fn.cuabi_stream_copy_batch(self._handle, ops_arg, ops_n, check_int(flags, "flags", 0, UINT32_MAX))
+        status = b.fn.cuabi_stream_copy_batch(self._handle, ops_arg, ops_n, int(_api.CopyBatchFlag.PREFER_OVERLAP) if prefer_overlap else 0)
         if status:
             raise b.error(status, "cuabi_stream_copy_batch")
 
-    def copy_3d_batch(self, copies: Sequence["Copy3dOp"], flags: int) -> None:
+    def copy_3d_batch(self, copies: Sequence["Copy3dOp"], prefer_overlap: bool = False) -> None:
         """cuabi_stream_copy_3d_batch: Queues `count` (at least 1) box copies on
         `stream` (not NULL) in one call (cuMemcpy3DBatchAsync). Each element is a
         cuabi_copy_3d_desc, read as cuabi_copy_3d reads it: host memory (which must stay
@@ -1959,7 +1966,7 @@ class StreamBase(Resource):
         CUABI_ERROR_NOT_SUPPORTED naming the driver's version."""
         b = self._b
         copies_arg, copies_n, copies_keep = _built_array(copies, "cuabi_copy_3d_desc", "copies", b)
-        status = b.fn.cuabi_stream_copy_3d_batch(self._handle, copies_arg, copies_n, check_int(flags, "flags", 0, UINT32_MAX))
+        status = b.fn.cuabi_stream_copy_3d_batch(self._handle, copies_arg, copies_n, int(_api.CopyBatchFlag.PREFER_OVERLAP) if prefer_overlap else 0)
         if status:
             raise b.error(status, "cuabi_stream_copy_3d_batch")
 
@@ -2100,8 +2107,8 @@ class EventBase(Resource):
         any device may wait on it: cuabi opens the handle again, once, on the stream's
         device (the driver cannot make a stream of another device wait on the event as
         opened). The same refusals as cuabi_buffer_open_ipc."""
-        b = device._b
-        handle_arg, handle_n, handle_keep = _bytes_in(handle, b)
+        b = _of(device, "cuabi_device", DeviceBase, "device")._b
+        handle_arg, handle_n, handle_keep = _bytes_in(_READERS["ipc"](handle), b)
         out_box = b.out("cuabi_event")
         status = b.fn.cuabi_event_open_ipc(device._handle, handle_arg, handle_n, b.ref(out_box))
         if status:
@@ -2115,13 +2122,21 @@ class EventBase(Resource):
         (cuabi_event_flag_bits; 0: a timing event). Unknown bits, or
         CUABI_EVENT_INTERPROCESS without CUABI_EVENT_DISABLE_TIMING, answer
         CUABI_ERROR_INVALID_ARGUMENT."""
-        b = device._b
+        b = _of(device, "cuabi_device", DeviceBase, "device")._b
         out_box = b.out("cuabi_event")
         status = b.fn.cuabi_event_create(device._handle, check_int(flags, "flags", 0, UINT32_MAX), b.ref(out_box))
         if status:
             raise b.error(status, "cuabi_event_create")
         made: "Event" = _OWNERS["cuabi_event"]._made_by(b, b.value(out_box), device)
         return made
+
+    def record(self: _Self, stream: Optional[StreamBase] = None) -> _Self:
+        """cuabi_event_record: Records the event on `stream` (NULL: the default stream)."""
+        b = self._b
+        status = b.fn.cuabi_event_record(self._handle, b.NULL if stream is None else _arg(stream, "cuabi_stream", StreamBase, "stream", b, True))
+        if status:
+            raise b.error(status, "cuabi_event_record")
+        return self
 
     def synchronize(self) -> None:
         """cuabi_event_synchronize: Waits until the work the event's latest record
@@ -2207,7 +2222,7 @@ class GraphBase(Resource):
         `after`, a node of the same graph the new node depends on (NULL: none);
         cuabi_graph_node_add_dependency adds more. A node of another graph answers
         CUABI_ERROR_INVALID_ARGUMENT."""
-        b = device._b
+        b = _of(device, "cuabi_device", DeviceBase, "device")._b
         out_box = b.out("cuabi_graph")
         status = b.fn.cuabi_graph_create(device._handle, b.ref(out_box))
         if status:
@@ -2380,6 +2395,8 @@ class GraphBase(Resource):
         if status:
             raise b.error(status, "cuabi_graph_clone")
         made: "Graph" = _OWNERS["cuabi_graph"]._made_by(b, b.value(out_box), self)
+        for keep in self.__dict__.get("_held", ()):
+            made._hold(keep)
         return made
 
     def write_dot(self, path: Union[str, bytes]) -> None:
@@ -2392,7 +2409,7 @@ class GraphBase(Resource):
         if status:
             raise b.error(status, "cuabi_graph_write_dot")
 
-    def instantiate_with_flags(self, flags: int, upload_stream: Optional[StreamBase] = None) -> "GraphExec":
+    def instantiate_with_flags(self, flags: int = 0, upload_stream: Optional[StreamBase] = None) -> "GraphExec":
         """cuabi_graph_instantiate_with_flags: Instantiates the graph with `flags`
         (cuabi_graph_instantiate_flags; an undefined bit answers
         CUABI_ERROR_INVALID_ARGUMENT). With CUABI_GRAPH_INSTANTIATE_UPLOAD the graph is
@@ -2539,7 +2556,7 @@ class MemoryPoolBase(Resource):
         """cuabi_memory_pool_create: A new pool of `device`'s memory. `desc` NULL: the
         defaults. ``desc``: a cuabi.MemoryPoolDesc, or its fields as keywords (set over
         it when both are given); None and no keyword: NULL (the defaults)."""
-        b = device._b
+        b = _of(device, "cuabi_device", DeviceBase, "device")._b
         desc_arg, desc_keep = _value(desc, MemoryPoolDesc, "desc", b, True, {"max_bytes": max_bytes, "release_threshold": release_threshold, "flags": flags})
         out_box = b.out("cuabi_memory_pool")
         status = b.fn.cuabi_memory_pool_create(device._handle, desc_arg, b.ref(out_box))
@@ -2606,7 +2623,7 @@ class MemoryPoolBase(Resource):
     def import_fd(cls, device: DeviceBase, fd: int) -> "MemoryPool":
         """cuabi_memory_pool_import_fd: Opens a pool another process exported, on
         `device`. `fd` stays the caller's to close."""
-        b = device._b
+        b = _of(device, "cuabi_device", DeviceBase, "device")._b
         out_box = b.out("cuabi_memory_pool")
         status = b.fn.cuabi_memory_pool_import_fd(device._handle, check_int(fd, "fd", INT32_MIN, INT32_MAX), b.ref(out_box))
         if status:
@@ -2630,7 +2647,7 @@ class ArrayBase(Resource):
         or an extent past the device's limits answers CUABI_ERROR_INVALID_ARGUMENT
         naming the field. Fill and read it with cuabi_copy_3d. ``desc``: a
         cuabi.ArrayDesc, or its fields as keywords (set over it when both are given)."""
-        b = device._b
+        b = _of(device, "cuabi_device", DeviceBase, "device")._b
         desc_arg, desc_keep = _value(desc, ArrayDesc, "desc", b, False, {"width": width, "height": height, "depth": depth, "format": format, "channels": channels, "flags": flags})
         out_box = b.out("cuabi_array")
         status = b.fn.cuabi_array_create(device._handle, desc_arg, b.ref(out_box))
@@ -2678,7 +2695,7 @@ class SurfaceBase(Resource):
     def create(cls, array: ArrayBase) -> "Surface":
         """cuabi_surface_create: A surface object over an array made with
         CUABI_ARRAY_SURFACE_LOAD_STORE; it keeps the array alive."""
-        b = array._b
+        b = _of(array, "cuabi_array", ArrayBase, "array")._b
         out_box = b.out("cuabi_surface")
         status = b.fn.cuabi_surface_create(array._handle, b.ref(out_box))
         if status:
@@ -2716,7 +2733,7 @@ class LinkerBase(Resource):
         if status:
             raise b.error(status, "cuabi_linker_add_data")
 
-    def add_program(self, program: ProgramBase) -> None:
+    def add_program(self: _Self, program: ProgramBase) -> _Self:
         """cuabi_linker_add_program: Adds a compiled program's output: its LTO-IR when
         compiled with "-dlto", else its CUBIN, else its PTX. Compile device code meant
         for another program's kernels with "-rdc=true" (or "-dlto")."""
@@ -2724,6 +2741,7 @@ class LinkerBase(Resource):
         status = b.fn.cuabi_linker_add_program(self._handle, _arg(program, "cuabi_program", ProgramBase, "program", b))
         if status:
             raise b.error(status, "cuabi_linker_add_program")
+        return self
 
     def link(self) -> "Module":
         """cuabi_linker_link: Links what was added and loads the result on the linker's
@@ -2802,8 +2820,10 @@ class LibraryBase(Resource):
         status = b.fn.cuabi_library_get_module(self._handle, _arg(device, "cuabi_device", DeviceBase, "device", b), b.ref(out_box))
         if status:
             raise b.error(status, "cuabi_library_get_module")
-        made: "Module" = _OWNERS["cuabi_module"]._made_by(b, b.value(out_box), self)
+        made: "Module" = _OWNERS["cuabi_module"]._made_by(b, b.value(out_box), device)
         return made
+
+    module = get_module
 
 
 class PhysicalMemoryBase(Resource):
@@ -2821,7 +2841,7 @@ class PhysicalMemoryBase(Resource):
         CUABI_ERROR_INVALID_ARGUMENT; CUABI_PHYSICAL_MEMORY_EXPORTABLE where the device
         cannot export memory as a file descriptor answers CUABI_ERROR_NOT_SUPPORTED).
         Out of device memory answers CUABI_ERROR_OUT_OF_MEMORY."""
-        b = device._b
+        b = _of(device, "cuabi_device", DeviceBase, "device")._b
         out_box = b.out("cuabi_physical_memory")
         status = b.fn.cuabi_physical_memory_create(device._handle, check_int(bytes, "bytes", 0, UINT64_MAX), check_int(flags, "flags", 0, UINT32_MAX), b.ref(out_box))
         if status:
@@ -2841,7 +2861,7 @@ class PhysicalMemoryBase(Resource):
         directory, a pipe or a socket, is no such memory and is refused with
         CUABI_ERROR_INVALID_ARGUMENT naming what it is; so is memory of another GPU than
         `device`."""
-        b = device._b
+        b = _of(device, "cuabi_device", DeviceBase, "device")._b
         out_box = b.out("cuabi_physical_memory")
         status = b.fn.cuabi_physical_memory_import_fd(device._handle, check_int(fd, "fd", INT32_MIN, INT32_MAX), check_int(bytes, "bytes", 0, UINT64_MAX), b.ref(out_box))
         if status:
@@ -2910,7 +2930,7 @@ class AddressRangeBase(Resource):
         them. `device` makes the calls (its context); the range may hold memory of any
         device. Releasing the range unmaps what is still mapped and gives the addresses
         back, once no buffer views it."""
-        b = device._b
+        b = _of(device, "cuabi_device", DeviceBase, "device")._b
         out_box = b.out("cuabi_address_range")
         status = b.fn.cuabi_address_range_reserve(device._handle, check_int(bytes, "bytes", 0, UINT64_MAX), b.ref(out_box))
         if status:
@@ -3119,7 +3139,7 @@ class SmResourceBase(Resource):
             raise b.error(status, "cuabi_sm_resource_get_group_count")
         return int(b.value(count_box))
 
-    def split(self, group_count: int, min_sm_count: int, index: int) -> "SmResource":
+    def split(self, group_count: int, min_sm_count: int = 0, index: int = 0) -> "SmResource":
         """cuabi_sm_resource_split: One part of a split of `resource` into `group_count`
         groups of at least `min_sm_count` SMs each (the driver rounds the count up to
         the resource's alignment): group `index` for `index` < `group_count`, and for
@@ -3152,7 +3172,7 @@ class GreenContextBase(Resource):
         whose kernels run on the resource's SMs only (cuDevResourceGenerateDesc,
         cuGreenCtxCreate). The context keeps the resource and its device alive. A
         resource with no SMs answers CUABI_ERROR_INVALID_ARGUMENT."""
-        b = resource._b
+        b = _of(resource, "cuabi_sm_resource", SmResourceBase, "resource")._b
         out_box = b.out("cuabi_green_context")
         status = b.fn.cuabi_green_context_create(resource._handle, b.ref(out_box))
         if status:
@@ -3236,7 +3256,7 @@ class TensorMapBase(Resource):
         the value and its bound before the driver sees it. The map keeps the buffer
         alive; it is a kernel argument of CUABI_TENSOR_MAP_BYTES
         (cuabi_tensor_map_get_bytes)."""
-        b = buffer._b
+        b = _of(buffer, "cuabi_buffer", BufferBase, "buffer")._b
         sizes_c = [check_int(v, f"sizes[{i}]", 0, UINT64_MAX) for i, v in enumerate(sizes)]
         sizes_arg = b.size_array(sizes_c)
         strides_c = [check_int(v, f"strides[{i}]", 0, UINT64_MAX) for i, v in enumerate(strides)]
@@ -3263,7 +3283,7 @@ class TensorMapBase(Resource):
         `channels_per_pixel` (1 to 256; times the element size a multiple of 16 bytes
         and, with a swizzle, at most its span) and `pixels_per_column` (1 to 1024) make
         the box. Refused as the tiled form, with these bounds too."""
-        b = buffer._b
+        b = _of(buffer, "cuabi_buffer", BufferBase, "buffer")._b
         sizes_c = [check_int(v, f"sizes[{i}]", 0, UINT64_MAX) for i, v in enumerate(sizes)]
         sizes_arg = b.size_array(sizes_c)
         strides_c = [check_int(v, f"strides[{i}]", 0, UINT64_MAX) for i, v in enumerate(strides)]
@@ -3658,7 +3678,6 @@ class nvtx_range(ContextDecorator):
 #   cuabi_copy_op_init: Backend.desc
 #   cuabi_managed_range_init: Backend.desc
 #   cuabi_event_release: Resource.close
-#   cuabi_event_record: Event.record returns the event, for chaining
 #   cuabi_graph_release: Resource.close
 #   cuabi_graph_exec_release: Resource.close
 #   cuabi_graph_exec_set_kernel_node_args: idiom launch, written by hand

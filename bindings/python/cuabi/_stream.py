@@ -6,9 +6,8 @@ import contextlib
 import weakref
 from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, Optional, Sequence, Tuple, Union
 
-from ._api import CUABI_ERROR_NOT_READY, CaptureMode, CopyBatchFlag, EventFlag
-from ._batch import Copy3dOp, CopyOp
-from ._hostmem import device_arg, ipc_handle_arg
+from ._api import CUABI_ERROR_NOT_READY, CaptureMode, EventFlag
+from ._hostmem import device_arg
 from ._objects import (
     EventBase,
     FunctionBase,
@@ -16,6 +15,7 @@ from ._objects import (
     GraphExecBase,
     GraphNodeBase,
     StreamBase,
+    _arg,
     register_owner,
 )
 from ._base import check_size, device_of, named
@@ -44,12 +44,7 @@ def stream_arg(stream: Optional["Stream"], backend: Backend) -> Any:
     """The ``cuabi_stream`` argument for ``stream`` (None: the default stream)."""
     if stream is None:
         return backend.NULL
-    if not isinstance(stream, Stream):
-        raise TypeError(
-            f"stream must be a cuabi.Stream or None, not {type(stream).__name__} "
-            "(wrap a foreign stream with Device.wrap_stream)"
-        )
-    return stream._arg(backend)
+    return _arg(stream, "cuabi_stream", StreamBase, "stream", backend, True)
 
 
 def call_ordered(b: Backend, func: str, stream: Optional["Stream"], *args: Any) -> None:
@@ -64,9 +59,7 @@ def event_arg(event: "Event", backend: Backend, what: str = "event") -> Any:
     """The ``cuabi_event`` argument for ``event``; another object is refused
     here (cffi would raise its own TypeError for another kind of handle,
     ctypes would pass it to the core)."""
-    if not isinstance(event, Event):
-        raise TypeError(f"{what} must be a cuabi.Event, not {type(event).__name__}")
-    return event._arg(backend)
+    return _arg(event, "cuabi_event", EventBase, what, backend)
 
 
 def event_flags(timing: Optional[bool], blocking_sync: bool, interprocess: bool) -> int:
@@ -167,8 +160,7 @@ class Stream(StreamBase):
         """Records ``event`` (a new one when None) on this stream and returns it."""
         if event is None:
             event = self.device.create_event()
-        event.record(self)
-        return event
+        return event.record(self)
 
     def begin_capture(self, mode: Union[str, int] = "global") -> None:
         """Starts capturing the work submitted to this stream into a graph.
@@ -216,30 +208,6 @@ class Stream(StreamBase):
             raise
         cap.graph = self.end_capture()
 
-    # --- Batches (the arrays laid out by _batch.py; every check is the
-    # library's, naming the element at fault) --------------------------------
-
-    def copy_batch(  # type: ignore[override]
-        self, ops: Sequence[CopyOp], prefer_overlap: bool = False
-    ) -> None:
-        """Queues the copies of ``ops`` (:class:`CopyOp`, any direction) in
-        one call (``cuabi_stream_copy_batch``); they may run in any order
-        among themselves. ``prefer_overlap`` asks the driver to overlap them
-        with kernels."""
-        super().copy_batch(ops, int(CopyBatchFlag.PREFER_OVERLAP) if prefer_overlap else 0)
-
-    def copy_3d_batch(  # type: ignore[override]
-        self, copies: Sequence[Copy3dOp], prefer_overlap: bool = False
-    ) -> None:
-        """Queues the box copies of ``copies`` (:class:`Copy3dOp`, each as
-        :func:`cuabi.copy_3d` takes it: host arrays, buffers, pitched buffers
-        and arrays) in one call (``cuabi_stream_copy_3d_batch``); they may
-        run in any order among themselves. A refusal names the copy at fault
-        (``copies[2]: ...``) and queues none. ``prefer_overlap`` asks the
-        driver to overlap them with kernels."""
-        super().copy_3d_batch(copies, int(CopyBatchFlag.PREFER_OVERLAP) if prefer_overlap else 0)
-
-
 
 class _Capture:
     graph: Optional["Graph"] = None
@@ -281,20 +249,6 @@ class Event(EventBase):
         self._own(EventBase.create(dev, event_flags(timing, blocking_sync, interprocess)))
         self.device = dev
 
-    @classmethod
-    def open_ipc(cls, device: "Device", handle: Any) -> "Event":  # type: ignore[override]
-        """Opens another process's event on ``device`` (``handle``: the bytes
-        of its :meth:`ipc_handle`): the other process records it, this one
-        waits for it (:meth:`Stream.wait`, :meth:`synchronize`). A handle of
-        this very process, a damaged or foreign one raises
-        InvalidArgumentError."""
-        return super().open_ipc(device_arg(device), ipc_handle_arg(handle))
-
-    def record(self, stream: Optional[Stream] = None) -> "Event":
-        """Records the event on ``stream`` (None: the default stream); returns self."""
-        self._b.call("cuabi_event_record", self._handle, stream_arg(stream, self._b))
-        return self
-
     def __sub__(self, start: "Event") -> float:
         """``end - start``: the milliseconds between two events."""
         if not isinstance(start, Event):
@@ -311,15 +265,6 @@ class Graph(GraphBase):
     # The node kinds without an idiom (copies, fills, events, child graphs,
     # allocations, conditional nodes, clone, DOT dump, flags) are
     # GraphBase's generated methods; kernel and host nodes are here.
-
-    @classmethod
-    def create(cls, device: "Device") -> "Graph":  # type: ignore[override]
-        """An empty graph on ``device``, to fill node by node.
-
-        >>> g = cuabi.Graph.create(dev)
-        >>> up = g.add_upload_node(None, buf, 0, host, 0, n)
-        >>> k = g.add_kernel_node(saxpy, 16, 256, (np.float32(2), buf, buf, buf, n), after=up)"""
-        return GraphBase.create(device_arg(device))
 
     def add_kernel_node(
         self,
@@ -352,19 +297,6 @@ class Graph(GraphBase):
         b = self._b
         h = b.graph_host_node(self._handle, _node_arg(after, b), fn, args)
         return GraphNodeBase._from_handle(b, h)
-
-    def clone(self) -> "Graph":
-        """A copy of the graph, its nodes and edges."""
-        copy = super().clone()
-        for keep in self.__dict__.get("_held", ()):
-            copy._hold(keep)  # the host memory its copy nodes name
-        return copy
-
-    def instantiate_with_flags(  # type: ignore[override]
-        self, flags: int = 0, upload_stream: Optional["Stream"] = None
-    ) -> "GraphExec":
-        """An executable graph made with ``flags`` (:class:`GraphInstantiateFlag`)."""
-        return super().instantiate_with_flags(int(flags), upload_stream)
 
 
 def _kernel_node(

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Optional
 
 from ._api import PhysicalMemoryFlag
-from ._base import check_i32, check_size
+from ._base import check_size
 from ._hostmem import device_arg
 from ._memory import DeviceBuffer, Shape
 from ._objects import AddressRangeBase, BufferBase, PhysicalMemoryBase, register_owner
@@ -45,7 +45,7 @@ class PhysicalMemory(PhysicalMemoryBase):
         """Opens, on ``device``, the ``nbytes`` of memory another process
         exported with :meth:`export_fd` (``fd`` received over a Unix socket
         or inherited; it stays the caller's to close)."""
-        return super().import_fd(device_arg(device), check_i32(fd, "fd"), check_size(nbytes, "nbytes"))
+        return super().import_fd(device, fd, check_size(nbytes, "nbytes"))
 
     def __repr__(self) -> str:
         try:
@@ -89,7 +89,6 @@ class AddressRange(AddressRangeBase):
         if nbytes is None:  # past the end: the core names the range
             nbytes = max(self.size - offset, 0)
         buf = BufferBase.from_range(self, dev, offset, check_size(nbytes, "nbytes"))
-        buf.device = dev  # the device using it, not the range's
         return buf._typed(dtype, shape)
 
     def __repr__(self) -> str:
