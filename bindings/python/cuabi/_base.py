@@ -12,6 +12,7 @@ from .errors import InvalidArgumentError
 __all__ = ["Resource", "resolve_backend", "dim3", "UINT32_MAX"]
 
 _release_lock = threading.Lock()
+_acquire, _release = _release_lock.acquire, _release_lock.release
 
 UINT32_MAX = 0xFFFFFFFF
 UINT64_MAX = 0xFFFFFFFFFFFFFFFF
@@ -104,7 +105,8 @@ class Resource:
         """True once, for the caller that is to release the handle now; False
         when it is released already, or (not ``force``) while a view or
         export is alive: the release then waits for the last of them."""
-        with _release_lock:
+        _acquire()  # with _release_lock, less the context manager's calls
+        try:
             if self._closed:
                 return False
             if self._pins and not force:
@@ -112,6 +114,8 @@ class Resource:
                 return False
             self._closed = True
             return True
+        finally:
+            _release()
 
     def _release(self, force: bool) -> None:
         try:

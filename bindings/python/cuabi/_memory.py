@@ -27,6 +27,8 @@ from ._objects import (
 from ._base import (
     UINT32_MAX,
     Resource,
+    _acquire,
+    _release,
     _release_lock,
     check_i32,
     check_int,
@@ -543,11 +545,13 @@ class DeviceBuffer(_ArrayExport, BufferBase):
             and not stream._closed
             and stream.device._ordinal == cache.ordinal
         ):
-            assert stream is not None
-            with _release_lock:
+            _acquire()  # with _release_lock, less the context manager's calls
+            try:
                 closed, pins = self._closed, self._pins
                 if not closed and not pins:
                     self._closed = True
+            finally:
+                _release()
             if pins:
                 raise InvalidArgumentError(
                     f"the buffer has {pins} live view(s) or export(s) (as_array, host_array, "
@@ -1022,14 +1026,6 @@ class MemoryPool(MemoryPoolBase):
             flags=MemoryPoolFlag.IPC if ipc else MemoryPoolFlag(0),
         ))
         self.device = dev
-
-    @classmethod
-    def import_fd(cls, device: DeviceBase, fd: int) -> "MemoryPool":
-        """Opens, on ``device``, a pool another process exported with
-        :meth:`export_fd` (``fd`` inherited or received over a Unix socket;
-        it stays the caller's to close). Open its buffers with
-        ``DeviceBuffer.open_ipc(device, handle, pool=this pool)``."""
-        return super().import_fd(device_arg(device), check_i32(fd, "fd"))
 
     @property
     def release_threshold(self) -> int:
