@@ -264,7 +264,10 @@ class High:
     def instructions(self) -> int:
         """``instructions --path P --count N``: set-up, then N calls of P.
         Paths: raw/N, launch/N, prepared/N, cuda_core/N (where cuda.core
-        imports; not in the spec), query/success, query/not_ready."""
+        imports; not in the spec), query/success, query/not_ready,
+        alloc/ordered (``dev.alloc(256, stream=s).free(stream=s)``: from the
+        buffer cache after the first) and alloc/sync (``dev.alloc(256)
+        .close()``: cuMemAlloc and cuMemFree)."""
         ns = self.ns
         kind, _, arg = ns.path.partition("/")
         dev = self.dev = cuabi.Device(0)
@@ -274,6 +277,15 @@ class High:
                 raise SystemExit(f"unknown path {ns.path!r}")
             bl.stand_in_query_switch(arg == "not_ready")
             call = s.query
+        elif kind == "alloc":
+            if arg == "ordered":
+                def call() -> None:
+                    dev.alloc(256, stream=s).free(stream=s)
+            elif arg == "sync":
+                def call() -> None:
+                    dev.alloc(256).close()
+            else:
+                raise SystemExit(f"unknown path {ns.path!r}")
         else:
             nargs = int(arg) if arg in ("2", "16") else 0
             if not nargs or kind not in ("raw", "cuda_core") + LAUNCH_PATHS:
