@@ -37,7 +37,9 @@ receiver, a member of a `partial` part of the binding's class for its object
 * a struct of HAND_STRUCTS (one that names objects, so no value struct:
   cuabi_launch_config) is the binding's hand-written type for it
   (LaunchConfig): the call gets its ToNative(), and its KeepAlive() runs
-  after the call, so that what the struct names lives until then; its
+  after the call, so that what the struct names lives until then (a
+  struct_out of one is filled from the init's struct and returned through
+  its FromNative: kernel.SuggestConfig(n)); its
   fields, as properties, and those conversions are generated too
   (STRUCT_FIELDS), in a partial part of the type;
 * a hand-written option class that carries a run of a struct's numbers and
@@ -57,7 +59,36 @@ receiver, a member of a `partial` part of the binding's class for its object
   buffer.Fill(value));
 * a constructor of a buffer whose sizes count elements of T (TYPED_BUFFERS)
   is a generic member of its receiver's class returning a DeviceBuffer<T>
-  (device.AllocateManaged<float>(n));
+  (device.AllocateManaged<float>(n), device.Allocate<float>(n) with the
+  address from the same call) or a PinnedBuffer<T>
+  (device.AllocatePinned<float>(n)), or a static member of DeviceBuffer<T>
+  (DeviceBuffer<float>.OpenIpc(device, handle, pool));
+* a second public form of a generated member (ALIASES) calls it: another
+  name, the object made from as `this` (device.CreateStream(flags)),
+  parameters renamed, reordered, defaulted or always passed
+  (TensorMap.EncodeIm2col's short form), a property over a query
+  (stream.IsComplete) or over out-values made one value (pool.Usage,
+  module.GetGlobal(name));
+* the value types of COMPOSED and of those aliases (COMPOSED_TYPES:
+  ComputeCapability, MemoryPoolUsage, ModuleGlobal, BlockSizeSuggestion) are
+  generated from the out-values;
+* a blocking call of TASKS also gets a Task form on the thread pool
+  (linker.LinkAsync());
+* a getter and its setter of one 64-bit value (LONG_PROPERTIES) are one
+  read-write long property (pool.ReleaseThreshold); a parameter of
+  PARAM_NAMES is named otherwise (device.GetMemoryInfo(out free, out total)),
+  a size of NOT_NEGATIVE refused with the binding's own message;
+* a constructor taking a value struct of FIELD_PARAMS also takes its fields
+  as parameters (device.CreateArray(format, channels, width));
+* each class a kernel takes as an argument has its LaunchPlan.Set(index,
+  object) (PLAN_SETTERS);
+* a copy between two buffers of WHOLE_COPIES also copies all of another
+  DeviceBuffer<T> to the start of one (buffer.CopyFrom(source));
+* a stream's call on an array of structs naming objects or host memory
+  (BATCHES) takes the class describing each element (BATCH_TYPES:
+  IDescribesEach, stream.CopyBatch(batch));
+* a library call of a built struct of BUILT_CALLS is a member of the class
+  describing it (copy.Copy(), copy.CopyAsync(stream));
 * a pinned host buffer argument (PinnedBuffer<T>, a generic class) makes the
   method generic in T (`where T : struct`); offsets stay in bytes;
 * a query that answers CUABI_ERROR_NOT_READY without failing returns bool;
@@ -135,6 +166,7 @@ and then the scope classes.
 
 from __future__ import annotations
 
+import re
 import textwrap
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -194,6 +226,7 @@ FACTORIES: Dict[str, str] = {
     "cuabi_graph_node": "new GraphNode({})",
     "cuabi_physical_memory": "new PhysicalMemory({})",
     "cuabi_address_range": "new AddressRange({})",
+    "cuabi_surface": "new Surface({}, array)",  # and the array it keeps
 }
 
 # Each class's handle plumbing is generated too: the field `handle` (its
@@ -218,6 +251,54 @@ ARGUMENT_OBJECTS: Dict[str, Tuple[str, str]] = {
     "cuabi_texture": ("NativeHandle", "texture object"),
     "cuabi_surface": ("NativeHandle", "surface object"),
 }
+
+# A launch plan's setter of each class of ARGUMENT_OBJECTS, generated in a
+# partial part of LaunchPlan: plan.Set(index, texture) writes the object's
+# 8-byte value as argument `index`, in place, and the plan references the
+# object from then on (LaunchPlan.SetObject: refused when null, naming the
+# parameter, with what the message adds here, and when the parameter is no
+# 8-byte one). The C type a kernel parameter of it has (in the documentation)
+# and what a null's message adds. Device memory also gets the overload of
+# DeviceBuffer<T> (which Set<T>(index, T value) of numbers would not take).
+PLAN_SETTERS: Dict[str, Tuple[str, str]] = {
+    "cuabi_buffer": ("a pointer", "; set IntPtr.Zero for a NULL pointer parameter"),
+    "cuabi_texture": ("a <c>cudaTextureObject_t</c>", ""),
+    "cuabi_surface": ("a <c>cudaSurfaceObject_t</c>", ""),
+}
+
+
+def plan_setters() -> str:
+    """The partial part of LaunchPlan with the setters of PLAN_SETTERS (see there)."""
+    i2, i3 = "        ", "            "
+    members = []
+    for handle, (ctype, hint) in PLAN_SETTERS.items():
+        cls, what = CLASSES[handle][0], ARGUMENT_OBJECTS[handle][1]
+        arg = stem(handle)
+        hint_arg = f', "{hint}"' if hint else ""
+        members.append(
+            f"{i2}/// <summary>\n"
+            f'{i2}/// Sets argument <paramref name="index"/> ({ctype} parameter) to the 8-byte value of\n'
+            f"{i2}/// the {what} <paramref name=\"{arg}\"/>, in place. The plan references it from then on.\n"
+            f"{i2}/// </summary>\n"
+            f'{i2}/// <param name="index">The parameter\'s position in the kernel\'s signature, from 0.</param>\n'
+            f'{i2}/// <param name="{arg}">The {what}.</param>\n'
+            f'{i2}/// <exception cref="ArgumentNullException"><paramref name="{arg}"/> is null.</exception>\n'
+            f'{i2}/// <exception cref="ArgumentException">The parameter is not 8 bytes; the message names it.</exception>\n'
+            f'{i2}/// <exception cref="ObjectDisposedException">The plan or the {what} was disposed.</exception>\n'
+            f"{i2}public void Set(int index, {cls} {arg})\n{i2}{{\n"
+            f'{i3}SetObject(index, {arg}, "{arg}"{hint_arg});\n{i2}}}\n'
+        )
+        if handle == "cuabi_buffer":  # a typed buffer, which the overload of values would otherwise be tried for
+            members.append(
+                f"{i2}/// <summary>As <see cref=\"Set(int, {cls})\"/>, for a buffer of elements of T.</summary>\n"
+                f'{i2}/// <typeparam name="T">The buffer\'s element type.</typeparam>\n'
+                f'{i2}/// <param name="index">The parameter\'s position in the kernel\'s signature, from 0.</param>\n'
+                f'{i2}/// <param name="{arg}">The buffer.</param>\n'
+                f"{i2}public void Set<T>(int index, DeviceBuffer<T> {arg}) where T : struct\n{i2}{{\n"
+                f"{i3}Set(index, ({cls}){arg});\n{i2}}}\n"
+            )
+    return "    public sealed partial class LaunchPlan\n    {\n" + "\n".join(members) + "    }\n"
+
 
 # The classes made from their handle alone (FACTORIES) get the constructor
 # `internal X(SafeXHandle handle)` that keeps it. These also keep a value
@@ -520,8 +601,32 @@ AS_INT = {
     ("cuabi_function_get_max_active_clusters", "clusters"),
 }
 
+# Parameters named otherwise in C#: (function, parameter) -> the C name to
+# form the C# name from (device.GetMemoryInfo(out free, out total)).
+PARAM_NAMES = {
+    ("cuabi_stream_mem_op_batch", "ops"): "batch",
+    ("cuabi_stream_copy_batch", "ops"): "batch",
+    ("cuabi_device_get_memory_info", "free_bytes"): "free",
+    ("cuabi_device_get_memory_info", "total_bytes"): "total",
+}
+
+# Sizes and 64-bit counts (a long in C#) refused when negative with the
+# message of the binding's own checks (Ranges.NotNegative: "cannot be
+# negative"), which these members had when written by hand: (function,
+# parameter).
+NOT_NEGATIVE = {
+    ("cuabi_memory_pool_trim", "keep_bytes"),
+    ("cuabi_function_suggest_config", "elements"),  # a uint64_t, a long here
+    ("cuabi_function_suggest_config", "shared_bytes_per_block"),
+    ("cuabi_function_suggest_config", "shared_bytes_per_thread"),
+}
+
 # The C# default values of trailing arguments: (function, parameter) -> value.
 DEFAULTS = {
+    ("cuabi_stream_copy_batch", "flags"): "0",
+    ("cuabi_function_suggest_config", "shared_bytes_per_block"): "0",
+    ("cuabi_function_suggest_config", "shared_bytes_per_thread"): "0",
+    ("cuabi_memory_pool_trim", "keep_bytes"): "0",
     ("cuabi_stream_begin_capture", "mode"): "CaptureMode.Global",
     ("cuabi_tensor_map_encode_tiled", "element_strides"): "null",
     ("cuabi_tensor_map_encode_tiled", "interleave"): "TensorInterleave.None",
@@ -533,6 +638,71 @@ DEFAULTS = {
 # Getters whose several out-values are one value of a C# type made from
 # them in order (`new ComputeCapability(major, minor)`): function -> type.
 COMPOSED = {"cuabi_device_get_compute_capability": "ComputeCapability", "cuabi_nvrtc_get_version": "Version"}
+
+# The types of COMPOSED (and of ALIASES's composed members) generated here,
+# from a function's out-values: type -> (the function, what ToString
+# answers, as C# over the properties (None: no ToString), and as its
+# documentation says it, the fields whose C# type or name differs: C name ->
+# "type Name"). A public struct documented as the function, with a
+# constructor taking the values in order (named as the properties, in
+# camelCase) and a read-only property each, named as the out-parameter; a
+# 64-bit unsigned value is a long there (checked), as a size is.
+COMPOSED_TYPES: Dict[str, Tuple[str, Optional[str], str, Dict[str, str]]] = {
+    "ComputeCapability": ("cuabi_device_get_compute_capability", 'Major + "." + Minor', '"major.minor"', {}),
+    "MemoryPoolUsage": (
+        "cuabi_memory_pool_get_usage",
+        'UsedBytes + " of " + ReservedBytes + " reserved bytes used"',
+        '"used of reserved bytes used"',
+        {},
+    ),
+    "BlockSizeSuggestion": (
+        "cuabi_function_suggest_block_size",
+        '"block size " + BlockSize + ", at least " + MinGridSize + " blocks"',
+        '"block size N, at least M blocks"',
+        {"block_size": "int BlockSize", "min_grid_size": "int MinGridSize"},
+    ),
+    "ModuleGlobal": (
+        "cuabi_module_get_global", None, "", {"device_ptr": "ulong DevicePointer", "bytes": "long SizeInBytes"}
+    ),
+}
+
+
+def composed_fields(name: str, fn: Dict[str, Any], em: "Emitter") -> List[Tuple[str, str, str, Dict[str, Any]]]:
+    """The fields of COMPOSED_TYPES `name`: (C# type, property, parameter, the out-parameter)."""
+    made = []
+    for p in fn["params"]:
+        if p["role"] != "out":
+            continue
+        t = "long" if p["type"]["base"] == "uint64_t" else em.public_type(p["type"])
+        t, prop = COMPOSED_TYPES[name][3].get(p["name"], f"{t} {pascal(p['name'].split('_'))}").split(" ")
+        made.append((t, prop, ident(prop[0].lower() + prop[1:]), p))
+    return made
+
+
+def composed_type(name: str, fn: Dict[str, Any], em: "Emitter") -> str:
+    """The struct of COMPOSED_TYPES `name` (see there)."""
+    i1, i2, i3 = "    ", "        ", "            "
+    _, text, said, _ = COMPOSED_TYPES[name]
+    fields = composed_fields(name, fn, em)
+    lines = [doc(f"{fn['doc'] or fn['name']} ({fn['name']})", i1).rstrip("\n"), f"{i1}public struct {name}", f"{i1}{{"]
+    lines.append(f"{i2}/// <summary>Creates the value.</summary>")
+    lines += [f'{i2}/// <param name="{arg}">Its {p["name"]}.</param>' for _, _, arg, p in fields]
+    lines += [f"{i2}public {name}({', '.join(f'{t} {arg}' for t, _, arg, _ in fields)})", f"{i2}{{"]
+    lines += [f"{i3}{prop} = {arg};" for _, prop, arg, _ in fields] + [f"{i2}}}"]
+    for t, prop, _, p in fields:
+        lines += ["", f"{i2}/// <summary>Its {p['name']}.</summary>", f"{i2}public {t} {prop} {{ get; private set; }}"]
+    if text:
+        lines += ["", f"{i2}/// <summary>{said}.</summary>", f"{i2}public override string ToString()", f"{i2}{{"]
+        lines += [f"{i3}return {text};", f"{i2}}}"]
+    return "\n".join(lines + [f"{i1}}}"]) + "\n"
+
+
+def composed_value(p: Dict[str, Any], value: str, field: str) -> str:
+    """`value` of out-parameter `p` as its field, of C# type `field`, of a type of COMPOSED_TYPES."""
+    if p["type"]["base"] == "uint64_t" and field == "long" or p["type"]["base"] == "uint32_t" and field == "int":
+        return f"checked(({field}){value})"
+    return value
+
 
 # Getters whose value never changes while the handle lives (the raw driver
 # handle of a texture or surface object, an argument of every launch that
@@ -768,6 +938,210 @@ WHOLE_FORM_THROWS: Dict[str, Tuple[str, str]] = {
 }
 
 
+# Constructors taking a value struct that also get a member taking its fields
+# as parameters, on the class of the object they are made from: function ->
+# (the member's name, that object's parameter, the fields in C# order:
+# "field", "field:C# type" (a 32-bit int for a uint32_t count) or either with
+# "=C# default"). The struct is the init's (Default()) with each field set; a
+# number is refused when negative, naming its parameter
+# (device.CreateArray(format, channels, width, height, depth, flags)).
+FIELD_PARAMS: Dict[str, Tuple[str, str, Tuple[str, ...]]] = {
+    "cuabi_array_create": (
+        "CreateArray",
+        "device",
+        ("format", "channels:int", "width", "height=0", "depth=0", "flags=ArrayFlags.None"),
+    ),
+}
+
+
+def field_params(fn: Dict[str, Any], em: "Emitter") -> Tuple[str, List[str]]:
+    """The member of FIELD_PARAMS for `fn` (see there): (the handle type whose class gets it, its lines)."""
+    i2, i3 = "        ", "            "
+    name, on, order = FIELD_PARAMS[fn["name"]]
+    value = next(p for p in fn["params"] if p["role"] == "struct_in")
+    made = next(p for p in fn["params"] if p["role"] == "out_handle")
+    fields = {f["name"]: f for f in em.values[value["struct"]]["fields"]}
+    vcls, cls = value_class(value["struct"]), CLASSES[made.get("handle_type", made["type"]["base"])][0]
+    sig, docs, body = [], [], [f"{i3}var {camel(value['name'])} = {vcls}.Default();"]
+    for spec in order:
+        spec, _, default = spec.partition("=")
+        field, _, given = spec.partition(":")
+        f, arg = fields[field], camel(field)
+        t = em.public_type(f["type"])
+        sig.append(f"{given or t} {arg}" + (f" = {default}" if default else ""))
+        text = xml(f["doc"] or field)
+        docs.append(f'{i2}/// <param name="{arg}">{text[0].upper() + text[1:]}.</param>')
+        v = arg
+        if f["type"]["kind"] in ("int", "uint", "size"):
+            v = f'Ranges.NotNegative({arg}, "{arg}")'
+            v = f"({t}){v}" if t != "long" else v
+        body.append(f"{i3}{camel(value['name'])}.{pascal(field.split('_'))} = {v};")
+    args = ", ".join("this" if p["name"] == on else camel(p["name"]) for p in fn["params"] if p["role"] != "out_handle")
+    body.append(f"{i3}return {cls}.{member_name(fn)}({args});")
+    lines = [doc(f"{fn['doc'] or fn['name']} ({fn['name']})", i2).rstrip("\n")] + docs
+    lines += [f"{i2}public {cls} {name}({', '.join(sig)})", f"{i2}{{"] + body + [f"{i2}}}"]
+    recv = next(p for p in fn["params"] if p["name"] == on)
+    return recv["type"]["base"], lines
+
+
+# Library calls whose only struct is a built struct: a member of the class
+# describing it (BUILT_TYPES; a partial class), which runs the call on
+# itself (copy.Copy(), copy.CopyAsync(stream)): function -> (the member's
+# name, why memory pinned only for the call is refused, for a call whose
+# library goes on using it, else None). Its other parameters are objects
+# that may be null (HandleOf). What the struct names is held while the call
+# runs (the class's Describe(what, why, out lease), what "" for itself).
+BUILT_CALLS: Dict[str, Tuple[str, Optional[str]]] = {
+    "cuabi_copy_3d": ("Copy", None),
+    "cuabi_copy_3d_async": (
+        "CopyAsync",
+        "an asynchronous copy needs host memory that stays put (CopyEnd.Host(PinnedBuffer<T>)), or use Copy()",
+    ),
+}
+
+
+def built_calls(model: Dict[str, Any]) -> List[str]:
+    """The partial parts of the classes BUILT_CALLS names (see there)."""
+    i2, i3 = "        ", "            "
+    by_class: Dict[str, List[str]] = {}
+    for fn in model["functions"]:
+        if fn["name"] not in BUILT_CALLS:
+            continue
+        name, why = BUILT_CALLS[fn["name"]]
+        built, *rest = fn["params"]
+        cls = built_class(built)
+        if cls is None or any(p["role"] != "handle" or not p.get("nullable") for p in rest):
+            raise SystemExit(f"regen: csharp: BUILT_CALLS: {fn['name']} is no call of a built struct and objects")
+        native = struct_name(built["struct"])
+        others = [(CLASSES[p.get("handle_type", p["type"]["base"])][0], camel(p["name"]), p) for p in rest]
+        lines = [doc(f"{fn['doc'] or fn['name']} ({fn['name']})", i2).rstrip("\n")]
+        for _, n, p in others:
+            null = xml(p.get("null_means") or "none")
+            lines.append(f'{i2}/// <param name="{n}">The {p["name"]} argument (null: {null}).</param>')
+        args = ["ref desc"] + [f"{c}.HandleOf({n})" for c, n, _ in others]
+        lines += [
+            f"{i2}public void {name}({', '.join(f'{c} {n}' for c, n, _ in others)})",
+            f"{i2}{{",
+            f"{i3}IDisposable lease;",
+            f'{i3}{native} desc = Describe("", {chr(34) + why + chr(34) if why else "null"}, out lease);',
+            f"{i3}using (lease)",
+            f"{i3}    Errors.Check(NativeMethods.{fn['name']}({', '.join(args)}));",
+            f"{i2}}}",
+        ]
+        by_class.setdefault(cls, []).append("\n".join(lines) + "\n")
+    return [f"    public sealed partial class {c}\n    {{\n" + "\n".join(m) + "    }\n" for c, m in by_class.items()]
+
+
+# Read-write properties of a getter and its setter of one 64-bit unsigned
+# value, a long in C# (a read past long.MaxValue throws OverflowException; a
+# negative value set is refused naming `value`): getter -> setter. The
+# getter is the property (HAND_WRITTEN says so), documented as the setter
+# (pool.ReleaseThreshold).
+LONG_PROPERTIES: Dict[str, str] = {
+    "cuabi_memory_pool_get_release_threshold": "cuabi_memory_pool_set_release_threshold",
+}
+
+
+def long_property(getter: Dict[str, Any], setter: Dict[str, Any]) -> List[str]:
+    """The property of LONG_PROPERTIES over `getter` and `setter` (see there)."""
+    i2, i3, i4 = "        ", "            ", "                "
+    roles = ([p["role"] for p in getter["params"]], [p["role"] for p in setter["params"]])
+    types = {p["type"]["base"] for p in getter["params"][1:] + setter["params"][1:]}
+    if roles != (["receiver", "out"], ["receiver", "in"]) or types != {"uint64_t"}:
+        raise SystemExit(f"regen: csharp: LONG_PROPERTIES: {getter['name']} and {setter['name']} are no 64-bit pair")
+    return [
+        doc(f"{setter['doc'] or setter['name']} ({getter['name']}, {setter['name']})", i2).rstrip("\n"),
+        f"{i2}public long {pascal(getter['property'].split('_'))}",
+        f"{i2}{{",
+        f"{i3}get",
+        f"{i3}{{",
+        f"{i4}ulong value;",
+        f"{i4}Errors.Check(NativeMethods.{getter['name']}(Handle, out value));",
+        f"{i4}return checked((long)value);",
+        f"{i3}}}",
+        f"{i3}set",
+        f"{i3}{{",
+        f'{i4}Ranges.NotNegative(value, "value");',
+        f"{i4}Errors.Check(NativeMethods.{setter['name']}(Handle, (ulong)value));",
+        f"{i3}}}",
+        f"{i2}}}",
+    ]
+
+
+# Calls that block (a link) and also get a Task form: function -> its name.
+# A call of its receiver alone making a handle of FACTORIES: the Task runs the
+# call on the thread pool (Background.Run: the receiver's handle is held until
+# the call returned, so the object may be disposed meanwhile) and carries its
+# failure (linker.LinkAsync()).
+TASKS: Dict[str, str] = {"cuabi_linker_link": "LinkAsync"}
+
+
+def task_member(fn: Dict[str, Any]) -> List[str]:
+    """The Task form of TASKS for `fn` (see there)."""
+    i2, i3 = "        ", "            "
+    if [p["role"] for p in fn["params"]] != ["receiver", "out_handle"]:
+        raise SystemExit(f"regen: csharp: TASKS: {fn['name']} is no call of its receiver alone making a handle")
+    recv, out = fn["params"]
+    made = out.get("handle_type", out["type"]["base"])
+    cls = CLASSES[made][0]
+    return [
+        doc(f"{fn['doc'] or fn['name']}\nOn the thread pool: the task carries the failure; the object may be "
+            f"disposed before the task ends. ({fn['name']})", i2).rstrip("\n"),
+        f"{i2}public System.Threading.Tasks.Task<{cls}> {TASKS[fn['name']]}()",
+        f"{i2}{{",
+        f"{i3}return Background.Run(Handle, raw =>",
+        f"{i3}{{",
+        f"{i3}    {handle_class(made)} made;",
+        f"{i3}    Errors.Check(NativeMethods.{fn['name']}(new {handle_class(recv['type']['base'])}(raw, false),"
+        " out made));",
+        f"{i3}    return {FACTORIES[made].format('made')};",
+        f"{i3}}}, null);",
+        f"{i2}}}",
+    ]
+
+
+# Copies between two buffers on byte ranges that also get a member of
+# DeviceBuffer<T> copying all of another DeviceBuffer<T> to the start of this
+# one (buffer.CopyFrom(source), buffer.CopyFromAsync(source, stream)):
+# function -> the member's name. The source is refused when null, naming it;
+# further parameters are objects that may be null (HandleOf).
+WHOLE_COPIES: Dict[str, str] = {"cuabi_buffer_copy": "CopyFrom", "cuabi_buffer_copy_async": "CopyFromAsync"}
+
+
+def whole_copies(model: Dict[str, Any]) -> str:
+    """The partial part of DeviceBuffer<T> with the members of WHOLE_COPIES (see there)."""
+    i2, i3 = "        ", "            "
+    members = []
+    for fn in model["functions"]:
+        if fn["name"] not in WHOLE_COPIES:
+            continue
+        roles = [p["role"] for p in fn["params"]]
+        rest = fn["params"][5:]
+        if roles[:5] != ["receiver", "in", "handle", "in", "in"] or any(not p.get("nullable") for p in rest):
+            raise SystemExit(f"regen: csharp: WHOLE_COPIES: {fn['name']} is no copy between two buffers")
+        src = fn["params"][2]["name"]
+        others = [(CLASSES[p.get("handle_type", p["type"]["base"])][0], camel(p["name"]), p) for p in rest]
+        lines = [doc(f"{fn['doc'] or fn['name']}\nHere all of `{src}` (source) to the start of this buffer. "
+                     f"({fn['name']})", i2).rstrip("\n"),
+                 f'{i2}/// <param name="source">The buffer copied from.</param>']
+        for _, n, p in others:
+            null = xml(p.get("null_means") or "none")
+            lines.append(f'{i2}/// <param name="{n}">The {p["name"]} argument (null: {null}).</param>')
+        args = ["Handle", "UIntPtr.Zero", "source.Handle", "UIntPtr.Zero", "(UIntPtr)(ulong)source.SizeInBytes"]
+        args += [f"{c}.HandleOf({n})" for c, n, _ in others]
+        sig = ["DeviceBuffer<T> source"] + [f"{c} {n}" for c, n, _ in others]
+        lines += [
+            f"{i2}public void {WHOLE_COPIES[fn['name']]}({', '.join(sig)})",
+            f"{i2}{{",
+            f"{i3}if (source == null)",
+            f'{i3}    throw new ArgumentNullException("source");',
+            f"{i3}Errors.Check(NativeMethods.{fn['name']}({', '.join(args)}));",
+            f"{i2}}}",
+        ]
+        members.append("\n".join(lines) + "\n")
+    return "    public sealed partial class DeviceBuffer<T> where T : struct\n    {\n" + "\n".join(members) + "    }\n"
+
+
 def summary_doc(text: str, indent: str) -> str:
     """A <summary> of `text`, which is XML already (it names parameters)."""
     lines = text.split("\n")
@@ -814,10 +1188,27 @@ def whole_forms() -> List[str]:
 # -> (the member's name, its byte sizes as counts: parameter -> name, default
 # values: parameter -> C#). Each is a generic member of its receiver's class,
 # `where T : struct` (device.AllocateManaged<float>(n)), returning a
-# DeviceBuffer<T>: T is refused when it cannot be copied as raw bytes, each
+# DeviceBuffer<T> (a PinnedBuffer<T> for pinned host memory, made from its
+# handle and count: device.AllocatePinned<float>(n)): T is refused when it cannot be copied as raw bytes, each
 # count when negative or past a 64-bit size in bytes, another size (an
-# offset, in bytes) when negative, a null object naming its parameter.
-TYPED_BUFFERS: Dict[str, Tuple[str, Dict[str, str], Dict[str, str]]] = {
+# offset, in bytes) when negative, a null object naming its parameter (a
+# nullable one passes null: HandleOf). A `ptr` out-value beside the handle is
+# the buffer's address, answered by the same call (one call per buffer:
+# device.Allocate<float>(n)). The parameters are in the C order, or in the
+# order of a fourth item, their C names (device.AllocateAsync<float>(n,
+# stream, pool)). A fifth item "static" makes the member a static one of
+# the buffer's class, its receiver a parameter (DeviceBuffer<float>.OpenIpc(
+# device, handle, pool)); bytes in are a byte[], pinned for the call (Ipc.Open:
+# null refused naming it); a `device_ptr` in is the buffer's address
+# (DeviceBuffer<float>.Wrap(device, devicePointer, count)).
+TYPED_BUFFERS: Dict[str, Tuple[Any, ...]] = {
+    "cuabi_buffer_alloc_with_pointer": ("Allocate", {"bytes": "count"}, {}),
+    "cuabi_host_buffer_alloc": ("AllocatePinned", {"bytes": "count"}, {}),
+    "cuabi_buffer_alloc_async_with_pointer": (
+        "AllocateAsync", {"bytes": "count"}, {"pool": "null"}, ("bytes", "stream", "pool")
+    ),
+    "cuabi_buffer_open_ipc": ("OpenIpc", {}, {"pool": "null"}, ("device", "handle", "pool"), "static"),
+    "cuabi_buffer_wrap": ("Wrap", {"bytes": "count"}, {}, ("device", "device_ptr", "bytes"), "static"),
     "cuabi_buffer_alloc_managed": ("AllocateManaged", {"bytes": "count"}, {"flags": "ManagedFlags.None"}),
     "cuabi_buffer_alloc_growable": ("AllocateGrowable", {"bytes": "count", "reserve_bytes": "reserveCount"}, {}),
     "cuabi_buffer_from_range": ("Buffer", {"bytes": "count"}, {}),
@@ -827,14 +1218,43 @@ TYPED_BUFFERS: Dict[str, Tuple[str, Dict[str, str], Dict[str, str]]] = {
 def typed_buffer(fn: Dict[str, Any], types: Types) -> List[str]:
     """The member of TYPED_BUFFERS for `fn` (see there)."""
     i2, i3 = "        ", "            "
-    method, counts, defaults = TYPED_BUFFERS[fn["name"]]
+    method, counts, defaults = TYPED_BUFFERS[fn["name"]][:3]
+    static = TYPED_BUFFERS[fn["name"]][4:] == ("static",)
     sig, docs, checks, args = [], [], [], []
+    address, pinned = "", None
+    hoisted = any(q["role"] == "bytes_in" for q in fn["params"])  # handles read before the bytes are pinned
     for p in fn["params"]:
         n, t, arg = p["name"], p["type"], camel(p["name"])
-        if p["role"] == "receiver":
+        if p["role"] == "receiver" and static:  # a parameter, its handle read before the call
+            sig.append(f"{CLASSES[t['base']][0]} {arg}")
+            docs.append(f'{i2}/// <param name="{arg}">The {n} argument.</param>')
+            checks.append(f'{i3}if ({arg} == null)\n{i3}    throw new ArgumentNullException("{arg}");')
+            args.append(f"{arg}Handle" if hoisted else f"{arg}.Handle")
+        elif p["role"] == "receiver":
             args.append("Handle")
+        elif p["role"] == "bytes_in":
+            sig.append(f"byte[] {arg}")
+            docs.append(f'{i2}/// <param name="{arg}">The {n} argument.</param>')
+            args.append("bytes")
+            pinned = arg
+        elif p["role"] == "size" and pinned:
+            args.append("size")
+        elif p["role"] == "in" and n == "device_ptr" and t["base"] == "uint64_t":  # the buffer's address
+            sig.append("ulong devicePointer")
+            docs.append(f'{i2}/// <param name="devicePointer">The {n} argument.</param>')
+            args.append("devicePointer")
+            address = "devicePointer"
         elif p["role"] == "out_handle":
             args.append("out h")
+        elif p["role"] == "out" and n == "ptr" and t["base"] == "uint64_t":
+            address = "ptr"
+            args.append("out ptr")
+        elif p["role"] == "handle" and p.get("nullable") and p.get("handle_type") in CLASSES:
+            cls = CLASSES[p["handle_type"]][0]
+            sig.append(f"{cls} {arg}" + (f" = {defaults[n]}" if n in defaults else ""))
+            null = xml(p.get("null_means") or "none")
+            docs.append(f'{i2}/// <param name="{arg}">The {n} argument (null: {null}).</param>')
+            args.append(f"{arg}Handle" if hoisted else f"{cls}.HandleOf({arg})")
         elif n in counts:
             sig.append(f"long {counts[n]}")
             docs.append(f'{i2}/// <param name="{counts[n]}">Its {n}, in elements of T.</param>')
@@ -855,28 +1275,211 @@ def typed_buffer(fn: Dict[str, Any], types: Types) -> List[str]:
             args.append(arg)
         else:
             raise SystemExit(f"regen: csharp: TYPED_BUFFERS: {fn['name']}.{n} has no C# form here")
+    if len(TYPED_BUFFERS[fn["name"]]) > 3:  # another order: by the C names
+        roles = ("in", "handle", "bytes_in") + (("receiver",) if static else ())
+        inputs = [q["name"] for q in fn["params"] if q["role"] in roles]
+        order = [inputs.index(n) for n in TYPED_BUFFERS[fn["name"]][3]]
+        sig, docs = [sig[k] for k in order], [docs[k] for k in order]
     sizes = " and ".join(f"`{n}`" for n in counts)
-    lines = [doc(f"{fn['doc'] or fn['name']}\nHere {sizes} count elements of T. ({fn['name']})", i2).rstrip("\n")]
-    lines.append(f'{i2}/// <typeparam name="T">A value type of numbers, enums, pointers and such structs.</typeparam>')
+    here = f"\nHere {sizes} count elements of T." if counts else ""
+    lines = [doc(f"{fn['doc'] or fn['name']}{here} ({fn['name']})", i2).rstrip("\n")]
+    if not static:
+        lines.append(f'{i2}/// <typeparam name="T">A value type of numbers, enums, pointers and such structs.</typeparam>')
     lines += docs
-    lines.append(f"{i2}public DeviceBuffer<T> {method}<T>({', '.join(sig)}) where T : struct\n{i2}{{")
+    out = next(p for p in fn["params"] if p["role"] == "out_handle")
+    made_type = out.get("handle_type", out["type"]["base"])
+    buffer = "PinnedBuffer<T>" if made_type == "cuabi_host_buffer" else "DeviceBuffer<T>"
+    if static:
+        lines.append(f"{i2}public static {buffer} {method}({', '.join(sig)})\n{i2}{{")
+    else:
+        lines.append(f"{i2}public {buffer} {method}<T>({', '.join(sig)}) where T : struct\n{i2}{{")
     lines += checks
-    lines.append(f"{i3}int size = Element<T>.Require();")
+    lines.append(f"{i3}{'int size = ' if counts else ''}Element<T>.Require();")
     lines += [f'{i3}UIntPtr {c}Bytes = Ranges.Bytes({c}, size, "{c}");' for c in counts.values()]
-    lines.append(f"{i3}SafeBufferHandle h;")
-    lines.append(f"{i3}Errors.Check(NativeMethods.{fn['name']}({', '.join(args)}));")
-    lines.append(f"{i3}return new DeviceBuffer<T>(h);\n{i2}}}")
+    call = f"NativeMethods.{fn['name']}({', '.join(args)})"
+    if pinned:  # the handles first, then the bytes, pinned for the call
+        for p in fn["params"]:
+            if p["role"] in ("receiver", "handle"):
+                cls = CLASSES[p.get("handle_type", p["type"]["base"])][0]
+                value = f"{cls}.HandleOf({camel(p['name'])})" if p.get("nullable") else f"{camel(p['name'])}.Handle"
+                lines.append(f"{i3}var {camel(p['name'])}Handle = {value};")
+        call = f'Ipc.Open({pinned}, delegate(IntPtr bytes, UIntPtr size) {{ return {call}; }}, "{pinned}")'
+    lines.append(f"{i3}{handle_class(made_type)} h{' = null' if pinned else ''};")
+    if address == "ptr":
+        lines.append(f"{i3}ulong ptr;")
+    lines.append(f"{i3}Errors.Check({call});")
+    count = next(iter(counts.values()), "")
+    made = f"h, {address}, {count}" if address else f"h, {count}" if buffer == "PinnedBuffer<T>" else "h"
+    lines.append(f"{i3}return new {buffer}({made});\n{i2}}}")
     return lines
+
+
+# Second public forms of a generated member (another name, its object as
+# `this`, its parameters in another order, trailing defaults): function ->
+# [(the C# name, where it lives, its parameters in C# order: "name",
+# "name:C# name" or either with "=C# default" (an array's null: no
+# elements), and "name=>C#" for an argument the member always passes)]. Where it lives: the C
+# parameter that is `this` (its class gets the member: device.CreateStream(
+# flags) is CudaStream.Create(device, flags, priority)), or "static", a
+# static member of the receiver's class (a constructor's: of the class it
+# makes; a library call's: of its class, CudaLibrary.Load(image)). A
+# receiver that is a parameter, and bytes, a renamed parameter and a library
+# call's parameter of a reference type (an array, an object) without a
+# default are refused here when null, naming them, first; the generated
+# member checks the rest. Each is documented as the generated
+# member (cuabi.h's text), and calls it: a property is read. Parameters
+# None: a read-only property of the member's value (stream.IsComplete is
+# stream.Query()); of a member with out-values, of the type of
+# COMPOSED_TYPES made from them, the fourth item (pool.Usage), which may
+# also give the value as another type ("int", checked). A parameter marked
+# "name!" is refused here when negative (Ranges.NotNegative), naming it, and
+# "name!int" is an int in C# (kernel.GetActiveBlocksPerMultiprocessor).
+ALIASES: Dict[str, List[Tuple[Any, ...]]] = {
+    "cuabi_memory_pool_get_usage": [("Usage", "pool", None, "MemoryPoolUsage")],
+    "cuabi_device_get_context": [("NativeContext", "device", None)],
+    "cuabi_function_get_active_blocks_per_sm": [
+        ("GetActiveBlocksPerMultiprocessor", "function", ("block_size!int", "dynamic_shared_bytes!=0"), "int")
+    ],
+    "cuabi_function_get_available_dynamic_shared": [
+        (
+            "GetAvailableDynamicSharedMemory",
+            "function",
+            ("blocks_per_sm:blocksPerMultiprocessor!int", "block_size!int"),
+        )
+    ],
+    "cuabi_function_suggest_block_size": [
+        (
+            "SuggestBlockSize",
+            "function",
+            ("shared_bytes_per_block!=0", "shared_bytes_per_thread!=0", "block_size_limit!int=0"),
+            "BlockSizeSuggestion",
+        )
+    ],
+    "cuabi_module_get_kernel_name": [("GetKernelName", "module", ("index!int", "form=NameForm.Demangled"))],
+    "cuabi_module_get_global": [("GetGlobal", "module", ("name",), "ModuleGlobal")],
+    "cuabi_stream_create": [("CreateStream", "device", ("flags=StreamFlags.None", "priority=0"))],
+    "cuabi_event_create": [("CreateEvent", "device", ("flags=EventFlags.None",))],
+    "cuabi_module_load_file": [("LoadModuleFile", "device", ("path",))],
+    "cuabi_device_get_default_memory_pool": [("GetDefaultMemoryPool", "device", ())],
+    "cuabi_module_get_function": [("GetKernel", "module", ("name",))],
+    "cuabi_linker_add_program": [("Add", "linker", ("program",))],
+    "cuabi_linker_add_file": [("AddFile", "linker", ("path", "kind=LinkInput.Auto"))],
+    "cuabi_linker_add_data": [("AddData", "linker", ("data", "kind=LinkInput.Auto", "name=null"))],
+    "cuabi_surface_create": [("CreateSurface", "array", ())],
+    "cuabi_stream_query": [("IsComplete", "stream", None)],
+    "cuabi_event_query": [("IsComplete", "event", None)],
+    "cuabi_buffer_get_copy_path": [("GetCopyPathFrom", "dst", ("src:source",))],
+    "cuabi_library_load_data": [("Load", "static", ("image",))],
+    "cuabi_tensor_map_encode_im2col": [
+        (
+            "EncodeIm2col",
+            "static",
+            ("buffer", "offset", "data_type", "sizes", "strides", "lower_corner", "upper_corner", "channels_per_pixel",
+             "pixels_per_column", "element_strides=null", "swizzle=TensorSwizzle.None",
+             "interleave=>TensorInterleave.None", "l2_promotion=>TensorL2Promotion.None", "oob_fill=>TensorOobFill.Zero"),
+        )
+    ],
+    "cuabi_event_get_elapsed_ms": [
+        ("ElapsedSince", "end", ("start",)),
+        ("ElapsedMilliseconds", "static", ("start", "end")),
+    ],
+}
+
+
+def aliases(fn: Dict[str, Any], member: List[str], em: "Emitter") -> List[Tuple[str, List[str]]]:
+    """The members of ALIASES for `fn` (see there) over its generated
+    `member`: (the handle type whose class gets it, its lines)."""
+    i2, i3 = "        ", "            "
+    at = next(i for i, line in enumerate(member) if line.startswith(i2 + "public "))
+    m = re.match(r"\s+public (static )?(\S+) (\w+)(?:\((.*)\))?$", member[at])
+    if not m or "<" in m.group(3):
+        raise SystemExit(f"regen: csharp: ALIASES: {fn['name']}'s member has no plain signature: {member[at].strip()}")
+    static, ret, target, params = bool(m.group(1)), m.group(2), m.group(3), m.group(4)
+    types = {}  # C# parameter -> its type
+    for q in params.split(", ") if params else []:
+        t, n = q.split(" = ")[0].rsplit(" ", 1)
+        types[n] = t
+    recv = fn.get("receiver")
+    handles = {
+        p["name"]: p.get("handle_type", p["type"]["base"]) for p in fn["params"] if p["role"] in ("receiver", "handle")
+    }
+    if recv:
+        types.setdefault(camel(recv), CLASSES[handles[recv]][0])
+    docs = [line for line in member[:at] if line.startswith(i2 + "///")]
+    summary = [line for line in docs if "<param name=" not in line]
+    param_doc = {line.split('name="')[1].split('"')[0]: line for line in docs if "<param name=" in line}
+    roles = ("receiver", "in", "handle", "string_in", "struct_in", "array_in", "bytes_in")
+    ins = [camel(p["name"]) for p in fn["params"] if p["role"] in roles and (static or p["role"] != "receiver")]
+    classes = {c for c, _ in CLASSES.values()}
+    made: List[Tuple[str, List[str]]] = []
+    for name, on, order, *composed in ALIASES[fn["name"]]:
+        sig, body, pdocs, renamed = [], [], [], {}
+        for spec in order or ():
+            if "=>" in spec:  # a constant argument
+                c, value = spec.split("=>")
+                renamed[camel(c)] = value
+                continue
+            spec, _, default = spec.partition("=")
+            spec, checked, given = spec.partition("!")
+            c, _, cs = spec.partition(":")
+            n = camel(c)
+            renamed[n] = cs or n
+            t = types[n]
+            if t.endswith("[]") and default == "null":  # null: no elements
+                renamed[n] = f"{cs or n} ?? new {t[:-2]}[0]"
+            if checked:  # refused here when negative, and converted
+                renamed[n] = f'Ranges.NotNegative({cs or n}, "{cs or n}")'
+                renamed[n] = renamed[n] if t == "long" else f"({t}){renamed[n]}"
+            sig.append(f"{given or t} {cs or n}" + (f" = {default}" if default else ""))
+            text = param_doc.get(n, f'{i2}/// <param name="{n}">The {c} argument.</param>')
+            pdocs.append(text.replace(f'"{n}"', f'"{cs or n}"'))
+            if (cs or not recv or t == "byte[]") and not default and (t.endswith("[]") or t in classes):
+                body.append(f'{i3}if ({cs or n} == null) throw new ArgumentNullException("{cs or n}");')
+        this = None if on == "static" else camel(on)
+        given_args = ["this" if a == this else renamed.get(a, a) for a in ins]
+        if composed and composed[0] in COMPOSED_TYPES:  # the out-values too
+            outs = [p for p in fn["params"] if p["role"] == "out"]
+            body += [f"{i3}{types[camel(p['name'])][len('out '):]} {camel(p['name'])};" for p in outs]
+            given_args += ["out " + camel(p["name"]) for p in outs]
+        args = ", ".join(given_args)
+        if static and recv:  # a constructor: the static factory of the class it makes
+            out = next(p for p in fn["params"] if p["role"] == "out_handle")
+            call = f"{CLASSES[out.get('handle_type', out['type']['base'])][0]}.{target}({args})"
+        elif static:  # a library call
+            call = f"{target}({args})"
+        else:
+            subject = "this" if camel(recv or "") == this else camel(recv or "")
+            if subject != "this":
+                body.append(f'{i3}if ({subject} == null) throw new ArgumentNullException("{subject}");')
+            call = ("" if subject == "this" else subject + ".") + target + ("" if params is None else f"({args})")
+        if composed and composed[0] in COMPOSED_TYPES:  # the out-values, made one value
+            body.append(f"{i3}{call};")
+            fields = [f[0] for f in composed_fields(composed[0], fn, em)]
+            values = ", ".join(composed_value(p, camel(p["name"]), fields[k]) for k, p in enumerate(outs))
+            ret, call = composed[0], f"new {composed[0]}({values})"
+        elif composed:  # another type for the value: "int" (checked)
+            ret, call = composed[0], f"checked(({composed[0]}){call})"
+        body.append(f"{i3}{'' if ret == 'void' else 'return '}{call};")
+        lines = summary + pdocs
+        if order is None:
+            lines += [f"{i2}public {ret} {name}", f"{i2}{{", f"{i3}get", f"{i3}{{"] + ["    " + b for b in body]
+            lines += [f"{i3}}}", f"{i2}}}"]
+        else:
+            lines += [f"{i2}public {'static ' if on == 'static' else ''}{ret} {name}({', '.join(sig)})", f"{i2}{{"]
+            lines += body + [f"{i2}}}"]
+        made_by = [p.get("handle_type", p["type"]["base"]) for p in fn["params"] if p["role"] == "out_handle"]
+        where = handles[on] if on != "static" else (made_by or [handles.get(recv) or static_owner(fn)])[0]
+        made.append((where, lines))
+    return made
 
 
 # Functions whose C# form differs from the plain one, and why.
 HAND_WRITTEN: Dict[str, str] = {
-    "cuabi_copy_3d": "Copy3D.Copy(): the object describing the box runs it (pinning a managed array for the call)",
-    "cuabi_copy_3d_async": "Copy3D.CopyAsync(stream): the object describing the box queues it",
-    "cuabi_device_get_memory_info": "kept as GetMemoryInfo(out long free, out long total)",
+    "cuabi_copy_3d": "Copy3D.Copy(): the object describing the box runs it (BUILT_CALLS)",
+    "cuabi_copy_3d_async": "Copy3D.CopyAsync(stream): the object describing the box queues it (BUILT_CALLS)",
     "cuabi_device_get_ordinal": "Device.Ordinal is read once, when the Device is made (KEPT_VALUES)",
     "cuabi_host_buffer_get_pointer": "Pointer is read once, when the buffer is made",
-    "cuabi_memory_pool_get_release_threshold": "ReleaseThreshold is a long, with a setter",
+    "cuabi_memory_pool_get_release_threshold": "ReleaseThreshold is a long, with a setter (LONG_PROPERTIES)",
     "cuabi_last_error_message": "read by the exception mapping (CudaException.cs), not exposed",
     "cuabi_last_error_status": "read by the exception mapping (CudaException.cs), not exposed",
     "cuabi_last_error_code": "read by the exception mapping (CudaException.cs), not exposed",
@@ -887,16 +1490,8 @@ HAND_WRITTEN: Dict[str, str] = {
     "cuabi_last_error_clear": "read by the exception mapping (CudaException.cs), not exposed",
     "cuabi_buffer_alloc": "Device.Allocate<T> makes a typed buffer through cuabi_buffer_alloc_with_pointer",
     "cuabi_buffer_alloc_async": "Device.AllocateAsync<T> makes a typed buffer through cuabi_buffer_alloc_async_with_pointer",
-    "cuabi_buffer_alloc_with_pointer": (
-        "Device.Allocate<T>(count): a DeviceBuffer<T> of count elements, its handle and address from this one call"
-    ),
-    "cuabi_buffer_alloc_async_with_pointer": (
-        "Device.AllocateAsync<T>(count, stream, pool): a DeviceBuffer<T> of count elements, "
-        "its handle and address from this one call"
-    ),
     "cuabi_graph_exec_set_host_node": "CudaGraphExec.SetHostNode gives a null node to the library, which refuses it",
     "cuabi_buffer_grow": "DeviceBuffer<T>.Grow takes a count of elements and keeps Count",
-    "cuabi_memory_pool_trim": "its byte count defaults to 0",
     "cuabi_function_check_arg_sizes": "ArgumentLayout checks a launch's argument sizes through it (ArgumentPacking.cs)",
     "cuabi_set_context_lost_callback": (
         "the static event Cuda.ContextLost (Cuda.cs): one native callback, kept for the process, "
@@ -912,6 +1507,66 @@ HAND_WRITTEN: Dict[str, str] = {
 BUILT_TYPES = built_types(
     "bindings/csharp/src", (".cs",), r"class (?P<type>\w+)\s*:[^{]*\bIDescribes<(?P<struct>\w+Native)>"
 )
+
+
+# The class describing each array of a struct naming objects or host memory
+# (a batch's elements), as the binding's own sources declare it:
+# `public sealed class MemOpBatch : IDescribesEach<MemOpNative>` (Describes.cs).
+BATCH_TYPES = built_types(
+    "bindings/csharp/src", (".cs",), r"class (?P<type>\w+)\s*:[^{]*\bIDescribesEach<(?P<struct>\w+Native)>"
+)
+
+# Calls of a stream on such an array (BATCH_TYPES) with its count: a member
+# taking the batch, which lays out its elements, holds what they name and
+# queues them in one call (CudaStream.Queue; an empty batch passes its
+# count, for the library to refuse): function -> (parameters given as
+# another C# type: name -> (the type, the expression passing it), whether the
+# call returns the lease holding what the batch names, for the caller to
+# dispose once the stream reached the batch, else it is released after the
+# call). The batch is refused when null, naming it (PARAM_NAMES names it).
+BATCHES: Dict[str, Tuple[Dict[str, Tuple[str, str]], bool]] = {
+    "cuabi_stream_mem_op_batch": ({}, False),
+    "cuabi_stream_copy_batch": ({}, True),
+    "cuabi_stream_prefetch_batch": (LOCATION, False),
+    "cuabi_stream_discard_batch": ({}, False),
+    "cuabi_stream_discard_and_prefetch_batch": (LOCATION, False),
+}
+
+
+def batch_member(fn: Dict[str, Any], em: "Emitter") -> List[str]:
+    """The member of BATCHES for `fn` (see there)."""
+    i2, i3 = "        ", "            "
+    given, keep = BATCHES[fn["name"]]
+    params = [dict(p, name=PARAM_NAMES.get((fn["name"], p["name"]), p["name"])) for p in fn["params"]]
+    roles = [p["role"] for p in params]
+    if roles[:3] != ["receiver", "array_in", "count"] or struct_name(params[1]["type"]["base"]) not in BATCH_TYPES:
+        raise SystemExit(f"regen: csharp: BATCHES: {fn['name']} is no call of a stream on a batch")
+    native = struct_name(params[1]["type"]["base"])
+    batch, cls = camel(params[1]["name"]), BATCH_TYPES[native][1]
+    sig, docs, args = [f"{cls} {batch}"], [f'{i2}/// <param name="{batch}">The batch.</param>'], ["Handle", "ref first", "n"]
+    for p in params[3:]:
+        n, arg = p["name"], camel(p["name"])
+        if n in given:
+            sig.append(f"{given[n][0]} {arg}")
+            args.append(given[n][1])
+        elif p["role"] == "in" and p["type"]["kind"] in ("enum", "flags") and not p["type"]["pointers"]:
+            default = DEFAULTS.get((fn["name"], n))
+            sig.append(f"{em.types.value(p['type'])} {arg}" + (f" = {default}" if default else ""))
+            args.append(arg)
+        else:
+            raise SystemExit(f"regen: csharp: BATCHES: {fn['name']}.{n} has no C# form here")
+        docs.append(f'{i2}/// <param name="{arg}">The {n} argument.</param>')
+    kept = "\nReturns the lease holding what the batch names: dispose of it once the stream reached the batch." if keep else ""
+    lines = [doc(f"{fn['doc'] or fn['name']}{kept} ({fn['name']})", i2).rstrip("\n")] + docs
+    lines += [
+        f"{i2}public {'BatchLease' if keep else 'void'} {member_name(fn)}({', '.join(sig)})",
+        f"{i2}{{",
+        f'{i3}if ({batch} == null) throw new ArgumentNullException("{batch}");',
+        f"{i3}{'return ' if keep else ''}Queue({batch}.Count, ((IDescribesEach<{native}>){batch}).Describe,",
+        f"{i3}    (ref {native} first, UIntPtr n) => NativeMethods.{fn['name']}({', '.join(args)}), {'true' if keep else 'false'});",
+        f"{i2}}}",
+    ]
+    return lines
 
 
 def built_class(p: Dict[str, Any]) -> Optional[str]:
@@ -991,7 +1646,7 @@ def ipc_shape(fn: Dict[str, Any]) -> Optional[str]:
     """Which IPC call `fn` is (the model's idiom `ipc`), when its C# form is
     generated: "export", an object's handle bytes out (a byte[]), or "open",
     a constructor of a FACTORIES class from handle bytes in; None otherwise
-    (a buffer is made with its element type: DeviceBuffer<T>.OpenIpc)."""
+    (a buffer is made with its element type: TYPED_BUFFERS, DeviceBuffer<T>.OpenIpc)."""
     roles = [p["role"] for p in fn["params"]]
     recv = fn["params"][0]["type"]["base"]
     if roles == ["receiver", "bytes_out", "size"] and recv in CLASSES:
@@ -1032,7 +1687,7 @@ def skip_reason(fn: Dict[str, Any], values: Dict[str, Dict[str, Any]]) -> Option
             return "no class for its object"
     for p in fn["params"]:
         role = p.get("role")
-        if built_class(p) or (role == "struct_in" and p.get("struct") in HAND_STRUCTS and not p.get("nullable")):
+        if built_class(p) or (role in VALUE_ROLES and p.get("struct") in HAND_STRUCTS and not p.get("nullable")):
             continue
         if role in VALUE_ROLES and p.get("struct") in values:
             if p.get("nullable") and (role == "struct_out" or "default" not in p.get("null_means", "")):
@@ -1268,9 +1923,10 @@ class Emitter:
                 sig.append(f"{value_class(p['struct'])} {camel(p['name'])}")
             else:
                 default = p.get("default")
-                sig.append(f"{self.public_type(p['type'])} {camel(p['name'])}" + (f" = {default}" if default else ""))
+                t = "long" if p.get("not_negative") else self.public_type(p["type"])
+                sig.append(f"{t} {camel(p['name'])}" + (f" = {default}" if default else ""))
         defaulted = [bool(p.get("default")) for p in ins]
-        if (True in defaulted and not all(defaulted[defaulted.index(True) :])) or (outs and any(defaulted)):
+        if (True in defaulted and not all(defaulted[defaulted.index(True) :])) or (len(outs) > 1 and any(defaulted)):
             raise SystemExit("regen: csharp: a default value (DEFAULTS) is not on the last arguments")
         return sig, generic
 
@@ -1368,6 +2024,9 @@ class Emitter:
 
     def member(self, fn: Dict[str, Any]) -> List[str]:
         i2, i3 = "        ", "            "
+        if any(f == fn["name"] for f, _ in PARAM_NAMES):  # the C# names PARAM_NAMES gives
+            params = [dict(p, name=PARAM_NAMES.get((fn["name"], p["name"]), p["name"])) for p in fn["params"]]
+            fn = dict(fn, params=params)
         if fn.get("idiom") == "ipc":
             return self.ipc_member(fn)
         if fn.get("idiom") == "host_callback":
@@ -1379,6 +2038,7 @@ class Emitter:
             dict(p, default=DEFAULTS[fn["name"], p["name"]]) if (fn["name"], p["name"]) in DEFAULTS else p
             for p in params
         ]
+        params = [dict(p, not_negative=True) if (fn["name"], p["name"]) in NOT_NEGATIVE else p for p in params]
         for p in params:
             if p.get("boolean") and (p["role"] != "out" or p["type"]["kind"] != "int"):
                 raise SystemExit(f"regen: csharp: {fn['name']}.{p['name']} is a flag but no integer out-parameter")
@@ -1423,7 +2083,10 @@ class Emitter:
                 args.append(f"{n.lstrip('@')}Handle")
             elif role == "in":
                 t = p["type"]
-                if t["base"] in ("size_t", "uintptr_t"):
+                if p.get("not_negative"):
+                    body.append(f'{i3}Ranges.NotNegative({n}, "{n.lstrip("@")}");')
+                    args.append(f"(UIntPtr)(ulong){n}" if t["base"] == "size_t" else f"(ulong){n}")
+                elif t["base"] in ("size_t", "uintptr_t"):
                     body.append(
                         f'{i3}if ({n} < 0) throw new ArgumentOutOfRangeException("{n.lstrip("@")}", '
                         f'{n}, "must not be negative");'
@@ -1562,7 +2225,9 @@ class Emitter:
         elif fn["name"] in COMPOSED:
             ret = COMPOSED[fn["name"]]
             body.append(f"{i3}Errors.Check({native_call});")
-            body.append(f"{i3}return new {ret}({', '.join(result(p) for p in outs)});")
+            fields = [f[0] for f in composed_fields(ret, fn, self)] if ret in COMPOSED_TYPES else []
+            values = [composed_value(p, result(p), fields[k]) if fields else result(p) for k, p in enumerate(outs)]
+            body.append(f"{i3}return new {ret}({', '.join(values)});")
         elif len(outs) == 1:
             ret = self.out_type(outs[0])
             body.append(f"{i3}Errors.Check({native_call});")
@@ -1647,7 +2312,7 @@ class Emitter:
         (cls, decl), safe = CLASSES[handle], handle_class(handle)
         by_hand = CORE_BY_HAND.get(handle, {})
         lines = [f"{i2}private readonly {safe} handle;"]
-        if handle in FACTORIES and handle not in KEPT_VALUES:
+        if FACTORIES.get(handle) == f"new {cls}({{}})" and handle not in KEPT_VALUES:
             lines += [
                 "",
                 f"{i2}internal {cls}({safe} handle)",
@@ -1946,6 +2611,7 @@ def objects(model: Dict[str, Any]) -> str:
             raise SystemExit(f"regen: csharp: the scope {fn['scope']['name']} would be named like another type")
         taken.add(cls)
         scopes.append((cls, fn, em.scope_class(fn, by_name[fn["scope"]["closer"]])))
+    typed_statics: List[List[str]] = []  # the static members of TYPED_BUFFERS
     releases: Dict[str, Dict[str, Any]] = {}  # each handle type's release function
     for fn in model["functions"]:
         if fn.get("releases") and fn.get("receiver"):
@@ -1957,6 +2623,12 @@ def objects(model: Dict[str, Any]) -> str:
             if "Dispose" in CORE_BY_HAND.get(released, {}):
                 skipped.append((fn["name"], CORE_BY_HAND[released]["Dispose"]))
             continue  # otherwise the class's generated Dispose()
+        if fn["name"] in BATCHES:
+            by_class[fn["params"][0]["type"]["base"]].append(batch_member(fn, em))
+            continue
+        if fn["name"] in TYPED_BUFFERS and TYPED_BUFFERS[fn["name"]][4:] == ("static",):
+            typed_statics.append(typed_buffer(fn, em.types))
+            continue
         if fn["name"] in TYPED_BUFFERS:
             by_class[fn["params"][0]["type"]["base"]].append(typed_buffer(fn, em.types))
             continue
@@ -1969,6 +2641,16 @@ def objects(model: Dict[str, Any]) -> str:
         if reason is not None:
             skipped.append((fn["name"], reason))
             continue
+        for where, lines in aliases(fn, member, em) if fn["name"] in ALIASES else []:
+            by_class[where].append(lines)
+        if fn["name"] in LONG_PROPERTIES.values():
+            getter = next(g for g, s in LONG_PROPERTIES.items() if s == fn["name"])
+            by_class[fn["params"][0]["type"]["base"]].append(long_property(by_name[getter], fn))
+        if fn["name"] in FIELD_PARAMS:
+            where, lines = field_params(fn, em)
+            by_class[where].append(lines)
+        if fn["name"] in TASKS:
+            by_class[fn["params"][0]["type"]["base"]].append(task_member(fn))
         if fn["call"] == "constructor":
             made = next(p for p in fn["params"] if p["role"] == "out_handle")
             by_class[made.get("handle_type", made["type"]["base"])].append(member)
@@ -1999,12 +2681,19 @@ def objects(model: Dict[str, Any]) -> str:
     )
     parts = ["\n".join(em.value_type(s)) + "\n" for s in em.values.values()]
     parts += ["\n".join(lines) + "\n" for _, _, lines in scopes]
+    parts += [composed_type(name, by_name[spec[0]], em) for name, spec in COMPOSED_TYPES.items()]
     parts += flag_properties(model)
     parts += struct_fields(model, em.types)
     parts += field_classes(model, em.types)
     ranges, memory = whole_ranges(model, em.types)
     parts += ranges
     parts += whole_forms()
+    parts.append(plan_setters())
+    parts.append(whole_copies(model))
+    parts += built_calls(model)
+    if typed_statics:
+        text = "\n\n".join("\n".join(m) for m in typed_statics)
+        parts.append(f"    public sealed partial class DeviceBuffer<T> where T : struct\n    {{\n{text}\n    }}\n")
     by_class["cuabi_buffer"] += memory
     if library:
         text = "    public static partial class Cuda\n    {\n"

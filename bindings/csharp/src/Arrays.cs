@@ -47,12 +47,6 @@ namespace Cuabi
             }
         }
 
-        /// <summary>A surface object over this array (made with <see cref="ArrayFlags.SurfaceLoadStore"/>).</summary>
-        public Surface CreateSurface()
-        {
-            return Surface.Create(this);
-        }
-
         /// <summary>"CudaArray width x height x depth format xN".</summary>
         public override string ToString()
         {
@@ -214,18 +208,6 @@ namespace Cuabi
         {
             this.handle = handle;
             this.array = array;
-        }
-
-        /// <summary>A surface object over <paramref name="array"/>.</summary>
-        /// <param name="array">An array made with <see cref="ArrayFlags.SurfaceLoadStore"/>.</param>
-        /// <exception cref="CudaException"><see cref="CudaStatus.InvalidArgument"/> for an array made without it.</exception>
-        public static Surface Create(CudaArray array)
-        {
-            if (array == null)
-                throw new ArgumentNullException("array");
-            SafeSurfaceHandle h;
-            Errors.Check(NativeMethods.cuabi_surface_create(array.Handle, out h));
-            return new Surface(h, array);
         }
 
         /// <summary>The array the surface reads and writes.</summary>

@@ -51,6 +51,20 @@ namespace Cuabi
 
         /// <summary>A host array.</summary>
         public static implicit operator BatchMemory(Array array) => Host(array);
+
+        /// <summary>Writes <paramref name="m"/> as the buffer, pinned host buffer or host address of an element, held by <paramref name="lease"/>.</summary>
+        internal static void Fill(BatchLease lease, BatchMemory m, ref IntPtr buffer, ref IntPtr hostBuffer, ref IntPtr host)
+        {
+            if (m.Handle != null)
+            {
+                IntPtr h = lease.Hold(m.Handle);
+                if (m.IsPinned) hostBuffer = h; else buffer = h;
+            }
+            else if (m.HostArray != null)
+            {
+                host = lease.Pin(m.HostArray);
+            }
+        }
     }
 
     /// <summary>What a batch holds while it is queued: handles referenced and arrays pinned;
@@ -102,7 +116,7 @@ namespace Cuabi
 
     /// <summary>Writes and waits queued on a stream in one call
     /// (<see cref="CudaStream.MemOpBatch"/>, 1 to 255 of them), in order.</summary>
-    public sealed class MemOpBatch
+    public sealed class MemOpBatch : IDescribesEach<MemOpNative>
     {
         internal readonly List<MemOpNative> Ops = new List<MemOpNative>();
         internal readonly List<BatchMemory> Memory = new List<BatchMemory>();
@@ -141,11 +155,19 @@ namespace Cuabi
             Memory.Add(memory);
             return this;
         }
+
+        MemOpNative IDescribesEach<MemOpNative>.Describe(BatchLease lease, int i)
+        {
+            MemOpNative op = Ops[i];
+            IntPtr host = IntPtr.Zero; // a mem op takes no host array: one given leaves the op without memory
+            BatchMemory.Fill(lease, Memory[i], ref op.buffer, ref op.host_buffer, ref host);
+            return op;
+        }
     }
 
     /// <summary>Copies of any direction queued on a stream in one call
     /// (<see cref="CudaStream.CopyBatch"/>); they may run in any order among themselves.</summary>
-    public sealed class CopyBatch
+    public sealed class CopyBatch : IDescribesEach<CopyOpNative>
     {
         internal readonly List<CopyOpNative> Ops = new List<CopyOpNative>();
         internal readonly List<BatchMemory> Dst = new List<BatchMemory>();
@@ -167,10 +189,18 @@ namespace Cuabi
             Src.Add(src);
             return this;
         }
+
+        CopyOpNative IDescribesEach<CopyOpNative>.Describe(BatchLease lease, int i)
+        {
+            CopyOpNative op = Ops[i];
+            BatchMemory.Fill(lease, Dst[i], ref op.dst_buffer, ref op.dst_host_buffer, ref op.dst_host);
+            BatchMemory.Fill(lease, Src[i], ref op.src_buffer, ref op.src_host_buffer, ref op.src_host);
+            return op;
+        }
     }
 
     /// <summary>Ranges of managed buffers for <see cref="CudaStream.PrefetchBatch"/> and the discards.</summary>
-    public sealed class ManagedRanges
+    public sealed class ManagedRanges : IDescribesEach<ManagedRangeNative>
     {
         internal readonly List<ManagedRangeNative> Ranges = new List<ManagedRangeNative>();
         internal readonly List<DeviceMemory> Buffers = new List<DeviceMemory>();
@@ -190,40 +220,17 @@ namespace Cuabi
             Buffers.Add(buffer);
             return this;
         }
+
+        ManagedRangeNative IDescribesEach<ManagedRangeNative>.Describe(BatchLease lease, int i)
+        {
+            ManagedRangeNative r = Ranges[i];
+            r.buffer = lease.Hold(Buffers[i].Handle);
+            return r;
+        }
     }
 
     public sealed partial class CudaStream
     {
-        /// <summary>Queues the batch's writes and waits in one call (cuabi_stream_mem_op_batch).
-        /// The library checks every element first; a refusal names it ("ops[2]: ...").</summary>
-        public void MemOpBatch(MemOpBatch batch)
-        {
-            if (batch == null) throw new ArgumentNullException(nameof(batch));
-            Queue(batch.Count, (lease, i) =>
-            {
-                MemOpNative op = batch.Ops[i];
-                IntPtr host = IntPtr.Zero; // a mem op takes no host array: one given leaves the op without memory
-                Fill(lease, batch.Memory[i], ref op.buffer, ref op.host_buffer, ref host);
-                return op;
-            }, (ref MemOpNative first, UIntPtr n) => NativeMethods.cuabi_stream_mem_op_batch(Handle, ref first, n), false);
-        }
-
-        /// <summary>Queues the batch's copies in one call (cuabi_stream_copy_batch) and returns at
-        /// once. The library checks every range first; a refusal names the copy ("ops[412]: ...").
-        /// The returned lease keeps host arrays pinned: dispose of it after the stream has
-        /// reached the copies (a synchronize).</summary>
-        public BatchLease CopyBatch(CopyBatch batch, CopyBatchFlags flags = 0)
-        {
-            if (batch == null) throw new ArgumentNullException(nameof(batch));
-            return Queue(batch.Count, (lease, i) =>
-            {
-                CopyOpNative op = batch.Ops[i];
-                Fill(lease, batch.Dst[i], ref op.dst_buffer, ref op.dst_host_buffer, ref op.dst_host);
-                Fill(lease, batch.Src[i], ref op.src_buffer, ref op.src_host_buffer, ref op.src_host);
-                return op;
-            }, (ref CopyOpNative first, UIntPtr n) => NativeMethods.cuabi_stream_copy_batch(Handle, ref first, n, flags), true);
-        }
-
         /// <summary>Queues the box copies of <paramref name="copies"/> in one call
         /// (cuabi_stream_copy_3d_batch); they may run in any order among themselves. Each is
         /// laid out as <see cref="Copy3D.CopyAsync"/> lays it out, and host memory likewise
@@ -281,54 +288,6 @@ namespace Cuabi
                 return lease;
             lease.Dispose();
             return null;
-        }
-
-        private static void Fill(BatchLease lease, BatchMemory m, ref IntPtr buffer, ref IntPtr hostBuffer, ref IntPtr host)
-        {
-            if (m.Handle != null)
-            {
-                IntPtr h = lease.Hold(m.Handle);
-                if (m.IsPinned) hostBuffer = h; else buffer = h;
-            }
-            else if (m.HostArray != null)
-            {
-                host = lease.Pin(m.HostArray);
-            }
-        }
-
-        private void Ranges(ManagedRanges ranges, BatchCall<ManagedRangeNative> call)
-        {
-            if (ranges == null) throw new ArgumentNullException(nameof(ranges));
-            Queue(ranges.Count, (lease, i) =>
-            {
-                ManagedRangeNative r = ranges.Ranges[i];
-                r.buffer = lease.Hold(ranges.Buffers[i].Handle);
-                return r;
-            }, call, false);
-        }
-
-        /// <summary>Migrates every range to <paramref name="location"/> in one call
-        /// (cuabi_stream_prefetch_batch).</summary>
-        public void PrefetchBatch(ManagedRanges ranges, MemoryLocation location)
-        {
-            Ranges(ranges, (ref ManagedRangeNative r, UIntPtr n) =>
-                NativeMethods.cuabi_stream_prefetch_batch(Handle, ref r, n, location.Value));
-        }
-
-        /// <summary>Discards every range's contents in one call (cuabi_stream_discard_batch):
-        /// undefined until written again.</summary>
-        public void DiscardBatch(ManagedRanges ranges)
-        {
-            Ranges(ranges, (ref ManagedRangeNative r, UIntPtr n) =>
-                NativeMethods.cuabi_stream_discard_batch(Handle, ref r, n));
-        }
-
-        /// <summary>Discards, then migrates every range to <paramref name="location"/>, in one call
-        /// (cuabi_stream_discard_and_prefetch_batch).</summary>
-        public void DiscardAndPrefetchBatch(ManagedRanges ranges, MemoryLocation location)
-        {
-            Ranges(ranges, (ref ManagedRangeNative r, UIntPtr n) =>
-                NativeMethods.cuabi_stream_discard_and_prefetch_batch(Handle, ref r, n, location.Value));
         }
     }
 }

@@ -200,7 +200,7 @@ namespace Cuabi
     /// copy.Copy();
     /// </code>
     /// </example>
-    public sealed class Copy3D : IDescribes<Copy3DDescNative>
+    public sealed partial class Copy3D : IDescribes<Copy3DDescNative>
     {
         /// <summary>A copy from <paramref name="source"/> to <paramref name="destination"/>.</summary>
         /// <param name="source">Where the box is read.</param>
@@ -231,35 +231,6 @@ namespace Cuabi
 
         /// <summary>Slices (0 counts as 1).</summary>
         public long Depth { get; set; }
-
-        /// <summary>Copies the box and returns once it is done (ordered on the default stream).</summary>
-        /// <exception cref="ArgumentException">The box reaches past a managed array or pinned buffer.</exception>
-        /// <exception cref="CudaException">The library refused a range, a pitch or a side; the message names it.</exception>
-        public void Copy()
-        {
-            Run(null, false);
-        }
-
-        /// <summary>
-        /// Copies the box in order on <paramref name="stream"/>. Host memory must
-        /// stay valid until the stream reached the copy: pinned memory or a raw
-        /// address, not a managed array.
-        /// </summary>
-        /// <param name="stream">The stream, or null for the default stream.</param>
-        /// <exception cref="ArgumentException">A side is a managed array (pinned only for a call), or the box reaches past host memory.</exception>
-        public void CopyAsync(CudaStream stream)
-        {
-            Run(stream, true);
-        }
-
-        private void Run(CudaStream stream, bool async)
-        {
-            IDisposable lease;
-            Copy3DDescNative d = Describe("", async ? "an asynchronous copy needs host memory that stays put " +
-                "(CopyEnd.Host(PinnedBuffer<T>)), or use Copy()" : null, out lease);
-            using (lease)
-                Errors.Check(async ? NativeMethods.cuabi_copy_3d_async(ref d, CudaStream.HandleOf(stream)) : NativeMethods.cuabi_copy_3d(ref d));
-        }
 
         Copy3DDescNative IDescribes<Copy3DDescNative>.Describe(string what, bool lasting, out IDisposable lease)
         {

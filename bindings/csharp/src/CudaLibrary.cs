@@ -1,5 +1,4 @@
 using System;
-using Cuabi.Interop;
 
 namespace Cuabi
 {
@@ -10,14 +9,5 @@ namespace Cuabi
     /// </summary>
     public sealed partial class CudaLibrary : IDisposable
     {
-        /// <summary>Loads CUBIN, PTX or fatbin bytes (e.g. <see cref="Program.Cubin"/>, <see cref="Linker.Image"/>) as a library.</summary>
-        /// <param name="image">The image.</param>
-        /// <exception cref="CudaException"><see cref="CudaStatus.InvalidArgument"/> for no bytes; a driver error for an image it refuses.</exception>
-        public static CudaLibrary Load(byte[] image)
-        {
-            if (image == null)
-                throw new ArgumentNullException("image");
-            return LoadData(image);
-        }
     }
 }

@@ -5,25 +5,6 @@ using Cuabi.Interop;
 
 namespace Cuabi
 {
-    /// <summary>A __device__ global variable of a module: its device address and size.</summary>
-    public struct ModuleGlobal
-    {
-        /// <summary>Creates the description.</summary>
-        /// <param name="devicePointer">The device address.</param>
-        /// <param name="sizeInBytes">The size in bytes.</param>
-        public ModuleGlobal(ulong devicePointer, long sizeInBytes)
-        {
-            DevicePointer = devicePointer;
-            SizeInBytes = sizeInBytes;
-        }
-
-        /// <summary>The device address.</summary>
-        public ulong DevicePointer { get; private set; }
-
-        /// <summary>The size in bytes.</summary>
-        public long SizeInBytes { get; private set; }
-    }
-
     /// <summary>A kernel of a module (<see cref="CudaModule.Kernels"/>): its C++ name and its symbol.</summary>
     public struct ModuleKernel
     {
@@ -59,17 +40,6 @@ namespace Cuabi
     {
         private ReadOnlyCollection<ModuleKernel> kernels;
 
-        /// <summary>The name of kernel <paramref name="index"/> (0 to <see cref="KernelCount"/> - 1, in the driver's order).</summary>
-        /// <param name="index">The kernel's index.</param>
-        /// <param name="form">Demangled (as C++ writes it) or the symbol in the image.</param>
-        /// <exception cref="ArgumentOutOfRangeException"><paramref name="index"/> is negative.</exception>
-        /// <exception cref="CudaException"><see cref="CudaStatus.OutOfRange"/> for an index past the last kernel.</exception>
-        public string GetKernelName(int index, NameForm form = NameForm.Demangled)
-        {
-            Ranges.NotNegative(index, "index");
-            return GetKernelName((long)index, form);
-        }
-
         /// <summary>
         /// Every kernel of the module, with its demangled name and its symbol
         /// (read once, then kept). A C++ kernel is found by
@@ -92,33 +62,6 @@ namespace Cuabi
                 }
                 return list;
             }
-        }
-
-        /// <summary>
-        /// A kernel by its name: an extern "C" name, a name expression given at
-        /// compile time, the symbol, or a C++ kernel's plain ("doublify") or
-        /// qualified ("ops::scale") name when no other kernel of the module
-        /// has it.
-        /// </summary>
-        /// <param name="name">The kernel's name.</param>
-        /// <exception cref="CudaException">
-        /// <see cref="CudaStatus.NotFound"/> when the module has no such kernel (the message lists its kernels);
-        /// <see cref="CudaStatus.InvalidArgument"/> when several kernels have the name (the message lists them).
-        /// </exception>
-        public Kernel GetKernel(string name)
-        {
-            return GetFunction(name);
-        }
-
-        /// <summary>A __device__ global: its address and size.</summary>
-        /// <param name="name">The global's name.</param>
-        /// <exception cref="CudaException"><see cref="CudaStatus.NotFound"/> when there is no such global.</exception>
-        public ModuleGlobal GetGlobal(string name)
-        {
-            ulong ptr;
-            long bytes;
-            GetGlobal(name, out ptr, out bytes);
-            return new ModuleGlobal(ptr, bytes);
         }
     }
 }

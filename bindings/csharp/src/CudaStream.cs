@@ -11,11 +11,6 @@ namespace Cuabi
     /// </summary>
     public sealed partial class CudaStream : IDisposable
     {
-        /// <summary>True when all work submitted to the stream is done (does not wait).</summary>
-        public bool IsComplete
-        {
-            get { return Query(); }
-        }
     }
 
     /// <summary>
@@ -127,30 +122,6 @@ namespace Cuabi
     /// <summary>A CUDA event: a marker in a stream, for synchronisation and timing.</summary>
     public sealed partial class CudaEvent : IDisposable
     {
-        /// <summary>True when the event has been reached (does not wait).</summary>
-        public bool IsComplete
-        {
-            get { return Query(); }
-        }
-
-        /// <summary>Milliseconds from <paramref name="start"/> to this event; both recorded and completed.</summary>
-        /// <param name="start">The earlier event.</param>
-        public float ElapsedSince(CudaEvent start)
-        {
-            return ElapsedMilliseconds(start, this);
-        }
-
-        /// <summary>Milliseconds between two recorded, completed timing events.</summary>
-        /// <param name="start">The earlier event.</param>
-        /// <param name="end">The later event.</param>
-        public static float ElapsedMilliseconds(CudaEvent start, CudaEvent end)
-        {
-            if (start == null)
-                throw new ArgumentNullException("start");
-            if (end == null)
-                throw new ArgumentNullException("end");
-            return start.GetElapsedMs(end);
-        }
     }
 
     /// <summary>A graph captured from a stream (<see cref="CudaStream.EndCapture"/>).</summary>

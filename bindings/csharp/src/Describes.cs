@@ -24,4 +24,20 @@ namespace Cuabi
         /// <param name="lease">Disposed by the caller once the call returned.</param>
         TNative Describe(string what, bool lasting, out IDisposable lease);
     }
+
+    /// <summary>
+    /// A batch that lays out an array of C structs naming cuabi objects or
+    /// host memory (<see cref="MemOpBatch"/> describes cuabi_mem_op elements).
+    /// The generated members taking such an array take the class that
+    /// implements this for its element.
+    /// </summary>
+    /// <typeparam name="TNative">The C struct of an element.</typeparam>
+    internal interface IDescribesEach<TNative> where TNative : struct
+    {
+        /// <summary>How many elements the batch holds.</summary>
+        int Count { get; }
+
+        /// <summary>Element <paramref name="index"/>, what it names held by <paramref name="lease"/>.</summary>
+        TNative Describe(BatchLease lease, int index);
+    }
 }

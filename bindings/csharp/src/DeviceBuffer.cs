@@ -191,19 +191,6 @@ namespace Cuabi
 
         /// <summary>The size of an IPC handle in bytes (CUABI_IPC_HANDLE_SIZE, 128).</summary>
         public const int IpcHandleSize = NativeMethods.CUABI_IPC_HANDLE_SIZE;
-
-        /// <summary>
-        /// How a copy from <paramref name="source"/> into this memory travels now:
-        /// on one device, directly between two devices (peer access enabled), or
-        /// through host memory. Copies between devices work either way.
-        /// </summary>
-        /// <param name="source">The memory copied from.</param>
-        public CopyPath GetCopyPathFrom(DeviceMemory source)
-        {
-            if (source == null)
-                throw new ArgumentNullException("source");
-            return GetCopyPath(source);
-        }
     }
 
     /// <summary>Reads an IPC handle through a (pointer, size) call, and passes bytes (an IPC handle's, an image's) to one.</summary>
@@ -241,7 +228,7 @@ namespace Cuabi
     /// <typeparam name="T">A blittable value type (float, int, a struct of such, ...).</typeparam>
     public sealed partial class DeviceBuffer<T> : DeviceMemory where T : struct
     {
-        private DeviceBuffer(SafeBufferHandle handle, ulong pointer, long count)
+        internal DeviceBuffer(SafeBufferHandle handle, ulong pointer, long count)
             : base(handle, pointer, count * Element<T>.Size)
         {
             Count = count;
@@ -251,57 +238,6 @@ namespace Cuabi
         internal DeviceBuffer(SafeBufferHandle handle) : base(handle)
         {
             Count = SizeInBytes / Element<T>.Require();
-        }
-
-        /// <summary>
-        /// Opens, in this process, device memory another process exported with
-        /// <see cref="DeviceMemory.GetIpcHandle"/>. Disposing the buffer unmaps
-        /// the memory; the exporting process owns it and must keep it alive
-        /// meanwhile. <see cref="Count"/> is the exported size in whole elements.
-        /// </summary>
-        /// <param name="device">The device to map the memory on.</param>
-        /// <param name="handle">The handle's bytes, as <see cref="DeviceMemory.GetIpcHandle"/> gave them.</param>
-        /// <param name="pool">
-        /// For memory allocated from a memory pool: that pool, imported in this
-        /// process with <see cref="MemoryPool.ImportFd"/>; otherwise null.
-        /// </param>
-        /// <exception cref="CudaException">
-        /// <see cref="CudaStatus.InvalidArgument"/> naming why for a handle from
-        /// this very process (use the buffer itself), a damaged or foreign one
-        /// (not <see cref="DeviceMemory.IpcHandleSize"/> bytes, a bad checksum,
-        /// an event's handle); a CUDA error when the memory was freed or its
-        /// process ended.
-        /// </exception>
-        public static DeviceBuffer<T> OpenIpc(Device device, byte[] handle, MemoryPool pool = null)
-        {
-            if (device == null)
-                throw new ArgumentNullException("device");
-            Element<T>.Require();
-            SafeDeviceHandle d = device.Handle;
-            SafeMemoryPoolHandle p = MemoryPool.HandleOf(pool);
-            SafeBufferHandle h = null;
-            Errors.Check(Ipc.Open(handle, delegate(IntPtr bytes, UIntPtr size)
-            {
-                return NativeMethods.cuabi_buffer_open_ipc(d, p, bytes, size, out h);
-            }));
-            return new DeviceBuffer<T>(h);
-        }
-
-        /// <summary>
-        /// Wraps device memory owned by someone else (CuPy, PyTorch, the CUDA
-        /// runtime) without taking ownership; the owner keeps it alive.
-        /// </summary>
-        /// <param name="device">The device the memory belongs to.</param>
-        /// <param name="devicePointer">The raw CUdeviceptr.</param>
-        /// <param name="count">Number of elements.</param>
-        public static DeviceBuffer<T> Wrap(Device device, ulong devicePointer, long count)
-        {
-            if (device == null)
-                throw new ArgumentNullException("device");
-            UIntPtr bytes = Ranges.Bytes(count, Element<T>.Require(), "count");
-            SafeBufferHandle h;
-            Errors.Check(NativeMethods.cuabi_buffer_wrap(device.Handle, devicePointer, bytes, out h));
-            return new DeviceBuffer<T>(h, devicePointer, count); // the address and size it wraps
         }
 
         /// <summary>Number of elements.</summary>
@@ -342,6 +278,16 @@ namespace Cuabi
         public void CopyTo(long sourceIndex, T[] destination, int destinationIndex, int count)
         {
             ArrayCopy(destination, "destination", destinationIndex, sourceIndex, "sourceIndex", count, false);
+        }
+
+        /// <summary>The whole buffer, copied to a new array.</summary>
+        public T[] ToArray()
+        {
+            if (Count > int.MaxValue)
+                throw new InvalidOperationException("the buffer holds more elements than an array can");
+            var result = new T[Count];
+            CopyTo(result);
+            return result;
         }
 
         /// <summary>
@@ -385,16 +331,6 @@ namespace Cuabi
                                       : NativeMethods.cuabi_buffer_copy_to_host_async(h, offset, host, bytes, CudaStream.HandleOf(stream)));
         }
 
-        /// <summary>The whole buffer, copied to a new array.</summary>
-        public T[] ToArray()
-        {
-            if (Count > int.MaxValue)
-                throw new InvalidOperationException("the buffer holds more elements than an array can");
-            var result = new T[Count];
-            CopyTo(result);
-            return result;
-        }
-
         /// <summary>Copies a range of pinned host memory into the buffer, ordered on <paramref name="stream"/>.</summary>
         /// <param name="source">Pinned host memory; it must stay alive until the stream reaches the copy.</param>
         /// <param name="sourceIndex">First element of <paramref name="source"/>.</param>
@@ -419,27 +355,6 @@ namespace Cuabi
             if (destination == null)
                 throw new ArgumentNullException("destination");
             HostCopy(sourceIndex, "sourceIndex", destination.AddressOf(destinationIndex, count), count, false, true, stream);
-        }
-
-        /// <summary>Copies all of another device buffer to the start of this one.</summary>
-        /// <param name="source">The device buffer to copy.</param>
-        public void CopyFrom(DeviceBuffer<T> source)
-        {
-            if (source == null)
-                throw new ArgumentNullException("source");
-            Errors.Check(NativeMethods.cuabi_buffer_copy(Handle, UIntPtr.Zero, source.Handle, UIntPtr.Zero,
-                (UIntPtr)(ulong)source.SizeInBytes));
-        }
-
-        /// <summary>Copies all of another device buffer to the start of this one, ordered on <paramref name="stream"/>.</summary>
-        /// <param name="source">The device buffer to copy.</param>
-        /// <param name="stream">The stream, or null for the default stream.</param>
-        public void CopyFromAsync(DeviceBuffer<T> source, CudaStream stream)
-        {
-            if (source == null)
-                throw new ArgumentNullException("source");
-            Errors.Check(NativeMethods.cuabi_buffer_copy_async(Handle, UIntPtr.Zero, source.Handle, UIntPtr.Zero,
-                (UIntPtr)(ulong)source.SizeInBytes, CudaStream.HandleOf(stream)));
         }
 
 #if CUABI_SPAN
@@ -574,27 +489,6 @@ namespace Cuabi
         public override string ToString()
         {
             return "DeviceBuffer<" + typeof(T).Name + ">[" + Count + "]";
-        }
-
-        /// <summary>
-        /// <paramref name="count"/> elements of device memory on <paramref name="device"/>, the handle and
-        /// address from one call: in stream order on <paramref name="stream"/> from <paramref name="pool"/>
-        /// when <paramref name="streamOrdered"/>, else at once.
-        /// </summary>
-        internal static DeviceBuffer<T> Allocate(Device device, long count, bool streamOrdered = false,
-            CudaStream stream = null, MemoryPool pool = null)
-        {
-            if (device == null)
-                throw new ArgumentNullException("device");
-            UIntPtr bytes = Ranges.Bytes(count, Element<T>.Require(), "count");
-            SafeBufferHandle h;
-            ulong ptr;
-            if (streamOrdered)
-                Errors.Check(NativeMethods.cuabi_buffer_alloc_async_with_pointer(device.Handle, bytes,
-                    MemoryPool.HandleOf(pool), CudaStream.HandleOf(stream), out h, out ptr));
-            else
-                Errors.Check(NativeMethods.cuabi_buffer_alloc_with_pointer(device.Handle, bytes, out h, out ptr));
-            return new DeviceBuffer<T>(h, ptr, count);
         }
     }
 }

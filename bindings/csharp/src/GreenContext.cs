@@ -42,32 +42,6 @@ namespace Cuabi
                 return v;
             }
         }
-
-        /// <summary>
-        /// An im2col map (cuabi_tensor_map_encode_im2col): rank 3 to 5, the
-        /// arguments as <see cref="EncodeTiled"/>, with the bounding box's
-        /// corners in the rank - 2 spatial dimensions and the pixels' channels
-        /// and count.
-        /// </summary>
-        /// <param name="buffer">The tensor's memory.</param>
-        /// <param name="offset">The tensor's first byte in the buffer.</param>
-        /// <param name="dataType">The element type.</param>
-        /// <param name="sizes">Each dimension's element count.</param>
-        /// <param name="strides">Each dimension's stride in bytes.</param>
-        /// <param name="lowerCorner">The box's lower corner offsets.</param>
-        /// <param name="upperCorner">The box's upper corner offsets.</param>
-        /// <param name="channelsPerPixel">Channels a pixel gives.</param>
-        /// <param name="pixelsPerColumn">Pixels a column gives.</param>
-        /// <param name="elementStrides">The traversal steps, or null.</param>
-        /// <param name="swizzle">The shared-memory swizzle.</param>
-        public static TensorMap EncodeIm2col(DeviceMemory buffer, long offset, TensorDataType dataType,
-            long[] sizes, long[] strides, int[] lowerCorner, int[] upperCorner, uint channelsPerPixel,
-            uint pixelsPerColumn, long[] elementStrides = null, TensorSwizzle swizzle = TensorSwizzle.None)
-        {
-            return EncodeIm2col(buffer, offset, dataType, sizes, strides, elementStrides ?? new long[0], lowerCorner,
-                upperCorner, channelsPerPixel, pixelsPerColumn, TensorInterleave.None, swizzle, TensorL2Promotion.None,
-                TensorOobFill.Zero);
-        }
     }
 
     /// <summary>A tensor map's 128 bytes, the value of a <c>CUtensorMap</c> kernel parameter.</summary>

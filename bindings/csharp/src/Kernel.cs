@@ -107,30 +107,6 @@ namespace Cuabi
         }
     }
 
-    /// <summary>The block size that maximises a kernel's occupancy (<see cref="Kernel.SuggestBlockSize(long, long, int)"/>).</summary>
-    public struct BlockSizeSuggestion
-    {
-        /// <summary>Creates a suggestion.</summary>
-        /// <param name="blockSize">Threads per block.</param>
-        /// <param name="minGridSize">The smallest grid that fills the device at that size.</param>
-        public BlockSizeSuggestion(int blockSize, int minGridSize)
-        {
-            BlockSize = blockSize;
-            MinGridSize = minGridSize;
-        }
-
-        /// <summary>Threads per block.</summary>
-        public int BlockSize { get; private set; }
-        /// <summary>The smallest grid, in blocks, that fills the device at <see cref="BlockSize"/>.</summary>
-        public int MinGridSize { get; private set; }
-
-        /// <summary>"block size N, at least M blocks".</summary>
-        public override string ToString()
-        {
-            return "block size " + BlockSize + ", at least " + MinGridSize + " blocks";
-        }
-    }
-
     /// <summary>One kernel parameter as the driver reports it: where it sits in the argument block and its size.</summary>
     public struct KernelParameter
     {
@@ -227,72 +203,6 @@ namespace Cuabi
         public int ArgumentBlockSize
         {
             get { return GetLayout().BlockSize; }
-        }
-
-        /// <summary>
-        /// How many blocks of <paramref name="blockSize"/> threads, each with
-        /// <paramref name="dynamicSharedBytes"/> of dynamic shared memory, one
-        /// multiprocessor keeps resident at once.
-        /// </summary>
-        /// <param name="blockSize">Threads per block.</param>
-        /// <param name="dynamicSharedBytes">Dynamic shared memory per block, in bytes.</param>
-        /// <exception cref="ArgumentOutOfRangeException">A negative argument.</exception>
-        public int GetActiveBlocksPerMultiprocessor(int blockSize, long dynamicSharedBytes = 0)
-        {
-            return checked((int)GetActiveBlocksPerSm((uint)Ranges.NotNegative(blockSize, "blockSize"),
-                Ranges.NotNegative(dynamicSharedBytes, "dynamicSharedBytes")));
-        }
-
-        /// <summary>
-        /// The block size that maximises occupancy, and the smallest grid that
-        /// fills the device at that size. Each block uses
-        /// <paramref name="sharedBytesPerBlock"/> + <paramref name="sharedBytesPerThread"/>
-        /// times its size of dynamic shared memory.
-        /// </summary>
-        /// <param name="sharedBytesPerBlock">Dynamic shared memory every block uses, in bytes.</param>
-        /// <param name="sharedBytesPerThread">Dynamic shared memory per thread of a block, in bytes.</param>
-        /// <param name="blockSizeLimit">The largest block size to suggest; 0 for the kernel's own limit.</param>
-        /// <exception cref="ArgumentOutOfRangeException">A negative argument.</exception>
-        public BlockSizeSuggestion SuggestBlockSize(long sharedBytesPerBlock = 0, long sharedBytesPerThread = 0, int blockSizeLimit = 0)
-        {
-            uint blockSize, minGrid;
-            SuggestBlockSize(Ranges.NotNegative(sharedBytesPerBlock, "sharedBytesPerBlock"), Ranges.NotNegative(sharedBytesPerThread,
-                "sharedBytesPerThread"), (uint)Ranges.NotNegative(blockSizeLimit, "blockSizeLimit"), out blockSize, out minGrid);
-            return new BlockSizeSuggestion(checked((int)blockSize), checked((int)minGrid));
-        }
-
-        /// <summary>
-        /// A launch configuration for <paramref name="elements"/> independent
-        /// work items, one per thread: a 1-D block of the size
-        /// <see cref="SuggestBlockSize(long, long, int)"/> gives and as many blocks as cover the
-        /// elements (at most the device's grid limit), with the dynamic shared
-        /// memory of the two rules. Set extended options on the result as needed.
-        /// </summary>
-        /// <param name="elements">How many work items.</param>
-        /// <param name="sharedBytesPerBlock">Dynamic shared memory every block uses, in bytes.</param>
-        /// <param name="sharedBytesPerThread">Dynamic shared memory per thread of a block, in bytes.</param>
-        /// <exception cref="ArgumentOutOfRangeException">A negative argument.</exception>
-        public LaunchConfig SuggestConfig(long elements, long sharedBytesPerBlock = 0, long sharedBytesPerThread = 0)
-        {
-            Ranges.NotNegative(elements, "elements");
-            var c = LaunchConfigNative.Create();
-            Errors.Check(NativeMethods.cuabi_function_suggest_config(Handle, (ulong)elements,
-                Ranges.Bytes(sharedBytesPerBlock, 1, "sharedBytesPerBlock"), Ranges.Bytes(sharedBytesPerThread, 1, "sharedBytesPerThread"), ref c));
-            return LaunchConfig.FromNative(ref c);
-        }
-
-        /// <summary>
-        /// The most dynamic shared memory each block can have while
-        /// <paramref name="blocksPerMultiprocessor"/> blocks of <paramref name="blockSize"/>
-        /// threads stay resident on one multiprocessor.
-        /// </summary>
-        /// <param name="blocksPerMultiprocessor">Resident blocks per multiprocessor.</param>
-        /// <param name="blockSize">Threads per block.</param>
-        /// <exception cref="ArgumentOutOfRangeException">A negative argument.</exception>
-        public long GetAvailableDynamicSharedMemory(int blocksPerMultiprocessor, int blockSize)
-        {
-            return GetAvailableDynamicShared((uint)Ranges.NotNegative(blocksPerMultiprocessor, "blocksPerMultiprocessor"),
-                (uint)Ranges.NotNegative(blockSize, "blockSize"));
         }
 
         /// <summary>Launches the kernel.</summary>

@@ -193,65 +193,6 @@ namespace Cuabi
             GC.KeepAlive(this); // the block is not freed by a finalizer before the write
         }
 
-        /// <summary>
-        /// Sets argument <paramref name="index"/> to a device buffer's 8-byte
-        /// device pointer, in place. The plan references the buffer from then on.
-        /// </summary>
-        /// <typeparam name="T">The buffer's element type.</typeparam>
-        /// <param name="index">The parameter's position in the kernel's signature, from 0.</param>
-        /// <param name="buffer">The buffer (for a NULL pointer, set <see cref="IntPtr.Zero"/>).</param>
-        /// <exception cref="ArgumentNullException"><paramref name="buffer"/> is null.</exception>
-        /// <exception cref="ArgumentException">The parameter is not 8 bytes; the message names it.</exception>
-        /// <exception cref="ObjectDisposedException">The plan or the buffer was disposed.</exception>
-        public void Set<T>(int index, DeviceBuffer<T> buffer) where T : struct
-        {
-            Set(index, (DeviceMemory)buffer);
-        }
-
-        /// <summary>
-        /// Sets argument <paramref name="index"/> to device memory's 8-byte
-        /// device pointer, in place. The plan references the memory from then on.
-        /// </summary>
-        /// <param name="index">The parameter's position in the kernel's signature, from 0.</param>
-        /// <param name="buffer">The device memory (for a NULL pointer, set <see cref="IntPtr.Zero"/>).</param>
-        /// <exception cref="ArgumentNullException"><paramref name="buffer"/> is null.</exception>
-        /// <exception cref="ArgumentException">The parameter is not 8 bytes; the message names it.</exception>
-        /// <exception cref="ObjectDisposedException">The plan or the buffer was disposed.</exception>
-        public void Set(int index, DeviceMemory buffer)
-        {
-            SetObject(index, buffer, "buffer", "; set IntPtr.Zero for a NULL pointer parameter");
-        }
-
-        /// <summary>
-        /// Sets argument <paramref name="index"/> to a texture object's 8-byte
-        /// value (a <c>cudaTextureObject_t</c> parameter), in place. The plan
-        /// references the texture from then on.
-        /// </summary>
-        /// <param name="index">The parameter's position in the kernel's signature, from 0.</param>
-        /// <param name="texture">The texture.</param>
-        /// <exception cref="ArgumentNullException"><paramref name="texture"/> is null.</exception>
-        /// <exception cref="ArgumentException">The parameter is not 8 bytes; the message names it.</exception>
-        /// <exception cref="ObjectDisposedException">The plan or the texture was disposed.</exception>
-        public void Set(int index, Texture texture)
-        {
-            SetObject(index, texture, "texture");
-        }
-
-        /// <summary>
-        /// Sets argument <paramref name="index"/> to a surface object's 8-byte
-        /// value (a <c>cudaSurfaceObject_t</c> parameter), in place. The plan
-        /// references the surface from then on.
-        /// </summary>
-        /// <param name="index">The parameter's position in the kernel's signature, from 0.</param>
-        /// <param name="surface">The surface.</param>
-        /// <exception cref="ArgumentNullException"><paramref name="surface"/> is null.</exception>
-        /// <exception cref="ArgumentException">The parameter is not 8 bytes; the message names it.</exception>
-        /// <exception cref="ObjectDisposedException">The plan or the surface was disposed.</exception>
-        public void Set(int index, Surface surface)
-        {
-            SetObject(index, surface, "surface");
-        }
-
         private unsafe void SetObject(int index, IArgumentObject value, string name, string hint = "")
         {
             if (value == null)

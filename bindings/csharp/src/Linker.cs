@@ -1,6 +1,5 @@
 using System;
 using System.Collections.Generic;
-using System.Threading.Tasks;
 using Cuabi.Interop;
 
 namespace Cuabi
@@ -87,62 +86,6 @@ namespace Cuabi
                 desc.num_options = (UIntPtr)(uint)o.Options.Count;
                 Errors.Check(NativeMethods.cuabi_linker_create(device.Handle, ref desc, out handle));
             }
-        }
-
-        /// <summary>
-        /// Adds a compiled program's output: its LTO-IR when compiled with
-        /// "-dlto", else its CUBIN, else its PTX.
-        /// </summary>
-        /// <param name="program">A program compiled successfully.</param>
-        /// <exception cref="CudaException">
-        /// <see cref="CudaStatus.InvalidArgument"/> for a program not compiled successfully;
-        /// <see cref="CudaStatus.NotSupported"/> for LTO-IR given to the driver's linker.
-        /// </exception>
-        public void Add(Program program)
-        {
-            AddProgram(program);
-        }
-
-        /// <summary>Adds bytes of device code (copied now).</summary>
-        /// <param name="data">CUBIN, PTX, fatbin, LTO-IR, object or library bytes.</param>
-        /// <param name="kind">What they are; <see cref="LinkInput.Auto"/> (the default) tells by the bytes.</param>
-        /// <param name="name">The input's name in the log; null: "input&lt;N&gt;".</param>
-        /// <exception cref="CudaException">
-        /// <see cref="CudaStatus.InvalidArgument"/> for no bytes, bytes whose kind cannot be told, or an unknown kind;
-        /// <see cref="CudaStatus.NotSupported"/> for LTO-IR given to the driver's linker.
-        /// </exception>
-        public void AddData(byte[] data, LinkInput kind = LinkInput.Auto, string name = null)
-        {
-            if (data == null)
-                throw new ArgumentNullException("data");
-            AddData(kind, data, name);
-        }
-
-        /// <summary>Adds a file of device code (read now: a later change to the file is not seen).</summary>
-        /// <param name="path">The file's path.</param>
-        /// <param name="kind">What it is; <see cref="LinkInput.Auto"/> (the default) tells by the extension (.cubin, .ptx, .fatbin, .ltoir, .o, .a), else by the bytes.</param>
-        /// <exception cref="CudaException"><see cref="CudaStatus.IO"/> when the file cannot be read.</exception>
-        public void AddFile(string path, LinkInput kind = LinkInput.Auto)
-        {
-            AddFile(kind, path);
-        }
-
-        /// <summary>
-        /// <see cref="Link"/> on the thread pool: the calling thread goes on
-        /// while the linker works. The task carries a link failure
-        /// (<see cref="CudaException"/>). The linker may be disposed before the
-        /// task ends.
-        /// </summary>
-        public Task<CudaModule> LinkAsync()
-        {
-            return Background.Run(Handle, raw => new CudaModule(LinkCore(new SafeLinkerHandle(raw, false))), null);
-        }
-
-        private static SafeModuleHandle LinkCore(SafeLinkerHandle linker)
-        {
-            SafeModuleHandle module;
-            Errors.Check(NativeMethods.cuabi_linker_link(linker, out module));
-            return module;
         }
     }
 }

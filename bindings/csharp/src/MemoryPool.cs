@@ -71,31 +71,6 @@ namespace Cuabi
         public MemoryPoolFlags Flags { get; set; }
     }
 
-    /// <summary>What a memory pool holds (<see cref="MemoryPool.Usage"/>).</summary>
-    public struct MemoryPoolUsage
-    {
-        /// <summary>Creates a usage report.</summary>
-        /// <param name="reservedBytes">Bytes reserved from the device.</param>
-        /// <param name="usedBytes">Of those, bytes live allocations use.</param>
-        public MemoryPoolUsage(long reservedBytes, long usedBytes)
-        {
-            ReservedBytes = reservedBytes;
-            UsedBytes = usedBytes;
-        }
-
-        /// <summary>Bytes the pool has reserved from the device.</summary>
-        public long ReservedBytes { get; private set; }
-
-        /// <summary>Of <see cref="ReservedBytes"/>, the bytes its live allocations use.</summary>
-        public long UsedBytes { get; private set; }
-
-        /// <summary>"used of reserved bytes".</summary>
-        public override string ToString()
-        {
-            return UsedBytes + " of " + ReservedBytes + " reserved bytes used";
-        }
-    }
-
     /// <summary>
     /// A pool of device memory for stream-ordered allocation
     /// (<see cref="Device.AllocateAsync{T}"/>): made with
@@ -110,45 +85,5 @@ namespace Cuabi
     /// </remarks>
     public sealed partial class MemoryPool : IDisposable
     {
-        /// <summary>
-        /// Memory the pool keeps reserved when a stream synchronizes instead of
-        /// giving it back to the device, in bytes (0: give everything back).
-        /// </summary>
-        public long ReleaseThreshold
-        {
-            get
-            {
-                ulong bytes;
-                Errors.Check(NativeMethods.cuabi_memory_pool_get_release_threshold(Handle, out bytes));
-                return checked((long)bytes);
-            }
-            set
-            {
-                Ranges.NotNegative(value, "value");
-                Errors.Check(NativeMethods.cuabi_memory_pool_set_release_threshold(Handle, (ulong)value));
-            }
-        }
-
-        /// <summary>Bytes reserved from the device, and of those the bytes live allocations use, now.</summary>
-        public MemoryPoolUsage Usage
-        {
-            get
-            {
-                ulong reserved, used;
-                Errors.Check(NativeMethods.cuabi_memory_pool_get_usage(Handle, out reserved, out used));
-                return new MemoryPoolUsage(checked((long)reserved), checked((long)used));
-            }
-        }
-
-        /// <summary>
-        /// Gives reserved memory back to the device until the pool holds at most
-        /// <paramref name="keepBytes"/> it is not using; memory in use is never
-        /// given back.
-        /// </summary>
-        /// <param name="keepBytes">Unused bytes the pool may keep.</param>
-        public void Trim(long keepBytes = 0)
-        {
-            Errors.Check(NativeMethods.cuabi_memory_pool_trim(Handle, Ranges.Bytes(keepBytes, 1, "keepBytes")));
-        }
     }
 }

@@ -15,7 +15,6 @@
 //   cuabi_last_error_get_launch_kernel: read by the exception mapping: CudaException.Launches
 //   cuabi_set_context_lost_callback: the static event Cuda.ContextLost (Cuda.cs): one native callback, kept for the process, registered when the first handler is added; a handler's exception never reaches native code
 //   cuabi_device_get_ordinal: Device.Ordinal is read once, when the Device is made (KEPT_VALUES)
-//   cuabi_device_get_memory_info: kept as GetMemoryInfo(out long free, out long total)
 //   cuabi_program_create: makes a handle whose class is not made from the handle alone (FACTORIES)
 //   cuabi_program_compile: parameter options: role array_in
 //   cuabi_compile_desc_init: struct_init
@@ -34,42 +33,29 @@
 //   cuabi_launch_plan_release: LaunchPlan.Dispose() also forgets the argument block and its arguments
 //   cuabi_launch_plan_get_args: idiom launch
 //   cuabi_launch_plan_launch: idiom launch
-//   cuabi_function_suggest_config: parameter config: role struct_out
 //   cuabi_buffer_alloc: Device.Allocate<T> makes a typed buffer through cuabi_buffer_alloc_with_pointer
-//   cuabi_buffer_wrap: makes a handle whose class is not made from the handle alone (FACTORIES)
 //   cuabi_buffer_copy_to_host: parameter dst: role bytes_out
 //   cuabi_buffer_copy_from_host_async: idiom host_view
 //   cuabi_buffer_copy_to_host_async: idiom host_view
-//   cuabi_host_buffer_alloc: makes a handle whose class is not made from the handle alone (FACTORIES)
 //   cuabi_host_buffer_register: idiom host_view
 //   cuabi_host_buffer_get_pointer: Pointer is read once, when the buffer is made
 //   cuabi_host_buffer_get_size: no class for its object
 //   cuabi_memory_pool_desc_init: MemoryPoolDesc.Default()
-//   cuabi_memory_pool_get_release_threshold: ReleaseThreshold is a long, with a setter
-//   cuabi_memory_pool_trim: its byte count defaults to 0
+//   cuabi_memory_pool_get_release_threshold: ReleaseThreshold is a long, with a setter (LONG_PROPERTIES)
 //   cuabi_buffer_alloc_async: Device.AllocateAsync<T> makes a typed buffer through cuabi_buffer_alloc_async_with_pointer
-//   cuabi_buffer_alloc_with_pointer: Device.Allocate<T>(count): a DeviceBuffer<T> of count elements, its handle and address from this one call
-//   cuabi_buffer_alloc_async_with_pointer: Device.AllocateAsync<T>(count, stream, pool): a DeviceBuffer<T> of count elements, its handle and address from this one call
-//   cuabi_buffer_open_ipc: idiom ipc
 //   cuabi_buffer_grow: DeviceBuffer<T>.Grow takes a count of elements and keeps Count
 //   cuabi_buffer_alloc_pitched: makes a handle whose class is not made from the handle alone (FACTORIES)
 //   cuabi_copy_3d_desc_init: struct_init
-//   cuabi_copy_3d: Copy3D.Copy(): the object describing the box runs it (pinning a managed array for the call)
-//   cuabi_copy_3d_async: Copy3D.CopyAsync(stream): the object describing the box queues it
+//   cuabi_copy_3d: Copy3D.Copy(): the object describing the box runs it (BUILT_CALLS)
+//   cuabi_copy_3d_async: Copy3D.CopyAsync(stream): the object describing the box queues it (BUILT_CALLS)
 //   cuabi_array_desc_init: ArrayDesc.Default()
 //   cuabi_texture_desc_init: struct_init
 //   cuabi_texture_create: makes a handle whose class is not made from the handle alone (FACTORIES)
-//   cuabi_surface_create: makes a handle whose class is not made from the handle alone (FACTORIES)
 //   cuabi_access_policy_window_init: AccessPolicyWindow.Default()
 //   cuabi_mem_op_init: struct_init
-//   cuabi_stream_mem_op_batch: parameter ops: role array_in
 //   cuabi_copy_op_init: struct_init
-//   cuabi_stream_copy_batch: parameter ops: role array_in
 //   cuabi_stream_copy_3d_batch: parameter copies: role array_in
 //   cuabi_managed_range_init: struct_init
-//   cuabi_stream_prefetch_batch: parameter ranges: role array_in
-//   cuabi_stream_discard_batch: parameter ranges: role array_in
-//   cuabi_stream_discard_and_prefetch_batch: parameter ranges: role array_in
 //   cuabi_graph_exec_set_kernel_node_args: idiom launch
 //   cuabi_graph_add_kernel_node: idiom launch
 //   cuabi_graph_exec_set_kernel_node: idiom launch
@@ -739,6 +725,118 @@ namespace Cuabi
         }
     }
 
+    /// <summary>
+    /// The device's compute capability: `major` and `minor` receive its two
+    /// numbers (9 and 0 for an sm_90 device). (cuabi_device_get_compute_capability)
+    /// </summary>
+    public struct ComputeCapability
+    {
+        /// <summary>Creates the value.</summary>
+        /// <param name="major">Its major.</param>
+        /// <param name="minor">Its minor.</param>
+        public ComputeCapability(int major, int minor)
+        {
+            Major = major;
+            Minor = minor;
+        }
+
+        /// <summary>Its major.</summary>
+        public int Major { get; private set; }
+
+        /// <summary>Its minor.</summary>
+        public int Minor { get; private set; }
+
+        /// <summary>"major.minor".</summary>
+        public override string ToString()
+        {
+            return Major + "." + Minor;
+        }
+    }
+
+    /// <summary>
+    /// The bytes the pool has reserved from the device, in `reserved_bytes`,
+    /// and of those the bytes its live allocations use, in `used_bytes`. (cuabi_memory_pool_get_usage)
+    /// </summary>
+    public struct MemoryPoolUsage
+    {
+        /// <summary>Creates the value.</summary>
+        /// <param name="reservedBytes">Its reserved_bytes.</param>
+        /// <param name="usedBytes">Its used_bytes.</param>
+        public MemoryPoolUsage(long reservedBytes, long usedBytes)
+        {
+            ReservedBytes = reservedBytes;
+            UsedBytes = usedBytes;
+        }
+
+        /// <summary>Its reserved_bytes.</summary>
+        public long ReservedBytes { get; private set; }
+
+        /// <summary>Its used_bytes.</summary>
+        public long UsedBytes { get; private set; }
+
+        /// <summary>"used of reserved bytes used".</summary>
+        public override string ToString()
+        {
+            return UsedBytes + " of " + ReservedBytes + " reserved bytes used";
+        }
+    }
+
+    /// <summary>
+    /// The block size that maximises occupancy, in `block_size`, and the
+    /// smallest grid that fills the device at that size, in `min_grid_size`.
+    /// Each block uses `shared_bytes_per_block` + `shared_bytes_per_thread` *
+    /// block size of dynamic shared memory (no callback crosses the ABI). Where
+    /// two sizes give the same occupancy the larger wins, as with the driver's
+    /// cuOccupancyMaxPotentialBlockSize. `block_size_limit` caps the answer (0:
+    /// the kernel's own limit; a limit above the kernel's own is refused). (cuabi_function_suggest_block_size)
+    /// </summary>
+    public struct BlockSizeSuggestion
+    {
+        /// <summary>Creates the value.</summary>
+        /// <param name="blockSize">Its block_size.</param>
+        /// <param name="minGridSize">Its min_grid_size.</param>
+        public BlockSizeSuggestion(int blockSize, int minGridSize)
+        {
+            BlockSize = blockSize;
+            MinGridSize = minGridSize;
+        }
+
+        /// <summary>Its block_size.</summary>
+        public int BlockSize { get; private set; }
+
+        /// <summary>Its min_grid_size.</summary>
+        public int MinGridSize { get; private set; }
+
+        /// <summary>"block size N, at least M blocks".</summary>
+        public override string ToString()
+        {
+            return "block size " + BlockSize + ", at least " + MinGridSize + " blocks";
+        }
+    }
+
+    /// <summary>
+    /// A __device__ global by its `name`: its device address in `device_ptr`
+    /// and its size in bytes in `bytes`. CUABI_ERROR_NOT_FOUND when the module
+    /// has no global of that name. (cuabi_module_get_global)
+    /// </summary>
+    public struct ModuleGlobal
+    {
+        /// <summary>Creates the value.</summary>
+        /// <param name="devicePointer">Its device_ptr.</param>
+        /// <param name="sizeInBytes">Its bytes.</param>
+        public ModuleGlobal(ulong devicePointer, long sizeInBytes)
+        {
+            DevicePointer = devicePointer;
+            SizeInBytes = sizeInBytes;
+        }
+
+        /// <summary>Its device_ptr.</summary>
+        public ulong DevicePointer { get; private set; }
+
+        /// <summary>Its bytes.</summary>
+        public long SizeInBytes { get; private set; }
+    }
+
     public partial struct LaunchConfig
     {
         /// <summary>
@@ -1290,6 +1388,189 @@ namespace Cuabi
         public void FillAsync(T value, CudaStream stream)
         {
             FillAsync(value, 0, Count, stream);
+        }
+    }
+
+    public sealed partial class LaunchPlan
+    {
+        /// <summary>
+        /// Sets argument <paramref name="index"/> (a pointer parameter) to the 8-byte value of
+        /// the device memory <paramref name="buffer"/>, in place. The plan references it from then on.
+        /// </summary>
+        /// <param name="index">The parameter's position in the kernel's signature, from 0.</param>
+        /// <param name="buffer">The device memory.</param>
+        /// <exception cref="ArgumentNullException"><paramref name="buffer"/> is null.</exception>
+        /// <exception cref="ArgumentException">The parameter is not 8 bytes; the message names it.</exception>
+        /// <exception cref="ObjectDisposedException">The plan or the device memory was disposed.</exception>
+        public void Set(int index, DeviceMemory buffer)
+        {
+            SetObject(index, buffer, "buffer", "; set IntPtr.Zero for a NULL pointer parameter");
+        }
+
+        /// <summary>As <see cref="Set(int, DeviceMemory)"/>, for a buffer of elements of T.</summary>
+        /// <typeparam name="T">The buffer's element type.</typeparam>
+        /// <param name="index">The parameter's position in the kernel's signature, from 0.</param>
+        /// <param name="buffer">The buffer.</param>
+        public void Set<T>(int index, DeviceBuffer<T> buffer) where T : struct
+        {
+            Set(index, (DeviceMemory)buffer);
+        }
+
+        /// <summary>
+        /// Sets argument <paramref name="index"/> (a <c>cudaTextureObject_t</c> parameter) to the 8-byte value of
+        /// the texture object <paramref name="texture"/>, in place. The plan references it from then on.
+        /// </summary>
+        /// <param name="index">The parameter's position in the kernel's signature, from 0.</param>
+        /// <param name="texture">The texture object.</param>
+        /// <exception cref="ArgumentNullException"><paramref name="texture"/> is null.</exception>
+        /// <exception cref="ArgumentException">The parameter is not 8 bytes; the message names it.</exception>
+        /// <exception cref="ObjectDisposedException">The plan or the texture object was disposed.</exception>
+        public void Set(int index, Texture texture)
+        {
+            SetObject(index, texture, "texture");
+        }
+
+        /// <summary>
+        /// Sets argument <paramref name="index"/> (a <c>cudaSurfaceObject_t</c> parameter) to the 8-byte value of
+        /// the surface object <paramref name="surface"/>, in place. The plan references it from then on.
+        /// </summary>
+        /// <param name="index">The parameter's position in the kernel's signature, from 0.</param>
+        /// <param name="surface">The surface object.</param>
+        /// <exception cref="ArgumentNullException"><paramref name="surface"/> is null.</exception>
+        /// <exception cref="ArgumentException">The parameter is not 8 bytes; the message names it.</exception>
+        /// <exception cref="ObjectDisposedException">The plan or the surface object was disposed.</exception>
+        public void Set(int index, Surface surface)
+        {
+            SetObject(index, surface, "surface");
+        }
+    }
+
+    public sealed partial class DeviceBuffer<T> where T : struct
+    {
+        /// <summary>
+        /// Device to device, on one device or between two (directly or through the
+        /// host: cuabi_buffer_get_copy_path): `bytes` bytes from byte `src_offset` of
+        /// `src` to byte `dst_offset` of `dst`, checked against both buffers' sizes
+        /// as above (CUABI_ERROR_OUT_OF_RANGE). Overlapping ranges of the same memory
+        /// answer CUABI_ERROR_INVALID_ARGUMENT. The *_async form is ordered on
+        /// `stream` (NULL: the default stream), which must be of `dst`'s device.
+        /// Here all of `src` (source) to the start of this buffer. (cuabi_buffer_copy)
+        /// </summary>
+        /// <param name="source">The buffer copied from.</param>
+        public void CopyFrom(DeviceBuffer<T> source)
+        {
+            if (source == null)
+                throw new ArgumentNullException("source");
+            Errors.Check(NativeMethods.cuabi_buffer_copy(Handle, UIntPtr.Zero, source.Handle, UIntPtr.Zero, (UIntPtr)(ulong)source.SizeInBytes));
+        }
+
+        /// <summary>
+        /// Device to device, on one device or between two (directly or through the
+        /// host: cuabi_buffer_get_copy_path): `bytes` bytes from byte `src_offset` of
+        /// `src` to byte `dst_offset` of `dst`, checked against both buffers' sizes
+        /// as above (CUABI_ERROR_OUT_OF_RANGE). Overlapping ranges of the same memory
+        /// answer CUABI_ERROR_INVALID_ARGUMENT. The *_async form is ordered on
+        /// `stream` (NULL: the default stream), which must be of `dst`'s device.
+        /// Here all of `src` (source) to the start of this buffer. (cuabi_buffer_copy_async)
+        /// </summary>
+        /// <param name="source">The buffer copied from.</param>
+        /// <param name="stream">The stream argument (null: the default stream).</param>
+        public void CopyFromAsync(DeviceBuffer<T> source, CudaStream stream)
+        {
+            if (source == null)
+                throw new ArgumentNullException("source");
+            Errors.Check(NativeMethods.cuabi_buffer_copy_async(Handle, UIntPtr.Zero, source.Handle, UIntPtr.Zero, (UIntPtr)(ulong)source.SizeInBytes, CudaStream.HandleOf(stream)));
+        }
+    }
+
+    public sealed partial class Copy3D
+    {
+        /// <summary>
+        /// Copies the box `desc` describes (cuabi_copy_3d_desc) and returns once it
+        /// is done (ordered on the default stream as cuabi_buffer_copy is). (cuabi_copy_3d)
+        /// </summary>
+        public void Copy()
+        {
+            IDisposable lease;
+            Copy3DDescNative desc = Describe("", null, out lease);
+            using (lease)
+                Errors.Check(NativeMethods.cuabi_copy_3d(ref desc));
+        }
+
+        /// <summary>
+        /// Copies the box `desc` describes in order on `stream` (NULL: the default
+        /// stream); host memory must stay valid until the stream reaches the copy. (cuabi_copy_3d_async)
+        /// </summary>
+        /// <param name="stream">The stream argument (null: the default stream).</param>
+        public void CopyAsync(CudaStream stream)
+        {
+            IDisposable lease;
+            Copy3DDescNative desc = Describe("", "an asynchronous copy needs host memory that stays put (CopyEnd.Host(PinnedBuffer<T>)), or use Copy()", out lease);
+            using (lease)
+                Errors.Check(NativeMethods.cuabi_copy_3d_async(ref desc, CudaStream.HandleOf(stream)));
+        }
+    }
+
+    public sealed partial class DeviceBuffer<T> where T : struct
+    {
+        /// <summary>
+        /// Wraps device memory owned by someone else (CuPy, PyTorch, the runtime)
+        /// without taking ownership: release frees nothing. `device_ptr` is the
+        /// memory's device address (a CUdeviceptr) and `bytes` its size; neither may
+        /// be 0 (CUABI_ERROR_INVALID_ARGUMENT). The owner must keep it alive while
+        /// the buffer is used.
+        /// Here `bytes` count elements of T. (cuabi_buffer_wrap)
+        /// </summary>
+        /// <param name="device">The device argument.</param>
+        /// <param name="devicePointer">The device_ptr argument.</param>
+        /// <param name="count">Its bytes, in elements of T.</param>
+        public static DeviceBuffer<T> Wrap(Device device, ulong devicePointer, long count)
+        {
+            if (device == null)
+                throw new ArgumentNullException("device");
+            int size = Element<T>.Require();
+            UIntPtr countBytes = Ranges.Bytes(count, size, "count");
+            SafeBufferHandle h;
+            Errors.Check(NativeMethods.cuabi_buffer_wrap(device.Handle, devicePointer, countBytes, out h));
+            return new DeviceBuffer<T>(h, devicePointer, count);
+        }
+
+        /// <summary>
+        /// Opens, on `device`, a buffer another process exported: `handle` holds the
+        /// `handle_size` bytes cuabi_buffer_get_ipc_handle wrote there. A handle of a pool
+        /// allocation needs `pool`: that pool, imported here with
+        /// cuabi_memory_pool_import_fd; other handles take NULL. The buffer
+        /// (CUABI_BUFFER_IPC) has the exported size; releasing it unmaps the memory,
+        /// which the exporting process still owns and must keep alive meanwhile.
+        /// Refused with CUABI_ERROR_INVALID_ARGUMENT naming why: a handle from this
+        /// very process (use the buffer itself), a damaged or foreign one (not
+        /// CUABI_IPC_HANDLE_SIZE bytes, a bad checksum, an event's handle); the
+        /// driver refuses one whose memory was given back to it (freed, or its
+        /// process ended; the message then says whether the exporter has ended).
+        /// Across GPUs: `device` may be another GPU than the exporter's when it can
+        /// reach that GPU's memory (cuabi_device_can_access_peer; the mapping enables
+        /// peer access for itself); otherwise CUABI_ERROR_INVALID_ARGUMENT names both
+        /// devices (open it on the exporter's GPU and copy). A pool allocation opens
+        /// only through its pool imported on the exporter's GPU; another device is
+        /// refused naming both. Opening one handle twice on one device gives two
+        /// buffers over one mapping, unmapped when the last is released. A small buffer shares a driver block with other
+        /// allocations of its process, which stays mapped while any of them lives:
+        /// its handle can then still open after the buffer was freed, so the
+        /// exporting process must keep a buffer alive until every importer is done. (cuabi_buffer_open_ipc)
+        /// </summary>
+        /// <param name="device">The device argument.</param>
+        /// <param name="handle">The handle argument.</param>
+        /// <param name="pool">The pool argument (null: a handle that is no pool allocation).</param>
+        public static DeviceBuffer<T> OpenIpc(Device device, byte[] handle, MemoryPool pool = null)
+        {
+            if (device == null)
+                throw new ArgumentNullException("device");
+            Element<T>.Require();
+            var deviceHandle = device.Handle;
+            var poolHandle = MemoryPool.HandleOf(pool);
+            SafeBufferHandle h = null;
+            Errors.Check(Ipc.Open(handle, delegate(IntPtr bytes, UIntPtr size) { return NativeMethods.cuabi_buffer_open_ipc(deviceHandle, poolHandle, bytes, size, out h); }, "handle"));
+            return new DeviceBuffer<T>(h);
         }
     }
 
@@ -1857,6 +2138,22 @@ namespace Cuabi
         }
 
         /// <summary>
+        /// Free and total device memory as the driver sees them now, in bytes:
+        /// `free_bytes` and `total_bytes` (cuMemGetInfo in the device's primary
+        /// context). (cuabi_device_get_memory_info)
+        /// </summary>
+        /// <param name="free">Its free.</param>
+        /// <param name="total">Its total.</param>
+        public void GetMemoryInfo(out long free, out long total)
+        {
+            UIntPtr freeValue;
+            UIntPtr totalValue;
+            Errors.Check(NativeMethods.cuabi_device_get_memory_info(Handle, out freeValue, out totalValue));
+            free = (long)freeValue.ToUInt64();
+            total = (long)totalValue.ToUInt64();
+        }
+
+        /// <summary>
         /// Any CUdevice_attribute of the driver, by its numeric value
         /// `cu_attribute` (see cuda.h), in `value`. A value this driver does not
         /// know answers CUABI_ERROR_INVALID_ARGUMENT. (cuabi_device_get_attribute)
@@ -1867,6 +2164,18 @@ namespace Cuabi
             int valueValue;
             Errors.Check(NativeMethods.cuabi_device_get_attribute(Handle, cuAttribute, out valueValue));
             return valueValue;
+        }
+
+        /// <summary>
+        /// The primary context as a raw CUcontext value in `cu_context`, for
+        /// interop. cuabi keeps it retained while the device handle lives. (cuabi_device_get_context)
+        /// </summary>
+        public ulong NativeContext
+        {
+            get
+            {
+                return Context;
+            }
         }
 
         /// <summary>
@@ -1974,6 +2283,44 @@ namespace Cuabi
         }
 
         /// <summary>
+        /// Loads a CUBIN, PTX or fatbin file: the bytes at `path`, read whole, as
+        /// cuabi_module_load_data loads them. CUABI_ERROR_IO (the errno in
+        /// cuabi_last_error_code) when the file cannot be opened or read;
+        /// CUABI_ERROR_INVALID_ARGUMENT for an empty one. (cuabi_module_load_file)
+        /// </summary>
+        /// <param name="path">The path argument.</param>
+        public CudaModule LoadModuleFile(string path)
+        {
+            return CudaModule.LoadFile(this, path);
+        }
+
+        /// <summary>
+        /// Allocates `bytes` (&gt; 0) of pinned host memory, usable from every context.
+        /// Here `bytes` count elements of T. (cuabi_host_buffer_alloc)
+        /// </summary>
+        /// <typeparam name="T">A value type of numbers, enums, pointers and such structs.</typeparam>
+        /// <param name="count">Its bytes, in elements of T.</param>
+        public PinnedBuffer<T> AllocatePinned<T>(long count) where T : struct
+        {
+            int size = Element<T>.Require();
+            UIntPtr countBytes = Ranges.Bytes(count, size, "count");
+            SafeHostBufferHandle h;
+            Errors.Check(NativeMethods.cuabi_host_buffer_alloc(Handle, countBytes, out h));
+            return new PinnedBuffer<T>(h, count);
+        }
+
+        /// <summary>
+        /// The device's default pool, the one cuabi_buffer_alloc_async uses when
+        /// given no pool (and the CUDA runtime's cudaMallocAsync, CuPy's and
+        /// PyTorch's stream-ordered allocators share). Releasing the handle leaves
+        /// the pool itself alone. (cuabi_device_get_default_memory_pool)
+        /// </summary>
+        public MemoryPool GetDefaultMemoryPool()
+        {
+            return DefaultMemoryPool;
+        }
+
+        /// <summary>
         /// The device's default pool, the one cuabi_buffer_alloc_async uses when
         /// given no pool (and the CUDA runtime's cudaMallocAsync, CuPy's and
         /// PyTorch's stream-ordered allocators share). Releasing the handle leaves
@@ -1987,6 +2334,49 @@ namespace Cuabi
                 Errors.Check(NativeMethods.cuabi_device_get_default_memory_pool(Handle, out made));
                 return new MemoryPool(made);
             }
+        }
+
+        /// <summary>
+        /// cuabi_buffer_alloc (`bytes` &gt; 0 of device memory, cuMemAlloc) that also
+        /// answers the new buffer's device address in `ptr`, as
+        /// cuabi_buffer_get_pointer would. The same checks and statuses as
+        /// cuabi_buffer_alloc (CUABI_ERROR_OUT_OF_MEMORY when the device has too
+        /// little memory); on failure neither `out` nor `ptr` is written.
+        /// Here `bytes` count elements of T. (cuabi_buffer_alloc_with_pointer)
+        /// </summary>
+        /// <typeparam name="T">A value type of numbers, enums, pointers and such structs.</typeparam>
+        /// <param name="count">Its bytes, in elements of T.</param>
+        public DeviceBuffer<T> Allocate<T>(long count) where T : struct
+        {
+            int size = Element<T>.Require();
+            UIntPtr countBytes = Ranges.Bytes(count, size, "count");
+            SafeBufferHandle h;
+            ulong ptr;
+            Errors.Check(NativeMethods.cuabi_buffer_alloc_with_pointer(Handle, countBytes, out h, out ptr));
+            return new DeviceBuffer<T>(h, ptr, count);
+        }
+
+        /// <summary>
+        /// cuabi_buffer_alloc_async that also answers the new buffer's device
+        /// address in `ptr`, as cuabi_buffer_get_pointer would: `bytes` (&gt; 0) in
+        /// stream order on `stream` (NULL: the default stream) from `pool` (NULL: the
+        /// device's default pool). The same checks, statuses and stream order as
+        /// cuabi_buffer_alloc_async (CUABI_ERROR_OUT_OF_MEMORY when the pool cannot
+        /// grow); on failure neither `out` nor `ptr` is written.
+        /// Here `bytes` count elements of T. (cuabi_buffer_alloc_async_with_pointer)
+        /// </summary>
+        /// <typeparam name="T">A value type of numbers, enums, pointers and such structs.</typeparam>
+        /// <param name="count">Its bytes, in elements of T.</param>
+        /// <param name="stream">The stream argument (null: the default stream).</param>
+        /// <param name="pool">The pool argument (null: the device's default pool).</param>
+        public DeviceBuffer<T> AllocateAsync<T>(long count, CudaStream stream, MemoryPool pool = null) where T : struct
+        {
+            int size = Element<T>.Require();
+            UIntPtr countBytes = Ranges.Bytes(count, size, "count");
+            SafeBufferHandle h;
+            ulong ptr;
+            Errors.Check(NativeMethods.cuabi_buffer_alloc_async_with_pointer(Handle, countBytes, MemoryPool.HandleOf(pool), CudaStream.HandleOf(stream), out h, out ptr));
+            return new DeviceBuffer<T>(h, ptr, count);
         }
 
         /// <summary>
@@ -2116,6 +2506,56 @@ namespace Cuabi
             SafeBufferHandle h;
             Errors.Check(NativeMethods.cuabi_buffer_alloc_growable(Handle, countBytes, reserveCountBytes, out h));
             return new DeviceBuffer<T>(h);
+        }
+
+        /// <summary>
+        /// A new array on `device` of the shape `desc` gives (cuabi_array_desc). The
+        /// shape is checked first: a zero width, an unknown format or flag, a
+        /// channel count other than 1, 2 or 4, a shape the flags do not allow (a
+        /// layered array without layers, a cubemap that is not square or not 6
+        /// faces deep) or an extent past the device's limits answers
+        /// CUABI_ERROR_INVALID_ARGUMENT naming the field. Fill and read it with
+        /// cuabi_copy_3d. (cuabi_array_create)
+        /// </summary>
+        /// <param name="format">Each channel's type.</param>
+        /// <param name="channels">Values per element: 1, 2 or 4.</param>
+        /// <param name="width">The extent in elements, rows and slices or layers.</param>
+        /// <param name="height">The extent in elements, rows and slices or layers.</param>
+        /// <param name="depth">The extent in elements, rows and slices or layers.</param>
+        /// <param name="flags">CUABI_ARRAY_*.</param>
+        public CudaArray CreateArray(ArrayFormat format, int channels, long width, long height = 0, long depth = 0, ArrayFlags flags = ArrayFlags.None)
+        {
+            var desc = ArrayDesc.Default();
+            desc.Format = format;
+            desc.Channels = (uint)Ranges.NotNegative(channels, "channels");
+            desc.Width = Ranges.NotNegative(width, "width");
+            desc.Height = Ranges.NotNegative(height, "height");
+            desc.Depth = Ranges.NotNegative(depth, "depth");
+            desc.Flags = flags;
+            return CudaArray.Create(this, desc);
+        }
+
+        /// <summary>
+        /// A new stream on `device`. `flags` is an OR of cuabi_stream_flag_bits
+        /// (unknown bits answer CUABI_ERROR_INVALID_ARGUMENT); `priority` 0 is the
+        /// default (see cuabi_device_get_stream_priority_range). (cuabi_stream_create)
+        /// </summary>
+        /// <param name="flags">The flags argument.</param>
+        /// <param name="priority">The priority argument.</param>
+        public CudaStream CreateStream(StreamFlags flags = StreamFlags.None, int priority = 0)
+        {
+            return CudaStream.Create(this, flags, priority);
+        }
+
+        /// <summary>
+        /// A new event on `device` with `flags` (cuabi_event_flag_bits; 0: a timing
+        /// event). Unknown bits, or CUABI_EVENT_INTERPROCESS without
+        /// CUABI_EVENT_DISABLE_TIMING, answer CUABI_ERROR_INVALID_ARGUMENT. (cuabi_event_create)
+        /// </summary>
+        /// <param name="flags">The flags argument.</param>
+        public CudaEvent CreateEvent(EventFlags flags = EventFlags.None)
+        {
+            return CudaEvent.Create(this, flags);
         }
 
         /// <summary>
@@ -2353,6 +2793,17 @@ namespace Cuabi
         /// keeps its module alive. (cuabi_module_get_function)
         /// </summary>
         /// <param name="name">The name argument.</param>
+        public Kernel GetKernel(string name)
+        {
+            return GetFunction(name);
+        }
+
+        /// <summary>
+        /// A kernel by its name, or by a name expression given at compile time.
+        /// CUABI_ERROR_NOT_FOUND when the module has no such kernel. The function
+        /// keeps its module alive. (cuabi_module_get_function)
+        /// </summary>
+        /// <param name="name">The name argument.</param>
         public Kernel GetFunction(string name)
         {
             if (name == null) throw new ArgumentNullException("name");
@@ -2408,11 +2859,37 @@ namespace Cuabi
         /// </summary>
         /// <param name="index">The index argument.</param>
         /// <param name="form">The form argument.</param>
+        public string GetKernelName(int index, NameForm form = NameForm.Demangled)
+        {
+            return GetKernelName(Ranges.NotNegative(index, "index"), form);
+        }
+
+        /// <summary>
+        /// The name of kernel `index` (0 to count - 1, in the driver's order) in
+        /// `form` (two-call pattern). An index past the end answers
+        /// CUABI_ERROR_OUT_OF_RANGE. (cuabi_module_get_kernel_name)
+        /// </summary>
+        /// <param name="index">The index argument.</param>
+        /// <param name="form">The form argument.</param>
         public string GetKernelName(long index, NameForm form)
         {
             var h = Handle;
             if (index < 0) throw new ArgumentOutOfRangeException("index", index, "must not be negative");
             return Errors.ReadString(delegate(byte[] b, ref UIntPtr s) { return NativeMethods.cuabi_module_get_kernel_name(h, (UIntPtr)(ulong)index, form, b, ref s); });
+        }
+
+        /// <summary>
+        /// A __device__ global by its `name`: its device address in `device_ptr`
+        /// and its size in bytes in `bytes`. CUABI_ERROR_NOT_FOUND when the module
+        /// has no global of that name. (cuabi_module_get_global)
+        /// </summary>
+        /// <param name="name">The name argument.</param>
+        public ModuleGlobal GetGlobal(string name)
+        {
+            ulong devicePtr;
+            long bytes;
+            GetGlobal(name, out devicePtr, out bytes);
+            return new ModuleGlobal(devicePtr, bytes);
         }
 
         /// <summary>
@@ -2547,12 +3024,43 @@ namespace Cuabi
         /// </summary>
         /// <param name="blockSize">The block_size argument.</param>
         /// <param name="dynamicSharedBytes">The dynamic_shared_bytes argument.</param>
+        public int GetActiveBlocksPerMultiprocessor(int blockSize, long dynamicSharedBytes = 0)
+        {
+            return checked((int)GetActiveBlocksPerSm((uint)Ranges.NotNegative(blockSize, "blockSize"), Ranges.NotNegative(dynamicSharedBytes, "dynamicSharedBytes")));
+        }
+
+        /// <summary>
+        /// How many blocks of `block_size` threads, each with `dynamic_shared_bytes`
+        /// of dynamic shared memory, one multiprocessor keeps resident at once. (cuabi_function_get_active_blocks_per_sm)
+        /// </summary>
+        /// <param name="blockSize">The block_size argument.</param>
+        /// <param name="dynamicSharedBytes">The dynamic_shared_bytes argument.</param>
         public uint GetActiveBlocksPerSm(uint blockSize, long dynamicSharedBytes)
         {
             if (dynamicSharedBytes < 0) throw new ArgumentOutOfRangeException("dynamicSharedBytes", dynamicSharedBytes, "must not be negative");
             uint blocksValue;
             Errors.Check(NativeMethods.cuabi_function_get_active_blocks_per_sm(Handle, blockSize, (UIntPtr)(ulong)dynamicSharedBytes, out blocksValue));
             return blocksValue;
+        }
+
+        /// <summary>
+        /// The block size that maximises occupancy, in `block_size`, and the
+        /// smallest grid that fills the device at that size, in `min_grid_size`.
+        /// Each block uses `shared_bytes_per_block` + `shared_bytes_per_thread` *
+        /// block size of dynamic shared memory (no callback crosses the ABI). Where
+        /// two sizes give the same occupancy the larger wins, as with the driver's
+        /// cuOccupancyMaxPotentialBlockSize. `block_size_limit` caps the answer (0:
+        /// the kernel's own limit; a limit above the kernel's own is refused). (cuabi_function_suggest_block_size)
+        /// </summary>
+        /// <param name="sharedBytesPerBlock">The shared_bytes_per_block argument.</param>
+        /// <param name="sharedBytesPerThread">The shared_bytes_per_thread argument.</param>
+        /// <param name="blockSizeLimit">The block_size_limit argument.</param>
+        public BlockSizeSuggestion SuggestBlockSize(long sharedBytesPerBlock = 0, long sharedBytesPerThread = 0, int blockSizeLimit = 0)
+        {
+            uint blockSize;
+            uint minGridSize;
+            SuggestBlockSize(Ranges.NotNegative(sharedBytesPerBlock, "sharedBytesPerBlock"), Ranges.NotNegative(sharedBytesPerThread, "sharedBytesPerThread"), (uint)Ranges.NotNegative(blockSizeLimit, "blockSizeLimit"), out blockSize, out minGridSize);
+            return new BlockSizeSuggestion(checked((int)blockSize), checked((int)minGridSize));
         }
 
         /// <summary>
@@ -2578,6 +3086,41 @@ namespace Cuabi
             Errors.Check(NativeMethods.cuabi_function_suggest_block_size(Handle, (UIntPtr)(ulong)sharedBytesPerBlock, (UIntPtr)(ulong)sharedBytesPerThread, blockSizeLimit, out blockSizeValue, out minGridSizeValue));
             blockSize = blockSizeValue;
             minGridSize = minGridSizeValue;
+        }
+
+        /// <summary>
+        /// A launch configuration, written into `config`, for `elements` independent
+        /// work items, one per thread: a 1-D block of the size
+        /// cuabi_function_suggest_block_size gives, and as many blocks as cover
+        /// `elements` (at most the device's grid limit), with shared_mem_bytes set
+        /// from the two shared-memory rules (`shared_bytes_per_block`,
+        /// `shared_bytes_per_thread`, as cuabi_function_suggest_block_size takes
+        /// them). The other fields are the defaults. `config-&gt;struct_size` must be
+        /// set; `elements` = 0 is refused. (cuabi_function_suggest_config)
+        /// </summary>
+        /// <param name="elements">The elements argument.</param>
+        /// <param name="sharedBytesPerBlock">The shared_bytes_per_block argument.</param>
+        /// <param name="sharedBytesPerThread">The shared_bytes_per_thread argument.</param>
+        public LaunchConfig SuggestConfig(long elements, long sharedBytesPerBlock = 0, long sharedBytesPerThread = 0)
+        {
+            Ranges.NotNegative(elements, "elements");
+            Ranges.NotNegative(sharedBytesPerBlock, "sharedBytesPerBlock");
+            Ranges.NotNegative(sharedBytesPerThread, "sharedBytesPerThread");
+            LaunchConfigNative configValue = LaunchConfigNative.Create();
+            Errors.Check(NativeMethods.cuabi_function_suggest_config(Handle, (ulong)elements, (UIntPtr)(ulong)sharedBytesPerBlock, (UIntPtr)(ulong)sharedBytesPerThread, ref configValue));
+            return LaunchConfig.FromNative(ref configValue);
+        }
+
+        /// <summary>
+        /// The most dynamic shared memory, in `bytes`, each block can have while
+        /// `blocks_per_sm` blocks of `block_size` threads stay resident on one
+        /// multiprocessor. (cuabi_function_get_available_dynamic_shared)
+        /// </summary>
+        /// <param name="blocksPerMultiprocessor">The blocks_per_sm argument.</param>
+        /// <param name="blockSize">The block_size argument.</param>
+        public long GetAvailableDynamicSharedMemory(int blocksPerMultiprocessor, int blockSize)
+        {
+            return GetAvailableDynamicShared((uint)Ranges.NotNegative(blocksPerMultiprocessor, "blocksPerMultiprocessor"), (uint)Ranges.NotNegative(blockSize, "blockSize"));
         }
 
         /// <summary>
@@ -2904,6 +3447,17 @@ namespace Cuabi
         /// How cuabi_buffer_copy from `src` to `dst` travels now. cuabi_buffer_copy
         /// and cuabi_buffer_copy_async copy between devices by either path. (cuabi_buffer_get_copy_path)
         /// </summary>
+        /// <param name="source">The src argument.</param>
+        public CopyPath GetCopyPathFrom(DeviceMemory source)
+        {
+            if (source == null) throw new ArgumentNullException("source");
+            return GetCopyPath(source);
+        }
+
+        /// <summary>
+        /// How cuabi_buffer_copy from `src` to `dst` travels now. cuabi_buffer_copy
+        /// and cuabi_buffer_copy_async copy between devices by either path. (cuabi_buffer_get_copy_path)
+        /// </summary>
         /// <param name="src">The src argument.</param>
         public CopyPath GetCopyPath(DeviceMemory src)
         {
@@ -3123,6 +3677,18 @@ namespace Cuabi
         /// CUABI_SUCCESS when all work is done, CUABI_ERROR_NOT_READY when not
         /// (NOT_READY does not touch the last-error state). (cuabi_stream_query)
         /// </summary>
+        public bool IsComplete
+        {
+            get
+            {
+                return Query();
+            }
+        }
+
+        /// <summary>
+        /// CUABI_SUCCESS when all work is done, CUABI_ERROR_NOT_READY when not
+        /// (NOT_READY does not touch the last-error state). (cuabi_stream_query)
+        /// </summary>
         public bool Query()
         {
             CudaStatus status = NativeMethods.cuabi_stream_query(Handle);
@@ -3331,6 +3897,121 @@ namespace Cuabi
         }
 
         /// <summary>
+        /// Queues `count` (1 to 255) writes and waits on `stream` in one call
+        /// (cuStreamBatchMemOp), in the array's order. Each element is checked as
+        /// cuabi_stream_write_value or cuabi_stream_wait_value checks its arguments,
+        /// all of them before the driver sees any, and a refusal names the element
+        /// ("ops[3]: offset 6 is not a multiple of the width"); neither or both of
+        /// buffer and host_buffer, an unknown kind, a handle that is not live
+        /// (CUABI_ERROR_INVALID_HANDLE) and a struct_size unlike ops[0]'s are
+        /// refused too. A count of 0 or past 255 answers
+        /// CUABI_ERROR_INVALID_ARGUMENT. (cuabi_stream_mem_op_batch)
+        /// </summary>
+        /// <param name="batch">The batch.</param>
+        public void MemOpBatch(MemOpBatch batch)
+        {
+            if (batch == null) throw new ArgumentNullException("batch");
+            Queue(batch.Count, ((IDescribesEach<MemOpNative>)batch).Describe,
+                (ref MemOpNative first, UIntPtr n) => NativeMethods.cuabi_stream_mem_op_batch(Handle, ref first, n), false);
+        }
+
+        /// <summary>
+        /// Queues `count` (at least 1) copies of any direction on `stream` (not
+        /// NULL) in one call (cuMemcpyBatchAsync). The batch as a whole is ordered on
+        /// the stream; its copies may run in any order among themselves. Every
+        /// element is checked before the driver sees any, and a refusal names it
+        /// ("ops[412]: destination range [4000, 4000 + 200) reaches past the end of
+        /// the 4096-byte buffer", CUABI_ERROR_OUT_OF_RANGE): an end with none or more
+        /// than one of its three memories, a buffer or pinned memory range past its
+        /// end, overlapping source and destination, a device buffer of another device
+        /// than the stream's, a handle that is not live (CUABI_ERROR_INVALID_HANDLE)
+        /// and a struct_size unlike ops[0]'s. Unknown `flags` bits answer
+        /// CUABI_ERROR_INVALID_ARGUMENT; a driver before CUDA 13.0 (whose batched
+        /// copies, if any, are an older form) answers CUABI_ERROR_NOT_SUPPORTED
+        /// naming the entry point.
+        /// Returns the lease holding what the batch names: dispose of it once the stream reached the batch. (cuabi_stream_copy_batch)
+        /// </summary>
+        /// <param name="batch">The batch.</param>
+        /// <param name="flags">The flags argument.</param>
+        public BatchLease CopyBatch(CopyBatch batch, CopyBatchFlags flags = 0)
+        {
+            if (batch == null) throw new ArgumentNullException("batch");
+            return Queue(batch.Count, ((IDescribesEach<CopyOpNative>)batch).Describe,
+                (ref CopyOpNative first, UIntPtr n) => NativeMethods.cuabi_stream_copy_batch(Handle, ref first, n, flags), true);
+        }
+
+        /// <summary>
+        /// Batched prefetches and discards of managed memory on `stream` (not NULL),
+        /// in one call each (cuMemPrefetchBatchAsync, cuMemDiscardBatchAsync,
+        /// cuMemDiscardAndPrefetchBatchAsync): every range of `ranges` moves to
+        /// `location` (a device ordinal or CUABI_LOCATION_HOST), or is discarded
+        /// (its contents undefined until written again; a discarded range's pages
+        /// need not move back), or both. Every range is checked before the driver
+        /// sees any, and a refusal names it ("ranges[2]: the buffer is a device
+        /// buffer (cuabi_buffer_alloc), not managed memory"): a buffer that is not
+        /// managed, a range of 0 bytes or past the buffer's end
+        /// (CUABI_ERROR_OUT_OF_RANGE), a handle that is not live, a struct_size
+        /// unlike ranges[0]'s; an unknown location answers
+        /// CUABI_ERROR_INVALID_ARGUMENT. A driver without these entry points (before
+        /// CUDA 13.0) answers CUABI_ERROR_NOT_SUPPORTED naming the one it lacks. (cuabi_stream_prefetch_batch)
+        /// </summary>
+        /// <param name="ranges">The batch.</param>
+        /// <param name="location">The location argument.</param>
+        public void PrefetchBatch(ManagedRanges ranges, MemoryLocation location)
+        {
+            if (ranges == null) throw new ArgumentNullException("ranges");
+            Queue(ranges.Count, ((IDescribesEach<ManagedRangeNative>)ranges).Describe,
+                (ref ManagedRangeNative first, UIntPtr n) => NativeMethods.cuabi_stream_prefetch_batch(Handle, ref first, n, location.Value), false);
+        }
+
+        /// <summary>
+        /// Batched prefetches and discards of managed memory on `stream` (not NULL),
+        /// in one call each (cuMemPrefetchBatchAsync, cuMemDiscardBatchAsync,
+        /// cuMemDiscardAndPrefetchBatchAsync): every range of `ranges` moves to
+        /// `location` (a device ordinal or CUABI_LOCATION_HOST), or is discarded
+        /// (its contents undefined until written again; a discarded range's pages
+        /// need not move back), or both. Every range is checked before the driver
+        /// sees any, and a refusal names it ("ranges[2]: the buffer is a device
+        /// buffer (cuabi_buffer_alloc), not managed memory"): a buffer that is not
+        /// managed, a range of 0 bytes or past the buffer's end
+        /// (CUABI_ERROR_OUT_OF_RANGE), a handle that is not live, a struct_size
+        /// unlike ranges[0]'s; an unknown location answers
+        /// CUABI_ERROR_INVALID_ARGUMENT. A driver without these entry points (before
+        /// CUDA 13.0) answers CUABI_ERROR_NOT_SUPPORTED naming the one it lacks. (cuabi_stream_discard_batch)
+        /// </summary>
+        /// <param name="ranges">The batch.</param>
+        public void DiscardBatch(ManagedRanges ranges)
+        {
+            if (ranges == null) throw new ArgumentNullException("ranges");
+            Queue(ranges.Count, ((IDescribesEach<ManagedRangeNative>)ranges).Describe,
+                (ref ManagedRangeNative first, UIntPtr n) => NativeMethods.cuabi_stream_discard_batch(Handle, ref first, n), false);
+        }
+
+        /// <summary>
+        /// Batched prefetches and discards of managed memory on `stream` (not NULL),
+        /// in one call each (cuMemPrefetchBatchAsync, cuMemDiscardBatchAsync,
+        /// cuMemDiscardAndPrefetchBatchAsync): every range of `ranges` moves to
+        /// `location` (a device ordinal or CUABI_LOCATION_HOST), or is discarded
+        /// (its contents undefined until written again; a discarded range's pages
+        /// need not move back), or both. Every range is checked before the driver
+        /// sees any, and a refusal names it ("ranges[2]: the buffer is a device
+        /// buffer (cuabi_buffer_alloc), not managed memory"): a buffer that is not
+        /// managed, a range of 0 bytes or past the buffer's end
+        /// (CUABI_ERROR_OUT_OF_RANGE), a handle that is not live, a struct_size
+        /// unlike ranges[0]'s; an unknown location answers
+        /// CUABI_ERROR_INVALID_ARGUMENT. A driver without these entry points (before
+        /// CUDA 13.0) answers CUABI_ERROR_NOT_SUPPORTED naming the one it lacks. (cuabi_stream_discard_and_prefetch_batch)
+        /// </summary>
+        /// <param name="ranges">The batch.</param>
+        /// <param name="location">The location argument.</param>
+        public void DiscardAndPrefetchBatch(ManagedRanges ranges, MemoryLocation location)
+        {
+            if (ranges == null) throw new ArgumentNullException("ranges");
+            Queue(ranges.Count, ((IDescribesEach<ManagedRangeNative>)ranges).Describe,
+                (ref ManagedRangeNative first, UIntPtr n) => NativeMethods.cuabi_stream_discard_and_prefetch_batch(Handle, ref first, n, location.Value), false);
+        }
+
+        /// <summary>
         /// Starts capturing the work submitted to `stream` (not the default stream)
         /// into a graph instead of running it. `mode` (cuabi_capture_mode) says
         /// which unsafe calls are refused meanwhile; another value answers
@@ -3492,12 +4173,48 @@ namespace Cuabi
         }
 
         /// <summary>CUABI_SUCCESS when reached, CUABI_ERROR_NOT_READY when not. (cuabi_event_query)</summary>
+        public bool IsComplete
+        {
+            get
+            {
+                return Query();
+            }
+        }
+
+        /// <summary>CUABI_SUCCESS when reached, CUABI_ERROR_NOT_READY when not. (cuabi_event_query)</summary>
         public bool Query()
         {
             CudaStatus status = NativeMethods.cuabi_event_query(Handle);
             if (status == CudaStatus.NotReady) return false;
             Errors.Check(status);
             return true;
+        }
+
+        /// <summary>
+        /// Milliseconds from `start` to `end`, two recorded, completed events, in
+        /// `milliseconds`. An event made with CUABI_EVENT_DISABLE_TIMING or never
+        /// recorded answers CUABI_ERROR_INVALID_ARGUMENT; one not completed yet
+        /// CUABI_ERROR_NOT_READY (a failure here, recorded as the last error). (cuabi_event_get_elapsed_ms)
+        /// </summary>
+        /// <param name="start">The start argument.</param>
+        public float ElapsedSince(CudaEvent start)
+        {
+            if (start == null) throw new ArgumentNullException("start");
+            return start.GetElapsedMs(this);
+        }
+
+        /// <summary>
+        /// Milliseconds from `start` to `end`, two recorded, completed events, in
+        /// `milliseconds`. An event made with CUABI_EVENT_DISABLE_TIMING or never
+        /// recorded answers CUABI_ERROR_INVALID_ARGUMENT; one not completed yet
+        /// CUABI_ERROR_NOT_READY (a failure here, recorded as the last error). (cuabi_event_get_elapsed_ms)
+        /// </summary>
+        /// <param name="start">The start argument.</param>
+        /// <param name="end">The end argument.</param>
+        public static float ElapsedMilliseconds(CudaEvent start, CudaEvent end)
+        {
+            if (start == null) throw new ArgumentNullException("start");
+            return start.GetElapsedMs(end);
         }
 
         /// <summary>
@@ -4218,12 +4935,58 @@ namespace Cuabi
         /// <summary>
         /// Sets the memory, in `bytes`, that the pool keeps reserved when a stream
         /// synchronizes instead of giving it back to the device (0: give everything
+        /// back; cuabi_memory_pool_desc.release_threshold). (cuabi_memory_pool_get_release_threshold, cuabi_memory_pool_set_release_threshold)
+        /// </summary>
+        public long ReleaseThreshold
+        {
+            get
+            {
+                ulong value;
+                Errors.Check(NativeMethods.cuabi_memory_pool_get_release_threshold(Handle, out value));
+                return checked((long)value);
+            }
+            set
+            {
+                Ranges.NotNegative(value, "value");
+                Errors.Check(NativeMethods.cuabi_memory_pool_set_release_threshold(Handle, (ulong)value));
+            }
+        }
+
+        /// <summary>
+        /// Sets the memory, in `bytes`, that the pool keeps reserved when a stream
+        /// synchronizes instead of giving it back to the device (0: give everything
         /// back; cuabi_memory_pool_desc.release_threshold). (cuabi_memory_pool_set_release_threshold)
         /// </summary>
         /// <param name="bytes">The bytes argument.</param>
         public void SetReleaseThreshold(ulong bytes)
         {
             Errors.Check(NativeMethods.cuabi_memory_pool_set_release_threshold(Handle, bytes));
+        }
+
+        /// <summary>
+        /// Gives reserved memory back to the device until the pool holds at most
+        /// `keep_bytes` it is not using; memory in use is never given back. (cuabi_memory_pool_trim)
+        /// </summary>
+        /// <param name="keepBytes">The keep_bytes argument.</param>
+        public void Trim(long keepBytes = 0)
+        {
+            Ranges.NotNegative(keepBytes, "keepBytes");
+            Errors.Check(NativeMethods.cuabi_memory_pool_trim(Handle, (UIntPtr)(ulong)keepBytes));
+        }
+
+        /// <summary>
+        /// The bytes the pool has reserved from the device, in `reserved_bytes`,
+        /// and of those the bytes its live allocations use, in `used_bytes`. (cuabi_memory_pool_get_usage)
+        /// </summary>
+        public MemoryPoolUsage Usage
+        {
+            get
+            {
+                ulong reservedBytes;
+                ulong usedBytes;
+                GetUsage(out reservedBytes, out usedBytes);
+                return new MemoryPoolUsage(checked((long)reservedBytes), checked((long)usedBytes));
+            }
         }
 
         /// <summary>
@@ -4389,6 +5152,15 @@ namespace Cuabi
                 return cuArrayValue;
             }
         }
+
+        /// <summary>
+        /// A surface object over an array made with CUABI_ARRAY_SURFACE_LOAD_STORE;
+        /// it keeps the array alive. (cuabi_surface_create)
+        /// </summary>
+        public Surface CreateSurface()
+        {
+            return Surface.Create(this);
+        }
     }
 
     public sealed partial class Texture : IDisposable, IArgumentObject
@@ -4496,6 +5268,20 @@ namespace Cuabi
             handle.Dispose();
         }
 
+        /// <summary>
+        /// A surface object over an array made with CUABI_ARRAY_SURFACE_LOAD_STORE;
+        /// it keeps the array alive. (cuabi_surface_create)
+        /// </summary>
+        /// <param name="array">The array argument.</param>
+        public static Surface Create(CudaArray array)
+        {
+            if (array == null) throw new ArgumentNullException("array");
+            var arrayHandle = array.Handle;
+            SafeSurfaceHandle made;
+            Errors.Check(NativeMethods.cuabi_surface_create(arrayHandle, out made));
+            return new Surface(made, array);
+        }
+
         private ulong cachedNativeHandle;
         private bool cachedNativeHandleRead;
 
@@ -4565,6 +5351,22 @@ namespace Cuabi
         /// CUABI_ERROR_INVALID_ARGUMENT; an input the backend cannot take (LTO-IR
         /// for the driver) answers CUABI_ERROR_NOT_SUPPORTED. (cuabi_linker_add_data)
         /// </summary>
+        /// <param name="data">The data argument.</param>
+        /// <param name="kind">The kind argument.</param>
+        /// <param name="name">The name argument (null: "input&lt;N&gt;").</param>
+        public void AddData(byte[] data, LinkInput kind = LinkInput.Auto, string name = null)
+        {
+            if (data == null) throw new ArgumentNullException("data");
+            AddData(kind, data, name);
+        }
+
+        /// <summary>
+        /// Adds the `size` bytes at `data` as an input of `kind`; `name` (NULL:
+        /// "input&lt;N&gt;") names the input in the log. The bytes are copied. NULL data,
+        /// 0 bytes, or AUTO for bytes that are no input cuabi can tell answer
+        /// CUABI_ERROR_INVALID_ARGUMENT; an input the backend cannot take (LTO-IR
+        /// for the driver) answers CUABI_ERROR_NOT_SUPPORTED. (cuabi_linker_add_data)
+        /// </summary>
         /// <param name="kind">The kind argument.</param>
         /// <param name="data">The data argument.</param>
         /// <param name="name">The name argument (null: "input&lt;N&gt;").</param>
@@ -4572,6 +5374,19 @@ namespace Cuabi
         {
             byte[] nameBytes = Utf8.Encode(name, "name");
             Errors.Check(Ipc.Open(data, delegate(IntPtr dataPointer, UIntPtr dataSize) { return NativeMethods.cuabi_linker_add_data(Handle, kind, dataPointer, dataSize, nameBytes); }, "data"));
+        }
+
+        /// <summary>
+        /// Adds the file at `path` as an input of `kind` (read now: a later change
+        /// to the file is not seen); AUTO goes by the file's extension, then its
+        /// bytes. The refusals of cuabi_linker_add_data, and CUABI_ERROR_IO (the
+        /// errno in cuabi_last_error_code) when the file cannot be opened or read. (cuabi_linker_add_file)
+        /// </summary>
+        /// <param name="path">The path argument.</param>
+        /// <param name="kind">The kind argument.</param>
+        public void AddFile(string path, LinkInput kind = LinkInput.Auto)
+        {
+            AddFile(kind, path);
         }
 
         /// <summary>
@@ -4595,11 +5410,41 @@ namespace Cuabi
         /// program's kernels with "-rdc=true" (or "-dlto"). (cuabi_linker_add_program)
         /// </summary>
         /// <param name="program">The program argument.</param>
+        public void Add(Program program)
+        {
+            AddProgram(program);
+        }
+
+        /// <summary>
+        /// Adds a compiled program's output: its LTO-IR when compiled with "-dlto",
+        /// else its CUBIN, else its PTX. Compile device code meant for another
+        /// program's kernels with "-rdc=true" (or "-dlto"). (cuabi_linker_add_program)
+        /// </summary>
+        /// <param name="program">The program argument.</param>
         public void AddProgram(Program program)
         {
             if (program == null) throw new ArgumentNullException("program");
             var programHandle = program.Handle;
             Errors.Check(NativeMethods.cuabi_linker_add_program(Handle, programHandle));
+        }
+
+        /// <summary>
+        /// Links what was added and loads the result on the linker's device. A
+        /// linker links once. Linked images go through the compile cache, keyed on
+        /// every input's kind, name and bytes, the options, the backend, the target
+        /// and the library and driver versions; cuabi_module_get_from_cache says
+        /// whether this one came from it. A link error answers CUABI_ERROR_COMPILE
+        /// with the linker's log (cuabi_last_error_log, cuabi_linker_get_log).
+        /// On the thread pool: the task carries the failure; the object may be disposed before the task ends. (cuabi_linker_link)
+        /// </summary>
+        public System.Threading.Tasks.Task<CudaModule> LinkAsync()
+        {
+            return Background.Run(Handle, raw =>
+            {
+                SafeModuleHandle made;
+                Errors.Check(NativeMethods.cuabi_linker_link(new SafeLinkerHandle(raw, false), out made));
+                return new CudaModule(made);
+            }, null);
         }
 
         /// <summary>
@@ -4672,6 +5517,21 @@ namespace Cuabi
         public void Dispose()
         {
             handle.Dispose();
+        }
+
+        /// <summary>
+        /// Loads an image (CUBIN, PTX or fatbin bytes, as cuabi_module_load_data
+        /// takes them: the `size` bytes at `image`) as a library (cuLibraryLoadData,
+        /// CUDA 12+): loaded once, usable in every device's context, which is what
+        /// the driver recommends for code not tied to one context. Bytes that are
+        /// no image answer CUABI_ERROR_INVALID_ARGUMENT here, not at their first
+        /// use. (cuabi_library_load_data)
+        /// </summary>
+        /// <param name="image">The image argument.</param>
+        public static CudaLibrary Load(byte[] image)
+        {
+            if (image == null) throw new ArgumentNullException("image");
+            return LoadData(image);
         }
 
         /// <summary>
@@ -5029,6 +5889,33 @@ namespace Cuabi
             SafeTensorMapHandle made;
             Errors.Check(NativeMethods.cuabi_tensor_map_encode_tiled(bufferHandle, (UIntPtr)(ulong)offset, dataType, sizesValues, (UIntPtr)(uint)sizes.Length, stridesValues, (UIntPtr)(uint)strides.Length, boxValues, (UIntPtr)(uint)box.Length, elementStridesValues, (UIntPtr)(uint)elementStrides.Length, interleave, swizzle, l2Promotion, oobFill, out made));
             return new TensorMap(made);
+        }
+
+        /// <summary>
+        /// An im2col tensor map (cuTensorMapEncodeIm2col) over `buffer` from byte
+        /// `offset`: rank (`num_sizes`) 3 to 5; `sizes`, `strides`, `element_strides`
+        /// and the other arguments as cuabi_tensor_map_encode_tiled. `lower_corner`
+        /// and `upper_corner` hold the bounding box's corner offsets in the rank - 2
+        /// spatial dimensions, each within [-2^15, 2^15) for rank 3, [-2^7, 2^7) for
+        /// rank 4 and [-2^4, 2^4) for rank 5; `channels_per_pixel` (1 to 256; times
+        /// the element size a multiple of 16 bytes and, with a swizzle, at most its
+        /// span) and `pixels_per_column` (1 to 1024) make the box. Refused as the
+        /// tiled form, with these bounds too. (cuabi_tensor_map_encode_im2col)
+        /// </summary>
+        /// <param name="buffer">The buffer argument.</param>
+        /// <param name="offset">The offset argument.</param>
+        /// <param name="dataType">The data_type argument.</param>
+        /// <param name="sizes">The sizes argument.</param>
+        /// <param name="strides">The strides argument.</param>
+        /// <param name="lowerCorner">The lower_corner argument.</param>
+        /// <param name="upperCorner">The upper_corner argument.</param>
+        /// <param name="channelsPerPixel">The channels_per_pixel argument.</param>
+        /// <param name="pixelsPerColumn">The pixels_per_column argument.</param>
+        /// <param name="elementStrides">The element_strides argument.</param>
+        /// <param name="swizzle">The swizzle argument.</param>
+        public static TensorMap EncodeIm2col(DeviceMemory buffer, long offset, TensorDataType dataType, long[] sizes, long[] strides, int[] lowerCorner, int[] upperCorner, uint channelsPerPixel, uint pixelsPerColumn, long[] elementStrides = null, TensorSwizzle swizzle = TensorSwizzle.None)
+        {
+            return TensorMap.EncodeIm2col(buffer, offset, dataType, sizes, strides, elementStrides ?? new long[0], lowerCorner, upperCorner, channelsPerPixel, pixelsPerColumn, TensorInterleave.None, swizzle, TensorL2Promotion.None, TensorOobFill.Zero);
         }
 
         /// <summary>

@@ -16,15 +16,11 @@ namespace Cuabi
         private readonly IntPtr pointer;
         private readonly T[] registered;
 
-        internal PinnedBuffer(Device device, long count)
+        /// <summary>Memory of <paramref name="count"/> elements the library just allocated.</summary>
+        internal PinnedBuffer(SafeHostBufferHandle handle, long count)
         {
-            if (device == null)
-                throw new ArgumentNullException("device");
-            UIntPtr bytes = Ranges.Bytes(count, Element<T>.Require(), "count");
-            SafeHostBufferHandle h;
-            Errors.Check(NativeMethods.cuabi_host_buffer_alloc(device.Handle, bytes, out h));
-            handle = h;
-            pointer = PointerOf(h);
+            this.handle = handle;
+            pointer = PointerOf(handle);
             Count = count;
         }
 
@@ -121,12 +117,6 @@ namespace Cuabi
             HostCopy(0, destination, true);
         }
 
-        /// <summary>The one host copy: all of <paramref name="array"/> and this memory from element <paramref name="index"/>, into the array when <paramref name="toArray"/>, else out of it.</summary>
-        private void HostCopy(long index, T[] array, bool toArray)
-        {
-            Element<T>.HostCopy(AddressOf(index, array.Length), array, 0, array.Length, toArray, this);
-        }
-
         /// <summary>All elements, copied to a new array.</summary>
         public T[] ToArray()
         {
@@ -135,6 +125,12 @@ namespace Cuabi
             var result = new T[Count];
             CopyTo(result);
             return result;
+        }
+
+        /// <summary>The one host copy: all of <paramref name="array"/> and this memory from element <paramref name="index"/>, into the array when <paramref name="toArray"/>, else out of it.</summary>
+        private void HostCopy(long index, T[] array, bool toArray)
+        {
+            Element<T>.HostCopy(AddressOf(index, array.Length), array, 0, array.Length, toArray, this);
         }
 
 #if CUABI_SPAN
