@@ -55,7 +55,8 @@ method in an `impl` block of the crate's owning type of its object:
   `TextureOptions::filter`);
 * a flag bit of FLAG_SETTERS is a builder's setter of its own, generated
   in builders.rs too, that sets or clears it (`LaunchConfig::cooperative`,
-  `LinkOptions::lto`) or only sets it (`CompileOptions::no_cache`);
+  `LinkOptions::lto`, `MemoryPoolDesc::ipc`) or only sets it
+  (`CompileOptions::no_cache`);
 * a call of CHAINING, which adds to its receiver and answers nothing, takes
   `&mut self` and answers `Result<&mut Self>`, so that calls chain
   (`Linker::add_program`, `add_data`, `add_file`); STRING_WHAT names a
@@ -228,6 +229,7 @@ FLAG_SETTERS: Dict[str, Tuple[str, str, str, str, bool]] = {
     "CUABI_LINK_LTO": ("LinkOptions", "link", "fields.flags", "lto", True),
     "CUABI_LINK_NO_CACHE": ("LinkOptions", "link", "fields.flags", "no_cache", False),
     "CUABI_COMPILE_NO_CACHE": ("CompileOptions", "program", "flags", "no_cache", False),
+    "CUABI_MEMORY_POOL_IPC": ("MemoryPoolDesc", "values", "flags", "ipc", True),
 }
 
 # Constructors also made a method of the object they are made from, named

@@ -97,28 +97,19 @@ impl Array {
     /// must hold at least the array's bytes (else
     /// [`ErrorKind::OutOfRange`](crate::ErrorKind::OutOfRange)).
     pub fn copy_from_host<T: DeviceRepr>(&self, src: &[T]) -> Result<()> {
-        let (row, rows, slices) = self.extent()?;
-        Copy3d::new()
-            .from_host(src)
-            .to_array(self)
-            .extent(row, rows, slices)
-            .run()
+        self.whole()?.from_host(src).to_array(self).run()
     }
 
     /// Reads the whole array into `dst`, packed as
     /// [`copy_from_host`](Self::copy_from_host) takes it; returns with the
     /// data.
     pub fn copy_to_host<T: DeviceRepr>(&self, dst: &mut [T]) -> Result<()> {
-        let (row, rows, slices) = self.extent()?;
-        Copy3d::new()
-            .from_array(self)
-            .to_host(dst)
-            .extent(row, rows, slices)
-            .run()
+        self.whole()?.from_array(self).to_host(dst).run()
     }
 
-    /// The whole array as a box: bytes per row, rows, slices.
-    fn extent(&self) -> Result<(usize, usize, usize)> {
+    /// A copy of the whole array's box (bytes per row, rows, slices), its
+    /// sides still to be named.
+    fn whole<'a>(&self) -> Result<Copy3d<'a>> {
         let desc = self.desc()?;
         let (width, element) = (desc.width, desc.element_bytes());
         let row = width.checked_mul(element).ok_or_else(|| {
@@ -127,7 +118,7 @@ impl Array {
                 format!("Array: a row of {width} elements of {element} bytes overflows usize"),
             )
         })?;
-        Ok((row, desc.height.max(1), desc.depth.max(1)))
+        Ok(Copy3d::new().extent(row, desc.height.max(1), desc.depth.max(1)))
     }
 }
 

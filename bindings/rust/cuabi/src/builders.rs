@@ -9,11 +9,13 @@ use crate::generated::FilterMode;
 use crate::generated::LaunchFlags;
 use crate::generated::LinkBackend;
 use crate::generated::LinkFlags;
+use crate::generated::MemoryPoolFlags;
 use crate::generated::ReadMode;
 use crate::launch::LaunchConfig;
 use crate::link::LinkOptions;
 use crate::program::CompileOptions;
 use crate::texture::TextureOptions;
+use crate::values::MemoryPoolDesc;
 
 impl CompileOptions {
     /// Sets `fast_math` of `cuabi_compile_desc`: `true`: fast, less precise math
@@ -140,6 +142,16 @@ impl LaunchConfig {
         self.flags = self
             .flags
             .with(LaunchFlags::DEVICE_UPDATABLE_KERNEL_NODE, on);
+        self
+    }
+}
+
+impl MemoryPoolDesc {
+    /// Sets `CUABI_MEMORY_POOL_IPC` when `on`, clears it when not: The pool can be shared with
+    /// other processes as a file descriptor (`cuabi_memory_pool_export_fd`), and its allocations
+    /// through `cuabi_buffer_get_ipc_handle`.
+    pub fn ipc(mut self, on: bool) -> MemoryPoolDesc {
+        self.flags = self.flags.with(MemoryPoolFlags::IPC, on);
         self
     }
 }

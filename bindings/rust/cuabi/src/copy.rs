@@ -90,34 +90,26 @@ impl<T: DeviceRepr> PitchedBuffer<T> {
     /// reused. `src` must hold every row: a slice too short is refused with
     /// [`ErrorKind::OutOfRange`](crate::generated::ErrorKind::OutOfRange).
     pub fn copy_from_rows(&mut self, src: &[T], src_row_len: usize) -> Result<()> {
-        let (width, pitch) = self.row_bytes(src_row_len)?;
-        let height = self.height;
-        Copy3d::new()
-            .from_host(src)
-            .src_layout(pitch, 0)
-            .to_buffer(&mut self.buffer)
-            .extent(width, height, 1)
-            .run()
+        let (rows, pitch) = self.rows(src_row_len)?;
+        let copy = rows.from_host(src).src_layout(pitch, 0);
+        copy.to_buffer(&mut self.buffer).run()
     }
 
     /// Copies every row into `dst`, whose rows are `dst_row_len` elements
     /// apart; returns with the data. The elements between rows in `dst` are
     /// left alone.
     pub fn copy_to_rows(&self, dst: &mut [T], dst_row_len: usize) -> Result<()> {
-        let (width, pitch) = self.row_bytes(dst_row_len)?;
-        Copy3d::new()
-            .from_buffer(&self.buffer)
-            .to_host(dst)
-            .dst_layout(pitch, 0)
-            .extent(width, self.height, 1)
-            .run()
+        let (rows, pitch) = self.rows(dst_row_len)?;
+        let copy = rows.from_buffer(&self.buffer).to_host(dst);
+        copy.dst_layout(pitch, 0).run()
     }
 
-    /// The row's width and a host pitch of `row_len` elements, in bytes.
-    fn row_bytes(&self, row_len: usize) -> Result<(usize, usize)> {
+    /// A copy of every row (its sides still to be named), and a host pitch
+    /// of `row_len` elements, in bytes.
+    fn rows<'a>(&self, row_len: usize) -> Result<(Copy3d<'a>, usize)> {
         let width = byte_len::<T>(self.width, "PitchedBuffer width")?;
         let pitch = byte_len::<T>(row_len, "host row length")?;
-        Ok((width, pitch))
+        Ok((Copy3d::new().extent(width, self.height, 1), pitch))
     }
 }
 

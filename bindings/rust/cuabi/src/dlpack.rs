@@ -143,11 +143,7 @@ impl<T: DlpackElement> DeviceBuffer<T> {
                 )));
             }
         }
-        let flags = if read_only {
-            sys::CUABI_DLPACK_FLAG_READ_ONLY as u64
-        } else {
-            0
-        };
+        let flags = u64::from(read_only) * u64::from(sys::CUABI_DLPACK_FLAG_READ_ONLY);
         let mut raw: *mut sys::cuabi_dlpack_managed_tensor_versioned = std::ptr::null_mut();
         check(unsafe {
             sys::cuabi_buffer_export_dlpack(
@@ -178,11 +174,7 @@ impl<T: DlpackElement> DeviceBuffer<T> {
         tensor: DlpackTensor,
         read_only: bool,
     ) -> std::result::Result<DeviceBuffer<T>, (Error, Option<DlpackTensor>)> {
-        let flags = if read_only {
-            sys::CUABI_DLPACK_IMPORT_READ_ONLY
-        } else {
-            0
-        };
+        let flags = u32::from(read_only) * sys::CUABI_DLPACK_IMPORT_READ_ONLY;
         // SAFETY: a valid tensor; on success the buffer owns it.
         let owned = match unsafe {
             create(|out| sys::cuabi_buffer_import_dlpack(tensor.as_ptr(), flags, out))
@@ -204,11 +196,7 @@ impl<T: DlpackElement> DeviceBuffer<T> {
         tensor: *mut sys::cuabi_dlpack_managed_tensor,
         read_only: bool,
     ) -> Result<DeviceBuffer<T>> {
-        let flags = if read_only {
-            sys::CUABI_DLPACK_IMPORT_READ_ONLY
-        } else {
-            0
-        };
+        let flags = u32::from(read_only) * sys::CUABI_DLPACK_IMPORT_READ_ONLY;
         let owned = create(|out| sys::cuabi_buffer_import_dlpack_unversioned(tensor, flags, out))?;
         Self::whole(owned, SPANS)
     }

@@ -3,18 +3,12 @@
 use cuabi_sys as sys;
 
 use crate::error::Result;
-use crate::generated::MemoryPoolFlags;
 use crate::memory::byte_len;
 use crate::types::{Device, DeviceBuffer, DeviceRepr, MemoryPool, Stream};
 use crate::values::MemoryPoolDesc;
 
 /// A new pool's properties: the name this crate gave [`MemoryPoolDesc`], the
 /// generated value type of `cuabi_memory_pool_desc`, before it was generated.
-pub type MemoryPoolOptions = MemoryPoolDesc;
-
-/// Builder methods beside the generated ones (`new` and a setter per
-/// field): what is not set keeps the library's default
-/// (`cuabi_memory_pool_desc_init`, [`Default`]).
 ///
 /// ```
 /// use cuabi::{MemoryPoolDesc, MemoryPoolFlags};
@@ -22,16 +16,7 @@ pub type MemoryPoolOptions = MemoryPoolDesc;
 /// assert_eq!(desc.release_threshold, 64 << 20);
 /// assert!(desc.flags.contains(MemoryPoolFlags::IPC));
 /// ```
-impl MemoryPoolDesc {
-    /// Whether the pool can be shared with other processes
-    /// ([`MemoryPoolFlags::IPC`]): its file descriptor through
-    /// [`MemoryPool::export_fd`], its allocations through
-    /// [`DeviceBuffer::ipc_handle`].
-    pub fn ipc(mut self, on: bool) -> MemoryPoolDesc {
-        self.flags = self.flags.with(MemoryPoolFlags::IPC, on);
-        self
-    }
-}
+pub type MemoryPoolOptions = MemoryPoolDesc;
 
 impl Device {
     /// `len` elements of uninitialised device memory, allocated in stream

@@ -445,8 +445,8 @@ impl CStrings {
 
 /// The C strings of a [`CompileOptions`], alive while the descriptor is used.
 pub(crate) struct CompileDesc {
-    _strings: [CStrings; 6],
-    _text: (Option<CString>, Option<CString>, Option<CString>),
+    _strings: Vec<CStrings>,
+    _text: Vec<CString>,
     pub(crate) desc: sys::cuabi_compile_desc,
 }
 
@@ -478,11 +478,9 @@ impl CompileDesc {
         d.num_name_expressions = expressions.ptrs.len();
         d.output = opts.output.raw();
         d.flags = opts.flags.bits();
-        desc._strings[3] = names;
-        desc._strings[4] = sources;
-        desc._strings[5] = expressions;
-        desc._text.1 = Some(source);
-        desc._text.2 = name;
+        desc._strings.extend([names, sources, expressions]);
+        desc._text.push(source);
+        desc._text.extend(name);
         Ok(desc)
     }
 
@@ -526,10 +524,9 @@ impl CompileDesc {
         desc.include_paths = paths.ptrs.as_ptr();
         desc.num_include_paths = paths.ptrs.len();
         opts.fields.write(&mut desc);
-        let none = || CStrings::new(std::iter::empty(), |_, _| String::new());
         Ok(CompileDesc {
-            _strings: [options, defines, paths, none()?, none()?, none()?],
-            _text: (arch, None, None),
+            _strings: vec![options, defines, paths],
+            _text: arch.into_iter().collect(),
             desc,
         })
     }

@@ -248,8 +248,8 @@ fn call_packed<T: KernelArgs>(
 /// Gives `f` to a host node through `give(fn, user_data)` (adding the node
 /// or updating it in an executable graph), with [`graph_host_trampoline`]
 /// calling it. Taken, `f` is never freed: the node may run it as long as
-/// the process lives. Refused (`give`'s error, read before `f` is dropped),
-/// the node never runs it and it is dropped here.
+/// the process lives. Refused, the node never runs it and it is dropped
+/// here ([`give_boxed`]).
 fn give_host_node_fn<F, E, R>(
     f: F,
     give: impl FnOnce(sys::cuabi_host_fn, *mut c_void) -> Result<R>,
@@ -258,10 +258,19 @@ where
     F: Fn() -> std::result::Result<(), E> + Send + Sync + 'static,
     E: fmt::Display,
 {
+    give_boxed(f, |data| give(Some(graph_host_trampoline::<F, E>), data))
+}
+
+/// Boxes `f` and gives the box to `give` as its `user_data` (a host
+/// function queued, a host node added or updated). Refused, nothing holds
+/// the box and it is dropped here, after `give`'s error was read: dropping
+/// what `f` captured may call the library, which would replace the
+/// thread's last error.
+fn give_boxed<F, R>(f: F, give: impl FnOnce(*mut c_void) -> Result<R>) -> Result<R> {
     let data: *mut F = Box::into_raw(Box::new(f));
-    let given = give(Some(graph_host_trampoline::<F, E>), data.cast());
+    let given = give(data.cast());
     if given.is_err() {
-        // SAFETY: refused, so no node holds `data`.
+        // SAFETY: refused, so nothing holds `data`.
         drop(unsafe { Box::from_raw(data) });
     }
     given
@@ -312,16 +321,10 @@ where
     F: FnOnce() -> std::result::Result<(), E> + Send + 'static,
     E: fmt::Display,
 {
-    let data = Box::into_raw(Box::new(f)).cast::<c_void>();
-    let status = sys::cuabi_stream_launch_host_func(stream, Some(host_trampoline::<F, E>), data);
-    // The error is read before `f` is dropped: dropping what it captured may
-    // call the library, which would replace the thread's last error.
-    let result = check(status);
-    if result.is_err() {
-        // SAFETY: refused, so the trampoline never runs and never frees it.
-        drop(Box::from_raw(data.cast::<F>()));
-    }
-    result
+    let call: sys::cuabi_host_fn = Some(host_trampoline::<F, E>);
+    give_boxed(f, |data| {
+        check(sys::cuabi_stream_launch_host_func(stream, call, data))
+    })
 }
 
 /// The `cuabi_host_fn` of a boxed `F`: takes the box back (so `f` is freed

@@ -1,4 +1,5 @@
 use super::*;
+use crate::generated::MemoryPoolFlags;
 
 #[test]
 fn pool_descs_set_what_they_name() {
