@@ -51,6 +51,12 @@ The object-layer rules, the same as every language's:
   (``GraphBase.clone``) keeps what the receiver keeps;
 * an IPC opening's handle bytes are read by the "ipc" reader
   (``register_reader``) first, which refuses a str;
+* a row of PY_KEYED makes properties of a getter keyed by an enum, one per
+  key (``FunctionBase.num_regs``), each documented by its member's comment;
+* a row of PY_PARAMS gives a parameter the name the package has always
+  given it; one of PY_NAMED takes an enum parameter by a member's name
+  too; a getter of PY_CACHED is read once and kept; one of PY_SETTERS is
+  settable through its ``set_`` twin;
 * a row of PY_CHAIN makes a method answer its receiver (for chaining), a
   row of PY_DEFAULTS gives trailing parameters defaults, and a row of
   BOOL_FLAGS takes a flag-set parameter as one bool choosing one flag;
@@ -86,7 +92,7 @@ import keyword
 from typing import Any, Dict, List, Optional, Set, Tuple
 
 from common import banner, built_types, one_line
-from python import enum_class_name
+from python import enum_class_name, member_prefix
 
 OBJECTS = "bindings/python/cuabi/_objects.py"
 
@@ -114,7 +120,6 @@ HAND_WRITTEN = {
     "cuabi_buffer_fill": "DeviceBuffer.fill takes a typed value and a range default",
     "cuabi_buffer_memset": "DeviceBuffer.memset takes a range default",
     "cuabi_program_compile": "Program.compile takes CompileOptions and typed options",
-    "cuabi_module_get_function": "Module.get_function is get_kernel (a Kernel of its module)",
     "cuabi_linker_add_file": "Linker.add_file takes an input kind default and a PathLike",
     "cuabi_copy_3d": (
         "cuabi.copy_3d(dst, src, extent, ..., stream=) takes a box's sides, origins and "
@@ -159,7 +164,25 @@ PY_ALIASES = {
     "cuabi_stream_wait_event": "wait",
     "cuabi_function_get_available_dynamic_shared": "available_dynamic_shared",
     "cuabi_library_get_module": "module",
+    "cuabi_module_get_function": "get_kernel",
+    "cuabi_module_get_kernel_name": "kernel_name",
+    "cuabi_function_get_attribute": "attribute",
 }
+
+# Getters whose property is read once and kept (a value the object cannot
+# change: a buffer's kind, a kernel's name), in ``_<property>``, a class
+# attribute None until read (which a hand-written class may set first).
+PY_CACHED = {
+    "cuabi_buffer_get_kind",
+    "cuabi_buffer_get_pitch",
+    "cuabi_buffer_get_device_ordinal",
+    "cuabi_function_get_name",
+}
+
+# Getter properties made settable through their ``set_`` twin (a pool's
+# release threshold): {getter: setter}; the setter's value is named after
+# the property (a refusal names it so).
+PY_SETTERS = {"cuabi_memory_pool_get_release_threshold": "cuabi_memory_pool_set_release_threshold"}
 
 # Calls whose generated method answers its receiver, for chaining
 # (``ev.record(s).synchronize()``, ``linker.add_program(a).add_program(b)``):
@@ -171,6 +194,28 @@ PY_CHAIN = {"cuabi_event_record", "cuabi_linker_add_program"}
 PY_DEFAULTS: Dict[str, Dict[str, str]] = {
     "cuabi_sm_resource_split": {"min_sm_count": "0", "index": "0"},
     "cuabi_graph_instantiate_with_flags": {"flags": "0"},
+    "cuabi_function_suggest_block_size": {"shared_per_block": "0", "shared_per_thread": "0", "limit": "0"},
+    "cuabi_module_get_kernel_name": {"form": "_api.NameForm.DEMANGLED"},
+}
+
+# Python names of generated parameters, by function and C parameter: the
+# name a Python caller passes it by (and a refusal names), where the
+# package has always named it otherwise (PY_DEFAULTS then uses this name).
+PY_PARAMS: Dict[str, Dict[str, str]] = {
+    "cuabi_function_suggest_block_size": {
+        "shared_bytes_per_block": "shared_per_block",
+        "shared_bytes_per_thread": "shared_per_thread",
+        "block_size_limit": "limit",
+    },
+}
+
+# Enum parameters also taken by a member's name (any case), by function
+# and parameter: (what an unknown name's ValueError calls the value, a hint
+# it adds); an int is passed for the core to check, as always.
+PY_NAMED: Dict[str, Dict[str, Tuple[str, str]]] = {
+    "cuabi_function_get_attribute": {"attribute": ("kernel attribute", " (or any CUfunction_attribute value)")},
+    "cuabi_function_set_attribute": {"attribute": ("kernel attribute", " (or any CUfunction_attribute value)")},
+    "cuabi_module_get_kernel_name": {"form": ("name form", "")},
 }
 
 # A flag-set parameter taken as one bool choosing one of its flags:
@@ -179,6 +224,24 @@ PY_DEFAULTS: Dict[str, Dict[str, str]] = {
 BOOL_FLAGS: Dict[str, Dict[str, Tuple[str, str]]] = {
     "cuabi_stream_copy_batch": {"flags": ("prefer_overlap", "PREFER_OVERLAP")},
     "cuabi_stream_copy_3d_batch": {"flags": ("prefer_overlap", "PREFER_OVERLAP")},
+}
+
+# Properties reading one key of a getter keyed by an enum (a kernel's
+# attribute): {getter: {property: the key's member, or a tuple of members
+# read as a tuple}}. The member's header comment is the property's doc; a
+# member whose comment says "(settable)" gets a setter through the
+# getter's ``set_`` twin, and one whose comment starts "1 when" or "1 to"
+# reads (and is set) as a bool.
+PY_KEYED: Dict[str, Dict[str, Any]] = {
+    "cuabi_function_get_attribute": {
+        "max_threads_per_block": "MAX_THREADS_PER_BLOCK",
+        "num_regs": "NUM_REGS",
+        "max_dynamic_shared_size_bytes": "MAX_DYNAMIC_SHARED_SIZE_BYTES",
+        "preferred_shared_memory_carveout": "PREFERRED_SHARED_MEMORY_CARVEOUT",
+        "non_portable_cluster_size_allowed": "NON_PORTABLE_CLUSTER_SIZE_ALLOWED",
+        "required_cluster_dims": ("REQUIRED_CLUSTER_WIDTH", "REQUIRED_CLUSTER_HEIGHT", "REQUIRED_CLUSTER_DEPTH"),
+        "cluster_size_must_be_set": "CLUSTER_SIZE_MUST_BE_SET",
+    },
 }
 
 # Idioms whose calls are generated where every parameter has a Python form:
@@ -291,6 +354,7 @@ class Emitter:
             for fn in model["functions"]
             if any(q.get("lasting") == "receiver" for q in fn["params"])
         }
+        self.by_name = {fn["name"]: fn for fn in model["functions"]}
         # Each function generated: {C name: (its class or "", its member)}.
         self.made: Dict[str, Tuple[str, str]] = {}
 
@@ -511,6 +575,10 @@ class Emitter:
             raise Skip(f"{value_class(vs['name'])}.defaults" if vs else "Backend.desc")
         if fn["returns"]["base"] != "cuabi_status":
             return self.plain_value(fn)
+        renames = PY_PARAMS.get(fn["name"], {})
+        if set(renames) - {p["name"] for p in fn["params"]}:
+            raise SystemExit(f"regen: PY_PARAMS: {fn['name']} has no parameter {sorted(renames)}")
+        fn = dict(fn, params=[dict(p, name=renames.get(p["name"], p["name"])) for p in fn["params"]])
         by_name = {p["name"]: p for p in fn["params"]}
         receiver = by_name.get(fn["receiver"]) if fn["receiver"] else None
         outs = [p for p in fn["params"] if p["role"] in ("out", "out_handle")]
@@ -574,6 +642,13 @@ class Emitter:
                 cls = enum_class_name(self.enums[self.flags[base]["bits"]])
                 sig.append(f"{py}: bool = False")
                 args.append(f"int(_api.{cls}.{member}) if {py} else 0")
+            elif role == "in" and p["name"] in PY_NAMED.get(fn["name"], {}):
+                what, hint = PY_NAMED[fn["name"]][p["name"]]
+                self.note_enum(base)
+                cls = enum_class_name(self.enums[base])
+                sig.append(f"{name}: Union[_api.{cls}, int, str]")
+                table = f"{{m.name.lower(): m for m in _api.{cls}}}"
+                args.append(f'named({name}, {table}, "{what}", "{p["name"]}", "{hint}")')
             elif role == "in":
                 ptype, arg = self.in_value(p)
                 sig.append(f"{name}: {ptype}")
@@ -803,6 +878,13 @@ class Emitter:
             params = ["cls"] + sig
             lines.append(f"{indent}def {ident(method)}({', '.join(params)}) -> {rtype}:")
         elif name is not None:
+            if fn["name"] in PY_CACHED:  # read once, kept in _<name>
+                *rest, last = body
+                if not last.startswith("return "):
+                    raise SystemExit(f"regen: PY_CACHED: {fn['name']} answers no value")
+                body = [f"if self._{name} is None:"] + ["    " + line for line in rest]
+                body += [f"    self._{name} = {last[len('return '):]}", f"return self._{name}"]
+                lines += [f"{indent}_{name}: Optional[{rtype}] = None", ""]
             lines.append(f"{indent}@property")
             lines.append(f"{indent}def {ident(name)}(self) -> {rtype}:")
         else:
@@ -814,8 +896,44 @@ class Emitter:
         lines += [indent + "    " + line for line in body]
         if fn["name"] in PY_ALIASES:
             lines += ["", f"{indent}{PY_ALIASES[fn['name']]} = {ident(member)}"]
+        if fn["name"] in PY_SETTERS and name is not None:
+            twin = self.by_name[PY_SETTERS[fn["name"]]]
+            value = next(p["name"] for p in twin["params"] if p["role"] == "in")
+            made = self.made[twin["name"]]
+            _, text = self.function(dict(twin, params=[dict(p, name=name) if p["name"] == value else p
+                                                       for p in twin["params"]]))
+            self.made[twin["name"]] = made
+            body_lines = text.rstrip("\n").split("\n")
+            doc_end = next(i for i, line in enumerate(body_lines) if line.endswith('"""'))
+            lines += ["", f"{indent}@{ident(name)}.setter", f"{indent}def {ident(name)}(self, {name}: {rtype}) -> None:"]
+            lines += body_lines[doc_end + 1 :]  # the setter's body; its doc is the getter's
         return owner, "\n".join(lines) + "\n"
 
+
+    def keyed_properties(self, fn: Dict[str, Any]) -> str:
+        """The PY_KEYED properties of getter `fn` (see there)."""
+        key = next(p for p in fn["params"] if p["role"] == "in")
+        enum = self.enums[key["type"]["base"]]
+        cls = enum_class_name(enum)
+        prefix = member_prefix(enum)
+        docs = {v["name"][len(prefix) :]: one_line(v["doc"]) for v in enum["values"]}
+        getter, setter = fn["method"], "set_" + fn["method"][len("get_") :]
+        lines: List[str] = []
+        for name, members in PY_KEYED[fn["name"]].items():
+            several = isinstance(members, tuple)
+            first = members[0] if several else members
+            doc = docs[first]
+            flag = doc.startswith(("1 when", "1 to"))
+            rtype = f"Tuple[{', '.join(['int'] * len(members))}]" if several else "bool" if flag else "int"
+            reads = [f"self.{getter}(_api.{cls}.{m})" for m in (members if several else [members])]
+            value = f"({', '.join(reads)})" if several else f"bool({reads[0]})" if flag else reads[0]
+            lines += ["", "    @property", f"    def {name}(self) -> {rtype}:"]
+            lines += wrap_doc(doc, "        ") + [f"        return {value}"]
+            if "(settable" in doc and not several:
+                arg = "int(bool(value))" if flag else "value"
+                lines += ["", f"    @{name}.setter", f"    def {name}(self, value: {rtype}) -> None:",
+                          f"        self.{setter}(_api.{cls}.{first}, {arg})"]
+        return "\n".join(lines[1:]) + "\n"
 
     def plain_value(self, fn: Dict[str, Any]) -> Tuple[str, str]:
         """A library call taking nothing and answering a number or a string
@@ -987,6 +1105,8 @@ def objects(model: Dict[str, Any]) -> str:
             skipped.append((fn["name"], str(why)))
             continue
         (classes[owner] if owner else free).append(text)
+        if fn["name"] in PY_KEYED:
+            classes[owner].append(em.keyed_properties(fn))
         if not owner:
             free_names.append(em.made[fn["name"]][1])
     by_name = {fn["name"]: fn for fn in model["functions"]}

@@ -73,7 +73,7 @@ class DescFillers(unittest.TestCase):
 
 
 class RowTables(unittest.TestCase):
-    """PY_CHAIN, PY_DEFAULTS and BOOL_FLAGS name what the header declares,
+    """PY_CHAIN, PY_DEFAULTS, PY_PARAMS, PY_NAMED, PY_CACHED, PY_SETTERS, BOOL_FLAGS and PY_KEYED name what the header declares,
     and each row's shape lands in the generated layer."""
 
     @classmethod
@@ -100,6 +100,7 @@ class RowTables(unittest.TestCase):
     def test_defaults_name_trailing_parameters(self):
         for fn, defaults in python_objects.PY_DEFAULTS.items():
             params = self.params(fn)
+            params.update({py: params[c] for c, py in python_objects.PY_PARAMS.get(fn, {}).items()})
             for name in defaults:
                 self.assertIn(name, params, f"{fn}.{name}")
         self.assertIn("def split(self, group_count: int, min_sm_count: int = 0, index: int = 0)", self.objects)
@@ -114,6 +115,73 @@ class RowTables(unittest.TestCase):
         text = self.objects
         self.assertIn("def copy_batch(self, ops: Sequence[\"CopyOp\"], prefer_overlap: bool = False)", text)
         self.assertIn("int(_api.CopyBatchFlag.PREFER_OVERLAP) if prefer_overlap else 0", text)
+
+    def test_python_parameter_names_rename_parameters_of_the_header(self):
+        for fn, renames in python_objects.PY_PARAMS.items():
+            params = self.params(fn)
+            for c_name, py in renames.items():
+                self.assertIn(c_name, params, f"{fn}.{c_name}")
+                self.assertTrue(py.isidentifier(), py)
+        self.assertIn(
+            "def suggest_block_size(self, shared_per_block: int = 0, shared_per_thread: int = 0, "
+            "limit: int = 0) -> Tuple[int, int]:", self.objects)
+        self.assertIn('check_int(limit, "limit", 0, UINT32_MAX)', self.objects)
+        self.assertNotIn("def suggest_block_size(", read("bindings/python/cuabi/_program.py"))
+
+    def test_cached_getters_are_read_once(self):
+        for fn in python_objects.PY_CACHED:
+            self.assertIn(self.functions[fn]["call"], ("getter", "string"), fn)
+        text = self.objects
+        self.assertIn("    _kind: Optional[_api.BufferKind] = None\n", text)
+        body = text.split("    def kind(self) -> _api.BufferKind:")[1].split("\n\n")[0]
+        self.assertIn("        if self._kind is None:\n", body)
+        self.assertIn("            self._kind = _api.BufferKind(b.value(kind_box))\n        return self._kind", body)
+        self.assertIn("    _name: Optional[str] = None\n", text)
+        self.assertNotIn("def kind(", read("bindings/python/cuabi/_memory.py"))
+
+    def test_setters_make_a_getter_property_settable(self):
+        for getter, setter in python_objects.PY_SETTERS.items():
+            self.assertTrue(self.functions[getter]["property"], getter)
+            self.assertEqual(self.functions[setter]["object"], self.functions[getter]["object"])
+        body = self.objects.split("    @release_threshold.setter\n")[1].split("\n\n")[0]
+        self.assertIn("    def release_threshold(self, release_threshold: int) -> None:", body)
+        self.assertIn('check_int(release_threshold, "release_threshold", 0, UINT64_MAX)', body)
+        self.assertNotIn("release_threshold.setter", read("bindings/python/cuabi/_memory.py"))
+
+    def test_named_enum_parameters_take_a_members_name(self):
+        enums = {e["name"] for e in self.d["enums"]}
+        for fn, table in python_objects.PY_NAMED.items():
+            params = self.params(fn)
+            for name, (what, hint) in table.items():
+                self.assertIn(params[name]["type"]["base"], enums, f"{fn}.{name}")
+                self.assertTrue(what and not what.startswith(" "), what)
+        text = self.objects
+        self.assertIn("def get_attribute(self, attribute: Union[_api.FunctionAttribute, int, str]) -> int:", text)
+        self.assertIn('named(attribute, {m.name.lower(): m for m in _api.FunctionAttribute}, "kernel attribute", '
+                      '"attribute", " (or any CUfunction_attribute value)")', text)
+        self.assertIn("form: Union[_api.NameForm, int, str] = _api.NameForm.DEMANGLED) -> str:", text)
+        self.assertNotIn("def kernel_name(", read("bindings/python/cuabi/_program.py"))
+
+    def test_keyed_properties_name_members_of_the_getters_key(self):
+        enums = {e["name"]: e for e in self.d["enums"]}
+        for fn, table in python_objects.PY_KEYED.items():
+            f = self.functions[fn]
+            self.assertEqual(f["call"], "getter", fn)
+            self.assertIn("set_" + f["method"][len("get_"):], {g["method"] for g in self.d["functions"]})
+            key = next(p for p in f["params"] if p["role"] == "in")
+            members = {v["name"].split("_", 2)[-1] for v in enums[key["type"]["base"]]["values"]}
+            for name, row in table.items():
+                self.assertTrue(name.isidentifier(), name)
+                for member in row if isinstance(row, tuple) else (row,):
+                    self.assertTrue(any(m.endswith(member) for m in members), f"{fn}: {member}")
+        text = self.objects.split("class FunctionBase(")[1].split("\nclass ")[0]
+        self.assertIn("    def num_regs(self) -> int:\n        \"\"\"Registers per thread.\"\"\"", text)
+        self.assertIn("    @max_dynamic_shared_size_bytes.setter\n", text)
+        self.assertIn("    def cluster_size_must_be_set(self) -> bool:", text)
+        self.assertNotIn("@cluster_size_must_be_set.setter", text)
+        self.assertIn("int(bool(value))", text.split("@non_portable_cluster_size_allowed.setter")[1])
+        self.assertIn("def required_cluster_dims(self) -> Tuple[int, int, int]:", text)
+        self.assertNotIn("def num_regs(", read("bindings/python/cuabi/_program.py"))
 
     def test_a_made_object_belongs_to_the_device_the_call_names(self):
         # cuabi_library_get_module(library, device): the module is the device's.

@@ -5,6 +5,7 @@ from __future__ import annotations
 import concurrent.futures
 import functools
 import math
+import operator
 import os
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
@@ -15,7 +16,6 @@ from ._base import (
     as_bytes,
     check_i32,
     check_size,
-    check_u32,
     named,
     opt_bytes,
     resolve_backend,
@@ -299,7 +299,8 @@ class Device(DeviceBase):
             ):
                 sh = stream._handle
                 entries = cache._free.get((sh, nbytes))
-                if entries:
+                # A typed one takes its block below, once its type is checked.
+                if entries and dtype is None and shape is None:
                     try:
                         h, ptr, origin = entries.pop()
                     except IndexError:  # taken by another thread meanwhile
@@ -307,47 +308,26 @@ class Device(DeviceBase):
                     else:
                         cache._held -= nbytes
                         cache.hits += 1
-                        if dtype is None and shape is None:
-                            buf = _new_buffer(DeviceBuffer)
-                            buf._b = b
-                            buf._handle = h
-                            buf.device = self
-                            buf._ptr = ptr
-                            buf._nbytes = nbytes
-                            buf._kind = _STREAM_ORDERED
-                            buf.shape = (nbytes,)
-                            buf._cache = cache
-                            buf._stream = stream
-                            buf._origin = origin
-                            return buf
-                        try:
-                            checked = _typed(dtype, shape, nbytes)
-                        except BaseException:
-                            if not cache._give(sh, nbytes, h, ptr, origin):
-                                if b.lib.cuabi_buffer_free_async(h, sh):
-                                    b.lib.cuabi_buffer_release(h)
-                            raise
-                        buf = DeviceBuffer._made(b, h, ptr, nbytes, self, checked, _STREAM_ORDERED)
+                        buf = _new_buffer(DeviceBuffer)
+                        buf._b = b
+                        buf._handle = h
+                        buf.device = self
+                        buf._ptr = ptr
+                        buf._nbytes = nbytes
+                        buf._kind = _STREAM_ORDERED
+                        buf.shape = (nbytes,)
                         buf._cache = cache
                         buf._stream = stream
                         buf._origin = origin
                         return buf
         nbytes = check_size(nbytes, "nbytes")
         typed = None if dtype is None and shape is None else _typed(dtype, shape, nbytes)
-        if stream is None and pool is None:
-            # cuMemAlloc: one call answering the handle and the address.
-            h, ptr = self._alloc_with_pointer(cache, "cuabi_buffer_alloc_with_pointer",
-                                              self._handle, nbytes)
-            try:
-                return DeviceBuffer._made(b, h, ptr, nbytes, self, typed, BufferKind.DEVICE)
-            except BaseException:
-                b.lib.cuabi_buffer_release(h)
-                raise
+        ordered = stream is not None or pool is not None
         if pool is not None and not isinstance(pool, MemoryPool):
             raise TypeError(
                 f"pool must be a cuabi.MemoryPool or None, not {type(pool).__name__}"
             )
-        s = stream_arg(stream, b)
+        s = stream_arg(stream, b) if ordered else None
         cached = (
             pool is None
             and stream is not None
@@ -360,15 +340,19 @@ class Device(DeviceBase):
         origin = s
         if entry is not None:
             h, ptr, origin = entry
-        else:
+        elif ordered:
             h, ptr = self._alloc_with_pointer(
                 cache, "cuabi_buffer_alloc_async_with_pointer", self._handle, nbytes,
                 b.NULL if pool is None else pool._arg(b), s,
             )
             if cached:
                 cache.misses += 1
+        else:  # cuMemAlloc: one call answering the handle and the address.
+            h, ptr = self._alloc_with_pointer(cache, "cuabi_buffer_alloc_with_pointer",
+                                              self._handle, nbytes)
         try:
-            buf = DeviceBuffer._made(b, h, ptr, nbytes, self, typed, _STREAM_ORDERED)
+            buf = DeviceBuffer._made(b, h, ptr, nbytes, self, typed,
+                                     _STREAM_ORDERED if ordered else BufferKind.DEVICE)
         except BaseException:
             b.lib.cuabi_buffer_release(h)
             raise
@@ -430,12 +414,8 @@ class Device(DeviceBase):
         aligned for the device. The row pitch is the buffer's
         :attr:`~DeviceBuffer.pitch`; its size is pitch * height. Copy rows in
         and out with :func:`cuabi.copy_3d`, or read them as a texture."""
-        width_bytes = check_size(width_bytes, "width_bytes")
-        height = check_size(height, "height")
-        buf = BufferBase.alloc_pitched(
-            self, width_bytes, height, check_u32(element_size, "element_size")
-        )
-        buf._rows = (width_bytes, height)
+        buf = BufferBase.alloc_pitched(self, width_bytes, height, element_size)
+        buf._rows = (operator.index(width_bytes), operator.index(height))  # checked by the call
         return buf
 
     def alloc_growable(
@@ -500,7 +480,7 @@ class Device(DeviceBase):
             # DLPack alone: taken over through the core, which checks it.
             return from_dlpack(obj, backend=self._b)
         ptr, nbytes, dtype, shape, keep = foreign_memory(obj, nbytes)
-        buf = BufferBase.wrap(self, check_size(ptr, "device_ptr"), check_size(nbytes, "nbytes"))
+        buf = BufferBase.wrap(self, ptr, check_size(nbytes, "nbytes"))
         return buf._typed(dtype, shape if dtype is not None else None, keep)
 
     def host_alloc(self, nbytes: int) -> PinnedBuffer:
@@ -527,7 +507,7 @@ class Device(DeviceBase):
     def create_stream(self, non_blocking: bool = False, priority: int = 0) -> Stream:
         """A new stream (``non_blocking``: no implicit sync with the default stream)."""
         flags = StreamFlag.NON_BLOCKING if non_blocking else 0
-        return StreamBase.create(self, flags, check_i32(priority, "priority"))
+        return StreamBase.create(self, flags, priority)
 
     def wrap_stream(self, stream: Any) -> Stream:
         """A Stream over someone else's CUstream (not destroyed on release):
@@ -543,7 +523,7 @@ class Device(DeviceBase):
             raw = int(stream.ptr)
         else:
             raise TypeError(f"cannot find a CUstream in a {type(stream).__name__}")
-        wrapped = StreamBase.wrap(self, check_size(raw, "cu_stream"))
+        wrapped = StreamBase.wrap(self, raw)
         wrapped._owner = stream  # kept alive
         return wrapped
 

@@ -479,9 +479,7 @@ class Backend:
 
     def get(self, func: str, *args: Any, out: str = "int32_t") -> Any:
         """Calls ``func(*args, &out)`` and returns the out value."""
-        box = self.out(out)
-        self.call(func, *args, self.ref(box))
-        return self.value(box)
+        return self.get_many(func, *args, outs=(out,))[0]
 
     def get_many(self, func: str, *args: Any, outs: Sequence[str]) -> Tuple[Any, ...]:
         """Calls ``func`` with ``args`` and one out-parameter per type of ``outs``; their values."""
@@ -583,6 +581,23 @@ def _run_host_func(key: int, write: Callable[[bytes], None], size: int) -> int:
 _HANDLE_CALL_PROTO = ctypes.CFUNCTYPE(ctypes.c_int32)
 
 
+def _bind_each(lib: Any, declare: bool) -> Dict[str, str]:
+    """The functions of the header ``lib`` lacks, each with why ({name:
+    reason}), each other one given its ctypes prototype where ``declare``. A
+    library of the same major version but older than this binding may lack
+    some functions; only those then fail (AttributeError) if called."""
+    missing: Dict[str, str] = {}
+    for name, restype, argtypes in _api.DECLARATIONS:
+        try:
+            fn = getattr(lib, name)
+        except AttributeError as exc:
+            missing[name] = str(exc)
+            continue
+        if declare:
+            fn.restype, fn.argtypes = restype, argtypes
+    return missing
+
+
 class CtypesBackend(Backend):
     """The standard-library backend (``ctypes.CDLL`` with the prototypes of
     :mod:`cuabi._api`)."""
@@ -593,19 +608,8 @@ class CtypesBackend(Backend):
     def __init__(self, path: Optional[str] = None) -> None:
         candidates = [path] if path else library_candidates()
         path, cdll = _try_load(candidates, ctypes.CDLL)
-        # A library of the same major version but older than this binding may
-        # lack some functions; only those then fail (AttributeError) if called.
-        missing: Dict[str, str] = {}
-        for name, restype, argtypes in _api.DECLARATIONS:
-            try:
-                fn = getattr(cdll, name)
-            except AttributeError as exc:
-                missing[name] = str(exc)
-                continue
-            fn.restype = restype
-            fn.argtypes = argtypes
         self._handle_callers: Dict[str, Any] = {}
-        super().__init__(path, cdll, missing)
+        super().__init__(path, cdll, _bind_each(cdll, declare=True))
 
     def out(self, ctype: str) -> Any:
         cls = _api.OUT_BOXES.get(ctype)
@@ -712,16 +716,10 @@ class CffiBackend(Backend):
     def __init__(self, path: Optional[str] = None) -> None:
         candidates = [path] if path else library_candidates()
         ffi, path, lib = self._bind(candidates)
-        missing: Dict[str, str] = {}
-        for name, _, _ in _api.DECLARATIONS:
-            try:
-                getattr(lib, name)
-            except AttributeError as exc:
-                missing[name] = str(exc)
         self.ffi = ffi
         self.NULL = ffi.NULL
         self._void_pp = ffi.typeof("void * *")
-        super().__init__(path, lib, missing)
+        super().__init__(path, lib, _bind_each(lib, declare=False))
 
     def _bind(self, candidates: Sequence[str]) -> Tuple[Any, str, Any]:
         """``(ffi, path, lib)``: the first candidate opened with ``ffi.dlopen``

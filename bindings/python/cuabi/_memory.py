@@ -19,7 +19,6 @@ from ._api import (
 )
 from ._objects import (
     BufferBase,
-    DeviceBase,
     HostBufferBase,
     MemoryPoolBase,
     register_owner,
@@ -331,9 +330,6 @@ class DeviceBuffer(_ArrayExport, BufferBase):
     _foreign: Any = None
     pool: Optional["MemoryPool"] = None
     _rows: Optional[Tuple[int, int]] = None
-    _kind: Optional[BufferKind] = None
-    _pitch: Optional[int] = None
-    _ordinal: Optional[int] = None
     _dtype: Any = None
     _typestr = "|u1"
     _cai_stream: Optional[Stream] = None
@@ -492,30 +488,6 @@ class DeviceBuffer(_ArrayExport, BufferBase):
     def __len__(self) -> int:
         return self.shape[0] if self.shape else 1
 
-    @property
-    def device_ordinal(self) -> int:
-        """The ordinal of the device the memory is on."""
-        if self._ordinal is None:
-            self._ordinal = super().device_ordinal
-        return self._ordinal
-
-    @property
-    def kind(self) -> BufferKind:
-        """How the memory was obtained (``cuabi_buffer_get_kind``):
-        ``BufferKind.DEVICE``, ``STREAM_ORDERED``, ``MANAGED``, ``PITCHED``,
-        ``WRAPPED`` or ``IPC``."""
-        if self._kind is None:
-            self._kind = super().kind
-        return self._kind
-
-    @property
-    def pitch(self) -> int:
-        """The row pitch in bytes of a pitched buffer (:meth:`Device.alloc_pitched`);
-        0 for every other kind."""
-        if self._pitch is None:
-            self._pitch = super().pitch
-        return self._pitch
-
     # -- stream-ordered memory -------------------------------------------------
     def free(self, stream: Optional[Stream] = None) -> None:
         """Frees a stream-ordered buffer (``Device.alloc(..., stream=s)`` or
@@ -671,7 +643,7 @@ class DeviceBuffer(_ArrayExport, BufferBase):
         exported size; closing it unmaps the memory, which the other process
         still owns and must keep alive meanwhile. A handle of this very
         process, a damaged or foreign one raises InvalidArgumentError."""
-        buf = super().open_ipc(device_arg(device), pool, ipc_handle_arg(handle))
+        buf = super().open_ipc(device, pool, handle)
         buf.pool = pool
         return buf
 
@@ -1026,15 +998,6 @@ class MemoryPool(MemoryPoolBase):
             flags=MemoryPoolFlag.IPC if ipc else MemoryPoolFlag(0),
         ))
         self.device = dev
-
-    @property
-    def release_threshold(self) -> int:
-        """Unused bytes the pool keeps reserved when a stream synchronizes (settable)."""
-        return super().release_threshold
-
-    @release_threshold.setter
-    def release_threshold(self, nbytes: int) -> None:
-        self.set_release_threshold(check_size(nbytes, "release_threshold"))
 
     def trim(self, keep: int = 0) -> None:
         """Gives reserved memory back to the device until the pool holds at

@@ -76,6 +76,7 @@ if TYPE_CHECKING:  # the hand-written types of built structs and public classes
     from ._memory import DeviceBuffer
     from ._memory import MemoryPool
     from ._memory import PinnedBuffer
+    from ._program import Kernel
     from ._program import Module
     from ._program import Program
     from ._stream import Event
@@ -1114,6 +1115,21 @@ class ModuleBase(Resource):
             raise b.error(status, "cuabi_module_get_from_cache")
         return bool(b.value(hit_box))
 
+    def get_function(self, name: Union[str, bytes]) -> "Kernel":
+        """cuabi_module_get_function: A kernel by its name, or by a name expression
+        given at compile time. CUABI_ERROR_NOT_FOUND when the module has no such kernel.
+        The function keeps its module alive."""
+        b = self._b
+        name_c = as_bytes(name, "name")
+        out_box = b.out("cuabi_function")
+        status = b.fn.cuabi_module_get_function(self._handle, name_c, b.ref(out_box))
+        if status:
+            raise b.error(status, "cuabi_module_get_function")
+        made: "Kernel" = _OWNERS["cuabi_function"]._made_by(b, b.value(out_box), self)
+        return made
+
+    get_kernel = get_function
+
     def get_lowered_name(self, expression: Union[str, bytes]) -> str:
         """cuabi_module_get_lowered_name: The lowered name of a name expression given at
         compile time (two-call)."""
@@ -1144,12 +1160,14 @@ class ModuleBase(Resource):
             raise b.error(status, "cuabi_module_get_kernel_count")
         return int(b.value(count_box))
 
-    def get_kernel_name(self, index: int, form: int) -> str:
+    def get_kernel_name(self, index: int, form: Union[_api.NameForm, int, str] = _api.NameForm.DEMANGLED) -> str:
         """cuabi_module_get_kernel_name: The name of kernel `index` (0 to count - 1, in
         the driver's order) in `form` (two-call pattern). An index past the end answers
         CUABI_ERROR_OUT_OF_RANGE."""
         b = self._b
-        return b.two_call(b.fn.cuabi_module_get_kernel_name, (self._handle, check_int(index, "index", 0, UINT64_MAX), check_int(form, "form", INT32_MIN, INT32_MAX),)).rstrip(b"\0").decode("utf-8", "replace")
+        return b.two_call(b.fn.cuabi_module_get_kernel_name, (self._handle, check_int(index, "index", 0, UINT64_MAX), named(form, {m.name.lower(): m for m in _api.NameForm}, "name form", "form", ""),)).rstrip(b"\0").decode("utf-8", "replace")
+
+    kernel_name = get_kernel_name
 
     def get_global(self, name: Union[str, bytes]) -> Tuple[int, int]:
         """cuabi_module_get_global: A __device__ global by its `name`: its device
@@ -1218,33 +1236,91 @@ class FunctionBase(Resource):
             raise b.error(status, "cuabi_function_get_args_size")
         return int(b.value(size_box))
 
+    _name: Optional[str] = None
+
     @property
     def name(self) -> str:
         """cuabi_function_get_name: The name the kernel was looked up by (two-call
         pattern): the name expression ("write_scalar<float>") when it was found through
         one, else its symbol name."""
-        b = self._b
-        return b.two_call(b.fn.cuabi_function_get_name, (self._handle,)).rstrip(b"\0").decode("utf-8", "replace")
+        if self._name is None:
+            b = self._b
+            self._name = b.two_call(b.fn.cuabi_function_get_name, (self._handle,)).rstrip(b"\0").decode("utf-8", "replace")
+        return self._name
 
-    def get_attribute(self, attribute: int) -> int:
+    def get_attribute(self, attribute: Union[_api.FunctionAttribute, int, str]) -> int:
         """cuabi_function_get_attribute: Any CUfunction_attribute, by its numeric value
         `attribute`, in `value`. A value this driver does not know answers
         CUABI_ERROR_INVALID_ARGUMENT."""
         b = self._b
         value_box = b.out("int32_t")
-        status = b.fn.cuabi_function_get_attribute(self._handle, check_int(attribute, "attribute", INT32_MIN, INT32_MAX), b.ref(value_box))
+        status = b.fn.cuabi_function_get_attribute(self._handle, named(attribute, {m.name.lower(): m for m in _api.FunctionAttribute}, "kernel attribute", "attribute", " (or any CUfunction_attribute value)"), b.ref(value_box))
         if status:
             raise b.error(status, "cuabi_function_get_attribute")
         return int(b.value(value_box))
 
-    def set_attribute(self, attribute: int, value: int) -> None:
+    attribute = get_attribute
+
+    @property
+    def max_threads_per_block(self) -> int:
+        """The most threads per block the kernel can be launched with."""
+        return self.get_attribute(_api.FunctionAttribute.MAX_THREADS_PER_BLOCK)
+
+    @property
+    def num_regs(self) -> int:
+        """Registers per thread."""
+        return self.get_attribute(_api.FunctionAttribute.NUM_REGS)
+
+    @property
+    def max_dynamic_shared_size_bytes(self) -> int:
+        """The most dynamic shared memory per block (settable)."""
+        return self.get_attribute(_api.FunctionAttribute.MAX_DYNAMIC_SHARED_SIZE_BYTES)
+
+    @max_dynamic_shared_size_bytes.setter
+    def max_dynamic_shared_size_bytes(self, value: int) -> None:
+        self.set_attribute(_api.FunctionAttribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, value)
+
+    @property
+    def preferred_shared_memory_carveout(self) -> int:
+        """The preferred shared memory carve-out, in percent of the most (settable; -1
+        for no preference)."""
+        return self.get_attribute(_api.FunctionAttribute.PREFERRED_SHARED_MEMORY_CARVEOUT)
+
+    @preferred_shared_memory_carveout.setter
+    def preferred_shared_memory_carveout(self, value: int) -> None:
+        self.set_attribute(_api.FunctionAttribute.PREFERRED_SHARED_MEMORY_CARVEOUT, value)
+
+    @property
+    def non_portable_cluster_size_allowed(self) -> bool:
+        """1 to allow clusters larger than the portable 8 blocks, where the device can
+        run them (settable)."""
+        return bool(self.get_attribute(_api.FunctionAttribute.NON_PORTABLE_CLUSTER_SIZE_ALLOWED))
+
+    @non_portable_cluster_size_allowed.setter
+    def non_portable_cluster_size_allowed(self, value: bool) -> None:
+        self.set_attribute(_api.FunctionAttribute.NON_PORTABLE_CLUSTER_SIZE_ALLOWED, int(bool(value)))
+
+    @property
+    def required_cluster_dims(self) -> Tuple[int, int, int]:
+        """The cluster width, height and depth the kernel was compiled for
+        (__cluster_dims__); 0 when it names none. Settable before the first launch when
+        the kernel names none."""
+        return (self.get_attribute(_api.FunctionAttribute.REQUIRED_CLUSTER_WIDTH), self.get_attribute(_api.FunctionAttribute.REQUIRED_CLUSTER_HEIGHT), self.get_attribute(_api.FunctionAttribute.REQUIRED_CLUSTER_DEPTH))
+
+    @property
+    def cluster_size_must_be_set(self) -> bool:
+        """1 when the kernel must be launched with a cluster size (__cluster_dims__ or a
+        launch with cluster dimensions)."""
+        return bool(self.get_attribute(_api.FunctionAttribute.CLUSTER_SIZE_MUST_BE_SET))
+
+    def set_attribute(self, attribute: Union[_api.FunctionAttribute, int, str], value: int) -> None:
         """cuabi_function_set_attribute: Sets the settable CUfunction_attribute
         `attribute` (e.g. the dynamic shared memory limit) to `value`. A value the
         driver refuses, or an attribute it cannot set, answers
         CUABI_ERROR_INVALID_ARGUMENT naming both (with the driver's logged reason where
         it gave one)."""
         b = self._b
-        status = b.fn.cuabi_function_set_attribute(self._handle, check_int(attribute, "attribute", INT32_MIN, INT32_MAX), check_int(value, "value", INT32_MIN, INT32_MAX))
+        status = b.fn.cuabi_function_set_attribute(self._handle, named(attribute, {m.name.lower(): m for m in _api.FunctionAttribute}, "kernel attribute", "attribute", " (or any CUfunction_attribute value)"), check_int(value, "value", INT32_MIN, INT32_MAX))
         if status:
             raise b.error(status, "cuabi_function_set_attribute")
 
@@ -1259,7 +1335,7 @@ class FunctionBase(Resource):
             raise b.error(status, "cuabi_function_get_active_blocks_per_sm")
         return int(b.value(blocks_box))
 
-    def suggest_block_size(self, shared_bytes_per_block: int, shared_bytes_per_thread: int, block_size_limit: int) -> Tuple[int, int]:
+    def suggest_block_size(self, shared_per_block: int = 0, shared_per_thread: int = 0, limit: int = 0) -> Tuple[int, int]:
         """cuabi_function_suggest_block_size: The block size that maximises occupancy,
         in `block_size`, and the smallest grid that fills the device at that size, in
         `min_grid_size`. Each block uses `shared_bytes_per_block` +
@@ -1270,7 +1346,7 @@ class FunctionBase(Resource):
         b = self._b
         block_size_box = b.out("uint32_t")
         min_grid_size_box = b.out("uint32_t")
-        status = b.fn.cuabi_function_suggest_block_size(self._handle, check_int(shared_bytes_per_block, "shared_bytes_per_block", 0, UINT64_MAX), check_int(shared_bytes_per_thread, "shared_bytes_per_thread", 0, UINT64_MAX), check_int(block_size_limit, "block_size_limit", 0, UINT32_MAX), b.ref(block_size_box), b.ref(min_grid_size_box))
+        status = b.fn.cuabi_function_suggest_block_size(self._handle, check_int(shared_per_block, "shared_per_block", 0, UINT64_MAX), check_int(shared_per_thread, "shared_per_thread", 0, UINT64_MAX), check_int(limit, "limit", 0, UINT32_MAX), b.ref(block_size_box), b.ref(min_grid_size_box))
         if status:
             raise b.error(status, "cuabi_function_suggest_block_size")
         return int(b.value(block_size_box)), int(b.value(min_grid_size_box))
@@ -1343,16 +1419,20 @@ class BufferBase(Resource):
             raise b.error(status, "cuabi_buffer_get_size")
         return int(b.value(bytes_box))
 
+    _device_ordinal: Optional[int] = None
+
     @property
     def device_ordinal(self) -> int:
         """cuabi_buffer_get_device_ordinal: The ordinal of the device the buffer's
         memory belongs to."""
-        b = self._b
-        ordinal_box = b.out("int32_t")
-        status = b.fn.cuabi_buffer_get_device_ordinal(self._handle, b.ref(ordinal_box))
-        if status:
-            raise b.error(status, "cuabi_buffer_get_device_ordinal")
-        return int(b.value(ordinal_box))
+        if self._device_ordinal is None:
+            b = self._b
+            ordinal_box = b.out("int32_t")
+            status = b.fn.cuabi_buffer_get_device_ordinal(self._handle, b.ref(ordinal_box))
+            if status:
+                raise b.error(status, "cuabi_buffer_get_device_ordinal")
+            self._device_ordinal = int(b.value(ordinal_box))
+        return self._device_ordinal
 
     def copy(self, dst_offset: int, src: BufferBase, src_offset: int, bytes: int) -> None:
         """cuabi_buffer_copy: Device to device, on one device or between two (directly
@@ -1388,16 +1468,20 @@ class BufferBase(Resource):
         if status:
             raise b.error(status, "cuabi_buffer_memset_async")
 
+    _kind: Optional[_api.BufferKind] = None
+
     @property
     def kind(self) -> _api.BufferKind:
         """cuabi_buffer_get_kind: How the buffer's memory was obtained, in `kind`
         (cuabi_buffer_kind)."""
-        b = self._b
-        kind_box = b.out("int32_t")
-        status = b.fn.cuabi_buffer_get_kind(self._handle, b.ref(kind_box))
-        if status:
-            raise b.error(status, "cuabi_buffer_get_kind")
-        return _api.BufferKind(b.value(kind_box))
+        if self._kind is None:
+            b = self._b
+            kind_box = b.out("int32_t")
+            status = b.fn.cuabi_buffer_get_kind(self._handle, b.ref(kind_box))
+            if status:
+                raise b.error(status, "cuabi_buffer_get_kind")
+            self._kind = _api.BufferKind(b.value(kind_box))
+        return self._kind
 
     @classmethod
     def alloc_async(cls, device: DeviceBase, bytes: int, pool: Optional[MemoryPoolBase] = None, stream: Optional[StreamBase] = None) -> "DeviceBuffer":
@@ -1638,16 +1722,20 @@ class BufferBase(Resource):
         made: "DeviceBuffer" = _OWNERS["cuabi_buffer"]._made_by(b, b.value(out_box), device)
         return made
 
+    _pitch: Optional[int] = None
+
     @property
     def pitch(self) -> int:
         """cuabi_buffer_get_pitch: The row pitch in bytes of a pitched buffer; 0 for
         every other kind."""
-        b = self._b
-        pitch_box = b.out("size_t")
-        status = b.fn.cuabi_buffer_get_pitch(self._handle, b.ref(pitch_box))
-        if status:
-            raise b.error(status, "cuabi_buffer_get_pitch")
-        return int(b.value(pitch_box))
+        if self._pitch is None:
+            b = self._b
+            pitch_box = b.out("size_t")
+            status = b.fn.cuabi_buffer_get_pitch(self._handle, b.ref(pitch_box))
+            if status:
+                raise b.error(status, "cuabi_buffer_get_pitch")
+            self._pitch = int(b.value(pitch_box))
+        return self._pitch
 
     def fill_async(self, offset: int, value: int, element_size: int, count: int, stream: Optional[StreamBase] = None) -> None:
         """cuabi_buffer_fill_async: Sets `count` elements of `element_size` (1, 2 or 4)
@@ -2584,6 +2672,13 @@ class MemoryPoolBase(Resource):
         if status:
             raise b.error(status, "cuabi_memory_pool_get_release_threshold")
         return int(b.value(bytes_box))
+
+    @release_threshold.setter
+    def release_threshold(self, release_threshold: int) -> None:
+        b = self._b
+        status = b.fn.cuabi_memory_pool_set_release_threshold(self._handle, check_int(release_threshold, "release_threshold", 0, UINT64_MAX))
+        if status:
+            raise b.error(status, "cuabi_memory_pool_set_release_threshold")
 
     def trim(self, keep_bytes: int) -> None:
         """cuabi_memory_pool_trim: Gives reserved memory back to the device until the
@@ -3627,7 +3722,6 @@ class nvtx_range(ContextDecorator):
 #   cuabi_program_compile_with: parameter `desc` (struct_in) has no generated Python form
 #   cuabi_module_compile: parameter `desc` (struct_in) has no generated Python form
 #   cuabi_module_release: Resource.close
-#   cuabi_module_get_function: Module.get_function is get_kernel (a Kernel of its module)
 #   cuabi_function_release: Resource.close
 #   cuabi_function_get_params: idiom arg_packing, written by hand
 #   cuabi_link_desc_init: Backend.desc

@@ -20,7 +20,7 @@ from typing import (
     Union,
 )
 
-from ._api import FunctionAttribute, NameForm
+from ._api import NameForm
 from ._background import submit
 from ._objects import (
     FunctionBase,
@@ -35,7 +35,6 @@ from ._base import (
     check_size,
     check_u32,
     dim3,
-    named,
 )
 from ._launch import Dim3, LaunchConfig
 from ._loader import Backend
@@ -63,16 +62,6 @@ Headers = Union[
 GridOrConfig = Union[Dim3, LaunchConfig]
 
 
-_ATTRIBUTES = {m.name.lower(): m for m in FunctionAttribute}
-
-
-def _attribute_value(attribute: Union[int, str]) -> int:
-    """A CUfunction_attribute from a FunctionAttribute, an int, or a member's
-    name ("max_dynamic_shared_size_bytes", case-insensitive)."""
-    return named(attribute, _ATTRIBUTES, "kernel attribute", "attribute",
-                 " (or any CUfunction_attribute value)")
-
-
 def normalize_headers(headers: Headers) -> Tuple[List[bytes], List[bytes]]:
     """(sources, names) from ``{include_name: source}`` or (name, source) pairs."""
     if not headers:
@@ -84,9 +73,6 @@ def normalize_headers(headers: Headers) -> Tuple[List[bytes], List[bytes]]:
         names.append(as_bytes(name, "header name"))
         sources.append(as_bytes(source, "header source"))
     return sources, names
-
-
-_NAME_FORMS = {f.name.lower(): f for f in NameForm}
 
 
 class KernelName(NamedTuple):
@@ -199,14 +185,6 @@ class Module(ModuleBase):
         super().__init__(backend, handle)
         self.device = device
 
-    def kernel_name(
-        self, index: int, form: Union[NameForm, int, str] = NameForm.DEMANGLED
-    ) -> str:
-        """The name of kernel ``index`` (0 to :attr:`kernel_count` - 1, in the
-        driver's order): ``form`` ``"demangled"`` (as C++ writes it) or
-        ``"symbol"`` (the image's symbol). OutOfRangeError past the end."""
-        return self.get_kernel_name(index, named(form, _NAME_FORMS, "name form", "form"))
-
     @property
     def kernels(self) -> List[KernelName]:
         """Every kernel of the module as (name, symbol) pairs
@@ -222,25 +200,8 @@ class Module(ModuleBase):
             for i in range(self.kernel_count)
         ]
 
-    def get_kernel(self, name: str) -> "Kernel":
-        """The kernel called ``name``, or given by a name expression at compile
-        time (``"write_scalar<float>"``). A C++ kernel (no ``extern "C"``) is
-        found by its plain or qualified name (``"doublify"``,
-        ``"ops::scale"``) when no other kernel of the module has it, or by
-        its symbol (:attr:`kernels`). NotFoundError if there is none
-        (listing the kernels); InvalidArgumentError, listing the candidates,
-        for a name several kernels have (overloads, template instances:
-        use a name expression)."""
-        h = self._b.get(
-            "cuabi_module_get_function",
-            self._handle,
-            as_bytes(name, "name"),
-            out="cuabi_function",
-        )
-        return Kernel(self._b, h, self)
-
-    get_function = get_kernel
-    __getitem__ = get_kernel
+    # get_kernel, get_function (ModuleBase): a Kernel of this module.
+    __getitem__ = ModuleBase.get_function
 
 
 class _LaunchPlan(LaunchPlanBase):
@@ -335,7 +296,6 @@ class Kernel(FunctionBase):
         super().__init__(backend, handle)
         self.module = module
         self._layout: Optional[ArgumentLayout] = None
-        self._name: Optional[str] = None
         # {(grid, block, shared_mem, id(stream)): pool of plan entries},
         # shared by all threads: a launch pops an entry (a plan nobody else
         # is writing) and puts it back when launched, so a plan's block is
@@ -369,6 +329,10 @@ class Kernel(FunctionBase):
         self._prepared_classes: Dict[Tuple[type, ...], type] = {}
         self._prepared: "weakref.WeakSet[PreparedLaunch]" = weakref.WeakSet()
 
+    @classmethod
+    def _made_by(cls, backend: Backend, handle: Any, by: Any) -> "Kernel":
+        return cls(backend, handle, by)  # by: its Module (Module.get_kernel)
+
     def _on_release(self) -> None:
         self._plans = None
         self._memo = self._memo2 = None
@@ -385,13 +349,6 @@ class Kernel(FunctionBase):
         if self._plans is not None:
             self._plans = {}
         self._memo = self._memo2 = None
-
-    @property
-    def name(self) -> str:
-        """The kernel's (lowered) name."""
-        if self._name is None:
-            self._name = super().name
-        return self._name
 
     @property
     def param_count(self) -> int:
@@ -417,70 +374,6 @@ class Kernel(FunctionBase):
         offsets, sizes = [o for o, _ in params], [s for _, s in params]
         self._layout = ArgumentLayout(offsets, sizes, total, self.name, check)
         return self._layout
-    # -- attributes -----------------------------------------------------------
-
-    def attribute(self, attribute: Union[int, str]) -> int:
-        """A CUfunction_attribute: a ``cuabi.capi.FunctionAttribute``, its
-        name (``"num_regs"``, ``"required_cluster_width"``) or any value."""
-        return self.get_attribute(_attribute_value(attribute))
-
-    def set_attribute(self, attribute: Union[int, str], value: int) -> None:
-        """Sets a settable attribute, by enum, name or value:
-        ``kernel.set_attribute("max_dynamic_shared_size_bytes", 100_000)``."""
-        super().set_attribute(_attribute_value(attribute), value)
-
-    @property
-    def max_threads_per_block(self) -> int:
-        """The most threads a block of this kernel can have on its device."""
-        return self.attribute(FunctionAttribute.MAX_THREADS_PER_BLOCK)
-
-    @property
-    def num_regs(self) -> int:
-        """The registers each thread of this kernel uses."""
-        return self.attribute(FunctionAttribute.NUM_REGS)
-
-    @property
-    def max_dynamic_shared_size_bytes(self) -> int:
-        """The most dynamic shared memory per block (settable)."""
-        return self.attribute(FunctionAttribute.MAX_DYNAMIC_SHARED_SIZE_BYTES)
-
-    @max_dynamic_shared_size_bytes.setter
-    def max_dynamic_shared_size_bytes(self, value: int) -> None:
-        self.set_attribute(FunctionAttribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, value)
-
-    @property
-    def preferred_shared_memory_carveout(self) -> int:
-        """The preferred shared memory carve-out in percent (settable; -1: none)."""
-        return self.attribute(FunctionAttribute.PREFERRED_SHARED_MEMORY_CARVEOUT)
-
-    @preferred_shared_memory_carveout.setter
-    def preferred_shared_memory_carveout(self, value: int) -> None:
-        self.set_attribute(FunctionAttribute.PREFERRED_SHARED_MEMORY_CARVEOUT, value)
-
-    @property
-    def non_portable_cluster_size_allowed(self) -> bool:
-        """Whether clusters larger than 8 blocks are allowed (settable)."""
-        return bool(self.attribute(FunctionAttribute.NON_PORTABLE_CLUSTER_SIZE_ALLOWED))
-
-    @non_portable_cluster_size_allowed.setter
-    def non_portable_cluster_size_allowed(self, value: bool) -> None:
-        self.set_attribute(FunctionAttribute.NON_PORTABLE_CLUSTER_SIZE_ALLOWED, int(bool(value)))
-
-    @property
-    def required_cluster_dims(self) -> Tuple[int, int, int]:
-        """The cluster dimensions the kernel was compiled for
-        (``__cluster_dims__``); (0, 0, 0) when it names none."""
-        return (
-            self.attribute(FunctionAttribute.REQUIRED_CLUSTER_WIDTH),
-            self.attribute(FunctionAttribute.REQUIRED_CLUSTER_HEIGHT),
-            self.attribute(FunctionAttribute.REQUIRED_CLUSTER_DEPTH),
-        )
-
-    @property
-    def cluster_size_must_be_set(self) -> bool:
-        """True when the kernel must be launched with a cluster size."""
-        return bool(self.attribute(FunctionAttribute.CLUSTER_SIZE_MUST_BE_SET))
-
     # -- occupancy ------------------------------------------------------------
 
     def active_blocks_per_sm(self, block_size: int, dynamic_shared: int = 0) -> int:
@@ -489,20 +382,6 @@ class Kernel(FunctionBase):
         keeps resident at once."""
         return self.get_active_blocks_per_sm(
             check_u32(block_size, "block_size"), check_size(dynamic_shared, "dynamic_shared")
-        )
-
-    def suggest_block_size(
-        self, shared_per_block: int = 0, shared_per_thread: int = 0, limit: int = 0
-    ) -> Tuple[int, int]:
-        """(block size, minimum grid size): the block size that maximises
-        occupancy and the smallest grid that fills the device at that size.
-        Each block uses ``shared_per_block + shared_per_thread * block size``
-        bytes of dynamic shared memory; ``limit`` caps the block size (0:
-        the kernel's own limit)."""
-        return super().suggest_block_size(
-            check_size(shared_per_block, "shared_per_block"),
-            check_size(shared_per_thread, "shared_per_thread"),
-            check_u32(limit, "limit"),
         )
 
     @property
