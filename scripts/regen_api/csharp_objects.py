@@ -8,7 +8,8 @@ receiver, a member of a `partial` part of the binding's class for its object
   ObjectDisposedException once the object is disposed);
 * a borrowed handle is the binding's class for it (CLASSES), refused with
   ArgumentNullException naming the parameter when null, unless the model
-  marks it nullable (a null stream is the default stream: HandleOf);
+  marks it nullable (a null stream is the default stream: HandleOf) or the
+  library refuses the NULL itself (LIBRARY_NULLS);
 * a NUL-terminated string is refused with ArgumentNullException naming the
   parameter when null, unless nullable;
 * scalars are C# numbers (size_t is long, refused with
@@ -86,12 +87,18 @@ receiver, a member of a `partial` part of the binding's class for its object
   DeviceBuffer<T> to the start of one (buffer.CopyFrom(source));
 * a stream's call on an array of structs naming objects or host memory
   (BATCHES) takes the class describing each element (BATCH_TYPES:
-  IDescribesEach, stream.CopyBatch(batch));
+  IDescribesEach, stream.CopyBatch(batch)), or a list of a built struct's
+  class (stream.Copy3DBatch(copies));
 * a library call of a built struct of BUILT_CALLS is a member of the class
   describing it (copy.Copy(), copy.CopyAsync(stream));
 * a pinned host buffer argument (PinnedBuffer<T>, a generic class) makes the
   method generic in T (`where T : struct`); offsets stay in bytes;
 * a query that answers CUABI_ERROR_NOT_READY without failing returns bool;
+* a call on a kernel's packed argument block (the model's idiom `launch`
+  with the kernel a borrowed handle, packed_kernel: graph.AddKernelNode)
+  takes the arguments as a trailing `params object[]`, packed at the
+  kernel's parameter offsets and checked as a launch checks them
+  (KernelNodes.WithPacked, GraphNodes.cs);
 * a host-callback call (the model's idiom `host_callback`, HOST_TRAMPOLINES)
   takes an `Action` (`stream.LaunchHostFunc(callback)`,
   `graph.AddHostNode(after, callback)`), handed over with its trampoline;
@@ -593,9 +600,11 @@ def struct_fields(model: Dict[str, Any], types: Types) -> List[str]:
 
 # Values the binding gives as an `int` (they always fit one; a count past
 # int.MaxValue throws OverflowException): (function, out-parameter), or
-# (function, "") for the value it returns.
+# (function, "") for the value it returns; or takes as one: (function,
+# in-parameter), refused when negative (NOT_NEGATIVE).
 AS_INT = {
     ("cuabi_module_get_kernel_count", "count"),
+    ("cuabi_graph_exec_set_kernel_node_args", "index"),
     ("cuabi_version", ""),
     ("cuabi_function_get_max_cluster_size", "cluster_size"),
     ("cuabi_function_get_max_active_clusters", "clusters"),
@@ -608,6 +617,17 @@ PARAM_NAMES = {
     ("cuabi_stream_copy_batch", "ops"): "batch",
     ("cuabi_device_get_memory_info", "free_bytes"): "free",
     ("cuabi_device_get_memory_info", "total_bytes"): "total",
+    ("cuabi_graph_add_kernel_node", "function"): "kernel",
+    ("cuabi_graph_exec_set_kernel_node", "function"): "kernel",
+    ("cuabi_graph_exec_set_kernel_node_args", "function"): "kernel",
+}
+
+# Borrowed handles the library refuses itself when NULL, which these
+# members gave it when written by hand: a null object goes to the library as
+# NULL (HandleOf) instead of being refused here: (function, parameter).
+LIBRARY_NULLS = {
+    ("cuabi_graph_exec_set_host_node", "node"),
+    ("cuabi_graph_exec_set_kernel_node", "node"),
 }
 
 # Sizes and 64-bit counts (a long in C#) refused when negative with the
@@ -619,11 +639,13 @@ NOT_NEGATIVE = {
     ("cuabi_function_suggest_config", "elements"),  # a uint64_t, a long here
     ("cuabi_function_suggest_config", "shared_bytes_per_block"),
     ("cuabi_function_suggest_config", "shared_bytes_per_thread"),
+    ("cuabi_graph_exec_set_kernel_node_args", "index"),
 }
 
 # The C# default values of trailing arguments: (function, parameter) -> value.
 DEFAULTS = {
     ("cuabi_stream_copy_batch", "flags"): "0",
+    ("cuabi_stream_copy_3d_batch", "flags"): "0",
     ("cuabi_function_suggest_config", "shared_bytes_per_block"): "0",
     ("cuabi_function_suggest_config", "shared_bytes_per_thread"): "0",
     ("cuabi_memory_pool_trim", "keep_bytes"): "0",
@@ -718,6 +740,7 @@ CACHED = {"cuabi_texture_get_handle", "cuabi_surface_get_handle", "cuabi_functio
 HOST_TRAMPOLINES = {
     "cuabi_stream_launch_host_func": "HostFunctions.Trampoline",
     "cuabi_graph_add_host_node": "HostFunctions.KeptTrampoline",
+    "cuabi_graph_exec_set_host_node": "HostFunctions.KeptTrampoline",
 }
 
 # The hand-written types that hold a flag set (the C# declaration of their
@@ -1490,7 +1513,6 @@ HAND_WRITTEN: Dict[str, str] = {
     "cuabi_last_error_clear": "read by the exception mapping (CudaException.cs), not exposed",
     "cuabi_buffer_alloc": "Device.Allocate<T> makes a typed buffer through cuabi_buffer_alloc_with_pointer",
     "cuabi_buffer_alloc_async": "Device.AllocateAsync<T> makes a typed buffer through cuabi_buffer_alloc_async_with_pointer",
-    "cuabi_graph_exec_set_host_node": "CudaGraphExec.SetHostNode gives a null node to the library, which refuses it",
     "cuabi_buffer_grow": "DeviceBuffer<T>.Grow takes a count of elements and keeps Count",
     "cuabi_function_check_arg_sizes": "ArgumentLayout checks a launch's argument sizes through it (ArgumentPacking.cs)",
     "cuabi_set_context_lost_callback": (
@@ -1524,8 +1546,12 @@ BATCH_TYPES = built_types(
 # call returns the lease holding what the batch names, for the caller to
 # dispose once the stream reached the batch, else it is released after the
 # call). The batch is refused when null, naming it (PARAM_NAMES names it).
+# An array of a built struct (BUILT_TYPES) is a list of its class
+# (IList<Copy3D>), each element refused here when null and laid out by its
+# IDescribes.DescribeIn.
 BATCHES: Dict[str, Tuple[Dict[str, Tuple[str, str]], bool]] = {
     "cuabi_stream_mem_op_batch": ({}, False),
+    "cuabi_stream_copy_3d_batch": ({}, False),
     "cuabi_stream_copy_batch": ({}, True),
     "cuabi_stream_prefetch_batch": (LOCATION, False),
     "cuabi_stream_discard_batch": ({}, False),
@@ -1539,10 +1565,17 @@ def batch_member(fn: Dict[str, Any], em: "Emitter") -> List[str]:
     given, keep = BATCHES[fn["name"]]
     params = [dict(p, name=PARAM_NAMES.get((fn["name"], p["name"]), p["name"])) for p in fn["params"]]
     roles = [p["role"] for p in params]
-    if roles[:3] != ["receiver", "array_in", "count"] or struct_name(params[1]["type"]["base"]) not in BATCH_TYPES:
-        raise SystemExit(f"regen: csharp: BATCHES: {fn['name']} is no call of a stream on a batch")
     native = struct_name(params[1]["type"]["base"])
-    batch, cls = camel(params[1]["name"]), BATCH_TYPES[native][1]
+    if roles[:3] != ["receiver", "array_in", "count"] or native not in BATCH_TYPES and native not in BUILT_TYPES:
+        raise SystemExit(f"regen: csharp: BATCHES: {fn['name']} is no call of a stream on a batch")
+    batch = camel(params[1]["name"])
+    describe = f"((IDescribesEach<{native}>){batch}).Describe"
+    cls = BATCH_TYPES[native][1] if native in BATCH_TYPES else f"IList<{BUILT_TYPES[native][1]}>"
+    if native not in BATCH_TYPES:  # a list of a built struct's class
+        describe = (
+            f"(lease, i) => ((IDescribes<{native}>)({batch}[i] ?? "
+            f'throw new ArgumentNullException("{batch}", "{batch}[" + i + "] is null"))).DescribeIn("{batch}", i, lease)'
+        )
     sig, docs, args = [f"{cls} {batch}"], [f'{i2}/// <param name="{batch}">The batch.</param>'], ["Handle", "ref first", "n"]
     for p in params[3:]:
         n, arg = p["name"], camel(p["name"])
@@ -1562,7 +1595,7 @@ def batch_member(fn: Dict[str, Any], em: "Emitter") -> List[str]:
         f"{i2}public {'BatchLease' if keep else 'void'} {member_name(fn)}({', '.join(sig)})",
         f"{i2}{{",
         f'{i3}if ({batch} == null) throw new ArgumentNullException("{batch}");',
-        f"{i3}{'return ' if keep else ''}Queue({batch}.Count, ((IDescribesEach<{native}>){batch}).Describe,",
+        f"{i3}{'return ' if keep else ''}Queue({batch}.Count, {describe},",
         f"{i3}    (ref {native} first, UIntPtr n) => NativeMethods.{fn['name']}({', '.join(args)}), {'true' if keep else 'false'});",
         f"{i2}}}",
     ]
@@ -1658,9 +1691,28 @@ def ipc_shape(fn: Dict[str, Any]) -> Optional[str]:
     return None
 
 
+def packed_kernel(fn: Dict[str, Any]) -> Optional[Dict[str, Any]]:
+    """The kernel whose packed argument block a call of the model's idiom
+    `launch` takes, when its C# form is generated: a borrowed handle of a
+    cuabi_function (not the receiver: a kernel's own launches are
+    hand-written) followed by its arguments, bytes in and their size, the
+    last of the inputs; None otherwise."""
+    params = fn["params"]
+    roles = [p["role"] for p in params]
+    if fn.get("idiom") != "launch" or "bytes_in" not in roles:
+        return None
+    at = roles.index("bytes_in")
+    kernel = [p for p in params if p["role"] == "handle" and p["type"]["base"] == "cuabi_function"]
+    if len(kernel) != 1 or roles[at + 1 : at + 2] != ["size"] or set(roles[at + 2 :]) - {"out_handle"}:
+        return None
+    return kernel[0]
+
+
 def skip_reason(fn: Dict[str, Any], values: Dict[str, Dict[str, Any]]) -> Optional[str]:
     if fn["name"] in HAND_WRITTEN:
         return HAND_WRITTEN[fn["name"]]
+    if packed_kernel(fn) is not None:
+        return None
     if fn.get("idiom") == "ipc" and ipc_shape(fn) is not None:
         return None
     if fn.get("idiom") == "host_callback" and fn["name"] in HOST_TRAMPOLINES:
@@ -1912,6 +1964,8 @@ class Emitter:
                 sig.append(f"{built_class(p)} {camel(p['name'])}")
             elif p["role"] == "struct_in" and p.get("struct") in HAND_STRUCTS:
                 sig.append(f"{HAND_STRUCTS[p['struct']]} {camel(p['name'])}")
+            elif p["role"] == "bytes_in" and p.get("packed"):
+                sig.append(f"params object[] {camel(p['name'])}")
             elif p["role"] == "bytes_in":
                 sig.append(f"byte[] {camel(p['name'])}")
             elif p["role"] == "array_in":
@@ -1923,7 +1977,7 @@ class Emitter:
                 sig.append(f"{value_class(p['struct'])} {camel(p['name'])}")
             else:
                 default = p.get("default")
-                t = "long" if p.get("not_negative") else self.public_type(p["type"])
+                t = "int" if p.get("as_int") else "long" if p.get("not_negative") else self.public_type(p["type"])
                 sig.append(f"{t} {camel(p['name'])}" + (f" = {default}" if default else ""))
         defaulted = [bool(p.get("default")) for p in ins]
         if (True in defaulted and not all(defaulted[defaulted.index(True) :])) or (len(outs) > 1 and any(defaulted)):
@@ -1937,6 +1991,8 @@ class Emitter:
         for p in ins:
             null = p.get("null_means")
             text = f"The {p['name']} argument" + (f" (null: {xml(null)})" if null else "") + "."
+            if p.get("packed"):
+                text = "One argument per kernel parameter, packed and checked as Kernel.Launch packs and checks them."
             lines.append(f'{indent}/// <param name="{camel(p["name"]).lstrip("@")}">{text}</param>')
         return lines
 
@@ -2002,8 +2058,7 @@ class Emitter:
                 args.append("h")
             elif p["role"] == "handle":
                 if p.get("nullable"):
-                    safe = self.types.value(p["type"])
-                    body.append(f"{i3}var {n}Handle = {n} == null ? new {safe}(IntPtr.Zero, false) : {n}.Handle;")
+                    body.append(f"{i3}var {n}Handle = {CLASSES[p.get('handle_type', p['type']['base'])][0]}.HandleOf({n});")
                 else:
                     body.append(f'{i3}if ({n} == null) throw new ArgumentNullException("{n}");')
                     body.append(f"{i3}var {n}Handle = {n}.Handle;")
@@ -2024,8 +2079,12 @@ class Emitter:
 
     def member(self, fn: Dict[str, Any]) -> List[str]:
         i2, i3 = "        ", "            "
-        if any(f == fn["name"] for f, _ in PARAM_NAMES):  # the C# names PARAM_NAMES gives
-            params = [dict(p, name=PARAM_NAMES.get((fn["name"], p["name"]), p["name"])) for p in fn["params"]]
+        if any(f == fn["name"] for f, _ in [*PARAM_NAMES, *LIBRARY_NULLS]):  # PARAM_NAMES's names, LIBRARY_NULLS's nulls
+            params = [
+                dict(p, name=PARAM_NAMES.get((fn["name"], p["name"]), p["name"]))
+                | ({"nullable": True} if (fn["name"], p["name"]) in LIBRARY_NULLS else {})
+                for p in fn["params"]
+            ]
             fn = dict(fn, params=params)
         if fn.get("idiom") == "ipc":
             return self.ipc_member(fn)
@@ -2039,6 +2098,8 @@ class Emitter:
             for p in params
         ]
         params = [dict(p, not_negative=True) if (fn["name"], p["name"]) in NOT_NEGATIVE else p for p in params]
+        kernel = packed_kernel(fn)
+        params = [dict(p, packed=True) if kernel and p["role"] == "bytes_in" else p for p in params]
         for p in params:
             if p.get("boolean") and (p["role"] != "out" or p["type"]["kind"] != "int"):
                 raise SystemExit(f"regen: csharp: {fn['name']}.{p['name']} is a flag but no integer out-parameter")
@@ -2166,7 +2227,13 @@ class Emitter:
                 args.append("b" if role == "two_call_buf" else "ref s")
         native_call = f"NativeMethods.{fn['name']}({', '.join(args)})"
         for p in params:
-            if p["role"] == "bytes_in":  # pinned for the call (bytes_in_before)
+            if p["role"] == "bytes_in" and p.get("packed"):  # the arguments packed (packed_kernel)
+                b = camel(p["name"]).lstrip("@")
+                native_call = (
+                    f"KernelNodes.WithPacked({camel(kernel['name'])}, {camel(p['name'])}, "
+                    f"delegate(IntPtr {b}Pointer, UIntPtr {b}Size) {{ return {native_call}; }})"
+                )
+            elif p["role"] == "bytes_in":  # pinned for the call (bytes_in_before)
                 b = camel(p["name"]).lstrip("@")
                 native_call = (
                     f"Ipc.Open({camel(p['name'])}, delegate(IntPtr {b}Pointer, UIntPtr {b}Size) "
@@ -2676,7 +2743,7 @@ def objects(model: Dict[str, Any]) -> str:
         for cls, fn, _ in scopes:
             out += f"//   {cls}: {fn['name']}, closed by {fn['scope']['closer']}\n"
     out += (
-        "\nusing System;\nusing System.Globalization;\nusing System.Runtime.CompilerServices;\n"
+        "\nusing System;\nusing System.Collections.Generic;\nusing System.Globalization;\nusing System.Runtime.CompilerServices;\n"
         "using Cuabi.Interop;\n\nnamespace Cuabi\n{\n"
     )
     parts = ["\n".join(em.value_type(s)) + "\n" for s in em.values.values()]

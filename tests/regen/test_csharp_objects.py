@@ -11,7 +11,8 @@ plan's setters (PLAN_SETTERS), Task forms (TASKS), long
 properties (LONG_PROPERTIES), parameter names (PARAM_NAMES), sizes checked
 as the binding checks them (NOT_NEGATIVE), calls of a built struct
 (BUILT_CALLS), whole-buffer copies (WHOLE_COPIES), a value struct's fields as
-parameters (FIELD_PARAMS) and batches (BATCHES).
+parameters (FIELD_PARAMS), batches (BATCHES), kernels' packed arguments
+(packed_kernel) and NULLs the library refuses (LIBRARY_NULLS).
 
   python3 tests/regen/test_csharp_objects.py
 """
@@ -446,6 +447,52 @@ class Batches(unittest.TestCase):
         self.assertIn("public void PrefetchBatch(ManagedRanges ranges, MemoryLocation location)", text)
         self.assertIn("(Handle, ref first, n, location.Value), false);", text)
         self.assertEqual(csharp_objects.BATCH_TYPES["MemOpNative"][1], "MemOpBatch")
+
+    def test_a_list_of_a_built_structs_class_is_laid_out_element_by_element(self):
+        d = model.describe()
+        fn = next(f for f in d["functions"] if f["name"] == "cuabi_stream_copy_3d_batch")
+        text = "\n".join(csharp_objects.batch_member(fn, csharp_objects.Emitter(d)))
+        self.assertIn("public void Copy3DBatch(IList<Copy3D> copies, CopyBatchFlags flags = 0)", text)
+        self.assertIn('Queue(copies.Count, (lease, i) => ((IDescribes<Copy3DDescNative>)(copies[i] ?? '
+                      'throw new ArgumentNullException("copies", "copies[" + i + "] is null"))).DescribeIn("copies", i, lease),',
+                      text)
+        self.assertIn("cuabi_stream_copy_3d_batch(Handle, ref first, n, flags), false);", text)
+
+
+class PackedArguments(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.d = model.describe()
+        cls.em = csharp_objects.Emitter(cls.d)
+        cls.fns = {f["name"]: f for f in cls.d["functions"]}
+
+    def text(self, name):
+        fn = self.fns[name]
+        self.assertIsNone(csharp_objects.skip_reason(fn, csharp_objects.value_structs(self.d)))
+        return "\n".join(self.em.member(fn))
+
+    def test_a_kernels_arguments_are_packed_at_its_offsets(self):
+        text = self.text("cuabi_graph_add_kernel_node")
+        self.assertIn("public GraphNode AddKernelNode(GraphNode after, Kernel kernel, LaunchConfig config, "
+                      "params object[] args)", text)
+        self.assertIn('if (kernel == null) throw new ArgumentNullException("kernel");', text)
+        self.assertIn("Errors.Check(KernelNodes.WithPacked(kernel, args, delegate(IntPtr argsPointer, UIntPtr argsSize) "
+                      "{ return NativeMethods.cuabi_graph_add_kernel_node(Handle, afterHandle, kernelHandle, "
+                      "ref configNative, argsPointer, argsSize, out made); }));", text)
+        self.assertIn("SafeGraphNodeHandle made = null;", text)
+        self.assertIn('<param name="args">One argument per kernel parameter', text)
+
+    def test_an_int_index_and_a_null_the_library_refuses(self):
+        text = self.text("cuabi_graph_exec_set_kernel_node_args")
+        self.assertIn("public void SetKernelNodeArgs(int index, Kernel kernel, params object[] args)", text)
+        self.assertIn('Ranges.NotNegative(index, "index");', text)
+        text = self.text("cuabi_graph_exec_set_kernel_node")
+        self.assertIn("var nodeHandle = GraphNode.HandleOf(node);", text)
+        self.assertIn("var nodeHandle = GraphNode.HandleOf(node);", self.text("cuabi_graph_exec_set_host_node"))
+
+    def test_a_kernels_own_launch_is_no_packed_call(self):
+        self.assertIsNone(csharp_objects.packed_kernel(self.fns["cuabi_function_launch_packed"]))
+        self.assertIsNotNone(csharp_objects.skip_reason(self.fns["cuabi_function_launch_packed"], {}))
 
 
 if __name__ == "__main__":

@@ -12,14 +12,6 @@ namespace Cuabi
     internal static class Background
     {
         /// <summary>
-        /// Runs <paramref name="call"/> on the thread pool with the raw value
-        /// of <paramref name="handle"/>, which is held from now until the call
-        /// returns: disposing its owner meanwhile defers the release (the call
-        /// reaches the library through a non-owning handle of the same
-        /// value). <paramref name="resources"/> (the call's marshalled
-        /// strings) are disposed after the call, or now if it cannot start.
-        /// </summary>
-        /// <summary>
         /// <see cref="Run{T}(SafeHandle, Func{IntPtr, T}, IDisposable)"/> of a call
         /// that needs marshalled strings: <paramref name="prepare"/> writes them
         /// now (what it throws, it throws here, the strings freed), and
@@ -42,6 +34,14 @@ namespace Cuabi
             return Run(handle, raw => call(raw, prepared), strings);
         }
 
+        /// <summary>
+        /// Runs <paramref name="call"/> on the thread pool with the raw value
+        /// of <paramref name="handle"/>, which is held from now until the call
+        /// returns: disposing its owner meanwhile defers the release (the call
+        /// reaches the library through a non-owning handle of the same
+        /// value). <paramref name="resources"/> (the call's marshalled
+        /// strings) are disposed after the call, or now if it cannot start.
+        /// </summary>
         internal static Task<T> Run<T>(SafeHandle handle, Func<IntPtr, T> call, IDisposable resources)
         {
             bool added = false;

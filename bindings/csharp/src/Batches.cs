@@ -231,35 +231,6 @@ namespace Cuabi
 
     public sealed partial class CudaStream
     {
-        /// <summary>Queues the box copies of <paramref name="copies"/> in one call
-        /// (cuabi_stream_copy_3d_batch); they may run in any order among themselves. Each is
-        /// laid out as <see cref="Copy3D.CopyAsync"/> lays it out, and host memory likewise
-        /// must stay valid until the stream has reached the copies: pinned memory or a raw
-        /// address, not a managed array. The library checks every copy as
-        /// <see cref="Copy3D.Copy"/> is checked, all before the driver sees any; a refusal names
-        /// the copy ("copies[2]: ...") and queues none.</summary>
-        /// <exception cref="ArgumentException">A copy names a managed array, or reaches past host memory.</exception>
-        /// <exception cref="CudaException">The library refused a copy; the message names it.</exception>
-        public void Copy3DBatch(IList<Copy3D> copies, CopyBatchFlags flags = 0)
-        {
-            if (copies == null) throw new ArgumentNullException(nameof(copies));
-            Queue(copies.Count, (lease, i) =>
-            {
-                Copy3D c = copies[i];
-                if (c == null)
-                    throw new ArgumentNullException(nameof(copies), "copies[" + i + "] is null");
-                if (c.Source == null)
-                    throw new ArgumentNullException(nameof(copies), "copies[" + i + "].Source is null");
-                if (c.Destination == null)
-                    throw new ArgumentNullException(nameof(copies), "copies[" + i + "].Destination is null");
-                if (c.Source.IsManagedArray || c.Destination.IsManagedArray)
-                    throw new ArgumentException(
-                        "copies[" + i + "] names a managed array, pinned only while a call runs; a batch needs " +
-                        "host memory that stays put (CopyEnd.Host(PinnedBuffer<T>))", nameof(copies));
-                return c.Describe(lease);
-            }, (ref Copy3DDescNative first, UIntPtr n) => NativeMethods.cuabi_stream_copy_3d_batch(Handle, ref first, n, flags), false);
-        }
-
         private delegate CudaStatus BatchCall<TNative>(ref TNative first, UIntPtr count);
 
         /// <summary>

@@ -270,7 +270,20 @@ namespace Cuabi
             }
         }
 
-        internal Copy3DDescNative Describe(BatchLease lease)
+        Copy3DDescNative IDescribes<Copy3DDescNative>.DescribeIn(string batch, int index, BatchLease lease)
+        {
+            string what = batch + "[" + index + "]";
+            if (Source == null)
+                throw new ArgumentNullException(batch, what + ".Source is null");
+            if (Destination == null)
+                throw new ArgumentNullException(batch, what + ".Destination is null");
+            if (Source.IsManagedArray || Destination.IsManagedArray)
+                throw new ArgumentException(what + " names a managed array, pinned only while a call runs; a batch needs " +
+                    "host memory that stays put (CopyEnd.Host(PinnedBuffer<T>))", batch);
+            return Describe(lease);
+        }
+
+        private Copy3DDescNative Describe(BatchLease lease)
         {
             var d = Copy3DDescNative.Create();
             d.width_bytes = Ranges.Bytes(WidthBytes, 1, "WidthBytes");

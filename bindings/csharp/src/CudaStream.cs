@@ -132,27 +132,5 @@ namespace Cuabi
     /// <summary>An instantiated graph.</summary>
     public sealed partial class CudaGraphExec : IDisposable
     {
-        /// <summary>
-        /// Replaces the arguments of kernel node <paramref name="index"/> (see
-        /// <see cref="CudaGraph.KernelNodeCount"/>) in this instantiation only:
-        /// its next <see cref="Launch"/> runs the kernel with
-        /// <paramref name="args"/>, without instantiating again. The arguments
-        /// follow the rules of <see cref="Kernel.Launch(LaunchConfig, CudaStream, object[])"/>.
-        /// </summary>
-        /// <param name="index">The kernel node, from 0 in the order the kernels were captured.</param>
-        /// <param name="kernel">The node's kernel (another is refused by the library).</param>
-        /// <param name="args">One argument per kernel parameter.</param>
-        /// <exception cref="ArgumentException">The count, a type or a size does not fit the kernel; the message names the parameter.</exception>
-        /// <exception cref="CudaException">The library refused: no such node, or not its kernel.</exception>
-        public void SetKernelNodeArgs(int index, Kernel kernel, params object[] args)
-        {
-            Ranges.NotNegative(index, "index");
-            if (kernel == null)
-                throw new ArgumentNullException("kernel");
-            SafeGraphExecHandle h = Handle;
-            SafeFunctionHandle fn = kernel.Handle;
-            Errors.Check(KernelNodes.WithPacked(kernel, args, (block, size) =>
-                NativeMethods.cuabi_graph_exec_set_kernel_node_args(h, (UIntPtr)(uint)index, fn, block, size)));
-        }
     }
 }

@@ -23,6 +23,14 @@ namespace Cuabi
         /// the call is refused.</param>
         /// <param name="lease">Disposed by the caller once the call returned.</param>
         TNative Describe(string what, bool lasting, out IDisposable lease);
+
+        /// <summary>
+        /// The C struct as element <paramref name="index"/> of the array
+        /// <paramref name="batch"/> names (a call's batch, whose memory the
+        /// library uses after the call: memory pinned only for a call is
+        /// refused), what it names held by <paramref name="lease"/>.
+        /// </summary>
+        TNative DescribeIn(string batch, int index, BatchLease lease);
     }
 
     /// <summary>

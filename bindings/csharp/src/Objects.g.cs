@@ -54,12 +54,7 @@
 //   cuabi_access_policy_window_init: AccessPolicyWindow.Default()
 //   cuabi_mem_op_init: struct_init
 //   cuabi_copy_op_init: struct_init
-//   cuabi_stream_copy_3d_batch: parameter copies: role array_in
 //   cuabi_managed_range_init: struct_init
-//   cuabi_graph_exec_set_kernel_node_args: idiom launch
-//   cuabi_graph_add_kernel_node: idiom launch
-//   cuabi_graph_exec_set_kernel_node: idiom launch
-//   cuabi_graph_exec_set_host_node: CudaGraphExec.SetHostNode gives a null node to the library, which refuses it
 //   cuabi_buffer_export_dlpack: idiom dlpack
 //   cuabi_buffer_import_dlpack: idiom dlpack
 //   cuabi_buffer_import_dlpack_unversioned: idiom dlpack
@@ -68,6 +63,7 @@
 //   NvtxRange: cuabi_nvtx_range_push, closed by cuabi_nvtx_range_pop
 
 using System;
+using System.Collections.Generic;
 using System.Globalization;
 using System.Runtime.CompilerServices;
 using Cuabi.Interop;
@@ -3941,6 +3937,34 @@ namespace Cuabi
         }
 
         /// <summary>
+        /// Queues `count` (at least 1) box copies on `stream` (not NULL) in one call
+        /// (cuMemcpy3DBatchAsync). Each element is a cuabi_copy_3d_desc, read as
+        /// cuabi_copy_3d reads it: host memory (which must stay valid until the
+        /// stream reaches the copy), a buffer (pitched or not) or an array on each
+        /// side, and every check of cuabi_copy_3d applies to each element, all of
+        /// them before the driver sees any; a refusal names the element
+        /// ("copies[2]: dst box reaches byte 5000 of the 4096-byte buffer ...",
+        /// CUABI_ERROR_OUT_OF_RANGE) and queues nothing. Beyond cuabi_copy_3d's
+        /// checks: a buffer or array of another device than the stream's, a copy
+        /// between two arrays of unlike element sizes, a pitch (host or buffer side
+        /// of a copy with an array) that is not whole elements of the array's, a
+        /// handle that is not live (CUABI_ERROR_INVALID_HANDLE) and a struct_size
+        /// unlike copies[0]'s. A box of width_bytes 0 copies nothing. The batch as
+        /// a whole is ordered on the stream; its copies may run in any order among
+        /// themselves. Unknown `flags` bits answer CUABI_ERROR_INVALID_ARGUMENT; a
+        /// driver before CUDA 13.0 (whose 3D batch, if any, is an older form)
+        /// answers CUABI_ERROR_NOT_SUPPORTED naming the driver's version. (cuabi_stream_copy_3d_batch)
+        /// </summary>
+        /// <param name="copies">The batch.</param>
+        /// <param name="flags">The flags argument.</param>
+        public void Copy3DBatch(IList<Copy3D> copies, CopyBatchFlags flags = 0)
+        {
+            if (copies == null) throw new ArgumentNullException("copies");
+            Queue(copies.Count, (lease, i) => ((IDescribes<Copy3DDescNative>)(copies[i] ?? throw new ArgumentNullException("copies", "copies[" + i + "] is null"))).DescribeIn("copies", i, lease),
+                (ref Copy3DDescNative first, UIntPtr n) => NativeMethods.cuabi_stream_copy_3d_batch(Handle, ref first, n, flags), false);
+        }
+
+        /// <summary>
         /// Batched prefetches and discards of managed memory on `stream` (not NULL),
         /// in one call each (cuMemPrefetchBatchAsync, cuMemDiscardBatchAsync,
         /// cuMemDiscardAndPrefetchBatchAsync): every range of `ranges` moves to
@@ -4335,6 +4359,32 @@ namespace Cuabi
         }
 
         /// <summary>
+        /// A kernel node: `function` run with `config` (every field of
+        /// cuabi_launch_config: grid, block, shared memory, clusters, cooperative,
+        /// priority) and the packed argument block `args` of `args_size` bytes,
+        /// copied now. The configuration and the argument block are checked against
+        /// the kernel exactly as cuabi_function_launch_packed checks them; the
+        /// programmatic fields (CUABI_LAUNCH_PROGRAMMATIC_*, programmatic_event)
+        /// answer CUABI_ERROR_NOT_SUPPORTED (a graph orders its nodes by its edges).
+        /// `after` (NULL: none). (cuabi_graph_add_kernel_node)
+        /// </summary>
+        /// <param name="after">The after argument (null: none).</param>
+        /// <param name="kernel">The kernel argument.</param>
+        /// <param name="config">The config argument.</param>
+        /// <param name="args">One argument per kernel parameter, packed and checked as Kernel.Launch packs and checks them.</param>
+        public GraphNode AddKernelNode(GraphNode after, Kernel kernel, LaunchConfig config, params object[] args)
+        {
+            var afterHandle = GraphNode.HandleOf(after);
+            if (kernel == null) throw new ArgumentNullException("kernel");
+            var kernelHandle = kernel.Handle;
+            LaunchConfigNative configNative = config.ToNative();
+            SafeGraphNodeHandle made = null;
+            Errors.Check(KernelNodes.WithPacked(kernel, args, delegate(IntPtr argsPointer, UIntPtr argsSize) { return NativeMethods.cuabi_graph_add_kernel_node(Handle, afterHandle, kernelHandle, ref configNative, argsPointer, argsSize, out made); }));
+            config.KeepAlive();
+            return new GraphNode(made);
+        }
+
+        /// <summary>
         /// A node copying `bytes` from `src` at `src_offset` to `dst` at
         /// `dst_offset` (buffers of the graph's device). A range past a buffer's end
         /// answers CUABI_ERROR_OUT_OF_RANGE, overlapping ranges
@@ -4481,7 +4531,7 @@ namespace Cuabi
         public GraphNode AddHostNode(GraphNode after, Action callback)
         {
             var h = Handle;
-            var afterHandle = after == null ? new SafeGraphNodeHandle(IntPtr.Zero, false) : after.Handle;
+            var afterHandle = GraphNode.HandleOf(after);
             SafeGraphNodeHandle made = null;
             HostFunctions.Install(callback, HostFunctions.KeptTrampoline, (fn, userData) =>
                 NativeMethods.cuabi_graph_add_host_node(h, afterHandle, fn, userData, out made));
@@ -4693,6 +4743,25 @@ namespace Cuabi
         }
 
         /// <summary>
+        /// Replaces the arguments of kernel node `index` of the graph `exec` was
+        /// instantiated from, in `exec` only: its next launch runs the kernel with
+        /// `args` (one block laid out at the kernel's parameter offsets, as
+        /// cuabi_function_launch_packed takes it), without instantiating again.
+        /// `function` must be the node's kernel; `args_size` must equal its
+        /// cuabi_function_get_args_size. (cuabi_graph_exec_set_kernel_node_args)
+        /// </summary>
+        /// <param name="index">The index argument.</param>
+        /// <param name="kernel">The kernel argument.</param>
+        /// <param name="args">One argument per kernel parameter, packed and checked as Kernel.Launch packs and checks them.</param>
+        public void SetKernelNodeArgs(int index, Kernel kernel, params object[] args)
+        {
+            Ranges.NotNegative(index, "index");
+            if (kernel == null) throw new ArgumentNullException("kernel");
+            var kernelHandle = kernel.Handle;
+            Errors.Check(KernelNodes.WithPacked(kernel, args, delegate(IntPtr argsPointer, UIntPtr argsSize) { return NativeMethods.cuabi_graph_exec_set_kernel_node_args(Handle, (UIntPtr)(ulong)index, kernelHandle, argsPointer, argsSize); }));
+        }
+
+        /// <summary>
         /// Updates `exec` in place from `graph` (a graph of the same topology with
         /// other parameters, e.g. captured again with new arguments), without
         /// instantiating again. A graph whose topology differs answers
@@ -4704,6 +4773,31 @@ namespace Cuabi
             if (graph == null) throw new ArgumentNullException("graph");
             var graphHandle = graph.Handle;
             Errors.Check(NativeMethods.cuabi_graph_exec_update(Handle, graphHandle));
+        }
+
+        /// <summary>
+        /// Gives kernel node `node` the kernel `function`, the grid, block and
+        /// shared memory of `config` (not NULL) and the packed argument block `args`
+        /// of `args_size` bytes, copied now (cuGraphExecKernelNodeSetParams). The
+        /// configuration and arguments are checked as cuabi_graph_add_kernel_node
+        /// checks them. A kernel whose parameters (count, sizes, offsets) differ from
+        /// the node's kernel's answers CUABI_ERROR_INVALID_ARGUMENT naming both
+        /// signatures. A config with fields past shared_mem_bytes (clusters,
+        /// cooperative, priority, launch attributes) answers
+        /// CUABI_ERROR_NOT_SUPPORTED: those stay as instantiated. (cuabi_graph_exec_set_kernel_node)
+        /// </summary>
+        /// <param name="node">The node argument.</param>
+        /// <param name="kernel">The kernel argument.</param>
+        /// <param name="config">The config argument.</param>
+        /// <param name="args">One argument per kernel parameter, packed and checked as Kernel.Launch packs and checks them.</param>
+        public void SetKernelNode(GraphNode node, Kernel kernel, LaunchConfig config, params object[] args)
+        {
+            var nodeHandle = GraphNode.HandleOf(node);
+            if (kernel == null) throw new ArgumentNullException("kernel");
+            var kernelHandle = kernel.Handle;
+            LaunchConfigNative configNative = config.ToNative();
+            Errors.Check(KernelNodes.WithPacked(kernel, args, delegate(IntPtr argsPointer, UIntPtr argsSize) { return NativeMethods.cuabi_graph_exec_set_kernel_node(Handle, nodeHandle, kernelHandle, ref configNative, argsPointer, argsSize); }));
+            config.KeepAlive();
         }
 
         /// <summary>
@@ -4800,6 +4894,21 @@ namespace Cuabi
             if (offset < 0) throw new ArgumentOutOfRangeException("offset", offset, "must not be negative");
             if (count < 0) throw new ArgumentOutOfRangeException("count", count, "must not be negative");
             Errors.Check(NativeMethods.cuabi_graph_exec_set_fill_node(Handle, nodeHandle, bufferHandle, (UIntPtr)(ulong)offset, value, elementSize, (UIntPtr)(ulong)count));
+        }
+
+        /// <summary>
+        /// Makes host node `node` call `fn(user_data, ...)`, its failures reported
+        /// as cuabi_graph_add_host_node's are. (cuabi_graph_exec_set_host_node)
+        /// </summary>
+        /// <param name="node">The node argument.</param>
+        /// <param name="callback">What to run (on a driver thread); null is refused by the library.</param>
+        /// <remarks>An exception the callback throws is caught (it never reaches the driver's thread) and becomes the failure the library reports: the next Synchronize of the stream it ran on throws a HostFunctionException with the message "ExceptionType: message".</remarks>
+        public void SetHostNode(GraphNode node, Action callback)
+        {
+            var h = Handle;
+            var nodeHandle = GraphNode.HandleOf(node);
+            HostFunctions.Install(callback, HostFunctions.KeptTrampoline, (fn, userData) =>
+                NativeMethods.cuabi_graph_exec_set_host_node(h, nodeHandle, fn, userData));
         }
 
         /// <summary>

@@ -16,20 +16,13 @@ namespace Cuabi
         private readonly IntPtr pointer;
         private readonly T[] registered;
 
-        /// <summary>Memory of <paramref name="count"/> elements the library just allocated.</summary>
-        internal PinnedBuffer(SafeHostBufferHandle handle, long count)
-        {
-            this.handle = handle;
-            pointer = PointerOf(handle);
-            Count = count;
-        }
-
-        private PinnedBuffer(SafeHostBufferHandle handle, T[] array)
+        /// <summary>Memory of <paramref name="count"/> elements the library just allocated, or registered (<paramref name="array"/>'s).</summary>
+        internal PinnedBuffer(SafeHostBufferHandle handle, long count, T[] array = null)
         {
             this.handle = handle;
             pointer = PointerOf(handle);
             registered = array;
-            Count = array.Length;
+            Count = count;
         }
 
         /// <summary>
@@ -62,7 +55,7 @@ namespace Cuabi
                     pin.Free();
                 throw;
             }
-            return new PinnedBuffer<T>(h, array);
+            return new PinnedBuffer<T>(h, array.Length, array);
         }
 
         /// <summary>Number of elements.</summary>

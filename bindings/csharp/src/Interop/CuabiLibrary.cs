@@ -106,33 +106,26 @@ namespace Cuabi.Interop
         private static IntPtr Open(out string path)
         {
             var tried = new List<string>();
-            string env = Environment.GetEnvironmentVariable(EnvironmentVariable);
-            if (!string.IsNullOrEmpty(env))
-            {
-                string error;
-                IntPtr h = TryOpen(env, out error);
-                if (h != IntPtr.Zero)
-                {
-                    path = ResolvePath(h, env);
-                    return h;
-                }
-                throw new DllNotFoundException(string.Format(
-                    "cuabi: could not load the library named by ${0}={1}: {2}", EnvironmentVariable, env, error));
-            }
-
             var candidates = new List<string>();
-            string here = AssemblyDirectory();
-            if (here != null)
+            string env = Environment.GetEnvironmentVariable(EnvironmentVariable);
+            bool named = !string.IsNullOrEmpty(env);
+            string here = named ? null : AssemblyDirectory();
+            if (named)
+                candidates.Add(env); // then the only place tried
+            else
             {
-                candidates.AddRange(RuntimesCandidates(here));
-                candidates.Add(Path.Combine(here, "libcuabi.so.0"));
-                candidates.Add(Path.Combine(here, "libcuabi.so"));
+                if (here != null)
+                {
+                    candidates.AddRange(RuntimesCandidates(here));
+                    candidates.Add(Path.Combine(here, "libcuabi.so.0"));
+                    candidates.Add(Path.Combine(here, "libcuabi.so"));
+                }
+                candidates.Add("libcuabi.so.0");
+                candidates.Add("libcuabi.so");
             }
-            candidates.Add("libcuabi.so.0");
-            candidates.Add("libcuabi.so");
             foreach (string candidate in candidates)
             {
-                if (Path.IsPathRooted(candidate) && !File.Exists(candidate))
+                if (!named && Path.IsPathRooted(candidate) && !File.Exists(candidate))
                 {
                     tried.Add(candidate + ": no such file");
                     continue;
@@ -144,6 +137,9 @@ namespace Cuabi.Interop
                     path = ResolvePath(h, candidate);
                     return h;
                 }
+                if (named)
+                    throw new DllNotFoundException(string.Format(
+                        "cuabi: could not load the library named by ${0}={1}: {2}", EnvironmentVariable, env, error));
                 tried.Add(candidate + ": " + error);
             }
 
