@@ -216,6 +216,8 @@ PY_NAMED: Dict[str, Dict[str, Tuple[str, str]]] = {
     "cuabi_function_get_attribute": {"attribute": ("kernel attribute", " (or any CUfunction_attribute value)")},
     "cuabi_function_set_attribute": {"attribute": ("kernel attribute", " (or any CUfunction_attribute value)")},
     "cuabi_module_get_kernel_name": {"form": ("name form", "")},
+    "cuabi_stream_begin_capture": {"mode": ("capture mode", "")},
+    "cuabi_stream_begin_capture_to_graph": {"mode": ("capture mode", "")},
 }
 
 # A flag-set parameter taken as one bool choosing one of its flags:
@@ -699,19 +701,13 @@ class Emitter:
                 args.append(f"{name}_arg")
                 if p.get("lasting") == "receiver":
                     post.append(f"self._hold({name}_keep)")
-            elif role == "array_in" and base == "size_t" and len(t["pointers"]) == 1:
+            elif role == "array_in" and base in ("size_t", "int32_t") and len(t["pointers"]) == 1:
+                low, high = INT_RANGES[base]
                 sig.append(f"{name}: Sequence[int]")
                 prep.append(
-                    f'{name}_c = [check_int(v, f"{p["name"]}[{{i}}]", 0, UINT64_MAX) for i, v in enumerate({name})]'
+                    f'{name}_c = [check_int(v, f"{p["name"]}[{{i}}]", {low}, {high}) for i, v in enumerate({name})]'
                 )
-                prep.append(f"{name}_arg = b.size_array({name}_c)")
-                args.append(f"{name}_arg")
-            elif role == "array_in" and base == "int32_t" and len(t["pointers"]) == 1:
-                sig.append(f"{name}: Sequence[int]")
-                prep.append(
-                    f'{name}_c = [check_int(v, f"{p["name"]}[{{i}}]", INT32_MIN, INT32_MAX) for i, v in enumerate({name})]'
-                )
-                prep.append(f"{name}_arg = b.int32_array({name}_c)")
+                prep.append(f'{name}_arg = b.array("{base}", {name}_c)')
                 args.append(f"{name}_arg")
             elif role == "out":
                 box = "void*" if base == "void" else self.box(base)

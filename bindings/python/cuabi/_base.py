@@ -222,21 +222,15 @@ def dim3(value: Union[int, Tuple[int, ...], Any], what: str) -> Tuple[int, int, 
             raise InvalidArgumentError(
                 f"{what}.{axis} must be an int, not {type(d).__name__}"
             ) from None
-        if not 0 <= d <= UINT32_MAX:
-            raise InvalidArgumentError(
-                f"{what}.{axis} = {d} is out of range (0 to {UINT32_MAX})"
-            )
-        out.append(d)
+        out.append(check_int(d, f"{what}.{axis}", 0, UINT32_MAX))
     while len(out) < 3:
         out.append(1)
     return out[0], out[1], out[2]
 
 
 def check_u32(value: int, what: str) -> int:
-    v = int(value)
-    if not 0 <= v <= UINT32_MAX:
-        raise InvalidArgumentError(f"{what} = {v} is out of range (0 to {UINT32_MAX})")
-    return v
+    """A ``uint32_t`` argument given as anything ``int()`` takes."""
+    return check_int(int(value), what, 0, UINT32_MAX)
 
 
 def check_int(value: Any, what: str, low: int, high: int) -> int:

@@ -19,7 +19,6 @@ import threading
 import traceback
 from typing import Any, Callable, Dict, Optional, Tuple, Union
 
-from . import _api
 from ._base import resolve_backend
 from ._loader import Backend, register_launch_record_type
 from ._objects import LaunchRecord
@@ -116,17 +115,14 @@ def on_context_lost(
     with _lock:
         previous, _handler = _handler, handler
         if handler is None:
-            fn = _api.cuabi_context_lost_fn() if b.NULL is None else b.NULL
+            fn = b.null_callback("cuabi_context_lost_fn")
         else:
             fn = _trampoline(b)
         try:
-            status = b.lib.cuabi_set_context_lost_callback(fn, b.NULL)
+            b.call("cuabi_set_context_lost_callback", fn, b.NULL)
         except BaseException:
             _handler = previous
             raise
-        if status:
-            _handler = previous
-            raise b.error(status, "cuabi_set_context_lost_callback")
     return previous
 
 

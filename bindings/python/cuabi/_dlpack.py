@@ -343,7 +343,7 @@ def dlpack_tensor(obj: Any, stream: Optional[int] = None) -> Tuple[DLPackTensor,
 
 
 def _core(backend: Any) -> Any:
-    return load_backend("ctypes", backend.path).lib
+    return load_backend("ctypes", backend.path)
 
 
 def export_capsule(
@@ -366,7 +366,8 @@ def export_capsule(
     shape_arr = (ctypes.c_int64 * max(ndim, 1))(*shape)
     strides_arr = (ctypes.c_int64 * max(ndim, 1))(*_compact_strides(shape, 1))
     out = ctypes.POINTER(DLManagedTensorVersioned)()
-    status = _core(backend).cuabi_buffer_export_dlpack(
+    _core(backend).call(
+        "cuabi_buffer_export_dlpack",
         backend.handle_int(handle),
         byte_offset,
         shape_arr,
@@ -378,8 +379,6 @@ def export_capsule(
         DLPACK_FLAG_BITMASK_READ_ONLY if read_only else 0,
         ctypes.byref(out),
     )
-    if status:
-        raise backend.error(status, "cuabi_buffer_export_dlpack")
     address = int(ctypes.cast(out, ctypes.c_void_p).value or 0)
     core_tensor: Any = DLManagedTensorVersioned.from_address(address)
     # A copy of the address: the field is overwritten below.
@@ -429,9 +428,7 @@ def import_capsule(backend: Any, capsule: Any, read_only: bool = False) -> Any:
         raise BufferError(f"not an unconsumed DLPack capsule (its name is {name!r})")
     managed = ctypes.byref(tensor.from_address(_PyCapsule_GetPointer(capsule, name)))
     out = ctypes.c_void_p()
-    status = getattr(_core(backend), func)(managed, 1 if read_only else 0, ctypes.byref(out))
-    if status:
-        raise backend.error(status, func)
+    _core(backend).call(func, managed, 1 if read_only else 0, ctypes.byref(out))
     # Ours now: the capsule's destructor must not call the deleter.
     _PyCapsule_SetName(capsule, ctypes.addressof(used))
     return int(out.value or 0)

@@ -109,7 +109,6 @@ def host_address(obj: Any, writable: bool) -> Tuple[int, int, Any]:
     if not view.readonly:
         arr = (ctypes.c_char * view.nbytes).from_buffer(view)
         return ctypes.addressof(arr), view.nbytes, (obj, view, arr)
-    np = sys.modules.get("numpy")
     if np is not None:
         arr = np.frombuffer(view, dtype=np.uint8)
         return int(arr.ctypes.data), view.nbytes, (obj, view, arr)

@@ -176,8 +176,9 @@ class Backend:
         raise NotImplementedError
 
     def pointer(self, address: int) -> Any:
-        """A ``void*`` argument from an integer address."""
-        raise NotImplementedError
+        """A ``void*`` argument from an integer address (a host function's
+        user data too)."""
+        return self.handle(address, "void *")
 
     def handle(self, value: int, ctype: str) -> Any:
         """A handle argument from a raw integer (for interop and tests)."""
@@ -192,13 +193,13 @@ class Backend:
         it alive."""
         raise NotImplementedError
 
-    def size_array(self, items: Sequence[int]) -> Any:
-        """A C array of size_t holding ``items``."""
+    def array(self, ctype: str, items: Sequence[int]) -> Any:
+        """A C array of ``ctype`` (a number type :meth:`out` takes) holding ``items``."""
         raise NotImplementedError
 
-    def int32_array(self, items: Sequence[int]) -> Any:
-        """A C array of int32_t holding ``items``."""
-        raise NotImplementedError
+    def size_array(self, items: Sequence[int]) -> Any:
+        """A C array of size_t holding ``items``."""
+        return self.array("size_t", items)
 
     def struct(self, ctype: str, count: int = 0) -> Tuple[Any, Any, int]:
         """A zeroed header struct: (the argument that passes it by address,
@@ -320,12 +321,8 @@ class Backend:
             self._trampoline = self.callback("cuabi_host_fn", trampoline, error=1)
         return self._trampoline
 
-    def user_data(self, key: int) -> Any:
-        """The ``void* user_data`` argument carrying ``key``."""
-        raise NotImplementedError
-
-    def null_host_fn(self) -> Any:
-        """A NULL ``cuabi_host_fn`` argument."""
+    def null_callback(self, ctype: str) -> Any:
+        """A NULL argument of the header's function-pointer type ``ctype``."""
         return self.NULL
 
     def launch_host_func(
@@ -369,21 +366,17 @@ class Backend:
         for the life of the process) unless the core refuses; ``fn`` None
         passes NULL, for the core to refuse."""
         if fn is None:
-            self.call(name, *lead, self.null_host_fn(), self.NULL, *tail)
+            self.call(name, *lead, self.null_callback("cuabi_host_fn"), self.NULL, *tail)
             return
         if not callable(fn):
             raise TypeError(f"a host function must be callable, not {type(fn).__name__}")
         key = next(_host_keys)
         table[key] = (fn, args)
         try:
-            status = getattr(self.lib, name)(*lead, self.host_trampoline(), self.user_data(key),
-                                             *tail)
-        except BaseException:
+            self.call(name, *lead, self.host_trampoline(), self.pointer(key), *tail)
+        except BaseException:  # the core refused it: it never runs
             table.pop(key, None)
             raise
-        if status:
-            table.pop(key, None)
-            raise self.error(status, name)
 
     def plan_block(self, plan: Any) -> Any:
         """A launch plan's argument block as a writable buffer (see
@@ -430,14 +423,10 @@ class Backend:
         log = ""
         if status == _api.CUABI_ERROR_COMPILE:
             try:
-                data = self.two_call(lib.cuabi_last_error_log, ())
-                log = data.decode("utf-8", "replace").rstrip("\0")
+                log = self.get_string("cuabi_last_error_log")
             except CudaError:
                 log = ""
-        if status == _api.CUABI_ERROR_CONTEXT_LOST:
-            launches = self._faulted_launches()
-        else:
-            launches = ()
+        launches = self._faulted_launches() if status == _api.CUABI_ERROR_CONTEXT_LOST else ()
         return error_class(status)(message, status, name, code, log, launches)
 
     def _faulted_launches(self) -> Tuple[FaultedLaunch, ...]:
@@ -455,15 +444,10 @@ class Backend:
             if lib.cuabi_last_error_get_launch(index, arg):
                 break
             try:
-                kernel = self.two_call(lib.cuabi_last_error_get_launch_kernel, (index,))
+                kernel = self.get_string("cuabi_last_error_get_launch_kernel", index)
             except CudaError:
                 break
-            launches.append(
-                FaultedLaunch(
-                    kernel.rstrip(b"\0").decode("utf-8", "replace"),
-                    record_type._from_native(record),
-                )
-            )
+            launches.append(FaultedLaunch(kernel, record_type._from_native(record)))
         return tuple(launches)
 
     def check(self, status: int, func: str = "") -> None:
@@ -492,16 +476,13 @@ class Backend:
         written (a string's with its NUL)."""
         name = getattr(fn, "__name__", "")
         size = self.out("size_t")
-        status = fn(*args, self.NULL, self.ref(size))
-        if status:
-            raise self.error(status, name)
+        self.check(fn(*args, self.NULL, self.ref(size)), name)
         for _ in range(8):
             buf = self.char_buffer(max(self.value(size), 1))
             status = fn(*args, buf, self.ref(size))
             if status == _api.CUABI_ERROR_INSUFFICIENT_BUFFER:
                 continue  # grew in between: *size holds the new size
-            if status:
-                raise self.error(status, name)
+            self.check(status, name)
             return self.buffer_bytes(buf, self.value(size))
         raise self.error(status, name)
 
@@ -638,9 +619,6 @@ class CtypesBackend(Backend):
             return ""
         return (ptr if isinstance(ptr, bytes) else ctypes.string_at(ptr)).decode("utf-8", "replace")
 
-    def pointer(self, address: int) -> Any:
-        return address or None
-
     def handle(self, value: int, ctype: str) -> Any:
         return value or None
 
@@ -653,11 +631,8 @@ class CtypesBackend(Backend):
         arr = (ctypes.c_char_p * len(items))(*items)
         return arr, arr
 
-    def size_array(self, items: Sequence[int]) -> Any:
-        return (ctypes.c_size_t * len(items))(*items)
-
-    def int32_array(self, items: Sequence[int]) -> Any:
-        return (ctypes.c_int32 * len(items))(*items)
+    def array(self, ctype: str, items: Sequence[int]) -> Any:
+        return (_api.OUT_BOXES[ctype] * len(items))(*items)
 
     def struct(self, ctype: str, count: int = 0) -> Tuple[Any, Any, int]:
         cls = getattr(_api, ctype)
@@ -695,13 +670,10 @@ class CtypesBackend(Backend):
 
     memmove = staticmethod(ctypes.memmove)  # type: ignore[assignment]
 
-    def null_host_fn(self) -> Any:
+    def null_callback(self, ctype: str) -> Any:
         # ctypes takes only a function-pointer instance for this argtype; one
         # made without a callable is NULL.
-        return _api.cuabi_host_fn()
-
-    def user_data(self, key: int) -> Any:
-        return key
+        return getattr(_api, ctype)()
 
 
 class CffiBackend(Backend):
@@ -762,9 +734,6 @@ class CffiBackend(Backend):
             return ""
         return str(self.ffi.string(ptr).decode("utf-8", "replace"))
 
-    def pointer(self, address: int) -> Any:
-        return self.ffi.cast("void *", address)
-
     def handle(self, value: int, ctype: str) -> Any:
         return self.ffi.cast(ctype, value)
 
@@ -780,11 +749,8 @@ class CffiBackend(Backend):
         arr = self.ffi.new("const char *[]", keep)
         return arr, (arr, keep)
 
-    def size_array(self, items: Sequence[int]) -> Any:
-        return self.ffi.new("size_t[]", list(items))
-
-    def int32_array(self, items: Sequence[int]) -> Any:
-        return self.ffi.new("int32_t[]", list(items))
+    def array(self, ctype: str, items: Sequence[int]) -> Any:
+        return self.ffi.new(ctype + "[]", list(items))
 
     def struct(self, ctype: str, count: int = 0) -> Tuple[Any, Any, int]:
         obj = self.ffi.new(f"{ctype}[]", count) if count else self.ffi.new(ctype + " *")
@@ -811,9 +777,6 @@ class CffiBackend(Backend):
 
     def memmove(self, dst: Any, src: bytes, size: int) -> Any:
         return self.ffi.memmove(dst, src, size)
-
-    def user_data(self, key: int) -> Any:
-        return self.ffi.cast("void *", key)
 
 
 ABI_MODULE = "_cuabi_cffi_abi"
@@ -978,19 +941,16 @@ def load_backend(name: Optional[str] = None, path: Optional[str] = None) -> Back
         chosen = _loaded.get(("auto", path))
         if chosen is not None:
             return chosen
-        try:
-            compiled = load_backend("compiled", path)
-        except LibraryNotFoundError:
-            raise
+        try:  # LibraryNotFoundError (an OSError) goes through
+            chosen = load_backend("compiled", path)
+            _compiled_reason = None
         except ImportError as exc:  # no module, no cffi, or bound elsewhere
             _compiled_reason = "; ".join(
                 line.strip() for line in str(exc).splitlines() if line.strip()
             ) or type(exc).__name__
-            chosen = _loaded[("auto", path)] = load_backend("ctypes", path)
-            return chosen
-        _compiled_reason = None
-        _loaded[("auto", path)] = compiled
-        return compiled
+            chosen = load_backend("ctypes", path)
+        _loaded[("auto", path)] = chosen
+        return chosen
     key = (name, path)
     with _lock:
         loaded = _loaded.get(key)

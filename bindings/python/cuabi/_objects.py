@@ -1210,7 +1210,7 @@ class FunctionBase(Resource):
         bytes, but the argument given is 4 bytes")."""
         b = self._b
         sizes_c = [check_int(v, f"sizes[{i}]", 0, UINT64_MAX) for i, v in enumerate(sizes)]
-        sizes_arg = b.size_array(sizes_c)
+        sizes_arg = b.array("size_t", sizes_c)
         status = b.fn.cuabi_function_check_arg_sizes(self._handle, sizes_arg, len(sizes_c))
         if status:
             raise b.error(status, "cuabi_function_check_arg_sizes")
@@ -2116,13 +2116,13 @@ class StreamBase(Resource):
         if status:
             raise b.error(status, "cuabi_stream_discard_and_prefetch_batch")
 
-    def begin_capture(self, mode: int) -> None:
+    def begin_capture(self, mode: Union[_api.CaptureMode, int, str]) -> None:
         """cuabi_stream_begin_capture: Starts capturing the work submitted to `stream`
         (not the default stream) into a graph instead of running it. `mode`
         (cuabi_capture_mode) says which unsafe calls are refused meanwhile; another
         value answers CUABI_ERROR_INVALID_ARGUMENT."""
         b = self._b
-        status = b.fn.cuabi_stream_begin_capture(self._handle, check_int(mode, "mode", INT32_MIN, INT32_MAX))
+        status = b.fn.cuabi_stream_begin_capture(self._handle, named(mode, {m.name.lower(): m for m in _api.CaptureMode}, "capture mode", "mode", ""))
         if status:
             raise b.error(status, "cuabi_stream_begin_capture")
 
@@ -2136,13 +2136,13 @@ class StreamBase(Resource):
         made: "Graph" = _OWNERS["cuabi_graph"]._made_by(b, b.value(out_box), self)
         return made
 
-    def begin_capture_to_graph(self, graph: GraphBase, after: Optional[GraphNodeBase], mode: int) -> None:
+    def begin_capture_to_graph(self, graph: GraphBase, after: Optional[GraphNodeBase], mode: Union[_api.CaptureMode, int, str]) -> None:
         """cuabi_stream_begin_capture_to_graph: Starts capturing the work submitted to
         `stream` (not the default stream) into the existing `graph` (of the stream's
         device), after `after` (NULL: after nothing); cuabi_stream_end_capture then
         answers `graph`'s graph as a new handle. `mode` as cuabi_stream_begin_capture."""
         b = self._b
-        status = b.fn.cuabi_stream_begin_capture_to_graph(self._handle, _arg(graph, "cuabi_graph", GraphBase, "graph", b), b.NULL if after is None else _arg(after, "cuabi_graph_node", GraphNodeBase, "after", b, True), check_int(mode, "mode", INT32_MIN, INT32_MAX))
+        status = b.fn.cuabi_stream_begin_capture_to_graph(self._handle, _arg(graph, "cuabi_graph", GraphBase, "graph", b), b.NULL if after is None else _arg(after, "cuabi_graph_node", GraphNodeBase, "after", b, True), named(mode, {m.name.lower(): m for m in _api.CaptureMode}, "capture mode", "mode", ""))
         if status:
             raise b.error(status, "cuabi_stream_begin_capture_to_graph")
 
@@ -3353,13 +3353,13 @@ class TensorMapBase(Resource):
         (cuabi_tensor_map_get_bytes)."""
         b = _of(buffer, "cuabi_buffer", BufferBase, "buffer")._b
         sizes_c = [check_int(v, f"sizes[{i}]", 0, UINT64_MAX) for i, v in enumerate(sizes)]
-        sizes_arg = b.size_array(sizes_c)
+        sizes_arg = b.array("size_t", sizes_c)
         strides_c = [check_int(v, f"strides[{i}]", 0, UINT64_MAX) for i, v in enumerate(strides)]
-        strides_arg = b.size_array(strides_c)
+        strides_arg = b.array("size_t", strides_c)
         box_c = [check_int(v, f"box[{i}]", 0, UINT64_MAX) for i, v in enumerate(box)]
-        box_arg = b.size_array(box_c)
+        box_arg = b.array("size_t", box_c)
         element_strides_c = [check_int(v, f"element_strides[{i}]", 0, UINT64_MAX) for i, v in enumerate(element_strides)]
-        element_strides_arg = b.size_array(element_strides_c)
+        element_strides_arg = b.array("size_t", element_strides_c)
         out_box = b.out("cuabi_tensor_map")
         status = b.fn.cuabi_tensor_map_encode_tiled(buffer._handle, check_int(offset, "offset", 0, UINT64_MAX), check_int(data_type, "data_type", INT32_MIN, INT32_MAX), sizes_arg, len(sizes_c), strides_arg, len(strides_c), box_arg, len(box_c), element_strides_arg, len(element_strides_c), check_int(interleave, "interleave", INT32_MIN, INT32_MAX), check_int(swizzle, "swizzle", INT32_MIN, INT32_MAX), check_int(l2_promotion, "l2_promotion", INT32_MIN, INT32_MAX), check_int(oob_fill, "oob_fill", INT32_MIN, INT32_MAX), b.ref(out_box))
         if status:
@@ -3380,15 +3380,15 @@ class TensorMapBase(Resource):
         the box. Refused as the tiled form, with these bounds too."""
         b = _of(buffer, "cuabi_buffer", BufferBase, "buffer")._b
         sizes_c = [check_int(v, f"sizes[{i}]", 0, UINT64_MAX) for i, v in enumerate(sizes)]
-        sizes_arg = b.size_array(sizes_c)
+        sizes_arg = b.array("size_t", sizes_c)
         strides_c = [check_int(v, f"strides[{i}]", 0, UINT64_MAX) for i, v in enumerate(strides)]
-        strides_arg = b.size_array(strides_c)
+        strides_arg = b.array("size_t", strides_c)
         element_strides_c = [check_int(v, f"element_strides[{i}]", 0, UINT64_MAX) for i, v in enumerate(element_strides)]
-        element_strides_arg = b.size_array(element_strides_c)
+        element_strides_arg = b.array("size_t", element_strides_c)
         lower_corner_c = [check_int(v, f"lower_corner[{i}]", INT32_MIN, INT32_MAX) for i, v in enumerate(lower_corner)]
-        lower_corner_arg = b.int32_array(lower_corner_c)
+        lower_corner_arg = b.array("int32_t", lower_corner_c)
         upper_corner_c = [check_int(v, f"upper_corner[{i}]", INT32_MIN, INT32_MAX) for i, v in enumerate(upper_corner)]
-        upper_corner_arg = b.int32_array(upper_corner_c)
+        upper_corner_arg = b.array("int32_t", upper_corner_c)
         out_box = b.out("cuabi_tensor_map")
         status = b.fn.cuabi_tensor_map_encode_im2col(buffer._handle, check_int(offset, "offset", 0, UINT64_MAX), check_int(data_type, "data_type", INT32_MIN, INT32_MAX), sizes_arg, len(sizes_c), strides_arg, len(strides_c), element_strides_arg, len(element_strides_c), lower_corner_arg, len(lower_corner_c), upper_corner_arg, len(upper_corner_c), check_int(channels_per_pixel, "channels_per_pixel", 0, UINT32_MAX), check_int(pixels_per_column, "pixels_per_column", 0, UINT32_MAX), check_int(interleave, "interleave", INT32_MIN, INT32_MAX), check_int(swizzle, "swizzle", INT32_MIN, INT32_MAX), check_int(l2_promotion, "l2_promotion", INT32_MIN, INT32_MAX), check_int(oob_fill, "oob_fill", INT32_MIN, INT32_MAX), b.ref(out_box))
         if status:

@@ -46,6 +46,8 @@ POINTER_SIZE = ctypes.sizeof(ctypes.c_void_p)
 _FLOAT = {2: struct.Struct("<e"), 4: struct.Struct("<f"), 8: struct.Struct("<d")}
 _COMPLEX = {8: struct.Struct("<ff"), 16: struct.Struct("<dd")}
 _POINTER = struct.Struct("<Q")
+# The ctypes values passed as their own bytes.
+_CTYPES = (ctypes._SimpleCData, ctypes.Structure, ctypes.Union, ctypes.Array, ctypes._Pointer)
 
 
 def _what(value: Any) -> str:
@@ -197,9 +199,7 @@ def _resolve(value: Any) -> Optional[_Packer]:
         return _pack_numpy
     if t is ctypes.c_void_p:
         return lambda v, s, i, k: _POINTER.pack(v.value or 0)
-    if isinstance(
-        value, (ctypes._SimpleCData, ctypes.Structure, ctypes.Union, ctypes.Array, ctypes._Pointer)
-    ):
+    if isinstance(value, _CTYPES):
         return _pack_ctypes
     if isinstance(getattr(t, "__cuabi_arg_bytes__", None), property):
         return lambda v, s, i, k: bytes(v.__cuabi_arg_bytes__)
@@ -368,9 +368,7 @@ def _argument_code(t: type, size: int, index: int) -> _Code:
             # NaN fails pack_into (None is no float) and takes .tobytes().
             return code, f"({var} if {var} == {var} else None)", 4
         return code, var, dtype.itemsize
-    if issubclass(t, (ctypes._SimpleCData, ctypes.Structure, ctypes.Union)):
-        return general(ctypes.sizeof(t))
-    if issubclass(t, (ctypes.Array, ctypes._Pointer)):
+    if issubclass(t, _CTYPES):
         return general(ctypes.sizeof(t))
     if issubclass(t, complex):
         return general(size)

@@ -6,7 +6,7 @@ import contextlib
 import weakref
 from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, Optional, Sequence, Tuple, Union
 
-from ._api import CUABI_ERROR_NOT_READY, CaptureMode, EventFlag
+from ._api import CUABI_ERROR_NOT_READY, EventFlag
 from ._hostmem import device_arg
 from ._objects import (
     EventBase,
@@ -18,7 +18,7 @@ from ._objects import (
     _arg,
     register_owner,
 )
-from ._base import check_size, device_of, named
+from ._base import check_size, device_of
 from ._buffer_cache import CAPTURES, stream_closing
 from ._loader import Backend
 
@@ -36,9 +36,6 @@ __all__ = [
     "event_arg",
     "event_flags",
 ]
-
-_CAPTURE_MODES = {m.name.lower(): int(m) for m in CaptureMode}
-
 
 def stream_arg(stream: Optional["Stream"], backend: Backend) -> Any:
     """The ``cuabi_stream`` argument for ``stream`` (None: the default stream)."""
@@ -166,11 +163,11 @@ class Stream(StreamBase):
         """Starts capturing the work submitted to this stream into a graph.
         ``mode``: "global", "thread_local" or "relaxed" (or the CUABI_CAPTURE_* value).
         """
-        super().begin_capture(named(mode, _CAPTURE_MODES, "capture mode", "mode"))
+        super().begin_capture(mode)
         self._capture_begun()
 
     def begin_capture_to_graph(
-        self, graph: GraphBase, after: Optional[GraphNodeBase], mode: int
+        self, graph: GraphBase, after: Optional[GraphNodeBase], mode: Union[str, int]
     ) -> None:
         """Starts capturing the work submitted to this stream into ``graph``
         after ``after`` (None: after nothing); :meth:`end_capture` then

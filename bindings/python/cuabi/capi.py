@@ -85,8 +85,7 @@ def load(backend: Optional[str] = None, path: Optional[str] = None) -> Backend:
 def check(status: int, backend: Optional[Backend] = None) -> None:
     """Raises the CudaError of a non-zero ``status`` (the overview's
     ``checkCudaErrors``), reading the last error through ``backend``."""
-    if status:
-        raise (backend or get_backend()).error(int(status))
+    (backend or get_backend()).check(int(status))
 
 
 @dataclass(frozen=True)
