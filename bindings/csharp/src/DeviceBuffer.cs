@@ -36,6 +36,14 @@ namespace Cuabi
             }
         }
 
+        /// <summary>A new array of <paramref name="count"/> elements, for a buffer's ToArray; throws past an array's length.</summary>
+        internal static T[] NewArray(long count)
+        {
+            if (count > int.MaxValue)
+                throw new InvalidOperationException("the buffer holds more elements than an array can");
+            return new T[count];
+        }
+
         /// <summary>Bytes per element; throws when T cannot be copied as raw bytes.</summary>
         internal static int Require()
         {
@@ -283,9 +291,7 @@ namespace Cuabi
         /// <summary>The whole buffer, copied to a new array.</summary>
         public T[] ToArray()
         {
-            if (Count > int.MaxValue)
-                throw new InvalidOperationException("the buffer holds more elements than an array can");
-            var result = new T[Count];
+            var result = Element<T>.NewArray(Count);
             CopyTo(result);
             return result;
         }

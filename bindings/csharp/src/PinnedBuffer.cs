@@ -113,9 +113,7 @@ namespace Cuabi
         /// <summary>All elements, copied to a new array.</summary>
         public T[] ToArray()
         {
-            if (Count > int.MaxValue)
-                throw new InvalidOperationException("the buffer holds more elements than an array can");
-            var result = new T[Count];
+            var result = Element<T>.NewArray(Count);
             CopyTo(result);
             return result;
         }
