@@ -9,16 +9,13 @@ from __future__ import annotations
 
 import os
 import re
-import sys
 import tempfile
 import unittest
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(REPO, "scripts", "regen_api"))
+from regen_paths import HEADER  # also puts the generators on sys.path
 
 import model  # noqa: E402
 
-HEADER = os.path.join(REPO, "include", "cuabi", "cuabi.h")
 END = "#ifdef __cplusplus\n}"
 
 

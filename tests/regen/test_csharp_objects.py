@@ -19,12 +19,9 @@ parameters (FIELD_PARAMS), batches (BATCHES), kernels' packed arguments
 
 from __future__ import annotations
 
-import os
-import sys
 import unittest
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(REPO, "scripts", "regen_api"))
+import regen_paths  # noqa: F401 (puts the generators on sys.path)
 
 import csharp_objects  # noqa: E402
 import model  # noqa: E402

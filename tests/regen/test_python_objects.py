@@ -8,22 +8,12 @@ keyword arguments, every value converted by its field's type.
 
 from __future__ import annotations
 
-import os
-import sys
 import unittest
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(REPO, "scripts", "regen_api"))
+from regen_paths import HEADER, read  # also puts the generators on sys.path
 
 import model  # noqa: E402
 import python_objects  # noqa: E402
-
-HEADER = os.path.join(REPO, "include", "cuabi", "cuabi.h")
-
-
-def read(path):
-    with open(os.path.join(REPO, path), encoding="utf-8") as f:
-        return f.read()
 
 
 class DescFillers(unittest.TestCase):

@@ -7,16 +7,12 @@ known functions, and that a function its rules cannot decide stops it.
 from __future__ import annotations
 
 import os
-import sys
 import tempfile
 import unittest
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(REPO, "scripts", "regen_api"))
+from regen_paths import HEADER, read  # also puts the generators on sys.path
 
 import model  # noqa: E402
-
-HEADER = os.path.join(REPO, "include", "cuabi", "cuabi.h")
 
 
 def _fn(description, name):
@@ -65,12 +61,6 @@ class Roles(unittest.TestCase):
         self.assertEqual(python_objects.BUILT_TYPES["cuabi_copy_3d_desc"], ("_batch", "Copy3dOp"))
         self.assertEqual(rust_objects.BUILT_TYPES["cuabi_copy_3d_desc"][1], "Copy3d")
         self.assertEqual(csharp_objects.BUILT_TYPES["Copy3DDescNative"][1], "Copy3D")
-        root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-        def read(path):
-            with open(os.path.join(root, path), encoding="utf-8") as f:
-                return f.read()
-
         self.assertIn('def add_copy_3d_node(self, after: Optional[GraphNodeBase], desc: "Copy3dOp")',
                       read("bindings/python/cuabi/_objects.py"))
         self.assertIn("desc: &impl Describes<sys::cuabi_copy_3d_desc>", read("bindings/rust/cuabi/src/objects.rs"))
@@ -86,10 +76,6 @@ class Roles(unittest.TestCase):
         )
         # "1 or 0 in `enabled`" does not read as the rule: an int32_t out.
         self.assertNotIn("flag", _param(_fn(self.d, "cuabi_graph_exec_get_node_enabled"), "enabled"))
-
-        def read(path):
-            with open(os.path.join(REPO, path), encoding="utf-8") as f:
-                return f.read()
 
         self.assertIn("def from_cache(self) -> bool:", read("bindings/python/cuabi/_objects.py"))
         self.assertIn("pub fn from_cache(&self) -> Result<bool>", read("bindings/rust/cuabi/src/objects.rs"))
