@@ -96,12 +96,10 @@ namespace Cuabi
     /// </example>
     public sealed partial class Texture : IDisposable, IArgumentObject
     {
-        private readonly object source;
-
         private Texture(SafeTextureHandle handle, object source)
         {
             this.handle = handle;
-            this.source = source;
+            Source = source;
         }
 
         /// <summary>A texture over all of <paramref name="array"/>; its element type is the array's.</summary>
@@ -134,7 +132,7 @@ namespace Cuabi
         public static Texture FromLinear(DeviceMemory memory, ArrayFormat format, int channels, long width, long offsetBytes = 0,
             TextureOptions options = null)
         {
-            return FromMemory(memory, format, channels, width, 0, 0, offsetBytes, options);
+            return FromPitched(memory, format, channels, width, 0, 0, offsetBytes, options);
         }
 
         /// <summary>
@@ -154,12 +152,6 @@ namespace Cuabi
         public static Texture FromPitched(DeviceMemory memory, ArrayFormat format, int channels, long width, long height,
             long pitchBytes = 0, long offsetBytes = 0, TextureOptions options = null)
         {
-            return FromMemory(memory, format, channels, width, height, pitchBytes, offsetBytes, options);
-        }
-
-        private static Texture FromMemory(DeviceMemory memory, ArrayFormat format, int channels, long width, long height,
-            long pitch, long offset, TextureOptions options)
-        {
             if (memory == null)
                 throw new ArgumentNullException("memory");
             Ranges.NotNegative(channels, "channels");
@@ -170,8 +162,8 @@ namespace Cuabi
             d.channels = (uint)channels;
             d.width = Ranges.Bytes(width, 1, "width");
             d.height = Ranges.Bytes(height, 1, "height");
-            d.pitch = Ranges.Bytes(pitch, 1, "pitchBytes");
-            d.offset = Ranges.Bytes(offset, 1, "offsetBytes");
+            d.pitch = Ranges.Bytes(pitchBytes, 1, "pitchBytes");
+            d.offset = Ranges.Bytes(offsetBytes, 1, "offsetBytes");
             (options ?? new TextureOptions()).WriteTo(ref d);
             return Create(ref d, b, memory);
         }
@@ -186,10 +178,7 @@ namespace Cuabi
         }
 
         /// <summary>What the texture reads: the <see cref="CudaArray"/> or <see cref="DeviceMemory"/> it was made over.</summary>
-        public object Source
-        {
-            get { return source; }
-        }
+        public object Source { get; }
     }
 
     /// <summary>
@@ -202,18 +191,13 @@ namespace Cuabi
     /// </summary>
     public sealed partial class Surface : IDisposable, IArgumentObject
     {
-        private readonly CudaArray array;
-
         private Surface(SafeSurfaceHandle handle, CudaArray array)
         {
             this.handle = handle;
-            this.array = array;
+            Array = array;
         }
 
         /// <summary>The array the surface reads and writes.</summary>
-        public CudaArray Array
-        {
-            get { return array; }
-        }
+        public CudaArray Array { get; }
     }
 }

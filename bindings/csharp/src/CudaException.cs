@@ -70,15 +70,8 @@ namespace Cuabi
             StatusName = statusName;
             Code = code;
             CompileLog = compileLog;
-            if (launches == null)
-            {
-                Launches = NoLaunches;
-            }
-            else
-            {
-                var copy = new List<FaultedLaunch>(launches);
-                Launches = copy.Count == 0 ? NoLaunches : new ReadOnlyCollection<FaultedLaunch>(copy);
-            }
+            var copy = launches == null ? null : new List<FaultedLaunch>(launches);
+            Launches = copy == null || copy.Count == 0 ? NoLaunches : new ReadOnlyCollection<FaultedLaunch>(copy);
         }
 
         /// <summary>The status the library returned.</summary>

@@ -26,10 +26,10 @@ namespace Cuabi
         /// A stream's host function: its delegate's handle is freed here, at its one run. Held
         /// for the life of the process, so that the function pointer given out stays valid.
         /// </summary>
-        internal static readonly HostFnNative Trampoline = RunOnce;
+        internal static readonly HostFnNative Trampoline = (userData, message, size) => Run(userData, message, size, true);
 
         /// <summary>A graph's host node: its delegate is kept, for the node runs at each launch of the graph.</summary>
-        internal static readonly HostFnNative KeptTrampoline = RunKept;
+        internal static readonly HostFnNative KeptTrampoline = (userData, message, size) => Run(userData, message, size, false);
 
         internal delegate CudaStatus HostCall(HostFnNative fn, IntPtr userData);
 
@@ -67,16 +67,6 @@ namespace Cuabi
                 keep.Free();
                 throw e;
             }
-        }
-
-        private static int RunOnce(IntPtr userData, IntPtr message, UIntPtr messageSize)
-        {
-            return Run(userData, message, messageSize, true);
-        }
-
-        private static int RunKept(IntPtr userData, IntPtr message, UIntPtr messageSize)
-        {
-            return Run(userData, message, messageSize, false);
         }
 
         private static int Run(IntPtr userData, IntPtr message, UIntPtr messageSize, bool once)

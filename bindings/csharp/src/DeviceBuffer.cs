@@ -36,12 +36,12 @@ namespace Cuabi
             }
         }
 
-        /// <summary>A new array of <paramref name="count"/> elements, for a buffer's ToArray; throws past an array's length.</summary>
-        internal static T[] NewArray(long count)
+        /// <summary><paramref name="count"/> elements as the length of <paramref name="what"/> ("an array", "a span"); throws past an int.</summary>
+        internal static int Length(long count, string what)
         {
             if (count > int.MaxValue)
-                throw new InvalidOperationException("the buffer holds more elements than an array can");
-            return new T[count];
+                throw new InvalidOperationException("the buffer holds more elements than " + what + " can");
+            return (int)count;
         }
 
         /// <summary>Bytes per element; throws when T cannot be copied as raw bytes.</summary>
@@ -178,12 +178,6 @@ namespace Cuabi
         /// <summary>The raw CUdeviceptr, for interop.</summary>
         public ulong DevicePointer { get; private set; }
 
-        /// <summary>A growable buffer grew to <paramref name="bytes"/>.</summary>
-        internal void Resized(long bytes)
-        {
-            SizeInBytes = bytes;
-        }
-
         /// <summary>The device pointer as a launch argument; <see cref="ObjectDisposedException"/> once disposed.</summary>
         internal ulong LaunchPointer
         {
@@ -194,8 +188,8 @@ namespace Cuabi
             }
         }
 
-        /// <summary>The size in bytes.</summary>
-        public long SizeInBytes { get; private set; }
+        /// <summary>The size in bytes (a growable buffer's grows: <see cref="DeviceBuffer{T}.Grow"/>).</summary>
+        public long SizeInBytes { get; internal set; }
 
         /// <summary>The size of an IPC handle in bytes (CUABI_IPC_HANDLE_SIZE, 128).</summary>
         public const int IpcHandleSize = NativeMethods.CUABI_IPC_HANDLE_SIZE;
@@ -264,7 +258,7 @@ namespace Cuabi
         {
             UIntPtr bytes = Ranges.Bytes(count, Element<T>.Require(), "count");
             Errors.Check(NativeMethods.cuabi_buffer_grow(Handle, bytes));
-            Resized(checked((long)bytes.ToUInt64()));
+            SizeInBytes = checked((long)bytes.ToUInt64());
             Count = count;
         }
 
@@ -275,7 +269,7 @@ namespace Cuabi
         /// <param name="count">Number of elements.</param>
         public void CopyFrom(T[] source, int sourceIndex, long destinationIndex, int count)
         {
-            ArrayCopy(source, "source", sourceIndex, destinationIndex, "destinationIndex", count, true);
+            ArrayCopy(source, "source", sourceIndex, destinationIndex, "destinationIndex", count, true, false);
         }
 
         /// <summary>Copies <paramref name="count"/> elements of the buffer into <paramref name="destination"/>.</summary>
@@ -285,25 +279,34 @@ namespace Cuabi
         /// <param name="count">Number of elements.</param>
         public void CopyTo(long sourceIndex, T[] destination, int destinationIndex, int count)
         {
-            ArrayCopy(destination, "destination", destinationIndex, sourceIndex, "sourceIndex", count, false);
+            ArrayCopy(destination, "destination", destinationIndex, sourceIndex, "sourceIndex", count, false, false);
         }
 
         /// <summary>The whole buffer, copied to a new array.</summary>
         public T[] ToArray()
         {
-            var result = Element<T>.NewArray(Count);
+            var result = new T[Element<T>.Length(Count, "an array")];
             CopyTo(result);
             return result;
         }
 
         /// <summary>
         /// Copies <paramref name="count"/> elements between the host <paramref name="array"/> from
-        /// <paramref name="arrayIndex"/> (pinned for the call) and the buffer from element
-        /// <paramref name="index"/>: into the buffer when <paramref name="toBuffer"/>, else out of it.
+        /// <paramref name="arrayIndex"/> and the buffer from element <paramref name="index"/> (named
+        /// <paramref name="indexName"/> when negative): into the buffer when <paramref name="toBuffer"/>,
+        /// else out of it; through managed memory's host view when <paramref name="view"/> (a plain
+        /// host copy, the range checked here), else by the library (the array pinned for the call).
         /// </summary>
-        private void ArrayCopy(T[] array, string arrayName, int arrayIndex, long index, string indexName, int count, bool toBuffer)
+        private void ArrayCopy(T[] array, string arrayName, int arrayIndex, long index, string indexName, int count, bool toBuffer, bool view)
         {
             Ranges.CheckArray(array, arrayIndex, count, arrayName);
+            if (view)
+            {
+                Ranges.NotNegative(index, indexName);
+                // HostPointer is refused by the library for memory that is not managed.
+                Element<T>.HostCopy(Element<T>.At(HostPointer, Count, index, count, "managed buffer"), array, arrayIndex, count, !toBuffer, this);
+                return;
+            }
             var pin = GCHandle.Alloc(array, GCHandleType.Pinned);
             try
             {
@@ -450,7 +453,7 @@ namespace Cuabi
         /// <param name="count">Number of elements.</param>
         public void ReadHost(long sourceIndex, T[] destination, int destinationIndex, int count)
         {
-            ViewCopy(destination, "destination", destinationIndex, sourceIndex, count, true);
+            ArrayCopy(destination, "destination", destinationIndex, sourceIndex, "index", count, false, true);
         }
 
         /// <summary>Copies <paramref name="count"/> elements of <paramref name="source"/> into managed memory through the host view.</summary>
@@ -460,20 +463,7 @@ namespace Cuabi
         /// <param name="count">Number of elements.</param>
         public void WriteHost(T[] source, int sourceIndex, long destinationIndex, int count)
         {
-            ViewCopy(source, "source", sourceIndex, destinationIndex, count, false);
-        }
-
-        /// <summary>
-        /// The one copy through the host view: <paramref name="count"/> elements between
-        /// <paramref name="array"/> from <paramref name="arrayIndex"/> and managed memory from element
-        /// <paramref name="index"/>: into the array when <paramref name="toArray"/>, else out of it.
-        /// </summary>
-        private void ViewCopy(T[] array, string arrayName, int arrayIndex, long index, int count, bool toArray)
-        {
-            Ranges.CheckArray(array, arrayIndex, count, arrayName);
-            Ranges.NotNegative(index, "index");
-            // HostPointer is refused by the library for memory that is not managed.
-            Element<T>.HostCopy(Element<T>.At(HostPointer, Count, index, count, "managed buffer"), array, arrayIndex, count, toArray, this);
+            ArrayCopy(source, "source", sourceIndex, destinationIndex, "index", count, true, true);
         }
 
 #if CUABI_SPAN
@@ -485,9 +475,7 @@ namespace Cuabi
         public unsafe Span<T> AsSpan()
         {
             IntPtr p = HostPointer;
-            if (Count > int.MaxValue)
-                throw new InvalidOperationException("the buffer holds more elements than a span can");
-            return new Span<T>((void*)p, (int)Count);
+            return new Span<T>((void*)p, Element<T>.Length(Count, "a span"));
         }
 #endif
 

@@ -6,11 +6,9 @@ namespace Cuabi
     /// <summary>Where managed memory is prefetched to, or what advice is about: a device, or the host.</summary>
     public struct MemoryLocation
     {
-        private readonly int value;
-
         private MemoryLocation(int value)
         {
-            this.value = value;
+            Value = value;
         }
 
         /// <summary>The host (CUABI_LOCATION_HOST).</summary>
@@ -38,19 +36,16 @@ namespace Cuabi
         /// <summary>True for the host.</summary>
         public bool IsHost
         {
-            get { return value == NativeMethods.CUABI_LOCATION_HOST; }
+            get { return Value == NativeMethods.CUABI_LOCATION_HOST; }
         }
 
         /// <summary>The device ordinal, or -1 (CUABI_LOCATION_HOST) for the host: the value the C API takes.</summary>
-        public int Value
-        {
-            get { return value; }
-        }
+        public int Value { get; }
 
         /// <summary>"host" or "device N".</summary>
         public override string ToString()
         {
-            return IsHost ? "host" : "device " + value;
+            return IsHost ? "host" : "device " + Value;
         }
     }
 

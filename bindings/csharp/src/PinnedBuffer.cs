@@ -14,14 +14,13 @@ namespace Cuabi
     public sealed partial class PinnedBuffer<T> : IDisposable where T : struct
     {
         private readonly IntPtr pointer;
-        private readonly T[] registered;
 
         /// <summary>Memory of <paramref name="count"/> elements the library just allocated, or registered (<paramref name="array"/>'s).</summary>
         internal PinnedBuffer(SafeHostBufferHandle handle, long count, T[] array = null)
         {
             this.handle = handle;
             pointer = PointerOf(handle);
-            registered = array;
+            Array = array;
             Count = count;
         }
 
@@ -74,10 +73,7 @@ namespace Cuabi
         }
 
         /// <summary>The registered array, or null for memory from <see cref="Device.AllocatePinned{T}"/>.</summary>
-        public T[] Array
-        {
-            get { return registered; }
-        }
+        public T[] Array { get; }
 
         /// <summary>One element (reads and writes host memory; not for bulk use: see <see cref="CopyFrom(T[])"/>).</summary>
         /// <param name="index">Element index.</param>
@@ -113,7 +109,7 @@ namespace Cuabi
         /// <summary>All elements, copied to a new array.</summary>
         public T[] ToArray()
         {
-            var result = Element<T>.NewArray(Count);
+            var result = new T[Element<T>.Length(Count, "an array")];
             CopyTo(result);
             return result;
         }
@@ -128,9 +124,7 @@ namespace Cuabi
         /// <summary>The memory as a span (valid until disposal).</summary>
         public unsafe Span<T> AsSpan()
         {
-            if (Count > int.MaxValue)
-                throw new InvalidOperationException("the buffer holds more elements than a span can");
-            return new Span<T>((void*)Pointer, (int)Count);
+            return new Span<T>((void*)Pointer, Element<T>.Length(Count, "a span"));
         }
 #endif
 

@@ -44,7 +44,6 @@ namespace Cuabi.Interop
         private static readonly object Gate = new object();
         private static volatile IntPtr libraryHandle;
         private static volatile IntPtr resolverHandle; // what the .NET resolver answers
-        private static string loadedFrom;
         private static Exception failure;
 
         /// <summary>
@@ -69,7 +68,7 @@ namespace Cuabi.Interop
                     string path;
                     IntPtr h = Open(out path);
                     Bind(path, h);
-                    loadedFrom = path;
+                    LoadedFrom = path;
                     libraryHandle = h;
                 }
                 catch (Exception e)
@@ -81,10 +80,7 @@ namespace Cuabi.Interop
         }
 
         /// <summary>The file the library was loaded from (a full path where known), or null before <see cref="Load"/>.</summary>
-        public static string LoadedFrom
-        {
-            get { return loadedFrom; }
-        }
+        public static string LoadedFrom { get; private set; }
 
         /// <summary>The handle of the loaded library (zero before <see cref="Load"/>).</summary>
         internal static IntPtr Handle
