@@ -27,6 +27,9 @@ The object-layer rules, the same as every language's:
   its field's type (enums by ``enum_in``, 0/1 fields by ``flag_in``,
   numbers range-checked, string arrays from sequences, their counts
   derived);
+* a call taking such a descriptor (``cuabi_linker_create``) takes its
+  fields as keywords (``**fields``), filled by ``fill_<struct>``; none given
+  is the init's defaults, what a NULL descriptor means;
 * an array of a built struct (``array_in`` of ``cuabi_mem_op``) takes a
   sequence of its registered type (each element checked, the one at fault
   named), laid out by its registered layout (``register_layout``); its
@@ -57,6 +60,11 @@ The object-layer rules, the same as every language's:
   given it; one of PY_NAMED takes an enum parameter by a member's name
   too; a getter of PY_CACHED is read once and kept; one of PY_SETTERS is
   settable through its ``set_`` twin;
+* a parameter named ``bytes`` (the builtin's name) is ``nbytes`` in Python;
+* a call of PY_LOGGED that fails to compile or link raises a CompileError
+  whose ``log`` is the receiver's log where the last error had none;
+* a row of PY_MADE_BY makes a constructor a method of its receiver's
+  class too (``DeviceBase.create_stream``), forwarding to it;
 * a row of PY_CHAIN makes a method answer its receiver (for chaining), a
   row of PY_DEFAULTS gives trailing parameters defaults, and a row of
   BOOL_FLAGS takes a flag-set parameter as one bool choosing one flag;
@@ -167,6 +175,7 @@ PY_ALIASES = {
     "cuabi_module_get_function": "get_kernel",
     "cuabi_module_get_kernel_name": "kernel_name",
     "cuabi_function_get_attribute": "attribute",
+    "cuabi_function_get_active_blocks_per_sm": "active_blocks_per_sm",
 }
 
 # Getters whose property is read once and kept (a value the object cannot
@@ -196,6 +205,25 @@ PY_DEFAULTS: Dict[str, Dict[str, str]] = {
     "cuabi_graph_instantiate_with_flags": {"flags": "0"},
     "cuabi_function_suggest_block_size": {"shared_per_block": "0", "shared_per_thread": "0", "limit": "0"},
     "cuabi_module_get_kernel_name": {"form": "_api.NameForm.DEMANGLED"},
+    "cuabi_stream_create": {"priority": "0"},
+    "cuabi_function_get_active_blocks_per_sm": {"dynamic_shared": "0"},
+}
+
+# Constructors also made a method of the class of the object they are made
+# from (their receiver), named here, as Rust's MADE_BY:
+# ``device.create_stream(non_blocking, priority)`` is
+# ``StreamBase.create(device, non_blocking, priority)``.
+PY_MADE_BY: Dict[str, str] = {
+    "cuabi_stream_create": "create_stream",
+    "cuabi_host_buffer_alloc": "host_alloc",
+}
+
+# Calls whose failure to compile or link (CUABI_ERROR_COMPILE) raises a
+# CompileError whose ``log`` is the receiver's log where the library's last
+# error had none: {function: the receiver's two-call log getter}.
+PY_LOGGED: Dict[str, str] = {
+    "cuabi_linker_link": "cuabi_linker_get_log",
+    "cuabi_program_compile_with": "cuabi_program_get_log",
 }
 
 # Python names of generated parameters, by function and C parameter: the
@@ -207,6 +235,8 @@ PY_PARAMS: Dict[str, Dict[str, str]] = {
         "shared_bytes_per_thread": "shared_per_thread",
         "block_size_limit": "limit",
     },
+    "cuabi_function_get_active_blocks_per_sm": {"dynamic_shared_bytes": "dynamic_shared"},
+    "cuabi_buffer_alloc_growable": {"reserve_bytes": "reserve"},
 }
 
 # Enum parameters also taken by a member's name (any case), by function
@@ -226,6 +256,9 @@ PY_NAMED: Dict[str, Dict[str, Tuple[str, str]]] = {
 BOOL_FLAGS: Dict[str, Dict[str, Tuple[str, str]]] = {
     "cuabi_stream_copy_batch": {"flags": ("prefer_overlap", "PREFER_OVERLAP")},
     "cuabi_stream_copy_3d_batch": {"flags": ("prefer_overlap", "PREFER_OVERLAP")},
+    "cuabi_stream_create": {"flags": ("non_blocking", "NON_BLOCKING")},
+    "cuabi_buffer_alloc_managed": {"flags": ("attach_host", "ATTACH_HOST")},
+    "cuabi_physical_memory_create": {"flags": ("exportable", "EXPORTABLE")},
 }
 
 # Properties reading one key of a getter keyed by an enum (a kernel's
@@ -359,6 +392,8 @@ class Emitter:
         self.by_name = {fn["name"]: fn for fn in model["functions"]}
         # Each function generated: {C name: (its class or "", its member)}.
         self.made: Dict[str, Tuple[str, str]] = {}
+        # Methods forwarding to a constructor (PY_MADE_BY), by class.
+        self.made_by: Dict[str, List[str]] = {}
 
     # -- types ---------------------------------------------------------------
     def note_enum(self, base: str) -> None:
@@ -580,6 +615,10 @@ class Emitter:
         renames = PY_PARAMS.get(fn["name"], {})
         if set(renames) - {p["name"] for p in fn["params"]}:
             raise SystemExit(f"regen: PY_PARAMS: {fn['name']} has no parameter {sorted(renames)}")
+        # A parameter named `bytes` (the builtin's name) is `nbytes`, as the package has always named it.
+        renames = {**({"bytes": "nbytes"} if any(p["name"] == "bytes" for p in fn["params"]) else {}), **renames}
+        if "nbytes" in {p["name"] for p in fn["params"]} and renames.get("bytes") == "nbytes":
+            raise SystemExit(f"regen: {fn['name']}: parameters `bytes` and `nbytes`")
         fn = dict(fn, params=[dict(p, name=renames.get(p["name"], p["name"])) for p in fn["params"]])
         by_name = {p["name"]: p for p in fn["params"]}
         receiver = by_name.get(fn["receiver"]) if fn["receiver"] else None
@@ -606,6 +645,7 @@ class Emitter:
 
         sig: List[str] = []  # Python parameters
         kw_sig: List[str] = []  # keyword-only parameters (a value struct's fields)
+        var_kw: List[str] = []  # a descriptor's fields (DESC_FILLERS), last
         prep: List[str] = []  # statements before the call
         args: List[str] = []  # C arguments
         results: List[Tuple[str, str]] = []  # (Python type, expression)
@@ -761,6 +801,14 @@ class Emitter:
                 args.append(f"{name}_arg")
                 if p.get("lasting") == "receiver":
                     post.append(f"self._hold({name}_keep)")
+            elif role == "struct_in" and p.get("struct") in DESC_FILLERS:
+                # A descriptor filled from keywords: its fields, as fill_<struct>
+                # takes them (none given: the init's defaults, what NULL means).
+                if var_kw:
+                    raise Skip("two descriptor parameters")
+                var_kw.append("**fields: Any")
+                prep.append(f'{name}_arg, {name}_keep = fill_{p["struct"][len("cuabi_"):]}(b, **fields)')
+                args.append(f"{name}_arg")
             elif role == "struct_out" and self.value_struct(p.get("struct")):
                 cls = value_class(p["struct"])
                 prep.append(f"{name}_arg, {name}_s = {cls}._init(b)")
@@ -794,6 +842,14 @@ class Emitter:
             prep.insert(0, "b = resolve_backend(backend)")
         elif call != "constructor":
             prep.insert(0, "b = self._b")
+        if var_kw:
+            struct = next(p["struct"] for p in fn["params"] if p.get("struct") in DESC_FILLERS)
+            fields = {DESC_FILLERS[struct].get(f["name"], f["name"]) for f in self.structs[struct]["fields"]}
+            if fields & {q.split(":", 1)[0].split("=")[0].strip() for q in sig}:
+                raise SystemExit(f"regen: {fn['name']}: a field of {struct} is named as a parameter")
+            if "*" not in sig and "backend: BackendArg = None" in sig:
+                sig.insert(sig.index("backend: BackendArg = None"), "*")
+            sig += var_kw
         del backend_expr
 
         if two_call is not None:
@@ -808,10 +864,17 @@ class Emitter:
             )
             body = prep + [ret]
         else:
+            error = f'b.error(status, "{fn["name"]}")'
+            if fn["name"] in PY_LOGGED:
+                log = self.by_name[PY_LOGGED[fn["name"]]]
+                if not owner or call == "constructor" or log.get("object") != fn.get("object") \
+                        or log["call"] != "string" or not log.get("property"):
+                    raise SystemExit(f"regen: PY_LOGGED: {fn['name']}'s receiver has no log {log['name']}")
+                error = f'_logged({error}, self, "{log["property"]}")'
             body = prep + [
                 f"status = b.fn.{fn['name']}({', '.join(args)})",
                 "if status:",
-                f'    raise b.error(status, "{fn["name"]}")',
+                f"    raise {error}",
             ] + post
             if fn.get("ready_query"):
                 # NOT_READY is an answer, not a failure: True when done.
@@ -867,6 +930,9 @@ class Emitter:
                 " (set over it when both are given)"
                 + (f"; None and no keyword: NULL ({p['null_means']})." if p.get("nullable") else ".")
             )
+        if var_kw:
+            dname = next(p["name"] for p in fn["params"] if p.get("struct") == struct)
+            doc += f" ``{dname}``: its fields as keywords, as ``fill_{struct[len('cuabi_'):]}`` takes them."
         lines: List[str] = []
         indent = "    " if owner else ""
         if call == "constructor":
@@ -890,6 +956,8 @@ class Emitter:
             lines.append(f"{indent}def {ident(method)}({', '.join(params)}) -> {rtype}:")
         lines += wrap_doc(doc, indent + "    ")
         lines += [indent + "    " + line for line in body]
+        if fn["name"] in PY_MADE_BY:
+            self.made_by_method(fn, owner, method, sig, rtype, doc)
         if fn["name"] in PY_ALIASES:
             lines += ["", f"{indent}{PY_ALIASES[fn['name']]} = {ident(member)}"]
         if fn["name"] in PY_SETTERS and name is not None:
@@ -905,6 +973,30 @@ class Emitter:
             lines += body_lines[doc_end + 1 :]  # the setter's body; its doc is the getter's
         return owner, "\n".join(lines) + "\n"
 
+
+    def made_by_method(
+        self, fn: Dict[str, Any], owner: str, method: str, sig: List[str], rtype: str, doc: str
+    ) -> None:
+        """The PY_MADE_BY method of a constructor's receiver class: the
+        constructor's parameters after the receiver, forwarded to it."""
+        receiver = next((p for p in fn["params"] if p["name"] == fn["receiver"]), None)
+        if fn["call"] != "constructor" or receiver is None:
+            raise SystemExit(f"regen: PY_MADE_BY: {fn['name']} is no constructor with a receiver")
+        params = sig[1:]
+        args, keyword = ["self"], False
+        for q in params:
+            name = q.split(":", 1)[0]
+            if name == "*":
+                keyword = True
+            else:
+                args.append(f"{name}={name}" if keyword else name)
+        if params and params[-1] == "*":
+            params = params[:-1]
+        made = PY_MADE_BY[fn["name"]]
+        lines = [f"    def {made}({', '.join(['self'] + params)}) -> {rtype}:"]
+        lines += wrap_doc(f"{doc} Made by ``{owner}.{ident(method)}(self, ...)``.", "        ")
+        lines.append(f"        return {owner}.{ident(method)}({', '.join(args)})")
+        self.made_by.setdefault(class_of(receiver["type"]["base"]), []).append("\n".join(lines) + "\n")
 
     def keyed_properties(self, fn: Dict[str, Any]) -> str:
         """The PY_KEYED properties of getter `fn` (see there)."""
@@ -1267,6 +1359,16 @@ def objects(model: Dict[str, Any]) -> str:
         "    arr, held = b.string_array(raw)\n"
         "    keep += [raw, held]\n"
         "    return b.field(arr, keep), len(raw)\n\n\n"
+        "def _logged(exc: Any, obj: Any, log: str) -> Any:\n"
+        '    """A failed compile\'s or link\'s ``exc`` (a CudaError) with ``obj``\'s ``log``\n'
+        '    where the library\'s last error had none (PY_LOGGED); any other failure as\n'
+        '    it is."""\n'
+        "    if exc.status == _api.CUABI_ERROR_COMPILE and not exc.log:\n"
+        "        try:\n"
+        "            exc.log = getattr(obj, log)\n"
+        "        except Exception:\n"
+        "            pass\n"
+        "    return exc\n\n\n"
         "def _note(exc: Optional[BaseException], closer: str, failure: Exception) -> None:\n"
         '    """A scope\'s closing call failed while ``exc`` left its block: noted\n'
         '    on ``exc`` (PEP 678, Python 3.11 and later), which goes on."""\n'
@@ -1284,7 +1386,7 @@ def objects(model: Dict[str, Any]) -> str:
         out.append("\n".join(wrap_doc(f"{h['name']}: {one_line(h['doc'])}", "    ")) + "\n\n")
         out.append(f'    _release_fn = "{h["name"]}_release"\n')
         out.append(f'    _handle_type = "{h["name"]}"\n')
-        for text in classes[cls]:
+        for text in classes[cls] + em.made_by.get(cls, []):
             out.append("\n" + text)
     for text in free:
         out.append("\n\n" + text)

@@ -56,14 +56,25 @@ class DescFillers(unittest.TestCase):
 
     def test_the_fillers_replace_the_hand_written_ones(self):
         self.assertNotIn("def compile_desc(", read("bindings/python/cuabi/_loader.py"))
-        self.assertIn("fill_link_desc(b, ", read("bindings/python/cuabi/_link.py"))
+        self.assertIn("LinkerBase.create(dev, backend=", read("bindings/python/cuabi/_link.py"))
         self.assertIn("fill_compile_desc(", read("bindings/python/cuabi/_device.py"))
-        self.assertIn("fill_texture_desc(", read("bindings/python/cuabi/_arrays.py"))
+        self.assertIn("TextureBase.create(", read("bindings/python/cuabi/_arrays.py"))
         self.assertNotIn("cuabi_texture_desc_init", read("bindings/python/cuabi/_arrays.py"))
+
+    def test_a_call_taking_a_descriptor_takes_its_fields_as_keywords(self):
+        text = self.objects
+        self.assertIn('    def create(cls, device: DeviceBase, **fields: Any) -> "Linker":', text)
+        self.assertIn("        desc_arg, desc_keep = fill_link_desc(b, **fields)\n", text)
+        self.assertIn('    def create(cls, *, backend: BackendArg = None, **fields: Any) -> "Texture":', text)
+        self.assertIn("    def compile_with(self, **fields: Any) -> None:", text)
+        self.assertIn("self.compile_with(**desc_fields(", read("bindings/python/cuabi/_program.py"))
+        for name, call in (("_link.py", "cuabi_linker_create"), ("_arrays.py", "cuabi_texture_create"),
+                           ("_program.py", "cuabi_program_compile_with")):
+            self.assertFalse(call in read("bindings/python/cuabi/" + name), f"{name} calls {call}")
 
 
 class RowTables(unittest.TestCase):
-    """PY_CHAIN, PY_DEFAULTS, PY_PARAMS, PY_NAMED, PY_CACHED, PY_SETTERS, BOOL_FLAGS and PY_KEYED name what the header declares,
+    """PY_CHAIN, PY_DEFAULTS, PY_PARAMS, PY_NAMED, PY_CACHED, PY_SETTERS, BOOL_FLAGS, PY_KEYED, PY_MADE_BY and PY_LOGGED name what the header declares,
     and each row's shape lands in the generated layer."""
 
     @classmethod
@@ -105,6 +116,8 @@ class RowTables(unittest.TestCase):
         text = self.objects
         self.assertIn("def copy_batch(self, ops: Sequence[\"CopyOp\"], prefer_overlap: bool = False)", text)
         self.assertIn("int(_api.CopyBatchFlag.PREFER_OVERLAP) if prefer_overlap else 0", text)
+        self.assertIn("def alloc_managed(cls, device: DeviceBase, nbytes: int, attach_host: bool = False)", text)
+        self.assertIn("def create(cls, device: DeviceBase, nbytes: int, exportable: bool = False)", text)
 
     def test_python_parameter_names_rename_parameters_of_the_header(self):
         for fn, renames in python_objects.PY_PARAMS.items():
@@ -117,6 +130,19 @@ class RowTables(unittest.TestCase):
             "limit: int = 0) -> Tuple[int, int]:", self.objects)
         self.assertIn('check_int(limit, "limit", 0, UINT32_MAX)', self.objects)
         self.assertNotIn("def suggest_block_size(", read("bindings/python/cuabi/_program.py"))
+        self.assertIn("def get_active_blocks_per_sm(self, block_size: int, dynamic_shared: int = 0) -> int:",
+                      self.objects)
+        self.assertIn("    active_blocks_per_sm = get_active_blocks_per_sm\n", self.objects)
+        self.assertNotIn("def active_blocks_per_sm(", read("bindings/python/cuabi/_program.py"))
+
+    def test_a_parameter_named_bytes_is_nbytes(self):
+        text = self.objects
+        self.assertIn('    def alloc(cls, device: DeviceBase, nbytes: int) -> "DeviceBuffer":', text)
+        self.assertIn('check_int(nbytes, "nbytes", 0, UINT64_MAX)', text)
+        self.assertNotIn(", bytes: int", text)
+        self.assertIn('def import_fd(cls, device: DeviceBase, fd: int, nbytes: int) -> "PhysicalMemory":', text)
+        self.assertNotIn("def import_fd(", read("bindings/python/cuabi/_vmm.py"))
+        self.assertNotIn('check_size(nbytes, "nbytes")', read("bindings/python/cuabi/_vmm.py"))
 
     def test_cached_getters_are_read_once(self):
         for fn in python_objects.PY_CACHED:
@@ -172,6 +198,30 @@ class RowTables(unittest.TestCase):
         self.assertIn("int(bool(value))", text.split("@non_portable_cluster_size_allowed.setter")[1])
         self.assertIn("def required_cluster_dims(self) -> Tuple[int, int, int]:", text)
         self.assertNotIn("def num_regs(", read("bindings/python/cuabi/_program.py"))
+
+    def test_made_by_methods_forward_to_a_constructor(self):
+        for fn, method in python_objects.PY_MADE_BY.items():
+            f = self.functions[fn]
+            self.assertEqual(f["call"], "constructor", fn)
+            self.assertTrue(f["receiver"] and method.isidentifier(), fn)
+        text = self.objects.split("class DeviceBase(")[1].split("\nclass ")[0]
+        self.assertIn('    def create_stream(self, non_blocking: bool = False, priority: int = 0) -> "Stream":', text)
+        self.assertIn("        return StreamBase.create(self, non_blocking, priority)\n", text)
+        self.assertIn('    def host_alloc(self, nbytes: int) -> "PinnedBuffer":', text)
+        device = read("bindings/python/cuabi/_device.py")
+        self.assertNotIn("def create_stream(", device)
+        self.assertNotIn("def host_alloc(", device)
+
+    def test_logged_calls_fill_a_compile_errors_log_from_the_receiver(self):
+        for fn, log in python_objects.PY_LOGGED.items():
+            self.assertEqual(self.functions[log]["call"], "string", log)
+            self.assertEqual(self.functions[log]["object"], self.functions[fn]["object"], fn)
+        text = self.objects
+        self.assertIn("    if exc.status == _api.CUABI_ERROR_COMPILE and not exc.log:\n", text)
+        self.assertIn('            raise _logged(b.error(status, "cuabi_linker_link"), self, "log")\n', text)
+        self.assertIn('            raise _logged(b.error(status, "cuabi_program_compile_with"), self, "log")\n', text)
+        self.assertNotIn("def link(", read("bindings/python/cuabi/_link.py"))
+        self.assertNotIn("exc.log = self.log", read("bindings/python/cuabi/_program.py"))
 
     def test_a_made_object_belongs_to_the_device_the_call_names(self):
         # cuabi_library_get_module(library, device): the module is the device's.

@@ -9,7 +9,7 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from ._api import ArrayFlag, ArrayFormat
-from ._objects import ArrayBase, SurfaceBase, TextureBase, fill_texture_desc, register_owner
+from ._objects import ArrayBase, SurfaceBase, TextureBase, register_owner
 from ._batch import Copy3dOp, register_copy_3d_planner
 from ._base import Resource, check_size, check_u32
 from ._loader import Backend, get_backend
@@ -238,16 +238,11 @@ class Array(ArrayBase):
     def _row_axes(self) -> int:
         return 2 if self.channels > 1 else 1
 
-    def __repr__(self) -> str:
-        if self._closed:
-            return "<cuabi.Array closed>"
-        layered = " layered" if self.layered else ""
+    def _describe(self) -> str:
+        layered = "layered " if self.layered else ""
         if ArrayFlag.CUBEMAP in self.flags:
-            layered += " cubemap"
-        return (
-            f"<cuabi.Array{layered} shape={self.shape} dtype={self.dtype} "
-            f"channels={self.channels}>"
-        )
+            layered += "cubemap "
+        return f"{layered}shape={self.shape} dtype={self.dtype} channels={self.channels}"
 
 
 # ---------------------------------------------------------------------------
@@ -355,19 +350,17 @@ class Texture(_ObjectValue, TextureBase):
             fields = self._describe_buffer(b, source, dtype, channels, width, height, pitch, offset)
         fields.update(zip(("address_x", "address_y", "address_z"), modes))
         fields.update(zip(("border_r", "border_g", "border_b", "border_a"), colour))
-        arg, _keep = fill_texture_desc(
-            b,
+        self._own(TextureBase.create(
             filter=filter_mode,
             read_mode=read_mode,
             normalized_coords=1 if normalized_coords else 0,
+            backend=b,
             **fields,
-        )
-        h = b.get("cuabi_texture_create", arg, out="cuabi_texture")
-        Resource.__init__(self, b, h)
+        ))
         self.source = source  # kept alive with the texture, as the core keeps it
         self.device = source.device
         try:
-            self._value = int(b.get("cuabi_texture_get_handle", h, out="uint64_t"))
+            self._value = int(b.get("cuabi_texture_get_handle", self._handle, out="uint64_t"))
         except BaseException:
             self.close()
             raise
@@ -417,10 +410,8 @@ class Texture(_ObjectValue, TextureBase):
         """The CUtexObject (``cudaTextureObject_t``) value."""
         return self.__cuabi_ptr__
 
-    def __repr__(self) -> str:
-        if self._closed:
-            return "<cuabi.Texture closed>"
-        return f"<cuabi.Texture 0x{self._value or 0:x} of {self.source!r}>"
+    def _describe(self) -> str:
+        return f"0x{self._value or 0:x} of {self.source!r}"
 
 
 class Surface(_ObjectValue, SurfaceBase):
@@ -449,10 +440,8 @@ class Surface(_ObjectValue, SurfaceBase):
         """The CUsurfObject (``cudaSurfaceObject_t``) value."""
         return self.__cuabi_ptr__
 
-    def __repr__(self) -> str:
-        if self._closed:
-            return "<cuabi.Surface closed>"
-        return f"<cuabi.Surface 0x{self._value or 0:x} of {self.array!r}>"
+    def _describe(self) -> str:
+        return f"0x{self._value or 0:x} of {self.array!r}"
 
 
 register_pointer_type(Texture, "_value")

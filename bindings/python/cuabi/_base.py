@@ -181,12 +181,17 @@ class Resource:
         return backend.handle(self._b.handle_int(self._handle), self._handle_type)
 
     def __repr__(self) -> str:
-        state = (
-            "closed"
-            if self._closed
-            else f"handle=0x{self._b.handle_int(self._handle):x}"
-        )
-        return f"<cuabi.{type(self).__name__} {state}>"
+        name = type(self).__name__
+        if self._closed:
+            return f"<cuabi.{name} closed>"
+        try:
+            return f"<cuabi.{name} {self._describe()}>"
+        except Exception:  # a repr never raises
+            return f"<cuabi.{name}>"
+
+    def _describe(self) -> str:
+        """What the repr says of the object while open (a class says more)."""
+        return f"handle=0x{self._b.handle_int(self._handle):x}"
 
 
 def device_of(by: Optional[Resource]) -> Any:

@@ -11,6 +11,7 @@ fault in a refusal's message (``ops[412]: ...``), is the library's."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Callable, List, Optional, Sequence, Tuple, Union
 
 from ._api import MemOpKind, WaitCondition
@@ -106,66 +107,65 @@ def _handle(obj: Any, base: Any, b: Backend) -> Any:
     return obj._arg(b) if isinstance(obj, base) else b.NULL
 
 
-def _array(b: Backend, ctype: str, count: int) -> Tuple[Any, int]:
-    # At least one element, so that an empty batch reaches the library's
-    # own refusal (count is 0) with a valid pointer.
-    arr, _, size = b.struct(ctype, max(count, 1))
-    return arr, size
+# What sets one element of a batch's array: fill(b, element, index, item, keep).
+Fill = Callable[[Backend, Any, int, Any, List[Any]], None]
 
 
-def mem_op_array(b: Backend, ops: Sequence[MemOp]) -> Tuple[Any, int, List[Any]]:
-    """The ``const cuabi_mem_op*`` array of ``ops``, its count and what keeps
-    it alive."""
-    arr, size = _array(b, "cuabi_mem_op", len(ops))
-    keep: List[Any] = [arr, ops]
-    for i, op in enumerate(ops):
+def _laid_out(ctype: str, fill: Fill, b: Backend, items: Sequence[Any]) -> Tuple[Any, int, List[Any]]:
+    """The ``const <ctype>*`` array of ``items``, its count and what keeps it
+    (and the host memory it names) alive: each element's ``struct_size``,
+    then ``fill(b, element, index, item, keep)``. At least one element, so
+    that an empty batch reaches the library's own refusal (count is 0) with
+    a valid pointer."""
+    arr, _, size = b.struct(ctype, max(len(items), 1))
+    keep: List[Any] = [arr, items]
+    for i, item in enumerate(items):
         e = arr[i]
         e.struct_size = size
-        e.kind = int(op.kind)
-        e.width = check_size(op.width, f"ops[{i}].width")
-        e.buffer = _handle(op.buffer, BufferBase, b)
-        e.host_buffer = _handle(op.buffer, HostBufferBase, b)
-        if not isinstance(op.buffer, (BufferBase, HostBufferBase)):
-            raise TypeError(
-                f"ops[{i}].buffer must be a cuabi.DeviceBuffer or cuabi.PinnedBuffer, "
-                f"not {type(op.buffer).__name__}"
-            )
-        e.offset = check_size(op.offset, f"ops[{i}].offset")
-        e.value = check_size(op.value, f"ops[{i}].value")
-        e.condition = int(op.condition)
-        e.flags = int(op.flags)
-    return arr, len(ops), keep
+        fill(b, e, i, item, keep)
+    return arr, len(items), keep
 
 
-register_layout("cuabi_mem_op", MemOp, mem_op_array)
+def _mem_op(b: Backend, e: Any, i: int, op: MemOp, keep: List[Any]) -> None:
+    """Element ``i`` of a ``const cuabi_mem_op*`` array."""
+    e.kind = int(op.kind)
+    e.width = check_size(op.width, f"ops[{i}].width")
+    e.buffer = _handle(op.buffer, BufferBase, b)
+    e.host_buffer = _handle(op.buffer, HostBufferBase, b)
+    if not isinstance(op.buffer, (BufferBase, HostBufferBase)):
+        raise TypeError(
+            f"ops[{i}].buffer must be a cuabi.DeviceBuffer or cuabi.PinnedBuffer, "
+            f"not {type(op.buffer).__name__}"
+        )
+    e.offset = check_size(op.offset, f"ops[{i}].offset")
+    e.value = check_size(op.value, f"ops[{i}].value")
+    e.condition = int(op.condition)
+    e.flags = int(op.flags)
 
 
-def copy_op_array(b: Backend, ops: Sequence[CopyOp]) -> Tuple[Any, int, List[Any]]:
-    """The ``const cuabi_copy_op*`` array of ``ops``, its count and what
-    keeps it (and the host memory it names) alive."""
-    arr, size = _array(b, "cuabi_copy_op", len(ops))
-    keep: List[Any] = [arr, ops]
-    for i, op in enumerate(ops):
-        e = arr[i]
-        e.struct_size = size
-        e.bytes = check_size(op.nbytes, f"ops[{i}].nbytes")
-        for end, obj, offset, writable in (
-            ("dst", op.dst, op.dst_offset, True),
-            ("src", op.src, op.src_offset, False),
-        ):
-            setattr(e, end + "_offset", check_size(offset, f"ops[{i}].{end}_offset"))
-            if isinstance(obj, BufferBase):
-                setattr(e, end + "_buffer", obj._arg(b))
-            elif isinstance(obj, HostBufferBase):
-                setattr(e, end + "_host_buffer", obj._arg(b))
-            elif obj is not None:
-                address, _, alive = host_address(obj, writable)
-                keep.append(alive)
-                setattr(e, end + "_host", b.pointer(address))
-    return arr, len(ops), keep
+register_layout("cuabi_mem_op", MemOp, partial(_laid_out, "cuabi_mem_op", _mem_op))
 
 
-register_layout("cuabi_copy_op", CopyOp, copy_op_array)
+def _copy_op(b: Backend, e: Any, i: int, op: CopyOp, keep: List[Any]) -> None:
+    """Element ``i`` of a ``const cuabi_copy_op*`` array (``keep`` keeps the
+    host memory it names alive)."""
+    e.bytes = check_size(op.nbytes, f"ops[{i}].nbytes")
+    for end, obj, offset, writable in (
+        ("dst", op.dst, op.dst_offset, True),
+        ("src", op.src, op.src_offset, False),
+    ):
+        setattr(e, end + "_offset", check_size(offset, f"ops[{i}].{end}_offset"))
+        if isinstance(obj, BufferBase):
+            setattr(e, end + "_buffer", obj._arg(b))
+        elif isinstance(obj, HostBufferBase):
+            setattr(e, end + "_host_buffer", obj._arg(b))
+        elif obj is not None:
+            address, _, alive = host_address(obj, writable)
+            keep.append(alive)
+            setattr(e, end + "_host", b.pointer(address))
+
+
+register_layout("cuabi_copy_op", CopyOp, partial(_laid_out, "cuabi_copy_op", _copy_op))
 
 
 # How cuabi.copy_3d reads one box (its sides, origins, extent, pitches) and
@@ -180,46 +180,34 @@ def register_copy_3d_planner(planner: Callable[..., Any]) -> None:
     _copy_3d_planner = planner
 
 
-def copy_3d_array(b: Backend, copies: Sequence[Copy3dOp]) -> Tuple[Any, int, List[Any]]:
-    """The ``const cuabi_copy_3d_desc*`` array of ``copies``, each element
-    laid out as :func:`cuabi.copy_3d` lays out its one, its count and what
-    keeps it (and the host memory it names) alive."""
+def _copy_3d(b: Backend, e: Any, i: int, c: Copy3dOp, keep: List[Any]) -> None:
+    """Element ``i`` of a ``const cuabi_copy_3d_desc*`` array, laid out as
+    :func:`cuabi.copy_3d` lays out its one (``keep`` keeps the host memory
+    it names alive)."""
     if _copy_3d_planner is None:
         raise RuntimeError("cuabi.copy_3d's module is not loaded (import cuabi)")
-    arr, size = _array(b, "cuabi_copy_3d_desc", len(copies))
-    keep: List[Any] = [arr, copies]
-    for i, c in enumerate(copies):
-        plan = _copy_3d_planner(c, None)
-        e = arr[i]
-        e.struct_size = size  # every other field is set by fill
-        plan.fill(b, e, keep)
-    return arr, len(copies), keep
+    _copy_3d_planner(c, None).fill(b, e, keep)  # every field but struct_size
 
 
-register_layout("cuabi_copy_3d_desc", Copy3dOp, copy_3d_array)
+register_layout("cuabi_copy_3d_desc", Copy3dOp, partial(_laid_out, "cuabi_copy_3d_desc", _copy_3d))
 
 
-def managed_range_array(b: Backend, ranges: Sequence[ManagedRange]) -> Tuple[Any, int, List[Any]]:
-    """The ``const cuabi_managed_range*`` array of ``ranges``, its count and
-    what keeps it alive."""
-    arr, size = _array(b, "cuabi_managed_range", len(ranges))
-    keep: List[Any] = [arr, ranges]
-    for i, r in enumerate(ranges):
-        e = arr[i]
-        e.struct_size = size
-        if not isinstance(r.buffer, BufferBase):
-            raise TypeError(
-                f"ranges[{i}].buffer must be a cuabi.DeviceBuffer, not {type(r.buffer).__name__}"
-            )
-        e.buffer = r.buffer._arg(b)
-        offset = check_size(r.offset, f"ranges[{i}].offset")
-        e.offset = offset
-        if r.nbytes is None:
-            total = int(getattr(r.buffer, "nbytes"))
-            e.bytes = total - offset if offset <= total else 0
-        else:
-            e.bytes = check_size(r.nbytes, f"ranges[{i}].nbytes")
-    return arr, len(ranges), keep
+def _managed_range(b: Backend, e: Any, i: int, r: ManagedRange, keep: List[Any]) -> None:
+    """Element ``i`` of a ``const cuabi_managed_range*`` array."""
+    if not isinstance(r.buffer, BufferBase):
+        raise TypeError(
+            f"ranges[{i}].buffer must be a cuabi.DeviceBuffer, not {type(r.buffer).__name__}"
+        )
+    e.buffer = r.buffer._arg(b)
+    offset = check_size(r.offset, f"ranges[{i}].offset")
+    e.offset = offset
+    if r.nbytes is None:
+        total = int(getattr(r.buffer, "nbytes"))
+        e.bytes = total - offset if offset <= total else 0
+    else:
+        e.bytes = check_size(r.nbytes, f"ranges[{i}].nbytes")
 
 
-register_layout("cuabi_managed_range", ManagedRange, managed_range_array)
+register_layout(
+    "cuabi_managed_range", ManagedRange, partial(_laid_out, "cuabi_managed_range", _managed_range)
+)

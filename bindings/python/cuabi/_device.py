@@ -10,7 +10,7 @@ import os
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 from . import _dlpack
-from ._api import CompileFlag, ManagedFlag, Output, StreamFlag
+from ._api import CompileFlag, Output
 from ._fork import note_cuda_initialised
 from ._base import (
     as_bytes,
@@ -40,7 +40,6 @@ from ._objects import (
     BufferBase,
     DeviceBase,
     EventBase,
-    HostBufferBase,
     ModuleBase,
     StreamBase,
     device_count,
@@ -241,7 +240,7 @@ class Device(DeviceBase):
             return ModuleBase.load_file(self, os.fsencode(image))
         return ModuleBase.load_data(self, bytes(image))
 
-    # -- memory ------------------------------------------------------------
+    # -- memory (host_alloc: DeviceBase) ----------------------------------
     # The device's BufferCache, found on first use (see buffer_cache).
     _cache_obj: Optional[BufferCache] = None
 
@@ -403,8 +402,7 @@ class Device(DeviceBase):
         :meth:`~DeviceBuffer.advise` steer where it lives. ``attach_host``:
         attached to the host at first (only the host, and streams it is
         attached to, may touch it)."""
-        flags = int(ManagedFlag.ATTACH_HOST) if attach_host else 0
-        return BufferBase.alloc_managed(self, check_size(nbytes, "nbytes"), flags)._typed(dtype, shape)
+        return BufferBase.alloc_managed(self, nbytes, attach_host)._typed(dtype, shape)
 
     def alloc_pitched(
         self, width_bytes: int, height: int, element_size: int = 4
@@ -427,9 +425,7 @@ class Device(DeviceBase):
         contents stay. Both are multiples of :attr:`vm_granularity` (the
         minimum). It is a DeviceBuffer like any other (copies, kernels,
         DLPack); its size is what is mapped."""
-        return BufferBase.alloc_growable(
-            self, check_size(nbytes, "nbytes"), check_size(reserve, "reserve")
-        )._typed(dtype, shape)
+        return BufferBase.alloc_growable(self, nbytes, reserve)._typed(dtype, shape)
 
     @property
     def default_memory_pool(self) -> MemoryPool:
@@ -480,12 +476,8 @@ class Device(DeviceBase):
             # DLPack alone: taken over through the core, which checks it.
             return from_dlpack(obj, backend=self._b)
         ptr, nbytes, dtype, shape, keep = foreign_memory(obj, nbytes)
-        buf = BufferBase.wrap(self, ptr, check_size(nbytes, "nbytes"))
+        buf = BufferBase.wrap(self, ptr, nbytes)
         return buf._typed(dtype, shape if dtype is not None else None, keep)
-
-    def host_alloc(self, nbytes: int) -> PinnedBuffer:
-        """``nbytes`` of page-locked host memory."""
-        return HostBufferBase.alloc(self, check_size(nbytes, "nbytes"))
 
     def pin(self, array: Any) -> PinnedBuffer:
         """Pins ``array`` (a writable, C-contiguous NumPy array or buffer) in
@@ -503,12 +495,7 @@ class Device(DeviceBase):
 
     register = pin
 
-    # -- streams and events -----------------------------------------------
-    def create_stream(self, non_blocking: bool = False, priority: int = 0) -> Stream:
-        """A new stream (``non_blocking``: no implicit sync with the default stream)."""
-        flags = StreamFlag.NON_BLOCKING if non_blocking else 0
-        return StreamBase.create(self, flags, priority)
-
+    # -- streams and events (create_stream: DeviceBase) ---------------------
     def wrap_stream(self, stream: Any) -> Stream:
         """A Stream over someone else's CUstream (not destroyed on release):
         an int, or an object with ``__cuda_stream__`` (cuda.core), ``.ptr``

@@ -47,11 +47,8 @@ class SmResource(SmResourceBase):
         """A green context on these SMs (cuabi_green_context_create)."""
         return GreenContext(self)
 
-    def __repr__(self) -> str:
-        try:
-            return f"<cuabi.SmResource {self.sm_count} SMs of device {self.device.ordinal}>"
-        except Exception:  # a repr never raises
-            return "<cuabi.SmResource>"
+    def _describe(self) -> str:
+        return f"{self.sm_count} SMs of device {self.device.ordinal}"
 
 
 class GreenContext(GreenContextBase):
@@ -68,11 +65,8 @@ class GreenContext(GreenContextBase):
         (cuabi_green_context_create_stream)."""
         return super().create_stream(int(StreamFlag.NON_BLOCKING), priority)
 
-    def __repr__(self) -> str:
-        try:
-            return f"<cuabi.GreenContext {self.sm_count} SMs of device {self.device.ordinal}>"
-        except Exception:
-            return "<cuabi.GreenContext>"
+    def _describe(self) -> str:
+        return f"{self.sm_count} SMs of device {self.device.ordinal}"
 
 
 class TensorMap(TensorMapBase):

@@ -8,13 +8,12 @@ from typing import TYPE_CHECKING, Any, Optional, Sequence, Union
 
 from ._api import LinkBackend, LinkFlag, LinkInput
 from ._background import submit
-from ._objects import LibraryBase, LinkerBase, enum_in, fill_link_desc, register_owner
+from ._objects import LibraryBase, LinkerBase, enum_in, register_owner
 from ._base import no_nul, resolve_backend
 from ._loader import Backend
 from ._memory import device_arg
 from ._options import raw_options
 from ._program import Module, Program
-from .errors import CompileError
 
 if TYPE_CHECKING:
     from ._device import Device
@@ -71,15 +70,12 @@ class Linker(LinkerBase):
         cache: bool = True,
     ) -> None:
         dev = device_arg(device)
-        b = dev.backend
         for flag, what in ((lto, "lto"), (cache, "cache")):
             if not isinstance(flag, bool):
                 raise TypeError(f"{what} must be True or False, not {type(flag).__name__}")
         opts = raw_options(options, "a str or a sequence of nvJitLink option strings")
         flags = (LinkFlag.LTO if lto else 0) | (0 if cache else LinkFlag.NO_CACHE)
-        desc, keep = fill_link_desc(b, backend=link_backend, flags=int(flags), options=opts)
-        h = b.get("cuabi_linker_create", dev._arg(b), desc, out="cuabi_linker")
-        super().__init__(b, h)
+        self._own(LinkerBase.create(dev, backend=link_backend, flags=int(flags), options=opts))
         self.device = dev
 
     # -- inputs ---------------------------------------------------------------
@@ -127,21 +123,7 @@ class Linker(LinkerBase):
             f"(data, kind) pair, not {type(item).__name__}"
         )
 
-    # -- linking --------------------------------------------------------------
-
-    def link(self) -> Module:
-        """Links what was added and loads the result on the device. Raises
-        CompileError with the linker's ``.log`` when the link fails (a
-        missing symbol, an input of another architecture ...)."""
-        try:
-            return super().link()
-        except CompileError as exc:
-            if not exc.log:
-                try:
-                    exc.log = self.log
-                except Exception:
-                    pass
-            raise
+    # -- linking (link: LinkerBase; a CompileError carries the linker's log) --
 
     def link_async(
         self, *, executor: Optional[concurrent.futures.Executor] = None
@@ -152,14 +134,12 @@ class Linker(LinkerBase):
         is released while the linker works."""
         return submit(self.link, on=executor)
 
-    def __repr__(self) -> str:
-        if self._closed:
-            return "<cuabi.Linker closed>"
+    def _describe(self) -> str:
         try:
             which = self.link_backend.name.lower()
         except Exception:  # a repr never raises
             which = "?"
-        return f"<cuabi.Linker {which} for {self.device!r}>"
+        return f"{which} for {self.device!r}"
 
 
 class Library(LibraryBase):

@@ -566,7 +566,7 @@ class DeviceBuffer(_ArrayExport, BufferBase):
         contents stay, and :attr:`nbytes` and :attr:`shape` (1-D) follow. Past
         :attr:`reserved_size` raises OutOfRangeError; another kind of buffer,
         InvalidArgumentError."""
-        super().grow(check_size(nbytes, "nbytes"))
+        super().grow(nbytes)
         self._nbytes = int(self._b.get("cuabi_buffer_get_size", self._handle, out="size_t"))
         self.shape = _shape_for(None, self._nbytes, _dtype_info(self._dtype)[2], "the buffer")
 
@@ -609,9 +609,7 @@ class DeviceBuffer(_ArrayExport, BufferBase):
         default stream), ahead of its use there. ``location`` is a
         :class:`Device`, a device ordinal, or ``"host"``
         (:data:`cuabi.LOCATION_HOST`)."""
-        where = location_arg(location)
-        offset, nbytes = self._range(offset, nbytes)
-        self.prefetch_async(offset, nbytes, where, stream)
+        self.prefetch_async(*self._range(offset, nbytes), location, stream)
 
     def advise(
         self,
@@ -1020,11 +1018,9 @@ class MemoryPool(MemoryPoolBase):
         ``device.alloc(nbytes, dtype, shape, stream=stream, pool=self)``."""
         return self.device.alloc(nbytes, dtype, shape, stream=stream, pool=self)
 
-    def __repr__(self) -> str:
-        if self._closed:
-            return "<cuabi.MemoryPool closed>"
+    def _describe(self) -> str:
         what = " (the default pool)" if self.is_default else ""
-        return f"<cuabi.MemoryPool of device {self.device.ordinal}{what}>"
+        return f"of device {self.device.ordinal}{what}"
 
 
 register_owner("cuabi_buffer", DeviceBuffer)

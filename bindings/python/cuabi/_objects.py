@@ -64,6 +64,7 @@ from ._loader import Backend
 if TYPE_CHECKING:  # the hand-written types of built structs and public classes
     from ._arrays import Array
     from ._arrays import Surface
+    from ._arrays import Texture
     from ._batch import Copy3dOp
     from ._batch import CopyOp
     from ._batch import ManagedRange
@@ -73,6 +74,7 @@ if TYPE_CHECKING:  # the hand-written types of built structs and public classes
     from ._green import SmResource
     from ._green import TensorMap
     from ._link import Library
+    from ._link import Linker
     from ._memory import DeviceBuffer
     from ._memory import MemoryPool
     from ._memory import PinnedBuffer
@@ -232,6 +234,18 @@ def _strings(b: Backend, items: Sequence[Any], what: str, keep: List[Any]) -> Tu
     arr, held = b.string_array(raw)
     keep += [raw, held]
     return b.field(arr, keep), len(raw)
+
+
+def _logged(exc: Any, obj: Any, log: str) -> Any:
+    """A failed compile's or link's ``exc`` (a CudaError) with ``obj``'s ``log``
+    where the library's last error had none (PY_LOGGED); any other failure as
+    it is."""
+    if exc.status == _api.CUABI_ERROR_COMPILE and not exc.log:
+        try:
+            exc.log = getattr(obj, log)
+        except Exception:
+            pass
+    return exc
 
 
 def _note(exc: Optional[BaseException], closer: str, failure: Exception) -> None:
@@ -760,11 +774,11 @@ class DeviceBase(Resource):
         """cuabi_device_get_total_memory: The device's total memory in bytes
         (cuDeviceTotalMem); what is free now is cuabi_device_get_memory_info's."""
         b = self._b
-        bytes_box = b.out("size_t")
-        status = b.fn.cuabi_device_get_total_memory(self._handle, b.ref(bytes_box))
+        nbytes_box = b.out("size_t")
+        status = b.fn.cuabi_device_get_total_memory(self._handle, b.ref(nbytes_box))
         if status:
             raise b.error(status, "cuabi_device_get_total_memory")
-        return int(b.value(bytes_box))
+        return int(b.value(nbytes_box))
 
     @property
     def memory_info(self) -> Tuple[int, int]:
@@ -989,6 +1003,18 @@ class DeviceBase(Resource):
         made: "SmResource" = _OWNERS["cuabi_sm_resource"]._made_by(b, b.value(out_box), self)
         return made
 
+    def host_alloc(self, nbytes: int) -> "PinnedBuffer":
+        """cuabi_host_buffer_alloc: Allocates `bytes` (> 0) of pinned host memory,
+        usable from every context. Made by ``HostBufferBase.alloc(self, ...)``."""
+        return HostBufferBase.alloc(self, nbytes)
+
+    def create_stream(self, non_blocking: bool = False, priority: int = 0) -> "Stream":
+        """cuabi_stream_create: A new stream on `device`. `flags` is an OR of
+        cuabi_stream_flag_bits (unknown bits answer CUABI_ERROR_INVALID_ARGUMENT);
+        `priority` 0 is the default (see cuabi_device_get_stream_priority_range). Made
+        by ``StreamBase.create(self, ...)``."""
+        return StreamBase.create(self, non_blocking, priority)
+
 
 class ProgramBase(Resource):
     """cuabi_program: an NVRTC program"""
@@ -1068,12 +1094,60 @@ class ProgramBase(Resource):
 
     lowered_name = get_lowered_name
 
+    def compile_with(self, **fields: Any) -> None:
+        """cuabi_program_compile_with: Compiles a program with the options of `desc`:
+        its typed options (arch, cxx_standard, defines, include_paths, fast_math,
+        line_info, device_debug, lto, relocatable), turned into NVRTC options and
+        checked exactly as cuabi_module_compile does, followed by its raw `options`. The
+        program already has its source, name, headers and name expressions, and a
+        program's compile never goes through the cache: those fields of `desc` (source,
+        name, header_*, num_headers, name_expressions, num_name_expressions), `output`
+        and `flags` must keep their defaults, and a set one is refused with
+        CUABI_ERROR_INVALID_ARGUMENT naming it. Without `arch` (and no architecture
+        among `options`) NVRTC's default architecture is used. Otherwise as
+        cuabi_program_compile. ``desc``: its fields as keywords, as
+        ``fill_compile_desc`` takes them."""
+        b = self._b
+        desc_arg, desc_keep = fill_compile_desc(b, **fields)
+        status = b.fn.cuabi_program_compile_with(self._handle, desc_arg)
+        if status:
+            raise _logged(b.error(status, "cuabi_program_compile_with"), self, "log")
+
 
 class ModuleBase(Resource):
     """cuabi_module: loaded device code"""
 
     _release_fn = "cuabi_module_release"
     _handle_type = "cuabi_module"
+
+    @classmethod
+    def compile(cls, device: DeviceBase, **fields: Any) -> "Module":
+        """cuabi_module_compile: Compiles `desc` for `device` and loads the result: the
+        one call from source to a module. Unless `arch` or the raw options name an
+        architecture, the target is the device's own: "-arch=sm_XY" for CUBIN (so the
+        driver never JITs) or "-arch=compute_XY" for PTX; if NVRTC is older than the
+        device, the newest architecture NVRTC knows is used as PTX. Compiled images go
+        through an on-disk cache keyed on the source, the headers, every option (typed
+        and raw), the name expressions, the target, and the NVRTC and driver versions.
+        Entries are written atomically (temporary file, then rename), carry a checksum,
+        and a corrupt or foreign entry is discarded and rebuilt, never loaded. The cache
+        folder is $CUABI_CACHE_DIR, else $XDG_CACHE_HOME/cuabi, else ~/.cache/cuabi;
+        CUABI_CACHE=0 (or CUABI_COMPILE_NO_CACHE) turns it off. A folder owned by
+        another user or writable by others is not used. A cache that cannot be read or
+        written never fails a compile. cuabi_cache_get_dir, cuabi_cache_get_state,
+        cuabi_cache_get_usage and cuabi_cache_clear look at and empty the folder by
+        these same rules. Name expressions are resolved and kept with the module:
+        cuabi_module_get_function accepts them as names. CUABI_ERROR_COMPILE:
+        cuabi_last_error_log() has NVRTC's log. ``desc``: its fields as keywords, as
+        ``fill_compile_desc`` takes them."""
+        b = _of(device, "cuabi_device", DeviceBase, "device")._b
+        desc_arg, desc_keep = fill_compile_desc(b, **fields)
+        out_box = b.out("cuabi_module")
+        status = b.fn.cuabi_module_compile(device._handle, desc_arg, b.ref(out_box))
+        if status:
+            raise b.error(status, "cuabi_module_compile")
+        made: "Module" = _OWNERS["cuabi_module"]._made_by(b, b.value(out_box), device)
+        return made
 
     @classmethod
     def load_data(cls, device: DeviceBase, image: Union[bytes, bytearray, memoryview]) -> "Module":
@@ -1176,11 +1250,11 @@ class ModuleBase(Resource):
         b = self._b
         name_c = as_bytes(name, "name")
         device_ptr_box = b.out("uint64_t")
-        bytes_box = b.out("size_t")
-        status = b.fn.cuabi_module_get_global(self._handle, name_c, b.ref(device_ptr_box), b.ref(bytes_box))
+        nbytes_box = b.out("size_t")
+        status = b.fn.cuabi_module_get_global(self._handle, name_c, b.ref(device_ptr_box), b.ref(nbytes_box))
         if status:
             raise b.error(status, "cuabi_module_get_global")
-        return int(b.value(device_ptr_box)), int(b.value(bytes_box))
+        return int(b.value(device_ptr_box)), int(b.value(nbytes_box))
 
 
 class FunctionBase(Resource):
@@ -1324,16 +1398,18 @@ class FunctionBase(Resource):
         if status:
             raise b.error(status, "cuabi_function_set_attribute")
 
-    def get_active_blocks_per_sm(self, block_size: int, dynamic_shared_bytes: int) -> int:
+    def get_active_blocks_per_sm(self, block_size: int, dynamic_shared: int = 0) -> int:
         """cuabi_function_get_active_blocks_per_sm: How many blocks of `block_size`
         threads, each with `dynamic_shared_bytes` of dynamic shared memory, one
         multiprocessor keeps resident at once."""
         b = self._b
         blocks_box = b.out("uint32_t")
-        status = b.fn.cuabi_function_get_active_blocks_per_sm(self._handle, check_int(block_size, "block_size", 0, UINT32_MAX), check_int(dynamic_shared_bytes, "dynamic_shared_bytes", 0, UINT64_MAX), b.ref(blocks_box))
+        status = b.fn.cuabi_function_get_active_blocks_per_sm(self._handle, check_int(block_size, "block_size", 0, UINT32_MAX), check_int(dynamic_shared, "dynamic_shared", 0, UINT64_MAX), b.ref(blocks_box))
         if status:
             raise b.error(status, "cuabi_function_get_active_blocks_per_sm")
         return int(b.value(blocks_box))
+
+    active_blocks_per_sm = get_active_blocks_per_sm
 
     def suggest_block_size(self, shared_per_block: int = 0, shared_per_thread: int = 0, limit: int = 0) -> Tuple[int, int]:
         """cuabi_function_suggest_block_size: The block size that maximises occupancy,
@@ -1356,11 +1432,11 @@ class FunctionBase(Resource):
         in `bytes`, each block can have while `blocks_per_sm` blocks of `block_size`
         threads stay resident on one multiprocessor."""
         b = self._b
-        bytes_box = b.out("size_t")
-        status = b.fn.cuabi_function_get_available_dynamic_shared(self._handle, check_int(blocks_per_sm, "blocks_per_sm", 0, UINT32_MAX), check_int(block_size, "block_size", 0, UINT32_MAX), b.ref(bytes_box))
+        nbytes_box = b.out("size_t")
+        status = b.fn.cuabi_function_get_available_dynamic_shared(self._handle, check_int(blocks_per_sm, "blocks_per_sm", 0, UINT32_MAX), check_int(block_size, "block_size", 0, UINT32_MAX), b.ref(nbytes_box))
         if status:
             raise b.error(status, "cuabi_function_get_available_dynamic_shared")
-        return int(b.value(bytes_box))
+        return int(b.value(nbytes_box))
 
     available_dynamic_shared = get_available_dynamic_shared
 
@@ -1372,18 +1448,18 @@ class BufferBase(Resource):
     _handle_type = "cuabi_buffer"
 
     @classmethod
-    def alloc(cls, device: DeviceBase, bytes: int) -> "DeviceBuffer":
+    def alloc(cls, device: DeviceBase, nbytes: int) -> "DeviceBuffer":
         """cuabi_buffer_alloc: Allocates `bytes` (> 0) of device memory."""
         b = _of(device, "cuabi_device", DeviceBase, "device")._b
         out_box = b.out("cuabi_buffer")
-        status = b.fn.cuabi_buffer_alloc(device._handle, check_int(bytes, "bytes", 0, UINT64_MAX), b.ref(out_box))
+        status = b.fn.cuabi_buffer_alloc(device._handle, check_int(nbytes, "nbytes", 0, UINT64_MAX), b.ref(out_box))
         if status:
             raise b.error(status, "cuabi_buffer_alloc")
         made: "DeviceBuffer" = _OWNERS["cuabi_buffer"]._made_by(b, b.value(out_box), device)
         return made
 
     @classmethod
-    def wrap(cls, device: DeviceBase, device_ptr: int, bytes: int) -> "DeviceBuffer":
+    def wrap(cls, device: DeviceBase, device_ptr: int, nbytes: int) -> "DeviceBuffer":
         """cuabi_buffer_wrap: Wraps device memory owned by someone else (CuPy, PyTorch,
         the runtime) without taking ownership: release frees nothing. `device_ptr` is
         the memory's device address (a CUdeviceptr) and `bytes` its size; neither may be
@@ -1391,7 +1467,7 @@ class BufferBase(Resource):
         is used."""
         b = _of(device, "cuabi_device", DeviceBase, "device")._b
         out_box = b.out("cuabi_buffer")
-        status = b.fn.cuabi_buffer_wrap(device._handle, check_int(device_ptr, "device_ptr", 0, UINT64_MAX), check_int(bytes, "bytes", 0, UINT64_MAX), b.ref(out_box))
+        status = b.fn.cuabi_buffer_wrap(device._handle, check_int(device_ptr, "device_ptr", 0, UINT64_MAX), check_int(nbytes, "nbytes", 0, UINT64_MAX), b.ref(out_box))
         if status:
             raise b.error(status, "cuabi_buffer_wrap")
         made: "DeviceBuffer" = _OWNERS["cuabi_buffer"]._made_by(b, b.value(out_box), device)
@@ -1413,11 +1489,11 @@ class BufferBase(Resource):
         """cuabi_buffer_get_size: The buffer's size in bytes, as allocated, wrapped or
         opened (a pitched buffer's is pitch * height)."""
         b = self._b
-        bytes_box = b.out("size_t")
-        status = b.fn.cuabi_buffer_get_size(self._handle, b.ref(bytes_box))
+        nbytes_box = b.out("size_t")
+        status = b.fn.cuabi_buffer_get_size(self._handle, b.ref(nbytes_box))
         if status:
             raise b.error(status, "cuabi_buffer_get_size")
-        return int(b.value(bytes_box))
+        return int(b.value(nbytes_box))
 
     _device_ordinal: Optional[int] = None
 
@@ -1434,7 +1510,7 @@ class BufferBase(Resource):
             self._device_ordinal = int(b.value(ordinal_box))
         return self._device_ordinal
 
-    def copy(self, dst_offset: int, src: BufferBase, src_offset: int, bytes: int) -> None:
+    def copy(self, dst_offset: int, src: BufferBase, src_offset: int, nbytes: int) -> None:
         """cuabi_buffer_copy: Device to device, on one device or between two (directly
         or through the host: cuabi_buffer_get_copy_path): `bytes` bytes from byte
         `src_offset` of `src` to byte `dst_offset` of `dst`, checked against both
@@ -1442,11 +1518,11 @@ class BufferBase(Resource):
         same memory answer CUABI_ERROR_INVALID_ARGUMENT. The *_async form is ordered on
         `stream` (NULL: the default stream), which must be of `dst`'s device."""
         b = self._b
-        status = b.fn.cuabi_buffer_copy(self._handle, check_int(dst_offset, "dst_offset", 0, UINT64_MAX), _arg(src, "cuabi_buffer", BufferBase, "src", b), check_int(src_offset, "src_offset", 0, UINT64_MAX), check_int(bytes, "bytes", 0, UINT64_MAX))
+        status = b.fn.cuabi_buffer_copy(self._handle, check_int(dst_offset, "dst_offset", 0, UINT64_MAX), _arg(src, "cuabi_buffer", BufferBase, "src", b), check_int(src_offset, "src_offset", 0, UINT64_MAX), check_int(nbytes, "nbytes", 0, UINT64_MAX))
         if status:
             raise b.error(status, "cuabi_buffer_copy")
 
-    def copy_async(self, dst_offset: int, src: BufferBase, src_offset: int, bytes: int, stream: Optional[StreamBase] = None) -> None:
+    def copy_async(self, dst_offset: int, src: BufferBase, src_offset: int, nbytes: int, stream: Optional[StreamBase] = None) -> None:
         """cuabi_buffer_copy_async: Device to device, on one device or between two
         (directly or through the host: cuabi_buffer_get_copy_path): `bytes` bytes from
         byte `src_offset` of `src` to byte `dst_offset` of `dst`, checked against both
@@ -1454,17 +1530,17 @@ class BufferBase(Resource):
         same memory answer CUABI_ERROR_INVALID_ARGUMENT. The *_async form is ordered on
         `stream` (NULL: the default stream), which must be of `dst`'s device."""
         b = self._b
-        status = b.fn.cuabi_buffer_copy_async(self._handle, check_int(dst_offset, "dst_offset", 0, UINT64_MAX), _arg(src, "cuabi_buffer", BufferBase, "src", b), check_int(src_offset, "src_offset", 0, UINT64_MAX), check_int(bytes, "bytes", 0, UINT64_MAX), b.NULL if stream is None else _arg(stream, "cuabi_stream", StreamBase, "stream", b, True))
+        status = b.fn.cuabi_buffer_copy_async(self._handle, check_int(dst_offset, "dst_offset", 0, UINT64_MAX), _arg(src, "cuabi_buffer", BufferBase, "src", b), check_int(src_offset, "src_offset", 0, UINT64_MAX), check_int(nbytes, "nbytes", 0, UINT64_MAX), b.NULL if stream is None else _arg(stream, "cuabi_stream", StreamBase, "stream", b, True))
         if status:
             raise b.error(status, "cuabi_buffer_copy_async")
 
-    def memset_async(self, offset: int, value: int, bytes: int, stream: Optional[StreamBase] = None) -> None:
+    def memset_async(self, offset: int, value: int, nbytes: int, stream: Optional[StreamBase] = None) -> None:
         """cuabi_buffer_memset_async: Sets `bytes` bytes from byte `offset` of `buffer`
         to `value`; a range past the buffer's end answers CUABI_ERROR_OUT_OF_RANGE, and
         0 bytes do nothing. The synchronous form returns once the device has finished;
         the *_async form is ordered on `stream` (NULL: the default stream)."""
         b = self._b
-        status = b.fn.cuabi_buffer_memset_async(self._handle, check_int(offset, "offset", 0, UINT64_MAX), check_int(value, "value", 0, 0xFF), check_int(bytes, "bytes", 0, UINT64_MAX), b.NULL if stream is None else _arg(stream, "cuabi_stream", StreamBase, "stream", b, True))
+        status = b.fn.cuabi_buffer_memset_async(self._handle, check_int(offset, "offset", 0, UINT64_MAX), check_int(value, "value", 0, 0xFF), check_int(nbytes, "nbytes", 0, UINT64_MAX), b.NULL if stream is None else _arg(stream, "cuabi_stream", StreamBase, "stream", b, True))
         if status:
             raise b.error(status, "cuabi_buffer_memset_async")
 
@@ -1484,7 +1560,7 @@ class BufferBase(Resource):
         return self._kind
 
     @classmethod
-    def alloc_async(cls, device: DeviceBase, bytes: int, pool: Optional[MemoryPoolBase] = None, stream: Optional[StreamBase] = None) -> "DeviceBuffer":
+    def alloc_async(cls, device: DeviceBase, nbytes: int, pool: Optional[MemoryPoolBase] = None, stream: Optional[StreamBase] = None) -> "DeviceBuffer":
         """cuabi_buffer_alloc_async: Allocates `bytes` (> 0) in stream order on `stream`
         (NULL: the default stream) from `pool` (NULL: the device's default pool): the
         memory may be used by work on `stream` queued after this call, and by other
@@ -1496,7 +1572,7 @@ class BufferBase(Resource):
         be ordered before that stream or be finished."""
         b = _of(device, "cuabi_device", DeviceBase, "device")._b
         out_box = b.out("cuabi_buffer")
-        status = b.fn.cuabi_buffer_alloc_async(device._handle, check_int(bytes, "bytes", 0, UINT64_MAX), b.NULL if pool is None else _arg(pool, "cuabi_memory_pool", MemoryPoolBase, "pool", b, True), b.NULL if stream is None else _arg(stream, "cuabi_stream", StreamBase, "stream", b, True), b.ref(out_box))
+        status = b.fn.cuabi_buffer_alloc_async(device._handle, check_int(nbytes, "nbytes", 0, UINT64_MAX), b.NULL if pool is None else _arg(pool, "cuabi_memory_pool", MemoryPoolBase, "pool", b, True), b.NULL if stream is None else _arg(stream, "cuabi_stream", StreamBase, "stream", b, True), b.ref(out_box))
         if status:
             raise b.error(status, "cuabi_buffer_alloc_async")
         made: "DeviceBuffer" = _OWNERS["cuabi_buffer"]._made_by(b, b.value(out_box), device)
@@ -1518,7 +1594,7 @@ class BufferBase(Resource):
         self._consumed()
 
     @classmethod
-    def alloc_with_pointer(cls, device: DeviceBase, bytes: int) -> Tuple["DeviceBuffer", int]:
+    def alloc_with_pointer(cls, device: DeviceBase, nbytes: int) -> Tuple["DeviceBuffer", int]:
         """cuabi_buffer_alloc_with_pointer: cuabi_buffer_alloc (`bytes` > 0 of device
         memory, cuMemAlloc) that also answers the new buffer's device address in `ptr`,
         as cuabi_buffer_get_pointer would. The same checks and statuses as
@@ -1527,13 +1603,13 @@ class BufferBase(Resource):
         b = _of(device, "cuabi_device", DeviceBase, "device")._b
         out_box = b.out("cuabi_buffer")
         ptr_box = b.out("uint64_t")
-        status = b.fn.cuabi_buffer_alloc_with_pointer(device._handle, check_int(bytes, "bytes", 0, UINT64_MAX), b.ref(out_box), b.ref(ptr_box))
+        status = b.fn.cuabi_buffer_alloc_with_pointer(device._handle, check_int(nbytes, "nbytes", 0, UINT64_MAX), b.ref(out_box), b.ref(ptr_box))
         if status:
             raise b.error(status, "cuabi_buffer_alloc_with_pointer")
         return _OWNERS["cuabi_buffer"]._made_by(b, b.value(out_box), device), int(b.value(ptr_box))
 
     @classmethod
-    def alloc_async_with_pointer(cls, device: DeviceBase, bytes: int, pool: Optional[MemoryPoolBase] = None, stream: Optional[StreamBase] = None) -> Tuple["DeviceBuffer", int]:
+    def alloc_async_with_pointer(cls, device: DeviceBase, nbytes: int, pool: Optional[MemoryPoolBase] = None, stream: Optional[StreamBase] = None) -> Tuple["DeviceBuffer", int]:
         """cuabi_buffer_alloc_async_with_pointer: cuabi_buffer_alloc_async that also
         answers the new buffer's device address in `ptr`, as cuabi_buffer_get_pointer
         would: `bytes` (> 0) in stream order on `stream` (NULL: the default stream) from
@@ -1543,13 +1619,13 @@ class BufferBase(Resource):
         b = _of(device, "cuabi_device", DeviceBase, "device")._b
         out_box = b.out("cuabi_buffer")
         ptr_box = b.out("uint64_t")
-        status = b.fn.cuabi_buffer_alloc_async_with_pointer(device._handle, check_int(bytes, "bytes", 0, UINT64_MAX), b.NULL if pool is None else _arg(pool, "cuabi_memory_pool", MemoryPoolBase, "pool", b, True), b.NULL if stream is None else _arg(stream, "cuabi_stream", StreamBase, "stream", b, True), b.ref(out_box), b.ref(ptr_box))
+        status = b.fn.cuabi_buffer_alloc_async_with_pointer(device._handle, check_int(nbytes, "nbytes", 0, UINT64_MAX), b.NULL if pool is None else _arg(pool, "cuabi_memory_pool", MemoryPoolBase, "pool", b, True), b.NULL if stream is None else _arg(stream, "cuabi_stream", StreamBase, "stream", b, True), b.ref(out_box), b.ref(ptr_box))
         if status:
             raise b.error(status, "cuabi_buffer_alloc_async_with_pointer")
         return _OWNERS["cuabi_buffer"]._made_by(b, b.value(out_box), device), int(b.value(ptr_box))
 
     @classmethod
-    def alloc_managed(cls, device: DeviceBase, bytes: int, flags: int) -> "DeviceBuffer":
+    def alloc_managed(cls, device: DeviceBase, nbytes: int, attach_host: bool = False) -> "DeviceBuffer":
         """cuabi_buffer_alloc_managed: Allocates `bytes` (> 0) of managed memory on
         `device`: one address valid on the host and on every device, migrated on demand.
         `flags` is an OR of cuabi_managed_flag_bits (0: every stream may touch it;
@@ -1563,7 +1639,7 @@ class BufferBase(Resource):
         synchronise the device first."""
         b = _of(device, "cuabi_device", DeviceBase, "device")._b
         out_box = b.out("cuabi_buffer")
-        status = b.fn.cuabi_buffer_alloc_managed(device._handle, check_int(bytes, "bytes", 0, UINT64_MAX), check_int(flags, "flags", 0, UINT32_MAX), b.ref(out_box))
+        status = b.fn.cuabi_buffer_alloc_managed(device._handle, check_int(nbytes, "nbytes", 0, UINT64_MAX), int(_api.ManagedFlag.ATTACH_HOST) if attach_host else 0, b.ref(out_box))
         if status:
             raise b.error(status, "cuabi_buffer_alloc_managed")
         made: "DeviceBuffer" = _OWNERS["cuabi_buffer"]._made_by(b, b.value(out_box), device)
@@ -1581,12 +1657,12 @@ class BufferBase(Resource):
             raise b.error(status, "cuabi_buffer_get_host_pointer")
         return int(b.value(ptr_box))
 
-    def prefetch_async(self, offset: int, bytes: int, location: Union[DeviceBase, int, str], stream: Optional[StreamBase] = None) -> None:
+    def prefetch_async(self, offset: int, nbytes: int, location: Union[DeviceBase, int, str], stream: Optional[StreamBase] = None) -> None:
         """cuabi_buffer_prefetch_async: Migrates [offset, offset + bytes) of a managed
         buffer to `location` (a device ordinal or CUABI_LOCATION_HOST) in order on
         `stream` (NULL: the default stream), ahead of its use there."""
         b = self._b
-        status = b.fn.cuabi_buffer_prefetch_async(self._handle, check_int(offset, "offset", 0, UINT64_MAX), check_int(bytes, "bytes", 0, UINT64_MAX), _READERS["location"](location, "location"), b.NULL if stream is None else _arg(stream, "cuabi_stream", StreamBase, "stream", b, True))
+        status = b.fn.cuabi_buffer_prefetch_async(self._handle, check_int(offset, "offset", 0, UINT64_MAX), check_int(nbytes, "nbytes", 0, UINT64_MAX), _READERS["location"](location, "location"), b.NULL if stream is None else _arg(stream, "cuabi_stream", StreamBase, "stream", b, True))
         if status:
             raise b.error(status, "cuabi_buffer_prefetch_async")
 
@@ -1648,7 +1724,7 @@ class BufferBase(Resource):
         return _api.CopyPath(b.value(path_box))
 
     @classmethod
-    def from_range(cls, range: AddressRangeBase, device: DeviceBase, offset: int, bytes: int) -> "DeviceBuffer":
+    def from_range(cls, range: AddressRangeBase, device: DeviceBase, offset: int, nbytes: int) -> "DeviceBuffer":
         """cuabi_buffer_from_range: A buffer (CUABI_BUFFER_RANGE) over [offset, offset +
         bytes) of the range, used by `device`: copies, fills and launches reach the
         mapped memory through it as through any buffer. It keeps the range alive, and
@@ -1659,14 +1735,14 @@ class BufferBase(Resource):
         neither needs to be a multiple of the granularity."""
         b = _of(range, "cuabi_address_range", AddressRangeBase, "range")._b
         out_box = b.out("cuabi_buffer")
-        status = b.fn.cuabi_buffer_from_range(range._handle, _arg(device, "cuabi_device", DeviceBase, "device", b), check_int(offset, "offset", 0, UINT64_MAX), check_int(bytes, "bytes", 0, UINT64_MAX), b.ref(out_box))
+        status = b.fn.cuabi_buffer_from_range(range._handle, _arg(device, "cuabi_device", DeviceBase, "device", b), check_int(offset, "offset", 0, UINT64_MAX), check_int(nbytes, "nbytes", 0, UINT64_MAX), b.ref(out_box))
         if status:
             raise b.error(status, "cuabi_buffer_from_range")
         made: "DeviceBuffer" = _OWNERS["cuabi_buffer"]._made_by(b, b.value(out_box), device)
         return made
 
     @classmethod
-    def alloc_growable(cls, device: DeviceBase, bytes: int, reserve_bytes: int) -> "DeviceBuffer":
+    def alloc_growable(cls, device: DeviceBase, nbytes: int, reserve: int) -> "DeviceBuffer":
         """cuabi_buffer_alloc_growable: A buffer that grows in place
         (CUABI_BUFFER_GROWABLE): `reserve_bytes` of device addresses are reserved once
         and memory of `device` is mapped behind them as it grows (cuabi_buffer_grow), so
@@ -1678,13 +1754,13 @@ class BufferBase(Resource):
         and every range check use it as they use any buffer's. It has no IPC handle."""
         b = _of(device, "cuabi_device", DeviceBase, "device")._b
         out_box = b.out("cuabi_buffer")
-        status = b.fn.cuabi_buffer_alloc_growable(device._handle, check_int(bytes, "bytes", 0, UINT64_MAX), check_int(reserve_bytes, "reserve_bytes", 0, UINT64_MAX), b.ref(out_box))
+        status = b.fn.cuabi_buffer_alloc_growable(device._handle, check_int(nbytes, "nbytes", 0, UINT64_MAX), check_int(reserve, "reserve", 0, UINT64_MAX), b.ref(out_box))
         if status:
             raise b.error(status, "cuabi_buffer_alloc_growable")
         made: "DeviceBuffer" = _OWNERS["cuabi_buffer"]._made_by(b, b.value(out_box), device)
         return made
 
-    def grow(self, bytes: int) -> None:
+    def grow(self, nbytes: int) -> None:
         """cuabi_buffer_grow: Grows a growable buffer to `bytes` (a multiple of the
         granularity), mapping new memory after what it has: its address and contents
         stay, and the new bytes are uninitialised. Calls made once this returned see the
@@ -1693,7 +1769,7 @@ class BufferBase(Resource):
         another kind, CUABI_ERROR_INVALID_ARGUMENT; out of device memory,
         CUABI_ERROR_OUT_OF_MEMORY (the buffer is then as it was)."""
         b = self._b
-        status = b.fn.cuabi_buffer_grow(self._handle, check_int(bytes, "bytes", 0, UINT64_MAX))
+        status = b.fn.cuabi_buffer_grow(self._handle, check_int(nbytes, "nbytes", 0, UINT64_MAX))
         if status:
             raise b.error(status, "cuabi_buffer_grow")
 
@@ -1702,11 +1778,11 @@ class BufferBase(Resource):
         """cuabi_buffer_get_reserved_size: The bytes reserved for a growable buffer in
         `bytes`: the most it can grow to. Any other kind of buffer answers its size."""
         b = self._b
-        bytes_box = b.out("size_t")
-        status = b.fn.cuabi_buffer_get_reserved_size(self._handle, b.ref(bytes_box))
+        nbytes_box = b.out("size_t")
+        status = b.fn.cuabi_buffer_get_reserved_size(self._handle, b.ref(nbytes_box))
         if status:
             raise b.error(status, "cuabi_buffer_get_reserved_size")
-        return int(b.value(bytes_box))
+        return int(b.value(nbytes_box))
 
     @classmethod
     def alloc_pitched(cls, device: DeviceBase, width_bytes: int, height: int, element_size: int) -> "DeviceBuffer":
@@ -1755,12 +1831,12 @@ class HostBufferBase(Resource):
     _handle_type = "cuabi_host_buffer"
 
     @classmethod
-    def alloc(cls, device: DeviceBase, bytes: int) -> "PinnedBuffer":
+    def alloc(cls, device: DeviceBase, nbytes: int) -> "PinnedBuffer":
         """cuabi_host_buffer_alloc: Allocates `bytes` (> 0) of pinned host memory,
         usable from every context."""
         b = _of(device, "cuabi_device", DeviceBase, "device")._b
         out_box = b.out("cuabi_host_buffer")
-        status = b.fn.cuabi_host_buffer_alloc(device._handle, check_int(bytes, "bytes", 0, UINT64_MAX), b.ref(out_box))
+        status = b.fn.cuabi_host_buffer_alloc(device._handle, check_int(nbytes, "nbytes", 0, UINT64_MAX), b.ref(out_box))
         if status:
             raise b.error(status, "cuabi_host_buffer_alloc")
         made: "PinnedBuffer" = _OWNERS["cuabi_host_buffer"]._made_by(b, b.value(out_box), device)
@@ -1782,11 +1858,11 @@ class HostBufferBase(Resource):
         """cuabi_host_buffer_get_size: The pinned memory's size in bytes, as allocated
         or registered."""
         b = self._b
-        bytes_box = b.out("size_t")
-        status = b.fn.cuabi_host_buffer_get_size(self._handle, b.ref(bytes_box))
+        nbytes_box = b.out("size_t")
+        status = b.fn.cuabi_host_buffer_get_size(self._handle, b.ref(nbytes_box))
         if status:
             raise b.error(status, "cuabi_host_buffer_get_size")
-        return int(b.value(bytes_box))
+        return int(b.value(nbytes_box))
 
 
 class StreamBase(Resource):
@@ -1796,13 +1872,13 @@ class StreamBase(Resource):
     _handle_type = "cuabi_stream"
 
     @classmethod
-    def create(cls, device: DeviceBase, flags: int, priority: int) -> "Stream":
+    def create(cls, device: DeviceBase, non_blocking: bool = False, priority: int = 0) -> "Stream":
         """cuabi_stream_create: A new stream on `device`. `flags` is an OR of
         cuabi_stream_flag_bits (unknown bits answer CUABI_ERROR_INVALID_ARGUMENT);
         `priority` 0 is the default (see cuabi_device_get_stream_priority_range)."""
         b = _of(device, "cuabi_device", DeviceBase, "device")._b
         out_box = b.out("cuabi_stream")
-        status = b.fn.cuabi_stream_create(device._handle, check_int(flags, "flags", 0, UINT32_MAX), check_int(priority, "priority", INT32_MIN, INT32_MAX), b.ref(out_box))
+        status = b.fn.cuabi_stream_create(device._handle, int(_api.StreamFlag.NON_BLOCKING) if non_blocking else 0, check_int(priority, "priority", INT32_MIN, INT32_MAX), b.ref(out_box))
         if status:
             raise b.error(status, "cuabi_stream_create")
         made: "Stream" = _OWNERS["cuabi_stream"]._made_by(b, b.value(out_box), device)
@@ -2328,36 +2404,36 @@ class GraphBase(Resource):
             raise b.error(status, "cuabi_graph_add_empty_node")
         return GraphNodeBase._from_handle(b, b.value(out_box))
 
-    def add_copy_node(self, after: Optional[GraphNodeBase], dst: BufferBase, dst_offset: int, src: BufferBase, src_offset: int, bytes: int) -> GraphNodeBase:
+    def add_copy_node(self, after: Optional[GraphNodeBase], dst: BufferBase, dst_offset: int, src: BufferBase, src_offset: int, nbytes: int) -> GraphNodeBase:
         """cuabi_graph_add_copy_node: A node copying `bytes` from `src` at `src_offset`
         to `dst` at `dst_offset` (buffers of the graph's device). A range past a
         buffer's end answers CUABI_ERROR_OUT_OF_RANGE, overlapping ranges
         CUABI_ERROR_INVALID_ARGUMENT. `after` (NULL: none)."""
         b = self._b
         out_box = b.out("cuabi_graph_node")
-        status = b.fn.cuabi_graph_add_copy_node(self._handle, b.NULL if after is None else _arg(after, "cuabi_graph_node", GraphNodeBase, "after", b, True), _arg(dst, "cuabi_buffer", BufferBase, "dst", b), check_int(dst_offset, "dst_offset", 0, UINT64_MAX), _arg(src, "cuabi_buffer", BufferBase, "src", b), check_int(src_offset, "src_offset", 0, UINT64_MAX), check_int(bytes, "bytes", 0, UINT64_MAX), b.ref(out_box))
+        status = b.fn.cuabi_graph_add_copy_node(self._handle, b.NULL if after is None else _arg(after, "cuabi_graph_node", GraphNodeBase, "after", b, True), _arg(dst, "cuabi_buffer", BufferBase, "dst", b), check_int(dst_offset, "dst_offset", 0, UINT64_MAX), _arg(src, "cuabi_buffer", BufferBase, "src", b), check_int(src_offset, "src_offset", 0, UINT64_MAX), check_int(nbytes, "nbytes", 0, UINT64_MAX), b.ref(out_box))
         if status:
             raise b.error(status, "cuabi_graph_add_copy_node")
         return GraphNodeBase._from_handle(b, b.value(out_box))
 
-    def add_upload_node(self, after: Optional[GraphNodeBase], dst: BufferBase, dst_offset: int, src: HostBufferBase, src_offset: int, bytes: int) -> GraphNodeBase:
+    def add_upload_node(self, after: Optional[GraphNodeBase], dst: BufferBase, dst_offset: int, src: HostBufferBase, src_offset: int, nbytes: int) -> GraphNodeBase:
         """cuabi_graph_add_upload_node: A node copying `bytes` from the page-locked
         `src` at `src_offset` to the buffer `dst` at `dst_offset`. A range past either
         end answers CUABI_ERROR_OUT_OF_RANGE. `after` (NULL: none)."""
         b = self._b
         out_box = b.out("cuabi_graph_node")
-        status = b.fn.cuabi_graph_add_upload_node(self._handle, b.NULL if after is None else _arg(after, "cuabi_graph_node", GraphNodeBase, "after", b, True), _arg(dst, "cuabi_buffer", BufferBase, "dst", b), check_int(dst_offset, "dst_offset", 0, UINT64_MAX), _arg(src, "cuabi_host_buffer", HostBufferBase, "src", b), check_int(src_offset, "src_offset", 0, UINT64_MAX), check_int(bytes, "bytes", 0, UINT64_MAX), b.ref(out_box))
+        status = b.fn.cuabi_graph_add_upload_node(self._handle, b.NULL if after is None else _arg(after, "cuabi_graph_node", GraphNodeBase, "after", b, True), _arg(dst, "cuabi_buffer", BufferBase, "dst", b), check_int(dst_offset, "dst_offset", 0, UINT64_MAX), _arg(src, "cuabi_host_buffer", HostBufferBase, "src", b), check_int(src_offset, "src_offset", 0, UINT64_MAX), check_int(nbytes, "nbytes", 0, UINT64_MAX), b.ref(out_box))
         if status:
             raise b.error(status, "cuabi_graph_add_upload_node")
         return GraphNodeBase._from_handle(b, b.value(out_box))
 
-    def add_download_node(self, after: Optional[GraphNodeBase], dst: HostBufferBase, dst_offset: int, src: BufferBase, src_offset: int, bytes: int) -> GraphNodeBase:
+    def add_download_node(self, after: Optional[GraphNodeBase], dst: HostBufferBase, dst_offset: int, src: BufferBase, src_offset: int, nbytes: int) -> GraphNodeBase:
         """cuabi_graph_add_download_node: A node copying `bytes` from the buffer `src`
         at `src_offset` to the page-locked `dst` at `dst_offset`. A range past either
         end answers CUABI_ERROR_OUT_OF_RANGE. `after` (NULL: none)."""
         b = self._b
         out_box = b.out("cuabi_graph_node")
-        status = b.fn.cuabi_graph_add_download_node(self._handle, b.NULL if after is None else _arg(after, "cuabi_graph_node", GraphNodeBase, "after", b, True), _arg(dst, "cuabi_host_buffer", HostBufferBase, "dst", b), check_int(dst_offset, "dst_offset", 0, UINT64_MAX), _arg(src, "cuabi_buffer", BufferBase, "src", b), check_int(src_offset, "src_offset", 0, UINT64_MAX), check_int(bytes, "bytes", 0, UINT64_MAX), b.ref(out_box))
+        status = b.fn.cuabi_graph_add_download_node(self._handle, b.NULL if after is None else _arg(after, "cuabi_graph_node", GraphNodeBase, "after", b, True), _arg(dst, "cuabi_host_buffer", HostBufferBase, "dst", b), check_int(dst_offset, "dst_offset", 0, UINT64_MAX), _arg(src, "cuabi_buffer", BufferBase, "src", b), check_int(src_offset, "src_offset", 0, UINT64_MAX), check_int(nbytes, "nbytes", 0, UINT64_MAX), b.ref(out_box))
         if status:
             raise b.error(status, "cuabi_graph_add_download_node")
         return GraphNodeBase._from_handle(b, b.value(out_box))
@@ -2421,7 +2497,7 @@ class GraphBase(Resource):
             raise b.error(status, "cuabi_graph_add_child_graph_node")
         return GraphNodeBase._from_handle(b, b.value(out_box))
 
-    def add_mem_alloc_node(self, after: Optional[GraphNodeBase], bytes: int) -> GraphNodeBase:
+    def add_mem_alloc_node(self, after: Optional[GraphNodeBase], nbytes: int) -> GraphNodeBase:
         """cuabi_graph_add_mem_alloc_node: A node allocating `bytes` (more than 0) of
         device memory each time the graph runs; cuabi_graph_node_get_address answers its
         address, which kernel nodes after it may use until a free node (or, with
@@ -2429,7 +2505,7 @@ class GraphBase(Resource):
         (NULL: none)."""
         b = self._b
         out_box = b.out("cuabi_graph_node")
-        status = b.fn.cuabi_graph_add_mem_alloc_node(self._handle, b.NULL if after is None else _arg(after, "cuabi_graph_node", GraphNodeBase, "after", b, True), check_int(bytes, "bytes", 0, UINT64_MAX), b.ref(out_box))
+        status = b.fn.cuabi_graph_add_mem_alloc_node(self._handle, b.NULL if after is None else _arg(after, "cuabi_graph_node", GraphNodeBase, "after", b, True), check_int(nbytes, "nbytes", 0, UINT64_MAX), b.ref(out_box))
         if status:
             raise b.error(status, "cuabi_graph_add_mem_alloc_node")
         return GraphNodeBase._from_handle(b, b.value(out_box))
@@ -2544,29 +2620,29 @@ class GraphExecBase(Resource):
         if status:
             raise b.error(status, "cuabi_graph_exec_update")
 
-    def set_copy_node(self, node: GraphNodeBase, dst: BufferBase, dst_offset: int, src: BufferBase, src_offset: int, bytes: int) -> None:
+    def set_copy_node(self, node: GraphNodeBase, dst: BufferBase, dst_offset: int, src: BufferBase, src_offset: int, nbytes: int) -> None:
         """cuabi_graph_exec_set_copy_node: Gives copy node `node` (of
         cuabi_graph_add_copy_node) a new range, checked as adding it checks. A 3D copy
         node answers CUABI_ERROR_NOT_SUPPORTED: the driver updates only one-dimensional
         copies in place."""
         b = self._b
-        status = b.fn.cuabi_graph_exec_set_copy_node(self._handle, _arg(node, "cuabi_graph_node", GraphNodeBase, "node", b), _arg(dst, "cuabi_buffer", BufferBase, "dst", b), check_int(dst_offset, "dst_offset", 0, UINT64_MAX), _arg(src, "cuabi_buffer", BufferBase, "src", b), check_int(src_offset, "src_offset", 0, UINT64_MAX), check_int(bytes, "bytes", 0, UINT64_MAX))
+        status = b.fn.cuabi_graph_exec_set_copy_node(self._handle, _arg(node, "cuabi_graph_node", GraphNodeBase, "node", b), _arg(dst, "cuabi_buffer", BufferBase, "dst", b), check_int(dst_offset, "dst_offset", 0, UINT64_MAX), _arg(src, "cuabi_buffer", BufferBase, "src", b), check_int(src_offset, "src_offset", 0, UINT64_MAX), check_int(nbytes, "nbytes", 0, UINT64_MAX))
         if status:
             raise b.error(status, "cuabi_graph_exec_set_copy_node")
 
-    def set_upload_node(self, node: GraphNodeBase, dst: BufferBase, dst_offset: int, src: HostBufferBase, src_offset: int, bytes: int) -> None:
+    def set_upload_node(self, node: GraphNodeBase, dst: BufferBase, dst_offset: int, src: HostBufferBase, src_offset: int, nbytes: int) -> None:
         """cuabi_graph_exec_set_upload_node: Gives upload node `node` (of
         cuabi_graph_add_upload_node) a new range, checked as adding it checks."""
         b = self._b
-        status = b.fn.cuabi_graph_exec_set_upload_node(self._handle, _arg(node, "cuabi_graph_node", GraphNodeBase, "node", b), _arg(dst, "cuabi_buffer", BufferBase, "dst", b), check_int(dst_offset, "dst_offset", 0, UINT64_MAX), _arg(src, "cuabi_host_buffer", HostBufferBase, "src", b), check_int(src_offset, "src_offset", 0, UINT64_MAX), check_int(bytes, "bytes", 0, UINT64_MAX))
+        status = b.fn.cuabi_graph_exec_set_upload_node(self._handle, _arg(node, "cuabi_graph_node", GraphNodeBase, "node", b), _arg(dst, "cuabi_buffer", BufferBase, "dst", b), check_int(dst_offset, "dst_offset", 0, UINT64_MAX), _arg(src, "cuabi_host_buffer", HostBufferBase, "src", b), check_int(src_offset, "src_offset", 0, UINT64_MAX), check_int(nbytes, "nbytes", 0, UINT64_MAX))
         if status:
             raise b.error(status, "cuabi_graph_exec_set_upload_node")
 
-    def set_download_node(self, node: GraphNodeBase, dst: HostBufferBase, dst_offset: int, src: BufferBase, src_offset: int, bytes: int) -> None:
+    def set_download_node(self, node: GraphNodeBase, dst: HostBufferBase, dst_offset: int, src: BufferBase, src_offset: int, nbytes: int) -> None:
         """cuabi_graph_exec_set_download_node: Gives download node `node` (of
         cuabi_graph_add_download_node) a new range, checked as adding it checks."""
         b = self._b
-        status = b.fn.cuabi_graph_exec_set_download_node(self._handle, _arg(node, "cuabi_graph_node", GraphNodeBase, "node", b), _arg(dst, "cuabi_host_buffer", HostBufferBase, "dst", b), check_int(dst_offset, "dst_offset", 0, UINT64_MAX), _arg(src, "cuabi_buffer", BufferBase, "src", b), check_int(src_offset, "src_offset", 0, UINT64_MAX), check_int(bytes, "bytes", 0, UINT64_MAX))
+        status = b.fn.cuabi_graph_exec_set_download_node(self._handle, _arg(node, "cuabi_graph_node", GraphNodeBase, "node", b), _arg(dst, "cuabi_host_buffer", HostBufferBase, "dst", b), check_int(dst_offset, "dst_offset", 0, UINT64_MAX), _arg(src, "cuabi_buffer", BufferBase, "src", b), check_int(src_offset, "src_offset", 0, UINT64_MAX), check_int(nbytes, "nbytes", 0, UINT64_MAX))
         if status:
             raise b.error(status, "cuabi_graph_exec_set_download_node")
 
@@ -2653,12 +2729,12 @@ class MemoryPoolBase(Resource):
         made: "MemoryPool" = _OWNERS["cuabi_memory_pool"]._made_by(b, b.value(out_box), device)
         return made
 
-    def set_release_threshold(self, bytes: int) -> None:
+    def set_release_threshold(self, nbytes: int) -> None:
         """cuabi_memory_pool_set_release_threshold: Sets the memory, in `bytes`, that
         the pool keeps reserved when a stream synchronizes instead of giving it back to
         the device (0: give everything back; cuabi_memory_pool_desc.release_threshold)."""
         b = self._b
-        status = b.fn.cuabi_memory_pool_set_release_threshold(self._handle, check_int(bytes, "bytes", 0, UINT64_MAX))
+        status = b.fn.cuabi_memory_pool_set_release_threshold(self._handle, check_int(nbytes, "nbytes", 0, UINT64_MAX))
         if status:
             raise b.error(status, "cuabi_memory_pool_set_release_threshold")
 
@@ -2667,11 +2743,11 @@ class MemoryPoolBase(Resource):
         """cuabi_memory_pool_get_release_threshold: The pool's release threshold in
         bytes (see cuabi_memory_pool_set_release_threshold)."""
         b = self._b
-        bytes_box = b.out("uint64_t")
-        status = b.fn.cuabi_memory_pool_get_release_threshold(self._handle, b.ref(bytes_box))
+        nbytes_box = b.out("uint64_t")
+        status = b.fn.cuabi_memory_pool_get_release_threshold(self._handle, b.ref(nbytes_box))
         if status:
             raise b.error(status, "cuabi_memory_pool_get_release_threshold")
-        return int(b.value(bytes_box))
+        return int(b.value(nbytes_box))
 
     @release_threshold.setter
     def release_threshold(self, release_threshold: int) -> None:
@@ -2779,6 +2855,24 @@ class TextureBase(Resource):
     _release_fn = "cuabi_texture_release"
     _handle_type = "cuabi_texture"
 
+    @classmethod
+    def create(cls, *, backend: BackendArg = None, **fields: Any) -> "Texture":
+        """cuabi_texture_create: A texture object as `desc` describes it
+        (cuabi_texture_desc); it keeps its array or buffer alive. Everything is checked
+        first (exactly one memory, the range inside the buffer, modes that need
+        normalised coordinates, linear filtering of integer reads):
+        CUABI_ERROR_OUT_OF_RANGE for a range past the buffer's end,
+        CUABI_ERROR_INVALID_ARGUMENT naming the field otherwise. ``desc``: its fields as
+        keywords, as ``fill_texture_desc`` takes them."""
+        b = resolve_backend(backend)
+        desc_arg, desc_keep = fill_texture_desc(b, **fields)
+        out_box = b.out("cuabi_texture")
+        status = b.fn.cuabi_texture_create(desc_arg, b.ref(out_box))
+        if status:
+            raise b.error(status, "cuabi_texture_create")
+        made: "Texture" = _OWNERS["cuabi_texture"]._made_by(b, b.value(out_box), None)
+        return made
+
 
 class SurfaceBase(Resource):
     """cuabi_surface: a surface object"""
@@ -2804,6 +2898,21 @@ class LinkerBase(Resource):
 
     _release_fn = "cuabi_linker_release"
     _handle_type = "cuabi_linker"
+
+    @classmethod
+    def create(cls, device: DeviceBase, **fields: Any) -> "Linker":
+        """cuabi_linker_create: A linker for `device`: add inputs, then
+        cuabi_linker_link. `desc` NULL: the defaults. CUABI_LINK_BACKEND_NVJITLINK where
+        nvJitLink cannot be loaded answers CUABI_ERROR_NOT_FOUND listing every path
+        tried. ``desc``: its fields as keywords, as ``fill_link_desc`` takes them."""
+        b = _of(device, "cuabi_device", DeviceBase, "device")._b
+        desc_arg, desc_keep = fill_link_desc(b, **fields)
+        out_box = b.out("cuabi_linker")
+        status = b.fn.cuabi_linker_create(device._handle, desc_arg, b.ref(out_box))
+        if status:
+            raise b.error(status, "cuabi_linker_create")
+        made: "Linker" = _OWNERS["cuabi_linker"]._made_by(b, b.value(out_box), device)
+        return made
 
     @property
     def link_backend(self) -> _api.LinkBackend:
@@ -2849,7 +2958,7 @@ class LinkerBase(Resource):
         out_box = b.out("cuabi_module")
         status = b.fn.cuabi_linker_link(self._handle, b.ref(out_box))
         if status:
-            raise b.error(status, "cuabi_linker_link")
+            raise _logged(b.error(status, "cuabi_linker_link"), self, "log")
         made: "Module" = _OWNERS["cuabi_module"]._made_by(b, b.value(out_box), self)
         return made
 
@@ -2928,7 +3037,7 @@ class PhysicalMemoryBase(Resource):
     _handle_type = "cuabi_physical_memory"
 
     @classmethod
-    def create(cls, device: DeviceBase, bytes: int, flags: int) -> "PhysicalMemory":
+    def create(cls, device: DeviceBase, nbytes: int, exportable: bool = False) -> "PhysicalMemory":
         """cuabi_physical_memory_create: `bytes` (> 0, a multiple of the minimum
         granularity) of physical memory on `device` (cuMemCreate), with no address yet:
         map it into a range (cuabi_address_range_map) to use it. `flags` is an OR of
@@ -2938,14 +3047,14 @@ class PhysicalMemoryBase(Resource):
         Out of device memory answers CUABI_ERROR_OUT_OF_MEMORY."""
         b = _of(device, "cuabi_device", DeviceBase, "device")._b
         out_box = b.out("cuabi_physical_memory")
-        status = b.fn.cuabi_physical_memory_create(device._handle, check_int(bytes, "bytes", 0, UINT64_MAX), check_int(flags, "flags", 0, UINT32_MAX), b.ref(out_box))
+        status = b.fn.cuabi_physical_memory_create(device._handle, check_int(nbytes, "nbytes", 0, UINT64_MAX), int(_api.PhysicalMemoryFlag.EXPORTABLE) if exportable else 0, b.ref(out_box))
         if status:
             raise b.error(status, "cuabi_physical_memory_create")
         made: "PhysicalMemory" = _OWNERS["cuabi_physical_memory"]._made_by(b, b.value(out_box), device)
         return made
 
     @classmethod
-    def import_fd(cls, device: DeviceBase, fd: int, bytes: int) -> "PhysicalMemory":
+    def import_fd(cls, device: DeviceBase, fd: int, nbytes: int) -> "PhysicalMemory":
         """cuabi_physical_memory_import_fd: Opens on `device` the physical memory
         another process exported (cuabi_physical_memory_export_fd): the same memory,
         given back to the driver once every process let go of it. `fd` stays the
@@ -2958,7 +3067,7 @@ class PhysicalMemoryBase(Resource):
         `device`."""
         b = _of(device, "cuabi_device", DeviceBase, "device")._b
         out_box = b.out("cuabi_physical_memory")
-        status = b.fn.cuabi_physical_memory_import_fd(device._handle, check_int(fd, "fd", INT32_MIN, INT32_MAX), check_int(bytes, "bytes", 0, UINT64_MAX), b.ref(out_box))
+        status = b.fn.cuabi_physical_memory_import_fd(device._handle, check_int(fd, "fd", INT32_MIN, INT32_MAX), check_int(nbytes, "nbytes", 0, UINT64_MAX), b.ref(out_box))
         if status:
             raise b.error(status, "cuabi_physical_memory_import_fd")
         made: "PhysicalMemory" = _OWNERS["cuabi_physical_memory"]._made_by(b, b.value(out_box), device)
@@ -2981,11 +3090,11 @@ class PhysicalMemoryBase(Resource):
     def size(self) -> int:
         """cuabi_physical_memory_get_size: The memory's size in bytes."""
         b = self._b
-        bytes_box = b.out("size_t")
-        status = b.fn.cuabi_physical_memory_get_size(self._handle, b.ref(bytes_box))
+        nbytes_box = b.out("size_t")
+        status = b.fn.cuabi_physical_memory_get_size(self._handle, b.ref(nbytes_box))
         if status:
             raise b.error(status, "cuabi_physical_memory_get_size")
-        return int(b.value(bytes_box))
+        return int(b.value(nbytes_box))
 
     @property
     def device_ordinal(self) -> int:
@@ -3019,7 +3128,7 @@ class AddressRangeBase(Resource):
     _handle_type = "cuabi_address_range"
 
     @classmethod
-    def reserve(cls, device: DeviceBase, bytes: int) -> "AddressRange":
+    def reserve(cls, device: DeviceBase, nbytes: int) -> "AddressRange":
         """cuabi_address_range_reserve: Reserves `bytes` (> 0, a multiple of the minimum
         granularity) of device addresses (cuMemAddressReserve), with no memory behind
         them. `device` makes the calls (its context); the range may hold memory of any
@@ -3027,7 +3136,7 @@ class AddressRangeBase(Resource):
         back, once no buffer views it."""
         b = _of(device, "cuabi_device", DeviceBase, "device")._b
         out_box = b.out("cuabi_address_range")
-        status = b.fn.cuabi_address_range_reserve(device._handle, check_int(bytes, "bytes", 0, UINT64_MAX), b.ref(out_box))
+        status = b.fn.cuabi_address_range_reserve(device._handle, check_int(nbytes, "nbytes", 0, UINT64_MAX), b.ref(out_box))
         if status:
             raise b.error(status, "cuabi_address_range_reserve")
         made: "AddressRange" = _OWNERS["cuabi_address_range"]._made_by(b, b.value(out_box), device)
@@ -3047,11 +3156,11 @@ class AddressRangeBase(Resource):
     def size(self) -> int:
         """cuabi_address_range_get_size: The range's size in bytes, as reserved."""
         b = self._b
-        bytes_box = b.out("size_t")
-        status = b.fn.cuabi_address_range_get_size(self._handle, b.ref(bytes_box))
+        nbytes_box = b.out("size_t")
+        status = b.fn.cuabi_address_range_get_size(self._handle, b.ref(nbytes_box))
         if status:
             raise b.error(status, "cuabi_address_range_get_size")
-        return int(b.value(bytes_box))
+        return int(b.value(nbytes_box))
 
     def map(self, offset: int, memory: PhysicalMemoryBase) -> None:
         """cuabi_address_range_map: Maps all of `memory` at byte `offset` of the range
@@ -3065,7 +3174,7 @@ class AddressRangeBase(Resource):
         if status:
             raise b.error(status, "cuabi_address_range_map")
 
-    def unmap(self, offset: int, bytes: int) -> None:
+    def unmap(self, offset: int, nbytes: int) -> None:
         """cuabi_address_range_unmap: Unmaps the mappings that make up [offset, offset +
         bytes) of the range (cuMemUnmap); memory that neither a handle nor another
         mapping holds goes back to the driver. Refused with CUABI_ERROR_INVALID_ARGUMENT
@@ -3073,11 +3182,11 @@ class AddressRangeBase(Resource):
         while a buffer (cuabi_buffer_from_range) views the range; past the range's end,
         CUABI_ERROR_OUT_OF_RANGE."""
         b = self._b
-        status = b.fn.cuabi_address_range_unmap(self._handle, check_int(offset, "offset", 0, UINT64_MAX), check_int(bytes, "bytes", 0, UINT64_MAX))
+        status = b.fn.cuabi_address_range_unmap(self._handle, check_int(offset, "offset", 0, UINT64_MAX), check_int(nbytes, "nbytes", 0, UINT64_MAX))
         if status:
             raise b.error(status, "cuabi_address_range_unmap")
 
-    def set_access(self, offset: int, bytes: int, device: DeviceBase, access: int) -> None:
+    def set_access(self, offset: int, nbytes: int, device: DeviceBase, access: int) -> None:
         """cuabi_address_range_set_access: Gives `device` `access` (cuabi_vm_access) to
         [offset, offset + bytes) of the range (cuMemSetAccess), whichever device the
         memory is on: kernels and copies of `device` reach it at the range's addresses
@@ -3085,7 +3194,7 @@ class AddressRangeBase(Resource):
         refused with CUABI_ERROR_INVALID_ARGUMENT naming its offset; past the range's
         end, CUABI_ERROR_OUT_OF_RANGE."""
         b = self._b
-        status = b.fn.cuabi_address_range_set_access(self._handle, check_int(offset, "offset", 0, UINT64_MAX), check_int(bytes, "bytes", 0, UINT64_MAX), _arg(device, "cuabi_device", DeviceBase, "device", b), check_int(access, "access", INT32_MIN, INT32_MAX))
+        status = b.fn.cuabi_address_range_set_access(self._handle, check_int(offset, "offset", 0, UINT64_MAX), check_int(nbytes, "nbytes", 0, UINT64_MAX), _arg(device, "cuabi_device", DeviceBase, "device", b), check_int(access, "access", INT32_MIN, INT32_MAX))
         if status:
             raise b.error(status, "cuabi_address_range_set_access")
 
@@ -3551,11 +3660,11 @@ def cache_usage(backend: BackendArg = None) -> Tuple[int, int]:
     cuabi_last_error_code) when it cannot be read."""
     b = resolve_backend(backend)
     entries_box = b.out("uint64_t")
-    bytes_box = b.out("uint64_t")
-    status = b.fn.cuabi_cache_get_usage(b.ref(entries_box), b.ref(bytes_box))
+    nbytes_box = b.out("uint64_t")
+    status = b.fn.cuabi_cache_get_usage(b.ref(entries_box), b.ref(nbytes_box))
     if status:
         raise b.error(status, "cuabi_cache_get_usage")
-    return int(b.value(entries_box)), int(b.value(bytes_box))
+    return int(b.value(entries_box)), int(b.value(nbytes_box))
 
 
 def cache_clear(backend: BackendArg = None) -> Tuple[int, int]:
@@ -3569,11 +3678,11 @@ def cache_clear(backend: BackendArg = None) -> Tuple[int, int]:
     cuabi_last_error_code)."""
     b = resolve_backend(backend)
     entries_box = b.out("uint64_t")
-    bytes_box = b.out("uint64_t")
-    status = b.fn.cuabi_cache_clear(b.ref(entries_box), b.ref(bytes_box))
+    nbytes_box = b.out("uint64_t")
+    status = b.fn.cuabi_cache_clear(b.ref(entries_box), b.ref(nbytes_box))
     if status:
         raise b.error(status, "cuabi_cache_clear")
-    return int(b.value(entries_box)), int(b.value(bytes_box))
+    return int(b.value(entries_box)), int(b.value(nbytes_box))
 
 
 def coredump_set(enable: int, path: Optional[Union[str, bytes]], flags: int, *, backend: BackendArg = None) -> None:
@@ -3719,13 +3828,10 @@ class nvtx_range(ContextDecorator):
 #   cuabi_program_release: Resource.close
 #   cuabi_program_compile: Program.compile takes CompileOptions and typed options
 #   cuabi_compile_desc_init: Backend.desc
-#   cuabi_program_compile_with: parameter `desc` (struct_in) has no generated Python form
-#   cuabi_module_compile: parameter `desc` (struct_in) has no generated Python form
 #   cuabi_module_release: Resource.close
 #   cuabi_function_release: Resource.close
 #   cuabi_function_get_params: idiom arg_packing, written by hand
 #   cuabi_link_desc_init: Backend.desc
-#   cuabi_linker_create: parameter `desc` (struct_in) has no generated Python form
 #   cuabi_linker_release: Resource.close
 #   cuabi_linker_add_file: Linker.add_file takes an input kind default and a PathLike
 #   cuabi_library_release: Resource.close
@@ -3760,7 +3866,6 @@ class nvtx_range(ContextDecorator):
 #   cuabi_array_desc_init: ArrayDesc.defaults
 #   cuabi_array_release: Resource.close
 #   cuabi_texture_desc_init: Backend.desc
-#   cuabi_texture_create: parameter `desc` (struct_in) has no generated Python form
 #   cuabi_texture_release: Resource.close
 #   cuabi_texture_get_handle: `handle` is Resource's own
 #   cuabi_surface_release: Resource.close

@@ -27,13 +27,11 @@ from ._objects import (
     LaunchPlanBase,
     ModuleBase,
     ProgramBase,
-    fill_compile_desc,
     register_owner,
 )
 from ._base import (
     as_bytes,
     check_size,
-    check_u32,
     dim3,
 )
 from ._launch import Dim3, LaunchConfig
@@ -41,7 +39,7 @@ from ._loader import Backend
 from ._options import CompileOptions, OptionsArg, desc_fields, merged_options
 from ._packing import ArgumentLayout, no_packer
 from ._stream import Stream, stream_arg
-from .errors import CompileError, InvalidHandleError, NotFoundError
+from .errors import InvalidHandleError, NotFoundError
 
 if TYPE_CHECKING:
     from ._device import Device
@@ -147,16 +145,7 @@ class Program(ProgramBase):
         return submit(self._compile, opts, raw, on=executor)
 
     def _compile(self, opts: CompileOptions, raw: List[bytes]) -> "Program":
-        desc, _keep = fill_compile_desc(self._b, **desc_fields(opts, raw))
-        try:
-            self._b.call("cuabi_program_compile_with", self._handle, desc)
-        except CompileError as exc:
-            if not exc.log:
-                try:
-                    exc.log = self.log
-                except Exception:
-                    pass
-            raise
+        self.compile_with(**desc_fields(opts, raw))  # a CompileError carries the log
         return self
 
     @property
@@ -374,15 +363,7 @@ class Kernel(FunctionBase):
         offsets, sizes = [o for o, _ in params], [s for _, s in params]
         self._layout = ArgumentLayout(offsets, sizes, total, self.name, check)
         return self._layout
-    # -- occupancy ------------------------------------------------------------
-
-    def active_blocks_per_sm(self, block_size: int, dynamic_shared: int = 0) -> int:
-        """How many blocks of ``block_size`` threads (each with
-        ``dynamic_shared`` bytes of dynamic shared memory) one multiprocessor
-        keeps resident at once."""
-        return self.get_active_blocks_per_sm(
-            check_u32(block_size, "block_size"), check_size(dynamic_shared, "dynamic_shared")
-        )
+    # -- occupancy (active_blocks_per_sm: FunctionBase) ----------------------
 
     @property
     def suggested_block_size(self) -> int:
@@ -771,10 +752,8 @@ class Kernel(FunctionBase):
         checked here (a bad one raises now)."""
         return PreparedLaunch(self, LaunchConfig.of(grid, block, shared_mem, **options), stream)
 
-    def __repr__(self) -> str:
-        if self._closed:
-            return "<cuabi.Kernel closed>"
-        return f"<cuabi.Kernel {self.name}>"
+    def _describe(self) -> str:
+        return self.name
 
 
 def _config_and_args(

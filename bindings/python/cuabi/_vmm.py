@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Optional
 
-from ._api import PhysicalMemoryFlag
 from ._base import check_size
 from ._hostmem import device_arg
 from ._memory import DeviceBuffer, Shape
@@ -36,22 +35,11 @@ class PhysicalMemory(PhysicalMemoryBase):
 
     def __init__(self, device: "Device", nbytes: int, *, exportable: bool = False) -> None:
         dev = device_arg(device)
-        flags = int(PhysicalMemoryFlag.EXPORTABLE) if exportable else 0
-        self._own(PhysicalMemoryBase.create(dev, check_size(nbytes, "nbytes"), flags))
+        self._own(PhysicalMemoryBase.create(dev, nbytes, exportable))
         self.device = dev
 
-    @classmethod
-    def import_fd(cls, device: "Device", fd: int, nbytes: int) -> "PhysicalMemory":  # type: ignore[override]
-        """Opens, on ``device``, the ``nbytes`` of memory another process
-        exported with :meth:`export_fd` (``fd`` received over a Unix socket
-        or inherited; it stays the caller's to close)."""
-        return super().import_fd(device, fd, check_size(nbytes, "nbytes"))
-
-    def __repr__(self) -> str:
-        try:
-            return f"<cuabi.PhysicalMemory {self.size} bytes on device {self.device_ordinal}>"
-        except Exception:  # a repr never raises
-            return "<cuabi.PhysicalMemory>"
+    def _describe(self) -> str:
+        return f"{self.size} bytes on device {self.device_ordinal}"
 
 
 class AddressRange(AddressRangeBase):
@@ -68,7 +56,7 @@ class AddressRange(AddressRangeBase):
 
     def __init__(self, device: "Device", nbytes: int) -> None:
         dev = device_arg(device)
-        self._own(AddressRangeBase.reserve(dev, check_size(nbytes, "nbytes")))
+        self._own(AddressRangeBase.reserve(dev, nbytes))
         self.device = dev
 
     def buffer(
@@ -88,14 +76,11 @@ class AddressRange(AddressRangeBase):
         offset = check_size(offset, "offset")
         if nbytes is None:  # past the end: the core names the range
             nbytes = max(self.size - offset, 0)
-        buf = BufferBase.from_range(self, dev, offset, check_size(nbytes, "nbytes"))
+        buf = BufferBase.from_range(self, dev, offset, nbytes)
         return buf._typed(dtype, shape)
 
-    def __repr__(self) -> str:
-        try:
-            return f"<cuabi.AddressRange 0x{self.pointer:x} {self.size} bytes>"
-        except Exception:  # a repr never raises
-            return "<cuabi.AddressRange>"
+    def _describe(self) -> str:
+        return f"0x{self.pointer:x} {self.size} bytes"
 
 
 register_owner("cuabi_physical_memory", PhysicalMemory)
