@@ -15,6 +15,13 @@ COPY_BENCHES = (
     ("paired_copy_to_device_pinned", "H2D pinned"),
     ("paired_copy_to_host_pinned", "D2H pinned"),
 )
+# Allocate + free, each way and size (Rust and C#): the binding's `alloc`
+# against the reference's raw driver calls in the same process.
+ALLOC_BENCHES = tuple(
+    ("paired_alloc_%s_%d" % (way, n), "%s, %s" % (what, size))
+    for way, what in (("ordered", "stream-ordered"), ("sync", "cuMemAlloc"))
+    for n, size in ((256, "256 B"), (1048576, "1 MiB"))
+)
 # Series that are references or peers, never one of the implementation's paths.
 NOT_PATHS = {"c_ref", "raw", "cuda_core"}
 PYTHON = ["py_ctypes", "py_cffi", "py_compiled", "py_high", "py_high_cffi", "py_high_compiled"]
@@ -104,6 +111,20 @@ def copy_rows(P, impls: List[str], label) -> List[List[str]]:
                 cells.append("–")
         if found:
             rows.append([label(impl)] + cells)
+    return rows
+
+
+def alloc_rows(P, impls: List[str], label) -> List[List[str]]:
+    rows = []
+    for impl in impls:
+        for bench, name in ALLOC_BENCHES:
+            rec = P.get((impl, bench))
+            if not rec or "alloc" not in rec["series"] or not rec["series"].get("c_ref"):
+                continue
+            s = rec["series"]
+            rows.append([label(impl), name, "%.3f" % paired.median(s["alloc"]),
+                         "%.3f" % paired.median(s["c_ref"]), fmt_iv(paired.compare(s, "alloc", "c_ref")),
+                         fmt_ratio(paired.compare(s, "alloc", "c_ref", ratio=True), pct=False)])
     return rows
 
 
@@ -270,6 +291,15 @@ def markdown(P, impls: List[str], label) -> List[str]:
         out.append("Copies of 64 MiB: bandwidth as a share of raw C's, t(c_ref) / t(copy) per "
                    "round, median [95% interval].\n")
         out.append(paired_table(["implementation"] + [n for _, n in COPY_BENCHES], rows) + "\n")
+    rows = alloc_rows(P, impls, label)
+    if rows:
+        out.append("Allocate + free: bursts of %s allocations each freed at once, alternating with "
+                   "the same through the raw driver in C (`c_ref`: cuMemAllocAsync + cuMemFreeAsync "
+                   "on the same stream, or cuMemAlloc + cuMemFree), us per allocate + free, median "
+                   "[95%% interval] over the rounds.\n" % next(
+                       (str(r.get("burst")) for (i, b), r in P.items() if b == ALLOC_BENCHES[0][0]), "100"))
+        out.append(paired_table(["implementation", "way", "median (us)", "c_ref (us)", "- c_ref (us)",
+                                 "/ c_ref"], rows) + "\n")
     rows = first_rows(P, label)
     if rows:
         rec = P[("*", "paired_first_result")]

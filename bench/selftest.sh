@@ -93,6 +93,8 @@ want = ["graph_replay", "graph_launch_call", "compile_nvrtc", "load_cubin", "loa
 paired_want = ["paired_launch_2args", "paired_launch_16args", "paired_copy_to_device_pageable",
                "paired_copy_to_host_pageable", "paired_copy_to_device_pinned",
                "paired_copy_to_host_pinned"]
+alloc_want = ["paired_alloc_ordered_256", "paired_alloc_ordered_1048576", "paired_alloc_sync_256",
+              "paired_alloc_sync_1048576"]
 cached = ["compile_cache_hit"]
 for impl in ("c_raw", "c_cuabi", "py_ctypes", "py_cffi", "py_high", "py_high_cffi", "rust",
              "csharp"):
@@ -108,6 +110,10 @@ for impl in ("c_raw", "c_cuabi", "py_ctypes", "py_cffi", "py_high", "py_high_cff
         check("c_ref" in meds and len(meds) >= 2, f"{impl}: {bench} paired with c_ref ({sorted(meds)})")
         if bench.startswith("paired_launch") and impl not in ("c_raw", "c_cuabi"):
             check("raw" in meds, f"{impl}: {bench} has the language's own raw series")
+    for bench in alloc_want if impl in ("rust", "csharp") else ():
+        fig = res.get("paired", {}).get(impl, {}).get(bench) or {}
+        meds = fig.get("median", {})
+        check(sorted(meds) == ["alloc", "c_ref"], f"{impl}: {bench} paired with c_ref ({sorted(meds)})")
     first = res.get("paired", {}).get("*", {}).get("paired_first_result") or {}
     check(impl in first.get("median", {}), f"{impl}: paired time to first result measured")
     errs = res["implementations"].get(impl, {}).get("errors", [])

@@ -146,6 +146,26 @@ EXPORT int64_t benchref_copy_to_host(void* dst, uint64_t src, size_t bytes) {
   return now_ns() - t0;
 }
 
+/* `count` allocations of `bytes` each freed at once: `ordered` nonzero,
+ * cuMemAllocAsync + cuMemFreeAsync on `stream` (the device's default pool);
+ * zero, cuMemAlloc + cuMemFree. The nanoseconds the burst took, or -1. The
+ * caller synchronises the stream between bursts, outside the timed region. */
+EXPORT int64_t benchref_alloc_burst(uint64_t stream, size_t bytes, int ordered, uint32_t count) {
+  CUstream s = (CUstream)(uintptr_t)stream;
+  int64_t t0 = now_ns();
+  for (uint32_t i = 0; i < count; ++i) {
+    CUdeviceptr p = 0;
+    if (ordered) {
+      CU(cuMemAllocAsync(&p, bytes, s));
+      CU(cuMemFreeAsync(p, s));
+    } else {
+      CU(cuMemAlloc(&p, bytes));
+      CU(cuMemFree(p));
+    }
+  }
+  return now_ns() - t0;
+}
+
 /* Waits for `stream` (outside any timed region). */
 EXPORT int benchref_stream_sync(uint64_t stream) {
   CU(cuStreamSynchronize((CUstream)(uintptr_t)stream));

@@ -62,6 +62,9 @@ public static partial class CuabiBench
         internal static extern long benchref_copy_to_host(IntPtr dst, ulong src, UIntPtr bytes);
 
         [DllImport(Name, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern long benchref_alloc_burst(ulong stream, UIntPtr bytes, int ordered, uint count);
+
+        [DllImport(Name, CallingConvention = CallingConvention.Cdecl)]
         internal static extern int benchref_stream_sync(ulong stream);
 
         [DllImport(Name, CallingConvention = CallingConvention.Cdecl)]
@@ -470,10 +473,60 @@ public static partial class CuabiBench
         }
     }
 
+    /// <summary>Allocations per sample of the allocation figures.</summary>
+    private const int AllocBurst = 100;
+
+    private static string AllocBench(bool ordered, long bytes)
+    {
+        return "paired_alloc_" + (ordered ? "ordered_" : "sync_") + bytes;
+    }
+
+    /// <summary>
+    /// One paired allocation figure: a burst of allocations of <paramref name="bytes"/>, each
+    /// freed at once, against the reference's cuMemAllocAsync + cuMemFreeAsync on the same
+    /// stream (ordered) or cuMemAlloc + cuMemFree: microseconds per allocate + free.
+    /// </summary>
+    private static void PairedAlloc(Device device, CudaStream stream, bool ordered, long bytes)
+    {
+        ulong raw = stream.NativeHandle;
+        var size = (UIntPtr)(ulong)bytes;
+        var series = new[]
+        {
+            new Series("c_ref", ordered ? "benchref_alloc_burst: cuMemAllocAsync + cuMemFreeAsync"
+                : "benchref_alloc_burst: cuMemAlloc + cuMemFree", () =>
+            {
+                long ns = Reference.benchref_alloc_burst(raw, size, ordered ? 1 : 0, AllocBurst);
+                if (ns < 0)
+                    throw new Exception("benchref_alloc_burst: " + Reference.Error());
+                return ns / 1000.0 / AllocBurst;
+            }),
+            new Series("alloc", ordered ? "Device.AllocateAsync<byte>(n, stream) + FreeAsync(stream)"
+                : "Device.Allocate<byte>(n) + Dispose()", () =>
+            {
+                long t0 = Stopwatch.GetTimestamp();
+                for (int i = 0; i < AllocBurst; i++)
+                {
+                    if (ordered)
+                        device.AllocateAsync<byte>(bytes, stream).FreeAsync(stream);
+                    else
+                        device.Allocate<byte>(bytes).Dispose();
+                }
+                return BurstUs(Stopwatch.GetTimestamp() - t0, AllocBurst);
+            }),
+        };
+        List<double>[] samples = Rounds(series, copyPairs, stream);
+        EmitPaired(AllocBench(ordered, bytes), series, samples, "alloc",
+            ",\"burst\":" + AllocBurst + ",\"pairs\":" + copyPairs + ",\"bytes\":" + bytes);
+    }
+
+    private static readonly long[] AllocSizes = { 256, 1 << 20 };
+
     private static readonly string[] PairedBenches =
     {
         "paired_launch_2args", "paired_launch_16args", "paired_copy_to_device_pageable",
         "paired_copy_to_host_pageable", "paired_copy_to_device_pinned", "paired_copy_to_host_pinned",
+        "paired_alloc_ordered_256", "paired_alloc_ordered_1048576", "paired_alloc_sync_256",
+        "paired_alloc_sync_1048576",
     };
 
     private static int RunPaired()
@@ -530,7 +583,24 @@ public static partial class CuabiBench
                 }
                 catch (Exception e)
                 {
-                    for (int i = 2; i < PairedBenches.Length; i++)
+                    for (int i = 2; i < 6; i++)
+                        EmitError(PairedBenches[i], e);
+                }
+            }
+            if (Wanted("alloc"))
+            {
+                try
+                {
+                    using (CudaStream stream = device.CreateStream())
+                    {
+                        foreach (bool ordered in new[] { true, false })
+                            foreach (long bytes in AllocSizes)
+                                Guard(AllocBench(ordered, bytes), () => PairedAlloc(device, stream, ordered, bytes));
+                    }
+                }
+                catch (Exception e)
+                {
+                    for (int i = 6; i < PairedBenches.Length; i++)
                         EmitError(PairedBenches[i], e);
                 }
             }

@@ -136,6 +136,7 @@ type LoadKernel =
 type LaunchBurst = unsafe extern "C" fn(u64, u64, *mut *mut c_void, u32) -> i64;
 type CopyToDevice = unsafe extern "C" fn(u64, *const c_void, usize) -> i64;
 type CopyToHost = unsafe extern "C" fn(*mut c_void, u64, usize) -> i64;
+type AllocBurst = unsafe extern "C" fn(u64, usize, c_int, u32) -> i64;
 type StreamSync = unsafe extern "C" fn(u64) -> c_int;
 type ErrorText = unsafe extern "C" fn() -> *const c_char;
 
@@ -145,6 +146,7 @@ pub struct Reference {
     launch_burst: LaunchBurst,
     copy_to_device: CopyToDevice,
     copy_to_host: CopyToHost,
+    alloc_burst: AllocBurst,
     #[allow(dead_code)]
     stream_sync: StreamSync,
     error: ErrorText,
@@ -166,6 +168,7 @@ impl Reference {
                 launch_burst: function(&lib, "benchref_launch_burst")?,
                 copy_to_device: function(&lib, "benchref_copy_to_device")?,
                 copy_to_host: function(&lib, "benchref_copy_to_host")?,
+                alloc_burst: function(&lib, "benchref_alloc_burst")?,
                 stream_sync: function(&lib, "benchref_stream_sync")?,
                 error: function(&lib, "benchref_error")?,
                 _lib: lib,
@@ -242,6 +245,24 @@ impl Reference {
         let ns = unsafe { (self.copy_to_host)(dst.as_mut_ptr().cast(), src, dst.len()) };
         if ns < 0 {
             return Err(self.failure("benchref_copy_to_host"));
+        }
+        Ok(ns)
+    }
+
+    /// `count` raw allocations of `bytes`, each freed at once, timed in C:
+    /// nanoseconds. `ordered`: cuMemAllocAsync + cuMemFreeAsync on `stream`;
+    /// else cuMemAlloc + cuMemFree.
+    pub fn alloc_burst(
+        &self,
+        stream: u64,
+        bytes: usize,
+        ordered: bool,
+        count: u32,
+    ) -> Result<i64, String> {
+        // SAFETY: plain values; the driver answers errors as statuses.
+        let ns = unsafe { (self.alloc_burst)(stream, bytes, c_int::from(ordered), count) };
+        if ns < 0 {
+            return Err(self.failure("benchref_alloc_burst"));
         }
         Ok(ns)
     }

@@ -17,6 +17,13 @@
 //! Copy series: `c_ref` (`benchref_copy_*`) and `copy` (the crate's
 //! synchronous `DeviceBuffer::copy_from` / `copy_to`), the same host memory
 //! and device buffer.
+//!
+//! Allocation series (`paired_alloc_{ordered,sync}_{256,1048576}`), a burst
+//! of allocations each freed at once, microseconds per allocate + free:
+//! `c_ref` (`benchref_alloc_burst`: cuMemAllocAsync + cuMemFreeAsync on the
+//! stream, or cuMemAlloc + cuMemFree) and `alloc` (the crate's
+//! `Device::alloc_async` + `DeviceBuffer::free_async` on the same stream, or
+//! `Device::alloc` + drop).
 
 use std::ffi::c_void;
 use std::time::Instant;
@@ -316,6 +323,69 @@ fn copies(o: &Opts, device: &Device, stream: &Stream, reference: &Reference) -> 
     Ok(())
 }
 
+const ALLOC_SERIES: [&str; 2] = ["c_ref", "alloc"];
+/// Allocations per sample: a burst, so that the clock's cost is amortised.
+const ALLOC_BURST: u32 = 100;
+/// The sizes of the allocation figures (the Python targets' sizes).
+const ALLOC_SIZES: [usize; 2] = [256, 1 << 20];
+
+/// One paired allocation figure: `ordered` (from the device's default pool
+/// on `stream`) or synchronous, of `bytes` each.
+fn alloc_figure(
+    o: &Opts,
+    device: &Device,
+    stream: &Stream,
+    reference: &Reference,
+    bytes: usize,
+    ordered: bool,
+) -> Res<()> {
+    let bench = alloc_bench(bytes, ordered);
+    let stream_raw = stream.cu_stream().map_err(err)?;
+    let samples = rounds(
+        1,
+        o.copy_pairs,
+        ALLOC_SERIES.len(),
+        || stream.synchronize().map_err(err),
+        |i| match i {
+            0 => reference
+                .alloc_burst(stream_raw, bytes, ordered, ALLOC_BURST)
+                .map(|ns| ns as f64 / 1e3 / f64::from(ALLOC_BURST)),
+            _ if ordered => burst(ALLOC_BURST, || {
+                let b: DeviceBuffer<u8> = device.alloc_async(bytes, None, Some(stream))?;
+                b.free_async(stream).map_err(|(_, e)| e)
+            }),
+            _ => burst(ALLOC_BURST, || device.alloc::<u8>(bytes).map(drop)),
+        },
+    )?;
+    stream.synchronize().map_err(err)?;
+    emit(
+        &bench,
+        &format!(
+            ",\"kind\":\"paired\",\"unit\":\"us\",\"bytes\":{bytes},\"burst\":{ALLOC_BURST},\
+             \"pairs\":{},\"headline\":\"alloc\",\"series\":{}",
+            o.copy_pairs,
+            series_json(&ALLOC_SERIES, &samples)
+        ),
+    );
+    Ok(())
+}
+
+fn alloc_bench(bytes: usize, ordered: bool) -> String {
+    let way = if ordered { "ordered" } else { "sync" };
+    format!("paired_alloc_{way}_{bytes}")
+}
+
+fn allocations(o: &Opts, device: &Device, stream: &Stream, reference: &Reference) {
+    for ordered in [true, false] {
+        for bytes in ALLOC_SIZES {
+            let bench = alloc_bench(bytes, ordered);
+            guard(&bench, || {
+                alloc_figure(o, device, stream, reference, bytes, ordered)
+            });
+        }
+    }
+}
+
 const LAUNCH_BENCHES: [&str; 2] = ["paired_launch_2args", "paired_launch_16args"];
 const COPY_BENCHES: [&str; 4] = [
     "paired_copy_to_device_pageable",
@@ -332,10 +402,15 @@ pub fn run(o: &Opts) -> Res<()> {
             crate::emit_error(b, e);
         }
     };
+    let alloc_benches: Vec<String> = [true, false]
+        .iter()
+        .flat_map(|&ordered| ALLOC_SIZES.map(|bytes| alloc_bench(bytes, ordered)))
+        .collect();
     let all: Vec<&str> = LAUNCH_BENCHES
         .iter()
         .chain(&COPY_BENCHES)
         .copied()
+        .chain(alloc_benches.iter().map(String::as_str))
         .collect();
     let reference = match Reference::open() {
         Ok(r) => r,
@@ -383,5 +458,6 @@ pub fn run(o: &Opts) -> Res<()> {
     if let Err(e) = copies(o, &device, &stream, &reference) {
         fail_all(&COPY_BENCHES, &e);
     }
+    allocations(o, &device, &stream, &reference);
     Ok(())
 }
