@@ -24,6 +24,8 @@
 #                packed into logs.tar.gz; the folder holds results.json,
 #                results.md, chart.png, paired.png, logs.tar.gz, and
 #                instructions.md where valgrind is)
+#   --first-pairs N  rounds of the paired time to first result (default 12;
+#                more narrow its intervals)
 #
 # An implementation that cannot run (no binary, no binding, no library) is
 # skipped with a note saying why; one that fails costs only its own figures.
@@ -43,6 +45,7 @@ figures="paired,graph,compile,saxpy,first"
 quick=0
 baseline=""
 keep_logs=0
+first_pairs=""
 python="${PYTHON:-python3}"
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -55,8 +58,9 @@ while [ $# -gt 0 ]; do
         --quick) quick=1; shift ;;
         --baseline) baseline="$2"; shift 2 ;;
         --keep-logs) keep_logs=1; shift ;;
+        --first-pairs) first_pairs="$2"; shift 2 ;;
         --python) python="$2"; shift 2 ;;
-        -h|--help) sed -n '2,30p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,32p' "$0"; exit 0 ;;
         *) echo "run.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
     esac
 done
@@ -152,6 +156,7 @@ if [ $quick = 1 ]; then
     settings=(--bursts 50 --reps 10 --kernel-reps 10 --cold-runs 1 --warm-runs 1 --pairs 30
               --copy-pairs 10 --first-pairs 3)
 fi
+[ -n "$first_pairs" ] && settings+=(--first-pairs "$first_pairs")
 budget=600
 if [ $mode = cpu ]; then
     budget=105
