@@ -36,7 +36,14 @@ method in an `impl` block of the crate's owning type of its object:
   `offset`: `len` of them or a host slice's, and the same over all of the
   buffer (`DeviceBuffer::copy_from_at` and `copy_from`, `copy_to_at`,
   `fill_range`, `ManagedBuffer::prefetch_range` and `prefetch`,
-  `advise_range`);
+  `advise_range`); a call of WHOLE_BUFFER is made over all of the buffer
+  (`fill_bytes`, `copy_from_buffer`, and the `unsafe` *_async forms taking
+  their stream: `fill_async`, `copy_from_async`), and those of
+  MANAGED_WRITES are forwarded from `ManagedBuffer` too;
+* a library call of BUILT_CALLS taking a built struct is a method of the
+  type describing the struct (`Copy3d::run`, `run_async`), in builders.rs;
+* the values of an open enum of NEWTYPE_CONSTS are consts of the crate's
+  newtype of its number (`CppStd::Cpp17`), in builders.rs;
 * an IPC handle (the bytes and their size of the model's `ipc` idiom) is
   the crate's `IpcHandle`: `&IpcHandle` given, an `IpcHandle` answered
   (`DeviceBuffer::ipc_handle`, `Event::open_ipc`);
@@ -96,7 +103,7 @@ import os
 from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 
 from common import banner, built_types
-from rust import OPEN, RENAMED, camel, doc, doc_text, rustfmt
+from rust import OPEN, RENAMED, camel, common_prefix, doc, doc_text, rustfmt, value_doc
 
 OBJECTS = os.path.join("bindings", "rust", "cuabi", "src", "objects.rs")
 VALUES = os.path.join("bindings", "rust", "cuabi", "src", "values.rs")
@@ -134,8 +141,6 @@ HAND_WRITTEN: Dict[str, str] = {
     "cuabi_last_error_get_launch": "Error::launches carries them",
     "cuabi_last_error_get_launch_kernel": "Error::launches carries them",
     "cuabi_set_context_lost_callback": "on_context_lost takes a closure; clear_context_lost_callback",
-    "cuabi_copy_3d": "Copy3d::run: the builder describing the box runs it",
-    "cuabi_copy_3d_async": "Copy3d::run_async: the builder describing the box queues it",
     "cuabi_device_get_ordinal": "Device::ordinal, kept with the device",
     "cuabi_device_reset": "Device::reset is unsafe: it invalidates every object of the device",
     "cuabi_graph_exec_launch": "GraphExec::launch is unsafe: the graph replays its captured arguments",
@@ -298,6 +303,49 @@ ELEMENT_RANGES: Dict[str, Tuple[str, str, str]] = {
     "cuabi_buffer_advise": (MANAGED, "advise", "advise"),
 }
 
+# Calls over a typed buffer (DeviceBuffer<T>) made over all of it: function
+# -> (the method's name, the range's name in its error when a host slice is
+# copied). Every offset is 0; `bytes` is all of the buffer's, or of the
+# buffer `src` copied from; `count` the buffer's length; a fill's `value`
+# and `element_size` one `T` (fill_value); a host byte range a slice of `T`
+# (`&[T]` read, `&mut [T]` filled: DeviceBuffer::range refuses a length
+# whose bytes overflow usize, the library the rest); another buffer a
+# `&DeviceBuffer<T>`. A call that writes the receiver (a copy into it, a
+# fill) takes `&mut self`. An *_async call takes its stream (`&Stream`,
+# which the whole forms always name) and is `unsafe`: what it names must
+# outlive the queued work (`DeviceBuffer::fill_async`, `copy_from_async`).
+WHOLE_BUFFER: Dict[str, Tuple[str, str]] = {
+    "cuabi_buffer_memset": ("fill_bytes", ""),
+    "cuabi_buffer_memset_async": ("fill_bytes_async", ""),
+    "cuabi_buffer_fill_async": ("fill_async", ""),
+    "cuabi_buffer_copy": ("copy_from_buffer", ""),
+    "cuabi_buffer_copy_async": ("copy_from_buffer_async", ""),
+    "cuabi_buffer_copy_from_host_async": ("copy_from_async", "destination"),
+    "cuabi_buffer_copy_to_host_async": ("copy_to_async", "source"),
+}
+
+# Library calls taking a built struct that are a method of the crate's type
+# describing it (BUILT_TYPES), named here: `self` is laid out in the
+# struct's place, and a nullable stream is an `Option<&Stream>`
+# (`Copy3d::run`, `Copy3d::run_async`).
+BUILT_CALLS: Dict[str, str] = {"cuabi_copy_3d": "run", "cuabi_copy_3d_async": "run_async"}
+
+# Open enums the crate keeps as a newtype of its number, so that a value the
+# library may learn later passes (the library decides which exist): enum ->
+# (the newtype, its module, (the generated variants' prefix, the consts'
+# in its place): `Cxx17` is `CppStd::Cpp17`). Each value but 0 ("none set") is an
+# associated const of the newtype, and `ALL` lists them in the header's order
+# (`CppStd::Cpp17`, `CppStd::ALL`); generated in builders.rs.
+NEWTYPE_CONSTS: Dict[str, Tuple[str, str, Tuple[str, str]]] = {
+    "cuabi_cxx_standard": ("CppStd", "program", ("Cxx", "Cpp")),
+}
+
+# Calls writing all of a typed buffer that a ManagedBuffer forwards to its
+# DeviceBuffer (which it lends no `&mut` to, so that the buffer it views
+# stays the same), by their whole-buffer forms (ELEMENT_RANGES,
+# WHOLE_BUFFER): `ManagedBuffer::fill`, `fill_bytes`, `copy_from_buffer`.
+MANAGED_WRITES = {"cuabi_buffer_fill", "cuabi_buffer_memset", "cuabi_buffer_copy"}
+
 SCALARS = {
     "int8_t": "i8",
     "int16_t": "i16",
@@ -376,6 +424,7 @@ class Model:
         self.new_handle: Optional[str] = None  # see parts()
         self.unix = False  # the method takes or answers a file descriptor
         self.made_by: List[str] = []  # the methods of MADE_BY, of Device
+        self.managed: List[str] = []  # the forwards of MANAGED_WRITES, of ManagedBuffer
 
     def types_of(self, c_name: str) -> Tuple[str, str, bool]:
         if c_name in TYPES:
@@ -598,7 +647,7 @@ def parts(fn: Dict[str, Any], model: Model) -> Parts:
             continue
         if role == "handle":
             ref = model.borrowed(p.get("handle_type") or t["base"])
-            if p.get("nullable") and fn["name"] in ELEMENT_RANGES:
+            if p.get("nullable") and (fn["name"] in ELEMENT_RANGES or fn["name"] in BUILT_CALLS):
                 args.append(f"{local}: Option<{ref}>")
                 c_args.append(f"{local}.map_or(std::ptr::null_mut(), {ref[1:]}::as_raw)")
             elif p.get("nullable"):
@@ -826,9 +875,22 @@ def method(fn: Dict[str, Any], model: Model) -> Tuple[str, str]:
     """(the impl block's key: the Rust type or "" for free functions, the
     method's text), or Skip."""
     owner, call, args, prep, c_call, outs, two_call, lifetimes, takes_self = parts(fn, model)
+    if fn["name"] in BUILT_CALLS:
+        # `self` describes the struct: its parameter leaves the arguments.
+        built = [p for p in fn["params"] if p.get("role") == "struct_in" and p.get("struct") in BUILT_TYPES]
+        if call != "library" or len(built) != 1:
+            raise SystemExit(
+                f"regen: rust_objects.py: BUILT_CALLS names {fn['name']}, no library call of one built struct"
+            )
+        local = ident(built[0]["name"])
+        args = [a for a in args if not a.startswith(f"{local}: ")]
+        laid_out = f"let {local} = {local}.describe()?;"
+        prep = [f"let {local} = self.describe()?;" if line == laid_out else line for line in prep]
+        model.unsafe_because = [("self", lasting, described) for _, lasting, described in model.unsafe_because]
+        owner, takes_self = BUILT_TYPES[built[0]["struct"]][1] + "<'_>", True
     chains = fn["name"] in CHAINING
     rust_args = ", ".join(([("&mut self" if chains else "&self")] if takes_self else []) + args)
-    name = method_name(fn, model)
+    name = BUILT_CALLS.get(fn["name"]) or method_name(fn, model)
     whole = ELEMENT_RANGES.get(fn["name"], ("", "", ""))[1]
     slice_arg = next((a for a in args if a.endswith("[T]")), None)
     if whole:
@@ -988,12 +1050,111 @@ def method(fn: Dict[str, Any], model: Model) -> Tuple[str, str]:
         given = ", ".join(["0"] + ([] if slice_arg else ["self.len()"]) + [a.split(":")[0] for a in rest])
         over = "from element 0" if slice_arg else "over all of the buffer's elements"
         receiver_arg = rust_args.split(",")[0]
+        if receiver_arg == "&mut self":
+            forward_to_managed(fn, whole, rest, model)
         text += (
             f"\n    /// As [`{name}`](Self::{name}), {over}.\n"
             f"    pub fn {whole}({', '.join([receiver_arg] + rest)}) -> Result<()> {{\n"
             f"        self.{name}({given})\n    }}\n"
         )
     return owner, text
+
+
+def forward_to_managed(fn: Dict[str, Any], name: str, args: List[str], model: Model) -> None:
+    """The forward of MANAGED_WRITES' `fn` (whose whole-buffer form is
+    `name(&mut self, args)`) from ManagedBuffer to its buffer."""
+    if fn["name"] not in MANAGED_WRITES:
+        return
+    given = ", ".join(a.split(":")[0] for a in args)
+    model.managed.append(
+        f"    /// As [`DeviceBuffer::{name}`].\n"
+        f"    pub fn {name}({', '.join(['&mut self'] + args)}) -> Result<()> {{\n"
+        f"        self.buffer.{name}({given})\n    }}\n"
+    )
+
+
+def whole_buffer(fn: Dict[str, Any], model: Model) -> str:
+    """The method of WHOLE_BUFFER for `fn`, over all of a typed buffer."""
+    name, which = WHOLE_BUFFER[fn["name"]]
+    where = f"regen: rust_objects.py: WHOLE_BUFFER names {fn['name']}"
+    receiver = receiver_param(fn)
+    if receiver is None or receiver["type"]["base"] != "cuabi_buffer":
+        raise SystemExit(f"{where}, which has no buffer receiver")
+    by_name = {p["name"]: p for p in fn["params"]}
+    args: List[str] = []
+    prep: List[str] = []
+    c_args: List[str] = []
+    writes = receiver["name"] != "src"  # a copy from the buffer reads it; the rest write it
+    stream = False
+    for p in fn["params"]:
+        role, pname = p.get("role"), p["name"]
+        if p is receiver:
+            c_args.append("self.as_raw()")
+        elif pname.endswith("offset") and role == "in":
+            c_args.append("0")
+        elif pname == "value" and "element_size" in by_name:
+            args.append("value: T")
+            prep.append("let (value, element_size) = fill_value(&value);")
+            model.uses.add("fill_value")
+            c_args.append("value")
+        elif pname == "element_size":
+            c_args.append("element_size")
+        elif pname == "count" and role == "in":
+            c_args.append("self.len()")
+        elif pname == "bytes" and role == "in":
+            from_src = "src" in by_name and by_name["src"]["role"] == "handle"
+            c_args.append("src.size_bytes()" if from_src else "self.size_bytes()")
+        elif pname == "bytes" and role == "size":
+            c_args.append("bytes")
+        elif role in ("bytes_in", "bytes_out"):
+            mut = "mut " if role == "bytes_out" else ""
+            args.append(f"{pname}: &{mut}[T]")
+            prep.append(f'let (_, bytes) = self.range("{which}", 0, {pname}.len())?;')
+            c_args.append(f"{pname}.as_{mut.strip() + '_' if mut else ''}ptr().cast()")
+        elif role == "handle" and p.get("handle_type", p["type"]["base"]) == "cuabi_buffer":
+            args.append(f"{pname}: &DeviceBuffer<T>")
+            c_args.append(f"{pname}.as_raw()")
+        elif role == "handle" and p["type"]["base"] == "cuabi_stream":
+            stream = True
+            args.append(f"{pname}: &Stream")
+            c_args.append(f"{pname}.as_raw()")
+            model.uses.add("Stream")
+        elif role == "in" and p["type"]["base"] in SCALARS and not p["type"]["pointers"]:
+            args.append(f"{ident(pname)}: {SCALARS[p['type']['base']]}")
+            c_args.append(ident(pname))
+        else:
+            raise SystemExit(f"{where}, whose parameter `{pname}` ({role}) has no whole-buffer form")
+    model.uses.update({"check", "DeviceBuffer"})
+    c_call = f"sys::{fn['name']}({', '.join(c_args)})"
+    receiver_arg = "&mut self" if writes else "&self"
+    docs = doc(method_doc(fn.get("doc") or ""), "    ", raw=True) + "    ///\n"
+    over = (
+        "the host slice's `len()` elements of `T`, from element 0 (a range past the end is refused "
+        "with [`ErrorKind::OutOfRange`](crate::generated::ErrorKind::OutOfRange))"
+        if which
+        else "all of the buffer" + (" `src`" if "src" in by_name else "")
+    )
+    docs += doc(f"Here every offset is 0 and the range is {over}.", "    ", raw=True)
+    docs += f"    ///\n    /// Calls `{fn['name']}`.\n"
+    unsafe = ""
+    if stream:
+        unsafe = "unsafe "
+        docs += "    ///\n    /// # Safety\n" + doc(
+            "Every buffer and host slice the call names must stay alive, host memory unchanged "
+            "(read) or untouched (written), until `stream` has reached the work: the library "
+            "goes on using it after this returns.",
+            "    ",
+            raw=True,
+        )
+    if writes and not stream:
+        forward_to_managed(fn, name, args, model)
+    body = prep + ([f"check({c_call})"] if stream else [f"check(unsafe {{ {c_call} }})"])
+    return (
+        docs
+        + f"    pub {unsafe}fn {name}({', '.join([receiver_arg] + args)}) -> Result<()> {{\n"
+        + "".join(f"        {line}\n" for line in body)
+        + "    }\n"
+    )
 
 
 def example_args(fn: Dict[str, Any]) -> List[str]:
@@ -1292,6 +1453,12 @@ def objects(description: Dict[str, Any]) -> str:
     guards: List[str] = []
     by_name = {f["name"]: f for f in description["functions"]}
     for fn in description["functions"]:
+        if fn["name"] in WHOLE_BUFFER:
+            blocks.setdefault("DeviceBuffer<T>", []).append(whole_buffer(fn, model))
+            continue
+        if fn["name"] in BUILT_CALLS:
+            skipped.append((fn["name"], "a method of the type describing its struct, in builders.rs"))
+            continue
         uses = set(model.uses)
         try:
             owner, text = method(fn, model)
@@ -1305,6 +1472,8 @@ def objects(description: Dict[str, Any]) -> str:
             blocks.setdefault("", []).append(function)
             guards.append(guard)
     blocks.setdefault("Device", []).extend(model.made_by)
+    if model.managed:
+        blocks.setdefault(MANAGED, []).extend(model.managed)
     for c_name, (owner, _, _) in TYPES.items():
         blocks.setdefault(owner, []).insert(
             0,
@@ -1536,13 +1705,48 @@ def builders(description: Dict[str, Any]) -> str:
             doc(method_doc(f"{what}: {text}"), "    ", raw=True)
             + f"    pub fn {setter}(mut self{arg}) -> {owner} {{\n        {body}\n        self\n    }}\n"
         )
-    blocks = [f"impl {owner} {{\n" + "\n".join(texts) + "}\n" for owner, texts in setters.items()]
+    for fn in description["functions"]:
+        if fn["name"] in BUILT_CALLS:
+            model.uses = set()
+            owner, text = method(fn, model)
+            module = next(m for m, t in BUILT_TYPES.values() if f"{t}<" in owner)
+            uses += [f"use crate::{module}::{owner.split('<')[0]};\n", "use cuabi_sys as sys;\n"]
+            uses += [f"use crate::error::{u};\n" for u in sorted(model.uses | {"Result"}) if u in ("check", "Result")]
+            uses += [f"use crate::types::{u};\n" for u in sorted(model.uses) if u in ("Describes", "Stream")]
+            setters.setdefault(owner, []).append(text)
+    consts = []
+    for enum, (newtype, module, (variant_prefix, const_prefix)) in NEWTYPE_CONSTS.items():
+        values = model.enums[enum]["values"]
+        prefix = common_prefix([v["name"] for v in values])
+        uses += [f"use crate::{module}::{newtype};\n", "use cuabi_sys as sys;\n"]
+        names, lines = [], []
+        for v in values:
+            if v["value"] == 0:
+                continue
+            # The generated variant's name (`Cxx17`) with the newtype's prefix (`Cpp17`).
+            variant = camel(v["name"][len(prefix) :])
+            if not variant.startswith(variant_prefix):
+                raise SystemExit(f"regen: rust_objects.py: NEWTYPE_CONSTS: {v['name']} is no {variant_prefix}*")
+            names.append(const_prefix + variant[len(variant_prefix) :])
+            lines.append(
+                doc(value_doc(v), "    ", raw=True)
+                + f"    pub const {names[-1]}: {newtype} = {newtype}(sys::{v['name']} as i32);\n"
+            )
+        listed = ", ".join(f"{newtype}::{n}" for n in names)
+        lines.append(
+            "    /// The values of this crate's header, in its order.\n"
+            f"    pub const ALL: [{newtype}; {len(names)}] = [{listed}];\n"
+        )
+        consts.append(f"#[allow(non_upper_case_globals)]\nimpl {newtype} {{\n" + "\n".join(lines) + "}\n")
+    blocks = [f"impl {owner} {{\n" + "\n".join(texts) + "}\n" for owner, texts in setters.items()] + consts
     text = (
         banner("//")
         + "//! The setters of the crate's builders of built structs, one per number, enum or\n"
         "//! flag field the builder sets as it is (scripts/regen_api/rust_objects.py, OPTIONS),\n"
-        "//! and one per flag bit a builder sets or clears (FLAG_SETTERS); the builders\n"
-        "//! themselves, and their other methods, are the idiom modules'.\n\n"
+        "//! and one per flag bit a builder sets or clears (FLAG_SETTERS), and the calls\n"
+        "//! of a built struct made methods of the type describing it (BUILT_CALLS), and\n"
+        "//! the values of open enums as consts of the crate's newtypes (NEWTYPE_CONSTS);\n"
+        "//! the builders themselves, and their other methods, are the idiom modules'.\n\n"
         + "".join(sorted(set(uses)))
         + "\n"
         + "\n".join(blocks)

@@ -82,6 +82,50 @@ class RustTables(unittest.TestCase):
         self.assertIn("pub fn prefetch(&self, location: Location, stream: Option<&Stream>) -> Result<()> {", objects)
         self.assertIn("self.advise_range(0, self.len(), advice, location)", objects)
 
+    def test_whole_buffer_calls_are_typed_buffer_methods_over_all_of_it(self):
+        functions = {f["name"]: f for f in self.d["functions"]}
+        for name in rust_objects.WHOLE_BUFFER:
+            self.assertEqual(functions[name]["object"], "buffer", name)
+        objects = read("bindings/rust/cuabi/src/objects.rs")
+        self.assertIn("pub fn fill_bytes(&mut self, value: u8) -> Result<()> {", objects)
+        self.assertIn("pub unsafe fn fill_async(&mut self, value: T, stream: &Stream) -> Result<()> {", objects)
+        self.assertIn("pub unsafe fn copy_to_async(&self, dst: &mut [T], stream: &Stream) -> Result<()> {", objects)
+        self.assertIn('let (_, bytes) = self.range("destination", 0, src.len())?;', objects)
+        self.assertIn("sys::cuabi_buffer_copy(self.as_raw(), 0, src.as_raw(), 0, src.size_bytes())", objects)
+        for name in rust_objects.WHOLE_BUFFER:  # none left to the listing of hand-written calls
+            self.assertNotIn(f"//! * `{name}`:", objects)
+
+    def test_built_calls_are_methods_of_the_describing_type(self):
+        functions = {f["name"]: f for f in self.d["functions"]}
+        for name in rust_objects.BUILT_CALLS:
+            self.assertEqual(functions[name]["call"], "library", name)
+            built = [p for p in functions[name]["params"] if p.get("struct") in rust_objects.BUILT_TYPES]
+            self.assertEqual(len(built), 1, name)
+        builders = read("bindings/rust/cuabi/src/builders.rs")
+        self.assertIn("impl Copy3d<'_> {", builders)
+        self.assertIn("pub fn run(&self) -> Result<()> {\n        let desc = self.describe()?;", builders)
+        self.assertIn("pub unsafe fn run_async(&self, stream: Option<&Stream>) -> Result<()> {", builders)
+
+    def test_newtype_consts_are_the_open_enums_values(self):
+        enums = {e["name"]: e for e in self.d["enums"]}
+        builders = read("bindings/rust/cuabi/src/builders.rs")
+        for enum, (newtype, _, _) in rust_objects.NEWTYPE_CONSTS.items():
+            for v in enums[enum]["values"]:
+                if v["value"] != 0:
+                    self.assertIn(f"= {newtype}(sys::{v['name']} as i32);", builders)
+        self.assertIn("pub const Cpp17: CppStd = CppStd(sys::CUABI_STD_CXX17 as i32);", builders)
+        self.assertIn("pub const ALL: [CppStd; 5] = [", builders)
+        self.assertNotIn("CUABI_STD_DEFAULT", builders)
+
+    def test_managed_writes_forward_to_the_buffer(self):
+        functions = {f["name"] for f in self.d["functions"]}
+        self.assertLessEqual(rust_objects.MANAGED_WRITES, functions)
+        self.assertLessEqual(rust_objects.MANAGED_WRITES, set(rust_objects.ELEMENT_RANGES) | set(rust_objects.WHOLE_BUFFER))
+        objects = read("bindings/rust/cuabi/src/objects.rs")
+        self.assertIn("pub fn fill(&mut self, value: T) -> Result<()> {\n        self.buffer.fill(value)", objects)
+        self.assertIn("pub fn fill_bytes(&mut self, value: u8) -> Result<()> {\n        self.buffer.fill_bytes(value)", objects)
+        self.assertIn("self.buffer.copy_from_buffer(src)", objects)
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -8,9 +8,9 @@ use std::ops::{Deref, DerefMut};
 
 use cuabi_sys as sys;
 
-use crate::error::{check, create, init_struct, out, Error, Result};
+use crate::error::{create, init_struct, out, Error, Result};
 use crate::memory::byte_len;
-use crate::types::{Array, Describes, Device, DeviceBuffer, DeviceRepr, Stream};
+use crate::types::{Array, Describes, Device, DeviceBuffer, DeviceRepr};
 
 /// `height` rows of `width` elements of `T` on the device, each row padded
 /// to the device's alignment: row `y` starts [`pitch`](Self::pitch) bytes
@@ -308,26 +308,6 @@ impl<'a> Copy3d<'a> {
     pub fn extent(mut self, width_bytes: usize, height: usize, depth: usize) -> Self {
         self.extent = (width_bytes, height, depth);
         self
-    }
-
-    /// Copies the box and returns once it is done (ordered on the default
-    /// stream as [`DeviceBuffer::copy_from_buffer`] is).
-    pub fn run(&self) -> Result<()> {
-        let desc = self.describe()?;
-        check(unsafe { sys::cuabi_copy_3d(&desc) })
-    }
-
-    /// Queues the copy on `stream` (`None`: the default stream) and returns.
-    ///
-    /// # Safety
-    /// Every memory the copy names must stay alive, and host memory
-    /// unchanged (the source) or untouched (the destination), until the
-    /// stream has reached the copy. Host memory that is not pinned is
-    /// copied before this returns, as the driver does.
-    pub unsafe fn run_async(&self, stream: Option<&Stream>) -> Result<()> {
-        let desc = self.describe()?;
-        let stream = stream.map_or(std::ptr::null_mut(), Stream::as_raw);
-        check(sys::cuabi_copy_3d_async(&desc, stream))
     }
 }
 

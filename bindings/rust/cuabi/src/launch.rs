@@ -3,7 +3,6 @@
 use std::cell::Cell;
 use std::ffi::c_void;
 use std::fmt;
-use std::marker::PhantomData;
 use std::mem::size_of;
 use std::sync::OnceLock;
 
@@ -599,9 +598,8 @@ pub struct Launch<'a> {
     function: &'a Function,
     config: LaunchConfig,
     stream: Option<&'a Stream>,
+    // The arguments, borrowed for 'a (as the function and stream are).
     args: Vec<Arg>,
-    // The arguments are borrowed for 'a.
-    _borrows: PhantomData<&'a ()>,
 }
 
 impl<'a> Launch<'a> {
@@ -612,7 +610,6 @@ impl<'a> Launch<'a> {
             config,
             stream: None,
             args: take_spare(),
-            _borrows: PhantomData,
         }
     }
 

@@ -115,23 +115,6 @@ impl<T: DeviceRepr> ManagedBuffer<T> {
     pub unsafe fn as_host_slice_mut(&mut self) -> &mut [T] {
         std::slice::from_raw_parts_mut(self.host.as_ptr(), self.buffer.len())
     }
-
-    /// Sets every element to `value` (1, 2 or 4 bytes wide), as
-    /// [`DeviceBuffer::fill`] does.
-    pub fn fill(&mut self, value: T) -> Result<()> {
-        self.buffer.fill(value)
-    }
-
-    /// Sets every byte to `value`, as [`DeviceBuffer::fill_bytes`] does.
-    pub fn fill_bytes(&mut self, value: u8) -> Result<()> {
-        self.buffer.fill_bytes(value)
-    }
-
-    /// Copies all of `src`, device to device, into the start of this
-    /// buffer, as [`DeviceBuffer::copy_from_buffer`] does.
-    pub fn copy_from_buffer(&mut self, src: &DeviceBuffer<T>) -> Result<()> {
-        self.buffer.copy_from_buffer(src)
-    }
 }
 
 impl<T: DeviceRepr> Deref for ManagedBuffer<T> {

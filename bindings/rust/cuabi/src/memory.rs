@@ -1,6 +1,5 @@
 //! Typed device memory.
 
-use std::ffi::c_void;
 use std::fmt;
 use std::marker::PhantomData;
 use std::mem::size_of;
@@ -9,7 +8,7 @@ use cuabi_sys as sys;
 
 use crate::error::{check, create, out, Error, Result};
 use crate::handle::Owned;
-use crate::types::{fill_value, DeviceBuffer, DeviceRepr, Stream};
+use crate::types::{DeviceBuffer, DeviceRepr};
 
 /// The byte length of `len` elements of `T`, or an error naming `what`.
 pub(crate) fn byte_len<T>(len: usize, what: &str) -> Result<usize> {
@@ -94,23 +93,6 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
         self.ptr
     }
 
-    /// Queues setting every element to `value` on `stream`, as
-    /// [`fill`](Self::fill) does.
-    ///
-    /// # Safety
-    /// The buffer may not be dropped before `stream` has reached the fill.
-    pub unsafe fn fill_async(&mut self, value: T, stream: &Stream) -> Result<()> {
-        let (bits, size) = fill_value(&value);
-        check(sys::cuabi_buffer_fill_async(
-            self.handle.get(),
-            0,
-            bits,
-            size,
-            self.len,
-            stream.as_raw(),
-        ))
-    }
-
     /// The whole buffer, copied into a new `Vec`.
     pub fn to_vec(&self) -> Result<Vec<T>> {
         let mut out = Vec::<T>::with_capacity(self.len);
@@ -122,89 +104,6 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
         // valid `T` (DeviceRepr).
         unsafe { out.set_len(self.len) };
         Ok(out)
-    }
-
-    /// Queues a copy of `src` into the buffer's first `src.len()` elements on
-    /// `stream` and returns at once. The copy runs asynchronously only when
-    /// `src` is pinned ([`PinnedBuffer`](crate::PinnedBuffer),
-    /// [`PinnedSlice`](crate::PinnedSlice)).
-    ///
-    /// # Safety
-    /// `src` must stay alive and unchanged until `stream` has reached the
-    /// copy (e.g. until [`Stream::synchronize`] returns).
-    pub unsafe fn copy_from_async(&mut self, src: &[T], stream: &Stream) -> Result<()> {
-        let (_, bytes) = self.range("destination", 0, src.len())?;
-        check(sys::cuabi_buffer_copy_from_host_async(
-            self.handle.get(),
-            0,
-            src.as_ptr().cast(),
-            bytes,
-            stream.as_raw(),
-        ))
-    }
-
-    /// Queues a copy of the buffer's first `dst.len()` elements into `dst` on
-    /// `stream` and returns at once. The copy runs asynchronously only when
-    /// `dst` is pinned.
-    ///
-    /// # Safety
-    /// `dst` must stay alive, and must be neither read nor written, until
-    /// `stream` has reached the copy.
-    pub unsafe fn copy_to_async(&self, dst: &mut [T], stream: &Stream) -> Result<()> {
-        let (_, bytes) = self.range("source", 0, dst.len())?;
-        check(sys::cuabi_buffer_copy_to_host_async(
-            self.handle.get(),
-            0,
-            dst.as_mut_ptr().cast::<c_void>(),
-            bytes,
-            stream.as_raw(),
-        ))
-    }
-
-    /// Copies all of `src`, device to device, into the start of this buffer.
-    pub fn copy_from_buffer(&mut self, src: &DeviceBuffer<T>) -> Result<()> {
-        let bytes = src.size_bytes();
-        check(unsafe { sys::cuabi_buffer_copy(self.handle.get(), 0, src.handle.get(), 0, bytes) })
-    }
-
-    /// Queues a device-to-device copy of all of `src` into the start of this
-    /// buffer on `stream`.
-    ///
-    /// # Safety
-    /// Neither buffer may be dropped before `stream` has reached the copy.
-    pub unsafe fn copy_from_buffer_async(
-        &mut self,
-        src: &DeviceBuffer<T>,
-        stream: &Stream,
-    ) -> Result<()> {
-        check(sys::cuabi_buffer_copy_async(
-            self.handle.get(),
-            0,
-            src.handle.get(),
-            0,
-            src.size_bytes(),
-            stream.as_raw(),
-        ))
-    }
-
-    /// Sets every byte of the buffer to `value` (0 gives zeros of every
-    /// numeric type).
-    pub fn fill_bytes(&mut self, value: u8) -> Result<()> {
-        check(unsafe { sys::cuabi_buffer_memset(self.handle.get(), 0, value, self.size_bytes()) })
-    }
-
-    /// Queues setting every byte of the buffer to `value` on `stream`.
-    ///
-    /// # Safety
-    /// The buffer may not be dropped before `stream` has reached the memset.
-    pub unsafe fn fill_bytes_async(&mut self, value: u8, stream: &Stream) -> Result<()> {
-        check(sys::cuabi_buffer_memset_async(
-            self.handle.get(),
-            0,
-            value,
-            self.size_bytes(),
-            stream.as_raw(),
-        ))
     }
 
     /// Elements `offset..offset + len` as a byte offset and length; the

@@ -52,12 +52,6 @@
 //! * `cuabi_buffer_release`: Drop
 //! * `cuabi_buffer_get_pointer`: DeviceBuffer::device_ptr, read once when made
 //! * `cuabi_buffer_get_size`: DeviceBuffer::size_bytes, kept with the buffer
-//! * `cuabi_buffer_copy_from_host_async`: idiom `host_view`, written by hand
-//! * `cuabi_buffer_copy_to_host_async`: idiom `host_view`, written by hand
-//! * `cuabi_buffer_copy`: typed memory: offsets and sizes are elements of T in Rust
-//! * `cuabi_buffer_copy_async`: typed memory: offsets and sizes are elements of T in Rust
-//! * `cuabi_buffer_memset`: typed memory: offsets and sizes are elements of T in Rust
-//! * `cuabi_buffer_memset_async`: typed memory: offsets and sizes are elements of T in Rust
 //! * `cuabi_host_buffer_alloc`: PinnedBuffer holds more than its handle; made by hand
 //! * `cuabi_host_buffer_register`: idiom `host_view`, written by hand
 //! * `cuabi_host_buffer_release`: Drop
@@ -78,10 +72,9 @@
 //! * `cuabi_buffer_grow`: typed memory: offsets and sizes are elements of T in Rust
 //! * `cuabi_buffer_alloc_pitched`: DeviceBuffer holds more than its handle; made by hand
 //! * `cuabi_buffer_get_pitch`: PitchedBuffer::pitch, kept with the buffer
-//! * `cuabi_buffer_fill_async`: typed memory: offsets and sizes are elements of T in Rust
 //! * `cuabi_copy_3d_desc_init`: the idiom that fills the struct
-//! * `cuabi_copy_3d`: Copy3d::run: the builder describing the box runs it
-//! * `cuabi_copy_3d_async`: Copy3d::run_async: the builder describing the box queues it
+//! * `cuabi_copy_3d`: a method of the type describing its struct, in builders.rs
+//! * `cuabi_copy_3d_async`: a method of the type describing its struct, in builders.rs
 //! * `cuabi_array_desc_init`: ArrayDesc's Default
 //! * `cuabi_array_create`: Array holds more than its handle; made by hand
 //! * `cuabi_array_release`: Drop
@@ -1494,6 +1487,153 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
         self.copy_to_at(0, dst)
     }
 
+    /// Every copy is checked against the buffers' sizes first: a range past the end answers
+    /// `CUABI_ERROR_OUT_OF_RANGE` before the driver sees it. A copy of 0 bytes succeeds and does
+    /// nothing. `bytes` bytes are copied from byte `src_offset` of the buffer `src` or into byte
+    /// `dst_offset` of the buffer `dst`; the host side is the host address `src` (to the device) or
+    /// `dst` (from it). The synchronous forms (no stream argument) run on the default stream after
+    /// the work already queued there, and return once the device has finished them. They are not
+    /// ordered against streams made with `CUABI_STREAM_NON_BLOCKING`: synchronise such a stream
+    /// first. The \*_async forms are ordered on `stream` (NULL: the default stream) and return at
+    /// once; the host memory must stay valid until the stream reaches the copy, and is copied
+    /// asynchronously only if it is pinned (`cuabi_host_buffer_alloc`,
+    /// `cuabi_host_buffer_register`).
+    ///
+    /// Here every offset is 0 and the range is the host slice's `len()` elements of `T`, from
+    /// element 0 (a range past the end is refused with
+    /// [`ErrorKind::OutOfRange`](crate::generated::ErrorKind::OutOfRange)).
+    ///
+    /// Calls `cuabi_buffer_copy_from_host_async`.
+    ///
+    /// # Safety
+    /// Every buffer and host slice the call names must stay alive, host memory unchanged (read) or
+    /// untouched (written), until `stream` has reached the work: the library goes on using it after
+    /// this returns.
+    pub unsafe fn copy_from_async(&mut self, src: &[T], stream: &Stream) -> Result<()> {
+        let (_, bytes) = self.range("destination", 0, src.len())?;
+        check(sys::cuabi_buffer_copy_from_host_async(
+            self.as_raw(),
+            0,
+            src.as_ptr().cast(),
+            bytes,
+            stream.as_raw(),
+        ))
+    }
+
+    /// Every copy is checked against the buffers' sizes first: a range past the end answers
+    /// `CUABI_ERROR_OUT_OF_RANGE` before the driver sees it. A copy of 0 bytes succeeds and does
+    /// nothing. `bytes` bytes are copied from byte `src_offset` of the buffer `src` or into byte
+    /// `dst_offset` of the buffer `dst`; the host side is the host address `src` (to the device) or
+    /// `dst` (from it). The synchronous forms (no stream argument) run on the default stream after
+    /// the work already queued there, and return once the device has finished them. They are not
+    /// ordered against streams made with `CUABI_STREAM_NON_BLOCKING`: synchronise such a stream
+    /// first. The \*_async forms are ordered on `stream` (NULL: the default stream) and return at
+    /// once; the host memory must stay valid until the stream reaches the copy, and is copied
+    /// asynchronously only if it is pinned (`cuabi_host_buffer_alloc`,
+    /// `cuabi_host_buffer_register`).
+    ///
+    /// Here every offset is 0 and the range is the host slice's `len()` elements of `T`, from
+    /// element 0 (a range past the end is refused with
+    /// [`ErrorKind::OutOfRange`](crate::generated::ErrorKind::OutOfRange)).
+    ///
+    /// Calls `cuabi_buffer_copy_to_host_async`.
+    ///
+    /// # Safety
+    /// Every buffer and host slice the call names must stay alive, host memory unchanged (read) or
+    /// untouched (written), until `stream` has reached the work: the library goes on using it after
+    /// this returns.
+    pub unsafe fn copy_to_async(&self, dst: &mut [T], stream: &Stream) -> Result<()> {
+        let (_, bytes) = self.range("source", 0, dst.len())?;
+        check(sys::cuabi_buffer_copy_to_host_async(
+            self.as_raw(),
+            0,
+            dst.as_mut_ptr().cast(),
+            bytes,
+            stream.as_raw(),
+        ))
+    }
+
+    /// Device to device, on one device or between two (directly or through the host:
+    /// `cuabi_buffer_get_copy_path`): `bytes` bytes from byte `src_offset` of `src` to byte
+    /// `dst_offset` of `dst`, checked against both buffers' sizes as above
+    /// (`CUABI_ERROR_OUT_OF_RANGE`). Overlapping ranges of the same memory answer
+    /// `CUABI_ERROR_INVALID_ARGUMENT`. The \*_async form is ordered on `stream` (NULL: the default
+    /// stream), which must be of `dst`'s device.
+    ///
+    /// Here every offset is 0 and the range is all of the buffer `src`.
+    ///
+    /// Calls `cuabi_buffer_copy`.
+    pub fn copy_from_buffer(&mut self, src: &DeviceBuffer<T>) -> Result<()> {
+        check(unsafe {
+            sys::cuabi_buffer_copy(self.as_raw(), 0, src.as_raw(), 0, src.size_bytes())
+        })
+    }
+
+    /// Device to device, on one device or between two (directly or through the host:
+    /// `cuabi_buffer_get_copy_path`): `bytes` bytes from byte `src_offset` of `src` to byte
+    /// `dst_offset` of `dst`, checked against both buffers' sizes as above
+    /// (`CUABI_ERROR_OUT_OF_RANGE`). Overlapping ranges of the same memory answer
+    /// `CUABI_ERROR_INVALID_ARGUMENT`. The \*_async form is ordered on `stream` (NULL: the default
+    /// stream), which must be of `dst`'s device.
+    ///
+    /// Here every offset is 0 and the range is all of the buffer `src`.
+    ///
+    /// Calls `cuabi_buffer_copy_async`.
+    ///
+    /// # Safety
+    /// Every buffer and host slice the call names must stay alive, host memory unchanged (read) or
+    /// untouched (written), until `stream` has reached the work: the library goes on using it after
+    /// this returns.
+    pub unsafe fn copy_from_buffer_async(
+        &mut self,
+        src: &DeviceBuffer<T>,
+        stream: &Stream,
+    ) -> Result<()> {
+        check(sys::cuabi_buffer_copy_async(
+            self.as_raw(),
+            0,
+            src.as_raw(),
+            0,
+            src.size_bytes(),
+            stream.as_raw(),
+        ))
+    }
+
+    /// Sets `bytes` bytes from byte `offset` of `buffer` to `value`; a range past the buffer's end
+    /// answers `CUABI_ERROR_OUT_OF_RANGE`, and 0 bytes do nothing. The synchronous form returns
+    /// once the device has finished; the \*_async form is ordered on `stream` (NULL: the default
+    /// stream).
+    ///
+    /// Here every offset is 0 and the range is all of the buffer.
+    ///
+    /// Calls `cuabi_buffer_memset`.
+    pub fn fill_bytes(&mut self, value: u8) -> Result<()> {
+        check(unsafe { sys::cuabi_buffer_memset(self.as_raw(), 0, value, self.size_bytes()) })
+    }
+
+    /// Sets `bytes` bytes from byte `offset` of `buffer` to `value`; a range past the buffer's end
+    /// answers `CUABI_ERROR_OUT_OF_RANGE`, and 0 bytes do nothing. The synchronous form returns
+    /// once the device has finished; the \*_async form is ordered on `stream` (NULL: the default
+    /// stream).
+    ///
+    /// Here every offset is 0 and the range is all of the buffer.
+    ///
+    /// Calls `cuabi_buffer_memset_async`.
+    ///
+    /// # Safety
+    /// Every buffer and host slice the call names must stay alive, host memory unchanged (read) or
+    /// untouched (written), until `stream` has reached the work: the library goes on using it after
+    /// this returns.
+    pub unsafe fn fill_bytes_async(&mut self, value: u8, stream: &Stream) -> Result<()> {
+        check(sys::cuabi_buffer_memset_async(
+            self.as_raw(),
+            0,
+            value,
+            self.size_bytes(),
+            stream.as_raw(),
+        ))
+    }
+
     /// How the buffer's memory was obtained, in `kind` (`cuabi_buffer_kind`).
     ///
     /// Calls `cuabi_buffer_get_kind`.
@@ -1597,6 +1737,31 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
     /// As [`fill_range`](Self::fill_range), over all of the buffer's elements.
     pub fn fill(&mut self, value: T) -> Result<()> {
         self.fill_range(0, self.len(), value)
+    }
+
+    /// Sets `count` elements of `element_size` (1, 2 or 4) bytes from `offset` (a multiple of
+    /// `element_size`) to `value` (its low element_size bytes; higher bits must be 0). Checked
+    /// against the buffer as every copy is. The \*_async form is ordered on `stream` (NULL: the
+    /// default stream).
+    ///
+    /// Here every offset is 0 and the range is all of the buffer.
+    ///
+    /// Calls `cuabi_buffer_fill_async`.
+    ///
+    /// # Safety
+    /// Every buffer and host slice the call names must stay alive, host memory unchanged (read) or
+    /// untouched (written), until `stream` has reached the work: the library goes on using it after
+    /// this returns.
+    pub unsafe fn fill_async(&mut self, value: T, stream: &Stream) -> Result<()> {
+        let (value, element_size) = fill_value(&value);
+        check(sys::cuabi_buffer_fill_async(
+            self.as_raw(),
+            0,
+            value,
+            element_size,
+            self.len(),
+            stream.as_raw(),
+        ))
     }
 }
 
@@ -2792,6 +2957,21 @@ impl<T: DeviceRepr> ManagedBuffer<T> {
     /// As [`advise_range`](Self::advise_range), over all of the buffer's elements.
     pub fn advise(&self, advice: MemoryAdvice, location: Location) -> Result<()> {
         self.advise_range(0, self.len(), advice, location)
+    }
+
+    /// As [`DeviceBuffer::copy_from_buffer`].
+    pub fn copy_from_buffer(&mut self, src: &DeviceBuffer<T>) -> Result<()> {
+        self.buffer.copy_from_buffer(src)
+    }
+
+    /// As [`DeviceBuffer::fill_bytes`].
+    pub fn fill_bytes(&mut self, value: u8) -> Result<()> {
+        self.buffer.fill_bytes(value)
+    }
+
+    /// As [`DeviceBuffer::fill`].
+    pub fn fill(&mut self, value: T) -> Result<()> {
+        self.buffer.fill(value)
     }
 }
 

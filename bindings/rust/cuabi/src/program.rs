@@ -361,29 +361,6 @@ impl FromStr for Arch {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct CppStd(pub i32);
 
-#[allow(non_upper_case_globals)]
-impl CppStd {
-    /// C++03.
-    pub const Cpp03: CppStd = CppStd(sys::CUABI_STD_CXX03 as i32);
-    /// C++11.
-    pub const Cpp11: CppStd = CppStd(sys::CUABI_STD_CXX11 as i32);
-    /// C++14.
-    pub const Cpp14: CppStd = CppStd(sys::CUABI_STD_CXX14 as i32);
-    /// C++17.
-    pub const Cpp17: CppStd = CppStd(sys::CUABI_STD_CXX17 as i32);
-    /// C++20.
-    pub const Cpp20: CppStd = CppStd(sys::CUABI_STD_CXX20 as i32);
-
-    /// The standards of this crate's header, oldest first.
-    pub const ALL: [CppStd; 5] = [
-        CppStd::Cpp03,
-        CppStd::Cpp11,
-        CppStd::Cpp14,
-        CppStd::Cpp17,
-        CppStd::Cpp20,
-    ];
-}
-
 impl From<CxxStandard> for CppStd {
     fn from(std: CxxStandard) -> CppStd {
         CppStd(std.raw() as i32)

@@ -1,4 +1,5 @@
 use super::*;
+use crate::types::fill_value;
 
 #[test]
 fn fill_values_keep_their_bytes_in_the_low_bits() {
