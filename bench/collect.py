@@ -888,6 +888,10 @@ def main() -> int:
     env = environment(R, ns.results_dir)
     targets = evaluate_targets(R) if R.mode == "gpu" else []
     P = paired_report.collect(records)
+    # The implementations of the paired tables: those with a figure, an error
+    # or a note, and those with only paired records (a run of paired figures
+    # alone).
+    paired_impls = R.impls() + [i for i in ORDER if i not in R.impls() and any(k == i for k, _ in P)]
     paired_chart_note = None
     if P:
         # Launch, copy and first-result targets are judged on the paired
@@ -895,7 +899,7 @@ def main() -> int:
         targets = [t for t in targets
                    if not (t["id"].startswith("launch-") or t["id"] in ("copy", "first-result-warm"))]
         targets += paired_report.targets(P, label)
-        paired_chart_note = paired_report.chart(P, R.impls(), label, os.path.join(ns.results_dir, "paired.png"))
+        paired_chart_note = paired_report.chart(P, paired_impls, label, os.path.join(ns.results_dir, "paired.png"))
     chart_note = chart(R, os.path.join(ns.results_dir, "chart.png"))
     figures = {
         impl: {b: R.figure(impl, b) for i, b in R.samples if i == impl} for impl in R.impls()
@@ -934,7 +938,7 @@ def main() -> int:
         json.dump(result, f, indent=2, sort_keys=False)
         f.write("\n")
     md = markdown(R, env, targets, baseline, None if chart_note else "chart.png",
-                  paired_report.markdown(P, R.impls(), label),
+                  paired_report.markdown(P, paired_impls, label),
                   None if (paired_chart_note or not P) else "paired.png")
     if chart_note:
         md += f"\n_{chart_note}_\n"
