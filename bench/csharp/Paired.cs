@@ -622,7 +622,7 @@ public static partial class CuabiBench
         string[] parts = instrPath.Split('/');
         string path = parts[0];
         int args = 0;
-        if (path != "query" && (parts.Length != 2 || !int.TryParse(parts[1], NumberStyles.None, CultureInfo.InvariantCulture, out args)))
+        if (path != "query" && path != "alloc" && (parts.Length != 2 || !int.TryParse(parts[1], NumberStyles.None, CultureInfo.InvariantCulture, out args)))
             throw new ArgumentException("unknown path " + instrPath);
         Reference.Bind();
         using (Device device = Device.Get(0))
@@ -638,6 +638,16 @@ public static partial class CuabiBench
                     throw new Exception("the stand-in's stream query did not answer " + parts[1]);
                 Settle();
                 Query(stream, instrCount);
+                return 0;
+            }
+            if (path == "alloc")
+            {
+                if (parts.Length != 2 || parts[1] != "ordered")
+                    throw new ArgumentException("unknown path " + instrPath);
+                AllocFree(device, stream, 1000);
+                stream.Synchronize();
+                Settle();
+                AllocFree(device, stream, instrCount);
                 return 0;
             }
             if (args != 2 && args != 16)
@@ -667,6 +677,14 @@ public static partial class CuabiBench
             }
         }
         return 0;
+    }
+
+    /// <summary>N stream-ordered allocations of 256 bytes, each freed at once on the same stream.</summary>
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private static void AllocFree(Device device, CudaStream stream, long n)
+    {
+        for (long i = 0; i < n; i++)
+            device.AllocateAsync<byte>(256, stream).FreeAsync(stream);
     }
 
     /// <summary>N stream queries; whether the last answered complete.</summary>

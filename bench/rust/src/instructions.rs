@@ -122,6 +122,15 @@ pub fn run(path: &str, count: usize) -> Res<()> {
         );
         unsafe { set(0) };
         bad
+    } else if path == "alloc/ordered" {
+        // 256 bytes from the default pool in stream order, freed at once on
+        // the same stream.
+        let stream = black_box(&stream);
+        calls(count, || {
+            device
+                .alloc_async::<u8>(256, None, Some(stream))
+                .is_ok_and(|b| b.free_async(stream).is_ok())
+        })
     } else {
         // The stand-in takes any image (no NVRTC under callgrind).
         let image = b".version 8.0\n.target sm_90\n.address_size 64\n\0";
