@@ -65,9 +65,27 @@ The object-layer rules, the same as every language's:
   whose ``log`` is the receiver's log where the last error had none;
 * a row of PY_MADE_BY makes a constructor a method of its receiver's
   class too (``DeviceBase.create_stream``), forwarding to it;
+* a row of PY_AFTER calls a hook of the receiver (declared here doing
+  nothing, overridden by the public class) once the call succeeded;
 * a row of PY_CHAIN makes a method answer its receiver (for chaining), a
   row of PY_DEFAULTS gives trailing parameters defaults, and a row of
   BOOL_FLAGS takes a flag-set parameter as one bool choosing one flag;
+* a call and its ``*_async`` twin (the twin's parameters are the call's and
+  a trailing nullable ``cuabi_stream stream``: ``cuabi_buffer_memset`` and
+  ``cuabi_buffer_memset_async``) are one method, named after the call, that
+  takes ``stream=None`` last: None makes the call, a Stream its twin, in
+  order on it. A host byte range of such a pair (a copy's host side) is any
+  host buffer the "host" reader reads (NumPy arrays, bytearrays, pinned
+  buffers ...), kept alive over the call only;
+* a location defaulting to None (PY_DEFAULTS) is the receiver's device;
+  a row of PY_NAMED_SHORT lets a PY_NAMED parameter's names leave out a
+  prefix (``advise("read_mostly")``);
+* a row of PY_ORDER gives a call's parameters the order Python callers have
+  always used (checked in that order), and one of PY_TO_END makes a range's
+  length default to the receiver's end (``memset(value, offset=0,
+  nbytes=None)``);
+* a ``uint8_t`` input is a byte: outside 0 to 255 a ValueError says so,
+  naming the method and the parameter (``memset value 256 is not a byte``);
 * a consuming call (the model's `consumes`: the library releases the
   receiver's handle once it succeeds, ``cuabi_buffer_free_async``) closes
   the receiver after it (``Resource._consumed``);
@@ -124,9 +142,6 @@ BOXES = {"int32_t", "uint32_t", "int64_t", "size_t", "uint64_t", "float", "doubl
 # Functions whose Python form differs from the generated one (defaults,
 # chaining, richer arguments), written in the hand-written classes.
 HAND_WRITTEN = {
-    "cuabi_buffer_advise": "DeviceBuffer.advise takes a range default and a Device location",
-    "cuabi_buffer_fill": "DeviceBuffer.fill takes a typed value and a range default",
-    "cuabi_buffer_memset": "DeviceBuffer.memset takes a range default",
     "cuabi_program_compile": "Program.compile takes CompileOptions and typed options",
     "cuabi_linker_add_file": "Linker.add_file takes an input kind default and a PathLike",
     "cuabi_copy_3d": (
@@ -134,7 +149,6 @@ HAND_WRITTEN = {
         "pitches as arguments (Copy3dOp's fields); stream= picks cuabi_copy_3d_async"
     ),
     "cuabi_copy_3d_async": "cuabi.copy_3d(..., stream=s)",
-    "cuabi_buffer_copy_from_host": "DeviceBuffer.copy_from_host takes any host array and stream=",
     "cuabi_last_error_status": "Backend.error reads it: a failure raises its CudaError",
     "cuabi_last_error_message": "Backend.error reads it: CudaError's message",
     "cuabi_last_error_code": "Backend.error reads it: CudaError.code",
@@ -159,6 +173,12 @@ PY_NAMES = {
     "cuabi_event_get_ipc_handle": "ipc_handle",
     "cuabi_array_get_handle": "cu_array",
     "cuabi_linker_get_backend": "link_backend",
+    # A buffer's size in bytes is its ``nbytes`` (``size`` is a typed view's
+    # count of elements), which a range to the end reads (PY_TO_END).
+    "cuabi_buffer_get_size": "nbytes",
+    "cuabi_buffer_prefetch_async": "prefetch",
+    "cuabi_tensor_map_encode_tiled": "tiled",
+    "cuabi_tensor_map_encode_im2col": "im2col",
 }
 
 # Second public names of generated members: ``lowered_name =
@@ -207,6 +227,60 @@ PY_DEFAULTS: Dict[str, Dict[str, str]] = {
     "cuabi_module_get_kernel_name": {"form": "_api.NameForm.DEMANGLED"},
     "cuabi_stream_create": {"priority": "0"},
     "cuabi_function_get_active_blocks_per_sm": {"dynamic_shared": "0"},
+    "cuabi_buffer_memset": {"value": "0", "offset": "0"},
+    "cuabi_buffer_fill": {"offset": "0"},
+    "cuabi_buffer_copy_from_host": {"offset": "0"},
+    "cuabi_buffer_copy_to_host": {"offset": "0"},
+    "cuabi_buffer_prefetch_async": {"stream": "None", "offset": "0"},
+    "cuabi_buffer_advise": {"location": "None", "offset": "0"},
+    "cuabi_buffer_from_range": {"offset": "0"},
+    "cuabi_stream_begin_capture": {"mode": '"global"'},
+    "cuabi_tensor_map_encode_tiled": {
+        "offset": "0", "element_strides": "()", "interleave": "_api.TensorInterleave.NONE",
+        "swizzle": "_api.TensorSwizzle.NONE", "l2_promotion": "_api.TensorL2Promotion.NONE",
+        "oob_fill": "_api.TensorOobFill.ZERO",
+    },
+    "cuabi_tensor_map_encode_im2col": {
+        "offset": "0", "element_strides": "()", "interleave": "_api.TensorInterleave.NONE",
+        "swizzle": "_api.TensorSwizzle.NONE", "l2_promotion": "_api.TensorL2Promotion.NONE",
+        "oob_fill": "_api.TensorOobFill.ZERO",
+    },
+}
+
+# The order a call's parameters take in Python where it is not C's: the
+# Python names (after PY_PARAMS) first, in this order, then the rest in C
+# order (a stream-picked twin's ``stream`` last); a "*" makes those after
+# it keyword-only. PY_DEFAULTS then gives defaults by this order. The
+# arguments are checked in this order too (a handle's when the call is
+# made, last).
+PY_ORDER: Dict[str, Tuple[str, ...]] = {
+    "cuabi_buffer_memset": ("value", "offset", "nbytes"),
+    "cuabi_buffer_fill": ("value", "element_size", "offset", "count"),
+    "cuabi_buffer_copy_from_host": ("src", "offset"),
+    "cuabi_buffer_copy_to_host": ("dst", "offset"),
+    "cuabi_buffer_prefetch_async": ("location", "stream", "offset", "nbytes"),
+    "cuabi_buffer_advise": ("advice", "location", "offset", "nbytes"),
+    # A tensor map's layout first; where in the buffer, and the options, by keyword.
+    "cuabi_tensor_map_encode_tiled": (
+        "buffer", "data_type", "sizes", "strides", "box", "*", "offset", "element_strides",
+    ),
+    "cuabi_tensor_map_encode_im2col": (
+        "buffer", "data_type", "sizes", "strides", "lower_corner", "upper_corner",
+        "channels_per_pixel", "pixels_per_column", "*", "offset", "element_strides",
+    ),
+}
+
+# A range of the receiver whose length defaults to its end: {function:
+# (the offset, the length, the unit or None)}. The length is None by
+# default: the receiver's size in bytes (its ``*_get_size`` getter's
+# property, ``nbytes``) less the offset (0 past the end, which the core then
+# names), in elements of the unit parameter's bytes where one is named.
+PY_TO_END: Dict[str, Tuple[str, str, Optional[str]]] = {
+    "cuabi_buffer_memset": ("offset", "nbytes", None),
+    "cuabi_buffer_fill": ("offset", "count", "element_size"),
+    "cuabi_buffer_prefetch_async": ("offset", "nbytes", None),
+    "cuabi_buffer_advise": ("offset", "nbytes", None),
+    "cuabi_buffer_from_range": ("offset", "nbytes", None),
 }
 
 # Constructors also made a method of the class of the object they are made
@@ -216,6 +290,16 @@ PY_DEFAULTS: Dict[str, Dict[str, str]] = {
 PY_MADE_BY: Dict[str, str] = {
     "cuabi_stream_create": "create_stream",
     "cuabi_host_buffer_alloc": "host_alloc",
+}
+
+# Calls after whose success the receiver's public class does something of
+# its own: {function: the hook}, a method the generated class declares
+# doing nothing (the public class overrides it), called with no arguments
+# once the call succeeded (``Stream._capture_begun``: the buffer cache
+# stands aside while a capture runs).
+PY_AFTER: Dict[str, str] = {
+    "cuabi_stream_begin_capture": "_capture_begun",
+    "cuabi_stream_begin_capture_to_graph": "_capture_begun",
 }
 
 # Calls whose failure to compile or link (CUABI_ERROR_COMPILE) raises a
@@ -237,6 +321,8 @@ PY_PARAMS: Dict[str, Dict[str, str]] = {
     },
     "cuabi_function_get_active_blocks_per_sm": {"dynamic_shared_bytes": "dynamic_shared"},
     "cuabi_buffer_alloc_growable": {"reserve_bytes": "reserve"},
+    "cuabi_buffer_copy_from_host": {"dst_offset": "offset"},
+    "cuabi_buffer_copy_to_host": {"src_offset": "offset"},
 }
 
 # Enum parameters also taken by a member's name (any case), by function
@@ -248,7 +334,12 @@ PY_NAMED: Dict[str, Dict[str, Tuple[str, str]]] = {
     "cuabi_module_get_kernel_name": {"form": ("name form", "")},
     "cuabi_stream_begin_capture": {"mode": ("capture mode", "")},
     "cuabi_stream_begin_capture_to_graph": {"mode": ("capture mode", "")},
+    "cuabi_buffer_advise": {"advice": ("advice", "")},
 }
+
+# A prefix the names of a PY_NAMED parameter may leave out, by function and
+# parameter: ``advise("read_mostly")`` is ``advise("set_read_mostly")``.
+PY_NAMED_SHORT: Dict[str, Dict[str, str]] = {"cuabi_buffer_advise": {"advice": "set_"}}
 
 # A flag-set parameter taken as one bool choosing one of its flags:
 # {function: {parameter: (the Python name, the flag's member)}}; False (the
@@ -394,6 +485,8 @@ class Emitter:
         self.made: Dict[str, Tuple[str, str]] = {}
         # Methods forwarding to a constructor (PY_MADE_BY), by class.
         self.made_by: Dict[str, List[str]] = {}
+        # The PY_AFTER hooks each class declares: {class: {hook: the calls of it}}.
+        self.hooks: Dict[str, Dict[str, List[str]]] = {}
 
     # -- types ---------------------------------------------------------------
     def note_enum(self, base: str) -> None:
@@ -423,12 +516,14 @@ class Emitter:
             return "float", f"float({expr})"
         return "int", f"int({expr})"
 
-    def in_value(self, p: Dict[str, Any]) -> Tuple[str, str]:
+    def in_value(self, p: Dict[str, Any], method: str = "") -> Tuple[str, str]:
         """(the Python type, the checked C argument) of an input value."""
         base, name = p["type"]["base"], ident(p["name"])
         self.note_enum(base)
         if base in ("float", "double"):
             return "float", f"float({name})"
+        if base == "uint8_t" and method:  # a byte: a ValueError naming the method too
+            return "int", f'_byte({name}, "{method} {p["name"]}")'
         if base in self.enums:
             low, high = INT_RANGES["int32_t"]
         elif base in self.flags:
@@ -598,11 +693,32 @@ class Emitter:
         return "\n".join(lines) + "\n"
 
     # -- one function --------------------------------------------------------
+    def async_twin(self, fn: Dict[str, Any]) -> Optional[Dict[str, Any]]:
+        """The ``*_async`` twin of `fn` that one method with it makes: the
+        same parameters (names, types, roles) and a trailing nullable
+        ``cuabi_stream stream``; None if it has none, or `fn` is written by
+        hand."""
+        twin = self.by_name.get(fn["name"] + "_async")
+        if twin is None or fn["name"] in HAND_WRITTEN or fn.get("idiom"):
+            return None
+        ps, qs = fn["params"], twin["params"]
+        same = len(qs) == len(ps) + 1 and all(
+            (p["name"], p["type"]["c"], p["role"]) == (q["name"], q["type"]["c"], q["role"]) for p, q in zip(ps, qs)
+        )
+        last = qs[-1] if qs else {}
+        if not same or last.get("handle_type") != "cuabi_stream" or not last.get("nullable"):
+            return None
+        return twin
+
     def function(self, fn: Dict[str, Any]) -> Tuple[str, str]:
         """(the class it belongs to, or "" for a free function; its text)."""
         call = fn["call"]
         if fn["name"] in HAND_WRITTEN:
             raise Skip(HAND_WRITTEN[fn["name"]])
+        sync = self.by_name.get(fn["name"][: -len("_async")]) if fn["name"].endswith("_async") else None
+        if sync is not None and self.async_twin(sync) is fn:
+            raise Skip(f"one method with {sync['name']}: stream= picks this one")
+        twin = self.async_twin(fn)
         if fn.get("idiom") and fn["idiom"] not in GENERATED_IDIOMS:
             raise Skip(f"idiom {fn['idiom']}, written by hand")
         if call == "release":
@@ -652,173 +768,53 @@ class Emitter:
         two_call: Optional[str] = None
         post: List[str] = []  # statements after a successful call
         backend_expr = "b"
+        py_method = PY_NAMES.get(fn["name"], fn["method"])
+        to_end = PY_TO_END.get(fn["name"])
+        # Each parameter's statements before the call, and where its argument
+        # is in `args`: a PY_ORDER or PY_TO_END call checks them in Python order.
+        prep_of: Dict[str, List[str]] = {}
+        arg_at: Dict[str, int] = {}
         for p in fn["params"]:
             role, name, t = p["role"], ident(p["name"]), p["type"]
             base = t["base"]
-            if p is receiver:
-                if call == "constructor":
-                    sig.append(f"{name}: {class_of(base)}")
-                    prep.append(f'b = _of({name}, "{base}", {class_of(base)}, "{p["name"]}")._b')
-                    args.append(f"{name}._handle")
-                else:
-                    args.append("self._handle")
-                continue
-            if p["name"] in derived:
-                if role == "two_call_size":
-                    continue
-                of = by_name[p["of"]]
-                if of["role"] == "bytes_out" and fn.get("idiom") == "ipc":
-                    args.append("_api.CUABI_IPC_HANDLE_SIZE")
-                elif of["role"] == "array_in" and of["type"]["base"] in BUILT_TYPES or of["role"] == "bytes_in":
-                    args.append(f"{ident(of['name'])}_n")  # the count its layout gives, the bytes' size
-                else:
-                    args.append(f"len({ident(of['name'])}_c)" if of["role"] == "array_in" else f"len({ident(of['name'])})")
-                continue
-            if role == "in" and p["name"] == "location" and base == "int32_t":
-                # A prefetch's or an advice's location: a Device, an ordinal or "host".
-                sig.append(f"{name}: Union[DeviceBase, int, str]")
-                args.append(f'_READERS["location"]({name}, "{p["name"]}")')
-            elif role == "in" and p["name"] in BOOL_FLAGS.get(fn["name"], {}):
-                py, member = BOOL_FLAGS[fn["name"]][p["name"]]
-                self.note_enum(base)
-                cls = enum_class_name(self.enums[self.flags[base]["bits"]])
-                sig.append(f"{py}: bool = False")
-                args.append(f"int(_api.{cls}.{member}) if {py} else 0")
-            elif role == "in" and p["name"] in PY_NAMED.get(fn["name"], {}):
-                what, hint = PY_NAMED[fn["name"]][p["name"]]
-                self.note_enum(base)
-                cls = enum_class_name(self.enums[base])
-                sig.append(f"{name}: Union[_api.{cls}, int, str]")
-                table = f"{{m.name.lower(): m for m in _api.{cls}}}"
-                args.append(f'named({name}, {table}, "{what}", "{p["name"]}", "{hint}")')
-            elif role == "in":
-                ptype, arg = self.in_value(p)
-                sig.append(f"{name}: {ptype}")
-                args.append(arg)
-            elif role == "handle":
-                cls = class_of(p["handle_type"])
-                ht = p["handle_type"]
-                if p.get("nullable"):
-                    sig.append(f"{name}: Optional[{cls}]")
-                    args.append(f'b.NULL if {name} is None else _arg({name}, "{ht}", {cls}, "{p["name"]}", b, True)')
-                else:
-                    sig.append(f"{name}: {cls}")
-                    args.append(f'_arg({name}, "{ht}", {cls}, "{p["name"]}", b)')
-            elif role == "bytes_in" and not p.get("nullable"):
-                # Host bytes the call reads (and copies) before it returns.
-                sig.append(f"{name}: Union[bytes, bytearray, memoryview]")
-                # An IPC handle is first read as one (the "ipc" reader: bytes, not str).
-                data = f'_READERS["ipc"]({name})' if fn.get("idiom") == "ipc" else name
-                prep.append(f"{name}_arg, {name}_n, {name}_keep = _bytes_in({data}, b)")
-                args.append(f"{name}_arg")
-            elif role == "bytes_out" and fn.get("idiom") == "ipc":
-                # An IPC handle's bytes, read into a buffer of their size.
-                prep.append(f"{name}_buf = b.char_buffer(_api.CUABI_IPC_HANDLE_SIZE)")
-                args.append(f"{name}_buf")
-                results.append(("bytes", f"b.buffer_bytes({name}_buf, _api.CUABI_IPC_HANDLE_SIZE)"))
-            elif role == "string_in":
-                if p.get("nullable"):
-                    sig.append(f"{name}: Optional[Union[str, bytes]]")
-                    prep.append(f'{name}_c = b.NULL if {name} is None else as_bytes({name}, "{p["name"]}")')
-                else:
-                    sig.append(f"{name}: Union[str, bytes]")
-                    prep.append(f'{name}_c = as_bytes({name}, "{p["name"]}")')
-                args.append(f"{name}_c")
-            elif role == "array_in" and base == "char" and len(t["pointers"]) == 2:
-                sig.append(f"{name}: Sequence[Union[str, bytes]]")
-                prep.append(
-                    f'{name}_c = [as_bytes(s, f"{p["name"]}[{{i}}]") for i, s in enumerate({name})]'
-                )
-                prep.append(f"{name}_arg, {name}_keep = b.string_array({name}_c)")
-                args.append(f"{name}_arg")
-            elif role == "array_in" and base in BUILT_TYPES and len(t["pointers"]) == 1:
-                # An array of a built struct: each element checked (the one at
-                # fault named), laid out by its registered layout.
-                module, cls = BUILT_TYPES[base]
-                self.built_uses.add((module, cls))
-                sig.append(f'{name}: Sequence["{cls}"]')
-                prep.append(f'{name}_arg, {name}_n, {name}_keep = _built_array({name}, "{base}", "{p["name"]}", b)')
-                args.append(f"{name}_arg")
-                if p.get("lasting") == "receiver":
-                    post.append(f"self._hold({name}_keep)")
-            elif role == "array_in" and base in ("size_t", "int32_t") and len(t["pointers"]) == 1:
-                low, high = INT_RANGES[base]
-                sig.append(f"{name}: Sequence[int]")
-                prep.append(
-                    f'{name}_c = [check_int(v, f"{p["name"]}[{{i}}]", {low}, {high}) for i, v in enumerate({name})]'
-                )
-                prep.append(f'{name}_arg = b.array("{base}", {name}_c)')
-                args.append(f"{name}_arg")
-            elif role == "out":
-                box = "void*" if base == "void" else self.box(base)
-                prep.append(f'{name}_box = b.out("{box}")')
-                args.append(f"b.ref({name}_box)")
-                if p.get("flag"):  # it receives 1 or 0
-                    results.append(("bool", f"bool(b.value({name}_box))"))
-                else:
-                    results.append(self.out_value(base, f"b.value({name}_box)"))
-            elif role == "out_handle":
-                prep.append(f'{name}_box = b.out("{p["handle_type"]}")')
-                args.append(f"b.ref({name}_box)")
-                ht = p["handle_type"]
-                if ht in OWNERS:
-                    # Its public class, made by its hook from the handle and
-                    # what made it: the device the call names (the one the
-                    # object belongs to), else the receiver, or a
-                    # constructor's first handle.
-                    module, cls = OWNERS[ht]
-                    self.owner_uses.add((module, cls))
-                    by = "None" if receiver is None else ident(receiver["name"]) if call == "constructor" else "self"
-                    devices = [q for q in fn["params"] if q["role"] == "handle" and not q.get("nullable")
-                               and q["handle_type"] == "cuabi_device"]
-                    if devices:
-                        by = ident(devices[0]["name"])
-                    results.append((f'"{cls}"', f'_OWNERS["{ht}"]._made_by(b, b.value({name}_box), {by})'))
-                else:
-                    cls = class_of(ht)
-                    results.append((cls, f"{cls}._from_handle(b, b.value({name}_box))"))
-            elif role == "two_call_buf":
+            start, given = len(prep), len(args)
+            self.param(fn, p, receiver, by_name, derived, twin, to_end, py_method,
+                       sig, kw_sig, var_kw, prep, args, results, post, keyword_fields)
+            prep_of[p["name"]] = prep[start:]
+            # A handle is checked by the call itself (last); a derived count has no parameter.
+            if p is not receiver and p["name"] not in derived and role != "handle" and len(args) == given + 1:
+                arg_at[p["name"]] = given
+            if role == "two_call_buf":
                 two_call = "str" if base == "char" else "bytes"
-            elif role == "struct_in" and self.value_struct(p.get("struct")):
-                cls = value_class(p["struct"])
-                nullable = bool(p.get("nullable"))
-                if keyword_fields:
-                    sig.append(f"{name}: Optional[{cls}]")
-                    kw_sig += [f"{f['name']}: Optional[{self.field(f)[0]}] = None" for f in keyword_fields]
-                    given = "{" + ", ".join(f'"{f["name"]}": {f["name"]}' for f in keyword_fields) + "}"
-                else:
-                    sig.append(f"{name}: Optional[{cls}]" if nullable else f"{name}: {cls}")
-                    given = "None"
-                prep.append(
-                    f'{name}_arg, {name}_keep = _value({name}, {cls}, "{p["name"]}", b, {nullable}, {given})'
-                )
-                args.append(f"{name}_arg")
-            elif role == "struct_in" and p.get("struct") in BUILT_TYPES and not p.get("nullable"):
-                module, cls = BUILT_TYPES[p["struct"]]
-                self.built_uses.add((module, cls))
-                sig.append(f'{name}: "{cls}"')
-                prep.append(f'{name}_arg, {name}_keep = _built({name}, "{p["struct"]}", "{p["name"]}", b)')
-                args.append(f"{name}_arg")
-                if p.get("lasting") == "receiver":
-                    post.append(f"self._hold({name}_keep)")
-            elif role == "struct_in" and p.get("struct") in DESC_FILLERS:
-                # A descriptor filled from keywords: its fields, as fill_<struct>
-                # takes them (none given: the init's defaults, what NULL means).
-                if var_kw:
-                    raise Skip("two descriptor parameters")
-                var_kw.append("**fields: Any")
-                prep.append(f'{name}_arg, {name}_keep = fill_{p["struct"][len("cuabi_"):]}(b, **fields)')
-                args.append(f"{name}_arg")
-            elif role == "struct_out" and self.value_struct(p.get("struct")):
-                cls = value_class(p["struct"])
-                prep.append(f"{name}_arg, {name}_s = {cls}._init(b)")
-                args.append(f"{name}_arg")
-                results.append((cls, f"{cls}._from_native({name}_s)"))
-            else:
-                raise Skip(f"parameter `{p['name']}` ({role}) has no generated Python form")
+        if twin is not None:
+            # The twin's stream, last: None makes this call, a Stream the twin.
+            sig.append("stream: Optional[StreamBase]")
+        order = PY_ORDER.get(fn["name"])
+        if order is not None or to_end is not None or twin is not None:
+            names = [q.split(":", 1)[0] for q in sig]
+            first = list(order or ())
+            if set(first) - set(names) - {"*"}:
+                raise SystemExit(f"regen: PY_ORDER: {fn['name']} has no parameter {sorted(set(first) - set(names))}")
+            sig = [sig[names.index(n)] if n != "*" else n for n in first] + [q for q, n in zip(sig, names) if n not in first]
+            # Each argument checked in Python order, into <name>_c.
+            prep = []
+            for q in sig:
+                n = q.split(":", 1)[0]
+                prep += prep_of.pop(n, [])
+                i = arg_at.get(n)
+                if i is not None and not args[i].isidentifier():
+                    prep.append(f"{n}_c = {args[i]}")
+                    args[i] = f"{n}_c"
+            prep += [line for lines in prep_of.values() for line in lines]
+            if to_end is not None:
+                offset, length, unit = to_end
+                names = [q.split(":", 1)[0] for q in sig]
+                if not (offset in names and length in names and names.index(offset) < names.index(length)
+                        and (unit is None or names.index(unit) < names.index(length))):
+                    raise SystemExit(f"regen: PY_TO_END: {fn['name']}: {to_end} are no parameters in that order")
         # Trailing nullable parameters default to None (a stream: the default stream).
         for i in range(len(sig) - 1, -1, -1):
-            if not sig[i].split(": ", 1)[1].startswith("Optional["):
+            if sig[i] == "*" or not sig[i].split(": ", 1)[1].startswith("Optional["):
                 break
             sig[i] += " = None"
         defaults = PY_DEFAULTS.get(fn["name"], {})
@@ -835,6 +831,11 @@ class Emitter:
         if fn.get("consumes"):
             # The library released the receiver's handle: the object is closed.
             post.append("self._consumed()")
+        if fn["name"] in PY_AFTER:
+            if receiver is None or call == "constructor":
+                raise SystemExit(f"regen: PY_AFTER: {fn['name']} has no receiver to call a hook of")
+            post.append(f"self.{PY_AFTER[fn['name']]}()")
+            self.hooks.setdefault(owner, {}).setdefault(PY_AFTER[fn["name"]], []).append(fn["name"])
         if call == "constructor" and receiver is None or owner == "":
             if sig and "*" not in sig:
                 sig.append("*")
@@ -876,6 +877,17 @@ class Emitter:
                 "if status:",
                 f"    raise {error}",
             ] + post
+            if twin is not None:
+                # stream= picks the call: None this one, a Stream its twin.
+                stream = '_arg(stream, "cuabi_stream", StreamBase, "stream", b, True)'
+                body = prep + [
+                    "if stream is None:",
+                    f"    status = b.fn.{fn['name']}({', '.join(args)})",
+                    "else:",
+                    f"    status = b.fn.{twin['name']}({', '.join(args + [stream])})",
+                    "if status:",
+                    f'    raise b.error(status, "{fn["name"]}" if stream is None else "{twin["name"]}")',
+                ] + post
             if fn.get("ready_query"):
                 # NOT_READY is an answer, not a failure: True when done.
                 body = prep + [
@@ -930,6 +942,17 @@ class Emitter:
                 " (set over it when both are given)"
                 + (f"; None and no keyword: NULL ({p['null_means']})." if p.get("nullable") else ".")
             )
+        if any(p["name"] == "location" and p["role"] == "in" and p["type"]["base"] == "int32_t" for p in fn["params"]):
+            mine = " (None: this object's device)" if PY_DEFAULTS.get(fn["name"], {}).get("location") == "None" else ""
+            doc += f' ``location``: a Device, a device ordinal or "host" (cuabi.LOCATION_HOST){mine}.'
+        for pname, short in PY_NAMED_SHORT.get(fn["name"], {}).items():
+            doc += f' ``{pname}`` is also a member\'s name (any case), "{short}" left out or not.'
+        if to_end is not None:
+            unit = f" (in elements of ``{to_end[2]}`` bytes)" if to_end[2] else ""
+            whose = f" of ``{ident(receiver['name'])}``" if call == "constructor" and receiver is not None else ""
+            doc += f" ``{to_end[1]}`` None: from ``{to_end[0]}`` to the end{whose}{unit}."
+        if twin is not None:
+            doc += f" ``stream``: None calls {fn['name']}; a Stream calls {twin['name']}, in order on it."
         if var_kw:
             dname = next(p["name"] for p in fn["params"] if p.get("struct") == struct)
             doc += f" ``{dname}``: its fields as keywords, as ``fill_{struct[len('cuabi_'):]}`` takes them."
@@ -973,6 +996,219 @@ class Emitter:
             lines += body_lines[doc_end + 1 :]  # the setter's body; its doc is the getter's
         return owner, "\n".join(lines) + "\n"
 
+
+    def param(
+        self, fn: Dict[str, Any], p: Dict[str, Any], receiver: Optional[Dict[str, Any]],
+        by_name: Dict[str, Dict[str, Any]], derived: Set[str], twin: Optional[Dict[str, Any]],
+        to_end: Optional[Tuple[str, str, Optional[str]]], py_method: str, sig: List[str],
+        kw_sig: List[str], var_kw: List[str], prep: List[str], args: List[str],
+        results: List[Tuple[str, str]], post: List[str], keyword_fields: List[Dict[str, Any]],
+    ) -> None:
+        """Parameter `p` of `fn`: its Python parameter (into `sig`, `kw_sig`
+        or `var_kw`), the statements before the call (`prep`), its C argument
+        (`args`), what the call answers through it (`results`) and the
+        statements after it (`post`)."""
+        call = fn["call"]
+        role, name, t = p["role"], ident(p["name"]), p["type"]
+        base = t["base"]
+        if p is receiver:
+            if call == "constructor":
+                # Checked by _of, given as any handle argument (a buffer the
+                # made object keeps is lent: DeviceBuffer._arg).
+                sig.append(f"{name}: {class_of(base)}")
+                prep.append(f'b = _of({name}, "{base}", {class_of(base)}, "{p["name"]}")._b')
+                args.append(f"{name}._arg(b)")
+            else:
+                args.append("self._handle")
+            return
+        if p["name"] in derived:
+            if role == "two_call_size":
+                return
+            of = by_name[p["of"]]
+            if of["role"] == "bytes_out" and fn.get("idiom") == "ipc":
+                args.append("_api.CUABI_IPC_HANDLE_SIZE")
+            elif of["role"] == "array_in" and of["type"]["base"] in BUILT_TYPES or of["role"] in ("bytes_in", "bytes_out"):
+                args.append(f"{ident(of['name'])}_n")  # the count its layout gives, the bytes' size
+            else:
+                args.append(f"len({ident(of['name'])}_c)" if of["role"] == "array_in" else f"len({ident(of['name'])})")
+            return
+        if to_end is not None and p["name"] == to_end[1]:
+            # A length whose None is the rest of the receiver from the offset
+            # (checked before it, into <offset>_c), in elements of the unit.
+            if role != "in" or base not in ("size_t", "uint64_t"):
+                raise SystemExit(f"regen: PY_TO_END: {fn['name']}.{p['name']} is no size")
+            kind = receiver["type"]["base"] if receiver is not None else ""
+            size = self.by_name.get(f"{kind}_get_size")
+            if receiver is None or size is None or not size.get("property"):
+                raise SystemExit(f"regen: PY_TO_END: {fn['name']}'s receiver has no size getter")
+            who = ident(receiver["name"]) if call == "constructor" else "self"
+            end = f"max({who}.{PY_NAMES.get(size['name'], size['property'])} - {to_end[0]}_c, 0)"
+            if to_end[2] is not None:
+                end += f" // max({to_end[2]}_c, 1)"
+            _, checked = self.in_value(p)
+            sig.append(f"{name}: Optional[int]")
+            args.append(f"{end} if {name} is None else {checked}")
+            return
+        if role == "in" and p["name"] == "location" and base == "int32_t":
+            # A prefetch's or an advice's location: a Device, an ordinal or "host";
+            # defaulting to None: the receiver's device.
+            read = f'_READERS["location"]({name}, "{p["name"]}")'
+            if PY_DEFAULTS.get(fn["name"], {}).get(p["name"]) == "None":
+                if f"cuabi_{fn['object']}_get_device_ordinal" not in self.by_name or receiver is None:
+                    raise SystemExit(f"regen: PY_DEFAULTS: {fn['name']}'s receiver has no device for location=None")
+                sig.append(f"{name}: Optional[Union[DeviceBase, int, str]]")
+                args.append(f"self.device_ordinal if {name} is None else {read}")
+            else:
+                sig.append(f"{name}: Union[DeviceBase, int, str]")
+                args.append(read)
+        elif role == "in" and p["name"] in BOOL_FLAGS.get(fn["name"], {}):
+            py, member = BOOL_FLAGS[fn["name"]][p["name"]]
+            self.note_enum(base)
+            cls = enum_class_name(self.enums[self.flags[base]["bits"]])
+            sig.append(f"{py}: bool = False")
+            args.append(f"int(_api.{cls}.{member}) if {py} else 0")
+        elif role == "in" and p["name"] in PY_NAMED.get(fn["name"], {}):
+            what, hint = PY_NAMED[fn["name"]][p["name"]]
+            self.note_enum(base)
+            cls = enum_class_name(self.enums[base])
+            sig.append(f"{name}: Union[_api.{cls}, int, str]")
+            table = f"{{m.name.lower(): m for m in _api.{cls}}}"
+            short = PY_NAMED_SHORT.get(fn["name"], {}).get(p["name"])
+            if short:
+                table = (f"{{**{table}, **{{m.name.lower()[{len(short)}:]: m for m in _api.{cls} "
+                         f'if m.name.lower().startswith("{short}")}}}}')
+            args.append(f'named({name}, {table}, "{what}", "{p["name"]}", "{hint}")')
+        elif role == "in":
+            ptype, arg = self.in_value(p, py_method)
+            sig.append(f"{name}: {ptype}")
+            args.append(arg)
+        elif role in ("bytes_in", "bytes_out") and twin is not None and not p.get("nullable"):
+            # A copy's host side: any host buffer the "host" reader reads,
+            # kept alive over the call (the stream's copy needs it longer).
+            sig.append(f"{name}: Any")
+            prep.append(f"{name}_arg, {name}_n, {name}_keep = _bytes_in({name}, b{', True' if role == 'bytes_out' else ''})")
+            args.append(f"{name}_arg")
+        elif role == "handle":
+            cls = class_of(p["handle_type"])
+            ht = p["handle_type"]
+            if p.get("nullable"):
+                sig.append(f"{name}: Optional[{cls}]")
+                args.append(f'b.NULL if {name} is None else _arg({name}, "{ht}", {cls}, "{p["name"]}", b, True)')
+            else:
+                sig.append(f"{name}: {cls}")
+                args.append(f'_arg({name}, "{ht}", {cls}, "{p["name"]}", b)')
+        elif role == "bytes_in" and not p.get("nullable"):
+            # Host bytes the call reads (and copies) before it returns.
+            sig.append(f"{name}: Union[bytes, bytearray, memoryview]")
+            # An IPC handle is first read as one (the "ipc" reader: bytes, not str).
+            data = f'_READERS["ipc"]({name})' if fn.get("idiom") == "ipc" else name
+            prep.append(f"{name}_arg, {name}_n, {name}_keep = _bytes_in({data}, b)")
+            args.append(f"{name}_arg")
+        elif role == "bytes_out" and fn.get("idiom") == "ipc":
+            # An IPC handle's bytes, read into a buffer of their size.
+            prep.append(f"{name}_buf = b.char_buffer(_api.CUABI_IPC_HANDLE_SIZE)")
+            args.append(f"{name}_buf")
+            results.append(("bytes", f"b.buffer_bytes({name}_buf, _api.CUABI_IPC_HANDLE_SIZE)"))
+        elif role == "string_in":
+            if p.get("nullable"):
+                sig.append(f"{name}: Optional[Union[str, bytes]]")
+                prep.append(f'{name}_c = b.NULL if {name} is None else as_bytes({name}, "{p["name"]}")')
+            else:
+                sig.append(f"{name}: Union[str, bytes]")
+                prep.append(f'{name}_c = as_bytes({name}, "{p["name"]}")')
+            args.append(f"{name}_c")
+        elif role == "array_in" and base == "char" and len(t["pointers"]) == 2:
+            sig.append(f"{name}: Sequence[Union[str, bytes]]")
+            prep.append(
+                f'{name}_c = [as_bytes(s, f"{p["name"]}[{{i}}]") for i, s in enumerate({name})]'
+            )
+            prep.append(f"{name}_arg, {name}_keep = b.string_array({name}_c)")
+            args.append(f"{name}_arg")
+        elif role == "array_in" and base in BUILT_TYPES and len(t["pointers"]) == 1:
+            # An array of a built struct: each element checked (the one at
+            # fault named), laid out by its registered layout.
+            module, cls = BUILT_TYPES[base]
+            self.built_uses.add((module, cls))
+            sig.append(f'{name}: Sequence["{cls}"]')
+            prep.append(f'{name}_arg, {name}_n, {name}_keep = _built_array({name}, "{base}", "{p["name"]}", b)')
+            args.append(f"{name}_arg")
+            if p.get("lasting") == "receiver":
+                post.append(f"self._hold({name}_keep)")
+        elif role == "array_in" and base in ("size_t", "int32_t") and len(t["pointers"]) == 1:
+            low, high = INT_RANGES[base]
+            sig.append(f"{name}: Sequence[int]")
+            prep.append(
+                f'{name}_c = [check_int(v, f"{p["name"]}[{{i}}]", {low}, {high}) for i, v in enumerate({name})]'
+            )
+            prep.append(f'{name}_arg = b.array("{base}", {name}_c)')
+            args.append(f"{name}_arg")
+        elif role == "out":
+            box = "void*" if base == "void" else self.box(base)
+            prep.append(f'{name}_box = b.out("{box}")')
+            args.append(f"b.ref({name}_box)")
+            if p.get("flag"):  # it receives 1 or 0
+                results.append(("bool", f"bool(b.value({name}_box))"))
+            else:
+                results.append(self.out_value(base, f"b.value({name}_box)"))
+        elif role == "out_handle":
+            prep.append(f'{name}_box = b.out("{p["handle_type"]}")')
+            args.append(f"b.ref({name}_box)")
+            ht = p["handle_type"]
+            if ht in OWNERS:
+                # Its public class, made by its hook from the handle and
+                # what made it: the device the call names (the one the
+                # object belongs to), else the receiver, or a
+                # constructor's first handle.
+                module, cls = OWNERS[ht]
+                self.owner_uses.add((module, cls))
+                by = "None" if receiver is None else ident(receiver["name"]) if call == "constructor" else "self"
+                devices = [q for q in fn["params"] if q["role"] == "handle" and not q.get("nullable")
+                           and q["handle_type"] == "cuabi_device"]
+                if devices:
+                    by = ident(devices[0]["name"])
+                results.append((f'"{cls}"', f'_OWNERS["{ht}"]._made_by(b, b.value({name}_box), {by})'))
+            else:
+                cls = class_of(ht)
+                results.append((cls, f"{cls}._from_handle(b, b.value({name}_box))"))
+        elif role == "two_call_buf":
+            pass  # the caller answers the string or blob
+        elif role == "struct_in" and self.value_struct(p.get("struct")):
+            cls = value_class(p["struct"])
+            nullable = bool(p.get("nullable"))
+            if keyword_fields:
+                sig.append(f"{name}: Optional[{cls}]")
+                kw_sig += [f"{f['name']}: Optional[{self.field(f)[0]}] = None" for f in keyword_fields]
+                given = "{" + ", ".join(f'"{f["name"]}": {f["name"]}' for f in keyword_fields) + "}"
+            else:
+                sig.append(f"{name}: Optional[{cls}]" if nullable else f"{name}: {cls}")
+                given = "None"
+            prep.append(
+                f'{name}_arg, {name}_keep = _value({name}, {cls}, "{p["name"]}", b, {nullable}, {given})'
+            )
+            args.append(f"{name}_arg")
+        elif role == "struct_in" and p.get("struct") in BUILT_TYPES and not p.get("nullable"):
+            module, cls = BUILT_TYPES[p["struct"]]
+            self.built_uses.add((module, cls))
+            sig.append(f'{name}: "{cls}"')
+            prep.append(f'{name}_arg, {name}_keep = _built({name}, "{p["struct"]}", "{p["name"]}", b)')
+            args.append(f"{name}_arg")
+            if p.get("lasting") == "receiver":
+                post.append(f"self._hold({name}_keep)")
+        elif role == "struct_in" and p.get("struct") in DESC_FILLERS:
+            # A descriptor filled from keywords: its fields, as fill_<struct>
+            # takes them (none given: the init's defaults, what NULL means).
+            if var_kw:
+                raise Skip("two descriptor parameters")
+            var_kw.append("**fields: Any")
+            prep.append(f'{name}_arg, {name}_keep = fill_{p["struct"][len("cuabi_"):]}(b, **fields)')
+            args.append(f"{name}_arg")
+        elif role == "struct_out" and self.value_struct(p.get("struct")):
+            cls = value_class(p["struct"])
+            prep.append(f"{name}_arg, {name}_s = {cls}._init(b)")
+            args.append(f"{name}_arg")
+            results.append((cls, f"{cls}._from_native({name}_s)"))
+        else:
+            raise Skip(f"parameter `{p['name']}` ({role}) has no generated Python form")
 
     def made_by_method(
         self, fn: Dict[str, Any], owner: str, method: str, sig: List[str], rtype: str, doc: str
@@ -1221,6 +1457,7 @@ def objects(model: Dict[str, Any]) -> str:
         "these; ``__all__`` lists the public names, which :mod:`cuabi` exports as\n"
         "they are. See scripts/regen_api/python_objects.py for the rules.\"\"\"\n\n"
         "from __future__ import annotations\n\n"
+        "import operator\n"
         "from contextlib import ContextDecorator\n"
         "from dataclasses import dataclass, replace\n"
         "from types import TracebackType\n"
@@ -1289,12 +1526,21 @@ def objects(model: Dict[str, Any]) -> str:
         "def register_reader(kind: str, read: Callable[..., Any]) -> None:\n"
         '    """Names ``read`` as what reads a Python value as a C value of ``kind``."""\n'
         "    _READERS[kind] = read\n\n\n"
-        "def _bytes_in(data: Any, b: Backend) -> Tuple[Any, int, Any]:\n"
+        "def _bytes_in(data: Any, b: Backend, writable: bool = False) -> Tuple[Any, int, Any]:\n"
         '    """The ``const void*`` argument for host bytes ``data`` (bytes, bytearray,\n'
         "    memoryview or another C-contiguous buffer), their size and what keeps\n"
-        '    them alive."""\n'
-        '    address, nbytes, keep = _READERS["host"](data, writable=False)\n'
+        '    them alive; ``writable``: the ``void*`` of bytes the call writes."""\n'
+        '    address, nbytes, keep = _READERS["host"](data, writable)\n'
         "    return b.pointer(address), nbytes, keep\n\n\n"
+        "def _byte(value: Any, what: str) -> int:\n"
+        '    """A ``uint8_t`` argument: a byte, else a ValueError naming ``what``."""\n'
+        "    try:\n"
+        "        v = operator.index(value)\n"
+        "    except TypeError:\n"
+        '        raise TypeError(f"{what} must be an int, not {type(value).__name__}") from None\n'
+        "    if not 0 <= v <= 0xFF:\n"
+        '        raise ValueError(f"{what} {v} is not a byte (0 to 255)")\n'
+        "    return v\n\n\n"
         "def _built(value: Any, struct: str, what: str, b: Backend) -> Tuple[Any, List[Any]]:\n"
         '    """The argument for a built-struct parameter (``value``, of the type\n'
         '    registered for ``struct``) and what keeps it and what it names alive;\n'
@@ -1388,6 +1634,12 @@ def objects(model: Dict[str, Any]) -> str:
         out.append(f'    _handle_type = "{h["name"]}"\n')
         for text in classes[cls] + em.made_by.get(cls, []):
             out.append("\n" + text)
+        for hook, fns in em.hooks.get(cls, {}).items():
+            out.append(f"\n    def {hook}(self) -> None:\n")
+            out.append("\n".join(wrap_doc(
+                f"Runs once {' or '.join(fns)} succeeded (PY_AFTER); the public class overrides it.",
+                "        ",
+            )) + "\n")
     for text in free:
         out.append("\n\n" + text)
     for text in scopes:

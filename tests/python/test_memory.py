@@ -12,6 +12,7 @@ from __future__ import annotations
 import ctypes
 import struct
 import weakref
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -20,7 +21,7 @@ import cuabi
 from cuabi import capi
 from cuabi._arrays import Surface, Texture, _host_side, array_format, copy_3d
 from cuabi._base import Resource
-from cuabi._memory import _fill_value, advice_arg, ipc_handle_arg, location_arg
+from cuabi._memory import _fill_value, ipc_handle_arg, location_arg
 from cuabi._stream import event_flags
 from test_packing import layout
 
@@ -172,6 +173,23 @@ def test_locations():
         location_arg(True)
     with pytest.raises(cuabi.InvalidArgumentError, match="location = 2147483648 is out of range"):
         location_arg(1 << 31)
+
+
+def advice_arg(advice):
+    """The ``advice`` argument DeviceBuffer.advise passes the library (the
+    generated method, over a stand-in for the library's function)."""
+    passed = []
+
+    class Fn:
+        def cuabi_buffer_advise(self, *args):
+            passed.append(args)
+            return 0
+
+    buf = cuabi.DeviceBuffer.__new__(cuabi.DeviceBuffer)
+    Resource.__init__(buf, SimpleNamespace(fn=Fn()), None)
+    buf._nbytes, buf._device_ordinal = 64, 0
+    buf.advise(advice)
+    return passed[0][3]
 
 
 def test_advice_by_member_value_and_name():

@@ -240,5 +240,109 @@ class RowTables(unittest.TestCase):
         self.assertIn('register_reader("ipc", ipc_handle_arg)', read("bindings/python/cuabi/_hostmem.py"))
 
 
+class StreamPickedTwins(unittest.TestCase):
+    """A call and its ``*_async`` twin are one generated method whose
+    ``stream=None`` picks the call (the twin with a Stream); PY_ORDER,
+    PY_TO_END and PY_NAMED_SHORT give the order, the range default and the
+    short names the package has always had; the hand-written methods they
+    replace are gone."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.d = model.describe(HEADER)
+        cls.em = python_objects.Emitter(cls.d)
+        cls.functions = {fn["name"]: fn for fn in cls.d["functions"]}
+        cls.objects = read(python_objects.OBJECTS)
+
+    def method(self, name):
+        return self.objects.split(f"    def {name}(self")[1].split("\n\n")[0]
+
+    def test_every_twin_of_the_header_is_found(self):
+        twins = {fn["name"] for fn in self.d["functions"] if self.em.async_twin(fn)}
+        self.assertEqual(twins, {
+            "cuabi_buffer_copy_from_host", "cuabi_buffer_copy_to_host", "cuabi_buffer_copy",
+            "cuabi_buffer_memset", "cuabi_buffer_fill",
+        })
+        # cuabi_copy_3d pairs too, but cuabi.copy_3d takes a box's sides by hand.
+        self.assertIn("cuabi_copy_3d", python_objects.HAND_WRITTEN)
+        for name in twins:
+            self.assertIn(f"#   {name}_async: one method with {name}: stream= picks this one", self.objects)
+
+    def test_stream_none_picks_the_synchronous_call(self):
+        text = self.method("memset")
+        self.assertIn("value: int = 0, offset: int = 0, nbytes: Optional[int] = None, "
+                      "stream: Optional[StreamBase] = None) -> None:", text)
+        self.assertIn("        if stream is None:\n            status = b.fn.cuabi_buffer_memset(self._handle, "
+                      "offset_c, value_c, nbytes_c)\n        else:\n"
+                      "            status = b.fn.cuabi_buffer_memset_async(", text)
+        self.assertIn('raise b.error(status, "cuabi_buffer_memset" if stream is None else '
+                      '"cuabi_buffer_memset_async")', text)
+        self.assertNotIn("def memset_async(", self.objects)
+        self.assertNotIn("def copy_async(", self.objects)
+
+    def test_arguments_are_checked_in_python_order(self):
+        text = self.method("memset")
+        order = [text.index(f"{n}_c = ") for n in ("value", "offset", "nbytes")]
+        self.assertEqual(order, sorted(order))
+        self.assertIn('value_c = _byte(value, "memset value")', text)
+        self.assertIn('raise ValueError(f"{what} {v} is not a byte (0 to 255)")', self.objects)
+
+    def test_a_range_defaults_to_the_receivers_end(self):
+        for fn, (offset, length, unit) in python_objects.PY_TO_END.items():
+            params = {p["name"] for p in self.functions[fn]["params"]}
+            params |= {"nbytes"} if "bytes" in params else set()
+            self.assertLessEqual({offset, length} | ({unit} if unit else set()), params, fn)
+        self.assertIn("nbytes_c = max(self.nbytes - offset_c, 0) if nbytes is None else", self.method("memset"))
+        self.assertIn("count_c = max(self.nbytes - offset_c, 0) // max(element_size_c, 1) if count is None",
+                      self.method("fill"))
+        self.assertIn("location: Union[DeviceBase, int, str], stream: Optional[StreamBase] = None, "
+                      "offset: int = 0, nbytes: Optional[int] = None", self.method("prefetch"))
+        advise = self.method("advise")
+        self.assertIn("location_c = self.device_ordinal if location is None else", advise)
+        self.assertIn('if m.name.lower().startswith("set_")', advise)
+
+    def test_a_copys_host_side_is_any_host_buffer(self):
+        self.assertIn("src_arg, src_n, src_keep = _bytes_in(src, b)", self.method("copy_from_host"))
+        self.assertIn("dst_arg, dst_n, dst_keep = _bytes_in(dst, b, True)", self.method("copy_to_host"))
+
+    def test_keyword_only_parameters_and_enum_defaults(self):
+        # TensorMap.tiled and .im2col: the layout first, the rest by keyword.
+        tiled = self.objects.split("    def tiled(cls, ")[1].split("\n")[0]
+        self.assertTrue(tiled.startswith("buffer: BufferBase, data_type: int, sizes: Sequence[int], "
+                                         "strides: Sequence[int], box: Sequence[int], *, offset: int = 0, "
+                                         "element_strides: Sequence[int] = (), interleave: int = "
+                                         "_api.TensorInterleave.NONE,"), tiled)
+        self.assertIn("    def im2col(cls, buffer: BufferBase,", self.objects)
+        green = read("bindings/python/cuabi/_green.py")
+        self.assertNotIn("def tiled(", green)
+        self.assertNotIn("def _lend(", green)
+
+    def test_a_constructors_receiver_is_given_as_an_argument(self):
+        # A buffer a tensor map keeps is lent (DeviceBuffer._arg): never back to the cache.
+        self.assertIn("status = b.fn.cuabi_tensor_map_encode_tiled(buffer._arg(b), ", self.objects)
+
+    def test_after_hooks_run_once_the_call_succeeded(self):
+        for fn, hook in python_objects.PY_AFTER.items():
+            self.assertTrue(self.functions[fn]["receiver"] and hook.isidentifier(), fn)
+        text = self.method("begin_capture")
+        self.assertIn('    def begin_capture(self, mode: Union[_api.CaptureMode, int, str] = "global") -> None:',
+                      self.objects)
+        self.assertTrue(text.rstrip().endswith("self._capture_begun()"), text)
+        self.assertIn("    def _capture_begun(self) -> None:\n", self.objects)
+        stream = read("bindings/python/cuabi/_stream.py")
+        self.assertNotIn("def begin_capture(", stream)
+        self.assertIn("def _capture_begun(self) -> None:", stream)
+
+    def test_the_hand_written_methods_are_gone(self):
+        memory = read("bindings/python/cuabi/_memory.py")
+        for name in ("memset", "prefetch", "advise", "copy_from_host"):
+            self.assertNotIn(f"    def {name}(\n        self,", memory)
+        self.assertNotIn("def advice_arg(", memory)
+        # What stays extends the generated method: a NumPy fill value, a new host array.
+        self.assertIn("super().fill(*_fill_value(value, dtype), offset, count, stream)", memory)
+        self.assertIn("super().copy_to_host(dst, offset, stream)", memory)
+        self.assertNotIn('call_ordered(b, "cuabi_buffer_copy_from_host"', memory)
+
+
 if __name__ == "__main__":
     unittest.main()

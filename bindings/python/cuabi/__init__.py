@@ -65,7 +65,6 @@ from ._api import (
     ClusterSchedulingPolicy,
     FilterMode,
     LaunchFlag,
-    MemoryAdvice,
     ReadMode,
 )
 from ._arrays import Array, Surface, Texture, copy_3d
@@ -111,7 +110,6 @@ __all__ = [
     "Texture",
     "Surface",
     "copy_3d",
-    "MemoryAdvice",
     "AddressMode",
     "FilterMode",
     "ReadMode",

@@ -9,9 +9,9 @@ bytes, by value)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, List, Sequence, Tuple
+from typing import TYPE_CHECKING, List, Tuple
 
-from ._api import StreamFlag, TensorInterleave, TensorL2Promotion, TensorOobFill, TensorSwizzle
+from ._api import StreamFlag
 from ._objects import GreenContextBase, SmResourceBase, TensorMapBase, register_owner
 from ._stream import Stream
 
@@ -83,63 +83,6 @@ class TensorMap(TensorMapBase):
     def __cuabi_arg_bytes__(self) -> bytes:
         """The map's 128 bytes, as a kernel argument takes them."""
         return self.bytes
-
-    @classmethod
-    def tiled(
-        cls,
-        buffer: Any,
-        data_type: int,
-        sizes: Sequence[int],
-        strides: Sequence[int],
-        box: Sequence[int],
-        *,
-        offset: int = 0,
-        element_strides: Sequence[int] = (),
-        interleave: int = TensorInterleave.NONE,
-        swizzle: int = TensorSwizzle.NONE,
-        l2_promotion: int = TensorL2Promotion.NONE,
-        oob_fill: int = TensorOobFill.ZERO,
-    ) -> "TensorMap":
-        """A tiled map (cuabi_tensor_map_encode_tiled)."""
-        _lend(buffer)
-        return TensorMapBase.encode_tiled(
-            buffer, offset, int(data_type), sizes, strides, box, element_strides,
-            int(interleave), int(swizzle), int(l2_promotion), int(oob_fill),
-        )
-
-    @classmethod
-    def im2col(
-        cls,
-        buffer: Any,
-        data_type: int,
-        sizes: Sequence[int],
-        strides: Sequence[int],
-        lower_corner: Sequence[int],
-        upper_corner: Sequence[int],
-        channels_per_pixel: int,
-        pixels_per_column: int,
-        *,
-        offset: int = 0,
-        element_strides: Sequence[int] = (),
-        interleave: int = TensorInterleave.NONE,
-        swizzle: int = TensorSwizzle.NONE,
-        l2_promotion: int = TensorL2Promotion.NONE,
-        oob_fill: int = TensorOobFill.ZERO,
-    ) -> "TensorMap":
-        """An im2col map (cuabi_tensor_map_encode_im2col)."""
-        _lend(buffer)
-        return TensorMapBase.encode_im2col(
-            buffer, offset, int(data_type), sizes, strides, element_strides, lower_corner,
-            upper_corner, channels_per_pixel, pixels_per_column, int(interleave),
-            int(swizzle), int(l2_promotion), int(oob_fill),
-        )
-
-
-def _lend(buffer: Any) -> None:
-    """A tensor map keeps its buffer in the core: the buffer is then freed
-    only through the library, never handed back to the buffer cache."""
-    if getattr(buffer, "_cache", None) is not None:
-        buffer._lent = True
 
 
 register_owner("cuabi_sm_resource", SmResource)

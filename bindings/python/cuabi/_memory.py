@@ -14,7 +14,6 @@ from ._api import (
     CUABI_LOCATION_HOST,
     BufferKind,
     CopyPath,
-    MemoryAdvice,
     MemoryPoolFlag,
 )
 from ._objects import (
@@ -29,7 +28,6 @@ from ._base import (
     _acquire,
     _release,
     _release_lock,
-    check_i32,
     check_int,
     check_size,
     check_u32,
@@ -38,7 +36,7 @@ from ._base import (
 from ._loader import Backend
 from ._dlpack import _compact_strides
 from ._packing import register_pointer_type
-from ._hostmem import Location, device_arg, host_address, ipc_handle_arg, location_arg
+from ._hostmem import device_arg, host_address, ipc_handle_arg, location_arg
 from ._stream import Stream, call_ordered, stream_arg
 from . import _buffer_cache
 from ._buffer_cache import CAPTURES, BufferCache
@@ -65,25 +63,6 @@ Shape = Union[int, Sequence[int], None]
 # The host as a location for DeviceBuffer.prefetch and DeviceBuffer.advise
 # (CUABI_LOCATION_HOST); the string "host" says the same.
 LOCATION_HOST = CUABI_LOCATION_HOST
-
-_ADVICE_NAMES: Dict[str, MemoryAdvice] = {}
-for _a in MemoryAdvice:
-    _ADVICE_NAMES[_a.name.lower()] = _a
-    if _a.name.startswith("SET_"):
-        _ADVICE_NAMES[_a.name[4:].lower()] = _a  # "read_mostly" = "set_read_mostly"
-del _a
-
-
-def advice_arg(advice: Union[MemoryAdvice, int, str]) -> int:
-    """A ``cuabi_memory_advice``: a MemoryAdvice, its value, or its name
-    ("set_read_mostly", or "read_mostly" for short; any case)."""
-    if isinstance(advice, str):
-        found = _ADVICE_NAMES.get(advice.strip().lower())
-        if found is None:
-            names = ", ".join(a.name.lower() for a in MemoryAdvice)
-            raise ValueError(f"unknown advice {advice!r}; use one of {names}")
-        return int(found)
-    return check_i32(advice, "advice")
 
 
 def _fill_value(value: Any, dtype: Any) -> Tuple[int, int]:
@@ -597,38 +576,6 @@ class DeviceBuffer(_ArrayExport, BufferBase):
             nbytes = max(self._nbytes - offset, 0)
         return offset, check_size(nbytes, "nbytes")
 
-    def prefetch(
-        self,
-        location: Location,
-        stream: Optional[Stream] = None,
-        offset: int = 0,
-        nbytes: Optional[int] = None,
-    ) -> None:
-        """Migrates a managed buffer's memory (``nbytes`` from ``offset``;
-        default: all of it) to ``location`` in order on ``stream`` (None: the
-        default stream), ahead of its use there. ``location`` is a
-        :class:`Device`, a device ordinal, or ``"host"``
-        (:data:`cuabi.LOCATION_HOST`)."""
-        self.prefetch_async(*self._range(offset, nbytes), location, stream)
-
-    def advise(
-        self,
-        advice: Union[MemoryAdvice, int, str],
-        location: Optional[Location] = None,
-        offset: int = 0,
-        nbytes: Optional[int] = None,
-    ) -> None:
-        """Advice on how a managed range (default: the whole buffer) is used:
-        a :class:`cuabi.MemoryAdvice` or its name, ``"read_mostly"``,
-        ``"preferred_location"``, ``"accessed_by"`` or their ``"unset_..."``
-        forms. ``location`` (a Device, an ordinal or ``"host"``; None: this
-        buffer's device) is where the pages are preferred or who accesses
-        them; read-mostly advice does not use it."""
-        value = advice_arg(advice)
-        where = self.device_ordinal if location is None else location_arg(location)
-        offset, nbytes = self._range(offset, nbytes)
-        self._b.call("cuabi_buffer_advise", self._handle, offset, nbytes, value, where)
-
     # -- other processes and other devices ---------------------------------------
     @classmethod
     def open_ipc(  # type: ignore[override]
@@ -652,7 +599,7 @@ class DeviceBuffer(_ArrayExport, BufferBase):
         return self.get_copy_path(_source_buffer(src))
 
     # -- fills ---------------------------------------------------------------------
-    def fill(
+    def fill(  # type: ignore[override]
         self,
         value: Any,
         dtype: Any = None,
@@ -672,16 +619,7 @@ class DeviceBuffer(_ArrayExport, BufferBase):
                     "fill needs a dtype or an element size for an untyped buffer"
                 )
             dtype = self._dtype
-        bits, size = _fill_value(value, dtype)
-        offset = check_size(offset, "offset")
-        if count is None:
-            count = max(self._nbytes - offset, 0) // max(size, 1)
-        count = check_size(count, "count")
-        if stream is None:
-            self._b.call("cuabi_buffer_fill", self._handle, offset, bits, size, count)
-        else:
-            self.fill_async(offset, bits, size, count, stream)
-
+        super().fill(*_fill_value(value, dtype), offset, count, stream)
 
     def as_array(
         self, dtype: Any, shape: Shape = None, stream: Optional[Stream] = None
@@ -692,34 +630,18 @@ class DeviceBuffer(_ArrayExport, BufferBase):
         announced to consumers of ``__cuda_array_interface__``."""
         return DeviceArray(self, dtype, shape, stream)
 
-    def copy_from_host(
-        self, src: Any, offset: int = 0, stream: Optional[Stream] = None
-    ) -> None:
-        """Copies all of ``src`` (a NumPy array or any C-contiguous buffer)
-        to this memory at byte ``offset``; asynchronous on ``stream`` if
-        given (then ``src`` must stay alive until the stream reaches it)."""
-        address, nbytes, _keep = host_address(src, writable=False)
-        offset = check_size(offset, "offset")
-        b = self._b
-        call_ordered(b, "cuabi_buffer_copy_from_host", stream, self._handle, offset,
-                     b.pointer(address), nbytes)
-
-    def copy_to_host(
+    def copy_to_host(  # type: ignore[override]
         self, dst: Any = None, offset: int = 0, stream: Optional[Stream] = None
     ) -> Any:
         """Copies this memory from byte ``offset`` into ``dst`` (as many bytes
         as ``dst`` holds) and returns ``dst``. Without ``dst``, a new NumPy
         array of this buffer's dtype and shape (a bytearray without NumPy)."""
-        offset = check_size(offset, "offset")
         if dst is None:
             if self._dtype is None and "numpy" not in sys.modules:
-                dst = bytearray(max(self._nbytes - offset, 0))
+                dst = bytearray(max(self._nbytes - check_size(offset, "offset"), 0))
             else:
                 dst = _numpy().empty(self.shape, self.dtype)
-        address, nbytes, _keep = host_address(dst, writable=True)
-        b = self._b
-        call_ordered(b, "cuabi_buffer_copy_to_host", stream, self._handle, offset,
-                     b.pointer(address), nbytes)
+        super().copy_to_host(dst, offset, stream)
         return dst
 
     def copy_from(
@@ -742,22 +664,6 @@ class DeviceBuffer(_ArrayExport, BufferBase):
         src_arg = Resource._arg(src, b)
         call_ordered(b, "cuabi_buffer_copy", stream, self._handle, dst_offset, src_arg,
                      src_offset, nbytes)
-
-    def memset(
-        self,
-        value: int = 0,
-        offset: int = 0,
-        nbytes: Optional[int] = None,
-        stream: Optional[Stream] = None,
-    ) -> None:
-        """Sets ``nbytes`` bytes (default: to the end) from ``offset`` to ``value``."""
-        if not 0 <= int(value) <= 255:
-            raise ValueError(f"memset value {value} is not a byte (0 to 255)")
-        offset, nbytes = self._range(offset, nbytes)
-        if stream is None:
-            self._b.call("cuabi_buffer_memset", self._handle, offset, value, nbytes)
-        else:
-            self.memset_async(offset, value, nbytes, stream)
 
     def to_numpy(self) -> Any:
         """A new NumPy array with a copy of this memory (dtype and shape kept)."""

@@ -7,6 +7,7 @@ they are. See scripts/regen_api/python_objects.py for the rules."""
 
 from __future__ import annotations
 
+import operator
 from contextlib import ContextDecorator
 from dataclasses import dataclass, replace
 from types import TracebackType
@@ -35,6 +36,7 @@ from ._api import (  # exported: the enums of the public layer
     ManagedFlag,
     MemOpFlag,
     MemSyncDomain,
+    MemoryAdvice,
     MemoryPoolFlag,
     NameForm,
     PhysicalMemoryFlag,
@@ -152,12 +154,23 @@ def register_reader(kind: str, read: Callable[..., Any]) -> None:
     _READERS[kind] = read
 
 
-def _bytes_in(data: Any, b: Backend) -> Tuple[Any, int, Any]:
+def _bytes_in(data: Any, b: Backend, writable: bool = False) -> Tuple[Any, int, Any]:
     """The ``const void*`` argument for host bytes ``data`` (bytes, bytearray,
     memoryview or another C-contiguous buffer), their size and what keeps
-    them alive."""
-    address, nbytes, keep = _READERS["host"](data, writable=False)
+    them alive; ``writable``: the ``void*`` of bytes the call writes."""
+    address, nbytes, keep = _READERS["host"](data, writable)
     return b.pointer(address), nbytes, keep
+
+
+def _byte(value: Any, what: str) -> int:
+    """A ``uint8_t`` argument: a byte, else a ValueError naming ``what``."""
+    try:
+        v = operator.index(value)
+    except TypeError:
+        raise TypeError(f"{what} must be an int, not {type(value).__name__}") from None
+    if not 0 <= v <= 0xFF:
+        raise ValueError(f"{what} {v} is not a byte (0 to 255)")
+    return v
 
 
 def _built(value: Any, struct: str, what: str, b: Backend) -> Tuple[Any, List[Any]]:
@@ -1143,7 +1156,7 @@ class ModuleBase(Resource):
         b = _of(device, "cuabi_device", DeviceBase, "device")._b
         desc_arg, desc_keep = fill_compile_desc(b, **fields)
         out_box = b.out("cuabi_module")
-        status = b.fn.cuabi_module_compile(device._handle, desc_arg, b.ref(out_box))
+        status = b.fn.cuabi_module_compile(device._arg(b), desc_arg, b.ref(out_box))
         if status:
             raise b.error(status, "cuabi_module_compile")
         made: "Module" = _OWNERS["cuabi_module"]._made_by(b, b.value(out_box), device)
@@ -1157,7 +1170,7 @@ class ModuleBase(Resource):
         b = _of(device, "cuabi_device", DeviceBase, "device")._b
         image_arg, image_n, image_keep = _bytes_in(image, b)
         out_box = b.out("cuabi_module")
-        status = b.fn.cuabi_module_load_data(device._handle, image_arg, image_n, b.ref(out_box))
+        status = b.fn.cuabi_module_load_data(device._arg(b), image_arg, image_n, b.ref(out_box))
         if status:
             raise b.error(status, "cuabi_module_load_data")
         made: "Module" = _OWNERS["cuabi_module"]._made_by(b, b.value(out_box), device)
@@ -1172,7 +1185,7 @@ class ModuleBase(Resource):
         b = _of(device, "cuabi_device", DeviceBase, "device")._b
         path_c = as_bytes(path, "path")
         out_box = b.out("cuabi_module")
-        status = b.fn.cuabi_module_load_file(device._handle, path_c, b.ref(out_box))
+        status = b.fn.cuabi_module_load_file(device._arg(b), path_c, b.ref(out_box))
         if status:
             raise b.error(status, "cuabi_module_load_file")
         made: "Module" = _OWNERS["cuabi_module"]._made_by(b, b.value(out_box), device)
@@ -1452,7 +1465,7 @@ class BufferBase(Resource):
         """cuabi_buffer_alloc: Allocates `bytes` (> 0) of device memory."""
         b = _of(device, "cuabi_device", DeviceBase, "device")._b
         out_box = b.out("cuabi_buffer")
-        status = b.fn.cuabi_buffer_alloc(device._handle, check_int(nbytes, "nbytes", 0, UINT64_MAX), b.ref(out_box))
+        status = b.fn.cuabi_buffer_alloc(device._arg(b), check_int(nbytes, "nbytes", 0, UINT64_MAX), b.ref(out_box))
         if status:
             raise b.error(status, "cuabi_buffer_alloc")
         made: "DeviceBuffer" = _OWNERS["cuabi_buffer"]._made_by(b, b.value(out_box), device)
@@ -1467,7 +1480,7 @@ class BufferBase(Resource):
         is used."""
         b = _of(device, "cuabi_device", DeviceBase, "device")._b
         out_box = b.out("cuabi_buffer")
-        status = b.fn.cuabi_buffer_wrap(device._handle, check_int(device_ptr, "device_ptr", 0, UINT64_MAX), check_int(nbytes, "nbytes", 0, UINT64_MAX), b.ref(out_box))
+        status = b.fn.cuabi_buffer_wrap(device._arg(b), check_int(device_ptr, "device_ptr", 0, UINT64_MAX), check_int(nbytes, "nbytes", 0, UINT64_MAX), b.ref(out_box))
         if status:
             raise b.error(status, "cuabi_buffer_wrap")
         made: "DeviceBuffer" = _OWNERS["cuabi_buffer"]._made_by(b, b.value(out_box), device)
@@ -1485,7 +1498,7 @@ class BufferBase(Resource):
         return int(b.value(ptr_box))
 
     @property
-    def size(self) -> int:
+    def nbytes(self) -> int:
         """cuabi_buffer_get_size: The buffer's size in bytes, as allocated, wrapped or
         opened (a pitched buffer's is pitch * height)."""
         b = self._b
@@ -1510,39 +1523,93 @@ class BufferBase(Resource):
             self._device_ordinal = int(b.value(ordinal_box))
         return self._device_ordinal
 
-    def copy(self, dst_offset: int, src: BufferBase, src_offset: int, nbytes: int) -> None:
+    def copy_from_host(self, src: Any, offset: int = 0, stream: Optional[StreamBase] = None) -> None:
+        """cuabi_buffer_copy_from_host: Every copy is checked against the buffers' sizes
+        first: a range past the end answers CUABI_ERROR_OUT_OF_RANGE before the driver
+        sees it. A copy of 0 bytes succeeds and does nothing. `bytes` bytes are copied
+        from byte `src_offset` of the buffer `src` or into byte `dst_offset` of the
+        buffer `dst`; the host side is the host address `src` (to the device) or `dst`
+        (from it). The synchronous forms (no stream argument) run on the default stream
+        after the work already queued there, and return once the device has finished
+        them. They are not ordered against streams made with CUABI_STREAM_NON_BLOCKING:
+        synchronise such a stream first. The *_async forms are ordered on `stream`
+        (NULL: the default stream) and return at once; the host memory must stay valid
+        until the stream reaches the copy, and is copied asynchronously only if it is
+        pinned (cuabi_host_buffer_alloc, cuabi_host_buffer_register). ``stream``: None
+        calls cuabi_buffer_copy_from_host; a Stream calls
+        cuabi_buffer_copy_from_host_async, in order on it."""
+        b = self._b
+        src_arg, src_n, src_keep = _bytes_in(src, b)
+        offset_c = check_int(offset, "offset", 0, UINT64_MAX)
+        if stream is None:
+            status = b.fn.cuabi_buffer_copy_from_host(self._handle, offset_c, src_arg, src_n)
+        else:
+            status = b.fn.cuabi_buffer_copy_from_host_async(self._handle, offset_c, src_arg, src_n, _arg(stream, "cuabi_stream", StreamBase, "stream", b, True))
+        if status:
+            raise b.error(status, "cuabi_buffer_copy_from_host" if stream is None else "cuabi_buffer_copy_from_host_async")
+
+    def copy_to_host(self, dst: Any, offset: int = 0, stream: Optional[StreamBase] = None) -> None:
+        """cuabi_buffer_copy_to_host: Every copy is checked against the buffers' sizes
+        first: a range past the end answers CUABI_ERROR_OUT_OF_RANGE before the driver
+        sees it. A copy of 0 bytes succeeds and does nothing. `bytes` bytes are copied
+        from byte `src_offset` of the buffer `src` or into byte `dst_offset` of the
+        buffer `dst`; the host side is the host address `src` (to the device) or `dst`
+        (from it). The synchronous forms (no stream argument) run on the default stream
+        after the work already queued there, and return once the device has finished
+        them. They are not ordered against streams made with CUABI_STREAM_NON_BLOCKING:
+        synchronise such a stream first. The *_async forms are ordered on `stream`
+        (NULL: the default stream) and return at once; the host memory must stay valid
+        until the stream reaches the copy, and is copied asynchronously only if it is
+        pinned (cuabi_host_buffer_alloc, cuabi_host_buffer_register). ``stream``: None
+        calls cuabi_buffer_copy_to_host; a Stream calls cuabi_buffer_copy_to_host_async,
+        in order on it."""
+        b = self._b
+        dst_arg, dst_n, dst_keep = _bytes_in(dst, b, True)
+        offset_c = check_int(offset, "offset", 0, UINT64_MAX)
+        if stream is None:
+            status = b.fn.cuabi_buffer_copy_to_host(self._handle, offset_c, dst_arg, dst_n)
+        else:
+            status = b.fn.cuabi_buffer_copy_to_host_async(self._handle, offset_c, dst_arg, dst_n, _arg(stream, "cuabi_stream", StreamBase, "stream", b, True))
+        if status:
+            raise b.error(status, "cuabi_buffer_copy_to_host" if stream is None else "cuabi_buffer_copy_to_host_async")
+
+    def copy(self, dst_offset: int, src: BufferBase, src_offset: int, nbytes: int, stream: Optional[StreamBase] = None) -> None:
         """cuabi_buffer_copy: Device to device, on one device or between two (directly
         or through the host: cuabi_buffer_get_copy_path): `bytes` bytes from byte
         `src_offset` of `src` to byte `dst_offset` of `dst`, checked against both
         buffers' sizes as above (CUABI_ERROR_OUT_OF_RANGE). Overlapping ranges of the
         same memory answer CUABI_ERROR_INVALID_ARGUMENT. The *_async form is ordered on
-        `stream` (NULL: the default stream), which must be of `dst`'s device."""
+        `stream` (NULL: the default stream), which must be of `dst`'s device.
+        ``stream``: None calls cuabi_buffer_copy; a Stream calls
+        cuabi_buffer_copy_async, in order on it."""
         b = self._b
-        status = b.fn.cuabi_buffer_copy(self._handle, check_int(dst_offset, "dst_offset", 0, UINT64_MAX), _arg(src, "cuabi_buffer", BufferBase, "src", b), check_int(src_offset, "src_offset", 0, UINT64_MAX), check_int(nbytes, "nbytes", 0, UINT64_MAX))
+        dst_offset_c = check_int(dst_offset, "dst_offset", 0, UINT64_MAX)
+        src_offset_c = check_int(src_offset, "src_offset", 0, UINT64_MAX)
+        nbytes_c = check_int(nbytes, "nbytes", 0, UINT64_MAX)
+        if stream is None:
+            status = b.fn.cuabi_buffer_copy(self._handle, dst_offset_c, _arg(src, "cuabi_buffer", BufferBase, "src", b), src_offset_c, nbytes_c)
+        else:
+            status = b.fn.cuabi_buffer_copy_async(self._handle, dst_offset_c, _arg(src, "cuabi_buffer", BufferBase, "src", b), src_offset_c, nbytes_c, _arg(stream, "cuabi_stream", StreamBase, "stream", b, True))
         if status:
-            raise b.error(status, "cuabi_buffer_copy")
+            raise b.error(status, "cuabi_buffer_copy" if stream is None else "cuabi_buffer_copy_async")
 
-    def copy_async(self, dst_offset: int, src: BufferBase, src_offset: int, nbytes: int, stream: Optional[StreamBase] = None) -> None:
-        """cuabi_buffer_copy_async: Device to device, on one device or between two
-        (directly or through the host: cuabi_buffer_get_copy_path): `bytes` bytes from
-        byte `src_offset` of `src` to byte `dst_offset` of `dst`, checked against both
-        buffers' sizes as above (CUABI_ERROR_OUT_OF_RANGE). Overlapping ranges of the
-        same memory answer CUABI_ERROR_INVALID_ARGUMENT. The *_async form is ordered on
-        `stream` (NULL: the default stream), which must be of `dst`'s device."""
+    def memset(self, value: int = 0, offset: int = 0, nbytes: Optional[int] = None, stream: Optional[StreamBase] = None) -> None:
+        """cuabi_buffer_memset: Sets `bytes` bytes from byte `offset` of `buffer` to
+        `value`; a range past the buffer's end answers CUABI_ERROR_OUT_OF_RANGE, and 0
+        bytes do nothing. The synchronous form returns once the device has finished; the
+        *_async form is ordered on `stream` (NULL: the default stream). ``nbytes`` None:
+        from ``offset`` to the end. ``stream``: None calls cuabi_buffer_memset; a Stream
+        calls cuabi_buffer_memset_async, in order on it."""
         b = self._b
-        status = b.fn.cuabi_buffer_copy_async(self._handle, check_int(dst_offset, "dst_offset", 0, UINT64_MAX), _arg(src, "cuabi_buffer", BufferBase, "src", b), check_int(src_offset, "src_offset", 0, UINT64_MAX), check_int(nbytes, "nbytes", 0, UINT64_MAX), b.NULL if stream is None else _arg(stream, "cuabi_stream", StreamBase, "stream", b, True))
+        value_c = _byte(value, "memset value")
+        offset_c = check_int(offset, "offset", 0, UINT64_MAX)
+        nbytes_c = max(self.nbytes - offset_c, 0) if nbytes is None else check_int(nbytes, "nbytes", 0, UINT64_MAX)
+        if stream is None:
+            status = b.fn.cuabi_buffer_memset(self._handle, offset_c, value_c, nbytes_c)
+        else:
+            status = b.fn.cuabi_buffer_memset_async(self._handle, offset_c, value_c, nbytes_c, _arg(stream, "cuabi_stream", StreamBase, "stream", b, True))
         if status:
-            raise b.error(status, "cuabi_buffer_copy_async")
-
-    def memset_async(self, offset: int, value: int, nbytes: int, stream: Optional[StreamBase] = None) -> None:
-        """cuabi_buffer_memset_async: Sets `bytes` bytes from byte `offset` of `buffer`
-        to `value`; a range past the buffer's end answers CUABI_ERROR_OUT_OF_RANGE, and
-        0 bytes do nothing. The synchronous form returns once the device has finished;
-        the *_async form is ordered on `stream` (NULL: the default stream)."""
-        b = self._b
-        status = b.fn.cuabi_buffer_memset_async(self._handle, check_int(offset, "offset", 0, UINT64_MAX), check_int(value, "value", 0, 0xFF), check_int(nbytes, "nbytes", 0, UINT64_MAX), b.NULL if stream is None else _arg(stream, "cuabi_stream", StreamBase, "stream", b, True))
-        if status:
-            raise b.error(status, "cuabi_buffer_memset_async")
+            raise b.error(status, "cuabi_buffer_memset" if stream is None else "cuabi_buffer_memset_async")
 
     _kind: Optional[_api.BufferKind] = None
 
@@ -1572,7 +1639,7 @@ class BufferBase(Resource):
         be ordered before that stream or be finished."""
         b = _of(device, "cuabi_device", DeviceBase, "device")._b
         out_box = b.out("cuabi_buffer")
-        status = b.fn.cuabi_buffer_alloc_async(device._handle, check_int(nbytes, "nbytes", 0, UINT64_MAX), b.NULL if pool is None else _arg(pool, "cuabi_memory_pool", MemoryPoolBase, "pool", b, True), b.NULL if stream is None else _arg(stream, "cuabi_stream", StreamBase, "stream", b, True), b.ref(out_box))
+        status = b.fn.cuabi_buffer_alloc_async(device._arg(b), check_int(nbytes, "nbytes", 0, UINT64_MAX), b.NULL if pool is None else _arg(pool, "cuabi_memory_pool", MemoryPoolBase, "pool", b, True), b.NULL if stream is None else _arg(stream, "cuabi_stream", StreamBase, "stream", b, True), b.ref(out_box))
         if status:
             raise b.error(status, "cuabi_buffer_alloc_async")
         made: "DeviceBuffer" = _OWNERS["cuabi_buffer"]._made_by(b, b.value(out_box), device)
@@ -1603,7 +1670,7 @@ class BufferBase(Resource):
         b = _of(device, "cuabi_device", DeviceBase, "device")._b
         out_box = b.out("cuabi_buffer")
         ptr_box = b.out("uint64_t")
-        status = b.fn.cuabi_buffer_alloc_with_pointer(device._handle, check_int(nbytes, "nbytes", 0, UINT64_MAX), b.ref(out_box), b.ref(ptr_box))
+        status = b.fn.cuabi_buffer_alloc_with_pointer(device._arg(b), check_int(nbytes, "nbytes", 0, UINT64_MAX), b.ref(out_box), b.ref(ptr_box))
         if status:
             raise b.error(status, "cuabi_buffer_alloc_with_pointer")
         return _OWNERS["cuabi_buffer"]._made_by(b, b.value(out_box), device), int(b.value(ptr_box))
@@ -1619,7 +1686,7 @@ class BufferBase(Resource):
         b = _of(device, "cuabi_device", DeviceBase, "device")._b
         out_box = b.out("cuabi_buffer")
         ptr_box = b.out("uint64_t")
-        status = b.fn.cuabi_buffer_alloc_async_with_pointer(device._handle, check_int(nbytes, "nbytes", 0, UINT64_MAX), b.NULL if pool is None else _arg(pool, "cuabi_memory_pool", MemoryPoolBase, "pool", b, True), b.NULL if stream is None else _arg(stream, "cuabi_stream", StreamBase, "stream", b, True), b.ref(out_box), b.ref(ptr_box))
+        status = b.fn.cuabi_buffer_alloc_async_with_pointer(device._arg(b), check_int(nbytes, "nbytes", 0, UINT64_MAX), b.NULL if pool is None else _arg(pool, "cuabi_memory_pool", MemoryPoolBase, "pool", b, True), b.NULL if stream is None else _arg(stream, "cuabi_stream", StreamBase, "stream", b, True), b.ref(out_box), b.ref(ptr_box))
         if status:
             raise b.error(status, "cuabi_buffer_alloc_async_with_pointer")
         return _OWNERS["cuabi_buffer"]._made_by(b, b.value(out_box), device), int(b.value(ptr_box))
@@ -1639,7 +1706,7 @@ class BufferBase(Resource):
         synchronise the device first."""
         b = _of(device, "cuabi_device", DeviceBase, "device")._b
         out_box = b.out("cuabi_buffer")
-        status = b.fn.cuabi_buffer_alloc_managed(device._handle, check_int(nbytes, "nbytes", 0, UINT64_MAX), int(_api.ManagedFlag.ATTACH_HOST) if attach_host else 0, b.ref(out_box))
+        status = b.fn.cuabi_buffer_alloc_managed(device._arg(b), check_int(nbytes, "nbytes", 0, UINT64_MAX), int(_api.ManagedFlag.ATTACH_HOST) if attach_host else 0, b.ref(out_box))
         if status:
             raise b.error(status, "cuabi_buffer_alloc_managed")
         made: "DeviceBuffer" = _OWNERS["cuabi_buffer"]._made_by(b, b.value(out_box), device)
@@ -1657,14 +1724,34 @@ class BufferBase(Resource):
             raise b.error(status, "cuabi_buffer_get_host_pointer")
         return int(b.value(ptr_box))
 
-    def prefetch_async(self, offset: int, nbytes: int, location: Union[DeviceBase, int, str], stream: Optional[StreamBase] = None) -> None:
+    def prefetch(self, location: Union[DeviceBase, int, str], stream: Optional[StreamBase] = None, offset: int = 0, nbytes: Optional[int] = None) -> None:
         """cuabi_buffer_prefetch_async: Migrates [offset, offset + bytes) of a managed
         buffer to `location` (a device ordinal or CUABI_LOCATION_HOST) in order on
-        `stream` (NULL: the default stream), ahead of its use there."""
+        `stream` (NULL: the default stream), ahead of its use there. ``location``: a
+        Device, a device ordinal or "host" (cuabi.LOCATION_HOST). ``nbytes`` None: from
+        ``offset`` to the end."""
         b = self._b
-        status = b.fn.cuabi_buffer_prefetch_async(self._handle, check_int(offset, "offset", 0, UINT64_MAX), check_int(nbytes, "nbytes", 0, UINT64_MAX), _READERS["location"](location, "location"), b.NULL if stream is None else _arg(stream, "cuabi_stream", StreamBase, "stream", b, True))
+        location_c = _READERS["location"](location, "location")
+        offset_c = check_int(offset, "offset", 0, UINT64_MAX)
+        nbytes_c = max(self.nbytes - offset_c, 0) if nbytes is None else check_int(nbytes, "nbytes", 0, UINT64_MAX)
+        status = b.fn.cuabi_buffer_prefetch_async(self._handle, offset_c, nbytes_c, location_c, b.NULL if stream is None else _arg(stream, "cuabi_stream", StreamBase, "stream", b, True))
         if status:
             raise b.error(status, "cuabi_buffer_prefetch_async")
+
+    def advise(self, advice: Union[_api.MemoryAdvice, int, str], location: Optional[Union[DeviceBase, int, str]] = None, offset: int = 0, nbytes: Optional[int] = None) -> None:
+        """cuabi_buffer_advise: Gives `advice` for [offset, offset + bytes) of a managed
+        buffer; `location` is a device ordinal or CUABI_LOCATION_HOST. ``location``: a
+        Device, a device ordinal or "host" (cuabi.LOCATION_HOST) (None: this object's
+        device). ``advice`` is also a member's name (any case), "set_" left out or not.
+        ``nbytes`` None: from ``offset`` to the end."""
+        b = self._b
+        advice_c = named(advice, {**{m.name.lower(): m for m in _api.MemoryAdvice}, **{m.name.lower()[4:]: m for m in _api.MemoryAdvice if m.name.lower().startswith("set_")}}, "advice", "advice", "")
+        location_c = self.device_ordinal if location is None else _READERS["location"](location, "location")
+        offset_c = check_int(offset, "offset", 0, UINT64_MAX)
+        nbytes_c = max(self.nbytes - offset_c, 0) if nbytes is None else check_int(nbytes, "nbytes", 0, UINT64_MAX)
+        status = b.fn.cuabi_buffer_advise(self._handle, offset_c, nbytes_c, advice_c, location_c)
+        if status:
+            raise b.error(status, "cuabi_buffer_advise")
 
     def ipc_handle(self) -> bytes:
         """cuabi_buffer_get_ipc_handle: Writes the IPC handle of `buffer`
@@ -1706,7 +1793,7 @@ class BufferBase(Resource):
         b = _of(device, "cuabi_device", DeviceBase, "device")._b
         handle_arg, handle_n, handle_keep = _bytes_in(_READERS["ipc"](handle), b)
         out_box = b.out("cuabi_buffer")
-        status = b.fn.cuabi_buffer_open_ipc(device._handle, b.NULL if pool is None else _arg(pool, "cuabi_memory_pool", MemoryPoolBase, "pool", b, True), handle_arg, handle_n, b.ref(out_box))
+        status = b.fn.cuabi_buffer_open_ipc(device._arg(b), b.NULL if pool is None else _arg(pool, "cuabi_memory_pool", MemoryPoolBase, "pool", b, True), handle_arg, handle_n, b.ref(out_box))
         if status:
             raise b.error(status, "cuabi_buffer_open_ipc")
         made: "DeviceBuffer" = _OWNERS["cuabi_buffer"]._made_by(b, b.value(out_box), device)
@@ -1724,7 +1811,7 @@ class BufferBase(Resource):
         return _api.CopyPath(b.value(path_box))
 
     @classmethod
-    def from_range(cls, range: AddressRangeBase, device: DeviceBase, offset: int, nbytes: int) -> "DeviceBuffer":
+    def from_range(cls, range: AddressRangeBase, device: DeviceBase, offset: int = 0, nbytes: Optional[int] = None) -> "DeviceBuffer":
         """cuabi_buffer_from_range: A buffer (CUABI_BUFFER_RANGE) over [offset, offset +
         bytes) of the range, used by `device`: copies, fills and launches reach the
         mapped memory through it as through any buffer. It keeps the range alive, and
@@ -1732,10 +1819,13 @@ class BufferBase(Resource):
         `device` must have access to it (cuabi_address_range_set_access; the memory's
         own device has it from the mapping), else CUABI_ERROR_INVALID_ARGUMENT names the
         address at fault; past the range's end, CUABI_ERROR_OUT_OF_RANGE. `bytes` > 0;
-        neither needs to be a multiple of the granularity."""
+        neither needs to be a multiple of the granularity. ``nbytes`` None: from
+        ``offset`` to the end of ``range``."""
         b = _of(range, "cuabi_address_range", AddressRangeBase, "range")._b
+        offset_c = check_int(offset, "offset", 0, UINT64_MAX)
+        nbytes_c = max(range.size - offset_c, 0) if nbytes is None else check_int(nbytes, "nbytes", 0, UINT64_MAX)
         out_box = b.out("cuabi_buffer")
-        status = b.fn.cuabi_buffer_from_range(range._handle, _arg(device, "cuabi_device", DeviceBase, "device", b), check_int(offset, "offset", 0, UINT64_MAX), check_int(nbytes, "nbytes", 0, UINT64_MAX), b.ref(out_box))
+        status = b.fn.cuabi_buffer_from_range(range._arg(b), _arg(device, "cuabi_device", DeviceBase, "device", b), offset_c, nbytes_c, b.ref(out_box))
         if status:
             raise b.error(status, "cuabi_buffer_from_range")
         made: "DeviceBuffer" = _OWNERS["cuabi_buffer"]._made_by(b, b.value(out_box), device)
@@ -1754,7 +1844,7 @@ class BufferBase(Resource):
         and every range check use it as they use any buffer's. It has no IPC handle."""
         b = _of(device, "cuabi_device", DeviceBase, "device")._b
         out_box = b.out("cuabi_buffer")
-        status = b.fn.cuabi_buffer_alloc_growable(device._handle, check_int(nbytes, "nbytes", 0, UINT64_MAX), check_int(reserve, "reserve", 0, UINT64_MAX), b.ref(out_box))
+        status = b.fn.cuabi_buffer_alloc_growable(device._arg(b), check_int(nbytes, "nbytes", 0, UINT64_MAX), check_int(reserve, "reserve", 0, UINT64_MAX), b.ref(out_box))
         if status:
             raise b.error(status, "cuabi_buffer_alloc_growable")
         made: "DeviceBuffer" = _OWNERS["cuabi_buffer"]._made_by(b, b.value(out_box), device)
@@ -1792,7 +1882,7 @@ class BufferBase(Resource):
         cuabi_buffer_get_pitch's; the buffer's size is pitch * height."""
         b = _of(device, "cuabi_device", DeviceBase, "device")._b
         out_box = b.out("cuabi_buffer")
-        status = b.fn.cuabi_buffer_alloc_pitched(device._handle, check_int(width_bytes, "width_bytes", 0, UINT64_MAX), check_int(height, "height", 0, UINT64_MAX), check_int(element_size, "element_size", 0, UINT32_MAX), b.ref(out_box))
+        status = b.fn.cuabi_buffer_alloc_pitched(device._arg(b), check_int(width_bytes, "width_bytes", 0, UINT64_MAX), check_int(height, "height", 0, UINT64_MAX), check_int(element_size, "element_size", 0, UINT32_MAX), b.ref(out_box))
         if status:
             raise b.error(status, "cuabi_buffer_alloc_pitched")
         made: "DeviceBuffer" = _OWNERS["cuabi_buffer"]._made_by(b, b.value(out_box), device)
@@ -1813,15 +1903,25 @@ class BufferBase(Resource):
             self._pitch = int(b.value(pitch_box))
         return self._pitch
 
-    def fill_async(self, offset: int, value: int, element_size: int, count: int, stream: Optional[StreamBase] = None) -> None:
-        """cuabi_buffer_fill_async: Sets `count` elements of `element_size` (1, 2 or 4)
-        bytes from `offset` (a multiple of `element_size`) to `value` (its low
-        element_size bytes; higher bits must be 0). Checked against the buffer as every
-        copy is. The *_async form is ordered on `stream` (NULL: the default stream)."""
+    def fill(self, value: int, element_size: int, offset: int = 0, count: Optional[int] = None, stream: Optional[StreamBase] = None) -> None:
+        """cuabi_buffer_fill: Sets `count` elements of `element_size` (1, 2 or 4) bytes
+        from `offset` (a multiple of `element_size`) to `value` (its low element_size
+        bytes; higher bits must be 0). Checked against the buffer as every copy is. The
+        *_async form is ordered on `stream` (NULL: the default stream). ``count`` None:
+        from ``offset`` to the end (in elements of ``element_size`` bytes). ``stream``:
+        None calls cuabi_buffer_fill; a Stream calls cuabi_buffer_fill_async, in order
+        on it."""
         b = self._b
-        status = b.fn.cuabi_buffer_fill_async(self._handle, check_int(offset, "offset", 0, UINT64_MAX), check_int(value, "value", 0, UINT32_MAX), check_int(element_size, "element_size", 0, UINT32_MAX), check_int(count, "count", 0, UINT64_MAX), b.NULL if stream is None else _arg(stream, "cuabi_stream", StreamBase, "stream", b, True))
+        value_c = check_int(value, "value", 0, UINT32_MAX)
+        element_size_c = check_int(element_size, "element_size", 0, UINT32_MAX)
+        offset_c = check_int(offset, "offset", 0, UINT64_MAX)
+        count_c = max(self.nbytes - offset_c, 0) // max(element_size_c, 1) if count is None else check_int(count, "count", 0, UINT64_MAX)
+        if stream is None:
+            status = b.fn.cuabi_buffer_fill(self._handle, offset_c, value_c, element_size_c, count_c)
+        else:
+            status = b.fn.cuabi_buffer_fill_async(self._handle, offset_c, value_c, element_size_c, count_c, _arg(stream, "cuabi_stream", StreamBase, "stream", b, True))
         if status:
-            raise b.error(status, "cuabi_buffer_fill_async")
+            raise b.error(status, "cuabi_buffer_fill" if stream is None else "cuabi_buffer_fill_async")
 
 
 class HostBufferBase(Resource):
@@ -1836,7 +1936,7 @@ class HostBufferBase(Resource):
         usable from every context."""
         b = _of(device, "cuabi_device", DeviceBase, "device")._b
         out_box = b.out("cuabi_host_buffer")
-        status = b.fn.cuabi_host_buffer_alloc(device._handle, check_int(nbytes, "nbytes", 0, UINT64_MAX), b.ref(out_box))
+        status = b.fn.cuabi_host_buffer_alloc(device._arg(b), check_int(nbytes, "nbytes", 0, UINT64_MAX), b.ref(out_box))
         if status:
             raise b.error(status, "cuabi_host_buffer_alloc")
         made: "PinnedBuffer" = _OWNERS["cuabi_host_buffer"]._made_by(b, b.value(out_box), device)
@@ -1878,7 +1978,7 @@ class StreamBase(Resource):
         `priority` 0 is the default (see cuabi_device_get_stream_priority_range)."""
         b = _of(device, "cuabi_device", DeviceBase, "device")._b
         out_box = b.out("cuabi_stream")
-        status = b.fn.cuabi_stream_create(device._handle, int(_api.StreamFlag.NON_BLOCKING) if non_blocking else 0, check_int(priority, "priority", INT32_MIN, INT32_MAX), b.ref(out_box))
+        status = b.fn.cuabi_stream_create(device._arg(b), int(_api.StreamFlag.NON_BLOCKING) if non_blocking else 0, check_int(priority, "priority", INT32_MIN, INT32_MAX), b.ref(out_box))
         if status:
             raise b.error(status, "cuabi_stream_create")
         made: "Stream" = _OWNERS["cuabi_stream"]._made_by(b, b.value(out_box), device)
@@ -1891,7 +1991,7 @@ class StreamBase(Resource):
         context."""
         b = _of(device, "cuabi_device", DeviceBase, "device")._b
         out_box = b.out("cuabi_stream")
-        status = b.fn.cuabi_stream_wrap(device._handle, check_int(cu_stream, "cu_stream", 0, UINT64_MAX), b.ref(out_box))
+        status = b.fn.cuabi_stream_wrap(device._arg(b), check_int(cu_stream, "cu_stream", 0, UINT64_MAX), b.ref(out_box))
         if status:
             raise b.error(status, "cuabi_stream_wrap")
         made: "Stream" = _OWNERS["cuabi_stream"]._made_by(b, b.value(out_box), device)
@@ -2146,7 +2246,8 @@ class StreamBase(Resource):
         range of 0 bytes or past the buffer's end (CUABI_ERROR_OUT_OF_RANGE), a handle
         that is not live, a struct_size unlike ranges[0]'s; an unknown location answers
         CUABI_ERROR_INVALID_ARGUMENT. A driver without these entry points (before CUDA
-        13.0) answers CUABI_ERROR_NOT_SUPPORTED naming the one it lacks."""
+        13.0) answers CUABI_ERROR_NOT_SUPPORTED naming the one it lacks. ``location``: a
+        Device, a device ordinal or "host" (cuabi.LOCATION_HOST)."""
         b = self._b
         ranges_arg, ranges_n, ranges_keep = _built_array(ranges, "cuabi_managed_range", "ranges", b)
         status = b.fn.cuabi_stream_prefetch_batch(self._handle, ranges_arg, ranges_n, _READERS["location"](location, "location"))
@@ -2185,14 +2286,15 @@ class StreamBase(Resource):
         end (CUABI_ERROR_OUT_OF_RANGE), a handle that is not live, a struct_size unlike
         ranges[0]'s; an unknown location answers CUABI_ERROR_INVALID_ARGUMENT. A driver
         without these entry points (before CUDA 13.0) answers CUABI_ERROR_NOT_SUPPORTED
-        naming the one it lacks."""
+        naming the one it lacks. ``location``: a Device, a device ordinal or "host"
+        (cuabi.LOCATION_HOST)."""
         b = self._b
         ranges_arg, ranges_n, ranges_keep = _built_array(ranges, "cuabi_managed_range", "ranges", b)
         status = b.fn.cuabi_stream_discard_and_prefetch_batch(self._handle, ranges_arg, ranges_n, _READERS["location"](location, "location"))
         if status:
             raise b.error(status, "cuabi_stream_discard_and_prefetch_batch")
 
-    def begin_capture(self, mode: Union[_api.CaptureMode, int, str]) -> None:
+    def begin_capture(self, mode: Union[_api.CaptureMode, int, str] = "global") -> None:
         """cuabi_stream_begin_capture: Starts capturing the work submitted to `stream`
         (not the default stream) into a graph instead of running it. `mode`
         (cuabi_capture_mode) says which unsafe calls are refused meanwhile; another
@@ -2201,6 +2303,7 @@ class StreamBase(Resource):
         status = b.fn.cuabi_stream_begin_capture(self._handle, named(mode, {m.name.lower(): m for m in _api.CaptureMode}, "capture mode", "mode", ""))
         if status:
             raise b.error(status, "cuabi_stream_begin_capture")
+        self._capture_begun()
 
     def end_capture(self) -> "Graph":
         """cuabi_stream_end_capture: Ends the capture and returns the graph."""
@@ -2221,6 +2324,7 @@ class StreamBase(Resource):
         status = b.fn.cuabi_stream_begin_capture_to_graph(self._handle, _arg(graph, "cuabi_graph", GraphBase, "graph", b), b.NULL if after is None else _arg(after, "cuabi_graph_node", GraphNodeBase, "after", b, True), named(mode, {m.name.lower(): m for m in _api.CaptureMode}, "capture mode", "mode", ""))
         if status:
             raise b.error(status, "cuabi_stream_begin_capture_to_graph")
+        self._capture_begun()
 
     def dlpack_handoff(self, consumer_stream: int) -> None:
         """cuabi_stream_dlpack_handoff: The producer's side of DLPack's stream
@@ -2243,6 +2347,10 @@ class StreamBase(Resource):
         status = b.fn.cuabi_stream_dlpack_wait(self._handle, check_int(producer_stream, "producer_stream", -(1 << 63), (1 << 63) - 1))
         if status:
             raise b.error(status, "cuabi_stream_dlpack_wait")
+
+    def _capture_begun(self) -> None:
+        """Runs once cuabi_stream_begin_capture or cuabi_stream_begin_capture_to_graph
+        succeeded (PY_AFTER); the public class overrides it."""
 
 
 class EventBase(Resource):
@@ -2274,7 +2382,7 @@ class EventBase(Resource):
         b = _of(device, "cuabi_device", DeviceBase, "device")._b
         handle_arg, handle_n, handle_keep = _bytes_in(_READERS["ipc"](handle), b)
         out_box = b.out("cuabi_event")
-        status = b.fn.cuabi_event_open_ipc(device._handle, handle_arg, handle_n, b.ref(out_box))
+        status = b.fn.cuabi_event_open_ipc(device._arg(b), handle_arg, handle_n, b.ref(out_box))
         if status:
             raise b.error(status, "cuabi_event_open_ipc")
         made: "Event" = _OWNERS["cuabi_event"]._made_by(b, b.value(out_box), device)
@@ -2288,7 +2396,7 @@ class EventBase(Resource):
         CUABI_ERROR_INVALID_ARGUMENT."""
         b = _of(device, "cuabi_device", DeviceBase, "device")._b
         out_box = b.out("cuabi_event")
-        status = b.fn.cuabi_event_create(device._handle, check_int(flags, "flags", 0, UINT32_MAX), b.ref(out_box))
+        status = b.fn.cuabi_event_create(device._arg(b), check_int(flags, "flags", 0, UINT32_MAX), b.ref(out_box))
         if status:
             raise b.error(status, "cuabi_event_create")
         made: "Event" = _OWNERS["cuabi_event"]._made_by(b, b.value(out_box), device)
@@ -2388,7 +2496,7 @@ class GraphBase(Resource):
         CUABI_ERROR_INVALID_ARGUMENT."""
         b = _of(device, "cuabi_device", DeviceBase, "device")._b
         out_box = b.out("cuabi_graph")
-        status = b.fn.cuabi_graph_create(device._handle, b.ref(out_box))
+        status = b.fn.cuabi_graph_create(device._arg(b), b.ref(out_box))
         if status:
             raise b.error(status, "cuabi_graph_create")
         made: "Graph" = _OWNERS["cuabi_graph"]._made_by(b, b.value(out_box), device)
@@ -2723,7 +2831,7 @@ class MemoryPoolBase(Resource):
         b = _of(device, "cuabi_device", DeviceBase, "device")._b
         desc_arg, desc_keep = _value(desc, MemoryPoolDesc, "desc", b, True, {"max_bytes": max_bytes, "release_threshold": release_threshold, "flags": flags})
         out_box = b.out("cuabi_memory_pool")
-        status = b.fn.cuabi_memory_pool_create(device._handle, desc_arg, b.ref(out_box))
+        status = b.fn.cuabi_memory_pool_create(device._arg(b), desc_arg, b.ref(out_box))
         if status:
             raise b.error(status, "cuabi_memory_pool_create")
         made: "MemoryPool" = _OWNERS["cuabi_memory_pool"]._made_by(b, b.value(out_box), device)
@@ -2796,7 +2904,7 @@ class MemoryPoolBase(Resource):
         `device`. `fd` stays the caller's to close."""
         b = _of(device, "cuabi_device", DeviceBase, "device")._b
         out_box = b.out("cuabi_memory_pool")
-        status = b.fn.cuabi_memory_pool_import_fd(device._handle, check_int(fd, "fd", INT32_MIN, INT32_MAX), b.ref(out_box))
+        status = b.fn.cuabi_memory_pool_import_fd(device._arg(b), check_int(fd, "fd", INT32_MIN, INT32_MAX), b.ref(out_box))
         if status:
             raise b.error(status, "cuabi_memory_pool_import_fd")
         made: "MemoryPool" = _OWNERS["cuabi_memory_pool"]._made_by(b, b.value(out_box), device)
@@ -2821,7 +2929,7 @@ class ArrayBase(Resource):
         b = _of(device, "cuabi_device", DeviceBase, "device")._b
         desc_arg, desc_keep = _value(desc, ArrayDesc, "desc", b, False, {"width": width, "height": height, "depth": depth, "format": format, "channels": channels, "flags": flags})
         out_box = b.out("cuabi_array")
-        status = b.fn.cuabi_array_create(device._handle, desc_arg, b.ref(out_box))
+        status = b.fn.cuabi_array_create(device._arg(b), desc_arg, b.ref(out_box))
         if status:
             raise b.error(status, "cuabi_array_create")
         made: "Array" = _OWNERS["cuabi_array"]._made_by(b, b.value(out_box), device)
@@ -2886,7 +2994,7 @@ class SurfaceBase(Resource):
         CUABI_ARRAY_SURFACE_LOAD_STORE; it keeps the array alive."""
         b = _of(array, "cuabi_array", ArrayBase, "array")._b
         out_box = b.out("cuabi_surface")
-        status = b.fn.cuabi_surface_create(array._handle, b.ref(out_box))
+        status = b.fn.cuabi_surface_create(array._arg(b), b.ref(out_box))
         if status:
             raise b.error(status, "cuabi_surface_create")
         made: "Surface" = _OWNERS["cuabi_surface"]._made_by(b, b.value(out_box), array)
@@ -2908,7 +3016,7 @@ class LinkerBase(Resource):
         b = _of(device, "cuabi_device", DeviceBase, "device")._b
         desc_arg, desc_keep = fill_link_desc(b, **fields)
         out_box = b.out("cuabi_linker")
-        status = b.fn.cuabi_linker_create(device._handle, desc_arg, b.ref(out_box))
+        status = b.fn.cuabi_linker_create(device._arg(b), desc_arg, b.ref(out_box))
         if status:
             raise b.error(status, "cuabi_linker_create")
         made: "Linker" = _OWNERS["cuabi_linker"]._made_by(b, b.value(out_box), device)
@@ -3047,7 +3155,7 @@ class PhysicalMemoryBase(Resource):
         Out of device memory answers CUABI_ERROR_OUT_OF_MEMORY."""
         b = _of(device, "cuabi_device", DeviceBase, "device")._b
         out_box = b.out("cuabi_physical_memory")
-        status = b.fn.cuabi_physical_memory_create(device._handle, check_int(nbytes, "nbytes", 0, UINT64_MAX), int(_api.PhysicalMemoryFlag.EXPORTABLE) if exportable else 0, b.ref(out_box))
+        status = b.fn.cuabi_physical_memory_create(device._arg(b), check_int(nbytes, "nbytes", 0, UINT64_MAX), int(_api.PhysicalMemoryFlag.EXPORTABLE) if exportable else 0, b.ref(out_box))
         if status:
             raise b.error(status, "cuabi_physical_memory_create")
         made: "PhysicalMemory" = _OWNERS["cuabi_physical_memory"]._made_by(b, b.value(out_box), device)
@@ -3067,7 +3175,7 @@ class PhysicalMemoryBase(Resource):
         `device`."""
         b = _of(device, "cuabi_device", DeviceBase, "device")._b
         out_box = b.out("cuabi_physical_memory")
-        status = b.fn.cuabi_physical_memory_import_fd(device._handle, check_int(fd, "fd", INT32_MIN, INT32_MAX), check_int(nbytes, "nbytes", 0, UINT64_MAX), b.ref(out_box))
+        status = b.fn.cuabi_physical_memory_import_fd(device._arg(b), check_int(fd, "fd", INT32_MIN, INT32_MAX), check_int(nbytes, "nbytes", 0, UINT64_MAX), b.ref(out_box))
         if status:
             raise b.error(status, "cuabi_physical_memory_import_fd")
         made: "PhysicalMemory" = _OWNERS["cuabi_physical_memory"]._made_by(b, b.value(out_box), device)
@@ -3136,7 +3244,7 @@ class AddressRangeBase(Resource):
         back, once no buffer views it."""
         b = _of(device, "cuabi_device", DeviceBase, "device")._b
         out_box = b.out("cuabi_address_range")
-        status = b.fn.cuabi_address_range_reserve(device._handle, check_int(nbytes, "nbytes", 0, UINT64_MAX), b.ref(out_box))
+        status = b.fn.cuabi_address_range_reserve(device._arg(b), check_int(nbytes, "nbytes", 0, UINT64_MAX), b.ref(out_box))
         if status:
             raise b.error(status, "cuabi_address_range_reserve")
         made: "AddressRange" = _OWNERS["cuabi_address_range"]._made_by(b, b.value(out_box), device)
@@ -3378,7 +3486,7 @@ class GreenContextBase(Resource):
         resource with no SMs answers CUABI_ERROR_INVALID_ARGUMENT."""
         b = _of(resource, "cuabi_sm_resource", SmResourceBase, "resource")._b
         out_box = b.out("cuabi_green_context")
-        status = b.fn.cuabi_green_context_create(resource._handle, b.ref(out_box))
+        status = b.fn.cuabi_green_context_create(resource._arg(b), b.ref(out_box))
         if status:
             raise b.error(status, "cuabi_green_context_create")
         made: "GreenContext" = _OWNERS["cuabi_green_context"]._made_by(b, b.value(out_box), resource)
@@ -3441,7 +3549,7 @@ class TensorMapBase(Resource):
     _handle_type = "cuabi_tensor_map"
 
     @classmethod
-    def encode_tiled(cls, buffer: BufferBase, offset: int, data_type: int, sizes: Sequence[int], strides: Sequence[int], box: Sequence[int], element_strides: Sequence[int], interleave: int, swizzle: int, l2_promotion: int, oob_fill: int) -> "TensorMap":
+    def tiled(cls, buffer: BufferBase, data_type: int, sizes: Sequence[int], strides: Sequence[int], box: Sequence[int], *, offset: int = 0, element_strides: Sequence[int] = (), interleave: int = _api.TensorInterleave.NONE, swizzle: int = _api.TensorSwizzle.NONE, l2_promotion: int = _api.TensorL2Promotion.NONE, oob_fill: int = _api.TensorOobFill.ZERO) -> "TensorMap":
         """cuabi_tensor_map_encode_tiled: A tiled tensor map (cuTensorMapEncodeTiled)
         over `buffer` from byte `offset`: a tensor of `data_type` elements whose rank (1
         to 5) is `num_sizes`, dimension 0 the innermost. `sizes` holds each dimension's
@@ -3461,23 +3569,29 @@ class TensorMapBase(Resource):
         alive; it is a kernel argument of CUABI_TENSOR_MAP_BYTES
         (cuabi_tensor_map_get_bytes)."""
         b = _of(buffer, "cuabi_buffer", BufferBase, "buffer")._b
+        data_type_c = check_int(data_type, "data_type", INT32_MIN, INT32_MAX)
         sizes_c = [check_int(v, f"sizes[{i}]", 0, UINT64_MAX) for i, v in enumerate(sizes)]
         sizes_arg = b.array("size_t", sizes_c)
         strides_c = [check_int(v, f"strides[{i}]", 0, UINT64_MAX) for i, v in enumerate(strides)]
         strides_arg = b.array("size_t", strides_c)
         box_c = [check_int(v, f"box[{i}]", 0, UINT64_MAX) for i, v in enumerate(box)]
         box_arg = b.array("size_t", box_c)
+        offset_c = check_int(offset, "offset", 0, UINT64_MAX)
         element_strides_c = [check_int(v, f"element_strides[{i}]", 0, UINT64_MAX) for i, v in enumerate(element_strides)]
         element_strides_arg = b.array("size_t", element_strides_c)
+        interleave_c = check_int(interleave, "interleave", INT32_MIN, INT32_MAX)
+        swizzle_c = check_int(swizzle, "swizzle", INT32_MIN, INT32_MAX)
+        l2_promotion_c = check_int(l2_promotion, "l2_promotion", INT32_MIN, INT32_MAX)
+        oob_fill_c = check_int(oob_fill, "oob_fill", INT32_MIN, INT32_MAX)
         out_box = b.out("cuabi_tensor_map")
-        status = b.fn.cuabi_tensor_map_encode_tiled(buffer._handle, check_int(offset, "offset", 0, UINT64_MAX), check_int(data_type, "data_type", INT32_MIN, INT32_MAX), sizes_arg, len(sizes_c), strides_arg, len(strides_c), box_arg, len(box_c), element_strides_arg, len(element_strides_c), check_int(interleave, "interleave", INT32_MIN, INT32_MAX), check_int(swizzle, "swizzle", INT32_MIN, INT32_MAX), check_int(l2_promotion, "l2_promotion", INT32_MIN, INT32_MAX), check_int(oob_fill, "oob_fill", INT32_MIN, INT32_MAX), b.ref(out_box))
+        status = b.fn.cuabi_tensor_map_encode_tiled(buffer._arg(b), offset_c, data_type_c, sizes_arg, len(sizes_c), strides_arg, len(strides_c), box_arg, len(box_c), element_strides_arg, len(element_strides_c), interleave_c, swizzle_c, l2_promotion_c, oob_fill_c, b.ref(out_box))
         if status:
             raise b.error(status, "cuabi_tensor_map_encode_tiled")
         made: "TensorMap" = _OWNERS["cuabi_tensor_map"]._made_by(b, b.value(out_box), buffer)
         return made
 
     @classmethod
-    def encode_im2col(cls, buffer: BufferBase, offset: int, data_type: int, sizes: Sequence[int], strides: Sequence[int], element_strides: Sequence[int], lower_corner: Sequence[int], upper_corner: Sequence[int], channels_per_pixel: int, pixels_per_column: int, interleave: int, swizzle: int, l2_promotion: int, oob_fill: int) -> "TensorMap":
+    def im2col(cls, buffer: BufferBase, data_type: int, sizes: Sequence[int], strides: Sequence[int], lower_corner: Sequence[int], upper_corner: Sequence[int], channels_per_pixel: int, pixels_per_column: int, *, offset: int = 0, element_strides: Sequence[int] = (), interleave: int = _api.TensorInterleave.NONE, swizzle: int = _api.TensorSwizzle.NONE, l2_promotion: int = _api.TensorL2Promotion.NONE, oob_fill: int = _api.TensorOobFill.ZERO) -> "TensorMap":
         """cuabi_tensor_map_encode_im2col: An im2col tensor map
         (cuTensorMapEncodeIm2col) over `buffer` from byte `offset`: rank (`num_sizes`) 3
         to 5; `sizes`, `strides`, `element_strides` and the other arguments as
@@ -3488,18 +3602,26 @@ class TensorMapBase(Resource):
         and, with a swizzle, at most its span) and `pixels_per_column` (1 to 1024) make
         the box. Refused as the tiled form, with these bounds too."""
         b = _of(buffer, "cuabi_buffer", BufferBase, "buffer")._b
+        data_type_c = check_int(data_type, "data_type", INT32_MIN, INT32_MAX)
         sizes_c = [check_int(v, f"sizes[{i}]", 0, UINT64_MAX) for i, v in enumerate(sizes)]
         sizes_arg = b.array("size_t", sizes_c)
         strides_c = [check_int(v, f"strides[{i}]", 0, UINT64_MAX) for i, v in enumerate(strides)]
         strides_arg = b.array("size_t", strides_c)
-        element_strides_c = [check_int(v, f"element_strides[{i}]", 0, UINT64_MAX) for i, v in enumerate(element_strides)]
-        element_strides_arg = b.array("size_t", element_strides_c)
         lower_corner_c = [check_int(v, f"lower_corner[{i}]", INT32_MIN, INT32_MAX) for i, v in enumerate(lower_corner)]
         lower_corner_arg = b.array("int32_t", lower_corner_c)
         upper_corner_c = [check_int(v, f"upper_corner[{i}]", INT32_MIN, INT32_MAX) for i, v in enumerate(upper_corner)]
         upper_corner_arg = b.array("int32_t", upper_corner_c)
+        channels_per_pixel_c = check_int(channels_per_pixel, "channels_per_pixel", 0, UINT32_MAX)
+        pixels_per_column_c = check_int(pixels_per_column, "pixels_per_column", 0, UINT32_MAX)
+        offset_c = check_int(offset, "offset", 0, UINT64_MAX)
+        element_strides_c = [check_int(v, f"element_strides[{i}]", 0, UINT64_MAX) for i, v in enumerate(element_strides)]
+        element_strides_arg = b.array("size_t", element_strides_c)
+        interleave_c = check_int(interleave, "interleave", INT32_MIN, INT32_MAX)
+        swizzle_c = check_int(swizzle, "swizzle", INT32_MIN, INT32_MAX)
+        l2_promotion_c = check_int(l2_promotion, "l2_promotion", INT32_MIN, INT32_MAX)
+        oob_fill_c = check_int(oob_fill, "oob_fill", INT32_MIN, INT32_MAX)
         out_box = b.out("cuabi_tensor_map")
-        status = b.fn.cuabi_tensor_map_encode_im2col(buffer._handle, check_int(offset, "offset", 0, UINT64_MAX), check_int(data_type, "data_type", INT32_MIN, INT32_MAX), sizes_arg, len(sizes_c), strides_arg, len(strides_c), element_strides_arg, len(element_strides_c), lower_corner_arg, len(lower_corner_c), upper_corner_arg, len(upper_corner_c), check_int(channels_per_pixel, "channels_per_pixel", 0, UINT32_MAX), check_int(pixels_per_column, "pixels_per_column", 0, UINT32_MAX), check_int(interleave, "interleave", INT32_MIN, INT32_MAX), check_int(swizzle, "swizzle", INT32_MIN, INT32_MAX), check_int(l2_promotion, "l2_promotion", INT32_MIN, INT32_MAX), check_int(oob_fill, "oob_fill", INT32_MIN, INT32_MAX), b.ref(out_box))
+        status = b.fn.cuabi_tensor_map_encode_im2col(buffer._arg(b), offset_c, data_type_c, sizes_arg, len(sizes_c), strides_arg, len(strides_c), element_strides_arg, len(element_strides_c), lower_corner_arg, len(lower_corner_c), upper_corner_arg, len(upper_corner_c), channels_per_pixel_c, pixels_per_column_c, interleave_c, swizzle_c, l2_promotion_c, oob_fill_c, b.ref(out_box))
         if status:
             raise b.error(status, "cuabi_tensor_map_encode_im2col")
         made: "TensorMap" = _OWNERS["cuabi_tensor_map"]._made_by(b, b.value(out_box), buffer)
@@ -3847,19 +3969,17 @@ class nvtx_range(ContextDecorator):
 #   cuabi_function_get_max_cluster_size: parameter `config` (struct_in) has no generated Python form
 #   cuabi_function_get_max_active_clusters: parameter `config` (struct_in) has no generated Python form
 #   cuabi_buffer_release: Resource.close
-#   cuabi_buffer_copy_from_host: DeviceBuffer.copy_from_host takes any host array and stream=
-#   cuabi_buffer_copy_to_host: parameter `dst` (bytes_out) has no generated Python form
-#   cuabi_buffer_copy_from_host_async: idiom host_view, written by hand
-#   cuabi_buffer_copy_to_host_async: idiom host_view, written by hand
-#   cuabi_buffer_memset: DeviceBuffer.memset takes a range default
+#   cuabi_buffer_copy_from_host_async: one method with cuabi_buffer_copy_from_host: stream= picks this one
+#   cuabi_buffer_copy_to_host_async: one method with cuabi_buffer_copy_to_host: stream= picks this one
+#   cuabi_buffer_copy_async: one method with cuabi_buffer_copy: stream= picks this one
+#   cuabi_buffer_memset_async: one method with cuabi_buffer_memset: stream= picks this one
 #   cuabi_host_buffer_register: idiom host_view, written by hand
 #   cuabi_host_buffer_release: Resource.close
 #   cuabi_memory_pool_desc_init: MemoryPoolDesc.defaults
 #   cuabi_memory_pool_release: Resource.close
-#   cuabi_buffer_advise: DeviceBuffer.advise takes a range default and a Device location
 #   cuabi_physical_memory_release: Resource.close
 #   cuabi_address_range_release: Resource.close
-#   cuabi_buffer_fill: DeviceBuffer.fill takes a typed value and a range default
+#   cuabi_buffer_fill_async: one method with cuabi_buffer_fill: stream= picks this one
 #   cuabi_copy_3d_desc_init: Backend.desc
 #   cuabi_copy_3d: cuabi.copy_3d(dst, src, extent, ..., stream=) takes a box's sides, origins and pitches as arguments (Copy3dOp's fields); stream= picks cuabi_copy_3d_async
 #   cuabi_copy_3d_async: cuabi.copy_3d(..., stream=s)
@@ -3918,6 +4038,7 @@ __all__ = [
     "ManagedFlag",
     "MemOpFlag",
     "MemSyncDomain",
+    "MemoryAdvice",
     "MemoryPoolFlag",
     "NameForm",
     "PhysicalMemoryFlag",

@@ -159,22 +159,8 @@ class Stream(StreamBase):
             event = self.device.create_event()
         return event.record(self)
 
-    def begin_capture(self, mode: Union[str, int] = "global") -> None:
-        """Starts capturing the work submitted to this stream into a graph.
-        ``mode``: "global", "thread_local" or "relaxed" (or the CUABI_CAPTURE_* value).
-        """
-        super().begin_capture(mode)
-        self._capture_begun()
-
-    def begin_capture_to_graph(
-        self, graph: GraphBase, after: Optional[GraphNodeBase], mode: Union[str, int]
-    ) -> None:
-        """Starts capturing the work submitted to this stream into ``graph``
-        after ``after`` (None: after nothing); :meth:`end_capture` then
-        answers that graph. ``mode`` as :meth:`begin_capture`."""
-        super().begin_capture_to_graph(graph, after, mode)
-        self._capture_begun()
-
+    # begin_capture, begin_capture_to_graph: StreamBase, which calls
+    # _capture_begun once either succeeded.
     def _capture_begun(self) -> None:
         # While any capture begun here runs, the buffer cache is bypassed:
         # allocations and frees become the graph's nodes (see _buffer_cache).

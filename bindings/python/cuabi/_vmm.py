@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Optional
 
-from ._base import check_size
 from ._hostmem import device_arg
 from ._memory import DeviceBuffer, Shape
 from ._objects import AddressRangeBase, BufferBase, PhysicalMemoryBase, register_owner
@@ -73,11 +72,7 @@ class AddressRange(AddressRangeBase):
         have access to every byte (``cuabi_buffer_from_range``). The range
         cannot be unmapped while the buffer lives."""
         dev = self.device if device is None else device_arg(device)
-        offset = check_size(offset, "offset")
-        if nbytes is None:  # past the end: the core names the range
-            nbytes = max(self.size - offset, 0)
-        buf = BufferBase.from_range(self, dev, offset, nbytes)
-        return buf._typed(dtype, shape)
+        return BufferBase.from_range(self, dev, offset, nbytes)._typed(dtype, shape)
 
     def _describe(self) -> str:
         return f"0x{self.pointer:x} {self.size} bytes"
