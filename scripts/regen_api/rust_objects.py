@@ -56,10 +56,11 @@ method in an `impl` block of the crate's owning type of its object:
 * every owning type has `as_raw`, its raw handle;
 * a hand-written builder of a built struct named in OPTIONS holds the
   struct's number, enum and flag fields it sets as they are in a generated
-  `<Struct>Fields` (`Default` the init's values, `write` into the C struct),
+  `<Builder>Fields` (`Default` the init's values, `write` into the C struct),
   and its setters of them are generated in builders.rs
   (`CompileOptions::fast_math`, `LinkOptions::backend`,
-  `TextureOptions::filter`);
+  `TextureOptions::filter`); GROUP_SETTERS sets a group of them in one
+  setter (`Copy3d::src_offset`, `TextureOptions::border_color`);
 * a flag bit of FLAG_SETTERS is a builder's setter of its own, generated
   in builders.rs too, that sets or clears it (`LaunchConfig::cooperative`,
   `LinkOptions::lto`, `MemoryPoolDesc::ipc`) or only sets it
@@ -170,16 +171,19 @@ HAND_WRITTEN: Dict[str, str] = {
 COMPOSED: Dict[str, str] = {"cuabi_memory_pool_get_usage": "PoolUsage", "cuabi_module_get_global": "Global"}
 COMPOSED_FIELDS: Dict[Tuple[str, str], str] = {("cuabi_module_get_global", "bytes"): "size_bytes"}
 
-# Built structs whose number, enum and flag fields a hand-written builder of
-# the crate sets (the rest of the struct, its memory and strings, stays the
-# builder's own): each maps the header's field to its setter's name (None:
-# the builder sets it by a method of its own, `address_modes` setting three).
-# The builder holds the fields in a generated `<Struct>Fields` (objects.rs:
-# `Default` the init's values, `write` into the C struct) as `fields`, and
-# the setters are generated in builders.rs.
+# Hand-written builders of the crate and the number, enum and flag fields of
+# a built struct each sets (the rest of the struct, its memory and strings,
+# stays the builder's own): the builder (with its lifetime, if it has one)
+# -> the struct, the builder's module, and the header's fields, each mapped
+# to its setter's name (None: the builder sets it by a method of its own or
+# of GROUP_SETTERS, `address_modes` setting three). Two builders may set
+# fields of one struct (`TextureSource` its memory, `TextureOptions` its
+# sampling). The builder holds the fields in a generated `<Builder>Fields`
+# (objects.rs: `Default` the init's values, `write` into the C struct) as
+# `fields`, and the setters are generated in builders.rs.
 OPTIONS: Dict[str, Tuple[str, str, Dict[str, Optional[str]]]] = {
-    "cuabi_compile_desc": (
-        "CompileOptions",
+    "CompileOptions": (
+        "cuabi_compile_desc",
         "program",
         {
             "fast_math": "fast_math",
@@ -189,9 +193,43 @@ OPTIONS: Dict[str, Tuple[str, str, Dict[str, Optional[str]]]] = {
             "relocatable": "rdc",
         },
     ),
-    "cuabi_link_desc": ("LinkOptions", "link", {"backend": "backend", "flags": "flags"}),
-    "cuabi_texture_desc": (
-        "TextureOptions",
+    "LinkOptions": ("cuabi_link_desc", "link", {"backend": "backend", "flags": "flags"}),
+    "Copy3d<'_>": (
+        "cuabi_copy_3d_desc",
+        "copy",
+        {
+            name: None
+            for name in (
+                "src_x_bytes",
+                "src_y",
+                "src_z",
+                "src_pitch",
+                "src_height",
+                "dst_x_bytes",
+                "dst_y",
+                "dst_z",
+                "dst_pitch",
+                "dst_height",
+                "width_bytes",
+                "height",
+                "depth",
+            )
+        },
+    ),
+    "TextureSource<'_>": (
+        "cuabi_texture_desc",
+        "texture",
+        {
+            "offset": "offset",
+            "width": None,
+            "height": None,
+            "pitch": None,
+            "format": None,
+            "channels": None,
+        },
+    ),
+    "TextureOptions": (
+        "cuabi_texture_desc",
         "texture",
         {
             "address_x": None,
@@ -205,6 +243,28 @@ OPTIONS: Dict[str, Tuple[str, str, Dict[str, Optional[str]]]] = {
             "border_b": None,
             "border_a": None,
         },
+    ),
+}
+
+# Fields of an OPTIONS builder that one setter of it sets together
+# (a group of the header, `/**@{*/`, sharing one comment): the builder and
+# the setter's name -> the struct and its fields. The setter takes a value
+# per field, named as the field without the group's common prefix
+# (`Copy3d::src_offset(x_bytes, y, z)` sets `src_x_bytes`, `src_y`, `src_z`),
+# or, where a name is given, one array of them all, named so
+# (`TextureOptions::border_color(rgba: [f32; 4])`); it is documented by the
+# group's comment. Generated in builders.rs.
+GROUP_SETTERS: Dict[Tuple[str, str], Tuple[str, Tuple[str, ...], Optional[str]]] = {
+    ("Copy3d<'_>", "src_offset"): ("cuabi_copy_3d_desc", ("src_x_bytes", "src_y", "src_z"), None),
+    ("Copy3d<'_>", "dst_offset"): ("cuabi_copy_3d_desc", ("dst_x_bytes", "dst_y", "dst_z"), None),
+    ("Copy3d<'_>", "src_layout"): ("cuabi_copy_3d_desc", ("src_pitch", "src_height"), None),
+    ("Copy3d<'_>", "dst_layout"): ("cuabi_copy_3d_desc", ("dst_pitch", "dst_height"), None),
+    ("Copy3d<'_>", "extent"): ("cuabi_copy_3d_desc", ("width_bytes", "height", "depth"), None),
+    ("TextureOptions", "address_modes"): ("cuabi_texture_desc", ("address_x", "address_y", "address_z"), None),
+    ("TextureOptions", "border_color"): (
+        "cuabi_texture_desc",
+        ("border_r", "border_g", "border_b", "border_a"),
+        "rgba",
     ),
 }
 
@@ -323,6 +383,12 @@ WHOLE_BUFFER: Dict[str, Tuple[str, str]] = {
     "cuabi_buffer_copy_from_host_async": ("copy_from_async", "destination"),
     "cuabi_buffer_copy_to_host_async": ("copy_to_async", "source"),
 }
+
+# Library calls that cannot fail and answer a value, not a status: free
+# functions answering it, a number as it is, a string the header calls
+# static and never NULL a `&'static str` (`version`, `version_string`,
+# `status_name`). A status given is the raw `sys::cuabi_status`.
+ANSWERS = {"cuabi_version", "cuabi_version_string", "cuabi_status_get_name"}
 
 # Library calls taking a built struct that are a method of the crate's type
 # describing it (BUILT_TYPES), named here: `self` is laid out in the
@@ -1443,6 +1509,29 @@ def new_types(model: Model) -> str:
     return "\n".join(out)
 
 
+def answer(fn: Dict[str, Any]) -> str:
+    """The free function of `fn`, which ANSWERS names."""
+    args, c_args = [], []
+    for p in fn["params"]:
+        if p["type"]["c"] != "cuabi_status":
+            raise SystemExit(f"regen: rust_objects.py: ANSWERS: {fn['name']} takes {p['type']['c']}")
+        args.append(f"{ident(p['name'])}: sys::cuabi_status")
+        c_args.append(ident(p["name"]))
+    ret, text = fn["returns"], " ".join(fn["doc"].split())
+    c_call = f"sys::{fn['name']}({', '.join(c_args)})"
+    if ret["c"] == "const char*" and "static" in text.lower() and "never null" in text.lower():
+        ty, why, value = "&'static str", "a static NUL-terminated string, never NULL", f"crate::error::static_str({c_call})"
+    elif ret["base"] in SCALARS and not ret["pointers"]:
+        ty, why, value = SCALARS[ret["base"]], "takes no pointer and cannot fail", c_call
+    else:
+        raise SystemExit(f"regen: rust_objects.py: ANSWERS: {fn['name']} answers {ret['c']}")
+    return (
+        doc(method_doc(text), raw=True)
+        + f"///\n/// Calls `{fn['name']}`.\npub fn {fn['method']}({', '.join(args)}) -> {ty} {{\n"
+        + f"    // SAFETY: {why} (the header's word).\n    unsafe {{ {value} }}\n}}\n"
+    )
+
+
 def objects(description: Dict[str, Any]) -> str:
     model = Model(description)
     for name in HAND_WRITTEN:
@@ -1458,6 +1547,9 @@ def objects(description: Dict[str, Any]) -> str:
             continue
         if fn["name"] in BUILT_CALLS:
             skipped.append((fn["name"], "a method of the type describing its struct, in builders.rs"))
+            continue
+        if fn["name"] in ANSWERS:
+            blocks.setdefault("", []).append(answer(fn))
             continue
         uses = set(model.uses)
         try:
@@ -1569,11 +1661,34 @@ def composed_types(model: Model) -> str:
     return "\n".join(out)
 
 
+# Constants of the header the crate exports, under their Rust names and
+# types: a size a Rust array is made of is a `usize` (bindgen makes each
+# `#define` number a `u32`). In values.rs, documented by the header.
+CONSTANTS: Dict[str, Tuple[str, str]] = {
+    "CUABI_VERSION_NUMBER": ("HEADER_VERSION", "u32"),
+    "CUABI_IPC_HANDLE_SIZE": ("IPC_HANDLE_SIZE", "usize"),
+    "CUABI_TENSOR_MAP_BYTES": ("TENSOR_MAP_BYTES", "usize"),
+}
+
+
+def constants(description: Dict[str, Any]) -> str:
+    """values.rs: the CONSTANTS, each with the header's comment."""
+    found = {c["name"]: c for c in description["constants"]}
+    out = []
+    for c_name, (rust, ty) in CONSTANTS.items():
+        if c_name not in found:
+            raise SystemExit(f"regen: rust_objects.py: CONSTANTS names {c_name}, which the header does not define")
+        value = f"sys::{c_name}" + ("" if ty == "u32" else f" as {ty}")
+        text = " ".join(found[c_name]["doc"].split())
+        out.append(doc(method_doc(f"`{c_name}`: {text}"), raw=True) + f"pub const {rust}: {ty} = {value};\n")
+    return "\n".join(out)
+
+
 def values(description: Dict[str, Any]) -> str:
     """values.rs: the value types of the value structs (their impls are in
     objects.rs)."""
     model = Model(description)
-    types = value_types(model, definitions=True) + "\n" + composed_types(model)
+    types = value_types(model, definitions=True) + "\n" + composed_types(model) + "\n" + constants(description)
     enum_uses = sorted(u for u in model.uses if u[:1].isupper() and u not in ("Error",))
     uses = "use cuabi_sys as sys;\n"
     if enum_uses:
@@ -1583,7 +1698,7 @@ def values(description: Dict[str, Any]) -> str:
         + "//! The value types of the header's value structs (scripts/regen_api/rust_objects.py):\n"
         "//! their fields, below the error module, whose sticky-fault errors hold\n"
         "//! [`LaunchRecord`]s. Their `Default`, builders and conversions are in\n"
-        "//! `objects.rs`.\n\n"
+        "//! `objects.rs`. Then the header's constants the crate exports (CONSTANTS).\n\n"
         + uses
         + "\n"
         + types
@@ -1622,11 +1737,11 @@ def option_field(model: Model, st: Dict[str, Any], f: Dict[str, Any]) -> Tuple[s
 
 
 def option_fields(model: Model) -> str:
-    """objects.rs: the `<Struct>Fields` of each OPTIONS struct."""
+    """objects.rs: the `<Builder>Fields` of each OPTIONS builder."""
     out = []
-    for c_name, (owner, _, fields) in OPTIONS.items():
-        st = model.structs[c_name]
-        rust = struct_type(st) + "Fields"
+    for builder, (c_name, _, fields) in OPTIONS.items():
+        st, owner = model.structs[c_name], builder.split("<")[0]
+        rust = owner + "Fields"
         decls, reads, writes, floats = [], [], [], False
         for name in fields:
             ty, read, write, text = option_field(model, st, option_struct_field(st, name))
@@ -1677,9 +1792,10 @@ def builders(description: Dict[str, Any]) -> str:
     or clearing its bit."""
     model = Model(description)
     uses, setters = [], {}  # setters: the builder -> its setters' texts
-    for c_name, (owner, module, fields) in OPTIONS.items():
+    for owner, (c_name, module, fields) in OPTIONS.items():
         st = model.structs[c_name]
-        uses.append(f"use crate::{module}::{owner};\n")
+        uses.append(f"use crate::{module}::{owner.split('<')[0]};\n")
+        ret = "Self" if "<" in owner else owner
         for name, setter in fields.items():
             if setter is None:
                 continue
@@ -1690,9 +1806,33 @@ def builders(description: Dict[str, Any]) -> str:
             arg = "on" if ty == "bool" else setter
             setters.setdefault(owner, []).append(
                 doc(method_doc(f"Sets `{name}` of `{c_name}`: {text}"), "    ", raw=True)
-                + f"    pub fn {setter}(mut self, {arg}: {ty}) -> {owner} {{\n"
+                + f"    pub fn {setter}(mut self, {arg}: {ty}) -> {ret} {{\n"
                 + f"        self.fields.{name} = {arg};\n        self\n    }}\n"
             )
+    for (owner, setter), (c_name, names, array) in GROUP_SETTERS.items():
+        st = model.structs[c_name]
+        if OPTIONS.get(owner, ("",))[0] != c_name or any(n not in OPTIONS[owner][2] for n in names):
+            raise SystemExit(f"regen: rust_objects.py: GROUP_SETTERS {owner}::{setter}: no OPTIONS fields of {owner}")
+        prefix = common_prefix(list(names)) if len(names) > 1 else "_"
+        params, types = [n[len(prefix) :] if prefix != "_" else n for n in names], []
+        for name in names:
+            ty, _, _, text = option_field(model, st, option_struct_field(st, name))
+            types.append(ty.replace("crate::generated::", ""))
+            if types[-1][:1].isupper():
+                uses.append(f"use crate::generated::{types[-1]};\n")
+        fields = ", ".join(f"`{n}`" for n in names)
+        text = text.replace("(0: see above)", f"(0: see `{c_name}`)")
+        args = "".join(f", {p}: {t}" for p, t in zip(params, types))
+        targets, values = f"({', '.join('f.' + n for n in names)})", f"({', '.join(params)})"
+        if array:
+            if len(set(types)) != 1:
+                raise SystemExit(f"regen: rust_objects.py: GROUP_SETTERS {owner}::{setter}: fields of several types")
+            args, targets, values = f", {array}: [{types[0]}; {len(names)}]", f"[{targets[1:-1]}]", array
+        setters.setdefault(owner, []).append(
+            doc(method_doc(f"Sets {fields} of `{c_name}`: {text}"), "    ", raw=True)
+            + f"    pub fn {setter}(mut self{args}) -> Self {{\n        let f = &mut self.fields;\n"
+            + f"        {targets} = {values};\n        self\n    }}\n"
+        )
     for bit, (owner, module, field, setter, switch) in FLAG_SETTERS.items():
         rust, const, text = flag_bit(model, bit)
         uses += [f"use crate::{module}::{owner};\n", f"use crate::generated::{rust};\n"]

@@ -21,7 +21,7 @@ class RustTables(unittest.TestCase):
 
     def test_options_name_fields_of_built_structs(self):
         structs = {st["name"]: st for st in self.d["structs"]}
-        for c_name, (_, _, fields) in rust_objects.OPTIONS.items():
+        for c_name, _, fields in rust_objects.OPTIONS.values():
             self.assertTrue(structs[c_name].get("built"), c_name)
             names = {f["name"] for f in structs[c_name]["fields"]}
             self.assertLessEqual(set(fields), names, c_name)
@@ -47,6 +47,33 @@ class RustTables(unittest.TestCase):
             "pub fn no_cache(mut self) -> CompileOptions {\n        self.flags |= CompileFlags::NO_CACHE;", text
         )
         self.assertIn("self.fields.flags = self.fields.flags.with(LinkFlags::LTO, on);", text)
+
+    def test_group_setters_set_options_fields_of_one_group(self):
+        for (owner, setter), (c_name, names, _) in rust_objects.GROUP_SETTERS.items():
+            struct, _, fields = rust_objects.OPTIONS[owner]
+            self.assertEqual(struct, c_name, setter)
+            self.assertLessEqual(set(names), set(fields), setter)
+        text = read("bindings/rust/cuabi/src/builders.rs")
+        self.assertIn(
+            "pub fn src_offset(mut self, x_bytes: usize, y: usize, z: usize) -> Self {\n"
+            "        let f = &mut self.fields;\n"
+            "        (f.src_x_bytes, f.src_y, f.src_z) = (x_bytes, y, z);",
+            text,
+        )
+        self.assertIn("[f.border_r, f.border_g, f.border_b, f.border_a] = rgba;", text)
+
+    def test_answers_and_constants_come_from_the_header(self):
+        functions = {f["name"]: f for f in self.d["functions"]}
+        for name in rust_objects.ANSWERS:
+            self.assertNotEqual(functions[name]["returns"]["c"], "cuabi_status", name)
+        constants = {c["name"] for c in self.d["constants"]}
+        self.assertLessEqual(set(rust_objects.CONSTANTS), constants)
+        objects = read("bindings/rust/cuabi/src/objects.rs")
+        self.assertIn("pub fn status_name(status: sys::cuabi_status) -> &'static str {", objects)
+        self.assertIn("pub fn version() -> u32 {", objects)
+        values = read("bindings/rust/cuabi/src/values.rs")
+        self.assertIn("pub const HEADER_VERSION: u32 = sys::CUABI_VERSION_NUMBER;", values)
+        self.assertIn("pub const IPC_HANDLE_SIZE: usize = sys::CUABI_IPC_HANDLE_SIZE as usize;", values)
 
     def test_made_by_and_composed_name_constructors_and_getters(self):
         functions = {f["name"]: f for f in self.d["functions"]}

@@ -9,6 +9,7 @@
 use crate::copy::Copy3d;
 use crate::error::check;
 use crate::error::Result;
+use crate::generated::AddressMode;
 use crate::generated::CompileFlags;
 use crate::generated::FilterMode;
 use crate::generated::LaunchFlags;
@@ -21,6 +22,7 @@ use crate::link::LinkOptions;
 use crate::program::CompileOptions;
 use crate::program::CppStd;
 use crate::texture::TextureOptions;
+use crate::texture::TextureSource;
 use crate::types::Describes;
 use crate::types::Stream;
 use crate::values::MemoryPoolDesc;
@@ -91,6 +93,14 @@ impl LinkOptions {
     }
 }
 
+impl TextureSource<'_> {
+    /// Sets `offset` of `cuabi_texture_desc`: a buffer's first byte read (0 for an array)
+    pub fn offset(mut self, offset: usize) -> Self {
+        self.fields.offset = offset;
+        self
+    }
+}
+
 impl TextureOptions {
     /// Sets `filter` of `cuabi_texture_desc`: how a fetch between elements is answered
     pub fn filter(mut self, filter: FilterMode) -> TextureOptions {
@@ -109,6 +119,89 @@ impl TextureOptions {
     pub fn normalized_coords(mut self, on: bool) -> TextureOptions {
         self.fields.normalized_coords = on;
         self
+    }
+
+    /// Sets `address_x`, `address_y`, `address_z` of `cuabi_texture_desc`: How a fetch outside the
+    /// extent is answered, per dimension.
+    pub fn address_modes(mut self, x: AddressMode, y: AddressMode, z: AddressMode) -> Self {
+        let f = &mut self.fields;
+        (f.address_x, f.address_y, f.address_z) = (x, y, z);
+        self
+    }
+
+    /// Sets `border_r`, `border_g`, `border_b`, `border_a` of `cuabi_texture_desc`: The colour
+    /// `CUABI_ADDRESS_BORDER` answers.
+    pub fn border_color(mut self, rgba: [f32; 4]) -> Self {
+        let f = &mut self.fields;
+        [f.border_r, f.border_g, f.border_b, f.border_a] = rgba;
+        self
+    }
+}
+
+impl Copy3d<'_> {
+    /// Sets `src_x_bytes`, `src_y`, `src_z` of `cuabi_copy_3d_desc`: where the box starts in the
+    /// source
+    pub fn src_offset(mut self, x_bytes: usize, y: usize, z: usize) -> Self {
+        let f = &mut self.fields;
+        (f.src_x_bytes, f.src_y, f.src_z) = (x_bytes, y, z);
+        self
+    }
+
+    /// Sets `dst_x_bytes`, `dst_y`, `dst_z` of `cuabi_copy_3d_desc`: where the box starts in the
+    /// destination
+    pub fn dst_offset(mut self, x_bytes: usize, y: usize, z: usize) -> Self {
+        let f = &mut self.fields;
+        (f.dst_x_bytes, f.dst_y, f.dst_z) = (x_bytes, y, z);
+        self
+    }
+
+    /// Sets `src_pitch`, `src_height` of `cuabi_copy_3d_desc`: the source's row pitch and slice
+    /// height (0: see `cuabi_copy_3d_desc`)
+    pub fn src_layout(mut self, pitch: usize, height: usize) -> Self {
+        let f = &mut self.fields;
+        (f.src_pitch, f.src_height) = (pitch, height);
+        self
+    }
+
+    /// Sets `dst_pitch`, `dst_height` of `cuabi_copy_3d_desc`: the destination's row pitch and
+    /// slice height (0: see `cuabi_copy_3d_desc`)
+    pub fn dst_layout(mut self, pitch: usize, height: usize) -> Self {
+        let f = &mut self.fields;
+        (f.dst_pitch, f.dst_height) = (pitch, height);
+        self
+    }
+
+    /// Sets `width_bytes`, `height`, `depth` of `cuabi_copy_3d_desc`: the box: bytes per row, rows,
+    /// slices
+    pub fn extent(mut self, width_bytes: usize, height: usize, depth: usize) -> Self {
+        let f = &mut self.fields;
+        (f.width_bytes, f.height, f.depth) = (width_bytes, height, depth);
+        self
+    }
+
+    /// Copies the box `desc` describes (`cuabi_copy_3d_desc`) and returns once it is done (ordered
+    /// on the default stream as `cuabi_buffer_copy` is).
+    ///
+    /// Calls `cuabi_copy_3d`.
+    pub fn run(&self) -> Result<()> {
+        let desc = self.describe()?;
+        check(unsafe { sys::cuabi_copy_3d(&desc) })
+    }
+
+    /// Copies the box `desc` describes in order on `stream` (NULL: the default stream); host memory
+    /// must stay valid until the stream reaches the copy.
+    ///
+    /// Calls `cuabi_copy_3d_async`.
+    ///
+    /// # Safety
+    /// The memory `self` (a `Copy3d`) names must stay alive, host memory unchanged (read) or
+    /// untouched (written), until the stream has reached the work: the library goes on using it
+    /// after this returns. It keeps the cuabi objects alive itself.
+    pub unsafe fn run_async(&self, stream: Option<&Stream>) -> Result<()> {
+        let desc = self.describe()?;
+        check(unsafe {
+            sys::cuabi_copy_3d_async(&desc, stream.map_or(std::ptr::null_mut(), Stream::as_raw))
+        })
     }
 }
 
@@ -162,33 +255,6 @@ impl MemoryPoolDesc {
     pub fn ipc(mut self, on: bool) -> MemoryPoolDesc {
         self.flags = self.flags.with(MemoryPoolFlags::IPC, on);
         self
-    }
-}
-
-impl Copy3d<'_> {
-    /// Copies the box `desc` describes (`cuabi_copy_3d_desc`) and returns once it is done (ordered
-    /// on the default stream as `cuabi_buffer_copy` is).
-    ///
-    /// Calls `cuabi_copy_3d`.
-    pub fn run(&self) -> Result<()> {
-        let desc = self.describe()?;
-        check(unsafe { sys::cuabi_copy_3d(&desc) })
-    }
-
-    /// Copies the box `desc` describes in order on `stream` (NULL: the default stream); host memory
-    /// must stay valid until the stream reaches the copy.
-    ///
-    /// Calls `cuabi_copy_3d_async`.
-    ///
-    /// # Safety
-    /// The memory `self` (a `Copy3d`) names must stay alive, host memory unchanged (read) or
-    /// untouched (written), until the stream has reached the work: the library goes on using it
-    /// after this returns. It keeps the cuabi objects alive itself.
-    pub unsafe fn run_async(&self, stream: Option<&Stream>) -> Result<()> {
-        let desc = self.describe()?;
-        check(unsafe {
-            sys::cuabi_copy_3d_async(&desc, stream.map_or(std::ptr::null_mut(), Stream::as_raw))
-        })
     }
 }
 

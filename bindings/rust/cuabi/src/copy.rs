@@ -10,6 +10,7 @@ use cuabi_sys as sys;
 
 use crate::error::{create, init_struct, out, Error, Result};
 use crate::memory::byte_len;
+use crate::objects::Copy3dFields;
 use crate::types::{Array, Describes, Device, DeviceBuffer, DeviceRepr};
 
 /// `height` rows of `width` elements of `T` on the device, each row padded
@@ -152,13 +153,26 @@ enum Side {
 }
 
 /// Where a side's box starts and how its memory is laid out.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug)]
 struct Place {
     x_bytes: usize,
     y: usize,
     z: usize,
     pitch: usize,
     height: usize,
+}
+
+impl Place {
+    /// The place of `[x_bytes, y, z, pitch, height]`: a side's fields.
+    fn new([x_bytes, y, z, pitch, height]: [usize; 5]) -> Place {
+        Place {
+            x_bytes,
+            y,
+            z,
+            pitch,
+            height,
+        }
+    }
 }
 
 /// A copy of a box of `width_bytes` x `height` rows x `depth` slices
@@ -210,9 +224,7 @@ struct Place {
 pub struct Copy3d<'a> {
     src: Side,
     dst: Side,
-    src_place: Place,
-    dst_place: Place,
-    extent: (usize, usize, usize),
+    pub(crate) fields: Copy3dFields,
     /// Borrows every memory named (the destination mutably) for 'a.
     _borrows: PhantomData<&'a mut ()>,
 }
@@ -229,9 +241,7 @@ impl<'a> Copy3d<'a> {
         Copy3d {
             src: Side::None,
             dst: Side::None,
-            src_place: Place::default(),
-            dst_place: Place::default(),
-            extent: (0, 1, 1),
+            fields: Copy3dFields::default(),
             _borrows: PhantomData,
         }
     }
@@ -273,40 +283,6 @@ impl<'a> Copy3d<'a> {
     /// Copies into an array.
     pub fn to_array(mut self, dst: &'a Array) -> Self {
         self.dst = Side::Array(dst.as_raw());
-        self
-    }
-
-    /// Where the box starts in the source: byte `x_bytes` of row `y` of
-    /// slice `z`.
-    pub fn src_offset(mut self, x_bytes: usize, y: usize, z: usize) -> Self {
-        (self.src_place.x_bytes, self.src_place.y, self.src_place.z) = (x_bytes, y, z);
-        self
-    }
-
-    /// Where the box starts in the destination.
-    pub fn dst_offset(mut self, x_bytes: usize, y: usize, z: usize) -> Self {
-        (self.dst_place.x_bytes, self.dst_place.y, self.dst_place.z) = (x_bytes, y, z);
-        self
-    }
-
-    /// The source's rows are `pitch` bytes apart and its slices `height`
-    /// rows apart (0 for each: the defaults above). Not for arrays.
-    pub fn src_layout(mut self, pitch: usize, height: usize) -> Self {
-        (self.src_place.pitch, self.src_place.height) = (pitch, height);
-        self
-    }
-
-    /// The destination's rows are `pitch` bytes apart and its slices
-    /// `height` rows apart.
-    pub fn dst_layout(mut self, pitch: usize, height: usize) -> Self {
-        (self.dst_place.pitch, self.dst_place.height) = (pitch, height);
-        self
-    }
-
-    /// The box: `width_bytes` bytes x `height` rows x `depth` slices
-    /// (height and depth 0 count as 1).
-    pub fn extent(mut self, width_bytes: usize, height: usize, depth: usize) -> Self {
-        self.extent = (width_bytes, height, depth);
         self
     }
 }
@@ -363,10 +339,8 @@ impl fmt::Debug for Copy3d<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Copy3d")
             .field("src", &self.src)
-            .field("src_place", &self.src_place)
             .field("dst", &self.dst)
-            .field("dst_place", &self.dst_place)
-            .field("extent", &self.extent)
+            .field("fields", &self.fields)
             .finish()
     }
 }
@@ -377,12 +351,15 @@ unsafe impl Describes<sys::cuabi_copy_3d_desc> for Copy3d<'_> {
     /// The C struct, from the library's defaults; host sides checked (also
     /// an element of a `Copy3dBatch`).
     fn describe(&self) -> Result<sys::cuabi_copy_3d_desc> {
-        let (width, height, depth) = self.extent;
+        let f = &self.fields;
+        let extent = (f.width_bytes, f.height, f.depth);
         if let Side::Host(_, bytes) = self.src {
-            host_range("source", bytes, &self.src_place, self.extent)?;
+            let place = Place::new([f.src_x_bytes, f.src_y, f.src_z, f.src_pitch, f.src_height]);
+            host_range("source", bytes, &place, extent)?;
         }
         if let Side::Host(_, bytes) = self.dst {
-            host_range("destination", bytes, &self.dst_place, self.extent)?;
+            let place = Place::new([f.dst_x_bytes, f.dst_y, f.dst_z, f.dst_pitch, f.dst_height]);
+            host_range("destination", bytes, &place, extent)?;
         }
         let mut desc: sys::cuabi_copy_3d_desc = init_struct()?;
         match self.src {
@@ -397,13 +374,7 @@ unsafe impl Describes<sys::cuabi_copy_3d_desc> for Copy3d<'_> {
             Side::Buffer(buffer) => desc.dst_buffer = buffer,
             Side::Array(array) => desc.dst_array = array,
         }
-        let s = &self.src_place;
-        (desc.src_x_bytes, desc.src_y, desc.src_z) = (s.x_bytes, s.y, s.z);
-        (desc.src_pitch, desc.src_height) = (s.pitch, s.height);
-        let d = &self.dst_place;
-        (desc.dst_x_bytes, desc.dst_y, desc.dst_z) = (d.x_bytes, d.y, d.z);
-        (desc.dst_pitch, desc.dst_height) = (d.pitch, d.height);
-        (desc.width_bytes, desc.height, desc.depth) = (width, height, depth);
+        f.write(&mut desc);
         Ok(desc)
     }
 }

@@ -58,7 +58,8 @@ impl Error {
 
     /// The status's symbolic name, e.g. `"CUABI_ERROR_COMPILE"`.
     pub fn name(&self) -> &'static str {
-        status_name(self.status)
+        // SAFETY: returns a static NUL-terminated string, never NULL.
+        unsafe { static_str(sys::cuabi_status_get_name(self.status)) }
     }
 
     /// One sentence describing the status in general (the library's
@@ -192,13 +193,6 @@ fn last_launches() -> Vec<FaultedLaunch> {
         });
     }
     launches
-}
-
-/// The symbolic name of a raw `cuabi_status`, e.g. `"CUABI_ERROR_NOT_FOUND"`,
-/// or `"CUABI_ERROR_UNKNOWN"` for a value the library does not define.
-pub fn status_name(status: sys::cuabi_status) -> &'static str {
-    // SAFETY: returns a static NUL-terminated string, never NULL.
-    unsafe { static_str(sys::cuabi_status_get_name(status)) }
 }
 
 /// # Safety

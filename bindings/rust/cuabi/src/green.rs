@@ -9,9 +9,7 @@ use crate::error::{create, Result};
 use crate::generated::StreamFlags;
 use crate::objects::{GreenContext, TensorMap};
 use crate::types::{DeviceRepr, Stream};
-
-/// The size of a tensor map as a kernel argument (`CUABI_TENSOR_MAP_BYTES`).
-pub const TENSOR_MAP_BYTES: usize = sys::CUABI_TENSOR_MAP_BYTES as usize;
+use crate::values::TENSOR_MAP_BYTES;
 
 /// A tensor map's value, passed by value to a kernel's `const
 /// __grid_constant__ CUtensorMap` parameter: `launch.args((&map.value()?, &out))`.

@@ -5,7 +5,8 @@ use std::fmt;
 use cuabi_sys as sys;
 
 use crate::error::{create, Error, Result};
-use crate::types::{Device, DeviceBuffer, DeviceRepr, IpcHandle, MemoryPool, IPC_HANDLE_SIZE};
+use crate::types::{Device, DeviceBuffer, DeviceRepr, IpcHandle, MemoryPool};
+use crate::values::IPC_HANDLE_SIZE;
 
 impl IpcHandle {
     /// The size of a handle in bytes.

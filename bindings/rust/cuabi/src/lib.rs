@@ -199,9 +199,9 @@ pub use crate::background::Background;
 pub use crate::batch::{BatchMemory, Copy3dBatch, CopyBatch, ManagedRanges, MemOpBatch};
 pub use crate::copy::{Copy3d, PitchedBuffer};
 pub use crate::dlpack::{DlpackElement, DlpackTensor};
-pub use crate::error::{status_name, Error, FaultedLaunch, Result};
+pub use crate::error::{Error, FaultedLaunch, Result};
 pub use crate::generated::*;
-pub use crate::green::{TensorMapValue, TENSOR_MAP_BYTES};
+pub use crate::green::TensorMapValue;
 pub use crate::health::{clear_context_lost_callback, on_context_lost};
 pub use crate::launch::{Dim3, KernelArg, KernelArgs, Launch, LaunchConfig};
 pub use crate::link::LinkOptions;
@@ -213,18 +213,3 @@ pub use crate::program::{Arch, CompileOptions, CppStd};
 pub use crate::texture::{TextureOptions, TextureSource};
 pub use crate::types::*;
 pub use crate::values::*;
-
-/// The version of the C header this crate was built against, as
-/// `MAJOR * 10000 + MINOR * 100 + PATCH`; compare with [`version`].
-pub const HEADER_VERSION: u32 = sys::CUABI_VERSION_NUMBER;
-
-/// The loaded library's version number, as `MAJOR * 10000 + MINOR * 100 + PATCH`.
-pub fn version() -> u32 {
-    unsafe { sys::cuabi_version() }
-}
-
-/// The loaded library's version, e.g. `"0.1.0"`.
-pub fn version_string() -> &'static str {
-    // SAFETY: a static NUL-terminated string, never NULL.
-    unsafe { error::static_str(sys::cuabi_version_string()) }
-}

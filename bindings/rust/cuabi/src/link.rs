@@ -5,7 +5,7 @@ use cuabi_sys as sys;
 
 use crate::background::Background;
 use crate::error::{create, init_struct, Result};
-use crate::objects::LinkDescFields;
+use crate::objects::LinkOptionsFields;
 use crate::program::CStrings;
 use crate::types::{Device, Library, Linker, Module};
 
@@ -24,7 +24,7 @@ use crate::types::{Device, Library, Linker, Module};
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct LinkOptions {
-    pub(crate) fields: LinkDescFields,
+    pub(crate) fields: LinkOptionsFields,
     options: Vec<String>,
 }
 

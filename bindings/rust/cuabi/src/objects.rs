@@ -5,9 +5,6 @@
 //!
 //! Functions written elsewhere in the crate, and why:
 //!
-//! * `cuabi_version`: answers no status
-//! * `cuabi_version_string`: answers no status
-//! * `cuabi_status_get_name`: answers no status
 //! * `cuabi_status_get_description`: answers no status
 //! * `cuabi_last_error_message`: answers no status
 //! * `cuabi_last_error_status`: Error::last reads the thread's error state
@@ -487,7 +484,7 @@ impl TryFrom<sys::cuabi_array_desc> for ArrayDesc {
 /// The fields of `cuabi_compile_desc` that [`CompileOptions`](crate::CompileOptions) sets through its generated
 /// setters (builders.rs); [`Default`] holds the library's defaults (`cuabi_compile_desc_init`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub(crate) struct CompileDescFields {
+pub(crate) struct CompileOptionsFields {
     /// `fast_math`: `true`: fast, less precise math
     pub(crate) fast_math: bool,
     /// `line_info`: `true`: source lines for profilers
@@ -500,7 +497,7 @@ pub(crate) struct CompileDescFields {
     pub(crate) relocatable: bool,
 }
 
-impl CompileDescFields {
+impl CompileOptionsFields {
     /// Writes the fields into `raw`, leaving its others alone.
     pub(crate) fn write(&self, raw: &mut sys::cuabi_compile_desc) {
         raw.fast_math = i32::from(self.fast_math);
@@ -511,12 +508,12 @@ impl CompileDescFields {
     }
 }
 
-impl Default for CompileDescFields {
+impl Default for CompileOptionsFields {
     /// The library's defaults: `cuabi_compile_desc_init`.
-    fn default() -> CompileDescFields {
-        let read = || -> Result<CompileDescFields> {
+    fn default() -> CompileOptionsFields {
+        let read = || -> Result<CompileOptionsFields> {
             let raw: sys::cuabi_compile_desc = crate::error::init_struct()?;
-            Ok(CompileDescFields {
+            Ok(CompileOptionsFields {
                 fast_math: raw.fast_math != 0,
                 line_info: raw.line_info != 0,
                 device_debug: raw.device_debug != 0,
@@ -531,14 +528,14 @@ impl Default for CompileDescFields {
 /// The fields of `cuabi_link_desc` that [`LinkOptions`](crate::LinkOptions) sets through its generated
 /// setters (builders.rs); [`Default`] holds the library's defaults (`cuabi_link_desc_init`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub(crate) struct LinkDescFields {
+pub(crate) struct LinkOptionsFields {
     /// `backend`: which linker; `CUABI_LINK_BACKEND_AUTO` by default
     pub(crate) backend: crate::generated::LinkBackend,
     /// `flags`: `CUABI_LINK_`\*
     pub(crate) flags: crate::generated::LinkFlags,
 }
 
-impl LinkDescFields {
+impl LinkOptionsFields {
     /// Writes the fields into `raw`, leaving its others alone.
     pub(crate) fn write(&self, raw: &mut sys::cuabi_link_desc) {
         raw.backend = self.backend.raw();
@@ -546,12 +543,12 @@ impl LinkDescFields {
     }
 }
 
-impl Default for LinkDescFields {
+impl Default for LinkOptionsFields {
     /// The library's defaults: `cuabi_link_desc_init`.
-    fn default() -> LinkDescFields {
-        let read = || -> Result<LinkDescFields> {
+    fn default() -> LinkOptionsFields {
+        let read = || -> Result<LinkOptionsFields> {
             let raw: sys::cuabi_link_desc = crate::error::init_struct()?;
-            Ok(LinkDescFields {
+            Ok(LinkOptionsFields {
                 backend: crate::generated::LinkBackend::from_raw(raw.backend).ok_or_else(|| {
                     crate::error::unknown("cuabi_link_desc_init", "backend", raw.backend)
                 })?,
@@ -562,10 +559,139 @@ impl Default for LinkDescFields {
     }
 }
 
+/// The fields of `cuabi_copy_3d_desc` that [`Copy3d`](crate::Copy3d) sets through its generated
+/// setters (builders.rs); [`Default`] holds the library's defaults (`cuabi_copy_3d_desc_init`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) struct Copy3dFields {
+    /// `src_x_bytes`: where the box starts in the source
+    pub(crate) src_x_bytes: usize,
+    /// `src_y`: where the box starts in the source
+    pub(crate) src_y: usize,
+    /// `src_z`: where the box starts in the source
+    pub(crate) src_z: usize,
+    /// `src_pitch`: the source's row pitch and slice height (0: see above)
+    pub(crate) src_pitch: usize,
+    /// `src_height`: the source's row pitch and slice height (0: see above)
+    pub(crate) src_height: usize,
+    /// `dst_x_bytes`: where the box starts in the destination
+    pub(crate) dst_x_bytes: usize,
+    /// `dst_y`: where the box starts in the destination
+    pub(crate) dst_y: usize,
+    /// `dst_z`: where the box starts in the destination
+    pub(crate) dst_z: usize,
+    /// `dst_pitch`: the destination's row pitch and slice height (0: see above)
+    pub(crate) dst_pitch: usize,
+    /// `dst_height`: the destination's row pitch and slice height (0: see above)
+    pub(crate) dst_height: usize,
+    /// `width_bytes`: the box: bytes per row, rows, slices
+    pub(crate) width_bytes: usize,
+    /// `height`: the box: bytes per row, rows, slices
+    pub(crate) height: usize,
+    /// `depth`: the box: bytes per row, rows, slices
+    pub(crate) depth: usize,
+}
+
+impl Copy3dFields {
+    /// Writes the fields into `raw`, leaving its others alone.
+    pub(crate) fn write(&self, raw: &mut sys::cuabi_copy_3d_desc) {
+        raw.src_x_bytes = self.src_x_bytes;
+        raw.src_y = self.src_y;
+        raw.src_z = self.src_z;
+        raw.src_pitch = self.src_pitch;
+        raw.src_height = self.src_height;
+        raw.dst_x_bytes = self.dst_x_bytes;
+        raw.dst_y = self.dst_y;
+        raw.dst_z = self.dst_z;
+        raw.dst_pitch = self.dst_pitch;
+        raw.dst_height = self.dst_height;
+        raw.width_bytes = self.width_bytes;
+        raw.height = self.height;
+        raw.depth = self.depth;
+    }
+}
+
+impl Default for Copy3dFields {
+    /// The library's defaults: `cuabi_copy_3d_desc_init`.
+    fn default() -> Copy3dFields {
+        let read = || -> Result<Copy3dFields> {
+            let raw: sys::cuabi_copy_3d_desc = crate::error::init_struct()?;
+            Ok(Copy3dFields {
+                src_x_bytes: raw.src_x_bytes,
+                src_y: raw.src_y,
+                src_z: raw.src_z,
+                src_pitch: raw.src_pitch,
+                src_height: raw.src_height,
+                dst_x_bytes: raw.dst_x_bytes,
+                dst_y: raw.dst_y,
+                dst_z: raw.dst_z,
+                dst_pitch: raw.dst_pitch,
+                dst_height: raw.dst_height,
+                width_bytes: raw.width_bytes,
+                height: raw.height,
+                depth: raw.depth,
+            })
+        };
+        read().unwrap_or_else(|err| panic!("{err}"))
+    }
+}
+
+/// The fields of `cuabi_texture_desc` that [`TextureSource`](crate::TextureSource) sets through its generated
+/// setters (builders.rs); [`Default`] holds the library's defaults (`cuabi_texture_desc_init`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) struct TextureSourceFields {
+    /// `offset`: a buffer's first byte read (0 for an array)
+    pub(crate) offset: usize,
+    /// `width`: A buffer's shape: elements per row, rows (0: linear memory) and the row pitch in
+    /// bytes (0: the buffer's own); 0 for an array.
+    pub(crate) width: usize,
+    /// `height`: A buffer's shape: elements per row, rows (0: linear memory) and the row pitch in
+    /// bytes (0: the buffer's own); 0 for an array.
+    pub(crate) height: usize,
+    /// `pitch`: A buffer's shape: elements per row, rows (0: linear memory) and the row pitch in
+    /// bytes (0: the buffer's own); 0 for an array.
+    pub(crate) pitch: usize,
+    /// `format`: a buffer's channel type (an array's is its own)
+    pub(crate) format: crate::generated::ArrayFormat,
+    /// `channels`: a buffer's values per element: 1, 2 or 4
+    pub(crate) channels: u32,
+}
+
+impl TextureSourceFields {
+    /// Writes the fields into `raw`, leaving its others alone.
+    pub(crate) fn write(&self, raw: &mut sys::cuabi_texture_desc) {
+        raw.offset = self.offset;
+        raw.width = self.width;
+        raw.height = self.height;
+        raw.pitch = self.pitch;
+        raw.format = self.format.raw();
+        raw.channels = self.channels;
+    }
+}
+
+impl Default for TextureSourceFields {
+    /// The library's defaults: `cuabi_texture_desc_init`.
+    fn default() -> TextureSourceFields {
+        let read = || -> Result<TextureSourceFields> {
+            let raw: sys::cuabi_texture_desc = crate::error::init_struct()?;
+            Ok(TextureSourceFields {
+                offset: raw.offset,
+                width: raw.width,
+                height: raw.height,
+                pitch: raw.pitch,
+                format: crate::generated::ArrayFormat::from_raw(raw.format).ok_or_else(|| {
+                    crate::error::unknown("cuabi_texture_desc_init", "format", raw.format)
+                })?,
+                channels: raw.channels,
+            })
+        };
+        read().unwrap_or_else(|err| panic!("{err}"))
+    }
+}
+
 /// The fields of `cuabi_texture_desc` that [`TextureOptions`](crate::TextureOptions) sets through its generated
 /// setters (builders.rs); [`Default`] holds the library's defaults (`cuabi_texture_desc_init`).
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) struct TextureDescFields {
+pub(crate) struct TextureOptionsFields {
     /// `address_x`: How a fetch outside the extent is answered, per dimension.
     pub(crate) address_x: crate::generated::AddressMode,
     /// `address_y`: How a fetch outside the extent is answered, per dimension.
@@ -589,7 +715,7 @@ pub(crate) struct TextureDescFields {
     pub(crate) border_a: f32,
 }
 
-impl TextureDescFields {
+impl TextureOptionsFields {
     /// Writes the fields into `raw`, leaving its others alone.
     pub(crate) fn write(&self, raw: &mut sys::cuabi_texture_desc) {
         raw.address_x = self.address_x.raw();
@@ -605,12 +731,12 @@ impl TextureDescFields {
     }
 }
 
-impl Default for TextureDescFields {
+impl Default for TextureOptionsFields {
     /// The library's defaults: `cuabi_texture_desc_init`.
-    fn default() -> TextureDescFields {
-        let read = || -> Result<TextureDescFields> {
+    fn default() -> TextureOptionsFields {
+        let read = || -> Result<TextureOptionsFields> {
             let raw: sys::cuabi_texture_desc = crate::error::init_struct()?;
-            Ok(TextureDescFields {
+            Ok(TextureOptionsFields {
                 address_x: crate::generated::AddressMode::from_raw(raw.address_x).ok_or_else(
                     || crate::error::unknown("cuabi_texture_desc_init", "address_x", raw.address_x),
                 )?,
@@ -768,6 +894,31 @@ impl Drop for NvtxRange {
             let _ = self.close();
         }
     }
+}
+
+/// The library's own version number, in the form of `CUABI_VERSION_NUMBER`.
+///
+/// Calls `cuabi_version`.
+pub fn version() -> u32 {
+    // SAFETY: takes no pointer and cannot fail (the header's word).
+    unsafe { sys::cuabi_version() }
+}
+
+/// The library's version as a static string, e.g. "0.1.0". Never NULL.
+///
+/// Calls `cuabi_version_string`.
+pub fn version_string() -> &'static str {
+    // SAFETY: a static NUL-terminated string, never NULL (the header's word).
+    unsafe { crate::error::static_str(sys::cuabi_version_string()) }
+}
+
+/// The status's symbolic name ("`CUABI_ERROR_INVALID_HANDLE`"), or "`CUABI_ERROR_UNKNOWN`" for a
+/// value this version does not define. Static; never NULL.
+///
+/// Calls `cuabi_status_get_name`.
+pub fn status_name(status: sys::cuabi_status) -> &'static str {
+    // SAFETY: a static NUL-terminated string, never NULL (the header's word).
+    unsafe { crate::error::static_str(sys::cuabi_status_get_name(status)) }
 }
 
 /// The message of the call that first found the context lost, naming that call (two-call

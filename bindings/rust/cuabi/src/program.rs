@@ -10,7 +10,7 @@ use cuabi_sys as sys;
 use crate::background::Background;
 use crate::error::{c_string, check, create, init_struct, Error, Result};
 use crate::generated::{CompileFlags, CxxStandard, Output};
-use crate::objects::CompileDescFields;
+use crate::objects::CompileOptionsFields;
 use crate::types::Program;
 
 impl Program {
@@ -192,7 +192,7 @@ pub struct CompileOptions {
     std: Option<CppStd>,
     defines: Vec<(String, Option<String>)>,
     include_paths: Vec<PathBuf>,
-    pub(crate) fields: CompileDescFields,
+    pub(crate) fields: CompileOptionsFields,
 }
 
 impl CompileOptions {

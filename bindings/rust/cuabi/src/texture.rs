@@ -8,7 +8,7 @@ use cuabi_sys as sys;
 
 use crate::error::{create, init_struct, out, Result};
 use crate::generated::{AddressMode, ArrayFormat};
-use crate::objects::TextureDescFields;
+use crate::objects::{TextureOptionsFields, TextureSourceFields};
 use crate::types::{Array, DeviceBuffer, DeviceRepr, Surface, Texture};
 
 /// How a [`Texture`] samples: address modes, filtering, what a fetch
@@ -26,7 +26,7 @@ use crate::types::{Array, DeviceBuffer, DeviceRepr, Surface, Texture};
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct TextureOptions {
-    pub(crate) fields: TextureDescFields,
+    pub(crate) fields: TextureOptionsFields,
 }
 
 impl TextureOptions {
@@ -39,26 +39,6 @@ impl TextureOptions {
     pub fn address_mode(self, mode: AddressMode) -> TextureOptions {
         self.address_modes(mode, mode, mode)
     }
-
-    /// An address mode per dimension. [`AddressMode::Wrap`] and
-    /// [`AddressMode::Mirror`] need normalised coordinates.
-    pub fn address_modes(
-        mut self,
-        x: AddressMode,
-        y: AddressMode,
-        z: AddressMode,
-    ) -> TextureOptions {
-        let f = &mut self.fields;
-        (f.address_x, f.address_y, f.address_z) = (x, y, z);
-        self
-    }
-
-    /// The colour [`AddressMode::Border`] answers, as red, green, blue, alpha.
-    pub fn border_color(mut self, rgba: [f32; 4]) -> TextureOptions {
-        let f = &mut self.fields;
-        [f.border_r, f.border_g, f.border_b, f.border_a] = rgba;
-        self
-    }
 }
 
 /// The memory a [`Texture`] reads: an [`Array`], or a device buffer read as
@@ -67,11 +47,7 @@ impl TextureOptions {
 pub struct TextureSource<'a> {
     array: Option<Array>,
     buffer: sys::cuabi_buffer,
-    offset: usize,
-    width: usize,
-    height: usize,
-    pitch: usize,
-    format: Option<(ArrayFormat, u32)>,
+    pub(crate) fields: TextureSourceFields,
     _buffer: PhantomData<&'a ()>,
 }
 
@@ -81,11 +57,7 @@ impl<'a> TextureSource<'a> {
         TextureSource {
             array: Some(array.clone()),
             buffer: std::ptr::null_mut(),
-            offset: 0,
-            width: 0,
-            height: 0,
-            pitch: 0,
-            format: None,
+            fields: TextureSourceFields::default(),
             _buffer: PhantomData,
         }
     }
@@ -113,23 +85,15 @@ impl<'a> TextureSource<'a> {
         height: usize,
         pitch: usize,
     ) -> TextureSource<'a> {
+        let mut fields = TextureSourceFields::default();
+        (fields.width, fields.height, fields.pitch) = (width, height, pitch);
+        (fields.format, fields.channels) = (format, channels);
         TextureSource {
             array: None,
             buffer: buffer.as_raw(),
-            offset: 0,
-            width,
-            height,
-            pitch,
-            format: Some((format, channels)),
+            fields,
             _buffer: PhantomData,
         }
-    }
-
-    /// Starts reading a buffer at byte `offset`, a multiple of the device's
-    /// texture alignment.
-    pub fn offset(mut self, offset: usize) -> TextureSource<'a> {
-        self.offset = offset;
-        self
     }
 }
 
@@ -138,11 +102,7 @@ impl fmt::Debug for TextureSource<'_> {
         f.debug_struct("TextureSource")
             .field("array", &self.array)
             .field("buffer", &self.buffer)
-            .field("offset", &self.offset)
-            .field("width", &self.width)
-            .field("height", &self.height)
-            .field("pitch", &self.pitch)
-            .field("format", &self.format)
+            .field("fields", &self.fields)
             .finish()
     }
 }
@@ -155,11 +115,7 @@ impl<'a> Texture<'a> {
             desc.array = array.as_raw();
         }
         desc.buffer = source.buffer;
-        desc.offset = source.offset;
-        (desc.width, desc.height, desc.pitch) = (source.width, source.height, source.pitch);
-        if let Some((format, channels)) = source.format {
-            (desc.format, desc.channels) = (format.raw(), channels);
-        }
+        source.fields.write(&mut desc);
         options.fields.write(&mut desc);
         let handle = unsafe { create(|out| sys::cuabi_texture_create(&desc, out))? };
         let object = out(|object| unsafe { sys::cuabi_texture_get_handle(handle.get(), object) })?;

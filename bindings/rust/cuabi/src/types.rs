@@ -13,6 +13,7 @@ use cuabi_sys as sys;
 
 use crate::error::{Error, Result};
 use crate::handle::Owned;
+use crate::values::IPC_HANDLE_SIZE;
 
 /// Plain data that may be copied to and from the device byte for byte and
 /// passed to a kernel by value.
@@ -109,9 +110,6 @@ device_repr!(u8, i8, u16, i16, u32, i32, u64, i64, usize, isize, f32, f64);
 
 // SAFETY: an array of plain data is plain data, with no padding between elements.
 unsafe impl<T: DeviceRepr, const N: usize> DeviceRepr for [T; N] {}
-
-/// The size of an [`IpcHandle`] in bytes (`CUABI_IPC_HANDLE_SIZE`).
-pub const IPC_HANDLE_SIZE: usize = sys::CUABI_IPC_HANDLE_SIZE as usize;
 
 /// A device buffer's or an event's handle for another process: 128 plain
 /// bytes to send through a pipe, a socket or a file

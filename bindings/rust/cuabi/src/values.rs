@@ -2,7 +2,7 @@
 //! The value types of the header's value structs (scripts/regen_api/rust_objects.py):
 //! their fields, below the error module, whose sticky-fault errors hold
 //! [`LaunchRecord`]s. Their `Default`, builders and conversions are in
-//! `objects.rs`.
+//! `objects.rs`. Then the header's constants the crate exports (CONSTANTS).
 
 use cuabi_sys as sys;
 
@@ -169,3 +169,16 @@ pub struct PoolUsage {
     /// `used_bytes` of `cuabi_memory_pool_get_usage`.
     pub used_bytes: u64,
 }
+
+/// `CUABI_VERSION_NUMBER`: MAJOR \* 10000 + MINOR \* 100 + PATCH; compare with `cuabi_version()`.
+pub const HEADER_VERSION: u32 = sys::CUABI_VERSION_NUMBER;
+
+/// `CUABI_IPC_HANDLE_SIZE`: The size of an IPC handle: plain bytes, to send to another process
+/// through a pipe, a socket or a file. It names the memory (or event), the process that exported
+/// it, the GPU it lives on (by UUID, since ordinals differ between processes) and the buffer's
+/// size, with a checksum, so a damaged or foreign handle is refused before the driver sees it.
+pub const IPC_HANDLE_SIZE: usize = sys::CUABI_IPC_HANDLE_SIZE as usize;
+
+/// `CUABI_TENSOR_MAP_BYTES`: The size in bytes of a tensor map as a kernel argument (`CUtensorMap`,
+/// passed by value, `const __grid_constant__ CUtensorMap`, 64-byte aligned).
+pub const TENSOR_MAP_BYTES: usize = sys::CUABI_TENSOR_MAP_BYTES as usize;

@@ -1,4 +1,5 @@
 use super::*;
+use crate::objects::status_name;
 
 /// A handle type that counts its releases.
 #[derive(Clone, Copy, Debug)]
