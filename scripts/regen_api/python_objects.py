@@ -68,8 +68,9 @@ The object-layer rules, the same as every language's:
 * a row of PY_AFTER calls a hook of the receiver (declared here doing
   nothing, overridden by the public class) once the call succeeded;
 * a row of PY_CHAIN makes a method answer its receiver (for chaining), a
-  row of PY_DEFAULTS gives trailing parameters defaults, and a row of
-  BOOL_FLAGS takes a flag-set parameter as one bool choosing one flag;
+  row of PY_DEFAULTS gives trailing parameters defaults, a row of
+  BOOL_FLAGS takes a flag-set parameter as one bool choosing one flag, and
+  one of PY_FIXED_FLAGS takes none, always passing one flag;
 * a call and its ``*_async`` twin (the twin's parameters are the call's and
   a trailing nullable ``cuabi_stream stream``: ``cuabi_buffer_memset`` and
   ``cuabi_buffer_memset_async``) are one method, named after the call, that
@@ -226,6 +227,7 @@ PY_DEFAULTS: Dict[str, Dict[str, str]] = {
     "cuabi_function_suggest_block_size": {"shared_per_block": "0", "shared_per_thread": "0", "limit": "0"},
     "cuabi_module_get_kernel_name": {"form": "_api.NameForm.DEMANGLED"},
     "cuabi_stream_create": {"priority": "0"},
+    "cuabi_green_context_create_stream": {"priority": "0"},
     "cuabi_function_get_active_blocks_per_sm": {"dynamic_shared": "0"},
     "cuabi_buffer_memset": {"value": "0", "offset": "0"},
     "cuabi_buffer_fill": {"offset": "0"},
@@ -300,6 +302,7 @@ PY_MADE_BY: Dict[str, str] = {
 PY_AFTER: Dict[str, str] = {
     "cuabi_stream_begin_capture": "_capture_begun",
     "cuabi_stream_begin_capture_to_graph": "_capture_begun",
+    "cuabi_buffer_grow": "_grown",
 }
 
 # Calls whose failure to compile or link (CUABI_ERROR_COMPILE) raises a
@@ -350,6 +353,13 @@ BOOL_FLAGS: Dict[str, Dict[str, Tuple[str, str]]] = {
     "cuabi_stream_create": {"flags": ("non_blocking", "NON_BLOCKING")},
     "cuabi_buffer_alloc_managed": {"flags": ("attach_host", "ATTACH_HOST")},
     "cuabi_physical_memory_create": {"flags": ("exportable", "EXPORTABLE")},
+}
+
+# A flag-set parameter not taken, always passing one flag: {function:
+# {parameter: the flag's member}} (a green context's stream is non-blocking,
+# as the driver requires).
+PY_FIXED_FLAGS: Dict[str, Dict[str, str]] = {
+    "cuabi_green_context_create_stream": {"flags": "NON_BLOCKING"},
 }
 
 # Properties reading one key of a getter keyed by an enum (a kernel's
@@ -725,7 +735,12 @@ class Emitter:
             raise Skip("Resource.close")
         if call == "struct_init":
             vs = self.value_struct(fn["params"][0].get("struct"))
-            raise Skip(f"{value_class(vs['name'])}.defaults" if vs else "Backend.desc")
+            if vs:
+                raise Skip(f"{value_class(vs['name'])}.defaults")
+            struct = fn["params"][0].get("struct") or ""
+            if struct in DESC_FILLERS:
+                raise Skip(f"fill_{struct[len('cuabi_'):]}")
+            raise Skip("the hand-written code that fills the struct (Backend.struct)")
         if fn["returns"]["base"] != "cuabi_status":
             return self.plain_value(fn)
         renames = PY_PARAMS.get(fn["name"], {})
@@ -1067,6 +1082,10 @@ class Emitter:
             cls = enum_class_name(self.enums[self.flags[base]["bits"]])
             sig.append(f"{py}: bool = False")
             args.append(f"int(_api.{cls}.{member}) if {py} else 0")
+        elif role == "in" and p["name"] in PY_FIXED_FLAGS.get(fn["name"], {}):
+            self.note_enum(base)
+            cls = enum_class_name(self.enums[self.flags[base]["bits"]])
+            args.append(f"int(_api.{cls}.{PY_FIXED_FLAGS[fn['name']][p['name']]})")
         elif role == "in" and p["name"] in PY_NAMED.get(fn["name"], {}):
             what, hint = PY_NAMED[fn["name"]][p["name"]]
             self.note_enum(base)

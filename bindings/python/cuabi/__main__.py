@@ -159,15 +159,10 @@ def compiled_line(backend: object) -> str:
     installation has none."""
     from cuabi import _loader  # as report() imports the package: inside, guarded
 
-    path = getattr(backend, "module_path", None)
+    path, why = _loader.compiled_status()
     if path:
         return f"compiled module {path} (in use)"
     found = _loader.compiled_module_candidates(getattr(backend, "path", ""))
-    chosen = os.environ.get("CUABI_BACKEND", "").strip().lower()
-    if chosen and chosen != "auto":
-        why = f"CUABI_BACKEND={chosen}"
-    else:
-        why = _loader.compiled_status()[1] or "not loaded"
     if found:
         return f"compiled module {found[0]} (not used: {why})"
     return f"compiled module: none ({why})"
@@ -196,12 +191,6 @@ def report(out: TextIO) -> int:
         f"{os.path.dirname(os.path.abspath(cuabi.__file__))}",
         f"  python: {compiled_line(backend)}",
     ]
-    if cuabi.version() // 10000 != cuabi.capi.CUABI_VERSION_MAJOR:
-        lines.append(
-            f"  this package was built for cuabi {cuabi.__version__}: major versions differ"
-        )
-        ok = False
-
     def failure(what: str, exc: "cuabi.CudaError", indent: int = 0) -> None:
         lines.append(f"{' ' * indent}{what}: not available ({exc.name})")
         lines.extend(_indented(exc.message, indent + 2))
@@ -267,12 +256,12 @@ def print_version(out: TextIO) -> int:
     """``--version``: the package's version, then the core's (the libcuabi
     this package loads, and where), as ``cuabi --version`` prints the C
     program's; 1 when the library cannot be loaded (the reason instead)."""
-    from cuabi import _api, _loader
+    from cuabi import _api, _loader, _objects
 
     print(f"cuabi {_api.CUABI_VERSION_STRING} (Python package)", file=out)
     try:
         backend = _loader.load_backend(None)
-        core = backend.string(backend.lib.cuabi_version_string())
+        core = _objects.version_string(backend)
     except Exception as exc:  # the reason is the answer
         print(f"libcuabi: not loaded: {exc}", file=out)
         return 1

@@ -11,9 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, List, Tuple
 
-from ._api import StreamFlag
 from ._objects import GreenContextBase, SmResourceBase, TensorMapBase, register_owner
-from ._stream import Stream
 
 if TYPE_CHECKING:
     from ._device import Device
@@ -59,11 +57,6 @@ class GreenContext(GreenContextBase):
     def __init__(self, resource: SmResource) -> None:
         self._own(GreenContextBase.create(resource))
         self.device = resource.device
-
-    def create_stream(self, priority: int = 0) -> Stream:  # type: ignore[override]
-        """A new non-blocking stream whose work runs in this context
-        (cuabi_green_context_create_stream)."""
-        return super().create_stream(int(StreamFlag.NON_BLOCKING), priority)
 
     def _describe(self) -> str:
         return f"{self.sm_count} SMs of device {self.device.ordinal}"

@@ -910,12 +910,15 @@ _compiled_reason: Optional[str] = None
 
 def compiled_status() -> Tuple[Optional[str], Optional[str]]:
     """``(module, reason)``: the compiled module's file the default backend
-    uses (None when it uses none), and why not (None when it does, or when
-    ``$CUABI_BACKEND`` named another backend)."""
+    uses (None when it uses none), and why not (None when it does;
+    ``"CUABI_BACKEND=<name>"`` when ``$CUABI_BACKEND`` named another one)."""
     backend = get_backend()
     if isinstance(backend, CompiledBackend):
         return backend.module_path, None
-    return None, _compiled_reason
+    chosen = os.environ.get("CUABI_BACKEND", "").strip().lower()
+    if chosen and chosen != "auto":
+        return None, f"CUABI_BACKEND={chosen}"
+    return None, _compiled_reason or "not loaded"
 
 
 _lock = threading.Lock()

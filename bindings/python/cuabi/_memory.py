@@ -539,13 +539,10 @@ class DeviceBuffer(_ArrayExport, BufferBase):
         self._consumed()  # the core released the handle: never again
 
     # -- growable buffers --------------------------------------------------------
-    def grow(self, nbytes: int) -> None:
-        """Grows a growable buffer (:meth:`Device.alloc_growable`) to ``nbytes``,
-        a multiple of :attr:`Device.vm_granularity`, in place: its address and
-        contents stay, and :attr:`nbytes` and :attr:`shape` (1-D) follow. Past
-        :attr:`reserved_size` raises OutOfRangeError; another kind of buffer,
-        InvalidArgumentError."""
-        super().grow(nbytes)
+    # grow (a buffer of Device.alloc_growable, to a multiple of
+    # Device.vm_granularity): BufferBase, which calls _grown once it succeeded.
+    def _grown(self) -> None:
+        # nbytes and shape (1-D) follow the new size.
         self._nbytes = int(self._b.get("cuabi_buffer_get_size", self._handle, out="size_t"))
         self.shape = _shape_for(None, self._nbytes, _dtype_info(self._dtype)[2], "the buffer")
 

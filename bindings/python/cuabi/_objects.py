@@ -1862,6 +1862,7 @@ class BufferBase(Resource):
         status = b.fn.cuabi_buffer_grow(self._handle, check_int(nbytes, "nbytes", 0, UINT64_MAX))
         if status:
             raise b.error(status, "cuabi_buffer_grow")
+        self._grown()
 
     @property
     def reserved_size(self) -> int:
@@ -1922,6 +1923,10 @@ class BufferBase(Resource):
             status = b.fn.cuabi_buffer_fill_async(self._handle, offset_c, value_c, element_size_c, count_c, _arg(stream, "cuabi_stream", StreamBase, "stream", b, True))
         if status:
             raise b.error(status, "cuabi_buffer_fill" if stream is None else "cuabi_buffer_fill_async")
+
+    def _grown(self) -> None:
+        """Runs once cuabi_buffer_grow succeeded (PY_AFTER); the public class overrides
+        it."""
 
 
 class HostBufferBase(Resource):
@@ -3516,7 +3521,7 @@ class GreenContextBase(Resource):
         made: "SmResource" = _OWNERS["cuabi_sm_resource"]._made_by(b, b.value(out_box), self)
         return made
 
-    def create_stream(self, flags: int, priority: int) -> "Stream":
+    def create_stream(self, priority: int = 0) -> "Stream":
         """cuabi_green_context_create_stream: A new stream whose work runs in `context`
         (cuGreenCtxStreamCreate): an ordinary cuabi_stream for every launch, copy, event
         and capture, which keeps the context alive. Kernels of modules loaded on the
@@ -3525,7 +3530,7 @@ class GreenContextBase(Resource):
         cuabi_stream_create."""
         b = self._b
         out_box = b.out("cuabi_stream")
-        status = b.fn.cuabi_green_context_create_stream(self._handle, check_int(flags, "flags", 0, UINT32_MAX), check_int(priority, "priority", INT32_MIN, INT32_MAX), b.ref(out_box))
+        status = b.fn.cuabi_green_context_create_stream(self._handle, int(_api.StreamFlag.NON_BLOCKING), check_int(priority, "priority", INT32_MIN, INT32_MAX), b.ref(out_box))
         if status:
             raise b.error(status, "cuabi_green_context_create_stream")
         made: "Stream" = _OWNERS["cuabi_stream"]._made_by(b, b.value(out_box), self)
@@ -3949,15 +3954,15 @@ class nvtx_range(ContextDecorator):
 #   cuabi_device_release: Resource.close
 #   cuabi_program_release: Resource.close
 #   cuabi_program_compile: Program.compile takes CompileOptions and typed options
-#   cuabi_compile_desc_init: Backend.desc
+#   cuabi_compile_desc_init: fill_compile_desc
 #   cuabi_module_release: Resource.close
 #   cuabi_function_release: Resource.close
 #   cuabi_function_get_params: idiom arg_packing, written by hand
-#   cuabi_link_desc_init: Backend.desc
+#   cuabi_link_desc_init: fill_link_desc
 #   cuabi_linker_release: Resource.close
 #   cuabi_linker_add_file: Linker.add_file takes an input kind default and a PathLike
 #   cuabi_library_release: Resource.close
-#   cuabi_launch_config_init: Backend.desc
+#   cuabi_launch_config_init: the hand-written code that fills the struct (Backend.struct)
 #   cuabi_function_launch: idiom launch, written by hand
 #   cuabi_function_launch_sized: idiom launch, written by hand
 #   cuabi_function_launch_packed: idiom launch, written by hand
@@ -3980,12 +3985,12 @@ class nvtx_range(ContextDecorator):
 #   cuabi_physical_memory_release: Resource.close
 #   cuabi_address_range_release: Resource.close
 #   cuabi_buffer_fill_async: one method with cuabi_buffer_fill: stream= picks this one
-#   cuabi_copy_3d_desc_init: Backend.desc
+#   cuabi_copy_3d_desc_init: the hand-written code that fills the struct (Backend.struct)
 #   cuabi_copy_3d: cuabi.copy_3d(dst, src, extent, ..., stream=) takes a box's sides, origins and pitches as arguments (Copy3dOp's fields); stream= picks cuabi_copy_3d_async
 #   cuabi_copy_3d_async: cuabi.copy_3d(..., stream=s)
 #   cuabi_array_desc_init: ArrayDesc.defaults
 #   cuabi_array_release: Resource.close
-#   cuabi_texture_desc_init: Backend.desc
+#   cuabi_texture_desc_init: fill_texture_desc
 #   cuabi_texture_release: Resource.close
 #   cuabi_texture_get_handle: `handle` is Resource's own
 #   cuabi_surface_release: Resource.close
@@ -3993,9 +3998,9 @@ class nvtx_range(ContextDecorator):
 #   cuabi_stream_release: Resource.close
 #   cuabi_stream_launch_host_func: idiom host_callback, written by hand
 #   cuabi_access_policy_window_init: AccessPolicyWindow.defaults
-#   cuabi_mem_op_init: Backend.desc
-#   cuabi_copy_op_init: Backend.desc
-#   cuabi_managed_range_init: Backend.desc
+#   cuabi_mem_op_init: the hand-written code that fills the struct (Backend.struct)
+#   cuabi_copy_op_init: the hand-written code that fills the struct (Backend.struct)
+#   cuabi_managed_range_init: the hand-written code that fills the struct (Backend.struct)
 #   cuabi_event_release: Resource.close
 #   cuabi_graph_release: Resource.close
 #   cuabi_graph_exec_release: Resource.close

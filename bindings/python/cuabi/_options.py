@@ -46,6 +46,9 @@ PathArg = Union[str, "os.PathLike[str]"]
 RawOptions = Union[str, bytes, Sequence[Union[str, bytes]], None]
 OptionsArg = Union["CompileOptions", RawOptions]
 
+# The on/off options: fill_compile_desc's keywords of the same names.
+_FLAGS = ("fast_math", "line_info", "debug", "lto", "relocatable")
+
 # "c++17" as the number the core takes (17); the core decides which exist.
 _STD_TEXT = re.compile(r"c\+\+([0-9]{1,4})\Z")
 
@@ -203,7 +206,7 @@ class CompileOptions:
         set_(self, "std", _std(self.std))
         set_(self, "defines", _defines(self.defines))
         set_(self, "include_paths", _paths(self.include_paths, "include_paths"))
-        for name in ("fast_math", "line_info", "debug", "lto", "relocatable"):
+        for name in _FLAGS:
             set_(self, name, flag_in(getattr(self, name), name))
         set_(self, "extra", _extra(self.extra))
 
@@ -264,10 +267,6 @@ def desc_fields(options: CompileOptions, raw: Sequence[bytes] = ()) -> Dict[str,
         cxx_standard=options.std,
         defines=defines,
         include_paths=options.include_paths,
-        fast_math=options.fast_math,
-        line_info=options.line_info,
-        debug=options.debug,
-        lto=options.lto,
-        relocatable=options.relocatable,
+        **{name: getattr(options, name) for name in _FLAGS},
         options=extra + list(raw),
     )
