@@ -85,6 +85,11 @@ cuabi_status cuabi_array_get_desc(cuabi_array array, cuabi_array_desc* desc) {
   });
 }
 
+cuabi_status cuabi_array_get_element_size(cuabi_array array, size_t* bytes) {
+  return get(__func__, array, "array", bytes, "bytes",
+             [](const Array& a) { return a.element_size(); });
+}
+
 cuabi_status cuabi_array_get_handle(cuabi_array array, uint64_t* cu_array) {
   return get(__func__, array, "array", cu_array, "cu_array",
              [](const Array& a) { return reinterpret_cast<uint64_t>(a.array); });

@@ -2225,6 +2225,10 @@ CUABI_API cuabi_status CUABI_CALL cuabi_array_create(cuabi_device device,
 CUABI_API void CUABI_CALL cuabi_array_release(cuabi_array array);
 /** The array's shape as it was created (`desc->struct_size` must be set). */
 CUABI_API cuabi_status CUABI_CALL cuabi_array_get_desc(cuabi_array array, cuabi_array_desc* desc);
+/** Bytes per element of the array in `bytes`: its format's size (1, 2 or 4
+ * bytes) times its channels, the unit in which cuabi_copy_3d counts an
+ * array's widths. */
+CUABI_API cuabi_status CUABI_CALL cuabi_array_get_element_size(cuabi_array array, size_t* bytes);
 /** The raw CUarray value in `cu_array`, for interop. */
 CUABI_API cuabi_status CUABI_CALL cuabi_array_get_handle(cuabi_array array, uint64_t* cu_array);
 

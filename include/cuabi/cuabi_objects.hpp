@@ -1339,6 +1339,10 @@ class array : public detail::owner<cuabi_array, cuabi_array_release>,
   /// cuabi_array_get_desc: The array's shape as it was created (`desc->struct_size` must be set).
   cuabi_array_desc desc() const;
 
+  /// cuabi_array_get_element_size: Bytes per element of the array in `bytes`: its format's size (1,
+  /// 2 or 4 bytes) times its channels, the unit in which cuabi_copy_3d counts an array's widths.
+  size_t element_size() const;
+
   /// cuabi_array_get_handle: The raw CUarray value in `cu_array`, for interop.
   uint64_t handle() const;
 };
@@ -3103,6 +3107,12 @@ inline cuabi_array_desc array::desc() const {
   return desc;
 }
 
+inline size_t array::element_size() const {
+  size_t bytes{};
+  cuabi::check(cuabi_array_get_element_size(get(), &bytes));
+  return bytes;
+}
+
 inline uint64_t array::handle() const {
   uint64_t cu_array{};
   cuabi::check(cuabi_array_get_handle(get(), &cu_array));
@@ -3601,6 +3611,7 @@ inline std::vector<unsigned char> tensor_map::bytes() const {
 //   cuabi_array_create: cuabi::array::create
 //   cuabi_array_release: the owner of cuabi::array
 //   cuabi_array_get_desc: cuabi::array::desc
+//   cuabi_array_get_element_size: cuabi::array::element_size
 //   cuabi_array_get_handle: cuabi::array::handle
 //   cuabi_texture_desc_init: cuabi::texture::desc_init
 //   cuabi_texture_create: cuabi::texture::create

@@ -608,6 +608,7 @@ AS_INT = {
     ("cuabi_version", ""),
     ("cuabi_function_get_max_cluster_size", "cluster_size"),
     ("cuabi_function_get_max_active_clusters", "clusters"),
+    ("cuabi_array_get_element_size", "bytes"),
 }
 
 # Parameters named otherwise in C#: (function, parameter) -> the C name to

@@ -207,6 +207,7 @@ PY_CACHED = {
     "cuabi_buffer_get_pitch",
     "cuabi_buffer_get_device_ordinal",
     "cuabi_function_get_name",
+    "cuabi_array_get_element_size",
 }
 
 # Getter properties made settable through their ``set_`` twin (a pool's

@@ -25,6 +25,7 @@ TEST_F(CxxBatch3dTest, AVolumeThroughAnArrayAndPitchedMemoryInTwoCalls) {
   ad.depth = D;
   ad.format = CUABI_FORMAT_U32;
   const cuabi::array arr = cuabi::array::create(device_, ad);
+  EXPECT_EQ(4u, arr.element_size());  // one 32-bit channel
   const cuabi::buffer pitched = cuabi::buffer::alloc_pitched(device_, W * 4, H * D, 4);
   std::vector<uint32_t> vol(W * H * D);
   for (size_t i = 0; i < vol.size(); ++i) vol[i] = static_cast<uint32_t>(i * 2654435761u);

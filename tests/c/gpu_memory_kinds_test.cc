@@ -521,6 +521,27 @@ TEST_F(MemoryKindsTest, FillsOf8And16And32BitValues) {
   ExpectStatus(CUABI_ERROR_OUT_OF_RANGE, cuabi_buffer_fill(b, 8, 1, 4, 15), "past the end");
 }
 
+TEST_F(MemoryKindsTest, AnArraysElementSizeIsItsFormatsSizeTimesItsChannels) {
+  const struct {
+    cuabi_array_format format;
+    uint32_t channels;
+    size_t bytes;
+  } cases[] = {{CUABI_FORMAT_U8, 1, 1},  {CUABI_FORMAT_U8, 4, 4},   {CUABI_FORMAT_S16, 2, 4},
+               {CUABI_FORMAT_F16, 4, 8}, {CUABI_FORMAT_F32, 1, 4},  {CUABI_FORMAT_S32, 2, 8},
+               {CUABI_FORMAT_F32, 4, 16}};
+  for (const auto& k : cases) {
+    cuabi_array_desc ad = CUABI_ARRAY_DESC_INIT;
+    ad.width = 8;
+    ad.format = k.format;
+    ad.channels = k.channels;
+    Array arr;
+    ASSERT_EQ(CUABI_SUCCESS, cuabi_array_create(device_, &ad, arr.out())) << LastError();
+    size_t element = 0;
+    ASSERT_EQ(CUABI_SUCCESS, cuabi_array_get_element_size(arr, &element)) << LastError();
+    EXPECT_EQ(k.bytes, element) << "format " << k.format << " x" << k.channels;
+  }
+}
+
 TEST_F(MemoryKindsTest, ThreeDimensionalCopiesThroughAnArray) {
   const unsigned W = 8, H = 6, D = 5;
   cuabi_array_desc ad = CUABI_ARRAY_DESC_INIT;
@@ -534,6 +555,10 @@ TEST_F(MemoryKindsTest, ThreeDimensionalCopiesThroughAnArray) {
   EXPECT_EQ(W, got.width);
   EXPECT_EQ(D, got.depth);
   EXPECT_EQ(CUABI_FORMAT_F32, got.format);
+  size_t element = 0;
+  ASSERT_EQ(CUABI_SUCCESS, cuabi_array_get_element_size(arr, &element)) << LastError();
+  EXPECT_EQ(4u, element);
+  ExpectStatus(CUABI_ERROR_INVALID_ARGUMENT, cuabi_array_get_element_size(arr, nullptr), "bytes");
   std::vector<float> vol(W * H * D), back(W * H * D, 0.0f);
   for (size_t i = 0; i < vol.size(); ++i) vol[i] = float(i);
   cuabi_copy_3d_desc c = CUABI_COPY_3D_DESC_INIT;

@@ -941,6 +941,12 @@ std::vector<HandleCall> MakeHandleCalls() {
     *t = d.width != kSize;
     return s;
   });
+  add("cuabi_array_get_element_size", Kind::kArray, [](uintptr_t h, bool* t) {
+    size_t v = kSize;
+    cuabi_status s = cuabi_array_get_element_size(As<cuabi_array>(h), &v);
+    *t = v != kSize;
+    return s;
+  });
   add("cuabi_array_get_handle", Kind::kArray, [](uintptr_t h, bool* t) {
     uint64_t v = kU64;
     cuabi_status s = cuabi_array_get_handle(As<cuabi_array>(h), &v);

@@ -186,6 +186,7 @@
   X(cuabi_array_create) \
   X(cuabi_array_release) \
   X(cuabi_array_get_desc) \
+  X(cuabi_array_get_element_size) \
   X(cuabi_array_get_handle) \
   X(cuabi_texture_desc_init) \
   X(cuabi_texture_create) \

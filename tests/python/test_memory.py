@@ -461,7 +461,8 @@ def reaching_calls(b):
     typed = stale_buffer(b, dev, _dtype=np.dtype(np.float32), _typestr="<f4", shape=(1024,))
     event = stale(b, cuabi.Event, "event", device=dev)
     arr = stale(b, cuabi.Array, "array", device=dev, shape=(4, 8), format=cuabi.ArrayFormat.F32,
-                channels=1, layered=False, flags=cuabi.capi.ArrayFlag(0), _extent=(8, 4, 0))
+                channels=1, layered=False, flags=cuabi.capi.ArrayFlag(0), _extent=(8, 4, 0),
+                _element_size=4)
     tex = stale(b, cuabi.Texture, "texture", _value=None)
     handle = bytes(128)
     host = np.zeros((4, 8), np.float32)

@@ -740,6 +740,13 @@ def test_arrays_with_channels_and_1d(device):
     assert np.array_equal(arr.copy_to(), rgba)
     one = cuabi.Array(device, 100, "int16")
     assert one.extent == (100, 0, 0) and one.shape == (100,)
+    assert one.element_size == 2
+    assert cuabi.Array(device, 8, np.float16, channels=2).element_size == 4
+    assert cuabi.Array(device, 8, np.float32, channels=4).element_size == 16
+    closed = cuabi.Array(device, 8, np.float32, channels=2)
+    closed.close()
+    with pytest.raises(cuabi.InvalidHandleError):
+        closed.element_size
     x = np.arange(-50, 50, dtype=np.int16)
     one.copy_from(x)
     assert np.array_equal(one.copy_to(), x)

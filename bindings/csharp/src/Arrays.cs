@@ -31,22 +31,6 @@ namespace Cuabi
     /// <remarks>Its shape is read once, when made; its properties (Width to Flags) are generated (Objects.g.cs).</remarks>
     public sealed partial class CudaArray : IDisposable
     {
-        /// <summary>Bytes per element: the channel type's size times <see cref="Channels"/>.</summary>
-        public int ElementSize
-        {
-            get
-            {
-                int channel;
-                switch (Format)
-                {
-                    case ArrayFormat.U8: case ArrayFormat.S8: channel = 1; break;
-                    case ArrayFormat.U16: case ArrayFormat.S16: case ArrayFormat.F16: channel = 2; break;
-                    default: channel = 4; break;
-                }
-                return channel * Channels;
-            }
-        }
-
         /// <summary>"CudaArray width x height x depth format xN".</summary>
         public override string ToString()
         {

@@ -5251,6 +5251,21 @@ namespace Cuabi
             }
         }
 
+        /// <summary>
+        /// Bytes per element of the array in `bytes`: its format's size (1, 2 or 4
+        /// bytes) times its channels, the unit in which cuabi_copy_3d counts an
+        /// array's widths. (cuabi_array_get_element_size)
+        /// </summary>
+        public int ElementSize
+        {
+            get
+            {
+                UIntPtr bytesValue;
+                Errors.Check(NativeMethods.cuabi_array_get_element_size(Handle, out bytesValue));
+                return checked((int)bytesValue.ToUInt64());
+            }
+        }
+
         /// <summary>The raw CUarray value in `cu_array`, for interop. (cuabi_array_get_handle)</summary>
         public ulong NativeHandle
         {

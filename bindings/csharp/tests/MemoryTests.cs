@@ -757,6 +757,12 @@ extern ""C"" __global__ void surf_update(cudaSurfaceObject_t surf, int width, in
                 Assert.Equal(ArrayFormat.F32, array.Format, "Format");
                 Assert.Equal(1, array.Channels, "Channels");
                 Assert.Equal(4, array.ElementSize, "ElementSize");
+                using (var rgbaHalf = d.CreateArray(ArrayFormat.F16, 4, w))
+                    Assert.Equal(8, rgbaHalf.ElementSize, "ElementSize of four 16-bit channels");
+                var released = d.CreateArray(ArrayFormat.U8, 2, w);
+                Assert.Equal(2, released.ElementSize, "ElementSize of two 8-bit channels");
+                released.Dispose();
+                Assert.Throws<ObjectDisposedException>(() => { var unused = released.ElementSize; }, "ElementSize of a disposed array");
                 Assert.True(array.NativeHandle != 0, "NativeHandle");
 
                 float[] source = Values(n, i => (i % w) + 10 * (i / w % h) + 100 * (i / (w * h)));

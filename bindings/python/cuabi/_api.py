@@ -2263,6 +2263,8 @@ DECLARATIONS: List[Tuple[str, Any, List[Any]]] = [
     ("cuabi_array_release", None, [cuabi_array]),
     # cuabi_status cuabi_array_get_desc(cuabi_array array, cuabi_array_desc* desc);
     ("cuabi_array_get_desc", cuabi_status, [cuabi_array, ctypes.POINTER(cuabi_array_desc)]),
+    # cuabi_status cuabi_array_get_element_size(cuabi_array array, size_t* bytes);
+    ("cuabi_array_get_element_size", cuabi_status, [cuabi_array, ctypes.POINTER(ctypes.c_size_t)]),
     # cuabi_status cuabi_array_get_handle(cuabi_array array, uint64_t* cu_array);
     ("cuabi_array_get_handle", cuabi_status, [cuabi_array, ctypes.POINTER(ctypes.c_uint64)]),
     # cuabi_status cuabi_texture_desc_init(cuabi_texture_desc* desc, size_t struct_size);
@@ -2706,6 +2708,7 @@ class Functions:
         "cuabi_array_create",
         "cuabi_array_release",
         "cuabi_array_get_desc",
+        "cuabi_array_get_element_size",
         "cuabi_array_get_handle",
         "cuabi_texture_desc_init",
         "cuabi_texture_create",
@@ -3014,6 +3017,7 @@ class Functions:
     cuabi_array_create: Any
     cuabi_array_release: Any
     cuabi_array_get_desc: Any
+    cuabi_array_get_element_size: Any
     cuabi_array_get_handle: Any
     cuabi_texture_desc_init: Any
     cuabi_texture_create: Any
@@ -3684,6 +3688,7 @@ cuabi_status cuabi_array_desc_init(cuabi_array_desc* desc, size_t struct_size);
 cuabi_status cuabi_array_create(cuabi_device device, const cuabi_array_desc* desc, cuabi_array* out);
 void cuabi_array_release(cuabi_array array);
 cuabi_status cuabi_array_get_desc(cuabi_array array, cuabi_array_desc* desc);
+cuabi_status cuabi_array_get_element_size(cuabi_array array, size_t* bytes);
 cuabi_status cuabi_array_get_handle(cuabi_array array, uint64_t* cu_array);
 cuabi_status cuabi_texture_desc_init(cuabi_texture_desc* desc, size_t struct_size);
 cuabi_status cuabi_texture_create(const cuabi_texture_desc* desc, cuabi_texture* out);

@@ -165,16 +165,13 @@ class Array(ArrayBase):
         self.layered = bool(layered)
         self.flags = flags
         self._extent = (width, height, depth)
+        # Read once, as the shape is: copies count the widths in it.
+        self._element_size = self.element_size
 
     @property
     def dtype(self) -> Any:
         """The NumPy dtype of one channel."""
         return _format_dtype(self.format)
-
-    @property
-    def element_size(self) -> int:
-        """Bytes per element (all its channels)."""
-        return int(self.dtype.itemsize) * self.channels
 
     @property
     def host_shape(self) -> Tuple[int, ...]:

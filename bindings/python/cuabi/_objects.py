@@ -2951,6 +2951,22 @@ class ArrayBase(Resource):
             raise b.error(status, "cuabi_array_get_desc")
         return ArrayDesc._from_native(desc_s)
 
+    _element_size: Optional[int] = None
+
+    @property
+    def element_size(self) -> int:
+        """cuabi_array_get_element_size: Bytes per element of the array in `bytes`: its
+        format's size (1, 2 or 4 bytes) times its channels, the unit in which
+        cuabi_copy_3d counts an array's widths."""
+        if self._element_size is None:
+            b = self._b
+            nbytes_box = b.out("size_t")
+            status = b.fn.cuabi_array_get_element_size(self._handle, b.ref(nbytes_box))
+            if status:
+                raise b.error(status, "cuabi_array_get_element_size")
+            self._element_size = int(b.value(nbytes_box))
+        return self._element_size
+
     @property
     def cu_array(self) -> int:
         """cuabi_array_get_handle: The raw CUarray value in `cu_array`, for interop."""

@@ -1838,6 +1838,15 @@ namespace Cuabi.Interop
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_array_get_desc")]
         public static extern CudaStatus cuabi_array_get_desc(SafeArrayHandle array, ref ArrayDescNative desc);
 
+        // cuabi_status cuabi_array_get_element_size(cuabi_array array, size_t* bytes);
+        /// <summary>
+        /// Bytes per element of the array in `bytes`: its format's size (1, 2 or 4
+        /// bytes) times its channels, the unit in which cuabi_copy_3d counts an
+        /// array's widths.
+        /// </summary>
+        [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_array_get_element_size")]
+        public static extern CudaStatus cuabi_array_get_element_size(SafeArrayHandle array, out UIntPtr bytes);
+
         // cuabi_status cuabi_array_get_handle(cuabi_array array, uint64_t* cu_array);
         /// <summary>The raw CUarray value in `cu_array`, for interop.</summary>
         [DllImport(LibraryName, CallingConvention = CallingConvention.Cdecl, EntryPoint = "cuabi_array_get_handle")]

@@ -4487,6 +4487,11 @@ extern "C" {
     pub fn cuabi_array_get_desc(array: cuabi_array, desc: *mut cuabi_array_desc) -> cuabi_status;
 }
 extern "C" {
+    /// Bytes per element of the array in \`bytes\`: its format's size (1, 2 or 4 bytes) times its
+    /// channels, the unit in which `cuabi_copy_3d` counts an array's widths.
+    pub fn cuabi_array_get_element_size(array: cuabi_array, bytes: *mut usize) -> cuabi_status;
+}
+extern "C" {
     /// The raw `CUarray` value in \`cu_array\`, for interop.
     pub fn cuabi_array_get_handle(array: cuabi_array, cu_array: *mut u64) -> cuabi_status;
 }

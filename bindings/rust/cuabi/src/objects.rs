@@ -1268,6 +1268,16 @@ impl Array {
         ArrayDesc::from_raw_of(&desc, "cuabi_array_get_desc")
     }
 
+    /// Bytes per element of the array in `bytes`: its format's size (1, 2 or 4 bytes) times its
+    /// channels, the unit in which `cuabi_copy_3d` counts an array's widths.
+    ///
+    /// Calls `cuabi_array_get_element_size`.
+    pub fn element_size(&self) -> Result<usize> {
+        let mut bytes = 0;
+        check(unsafe { sys::cuabi_array_get_element_size(self.as_raw(), &mut bytes) })?;
+        Ok(bytes)
+    }
+
     /// The raw `CUarray` value in `cu_array`, for interop.
     ///
     /// Calls `cuabi_array_get_handle`.

@@ -221,6 +221,11 @@ fn a_3d_batch_refusal_names_the_copy_and_queues_nothing(device: &Device) -> Test
     )?;
     let f32s = device.create_array(&ArrayDesc::new_3d(ArrayFormat::F32, 1, W, H, D))?;
     let f32x4 = device.create_array(&ArrayDesc::new_3d(ArrayFormat::F32, 4, W, H, D))?;
+    ensure!(
+        (f32s.element_size()?, f32x4.element_size()?) == (4, 16),
+        "element sizes {:?}, expected (4, 16)",
+        (f32s.element_size()?, f32x4.element_size()?)
+    );
     {
         let mixed = Copy3dBatch::new()
             .copy(boxed(0, 0).to_buffer(&mut a))?
