@@ -463,6 +463,8 @@ def reaching_calls(b):
     arr = stale(b, cuabi.Array, "array", device=dev, shape=(4, 8), format=cuabi.ArrayFormat.F32,
                 channels=1, layered=False, flags=cuabi.capi.ArrayFlag(0), _extent=(8, 4, 0),
                 _element_size=4)
+    unread = stale(b, cuabi.Array, "array", device=dev, shape=(4, 8), format=cuabi.ArrayFormat.F32,
+                   channels=1, layered=False, flags=cuabi.capi.ArrayFlag(0), _extent=(8, 4, 0))
     tex = stale(b, cuabi.Texture, "texture", _value=None)
     handle = bytes(128)
     host = np.zeros((4, 8), np.float32)
@@ -519,6 +521,7 @@ def reaching_calls(b):
          "cuabi_array_create"),
         ("arr.cu_array", lambda: arr.cu_array, "cuabi_array_get_handle"),
         ("arr.describe", lambda: arr.describe(), "cuabi_array_get_desc"),
+        ("arr.element_size", lambda: unread.element_size, "cuabi_array_get_element_size"),
         ("arr.copy_from", lambda: arr.copy_from(host), "cuabi_copy_3d"),
         ("arr.copy_from a buffer", lambda: arr.copy_from(buf, stream=stream), "cuabi_copy_3d_async"),
         ("arr.copy_to", lambda: arr.copy_to(), "cuabi_copy_3d"),

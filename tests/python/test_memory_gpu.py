@@ -745,8 +745,7 @@ def test_arrays_with_channels_and_1d(device):
     assert cuabi.Array(device, 8, np.float32, channels=4).element_size == 16
     closed = cuabi.Array(device, 8, np.float32, channels=2)
     closed.close()
-    with pytest.raises(cuabi.InvalidHandleError):
-        closed.element_size
+    assert closed.element_size == 8  # read when made, as its shape
     x = np.arange(-50, 50, dtype=np.int16)
     one.copy_from(x)
     assert np.array_equal(one.copy_to(), x)
