@@ -7,6 +7,7 @@
 
 #include <cuabi/cuabi.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gpu_support.h"
@@ -26,6 +27,18 @@ TEST_F(CxxBatch3dTest, AVolumeThroughAnArrayAndPitchedMemoryInTwoCalls) {
   ad.format = CUABI_FORMAT_U32;
   const cuabi::array arr = cuabi::array::create(device_, ad);
   EXPECT_EQ(4u, arr.element_size());  // one 32-bit channel
+  {
+    cuabi::array gone = cuabi::array::create(device_, ad);
+    const cuabi::array kept = std::move(gone);
+    EXPECT_EQ(4u, kept.element_size());
+    try {
+      (void)gone.element_size();  // NOLINT(bugprone-use-after-move): a moved-from owner holds NULL
+      ADD_FAILURE() << "a moved-from array answered an element size";
+    } catch (const cuabi::error& e) {
+      EXPECT_EQ(CUABI_ERROR_INVALID_HANDLE, e.status()) << e.what();
+      EXPECT_NE(std::string(e.what()).find("array is NULL"), std::string::npos) << e.what();
+    }
+  }
   const cuabi::buffer pitched = cuabi::buffer::alloc_pitched(device_, W * 4, H * D, 4);
   std::vector<uint32_t> vol(W * H * D);
   for (size_t i = 0; i < vol.size(); ++i) vol[i] = static_cast<uint32_t>(i * 2654435761u);
